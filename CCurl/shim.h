@@ -1,0 +1,109 @@
+// Typed wrappers over libcurl's variadic calls, which Swift cannot call.
+//
+// curl reads its variadic argument as exactly one C type per option: `long`,
+// `curl_off_t`, a data pointer, a string or a function pointer. Each wrapper
+// below passes exactly that type, so a Swift `Int32` can never reach curl where
+// it reads a `long` (the bug that breaks 64-bit options silently).
+#ifndef MONSOON_CCURL_SHIM_H
+#define MONSOON_CCURL_SHIM_H
+
+#include <curl/curl.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+
+#if LIBCURL_VERSION_NUM < 0x075500
+#error "Monsoon needs libcurl 7.85 or newer (CURLOPT_PROTOCOLS_STR)."
+#endif
+
+// MARK: - Easy options
+
+static inline CURLcode monsoon_easy_setopt_long(CURL *handle, CURLoption option, long value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode monsoon_easy_setopt_off_t(CURL *handle, CURLoption option, curl_off_t value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode monsoon_easy_setopt_pointer(CURL *handle, CURLoption option, void *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode monsoon_easy_setopt_string(CURL *handle, CURLoption option, const char *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode monsoon_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+/// For CURLOPT_WRITEFUNCTION and CURLOPT_HEADERFUNCTION (same signature).
+static inline CURLcode monsoon_easy_setopt_write_function(CURL *handle, CURLoption option, curl_write_callback value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode monsoon_easy_setopt_xferinfo_function(CURL *handle, curl_xferinfo_callback value) {
+    return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, value);
+}
+
+// MARK: - Easy info
+
+static inline CURLcode monsoon_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
+static inline CURLcode monsoon_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
+static inline CURLcode monsoon_easy_getinfo_string(CURL *handle, CURLINFO info, char **value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
+// MARK: - Multi options
+
+static inline CURLMcode monsoon_multi_setopt_long(CURLM *handle, CURLMoption option, long value) {
+    return curl_multi_setopt(handle, option, value);
+}
+
+// MARK: - Multi messages
+
+/// Copies out what Swift needs of a CURLMsg: the message is only valid until
+/// the next multi call, and its `data` member is a C union.
+static inline int monsoon_multi_info_read_done(CURLM *multi, CURL **easy, CURLcode *result) {
+    int queued = 0;
+    CURLMsg *message;
+    while ((message = curl_multi_info_read(multi, &queued)) != NULL) {
+        if (message->msg == CURLMSG_DONE) {
+            *easy = message->easy_handle;
+            *result = message->data.result;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+// MARK: - Version
+
+static inline const curl_version_info_data *monsoon_version_info(void) {
+    return curl_version_info(CURLVERSION_NOW);
+}
+
+// MARK: - Part-file support
+//
+// Not curl, but only the engine (the one importer of this module) needs them, and
+// Swift's Glibc module does not export <sys/xattr.h> or the UTIME_OMIT macro.
+
+static inline int monsoon_fsetxattr(int fd, const char *name, const void *value, size_t size) {
+    return fsetxattr(fd, name, value, size, 0);
+}
+
+static inline long monsoon_getxattr(const char *path, const char *name, void *value, size_t size) {
+    return (long)getxattr(path, name, value, size);
+}
+
+static inline long monsoon_utime_omit(void) {
+    return UTIME_OMIT;
+}
+
+#endif

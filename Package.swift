@@ -1,0 +1,37 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Monsoon",
+    products: [
+        .executable(name: "monsoon", targets: ["monsoon"]),
+        .executable(name: "monsoon-testserver", targets: ["monsoon-testserver"]),
+        .library(name: "MonsoonEngine", targets: ["MonsoonEngine"]),
+        .library(name: "MonsoonTestServer", targets: ["MonsoonTestServer"]),
+    ],
+    targets: [
+        // System libraries: a module map and one header of typed wrappers each.
+        .systemLibrary(
+            name: "CCurl",
+            path: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+
+        // The download engine: the only module that imports CCurl.
+        .target(name: "MonsoonEngine", dependencies: ["CCurl"]),
+
+        // The command-line tool: commands live in a library so tests can run them in-process.
+        .target(name: "MonsoonCLI", dependencies: ["MonsoonEngine"]),
+        .executableTarget(name: "monsoon", dependencies: ["MonsoonCLI"]),
+
+        // The loopback HTTP server with fault injection, for tests, the demo and benchmarks.
+        .target(name: "MonsoonTestServer"),
+        .executableTarget(name: "monsoon-testserver", dependencies: ["MonsoonTestServer"]),
+
+        .testTarget(name: "MonsoonEngineTests", dependencies: ["MonsoonEngine", "MonsoonTestServer"]),
+        .testTarget(name: "MonsoonCLITests", dependencies: ["MonsoonCLI", "MonsoonEngine", "MonsoonTestServer"]),
+        .testTarget(name: "MonsoonTestServerTests", dependencies: ["MonsoonTestServer"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

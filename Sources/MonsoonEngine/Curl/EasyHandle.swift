@@ -1,0 +1,69 @@
+import CCurl
+
+/// One libcurl easy handle.
+///
+/// - Important: confined to the transfer thread; never `Sendable`. `CURL*` and
+///   `CURLM*` both import as `UnsafeMutableRawPointer`, so each gets its own type.
+final class EasyHandle {
+    let raw: UnsafeMutableRawPointer
+
+    init() {
+        Curl.ensureInitialised()
+        guard let handle = curl_easy_init() else { fatalError("curl_easy_init failed: out of memory") }
+        raw = handle
+    }
+
+    deinit { curl_easy_cleanup(raw) }
+
+    // One setter per C argument type, never one overloaded on the Swift type.
+
+    func setLong(_ option: CURLoption, _ value: Int) {
+        check(monsoon_easy_setopt_long(raw, option, value), option)
+    }
+
+    func setOffset(_ option: CURLoption, _ value: Int) {
+        check(monsoon_easy_setopt_off_t(raw, option, curl_off_t(value)), option)
+    }
+
+    func setString(_ option: CURLoption, _ value: String) {
+        check(value.withCString { monsoon_easy_setopt_string(raw, option, $0) }, option)
+    }
+
+    func setPointer(_ option: CURLoption, _ value: UnsafeMutableRawPointer?) {
+        check(monsoon_easy_setopt_pointer(raw, option, value), option)
+    }
+
+    func setHeaders(_ list: UnsafeMutablePointer<curl_slist>?) {
+        check(monsoon_easy_setopt_slist(raw, CURLOPT_HTTPHEADER, list), CURLOPT_HTTPHEADER)
+    }
+
+    func setWriteFunction(_ option: CURLoption, _ function: curl_write_callback) {
+        check(monsoon_easy_setopt_write_function(raw, option, function), option)
+    }
+
+    func setProgressFunction(_ function: curl_xferinfo_callback) {
+        check(monsoon_easy_setopt_xferinfo_function(raw, function), CURLOPT_XFERINFOFUNCTION)
+    }
+
+    func long(_ info: CURLINFO) -> Int {
+        var value = 0
+        return monsoon_easy_getinfo_long(raw, info, &value) == CURLE_OK ? value : 0
+    }
+
+    func offset(_ info: CURLINFO) -> Int {
+        var value: curl_off_t = 0
+        return monsoon_easy_getinfo_off_t(raw, info, &value) == CURLE_OK ? Int(value) : 0
+    }
+
+    func string(_ info: CURLINFO) -> String? {
+        var value: UnsafeMutablePointer<CChar>?
+        guard monsoon_easy_getinfo_string(raw, info, &value) == CURLE_OK, let value else { return nil }
+        return String(cString: value)
+    }
+
+    /// An option curl rejects is a programming error (or a libcurl built without
+    /// a feature Monsoon needs): fail loudly in development, never silently.
+    private func check(_ code: CURLcode, _ option: CURLoption) {
+        assert(code == CURLE_OK, "curl_easy_setopt(\(option.rawValue)) failed: \(Curl.describe(code))")
+    }
+}

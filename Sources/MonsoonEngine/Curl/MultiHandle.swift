@@ -1,0 +1,55 @@
+import CCurl
+
+/// The one libcurl multi handle.
+///
+/// - Important: every call but `wakeup()` must be made on the transfer thread.
+///   `curl_multi_wakeup` is documented as callable from any thread.
+final class MultiHandle {
+    let raw: UnsafeMutableRawPointer
+
+    init() {
+        Curl.ensureInitialised()
+        guard let handle = curl_multi_init() else { fatalError("curl_multi_init failed: out of memory") }
+        raw = handle
+        // Reuse connections across many transfers to the same host.
+        _ = monsoon_multi_setopt_long(raw, CURLMOPT_MAXCONNECTS, 64)
+    }
+
+    func add(_ easy: EasyHandle) -> Bool {
+        curl_multi_add_handle(raw, easy.raw) == CURLM_OK
+    }
+
+    func remove(_ easy: EasyHandle) {
+        curl_multi_remove_handle(raw, easy.raw)
+    }
+
+    /// Drives every transfer as far as it can go without blocking.
+    func perform() {
+        var running: Int32 = 0
+        while curl_multi_perform(raw, &running) == CURLM_CALL_MULTI_PERFORM {}
+    }
+
+    /// The next finished transfer, if any: its easy handle and result.
+    func nextDone() -> (UnsafeMutableRawPointer, CURLcode)? {
+        var easy: UnsafeMutableRawPointer?
+        var result = CURLE_OK
+        guard monsoon_multi_info_read_done(raw, &easy, &result) == 1, let easy else { return nil }
+        return (easy, result)
+    }
+
+    /// Waits for socket activity, curl's own timers, a wakeup or `milliseconds`.
+    func poll(milliseconds: Int32) {
+        var numfds: Int32 = 0
+        curl_multi_poll(raw, nil, 0, milliseconds, &numfds)
+    }
+
+    /// Interrupts `poll` from any thread.
+    static func wakeup(_ raw: UnsafeMutableRawPointer) {
+        curl_multi_wakeup(raw)
+    }
+
+    /// Releases the handle; all easy handles must have been removed first.
+    func cleanup() {
+        curl_multi_cleanup(raw)
+    }
+}

@@ -1,0 +1,138 @@
+import Synchronization
+
+/// The manager's events, as an `AsyncSequence`.
+///
+/// Unlike a plain `AsyncStream`, a slow consumer costs bounded memory without
+/// losing anything that matters: `.progress` events are coalesced per download
+/// (the consumer sees the newest), every other event is kept, and order is kept
+/// (a download's pending progress is never reported after its later status change).
+public struct DownloadEvents: AsyncSequence, Sendable {
+    public typealias Element = DownloadEvent
+
+    let subscriber: EventSubscriber
+
+    public func makeAsyncIterator() -> Iterator { Iterator(subscriber: subscriber) }
+
+    public struct Iterator: AsyncIteratorProtocol {
+        let subscriber: EventSubscriber
+
+        public mutating func next() async -> DownloadEvent? {
+            await subscriber.next()
+        }
+    }
+}
+
+/// One consumer's buffer.
+final class EventSubscriber: Sendable {
+    private enum Slot {
+        case event(DownloadEvent)
+        /// A progress placeholder: its numbers are read from `latest` when taken,
+        /// so a burst of progress for one download occupies one slot.
+        case progress(DownloadID)
+    }
+
+    private struct State {
+        var slots: [Slot] = []
+        var head = 0
+        var latest: [DownloadID: (bytes: Int, total: Int?)] = [:]
+        var waiter: CheckedContinuation<DownloadEvent?, Never>?
+        var finished = false
+
+        mutating func take() -> DownloadEvent? {
+            guard head < slots.count else { return nil }
+            let slot = slots[head]
+            head += 1
+            if head > 1024, head * 2 > slots.count {   // compact now and then
+                slots.removeFirst(head)
+                head = 0
+            }
+            switch slot {
+            case .event(let event): return event
+            case .progress(let id):
+                guard let value = latest.removeValue(forKey: id) else { return take() }
+                return .progress(id: id, bytes: value.bytes, total: value.total)
+            }
+        }
+    }
+
+    private let state = Mutex(State())
+    let onTermination: @Sendable (EventSubscriber) -> Void
+
+    init(onTermination: @escaping @Sendable (EventSubscriber) -> Void) {
+        self.onTermination = onTermination
+    }
+
+    func send(_ event: DownloadEvent) {
+        let waiter: CheckedContinuation<DownloadEvent?, Never>? = state.withLock { state in
+            guard !state.finished else { return nil }
+            if case .progress(let id, let bytes, let total) = event {
+                let pending = state.latest.updateValue((bytes, total), forKey: id) != nil
+                if !pending { state.slots.append(.progress(id)) }
+            } else {
+                state.slots.append(.event(event))
+            }
+            guard let waiter = state.waiter else { return nil }
+            state.waiter = nil
+            return waiter
+        }
+        // Resume outside the lock.
+        if let waiter { waiter.resume(returning: state.withLock { $0.take() }) }
+    }
+
+    func finish() {
+        let waiter = state.withLock { state -> CheckedContinuation<DownloadEvent?, Never>? in
+            state.finished = true
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: nil)
+    }
+
+    func next() async -> DownloadEvent? {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<DownloadEvent?, Never>) in
+                let immediate: DownloadEvent?? = state.withLock { state in
+                    if let event = state.take() { return .some(event) }
+                    if state.finished || Task.isCancelled { return .some(nil) }
+                    state.waiter = continuation
+                    return .none
+                }
+                if let immediate { continuation.resume(returning: immediate) }
+            }
+        } onCancel: {
+            finish()
+            onTermination(self)
+        }
+    }
+}
+
+/// All current subscribers.
+final class EventHub: Sendable {
+    private let subscribers = Mutex<[ObjectIdentifier: EventSubscriber]>([:])
+
+    func subscribe() -> DownloadEvents {
+        let subscriber = EventSubscriber { [weak self] subscriber in
+            _ = self?.subscribers.withLock { $0.removeValue(forKey: ObjectIdentifier(subscriber)) }
+        }
+        subscribers.withLock { $0[ObjectIdentifier(subscriber)] = subscriber }
+        return DownloadEvents(subscriber: subscriber)
+    }
+
+    var hasSubscribers: Bool { subscribers.withLock { !$0.isEmpty } }
+
+    func send(_ events: [DownloadEvent]) {
+        guard !events.isEmpty else { return }
+        let targets = subscribers.withLock { Array($0.values) }
+        for subscriber in targets {
+            for event in events { subscriber.send(event) }
+        }
+    }
+
+    func finishAll() {
+        let targets = subscribers.withLock { state -> [EventSubscriber] in
+            defer { state.removeAll() }
+            return Array(state.values)
+        }
+        for subscriber in targets { subscriber.finish() }
+    }
+}

@@ -1,0 +1,57 @@
+import Synchronization
+
+/// The one way into the transfer thread from any other thread: a locked list
+/// of jobs, and `curl_multi_wakeup` to interrupt the thread's poll.
+final class EngineInbox: Sendable {
+    typealias Job = @Sendable (EngineLoop) -> Void
+
+    /// The multi handle's address, only ever passed to `curl_multi_wakeup`,
+    /// which libcurl documents as safe from any thread.
+    private struct Wakeup: @unchecked Sendable {
+        let raw: UnsafeMutableRawPointer
+    }
+
+    private struct State {
+        var jobs: [Job] = []
+        var wakeup: Wakeup?
+        var closed = false
+    }
+
+    private let state = Mutex(State())
+
+    /// Posts a job for the transfer thread; false once the engine has shut down.
+    @discardableResult
+    func post(_ job: @escaping Job) -> Bool {
+        state.withLock { state in
+            guard !state.closed else { return false }
+            state.jobs.append(job)
+            // Woken under the lock so the handle cannot be cleaned up meanwhile (see `close`).
+            if let wakeup = state.wakeup { MultiHandle.wakeup(wakeup.raw) }
+            return true
+        }
+    }
+
+    /// Called on the transfer thread once its multi handle exists.
+    func attach(_ multi: MultiHandle) {
+        state.withLock { $0.wakeup = Wakeup(raw: multi.raw) }
+    }
+
+    /// Takes every waiting job (transfer thread).
+    func takeJobs() -> [Job] {
+        state.withLock { state in
+            defer { state.jobs.removeAll(keepingCapacity: true) }
+            return state.jobs
+        }
+    }
+
+    /// Refuses further jobs and forgets the multi handle, before it is cleaned up.
+    /// Returns the jobs that were still waiting.
+    func close() -> [Job] {
+        state.withLock { state in
+            state.closed = true
+            state.wakeup = nil
+            defer { state.jobs.removeAll() }
+            return state.jobs
+        }
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+
+/// The manager's commands, performed on the transfer thread.
+extension EngineLoop {
+    func enqueue(_ requests: [DownloadRequest], replacing: Bool) -> Result<Void, DownloadManagerError> {
+        guard !stopping else { return .failure(.shutDown) }
+        // Check everything first, so a batch is taken whole or not at all.
+        var seen = Set<DownloadID>()
+        for request in requests {
+            if !replacing && (records[request.id] != nil || seen.contains(request.id)) { return .failure(.duplicate(request.id)) }
+            seen.insert(request.id)
+            let scheme = request.url.scheme?.lowercased()
+            guard scheme == "http" || scheme == "https", request.url.host != nil else {
+                return .failure(.invalidRequest(request.id, "only http and https URLs can be downloaded (\(request.url.absoluteString))"))
+            }
+        }
+        for request in requests {
+            if records[request.id] != nil { stopAndForget(request.id, deleteFiles: false) }
+            var record = Record(request: request, sequence: nextSequence, host: Self.hostKey(request.url))
+            nextSequence += 1
+            if case .file(let path) = request.destination {
+                record.filePath = path
+                if let size = PartFile.size(at: PartFile.path(for: path)) { record.bytes = size }
+            }
+            records[request.id] = record
+            queue.insert(request.id, key: record.queueKey, host: record.host)
+            emit(.added(record.snapshot()))
+        }
+        needsScheduling = true
+        return .success(())
+    }
+
+    func pause(_ id: DownloadID) -> Result<Void, DownloadManagerError> {
+        guard let record = records[id] else { return .failure(.notFound(id)) }
+        guard record.status.isActive, !record.placing else { return .success(()) }
+        stopTransfer(id)
+        setStatus(id, .paused)
+        return .success(())
+    }
+
+    func resume(_ id: DownloadID) -> Result<Void, DownloadManagerError> {
+        guard let record = records[id] else { return .failure(.notFound(id)) }
+        if record.status == .paused || record.status == .failed {
+            records[id]?.counters = RetryPolicy.Counters()
+            setStatus(id, .queued)
+        }
+        return .success(())
+    }
+
+    /// Retry a failed download, or one waiting to retry, now.
+    func retry(_ id: DownloadID) -> Result<Void, DownloadManagerError> {
+        guard let record = records[id] else { return .failure(.notFound(id)) }
+        switch record.status {
+        case .failed, .waitingToRetry, .paused:
+            records[id]?.counters = RetryPolicy.Counters()
+            hostsOnHold[record.host] = nil
+            setStatus(id, .queued)
+        case .completed:
+            // A completed download whose file has gone is fetched again.
+            if let path = record.filePath, !PartFile.exists(path) {
+                records[id]?.bytes = 0
+                setStatus(id, .queued)
+            }
+        case .queued, .downloading:
+            break
+        }
+        return .success(())
+    }
+
+    func pauseAll() {
+        for id in records.keys where records[id]?.status.isActive == true { _ = pause(id) }
+    }
+
+    func resumeAll() {
+        for (id, record) in records where record.status == .paused { _ = resume(id) }
+    }
+
+    func setPriority(_ priority: Int, for id: DownloadID) -> Result<Void, DownloadManagerError> {
+        guard var record = records[id] else { return .failure(.notFound(id)) }
+        let wasQueued = record.status == .queued
+        if wasQueued { queue.remove(key: record.queueKey) }
+        record.request.priority = priority
+        records[id] = record
+        if wasQueued {
+            queue.insert(id, key: record.queueKey, host: record.host)
+            needsScheduling = true
+        }
+        return .success(())
+    }
+
+    func setLimits(maxConcurrent: Int?, perHost: Int??) {
+        if let maxConcurrent { configuration.maxConcurrentDownloads = max(1, maxConcurrent) }
+        if let perHost { configuration.maxDownloadsPerHost = perHost.map { max(1, $0) } }
+        needsScheduling = true
+    }
+
+    func remove(_ id: DownloadID, deleteFile: Bool) -> Result<Void, DownloadManagerError> {
+        guard let record = records[id] else { return .failure(.notFound(id)) }
+        if record.placing {
+            // The rename is under way off this thread; finish the removal when it lands.
+            records[id]?.pendingRemoval = deleteFile
+            return .success(())
+        }
+        stopAndForget(id, deleteFiles: deleteFile)
+        return .success(())
+    }
+
+    /// Stops any transfer, deletes the part (and the finished file if asked), forgets the record.
+    func stopAndForget(_ id: DownloadID, deleteFiles: Bool) {
+        guard let record = records[id] else { return }
+        stopTransfer(id)
+        if record.status == .queued { queue.remove(key: record.queueKey) }
+        waiting.remove(id)
+        if let path = record.filePath {
+            PartFile.remove(PartFile.path(for: path))
+            if deleteFiles && record.status == .completed { PartFile.remove(path) }
+            if claimedPaths[path] == id { claimedPaths[path] = nil }
+        }
+        records[id] = nil
+        emit(.removed(id))
+    }
+
+    func snapshots() -> [Download] {
+        records.values.sorted { $0.sequence < $1.sequence }.map { $0.snapshot() }
+    }
+
+    static func hostKey(_ url: URL) -> String {
+        let host = url.host?.lowercased() ?? ""
+        if let port = url.port { return "\(host):\(port)" }
+        return host
+    }
+}

@@ -1,0 +1,169 @@
+import CCurl
+import Foundation
+
+/// What happens when a download attempt ends.
+extension EngineLoop {
+    func finish(_ transfer: Transfer, code: CURLcode) {
+        multi.remove(transfer.easy)
+        switch transfer.purpose {
+        case .fetch(let job):
+            finishFetch(transfer, job: job, code: code)
+        case .download(let id):
+            // A transfer stopped by pause or remove is no longer the record's: ignore it.
+            guard records[id]?.transfer === transfer else { return }
+            releaseSlot(id)
+            finishDownload(id, transfer, code: code)
+        }
+    }
+
+    private func finishDownload(_ id: DownloadID, _ transfer: Transfer, code: CURLcode) {
+        if code == CURLE_OK, transfer.head.isSuccess, case .undecided = transfer.sink {
+            decideBody(transfer)   // a 2xx without a body still makes a (empty) file
+        }
+        if case .file = transfer.sink {
+            records[id]?.bytes = transfer.fileSize
+            transfer.reportedBytes = transfer.fileSize
+        }
+        if let reason = transfer.restartReason {
+            restartFresh(id, transfer, reason: reason)
+            return
+        }
+        if let error = transfer.abortError {
+            closeFile(transfer)
+            fail(id, error)
+            return
+        }
+        if code != CURLE_OK {
+            closeFile(transfer)
+            var failure = FailureClassifier.curlFailure(code: Int(code.rawValue), text: transfer.errorText(code), stallSeconds: configuration.stallSeconds)
+            failure.madeProgress = transfer.bytesThisAttempt > 0
+            retryOrFail(id, failure, holdHost: false)
+            return
+        }
+        let head = transfer.head
+        if head.isSuccess {
+            if let total = transfer.total, transfer.fileSize != total {
+                closeFile(transfer)
+                let error = DownloadError(.truncated, "the body ended at \(transfer.fileSize) of \(total) bytes")
+                retryOrFail(id, RetryPolicy.Failure(error: error, isTransient: true, retryAfter: nil, madeProgress: transfer.bytesThisAttempt > 0), holdHost: false)
+                return
+            }
+            place(id, transfer)
+            return
+        }
+        if head.status == 416 {
+            // Asked for bytes past the end: done if the part already holds the whole resource.
+            let total = head.contentRange.flatMap(ContentRange.init)?.total
+            if transfer.plan.offset > 0, let total, total == transfer.plan.offset, let path = records[id]?.filePath {
+                do {
+                    transfer.fd = try PartFile.open(PartFile.path(for: path), at: total)
+                    transfer.fileSize = total
+                    transfer.total = total
+                    records[id]?.total = total
+                    records[id]?.bytes = total
+                    place(id, transfer)
+                } catch {
+                    fail(id, error)
+                }
+                return
+            }
+            restartFresh(id, transfer, reason: "the server could not serve the rest of the part")
+            return
+        }
+        let failure = FailureClassifier.httpFailure(status: head.status, retryAfter: head.retryAfter, now: Date())
+        retryOrFail(id, failure, holdHost: FailureClassifier.holdsHost(status: head.status))
+    }
+
+    private func closeFile(_ transfer: Transfer) {
+        if transfer.fd >= 0 {
+            close(transfer.fd)
+            transfer.fd = -1
+        }
+    }
+
+    /// Discards the part and goes again at once, without Range and without
+    /// counting a failure; a resource that keeps changing fails after a few.
+    private func restartFresh(_ id: DownloadID, _ transfer: Transfer, reason: String) {
+        closeFile(transfer)
+        guard var record = records[id] else { return }
+        if let path = record.filePath { PartFile.remove(PartFile.path(for: path)) }
+        record.resume = nil
+        record.bytes = 0
+        record.restarts += 1
+        records[id] = record
+        if record.restarts > 3 {
+            let error = DownloadError(.protocolViolation, "gave up restarting: \(reason)")
+            retryOrFail(id, RetryPolicy.Failure(error: error, isTransient: true, retryAfter: nil, madeProgress: false), holdHost: false)
+            return
+        }
+        setStatus(id, .queued)
+    }
+
+    /// Asks the retry policy, then waits to retry or fails.
+    func retryOrFail(_ id: DownloadID, _ failure: RetryPolicy.Failure, holdHost: Bool) {
+        guard var record = records[id] else { return }
+        let decision = configuration.retry.decide(failure, counters: record.counters, random: Double.random(in: 0..<1, using: &random))
+        switch decision {
+        case .retry(let delay, let counters):
+            let at = Date().addingTimeInterval(delay)
+            record.counters = counters
+            record.lastError = failure.error
+            record.retryAt = at
+            records[id] = record
+            if holdHost {
+                // A 429 or 503 speaks for the whole host: hold its other queued transfers too.
+                hostsOnHold[record.host] = max(hostsOnHold[record.host] ?? at, at)
+            }
+            setStatus(id, .waitingToRetry)
+        case .fail(let error, let counters):
+            record.counters = counters
+            records[id] = record
+            fail(id, error)
+        }
+    }
+
+    func fail(_ id: DownloadID, _ error: DownloadError) {
+        records[id]?.lastError = error
+        setStatus(id, .failed)
+    }
+
+    // MARK: - Placement
+
+    /// Hands the finished part to the placement queue: fsync, rename and folder
+    /// fsync happen there, so a slow disk never stalls other transfers.
+    private func place(_ id: DownloadID, _ transfer: Transfer) {
+        guard let path = records[id]?.filePath, transfer.fd >= 0 else {
+            fail(id, DownloadError(.fileSystem, "the finished download has no file"))
+            return
+        }
+        records[id]?.placing = true
+        records[id]?.bytes = transfer.fileSize
+        records[id]?.total = transfer.fileSize
+        let lastModified = (transfer.head.lastModified ?? records[id]?.resume?.lastModified).flatMap(HTTPDate.parse)
+        let placement = Placement(fd: transfer.fd, partPath: PartFile.path(for: path), destination: path, lastModified: lastModified)
+        transfer.fd = -1
+        let inbox = self.inbox
+        placementQueue.async {
+            let result = Result<Void, DownloadError> { () throws(DownloadError) in try placement.perform() }
+            inbox.post { loop in loop.placementFinished(id, result) }
+        }
+    }
+
+    private func placementFinished(_ id: DownloadID, _ result: Result<Void, DownloadError>) {
+        guard var record = records[id] else { return }
+        record.placing = false
+        record.restarts = 0
+        records[id] = record
+        switch result {
+        case .success:
+            records[id]?.lastError = nil
+            records[id]?.resume = nil
+            setStatus(id, .completed)
+        case .failure(let error):
+            fail(id, error)
+        }
+        if let deleteFile = records[id]?.pendingRemoval {
+            stopAndForget(id, deleteFiles: deleteFile)
+        }
+    }
+}

@@ -1,0 +1,100 @@
+import CCurl
+import Foundation
+import Synchronization
+
+/// One attempt of an in-memory fetch, waiting for its answer.
+final class FetchJob: Sendable {
+    enum Outcome: Sendable {
+        case response(FetchResponse)
+        case failure(RetryPolicy.Failure)
+        case cancelled
+    }
+
+    let request: FetchRequest
+    let token: Int
+    private let continuation: Mutex<CheckedContinuation<Outcome, Never>?>
+
+    init(request: FetchRequest, token: Int, continuation: CheckedContinuation<Outcome, Never>) {
+        self.request = request
+        self.token = token
+        self.continuation = Mutex(continuation)
+    }
+
+    /// Answers the waiting fetch; later calls do nothing (a cancel can race the end).
+    func complete(_ outcome: Outcome) {
+        let waiter = continuation.withLock { state -> CheckedContinuation<Outcome, Never>? in
+            defer { state = nil }
+            return state
+        }
+        waiter?.resume(returning: outcome)
+    }
+}
+
+
+/// In-memory fetches: small bodies (feeds) on the same multi handle as downloads,
+/// with their own concurrency limit so a refresh never waits behind media.
+extension EngineLoop {
+    func submitFetch(_ job: FetchJob) {
+        guard !stopping else { job.complete(.cancelled); return }
+        fetchQueue.append(job)
+        needsScheduling = true
+    }
+
+    func cancelFetch(token: Int) {
+        if let index = fetchQueue.firstIndex(where: { $0.token == token }) {
+            fetchQueue.remove(at: index).complete(.cancelled)
+            return
+        }
+        for (raw, transfer) in transfers {
+            guard case .fetch(let job) = transfer.purpose, job.token == token else { continue }
+            multi.remove(transfer.easy)
+            transfers[raw] = nil
+            runningFetches -= 1
+            needsScheduling = true
+            job.complete(.cancelled)
+            return
+        }
+    }
+
+    func startQueuedFetches() {
+        while runningFetches < configuration.maxConcurrentFetches, !fetchQueue.isEmpty {
+            let job = fetchQueue.removeFirst()
+            let request = job.request
+            let transfer = Transfer(purpose: .fetch(job), plan: AttemptPlan(offset: 0, ifRange: nil))
+            transfer.configure(url: request.url.absoluteString, headers: request.headers, configuration: configuration, bufferSize: Self.fetchBufferSize)
+            if request.acceptsCompression { transfer.easy.setString(CURLOPT_ACCEPT_ENCODING, "") }
+            transfer.easy.setLong(CURLOPT_TIMEOUT_MS, Int(request.timeout * 1000))
+            transfer.head.keepsFields = true
+            transfer.maxBytes = request.maxBytes
+            transfer.decide = { transfer in transfer.sink = .memory }
+            guard multi.add(transfer.easy) else {
+                job.complete(.failure(RetryPolicy.Failure(error: DownloadError(.network, "libcurl refused to start the transfer"), isTransient: false, retryAfter: nil, madeProgress: false)))
+                continue
+            }
+            transfers[transfer.easy.raw] = transfer
+            runningFetches += 1
+        }
+    }
+
+    func finishFetch(_ transfer: Transfer, job: FetchJob, code: CURLcode) {
+        runningFetches -= 1
+        needsScheduling = true
+        if let error = transfer.abortError {
+            job.complete(.failure(RetryPolicy.Failure(error: error, isTransient: false, retryAfter: nil, madeProgress: false)))
+            return
+        }
+        guard code == CURLE_OK else {
+            let failure = FailureClassifier.curlFailure(code: Int(code.rawValue), text: transfer.errorText(code), stallSeconds: configuration.stallSeconds)
+            job.complete(.failure(failure))
+            return
+        }
+        let finalURL = transfer.easy.string(CURLINFO_EFFECTIVE_URL).flatMap(URL.init(string:)) ?? job.request.url
+        let response = FetchResponse(
+            status: transfer.head.status,
+            headers: transfer.head.fields.map { FetchResponse.Header(name: $0.name, value: $0.value) },
+            finalURL: finalURL,
+            redirects: transfer.redirects,
+            body: Data(transfer.memory))
+        job.complete(.response(response))
+    }
+}

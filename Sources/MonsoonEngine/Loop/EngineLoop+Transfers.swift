@@ -1,0 +1,166 @@
+import CCurl
+import Foundation
+
+/// Starting, deciding and finishing download transfers.
+extension EngineLoop {
+    func schedule(now: Date) {
+        needsScheduling = false
+        guard !stopping else { return }
+        let scheduler = Scheduler(maxConcurrent: configuration.maxConcurrentDownloads, maxPerHost: configuration.maxDownloadsPerHost)
+        for id in scheduler.select(from: queue, running: runningDownloads, runningPerHost: runningPerHost, hostsOnHold: hostsOnHold, now: now) {
+            start(id)
+        }
+        startQueuedFetches()
+    }
+
+    /// Starts one attempt: plans resume from the part file, checks free space, adds the handle.
+    private func start(_ id: DownloadID) {
+        guard var record = records[id] else { return }
+        let url = record.request.url.absoluteString
+        var plan = AttemptPlan(offset: 0, ifRange: nil)
+        if let path = record.filePath {
+            let partPath = PartFile.path(for: path)
+            if let size = PartFile.size(at: partPath) {
+                let state = record.resume ?? PartFile.readState(at: partPath)
+                plan = AttemptPlan.plan(partSize: size, state: state, url: url)
+                record.resume = plan.offset > 0 ? state : nil
+                record.bytes = plan.offset
+                if plan.offset == 0 { PartFile.remove(partPath) }  // stale: never splice onto it
+            }
+        }
+        // Free space, before a byte is asked for: the expected rest plus the reserve.
+        let folder: String
+        switch record.request.destination {
+        case .file(let path): folder = (path as NSString).deletingLastPathComponent
+        case .directory(let path): folder = path
+        }
+        let expected = record.resume?.total ?? record.total ?? record.request.expectedSize
+        let remaining = max(0, (expected ?? 0) - plan.offset)
+        if let free = FileSystem.freeSpace(at: FileSystem.nearestExistingFolder(folder.isEmpty ? "." : folder)),
+           free < remaining + configuration.diskReserve {
+            records[id] = record
+            fail(id, DownloadError(.notEnoughDiskSpace, Self.diskSpaceMessage(needed: remaining, free: free, reserve: configuration.diskReserve)))
+            return
+        }
+
+        let transfer = Transfer(purpose: .download(id), plan: plan)
+        transfer.configure(url: url, headers: record.request.headers, configuration: configuration, bufferSize: Self.downloadBufferSize)
+        transfer.partPath = record.filePath.map(PartFile.path(for:))
+        transfer.fileSize = plan.offset
+        transfer.total = record.resume?.total
+        transfer.decide = { [unowned self] transfer in self.decideBody(transfer) }
+        guard multi.add(transfer.easy) else {
+            records[id] = record
+            fail(id, DownloadError(.network, "libcurl refused to start the transfer"))
+            return
+        }
+        transfers[transfer.easy.raw] = transfer
+        record.transfer = transfer
+        records[id] = record
+        runningDownloads += 1
+        runningPerHost[record.host, default: 0] += 1
+        setStatus(id, .downloading)
+    }
+
+    static func diskSpaceMessage(needed: Int, free: Int, reserve: Int) -> String {
+        "not enough disk space: \(ByteCount.format(needed)) needed plus a \(ByteCount.format(reserve)) reserve, \(ByteCount.format(free)) free; free some space, then retry"
+    }
+
+    /// Removes a running transfer, keeping its part file for a later resume.
+    func stopTransfer(_ id: DownloadID) {
+        guard let transfer = records[id]?.transfer else { return }
+        multi.remove(transfer.easy)
+        transfers[transfer.easy.raw] = nil
+        releaseSlot(id)
+        if transfer.fd >= 0 {
+            close(transfer.fd)
+            transfer.fd = -1
+        }
+        if case .file = transfer.sink { records[id]?.bytes = transfer.fileSize }
+    }
+
+    func releaseSlot(_ id: DownloadID) {
+        guard var record = records[id], record.transfer != nil else { return }
+        record.transfer = nil
+        records[id] = record
+        runningDownloads -= 1
+        runningPerHost[record.host, default: 1] -= 1
+        if runningPerHost[record.host] == 0 { runningPerHost[record.host] = nil }
+        needsScheduling = true
+    }
+
+    // MARK: - The first body byte
+
+    /// Decides where the body goes, once the status and headers are known.
+    /// Called from curl's write callback (or at the end for a body-less response).
+    func decideBody(_ transfer: Transfer) {
+        guard let id = transfer.downloadID, var record = records[id] else {
+            transfer.sink = .aborted
+            return
+        }
+        switch BodyDecision.decide(head: transfer.head, plan: transfer.plan, state: record.resume, expectedMediaType: record.request.expectedMediaType) {
+        case .discard:
+            transfer.sink = .discard
+        case .fail(let error):
+            transfer.abortError = error
+            transfer.sink = .aborted
+        case .restartFresh(let reason):
+            transfer.restartReason = reason
+            transfer.sink = .aborted
+        case .write(let offset, let total):
+            // The name is fixed at the first 2xx and kept for later attempts and runs.
+            if record.filePath == nil, case .directory(let folder) = record.request.destination {
+                let name = FileNaming.name(contentDisposition: transfer.head.contentDisposition, finalURL: transfer.easy.string(CURLINFO_EFFECTIVE_URL))
+                record.filePath = claimPath(in: folder, name: name, for: id)
+            }
+            guard let path = record.filePath else { transfer.sink = .aborted; return }
+            let partPath = PartFile.path(for: path)
+            if let total, let free = FileSystem.freeSpace(at: FileSystem.nearestExistingFolder((path as NSString).deletingLastPathComponent)),
+               free < (total - offset) + configuration.diskReserve {
+                transfer.abortError = DownloadError(.notEnoughDiskSpace, Self.diskSpaceMessage(needed: total - offset, free: free, reserve: configuration.diskReserve))
+                transfer.sink = .aborted
+                records[id] = record
+                return
+            }
+            do {
+                transfer.fd = try PartFile.open(partPath, at: offset)
+            } catch {
+                transfer.abortError = error
+                transfer.sink = .aborted
+                records[id] = record
+                return
+            }
+            let state: ResumeState
+            if offset > 0, let existing = record.resume {
+                state = existing
+            } else {
+                state = ResumeState(url: record.request.url.absoluteString, etag: transfer.head.etag, lastModified: transfer.head.lastModified, total: total)
+                PartFile.writeState(state, fd: transfer.fd)
+                transfer.startedFresh = true
+            }
+            transfer.partPath = partPath
+            transfer.fileSize = offset
+            transfer.total = total
+            transfer.sink = .file
+            record.resume = state
+            record.total = total
+            record.bytes = offset
+            records[id] = record
+        }
+    }
+
+    /// A free name in `folder`: the response's name, or "name (2).ext" when another download holds it.
+    private func claimPath(in folder: String, name: String, for id: DownloadID) -> String {
+        var candidate = (folder as NSString).appendingPathComponent(name)
+        var counter = 2
+        while let owner = claimedPaths[candidate], owner != id, records[owner] != nil {
+            let ext = (name as NSString).pathExtension
+            let stem = (name as NSString).deletingPathExtension
+            let numbered = ext.isEmpty ? "\(stem) (\(counter))" : "\(stem) (\(counter)).\(ext)"
+            candidate = (folder as NSString).appendingPathComponent(numbered)
+            counter += 1
+        }
+        claimedPaths[candidate] = id
+        return candidate
+    }
+}

@@ -1,0 +1,201 @@
+import Foundation
+
+/// Everything that lives on the transfer thread: the multi handle, the running
+/// transfers, and the download records with their scheduling state.
+///
+/// Other threads never touch it; they post jobs through the `EngineInbox`. Because
+/// one thread owns all of it, no lock guards the records and no callback races a
+/// state change.
+final class EngineLoop {
+    /// One download as the engine keeps it.
+    struct Record {
+        var request: DownloadRequest
+        var sequence: Int
+        var host: String
+        var status: DownloadStatus = .queued
+        var bytes = 0
+        var total: Int?
+        var lastError: DownloadError?
+        var counters = RetryPolicy.Counters()
+        var retryAt: Date?
+        /// The file the download ends in, once known.
+        var filePath: String?
+        var resume: ResumeState?
+        var transfer: Transfer?
+        /// The file is being flushed and renamed into place.
+        var placing = false
+        /// A removal asked for while placing: whether to delete the finished file.
+        var pendingRemoval: Bool?
+        /// Immediate restarts in a row (a changing resource), so they cannot loop forever.
+        var restarts = 0
+
+        var queueKey: QueueIndex.Key { QueueIndex.Key(priority: request.priority, sequence: sequence) }
+
+        func snapshot() -> Download {
+            Download(request: request, status: status, bytes: bytes, total: total, lastError: lastError,
+                     filePath: filePath, attempts: counters.attempts, retryAt: retryAt)
+        }
+    }
+
+    var configuration: EngineConfiguration
+    let multi = MultiHandle()
+    let inbox: EngineInbox
+    let hub: EventHub
+    let placementQueue = DispatchQueue(label: "monsoon.placement", qos: .utility, attributes: .concurrent)
+
+    var records: [DownloadID: Record] = [:]
+    var queue = QueueIndex()
+    var nextSequence = 0
+    /// Transfers by their easy handle, for curl's completion messages.
+    var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
+    var runningDownloads = 0
+    var runningPerHost: [String: Int] = [:]
+    var waiting: Set<DownloadID> = []
+    var hostsOnHold: [String: Date] = [:]
+    /// Final file paths claimed by downloads into folders, so two never share a name.
+    var claimedPaths: [String: DownloadID] = [:]
+    var needsScheduling = true
+    var pendingEvents: [DownloadEvent] = []
+    var lastProgress = Date.distantPast
+    var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    var fetchQueue: [FetchJob] = []
+    var runningFetches = 0
+    var stopping = false
+    var random = SystemRandomNumberGenerator()
+
+    static let progressInterval: TimeInterval = 0.1
+    static let downloadBufferSize = 256 * 1024
+    static let fetchBufferSize = 64 * 1024
+
+    init(configuration: EngineConfiguration, inbox: EngineInbox, hub: EventHub) {
+        self.configuration = configuration
+        self.inbox = inbox
+        self.hub = hub
+        inbox.attach(multi)
+    }
+
+    /// The thread's body: runs until shutdown, then releases every curl handle here.
+    func run() {
+        while !stopping {
+            for job in inbox.takeJobs() { job(self) }
+            if stopping { break }
+            let now = Date()
+            promoteDueRetries(now: now)
+            if needsScheduling { schedule(now: now) }
+            multi.perform()
+            while let (easy, code) = multi.nextDone() {
+                if let transfer = transfers.removeValue(forKey: easy) { finish(transfer, code: code) }
+            }
+            if needsScheduling { schedule(now: Date()) }
+            publishProgress(now: Date(), force: false)
+            flushEvents()
+            resumeIdleWaitersIfIdle()
+            multi.poll(milliseconds: pollTimeout(now: Date()))
+        }
+        tearDown()
+    }
+
+    /// How long the poll may wait: until the next retry, host hold or progress
+    /// report. curl shortens it further for its own timers; a posted job or
+    /// socket activity ends it at once.
+    private func pollTimeout(now: Date) -> Int32 {
+        var deadline = now.addingTimeInterval(30)
+        if !transfers.isEmpty { deadline = min(deadline, lastProgress.addingTimeInterval(Self.progressInterval)) }
+        for id in waiting {
+            if let at = records[id]?.retryAt { deadline = min(deadline, at) }
+        }
+        if !queue.isEmpty {
+            for until in hostsOnHold.values where until > now { deadline = min(deadline, until) }
+        }
+        let milliseconds = deadline.timeIntervalSince(now) * 1000
+        return Int32(max(0, min(30_000, milliseconds.rounded(.up))))
+    }
+
+    private func promoteDueRetries(now: Date) {
+        guard !waiting.isEmpty else { return }
+        for id in waiting {
+            guard var record = records[id], let at = record.retryAt, at <= now else { continue }
+            waiting.remove(id)
+            record.retryAt = nil
+            records[id] = record
+            setStatus(id, .queued)
+        }
+        hostsOnHold = hostsOnHold.filter { $0.value > now }
+    }
+
+    // MARK: - Events
+
+    func emit(_ event: DownloadEvent) {
+        pendingEvents.append(event)
+    }
+
+    func flushEvents() {
+        guard !pendingEvents.isEmpty else { return }
+        let events = pendingEvents
+        pendingEvents.removeAll(keepingCapacity: true)
+        hub.send(events)
+    }
+
+    /// Reports progress at most every `progressInterval` (so about ten a second per download).
+    func publishProgress(now: Date, force: Bool) {
+        guard force || now.timeIntervalSince(lastProgress) >= Self.progressInterval else { return }
+        lastProgress = now
+        for transfer in transfers.values {
+            guard let id = transfer.downloadID, transfer.fileSize != transfer.reportedBytes, case .file = transfer.sink else { continue }
+            transfer.reportedBytes = transfer.fileSize
+            records[id]?.bytes = transfer.fileSize
+            emit(.progress(id: id, bytes: transfer.fileSize, total: transfer.total))
+        }
+    }
+
+    /// Moves a download to `status` (also to the queue index and the waiting set) and reports it.
+    func setStatus(_ id: DownloadID, _ status: DownloadStatus) {
+        guard var record = records[id] else { return }
+        let old = record.status
+        if old == .queued && status != .queued { queue.remove(key: record.queueKey) }
+        if old == .waitingToRetry && status != .waitingToRetry { waiting.remove(id) }
+        record.status = status
+        if status != .waitingToRetry { record.retryAt = nil }
+        records[id] = record
+        if status == .queued && old != .queued {
+            queue.insert(id, key: record.queueKey, host: record.host)
+            needsScheduling = true
+        }
+        if status == .waitingToRetry { waiting.insert(id) }
+        if old != status { emit(.statusChanged(record.snapshot())) }
+    }
+
+    // MARK: - Idle
+
+    var isIdle: Bool {
+        queue.isEmpty && waiting.isEmpty && runningDownloads == 0 && !records.values.contains { $0.placing || $0.status == .downloading }
+    }
+
+    func resumeIdleWaitersIfIdle() {
+        guard !idleWaiters.isEmpty, isIdle else { return }
+        let waiters = idleWaiters
+        idleWaiters.removeAll()
+        flushEvents()
+        for waiter in waiters { waiter.resume() }
+    }
+
+    // MARK: - Shutdown
+
+    private func tearDown() {
+        for transfer in transfers.values {
+            multi.remove(transfer.easy)
+            if let id = transfer.downloadID { records[id]?.transfer = nil }
+        }
+        transfers.removeAll()
+        for job in fetchQueue { job.complete(.cancelled) }
+        fetchQueue.removeAll()
+        let leftovers = inbox.close()
+        multi.cleanup()
+        flushEvents()
+        hub.finishAll()
+        for waiter in idleWaiters { waiter.resume() }
+        idleWaiters.removeAll()
+        // Jobs posted during shutdown still get their answer (most report `.shutDown`).
+        for job in leftovers { job(self) }
+    }
+}

@@ -1,0 +1,187 @@
+import CCurl
+import Foundation
+
+/// One attempt at a download or fetch: a curl easy handle and where its bytes go.
+///
+/// - Important: confined to the transfer thread, like its handle. curl's callbacks
+///   reach it through an unretained pointer; the loop keeps it alive until the
+///   handle has been removed from the multi handle.
+final class Transfer {
+    enum Purpose {
+        case download(DownloadID)
+        case fetch(FetchJob)
+    }
+
+    /// Where body bytes go, decided at the first body byte.
+    enum Sink {
+        case undecided
+        /// Into the part file (`fd`), whose size is `fileSize`.
+        case file
+        /// An error body, counted and dropped.
+        case discard
+        case memory
+        /// The attempt was cut short from a callback; curl then ends it with a write error.
+        case aborted
+    }
+
+    let purpose: Purpose
+    let easy = EasyHandle()
+    let plan: AttemptPlan
+    var head = ResponseHead()
+    /// The statuses of the redirects curl followed.
+    var redirects: [Int] = []
+    var sink: Sink = .undecided
+
+    // Download state.
+    var fd: Int32 = -1
+    var partPath: String?
+    var fileSize = 0
+    var total: Int?
+    var bytesThisAttempt = 0
+    /// The part was just started over (a 200 to a Range request, say).
+    var startedFresh = false
+    var reportedBytes = -1
+
+    // Fetch state.
+    var memory: [UInt8] = []
+    var maxBytes = Int.max
+
+    // Why a callback cut the attempt short.
+    var abortError: DownloadError?
+    var restartReason: String?
+    var discarded = 0
+
+    /// The decision maker for the first body byte; set by the loop (it needs the loop's state).
+    var decide: ((Transfer) -> Void)?
+
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+
+    init(purpose: Purpose, plan: AttemptPlan) {
+        self.purpose = purpose
+        self.plan = plan
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        easy.setPointer(CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(errorBuffer))
+    }
+
+    deinit {
+        if fd >= 0 { close(fd) }
+        curl_slist_free_all(headerList)
+        errorBuffer.deallocate()
+    }
+
+    var downloadID: DownloadID? {
+        if case .download(let id) = purpose { return id }
+        return nil
+    }
+
+    /// curl's message for the last failure, else its generic text for `code`.
+    func errorText(_ code: CURLcode) -> String {
+        let text = String(cString: errorBuffer)
+        return text.isEmpty ? Curl.describe(code) : text
+    }
+
+    /// Sets the options every transfer shares. The header list and error buffer
+    /// live as long as the handle (curl does not copy them).
+    func configure(url: String, headers: [String: String], configuration: EngineConfiguration, bufferSize: Int) {
+        easy.setString(CURLOPT_URL, url)
+        easy.setLong(CURLOPT_NOSIGNAL, 1)
+        easy.setLong(CURLOPT_FOLLOWLOCATION, 1)
+        easy.setLong(CURLOPT_MAXREDIRS, 10)
+        easy.setString(CURLOPT_PROTOCOLS_STR, "http,https")
+        easy.setString(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        easy.setLong(CURLOPT_SSL_VERIFYPEER, 1)
+        easy.setLong(CURLOPT_SSL_VERIFYHOST, 2)
+        if let bundle = configuration.caBundlePath { easy.setString(CURLOPT_CAINFO, bundle) }
+        easy.setLong(CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout * 1000))
+        easy.setLong(CURLOPT_LOW_SPEED_LIMIT, configuration.stallBytesPerSecond)
+        easy.setLong(CURLOPT_LOW_SPEED_TIME, configuration.stallSeconds)
+        easy.setLong(CURLOPT_TCP_KEEPALIVE, 1)
+        easy.setLong(CURLOPT_BUFFERSIZE, bufferSize)
+        easy.setLong(CURLOPT_PIPEWAIT, 1)
+        var hasUserAgent = false
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
+            if name.caseInsensitiveCompare("User-Agent") == .orderedSame { hasUserAgent = true }
+            headerList = curl_slist_append(headerList, "\(name): \(value)")
+        }
+        if !hasUserAgent { easy.setString(CURLOPT_USERAGENT, configuration.userAgent) }
+        if let ifRange = plan.ifRange, plan.rangeStart != nil {
+            headerList = curl_slist_append(headerList, "If-Range: \(ifRange)")
+        }
+        if let start = plan.rangeStart {
+            // CURLOPT_RANGE, not RESUME_FROM: curl then accepts a 200 and lets us
+            // restart cleanly, and we check the 206's Content-Range ourselves.
+            easy.setString(CURLOPT_RANGE, "\(start)-")
+        }
+        easy.setHeaders(headerList)
+
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        easy.setWriteFunction(CURLOPT_HEADERFUNCTION, transferHeaderCallback)
+        easy.setPointer(CURLOPT_HEADERDATA, context)
+        easy.setWriteFunction(CURLOPT_WRITEFUNCTION, transferBodyCallback)
+        easy.setPointer(CURLOPT_WRITEDATA, context)
+    }
+
+    // MARK: - Callbacks (transfer thread, inside curl_multi_perform)
+
+    fileprivate func receiveHeader(_ line: UnsafeBufferPointer<UInt8>) {
+        if line.count > 5, line[0] == UInt8(ascii: "H"), line[1] == UInt8(ascii: "T"), line[2] == UInt8(ascii: "T"),
+           line[3] == UInt8(ascii: "P"), line[4] == UInt8(ascii: "/"), (300...399).contains(head.status) {
+            redirects.append(head.status)
+        }
+        head.consume(line: line)
+    }
+
+    /// The hot path: straight from curl's buffer into the file, no allocation, no lock.
+    fileprivate func receiveBody(_ data: UnsafeRawPointer, _ count: Int) -> Int {
+        if case .undecided = sink {
+            decide?(self)
+        }
+        switch sink {
+        case .file:
+            var written = 0
+            while written < count {
+                let result = write(fd, data + written, count - written)
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    abortError = FileSystem.error("cannot write \(partPath ?? "the part file")", errno: errno)
+                    sink = .aborted
+                    return 0
+                }
+                written += result
+            }
+            fileSize += count
+            bytesThisAttempt += count
+            return count
+        case .memory:
+            guard memory.count + count <= maxBytes else {
+                abortError = DownloadError(.tooLarge, "the response is larger than the \(maxBytes)-byte limit")
+                sink = .aborted
+                return 0
+            }
+            memory.append(contentsOf: UnsafeRawBufferPointer(start: data, count: count))
+            return count
+        case .discard:
+            // Error pages are small; a huge one is not worth reading to keep the connection.
+            discarded += count
+            return discarded > 1 << 20 ? 0 : count
+        case .aborted, .undecided:
+            return 0
+        }
+    }
+}
+
+private let transferHeaderCallback: curl_write_callback = { data, size, count, context in
+    guard let data, let context else { return 0 }
+    let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+    let length = size * count
+    transfer.receiveHeader(UnsafeBufferPointer(start: UnsafeRawPointer(data).assumingMemoryBound(to: UInt8.self), count: length))
+    return length
+}
+
+private let transferBodyCallback: curl_write_callback = { data, size, count, context in
+    guard let data, let context else { return 0 }
+    let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+    return transfer.receiveBody(UnsafeRawPointer(data), size * count)
+}

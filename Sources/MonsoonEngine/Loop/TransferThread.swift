@@ -1,0 +1,55 @@
+import Foundation
+import Synchronization
+
+/// The dedicated thread that runs the engine loop, with an explicit join.
+final class TransferThread: Sendable {
+    /// Whether the thread has ended, and who waits for that.
+    private final class Exit: Sendable {
+        private struct State {
+            var finished = false
+            var joiners: [CheckedContinuation<Void, Never>] = []
+        }
+
+        private let state = Mutex(State())
+
+        func signal() {
+            let joiners = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                state.finished = true
+                defer { state.joiners.removeAll() }
+                return state.joiners
+            }
+            for joiner in joiners { joiner.resume() }
+        }
+
+        func wait() async {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let done = state.withLock { state -> Bool in
+                    if state.finished { return true }
+                    state.joiners.append(continuation)
+                    return false
+                }
+                if done { continuation.resume() }
+            }
+        }
+    }
+
+    private let exit = Exit()
+
+    init(configuration: EngineConfiguration, inbox: EngineInbox, hub: EventHub) {
+        let exit = self.exit
+        let thread = Thread {
+            // The loop, and with it every curl handle, is made, used and released on this thread alone.
+            let loop = EngineLoop(configuration: configuration, inbox: inbox, hub: hub)
+            loop.run()
+            exit.signal()
+        }
+        thread.name = "monsoon.transfers"
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    /// Returns once the thread has released curl and ended.
+    func join() async {
+        await exit.wait()
+    }
+}

@@ -1,0 +1,193 @@
+import Foundation
+import Synchronization
+
+/// The download engine: a queue of downloads driven by one libcurl multi handle
+/// on a dedicated thread.
+///
+/// Every method may be called from any task. Commands are handed to the
+/// transfer thread and answered from it; nothing here blocks Swift's
+/// cooperative thread pool.
+public final class DownloadManager: Sendable {
+    /// The configuration the manager started with (limits may change later with `setLimits`).
+    public let configuration: EngineConfiguration
+    let inbox = EngineInbox()
+    let hub = EventHub()
+    private let thread: TransferThread
+    private let fetchTokens = Atomic<Int>(0)
+
+    public init(configuration: EngineConfiguration = EngineConfiguration()) {
+        self.configuration = configuration
+        thread = TransferThread(configuration: configuration, inbox: inbox, hub: hub)
+    }
+
+    deinit {
+        // Without an explicit `shutdown()`, the thread still stops and releases curl.
+        inbox.post { $0.stopping = true }
+    }
+
+    /// Runs `body` on the transfer thread and returns its answer.
+    func perform<T: Sendable>(_ body: @escaping @Sendable (EngineLoop) -> Result<T, DownloadManagerError>) async throws(DownloadManagerError) -> T {
+        let result: Result<T, DownloadManagerError> = await withCheckedContinuation { continuation in
+            let posted = inbox.post { loop in
+                continuation.resume(returning: loop.stopping ? .failure(.shutDown) : body(loop))
+            }
+            if !posted { continuation.resume(returning: .failure(.shutDown)) }
+        }
+        return try result.get()
+    }
+
+    // MARK: - Downloads
+
+    /// Adds a download to the queue.
+    ///
+    /// - Throws: `.duplicate` when the id exists, unless `replacingExisting` (which
+    ///   stops the old download and removes its part file); `.invalidRequest` for a
+    ///   URL that is not http or https.
+    public func enqueue(_ request: DownloadRequest, replacingExisting: Bool = false) async throws(DownloadManagerError) {
+        try await enqueue(contentsOf: [request], replacingExisting: replacingExisting)
+    }
+
+    /// Adds many downloads at once (all or none).
+    public func enqueue(contentsOf requests: [DownloadRequest], replacingExisting: Bool = false) async throws(DownloadManagerError) {
+        try await perform { $0.enqueue(requests, replacing: replacingExisting) }
+    }
+
+    /// Stops a download, keeping its bytes for a later `resume`.
+    public func pause(_ id: DownloadID) async throws(DownloadManagerError) {
+        try await perform { $0.pause(id) }
+    }
+
+    /// Queues a paused or failed download again; it resumes from its part file.
+    public func resume(_ id: DownloadID) async throws(DownloadManagerError) {
+        try await perform { $0.resume(id) }
+    }
+
+    /// Queues a failed download (or one waiting to retry) now, with fresh retry counters.
+    public func retry(_ id: DownloadID) async throws(DownloadManagerError) {
+        try await perform { $0.retry(id) }
+    }
+
+    /// Forgets a download. Its `.part` file is always deleted; a completed file only if `deleteFile`.
+    public func remove(_ id: DownloadID, deleteFile: Bool = false) async throws(DownloadManagerError) {
+        try await perform { $0.remove(id, deleteFile: deleteFile) }
+    }
+
+    public func pauseAll() async {
+        _ = try? await perform { loop -> Result<Void, DownloadManagerError> in loop.pauseAll(); return .success(()) }
+    }
+
+    public func resumeAll() async {
+        _ = try? await perform { loop -> Result<Void, DownloadManagerError> in loop.resumeAll(); return .success(()) }
+    }
+
+    /// Changes a download's priority; it applies the next time a transfer starts.
+    public func setPriority(_ priority: Int, for id: DownloadID) async throws(DownloadManagerError) {
+        try await perform { $0.setPriority(priority, for: id) }
+    }
+
+    /// Changes the global and per-host limits (`perHost: .some(nil)` removes the
+    /// per-host limit). Running transfers are not interrupted.
+    public func setLimits(maxConcurrent: Int? = nil, perHost: Int?? = nil) async {
+        _ = try? await perform { loop -> Result<Void, DownloadManagerError> in
+            loop.setLimits(maxConcurrent: maxConcurrent, perHost: perHost)
+            return .success(())
+        }
+    }
+
+    /// Every download, in enqueue order.
+    public var downloads: [Download] {
+        get async { (try? await perform { .success($0.snapshots()) }) ?? [] }
+    }
+
+    public func download(withID id: DownloadID) async -> Download? {
+        try? await perform { loop in .success(loop.records[id]?.snapshot()) }
+    }
+
+    /// A new stream of events from now on.
+    public func events() -> DownloadEvents {
+        hub.subscribe()
+    }
+
+    /// Returns once nothing is queued, downloading or waiting to retry.
+    public func waitUntilIdle() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let posted = inbox.post { loop in
+                loop.idleWaiters.append(continuation)
+                loop.resumeIdleWaitersIfIdle()
+            }
+            if !posted { continuation.resume() }
+        }
+    }
+
+    /// Stops every transfer (keeping part files), releases curl and ends the thread.
+    public func shutdown() async {
+        inbox.post { $0.stopping = true }
+        await thread.join()
+    }
+
+    // MARK: - In-memory fetch
+
+    /// Fetches a small body into memory, following redirects (http and https
+    /// only) and retrying transient failures per the retry policy.
+    ///
+    /// - Returns: the final response, whatever its status (a 304 or 404 is an
+    ///   answer; 408, 429 and 5xx are retried first).
+    /// - Throws: `DownloadError` for network failures after the retries, a body
+    ///   over `maxBytes`, an unsafe redirect, or cancellation.
+    public func fetch(_ request: FetchRequest) async throws(DownloadError) -> FetchResponse {
+        let policy = configuration.retry
+        var counters = RetryPolicy.Counters()
+        while true {
+            let failure: RetryPolicy.Failure
+            switch await fetchOnce(request) {
+            case .cancelled:
+                throw DownloadError(.cancelled, "the fetch of \(request.url.absoluteString) was cancelled")
+            case .response(let response):
+                let classified = FailureClassifier.httpFailure(status: response.status, retryAfter: response.header("Retry-After"), now: Date())
+                guard response.status >= 400, classified.isTransient else { return response }
+                if case .retry(let delay, let next) = policy.decide(classified, counters: counters, random: Double.random(in: 0..<1)) {
+                    counters = next
+                    try await sleep(delay, request)
+                    continue
+                }
+                return response
+            case .failure(let value):
+                failure = value
+            }
+            switch policy.decide(failure, counters: counters, random: Double.random(in: 0..<1)) {
+            case .retry(let delay, let next):
+                counters = next
+                try await sleep(delay, request)
+            case .fail(let error, _):
+                throw error
+            }
+        }
+    }
+
+    private func sleep(_ seconds: Double, _ request: FetchRequest) async throws(DownloadError) {
+        do {
+            try await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1_000_000_000))
+        } catch {
+            throw DownloadError(.cancelled, "the fetch of \(request.url.absoluteString) was cancelled")
+        }
+    }
+
+    private func fetchOnce(_ request: FetchRequest) async -> FetchJob.Outcome {
+        let token = fetchTokens.add(1, ordering: .relaxed).newValue
+        let inbox = self.inbox
+        let box = Mutex<FetchJob?>(nil)
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let job = FetchJob(request: request, token: token, continuation: continuation)
+                box.withLock { $0 = job }
+                if Task.isCancelled { job.complete(.cancelled); return }
+                if !inbox.post({ $0.submitFetch(job) }) { job.complete(.cancelled) }
+            }
+        } onCancel: {
+            // The job may not exist yet; then the check above catches the cancel.
+            if let job = box.withLock({ $0 }) {
+                if !inbox.post({ $0.cancelFetch(token: token) }) { job.complete(.cancelled) }
+            }
+        }
+    }
+}

@@ -1,0 +1,28 @@
+import Foundation
+
+/// A snapshot of one download.
+public struct Download: Sendable, Equatable {
+    public var request: DownloadRequest
+    public var status: DownloadStatus
+    /// Body bytes on disk (in the `.part` file, or the finished file).
+    public var bytes: Int
+    /// The full length, once a response has told it.
+    public var total: Int?
+    /// The error that failed the download, or that the pending retry follows.
+    public var lastError: DownloadError?
+    /// The file the download ends up in, once known (always known for `.file` destinations).
+    public var filePath: String?
+    /// Failed attempts counted against the retry limit.
+    public var attempts: Int
+    /// When the next attempt may start, while `waitingToRetry`.
+    public var retryAt: Date?
+
+    public var id: DownloadID { request.id }
+
+    /// From 0 to 1, or nil while the total is unknown.
+    public var progress: Double? {
+        if status == .completed { return 1 }
+        guard let total, total > 0 else { return nil }
+        return min(1, Double(bytes) / Double(total))
+    }
+}

@@ -1,0 +1,73 @@
+/// Why a download (or a fetch) failed, or why its last attempt did.
+///
+/// A struct around an open set of codes, so new codes never break callers.
+public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The kind of failure.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        /// The server answered with an error status (see `httpStatus`).
+        public static let httpStatus = Code(rawValue: "httpStatus")
+        /// A network failure: DNS, refused, reset, timed out, TLS.
+        public static let network = Code(rawValue: "network")
+        /// The transfer made no progress for longer than the stall threshold.
+        public static let stalled = Code(rawValue: "stalled")
+        /// The body ended before the length the server announced.
+        public static let truncated = Code(rawValue: "truncated")
+        /// A web page came back where audio or video was expected.
+        public static let webPageNotMedia = Code(rawValue: "webPageNotMedia")
+        /// Not enough free space for the file (checked before and while writing).
+        public static let notEnoughDiskSpace = Code(rawValue: "notEnoughDiskSpace")
+        /// A URL or redirect to a scheme other than http and https.
+        public static let unsupportedScheme = Code(rawValue: "unsupportedScheme")
+        /// More than the allowed number of redirects.
+        public static let tooManyRedirects = Code(rawValue: "tooManyRedirects")
+        /// The server asked to wait longer than the backoff cap.
+        public static let retryAfterTooLong = Code(rawValue: "retryAfterTooLong")
+        /// The body was larger than the fetch's byte cap.
+        public static let tooLarge = Code(rawValue: "tooLarge")
+        /// Reading or writing the file failed.
+        public static let fileSystem = Code(rawValue: "fileSystem")
+        /// The server's answer could not be used (bad Content-Range, say).
+        public static let protocolViolation = Code(rawValue: "protocolViolation")
+        /// The fetch was cancelled.
+        public static let cancelled = Code(rawValue: "cancelled")
+    }
+
+    public var code: Code
+    /// One line saying what happened and, where it can, what to do.
+    public var message: String
+    /// The HTTP status, for `httpStatus` and related failures.
+    public var httpStatus: Int?
+
+    public init(_ code: Code, _ message: String, httpStatus: Int? = nil) {
+        self.code = code
+        self.message = message
+        self.httpStatus = httpStatus
+    }
+
+    public var description: String { message }
+}
+
+/// Why a manager call was refused.
+public enum DownloadManagerError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A download with this id exists (enqueue with `replacingExisting` to replace it).
+    case duplicate(DownloadID)
+    /// No download has this id.
+    case notFound(DownloadID)
+    /// The request cannot be downloaded (its URL's scheme, say).
+    case invalidRequest(DownloadID, String)
+    /// The manager has been shut down.
+    case shutDown
+
+    public var description: String {
+        switch self {
+        case .duplicate(let id): return "a download with id \(id) already exists"
+        case .notFound(let id): return "no download has id \(id)"
+        case .invalidRequest(let id, let reason): return "download \(id) cannot start: \(reason)"
+        case .shutDown: return "the download manager has been shut down"
+        }
+    }
+}

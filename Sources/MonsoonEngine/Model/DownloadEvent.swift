@@ -1,0 +1,16 @@
+/// What happened to a download.
+public enum DownloadEvent: Sendable, Equatable {
+    case added(Download)
+    /// Coalesced: at most about ten a second per download, and the only kind a
+    /// slow consumer may miss (it then sees the newest).
+    case progress(id: DownloadID, bytes: Int, total: Int?)
+    case statusChanged(Download)
+    case removed(DownloadID)
+
+    public var downloadID: DownloadID {
+        switch self {
+        case .added(let download), .statusChanged(let download): return download.id
+        case .progress(let id, _, _), .removed(let id): return id
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+
+/// What to download and where to put it.
+public struct DownloadRequest: Sendable, Equatable {
+    /// Where the finished file goes.
+    public enum Destination: Sendable, Equatable {
+        /// Exactly this file path.
+        case file(String)
+        /// Into this folder, under the name the response gives (Content-Disposition,
+        /// else the last path component of the final URL, else `download`).
+        case directory(String)
+    }
+
+    public var id: DownloadID
+    public var url: URL
+    public var destination: Destination
+    /// Higher starts first; equal priorities start in enqueue order.
+    public var priority: Int
+    /// The size the caller expects (from a feed, say), used for the free-space check.
+    public var expectedSize: Int?
+    /// The kind of media expected, e.g. `audio/mpeg` or just `audio`; a web page
+    /// in answer to an audio or video request is refused.
+    public var expectedMediaType: String?
+    /// Extra request headers, e.g. `User-Agent`.
+    public var headers: [String: String]
+    /// Free-form pairs kept with the download for the caller.
+    public var userInfo: [String: String]
+
+    public init(
+        id: DownloadID,
+        url: URL,
+        destination: Destination,
+        priority: Int = 0,
+        expectedSize: Int? = nil,
+        expectedMediaType: String? = nil,
+        headers: [String: String] = [:],
+        userInfo: [String: String] = [:]
+    ) {
+        self.id = id
+        self.url = url
+        self.destination = destination
+        self.priority = priority
+        self.expectedSize = expectedSize
+        self.expectedMediaType = expectedMediaType
+        self.headers = headers
+        self.userInfo = userInfo
+    }
+}

@@ -1,0 +1,26 @@
+/// The engine's limits and timings. Tests shrink the timings to run fast.
+public struct EngineConfiguration: Sendable, Equatable {
+    /// Transfers running at once, over all hosts.
+    public var maxConcurrentDownloads: Int = 4
+    /// Transfers running at once to one host (counted per transfer, so HTTP/2
+    /// multiplexing does not dodge it); nil for no per-host limit.
+    public var maxDownloadsPerHost: Int? = nil
+    /// In-memory fetches (feeds) running at once; they do not take download slots.
+    public var maxConcurrentFetches: Int = 8
+    /// The retry and backoff policy.
+    public var retry: RetryPolicy = RetryPolicy()
+    /// Seconds allowed to connect.
+    public var connectTimeout: Double = 30
+    /// A transfer slower than `stallBytesPerSecond` for `stallSeconds` counts as
+    /// stalled, a retryable error, so a hung server never blocks the queue.
+    public var stallBytesPerSecond: Int = 1024
+    public var stallSeconds: Int = 30
+    /// Bytes that must stay free on the destination's file system.
+    public var diskReserve: Int = 64 << 20
+    /// Sent when a request gives no User-Agent.
+    public var userAgent: String = "Monsoon/0.1"
+    /// Where to send HTTPS-verification trust (nil: the system's).
+    public var caBundlePath: String? = nil
+
+    public init() {}
+}

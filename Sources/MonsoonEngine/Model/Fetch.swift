@@ -1,0 +1,50 @@
+import Foundation
+
+/// A small body to fetch into memory (a feed, say).
+public struct FetchRequest: Sendable, Equatable {
+    public var url: URL
+    /// Extra headers, e.g. `If-None-Match`.
+    public var headers: [String: String]
+    /// The largest body accepted, after decompression; larger fails with `.tooLarge`.
+    public var maxBytes: Int
+    /// Seconds the whole attempt may take.
+    public var timeout: Double
+    /// Ask for gzip, deflate, br and zstd and decode them.
+    public var acceptsCompression: Bool
+
+    public init(url: URL, headers: [String: String] = [:], maxBytes: Int = 50 << 20, timeout: Double = 60, acceptsCompression: Bool = true) {
+        self.url = url
+        self.headers = headers
+        self.maxBytes = maxBytes
+        self.timeout = timeout
+        self.acceptsCompression = acceptsCompression
+    }
+}
+
+/// The final response of a fetch, after redirects and retries.
+public struct FetchResponse: Sendable, Equatable {
+    public struct Header: Sendable, Equatable {
+        public var name: String
+        public var value: String
+    }
+
+    /// The HTTP status of the final response (304, 404 … are answers, not errors).
+    public var status: Int
+    public var headers: [Header]
+    /// The URL after redirects.
+    public var finalURL: URL
+    /// The statuses of the redirects followed, in order (empty for none).
+    public var redirects: [Int]
+    public var body: Data
+
+    /// The first value of a header, by case-insensitive name.
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+
+    /// True when every redirect followed was permanent (301 or 308), so the
+    /// caller may replace the URL it has with `finalURL`.
+    public var isPermanentlyRedirected: Bool {
+        !redirects.isEmpty && redirects.allSatisfy { $0 == 301 || $0 == 308 }
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+
+/// Turns how an attempt ended into a failure the retry policy understands.
+enum FailureClassifier {
+    /// An HTTP error status: 408, 429 and 5xx are transient; other statuses are permanent.
+    static func httpFailure(status: Int, retryAfter: String?, now: Date) -> RetryPolicy.Failure {
+        let transient = status == 408 || status == 429 || (500...599).contains(status)
+        let reason = HTTPStatusText.text(status)
+        let error = DownloadError(.httpStatus, "the server answered \(status) \(reason)", httpStatus: status)
+        let wait = transient ? retryAfter.flatMap { RetryAfter.seconds($0, now: now) } : nil
+        return RetryPolicy.Failure(error: error, isTransient: transient, retryAfter: wait, madeProgress: false)
+    }
+
+    /// Whether a status also holds back the host's other queued transfers.
+    static func holdsHost(status: Int) -> Bool { status == 429 || status == 503 }
+
+    /// A curl result other than OK, by curl's numeric code (stable across versions).
+    static func curlFailure(code: Int, text: String, stallSeconds: Int) -> RetryPolicy.Failure {
+        let transient: Bool
+        let kind: DownloadError.Code
+        var message = text
+        switch code {
+        case 6, 7, 35, 52, 55, 56, 16, 92, 95:
+            // could not resolve / connect, TLS handshake, empty reply, send/recv errors (reset), HTTP/2 and HTTP/3 framing
+            transient = true; kind = .network
+        case 5: transient = true; kind = .network     // proxy resolve
+        case 18:
+            transient = true; kind = .truncated
+            message = "the connection closed before the whole body arrived (\(text))"
+        case 28:
+            transient = true
+            if text.lowercased().contains("too slow") || text.lowercased().contains("less than") {
+                kind = .stalled
+                message = "the transfer stalled: no progress for \(stallSeconds) s"
+            } else {
+                kind = .network
+            }
+        case 1:
+            transient = false; kind = .unsupportedScheme
+            message = "refused a URL or redirect with a scheme other than http or https (\(text))"
+        case 47:
+            transient = false; kind = .tooManyRedirects
+            message = "too many redirects (more than 10)"
+        case 63:
+            transient = false; kind = .tooLarge
+        default:
+            transient = false; kind = .network
+        }
+        return RetryPolicy.Failure(error: DownloadError(kind, message), isTransient: transient, retryAfter: nil, madeProgress: false)
+    }
+}
+
+/// Reason phrases for the statuses users meet.
+enum HTTPStatusText {
+    static func text(_ status: Int) -> String {
+        switch status {
+        case 400: return "Bad Request"
+        case 401: return "Unauthorized"
+        case 403: return "Forbidden"
+        case 404: return "Not Found"
+        case 405: return "Method Not Allowed"
+        case 408: return "Request Timeout"
+        case 410: return "Gone"
+        case 416: return "Range Not Satisfiable"
+        case 429: return "Too Many Requests"
+        case 500: return "Internal Server Error"
+        case 501: return "Not Implemented"
+        case 502: return "Bad Gateway"
+        case 503: return "Service Unavailable"
+        case 504: return "Gateway Timeout"
+        default:
+            switch status {
+            case 300..<400: return "(a redirect that was not followed)"
+            case 400..<500: return "(client error)"
+            case 500..<600: return "(server error)"
+            default: return ""
+            }
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+
+/// Chooses and cleans the file name of a download into a folder.
+enum FileNaming {
+    /// The name from Content-Disposition, else the final URL's last path
+    /// component, else `download`; always sanitized.
+    static func name(contentDisposition: String?, finalURL: String?) -> String {
+        if let disposition = contentDisposition, let name = dispositionFileName(disposition) {
+            let clean = sanitize(name)
+            if clean != "download" || name == "download" { return clean }
+        }
+        if let finalURL, let url = URL(string: finalURL) {
+            let component = url.path(percentEncoded: false).split(separator: "/").last.map(String.init) ?? ""
+            if !component.isEmpty { return sanitize(component) }
+        }
+        return "download"
+    }
+
+    /// `filename*=UTF-8''…` (RFC 6266/8187) wins over `filename="…"`.
+    static func dispositionFileName(_ value: String) -> String? {
+        var plain: String?
+        var extended: String?
+        for parameter in splitParameters(value).dropFirst() {
+            guard let equals = parameter.firstIndex(of: "=") else { continue }
+            let key = parameter[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
+            var raw = parameter[parameter.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            if key == "filename*" {
+                // charset'language'percent-encoded
+                let pieces = raw.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
+                if pieces.count == 3 {
+                    let charset = pieces[0].lowercased()
+                    let encoded = String(pieces[2])
+                    if charset == "utf-8" { extended = encoded.removingPercentEncoding }
+                    else if let bytes = percentDecodedBytes(encoded) { extended = String(bytes: bytes, encoding: .isoLatin1) }
+                }
+            } else if key == "filename" {
+                if raw.hasPrefix("\""), raw.hasSuffix("\""), raw.count >= 2 {
+                    raw = String(raw.dropFirst().dropLast()).replacingOccurrences(of: "\\\"", with: "\"")
+                }
+                plain = raw
+            }
+        }
+        return extended ?? plain
+    }
+
+    /// Makes a name safe to create inside a folder: no path separators, no `..`,
+    /// no control characters, no leading dots (hidden files), at most 255 bytes.
+    static func sanitize(_ name: String) -> String {
+        var scalars = String.UnicodeScalarView()
+        for scalar in name.unicodeScalars {
+            switch scalar.value {
+            case 0..<0x20, 0x7F, 0x80..<0xA0: continue
+            case 0x2F, 0x5C: scalars.append("_")        // "/" and "\"
+            default: scalars.append(scalar)
+            }
+        }
+        var clean = String(scalars).trimmingCharacters(in: .whitespaces)
+        while clean.contains("..") { clean = clean.replacingOccurrences(of: "..", with: ".") }
+        while clean.hasPrefix(".") { clean.removeFirst() }
+        clean = clean.trimmingCharacters(in: .whitespaces)
+        if clean.isEmpty { return "download" }
+        return truncate(clean, toBytes: 255 - 5) // room for ".part"
+    }
+
+    /// Cuts to at most `limit` UTF-8 bytes, keeping the extension and whole characters.
+    static func truncate(_ name: String, toBytes limit: Int) -> String {
+        guard name.utf8.count > limit else { return name }
+        var stem = name
+        var ext = ""
+        if let dot = name.lastIndex(of: "."), name.distance(from: dot, to: name.endIndex) <= 16 {
+            stem = String(name[..<dot])
+            ext = String(name[dot...])
+        }
+        let room = max(1, limit - ext.utf8.count)
+        var result = ""
+        for character in stem {
+            if result.utf8.count + String(character).utf8.count > room { break }
+            result.append(character)
+        }
+        return result + ext
+    }
+
+    /// Splits on `;` outside quotes.
+    private static func splitParameters(_ value: String) -> [String] {
+        var parts: [String] = []
+        var current = ""
+        var quoted = false
+        var escaped = false
+        for character in value {
+            if escaped { current.append(character); escaped = false; continue }
+            if character == "\\" && quoted { current.append(character); escaped = true; continue }
+            if character == "\"" { quoted.toggle() }
+            if character == ";" && !quoted { parts.append(current); current = ""; continue }
+            current.append(character)
+        }
+        parts.append(current)
+        return parts
+    }
+
+    private static func percentDecodedBytes(_ text: String) -> [UInt8]? {
+        var bytes: [UInt8] = []
+        var iterator = text.utf8.makeIterator()
+        while let byte = iterator.next() {
+            if byte == UInt8(ascii: "%") {
+                guard let high = iterator.next(), let low = iterator.next(),
+                      let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) else { return nil }
+                bytes.append(value)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return bytes
+    }
+}

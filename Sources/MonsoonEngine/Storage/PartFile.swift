@@ -1,0 +1,134 @@
+import CCurl
+import Foundation
+
+/// The `<name>.part` file a download writes into before it is placed.
+///
+/// The resume state (URL and validators) is kept in an extended attribute of the
+/// part itself, so the bytes and what they belong to can never be separated: a
+/// later run, even another process, resumes only a part whose origin it knows.
+enum PartFile {
+    static let suffix = ".part"
+    private static let attribute = "user.monsoon.resume"
+
+    static func path(for destination: String) -> String { destination + suffix }
+
+    /// The size of the file at `path`, or nil when there is none.
+    static func size(at path: String) -> Int? {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return Int(info.st_size)
+    }
+
+    static func exists(_ path: String) -> Bool { size(at: path) != nil }
+
+    /// Opens (creating) the part for writing at `offset`, cutting anything past it.
+    static func open(_ path: String, at offset: Int) throws(DownloadError) -> Int32 {
+        try FileSystem.createDirectories(forFile: path)
+        let fd = FileSystem.retrying { Glibc.open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644) }
+        guard fd >= 0 else { throw FileSystem.error("cannot create \(path)", errno: errno) }
+        if ftruncate(fd, off_t(offset)) != 0 || lseek(fd, off_t(offset), SEEK_SET) < 0 {
+            let code = errno
+            close(fd)
+            throw FileSystem.error("cannot prepare \(path)", errno: code)
+        }
+        return fd
+    }
+
+    /// Records what the part's bytes are, for a later resume. Best effort: on a
+    /// file system without user attributes a later run restarts from zero instead.
+    static func writeState(_ state: ResumeState, fd: Int32) {
+        var text = "url=\(state.url)\n"
+        if let etag = state.etag { text += "etag=\(etag)\n" }
+        if let lastModified = state.lastModified { text += "lastModified=\(lastModified)\n" }
+        if let total = state.total { text += "total=\(total)\n" }
+        _ = text.withCString { monsoon_fsetxattr(fd, attribute, $0, strlen($0)) }
+    }
+
+    /// The resume state stored with a part, if any.
+    static func readState(at path: String) -> ResumeState? {
+        var buffer = [CChar](repeating: 0, count: 16 * 1024)
+        let length = monsoon_getxattr(path, attribute, &buffer, buffer.count - 1)
+        guard length > 0 else { return nil }
+        let text = String(decoding: buffer[..<Int(length)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        var state = ResumeState(url: "")
+        for line in text.split(separator: "\n") {
+            guard let equals = line.firstIndex(of: "=") else { continue }
+            let value = String(line[line.index(after: equals)...])
+            switch line[..<equals] {
+            case "url": state.url = value
+            case "etag": state.etag = value
+            case "lastModified": state.lastModified = value
+            case "total": state.total = Int(value)
+            default: break
+            }
+        }
+        return state.url.isEmpty ? nil : state
+    }
+
+    /// The URL a part was fetched from, for finding a part whose name came from the server.
+    static func origin(of path: String) -> String? { readState(at: path)?.url }
+
+    static func remove(_ path: String) {
+        unlink(path)
+    }
+}
+
+/// Thin, EINTR-safe wrappers over the file-system calls the engine makes.
+enum FileSystem {
+    static func retrying(_ call: () -> Int32) -> Int32 {
+        var result: Int32
+        repeat { result = call() } while result < 0 && errno == EINTR
+        return result
+    }
+
+    static func error(_ what: String, errno code: Int32) -> DownloadError {
+        if code == ENOSPC || code == EDQUOT {
+            return DownloadError(.notEnoughDiskSpace, "not enough disk space (\(what)): free some space, then retry to resume")
+        }
+        return DownloadError(.fileSystem, "\(what): \(String(cString: strerror(code)))")
+    }
+
+    /// `mkdir -p` for the folder that holds `path`.
+    static func createDirectories(forFile path: String) throws(DownloadError) {
+        let folder = (path as NSString).deletingLastPathComponent
+        try createDirectories(folder)
+    }
+
+    static func createDirectories(_ folder: String) throws(DownloadError) {
+        guard !folder.isEmpty else { return }
+        var info = stat()
+        if stat(folder, &info) == 0 {
+            if (info.st_mode & S_IFMT) == S_IFDIR { return }
+            throw DownloadError(.fileSystem, "\(folder) exists and is not a folder")
+        }
+        try createDirectories((folder as NSString).deletingLastPathComponent)
+        if mkdir(folder, 0o755) != 0 && errno != EEXIST {
+            throw error("cannot create the folder \(folder)", errno: errno)
+        }
+    }
+
+    /// Bytes available to this user on the file system holding `folder`.
+    static func freeSpace(at folder: String) -> Int? {
+        var info = statvfs()
+        guard statvfs(folder, &info) == 0 else { return nil }
+        return Int(info.f_bavail) * Int(info.f_frsize)
+    }
+
+    /// The nearest folder of `path` that exists (for the free-space check before it is created).
+    static func nearestExistingFolder(_ path: String) -> String {
+        var folder = path
+        var info = stat()
+        while !folder.isEmpty && folder != "/" && stat(folder, &info) != 0 {
+            folder = (folder as NSString).deletingLastPathComponent
+        }
+        return folder.isEmpty ? "." : folder
+    }
+
+    /// Flushes a folder's entries (after a rename into it).
+    static func syncDirectory(_ folder: String) {
+        let fd = retrying { open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        guard fd >= 0 else { return }
+        fsync(fd)
+        close(fd)
+    }
+}
