@@ -31,12 +31,40 @@ final class EventSubscriber: Sendable {
         case progress(DownloadID)
     }
 
+    private struct Pending {
+        var bytes: Int
+        var total: Int?
+        /// Where its slot is, counted from the first slot ever queued.
+        var position: Int
+    }
+
     private struct State {
         var slots: [Slot] = []
         var head = 0
-        var latest: [DownloadID: (bytes: Int, total: Int?)] = [:]
+        /// Slots dropped from the front of `slots` so far.
+        var base = 0
+        var latest: [DownloadID: Pending] = [:]
         var waiter: CheckedContinuation<DownloadEvent?, Never>?
         var finished = false
+
+        mutating func append(_ event: DownloadEvent) {
+            if case .progress(let id, let bytes, let total) = event {
+                if latest[id] != nil {
+                    latest[id]?.bytes = bytes
+                    latest[id]?.total = total
+                } else {
+                    latest[id] = Pending(bytes: bytes, total: total, position: base + slots.count)
+                    slots.append(.progress(id))
+                }
+                return
+            }
+            // Seal the download's pending progress where it stands, so a later
+            // progress event cannot jump ahead of this one.
+            if let pending = latest.removeValue(forKey: event.downloadID) {
+                slots[pending.position - base] = .event(.progress(id: event.downloadID, bytes: pending.bytes, total: pending.total))
+            }
+            slots.append(.event(event))
+        }
 
         mutating func take() -> DownloadEvent? {
             guard head < slots.count else { return nil }
@@ -44,6 +72,7 @@ final class EventSubscriber: Sendable {
             head += 1
             if head > 1024, head * 2 > slots.count {   // compact now and then
                 slots.removeFirst(head)
+                base += head
                 head = 0
             }
             switch slot {
@@ -65,12 +94,7 @@ final class EventSubscriber: Sendable {
     func send(_ event: DownloadEvent) {
         let waiter: CheckedContinuation<DownloadEvent?, Never>? = state.withLock { state in
             guard !state.finished else { return nil }
-            if case .progress(let id, let bytes, let total) = event {
-                let pending = state.latest.updateValue((bytes, total), forKey: id) != nil
-                if !pending { state.slots.append(.progress(id)) }
-            } else {
-                state.slots.append(.event(event))
-            }
+            state.append(event)
             guard let waiter = state.waiter else { return nil }
             state.waiter = nil
             return waiter

@@ -99,7 +99,6 @@ final class Transfer {
         easy.setLong(CURLOPT_LOW_SPEED_TIME, configuration.stallSeconds)
         easy.setLong(CURLOPT_TCP_KEEPALIVE, 1)
         easy.setLong(CURLOPT_BUFFERSIZE, bufferSize)
-        easy.setLong(CURLOPT_PIPEWAIT, 1)
         var hasUserAgent = false
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
             if name.caseInsensitiveCompare("User-Agent") == .orderedSame { hasUserAgent = true }

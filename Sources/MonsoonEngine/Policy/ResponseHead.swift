@@ -26,7 +26,7 @@ struct ResponseHead: Equatable {
     /// Takes one raw header line (with its CRLF).
     mutating func consume(line raw: UnsafeBufferPointer<UInt8>) {
         var line = Substring(decoding: raw, as: UTF8.self)
-        while let last = line.last, last == "\r" || last == "\n" { line.removeLast() }
+        while let last = line.last, last.isNewline { line.removeLast() }   // "\r\n" is one Character
         if line.hasPrefix("HTTP/") {
             let keep = keepsFields
             self = ResponseHead()

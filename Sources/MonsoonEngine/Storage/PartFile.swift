@@ -132,3 +132,19 @@ enum FileSystem {
         close(fd)
     }
 }
+
+/// Part files left in a folder by an earlier run, so it can be resumed.
+public enum PartialDownloads {
+    /// The part files in `folder` whose origin is known: the URL each was fetched
+    /// from, mapped to the destination it was headed for (the part's path without `.part`).
+    public static func find(in folder: String) -> [String: String] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return [:] }
+        var found: [String: String] = [:]
+        for name in names where name.hasSuffix(PartFile.suffix) && name.count > PartFile.suffix.count {
+            let path = (folder as NSString).appendingPathComponent(name)
+            guard let origin = PartFile.origin(of: path) else { continue }
+            found[origin] = String(path.dropLast(PartFile.suffix.count))
+        }
+        return found
+    }
+}

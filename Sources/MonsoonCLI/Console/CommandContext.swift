@@ -1,0 +1,132 @@
+import Foundation
+import Synchronization
+
+/// Where a command's text goes: a file descriptor, or memory for in-process tests.
+public final class TextOutput: Sendable {
+    private enum Target: Sendable {
+        case descriptor(Int32)
+        case memory
+    }
+
+    private let target: Target
+    private let buffer = Mutex("")
+
+    /// Writes to a file descriptor (1 for standard output, 2 for standard error).
+    public init(descriptor: Int32) { target = .descriptor(descriptor) }
+
+    /// Collects the text in memory; read it with `text`.
+    public static func capturing() -> TextOutput { TextOutput() }
+
+    private init() { target = .memory }
+
+    public func write(_ text: String) {
+        switch target {
+        case .descriptor(let fd):
+            var bytes = Array(text.utf8)
+            var offset = 0
+            while offset < bytes.count {
+                let written = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return   // a closed pipe: nothing more to say
+                }
+                offset += written
+            }
+            bytes.removeAll()
+        case .memory:
+            buffer.withLock { $0 += text }
+        }
+    }
+
+    /// Writes `line` and a newline.
+    public func line(_ line: String) { write(line + "\n") }
+
+    /// What a capturing output has collected.
+    public var text: String { buffer.withLock { $0 } }
+}
+
+/// Ctrl-C (or SIGTERM), as something a command can wait for.
+public final class Interruption: Sendable {
+    private struct State {
+        var triggered = false
+        var nextWaiter = 0
+        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    public var isTriggered: Bool { state.withLock { $0.triggered } }
+
+    public func trigger() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.triggered = true
+            defer { state.waiters.removeAll() }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once triggered, or when the waiting task is cancelled.
+    public func wait() async {
+        let ticket = state.withLock { state -> Int in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { state -> Bool in
+                    if state.triggered || Task.isCancelled { return true }
+                    state.waiters[ticket] = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.waiters.removeValue(forKey: ticket) }?.resume()
+        }
+    }
+}
+
+/// Everything a command may touch of its surroundings, so commands run the same
+/// in-process (tests) and as the `monsoon` binary.
+public struct CommandContext: Sendable {
+    public var output: TextOutput
+    public var errors: TextOutput
+    public var environment: [String: String]
+    public var currentDirectory: String
+    /// Whether standard output is a terminal (live progress) or not (plain lines).
+    public var isTerminal: Bool
+    public var terminalWidth: Int
+    /// Reads all of standard input (for `-i -`).
+    public var readStandardInput: @Sendable () -> Data
+    public var interruption: Interruption
+
+    public init(
+        output: TextOutput, errors: TextOutput, environment: [String: String], currentDirectory: String,
+        isTerminal: Bool, terminalWidth: Int = 80, readStandardInput: @escaping @Sendable () -> Data = { Data() },
+        interruption: Interruption = Interruption()
+    ) {
+        self.output = output
+        self.errors = errors
+        self.environment = environment
+        self.currentDirectory = currentDirectory
+        self.isTerminal = isTerminal
+        self.terminalWidth = terminalWidth
+        self.readStandardInput = readStandardInput
+        self.interruption = interruption
+    }
+
+    /// Resolves a path given on the command line against the current folder.
+    public func absolutePath(_ path: String) -> String {
+        let expanded = (path as NSString).expandingTildeInPath
+        let joined = expanded.hasPrefix("/") ? expanded : (currentDirectory as NSString).appendingPathComponent(expanded)
+        return (joined as NSString).standardizingPath
+    }
+
+    /// Prints `monsoon: <message>` on standard error.
+    public func error(_ message: String) {
+        errors.line("monsoon: \(message)")
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+
+/// A command that can run.
+protocol RunnableCommand: ParsableCommand {
+    /// Runs the command and returns the process's exit status.
+    func run(_ context: CommandContext) async throws -> Int32
+}
+
+/// The exit statuses `monsoon` uses.
+public enum ExitStatus {
+    public static let success: Int32 = 0
+    /// Some work failed; the rest was done.
+    public static let failure: Int32 = 1
+    /// The command line was wrong.
+    public static let usage: Int32 = 2
+    /// A download failed for lack of disk space.
+    public static let diskFull: Int32 = 3
+    /// Stopped by Ctrl-C.
+    public static let interrupted: Int32 = 130
+}
+
+/// Options every command accepts, before or after the command's name.
+struct GlobalOptions: ParsableArguments {
+    @Flag(name: .shortAndLong, help: "Print only errors: no progress, no per-download lines.")
+    var quiet = false
+
+    @Flag(name: .shortAndLong, help: "Also report retries as they happen.")
+    var verbose = false
+
+    init() {}
+}
+
+/// The root command.
+struct Monsoon: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "monsoon",
+        abstract: "Archive podcasts and download files fast, safely and resumably.",
+        discussion: "Run 'monsoon help <command>' for a command's options.",
+        version: MonsoonCLI.version,
+        subcommands: [Get.self]
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    init() {}
+}
+
+/// The command-line tool, callable in-process.
+public enum MonsoonCLI {
+    public static let version = "0.1.0"
+
+    /// Parses `arguments` (without the program name), runs the command and
+    /// returns the exit status.
+    public static func run(_ arguments: [String], context: CommandContext) async -> Int32 {
+        switch CommandParser.parse(arguments, root: Monsoon.self) {
+        case .help(let text), .version(let text):
+            context.output.write(text.hasSuffix("\n") ? text : text + "\n")
+            return ExitStatus.success
+        case .usageError(let message, let usage):
+            context.errors.line(CommandParser.usageErrorText(message: message, usage: usage, root: Monsoon.self))
+            return ExitStatus.usage
+        case .command(let command):
+            guard let runnable = command as? any RunnableCommand else {
+                context.output.write(Monsoon.helpMessage())
+                return ExitStatus.usage
+            }
+            do {
+                return try await runnable.run(context)
+            } catch let error as CLIError {
+                context.error(error.message)
+                return error.status
+            } catch {
+                context.error("\(error)")
+                return ExitStatus.failure
+            }
+        }
+    }
+}
+
+/// A command's failure as a message and an exit status.
+struct CLIError: Error {
+    var message: String
+    var status: Int32 = ExitStatus.failure
+
+    static func usage(_ message: String) -> CLIError { CLIError(message: message, status: ExitStatus.usage) }
+}

@@ -1,0 +1,28 @@
+import Foundation
+
+/// A request the server received, as recorded by ``TestServer/requests``.
+public struct RecordedRequest: Sendable {
+    /// The method, e.g. `GET`.
+    public var method: String
+    /// The request target as sent, including any query string.
+    public var path: String
+    /// The header fields, names lowercased; repeated fields are joined with ", ".
+    public var headers: [String: String]
+    /// When the request head had been read.
+    public var time: Date
+    /// Identifies the TCP connection: requests on the same connection share the number.
+    public var connectionID: Int
+
+    public init(method: String, path: String, headers: [String: String], time: Date, connectionID: Int) {
+        self.method = method
+        self.path = path
+        self.headers = headers
+        self.time = time
+        self.connectionID = connectionID
+    }
+
+    /// The value of header `name`, matched case-insensitively.
+    public func header(_ name: String) -> String? {
+        headers[name.lowercased()]
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+
+/// What the server answers for one path. See ``TestServer/setRoute(_:_:)``.
+public struct Route: Sendable {
+    /// The content served (for status 200: the full representation that ranges select from).
+    public var body: Body
+    /// The status of a normal answer. Anything but 200 is permanent and served as is
+    /// (e.g. 404/410/500 with `body` as an HTML page): no ranges, no conditional requests.
+    public var status: Int = 200
+    /// Sent as Content-Type.
+    public var contentType: String = "application/octet-stream"
+    /// Sent as ETag; give it with its quotes, e.g. `"\"v1\""` (or `"W/\"v1\""` for a weak one).
+    public var etag: String? = nil
+    /// Sent as Last-Modified (IMF-fixdate, whole seconds).
+    public var lastModified: Date? = nil
+    /// Sent as Content-Disposition.
+    public var contentDisposition: String? = nil
+    /// `false`: ignore Range and If-Range, always answer 200 with the whole body, no Accept-Ranges.
+    public var supportsRanges: Bool = true
+    /// `true`: serve ranges without checking If-Range, like a broken server or cache,
+    /// so a client must notice a changed resource by the validators of the 206 itself.
+    public var ignoresIfRange: Bool = false
+    /// Body bytes per second for each response (nil: as fast as the socket takes them).
+    public var throttle: Int? = nil
+    /// Further response headers, sent after the standard ones in this order.
+    /// (A tuple of `Sendable` values is `Sendable`, so this stays a plain array of pairs.)
+    public var extraHeaders: [(String, String)] = []
+    /// Misbehaviour to inject; see ``Fault`` for how the list is consumed.
+    public var faults: [Fault] = []
+
+    /// A route; every parameter but `body` has the default of the property it sets.
+    public init(
+        body: Body,
+        status: Int = 200,
+        contentType: String = "application/octet-stream",
+        etag: String? = nil,
+        lastModified: Date? = nil,
+        contentDisposition: String? = nil,
+        supportsRanges: Bool = true,
+        ignoresIfRange: Bool = false,
+        throttle: Int? = nil,
+        extraHeaders: [(String, String)] = [],
+        faults: [Fault] = []
+    ) {
+        self.body = body
+        self.status = status
+        self.contentType = contentType
+        self.etag = etag
+        self.lastModified = lastModified
+        self.contentDisposition = contentDisposition
+        self.supportsRanges = supportsRanges
+        self.ignoresIfRange = ignoresIfRange
+        self.throttle = throttle
+        self.extraHeaders = extraHeaders
+        self.faults = faults
+    }
+
+    /// A page answered with `status` and `text` as a `text/html` body, e.g. a permanent 404 or 500.
+    public static func html(status: Int, _ text: String) -> Route {
+        Route(body: .bytes(Array(text.utf8)), status: status, contentType: "text/html; charset=utf-8")
+    }
+}

@@ -1,0 +1,134 @@
+// monsoon-testserver: runs MonsoonTestServer as a process for demos and benchmarks.
+//
+//   monsoon-testserver [--port N] [--dir DIR] [--generate COUNT --size BYTES] [--throttle BYTES_PER_SEC]
+//
+// Prints one line, the base URL, once listening; serves until SIGINT/SIGTERM, then exits 0.
+
+import Dispatch
+import Foundation
+import MonsoonTestServer
+#if canImport(Glibc)
+import Glibc
+#endif
+
+let usageText = """
+    usage: monsoon-testserver [--port N] [--dir DIR] [--generate COUNT --size BYTES] [--throttle BYTES_PER_SEC]
+      --port N            listen on 127.0.0.1:N (default 0: an ephemeral port)
+      --dir DIR           serve each regular file in DIR at /<name>
+      --generate COUNT    serve COUNT generated files /file1.bin ... /fileCOUNT.bin
+      --size BYTES        size of each generated file (suffixes k, m, g: KiB, MiB, GiB)
+      --throttle BPS      limit every response to BPS body bytes per second (suffixes as for --size)
+    Prints http://127.0.0.1:PORT once listening; stops on SIGINT or SIGTERM.
+    """
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("monsoon-testserver: \(message)\n\(usageText)\n".utf8))
+    exit(2)
+}
+
+/// Parses "123", "64k", "10m", "2g" (binary multiples).
+func parseSize(_ text: String, option: String) -> Int {
+    let multipliers: [Character: Int] = ["k": 1 << 10, "m": 1 << 20, "g": 1 << 30]
+    var digits = text.lowercased()
+    var multiplier = 1
+    if let last = digits.last, let value = multipliers[last] {
+        multiplier = value
+        digits.removeLast()
+    }
+    guard let number = Int(digits), number >= 0 else { fail("\(option) needs a byte count, got '\(text)'") }
+    let (product, overflow) = number.multipliedReportingOverflow(by: multiplier)
+    guard !overflow else { fail("\(option) value too large: '\(text)'") }
+    return product
+}
+
+struct Options {
+    var port = 0
+    var directory: String?
+    var generate: Int?
+    var size: Int?
+    var throttle: Int?
+
+    init(arguments: [String]) {
+        var rest = arguments[...]
+        func value(for option: String) -> String {
+            guard let value = rest.popFirst() else { fail("\(option) needs a value") }
+            return value
+        }
+        while let option = rest.popFirst() {
+            switch option {
+            case "--port":
+                guard let port = Int(value(for: option)), (0...65535).contains(port) else { fail("--port needs 0...65535") }
+                self.port = port
+            case "--dir":
+                directory = value(for: option)
+            case "--generate":
+                guard let count = Int(value(for: option)), count > 0 else { fail("--generate needs a positive count") }
+                generate = count
+            case "--size":
+                size = parseSize(value(for: option), option: option)
+            case "--throttle":
+                let rate = parseSize(value(for: option), option: option)
+                guard rate > 0 else { fail("--throttle needs a positive rate") }
+                throttle = rate
+            case "-h", "--help":
+                print(usageText)
+                exit(0)
+            default:
+                fail("unknown argument '\(option)'")
+            }
+        }
+        if generate != nil && size == nil { fail("--generate needs --size") }
+        if size != nil && generate == nil { fail("--size only goes with --generate") }
+    }
+}
+
+let options = Options(arguments: Array(CommandLine.arguments.dropFirst()))
+
+let server: TestServer
+do {
+    server = try TestServer(port: options.port)
+} catch {
+    FileHandle.standardError.write(Data("monsoon-testserver: \(error)\n".utf8))
+    exit(1)
+}
+
+if let directory = options.directory {
+    let names: [String]
+    do {
+        names = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+    } catch {
+        fail("cannot list --dir \(directory): \(error.localizedDescription)")
+    }
+    for name in names {
+        let path = (directory as NSString).appendingPathComponent(name)
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
+        let modified = Date(timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec))
+        let etag = "\"\(String(info.st_size, radix: 16))-\(String(info.st_mtim.tv_sec, radix: 16))\""
+        server.setRoute("/" + name, Route(body: .file(path), etag: etag, lastModified: modified, throttle: options.throttle))
+    }
+}
+
+if let count = options.generate, let size = options.size {
+    for index in 1...count {
+        server.setRoute("/file\(index).bin", Route(
+            body: .pattern(size: size, seed: UInt64(index)), etag: "\"gen-\(index)-\(size)\"", throttle: options.throttle))
+    }
+}
+
+// Signals are turned into dispatch events so the shutdown runs on a normal thread, not in a handler.
+signal(SIGPIPE, SIG_IGN)
+let signalSources = [SIGINT, SIGTERM].map { number in
+    signal(number, SIG_IGN)
+    let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
+    source.setEventHandler {
+        server.stop()
+        exit(0)
+    }
+    source.resume()
+    return source
+}
+
+// Written unbuffered, so a parent reading our stdout through a pipe sees the line at once.
+FileHandle.standardOutput.write(Data("http://127.0.0.1:\(server.port)\n".utf8))
+withExtendedLifetime(signalSources) { dispatchMain() }

@@ -1,0 +1,40 @@
+import Foundation
+import MonsoonCLI
+
+// The `monsoon` binary: wires the process's streams and signals to the CLI.
+
+let interruption = Interruption()
+signal(SIGINT, SIG_IGN)
+signal(SIGTERM, SIG_IGN)
+signal(SIGPIPE, SIG_IGN)
+let signalQueue = DispatchQueue(label: "monsoon.signals")
+var interrupts = 0
+let sources = [SIGINT, SIGTERM].map { number -> DispatchSourceSignal in
+    let source = DispatchSource.makeSignalSource(signal: number, queue: signalQueue)
+    source.setEventHandler {
+        interrupts += 1
+        // A second Ctrl-C means now: part files are already safe on disk.
+        if interrupts > 1 { exit(ExitStatus.interrupted) }
+        interruption.trigger()
+    }
+    source.resume()
+    return source
+}
+
+var size = winsize()
+let isTerminal = isatty(STDOUT_FILENO) == 1
+let width = isTerminal && ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : 80
+
+let context = CommandContext(
+    output: TextOutput(descriptor: STDOUT_FILENO),
+    errors: TextOutput(descriptor: STDERR_FILENO),
+    environment: ProcessInfo.processInfo.environment,
+    currentDirectory: FileManager.default.currentDirectoryPath,
+    isTerminal: isTerminal,
+    terminalWidth: width,
+    readStandardInput: { FileHandle.standardInput.readDataToEndOfFile() },
+    interruption: interruption
+)
+let status = await MonsoonCLI.run(Array(CommandLine.arguments.dropFirst()), context: context)
+withExtendedLifetime(sources) {}
+exit(status)

@@ -1,0 +1,172 @@
+import Foundation
+import Testing
+@testable import MonsoonEngine
+
+@Suite struct ResumeDecisionTests {
+    let state = ResumeState(url: "http://h/a.mp3", etag: "\"v1\"", lastModified: "Sun, 06 Nov 1994 08:49:37 GMT", total: 1000)
+
+    func head(_ status: Int, range: String? = nil, etag: String? = "\"v1\"", type: String = "audio/mpeg", length: Int? = nil) -> ResponseHead {
+        var head = ResponseHead()
+        head.status = status
+        head.contentRange = range
+        head.etag = etag
+        head.contentType = type
+        head.contentLength = length
+        return head
+    }
+
+    @Test func planResumesOnlyAKnownPartOfTheSameURL() {
+        #expect(AttemptPlan.plan(partSize: 400, state: state, url: "http://h/a.mp3") == AttemptPlan(offset: 400, ifRange: "\"v1\""))
+        #expect(AttemptPlan.plan(partSize: 400, state: state, url: "http://h/b.mp3").offset == 0)
+        #expect(AttemptPlan.plan(partSize: 400, state: nil, url: "http://h/a.mp3").offset == 0)
+        #expect(AttemptPlan.plan(partSize: 0, state: state, url: "http://h/a.mp3").offset == 0)
+        #expect(AttemptPlan.plan(partSize: 2000, state: state, url: "http://h/a.mp3").offset == 0)
+        var weak = state
+        weak.etag = "W/\"v1\""
+        #expect(AttemptPlan.plan(partSize: 400, state: weak, url: "http://h/a.mp3").ifRange == state.lastModified)
+        weak.lastModified = nil
+        #expect(AttemptPlan.plan(partSize: 400, state: weak, url: "http://h/a.mp3").offset == 0)
+    }
+
+    @Test func a206FromTheRightOffsetAppends() {
+        let plan = AttemptPlan(offset: 400, ifRange: "\"v1\"")
+        #expect(BodyDecision.decide(head: head(206, range: "bytes 400-999/1000"), plan: plan, state: state, expectedMediaType: nil) == .write(from: 400, total: 1000))
+    }
+
+    @Test func a206FromTheWrongOffsetOrAnotherVersionRestarts() {
+        let plan = AttemptPlan(offset: 400, ifRange: "\"v1\"")
+        guard case .restartFresh = BodyDecision.decide(head: head(206, range: "bytes 0-999/1000"), plan: plan, state: state, expectedMediaType: nil) else {
+            Issue.record("wrong offset must restart"); return
+        }
+        guard case .restartFresh = BodyDecision.decide(head: head(206, range: "bytes 400-999/1000", etag: "\"v2\""), plan: plan, state: state, expectedMediaType: nil) else {
+            Issue.record("another ETag must restart"); return
+        }
+        guard case .restartFresh = BodyDecision.decide(head: head(206, range: "bytes 400-1999/2000", etag: nil), plan: plan, state: state, expectedMediaType: nil) else {
+            Issue.record("another length must restart"); return
+        }
+        guard case .restartFresh = BodyDecision.decide(head: head(206, range: nil), plan: plan, state: state, expectedMediaType: nil) else {
+            Issue.record("no Content-Range must restart"); return
+        }
+    }
+
+    @Test func a200ToARangeRequestStartsOverCleanly() {
+        let plan = AttemptPlan(offset: 400, ifRange: "\"v1\"")
+        #expect(BodyDecision.decide(head: head(200, length: 1000), plan: plan, state: state, expectedMediaType: nil) == .write(from: 0, total: 1000))
+    }
+
+    @Test func errorsAreDiscardedAndWebPagesRefused() {
+        let plan = AttemptPlan(offset: 0, ifRange: nil)
+        #expect(BodyDecision.decide(head: head(404, type: "text/html"), plan: plan, state: nil, expectedMediaType: "audio/mpeg") == .discard)
+        guard case .fail(let error) = BodyDecision.decide(head: head(200, type: "text/html; charset=utf-8"), plan: plan, state: nil, expectedMediaType: "audio") else {
+            Issue.record("a web page for audio must fail"); return
+        }
+        #expect(error.code == .webPageNotMedia)
+        #expect(error.message.contains("the server returned a web page, not media"))
+        #expect(BodyDecision.decide(head: head(200, type: "text/html"), plan: plan, state: nil, expectedMediaType: nil) == .write(from: 0, total: nil))
+    }
+
+    @Test func contentRange() {
+        #expect(ContentRange("bytes 0-99/100") == ContentRange("bytes 0-99/100"))
+        #expect(ContentRange("bytes 0-99/100")?.first == 0)
+        #expect(ContentRange("bytes */100")?.total == 100)
+        #expect(ContentRange("bytes */100")?.first == nil)
+        #expect(ContentRange("bytes 5-4/100") == nil)
+        #expect(ContentRange("bytes 0-100/100") == nil)
+        #expect(ContentRange("items 0-1/2") == nil)
+        #expect(ContentRange("bytes 10-19/*")?.total == nil)
+    }
+
+    @Test func headParsingResetsAtEachStatusLine() {
+        var head = ResponseHead()
+        func feed(_ line: String) {
+            let bytes = Array((line + "\r\n").utf8)
+            bytes.withUnsafeBufferPointer { head.consume(line: $0) }
+        }
+        feed("HTTP/1.1 302 Found")
+        feed("Location: /b")
+        feed("ETag: \"old\"")
+        feed("HTTP/1.1 200 OK")
+        feed("content-type: audio/mpeg")
+        feed("Content-Length: 42")
+        #expect(head.status == 200)
+        #expect(head.etag == nil)
+        #expect(head.contentLength == 42)
+        #expect(head.mediaType == "audio/mpeg")
+    }
+}
+
+@Suite struct FileNamingTests {
+    @Test func dispositionThenURLThenDownload() {
+        #expect(FileNaming.name(contentDisposition: "attachment; filename=\"show 12.mp3\"", finalURL: "http://h/x.mp3") == "show 12.mp3")
+        #expect(FileNaming.name(contentDisposition: "attachment; filename=\"a.mp3\"; filename*=UTF-8''%C3%A9pisode%201.mp3", finalURL: nil) == "épisode 1.mp3")
+        #expect(FileNaming.name(contentDisposition: "inline", finalURL: "http://h/path/ep%2042.mp3?x=1") == "ep 42.mp3")
+        #expect(FileNaming.name(contentDisposition: nil, finalURL: "http://h/") == "download")
+    }
+
+    @Test func sanitizing() {
+        #expect(FileNaming.sanitize("../../etc/passwd") == "_._etc_passwd")
+        #expect(FileNaming.sanitize("..") == "download")
+        #expect(FileNaming.sanitize(".hidden") == "hidden")
+        #expect(FileNaming.sanitize("a\u{0}b\u{7}c\nd.mp3") == "abcd.mp3")
+        #expect(FileNaming.sanitize("back\\slash") == "back_slash")
+        #expect(!FileNaming.sanitize("a/../b").contains("/"))
+        let long = String(repeating: "é", count: 300) + ".mp3"
+        let cut = FileNaming.sanitize(long)
+        #expect(cut.utf8.count <= 250)
+        #expect(cut.hasSuffix(".mp3"))
+    }
+}
+
+@Suite struct SchedulerTests {
+    func queue(_ entries: [(String, Int, String)]) -> QueueIndex {
+        var index = QueueIndex()
+        for (sequence, (id, priority, host)) in entries.enumerated() {
+            index.insert(DownloadID(id), key: .init(priority: priority, sequence: sequence), host: host)
+        }
+        return index
+    }
+
+    @Test func priorityThenEnqueueOrder() {
+        let index = queue([("a", 0, "h"), ("b", 5, "h"), ("c", 0, "h"), ("d", 5, "h")])
+        let scheduler = Scheduler(maxConcurrent: 10, maxPerHost: nil)
+        #expect(scheduler.select(from: index, running: 0, runningPerHost: [:], hostsOnHold: [:], now: Date()) == ["b", "d", "a", "c"])
+    }
+
+    @Test func globalAndPerHostLimits() {
+        let index = queue([("a1", 0, "a"), ("a2", 0, "a"), ("a3", 0, "a"), ("b1", 0, "b")])
+        #expect(Scheduler(maxConcurrent: 2, maxPerHost: nil).select(from: index, running: 0, runningPerHost: [:], hostsOnHold: [:], now: Date()) == ["a1", "a2"])
+        #expect(Scheduler(maxConcurrent: 10, maxPerHost: 1).select(from: index, running: 1, runningPerHost: ["a": 1], hostsOnHold: [:], now: Date()) == ["b1"])
+        #expect(Scheduler(maxConcurrent: 3, maxPerHost: nil).select(from: index, running: 3, runningPerHost: [:], hostsOnHold: [:], now: Date()) == [])
+    }
+
+    @Test func hostsOnHoldWait() {
+        let index = queue([("a1", 0, "a"), ("b1", 0, "b")])
+        let now = Date()
+        let scheduler = Scheduler(maxConcurrent: 10, maxPerHost: nil)
+        #expect(scheduler.select(from: index, running: 0, runningPerHost: [:], hostsOnHold: ["a": now.addingTimeInterval(5)], now: now) == ["b1"])
+        #expect(scheduler.select(from: index, running: 0, runningPerHost: [:], hostsOnHold: ["a": now.addingTimeInterval(-1)], now: now) == ["a1", "b1"])
+    }
+
+    @Test func removeKeepsOrder() {
+        var index = queue([("a", 0, "h"), ("b", 1, "h"), ("c", 0, "h")])
+        index.remove(key: .init(priority: 1, sequence: 1))
+        #expect(index.entries.map(\.id) == ["a", "c"])
+        index.insert("b", key: .init(priority: -1, sequence: 1), host: "h")
+        #expect(index.entries.map(\.id) == ["a", "c", "b"])
+    }
+}
+
+@Suite struct EventSubscriberTests {
+    @Test func progressIsCoalescedAndOrderKept() async {
+        let subscriber = EventSubscriber { _ in }
+        let download = Download(request: DownloadRequest(id: "a", url: URL(string: "http://h/a")!, destination: .file("/tmp/a")),
+                                status: .completed, bytes: 10, total: 10, lastError: nil, filePath: "/tmp/a", attempts: 0, retryAt: nil)
+        for bytes in 1...1000 { subscriber.send(.progress(id: "a", bytes: bytes, total: 10_000)) }
+        subscriber.send(.statusChanged(download))
+        subscriber.send(.progress(id: "a", bytes: 5, total: 10))
+        subscriber.finish()
+        var events: [DownloadEvent] = []
+        while let event = await subscriber.next() { events.append(event) }
+        #expect(events == [.progress(id: "a", bytes: 1000, total: 10_000), .statusChanged(download), .progress(id: "a", bytes: 5, total: 10)])
+    }
+}

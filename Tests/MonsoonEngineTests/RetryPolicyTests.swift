@@ -1,0 +1,112 @@
+import Foundation
+import Testing
+@testable import MonsoonEngine
+
+@Suite struct RetryPolicyTests {
+    let policy = RetryPolicy(maxRetries: 3, baseDelay: 1, maxDelay: 60, jitter: 0)
+    let networkError = DownloadError(.network, "connection refused")
+
+    func failure(transient: Bool = true, progress: Bool = false, retryAfter: Double? = nil) -> RetryPolicy.Failure {
+        RetryPolicy.Failure(error: networkError, isTransient: transient, retryAfter: retryAfter, madeProgress: progress)
+    }
+
+    @Test func backoffDoublesFromTheBaseAndIsCapped() {
+        #expect(policy.backoff(level: 1, random: 0.5) == 1)
+        #expect(policy.backoff(level: 2, random: 0.5) == 2)
+        #expect(policy.backoff(level: 3, random: 0.5) == 4)
+        #expect(policy.backoff(level: 20, random: 0.5) == 60)
+    }
+
+    @Test func jitterStaysWithinItsBand() {
+        let jittery = RetryPolicy(maxRetries: 3, baseDelay: 10, maxDelay: 600, jitter: 0.25)
+        #expect(jittery.backoff(level: 1, random: 0) == 7.5)
+        #expect(jittery.backoff(level: 1, random: 0.999_999) > 12.49)
+    }
+
+    @Test func retriesNMeansNRetriesAfterTheFirstAttempt() {
+        var counters = RetryPolicy.Counters()
+        var retries = 0
+        while case .retry(_, let next) = policy.decide(failure(), counters: counters, random: 0.5) {
+            counters = next
+            retries += 1
+        }
+        #expect(retries == 3)
+        guard case .fail(let error, _) = policy.decide(failure(), counters: counters, random: 0.5) else { Issue.record("expected a failure"); return }
+        #expect(error.message.contains("gave up after 3 retries"))
+    }
+
+    @Test func progressDoesNotCountAndResetsTheBackoff() {
+        var counters = RetryPolicy.Counters(attempts: 2, backoffLevel: 2)
+        for _ in 0..<20 {
+            guard case .retry(let delay, let next) = policy.decide(failure(progress: true), counters: counters, random: 0.5) else {
+                Issue.record("an attempt that made progress must be retried")
+                return
+            }
+            #expect(delay == 1)
+            counters = next
+        }
+        #expect(counters.attempts == 2)
+    }
+
+    @Test func permanentFailuresFailAtOnce() {
+        guard case .fail = policy.decide(failure(transient: false), counters: .init(), random: 0.5) else {
+            Issue.record("expected a failure")
+            return
+        }
+    }
+
+    @Test func retryAfterIsTheWaitAndTooLongFails() {
+        #expect(policy.decide(failure(retryAfter: 7), counters: .init(), random: 0.5) == .retry(after: 7, counters: .init(attempts: 1, backoffLevel: 1)))
+        guard case .fail(let error, _) = policy.decide(failure(retryAfter: 3600), counters: .init(), random: 0.5) else {
+            Issue.record("a Retry-After beyond the cap must fail")
+            return
+        }
+        #expect(error.code == .retryAfterTooLong)
+        #expect(error.message.contains("retry later"))
+    }
+}
+
+@Suite struct FailureClassifierTests {
+    @Test(arguments: [408, 429, 500, 502, 503, 504])
+    func transientStatuses(_ status: Int) {
+        #expect(FailureClassifier.httpFailure(status: status, retryAfter: nil, now: Date()).isTransient)
+    }
+
+    @Test(arguments: [400, 401, 403, 404, 410, 416, 451])
+    func permanentStatuses(_ status: Int) {
+        let failure = FailureClassifier.httpFailure(status: status, retryAfter: nil, now: Date())
+        #expect(!failure.isTransient)
+        #expect(failure.error.httpStatus == status)
+        #expect(failure.error.message.contains("\(status)"))
+    }
+
+    @Test func retryAfterSecondsAndDates() {
+        let now = Date(timeIntervalSince1970: 1_000_000)
+        #expect(FailureClassifier.httpFailure(status: 503, retryAfter: "12", now: now).retryAfter == 12)
+        let later = HTTPDate.format(now.addingTimeInterval(30))
+        #expect(FailureClassifier.httpFailure(status: 429, retryAfter: later, now: now).retryAfter == 30)
+        #expect(FailureClassifier.httpFailure(status: 404, retryAfter: "12", now: now).retryAfter == nil)
+    }
+
+    @Test func curlCodes() {
+        #expect(FailureClassifier.curlFailure(code: 7, text: "refused", stallSeconds: 30).isTransient)
+        #expect(FailureClassifier.curlFailure(code: 56, text: "reset", stallSeconds: 30).isTransient)
+        #expect(FailureClassifier.curlFailure(code: 18, text: "partial", stallSeconds: 30).error.code == .truncated)
+        let stall = FailureClassifier.curlFailure(code: 28, text: "Operation too slow. Less than 1024 bytes/sec transferred the last 30 seconds", stallSeconds: 30)
+        #expect(stall.isTransient && stall.error.code == .stalled)
+        #expect(FailureClassifier.curlFailure(code: 1, text: "Protocol \"file\" not supported", stallSeconds: 30).error.code == .unsupportedScheme)
+        #expect(!FailureClassifier.curlFailure(code: 47, text: "", stallSeconds: 30).isTransient)
+        #expect(!FailureClassifier.curlFailure(code: 60, text: "certificate", stallSeconds: 30).isTransient)
+    }
+}
+
+@Suite struct HTTPDateTests {
+    @Test func threeForms() {
+        let expected = Date(timeIntervalSince1970: 784_111_777)
+        #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == expected)
+        #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == expected)
+        #expect(HTTPDate.parse("Sun Nov  6 08:49:37 1994") == expected)
+        #expect(HTTPDate.parse("yesterday") == nil)
+        #expect(HTTPDate.format(expected) == "Sun, 06 Nov 1994 08:49:37 GMT")
+    }
+}

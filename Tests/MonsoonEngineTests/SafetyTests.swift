@@ -1,0 +1,158 @@
+import Foundation
+import MonsoonTestServer
+import Testing
+@testable import MonsoonEngine
+
+/// Duplicates, removal, disk space, web pages and unsafe redirects.
+@Suite struct SafetyTests {
+    @Test func duplicatesAreRefusedUnlessReplacing() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/a", Route(body: .bytes([1, 2, 3])))
+        server.setRoute("/b", Route(body: .bytes([4, 5])))
+        let manager = DownloadManager(configuration: fastConfiguration())
+        try await manager.enqueue(request("a", server.url("/a"), to: folder.file("a")))
+        await #expect(throws: DownloadManagerError.duplicate("a")) {
+            try await manager.enqueue(request("a", server.url("/b"), to: folder.file("b")))
+        }
+        await #expect(throws: DownloadManagerError.duplicate("z")) {
+            try await manager.enqueue(contentsOf: [request("z", server.url("/a"), to: folder.file("z")), request("z", server.url("/a"), to: folder.file("z"))])
+        }
+        #expect(await manager.download(withID: "z") == nil, "a refused batch adds nothing")
+        try await waitFor(manager, "a", .completed)
+        try await manager.enqueue(request("a", server.url("/b"), to: folder.file("b")), replacingExisting: true)
+        let replaced = try await waitFor(manager, "a", .completed)
+        #expect(replaced.request.url == server.url("/b"))
+        #expect(await manager.downloads.count == 1)
+        await manager.shutdown()
+    }
+
+    @Test func onlyHTTPAndHTTPSCanBeEnqueued() async throws {
+        let manager = DownloadManager(configuration: fastConfiguration())
+        await #expect(throws: DownloadManagerError.self) {
+            try await manager.enqueue(request("f", URL(string: "file:///etc/passwd")!, to: "/tmp/x"))
+        }
+        await #expect(throws: DownloadManagerError.self) {
+            try await manager.enqueue(request("g", URL(string: "ftp://example.com/a")!, to: "/tmp/x"))
+        }
+        await manager.shutdown()
+    }
+
+    @Test func removalDeletesThePartAlwaysAndTheFileWhenAsked() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/done", Route(body: .bytes([1, 2, 3])))
+        server.setRoute("/kept", Route(body: .bytes([4, 5, 6])))
+        server.setRoute("/slow", Route(body: .pattern(size: 1 << 20, seed: 1), etag: "\"s\"", throttle: 200_000))
+        let manager = DownloadManager(configuration: fastConfiguration())
+        let events = manager.events()
+        try await manager.enqueue(contentsOf: [
+            request("done", server.url("/done"), to: folder.file("done")),
+            request("kept", server.url("/kept"), to: folder.file("kept")),
+            request("slow", server.url("/slow"), to: folder.file("slow")),
+        ])
+        try await waitFor(manager, "done", .completed)
+        try await waitFor(manager, "kept", .completed)
+        try await eventually("a part file") { PartFile.size(at: folder.file("slow.part")) ?? 0 > 0 }
+        try await manager.remove("done", deleteFile: true)
+        try await manager.remove("kept", deleteFile: false)
+        try await manager.remove("slow", deleteFile: false)
+        #expect(folder.contents() == ["kept"])
+        #expect(await manager.downloads.isEmpty)
+        await #expect(throws: DownloadManagerError.notFound("done")) { try await manager.remove("done") }
+        var removed: [DownloadID] = []
+        for await event in events {
+            if case .removed(let id) = event { removed.append(id) }
+            if removed.count == 3 { break }
+        }
+        #expect(removed == ["done", "kept", "slow"])
+        await manager.shutdown()
+    }
+
+    @Test func notEnoughDiskSpaceRefusesToStart() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/big", Route(body: .pattern(size: 1000, seed: 1)))
+        var configuration = fastConfiguration()
+        configuration.diskReserve = Int.max / 4   // more than any disk has free
+        let manager = DownloadManager(configuration: configuration)
+        try await manager.enqueue(request("big", server.url("/big"), to: folder.file("big")))
+        let failed = try await waitFor(manager, "big", .failed)
+        #expect(failed.lastError?.code == .notEnoughDiskSpace)
+        #expect(failed.lastError?.message.contains("not enough disk space") == true)
+        #expect(server.requests.isEmpty)
+        #expect(folder.contents().isEmpty)
+        await manager.shutdown()
+    }
+
+    @Test func aWebPageInsteadOfMediaFails() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/episode.mp3", Route(body: .bytes(Array("<html>Log in</html>".utf8)), contentType: "text/html; charset=utf-8"))
+        let manager = DownloadManager(configuration: fastConfiguration())
+        try await manager.enqueue(request("w", server.url("/episode.mp3"), to: folder.file("episode.mp3"), mediaType: "audio/mpeg"))
+        let failed = try await waitFor(manager, "w", .failed)
+        #expect(failed.lastError?.code == .webPageNotMedia)
+        #expect(failed.lastError?.message.contains("the server returned a web page, not media") == true)
+        #expect(folder.contents().isEmpty)
+        await manager.shutdown()
+    }
+
+    @Test func aRedirectToFileIsRefused() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/evil", Route(body: .bytes([]), faults: [.redirect(to: "file:///etc/passwd")]))
+        let manager = DownloadManager(configuration: fastConfiguration())
+        try await manager.enqueue(request("evil", server.url("/evil"), to: folder.file("evil")))
+        let failed = try await waitFor(manager, "evil", .failed)
+        #expect(failed.lastError?.code == .unsupportedScheme)
+        #expect(folder.contents().isEmpty)
+        #expect(server.requests.count == 1, "refused at once, not retried")
+        await manager.shutdown()
+    }
+
+    @Test func redirectsAreFollowedAndLoopsStopped() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/old", Route(body: .bytes([]), faults: [.redirect(to: "/new", status: 301)]))
+        server.setRoute("/new", Route(body: .bytes([7, 7])))
+        server.setRoute("/loop", Route(body: .bytes([]), faults: [.redirect(to: "/loop")]))
+        let manager = DownloadManager(configuration: fastConfiguration())
+        try await manager.enqueue(request("moved", server.url("/old"), to: folder.file("moved")))
+        try await manager.enqueue(request("loop", server.url("/loop"), to: folder.file("loop")))
+        try await waitFor(manager, "moved", .completed)
+        let failed = try await waitFor(manager, "loop", .failed)
+        #expect(failed.lastError?.code == .tooManyRedirects)
+        #expect(server.requests(for: "/loop").count == 11)
+        #expect(folder.contents() == ["moved"])
+        await manager.shutdown()
+    }
+
+    @Test func pauseAllAndResumeAll() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        let bodies = (0..<3).map { Body.pattern(size: 1 << 20, seed: UInt64($0)) }
+        for (index, body) in bodies.enumerated() { server.setRoute("/\(index)", Route(body: body, etag: "\"\(index)\"", throttle: 100_000)) }
+        let manager = DownloadManager(configuration: fastConfiguration())
+        try await manager.enqueue(contentsOf: (0..<3).map { request(DownloadID("\($0)"), server.url("/\($0)"), to: folder.file("\($0)")) })
+        try await eventually("all started") { await manager.downloads.allSatisfy { $0.bytes > 0 } }
+        await manager.pauseAll()
+        let statuses = await manager.downloads.map(\.status)
+        #expect(statuses == [.paused, .paused, .paused])
+        for (index, body) in bodies.enumerated() { server.setRoute("/\(index)", Route(body: body, etag: "\"\(index)\"")) }
+        await manager.resumeAll()
+        await manager.waitUntilIdle()
+        for (index, body) in bodies.enumerated() {
+            #expect(sha256(ofFile: folder.file("\(index)")) == body.sha256Hex())
+            #expect(server.requests(for: "/\(index)").last?.header("Range") != nil)
+        }
+        await manager.shutdown()
+    }
+}

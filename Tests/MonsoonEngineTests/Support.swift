@@ -1,0 +1,92 @@
+import Foundation
+import MonsoonTestServer
+@testable import MonsoonEngine
+
+/// A fresh temporary folder, removed by `remove()`.
+struct TemporaryFolder {
+    let path: String
+
+    init() {
+        let base = FileManager.default.temporaryDirectory.path(percentEncoded: false)
+        path = (base as NSString).appendingPathComponent("monsoon-tests-\(UUID().uuidString)")
+        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    func file(_ name: String) -> String { (path as NSString).appendingPathComponent(name) }
+
+    func contents() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
+    }
+
+    func remove() { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// Engine settings that make retries and stalls quick in tests.
+func fastConfiguration(concurrency: Int = 4, retries: Int = 5) -> EngineConfiguration {
+    var configuration = EngineConfiguration()
+    configuration.maxConcurrentDownloads = concurrency
+    configuration.retry = RetryPolicy(maxRetries: retries, baseDelay: 0.05, maxDelay: 5, jitter: 0.1)
+    configuration.connectTimeout = 5
+    configuration.stallSeconds = 2
+    configuration.stallBytesPerSecond = 1024
+    configuration.diskReserve = 0
+    return configuration
+}
+
+struct Timeout: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// Waits (polling, with a generous deadline) until `id` reaches `status`.
+@discardableResult
+func waitFor(_ manager: DownloadManager, _ id: DownloadID, _ statuses: Set<DownloadStatus>, seconds: Double = 30) async throws -> Download {
+    let deadline = Date().addingTimeInterval(seconds)
+    var last: Download?
+    while Date() < deadline {
+        last = await manager.download(withID: id)
+        if let last, statuses.contains(last.status) { return last }
+        try await Task.sleep(nanoseconds: 20_000_000)
+    }
+    throw Timeout(description: "\(id) did not reach \(statuses) in \(seconds) s; last: \(String(describing: last))")
+}
+
+@discardableResult
+func waitFor(_ manager: DownloadManager, _ id: DownloadID, _ status: DownloadStatus, seconds: Double = 30) async throws -> Download {
+    try await waitFor(manager, id, [status], seconds: seconds)
+}
+
+/// Waits until `condition` holds.
+func eventually(seconds: Double = 30, _ what: String = "condition", _ condition: () async -> Bool) async throws {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if await condition() { return }
+        try await Task.sleep(nanoseconds: 20_000_000)
+    }
+    throw Timeout(description: "\(what) did not hold within \(seconds) s")
+}
+
+func sha256(ofFile path: String) -> String {
+    (try? SHA256.hex(fileAt: path)) ?? "missing \(path)"
+}
+
+func request(_ id: DownloadID, _ url: URL, to path: String, priority: Int = 0, mediaType: String? = nil) -> DownloadRequest {
+    DownloadRequest(id: id, url: url, destination: .file(path), priority: priority, expectedMediaType: mediaType)
+}
+
+/// A loopback port that refuses connections: bound, never listening, held open
+/// so no other test's server can take it. Close the descriptor when done.
+func refusingPort() -> (fd: Int32, port: Int) {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            _ = bind(fd, $0, length)
+            _ = getsockname(fd, $0, &length)
+        }
+    }
+    return (fd, Int(UInt16(bigEndian: address.sin_port)))
+}
