@@ -33,6 +33,9 @@ struct Get: RunnableCommand {
     @Option(name: .customLong("per-host"), help: "Downloads running at once to one host (default: no limit).", valueName: "n")
     var perHost: Int?
 
+    @Option(name: .customLong("min-free"), help: "Free space to leave on the disk: a download that would eat into it does not start.", valueName: "size")
+    var minFree: ByteSize = ByteSize(bytes: 64 << 20)
+
     @Argument(help: "The URLs to download (http or https).", valueName: "url")
     var urls: [String] = []
 
@@ -60,6 +63,7 @@ struct Get: RunnableCommand {
         configuration.maxConcurrentDownloads = jobs
         configuration.maxDownloadsPerHost = perHost
         configuration.retry.maxRetries = retries
+        configuration.diskReserve = minFree.bytes
         configuration.userAgent = "Monsoon/\(MonsoonCLI.version)"
         let manager = DownloadManager(configuration: configuration)
 

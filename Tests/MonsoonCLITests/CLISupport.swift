@@ -1,0 +1,106 @@
+import Foundation
+import MonsoonTestServer
+@testable import MonsoonCLI
+
+/// A fresh temporary folder, removed by `remove()`.
+struct Folder {
+    let path: String
+
+    init() {
+        let base = FileManager.default.temporaryDirectory.path(percentEncoded: false)
+        path = (base as NSString).appendingPathComponent("monsoon-cli-\(UUID().uuidString)")
+        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    func file(_ name: String) -> String { (path as NSString).appendingPathComponent(name) }
+
+    func contents(_ sub: String = "") -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: file(sub))) ?? []).sorted()
+    }
+
+    func remove() { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// What an in-process run printed and returned.
+struct RunResult {
+    var status: Int32
+    var output: String
+    var errors: String
+}
+
+/// Runs `monsoon` in-process, with captured output, in `directory`.
+func runMonsoon(_ arguments: [String], in directory: String, stdin: String = "", terminal: Bool = false, interruption: Interruption = Interruption()) async -> RunResult {
+    let output = TextOutput.capturing()
+    let errors = TextOutput.capturing()
+    let input = Data(stdin.utf8)
+    let context = CommandContext(
+        output: output, errors: errors, environment: [:], currentDirectory: directory,
+        isTerminal: terminal, terminalWidth: 100, readStandardInput: { input }, interruption: interruption)
+    let status = await MonsoonCLI.run(arguments, context: context)
+    return RunResult(status: status, output: output.text, errors: errors.text)
+}
+
+/// The built `monsoon` binary, next to the test bundle.
+let monsoonBinary: String = {
+    let bundle = Bundle.main.bundleURL.deletingLastPathComponent()
+    for candidate in [bundle.appendingPathComponent("monsoon").path,
+                      URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("monsoon").path] {
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+    }
+    return bundle.appendingPathComponent("monsoon").path
+}()
+
+/// A running `monsoon` process with its output collected.
+final class MonsoonProcess: @unchecked Sendable {
+    // Only touched from the test's task, and by Foundation's Process internals.
+    let process = Process()
+    private let outPipe = Pipe()
+    private let errPipe = Pipe()
+
+    init(_ arguments: [String], in directory: String) throws {
+        guard FileManager.default.isExecutableFile(atPath: monsoonBinary) else {
+            throw CLITestError("the monsoon binary is missing at \(monsoonBinary): build it with `swift build` (make test does)")
+        }
+        process.executableURL = URL(fileURLWithPath: monsoonBinary)
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        process.standardOutput = outPipe
+        process.standardError = errPipe
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    func interrupt() { kill(process.processIdentifier, SIGINT) }
+
+    /// Waits for the exit, with a deadline; returns status, stdout, stderr.
+    func finish(seconds: Double = 60) async throws -> RunResult {
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning {
+            if Date() > deadline {
+                process.terminate()
+                throw CLITestError("monsoon did not exit within \(seconds) s")
+            }
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+        let output = String(decoding: outPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let errors = String(decoding: errPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return RunResult(status: process.terminationStatus, output: output, errors: errors)
+    }
+}
+
+struct CLITestError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+func waitUntil(seconds: Double = 30, _ what: String, _ condition: () -> Bool) async throws {
+    let deadline = Date().addingTimeInterval(seconds)
+    while !condition() {
+        if Date() > deadline { throw CLITestError("\(what) did not happen within \(seconds) s") }
+        try await Task.sleep(nanoseconds: 20_000_000)
+    }
+}
+
+func fileSize(_ path: String) -> Int {
+    ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
+}

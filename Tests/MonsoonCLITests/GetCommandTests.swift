@@ -1,0 +1,158 @@
+import Foundation
+import MonsoonTestServer
+import Testing
+@testable import MonsoonCLI
+
+/// `monsoon get`, run in-process against the test server.
+@Suite struct GetCommandTests {
+    @Test func downloadsEveryURLAndPrintsALineEach() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let bodies = (1...3).map { Body.pattern(size: 200_000 * $0, seed: UInt64($0)) }
+        for (index, body) in bodies.enumerated() { server.setRoute("/ep\(index).mp3", Route(body: body, etag: "\"\(index)\"")) }
+        let result = await runMonsoon(["get", "-o", "out", "-j", "2"] + (0..<3).map { server.url("/ep\($0).mp3").absoluteString }, in: folder.path)
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(folder.contents("out") == ["ep0.mp3", "ep1.mp3", "ep2.mp3"])
+        for (index, body) in bodies.enumerated() {
+            #expect(try SHA256.hex(fileAt: folder.file("out/ep\(index).mp3")) == body.sha256Hex())
+        }
+        let lines = result.output.split(separator: "\n").map(String.init).sorted()
+        #expect(lines == (0..<3).map { "\(folder.file("out/ep\($0).mp3"))\t\(200_000 * ($0 + 1))" })
+        #expect(result.errors.isEmpty)
+        #expect(server.maxConcurrentRequests <= 2)
+    }
+
+    @Test func failuresGoToStandardErrorAndExitOne() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/ok", Route(body: .bytes([1, 2, 3])))
+        server.setRoute("/missing.mp3", Route.html(status: 404, "<html>gone</html>"))
+        let result = await runMonsoon(["get", server.url("/ok").absoluteString, server.url("/missing.mp3").absoluteString], in: folder.path)
+        #expect(result.status == 1)
+        #expect(result.errors.contains("monsoon: failed: \(server.url("/missing.mp3").absoluteString): the server answered 404 Not Found"))
+        #expect(folder.contents() == ["ok"], "no file, and no part, for the 404")
+    }
+
+    @Test func lackOfDiskSpaceExitsThree() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/big", Route(body: .pattern(size: 1000, seed: 1)))
+        let result = await runMonsoon(["get", "--min-free", "1000000T", server.url("/big").absoluteString], in: folder.path)
+        #expect(result.status == 3)
+        #expect(result.errors.contains("not enough disk space"))
+        #expect(server.requests.isEmpty)
+    }
+
+    @Test func readsURLsFromAFileAndStandardInput() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        for name in ["a", "b", "c"] { server.setRoute("/\(name)", Route(body: .bytes(Array(name.utf8)))) }
+        let list = "# my list\n\n\(server.url("/a"))\n  \(server.url("/b"))  \n\(server.url("/a"))\n"
+        try list.write(toFile: folder.file("urls.txt"), atomically: true, encoding: .utf8)
+        let fromFile = await runMonsoon(["get", "-i", "urls.txt", "-o", "one", server.url("/c").absoluteString], in: folder.path)
+        #expect(fromFile.status == 0, "\(fromFile.errors)")
+        #expect(folder.contents("one") == ["a", "b", "c"])
+        #expect(server.requests(for: "/a").count == 1, "a URL listed twice is downloaded once")
+
+        let fromStdin = await runMonsoon(["get", "-o", "two", "-i", "-"], in: folder.path, stdin: "\(server.url("/c"))\nnot a url\nftp://example.com/x\n")
+        #expect(fromStdin.status == 1)
+        #expect(folder.contents("two") == ["c"])
+        #expect(fromStdin.errors.contains("skipped 'not a url': not an http or https URL"))
+        #expect(fromStdin.errors.contains("skipped 'ftp://example.com/x'"))
+    }
+
+    @Test func usageErrorsExitTwo() async throws {
+        let folder = Folder()
+        defer { folder.remove() }
+        let none = await runMonsoon(["get"], in: folder.path)
+        #expect(none.status == 2)
+        #expect(none.errors.contains("Give at least one URL"))
+        let badJobs = await runMonsoon(["get", "-j", "0", "http://example.com/"], in: folder.path)
+        #expect(badJobs.status == 2)
+        #expect(badJobs.errors.contains("--jobs must be at least 1"))
+        let unknown = await runMonsoon(["get", "--outt", "x", "http://example.com/"], in: folder.path)
+        #expect(unknown.status == 2)
+        #expect(unknown.errors.contains("Did you mean '--out'?"))
+        let notANumber = await runMonsoon(["--quiet", "get", "--retries", "many", "http://example.com/"], in: folder.path)
+        #expect(notANumber.status == 2)
+        let noCommand = await runMonsoon(["frobnicate"], in: folder.path)
+        #expect(noCommand.status == 2)
+        let missingList = await runMonsoon(["get", "-i", "nope.txt"], in: folder.path)
+        #expect(missingList.status == 1)
+        #expect(missingList.errors.contains("cannot read the URL list"))
+    }
+
+    @Test func globalOptionsGoBeforeOrAfterTheCommand() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/q", Route(body: .bytes([1])))
+        let before = await runMonsoon(["--quiet", "get", "-o", "a", server.url("/q").absoluteString], in: folder.path)
+        let after = await runMonsoon(["get", "-o", "b", server.url("/q").absoluteString, "--quiet"], in: folder.path)
+        #expect(before.status == 0 && after.status == 0)
+        #expect(before.output.isEmpty && after.output.isEmpty, "--quiet prints nothing on success")
+        // `--` ends options: what follows is a URL even if it looks like an option.
+        let dashed = await runMonsoon(["get", "-o", "c", "--", "--quiet"], in: folder.path)
+        #expect(dashed.status == 1)
+        #expect(dashed.errors.contains("skipped '--quiet'"))
+    }
+
+    @Test func helpAndVersion() async throws {
+        let folder = Folder()
+        defer { folder.remove() }
+        let help = await runMonsoon(["get", "--help"], in: folder.path)
+        #expect(help.status == 0)
+        #expect(help.output.contains("Usage: monsoon get"))
+        #expect(help.output.contains("--per-host <n>"))
+        let topics = await runMonsoon(["help"], in: folder.path)
+        #expect(topics.output.contains("get"))
+        let version = await runMonsoon(["--version"], in: folder.path)
+        #expect(version.output == "\(MonsoonCLI.version)\n")
+    }
+
+    @Test func liveProgressOnATerminal() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/slow.mp3", Route(body: .pattern(size: 300_000, seed: 1), throttle: 300_000))
+        let result = await runMonsoon(["get", server.url("/slow.mp3").absoluteString], in: folder.path, terminal: true)
+        #expect(result.status == 0)
+        #expect(result.output.contains("slow.mp3"))
+        #expect(result.output.contains("%"))
+        #expect(result.output.contains("✓ slow.mp3"))
+        #expect(result.errors.contains("1 of 1 downloaded"))
+    }
+
+    @Test func credentialsAreNeverPrinted() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/private.mp3", Route.html(status: 403, "<html>no</html>"))
+        var components = URLComponents(url: server.url("/private.mp3"), resolvingAgainstBaseURL: false)!
+        components.user = "alice"
+        components.password = "s3cret"
+        components.query = "token=abcdef&season=2"
+        let result = await runMonsoon(["get", components.string!], in: folder.path)
+        #expect(result.status == 1)
+        #expect(!result.errors.contains("s3cret") && !result.errors.contains("abcdef") && !result.errors.contains("alice"))
+        #expect(result.errors.contains("season=2"))
+        #expect(server.requests.first?.header("Authorization")?.hasPrefix("Basic ") == true, "the credentials were used")
+    }
+
+    @Test func redaction() {
+        #expect(Redaction.redact("https://u:p@h.example/feed?token=x&a=1") == "https://***:***@h.example/feed?token=***&a=1")
+        #expect(Redaction.redact("https://h.example/a.mp3") == "https://h.example/a.mp3")
+    }
+
+    @Test func sizes() {
+        #expect(ByteSize(argument: "64M")?.bytes == 64 << 20)
+        #expect(ByteSize(argument: "1.5k")?.bytes == 1536)
+        #expect(ByteSize(argument: "2GiB")?.bytes == 2 << 30)
+        #expect(ByteSize(argument: "100")?.bytes == 100)
+        #expect(ByteSize(argument: "lots") == nil)
+    }
+}

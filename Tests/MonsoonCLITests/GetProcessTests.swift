@@ -1,0 +1,61 @@
+import Foundation
+import MonsoonTestServer
+import Testing
+
+/// The built `monsoon` binary: signals, exit statuses and a rerun that resumes.
+@Suite struct GetProcessTests {
+    @Test func ctrlCKeepsThePartAndARerunResumesWithRange() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let size = 2 << 20
+        let body = Body.pattern(size: size, seed: 42)
+        server.setRoute("/show/episode.mp3", Route(body: body, contentType: "audio/mpeg", etag: "\"e1\"",
+                                                    contentDisposition: "attachment; filename=\"Episode 1.mp3\"", throttle: 400_000))
+        let url = server.url("/show/episode.mp3").absoluteString
+
+        let first = try MonsoonProcess(["get", "-o", "out", url], in: folder.path)
+        try await waitUntil("some bytes in the part file") { fileSize(folder.file("out/Episode 1.mp3.part")) > 200_000 }
+        first.interrupt()
+        let stopped = try await first.finish()
+        #expect(stopped.status == 130)
+        #expect(stopped.errors.contains("interrupted"))
+        let kept = fileSize(folder.file("out/Episode 1.mp3.part"))
+        #expect(kept > 200_000 && kept < size)
+        #expect(folder.contents("out") == ["Episode 1.mp3.part"], "nothing at the destination yet")
+
+        server.setRoute("/show/episode.mp3", Route(body: body, contentType: "audio/mpeg", etag: "\"e1\"",
+                                                    contentDisposition: "attachment; filename=\"Episode 1.mp3\""))
+        let second = try MonsoonProcess(["get", "-o", "out", url], in: folder.path)
+        let done = try await second.finish()
+        #expect(done.status == 0, "\(done.errors)")
+        #expect(folder.contents("out") == ["Episode 1.mp3"])
+        #expect(try SHA256.hex(fileAt: folder.file("out/Episode 1.mp3")) == body.sha256Hex())
+        let requests = server.requests(for: "/show/episode.mp3")
+        #expect(requests.count == 2)
+        let range = try #require(requests.last?.header("Range"))
+        #expect(range.hasPrefix("bytes=") && range != "bytes=0-")
+        let offset = Int(range.dropFirst(6).dropLast()) ?? 0
+        #expect(offset >= kept - 1_000_000 && offset > 0, "resumed from the kept part")
+        #expect(requests.last?.header("If-Range") == "\"e1\"")
+        #expect(server.bodyBytesSent <= size + 256 * 1024, "the rerun fetched only the rest")
+    }
+
+    @Test func exitStatusesOfTheBinary() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/ok", Route(body: .bytes([1])))
+        server.setRoute("/gone", Route.html(status: 410, "<html>gone</html>"))
+        let ok = try await MonsoonProcess(["get", server.url("/ok").absoluteString], in: folder.path).finish()
+        #expect(ok.status == 0)
+        #expect(ok.output == "\(folder.file("ok"))\t1\n")
+        let failed = try await MonsoonProcess(["get", server.url("/gone").absoluteString], in: folder.path).finish()
+        #expect(failed.status == 1)
+        let usage = try await MonsoonProcess(["get", "--bogus"], in: folder.path).finish()
+        #expect(usage.status == 2)
+        #expect(usage.errors.contains("Unknown option '--bogus'"))
+        let disk = try await MonsoonProcess(["get", "--min-free", "1000000T", server.url("/ok").absoluteString], in: folder.path).finish()
+        #expect(disk.status == 3)
+    }
+}
