@@ -1,0 +1,45 @@
+# Monsoon: `make demo` shows the main job; `make test` is what CI runs.
+
+SWIFT ?= swift
+# Debian packages the build and the tests need (installed when missing).
+APT_PACKAGES := libcurl4-openssl-dev libsqlite3-dev pkg-config ca-certificates nginx-light
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: all build release deps test tsan demo bench clean
+
+all: build
+
+deps:
+	@missing=""; \
+	for package in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$package"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+# The engine's tests under ThreadSanitizer.
+tsan: deps
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
+	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan --filter MonsoonEngineTests
+
+demo: release
+	scripts/demo.sh
+
+bench: release
+	Benchmarks/bench.sh
+
+clean:
+	rm -rf .build
