@@ -1,4 +1,3 @@
-import Synchronization
 
 /// The generator behind ``Body/pattern(size:seed:)``.
 ///
@@ -14,7 +13,7 @@ final class PatternBlock: Sendable {
     /// Immutable after init, so sharing between connection threads is safe.
     let base: [UInt8]
 
-    private static let cache = Mutex<[UInt64: PatternBlock]>([:])
+    private static let cache = Locked<[UInt64: PatternBlock]>([:])
 
     /// The (cached) block for `seed`; caching makes many small pattern responses cheap.
     static func forSeed(_ seed: UInt64) -> PatternBlock {

@@ -35,7 +35,7 @@ final class ServerCore: Sendable {
         var exited: [pthread_t] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let sentBytes = Atomic<Int>(0)
     /// Mirrors `State.stopped` for cheap polling by sleeping or streaming threads.
     private let stopping = Atomic<Bool>(false)

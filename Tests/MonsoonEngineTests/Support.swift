@@ -90,3 +90,44 @@ func refusingPort() -> (fd: Int32, port: Int) {
     }
     return (fd, Int(UInt16(bigEndian: address.sin_port)))
 }
+
+/// Records every event of a manager from its creation, so a test can wait for a
+/// transitional status (downloading, paused, waitingToRetry) without missing it,
+/// however slowly the test itself gets scheduled.
+final class EventRecorder: Sendable {
+    private let events = Locked<[DownloadEvent]>([])
+    private let task: Task<Void, Never>
+
+    init(_ manager: DownloadManager) {
+        let stream = manager.events()
+        let events = self.events
+        task = Task { for await event in stream { events.withLock { $0.append(event) } } }
+    }
+
+    deinit { task.cancel() }
+
+    var all: [DownloadEvent] { events.withLock { $0 } }
+
+    /// The statuses `id` went through, in order.
+    func statuses(of id: DownloadID) -> [DownloadStatus] {
+        all.compactMap { event in
+            if case .statusChanged(let download) = event, download.id == id { return download.status }
+            return nil
+        }
+    }
+
+    /// Waits until `id` has reported `status` (at any point since recording began).
+    @discardableResult
+    func waitFor(_ id: DownloadID, _ status: DownloadStatus, seconds: Double = 30) async throws -> Download {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            let found = all.lazy.compactMap { event -> Download? in
+                if case .statusChanged(let download) = event, download.id == id, download.status == status { return download }
+                return nil
+            }.first
+            if let found { return found }
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
+        throw Timeout(description: "\(id) did not report \(status) within \(seconds) s; it reported \(statuses(of: id))")
+    }
+}

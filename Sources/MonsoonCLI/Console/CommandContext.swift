@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import MonsoonEngine
 
 /// Where a command's text goes: a file descriptor, or memory for in-process tests.
 public final class TextOutput: Sendable {
@@ -9,7 +9,7 @@ public final class TextOutput: Sendable {
     }
 
     private let target: Target
-    private let buffer = Mutex("")
+    private let buffer = Locked("")
 
     /// Writes to a file descriptor (1 for standard output, 2 for standard error).
     public init(descriptor: Int32) { target = .descriptor(descriptor) }
@@ -53,7 +53,7 @@ public final class Interruption: Sendable {
         var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init() {}
 

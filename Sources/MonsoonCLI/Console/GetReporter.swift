@@ -1,6 +1,5 @@
 import Foundation
 import MonsoonEngine
-import Synchronization
 
 /// Shows what `monsoon get` is doing: live progress on a terminal, one plain
 /// line per finished download otherwise, failures on standard error.
@@ -33,7 +32,7 @@ final class GetReporter: Sendable {
     private let quiet: Bool
     private let verbose: Bool
     private let total: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let live: Bool
 
     init(context: CommandContext, quiet: Bool, verbose: Bool, total: Int) {

@@ -61,9 +61,10 @@ final class EasyHandle {
         return String(cString: value)
     }
 
-    /// An option curl rejects is a programming error (or a libcurl built without
-    /// a feature Monsoon needs): fail loudly in development, never silently.
+    /// An option curl rejects is a programming error, or a libcurl built without a
+    /// feature Monsoon relies on (protocol limits, TLS verification): never go on
+    /// silently without it, in release builds too.
     private func check(_ code: CURLcode, _ option: CURLoption) {
-        assert(code == CURLE_OK, "curl_easy_setopt(\(option.rawValue)) failed: \(Curl.describe(code))")
+        precondition(code == CURLE_OK, "curl_easy_setopt(\(option.rawValue)) failed: \(Curl.describe(code))")
     }
 }

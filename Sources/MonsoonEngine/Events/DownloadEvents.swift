@@ -1,4 +1,3 @@
-import Synchronization
 
 /// The manager's events, as an `AsyncSequence`.
 ///
@@ -6,18 +5,34 @@ import Synchronization
 /// losing anything that matters: `.progress` events are coalesced per download
 /// (the consumer sees the newest), every other event is kept, and order is kept
 /// (a download's pending progress is never reported after its later status change).
+///
+/// The subscription ends when the sequence and its iterators are gone (or the
+/// consuming task is cancelled), so a consumer that stops listening costs nothing.
+/// Like `AsyncStream`, it is unicast: with several iterators, each event goes to one.
 public struct DownloadEvents: AsyncSequence, Sendable {
     public typealias Element = DownloadEvent
 
-    let subscriber: EventSubscriber
+    let subscription: Subscription
 
-    public func makeAsyncIterator() -> Iterator { Iterator(subscriber: subscriber) }
+    public func makeAsyncIterator() -> Iterator { Iterator(subscription: subscription) }
 
     public struct Iterator: AsyncIteratorProtocol {
-        let subscriber: EventSubscriber
+        let subscription: Subscription
 
         public mutating func next() async -> DownloadEvent? {
-            await subscriber.next()
+            await subscription.subscriber.next()
+        }
+    }
+
+    /// Unsubscribes when the last sequence or iterator holding it goes away.
+    final class Subscription: Sendable {
+        let subscriber: EventSubscriber
+
+        init(_ subscriber: EventSubscriber) { self.subscriber = subscriber }
+
+        deinit {
+            subscriber.finish()
+            subscriber.onTermination(subscriber)
         }
     }
 }
@@ -44,7 +59,7 @@ final class EventSubscriber: Sendable {
         /// Slots dropped from the front of `slots` so far.
         var base = 0
         var latest: [DownloadID: Pending] = [:]
-        var waiter: CheckedContinuation<DownloadEvent?, Never>?
+        var waiters: [CheckedContinuation<DownloadEvent?, Never>] = []
         var finished = false
 
         mutating func append(_ event: DownloadEvent) {
@@ -84,7 +99,7 @@ final class EventSubscriber: Sendable {
         }
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     let onTermination: @Sendable (EventSubscriber) -> Void
 
     init(onTermination: @escaping @Sendable (EventSubscriber) -> Void) {
@@ -95,21 +110,19 @@ final class EventSubscriber: Sendable {
         let waiter: CheckedContinuation<DownloadEvent?, Never>? = state.withLock { state in
             guard !state.finished else { return nil }
             state.append(event)
-            guard let waiter = state.waiter else { return nil }
-            state.waiter = nil
-            return waiter
+            return state.waiters.isEmpty ? nil : state.waiters.removeFirst()
         }
         // Resume outside the lock.
         if let waiter { waiter.resume(returning: state.withLock { $0.take() }) }
     }
 
     func finish() {
-        let waiter = state.withLock { state -> CheckedContinuation<DownloadEvent?, Never>? in
+        let waiters = state.withLock { state -> [CheckedContinuation<DownloadEvent?, Never>] in
             state.finished = true
-            defer { state.waiter = nil }
-            return state.waiter
+            defer { state.waiters.removeAll() }
+            return state.waiters
         }
-        waiter?.resume(returning: nil)
+        for waiter in waiters { waiter.resume(returning: nil) }
     }
 
     func next() async -> DownloadEvent? {
@@ -118,7 +131,7 @@ final class EventSubscriber: Sendable {
                 let immediate: DownloadEvent?? = state.withLock { state in
                     if let event = state.take() { return .some(event) }
                     if state.finished || Task.isCancelled { return .some(nil) }
-                    state.waiter = continuation
+                    state.waiters.append(continuation)
                     return .none
                 }
                 if let immediate { continuation.resume(returning: immediate) }
@@ -132,30 +145,41 @@ final class EventSubscriber: Sendable {
 
 /// All current subscribers.
 final class EventHub: Sendable {
-    private let subscribers = Mutex<[ObjectIdentifier: EventSubscriber]>([:])
-
-    func subscribe() -> DownloadEvents {
-        let subscriber = EventSubscriber { [weak self] subscriber in
-            _ = self?.subscribers.withLock { $0.removeValue(forKey: ObjectIdentifier(subscriber)) }
-        }
-        subscribers.withLock { $0[ObjectIdentifier(subscriber)] = subscriber }
-        return DownloadEvents(subscriber: subscriber)
+    private struct State {
+        var subscribers: [ObjectIdentifier: EventSubscriber] = [:]
+        var closed = false
     }
 
-    var hasSubscribers: Bool { subscribers.withLock { !$0.isEmpty } }
+    private let state = Locked(State())
+
+    /// A new subscription; after shutdown, one that is already finished.
+    func subscribe() -> DownloadEvents {
+        let subscriber = EventSubscriber { [weak self] subscriber in
+            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: ObjectIdentifier(subscriber)) }
+        }
+        let closed = state.withLock { state -> Bool in
+            if !state.closed { state.subscribers[ObjectIdentifier(subscriber)] = subscriber }
+            return state.closed
+        }
+        if closed { subscriber.finish() }
+        return DownloadEvents(subscription: DownloadEvents.Subscription(subscriber))
+    }
+
+    var subscriberCount: Int { state.withLock { $0.subscribers.count } }
 
     func send(_ events: [DownloadEvent]) {
         guard !events.isEmpty else { return }
-        let targets = subscribers.withLock { Array($0.values) }
+        let targets = state.withLock { Array($0.subscribers.values) }
         for subscriber in targets {
             for event in events { subscriber.send(event) }
         }
     }
 
     func finishAll() {
-        let targets = subscribers.withLock { state -> [EventSubscriber] in
-            defer { state.removeAll() }
-            return Array(state.values)
+        let targets = state.withLock { state -> [EventSubscriber] in
+            state.closed = true
+            defer { state.subscribers.removeAll() }
+            return Array(state.subscribers.values)
         }
         for subscriber in targets { subscriber.finish() }
     }

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// The one way into the transfer thread from any other thread: a locked list
 /// of jobs, and `curl_multi_wakeup` to interrupt the thread's poll.
@@ -17,7 +16,7 @@ final class EngineInbox: Sendable {
         var closed = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Posts a job for the transfer thread; false once the engine has shut down.
     @discardableResult

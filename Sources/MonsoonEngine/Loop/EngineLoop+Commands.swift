@@ -6,6 +6,7 @@ extension EngineLoop {
         guard !stopping else { return .failure(.shutDown) }
         // Check everything first, so a batch is taken whole or not at all.
         var seen = Set<DownloadID>()
+        var paths: [String: DownloadID] = [:]
         for request in requests {
             if !replacing && (records[request.id] != nil || seen.contains(request.id)) { return .failure(.duplicate(request.id)) }
             seen.insert(request.id)
@@ -13,21 +14,45 @@ extension EngineLoop {
             guard scheme == "http" || scheme == "https", request.url.host != nil else {
                 return .failure(.invalidRequest(request.id, "only http and https URLs can be downloaded (\(request.url.absoluteString))"))
             }
+            // Two downloads must never share a part file: one would truncate the other's bytes.
+            if case .file(let path) = request.destination {
+                if let other = paths[path] ?? pathOwner(path), other != request.id {
+                    return .failure(.invalidRequest(request.id, "download \(other) already writes to \(path)"))
+                }
+                paths[path] = request.id
+            }
         }
         for request in requests {
-            if records[request.id] != nil { stopAndForget(request.id, deleteFiles: false) }
-            var record = Record(request: request, sequence: nextSequence, host: Self.hostKey(request.url))
-            nextSequence += 1
-            if case .file(let path) = request.destination {
-                record.filePath = path
-                if let size = PartFile.size(at: PartFile.path(for: path)) { record.bytes = size }
+            if records[request.id]?.placing == true {
+                // The old file is being renamed into place: replace it once that lands.
+                records[request.id]?.pendingReplacement = request
+                continue
             }
-            records[request.id] = record
-            queue.insert(request.id, key: record.queueKey, host: record.host)
-            emit(.added(record.snapshot()))
+            if records[request.id] != nil { stopAndForget(request.id, deleteFiles: false) }
+            insertRecord(request)
         }
         needsScheduling = true
         return .success(())
+    }
+
+    func insertRecord(_ request: DownloadRequest) {
+        var record = Record(request: request, sequence: nextSequence, host: Self.hostKey(request.url))
+        nextSequence += 1
+        if case .file(let path) = request.destination {
+            record.filePath = path
+            claimedPaths[path] = request.id
+            if let size = PartFile.size(at: PartFile.path(for: path)) { record.bytes = size }
+        }
+        records[request.id] = record
+        queue.insert(request.id, key: record.queueKey, host: record.host)
+        needsScheduling = true
+        emit(.added(record.snapshot()))
+    }
+
+    /// The unfinished download that holds `path`, if any (a completed one gives it up).
+    private func pathOwner(_ path: String) -> DownloadID? {
+        guard let owner = claimedPaths[path], let record = records[owner], record.status != .completed || record.placing else { return nil }
+        return owner
     }
 
     func pause(_ id: DownloadID) -> Result<Void, DownloadManagerError> {
@@ -42,6 +67,7 @@ extension EngineLoop {
         guard let record = records[id] else { return .failure(.notFound(id)) }
         if record.status == .paused || record.status == .failed {
             records[id]?.counters = RetryPolicy.Counters()
+            records[id]?.restarts = 0
             setStatus(id, .queued)
         }
         return .success(())
@@ -53,6 +79,7 @@ extension EngineLoop {
         switch record.status {
         case .failed, .waitingToRetry, .paused:
             records[id]?.counters = RetryPolicy.Counters()
+            records[id]?.restarts = 0
             hostsOnHold[record.host] = nil
             setStatus(id, .queued)
         case .completed:

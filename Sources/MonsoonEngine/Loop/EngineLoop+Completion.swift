@@ -33,19 +33,30 @@ extension EngineLoop {
             fail(id, error)
             return
         }
+        // Progress is net: only bytes past the most the part has ever held count.
+        let highWater = records[id]?.highWater ?? 0
+        let madeProgress = transfer.fileSize > highWater
+        records[id]?.highWater = max(highWater, transfer.fileSize)
+        let head = transfer.head
+        if head.status >= 400 && head.status != 416 {
+            // An error status decides, whatever curl made of the (dropped) error body.
+            closeFile(transfer)
+            let failure = FailureClassifier.httpFailure(status: head.status, retryAfter: head.retryAfter, now: Date())
+            retryOrFail(id, failure, holdHost: FailureClassifier.holdsHost(status: head.status))
+            return
+        }
         if code != CURLE_OK {
             closeFile(transfer)
             var failure = FailureClassifier.curlFailure(code: Int(code.rawValue), text: transfer.errorText(code), stallSeconds: configuration.stallSeconds)
-            failure.madeProgress = transfer.bytesThisAttempt > 0
+            failure.madeProgress = madeProgress
             retryOrFail(id, failure, holdHost: false)
             return
         }
-        let head = transfer.head
         if head.isSuccess {
             if let total = transfer.total, transfer.fileSize != total {
                 closeFile(transfer)
                 let error = DownloadError(.truncated, "the body ended at \(transfer.fileSize) of \(total) bytes")
-                retryOrFail(id, RetryPolicy.Failure(error: error, isTransient: true, retryAfter: nil, madeProgress: transfer.bytesThisAttempt > 0), holdHost: false)
+                retryOrFail(id, RetryPolicy.Failure(error: error, isTransient: true, retryAfter: nil, madeProgress: madeProgress), holdHost: false)
                 return
             }
             place(id, transfer)
@@ -70,8 +81,9 @@ extension EngineLoop {
             restartFresh(id, transfer, reason: "the server could not serve the rest of the part")
             return
         }
+        // A 3xx that was not followed (304, or a Location-less redirect).
         let failure = FailureClassifier.httpFailure(status: head.status, retryAfter: head.retryAfter, now: Date())
-        retryOrFail(id, failure, holdHost: FailureClassifier.holdsHost(status: head.status))
+        retryOrFail(id, failure, holdHost: false)
     }
 
     private func closeFile(_ transfer: Transfer) {
@@ -143,7 +155,7 @@ extension EngineLoop {
         let placement = Placement(fd: transfer.fd, partPath: PartFile.path(for: path), destination: path, lastModified: lastModified)
         transfer.fd = -1
         let inbox = self.inbox
-        placementQueue.async {
+        placementQueue.addOperation {
             let result = Result<Void, DownloadError> { () throws(DownloadError) in try placement.perform() }
             inbox.post { loop in loop.placementFinished(id, result) }
         }
@@ -164,6 +176,9 @@ extension EngineLoop {
         }
         if let deleteFile = records[id]?.pendingRemoval {
             stopAndForget(id, deleteFiles: deleteFile)
+        } else if let replacement = records[id]?.pendingReplacement {
+            stopAndForget(id, deleteFiles: false)
+            insertRecord(replacement)
         }
     }
 }

@@ -1,6 +1,5 @@
 import CCurl
 import Foundation
-import Synchronization
 
 /// One attempt of an in-memory fetch, waiting for its answer.
 final class FetchJob: Sendable {
@@ -12,13 +11,16 @@ final class FetchJob: Sendable {
 
     let request: FetchRequest
     let token: Int
-    private let continuation: Mutex<CheckedContinuation<Outcome, Never>?>
+    private let continuation: Locked<CheckedContinuation<Outcome, Never>?>
 
     init(request: FetchRequest, token: Int, continuation: CheckedContinuation<Outcome, Never>) {
         self.request = request
         self.token = token
-        self.continuation = Mutex(continuation)
+        self.continuation = Locked(continuation)
     }
+
+    /// Whether the fetch has had its answer (then a late start is skipped).
+    var isCompleted: Bool { continuation.withLock { $0 == nil } }
 
     /// Answers the waiting fetch; later calls do nothing (a cancel can race the end).
     func complete(_ outcome: Outcome) {
@@ -36,6 +38,7 @@ final class FetchJob: Sendable {
 extension EngineLoop {
     func submitFetch(_ job: FetchJob) {
         guard !stopping else { job.complete(.cancelled); return }
+        guard !job.isCompleted else { return }   // cancelled before it got here
         fetchQueue.append(job)
         needsScheduling = true
     }
@@ -59,6 +62,7 @@ extension EngineLoop {
     func startQueuedFetches() {
         while runningFetches < configuration.maxConcurrentFetches, !fetchQueue.isEmpty {
             let job = fetchQueue.removeFirst()
+            if job.isCompleted { continue }
             let request = job.request
             let transfer = Transfer(purpose: .fetch(job), plan: AttemptPlan(offset: 0, ifRange: nil))
             transfer.configure(url: request.url.absoluteString, headers: request.headers, configuration: configuration, bufferSize: Self.fetchBufferSize)

@@ -25,6 +25,7 @@ extension EngineLoop {
                 plan = AttemptPlan.plan(partSize: size, state: state, url: url)
                 record.resume = plan.offset > 0 ? state : nil
                 record.bytes = plan.offset
+                record.highWater = max(record.highWater, plan.offset)
                 if plan.offset == 0 { PartFile.remove(partPath) }  // stale: never splice onto it
             }
         }
@@ -40,6 +41,7 @@ extension EngineLoop {
            free < remaining + configuration.diskReserve {
             records[id] = record
             fail(id, DownloadError(.notEnoughDiskSpace, Self.diskSpaceMessage(needed: remaining, free: free, reserve: configuration.diskReserve)))
+            needsScheduling = true   // the slot it did not take may go to the next one
             return
         }
 
@@ -52,6 +54,7 @@ extension EngineLoop {
         guard multi.add(transfer.easy) else {
             records[id] = record
             fail(id, DownloadError(.network, "libcurl refused to start the transfer"))
+            needsScheduling = true
             return
         }
         transfers[transfer.easy.raw] = transfer

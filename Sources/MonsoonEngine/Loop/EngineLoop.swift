@@ -26,6 +26,11 @@ final class EngineLoop {
         var placing = false
         /// A removal asked for while placing: whether to delete the finished file.
         var pendingRemoval: Bool?
+        /// An `enqueue(replacingExisting:)` that arrived while placing: applied once the rename lands.
+        var pendingReplacement: DownloadRequest?
+        /// The most bytes the part has held: only going past it counts as progress
+        /// (a server that ignores Range and drops at the same byte must not retry forever).
+        var highWater = 0
         /// Immediate restarts in a row (a changing resource), so they cannot loop forever.
         var restarts = 0
 
@@ -41,7 +46,15 @@ final class EngineLoop {
     let multi = MultiHandle()
     let inbox: EngineInbox
     let hub: EventHub
-    let placementQueue = DispatchQueue(label: "monsoon.placement", qos: .utility, attributes: .concurrent)
+    /// fsync and rename off the transfer thread, two at a time: enough to overlap a
+    /// large flush with small ones, without a thread per finished file.
+    let placementQueue: OperationQueue = {
+        let queue = OperationQueue()
+        queue.name = "monsoon.placement"
+        queue.maxConcurrentOperationCount = 2
+        queue.qualityOfService = .utility
+        return queue
+    }()
 
     var records: [DownloadID: Record] = [:]
     var queue = QueueIndex()
@@ -99,6 +112,7 @@ final class EngineLoop {
     /// report. curl shortens it further for its own timers; a posted job or
     /// socket activity ends it at once.
     private func pollTimeout(now: Date) -> Int32 {
+        if needsScheduling { return 0 }
         var deadline = now.addingTimeInterval(30)
         if !transfers.isEmpty { deadline = min(deadline, lastProgress.addingTimeInterval(Self.progressInterval)) }
         for id in waiting {
@@ -172,7 +186,7 @@ final class EngineLoop {
     }
 
     func resumeIdleWaitersIfIdle() {
-        guard !idleWaiters.isEmpty, isIdle else { return }
+        guard !idleWaiters.isEmpty, isIdle || stopping else { return }
         let waiters = idleWaiters
         idleWaiters.removeAll()
         flushEvents()
@@ -184,18 +198,22 @@ final class EngineLoop {
     private func tearDown() {
         for transfer in transfers.values {
             multi.remove(transfer.easy)
-            if let id = transfer.downloadID { records[id]?.transfer = nil }
+            switch transfer.purpose {
+            case .download(let id): records[id]?.transfer = nil
+            case .fetch(let job): job.complete(.cancelled)
+            }
         }
         transfers.removeAll()
         for job in fetchQueue { job.complete(.cancelled) }
         fetchQueue.removeAll()
-        let leftovers = inbox.close()
+        // Let files being placed land, and their results arrive, before the inbox closes.
+        placementQueue.waitUntilAllOperationsAreFinished()
+        // Jobs posted until now still get their answer (commands report `.shutDown`).
+        for job in inbox.close() { job(self) }
         multi.cleanup()
         flushEvents()
         hub.finishAll()
         for waiter in idleWaiters { waiter.resume() }
         idleWaiters.removeAll()
-        // Jobs posted during shutdown still get their answer (most report `.shutDown`).
-        for job in leftovers { job(self) }
     }
 }

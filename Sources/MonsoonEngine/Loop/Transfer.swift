@@ -67,6 +67,10 @@ final class Transfer {
 
     deinit {
         if fd >= 0 { close(fd) }
+        // curl may read both until the handle is cleaned up, which happens after this
+        // body (the `easy` property is released last): detach them first.
+        easy.setPointer(CURLOPT_ERRORBUFFER, nil)
+        easy.setHeaders(nil)
         curl_slist_free_all(headerList)
         errorBuffer.deallocate()
     }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The dedicated thread that runs the engine loop, with an explicit join.
 final class TransferThread: Sendable {
@@ -10,7 +9,7 @@ final class TransferThread: Sendable {
             var joiners: [CheckedContinuation<Void, Never>] = []
         }
 
-        private let state = Mutex(State())
+        private let state = Locked(State())
 
         func signal() {
             let joiners = state.withLock { state -> [CheckedContinuation<Void, Never>] in

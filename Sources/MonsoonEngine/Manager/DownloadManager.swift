@@ -175,7 +175,7 @@ public final class DownloadManager: Sendable {
     private func fetchOnce(_ request: FetchRequest) async -> FetchJob.Outcome {
         let token = fetchTokens.add(1, ordering: .relaxed).newValue
         let inbox = self.inbox
-        let box = Mutex<FetchJob?>(nil)
+        let box = Locked<FetchJob?>(nil)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let job = FetchJob(request: request, token: token, continuation: continuation)
@@ -184,9 +184,11 @@ public final class DownloadManager: Sendable {
                 if !inbox.post({ $0.submitFetch(job) }) { job.complete(.cancelled) }
             }
         } onCancel: {
-            // The job may not exist yet; then the check above catches the cancel.
+            // Answer at once; the transfer thread then drops the transfer, or skips the
+            // job if it has not started. A job not made yet sees `Task.isCancelled` above.
             if let job = box.withLock({ $0 }) {
-                if !inbox.post({ $0.cancelFetch(token: token) }) { job.complete(.cancelled) }
+                job.complete(.cancelled)
+                inbox.post { $0.cancelFetch(token: token) }
             }
         }
     }
