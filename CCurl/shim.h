@@ -7,6 +7,8 @@
 #ifndef MONSOON_CCURL_SHIM_H
 #define MONSOON_CCURL_SHIM_H
 
+#define _GNU_SOURCE 1
+#include <fcntl.h>
 #include <curl/curl.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
@@ -100,6 +102,12 @@ static inline int monsoon_fsetxattr(int fd, const char *name, const void *value,
 
 static inline long monsoon_getxattr(const char *path, const char *name, void *value, size_t size) {
     return (long)getxattr(path, name, value, size);
+}
+
+/// Starts writing back a range of a file without waiting for it, so the fsync at
+/// completion finds little left to do (the kernel's own writeback starts late).
+static inline int monsoon_start_writeback(int fd, long long offset, long long length) {
+    return sync_file_range(fd, offset, length, SYNC_FILE_RANGE_WRITE);
 }
 
 static inline long monsoon_utime_omit(void) {

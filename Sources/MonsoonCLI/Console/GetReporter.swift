@@ -168,9 +168,12 @@ final class GetReporter: Sendable {
             let wait = row.retryAt.map { max(0, Int($0.timeIntervalSince(now).rounded(.up))) } ?? 0
             return "  \(Self.pad(row.name, 28))  retry in \(wait) s: \(row.error?.message ?? "")"
         }
+        if row.bytes == 0 && row.total == nil {
+            return "  \(Self.pad(row.name, 28))  connecting…"
+        }
         let size = row.total.map { "\(ByteCount.format(row.bytes)) / \(ByteCount.format($0))" } ?? ByteCount.format(row.bytes)
-        var bar = "          "
-        var percent = "   "
+        var bar = "??????????"
+        var percent = "  ?"
         if let total = row.total, total > 0 {
             let fraction = min(1, Double(row.bytes) / Double(total))
             let filled = Int(fraction * 10)

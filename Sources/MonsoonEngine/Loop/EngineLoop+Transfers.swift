@@ -143,6 +143,7 @@ extension EngineLoop {
             }
             transfer.partPath = partPath
             transfer.fileSize = offset
+            transfer.writebackStart = offset
             transfer.total = total
             transfer.sink = .file
             record.resume = state

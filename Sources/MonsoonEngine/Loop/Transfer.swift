@@ -38,6 +38,9 @@ final class Transfer {
     var fileSize = 0
     var total: Int?
     var bytesThisAttempt = 0
+    /// Where the next early writeback starts.
+    var writebackStart = 0
+    static let writebackStep = 8 << 20
     /// The part was just started over (a 200 to a Range request, say).
     var startedFresh = false
     var reportedBytes = -1
@@ -156,6 +159,12 @@ final class Transfer {
             }
             fileSize += count
             bytesThisAttempt += count
+            if fileSize - writebackStart >= Self.writebackStep {
+                // One syscall per few MiB: the disk keeps up during the transfer instead
+                // of all at once in the final fsync.
+                _ = monsoon_start_writeback(fd, Int64(writebackStart), Int64(fileSize - writebackStart))
+                writebackStart = fileSize
+            }
             return count
         case .memory:
             guard memory.count + count <= maxBytes else {

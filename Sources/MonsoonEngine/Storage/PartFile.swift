@@ -24,7 +24,8 @@ enum PartFile {
     /// Opens (creating) the part for writing at `offset`, cutting anything past it.
     static func open(_ path: String, at offset: Int) throws(DownloadError) -> Int32 {
         try FileSystem.createDirectories(forFile: path)
-        let fd = FileSystem.retrying { Glibc.open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644) }
+        // O_NOFOLLOW: a symlink planted at the part's path must not redirect our writes.
+        let fd = FileSystem.retrying { Glibc.open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644) }
         guard fd >= 0 else { throw FileSystem.error("cannot create \(path)", errno: errno) }
         if ftruncate(fd, off_t(offset)) != 0 || lseek(fd, off_t(offset), SEEK_SET) < 0 {
             let code = errno
