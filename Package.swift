@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .executable(name: "monsoon", targets: ["monsoon"]),
         .executable(name: "monsoon-testserver", targets: ["monsoon-testserver"]),
+        .library(name: "MonsoonStore", targets: ["MonsoonStore"]),
         .library(name: "MonsoonEngine", targets: ["MonsoonEngine"]),
         .library(name: "MonsoonTestServer", targets: ["MonsoonTestServer"]),
     ],
@@ -18,8 +19,18 @@ let package = Package(
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
 
+        .systemLibrary(
+            name: "CSQLite",
+            path: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+
+        // The SQLite layer: connection, statements, transactions, migrations. Depends on nothing of ours.
+        .target(name: "MonsoonStore", dependencies: ["CSQLite"]),
+
         // The download engine: the only module that imports CCurl.
-        .target(name: "MonsoonEngine", dependencies: ["CCurl"]),
+        .target(name: "MonsoonEngine", dependencies: ["CCurl", "MonsoonStore"]),
 
         // The command-line tool: commands live in a library so tests can run them in-process.
         .target(name: "MonsoonCLI", dependencies: ["MonsoonEngine"]),
@@ -31,6 +42,7 @@ let package = Package(
         .target(name: "MonsoonTestServer", swiftSettings: [.unsafeFlags(["-O"])]),
         .executableTarget(name: "monsoon-testserver", dependencies: ["MonsoonTestServer"]),
 
+        .testTarget(name: "MonsoonStoreTests", dependencies: ["MonsoonStore"]),
         .testTarget(name: "MonsoonEngineTests", dependencies: ["MonsoonEngine", "MonsoonTestServer"]),
         .testTarget(name: "MonsoonCLITests", dependencies: ["MonsoonCLI", "MonsoonEngine", "MonsoonTestServer"]),
         .testTarget(name: "MonsoonTestServerTests", dependencies: ["MonsoonTestServer"]),

@@ -1,0 +1,52 @@
+import Foundation
+
+/// A value SQLite stores.
+public enum SQLValue: Sendable, Hashable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob(Data)
+}
+
+/// A Swift value that binds to a statement parameter.
+public protocol SQLValueConvertible {
+    var sqlValue: SQLValue { get }
+}
+
+extension SQLValue: SQLValueConvertible {
+    public var sqlValue: SQLValue { self }
+}
+
+extension Int: SQLValueConvertible {
+    public var sqlValue: SQLValue { .integer(Int64(self)) }
+}
+
+extension Int64: SQLValueConvertible {
+    public var sqlValue: SQLValue { .integer(self) }
+}
+
+extension Bool: SQLValueConvertible {
+    public var sqlValue: SQLValue { .integer(self ? 1 : 0) }
+}
+
+extension Double: SQLValueConvertible {
+    public var sqlValue: SQLValue { .real(self) }
+}
+
+extension String: SQLValueConvertible {
+    public var sqlValue: SQLValue { .text(self) }
+}
+
+extension Data: SQLValueConvertible {
+    public var sqlValue: SQLValue { .blob(self) }
+}
+
+/// Dates are stored as seconds since 1970, as a real.
+extension Date: SQLValueConvertible {
+    public var sqlValue: SQLValue { .real(timeIntervalSince1970) }
+}
+
+extension Optional: SQLValueConvertible where Wrapped: SQLValueConvertible {
+    public var sqlValue: SQLValue { self?.sqlValue ?? .null }
+}

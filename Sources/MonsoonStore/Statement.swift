@@ -1,0 +1,109 @@
+import CSQLite
+import Foundation
+
+/// A prepared statement.
+///
+/// - Important: like its `Database`, confined to one thread at a time; never `Sendable`.
+public final class Statement {
+    let raw: OpaquePointer
+    unowned let database: Database
+    public let sql: String
+
+    init(database: Database, sql: String) throws(StoreError) {
+        var statement: OpaquePointer?
+        let code = sqlite3_prepare_v3(database.raw, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard code == SQLITE_OK, let statement else {
+            throw database.error(code, "cannot prepare \"\(sql.prefix(80))\"")
+        }
+        self.raw = statement
+        self.database = database
+        self.sql = sql
+    }
+
+    deinit { sqlite3_finalize(raw) }
+
+    /// Binds `values` to the parameters ?1, ?2, … in order, after a reset.
+    public func bind(_ values: [SQLValueConvertible]) throws(StoreError) {
+        sqlite3_reset(raw)
+        sqlite3_clear_bindings(raw)
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            let code: Int32
+            switch value.sqlValue {
+            case .null: code = sqlite3_bind_null(raw, index)
+            case .integer(let number): code = sqlite3_bind_int64(raw, index, number)
+            case .real(let number): code = sqlite3_bind_double(raw, index, number)
+            case .text(let text):
+                code = text.utf8CString.withUnsafeBufferPointer { monsoon_sqlite_bind_text(raw, index, $0.baseAddress, Int32($0.count - 1)) }
+            case .blob(let data):
+                code = data.withUnsafeBytes { monsoon_sqlite_bind_blob(raw, index, $0.baseAddress, Int32($0.count)) }
+            }
+            guard code == SQLITE_OK else { throw database.error(code, "cannot bind parameter \(index) of \"\(sql.prefix(80))\"") }
+        }
+    }
+
+    /// Steps once: true when a row is ready to read.
+    public func step() throws(StoreError) -> Bool {
+        let code = sqlite3_step(raw)
+        switch code {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            sqlite3_reset(raw)
+            throw database.error(code, "\"\(sql.prefix(80))\" failed")
+        }
+    }
+
+    /// Runs a statement that returns no rows.
+    public func run(_ values: SQLValueConvertible...) throws(StoreError) {
+        try bind(values)
+        while try step() {}
+        sqlite3_reset(raw)
+    }
+
+    /// Runs a query and maps each row.
+    public func query<T>(_ values: [SQLValueConvertible] = [], _ transform: (Row) throws -> T) throws -> [T] {
+        try bind(values)
+        defer { sqlite3_reset(raw) }
+        var results: [T] = []
+        let row = Row(statement: self)
+        while try step() { results.append(try transform(row)) }
+        return results
+    }
+
+    /// The first row of a query, mapped, or nil.
+    public func first<T>(_ values: [SQLValueConvertible] = [], _ transform: (Row) throws -> T) throws -> T? {
+        try bind(values)
+        defer { sqlite3_reset(raw) }
+        return try step() ? try transform(Row(statement: self)) : nil
+    }
+}
+
+/// The current row of a statement; valid only while stepping.
+public struct Row {
+    let statement: Statement
+
+    public func isNull(_ index: Int32) -> Bool { sqlite3_column_type(statement.raw, index) == SQLITE_NULL }
+
+    public func int(_ index: Int32) -> Int { Int(sqlite3_column_int64(statement.raw, index)) }
+
+    public func optionalInt(_ index: Int32) -> Int? { isNull(index) ? nil : int(index) }
+
+    public func double(_ index: Int32) -> Double { sqlite3_column_double(statement.raw, index) }
+
+    public func bool(_ index: Int32) -> Bool { int(index) != 0 }
+
+    public func text(_ index: Int32) -> String? {
+        guard let pointer = sqlite3_column_text(statement.raw, index) else { return nil }
+        return String(cString: pointer)
+    }
+
+    public func date(_ index: Int32) -> Date? {
+        isNull(index) ? nil : Date(timeIntervalSince1970: double(index))
+    }
+
+    public func data(_ index: Int32) -> Data? {
+        guard let pointer = sqlite3_column_blob(statement.raw, index) else { return isNull(index) ? nil : Data() }
+        return Data(bytes: pointer, count: Int(sqlite3_column_bytes(statement.raw, index)))
+    }
+}
