@@ -2,14 +2,16 @@ import Foundation
 
 /// The manager's commands, performed on the transfer thread.
 extension EngineLoop {
-    func enqueue(_ requests: [DownloadRequest], replacing: Bool) -> Result<Void, DownloadManagerError> {
+    func enqueue(_ requests: [DownloadRequest], replacing: Bool) -> Result<[DownloadID], DownloadManagerError> {
         guard !stopping else { return .failure(.shutDown) }
         // Check everything first, so a batch is taken whole or not at all.
         var seen = Set<DownloadID>()
         var paths: [String: DownloadID] = [:]
         for request in requests {
-            if !replacing && (records[request.id] != nil || seen.contains(request.id)) { return .failure(.duplicate(request.id)) }
-            seen.insert(request.id)
+            if !request.id.rawValue.isEmpty {
+                if !replacing && (records[request.id] != nil || seen.contains(request.id)) { return .failure(.duplicate(request.id)) }
+                seen.insert(request.id)
+            }
             let scheme = request.url.scheme?.lowercased()
             guard scheme == "http" || scheme == "https", request.url.host != nil else {
                 return .failure(.invalidRequest(request.id, "only http and https URLs can be downloaded (\(request.url.absoluteString))"))
@@ -22,31 +24,58 @@ extension EngineLoop {
                 paths[path] = request.id
             }
         }
-        for request in requests {
-            if records[request.id]?.placing == true {
-                // The old file is being renamed into place: replace it once that lands.
-                records[request.id]?.pendingReplacement = request
-                continue
+        var ids: [DownloadID] = []
+        // One transaction for the whole batch: a hundred thousand rows in one commit.
+        let insert = {
+            for request in requests {
+                if !request.id.rawValue.isEmpty, self.records[request.id]?.placing == true {
+                    // The old file is being renamed into place: replace it once that lands.
+                    self.records[request.id]?.pendingReplacement = request
+                    ids.append(request.id)
+                    continue
+                }
+                if !request.id.rawValue.isEmpty, self.records[request.id] != nil { self.stopAndForget(request.id, deleteFiles: false) }
+                ids.append(self.insertRecord(request))
             }
-            if records[request.id] != nil { stopAndForget(request.id, deleteFiles: false) }
-            insertRecord(request)
+        }
+        if let store {
+            note { try store.transaction(insert) }
+        } else {
+            insert()
         }
         needsScheduling = true
-        return .success(())
+        return .success(ids)
     }
 
-    func insertRecord(_ request: DownloadRequest) {
+    /// Adds one download; a request with an empty id gets `d<sequence>`.
+    @discardableResult
+    func insertRecord(_ request: DownloadRequest) -> DownloadID {
+        var request = request
         var record = Record(request: request, sequence: nextSequence, host: Self.hostKey(request.url))
-        nextSequence += 1
         if case .file(let path) = request.destination {
             record.filePath = path
-            claimedPaths[path] = request.id
             if let size = PartFile.size(at: PartFile.path(for: path)) { record.bytes = size }
         }
+        if let store {
+            let automatic = request.id.rawValue.isEmpty
+            if automatic { record.request.id = DownloadID("new-\(UUID().uuidString)") }
+            note {
+                record.sequence = try store.insert(record)
+                if automatic { record.request.id = try store.assignID(sequence: record.sequence) }
+            }
+            request = record.request
+        } else if request.id.rawValue.isEmpty {
+            while records[DownloadID("d\(nextSequence)")] != nil { nextSequence += 1 }
+            request.id = DownloadID("d\(nextSequence)")
+            record.request = request
+        }
+        nextSequence = max(nextSequence, record.sequence) + 1
+        if let path = record.filePath { claimedPaths[path] = request.id }
         records[request.id] = record
         queue.insert(request.id, key: record.queueKey, host: record.host)
         needsScheduling = true
         emit(.added(record.snapshot()))
+        return request.id
     }
 
     /// The unfinished download that holds `path`, if any (a completed one gives it up).
@@ -112,6 +141,7 @@ extension EngineLoop {
             queue.insert(id, key: record.queueKey, host: record.host)
             needsScheduling = true
         }
+        persist(id)
         return .success(())
     }
 
@@ -144,6 +174,8 @@ extension EngineLoop {
             if claimedPaths[path] == id { claimedPaths[path] = nil }
         }
         records[id] = nil
+        lastSaved[id] = nil
+        if let store { note { try store.delete(id) } }
         emit(.removed(id))
     }
 

@@ -101,6 +101,8 @@ extension EngineLoop {
         if let path = record.filePath { PartFile.remove(PartFile.path(for: path)) }
         record.resume = nil
         record.bytes = 0
+        record.partEpoch += 1
+        record.checkpoint = 0
         record.restarts += 1
         records[id] = record
         if record.restarts > 3 {

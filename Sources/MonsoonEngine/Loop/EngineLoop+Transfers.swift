@@ -26,7 +26,11 @@ extension EngineLoop {
                 record.resume = plan.offset > 0 ? state : nil
                 record.bytes = plan.offset
                 record.highWater = max(record.highWater, plan.offset)
-                if plan.offset == 0 { PartFile.remove(partPath) }  // stale: never splice onto it
+                if plan.offset == 0 {
+                    PartFile.remove(partPath)  // stale: never splice onto it
+                    record.partEpoch += 1
+                    record.checkpoint = 0
+                }
             }
         }
         // Free space, before a byte is asked for: the expected rest plus the reserve.
@@ -144,12 +148,18 @@ extension EngineLoop {
             transfer.partPath = partPath
             transfer.fileSize = offset
             transfer.writebackStart = offset
+            transfer.checkpointRequested = offset
+            if offset == 0 {
+                record.partEpoch += 1
+                record.checkpoint = 0
+            }
             transfer.total = total
             transfer.sink = .file
             record.resume = state
             record.total = total
             record.bytes = offset
             records[id] = record
+            persist(id)   // the name and validators, before the first byte is written
         }
     }
 

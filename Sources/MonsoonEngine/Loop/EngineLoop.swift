@@ -7,40 +7,7 @@ import Foundation
 /// one thread owns all of it, no lock guards the records and no callback races a
 /// state change.
 final class EngineLoop {
-    /// One download as the engine keeps it.
-    struct Record {
-        var request: DownloadRequest
-        var sequence: Int
-        var host: String
-        var status: DownloadStatus = .queued
-        var bytes = 0
-        var total: Int?
-        var lastError: DownloadError?
-        var counters = RetryPolicy.Counters()
-        var retryAt: Date?
-        /// The file the download ends in, once known.
-        var filePath: String?
-        var resume: ResumeState?
-        var transfer: Transfer?
-        /// The file is being flushed and renamed into place.
-        var placing = false
-        /// A removal asked for while placing: whether to delete the finished file.
-        var pendingRemoval: Bool?
-        /// An `enqueue(replacingExisting:)` that arrived while placing: applied once the rename lands.
-        var pendingReplacement: DownloadRequest?
-        /// The most bytes the part has held: only going past it counts as progress
-        /// (a server that ignores Range and drops at the same byte must not retry forever).
-        var highWater = 0
-        /// Immediate restarts in a row (a changing resource), so they cannot loop forever.
-        var restarts = 0
-
-        var queueKey: QueueIndex.Key { QueueIndex.Key(priority: request.priority, sequence: sequence) }
-
-        func snapshot() -> Download {
-            Download(request: request, status: status, bytes: bytes, total: total, lastError: lastError,
-                     filePath: filePath, attempts: counters.attempts, retryAt: retryAt)
-        }
-    }
+    typealias Record = DownloadRecord
 
     var configuration: EngineConfiguration
     let multi = MultiHandle()
@@ -75,16 +42,24 @@ final class EngineLoop {
     var runningFetches = 0
     var stopping = false
     var random = SystemRandomNumberGenerator()
+    /// The persistent queue, when the manager has one.
+    let store: DownloadStore?
+    /// The last persistence failure, reported by `DownloadManager.persistenceError`.
+    var storeError: Error?
+    /// When each running download's progress was last saved.
+    var lastSaved: [DownloadID: Date] = [:]
 
     static let progressInterval: TimeInterval = 0.1
     static let downloadBufferSize = 256 * 1024
     static let fetchBufferSize = 64 * 1024
 
-    init(configuration: EngineConfiguration, inbox: EngineInbox, hub: EventHub) {
+    init(configuration: EngineConfiguration, inbox: EngineInbox, hub: EventHub, store: DownloadStore?) {
         self.configuration = configuration
         self.inbox = inbox
         self.hub = hub
+        self.store = store
         inbox.attach(multi)
+        restore()
     }
 
     /// The thread's body: runs until shutdown, then releases every curl handle here.
@@ -159,6 +134,7 @@ final class EngineLoop {
             transfer.reportedBytes = transfer.fileSize
             records[id]?.bytes = transfer.fileSize
             emit(.progress(id: id, bytes: transfer.fileSize, total: transfer.total))
+            saveProgress(id, transfer, now: now)
         }
     }
 
@@ -176,6 +152,7 @@ final class EngineLoop {
             needsScheduling = true
         }
         if status == .waitingToRetry { waiting.insert(id) }
+        persist(id)
         if old != status { emit(.statusChanged(record.snapshot())) }
     }
 
@@ -199,7 +176,15 @@ final class EngineLoop {
         for transfer in transfers.values {
             multi.remove(transfer.easy)
             switch transfer.purpose {
-            case .download(let id): records[id]?.transfer = nil
+            case .download(let id):
+                // A clean stop: flush what the part holds and save it as the checkpoint.
+                if case .file = transfer.sink, transfer.fd >= 0, fdatasync(transfer.fd) == 0 {
+                    records[id]?.checkpoint = transfer.fileSize
+                }
+                records[id]?.bytes = transfer.fileSize
+                records[id]?.transfer = nil
+                if records[id]?.status == .downloading { records[id]?.status = .queued }
+                persist(id)
             case .fetch(let job): job.complete(.cancelled)
             }
         }

@@ -40,6 +40,10 @@ final class Transfer {
     var bytesThisAttempt = 0
     /// Where the next early writeback starts.
     var writebackStart = 0
+    /// The length last sent to be flushed for a checkpoint, and when.
+    var checkpointRequested = 0
+    var checkpointRequestedAt = Date()
+    var checkpointInFlight = false
     static let writebackStep = 8 << 20
     /// The part was just started over (a 200 to a Range request, say).
     var startedFresh = false

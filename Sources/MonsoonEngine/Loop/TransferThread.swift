@@ -34,11 +34,19 @@ final class TransferThread: Sendable {
 
     private let exit = Exit()
 
-    init(configuration: EngineConfiguration, inbox: EngineInbox, hub: EventHub) {
+    /// Hands a store to the thread that will own it.
+    private struct Handover: @unchecked Sendable {
+        // Safe: the creating thread lets go of the store once it is wrapped here, and
+        // only the transfer thread unwraps and uses it.
+        let store: DownloadStore?
+    }
+
+    init(configuration: EngineConfiguration, inbox: EngineInbox, hub: EventHub, store: DownloadStore?) {
         let exit = self.exit
+        let handover = Handover(store: store)
         let thread = Thread {
             // The loop, and with it every curl handle, is made, used and released on this thread alone.
-            let loop = EngineLoop(configuration: configuration, inbox: inbox, hub: hub)
+            let loop = EngineLoop(configuration: configuration, inbox: inbox, hub: hub, store: handover.store)
             loop.run()
             exit.signal()
         }

@@ -13,15 +13,35 @@ public final class DownloadManager: Sendable {
     let inbox = EngineInbox()
     let hub = EventHub()
     private let thread: TransferThread
+    private let watcher: CommandWatcher?
     private let fetchTokens = Atomic<Int>(0)
 
+    /// A manager whose queue lives in memory only.
     public init(configuration: EngineConfiguration = EngineConfiguration()) {
         self.configuration = configuration
-        thread = TransferThread(configuration: configuration, inbox: inbox, hub: hub)
+        thread = TransferThread(configuration: configuration, inbox: inbox, hub: hub, store: nil)
+        watcher = nil
+    }
+
+    /// A manager whose queue is kept in the SQLite database at `databasePath`
+    /// (created when missing) and restored from it: downloads that were running
+    /// resume from their part files, those waiting to retry keep their time, and
+    /// completed, paused and failed ones stay so.
+    ///
+    /// - Parameter watchesOtherProcesses: apply the commands other processes post
+    ///   to this database (`DownloadStore.post`) within about a second.
+    /// - Throws: `StoreError` when the database cannot be opened, is damaged, or is
+    ///   from a newer Monsoon; the file is then left untouched.
+    public init(configuration: EngineConfiguration = EngineConfiguration(), databasePath: String, watchesOtherProcesses: Bool = true) throws {
+        self.configuration = configuration
+        let store = try DownloadStore(path: databasePath)
+        thread = TransferThread(configuration: configuration, inbox: inbox, hub: hub, store: store)
+        watcher = watchesOtherProcesses ? try CommandWatcher(databasePath: databasePath, inbox: inbox) : nil
     }
 
     deinit {
         // Without an explicit `shutdown()`, the thread still stops and releases curl.
+        watcher?.stop()
         inbox.post { $0.stopping = true }
     }
 
@@ -43,12 +63,16 @@ public final class DownloadManager: Sendable {
     /// - Throws: `.duplicate` when the id exists, unless `replacingExisting` (which
     ///   stops the old download and removes its part file); `.invalidRequest` for a
     ///   URL that is not http or https.
-    public func enqueue(_ request: DownloadRequest, replacingExisting: Bool = false) async throws(DownloadManagerError) {
-        try await enqueue(contentsOf: [request], replacingExisting: replacingExisting)
+    ///
+    /// - Returns: the download's id: the request's, or `d<N>` when the request's id is empty.
+    @discardableResult
+    public func enqueue(_ request: DownloadRequest, replacingExisting: Bool = false) async throws(DownloadManagerError) -> DownloadID {
+        try await enqueue(contentsOf: [request], replacingExisting: replacingExisting)[0]
     }
 
-    /// Adds many downloads at once (all or none).
-    public func enqueue(contentsOf requests: [DownloadRequest], replacingExisting: Bool = false) async throws(DownloadManagerError) {
+    /// Adds many downloads at once (all or none; one transaction when persistent).
+    @discardableResult
+    public func enqueue(contentsOf requests: [DownloadRequest], replacingExisting: Bool = false) async throws(DownloadManagerError) -> [DownloadID] {
         try await perform { $0.enqueue(requests, replacing: replacingExisting) }
     }
 
@@ -119,10 +143,21 @@ public final class DownloadManager: Sendable {
         }
     }
 
-    /// Stops every transfer (keeping part files), releases curl and ends the thread.
+    /// Stops every transfer (keeping part files, flushed, with their state saved),
+    /// releases curl and ends the thread.
     public func shutdown() async {
+        watcher?.stop()
         inbox.post { $0.stopping = true }
         await thread.join()
+    }
+
+    /// The last failure to save the queue, if any (downloads go on meanwhile; their
+    /// bytes are safe, and a restart re-reads the part files).
+    public func persistenceError() async -> Error? {
+        let box = try? await perform { loop -> Result<ErrorBox?, DownloadManagerError> in
+            .success(loop.storeError.map { ErrorBox(error: $0) })
+        }
+        return box?.error
     }
 
     // MARK: - In-memory fetch
@@ -192,4 +227,11 @@ public final class DownloadManager: Sendable {
             }
         }
     }
+}
+
+/// Carries any error out of the transfer thread.
+struct ErrorBox: @unchecked Sendable {
+    // Safe: the errors the store throws (`StoreError`, `DownloadError`) are Sendable values;
+    // the box only erases their type.
+    let error: Error
 }

@@ -17,6 +17,11 @@ public struct EngineConfiguration: Sendable, Equatable {
     public var stallSeconds: Int = 30
     /// Bytes that must stay free on the destination's file system.
     public var diskReserve: Int = 64 << 20
+    /// How often a running download's part is flushed to disk and its length saved
+    /// as the checkpoint: every `checkpointBytes` or `checkpointSeconds`, whichever
+    /// comes first. Only after a reboot is a part cut back to its checkpoint.
+    public var checkpointBytes: Int = 8 << 20
+    public var checkpointSeconds: Double = 5
     /// Sent when a request gives no User-Agent.
     public var userAgent: String = "Monsoon/0.1"
     /// Where to send HTTPS-verification trust (nil: the system's).

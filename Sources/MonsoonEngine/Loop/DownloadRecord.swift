@@ -1,0 +1,41 @@
+import Foundation
+
+/// One download as the engine keeps it.
+struct DownloadRecord {
+    var request: DownloadRequest
+    var sequence: Int
+    var host: String
+    var status: DownloadStatus = .queued
+    var bytes = 0
+    var total: Int?
+    var lastError: DownloadError?
+    var counters = RetryPolicy.Counters()
+    var retryAt: Date?
+    /// The file the download ends in, once known.
+    var filePath: String?
+    var resume: ResumeState?
+    var transfer: Transfer?
+    /// The file is being flushed and renamed into place.
+    var placing = false
+    /// A removal asked for while placing: whether to delete the finished file.
+    var pendingRemoval: Bool?
+    /// An `enqueue(replacingExisting:)` that arrived while placing: applied once the rename lands.
+    var pendingReplacement: DownloadRequest?
+    /// The most bytes the part has held: only going past it counts as progress
+    /// (a server that ignores Range and drops at the same byte must not retry forever).
+    var highWater = 0
+    /// Bytes of the part known to be on disk (flushed), saved with the record: after
+    /// a power cut the part is cut back to it, since later bytes may be garbage.
+    var checkpoint = 0
+    /// Goes up whenever the part is started over, so a late checkpoint of the old bytes is ignored.
+    var partEpoch = 0
+    /// Immediate restarts in a row (a changing resource), so they cannot loop forever.
+    var restarts = 0
+
+    var queueKey: QueueIndex.Key { QueueIndex.Key(priority: request.priority, sequence: sequence) }
+
+    func snapshot() -> Download {
+        Download(request: request, status: status, bytes: bytes, total: total, lastError: lastError,
+                 filePath: filePath, attempts: counters.attempts, retryAt: retryAt)
+    }
+}

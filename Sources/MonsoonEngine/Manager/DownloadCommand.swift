@@ -1,0 +1,137 @@
+import Foundation
+import MonsoonStore
+
+/// A change to the queue asked for by another process.
+public enum DownloadCommand: Sendable, Equatable {
+    case pause(DownloadID)
+    case resume(DownloadID)
+    case retry(DownloadID)
+    case remove(DownloadID, deleteFile: Bool)
+    case setPriority(DownloadID, Int)
+    case pauseAll
+    case resumeAll
+    /// Downloads were added to the store by another process: take them in.
+    case adoptNewDownloads
+
+    var row: (id: String?, action: String, argument: String?) {
+        switch self {
+        case .pause(let id): return (id.rawValue, "pause", nil)
+        case .resume(let id): return (id.rawValue, "resume", nil)
+        case .retry(let id): return (id.rawValue, "retry", nil)
+        case .remove(let id, let deleteFile): return (id.rawValue, "remove", deleteFile ? "deleteFile" : nil)
+        case .setPriority(let id, let priority): return (id.rawValue, "priority", String(priority))
+        case .pauseAll: return (nil, "pauseAll", nil)
+        case .resumeAll: return (nil, "resumeAll", nil)
+        case .adoptNewDownloads: return (nil, "adopt", nil)
+        }
+    }
+
+    init?(id: String?, action: String, argument: String?) {
+        let download = id.map(DownloadID.init(rawValue:))
+        switch (action, download) {
+        case ("pause", let id?): self = .pause(id)
+        case ("resume", let id?): self = .resume(id)
+        case ("retry", let id?): self = .retry(id)
+        case ("remove", let id?): self = .remove(id, deleteFile: argument == "deleteFile")
+        case ("priority", let id?): self = .setPriority(id, Int(argument ?? "") ?? 0)
+        case ("pauseAll", _): self = .pauseAll
+        case ("resumeAll", _): self = .resumeAll
+        case ("adopt", _): self = .adoptNewDownloads
+        default: return nil
+        }
+    }
+}
+
+extension DownloadStore {
+    /// Posts a command for the process running this queue; it applies it within about a second.
+    public func post(_ command: DownloadCommand) throws {
+        let row = command.row
+        try database.run("INSERT INTO download_commands (download_id, action, argument, created) VALUES (?, ?, ?, ?)", row.id, row.action, row.argument, Date())
+    }
+
+    /// Whether every posted command has been taken by the running process.
+    public func hasPendingCommands() throws -> Bool {
+        (try database.scalarInt("SELECT count(*) FROM download_commands") ?? 0) > 0
+    }
+
+    /// Takes the waiting commands, in the order posted (one transaction).
+    func takeCommands() throws -> [DownloadCommand] {
+        try database.write {
+            let commands = try database.statement("SELECT download_id, action, argument FROM download_commands ORDER BY seq").query { row in
+                DownloadCommand(id: row.text(0), action: row.text(1) ?? "", argument: row.text(2))
+            }
+            try database.run("DELETE FROM download_commands")
+            return commands.compactMap { $0 }
+        }
+    }
+
+    /// Adds downloads to the queue from a process that does not run it; the
+    /// running process takes them in when it sees `.adoptNewDownloads`.
+    /// - Returns: their ids (`d<N>` for requests with an empty id).
+    public func add(_ requests: [DownloadRequest]) throws -> [DownloadID] {
+        try database.write {
+            try requests.map { request in
+                var record = DownloadRecord(request: request, sequence: 0, host: EngineLoop.hostKey(request.url))
+                if case .file(let path) = request.destination { record.filePath = path }
+                let automatic = request.id.rawValue.isEmpty
+                if automatic { record.request.id = DownloadID("new-\(UUID().uuidString)") }
+                let sequence = try insert(record)
+                return automatic ? try assignID(sequence: sequence) : request.id
+            }
+        }
+    }
+}
+
+/// Watches the database for commands from other processes, on its own thread and
+/// connection: a cheap `PRAGMA data_version` check four times a second, so the
+/// transfer thread itself never polls.
+final class CommandWatcher: Sendable {
+    private let stopped = Locked(false)
+
+    init(databasePath: String, inbox: EngineInbox) throws {
+        let path = databasePath
+        let stopped = self.stopped
+        // Opened here so a failure is reported to the caller, then handed to the thread.
+        let handover = StoreHandover(store: try DownloadStore(path: path))
+        let thread = Thread {
+            let store = handover.store
+            var lastVersion = -1
+            while !stopped.withLock({ $0 }) {
+                if let version = try? store.database.dataVersion(), version != lastVersion {
+                    lastVersion = version
+                    if let commands = try? store.takeCommands(), !commands.isEmpty {
+                        inbox.post { loop in loop.apply(commands) }
+                    }
+                }
+                Thread.sleep(forTimeInterval: 0.25)
+            }
+        }
+        thread.name = "monsoon.commands"
+        thread.start()
+    }
+
+    func stop() { stopped.withLock { $0 = true } }
+
+    private struct StoreHandover: @unchecked Sendable {
+        // Safe: created on the caller's thread and only used by the watcher thread after.
+        let store: DownloadStore
+    }
+}
+
+extension EngineLoop {
+    /// Applies other processes' commands as if they had been called here.
+    func apply(_ commands: [DownloadCommand]) {
+        for command in commands {
+            switch command {
+            case .pause(let id): _ = pause(id)
+            case .resume(let id): _ = resume(id)
+            case .retry(let id): _ = retry(id)
+            case .remove(let id, let deleteFile): _ = remove(id, deleteFile: deleteFile)
+            case .setPriority(let id, let priority): _ = setPriority(priority, for: id)
+            case .pauseAll: pauseAll()
+            case .resumeAll: resumeAll()
+            case .adoptNewDownloads: adoptNewRows()
+            }
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import MonsoonStore
+
+/// How a download record maps to its row in `downloads`.
+extension DownloadRecord {
+    /// Reads a row selected with `DownloadStore.columns`.
+    init(_ row: Row) throws {
+        guard let id = row.text(1), let urlText = row.text(2), let url = URL(string: urlText),
+              let kind = row.text(3), let destinationPath = row.text(4),
+              let status = row.text(10).flatMap(DownloadStatus.init(rawValue:)) else {
+            throw StoreError(code: 0, message: "a download row in the database is incomplete (seq \(row.int(0)))")
+        }
+        let request = DownloadRequest(
+            id: DownloadID(id), url: url,
+            destination: kind == "file" ? .file(destinationPath) : .directory(destinationPath),
+            priority: row.int(5), expectedSize: row.optionalInt(6), expectedMediaType: row.text(7),
+            headers: Self.decode(row.text(8)), userInfo: Self.decode(row.text(9)))
+        self.init(request: request, sequence: row.int(0), host: EngineLoop.hostKey(url))
+        self.status = status
+        counters = RetryPolicy.Counters(attempts: row.int(11), backoffLevel: row.int(12))
+        retryAt = row.date(13)
+        if let code = row.text(14) {
+            lastError = DownloadError(DownloadError.Code(rawValue: code), row.text(15) ?? code, httpStatus: row.optionalInt(16))
+        }
+        bytes = row.int(17)
+        total = row.optionalInt(18)
+        checkpoint = row.int(19)
+        filePath = row.text(20)
+        if let resumeURL = row.text(21) {
+            resume = ResumeState(url: resumeURL, etag: row.text(22), lastModified: row.text(23), total: row.optionalInt(24))
+        }
+    }
+
+    /// Values for ?1…?24 of the insert.
+    var insertValues: [SQLValueConvertible] {
+        let (kind, destination): (String, String) = switch request.destination {
+        case .file(let path): ("file", path)
+        case .directory(let path): ("directory", path)
+        }
+        return [request.id.rawValue, request.url.absoluteString, kind, destination, request.priority, request.expectedSize,
+                request.expectedMediaType, Self.encode(request.headers), Self.encode(request.userInfo)] + stateValues
+    }
+
+    /// Values for ?1…?17 of the update (?1 is the id).
+    var updateValues: [SQLValueConvertible] {
+        [request.id.rawValue, request.priority] + stateValues
+    }
+
+    private var stateValues: [SQLValueConvertible] {
+        [status.rawValue, counters.attempts, counters.backoffLevel, retryAt, lastError?.code.rawValue, lastError?.message,
+         lastError?.httpStatus, bytes, total, checkpoint, filePath, resume?.url, resume?.etag, resume?.lastModified, resume?.total]
+    }
+
+    private static func encode(_ pairs: [String: String]) -> String {
+        guard !pairs.isEmpty, let data = try? JSONSerialization.data(withJSONObject: pairs, options: [.sortedKeys]) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    private static func decode(_ text: String?) -> [String: String] {
+        guard let text, let data = text.data(using: .utf8),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: String] else { return [:] }
+        return object
+    }
+}

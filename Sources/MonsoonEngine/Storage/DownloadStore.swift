@@ -1,0 +1,163 @@
+import Foundation
+import MonsoonStore
+
+/// The persistent download queue: one row per download, in SQLite.
+///
+/// The engine's transfer thread keeps one `DownloadStore` and writes each state
+/// change as one small transaction; progress at most once a second per download.
+/// Other processes open their own `DownloadStore` on the same file to list the
+/// queue and to post commands to the process that runs it.
+///
+/// - Important: confined to one thread at a time, like its connection.
+public final class DownloadStore {
+    let database: Database
+
+    static let migrator = Migrator([
+        .init(version: 1, sql: """
+            CREATE TABLE downloads (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                id TEXT NOT NULL UNIQUE,
+                url TEXT NOT NULL,
+                destination_kind TEXT NOT NULL CHECK (destination_kind IN ('file', 'directory')),
+                destination TEXT NOT NULL,
+                priority INTEGER NOT NULL DEFAULT 0,
+                expected_size INTEGER,
+                expected_type TEXT,
+                headers TEXT NOT NULL DEFAULT '{}',
+                user_info TEXT NOT NULL DEFAULT '{}',
+                status TEXT NOT NULL,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                backoff_level INTEGER NOT NULL DEFAULT 0,
+                retry_at REAL,
+                error_code TEXT,
+                error_message TEXT,
+                error_status INTEGER,
+                bytes INTEGER NOT NULL DEFAULT 0,
+                total INTEGER,
+                checkpoint INTEGER NOT NULL DEFAULT 0,
+                file_path TEXT,
+                resume_url TEXT,
+                etag TEXT,
+                last_modified TEXT,
+                resume_total INTEGER,
+                updated REAL NOT NULL
+            );
+            CREATE INDEX downloads_by_url ON downloads (url);
+            CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+            CREATE TABLE download_commands (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                download_id TEXT,
+                action TEXT NOT NULL,
+                argument TEXT,
+                created REAL NOT NULL
+            );
+            """),
+    ])
+
+    /// The newest schema version this build knows.
+    public static var schemaVersion: Int { migrator.latestVersion }
+
+    /// Opens (creating and migrating) the queue in the database at `path`.
+    ///
+    /// - Throws: `StoreError` for a file that cannot be opened, is damaged, or
+    ///   comes from a newer Monsoon (the file is then left untouched).
+    public init(path: String) throws {
+        database = try Database(path: path)
+        try Self.migrator.migrate(database)
+    }
+
+    /// Opens the queue on an existing connection (one shared with other tables, say).
+    public init(database: Database) throws {
+        self.database = database
+        try Self.migrator.migrate(database)
+    }
+
+    // MARK: - Reading
+
+    private static let columns = """
+        seq, id, url, destination_kind, destination, priority, expected_size, expected_type, headers, user_info,
+        status, attempts, backoff_level, retry_at, error_code, error_message, error_status, bytes, total, checkpoint,
+        file_path, resume_url, etag, last_modified, resume_total
+        """
+
+    /// Every download, in enqueue order.
+    public func downloads() throws -> [Download] {
+        try rows(where: "1").map { $0.snapshot() }
+    }
+
+    /// One download, by id.
+    public func download(withID id: DownloadID) throws -> Download? {
+        try rows(where: "id = ?", [id.rawValue]).first?.snapshot()
+    }
+
+    /// The downloads of `url`, in enqueue order.
+    public func downloads(of url: URL) throws -> [Download] {
+        try rows(where: "url = ?", [url.absoluteString]).map { $0.snapshot() }
+    }
+
+    func rows(where condition: String, _ values: [SQLValueConvertible] = []) throws -> [DownloadRecord] {
+        try database.statement("SELECT \(Self.columns) FROM downloads WHERE \(condition) ORDER BY seq").query(values) { row in
+            try DownloadRecord(row)
+        }
+    }
+
+    // MARK: - Writing (transfer thread)
+
+    /// Inserts a new download; returns its sequence number (its place in enqueue order).
+    func insert(_ record: DownloadRecord) throws -> Int {
+        let statement = try database.statement("""
+            INSERT INTO downloads (id, url, destination_kind, destination, priority, expected_size, expected_type, headers, user_info,
+                status, attempts, backoff_level, retry_at, error_code, error_message, error_status, bytes, total, checkpoint,
+                file_path, resume_url, etag, last_modified, resume_total, updated)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)
+            """)
+        try statement.bind(record.insertValues + [Date()])
+        while try statement.step() {}
+        return database.lastInsertRowID
+    }
+
+    /// Writes a download's state (everything but its identity and request).
+    func update(_ record: DownloadRecord) throws {
+        let statement = try database.statement("""
+            UPDATE downloads SET priority = ?2, status = ?3, attempts = ?4, backoff_level = ?5, retry_at = ?6,
+                error_code = ?7, error_message = ?8, error_status = ?9, bytes = ?10, total = ?11, checkpoint = ?12,
+                file_path = ?13, resume_url = ?14, etag = ?15, last_modified = ?16, resume_total = ?17, updated = ?18
+            WHERE id = ?1
+            """)
+        try statement.bind(record.updateValues + [Date()])
+        while try statement.step() {}
+    }
+
+    /// Saves progress: bytes in the part and, after an fsync, the checkpoint.
+    func updateProgress(id: DownloadID, bytes: Int, total: Int?, checkpoint: Int?) throws {
+        if let checkpoint {
+            try database.run("UPDATE downloads SET bytes = ?2, total = ?3, checkpoint = ?4, updated = ?5 WHERE id = ?1",
+                             id.rawValue, bytes, total, checkpoint, Date())
+        } else {
+            try database.run("UPDATE downloads SET bytes = ?2, total = ?3, updated = ?4 WHERE id = ?1", id.rawValue, bytes, total, Date())
+        }
+    }
+
+    /// Gives a download inserted under a temporary id its final id, `d<seq>`.
+    func assignID(sequence: Int) throws -> DownloadID {
+        try database.run("UPDATE downloads SET id = 'd' || seq WHERE seq = ?", sequence)
+        return DownloadID("d\(sequence)")
+    }
+
+    func meta(_ key: String) throws -> String? {
+        try database.scalarText("SELECT value FROM meta WHERE key = ?", key)
+    }
+
+    func setMeta(_ key: String, _ value: String) throws {
+        try database.run("INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = ?2", key, value)
+    }
+
+    func delete(_ id: DownloadID) throws {
+        try database.run("DELETE FROM downloads WHERE id = ?", id.rawValue)
+    }
+
+    /// Runs `body` as one transaction (a batch of inserts, say).
+    func transaction<T>(_ body: () throws -> T) throws -> T {
+        try database.write(body)
+    }
+}
