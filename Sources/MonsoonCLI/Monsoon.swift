@@ -21,6 +21,9 @@ public enum ExitStatus {
 
 /// Options every command accepts, before or after the command's name.
 struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: "Monsoon's data folder (default: $MONSOON_HOME, else $XDG_DATA_HOME/monsoon, else ~/.local/share/monsoon).", valueName: "dir")
+    var home: String?
+
     @Flag(name: .shortAndLong, help: "Print only errors: no progress, no per-download lines.")
     var quiet = false
 
@@ -37,7 +40,7 @@ struct Monsoon: ParsableCommand {
         abstract: "Archive podcasts and download files fast, safely and resumably.",
         discussion: "Run 'monsoon help <command>' for a command's options.",
         version: MonsoonCLI.version,
-        subcommands: [Get.self]
+        subcommands: [Get.self, RunQueue.self, Downloads.self, Pause.self, Resume.self, Retry.self, Remove.self, Priority.self]
     )
 
     @OptionGroup var global: GlobalOptions

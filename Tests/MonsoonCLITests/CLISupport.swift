@@ -14,8 +14,9 @@ struct Folder {
 
     func file(_ name: String) -> String { (path as NSString).appendingPathComponent(name) }
 
+    /// The folder's entries, without the Monsoon home the tests keep in it.
     func contents(_ sub: String = "") -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: file(sub))) ?? []).sorted()
+        ((try? FileManager.default.contentsOfDirectory(atPath: file(sub))) ?? []).filter { $0 != ".monsoon" }.sorted()
     }
 
     func remove() { try? FileManager.default.removeItem(atPath: path) }
@@ -29,12 +30,14 @@ struct RunResult {
 }
 
 /// Runs `monsoon` in-process, with captured output, in `directory`.
-func runMonsoon(_ arguments: [String], in directory: String, stdin: String = "", terminal: Bool = false, interruption: Interruption = Interruption()) async -> RunResult {
+func runMonsoon(_ arguments: [String], in directory: String, stdin: String = "", terminal: Bool = false, interruption: Interruption = Interruption(),
+                environment: [String: String]? = nil) async -> RunResult {
     let output = TextOutput.capturing()
     let errors = TextOutput.capturing()
     let input = Data(stdin.utf8)
     let context = CommandContext(
-        output: output, errors: errors, environment: [:], currentDirectory: directory,
+        output: output, errors: errors, environment: environment ?? ["MONSOON_HOME": (directory as NSString).appendingPathComponent(".monsoon")],
+        currentDirectory: directory,
         isTerminal: terminal, terminalWidth: 100, readStandardInput: { input }, interruption: interruption)
     let status = await MonsoonCLI.run(arguments, context: context)
     return RunResult(status: status, output: output.text, errors: errors.text)
@@ -57,7 +60,7 @@ final class MonsoonProcess: @unchecked Sendable {
     private let outPipe = Pipe()
     private let errPipe = Pipe()
 
-    init(_ arguments: [String], in directory: String) throws {
+    init(_ arguments: [String], in directory: String, home: String? = nil) throws {
         guard FileManager.default.isExecutableFile(atPath: monsoonBinary) else {
             throw CLITestError("the monsoon binary is missing at \(monsoonBinary): build it with `swift build` (make test does)")
         }
@@ -67,6 +70,9 @@ final class MonsoonProcess: @unchecked Sendable {
         process.standardOutput = outPipe
         process.standardError = errPipe
         process.standardInput = FileHandle.nullDevice
+        var environment = ProcessInfo.processInfo.environment
+        environment["MONSOON_HOME"] = home ?? (directory as NSString).appendingPathComponent(".monsoon")
+        process.environment = environment
         try process.run()
     }
 

@@ -55,7 +55,13 @@ import Testing
         let usage = try await MonsoonProcess(["get", "--bogus"], in: folder.path).finish()
         #expect(usage.status == 2)
         #expect(usage.errors.contains("Unknown option '--bogus'"))
-        let disk = try await MonsoonProcess(["get", "--min-free", "1000000T", server.url("/ok").absoluteString], in: folder.path).finish()
+        server.setRoute("/big", Route(body: .bytes([2])))
+        let disk = try await MonsoonProcess(["get", "--min-free", "1000000T", server.url("/big").absoluteString], in: folder.path).finish()
         #expect(disk.status == 3)
+        // What is already downloaded is reported, not fetched again.
+        let again = try await MonsoonProcess(["get", server.url("/ok").absoluteString], in: folder.path).finish()
+        #expect(again.status == 0)
+        #expect(again.output.contains("already downloaded"))
+        #expect(server.requests(for: "/ok").count == 1)
     }
 }

@@ -56,8 +56,14 @@ struct Get: RunnableCommand {
         for text in inputs.invalid {
             context.error("skipped '\(Redaction.redact(text))': not an http or https URL")
         }
+        let home = try Home(option: global.home, context: context)
         let folder = context.absolutePath(out)
         try createFolder(folder)
+
+        guard let lock = try HomeLock(path: home.lockPath) else {
+            return try handOff(inputs.valid, folder: folder, home: home, context: context)
+        }
+        defer { withExtendedLifetime(lock) {} }
 
         var configuration = EngineConfiguration()
         configuration.maxConcurrentDownloads = jobs
@@ -65,54 +71,59 @@ struct Get: RunnableCommand {
         configuration.retry.maxRetries = retries
         configuration.diskReserve = minFree.bytes
         configuration.userAgent = "Monsoon/\(MonsoonCLI.version)"
-        let manager = DownloadManager(configuration: configuration)
+        let manager = try QueueRun.openManager(home, configuration: configuration)
+        let session = QueueRun(manager, context: context, global: global)
 
-        // A part left by an earlier run of the same URL keeps its name and resumes.
+        // A URL already queued for this folder is the same download: resume it, or
+        // report it done when its file is still there.
+        let existing = await manager.downloads
         let parts = PartialDownloads.find(in: folder)
-        let requests = inputs.valid.enumerated().map { index, url in
-            let destination: DownloadRequest.Destination = parts[url.absoluteString].map { .file($0) } ?? .directory(folder)
-            return DownloadRequest(id: DownloadID("\(index + 1)"), url: url, destination: destination)
-        }
-        let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, total: requests.count)
-        let events = manager.events()
-        try await manager.enqueue(contentsOf: requests)
-
-        let interrupted = await withTaskGroup(of: Bool?.self) { group in
-            group.addTask {
-                for await event in events { reporter.handle(event) }
-                return nil
+        var requests: [DownloadRequest] = []
+        for url in inputs.valid {
+            guard let download = existing.last(where: { $0.request.url == url && Self.isIn(folder, $0) }) else {
+                let destination: DownloadRequest.Destination = parts[url.absoluteString].map { .file($0) } ?? .directory(folder)
+                requests.append(DownloadRequest(id: DownloadID(""), url: url, destination: destination))
+                continue
             }
-            if context.isTerminal && !global.quiet {
-                group.addTask {
-                    while !Task.isCancelled {
-                        try? await Task.sleep(nanoseconds: 250_000_000)
-                        reporter.redraw()
-                    }
-                    return nil
+            switch download.status {
+            case .completed:
+                if let path = download.filePath, FileManager.default.fileExists(atPath: path) {
+                    if !global.quiet { context.output.line("\(path)\t\(download.bytes)\talready downloaded (\(download.id))") }
+                } else {
+                    try? await manager.retry(download.id)
                 }
-            }
-            group.addTask {
-                await manager.waitUntilIdle()
-                return false
-            }
-            group.addTask {
-                await context.interruption.wait()
-                return Task.isCancelled ? nil : true
-            }
-            var interrupted = false
-            while let result = await group.next() {
-                guard let result else { continue }
-                interrupted = result
+            case .failed, .paused:
+                try? await manager.retry(download.id)
+            case .queued, .downloading, .waitingToRetry:
                 break
             }
-            // Ends the event stream (after its last events) and releases curl.
-            await manager.shutdown()
-            group.cancelAll()
-            return interrupted
         }
-        reporter.finish(interrupted: interrupted)
-        if interrupted { return ExitStatus.interrupted }
-        return reporter.exitStatus(invalidInputs: inputs.invalid.count)
+        do {
+            try await manager.enqueue(contentsOf: requests)
+        } catch {
+            await manager.shutdown()
+            throw CLIError(message: "\(error)")
+        }
+        return await session.run(extraFailures: inputs.invalid.count)
+    }
+
+    /// Another process runs this home's queue: add the URLs to it and let that one download them.
+    private func handOff(_ urls: [URL], folder: String, home: Home, context: CommandContext) throws -> Int32 {
+        let store = try home.openStore()
+        let queued = try store.downloads()
+        let fresh = urls.filter { url in !queued.contains { $0.request.url == url && Self.isIn(folder, $0) && $0.status != .completed } }
+        let ids = try store.add(fresh.map { DownloadRequest(id: DownloadID(""), url: $0, destination: .directory(folder)) })
+        try store.post(.adoptNewDownloads)
+        let pid = HomeLock.holder(at: home.lockPath).map { " (pid \($0))" } ?? ""
+        context.error("another monsoon\(pid) is downloading in \(home.path): handed it \(ids.count) download\(ids.count == 1 ? "" : "s")\(ids.isEmpty ? "" : " (\(ids.map(\.rawValue).joined(separator: ", ")))"); follow them with 'monsoon downloads'")
+        return ExitStatus.success
+    }
+
+    private static func isIn(_ folder: String, _ download: Download) -> Bool {
+        switch download.request.destination {
+        case .directory(let path): return path == folder
+        case .file(let path): return (path as NSString).deletingLastPathComponent == folder
+        }
     }
 
     private func createFolder(_ folder: String) throws {

@@ -59,8 +59,21 @@ final class GetReporter: Sendable {
         }
     }
 
+    /// Starts from the queue as it is (downloads restored from an earlier run).
+    func prime(with downloads: [Download]) {
+        state.withLock { state in
+            for download in downloads where state.rows[download.id] == nil {
+                var row = Row(name: Self.name(of: download), url: download.request.url)
+                row.status = download.status
+                row.bytes = download.bytes
+                row.total = download.total
+                state.rows[download.id] = row
+            }
+        }
+    }
+
     private func update(_ state: inout State, with download: Download) {
-        guard var row = state.rows[download.id] else { return }
+        var row = state.rows[download.id] ?? Row(name: Self.name(of: download), url: download.request.url)
         let previous = row.status
         row.status = download.status
         row.bytes = download.bytes
@@ -137,7 +150,7 @@ final class GetReporter: Sendable {
         let now = Date()
         var lines: [String] = []
         let active = state.rows.filter { $0.value.status == .downloading || $0.value.status == .waitingToRetry }
-            .sorted { Int($0.key.rawValue) ?? 0 < Int($1.key.rawValue) ?? 0 }
+            .sorted { Int($0.key.rawValue.drop { !$0.isNumber }) ?? 0 < Int($1.key.rawValue.drop { !$0.isNumber }) ?? 0 }
         var totalSpeed = 0.0
         for (id, var row) in active {
             let interval = now.timeIntervalSince(row.sampleTime)

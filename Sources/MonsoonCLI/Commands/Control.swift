@@ -1,0 +1,158 @@
+import Foundation
+import MonsoonEngine
+
+/// What `pause`, `resume`, `retry`, `remove` and `priority` share: apply a command
+/// to the home's queue, through the running monsoon when there is one.
+enum Control {
+    static func apply(_ command: DownloadCommand, id: DownloadID?, global: GlobalOptions, context: CommandContext) async throws -> Int32 {
+        let home = try Home(option: global.home, context: context)
+        let store = try home.openStore()
+        if let id, try store.download(withID: id) == nil {
+            throw CLIError(message: "no download has id \(id.rawValue); list them with 'monsoon downloads'")
+        }
+        if let lock = try HomeLock(path: home.lockPath) {
+            // Nobody is downloading: change the queue here, with the engine's own rules.
+            defer { withExtendedLifetime(lock) {} }
+            var configuration = EngineConfiguration()
+            configuration.maxConcurrentDownloads = 0
+            let manager = try QueueRun.openManager(home, configuration: configuration, watches: false)
+            do {
+                switch command {
+                case .pause(let id): try await manager.pause(id)
+                case .resume(let id): try await manager.resume(id)
+                case .retry(let id): try await manager.retry(id)
+                case .remove(let id, let deleteFile): try await manager.remove(id, deleteFile: deleteFile)
+                case .setPriority(let id, let priority): try await manager.setPriority(priority, for: id)
+                case .pauseAll: await manager.pauseAll()
+                case .resumeAll: await manager.resumeAll()
+                case .adoptNewDownloads: break
+                }
+            } catch {
+                await manager.shutdown()
+                throw CLIError(message: "\(error)")
+            }
+            await manager.shutdown()
+            if !global.quiet { context.output.line(describe(command, after: try? store.download(withID: id ?? DownloadID("")))) }
+            return ExitStatus.success
+        }
+        // A monsoon is downloading: post the command and wait until it has taken it.
+        try store.post(command)
+        let deadline = Date().addingTimeInterval(10)
+        while try store.hasPendingCommands() {
+            if Date() > deadline {
+                throw CLIError(message: "the running monsoon did not take the command within 10 s; it is posted and will apply when it does")
+            }
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
+        if !global.quiet {
+            let pid = HomeLock.holder(at: home.lockPath).map { " (pid \($0))" } ?? ""
+            context.output.line(describe(command, after: nil) + " by the running monsoon\(pid)")
+        }
+        return ExitStatus.success
+    }
+
+    static func describe(_ command: DownloadCommand, after download: Download?) -> String {
+        let status = download.map { " (now \($0.status.rawValue))" } ?? ""
+        switch command {
+        case .pause(let id): return "\(id.rawValue): paused\(status)"
+        case .resume(let id): return "\(id.rawValue): resumed\(status)"
+        case .retry(let id): return "\(id.rawValue): queued to retry\(status)"
+        case .remove(let id, let deleteFile): return "\(id.rawValue): removed\(deleteFile ? ", file deleted" : "")"
+        case .setPriority(let id, let priority): return "\(id.rawValue): priority \(priority)"
+        case .pauseAll: return "all downloads paused"
+        case .resumeAll: return "all paused downloads resumed"
+        case .adoptNewDownloads: return "new downloads taken in"
+        }
+    }
+
+    /// Accepts `d17` or `17`.
+    static func parseID(_ text: String) throws -> DownloadID {
+        let digits = text.hasPrefix("d") ? String(text.dropFirst()) : text
+        guard let number = Int(digits), number > 0 else {
+            throw ValidationError("'\(text)' is not a download id (like d17).")
+        }
+        return DownloadID("d\(number)")
+    }
+}
+
+struct Pause: RunnableCommand {
+    static let configuration = CommandConfiguration(commandName: "pause", abstract: "Pause a download (keeping its bytes), or all with --all.")
+    @OptionGroup var global: GlobalOptions
+    @Flag(name: .long, help: "Pause every active download.") var all = false
+    @Argument(help: "The download's id, like d17.", valueName: "id") var id: String?
+    init() {}
+
+    mutating func validate() throws {
+        if all == (id != nil) { throw ValidationError("Give a download id, or --all.") }
+        if let id { _ = try Control.parseID(id) }
+    }
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        if all { return try await Control.apply(.pauseAll, id: nil, global: global, context: context) }
+        let id = try Control.parseID(id ?? "")
+        return try await Control.apply(.pause(id), id: id, global: global, context: context)
+    }
+}
+
+struct Resume: RunnableCommand {
+    static let configuration = CommandConfiguration(commandName: "resume", abstract: "Resume a paused or failed download, or all paused ones with --all.")
+    @OptionGroup var global: GlobalOptions
+    @Flag(name: .long, help: "Resume every paused download.") var all = false
+    @Argument(help: "The download's id, like d17.", valueName: "id") var id: String?
+    init() {}
+
+    mutating func validate() throws {
+        if all == (id != nil) { throw ValidationError("Give a download id, or --all.") }
+        if let id { _ = try Control.parseID(id) }
+    }
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        if all { return try await Control.apply(.resumeAll, id: nil, global: global, context: context) }
+        let id = try Control.parseID(id ?? "")
+        return try await Control.apply(.resume(id), id: id, global: global, context: context)
+    }
+}
+
+struct Retry: RunnableCommand {
+    static let configuration = CommandConfiguration(commandName: "retry", abstract: "Retry a failed download now, with fresh retry counts.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The download's id, like d17.", valueName: "id") var id: String
+    init() {}
+
+    mutating func validate() throws { _ = try Control.parseID(id) }
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        let id = try Control.parseID(id)
+        return try await Control.apply(.retry(id), id: id, global: global, context: context)
+    }
+}
+
+struct Remove: RunnableCommand {
+    static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove a download from the queue; its part file is deleted.")
+    @OptionGroup var global: GlobalOptions
+    @Flag(name: .customLong("delete-file"), help: "Also delete the downloaded file of a completed download.") var deleteFile = false
+    @Argument(help: "The download's id, like d17.", valueName: "id") var id: String
+    init() {}
+
+    mutating func validate() throws { _ = try Control.parseID(id) }
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        let id = try Control.parseID(id)
+        return try await Control.apply(.remove(id, deleteFile: deleteFile), id: id, global: global, context: context)
+    }
+}
+
+struct Priority: RunnableCommand {
+    static let configuration = CommandConfiguration(commandName: "priority", abstract: "Set a download's priority (higher starts first).")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The download's id, like d17.", valueName: "id") var id: String
+    @Argument(help: "The new priority (default priority is 0; negative is allowed).", valueName: "n") var priority: Int
+    init() {}
+
+    mutating func validate() throws { _ = try Control.parseID(id) }
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        let id = try Control.parseID(id)
+        return try await Control.apply(.setPriority(id, priority), id: id, global: global, context: context)
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import MonsoonEngine
+
+/// Runs the queue of a manager until nothing is left or Ctrl-C, reporting as it
+/// goes; shared by `get` and `download`.
+struct QueueRun {
+    let manager: DownloadManager
+    let context: CommandContext
+    let global: GlobalOptions
+    /// Subscribed before any change, so the report misses nothing.
+    private let events: DownloadEvents
+
+    init(_ manager: DownloadManager, context: CommandContext, global: GlobalOptions) {
+        self.manager = manager
+        self.context = context
+        self.global = global
+        events = manager.events()
+    }
+
+    /// - Returns: the exit status: 0 all done, 1 some failed, 3 disk full, 130 interrupted.
+    func run(extraFailures: Int = 0) async -> Int32 {
+        let manager = self.manager
+        let context = self.context
+        let global = self.global
+        let events = self.events
+        let downloads = await manager.downloads
+        let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, total: downloads.filter { $0.status.isActive }.count)
+        reporter.prime(with: downloads)
+        let interrupted = await withTaskGroup(of: Bool?.self) { group in
+            group.addTask {
+                for await event in events { reporter.handle(event) }
+                return nil
+            }
+            if context.isTerminal && !global.quiet {
+                group.addTask {
+                    while !Task.isCancelled {
+                        try? await Task.sleep(nanoseconds: 250_000_000)
+                        reporter.redraw()
+                    }
+                    return nil
+                }
+            }
+            group.addTask {
+                await manager.waitUntilIdle()
+                return false
+            }
+            group.addTask {
+                await context.interruption.wait()
+                return Task.isCancelled ? nil : true
+            }
+            var interrupted = false
+            while let result = await group.next() {
+                guard let result else { continue }
+                interrupted = result
+                break
+            }
+            // Ends the event stream (after its last events), saves the queue, releases curl.
+            await manager.shutdown()
+            group.cancelAll()
+            return interrupted
+        }
+        reporter.finish(interrupted: interrupted)
+        if let error = await manager.persistenceError() {
+            context.error("could not save the download queue: \(error)")
+        }
+        if interrupted { return ExitStatus.interrupted }
+        return reporter.exitStatus(invalidInputs: extraFailures)
+    }
+
+    /// Opens the home's queue with a one-line error for what cannot be opened.
+    static func openManager(_ home: Home, configuration: EngineConfiguration, watches: Bool = true) throws -> DownloadManager {
+        do {
+            return try DownloadManager(configuration: configuration, databasePath: home.databasePath, watchesOtherProcesses: watches)
+        } catch {
+            throw CLIError(message: "\(error)")
+        }
+    }
+}
