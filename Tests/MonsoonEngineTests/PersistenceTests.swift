@@ -1,0 +1,208 @@
+import Foundation
+import MonsoonStore
+import MonsoonTestServer
+import Testing
+@testable import MonsoonEngine
+
+/// The queue in SQLite: restoring it, and what survives a relaunch.
+@Suite struct PersistenceTests {
+    func idleConfiguration() -> EngineConfiguration {
+        var configuration = fastConfiguration()
+        configuration.maxConcurrentDownloads = 0   // nothing starts: the queue only
+        return configuration
+    }
+
+    @Test func orderPriorityUserInfoAndDuplicatesSurviveARelaunch() async throws {
+        let folder = TemporaryFolder()
+        defer { folder.remove() }
+        let database = folder.file("queue.sqlite")
+        let url = URL(string: "http://127.0.0.1:9/a.mp3")!
+        do {
+            let manager = try DownloadManager(configuration: idleConfiguration(), databasePath: database)
+            var first = DownloadRequest(id: "x", url: url, destination: .file(folder.file("x")), priority: 2, expectedSize: 1234, expectedMediaType: "audio/mpeg",
+                                        headers: ["User-Agent": "Test/1"], userInfo: ["episode": "42", "feed": "é"])
+            first.userInfo["empty"] = ""
+            let ids = try await manager.enqueue(contentsOf: [
+                first,
+                DownloadRequest(id: "", url: url, destination: .directory(folder.file("dir"))),
+                DownloadRequest(id: "", url: url, destination: .directory(folder.file("dir2")), priority: 5),
+            ])
+            #expect(ids[0] == "x")
+            #expect(ids[1].rawValue.hasPrefix("d") && ids[2].rawValue.hasPrefix("d") && ids[1] != ids[2])
+            try await manager.pause(ids[2])
+            await manager.shutdown()
+        }
+        let manager = try DownloadManager(configuration: idleConfiguration(), databasePath: database)
+        let restored = await manager.downloads
+        #expect(restored.count == 3)
+        #expect(restored[0].id == "x")
+        #expect(restored[0].request.userInfo == ["episode": "42", "feed": "é", "empty": ""])
+        #expect(restored[0].request.headers == ["User-Agent": "Test/1"])
+        #expect(restored[0].request.priority == 2 && restored[0].request.expectedSize == 1234 && restored[0].request.expectedMediaType == "audio/mpeg")
+        #expect(restored.map(\.status) == [.queued, .queued, .paused])
+        #expect(restored[2].request.priority == 5)
+        await #expect(throws: DownloadManagerError.duplicate("x")) {
+            try await manager.enqueue(DownloadRequest(id: "x", url: url, destination: .file(folder.file("y"))))
+        }
+        await manager.shutdown()
+    }
+
+    @Test func everyStateComesBack() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        let database = folder.file("queue.sqlite")
+        let body = Body.pattern(size: 1 << 20, seed: 5)
+        server.setRoute("/done", Route(body: .bytes([1, 2, 3])))
+        server.setRoute("/missing", Route.html(status: 404, "<html>no</html>"))
+        server.setRoute("/busy", Route(body: .bytes([1]), faults: [.status(503, times: 1, retryAfter: "60")]))
+        server.setRoute("/slow", Route(body: body, etag: "\"s\"", throttle: 200_000))
+        do {
+            var configuration = fastConfiguration()
+            configuration.retry.maxDelay = 120
+            let manager = try DownloadManager(configuration: configuration, databasePath: database)
+            let recorder = EventRecorder(manager)
+            try await manager.enqueue(contentsOf: [
+                request("done", server.url("/done"), to: folder.file("done")),
+                request("missing", server.url("/missing"), to: folder.file("missing")),
+                request("busy", server.url("/busy"), to: folder.file("busy")),
+                request("slow", server.url("/slow"), to: folder.file("slow")),
+            ])
+            try await recorder.waitFor("done", .completed)
+            try await recorder.waitFor("missing", .failed)
+            try await recorder.waitFor("busy", .waitingToRetry)
+            try await eventually("part of slow") { (await manager.download(withID: "slow")?.bytes ?? 0) > 100_000 }
+            await manager.shutdown()
+        }
+        let partSize = PartFile.size(at: folder.file("slow.part")) ?? 0
+        #expect(partSize > 100_000 && partSize < 1 << 20)
+
+        server.setRoute("/slow", Route(body: body, etag: "\"s\""))
+        let manager = try DownloadManager(configuration: fastConfiguration(), databasePath: database)
+        let restored = Dictionary(uniqueKeysWithValues: await manager.downloads.map { ($0.id, $0) })
+        #expect(restored["done"]?.status == .completed)
+        #expect(restored["missing"]?.status == .failed)
+        #expect(restored["missing"]?.lastError?.httpStatus == 404)
+        #expect(restored["busy"]?.status == .waitingToRetry)
+        #expect((restored["busy"]?.retryAt ?? .distantPast) > Date().addingTimeInterval(30), "the retry time is kept")
+        try await waitFor(manager, "slow", .completed)
+        #expect(sha256(ofFile: folder.file("slow")) == body.sha256Hex())
+        #expect(server.requests(for: "/slow").last?.header("Range") == "bytes=\(partSize)-")
+        #expect(server.requests(for: "/done").count == 1, "completed stays completed")
+        await manager.shutdown()
+        let store = try DownloadStore(path: database)
+        #expect(try store.database.integrityCheck() == "ok")
+    }
+
+    @Test func afterARebootAPartIsCutBackToItsCheckpoint() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        let database = folder.file("queue.sqlite")
+        let body = Body.pattern(size: 300_000, seed: 6)
+        server.setRoute("/p", Route(body: body, etag: "\"p\""))
+        let destination = folder.file("p.bin")
+        // A queue as a power cut leaves it: 100,000 bytes known flushed, then garbage.
+        do {
+            let store = try DownloadStore(path: database)
+            var record = DownloadRecord(request: request("p", server.url("/p"), to: destination), sequence: 0, host: "")
+            record.status = .downloading
+            record.filePath = destination
+            record.checkpoint = 100_000
+            record.bytes = 180_000
+            record.total = 300_000
+            record.resume = ResumeState(url: server.url("/p").absoluteString, etag: "\"p\"", lastModified: nil, total: 300_000)
+            _ = try store.insert(record)
+            try store.setMeta("boot_id", "a boot before the power cut")
+        }
+        var part = body.data().prefix(100_000)
+        part.append(Data(repeating: 0xEE, count: 80_000))
+        _ = FileManager.default.createFile(atPath: PartFile.path(for: destination), contents: part)
+
+        let manager = try DownloadManager(configuration: fastConfiguration(), databasePath: database)
+        try await waitFor(manager, "p", .completed)
+        #expect(sha256(ofFile: destination) == body.sha256Hex())
+        #expect(server.requests(for: "/p").first?.header("Range") == "bytes=100000-")
+        #expect(server.requests(for: "/p").first?.header("If-Range") == "\"p\"")
+        await manager.shutdown()
+    }
+
+    @Test func withoutARebootThePartIsTrustedWhole() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        let database = folder.file("queue.sqlite")
+        let body = Body.pattern(size: 300_000, seed: 7)
+        server.setRoute("/q", Route(body: body, etag: "\"q\""))
+        let destination = folder.file("q.bin")
+        do {
+            let store = try DownloadStore(path: database)
+            var record = DownloadRecord(request: request("q", server.url("/q"), to: destination), sequence: 0, host: "")
+            record.status = .downloading
+            record.filePath = destination
+            record.checkpoint = 0
+            record.resume = ResumeState(url: server.url("/q").absoluteString, etag: "\"q\"", lastModified: nil, total: 300_000)
+            _ = try store.insert(record)
+            try store.setMeta("boot_id", BootID.current)
+        }
+        _ = FileManager.default.createFile(atPath: PartFile.path(for: destination), contents: body.data().prefix(120_000))
+        let manager = try DownloadManager(configuration: fastConfiguration(), databasePath: database)
+        try await waitFor(manager, "q", .completed)
+        #expect(sha256(ofFile: destination) == body.sha256Hex())
+        #expect(server.requests(for: "/q").first?.header("Range") == "bytes=120000-", "a killed process's bytes are all kept")
+        await manager.shutdown()
+    }
+
+    @Test func checkpointsAreSavedWhileDownloading() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        let database = folder.file("queue.sqlite")
+        server.setRoute("/c", Route(body: .pattern(size: 2 << 20, seed: 8), etag: "\"c\"", throttle: 600_000))
+        var configuration = fastConfiguration()
+        configuration.checkpointBytes = 256 << 10
+        configuration.checkpointSeconds = 0.5
+        let manager = try DownloadManager(configuration: configuration, databasePath: database)
+        try await manager.enqueue(request("c", server.url("/c"), to: folder.file("c")))
+        let store = try DownloadStore(path: database)
+        try await eventually("a checkpoint saved") {
+            (try? store.database.scalarInt("SELECT checkpoint FROM downloads WHERE id = 'c'")).flatMap { $0 } ?? 0 >= 256 << 10
+        }
+        let saved = try store.database.scalarInt("SELECT bytes FROM downloads WHERE id = 'c'") ?? 0
+        #expect(saved > 0, "progress is saved while running")
+        await manager.shutdown()
+    }
+
+    @Test func commandsFromAnotherConnectionApply() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        let database = folder.file("queue.sqlite")
+        let body = Body.pattern(size: 1 << 20, seed: 9)
+        server.setRoute("/r", Route(body: body, etag: "\"r\"", throttle: 150_000))
+        server.setRoute("/added", Route(body: .bytes([4, 2])))
+        let manager = try DownloadManager(configuration: fastConfiguration(), databasePath: database)
+        let recorder = EventRecorder(manager)
+        try await manager.enqueue(request("r", server.url("/r"), to: folder.file("r")))
+        try await recorder.waitFor("r", .downloading)
+
+        let other = try DownloadStore(path: database)   // as another process would
+        try other.post(.pause("r"))
+        try await recorder.waitFor("r", .paused, seconds: 10)
+        server.setRoute("/r", Route(body: body, etag: "\"r\""))
+        try other.post(.setPriority("r", 7))
+        try other.post(.resume("r"))
+        let ids = try other.add([DownloadRequest(id: "", url: server.url("/added"), destination: .directory(folder.path))])
+        try other.post(.adoptNewDownloads)
+        try await recorder.waitFor("r", .completed, seconds: 20)
+        try await recorder.waitFor(ids[0], .completed, seconds: 20)
+        #expect(await manager.download(withID: "r")?.request.priority == 7)
+        #expect(sha256(ofFile: folder.file("r")) == body.sha256Hex())
+        #expect(server.requests(for: "/r").last?.header("Range") != nil)
+        try other.post(.remove("r", deleteFile: true))
+        try await eventually("removed") { await manager.download(withID: "r") == nil }
+        #expect(!FileManager.default.fileExists(atPath: folder.file("r")))
+        #expect(try other.download(withID: "r") == nil)
+        await manager.shutdown()
+    }
+}
