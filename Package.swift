@@ -42,6 +42,9 @@ let package = Package(
         .target(name: "MonsoonTestServer", swiftSettings: [.unsafeFlags(["-O"])]),
         .executableTarget(name: "monsoon-testserver", dependencies: ["MonsoonTestServer"]),
 
+        // Benchmarks, run by `make bench` (speed is measured there, never in tests).
+        .executableTarget(name: "monsoon-queue-bench", dependencies: ["MonsoonEngine"], path: "Benchmarks/QueueBenchmark"),
+
         .testTarget(name: "MonsoonStoreTests", dependencies: ["MonsoonStore"]),
         .testTarget(name: "MonsoonEngineTests", dependencies: ["MonsoonEngine", "MonsoonTestServer"]),
         .testTarget(name: "MonsoonCLITests", dependencies: ["MonsoonCLI", "MonsoonEngine", "MonsoonTestServer"]),

@@ -3,3 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 Benchmarks/bench.py "$@"
+echo
+.build/release/monsoon-queue-bench 100000

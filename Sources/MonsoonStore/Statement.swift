@@ -83,6 +83,9 @@ public final class Statement {
 public struct Row {
     let statement: Statement
 
+    /// The current row of `statement` (read it between `step()` calls).
+    public init(statement: Statement) { self.statement = statement }
+
     public func isNull(_ index: Int32) -> Bool { sqlite3_column_type(statement.raw, index) == SQLITE_NULL }
 
     public func int(_ index: Int32) -> Int { Int(sqlite3_column_int64(statement.raw, index)) }

@@ -121,7 +121,7 @@ import Testing
     func queue(_ entries: [(String, Int, String)]) -> QueueIndex {
         var index = QueueIndex()
         for (sequence, (id, priority, host)) in entries.enumerated() {
-            index.insert(DownloadID(id), key: .init(priority: priority, sequence: sequence), host: host)
+            index.insert(DownloadID(id), key: .init(priority: priority, sequence: sequence), host: host == "a" ? 0 : 1)
         }
         return index
     }
@@ -135,7 +135,7 @@ import Testing
     @Test func globalAndPerHostLimits() {
         let index = queue([("a1", 0, "a"), ("a2", 0, "a"), ("a3", 0, "a"), ("b1", 0, "b")])
         #expect(Scheduler(maxConcurrent: 2, maxPerHost: nil).select(from: index, running: 0, runningPerHost: [:], hostsOnHold: [:], now: Date()) == ["a1", "a2"])
-        #expect(Scheduler(maxConcurrent: 10, maxPerHost: 1).select(from: index, running: 1, runningPerHost: ["a": 1], hostsOnHold: [:], now: Date()) == ["b1"])
+        #expect(Scheduler(maxConcurrent: 10, maxPerHost: 1).select(from: index, running: 1, runningPerHost: [0: 1], hostsOnHold: [:], now: Date()) == ["b1"])
         #expect(Scheduler(maxConcurrent: 3, maxPerHost: nil).select(from: index, running: 3, runningPerHost: [:], hostsOnHold: [:], now: Date()) == [])
     }
 
@@ -143,16 +143,33 @@ import Testing
         let index = queue([("a1", 0, "a"), ("b1", 0, "b")])
         let now = Date()
         let scheduler = Scheduler(maxConcurrent: 10, maxPerHost: nil)
-        #expect(scheduler.select(from: index, running: 0, runningPerHost: [:], hostsOnHold: ["a": now.addingTimeInterval(5)], now: now) == ["b1"])
-        #expect(scheduler.select(from: index, running: 0, runningPerHost: [:], hostsOnHold: ["a": now.addingTimeInterval(-1)], now: now) == ["a1", "b1"])
+        #expect(scheduler.select(from: index, running: 0, runningPerHost: [:], hostsOnHold: [0: now.addingTimeInterval(5)], now: now) == ["b1"])
+        #expect(scheduler.select(from: index, running: 0, runningPerHost: [:], hostsOnHold: [0: now.addingTimeInterval(-1)], now: now) == ["a1", "b1"])
     }
 
     @Test func removeKeepsOrder() {
         var index = queue([("a", 0, "h"), ("b", 1, "h"), ("c", 0, "h")])
         index.remove(key: .init(priority: 1, sequence: 1))
         #expect(index.entries.map(\.id) == ["a", "c"])
-        index.insert("b", key: .init(priority: -1, sequence: 1), host: "h")
+        index.insert("b", key: .init(priority: -1, sequence: 1), host: 1)
         #expect(index.entries.map(\.id) == ["a", "c", "b"])
+    }
+
+    @Test func manyEntriesStayInOrderAcrossChunks() {
+        var index = QueueIndex()
+        var expected: [QueueIndex.Key] = []
+        var generator = SystemRandomNumberGenerator()
+        for sequence in 0..<5_000 {
+            let key = QueueIndex.Key(priority: Int.random(in: -3...3, using: &generator), sequence: sequence)
+            index.insert(DownloadID("\(sequence)"), key: key, host: 0)
+            expected.append(key)
+        }
+        for key in expected.shuffled(using: &generator).prefix(2_000) {
+            index.remove(key: key)
+            expected.removeAll { $0 == key }
+        }
+        #expect(index.count == expected.count)
+        #expect(index.entries.map(\.key) == expected.sorted())
     }
 }
 

@@ -167,6 +167,8 @@ final class EventHub: Sendable {
 
     var subscriberCount: Int { state.withLock { $0.subscribers.count } }
 
+    var hasSubscribers: Bool { state.withLock { !$0.subscribers.isEmpty } }
+
     func send(_ events: [DownloadEvent]) {
         guard !events.isEmpty else { return }
         let targets = state.withLock { Array($0.subscribers.values) }

@@ -39,7 +39,13 @@ extension EngineLoop {
             }
         }
         if let store {
-            note { try store.transaction(insert) }
+            note {
+                try store.transaction {
+                    // Another process may have added rows: number after them.
+                    self.nextSequence = max(self.nextSequence, try store.nextSequence())
+                    insert()
+                }
+            }
         } else {
             insert()
         }
@@ -51,35 +57,32 @@ extension EngineLoop {
     @discardableResult
     func insertRecord(_ request: DownloadRequest) -> DownloadID {
         var request = request
+        if request.id.rawValue.isEmpty {
+            if store == nil { while records[DownloadID("d\(nextSequence)")] != nil { nextSequence += 1 } }
+            request.id = DownloadID("d\(nextSequence)")
+        }
         var record = Record(request: request, sequence: nextSequence, host: Self.hostKey(request.url))
+        nextSequence += 1
         if case .file(let path) = request.destination {
             record.filePath = path
             if let size = PartFile.size(at: PartFile.path(for: path)) { record.bytes = size }
         }
         if let store {
-            let automatic = request.id.rawValue.isEmpty
-            if automatic { record.request.id = DownloadID("new-\(UUID().uuidString)") }
-            note {
-                record.sequence = try store.insert(record)
-                if automatic { record.request.id = try store.assignID(sequence: record.sequence) }
-            }
-            request = record.request
-        } else if request.id.rawValue.isEmpty {
-            while records[DownloadID("d\(nextSequence)")] != nil { nextSequence += 1 }
-            request.id = DownloadID("d\(nextSequence)")
-            record.request = request
+            // Straight to the store: a queued download keeps only its index entry in memory.
+            note { _ = try store.insert(record) }
+        } else {
+            if let path = record.filePath { claimedPaths[path] = request.id }
+            records[request.id] = record
         }
-        nextSequence = max(nextSequence, record.sequence) + 1
-        if let path = record.filePath { claimedPaths[path] = request.id }
-        records[request.id] = record
-        queue.insert(request.id, key: record.queueKey, host: record.host)
+        queue.insert(request.id, key: record.queueKey, host: hosts.id(record.host))
         needsScheduling = true
-        emit(.added(record.snapshot()))
+        if hub.hasSubscribers { emit(.added(record.snapshot())) }
         return request.id
     }
 
     /// The unfinished download that holds `path`, if any (a completed one gives it up).
-    private func pathOwner(_ path: String) -> DownloadID? {
+    func pathOwner(_ path: String) -> DownloadID? {
+        if let store { return (try? store.owner(ofPath: path)) ?? nil }
         guard let owner = claimedPaths[path], let record = records[owner], record.status != .completed || record.placing else { return nil }
         return owner
     }
@@ -109,7 +112,7 @@ extension EngineLoop {
         case .failed, .waitingToRetry, .paused:
             records[id]?.counters = RetryPolicy.Counters()
             records[id]?.restarts = 0
-            hostsOnHold[record.host] = nil
+            hostsOnHold[hosts.id(record.host)] = nil
             setStatus(id, .queued)
         case .completed:
             // A completed download whose file has gone is fetched again.
@@ -124,11 +127,17 @@ extension EngineLoop {
     }
 
     func pauseAll() {
-        for id in records.keys where records[id]?.status.isActive == true { _ = pause(id) }
+        var active = queue.entries.map(\.id) + Array(waiting)
+        active += records.hot.values.filter { $0.status == .downloading }.map(\.request.id)
+        let pauseEverything = { for id in active { _ = self.pause(id) } }
+        if let store { note { try store.transaction(pauseEverything) } } else { pauseEverything() }
     }
 
     func resumeAll() {
-        for (id, record) in records where record.status == .paused { _ = resume(id) }
+        var paused = Set(records.hot.values.filter { $0.status == .paused }.map(\.request.id))
+        if let store { note { paused.formUnion(try store.ids(withStatus: .paused)) } }
+        let resumeEverything = { for id in paused { _ = self.resume(id) } }
+        if let store { note { try store.transaction(resumeEverything) } } else { resumeEverything() }
     }
 
     func setPriority(_ priority: Int, for id: DownloadID) -> Result<Void, DownloadManagerError> {
@@ -138,7 +147,7 @@ extension EngineLoop {
         record.request.priority = priority
         records[id] = record
         if wasQueued {
-            queue.insert(id, key: record.queueKey, host: record.host)
+            queue.insert(id, key: record.queueKey, host: hosts.id(record.host))
             needsScheduling = true
         }
         persist(id)
@@ -146,7 +155,7 @@ extension EngineLoop {
     }
 
     func setLimits(maxConcurrent: Int?, perHost: Int??) {
-        if let maxConcurrent { configuration.maxConcurrentDownloads = max(1, maxConcurrent) }
+        if let maxConcurrent { configuration.maxConcurrentDownloads = max(0, maxConcurrent) }
         if let perHost { configuration.maxDownloadsPerHost = perHost.map { max(1, $0) } }
         needsScheduling = true
     }
@@ -180,7 +189,17 @@ extension EngineLoop {
     }
 
     func snapshots() -> [Download] {
-        records.values.sorted { $0.sequence < $1.sequence }.map { $0.snapshot() }
+        guard let store else {
+            return records.hot.values.sorted { $0.sequence < $1.sequence }.map { $0.snapshot() }
+        }
+        // The store has every download; the busy ones are fresher in memory.
+        var downloads: [Download] = []
+        note {
+            try store.forEachRecord(where: "1") { stored in
+                downloads.append((records.hot[stored.request.id] ?? stored).snapshot())
+            }
+        }
+        return downloads
     }
 
     static func hostKey(_ url: URL) -> String {

@@ -126,7 +126,8 @@ extension EngineLoop {
             records[id] = record
             if holdHost {
                 // A 429 or 503 speaks for the whole host: hold its other queued transfers too.
-                hostsOnHold[record.host] = max(hostsOnHold[record.host] ?? at, at)
+                let host = hosts.id(record.host)
+                hostsOnHold[host] = max(hostsOnHold[host] ?? at, at)
             }
             setStatus(id, .waitingToRetry)
         case .fail(let error, let counters):

@@ -6,9 +6,15 @@ extension EngineLoop {
     static let progressSaveInterval: TimeInterval = 1
 
     /// Saves a download's whole state: one small transaction.
+    /// A record at rest then leaves memory: what stays of a queued one is its index entry.
     func persist(_ id: DownloadID) {
-        guard let store, let record = records[id] else { return }
-        note { try store.update(record) }
+        guard let store, let record = records.hot[id] else { return }
+        do {
+            try store.update(record)
+            records.evictIfAtRest(id)
+        } catch {
+            storeError = error
+        }
     }
 
     /// Saves progress at most once a second per download, and asks for a flush of the
@@ -62,12 +68,12 @@ extension EngineLoop {
     /// resumes with Range), waiting-to-retry keeps its time, the rest stay as they are.
     func restore() {
         guard let store else { return }
-        let rows: [DownloadRecord]
-        do { rows = try store.rows(where: "1") } catch { storeError = error; return }
         // After a reboot, bytes past the last flush may be garbage: cut parts back to their checkpoints.
         let rebooted = ((try? store.meta("boot_id")) ?? nil) != BootID.current
-        for row in rows { adopt(row, rebooted: rebooted) }
+        // One row at a time: a large queue is never all in memory.
+        note { try store.transaction { try store.forEachRecord(where: "1") { self.adopt($0, rebooted: rebooted) } } }
         note { try store.setMeta("boot_id", BootID.current) }
+        note { nextSequence = max(nextSequence, try store.nextSequence()) }
         needsScheduling = true
     }
 
@@ -75,7 +81,6 @@ extension EngineLoop {
     func adopt(_ stored: DownloadRecord, rebooted: Bool) {
         var record = stored
         let id = record.request.id
-        guard records[id] == nil else { return }
         nextSequence = max(nextSequence, record.sequence + 1)
         if record.status == .downloading { record.status = .queued }
         if let path = record.filePath, record.status != .completed {
@@ -96,25 +101,24 @@ extension EngineLoop {
             }
         }
         records[id] = record
-        if let path = record.filePath { claimedPaths[path] = id }
+        if store == nil, let path = record.filePath { claimedPaths[path] = id }
         switch record.status {
-        case .queued: queue.insert(id, key: record.queueKey, host: record.host)
+        case .queued: queue.insert(id, key: record.queueKey, host: hosts.id(record.host))
         case .waitingToRetry: waiting.insert(id)
         default: break
         }
-        if record.status != stored.status || record.bytes != stored.bytes { persist(id) }
+        if record.status != stored.status || record.bytes != stored.bytes { persist(id) } else { records.evictIfAtRest(id) }
     }
 
     /// Adds downloads another process put in the store, by id.
     func adoptNewRows() {
         guard let store else { return }
-        do {
-            for row in try store.rows(where: "1") where records[row.request.id] == nil {
+        // Others' rows come after every row this process knows (AUTOINCREMENT).
+        note {
+            try store.forEachRecord(where: "seq >= ?", [nextSequence]) { row in
                 adopt(row, rebooted: false)
                 emit(.added(row.snapshot()))
             }
-        } catch {
-            storeError = error
         }
         needsScheduling = true
     }

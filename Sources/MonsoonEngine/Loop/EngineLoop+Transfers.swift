@@ -65,7 +65,7 @@ extension EngineLoop {
         record.transfer = transfer
         records[id] = record
         runningDownloads += 1
-        runningPerHost[record.host, default: 0] += 1
+        runningPerHost[hosts.id(record.host), default: 0] += 1
         setStatus(id, .downloading)
     }
 
@@ -91,8 +91,9 @@ extension EngineLoop {
         record.transfer = nil
         records[id] = record
         runningDownloads -= 1
-        runningPerHost[record.host, default: 1] -= 1
-        if runningPerHost[record.host] == 0 { runningPerHost[record.host] = nil }
+        let host = hosts.id(record.host)
+        runningPerHost[host, default: 1] -= 1
+        if runningPerHost[host] == 0 { runningPerHost[host] = nil }
         needsScheduling = true
     }
 
@@ -163,11 +164,13 @@ extension EngineLoop {
         }
     }
 
-    /// A free name in `folder`: the response's name, or "name (2).ext" when another download holds it.
+    /// A free name in `folder`: the response's name, or "name (2).ext" when another download
+    /// holds it or a file of that name is already there.
     private func claimPath(in folder: String, name: String, for id: DownloadID) -> String {
         var candidate = (folder as NSString).appendingPathComponent(name)
         var counter = 2
-        while let owner = claimedPaths[candidate], owner != id, records[owner] != nil {
+        // Never another download's file, nor a file already there (another episode's, say).
+        while (pathOwner(candidate).map { $0 != id } ?? false) || PartFile.exists(candidate) || PartFile.exists(PartFile.path(for: candidate)) {
             let ext = (name as NSString).pathExtension
             let stem = (name as NSString).deletingPathExtension
             let numbered = ext.isEmpty ? "\(stem) (\(counter))" : "\(stem) (\(counter)).\(ext)"

@@ -23,15 +23,16 @@ final class EngineLoop {
         return queue
     }()
 
-    var records: [DownloadID: Record] = [:]
+    var records: RecordTable
+    var hosts = HostTable()
     var queue = QueueIndex()
     var nextSequence = 0
     /// Transfers by their easy handle, for curl's completion messages.
     var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
     var runningDownloads = 0
-    var runningPerHost: [String: Int] = [:]
+    var runningPerHost: [Int: Int] = [:]
     var waiting: Set<DownloadID> = []
-    var hostsOnHold: [String: Date] = [:]
+    var hostsOnHold: [Int: Date] = [:]
     /// Final file paths claimed by downloads into folders, so two never share a name.
     var claimedPaths: [String: DownloadID] = [:]
     var needsScheduling = true
@@ -58,6 +59,7 @@ final class EngineLoop {
         self.inbox = inbox
         self.hub = hub
         self.store = store
+        records = RecordTable(store: store)
         inbox.attach(multi)
         restore()
     }
@@ -115,6 +117,8 @@ final class EngineLoop {
     // MARK: - Events
 
     func emit(_ event: DownloadEvent) {
+        // Nobody listening (a bulk enqueue in a script, say): build nothing.
+        guard hub.hasSubscribers else { return }
         pendingEvents.append(event)
     }
 
@@ -143,12 +147,13 @@ final class EngineLoop {
         guard var record = records[id] else { return }
         let old = record.status
         if old == .queued && status != .queued { queue.remove(key: record.queueKey) }
+        let host = hosts.id(record.host)
         if old == .waitingToRetry && status != .waitingToRetry { waiting.remove(id) }
         record.status = status
         if status != .waitingToRetry { record.retryAt = nil }
         records[id] = record
         if status == .queued && old != .queued {
-            queue.insert(id, key: record.queueKey, host: record.host)
+            queue.insert(id, key: record.queueKey, host: host)
             needsScheduling = true
         }
         if status == .waitingToRetry { waiting.insert(id) }
@@ -159,7 +164,7 @@ final class EngineLoop {
     // MARK: - Idle
 
     var isIdle: Bool {
-        queue.isEmpty && waiting.isEmpty && runningDownloads == 0 && !records.values.contains { $0.placing || $0.status == .downloading }
+        queue.isEmpty && waiting.isEmpty && runningDownloads == 0 && !records.hot.values.contains { $0.placing || $0.status == .downloading }
     }
 
     func resumeIdleWaitersIfIdle() {

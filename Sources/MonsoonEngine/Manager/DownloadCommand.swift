@@ -70,13 +70,14 @@ extension DownloadStore {
     /// - Returns: their ids (`d<N>` for requests with an empty id).
     public func add(_ requests: [DownloadRequest]) throws -> [DownloadID] {
         try database.write {
-            try requests.map { request in
-                var record = DownloadRecord(request: request, sequence: 0, host: EngineLoop.hostKey(request.url))
+            var sequence = try nextSequence()
+            return try requests.map { request in
+                var record = DownloadRecord(request: request, sequence: sequence, host: "")
                 if case .file(let path) = request.destination { record.filePath = path }
-                let automatic = request.id.rawValue.isEmpty
-                if automatic { record.request.id = DownloadID("new-\(UUID().uuidString)") }
-                let sequence = try insert(record)
-                return automatic ? try assignID(sequence: sequence) : request.id
+                if request.id.rawValue.isEmpty { record.request.id = DownloadID("d\(sequence)") }
+                _ = try insert(record)
+                sequence += 1
+                return record.request.id
             }
         }
     }

@@ -110,7 +110,8 @@ public final class DownloadManager: Sendable {
     }
 
     /// Changes the global and per-host limits (`perHost: .some(nil)` removes the
-    /// per-host limit). Running transfers are not interrupted.
+    /// per-host limit). Running transfers are not interrupted; a global limit of 0
+    /// holds every queued download until it is raised again.
     public func setLimits(maxConcurrent: Int? = nil, perHost: Int?? = nil) async {
         _ = try? await perform { loop -> Result<Void, DownloadManagerError> in
             loop.setLimits(maxConcurrent: maxConcurrent, perHost: perHost)

@@ -2,8 +2,10 @@ import Foundation
 
 /// The queued downloads in start order: higher priority first, then enqueue order.
 ///
-/// A sorted array with binary-search insert and remove: starting, pausing and
-/// requeueing stay cheap with a hundred thousand entries queued.
+/// A sorted sequence of small sorted chunks: insert and remove cost a binary search
+/// and a short move whatever the length, so a state change costs the same with a
+/// thousand or a hundred thousand downloads queued. Hosts are small integers (see
+/// `HostTable`), so an entry holds no heap storage of its own for short ids.
 struct QueueIndex {
     struct Key: Comparable, Hashable {
         var priority: Int
@@ -17,31 +19,83 @@ struct QueueIndex {
     struct Entry {
         var key: Key
         var id: DownloadID
-        var host: String
+        var host: Int
     }
 
-    private(set) var entries: [Entry] = []
+    private static let chunkLimit = 512
+    private var chunks: [[Entry]] = []
+    private(set) var count = 0
 
-    var count: Int { entries.count }
-    var isEmpty: Bool { entries.isEmpty }
+    var isEmpty: Bool { count == 0 }
 
-    mutating func insert(_ id: DownloadID, key: Key, host: String) {
-        entries.insert(Entry(key: key, id: id, host: host), at: position(of: key))
+    /// Every entry, in start order.
+    var entries: [Entry] { chunks.flatMap { $0 } }
+
+    mutating func insert(_ id: DownloadID, key: Key, host: Int) {
+        let entry = Entry(key: key, id: id, host: host)
+        count += 1
+        guard !chunks.isEmpty else {
+            chunks.append([entry])
+            return
+        }
+        let chunk = chunkIndex(for: key)
+        let position = Self.position(of: key, in: chunks[chunk])
+        chunks[chunk].insert(entry, at: position)
+        if chunks[chunk].count > Self.chunkLimit {
+            let upper = Array(chunks[chunk][(Self.chunkLimit / 2)...])
+            chunks[chunk].removeSubrange((Self.chunkLimit / 2)...)
+            chunks.insert(upper, at: chunk + 1)
+        }
     }
 
     mutating func remove(key: Key) {
-        let index = position(of: key)
-        if index < entries.count, entries[index].key == key { entries.remove(at: index) }
+        guard !chunks.isEmpty else { return }
+        let chunk = chunkIndex(for: key)
+        let position = Self.position(of: key, in: chunks[chunk])
+        guard position < chunks[chunk].count, chunks[chunk][position].key == key else { return }
+        chunks[chunk].remove(at: position)
+        count -= 1
+        if chunks[chunk].isEmpty { chunks.remove(at: chunk) }
     }
 
-    private func position(of key: Key) -> Int {
+    /// Calls `body` with entries in start order until it returns false.
+    func forEach(_ body: (Entry) -> Bool) {
+        for chunk in chunks {
+            for entry in chunk where !body(entry) { return }
+        }
+    }
+
+    /// The chunk whose range holds `key`: the first whose last key is not below it.
+    private func chunkIndex(for key: Key) -> Int {
         var low = 0
-        var high = entries.count
+        var high = chunks.count - 1
         while low < high {
             let middle = (low + high) / 2
-            if entries[middle].key < key { low = middle + 1 } else { high = middle }
+            if chunks[middle][chunks[middle].count - 1].key < key { low = middle + 1 } else { high = middle }
         }
         return low
+    }
+
+    private static func position(of key: Key, in chunk: [Entry]) -> Int {
+        var low = 0
+        var high = chunk.count
+        while low < high {
+            let middle = (low + high) / 2
+            if chunk[middle].key < key { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+}
+
+/// Hosts as small integers, so queue entries and counters stay compact.
+struct HostTable {
+    private var ids: [String: Int] = [:]
+
+    mutating func id(_ host: String) -> Int {
+        if let id = ids[host] { return id }
+        let id = ids.count
+        ids[host] = id
+        return id
     }
 }
 
@@ -56,18 +110,18 @@ struct Scheduler: Equatable {
     ///   - running: transfers running in all.
     ///   - runningPerHost: transfers running per host.
     ///   - hostsOnHold: hosts in backoff after a 429 or 503, with the time it ends.
-    func select(from queue: QueueIndex, running: Int, runningPerHost: [String: Int], hostsOnHold: [String: Date], now: Date) -> [DownloadID] {
+    func select(from queue: QueueIndex, running: Int, runningPerHost: [Int: Int], hostsOnHold: [Int: Date], now: Date) -> [DownloadID] {
         var free = maxConcurrent - running
         guard free > 0, !queue.isEmpty else { return [] }
         var perHost = runningPerHost
         var chosen: [DownloadID] = []
-        for entry in queue.entries {
-            if let until = hostsOnHold[entry.host], until > now { continue }
-            if let limit = maxPerHost, perHost[entry.host, default: 0] >= limit { continue }
+        queue.forEach { entry in
+            if let until = hostsOnHold[entry.host], until > now { return true }
+            if let limit = maxPerHost, perHost[entry.host, default: 0] >= limit { return true }
             chosen.append(entry.id)
             perHost[entry.host, default: 0] += 1
             free -= 1
-            if free == 0 { break }
+            return free > 0
         }
         return chosen
     }
