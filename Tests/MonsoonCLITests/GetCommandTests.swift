@@ -148,6 +148,15 @@ import Testing
         #expect(Redaction.redact("https://h.example/a.mp3") == "https://h.example/a.mp3")
     }
 
+    @Test func jsonText() throws {
+        let text = "quote \" backslash \\ newline \n tab \t bell \u{7} é"
+        let encoded = JSONText.string(text)
+        let decoded = try JSONSerialization.jsonObject(with: Data("[\(encoded)]".utf8)) as? [String]
+        #expect(decoded == [text])
+        #expect(JSONText.number(1) == "1")
+        #expect(JSONText.number(0.25) == "0.25")
+    }
+
     @Test func sizes() {
         #expect(ByteSize(argument: "64M")?.bytes == 64 << 20)
         #expect(ByteSize(argument: "1.5k")?.bytes == 1536)

