@@ -7,8 +7,6 @@
 #ifndef MONSOON_CCURL_SHIM_H
 #define MONSOON_CCURL_SHIM_H
 
-#define _GNU_SOURCE 1
-#include <fcntl.h>
 #include <curl/curl.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
@@ -106,8 +104,12 @@ static inline long monsoon_getxattr(const char *path, const char *name, void *va
 
 /// Starts writing back a range of a file without waiting for it, so the fsync at
 /// completion finds little left to do (the kernel's own writeback starts late).
+// glibc declares sync_file_range only under _GNU_SOURCE, and defining that here would
+// change system structs (fd_set) under other modules' feet; declare it ourselves.
+extern int sync_file_range(int fd, long offset, long nbytes, unsigned int flags);
+
 static inline int monsoon_start_writeback(int fd, long long offset, long long length) {
-    return sync_file_range(fd, offset, length, SYNC_FILE_RANGE_WRITE);
+    return sync_file_range(fd, (long)offset, (long)length, 2 /* SYNC_FILE_RANGE_WRITE */);
 }
 
 static inline long monsoon_utime_omit(void) {
