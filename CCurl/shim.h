@@ -8,6 +8,7 @@
 #define MONSOON_CCURL_SHIM_H
 
 #include <curl/curl.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 
@@ -40,6 +41,20 @@ static inline CURLcode monsoon_easy_setopt_slist(CURL *handle, CURLoption option
 /// For CURLOPT_WRITEFUNCTION and CURLOPT_HEADERFUNCTION (same signature).
 static inline CURLcode monsoon_easy_setopt_write_function(CURL *handle, CURLoption option, curl_write_callback value) {
     return curl_easy_setopt(handle, option, value);
+}
+
+/// Marks every socket curl opens close-on-exec, so a child process (a player, a
+/// converter) never inherits a transfer's connection and keeps it open.
+static int monsoon_socket_cloexec(void *context, curl_socket_t socket, curlsocktype purpose) {
+    (void)context;
+    (void)purpose;
+    int flags = fcntl(socket, F_GETFD);
+    if (flags >= 0) fcntl(socket, F_SETFD, flags | FD_CLOEXEC);
+    return CURL_SOCKOPT_OK;
+}
+
+static inline CURLcode monsoon_easy_set_sockets_cloexec(CURL *handle) {
+    return curl_easy_setopt(handle, CURLOPT_SOCKOPTFUNCTION, monsoon_socket_cloexec);
 }
 
 static inline CURLcode monsoon_easy_setopt_xferinfo_function(CURL *handle, curl_xferinfo_callback value) {

@@ -88,3 +88,36 @@ import Testing
         await #expect(throws: DownloadError.self) { _ = try await manager.fetch(FetchRequest(url: URL(string: "http://127.0.0.1:9/")!)) }
     }
 }
+
+@Suite struct SocketInheritanceTests {
+    /// The TCP sockets of this process that a child would inherit.
+    static func inheritableTCPSockets() -> Set<String> {
+        let tcp = ((try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)) ?? "")
+            + ((try? String(contentsOfFile: "/proc/net/tcp6", encoding: .utf8)) ?? "")
+        var found = Set<String>()
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [] {
+            guard let fd = Int32(name), let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)"),
+                  target.hasPrefix("socket:[") else { continue }
+            let inode = target.dropFirst(8).dropLast()
+            guard tcp.contains(" \(inode) ") else { continue }
+            let flags = fcntl(fd, F_GETFD)
+            if flags >= 0 && flags & FD_CLOEXEC == 0 { found.insert(target) }
+        }
+        return found
+    }
+
+    /// A connection without close-on-exec would be inherited by any child process (a
+    /// player, a converter), which then keeps a paused download's connection open.
+    @Test func connectionsAreCloseOnExec() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/slow", Route(body: .pattern(size: 1 << 20, seed: 1), throttle: 100_000))
+        let manager = DownloadManager(configuration: fastConfiguration())
+        try await manager.enqueue(request("s", server.url("/slow"), to: folder.file("s")))
+        try await eventually("bytes arriving") { (await manager.download(withID: "s")?.bytes ?? 0) > 0 }
+        let inheritable = Self.inheritableTCPSockets()
+        #expect(inheritable.isEmpty, "connections a child would inherit: \(inheritable)")
+        await manager.shutdown()
+    }
+}

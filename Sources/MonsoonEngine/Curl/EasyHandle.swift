@@ -11,6 +11,7 @@ final class EasyHandle {
         Curl.ensureInitialised()
         guard let handle = curl_easy_init() else { fatalError("curl_easy_init failed: out of memory") }
         raw = handle
+        check(monsoon_easy_set_sockets_cloexec(raw), CURLOPT_SOCKOPTFUNCTION)
     }
 
     deinit { curl_easy_cleanup(raw) }

@@ -1,4 +1,5 @@
 import CCurl
+import Foundation
 
 /// The one libcurl multi handle.
 ///
@@ -9,8 +10,15 @@ final class MultiHandle {
 
     init() {
         Curl.ensureInitialised()
+        let before = Self.openDescriptors()
         guard let handle = curl_multi_init() else { fatalError("curl_multi_init failed: out of memory") }
         raw = handle
+        // curl_multi_init opens a socket pair for curl_multi_wakeup without close-on-exec,
+        // and no option reaches it: mark what it opened, so child processes never inherit it.
+        for fd in Self.openDescriptors().subtracting(before) {
+            let flags = fcntl(fd, F_GETFD)
+            if flags >= 0 { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }
+        }
         // Reuse connections across many transfers to the same host.
         _ = monsoon_multi_setopt_long(raw, CURLMOPT_MAXCONNECTS, 64)
     }
@@ -46,6 +54,10 @@ final class MultiHandle {
     /// Interrupts `poll` from any thread.
     static func wakeup(_ raw: UnsafeMutableRawPointer) {
         curl_multi_wakeup(raw)
+    }
+
+    private static func openDescriptors() -> Set<Int32> {
+        Set(((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).compactMap { Int32($0) })
     }
 
     /// Releases the handle; all easy handles must have been removed first.
