@@ -1,9 +1,10 @@
-/// Brings a database's schema up to date, one numbered step at a time.
+/// Brings one component's tables up to date, one numbered step at a time.
 ///
-/// The version lives in `PRAGMA user_version`. All pending steps run in one
-/// `IMMEDIATE` transaction, so two processes starting at once migrate once, and a
-/// failed step leaves the database as it was. A database from a newer version is
-/// refused, never touched.
+/// Several components share one database (the download queue, the podcast
+/// library), so each keeps its own version in a `schema_versions` table. All
+/// pending steps run in one `IMMEDIATE` transaction, so two processes starting at
+/// once migrate once, and a failed step leaves the database as it was. A database
+/// from a newer Monsoon is refused, never touched.
 public struct Migrator: Sendable {
     public struct Migration: Sendable {
         public var version: Int
@@ -15,24 +16,40 @@ public struct Migrator: Sendable {
         }
     }
 
+    /// The component's name, e.g. "downloads".
+    public var component: String
     public var migrations: [Migration]
 
-    public init(_ migrations: [Migration]) {
+    public init(component: String, _ migrations: [Migration]) {
+        self.component = component
         self.migrations = migrations.sorted { $0.version < $1.version }
     }
 
     public var latestVersion: Int { migrations.last?.version ?? 0 }
 
+    /// The component's version in `database` (0 when it has none yet).
+    public func version(of database: Database) throws -> Int {
+        try database.execute("CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)")
+        return try database.scalarInt("SELECT version FROM schema_versions WHERE component = ?", component) ?? 0
+    }
+
     /// Applies the steps the database has not had.
     public func migrate(_ database: Database) throws {
+        // A quick look first: an up-to-date database needs no write lock at all.
+        if let current = try? database.scalarInt("SELECT version FROM schema_versions WHERE component = ?", component), current == latestVersion {
+            return
+        }
         try database.write {
-            let current = try database.scalarInt("PRAGMA user_version") ?? 0
+            let current = try version(of: database)
             if current > latestVersion {
-                throw StoreError.newerSchema(path: database.path, version: current, supported: latestVersion)
+                throw StoreError.newerSchema(path: database.path, component: component, version: current, supported: latestVersion)
             }
             for migration in migrations where migration.version > current {
                 try database.execute(migration.sql)
-                try database.execute("PRAGMA user_version = \(migration.version)")
+            }
+            if latestVersion > current {
+                try database.run("INSERT INTO schema_versions (component, version) VALUES (?1, ?2) ON CONFLICT (component) DO UPDATE SET version = ?2",
+                                 component, latestVersion)
             }
         }
     }

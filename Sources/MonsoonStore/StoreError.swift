@@ -28,8 +28,8 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let newerSchemaCode: Int32 = -1
 
     /// The database was written by a newer Monsoon, whose schema this one does not know.
-    public static func newerSchema(path: String, version: Int, supported: Int) -> StoreError {
+    public static func newerSchema(path: String, component: String, version: Int, supported: Int) -> StoreError {
         StoreError(code: newerSchemaCode,
-                   message: "the database \(path) has schema version \(version), newer than this Monsoon understands (\(supported)); use a newer monsoon, it was left untouched")
+                   message: "the database \(path) has \(component) schema version \(version), newer than this Monsoon understands (\(supported)); use a newer monsoon, it was left untouched")
     }
 }

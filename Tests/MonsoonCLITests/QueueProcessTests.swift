@@ -142,7 +142,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: newer, withIntermediateDirectories: true)
         do {
             let database = try Database(path: (newer as NSString).appendingPathComponent("monsoon.sqlite"))
-            try database.execute("CREATE TABLE downloads (x); PRAGMA user_version = 999")
+            try database.execute("CREATE TABLE schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL); INSERT INTO schema_versions VALUES ('downloads', 999)")
         }
         let future = await runMonsoon(["downloads"], in: folder.path, environment: ["MONSOON_HOME": newer])
         #expect(future.status == 1)

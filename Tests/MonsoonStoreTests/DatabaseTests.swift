@@ -8,7 +8,7 @@ private func temporaryPath(_ name: String = "test.sqlite") -> (folder: String, p
     return (folder, (folder as NSString).appendingPathComponent(name))
 }
 
-private let schema = Migrator([
+private let schema = Migrator(component: "items", [
     .init(version: 1, sql: "CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, size INTEGER, seen REAL, blob BLOB)"),
     .init(version: 2, sql: "ALTER TABLE items ADD COLUMN note TEXT"),
 ])
@@ -28,7 +28,7 @@ private let schema = Migrator([
         #expect(rows[0].2 == date)
         #expect(rows[0].3 == Data([0, 1, 2]))
         #expect(rows[0].4 == nil)
-        #expect(try database.scalarInt("PRAGMA user_version") == 2)
+        #expect(try schema.version(of: database) == 2)
     }
 
     @Test func aFailedTransactionRollsBack() throws {
@@ -70,7 +70,7 @@ private let schema = Migrator([
         defer { try? FileManager.default.removeItem(atPath: folder) }
         do {
             let database = try Database(path: path)
-            try database.execute("CREATE TABLE future (x); PRAGMA user_version = 99")
+            try database.execute("CREATE TABLE schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL); INSERT INTO schema_versions VALUES ('items', 99)")
         }
         let database = try Database(path: path)
         do {
@@ -81,7 +81,7 @@ private let schema = Migrator([
             #expect(error.message.contains("schema version 99"))
             #expect(error.message.contains("newer"))
         }
-        #expect(try database.scalarInt("PRAGMA user_version") == 99)
+        #expect(try schema.version(of: database) == 99)
         #expect(try database.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'items'") == 0)
     }
 

@@ -17,7 +17,7 @@ public final class DownloadStore {
     private static let insertKey = StatementKey()
     private static let updateKey = StatementKey()
 
-    static let migrator = Migrator([
+    static let migrator = Migrator(component: "downloads", [
         .init(version: 1, sql: """
             CREATE TABLE downloads (
                 seq INTEGER PRIMARY KEY AUTOINCREMENT,
