@@ -205,4 +205,26 @@ import Testing
         #expect(try other.download(withID: "r") == nil)
         await manager.shutdown()
     }
+
+    @Test func rowsAddedByAnotherProcessAreAdoptedEvenAfterOwnEnqueues() async throws {
+        let folder = TemporaryFolder()
+        defer { folder.remove() }
+        let database = folder.file("queue.sqlite")
+        let manager = try DownloadManager(configuration: idleConfiguration(), databasePath: database, watchesOtherProcesses: false)
+        let other = try DownloadStore(path: database)
+        let url = URL(string: "http://127.0.0.1:9/x")!
+        let theirs = try other.add([DownloadRequest(id: "", url: url, destination: .directory(folder.file("a")))])
+        // Before any adopt command arrives, this process enqueues its own: numbering must not
+        // collide, and the other's row must not be skipped.
+        let mine = try await manager.enqueue(contentsOf: [
+            DownloadRequest(id: "d2", url: url, destination: .directory(folder.file("b"))),
+            DownloadRequest(id: "", url: url, destination: .directory(folder.file("c"))),
+        ])
+        #expect(theirs == ["d1"])
+        #expect(mine[0] == "d2" && mine[1] != "d1" && mine[1] != "d2")
+        let ids = await manager.downloads.map(\.id)
+        #expect(Set(ids) == Set(theirs + mine))
+        #expect(await manager.counts()[.queued] == 3)
+        await manager.shutdown()
+    }
 }

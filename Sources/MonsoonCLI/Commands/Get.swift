@@ -61,7 +61,7 @@ struct Get: RunnableCommand {
         try createFolder(folder)
 
         guard let lock = try HomeLock(path: home.lockPath) else {
-            return try handOff(inputs.valid, folder: folder, home: home, context: context)
+            return try await handOff(inputs.valid, folder: folder, home: home, context: context)
         }
         defer { withExtendedLifetime(lock) {} }
 
@@ -76,11 +76,10 @@ struct Get: RunnableCommand {
 
         // A URL already queued for this folder is the same download: resume it, or
         // report it done when its file is still there.
-        let existing = await manager.downloads
         let parts = PartialDownloads.find(in: folder)
         var requests: [DownloadRequest] = []
         for url in inputs.valid {
-            guard let download = existing.last(where: { $0.request.url == url && Self.isIn(folder, $0) }) else {
+            guard let download = await manager.downloads(of: url).last(where: { Self.isIn(folder, $0) }) else {
                 let destination: DownloadRequest.Destination = parts[url.absoluteString].map { .file($0) } ?? .directory(folder)
                 requests.append(DownloadRequest(id: DownloadID(""), url: url, destination: destination))
                 continue
@@ -107,15 +106,45 @@ struct Get: RunnableCommand {
         return await session.run(extraFailures: inputs.invalid.count)
     }
 
-    /// Another process runs this home's queue: add the URLs to it and let that one download them.
-    private func handOff(_ urls: [URL], folder: String, home: Home, context: CommandContext) throws -> Int32 {
+    /// Another process runs this home's queue: add the URLs to it (or ask it to retry
+    /// them) and wait until it has taken them; it downloads them.
+    private func handOff(_ urls: [URL], folder: String, home: Home, context: CommandContext) async throws -> Int32 {
         let store = try home.openStore()
-        let queued = try store.downloads()
-        let fresh = urls.filter { url in !queued.contains { $0.request.url == url && Self.isIn(folder, $0) && $0.status != .completed } }
-        let ids = try store.add(fresh.map { DownloadRequest(id: DownloadID(""), url: $0, destination: .directory(folder)) })
-        try store.post(.adoptNewDownloads)
+        var fresh: [DownloadRequest] = []
+        var retried: [DownloadID] = []
+        for url in urls {
+            guard let download = try store.downloads(of: url).last(where: { Self.isIn(folder, $0) }) else {
+                fresh.append(DownloadRequest(id: DownloadID(""), url: url, destination: .directory(folder)))
+                continue
+            }
+            switch download.status {
+            case .completed:
+                if let path = download.filePath, FileManager.default.fileExists(atPath: path) {
+                    if !global.quiet { context.output.line("\(path)\t\(download.bytes)\talready downloaded (\(download.id))") }
+                } else {
+                    try store.post(.retry(download.id))
+                    retried.append(download.id)
+                }
+            case .failed, .paused:
+                try store.post(.retry(download.id))
+                retried.append(download.id)
+            case .queued, .downloading, .waitingToRetry:
+                break
+            }
+        }
+        let ids = try store.add(fresh)
+        if !ids.isEmpty { try store.post(.adoptNewDownloads) }
+        let handed = ids + retried
+        guard !handed.isEmpty else { return ExitStatus.success }
+        let deadline = Date().addingTimeInterval(10)
+        while try store.hasPendingCommands() {
+            if Date() > deadline {
+                throw CLIError(message: "the running monsoon did not take the downloads within 10 s; they are queued (\(handed.map(\.rawValue).joined(separator: ", "))): run 'monsoon download' when it has stopped")
+            }
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
         let pid = HomeLock.holder(at: home.lockPath).map { " (pid \($0))" } ?? ""
-        context.error("another monsoon\(pid) is downloading in \(home.path): handed it \(ids.count) download\(ids.count == 1 ? "" : "s")\(ids.isEmpty ? "" : " (\(ids.map(\.rawValue).joined(separator: ", ")))"); follow them with 'monsoon downloads'")
+        context.error("another monsoon\(pid) is downloading in \(home.path): handed it \(handed.count) download\(handed.count == 1 ? "" : "s") (\(handed.map(\.rawValue).joined(separator: ", "))); follow them with 'monsoon downloads'")
         return ExitStatus.success
     }
 

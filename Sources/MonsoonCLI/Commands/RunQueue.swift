@@ -51,7 +51,7 @@ struct RunQueue: RunnableCommand {
         configuration.userAgent = "Monsoon/\(MonsoonCLI.version)"
         let manager = try QueueRun.openManager(home, configuration: configuration)
         let session = QueueRun(manager, context: context, global: global)
-        if await manager.downloads.allSatisfy({ !$0.status.isActive }) {
+        if await manager.counts().allSatisfy({ !$0.key.isActive || $0.value == 0 }) {
             await manager.shutdown()
             if !global.quiet { context.errors.line("monsoon: nothing to download") }
             return ExitStatus.success

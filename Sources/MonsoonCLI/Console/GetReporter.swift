@@ -59,19 +59,6 @@ final class GetReporter: Sendable {
         }
     }
 
-    /// Starts from the queue as it is (downloads restored from an earlier run).
-    func prime(with downloads: [Download]) {
-        state.withLock { state in
-            for download in downloads where state.rows[download.id] == nil {
-                var row = Row(name: Self.name(of: download), url: download.request.url)
-                row.status = download.status
-                row.bytes = download.bytes
-                row.total = download.total
-                state.rows[download.id] = row
-            }
-        }
-    }
-
     private func update(_ state: inout State, with download: Download) {
         var row = state.rows[download.id] ?? Row(name: Self.name(of: download), url: download.request.url)
         let previous = row.status

@@ -23,9 +23,10 @@ struct QueueRun {
         let context = self.context
         let global = self.global
         let events = self.events
-        let downloads = await manager.downloads
-        let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, total: downloads.filter { $0.status.isActive }.count)
-        reporter.prime(with: downloads)
+        // Counts, not every download: a queue of a hundred thousand costs nothing here.
+        let counts = await manager.counts()
+        let active = counts.filter { $0.key.isActive }.values.reduce(0, +)
+        let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, total: active)
         let interrupted = await withTaskGroup(of: Bool?.self) { group in
             group.addTask {
                 for await event in events { reporter.handle(event) }

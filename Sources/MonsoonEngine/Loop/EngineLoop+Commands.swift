@@ -25,40 +25,71 @@ extension EngineLoop {
             }
         }
         var ids: [DownloadID] = []
-        // One transaction for the whole batch: a hundred thousand rows in one commit.
-        let insert = {
+        guard let store else {
             for request in requests {
-                if !request.id.rawValue.isEmpty, self.records[request.id]?.placing == true {
-                    // The old file is being renamed into place: replace it once that lands.
-                    self.records[request.id]?.pendingReplacement = request
+                if !request.id.rawValue.isEmpty, records[request.id]?.placing == true {
+                    records[request.id]?.pendingReplacement = request
                     ids.append(request.id)
                     continue
                 }
-                if !request.id.rawValue.isEmpty, self.records[request.id] != nil { self.stopAndForget(request.id, deleteFiles: false) }
-                ids.append(self.insertRecord(request))
+                if !request.id.rawValue.isEmpty, records[request.id] != nil { stopAndForget(request.id, deleteFiles: false) }
+                ids.append(insertRecord(request))
             }
+            needsScheduling = true
+            return .success(ids)
         }
-        if let store {
-            note {
-                try store.transaction {
-                    // Another process may have added rows: number after them.
-                    self.nextSequence = max(self.nextSequence, try store.nextSequence())
-                    insert()
+        // One transaction for the whole batch: a hundred thousand rows in one commit. The
+        // queue index learns of the rows only once they are committed.
+        var staged: [DownloadRecord] = []
+        do {
+            try store.transaction {
+                // What other processes added comes first, so numbering never collides.
+                try self.adoptNewRows(in: store)
+                self.nextSequence = max(self.nextSequence, try store.nextSequence())
+                for request in requests {
+                    if !request.id.rawValue.isEmpty, self.records.hot[request.id]?.placing == true {
+                        // The old file is being renamed into place: replace it once that lands.
+                        self.records[request.id]?.pendingReplacement = request
+                        ids.append(request.id)
+                        continue
+                    }
+                    if !request.id.rawValue.isEmpty, self.records[request.id] != nil { self.stopAndForget(request.id, deleteFiles: false) }
+                    var request = request
+                    if request.id.rawValue.isEmpty {
+                        while try store.contains(DownloadID("d\(self.nextSequence)")) { self.nextSequence += 1 }
+                        request.id = DownloadID("d\(self.nextSequence)")
+                    }
+                    var record = Record(request: request, sequence: self.nextSequence, host: Self.hostKey(request.url))
+                    self.nextSequence += 1
+                    if case .file(let path) = request.destination {
+                        record.filePath = path
+                        if let size = PartFile.size(at: PartFile.path(for: path)) { record.bytes = size }
+                    }
+                    _ = try store.insert(record)
+                    staged.append(record)
+                    ids.append(request.id)
                 }
             }
-        } else {
-            insert()
+        } catch {
+            storeError = error
+            return .failure(.storage("could not save the downloads: \(error)"))
+        }
+        let listening = hub.hasSubscribers
+        for record in staged {
+            ownSequences.insert(record.sequence)
+            queue.insert(record.request.id, key: record.queueKey, host: hosts.id(record.host))
+            if listening { emit(.added(record.snapshot())) }
         }
         needsScheduling = true
         return .success(ids)
     }
 
-    /// Adds one download; a request with an empty id gets `d<sequence>`.
+    /// Adds one download to a queue kept in memory; a request with an empty id gets `d<sequence>`.
     @discardableResult
     func insertRecord(_ request: DownloadRequest) -> DownloadID {
         var request = request
         if request.id.rawValue.isEmpty {
-            if store == nil { while records[DownloadID("d\(nextSequence)")] != nil { nextSequence += 1 } }
+            while records[DownloadID("d\(nextSequence)")] != nil { nextSequence += 1 }
             request.id = DownloadID("d\(nextSequence)")
         }
         var record = Record(request: request, sequence: nextSequence, host: Self.hostKey(request.url))
@@ -66,14 +97,9 @@ extension EngineLoop {
         if case .file(let path) = request.destination {
             record.filePath = path
             if let size = PartFile.size(at: PartFile.path(for: path)) { record.bytes = size }
+            claimedPaths[path] = request.id
         }
-        if let store {
-            // Straight to the store: a queued download keeps only its index entry in memory.
-            note { _ = try store.insert(record) }
-        } else {
-            if let path = record.filePath { claimedPaths[path] = request.id }
-            records[request.id] = record
-        }
+        records[request.id] = record
         queue.insert(request.id, key: record.queueKey, host: hosts.id(record.host))
         needsScheduling = true
         if hub.hasSubscribers { emit(.added(record.snapshot())) }
@@ -186,6 +212,26 @@ extension EngineLoop {
         lastSaved[id] = nil
         if let store { note { try store.delete(id) } }
         emit(.removed(id))
+    }
+
+    func downloads(of url: URL) -> [Download] {
+        guard let store else {
+            return records.hot.values.filter { $0.request.url == url }.sorted { $0.sequence < $1.sequence }.map { $0.snapshot() }
+        }
+        var found: [Download] = []
+        note { found = try store.rows(where: "url = ?", [url.absoluteString]).map { (records.hot[$0.request.id] ?? $0).snapshot() } }
+        return found
+    }
+
+    func counts() -> [DownloadStatus: Int] {
+        guard let store else {
+            var counts: [DownloadStatus: Int] = [:]
+            for record in records.hot.values { counts[record.status, default: 0] += 1 }
+            return counts
+        }
+        var counts: [DownloadStatus: Int] = [:]
+        note { counts = try store.counts() }
+        return counts
     }
 
     func snapshots() -> [Download] {

@@ -101,7 +101,7 @@ extension EngineLoop {
         if let path = record.filePath { PartFile.remove(PartFile.path(for: path)) }
         record.resume = nil
         record.bytes = 0
-        record.partEpoch += 1
+        record.partEpoch = nextPartEpoch()
         record.checkpoint = 0
         record.restarts += 1
         records[id] = record
@@ -181,7 +181,7 @@ extension EngineLoop {
             stopAndForget(id, deleteFiles: deleteFile)
         } else if let replacement = records[id]?.pendingReplacement {
             stopAndForget(id, deleteFiles: false)
-            insertRecord(replacement)
+            _ = enqueue([replacement], replacing: true)
         }
     }
 }

@@ -7,14 +7,29 @@ extension EngineLoop {
 
     /// Saves a download's whole state: one small transaction.
     /// A record at rest then leaves memory: what stays of a queued one is its index entry.
-    func persist(_ id: DownloadID) {
+    ///
+    /// - Parameter durably: flush the write-ahead log with the commit. Commits are not
+    ///   flushed by default (a crash loses none; a power cut may lose the last few, which
+    ///   only rolls state back); this one must not be lost, like a reset checkpoint.
+    func persist(_ id: DownloadID, durably: Bool = false) {
         guard let store, let record = records.hot[id] else { return }
         do {
-            try store.update(record)
+            if durably {
+                try store.updateDurably(record)
+            } else {
+                try store.update(record)
+            }
             records.evictIfAtRest(id)
         } catch {
             storeError = error
         }
+    }
+
+    /// A part epoch never used before in this process, so a late checkpoint of an old
+    /// part can never be taken for the current one, even after the record was reloaded.
+    func nextPartEpoch() -> Int {
+        partEpochs += 1
+        return partEpochs
     }
 
     /// Saves progress at most once a second per download, and asks for a flush of the
@@ -40,6 +55,7 @@ extension EngineLoop {
         guard fd >= 0 else { return }
         let length = transfer.fileSize
         let epoch = records[id]?.partEpoch ?? 0
+        let owner = ObjectIdentifier(transfer)
         transfer.checkpointRequested = length
         transfer.checkpointRequestedAt = now
         transfer.checkpointInFlight = true
@@ -48,8 +64,10 @@ extension EngineLoop {
             let flushed = fdatasync(fd) == 0
             close(fd)
             inbox.post { loop in
-                loop.records[id]?.transfer?.checkpointInFlight = false
-                guard flushed, var record = loop.records[id], record.partEpoch == epoch, length > record.checkpoint else { return }
+                // Only the same transfer on the same part: never a record reloaded or restarted since.
+                guard var record = loop.records.hot[id], let current = record.transfer, ObjectIdentifier(current) == owner else { return }
+                current.checkpointInFlight = false
+                guard flushed, record.partEpoch == epoch, length > record.checkpoint, length <= current.fileSize else { return }
                 record.checkpoint = length
                 loop.records[id] = record
             }
@@ -70,8 +88,16 @@ extension EngineLoop {
         guard let store else { return }
         // After a reboot, bytes past the last flush may be garbage: cut parts back to their checkpoints.
         let rebooted = ((try? store.meta("boot_id")) ?? nil) != BootID.current
-        // One row at a time: a large queue is never all in memory.
-        note { try store.transaction { try store.forEachRecord(where: "1") { self.adopt($0, rebooted: rebooted) } } }
+        // One row at a time: a large queue is never all in memory. A row that cannot be
+        // read is skipped (and reported), not the end of the restore.
+        note {
+            try store.transaction {
+                try store.forEachRecord(where: "1", skippingUnreadable: { self.storeError = $0 }) { record in
+                    self.adopt(record, rebooted: rebooted)
+                    self.adoptedThrough = max(self.adoptedThrough, record.sequence)
+                }
+            }
+        }
         note { try store.setMeta("boot_id", BootID.current) }
         note { nextSequence = max(nextSequence, try store.nextSequence()) }
         needsScheduling = true
@@ -110,16 +136,26 @@ extension EngineLoop {
         if record.status != stored.status || record.bytes != stored.bytes { persist(id) } else { records.evictIfAtRest(id) }
     }
 
-    /// Adds downloads another process put in the store, by id.
+    /// Adds downloads another process put in the store.
     func adoptNewRows() {
         guard let store else { return }
-        // Others' rows come after every row this process knows (AUTOINCREMENT).
-        note {
-            try store.forEachRecord(where: "seq >= ?", [nextSequence]) { row in
-                adopt(row, rebooted: false)
-                emit(.added(row.snapshot()))
-            }
-        }
+        note { try store.transaction { try self.adoptNewRows(in: store) } }
         needsScheduling = true
+    }
+
+    /// Adopts the rows past the last one seen that this process did not insert itself
+    /// (AUTOINCREMENT numbers every process's rows after all earlier ones). Call it
+    /// inside a transaction: adopting may write.
+    func adoptNewRows(in store: DownloadStore) throws {
+        var highest = adoptedThrough
+        try store.forEachRecord(where: "seq > ?", [adoptedThrough], skippingUnreadable: { self.storeError = $0 }) { row in
+            highest = max(highest, row.sequence)
+            guard !ownSequences.contains(row.sequence) else { return }
+            adopt(row, rebooted: false)
+            emit(.added(row.snapshot()))
+            needsScheduling = true
+        }
+        adoptedThrough = highest
+        ownSequences = ownSequences.filter { $0 > highest }
     }
 }

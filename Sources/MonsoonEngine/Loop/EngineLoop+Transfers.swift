@@ -28,7 +28,7 @@ extension EngineLoop {
                 record.highWater = max(record.highWater, plan.offset)
                 if plan.offset == 0 {
                     PartFile.remove(partPath)  // stale: never splice onto it
-                    record.partEpoch += 1
+                    record.partEpoch = nextPartEpoch()
                     record.checkpoint = 0
                 }
             }
@@ -130,37 +130,37 @@ extension EngineLoop {
                 records[id] = record
                 return
             }
-            do {
-                transfer.fd = try PartFile.open(partPath, at: offset)
-            } catch {
-                transfer.abortError = error
-                transfer.sink = .aborted
-                records[id] = record
-                return
-            }
             let state: ResumeState
             if offset > 0, let existing = record.resume {
                 state = existing
             } else {
                 state = ResumeState(url: record.request.url.absoluteString, etag: transfer.head.etag, lastModified: transfer.head.lastModified, total: total)
-                PartFile.writeState(state, fd: transfer.fd)
                 transfer.startedFresh = true
-            }
-            transfer.partPath = partPath
-            transfer.fileSize = offset
-            transfer.writebackStart = offset
-            transfer.checkpointRequested = offset
-            if offset == 0 {
-                record.partEpoch += 1
+                record.partEpoch = nextPartEpoch()
                 record.checkpoint = 0
             }
-            transfer.total = total
-            transfer.sink = .file
             record.resume = state
             record.total = total
             record.bytes = offset
             records[id] = record
-            persist(id)   // the name and validators, before the first byte is written
+            // The row first: its name (so a killed run finds the part) and, when starting
+            // over, its reset checkpoint, flushed before a byte of the new part exists, so a
+            // power cut can never pair new bytes with an older, higher checkpoint.
+            persist(id, durably: offset == 0)
+            do {
+                transfer.fd = try PartFile.open(partPath, at: offset)
+            } catch {
+                transfer.abortError = error
+                transfer.sink = .aborted
+                return
+            }
+            if offset == 0 { PartFile.writeState(state, fd: transfer.fd) }
+            transfer.partPath = partPath
+            transfer.fileSize = offset
+            transfer.writebackStart = offset
+            transfer.checkpointRequested = offset
+            transfer.total = total
+            transfer.sink = .file
         }
     }
 

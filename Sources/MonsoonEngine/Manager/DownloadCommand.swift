@@ -54,15 +54,20 @@ extension DownloadStore {
         (try database.scalarInt("SELECT count(*) FROM download_commands") ?? 0) > 0
     }
 
-    /// Takes the waiting commands, in the order posted (one transaction).
-    func takeCommands() throws -> [DownloadCommand] {
-        try database.write {
-            let commands = try database.statement("SELECT download_id, action, argument FROM download_commands ORDER BY seq").query { row in
-                DownloadCommand(id: row.text(0), action: row.text(1) ?? "", argument: row.text(2))
-            }
-            try database.run("DELETE FROM download_commands")
-            return commands.compactMap { $0 }
+    /// The commands posted after `seq`, in order, with the last one's seq. Read only:
+    /// they are deleted once applied (`deleteCommands(through:)`), so a crash in between
+    /// applies them at the next start instead of losing them.
+    func commands(after seq: Int) throws -> (commands: [DownloadCommand], last: Int) {
+        var last = seq
+        let commands = try database.statement("SELECT seq, download_id, action, argument FROM download_commands WHERE seq > ? ORDER BY seq").query([seq]) { row in
+            last = max(last, row.int(0))
+            return DownloadCommand(id: row.text(1), action: row.text(2) ?? "", argument: row.text(3))
         }
+        return (commands.compactMap { $0 }, last)
+    }
+
+    func deleteCommands(through seq: Int) throws {
+        try database.run("DELETE FROM download_commands WHERE seq <= ?", seq)
     }
 
     /// Adds downloads to the queue from a process that does not run it; the
@@ -97,11 +102,16 @@ final class CommandWatcher: Sendable {
         let thread = Thread {
             let store = handover.store
             var lastVersion = -1
+            var lastSeen = 0
             while !stopped.withLock({ $0 }) {
-                if let version = try? store.database.dataVersion(), version != lastVersion {
+                // data_version moves when another connection commits (the transfer thread's
+                // own commits too); only then is the table read, and only read.
+                if let version = try? store.database.dataVersion(), version != lastVersion,
+                   let (commands, last) = try? store.commands(after: lastSeen) {
                     lastVersion = version
-                    if let commands = try? store.takeCommands(), !commands.isEmpty {
-                        inbox.post { loop in loop.apply(commands) }
+                    if last > lastSeen {
+                        lastSeen = last
+                        inbox.post { loop in loop.apply(commands, through: last) }
                     }
                 }
                 Thread.sleep(forTimeInterval: 0.25)
@@ -120,8 +130,8 @@ final class CommandWatcher: Sendable {
 }
 
 extension EngineLoop {
-    /// Applies other processes' commands as if they had been called here.
-    func apply(_ commands: [DownloadCommand]) {
+    /// Applies other processes' commands as if they had been called here, then deletes them.
+    func apply(_ commands: [DownloadCommand], through seq: Int) {
         for command in commands {
             switch command {
             case .pause(let id): _ = pause(id)
@@ -134,5 +144,6 @@ extension EngineLoop {
             case .adoptNewDownloads: adoptNewRows()
             }
         }
+        if let store { note { try store.deleteCommands(through: seq) } }
     }
 }

@@ -124,6 +124,16 @@ public final class DownloadManager: Sendable {
         get async { (try? await perform { .success($0.snapshots()) }) ?? [] }
     }
 
+    /// The downloads of one URL, in enqueue order (an index lookup with a store).
+    public func downloads(of url: URL) async -> [Download] {
+        (try? await perform { loop in .success(loop.downloads(of: url)) }) ?? []
+    }
+
+    /// How many downloads are in each status, without building them.
+    public func counts() async -> [DownloadStatus: Int] {
+        (try? await perform { loop in .success(loop.counts()) }) ?? [:]
+    }
+
     public func download(withID id: DownloadID) async -> Download? {
         try? await perform { loop in .success(loop.records[id]?.snapshot()) }
     }

@@ -61,6 +61,8 @@ public enum DownloadManagerError: Error, Sendable, Equatable, CustomStringConver
     case invalidRequest(DownloadID, String)
     /// The manager has been shut down.
     case shutDown
+    /// The queue could not be saved (the database is busy for too long, or the disk failed).
+    case storage(String)
 
     public var description: String {
         switch self {
@@ -68,6 +70,7 @@ public enum DownloadManagerError: Error, Sendable, Equatable, CustomStringConver
         case .notFound(let id): return "no download has id \(id)"
         case .invalidRequest(let id, let reason): return "download \(id) cannot start: \(reason)"
         case .shutDown: return "the download manager has been shut down"
+        case .storage(let message): return message
         }
     }
 }

@@ -107,13 +107,26 @@ public final class DownloadStore {
         }
     }
 
-    /// Streams records one at a time, so a large queue is never all in memory.
-    func forEachRecord(where condition: String, _ values: [SQLValueConvertible] = [], _ body: (DownloadRecord) throws -> Void) throws {
-        let statement = try database.statement("SELECT \(Self.columns) FROM downloads WHERE \(condition) ORDER BY seq")
+    /// Streams records one at a time, so a large queue is never all in memory. A row
+    /// that cannot be read goes to `skippingUnreadable` when given, else throws.
+    func forEachRecord(where condition: String, _ values: [SQLValueConvertible] = [], skippingUnreadable: ((Error) -> Void)? = nil,
+                       _ body: (DownloadRecord) throws -> Void) throws {
+        // Its own SQL text, so its cached statement is never the one `rows(where:)` resets.
+        let statement = try database.statement("SELECT \(Self.columns) FROM downloads WHERE \(condition) ORDER BY seq -- streamed")
         try statement.bind(values)
         defer { try? statement.bind([]) }
         let row = Row(statement: statement)
-        while try statement.step() { try body(try DownloadRecord(row)) }
+        while try statement.step() {
+            let record: DownloadRecord
+            do {
+                record = try DownloadRecord(row)
+            } catch {
+                guard let skippingUnreadable else { throw error }
+                skippingUnreadable(error)
+                continue
+            }
+            try body(record)
+        }
     }
 
     func record(withID id: DownloadID) throws -> DownloadRecord? {
@@ -193,6 +206,13 @@ public final class DownloadStore {
             """)
         try statement.bind(record.updateValues + [Date()])
         while try statement.step() {}
+    }
+
+    /// `update`, with the write-ahead log flushed by the commit, so a power cut cannot lose it.
+    func updateDurably(_ record: DownloadRecord) throws {
+        try database.execute("PRAGMA synchronous = FULL")
+        defer { try? database.execute("PRAGMA synchronous = NORMAL") }
+        try update(record)
     }
 
     /// Saves progress: bytes in the part and, after an fsync, the checkpoint.
