@@ -34,7 +34,8 @@ public final class Statement {
             case .integer(let number): code = sqlite3_bind_int64(raw, index, number)
             case .real(let number): code = sqlite3_bind_double(raw, index, number)
             case .text(let text):
-                code = text.utf8CString.withUnsafeBufferPointer { monsoon_sqlite_bind_text(raw, index, $0.baseAddress, Int32($0.count - 1)) }
+                // withCString borrows a native string's own storage: no copy per value.
+                code = text.withCString { monsoon_sqlite_bind_text(raw, index, $0, Int32(text.utf8.count)) }
             case .blob(let data):
                 code = data.withUnsafeBytes { monsoon_sqlite_bind_blob(raw, index, $0.baseAddress, Int32($0.count)) }
             }

@@ -1,4 +1,5 @@
 import Foundation
+import MonsoonStore
 
 /// The manager's commands, performed on the transfer thread.
 extension EngineLoop {
@@ -54,29 +55,37 @@ extension EngineLoop {
                         continue
                     }
                     if !request.id.rawValue.isEmpty, self.records[request.id] != nil { self.stopAndForget(request.id, deleteFiles: false) }
-                    var request = request
-                    if request.id.rawValue.isEmpty {
-                        while try store.contains(DownloadID("d\(self.nextSequence)")) { self.nextSequence += 1 }
-                        request.id = DownloadID("d\(self.nextSequence)")
-                    }
+                    let automatic = request.id.rawValue.isEmpty
                     var record = Record(request: request, sequence: self.nextSequence, host: Self.hostKey(request.url))
-                    self.nextSequence += 1
                     if case .file(let path) = request.destination {
                         record.filePath = path
                         if let size = PartFile.size(at: PartFile.path(for: path)) { record.bytes = size }
                     }
-                    _ = try store.insert(record)
+                    while true {
+                        record.sequence = self.nextSequence
+                        if automatic { record.request.id = DownloadID("d\(record.sequence)") }
+                        self.nextSequence += 1
+                        do {
+                            _ = try store.insert(record)
+                            break
+                        } catch let error as StoreError where automatic && error.isConstraintViolation {
+                            // `d<N>` already taken by an explicit id: take the next number.
+                            continue
+                        }
+                    }
                     staged.append(record)
-                    ids.append(request.id)
+                    ids.append(record.request.id)
                 }
             }
         } catch {
             storeError = error
             return .failure(.storage("could not save the downloads: \(error)"))
         }
+        // The write lock was held from the adoption above to the last insert: no other
+        // process added rows in between, so everything up to here is known.
+        if let last = staged.last { adoptedThrough = max(adoptedThrough, last.sequence) }
         let listening = hub.hasSubscribers
         for record in staged {
-            ownSequences.insert(record.sequence)
             queue.insert(record.request.id, key: record.queueKey, host: hosts.id(record.host))
             if listening { emit(.added(record.snapshot())) }
         }

@@ -143,19 +143,18 @@ extension EngineLoop {
         needsScheduling = true
     }
 
-    /// Adopts the rows past the last one seen that this process did not insert itself
-    /// (AUTOINCREMENT numbers every process's rows after all earlier ones). Call it
-    /// inside a transaction: adopting may write.
+    /// Adopts the rows past the last one known (AUTOINCREMENT numbers every process's
+    /// rows after all earlier ones; this process's own inserts move `adoptedThrough`
+    /// past theirs under the same write lock). Call it inside a transaction: adopting may write.
     func adoptNewRows(in store: DownloadStore) throws {
         var highest = adoptedThrough
         try store.forEachRecord(where: "seq > ?", [adoptedThrough], skippingUnreadable: { self.storeError = $0 }) { row in
             highest = max(highest, row.sequence)
-            guard !ownSequences.contains(row.sequence) else { return }
+            guard records.hot[row.request.id] == nil else { return }
             adopt(row, rebooted: false)
             emit(.added(row.snapshot()))
             needsScheduling = true
         }
         adoptedThrough = highest
-        ownSequences = ownSequences.filter { $0 > highest }
     }
 }

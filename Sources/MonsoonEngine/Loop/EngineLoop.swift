@@ -47,10 +47,9 @@ final class EngineLoop {
     let store: DownloadStore?
     /// The last persistence failure, reported by `DownloadManager.persistenceError`.
     var storeError: Error?
-    /// The highest sequence seen in the store, and this process's own rows above it, so
-    /// rows added by other processes are adopted exactly once.
+    /// The highest sequence known from the store, so rows added by other processes are
+    /// adopted exactly once.
     var adoptedThrough = 0
-    var ownSequences = Set<Int>()
     /// The last part epoch given out (see `nextPartEpoch`).
     var partEpochs = 0
     /// When each running download's progress was last saved.
