@@ -32,8 +32,11 @@ let package = Package(
         // The download engine: the only module that imports CCurl.
         .target(name: "MonsoonEngine", dependencies: ["CCurl", "MonsoonStore"]),
 
+        .target(name: "MonsoonPodcasts", dependencies: ["MonsoonEngine", "MonsoonStore"]),
+        .executableTarget(name: "monsoon-feed-bench", dependencies: ["MonsoonPodcasts"], path: "Benchmarks/FeedBenchmark"),
+
         // The command-line tool: commands live in a library so tests can run them in-process.
-        .target(name: "MonsoonCLI", dependencies: ["MonsoonEngine"]),
+        .target(name: "MonsoonCLI", dependencies: ["MonsoonPodcasts", "MonsoonEngine"]),
         .executableTarget(name: "monsoon", dependencies: ["MonsoonCLI"]),
 
         // The loopback HTTP server with fault injection, for tests, the demo and benchmarks.
@@ -45,9 +48,10 @@ let package = Package(
         // Benchmarks, run by `make bench` (speed is measured there, never in tests).
         .executableTarget(name: "monsoon-queue-bench", dependencies: ["MonsoonEngine"], path: "Benchmarks/QueueBenchmark"),
 
+        .testTarget(name: "MonsoonPodcastsTests", dependencies: ["MonsoonPodcasts", "MonsoonTestServer"]),
         .testTarget(name: "MonsoonStoreTests", dependencies: ["MonsoonStore"]),
         .testTarget(name: "MonsoonEngineTests", dependencies: ["MonsoonEngine", "MonsoonTestServer"]),
-        .testTarget(name: "MonsoonCLITests", dependencies: ["MonsoonCLI", "MonsoonEngine", "MonsoonTestServer"]),
+        .testTarget(name: "MonsoonCLITests", dependencies: ["MonsoonCLI", "MonsoonEngine", "MonsoonPodcasts", "MonsoonTestServer"]),
         .testTarget(name: "MonsoonTestServerTests", dependencies: ["MonsoonTestServer"]),
     ],
     swiftLanguageModes: [.v6]

@@ -2,6 +2,7 @@ import Foundation
 import MonsoonTestServer
 import Testing
 @testable import MonsoonCLI
+import MonsoonPodcasts
 
 /// `monsoon get`, run in-process against the test server.
 @Suite struct GetCommandTests {
