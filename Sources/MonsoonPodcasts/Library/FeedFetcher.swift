@@ -97,6 +97,6 @@ struct FeedFetcher: Sendable {
 extension FeedError {
     /// An error of the fetching layer.
     public static func make(_ code: Code, _ message: String) -> FeedError {
-        FeedError(code: code, message: message)
+        FeedError(code, message)
     }
 }

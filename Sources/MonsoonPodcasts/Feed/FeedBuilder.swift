@@ -1,0 +1,275 @@
+import CLibXML2
+import Foundation
+
+/// Builds a ``ParsedFeed`` from libxml2's SAX2 events (see ``SAXParser``).
+///
+/// It keeps a stack of the open elements (classified once per distinct name, see ``FeedElement``),
+/// the `xml:base` in force, and the text of the one element being read, if any. Elements are read by
+/// where they stand: a `title` directly in `channel` is the show's, one directly in `item` the
+/// episode's, any other is ignored. Texts are only collected for elements that will be used, and
+/// turned into strings, dates and numbers when they end.
+final class FeedBuilder {
+    let documentURL: URL
+    /// The libxml2 parser while it runs, so the builder can stop it.
+    var parser: xmlParserCtxtPtr?
+    private(set) var stopped = false
+    /// The root element's name when it is not a feed's (`html`, `opml` …); parsing stops there.
+    private(set) var foreignRoot: String?
+    private(set) var sawRoot = false
+    private(set) var firstError: SAXParser.Failure?
+
+    var feed = ParsedFeed(kind: .rss)
+    var feedDescriptionRank = Int.max
+    var artworkRank = Int.max
+    var authorRank = Int.max
+
+    private(set) var stack: [FeedElement] = []
+    private var bases: [(depth: Int, url: URL)] = []
+    private var atomDocument = false
+    private var classified: [NameKey: FeedElement] = [:]
+
+    enum Field {
+        case none
+        case feedTitle, feedLink, feedDescription, feedLanguage, feedArtwork, feedAuthor, feedNewURL, feedPodcastGUID
+        case itemTitle, itemItunesTitle, itemLink, itemGUID, itemDate, itemSummary, itemDuration, itemSeason, itemEpisode, itemExplicit
+    }
+
+    /// The element whose text is being collected, the rank of its source (lower is preferred), and its depth.
+    var field = Field.none
+    var captureRank = 0
+    private var captureDepth = 0
+    /// Child elements of the element being read are written back as tags (descriptions with raw XHTML).
+    private var captureMarkup = false
+    var text: [UInt8] = []
+
+    var item = ItemDraft()
+    /// The depth of the open `item`/`entry`, or -1.
+    var itemDepth = -1
+    var identities = Set<String>()
+
+    init(documentURL: URL) {
+        self.documentURL = documentURL
+        text.reserveCapacity(4096)
+        stack.reserveCapacity(32)
+    }
+
+    static func from(_ context: UnsafeMutableRawPointer) -> FeedBuilder {
+        Unmanaged<FeedBuilder>.fromOpaque(context).takeUnretainedValue()
+    }
+
+    /// The base URL relative references are resolved against here.
+    var base: URL { bases.last?.url ?? documentURL }
+
+    func resolve(_ text: String?) -> URL? {
+        text.flatMap { FeedURL.resolve($0, against: base) }
+    }
+
+    // MARK: SAX events
+
+    func startElement(_ localname: UnsafePointer<xmlChar>, _ prefix: UnsafePointer<xmlChar>?, _ uri: UnsafePointer<xmlChar>?,
+                      _ attributeCount: Int, _ attributePointer: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?) {
+        let depth = stack.count
+        let attributes = SAXAttributes(pointer: attributePointer, count: attributeCount)
+        if field != .none {
+            // Inside an element being read: its children are part of its text.
+            stack.append(.other)
+            if captureMarkup { appendStartTag(localname, prefix, attributes) }
+            return
+        }
+        let element = classify(localname, prefix, uri)
+        stack.append(element)
+        if attributeCount > 0, let xmlBase = attributes.xmlBase, let url = FeedURL.resolve(xmlBase, against: base) {
+            bases.append((depth, url))
+        }
+        guard depth > 0 else {
+            startRoot(element, localname)
+            return
+        }
+        let parent = stack[depth - 1]
+        switch parent {
+        case .channel, .rdf, .atomFeed:
+            channelChild(element, attributes, depth: depth)
+        case .rss:
+            // Items straight in <rss>, without a <channel>: seen in the wild.
+            if element == .item { startItem(depth: depth) }
+        case .item, .atomEntry:
+            if itemDepth == depth - 1 { itemChild(element, attributes) }
+        case .image:
+            if element == .url, depth >= 2, [.channel, .rdf].contains(stack[depth - 2]), artworkRank > 1 {
+                capture(.feedArtwork, rank: 1)
+            }
+        case .itunesOwner:
+            if element == .itunesName, authorRank > 3 { capture(.feedAuthor, rank: 3) }
+        case .atomAuthor:
+            if element == .atomName, depth >= 2, stack[depth - 2] == .atomFeed, authorRank > 1 { capture(.feedAuthor, rank: 1) }
+        case .mediaGroup:
+            if element == .mediaContent, itemDepth == depth - 2 { mediaContent(attributes) }
+        default:
+            break
+        }
+    }
+
+    func endElement(_ localname: UnsafePointer<xmlChar>, _ prefix: UnsafePointer<xmlChar>?) {
+        let depth = stack.count - 1
+        guard depth >= 0 else { return }
+        stack.removeLast()
+        if field != .none {
+            if depth == captureDepth {
+                finishCapture()
+            } else if captureMarkup {
+                appendEndTag(localname, prefix)
+            }
+        }
+        if depth == itemDepth { finishItem() }
+        if let last = bases.last, last.depth == depth { bases.removeLast() }
+    }
+
+    func characters(_ characters: UnsafePointer<xmlChar>, _ length: Int) {
+        guard field != .none else { return }
+        text.append(contentsOf: UnsafeBufferPointer(start: characters, count: length))
+    }
+
+    func recordError(_ error: xmlError) {
+        // Namespace errors (an undeclared `itunes:` prefix) are not fatal: libxml2 goes on, and so do we.
+        guard error.level == XML_ERR_FATAL, firstError == nil else { return }
+        var message = error.message.map { String(cString: $0) } ?? "not well-formed"
+        message = message.split(whereSeparator: \.isNewline).joined(separator: " ").trimmingCharacters(in: .whitespaces)
+        firstError = SAXParser.Failure(message: message, line: Int(error.line), column: Int(error.int2), code: Int(error.code))
+    }
+
+    private func stop() {
+        stopped = true
+        if let parser { xmlStopParser(parser) }
+    }
+
+    // MARK: Structure
+
+    private func startRoot(_ element: FeedElement, _ localname: UnsafePointer<xmlChar>) {
+        sawRoot = true
+        switch element {
+        case .rss, .rdf:
+            feed.kind = .rss
+        case .atomFeed:
+            feed.kind = .atom
+            atomDocument = true
+        default:
+            foreignRoot = String(cString: localname)
+            stop()
+        }
+    }
+
+    func capture(_ field: Field, rank: Int = 0, markup: Bool = false) {
+        self.field = field
+        captureRank = rank
+        captureDepth = stack.count - 1
+        captureMarkup = markup
+        text.removeAll(keepingCapacity: true)
+    }
+
+    func startItem(depth: Int) {
+        item = ItemDraft()
+        itemDepth = depth
+    }
+
+    // MARK: Classification
+
+    private struct NameKey: Hashable {
+        let localname: UnsafeRawPointer
+        let prefix: UnsafeRawPointer?
+        let uri: UnsafeRawPointer?
+    }
+
+    /// Classifies by name, cached by the names' addresses: libxml2 interns element names, prefixes and
+    /// namespace URIs in the parser's dictionary, so each distinct name is classified once.
+    private func classify(_ localname: UnsafePointer<xmlChar>, _ prefix: UnsafePointer<xmlChar>?, _ uri: UnsafePointer<xmlChar>?) -> FeedElement {
+        let key = NameKey(localname: UnsafeRawPointer(localname), prefix: prefix.map(UnsafeRawPointer.init), uri: uri.map(UnsafeRawPointer.init))
+        if let element = classified[key] { return element }
+        let element = FeedElement.classify(localname: localname, prefix: prefix, uri: uri, atomDocument: atomDocument)
+        // Only after the root: the root decides whether un-namespaced names are Atom.
+        if sawRoot, classified.count < 4096 { classified[key] = element }
+        return element
+    }
+
+    // MARK: Markup inside a text
+
+    private func appendStartTag(_ localname: UnsafePointer<xmlChar>, _ prefix: UnsafePointer<xmlChar>?, _ attributes: SAXAttributes) {
+        text.append(UInt8(ascii: "<"))
+        appendName(localname, prefix)
+        attributes.forEach { name, value in
+            text.append(UInt8(ascii: " "))
+            text.append(contentsOf: name)
+            text.append(contentsOf: "=\"".utf8)
+            for byte in value {
+                if byte == UInt8(ascii: "\"") { text.append(contentsOf: "&quot;".utf8) } else { text.append(byte) }
+            }
+            text.append(UInt8(ascii: "\""))
+        }
+        text.append(UInt8(ascii: ">"))
+    }
+
+    private func appendEndTag(_ localname: UnsafePointer<xmlChar>, _ prefix: UnsafePointer<xmlChar>?) {
+        text.append(contentsOf: "</".utf8)
+        appendName(localname, prefix)
+        text.append(UInt8(ascii: ">"))
+    }
+
+    private func appendName(_ localname: UnsafePointer<xmlChar>, _ prefix: UnsafePointer<xmlChar>?) {
+        if let prefix {
+            text.append(contentsOf: UnsafeBufferPointer(start: prefix, count: strlen(UnsafeRawPointer(prefix).assumingMemoryBound(to: CChar.self))))
+            text.append(UInt8(ascii: ":"))
+        }
+        text.append(contentsOf: UnsafeBufferPointer(start: localname, count: strlen(UnsafeRawPointer(localname).assumingMemoryBound(to: CChar.self))))
+    }
+}
+
+/// The attributes libxml2 passes to `startElementNs`: five pointers each (local name, prefix, URI,
+/// value start, value end).
+struct SAXAttributes {
+    let pointer: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?
+    let count: Int
+
+    /// The value of the un-prefixed attribute `name`.
+    subscript(name: StaticString) -> String? {
+        guard let pointer else { return nil }
+        for index in 0..<count {
+            let entry = pointer + index * 5
+            guard entry[1] == nil, let localname = entry[0], SAXAttributes.equals(localname, name) else { continue }
+            return SAXAttributes.value(entry)
+        }
+        return nil
+    }
+
+    /// `xml:base`.
+    var xmlBase: String? {
+        guard let pointer else { return nil }
+        for index in 0..<count {
+            let entry = pointer + index * 5
+            guard let prefix = entry[1], let localname = entry[0], SAXAttributes.equals(prefix, "xml"),
+                  SAXAttributes.equals(localname, "base") else { continue }
+            return SAXAttributes.value(entry)
+        }
+        return nil
+    }
+
+    func forEach(_ body: (_ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) -> Void) {
+        guard let pointer else { return }
+        for index in 0..<count {
+            let entry = pointer + index * 5
+            guard let localname = entry[0], let start = entry[3], let end = entry[4] else { continue }
+            let nameLength = strlen(UnsafeRawPointer(localname).assumingMemoryBound(to: CChar.self))
+            body(UnsafeBufferPointer(start: localname, count: nameLength), UnsafeBufferPointer(start: start, count: end - start))
+        }
+    }
+
+    private static func value(_ entry: UnsafeMutablePointer<UnsafePointer<xmlChar>?>) -> String {
+        guard let start = entry[3], let end = entry[4] else { return "" }
+        return String(decoding: UnsafeBufferPointer(start: start, count: end - start), as: UTF8.self)
+    }
+
+    static func equals(_ string: UnsafePointer<xmlChar>, _ literal: StaticString) -> Bool {
+        let length = literal.utf8CodeUnitCount
+        let bytes = literal.utf8Start
+        for index in 0..<length where string[index] != bytes[index] { return false }
+        return string[length] == 0
+    }
+}

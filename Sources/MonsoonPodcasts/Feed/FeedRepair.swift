@@ -1,0 +1,277 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Repairs the breakage real feeds carry, on the UTF-8 bytes, before XML parsing:
+///
+/// - An XML declaration that is not at the very start (whitespace or a comment before it), or that
+///   names an encoding other than UTF-8 (the text is UTF-8 by now), is blanked.
+/// - The DOCTYPE is blanked, so the XML parser never sees a DTD: no external entity can be fetched or
+///   read, and no entity can be expanded but by this code, which counts expansions. Entities the internal
+///   subset declares with a literal value are expanded here (bounded by ``FeedLimits/maxEntityExpansions``
+///   and ``FeedLimits/maxBytes``); references to external ones are dropped.
+/// - Entity references XML does not define are replaced: HTML's (`&nbsp;`, `&eacute;` …) by their
+///   character, others (`&gtgt;`) by their literal text (`&amp;gtgt;`); a bare `&` becomes `&amp;`;
+///   a numeric reference to a character XML forbids (`&#0;`) is dropped. CDATA sections and comments
+///   are left alone.
+///
+/// Blanked ranges keep their newlines, so line numbers in errors match the original document.
+/// Nothing is copied when nothing needs repair (the common case).
+struct FeedRepair {
+    enum Entity {
+        case value([UInt8])
+        case external
+    }
+
+    private let input: UnsafeBufferPointer<UInt8>
+    private let limits: FeedLimits
+    private var output: [UInt8]?
+    private var copiedUpTo = 0
+    private var entities: [String: Entity] = [:]
+    private var expansions = 0
+    private var expandedBytes = 0
+    private var expanding: [String] = []
+
+    private init(_ input: UnsafeBufferPointer<UInt8>, limits: FeedLimits) {
+        self.input = input
+        self.limits = limits
+    }
+
+    /// The repaired text, or nil when the input needs no repair.
+    static func repair(_ input: UnsafeBufferPointer<UInt8>, limits: FeedLimits) throws(FeedError) -> [UInt8]? {
+        var repair = FeedRepair(input, limits: limits)
+        let bodyStart = repair.repairProlog()
+        try repair.repairReferences(from: bodyStart)
+        guard var output = repair.output else { return nil }
+        output.append(contentsOf: UnsafeBufferPointer(rebasing: input[repair.copiedUpTo...]))
+        return output
+    }
+
+    // MARK: Output
+
+    private mutating func replace(_ range: Range<Int>, with bytes: some Collection<UInt8>) {
+        if output == nil {
+            output = []
+            output?.reserveCapacity(input.count + input.count / 64 + 256)
+        }
+        output?.append(contentsOf: UnsafeBufferPointer(rebasing: input[copiedUpTo..<range.lowerBound]))
+        output?.append(contentsOf: bytes)
+        copiedUpTo = range.upperBound
+    }
+
+    /// Replaces a range by spaces, keeping its line breaks.
+    private mutating func blank(_ range: Range<Int>) {
+        replace(range, with: input[range].lazy.map { $0 == 0x0A || $0 == 0x0D ? $0 : 0x20 })
+    }
+
+    // MARK: Prolog
+
+    /// Blanks what must go from the prolog (see the type's documentation); returns where it ends.
+    private mutating func repairProlog() -> Int {
+        var index = 0
+        let count = input.count
+        while index < count {
+            let byte = input[index]
+            if ByteScanner.isSpace(byte) {
+                index += 1
+            } else if matches("<?xml", at: index), index + 5 < count, ByteScanner.isSpace(input[index + 5]) || input[index + 5] == UInt8(ascii: "?") {
+                let end = find("?>", from: index).map { $0 + 2 } ?? count
+                let declaration = UnsafeBufferPointer(rebasing: input[index..<end])
+                let encoding = FeedDecoding.declaredEncodingName(declaration)?.lowercased()
+                if index != 0 || (encoding != nil && encoding != "utf-8" && encoding != "utf8") { blank(index..<end) }
+                index = end
+            } else if matches("<?", at: index) {
+                index = find("?>", from: index).map { $0 + 2 } ?? count
+            } else if matches("<!--", at: index) {
+                index = find("-->", from: index + 4).map { $0 + 3 } ?? count
+            } else if matchesIgnoringCase("<!doctype", at: index) {
+                let end = FeedRepair.parseDoctype(input, at: index, into: &entities)
+                blank(index..<end)
+                index = end
+            } else {
+                break
+            }
+        }
+        return index
+    }
+
+    // MARK: References
+
+    private mutating func repairReferences(from start: Int) throws(FeedError) {
+        guard let base = input.baseAddress else { return }
+        let count = input.count
+        var index = start
+        var nextCDATA = find("<![CDATA[", from: index) ?? count
+        var nextComment = find("<!--", from: index) ?? count
+        while index < count {
+            guard let found = memchr(base + index, Int32(UInt8(ascii: "&")), count - index) else { break }
+            let ampersand = UnsafeRawPointer(found) - UnsafeRawPointer(base)
+            let section = min(nextCDATA, nextComment)
+            if section < ampersand {
+                // Skip the CDATA section or comment that comes first; `&` means nothing inside.
+                let isCDATA = nextCDATA < nextComment
+                let end = find(isCDATA ? "]]>" : "-->", from: section + (isCDATA ? 9 : 4)).map { $0 + 3 } ?? count
+                index = end
+                if nextCDATA < end { nextCDATA = find("<![CDATA[", from: end) ?? count }
+                if nextComment < end { nextComment = find("<!--", from: end) ?? count }
+                continue
+            }
+            let (replacement, end) = try resolveReference(in: input, at: ampersand)
+            if let replacement { replace(ampersand..<end, with: replacement) }
+            index = end
+        }
+    }
+
+    /// What the reference starting with the `&` at `start` becomes (nil: kept as written) and where it ends.
+    private mutating func resolveReference(in bytes: UnsafeBufferPointer<UInt8>, at start: Int) throws(FeedError) -> ([UInt8]?, Int) {
+        let count = bytes.count
+        var index = start + 1
+        let escapedAmpersand = Array("&amp;".utf8)
+        if index < count, bytes[index] == UInt8(ascii: "#") {
+            index += 1
+            let hex = index < count && (bytes[index] | 0x20) == UInt8(ascii: "x")
+            if hex { index += 1 }
+            var value: UInt32 = 0
+            let digitsStart = index
+            while index < count, index - digitsStart < 8 {
+                let byte = bytes[index]
+                if ByteScanner.isDigit(byte) {
+                    value = value * (hex ? 16 : 10) + UInt32(byte - 0x30)
+                } else if hex, (byte | 0x20) &- 0x61 < 6 {
+                    value = value * 16 + UInt32((byte | 0x20) - 0x61 + 10)
+                } else {
+                    break
+                }
+                index += 1
+            }
+            guard index > digitsStart, index < count, bytes[index] == UInt8(ascii: ";") else { return (escapedAmpersand, start + 1) }
+            return (FeedRepair.isXMLCharacter(value) ? nil : [], index + 1)
+        }
+        let nameStart = index
+        while index < count, index - nameStart <= 64, FeedRepair.isNameByte(bytes[index], first: index == nameStart) { index += 1 }
+        guard index > nameStart, index < count, bytes[index] == UInt8(ascii: ";") else { return (escapedAmpersand, start + 1) }
+        let end = index + 1
+        let nameBytes = UnsafeBufferPointer(rebasing: bytes[nameStart..<index])
+        if FeedRepair.isPredefined(nameBytes) { return (nil, end) }
+        let name = String(decoding: nameBytes, as: UTF8.self)
+        switch entities[name] {
+        case .value(let value)?:
+            return (try expand(name, value), end)
+        case .external?:
+            // Never resolved: an external entity could read local files or reach the network.
+            return ([], end)
+        case nil:
+            guard let scalar = HTMLEntities.character(named: name) else {
+                return (escapedAmpersand + Array(nameBytes) + [UInt8(ascii: ";")], end)
+            }
+            switch scalar {
+            case "<": return (Array("&lt;".utf8), end)
+            case "&": return (escapedAmpersand, end)
+            case "\"": return (Array("&quot;".utf8), end)
+            case "'": return (Array("&apos;".utf8), end)
+            default:
+                var encoded: [UInt8] = []
+                FeedDecoding.appendUTF8(scalar.value, to: &encoded)
+                return (encoded, end)
+            }
+        }
+    }
+
+    /// The replacement text of an entity the DTD declares, its own references resolved in turn.
+    private mutating func expand(_ name: String, _ value: [UInt8]) throws(FeedError) -> [UInt8] {
+        expansions += 1
+        guard expansions <= limits.maxEntityExpansions else {
+            throw FeedError(.tooLarge, "The feed expands more than \(limits.maxEntityExpansions) entity references, which only an entity bomb does; it was not read.")
+        }
+        guard !expanding.contains(name), expanding.count < 64 else {
+            throw FeedError(.malformed, "The feed's entity '\(name)' refers to itself; the feed cannot be read.")
+        }
+        expanding.append(name)
+        defer { expanding.removeLast() }
+        var result: [UInt8] = []
+        result.reserveCapacity(value.count)
+        var index = 0
+        while index < value.count {
+            guard value[index] == UInt8(ascii: "&") else {
+                result.append(value[index])
+                index += 1
+                continue
+            }
+            let (replacement, end) = try value.withUnsafeBufferPointer { buffer throws(FeedError) in
+                try resolveReference(in: buffer, at: index)
+            }
+            if let replacement { result.append(contentsOf: replacement) } else { result.append(contentsOf: value[index..<end]) }
+            index = end
+        }
+        expandedBytes += result.count
+        guard expandedBytes <= limits.maxBytes else {
+            throw FeedError(.tooLarge, "The feed's entities expand to more than \(limits.maxBytes) bytes; it was not read.")
+        }
+        return result
+    }
+
+    // MARK: Helpers
+
+    static func isXMLCharacter(_ value: UInt32) -> Bool {
+        switch value {
+        case 0x09, 0x0A, 0x0D, 0x20...0xD7FF, 0xE000...0xFFFD, 0x10000...0x10FFFF: return true
+        default: return false
+        }
+    }
+
+    static func isNameByte(_ byte: UInt8, first: Bool) -> Bool {
+        if ByteScanner.isLetter(byte) || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ":") || byte >= 0x80 { return true }
+        return !first && (ByteScanner.isDigit(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "."))
+    }
+
+    /// `amp`, `lt`, `gt`, `quot`, `apos`.
+    static func isPredefined(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        switch name.count {
+        case 2: return (name[0] == UInt8(ascii: "l") || name[0] == UInt8(ascii: "g")) && name[1] == UInt8(ascii: "t")
+        case 3: return name.elementsEqual("amp".utf8)
+        case 4: return name.elementsEqual("quot".utf8) || name.elementsEqual("apos".utf8)
+        default: return false
+        }
+    }
+
+    func matches(_ literal: StaticString, at index: Int) -> Bool {
+        FeedRepair.matches(input, literal, at: index, ignoringCase: false)
+    }
+
+    func matchesIgnoringCase(_ literal: StaticString, at index: Int) -> Bool {
+        FeedRepair.matches(input, literal, at: index, ignoringCase: true)
+    }
+
+    /// `literal` must be lowercase when `ignoringCase`.
+    static func matches(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString, at index: Int, ignoringCase: Bool) -> Bool {
+        let length = literal.utf8CodeUnitCount
+        guard index + length <= bytes.count else { return false }
+        let pointer = literal.utf8Start
+        for offset in 0..<length {
+            let byte = bytes[index + offset]
+            if (ignoringCase && ByteScanner.isLetter(byte) ? byte | 0x20 : byte) != pointer[offset] { return false }
+        }
+        return true
+    }
+
+    func find(_ literal: StaticString, from index: Int) -> Int? {
+        FeedRepair.find(input, literal, from: index)
+    }
+
+    /// The index of the first occurrence of `literal` at or after `index`: `memchr` for its first byte,
+    /// then a comparison (glibc's `memmem` is not visible from Swift without `_GNU_SOURCE`).
+    static func find(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString, from index: Int) -> Int? {
+        guard let base = bytes.baseAddress else { return nil }
+        let needle = literal.utf8Start
+        let length = literal.utf8CodeUnitCount
+        var position = index
+        while position + length <= bytes.count {
+            guard let found = memchr(base + position, Int32(needle[0]), bytes.count - position - length + 1) else { return nil }
+            let candidate = UnsafeRawPointer(found) - UnsafeRawPointer(base)
+            if memcmp(base + candidate, needle, length) == 0 { return candidate }
+            position = candidate + 1
+        }
+        return nil
+    }
+}
