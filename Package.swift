@@ -57,6 +57,7 @@ let package = Package(
 
         // Benchmarks, run by `make bench` (speed is measured there, never in tests).
         .executableTarget(name: "monsoon-queue-bench", dependencies: ["MonsoonEngine"], path: "Benchmarks/QueueBenchmark"),
+        .executableTarget(name: "monsoon-refresh-bench", dependencies: ["MonsoonPodcasts", "MonsoonTestServer"], path: "Benchmarks/RefreshBenchmark"),
 
         .testTarget(name: "MonsoonPodcastsTests", dependencies: ["MonsoonPodcasts", "MonsoonTestServer"]),
         .testTarget(name: "MonsoonStoreTests", dependencies: ["MonsoonStore"]),
