@@ -40,10 +40,10 @@ extension FeedBuilder {
         case .link:
             if feed.link == nil { capture(.feedLink) }
         case .atomLink:
-            let rel = attributes["rel"].map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? "alternate"
-            if rel == "next", feed.nextPageURL == nil {
-                feed.nextPageURL = resolve(attributes["href"])
-            } else if rel == "alternate", feed.link == nil {
+            let rel = attributes.bytes("rel")
+            if let rel, ASCIIBytes.equalsIgnoringCase(rel, "next") {
+                if feed.nextPageURL == nil { feed.nextPageURL = resolve(attributes["href"]) }
+            } else if rel.map({ ASCIIBytes.equalsIgnoringCase($0, "alternate") }) ?? true, feed.link == nil {
                 feed.link = resolve(attributes["href"])
             }
         case .description, .atomSubtitle:
@@ -89,10 +89,10 @@ extension FeedBuilder {
         case .link:
             if item.link == nil { capture(.itemLink) }
         case .atomLink:
-            let rel = attributes["rel"].map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? "alternate"
-            if rel == "enclosure" {
-                enclosure(url: attributes["href"], type: attributes["type"], length: attributes["length"], medium: nil)
-            } else if rel == "alternate", item.link == nil {
+            let rel = attributes.bytes("rel")
+            if let rel, ASCIIBytes.equalsIgnoringCase(rel, "enclosure") {
+                enclosure(url: attributes.bytes("href"), type: attributes.bytes("type"), length: attributes.bytes("length"), medium: nil)
+            } else if rel.map({ ASCIIBytes.equalsIgnoringCase($0, "alternate") }) ?? true, item.link == nil {
                 item.link = resolve(attributes["href"])
             }
         case .guid, .atomID:
@@ -112,7 +112,7 @@ extension FeedBuilder {
         case .mediaDescription:
             if item.summaryRank > 4 { capture(.itemSummary, rank: 4, markup: true) }
         case .enclosure:
-            enclosure(url: attributes["url"], type: attributes["type"], length: attributes["length"], medium: nil)
+            enclosure(url: attributes.bytes("url"), type: attributes.bytes("type"), length: attributes.bytes("length"), medium: nil)
         case .mediaContent:
             mediaContent(attributes)
         case .itunesImage:
@@ -143,29 +143,31 @@ extension FeedBuilder {
     }
 
     func mediaContent(_ attributes: SAXAttributes) {
-        enclosure(url: attributes["url"], type: attributes["type"], length: attributes["fileSize"], medium: attributes["medium"])
+        enclosure(url: attributes.bytes("url"), type: attributes.bytes("type"), length: attributes.bytes("fileSize"), medium: attributes.bytes("medium"))
     }
 
     /// Offers an enclosure: the first audio or video one wins; failing that, the first without a type
     /// (or with a generic binary type). Images, documents and web pages are never the episode's media.
-    func enclosure(url: String?, type: String?, length: String?, medium: String?) {
+    func enclosure(url: UnsafeBufferPointer<UInt8>?, type: UnsafeBufferPointer<UInt8>?, length: UnsafeBufferPointer<UInt8>?,
+                   medium: UnsafeBufferPointer<UInt8>?) {
         guard item.enclosureRank > 0, let url else { return }
-        let type = type.flatMap(FeedText.trimmed)
-        let loweredType = type?.lowercased() ?? ""
-        let loweredMedium = medium?.lowercased() ?? ""
+        let type = type.map(ASCIIBytes.trimmed) ?? UnsafeBufferPointer(start: nil, count: 0)
+        let medium = medium.map(ASCIIBytes.trimmed) ?? UnsafeBufferPointer(start: nil, count: 0)
+        let generic = type.isEmpty || ASCIIBytes.hasSuffixIgnoringCase(type, "octet-stream")
         let rank: Int
-        if loweredType.hasPrefix("audio/") || loweredType.hasPrefix("video/") || loweredType == "application/ogg"
-            || ((loweredType.isEmpty || loweredType.hasSuffix("octet-stream")) && (loweredMedium == "audio" || loweredMedium == "video")) {
+        if ASCIIBytes.hasPrefixIgnoringCase(type, "audio/") || ASCIIBytes.hasPrefixIgnoringCase(type, "video/")
+            || ASCIIBytes.equalsIgnoringCase(type, "application/ogg")
+            || (generic && (ASCIIBytes.equalsIgnoringCase(medium, "audio") || ASCIIBytes.equalsIgnoringCase(medium, "video"))) {
             rank = 0
-        } else if (loweredType.isEmpty || loweredType.hasSuffix("octet-stream")) && loweredMedium.isEmpty {
+        } else if generic && medium.isEmpty {
             rank = 1
         } else {
             return
         }
-        guard rank < item.enclosureRank, let resolved = resolve(url) else { return }
+        guard rank < item.enclosureRank, let resolved = resolve(ASCIIBytes.string(url)) else { return }
         item.enclosureURL = resolved
-        item.mediaType = type
-        item.declaredLength = length.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }.flatMap { $0 > 0 ? $0 : nil }
+        item.mediaType = type.isEmpty ? nil : ASCIIBytes.string(type)
+        item.declaredLength = length.flatMap(ASCIIBytes.integer).flatMap { $0 > 0 ? $0 : nil }
         item.enclosureRank = rank
     }
 
@@ -231,22 +233,19 @@ extension FeedBuilder {
         case .itemEpisode:
             item.episodeNumber = capturedInteger()
         case .itemExplicit:
-            switch FeedText.trimmed(capturedString)?.lowercased() {
-            case "yes", "true", "explicit": item.explicit = true
-            case "no", "false", "clean": item.explicit = false
-            default: break
+            item.explicit = text.withUnsafeBufferPointer { bytes in
+                if ASCIIBytes.equalsIgnoringCase(bytes, "yes") || ASCIIBytes.equalsIgnoringCase(bytes, "true")
+                    || ASCIIBytes.equalsIgnoringCase(bytes, "explicit") { return true }
+                if ASCIIBytes.equalsIgnoringCase(bytes, "no") || ASCIIBytes.equalsIgnoringCase(bytes, "false")
+                    || ASCIIBytes.equalsIgnoringCase(bytes, "clean") { return false }
+                return nil
             }
         }
     }
 
     /// A non-negative whole number, surrounding whitespace allowed.
     private func capturedInteger() -> Int? {
-        text.withUnsafeBufferPointer { bytes in
-            var scanner = ByteScanner(bytes)
-            scanner.skipSpaces()
-            guard let number = scanner.number(maxDigits: 9), scanner.atEnd else { return nil }
-            return number.value
-        }
+        text.withUnsafeBufferPointer(ASCIIBytes.integer)
     }
 
     // MARK: Items

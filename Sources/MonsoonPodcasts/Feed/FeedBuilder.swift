@@ -18,15 +18,15 @@ final class FeedBuilder {
     private(set) var sawRoot = false
     private(set) var firstError: SAXParser.Failure?
 
-    var feed = ParsedFeed(kind: .rss)
-    var feedDescriptionRank = Int.max
-    var artworkRank = Int.max
-    var authorRank = Int.max
+    @exclusivity(unchecked) var feed = ParsedFeed(kind: .rss)
+    @exclusivity(unchecked) var feedDescriptionRank = Int.max
+    @exclusivity(unchecked) var artworkRank = Int.max
+    @exclusivity(unchecked) var authorRank = Int.max
 
-    private(set) var stack: [FeedElement] = []
-    private var bases: [(depth: Int, url: URL)] = []
-    private var atomDocument = false
-    private var classified: [NameKey: FeedElement] = [:]
+    @exclusivity(unchecked) private(set) var stack: [FeedElement] = []
+    @exclusivity(unchecked) private var bases: [(depth: Int, url: URL)] = []
+    @exclusivity(unchecked) private var atomDocument = false
+    @exclusivity(unchecked) private var classified = [ClassifiedName](repeating: ClassifiedName(), count: 256)
 
     enum Field {
         case none
@@ -35,17 +35,17 @@ final class FeedBuilder {
     }
 
     /// The element whose text is being collected, the rank of its source (lower is preferred), and its depth.
-    var field = Field.none
-    var captureRank = 0
-    private var captureDepth = 0
+    @exclusivity(unchecked) var field = Field.none
+    @exclusivity(unchecked) var captureRank = 0
+    @exclusivity(unchecked) private var captureDepth = 0
     /// Child elements of the element being read are written back as tags (descriptions with raw XHTML).
-    private var captureMarkup = false
-    var text: [UInt8] = []
+    @exclusivity(unchecked) private var captureMarkup = false
+    @exclusivity(unchecked) var text: [UInt8] = []
 
-    var item = ItemDraft()
+    @exclusivity(unchecked) var item = ItemDraft()
     /// The depth of the open `item`/`entry`, or -1.
-    var itemDepth = -1
-    var identities = Set<String>()
+    @exclusivity(unchecked) var itemDepth = -1
+    @exclusivity(unchecked) var identities = Set<String>()
 
     init(documentURL: URL) {
         self.documentURL = documentURL
@@ -53,8 +53,11 @@ final class FeedBuilder {
         stack.reserveCapacity(32)
     }
 
-    static func from(_ context: UnsafeMutableRawPointer) -> FeedBuilder {
-        Unmanaged<FeedBuilder>.fromOpaque(context).takeUnretainedValue()
+    /// Calls `body` with the builder behind a SAX callback's context pointer, without the retain and
+    /// release a plain `takeUnretainedValue()` costs on every callback (the parser holds it alive).
+    @inline(__always)
+    static func with(_ context: UnsafeMutableRawPointer, _ body: (FeedBuilder) -> Void) {
+        Unmanaged<FeedBuilder>.fromOpaque(context)._withUnsafeGuaranteedRef(body)
     }
 
     /// The base URL relative references are resolved against here.
@@ -173,20 +176,33 @@ final class FeedBuilder {
 
     // MARK: Classification
 
-    private struct NameKey: Hashable {
-        let localname: UnsafeRawPointer
-        let prefix: UnsafeRawPointer?
-        let uri: UnsafeRawPointer?
+    /// One slot of the classification cache.
+    struct ClassifiedName {
+        var localname: UnsafeRawPointer?
+        var prefix: UnsafeRawPointer?
+        var uri: UnsafeRawPointer?
+        var element = FeedElement.other
     }
 
-    /// Classifies by name, cached by the names' addresses: libxml2 interns element names, prefixes and
-    /// namespace URIs in the parser's dictionary, so each distinct name is classified once.
+    /// Classifies by name, cached by the names' addresses in a small direct-mapped table: libxml2 interns
+    /// element names, prefixes and namespace URIs in the parser's dictionary (alive as long as the parser),
+    /// so a feed's few distinct names are classified once each and then found by three pointer comparisons.
     private func classify(_ localname: UnsafePointer<xmlChar>, _ prefix: UnsafePointer<xmlChar>?, _ uri: UnsafePointer<xmlChar>?) -> FeedElement {
-        let key = NameKey(localname: UnsafeRawPointer(localname), prefix: prefix.map(UnsafeRawPointer.init), uri: uri.map(UnsafeRawPointer.init))
-        if let element = classified[key] { return element }
+        let name = UnsafeRawPointer(localname), prefixPointer = prefix.map(UnsafeRawPointer.init), uriPointer = uri.map(UnsafeRawPointer.init)
+        var hash = UInt(bitPattern: Int(bitPattern: name)) &* 0x9E37_79B9_7F4A_7C15
+        hash ^= UInt(bitPattern: Int(bitPattern: uriPointer)) &* 0xC2B2_AE3D_27D4_EB4F
+        hash ^= UInt(bitPattern: Int(bitPattern: prefixPointer)) &* 0x1656_67B1_9E37_79F9
+        // Two slots per name (the hash's slot and its neighbour), so two names that collide still both stay.
+        let first = Int(truncatingIfNeeded: hash >> 56)
+        let one = classified[first], other = classified[first ^ 1]
+        if one.localname == name, one.prefix == prefixPointer, one.uri == uriPointer { return one.element }
+        if other.localname == name, other.prefix == prefixPointer, other.uri == uriPointer { return other.element }
         let element = FeedElement.classify(localname: localname, prefix: prefix, uri: uri, atomDocument: atomDocument)
         // Only after the root: the root decides whether un-namespaced names are Atom.
-        if sawRoot, classified.count < 4096 { classified[key] = element }
+        if sawRoot {
+            let slot = classified[first].localname == nil ? first : first ^ 1
+            classified[slot] = ClassifiedName(localname: name, prefix: prefixPointer, uri: uriPointer, element: element)
+        }
         return element
     }
 
@@ -235,6 +251,18 @@ struct SAXAttributes {
             let entry = pointer + index * 5
             guard entry[1] == nil, let localname = entry[0], SAXAttributes.equals(localname, name) else { continue }
             return SAXAttributes.value(entry)
+        }
+        return nil
+    }
+
+    /// The raw UTF-8 value of the un-prefixed attribute `name`.
+    func bytes(_ name: StaticString) -> UnsafeBufferPointer<UInt8>? {
+        guard let pointer else { return nil }
+        for index in 0..<count {
+            let entry = pointer + index * 5
+            guard entry[1] == nil, let localname = entry[0], SAXAttributes.equals(localname, name) else { continue }
+            guard let start = entry[3], let end = entry[4] else { return UnsafeBufferPointer(start: nil, count: 0) }
+            return UnsafeBufferPointer(start: start, count: end - start)
         }
         return nil
     }

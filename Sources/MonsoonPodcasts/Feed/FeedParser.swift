@@ -1,3 +1,4 @@
+import CLibXML2
 import Foundation
 
 /// Reads RSS 2.0 (with the iTunes and Podcast Index namespaces, Media RSS, RSS 0.9x and 1.0) and Atom
@@ -67,9 +68,16 @@ public enum FeedParser {
         return try build(bytes, url: url)
     }
 
-    private static func build(_ bytes: UnsafeBufferPointer<UInt8>, url: URL) throws(FeedError) -> ParsedFeed {
+    private static func build(_ bytes: UnsafeBufferPointer<UInt8>, url: URL, retrying: Bool = false) throws(FeedError) -> ParsedFeed {
         let builder = FeedBuilder(documentURL: url)
         let failure = SAXParser.parse(bytes, into: builder)
+        if let failure, failure.code == Int(XML_ERR_INVALID_CHAR.rawValue), !retrying {
+            // A control character XML forbids (U+000B, U+001A …): rare, so looked for only now. Drop them all, parse again.
+            let cleaned = FeedDecoding.repairUTF8(bytes)
+            if cleaned.count != bytes.count {
+                return try cleaned.withUnsafeBufferPointer { cleaned throws(FeedError) in try build(cleaned, url: url, retrying: true) }
+            }
+        }
         if let root = builder.foreignRoot {
             if root.lowercased() == "html" { throw htmlPage(bytes, url: url) }
             let hint = root.lowercased() == "opml" ? " It is an OPML subscription list: import it instead." : ""

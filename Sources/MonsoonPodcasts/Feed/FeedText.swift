@@ -24,20 +24,23 @@ enum FeedText {
 
     /// True when there is nothing to clean: no markup, no entity, no whitespace but single inner spaces.
     private static func isPlain(_ text: String) -> Bool {
-        var previousSpace = true
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "<"), UInt8(ascii: "&"), 0x09, 0x0A, 0x0D, 0xC2, 0xE2, 0xE3:
-                // 0xC2, 0xE2 and 0xE3 lead the UTF-8 of the non-ASCII spaces (U+00A0, U+2000…, U+3000).
-                return false
-            case 0x20:
-                if previousSpace { return false }
-                previousSpace = true
-            default:
-                previousSpace = false
+        var text = text
+        return text.withUTF8 { bytes in
+            var previousSpace = true
+            for byte in bytes {
+                switch byte {
+                case UInt8(ascii: "<"), UInt8(ascii: "&"), 0x09, 0x0A, 0x0D, 0xC2, 0xE2, 0xE3:
+                    // 0xC2, 0xE2 and 0xE3 lead the UTF-8 of the non-ASCII spaces (U+00A0, U+2000…, U+3000).
+                    return false
+                case 0x20:
+                    if previousSpace { return false }
+                    previousSpace = true
+                default:
+                    previousSpace = false
+                }
             }
+            return !previousSpace || bytes.isEmpty
         }
-        return !previousSpace || text.isEmpty
     }
 
     static func collapseWhitespace(_ text: String) -> String? {

@@ -36,15 +36,15 @@ enum SAXParser {
         handler.initialized = UInt32(XML_SAX2_MAGIC)
         handler.startElementNs = { context, localname, prefix, uri, _, _, attributeCount, _, attributes in
             guard let context, let localname else { return }
-            FeedBuilder.from(context).startElement(localname, prefix, uri, Int(attributeCount), attributes)
+            FeedBuilder.with(context) { $0.startElement(localname, prefix, uri, Int(attributeCount), attributes) }
         }
         handler.endElementNs = { context, localname, prefix, _ in
             guard let context, let localname else { return }
-            FeedBuilder.from(context).endElement(localname, prefix)
+            FeedBuilder.with(context) { $0.endElement(localname, prefix) }
         }
         handler.characters = { context, characters, length in
             guard let context, let characters else { return }
-            FeedBuilder.from(context).characters(characters, Int(length))
+            FeedBuilder.with(context) { $0.characters(characters, Int(length)) }
         }
         handler.cdataBlock = handler.characters
         handler.getEntity = { _, name in
@@ -54,7 +54,7 @@ enum SAXParser {
         handler.resolveEntity = { _, _, _ in nil }
         handler.serror = { context, error in
             guard let context, let error else { return }
-            FeedBuilder.from(context).recordError(error.pointee)
+            FeedBuilder.with(context) { $0.recordError(error.pointee) }
         }
 
         let context = Unmanaged.passUnretained(builder).toOpaque()
@@ -74,7 +74,7 @@ enum SAXParser {
 
         // Fed in slices: one call with more than 10,000,000 bytes trips libxml2's lookup limit
         // (the reason `XMLParser(data:)` fails on large feeds on Linux).
-        let chunkSize = 1 << 20
+        let chunkSize = 256 << 10
         var offset = 0
         bytes.withMemoryRebound(to: CChar.self) { chars in
             while offset < chars.count, !builder.stopped {
