@@ -211,7 +211,7 @@ struct LibraryFixture {
         let fixture = try LibraryFixture()
         for index in 0..<12 {
             server.setRoute("/f\(index)", Route(body: .bytes(Array(rss(title: "Show \(index)", items: [("g\(index)", "E", "https://cdn.example.com/\(index).mp3")]).utf8)),
-                                                  contentType: "application/rss+xml", throttle: 20_000))
+                                                  contentType: "application/rss+xml", throttle: 1_000))
             _ = try await fixture.library.subscribe(to: server.url("/f\(index)"))
         }
         server.resetStatistics()
