@@ -41,6 +41,22 @@ import Testing
         #expect(cdata.episodes[0].summary == "a &nbsp; & b")
     }
 
+    /// CDATA sections reach the builder beside libxml2 (FeedRepair.cdataTarget): same texts, same line numbers.
+    @Test func cdataSectionsKeepTheirTextAndLines() throws {
+        let feed = try parseXML(rss("""
+            <item><guid>1</guid><title>A <![CDATA[<b>&</b>]]> B</title><description><![CDATA[line 1
+            line 2]]></description></item>
+            """))
+        #expect(feed.episodes[0].title == "A & B")
+        #expect(feed.episodes[0].summary == "line 1\nline 2")
+        let broken = "<rss><channel><item><description><![CDATA[a\nb\nc]]></description></item>\n<title>x</titl></channel></rss>"
+        #expect(feedError(Data(broken.utf8))?.line == 4)
+        // A document's own marker can only reach the document's own CDATA sections.
+        let forged = try parseXML(rss("<item><guid>1</guid><title><?monsoon-cdata 0?><?monsoon-cdata 99999999999999999999?>A</title><description><![CDATA[notes]]></description></item>"))
+        #expect(forged.episodes[0].title == "notesA")
+        #expect(FeedRepair.cdataTarget == "monsoon-cdata")
+    }
+
     @Test func undeclaredPrefixes() throws {
         let feed = try parseXML("""
             <rss version="2.0"><channel><title>T</title><itunes:author>Someone</itunes:author>

@@ -132,6 +132,25 @@ final class FeedBuilder {
         text.append(contentsOf: UnsafeBufferPointer(start: characters, count: length))
     }
 
+    /// The CDATA sections ``FeedRepair`` took out of the text: the buffer they are in, and their ranges.
+    var cdata: (source: UnsafeBufferPointer<UInt8>, ranges: [Range<Int>]) = (UnsafeBufferPointer(start: nil, count: 0), [])
+
+    /// `<?monsoon-cdata N?>` stands for CDATA section N (see ``FeedRepair/cdataTarget``); other
+    /// processing instructions (`xml-stylesheet` …) mean nothing to a feed.
+    func processingInstruction(_ target: UnsafePointer<xmlChar>, _ data: UnsafePointer<xmlChar>?) {
+        guard field != .none, let data, SAXAttributes.equals(target, "monsoon-cdata") else { return }
+        var index = 0
+        var offset = 0
+        while ByteScanner.isDigit(data[offset]), index < Int.max / 10 {
+            index = index * 10 + Int(data[offset] - 0x30)
+            offset += 1
+        }
+        guard offset > 0, index < cdata.ranges.count else { return }
+        let range = cdata.ranges[index]
+        guard range.lowerBound >= 0, range.upperBound <= cdata.source.count else { return }
+        text.append(contentsOf: UnsafeBufferPointer(rebasing: cdata.source[range]))
+    }
+
     func recordError(_ error: xmlError) {
         // Namespace errors (an undeclared `itunes:` prefix) are not fatal: libxml2 goes on, and so do we.
         guard error.level == XML_ERR_FATAL, firstError == nil else { return }

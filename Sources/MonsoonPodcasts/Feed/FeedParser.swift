@@ -60,24 +60,33 @@ public enum FeedParser {
         return try repairAndParse(UnsafeBufferPointer(rebasing: input[decoded.start...]), url: url, limits: limits)
     }
 
-    private static func repairAndParse(_ bytes: UnsafeBufferPointer<UInt8>, url: URL, limits: FeedLimits) throws(FeedError) -> ParsedFeed {
-        if let repaired = try FeedRepair.repair(bytes, limits: limits) {
-            guard repaired.count <= limits.maxBytes else { throw tooLarge(repaired.count, limits) }
-            return try repaired.withUnsafeBufferPointer { repaired throws(FeedError) in try build(repaired, url: url) }
-        }
-        return try build(bytes, url: url)
-    }
-
-    private static func build(_ bytes: UnsafeBufferPointer<UInt8>, url: URL, retrying: Bool = false) throws(FeedError) -> ParsedFeed {
+    private static func repairAndParse(_ bytes: UnsafeBufferPointer<UInt8>, url: URL, limits: FeedLimits, retrying: Bool = false) throws(FeedError) -> ParsedFeed {
+        let repaired = try FeedRepair.repair(bytes, limits: limits)
         let builder = FeedBuilder(documentURL: url)
-        let failure = SAXParser.parse(bytes, into: builder)
+        builder.cdata = (bytes, repaired.cdata)
+        let failure: SAXParser.Failure?
+        if let text = repaired.bytes {
+            guard text.count <= limits.maxBytes else { throw tooLarge(text.count, limits) }
+            failure = text.withUnsafeBufferPointer { SAXParser.parse($0, into: builder) }
+        } else {
+            failure = SAXParser.parse(bytes, into: builder)
+        }
         if let failure, failure.code == Int(XML_ERR_INVALID_CHAR.rawValue), !retrying {
             // A control character XML forbids (U+000B, U+001A …): rare, so looked for only now. Drop them all, parse again.
             let cleaned = FeedDecoding.repairUTF8(bytes)
             if cleaned.count != bytes.count {
-                return try cleaned.withUnsafeBufferPointer { cleaned throws(FeedError) in try build(cleaned, url: url, retrying: true) }
+                return try cleaned.withUnsafeBufferPointer { cleaned throws(FeedError) in
+                    try repairAndParse(cleaned, url: url, limits: limits, retrying: true)
+                }
             }
         }
+        // Line numbers, the HTML sniffing and the alternate link all work on the text before repairs.
+        return try finish(builder, failure, bytes, url: url)
+    }
+
+    /// The feed, or the error that explains why there is none.
+    private static func finish(_ builder: FeedBuilder, _ failure: SAXParser.Failure?, _ bytes: UnsafeBufferPointer<UInt8>,
+                               url: URL) throws(FeedError) -> ParsedFeed {
         if let root = builder.foreignRoot {
             if root.lowercased() == "html" { throw htmlPage(bytes, url: url) }
             let hint = root.lowercased() == "opml" ? " It is an OPML subscription list: import it instead." : ""

@@ -47,6 +47,10 @@ enum SAXParser {
             FeedBuilder.with(context) { $0.characters(characters, Int(length)) }
         }
         handler.cdataBlock = handler.characters
+        handler.processingInstruction = { context, target, data in
+            guard let context, let target else { return }
+            FeedBuilder.with(context) { $0.processingInstruction(target, data) }
+        }
         handler.getEntity = { _, name in
             // Only XML's predefined entities: nothing a document declares is ever expanded by libxml2.
             xmlGetPredefinedEntity(name)
