@@ -6,6 +6,8 @@ public enum Redaction {
 
     /// The URL with its user and password, and secret-looking query values, replaced by `***`.
     public static func redact(_ text: String) -> String {
+        // Without a user part or a query there is nothing to hide: skip the parse.
+        if !text.utf8.contains(UInt8(ascii: "@")) && !text.utf8.contains(UInt8(ascii: "?")) { return text }
         guard var components = URLComponents(string: text) else { return text }
         var changed = false
         if components.user != nil || components.password != nil {
