@@ -28,9 +28,9 @@ enum SAXParser {
         return true
     }()
 
-    /// Parses `bytes` into `builder`; returns the first fatal error, or nil when the document is well-formed
+    /// Parses `text` into `builder`; returns the first fatal error, or nil when the document is well-formed
     /// (or the builder stopped it on purpose).
-    static func parse(_ bytes: UnsafeBufferPointer<UInt8>, into builder: FeedBuilder) -> Failure? {
+    static func parse(_ text: RepairedText, into builder: FeedBuilder) -> Failure? {
         precondition(initialized)
         var handler = xmlSAXHandler()
         handler.initialized = UInt32(XML_SAX2_MAGIC)
@@ -77,17 +77,14 @@ enum SAXParser {
         builder.parser = parser
 
         // Fed in slices: one call with more than 10,000,000 bytes trips libxml2's lookup limit
-        // (the reason `XMLParser(data:)` fails on large feeds on Linux).
-        let chunkSize = 256 << 10
-        var offset = 0
-        bytes.withMemoryRebound(to: CChar.self) { chars in
-            while offset < chars.count, !builder.stopped {
-                let length = min(chunkSize, chars.count - offset)
-                if xmlParseChunk(parser, chars.baseAddress.map { $0 + offset }, Int32(length), 0) != 0 { break }
-                offset += length
+        // (the reason `XMLParser(data:)` fails on large feeds on Linux), and 256 KB stays in the cache.
+        text.forEachChunk(size: 256 << 10) { chunk in
+            guard !builder.stopped else { return false }
+            return chunk.withMemoryRebound(to: CChar.self) { chars in
+                xmlParseChunk(parser, chars.baseAddress, Int32(chars.count), 0) == 0
             }
-            if !builder.stopped { xmlParseChunk(parser, nil, 0, 1) }
         }
+        if !builder.stopped { xmlParseChunk(parser, nil, 0, 1) }
         builder.parser = nil
         if builder.stopped || parser.pointee.wellFormed != 0 { return nil }
         return builder.firstError ?? Failure(message: "the document is not well-formed", line: Int(parser.pointee.input?.pointee.line ?? 0),
