@@ -45,8 +45,8 @@ let package = Package(
         // Benchmarks, run by `make bench` (speed is measured there, never in tests).
         .executableTarget(name: "monsoon-queue-bench", dependencies: ["MonsoonEngine"], path: "Benchmarks/QueueBenchmark"),
 
-        // libxml2's SAX interface, for the feed parser: Foundation's XMLParser is about three times
-        // slower on large feeds (see Sources/MonsoonPodcasts/Feed/FeedParser.swift).
+        // libxml2's SAX interface, for the feed parser: Foundation's XMLParser alone takes twice the time
+        // of the whole feed parser on large feeds (see Sources/MonsoonPodcasts/Feed/SAXParser.swift).
         .systemLibrary(
             name: "CLibXML2",
             path: "CLibXML2",

@@ -119,10 +119,21 @@ public enum FeedParser {
         let alternate = HTMLPage.alternateFeedURL(bytes, pageURL: url)
         let title = HTMLPage.title(bytes).map { " (“\($0)”)" } ?? ""
         if let alternate {
-            return FeedError(.htmlPage, "Got a web page\(title) instead of a feed; the page names its feed: \(alternate.absoluteString)",
+            return FeedError(.htmlPage, "Got a web page\(title) instead of a feed; the page names its feed: \(withoutCredentials(alternate))",
                              alternateFeedURL: alternate)
         }
         return FeedError(.htmlPage, "Got a web page\(title) instead of a feed, and it links no feed; check the address in a browser (it may be a login, error or bot-check page).")
+    }
+
+    /// The URL for a message: a relative link on a private feed's page inherits the page's `user:password@`,
+    /// which messages must never show. (``FeedError/alternateFeedURL`` keeps them: it is for fetching.)
+    static func withoutCredentials(_ url: URL) -> String {
+        guard url.user != nil || url.password != nil, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            return url.absoluteString
+        }
+        components.user = nil
+        components.password = nil
+        return components.string ?? url.absoluteString
     }
 
     private static func malformed(_ failure: SAXParser.Failure, _ bytes: UnsafeBufferPointer<UInt8>) -> FeedError {
