@@ -15,7 +15,6 @@ import Glibc
 ///   character, others (`&gtgt;`) by their literal text (`&amp;gtgt;`); a bare `&` becomes `&amp;`;
 ///   a numeric reference to a character XML forbids (`&#0;`) is dropped. CDATA sections and comments
 ///   are left alone.
-///
 /// - CDATA sections are handed to the builder directly rather than through libxml2 (see ``cdataTarget``).
 ///
 /// Blanked ranges keep their newlines, so line numbers in errors match the original document.
