@@ -19,6 +19,13 @@ func argument(_ name: String) -> String? {
 
 func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
+/// CPU time (user + system) of this process, in seconds.
+func cpuNow() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+}
+
 func median(_ values: [Double]) -> Double {
     let sorted = values.sorted()
     guard !sorted.isEmpty else { return .nan }
@@ -27,18 +34,45 @@ func median(_ values: [Double]) -> Double {
 
 func milliseconds(_ seconds: Double) -> String { String(format: "%.1f ms", seconds * 1000) }
 
-/// Runs a process with stdout to /dev/null; its wall time in seconds, or nil when it failed.
-func timeProcess(_ executable: String, _ arguments: [String]) -> Double? {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
+/// Wall time and CPU time (user + system) of one measurement, in seconds. Both are reported: this
+/// machine has two cores and is often shared with builds, which stretch wall times far more than CPU times.
+struct Timing {
+    var wall: Double
+    var cpu: Double
+}
+
+func medians(_ timings: [Timing]) -> Timing {
+    Timing(wall: median(timings.map(\.wall)), cpu: median(timings.map(\.cpu)))
+}
+
+func describe(_ timing: Timing) -> String {
+    "median \(milliseconds(timing.wall)) wall, \(milliseconds(timing.cpu)) CPU"
+}
+
+func ratio(_ slow: Timing, _ fast: Timing) -> String {
+    String(format: "%.1f× (wall), %.1f× (CPU)", slow.wall / fast.wall, slow.cpu / fast.cpu)
+}
+
+/// Runs a process with its output to /dev/null; its wall and CPU time, or nil when it failed.
+/// (posix_spawn and wait4 rather than Process: wait4 reports the child's CPU time.)
+func timeProcess(_ executable: String, _ arguments: [String]) -> Timing? {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    var pid: pid_t = 0
     let start = now()
-    do { try process.run() } catch { return nil }
-    process.waitUntilExit()
-    let elapsed = Double(now() - start) / 1e9
-    return process.terminationStatus == 0 ? elapsed : nil
+    guard posix_spawn(&pid, executable, &actions, nil, argv, environ) == 0 else { return nil }
+    var status: Int32 = 0
+    var usage = rusage()
+    guard wait4(pid, &status, 0, &usage) == pid else { return nil }
+    let wall = Double(now() - start) / 1e9
+    let cpu = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    // Exited normally with status 0.
+    return status & 0x7F == 0 && (status >> 8) & 0xFF == 0 ? Timing(wall: wall, cpu: cpu) : nil
 }
 
 /// Runs a process and returns its standard output, or nil when it failed.
@@ -73,7 +107,7 @@ if CommandLine.arguments.dropFirst().first == "--dump" {
 if CommandLine.arguments.dropFirst().first == "--inspect-json", let path = CommandLine.arguments.dropFirst(2).first {
     do {
         let feed = try FeedParser.parse(fileAt: path)
-        FileHandle.standardOutput.write(Data(InspectJSON.render(feed)))
+        FileHandle.standardOutput.write(feed.inspectJSON())
         exit(0)
     } catch {
         FileHandle.standardError.write(Data("error: \(error.message)\n".utf8))
@@ -103,65 +137,57 @@ guard check.episodes.count == count else {
     print("error: parsed \(check.episodes.count) episodes, expected \(count)")
     exit(1)
 }
-var parseTimes: [Double] = []
+var parseTimes: [Timing] = []
 for _ in 0..<runs {
-    let start = now()
+    let start = now(), cpuStart = cpuNow()
     let feed = try FeedParser.parse(fileAt: path)
-    parseTimes.append(Double(now() - start) / 1e9)
+    parseTimes.append(Timing(wall: Double(now() - start) / 1e9, cpu: cpuNow() - cpuStart))
     precondition(feed.episodes.count == count)
 }
-let monsoonParse = median(parseTimes)
-print("Monsoon parse only: median \(milliseconds(monsoonParse)) of \(runs) runs \(parseTimes.map { String(format: "%.0f", $0 * 1000) }) (\(String(format: "%.0f", Double(size) / monsoonParse / 1e6)) MB/s)")
+let monsoonParse = medians(parseTimes)
+print("Monsoon FeedParser.parse(fileAt:), parse only: \(describe(monsoonParse)) of \(runs) runs "
+    + "(\(String(format: "%.0f", Double(size) / monsoonParse.wall / 1e6)) MB/s)")
 
 // 3. podcastparser, parse only, in its own process.
 let script = (root as NSString).appendingPathComponent("Benchmarks/feed_bench.py")
 var pythonExecutable: String?
-var pythonParse: Double?
 if let json = output("/usr/bin/env", ["python3", script, "--parse-only", path, "--runs", "\(max(3, runs / 2))"]),
    let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
-   let median = object["median"] as? Double {
-    pythonParse = median
+   let wall = object["median"] as? Double, let cpu = object["median_cpu"] as? Double {
+    let python = Timing(wall: wall, cpu: cpu)
     pythonExecutable = object["executable"] as? String
-    print("podcastparser \(object["podcastparser"] ?? "?") (Python \(object["python"] ?? "?")) parse only: median \(milliseconds(median)), \(object["episodes"] ?? "?") episodes")
-    print(String(format: "  parse-only ratio: Monsoon is %.1f× faster", median / monsoonParse))
+    print("podcastparser \(object["podcastparser"] ?? "?") (Python \(object["python"] ?? "?")) podcastparser.parse, parse only: "
+        + "\(describe(python)), \(object["episodes"] ?? "?") episodes")
+    print("  parse-only ratio: Monsoon is \(ratio(python, monsoonParse)) faster")
 } else {
     print("podcastparser: not available (python3 or pip failed); no parse-only comparison")
 }
 
-// 4. Whole processes.
+// 4. Whole processes, interleaved so that both sides see the same load.
 let monsoon = (root as NSString).appendingPathComponent(".build/release/monsoon")
 let inspectWorks = FileManager.default.isExecutableFile(atPath: monsoon) && timeProcess(monsoon, ["inspect", path, "--json"]) != nil
-var inspectTimes: [Double] = []
-var pythonTimes: [Double] = []
+// This benchmark's own `--inspect-json` (same parser, same JSON shape): a figure before `monsoon inspect` exists.
+let bench = CommandLine.arguments[0].hasPrefix("/") ? CommandLine.arguments[0]
+    : (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(CommandLine.arguments[0])
+var inspectTimes: [Timing] = [], standInTimes: [Timing] = [], pythonTimes: [Timing] = []
+for _ in 0..<runs {
+    if inspectWorks, let time = timeProcess(monsoon, ["inspect", path, "--json"]) { inspectTimes.append(time) }
+    if let time = timeProcess(bench, ["--inspect-json", path]) { standInTimes.append(time) }
+    if let pythonExecutable, let time = timeProcess(pythonExecutable, [script, "--once", path]) { pythonTimes.append(time) }
+}
+let python = medians(pythonTimes)
+if !pythonTimes.isEmpty {
+    print("python3 feed_bench.py --once (whole process: podcastparser + the same JSON): \(describe(python))")
+}
 if inspectWorks {
-    for _ in 0..<runs {
-        if let time = timeProcess(monsoon, ["inspect", path, "--json"]) { inspectTimes.append(time) }
-    }
-    print("monsoon inspect --json (whole process): median \(milliseconds(median(inspectTimes)))")
+    let inspect = medians(inspectTimes)
+    print("monsoon inspect FILE --json (whole process): \(describe(inspect))")
+    if !pythonTimes.isEmpty { print("  whole-process ratio: Monsoon is \(ratio(python, inspect)) faster") }
 } else {
     print("monsoon inspect: not available yet (\(monsoon) is missing or has no working `inspect`)")
 }
-if let pythonExecutable {
-    for _ in 0..<max(3, runs / 2) {
-        if let time = timeProcess(pythonExecutable, [script, "--once", path]) { pythonTimes.append(time) }
-    }
-    print("python3 feed_bench.py --once (whole process, podcastparser + JSON): median \(milliseconds(median(pythonTimes)))")
-}
-if !inspectTimes.isEmpty, !pythonTimes.isEmpty {
-    print(String(format: "  whole-process ratio: Monsoon is %.1f× faster", median(pythonTimes) / median(inspectTimes)))
-}
-
-// The same through this benchmark's own `--inspect-json` (same parser, same JSON shape, a smaller
-// executable than `monsoon`): shown always, so a figure exists before `monsoon inspect` does.
-let bench = CommandLine.arguments[0].hasPrefix("/") ? CommandLine.arguments[0]
-    : (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(CommandLine.arguments[0])
-var standInTimes: [Double] = []
-for _ in 0..<runs {
-    if let time = timeProcess(bench, ["--inspect-json", path]) { standInTimes.append(time) }
-}
 if !standInTimes.isEmpty {
-    print("monsoon-feed-bench --inspect-json (whole process, stand-in for monsoon inspect): median \(milliseconds(median(standInTimes)))")
-    if !pythonTimes.isEmpty {
-        print(String(format: "  stand-in whole-process ratio: %.1f× faster", median(pythonTimes) / median(standInTimes)))
-    }
+    let standIn = medians(standInTimes)
+    print("monsoon-feed-bench --inspect-json (whole process, stand-in for monsoon inspect): \(describe(standIn))")
+    if !pythonTimes.isEmpty { print("  stand-in whole-process ratio: \(ratio(python, standIn)) faster") }
 }
