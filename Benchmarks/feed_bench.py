@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The Python side of monsoon-feed-bench: Python's podcastparser on the same feed file.
 
-  feed_bench.py --parse-only FILE [--runs N]   time podcastparser.parse in this process (median of N runs),
-                                                print one JSON object (seconds, episodes, versions, interpreter)
+  feed_bench.py --parse-only FILE [--runs N]   time podcastparser.parse in this process (medians of N runs,
+                                                wall and CPU), print one JSON object (seconds, episodes,
+                                                versions, interpreter)
   feed_bench.py --once FILE                    parse FILE once and print it as JSON, shaped like
                                                 `monsoon inspect FILE --json`: the whole-process comparison
 
@@ -63,17 +64,18 @@ def main():
         path = args[1]
         runs = int(args[args.index('--runs') + 1]) if '--runs' in args else 5
         parse(path)  # warm-up: imports, caches
-        times, count = [], 0
+        times, cpu_times, count = [], [], 0
         for _ in range(runs):
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.process_time()
             count = len(parse(path)['episodes'])
             times.append(time.perf_counter() - start)
+            cpu_times.append(time.process_time() - cpu_start)
         try:
             from importlib.metadata import version
             pp_version = version('podcastparser')
         except Exception:
             pp_version = getattr(podcastparser, '__version__', 'unknown')
-        print(json.dumps({'median': statistics.median(times), 'runs': times, 'episodes': count,
+        print(json.dumps({'median': statistics.median(times), 'median_cpu': statistics.median(cpu_times), 'runs': times, 'episodes': count,
                           'python': sys.version.split()[0], 'podcastparser': pp_version,
                           'executable': sys.executable}))
         return

@@ -25,6 +25,15 @@ import Testing
         #expect(fixture.alternateFeedURL?.absoluteString == "https://podcast.example.com/feed.xml")
     }
 
+    /// A private feed's page: the link inherits the credentials, which the message must not show.
+    @Test func htmlPageMessagesHideCredentials() throws {
+        let page = "<html><head><link rel=\"alternate\" type=\"application/rss+xml\" href=\"/private/feed.rss\"></head></html>"
+        let error = try #require(feedError(Data(page.utf8), url: "https://jane:s3cret@members.example.org/show"))
+        #expect(error.alternateFeedURL?.absoluteString == "https://jane:s3cret@members.example.org/private/feed.rss")
+        #expect(!error.message.contains("s3cret") && !error.message.contains("jane"))
+        #expect(error.message.contains("https://members.example.org/private/feed.rss"))
+    }
+
     @Test func htmlPageWithoutAFeed() throws {
         let error = try #require(feedError(try Data(contentsOf: URL(fileURLWithPath: fixturePath("synthetic/cloudflare_challenge.html")))))
         #expect(error.code == .htmlPage)

@@ -65,6 +65,25 @@ struct FixtureRow: Sendable, CustomTestStringConvertible {
         }
     }
 
+    /// Refreshes parse many feeds at once: parses on several threads give the same results as alone.
+    @Test func concurrentParsesAgree() async throws {
+        let paths = ["node-podcast-parser/se-radio.xml", "partytime/real-world/no-agenda.xml", "synthetic/latin1_declared.xml",
+                     "synthetic/utf16_podcast.xml", "partytime/real-world/sentimental-garbage.xml", "synthetic/atom_podcast.xml"]
+        let alone = try paths.map { try parseFixture($0) }
+        let together = try await withThrowingTaskGroup(of: (Int, ParsedFeed).self) { group in
+            for _ in 0..<4 {
+                for (index, path) in paths.enumerated() {
+                    group.addTask { (index, try FeedParser.parse(fileAt: fixturePath(path))) }
+                }
+            }
+            var results: [(Int, ParsedFeed)] = []
+            for try await result in group { results.append(result) }
+            return results
+        }
+        #expect(together.count == paths.count * 4)
+        for (index, feed) in together { #expect(feed == alone[index]) }
+    }
+
     /// Every file copied into Tests/Fixtures/feeds is covered by a row, and every row names a file there.
     @Test func manifestCoversEveryFixture() throws {
         var files = Set<String>()

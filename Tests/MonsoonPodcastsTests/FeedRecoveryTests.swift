@@ -49,6 +49,8 @@ import Testing
             """))
         #expect(feed.episodes[0].title == "A & B")
         #expect(feed.episodes[0].summary == "line 1\nline 2")
+        let crlf = try parseXML(rss("<item><guid>1</guid><description><![CDATA[a\r\nb\rc]]></description></item>"))
+        #expect(crlf.episodes[0].summary == "a\nb\nc")
         let broken = "<rss><channel><item><description><![CDATA[a\nb\nc]]></description></item>\n<title>x</titl></channel></rss>"
         #expect(feedError(Data(broken.utf8))?.line == 4)
         // A document's own marker can only reach the document's own CDATA sections.

@@ -148,7 +148,15 @@ final class FeedBuilder {
         guard offset > 0, index < cdata.ranges.count else { return }
         let range = cdata.ranges[index]
         guard range.lowerBound >= 0, range.upperBound <= cdata.source.count else { return }
-        text.append(contentsOf: UnsafeBufferPointer(rebasing: cdata.source[range]))
+        let content = UnsafeBufferPointer(rebasing: cdata.source[range])
+        guard content.contains(0x0D) else {
+            text.append(contentsOf: content)
+            return
+        }
+        // Line breaks normalized as an XML parser does: CR LF and a lone CR become LF.
+        for (offset, byte) in content.enumerated() where !(byte == 0x0D && offset + 1 < content.count && content[offset + 1] == 0x0A) {
+            text.append(byte == 0x0D ? 0x0A : byte)
+        }
     }
 
     func recordError(_ error: xmlError) {

@@ -15,11 +15,10 @@ import Glibc
 ///   character, others (`&gtgt;`) by their literal text (`&amp;gtgt;`); a bare `&` becomes `&amp;`;
 ///   a numeric reference to a character XML forbids (`&#0;`) is dropped. CDATA sections and comments
 ///   are left alone.
-///
 /// - CDATA sections are handed to the builder directly rather than through libxml2 (see ``cdataTarget``).
 ///
 /// Blanked ranges keep their newlines, so line numbers in errors match the original document.
-/// Nothing is copied when nothing needs repair and there is no CDATA.
+/// The result is a list of edits, applied while the text is fed to libxml2: no copy of the document.
 struct FeedRepair {
     enum Entity {
         case value([UInt8])
@@ -28,8 +27,9 @@ struct FeedRepair {
 
     private let input: UnsafeBufferPointer<UInt8>
     private let limits: FeedLimits
-    private var output: [UInt8]?
-    private var copiedUpTo = 0
+    private var edits: [Edit] = []
+    private var replacements: [UInt8] = []
+    private var growth = 0
     private var entities: [String: Entity] = [:]
     private var expansions = 0
     private var expandedBytes = 0
@@ -41,13 +41,24 @@ struct FeedRepair {
         self.limits = limits
     }
 
-    /// What ``repair(_:limits:)`` made of a document.
+    /// One repair: the input's `range` is replaced by `replacement`, a range of ``Repaired/replacements``.
+    struct Edit {
+        var range: Range<Int>
+        var replacement: Range<Int>
+    }
+
+    /// What ``repair(_:limits:)`` made of a document: edits to apply while the text is fed to the XML
+    /// parser (see ``RepairedText``), so no repaired copy of a large document is ever made.
     struct Repaired {
-        /// The repaired text, or nil when the input needs no repair.
-        var bytes: [UInt8]?
+        /// In the order of the input, not overlapping.
+        var edits: [Edit]
+        /// The replacement texts, one after the other.
+        var replacements: [UInt8]
         /// The contents of the CDATA sections, as ranges of the input: the text refers to them by index
         /// (see ``cdataTarget``).
         var cdata: [Range<Int>]
+        /// The size of the repaired text.
+        var size: Int
     }
 
     /// The processing-instruction target that stands for a CDATA section in the repaired text.
@@ -64,21 +75,16 @@ struct FeedRepair {
         var repair = FeedRepair(input, limits: limits)
         let bodyStart = repair.repairProlog()
         try repair.repairBody(from: bodyStart)
-        guard var output = repair.output else { return Repaired(bytes: nil, cdata: repair.cdata) }
-        output.append(contentsOf: UnsafeBufferPointer(rebasing: input[repair.copiedUpTo...]))
-        return Repaired(bytes: output, cdata: repair.cdata)
+        return Repaired(edits: repair.edits, replacements: repair.replacements, cdata: repair.cdata, size: input.count + repair.growth)
     }
 
     // MARK: Output
 
     private mutating func replace(_ range: Range<Int>, with bytes: some Collection<UInt8>) {
-        if output == nil {
-            output = []
-            output?.reserveCapacity(input.count + input.count / 64 + 256)
-        }
-        output?.append(contentsOf: UnsafeBufferPointer(rebasing: input[copiedUpTo..<range.lowerBound]))
-        output?.append(contentsOf: bytes)
-        copiedUpTo = range.upperBound
+        let start = replacements.count
+        replacements.append(contentsOf: bytes)
+        edits.append(Edit(range: range, replacement: start..<replacements.count))
+        growth += replacements.count - start - range.count
     }
 
     /// Replaces a range by spaces, keeping its line breaks.
