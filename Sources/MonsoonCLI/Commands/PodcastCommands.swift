@@ -237,7 +237,7 @@ struct Inspect: RunnableCommand {
             throw CLIError(message: error.message)
         }
         if json {
-            context.output.write(LibraryJSON.inspect(feed))
+            context.output.write(feed.inspectJSON())
             return ExitStatus.success
         }
         var text = "\(feed.title ?? "(untitled)")\n\(feed.episodes.count) episode\(feed.episodes.count == 1 ? "" : "s")"

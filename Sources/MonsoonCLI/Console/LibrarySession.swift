@@ -69,19 +69,6 @@ enum LibraryJSON {
             + "\"position\": \(JSONText.number(episode.position)), \"played\": \(episode.played), \"queuePosition\": \(int(episode.queuePosition))}"
     }
 
-    /// `inspect --json`: title, then episodes with guid, title, url, published (UTC), duration.
-    static func inspect(_ feed: ParsedFeed) -> String {
-        var text = "{\"title\": \(string(feed.title)), \"episodes\": ["
-        text.reserveCapacity(feed.episodes.count * 200)
-        for (index, episode) in feed.episodes.enumerated() {
-            text += index == 0 ? "\n  " : ",\n  "
-            text += "{\"guid\": \(string(episode.guid)), \"title\": \(string(episode.title)), \"url\": \(url(episode.enclosureURL)), "
-            text += "\"published\": \(date(episode.published)), \"duration\": \(int(episode.duration))}"
-        }
-        text += feed.episodes.isEmpty ? "]}\n" : "\n]}\n"
-        return text
-    }
-
     static func array(_ items: [String]) -> String {
         items.isEmpty ? "[]\n" : "[\n  " + items.joined(separator: ",\n  ") + "\n]\n"
     }

@@ -3,7 +3,8 @@ import Foundation
 extension ParsedFeed {
     /// The feed as `monsoon inspect --json` prints it: one object,
     /// `{"title": …, "episodes": [{"guid": …, "title": …, "url": …, "published": "2024-01-31T12:00:00Z" or null,
-    /// "duration": whole seconds or null}, …]}`, episodes in feed order, one per line.
+    /// "duration": whole seconds or null}, …]}`, episodes in feed order, one per line. URLs are
+    /// printed with credentials redacted.
     ///
     /// Written by hand into one buffer (no JSONEncoder, no date formatter): for a 5,000-episode feed this
     /// takes a few milliseconds, so the JSON is never what makes `inspect` slow.
@@ -19,7 +20,8 @@ extension ParsedFeed {
             out.append(contentsOf: ", \"title\": ".utf8)
             Self.appendJSONString(episode.title, to: &out)
             out.append(contentsOf: ", \"url\": ".utf8)
-            Self.appendJSONString(episode.enclosureURL?.absoluteString, to: &out)
+            // Private feeds carry tokens in enclosure URLs too: never print them.
+            Self.appendJSONString(episode.enclosureURL.map { Redaction.redact($0.absoluteString) }, to: &out)
             out.append(contentsOf: ", \"published\": ".utf8)
             Self.appendJSONString(episode.published.map(FeedDate.iso8601String), to: &out)
             out.append(contentsOf: ", \"duration\": ".utf8)
