@@ -40,7 +40,8 @@ struct Monsoon: ParsableCommand {
         abstract: "Archive podcasts and download files fast, safely and resumably.",
         discussion: "Run 'monsoon help <command>' for a command's options.",
         version: MonsoonCLI.version,
-        subcommands: [Get.self, RunQueue.self, Downloads.self, Pause.self, Resume.self, Retry.self, Remove.self, Priority.self]
+        subcommands: [Get.self, RunQueue.self, Downloads.self, Pause.self, Resume.self, Retry.self, Remove.self, Priority.self,
+                      Add.self, Podcasts.self, Episodes.self, Refresh.self, Unsubscribe.self, Import.self, Export.self, Inspect.self]
     )
 
     @OptionGroup var global: GlobalOptions

@@ -2,6 +2,7 @@ import Foundation
 import MonsoonTestServer
 import Testing
 @testable import MonsoonCLI
+import MonsoonPodcasts
 
 /// `monsoon get`, run in-process against the test server.
 @Suite struct GetCommandTests {
@@ -118,7 +119,7 @@ import Testing
         let server = try TestServer()
         let folder = Folder()
         defer { folder.remove(); server.stop() }
-        server.setRoute("/slow.mp3", Route(body: .pattern(size: 300_000, seed: 1), throttle: 300_000))
+        server.setRoute("/slow.mp3", Route(body: .pattern(size: 600_000, seed: 1), throttle: 200_000))
         let result = await runMonsoon(["get", server.url("/slow.mp3").absoluteString], in: folder.path, terminal: true)
         #expect(result.status == 0)
         #expect(result.output.contains("slow.mp3"))

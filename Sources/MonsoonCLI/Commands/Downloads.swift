@@ -1,4 +1,5 @@
 import Foundation
+import MonsoonPodcasts
 import MonsoonEngine
 
 /// `monsoon downloads`: list the queue.

@@ -1,4 +1,5 @@
 import Foundation
+import MonsoonPodcasts
 import MonsoonEngine
 
 /// `monsoon get`: download URLs into a folder.

@@ -22,19 +22,33 @@ public final class TextOutput: Sendable {
     public func write(_ text: String) {
         switch target {
         case .descriptor(let fd):
-            var bytes = Array(text.utf8)
-            var offset = 0
-            while offset < bytes.count {
-                let written = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return   // a closed pipe: nothing more to say
-                }
-                offset += written
-            }
-            bytes.removeAll()
+            var text = text
+            text.withUTF8 { Self.write(fd, UnsafeRawBufferPointer($0)) }
         case .memory:
             buffer.withLock { $0 += text }
+        }
+    }
+
+    /// Writes bytes as they are (UTF-8 text built elsewhere, a large JSON document).
+    public func write(_ data: Data) {
+        switch target {
+        case .descriptor(let fd):
+            data.withUnsafeBytes { Self.write(fd, $0) }
+        case .memory:
+            buffer.withLock { $0 += String(decoding: data, as: UTF8.self) }
+        }
+    }
+
+    private static func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress else { return }
+        var offset = 0
+        while offset < bytes.count {
+            let written = Glibc.write(fd, base + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                return   // a closed pipe: nothing more to say
+            }
+            offset += written
         }
     }
 

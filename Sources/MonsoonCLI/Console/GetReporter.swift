@@ -1,4 +1,5 @@
 import Foundation
+import MonsoonPodcasts
 import MonsoonEngine
 
 /// Shows what `monsoon get` is doing: live progress on a terminal, one plain

@@ -4,6 +4,10 @@ import Foundation
 enum JSONText {
     /// A JSON string literal, with the escapes RFC 8259 requires.
     static func string(_ text: String) -> String {
+        // Most text needs no escape at all: one pass over the bytes, then one copy.
+        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            return "\"" + text + "\""
+        }
         var result = "\""
         result.reserveCapacity(text.utf8.count + 2)
         for scalar in text.unicodeScalars {

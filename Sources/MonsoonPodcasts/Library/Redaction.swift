@@ -1,11 +1,13 @@
 import Foundation
 
-/// Hides credentials in URLs before they are printed.
-enum Redaction {
+/// Hides credentials in URLs before they are printed, logged or written as JSON.
+public enum Redaction {
     private static let secretParameters: Set<String> = ["token", "access_token", "auth", "key", "api_key", "apikey", "password", "secret", "signature", "sig"]
 
     /// The URL with its user and password, and secret-looking query values, replaced by `***`.
-    static func redact(_ text: String) -> String {
+    public static func redact(_ text: String) -> String {
+        // Without a user part or a query there is nothing to hide: skip the parse.
+        if !text.utf8.contains(UInt8(ascii: "@")) && !text.utf8.contains(UInt8(ascii: "?")) { return text }
         guard var components = URLComponents(string: text) else { return text }
         var changed = false
         if components.user != nil || components.password != nil {
@@ -23,5 +25,5 @@ enum Redaction {
         return changed ? (components.string ?? text) : text
     }
 
-    static func redact(_ url: URL) -> String { redact(url.absoluteString) }
+    public static func redact(_ url: URL) -> String { redact(url.absoluteString) }
 }

@@ -1,0 +1,253 @@
+import Foundation
+import MonsoonEngine
+import MonsoonPodcasts
+
+/// `monsoon add URL`: subscribe.
+struct Add: RunnableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add",
+        abstract: "Subscribe to a podcast feed, reading its whole back catalogue.",
+        discussion: "Paged feeds (RFC 5005) are followed. Subscribing twice to the same feed says so and changes nothing.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The feed's URL (http or https; credentials in the URL work and are never printed).", valueName: "url") var url: String
+    init() {}
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        guard let feedURL = URL(string: url.trimmingCharacters(in: .whitespaces)), feedURL.scheme != nil else {
+            throw CLIError(message: "'\(Redaction.redact(url))' is not a URL")
+        }
+        let session = try LibrarySession.open(global, context: context)
+        let result = try await session.run { try await $0.subscribe(to: feedURL) }
+        switch result {
+        case .alreadySubscribed(let podcast):
+            context.output.line("already subscribed: \(podcast.id) \(podcast.title ?? Redaction.redact(podcast.feedURL))")
+        case .subscribed(let podcast, let summary):
+            var line = "subscribed: \(podcast.id) \(podcast.title ?? Redaction.redact(podcast.feedURL)) (\(summary.added) episode\(summary.added == 1 ? "" : "s")"
+            if summary.pages > 1 { line += " from \(summary.pages) pages" }
+            if summary.duplicates > 0 { line += ", \(summary.duplicates) duplicate\(summary.duplicates == 1 ? "" : "s") left out" }
+            context.output.line(line + ")")
+        }
+        return ExitStatus.success
+    }
+}
+
+/// `monsoon podcasts`: list subscriptions.
+struct Podcasts: RunnableCommand {
+    static let configuration = CommandConfiguration(commandName: "podcasts", abstract: "List your podcasts.")
+    @OptionGroup var global: GlobalOptions
+    @Flag(name: .long, help: "Print a JSON array of objects with an id and the podcast's fields.") var json = false
+    init() {}
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        let session = try LibrarySession.open(global, context: context)
+        let podcasts = try await session.run { try $0.podcasts() }
+        if json {
+            context.output.write(LibraryJSON.array(podcasts.map(LibraryJSON.podcast)))
+        } else if podcasts.isEmpty {
+            if !global.quiet { context.output.line("No podcasts yet. Subscribe with 'monsoon add URL'.") }
+        } else {
+            for podcast in podcasts {
+                var line = "\(String(podcast.id).padding(toLength: 5, withPad: " ", startingAt: 0)) \(podcast.title ?? "(untitled)")  [\(podcast.episodeCount) episodes]"
+                if let error = podcast.lastError { line += "  (last refresh failed: \(error))" }
+                context.output.line(line)
+            }
+        }
+        return ExitStatus.success
+    }
+}
+
+/// `monsoon episodes PODCAST`: list a podcast's episodes.
+struct Episodes: RunnableCommand {
+    static let configuration = CommandConfiguration(commandName: "episodes", abstract: "List a podcast's episodes, newest first.")
+    @OptionGroup var global: GlobalOptions
+    @Flag(name: .long, help: "Print a JSON array of objects with an id and the episode's fields.") var json = false
+    @Argument(help: "The podcast: its id, or a part of its title that only it has.", valueName: "podcast") var podcast: String
+    init() {}
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        let session = try LibrarySession.open(global, context: context)
+        let episodes = try await session.run { library in try library.episodes(of: try library.findPodcast(podcast).id) }
+        if json {
+            context.output.write(LibraryJSON.array(episodes.map(LibraryJSON.episode)))
+            return ExitStatus.success
+        }
+        var text = ""
+        for episode in episodes {
+            let date = episode.published.map { LibraryJSON.date($0).dropFirst().prefix(10) } ?? "          "
+            let duration = episode.duration.map { Self.clock($0) } ?? ""
+            text += "\(String(episode.id).padding(toLength: 7, withPad: " ", startingAt: 0)) \(date)  \(duration.padding(toLength: 8, withPad: " ", startingAt: 0)) \(episode.title ?? "(untitled)")\n"
+        }
+        context.output.write(text)
+        return ExitStatus.success
+    }
+
+    static func clock(_ seconds: Int) -> String {
+        let hours = seconds / 3600, minutes = (seconds % 3600) / 60, rest = seconds % 60
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return hours > 0 ? "\(hours):\(two(minutes)):\(two(rest))" : "\(minutes):\(two(rest))"
+    }
+}
+
+/// `monsoon refresh [PODCAST]`.
+struct Refresh: RunnableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "refresh",
+        abstract: "Fetch new episodes of one podcast, or of all (concurrently).",
+        discussion: "Conditional requests (ETag, Last-Modified) make an unchanged feed cost a 304. Your downloads, positions and played marks are never touched.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The podcast (id or a unique part of its title); all when omitted.", valueName: "podcast") var podcast: String?
+    init() {}
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        let session = try LibrarySession.open(global, context: context)
+        let target = podcast
+        let results: [(Podcast, Result<RefreshSummary, Error>)] = try await session.run { library in
+            if let target {
+                let found = try library.findPodcast(target)
+                do { return [(found, .success(try await library.refresh(found.id)))] } catch { return [(found, .failure(error))] }
+            }
+            return try await library.refreshAll()
+        }
+        var failed = 0
+        for (podcast, result) in results {
+            let name = podcast.title ?? Redaction.redact(podcast.feedURL)
+            switch result {
+            case .success(let summary):
+                guard !global.quiet else { continue }
+                var line = summary.unchanged ? "\(name): unchanged" : "\(name): \(summary.added) new, \(summary.updated) updated"
+                if let moved = summary.movedTo { line += "; the feed moved to \(Redaction.redact(moved))" }
+                context.output.line(line)
+            case .failure(let error):
+                failed += 1
+                context.error("\(name): \(error)")
+            }
+        }
+        return failed > 0 ? ExitStatus.failure : ExitStatus.success
+    }
+}
+
+/// `monsoon unsubscribe PODCAST`.
+struct Unsubscribe: RunnableCommand {
+    static let configuration = CommandConfiguration(commandName: "unsubscribe", abstract: "Unsubscribe from a podcast.")
+    @OptionGroup var global: GlobalOptions
+    @Flag(name: .customLong("delete-files"), help: "Also delete its downloaded episode files.") var deleteFiles = false
+    @Option(name: [.customShort("o"), .long("out")], help: "The folder its episodes were downloaded into (for --delete-files).", valueName: "dir")
+    var out: String = "."
+    @Argument(help: "The podcast: its id, or a part of its title that only it has.", valueName: "podcast") var podcast: String
+    init() {}
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        let session = try LibrarySession.open(global, context: context)
+        let folder = context.absolutePath(out)
+        let (found, deleted) = try await session.run { library in
+            let found = try library.findPodcast(podcast)
+            return (found, try library.unsubscribe(found.id, deleteFiles: deleteFiles, folder: folder))
+        }
+        if !global.quiet {
+            context.output.line("unsubscribed: \(found.id) \(found.title ?? Redaction.redact(found.feedURL))" + (deleteFiles ? " (\(deleted) file\(deleted == 1 ? "" : "s") deleted)" : ""))
+        }
+        return ExitStatus.success
+    }
+}
+
+/// `monsoon import FILE.opml`.
+struct Import: RunnableCommand {
+    static let configuration = CommandConfiguration(commandName: "import", abstract: "Subscribe to every feed of an OPML file.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The OPML file ('-' for standard input).", valueName: "file") var file: String
+    init() {}
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        let data: Data
+        if file == "-" {
+            data = context.readStandardInput()
+        } else {
+            guard let contents = FileManager.default.contents(atPath: context.absolutePath(file)) else {
+                throw CLIError(message: "cannot read \(context.absolutePath(file)): no such readable file")
+            }
+            data = contents
+        }
+        let outlines: [OPML.Outline]
+        do { outlines = try OPML.read(data) } catch { throw CLIError(message: "\(file): \(error)") }
+        let session = try LibrarySession.open(global, context: context)
+        var failed = 0
+        try await session.run { library in
+            for outline in outlines {
+                do {
+                    switch try await library.subscribe(to: outline.feedURL) {
+                    case .subscribed(let podcast, let summary):
+                        if !global.quiet { context.output.line("subscribed: \(podcast.id) \(podcast.title ?? "") (\(summary.added) episodes)") }
+                    case .alreadySubscribed(let podcast):
+                        if !global.quiet { context.output.line("already subscribed: \(podcast.id) \(podcast.title ?? "")") }
+                    }
+                } catch {
+                    failed += 1
+                    context.error("\(Redaction.redact(outline.feedURL)): \(error)")
+                }
+            }
+        }
+        return failed > 0 ? ExitStatus.failure : ExitStatus.success
+    }
+}
+
+/// `monsoon export`: OPML 2.0 on standard output.
+struct Export: RunnableCommand {
+    static let configuration = CommandConfiguration(commandName: "export", abstract: "Print your subscriptions as OPML 2.0.")
+    @OptionGroup var global: GlobalOptions
+    @Flag(name: .customLong("include-credentials"), help: "Keep user names, passwords and tokens in the feed URLs (hidden by default).")
+    var includeCredentials = false
+    init() {}
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        let session = try LibrarySession.open(global, context: context)
+        let podcasts = try await session.run { try $0.podcasts() }
+        let keep = includeCredentials
+        let outlines = podcasts.map { podcast in
+            OPML.Outline(title: podcast.title, feedURL: keep ? podcast.feedURL : URL(string: Redaction.redact(podcast.feedURL)) ?? podcast.feedURL, siteURL: podcast.link)
+        }
+        context.output.write(OPML.write(outlines))
+        return ExitStatus.success
+    }
+}
+
+/// `monsoon inspect FILE|URL`: parse one document without subscribing.
+struct Inspect: RunnableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "inspect",
+        abstract: "Parse one feed document (a file or a URL) without subscribing; pages are not followed.")
+    @OptionGroup var global: GlobalOptions
+    @Flag(name: .long, help: "Print {\"title\", \"episodes\": [{\"guid\", \"title\", \"url\", \"published\", \"duration\"}]}.") var json = false
+    @Argument(help: "A feed file, or an http(s) URL.", valueName: "file-or-url") var source: String
+    init() {}
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        let feed: ParsedFeed
+        let path = context.absolutePath(source)
+        do {
+            if FileManager.default.fileExists(atPath: path) {
+                feed = try FeedParser.parse(fileAt: path)
+            } else {
+                guard let url = URL(string: source), url.scheme != nil else {
+                    throw FeedError.make(.invalidURL, "'\(source)' is neither a file nor a URL")
+                }
+                let session = try LibrarySession.open(global, context: context)
+                feed = try await session.run { try await $0.inspect(url) }
+            }
+        } catch let error as FeedError {
+            throw CLIError(message: error.message)
+        }
+        if json {
+            context.output.write(feed.inspectJSON())
+            return ExitStatus.success
+        }
+        var text = "\(feed.title ?? "(untitled)")\n\(feed.episodes.count) episode\(feed.episodes.count == 1 ? "" : "s")"
+        if feed.duplicateCount > 0 { text += " (\(feed.duplicateCount) duplicate\(feed.duplicateCount == 1 ? "" : "s") left out)" }
+        text += "\n"
+        for episode in feed.episodes {
+            let date = episode.published.map { LibraryJSON.date($0).dropFirst().prefix(10) } ?? "          "
+            text += "  \(date)  \(episode.title ?? "(untitled)")\n"
+        }
+        context.output.write(text)
+        return ExitStatus.success
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import MonsoonEngine
+import MonsoonPodcasts
+import MonsoonStore
+
+/// The podcast library of a home, with an engine for its fetches, for one command.
+struct LibrarySession {
+    let library: PodcastLibrary
+    let manager: DownloadManager
+    let home: Home
+
+    static func open(_ global: GlobalOptions, context: CommandContext) throws -> LibrarySession {
+        let home = try Home(option: global.home, context: context)
+        var configuration = EngineConfiguration()
+        configuration.userAgent = "Monsoon/\(MonsoonCLI.version)"
+        configuration.retry.maxRetries = 2
+        let manager = DownloadManager(configuration: configuration)
+        do {
+            let database = try Database(path: home.databasePath)
+            return LibrarySession(library: try PodcastLibrary(database: database, manager: manager), manager: manager, home: home)
+        } catch {
+            throw CLIError(message: "\(error)")
+        }
+    }
+
+    /// Runs `body`, then releases the engine whatever happened.
+    func run<T>(_ body: (PodcastLibrary) async throws -> T) async throws -> T {
+        do {
+            let result = try await body(library)
+            await manager.shutdown()
+            return result
+        } catch {
+            await manager.shutdown()
+            throw error
+        }
+    }
+}
+
+/// JSON for podcasts, episodes and `inspect`, written by hand so a 5,000-episode
+/// listing costs next to nothing (and keys keep a stable order).
+enum LibraryJSON {
+    static func date(_ date: Date?) -> String {
+        guard let date else { return "null" }
+        var time = time_t(date.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\"\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z\""
+    }
+
+    static func string(_ text: String?) -> String { text.map(JSONText.string) ?? "null" }
+    static func url(_ url: URL?) -> String { url.map { JSONText.string(Redaction.redact($0)) } ?? "null" }
+    static func int(_ value: Int?) -> String { value.map(String.init) ?? "null" }
+
+    static func podcast(_ podcast: Podcast) -> String {
+        "{\"id\": \(podcast.id), \"feedURL\": \(url(podcast.feedURL)), \"title\": \(string(podcast.title)), \"author\": \(string(podcast.author)), "
+            + "\"description\": \(string(podcast.description)), \"link\": \(url(podcast.link)), \"artworkURL\": \(url(podcast.artworkURL)), "
+            + "\"language\": \(string(podcast.language)), \"lastRefresh\": \(date(podcast.lastRefresh)), \"lastError\": \(string(podcast.lastError)), "
+            + "\"episodes\": \(podcast.episodeCount)}"
+    }
+
+    static func episode(_ episode: Episode) -> String {
+        "{\"id\": \(episode.id), \"podcastID\": \(episode.podcastID), \"guid\": \(string(episode.guid)), \"title\": \(string(episode.title)), "
+            + "\"url\": \(url(episode.enclosureURL)), \"mediaType\": \(string(episode.mediaType)), \"length\": \(int(episode.declaredLength)), "
+            + "\"published\": \(date(episode.published)), \"duration\": \(int(episode.duration)), \"season\": \(int(episode.season)), "
+            + "\"episode\": \(int(episode.episodeNumber)), \"link\": \(url(episode.link)), \"imageURL\": \(url(episode.imageURL)), "
+            + "\"transcriptURL\": \(url(episode.transcriptURL)), \"chaptersURL\": \(url(episode.chaptersURL)), "
+            + "\"downloadState\": \"\(episode.downloadState.rawValue)\", \"fileName\": \(string(episode.fileName)), \"bytesOnDisk\": \(episode.bytesOnDisk), "
+            + "\"position\": \(JSONText.number(episode.position)), \"played\": \(episode.played), \"queuePosition\": \(int(episode.queuePosition))}"
+    }
+
+    static func array(_ items: [String]) -> String {
+        items.isEmpty ? "[]\n" : "[\n  " + items.joined(separator: ",\n  ") + "\n]\n"
+    }
+}

@@ -1,0 +1,48 @@
+/// Comparisons on raw UTF-8 bytes (attribute values, element texts), so that the parser's per-item
+/// work does not make strings it only compares or converts to numbers.
+enum ASCIIBytes {
+    /// The bytes without leading and trailing ASCII whitespace.
+    static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
+        var start = 0, end = bytes.count
+        while start < end, ByteScanner.isSpace(bytes[start]) { start += 1 }
+        while end > start, ByteScanner.isSpace(bytes[end - 1]) { end -= 1 }
+        return UnsafeBufferPointer(rebasing: bytes[start..<end])
+    }
+
+    /// True when the trimmed bytes equal `literal` (which must be lowercase) ignoring ASCII case.
+    static func equalsIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
+        let bytes = trimmed(bytes)
+        return bytes.count == literal.utf8CodeUnitCount && hasPrefixIgnoringCase(bytes, literal)
+    }
+
+    /// True when the bytes start with `literal` (which must be lowercase) ignoring ASCII case.
+    static func hasPrefixIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
+        let length = literal.utf8CodeUnitCount
+        guard bytes.count >= length else { return false }
+        let expected = literal.utf8Start
+        for index in 0..<length {
+            let byte = bytes[index]
+            if (ByteScanner.isLetter(byte) ? byte | 0x20 : byte) != expected[index] { return false }
+        }
+        return true
+    }
+
+    /// True when the bytes end with `literal` (which must be lowercase) ignoring ASCII case.
+    static func hasSuffixIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
+        let length = literal.utf8CodeUnitCount
+        guard bytes.count >= length else { return false }
+        return hasPrefixIgnoringCase(UnsafeBufferPointer(rebasing: bytes[(bytes.count - length)...]), literal)
+    }
+
+    /// A non-negative whole number, surrounding whitespace allowed; nil for anything else.
+    static func integer(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        var scanner = ByteScanner(bytes)
+        scanner.skipSpaces()
+        guard let number = scanner.number(maxDigits: 18), scanner.atEnd else { return nil }
+        return number.value
+    }
+
+    static func string(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        String(decoding: bytes, as: UTF8.self)
+    }
+}

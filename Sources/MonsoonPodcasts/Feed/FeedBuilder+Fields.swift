@@ -1,0 +1,268 @@
+import Foundation
+
+/// An item's fields while it is read. Ranks say which source a value came from (lower is preferred:
+/// `pubDate` over `dc:date` over Atom's `updated`; `description` over `itunes:summary` over `content:encoded`).
+struct ItemDraft {
+    var guid: String?
+    var title: String?
+    var itunesTitle: String?
+    var link: URL?
+    var published: Date?
+    var dateRank = Int.max
+    /// The date as written, when no date could be parsed (for the identity of items without guid, enclosure and link).
+    var dateText: String?
+    var summary: String?
+    var summaryRank = Int.max
+    var enclosureURL: URL?
+    var mediaType: String?
+    var declaredLength: Int?
+    /// 0: audio or video; 1: no type or a generic binary type; Int.max: none yet.
+    var enclosureRank = Int.max
+    var duration: Int?
+    var season: Int?
+    var episodeNumber: Int?
+    var imageURL: URL?
+    var imageRank = Int.max
+    var transcriptURL: URL?
+    var chaptersURL: URL?
+    var explicit: Bool?
+}
+
+extension FeedBuilder {
+    // MARK: Where an element stands
+
+    func channelChild(_ element: FeedElement, _ attributes: SAXAttributes, depth: Int) {
+        switch element {
+        case .item, .atomEntry:
+            startItem(depth: depth)
+        case .title, .atomTitle:
+            if feed.title == nil { capture(.feedTitle) }
+        case .link:
+            if feed.link == nil { capture(.feedLink) }
+        case .atomLink:
+            let rel = attributes.bytes("rel")
+            if let rel, ASCIIBytes.equalsIgnoringCase(rel, "next") {
+                if feed.nextPageURL == nil { feed.nextPageURL = resolve(attributes["href"]) }
+            } else if rel.map({ ASCIIBytes.equalsIgnoringCase($0, "alternate") }) ?? true, feed.link == nil {
+                feed.link = resolve(attributes["href"])
+            }
+        case .description, .atomSubtitle:
+            if feedDescriptionRank > 1 { capture(.feedDescription, rank: 1, markup: true) }
+        case .itunesSummary:
+            if feedDescriptionRank > 2 { capture(.feedDescription, rank: 2, markup: true) }
+        case .language:
+            if feed.language == nil { capture(.feedLanguage) }
+        case .itunesImage:
+            if let href = attributes["href"] ?? attributes["url"], let url = resolve(href) {
+                if artworkRank > 0 {
+                    feed.artworkURL = url
+                    artworkRank = 0
+                }
+            } else if artworkRank > 0 {
+                capture(.feedArtwork, rank: 0)
+            }
+        case .atomLogo:
+            if artworkRank > 2 { capture(.feedArtwork, rank: 2) }
+        case .atomIcon:
+            if artworkRank > 3 { capture(.feedArtwork, rank: 3) }
+        case .itunesAuthor:
+            if authorRank > 0 { capture(.feedAuthor, rank: 0) }
+        case .dcCreator:
+            if authorRank > 1 { capture(.feedAuthor, rank: 1) }
+        case .managingEditor:
+            if authorRank > 2 { capture(.feedAuthor, rank: 2) }
+        case .itunesNewFeedURL:
+            if feed.newFeedURL == nil { capture(.feedNewURL) }
+        case .podcastGUID:
+            if feed.podcastGUID == nil { capture(.feedPodcastGUID) }
+        default:
+            break
+        }
+    }
+
+    func itemChild(_ element: FeedElement, _ attributes: SAXAttributes) {
+        switch element {
+        case .title, .atomTitle:
+            if item.title == nil { capture(.itemTitle) }
+        case .itunesTitle:
+            if item.itunesTitle == nil { capture(.itemItunesTitle) }
+        case .link:
+            if item.link == nil { capture(.itemLink) }
+        case .atomLink:
+            let rel = attributes.bytes("rel")
+            if let rel, ASCIIBytes.equalsIgnoringCase(rel, "enclosure") {
+                enclosure(url: attributes.bytes("href"), type: attributes.bytes("type"), length: attributes.bytes("length"), medium: nil)
+            } else if rel.map({ ASCIIBytes.equalsIgnoringCase($0, "alternate") }) ?? true, item.link == nil {
+                item.link = resolve(attributes["href"])
+            }
+        case .guid, .atomID:
+            if item.guid == nil { capture(.itemGUID) }
+        case .pubDate, .atomPublished:
+            if item.dateRank > 0 { capture(.itemDate, rank: 0) }
+        case .dcDate:
+            if item.dateRank > 1 { capture(.itemDate, rank: 1) }
+        case .atomUpdated:
+            if item.dateRank > 2 { capture(.itemDate, rank: 2) }
+        case .description, .atomSummary:
+            if item.summaryRank > 1 { capture(.itemSummary, rank: 1, markup: true) }
+        case .itunesSummary, .atomContent:
+            if item.summaryRank > 2 { capture(.itemSummary, rank: 2, markup: true) }
+        case .contentEncoded:
+            if item.summaryRank > 3 { capture(.itemSummary, rank: 3, markup: true) }
+        case .mediaDescription:
+            if item.summaryRank > 4 { capture(.itemSummary, rank: 4, markup: true) }
+        case .enclosure:
+            enclosure(url: attributes.bytes("url"), type: attributes.bytes("type"), length: attributes.bytes("length"), medium: nil)
+        case .mediaContent:
+            mediaContent(attributes)
+        case .itunesImage:
+            if item.imageRank > 0, let url = resolve(attributes["href"] ?? attributes["url"]) {
+                item.imageURL = url
+                item.imageRank = 0
+            }
+        case .mediaThumbnail:
+            if item.imageRank > 1, let url = resolve(attributes["url"]) {
+                item.imageURL = url
+                item.imageRank = 1
+            }
+        case .itunesDuration:
+            if item.duration == nil { capture(.itemDuration) }
+        case .itunesSeason:
+            if item.season == nil { capture(.itemSeason) }
+        case .itunesEpisode:
+            if item.episodeNumber == nil { capture(.itemEpisode) }
+        case .itunesExplicit:
+            if item.explicit == nil { capture(.itemExplicit) }
+        case .podcastTranscript:
+            if item.transcriptURL == nil { item.transcriptURL = resolve(attributes["url"]) }
+        case .podcastChapters:
+            if item.chaptersURL == nil { item.chaptersURL = resolve(attributes["url"]) }
+        default:
+            break
+        }
+    }
+
+    func mediaContent(_ attributes: SAXAttributes) {
+        enclosure(url: attributes.bytes("url"), type: attributes.bytes("type"), length: attributes.bytes("fileSize"), medium: attributes.bytes("medium"))
+    }
+
+    /// Offers an enclosure: the first audio or video one wins; failing that, the first without a type
+    /// (or with a generic binary type). Images, documents and web pages are never the episode's media.
+    func enclosure(url: UnsafeBufferPointer<UInt8>?, type: UnsafeBufferPointer<UInt8>?, length: UnsafeBufferPointer<UInt8>?,
+                   medium: UnsafeBufferPointer<UInt8>?) {
+        guard item.enclosureRank > 0, let url else { return }
+        let type = type.map(ASCIIBytes.trimmed) ?? UnsafeBufferPointer(start: nil, count: 0)
+        let medium = medium.map(ASCIIBytes.trimmed) ?? UnsafeBufferPointer(start: nil, count: 0)
+        let generic = type.isEmpty || ASCIIBytes.hasSuffixIgnoringCase(type, "octet-stream")
+        let rank: Int
+        if ASCIIBytes.hasPrefixIgnoringCase(type, "audio/") || ASCIIBytes.hasPrefixIgnoringCase(type, "video/")
+            || ASCIIBytes.equalsIgnoringCase(type, "application/ogg")
+            || (generic && (ASCIIBytes.equalsIgnoringCase(medium, "audio") || ASCIIBytes.equalsIgnoringCase(medium, "video"))) {
+            rank = 0
+        } else if generic && medium.isEmpty {
+            rank = 1
+        } else {
+            return
+        }
+        guard rank < item.enclosureRank, let resolved = resolve(ASCIIBytes.string(url)) else { return }
+        item.enclosureURL = resolved
+        item.mediaType = type.isEmpty ? nil : ASCIIBytes.string(type)
+        item.declaredLength = length.flatMap(ASCIIBytes.integer).flatMap { $0 > 0 ? $0 : nil }
+        item.enclosureRank = rank
+    }
+
+    // MARK: Texts
+
+    var capturedString: String { String(decoding: text, as: UTF8.self) }
+
+    func finishCapture() {
+        let finished = field
+        field = .none
+        switch finished {
+        case .none:
+            break
+        case .feedTitle:
+            feed.title = FeedText.title(capturedString)
+        case .feedLink:
+            feed.link = resolve(capturedString)
+        case .feedDescription:
+            if let description = FeedText.trimmed(capturedString) {
+                feed.description = description
+                feedDescriptionRank = captureRank
+            }
+        case .feedLanguage:
+            feed.language = FeedText.trimmed(capturedString)
+        case .feedArtwork:
+            if let url = resolve(capturedString) {
+                feed.artworkURL = url
+                artworkRank = captureRank
+            }
+        case .feedAuthor:
+            if let author = FeedText.title(capturedString) {
+                feed.author = author
+                authorRank = captureRank
+            }
+        case .feedNewURL:
+            feed.newFeedURL = resolve(capturedString)
+        case .feedPodcastGUID:
+            feed.podcastGUID = FeedText.trimmed(capturedString)
+        case .itemTitle:
+            item.title = FeedText.title(capturedString)
+        case .itemItunesTitle:
+            item.itunesTitle = FeedText.title(capturedString)
+        case .itemLink:
+            item.link = resolve(capturedString)
+        case .itemGUID:
+            item.guid = FeedText.trimmed(capturedString)
+        case .itemDate:
+            if let date = text.withUnsafeBufferPointer(FeedDate.parse(bytes:)) {
+                item.published = date
+                item.dateRank = captureRank
+            } else if item.dateText == nil {
+                item.dateText = FeedText.trimmed(capturedString)
+            }
+        case .itemSummary:
+            if let summary = FeedText.trimmed(capturedString) {
+                item.summary = summary
+                item.summaryRank = captureRank
+            }
+        case .itemDuration:
+            item.duration = text.withUnsafeBufferPointer(EpisodeDuration.parse(bytes:))
+        case .itemSeason:
+            item.season = capturedInteger()
+        case .itemEpisode:
+            item.episodeNumber = capturedInteger()
+        case .itemExplicit:
+            item.explicit = text.withUnsafeBufferPointer { bytes in
+                if ASCIIBytes.equalsIgnoringCase(bytes, "yes") || ASCIIBytes.equalsIgnoringCase(bytes, "true")
+                    || ASCIIBytes.equalsIgnoringCase(bytes, "explicit") { return true }
+                if ASCIIBytes.equalsIgnoringCase(bytes, "no") || ASCIIBytes.equalsIgnoringCase(bytes, "false")
+                    || ASCIIBytes.equalsIgnoringCase(bytes, "clean") { return false }
+                return nil
+            }
+        }
+    }
+
+    /// A non-negative whole number, surrounding whitespace allowed.
+    private func capturedInteger() -> Int? {
+        text.withUnsafeBufferPointer(ASCIIBytes.integer)
+    }
+
+    // MARK: Items
+
+    func finishItem() {
+        itemDepth = -1
+        let title = item.title ?? item.itunesTitle
+        let identity = EpisodeIdentity.identity(guid: item.guid, enclosureURL: item.enclosureURL, link: item.link, title: title,
+                                                dateText: item.published.map(FeedDate.iso8601String) ?? item.dateText)
+        guard identities.insert(identity).inserted else {
+            feed.duplicateCount += 1
+            return
+        }
+        feed.episodes.append(ParsedEpisode(
+            guid: item.guid, identity: identity, title: title, enclosureURL: item.enclosureURL, mediaType: item.mediaType,
+            declaredLength: item.declaredLength, published: item.published, duration: item.duration, season: item.season,
+            episodeNumber: item.episodeNumber, summary: item.summary, link: item.link, imageURL: item.imageURL,
+            transcriptURL: item.transcriptURL, chaptersURL: item.chaptersURL, explicit: item.explicit))
+    }
+}

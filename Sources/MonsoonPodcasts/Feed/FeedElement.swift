@@ -1,0 +1,152 @@
+import CLibXML2
+
+/// The elements the feed parser reads, by namespace and local name; everything else is `.other`.
+enum FeedElement: UInt8 {
+    case other
+    // RSS (no namespace, RSS 1.0 or 0.90) and RDF.
+    case rss, rdf, channel, item, title, link, description, language, image, url, guid, pubDate, enclosure, managingEditor
+    // Atom (1.0 and 0.3).
+    case atomFeed, atomEntry, atomTitle, atomLink, atomID, atomPublished, atomUpdated, atomSummary, atomContent,
+         atomAuthor, atomName, atomLogo, atomIcon, atomSubtitle
+    // iTunes.
+    case itunesImage, itunesAuthor, itunesDuration, itunesSeason, itunesEpisode, itunesExplicit, itunesNewFeedURL,
+         itunesSummary, itunesTitle, itunesOwner, itunesName
+    // Podcast Index.
+    case podcastGUID, podcastTranscript, podcastChapters
+    // Media RSS, content, Dublin Core.
+    case mediaContent, mediaGroup, mediaThumbnail, mediaDescription, contentEncoded, dcCreator, dcDate
+
+    enum Namespace {
+        case core, atom, itunes, podcast, media, content, dc, rdf, other
+    }
+
+    /// The namespace of a URI as feeds write it (the iTunes URI in any case, with or without `www`);
+    /// nil for a URI not known here.
+    static func namespace(uri: String) -> Namespace? {
+        let lowered = uri.lowercased()
+        switch lowered {
+        case "http://www.w3.org/2005/atom", "http://purl.org/atom/ns#": return .atom
+        case "http://purl.org/rss/1.0/", "http://my.netscape.com/rdf/simple/0.9/", "http://backend.userland.com/rss2",
+             "http://blogs.law.harvard.edu/tech/rss": return .core
+        case "http://search.yahoo.com/mrss/", "http://search.yahoo.com/mrss": return .media
+        case "http://purl.org/rss/1.0/modules/content/": return .content
+        case "http://purl.org/dc/elements/1.1/", "http://purl.org/dc/terms/": return .dc
+        case "http://www.w3.org/1999/02/22-rdf-syntax-ns#": return .rdf
+        default:
+            if lowered.contains("itunes.com/dtds/podcast") { return .itunes }
+            if lowered.contains("podcastindex") || lowered.contains("podcast-namespace") { return .podcast }
+            return nil
+        }
+    }
+
+    /// The namespace publishers mean by a prefix, for prefixes they use without declaring them
+    /// (or declare with a wrong URI).
+    static func namespace(prefix: String) -> Namespace {
+        switch prefix.lowercased() {
+        case "itunes": return .itunes
+        case "podcast": return .podcast
+        case "media": return .media
+        case "content": return .content
+        case "dc", "dcterms": return .dc
+        case "atom", "atom10": return .atom
+        case "rdf": return .rdf
+        default: return .other
+        }
+    }
+
+    /// Classifies an element; `atomDocument` makes un-namespaced elements Atom (a feed that forgot its xmlns).
+    static func classify(localname: UnsafePointer<xmlChar>, prefix: UnsafePointer<xmlChar>?, uri: UnsafePointer<xmlChar>?,
+                         atomDocument: Bool) -> FeedElement {
+        let name = String(cString: localname)
+        let prefixName = prefix.map { String(cString: $0) }
+        var namespace: Namespace
+        if let uri {
+            namespace = self.namespace(uri: String(cString: uri)) ?? (prefixName.map(self.namespace(prefix:)) ?? .core)
+        } else if let prefixName {
+            namespace = self.namespace(prefix: prefixName)
+        } else {
+            namespace = .core
+        }
+        if atomDocument, namespace == .core { namespace = .atom }
+        switch namespace {
+        case .core:
+            switch name {
+            case "rss": return .rss
+            case "channel": return .channel
+            case "item": return .item
+            case "title": return .title
+            case "link": return .link
+            case "description": return .description
+            case "language": return .language
+            case "image": return .image
+            case "url": return .url
+            case "guid": return .guid
+            case "pubDate", "pubdate": return .pubDate
+            case "enclosure": return .enclosure
+            case "managingEditor": return .managingEditor
+            case "feed": return .atomFeed
+            default: return .other
+            }
+        case .atom:
+            switch name {
+            case "feed": return .atomFeed
+            case "entry": return .atomEntry
+            case "title": return .atomTitle
+            case "link": return .atomLink
+            case "id": return .atomID
+            case "published", "issued", "created": return .atomPublished
+            case "updated", "modified": return .atomUpdated
+            case "summary": return .atomSummary
+            case "content": return .atomContent
+            case "author": return .atomAuthor
+            case "name": return .atomName
+            case "logo": return .atomLogo
+            case "icon": return .atomIcon
+            case "subtitle", "tagline": return .atomSubtitle
+            default: return .other
+            }
+        case .itunes:
+            switch name.lowercased() {
+            case "image": return .itunesImage
+            case "author": return .itunesAuthor
+            case "duration": return .itunesDuration
+            case "season": return .itunesSeason
+            case "episode": return .itunesEpisode
+            case "explicit": return .itunesExplicit
+            case "new-feed-url": return .itunesNewFeedURL
+            case "summary": return .itunesSummary
+            case "title": return .itunesTitle
+            case "owner": return .itunesOwner
+            case "name": return .itunesName
+            default: return .other
+            }
+        case .podcast:
+            switch name {
+            case "guid": return .podcastGUID
+            case "transcript": return .podcastTranscript
+            case "chapters": return .podcastChapters
+            default: return .other
+            }
+        case .media:
+            switch name {
+            case "content": return .mediaContent
+            case "group": return .mediaGroup
+            case "thumbnail": return .mediaThumbnail
+            case "description": return .mediaDescription
+            default: return .other
+            }
+        case .content:
+            return name == "encoded" ? .contentEncoded : .other
+        case .dc:
+            switch name {
+            case "creator": return .dcCreator
+            case "date": return .dcDate
+            default: return .other
+            }
+        case .rdf:
+            return name == "RDF" ? .rdf : .other
+        case .other:
+            return .other
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+
+/// Why a feed could not be read. Its ``message`` is one line that says what happened and,
+/// where it can, what to do.
+public struct FeedError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Code: String, Sendable {
+        /// Not a URL (for the fetching layer).
+        case invalidURL
+        /// A URL whose scheme cannot be fetched (for the fetching layer).
+        case unsupportedScheme
+        /// DNS or connection failure (for the fetching layer).
+        case network
+        /// The server answered with an error status (for the fetching layer; see ``FeedError/httpStatus``).
+        case httpStatus
+        /// The body is empty, or holds only whitespace and comments.
+        case empty
+        /// An HTML page came instead of a feed (see ``FeedError/alternateFeedURL``).
+        case htmlPage
+        /// Well-formed XML that is neither RSS nor Atom.
+        case notAFeed
+        /// XML that is broken beyond what the parser repairs (see ``FeedError/line`` and ``FeedError/column``).
+        case malformed
+        /// Larger than ``FeedLimits/maxBytes``, or entity expansion would make it so.
+        case tooLarge
+        /// A file that cannot be read.
+        case unreadable
+    }
+
+    public var code: Code
+    public var message: String
+    /// For `.malformed`: where the parser stopped (1-based; the column counts characters).
+    public var line: Int?
+    public var column: Int?
+    /// For `.htmlPage`: the feed the page links with `<link rel="alternate" type="application/rss+xml" href=…>`
+    /// (or `atom+xml`), resolved against the page's URL.
+    public var alternateFeedURL: URL?
+    /// For `.httpStatus`.
+    public var httpStatus: Int?
+
+    public init(_ code: Code, _ message: String, line: Int? = nil, column: Int? = nil,
+                alternateFeedURL: URL? = nil, httpStatus: Int? = nil) {
+        self.code = code
+        self.message = message
+        self.line = line
+        self.column = column
+        self.alternateFeedURL = alternateFeedURL
+        self.httpStatus = httpStatus
+    }
+
+    public var description: String { message }
+}

@@ -1,0 +1,17 @@
+/// Bounds on what ``FeedParser`` accepts, so a hostile or broken document cannot exhaust memory or time.
+public struct FeedLimits: Sendable, Equatable {
+    /// Documents larger than this are refused with `.tooLarge` (before any parsing). 50 MiB by default:
+    /// the largest real feeds (decades of daily shows) are around 30 MB.
+    public var maxBytes: Int = 50 << 20
+    /// How many references to entities declared in the document's DTD may be expanded in all (nested
+    /// references count too). Past it the document is refused with `.tooLarge`: real feeds use a handful,
+    /// an entity bomb ("billion laughs") needs billions.
+    public var maxEntityExpansions: Int = 100_000
+
+    public init() {}
+
+    public init(maxBytes: Int, maxEntityExpansions: Int = 100_000) {
+        self.maxBytes = maxBytes
+        self.maxEntityExpansions = maxEntityExpansions
+    }
+}

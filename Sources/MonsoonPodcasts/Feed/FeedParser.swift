@@ -1,0 +1,164 @@
+import CLibXML2
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads RSS 2.0 (with the iTunes and Podcast Index namespaces, Media RSS, RSS 0.9x and 1.0) and Atom
+/// podcast feeds as publishers really serve them.
+///
+/// A document goes through three stages, each cheap when there is nothing to do:
+/// 1. ``FeedDecoding``: any encoding to clean UTF-8.
+/// 2. ``FeedRepair``: recoverable breakage repaired (a misplaced XML declaration, HTML entities, bare
+///    ampersands), the DTD removed and its entities expanded within limits.
+/// 3. ``SAXParser`` and ``FeedBuilder``: libxml2's SAX2 parser builds the ``ParsedFeed``.
+///
+/// Undeclared namespace prefixes (`itunes:` without its `xmlns:itunes`) are recovered in stage 3:
+/// libxml2 reports them without stopping, and the prefix stands for its usual namespace.
+public enum FeedParser {
+    /// Parses one document. `url` is the feed's URL (for resolving relative URLs; a `file://` URL for files).
+    public static func parse(_ data: Data, url: URL, limits: FeedLimits = FeedLimits()) throws(FeedError) -> ParsedFeed {
+        guard data.count <= limits.maxBytes else { throw tooLarge(data.count, limits) }
+        var result: Result<ParsedFeed, FeedError> = .failure(FeedError(.empty, "The feed is empty (0 bytes)."))
+        data.withUnsafeBytes { raw in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            result = Result { () throws(FeedError) in try parse(bytes: bytes, url: url, limits: limits) }
+        }
+        return try result.get()
+    }
+
+    /// Parses the file at `path` (its `file://` URL is the base for relative URLs). A file larger than
+    /// `limits.maxBytes` is refused before it is read.
+    ///
+    /// The file is mapped into memory (with `MAP_POPULATE`) rather than read: for a large feed that
+    /// saves copying it and thousands of page faults, a good part of a short-lived process's time. (A
+    /// file truncated by another process while it is being parsed would make the process fail with
+    /// SIGBUS; files under 1 MB, where mapping gains nothing, are read.)
+    public static func parse(fileAt path: String, limits: FeedLimits = FeedLimits()) throws(FeedError) -> ParsedFeed {
+        let url = URL(fileURLWithPath: path).standardizedFileURL
+        let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let reason = String(cString: strerror(errno))
+            throw FeedError(.unreadable, errno == ENOENT ? "No file at \(path)." : "Cannot read \(path): \(reason).")
+        }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw FeedError(.unreadable, "Cannot read \(path): \(String(cString: strerror(errno))).") }
+        guard status.st_mode & S_IFMT != S_IFDIR else { throw FeedError(.unreadable, "\(path) is a folder, not a feed file.") }
+        let size = Int(status.st_size)
+        guard size <= limits.maxBytes else { throw tooLarge(size, limits) }
+        if size >= 1 << 20, status.st_mode & S_IFMT == S_IFREG,
+           let mapping = mmap(nil, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, descriptor, 0),
+           mapping != UnsafeMutableRawPointer(bitPattern: -1) {
+            defer { munmap(mapping, size) }
+            return try parse(bytes: UnsafeBufferPointer(start: mapping.assumingMemoryBound(to: UInt8.self), count: size), url: url, limits: limits)
+        }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
+        let data: Data
+        do {
+            data = try handle.readToEnd() ?? Data()
+        } catch {
+            throw FeedError(.unreadable, "Cannot read \(path): \(error.localizedDescription)")
+        }
+        return try parse(data, url: url, limits: limits)
+    }
+
+    private static func tooLarge(_ size: Int, _ limits: FeedLimits) -> FeedError {
+        FeedError(.tooLarge, "The feed is \(size) bytes, more than the limit of \(limits.maxBytes) bytes; it was not read.")
+    }
+
+    static func parse(bytes input: UnsafeBufferPointer<UInt8>, url: URL, limits: FeedLimits) throws(FeedError) -> ParsedFeed {
+        guard input.contains(where: { !ByteScanner.isSpace($0) }) else {
+            throw FeedError(.empty, input.isEmpty ? "The feed is empty (0 bytes)." : "The feed holds only whitespace.")
+        }
+        let decoded = FeedDecoding.decode(input)
+        if let transcoded = decoded.transcoded {
+            return try transcoded.withUnsafeBufferPointer { bytes throws(FeedError) in try repairAndParse(bytes, url: url, limits: limits) }
+        }
+        return try repairAndParse(UnsafeBufferPointer(rebasing: input[decoded.start...]), url: url, limits: limits)
+    }
+
+    private static func repairAndParse(_ bytes: UnsafeBufferPointer<UInt8>, url: URL, limits: FeedLimits, retrying: Bool = false) throws(FeedError) -> ParsedFeed {
+        let repaired = try FeedRepair.repair(bytes, limits: limits)
+        guard repaired.size <= limits.maxBytes else { throw tooLarge(repaired.size, limits) }
+        let builder = FeedBuilder(documentURL: url)
+        builder.cdata = (bytes, repaired.cdata)
+        let failure = SAXParser.parse(RepairedText(input: bytes, repaired: repaired), into: builder)
+        if let failure, failure.code == Int(XML_ERR_INVALID_CHAR.rawValue), !retrying {
+            // A control character XML forbids (U+000B, U+001A …): rare, so looked for only now. Drop them all, parse again.
+            let cleaned = FeedDecoding.repairUTF8(bytes)
+            if cleaned.count != bytes.count {
+                return try cleaned.withUnsafeBufferPointer { cleaned throws(FeedError) in
+                    try repairAndParse(cleaned, url: url, limits: limits, retrying: true)
+                }
+            }
+        }
+        // Line numbers, the HTML sniffing and the alternate link all work on the text before repairs.
+        return try finish(builder, failure, bytes, url: url)
+    }
+
+    /// The feed, or the error that explains why there is none.
+    private static func finish(_ builder: FeedBuilder, _ failure: SAXParser.Failure?, _ bytes: UnsafeBufferPointer<UInt8>,
+                               url: URL) throws(FeedError) -> ParsedFeed {
+        if let root = builder.foreignRoot {
+            if root.lowercased() == "html" { throw htmlPage(bytes, url: url) }
+            let hint = root.lowercased() == "opml" ? " It is an OPML subscription list: import it instead." : ""
+            throw FeedError(.notAFeed, "The document is XML but not a feed: its root element is <\(root)>, not <rss> or <feed>.\(hint)")
+        }
+        if let failure {
+            if !builder.sawRoot {
+                if HTMLPage.looksLikeHTML(bytes) { throw htmlPage(bytes, url: url) }
+                if !hasElement(bytes) { throw FeedError(.empty, "The feed holds no element, only comments or declarations.") }
+            }
+            throw malformed(failure, bytes)
+        }
+        return builder.feed
+    }
+
+    private static func htmlPage(_ bytes: UnsafeBufferPointer<UInt8>, url: URL) -> FeedError {
+        let alternate = HTMLPage.alternateFeedURL(bytes, pageURL: url)
+        let title = HTMLPage.title(bytes).map { " (“\($0)”)" } ?? ""
+        if let alternate {
+            return FeedError(.htmlPage, "Got a web page\(title) instead of a feed; the page names its feed: \(withoutCredentials(alternate))",
+                             alternateFeedURL: alternate)
+        }
+        return FeedError(.htmlPage, "Got a web page\(title) instead of a feed, and it links no feed; check the address in a browser (it may be a login, error or bot-check page).")
+    }
+
+    /// The URL for a message: a relative link on a private feed's page inherits the page's `user:password@`,
+    /// which messages must never show. (``FeedError/alternateFeedURL`` keeps them: it is for fetching.)
+    static func withoutCredentials(_ url: URL) -> String {
+        guard url.user != nil || url.password != nil, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            return url.absoluteString
+        }
+        components.user = nil
+        components.password = nil
+        return components.string ?? url.absoluteString
+    }
+
+    private static func malformed(_ failure: SAXParser.Failure, _ bytes: UnsafeBufferPointer<UInt8>) -> FeedError {
+        // An error on the last line of a document that stops mid-element is a cut-off download.
+        let lastLine = bytes.reduce(1) { $0 + ($1 == 0x0A ? 1 : 0) }
+        let trailing = bytes.reversed().first { !ByteScanner.isSpace($0) }
+        let truncated = failure.line >= lastLine - 1 && trailing != UInt8(ascii: ">")
+        let advice = truncated ? "the feed ends early (an incomplete download?); try again later"
+                               : "the publisher has to fix the feed"
+        return FeedError(.malformed, "The feed is not well-formed XML at line \(failure.line), column \(failure.column): \(failure.message); \(advice).",
+                         line: failure.line, column: failure.column)
+    }
+
+    /// True when some `<` opens an element (not a comment, declaration or processing instruction).
+    private static func hasElement(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var index = 0
+        while let open = bytes[index...].firstIndex(of: UInt8(ascii: "<")) {
+            if FeedRepair.matches(bytes, "<!--", at: open, ignoringCase: false) {
+                index = FeedRepair.find(bytes, "-->", from: open + 4).map { $0 + 3 } ?? bytes.count
+            } else if open + 1 < bytes.count, bytes[open + 1] == UInt8(ascii: "?") || bytes[open + 1] == UInt8(ascii: "!") {
+                index = open + 2
+            } else {
+                return open + 1 < bytes.count
+            }
+        }
+        return false
+    }
+}

@@ -1,0 +1,179 @@
+/// Cleaning of the texts a feed carries.
+enum FeedText {
+    /// Trimmed of whitespace (including newlines); nil when nothing is left.
+    static func trimmed(_ text: String) -> String? {
+        let utf8 = text.utf8
+        guard let first = utf8.first, let last = utf8.last else { return nil }
+        if !isASCIISpace(first), !isASCIISpace(last), first < 0x80, last < 0x80 { return text }
+        let scalars = text.unicodeScalars
+        guard let start = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
+              let end = scalars.lastIndex(where: { !$0.properties.isWhitespace }) else { return nil }
+        return String(scalars[start...end])
+    }
+
+    /// A title as shown to people: HTML tags stripped (only names HTML knows, so `<Show>` written as
+    /// text stays), entities decoded (titles are often escaped twice), whitespace runs collapsed to one
+    /// space, trimmed. Nil when nothing is left.
+    static func title(_ text: String) -> String? {
+        if isPlain(text) { return text.isEmpty ? nil : text }
+        var result = text
+        if result.utf8.contains(UInt8(ascii: "<")) { result = stripTags(result) }
+        if result.utf8.contains(UInt8(ascii: "&")) { result = decodeEntities(result) }
+        return collapseWhitespace(result)
+    }
+
+    /// True when there is nothing to clean: no markup, no entity, no whitespace but single inner spaces.
+    private static func isPlain(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in
+            var previousSpace = true
+            for byte in bytes {
+                switch byte {
+                case UInt8(ascii: "<"), UInt8(ascii: "&"), 0x09, 0x0A, 0x0D, 0xC2, 0xE2, 0xE3:
+                    // 0xC2, 0xE2 and 0xE3 lead the UTF-8 of the non-ASCII spaces (U+00A0, U+2000…, U+3000).
+                    return false
+                case 0x20:
+                    if previousSpace { return false }
+                    previousSpace = true
+                default:
+                    previousSpace = false
+                }
+            }
+            return !previousSpace || bytes.isEmpty
+        }
+    }
+
+    static func collapseWhitespace(_ text: String) -> String? {
+        var scalars = String.UnicodeScalarView()
+        var pendingSpace = false
+        for scalar in text.unicodeScalars {
+            if scalar.properties.isWhitespace {
+                pendingSpace = !scalars.isEmpty
+            } else {
+                if pendingSpace { scalars.append(" ") }
+                pendingSpace = false
+                scalars.append(scalar)
+            }
+        }
+        return scalars.isEmpty ? nil : String(scalars)
+    }
+
+    private static func isASCIISpace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+    }
+
+    /// Element names HTML defines that turn up in feed titles; tags with other names are text.
+    private static let htmlTags: Set<String> = [
+        "a", "abbr", "acronym", "address", "article", "aside", "audio", "b", "big", "blockquote", "body", "br", "center",
+        "cite", "code", "dd", "del", "dfn", "div", "dl", "dt", "em", "figcaption", "figure", "font", "footer", "h1", "h2",
+        "h3", "h4", "h5", "h6", "header", "hr", "html", "i", "iframe", "img", "ins", "kbd", "label", "li", "mark", "nav",
+        "ol", "p", "picture", "pre", "q", "s", "samp", "script", "section", "small", "source", "span", "strike", "strong",
+        "style", "sub", "sup", "table", "tbody", "td", "th", "time", "tr", "tt", "u", "ul", "var", "video", "wbr",
+    ]
+
+    /// Removes HTML tags (see ``htmlTags``) and comments.
+    static func stripTags(_ text: String) -> String {
+        let bytes = Array(text.utf8)
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            guard byte == UInt8(ascii: "<") else {
+                output.append(byte)
+                index += 1
+                continue
+            }
+            if let end = tagEnd(bytes, at: index) {
+                index = end
+            } else {
+                output.append(byte)
+                index += 1
+            }
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Where the HTML tag or comment starting at `start` ends (just past it), or nil when it is not one.
+    private static func tagEnd(_ bytes: [UInt8], at start: Int) -> Int? {
+        if bytes[start...].starts(with: "<!--".utf8) {
+            var index = start + 4
+            while index + 2 < bytes.count {
+                if bytes[index] == UInt8(ascii: "-"), bytes[index + 1] == UInt8(ascii: "-"), bytes[index + 2] == UInt8(ascii: ">") {
+                    return index + 3
+                }
+                index += 1
+            }
+            return nil
+        }
+        var index = start + 1
+        if index < bytes.count, bytes[index] == UInt8(ascii: "/") { index += 1 }
+        let nameStart = index
+        while index < bytes.count, ByteScanner.isLetter(bytes[index]) || ByteScanner.isDigit(bytes[index]) { index += 1 }
+        guard index > nameStart, index - nameStart <= 10 else { return nil }
+        let name = String(decoding: bytes[nameStart..<index].map { $0 | 0x20 }, as: UTF8.self)
+        guard htmlTags.contains(name), index < bytes.count else { return nil }
+        let next = bytes[index]
+        guard next == UInt8(ascii: ">") || next == UInt8(ascii: "/") || ByteScanner.isSpace(next) else { return nil }
+        var quote: UInt8 = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if quote != 0 {
+                if byte == quote { quote = 0 }
+            } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
+                quote = byte
+            } else if byte == UInt8(ascii: ">") {
+                return index + 1
+            }
+            index += 1
+        }
+        return nil
+    }
+
+    /// Decodes `&name;` (XML's five and HTML's, see ``HTMLEntities``), `&#NNN;` and `&#xHHH;`.
+    /// References that mean nothing stay as written.
+    static func decodeEntities(_ text: String) -> String {
+        var output = String.UnicodeScalarView()
+        let scalars = Array(text.unicodeScalars)
+        var index = 0
+        while index < scalars.count {
+            let scalar = scalars[index]
+            if scalar == "&", let (decoded, next) = reference(scalars, at: index) {
+                output.append(decoded)
+                index = next
+            } else {
+                output.append(scalar)
+                index += 1
+            }
+        }
+        return String(output)
+    }
+
+    private static func reference(_ scalars: [Unicode.Scalar], at start: Int) -> (Unicode.Scalar, Int)? {
+        var index = start + 1
+        var name = ""
+        while index < scalars.count, index - start <= 32, scalars[index] != ";" {
+            let scalar = scalars[index]
+            guard scalar.isASCII, scalar == "#" || scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) else { return nil }
+            name.unicodeScalars.append(scalar)
+            index += 1
+        }
+        guard index < scalars.count, scalars[index] == ";", !name.isEmpty else { return nil }
+        if name.hasPrefix("#") {
+            let digits = name.dropFirst()
+            let value = digits.first == "x" || digits.first == "X" ? UInt32(digits.dropFirst(), radix: 16) : UInt32(digits)
+            guard let value, value != 0, let scalar = Unicode.Scalar(value) else { return nil }
+            return (scalar, index + 1)
+        }
+        switch name {
+        case "amp": return ("&", index + 1)
+        case "lt": return ("<", index + 1)
+        case "gt": return (">", index + 1)
+        case "quot": return ("\"", index + 1)
+        case "apos": return ("'", index + 1)
+        default:
+            guard let scalar = HTMLEntities.character(named: name) else { return nil }
+            return (scalar, index + 1)
+        }
+    }
+}

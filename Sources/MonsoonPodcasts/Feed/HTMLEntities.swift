@@ -1,0 +1,53 @@
+/// HTML named character references that XML does not define, for feeds that use them raw
+/// (`&nbsp;`, `&eacute;`, `&rsquo;` …): HTML 4's full set plus the common HTML 5 additions.
+/// Kept as one string of `name hex-code-point` pairs, read once: a dictionary literal of this
+/// size is slow to type-check.
+enum HTMLEntities {
+    /// The character a name stands for (case-sensitive, as in HTML), or nil.
+    static func character(named name: String) -> Unicode.Scalar? {
+        table[name]
+    }
+
+    private static let table: [String: Unicode.Scalar] = {
+        var table: [String: Unicode.Scalar] = [:]
+        let words = packed.split(whereSeparator: { $0 == " " || $0 == "\n" })
+        var index = 0
+        while index + 1 < words.count {
+            if let value = UInt32(words[index + 1], radix: 16), let scalar = Unicode.Scalar(value) {
+                table[String(words[index])] = scalar
+            }
+            index += 2
+        }
+        return table
+    }()
+
+    private static let packed = """
+        AElig c6 AMP 26 Aacute c1 Acirc c2 Agrave c0 Alpha 391 Aring c5 Atilde c3 Auml c4 Beta 392 COPY a9 Ccedil c7 "
+        Chi 3a7 Dagger 2021 Delta 394 ETH d0 Eacute c9 Ecirc ca Egrave c8 Epsilon 395 Eta 397 Euml cb GT 3e Gamma 393 "
+        Iacute cd Icirc ce Igrave cc Iota 399 Iuml cf Kappa 39a LT 3c Lambda 39b Mu 39c NBSP a0 NewLine a Ntilde d1 "
+        Nu 39d OElig 152 Oacute d3 Ocirc d4 Ograve d2 Omega 3a9 Omicron 39f Oslash d8 Otilde d5 Ouml d6 Phi 3a6 "
+        Pi 3a0 Prime 2033 Psi 3a8 QUOT 22 REG ae Rho 3a1 Scaron 160 Sigma 3a3 THORN de Tab 9 Tau 3a4 Theta 398 "
+        Uacute da Ucirc db Ugrave d9 Upsilon 3a5 Uuml dc Xi 39e Yacute dd Yuml 178 Zeta 396 aacute e1 acirc e2 "
+        acute b4 aelig e6 agrave e0 alefsym 2135 alpha 3b1 amp 26 and 2227 ang 2220 apos 27 aring e5 ast 2a "
+        asymp 2248 atilde e3 auml e4 bdquo 201e beta 3b2 brvbar a6 bsol 5c bull 2022 cap 2229 ccedil e7 cedil b8 "
+        cent a2 check 2713 chi 3c7 circ 2c6 clubs 2663 colon 3a comma 2c commat 40 cong 2245 copy a9 crarr 21b5 "
+        cross 2717 cup 222a curren a4 dArr 21d3 dagger 2020 darr 2193 dash 2010 deg b0 delta 3b4 diams 2666 divide f7 "
+        dollar 24 eacute e9 ecirc ea egrave e8 empty 2205 emsp 2003 ensp 2002 epsilon 3b5 equals 3d equiv 2261 "
+        eta 3b7 eth f0 euml eb euro 20ac excl 21 exist 2203 female 2640 flat 266d fnof 192 forall 2200 frac12 bd "
+        frac14 bc frac34 be frasl 2044 gamma 3b3 ge 2265 grave 60 gt 3e hArr 21d4 harr 2194 hearts 2665 hellip 2026 "
+        hyphen 2010 iacute ed icirc ee iexcl a1 igrave ec image 2111 infin 221e int 222b iota 3b9 iquest bf isin 2208 "
+        iuml ef kappa 3ba lArr 21d0 lambda 3bb lang 2329 laquo ab larr 2190 lceil 2308 lcub 7b ldquo 201c le 2264 "
+        lfloor 230a lowast 2217 lowbar 5f loz 25ca lpar 28 lrm 200e lsaquo 2039 lsqb 5b lsquo 2018 lt 3c macr af "
+        male 2642 mdash 2014 micro b5 middot b7 minus 2212 mldr 2026 mu 3bc nabla 2207 natur 266e nbsp a0 ndash 2013 "
+        ne 2260 ni 220b not ac notin 2209 nsub 2284 ntilde f1 nu 3bd num 23 oacute f3 ocirc f4 oelig 153 ograve f2 "
+        oline 203e omega 3c9 omicron 3bf oplus 2295 or 2228 ordf aa ordm ba oslash f8 otilde f5 otimes 2297 ouml f6 "
+        para b6 part 2202 percnt 25 period 2e permil 2030 perp 22a5 phi 3c6 phone 260e pi 3c0 piv 3d6 plus 2b "
+        plusmn b1 pound a3 prime 2032 prod 220f prop 221d psi 3c8 quest 3f quot 22 rArr 21d2 radic 221a rang 232a "
+        raquo bb rarr 2192 rarrow 2192 rceil 2309 rcub 7d rdquo 201d real 211c reg ae rfloor 230b rho 3c1 rlm 200f "
+        rpar 29 rsaquo 203a rsqb 5d rsquo 2019 sbquo 201a scaron 161 sdot 22c5 sect a7 semi 3b sharp 266f shy ad "
+        sigma 3c3 sigmaf 3c2 sim 223c sol 2f spades 2660 star 2606 starf 2605 sub 2282 sube 2286 sum 2211 sup 2283 "
+        sup1 b9 sup2 b2 sup3 b3 supe 2287 szlig df tau 3c4 there4 2234 theta 3b8 thetasym 3d1 thinsp 2009 thorn fe "
+        tilde 2dc times d7 trade 2122 uArr 21d1 uacute fa uarr 2191 ucirc fb ugrave f9 uml a8 upsih 3d2 upsilon 3c5 "
+        uuml fc verbar 7c weierp 2118 xi 3be yacute fd yen a5 yuml ff zeta 3b6 zwj 200d zwnj 200c
+        """
+}

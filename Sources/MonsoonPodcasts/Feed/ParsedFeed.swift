@@ -1,0 +1,115 @@
+import Foundation
+
+/// The syntax a feed document was written in. RSS 0.9x, 1.0 (RDF) and 2.0 are all `.rss`.
+public enum FeedKind: String, Sendable {
+    case rss, atom
+}
+
+/// One feed document as read by ``FeedParser``: the show's metadata and its episodes.
+///
+/// Texts are cleaned as documented on each field; URLs are absolute (resolved against
+/// `xml:base` and the document's URL).
+public struct ParsedFeed: Sendable, Equatable {
+    public var kind: FeedKind
+    /// The show's title: trimmed, inner whitespace collapsed, HTML tags stripped, entities decoded.
+    public var title: String?
+    /// `itunes:author`, else `dc:creator`, `managingEditor`, `itunes:owner/itunes:name` or the Atom author's name.
+    public var author: String?
+    /// RSS `description` (else `itunes:summary`), Atom `subtitle`: entities decoded, CDATA unwrapped,
+    /// HTML kept as text, trimmed.
+    public var description: String?
+    /// The show's web page: RSS `link`, Atom `link rel="alternate"`.
+    public var link: URL?
+    /// `itunes:image href`, else the RSS `image/url`, else the Atom `logo` or `icon`.
+    public var artworkURL: URL?
+    public var language: String?
+    /// `itunes:new-feed-url`: the publisher moved the feed there.
+    public var newFeedURL: URL?
+    /// `atom:link rel="next"` (RFC 5005 paging): the next page of the back catalogue.
+    public var nextPageURL: URL?
+    /// `podcast:guid`.
+    public var podcastGUID: String?
+    /// The items in feed order; items whose ``ParsedEpisode/identity`` repeats an earlier one are left out.
+    public var episodes: [ParsedEpisode]
+    /// How many items were left out of ``episodes`` as duplicates.
+    public var duplicateCount: Int
+
+    public init(kind: FeedKind, title: String? = nil, author: String? = nil, description: String? = nil, link: URL? = nil,
+                artworkURL: URL? = nil, language: String? = nil, newFeedURL: URL? = nil, nextPageURL: URL? = nil,
+                podcastGUID: String? = nil, episodes: [ParsedEpisode] = [], duplicateCount: Int = 0) {
+        self.kind = kind
+        self.title = title
+        self.author = author
+        self.description = description
+        self.link = link
+        self.artworkURL = artworkURL
+        self.language = language
+        self.newFeedURL = newFeedURL
+        self.nextPageURL = nextPageURL
+        self.podcastGUID = podcastGUID
+        self.episodes = episodes
+        self.duplicateCount = duplicateCount
+    }
+}
+
+/// One `<item>` (RSS) or `<entry>` (Atom) of a feed.
+public struct ParsedEpisode: Sendable, Equatable {
+    /// `<guid>` (Atom: `<id>`) as written, trimmed; nil when absent or empty.
+    public var guid: String?
+    /// What identifies the episode across refreshes: the guid; else the enclosure URL normalized by
+    /// ``EpisodeIdentity/normalizedEnclosureURL(_:)`` (tracking prefixes and volatile query parameters
+    /// removed); else the link; else the title and the date. Never empty.
+    public var identity: String
+    /// Trimmed, inner whitespace collapsed, HTML tags stripped, entities decoded (`title`, else `itunes:title`).
+    public var title: String?
+    /// The first audio or video enclosure (RSS `enclosure`, `media:content`, Atom `link rel="enclosure"`),
+    /// resolved against `xml:base` and the feed's URL. When no enclosure says it is audio or video, the
+    /// first one that gives no type (or a generic binary type) is taken.
+    public var enclosureURL: URL?
+    /// The chosen enclosure's declared media type.
+    public var mediaType: String?
+    /// The chosen enclosure's declared length in bytes; nil when missing, not a number, or 0.
+    public var declaredLength: Int?
+    /// `pubDate` (RFC 822 and its real-world variants), `dc:date`, Atom `published` else `updated`
+    /// (ISO 8601); nil when missing or unparseable.
+    public var published: Date?
+    /// `itunes:duration` in whole seconds; nil when missing or not understood.
+    public var duration: Int?
+    public var season: Int?
+    public var episodeNumber: Int?
+    /// RSS `description`, else `itunes:summary`, else `content:encoded`; Atom `summary`, else `content`.
+    /// Entities decoded, CDATA unwrapped, HTML kept as text, trimmed.
+    public var summary: String?
+    /// The episode's web page: RSS `link`, Atom `link rel="alternate"`.
+    public var link: URL?
+    /// `itunes:image href`, else `media:thumbnail url`.
+    public var imageURL: URL?
+    /// The first `podcast:transcript url`.
+    public var transcriptURL: URL?
+    /// `podcast:chapters url`.
+    public var chaptersURL: URL?
+    /// `itunes:explicit`: true for yes/true/explicit, false for no/false/clean, nil otherwise.
+    public var explicit: Bool?
+
+    public init(guid: String? = nil, identity: String, title: String? = nil, enclosureURL: URL? = nil, mediaType: String? = nil,
+                declaredLength: Int? = nil, published: Date? = nil, duration: Int? = nil, season: Int? = nil,
+                episodeNumber: Int? = nil, summary: String? = nil, link: URL? = nil, imageURL: URL? = nil,
+                transcriptURL: URL? = nil, chaptersURL: URL? = nil, explicit: Bool? = nil) {
+        self.guid = guid
+        self.identity = identity
+        self.title = title
+        self.enclosureURL = enclosureURL
+        self.mediaType = mediaType
+        self.declaredLength = declaredLength
+        self.published = published
+        self.duration = duration
+        self.season = season
+        self.episodeNumber = episodeNumber
+        self.summary = summary
+        self.link = link
+        self.imageURL = imageURL
+        self.transcriptURL = transcriptURL
+        self.chaptersURL = chaptersURL
+        self.explicit = explicit
+    }
+}

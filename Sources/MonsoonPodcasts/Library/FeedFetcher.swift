@@ -1,0 +1,102 @@
+import Foundation
+import MonsoonEngine
+
+/// Fetches feed documents through the engine's in-memory fetch: gzip, conditional
+/// GET, a size cap and timeouts, the engine's retry policy and safety rules
+/// (http and https only, also on redirects).
+struct FeedFetcher: Sendable {
+    let manager: DownloadManager
+    var limits = FeedLimits()
+    var timeout: Double = 60
+    var userAgent = "Monsoon/0.1 (podcast archiver)"
+
+    /// One fetched document.
+    struct Document: Sendable {
+        var data: Data
+        var finalURL: URL
+        /// Every redirect was 301 or 308: the feed has moved for good.
+        var movedPermanently: Bool
+        var etag: String?
+        var lastModified: String?
+    }
+
+    enum Outcome: Sendable {
+        case notModified
+        case document(Document)
+    }
+
+    /// Fetches `url`; with validators, a 304 answer is `.notModified`.
+    func fetch(_ url: URL, etag: String? = nil, lastModified: String? = nil) async throws(FeedError) -> Outcome {
+        if url.isFileURL {
+            guard let data = FileManager.default.contents(atPath: url.path(percentEncoded: false)) else {
+                throw FeedError.make(.unreadable, "cannot read \(url.path(percentEncoded: false)): no such readable file")
+            }
+            return .document(Document(data: data, finalURL: url, movedPermanently: false, etag: nil, lastModified: nil))
+        }
+        let scheme = url.scheme?.lowercased()
+        guard scheme == "http" || scheme == "https" else {
+            throw FeedError.make(.unsupportedScheme, "\(Redaction.redact(url)) is not an http or https URL")
+        }
+        guard url.host?.isEmpty == false else {
+            throw FeedError.make(.invalidURL, "\(Redaction.redact(url)) is not a URL with a host")
+        }
+        var headers = ["User-Agent": userAgent, "Accept": "application/rss+xml, application/atom+xml, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.8"]
+        if let etag { headers["If-None-Match"] = etag }
+        if let lastModified { headers["If-Modified-Since"] = lastModified }
+        let response: FetchResponse
+        do {
+            response = try await manager.fetch(FetchRequest(url: url, headers: headers, maxBytes: limits.maxBytes, timeout: timeout))
+        } catch {
+            switch error.code {
+            case .tooLarge:
+                throw FeedError.make(.tooLarge, "the feed at \(Redaction.redact(url)) is larger than \(ByteCount.format(limits.maxBytes)); refused")
+            case .unsupportedScheme:
+                throw FeedError.make(.unsupportedScheme, "\(Redaction.redact(url)) redirected to a scheme other than http or https; refused")
+            default:
+                throw FeedError.make(.network, "cannot fetch \(Redaction.redact(url)): \(error.message)")
+            }
+        }
+        if response.status == 304 { return .notModified }
+        guard (200...299).contains(response.status) else {
+            var error = FeedError.make(.httpStatus, "fetching \(Redaction.redact(url)) failed: the server answered \(response.status)")
+            error.httpStatus = response.status
+            throw error
+        }
+        return .document(Document(data: response.body, finalURL: response.finalURL, movedPermanently: response.isPermanentlyRedirected,
+                                  etag: response.header("ETag"), lastModified: response.header("Last-Modified")))
+    }
+
+    /// Fetches and parses a feed and, when `followPages`, its further pages
+    /// (`atom:link rel="next"`), up to `maxPages`, stopping at a page seen before.
+    func load(_ url: URL, etag: String? = nil, lastModified: String? = nil, followPages: Bool, maxPages: Int = 100) async throws(FeedError) -> Loaded? {
+        guard case .document(let first) = try await fetch(url, etag: etag, lastModified: lastModified) else { return nil }
+        var feed = try FeedParser.parse(first.data, url: first.finalURL, limits: limits)
+        var loaded = Loaded(feed: feed, first: first, pages: 1)
+        guard followPages else { return loaded }
+        var seen: Set<String> = [url.absoluteString, first.finalURL.absoluteString]
+        var identities = Set(feed.episodes.map(\.identity))
+        while let next = feed.nextPageURL, loaded.pages < maxPages, seen.insert(next.absoluteString).inserted {
+            guard case .document(let page) = try await fetch(next) else { break }
+            feed = try FeedParser.parse(page.data, url: page.finalURL, limits: limits)
+            for episode in feed.episodes where identities.insert(episode.identity).inserted {
+                loaded.feed.episodes.append(episode)
+            }
+            loaded.pages += 1
+        }
+        return loaded
+    }
+
+    struct Loaded: Sendable {
+        /// The first page's feed, with every page's episodes.
+        var feed: ParsedFeed
+        var first: Document
+        var pages: Int
+    }
+}
+
+extension FeedError {
+    /// An error of the fetching layer.
+    public static func make(_ code: Code, _ message: String) -> FeedError {
+        FeedError(code, message)
+    }
+}

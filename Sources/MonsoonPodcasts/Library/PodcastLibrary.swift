@@ -1,0 +1,281 @@
+import Foundation
+import MonsoonEngine
+import MonsoonStore
+
+/// The user's podcasts and episodes, in SQLite beside the download queue.
+///
+/// - Important: like its database connection, used from one task at a time.
+///   Refreshing many feeds runs their fetches and parses concurrently through the
+///   one engine; only the writes come back here, one transaction per feed.
+public final class PodcastLibrary {
+    let database: Database
+    let fetcher: FeedFetcher
+
+    /// Opens the library in `database` (creating its tables), fetching through `manager`.
+    public init(database: Database, manager: DownloadManager, limits: FeedLimits = FeedLimits()) throws {
+        self.database = database
+        fetcher = FeedFetcher(manager: manager, limits: limits)
+        try LibrarySchema.migrator.migrate(database)
+    }
+
+    // MARK: - Reading
+
+    public func podcasts() throws -> [Podcast] {
+        try database.statement("SELECT \(Podcast.columns) FROM podcasts p ORDER BY p.id").query { Podcast($0) }
+    }
+
+    public func podcast(withID id: Int) throws -> Podcast? {
+        try database.statement("SELECT \(Podcast.columns) FROM podcasts p WHERE p.id = ?").first([id]) { Podcast($0) }
+    }
+
+    /// A podcast by id (`12`) or by a part of its title that only one title contains.
+    public func findPodcast(_ query: String) throws -> Podcast {
+        let text = query.trimmingCharacters(in: .whitespaces)
+        if let id = Int(text), let podcast = try podcast(withID: id) { return podcast }
+        let matches = try podcasts().filter { ($0.title ?? "").localizedCaseInsensitiveContains(text) }
+        if matches.count == 1 { return matches[0] }
+        if matches.isEmpty { throw LibraryError.notFound("no podcast has id or title '\(text)'; list them with 'monsoon podcasts'") }
+        let names = matches.prefix(5).map { "\($0.id) \($0.title ?? "")" }.joined(separator: ", ")
+        throw LibraryError.ambiguous("'\(text)' matches \(matches.count) podcasts (\(names)); give an id or more of the title")
+    }
+
+    /// A podcast's episodes, newest first (by publication date, then feed order).
+    public func episodes(of podcastID: Int) throws -> [Episode] {
+        try database.statement("""
+            SELECT \(Episode.columns) FROM episodes WHERE podcast_id = ? ORDER BY published IS NULL, published DESC, feed_order
+            """).query([podcastID]) { Episode($0) }
+    }
+
+    public func episode(withID id: Int) throws -> Episode? {
+        try database.statement("SELECT \(Episode.columns) FROM episodes WHERE id = ?").first([id]) { Episode($0) }
+    }
+
+    // MARK: - Subscribing
+
+    public enum SubscribeResult: Sendable, Equatable {
+        case subscribed(Podcast, RefreshSummary)
+        /// Already subscribed to this feed: nothing changed.
+        case alreadySubscribed(Podcast)
+    }
+
+    /// Subscribes to the feed at `url`, reading its whole back catalogue (all pages).
+    /// Nothing is stored unless the feed could be read.
+    public func subscribe(to url: URL) async throws -> SubscribeResult {
+        if let existing = try podcast(withFeedURL: url) { return .alreadySubscribed(existing) }
+        guard let loaded = try await fetcher.load(url, followPages: true) else {
+            throw FeedError.make(.empty, "\(Redaction.redact(url)) answered 304 Not Modified to a first request")
+        }
+        let finalURL = loaded.first.movedPermanently ? loaded.first.finalURL : url
+        if finalURL != url, let existing = try podcast(withFeedURL: finalURL) { return .alreadySubscribed(existing) }
+        let id: Int = try database.write {
+            try database.run("""
+                INSERT INTO podcasts (feed_url, etag, last_modified, last_refresh, added) VALUES (?, ?, ?, ?, ?)
+                """, finalURL.absoluteString, loaded.first.etag, loaded.first.lastModified, Date(), Date())
+            return database.lastInsertRowID
+        }
+        var summary = try apply(loaded, to: id)
+        summary.movedTo = finalURL != url ? finalURL : nil
+        guard let podcast = try podcast(withID: id) else { throw LibraryError.notFound("the new podcast vanished") }
+        return .subscribed(podcast, summary)
+    }
+
+    func podcast(withFeedURL url: URL) throws -> Podcast? {
+        try database.statement("SELECT \(Podcast.columns) FROM podcasts p WHERE p.feed_url = ?").first([url.absoluteString]) { Podcast($0) }
+    }
+
+    /// Unsubscribes: the podcast and its episodes go; with `deleteFiles`, so do the
+    /// episode files found in `folder`. Returns how many files were deleted.
+    @discardableResult
+    public func unsubscribe(_ podcastID: Int, deleteFiles: Bool, folder: String?) throws -> Int {
+        var deleted = 0
+        if deleteFiles, let folder {
+            for episode in try episodes(of: podcastID) {
+                guard let name = episode.fileName, !name.contains("/") else { continue }
+                let path = (folder as NSString).appendingPathComponent(name)
+                if unlink(path) == 0 { deleted += 1 }
+                unlink(path + ".part")
+            }
+        }
+        try database.write {
+            try database.run("DELETE FROM episodes WHERE podcast_id = ?", podcastID)
+            try database.run("DELETE FROM podcasts WHERE id = ?", podcastID)
+        }
+        return deleted
+    }
+
+    /// Parses one document by URL without subscribing (pages are not followed).
+    public func inspect(_ url: URL) async throws -> ParsedFeed {
+        guard let loaded = try await fetcher.load(url, followPages: false) else {
+            throw FeedError.make(.empty, "\(Redaction.redact(url)) answered 304 Not Modified")
+        }
+        return loaded.feed
+    }
+
+    // MARK: - Refreshing
+
+    /// Refreshes one podcast: adds new episodes, updates changed metadata of known
+    /// ones (never the user's state), follows pages, and records a moved feed.
+    public func refresh(_ podcastID: Int) async throws -> RefreshSummary {
+        guard let podcast = try podcast(withID: podcastID) else { throw LibraryError.notFound("no podcast has id \(podcastID)") }
+        let fetcher = self.fetcher
+        let result = await Self.load(podcast, fetcher: fetcher)
+        return try record(result, for: podcast)
+    }
+
+    /// Refreshes every podcast, fetching and parsing concurrently through the one
+    /// engine; the results are written one feed at a time.
+    public func refreshAll() async throws -> [(Podcast, Result<RefreshSummary, Error>)] {
+        let podcasts = try podcasts()
+        let fetcher = self.fetcher
+        var results: [(Podcast, Result<RefreshSummary, Error>)] = []
+        await withTaskGroup(of: (Int, Result<FeedFetcher.Loaded?, FeedError>).self) { group in
+            for (index, podcast) in podcasts.enumerated() {
+                group.addTask { (index, await Self.load(podcast, fetcher: fetcher)) }
+            }
+            var loaded: [(Int, Result<FeedFetcher.Loaded?, FeedError>)] = []
+            for await result in group { loaded.append(result) }
+            for (index, result) in loaded.sorted(by: { $0.0 < $1.0 }) {
+                let podcast = podcasts[index]
+                results.append((podcast, Result { try record(result, for: podcast) }))
+            }
+        }
+        return results
+    }
+
+    private static func load(_ podcast: Podcast, fetcher: FeedFetcher) async -> Result<FeedFetcher.Loaded?, FeedError> {
+        do {
+            return .success(try await fetcher.load(podcast.feedURL, etag: podcast.etag, lastModified: podcast.lastModified, followPages: true))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Writes a refresh's outcome: the error on failure (nothing else changes), or the episodes.
+    private func record(_ result: Result<FeedFetcher.Loaded?, FeedError>, for podcast: Podcast) throws -> RefreshSummary {
+        switch result {
+        case .failure(let error):
+            try database.run("UPDATE podcasts SET last_error = ? WHERE id = ?", error.message, podcast.id)
+            throw error
+        case .success(nil):
+            try database.run("UPDATE podcasts SET last_refresh = ?, last_error = NULL WHERE id = ?", Date(), podcast.id)
+            return RefreshSummary(podcastID: podcast.id, unchanged: true)
+        case .success(let loaded?):
+            return try apply(loaded, to: podcast.id)
+        }
+    }
+
+    /// Stores a loaded feed: metadata, new and changed episodes, validators, and a
+    /// new feed URL (permanent redirect, or `itunes:new-feed-url`). One transaction.
+    func apply(_ loaded: FeedFetcher.Loaded, to podcastID: Int) throws -> RefreshSummary {
+        let feed = loaded.feed
+        var summary = RefreshSummary(podcastID: podcastID, duplicates: feed.duplicateCount, pages: loaded.pages)
+        try database.write {
+            try database.run("""
+                UPDATE podcasts SET title = ?2, author = ?3, description = ?4, link = ?5, artwork_url = ?6, language = ?7,
+                    podcast_guid = ?8, etag = ?9, last_modified = ?10, last_refresh = ?11, last_error = NULL WHERE id = ?1
+                """, podcastID, feed.title, feed.author, feed.description, feed.link?.absoluteString, feed.artworkURL?.absoluteString,
+                feed.language, feed.podcastGUID, loaded.first.etag, loaded.first.lastModified, Date())
+            var known: [String: EpisodeMetadata] = [:]
+            for row in try database.statement("SELECT identity, \(EpisodeMetadata.columns) FROM episodes WHERE podcast_id = ?").query([podcastID], { ($0.text(0) ?? "", EpisodeMetadata($0, offset: 1)) }) {
+                known[row.0] = row.1
+            }
+            let insert = try database.statement("""
+                INSERT INTO episodes (podcast_id, identity, feed_order, \(EpisodeMetadata.columns))
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+                """)
+            let update = try database.statement("""
+                UPDATE episodes SET feed_order = ?3, guid = ?4, title = ?5, enclosure_url = ?6, media_type = ?7, declared_length = ?8,
+                    published = ?9, duration = ?10, season = ?11, episode = ?12, summary = ?13, link = ?14, image_url = ?15,
+                    transcript_url = ?16, chapters_url = ?17
+                WHERE podcast_id = ?1 AND identity = ?2
+                """)
+            for (order, episode) in feed.episodes.enumerated() {
+                let metadata = EpisodeMetadata(episode)
+                let values: [SQLValueConvertible] = [podcastID, episode.identity, order] + metadata.values
+                if let old = known[episode.identity] {
+                    guard old != metadata else { continue }
+                    try update.bind(values)
+                    while try update.step() {}
+                    summary.updated += 1
+                } else {
+                    try insert.bind(values)
+                    while try insert.step() {}
+                    known[episode.identity] = metadata
+                    summary.added += 1
+                }
+            }
+            try update.bind([])
+            try insert.bind([])
+            summary.movedTo = try move(podcastID, loaded: loaded)
+        }
+        return summary
+    }
+
+    /// A permanent redirect or `itunes:new-feed-url` moves the subscription, unless
+    /// the new URL is not http(s) or another subscription already has it.
+    private func move(_ podcastID: Int, loaded: FeedFetcher.Loaded) throws -> URL? {
+        var target: URL?
+        if loaded.first.movedPermanently { target = loaded.first.finalURL }
+        if let announced = loaded.feed.newFeedURL, ["http", "https"].contains(announced.scheme?.lowercased() ?? "") { target = announced }
+        guard let target, let current = try podcast(withID: podcastID), target != current.feedURL,
+              try podcast(withFeedURL: target) == nil else { return nil }
+        try database.run("UPDATE podcasts SET feed_url = ?, etag = NULL, last_modified = NULL WHERE id = ?", target.absoluteString, podcastID)
+        return target
+    }
+}
+
+/// The feed's side of an episode: what a refresh may change.
+struct EpisodeMetadata: Equatable {
+    static let columns = """
+        guid, title, enclosure_url, media_type, declared_length, published, duration, season, episode, summary, link, image_url, transcript_url, chapters_url
+        """
+
+    var values: [SQLValueConvertible]
+    private var key: [String?]
+
+    init(_ episode: ParsedEpisode) {
+        values = [episode.guid, episode.title, episode.enclosureURL?.absoluteString, episode.mediaType, episode.declaredLength,
+                  episode.published, episode.duration, episode.season, episode.episodeNumber, episode.summary,
+                  episode.link?.absoluteString, episode.imageURL?.absoluteString, episode.transcriptURL?.absoluteString,
+                  episode.chaptersURL?.absoluteString]
+        key = values.map(Self.text)
+    }
+
+    init(_ row: Row, offset: Int32) {
+        var values: [SQLValueConvertible] = []
+        for index in 0..<Int32(14) {
+            let column = offset + index
+            if row.isNull(column) { values.append(SQLValue.null) } else if index == 5 { values.append(row.double(column)) } else if [4, 6, 7, 8].contains(index) {
+                values.append(row.int(column))
+            } else {
+                values.append(row.text(column) ?? "")
+            }
+        }
+        self.values = values
+        key = values.map(Self.text)
+    }
+
+    private static func text(_ value: SQLValueConvertible) -> String? {
+        switch value.sqlValue {
+        case .null: return nil
+        case .integer(let number): return String(number)
+        case .real(let number): return String(number)
+        case .text(let text): return text
+        case .blob(let data): return data.base64EncodedString()
+        }
+    }
+
+    static func == (lhs: EpisodeMetadata, rhs: EpisodeMetadata) -> Bool { lhs.key == rhs.key }
+}
+
+/// Why a library operation was refused.
+public enum LibraryError: Error, Sendable, Equatable, CustomStringConvertible {
+    case notFound(String)
+    case ambiguous(String)
+
+    public var description: String {
+        switch self {
+        case .notFound(let message), .ambiguous(let message): return message
+        }
+    }
+}

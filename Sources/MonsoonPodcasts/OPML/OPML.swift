@@ -1,0 +1,96 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// OPML 2.0 subscription lists: reading one to import, writing one to export.
+public enum OPML {
+    /// One feed of a list.
+    public struct Outline: Sendable, Equatable {
+        public var title: String?
+        public var feedURL: URL
+        public var siteURL: URL?
+
+        public init(title: String?, feedURL: URL, siteURL: URL? = nil) {
+            self.title = title
+            self.feedURL = feedURL
+            self.siteURL = siteURL
+        }
+    }
+
+    /// Why a list could not be read.
+    public struct ReadError: Error, Sendable, Equatable, CustomStringConvertible {
+        public var message: String
+        public var description: String { message }
+    }
+
+    /// The feeds of an OPML document, in order, nested outlines included, repeats left out.
+    public static func read(_ data: Data) throws(ReadError) -> [Outline] {
+        let parser = XMLParser(data: data)
+        parser.externalEntityResolvingPolicy = .never
+        parser.shouldResolveExternalEntities = false
+        let collector = Collector()
+        parser.delegate = collector
+        guard parser.parse() else {
+            let error = parser.parserError as NSError?
+            throw ReadError(message: "not a readable OPML file (line \(parser.lineNumber), column \(parser.columnNumber): \(error?.localizedDescription ?? "malformed XML"))")
+        }
+        guard collector.sawOPML else { throw ReadError(message: "not an OPML file: its root element is not <opml>") }
+        return collector.outlines
+    }
+
+    /// An OPML 2.0 document listing `outlines`.
+    public static func write(_ outlines: [Outline], title: String = "Monsoon subscriptions", date: Date = Date()) -> String {
+        var text = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<opml version=\"2.0\">\n  <head>\n"
+        text += "    <title>\(escape(title))</title>\n    <dateCreated>\(rfc822(date))</dateCreated>\n  </head>\n  <body>\n"
+        for outline in outlines {
+            let name = escape(outline.title ?? outline.feedURL.absoluteString)
+            text += "    <outline type=\"rss\" text=\"\(name)\" title=\"\(name)\" xmlUrl=\"\(escape(outline.feedURL.absoluteString))\""
+            if let site = outline.siteURL { text += " htmlUrl=\"\(escape(site.absoluteString))\"" }
+            text += "/>\n"
+        }
+        return text + "  </body>\n</opml>\n"
+    }
+
+    static func escape(_ text: String) -> String {
+        var result = ""
+        for character in text {
+            switch character {
+            case "&": result += "&amp;"
+            case "<": result += "&lt;"
+            case ">": result += "&gt;"
+            case "\"": result += "&quot;"
+            case "'": result += "&apos;"
+            default: result.append(character)
+            }
+        }
+        return result
+    }
+
+    private static func rfc822(_ date: Date) -> String {
+        var time = time_t(date.timeIntervalSince1970)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) \(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+    }
+
+    private final class Collector: NSObject, XMLParserDelegate {
+        var outlines: [Outline] = []
+        var seen = Set<String>()
+        var sawOPML = false
+
+        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String]) {
+            if name.lowercased() == "opml" { sawOPML = true }
+            guard name.lowercased() == "outline" else { return }
+            // Attribute names vary in case across the apps that write OPML.
+            var lowered: [String: String] = [:]
+            for (key, value) in attributes { lowered[key.lowercased()] = value }
+            guard let text = lowered["xmlurl"]?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty,
+                  let url = URL(string: text), seen.insert(url.absoluteString).inserted else { return }
+            outlines.append(Outline(title: lowered["title"] ?? lowered["text"], feedURL: url, siteURL: lowered["htmlurl"].flatMap(URL.init(string:))))
+        }
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import MonsoonTestServer
+import Testing
+@testable import MonsoonCLI
+
+/// The podcast commands, in-process, against the test server.
+@Suite struct PodcastCommandTests {
+    static func feed(title: String, count: Int, newest: Int = 0) -> String {
+        var text = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd"><channel><title>\(title)</title>
+
+            """
+        for index in (0..<count).reversed() {
+            text += "<item><title>Episode \(index + newest)</title><guid>\(title)-\(index + newest)</guid>"
+            text += "<enclosure url=\"https://cdn.example.com/\(index + newest).mp3\" type=\"audio/mpeg\" length=\"100\"/>"
+            text += "<pubDate>Wed, 31 Jan 2024 12:00:\(String(format: "%02d", index % 60)) GMT</pubDate><itunes:duration>1:02:03</itunes:duration></item>\n"
+        }
+        return text + "</channel></rss>\n"
+    }
+
+    @Test func addListRefreshUnsubscribe() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/show.xml", Route(body: .bytes(Array(Self.feed(title: "Morning Show", count: 3).utf8)), contentType: "application/rss+xml", etag: "\"1\""))
+        let added = await runMonsoon(["add", server.url("/show.xml").absoluteString], in: folder.path)
+        #expect(added.status == 0, "\(added.errors)")
+        #expect(added.output.contains("subscribed: 1 Morning Show (3 episodes)"))
+        let again = await runMonsoon(["add", server.url("/show.xml").absoluteString], in: folder.path)
+        #expect(again.status == 0)
+        #expect(again.output.contains("already subscribed"))
+
+        let podcasts = await runMonsoon(["podcasts", "--json"], in: folder.path)
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(podcasts.output.utf8)) as? [[String: Any]])
+        #expect(list.count == 1)
+        #expect(list[0]["id"] as? Int == 1)
+        #expect(list[0]["title"] as? String == "Morning Show")
+
+        let episodes = await runMonsoon(["episodes", "morning", "--json"], in: folder.path)
+        let items = try #require(try JSONSerialization.jsonObject(with: Data(episodes.output.utf8)) as? [[String: Any]])
+        #expect(items.count == 3)
+        #expect(items.allSatisfy { $0["id"] is Int && $0["duration"] as? Int == 3723 })
+        let text = await runMonsoon(["episodes", "1"], in: folder.path)
+        #expect(text.output.contains("Episode 2"))
+        #expect(text.output.contains("1:02:03"))
+
+        server.setRoute("/show.xml", Route(body: .bytes(Array(Self.feed(title: "Morning Show", count: 5).utf8)), contentType: "application/rss+xml", etag: "\"2\""))
+        let refreshed = await runMonsoon(["refresh"], in: folder.path)
+        #expect(refreshed.status == 0)
+        #expect(refreshed.output.contains("Morning Show: 2 new, 0 updated"))
+        let unchanged = await runMonsoon(["refresh", "Morning"], in: folder.path)
+        #expect(unchanged.output.contains("unchanged"))
+
+        let exported = await runMonsoon(["export"], in: folder.path)
+        #expect(exported.output.contains("<opml version=\"2.0\">"))
+        #expect(exported.output.contains("xmlUrl=\"\(server.url("/show.xml").absoluteString)\""))
+
+        let gone = await runMonsoon(["unsubscribe", "morning"], in: folder.path)
+        #expect(gone.status == 0)
+        #expect((await runMonsoon(["podcasts"], in: folder.path)).output.contains("No podcasts yet"))
+
+        // Importing the export subscribes again.
+        try exported.output.write(toFile: folder.file("subs.opml"), atomically: true, encoding: .utf8)
+        let imported = await runMonsoon(["import", "subs.opml"], in: folder.path)
+        #expect(imported.status == 0)
+        #expect(imported.output.contains("subscribed:"))
+    }
+
+    @Test func inspectPrintsTheDocumentedJSON() async throws {
+        let folder = Folder()
+        defer { folder.remove() }
+        let document = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <rss version="2.0"><channel><title>  Inspected
+              Show </title>
+            <item><title>First</title><guid> g1 </guid><enclosure url="media/one.mp3" type="audio/mpeg"/><pubDate>Wed, 31 Jan 2024 12:00:00 GMT</pubDate></item>
+            <item><title>No enclosure</title><pubDate>not a date</pubDate></item>
+            <item><title>Repeat</title><guid>g1</guid></item>
+            </channel></rss>
+            """
+        try document.write(toFile: folder.file("feed.xml"), atomically: true, encoding: .utf8)
+        let result = await runMonsoon(["inspect", "feed.xml", "--json"], in: folder.path)
+        #expect(result.status == 0, "\(result.errors)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
+        #expect(object["title"] as? String == "Inspected Show")
+        let episodes = try #require(object["episodes"] as? [[String: Any]])
+        #expect(episodes.count == 2, "the repeated guid is left out")
+        #expect(episodes[0]["guid"] as? String == "g1")
+        #expect(episodes[0]["url"] as? String == "file://" + folder.file("media/one.mp3"))
+        #expect(episodes[0]["published"] as? String == "2024-01-31T12:00:00Z")
+        #expect(episodes[0]["duration"] is NSNull)
+        #expect(episodes[1]["guid"] is NSNull)
+        #expect(episodes[1]["url"] is NSNull)
+        #expect(episodes[1]["published"] is NSNull)
+        #expect(Set(episodes[0].keys) == ["guid", "title", "url", "published", "duration"])
+    }
+
+    @Test func unreadableFeedsGiveOneLineAndChangeNothing() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/page", Route(body: .bytes(Array("<html><head><link rel=\"alternate\" type=\"application/rss+xml\" href=\"/real.xml\"></head><body>hi</body></html>".utf8)), contentType: "text/html"))
+        let html = await runMonsoon(["add", server.url("/page").absoluteString], in: folder.path)
+        #expect(html.status == 1)
+        #expect(html.errors.contains(server.url("/real.xml").absoluteString), "the error names the page's feed")
+        #expect(html.errors.split(separator: "\n").count == 1)
+        let missing = await runMonsoon(["add", server.url("/nothing").absoluteString], in: folder.path)
+        #expect(missing.status == 1)
+        #expect(missing.errors.contains("404"))
+        let notURL = await runMonsoon(["add", "not a url"], in: folder.path)
+        #expect(notURL.status == 1)
+        #expect((await runMonsoon(["podcasts", "--json"], in: folder.path)).output.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
+        let unknown = await runMonsoon(["episodes", "nope"], in: folder.path)
+        #expect(unknown.status == 1)
+        #expect(unknown.errors.contains("no podcast has id or title 'nope'"))
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+@testable import MonsoonPodcasts
+
+@Suite struct FeedErrorTests {
+    @Test func emptyBodies() {
+        #expect(feedError(Data())?.code == .empty)
+        #expect(feedError(Data("  \n\t ".utf8))?.code == .empty)
+        #expect(feedError(Data([0xEF, 0xBB, 0xBF]))?.code == .empty)
+        #expect(feedError(Data("<?xml version=\"1.0\"?>\n<!-- nothing -->\n".utf8))?.code == .empty)
+    }
+
+    @Test func htmlPageNamesItsFeed() throws {
+        let page = """
+            <!DOCTYPE html><html><head><meta charset="utf-8"><title>My Show</title>
+            <link rel="stylesheet" href="/s.css"><link rel="alternate" type="application/atom+xml" href="feeds/atom.xml?a=1&amp;b=2">
+            </head><body><p>Hello<br></body></html>
+            """
+        let error = try #require(feedError(Data(page.utf8), url: "https://www.example.org/show/"))
+        #expect(error.code == .htmlPage)
+        #expect(error.alternateFeedURL?.absoluteString == "https://www.example.org/show/feeds/atom.xml?a=1&b=2")
+        #expect(error.message.contains("My Show") && error.message.contains("https://www.example.org/show/feeds/atom.xml"))
+        let fixture = try #require(feedError(try Data(contentsOf: URL(fileURLWithPath: fixturePath("synthetic/html_instead_of_feed.html"))),
+                                             url: "https://podcast.example.com/old/page.html"))
+        #expect(fixture.alternateFeedURL?.absoluteString == "https://podcast.example.com/feed.xml")
+    }
+
+    /// A private feed's page: the link inherits the credentials, which the message must not show.
+    @Test func htmlPageMessagesHideCredentials() throws {
+        let page = "<html><head><link rel=\"alternate\" type=\"application/rss+xml\" href=\"/private/feed.rss\"></head></html>"
+        let error = try #require(feedError(Data(page.utf8), url: "https://jane:s3cret@members.example.org/show"))
+        #expect(error.alternateFeedURL?.absoluteString == "https://jane:s3cret@members.example.org/private/feed.rss")
+        #expect(!error.message.contains("s3cret") && !error.message.contains("jane"))
+        #expect(error.message.contains("https://members.example.org/private/feed.rss"))
+    }
+
+    @Test func htmlPageWithoutAFeed() throws {
+        let error = try #require(feedError(try Data(contentsOf: URL(fileURLWithPath: fixturePath("synthetic/cloudflare_challenge.html")))))
+        #expect(error.code == .htmlPage)
+        #expect(error.alternateFeedURL == nil)
+        #expect(error.message.contains("Just a moment..."))
+        // Well-formed XHTML too.
+        #expect(feedError(Data("<html xmlns=\"http://www.w3.org/1999/xhtml\"><head><title>t</title></head><body/></html>".utf8))?.code == .htmlPage)
+    }
+
+    @Test func xmlThatIsNotAFeed() throws {
+        let error = try #require(feedError(Data("<?xml version=\"1.0\"?><note><to>Tove</to></note>".utf8)))
+        #expect(error.code == .notAFeed)
+        #expect(error.message.contains("<note>"))
+        let opml = try #require(feedError(Data("<opml version=\"2.0\"><body><outline xmlUrl=\"https://e.example/f\"/></body></opml>".utf8)))
+        #expect(opml.code == .notAFeed)
+        #expect(opml.message.contains("OPML"))
+    }
+
+    @Test func malformedWithLineAndColumn() throws {
+        let xml = "<?xml version=\"1.0\"?>\n<rss version=\"2.0\">\n<channel>\n<title>T</titel>\n</channel></rss>\n"
+        let error = try #require(feedError(Data(xml.utf8)))
+        #expect(error.code == .malformed)
+        #expect(error.line == 4)
+        #expect(error.column != nil)
+        #expect(error.message.contains("line 4"))
+        #expect(error.description == error.message)
+    }
+
+    @Test func truncatedDownloads() throws {
+        let error = try #require(feedError(try Data(contentsOf: URL(fileURLWithPath: fixturePath("synthetic/truncated.xml")))))
+        #expect(error.code == .malformed)
+        #expect(error.line == 4)
+        #expect(error.message.contains("ends early"))
+    }
+
+    @Test func unreadableFiles() {
+        #expect(throws: FeedError(.unreadable, "No file at /nonexistent/feed.xml.")) { try FeedParser.parse(fileAt: "/nonexistent/feed.xml") }
+        do {
+            _ = try FeedParser.parse(fileAt: NSTemporaryDirectory())
+            Issue.record("a folder parsed")
+        } catch {
+            #expect(error.code == .unreadable)
+        }
+    }
+
+    @Test func fetchingCodesExist() {
+        let codes: [FeedError.Code] = [.invalidURL, .unsupportedScheme, .network, .httpStatus]
+        #expect(codes.map(\.rawValue) == ["invalidURL", "unsupportedScheme", "network", "httpStatus"])
+        let status = FeedError(.httpStatus, "The server answered 404 Not Found.", httpStatus: 404)
+        #expect(status.httpStatus == 404)
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+@testable import MonsoonPodcasts
+
+@Suite struct FeedSecurityTests {
+    /// An external entity pointing at a local file must not bring that file's content in (XXE).
+    @Test func externalEntitiesAreNeverResolved() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("monsoon-xxe-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let secret = folder.appendingPathComponent("secret.txt")
+        try Data("TOP-SECRET-CONTENT".utf8).write(to: secret)
+        let xml = """
+            <?xml version="1.0"?>
+            <!DOCTYPE rss [ <!ENTITY xxe SYSTEM "\(secret.absoluteString)"> <!ENTITY xxe2 SYSTEM "\(secret.path)">
+              <!ENTITY % remote SYSTEM "\(secret.absoluteString)"> %remote; ]>
+            <rss version="2.0"><channel><title>A&xxe;B&xxe2;C</title>
+            <item><guid>&xxe;</guid><title>x</title><enclosure url="https://e.example/&xxe;.mp3" type="audio/mpeg"/></item></channel></rss>
+            """
+        let feed = try FeedParser.parse(Data(xml.utf8), url: folder.appendingPathComponent("feed.xml"))
+        #expect(feed.title == "ABC")
+        let everything = "\(feed)"
+        #expect(!everything.contains("TOP-SECRET"))
+        // Also when the document reaches libxml2 with a DTD it did not expect (after the root): no expansion.
+        let late = "<rss version=\"2.0\"><channel><title>&xxe;</title></channel></rss>"
+        #expect(!(((try? parseXML(late))?.title) ?? "").contains("TOP-SECRET"))
+    }
+
+    /// Billion laughs: ten levels of ten references. Refused quickly, without the gigabytes.
+    @Test func entityExpansionIsBounded() throws {
+        var declarations = "<!ENTITY lol0 \"lol\">"
+        for level in 1...9 {
+            declarations += "<!ENTITY lol\(level) \"" + String(repeating: "&lol\(level - 1);", count: 10) + "\">"
+        }
+        let xml = "<?xml version=\"1.0\"?><!DOCTYPE rss [\(declarations)]><rss><channel><title>&lol9;</title></channel></rss>"
+        let start = DispatchTime.now().uptimeNanoseconds
+        let error = feedError(Data(xml.utf8))
+        #expect(error?.code == .tooLarge)
+        #expect(error?.message.contains("entit") == true)
+        #expect(DispatchTime.now().uptimeNanoseconds - start < 5_000_000_000)
+        // A quadratic blow-up (one big entity referenced many times) is bounded by the size cap.
+        let big = String(repeating: "x", count: 100_000)
+        let quadratic = "<?xml version=\"1.0\"?><!DOCTYPE rss [<!ENTITY big \"\(big)\">]><rss><channel><title>"
+            + String(repeating: "&big;", count: 2_000) + "</title></channel></rss>"
+        #expect(feedError(Data(quadratic.utf8), limits: FeedLimits(maxBytes: 10 << 20))?.code == .tooLarge)
+        // A handful of expansions is fine.
+        let modest = "<!DOCTYPE rss [<!ENTITY a \"A\"><!ENTITY b \"&a;&a;\">]><rss><channel><title>&b;&b;</title></channel></rss>"
+        #expect(try parseXML(modest).title == "AAAA")
+        #expect(feedError(Data(modest.utf8), limits: FeedLimits(maxBytes: 1 << 20, maxEntityExpansions: 3))?.code == .tooLarge)
+    }
+
+    @Test func selfReferentialEntities() {
+        let xml = "<!DOCTYPE rss [<!ENTITY a \"&b;\"><!ENTITY b \"&a;\">]><rss><channel><title>&a;</title></channel></rss>"
+        #expect(feedError(Data(xml.utf8))?.code == .malformed)
+    }
+
+    @Test func sizeCap() throws {
+        let xml = rss(String(repeating: "<item><guid>x</guid></item>\n", count: 2_000))
+        let limits = FeedLimits(maxBytes: 10_000)
+        let error = feedError(Data(xml.utf8), limits: limits)
+        #expect(error?.code == .tooLarge)
+        #expect(error?.message.contains("10000") == true)
+        #expect(FeedLimits().maxBytes == 50 << 20)
+        // A file over the cap is refused before it is read.
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("monsoon-big-\(UUID().uuidString).xml").path
+        try Data(xml.utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        #expect(throws: FeedError.self) { try FeedParser.parse(fileAt: path, limits: limits) }
+        #expect(try FeedParser.parse(fileAt: path).episodes.count == 1)  // all share the guid "x"
+    }
+
+    /// More than 10,000,000 bytes, which `XMLParser(data:)` refuses on Linux.
+    @Test func largeDocuments() throws {
+        let notes = String(repeating: "<p>Show notes with <a href='https://example.org/'>links</a> &amp; more.</p>", count: 30)
+        var items = ""
+        for index in 0..<4_500 {
+            items += "<item><guid>g\(index)</guid><title>Episode \(index)</title><description><![CDATA[\(notes)]]></description>"
+                + "<enclosure url=\"https://media.example.org/\(index).mp3\" type=\"audio/mpeg\"/></item>\n"
+        }
+        let data = Data(rss(items).utf8)
+        #expect(data.count > 10_000_000)
+        let feed = try FeedParser.parse(data, url: URL(string: "https://example.org/feed.xml")!)
+        #expect(feed.episodes.count == 4_500)
+        #expect(feed.episodes.last?.enclosureURL?.absoluteString == "https://media.example.org/4499.mp3")
+        #expect(feed.episodes.last?.summary?.hasSuffix("more.</p>") == true)
+        // The same from a file, which is mapped rather than read.
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("monsoon-large-\(UUID().uuidString).xml").path
+        try data.write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        #expect(try FeedParser.parse(fileAt: path) == feed)
+    }
+}

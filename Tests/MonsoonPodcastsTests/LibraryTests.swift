@@ -1,0 +1,253 @@
+import Foundation
+import MonsoonEngine
+import MonsoonStore
+import MonsoonTestServer
+import Testing
+@testable import MonsoonPodcasts
+
+/// An RSS document for tests.
+func rss(title: String = "Show", items: [(guid: String?, title: String, url: String?)], extraChannel: String = "", extraItem: String = "") -> String {
+    var text = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd" xmlns:atom="http://www.w3.org/2005/Atom">
+        <channel><title>\(title)</title><link>https://example.com/</link>\(extraChannel)
+
+        """
+    for (index, item) in items.enumerated() {
+        text += "<item><title>\(item.title)</title>"
+        if let guid = item.guid { text += "<guid isPermaLink=\"false\">\(guid)</guid>" }
+        if let url = item.url { text += "<enclosure url=\"\(url)\" type=\"audio/mpeg\" length=\"1000\"/>" }
+        text += "<pubDate>Mon, \(10 + index) Jun 2024 10:00:00 GMT</pubDate><itunes:duration>10:0\(index % 10)</itunes:duration>\(extraItem)</item>\n"
+    }
+    return text + "</channel></rss>\n"
+}
+
+func feedRoute(_ text: String, etag: String? = nil) -> Route {
+    Route(body: .bytes(Array(text.utf8)), contentType: "application/rss+xml", etag: etag)
+}
+
+/// A library on an in-memory database with its own engine.
+struct LibraryFixture {
+    let library: PodcastLibrary
+    let manager: DownloadManager
+    let database: Database
+
+    init() throws {
+        var configuration = EngineConfiguration()
+        configuration.retry = RetryPolicy(maxRetries: 1, baseDelay: 0.05, maxDelay: 1, jitter: 0)
+        manager = DownloadManager(configuration: configuration)
+        database = try Database(path: ":memory:")
+        library = try PodcastLibrary(database: database, manager: manager)
+    }
+}
+
+@Suite struct LibraryTests {
+    @Test func refreshAddsNewEpisodesByGuidAndNeverTouchesTheUsersState() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let fixture = try LibraryFixture()
+        let library = fixture.library
+        server.setRoute("/feed", feedRoute(rss(items: [("a", "One", "https://cdn.example.com/1.mp3"), ("b", "Two", "https://cdn.example.com/2.mp3")])))
+        guard case .subscribed(let podcast, let first) = try await library.subscribe(to: server.url("/feed")) else {
+            Issue.record("expected a new subscription"); return
+        }
+        #expect(first.added == 2)
+        #expect(podcast.title == "Show")
+        let episodes = try library.episodes(of: podcast.id)
+        #expect(episodes.count == 2)
+        let two = try #require(episodes.first { $0.guid == "b" })
+        try fixture.database.run("UPDATE episodes SET position = 42.5, played = 1, download_state = 'downloaded', file_name = 'two.mp3', queue_position = 3 WHERE id = ?", two.id)
+
+        server.setRoute("/feed", feedRoute(rss(items: [("a", "One", "https://cdn.example.com/1.mp3"), ("b", "Two (remastered)", "https://cdn.example.com/2b.mp3"),
+                                                       ("c", "Three", "https://cdn.example.com/3.mp3")])))
+        let summary = try await library.refresh(podcast.id)
+        #expect(summary.added == 1)
+        #expect(summary.updated == 1)
+        let after = try library.episodes(of: podcast.id)
+        #expect(after.count == 3)
+        let updated = try #require(after.first { $0.guid == "b" })
+        #expect(updated.id == two.id)
+        #expect(updated.title == "Two (remastered)")
+        #expect(updated.enclosureURL?.absoluteString == "https://cdn.example.com/2b.mp3")
+        #expect(updated.position == 42.5 && updated.played && updated.downloadState == .downloaded && updated.fileName == "two.mp3" && updated.queuePosition == 3)
+
+        // Subscribing again says so and changes nothing.
+        guard case .alreadySubscribed = try await library.subscribe(to: server.url("/feed")) else {
+            Issue.record("a second subscription must be refused"); return
+        }
+        #expect(try library.podcasts().count == 1)
+        await fixture.manager.shutdown()
+    }
+
+    @Test func itemsWithoutGuidsAndDuplicateGuidsDoNotDuplicate() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let fixture = try LibraryFixture()
+        let items: [(guid: String?, title: String, url: String?)] = [
+            (nil, "No guid", "https://dts.podtrac.com/redirect.mp3/cdn.example.com/x.mp3"),
+            ("dup", "First", "https://cdn.example.com/first.mp3"),
+            ("dup", "Second", "https://cdn.example.com/second.mp3"),
+        ]
+        server.setRoute("/feed", feedRoute(rss(items: items)))
+        guard case .subscribed(let podcast, let summary) = try await fixture.library.subscribe(to: server.url("/feed")) else {
+            Issue.record("expected a new subscription"); return
+        }
+        #expect(summary.added == 2)
+        #expect(summary.duplicates == 1)
+        #expect(try await fixture.library.refresh(podcast.id).added == 0)
+        #expect(try fixture.library.episodes(of: podcast.id).count == 2)
+        #expect(try fixture.library.episodes(of: podcast.id).contains { $0.title == "First" })
+        await fixture.manager.shutdown()
+    }
+
+    @Test func conditionalRefreshAndGzip() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let fixture = try LibraryFixture()
+        let document = rss(items: [("a", "One", "https://cdn.example.com/1.mp3")])
+        let gzip = Process()
+        gzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
+        gzip.arguments = ["-c"]
+        let input = Pipe(), output = Pipe()
+        gzip.standardInput = input
+        gzip.standardOutput = output
+        try gzip.run()
+        input.fileHandleForWriting.write(Data(document.utf8))
+        try input.fileHandleForWriting.close()
+        let compressed = output.fileHandleForReading.readDataToEndOfFile()
+        gzip.waitUntilExit()
+        server.setRoute("/feed", Route(body: .bytes(Array(compressed)), contentType: "application/rss+xml", etag: "\"v1\"", extraHeaders: [("Content-Encoding", "gzip")]))
+        guard case .subscribed(let podcast, let summary) = try await fixture.library.subscribe(to: server.url("/feed")) else {
+            Issue.record("expected a new subscription"); return
+        }
+        #expect(summary.added == 1)
+        #expect(server.requests.first?.header("Accept-Encoding")?.contains("gzip") == true)
+        let again = try await fixture.library.refresh(podcast.id)
+        #expect(again.unchanged)
+        #expect(server.requests.last?.header("If-None-Match") == "\"v1\"")
+        await fixture.manager.shutdown()
+    }
+
+    @Test func pagedFeedsAreFollowedWithLoopDetection() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let fixture = try LibraryFixture()
+        func page(_ number: Int, next: String?) -> String {
+            rss(items: (0..<3).map { ("p\(number)-\($0)", "Page \(number) item \($0)", "https://cdn.example.com/\(number)-\($0).mp3") },
+                extraChannel: next.map { "<atom:link rel=\"next\" href=\"\($0)\"/>" } ?? "")
+        }
+        server.setRoute("/feed", feedRoute(page(1, next: "/feed?page=2")))
+        server.setRoute("/feed2", feedRoute(page(2, next: server.url("/feed3").absoluteString)))
+        server.setRoute("/feed3", feedRoute(page(3, next: "/feed")))   // back to the first: a loop
+        // The test server matches paths without the query: route page 2 by a distinct path.
+        server.setRoute("/feed", feedRoute(page(1, next: "/feed2")))
+        guard case .subscribed(let podcast, let summary) = try await fixture.library.subscribe(to: server.url("/feed")) else {
+            Issue.record("expected a new subscription"); return
+        }
+        #expect(summary.pages == 3)
+        #expect(summary.added == 9)
+        #expect(try fixture.library.episodes(of: podcast.id).count == 9)
+        #expect(server.requests(for: "/feed").count == 1, "the loop back to page 1 was not followed")
+        await fixture.manager.shutdown()
+    }
+
+    @Test func movedFeedsUpdateTheStoredURL() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let fixture = try LibraryFixture()
+        server.setRoute("/old", Route(body: .bytes([]), faults: [.redirect(to: "/new", status: 301)]))
+        server.setRoute("/new", feedRoute(rss(items: [("a", "One", "https://cdn.example.com/1.mp3")])))
+        guard case .subscribed(let moved, _) = try await fixture.library.subscribe(to: server.url("/old")) else {
+            Issue.record("expected a new subscription"); return
+        }
+        #expect(moved.feedURL == server.url("/new"), "a 301 updates the stored URL")
+
+        server.setRoute("/temporary", Route(body: .bytes([]), faults: [.redirect(to: "/elsewhere", status: 302)]))
+        server.setRoute("/elsewhere", feedRoute(rss(title: "Other", items: [])))
+        guard case .subscribed(let kept, _) = try await fixture.library.subscribe(to: server.url("/temporary")) else {
+            Issue.record("expected a new subscription"); return
+        }
+        #expect(kept.feedURL == server.url("/temporary"), "a 302 does not")
+
+        let announced = server.url("/announced")
+        server.setRoute("/announced", feedRoute(rss(title: "Other", items: [])))
+        server.setRoute("/elsewhere", feedRoute(rss(title: "Other", items: [], extraChannel: "<itunes:new-feed-url>\(announced.absoluteString)</itunes:new-feed-url>")))
+        let summary = try await fixture.library.refresh(kept.id)
+        #expect(summary.movedTo == announced)
+        #expect(try fixture.library.podcast(withID: kept.id)?.feedURL == announced)
+        await fixture.manager.shutdown()
+    }
+
+    @Test func errorsAreTypedRedactedAndChangeNothing() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let fixture = try LibraryFixture()
+        server.setRoute("/private", Route.html(status: 404, "<html>no</html>"))
+        var components = URLComponents(url: server.url("/private"), resolvingAgainstBaseURL: false)!
+        components.user = "alice"
+        components.password = "s3cret"
+        components.query = "token=abcdef"
+        do {
+            _ = try await fixture.library.subscribe(to: components.url!)
+            Issue.record("a 404 must fail")
+        } catch let error as FeedError {
+            #expect(error.code == .httpStatus)
+            #expect(error.httpStatus == 404)
+            #expect(!error.message.contains("s3cret") && !error.message.contains("abcdef"))
+        }
+        do {
+            _ = try await fixture.library.subscribe(to: URL(string: "ftp://example.com/feed")!)
+            Issue.record("ftp must fail")
+        } catch let error as FeedError {
+            #expect(error.code == .unsupportedScheme)
+        }
+        #expect(try fixture.library.podcasts().isEmpty)
+        await fixture.manager.shutdown()
+    }
+
+    @Test func refreshAllRunsConcurrently() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let fixture = try LibraryFixture()
+        for index in 0..<12 {
+            server.setRoute("/f\(index)", Route(body: .bytes(Array(rss(title: "Show \(index)", items: [("g\(index)", "E", "https://cdn.example.com/\(index).mp3")]).utf8)),
+                                                  contentType: "application/rss+xml", throttle: 1_000))
+            _ = try await fixture.library.subscribe(to: server.url("/f\(index)"))
+        }
+        server.resetStatistics()
+        let results = try await fixture.library.refreshAll()
+        #expect(results.count == 12)
+        #expect(results.allSatisfy { if case .success = $0.1 { return true } else { return false } })
+        #expect(server.maxConcurrentRequests > 1, "feeds are fetched concurrently")
+        await fixture.manager.shutdown()
+    }
+
+    @Test func findingPodcastsAndUnsubscribing() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let fixture = try LibraryFixture()
+        server.setRoute("/a", feedRoute(rss(title: "The Daily Swift", items: [("1", "x", "https://c/1.mp3")])))
+        server.setRoute("/b", feedRoute(rss(title: "Swift Weekly", items: [("2", "y", "https://c/2.mp3")])))
+        _ = try await fixture.library.subscribe(to: server.url("/a"))
+        _ = try await fixture.library.subscribe(to: server.url("/b"))
+        #expect(try fixture.library.findPodcast("daily").title == "The Daily Swift")
+        #expect(try fixture.library.findPodcast("2").title == "Swift Weekly")
+        #expect(throws: LibraryError.self) { try fixture.library.findPodcast("swift") }
+        #expect(throws: LibraryError.self) { try fixture.library.findPodcast("nothing") }
+        try fixture.library.unsubscribe(1, deleteFiles: false, folder: nil)
+        #expect(try fixture.library.podcasts().map(\.id) == [2])
+        #expect(try fixture.database.scalarInt("SELECT count(*) FROM episodes WHERE podcast_id = 1") == 0)
+        await fixture.manager.shutdown()
+    }
+
+    @Test func opmlRoundTrip() throws {
+        let outlines = [OPML.Outline(title: "A & B <show>", feedURL: URL(string: "https://example.com/a.xml")!, siteURL: URL(string: "https://example.com/")),
+                        OPML.Outline(title: nil, feedURL: URL(string: "https://example.com/b.xml?x=1&y=2")!)]
+        let text = OPML.write(outlines)
+        let read = try OPML.read(Data(text.utf8))
+        #expect(read.map(\.feedURL) == outlines.map(\.feedURL))
+        #expect(read[0].title == "A & B <show>")
+        #expect(throws: OPML.ReadError.self) { try OPML.read(Data("<html><body/></html>".utf8)) }
+        #expect(throws: OPML.ReadError.self) { try OPML.read(Data("not xml".utf8)) }
+    }
+}
