@@ -85,18 +85,7 @@ struct Get: RunnableCommand {
                 requests.append(DownloadRequest(id: DownloadID(""), url: url, destination: destination))
                 continue
             }
-            switch download.status {
-            case .completed:
-                if let path = download.filePath, FileManager.default.fileExists(atPath: path) {
-                    if !global.quiet { context.output.line("\(path)\t\(download.bytes)\talready downloaded (\(download.id))") }
-                } else {
-                    try? await manager.retry(download.id)
-                }
-            case .failed, .paused:
-                try? await manager.retry(download.id)
-            case .queued, .downloading, .waitingToRetry:
-                break
-            }
+            if needsRetry(download, context: context) { try? await manager.retry(download.id) }
         }
         do {
             try await manager.enqueue(contentsOf: requests)
@@ -118,19 +107,9 @@ struct Get: RunnableCommand {
                 fresh.append(DownloadRequest(id: DownloadID(""), url: url, destination: .directory(folder)))
                 continue
             }
-            switch download.status {
-            case .completed:
-                if let path = download.filePath, FileManager.default.fileExists(atPath: path) {
-                    if !global.quiet { context.output.line("\(path)\t\(download.bytes)\talready downloaded (\(download.id))") }
-                } else {
-                    try store.post(.retry(download.id))
-                    retried.append(download.id)
-                }
-            case .failed, .paused:
+            if needsRetry(download, context: context) {
                 try store.post(.retry(download.id))
                 retried.append(download.id)
-            case .queued, .downloading, .waitingToRetry:
-                break
             }
         }
         let ids = try store.add(fresh)
@@ -147,6 +126,24 @@ struct Get: RunnableCommand {
         let pid = HomeLock.holder(at: home.lockPath).map { " (pid \($0))" } ?? ""
         context.error("another monsoon\(pid) is downloading in \(home.path): handed it \(handed.count) download\(handed.count == 1 ? "" : "s") (\(handed.map(\.rawValue).joined(separator: ", "))); follow them with 'monsoon downloads'")
         return ExitStatus.success
+    }
+
+    /// What a URL already in the queue for this folder needs: a completed one whose file is
+    /// still there is reported as done; one whose file is gone, a failed or a paused one is
+    /// retried; an active one goes on by itself.
+    private func needsRetry(_ download: Download, context: CommandContext) -> Bool {
+        switch download.status {
+        case .completed:
+            if let path = download.filePath, FileManager.default.fileExists(atPath: path) {
+                if !global.quiet { context.output.line("\(path)\t\(download.bytes)\talready downloaded (\(download.id))") }
+                return false
+            }
+            return true
+        case .failed, .paused:
+            return true
+        case .queued, .downloading, .waitingToRetry:
+            return false
+        }
     }
 
     private static func isIn(_ folder: String, _ download: Download) -> Bool {
