@@ -9,6 +9,8 @@ work=$(mktemp -d /tmp/monsoon-demo.XXXXXX)
 server_pid=""
 cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
+# Its own Monsoon home, so the demo never touches your queue.
+export MONSOON_HOME="$work/home"
 
 echo "== Making 8 files of 24 MiB in $work/www"
 mkdir -p "$work/www"
