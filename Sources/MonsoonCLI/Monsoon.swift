@@ -1,4 +1,5 @@
 import Foundation
+import MonsoonPodcasts
 
 /// A command that can run.
 protocol RunnableCommand: ParsableCommand {
@@ -71,10 +72,11 @@ public enum MonsoonCLI {
             do {
                 return try await runnable.run(context)
             } catch let error as CLIError {
-                context.error(error.message)
+                context.error(Redaction.redactText(error.message))
                 return error.status
             } catch {
-                context.error("\(error)")
+                // Last safety net: no message leaves with a URL's credentials in it.
+                context.error(Redaction.redactText("\(error)"))
                 return ExitStatus.failure
             }
         }

@@ -250,4 +250,44 @@ struct LibraryFixture {
         #expect(throws: OPML.ReadError.self) { try OPML.read(Data("<html><body/></html>".utf8)) }
         #expect(throws: OPML.ReadError.self) { try OPML.read(Data("not xml".utf8)) }
     }
+
+    @Test func aFeedCannotPointMonsoonAtLocalFiles() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let fixture = try LibraryFixture()
+        let secret = FileManager.default.temporaryDirectory.appendingPathComponent("monsoon-secret-\(UUID().uuidString).xml")
+        try rss(title: "Secret", items: [("s", "Local secret", "https://cdn.example.com/s.mp3")]).write(to: secret, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: secret) }
+        server.setRoute("/feed", feedRoute(rss(items: [("a", "One", "https://cdn.example.com/1.mp3")],
+                                               extraChannel: "<atom:link rel=\"next\" href=\"\(secret.absoluteString)\"/>")))
+        guard case .subscribed(let podcast, _) = try await fixture.library.subscribe(to: server.url("/feed")) else {
+            Issue.record("expected a new subscription"); return
+        }
+        #expect(try fixture.library.episodes(of: podcast.id).map(\.title) == ["One"])
+        await #expect(throws: FeedError.self) { _ = try await fixture.library.subscribe(to: secret) }
+        await fixture.manager.shutdown()
+    }
+
+    @Test func anOldURLAnnouncingASubscribedFeedIsTheSamePodcast() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let fixture = try LibraryFixture()
+        server.setRoute("/new", feedRoute(rss(items: [("a", "One", "https://cdn.example.com/1.mp3")])))
+        server.setRoute("/old", feedRoute(rss(items: [("a", "One", "https://cdn.example.com/1.mp3")],
+                                              extraChannel: "<itunes:new-feed-url>\(server.url("/new").absoluteString)</itunes:new-feed-url>")))
+        _ = try await fixture.library.subscribe(to: server.url("/new"))
+        guard case .alreadySubscribed = try await fixture.library.subscribe(to: server.url("/old")) else {
+            Issue.record("the old URL must resolve to the existing subscription"); return
+        }
+        #expect(try fixture.library.podcasts().count == 1)
+        await fixture.manager.shutdown()
+    }
+
+    @Test func redactionCatchesCommonSecrets() {
+        #expect(Redaction.redact("https://h.example/feed?auth_token=abc&private_token=def&token-hash=ghi&page=2") ==
+                "https://h.example/feed?auth_token=***&private_token=***&token-hash=***&page=2")
+        #expect(!Redaction.redact("user:s3cret@host.example/feed").contains("s3cret"))
+        #expect(!Redaction.redactText("cannot fetch https://a:b@h.example/x?key=zzz: refused").contains("zzz"))
+        #expect(!Redaction.redactText("cannot fetch https://a:b@h.example/x?key=zzz: refused").contains("a:b@"))
+    }
 }

@@ -13,8 +13,9 @@ struct Add: RunnableCommand {
     init() {}
 
     func run(_ context: CommandContext) async throws -> Int32 {
-        guard let feedURL = URL(string: url.trimmingCharacters(in: .whitespaces)), feedURL.scheme != nil else {
-            throw CLIError(message: "'\(Redaction.redact(url))' is not a URL")
+        guard let feedURL = URL(string: url.trimmingCharacters(in: .whitespaces)), ["http", "https"].contains(feedURL.scheme?.lowercased() ?? ""),
+              feedURL.host?.isEmpty == false else {
+            throw CLIError(message: "'\(Redaction.redact(url))' is not an http or https URL; give the feed's full address, like https://example.com/feed.xml")
         }
         let session = try LibrarySession.open(global, context: context)
         let result = try await session.run { try await $0.subscribe(to: feedURL) }
@@ -119,7 +120,7 @@ struct Refresh: RunnableCommand {
                 context.output.line(line)
             case .failure(let error):
                 failed += 1
-                context.error("\(name): \(error)")
+                context.error("\(name): \(Redaction.redactText("\(error)"))")
             }
         }
         return failed > 0 ? ExitStatus.failure : ExitStatus.success
@@ -202,8 +203,14 @@ struct Export: RunnableCommand {
         let session = try LibrarySession.open(global, context: context)
         let podcasts = try await session.run { try $0.podcasts() }
         let keep = includeCredentials
-        let outlines = podcasts.map { podcast in
-            OPML.Outline(title: podcast.title, feedURL: keep ? podcast.feedURL : URL(string: Redaction.redact(podcast.feedURL)) ?? podcast.feedURL, siteURL: podcast.link)
+        // Fail closed: a URL that cannot be shown redacted is left out with a warning.
+        var outlines: [OPML.Outline] = []
+        for podcast in podcasts {
+            guard let url = keep ? podcast.feedURL : URL(string: Redaction.redact(podcast.feedURL)) else {
+                context.error("left out podcast \(podcast.id): its URL cannot be shown without its credentials (use --include-credentials)")
+                continue
+            }
+            outlines.append(OPML.Outline(title: podcast.title, feedURL: url, siteURL: podcast.link))
         }
         context.output.write(OPML.write(outlines))
         return ExitStatus.success
@@ -227,11 +234,18 @@ struct Inspect: RunnableCommand {
             if FileManager.default.fileExists(atPath: path) {
                 feed = try FeedParser.parse(fileAt: path)
             } else {
-                guard let url = URL(string: source), url.scheme != nil else {
-                    throw FeedError.make(.invalidURL, "'\(source)' is neither a file nor a URL")
+                guard let url = URL(string: source), let scheme = url.scheme?.lowercased(), scheme.count > 1 else {
+                    throw FeedError.make(.unreadable, "cannot read \(path): no such file")
                 }
-                let session = try LibrarySession.open(global, context: context)
-                feed = try await session.run { try await $0.inspect(url) }
+                // A bare engine for the fetch: inspecting opens no library and writes nothing.
+                let manager = DownloadManager()
+                do {
+                    feed = try await PodcastLibrary.inspect(url, manager: manager)
+                    await manager.shutdown()
+                } catch {
+                    await manager.shutdown()
+                    throw error
+                }
             }
         } catch let error as FeedError {
             throw CLIError(message: error.message)

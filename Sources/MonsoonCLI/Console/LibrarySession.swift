@@ -56,16 +56,16 @@ enum LibraryJSON {
         "{\"id\": \(podcast.id), \"feedURL\": \(url(podcast.feedURL)), \"title\": \(string(podcast.title)), \"author\": \(string(podcast.author)), "
             + "\"description\": \(string(podcast.description)), \"link\": \(url(podcast.link)), \"artworkURL\": \(url(podcast.artworkURL)), "
             + "\"language\": \(string(podcast.language)), \"lastRefresh\": \(date(podcast.lastRefresh)), \"lastError\": \(string(podcast.lastError)), "
-            + "\"episodes\": \(podcast.episodeCount)}"
+            + "\"etag\": \(string(podcast.etag)), \"lastModified\": \(string(podcast.lastModified)), \"episodes\": \(podcast.episodeCount)}"
     }
 
     static func episode(_ episode: Episode) -> String {
         "{\"id\": \(episode.id), \"podcastID\": \(episode.podcastID), \"guid\": \(string(episode.guid)), \"title\": \(string(episode.title)), "
             + "\"url\": \(url(episode.enclosureURL)), \"mediaType\": \(string(episode.mediaType)), \"length\": \(int(episode.declaredLength)), "
             + "\"published\": \(date(episode.published)), \"duration\": \(int(episode.duration)), \"season\": \(int(episode.season)), "
-            + "\"episode\": \(int(episode.episodeNumber)), \"link\": \(url(episode.link)), \"imageURL\": \(url(episode.imageURL)), "
+            + "\"episode\": \(int(episode.episodeNumber)), \"summary\": \(string(episode.summary)), \"link\": \(url(episode.link)), \"imageURL\": \(url(episode.imageURL)), "
             + "\"transcriptURL\": \(url(episode.transcriptURL)), \"chaptersURL\": \(url(episode.chaptersURL)), "
-            + "\"downloadState\": \"\(episode.downloadState.rawValue)\", \"fileName\": \(string(episode.fileName)), \"bytesOnDisk\": \(episode.bytesOnDisk), "
+            + "\"downloadState\": \"\(episode.downloadState.rawValue)\", \"downloadError\": \(string(episode.downloadError)), \"fileName\": \(string(episode.fileName)), \"bytesOnDisk\": \(episode.bytesOnDisk), "
             + "\"position\": \(JSONText.number(episode.position)), \"played\": \(episode.played), \"queuePosition\": \(int(episode.queuePosition))}"
     }
 

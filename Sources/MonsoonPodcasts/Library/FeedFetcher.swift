@@ -27,12 +27,6 @@ struct FeedFetcher: Sendable {
 
     /// Fetches `url`; with validators, a 304 answer is `.notModified`.
     func fetch(_ url: URL, etag: String? = nil, lastModified: String? = nil) async throws(FeedError) -> Outcome {
-        if url.isFileURL {
-            guard let data = FileManager.default.contents(atPath: url.path(percentEncoded: false)) else {
-                throw FeedError.make(.unreadable, "cannot read \(url.path(percentEncoded: false)): no such readable file")
-            }
-            return .document(Document(data: data, finalURL: url, movedPermanently: false, etag: nil, lastModified: nil))
-        }
         let scheme = url.scheme?.lowercased()
         guard scheme == "http" || scheme == "https" else {
             throw FeedError.make(.unsupportedScheme, "\(Redaction.redact(url)) is not an http or https URL")
@@ -69,19 +63,29 @@ struct FeedFetcher: Sendable {
     /// Fetches and parses a feed and, when `followPages`, its further pages
     /// (`atom:link rel="next"`), up to `maxPages`, stopping at a page seen before.
     func load(_ url: URL, etag: String? = nil, lastModified: String? = nil, followPages: Bool, maxPages: Int = 100) async throws(FeedError) -> Loaded? {
-        guard case .document(let first) = try await fetch(url, etag: etag, lastModified: lastModified) else { return nil }
+        guard case .document(var first) = try await fetch(url, etag: etag, lastModified: lastModified) else { return nil }
         var feed = try FeedParser.parse(first.data, url: first.finalURL, limits: limits)
+        first.data = Data()   // parsed: the bytes are not kept
         var loaded = Loaded(feed: feed, first: first, pages: 1)
         guard followPages else { return loaded }
         var seen: Set<String> = [url.absoluteString, first.finalURL.absoluteString]
         var identities = Set(feed.episodes.map(\.identity))
-        while let next = feed.nextPageURL, loaded.pages < maxPages, seen.insert(next.absoluteString).inserted {
-            guard case .document(let page) = try await fetch(next) else { break }
-            feed = try FeedParser.parse(page.data, url: page.finalURL, limits: limits)
+        // Older pages, over http(s) only (a feed must not point Monsoon at local files). A
+        // page that fails, or brings nothing new, ends the walk; what was read is kept.
+        while let next = feed.nextPageURL, loaded.pages < maxPages, ["http", "https"].contains(next.scheme?.lowercased() ?? ""),
+              seen.insert(next.absoluteString).inserted {
+            guard case .document(let page)? = try? await fetch(next),
+                  let parsed = try? FeedParser.parse(page.data, url: page.finalURL, limits: limits) else {
+                loaded.incompletePages = true
+                break
+            }
+            feed = parsed
+            let before = loaded.feed.episodes.count
             for episode in feed.episodes where identities.insert(episode.identity).inserted {
                 loaded.feed.episodes.append(episode)
             }
             loaded.pages += 1
+            if loaded.feed.episodes.count == before { break }
         }
         return loaded
     }
@@ -91,6 +95,8 @@ struct FeedFetcher: Sendable {
         var feed: ParsedFeed
         var first: Document
         var pages: Int
+        /// A later page could not be read; the episodes of the pages before it are kept.
+        var incompletePages = false
     }
 }
 

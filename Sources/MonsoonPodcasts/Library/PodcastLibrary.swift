@@ -61,20 +61,26 @@ public final class PodcastLibrary {
     /// Subscribes to the feed at `url`, reading its whole back catalogue (all pages).
     /// Nothing is stored unless the feed could be read.
     public func subscribe(to url: URL) async throws -> SubscribeResult {
+        guard ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
+            throw FeedError.make(.unsupportedScheme, "\(Redaction.redact(url)) is not an http or https URL")
+        }
         if let existing = try podcast(withFeedURL: url) { return .alreadySubscribed(existing) }
         guard let loaded = try await fetcher.load(url, followPages: true) else {
             throw FeedError.make(.empty, "\(Redaction.redact(url)) answered 304 Not Modified to a first request")
         }
         let finalURL = loaded.first.movedPermanently ? loaded.first.finalURL : url
         if finalURL != url, let existing = try podcast(withFeedURL: finalURL) { return .alreadySubscribed(existing) }
-        let id: Int = try database.write {
+        // An old URL whose feed announces a URL already subscribed is the same podcast.
+        if let announced = loaded.feed.newFeedURL, let existing = try podcast(withFeedURL: announced) { return .alreadySubscribed(existing) }
+        // The row and its episodes in one transaction: a failure leaves nothing behind.
+        var summary: RefreshSummary = try database.write {
             try database.run("""
                 INSERT INTO podcasts (feed_url, etag, last_modified, last_refresh, added) VALUES (?, ?, ?, ?, ?)
                 """, finalURL.absoluteString, loaded.first.etag, loaded.first.lastModified, Date(), Date())
-            return database.lastInsertRowID
+            return try store(loaded, podcastID: database.lastInsertRowID)
         }
-        var summary = try apply(loaded, to: id)
-        summary.movedTo = finalURL != url ? finalURL : nil
+        let id = summary.podcastID
+        summary.movedTo = finalURL != url ? finalURL : summary.movedTo
         guard let podcast = try podcast(withID: id) else { throw LibraryError.notFound("the new podcast vanished") }
         return .subscribed(podcast, summary)
     }
@@ -90,7 +96,8 @@ public final class PodcastLibrary {
         var deleted = 0
         if deleteFiles, let folder {
             for episode in try episodes(of: podcastID) {
-                guard let name = episode.fileName, !name.contains("/") else { continue }
+                // A name from the database must stay a plain name inside the folder.
+                guard let name = episode.fileName, !name.isEmpty, name != ".", name != "..", !name.contains("/"), !name.contains("\0") else { continue }
                 let path = (folder as NSString).appendingPathComponent(name)
                 if unlink(path) == 0 { deleted += 1 }
                 unlink(path + ".part")
@@ -103,9 +110,10 @@ public final class PodcastLibrary {
         return deleted
     }
 
-    /// Parses one document by URL without subscribing (pages are not followed).
-    public func inspect(_ url: URL) async throws -> ParsedFeed {
-        guard let loaded = try await fetcher.load(url, followPages: false) else {
+    /// Parses one document by URL without subscribing (pages are not followed), with
+    /// no library at all: nothing is opened or written.
+    public static func inspect(_ url: URL, manager: DownloadManager) async throws -> ParsedFeed {
+        guard let loaded = try await FeedFetcher(manager: manager).load(url, followPages: false) else {
             throw FeedError.make(.empty, "\(Redaction.redact(url)) answered 304 Not Modified")
         }
         return loaded.feed
@@ -127,19 +135,18 @@ public final class PodcastLibrary {
     public func refreshAll() async throws -> [(Podcast, Result<RefreshSummary, Error>)] {
         let podcasts = try podcasts()
         let fetcher = self.fetcher
-        var results: [(Podcast, Result<RefreshSummary, Error>)] = []
+        var results: [(Int, Podcast, Result<RefreshSummary, Error>)] = []
         await withTaskGroup(of: (Int, Result<FeedFetcher.Loaded?, FeedError>).self) { group in
             for (index, podcast) in podcasts.enumerated() {
                 group.addTask { (index, await Self.load(podcast, fetcher: fetcher)) }
             }
-            var loaded: [(Int, Result<FeedFetcher.Loaded?, FeedError>)] = []
-            for await result in group { loaded.append(result) }
-            for (index, result) in loaded.sorted(by: { $0.0 < $1.0 }) {
+            // Each feed is written as soon as it is in: nothing waits for the slowest one.
+            for await (index, result) in group {
                 let podcast = podcasts[index]
-                results.append((podcast, Result { try record(result, for: podcast) }))
+                results.append((index, podcast, Result { try record(result, for: podcast) }))
             }
         }
-        return results
+        return results.sorted { $0.0 < $1.0 }.map { ($0.1, $0.2) }
     }
 
     private static func load(_ podcast: Podcast, fetcher: FeedFetcher) async -> Result<FeedFetcher.Loaded?, FeedError> {
@@ -154,7 +161,7 @@ public final class PodcastLibrary {
     private func record(_ result: Result<FeedFetcher.Loaded?, FeedError>, for podcast: Podcast) throws -> RefreshSummary {
         switch result {
         case .failure(let error):
-            try database.run("UPDATE podcasts SET last_error = ? WHERE id = ?", error.message, podcast.id)
+            try database.run("UPDATE podcasts SET last_error = ? WHERE id = ?", Redaction.redactText(error.message), podcast.id)
             throw error
         case .success(nil):
             try database.run("UPDATE podcasts SET last_refresh = ?, last_error = NULL WHERE id = ?", Date(), podcast.id)
@@ -167,17 +174,28 @@ public final class PodcastLibrary {
     /// Stores a loaded feed: metadata, new and changed episodes, validators, and a
     /// new feed URL (permanent redirect, or `itunes:new-feed-url`). One transaction.
     func apply(_ loaded: FeedFetcher.Loaded, to podcastID: Int) throws -> RefreshSummary {
+        try database.write { try store(loaded, podcastID: podcastID) }
+    }
+
+    /// The body of `apply`, inside the caller's transaction.
+    private func store(_ loaded: FeedFetcher.Loaded, podcastID: Int) throws -> RefreshSummary {
         let feed = loaded.feed
         var summary = RefreshSummary(podcastID: podcastID, duplicates: feed.duplicateCount, pages: loaded.pages)
-        try database.write {
+        do {
+            // A feed that lost its title or author keeps the ones it had.
             try database.run("""
-                UPDATE podcasts SET title = ?2, author = ?3, description = ?4, link = ?5, artwork_url = ?6, language = ?7,
-                    podcast_guid = ?8, etag = ?9, last_modified = ?10, last_refresh = ?11, last_error = NULL WHERE id = ?1
+                UPDATE podcasts SET title = coalesce(?2, title), author = coalesce(?3, author), description = coalesce(?4, description),
+                    link = coalesce(?5, link), artwork_url = coalesce(?6, artwork_url), language = coalesce(?7, language),
+                    podcast_guid = coalesce(?8, podcast_guid), etag = ?9, last_modified = ?10, last_refresh = ?11, last_error = NULL WHERE id = ?1
                 """, podcastID, feed.title, feed.author, feed.description, feed.link?.absoluteString, feed.artworkURL?.absoluteString,
                 feed.language, feed.podcastGUID, loaded.first.etag, loaded.first.lastModified, Date())
-            var known: [String: EpisodeMetadata] = [:]
-            for row in try database.statement("SELECT identity, \(EpisodeMetadata.columns) FROM episodes WHERE podcast_id = ?").query([podcastID], { ($0.text(0) ?? "", EpisodeMetadata($0, offset: 1)) }) {
-                known[row.0] = row.1
+            // Keyed by the identity's bytes: SQLite compares bytes, Swift strings compare
+            // canonical equivalents, and the two must agree.
+            var known: [[UInt8]: (metadata: EpisodeMetadata, order: Int)] = [:]
+            for row in try database.statement("SELECT identity, feed_order, \(EpisodeMetadata.columns) FROM episodes WHERE podcast_id = ?").query([podcastID], {
+                (Array(($0.text(0) ?? "").utf8), $0.int(1), EpisodeMetadata($0, offset: 2))
+            }) {
+                known[row.0] = (row.2, row.1)
             }
             let insert = try database.statement("""
                 INSERT INTO episodes (podcast_id, identity, feed_order, \(EpisodeMetadata.columns))
@@ -191,16 +209,17 @@ public final class PodcastLibrary {
                 """)
             for (order, episode) in feed.episodes.enumerated() {
                 let metadata = EpisodeMetadata(episode)
+                let key = Array(episode.identity.utf8)
                 let values: [SQLValueConvertible] = [podcastID, episode.identity, order] + metadata.values
-                if let old = known[episode.identity] {
-                    guard old != metadata else { continue }
+                if let old = known[key] {
+                    guard old.metadata != metadata || old.order != order else { continue }
                     try update.bind(values)
                     while try update.step() {}
-                    summary.updated += 1
+                    if old.metadata != metadata { summary.updated += 1 }
                 } else {
                     try insert.bind(values)
                     while try insert.step() {}
-                    known[episode.identity] = metadata
+                    known[key] = (metadata, order)
                     summary.added += 1
                 }
             }
@@ -214,13 +233,31 @@ public final class PodcastLibrary {
     /// A permanent redirect or `itunes:new-feed-url` moves the subscription, unless
     /// the new URL is not http(s) or another subscription already has it.
     private func move(_ podcastID: Int, loaded: FeedFetcher.Loaded) throws -> URL? {
+        guard let current = try podcast(withID: podcastID) else { return nil }
+        // A redirect that was followed wins over an announcement that was not fetched.
         var target: URL?
-        if loaded.first.movedPermanently { target = loaded.first.finalURL }
-        if let announced = loaded.feed.newFeedURL, ["http", "https"].contains(announced.scheme?.lowercased() ?? "") { target = announced }
-        guard let target, let current = try podcast(withID: podcastID), target != current.feedURL,
-              try podcast(withFeedURL: target) == nil else { return nil }
+        if loaded.first.movedPermanently {
+            target = loaded.first.finalURL
+        } else if let announced = loaded.feed.newFeedURL, ["http", "https"].contains(announced.scheme?.lowercased() ?? ""),
+                  announced != loaded.first.finalURL {
+            target = Self.keepingCredentials(of: current.feedURL, in: announced)
+        }
+        guard let target, target != current.feedURL, try podcast(withFeedURL: target) == nil else { return nil }
         try database.run("UPDATE podcasts SET feed_url = ?, etag = NULL, last_modified = NULL WHERE id = ?", target.absoluteString, podcastID)
         return target
+    }
+}
+
+extension PodcastLibrary {
+    /// A private feed that moves on the same host keeps its user and password.
+    static func keepingCredentials(of old: URL, in new: URL) -> URL {
+        guard old.host?.lowercased() == new.host?.lowercased(), new.user == nil,
+              var components = URLComponents(url: new, resolvingAgainstBaseURL: false),
+              let oldComponents = URLComponents(url: old, resolvingAgainstBaseURL: false),
+              oldComponents.user != nil else { return new }
+        components.user = oldComponents.user
+        components.password = oldComponents.password
+        return components.url ?? new
     }
 }
 

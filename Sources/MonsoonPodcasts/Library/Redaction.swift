@@ -2,13 +2,16 @@ import Foundation
 
 /// Hides credentials in URLs before they are printed, logged or written as JSON.
 public enum Redaction {
-    private static let secretParameters: Set<String> = ["token", "access_token", "auth", "key", "api_key", "apikey", "password", "secret", "signature", "sig"]
+    /// Query parameters whose names contain one of these are secrets (token, auth_token,
+    /// private_token, api_key, token-hash, sig, password…).
+    private static let secretParts = ["token", "key", "auth", "sig", "secret", "pass", "hash", "session", "credential"]
 
-    /// The URL with its user and password, and secret-looking query values, replaced by `***`.
+    /// The URL with its user and password, and secret-looking query values, replaced by
+    /// `***`. Text that is not a URL but has a user part (`user:pass@host/feed`) has it masked.
     public static func redact(_ text: String) -> String {
         // Without a user part or a query there is nothing to hide: skip the parse.
         if !text.utf8.contains(UInt8(ascii: "@")) && !text.utf8.contains(UInt8(ascii: "?")) { return text }
-        guard var components = URLComponents(string: text) else { return text }
+        guard var components = URLComponents(string: text), components.host != nil else { return maskUserPart(text) }
         var changed = false
         if components.user != nil || components.password != nil {
             components.user = components.user.map { _ in "***" }
@@ -17,13 +20,36 @@ public enum Redaction {
         }
         if let items = components.queryItems {
             components.queryItems = items.map { item in
-                guard secretParameters.contains(item.name.lowercased()), item.value != nil else { return item }
+                let name = item.name.lowercased()
+                guard item.value != nil, secretParts.contains(where: { name.contains($0) }) else { return item }
                 changed = true
                 return URLQueryItem(name: item.name, value: "***")
             }
         }
-        return changed ? (components.string ?? text) : text
+        guard changed else { return text }
+        // Fail closed: if the URL cannot be rebuilt, print none of it.
+        return components.string ?? "(a URL with credentials)"
     }
 
     public static func redact(_ url: URL) -> String { redact(url.absoluteString) }
+
+    /// Redacts every URL inside a message.
+    public static func redactText(_ message: String) -> String {
+        guard message.contains("@") || message.contains("?") else { return message }
+        return message.split(separator: " ", omittingEmptySubsequences: false).map { word -> String in
+            let text = String(word)
+            guard text.contains("://") || text.contains("@") else { return text }
+            // Keep punctuation that closed a sentence around the URL.
+            let trimmed = text.trimmingCharacters(in: CharacterSet(charactersIn: ".,;:()'\""))
+            guard !trimmed.isEmpty, let range = text.range(of: trimmed) else { return redact(text) }
+            return text.replacingCharacters(in: range, with: redact(trimmed))
+        }.joined(separator: " ")
+    }
+
+    private static func maskUserPart(_ text: String) -> String {
+        guard let at = text.lastIndex(of: "@") else { return text }
+        let start = text.range(of: "://")?.upperBound ?? text.startIndex
+        guard start < at else { return text }
+        return String(text[..<start]) + "***" + String(text[at...])
+    }
 }
