@@ -46,6 +46,9 @@ struct ConnectionTests {
         #expect(server.maxConcurrentRequests == 4)
         #expect(server.bodyBytesSent == 72_000)
 
+        // The clients have exited; the server may still be closing their connections.
+        let deadline = Date().addingTimeInterval(5)
+        while server.openConnections > 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
         server.resetStatistics()
         #expect(server.maxConcurrentRequests == 0)
     }
