@@ -78,18 +78,13 @@ enum Control {
 struct Pause: RunnableCommand {
     static let configuration = CommandConfiguration(commandName: "pause", abstract: "Pause a download (keeping its bytes), or all with --all.")
     @OptionGroup var global: GlobalOptions
-    @Flag(name: .long, help: "Pause every active download.") var all = false
-    @Argument(help: "The download's id, like d17.", valueName: "id") var id: String?
+    @OptionGroup var selection: DownloadSelection
     init() {}
 
-    mutating func validate() throws {
-        if all == (id != nil) { throw ValidationError("Give a download id, or --all.") }
-        if let id { _ = try Control.parseID(id) }
-    }
-
     func run(_ context: CommandContext) async throws -> Int32 {
-        if all { return try await Control.apply(.pauseAll, id: nil, global: global, context: context) }
-        let id = try Control.parseID(id ?? "")
+        guard let id = try selection.downloadID() else {
+            return try await Control.apply(.pauseAll, id: nil, global: global, context: context)
+        }
         return try await Control.apply(.pause(id), id: id, global: global, context: context)
     }
 }
@@ -97,18 +92,13 @@ struct Pause: RunnableCommand {
 struct Resume: RunnableCommand {
     static let configuration = CommandConfiguration(commandName: "resume", abstract: "Resume a paused or failed download, or all paused ones with --all.")
     @OptionGroup var global: GlobalOptions
-    @Flag(name: .long, help: "Resume every paused download.") var all = false
-    @Argument(help: "The download's id, like d17.", valueName: "id") var id: String?
+    @OptionGroup var selection: DownloadSelection
     init() {}
 
-    mutating func validate() throws {
-        if all == (id != nil) { throw ValidationError("Give a download id, or --all.") }
-        if let id { _ = try Control.parseID(id) }
-    }
-
     func run(_ context: CommandContext) async throws -> Int32 {
-        if all { return try await Control.apply(.resumeAll, id: nil, global: global, context: context) }
-        let id = try Control.parseID(id ?? "")
+        guard let id = try selection.downloadID() else {
+            return try await Control.apply(.resumeAll, id: nil, global: global, context: context)
+        }
         return try await Control.apply(.resume(id), id: id, global: global, context: context)
     }
 }

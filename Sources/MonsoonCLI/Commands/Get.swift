@@ -19,23 +19,13 @@ struct Get: RunnableCommand {
 
     @OptionGroup var global: GlobalOptions
 
+    @OptionGroup var transfer: TransferOptions
+
     @Option(name: .customShort("i"), help: "Also read URLs from FILE, one per line ('-' for standard input; blank lines and # comments are skipped).", valueName: "file")
     var inputFile: String?
 
     @Option(name: [.customShort("o"), .long("out")], help: "The folder to download into (created when missing).", valueName: "dir")
     var out: String = "."
-
-    @Option(name: .shortAndLong, help: "Downloads running at once.", valueName: "n")
-    var jobs: Int = 4
-
-    @Option(name: .long, help: "Retries after the first attempt for transient failures.", valueName: "n")
-    var retries: Int = 5
-
-    @Option(name: .customLong("per-host"), help: "Downloads running at once to one host (default: no limit).", valueName: "n")
-    var perHost: Int?
-
-    @Option(name: .customLong("min-free"), help: "Free space to leave on the disk: a download that would eat into it does not start.", valueName: "size")
-    var minFree: ByteSize = ByteSize(bytes: 64 << 20)
 
     @Argument(help: "The URLs to download (http or https).", valueName: "url")
     var urls: [String] = []
@@ -43,9 +33,6 @@ struct Get: RunnableCommand {
     init() {}
 
     mutating func validate() throws {
-        if jobs < 1 { throw ValidationError("--jobs must be at least 1.") }
-        if retries < 0 { throw ValidationError("--retries must be 0 or more.") }
-        if let perHost, perHost < 1 { throw ValidationError("--per-host must be at least 1.") }
         if urls.isEmpty && inputFile == nil { throw ValidationError("Give at least one URL, or a file of URLs with -i.") }
     }
 
@@ -66,13 +53,7 @@ struct Get: RunnableCommand {
         }
         defer { withExtendedLifetime(lock) {} }
 
-        var configuration = EngineConfiguration()
-        configuration.maxConcurrentDownloads = jobs
-        configuration.maxDownloadsPerHost = perHost
-        configuration.retry.maxRetries = retries
-        configuration.diskReserve = minFree.bytes
-        configuration.userAgent = "Monsoon/\(MonsoonCLI.version)"
-        let manager = try QueueRun.openManager(home, configuration: configuration)
+        let manager = try QueueRun.openManager(home, configuration: transfer.configuration)
         let session = QueueRun(manager, context: context, global: global)
 
         // A URL already queued for this folder is the same download: resume it, or

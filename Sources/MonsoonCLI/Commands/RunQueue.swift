@@ -16,25 +16,9 @@ struct RunQueue: RunnableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Option(name: .shortAndLong, help: "Downloads running at once.", valueName: "n")
-    var jobs: Int = 4
-
-    @Option(name: .long, help: "Retries after the first attempt for transient failures.", valueName: "n")
-    var retries: Int = 5
-
-    @Option(name: .customLong("per-host"), help: "Downloads running at once to one host (default: no limit).", valueName: "n")
-    var perHost: Int?
-
-    @Option(name: .customLong("min-free"), help: "Free space to leave on the disk.", valueName: "size")
-    var minFree: ByteSize = ByteSize(bytes: 64 << 20)
+    @OptionGroup var transfer: TransferOptions
 
     init() {}
-
-    mutating func validate() throws {
-        if jobs < 1 { throw ValidationError("--jobs must be at least 1.") }
-        if retries < 0 { throw ValidationError("--retries must be 0 or more.") }
-        if let perHost, perHost < 1 { throw ValidationError("--per-host must be at least 1.") }
-    }
 
     func run(_ context: CommandContext) async throws -> Int32 {
         let home = try Home(option: global.home, context: context)
@@ -43,13 +27,7 @@ struct RunQueue: RunnableCommand {
             throw CLIError(message: "another monsoon\(pid) is already downloading in \(home.path); follow it with 'monsoon downloads'")
         }
         defer { withExtendedLifetime(lock) {} }
-        var configuration = EngineConfiguration()
-        configuration.maxConcurrentDownloads = jobs
-        configuration.maxDownloadsPerHost = perHost
-        configuration.retry.maxRetries = retries
-        configuration.diskReserve = minFree.bytes
-        configuration.userAgent = "Monsoon/\(MonsoonCLI.version)"
-        let manager = try QueueRun.openManager(home, configuration: configuration)
+        let manager = try QueueRun.openManager(home, configuration: transfer.configuration)
         let session = QueueRun(manager, context: context, global: global)
         if await manager.counts().allSatisfy({ !$0.key.isActive || $0.value == 0 }) {
             await manager.shutdown()
