@@ -11,7 +11,7 @@ import Testing
         let size = 2 << 20
         let body = Body.pattern(size: size, seed: 42)
         server.setRoute("/show/episode.mp3", Route(body: body, contentType: "audio/mpeg", etag: "\"e1\"",
-                                                    contentDisposition: "attachment; filename=\"Episode 1.mp3\"", throttle: 400_000))
+                                                    contentDisposition: "attachment; filename=\"Episode 1.mp3\"", throttle: 100_000))
         let url = server.url("/show/episode.mp3").absoluteString
 
         let first = try MonsoonProcess(["get", "-o", "out", url], in: folder.path)

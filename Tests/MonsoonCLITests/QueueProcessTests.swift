@@ -54,8 +54,8 @@ import Testing
         let folder = Folder()
         defer { folder.remove(); server.stop() }
         let big = Body.pattern(size: 2 << 20, seed: 1)
-        server.setRoute("/big.mp3", Route(body: big, etag: "\"b\"", throttle: 200_000))
-        server.setRoute("/gone.mp3", Route(body: .pattern(size: 1 << 20, seed: 2), etag: "\"g\"", throttle: 100_000))
+        server.setRoute("/big.mp3", Route(body: big, etag: "\"b\"", throttle: 60_000))
+        server.setRoute("/gone.mp3", Route(body: .pattern(size: 1 << 20, seed: 2), etag: "\"g\"", throttle: 30_000))
         server.setRoute("/later.mp3", Route(body: .bytes(Array("later".utf8))))
         let running = try MonsoonProcess(["get", "-o", "out", server.url("/big.mp3").absoluteString, server.url("/gone.mp3").absoluteString], in: folder.path)
         defer { running.process.terminate() }

@@ -56,7 +56,7 @@ import Testing
         server.setRoute("/done", Route(body: .bytes([1, 2, 3])))
         server.setRoute("/missing", Route.html(status: 404, "<html>no</html>"))
         server.setRoute("/busy", Route(body: .bytes([1]), faults: [.status(503, times: 1, retryAfter: "60")]))
-        server.setRoute("/slow", Route(body: body, etag: "\"s\"", throttle: 200_000))
+        server.setRoute("/slow", Route(body: body, etag: "\"s\"", throttle: 40_000))
         do {
             var configuration = fastConfiguration()
             configuration.retry.maxDelay = 120
@@ -179,7 +179,7 @@ import Testing
         defer { folder.remove(); server.stop() }
         let database = folder.file("queue.sqlite")
         let body = Body.pattern(size: 1 << 20, seed: 9)
-        server.setRoute("/r", Route(body: body, etag: "\"r\"", throttle: 150_000))
+        server.setRoute("/r", Route(body: body, etag: "\"r\"", throttle: 40_000))
         server.setRoute("/added", Route(body: .bytes([4, 2])))
         let manager = try DownloadManager(configuration: fastConfiguration(), databasePath: database)
         let recorder = EventRecorder(manager)

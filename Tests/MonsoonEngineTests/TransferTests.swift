@@ -65,7 +65,7 @@ import Testing
         defer { folder.remove(); server.stop() }
         let size = 1 << 20
         let body = Body.pattern(size: size, seed: 3)
-        server.setRoute("/c.mp3", Route(body: body, etag: "\"c1\"", throttle: 150_000))
+        server.setRoute("/c.mp3", Route(body: body, etag: "\"c1\"", throttle: 40_000))
         let manager = DownloadManager(configuration: fastConfiguration())
         try await manager.enqueue(request("c", server.url("/c.mp3"), to: folder.file("c.mp3")))
         try await eventually("some bytes on disk") { (await manager.download(withID: "c")?.bytes ?? 0) > 100_000 }
@@ -110,7 +110,7 @@ import Testing
         defer { folder.remove(); server.stop() }
         let old = Body.pattern(size: 1 << 20, seed: 5)
         let new = Body.pattern(size: 1 << 20, seed: 6)
-        server.setRoute("/e", Route(body: old, etag: "\"old\"", throttle: 100_000))
+        server.setRoute("/e", Route(body: old, etag: "\"old\"", throttle: 40_000))
         let manager = DownloadManager(configuration: fastConfiguration())
         try await manager.enqueue(request("e", server.url("/e"), to: folder.file("e.bin")))
         try await eventually("some bytes") { (await manager.download(withID: "e")?.bytes ?? 0) > 50_000 }
