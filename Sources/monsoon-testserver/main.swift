@@ -84,6 +84,12 @@ struct Options {
 
 let options = Options(arguments: Array(CommandLine.arguments.dropFirst()))
 
+var stopSignals = sigset_t()
+sigemptyset(&stopSignals)
+sigaddset(&stopSignals, SIGINT)
+sigaddset(&stopSignals, SIGTERM)
+pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
+
 let server: TestServer
 do {
     server = try TestServer(port: options.port)
@@ -116,19 +122,14 @@ if let count = options.generate, let size = options.size {
     }
 }
 
-// Signals are turned into dispatch events so the shutdown runs on a normal thread, not in a handler.
+// SIGINT and SIGTERM are blocked in every thread (set here, before the server starts its
+// threads, so they inherit it) and taken with sigwait below. This works whatever signal
+// mask the parent left us: a test runner may spawn us with SIGTERM blocked, and a blocked
+// signal that is then set to SIG_IGN would be discarded, leaving us running forever.
 signal(SIGPIPE, SIG_IGN)
-let signalSources = [SIGINT, SIGTERM].map { number in
-    signal(number, SIG_IGN)
-    let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
-    source.setEventHandler {
-        server.stop()
-        exit(0)
-    }
-    source.resume()
-    return source
-}
-
 // Written unbuffered, so a parent reading our stdout through a pipe sees the line at once.
 FileHandle.standardOutput.write(Data("http://127.0.0.1:\(server.port)\n".utf8))
-withExtendedLifetime(signalSources) { dispatchMain() }
+var caught: Int32 = 0
+while sigwait(&stopSignals, &caught) != 0 {}
+server.stop()
+exit(0)
