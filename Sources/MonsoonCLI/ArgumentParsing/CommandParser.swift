@@ -1,7 +1,7 @@
 /// The entry point of the argument parser.
 ///
 ///     switch CommandParser.parse(Array(CommandLine.arguments.dropFirst()), root: Monsoon.self) {
-///     case .command(let command): try await (command as! any AsyncCommand).run()
+///     case .command(let command): try await (command as? any RunnableCommand)?.run(context)
 ///     case .help(let text), .version(let text): print(text)
 ///     case .usageError(let message, let usage):
 ///         printToStandardError(CommandParser.usageErrorText(message: message, usage: usage, root: Monsoon.self))

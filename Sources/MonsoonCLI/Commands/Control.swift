@@ -37,18 +37,22 @@ enum Control {
         }
         // A monsoon is downloading: post the command and wait until it has taken it.
         try store.post(command)
-        let deadline = Date().addingTimeInterval(10)
-        while try store.hasPendingCommands() {
-            if Date() > deadline {
-                throw CLIError(message: "the running monsoon did not take the command within 10 s; it is posted and will apply when it does")
-            }
-            try await Task.sleep(nanoseconds: 50_000_000)
-        }
+        try await waitUntilTaken(store, otherwise: "the running monsoon did not take the command within 10 s; it is posted and will apply when it does")
         if !global.quiet {
             let pid = HomeLock.holder(at: home.lockPath).map { " (pid \($0))" } ?? ""
             context.output.line(describe(command, after: nil) + " by the running monsoon\(pid)")
         }
         return ExitStatus.success
+    }
+
+    /// Waits (up to 10 s) until the running monsoon has taken every posted command. Another
+    /// process's commit cannot wake this one, so it looks at the table a few times a second.
+    static func waitUntilTaken(_ store: DownloadStore, otherwise message: String) async throws {
+        let deadline = Date().addingTimeInterval(10)
+        while try store.hasPendingCommands() {
+            if Date() > deadline { throw CLIError(message: message) }
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
     }
 
     static func describe(_ command: DownloadCommand, after download: Download?) -> String {

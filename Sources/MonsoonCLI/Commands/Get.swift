@@ -97,13 +97,7 @@ struct Get: RunnableCommand {
         if !ids.isEmpty { try store.post(.adoptNewDownloads) }
         let handed = ids + retried
         guard !handed.isEmpty else { return ExitStatus.success }
-        let deadline = Date().addingTimeInterval(10)
-        while try store.hasPendingCommands() {
-            if Date() > deadline {
-                throw CLIError(message: "the running monsoon did not take the downloads within 10 s; they are queued (\(handed.map(\.rawValue).joined(separator: ", "))): run 'monsoon download' when it has stopped")
-            }
-            try await Task.sleep(nanoseconds: 50_000_000)
-        }
+        try await Control.waitUntilTaken(store, otherwise: "the running monsoon did not take the downloads within 10 s; they are queued (\(handed.map(\.rawValue).joined(separator: ", "))): run 'monsoon download' when it has stopped")
         let pid = HomeLock.holder(at: home.lockPath).map { " (pid \($0))" } ?? ""
         context.error("another monsoon\(pid) is downloading in \(home.path): handed it \(handed.count) download\(handed.count == 1 ? "" : "s") (\(handed.map(\.rawValue).joined(separator: ", "))); follow them with 'monsoon downloads'")
         return ExitStatus.success
