@@ -28,10 +28,14 @@ struct GlobalOptions: ParsableArguments {
     @Flag(name: .shortAndLong, help: "Print only errors: no progress, no per-download lines.")
     var quiet = false
 
-    @Flag(name: .shortAndLong, help: "Also report retries as they happen.")
+    @Flag(name: .shortAndLong, help: "Also print request-level detail.")
     var verbose = false
 
     init() {}
+
+    mutating func validate() throws {
+        if quiet && verbose { throw ValidationError("--quiet and --verbose cannot be used together: choose one.") }
+    }
 }
 
 /// The root command.

@@ -384,22 +384,22 @@ private func help(
     @Test func subcommandOptionBeforeItsNameIsUnknown() {
         let error = usageError(["--jobs", "3", "get"])
         #expect(error.message == "Unknown option '--jobs'.")
-        #expect(error.usage == "monsoon [<options>] <subcommand>")
+        #expect(error.usage == "monsoon [<options>] <command>")
     }
 
     @Test func unknownSubcommandWithSuggestion() {
         let error = usageError(["gte"])
-        #expect(error.message == "Unknown subcommand 'gte'. Did you mean 'get'?")
-        #expect(usageError(["frobnicate"]).message == "Unknown subcommand 'frobnicate'.")
-        #expect(usageError(["downloads", "lst"]).message == "Unknown subcommand 'lst'. Did you mean 'list'?")
+        #expect(error.message == "Unknown command 'gte'. Did you mean 'get'?")
+        #expect(usageError(["frobnicate"]).message == "Unknown command 'frobnicate'.")
+        #expect(usageError(["downloads", "lst"]).message == "Unknown command 'lst'. Did you mean 'list'?")
     }
 
     @Test func missingSubcommand() {
         let error = usageError([])
-        #expect(error.message == "Missing subcommand; expected one of: get, downloads.")
-        #expect(error.usage == "monsoon [<options>] <subcommand>")
-        #expect(usageError(["-q"]).message == "Missing subcommand; expected one of: get, downloads.")
-        #expect(usageError(["downloads"]).message == "Missing subcommand; expected one of: list, remove.")
+        #expect(error.message == "Missing command; expected one of: get, downloads.")
+        #expect(error.usage == "monsoon [<options>] <command>")
+        #expect(usageError(["-q"]).message == "Missing command; expected one of: get, downloads.")
+        #expect(usageError(["downloads"]).message == "Missing command; expected one of: list, remove.")
     }
 
     @Test func defaultSubcommand() throws {
@@ -505,12 +505,12 @@ private func help(
 @Suite struct ArgumentParserHelpTests {
     @Test func rootHelp() {
         let text = help(["--help"])
-        #expect(text.hasPrefix("Usage: monsoon [<options>] <subcommand>\n\nA podcast download engine.\n"))
+        #expect(text.hasPrefix("Usage: monsoon [<options>] <command>\n\nA podcast download engine.\n"))
         #expect(text.contains("OPTIONS:\n  --home <dir>            Monsoon's data folder.\n  -q, --quiet             Print less.\n"))
         #expect(text.contains("  --version               Show the version.\n"))
         #expect(text.contains("  -h, --help              Show help information."))
-        #expect(text.contains("SUBCOMMANDS:\n  get                     Download URLs.\n  downloads               Manage downloads."))
-        #expect(text.hasSuffix("  See 'monsoon help <subcommand>' for detailed help."))
+        #expect(text.contains("COMMANDS:\n  get                     Download URLs.\n  downloads               Manage downloads."))
+        #expect(text.hasSuffix("  See 'monsoon help <command>' for detailed help."))
         #expect(!text.contains("ARGUMENTS:"))
     }
 
@@ -528,7 +528,7 @@ private func help(
         #expect(text.contains("  --[no-]resume           Resume partial files. (default: --resume)\n"))
         #expect(text.contains("  --json                  Print JSON lines.\n"))
         #expect(!text.contains("--version"))
-        #expect(!text.contains("SUBCOMMANDS:"))
+        #expect(!text.contains("COMMANDS:"))
         // Declaration order: group options first, then the command's own.
         let home = text.firstRange(of: "--home")!.lowerBound
         let input = text.firstRange(of: "-i <file>")!.lowerBound
@@ -553,7 +553,21 @@ private func help(
         #expect(help(["help"]) == help(["--help"]))
         #expect(help(["help", "downloads", "list"]) == help(["downloads", "list", "-h"]))
         #expect(help(["downloads", "help", "remove"]) == help(["downloads", "remove", "-h"]))
-        #expect(usageError(["help", "nope"]).message == "Unknown subcommand 'nope'.")
+        #expect(usageError(["help", "nope"]).message == "Unknown command 'nope'.")
+    }
+
+    @Test func helpOfHelp() {
+        let text = help(["help", "help"])
+        #expect(text.hasPrefix("Usage: monsoon help [<command> ...]\n\nShow the help of a command"))
+        #expect(help(["--help"]).contains("\n  help                    Show the help of a command"))
+    }
+
+    @Test func helpSaysCommandThroughout() {
+        for text in [help(["--help"]), help(["downloads", "--help"]), help(["help", "help"])] {
+            #expect(!text.lowercased().contains("subcommand"), "\(text)")
+        }
+        #expect(!usageError(["frob"]).message.lowercased().contains("subcommand"))
+        #expect(!usageError(["downloads"]).message.lowercased().contains("subcommand"))
     }
 
     @Test func helpAnywhereWinsOverErrors() throws {
@@ -568,7 +582,7 @@ private func help(
 
     @Test func defaultSubcommandHelp() {
         let text = help(["--help"], root: FixtureDefaultRoot.self)
-        #expect(text.hasPrefix("Usage: monsoon [<options>] [<subcommand>]"))
+        #expect(text.hasPrefix("Usage: monsoon [<options>] [<command>]"))
         #expect(text.contains("  get                     Download URLs. (default)"))
     }
 

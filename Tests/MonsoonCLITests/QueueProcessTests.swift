@@ -65,7 +65,7 @@ import Testing
         #expect(listing.status == 0)
         let rows = try #require(try JSONSerialization.jsonObject(with: Data(listing.output.utf8)) as? [[String: Any]])
         #expect(rows.map { $0["id"] as? String } == ["d1", "d2"])
-        #expect(Set(rows[0].keys) == ["id", "url", "destination", "status", "bytes", "total", "progress", "error"])
+        #expect(Set(rows[0].keys) == ["id", "url", "destination", "file", "status", "bytes", "total", "progress", "error"])
 
         let paused = await runMonsoon(["pause", "d1"], in: folder.path)
         #expect(paused.status == 0, "\(paused.errors)")
@@ -77,7 +77,7 @@ import Testing
         let second = await runMonsoon(["download"], in: folder.path)
         #expect(second.status == 1)
         #expect(second.errors.contains("already downloading"))
-        let handed = await runMonsoon(["get", "-o", "out", server.url("/later.mp3").absoluteString], in: folder.path)
+        let handed = await runMonsoon(["get", "--no-wait", "-o", "out", server.url("/later.mp3").absoluteString], in: folder.path)
         #expect(handed.status == 0)
         #expect(handed.errors.contains("handed it 1 download (d3)"))
 
@@ -90,7 +90,10 @@ import Testing
         try await waitUntil("gone.mp3's part deleted") { !FileManager.default.fileExists(atPath: folder.file("out/gone.mp3.part")) }
 
         let done = try await running.finish()
-        #expect(done.status == 0, "\(done.errors)")
+        #expect(done.status == 1, "d2 was removed: \(done.errors)")
+        #expect(done.errors.contains("monsoon: d2 removed\n"))
+        #expect(done.errors.contains("monsoon: 1 of 2 downloaded, 1 removed"), "later.mp3 was handed over, not this get's: \(done.errors)")
+        #expect(!done.output.contains("later.mp3"))
         #expect(try SHA256.hex(fileAt: folder.file("out/big.mp3")) == big.sha256Hex())
         #expect(server.requests(for: "/big.mp3").last?.header("Range") == "bytes=\(size)-")
         #expect(folder.contents("out") == ["big.mp3", "later.mp3"])

@@ -2,7 +2,7 @@
 /// what the parser accepts.
 ///
 /// Help reads, in order: the usage line, the abstract, the discussion, then the ARGUMENTS,
-/// OPTIONS and SUBCOMMANDS sections, all wrapped to 80 columns.
+/// OPTIONS and COMMANDS sections, all wrapped to 80 columns.
 enum HelpGenerator {
     static let lineWidth = 80
     /// Where descriptions start in the sections; longer labels put them on the next line.
@@ -39,9 +39,9 @@ enum HelpGenerator {
                 let isDefault = ObjectIdentifier(subcommand) == defaultID
                 let abstract = subcommand.configuration.abstract + (isDefault ? " (default)" : "")
                 return row(label: subcommand.resolvedCommandName, text: abstract)
-            }
-            sections.append((["SUBCOMMANDS:"] + rows).joined(separator: "\n"))
-            sections.append("  See '\(commandPath(path)) help <subcommand>' for detailed help.")
+            } + [row(label: HelpCommand.resolvedCommandName, text: HelpCommand.configuration.abstract)]
+            sections.append((["COMMANDS:"] + rows).joined(separator: "\n"))
+            sections.append("  See '\(commandPath(path)) help <command>' for detailed help.")
         }
         return sections.joined(separator: "\n\n")
     }
@@ -67,7 +67,7 @@ enum HelpGenerator {
             }
         }
         if !configuration.subcommands.isEmpty {
-            parts.append(configuration.defaultSubcommand == nil ? "<subcommand>" : "[<subcommand>]")
+            parts.append(configuration.defaultSubcommand == nil ? "<command>" : "[<command>]")
         }
         return parts.joined(separator: " ")
     }

@@ -38,9 +38,9 @@ enum ParseError: Error, Equatable {
             let quoted = words.map { "'\($0)'" }.joined(separator: ", ")
             return (words.count == 1 ? "Unexpected argument " : "Unexpected arguments ") + quoted + "."
         case .unknownSubcommand(let name, let suggestion):
-            return "Unknown subcommand '\(name)'." + Self.didYouMean(suggestion)
+            return "Unknown command '\(name)'." + Self.didYouMean(suggestion)
         case .missingSubcommand(let names):
-            return "Missing subcommand; expected one of: \(names.joined(separator: ", "))."
+            return "Missing command; expected one of: \(names.joined(separator: ", "))."
         case .validationFailed(let message):
             return message
         case .declarationError(let problem):

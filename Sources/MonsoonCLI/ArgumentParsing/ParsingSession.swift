@@ -304,10 +304,11 @@ struct ParsingSession {
             let word = words[index]
             index += 1
             if word.hasPrefix("-") { continue }  // `help get --help` still means get's help
+            if word == "help" { return target + [HelpCommand.self] }
             guard let configuration = target.last?.configuration,
                   let subcommand = configuration.subcommand(named: word) else {
                 let names = target.last?.configuration.subcommands.map { $0.resolvedCommandName } ?? []
-                throw ParseError.unknownSubcommand(word, suggestion: SpellingSuggestion.closest(to: word, among: names))
+                throw ParseError.unknownSubcommand(word, suggestion: SpellingSuggestion.closest(to: word, among: names + ["help"]))
             }
             target.append(subcommand)
         }

@@ -7,8 +7,14 @@ enum Control {
     static func apply(_ command: DownloadCommand, id: DownloadID?, global: GlobalOptions, context: CommandContext) async throws -> Int32 {
         let home = try Home(option: global.home, context: context)
         let store = try home.openStore()
-        if let id, try store.download(withID: id) == nil {
-            throw CLIError(message: "no download has id \(id.rawValue); list them with 'monsoon downloads'")
+        if let id {
+            guard let download = try store.download(withID: id) else {
+                throw CLIError(message: "no download has id \(id.rawValue); list them with 'monsoon downloads'")
+            }
+            try refuseIfComplete(command, download)
+        } else if let nothing = try nothingToDo(command, store) {
+            if !global.quiet { context.output.line(nothing) }
+            return ExitStatus.success
         }
         if let lock = try HomeLock(path: home.lockPath) {
             // Nobody is downloading: change the queue here, with the engine's own rules.
@@ -25,7 +31,7 @@ enum Control {
                 case .setPriority(let id, let priority): try await manager.setPriority(priority, for: id)
                 case .pauseAll: await manager.pauseAll()
                 case .resumeAll: await manager.resumeAll()
-                case .adoptNewDownloads: break
+                case .adoptNewDownloads, .claim, .release: break
                 }
             } catch {
                 await manager.shutdown()
@@ -43,6 +49,37 @@ enum Control {
             context.output.line(describe(command, after: nil) + " by the running monsoon\(pid)")
         }
         return ExitStatus.success
+    }
+
+    /// A completed download has nothing to pause, resume or retry: say so and change
+    /// nothing. (Retry fetches it again when its file has gone.)
+    private static func refuseIfComplete(_ command: DownloadCommand, _ download: Download) throws {
+        guard download.status == .completed else { return }
+        let verb: String
+        switch command {
+        case .pause: verb = "pause"
+        case .resume: verb = "resume"
+        case .retry:
+            if let path = download.filePath, !FileManager.default.fileExists(atPath: path) { return }
+            verb = "retry"
+        default: return
+        }
+        let file = download.filePath.map { " (\($0))" } ?? ""
+        throw CLIError(message: "\(download.id.rawValue) is already complete\(file); nothing to \(verb)")
+    }
+
+    /// What `pause --all` and `resume --all` say when they find nothing to act on.
+    private static func nothingToDo(_ command: DownloadCommand, _ store: DownloadStore) throws -> String? {
+        let counts: [DownloadStatus: Int]
+        do { counts = try store.counts() } catch { throw CLIError(message: "cannot read the download queue: \(error)") }
+        switch command {
+        case .pauseAll where counts.filter({ $0.key.isActive }).values.reduce(0, +) == 0:
+            return "nothing to pause: no download is queued, running or waiting to retry"
+        case .resumeAll where (counts[.paused] ?? 0) == 0:
+            return "nothing to resume: no download is paused"
+        default:
+            return nil
+        }
     }
 
     /// Waits (up to 10 s) until the running monsoon has taken every posted command. Another
@@ -66,6 +103,8 @@ enum Control {
         case .pauseAll: return "all downloads paused"
         case .resumeAll: return "all paused downloads resumed"
         case .adoptNewDownloads: return "new downloads taken in"
+        case .claim(let id, _): return "\(id.rawValue): claimed"
+        case .release(let id): return "\(id.rawValue): released"
         }
     }
 

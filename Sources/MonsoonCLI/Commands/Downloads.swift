@@ -2,24 +2,59 @@ import Foundation
 import MonsoonPodcasts
 import MonsoonEngine
 
-/// `monsoon downloads`: list the queue.
-struct Downloads: RunnableCommand {
+/// `monsoon downloads [list|clear]`: the download queue.
+struct Downloads: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "downloads",
-        abstract: "List the download queue, in enqueue order.",
-        discussion: "While a monsoon downloads, the list shows its progress (saved about once a second)."
+        abstract: "List the download queue (the default), or clear finished entries from it.",
+        subcommands: [ListDownloads.self, ClearDownloads.self],
+        defaultSubcommand: ListDownloads.self
     )
 
     @OptionGroup var global: GlobalOptions
 
-    @Flag(name: .long, help: "Print a JSON array of objects: id, url, destination, status, bytes, total, progress, error.")
+    init() {}
+}
+
+/// `monsoon downloads [list]`: list the queue.
+struct ListDownloads: RunnableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List the download queue, in enqueue order.",
+        discussion: """
+            While a monsoon downloads, the list shows its progress (saved about once a second). \
+            A download that was running when its monsoon was killed shows as 'interrupted': the \
+            next 'monsoon download' (or a 'monsoon get' of its URL) resumes it.
+            """
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Flag(name: .long, help: "Print a JSON array of objects: id, url, destination, file, status, bytes, total, progress, error.")
     var json = false
 
+    @Option(name: .long, help: "Only downloads in this status: queued, downloading, interrupted, waitingToRetry, paused, completed or failed.", valueName: "status")
+    var status: String?
+
     init() {}
+
+    /// The statuses a listing shows: the engine's, and `interrupted` for a download
+    /// marked downloading while no process holds the home's lock.
+    static let statusNames = DownloadStatus.allCases.map(\.rawValue) + ["interrupted"]
+
+    mutating func validate() throws {
+        if let status, !Self.statusNames.contains(status) {
+            throw ValidationError("'\(status)' is not a status; use one of: \(Self.statusNames.joined(separator: ", ")).")
+        }
+    }
 
     func run(_ context: CommandContext) async throws -> Int32 {
         let home = try Home(option: global.home, context: context)
         let store = try home.openStore()
+        // A row says "downloading" until its process saves another state; only while a
+        // process holds the lock is that true. Checked before reading, so a download that a
+        // process starts meanwhile shows as interrupted at worst, never the other way round.
+        let running = HomeLock.isHeld(at: home.lockPath)
         // Streamed a row at a time: a queue of a hundred thousand lists in a fraction
         // of a second, in flat memory. Output is written in blocks, not per line.
         var buffer = ""
@@ -33,10 +68,13 @@ struct Downloads: RunnableCommand {
         if json { buffer += "[" }
         do {
             try store.forEachSummary { summary in
+                let shown = Self.shownStatus(summary.status, running: running)
+                if let status, status != shown { return }
                 if json {
-                    buffer += (count == 0 ? "\n  " : ",\n  ") + Self.json(summary)
+                    buffer += (count == 0 ? "\n  " : ",\n  ") + Self.json(summary, status: shown)
                 } else {
-                    buffer += Self.line(summary) + "\n"
+                    if count == 0 { buffer += Self.header + "\n" }
+                    buffer += Self.line(summary, status: shown) + "\n"
                 }
                 count += 1
                 flush()
@@ -47,31 +85,82 @@ struct Downloads: RunnableCommand {
         if json {
             buffer += count == 0 ? "]\n" : "\n]\n"
         } else if count == 0 && !global.quiet {
-            buffer += "The queue is empty. Add downloads with 'monsoon get URL...'.\n"
+            buffer += status == nil
+                ? "The queue is empty. Add downloads with 'monsoon get URL...'.\n"
+                : "No download is \(status ?? "").\n"
         }
         flush(true)
         return ExitStatus.success
     }
 
-    static func line(_ download: DownloadSummary) -> String {
+    static func shownStatus(_ status: DownloadStatus, running: Bool) -> String {
+        status == .downloading && !running ? "interrupted" : status.rawValue
+    }
+
+    static let header = columns("ID", "STATUS", "DONE", "SIZE", "FILE", "URL")
+
+    /// Fixed columns, then the file and the URL (a long path pushes the URL right, but a
+    /// path never runs into it), then the error, if any, after "error:".
+    static func line(_ download: DownloadSummary, status: String) -> String {
         let progress = download.progress.map { "\(Int(($0 * 100).rounded(.down)))%" } ?? "-"
         let size = download.total.map { "\(ByteCount.format(download.bytes)) / \(ByteCount.format($0))" } ?? ByteCount.format(download.bytes)
-        var line = "\(download.id.rawValue.padding(toLength: 6, withPad: " ", startingAt: 0)) \(download.status.rawValue.padding(toLength: 14, withPad: " ", startingAt: 0)) \(progress.padding(toLength: 5, withPad: " ", startingAt: 0)) \(size.padding(toLength: 22, withPad: " ", startingAt: 0)) "
-        line += download.filePath ?? Redaction.redact(download.url)
+        var line = columns(download.id.rawValue, status, progress, size, download.filePath ?? "-", Redaction.redact(download.url))
         if let error = download.error, download.status == .failed || download.status == .waitingToRetry {
-            line += "  (\(error))"
+            line += "  error: " + error
         }
         return line
     }
 
-    /// One object of the documented shape: id, url, destination, status, bytes,
-    /// total (null when unknown), progress (0 to 1 or null), error (null or a message).
-    static func json(_ download: DownloadSummary) -> String {
+    private static func columns(_ id: String, _ status: String, _ progress: String, _ size: String, _ file: String, _ url: String) -> String {
+        func pad(_ text: String, _ width: Int) -> String { text.padding(toLength: max(width, text.count), withPad: " ", startingAt: 0) }
+        return "\(pad(id, 6)) \(pad(status, 14)) \(pad(progress, 5)) \(pad(size, 22)) \(pad(file, 40)) \(url)"
+    }
+
+    /// One object of the documented shape: id, url, destination, file (null until named),
+    /// status, bytes, total (null when unknown), progress (0 to 1 or null), error (null or a message).
+    static func json(_ download: DownloadSummary, status: String) -> String {
         let destination = download.isFolder ? (download.filePath ?? download.destination) : download.destination
         let error = download.status == .completed ? nil : download.error
         return "{\"id\": \(JSONText.string(download.id.rawValue)), \"url\": \(JSONText.string(Redaction.redact(download.url))), "
-            + "\"destination\": \(JSONText.string(destination)), \"status\": \"\(download.status.rawValue)\", \"bytes\": \(download.bytes), "
+            + "\"destination\": \(JSONText.string(destination)), \"file\": \(download.filePath.map(JSONText.string) ?? "null"), "
+            + "\"status\": \"\(status)\", \"bytes\": \(download.bytes), "
             + "\"total\": \(download.total.map(String.init) ?? "null"), \"progress\": \(download.progress.map { JSONText.number($0) } ?? "null"), "
             + "\"error\": \(error.map(JSONText.string) ?? "null")}"
+    }
+}
+
+/// `monsoon downloads clear [--failed]`: forget finished entries, so the list stays short.
+struct ClearDownloads: RunnableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "clear",
+        abstract: "Forget completed downloads (and failed ones with --failed); files are not touched.",
+        discussion: """
+            The downloaded files, and the part files of failed downloads, stay where they are. \
+            A later 'monsoon get' of a forgotten URL whose part file is still there resumes it.
+            """
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Flag(name: .long, help: "Also forget failed downloads.")
+    var failed = false
+
+    init() {}
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        let home = try Home(option: global.home, context: context)
+        let store = try home.openStore()
+        let statuses: Set<DownloadStatus> = failed ? [.completed, .failed] : [.completed]
+        let count: Int
+        do {
+            count = try store.forget(withStatus: statuses)
+        } catch {
+            throw CLIError(message: "cannot clear the download queue: \(error)")
+        }
+        if !global.quiet {
+            let what = failed ? "completed or failed" : "completed"
+            context.output.line("forgot \(count) \(what) download\(count == 1 ? "" : "s"); their files are untouched")
+        }
+        return ExitStatus.success
     }
 }

@@ -3,17 +3,26 @@ import MonsoonPodcasts
 import MonsoonEngine
 
 /// `monsoon get`: download URLs into a folder.
+///
+/// A `get` answers for its own URLs: it starts, reports and counts only those, and leaves
+/// the rest of the home's queue to `monsoon download`. When another process already runs
+/// the queue, it hands its URLs over and follows them to the end (`Get+HandOff.swift`).
 struct Get: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "get",
         abstract: "Download URLs into a folder, several at a time, resuming where a previous run stopped.",
         discussion: """
-            Each file is named after the server's Content-Disposition, else the last part of the final URL. \
-            Bytes go to '<name>.part' until the download is complete and checked. Ctrl-C stops cleanly and \
-            keeps the part files; running the same command again resumes them with Range requests.
+            Each file is named after the server's Content-Disposition, else the last part of the final URL; \
+            an existing file is never overwritten (the new one gets ' (2)'). Bytes go to '<name>.part' until \
+            the download is complete and checked. Ctrl-C stops cleanly and keeps the part files; running the \
+            same command again resumes them with Range requests.
 
-            Exit status: 0 when every download succeeded, 1 when some failed, 2 on a usage error, \
-            3 when a download failed for lack of disk space, 130 on Ctrl-C.
+            When another monsoon is already downloading in the same home, the URLs are handed to it and this \
+            command follows them to the end, printing and exiting as if it ran them itself.
+
+            Exit status: 0 when every URL is downloaded, 1 when a download failed or was paused or removed \
+            from another command, 2 on a usage error (also when some input lines were not URLs), 3 when a \
+            download failed for lack of disk space, 130 on Ctrl-C.
             """
     )
 
@@ -27,6 +36,12 @@ struct Get: RunnableCommand {
     @Option(name: [.customShort("o"), .long("out")], help: "The folder to download into (created when missing).", valueName: "dir")
     var out: String = "."
 
+    @Flag(name: .customLong("skip-existing"), help: "Count a URL as done, without a request, when a file of its name (the last part of its path) is already in the folder.")
+    var skipExisting = false
+
+    @Flag(name: .customLong("no-wait"), help: "When another monsoon is downloading, hand the URLs to it and return at once.")
+    var noWait = false
+
     @Argument(help: "The URLs to download (http or https).", valueName: "url")
     var urls: [String] = []
 
@@ -38,8 +53,12 @@ struct Get: RunnableCommand {
 
     func run(_ context: CommandContext) async throws -> Int32 {
         let inputs = try collectInputs(context)
-        guard !inputs.valid.isEmpty || !inputs.invalid.isEmpty else {
-            throw CLIError.usage("no URLs to download: \(inputFile ?? "the input") is empty")
+        if inputs.valid.isEmpty {
+            guard let first = inputs.invalid.first else {
+                throw CLIError.usage("no URLs to download: \(inputFile ?? "the input") is empty")
+            }
+            let more = inputs.invalid.count > 1 ? " (nor are \(inputs.invalid.count - 1) more)" : ""
+            throw CLIError.usage("'\(Redaction.redact(first))' is not an http or https URL\(more); give full addresses like https://example.com/episode.mp3")
         }
         for text in inputs.invalid {
             context.error("skipped '\(Redaction.redact(text))': not an http or https URL")
@@ -47,81 +66,103 @@ struct Get: RunnableCommand {
         let home = try Home(option: global.home, context: context)
         let folder = context.absolutePath(out)
         try createFolder(folder)
+        let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, expected: inputs.valid.count)
+        reporter.countNotURLs(inputs.invalid.count)
 
         guard let lock = try HomeLock(path: home.lockPath) else {
-            return try await handOff(inputs.valid, folder: folder, home: home, context: context)
+            return try await handOff(inputs.valid, folder: folder, home: home, reporter: reporter, context: context)
         }
         defer { withExtendedLifetime(lock) {} }
 
-        let manager = try QueueRun.openManager(home, configuration: transfer.configuration)
+        let manager = try QueueRun.openManager(home, configuration: transfer.configuration(scope: .claimedOnly))
         let session = QueueRun(manager, context: context, global: global)
-
-        // A URL already queued for this folder is the same download: resume it, or
-        // report it done when its file is still there.
-        let parts = PartialDownloads.find(in: folder)
-        var requests: [DownloadRequest] = []
-        for url in inputs.valid {
-            guard let download = await manager.downloads(of: url).last(where: { Self.isIn(folder, $0) }) else {
-                let destination: DownloadRequest.Destination = parts[url.absoluteString].map { .file($0) } ?? .directory(folder)
-                requests.append(DownloadRequest(id: DownloadID(""), url: url, destination: destination))
-                continue
-            }
-            if needsRetry(download, context: context) { try? await manager.retry(download.id) }
-        }
         do {
-            try await manager.enqueue(contentsOf: requests)
+            var plan = Plan()
+            for url in inputs.valid {
+                plan.add(url, existing: await manager.downloads(of: url).last { Self.isIn(folder, $0) }, folder: folder, skipExisting: skipExisting)
+            }
+            try await manager.claim(plan.activeIDs + plan.retried)
+            for id in plan.retried { try await manager.retry(id) }
+            let fresh = try await manager.enqueue(contentsOf: plan.requests(folder: folder))
+            report(plan, fresh: fresh, to: reporter, context: context)
         } catch {
             await manager.shutdown()
-            throw CLIError(message: "\(error)")
+            throw CLIError(message: "cannot queue the downloads: \(error)")
         }
-        return await session.run(extraFailures: inputs.invalid.count)
+        return await session.run(reporting: reporter)
     }
 
-    /// Another process runs this home's queue: add the URLs to it (or ask it to retry
-    /// them) and wait until it has taken them; it downloads them.
-    private func handOff(_ urls: [URL], folder: String, home: Home, context: CommandContext) async throws -> Int32 {
-        let store = try home.openStore()
-        var fresh: [DownloadRequest] = []
-        var retried: [DownloadID] = []
-        for url in urls {
-            guard let download = try store.downloads(of: url).last(where: { Self.isIn(folder, $0) }) else {
-                fresh.append(DownloadRequest(id: DownloadID(""), url: url, destination: .directory(folder)))
-                continue
+    /// What to do with each URL given.
+    struct Plan {
+        /// New downloads, in order.
+        var fresh: [URL] = []
+        /// Already complete, with their files: (path, bytes).
+        var alreadyThere: [(path: String, bytes: Int)] = []
+        /// In the queue and unfinished: they go on.
+        var active: [(id: DownloadID, url: URL)] = []
+        /// Failed, paused, or complete with the file gone: queued again.
+        var retriedDownloads: [(id: DownloadID, url: URL)] = []
+
+        var retried: [DownloadID] { retriedDownloads.map(\.id) }
+        var activeIDs: [DownloadID] { active.map(\.id) }
+
+        /// Sorts `url` by what the queue (`existing`, its latest download into this folder)
+        /// and the folder hold.
+        mutating func add(_ url: URL, existing: Download?, folder: String, skipExisting: Bool) {
+            if skipExisting {
+                let path = (folder as NSString).appendingPathComponent(DownloadRequest.Destination.defaultFileName(for: url))
+                if let size = Self.regularFileSize(path) {
+                    alreadyThere.append((path, size))
+                    return
+                }
             }
-            if needsRetry(download, context: context) {
-                try store.post(.retry(download.id))
-                retried.append(download.id)
+            guard let existing else {
+                fresh.append(url)
+                return
+            }
+            switch existing.status {
+            case .completed:
+                if let path = existing.filePath, let size = Self.regularFileSize(path) {
+                    alreadyThere.append((path, size))
+                } else {
+                    retriedDownloads.append((existing.id, url))
+                }
+            case .failed, .paused:
+                retriedDownloads.append((existing.id, url))
+            case .queued, .downloading, .waitingToRetry:
+                active.append((existing.id, url))
             }
         }
-        let ids = try store.add(fresh)
-        if !ids.isEmpty { try store.post(.adoptNewDownloads) }
-        let handed = ids + retried
-        guard !handed.isEmpty else { return ExitStatus.success }
-        try await Control.waitUntilTaken(store, otherwise: "the running monsoon did not take the downloads within 10 s; they are queued (\(handed.map(\.rawValue).joined(separator: ", "))): run 'monsoon download' when it has stopped")
-        let pid = HomeLock.holder(at: home.lockPath).map { " (pid \($0))" } ?? ""
-        context.error("another monsoon\(pid) is downloading in \(home.path): handed it \(handed.count) download\(handed.count == 1 ? "" : "s") (\(handed.map(\.rawValue).joined(separator: ", "))); follow them with 'monsoon downloads'")
-        return ExitStatus.success
-    }
 
-    /// What a URL already in the queue for this folder needs: a completed one whose file is
-    /// still there is reported as done; one whose file is gone, a failed or a paused one is
-    /// retried; an active one goes on by itself.
-    private func needsRetry(_ download: Download, context: CommandContext) -> Bool {
-        switch download.status {
-        case .completed:
-            if let path = download.filePath, FileManager.default.fileExists(atPath: path) {
-                if !global.quiet { context.output.line("\(path)\t\(download.bytes)\talready downloaded (\(download.id))") }
-                return false
+        /// The requests of the new downloads: into the folder, or onto a part file found
+        /// there (one whose download was forgotten), so it resumes.
+        func requests(folder: String) -> [DownloadRequest] {
+            guard !fresh.isEmpty else { return [] }
+            let parts = PartialDownloads.find(in: folder)
+            return fresh.map { url in
+                let destination: DownloadRequest.Destination = parts[url.absoluteString].map { .file($0) } ?? .directory(folder)
+                return DownloadRequest(id: DownloadID(""), url: url, destination: destination)
             }
-            return true
-        case .failed, .paused:
-            return true
-        case .queued, .downloading, .waitingToRetry:
-            return false
+        }
+
+        private static func regularFileSize(_ path: String) -> Int? {
+            var info = stat()
+            guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+            return Int(info.st_size)
         }
     }
 
-    private static func isIn(_ folder: String, _ download: Download) -> Bool {
+    /// Tells the reporter which downloads are this run's, and prints the ones already there.
+    func report(_ plan: Plan, fresh ids: [DownloadID], to reporter: GetReporter, context: CommandContext) {
+        reporter.answerFor(Array(zip(ids, plan.fresh)) + plan.active + plan.retriedDownloads)
+        reporter.countAlreadyThere(plan.alreadyThere.count)
+        guard !global.quiet else { return }
+        for (path, bytes) in plan.alreadyThere {
+            context.output.line("\(path)\t\(bytes)\talready there")
+        }
+    }
+
+    static func isIn(_ folder: String, _ download: Download) -> Bool {
         switch download.request.destination {
         case .directory(let path): return path == folder
         case .file(let path): return (path as NSString).deletingLastPathComponent == folder

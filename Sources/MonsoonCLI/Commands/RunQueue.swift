@@ -27,13 +27,16 @@ struct RunQueue: RunnableCommand {
             throw CLIError(message: "another monsoon\(pid) is already downloading in \(home.path); follow it with 'monsoon downloads'")
         }
         defer { withExtendedLifetime(lock) {} }
-        let manager = try QueueRun.openManager(home, configuration: transfer.configuration)
+        let manager = try QueueRun.openManager(home, configuration: transfer.configuration(scope: .wholeQueue))
         let session = QueueRun(manager, context: context, global: global)
-        if await manager.counts().allSatisfy({ !$0.key.isActive || $0.value == 0 }) {
+        // Counts, not every download: a queue of a hundred thousand costs nothing here.
+        let active = await manager.counts().filter { $0.key.isActive }.values.reduce(0, +)
+        if active == 0 {
             await manager.shutdown()
             if !global.quiet { context.errors.line("monsoon: nothing to download") }
             return ExitStatus.success
         }
-        return await session.run()
+        let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, expected: active)
+        return await session.run(reporting: reporter)
     }
 }

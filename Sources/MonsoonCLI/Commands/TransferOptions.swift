@@ -24,8 +24,9 @@ struct TransferOptions: ParsableArguments {
     }
 
     /// The engine's settings for these options.
-    var configuration: EngineConfiguration {
+    func configuration(scope: QueueScope) -> EngineConfiguration {
         var configuration = EngineConfiguration()
+        configuration.scope = scope
         configuration.maxConcurrentDownloads = jobs
         configuration.maxDownloadsPerHost = perHost
         configuration.retry.maxRetries = retries

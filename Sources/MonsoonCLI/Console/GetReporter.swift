@@ -2,13 +2,18 @@ import Foundation
 import MonsoonPodcasts
 import MonsoonEngine
 
-/// Shows what `monsoon get` is doing: live progress on a terminal, one plain
-/// line per finished download otherwise, failures on standard error.
+/// Shows what a downloading command is doing: live progress on a terminal, one plain
+/// line per finished download otherwise, everything else on standard error; and, at the
+/// end, the summary and the exit status.
+///
+/// A `get` answers for its own downloads only (`answerFor(_:)`): events of other
+/// downloads the same engine runs (those another `get` handed over) are ignored.
 final class GetReporter: Sendable {
     private struct Row {
         var name: String
         var url: URL
         var status: DownloadStatus = .queued
+        var removed = false
         var bytes = 0
         var total: Int?
         var error: DownloadError?
@@ -21,41 +26,96 @@ final class GetReporter: Sendable {
 
     private struct State {
         var rows: [DownloadID: Row] = [:]
+        /// The downloads this run answers for; nil: every download it hears of.
+        var own: Set<DownloadID>?
+        /// What the summary counts: the URLs given, or the downloads queued at the start.
+        var expected: Int
+        var alreadyThere = 0
+        var notURLs = 0
         var completed = 0
-        var failed = 0
-        var diskFull = false
         var drawnLines = 0
         var started = Date()
         var finishedBytes = 0
     }
 
+    /// What a run came to, for the summary line and the exit status.
+    struct Tally: Equatable {
+        var expected = 0
+        var completed = 0
+        var alreadyThere = 0
+        var failed = 0
+        var paused = 0
+        var removed = 0
+        var interrupted = 0
+        var notStarted = 0
+        var notURLs = 0
+        var diskFull = false
+    }
+
     private let context: CommandContext
     private let quiet: Bool
     private let verbose: Bool
-    private let total: Int
-    private let state = Locked(State())
+    private let state: Locked<State>
     private let live: Bool
 
-    init(context: CommandContext, quiet: Bool, verbose: Bool, total: Int) {
+    /// - Parameter expected: how many downloads the summary counts (`N of expected`); a
+    ///   run that answers for every download adds those handed to it as they come.
+    init(context: CommandContext, quiet: Bool, verbose: Bool, expected: Int) {
         self.context = context
         self.quiet = quiet
         self.verbose = verbose
-        self.total = total
+        state = Locked(State(expected: expected))
         live = context.isTerminal && !quiet
+    }
+
+    /// From now on, only these downloads count and are shown (a `get`'s own). Call it
+    /// before the first event is handled.
+    func answerFor(_ downloads: [(id: DownloadID, url: URL)]) {
+        state.withLock { state in
+            state.own = Set(downloads.map(\.id))
+            for (id, url) in downloads where state.rows[id] == nil {
+                state.rows[id] = Row(name: Self.name(of: url), url: url)
+            }
+        }
+    }
+
+    /// URLs that were done before the run (their file is there): counted as downloaded.
+    func countAlreadyThere(_ count: Int) {
+        state.withLock { $0.alreadyThere += count }
+    }
+
+    /// Lines of the input that were not http or https URLs: named already, counted here.
+    func countNotURLs(_ count: Int) {
+        state.withLock { $0.notURLs += count }
+    }
+
+    /// The downloads this run answers for that may still change (for a `get` that follows
+    /// downloads another process runs).
+    var unsettled: [DownloadID] {
+        state.withLock { state in
+            state.rows.filter { !$0.value.removed && $0.value.status.isActive }.map(\.key).sorted { $0.rawValue < $1.rawValue }
+        }
     }
 
     func handle(_ event: DownloadEvent) {
         state.withLock { state in
             switch event {
             case .added(let download):
+                guard state.own == nil else { return }
+                if state.rows[download.id] == nil { state.expected += 1 }
                 state.rows[download.id] = Row(name: Self.name(of: download), url: download.request.url)
             case .progress(let id, let bytes, let total):
+                guard state.own?.contains(id) ?? true else { return }
                 state.rows[id]?.bytes = bytes
                 state.rows[id]?.total = total
             case .statusChanged(let download):
+                guard state.own?.contains(download.id) ?? true else { return }
                 update(&state, with: download)
             case .removed(let id):
-                state.rows[id] = nil
+                guard state.own?.contains(id) ?? true, state.rows[id]?.removed == false else { return }
+                state.rows[id]?.removed = true
+                emitLine(&state, "monsoon: \(id.rawValue) removed", toErrors: true)
+                if live { draw(&state) }
             }
         }
     }
@@ -71,6 +131,7 @@ final class GetReporter: Sendable {
         row.retryAt = download.retryAt
         state.rows[download.id] = row
         guard previous != download.status else { return }
+        let id = download.id.rawValue
         switch download.status {
         case .completed:
             state.completed += 1
@@ -80,12 +141,14 @@ final class GetReporter: Sendable {
                 emitLine(&state, live ? "✓ \(row.name)  \(ByteCount.format(download.bytes))" : "\(path)\t\(download.bytes)", toErrors: false)
             }
         case .failed:
-            state.failed += 1
-            if download.lastError?.code == .notEnoughDiskSpace { state.diskFull = true }
-            emitLine(&state, "monsoon: failed: \(Redaction.redact(download.request.url)): \(download.lastError?.message ?? "unknown error")", toErrors: true)
-        case .waitingToRetry where verbose:
+            emitLine(&state, "monsoon: \(id) failed: \(Redaction.redact(download.request.url)): \(download.lastError?.message ?? "unknown error")", toErrors: true)
+        case .paused:
+            emitLine(&state, "monsoon: \(id) paused from another command", toErrors: true)
+        case .waitingToRetry where !quiet:
             let wait = download.retryAt.map { max(0, Int($0.timeIntervalSinceNow.rounded(.up))) } ?? 0
-            emitLine(&state, "monsoon: retrying \(Redaction.redact(download.request.url)) in \(wait) s: \(download.lastError?.message ?? "")", toErrors: true)
+            emitLine(&state, "monsoon: \(id) retrying in \(wait) s: \(download.lastError?.message ?? "the attempt failed")", toErrors: true)
+        case .downloading where verbose:
+            emitLine(&state, "monsoon: \(id) started: \(Redaction.redact(download.request.url))", toErrors: true)
         default:
             break
         }
@@ -98,27 +161,74 @@ final class GetReporter: Sendable {
         state.withLock { draw(&$0) }
     }
 
-    /// The last word: on a terminal, clears the block and prints a summary.
+    /// What the run came to so far.
+    var tally: Tally {
+        state.withLock { state in
+            var tally = Tally(expected: state.expected, alreadyThere: state.alreadyThere, notURLs: state.notURLs)
+            for row in state.rows.values {
+                if row.removed { tally.removed += 1; continue }
+                switch row.status {
+                case .completed: tally.completed += 1
+                case .failed:
+                    tally.failed += 1
+                    if row.error?.code == .notEnoughDiskSpace { tally.diskFull = true }
+                case .paused: tally.paused += 1
+                case .downloading, .waitingToRetry: tally.interrupted += 1
+                case .queued: if row.bytes > 0 { tally.interrupted += 1 } else { tally.notStarted += 1 }
+                }
+            }
+            if state.own == nil {
+                // Downloads that never changed status sent no event: queued, not started.
+                let seen = tally.completed + tally.failed + tally.paused + tally.removed + tally.interrupted + tally.notStarted
+                tally.notStarted += max(0, state.expected - seen)
+            }
+            return tally
+        }
+    }
+
+    /// The last word: on a terminal, clears the block; prints the summary when there is
+    /// something to say (always on a terminal).
     func finish(interrupted: Bool) {
+        let tally = self.tally
         state.withLock { state in
             if live { clearBlock(&state) }
             guard !quiet || interrupted else { return }
             let elapsed = max(0.001, Date().timeIntervalSince(state.started))
-            var summary = "\(state.completed) of \(total) downloaded"
-            if state.failed > 0 { summary += ", \(state.failed) failed" }
-            summary += " (\(ByteCount.format(state.finishedBytes)) in \(Self.duration(elapsed)))"
+            var summary = Self.summary(tally) + " (\(ByteCount.format(state.finishedBytes)) in \(Self.duration(elapsed)))"
             if interrupted { summary = "interrupted: part files kept; run the same command again to resume. " + summary }
-            if live || interrupted || state.failed > 0 {
+            let allDone = tally.completed + tally.alreadyThere == tally.expected && tally.notURLs == 0
+            if live || interrupted || !allDone || verbose {
                 context.errors.line(live && !interrupted ? summary : "monsoon: \(summary)")
             }
         }
     }
 
-    func exitStatus(invalidInputs: Int) -> Int32 {
-        state.withLock { state in
-            if state.diskFull { return ExitStatus.diskFull }
-            return state.failed > 0 || invalidInputs > 0 ? ExitStatus.failure : ExitStatus.success
-        }
+    /// `N of M downloaded`, then what else happened, in a fixed order.
+    static func summary(_ tally: Tally) -> String {
+        var parts = ["\(tally.completed + tally.alreadyThere) of \(tally.expected + tally.notURLs) downloaded"]
+        func add(_ count: Int, _ text: String) { if count > 0 { parts.append("\(count) \(text)") } }
+        add(tally.alreadyThere, "already there")
+        add(tally.failed, "failed")
+        add(tally.paused, "paused")
+        add(tally.removed, "removed")
+        add(tally.interrupted, "interrupted")
+        add(tally.notStarted, "not started")
+        add(tally.notURLs, tally.notURLs == 1 ? "not a URL" : "not URLs")
+        return parts.joined(separator: ", ")
+    }
+
+    /// 3 when a download failed for lack of disk space, else 2 when input lines were not
+    /// URLs, else 1 when a download did not complete (failed, paused, removed), else 0.
+    /// `paused` and `removed` count only for a run that answers for its own downloads:
+    /// `monsoon download` is steered by the user on purpose.
+    func exitStatus() -> Int32 {
+        let tally = self.tally
+        let ownsDownloads = state.withLock { $0.own != nil }
+        if tally.diskFull { return ExitStatus.diskFull }
+        if tally.notURLs > 0 { return ExitStatus.usage }
+        if tally.failed > 0 || tally.interrupted + tally.notStarted > 0 { return ExitStatus.failure }
+        if ownsDownloads && tally.paused + tally.removed > 0 { return ExitStatus.failure }
+        return ExitStatus.success
     }
 
     // MARK: - Drawing
@@ -137,7 +247,7 @@ final class GetReporter: Sendable {
     private func draw(_ state: inout State) {
         let now = Date()
         var lines: [String] = []
-        let active = state.rows.filter { $0.value.status == .downloading || $0.value.status == .waitingToRetry }
+        let active = state.rows.filter { !$0.value.removed && ($0.value.status == .downloading || $0.value.status == .waitingToRetry) }
             .sorted { Int($0.key.rawValue.drop { !$0.isNumber }) ?? 0 < Int($1.key.rawValue.drop { !$0.isNumber }) ?? 0 }
         var totalSpeed = 0.0
         for (id, var row) in active {
@@ -153,9 +263,10 @@ final class GetReporter: Sendable {
             if lines.count < 8 { lines.append(render(row, now: now)) }
         }
         if active.count > 8 { lines.append("  … and \(active.count - 8) more") }
-        let queued = state.rows.values.filter { $0.status == .queued }.count
-        var summary = "\(state.completed)/\(total) done"
-        if state.failed > 0 { summary += " · \(state.failed) failed" }
+        let queued = state.rows.values.filter { !$0.removed && $0.status == .queued }.count
+        let failed = state.rows.values.filter { !$0.removed && $0.status == .failed }.count
+        var summary = "\(state.completed + state.alreadyThere)/\(state.expected + state.notURLs) done"
+        if failed > 0 { summary += " · \(failed) failed" }
         summary += " · \(active.count) active · \(queued) queued · \(ByteCount.format(Int(totalSpeed)))/s"
         lines.append(summary)
         clearBlock(&state)
@@ -196,8 +307,12 @@ final class GetReporter: Sendable {
 
     private static func name(of download: Download) -> String {
         if let path = download.filePath { return (path as NSString).lastPathComponent }
-        let last = download.request.url.lastPathComponent
-        return last.isEmpty || last == "/" ? download.request.url.host ?? "download" : last
+        return name(of: download.request.url)
+    }
+
+    private static func name(of url: URL) -> String {
+        let last = url.lastPathComponent
+        return last.isEmpty || last == "/" ? url.host ?? "download" : last
     }
 
     private static func duration(_ seconds: Double) -> String {

@@ -66,9 +66,16 @@ final class HomeLock {
         guard fd >= 0 else {
             throw CLIError(message: "cannot open the lock file \(path): \(String(cString: strerror(errno)))")
         }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            close(fd)
-            return nil
+        // `isHeld` takes a shared lock for a moment: a few tries, so that check is never
+        // taken for another downloading process.
+        var tries = 0
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            tries += 1
+            guard errno == EWOULDBLOCK || errno == EINTR, tries < 5 else {
+                close(fd)
+                return nil
+            }
+            usleep(10_000)
         }
         // Who holds it, for the other processes' messages.
         ftruncate(fd, 0)
@@ -79,6 +86,17 @@ final class HomeLock {
     deinit {
         flock(fd, LOCK_UN)
         close(fd)
+    }
+
+    /// Whether a process holds the lock at `path` (one is downloading), without keeping it:
+    /// a shared lock tried and released at once.
+    static func isHeld(at path: String) -> Bool {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }   // no lock file: nothing has ever downloaded here
+        defer { close(fd) }
+        guard flock(fd, LOCK_SH | LOCK_NB) == 0 else { return errno == EWOULDBLOCK }
+        flock(fd, LOCK_UN)
+        return false
     }
 
     /// The pid written by the process holding the lock at `path`, if readable.

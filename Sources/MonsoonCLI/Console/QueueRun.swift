@@ -17,16 +17,15 @@ struct QueueRun {
         events = manager.events()
     }
 
-    /// - Returns: the exit status: 0 all done, 1 some failed, 3 disk full, 130 interrupted.
-    func run(extraFailures: Int = 0) async -> Int32 {
+    /// Runs until the engine is idle (with `QueueScope.claimedOnly`: until every claimed
+    /// download is done) or Ctrl-C, reporting through `reporter`.
+    ///
+    /// - Returns: the exit status (`GetReporter.exitStatus`), or 130 when interrupted.
+    func run(reporting reporter: GetReporter) async -> Int32 {
         let manager = self.manager
         let context = self.context
         let global = self.global
         let events = self.events
-        // Counts, not every download: a queue of a hundred thousand costs nothing here.
-        let counts = await manager.counts()
-        let active = counts.filter { $0.key.isActive }.values.reduce(0, +)
-        let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, total: active)
         let interrupted = await withTaskGroup(of: Bool?.self) { group in
             group.addTask {
                 for await event in events { reporter.handle(event) }
@@ -65,7 +64,7 @@ struct QueueRun {
             context.error("could not save the download queue: \(error)")
         }
         if interrupted { return ExitStatus.interrupted }
-        return reporter.exitStatus(invalidInputs: extraFailures)
+        return reporter.exitStatus()
     }
 
     /// Opens the home's queue with a one-line error for what cannot be opened.

@@ -86,6 +86,7 @@ extension EngineLoop {
         if let last = staged.last { adoptedThrough = max(adoptedThrough, last.sequence) }
         let listening = hub.hasSubscribers
         for record in staged {
+            claimed?.insert(record.request.id)
             queue.insert(record.request.id, key: record.queueKey, host: hosts.id(record.host))
             if listening { emit(.added(record.snapshot())) }
         }
@@ -109,6 +110,7 @@ extension EngineLoop {
             claimedPaths[path] = request.id
         }
         records[request.id] = record
+        claimed?.insert(request.id)
         queue.insert(request.id, key: record.queueKey, host: hosts.id(record.host))
         needsScheduling = true
         if hub.hasSubscribers { emit(.added(record.snapshot())) }
@@ -153,6 +155,13 @@ extension EngineLoop {
             // A completed download whose file has gone is fetched again.
             if let path = record.filePath, !PartFile.exists(path) {
                 records[id]?.bytes = 0
+                records[id]?.resume = nil
+                // Into a folder, the name is chosen again: with the file gone, the plain
+                // name is usually free once more (no " (2)" left over from a clash).
+                if case .directory = record.request.destination {
+                    records[id]?.filePath = nil
+                    if claimedPaths[path] == id { claimedPaths[path] = nil }
+                }
                 setStatus(id, .queued)
             }
         case .queued, .downloading:
@@ -161,9 +170,51 @@ extension EngineLoop {
         return .success(())
     }
 
+    /// Lets a `.claimedOnly` engine start these downloads (a no-op for `.wholeQueue`):
+    /// queued ones join the queue, those waiting to retry keep their time.
+    func claim(_ ids: [DownloadID]) -> Result<Void, DownloadManagerError> {
+        guard claimed != nil else { return .success(()) }
+        for id in ids {
+            guard let record = records[id] else { continue }
+            guard claimed?.insert(id).inserted == true else { continue }
+            switch record.status {
+            case .queued:
+                queue.insert(id, key: record.queueKey, host: hosts.id(record.host))
+                needsScheduling = true
+            case .waitingToRetry:
+                records[id] = record   // kept in memory: the waiting set reads its retry time
+                waiting.insert(id)
+            case .downloading, .paused, .completed, .failed:
+                break
+            }
+        }
+        return .success(())
+    }
+
+    /// Gives a claimed download back (a no-op for `.wholeQueue`): a running transfer stops,
+    /// keeping its part, and the download stays queued for a later run.
+    func release(_ id: DownloadID) {
+        guard claimed?.remove(id) != nil, let record = records[id] else { return }
+        switch record.status {
+        case .downloading:
+            stopTransfer(id)
+            setStatus(id, .queued)
+        case .queued:
+            queue.remove(key: record.queueKey)
+        case .waitingToRetry:
+            waiting.remove(id)
+        case .paused, .completed, .failed:
+            break
+        }
+    }
+
     func pauseAll() {
-        var active = queue.entries.map(\.id) + Array(waiting)
-        active += records.hot.values.filter { $0.status == .downloading }.map(\.request.id)
+        var active = Set(queue.entries.map(\.id)).union(waiting)
+        active.formUnion(records.hot.values.filter { $0.status == .downloading }.map(\.request.id))
+        // With `.claimedOnly`, the rest of the queue is only in the store: paused all the same.
+        if let store, claimed != nil {
+            note { for status in [DownloadStatus.queued, .waitingToRetry, .downloading] { active.formUnion(try store.ids(withStatus: status)) } }
+        }
         let pauseEverything = { for id in active { _ = self.pause(id) } }
         if let store { note { try store.transaction(pauseEverything) } } else { pauseEverything() }
     }
@@ -177,7 +228,7 @@ extension EngineLoop {
 
     func setPriority(_ priority: Int, for id: DownloadID) -> Result<Void, DownloadManagerError> {
         guard var record = records[id] else { return .failure(.notFound(id)) }
-        let wasQueued = record.status == .queued
+        let wasQueued = record.status == .queued && runs(id)
         if wasQueued { queue.remove(key: record.queueKey) }
         record.request.priority = priority
         records[id] = record
@@ -218,6 +269,7 @@ extension EngineLoop {
             if claimedPaths[path] == id { claimedPaths[path] = nil }
         }
         records[id] = nil
+        claimed?.remove(id)
         lastSaved[id] = nil
         if let store { note { try store.delete(id) } }
         emit(.removed(id))

@@ -129,8 +129,8 @@ extension EngineLoop {
         records[id] = record
         if store == nil, let path = record.filePath { claimedPaths[path] = id }
         switch record.status {
-        case .queued: queue.insert(id, key: record.queueKey, host: hosts.id(record.host))
-        case .waitingToRetry: waiting.insert(id)
+        case .queued where runs(id): queue.insert(id, key: record.queueKey, host: hosts.id(record.host))
+        case .waitingToRetry where runs(id): waiting.insert(id)
         default: break
         }
         if record.status != stored.status || record.bytes != stored.bytes { persist(id) } else { records.evictIfAtRest(id) }

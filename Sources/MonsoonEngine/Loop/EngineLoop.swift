@@ -54,6 +54,8 @@ final class EngineLoop {
     var partEpochs = 0
     /// When each running download's progress was last saved.
     var lastSaved: [DownloadID: Date] = [:]
+    /// With `QueueScope.claimedOnly`, the downloads this engine may start; nil: all of them.
+    var claimed: Set<DownloadID>?
 
     static let progressInterval: TimeInterval = 0.1
     static let downloadBufferSize = 256 * 1024
@@ -65,6 +67,7 @@ final class EngineLoop {
         self.hub = hub
         self.store = store
         records = RecordTable(store: store)
+        if configuration.scope == .claimedOnly { claimed = [] }
         inbox.attach(multi)
         restore()
     }
@@ -157,13 +160,18 @@ final class EngineLoop {
         record.status = status
         if status != .waitingToRetry { record.retryAt = nil }
         records[id] = record
-        if status == .queued && old != .queued {
+        if status == .queued && old != .queued && runs(id) {
             queue.insert(id, key: record.queueKey, host: host)
             needsScheduling = true
         }
-        if status == .waitingToRetry { waiting.insert(id) }
+        if status == .waitingToRetry && runs(id) { waiting.insert(id) }
         persist(id)
         if old != status { emit(.statusChanged(record.snapshot())) }
+    }
+
+    /// Whether this engine may start `id` (see `QueueScope`).
+    func runs(_ id: DownloadID) -> Bool {
+        claimed?.contains(id) ?? true
     }
 
     // MARK: - Idle

@@ -12,6 +12,12 @@ public enum DownloadCommand: Sendable, Equatable {
     case resumeAll
     /// Downloads were added to the store by another process: take them in.
     case adoptNewDownloads
+    /// The process `pid` (a `monsoon get` that handed its URLs over) waits for this download:
+    /// start it even with `QueueScope.claimedOnly`. Ignored once that process is gone.
+    case claim(DownloadID, by: Int32)
+    /// The process that claimed this download stopped waiting for it: a `.claimedOnly`
+    /// engine stops it and leaves it queued.
+    case release(DownloadID)
 
     var row: (id: String?, action: String, argument: String?) {
         switch self {
@@ -23,6 +29,8 @@ public enum DownloadCommand: Sendable, Equatable {
         case .pauseAll: return (nil, "pauseAll", nil)
         case .resumeAll: return (nil, "resumeAll", nil)
         case .adoptNewDownloads: return (nil, "adopt", nil)
+        case .claim(let id, let pid): return (id.rawValue, "claim", String(pid))
+        case .release(let id): return (id.rawValue, "release", nil)
         }
     }
 
@@ -37,6 +45,8 @@ public enum DownloadCommand: Sendable, Equatable {
         case ("pauseAll", _): self = .pauseAll
         case ("resumeAll", _): self = .resumeAll
         case ("adopt", _): self = .adoptNewDownloads
+        case ("claim", let id?): self = .claim(id, by: Int32(argument ?? "") ?? 0)
+        case ("release", let id?): self = .release(id)
         default: return nil
         }
     }
@@ -142,6 +152,10 @@ extension EngineLoop {
             case .pauseAll: pauseAll()
             case .resumeAll: resumeAll()
             case .adoptNewDownloads: adoptNewRows()
+            case .claim(let id, let pid):
+                // A claim outlives its process when the runner never took it: honour only a live one.
+                if pid > 0 && (kill(pid, 0) == 0 || errno == EPERM) { _ = claim([id]) }
+            case .release(let id): release(id)
             }
         }
         if let store { note { try store.deleteCommands(through: seq) } }

@@ -96,6 +96,12 @@ public final class DownloadManager: Sendable {
         try await perform { $0.remove(id, deleteFile: deleteFile) }
     }
 
+    /// Lets an engine with `QueueScope.claimedOnly` start these stored downloads (no effect
+    /// with `.wholeQueue`, which starts everything queued). Unknown ids are ignored.
+    public func claim(_ ids: [DownloadID]) async throws(DownloadManagerError) {
+        try await perform { $0.claim(ids) }
+    }
+
     public func pauseAll() async {
         _ = try? await perform { loop -> Result<Void, DownloadManagerError> in loop.pauseAll(); return .success(()) }
     }

@@ -46,3 +46,11 @@ public struct DownloadRequest: Sendable, Equatable {
         self.userInfo = userInfo
     }
 }
+
+extension DownloadRequest.Destination {
+    /// The name a download of `url` into a folder gets when the response names no file
+    /// (no Content-Disposition, no redirect): the URL's last path component, sanitized.
+    public static func defaultFileName(for url: URL) -> String {
+        FileNaming.name(contentDisposition: nil, finalURL: url.absoluteString)
+    }
+}

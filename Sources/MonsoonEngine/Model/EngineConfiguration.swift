@@ -26,6 +26,8 @@ public struct EngineConfiguration: Sendable, Equatable {
     public var userAgent: String = "Monsoon/0.1"
     /// Where to send HTTPS-verification trust (nil: the system's).
     public var caBundlePath: String? = nil
+    /// Which downloads of a shared, persistent queue this engine starts.
+    public var scope: QueueScope = .wholeQueue
 
     public init() {}
 }

@@ -101,6 +101,37 @@ public final class DownloadStore {
         try rows(where: "url = ?", [url.absoluteString]).map { $0.snapshot() }
     }
 
+    /// The downloads among `ids` that exist, in enqueue order (for following another
+    /// process's work on them; a missing id was removed).
+    public func downloads(withIDs ids: [DownloadID]) throws -> [Download] {
+        var found: [Download] = []
+        // SQLite allows a limited number of parameters per statement.
+        for start in stride(from: 0, to: ids.count, by: 500) {
+            let slice = ids[start..<min(ids.count, start + 500)]
+            let marks = Array(repeating: "?", count: slice.count).joined(separator: ", ")
+            found += try rows(where: "id IN (\(marks))", slice.map(\.rawValue)).map { $0.snapshot() }
+        }
+        return found
+    }
+
+    /// Forgets every download in one of `statuses` (their files stay); returns how many.
+    /// Meant for finished ones: the running process keeps no finished download in memory.
+    public func forget(withStatus statuses: Set<DownloadStatus>) throws -> Int {
+        guard !statuses.isEmpty else { return 0 }
+        // The raw values are our own identifiers, safe to write into the SQL text.
+        let list = statuses.map { "'\($0.rawValue)'" }.sorted().joined(separator: ", ")
+        return try database.write {
+            try database.execute("DELETE FROM downloads WHERE status IN (\(list))")
+            return database.changes
+        }
+    }
+
+    /// How often the database has been changed by other connections, cheaply (SQLite's
+    /// `data_version`): read the rows again only when it moves.
+    public func changeCounter() throws -> Int {
+        try database.dataVersion()
+    }
+
     func rows(where condition: String, _ values: [SQLValueConvertible] = []) throws -> [DownloadRecord] {
         try database.statement("SELECT \(Self.columns) FROM downloads WHERE \(condition) ORDER BY seq").query(values) { row in
             try DownloadRecord(row)
