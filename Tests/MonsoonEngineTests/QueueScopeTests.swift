@@ -1,0 +1,136 @@
+import Foundation
+import MonsoonStore
+import MonsoonTestServer
+import Testing
+@testable import MonsoonEngine
+
+/// `QueueScope.claimedOnly`: an engine that runs only its own downloads of a shared queue.
+@Suite struct QueueScopeTests {
+    func configuration(_ scope: QueueScope, concurrency: Int = 4) -> EngineConfiguration {
+        var configuration = fastConfiguration(concurrency: concurrency)
+        configuration.scope = scope
+        return configuration
+    }
+
+    @Test func onlyEnqueuedAndClaimedDownloadsStart() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        let database = folder.file("queue.sqlite")
+        for name in ["other", "waiting", "mine", "later"] { server.setRoute("/\(name)", Route(body: .pattern(size: 50_000, seed: UInt64(name.count)))) }
+        // Another run's queue: two downloads queued and never started.
+        do {
+            let manager = try DownloadManager(configuration: configuration(.wholeQueue, concurrency: 0), databasePath: database)
+            try await manager.enqueue(contentsOf: [request("other", server.url("/other"), to: folder.file("other")),
+                                                   request("later", server.url("/later"), to: folder.file("later"))])
+            await manager.shutdown()
+        }
+        let manager = try DownloadManager(configuration: configuration(.claimedOnly), databasePath: database, watchesOtherProcesses: false)
+        try await manager.enqueue(request("mine", server.url("/mine"), to: folder.file("mine")))
+        try await waitFor(manager, "mine", .completed)
+        await manager.waitUntilIdle()
+        #expect(server.requests(for: "/other").isEmpty && server.requests(for: "/later").isEmpty, "another run's downloads are left alone")
+        #expect(await manager.download(withID: "other")?.status == .queued)
+
+        // A retry of an unclaimed download changes its state, but does not start it.
+        try await manager.pause("other")
+        try await manager.retry("other")
+        #expect(await manager.download(withID: "other")?.status == .queued)
+        await manager.waitUntilIdle()
+        #expect(server.requests(for: "/other").isEmpty)
+
+        // Claimed, it runs; a priority change of an unclaimed one does not sneak it in.
+        try await manager.setPriority(9, for: "later")
+        try await manager.claim(["other"])
+        try await waitFor(manager, "other", .completed)
+        await manager.waitUntilIdle()
+        #expect(server.requests(for: "/later").isEmpty)
+        #expect(await manager.download(withID: "later")?.status == .queued)
+        await manager.shutdown()
+        #expect(sha256(ofFile: folder.file("other")) == Body.pattern(size: 50_000, seed: 5).sha256Hex())
+    }
+
+    @Test func claimsFromAnotherProcessAreHonouredOnlyWhileItLives() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        let database = folder.file("queue.sqlite")
+        server.setRoute("/handed", Route(body: .bytes(Array("handed".utf8))))
+        server.setRoute("/stale", Route(body: .bytes(Array("stale".utf8))))
+        let manager = try DownloadManager(configuration: configuration(.claimedOnly), databasePath: database)
+        let other = try DownloadStore(path: database)
+        let ids = try other.add([DownloadRequest(id: "", url: server.url("/stale"), destination: .directory(folder.path)),
+                                 DownloadRequest(id: "", url: server.url("/handed"), destination: .directory(folder.path))])
+        try other.post(.adoptNewDownloads)
+        // A process that has ended (a pid that cannot exist) and a living one (this one).
+        try other.post(.claim(ids[0], by: Int32.max))
+        try other.post(.claim(ids[1], by: getpid()))
+        try await waitFor(manager, ids[1], .completed)
+        try await eventually("every command taken") { (try? other.hasPendingCommands()) == false }
+        await manager.waitUntilIdle()
+        #expect(server.requests(for: "/stale").isEmpty, "a dead process's claim starts nothing")
+        #expect(await manager.download(withID: ids[0])?.status == .queued)
+        await manager.shutdown()
+    }
+
+    @Test func aReleasedDownloadStopsAndStaysQueuedWithItsPart() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        let database = folder.file("queue.sqlite")
+        server.setRoute("/slow", Route(body: .pattern(size: 2 << 20, seed: 3), etag: "\"s\"", throttle: 100_000))
+        let manager = try DownloadManager(configuration: configuration(.claimedOnly), databasePath: database)
+        let recorder = EventRecorder(manager)
+        let other = try DownloadStore(path: database)
+        let ids = try other.add([DownloadRequest(id: "", url: server.url("/slow"), destination: .file(folder.file("slow")))])
+        try other.post(.adoptNewDownloads)
+        try other.post(.claim(ids[0], by: getpid()))
+        try await recorder.waitFor(ids[0], .downloading)
+        try await eventually("some bytes") { (PartFile.size(at: folder.file("slow.part")) ?? 0) > 50_000 }
+        try other.post(.release(ids[0]))
+        try await recorder.waitFor(ids[0], .queued)
+        await manager.waitUntilIdle()
+        let download = try #require(await manager.download(withID: ids[0]))
+        #expect(download.status == .queued)
+        #expect((PartFile.size(at: folder.file("slow.part")) ?? 0) > 50_000, "the part is kept for the next run")
+        await manager.shutdown()
+    }
+
+    @Test func pauseAllReachesDownloadsOutsideTheScope() async throws {
+        let folder = TemporaryFolder()
+        defer { folder.remove() }
+        let database = folder.file("queue.sqlite")
+        let url = URL(string: "http://127.0.0.1:9/a")!
+        do {
+            let manager = try DownloadManager(configuration: configuration(.wholeQueue, concurrency: 0), databasePath: database)
+            try await manager.enqueue(request("a", url, to: folder.file("a")))
+            await manager.shutdown()
+        }
+        let manager = try DownloadManager(configuration: configuration(.claimedOnly, concurrency: 0), databasePath: database, watchesOtherProcesses: false)
+        await manager.pauseAll()
+        #expect(await manager.download(withID: "a")?.status == .paused)
+        await manager.resumeAll()
+        #expect(await manager.download(withID: "a")?.status == .queued)
+        await manager.shutdown()
+    }
+
+    @Test func aRefetchIntoAFolderChoosesTheNameAgain() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        let database = folder.file("queue.sqlite")
+        server.setRoute("/a.mp3", Route(body: .bytes(Array("episode".utf8))))
+        try Data("the user's own file".utf8).write(to: URL(fileURLWithPath: folder.file("a.mp3")))
+        let manager = try DownloadManager(configuration: configuration(.wholeQueue), databasePath: database)
+        let id = try await manager.enqueue(DownloadRequest(id: "", url: server.url("/a.mp3"), destination: .directory(folder.path)))
+        let first = try await waitFor(manager, id, .completed)
+        #expect(first.filePath == folder.file("a (2).mp3"), "never over another file")
+        try FileManager.default.removeItem(atPath: folder.file("a.mp3"))
+        try FileManager.default.removeItem(atPath: folder.file("a (2).mp3"))
+        try await manager.retry(id)
+        let again = try await waitFor(manager, id, .completed)
+        #expect(again.filePath == folder.file("a.mp3"), "the plain name, free again")
+        #expect(folder.contents().filter { $0.hasPrefix("a") } == ["a.mp3"])
+        await manager.shutdown()
+    }
+}
