@@ -194,7 +194,7 @@ extension EngineLoop {
     /// Gives a claimed download back (a no-op for `.wholeQueue`): a running transfer stops,
     /// keeping its part, and the download stays queued for a later run.
     func release(_ id: DownloadID) {
-        guard claimed?.remove(id) != nil, let record = records[id] else { return }
+        guard claimed?.remove(id) != nil, let record = records[id], !record.placing else { return }   // a file being placed lands
         switch record.status {
         case .downloading:
             stopTransfer(id)
