@@ -163,10 +163,7 @@ struct Get: RunnableCommand {
     }
 
     static func isIn(_ folder: String, _ download: Download) -> Bool {
-        switch download.request.destination {
-        case .directory(let path): return path == folder
-        case .file(let path): return (path as NSString).deletingLastPathComponent == folder
-        }
+        download.request.destination.folder == folder
     }
 
     private func createFolder(_ folder: String) throws {

@@ -158,7 +158,7 @@ extension EngineLoop {
                 records[id]?.resume = nil
                 // Into a folder, the name is chosen again: with the file gone, the plain
                 // name is usually free once more (no " (2)" left over from a clash).
-                if case .directory = record.request.destination {
+                if case .file = record.request.destination {} else {
                     records[id]?.filePath = nil
                     if claimedPaths[path] == id { claimedPaths[path] = nil }
                 }

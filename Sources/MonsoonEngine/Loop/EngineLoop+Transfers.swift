@@ -34,11 +34,7 @@ extension EngineLoop {
             }
         }
         // Free space, before a byte is asked for: the expected rest plus the reserve.
-        let folder: String
-        switch record.request.destination {
-        case .file(let path): folder = (path as NSString).deletingLastPathComponent
-        case .directory(let path): folder = path
-        }
+        let folder = record.request.destination.folder
         let expected = record.resume?.total ?? record.total ?? record.request.expectedSize
         let remaining = max(0, (expected ?? 0) - plan.offset)
         if let free = FileSystem.freeSpace(at: FileSystem.nearestExistingFolder(folder.isEmpty ? "." : folder)),
@@ -117,9 +113,18 @@ extension EngineLoop {
             transfer.sink = .aborted
         case .write(let offset, let total):
             // The name is fixed at the first 2xx and kept for later attempts and runs.
-            if record.filePath == nil, case .directory(let folder) = record.request.destination {
-                let name = FileNaming.name(contentDisposition: transfer.head.contentDisposition, finalURL: transfer.easy.string(CURLINFO_EFFECTIVE_URL))
-                record.filePath = claimPath(in: folder, name: name, for: id)
+            if record.filePath == nil {
+                let finalURL = transfer.easy.string(CURLINFO_EFFECTIVE_URL)
+                switch record.request.destination {
+                case .directory(let folder):
+                    let name = FileNaming.name(contentDisposition: transfer.head.contentDisposition, finalURL: finalURL)
+                    record.filePath = claimPath(in: folder, name: name, for: id)
+                case .named(let folder, let stem):
+                    let name = FileNaming.name(stem: stem, finalURL: finalURL, mediaTypes: [transfer.head.contentType, record.request.expectedMediaType])
+                    record.filePath = claimPath(in: folder, name: name, for: id)
+                case .file:
+                    break
+                }
             }
             guard let path = record.filePath else { transfer.sink = .aborted; return }
             let partPath = PartFile.path(for: path)

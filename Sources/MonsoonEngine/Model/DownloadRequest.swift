@@ -9,6 +9,18 @@ public struct DownloadRequest: Sendable, Equatable {
         /// Into this folder, under the name the response gives (Content-Disposition,
         /// else the last path component of the final URL, else `download`).
         case directory(String)
+        /// Into `folder` as `stem` plus the extension the response implies: the final URL's
+        /// (after redirects), else the media type's. For names chosen by the caller (an
+        /// episode's, from a template) whose extension only the server knows.
+        case named(folder: String, stem: String)
+
+        /// The folder the file goes into.
+        public var folder: String {
+            switch self {
+            case .file(let path): return (path as NSString).deletingLastPathComponent
+            case .directory(let folder), .named(let folder, _): return folder
+            }
+        }
     }
 
     public var id: DownloadID

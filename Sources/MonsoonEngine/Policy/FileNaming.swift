@@ -16,6 +16,48 @@ enum FileNaming {
         return "download"
     }
 
+    /// `stem` and the extension the response implies: the final URL's (its last path
+    /// component's, when it looks like one), else the first known media type's; none
+    /// when neither says. Sanitized like any name.
+    static func name(stem: String, finalURL: String?, mediaTypes: [String?]) -> String {
+        var ext = finalURL.flatMap(URL.init(string:)).map { fileExtension(of: $0.path(percentEncoded: false)) } ?? nil
+        if ext == nil { ext = mediaTypes.lazy.compactMap { $0.flatMap(fileExtension(forMediaType:)) }.first }
+        return sanitize(ext.map { "\(stem).\($0)" } ?? stem)
+    }
+
+    /// The extension of a path's last component: 1 to 5 letters or digits after its last dot.
+    static func fileExtension(of path: String) -> String? {
+        guard let last = path.split(separator: "/").last, let dot = last.lastIndex(of: "."), dot != last.startIndex else { return nil }
+        let ext = last[last.index(after: dot)...]
+        guard (1...5).contains(ext.count), ext.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else { return nil }
+        return ext.lowercased()
+    }
+
+    /// The usual extension of the media types podcasts serve.
+    static func fileExtension(forMediaType type: String) -> String? {
+        let essence = type.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        switch essence {
+        case "audio/mpeg", "audio/mp3", "audio/mpeg3", "audio/x-mp3", "audio/x-mpeg": return "mp3"
+        case "audio/mp4", "audio/x-m4a", "audio/m4a", "audio/x-mp4": return "m4a"
+        case "audio/aac", "audio/x-aac", "audio/aacp": return "aac"
+        case "audio/ogg", "application/ogg", "audio/vorbis": return "ogg"
+        case "audio/opus": return "opus"
+        case "audio/flac", "audio/x-flac": return "flac"
+        case "audio/wav", "audio/x-wav", "audio/wave": return "wav"
+        case "audio/webm", "video/webm": return "webm"
+        case "video/mp4": return "mp4"
+        case "video/x-m4v": return "m4v"
+        case "video/quicktime": return "mov"
+        case "application/pdf": return "pdf"
+        case "image/jpeg": return "jpg"
+        case "image/png": return "png"
+        case "text/vtt": return "vtt"
+        case "application/x-subrip", "application/srt": return "srt"
+        case "application/json", "application/json+chapters": return "json"
+        default: return nil
+        }
+    }
+
     /// `filename*=UTF-8''…` (RFC 6266/8187) wins over `filename="…"`.
     static func dispositionFileName(_ value: String) -> String? {
         var plain: String?

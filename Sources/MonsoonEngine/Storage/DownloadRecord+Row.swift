@@ -12,7 +12,7 @@ extension DownloadRecord {
         }
         let request = DownloadRequest(
             id: DownloadID(id), url: url,
-            destination: kind == "file" ? .file(destinationPath) : .directory(destinationPath),
+            destination: kind == "file" ? .file(destinationPath) : row.text(25).map { .named(folder: destinationPath, stem: $0) } ?? .directory(destinationPath),
             priority: row.int(5), expectedSize: row.optionalInt(6), expectedMediaType: row.text(7),
             headers: Self.decode(row.text(8)), userInfo: Self.decode(row.text(9)))
         self.init(request: request, sequence: row.int(0), host: EngineLoop.hostKey(url))
@@ -35,7 +35,7 @@ extension DownloadRecord {
     var insertValues: [SQLValueConvertible] {
         let (kind, destination): (String, String) = switch request.destination {
         case .file(let path): ("file", path)
-        case .directory(let path): ("directory", path)
+        case .directory(let path), .named(let path, _): ("directory", path)
         }
         return [request.id.rawValue, request.url.absoluteString, kind, destination, request.priority, request.expectedSize,
                 request.expectedMediaType, Self.encode(request.headers), Self.encode(request.userInfo)] + stateValues
@@ -60,5 +60,13 @@ extension DownloadRecord {
         guard let text, let data = text.data(using: .utf8),
               let object = try? JSONSerialization.jsonObject(with: data) as? [String: String] else { return [:] }
         return object
+    }
+}
+
+extension DownloadRequest.Destination {
+    /// The caller's stem of a `.named` destination (stored beside the folder).
+    var stem: String? {
+        if case .named(_, let stem) = self { return stem }
+        return nil
     }
 }

@@ -58,6 +58,8 @@ public final class DownloadStore {
                 created REAL NOT NULL
             );
             """),
+        // A name chosen by the caller, its extension by the response (`Destination.named`).
+        .init(version: 2, sql: "ALTER TABLE downloads ADD COLUMN file_stem TEXT"),
     ])
 
     /// The newest schema version this build knows.
@@ -83,7 +85,7 @@ public final class DownloadStore {
     private static let columns = """
         seq, id, url, destination_kind, destination, priority, expected_size, expected_type, headers, user_info,
         status, attempts, backoff_level, retry_at, error_code, error_message, error_status, bytes, total, checkpoint,
-        file_path, resume_url, etag, last_modified, resume_total
+        file_path, resume_url, etag, last_modified, resume_total, file_stem
         """
 
     /// Every download, in enqueue order.
@@ -219,10 +221,10 @@ public final class DownloadStore {
         let statement = try database.statement(Self.insertKey, """
             INSERT INTO downloads (id, url, destination_kind, destination, priority, expected_size, expected_type, headers, user_info,
                 status, attempts, backoff_level, retry_at, error_code, error_message, error_status, bytes, total, checkpoint,
-                file_path, resume_url, etag, last_modified, resume_total, updated, seq)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)
+                file_path, resume_url, etag, last_modified, resume_total, updated, seq, file_stem)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)
             """)
-        try statement.bind(record.insertValues + [Date(), record.sequence > 0 ? record.sequence : nil])
+        try statement.bind(record.insertValues + [Date(), record.sequence > 0 ? record.sequence : nil, record.request.destination.stem])
         while try statement.step() {}
         return database.lastInsertRowID
     }
