@@ -1,0 +1,60 @@
+import Foundation
+
+/// Episodes whose template renders to the same file: the first keeps the name, the
+/// others get " (2)", " (3)", … in order of publish date, then guid, then id, so the
+/// numbering is the same on every run.
+public enum NameCollisions {
+    public struct Candidate: Sendable, Equatable {
+        public var id: Int
+        /// Folders under the root, and the stem.
+        public var folders: [String]
+        public var stem: String
+        public var published: Date?
+        public var guid: String?
+
+        public init(id: Int, folders: [String], stem: String, published: Date?, guid: String?) {
+            self.id = id
+            self.folders = folders
+            self.stem = stem
+            self.published = published
+            self.guid = guid
+        }
+
+        var path: String { (folders + [stem]).joined(separator: "/") }
+    }
+
+    /// Each candidate's stem, numbered where its path is shared.
+    public static func resolve(_ candidates: [Candidate]) -> [Int: String] {
+        var taken = Set(candidates.map(\.path))
+        var result: [Int: String] = [:]
+        for group in Dictionary(grouping: candidates, by: \.path).values {
+            let ordered = group.sorted(by: precedes)
+            result[ordered[0].id] = ordered[0].stem
+            var number = 2
+            for candidate in ordered.dropFirst() {
+                // Never onto a name another episode renders to by itself ("Title (2)").
+                var numbered: Candidate
+                repeat {
+                    numbered = candidate
+                    numbered.stem = "\(candidate.stem) (\(number))"
+                    number += 1
+                } while taken.contains(numbered.path)
+                taken.insert(numbered.path)
+                result[candidate.id] = numbered.stem
+            }
+        }
+        return result
+    }
+
+    /// Earlier publish dates first (undated last), then guid, then id.
+    static func precedes(_ a: Candidate, _ b: Candidate) -> Bool {
+        switch (a.published, b.published) {
+        case let (x?, y?) where x != y: return x < y
+        case (.some, nil): return true
+        case (nil, .some): return false
+        default: break
+        }
+        if a.guid != b.guid { return (a.guid ?? "\u{10FFFF}") < (b.guid ?? "\u{10FFFF}") }
+        return a.id < b.id
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+
+/// Where an episode's file goes under the download root: a template such as
+/// `{podcast}/{date} - {title}.{ext}`, whose `/` make folders.
+///
+/// Rendering is safe whatever a feed says: every value is cleaned of path separators,
+/// `..`, control characters and leading dots, each path component is NFC and at most 255
+/// bytes (room left for the extension and `.part`), so the result always stays inside the
+/// root. The extension is not known before the server answers: the template ends in
+/// `.{ext}`, and the engine appends the final URL's (or the media type's) extension.
+public struct NamingTemplate: Sendable, Equatable, CustomStringConvertible {
+    /// The template used when none is set.
+    public static let defaultText = "{podcast}/{date} - {title}.{ext}"
+    /// The variables a template may use.
+    public static let variables = ["podcast", "title", "date", "year", "month", "day", "guid", "season", "episode", "ext"]
+
+    enum Part: Sendable, Equatable {
+        case literal(String)
+        case variable(String)
+    }
+
+    /// The template's text, as given.
+    public let text: String
+    /// The parts of each path component but the extension.
+    let components: [[Part]]
+
+    public var description: String { text }
+
+    /// Parses and checks a template.
+    /// - Throws: `NamingError` for an unknown variable, an unclosed brace, an absolute
+    ///   path, a `..` component, or a template that does not end in `.{ext}`.
+    public init(_ text: String) throws(NamingError) {
+        self.text = text
+        guard text.hasSuffix(".{ext}") else {
+            throw NamingError("the template '\(text)' must end with '.{ext}': the extension comes from the server (default: \(Self.defaultText))")
+        }
+        let body = String(text.dropLast(".{ext}".count))
+        guard !body.hasPrefix("/") else { throw NamingError("the template '\(text)' must be relative to the download root: remove the leading '/'") }
+        var components: [[Part]] = []
+        for component in body.split(separator: "/", omittingEmptySubsequences: false) {
+            guard !component.isEmpty else { throw NamingError("the template '\(text)' has an empty folder name ('//' or a trailing '/')") }
+            guard component != ".." && component != "." else { throw NamingError("the template '\(text)' may not use '.' or '..' as a folder") }
+            components.append(try Self.parse(String(component), in: text))
+        }
+        self.components = components
+    }
+
+    /// The default template.
+    public static var standard: NamingTemplate {
+        // The default is valid by construction; a failure here is a programming error.
+        try! NamingTemplate(defaultText)
+    }
+
+    private static func parse(_ component: String, in text: String) throws(NamingError) -> [Part] {
+        var parts: [Part] = []
+        var rest = Substring(component)
+        while let open = rest.firstIndex(of: "{") {
+            if open > rest.startIndex { parts.append(.literal(String(rest[..<open]))) }
+            guard let close = rest[open...].firstIndex(of: "}") else {
+                throw NamingError("the template '\(text)' has a '{' without its '}'")
+            }
+            let name = String(rest[rest.index(after: open)..<close])
+            guard variables.contains(name), name != "ext" else {
+                if name == "ext" { throw NamingError("in the template '\(text)', {ext} may only end the file name") }
+                throw NamingError("the template '\(text)' uses the unknown variable {\(name)}; known: \(variables.map { "{\($0)}" }.joined(separator: ", "))")
+            }
+            parts.append(.variable(name))
+            rest = rest[rest.index(after: close)...]
+        }
+        if rest.contains("}") { throw NamingError("the template '\(text)' has a '}' without its '{'") }
+        if !rest.isEmpty { parts.append(.literal(String(rest))) }
+        return parts
+    }
+
+    /// The folders under the root and the file's stem (no extension) for `values`.
+    public func render(_ values: NamingValues) -> (folders: [String], stem: String) {
+        var rendered = components.map { parts in
+            parts.map { part -> String in
+                switch part {
+                case .literal(let text): return text
+                case .variable(let name): return Self.clean(values[name])
+                }
+            }.joined()
+        }
+        let stem = Self.component(rendered.removeLast(), limit: Self.stemLimit)
+        return (rendered.map { Self.component($0, limit: 255) }, stem)
+    }
+
+    /// A stem leaves room for " (99)", a dot, a five-letter extension and ".part".
+    static let stemLimit = 255 - 5 - 1 - 5 - 5
+
+    /// A value made safe to stand inside a path component: no separators or control characters.
+    static func clean(_ value: String) -> String {
+        var scalars = String.UnicodeScalarView()
+        for scalar in value.precomposedStringWithCanonicalMapping.unicodeScalars {
+            switch scalar.value {
+            case 0..<0x20, 0x7F, 0x80..<0xA0: scalars.append(" ")
+            case 0x2F, 0x5C: scalars.append("-")        // "/" and "\"
+            default: scalars.append(scalar)
+            }
+        }
+        return String(scalars)
+    }
+
+    /// A whole component made safe: no `..`, no leading dots (hidden files), collapsed
+    /// spaces, trimmed, at most `limit` UTF-8 bytes on a character boundary; never empty.
+    static func component(_ text: String, limit: Int) -> String {
+        var clean = text.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ")
+        while clean.contains("..") { clean = clean.replacingOccurrences(of: "..", with: ".") }
+        while clean.hasPrefix(".") || clean.hasPrefix(" ") { clean.removeFirst() }
+        while clean.hasSuffix(" ") || clean.hasSuffix(".") { clean.removeLast() }
+        if clean.utf8.count > limit {
+            var cut = ""
+            for character in clean {
+                if cut.utf8.count + character.utf8.count > limit { break }
+                cut.append(character)
+            }
+            clean = cut.trimmingCharacters(in: .whitespaces)
+        }
+        return clean.isEmpty ? "untitled" : clean
+    }
+}
+
+/// The values of a template's variables for one episode.
+public struct NamingValues: Sendable {
+    public var podcast: String
+    public var title: String
+    public var published: Date?
+    public var guid: String?
+    public var season: Int?
+    public var episode: Int?
+
+    public init(podcast: String, title: String, published: Date?, guid: String?, season: Int?, episode: Int?) {
+        self.podcast = podcast
+        self.title = title
+        self.published = published
+        self.guid = guid
+        self.season = season
+        self.episode = episode
+    }
+
+    subscript(name: String) -> String {
+        switch name {
+        case "podcast": return podcast
+        case "title": return title
+        case "date": return date.map { "\($0.year)-\($0.month)-\($0.day)" } ?? "undated"
+        case "year": return date?.year ?? "undated"
+        case "month": return date?.month ?? "undated"
+        case "day": return date?.day ?? "undated"
+        case "guid": return guid ?? ""
+        case "season": return season.map(String.init) ?? ""
+        case "episode": return episode.map(String.init) ?? ""
+        default: return ""
+        }
+    }
+
+    /// The publish date in UTC, zero-padded.
+    private var date: (year: String, month: String, day: String)? {
+        guard let published else { return nil }
+        var time = time_t(published.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return (String(parts.tm_year + 1900), two(parts.tm_mon + 1), two(parts.tm_mday))
+    }
+}
+
+/// A template that cannot be used, with what to do about it.
+public struct NamingError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

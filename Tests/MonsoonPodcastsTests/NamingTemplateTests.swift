@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+@testable import MonsoonPodcasts
+
+/// File names from templates: variables, sanitizing, collisions.
+@Suite struct NamingTemplateTests {
+    let date = Date(timeIntervalSince1970: 1_700_000_000)   // 2023-11-14 22:13:20 UTC
+
+    func values(podcast: String = "Show", title: String, published: Date? = nil, guid: String? = "g") -> NamingValues {
+        NamingValues(podcast: podcast, title: title, published: published, guid: guid, season: 2, episode: 7)
+    }
+
+    @Test func theDefaultTemplate() throws {
+        let rendered = NamingTemplate.standard.render(values(title: "Hello, World", published: date))
+        #expect(rendered.folders == ["Show"] && rendered.stem == "2023-11-14 - Hello, World")
+        #expect(NamingTemplate.standard.render(values(title: "No date")).stem == "undated - No date")
+    }
+
+    @Test func everyVariable() throws {
+        let template = try NamingTemplate("{podcast}/{year}/{month}-{day} S{season}E{episode} {title} [{guid}] {date}.{ext}")
+        let rendered = template.render(values(title: "T", published: date, guid: "abc"))
+        #expect(rendered.folders == ["Show", "2023"])
+        #expect(rendered.stem == "11-14 S2E7 T [abc] 2023-11-14")
+    }
+
+    @Test func badTemplatesAreRefusedWithAReason() {
+        func message(_ text: String) -> String {
+            do { _ = try NamingTemplate(text); return "accepted" } catch { return error.message }
+        }
+        #expect(message("{podcast}/{nope}.{ext}").contains("unknown variable {nope}"))
+        #expect(message("{title}.mp3").contains("must end with '.{ext}'"))
+        #expect(message("/abs/{title}.{ext}").contains("relative to the download root"))
+        #expect(message("{podcast}/../{title}.{ext}").contains("'..'"))
+        #expect(message("{podcast}//{title}.{ext}").contains("empty folder name"))
+        #expect(message("{title.{ext}").contains("without its '}'"))
+        #expect(message("{ext}/{title}.{ext}").contains("{ext} may only end"))
+    }
+
+    @Test func hostileTitlesStayInsideTheRoot() throws {
+        let hostile = ["../../etc/passwd", "..", "...", ".hidden", "a/../../b", "/etc/shadow", "C:\\Windows\\x",
+                       "tab\there\nnew\u{0}line\u{7F}", String(repeating: "é", count: 1_000), "🎙️ Épisode 😀", "   ", ""]
+        for title in hostile {
+            for podcast in hostile {
+                let rendered = NamingTemplate.standard.render(values(podcast: podcast, title: title))
+                for component in rendered.folders + [rendered.stem] {
+                    #expect(!component.isEmpty && component != "." && component != "..", "\(title) / \(podcast)")
+                    #expect(!component.contains("/") && !component.hasPrefix("."), "\(component)")
+                    #expect(!component.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F })
+                    #expect(component.utf8.count <= 255)
+                }
+                #expect(rendered.stem.utf8.count <= NamingTemplate.stemLimit)
+                let path = (["/root"] + rendered.folders + [rendered.stem + ".mp3.part"]).joined(separator: "/")
+                #expect((path as NSString).standardizingPath.hasPrefix("/root/"), "\(path)")
+            }
+        }
+        #expect(NamingTemplate.standard.render(values(podcast: "..", title: "x")).folders == ["untitled"])
+        #expect(NamingTemplate.standard.render(values(title: "🎙️ Épisode 😀")).stem == "undated - 🎙️ Épisode 😀")
+    }
+
+    @Test func namesAreNFC() throws {
+        let decomposed = "Cafe\u{301}"   // e + combining acute
+        let stem = NamingTemplate.standard.render(values(title: decomposed)).stem
+        #expect(Array(stem.utf8) == Array("undated - Caf\u{E9}".utf8))
+    }
+
+    @Test func collisionsAreNumberedByDateThenGuid() {
+        let early = Date(timeIntervalSince1970: 1_000)
+        let late = Date(timeIntervalSince1970: 2_000)
+        let candidates = [
+            NameCollisions.Candidate(id: 3, folders: ["S"], stem: "Trailer", published: late, guid: "a"),
+            NameCollisions.Candidate(id: 1, folders: ["S"], stem: "Trailer", published: early, guid: "z"),
+            NameCollisions.Candidate(id: 2, folders: ["S"], stem: "Trailer", published: late, guid: "b"),
+            NameCollisions.Candidate(id: 4, folders: ["S"], stem: "Trailer (2)", published: nil, guid: nil),
+            NameCollisions.Candidate(id: 5, folders: ["T"], stem: "Trailer", published: nil, guid: nil),
+        ]
+        let names = NameCollisions.resolve(candidates)
+        #expect(names == [1: "Trailer", 3: "Trailer (3)", 2: "Trailer (4)", 4: "Trailer (2)", 5: "Trailer"])
+        #expect(NameCollisions.resolve(candidates.reversed()) == names, "the same on every run, whatever the order read")
+    }
+}
