@@ -1,0 +1,140 @@
+import Foundation
+import MonsoonPodcasts
+import MonsoonStore
+
+/// `monsoon config [list|get|set|unset]`: the home's settings.
+struct Config: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "config",
+        abstract: "Show or change settings (defaults for the commands; flags override them).",
+        discussion: "Keys: " + SettingKey.allCases.map(\.rawValue).joined(separator: ", ") + ". Sizes take units (500MB, 2GiB).",
+        subcommands: [ConfigList.self, ConfigGet.self, ConfigSet.self, ConfigUnset.self],
+        defaultSubcommand: ConfigList.self)
+    @OptionGroup var global: GlobalOptions
+    init() {}
+
+    /// The home's settings, with a one-line error for a database that cannot be opened.
+    static func open(_ global: GlobalOptions, context: CommandContext) throws -> Settings {
+        let home = try Home(option: global.home, context: context)
+        do {
+            return try Settings(database: try Database(path: home.databasePath))
+        } catch {
+            throw CLIError(message: "\(error)")
+        }
+    }
+
+    static func key(_ name: String) throws -> SettingKey {
+        guard let key = SettingKey(rawValue: name) else {
+            let suggestion = SpellingSuggestion.closest(to: name, among: SettingKey.allCases.map(\.rawValue)).map { " Did you mean '\($0)'?" } ?? ""
+            throw ValidationError("'\(name)' is not a setting.\(suggestion) Settings: \(SettingKey.allCases.map(\.rawValue).joined(separator: ", ")).")
+        }
+        return key
+    }
+
+    /// The podcast id for `--podcast`, found in the library.
+    static func podcastID(_ query: String?, global: GlobalOptions, context: CommandContext) async throws -> Int? {
+        guard let query else { return nil }
+        let session = try LibrarySession.open(global, context: context)
+        return try await session.run { try $0.findPodcast(query).id }
+    }
+
+    static func shown(_ key: SettingKey, _ value: String) -> String {
+        key == .userAgent && value == key.defaultText ? "Monsoon/\(MonsoonCLI.version)" : value
+    }
+}
+
+struct ConfigList: RunnableCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List every setting with its value.")
+    @OptionGroup var global: GlobalOptions
+    init() {}
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        let settings = try Config.open(global, context: context)
+        var text = ""
+        do {
+            for key in SettingKey.allCases {
+                let set = try settings.value(key)
+                text += "\(key.rawValue.padding(toLength: 20, withPad: " ", startingAt: 0)) \(Config.shown(key, set ?? key.defaultText))\(set == nil ? "  (default)" : "")\n"
+            }
+        } catch {
+            throw CLIError(message: "cannot read the settings: \(error)")
+        }
+        context.output.write(text)
+        return ExitStatus.success
+    }
+}
+
+struct ConfigGet: RunnableCommand {
+    static let configuration = CommandConfiguration(commandName: "get", abstract: "Print a setting's value in effect.")
+    @OptionGroup var global: GlobalOptions
+    @Option(name: .long, help: "The value for this podcast (id or a unique part of its title), where a podcast may have its own.", valueName: "podcast")
+    var podcast: String?
+    @Argument(help: "The setting.", valueName: "key") var key: String
+    init() {}
+
+    mutating func validate() throws { _ = try Config.key(key) }
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        let key = try Config.key(key)
+        let settings = try Config.open(global, context: context)
+        let id = try await Config.podcastID(podcast, global: global, context: context)
+        do {
+            context.output.line(Config.shown(key, try settings.effective(key, podcast: id)))
+        } catch {
+            throw CLIError(message: "cannot read the settings: \(error)")
+        }
+        return ExitStatus.success
+    }
+}
+
+struct ConfigSet: RunnableCommand {
+    static let configuration = CommandConfiguration(commandName: "set", abstract: "Change a setting.")
+    @OptionGroup var global: GlobalOptions
+    @Option(name: .long, help: "Set it for this podcast only (keep-latest).", valueName: "podcast")
+    var podcast: String?
+    @Argument(help: "The setting.", valueName: "key") var key: String
+    @Argument(help: "The new value.", valueName: "value") var value: String
+    init() {}
+
+    mutating func validate() throws {
+        let key = try Config.key(key)
+        do { _ = try key.normalize(value) } catch { throw ValidationError(error.message) }
+        if podcast != nil && !key.allowsPodcastOverride { throw ValidationError("\(key.rawValue) has no per-podcast value; set it without --podcast.") }
+    }
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        let key = try Config.key(key)
+        let settings = try Config.open(global, context: context)
+        let id = try await Config.podcastID(podcast, global: global, context: context)
+        let stored: String
+        do {
+            stored = try settings.set(key, value, podcast: id)
+        } catch let error as SettingError {
+            throw CLIError.usage(error.message)
+        } catch {
+            throw CLIError(message: "cannot save the setting: \(error)")
+        }
+        if !global.quiet { context.output.line("\(key.rawValue) = \(stored)\(id.map { " for podcast \($0)" } ?? "")") }
+        return ExitStatus.success
+    }
+}
+
+struct ConfigUnset: RunnableCommand {
+    static let configuration = CommandConfiguration(commandName: "unset", abstract: "Return a setting to its default (or a podcast's to the global value).")
+    @OptionGroup var global: GlobalOptions
+    @Option(name: .long, help: "Unset this podcast's own value.", valueName: "podcast")
+    var podcast: String?
+    @Argument(help: "The setting.", valueName: "key") var key: String
+    init() {}
+
+    mutating func validate() throws { _ = try Config.key(key) }
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        let key = try Config.key(key)
+        let settings = try Config.open(global, context: context)
+        let id = try await Config.podcastID(podcast, global: global, context: context)
+        do { try settings.unset(key, podcast: id) } catch { throw CLIError(message: "cannot save the setting: \(error)") }
+        if !global.quiet { context.output.line("\(key.rawValue) = \(Config.shown(key, try settings.effective(key, podcast: id)))") }
+        return ExitStatus.success
+    }
+}

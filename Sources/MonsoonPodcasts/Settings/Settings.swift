@@ -1,0 +1,166 @@
+import Foundation
+import MonsoonEngine
+import MonsoonStore
+
+/// A setting `monsoon config` knows: its name, its default, and how its values are read.
+public enum SettingKey: String, CaseIterable, Sendable {
+    case concurrency
+    case perHost = "per-host"
+    case downloadRoot = "download-root"
+    case template
+    case autoDeletePlayed = "auto-delete-played"
+    case keepLatest = "keep-latest"
+    case retries
+    case userAgent = "user-agent"
+    case diskReserve = "disk-reserve"
+
+    /// Whether a podcast may have its own value (`--podcast`), over the global one.
+    public var allowsPodcastOverride: Bool { self == .keepLatest }
+
+    /// The value used when none is set, as `config get` prints it.
+    public var defaultText: String {
+        switch self {
+        case .concurrency: return "2"
+        case .perHost: return "off"
+        case .downloadRoot: return "~/Podcasts"
+        case .template: return NamingTemplate.defaultText
+        case .autoDeletePlayed: return "off"
+        case .keepLatest: return "off"
+        case .retries: return "5"
+        case .userAgent: return "Monsoon"
+        case .diskReserve: return "64MiB"
+        }
+    }
+
+    /// What the setting does, for `config` help and errors.
+    public var summary: String {
+        switch self {
+        case .concurrency: return "episodes downloaded at once by 'monsoon download' (a number, 1 or more)"
+        case .perHost: return "downloads at once to one host (a number, or off)"
+        case .downloadRoot: return "the folder episodes are downloaded into (an absolute path or ~/...)"
+        case .template: return "where an episode's file goes under the root (variables: \(NamingTemplate.variables.map { "{\($0)}" }.joined(separator: ", ")))"
+        case .autoDeletePlayed: return "delete an episode's download once it is played (on or off)"
+        case .keepLatest: return "keep only the newest N downloads of a podcast (a number, or off; per podcast with --podcast)"
+        case .retries: return "retries after the first attempt for transient failures (a number, 0 or more)"
+        case .userAgent: return "the User-Agent header sent with requests"
+        case .diskReserve: return "free space to leave on the disk (a size such as 500MB or 2GiB)"
+        }
+    }
+
+    /// Checks `text` and returns it as it is stored (normalized: "ON" → "on", "2gib" → "2GiB").
+    /// - Throws: `SettingError` saying what is expected.
+    public func normalize(_ text: String) throws(SettingError) -> String {
+        let value = text.trimmingCharacters(in: .whitespaces)
+        func bad() -> SettingError { SettingError("'\(text)' is not a valid \(rawValue): \(summary)") }
+        switch self {
+        case .concurrency:
+            guard let number = Int(value), number >= 1 else { throw bad() }
+            return String(number)
+        case .retries:
+            guard let number = Int(value), number >= 0 else { throw bad() }
+            return String(number)
+        case .perHost, .keepLatest:
+            if Self.offWords.contains(value.lowercased()) { return "off" }
+            guard let number = Int(value), number >= 1 else { throw bad() }
+            return String(number)
+        case .autoDeletePlayed:
+            if Self.offWords.contains(value.lowercased()) { return "off" }
+            if ["on", "yes", "true", "1"].contains(value.lowercased()) { return "on" }
+            throw bad()
+        case .downloadRoot:
+            guard value.hasPrefix("/") || value == "~" || value.hasPrefix("~/") else { throw bad() }
+            return value
+        case .template:
+            do { return try NamingTemplate(value).text } catch { throw SettingError(error.message) }
+        case .userAgent:
+            guard !value.isEmpty, !value.contains(where: { $0.isNewline }) else { throw bad() }
+            return value
+        case .diskReserve:
+            guard let bytes = ByteCount.parse(value) else { throw bad() }
+            return ByteCount.format(bytes).replacingOccurrences(of: " ", with: "")
+        }
+    }
+
+    private static let offWords: Set<String> = ["off", "none", "no", "false", "0"]
+}
+
+/// A setting that cannot be read or written, with what to do about it.
+public struct SettingError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// The settings of a home (`monsoon config`), in the same database as the library.
+///
+/// - Important: like its database connection, used from one task at a time.
+public final class Settings {
+    let database: Database
+
+    static let migrator = Migrator(component: "settings", [
+        .init(version: 1, sql: """
+            CREATE TABLE settings (
+                key TEXT NOT NULL,
+                podcast_id INTEGER NOT NULL DEFAULT 0,
+                value TEXT NOT NULL,
+                PRIMARY KEY (key, podcast_id)
+            );
+            """),
+    ])
+
+    public init(database: Database) throws {
+        self.database = database
+        try Self.migrator.migrate(database)
+    }
+
+    /// The value set for `key` (for `podcast`, else globally), or nil when none is set.
+    public func value(_ key: SettingKey, podcast: Int? = nil) throws -> String? {
+        try database.scalarText("SELECT value FROM settings WHERE key = ? AND podcast_id = ?", key.rawValue, podcast ?? 0)
+    }
+
+    /// The value in effect: the podcast's own, else the global one, else the default.
+    public func effective(_ key: SettingKey, podcast: Int? = nil) throws -> String {
+        if let podcast, key.allowsPodcastOverride, let own = try value(key, podcast: podcast) { return own }
+        return try value(key) ?? key.defaultText
+    }
+
+    /// Sets `key` after checking the value; returns the value as stored.
+    @discardableResult
+    public func set(_ key: SettingKey, _ text: String, podcast: Int? = nil) throws -> String {
+        if podcast != nil && !key.allowsPodcastOverride {
+            throw SettingError("\(key.rawValue) has no per-podcast value; set it without --podcast")
+        }
+        let value = try key.normalize(text)
+        try database.run("INSERT INTO settings (key, podcast_id, value) VALUES (?1, ?2, ?3) ON CONFLICT (key, podcast_id) DO UPDATE SET value = ?3",
+                         key.rawValue, podcast ?? 0, value)
+        return value
+    }
+
+    /// Goes back to the default (or, for a podcast, to the global value).
+    public func unset(_ key: SettingKey, podcast: Int? = nil) throws {
+        try database.run("DELETE FROM settings WHERE key = ? AND podcast_id = ?", key.rawValue, podcast ?? 0)
+    }
+
+    // MARK: - Typed values
+
+    public func concurrency() throws -> Int { Int(try effective(.concurrency)) ?? 2 }
+    public func perHost() throws -> Int? { Int(try effective(.perHost)) }
+    public func retries() throws -> Int { Int(try effective(.retries)) ?? 5 }
+    public func userAgent() throws -> String? { try value(.userAgent) }
+    public func diskReserve() throws -> Int { ByteCount.parse(try effective(.diskReserve)) ?? 64 << 20 }
+    public func autoDeletePlayed() throws -> Bool { try effective(.autoDeletePlayed) == "on" }
+    public func keepLatest(podcast: Int) throws -> Int? { Int(try effective(.keepLatest, podcast: podcast)) }
+
+    public func template() throws -> NamingTemplate {
+        let text = try effective(.template)
+        do { return try NamingTemplate(text) } catch { throw SettingError("the stored template is not valid (\(error.message)); set it again with 'monsoon config set template'") }
+    }
+
+    /// The download root, `~` expanded against `home` (the user's home folder).
+    public func downloadRoot(userHome: String) throws -> String {
+        let text = try effective(.downloadRoot)
+        if text == "~" { return userHome }
+        if text.hasPrefix("~/") { return (userHome as NSString).appendingPathComponent(String(text.dropFirst(2))) }
+        return text
+    }
+}
