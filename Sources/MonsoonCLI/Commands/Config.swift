@@ -64,20 +64,31 @@ struct ConfigList: RunnableCommand {
     }
 }
 
-struct ConfigGet: RunnableCommand {
-    static let configuration = CommandConfiguration(commandName: "get", abstract: "Print a setting's value in effect.")
-    @OptionGroup var global: GlobalOptions
-    @Option(name: .long, help: "The value for this podcast (id or a unique part of its title), where a podcast may have its own.", valueName: "podcast")
+/// The setting a `config` command reads or writes, and the podcast it is for.
+struct SettingSelection: ParsableArguments {
+    @Option(name: .long, help: "The podcast (id or a unique part of its title), for a setting a podcast may have its own value of (keep-latest).", valueName: "podcast")
     var podcast: String?
     @Argument(help: "The setting.", valueName: "key") var key: String
     init() {}
 
     mutating func validate() throws { _ = try Config.key(key) }
 
-    func run(_ context: CommandContext) async throws -> Int32 {
+    /// The home's settings, the key, and the podcast's id when one was named.
+    func resolve(_ global: GlobalOptions, context: CommandContext) async throws -> (Settings, SettingKey, Int?) {
         let key = try Config.key(key)
         let settings = try Config.open(global, context: context)
-        let id = try await Config.podcastID(podcast, global: global, context: context)
+        return (settings, key, try await Config.podcastID(podcast, global: global, context: context))
+    }
+}
+
+struct ConfigGet: RunnableCommand {
+    static let configuration = CommandConfiguration(commandName: "get", abstract: "Print a setting's value in effect.")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var target: SettingSelection
+    init() {}
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        let (settings, key, id) = try await target.resolve(global, context: context)
         do {
             context.output.line(Config.shown(key, try settings.effective(key, podcast: id)))
         } catch {
@@ -122,19 +133,17 @@ struct ConfigSet: RunnableCommand {
 struct ConfigUnset: RunnableCommand {
     static let configuration = CommandConfiguration(commandName: "unset", abstract: "Return a setting to its default (or a podcast's to the global value).")
     @OptionGroup var global: GlobalOptions
-    @Option(name: .long, help: "Unset this podcast's own value.", valueName: "podcast")
-    var podcast: String?
-    @Argument(help: "The setting.", valueName: "key") var key: String
+    @OptionGroup var target: SettingSelection
     init() {}
 
-    mutating func validate() throws { _ = try Config.key(key) }
-
     func run(_ context: CommandContext) async throws -> Int32 {
-        let key = try Config.key(key)
-        let settings = try Config.open(global, context: context)
-        let id = try await Config.podcastID(podcast, global: global, context: context)
-        do { try settings.unset(key, podcast: id) } catch { throw CLIError(message: "cannot save the setting: \(error)") }
-        if !global.quiet { context.output.line("\(key.rawValue) = \(Config.shown(key, try settings.effective(key, podcast: id)))") }
+        let (settings, key, id) = try await target.resolve(global, context: context)
+        do {
+            try settings.unset(key, podcast: id)
+            if !global.quiet { context.output.line("\(key.rawValue) = \(Config.shown(key, try settings.effective(key, podcast: id)))") }
+        } catch {
+            throw CLIError(message: "cannot save the setting: \(error)")
+        }
         return ExitStatus.success
     }
 }
