@@ -15,12 +15,7 @@ struct Config: ParsableCommand {
 
     /// The home's settings, with a one-line error for a database that cannot be opened.
     static func open(_ global: GlobalOptions, context: CommandContext) throws -> Settings {
-        let home = try Home(option: global.home, context: context)
-        do {
-            return try Settings(database: try Database(path: home.databasePath))
-        } catch {
-            throw CLIError(message: "\(error)")
-        }
+        try Home(option: global.home, context: context).openSettings()
     }
 
     static func key(_ name: String) throws -> SettingKey {
@@ -29,13 +24,6 @@ struct Config: ParsableCommand {
             throw ValidationError("'\(name)' is not a setting.\(suggestion) Settings: \(SettingKey.allCases.map(\.rawValue).joined(separator: ", ")).")
         }
         return key
-    }
-
-    /// The podcast id for `--podcast`, found in the library.
-    static func podcastID(_ query: String?, global: GlobalOptions, context: CommandContext) async throws -> Int? {
-        guard let query else { return nil }
-        let session = try LibrarySession.open(global, context: context)
-        return try await session.run { try $0.findPodcast(query).id }
     }
 
     static func shown(_ key: SettingKey, _ value: String) -> String {
@@ -77,7 +65,7 @@ struct SettingSelection: ParsableArguments {
     func resolve(_ global: GlobalOptions, context: CommandContext) async throws -> (Settings, SettingKey, Int?) {
         let key = try Config.key(key)
         let settings = try Config.open(global, context: context)
-        return (settings, key, try await Config.podcastID(podcast, global: global, context: context))
+        return (settings, key, try await LibrarySession.podcastID(podcast, global: global, context: context))
     }
 }
 
@@ -116,7 +104,7 @@ struct ConfigSet: RunnableCommand {
     func run(_ context: CommandContext) async throws -> Int32 {
         let key = try Config.key(key)
         let settings = try Config.open(global, context: context)
-        let id = try await Config.podcastID(podcast, global: global, context: context)
+        let id = try await LibrarySession.podcastID(podcast, global: global, context: context)
         let stored: String
         do {
             stored = try settings.set(key, value, podcast: id)

@@ -1,5 +1,6 @@
 import Foundation
 import MonsoonEngine
+import MonsoonPodcasts
 
 /// What `pause`, `resume`, `retry`, `remove` and `priority` share: apply a command
 /// to the home's queue, through the running monsoon when there is one.
@@ -9,6 +10,9 @@ enum Control {
         let store = try home.openStore()
         if let id {
             guard let download = try store.download(withID: id) else {
+                if let episode = EpisodeQueue.episodeID(of: id) {
+                    throw CLIError(message: "episode \(episode) has no download; queue it with 'monsoon queue add \(episode)', then run 'monsoon download'")
+                }
                 throw CLIError(message: "no download has id \(id.rawValue); list them with 'monsoon downloads'")
             }
             try refuseIfComplete(command, download)
@@ -16,13 +20,40 @@ enum Control {
             if !global.quiet { context.output.line(nothing) }
             return ExitStatus.success
         }
-        if let lock = try HomeLock(path: home.lockPath) {
-            // Nobody is downloading: change the queue here, with the engine's own rules.
-            defer { withExtendedLifetime(lock) {} }
-            var configuration = EngineConfiguration()
-            configuration.maxConcurrentDownloads = 0
-            let manager = try QueueRun.openManager(home, configuration: configuration, watches: false)
+        let here = try await perform([command], home: home, store: store)
+        if !global.quiet {
+            if here {
+                context.output.line(describe(command, after: try? store.download(withID: id ?? DownloadID(""))))   // the status is a courtesy
+            } else {
+                let pid = HomeLock.holder(at: home.lockPath).map { " (pid \($0))" } ?? ""
+                context.output.line(describe(command, after: nil) + " by the running monsoon\(pid)")
+            }
+        }
+        return ExitStatus.success
+    }
+
+    /// Applies `commands` in order: through the running monsoon when there is one (posted,
+    /// then waited for until taken), else here with an engine that starts nothing, so the
+    /// engine's own rules apply either way.
+    /// - Returns: true when applied here, false when the running monsoon took them.
+    @discardableResult
+    static func perform(_ commands: [DownloadCommand], home: Home, store: DownloadStore) async throws -> Bool {
+        guard !commands.isEmpty else { return true }
+        guard let lock = try HomeLock(path: home.lockPath) else {
             do {
+                for command in commands { try store.post(command) }
+            } catch {
+                throw CLIError(message: "cannot post the change to the running monsoon: \(error)")
+            }
+            try await waitUntilTaken(store, otherwise: "the running monsoon did not take the change within 10 s; it is posted and will apply when it does")
+            return false
+        }
+        defer { withExtendedLifetime(lock) {} }
+        var configuration = EngineConfiguration()
+        configuration.maxConcurrentDownloads = 0
+        let manager = try QueueRun.openManager(home, configuration: configuration, watches: false)
+        do {
+            for command in commands {
                 switch command {
                 case .pause(let id): try await manager.pause(id)
                 case .resume(let id): try await manager.resume(id)
@@ -33,22 +64,13 @@ enum Control {
                 case .resumeAll: await manager.resumeAll()
                 case .adoptNewDownloads, .claim, .release: break
                 }
-            } catch {
-                await manager.shutdown()
-                throw CLIError(message: "\(error)")
             }
+        } catch {
             await manager.shutdown()
-            if !global.quiet { context.output.line(describe(command, after: try? store.download(withID: id ?? DownloadID("")))) }
-            return ExitStatus.success
+            throw CLIError(message: "\(error)")
         }
-        // A monsoon is downloading: post the command and wait until it has taken it.
-        try store.post(command)
-        try await waitUntilTaken(store, otherwise: "the running monsoon did not take the command within 10 s; it is posted and will apply when it does")
-        if !global.quiet {
-            let pid = HomeLock.holder(at: home.lockPath).map { " (pid \($0))" } ?? ""
-            context.output.line(describe(command, after: nil) + " by the running monsoon\(pid)")
-        }
-        return ExitStatus.success
+        await manager.shutdown()
+        return true
     }
 
     /// A completed download has nothing to pause, resume or retry: say so and change
@@ -108,13 +130,15 @@ enum Control {
         }
     }
 
-    /// Accepts `d17` or `17`.
+    /// Accepts a download id (`d17`), an episode id (`42`, the id `monsoon episodes` lists)
+    /// or an episode's download id (`e42`).
     static func parseID(_ text: String) throws -> DownloadID {
-        let digits = text.hasPrefix("d") ? String(text.dropFirst()) : text
-        guard let number = Int(digits), number > 0 else {
-            throw ValidationError("'\(text)' is not a download id (like d17).")
+        let prefix = text.first.map(String.init) ?? ""
+        let digits = prefix == "d" || prefix == "e" ? String(text.dropFirst()) : text
+        guard let number = Int(digits), number > 0, digits.allSatisfy(\.isNumber) else {
+            throw ValidationError("'\(text)' is not a download id (like d17) or an episode id (like 42).")
         }
-        return DownloadID("d\(number)")
+        return DownloadID("\(prefix == "d" ? "d" : "e")\(number)")
     }
 }
 
@@ -149,7 +173,7 @@ struct Resume: RunnableCommand {
 struct Retry: RunnableCommand {
     static let configuration = CommandConfiguration(commandName: "retry", abstract: "Retry a failed download now, with fresh retry counts.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The download's id, like d17.", valueName: "id") var id: String
+    @Argument(help: "A download id like d17, or an episode id like 42.", valueName: "id") var id: String
     init() {}
 
     mutating func validate() throws { _ = try Control.parseID(id) }
@@ -164,7 +188,7 @@ struct Remove: RunnableCommand {
     static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove a download from the queue; its part file is deleted.")
     @OptionGroup var global: GlobalOptions
     @Flag(name: .customLong("delete-file"), help: "Also delete the downloaded file of a completed download.") var deleteFile = false
-    @Argument(help: "The download's id, like d17.", valueName: "id") var id: String
+    @Argument(help: "A download id like d17, or an episode id like 42.", valueName: "id") var id: String
     init() {}
 
     mutating func validate() throws { _ = try Control.parseID(id) }
@@ -178,7 +202,7 @@ struct Remove: RunnableCommand {
 struct Priority: RunnableCommand {
     static let configuration = CommandConfiguration(commandName: "priority", abstract: "Set a download's priority (higher starts first).")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The download's id, like d17.", valueName: "id") var id: String
+    @Argument(help: "A download id like d17, or an episode id like 42.", valueName: "id") var id: String
     @Argument(help: "The new priority (default priority is 0; negative is allowed).", valueName: "n") var priority: Int
     init() {}
 

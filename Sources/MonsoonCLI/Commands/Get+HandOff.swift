@@ -101,7 +101,7 @@ extension Get {
 
     /// The process that ran the queue is gone: run this command's unfinished downloads here.
     private func takeOver(_ reporter: GetReporter, home: Home, context: CommandContext) async throws -> Int32 {
-        let manager = try QueueRun.openManager(home, configuration: transfer.configuration(scope: .claimedOnly))
+        let manager = try QueueRun.openManager(home, configuration: transfer.configuration(scope: .claimedOnly, home: home, jobs: 4))
         let session = QueueRun(manager, context: context, global: global)
         do {
             try await manager.claim(reporter.unsettled)

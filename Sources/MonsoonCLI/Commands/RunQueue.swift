@@ -1,22 +1,30 @@
 import Foundation
 import MonsoonEngine
+import MonsoonPodcasts
 
-/// `monsoon download`: run the home's queue until nothing is left.
+/// `monsoon download`: run the home's queue (queued episodes and plain downloads) until
+/// nothing is left.
 struct RunQueue: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "download",
-        abstract: "Run the download queue until nothing is left.",
+        abstract: "Download the queue (queued episodes, in queue order, and queued downloads) until nothing is left.",
         discussion: """
-            Downloads that were running when monsoon last stopped resume from their part files; \
-            those waiting to retry keep their time. Only one monsoon downloads per home: another \
-            terminal can follow and steer it with 'monsoon downloads', 'pause', 'resume', 'retry', \
-            'remove' and 'priority'.
+            Episodes go under the download root (--out, else the setting download-root, ~/Podcasts) \
+            as the setting template names them. Downloads that were running when monsoon last stopped \
+            resume from their part files; those waiting to retry keep their time. When the whole queue \
+            does not fit on the disk, this says so first, downloads what fits in order, leaves the rest \
+            queued and exits 3. Only one monsoon downloads per home: another terminal can follow and \
+            steer it with 'monsoon downloads', 'monsoon queue', 'pause', 'resume', 'retry', 'remove' \
+            and 'priority'.
             """
     )
 
     @OptionGroup var global: GlobalOptions
 
     @OptionGroup var transfer: TransferOptions
+
+    @Option(name: [.customShort("o"), .long("out")], help: "The download root for episodes not started yet (default: the setting download-root).", valueName: "dir")
+    var out: String?
 
     init() {}
 
@@ -27,16 +35,46 @@ struct RunQueue: RunnableCommand {
             throw CLIError(message: "another monsoon\(pid) is already downloading in \(home.path); follow it with 'monsoon downloads'")
         }
         defer { withExtendedLifetime(lock) {} }
-        let manager = try QueueRun.openManager(home, configuration: transfer.configuration(scope: .wholeQueue))
+        let episodes = try EpisodeSession.open(global, context: context)
+        try episodes.sync(root: try episodes.downloadRoot(out, context: context))
+
+        var configuration = try transfer.configuration(scope: .wholeQueue, home: home)
+        let space = try spacePlan(episodes.store, reserve: configuration.diskReserve)
+        if let space, !space.fitsWhole {
+            configuration.scope = .claimedOnly
+            context.error("not enough disk space for the whole queue: it needs \(ByteCount.format(space.needed)), "
+                + "\(ByteCount.format(space.available)) is free beyond the \(ByteCount.format(configuration.diskReserve)) reserve; "
+                + "downloading the \(space.fits.count) of \(space.fits.count + space.waits.count) that fit, in order, and leaving the rest queued")
+        }
+        let manager = try QueueRun.openManager(home, configuration: configuration)
         let session = QueueRun(manager, context: context, global: global)
-        // Counts, not every download: a queue of a hundred thousand costs nothing here.
-        let active = await manager.counts().filter { $0.key.isActive }.values.reduce(0, +)
-        if active == 0 {
+        if let space, !space.fitsWhole {
+            do { try await manager.claim(space.fits) } catch {
+                await manager.shutdown()
+                throw CLIError(message: "cannot start the downloads: \(error)")
+            }
+        }
+        let active = space?.fits.count ?? 0
+        if space == nil {
             await manager.shutdown()
             if !global.quiet { context.errors.line("monsoon: nothing to download") }
             return ExitStatus.success
         }
         let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, expected: active)
-        return await session.run(reporting: reporter)
+        let writer = try EpisodeStateWriter(home: home)
+        var status = await session.run(reporting: reporter) { download in writer.record(download) }
+        status = writer.finish(status: status, context: context)
+        if let space, !space.fitsWhole, status != ExitStatus.interrupted { return ExitStatus.diskFull }
+        return status
+    }
+
+    /// What fits of the queue on the disk, or nil when nothing is pending.
+    private func spacePlan(_ store: DownloadStore, reserve: Int) throws -> SpacePlan? {
+        let pending: [(id: DownloadID, remaining: Int?, folder: String)]
+        do { pending = try store.pending() } catch { throw CLIError(message: "cannot read the download queue: \(error)") }
+        guard let first = pending.first else { return nil }
+        // One file system for the whole queue: the one the first download goes to.
+        guard let free = SpacePlan.freeBytes(for: first.folder) else { return SpacePlan(queue: pending.map { ($0.id, nil) }, free: 0, reserve: 0) }
+        return SpacePlan(queue: pending.map { ($0.id, $0.remaining) }, free: free, reserve: reserve)
     }
 }

@@ -1,5 +1,7 @@
 import Foundation
 import MonsoonEngine
+import MonsoonPodcasts
+import MonsoonStore
 
 /// The Monsoon home: the folder holding the database and the lock.
 ///
@@ -39,6 +41,15 @@ struct Home {
     func openStore() throws -> DownloadStore {
         do {
             return try DownloadStore(path: databasePath)
+        } catch {
+            throw CLIError(message: "\(error)")
+        }
+    }
+
+    /// Opens the settings (`monsoon config`), with a one-line error for a database that cannot be used.
+    func openSettings() throws -> Settings {
+        do {
+            return try Settings(database: try Database(path: databasePath))
         } catch {
             throw CLIError(message: "\(error)")
         }

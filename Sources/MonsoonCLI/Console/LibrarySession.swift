@@ -23,6 +23,13 @@ struct LibrarySession {
         }
     }
 
+    /// The id of the podcast a `--podcast` option names (an id or a unique part of a title).
+    static func podcastID(_ query: String?, global: GlobalOptions, context: CommandContext) async throws -> Int? {
+        guard let query else { return nil }
+        let session = try open(global, context: context)
+        return try await session.run { try $0.findPodcast(query).id }
+    }
+
     /// Runs `body`, then releases the engine whatever happened.
     func run<T>(_ body: (PodcastLibrary) async throws -> T) async throws -> T {
         do {

@@ -21,14 +21,19 @@ struct QueueRun {
     /// download is done) or Ctrl-C, reporting through `reporter`.
     ///
     /// - Returns: the exit status (`GetReporter.exitStatus`), or 130 when interrupted.
-    func run(reporting reporter: GetReporter) async -> Int32 {
+    /// - Parameter onStatusChange: called for each status change, in order, on the task that
+    ///   reads the events (the episodes of `monsoon download` follow their downloads through it).
+    func run(reporting reporter: GetReporter, onStatusChange: (@Sendable (Download) -> Void)? = nil) async -> Int32 {
         let manager = self.manager
         let context = self.context
         let global = self.global
         let events = self.events
         let interrupted = await withTaskGroup(of: Bool?.self) { group in
             group.addTask {
-                for await event in events { reporter.handle(event) }
+                for await event in events {
+                    reporter.handle(event)
+                    if let onStatusChange, case .statusChanged(let download) = event { onStatusChange(download) }
+                }
                 return nil
             }
             if context.isTerminal && !global.quiet {

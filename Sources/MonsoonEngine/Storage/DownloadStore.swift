@@ -128,6 +128,40 @@ public final class DownloadStore {
         }
     }
 
+    /// Changes where a download not yet named goes, and its priority. Only for a queue no
+    /// engine is running (hold the home's lock): a running engine keeps priorities in memory
+    /// (post `.setPriority` to it instead).
+    /// - Returns: false when the download is missing or already has its file name (then only
+    ///   the priority changed).
+    @discardableResult
+    public func updateRequest(_ id: DownloadID, destination: DownloadRequest.Destination, priority: Int) throws -> Bool {
+        let (kind, folder): (String, String) = switch destination {
+        case .file(let path): ("file", path)
+        case .directory(let path), .named(let path, _): ("directory", path)
+        }
+        return try database.write {
+            try database.run("UPDATE downloads SET priority = ? WHERE id = ?", priority, id.rawValue)
+            try database.run("""
+                UPDATE downloads SET destination_kind = ?2, destination = ?3, file_stem = ?4, file_path = CASE WHEN ?2 = 'file' THEN ?3 ELSE NULL END
+                WHERE id = ?1 AND file_path IS NULL AND bytes = 0 AND status != 'completed'
+                """, id.rawValue, kind, folder, destination.stem)
+            return database.changes > 0
+        }
+    }
+
+    /// The downloads that will run (queued, or waiting to retry), in the order they start,
+    /// with the bytes each still needs (nil while its size is unknown) and its folder.
+    public func pending() throws -> [(id: DownloadID, remaining: Int?, folder: String)] {
+        try database.statement("""
+            SELECT id, coalesce(resume_total, total, expected_size), bytes, destination_kind, destination FROM downloads
+            WHERE status IN ('queued', 'waitingToRetry', 'downloading') ORDER BY priority DESC, seq
+            """).query { row in
+            let destination = row.text(4) ?? ""
+            let folder = row.text(3) == "file" ? (destination as NSString).deletingLastPathComponent : destination
+            return (DownloadID(row.text(0) ?? ""), row.optionalInt(1).map { max(0, $0 - row.int(2)) }, folder)
+        }
+    }
+
     /// How often the database has been changed by other connections, cheaply (SQLite's
     /// `data_version`): read the rows again only when it moves.
     public func changeCounter() throws -> Int {

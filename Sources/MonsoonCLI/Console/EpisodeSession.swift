@@ -1,0 +1,116 @@
+import Foundation
+import MonsoonEngine
+import MonsoonPodcasts
+import MonsoonStore
+
+/// The episode queue of a home and the engine's queue beside it, for one command.
+struct EpisodeSession {
+    let home: Home
+    let store: DownloadStore
+    let queue: EpisodeQueue
+    let settings: Settings
+    let library: LibrarySession
+    let environment: [String: String]
+
+    static func open(_ global: GlobalOptions, context: CommandContext) throws -> EpisodeSession {
+        let library = try LibrarySession.open(global, context: context)
+        let home = library.home
+        do {
+            let database = try Database(path: home.databasePath)
+            return EpisodeSession(home: home, store: try DownloadStore(database: database), queue: try EpisodeQueue(database: database),
+                                  settings: try Settings(database: database), library: library, environment: context.environment)
+        } catch {
+            throw CLIError(message: "\(error)")
+        }
+    }
+
+    /// Reads through the queue, with Monsoon's one-line errors.
+    func read<T>(_ body: (EpisodeQueue) throws -> T) throws -> T {
+        do { return try body(queue) } catch let error as LibraryError {
+            throw CLIError(message: error.description)
+        } catch {
+            throw CLIError(message: "cannot read the episode queue: \(error)")
+        }
+    }
+
+    /// Changes the queue, with Monsoon's one-line errors.
+    func write<T>(_ body: (EpisodeQueue) throws -> T) throws -> T {
+        do { return try body(queue) } catch let error as LibraryError {
+            throw CLIError(message: error.description)
+        } catch {
+            throw CLIError(message: "cannot change the episode queue: \(error)")
+        }
+    }
+
+    /// The download root: `--out`, else the setting `download-root`.
+    func downloadRoot(_ out: String?, context: CommandContext) throws -> String {
+        if let out { return context.absolutePath(out) }
+        return try settingsRoot()
+    }
+
+    /// The setting `download-root`, `~` expanded.
+    func settingsRoot() throws -> String {
+        do {
+            let home = environment["HOME"] ?? NSHomeDirectory()
+            return (try settings.downloadRoot(userHome: home) as NSString).standardizingPath
+        } catch {
+            throw CLIError(message: "cannot read the settings: \(error)")
+        }
+    }
+
+    /// The downloads the episode queue asks for, named under `root`.
+    func requests(root: String) throws -> [DownloadRequest] {
+        do {
+            return try queue.requests(root: root, template: try settings.template())
+        } catch let error as SettingError {
+            throw CLIError(message: error.message)
+        } catch {
+            throw CLIError(message: "cannot read the episode queue: \(error)")
+        }
+    }
+
+    /// With the home's lock held (no engine running): makes the engine's queue hold one
+    /// download per queued episode, at its queue priority; one not yet started goes under
+    /// `root` (so `download --out` and a changed template apply to it).
+    func sync(root: String) throws {
+        let requests = try self.requests(root: root)
+        do {
+            var fresh: [DownloadRequest] = []
+            for request in requests {
+                if let existing = try store.download(withID: request.id) {
+                    if existing.status != .completed { try store.updateRequest(request.id, destination: request.destination, priority: request.priority) }
+                } else {
+                    fresh.append(request)
+                }
+            }
+            _ = try store.add(fresh)
+        } catch {
+            throw CLIError(message: "cannot queue the episodes' downloads: \(error)")
+        }
+    }
+
+    /// After a change to the episode queue: when a monsoon is running the queue, hands it the
+    /// new downloads (under the setting's root) and the new order, and waits until it took them.
+    /// With none running, the next `monsoon download` picks the changes up.
+    func handOver() async throws {
+        guard HomeLock.isHeld(at: home.lockPath) else { return }
+        let requests = try self.requests(root: try settingsRoot())
+        var commands: [DownloadCommand] = []
+        do {
+            var fresh: [DownloadRequest] = []
+            for request in requests {
+                if let existing = try store.download(withID: request.id) {
+                    if existing.request.priority != request.priority && existing.status != .completed {
+                        commands.append(.setPriority(request.id, request.priority))
+                    }
+                } else {
+                    fresh.append(request)
+                }
+            }
+            if !(try store.add(fresh)).isEmpty { commands.insert(.adoptNewDownloads, at: 0) }
+        } catch {
+            throw CLIError(message: "cannot hand the episodes to the running monsoon: \(error)")
+        }
+        try await Control.perform(commands, home: home, store: store)
+    }
+}

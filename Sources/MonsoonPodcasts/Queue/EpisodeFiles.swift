@@ -1,0 +1,168 @@
+import Foundation
+import MonsoonEngine
+import MonsoonStore
+
+/// The files of downloaded episodes: what they take on disk, and deleting them (by hand,
+/// once played, or beyond a podcast's newest N).
+///
+/// - Important: like its database connection, used from one task at a time.
+public final class EpisodeFiles {
+    let database: Database
+
+    public init(database: Database) throws {
+        self.database = database
+        try LibrarySchema.migrator.migrate(database)
+        _ = try DownloadStore(database: database)
+    }
+
+    /// A downloaded episode's file as it is on disk now.
+    public struct Entry: Sendable, Equatable {
+        public var episodeID: Int
+        public var podcastID: Int
+        public var podcastTitle: String
+        public var title: String?
+        public var path: String
+        /// The file's size, from the file itself; nil when the file is missing.
+        public var bytes: Int?
+    }
+
+    /// Every downloaded episode with its file, by podcast, newest first.
+    public func entries() throws -> [Entry] {
+        try database.statement("""
+            SELECT e.id, e.podcast_id, coalesce(p.title, p.feed_url), e.title, e.file_name
+            FROM episodes e JOIN podcasts p ON p.id = e.podcast_id
+            WHERE e.download_state = 'downloaded' AND e.file_name IS NOT NULL
+            ORDER BY e.podcast_id, e.published IS NULL, e.published DESC, e.id DESC
+            """).query { row in
+            let path = row.text(4) ?? ""
+            return Entry(episodeID: row.int(0), podcastID: row.int(1), podcastTitle: row.text(2) ?? "", title: row.text(3),
+                         path: path, bytes: Self.size(of: path))
+        }
+    }
+
+    /// What `delete` did.
+    public struct Deletion: Sendable, Equatable {
+        /// Episodes reset to not downloaded.
+        public var episodes: [Int] = []
+        /// Bytes of the files removed.
+        public var bytes = 0
+        /// Episodes left alone: not downloaded (maybe still downloading), with why.
+        public var skipped: [(Int, String)] = []
+
+        public init() {}
+
+        public static func == (lhs: Deletion, rhs: Deletion) -> Bool {
+            lhs.episodes == rhs.episodes && lhs.bytes == rhs.bytes && lhs.skipped.map(\.0) == rhs.skipped.map(\.0)
+        }
+    }
+
+    /// Deletes the files of downloaded episodes and resets them to not downloaded; the
+    /// engine forgets their finished downloads. A file that is already gone is no error.
+    /// Each episode is done whole (file, then its rows) before the next, so a failure
+    /// midway leaves every episode either deleted or as it was.
+    /// - Throws: `LibraryError.notFound` for an id no episode has (then nothing is changed).
+    public func delete(_ ids: [Int]) throws -> Deletion {
+        var found: [(id: Int, state: String?, path: String?)] = []
+        for id in ids {
+            guard let row = try database.statement("SELECT download_state, file_name FROM episodes WHERE id = ?").first([id], { ($0.text(0), $0.text(1)) }) else {
+                throw LibraryError.notFound("no episode has id \(id); list them with 'monsoon episodes PODCAST'")
+            }
+            found.append((id, row.0, row.1))
+        }
+        var deletion = Deletion()
+        for (id, state, path) in found {
+            guard state == EpisodeDownloadState.downloaded.rawValue else {
+                deletion.skipped.append((id, state == "none" ? "not downloaded" : "\(state ?? "none"), not downloaded yet; take it out of the queue with 'monsoon queue remove \(id)'"))
+                continue
+            }
+            if let path, Self.isSafe(path) {
+                let size = Self.size(of: path) ?? 0
+                if unlink(path) == 0 { deletion.bytes += size } else if errno != ENOENT {
+                    throw EpisodeFileError("cannot delete \(path): \(String(cString: strerror(errno)))")
+                }
+            }
+            try database.write {
+                try database.run("UPDATE episodes SET download_state = 'none', file_name = NULL, bytes_on_disk = 0, download_error = NULL WHERE id = ?", id)
+                try database.run("DELETE FROM downloads WHERE id = ? AND status = 'completed'", EpisodeQueue.downloadID(ofEpisode: id).rawValue)
+            }
+            deletion.episodes.append(id)
+        }
+        return deletion
+    }
+
+    /// Marks episodes played or not; a played one's saved position goes back to the start.
+    /// - Throws: `LibraryError.notFound` for an id no episode has (nothing is changed).
+    public func setPlayed(_ ids: [Int], _ played: Bool) throws {
+        try database.write {
+            for id in ids {
+                try database.run("UPDATE episodes SET played = ?, position = CASE WHEN ? THEN 0 ELSE position END WHERE id = ?", played, played, id)
+                if database.changes == 0 { throw LibraryError.notFound("no episode has id \(id); list them with 'monsoon episodes PODCAST'") }
+            }
+        }
+    }
+
+    /// The downloaded episodes that are played.
+    public func downloadedAndPlayed(podcast: Int? = nil) throws -> [Int] {
+        try database.statement("""
+            SELECT id FROM episodes WHERE download_state = 'downloaded' AND played = 1 AND (?1 IS NULL OR podcast_id = ?1) ORDER BY id
+            """).query([podcast]) { $0.int(0) }
+    }
+
+    /// The downloaded episodes of a podcast.
+    public func downloaded(podcast: Int) throws -> [Int] {
+        try database.statement("SELECT id FROM episodes WHERE download_state = 'downloaded' AND podcast_id = ? ORDER BY id").query([podcast]) { $0.int(0) }
+    }
+
+    /// The downloaded episodes of `podcast` past its newest `keep` (by publish date, then id).
+    public func beyondNewest(_ keep: Int, podcast: Int) throws -> [Int] {
+        try database.statement("""
+            SELECT id FROM episodes WHERE download_state = 'downloaded' AND podcast_id = ?
+            ORDER BY published IS NULL, published DESC, id DESC LIMIT -1 OFFSET ?
+            """).query([podcast, max(0, keep)]) { $0.int(0) }
+    }
+
+    /// The podcasts with downloaded episodes.
+    public func podcastsWithDownloads() throws -> [Int] {
+        try database.statement("SELECT DISTINCT podcast_id FROM episodes WHERE download_state = 'downloaded' ORDER BY podcast_id").query { $0.int(0) }
+    }
+
+    static func size(of path: String) -> Int? {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return Int(info.st_size)
+    }
+
+    /// Only an absolute path of our own making is ever deleted: no `..`, no NUL.
+    static func isSafe(_ path: String) -> Bool {
+        path.hasPrefix("/") && !path.split(separator: "/").contains("..") && !path.contains("\0")
+    }
+}
+
+/// A file of an episode that could not be handled.
+public struct EpisodeFileError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+extension EpisodeFiles {
+    /// Applies the settings that delete downloads by themselves: `auto-delete-played`
+    /// (played episodes) and, unless told not to, `keep-latest` (past a podcast's newest N,
+    /// its own value first).
+    /// - Parameter podcast: only this podcast; nil for all.
+    public func applyRetention(_ settings: Settings, podcast: Int? = nil, keepLatest: Bool = true) throws -> Deletion {
+        var doomed: [Int] = []
+        if try settings.autoDeletePlayed() { doomed += try downloadedAndPlayed(podcast: podcast) }
+        let podcasts = keepLatest ? try podcast.map { [$0] } ?? podcastsWithDownloads() : []
+        for id in podcasts {
+            if let keep = try settings.keepLatest(podcast: id) { doomed += try beyondNewest(keep, podcast: id) }
+        }
+        var seen = Set<Int>()
+        return try delete(doomed.filter { seen.insert($0).inserted })
+    }
+
+    /// The podcast an episode belongs to.
+    public func podcast(ofEpisode id: Int) throws -> Int? {
+        try database.scalarInt("SELECT podcast_id FROM episodes WHERE id = ?", id)
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import MonsoonEngine
+import MonsoonStore
+
+extension EpisodeQueue {
+    /// What the engine's queue should hold for the episode queue: one download per queued
+    /// episode that is not downloaded, into its templated name under `root`, at its
+    /// queue priority, with the feed's length and media type (a web page in answer to an
+    /// audio episode is refused).
+    ///
+    /// Names are chosen among every episode of the library, so two episodes that render to
+    /// the same name are numbered the same way on every run (`NameCollisions`).
+    public func requests(root: String, template: NamingTemplate) throws -> [DownloadRequest] {
+        struct Row {
+            var id: Int
+            var values: NamingValues
+            var position: Int?
+            var url: URL?
+            var mediaType: String?
+            var length: Int?
+            var state: String?
+        }
+        let rows = try database.statement("""
+            SELECT e.id, coalesce(p.title, p.feed_url), e.title, e.published, e.guid, e.season, e.episode,
+                   e.queue_position, e.enclosure_url, e.media_type, e.declared_length, e.download_state, e.identity
+            FROM episodes e JOIN podcasts p ON p.id = e.podcast_id
+            """).query { row in
+            Row(id: row.int(0),
+                values: NamingValues(podcast: row.text(1) ?? "", title: row.text(2) ?? row.text(12) ?? "", published: row.date(3),
+                                     guid: row.text(4), season: row.optionalInt(5), episode: row.optionalInt(6)),
+                position: row.optionalInt(7), url: row.text(8).flatMap(URL.init(string:)), mediaType: row.text(9),
+                length: row.optionalInt(10), state: row.text(11))
+        }
+        var candidates: [NameCollisions.Candidate] = []
+        candidates.reserveCapacity(rows.count)
+        for row in rows {
+            let rendered = template.render(row.values)
+            candidates.append(.init(id: row.id, folders: rendered.folders, stem: rendered.stem, published: row.values.published, guid: row.values.guid))
+        }
+        let stems = NameCollisions.resolve(candidates)
+        let folders = Dictionary(uniqueKeysWithValues: candidates.map { ($0.id, $0.folders) })
+        return rows.filter { $0.position != nil && $0.state != EpisodeDownloadState.downloaded.rawValue && $0.url != nil }
+            .sorted { ($0.position ?? 0, $0.id) < ($1.position ?? 0, $1.id) }
+            .map { row in
+                let folder = ([root] + (folders[row.id] ?? [])).joined(separator: "/")
+                return DownloadRequest(
+                    id: Self.downloadID(ofEpisode: row.id), url: row.url!, destination: .named(folder: folder, stem: stems[row.id] ?? "untitled"),
+                    priority: Self.priority(forPosition: row.position ?? 0), expectedSize: row.length,
+                    expectedMediaType: Self.mediaKind(row.mediaType), userInfo: ["episode": String(row.id)])
+            }
+    }
+
+    /// The media kind the engine should insist on: `audio` or `video` when the feed says so
+    /// (a web page in their place is an error page), else nothing.
+    static func mediaKind(_ type: String?) -> String? {
+        guard let type = type?.lowercased() else { return nil }
+        if type.hasPrefix("audio/") { return "audio" }
+        if type.hasPrefix("video/") { return "video" }
+        return nil
+    }
+}

@@ -1,0 +1,174 @@
+import Foundation
+import MonsoonEngine
+import MonsoonStore
+
+/// The user's episode queue: episodes to download, in the user's order, and the bridge
+/// between episodes and the engine's downloads.
+///
+/// An episode's download has the id `e<episode id>` in the engine's queue (so `pause 42`
+/// and `pause e42` name the same download). Queue positions are the user's order; the
+/// engine learns it as priorities (position 1 → priority −1, …: plain downloads, at
+/// priority 0, go first), so reordering changes which not-yet-started episode begins next.
+///
+/// - Important: like its database connection, used from one task at a time.
+public final class EpisodeQueue {
+    let database: Database
+
+    /// Opens the queue in the library's database (creating the tables it needs).
+    public init(database: Database) throws {
+        self.database = database
+        try LibrarySchema.migrator.migrate(database)
+        _ = try DownloadStore(database: database)   // the downloads table, for the joins below
+    }
+
+    /// The engine id of an episode's download.
+    public static func downloadID(ofEpisode id: Int) -> DownloadID { DownloadID("e\(id)") }
+
+    /// The episode a download belongs to, if it is an episode's.
+    public static func episodeID(of download: DownloadID) -> Int? {
+        let text = download.rawValue
+        guard text.hasPrefix("e") else { return nil }
+        return Int(text.dropFirst())
+    }
+
+    /// The engine's priority for a queue position.
+    static func priority(forPosition position: Int) -> Int { -position }
+
+    // MARK: - Changing the queue
+
+    /// Appends episodes to the queue in the order given; those already queued stay where they
+    /// are, and downloaded ones are not queued again. Returns the ids added.
+    /// - Throws: `LibraryError.notFound` for an id no episode has (nothing is changed).
+    @discardableResult
+    public func add(_ ids: [Int]) throws -> [Int] {
+        try database.write {
+            var added: [Int] = []
+            var next = (try database.scalarInt("SELECT max(queue_position) FROM episodes") ?? 0) + 1
+            for id in ids {
+                guard let row = try database.statement("SELECT queue_position, download_state, enclosure_url FROM episodes WHERE id = ?")
+                        .first([id], { ($0.optionalInt(0), $0.text(1), $0.text(2)) }) else {
+                    throw LibraryError.notFound("no episode has id \(id); list them with 'monsoon episodes PODCAST'")
+                }
+                guard row.0 == nil, row.1 != EpisodeDownloadState.downloaded.rawValue else { continue }
+                guard row.2 != nil else { throw LibraryError.notFound("episode \(id) has no media file (its item has no enclosure) to download") }
+                try database.run("UPDATE episodes SET queue_position = ?, download_state = 'queued', download_error = NULL WHERE id = ?", next, id)
+                next += 1
+                added.append(id)
+            }
+            return added
+        }
+    }
+
+    /// Moves an episode to `position` (1 is the front; past the end means the end).
+    /// Returns the episodes whose position changed, with their new positions.
+    @discardableResult
+    public func move(_ id: Int, to position: Int) throws -> [(episode: Int, position: Int)] {
+        try database.write {
+            var order = try queuedIDs()
+            guard let index = order.firstIndex(of: id) else { throw LibraryError.notFound("episode \(id) is not in the queue; add it with 'monsoon queue add \(id)'") }
+            order.remove(at: index)
+            order.insert(id, at: min(max(0, position - 1), order.count))
+            return try renumber(order)
+        }
+    }
+
+    /// Takes an episode out of the queue (its download, if any, is the caller's to remove).
+    public func remove(_ id: Int) throws {
+        try database.write {
+            guard try database.scalarInt("SELECT 1 FROM episodes WHERE id = ? AND queue_position IS NOT NULL", id) != nil else {
+                throw LibraryError.notFound("episode \(id) is not in the queue")
+            }
+            try database.run("""
+                UPDATE episodes SET queue_position = NULL,
+                    download_state = CASE WHEN download_state IN ('queued', 'downloading', 'paused', 'failed') THEN 'none' ELSE download_state END,
+                    download_error = NULL
+                WHERE id = ?
+                """, id)
+        }
+    }
+
+    private func queuedIDs() throws -> [Int] {
+        try database.statement("SELECT id FROM episodes WHERE queue_position IS NOT NULL ORDER BY queue_position, id").query { $0.int(0) }
+    }
+
+    /// Positions 1…n in the given order; returns the ones that changed.
+    private func renumber(_ order: [Int]) throws -> [(episode: Int, position: Int)] {
+        var changed: [(Int, Int)] = []
+        for (index, id) in order.enumerated() {
+            let old = try database.scalarInt("SELECT queue_position FROM episodes WHERE id = ?", id)
+            if old != index + 1 {
+                try database.run("UPDATE episodes SET queue_position = ? WHERE id = ?", index + 1, id)
+                changed.append((id, index + 1))
+            }
+        }
+        return changed
+    }
+
+    // MARK: - Reading
+
+    /// The queue in order, each episode with its podcast's name and its download as the
+    /// engine last saved it.
+    public func entries() throws -> [QueueEntry] {
+        try database.statement("""
+            SELECT \(Episode.prefixedColumns("e")), coalesce(p.title, p.feed_url),
+                   d.status, d.bytes, d.total, d.retry_at, d.error_message
+            FROM episodes e JOIN podcasts p ON p.id = e.podcast_id
+            LEFT JOIN downloads d ON d.id = 'e' || e.id
+            WHERE e.queue_position IS NOT NULL ORDER BY e.queue_position, e.id
+            """).query { row in
+            let offset = Episode.columnCount
+            let download = row.text(offset + 1).flatMap(DownloadStatus.init(rawValue:)).map {
+                QueueEntry.DownloadState(status: $0, bytes: row.int(offset + 2), total: row.optionalInt(offset + 3),
+                                         retryAt: row.date(offset + 4), error: row.text(offset + 5))
+            }
+            return QueueEntry(episode: Episode(row), podcastTitle: row.text(offset) ?? "", download: download)
+        }
+    }
+
+    // MARK: - Following the engine
+
+    /// Copies the engine's state of episode downloads into the episodes (all of them, or
+    /// one): state, error, file, bytes; a completed one leaves the queue (positions may
+    /// then have gaps: what counts is their order).
+    public func reconcile(episode: Int? = nil) throws {
+        let filter = episode == nil ? "" : " AND episodes.id = \(episode ?? 0)"
+        try database.write {
+            try database.execute("""
+                UPDATE episodes SET
+                    download_state = CASE d.status WHEN 'completed' THEN 'downloaded' WHEN 'failed' THEN 'failed'
+                        WHEN 'paused' THEN 'paused' WHEN 'downloading' THEN 'downloading' ELSE 'queued' END,
+                    download_error = CASE WHEN d.status IN ('failed', 'waitingToRetry') THEN d.error_message ELSE NULL END,
+                    file_name = coalesce(d.file_path, episodes.file_name),
+                    bytes_on_disk = CASE WHEN d.status = 'completed' THEN d.bytes ELSE episodes.bytes_on_disk END,
+                    queue_position = CASE WHEN d.status = 'completed' THEN NULL ELSE episodes.queue_position END
+                FROM downloads d WHERE d.id = 'e' || episodes.id\(filter)
+                """)
+        }
+    }
+}
+
+/// An episode in the queue, with what the engine says of its download.
+public struct QueueEntry: Sendable, Equatable {
+    public struct DownloadState: Sendable, Equatable {
+        public var status: DownloadStatus
+        public var bytes: Int
+        public var total: Int?
+        public var retryAt: Date?
+        public var error: String?
+    }
+
+    public var episode: Episode
+    public var podcastTitle: String
+    /// Nil until the episode's download is in the engine's queue.
+    public var download: DownloadState?
+}
+
+extension Episode {
+    /// `columns`, each prefixed with a table alias, for joins.
+    static func prefixedColumns(_ alias: String) -> String {
+        columns.split(separator: ",").map { "\(alias).\($0.trimmingCharacters(in: .whitespacesAndNewlines))" }.joined(separator: ", ")
+    }
+
+    /// How many columns `init(_ row:)` reads.
+    static var columnCount: Int32 { Int32(columns.split(separator: ",").count) }
+}
