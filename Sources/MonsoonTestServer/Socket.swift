@@ -18,6 +18,13 @@ public struct TestServerError: Error, CustomStringConvertible {
 enum Socket {
     /// A listening TCP socket on 127.0.0.1:`port` (0: ephemeral); returns it and the bound port.
     static func listen(port: Int) throws -> (fd: Int32, port: Int) {
+        let socket = try bound(port: port)
+        guard Glibc.listen(socket.fd, 1024) == 0 else { return try fail("listen", socket.fd) }
+        return socket
+    }
+
+    /// A TCP socket bound to 127.0.0.1:`port` (0: ephemeral), not listening; returns it and the bound port.
+    static func bound(port: Int) throws -> (fd: Int32, port: Int) {
         guard (0...65535).contains(port) else { throw TestServerError(operation: "port \(port)", code: EINVAL) }
         // CLOEXEC everywhere: tests spawn processes (curl), which must not inherit server sockets.
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -32,7 +39,6 @@ enum Socket {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard bound == 0 else { return try fail("bind", fd) }
-        guard Glibc.listen(fd, 1024) == 0 else { return try fail("listen", fd) }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let named = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }

@@ -84,6 +84,12 @@ public final class TestServer: Sendable {
         core.stop()
     }
 
+    /// A loopback port that refuses connections: bound but never listening, and held (so no
+    /// other server can take it) until `close(fd)`. For tests of a host that cannot be reached.
+    public static func refusingPort() throws -> (fd: Int32, port: Int) {
+        try Socket.bound(port: 0)
+    }
+
     /// `date` as an HTTP date (IMF-fixdate), e.g. for a Retry-After value.
     public static func httpDate(_ date: Date) -> String {
         HTTPDate.format(date)

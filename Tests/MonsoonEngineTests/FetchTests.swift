@@ -82,6 +82,52 @@ import Testing
         await manager.shutdown()
     }
 
+    /// A one-shot fetch of a host that refuses connections returns at once with the reason in plain
+    /// words, although the engine's policy (five retries with backoff, half a minute) is in force.
+    @Test func aOneShotFetchDoesNotRetryAnUnreachableHost() async throws {
+        let refusing = try TestServer.refusingPort()
+        defer { close(refusing.fd) }
+        let url = URL(string: "http://127.0.0.1:\(refusing.port)/feed.xml")!
+        let manager = DownloadManager()
+        #expect(manager.configuration.retry.maxRetries == 5)
+        let outcome = await result(within: 20) { () async -> Result<FetchResponse, DownloadError> in
+            do throws(DownloadError) { return .success(try await manager.fetch(FetchRequest(url: url, retriesConnectionFailures: false))) } catch { return .failure(error) }
+        }
+        guard case .failure(let error)? = outcome else {
+            Issue.record("expected a connection error, got \(String(describing: outcome))")
+            await manager.shutdown()
+            return
+        }
+        #expect(error.code == .network)
+        #expect(error.message == "cannot connect to 127.0.0.1:\(refusing.port): connection refused")
+        await manager.shutdown()
+    }
+
+    /// Fetches that keep the policy (a refresh of many feeds) retry the same failure.
+    @Test func connectionFailuresAreRetriedByDefault() async throws {
+        let refusing = try TestServer.refusingPort()
+        defer { close(refusing.fd) }
+        let manager = DownloadManager(configuration: fastConfiguration(retries: 2))
+        do {
+            _ = try await manager.fetch(FetchRequest(url: URL(string: "http://127.0.0.1:\(refusing.port)/feed.xml")!))
+            Issue.record("a refused connection must fail")
+        } catch {
+            #expect(error.message == "cannot connect to 127.0.0.1:\(refusing.port): connection refused (gave up after 2 retries)")
+        }
+        await manager.shutdown()
+    }
+
+    @Test func unreachableHostsAreDescribedInPlainWords() {
+        let url = URL(string: "https://user:secret@feeds.example.invalid/show.xml")
+        #expect(FailureClassifier.connectionFailureText(code: 6, osErrno: 0, url: url)
+                == "cannot connect to feeds.example.invalid:443: unknown host (the name does not resolve; check the address and the network)")
+        #expect(FailureClassifier.connectionFailureText(code: 7, osErrno: Int(ENETUNREACH), url: URL(string: "http://[::1]:8080/x"))
+                == "cannot connect to [::1]:8080: network is unreachable")
+        #expect(FailureClassifier.connectionFailureText(code: 28, osErrno: 0, url: url) == nil)
+        #expect(FailureClassifier.curlFailure(code: 7, text: "x", stallSeconds: 30).isConnectionFailure)
+        #expect(!FailureClassifier.curlFailure(code: 56, text: "x", stallSeconds: 30).isConnectionFailure)
+    }
+
     @Test func cancellationEndsAFetch() async throws {
         let server = try TestServer()
         defer { server.stop() }

@@ -104,7 +104,7 @@ import Testing
     }
 
     @Test func aRefusedConnectionIsRetriedThenFails() async throws {
-        let refusing = refusingPort()
+        let refusing = try TestServer.refusingPort()
         let url = URL(string: "http://127.0.0.1:\(refusing.port)/gone")!
         let folder = TemporaryFolder()
         defer { folder.remove(); close(refusing.fd) }

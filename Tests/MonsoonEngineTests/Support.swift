@@ -73,24 +73,6 @@ func request(_ id: DownloadID, _ url: URL, to path: String, priority: Int = 0, m
     DownloadRequest(id: id, url: url, destination: .file(path), priority: priority, expectedMediaType: mediaType)
 }
 
-/// A loopback port that refuses connections: bound, never listening, held open
-/// so no other test's server can take it. Close the descriptor when done.
-func refusingPort() -> (fd: Int32, port: Int) {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            _ = bind(fd, $0, length)
-            _ = getsockname(fd, $0, &length)
-        }
-    }
-    return (fd, Int(UInt16(bigEndian: address.sin_port)))
-}
-
 /// Records every event of a manager from its creation, so a test can wait for a
 /// transitional status (downloading, paused, waitingToRetry) without missing it,
 /// however slowly the test itself gets scheduled.

@@ -87,8 +87,13 @@ final class Transfer {
         return nil
     }
 
-    /// curl's message for the last failure, else its generic text for `code`.
+    /// curl's message for the last failure, else its generic text for `code`; plain words for a
+    /// server that cannot be reached.
     func errorText(_ code: CURLcode) -> String {
+        if let plain = FailureClassifier.connectionFailureText(code: Int(code.rawValue), osErrno: easy.long(CURLINFO_OS_ERRNO),
+                                                               url: easy.string(CURLINFO_EFFECTIVE_URL).flatMap(URL.init(string:))) {
+            return plain
+        }
         let text = String(cString: errorBuffer)
         return text.isEmpty ? Curl.describe(code) : text
     }

@@ -180,7 +180,8 @@ public final class DownloadManager: Sendable {
     // MARK: - In-memory fetch
 
     /// Fetches a small body into memory, following redirects (http and https
-    /// only) and retrying transient failures per the retry policy.
+    /// only) and retrying transient failures per the retry policy (a host that
+    /// cannot be reached only when `request.retriesConnectionFailures`).
     ///
     /// - Returns: the final response, whatever its status (a 304 or 404 is an
     ///   answer; 408, 429 and 5xx are retried first).
@@ -204,6 +205,8 @@ public final class DownloadManager: Sendable {
                 }
                 return response
             case .failure(let value):
+                // Waiting out the backoff for a host that cannot be reached only keeps the user waiting in silence.
+                if value.isConnectionFailure && !request.retriesConnectionFailures { throw value.error }
                 failure = value
             }
             switch policy.decide(failure, counters: counters, random: Double.random(in: 0..<1)) {

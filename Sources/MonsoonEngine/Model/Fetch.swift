@@ -11,13 +11,19 @@ public struct FetchRequest: Sendable, Equatable {
     public var timeout: Double
     /// Ask for gzip, deflate, br and zstd and decode them.
     public var acceptsCompression: Bool
+    /// Retry a host that cannot be reached (unknown host, connection refused) per the retry
+    /// policy. A one-shot fetch the user waits for (`inspect URL`, `add URL`) sets it to false:
+    /// the failure is then reported at once instead of after the backoff.
+    public var retriesConnectionFailures: Bool
 
-    public init(url: URL, headers: [String: String] = [:], maxBytes: Int = 50 << 20, timeout: Double = 60, acceptsCompression: Bool = true) {
+    public init(url: URL, headers: [String: String] = [:], maxBytes: Int = 50 << 20, timeout: Double = 60, acceptsCompression: Bool = true,
+                retriesConnectionFailures: Bool = true) {
         self.url = url
         self.headers = headers
         self.maxBytes = maxBytes
         self.timeout = timeout
         self.acceptsCompression = acceptsCompression
+        self.retriesConnectionFailures = retriesConnectionFailures
     }
 }
 

@@ -46,7 +46,25 @@ enum FailureClassifier {
         default:
             transient = false; kind = .network
         }
-        return RetryPolicy.Failure(error: DownloadError(kind, message), isTransient: transient, retryAfter: nil, madeProgress: false)
+        return RetryPolicy.Failure(error: DownloadError(kind, message), isTransient: transient, retryAfter: nil, madeProgress: false,
+                                   isConnectionFailure: [5, 6, 7].contains(code))
+    }
+
+    /// Plain words for a server that cannot be reached (curl codes 6 and 7), such as
+    /// "cannot connect to 127.0.0.1:8080: connection refused"; nil for other codes. curl's own
+    /// text ("Failed to connect to … after 0 ms: Couldn't connect to server") hides the reason,
+    /// which is in `osErrno`. `url` is the URL being fetched when it failed (credentials are not shown).
+    static func connectionFailureText(code: Int, osErrno: Int, url: URL?) -> String? {
+        guard code == 6 || code == 7 else { return nil }
+        var place = "the server"
+        if let url, let host = url.host, !host.isEmpty {
+            let port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+            place = (host.contains(":") ? "[\(host)]" : host) + ":\(port)"
+        }
+        if code == 6 { return "cannot connect to \(place): unknown host (the name does not resolve; check the address and the network)" }
+        guard osErrno != 0 else { return "cannot connect to \(place): no connection could be made" }
+        let reason = String(cString: strerror(Int32(osErrno)))
+        return "cannot connect to \(place): \(reason.prefix(1).lowercased() + reason.dropFirst())"
     }
 }
 

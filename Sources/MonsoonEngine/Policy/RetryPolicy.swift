@@ -29,6 +29,8 @@ public struct RetryPolicy: Sendable, Equatable {
         var retryAfter: Double?
         /// The attempt wrote body bytes before it broke.
         var madeProgress: Bool
+        /// The server could not be reached at all (unknown host, connection refused).
+        var isConnectionFailure = false
     }
 
     /// The retry counters kept with a download.
