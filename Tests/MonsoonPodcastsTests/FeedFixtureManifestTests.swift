@@ -1,7 +1,7 @@
 // The fixture corpus (Tests/Fixtures/feeds, copied from shared/feeds; see SOURCES.md there) with
 // what each file must give. Counts were cross-checked against Python's feedparser, which agrees on
-// every file that parses (except synthetic/guids_enclosures.xml, where one duplicate guid is left out
-// here); first-episode fields were checked by hand against the XML. Errors: the broken files that are
+// every file that parses (synthetic/guids_enclosures.xml included: its two items that share a guid
+// carry different enclosures, so both are kept); first-episode fields were checked by hand against the XML. Errors: the broken files that are
 // beyond repair (truncated, unclosed, not XML at all) fail with the typed error named.
 
 let fixtureManifest: [FixtureRow] = [
@@ -166,7 +166,7 @@ let fixtureManifest: [FixtureRow] = [
         .init("synthetic/durations_variants.xml", count: 16, title: "Duration variants", first: .init(guid: "ep-1", url: "https://media.example.org/ep1.mp3", published: "2024-01-02T10:00:00Z", duration: 3600)),
         .init("synthetic/enclosure_urls.xml", count: 9, title: "Enclosure URL forms", first: .init(guid: "url-1", url: "https://dts.podtrac.com/redirect.mp3/chtbl.com/track/ABC123/traffic.megaphone.fm/XYZ.mp3", published: nil, duration: nil)),
         .init("synthetic/entities_cdata.xml", count: 2, title: "Tom & Jerry’s <Show>", first: .init(guid: "e1", url: "https://media.example.org/e1.mp3?a=1&b=2", published: nil, duration: nil)),
-        .init("synthetic/guids_enclosures.xml", count: 10, duplicates: 1, title: "GUID and enclosure edge cases", first: .init(guid: "dup", url: "https://media.example.org/ep1.mp3", published: "2024-01-01T10:00:00Z", duration: nil)),
+        .init("synthetic/guids_enclosures.xml", count: 11, title: "GUID and enclosure edge cases", first: .init(guid: "dup", url: "https://media.example.org/ep1.mp3", published: "2024-01-01T10:00:00Z", duration: nil)),
         .init("synthetic/html_instead_of_feed.html", fails: .htmlPage),
         .init("synthetic/latin1_declared.xml", count: 1, title: "Café Résumé « Podcast »", first: .init(guid: "l1", url: "https://media.example.org/caf%C3%A9.mp3", published: "2024-01-01T09:00:00Z", duration: nil)),
         .init("synthetic/latin1_undeclared_bytes.xml", count: 1, title: "Declared UTF-8, actually Latin-1: Café", first: .init(guid: "u1", url: "https://media.example.org/1.mp3", published: nil, duration: nil)),

@@ -71,24 +71,66 @@ import Testing
         ])
     }
 
-    /// synthetic/guids_enclosures.xml: the duplicate guid is left out and counted; the rest is kept in order.
-    @Test func duplicateGuidsKeepTheFirst() throws {
+    /// synthetic/guids_enclosures.xml: "Episode 2" re-uses the guid of "Episode 1" with another
+    /// enclosure: another recording, kept under the guid and its enclosure. Feed order is kept.
+    @Test func reusedGuidsKeepEveryRecording() throws {
         let feed = try parseFixture("synthetic/guids_enclosures.xml")
-        #expect(feed.duplicateCount == 1)
+        #expect(feed.duplicateCount == 0)
         #expect(feed.episodes.map(\.title) == [
-            "Episode 1", "Episode 3", "Episode 4", "Episode 5", "Episode 6", "Episode 7",
+            "Episode 1", "Episode 2", "Episode 3", "Episode 4", "Episode 5", "Episode 6", "Episode 7",
             "Enclosure without url", "Empty enclosure url", "Two enclosures", nil,
         ])
-        #expect(feed.episodes.map(\.guid) == ["dup", nil, nil, nil, "https://example.org/ep/6", "ep-1", "no-url", "empty-url", "two", "no-title"])
-        #expect(feed.episodes[1].identity == "https://media.example.org/ep3.mp3")   // no guid: the enclosure
-        #expect(feed.episodes[2].identity == "title:Episode 4|date:2024-01-04T10:00:00Z")  // no guid, no enclosure
-        #expect(feed.episodes[3].guid == nil)                                         // an empty guid is no guid
-        #expect(feed.episodes[6].enclosureURL == nil)                                 // enclosure without url
-        #expect(feed.episodes[7].enclosureURL == nil)                                 // empty url
-        #expect(feed.episodes[8].enclosureURL?.absoluteString == "https://media.example.org/a.mp3")  // the first of two
-        #expect(feed.episodes[8].mediaType == "audio/mpeg")
-        #expect(feed.episodes[9].declaredLength == nil)                               // length="x"
+        #expect(feed.episodes.map(\.guid) == ["dup", "dup", nil, nil, nil, "https://example.org/ep/6", "ep-1", "no-url", "empty-url", "two", "no-title"])
+        #expect(feed.episodes[0].identity == "dup")
+        #expect(feed.episodes[1].identity == "guid:dup|enclosure:https://media.example.org/ep2.mp3")
+        #expect(feed.episodes[2].identity == "https://media.example.org/ep3.mp3")   // no guid: the enclosure
+        #expect(feed.episodes[3].identity == "title:Episode 4|date:2024-01-04T10:00:00Z")  // no guid, no enclosure
+        #expect(feed.episodes[4].guid == nil)                                         // an empty guid is no guid
+        #expect(feed.episodes[7].enclosureURL == nil)                                 // enclosure without url
+        #expect(feed.episodes[8].enclosureURL == nil)                                 // empty url
+        #expect(feed.episodes[9].enclosureURL?.absoluteString == "https://media.example.org/a.mp3")  // the first of two
+        #expect(feed.episodes[9].mediaType == "audio/mpeg")
+        #expect(feed.episodes[10].declaredLength == nil)                              // length="x"
         #expect(feed.episodes[0].declaredLength == 1000)
+    }
+
+    /// Only the same guid with the same enclosure (tracking prefixes and volatile parameters aside) is a
+    /// duplicate; a third item with the second's recording is one too.
+    @Test func exactDuplicatesAreDroppedAndCounted() throws {
+        let feed = try parseXML(rss("""
+            <item><title>A</title><guid>g</guid><enclosure url="https://cdn.example.org/a.mp3" type="audio/mpeg"/></item>
+            <item><title>A again</title><guid>g</guid><enclosure url="https://dts.podtrac.com/redirect.mp3/cdn.example.org/a.mp3?utm_source=x" type="audio/mpeg"/></item>
+            <item><title>B</title><guid>g</guid><enclosure url="https://cdn.example.org/b.mp3" type="audio/mpeg"/></item>
+            <item><title>B again</title><guid>g</guid><enclosure url="https://op3.dev/e/cdn.example.org/b.mp3" type="audio/mpeg"/></item>
+            <item><title>No enclosure</title><guid>g</guid></item>
+            """))
+        #expect(feed.episodes.map(\.title) == ["A", "B"])
+        #expect(feed.episodes.map(\.identity) == ["g", "guid:g|enclosure:https://cdn.example.org/b.mp3"])
+        #expect(feed.duplicateCount == 3)
+    }
+
+    /// A feed shaped like `bigfeed.py --quirks` (guids re-used by later items with their own enclosures,
+    /// tracking prefixes, items without guid or enclosure): every item is kept, each under its own identity,
+    /// and parsing the same document again gives the same identities.
+    @Test func aLargeFeedWithReusedGuidsLosesNothing() throws {
+        var items = ""
+        for number in stride(from: 2000, through: 1, by: -1) {
+            // Every 37th item re-uses the guid of an item 50 numbers newer, as a republished feed does.
+            let reuses = number % 37 == 0 && number <= 1950 && number % 103 != 0 && (number + 50) % 103 != 0
+            let guid: String? = number % 101 == 0 ? nil : "guid-\(reuses ? number + 50 : number)"
+            let host = number % 10 == 0 ? "dts.podtrac.com/redirect.mp3/media.example.org" : "media.example.org"
+            items += "<item><title>Ep. \(number)</title><link>https://www.example.org/ep/\(number)</link>"
+            if let guid { items += "<guid isPermaLink=\"false\">\(guid)</guid>" }
+            if number % 103 != 0 { items += "<enclosure url=\"https://\(host)/bigfeed/episode-\(number).mp3\" type=\"audio/mpeg\" length=\"1\"/>" }
+            items += "</item>\n"
+        }
+        let document = rss(items)
+        let feed = try parseXML(document)
+        #expect(feed.episodes.count == 2000)
+        #expect(feed.duplicateCount == 0)
+        #expect(Set(feed.episodes.map(\.identity)).count == 2000)
+        #expect(feed.episodes.filter { $0.identity.hasPrefix("guid:") }.count == 51)
+        #expect(try parseXML(document).episodes.map(\.identity) == feed.episodes.map(\.identity))
     }
 
     @Test func duplicatesAcrossIdentityKinds() throws {
@@ -101,3 +143,4 @@ import Testing
         #expect(feed.duplicateCount == 2)
     }
 }
+

@@ -79,7 +79,7 @@ struct LibraryFixture {
         await fixture.manager.shutdown()
     }
 
-    @Test func itemsWithoutGuidsAndDuplicateGuidsDoNotDuplicate() async throws {
+    @Test func itemsWithoutGuidsAndReusedGuidsAreEachKeptOnce() async throws {
         let server = try TestServer()
         defer { server.stop() }
         let fixture = try LibraryFixture()
@@ -87,16 +87,49 @@ struct LibraryFixture {
             (nil, "No guid", "https://dts.podtrac.com/redirect.mp3/cdn.example.com/x.mp3"),
             ("dup", "First", "https://cdn.example.com/first.mp3"),
             ("dup", "Second", "https://cdn.example.com/second.mp3"),
+            ("dup", "Second again", "https://op3.dev/e/cdn.example.com/second.mp3"),
         ]
         server.setRoute("/feed", feedRoute(rss(items: items)))
         guard case .subscribed(let podcast, let summary) = try await fixture.library.subscribe(to: server.url("/feed")) else {
             Issue.record("expected a new subscription"); return
         }
-        #expect(summary.added == 2)
+        #expect(summary.added == 3)
         #expect(summary.duplicates == 1)
-        #expect(try await fixture.library.refresh(podcast.id).added == 0)
-        #expect(try fixture.library.episodes(of: podcast.id).count == 2)
-        #expect(try fixture.library.episodes(of: podcast.id).contains { $0.title == "First" })
+        let again = try await fixture.library.refresh(podcast.id)
+        #expect(again.added == 0 && again.updated == 0)
+        #expect(try fixture.library.episodes(of: podcast.id).compactMap(\.title).sorted() == ["First", "No guid", "Second"])
+        await fixture.manager.shutdown()
+    }
+
+    /// A new recording that re-uses an old guid, published on top, is added; the rows of the old
+    /// recordings stay theirs (same id, same user state, nothing updated), on this refresh and the next.
+    @Test func aReusedGuidOnTopDoesNotTakeAnOlderRecordingsRow() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let fixture = try LibraryFixture()
+        // Items as a publisher writes them: each keeps its date wherever it stands.
+        func item(_ number: Int, _ title: String) -> String {
+            "<item><title>\(title)</title><guid>dup</guid><enclosure url=\"https://cdn.example.com/\(number).mp3\" type=\"audio/mpeg\"/>"
+                + "<pubDate>Mon, 0\(number) Jul 2024 10:00:00 GMT</pubDate></item>"
+        }
+        let old = item(2, "Two") + item(1, "One")
+        server.setRoute("/feed", feedRoute(rss(title: "Show", items: [], extraChannel: old)))
+        guard case .subscribed(let podcast, _) = try await fixture.library.subscribe(to: server.url("/feed")) else {
+            Issue.record("expected a new subscription"); return
+        }
+        let one = try #require(try fixture.library.episodes(of: podcast.id).first { $0.title == "One" })
+        try fixture.database.run("UPDATE episodes SET position = 12, played = 1 WHERE id = ?", one.id)
+
+        server.setRoute("/feed", feedRoute(rss(title: "Show", items: [], extraChannel: item(3, "Three") + old)))
+        let summary = try await fixture.library.refresh(podcast.id)
+        #expect(summary.added == 1)
+        #expect(summary.updated == 0)
+        let episodes = try fixture.library.episodes(of: podcast.id)
+        #expect(episodes.compactMap(\.title).sorted() == ["One", "Three", "Two"])
+        let kept = try #require(episodes.first { $0.id == one.id })
+        #expect(kept.title == "One" && kept.position == 12 && kept.played)
+        let next = try await fixture.library.refresh(podcast.id)
+        #expect(next.added == 0 && next.updated == 0)
         await fixture.manager.shutdown()
     }
 
@@ -147,7 +180,30 @@ struct LibraryFixture {
         #expect(summary.pages == 3)
         #expect(summary.added == 9)
         #expect(try fixture.library.episodes(of: podcast.id).count == 9)
+        #expect(summary.duplicates == 0)
         #expect(server.requests(for: "/feed").count == 1, "the loop back to page 1 was not followed")
+        await fixture.manager.shutdown()
+    }
+
+    /// Pages follow the rules of one document: a guid re-used with another enclosure is kept, an exact
+    /// repeat of an earlier page's item is left out and counted.
+    @Test func pagesKeepReusedGuidsAndCountRepeats() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let fixture = try LibraryFixture()
+        server.setRoute("/feed", feedRoute(rss(items: [("g1", "A", "https://cdn.example.com/a.mp3"), ("g2", "B", "https://cdn.example.com/b.mp3")],
+                                               extraChannel: "<atom:link rel=\"next\" href=\"/feed2\"/>")))
+        server.setRoute("/feed2", feedRoute(rss(items: [("g1", "C", "https://cdn.example.com/c.mp3"), ("g2", "B", "https://chrt.fm/track/X/cdn.example.com/b.mp3"),
+                                                        ("g3", "D", "https://cdn.example.com/d.mp3")])))
+        guard case .subscribed(let podcast, let summary) = try await fixture.library.subscribe(to: server.url("/feed")) else {
+            Issue.record("expected a new subscription"); return
+        }
+        #expect(summary.pages == 2)
+        #expect(summary.added == 4)
+        #expect(summary.duplicates == 1)
+        #expect(try fixture.library.episodes(of: podcast.id).compactMap(\.title).sorted() == ["A", "B", "C", "D"])
+        let again = try await fixture.library.refresh(podcast.id)
+        #expect(again.added == 0 && again.updated == 0)
         await fixture.manager.shutdown()
     }
 

@@ -253,9 +253,9 @@ extension FeedBuilder {
     func finishItem() {
         itemDepth = -1
         let title = item.title ?? item.itunesTitle
-        let identity = EpisodeIdentity.identity(guid: item.guid, enclosureURL: item.enclosureURL, link: item.link, title: title,
-                                                dateText: item.published.map(FeedDate.iso8601String) ?? item.dateText)
-        guard identities.insert(identity).inserted else {
+        let own = EpisodeIdentity.identity(guid: item.guid, enclosureURL: item.enclosureURL, link: item.link, title: title,
+                                           dateText: item.published.map(FeedDate.iso8601String) ?? item.dateText)
+        guard let identity = identities.admit(own, guid: item.guid, enclosureURL: item.enclosureURL) else {
             feed.duplicateCount += 1
             return
         }

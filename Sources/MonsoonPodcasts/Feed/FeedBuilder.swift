@@ -45,7 +45,7 @@ final class FeedBuilder {
     @exclusivity(unchecked) var item = ItemDraft()
     /// The depth of the open `item`/`entry`, or -1.
     @exclusivity(unchecked) var itemDepth = -1
-    @exclusivity(unchecked) var identities = Set<String>()
+    @exclusivity(unchecked) var identities = EpisodeIdentity.Registry()
 
     init(documentURL: URL) {
         self.documentURL = documentURL

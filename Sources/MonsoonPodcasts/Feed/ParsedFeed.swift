@@ -29,7 +29,8 @@ public struct ParsedFeed: Sendable, Equatable {
     public var nextPageURL: URL?
     /// `podcast:guid`.
     public var podcastGUID: String?
-    /// The items in feed order; items whose ``ParsedEpisode/identity`` repeats an earlier one are left out.
+    /// The items in feed order; items that repeat an earlier one (the same guid and the same enclosure, see
+    /// ``EpisodeIdentity``) are left out.
     public var episodes: [ParsedEpisode]
     /// How many items were left out of ``episodes`` as duplicates.
     public var duplicateCount: Int
@@ -58,7 +59,8 @@ public struct ParsedEpisode: Sendable, Equatable {
     public var guid: String?
     /// What identifies the episode across refreshes: the guid; else the enclosure URL normalized by
     /// ``EpisodeIdentity/normalizedEnclosureURL(_:)`` (tracking prefixes and volatile query parameters
-    /// removed); else the link; else the title and the date. Never empty.
+    /// removed); else the link; else the title and the date. A later item that re-uses an earlier item's
+    /// guid with another enclosure is another recording: `guid:GUID|enclosure:URL`. Never empty.
     public var identity: String
     /// Trimmed, inner whitespace collapsed, HTML tags stripped, entities decoded (`title`, else `itunes:title`).
     public var title: String?

@@ -9,6 +9,9 @@ struct FeedFetcher: Sendable {
     var limits = FeedLimits()
     var timeout: Double = 60
     var userAgent = "Monsoon/0.1 (podcast archiver)"
+    /// Retry a host that cannot be reached; false for a fetch the user waits for (subscribing,
+    /// inspecting), which then fails at once with the reason.
+    var retriesConnectionFailures = true
 
     /// One fetched document.
     struct Document: Sendable {
@@ -25,8 +28,9 @@ struct FeedFetcher: Sendable {
         case document(Document)
     }
 
-    /// Fetches `url`; with validators, a 304 answer is `.notModified`.
-    func fetch(_ url: URL, etag: String? = nil, lastModified: String? = nil) async throws(FeedError) -> Outcome {
+    /// Fetches `url`; with validators, a 304 answer is `.notModified`. `page` numbers a later page
+    /// of a paged feed, for messages.
+    func fetch(_ url: URL, etag: String? = nil, lastModified: String? = nil, page: Int? = nil) async throws(FeedError) -> Outcome {
         let scheme = url.scheme?.lowercased()
         guard scheme == "http" || scheme == "https" else {
             throw FeedError.make(.unsupportedScheme, "\(Redaction.redact(url)) is not an http or https URL")
@@ -37,22 +41,24 @@ struct FeedFetcher: Sendable {
         var headers = ["User-Agent": userAgent, "Accept": "application/rss+xml, application/atom+xml, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.8"]
         if let etag { headers["If-None-Match"] = etag }
         if let lastModified { headers["If-Modified-Since"] = lastModified }
+        let what = Self.name(of: url, page: page)
         let response: FetchResponse
         do {
-            response = try await manager.fetch(FetchRequest(url: url, headers: headers, maxBytes: limits.maxBytes, timeout: timeout))
+            response = try await manager.fetch(FetchRequest(url: url, headers: headers, maxBytes: limits.maxBytes, timeout: timeout,
+                                                            retriesConnectionFailures: retriesConnectionFailures))
         } catch {
             switch error.code {
             case .tooLarge:
-                throw FeedError.make(.tooLarge, "the feed at \(Redaction.redact(url)) is larger than \(ByteCount.format(limits.maxBytes)); refused")
+                throw FeedError.make(.tooLarge, "\(page == nil ? "the feed at " : "")\(what) is larger than \(ByteCount.format(limits.maxBytes)); refused")
             case .unsupportedScheme:
-                throw FeedError.make(.unsupportedScheme, "\(Redaction.redact(url)) redirected to a scheme other than http or https; refused")
+                throw FeedError.make(.unsupportedScheme, "\(what) redirected to a scheme other than http or https; refused")
             default:
-                throw FeedError.make(.network, "cannot fetch \(Redaction.redact(url)): \(error.message)")
+                throw FeedError.make(.network, "cannot fetch \(what): \(error.message)")
             }
         }
         if response.status == 304 { return .notModified }
         guard (200...299).contains(response.status) else {
-            var error = FeedError.make(.httpStatus, "fetching \(Redaction.redact(url)) failed: the server answered \(response.status)")
+            var error = FeedError.make(.httpStatus, "fetching \(what) failed: the server answered \(response.status)")
             error.httpStatus = response.status
             throw error
         }
@@ -60,29 +66,53 @@ struct FeedFetcher: Sendable {
                                   etag: response.header("ETag"), lastModified: response.header("Last-Modified")))
     }
 
+    /// The URL for messages, redacted; a later page as "page 3 of the feed (URL)".
+    private static func name(of url: URL, page: Int?) -> String {
+        page.map { "page \($0) of the feed (\(Redaction.redact(url)))" } ?? Redaction.redact(url)
+    }
+
     /// Fetches and parses a feed and, when `followPages`, its further pages
     /// (`atom:link rel="next"`), up to `maxPages`, stopping at a page seen before.
+    ///
+    /// A later page that cannot be read ends the walk: the episodes of the pages before it are
+    /// kept, and ``Loaded/pageError`` says which page failed and why.
     func load(_ url: URL, etag: String? = nil, lastModified: String? = nil, followPages: Bool, maxPages: Int = 100) async throws(FeedError) -> Loaded? {
         guard case .document(var first) = try await fetch(url, etag: etag, lastModified: lastModified) else { return nil }
         var feed = try FeedParser.parse(first.data, url: first.finalURL, limits: limits)
         first.data = Data()   // parsed: the bytes are not kept
         var loaded = Loaded(feed: feed, first: first, pages: 1)
-        guard followPages else { return loaded }
+        guard followPages, feed.nextPageURL != nil else { return loaded }
         var seen: Set<String> = [url.absoluteString, first.finalURL.absoluteString]
-        var identities = Set(feed.episodes.map(\.identity))
-        // Older pages, over http(s) only (a feed must not point Monsoon at local files). A
-        // page that fails, or brings nothing new, ends the walk; what was read is kept.
+        // The same rules across pages as within one: a re-used guid with another enclosure is kept.
+        var identities = EpisodeIdentity.Registry()
+        for episode in feed.episodes { _ = identities.admit(episode.identity, guid: episode.guid, enclosureURL: episode.enclosureURL) }
+        // Older pages, over http(s) only (a feed must not point Monsoon at local files). A page
+        // that brings nothing new ends the walk.
         while let next = feed.nextPageURL, loaded.pages < maxPages, ["http", "https"].contains(next.scheme?.lowercased() ?? ""),
               seen.insert(next.absoluteString).inserted {
-            guard case .document(let page)? = try? await fetch(next),
-                  let parsed = try? FeedParser.parse(page.data, url: page.finalURL, limits: limits) else {
-                loaded.incompletePages = true
+            let number = loaded.pages + 1
+            do throws(FeedError) {
+                guard case .document(let page) = try await fetch(next, page: number) else { break }
+                do throws(FeedError) {
+                    feed = try FeedParser.parse(page.data, url: page.finalURL, limits: limits)
+                } catch {
+                    throw FeedError(error.code, "\(Self.name(of: next, page: number)) is not a readable feed: \(error.message)",
+                                    line: error.line, column: error.column)
+                }
+            } catch {
+                loaded.pageError = error
                 break
             }
-            feed = parsed
             let before = loaded.feed.episodes.count
-            for episode in feed.episodes where identities.insert(episode.identity).inserted {
-                loaded.feed.episodes.append(episode)
+            loaded.feed.duplicateCount += feed.duplicateCount
+            for episode in feed.episodes {
+                guard let identity = identities.admit(episode.identity, guid: episode.guid, enclosureURL: episode.enclosureURL) else {
+                    loaded.feed.duplicateCount += 1
+                    continue
+                }
+                var kept = episode
+                kept.identity = identity
+                loaded.feed.episodes.append(kept)
             }
             loaded.pages += 1
             if loaded.feed.episodes.count == before { break }
@@ -95,8 +125,9 @@ struct FeedFetcher: Sendable {
         var feed: ParsedFeed
         var first: Document
         var pages: Int
-        /// A later page could not be read; the episodes of the pages before it are kept.
-        var incompletePages = false
+        /// Why a later page could not be read (its message names the page); the episodes of the
+        /// pages before it are kept.
+        var pageError: FeedError?
     }
 }
 

@@ -191,7 +191,7 @@ public final class PodcastLibrary {
                 feed.language, feed.podcastGUID, loaded.first.etag, loaded.first.lastModified, Date())
             // Keyed by the identity's bytes: SQLite compares bytes, Swift strings compare
             // canonical equivalents, and the two must agree.
-            var known: [[UInt8]: (metadata: EpisodeMetadata, order: Int)] = [:]
+            var known: KnownEpisodes = [:]
             for row in try database.statement("SELECT identity, feed_order, \(EpisodeMetadata.columns) FROM episodes WHERE podcast_id = ?").query([podcastID], {
                 (Array(($0.text(0) ?? "").utf8), $0.int(1), EpisodeMetadata($0, offset: 2))
             }) {
@@ -207,10 +207,12 @@ public final class PodcastLibrary {
                     transcript_url = ?16, chapters_url = ?17
                 WHERE podcast_id = ?1 AND identity = ?2
                 """)
+            let identities = Self.storedIdentities(of: feed.episodes, known: known)
             for (order, episode) in feed.episodes.enumerated() {
                 let metadata = EpisodeMetadata(episode)
-                let key = Array(episode.identity.utf8)
-                let values: [SQLValueConvertible] = [podcastID, episode.identity, order] + metadata.values
+                let identity = identities[order]
+                let key = Array(identity.utf8)
+                let values: [SQLValueConvertible] = [podcastID, identity, order] + metadata.values
                 if let old = known[key] {
                     guard old.metadata != metadata || old.order != order else { continue }
                     try update.bind(values)
@@ -269,6 +271,9 @@ struct EpisodeMetadata: Equatable {
 
     var values: [SQLValueConvertible]
     private var key: [String?]
+
+    var guid: String? { key[0] }
+    var enclosureURL: String? { key[2] }
 
     init(_ episode: ParsedEpisode) {
         values = [episode.guid, episode.title, episode.enclosureURL?.absoluteString, episode.mediaType, episode.declaredLength,
