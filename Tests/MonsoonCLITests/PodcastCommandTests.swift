@@ -115,4 +115,28 @@ import Testing
         #expect(unknown.status == 1)
         #expect(unknown.errors.contains("no podcast has id or title 'nope'"))
     }
+
+    /// A feed and an item without titles list under names made from the URL and the enclosure's file.
+    @Test func nothingListsAsBlank() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let untitled = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <rss version="2.0"><channel><item><guid>1</guid><enclosure url="https://cdn.example.com/Pilot%20Episode.mp3" type="audio/mpeg"/></item></channel></rss>
+            """
+        server.setRoute("/shows/untitled.xml", Route(body: .bytes(Array(untitled.utf8)), contentType: "application/rss+xml"))
+        let added = await runMonsoon(["add", server.url("/shows/untitled.xml").absoluteString], in: folder.path)
+        #expect(added.status == 0, "\(added.errors)")
+        #expect(added.output == "subscribed: 1 127.0.0.1:\(server.port)/shows/untitled.xml (1 episode)\n")
+        let podcasts = await runMonsoon(["podcasts"], in: folder.path)
+        #expect(podcasts.output.contains("1     127.0.0.1:\(server.port)/shows/untitled.xml  [1 episodes]"))
+        let episodes = await runMonsoon(["episodes", "1"], in: folder.path)
+        #expect(episodes.output.contains("Pilot Episode"))
+        #expect(!podcasts.output.contains("untitled)") && !episodes.output.contains("untitled)"))
+        try untitled.write(toFile: folder.file("untitled.xml"), atomically: true, encoding: .utf8)
+        let inspected = await runMonsoon(["inspect", "untitled.xml"], in: folder.path)
+        #expect(inspected.output.hasPrefix("untitled.xml\n1 episode\n"))
+        #expect(inspected.output.contains("Pilot Episode"))
+    }
 }

@@ -78,7 +78,7 @@ import Testing
         #expect(feed.duplicateCount == 0)
         #expect(feed.episodes.map(\.title) == [
             "Episode 1", "Episode 2", "Episode 3", "Episode 4", "Episode 5", "Episode 6", "Episode 7",
-            "Enclosure without url", "Empty enclosure url", "Two enclosures", nil,
+            "Enclosure without url", "Empty enclosure url", "Two enclosures", "nt",  // untitled: named after its file
         ])
         #expect(feed.episodes.map(\.guid) == ["dup", "dup", nil, nil, nil, "https://example.org/ep/6", "ep-1", "no-url", "empty-url", "two", "no-title"])
         #expect(feed.episodes[0].identity == "dup")

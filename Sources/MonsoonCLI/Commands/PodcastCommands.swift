@@ -21,9 +21,9 @@ struct Add: RunnableCommand {
         let result = try await session.run { try await $0.subscribe(to: feedURL) }
         switch result {
         case .alreadySubscribed(let podcast):
-            context.output.line("already subscribed: \(podcast.id) \(podcast.title ?? Redaction.redact(podcast.feedURL))")
+            context.output.line("already subscribed: \(podcast.id) \(podcast.name)")
         case .subscribed(let podcast, let summary):
-            var line = "subscribed: \(podcast.id) \(podcast.title ?? Redaction.redact(podcast.feedURL)) (\(summary.added) episode\(summary.added == 1 ? "" : "s")"
+            var line = "subscribed: \(podcast.id) \(podcast.name) (\(summary.added) episode\(summary.added == 1 ? "" : "s")"
             if summary.pages > 1 { line += " from \(summary.pages) pages" }
             if summary.duplicates > 0 { line += ", \(summary.duplicates) duplicate\(summary.duplicates == 1 ? "" : "s") left out" }
             context.output.line(line + ")")
@@ -48,7 +48,7 @@ struct Podcasts: RunnableCommand {
             if !global.quiet { context.output.line("No podcasts yet. Subscribe with 'monsoon add URL'.") }
         } else {
             for podcast in podcasts {
-                var line = "\(String(podcast.id).padding(toLength: 5, withPad: " ", startingAt: 0)) \(podcast.title ?? "(untitled)")  [\(podcast.episodeCount) episodes]"
+                var line = "\(String(podcast.id).padding(toLength: 5, withPad: " ", startingAt: 0)) \(podcast.name)  [\(podcast.episodeCount) episodes]"
                 if let error = podcast.lastError { line += "  (last refresh failed: \(error))" }
                 context.output.line(line)
             }
@@ -111,7 +111,7 @@ struct Refresh: RunnableCommand {
         }
         var failed = 0
         for (podcast, result) in results {
-            let name = podcast.title ?? Redaction.redact(podcast.feedURL)
+            let name = podcast.name
             switch result {
             case .success(let summary):
                 guard !global.quiet else { continue }
@@ -145,7 +145,7 @@ struct Unsubscribe: RunnableCommand {
             return (found, try library.unsubscribe(found.id, deleteFiles: deleteFiles, folder: folder))
         }
         if !global.quiet {
-            context.output.line("unsubscribed: \(found.id) \(found.title ?? Redaction.redact(found.feedURL))" + (deleteFiles ? " (\(deleted) file\(deleted == 1 ? "" : "s") deleted)" : ""))
+            context.output.line("unsubscribed: \(found.id) \(found.name)" + (deleteFiles ? " (\(deleted) file\(deleted == 1 ? "" : "s") deleted)" : ""))
         }
         return ExitStatus.success
     }
@@ -177,9 +177,9 @@ struct Import: RunnableCommand {
                 do {
                     switch try await library.subscribe(to: outline.feedURL) {
                     case .subscribed(let podcast, let summary):
-                        if !global.quiet { context.output.line("subscribed: \(podcast.id) \(podcast.title ?? "") (\(summary.added) episodes)") }
+                        if !global.quiet { context.output.line("subscribed: \(podcast.id) \(podcast.name) (\(summary.added) episodes)") }
                     case .alreadySubscribed(let podcast):
-                        if !global.quiet { context.output.line("already subscribed: \(podcast.id) \(podcast.title ?? "")") }
+                        if !global.quiet { context.output.line("already subscribed: \(podcast.id) \(podcast.name)") }
                     }
                 } catch {
                     failed += 1
@@ -210,7 +210,7 @@ struct Export: RunnableCommand {
                 context.error("left out podcast \(podcast.id): its URL cannot be shown without its credentials (use --include-credentials)")
                 continue
             }
-            outlines.append(OPML.Outline(title: podcast.title, feedURL: url, siteURL: podcast.link))
+            outlines.append(OPML.Outline(title: podcast.name, feedURL: url, siteURL: podcast.link))
         }
         context.output.write(OPML.write(outlines))
         return ExitStatus.success
@@ -230,6 +230,7 @@ struct Inspect: RunnableCommand {
     func run(_ context: CommandContext) async throws -> Int32 {
         let feed: ParsedFeed
         let path = context.absolutePath(source)
+        var documentURL = URL(fileURLWithPath: path)
         do {
             if FileManager.default.fileExists(atPath: path) {
                 feed = try FeedParser.parse(fileAt: path)
@@ -237,6 +238,7 @@ struct Inspect: RunnableCommand {
                 guard let url = URL(string: source), let scheme = url.scheme?.lowercased(), scheme.count > 1 else {
                     throw FeedError.make(.unreadable, "cannot read \(path): no such file")
                 }
+                documentURL = url
                 // A bare engine for the fetch: inspecting opens no library and writes nothing.
                 let manager = DownloadManager()
                 do {
@@ -254,7 +256,7 @@ struct Inspect: RunnableCommand {
             context.output.write(feed.inspectJSON())
             return ExitStatus.success
         }
-        var text = "\(feed.title ?? "(untitled)")\n\(feed.episodes.count) episode\(feed.episodes.count == 1 ? "" : "s")"
+        var text = "\(feed.title ?? FallbackName.podcast(feedURL: documentURL))\n\(feed.episodes.count) episode\(feed.episodes.count == 1 ? "" : "s")"
         if feed.duplicateCount > 0 { text += " (\(feed.duplicateCount) duplicate\(feed.duplicateCount == 1 ? "" : "s") left out)" }
         text += "\n"
         for episode in feed.episodes {

@@ -259,8 +259,9 @@ extension FeedBuilder {
             feed.duplicateCount += 1
             return
         }
+        // After the identity: a name made up here must never change it.
         feed.episodes.append(ParsedEpisode(
-            guid: item.guid, identity: identity, title: title, enclosureURL: item.enclosureURL, mediaType: item.mediaType,
+            guid: item.guid, identity: identity, title: title ?? FallbackName.episode(enclosureURL: item.enclosureURL), enclosureURL: item.enclosureURL, mediaType: item.mediaType,
             declaredLength: item.declaredLength, published: item.published, duration: item.duration, season: item.season,
             episodeNumber: item.episodeNumber, summary: item.summary, link: item.link, imageURL: item.imageURL,
             transcriptURL: item.transcriptURL, chaptersURL: item.chaptersURL, explicit: item.explicit))

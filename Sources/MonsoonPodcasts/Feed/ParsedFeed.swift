@@ -62,7 +62,8 @@ public struct ParsedEpisode: Sendable, Equatable {
     /// removed); else the link; else the title and the date. A later item that re-uses an earlier item's
     /// guid with another enclosure is another recording: `guid:GUID|enclosure:URL`. Never empty.
     public var identity: String
-    /// Trimmed, inner whitespace collapsed, HTML tags stripped, entities decoded (`title`, else `itunes:title`).
+    /// Trimmed, inner whitespace collapsed, HTML tags stripped, entities decoded (`title`, else `itunes:title`,
+    /// else the enclosure's file name without its extension, percent-decoded).
     public var title: String?
     /// The first audio or video enclosure (RSS `enclosure`, `media:content`, Atom `link rel="enclosure"`),
     /// resolved against `xml:base` and the feed's URL. When no enclosure says it is audio or video, the

@@ -19,6 +19,10 @@ public struct Podcast: Sendable, Equatable, Identifiable {
     public var etag: String?
     public var lastModified: String?
     public var episodeCount: Int
+
+    /// The title, else a name made from the feed's URL (see ``FallbackName/podcast(feedURL:)``):
+    /// never blank, never with credentials.
+    public var name: String { title ?? FallbackName.podcast(feedURL: feedURL) }
 }
 
 /// Where an episode's download stands, as the user sees it.

@@ -32,10 +32,10 @@ public final class PodcastLibrary {
     public func findPodcast(_ query: String) throws -> Podcast {
         let text = query.trimmingCharacters(in: .whitespaces)
         if let id = Int(text), let podcast = try podcast(withID: id) { return podcast }
-        let matches = try podcasts().filter { ($0.title ?? "").localizedCaseInsensitiveContains(text) }
+        let matches = try podcasts().filter { $0.name.localizedCaseInsensitiveContains(text) }
         if matches.count == 1 { return matches[0] }
         if matches.isEmpty { throw LibraryError.notFound("no podcast has id or title '\(text)'; list them with 'monsoon podcasts'") }
-        let names = matches.prefix(5).map { "\($0.id) \($0.title ?? "")" }.joined(separator: ", ")
+        let names = matches.prefix(5).map { "\($0.id) \($0.name)" }.joined(separator: ", ")
         throw LibraryError.ambiguous("'\(text)' matches \(matches.count) podcasts (\(names)); give an id or more of the title")
     }
 
@@ -77,7 +77,7 @@ public final class PodcastLibrary {
             try database.run("""
                 INSERT INTO podcasts (feed_url, etag, last_modified, last_refresh, added) VALUES (?, ?, ?, ?, ?)
                 """, finalURL.absoluteString, loaded.first.etag, loaded.first.lastModified, Date(), Date())
-            return try store(loaded, podcastID: database.lastInsertRowID)
+            return try store(loaded, podcastID: database.lastInsertRowID, feedURL: finalURL)
         }
         let id = summary.podcastID
         summary.movedTo = finalURL != url ? finalURL : summary.movedTo
@@ -167,28 +167,29 @@ public final class PodcastLibrary {
             try database.run("UPDATE podcasts SET last_refresh = ?, last_error = NULL WHERE id = ?", Date(), podcast.id)
             return RefreshSummary(podcastID: podcast.id, unchanged: true)
         case .success(let loaded?):
-            return try apply(loaded, to: podcast.id)
+            return try apply(loaded, to: podcast)
         }
     }
 
     /// Stores a loaded feed: metadata, new and changed episodes, validators, and a
     /// new feed URL (permanent redirect, or `itunes:new-feed-url`). One transaction.
-    func apply(_ loaded: FeedFetcher.Loaded, to podcastID: Int) throws -> RefreshSummary {
-        try database.write { try store(loaded, podcastID: podcastID) }
+    func apply(_ loaded: FeedFetcher.Loaded, to podcast: Podcast) throws -> RefreshSummary {
+        try database.write { try store(loaded, podcastID: podcast.id, feedURL: podcast.feedURL) }
     }
 
-    /// The body of `apply`, inside the caller's transaction.
-    private func store(_ loaded: FeedFetcher.Loaded, podcastID: Int) throws -> RefreshSummary {
+    /// The body of `apply`, inside the caller's transaction. A feed without a title is named after
+    /// `feedURL` (the podcast's), so nothing lists as blank.
+    private func store(_ loaded: FeedFetcher.Loaded, podcastID: Int, feedURL: URL) throws -> RefreshSummary {
         let feed = loaded.feed
         var summary = RefreshSummary(podcastID: podcastID, duplicates: feed.duplicateCount, pages: loaded.pages)
         do {
             // A feed that lost its title or author keeps the ones it had.
             try database.run("""
-                UPDATE podcasts SET title = coalesce(?2, title), author = coalesce(?3, author), description = coalesce(?4, description),
+                UPDATE podcasts SET title = coalesce(?2, title, ?12), author = coalesce(?3, author), description = coalesce(?4, description),
                     link = coalesce(?5, link), artwork_url = coalesce(?6, artwork_url), language = coalesce(?7, language),
                     podcast_guid = coalesce(?8, podcast_guid), etag = ?9, last_modified = ?10, last_refresh = ?11, last_error = NULL WHERE id = ?1
                 """, podcastID, feed.title, feed.author, feed.description, feed.link?.absoluteString, feed.artworkURL?.absoluteString,
-                feed.language, feed.podcastGUID, loaded.first.etag, loaded.first.lastModified, Date())
+                feed.language, feed.podcastGUID, loaded.first.etag, loaded.first.lastModified, Date(), FallbackName.podcast(feedURL: feedURL))
             // Keyed by the identity's bytes: SQLite compares bytes, Swift strings compare
             // canonical equivalents, and the two must agree.
             var known: KnownEpisodes = [:]

@@ -1,0 +1,28 @@
+import Foundation
+
+/// Names for what a feed leaves unnamed, so no podcast or episode lists as blank.
+public enum FallbackName {
+    /// An episode without a title: its enclosure's file name without the extension, percent-decoded
+    /// (`…/Episode%2012.mp3` gives "Episode 12"); nil when there is no file name to use.
+    static func episode(enclosureURL: URL?) -> String? {
+        guard let enclosureURL else { return nil }
+        // `lastPathComponent` is percent-decoded and leaves the query (often a token) out.
+        var name = enclosureURL.lastPathComponent
+        guard name != "/" else { return nil }
+        if let dot = name.lastIndex(of: "."), dot != name.startIndex { name = String(name[..<dot]) }
+        return FeedText.title(name)
+    }
+
+    /// A podcast whose feed has no title: its URL's host and path (`feeds.example.com/show/rss`),
+    /// the port when one is given, never the user, password or query (they may be credentials); a
+    /// file's name for a file URL.
+    public static func podcast(feedURL: URL) -> String {
+        if feedURL.isFileURL { return feedURL.lastPathComponent }
+        guard let host = feedURL.host, !host.isEmpty else { return Redaction.redact(feedURL) }
+        var name = host.lowercased()
+        if let port = feedURL.port { name += ":\(port)" }
+        let path = feedURL.path
+        if path != "/" { name += path.hasSuffix("/") ? String(path.dropLast()) : path }
+        return name
+    }
+}
