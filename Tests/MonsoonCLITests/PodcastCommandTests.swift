@@ -139,4 +139,46 @@ import Testing
         #expect(inspected.output.hasPrefix("untitled.xml\n1 episode\n"))
         #expect(inspected.output.contains("Pilot Episode"))
     }
+
+    /// A later page that cannot be read: `add` and `refresh` keep what they read, warn on standard error
+    /// with the page's URL (redacted) and the reason, record it as the last error and exit 1; once the
+    /// page is back, a refresh reads it.
+    @Test func aFailedPageIsAWarningAndExitOne() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        func page(_ number: Int, next: String?) -> Route {
+            var text = Self.feed(title: "Paged", count: 2, newest: number * 10)
+            if let next {
+                text = text.replacingOccurrences(of: "<channel>", with: "<channel><atom:link xmlns:atom=\"http://www.w3.org/2005/Atom\" rel=\"next\" href=\"\(next)\"/>")
+            }
+            return Route(body: .bytes(Array(text.utf8)), contentType: "application/rss+xml", etag: "\"p\(number)\"")
+        }
+        server.setRoute("/paged.xml", page(1, next: "/paged2.xml"))
+        server.setRoute("/paged2.xml", page(2, next: "/paged3.xml?token=s3cret"))
+        let pageURL = server.url("/paged3.xml").absoluteString + "?token=***"
+        let added = await runMonsoon(["add", server.url("/paged.xml").absoluteString], in: folder.path)
+        #expect(added.status == 1)
+        #expect(added.output == "subscribed: 1 Paged (4 episodes from 2 pages)\n")
+        #expect(added.errors == "monsoon: warning: Paged: fetching page 3 of the feed (\(pageURL)) failed: the server answered 404; "
+                + "the episodes of the pages before it were kept, and the next refresh reads the whole feed again\n")
+
+        let json = await runMonsoon(["podcasts", "--json"], in: folder.path)
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]])
+        #expect(list.first?["lastError"] as? String == "fetching page 3 of the feed (\(pageURL)) failed: the server answered 404")
+        let text = await runMonsoon(["podcasts"], in: folder.path)
+        #expect(text.output.contains("(last refresh failed: fetching page 3 of the feed (\(pageURL)) failed: the server answered 404)"))
+        #expect(!json.output.contains("s3cret") && !text.output.contains("s3cret") && !added.errors.contains("s3cret"))
+
+        let still = await runMonsoon(["refresh"], in: folder.path)
+        #expect(still.status == 1)
+        #expect(still.output == "Paged: 0 new, 0 updated\n")
+        #expect(still.errors.contains("warning: Paged: fetching page 3"))
+
+        server.setRoute("/paged3.xml", page(3, next: nil))
+        let repaired = await runMonsoon(["refresh"], in: folder.path)
+        #expect(repaired.status == 0, "\(repaired.errors)")
+        #expect(repaired.output == "Paged: 2 new, 0 updated\n")
+        #expect(repaired.errors.isEmpty)
+    }
 }

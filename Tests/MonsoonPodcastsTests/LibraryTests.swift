@@ -207,6 +207,49 @@ struct LibraryFixture {
         await fixture.manager.shutdown()
     }
 
+    /// A later page that fails keeps what was read, says which page and why (redacted), is the podcast's
+    /// last error, and the next refresh reads the whole feed again although the first page is unchanged.
+    @Test func aFailedPageIsReportedAndTriedAgain() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let fixture = try LibraryFixture()
+        func page(_ number: Int, next: String?) -> Route {
+            feedRoute(rss(items: (0..<2).map { ("p\(number)-\($0)", "Page \(number) item \($0)", "https://cdn.example.com/\(number)-\($0).mp3") },
+                          extraChannel: next.map { "<atom:link rel=\"next\" href=\"\($0)\"/>" } ?? ""), etag: "\"p\(number)\"")
+        }
+        server.setRoute("/feed", page(1, next: "/feed2"))
+        server.setRoute("/feed2", page(2, next: "/feed3?token=s3cret"))
+        guard case .subscribed(let podcast, let summary) = try await fixture.library.subscribe(to: server.url("/feed")) else {
+            Issue.record("expected a new subscription"); return
+        }
+        #expect(summary.added == 4 && summary.pages == 2)
+        let error = try #require(summary.pageError)
+        #expect(error.code == .httpStatus && error.httpStatus == 404)
+        #expect(error.message == "fetching page 3 of the feed (\(server.url("/feed3").absoluteString)?token=***) failed: the server answered 404")
+        let stored = try #require(try fixture.library.podcast(withID: podcast.id))
+        #expect(stored.lastError == error.message)
+        #expect(stored.etag == nil && stored.lastModified == nil)
+
+        // Unreachable, this time.
+        let refusing = try TestServer.refusingPort()
+        defer { close(refusing.fd) }
+        server.setRoute("/feed2", page(2, next: "http://127.0.0.1:\(refusing.port)/feed3"))
+        let unreachable = try await fixture.library.refresh(podcast.id)
+        #expect(unreachable.pageError?.code == .network)
+        #expect(unreachable.pageError?.message.contains("page 3 of the feed (http://127.0.0.1:\(refusing.port)/feed3): cannot connect to 127.0.0.1:\(refusing.port): connection refused") == true)
+
+        server.setRoute("/feed2", page(2, next: "/feed3"))
+        server.setRoute("/feed3", page(3, next: nil))
+        server.resetStatistics()
+        let repaired = try await fixture.library.refresh(podcast.id)
+        #expect(server.requests(for: "/feed").first?.header("If-None-Match") == nil, "no conditional request while a page is missing")
+        #expect(repaired.added == 2 && repaired.pages == 3 && repaired.pageError == nil)
+        let after = try #require(try fixture.library.podcast(withID: podcast.id))
+        #expect(after.lastError == nil && after.etag == "\"p1\"")
+        #expect(try await fixture.library.refresh(podcast.id).unchanged, "complete again: conditional again")
+        await fixture.manager.shutdown()
+    }
+
     @Test func movedFeedsUpdateTheStoredURL() async throws {
         let server = try TestServer()
         defer { server.stop() }

@@ -27,6 +27,10 @@ struct Add: RunnableCommand {
             if summary.pages > 1 { line += " from \(summary.pages) pages" }
             if summary.duplicates > 0 { line += ", \(summary.duplicates) duplicate\(summary.duplicates == 1 ? "" : "s") left out" }
             context.output.line(line + ")")
+            if let warning = summary.pageWarning(for: podcast) {
+                context.error(warning)
+                return ExitStatus.failure
+            }
         }
         return ExitStatus.success
     }
@@ -114,10 +118,15 @@ struct Refresh: RunnableCommand {
             let name = podcast.name
             switch result {
             case .success(let summary):
-                guard !global.quiet else { continue }
-                var line = summary.unchanged ? "\(name): unchanged" : "\(name): \(summary.added) new, \(summary.updated) updated"
-                if let moved = summary.movedTo { line += "; the feed moved to \(Redaction.redact(moved))" }
-                context.output.line(line)
+                if !global.quiet {
+                    var line = summary.unchanged ? "\(name): unchanged" : "\(name): \(summary.added) new, \(summary.updated) updated"
+                    if let moved = summary.movedTo { line += "; the feed moved to \(Redaction.redact(moved))" }
+                    context.output.line(line)
+                }
+                if let warning = summary.pageWarning(for: podcast) {
+                    failed += 1
+                    context.error(warning)
+                }
             case .failure(let error):
                 failed += 1
                 context.error("\(name): \(Redaction.redactText("\(error)"))")
@@ -178,6 +187,10 @@ struct Import: RunnableCommand {
                     switch try await library.subscribe(to: outline.feedURL) {
                     case .subscribed(let podcast, let summary):
                         if !global.quiet { context.output.line("subscribed: \(podcast.id) \(podcast.name) (\(summary.added) episodes)") }
+                        if let warning = summary.pageWarning(for: podcast) {
+                            failed += 1
+                            context.error(warning)
+                        }
                     case .alreadySubscribed(let podcast):
                         if !global.quiet { context.output.line("already subscribed: \(podcast.id) \(podcast.name)") }
                     }

@@ -181,15 +181,19 @@ public final class PodcastLibrary {
     /// `feedURL` (the podcast's), so nothing lists as blank.
     private func store(_ loaded: FeedFetcher.Loaded, podcastID: Int, feedURL: URL) throws -> RefreshSummary {
         let feed = loaded.feed
-        var summary = RefreshSummary(podcastID: podcastID, duplicates: feed.duplicateCount, pages: loaded.pages)
+        var summary = RefreshSummary(podcastID: podcastID, duplicates: feed.duplicateCount, pages: loaded.pages, pageError: loaded.pageError)
+        // After a page failed, the validators are not kept: a conditional refresh of the unchanged
+        // first page would be answered 304 and never try the failed page again.
+        let complete = loaded.pageError == nil
         do {
             // A feed that lost its title or author keeps the ones it had.
             try database.run("""
                 UPDATE podcasts SET title = coalesce(?2, title, ?12), author = coalesce(?3, author), description = coalesce(?4, description),
                     link = coalesce(?5, link), artwork_url = coalesce(?6, artwork_url), language = coalesce(?7, language),
-                    podcast_guid = coalesce(?8, podcast_guid), etag = ?9, last_modified = ?10, last_refresh = ?11, last_error = NULL WHERE id = ?1
+                    podcast_guid = coalesce(?8, podcast_guid), etag = ?9, last_modified = ?10, last_refresh = ?11, last_error = ?13 WHERE id = ?1
                 """, podcastID, feed.title, feed.author, feed.description, feed.link?.absoluteString, feed.artworkURL?.absoluteString,
-                feed.language, feed.podcastGUID, loaded.first.etag, loaded.first.lastModified, Date(), FallbackName.podcast(feedURL: feedURL))
+                feed.language, feed.podcastGUID, complete ? loaded.first.etag : nil, complete ? loaded.first.lastModified : nil, Date(),
+                FallbackName.podcast(feedURL: feedURL), loaded.pageError.map { Redaction.redactText($0.message) })
             // Keyed by the identity's bytes: SQLite compares bytes, Swift strings compare
             // canonical equivalents, and the two must agree.
             var known: KnownEpisodes = [:]
