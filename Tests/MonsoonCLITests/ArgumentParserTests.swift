@@ -44,7 +44,7 @@ private struct FixtureGet: ParsableCommand {
 }
 
 private struct FixtureList: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "list", abstract: "List downloads.")
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List downloads.", aliases: ["ls"])
     @OptionGroup var global: FixtureGlobals
     @Option(help: "Show at most this many.") var limit: Int?
     init() {}
@@ -373,6 +373,14 @@ private func help(
         let list = try parse(["--home", "/x", "downloads", "list", "--limit", "3"], as: FixtureList.self)
         #expect(list.global.home == "/x")
         #expect(list.limit == 3)
+    }
+
+    @Test func aliasesSelectTheCommandAndShowInHelp() throws {
+        let list = try parse(["downloads", "ls", "--limit", "2"], as: FixtureList.self)
+        #expect(list.limit == 2)
+        #expect(help(["downloads", "--help"]).contains("  list, ls                List downloads."))
+        #expect(help(["help", "downloads", "ls"]).hasPrefix("Usage: monsoon downloads list"))
+        #expect(usageError(["downloads", "lss"]).message.contains("Did you mean 'ls'?"))
     }
 
     @Test func nestedSubcommands() throws {

@@ -181,4 +181,20 @@ import Testing
         #expect(repaired.output == "Paged: 2 new, 0 updated\n")
         #expect(repaired.errors.isEmpty)
     }
+
+    /// `subscribe` is `add`; given a web page that names its feed, it subscribes to the feed and says where it found it.
+    @Test func subscribeToTheFeedAPageNames() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/", Route(body: .bytes(Array("<html><head><link rel=\"alternate\" type=\"application/rss+xml\" href=\"/feed.xml\"></head></html>".utf8)),
+                                   contentType: "text/html"))
+        server.setRoute("/feed.xml", Route(body: .bytes(Array(Self.feed(title: "Found Show", count: 3).utf8)), contentType: "application/rss+xml"))
+        let result = await runMonsoon(["subscribe", server.url("/").absoluteString], in: folder.path)
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(result.output == "subscribed: 1 Found Show (3 episodes); found the feed \(server.url("/feed.xml").absoluteString) on the page \(server.url("/").absoluteString)\n")
+        let help = await runMonsoon(["help"], in: folder.path)
+        #expect(help.output.contains("  add, subscribe          Subscribe to a podcast feed"))
+        #expect((await runMonsoon(["help", "subscribe"], in: folder.path)).output.hasPrefix("Usage: monsoon add"))
+    }
 }

@@ -250,6 +250,54 @@ struct LibraryFixture {
         await fixture.manager.shutdown()
     }
 
+    /// A web page that names its feed subscribes to that feed (RSS or Atom), once: a page that names
+    /// another page fails with the page error, and nothing is stored.
+    @Test func aWebPageThatNamesItsFeedSubscribesToIt() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let fixture = try LibraryFixture()
+        func page(_ type: String, _ href: String) -> Route {
+            Route(body: .bytes(Array("<!doctype html><html><head><title>Home</title><link rel=\"alternate\" type=\"\(type)\" href=\"\(href)\"></head><body></body></html>".utf8)),
+                  contentType: "text/html")
+        }
+        server.setRoute("/", page("application/rss+xml", "/feed.xml"))
+        server.setRoute("/feed.xml", feedRoute(rss(title: "Named", items: [("a", "One", "https://cdn.example.com/1.mp3")])))
+        guard case .subscribed(let podcast, let summary) = try await fixture.library.subscribe(to: server.url("/")) else {
+            Issue.record("expected a new subscription"); return
+        }
+        #expect(podcast.feedURL == server.url("/feed.xml"))
+        #expect(podcast.title == "Named" && summary.added == 1)
+        #expect(summary.foundOnPage == server.url("/"))
+        guard case .alreadySubscribed(let again) = try await fixture.library.subscribe(to: server.url("/")) else {
+            Issue.record("the page's feed is already subscribed"); return
+        }
+        #expect(again.id == podcast.id)
+
+        server.setRoute("/atom", page("application/atom+xml", "/atom.xml"))
+        server.setRoute("/atom.xml", feedRoute("""
+            <?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><title>Atom Named</title>
+            <entry><id>e1</id><title>E</title><link rel="enclosure" href="https://cdn.example.com/e.mp3" type="audio/mpeg"/></entry></feed>
+            """))
+        guard case .subscribed(let atom, _) = try await fixture.library.subscribe(to: server.url("/atom")) else {
+            Issue.record("expected a new subscription"); return
+        }
+        #expect(atom.title == "Atom Named")
+
+        server.setRoute("/chain", page("application/rss+xml", "/other-page"))
+        server.setRoute("/other-page", page("application/rss+xml", "/feed.xml"))
+        do {
+            _ = try await fixture.library.subscribe(to: server.url("/chain"))
+            Issue.record("a page naming a page must fail")
+        } catch let error as FeedError {
+            #expect(error.code == .htmlPage)
+            #expect(error.message == "the page \(server.url("/chain").absoluteString) names its feed \(server.url("/other-page").absoluteString), "
+                    + "but that is a web page too, not a feed; give the feed's own address")
+        }
+        #expect(server.requests(for: "/feed.xml").count == 1, "no second step")
+        #expect(try fixture.library.podcasts().count == 2)
+        await fixture.manager.shutdown()
+    }
+
     @Test func movedFeedsUpdateTheStoredURL() async throws {
         let server = try TestServer()
         defer { server.stop() }

@@ -2,6 +2,8 @@
 struct CommandConfiguration: Sendable {
     /// The word that selects the command; nil derives it from the type name (`Get` → `get`).
     var commandName: String?
+    /// Other words that select the command (`subscribe` for `add`), listed beside its name in help.
+    var aliases: [String]
     /// A one-line description, shown in help and in the parent's list of subcommands.
     var abstract: String
     /// Longer help text, shown after the abstract. Lines are wrapped at 80 columns, except
@@ -25,9 +27,11 @@ struct CommandConfiguration: Sendable {
         usage: String? = nil,
         version: String = "",
         subcommands: [any ParsableCommand.Type] = [],
-        defaultSubcommand: (any ParsableCommand.Type)? = nil
+        defaultSubcommand: (any ParsableCommand.Type)? = nil,
+        aliases: [String] = []
     ) {
         self.commandName = commandName
+        self.aliases = aliases
         self.abstract = abstract
         self.discussion = discussion
         self.usage = usage
@@ -38,6 +42,11 @@ struct CommandConfiguration: Sendable {
 
     /// The subcommand selected by `word`, if any.
     func subcommand(named word: String) -> (any ParsableCommand.Type)? {
-        subcommands.first { $0.resolvedCommandName == word }
+        subcommands.first { $0.commandNames.contains(word) }
+    }
+
+    /// Every word that selects a subcommand, names and aliases, for messages and suggestions.
+    var subcommandWords: [String] {
+        subcommands.flatMap { $0.commandNames }
     }
 }

@@ -38,7 +38,7 @@ enum HelpGenerator {
             let rows = configuration.subcommands.map { subcommand in
                 let isDefault = ObjectIdentifier(subcommand) == defaultID
                 let abstract = subcommand.configuration.abstract + (isDefault ? " (default)" : "")
-                return row(label: subcommand.resolvedCommandName, text: abstract)
+                return row(label: subcommand.commandNames.joined(separator: ", "), text: abstract)
             } + [row(label: HelpCommand.resolvedCommandName, text: HelpCommand.configuration.abstract)]
             sections.append((["COMMANDS:"] + rows).joined(separator: "\n"))
             sections.append("  See '\(commandPath(path)) help <command>' for detailed help.")

@@ -24,6 +24,11 @@ extension ParsableCommand {
         configuration.commandName ?? ArgumentNaming.kebabCase(String(describing: self))
     }
 
+    /// The name, then the aliases: every word that selects the command.
+    static var commandNames: [String] {
+        [resolvedCommandName] + configuration.aliases
+    }
+
     /// The generated help text of this command, as `--help` prints it when the command is the
     /// root.
     static func helpMessage() -> String {

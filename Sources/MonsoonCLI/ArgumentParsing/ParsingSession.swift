@@ -134,7 +134,7 @@ struct ParsingSession {
                         try finish(definition, positionals: positionals, &values)
                         return .descend(fallback)
                     }
-                    let names = configuration.subcommands.map { $0.resolvedCommandName } + ["help"]
+                    let names = configuration.subcommandWords + ["help"]
                     throw ParseError.unknownSubcommand(
                         word, suggestion: SpellingSuggestion.closest(to: word, among: names))
                 }
@@ -307,7 +307,7 @@ struct ParsingSession {
             if word == "help" { return target + [HelpCommand.self] }
             guard let configuration = target.last?.configuration,
                   let subcommand = configuration.subcommand(named: word) else {
-                let names = target.last?.configuration.subcommands.map { $0.resolvedCommandName } ?? []
+                let names = target.last?.configuration.subcommandWords ?? []
                 throw ParseError.unknownSubcommand(word, suggestion: SpellingSuggestion.closest(to: word, among: names + ["help"]))
             }
             target.append(subcommand)

@@ -7,7 +7,9 @@ struct Add: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "add",
         abstract: "Subscribe to a podcast feed, reading its whole back catalogue.",
-        discussion: "Paged feeds (RFC 5005) are followed. Subscribing twice to the same feed says so and changes nothing.")
+        discussion: "Paged feeds (RFC 5005) are followed. A web page that names its feed (<link rel=\"alternate\">) subscribes to that feed. "
+            + "Subscribing twice to the same feed says so and changes nothing. Exit status 1 when the feed cannot be read, or a later page of it cannot.",
+        aliases: ["subscribe"])
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The feed's URL (http or https; credentials in the URL work and are never printed).", valueName: "url") var url: String
     init() {}
@@ -23,10 +25,7 @@ struct Add: RunnableCommand {
         case .alreadySubscribed(let podcast):
             context.output.line("already subscribed: \(podcast.id) \(podcast.name)")
         case .subscribed(let podcast, let summary):
-            var line = "subscribed: \(podcast.id) \(podcast.name) (\(summary.added) episode\(summary.added == 1 ? "" : "s")"
-            if summary.pages > 1 { line += " from \(summary.pages) pages" }
-            if summary.duplicates > 0 { line += ", \(summary.duplicates) duplicate\(summary.duplicates == 1 ? "" : "s") left out" }
-            context.output.line(line + ")")
+            context.output.line(summary.subscribedLine(for: podcast))
             if let warning = summary.pageWarning(for: podcast) {
                 context.error(warning)
                 return ExitStatus.failure
@@ -186,7 +185,7 @@ struct Import: RunnableCommand {
                 do {
                     switch try await library.subscribe(to: outline.feedURL) {
                     case .subscribed(let podcast, let summary):
-                        if !global.quiet { context.output.line("subscribed: \(podcast.id) \(podcast.name) (\(summary.added) episodes)") }
+                        if !global.quiet { context.output.line(summary.subscribedLine(for: podcast)) }
                         if let warning = summary.pageWarning(for: podcast) {
                             failed += 1
                             context.error(warning)

@@ -81,4 +81,6 @@ public struct RefreshSummary: Sendable, Equatable {
     /// why). The episodes of the pages before it were stored; the error is the podcast's last
     /// error, and the next refresh reads the whole feed again.
     public var pageError: FeedError?
+    /// The web page that was given to subscribe, when it named the feed subscribed to.
+    public var foundOnPage: URL?
 }

@@ -60,16 +60,34 @@ public final class PodcastLibrary {
 
     /// Subscribes to the feed at `url`, reading its whole back catalogue (all pages).
     /// Nothing is stored unless the feed could be read.
+    ///
+    /// A web page that names its feed (`<link rel="alternate" type="application/rss+xml" href=…>`,
+    /// or `atom+xml`) subscribes to that feed, and ``RefreshSummary/foundOnPage`` says so; only once:
+    /// a page that names another page fails. A host that cannot be reached fails at once, without
+    /// the retries a refresh makes: the user is waiting.
     public func subscribe(to url: URL) async throws -> SubscribeResult {
-        guard ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
-            throw FeedError.make(.unsupportedScheme, "\(Redaction.redact(url)) is not an http or https URL")
-        }
+        try Self.checkSubscribable(url)
         if let existing = try podcast(withFeedURL: url) { return .alreadySubscribed(existing) }
-        guard let loaded = try await fetcher.load(url, followPages: true) else {
-            throw FeedError.make(.empty, "\(Redaction.redact(url)) answered 304 Not Modified to a first request")
+        var fetcher = self.fetcher
+        fetcher.retriesConnectionFailures = false
+        var feedURL = url
+        var foundOnPage: URL?
+        let loaded: FeedFetcher.Loaded?
+        do throws(FeedError) {
+            loaded = try await fetcher.load(url, followPages: true)
+        } catch {
+            guard error.code == .htmlPage, let named = error.alternateFeedURL else { throw error }
+            try Self.checkSubscribable(named)
+            if let existing = try podcast(withFeedURL: named) { return .alreadySubscribed(existing) }
+            loaded = try await Self.loadNamedFeed(named, page: url, fetcher: fetcher)
+            feedURL = named
+            foundOnPage = url
         }
-        let finalURL = loaded.first.movedPermanently ? loaded.first.finalURL : url
-        if finalURL != url, let existing = try podcast(withFeedURL: finalURL) { return .alreadySubscribed(existing) }
+        guard let loaded else {
+            throw FeedError.make(.empty, "\(Redaction.redact(feedURL)) answered 304 Not Modified to a first request")
+        }
+        let finalURL = loaded.first.movedPermanently ? loaded.first.finalURL : feedURL
+        if finalURL != feedURL, let existing = try podcast(withFeedURL: finalURL) { return .alreadySubscribed(existing) }
         // An old URL whose feed announces a URL already subscribed is the same podcast.
         if let announced = loaded.feed.newFeedURL, let existing = try podcast(withFeedURL: announced) { return .alreadySubscribed(existing) }
         // The row and its episodes in one transaction: a failure leaves nothing behind.
@@ -80,9 +98,30 @@ public final class PodcastLibrary {
             return try store(loaded, podcastID: database.lastInsertRowID, feedURL: finalURL)
         }
         let id = summary.podcastID
-        summary.movedTo = finalURL != url ? finalURL : summary.movedTo
+        summary.movedTo = finalURL != feedURL ? finalURL : summary.movedTo
+        summary.foundOnPage = foundOnPage
         guard let podcast = try podcast(withID: id) else { throw LibraryError.notFound("the new podcast vanished") }
         return .subscribed(podcast, summary)
+    }
+
+    /// Only http and https feeds can be subscribed to.
+    private static func checkSubscribable(_ url: URL) throws(FeedError) {
+        guard ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
+            throw FeedError.make(.unsupportedScheme, "\(Redaction.redact(url)) is not an http or https URL")
+        }
+    }
+
+    /// The feed a web page named; its errors say which page named it.
+    private static func loadNamedFeed(_ url: URL, page: URL, fetcher: FeedFetcher) async throws(FeedError) -> FeedFetcher.Loaded? {
+        let named = "the page \(Redaction.redact(page)) names its feed \(Redaction.redact(url))"
+        do throws(FeedError) {
+            return try await fetcher.load(url, followPages: true)
+        } catch where error.code == .htmlPage {
+            // One step, as gPodder takes: a page that names a page is not followed further.
+            throw FeedError(.htmlPage, "\(named), but that is a web page too, not a feed; give the feed's own address")
+        } catch {
+            throw FeedError(error.code, "\(named), which cannot be read: \(error.message)", line: error.line, column: error.column, httpStatus: error.httpStatus)
+        }
     }
 
     func podcast(withFeedURL url: URL) throws -> Podcast? {

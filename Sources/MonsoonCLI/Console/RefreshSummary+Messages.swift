@@ -1,0 +1,25 @@
+import MonsoonPodcasts
+
+/// What `add` and `import` print about a subscription, and `refresh` about a page that failed.
+extension RefreshSummary {
+    /// "subscribed: ID NAME (N episodes from P pages, D duplicates left out)", then where the feed
+    /// was found when a web page was given.
+    func subscribedLine(for podcast: Podcast) -> String {
+        var line = "subscribed: \(podcast.id) \(podcast.name) (\(added) episode\(added == 1 ? "" : "s")"
+        if pages > 1 { line += " from \(pages) pages" }
+        if duplicates > 0 { line += ", \(duplicates) duplicate\(duplicates == 1 ? "" : "s") left out" }
+        line += ")"
+        if let page = foundOnPage {
+            line += "; found the feed \(Redaction.redact(podcast.feedURL)) on the page \(Redaction.redact(page))"
+        }
+        return line
+    }
+
+    /// The warning for standard error when a later page of the feed could not be read (nil when
+    /// every page was): which page, why, and that the rest was kept. The command then exits 1.
+    func pageWarning(for podcast: Podcast) -> String? {
+        guard let pageError else { return nil }
+        return "warning: \(podcast.name): \(Redaction.redactText(pageError.message)); "
+            + "the episodes of the pages before it were kept, and the next refresh reads the whole feed again"
+    }
+}
