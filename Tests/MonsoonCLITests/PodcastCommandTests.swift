@@ -197,4 +197,42 @@ import Testing
         #expect(help.output.contains("  add, subscribe          Subscribe to a podcast feed"))
         #expect((await runMonsoon(["help", "subscribe"], in: folder.path)).output.hasPrefix("Usage: monsoon add"))
     }
+
+    /// `export` says which podcasts lost their credentials; `import` refuses a URL with the *** of the
+    /// redaction (and sends nothing), subscribes to the other entries and exits 1.
+    @Test func redactedCredentialsAreNeverSentAsCredentials() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/private.xml", Route(body: .bytes(Array(Self.feed(title: "Private", count: 1).utf8)), contentType: "application/rss+xml"))
+        server.setRoute("/public.xml", Route(body: .bytes(Array(Self.feed(title: "Public", count: 1).utf8)), contentType: "application/rss+xml"))
+        let port = server.port
+        let added = await runMonsoon(["add", "http://alice:s3cret@127.0.0.1:\(port)/private.xml?token=abc"], in: folder.path)
+        #expect(added.status == 0, "\(added.errors)")
+
+        let exported = await runMonsoon(["export"], in: folder.path)
+        #expect(exported.status == 0)
+        #expect(exported.output.contains("xmlUrl=\"http://***:***@127.0.0.1:\(port)/private.xml?token=***\""))
+        #expect(exported.errors == "monsoon: warning: the credentials in the feed URLs of 1 podcast were replaced by *** (1 Private); "
+                + "importing this file cannot reach that feed: export with --include-credentials to keep them\n")
+        let kept = await runMonsoon(["export", "--include-credentials"], in: folder.path)
+        #expect(kept.errors.isEmpty && kept.output.contains("s3cret"))
+
+        let opml = exported.output.replacingOccurrences(
+            of: "  </body>", with: "    <outline type=\"rss\" text=\"Public\" xmlUrl=\"\(server.url("/public.xml").absoluteString)\"/>\n  </body>")
+        try opml.write(toFile: folder.file("subs.opml"), atomically: true, encoding: .utf8)
+        _ = await runMonsoon(["unsubscribe", "1"], in: folder.path)
+        server.resetStatistics()
+        let imported = await runMonsoon(["import", "subs.opml"], in: folder.path)
+        #expect(imported.status == 1)
+        #expect(imported.output == "subscribed: 2 Public (1 episode)\n")
+        #expect(imported.errors == "monsoon: http://***:***@127.0.0.1:\(port)/private.xml?token=***: its credentials were left out when it was exported "
+                + "(*** stands where they were), so it cannot be subscribed to; export with --include-credentials and import that file\n")
+        #expect(server.requests(for: "/private.xml").isEmpty, "*** was never sent")
+
+        let typed = await runMonsoon(["add", "http://***:***@127.0.0.1:\(port)/private.xml?token=***"], in: folder.path)
+        #expect(typed.status == 1)
+        #expect(typed.errors.contains("has *** where its credentials were"))
+        #expect(server.requests(for: "/private.xml").isEmpty)
+    }
 }

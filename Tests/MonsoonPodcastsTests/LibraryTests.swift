@@ -437,4 +437,16 @@ struct LibraryFixture {
         #expect(!Redaction.redactText("cannot fetch https://a:b@h.example/x?key=zzz: refused").contains("zzz"))
         #expect(!Redaction.redactText("cannot fetch https://a:b@h.example/x?key=zzz: refused").contains("a:b@"))
     }
+
+    @Test func theRedactionMarkerIsRecognized() {
+        for text in ["https://***:***@h.example/feed", "https://***@h.example/feed", "https://h.example/feed?page=2&token=***",
+                     "https://%2A%2A%2A:%2A%2A%2A@h.example/feed"] {
+            #expect(Redaction.hasRedactionMarker(URL(string: text)!), "\(text)")
+        }
+        for text in ["https://h.example/feed?q=***b", "https://h.example/***", "https://alice:pw@h.example/feed?token=abc"] {
+            #expect(!Redaction.hasRedactionMarker(URL(string: text)!), "\(text)")
+        }
+        let redacted = Redaction.redact("https://alice:pw@h.example/feed?token=abc")
+        #expect(Redaction.hasRedactionMarker(URL(string: redacted)!))
+    }
 }

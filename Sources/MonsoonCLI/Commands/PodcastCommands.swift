@@ -128,7 +128,7 @@ struct Refresh: RunnableCommand {
                 }
             case .failure(let error):
                 failed += 1
-                context.error("\(name): \(Redaction.redactText("\(error)"))")
+                context.error("\(name): \(LibrarySession.message(error))")
             }
         }
         return failed > 0 ? ExitStatus.failure : ExitStatus.success
@@ -182,6 +182,13 @@ struct Import: RunnableCommand {
         var failed = 0
         try await session.run { library in
             for outline in outlines {
+                // Subscribing would send *** to the server as the user name, password or token.
+                guard !Redaction.hasRedactionMarker(outline.feedURL) else {
+                    failed += 1
+                    context.error("\(Redaction.redact(outline.feedURL)): its credentials were left out when it was exported (*** stands "
+                                  + "where they were), so it cannot be subscribed to; export with --include-credentials and import that file")
+                    continue
+                }
                 do {
                     switch try await library.subscribe(to: outline.feedURL) {
                     case .subscribed(let podcast, let summary):
@@ -195,7 +202,7 @@ struct Import: RunnableCommand {
                     }
                 } catch {
                     failed += 1
-                    context.error("\(Redaction.redact(outline.feedURL)): \(error)")
+                    context.error("\(Redaction.redact(outline.feedURL)): \(LibrarySession.message(error))")
                 }
             }
         }
@@ -217,14 +224,22 @@ struct Export: RunnableCommand {
         let keep = includeCredentials
         // Fail closed: a URL that cannot be shown redacted is left out with a warning.
         var outlines: [OPML.Outline] = []
+        var redacted: [Podcast] = []
         for podcast in podcasts {
             guard let url = keep ? podcast.feedURL : URL(string: Redaction.redact(podcast.feedURL)) else {
                 context.error("left out podcast \(podcast.id): its URL cannot be shown without its credentials (use --include-credentials)")
                 continue
             }
+            if url != podcast.feedURL { redacted.append(podcast) }
             outlines.append(OPML.Outline(title: podcast.name, feedURL: url, siteURL: podcast.link))
         }
         context.output.write(OPML.write(outlines))
+        if !redacted.isEmpty {
+            let names = redacted.map { "\($0.id) \($0.name)" }.joined(separator: ", ")
+            let count = redacted.count == 1 ? "1 podcast" : "\(redacted.count) podcasts"
+            context.error("warning: the credentials in the feed URLs of \(count) were replaced by *** (\(names)); "
+                          + "importing this file cannot reach \(redacted.count == 1 ? "that feed" : "those feeds"): export with --include-credentials to keep them")
+        }
         return ExitStatus.success
     }
 }

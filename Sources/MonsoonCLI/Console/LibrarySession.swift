@@ -30,6 +30,21 @@ struct LibrarySession {
         return try await session.run { try $0.findPodcast(query).id }
     }
 
+    /// One line for an error of a podcast command, redacted: the message of Monsoon's own errors
+    /// (each says what happened), never a Foundation error's internal text.
+    static func message(_ error: Error) -> String {
+        let text: String
+        switch error {
+        case let error as FeedError: text = error.message
+        case let error as LibraryError: text = error.description
+        case let error as StoreError: text = error.message
+        case let error as DownloadManagerError: text = error.description
+        case let error as CLIError: text = error.message
+        default: text = "an unexpected error (\(type(of: error))); please report it"
+        }
+        return Redaction.redactText(text)
+    }
+
     /// Runs `body`, then releases the engine whatever happened.
     func run<T>(_ body: (PodcastLibrary) async throws -> T) async throws -> T {
         do {

@@ -104,10 +104,15 @@ public final class PodcastLibrary {
         return .subscribed(podcast, summary)
     }
 
-    /// Only http and https feeds can be subscribed to.
+    /// Only http and https feeds can be subscribed to, and never a URL whose credentials were
+    /// redacted (the server would get `***`).
     private static func checkSubscribable(_ url: URL) throws(FeedError) {
         guard ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
             throw FeedError.make(.unsupportedScheme, "\(Redaction.redact(url)) is not an http or https URL")
+        }
+        guard !Redaction.hasRedactionMarker(url) else {
+            throw FeedError.make(.invalidURL, "\(Redaction.redact(url)) has *** where its credentials were (it was printed or exported "
+                                 + "without them); give the feed's real address, or export with --include-credentials and import that file")
         }
     }
 

@@ -14,8 +14,8 @@ public enum Redaction {
         guard var components = URLComponents(string: text), components.host != nil else { return maskUserPart(text) }
         var changed = false
         if components.user != nil || components.password != nil {
-            components.user = components.user.map { _ in "***" }
-            components.password = components.password.map { _ in "***" }
+            components.user = components.user.map { _ in marker }
+            components.password = components.password.map { _ in marker }
             changed = true
         }
         if let items = components.queryItems {
@@ -23,7 +23,7 @@ public enum Redaction {
                 let name = item.name.lowercased()
                 guard item.value != nil, secretParts.contains(where: { name.contains($0) }) else { return item }
                 changed = true
-                return URLQueryItem(name: item.name, value: "***")
+                return URLQueryItem(name: item.name, value: marker)
             }
         }
         guard changed else { return text }
@@ -32,6 +32,17 @@ public enum Redaction {
     }
 
     public static func redact(_ url: URL) -> String { redact(url.absoluteString) }
+
+    /// True when `url` carries the marker `redact` writes where credentials were (a user or password
+    /// `***`, a query value `***`): it was printed or exported redacted, and fetching it would send
+    /// `***` to the server instead of the credentials.
+    public static func hasRedactionMarker(_ url: URL) -> Bool {
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return false }
+        return components.user == marker || components.password == marker || (components.queryItems ?? []).contains { $0.value == marker }
+    }
+
+    /// What replaces a secret.
+    private static let marker = "***"
 
     /// Redacts every URL inside a message.
     public static func redactText(_ message: String) -> String {
