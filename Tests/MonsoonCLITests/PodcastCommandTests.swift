@@ -235,4 +235,19 @@ import Testing
         #expect(typed.errors.contains("has *** where its credentials were"))
         #expect(server.requests(for: "/private.xml").isEmpty)
     }
+
+    /// `add` and `inspect` of a host that refuses connections return at once with the reason in plain words.
+    @Test func anUnreachableHostFailsAtOnceWithTheReason() async throws {
+        let folder = Folder()
+        let refusing = try TestServer.refusingPort()
+        defer { folder.remove(); close(refusing.fd) }
+        let url = "http://127.0.0.1:\(refusing.port)/feed.xml"
+        let path = folder.path
+        for command in ["add", "inspect"] {
+            let result = await MonsoonTestServer.result(within: 20) { await runMonsoon([command, url], in: path) }
+            let returned = try #require(result, "\(command) did not return")
+            #expect(returned.status == 1)
+            #expect(returned.errors == "monsoon: cannot fetch \(url): cannot connect to 127.0.0.1:\(refusing.port): connection refused\n", "\(command)")
+        }
+    }
 }

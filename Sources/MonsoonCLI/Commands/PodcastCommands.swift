@@ -267,7 +267,7 @@ struct Inspect: RunnableCommand {
                 }
                 documentURL = url
                 // A bare engine for the fetch: inspecting opens no library and writes nothing.
-                let manager = DownloadManager()
+                let manager = DownloadManager(configuration: LibrarySession.engineConfiguration)
                 do {
                     feed = try await PodcastLibrary.inspect(url, manager: manager)
                     await manager.shutdown()

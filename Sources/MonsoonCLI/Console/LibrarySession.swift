@@ -9,12 +9,18 @@ struct LibrarySession {
     let manager: DownloadManager
     let home: Home
 
-    static func open(_ global: GlobalOptions, context: CommandContext) throws -> LibrarySession {
-        let home = try Home(option: global.home, context: context)
+    /// The engine settings for feed fetches: few retries, so a refresh of many feeds never keeps
+    /// the user waiting long on one that fails (one-shot fetches do not retry a host that cannot be reached at all).
+    static var engineConfiguration: EngineConfiguration {
         var configuration = EngineConfiguration()
         configuration.userAgent = "Monsoon/\(MonsoonCLI.version)"
         configuration.retry.maxRetries = 2
-        let manager = DownloadManager(configuration: configuration)
+        return configuration
+    }
+
+    static func open(_ global: GlobalOptions, context: CommandContext) throws -> LibrarySession {
+        let home = try Home(option: global.home, context: context)
+        let manager = DownloadManager(configuration: engineConfiguration)
         do {
             let database = try Database(path: home.databasePath)
             return LibrarySession(library: try PodcastLibrary(database: database, manager: manager), manager: manager, home: home)

@@ -155,9 +155,10 @@ public final class PodcastLibrary {
     }
 
     /// Parses one document by URL without subscribing (pages are not followed), with
-    /// no library at all: nothing is opened or written.
+    /// no library at all: nothing is opened or written. A host that cannot be reached
+    /// fails at once, without retries.
     public static func inspect(_ url: URL, manager: DownloadManager) async throws -> ParsedFeed {
-        guard let loaded = try await FeedFetcher(manager: manager).load(url, followPages: false) else {
+        guard let loaded = try await FeedFetcher(manager: manager, retriesConnectionFailures: false).load(url, followPages: false) else {
             throw FeedError.make(.empty, "\(Redaction.redact(url)) answered 304 Not Modified")
         }
         return loaded.feed
