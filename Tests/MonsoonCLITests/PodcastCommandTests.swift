@@ -250,4 +250,45 @@ import Testing
             #expect(returned.errors == "monsoon: cannot fetch \(url): cannot connect to 127.0.0.1:\(refusing.port): connection refused\n", "\(command)")
         }
     }
+
+    /// `inspect` of an image or audio (a file or a URL) says it is not a feed and what it is.
+    @Test func inspectSaysWhatANonFeedIs() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10] + Array("JFIF".utf8) + [0x00, 0x3C, 0x01]
+        try Data(jpeg).write(to: URL(fileURLWithPath: folder.file("cover.jpg")))
+        let file = await runMonsoon(["inspect", "cover.jpg"], in: folder.path)
+        #expect(file.status == 1)
+        #expect(file.errors == "monsoon: The file \(folder.file("cover.jpg")) is not a feed (RSS or Atom): it is an image (JPEG).\n")
+
+        server.setRoute("/cover.png", Route(body: .bytes([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x3C]), contentType: "image/png"))
+        let png = await runMonsoon(["inspect", server.url("/cover.png").absoluteString], in: folder.path)
+        #expect(png.errors == "monsoon: The document at \(server.url("/cover.png").absoluteString) is not a feed (RSS or Atom): it is an image (PNG).\n")
+        // Bytes that say nothing (a raw MPEG stream in the middle of a frame), but the media type does.
+        server.setRoute("/episode", Route(body: .bytes(Array("x<y".utf8)), contentType: "audio/mpeg"))
+        let audio = await runMonsoon(["add", server.url("/episode").absoluteString], in: folder.path)
+        #expect(audio.status == 1)
+        #expect(audio.errors == "monsoon: The document at \(server.url("/episode").absoluteString) is not a feed (RSS or Atom): it is audio (MP3).\n")
+    }
+
+    /// `import` of an empty, broken or wrong file says what is wrong in plain words.
+    @Test func importOfABrokenListSaysWhatIsWrong() async throws {
+        let folder = Folder()
+        defer { folder.remove() }
+        try "".write(toFile: folder.file("empty.opml"), atomically: true, encoding: .utf8)
+        try "garbage<".write(toFile: folder.file("broken.opml"), atomically: true, encoding: .utf8)
+        try Self.feed(title: "A Feed", count: 1).write(toFile: folder.file("feed.xml"), atomically: true, encoding: .utf8)
+        let expected = [
+            "empty.opml": "empty.opml: the file is empty; an OPML subscription list is an XML file with <opml> at its root",
+            "broken.opml": "broken.opml: not an OPML subscription list: it is not well-formed XML (line 1, column 1); an OPML subscription list is an XML file with <opml> at its root",
+            "feed.xml": "feed.xml: it is a podcast feed, not a subscription list: subscribe to its address with 'monsoon add URL'",
+        ]
+        for (name, message) in expected {
+            let result = await runMonsoon(["import", name], in: folder.path)
+            #expect(result.status == 1)
+            #expect(result.errors == "monsoon: \(message)\n")
+            #expect(!result.errors.contains("NSXMLParserErrorDomain") && !result.errors.contains("could not be completed"))
+        }
+    }
 }

@@ -10,6 +10,37 @@ import Testing
         #expect(feedError(Data("<?xml version=\"1.0\"?>\n<!-- nothing -->\n".utf8))?.code == .empty)
     }
 
+    /// Binary documents say what they are, from their first bytes, not "Document is empty".
+    @Test(arguments: [
+        ([0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, 0x4A, 0x46, 0x49, 0x46, 0x3C, 0x00], "an image (JPEG)"),
+        ([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x3C], "an image (PNG)"),
+        (Array("ID3\u{03}\u{00}\u{00}<rss>".utf8), "audio (MP3)"),
+        ([0xFF, 0xFB, 0x90, 0x64, 0x3C, 0x3F], "audio (MP3)"),
+        ([0x00, 0x00, 0x00, 0x20] + Array("ftypM4A isom".utf8), "audio (M4A)"),
+        (Array("%PDF-1.7\n<< /Type /Catalog >>".utf8), "a PDF document"),
+        (Array("PK\u{03}\u{04}\u{14}\u{00}".utf8), "a ZIP archive"),
+        (Array("{\"version\": \"https://jsonfeed.org/version/1.1\", \"items\": []}".utf8), "a JSON document"),
+        ([0x00, 0x01, 0x02, 0x3C, 0x03, 0x00, 0x9F, 0x10], "a binary file, not text"),
+    ] as [([UInt8], String)])
+    func binaryDocumentsSayWhatTheyAre(_ bytes: [UInt8], _ kind: String) throws {
+        let error = try #require(feedError(Data(bytes), url: "https://user:pw@media.example.org/file?token=abc"))
+        #expect(error.code == .notAFeed)
+        #expect(error.message == "The document at https://***:***@media.example.org/file?token=*** is not a feed (RSS or Atom): it is \(kind).")
+    }
+
+    /// Without telling bytes, the server's media type says what a document is; text stays a parse error.
+    @Test func theMediaTypeNamesWhatTheBytesDoNot() throws {
+        let error = try #require(throws: FeedError.self) {
+            try FeedParser.parse(Data("GIF-like but not quite <".utf8), url: URL(string: "https://cdn.example.org/cover")!, mediaType: "image/webp; q=1")
+        }
+        #expect(error.message == "The document at https://cdn.example.org/cover is not a feed (RSS or Atom): it is an image (WEBP).")
+        let text = try #require(throws: FeedError.self) {
+            try FeedParser.parse(Data("<rss><channel><title>x</channel></rss>".utf8), url: URL(string: "https://x.example/f")!, mediaType: "application/rss+xml")
+        }
+        #expect(text.code == .malformed)
+        #expect(feedError(Data("<rss version=\"2.0\"><channel/></rss>".utf16BigEndianWithBOM))?.code == nil, "UTF-16 text is not binary")
+    }
+
     @Test func htmlPageNamesItsFeed() throws {
         let page = """
             <!DOCTYPE html><html><head><meta charset="utf-8"><title>My Show</title>
@@ -84,5 +115,11 @@ import Testing
         #expect(codes.map(\.rawValue) == ["invalidURL", "unsupportedScheme", "network", "httpStatus"])
         let status = FeedError(.httpStatus, "The server answered 404 Not Found.", httpStatus: 404)
         #expect(status.httpStatus == 404)
+    }
+}
+
+private extension String {
+    var utf16BigEndianWithBOM: [UInt8] {
+        [0xFE, 0xFF] + utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }
     }
 }

@@ -25,7 +25,7 @@ struct LibrarySession {
             let database = try Database(path: home.databasePath)
             return LibrarySession(library: try PodcastLibrary(database: database, manager: manager), manager: manager, home: home)
         } catch {
-            throw CLIError(message: "\(error)")
+            throw CLIError(message: message(error))
         }
     }
 

@@ -16,7 +16,8 @@ public struct FeedError: Error, Sendable, Equatable, CustomStringConvertible {
         case empty
         /// An HTML page came instead of a feed (see ``FeedError/alternateFeedURL``).
         case htmlPage
-        /// Well-formed XML that is neither RSS nor Atom.
+        /// Well-formed XML that is neither RSS nor Atom, or a document of another kind (an image, audio,
+        /// a PDF, an archive, JSON …, from its first bytes or its media type), which the message names.
         case notAFeed
         /// XML that is broken beyond what the parser repairs (see ``FeedError/line`` and ``FeedError/column``).
         case malformed

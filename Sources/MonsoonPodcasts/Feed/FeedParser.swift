@@ -17,12 +17,14 @@ import Glibc
 /// libxml2 reports them without stopping, and the prefix stands for its usual namespace.
 public enum FeedParser {
     /// Parses one document. `url` is the feed's URL (for resolving relative URLs; a `file://` URL for files).
-    public static func parse(_ data: Data, url: URL, limits: FeedLimits = FeedLimits()) throws(FeedError) -> ParsedFeed {
+    /// `mediaType` is the `Content-Type` the server gave, if any: when the document is not a feed and its
+    /// bytes do not say what it is, the error names what the media type says (an image, audio …).
+    public static func parse(_ data: Data, url: URL, limits: FeedLimits = FeedLimits(), mediaType: String? = nil) throws(FeedError) -> ParsedFeed {
         guard data.count <= limits.maxBytes else { throw tooLarge(data.count, limits) }
         var result: Result<ParsedFeed, FeedError> = .failure(FeedError(.empty, "The feed is empty (0 bytes)."))
         data.withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
-            result = Result { () throws(FeedError) in try parse(bytes: bytes, url: url, limits: limits) }
+            result = Result { () throws(FeedError) in try parse(bytes: bytes, url: url, limits: limits, mediaType: mediaType) }
         }
         return try result.get()
     }
@@ -53,21 +55,40 @@ public enum FeedParser {
             defer { munmap(mapping, size) }
             return try parse(bytes: UnsafeBufferPointer(start: mapping.assumingMemoryBound(to: UInt8.self), count: size), url: url, limits: limits)
         }
-        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
-        let data: Data
-        do {
-            data = try handle.readToEnd() ?? Data()
-        } catch {
-            throw FeedError(.unreadable, "Cannot read \(path): \(error.localizedDescription)")
+        return try parse(try readAll(descriptor, path: path), url: url, limits: limits)
+    }
+
+    /// The rest of the file, read with `read(2)`: its errors are `errno`s, said in plain words.
+    private static func readAll(_ descriptor: Int32, path: String) throws(FeedError) -> Data {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count == 0 { return data }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw FeedError(.unreadable, "Cannot read \(path): \(String(cString: strerror(errno))).")
+            }
+            data.append(contentsOf: buffer[..<count])
         }
-        return try parse(data, url: url, limits: limits)
     }
 
     private static func tooLarge(_ size: Int, _ limits: FeedLimits) -> FeedError {
         FeedError(.tooLarge, "The feed is \(size) bytes, more than the limit of \(limits.maxBytes) bytes; it was not read.")
     }
 
-    static func parse(bytes input: UnsafeBufferPointer<UInt8>, url: URL, limits: FeedLimits) throws(FeedError) -> ParsedFeed {
+    static func parse(bytes input: UnsafeBufferPointer<UInt8>, url: URL, limits: FeedLimits, mediaType: String? = nil) throws(FeedError) -> ParsedFeed {
+        do {
+            return try parseText(input, url: url, limits: limits)
+        } catch where [.empty, .malformed, .notAFeed].contains(error.code) {
+            // An image, audio or an archive is not "malformed XML": say what it is.
+            guard let kind = DocumentKind.sniff(input) ?? mediaType.flatMap(DocumentKind.describe) else { throw error }
+            let subject = url.isFileURL ? "The file \(url.path)" : "The document at \(Redaction.redact(url))"
+            throw FeedError(.notAFeed, "\(subject) is not a feed (RSS or Atom): it is \(kind).")
+        }
+    }
+
+    private static func parseText(_ input: UnsafeBufferPointer<UInt8>, url: URL, limits: FeedLimits) throws(FeedError) -> ParsedFeed {
         guard input.contains(where: { !ByteScanner.isSpace($0) }) else {
             throw FeedError(.empty, input.isEmpty ? "The feed is empty (0 bytes)." : "The feed holds only whitespace.")
         }

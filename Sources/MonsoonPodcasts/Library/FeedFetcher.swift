@@ -21,6 +21,8 @@ struct FeedFetcher: Sendable {
         var movedPermanently: Bool
         var etag: String?
         var lastModified: String?
+        /// The `Content-Type`, for saying what a document that is not a feed is.
+        var mediaType: String?
     }
 
     enum Outcome: Sendable {
@@ -63,7 +65,7 @@ struct FeedFetcher: Sendable {
             throw error
         }
         return .document(Document(data: response.body, finalURL: response.finalURL, movedPermanently: response.isPermanentlyRedirected,
-                                  etag: response.header("ETag"), lastModified: response.header("Last-Modified")))
+                                  etag: response.header("ETag"), lastModified: response.header("Last-Modified"), mediaType: response.header("Content-Type")))
     }
 
     /// The URL for messages, redacted; a later page as "page 3 of the feed (URL)".
@@ -78,7 +80,7 @@ struct FeedFetcher: Sendable {
     /// kept, and ``Loaded/pageError`` says which page failed and why.
     func load(_ url: URL, etag: String? = nil, lastModified: String? = nil, followPages: Bool, maxPages: Int = 100) async throws(FeedError) -> Loaded? {
         guard case .document(var first) = try await fetch(url, etag: etag, lastModified: lastModified) else { return nil }
-        var feed = try FeedParser.parse(first.data, url: first.finalURL, limits: limits)
+        var feed = try FeedParser.parse(first.data, url: first.finalURL, limits: limits, mediaType: first.mediaType)
         first.data = Data()   // parsed: the bytes are not kept
         var loaded = Loaded(feed: feed, first: first, pages: 1)
         guard followPages, feed.nextPageURL != nil else { return loaded }
@@ -94,7 +96,7 @@ struct FeedFetcher: Sendable {
             do throws(FeedError) {
                 guard case .document(let page) = try await fetch(next, page: number) else { break }
                 do throws(FeedError) {
-                    feed = try FeedParser.parse(page.data, url: page.finalURL, limits: limits)
+                    feed = try FeedParser.parse(page.data, url: page.finalURL, limits: limits, mediaType: page.mediaType)
                 } catch {
                     throw FeedError(error.code, "\(Self.name(of: next, page: number)) is not a readable feed: \(error.message)",
                                     line: error.line, column: error.column)

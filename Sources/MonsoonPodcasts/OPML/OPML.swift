@@ -25,18 +25,42 @@ public enum OPML {
     }
 
     /// The feeds of an OPML document, in order, nested outlines included, repeats left out.
+    /// A document that is not one fails with a message that says what it is instead.
     public static func read(_ data: Data) throws(ReadError) -> [Outline] {
+        let what = "an OPML subscription list is an XML file with <opml> at its root"
+        let other: String? = data.withUnsafeBytes { raw in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            if !bytes.contains(where: { !ByteScanner.isSpace($0) }) { return "the file is empty; \(what)" }
+            if HTMLPage.looksLikeHTML(bytes) { return "not an OPML subscription list: it is a web page" }
+            return DocumentKind.sniff(bytes).map { "not an OPML subscription list: it is \($0)" }
+        }
+        if let other { throw ReadError(message: other) }
         let parser = XMLParser(data: data)
         parser.externalEntityResolvingPolicy = .never
         parser.shouldResolveExternalEntities = false
         let collector = Collector()
         parser.delegate = collector
-        guard parser.parse() else {
-            let error = parser.parserError as NSError?
-            throw ReadError(message: "not a readable OPML file (line \(parser.lineNumber), column \(parser.columnNumber): \(error?.localizedDescription ?? "malformed XML"))")
+        // Foundation's own error text ("The operation could not be completed. (NSXMLParserErrorDomain
+        // error 4.)") means nothing to a user: say where the XML breaks instead.
+        let parsed = parser.parse()
+        if parsed && collector.sawOPML { return collector.outlines }
+        if isFeed(data) {
+            throw ReadError(message: "it is a podcast feed, not a subscription list: subscribe to its address with 'monsoon add URL'")
         }
-        guard collector.sawOPML else { throw ReadError(message: "not an OPML file: its root element is not <opml>") }
-        return collector.outlines
+        guard parsed else {
+            throw ReadError(message: "not an OPML subscription list: it is not well-formed XML (line \(parser.lineNumber), column \(parser.columnNumber)); \(what)")
+        }
+        throw ReadError(message: "not an OPML subscription list: its root element is <\(collector.root ?? "")>; \(what)")
+    }
+
+    /// Whether `data` is a feed (given where a list was expected), for the message.
+    private static func isFeed(_ data: Data) -> Bool {
+        do {
+            _ = try FeedParser.parse(data, url: URL(fileURLWithPath: "/"))
+            return true
+        } catch {
+            return false
+        }
     }
 
     /// An OPML 2.0 document listing `outlines`.
@@ -81,8 +105,11 @@ public enum OPML {
         var outlines: [Outline] = []
         var seen = Set<String>()
         var sawOPML = false
+        /// The root element's name.
+        var root: String?
 
         func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String]) {
+            if root == nil { root = name }
             if name.lowercased() == "opml" { sawOPML = true }
             guard name.lowercased() == "outline" else { return }
             // Attribute names vary in case across the apps that write OPML.
