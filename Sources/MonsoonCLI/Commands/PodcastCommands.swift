@@ -97,7 +97,8 @@ struct Refresh: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "refresh",
         abstract: "Fetch new episodes of one podcast, or of all (concurrently).",
-        discussion: "Conditional requests (ETag, Last-Modified) make an unchanged feed cost a 304. Your downloads, positions and played marks are never touched.")
+        discussion: "Conditional requests (ETag, Last-Modified) make an unchanged feed cost a 304. Your downloads, positions and played marks are never touched. "
+            + "Exit status 1 when a feed, or a later page of one, cannot be read (each said on standard error; what was read is kept).")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The podcast (id or a unique part of its title); all when omitted.", valueName: "podcast") var podcast: String?
     init() {}
@@ -161,7 +162,10 @@ struct Unsubscribe: RunnableCommand {
 
 /// `monsoon import FILE.opml`.
 struct Import: RunnableCommand {
-    static let configuration = CommandConfiguration(commandName: "import", abstract: "Subscribe to every feed of an OPML file.")
+    static let configuration = CommandConfiguration(
+        commandName: "import", abstract: "Subscribe to every feed of an OPML file.",
+        discussion: "Entries that cannot be subscribed to (unreadable feeds, URLs whose credentials an export replaced by ***) are named on "
+            + "standard error and the others subscribed; the exit status is then 1.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The OPML file ('-' for standard input).", valueName: "file") var file: String
     init() {}
@@ -212,7 +216,10 @@ struct Import: RunnableCommand {
 
 /// `monsoon export`: OPML 2.0 on standard output.
 struct Export: RunnableCommand {
-    static let configuration = CommandConfiguration(commandName: "export", abstract: "Print your subscriptions as OPML 2.0.")
+    static let configuration = CommandConfiguration(
+        commandName: "export", abstract: "Print your subscriptions as OPML 2.0.",
+        discussion: "Without --include-credentials, user names, passwords and tokens in feed URLs are replaced by *** and standard error names "
+            + "the podcasts concerned (such entries cannot be imported).")
     @OptionGroup var global: GlobalOptions
     @Flag(name: .customLong("include-credentials"), help: "Keep user names, passwords and tokens in the feed URLs (hidden by default).")
     var includeCredentials = false
