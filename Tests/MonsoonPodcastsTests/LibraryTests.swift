@@ -22,6 +22,12 @@ func rss(title: String = "Show", items: [(guid: String?, title: String, url: Str
     return text + "</channel></rss>\n"
 }
 
+/// Page `number` of a paged feed (RFC 5005): `items` items, and a link to the `next` page.
+func pagedRSS(_ number: Int, items: Int, next: String?) -> String {
+    rss(items: (0..<items).map { ("p\(number)-\($0)", "Page \(number) item \($0)", "https://cdn.example.com/\(number)-\($0).mp3") },
+        extraChannel: next.map { "<atom:link rel=\"next\" href=\"\($0)\"/>" } ?? "")
+}
+
 func feedRoute(_ text: String, etag: String? = nil) -> Route {
     Route(body: .bytes(Array(text.utf8)), contentType: "application/rss+xml", etag: etag)
 }
@@ -165,10 +171,7 @@ struct LibraryFixture {
         let server = try TestServer()
         defer { server.stop() }
         let fixture = try LibraryFixture()
-        func page(_ number: Int, next: String?) -> String {
-            rss(items: (0..<3).map { ("p\(number)-\($0)", "Page \(number) item \($0)", "https://cdn.example.com/\(number)-\($0).mp3") },
-                extraChannel: next.map { "<atom:link rel=\"next\" href=\"\($0)\"/>" } ?? "")
-        }
+        func page(_ number: Int, next: String?) -> String { pagedRSS(number, items: 3, next: next) }
         server.setRoute("/feed", feedRoute(page(1, next: "/feed?page=2")))
         server.setRoute("/feed2", feedRoute(page(2, next: server.url("/feed3").absoluteString)))
         server.setRoute("/feed3", feedRoute(page(3, next: "/feed")))   // back to the first: a loop
@@ -213,10 +216,7 @@ struct LibraryFixture {
         let server = try TestServer()
         defer { server.stop() }
         let fixture = try LibraryFixture()
-        func page(_ number: Int, next: String?) -> Route {
-            feedRoute(rss(items: (0..<2).map { ("p\(number)-\($0)", "Page \(number) item \($0)", "https://cdn.example.com/\(number)-\($0).mp3") },
-                          extraChannel: next.map { "<atom:link rel=\"next\" href=\"\($0)\"/>" } ?? ""), etag: "\"p\(number)\"")
-        }
+        func page(_ number: Int, next: String?) -> Route { feedRoute(pagedRSS(number, items: 2, next: next), etag: "\"p\(number)\"") }
         server.setRoute("/feed", page(1, next: "/feed2"))
         server.setRoute("/feed2", page(2, next: "/feed3?token=s3cret"))
         guard case .subscribed(let podcast, let summary) = try await fixture.library.subscribe(to: server.url("/feed")) else {
