@@ -244,7 +244,7 @@ import Testing
         let url = "http://127.0.0.1:\(refusing.port)/feed.xml"
         let path = folder.path
         for command in ["add", "inspect"] {
-            let result = await MonsoonTestServer.result(within: 20) { await runMonsoon([command, url], in: path) }
+            let result = await finishing(within: 20) { await runMonsoon([command, url], in: path) }
             let returned = try #require(result, "\(command) did not return")
             #expect(returned.status == 1)
             #expect(returned.errors == "monsoon: cannot fetch \(url): cannot connect to 127.0.0.1:\(refusing.port): connection refused\n", "\(command)")

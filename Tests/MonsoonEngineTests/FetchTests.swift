@@ -90,7 +90,7 @@ import Testing
         let url = URL(string: "http://127.0.0.1:\(refusing.port)/feed.xml")!
         let manager = DownloadManager()
         #expect(manager.configuration.retry.maxRetries == 5)
-        let outcome = await result(within: 20) { () async -> Result<FetchResponse, DownloadError> in
+        let outcome = await finishing(within: 20) { () async -> Result<FetchResponse, DownloadError> in
             do throws(DownloadError) { return .success(try await manager.fetch(FetchRequest(url: url, retriesConnectionFailures: false))) } catch { return .failure(error) }
         }
         guard case .failure(let error)? = outcome else {

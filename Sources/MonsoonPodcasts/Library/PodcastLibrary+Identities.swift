@@ -27,7 +27,7 @@ extension PodcastLibrary {
             if counts[guid] == 2 { sharedGuids.insert(guid) }
         }
         for (identity, row) in known {
-            if let guid = row.metadata.guid, identity != Array(guid.utf8) { sharedGuids.insert(guid) }
+            if let guid = row.metadata.guid, !identity.elementsEqual(guid.utf8) { sharedGuids.insert(guid) }
         }
         guard !sharedGuids.isEmpty else { return identities }
 
