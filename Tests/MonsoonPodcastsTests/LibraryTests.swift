@@ -381,7 +381,7 @@ struct LibraryFixture {
         #expect(try fixture.library.findPodcast("2").title == "Swift Weekly")
         #expect(throws: LibraryError.self) { try fixture.library.findPodcast("swift") }
         #expect(throws: LibraryError.self) { try fixture.library.findPodcast("nothing") }
-        try fixture.library.unsubscribe(1, deleteFiles: false, folder: nil)
+        try fixture.library.unsubscribe(1)
         #expect(try fixture.library.podcasts().map(\.id) == [2])
         #expect(try fixture.database.scalarInt("SELECT count(*) FROM episodes WHERE podcast_id = 1") == 0)
         await fixture.manager.shutdown()

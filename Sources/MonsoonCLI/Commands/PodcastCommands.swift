@@ -69,6 +69,9 @@ struct Episodes: RunnableCommand {
     init() {}
 
     func run(_ context: CommandContext) async throws -> Int32 {
+        // Downloads saved by a run that was killed, or changed by pause and resume: the
+        // episodes follow them first.
+        try EpisodeSession.open(global, context: context).write { try $0.reconcile() }
         let session = try LibrarySession.open(global, context: context)
         let episodes = try await session.run { library in try library.episodes(of: try library.findPodcast(podcast).id) }
         if json {
@@ -79,7 +82,9 @@ struct Episodes: RunnableCommand {
         for episode in episodes {
             let date = episode.published.map { LibraryJSON.date($0).dropFirst().prefix(10) } ?? "          "
             let duration = episode.duration.map { Self.clock($0) } ?? ""
-            text += "\(String(episode.id).padding(toLength: 7, withPad: " ", startingAt: 0)) \(date)  \(duration.padding(toLength: 8, withPad: " ", startingAt: 0)) \(episode.title ?? "(untitled)")\n"
+            let state = episode.downloadState == .none ? "" : episode.downloadState.rawValue
+            text += "\(String(episode.id).padding(toLength: 7, withPad: " ", startingAt: 0)) \(date)  \(duration.padding(toLength: 8, withPad: " ", startingAt: 0)) "
+                + "\(state.padding(toLength: 11, withPad: " ", startingAt: 0)) \(episode.title ?? "(untitled)")\n"
         }
         context.output.write(text)
         return ExitStatus.success
@@ -141,20 +146,36 @@ struct Unsubscribe: RunnableCommand {
     static let configuration = CommandConfiguration(commandName: "unsubscribe", abstract: "Unsubscribe from a podcast.")
     @OptionGroup var global: GlobalOptions
     @Flag(name: .customLong("delete-files"), help: "Also delete its downloaded episode files.") var deleteFiles = false
-    @Option(name: [.customShort("o"), .long("out")], help: "The folder its episodes were downloaded into (for --delete-files).", valueName: "dir")
-    var out: String = "."
     @Argument(help: "The podcast: its id, or a part of its title that only it has.", valueName: "podcast") var podcast: String
     init() {}
 
     func run(_ context: CommandContext) async throws -> Int32 {
         let session = try LibrarySession.open(global, context: context)
-        let folder = context.absolutePath(out)
-        let (found, deleted) = try await session.run { library in
-            let found = try library.findPodcast(podcast)
-            return (found, try library.unsubscribe(found.id, deleteFiles: deleteFiles, folder: folder))
+        let episodes = try EpisodeSession.open(global, context: context)
+        let files = try EpisodeFileSession.open(global, context: context)
+        let found = try await session.run { try $0.findPodcast(podcast) }
+        let ids = try await session.run { try $0.episodes(of: found.id).map(\.id) }
+        // Its downloads leave the engine's queue first (a running one stops, its part goes).
+        try episodes.read { try $0.reconcile() }
+        var removals: [DownloadCommand] = []
+        for id in ids.map(EpisodeQueue.downloadID(ofEpisode:)) {
+            if let download = try episodes.store.download(withID: id), download.status != .completed { removals.append(.remove(id, deleteFile: false)) }
+        }
+        try await Control.perform(removals, home: episodes.home, store: episodes.store)
+        var deleted = EpisodeFiles.Deletion()
+        if deleteFiles {
+            let downloaded = try files.run { try $0.downloaded(podcast: found.id) }
+            deleted = try files.run { try $0.delete(downloaded) }
+        }
+        try await LibrarySession.open(global, context: context).run { try $0.unsubscribe(found.id) }
+        do {
+            _ = try episodes.store.forget(ids.map(EpisodeQueue.downloadID(ofEpisode:)))
+        } catch {
+            throw CLIError(message: "unsubscribed, but could not forget its finished downloads: \(error)")
         }
         if !global.quiet {
-            context.output.line("unsubscribed: \(found.id) \(found.name)" + (deleteFiles ? " (\(deleted) file\(deleted == 1 ? "" : "s") deleted)" : ""))
+            let files = deleted.episodes.count
+            context.output.line("unsubscribed: \(found.id) \(found.name)" + (deleteFiles ? " (\(files) file\(files == 1 ? "" : "s") deleted, \(ByteCount.format(deleted.bytes)))" : ""))
         }
         return ExitStatus.success
     }

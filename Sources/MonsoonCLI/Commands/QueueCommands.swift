@@ -133,7 +133,7 @@ struct QueueAdd: RunnableCommand {
         var ids = episodes
         if let podcast {
             // Oldest first: the order a back catalogue is heard in.
-            let found = try await session.library.run { library in
+            let found = try await LibrarySession.open(global, context: context).run { library in
                 let podcast = try library.findPodcast(podcast)
                 return (podcast, try library.episodes(of: podcast.id))
             }

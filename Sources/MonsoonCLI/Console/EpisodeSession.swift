@@ -9,16 +9,14 @@ struct EpisodeSession {
     let store: DownloadStore
     let queue: EpisodeQueue
     let settings: Settings
-    let library: LibrarySession
     let environment: [String: String]
 
     static func open(_ global: GlobalOptions, context: CommandContext) throws -> EpisodeSession {
-        let library = try LibrarySession.open(global, context: context)
-        let home = library.home
+        let home = try Home(option: global.home, context: context)
         do {
             let database = try Database(path: home.databasePath)
             return EpisodeSession(home: home, store: try DownloadStore(database: database), queue: try EpisodeQueue(database: database),
-                                  settings: try Settings(database: database), library: library, environment: context.environment)
+                                  settings: try Settings(database: database), environment: context.environment)
         } catch {
             throw CLIError(message: "\(error)")
         }

@@ -162,6 +162,19 @@ public final class DownloadStore {
         }
     }
 
+    /// Forgets these downloads if they are finished (completed or failed); their files stay.
+    /// Returns how many were forgotten.
+    public func forget(_ ids: [DownloadID]) throws -> Int {
+        try database.write {
+            var count = 0
+            for id in ids {
+                try database.run("DELETE FROM downloads WHERE id = ? AND status IN ('completed', 'failed')", id.rawValue)
+                count += database.changes
+            }
+            return count
+        }
+    }
+
     /// How often the database has been changed by other connections, cheaply (SQLite's
     /// `data_version`): read the rows again only when it moves.
     public func changeCounter() throws -> Int {

@@ -133,25 +133,13 @@ public final class PodcastLibrary {
         try database.statement("SELECT \(Podcast.columns) FROM podcasts p WHERE p.feed_url = ?").first([url.absoluteString]) { Podcast($0) }
     }
 
-    /// Unsubscribes: the podcast and its episodes go; with `deleteFiles`, so do the
-    /// episode files found in `folder`. Returns how many files were deleted.
-    @discardableResult
-    public func unsubscribe(_ podcastID: Int, deleteFiles: Bool, folder: String?) throws -> Int {
-        var deleted = 0
-        if deleteFiles, let folder {
-            for episode in try episodes(of: podcastID) {
-                // A name from the database must stay a plain name inside the folder.
-                guard let name = episode.fileName, !name.isEmpty, name != ".", name != "..", !name.contains("/"), !name.contains("\0") else { continue }
-                let path = (folder as NSString).appendingPathComponent(name)
-                if unlink(path) == 0 { deleted += 1 }
-                unlink(path + ".part")
-            }
-        }
+    /// Unsubscribes: the podcast and its episodes go (their files and downloads are the
+    /// caller's: see `EpisodeFiles.delete` and the engine's queue).
+    public func unsubscribe(_ podcastID: Int) throws {
         try database.write {
             try database.run("DELETE FROM episodes WHERE podcast_id = ?", podcastID)
             try database.run("DELETE FROM podcasts WHERE id = ?", podcastID)
         }
-        return deleted
     }
 
     /// Parses one document by URL without subscribing (pages are not followed), with
