@@ -121,6 +121,11 @@ import Testing
         #expect(retried.status == 0, "\(retried.errors)")
         #expect(await runMonsoon(["download"], in: folder.path).status == 0)
         #expect(try await Self.episodes(in: folder).first { $0["id"] as? Int == 1 }?["downloadState"] as? String == "downloaded")
+        // Removing an episode's download by its id takes it out of the queue.
+        let removed = await runMonsoon(["remove", "2"], in: folder.path)
+        #expect(removed.status == 0, "\(removed.errors)")
+        #expect(try await Self.episodes(in: folder).first { $0["id"] as? Int == 2 }?["downloadState"] as? String == "none")
+        #expect(await runMonsoon(["queue"], in: folder.path).output.hasPrefix("The queue is empty"))
         let unknown = await runMonsoon(["pause", "77"], in: folder.path)
         #expect(unknown.status == 1 && unknown.errors.contains("episode 77 has no download"))
     }
@@ -225,11 +230,11 @@ import Testing
         #expect(bad.status == 2 && bad.errors.contains("unknown variable {bogus}"))
         let size = await runMonsoon(["config", "set", "disk-reserve", "lots"], in: folder.path)
         #expect(size.status == 2 && size.errors.contains("'lots' is not a valid disk-reserve"))
-        #expect(await runMonsoon(["config", "set", "disk-reserve", "2GiB"], in: folder.path).output == "disk-reserve = 2.0GiB\n")
+        #expect(await runMonsoon(["config", "set", "disk-reserve", "2GiB"], in: folder.path).output == "disk-reserve = 2GiB\n")
         let perPodcast = await runMonsoon(["config", "set", "retries", "3", "--podcast", "1"], in: folder.path)
         #expect(perPodcast.status == 2 && perPodcast.errors.contains("retries has no per-podcast value"))
         let list = await runMonsoon(["config"], in: folder.path)
-        #expect(list.output.contains("disk-reserve         2.0GiB\n") && list.output.contains("template             {podcast}/{date} - {title}.{ext}  (default)"))
+        #expect(list.output.contains("disk-reserve         2GiB\n") && list.output.contains("template             {podcast}/{date} - {title}.{ext}  (default)"))
     }
 
     @Test func hostileTitlesLandInsideTheRoot() async throws {

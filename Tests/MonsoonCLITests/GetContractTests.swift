@@ -141,6 +141,45 @@ import Testing
         #expect(server.requests(for: "/second.mp3").count == 1)
     }
 
+    @Test func aHandedOverRetryIsNotReportedFromItsOldEnd() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/flaky.mp3", Route.html(status: 404, "<html>not yet</html>"))
+        #expect(await runMonsoon(["get", "-o", "out", server.url("/flaky.mp3").absoluteString], in: folder.path).status == 1)
+        let body = Body.pattern(size: 50_000, seed: 8)
+        server.setRoute("/flaky.mp3", Route(body: body, contentType: "audio/mpeg"))
+        server.setRoute("/slow.mp3", Route(body: .pattern(size: 400_000, seed: 9), throttle: 200_000))
+        let runner = try MonsoonProcess(["get", "-o", "run", server.url("/slow.mp3").absoluteString], in: folder.path)
+        defer { runner.process.terminate() }
+        try await waitUntil("the runner downloading") { fileSize(folder.file("run/slow.mp3.part")) > 0 }
+        // The failed download is retried by the runner: its old "failed" must not be the answer.
+        let again = try await MonsoonProcess(["get", "-o", "out", server.url("/flaky.mp3").absoluteString], in: folder.path).finish()
+        #expect(again.status == 0, "\(again.errors)")
+        #expect(again.output == "\(folder.file("out/flaky.mp3"))\t50000\n")
+        #expect(try SHA256.hex(fileAt: folder.file("out/flaky.mp3")) == body.sha256Hex())
+        #expect(try await runner.finish().status == 0)
+    }
+
+    @Test func ctrlCOnASecondGetOfTheSameURLLeavesTheFirstAlone() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let body = Body.pattern(size: 600_000, seed: 3)
+        server.setRoute("/same.mp3", Route(body: body, etag: "\"s\"", throttle: 300_000))
+        let first = try MonsoonProcess(["get", "-o", "out", server.url("/same.mp3").absoluteString], in: folder.path)
+        defer { first.process.terminate() }
+        try await waitUntil("the first downloading") { fileSize(folder.file("out/same.mp3.part")) > 0 }
+        let second = try MonsoonProcess(["get", "-o", "out", server.url("/same.mp3").absoluteString], in: folder.path)
+        try await Task.sleep(nanoseconds: 300_000_000)
+        second.interrupt()
+        #expect(try await second.finish().status == 130)
+        let done = try await first.finish()
+        #expect(done.status == 0, "its own download went on: \(done.errors)")
+        #expect(try SHA256.hex(fileAt: folder.file("out/same.mp3")) == body.sha256Hex())
+        #expect(server.requests(for: "/same.mp3").count == 1, "never stopped and resumed")
+    }
+
     @Test func aWaitingGetTakesOverWhenTheRunnerIsKilled() async throws {
         let server = try TestServer()
         let folder = Folder()

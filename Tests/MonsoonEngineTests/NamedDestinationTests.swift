@@ -12,6 +12,8 @@ import Testing
         #expect(FileNaming.name(stem: "s", finalURL: "https://cdn.example/v1.2/stream", mediaTypes: [nil]) == "s")
         #expect(FileNaming.name(stem: "s", finalURL: "https://cdn.example/file.tar-gz", mediaTypes: ["video/mp4"]) == "s.mp4", "not an extension")
         #expect(FileNaming.fileExtension(of: "/a/.hidden") == nil)
+        #expect(FileNaming.name(stem: "s", finalURL: "https://cdn.example/get.php?id=4", mediaTypes: ["audio/mpeg"]) == "s.mp3", "a script's extension is not the file's")
+        #expect(FileNaming.name(stem: "Ep. 5", finalURL: "https://cdn.example/stream", mediaTypes: [nil]) == "Ep. 5")
     }
 
     @Test func aRedirectedEpisodeTakesTheExtensionOfWhereItLanded() async throws {
@@ -50,6 +52,11 @@ import Testing
         let id = try await manager.enqueue(DownloadRequest(id: "", url: server.url("/ep.mp3"), destination: .named(folder: folder.path, stem: "Ep")))
         let done = try await waitFor(manager, id, .completed)
         #expect(done.filePath == folder.file("Ep (2).mp3"))
+        // No extension: numbered at the end, not at a dot inside the name.
+        try Data("x".utf8).write(to: URL(fileURLWithPath: folder.file("Ep. 5")))
+        server.setRoute("/stream", Route(body: .bytes([7])))
+        let plain = try await manager.enqueue(DownloadRequest(id: "", url: server.url("/stream"), destination: .named(folder: folder.path, stem: "Ep. 5")))
+        #expect(try await waitFor(manager, plain, .completed).filePath == folder.file("Ep. 5 (2)"))
         await manager.shutdown()
     }
 }

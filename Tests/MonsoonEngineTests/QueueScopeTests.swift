@@ -87,7 +87,7 @@ import Testing
         try other.post(.claim(ids[0], by: getpid()))
         try await recorder.waitFor(ids[0], .downloading)
         try await eventually("some bytes") { (PartFile.size(at: folder.file("slow.part")) ?? 0) > 50_000 }
-        try other.post(.release(ids[0]))
+        try other.post(.release(ids[0], by: getpid()))
         try await recorder.waitFor(ids[0], .queued)
         await manager.waitUntilIdle()
         let download = try #require(await manager.download(withID: ids[0]))

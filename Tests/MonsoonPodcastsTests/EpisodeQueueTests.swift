@@ -30,10 +30,12 @@ import Testing
         #expect(try queue.entries().map(\.episode.id) == [ids[1], ids[2], ids[0]])
         try queue.move(ids[1], to: 99)
         #expect(try queue.entries().map(\.episode.id) == [ids[2], ids[0], ids[1]])
-        try queue.remove(ids[0])
+        try queue.remove([ids[0]])
         #expect(try queue.entries().map(\.episode.id) == [ids[2], ids[1]])
         #expect(throws: LibraryError.self) { try queue.add([999]) }
         #expect(throws: LibraryError.self) { try queue.move(ids[0], to: 1) }
+        #expect(throws: LibraryError.self) { try queue.remove([ids[2], ids[0]]) }
+        #expect(try queue.entries().map(\.episode.id) == [ids[2], ids[1]], "a remove that names one not queued changes nothing")
         #expect(try queue.entries().allSatisfy { $0.episode.downloadState == .queued })
     }
 
@@ -48,7 +50,7 @@ import Testing
         #expect(requests[0].destination == .named(folder: "/root/Show", stem: "2024-06-12 - Intro"), "different dates: no clash")
         guard case .named(let folder, let stem) = requests[2].destination else { Issue.record("named"); return }
         #expect(folder == "/root/Show" && !stem.contains("/") && !stem.hasPrefix("."))
-        #expect(requests.allSatisfy { $0.expectedMediaType == "audio" && $0.expectedSize == 1000 })
+        #expect(requests.allSatisfy { $0.expectedMediaType == "audio/mpeg" && $0.expectedSize == 1000 })
         // A template without a date: the two intros clash and are numbered by date.
         let flat = try NamingTemplate("{podcast}/{title}.{ext}")
         let named = try queue.requests(root: "/r", template: flat)
@@ -108,13 +110,19 @@ import Testing
         #expect(try files.applyRetention(settings, keepLatest: false).episodes == [episodes[3].id])
         #expect(try files.entries().map(\.episodeID) == [episodes[2].id])
         #expect(throws: LibraryError.self) { try files.delete([episodes[2].id, 999]) }
+        // Another file took the name since (the size is not the one downloaded): left alone.
+        try fixture.database.run("UPDATE episodes SET bytes_on_disk = 123 WHERE id = ?", episodes[2].id)
+        let other = try files.delete([episodes[2].id])
+        #expect(other.episodes.isEmpty && other.skipped.first?.1.contains("is not the one downloaded") == true)
         #expect(FileManager.default.fileExists(atPath: "\(folder)/2.mp3"), "an unknown id changes nothing")
     }
 
     @Test func settingsAreCheckedAndNormalized() throws {
         let settings = try Settings(database: try Database(path: ":memory:"))
         #expect(try settings.effective(.concurrency) == "2")
-        #expect(try settings.set(.diskReserve, "500MB") == "500MiB")
+        #expect(try settings.set(.diskReserve, "1500MB") == "1500MB", "kept as given: no rounding")
+        #expect(try settings.diskReserve() == 1500 << 20)
+        #expect(try settings.set(.diskReserve, "500MB") == "500MB")
         #expect(try settings.diskReserve() == 500 << 20)
         #expect(try settings.set(.autoDeletePlayed, "YES") == "on")
         #expect(try settings.set(.perHost, "none") == "off")

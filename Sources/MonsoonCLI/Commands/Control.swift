@@ -20,12 +20,18 @@ enum Control {
             if !global.quiet { context.output.line(nothing) }
             return ExitStatus.success
         }
+        // An episode's download: the episode says where it stands before the download goes.
+        let episode = id.flatMap(EpisodeQueue.episodeID(of:))
+        if let episode, case .remove = command { try EpisodeSession.open(global, context: context).write { try $0.reconcile(episode: episode) } }
         let here = try await perform([command], home: home, store: store)
+        if let episode, case .remove(_, let deleteFile) = command {
+            try EpisodeSession.open(global, context: context).write { try $0.downloadRemoved(episode: episode, fileDeleted: deleteFile) }
+        }
         if !global.quiet {
             if here {
                 context.output.line(describe(command, after: try? store.download(withID: id ?? DownloadID(""))))   // the status is a courtesy
             } else {
-                let pid = HomeLock.holder(at: home.lockPath).map { " (pid \($0))" } ?? ""
+                let pid = HomeLock.holder(at: home.lockPath)?.mention ?? ""
                 context.output.line(describe(command, after: nil) + " by the running monsoon\(pid)")
             }
         }
@@ -39,7 +45,7 @@ enum Control {
     @discardableResult
     static func perform(_ commands: [DownloadCommand], home: Home, store: DownloadStore) async throws -> Bool {
         guard !commands.isEmpty else { return true }
-        guard let lock = try HomeLock(path: home.lockPath) else {
+        guard let lock = try await HomeLock.acquire(path: home.lockPath, role: .brief) else {
             do {
                 for command in commands { try store.post(command) }
             } catch {
@@ -126,7 +132,7 @@ enum Control {
         case .resumeAll: return "all paused downloads resumed"
         case .adoptNewDownloads: return "new downloads taken in"
         case .claim(let id, _): return "\(id.rawValue): claimed"
-        case .release(let id): return "\(id.rawValue): released"
+        case .release(let id, _): return "\(id.rawValue): released"
         }
     }
 

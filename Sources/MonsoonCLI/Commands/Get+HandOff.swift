@@ -9,16 +9,17 @@ extension Get {
         let store = try home.openStore()
         var plan = Plan()
         let ids: [DownloadID]
+        var lastCommand = 0
         do {
             for url in urls {
                 plan.add(url, existing: try store.downloads(of: url).last { Self.isIn(folder, $0) }, folder: folder, skipExisting: skipExisting)
             }
-            for id in plan.retried { try store.post(.retry(id)) }
+            for id in plan.retried { lastCommand = try store.post(.retry(id)) }
             ids = try store.add(plan.requests(folder: folder))
-            if !ids.isEmpty { try store.post(.adoptNewDownloads) }
+            if !ids.isEmpty { lastCommand = try store.post(.adoptNewDownloads) }
             // A `get` that runs the queue starts only its own downloads: these are claimed
             // for as long as this process lives (a claim of a dead process is ignored).
-            for id in ids + plan.activeIDs + plan.retried { try store.post(.claim(id, by: getpid())) }
+            for id in ids + plan.activeIDs + plan.retried { lastCommand = try store.post(.claim(id, by: getpid())) }
         } catch let error as CLIError {
             throw error
         } catch {
@@ -26,7 +27,7 @@ extension Get {
         }
         report(plan, fresh: ids, to: reporter, context: context)
         let handed = ids + plan.activeIDs + plan.retried
-        let pid = HomeLock.holder(at: home.lockPath).map { " (pid \($0))" } ?? ""
+        let pid = HomeLock.holder(at: home.lockPath)?.mention ?? ""
         if noWait {
             // Handed over is all this asks for; only input that was not a URL fails it.
             let status = reporter.tally.notURLs > 0 ? ExitStatus.usage : ExitStatus.success
@@ -40,37 +41,43 @@ extension Get {
         if !handed.isEmpty && (global.verbose || (context.isTerminal && !global.quiet)) {
             context.error("another monsoon\(pid) is downloading in \(home.path); it runs \(handed.count == 1 ? "this download" : "these \(handed.count) downloads") and this command follows \(handed.count == 1 ? "it" : "them")")
         }
-        return try await follow(reporter, store: store, home: home, context: context)
+        return try await follow(reporter, store: store, home: home, handedThrough: lastCommand, retried: Set(plan.retried), context: context)
     }
 
     /// Follows this command's downloads in the database until each is done, failed,
     /// paused or removed. When the lock comes free first (the running monsoon ended or was
     /// killed), takes the queue over and runs what is left here.
-    private func follow(_ reporter: GetReporter, store: DownloadStore, home: Home, context: CommandContext) async throws -> Int32 {
+    ///
+    /// Rows are read only once the runner took the commands up to `handedThrough`: before
+    /// that, a download to retry still shows its old end (failed, paused, complete).
+    private func follow(_ reporter: GetReporter, store: DownloadStore, home: Home, handedThrough: Int, retried: Set<DownloadID>,
+                        context: CommandContext) async throws -> Int32 {
         var lastChange = -1
         var lastDraw = Date.distantPast
+        var taken = false
         while true {
             if context.interruption.isTriggered {
-                // As if this command ran them: they stop, keeping their parts, and stay queued.
-                do {
-                    for id in reporter.unsettled { try store.post(.release(id)) }
-                } catch {
-                    context.error("could not ask the running monsoon to stop this command's downloads: \(error)")
-                }
-                reporter.finish(interrupted: true)
-                return ExitStatus.interrupted
+                return interrupt(reporter, store: store, home: home, context: context)
             }
-            if let lock = try HomeLock(path: home.lockPath) {
+            if !HomeLock.isHeld(at: home.lockPath), let lock = try HomeLock(path: home.lockPath, role: .get) {
                 defer { withExtendedLifetime(lock) {} }
-                // What the last runner did before it ended, then what is left is run here.
-                try Self.read(reporter, from: store)
-                if !reporter.unsettled.isEmpty { return try await takeOver(reporter, home: home, context: context) }
+                // The runner ended (or was killed): what it did first, then what is left runs here.
+                if taken { try Self.read(reporter, from: store) }
+                if !reporter.unsettled.isEmpty {
+                    return try await takeOver(reporter, home: home, retried: retried.filter(reporter.unsettled.contains), context: context)
+                }
             } else {
-                let change: Int
-                do { change = try store.changeCounter() } catch { throw CLIError(message: "cannot follow the downloads in the queue: \(error)") }
-                if change != lastChange {
-                    lastChange = change
-                    try Self.read(reporter, from: store)
+                do {
+                    if !taken { taken = try !store.hasPendingCommands(through: handedThrough) }
+                    let change = try store.changeCounter()
+                    if taken && change != lastChange {
+                        lastChange = change
+                        try Self.read(reporter, from: store)
+                    }
+                } catch let error as CLIError {
+                    throw error
+                } catch {
+                    throw CLIError(message: "cannot follow the downloads in the queue: \(error)")
                 }
             }
             if reporter.unsettled.isEmpty {
@@ -84,6 +91,22 @@ extension Get {
             // Another process's commits cannot wake this one: look a few times a second.
             try? await Task.sleep(nanoseconds: 100_000_000)   // cancellation only ends the wait early
         }
+    }
+
+    /// Ctrl-C while following: as if this command ran them, its downloads stop (their parts
+    /// kept) and stay queued, unless the runner is a `monsoon download`, which runs
+    /// everything queued anyway.
+    private func interrupt(_ reporter: GetReporter, store: DownloadStore, home: Home, context: CommandContext) -> Int32 {
+        do {
+            for id in reporter.unsettled { try store.post(.release(id, by: getpid())) }
+        } catch {
+            context.error("could not ask the running monsoon to stop this command's downloads: \(error)")
+        }
+        if let holder = HomeLock.holder(at: home.lockPath), holder.role == .download, holder.isAlive {
+            context.error("stopped following: the running 'monsoon download'\(holder.mention) goes on with these downloads; follow them with 'monsoon downloads'")
+        }
+        reporter.finish(interrupted: true)
+        return ExitStatus.interrupted
     }
 
     /// Tells the reporter what the store says of its unsettled downloads; a missing one was removed.
@@ -100,11 +123,14 @@ extension Get {
     }
 
     /// The process that ran the queue is gone: run this command's unfinished downloads here.
-    private func takeOver(_ reporter: GetReporter, home: Home, context: CommandContext) async throws -> Int32 {
+    /// `retried`: downloads handed over to be retried, whose command the runner may not have taken.
+    private func takeOver(_ reporter: GetReporter, home: Home, retried: Set<DownloadID>, context: CommandContext) async throws -> Int32 {
         let manager = try QueueRun.openManager(home, configuration: transfer.configuration(scope: .claimedOnly, home: home, jobs: 4))
         let session = QueueRun(manager, context: context, global: global)
         do {
             try await manager.claim(reporter.unsettled)
+            // Retrying a download that already runs again is a no-op: safe if the runner took it.
+            for id in retried.sorted(by: { $0.rawValue < $1.rawValue }) { try await manager.retry(id) }
         } catch {
             await manager.shutdown()
             throw CLIError(message: "cannot take over the downloads: \(error)")

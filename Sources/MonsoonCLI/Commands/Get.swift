@@ -69,7 +69,7 @@ struct Get: RunnableCommand {
         let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, expected: inputs.valid.count)
         reporter.countNotURLs(inputs.invalid.count)
 
-        guard let lock = try HomeLock(path: home.lockPath) else {
+        guard let lock = try await HomeLock.acquire(path: home.lockPath, role: .get) else {
             return try await handOff(inputs.valid, folder: folder, home: home, reporter: reporter, context: context)
         }
         defer { withExtendedLifetime(lock) {} }

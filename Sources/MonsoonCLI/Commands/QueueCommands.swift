@@ -182,10 +182,10 @@ struct QueueRemove: RunnableCommand {
 
     func run(_ context: CommandContext) async throws -> Int32 {
         let session = try EpisodeSession.open(global, context: context)
+        // All or nothing in the queue first; then their unfinished downloads go (parts too).
+        try session.write { try $0.remove(episodes) }
         var removals: [DownloadCommand] = []
-        for episode in episodes {
-            try session.write { try $0.remove(episode) }
-            let id = EpisodeQueue.downloadID(ofEpisode: episode)
+        for id in episodes.map(EpisodeQueue.downloadID(ofEpisode:)) {
             if let download = try session.store.download(withID: id), download.status != .completed {
                 removals.append(.remove(id, deleteFile: false))
             }

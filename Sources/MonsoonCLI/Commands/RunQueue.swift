@@ -30,8 +30,8 @@ struct RunQueue: RunnableCommand {
 
     func run(_ context: CommandContext) async throws -> Int32 {
         let home = try Home(option: global.home, context: context)
-        guard let lock = try HomeLock(path: home.lockPath) else {
-            let pid = HomeLock.holder(at: home.lockPath).map { " (pid \($0))" } ?? ""
+        guard let lock = try await HomeLock.acquire(path: home.lockPath, role: .download) else {
+            let pid = HomeLock.holder(at: home.lockPath)?.mention ?? ""
             throw CLIError(message: "another monsoon\(pid) is already downloading in \(home.path); follow it with 'monsoon downloads'")
         }
         defer { withExtendedLifetime(lock) {} }
@@ -42,9 +42,11 @@ struct RunQueue: RunnableCommand {
         let space = try spacePlan(episodes.store, reserve: configuration.diskReserve)
         if let space, !space.fitsWhole {
             configuration.scope = .claimedOnly
+            let plan = space.fits.isEmpty
+                ? "none of the \(space.waits.count) queued downloads fits: nothing is downloaded; free some space, then run 'monsoon download' again"
+                : "downloading the \(space.fits.count) of \(space.fits.count + space.waits.count) that fit, in order, and leaving the rest queued"
             context.error("not enough disk space for the whole queue: it needs \(ByteCount.format(space.needed)), "
-                + "\(ByteCount.format(space.available)) is free beyond the \(ByteCount.format(configuration.diskReserve)) reserve; "
-                + "downloading the \(space.fits.count) of \(space.fits.count + space.waits.count) that fit, in order, and leaving the rest queued")
+                + "\(ByteCount.format(space.available)) is free beyond the \(ByteCount.format(configuration.diskReserve)) reserve; " + plan)
         }
         let manager = try QueueRun.openManager(home, configuration: configuration)
         let session = QueueRun(manager, context: context, global: global)
@@ -55,13 +57,13 @@ struct RunQueue: RunnableCommand {
             }
         }
         let active = space?.fits.count ?? 0
+        let writer = try EpisodeStateWriter(home: home)
         if space == nil {
             await manager.shutdown()
             if !global.quiet { context.errors.line("monsoon: nothing to download") }
-            return ExitStatus.success
+            return writer.finish(status: ExitStatus.success, context: context)
         }
         let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, expected: active)
-        let writer = try EpisodeStateWriter(home: home)
         var status = await session.run(reporting: reporter) { download in writer.record(download) }
         status = writer.finish(status: status, context: context)
         if let space, !space.fitsWhole, status != ExitStatus.interrupted { return ExitStatus.diskFull }

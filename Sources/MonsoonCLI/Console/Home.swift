@@ -66,32 +66,52 @@ struct Home {
 
 /// The one-downloading-process-per-home lock: an flock on `monsoon.lock`, which
 /// the kernel releases when the process ends, however it ends.
+///
+/// The file says who holds it (`PID ROLE`), for the other processes' messages and
+/// waits: a process that only changes the queue for a moment (`brief`: `pause` with
+/// nobody downloading, say) is waited for; one that runs the queue is not.
 final class HomeLock {
+    /// What the holder does with the queue.
+    enum Role: String {
+        /// `monsoon download`: runs the whole queue.
+        case download
+        /// `monsoon get`: runs its own downloads (and those handed to it).
+        case get
+        /// Changes the queue and lets go within moments.
+        case brief
+    }
+
     private let fd: Int32
     let path: String
 
-    /// Takes the lock, or returns nil when another process holds it.
-    init?(path: String) throws {
+    /// Takes the lock at once, or returns nil when another process holds it.
+    init?(path: String, role: Role) throws {
         self.path = path
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             throw CLIError(message: "cannot open the lock file \(path): \(String(cString: strerror(errno)))")
         }
-        // `isHeld` takes a shared lock for a moment: a few tries, so that check is never
-        // taken for another downloading process.
-        var tries = 0
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            tries += 1
-            guard errno == EWOULDBLOCK || errno == EINTR, tries < 5 else {
-                close(fd)
-                return nil
-            }
-            usleep(10_000)
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            close(fd)
+            return nil
         }
-        // Who holds it, for the other processes' messages.
         ftruncate(fd, 0)
-        let pid = "\(getpid())\n"
-        _ = pid.withCString { write(fd, $0, strlen($0)) }
+        let text = "\(getpid()) \(role.rawValue)\n"
+        _ = text.withCString { pwrite(fd, $0, strlen($0), 0) }
+    }
+
+    /// Takes the lock, waiting (up to `patience` seconds) while it is only held for a
+    /// moment: by a `brief` holder, or by a process checking whether it is held.
+    /// - Returns: nil when a process that runs the queue holds it.
+    static func acquire(path: String, role: Role, patience: Double = 10) async throws -> HomeLock? {
+        let deadline = Date().addingTimeInterval(patience)
+        while true {
+            if let lock = try HomeLock(path: path, role: role) { return lock }
+            if let holder = holder(at: path), holder.role != .brief, holder.isAlive { return nil }
+            // A brief holder, or the file of one that has ended (someone only checking holds it).
+            guard Date() < deadline else { return nil }
+            try? await Task.sleep(nanoseconds: 20_000_000)   // cancellation only shortens the wait
+        }
     }
 
     deinit {
@@ -110,9 +130,20 @@ final class HomeLock {
         return false
     }
 
-    /// The pid written by the process holding the lock at `path`, if readable.
-    static func holder(at path: String) -> Int? {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
-        return Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
+    /// Who wrote the lock file last (the holder, while the lock is held).
+    struct Holder {
+        var pid: Int32
+        var role: Role
+        var isAlive: Bool { kill(pid, 0) == 0 || errno == EPERM }
+        /// " (pid 123)", for messages.
+        var mention: String { " (pid \(pid))" }
+    }
+
+    /// The holder named in the lock file at `path`, if it can be read.
+    static func holder(at path: String) -> Holder? {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }   // no file, no holder
+        let words = text.split(whereSeparator: \.isWhitespace)
+        guard let first = words.first, let pid = Int32(first) else { return nil }
+        return Holder(pid: pid, role: words.dropFirst().first.flatMap { Role(rawValue: String($0)) } ?? .download)
     }
 }

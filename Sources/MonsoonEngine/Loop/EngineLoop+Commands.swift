@@ -86,7 +86,7 @@ extension EngineLoop {
         if let last = staged.last { adoptedThrough = max(adoptedThrough, last.sequence) }
         let listening = hub.hasSubscribers
         for record in staged {
-            claimed?.insert(record.request.id)
+            claimed?[record.request.id, default: []].insert(Self.ownClaim)
             queue.insert(record.request.id, key: record.queueKey, host: hosts.id(record.host))
             if listening { emit(.added(record.snapshot())) }
         }
@@ -110,7 +110,7 @@ extension EngineLoop {
             claimedPaths[path] = request.id
         }
         records[request.id] = record
-        claimed?.insert(request.id)
+        claimed?[request.id, default: []].insert(Self.ownClaim)
         queue.insert(request.id, key: record.queueKey, host: hosts.id(record.host))
         needsScheduling = true
         if hub.hasSubscribers { emit(.added(record.snapshot())) }
@@ -170,13 +170,15 @@ extension EngineLoop {
         return .success(())
     }
 
-    /// Lets a `.claimedOnly` engine start these downloads (a no-op for `.wholeQueue`):
-    /// queued ones join the queue, those waiting to retry keep their time.
-    func claim(_ ids: [DownloadID]) -> Result<Void, DownloadManagerError> {
+    /// Lets a `.claimedOnly` engine start these downloads for `claimant` (a no-op for
+    /// `.wholeQueue`): queued ones join the queue, those waiting to retry keep their time.
+    func claim(_ ids: [DownloadID], by claimant: Int32 = ownClaim) -> Result<Void, DownloadManagerError> {
         guard claimed != nil else { return .success(()) }
         for id in ids {
             guard let record = records[id] else { continue }
-            guard claimed?.insert(id).inserted == true else { continue }
+            let wasClaimed = claimed?[id] != nil
+            claimed?[id, default: []].insert(claimant)
+            guard !wasClaimed else { continue }
             switch record.status {
             case .queued:
                 queue.insert(id, key: record.queueKey, host: hosts.id(record.host))
@@ -191,10 +193,17 @@ extension EngineLoop {
         return .success(())
     }
 
-    /// Gives a claimed download back (a no-op for `.wholeQueue`): a running transfer stops,
-    /// keeping its part, and the download stays queued for a later run.
-    func release(_ id: DownloadID) {
-        guard claimed?.remove(id) != nil, let record = records[id], !record.placing else { return }   // a file being placed lands
+    /// `claimant` no longer wants the download (a no-op for `.wholeQueue`). When nobody
+    /// does any more, a running transfer stops, keeping its part, and the download stays
+    /// queued for a later run.
+    func release(_ id: DownloadID, by claimant: Int32) {
+        guard var claimants = claimed?[id], claimants.remove(claimant) != nil else { return }
+        guard claimants.isEmpty else {
+            claimed?[id] = claimants
+            return
+        }
+        guard let record = records[id], !record.placing else { return }   // a file being placed lands
+        claimed?[id] = nil
         switch record.status {
         case .downloading:
             stopTransfer(id)
@@ -269,7 +278,7 @@ extension EngineLoop {
             if claimedPaths[path] == id { claimedPaths[path] = nil }
         }
         records[id] = nil
-        claimed?.remove(id)
+        claimed?[id] = nil
         lastSaved[id] = nil
         if let store { note { try store.delete(id) } }
         emit(.removed(id))

@@ -176,8 +176,9 @@ extension EngineLoop {
         var counter = 2
         // Never another download's file, nor a file already there (another episode's, say).
         while (pathOwner(candidate).map { $0 != id } ?? false) || PartFile.exists(candidate) || PartFile.exists(PartFile.path(for: candidate)) {
-            let ext = (name as NSString).pathExtension
-            let stem = (name as NSString).deletingPathExtension
+            // Numbered before a real extension only ("Ep. 5" is not "Ep" plus " 5").
+            let ext = FileNaming.nameExtension(name).map { String(name.suffix($0.count)) } ?? ""
+            let stem = ext.isEmpty ? name : String(name.dropLast(ext.count + 1))
             let numbered = ext.isEmpty ? "\(stem) (\(counter))" : "\(stem) (\(counter)).\(ext)"
             candidate = (folder as NSString).appendingPathComponent(numbered)
             counter += 1

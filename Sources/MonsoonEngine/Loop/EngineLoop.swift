@@ -54,8 +54,12 @@ final class EngineLoop {
     var partEpochs = 0
     /// When each running download's progress was last saved.
     var lastSaved: [DownloadID: Date] = [:]
-    /// With `QueueScope.claimedOnly`, the downloads this engine may start; nil: all of them.
-    var claimed: Set<DownloadID>?
+    /// With `QueueScope.claimedOnly`, the downloads this engine may start, each with who
+    /// wants it: `ownClaim` for this process, else the pids of the processes that handed it
+    /// over. Nil: all of them.
+    var claimed: [DownloadID: Set<Int32>]?
+    /// The claimant standing for this process (its own enqueues and `claim` calls).
+    static let ownClaim: Int32 = 0
 
     static let progressInterval: TimeInterval = 0.1
     static let downloadBufferSize = 256 * 1024
@@ -67,7 +71,7 @@ final class EngineLoop {
         self.hub = hub
         self.store = store
         records = RecordTable(store: store)
-        if configuration.scope == .claimedOnly { claimed = [] }
+        if configuration.scope == .claimedOnly { claimed = [:] }
         inbox.attach(multi)
         restore()
     }
@@ -171,7 +175,7 @@ final class EngineLoop {
 
     /// Whether this engine may start `id` (see `QueueScope`).
     func runs(_ id: DownloadID) -> Bool {
-        claimed?.contains(id) ?? true
+        claimed.map { $0[id] != nil } ?? true
     }
 
     // MARK: - Idle

@@ -36,8 +36,11 @@ extension DownloadRecord {
     /// Nothing is happening to it but waiting for its turn (or for the user).
     var isAtRest: Bool {
         switch status {
-        case .queued, .paused, .completed, .failed:
+        case .queued, .paused:
             return transfer == nil && !placing && pendingRemoval == nil && pendingReplacement == nil && restarts == 0
+        case .completed, .failed:
+            // Restarts only matter to a download that goes on (a resume counts afresh).
+            return transfer == nil && !placing && pendingRemoval == nil && pendingReplacement == nil
         case .downloading, .waitingToRetry:
             return false
         }

@@ -15,9 +15,9 @@ public enum DownloadCommand: Sendable, Equatable {
     /// The process `pid` (a `monsoon get` that handed its URLs over) waits for this download:
     /// start it even with `QueueScope.claimedOnly`. Ignored once that process is gone.
     case claim(DownloadID, by: Int32)
-    /// The process that claimed this download stopped waiting for it: a `.claimedOnly`
-    /// engine stops it and leaves it queued.
-    case release(DownloadID)
+    /// The process `pid` stopped waiting for this download: once nobody else wants it, a
+    /// `.claimedOnly` engine stops it and leaves it queued.
+    case release(DownloadID, by: Int32)
 
     var row: (id: String?, action: String, argument: String?) {
         switch self {
@@ -30,7 +30,7 @@ public enum DownloadCommand: Sendable, Equatable {
         case .resumeAll: return (nil, "resumeAll", nil)
         case .adoptNewDownloads: return (nil, "adopt", nil)
         case .claim(let id, let pid): return (id.rawValue, "claim", String(pid))
-        case .release(let id): return (id.rawValue, "release", nil)
+        case .release(let id, let pid): return (id.rawValue, "release", String(pid))
         }
     }
 
@@ -46,7 +46,7 @@ public enum DownloadCommand: Sendable, Equatable {
         case ("resumeAll", _): self = .resumeAll
         case ("adopt", _): self = .adoptNewDownloads
         case ("claim", let id?): self = .claim(id, by: Int32(argument ?? "") ?? 0)
-        case ("release", let id?): self = .release(id)
+        case ("release", let id?): self = .release(id, by: Int32(argument ?? "") ?? 0)
         default: return nil
         }
     }
@@ -54,14 +54,17 @@ public enum DownloadCommand: Sendable, Equatable {
 
 extension DownloadStore {
     /// Posts a command for the process running this queue; it applies it within about a second.
-    public func post(_ command: DownloadCommand) throws {
+    /// - Returns: the command's number, for `hasPendingCommands(through:)`.
+    @discardableResult
+    public func post(_ command: DownloadCommand) throws -> Int {
         let row = command.row
         try database.run("INSERT INTO download_commands (download_id, action, argument, created) VALUES (?, ?, ?, ?)", row.id, row.action, row.argument, Date())
+        return database.lastInsertRowID
     }
 
-    /// Whether every posted command has been taken by the running process.
-    public func hasPendingCommands() throws -> Bool {
-        (try database.scalarInt("SELECT count(*) FROM download_commands") ?? 0) > 0
+    /// Whether any posted command (or any up to number `seq`) still waits for the running process.
+    public func hasPendingCommands(through seq: Int = .max) throws -> Bool {
+        (try database.scalarInt("SELECT count(*) FROM download_commands WHERE seq <= ?", seq) ?? 0) > 0
     }
 
     /// The commands posted after `seq`, in order, with the last one's seq. Read only:
@@ -154,8 +157,8 @@ extension EngineLoop {
             case .adoptNewDownloads: adoptNewRows()
             case .claim(let id, let pid):
                 // A claim outlives its process when the runner never took it: honour only a live one.
-                if pid > 0 && (kill(pid, 0) == 0 || errno == EPERM) { _ = claim([id]) }
-            case .release(let id): release(id)
+                if pid > 0 && (kill(pid, 0) == 0 || errno == EPERM) { _ = claim([id], by: pid) }
+            case .release(let id, let pid): if pid > 0 { release(id, by: pid) }
             }
         }
         if let store { note { try store.deleteCommands(through: seq) } }

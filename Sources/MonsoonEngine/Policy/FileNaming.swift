@@ -25,13 +25,24 @@ enum FileNaming {
         return sanitize(ext.map { "\(stem).\($0)" } ?? stem)
     }
 
-    /// The extension of a path's last component: 1 to 5 letters or digits after its last dot.
+    /// The extension of a path's last component: 1 to 5 letters or digits after its last dot,
+    /// not a server script's or page's (`.php`, `.aspx`, `.html`: those name the program
+    /// that answered, not the file).
     static func fileExtension(of path: String) -> String? {
-        guard let last = path.split(separator: "/").last, let dot = last.lastIndex(of: "."), dot != last.startIndex else { return nil }
-        let ext = last[last.index(after: dot)...]
+        guard let ext = nameExtension(path.split(separator: "/").last.map(String.init) ?? ""), !serverExtensions.contains(ext) else { return nil }
+        return ext
+    }
+
+    /// The extension of a file name: 1 to 5 letters or digits after its last dot, lowercased.
+    static func nameExtension(_ name: String) -> String? {
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
+        let ext = name[name.index(after: dot)...]
         guard (1...5).contains(ext.count), ext.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else { return nil }
         return ext.lowercased()
     }
+
+    private static let serverExtensions: Set<String> = ["php", "php3", "php5", "asp", "aspx", "ashx", "axd", "jsp", "jspx", "cgi", "pl", "py",
+                                                        "rb", "do", "html", "htm", "shtml", "xhtml"]
 
     /// The usual extension of the media types podcasts serve.
     static func fileExtension(forMediaType type: String) -> String? {

@@ -57,26 +57,34 @@ public final class EpisodeFiles {
     }
 
     /// Deletes the files of downloaded episodes and resets them to not downloaded; the
-    /// engine forgets their finished downloads. A file that is already gone is no error.
-    /// Each episode is done whole (file, then its rows) before the next, so a failure
-    /// midway leaves every episode either deleted or as it was.
+    /// engine forgets their finished downloads. A file that is already gone is no error; a
+    /// file whose size is not the one downloaded is not the episode's any more (another
+    /// took its name) and is left alone. Episodes are done one after the other, file first:
+    /// a failure midway leaves those before it done and the rest as they were (the one that
+    /// failed may be left "downloaded" with its file gone: `storage` names it missing).
     /// - Throws: `LibraryError.notFound` for an id no episode has (then nothing is changed).
     public func delete(_ ids: [Int]) throws -> Deletion {
-        var found: [(id: Int, state: String?, path: String?)] = []
+        var found: [(id: Int, state: String?, path: String?, bytes: Int)] = []
         for id in ids {
-            guard let row = try database.statement("SELECT download_state, file_name FROM episodes WHERE id = ?").first([id], { ($0.text(0), $0.text(1)) }) else {
+            guard let row = try database.statement("SELECT download_state, file_name, bytes_on_disk FROM episodes WHERE id = ?").first([id], {
+                ($0.text(0), $0.text(1), $0.int(2))
+            }) else {
                 throw LibraryError.notFound("no episode has id \(id); list them with 'monsoon episodes PODCAST'")
             }
-            found.append((id, row.0, row.1))
+            found.append((id, row.0, row.1, row.2))
         }
         var deletion = Deletion()
-        for (id, state, path) in found {
+        for (id, state, path, downloaded) in found {
             guard state == EpisodeDownloadState.downloaded.rawValue else {
                 deletion.skipped.append((id, state == "none" ? "not downloaded" : "\(state ?? "none"), not downloaded yet; take it out of the queue with 'monsoon queue remove \(id)'"))
                 continue
             }
             if let path, Self.isSafe(path) {
                 let size = Self.size(of: path) ?? 0
+                if size != 0 && downloaded > 0 && size != downloaded {
+                    deletion.skipped.append((id, "the file \(path) is not the one downloaded (\(size) bytes, not \(downloaded)): left alone"))
+                    continue
+                }
                 if unlink(path) == 0 { deletion.bytes += size } else if errno != ENOENT {
                     throw EpisodeFileError("cannot delete \(path): \(String(cString: strerror(errno)))")
                 }

@@ -6,7 +6,7 @@ extension EpisodeQueue {
     /// What the engine's queue should hold for the episode queue: one download per queued
     /// episode that is not downloaded, into its templated name under `root`, at its
     /// queue priority, with the feed's length and media type (a web page in answer to an
-    /// audio episode is refused).
+    /// audio or video episode is refused; the type also names an extensionless file).
     ///
     /// Names are chosen among every episode of the library, so two episodes that render to
     /// the same name are numbered the same way on every run (`NameCollisions`).
@@ -46,16 +46,7 @@ extension EpisodeQueue {
                 return DownloadRequest(
                     id: Self.downloadID(ofEpisode: row.id), url: row.url!, destination: .named(folder: folder, stem: stems[row.id] ?? "untitled"),
                     priority: Self.priority(forPosition: row.position ?? 0), expectedSize: row.length,
-                    expectedMediaType: Self.mediaKind(row.mediaType), userInfo: ["episode": String(row.id)])
+                    expectedMediaType: row.mediaType, userInfo: ["episode": String(row.id)])
             }
-    }
-
-    /// The media kind the engine should insist on: `audio` or `video` when the feed says so
-    /// (a web page in their place is an error page), else nothing.
-    static func mediaKind(_ type: String?) -> String? {
-        guard let type = type?.lowercased() else { return nil }
-        if type.hasPrefix("audio/") { return "audio" }
-        if type.hasPrefix("video/") { return "video" }
-        return nil
     }
 }

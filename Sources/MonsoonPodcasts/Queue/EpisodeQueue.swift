@@ -72,19 +72,38 @@ public final class EpisodeQueue {
         }
     }
 
-    /// Takes an episode out of the queue (its download, if any, is the caller's to remove).
-    public func remove(_ id: Int) throws {
+    /// Takes episodes out of the queue (their downloads, if any, are the caller's to remove).
+    /// - Throws: `LibraryError.notFound` when one is not queued; then nothing changes.
+    public func remove(_ ids: [Int]) throws {
         try database.write {
-            guard try database.scalarInt("SELECT 1 FROM episodes WHERE id = ? AND queue_position IS NOT NULL", id) != nil else {
-                throw LibraryError.notFound("episode \(id) is not in the queue")
+            for id in ids where try database.scalarInt("SELECT 1 FROM episodes WHERE id = ? AND queue_position IS NOT NULL", id) == nil {
+                throw LibraryError.notFound("episode \(id) is not in the queue; list it with 'monsoon queue'")
             }
-            try database.run("""
-                UPDATE episodes SET queue_position = NULL,
-                    download_state = CASE WHEN download_state IN ('queued', 'downloading', 'paused', 'failed') THEN 'none' ELSE download_state END,
-                    download_error = NULL
-                WHERE id = ?
-                """, id)
+            for id in ids {
+                try database.run("""
+                    UPDATE episodes SET queue_position = NULL,
+                        download_state = CASE WHEN download_state IN ('queued', 'downloading', 'paused', 'failed') THEN 'none' ELSE download_state END,
+                        download_error = NULL
+                    WHERE id = ?
+                    """, id)
+            }
         }
+    }
+
+    /// The episode's download was removed from the engine (`monsoon remove 42`): a
+    /// downloaded episode stays downloaded unless its file went too; any other leaves the
+    /// queue. Call `reconcile(episode:)` before the removal, while the download still says
+    /// where it stands.
+    public func downloadRemoved(episode id: Int, fileDeleted: Bool) throws {
+        try database.run("""
+            UPDATE episodes SET
+                queue_position = CASE WHEN download_state = 'downloaded' THEN queue_position ELSE NULL END,
+                file_name = CASE WHEN download_state = 'downloaded' AND NOT ?2 THEN file_name ELSE NULL END,
+                bytes_on_disk = CASE WHEN download_state = 'downloaded' AND NOT ?2 THEN bytes_on_disk ELSE 0 END,
+                download_state = CASE WHEN download_state = 'downloaded' AND NOT ?2 THEN 'downloaded' ELSE 'none' END,
+                download_error = NULL
+            WHERE id = ?1
+            """, id, fileDeleted)
     }
 
     private func queuedIDs() throws -> [Int] {

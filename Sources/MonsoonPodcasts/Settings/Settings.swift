@@ -76,8 +76,9 @@ public enum SettingKey: String, CaseIterable, Sendable {
             guard !value.isEmpty, !value.contains(where: { $0.isNewline }) else { throw bad() }
             return value
         case .diskReserve:
-            guard let bytes = ByteCount.parse(value) else { throw bad() }
-            return ByteCount.format(bytes).replacingOccurrences(of: " ", with: "")
+            guard ByteCount.parse(value) != nil else { throw bad() }
+            return value   // as given: a rounded form would change the size
+
         }
     }
 
