@@ -116,6 +116,8 @@ final class GetReporter: Sendable {
                 state.rows[id]?.removed = true
                 emitLine(&state, "monsoon: \(id.rawValue) removed", toErrors: true)
                 if live { draw(&state) }
+            case .attempt:
+                break
             }
         }
     }

@@ -14,6 +14,8 @@ struct DownloadRecord {
     /// The file the download ends in, once known.
     var filePath: String?
     var resume: ResumeState?
+    /// Where the bytes came from, after redirects (set when the body starts).
+    var finalURL: String?
     var transfer: Transfer?
     /// The file is being flushed and renamed into place.
     var placing = false
@@ -36,6 +38,7 @@ struct DownloadRecord {
 
     func snapshot() -> Download {
         Download(request: request, status: status, bytes: bytes, total: total, lastError: lastError,
-                 filePath: filePath, attempts: counters.attempts, retryAt: retryAt)
+                 filePath: filePath, attempts: counters.attempts, retryAt: retryAt,
+                 finalURL: finalURL, etag: resume?.etag, lastModified: resume?.lastModified)
     }
 }

@@ -12,8 +12,25 @@ extension EngineLoop {
             // A transfer stopped by pause or remove is no longer the record's: ignore it.
             guard records[id]?.transfer === transfer else { return }
             releaseSlot(id)
+            let host = records[id]?.host ?? ""
             finishDownload(id, transfer, code: code)
+            report(id, host: host, transfer, code: code)
         }
+    }
+
+    /// What the attempt came to, for run reports (only built when someone listens).
+    private func report(_ id: DownloadID, host: String, _ transfer: Transfer, code: CURLcode) {
+        guard hub.hasSubscribers else { return }
+        let written: Int
+        if case .file = transfer.sink { written = transfer.bytesThisAttempt } else { written = 0 }
+        let firstByte = transfer.easy.offset(CURLINFO_STARTTRANSFER_TIME_T)
+        var error: DownloadError?
+        if let record = records[id], record.status != .completed && !record.placing { error = record.lastError }
+        emit(.attempt(AttemptReport(
+            id: id, host: host, status: transfer.head.status, bytes: written, resumedFrom: transfer.plan.offset,
+            timeToFirstByte: transfer.head.status > 0 && firstByte > 0 ? Double(firstByte) / 1_000_000 : nil,
+            duration: Double(transfer.easy.offset(CURLINFO_TOTAL_TIME_T)) / 1_000_000,
+            newConnections: transfer.easy.long(CURLINFO_NUM_CONNECTS), error: error)))
     }
 
     private func finishDownload(_ id: DownloadID, _ transfer: Transfer, code: CURLcode) {

@@ -50,6 +50,7 @@ extension EngineLoop {
         transfer.partPath = record.filePath.map(PartFile.path(for:))
         transfer.fileSize = plan.offset
         transfer.total = record.resume?.total
+        transfer.maxFileBytes = configuration.maxFileBytes ?? Int.max
         transfer.decide = { [unowned self] transfer in self.decideBody(transfer) }
         guard multi.add(transfer.easy) else {
             records[id] = record
@@ -127,6 +128,12 @@ extension EngineLoop {
                 }
             }
             guard let path = record.filePath else { transfer.sink = .aborted; return }
+            if let total, total > transfer.maxFileBytes {
+                transfer.abortError = DownloadError(.tooLarge, "the file is \(ByteCount.format(total)), larger than the \(ByteCount.format(transfer.maxFileBytes)) limit")
+                transfer.sink = .aborted
+                records[id] = record
+                return
+            }
             let partPath = PartFile.path(for: path)
             if let total, let free = FileSystem.freeSpace(at: FileSystem.nearestExistingFolder((path as NSString).deletingLastPathComponent)),
                free < (total - offset) + configuration.diskReserve {
@@ -145,6 +152,7 @@ extension EngineLoop {
                 record.checkpoint = 0
             }
             record.resume = state
+            record.finalURL = transfer.easy.string(CURLINFO_EFFECTIVE_URL)
             record.total = total
             record.bytes = offset
             records[id] = record

@@ -40,6 +40,8 @@ final class Transfer {
     var bytesThisAttempt = 0
     /// Where the next early writeback starts.
     var writebackStart = 0
+    /// The largest file a download may make (`EngineConfiguration.maxFileBytes`).
+    var maxFileBytes = Int.max
     /// The length last sent to be flushed for a checkpoint, and when.
     var checkpointRequested = 0
     var checkpointRequestedAt = Date()
@@ -110,6 +112,15 @@ final class Transfer {
         easy.setLong(CURLOPT_SSL_VERIFYPEER, 1)
         easy.setLong(CURLOPT_SSL_VERIFYHOST, 2)
         if let bundle = configuration.caBundlePath { easy.setString(CURLOPT_CAINFO, bundle) }
+        if let proxy = configuration.proxy { easy.setString(CURLOPT_PROXY, proxy) }
+        switch configuration.ipVersion {
+        case .any: break
+        case .v4: easy.setLong(CURLOPT_IPRESOLVE, Int(CURL_IPRESOLVE_V4))
+        case .v6: easy.setLong(CURLOPT_IPRESOLVE, Int(CURL_IPRESOLVE_V6))
+        }
+        if let rate = configuration.maxBytesPerSecond, case .download = purpose {
+            easy.setOffset(CURLOPT_MAX_RECV_SPEED_LARGE, max(1, rate / max(1, configuration.maxConcurrentDownloads)))
+        }
         easy.setLong(CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout * 1000))
         easy.setLong(CURLOPT_LOW_SPEED_LIMIT, configuration.stallBytesPerSecond)
         easy.setLong(CURLOPT_LOW_SPEED_TIME, configuration.stallSeconds)
@@ -155,6 +166,12 @@ final class Transfer {
         }
         switch sink {
         case .file:
+            if fileSize + count > maxFileBytes {
+                // A stream that never ends, or a file over the caller's limit.
+                abortError = DownloadError(.tooLarge, "the file is larger than the \(ByteCount.format(maxFileBytes)) limit; stopped at \(ByteCount.format(fileSize))")
+                sink = .aborted
+                return 0
+            }
             var written = 0
             while written < count {
                 let result = write(fd, data + written, count - written)

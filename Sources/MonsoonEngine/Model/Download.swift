@@ -16,6 +16,11 @@ public struct Download: Sendable, Equatable {
     public var attempts: Int
     /// When the next attempt may start, while `waitingToRetry`.
     public var retryAt: Date?
+    /// The URL the bytes came from, after redirects, once a body started.
+    public var finalURL: String?
+    /// The validators of the bytes on disk (or being written), as the server sent them.
+    public var etag: String?
+    public var lastModified: String?
 
     public var id: DownloadID { request.id }
 

@@ -28,6 +28,21 @@ public struct EngineConfiguration: Sendable, Equatable {
     public var caBundlePath: String? = nil
     /// Which downloads of a shared, persistent queue this engine starts.
     public var scope: QueueScope = .wholeQueue
+    /// The largest file a download may make; a larger one (or a stream that never ends)
+    /// fails with `.tooLarge`. Nil: no limit.
+    public var maxFileBytes: Int? = nil
+    /// The most body bytes a second over all downloads, split evenly between the
+    /// `maxConcurrentDownloads` slots (so fewer running transfers stay below it). Nil: no limit.
+    public var maxBytesPerSecond: Int? = nil
+    /// A proxy for every request (`http://`, `https://`, `socks5://` …); nil: curl's default,
+    /// which reads `http_proxy`, `https_proxy` and `no_proxy` from the environment.
+    public var proxy: String? = nil
+    /// Which IP version to connect with.
+    public var ipVersion: IPVersion = .any
+
+    public enum IPVersion: Sendable, Equatable {
+        case any, v4, v6
+    }
 
     public init() {}
 }

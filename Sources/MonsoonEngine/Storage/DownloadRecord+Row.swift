@@ -26,6 +26,7 @@ extension DownloadRecord {
         total = row.optionalInt(18)
         checkpoint = row.int(19)
         filePath = row.text(20)
+        finalURL = row.text(26)
         if let resumeURL = row.text(21) {
             resume = ResumeState(url: resumeURL, etag: row.text(22), lastModified: row.text(23), total: row.optionalInt(24))
         }

@@ -60,6 +60,8 @@ public final class DownloadStore {
             """),
         // A name chosen by the caller, its extension by the response (`Destination.named`).
         .init(version: 2, sql: "ALTER TABLE downloads ADD COLUMN file_stem TEXT"),
+        // Where the bytes came from after redirects (for manifests).
+        .init(version: 3, sql: "ALTER TABLE downloads ADD COLUMN final_url TEXT"),
     ])
 
     /// The newest schema version this build knows.
@@ -85,7 +87,7 @@ public final class DownloadStore {
     private static let columns = """
         seq, id, url, destination_kind, destination, priority, expected_size, expected_type, headers, user_info,
         status, attempts, backoff_level, retry_at, error_code, error_message, error_status, bytes, total, checkpoint,
-        file_path, resume_url, etag, last_modified, resume_total, file_stem
+        file_path, resume_url, etag, last_modified, resume_total, file_stem, final_url
         """
 
     /// Every download, in enqueue order.
@@ -281,10 +283,10 @@ public final class DownloadStore {
         let statement = try database.statement(Self.updateKey, """
             UPDATE downloads SET priority = ?2, status = ?3, attempts = ?4, backoff_level = ?5, retry_at = ?6,
                 error_code = ?7, error_message = ?8, error_status = ?9, bytes = ?10, total = ?11, checkpoint = ?12,
-                file_path = ?13, resume_url = ?14, etag = ?15, last_modified = ?16, resume_total = ?17, updated = ?18
+                file_path = ?13, resume_url = ?14, etag = ?15, last_modified = ?16, resume_total = ?17, updated = ?18, final_url = ?19
             WHERE id = ?1
             """)
-        try statement.bind(record.updateValues + [Date()])
+        try statement.bind(record.updateValues + [Date(), record.finalURL])
         while try statement.step() {}
     }
 
