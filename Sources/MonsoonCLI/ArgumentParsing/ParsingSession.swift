@@ -108,7 +108,8 @@ struct ParsingSession {
                 break
             }
 
-            if Self.looksLikeOption(word) {
+            // "-4" is a number, unless the command declares it as an option (curl's -4 and -6).
+            if Self.looksLikeOption(word) || (word.count == 2 && recognizes(word, definition)) {
                 // An option this command doesn't know may belong to the default subcommand.
                 if let fallback = configuration.defaultSubcommand, !recognizes(word, definition) {
                     try finish(definition, positionals: positionals, &values)

@@ -125,7 +125,7 @@ extension Get {
     /// The process that ran the queue is gone: run this command's unfinished downloads here.
     /// `retried`: downloads handed over to be retried, whose command the runner may not have taken.
     private func takeOver(_ reporter: GetReporter, home: Home, retried: Set<DownloadID>, context: CommandContext) async throws -> Int32 {
-        let manager = try QueueRun.openManager(home, configuration: transfer.configuration(scope: .claimedOnly, home: home, jobs: 4))
+        let manager = try QueueRun.openManager(home, configuration: transfer.configuration(scope: .claimedOnly, home: home, context: context, jobs: 4))
         let session = QueueRun(manager, context: context, global: global)
         do {
             try await manager.claim(reporter.unsettled)

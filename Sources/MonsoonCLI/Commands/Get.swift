@@ -74,7 +74,7 @@ struct Get: RunnableCommand {
         }
         defer { withExtendedLifetime(lock) {} }
 
-        let manager = try QueueRun.openManager(home, configuration: transfer.configuration(scope: .claimedOnly, home: home, jobs: 4))
+        let manager = try QueueRun.openManager(home, configuration: transfer.configuration(scope: .claimedOnly, home: home, context: context, jobs: 4))
         let session = QueueRun(manager, context: context, global: global)
         do {
             var plan = Plan()

@@ -38,7 +38,7 @@ struct RunQueue: RunnableCommand {
         let episodes = try EpisodeSession.open(global, context: context)
         try episodes.sync(root: try episodes.downloadRoot(out, context: context))
 
-        var configuration = try transfer.configuration(scope: .wholeQueue, home: home)
+        var configuration = try transfer.configuration(scope: .wholeQueue, home: home, context: context)
         let space = try spacePlan(episodes.store, reserve: configuration.diskReserve)
         if let space, !space.fitsWhole {
             configuration.scope = .claimedOnly

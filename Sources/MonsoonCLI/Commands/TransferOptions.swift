@@ -16,18 +16,49 @@ struct TransferOptions: ParsableArguments {
     @Option(name: .customLong("min-free"), help: "Free space to leave on the disk: a download that would eat into it does not start (default: the setting disk-reserve, 64MiB).", valueName: "size")
     var minFree: ByteSize?
 
+    @Option(name: .customLong("limit-rate"), help: "The most bytes a second over all downloads (like 2M).", valueName: "speed")
+    var limitRate: ByteSize?
+
+    @Option(name: .long, help: "A proxy for every request (http://, https:// or socks5://HOST:PORT; default: $http_proxy, $https_proxy, $no_proxy).", valueName: "url")
+    var proxy: String?
+
+    @Flag(name: .customShort("4"), help: "Connect over IPv4 only.")
+    var ipv4 = false
+
+    @Flag(name: .customShort("6"), help: "Connect over IPv6 only.")
+    var ipv6 = false
+
+    @Option(name: .customLong("user-agent"), help: "The User-Agent header (default: the setting user-agent, Monsoon/VERSION).", valueName: "text")
+    var userAgent: String?
+
+    @Option(name: .long, help: "Trust the certificate authorities in FILE (PEM) instead of the system's.", valueName: "file")
+    var cacert: String?
+
+    @Option(name: .customLong("connect-timeout"), help: "Seconds allowed to connect (default: 30).", valueName: "seconds")
+    var connectTimeout: Double?
+
     init() {}
 
     mutating func validate() throws {
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1.") }
         if let retries, retries < 0 { throw ValidationError("--retries must be 0 or more.") }
         if let perHost, perHost < 1 { throw ValidationError("--per-host must be at least 1.") }
+        if let limitRate, limitRate.bytes < 1 { throw ValidationError("--limit-rate must be at least 1 byte a second.") }
+        if ipv4 && ipv6 { throw ValidationError("-4 and -6 cannot be used together: choose one.") }
+        if let connectTimeout, !(connectTimeout > 0) { throw ValidationError("--connect-timeout must be more than 0 seconds.") }
+        if let userAgent, userAgent.isEmpty || userAgent.contains(where: \.isNewline) { throw ValidationError("--user-agent must be one non-empty line.") }
+        if let proxy {
+            let scheme = URL(string: proxy)?.scheme?.lowercased() ?? ""
+            guard ["http", "https", "socks4", "socks4a", "socks5", "socks5h"].contains(scheme), URL(string: proxy)?.host?.isEmpty == false else {
+                throw ValidationError("'\(proxy)' is not a proxy URL; give one like http://proxy.example:3128 or socks5://127.0.0.1:1080.")
+            }
+        }
     }
 
     /// The engine's settings: these options, else the home's settings.
     /// - Parameter jobs: the number of downloads at once when `-j` is not given (nil: the
     ///   setting `concurrency`).
-    func configuration(scope: QueueScope, home: Home, jobs defaultJobs: Int? = nil) throws -> EngineConfiguration {
+    func configuration(scope: QueueScope, home: Home, context: CommandContext, jobs defaultJobs: Int? = nil) throws -> EngineConfiguration {
         let settings = try home.openSettings()
         var configuration = EngineConfiguration()
         do {
@@ -36,9 +67,20 @@ struct TransferOptions: ParsableArguments {
             configuration.maxDownloadsPerHost = try perHost ?? settings.perHost()
             configuration.retry.maxRetries = try retries ?? settings.retries()
             configuration.diskReserve = try minFree?.bytes ?? settings.diskReserve()
-            configuration.userAgent = try settings.userAgent() ?? "Monsoon/\(MonsoonCLI.version)"
+            configuration.userAgent = try userAgent ?? settings.userAgent() ?? "Monsoon/\(MonsoonCLI.version)"
         } catch {
             throw CLIError(message: "cannot read the settings: \(error)")
+        }
+        configuration.maxBytesPerSecond = limitRate?.bytes
+        configuration.proxy = proxy
+        configuration.ipVersion = ipv4 ? .v4 : ipv6 ? .v6 : .any
+        if let connectTimeout { configuration.connectTimeout = connectTimeout }
+        if let cacert {
+            let path = context.absolutePath(cacert)
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw CLIError.usage("cannot read the CA file \(path) given with --cacert")
+            }
+            configuration.caBundlePath = path
         }
         return configuration
     }
