@@ -41,8 +41,16 @@ let package = Package(
             providers: [.apt(["libxml2-dev"])]
         ),
 
+        // OpenSSL's libcrypto, for the SHA-256 of archived files (libcurl links it already).
+        .systemLibrary(
+            name: "CCrypto",
+            path: "CCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+
         // The podcast core: feeds, episodes, the library. Uses the engine and the store.
-        .target(name: "MonsoonPodcasts", dependencies: ["MonsoonEngine", "MonsoonStore", "CLibXML2"]),
+        .target(name: "MonsoonPodcasts", dependencies: ["MonsoonEngine", "MonsoonStore", "CLibXML2", "CCrypto"]),
         .executableTarget(name: "monsoon-feed-bench", dependencies: ["MonsoonPodcasts"], path: "Benchmarks/FeedBenchmark"),
 
         // The command-line tool: commands live in a library so tests can run them in-process.

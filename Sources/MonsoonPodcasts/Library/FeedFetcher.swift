@@ -12,6 +12,8 @@ struct FeedFetcher: Sendable {
     /// Retry a host that cannot be reached; false for a fetch the user waits for (subscribing,
     /// inspecting), which then fails at once with the reason.
     var retriesConnectionFailures = true
+    /// Keep the first page's bytes in `Loaded.first.data` (for an archive's feed snapshot).
+    var keepsDocument = false
 
     /// One fetched document.
     struct Document: Sendable {
@@ -81,7 +83,7 @@ struct FeedFetcher: Sendable {
     func load(_ url: URL, etag: String? = nil, lastModified: String? = nil, followPages: Bool, maxPages: Int = 100) async throws(FeedError) -> Loaded? {
         guard case .document(var first) = try await fetch(url, etag: etag, lastModified: lastModified) else { return nil }
         var feed = try FeedParser.parse(first.data, url: first.finalURL, limits: limits, mediaType: first.mediaType)
-        first.data = Data()   // parsed: the bytes are not kept
+        if !keepsDocument { first.data = Data() }   // parsed: the bytes are not kept
         var loaded = Loaded(feed: feed, first: first, pages: 1)
         guard followPages, feed.nextPageURL != nil else { return loaded }
         var seen: Set<String> = [url.absoluteString, first.finalURL.absoluteString]

@@ -27,6 +27,15 @@ enum LibrarySchema {
             );
             CREATE INDEX episodes_by_podcast ON episodes (podcast_id, feed_order);
             """),
+        // The archive's ledger and manifest: when an episode was first downloaded (kept when
+        // its file is deleted), and what the file was.
+        .init(version: 2, sql: """
+            ALTER TABLE episodes ADD COLUMN archived_at REAL;
+            ALTER TABLE episodes ADD COLUMN sha256 TEXT;
+            ALTER TABLE episodes ADD COLUMN final_url TEXT;
+            ALTER TABLE episodes ADD COLUMN etag TEXT;
+            ALTER TABLE episodes ADD COLUMN last_modified TEXT;
+            """),
     ])
 }
 

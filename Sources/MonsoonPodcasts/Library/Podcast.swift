@@ -77,6 +77,8 @@ public struct RefreshSummary: Sendable, Equatable {
     public var pages: Int = 0
     /// The new feed URL, when a permanent redirect or `itunes:new-feed-url` moved it.
     public var movedTo: URL?
+    /// The feed's document (first page) as fetched, when the library keeps them.
+    public var document: Data?
     /// A later page of a paged feed could not be read (the message names the page, redacted, and
     /// why). The episodes of the pages before it were stored; the error is the podcast's last
     /// error, and the next refresh reads the whole feed again.

@@ -9,7 +9,14 @@ import MonsoonStore
 ///   one engine; only the writes come back here, one transaction per feed.
 public final class PodcastLibrary {
     let database: Database
-    let fetcher: FeedFetcher
+    var fetcher: FeedFetcher
+
+    /// Keep each feed's document as fetched in `RefreshSummary.document` (the first page),
+    /// for an archive's snapshot of it.
+    public var keepsFeedDocuments: Bool {
+        get { fetcher.keepsDocument }
+        set { fetcher.keepsDocument = newValue }
+    }
 
     /// Opens the library in `database` (creating its tables), fetching through `manager`.
     public init(database: Database, manager: DownloadManager, limits: FeedLimits = FeedLimits()) throws {
@@ -215,6 +222,7 @@ public final class PodcastLibrary {
     private func store(_ loaded: FeedFetcher.Loaded, podcastID: Int, feedURL: URL) throws -> RefreshSummary {
         let feed = loaded.feed
         var summary = RefreshSummary(podcastID: podcastID, duplicates: feed.duplicateCount, pages: loaded.pages, pageError: loaded.pageError)
+        if !loaded.first.data.isEmpty { summary.document = loaded.first.data }
         // After a page failed, the validators are not kept: a conditional refresh of the unchanged
         // first page would be answered 304 and never try the failed page again.
         let complete = loaded.pageError == nil

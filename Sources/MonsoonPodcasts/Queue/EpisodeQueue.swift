@@ -159,7 +159,13 @@ public final class EpisodeQueue {
                     download_error = CASE WHEN d.status IN ('failed', 'waitingToRetry') THEN d.error_message ELSE NULL END,
                     file_name = coalesce(d.file_path, episodes.file_name),
                     bytes_on_disk = CASE WHEN d.status = 'completed' THEN d.bytes ELSE episodes.bytes_on_disk END,
-                    queue_position = CASE WHEN d.status = 'completed' THEN NULL ELSE episodes.queue_position END
+                    queue_position = CASE WHEN d.status = 'completed' THEN NULL ELSE episodes.queue_position END,
+                    archived_at = CASE WHEN d.status = 'completed' THEN coalesce(episodes.archived_at, d.updated) ELSE episodes.archived_at END,
+                    final_url = CASE WHEN d.status = 'completed' THEN d.final_url ELSE episodes.final_url END,
+                    etag = CASE WHEN d.status = 'completed' THEN d.etag ELSE episodes.etag END,
+                    last_modified = CASE WHEN d.status = 'completed' THEN d.last_modified ELSE episodes.last_modified END,
+                    sha256 = CASE WHEN d.status = 'completed' AND episodes.download_state = 'downloaded' AND episodes.file_name IS d.file_path
+                        THEN episodes.sha256 ELSE NULL END
                 FROM downloads d WHERE d.id = 'e' || episodes.id\(filter)
                 """)
         }

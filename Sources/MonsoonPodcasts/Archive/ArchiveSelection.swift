@@ -1,0 +1,99 @@
+import Foundation
+
+/// Which episodes of a feed an archive run downloads: a pure decision over the episodes
+/// and the ledger (what was downloaded once, whatever became of the file since).
+public struct ArchiveSelection: Sendable, Equatable {
+    /// An episode as the selection sees it.
+    public struct Candidate: Sendable, Equatable {
+        public var id: Int
+        public var title: String
+        public var published: Date?
+        /// Place in the feed (0 is the first item), the order among equal dates.
+        public var feedOrder: Int
+        public var hasEnclosure: Bool
+        /// Downloaded once (the ledger): never fetched again, unless its file is missing and
+        /// `refetchMissing` says so.
+        public var archived: Bool
+        public var fileMissing: Bool
+
+        public init(id: Int, title: String, published: Date?, feedOrder: Int, hasEnclosure: Bool, archived: Bool, fileMissing: Bool) {
+            self.id = id
+            self.title = title
+            self.published = published
+            self.feedOrder = feedOrder
+            self.hasEnclosure = hasEnclosure
+            self.archived = archived
+            self.fileMissing = fileMissing
+        }
+    }
+
+    /// What to download, in order.
+    public var chosen: [Int] = []
+    /// Left out because they were downloaded before.
+    public var alreadyArchived: [Int] = []
+    /// Left out by the filters (dates, patterns, the limit) or for having no media file.
+    public var filteredOut = 0
+
+    /// - Parameters:
+    ///   - since, until: publish days (UTC) to keep, both included; an undated episode is
+    ///     kept only when neither is given.
+    ///   - match, exclude: regular expressions on the title, case-insensitive.
+    public init(_ candidates: [Candidate], since: Date? = nil, until: Date? = nil, match: String? = nil, exclude: String? = nil,
+                limit: Int? = nil, newestFirst: Bool = false, refetchMissing: Bool = false) throws(ArchiveSelectionError) {
+        let matcher = try Self.regex(match, option: "--match")
+        let excluder = try Self.regex(exclude, option: "--exclude")
+        // Oldest first (undated at the end), the feed's own order among equals.
+        var ordered = candidates.sorted { a, b in
+            switch (a.published, b.published) {
+            case let (x?, y?) where x != y: return x < y
+            case (.some, nil): return true
+            case (nil, .some): return false
+            default: return a.feedOrder > b.feedOrder   // feeds list newest first
+            }
+        }
+        if newestFirst { ordered.reverse() }
+        for candidate in ordered {
+            guard candidate.hasEnclosure, Self.keeps(candidate, since: since, until: until, matcher: matcher, excluder: excluder) else {
+                filteredOut += 1
+                continue
+            }
+            if candidate.archived && !(refetchMissing && candidate.fileMissing) {
+                alreadyArchived.append(candidate.id)
+                continue
+            }
+            if let limit, chosen.count >= limit {
+                filteredOut += 1
+                continue
+            }
+            chosen.append(candidate.id)
+        }
+    }
+
+    private static func keeps(_ candidate: Candidate, since: Date?, until: Date?, matcher: NSRegularExpression?, excluder: NSRegularExpression?) -> Bool {
+        if since != nil || until != nil {
+            guard let published = candidate.published else { return false }
+            if let since, published < since { return false }
+            if let until, published >= until.addingTimeInterval(86_400) { return false }
+        }
+        let range = NSRange(candidate.title.startIndex..., in: candidate.title)
+        if let matcher, matcher.firstMatch(in: candidate.title, range: range) == nil { return false }
+        if let excluder, excluder.firstMatch(in: candidate.title, range: range) != nil { return false }
+        return true
+    }
+
+    private static func regex(_ pattern: String?, option: String) throws(ArchiveSelectionError) -> NSRegularExpression? {
+        guard let pattern else { return nil }
+        do {
+            return try NSRegularExpression(pattern: pattern, options: [.caseInsensitive])
+        } catch {
+            throw ArchiveSelectionError("'\(pattern)' given to \(option) is not a regular expression; check its brackets and escapes")
+        }
+    }
+}
+
+/// A selection that cannot be made, with what to do about it.
+public struct ArchiveSelectionError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

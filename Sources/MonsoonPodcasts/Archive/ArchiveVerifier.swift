@@ -1,0 +1,69 @@
+import Foundation
+
+/// `monsoon verify`: re-hashes an archive's files against their manifests.
+public enum ArchiveVerifier {
+    public struct Report: Sendable, Equatable {
+        /// The manifests' folders that were checked.
+        public var folders: [String] = []
+        public var checked = 0
+        /// Listed, but not there.
+        public var missing: [String] = []
+        /// There, but another size or SHA-256 than listed.
+        public var changed: [String] = []
+        /// There, but listed in no manifest (part files of unfinished downloads aside).
+        public var extra: [String] = []
+
+        public var isClean: Bool { missing.isEmpty && changed.isEmpty && extra.isEmpty }
+    }
+
+    /// Verifies `directory`: one podcast's folder (it holds a manifest), or an archive root
+    /// (its folders, at any depth, that hold one).
+    /// - Throws: `EpisodeFileError` when there is no manifest to check, or one is unreadable.
+    public static func verify(_ directory: String) throws -> Report {
+        var report = Report()
+        let folders = manifestFolders(in: directory)
+        guard !folders.isEmpty else {
+            throw EpisodeFileError("no \(Manifest.fileName) in \(directory) or its folders: it is not a Monsoon archive (make one with 'monsoon archive FEED_URL -o \(directory)')")
+        }
+        for folder in folders {
+            let manifest = try Manifest.read(in: folder)
+            report.folders.append(folder)
+            var listed = Set<String>()
+            for entry in manifest.files {
+                let path = (folder as NSString).appendingPathComponent(entry.file)
+                listed.insert(entry.file)
+                report.checked += 1
+                guard let size = EpisodeFiles.size(of: path) else {
+                    report.missing.append(path)
+                    continue
+                }
+                if try size != entry.size || FileDigest.sha256(ofFile: path) != entry.sha256 { report.changed.append(path) }
+            }
+            for file in files(under: folder) where !listed.contains(file) && file != Manifest.fileName && !file.hasSuffix(".part") {
+                // A nested podcast folder's own files are its manifest's business.
+                if folders.contains(where: { $0 != folder && ((folder as NSString).appendingPathComponent(file)).hasPrefix($0 + "/") }) { continue }
+                report.extra.append((folder as NSString).appendingPathComponent(file))
+            }
+        }
+        return report
+    }
+
+    /// `directory` itself when it holds a manifest, else every folder below it that does.
+    static func manifestFolders(in directory: String) -> [String] {
+        let path = (directory as NSString).standardizingPath
+        if FileManager.default.fileExists(atPath: (path as NSString).appendingPathComponent(Manifest.fileName)) { return [path] }
+        return files(under: path).filter { ($0 as NSString).lastPathComponent == Manifest.fileName }
+            .map { (path as NSString).appendingPathComponent(($0 as NSString).deletingLastPathComponent) }.sorted()
+    }
+
+    /// Regular files under `folder`, relative to it, symbolic links not followed.
+    static func files(under folder: String) -> [String] {
+        guard let enumerator = FileManager.default.enumerator(atPath: folder) else { return [] }
+        var found: [String] = []
+        while let name = enumerator.nextObject() as? String {
+            var info = stat()
+            if lstat((folder as NSString).appendingPathComponent(name), &info) == 0, (info.st_mode & S_IFMT) == S_IFREG { found.append(name) }
+        }
+        return found.sorted()
+    }
+}

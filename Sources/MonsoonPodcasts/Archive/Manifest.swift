@@ -1,0 +1,113 @@
+import Foundation
+import MonsoonStore
+
+/// `monsoon-manifest.json`, kept in each podcast folder of an archive: what each file is,
+/// where it came from and its SHA-256, so `monsoon verify` can tell what changed.
+public struct Manifest: Codable, Sendable, Equatable {
+    public static let fileName = "monsoon-manifest.json"
+
+    public struct Entry: Codable, Sendable, Equatable {
+        /// `episode`, `feed` (the feed document as last fetched), `artwork`, `transcript` or `chapters`.
+        public var kind: String
+        /// The file, relative to the manifest's folder.
+        public var file: String
+        public var size: Int
+        public var sha256: String
+        public var guid: String?
+        public var title: String?
+        /// The URL asked for (credentials redacted), and where the bytes came from after redirects.
+        public var sourceURL: String?
+        public var finalURL: String?
+        public var etag: String?
+        public var lastModified: String?
+        /// When it was downloaded (ISO 8601, UTC).
+        public var downloaded: String?
+    }
+
+    public var podcast: String
+    public var feedURL: String
+    public var generated: String
+    public var files: [Entry]
+
+    /// Reads the manifest in `folder`.
+    public static func read(in folder: String) throws -> Manifest {
+        let path = (folder as NSString).appendingPathComponent(fileName)
+        guard let data = FileManager.default.contents(atPath: path) else { throw EpisodeFileError("cannot read \(path)") }
+        do {
+            return try JSONDecoder().decode(Manifest.self, from: data)
+        } catch {
+            throw EpisodeFileError("\(path) is not a Monsoon manifest (it cannot be read as one); write it again with 'monsoon archive'")
+        }
+    }
+
+    /// Writes it to `folder` atomically (a reader never sees half a manifest).
+    public func write(in folder: String) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let path = (folder as NSString).appendingPathComponent(Self.fileName)
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try encoder.encode(self).write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            throw EpisodeFileError("cannot write \(path): \((error as NSError).localizedFailureReason ?? "the folder is not writable")")
+        }
+    }
+
+    static func timestamp(_ date: Date) -> String {
+        var time = time_t(date.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+    }
+}
+
+extension EpisodeFiles {
+    /// An extra file of an archived podcast (feed snapshot, artwork, transcript, chapters).
+    public struct Extra: Sendable, Equatable {
+        public var path: String
+        public var kind: String
+        public var sourceURL: String?
+        public init(path: String, kind: String, sourceURL: String?) {
+            self.path = path
+            self.kind = kind
+            self.sourceURL = sourceURL
+        }
+    }
+
+    /// The manifest of `podcast`'s files under `folder`: its downloaded episodes whose file
+    /// is there, and `extras`. Files not hashed yet are hashed now (and the hash kept).
+    public func manifest(podcast: Int, folder: String, extras: [Extra]) throws -> Manifest {
+        let prefix = folder.hasSuffix("/") ? folder : folder + "/"
+        let rows = try database.statement("""
+            SELECT e.id, e.guid, e.title, e.file_name, e.enclosure_url, e.final_url, e.etag, e.last_modified, e.archived_at, e.sha256,
+                   coalesce(p.title, p.feed_url), p.feed_url
+            FROM episodes e JOIN podcasts p ON p.id = e.podcast_id
+            WHERE e.podcast_id = ? AND e.download_state = 'downloaded' AND e.file_name IS NOT NULL
+            ORDER BY e.published IS NULL, e.published, e.id
+            """).query([podcast]) { row in
+            (id: row.int(0), guid: row.text(1), title: row.text(2), path: row.text(3) ?? "", source: row.text(4), final: row.text(5),
+             etag: row.text(6), lastModified: row.text(7), archived: row.date(8), sha: row.text(9), podcast: row.text(10) ?? "", feed: row.text(11) ?? "")
+        }
+        var entries: [Manifest.Entry] = []
+        for row in rows where row.path.hasPrefix(prefix) {
+            guard let size = Self.size(of: row.path) else { continue }   // moved away or deleted: not in the folder
+            var sha = row.sha
+            if sha == nil {
+                sha = try FileDigest.sha256(ofFile: row.path)
+                try database.run("UPDATE episodes SET sha256 = ? WHERE id = ?", sha, row.id)
+            }
+            entries.append(Manifest.Entry(
+                kind: "episode", file: String(row.path.dropFirst(prefix.count)), size: size, sha256: sha ?? "", guid: row.guid, title: row.title,
+                sourceURL: row.source.map(Redaction.redact), finalURL: row.final.map(Redaction.redact), etag: row.etag,
+                lastModified: row.lastModified, downloaded: row.archived.map(Manifest.timestamp)))
+        }
+        for extra in extras where extra.path.hasPrefix(prefix) {
+            guard let size = Self.size(of: extra.path) else { continue }
+            entries.append(Manifest.Entry(kind: extra.kind, file: String(extra.path.dropFirst(prefix.count)), size: size,
+                                          sha256: try FileDigest.sha256(ofFile: extra.path), sourceURL: extra.sourceURL.map(Redaction.redact)))
+        }
+        let names = try database.statement("SELECT coalesce(title, feed_url), feed_url FROM podcasts WHERE id = ?").first([podcast]) { ($0.text(0) ?? "", $0.text(1) ?? "") }
+        return Manifest(podcast: names?.0 ?? "", feedURL: Redaction.redact(names?.1 ?? ""), generated: Manifest.timestamp(Date()), files: entries)
+    }
+}
