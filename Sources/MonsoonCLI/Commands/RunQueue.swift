@@ -64,7 +64,9 @@ struct RunQueue: RunnableCommand {
             return writer.finish(status: ExitStatus.success, context: context)
         }
         let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, expected: active)
-        var status = await session.run(reporting: reporter) { download in writer.record(download) }
+        var status = await session.run(reporting: reporter) { event in
+            if case .statusChanged(let download) = event { writer.record(download) }
+        }
         status = writer.finish(status: status, context: context)
         if let space, !space.fitsWhole, status != ExitStatus.interrupted { return ExitStatus.diskFull }
         return status

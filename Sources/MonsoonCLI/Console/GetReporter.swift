@@ -52,20 +52,34 @@ final class GetReporter: Sendable {
         var diskFull = false
     }
 
+    /// How events are written when they are not drawn live.
+    enum Style: Sendable {
+        /// `get` and `download`: a finished file as `PATH<TAB>BYTES` on standard output,
+        /// everything else on standard error.
+        case files
+        /// `archive` and `sync`: one line per event on standard output (started, finished,
+        /// retrying, failed, paused, removed).
+        case events
+        /// `--json`: one JSON object per event on standard output, never a live view.
+        case json
+    }
+
     private let context: CommandContext
     private let quiet: Bool
     private let verbose: Bool
+    private let style: Style
     private let state: Locked<State>
     private let live: Bool
 
     /// - Parameter expected: how many downloads the summary counts (`N of expected`); a
     ///   run that answers for every download adds those handed to it as they come.
-    init(context: CommandContext, quiet: Bool, verbose: Bool, expected: Int) {
+    init(context: CommandContext, quiet: Bool, verbose: Bool, expected: Int, style: Style = .files) {
         self.context = context
         self.quiet = quiet
         self.verbose = verbose
+        self.style = style
         state = Locked(State(expected: expected))
-        live = context.isTerminal && !quiet
+        live = context.isTerminal && !quiet && style != .json
     }
 
     /// From now on, only these downloads count and are shown (a `get`'s own). Call it
@@ -114,7 +128,7 @@ final class GetReporter: Sendable {
             case .removed(let id):
                 guard state.own?.contains(id) ?? true, state.rows[id]?.removed == false else { return }
                 state.rows[id]?.removed = true
-                emitLine(&state, "monsoon: \(id.rawValue) removed", toErrors: true)
+                announce(&state, .removed, id: id.rawValue)
                 if live { draw(&state) }
             case .attempt:
                 break
@@ -134,24 +148,22 @@ final class GetReporter: Sendable {
         state.rows[download.id] = row
         guard previous != download.status else { return }
         let id = download.id.rawValue
+        let url = Redaction.redact(download.request.url)
         switch download.status {
         case .completed:
             state.completed += 1
             state.finishedBytes += download.bytes
-            if !quiet {
-                let path = download.filePath ?? row.name
-                emitLine(&state, live ? "✓ \(row.name)  \(ByteCount.format(download.bytes))" : "\(path)\t\(download.bytes)", toErrors: false)
-            }
+            announce(&state, .finished(path: download.filePath ?? row.name, name: row.name, bytes: download.bytes), id: id)
         case .failed:
-            emitLine(&state, "monsoon: \(id) failed: \(Redaction.redact(download.request.url)): \(download.lastError?.message ?? "unknown error")", toErrors: true)
+            announce(&state, .failed(url: url, reason: download.lastError?.message ?? "unknown error"), id: id)
         case .paused:
-            emitLine(&state, "monsoon: \(id) paused from another command", toErrors: true)
-        case .waitingToRetry where !quiet:
+            announce(&state, .paused, id: id)
+        case .waitingToRetry:
             let wait = download.retryAt.map { max(0, Int($0.timeIntervalSinceNow.rounded(.up))) } ?? 0
-            emitLine(&state, "monsoon: \(id) retrying in \(wait) s: \(download.lastError?.message ?? "the attempt failed")", toErrors: true)
-        case .downloading where verbose:
-            emitLine(&state, "monsoon: \(id) started: \(Redaction.redact(download.request.url))", toErrors: true)
-        default:
+            announce(&state, .retrying(url: url, seconds: wait, reason: download.lastError?.message ?? "the attempt failed"), id: id)
+        case .downloading:
+            announce(&state, .started(url: url), id: id)
+        case .queued:
             break
         }
         if live { draw(&state) }
@@ -231,6 +243,65 @@ final class GetReporter: Sendable {
         if tally.failed > 0 || tally.interrupted + tally.notStarted > 0 { return ExitStatus.failure }
         if ownsDownloads && tally.paused + tally.removed > 0 { return ExitStatus.failure }
         return ExitStatus.success
+    }
+
+    // MARK: - Lines
+
+    private enum Announcement {
+        case started(url: String)
+        case finished(path: String, name: String, bytes: Int)
+        case retrying(url: String, seconds: Int, reason: String)
+        case failed(url: String, reason: String)
+        case paused
+        case removed
+    }
+
+    /// Says what happened to download `id`, in the run's style.
+    private func announce(_ state: inout State, _ what: Announcement, id: String) {
+        switch style {
+        case .json:
+            var fields: [(String, String)] = [("id", JSONText.string(id))]
+            let name: String
+            switch what {
+            case .started(let url): name = "started"; fields.append(("url", JSONText.string(url)))
+            case .finished(let path, _, let bytes): name = "finished"; fields += [("path", JSONText.string(path)), ("bytes", String(bytes))]
+            case .retrying(let url, let seconds, let reason):
+                name = "retrying"; fields += [("url", JSONText.string(url)), ("seconds", String(seconds)), ("reason", JSONText.string(reason))]
+            case .failed(let url, let reason): name = "failed"; fields += [("url", JSONText.string(url)), ("reason", JSONText.string(reason))]
+            case .paused: name = "paused"
+            case .removed: name = "removed"
+            }
+            context.output.line(Self.jsonLine(name, fields))
+        case .events where !live:
+            guard !quiet || { if case .failed = what { return true } else { return false } }() else { return }
+            switch what {
+            case .started(let url): context.output.line("started \(id) \(url)")
+            case .finished(let path, _, let bytes): context.output.line("finished \(id) \(path) \(bytes)")
+            case .retrying(_, let seconds, let reason): context.output.line("retrying \(id) in \(seconds) s: \(reason)")
+            case .failed(let url, let reason): context.output.line("failed \(id) \(url): \(reason)")
+            case .paused: context.output.line("paused \(id) from another command")
+            case .removed: context.output.line("removed \(id)")
+            }
+        case .files, .events:
+            switch what {
+            case .started(let url):
+                if verbose { emitLine(&state, "monsoon: \(id) started: \(url)", toErrors: true) }
+            case .finished(let path, let name, let bytes):
+                if !quiet { emitLine(&state, live ? "✓ \(name)  \(ByteCount.format(bytes))" : "\(path)\t\(bytes)", toErrors: false) }
+            case .retrying(_, let seconds, let reason):
+                if !quiet { emitLine(&state, "monsoon: \(id) retrying in \(seconds) s: \(reason)", toErrors: true) }
+            case .failed(let url, let reason): emitLine(&state, "monsoon: \(id) failed: \(url): \(reason)", toErrors: true)
+            case .paused: emitLine(&state, "monsoon: \(id) paused from another command", toErrors: true)
+            case .removed: emitLine(&state, "monsoon: \(id) removed", toErrors: true)
+            }
+        }
+    }
+
+    /// One JSON object on a line: `event` and `time` first, then `fields` (already JSON).
+    static func jsonLine(_ event: String, _ fields: [(String, String)]) -> String {
+        var text = "{\"event\": \(JSONText.string(event)), \"time\": \(LibraryJSON.timestamp(Date()))"
+        for (key, value) in fields { text += ", \(JSONText.string(key)): \(value)" }
+        return text + "}"
     }
 
     // MARK: - Drawing

@@ -67,6 +67,13 @@ struct LibrarySession {
 /// JSON for podcasts, episodes and `inspect`, written by hand so a 5,000-episode
 /// listing costs next to nothing (and keys keep a stable order).
 enum LibraryJSON {
+    /// A moment to the millisecond, as a JSON string (`"2024-01-02T10:00:00.123Z"`).
+    static func timestamp(_ date: Date) -> String {
+        let whole = LibraryJSON.date(date).dropLast()
+        let milliseconds = Int((date.timeIntervalSince1970 * 1000).rounded(.down)) % 1000
+        return whole.dropLast() + "." + String(format: "%03d", milliseconds) + "Z\""
+    }
+
     static func date(_ date: Date?) -> String {
         guard let date else { return "null" }
         var time = time_t(date.timeIntervalSince1970.rounded(.down))

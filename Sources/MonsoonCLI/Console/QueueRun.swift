@@ -21,9 +21,9 @@ struct QueueRun {
     /// download is done) or Ctrl-C, reporting through `reporter`.
     ///
     /// - Returns: the exit status (`GetReporter.exitStatus`), or 130 when interrupted.
-    /// - Parameter onStatusChange: called for each status change, in order, on the task that
-    ///   reads the events (the episodes of `monsoon download` follow their downloads through it).
-    func run(reporting reporter: GetReporter, onStatusChange: (@Sendable (Download) -> Void)? = nil) async -> Int32 {
+    /// - Parameter observe: called with every event, in order, on the task that reads them
+    ///   (episodes follow their downloads, run reports collect attempts, through it).
+    func run(reporting reporter: GetReporter, observe: (@Sendable (DownloadEvent) -> Void)? = nil) async -> Int32 {
         let manager = self.manager
         let context = self.context
         let global = self.global
@@ -32,7 +32,7 @@ struct QueueRun {
             group.addTask {
                 for await event in events {
                     reporter.handle(event)
-                    if let onStatusChange, case .statusChanged(let download) = event { onStatusChange(download) }
+                    observe?(event)
                 }
                 return nil
             }

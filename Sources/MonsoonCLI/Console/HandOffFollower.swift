@@ -1,0 +1,113 @@
+import Foundation
+import MonsoonEngine
+import MonsoonPodcasts
+
+/// A command whose downloads another process runs (`get`, `archive` and `sync` while a
+/// monsoon downloads): follows them through the database to the end, printing as if it
+/// ran them, and takes the queue over if that process ends or is killed first.
+struct HandOffFollower {
+    let global: GlobalOptions
+    let transfer: TransferOptions
+    let home: Home
+    let store: DownloadStore
+    let reporter: GetReporter
+    let context: CommandContext
+    /// Downloads at once after a takeover, when `-j` is not given (nil: the setting).
+    var jobs: Int?
+    /// Sees every event after a takeover (run reports, episode state).
+    var observe: (@Sendable (DownloadEvent) -> Void)? = nil
+
+    /// Follows this command's downloads in the database until each is done, failed,
+    /// paused or removed. When the lock comes free first (the running monsoon ended or was
+    /// killed), takes the queue over and runs what is left here.
+    ///
+    /// Rows are read only once the runner took the commands up to `handedThrough`: before
+    /// that, a download to retry still shows its old end (failed, paused, complete).
+    func follow(handedThrough: Int, retried: Set<DownloadID>) async throws -> Int32 {
+        var lastChange = -1
+        var lastDraw = Date.distantPast
+        var taken = false
+        while true {
+            if context.interruption.isTriggered {
+                return interrupt()
+            }
+            if !HomeLock.isHeld(at: home.lockPath), let lock = try HomeLock(path: home.lockPath, role: .get) {
+                defer { withExtendedLifetime(lock) {} }
+                // The runner ended (or was killed): what it did first, then what is left runs here.
+                if taken { try Self.read(reporter, from: store) }
+                if !reporter.unsettled.isEmpty {
+                    return try await takeOver(retried: retried.filter(reporter.unsettled.contains))
+                }
+            } else {
+                do {
+                    if !taken { taken = try !store.hasPendingCommands(through: handedThrough) }
+                    let change = try store.changeCounter()
+                    if taken && change != lastChange {
+                        lastChange = change
+                        try Self.read(reporter, from: store)
+                    }
+                } catch let error as CLIError {
+                    throw error
+                } catch {
+                    throw CLIError(message: "cannot follow the downloads in the queue: \(error)")
+                }
+            }
+            if reporter.unsettled.isEmpty {
+                reporter.finish(interrupted: false)
+                return reporter.exitStatus()
+            }
+            if Date().timeIntervalSince(lastDraw) >= 0.25 {
+                reporter.redraw()
+                lastDraw = Date()
+            }
+            // Another process's commits cannot wake this one: look a few times a second.
+            try? await Task.sleep(nanoseconds: 100_000_000)   // cancellation only ends the wait early
+        }
+    }
+
+    /// Ctrl-C while following: as if this command ran them, its downloads stop (their parts
+    /// kept) and stay queued, unless the runner is a `monsoon download`, which runs
+    /// everything queued anyway.
+    private func interrupt() -> Int32 {
+        do {
+            for id in reporter.unsettled { try store.post(.release(id, by: getpid())) }
+        } catch {
+            context.error("could not ask the running monsoon to stop this command's downloads: \(error)")
+        }
+        if let holder = HomeLock.holder(at: home.lockPath), holder.role == .download, holder.isAlive {
+            context.error("stopped following: the running 'monsoon download'\(holder.mention) goes on with these downloads; follow them with 'monsoon downloads'")
+        }
+        reporter.finish(interrupted: true)
+        return ExitStatus.interrupted
+    }
+
+    /// Tells the reporter what the store says of its unsettled downloads; a missing one was removed.
+    private static func read(_ reporter: GetReporter, from store: DownloadStore) throws {
+        let unsettled = reporter.unsettled
+        let rows: [Download]
+        do { rows = try store.downloads(withIDs: unsettled) } catch { throw CLIError(message: "cannot follow the downloads in the queue: \(error)") }
+        for download in rows {
+            reporter.handle(.statusChanged(download))
+            reporter.handle(.progress(id: download.id, bytes: download.bytes, total: download.total))
+        }
+        let present = Set(rows.map(\.id))
+        for id in unsettled where !present.contains(id) { reporter.handle(.removed(id)) }
+    }
+
+    /// The process that ran the queue is gone: run this command's unfinished downloads here.
+    /// `retried`: downloads handed over to be retried, whose command the runner may not have taken.
+    private func takeOver(retried: Set<DownloadID>) async throws -> Int32 {
+        let manager = try QueueRun.openManager(home, configuration: transfer.configuration(scope: .claimedOnly, home: home, context: context, jobs: jobs))
+        let session = QueueRun(manager, context: context, global: global)
+        do {
+            try await manager.claim(reporter.unsettled)
+            // Retrying a download that already runs again is a no-op: safe if the runner took it.
+            for id in retried.sorted(by: { $0.rawValue < $1.rawValue }) { try await manager.retry(id) }
+        } catch {
+            await manager.shutdown()
+            throw CLIError(message: "cannot take over the downloads: \(error)")
+        }
+        if global.verbose { context.error("the monsoon that ran the queue has stopped; this command runs its downloads itself") }
+        return await session.run(reporting: reporter, observe: observe)
+    }
+}
