@@ -41,6 +41,8 @@ final class GetReporter: Sendable {
     /// What a run came to, for the summary line and the exit status.
     struct Tally: Equatable {
         var expected = 0
+        /// Bytes of the downloads completed in this run.
+        var bytes = 0
         var completed = 0
         var alreadyThere = 0
         var failed = 0
@@ -68,16 +70,19 @@ final class GetReporter: Sendable {
     private let quiet: Bool
     private let verbose: Bool
     private let style: Style
+    /// Whether `finish` prints the `N of M downloaded` line (`archive` prints its own).
+    private let summarizes: Bool
     private let state: Locked<State>
     private let live: Bool
 
     /// - Parameter expected: how many downloads the summary counts (`N of expected`); a
     ///   run that answers for every download adds those handed to it as they come.
-    init(context: CommandContext, quiet: Bool, verbose: Bool, expected: Int, style: Style = .files) {
+    init(context: CommandContext, quiet: Bool, verbose: Bool, expected: Int, style: Style = .files, summarizes: Bool = true) {
         self.context = context
         self.quiet = quiet
         self.verbose = verbose
         self.style = style
+        self.summarizes = summarizes
         state = Locked(State(expected: expected))
         live = context.isTerminal && !quiet && style != .json
     }
@@ -178,7 +183,7 @@ final class GetReporter: Sendable {
     /// What the run came to so far.
     var tally: Tally {
         state.withLock { state in
-            var tally = Tally(expected: state.expected, alreadyThere: state.alreadyThere, notURLs: state.notURLs)
+            var tally = Tally(expected: state.expected, bytes: state.finishedBytes, alreadyThere: state.alreadyThere, notURLs: state.notURLs)
             for row in state.rows.values {
                 if row.removed { tally.removed += 1; continue }
                 switch row.status {
@@ -206,7 +211,7 @@ final class GetReporter: Sendable {
         let tally = self.tally
         state.withLock { state in
             if live { clearBlock(&state) }
-            guard !quiet || interrupted else { return }
+            guard summarizes, !quiet || interrupted else { return }
             let elapsed = max(0.001, Date().timeIntervalSince(state.started))
             var summary = Self.summary(tally) + " (\(ByteCount.format(state.finishedBytes)) in \(Self.duration(elapsed)))"
             if interrupted { summary = "interrupted: part files kept; run the same command again to resume. " + summary }

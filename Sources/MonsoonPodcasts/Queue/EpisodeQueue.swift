@@ -125,6 +125,11 @@ public final class EpisodeQueue {
 
     // MARK: - Reading
 
+    /// One episode, by id.
+    public func episode(withID id: Int) throws -> Episode? {
+        try database.statement("SELECT \(Episode.columns) FROM episodes WHERE id = ?").first([id]) { Episode($0) }
+    }
+
     /// The queue in order, each episode with its podcast's name and its download as the
     /// engine last saved it.
     public func entries() throws -> [QueueEntry] {

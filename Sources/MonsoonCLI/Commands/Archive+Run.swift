@@ -1,0 +1,253 @@
+import Foundation
+import MonsoonEngine
+import MonsoonPodcasts
+import MonsoonStore
+
+extension Archive {
+    /// One podcast of the run: what was chosen, and its folder.
+    struct Member {
+        var podcast: Podcast
+        var selection: ArchiveSelection
+        /// The podcast's own folder under the root (its manifest's), when the template gives one.
+        var folder: String?
+        var extras: [EpisodeFiles.Extra] = []
+    }
+
+    func archive(_ urls: [URL], root: String, naming: NamingTemplate, episodes: EpisodeSession, context: CommandContext) async throws -> Int32 {
+        let runReport = report.map { _ in RunReport() }
+        let started = Date()
+        // 1. Every feed, read whole: subscribed, or refreshed when it already is.
+        let (loaded, failedFeeds) = try await subscribe(urls, context: context)
+        // 2. What to download of each.
+        var members: [Member] = []
+        var chosen: [Int] = []
+        for (podcast, document) in loaded {
+            let candidates = try episodes.read { try $0.archiveCandidates(podcast: podcast.id) }
+            let selection = try select(candidates)
+            var member = Member(podcast: podcast, selection: selection, folder: naming.podcastFolder(podcast.name).map { root + "/" + $0 })
+            if let folder = member.folder, let document {
+                let path = folder + "/feed.xml"
+                try Self.save(document, to: path)
+                member.extras.append(.init(path: path, kind: "feed", sourceURL: podcast.feedURL.absoluteString))
+            }
+            members.append(member)
+            chosen += selection.chosen
+        }
+        if refetchMissing { try episodes.write { try $0.forgetMissingDownloads(chosen) } }
+        try episodes.write { _ = try $0.add(chosen) }
+        // 3. Their downloads (and the extras asked for), into the engine's queue.
+        let wanted = Set(chosen.map(EpisodeQueue.downloadID(ofEpisode:)))
+        var requests: [DownloadRequest]
+        do {
+            requests = try episodes.queue.requests(root: root, template: naming).filter { wanted.contains($0.id) }
+        } catch {
+            throw CLIError(message: "cannot plan the downloads: \(error)")
+        }
+        // Extras already there (from an earlier run) are done.
+        var extrasThere = 0
+        for extra in extraRequests(for: &members, episodes: requests, queue: episodes.queue) {
+            if let existing = try? episodes.store.download(withID: extra.id), existing.status == .completed,   // unreadable: fetched again
+               let path = existing.filePath, FileManager.default.fileExists(atPath: path) {
+                extrasThere += 1
+            } else {
+                requests.append(extra)
+            }
+        }
+        let reporter = GetReporter(context: context, quiet: global.quiet || json, verbose: global.verbose, expected: requests.count,
+                                   style: json ? .json : .events, summarizes: false)
+        reporter.answerFor(requests.map { ($0.id, $0.url) })
+        reporter.countAlreadyThere(extrasThere)
+        let skipped = members.reduce(0) { $0 + $1.selection.alreadyArchived.count }
+        let writer = try EpisodeStateWriter(home: episodes.home)
+        let observe: @Sendable (DownloadEvent) -> Void = { event in
+            runReport?.observe(event)
+            if case .statusChanged(let download) = event { writer.record(download) }
+        }
+        var status: Int32
+        if let lock = try await HomeLock.acquire(path: episodes.home.lockPath, role: .get) {
+            status = try await run(requests, lock: lock, episodes: episodes, reporter: reporter, observe: observe, context: context)
+        } else {
+            status = try await handOver(requests, episodes: episodes, reporter: reporter, observe: observe, context: context)
+        }
+        status = writer.finish(status: status, context: context)
+        // 4. The manifests, from the files themselves: this run's extras, and those of earlier runs still there.
+        let kinds: [Character: String] = ["a": "artwork", "t": "transcript", "c": "chapters"]
+        for request in requests where EpisodeQueue.episodeID(of: request.id) == nil {
+            guard let kind = request.id.rawValue.first.flatMap({ kinds[$0] }),
+                  let download = try? episodes.store.download(withID: request.id), download.status == .completed,   // unreadable: not listed this time
+                  let path = download.filePath, let index = members.firstIndex(where: { $0.folder.map { path.hasPrefix($0 + "/") } ?? false }) else { continue }
+            members[index].extras.append(.init(path: path, kind: kind, sourceURL: request.url.absoluteString))
+        }
+        for member in members {
+            guard let folder = member.folder, FileManager.default.fileExists(atPath: folder) else { continue }
+            do {
+                let files = try EpisodeFiles(database: try Database(path: episodes.home.databasePath))
+                var extras = member.extras
+                if let earlier = try? Manifest.read(in: folder) {   // none yet, or unreadable: written anew
+                    for entry in earlier.files where entry.kind != "episode" && !extras.contains(where: { $0.path == folder + "/" + entry.file }) {
+                        extras.append(.init(path: folder + "/" + entry.file, kind: entry.kind, sourceURL: entry.sourceURL))
+                    }
+                }
+                try files.manifest(podcast: member.podcast.id, folder: folder, extras: extras.filter { FileManager.default.fileExists(atPath: $0.path) })
+                    .write(in: folder)
+            } catch {
+                context.error("\(member.podcast.name): cannot write its manifest: \(error)")
+                if status == ExitStatus.success { status = ExitStatus.failure }
+            }
+        }
+        summarize(reporter.tally, skipped: skipped, started: started, context: context)
+        if let report, let runReport { try runReport.write(to: context.absolutePath(report), command: "archive") }
+        if failedFeeds > 0 && (status == ExitStatus.success) { status = ExitStatus.failure }
+        return status
+    }
+
+    /// Subscribes to (or refreshes) each feed, keeping its document for the snapshot. A feed
+    /// that cannot be read is said on standard error and counted; the others go on.
+    private func subscribe(_ urls: [URL], context: CommandContext) async throws -> ([(Podcast, Data?)], Int) {
+        let session = try LibrarySession.open(global, context: context)
+        session.library.keepsFeedDocuments = true
+        return try await session.run { library in
+            var loaded: [(Podcast, Data?)] = []
+            var failed = 0
+            for url in urls {
+                do {
+                    let summary: RefreshSummary
+                    let podcast: Podcast
+                    switch try await library.subscribe(to: url) {
+                    case .subscribed(let new, let first):
+                        (podcast, summary) = (new, first)
+                    case .alreadySubscribed(let known):
+                        (podcast, summary) = (known, try await library.refresh(known.id))
+                    }
+                    if let warning = summary.pageWarning(for: podcast) {
+                        context.error(warning)
+                        failed += 1
+                    }
+                    loaded.append((try library.podcast(withID: podcast.id) ?? podcast, summary.document))
+                } catch {
+                    context.error("\(Redaction.redact(url)): \(Redaction.redactText("\(error)"))")
+                    failed += 1
+                }
+            }
+            return (loaded, failed)
+        }
+    }
+
+    /// Artwork, transcripts and chapters, when asked for: plain downloads beside the episodes
+    /// (ids `a<podcast>`, `t<episode>`, `c<episode>`), recorded as the member's extras.
+    private func extraRequests(for members: inout [Member], episodes requests: [DownloadRequest], queue: EpisodeQueue) -> [DownloadRequest] {
+        var extras: [DownloadRequest] = []
+        for index in members.indices {
+            let member = members[index]
+            if withArtwork, let folder = member.folder, let artwork = member.podcast.artworkURL, Self.isWeb(artwork) {
+                extras.append(DownloadRequest(id: DownloadID("a\(member.podcast.id)"), url: artwork, destination: .named(folder: folder, stem: "cover")))
+            }
+            guard withTranscripts || withChapters else { continue }
+            for request in requests {
+                guard let episode = EpisodeQueue.episodeID(of: request.id), member.selection.chosen.contains(episode),
+                      case .named(let folder, let stem) = request.destination,
+                      let item = try? queue.episode(withID: episode) else { continue }   // an episode that vanished has nothing to add
+                if withTranscripts, let url = item.transcriptURL, Self.isWeb(url) {
+                    extras.append(DownloadRequest(id: DownloadID("t\(episode)"), url: url, destination: .named(folder: folder, stem: stem + ".transcript")))
+                }
+                if withChapters, let url = item.chaptersURL, Self.isWeb(url) {
+                    extras.append(DownloadRequest(id: DownloadID("c\(episode)"), url: url, destination: .named(folder: folder, stem: stem + ".chapters")))
+                }
+            }
+        }
+        return extras
+    }
+
+    static func isWeb(_ url: URL) -> Bool { ["http", "https"].contains(url.scheme?.lowercased() ?? "") }
+
+    /// With the lock: the downloads go into the engine's queue, and only they run here.
+    private func run(_ requests: [DownloadRequest], lock: HomeLock, episodes: EpisodeSession, reporter: GetReporter,
+                     observe: @escaping @Sendable (DownloadEvent) -> Void, context: CommandContext) async throws -> Int32 {
+        defer { withExtendedLifetime(lock) {} }
+        var configuration = try transfer.configuration(scope: .claimedOnly, home: episodes.home, context: context)
+        configuration.maxFileBytes = maxSize?.bytes
+        let ids = requests.map(\.id)
+        do {
+            var fresh: [DownloadRequest] = []
+            for request in requests {
+                if let existing = try episodes.store.download(withID: request.id) {
+                    if existing.status != .completed { try episodes.store.updateRequest(request.id, destination: request.destination, priority: request.priority) }
+                } else {
+                    fresh.append(request)
+                }
+            }
+            _ = try episodes.store.add(fresh)
+        } catch {
+            throw CLIError(message: "cannot queue the archive's downloads: \(error)")
+        }
+        let manager = try QueueRun.openManager(episodes.home, configuration: configuration)
+        let session = QueueRun(manager, context: context, global: global)
+        do {
+            try await manager.claim(ids)
+            // Failed, paused or finished-but-gone ones start again: this run asks for them.
+            for id in ids { try await manager.retry(id) }
+        } catch {
+            await manager.shutdown()
+            throw CLIError(message: "cannot start the archive's downloads: \(error)")
+        }
+        return await session.run(reporting: reporter, observe: observe)
+    }
+
+    /// Another monsoon runs the queue: the downloads are handed to it and followed.
+    private func handOver(_ requests: [DownloadRequest], episodes: EpisodeSession, reporter: GetReporter,
+                          observe: @escaping @Sendable (DownloadEvent) -> Void, context: CommandContext) async throws -> Int32 {
+        var last = 0
+        var retried = Set<DownloadID>()
+        do {
+            var fresh: [DownloadRequest] = []
+            for request in requests {
+                if let existing = try episodes.store.download(withID: request.id) {
+                    if existing.status == .failed || existing.status == .paused || existing.status == .completed {
+                        last = try episodes.store.post(.retry(request.id))
+                        retried.insert(request.id)
+                    }
+                } else {
+                    fresh.append(request)
+                }
+            }
+            if !(try episodes.store.add(fresh)).isEmpty { last = try episodes.store.post(.adoptNewDownloads) }
+            for request in requests { last = try episodes.store.post(.claim(request.id, by: getpid())) }
+        } catch {
+            throw CLIError(message: "cannot hand the archive's downloads to the running monsoon: \(error)")
+        }
+        var follower = HandOffFollower(global: global, transfer: transfer, home: episodes.home, store: episodes.store, reporter: reporter, context: context)
+        follower.observe = observe
+        return try await follower.follow(handedThrough: last, retried: retried)
+    }
+
+    static func save(_ document: Data, to path: String) throws {
+        do {
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try document.write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            throw CLIError(message: "cannot save the feed snapshot \(path): \((error as NSError).localizedFailureReason ?? "the folder is not writable")")
+        }
+    }
+
+    /// The last word: downloaded, skipped, failed, bytes, time, average speed.
+    private func summarize(_ tally: GetReporter.Tally, skipped: Int, started: Date, context: CommandContext) {
+        let seconds = max(0.001, Date().timeIntervalSince(started))
+        let bytes = tally.bytes
+        let speed = Double(bytes) / seconds
+        if json {
+            context.output.line(GetReporter.jsonLine("summary", [
+                ("downloaded", String(tally.completed)), ("skipped", String(skipped + tally.alreadyThere)), ("failed", String(tally.failed)),
+                ("paused", String(tally.paused)), ("removed", String(tally.removed)), ("bytes", String(bytes)),
+                ("seconds", JSONText.number((seconds * 1000).rounded() / 1000)), ("bytesPerSecond", JSONText.number(speed.rounded())),
+            ]))
+            return
+        }
+        guard !global.quiet || tally.failed > 0 else { return }
+        var line = "archived: \(tally.completed) downloaded, \(skipped + tally.alreadyThere) skipped (already archived), \(tally.failed) failed"
+        if tally.paused + tally.removed + tally.interrupted + tally.notStarted > 0 {
+            line += ", \(tally.paused + tally.removed + tally.interrupted + tally.notStarted) not finished"
+        }
+        line += "; \(ByteCount.format(bytes)) in \(String(format: "%.1f", seconds)) s (\(ByteCount.format(Int(speed)))/s)"
+        context.errors.line("monsoon: " + line)
+    }
+}

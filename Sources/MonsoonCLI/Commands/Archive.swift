@@ -1,0 +1,107 @@
+import Foundation
+import MonsoonEngine
+import MonsoonPodcasts
+
+/// `monsoon archive`: a whole back catalogue, kept with a manifest, and only what is new on
+/// every later run.
+struct Archive: RunnableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "archive",
+        abstract: "Download the whole back catalogue of podcasts, with a manifest; later runs fetch only what is new.",
+        discussion: """
+            Subscribes to each feed (or uses the subscription), reads every page, and downloads the \
+            matching episodes, oldest first, under DIR as the template names them. The database is \
+            the ledger: an episode downloaded once is not fetched again, even when its file was \
+            moved or deleted (--refetch-missing fetches those). Each podcast folder keeps \
+            monsoon-manifest.json (file, size, SHA-256, source and final URL, validators, time) and \
+            feed.xml, the feed as last fetched; 'monsoon verify DIR' checks them.
+
+              monsoon archive https://example.com/feed.xml -o ~/Archive
+              monsoon archive --opml subscriptions.opml --since 2020-01-01 --match interview
+              monsoon archive https://example.com/feed.xml --dry-run
+
+            Exit status: 0 when everything was downloaded, 1 when something failed, 2 on a usage \
+            error, 3 when the disk is full, 130 on Ctrl-C.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var transfer: TransferOptions
+
+    @Option(name: .long, help: "Also archive every feed of this OPML file.", valueName: "file") var opml: String?
+    @Option(name: [.customShort("o"), .long("out")], help: "The archive's root (default: the setting download-root).", valueName: "dir") var out: String?
+    @Option(name: .long, help: "Where each file goes under the root (default: the setting template).", valueName: "template") var template: String?
+    @Option(name: .long, help: "Only episodes published on or after this day (UTC).", valueName: "yyyy-mm-dd") var since: String?
+    @Option(name: .long, help: "Only episodes published on or before this day (UTC).", valueName: "yyyy-mm-dd") var until: String?
+    @Option(name: .long, help: "Only episodes whose title matches this regular expression (case-insensitive).", valueName: "regex") var match: String?
+    @Option(name: .long, help: "Leave out episodes whose title matches this regular expression (case-insensitive).", valueName: "regex") var exclude: String?
+    @Option(name: .long, help: "At most N episodes per feed (the first N in the order chosen).", valueName: "n") var limit: Int?
+    @Flag(name: .customLong("newest-first"), help: "Newest episodes first (default: oldest first).") var newestFirst = false
+    @Flag(name: .customLong("with-artwork"), help: "Also keep the podcast's artwork.") var withArtwork = false
+    @Flag(name: .customLong("with-transcripts"), help: "Also keep the episodes' transcripts.") var withTranscripts = false
+    @Flag(name: .customLong("with-chapters"), help: "Also keep the episodes' chapters.") var withChapters = false
+    @Option(name: .customLong("max-size"), help: "Stop a file larger than SIZE (or a stream that never ends) with an error.", valueName: "size") var maxSize: ByteSize?
+    @Flag(name: .customLong("refetch-missing"), help: "Download again episodes downloaded before whose file is gone.") var refetchMissing = false
+    @Flag(name: .customLong("dry-run"), help: "Print the plan (episodes, sizes, totals per host, whether it fits on disk) and download nothing.") var dryRun = false
+    @Flag(name: .long, help: "Print JSON lines on standard output, one per event (started, finished, retrying, failed, summary).") var json = false
+    @Option(name: .long, help: "Write a JSON run report to FILE (throughput, time to first byte, retries, connections).", valueName: "file") var report: String?
+    @Argument(help: "Feed URLs (http or https).", valueName: "feed-url") var feeds: [String] = []
+
+    init() {}
+
+    mutating func validate() throws {
+        if feeds.isEmpty && opml == nil { throw ValidationError("Give at least one feed URL, or --opml FILE.") }
+        for feed in feeds where Self.feedURL(feed) == nil {
+            throw ValidationError("'\(Redaction.redact(feed))' is not an http or https URL; give the feed's full address, like https://example.com/feed.xml.")
+        }
+        for (name, day) in [("--since", since), ("--until", until)] {
+            if let day, QueueAdd.day(day) == nil { throw ValidationError("\(name): '\(day)' is not a day like 2024-01-31.") }
+        }
+        if let limit, limit < 1 { throw ValidationError("--limit must be at least 1.") }
+        if let maxSize, maxSize.bytes < 1 { throw ValidationError("--max-size must be at least 1 byte.") }
+        if let template {
+            do { _ = try NamingTemplate(template) } catch { throw ValidationError(error.message) }
+        }
+        do { _ = try ArchiveSelection([], match: match, exclude: exclude) } catch { throw ValidationError(error.message) }
+    }
+
+    static func feedURL(_ text: String) -> URL? {
+        guard let url = URL(string: text.trimmingCharacters(in: .whitespaces)), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
+              url.host?.isEmpty == false else { return nil }
+        return url
+    }
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        var urls = feeds.compactMap(Self.feedURL)
+        if let opml { urls += try Self.opmlFeeds(context.absolutePath(opml)) }
+        let episodes = try EpisodeSession.open(global, context: context)
+        let root = try episodes.downloadRoot(out, context: context)
+        let naming: NamingTemplate
+        do { naming = try template.map { try NamingTemplate($0) } ?? episodes.settings.template() } catch {
+            throw CLIError(message: "\(error)")
+        }
+        if dryRun { return try await plan(urls, root: root, naming: naming, episodes: episodes, context: context) }
+        return try await archive(urls, root: root, naming: naming, episodes: episodes, context: context)
+    }
+
+    /// The feeds of an OPML file.
+    static func opmlFeeds(_ path: String) throws -> [URL] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw CLIError(message: "cannot read the OPML file \(path): no such readable file")
+        }
+        do {
+            return try OPML.read(data).map(\.feedURL)
+        } catch {
+            throw CLIError(message: "\(path): \(error)")
+        }
+    }
+
+    /// The selection's options, for a podcast's candidates.
+    func select(_ candidates: [ArchiveSelection.Candidate]) throws -> ArchiveSelection {
+        do {
+            return try ArchiveSelection(candidates, since: since.flatMap(QueueAdd.day), until: until.flatMap(QueueAdd.day), match: match,
+                                        exclude: exclude, limit: limit, newestFirst: newestFirst, refetchMissing: refetchMissing)
+        } catch {
+            throw CLIError.usage(error.message)
+        }
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+import MonsoonPodcasts
+
+/// `monsoon verify [DIR]`: re-hash an archive against its manifests.
+struct Verify: RunnableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify",
+        abstract: "Check an archive's files against their manifests: missing, changed and extra files.",
+        discussion: """
+            DIR is an archive root (every podcast folder in it is checked) or one podcast's folder; \
+            default: the setting download-root. Exit status: 0 when every file is as listed, 1 otherwise.
+
+              monsoon verify ~/Archive
+            """)
+    @OptionGroup var global: GlobalOptions
+    @Flag(name: .long, help: "Print JSON: folders, checked, missing, changed, extra.") var json = false
+    @Argument(help: "The archive root or a podcast's folder.", valueName: "dir") var directory: String?
+    init() {}
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        let folder = try directory.map(context.absolutePath) ?? EpisodeSession.open(global, context: context).settingsRoot()
+        let report: ArchiveVerifier.Report
+        do {
+            report = try ArchiveVerifier.verify(folder)
+        } catch let error as EpisodeFileError {
+            throw CLIError(message: error.message)
+        }
+        if json {
+            func list(_ paths: [String]) -> String { "[" + paths.map(JSONText.string).joined(separator: ", ") + "]" }
+            context.output.line("{\"folders\": \(list(report.folders)), \"checked\": \(report.checked), \"missing\": \(list(report.missing)), "
+                + "\"changed\": \(list(report.changed)), \"extra\": \(list(report.extra))}")
+        } else {
+            for path in report.missing { context.output.line("missing \(path)") }
+            for path in report.changed { context.output.line("changed \(path)") }
+            for path in report.extra { context.output.line("extra   \(path)") }
+            if !global.quiet || !report.isClean {
+                let verdict = report.isClean ? "all as listed" : "\(report.missing.count) missing, \(report.changed.count) changed, \(report.extra.count) extra"
+                context.errors.line("monsoon: verified \(report.checked) file\(report.checked == 1 ? "" : "s") in \(report.folders.count) folder\(report.folders.count == 1 ? "" : "s"): \(verdict)")
+            }
+        }
+        return report.isClean ? ExitStatus.success : ExitStatus.failure
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import MonsoonStore
+
+extension EpisodeQueue {
+    /// A podcast's episodes as an archive run chooses among them, with the ledger.
+    public func archiveCandidates(podcast: Int) throws -> [ArchiveSelection.Candidate] {
+        try database.statement("""
+            SELECT id, coalesce(title, identity), published, feed_order, enclosure_url IS NOT NULL, archived_at IS NOT NULL, file_name, download_state
+            FROM episodes WHERE podcast_id = ?
+            """).query([podcast]) { row in
+            let path = row.text(6)
+            let missing = row.text(7) != EpisodeDownloadState.downloaded.rawValue || path.map { EpisodeFiles.size(of: $0) == nil } ?? true
+            return ArchiveSelection.Candidate(id: row.int(0), title: row.text(1) ?? "", published: row.date(2), feedOrder: row.int(3),
+                                              hasEnclosure: row.bool(4), archived: row.bool(5), fileMissing: missing)
+        }
+    }
+
+    /// Episodes downloaded once whose file has gone, made downloadable again (`--refetch-missing`):
+    /// the episode is no longer "downloaded", and the engine forgets the finished download.
+    public func forgetMissingDownloads(_ ids: [Int]) throws {
+        try database.write {
+            for id in ids {
+                try database.run("""
+                    UPDATE episodes SET download_state = 'none', file_name = NULL, bytes_on_disk = 0, sha256 = NULL
+                    WHERE id = ? AND download_state = 'downloaded'
+                    """, id)
+                try database.run("DELETE FROM downloads WHERE id = ? AND status = 'completed'", Self.downloadID(ofEpisode: id).rawValue)
+            }
+        }
+    }
+}
+
+extension NamingTemplate {
+    /// The folder under the root that holds all of a podcast's files, when the template's
+    /// first folder depends on the podcast alone (`{podcast}/…`); nil when it varies by
+    /// episode or there is none.
+    public func podcastFolder(_ podcast: String) -> String? {
+        guard components.count > 1, let first = components.first,
+              first.allSatisfy({ if case .variable(let name) = $0 { return name == "podcast" } else { return true } }) else { return nil }
+        let rendered = first.map { part -> String in
+            switch part {
+            case .literal(let text): return text
+            case .variable: return Self.clean(podcast)
+            }
+        }.joined()
+        return Self.component(rendered, limit: 255)
+    }
+}
+
+extension PodcastLibrary {
+    /// Reads a feed and all its pages without storing anything (an archive's dry run), with
+    /// the identities of its episodes already downloaded once, when it is subscribed.
+    public func preview(_ url: URL) async throws -> (feed: ParsedFeed, archived: Set<String>, podcastID: Int?) {
+        guard let loaded = try await fetcher.load(url, followPages: true) else {
+            throw FeedError.make(.empty, "\(Redaction.redact(url)) answered 304 Not Modified to a first request")
+        }
+        guard let podcast = try podcast(withFeedURL: url) ?? podcast(withFeedURL: loaded.first.finalURL) else { return (loaded.feed, [], nil) }
+        let archived = try database.statement("SELECT identity FROM episodes WHERE podcast_id = ? AND archived_at IS NOT NULL")
+            .query([podcast.id]) { $0.text(0) ?? "" }
+        return (loaded.feed, Set(archived), podcast.id)
+    }
+}
