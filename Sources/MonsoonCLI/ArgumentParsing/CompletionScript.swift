@@ -1,0 +1,142 @@
+/// Shell completion scripts generated from the command declarations, so they never drift
+/// from what the parser accepts (as swift-argument-parser's `--generate-completion-script`).
+enum CompletionScript {
+    enum Shell: String, CaseIterable, ExpressibleByArgument {
+        case bash, zsh, fish
+    }
+
+    /// A command path with what may follow it.
+    private struct Node {
+        var path: [String]
+        var abstract: String
+        var options: [(names: [String], takesValue: Bool, help: String)]
+        var subcommands: [String]
+    }
+
+    static func script(for root: any ParsableCommand.Type, shell: Shell) -> String {
+        let nodes = walk(root, path: [root.resolvedCommandName])
+        switch shell {
+        case .bash: return bash(nodes, program: root.resolvedCommandName)
+        case .zsh: return zsh(nodes, program: root.resolvedCommandName)
+        case .fish: return fish(nodes, program: root.resolvedCommandName)
+        }
+    }
+
+    private static func walk(_ command: any ParsableCommand.Type, path: [String]) -> [Node] {
+        let configuration = command.configuration
+        let definition = CommandDefinition(command)
+        let options = definition.named.map { argument in
+            (names: argument.longNames.map { "--" + $0 } + argument.shortNames.map { "-" + String($0) }, takesValue: !argument.spec.isFlag,
+             help: argument.spec.help ?? "")
+        } + [(names: ["--help", "-h"], takesValue: false, help: "Show help information.")]
+        var subcommands = configuration.subcommands.flatMap { [$0.resolvedCommandName] + $0.configuration.aliases }
+        if path.count == 1 { subcommands.append("help") }
+        var nodes = [Node(path: path, abstract: configuration.abstract, options: options, subcommands: subcommands)]
+        for subcommand in configuration.subcommands {
+            for name in [subcommand.resolvedCommandName] + subcommand.configuration.aliases {
+                nodes += walk(subcommand, path: path + [name])
+            }
+        }
+        return nodes
+    }
+
+    private static func bash(_ nodes: [Node], program: String) -> String {
+        var cases = ""
+        for node in nodes {
+            let words = (node.subcommands + node.options.flatMap(\.names)).joined(separator: " ")
+            let valued = node.options.filter(\.takesValue).flatMap(\.names).joined(separator: "|")
+            cases += "        \"\(node.path.dropFirst().joined(separator: " "))\")\n"
+            if !valued.isEmpty { cases += "            case \"$prev\" in \(valued)) COMPREPLY=($(compgen -f -- \"$cur\")); return ;; esac\n" }
+            cases += "            words=\"\(words)\" ;;\n"
+        }
+        return """
+            # bash completion for \(program): source it, or save it as
+            # /etc/bash_completion.d/\(program) (or ~/.local/share/bash-completion/completions/\(program)).
+            _\(program)() {
+                local cur prev cmdpath words i
+                cur="${COMP_WORDS[COMP_CWORD]}"
+                prev="${COMP_WORDS[COMP_CWORD-1]}"
+                cmdpath=""
+                for ((i = 1; i < COMP_CWORD; i++)); do
+                    case "${COMP_WORDS[i]}" in -*) ;; *) [ -n "$(_\(program)_known "${cmdpath:+$cmdpath }${COMP_WORDS[i]}")" ] && cmdpath="${cmdpath:+$cmdpath }${COMP_WORDS[i]}" ;; esac
+                done
+                case "$cmdpath" in
+            \(cases)        *) words="" ;;
+                esac
+                COMPREPLY=($(compgen -W "$words" -- "$cur"))
+            }
+            _\(program)_known() {
+                case "$1" in
+            \(nodes.dropFirst().map { "        \"\($0.path.dropFirst().joined(separator: " "))\") echo yes ;;" }.joined(separator: "\n"))
+                esac
+            }
+            complete -o default -F _\(program) \(program)
+
+            """
+    }
+
+    private static func zsh(_ nodes: [Node], program: String) -> String {
+        func quote(_ text: String) -> String { text.replacingOccurrences(of: "'", with: "'\\''").replacingOccurrences(of: "[", with: "\\[").replacingOccurrences(of: "]", with: "\\]").replacingOccurrences(of: ":", with: "\\:") }
+        var cases = ""
+        for node in nodes {
+            let commands = node.subcommands.map { name -> String in
+                let abstract = nodes.first { $0.path == node.path + [name] }?.abstract ?? "Show help for a command."
+                return "'\(name):\(quote(abstract))'"
+            }
+            let options = node.options.map { option in
+                "'(\(option.names.joined(separator: " ")))'{\(option.names.joined(separator: ","))}'[\(quote(option.help))]\(option.takesValue ? ":value:_files" : "")'"
+            }
+            cases += "    \"\(node.path.dropFirst().joined(separator: " "))\")\n"
+            if !commands.isEmpty { cases += "      subcommands=(\(commands.joined(separator: " ")))\n" }
+            cases += "      options=(\(options.joined(separator: " "))) ;;\n"
+        }
+        return """
+            #compdef \(program)
+            # zsh completion for \(program): save it as _\(program) in a folder of $fpath.
+            _\(program)() {
+              local -a subcommands options
+              local cmdpath="" word
+              for word in ${words[2,CURRENT-1]}; do
+                [[ $word == -* ]] && continue
+                case "${cmdpath:+$cmdpath }$word" in
+            \(nodes.dropFirst().map { "      \"\($0.path.dropFirst().joined(separator: " "))\") cmdpath=\"${cmdpath:+$cmdpath }$word\" ;;" }.joined(separator: "\n"))
+                esac
+              done
+              case "$cmdpath" in
+            \(cases)  esac
+              _arguments -s $options '*:file:_files'
+              (( ${#subcommands} )) && _describe 'command' subcommands
+            }
+            _\(program) "$@"
+
+            """
+    }
+
+    private static func fish(_ nodes: [Node], program: String) -> String {
+        func quote(_ text: String) -> String { "'" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'" }
+        var lines = ["# fish completion for \(program): save it as ~/.config/fish/completions/\(program).fish", "complete -c \(program) -f"]
+        for node in nodes {
+            let condition: String
+            if node.path.count == 1 {
+                condition = "__fish_use_subcommand"
+            } else {
+                let parent = node.path.dropFirst().dropLast()
+                let seen = "__fish_seen_subcommand_from \(node.path.last ?? "")"
+                condition = parent.isEmpty ? seen : "__fish_seen_subcommand_from \(parent.last ?? ""); and \(seen)"
+            }
+            for name in node.subcommands {
+                let abstract = nodes.first { $0.path == node.path + [name] }?.abstract ?? "Show help for a command."
+                lines.append("complete -c \(program) -n \(quote(condition)) -a \(name) -d \(quote(abstract))")
+            }
+            for option in node.options {
+                var line = "complete -c \(program) -n \(quote(condition))"
+                for name in option.names {
+                    line += name.hasPrefix("--") ? " -l \(name.dropFirst(2))" : " -s \(name.dropFirst())"
+                }
+                if option.takesValue { line += " -r -F" }
+                lines.append(line + " -d \(quote(option.help))")
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
