@@ -34,6 +34,14 @@ struct RunQueue: RunnableCommand {
             let pid = HomeLock.holder(at: home.lockPath)?.mention ?? ""
             throw CLIError(message: "another monsoon\(pid) is already downloading in \(home.path); follow it with 'monsoon downloads'")
         }
+        return try await Self.runQueue(lock: lock, home: home, out: out, transfer: transfer, global: global, style: .files, report: nil, context: context)
+    }
+
+    /// Runs the whole queue with the lock held: syncs the episode queue into it (episodes not
+    /// started go under `out`, else the setting), checks that it fits on the disk, downloads,
+    /// and keeps the episodes in step. Shared by `download` and `sync`.
+    static func runQueue(lock: HomeLock, home: Home, out: String?, transfer: TransferOptions, global: GlobalOptions, style: GetReporter.Style,
+                         report: RunReport?, context: CommandContext) async throws -> Int32 {
         defer { withExtendedLifetime(lock) {} }
         let episodes = try EpisodeSession.open(global, context: context)
         try episodes.sync(root: try episodes.downloadRoot(out, context: context))
@@ -60,11 +68,12 @@ struct RunQueue: RunnableCommand {
         let writer = try EpisodeStateWriter(home: home)
         if space == nil {
             await manager.shutdown()
-            if !global.quiet { context.errors.line("monsoon: nothing to download") }
+            if !global.quiet && style != .json { context.errors.line("monsoon: nothing to download") }
             return writer.finish(status: ExitStatus.success, context: context)
         }
-        let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, expected: active)
+        let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, expected: active, style: style)
         var status = await session.run(reporting: reporter) { event in
+            report?.observe(event)
             if case .statusChanged(let download) = event { writer.record(download) }
         }
         status = writer.finish(status: status, context: context)
@@ -73,7 +82,7 @@ struct RunQueue: RunnableCommand {
     }
 
     /// What fits of the queue on the disk, or nil when nothing is pending.
-    private func spacePlan(_ store: DownloadStore, reserve: Int) throws -> SpacePlan? {
+    private static func spacePlan(_ store: DownloadStore, reserve: Int) throws -> SpacePlan? {
         let pending: [(id: DownloadID, remaining: Int?, folder: String)]
         do { pending = try store.pending() } catch { throw CLIError(message: "cannot read the download queue: \(error)") }
         guard let first = pending.first else { return nil }

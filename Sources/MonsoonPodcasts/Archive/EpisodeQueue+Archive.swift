@@ -15,6 +15,20 @@ extension EpisodeQueue {
         }
     }
 
+    /// The highest episode id so far (0 with none): episodes a refresh adds get higher ones.
+    public func highestEpisodeID() throws -> Int {
+        try database.scalarInt("SELECT max(id) FROM episodes") ?? 0
+    }
+
+    /// A podcast's episodes with an id past `id` that have a media file and were never
+    /// downloaded, oldest first: what a refresh brought.
+    public func newEpisodes(podcast: Int, after id: Int) throws -> [Int] {
+        try database.statement("""
+            SELECT id FROM episodes WHERE podcast_id = ? AND id > ? AND enclosure_url IS NOT NULL AND archived_at IS NULL
+            ORDER BY published IS NULL, published, feed_order DESC
+            """).query([podcast, id]) { $0.int(0) }
+    }
+
     /// Episodes downloaded once whose file has gone, made downloadable again (`--refetch-missing`):
     /// the episode is no longer "downloaded", and the engine forgets the finished download.
     public func forgetMissingDownloads(_ ids: [Int]) throws {

@@ -13,9 +13,10 @@ public enum SettingKey: String, CaseIterable, Sendable {
     case retries
     case userAgent = "user-agent"
     case diskReserve = "disk-reserve"
+    case autoDownload = "auto-download"
 
     /// Whether a podcast may have its own value (`--podcast`), over the global one.
-    public var allowsPodcastOverride: Bool { self == .keepLatest }
+    public var allowsPodcastOverride: Bool { self == .keepLatest || self == .autoDownload }
 
     /// The value used when none is set, as `config get` prints it.
     public var defaultText: String {
@@ -29,6 +30,7 @@ public enum SettingKey: String, CaseIterable, Sendable {
         case .retries: return "5"
         case .userAgent: return "Monsoon"
         case .diskReserve: return "64MiB"
+        case .autoDownload: return "off"
         }
     }
 
@@ -44,6 +46,7 @@ public enum SettingKey: String, CaseIterable, Sendable {
         case .retries: return "retries after the first attempt for transient failures (a number, 0 or more)"
         case .userAgent: return "the User-Agent header sent with requests"
         case .diskReserve: return "free space to leave on the disk (a size such as 500MB or 2GiB)"
+        case .autoDownload: return "'monsoon sync' downloads a podcast's new episodes (on or off; per podcast with --podcast)"
         }
     }
 
@@ -63,7 +66,7 @@ public enum SettingKey: String, CaseIterable, Sendable {
             if Self.offWords.contains(value.lowercased()) { return "off" }
             guard let number = Int(value), number >= 1 else { throw bad() }
             return String(number)
-        case .autoDeletePlayed:
+        case .autoDeletePlayed, .autoDownload:
             if Self.offWords.contains(value.lowercased()) { return "off" }
             if ["on", "yes", "true", "1"].contains(value.lowercased()) { return "on" }
             throw bad()
@@ -151,6 +154,7 @@ public final class Settings {
     public func diskReserve() throws -> Int { ByteCount.parse(try effective(.diskReserve)) ?? 64 << 20 }
     public func autoDeletePlayed() throws -> Bool { try effective(.autoDeletePlayed) == "on" }
     public func keepLatest(podcast: Int) throws -> Int? { Int(try effective(.keepLatest, podcast: podcast)) }
+    public func autoDownload(podcast: Int) throws -> Bool { try effective(.autoDownload, podcast: podcast) == "on" }
 
     public func template() throws -> NamingTemplate {
         let text = try effective(.template)

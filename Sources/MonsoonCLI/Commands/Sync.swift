@@ -1,0 +1,99 @@
+import Foundation
+import MonsoonEngine
+import MonsoonPodcasts
+import MonsoonStore
+
+/// `monsoon sync`: the command for cron and systemd timers.
+struct Sync: RunnableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync",
+        abstract: "Refresh every podcast, queue the new episodes of those set to auto-download, download the queue, then exit.",
+        discussion: """
+            For cron and systemd timers ('monsoon systemd' prints the units). A podcast's new episodes are \
+            queued when 'monsoon config set auto-download on --podcast PODCAST' (or globally without \
+            --podcast). When another monsoon is downloading, sync hands the queue to it and waits, as get does.
+
+              monsoon config set auto-download on --podcast "Morning Show"
+              monsoon sync --quiet
+
+            Exit status: 0 when every feed was read and every download done, 1 when something failed, \
+            3 when the disk is full, 130 on Ctrl-C.
+            """)
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var transfer: TransferOptions
+    @Option(name: [.customShort("o"), .long("out")], help: "The download root for episodes not started yet (default: the setting download-root).", valueName: "dir")
+    var out: String?
+    @Flag(name: .long, help: "Print JSON lines on standard output, one per event.") var json = false
+    @Option(name: .long, help: "Write a JSON run report to FILE.", valueName: "file") var report: String?
+    init() {}
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        let home = try Home(option: global.home, context: context)
+        let episodes = try EpisodeSession.open(global, context: context)
+        // 1. Every feed; what is new is what gets an id past the highest one now.
+        let newestBefore: Int
+        do { newestBefore = try episodes.queue.highestEpisodeID() } catch { throw CLIError(message: "cannot read the library: \(error)") }
+        let results = try await LibrarySession.open(global, context: context).run { try await $0.refreshAll() }
+        var failedFeeds = 0
+        var autoPodcasts: [Int] = []
+        for (podcast, result) in results {
+            switch result {
+            case .success(let summary):
+                if let warning = summary.pageWarning(for: podcast) {
+                    failedFeeds += 1
+                    context.error(warning)
+                }
+                if !global.quiet && !json {
+                    context.errors.line("monsoon: \(podcast.name): " + (summary.unchanged ? "unchanged" : "\(summary.added) new, \(summary.updated) updated"))
+                }
+            case .failure(let error):
+                failedFeeds += 1
+                context.error("\(podcast.name): \(Redaction.redactText("\(error)"))")
+            }
+            do {
+                if try episodes.settings.autoDownload(podcast: podcast.id) { autoPodcasts.append(podcast.id) }
+            } catch {
+                throw CLIError(message: "cannot read the settings: \(error)")
+            }
+        }
+        // 2. The new episodes of the podcasts that download by themselves, oldest first.
+        let fresh = try episodes.read { queue in try autoPodcasts.flatMap { try queue.newEpisodes(podcast: $0, after: newestBefore) } }
+        let queued = try episodes.write { try $0.add(fresh) }
+        if !queued.isEmpty && !global.quiet && !json { context.errors.line("monsoon: queued \(queued.count) new episode\(queued.count == 1 ? "" : "s")") }
+        // 3. The queue.
+        let runReport = report.map { _ in RunReport() }
+        var status: Int32
+        if let lock = try await HomeLock.acquire(path: home.lockPath, role: .download) {
+            status = try await RunQueue.runQueue(lock: lock, home: home, out: out, transfer: transfer, global: global,
+                                                 style: json ? .json : .events, report: runReport, context: context)
+        } else {
+            status = try await handOver(episodes, report: runReport, context: context)
+        }
+        if let report, let runReport { try runReport.write(to: context.absolutePath(report), command: "sync") }
+        if failedFeeds > 0 && status == ExitStatus.success { status = ExitStatus.failure }
+        return status
+    }
+
+    /// Another monsoon runs the queue: it gets the episodes' downloads, and this follows them.
+    private func handOver(_ episodes: EpisodeSession, report: RunReport?, context: CommandContext) async throws -> Int32 {
+        try await episodes.handOver()
+        let pending: [DownloadID]
+        var last = 0
+        do {
+            pending = try episodes.store.pending().map(\.id).filter { EpisodeQueue.episodeID(of: $0) != nil }
+            for id in pending { last = try episodes.store.post(.claim(id, by: getpid())) }
+        } catch {
+            throw CLIError(message: "cannot hand the queue to the running monsoon: \(error)")
+        }
+        let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, expected: pending.count, style: json ? .json : .events)
+        reporter.answerFor(try pending.compactMap { id in try episodes.store.download(withID: id).map { (id, $0.request.url) } })
+        let writer = try EpisodeStateWriter(home: episodes.home)
+        var follower = HandOffFollower(global: global, transfer: transfer, home: episodes.home, store: episodes.store, reporter: reporter, context: context)
+        follower.observe = { event in
+            report?.observe(event)
+            if case .statusChanged(let download) = event { writer.record(download) }
+        }
+        let status = try await follower.follow(handedThrough: last, retried: [])
+        return writer.finish(status: status, context: context)
+    }
+}
