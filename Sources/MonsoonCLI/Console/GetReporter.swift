@@ -34,6 +34,7 @@ final class GetReporter: Sendable {
         var notURLs = 0
         var completed = 0
         var drawnLines = 0
+        var lastDraw = Date.distantPast
         var started = Date()
         var finishedBytes = 0
     }
@@ -74,6 +75,8 @@ final class GetReporter: Sendable {
     private let summarizes: Bool
     private let state: Locked<State>
     private let live: Bool
+    /// ANSI colours on the live view, unless `NO_COLOR` is set (no-color.org).
+    private let colors: Bool
 
     /// - Parameter expected: how many downloads the summary counts (`N of expected`); a
     ///   run that answers for every download adds those handed to it as they come.
@@ -85,6 +88,7 @@ final class GetReporter: Sendable {
         self.summarizes = summarizes
         state = Locked(State(expected: expected))
         live = context.isTerminal && !quiet && style != .json
+        colors = live && (context.environment["NO_COLOR"] ?? "").isEmpty
     }
 
     /// From now on, only these downloads count and are shown (a `get`'s own). Call it
@@ -151,6 +155,7 @@ final class GetReporter: Sendable {
         row.error = download.lastError
         row.retryAt = download.retryAt
         state.rows[download.id] = row
+        defer { if live && Date().timeIntervalSince(state.lastDraw) >= 0.1 { draw(&state) } }   // at most ten redraws a second
         guard previous != download.status else { return }
         let id = download.id.rawValue
         let url = Redaction.redact(download.request.url)
@@ -171,7 +176,6 @@ final class GetReporter: Sendable {
         case .queued:
             break
         }
-        if live { draw(&state) }
     }
 
     /// Redraws the live block (terminal only); called a few times a second.
@@ -292,7 +296,7 @@ final class GetReporter: Sendable {
             case .started(let url):
                 if verbose { emitLine(&state, "monsoon: \(id) started: \(url)", toErrors: true) }
             case .finished(let path, let name, let bytes):
-                if !quiet { emitLine(&state, live ? "✓ \(name)  \(ByteCount.format(bytes))" : "\(path)\t\(bytes)", toErrors: false) }
+                if !quiet { emitLine(&state, live ? paint("✓ \(name)  \(ByteCount.format(bytes))", "32") : "\(path)\t\(bytes)", toErrors: false) }
             case .retrying(_, let seconds, let reason):
                 if !quiet { emitLine(&state, "monsoon: \(id) retrying in \(seconds) s: \(reason)", toErrors: true) }
             case .failed(let url, let reason): emitLine(&state, "monsoon: \(id) failed: \(url): \(reason)", toErrors: true)
@@ -328,6 +332,7 @@ final class GetReporter: Sendable {
         let active = state.rows.filter { !$0.value.removed && ($0.value.status == .downloading || $0.value.status == .waitingToRetry) }
             .sorted { Int($0.key.rawValue.drop { !$0.isNumber }) ?? 0 < Int($1.key.rawValue.drop { !$0.isNumber }) ?? 0 }
         var totalSpeed = 0.0
+        var remaining = 0
         for (id, var row) in active {
             let interval = now.timeIntervalSince(row.sampleTime)
             if interval >= 0.5 {
@@ -338,7 +343,8 @@ final class GetReporter: Sendable {
                 state.rows[id] = row
             }
             totalSpeed += row.speed
-            if lines.count < 8 { lines.append(render(row, now: now)) }
+            if let total = row.total { remaining += max(0, total - row.bytes) }
+            if lines.count < 8 { lines.append(render(row, now: now, nameWidth: max(10, min(40, context.terminalWidth - 62)))) }
         }
         if active.count > 8 { lines.append("  … and \(active.count - 8) more") }
         let queued = state.rows.values.filter { !$0.removed && $0.status == .queued }.count
@@ -346,20 +352,37 @@ final class GetReporter: Sendable {
         var summary = "\(state.completed + state.alreadyThere)/\(state.expected + state.notURLs) done"
         if failed > 0 { summary += " · \(failed) failed" }
         summary += " · \(active.count) active · \(queued) queued · \(ByteCount.format(Int(totalSpeed)))/s"
-        lines.append(summary)
+        if let eta = Self.eta(remaining, speed: totalSpeed) { summary += " · ETA \(eta)" }
         clearBlock(&state)
         let width = max(20, context.terminalWidth - 1)
-        context.output.write(lines.map { Self.clip($0, width) + "\n" }.joined())
-        state.drawnLines = lines.count
+        var text = lines.map { Self.clip($0, width) + "\n" }.joined()
+        text += paint(Self.clip(summary, width), "1") + "\n"
+        context.output.write(text)
+        state.drawnLines = lines.count + 1
+        state.lastDraw = now
     }
 
-    private func render(_ row: Row, now: Date) -> String {
+    /// `text` in an ANSI colour (SGR `code`) when colours are on.
+    private func paint(_ text: String, _ code: String) -> String {
+        colors ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text
+    }
+
+    /// "1:05" or "2:03:04" for the time `remaining` bytes take at `speed`; nil when unknown.
+    static func eta(_ remaining: Int, speed: Double) -> String? {
+        guard remaining > 0, speed > 1 else { return nil }
+        let seconds = Int((Double(remaining) / speed).rounded(.up))
+        guard seconds < 100 * 3600 else { return nil }
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return seconds >= 3600 ? "\(seconds / 3600):\(two(seconds % 3600 / 60)):\(two(seconds % 60))" : "\(seconds / 60):\(two(seconds % 60))"
+    }
+
+    private func render(_ row: Row, now: Date, nameWidth: Int) -> String {
         if row.status == .waitingToRetry {
             let wait = row.retryAt.map { max(0, Int($0.timeIntervalSince(now).rounded(.up))) } ?? 0
-            return "  \(Self.pad(row.name, 28))  retry in \(wait) s: \(row.error?.message ?? "")"
+            return "  \(Self.pad(row.name, nameWidth))  retry in \(wait) s: \(row.error?.message ?? "")"
         }
         if row.bytes == 0 && row.total == nil {
-            return "  \(Self.pad(row.name, 28))  connecting…"
+            return "  \(Self.pad(row.name, nameWidth))  connecting…"
         }
         let size = row.total.map { "\(ByteCount.format(row.bytes)) / \(ByteCount.format($0))" } ?? ByteCount.format(row.bytes)
         var bar = "??????????"
@@ -371,7 +394,8 @@ final class GetReporter: Sendable {
             percent = String(Int(fraction * 100))
             percent = String(repeating: " ", count: max(0, 3 - percent.count)) + percent
         }
-        return "  \(Self.pad(row.name, 28)) [\(bar)] \(percent)%  \(size)  \(ByteCount.format(Int(row.speed)))/s"
+        let eta = row.total.flatMap { Self.eta($0 - row.bytes, speed: row.speed) }.map { "  ETA \($0)" } ?? ""
+        return "  \(Self.pad(row.name, nameWidth)) [\(bar)] \(percent)%  \(size)  \(ByteCount.format(Int(row.speed)))/s\(eta)"
     }
 
     private static func pad(_ text: String, _ width: Int) -> String {
