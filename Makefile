@@ -2,7 +2,7 @@
 
 SWIFT ?= swift
 # Debian packages the build and the tests need (installed when missing).
-APT_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libxml2-dev libssl-dev pkg-config ca-certificates nginx-light
+APT_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libxml2-dev libssl-dev pkg-config ca-certificates nginx-light zsh fish
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all build release deps test tsan demo bench clean

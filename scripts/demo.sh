@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The main job on data the demo makes itself: serve a set of files on a loopback
-# port, download them with `monsoon get` and live progress, stop half-way with
-# Ctrl-C (SIGINT), run the same command again to resume, and check every byte.
+# The main job on data the demo makes itself: a loopback server with a generated podcast
+# (30 episodes of a few MB; some drop their connection mid-body, some answer 503 once),
+# `monsoon archive` with live progress, interrupted with Ctrl-C and run again (it resumes),
+# a third run that downloads nothing, then `monsoon verify`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=.build/release
@@ -9,35 +10,43 @@ work=$(mktemp -d /tmp/monsoon-demo.XXXXXX)
 server_pid=""
 cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
-# Its own Monsoon home, so the demo never touches your queue.
+# Its own Monsoon home and archive, so the demo never touches yours.
 export MONSOON_HOME="$work/home"
+archive="$work/archive"
 
-echo "== Making 8 files of 24 MiB in $work/www"
-mkdir -p "$work/www"
-for i in 1 2 3 4 5 6 7 8; do head -c $((24 << 20)) /dev/urandom > "$work/www/episode-$i.mp3"; done
-(cd "$work/www" && sha256sum episode-*.mp3 > ../SHA256SUMS)
-
-echo "== Serving them on loopback at 12 MiB/s per download"
-"$bin/monsoon-testserver" --dir "$work/www" --throttle $((12 << 20)) > "$work/url" &
+echo "== Serving a podcast of 30 episodes (about 3 MiB each) on loopback, 4 MiB/s per download"
+"$bin/monsoon-testserver" --podcast 30 --size 3m --throttle 4m > "$work/url" &
 server_pid=$!
 for _ in $(seq 100); do [ -s "$work/url" ] && break; sleep 0.05; done
-base=$(cat "$work/url")
-for i in 1 2 3 4 5 6 7 8; do echo "$base/episode-$i.mp3"; done > "$work/urls.txt"
+feed="$(cat "$work/url")/feed.xml"
 
-echo "== monsoon get -j 4 -i urls.txt -o downloads   (interrupted after 3 s)"
+echo "== monsoon archive --dry-run: the plan"
+"$bin/monsoon" archive "$feed" -o "$archive" --with-artwork --dry-run | tail -4
+
+echo "== monsoon archive -j 4 (interrupted after 3 s, as Ctrl-C would)"
 set +e
-"$bin/monsoon" get -j 4 -i "$work/urls.txt" -o "$work/downloads" &
-get_pid=$!
+"$bin/monsoon" archive "$feed" -o "$archive" -j 4 --with-artwork &
+run=$!
 sleep 3
-kill -INT "$get_pid"
-wait "$get_pid"
+kill -INT "$run"
+wait "$run"
 echo "   exit status $? (130: interrupted, part files kept)"
 set -e
-ls -la "$work/downloads"
 
-echo "== The same command again: it resumes with Range requests"
-"$bin/monsoon" get -j 4 -i "$work/urls.txt" -o "$work/downloads"
+echo "== The same command again: it resumes the part files and fetches the rest"
+"$bin/monsoon" archive "$feed" -o "$archive" -j 4 --with-artwork --report "$work/report.json"
+python3 - "$work/report.json" <<'PY'
+import json, sys
+overall = json.load(open(sys.argv[1]))["overall"]
+print("   run report: %d bytes, %d connections opened, %d reused, failed attempts by status %s, %d bytes resumed"
+      % (overall["bytes"], overall["connections"]["opened"], overall["connections"]["reused"],
+         overall["failedAttemptsByStatus"], overall["resumedBytes"]))
+PY
+echo "== Once more: everything is in the ledger, nothing is downloaded twice"
+"$bin/monsoon" archive "$feed" -o "$archive" -j 4 --with-artwork
 
-echo "== Checking every byte"
-(cd "$work/downloads" && sha256sum -c ../SHA256SUMS)
-echo "== Done: all 8 files complete and identical to the source."
+echo "== monsoon verify: every file against its SHA-256 in the manifest"
+"$bin/monsoon" verify "$archive"
+ls "$archive/Monsoon Demo Show" | head -5
+echo "   … $(ls "$archive/Monsoon Demo Show" | wc -l) files in all"
+echo "== Done."

@@ -1,6 +1,6 @@
 // monsoon-testserver: runs MonsoonTestServer as a process for demos and benchmarks.
 //
-//   monsoon-testserver [--port N] [--dir DIR] [--generate COUNT --size BYTES] [--throttle BYTES_PER_SEC]
+//   monsoon-testserver [--port N] [--dir DIR] [--generate COUNT --size BYTES] [--podcast COUNT --size BYTES] [--throttle BYTES_PER_SEC]
 //
 // Prints one line, the base URL, once listening; serves until SIGINT/SIGTERM, then exits 0.
 
@@ -12,10 +12,13 @@ import Glibc
 #endif
 
 let usageText = """
-    usage: monsoon-testserver [--port N] [--dir DIR] [--generate COUNT --size BYTES] [--throttle BYTES_PER_SEC]
+    usage: monsoon-testserver [--port N] [--dir DIR] [--generate COUNT --size BYTES] [--podcast COUNT --size BYTES] [--throttle BYTES_PER_SEC]
       --port N            listen on 127.0.0.1:N (default 0: an ephemeral port)
       --dir DIR           serve each regular file in DIR at /<name>
       --generate COUNT    serve COUNT generated files /file1.bin ... /fileCOUNT.bin
+      --podcast COUNT     serve a podcast at /feed.xml: COUNT episodes of about --size bytes at
+                          /episodes/N.mp3 (every 7th drops its connection mid-body once, every
+                          11th answers 503 with Retry-After: 1 once) and artwork at /cover.jpg
       --size BYTES        size of each generated file (suffixes k, m, g: KiB, MiB, GiB)
       --throttle BPS      limit every response to BPS body bytes per second (suffixes as for --size)
     Prints http://127.0.0.1:PORT once listening; stops on SIGINT or SIGTERM.
@@ -45,6 +48,7 @@ struct Options {
     var port = 0
     var directory: String?
     var generate: Int?
+    var podcast: Int?
     var size: Int?
     var throttle: Int?
 
@@ -64,6 +68,9 @@ struct Options {
             case "--generate":
                 guard let count = Int(value(for: option)), count > 0 else { fail("--generate needs a positive count") }
                 generate = count
+            case "--podcast":
+                guard let count = Int(value(for: option)), count > 0 else { fail("--podcast needs a positive count") }
+                podcast = count
             case "--size":
                 size = parseSize(value(for: option), option: option)
             case "--throttle":
@@ -77,8 +84,8 @@ struct Options {
                 fail("unknown argument '\(option)'")
             }
         }
-        if generate != nil && size == nil { fail("--generate needs --size") }
-        if size != nil && generate == nil { fail("--size only goes with --generate") }
+        if (generate != nil || podcast != nil) && size == nil { fail("--generate and --podcast need --size") }
+        if size != nil && generate == nil && podcast == nil { fail("--size only goes with --generate or --podcast") }
     }
 }
 
@@ -120,6 +127,34 @@ if let count = options.generate, let size = options.size {
         server.setRoute("/file\(index).bin", Route(
             body: .pattern(size: size, seed: UInt64(index)), etag: "\"gen-\(index)-\(size)\"", throttle: options.throttle))
     }
+}
+
+if let count = options.podcast, let size = options.size {
+    let base = "http://127.0.0.1:\(server.port)"
+    let rfc822 = DateFormatter()
+    rfc822.locale = Locale(identifier: "en_US_POSIX")
+    rfc822.timeZone = TimeZone(identifier: "GMT")
+    rfc822.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+    var items = ""
+    for index in (1...count).reversed() {
+        let length = size + (index * 7919) % max(1, size / 10)   // sizes differ a little
+        var faults: [Fault] = []
+        if index % 7 == 0 { faults.append(.dropAfter(bytes: length / 2, times: 1)) }
+        if index % 11 == 0 { faults.append(.status(503, times: 1, retryAfter: "1")) }
+        server.setRoute("/episodes/\(index).mp3", Route(body: .pattern(size: length, seed: UInt64(index)), contentType: "audio/mpeg",
+                                                        etag: "\"ep-\(index)\"", throttle: options.throttle, faults: faults))
+        let day = Date(timeIntervalSince1970: 1_704_103_200 + Double(index - 1) * 86_400)   // from 2024-01-01 10:00 UTC, daily
+        items += "<item><title>Episode \(index): a demo recording</title><guid isPermaLink=\"false\">demo-\(index)</guid>"
+            + "<pubDate>\(rfc822.string(from: day))</pubDate><enclosure url=\"\(base)/episodes/\(index).mp3\" type=\"audio/mpeg\" length=\"\(length)\"/></item>\n"
+    }
+    let feed = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd">
+        <channel><title>Monsoon Demo Show</title><link>\(base)/</link><itunes:image href="\(base)/cover.jpg"/>
+        \(items)</channel></rss>
+        """
+    server.setRoute("/feed.xml", Route(body: .bytes(Array(feed.utf8)), contentType: "application/rss+xml", etag: "\"feed-\(count)\""))
+    server.setRoute("/cover.jpg", Route(body: .pattern(size: 20_000, seed: 999), contentType: "image/jpeg"))
 }
 
 // SIGINT and SIGTERM are blocked in every thread (set here, before the server starts its

@@ -189,7 +189,7 @@ extension EngineLoop {
         switch result {
         case .success:
             records[id]?.lastError = nil
-            records[id]?.resume = nil
+            // The validators stay: they say which version of the resource the file is.
             setStatus(id, .completed)
         case .failure(let error):
             fail(id, error)
