@@ -117,6 +117,19 @@ import MonsoonPodcasts
         #expect(version.output == "\(MonsoonCLI.version)\n")
     }
 
+    @Test func everyCommandsHelpHasAnExample() async throws {
+        func walk(_ command: any ParsableCommand.Type, _ path: [String]) -> [[String]] {
+            [path] + command.configuration.subcommands.flatMap { walk($0, path + [$0.resolvedCommandName]) }
+        }
+        let folder = Folder()
+        defer { folder.remove() }
+        for path in walk(Monsoon.self, []).dropFirst() {
+            let help = await runMonsoon(["help"] + path, in: folder.path)
+            #expect(help.status == 0)
+            #expect(help.output.contains("\n  monsoon \(path[0])"), "'monsoon help \(path.joined(separator: " "))' shows no example")
+        }
+    }
+
     @Test func liveProgressOnATerminal() async throws {
         let server = try TestServer()
         let folder = Folder()

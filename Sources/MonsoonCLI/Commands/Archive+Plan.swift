@@ -59,7 +59,7 @@ extension Archive {
         let reserve = try transfer.configuration(scope: .claimedOnly, home: episodes.home, context: context).diskReserve
         let free = SpacePlan.freeBytes(for: root)
         let fits = free.map { total <= max(0, $0 - reserve) }
-        if json {
+        if output.json {
             let podcasts = planned.map { podcast in
                 let items = podcast.items.map {
                     "{\"title\": \(JSONText.string($0.title)), \"published\": \(LibraryJSON.date($0.published)), \"bytes\": \(LibraryJSON.int($0.bytes)), \"url\": \(JSONText.string(Redaction.redact($0.url)))}"

@@ -14,7 +14,7 @@ extension Archive {
     }
 
     func archive(_ urls: [URL], root: String, naming: NamingTemplate, episodes: EpisodeSession, context: CommandContext) async throws -> Int32 {
-        let runReport = report.map { _ in RunReport() }
+        let runReport = output.makeReport()
         let started = Date()
         // 1. Every feed, read whole: subscribed, or refreshed when it already is.
         let (loaded, failedFeeds) = try await subscribe(urls, context: context)
@@ -53,8 +53,8 @@ extension Archive {
                 requests.append(extra)
             }
         }
-        let reporter = GetReporter(context: context, quiet: global.quiet || json, verbose: global.verbose, expected: requests.count,
-                                   style: json ? .json : .events, summarizes: false)
+        let reporter = GetReporter(context: context, quiet: global.quiet || output.json, verbose: global.verbose, expected: requests.count,
+                                   style: output.json ? .json : .events, summarizes: false)
         reporter.answerFor(requests.map { ($0.id, $0.url) })
         reporter.countAlreadyThere(extrasThere)
         let skipped = members.reduce(0) { $0 + $1.selection.alreadyArchived.count }
@@ -96,7 +96,7 @@ extension Archive {
             }
         }
         summarize(reporter.tally, skipped: skipped, started: started, context: context)
-        if let report, let runReport { try runReport.write(to: context.absolutePath(report), command: "archive") }
+        try output.write(runReport, command: "archive", context: context)
         if failedFeeds > 0 && (status == ExitStatus.success) { status = ExitStatus.failure }
         return status
     }
@@ -234,7 +234,7 @@ extension Archive {
         let seconds = max(0.001, Date().timeIntervalSince(started))
         let bytes = tally.bytes
         let speed = Double(bytes) / seconds
-        if json {
+        if output.json {
             context.output.line(GetReporter.jsonLine("summary", [
                 ("downloaded", String(tally.completed)), ("skipped", String(skipped + tally.alreadyThere)), ("failed", String(tally.failed)),
                 ("paused", String(tally.paused)), ("removed", String(tally.removed)), ("bytes", String(bytes)),

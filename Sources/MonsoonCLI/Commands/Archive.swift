@@ -42,8 +42,7 @@ struct Archive: RunnableCommand {
     @Option(name: .customLong("max-size"), help: "Stop a file larger than SIZE (or a stream that never ends) with an error.", valueName: "size") var maxSize: ByteSize?
     @Flag(name: .customLong("refetch-missing"), help: "Download again episodes downloaded before whose file is gone.") var refetchMissing = false
     @Flag(name: .customLong("dry-run"), help: "Print the plan (episodes, sizes, totals per host, whether it fits on disk) and download nothing.") var dryRun = false
-    @Flag(name: .long, help: "Print JSON lines on standard output, one per event (started, finished, retrying, failed, summary).") var json = false
-    @Option(name: .long, help: "Write a JSON run report to FILE (throughput, time to first byte, retries, connections).", valueName: "file") var report: String?
+    @OptionGroup var output: RunOutputOptions
     @Argument(help: "Feed URLs (http or https).", valueName: "feed-url") var feeds: [String] = []
 
     init() {}

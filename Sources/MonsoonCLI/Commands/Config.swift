@@ -7,7 +7,8 @@ struct Config: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "config",
         abstract: "Show or change settings (defaults for the commands; flags override them).",
-        discussion: "Keys: " + SettingKey.allCases.map(\.rawValue).joined(separator: ", ") + ". Sizes take units (500MB, 2GiB).",
+        discussion: "Keys: " + SettingKey.allCases.map(\.rawValue).joined(separator: ", ") + ". Sizes take units (500MB, 2GiB)."
+            + "\n\nExamples:\n\n  monsoon config\n  monsoon config set download-root ~/Podcasts\n  monsoon config get template",
         subcommands: [ConfigList.self, ConfigGet.self, ConfigSet.self, ConfigUnset.self],
         defaultSubcommand: ConfigList.self)
     @OptionGroup var global: GlobalOptions
@@ -32,7 +33,7 @@ struct Config: ParsableCommand {
 }
 
 struct ConfigList: RunnableCommand {
-    static let configuration = CommandConfiguration(commandName: "list", abstract: "List every setting with its value.")
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List every setting with its value.", discussion: "Examples:\n\n  monsoon config")
     @OptionGroup var global: GlobalOptions
     init() {}
 
@@ -70,7 +71,7 @@ struct SettingSelection: ParsableArguments {
 }
 
 struct ConfigGet: RunnableCommand {
-    static let configuration = CommandConfiguration(commandName: "get", abstract: "Print a setting's value in effect.")
+    static let configuration = CommandConfiguration(commandName: "get", abstract: "Print a setting's value in effect.", discussion: "Examples:\n\n  monsoon config get keep-latest --podcast 3")
     @OptionGroup var global: GlobalOptions
     @OptionGroup var target: SettingSelection
     init() {}
@@ -87,7 +88,7 @@ struct ConfigGet: RunnableCommand {
 }
 
 struct ConfigSet: RunnableCommand {
-    static let configuration = CommandConfiguration(commandName: "set", abstract: "Change a setting.")
+    static let configuration = CommandConfiguration(commandName: "set", abstract: "Change a setting.", discussion: "Examples:\n\n  monsoon config set concurrency 4\n  monsoon config set disk-reserve 2GiB\n  monsoon config set keep-latest 5 --podcast \"Morning Show\"")
     @OptionGroup var global: GlobalOptions
     @Option(name: .long, help: "Set it for this podcast only (keep-latest).", valueName: "podcast")
     var podcast: String?
@@ -119,7 +120,7 @@ struct ConfigSet: RunnableCommand {
 }
 
 struct ConfigUnset: RunnableCommand {
-    static let configuration = CommandConfiguration(commandName: "unset", abstract: "Return a setting to its default (or a podcast's to the global value).")
+    static let configuration = CommandConfiguration(commandName: "unset", abstract: "Return a setting to its default (or a podcast's to the global value).", discussion: "Examples:\n\n  monsoon config unset template")
     @OptionGroup var global: GlobalOptions
     @OptionGroup var target: SettingSelection
     init() {}

@@ -149,7 +149,7 @@ enum Control {
 }
 
 struct Pause: RunnableCommand {
-    static let configuration = CommandConfiguration(commandName: "pause", abstract: "Pause a download (keeping its bytes), or all with --all.")
+    static let configuration = CommandConfiguration(commandName: "pause", abstract: "Pause a download (keeping its bytes), or all with --all.", discussion: "Examples:\n\n  monsoon pause d17\n  monsoon pause 42          # episode 42's download\n  monsoon pause --all")
     @OptionGroup var global: GlobalOptions
     @OptionGroup var selection: DownloadSelection
     init() {}
@@ -163,7 +163,7 @@ struct Pause: RunnableCommand {
 }
 
 struct Resume: RunnableCommand {
-    static let configuration = CommandConfiguration(commandName: "resume", abstract: "Resume a paused or failed download, or all paused ones with --all.")
+    static let configuration = CommandConfiguration(commandName: "resume", abstract: "Resume a paused or failed download, or all paused ones with --all.", discussion: "Examples:\n\n  monsoon resume d17\n  monsoon resume --all")
     @OptionGroup var global: GlobalOptions
     @OptionGroup var selection: DownloadSelection
     init() {}
@@ -177,7 +177,7 @@ struct Resume: RunnableCommand {
 }
 
 struct Retry: RunnableCommand {
-    static let configuration = CommandConfiguration(commandName: "retry", abstract: "Retry a failed download now, with fresh retry counts.")
+    static let configuration = CommandConfiguration(commandName: "retry", abstract: "Retry a failed download now, with fresh retry counts.", discussion: "Examples:\n\n  monsoon retry d17\n  monsoon retry 42")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "A download id like d17, or an episode id like 42.", valueName: "id") var id: String
     init() {}
@@ -191,7 +191,7 @@ struct Retry: RunnableCommand {
 }
 
 struct Remove: RunnableCommand {
-    static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove a download from the queue; its part file is deleted.")
+    static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove a download from the queue; its part file is deleted.", discussion: "Examples:\n\n  monsoon remove d17\n  monsoon remove d17 --delete-file")
     @OptionGroup var global: GlobalOptions
     @Flag(name: .customLong("delete-file"), help: "Also delete the downloaded file of a completed download.") var deleteFile = false
     @Argument(help: "A download id like d17, or an episode id like 42.", valueName: "id") var id: String
@@ -206,7 +206,7 @@ struct Remove: RunnableCommand {
 }
 
 struct Priority: RunnableCommand {
-    static let configuration = CommandConfiguration(commandName: "priority", abstract: "Set a download's priority (higher starts first).")
+    static let configuration = CommandConfiguration(commandName: "priority", abstract: "Set a download's priority (higher starts first).", discussion: "Examples:\n\n  monsoon priority d17 10")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "A download id like d17, or an episode id like 42.", valueName: "id") var id: String
     @Argument(help: "The new priority (default priority is 0; negative is allowed).", valueName: "n") var priority: Int

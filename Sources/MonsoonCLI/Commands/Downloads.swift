@@ -7,9 +7,9 @@ struct Downloads: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "downloads",
         abstract: "List the download queue (the default), or clear finished entries from it.",
+        discussion: "Examples:\n\n  monsoon downloads\n  monsoon downloads --status failed\n  monsoon downloads clear --failed",
         subcommands: [ListDownloads.self, ClearDownloads.self],
-        defaultSubcommand: ListDownloads.self
-    )
+        defaultSubcommand: ListDownloads.self)
 
     @OptionGroup var global: GlobalOptions
 
@@ -25,6 +25,11 @@ struct ListDownloads: RunnableCommand {
             While a monsoon downloads, the list shows its progress (saved about once a second). \
             A download that was running when its monsoon was killed shows as 'interrupted': the \
             next 'monsoon download' (or a 'monsoon get' of its URL) resumes it.
+
+            Examples:
+
+              monsoon downloads --json
+              monsoon downloads --status interrupted
             """
     )
 
@@ -137,6 +142,11 @@ struct ClearDownloads: RunnableCommand {
         discussion: """
             The downloaded files, and the part files of failed downloads, stay where they are. \
             A later 'monsoon get' of a forgotten URL whose part file is still there resumes it.
+
+            Examples:
+
+              monsoon downloads clear
+              monsoon downloads clear --failed
             """
     )
 

@@ -8,7 +8,7 @@ struct Storage: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "storage",
         abstract: "Show the disk space of downloaded episodes, per podcast and in all.",
-        discussion: "Sizes are read from the files themselves (as 'du -b' counts them); a file that was moved away or deleted shows as missing.")
+        discussion: "Sizes are read from the files themselves (as 'du -b' counts them); a file that was moved away or deleted shows as missing." + "\n\nExamples:\n\n  monsoon storage\n  monsoon storage --json")
     @OptionGroup var global: GlobalOptions
     @Flag(name: .long, help: "Print JSON: podcasts (id, title, episodes, bytes, files: episode, title, path, bytes or null), totalBytes, missing.") var json = false
     init() {}
@@ -58,6 +58,12 @@ struct Delete: RunnableCommand {
         discussion: """
             Give episode ids, or --podcast PODCAST (all its downloads), or --played (every played \
             episode's download; with --podcast, that podcast's).
+
+            Examples:
+
+              monsoon delete 42 43
+              monsoon delete --played
+              monsoon delete --podcast "Morning Show"
             """)
     @OptionGroup var global: GlobalOptions
     @Option(name: .long, help: "The downloads of this podcast (id or a unique part of its title).", valueName: "podcast") var podcast: String?
@@ -94,7 +100,7 @@ struct Delete: RunnableCommand {
 struct Played: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "played",
-        abstract: "Mark episodes played (with auto-delete-played on, their downloads are deleted).")
+        abstract: "Mark episodes played (with auto-delete-played on, their downloads are deleted).", discussion: "Examples:\n\n  monsoon played 42")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Episode ids.", valueName: "episode") var episodes: [Int]
     init() {}
@@ -119,7 +125,7 @@ struct Played: RunnableCommand {
 }
 
 struct Unplayed: RunnableCommand {
-    static let configuration = CommandConfiguration(commandName: "unplayed", abstract: "Mark episodes not played.")
+    static let configuration = CommandConfiguration(commandName: "unplayed", abstract: "Mark episodes not played.", discussion: "Examples:\n\n  monsoon unplayed 42 43")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Episode ids.", valueName: "episode") var episodes: [Int]
     init() {}

@@ -5,7 +5,7 @@ import MonsoonEngine
 /// A `get` while another process runs the home's queue: hand the URLs over, then follow
 /// them through the database to the end, taking the queue over if that process ends first.
 extension Get {
-    func handOff(_ urls: [URL], folder: String, home: Home, reporter: GetReporter, context: CommandContext) async throws -> Int32 {
+    func handOff(_ urls: [URL], folder: String, home: Home, reporter: GetReporter, runReport: RunReport?, context: CommandContext) async throws -> Int32 {
         let store = try home.openStore()
         var plan = Plan()
         let ids: [DownloadID]
@@ -41,7 +41,8 @@ extension Get {
         if !handed.isEmpty && (global.verbose || (context.isTerminal && !global.quiet)) {
             context.error("another monsoon\(pid) is downloading in \(home.path); it runs \(handed.count == 1 ? "this download" : "these \(handed.count) downloads") and this command follows \(handed.count == 1 ? "it" : "them")")
         }
-        let follower = HandOffFollower(global: global, transfer: transfer, home: home, store: store, reporter: reporter, context: context, jobs: 4)
+        var follower = HandOffFollower(global: global, transfer: transfer, home: home, store: store, reporter: reporter, context: context, jobs: 4)
+        follower.observe = { runReport?.observe($0) }
         return try await follower.follow(handedThrough: lastCommand, retried: Set(plan.retried))
     }
 }

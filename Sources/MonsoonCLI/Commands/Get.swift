@@ -23,12 +23,20 @@ struct Get: RunnableCommand {
             Exit status: 0 when every URL is downloaded, 1 when a download failed or was paused or removed \
             from another command, 2 on a usage error (also when some input lines were not URLs), 3 when a \
             download failed for lack of disk space, 130 on Ctrl-C.
+
+            Examples:
+
+              monsoon get https://example.com/a.mp3 https://example.com/b.mp3
+              monsoon get -o ~/Downloads -j 8 -i urls.txt
+              monsoon get --skip-existing -i urls.txt --json
             """
     )
 
     @OptionGroup var global: GlobalOptions
 
     @OptionGroup var transfer: TransferOptions
+
+    @OptionGroup var output: RunOutputOptions
 
     @Option(name: .customShort("i"), help: "Also read URLs from FILE, one per line ('-' for standard input; blank lines and # comments are skipped).", valueName: "file")
     var inputFile: String?
@@ -66,11 +74,14 @@ struct Get: RunnableCommand {
         let home = try Home(option: global.home, context: context)
         let folder = context.absolutePath(out)
         try createFolder(folder)
-        let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, expected: inputs.valid.count)
+        let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, expected: inputs.valid.count, style: output.json ? .json : .files)
+        let runReport = output.makeReport()
         reporter.countNotURLs(inputs.invalid.count)
 
         guard let lock = try await HomeLock.acquire(path: home.lockPath, role: .get) else {
-            return try await handOff(inputs.valid, folder: folder, home: home, reporter: reporter, context: context)
+            let status = try await handOff(inputs.valid, folder: folder, home: home, reporter: reporter, runReport: runReport, context: context)
+            try output.write(runReport, command: "get", context: context)
+            return status
         }
         defer { withExtendedLifetime(lock) {} }
 
@@ -89,7 +100,9 @@ struct Get: RunnableCommand {
             await manager.shutdown()
             throw CLIError(message: "cannot queue the downloads: \(error)")
         }
-        return await session.run(reporting: reporter)
+        let status = await session.run(reporting: reporter) { runReport?.observe($0) }
+        try output.write(runReport, command: "get", context: context)
+        return status
     }
 
     /// What to do with each URL given.

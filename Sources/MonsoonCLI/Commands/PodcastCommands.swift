@@ -8,7 +8,7 @@ struct Add: RunnableCommand {
         commandName: "add",
         abstract: "Subscribe to a podcast feed, reading its whole back catalogue.",
         discussion: "Paged feeds (RFC 5005) are followed. A web page that names its feed (<link rel=\"alternate\">) subscribes to that feed. "
-            + "Subscribing twice to the same feed says so and changes nothing. Exit status 1 when the feed cannot be read, or a later page of it cannot.",
+            + "Subscribing twice to the same feed says so and changes nothing. Exit status 1 when the feed cannot be read, or a later page of it cannot." + "\n\nExamples:\n\n  monsoon add https://example.com/feed.xml\n  monsoon subscribe https://example.com/   # a page that names its feed",
         aliases: ["subscribe"])
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The feed's URL (http or https; credentials in the URL work and are never printed).", valueName: "url") var url: String
@@ -37,7 +37,7 @@ struct Add: RunnableCommand {
 
 /// `monsoon podcasts`: list subscriptions.
 struct Podcasts: RunnableCommand {
-    static let configuration = CommandConfiguration(commandName: "podcasts", abstract: "List your podcasts.")
+    static let configuration = CommandConfiguration(commandName: "podcasts", abstract: "List your podcasts.", discussion: "Examples:\n\n  monsoon podcasts\n  monsoon podcasts --json")
     @OptionGroup var global: GlobalOptions
     @Flag(name: .long, help: "Print a JSON array of objects with an id and the podcast's fields.") var json = false
     init() {}
@@ -62,7 +62,7 @@ struct Podcasts: RunnableCommand {
 
 /// `monsoon episodes PODCAST`: list a podcast's episodes.
 struct Episodes: RunnableCommand {
-    static let configuration = CommandConfiguration(commandName: "episodes", abstract: "List a podcast's episodes, newest first.")
+    static let configuration = CommandConfiguration(commandName: "episodes", abstract: "List a podcast's episodes, newest first.", discussion: "Examples:\n\n  monsoon episodes \"Morning Show\"\n  monsoon episodes 3 --json")
     @OptionGroup var global: GlobalOptions
     @Flag(name: .long, help: "Print a JSON array of objects with an id and the episode's fields.") var json = false
     @Argument(help: "The podcast: its id, or a part of its title that only it has.", valueName: "podcast") var podcast: String
@@ -103,7 +103,7 @@ struct Refresh: RunnableCommand {
         commandName: "refresh",
         abstract: "Fetch new episodes of one podcast, or of all (concurrently).",
         discussion: "Conditional requests (ETag, Last-Modified) make an unchanged feed cost a 304. Your downloads, positions and played marks are never touched. "
-            + "Exit status 1 when a feed, or a later page of one, cannot be read (each said on standard error; what was read is kept).")
+            + "Exit status 1 when a feed, or a later page of one, cannot be read (each said on standard error; what was read is kept)." + "\n\nExamples:\n\n  monsoon refresh\n  monsoon refresh \"Morning Show\"")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The podcast (id or a unique part of its title); all when omitted.", valueName: "podcast") var podcast: String?
     init() {}
@@ -143,7 +143,7 @@ struct Refresh: RunnableCommand {
 
 /// `monsoon unsubscribe PODCAST`.
 struct Unsubscribe: RunnableCommand {
-    static let configuration = CommandConfiguration(commandName: "unsubscribe", abstract: "Unsubscribe from a podcast.")
+    static let configuration = CommandConfiguration(commandName: "unsubscribe", abstract: "Unsubscribe from a podcast.", discussion: "Examples:\n\n  monsoon unsubscribe 3\n  monsoon unsubscribe \"Morning Show\" --delete-files")
     @OptionGroup var global: GlobalOptions
     @Flag(name: .customLong("delete-files"), help: "Also delete its downloaded episode files.") var deleteFiles = false
     @Argument(help: "The podcast: its id, or a part of its title that only it has.", valueName: "podcast") var podcast: String
@@ -186,7 +186,7 @@ struct Import: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import", abstract: "Subscribe to every feed of an OPML file.",
         discussion: "Entries that cannot be subscribed to (unreadable feeds, URLs whose credentials an export replaced by ***) are named on "
-            + "standard error and the others subscribed; the exit status is then 1.")
+            + "standard error and the others subscribed; the exit status is then 1." + "\n\nExamples:\n\n  monsoon import subscriptions.opml")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The OPML file ('-' for standard input).", valueName: "file") var file: String
     init() {}
@@ -240,7 +240,7 @@ struct Export: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export", abstract: "Print your subscriptions as OPML 2.0.",
         discussion: "Without --include-credentials, user names, passwords and tokens in feed URLs are replaced by *** and standard error names "
-            + "the podcasts concerned (such entries cannot be imported).")
+            + "the podcasts concerned (such entries cannot be imported)." + "\n\nExamples:\n\n  monsoon export > subscriptions.opml\n  monsoon export --include-credentials > private.opml")
     @OptionGroup var global: GlobalOptions
     @Flag(name: .customLong("include-credentials"), help: "Keep user names, passwords and tokens in the feed URLs (hidden by default).")
     var includeCredentials = false
@@ -276,7 +276,7 @@ struct Export: RunnableCommand {
 struct Inspect: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inspect",
-        abstract: "Parse one feed document (a file or a URL) without subscribing; pages are not followed.")
+        abstract: "Parse one feed document (a file or a URL) without subscribing; pages are not followed.", discussion: "Examples:\n\n  monsoon inspect https://example.com/feed.xml\n  monsoon inspect feed.xml --json")
     @OptionGroup var global: GlobalOptions
     @Flag(name: .long, help: "Print {\"title\", \"episodes\": [{\"guid\", \"title\", \"url\", \"published\", \"duration\"}]}.") var json = false
     @Argument(help: "A feed file, or an http(s) URL.", valueName: "file-or-url") var source: String

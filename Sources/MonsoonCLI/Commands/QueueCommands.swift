@@ -7,7 +7,7 @@ struct EpisodeQueueCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "queue",
         abstract: "List the episode queue (the default), or add, move and remove episodes.",
-        discussion: "'monsoon download' downloads the queue in this order. EPISODE is an episode id, as 'monsoon episodes' lists it.",
+        discussion: "'monsoon download' downloads the queue in this order. EPISODE is an episode id, as 'monsoon episodes' lists it." + "\n\nExamples:\n\n  monsoon queue\n  monsoon queue add --podcast \"Morning Show\" --latest 3\n  monsoon queue move 42 1",
         subcommands: [QueueList.self, QueueAdd.self, QueueMove.self, QueueRemove.self],
         defaultSubcommand: QueueList.self)
     @OptionGroup var global: GlobalOptions
@@ -15,7 +15,7 @@ struct EpisodeQueueCommand: ParsableCommand {
 }
 
 struct QueueList: RunnableCommand {
-    static let configuration = CommandConfiguration(commandName: "list", abstract: "List the queue in order, with each episode's state and progress.")
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List the queue in order, with each episode's state and progress.", discussion: "Examples:\n\n  monsoon queue\n  monsoon queue --json")
     @OptionGroup var global: GlobalOptions
     @Flag(name: .long, help: "Print a JSON array: position, id, podcast, title, state, bytes, total, progress, error, retryAt.") var json = false
     init() {}
@@ -155,7 +155,7 @@ struct QueueAdd: RunnableCommand {
 }
 
 struct QueueMove: RunnableCommand {
-    static let configuration = CommandConfiguration(commandName: "move", abstract: "Move an episode to a position in the queue (1 is the front).")
+    static let configuration = CommandConfiguration(commandName: "move", abstract: "Move an episode to a position in the queue (1 is the front).", discussion: "Examples:\n\n  monsoon queue move 42 1")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The episode id.", valueName: "episode") var episode: Int
     @Argument(help: "Its new position, counting from 1.", valueName: "position") var position: Int
@@ -175,7 +175,7 @@ struct QueueMove: RunnableCommand {
 }
 
 struct QueueRemove: RunnableCommand {
-    static let configuration = CommandConfiguration(commandName: "remove", abstract: "Take episodes out of the queue (a partial download is deleted; a finished file stays).")
+    static let configuration = CommandConfiguration(commandName: "remove", abstract: "Take episodes out of the queue (a partial download is deleted; a finished file stays).", discussion: "Examples:\n\n  monsoon queue remove 42 43")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Episode ids.", valueName: "episode") var episodes: [Int]
     init() {}

@@ -16,6 +16,12 @@ struct RunQueue: RunnableCommand {
             queued and exits 3. Only one monsoon downloads per home: another terminal can follow and \
             steer it with 'monsoon downloads', 'monsoon queue', 'pause', 'resume', 'retry', 'remove' \
             and 'priority'.
+
+            Examples:
+
+              monsoon download
+              monsoon download -o /mnt/podcasts -j 4
+              monsoon download --json --report run.json
             """
     )
 
@@ -26,6 +32,8 @@ struct RunQueue: RunnableCommand {
     @Option(name: [.customShort("o"), .long("out")], help: "The download root for episodes not started yet (default: the setting download-root).", valueName: "dir")
     var out: String?
 
+    @OptionGroup var output: RunOutputOptions
+
     init() {}
 
     func run(_ context: CommandContext) async throws -> Int32 {
@@ -34,7 +42,11 @@ struct RunQueue: RunnableCommand {
             let pid = HomeLock.holder(at: home.lockPath)?.mention ?? ""
             throw CLIError(message: "another monsoon\(pid) is already downloading in \(home.path); follow it with 'monsoon downloads'")
         }
-        return try await Self.runQueue(lock: lock, home: home, out: out, transfer: transfer, global: global, style: .files, report: nil, context: context)
+        let runReport = output.makeReport()
+        let status = try await Self.runQueue(lock: lock, home: home, out: out, transfer: transfer, global: global, style: output.json ? .json : .files,
+                                             report: runReport, context: context)
+        try output.write(runReport, command: "download", context: context)
+        return status
     }
 
     /// Runs the whole queue with the lock held: syncs the episode queue into it (episodes not

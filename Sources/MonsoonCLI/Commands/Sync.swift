@@ -23,8 +23,7 @@ struct Sync: RunnableCommand {
     @OptionGroup var transfer: TransferOptions
     @Option(name: [.customShort("o"), .long("out")], help: "The download root for episodes not started yet (default: the setting download-root).", valueName: "dir")
     var out: String?
-    @Flag(name: .long, help: "Print JSON lines on standard output, one per event.") var json = false
-    @Option(name: .long, help: "Write a JSON run report to FILE.", valueName: "file") var report: String?
+    @OptionGroup var output: RunOutputOptions
     init() {}
 
     func run(_ context: CommandContext) async throws -> Int32 {
@@ -43,7 +42,7 @@ struct Sync: RunnableCommand {
                     failedFeeds += 1
                     context.error(warning)
                 }
-                if !global.quiet && !json {
+                if !global.quiet && !output.json {
                     context.errors.line("monsoon: \(podcast.name): " + (summary.unchanged ? "unchanged" : "\(summary.added) new, \(summary.updated) updated"))
                 }
             case .failure(let error):
@@ -59,17 +58,17 @@ struct Sync: RunnableCommand {
         // 2. The new episodes of the podcasts that download by themselves, oldest first.
         let fresh = try episodes.read { queue in try autoPodcasts.flatMap { try queue.newEpisodes(podcast: $0, after: newestBefore) } }
         let queued = try episodes.write { try $0.add(fresh) }
-        if !queued.isEmpty && !global.quiet && !json { context.errors.line("monsoon: queued \(queued.count) new episode\(queued.count == 1 ? "" : "s")") }
+        if !queued.isEmpty && !global.quiet && !output.json { context.errors.line("monsoon: queued \(queued.count) new episode\(queued.count == 1 ? "" : "s")") }
         // 3. The queue.
-        let runReport = report.map { _ in RunReport() }
+        let runReport = output.makeReport()
         var status: Int32
         if let lock = try await HomeLock.acquire(path: home.lockPath, role: .download) {
             status = try await RunQueue.runQueue(lock: lock, home: home, out: out, transfer: transfer, global: global,
-                                                 style: json ? .json : .events, report: runReport, context: context)
+                                                 style: output.json ? .json : .events, report: runReport, context: context)
         } else {
             status = try await handOver(episodes, report: runReport, context: context)
         }
-        if let report, let runReport { try runReport.write(to: context.absolutePath(report), command: "sync") }
+        try output.write(runReport, command: "sync", context: context)
         if failedFeeds > 0 && status == ExitStatus.success { status = ExitStatus.failure }
         return status
     }
@@ -85,7 +84,7 @@ struct Sync: RunnableCommand {
         } catch {
             throw CLIError(message: "cannot hand the queue to the running monsoon: \(error)")
         }
-        let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, expected: pending.count, style: json ? .json : .events)
+        let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, expected: pending.count, style: output.json ? .json : .events)
         reporter.answerFor(try pending.compactMap { id in try episodes.store.download(withID: id).map { (id, $0.request.url) } })
         let writer = try EpisodeStateWriter(home: episodes.home)
         var follower = HandOffFollower(global: global, transfer: transfer, home: episodes.home, store: episodes.store, reporter: reporter, context: context)

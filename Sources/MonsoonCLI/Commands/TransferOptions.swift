@@ -86,6 +86,25 @@ struct TransferOptions: ParsableArguments {
     }
 }
 
+/// The machine-readable output of the commands that download (`get`, `download`, `archive`, `sync`).
+struct RunOutputOptions: ParsableArguments {
+    @Flag(name: .long, help: "Print JSON lines on standard output, one per event (started, finished, retrying, failed, …), each with event and time.")
+    var json = false
+
+    @Option(name: .long, help: "Write a JSON run report to FILE (bytes, throughput, time to first byte, retries by status, resumed bytes, connections).", valueName: "file")
+    var report: String?
+
+    init() {}
+
+    /// A collector for `--report`, when asked for.
+    func makeReport() -> RunReport? { report.map { _ in RunReport() } }
+
+    /// Writes the report, when asked for.
+    func write(_ runReport: RunReport?, command: String, context: CommandContext) throws {
+        if let report, let runReport { try runReport.write(to: context.absolutePath(report), command: command) }
+    }
+}
+
 /// A download id, or `--all`, for `pause` and `resume`.
 struct DownloadSelection: ParsableArguments {
     @Flag(name: .long, help: "Every download it applies to.") var all = false

@@ -139,8 +139,9 @@ final class GetReporter: Sendable {
                 state.rows[id]?.removed = true
                 announce(&state, .removed, id: id.rawValue)
                 if live { draw(&state) }
-            case .attempt:
-                break
+            case .attempt(let attempt):
+                guard verbose, state.own?.contains(attempt.id) ?? true else { return }
+                describe(&state, attempt)
             }
         }
     }
@@ -304,6 +305,27 @@ final class GetReporter: Sendable {
             case .removed: emitLine(&state, "monsoon: \(id) removed", toErrors: true)
             }
         }
+    }
+
+    /// `--verbose`: each request as it ends (status, bytes, where it resumed, timings, connection).
+    private func describe(_ state: inout State, _ attempt: AttemptReport) {
+        let ttfb = attempt.timeToFirstByte
+        if style == .json {
+            var fields: [(String, String)] = [("id", JSONText.string(attempt.id.rawValue)), ("host", JSONText.string(attempt.host)),
+                                              ("status", String(attempt.status)), ("bytes", String(attempt.bytes)), ("resumedFrom", String(attempt.resumedFrom)),
+                                              ("seconds", JSONText.number(attempt.duration)), ("newConnections", String(attempt.newConnections))]
+            fields.append(("timeToFirstByte", ttfb.map(JSONText.number) ?? "null"))
+            if let error = attempt.error { fields.append(("error", JSONText.string(error.message))) }
+            context.output.line(Self.jsonLine("attempt", fields))
+            return
+        }
+        var line = "monsoon: \(attempt.id.rawValue) \(attempt.host): \(attempt.status == 0 ? "no response" : "HTTP \(attempt.status)")"
+        if attempt.resumedFrom > 0 { line += " from byte \(attempt.resumedFrom)" }
+        line += ", \(ByteCount.format(attempt.bytes)) in \(String(format: "%.2f", attempt.duration)) s"
+        if let ttfb { line += " (first byte after \(String(format: "%.3f", ttfb)) s)" }
+        line += attempt.newConnections > 0 ? ", new connection" : ", reused connection"
+        if let error = attempt.error { line += ": \(error.message)" }
+        emitLine(&state, line, toErrors: true)
     }
 
     /// One JSON object on a line: `event` and `time` first, then `fields` (already JSON).
