@@ -178,7 +178,7 @@ import Testing
         let monsoonBinary = URL(fileURLWithPath: monsoonBinary).resolvingSymlinksInPath().path
         #expect(units.output.contains("ExecStart=\(monsoonBinary) sync --quiet") && units.output.contains("OnUnitActiveSec=30min"))
         #expect(units.output.contains("ExecStart=\(monsoonBinary) download --quiet") && units.output.contains("systemctl --user enable --now monsoon-sync.timer"))
-        #expect(try Self.shell("/bin/sh", ["-n"], input: units.output).status == 0, "the install script parses")
+        #expect(try await Self.shell("/bin/sh", ["-n"], input: units.output).status == 0, "the install script parses")
 
         let bash = try await MonsoonProcess(["completions", "bash"], in: folder.path).finish()
         let probe = bash.output + """
@@ -186,14 +186,14 @@ import Testing
             comp() { COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]}-1)); _monsoon; echo "${COMPREPLY[*]}"; }
             comp monsoon arch; comp monsoon archive --dry; comp monsoon downloads cl; comp monsoon queue add --pod
             """
-        let completed = try Self.shell("/bin/bash", [], input: probe)
+        let completed = try await Self.shell("/bin/bash", [], input: probe)
         #expect(completed.output == "archive\n--dry-run\nclear\n--podcast\n", "\(completed.output)")
         for shell in ["zsh", "fish"] {
             let script = try await MonsoonProcess(["completions", shell], in: folder.path).finish()
             #expect(script.status == 0 && !script.output.isEmpty)
             let path = "/usr/bin/\(shell)"
             guard FileManager.default.isExecutableFile(atPath: path) else { continue }   // checked where the shell is installed
-            #expect(try Self.shell(path, ["-n"], input: script.output).status == 0, "\(shell) parses it")
+            #expect(try await Self.shell(path, ["-n"], input: script.output).status == 0, "\(shell) parses it")
         }
         let unknown = try await MonsoonProcess(["completions", "tcsh"], in: folder.path).finish()
         #expect(unknown.status == 2)
@@ -206,31 +206,36 @@ import Testing
         server.setRoute("/slow.mp3", Route(body: .pattern(size: 600_000, seed: 3), contentType: "audio/mpeg", throttle: 300_000))
         // `script` gives the binary a pseudo-terminal and records what it drew.
         let command = "MONSOON_HOME='\(folder.file(".monsoon"))' COLUMNS=100 '\(monsoonBinary)' get -o '\(folder.path)' '\(server.url("/slow.mp3").absoluteString)'"
-        let run = try Self.shell("/usr/bin/script", ["-q", "-e", "-c", command, folder.file("typescript")], input: "")
+        let run = try await Self.shell("/usr/bin/script", ["-q", "-e", "-c", command, folder.file("typescript")], input: "")
         #expect(run.status == 0)
         let screen = try String(contentsOfFile: folder.file("typescript"), encoding: .utf8)
         #expect(screen.contains("slow.mp3") && screen.contains("%") && screen.contains("/s") && screen.contains("ETA"), "\(screen)")
         #expect(screen.contains("\u{1B}[") , "redrawn in place")
         #expect(screen.contains("1 of 1 downloaded"))
-        let plain = try Self.shell("/usr/bin/script", ["-q", "-e", "-c", "NO_COLOR=1 " + command, folder.file("typescript2")], input: "")
+        let plain = try await Self.shell("/usr/bin/script", ["-q", "-e", "-c", "NO_COLOR=1 " + command, folder.file("typescript2")], input: "")
         #expect(plain.status == 0)
         #expect(!(try String(contentsOfFile: folder.file("typescript2"), encoding: .utf8)).contains("\u{1B}[32m"), "no colours with NO_COLOR")
     }
 
-    static func shell(_ path: String, _ arguments: [String], input: String) throws -> (status: Int32, output: String) {
+    /// Runs a program with `input` on its standard input; waits for it without blocking a
+    /// thread of the test runner (its output goes to a file, see `MonsoonProcess`).
+    static func shell(_ path: String, _ arguments: [String], input: String) async throws -> (status: Int32, output: String) {
+        let output = FileManager.default.temporaryDirectory.path(percentEncoded: false) + "/monsoon-shell-\(UUID().uuidString)"
+        let source = output + ".in"
+        try Data(input.utf8).write(to: URL(fileURLWithPath: source))
+        guard FileManager.default.createFile(atPath: output, contents: nil) else { throw CLITestError("cannot create \(output)") }
+        defer {
+            try? FileManager.default.removeItem(atPath: output)   // temporary files: nothing to keep
+            try? FileManager.default.removeItem(atPath: source)
+        }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
-        let stdin = Pipe()
-        let stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
+        process.standardInput = FileHandle(forReadingAtPath: source)
+        process.standardOutput = FileHandle(forWritingAtPath: output)
         process.standardError = FileHandle.nullDevice
         try process.run()
-        stdin.fileHandleForWriting.write(Data(input.utf8))
-        try stdin.fileHandleForWriting.close()
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        while process.isRunning { try await Task.sleep(nanoseconds: 20_000_000) }
+        return (process.terminationStatus, String(decoding: FileManager.default.contents(atPath: output) ?? Data(), as: UTF8.self))
     }
 }

@@ -54,11 +54,14 @@ let monsoonBinary: String = {
 }()
 
 /// A running `monsoon` process with its output collected.
+///
+/// Its output goes to files, not pipes: a pipe's write end can leak into another child the
+/// test process spawns meanwhile, and reading to its end would then wait for that child too.
 final class MonsoonProcess: @unchecked Sendable {
     // Only touched from the test's task, and by Foundation's Process internals.
     let process = Process()
-    private let outPipe = Pipe()
-    private let errPipe = Pipe()
+    private let outPath = FileManager.default.temporaryDirectory.path(percentEncoded: false) + "/monsoon-out-\(UUID().uuidString)"
+    private let errPath = FileManager.default.temporaryDirectory.path(percentEncoded: false) + "/monsoon-err-\(UUID().uuidString)"
 
     init(_ arguments: [String], in directory: String, home: String? = nil) throws {
         guard FileManager.default.isExecutableFile(atPath: monsoonBinary) else {
@@ -67,8 +70,11 @@ final class MonsoonProcess: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: monsoonBinary)
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        process.standardOutput = outPipe
-        process.standardError = errPipe
+        guard FileManager.default.createFile(atPath: outPath, contents: nil), FileManager.default.createFile(atPath: errPath, contents: nil) else {
+            throw CLITestError("cannot create the output files in \(FileManager.default.temporaryDirectory.path(percentEncoded: false))")
+        }
+        process.standardOutput = FileHandle(forWritingAtPath: outPath)
+        process.standardError = FileHandle(forWritingAtPath: errPath)
         process.standardInput = FileHandle.nullDevice
         var environment = ProcessInfo.processInfo.environment
         environment["MONSOON_HOME"] = home ?? (directory as NSString).appendingPathComponent(".monsoon")
@@ -88,8 +94,10 @@ final class MonsoonProcess: @unchecked Sendable {
             }
             try await Task.sleep(nanoseconds: 20_000_000)
         }
-        let output = String(decoding: outPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let errors = String(decoding: errPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let output = String(decoding: FileManager.default.contents(atPath: outPath) ?? Data(), as: UTF8.self)
+        let errors = String(decoding: FileManager.default.contents(atPath: errPath) ?? Data(), as: UTF8.self)
+        try? FileManager.default.removeItem(atPath: outPath)   // temporary files: nothing to keep
+        try? FileManager.default.removeItem(atPath: errPath)
         return RunResult(status: process.terminationStatus, output: output, errors: errors)
     }
 }

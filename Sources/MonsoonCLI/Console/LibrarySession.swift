@@ -75,12 +75,7 @@ enum LibraryJSON {
     }
 
     static func date(_ date: Date?) -> String {
-        guard let date else { return "null" }
-        var time = time_t(date.timeIntervalSince1970.rounded(.down))
-        var parts = tm()
-        gmtime_r(&time, &parts)
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\"\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z\""
+        date.map { "\"" + UTCDate.iso($0) + "\"" } ?? "null"
     }
 
     static func string(_ text: String?) -> String { text.map(JSONText.string) ?? "null" }

@@ -53,13 +53,7 @@ public struct Manifest: Codable, Sendable, Equatable {
         }
     }
 
-    static func timestamp(_ date: Date) -> String {
-        var time = time_t(date.timeIntervalSince1970.rounded(.down))
-        var parts = tm()
-        gmtime_r(&time, &parts)
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
-    }
+    static func timestamp(_ date: Date) -> String { UTCDate.iso(date) }
 }
 
 extension EpisodeFiles {

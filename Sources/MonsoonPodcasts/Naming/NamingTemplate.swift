@@ -156,12 +156,7 @@ public struct NamingValues: Sendable {
 
     /// The publish date in UTC, zero-padded.
     private var date: (year: String, month: String, day: String)? {
-        guard let published else { return nil }
-        var time = time_t(published.timeIntervalSince1970.rounded(.down))
-        var parts = tm()
-        gmtime_r(&time, &parts)
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return (String(parts.tm_year + 1900), two(parts.tm_mon + 1), two(parts.tm_mday))
+        published.map(UTCDate.day)
     }
 }
 
