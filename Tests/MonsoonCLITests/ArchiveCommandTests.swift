@@ -8,7 +8,7 @@ import Testing
 @Suite struct ArchiveCommandTests {
     /// A feed of `count` episodes on `server` (`/ep1.mp3`…), with artwork and a transcript
     /// for the first; returns the bodies.
-    static func serve(_ server: TestServer, count: Int, size: Int = 20_000, title: String = "Archive Show") -> [Body] {
+    static func serve(_ server: TestServer, count: Int, size: Int = 20_000, title: String = "Archive Show", renamed: Bool = false) -> [Body] {
         var items = ""
         var bodies: [Body] = []
         for index in 1...count {
@@ -16,7 +16,7 @@ import Testing
             bodies.append(body)
             server.setRoute("/ep\(index).mp3", Route(body: body, contentType: "audio/mpeg", etag: "\"e\(index)\""))
             let transcript = index == 1 ? "<podcast:transcript url=\"\(server.url("/t1.vtt").absoluteString)\" type=\"text/vtt\"/>" : ""
-            items = "<item><title>\(index % 2 == 0 ? "Interview" : "Talk") \(index)</title><guid>g\(index)</guid>"
+            items = "<item><title>\(renamed ? "Renamed: " : "")\(index % 2 == 0 ? "Interview" : "Talk") \(index)</title><guid>g\(index)</guid>"
                 + "<pubDate>\(String(format: "%02d", index)) Feb 2024 10:00:00 GMT</pubDate>"
                 + "<enclosure url=\"\(server.url("/ep\(index).mp3").absoluteString)\" type=\"audio/mpeg\" length=\"\(size + index)\"/>\(transcript)</item>\n" + items
         }
@@ -67,10 +67,11 @@ import Testing
         #expect((overall["connections"] as? [String: Int])?["opened"] ?? 0 >= 1)
         #expect(overall["timeToFirstByteSeconds"] as? [String: Any] != nil && (report["hosts"] as? [String: Any])?.count == 1)
 
-        // Again: nothing is fetched twice, even a file deleted by hand, and a new episode is.
+        // Again: nothing is fetched twice, even a file deleted by hand or an episode whose title
+        // changed, and a new episode is.
         let requests = server.requests.count
         try FileManager.default.removeItem(atPath: show + "/2024-02-02 - Interview 2.mp3")
-        _ = Self.serve(server, count: 5)
+        _ = Self.serve(server, count: 5, renamed: true)
         let second = try await MonsoonProcess(["archive", feed, "-o", "A", "--with-artwork", "--with-transcripts"], in: folder.path).finish()
         #expect(second.status == 0, "\(second.errors)")
         #expect(server.requests.dropFirst(requests).map(\.path).sorted() == ["/ep5.mp3", "/feed.xml"])

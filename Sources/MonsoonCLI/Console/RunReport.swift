@@ -38,7 +38,8 @@ final class RunReport: Sendable {
         tally.bytes += attempt.bytes
         if let ttfb = attempt.timeToFirstByte { tally.firstBytes.append(ttfb) }
         if let error = attempt.error {
-            tally.failures[attempt.status > 0 ? String(attempt.status) : error.code.rawValue, default: 0] += 1
+            // An error status by its number; a failure after a good status (a dropped body) by its kind.
+            tally.failures[attempt.status >= 400 ? String(attempt.status) : error.code.rawValue, default: 0] += 1
         } else if attempt.status >= 200 && attempt.status < 300 || attempt.status == 416 {
             tally.completed += 1
         }
