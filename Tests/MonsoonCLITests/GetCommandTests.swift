@@ -117,6 +117,21 @@ import MonsoonPodcasts
         #expect(version.output == "\(MonsoonCLI.version)\n")
     }
 
+    @Test func networkOptionsAreChecked() async throws {
+        let folder = Folder()
+        defer { folder.remove() }
+        let both = await runMonsoon(["get", "-4", "-6", "http://example.com/a"], in: folder.path)
+        #expect(both.status == 2 && both.errors.contains("-4 and -6 cannot be used together"))
+        let proxy = await runMonsoon(["get", "--proxy", "ftp://proxy:21", "http://example.com/a"], in: folder.path)
+        #expect(proxy.status == 2 && proxy.errors.contains("is not a proxy URL"))
+        let rate = await runMonsoon(["download", "--limit-rate", "fast"], in: folder.path)
+        #expect(rate.status == 2 && rate.errors.contains("not a size"))
+        let timeout = await runMonsoon(["get", "--connect-timeout", "0", "http://example.com/a"], in: folder.path)
+        #expect(timeout.status == 2 && timeout.errors.contains("--connect-timeout must be more than 0"))
+        let cacert = await runMonsoon(["get", "--cacert", "missing.pem", "http://127.0.0.1:9/a"], in: folder.path)
+        #expect(cacert.status == 2 && cacert.errors.contains("cannot read the CA file \(folder.file("missing.pem"))"))
+    }
+
     @Test func everyCommandsHelpHasAnExample() async throws {
         func walk(_ command: any ParsableCommand.Type, _ path: [String]) -> [[String]] {
             [path] + command.configuration.subcommands.flatMap { walk($0, path + [$0.resolvedCommandName]) }
