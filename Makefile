@@ -5,7 +5,7 @@ SWIFT ?= swift
 APT_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libxml2-dev libssl-dev pkg-config ca-certificates nginx-light zsh fish
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build release deps test tsan demo bench clean
+.PHONY: all build release deps test tsan demo bench bench-quick clean
 
 all: build
 
@@ -45,6 +45,10 @@ demo: release
 
 bench: release
 	Benchmarks/bench.sh
+
+# One workload of each kind, smaller, one repetition: a check of a change (under 2 minutes).
+bench-quick: release
+	Benchmarks/bench.sh --quick
 
 clean:
 	rm -rf .build

@@ -1,9 +1,29 @@
 #!/usr/bin/env bash
-# `make bench`: the benchmarks described in Benchmarks/README.md, on a release build.
+# `make bench` (and `make bench-quick` with --quick): the benchmarks described in
+# Benchmarks/README.md, on a release build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-echo "== monsoon get against the curl command line"
-python3 Benchmarks/bench.py "$@"
+quick=""
+[ "${1:-}" = "--quick" ] && quick="--quick"
+
+# The peers and the server (Debian's packages; wget2 in Debian 12 is a 1.99 beta).
+missing=""
+for package in nginx-light curl aria2 wget2 gcc libc6-dev; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing="$missing $package"
+done
+if [ -n "$missing" ]; then
+  echo "Installing:$missing"
+  sudo_cmd=""; [ "$(id -u)" = 0 ] || sudo_cmd=sudo
+  $sudo_cmd apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends $missing
+fi
+
+# The reference: a C program on libcurl's multi interface.
+mkdir -p .build/bench
+cc -O2 -Wall -o .build/bench/multi Benchmarks/reference/multi.c $(pkg-config --cflags --libs libcurl)
+
+echo "== Downloads side by side (loopback nginx)"
+python3 Benchmarks/transfer_bench.py $quick
+[ -n "$quick" ] && exit 0
 echo
 echo "== The download queue at 100,000"
 .build/release/monsoon-queue-bench 100000
