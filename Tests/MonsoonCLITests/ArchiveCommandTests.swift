@@ -177,8 +177,8 @@ import Testing
         let units = try await MonsoonProcess(["systemd", "--every", "30min"], in: folder.path).finish()
         #expect(units.status == 0)
         let monsoonBinary = URL(fileURLWithPath: monsoonBinary).resolvingSymlinksInPath().path
-        #expect(units.output.contains("ExecStart=\(monsoonBinary) sync --quiet") && units.output.contains("OnUnitActiveSec=30min"))
-        #expect(units.output.contains("ExecStart=\(monsoonBinary) download --quiet") && units.output.contains("systemctl --user enable --now monsoon-sync.timer"))
+        #expect(units.output.contains("ExecStart=\"\(monsoonBinary)\" sync --quiet") && units.output.contains("OnUnitActiveSec=30min"))
+        #expect(units.output.contains("ExecStart=\"\(monsoonBinary)\" download --quiet") && units.output.contains("systemctl --user enable --now monsoon-sync.timer"))
         #expect(try await Self.shell("/bin/sh", ["-n"], input: units.output).status == 0, "the install script parses")
 
         let bash = try await MonsoonProcess(["completions", "bash"], in: folder.path).finish()

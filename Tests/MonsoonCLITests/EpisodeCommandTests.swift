@@ -144,7 +144,10 @@ import Testing
         _ = try await first.finish()
         let second = try await MonsoonProcess(["download", "-j", "1"], in: folder.path).finish()
         #expect(second.status == 0, "\(second.errors)")
-        #expect(server.requests(for: "/ep1.mp3").count == 1, "a finished episode is not fetched again")
+        // A finished episode is not fetched again. (Killed between its last byte and its rename,
+        // its whole part is confirmed with one request for the bytes past its end: no body.)
+        let ep1 = server.requests(for: "/ep1.mp3")
+        #expect(ep1.count == 1 || (ep1.count == 2 && ep1[1].header("Range") == "bytes=600000-"), "\(ep1.map { $0.header("Range") ?? "-" })")
         #expect(server.requests(for: "/ep2.mp3").last?.header("Range")?.hasPrefix("bytes=") == true, "the interrupted one resumes")
         #expect(server.requests(for: "/ep3.mp3").count == 1)
         for index in 1...3 {

@@ -83,8 +83,11 @@ enum CompletionScript {
                 let abstract = nodes.first { $0.path == node.path + [name] }?.abstract ?? "Show help for a command."
                 return "'\(name):\(quote(abstract))'"
             }
-            let options = node.options.map { option in
-                "'(\(option.names.joined(separator: " ")))'{\(option.names.joined(separator: ","))}'[\(quote(option.help))]\(option.takesValue ? ":value:_files" : "")'"
+            let options = node.options.map { option -> String in
+                let spec = "[\(quote(option.help))]\(option.takesValue ? ":value:_files" : "")'"
+                // Braces expand only with a comma: one name is written plainly.
+                guard option.names.count > 1 else { return "'\(option.names[0])\(spec)" }
+                return "'(\(option.names.joined(separator: " ")))'{\(option.names.joined(separator: ","))}'\(spec)"
             }
             cases += "    \"\(node.path.dropFirst().joined(separator: " "))\")\n"
             if !commands.isEmpty { cases += "      subcommands=(\(commands.joined(separator: " ")))\n" }

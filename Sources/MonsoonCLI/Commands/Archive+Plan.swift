@@ -19,7 +19,7 @@ extension Archive {
             var alreadyArchived: Int
             var leftOut: Int
         }
-        let session = try LibrarySession.open(global, context: context)
+        let session = try LibrarySession.open(global, context: context, transfer: transfer)
         var failed = 0
         let planned: [Planned] = try await session.run { library in
             var planned: [Planned] = []

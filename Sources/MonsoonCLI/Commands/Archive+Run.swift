@@ -18,10 +18,13 @@ extension Archive {
         let started = Date()
         // 1. Every feed, read whole: subscribed, or refreshed when it already is.
         let (loaded, failedFeeds) = try await subscribe(urls, context: context)
-        // 2. What to download of each.
+        // 2. What to download of each (once per podcast, however often it was named), after the
+        // episodes caught up with their downloads (a killed run's last ones).
+        try episodes.write { try $0.reconcile() }
         var members: [Member] = []
         var chosen: [Int] = []
-        for (podcast, document) in loaded {
+        var seen = Set<Int>()
+        for (podcast, document) in loaded where seen.insert(podcast.id).inserted {
             let candidates = try episodes.read { try $0.archiveCandidates(podcast: podcast.id) }
             let selection = try select(candidates)
             var member = Member(podcast: podcast, selection: selection, folder: naming.podcastFolder(podcast.name).map { root + "/" + $0 })
@@ -58,7 +61,8 @@ extension Archive {
         reporter.answerFor(requests.map { ($0.id, $0.url) })
         reporter.countAlreadyThere(extrasThere)
         let skipped = members.reduce(0) { $0 + $1.selection.alreadyArchived.count }
-        let writer = try EpisodeStateWriter(home: episodes.home)
+        // An archive keeps everything: keep-latest and auto-delete-played are for listening.
+        let writer = try EpisodeStateWriter(home: episodes.home, appliesRetention: false)
         let observe: @Sendable (DownloadEvent) -> Void = { event in
             runReport?.observe(event)
             if case .statusChanged(let download) = event { writer.record(download) }
@@ -104,7 +108,7 @@ extension Archive {
     /// Subscribes to (or refreshes) each feed, keeping its document for the snapshot. A feed
     /// that cannot be read is said on standard error and counted; the others go on.
     private func subscribe(_ urls: [URL], context: CommandContext) async throws -> ([(Podcast, Data?)], Int) {
-        let session = try LibrarySession.open(global, context: context)
+        let session = try LibrarySession.open(global, context: context, transfer: transfer)
         session.library.keepsFeedDocuments = true
         return try await session.run { library in
             var loaded: [(Podcast, Data?)] = []
@@ -217,6 +221,7 @@ extension Archive {
         }
         var follower = HandOffFollower(global: global, transfer: transfer, home: episodes.home, store: episodes.store, reporter: reporter, context: context)
         follower.observe = observe
+        follower.maxFileBytes = maxSize?.bytes
         return try await follower.follow(handedThrough: last, retried: retried)
     }
 

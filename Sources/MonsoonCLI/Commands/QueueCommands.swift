@@ -125,7 +125,9 @@ struct QueueAdd: RunnableCommand {
         (components.year, components.month, components.day) = (year, month, day)
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
-        return calendar.date(from: components)
+        // 2024-02-31 would become 2 March: only a day that exists is one.
+        guard let date = calendar.date(from: components), calendar.component(.day, from: date) == day else { return nil }
+        return date
     }
 
     func run(_ context: CommandContext) async throws -> Int32 {

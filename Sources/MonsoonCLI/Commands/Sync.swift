@@ -32,7 +32,7 @@ struct Sync: RunnableCommand {
         // 1. Every feed; what is new is what gets an id past the highest one now.
         let newestBefore: Int
         do { newestBefore = try episodes.queue.highestEpisodeID() } catch { throw CLIError(message: "cannot read the library: \(error)") }
-        let results = try await LibrarySession.open(global, context: context).run { try await $0.refreshAll() }
+        let results = try await LibrarySession.open(global, context: context, transfer: transfer).run { try await $0.refreshAll() }
         var failedFeeds = 0
         var autoPodcasts: [Int] = []
         for (podcast, result) in results {

@@ -24,7 +24,11 @@ struct Systemd: RunnableCommand {
     func run(_ context: CommandContext) async throws -> Int32 {
         let home = try Home(option: global.home, context: context)
         let binary = Self.binaryPath()
-        let environment = "Environment=\"MONSOON_HOME=\(home.path)\""
+        guard !home.path.contains(where: \.isNewline), !binary.contains(where: \.isNewline) else {
+            throw CLIError(message: "the Monsoon home or the program's path has a line break; systemd units cannot name it")
+        }
+        let environment = "Environment=\(Self.quoted("MONSOON_HOME=" + home.path))"
+        let program = Self.quoted(binary)
         let sync = """
             [Unit]
             Description=Monsoon: refresh podcasts, queue new episodes and download the queue
@@ -34,7 +38,7 @@ struct Systemd: RunnableCommand {
             [Service]
             Type=oneshot
             \(environment)
-            ExecStart=\(binary) sync --quiet
+            ExecStart=\(program) sync --quiet
             """
         let timer = """
             [Unit]
@@ -58,7 +62,7 @@ struct Systemd: RunnableCommand {
             [Service]
             Type=simple
             \(environment)
-            ExecStart=\(binary) download --quiet
+            ExecStart=\(program) download --quiet
             Restart=on-failure
             RestartSec=30
 
@@ -90,6 +94,12 @@ struct Systemd: RunnableCommand {
 
             """)
         return ExitStatus.success
+    }
+
+    /// A word quoted for a unit file: inside double quotes, `\\` and `"` escaped, and `%`
+    /// doubled (systemd's specifiers).
+    static func quoted(_ text: String) -> String {
+        "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "%", with: "%%") + "\""
     }
 
     /// This program's path when it is the `monsoon` binary, else `monsoon` (found on PATH by systemd).

@@ -45,7 +45,9 @@ struct TransferOptions: ParsableArguments {
         if let perHost, perHost < 1 { throw ValidationError("--per-host must be at least 1.") }
         if let limitRate, limitRate.bytes < 1 { throw ValidationError("--limit-rate must be at least 1 byte a second.") }
         if ipv4 && ipv6 { throw ValidationError("-4 and -6 cannot be used together: choose one.") }
-        if let connectTimeout, !(connectTimeout > 0) { throw ValidationError("--connect-timeout must be more than 0 seconds.") }
+        if let connectTimeout, !(connectTimeout >= 0.001 && connectTimeout <= 3600) {
+            throw ValidationError("--connect-timeout must be between 0.001 and 3600 seconds.")
+        }
         if let userAgent, userAgent.isEmpty || userAgent.contains(where: \.isNewline) { throw ValidationError("--user-agent must be one non-empty line.") }
         if let proxy {
             let scheme = URL(string: proxy)?.scheme?.lowercased() ?? ""

@@ -13,8 +13,11 @@ final class EpisodeStateWriter: @unchecked Sendable {
     private let settings: Settings
     private var failure: Error?
     private var freed = EpisodeFiles.Deletion()
+    /// Whether keep-latest and auto-delete-played apply (not for an archive, which keeps everything).
+    private let appliesRetention: Bool
 
-    init(home: Home) throws {
+    init(home: Home, appliesRetention: Bool = true) throws {
+        self.appliesRetention = appliesRetention
         do {
             let database = try Database(path: home.databasePath)
             queue = try EpisodeQueue(database: database)
@@ -30,7 +33,7 @@ final class EpisodeStateWriter: @unchecked Sendable {
         guard let episode = EpisodeQueue.episodeID(of: download.id) else { return }
         do {
             try queue.reconcile(episode: episode)
-            if download.status == .completed, let podcast = try files.podcast(ofEpisode: episode) {
+            if appliesRetention, download.status == .completed, let podcast = try files.podcast(ofEpisode: episode) {
                 merge(try files.applyRetention(settings, podcast: podcast))
             }
         } catch {
@@ -43,7 +46,7 @@ final class EpisodeStateWriter: @unchecked Sendable {
     func finish(status: Int32, context: CommandContext) -> Int32 {
         do {
             try queue.reconcile()
-            merge(try files.applyRetention(settings))
+            if appliesRetention { merge(try files.applyRetention(settings)) }
         } catch {
             failure = failure ?? error
         }

@@ -16,6 +16,8 @@ struct HandOffFollower {
     var jobs: Int?
     /// Sees every event after a takeover (run reports, episode state).
     var observe: (@Sendable (DownloadEvent) -> Void)? = nil
+    /// The largest file a download may make after a takeover (`archive --max-size`).
+    var maxFileBytes: Int? = nil
 
     /// Follows this command's downloads in the database until each is done, failed,
     /// paused or removed. When the lock comes free first (the running monsoon ended or was
@@ -34,6 +36,12 @@ struct HandOffFollower {
             if !HomeLock.isHeld(at: home.lockPath), let lock = try HomeLock(path: home.lockPath, role: .get) {
                 defer { withExtendedLifetime(lock) {} }
                 // The runner ended (or was killed): what it did first, then what is left runs here.
+                // It may have taken the commands and finished since the last look.
+                if !taken {
+                    do { taken = try !store.hasPendingCommands(through: handedThrough) } catch {
+                        throw CLIError(message: "cannot follow the downloads in the queue: \(error)")
+                    }
+                }
                 if taken { try Self.read(reporter, from: store) }
                 if !reporter.unsettled.isEmpty {
                     return try await takeOver(retried: retried.filter(reporter.unsettled.contains))
@@ -97,7 +105,9 @@ struct HandOffFollower {
     /// The process that ran the queue is gone: run this command's unfinished downloads here.
     /// `retried`: downloads handed over to be retried, whose command the runner may not have taken.
     private func takeOver(retried: Set<DownloadID>) async throws -> Int32 {
-        let manager = try QueueRun.openManager(home, configuration: transfer.configuration(scope: .claimedOnly, home: home, context: context, jobs: jobs))
+        var configuration = try transfer.configuration(scope: .claimedOnly, home: home, context: context, jobs: jobs)
+        configuration.maxFileBytes = maxFileBytes
+        let manager = try QueueRun.openManager(home, configuration: configuration)
         let session = QueueRun(manager, context: context, global: global)
         do {
             try await manager.claim(reporter.unsettled)

@@ -18,9 +18,16 @@ struct LibrarySession {
         return configuration
     }
 
-    static func open(_ global: GlobalOptions, context: CommandContext) throws -> LibrarySession {
+    /// - Parameter transfer: the command's network options (proxy, IP version, CA file,
+    ///   User-Agent, connect timeout), which its feeds are fetched with too.
+    static func open(_ global: GlobalOptions, context: CommandContext, transfer: TransferOptions? = nil) throws -> LibrarySession {
         let home = try Home(option: global.home, context: context)
-        let manager = DownloadManager(configuration: engineConfiguration)
+        var configuration = engineConfiguration
+        if let transfer {
+            configuration = try transfer.configuration(scope: .wholeQueue, home: home, context: context)
+            configuration.retry.maxRetries = engineConfiguration.retry.maxRetries
+        }
+        let manager = DownloadManager(configuration: configuration)
         do {
             let database = try Database(path: home.databasePath)
             return LibrarySession(library: try PodcastLibrary(database: database, manager: manager), manager: manager, home: home)

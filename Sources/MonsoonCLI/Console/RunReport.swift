@@ -44,7 +44,11 @@ final class RunReport: Sendable {
             tally.completed += 1
         }
         if attempt.resumedFrom > 0 { tally.resumedBytes += attempt.resumedFrom }
-        if attempt.newConnections > 0 { tally.opened += attempt.newConnections } else { tally.reused += 1 }
+        if attempt.newConnections > 0 {
+            tally.opened += attempt.newConnections
+        } else if attempt.status > 0 {   // no response and no new connection: none was made at all
+            tally.reused += 1
+        }
     }
 
     /// Writes the report to `path` (atomically); `command` names the run.

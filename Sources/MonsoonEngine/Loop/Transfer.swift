@@ -121,7 +121,8 @@ final class Transfer {
         if let rate = configuration.maxBytesPerSecond, case .download = purpose {
             easy.setOffset(CURLOPT_MAX_RECV_SPEED_LARGE, max(1, rate / max(1, configuration.maxConcurrentDownloads)))
         }
-        easy.setLong(CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout * 1000))
+        // At least 1 ms (0 would mean curl's default), at most an hour: never a trap on a huge value.
+        easy.setLong(CURLOPT_CONNECTTIMEOUT_MS, Int(max(1, min(3_600_000, (configuration.connectTimeout * 1000).rounded()))))
         easy.setLong(CURLOPT_LOW_SPEED_LIMIT, configuration.stallBytesPerSecond)
         easy.setLong(CURLOPT_LOW_SPEED_TIME, configuration.stallSeconds)
         easy.setLong(CURLOPT_TCP_KEEPALIVE, 1)

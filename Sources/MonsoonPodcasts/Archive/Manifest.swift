@@ -33,11 +33,22 @@ public struct Manifest: Codable, Sendable, Equatable {
     public static func read(in folder: String) throws -> Manifest {
         let path = (folder as NSString).appendingPathComponent(fileName)
         guard let data = FileManager.default.contents(atPath: path) else { throw EpisodeFileError("cannot read \(path)") }
+        let manifest: Manifest
         do {
-            return try JSONDecoder().decode(Manifest.self, from: data)
+            manifest = try JSONDecoder().decode(Manifest.self, from: data)
         } catch {
             throw EpisodeFileError("\(path) is not a Monsoon manifest (it cannot be read as one); write it again with 'monsoon archive'")
         }
+        // A manifest names files inside its folder only: never one a crafted entry points elsewhere.
+        if let outside = manifest.files.first(where: { !Self.isInside($0.file) }) {
+            throw EpisodeFileError("\(path) lists '\(outside.file)', which is not inside its folder; it was not written by Monsoon")
+        }
+        return manifest
+    }
+
+    /// A relative path that stays inside its folder: no leading `/`, no `..`, no NUL.
+    static func isInside(_ file: String) -> Bool {
+        !file.isEmpty && !file.hasPrefix("/") && !file.contains("\0") && !file.split(separator: "/").contains("..")
     }
 
     /// Writes it to `folder` atomically (a reader never sees half a manifest).
@@ -101,7 +112,9 @@ extension EpisodeFiles {
             entries.append(Manifest.Entry(kind: extra.kind, file: String(extra.path.dropFirst(prefix.count)), size: size,
                                           sha256: try FileDigest.sha256(ofFile: extra.path), sourceURL: extra.sourceURL.map(Redaction.redact)))
         }
-        let names = try database.statement("SELECT coalesce(title, feed_url), feed_url FROM podcasts WHERE id = ?").first([podcast]) { ($0.text(0) ?? "", $0.text(1) ?? "") }
-        return Manifest(podcast: names?.0 ?? "", feedURL: Redaction.redact(names?.1 ?? ""), generated: Manifest.timestamp(Date()), files: entries)
+        let names = try database.statement("SELECT title, feed_url FROM podcasts WHERE id = ?").first([podcast]) { ($0.text(0), $0.text(1) ?? "") }
+        let feedURL = URL(string: names?.1 ?? "")
+        let name = names?.0 ?? feedURL.map { FallbackName.podcast(feedURL: $0) } ?? ""
+        return Manifest(podcast: name, feedURL: Redaction.redact(names?.1 ?? ""), generated: Manifest.timestamp(Date()), files: entries)
     }
 }

@@ -35,6 +35,7 @@ enum LibrarySchema {
             ALTER TABLE episodes ADD COLUMN final_url TEXT;
             ALTER TABLE episodes ADD COLUMN etag TEXT;
             ALTER TABLE episodes ADD COLUMN last_modified TEXT;
+            UPDATE episodes SET archived_at = strftime('%s', 'now') WHERE download_state = 'downloaded';
             """),
     ])
 }

@@ -21,12 +21,14 @@ extension EpisodeQueue {
             var state: String?
         }
         let rows = try database.statement("""
-            SELECT e.id, coalesce(p.title, p.feed_url), e.title, e.published, e.guid, e.season, e.episode,
-                   e.queue_position, e.enclosure_url, e.media_type, e.declared_length, e.download_state, e.identity
+            SELECT e.id, p.title, e.title, e.published, e.guid, e.season, e.episode,
+                   e.queue_position, e.enclosure_url, e.media_type, e.declared_length, e.download_state, e.identity, p.feed_url
             FROM episodes e JOIN podcasts p ON p.id = e.podcast_id
             """).query { row in
-            Row(id: row.int(0),
-                values: NamingValues(podcast: row.text(1) ?? "", title: row.text(2) ?? row.text(12) ?? "", published: row.date(3),
+            // The podcast's name as everywhere else (`Podcast.name`): its title, else one made from its URL.
+            let podcast = row.text(1) ?? URL(string: row.text(13) ?? "").map { FallbackName.podcast(feedURL: $0) } ?? ""
+            return Row(id: row.int(0),
+                values: NamingValues(podcast: podcast, title: row.text(2) ?? row.text(12) ?? "", published: row.date(3),
                                      guid: row.text(4), season: row.optionalInt(5), episode: row.optionalInt(6)),
                 position: row.optionalInt(7), url: row.text(8).flatMap(URL.init(string:)), mediaType: row.text(9),
                 length: row.optionalInt(10), state: row.text(11))
