@@ -152,6 +152,24 @@ import Testing
         #expect(verifyNothing.status == 1 && verifyNothing.errors.contains("not a Monsoon archive"))
     }
 
+    @Test func anArchiveKeepsEverythingWhateverTheRetentionSettings() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        _ = Self.serve(server, count: 3)
+        #expect(await runMonsoon(["config", "set", "keep-latest", "1"], in: folder.path).status == 0)
+        let run = await runMonsoon(["archive", server.url("/feed.xml").absoluteString, "-o", "A"], in: folder.path)
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(folder.contents("A/Archive Show").filter { $0.hasSuffix(".mp3") }.count == 3, "keep-latest is for listening, not for archives")
+        let impossible = await runMonsoon(["archive", server.url("/feed.xml").absoluteString, "--since", "2024-02-31"], in: folder.path)
+        #expect(impossible.status == 2 && impossible.errors.contains("'2024-02-31' is not a day"))
+        // A manifest that names a file outside its folder is refused, not followed.
+        try Data(#"{"podcast": "x", "feedURL": "x", "generated": "x", "files": [{"kind": "episode", "file": "../../etc/passwd", "size": 1, "sha256": "0"}]}"#.utf8)
+            .write(to: URL(fileURLWithPath: folder.file("A/Archive Show/monsoon-manifest.json")))
+        let crafted = await runMonsoon(["verify", "A"], in: folder.path)
+        #expect(crafted.status == 1 && crafted.errors.contains("which is not inside its folder"), "\(crafted.errors)")
+    }
+
     @Test func syncQueuesNewEpisodesOfAutoDownloadPodcasts() async throws {
         let server = try TestServer()
         let folder = Folder()
