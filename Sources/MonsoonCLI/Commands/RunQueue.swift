@@ -76,7 +76,12 @@ struct RunQueue: RunnableCommand {
                 throw CLIError(message: "cannot start the downloads: \(error)")
             }
         }
-        let active = space?.fits.count ?? 0
+        // Restoring may have completed some (killed between a file's rename and its row): count
+        // what is still to do once it is done (a first answer from the engine comes after it).
+        _ = await manager.counts()
+        let stillPending: Set<DownloadID>
+        do { stillPending = Set(try episodes.store.pending().map(\.id)) } catch { throw CLIError(message: "cannot read the download queue: \(error)") }
+        let active = space.map { $0.fits.filter(stillPending.contains).count } ?? 0
         let writer = try EpisodeStateWriter(home: home)
         if space == nil {
             await manager.shutdown()

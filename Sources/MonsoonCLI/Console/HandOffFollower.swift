@@ -110,6 +110,9 @@ struct HandOffFollower {
         let manager = try QueueRun.openManager(home, configuration: configuration)
         let session = QueueRun(manager, context: context, global: global)
         do {
+            // Restoring may finish some (killed between a rename and its row): read them first.
+            _ = await manager.counts()
+            try Self.read(reporter, from: store)
             try await manager.claim(reporter.unsettled)
             // Retrying a download that already runs again is a no-op: safe if the runner took it.
             for id in retried.sorted(by: { $0.rawValue < $1.rawValue }) { try await manager.retry(id) }
