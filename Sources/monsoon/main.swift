@@ -4,6 +4,13 @@ import MonsoonCLI
 // The `monsoon` binary: wires the process's streams and signals to the CLI.
 
 let interruption = Interruption()
+// A parent may have left SIGINT or SIGTERM blocked (a test runner's thread, a service
+// manager): unblocked here, before any thread starts, so Ctrl-C always reaches us.
+var stopSignals = sigset_t()
+sigemptyset(&stopSignals)
+sigaddset(&stopSignals, SIGINT)
+sigaddset(&stopSignals, SIGTERM)
+pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
 signal(SIGINT, SIG_IGN)
 signal(SIGTERM, SIG_IGN)
 signal(SIGPIPE, SIG_IGN)

@@ -55,11 +55,14 @@ let monsoonBinary: String = {
 
 /// A running `monsoon` process with its output collected.
 ///
-/// Its output goes to files, not pipes: a pipe's write end can leak into another child the
-/// test process spawns meanwhile, and reading to its end would then wait for that child too.
+/// Started with `posix_spawn`, an empty signal mask and no inherited descriptors but its
+/// standard streams, and its output goes to files, not pipes: Foundation's `Process` passes
+/// on the spawning thread's signal mask (test threads block some signals) and every open
+/// descriptor, so a long-lived child could hold another child's pipe open, and a reader
+/// waiting for that pipe's end stalled the whole test run.
 final class MonsoonProcess: @unchecked Sendable {
-    // Only touched from the test's task, and by Foundation's Process internals.
-    let process = Process()
+    // Only touched from the test's task.
+    let process: SpawnedProcess
     private let outPath = FileManager.default.temporaryDirectory.path(percentEncoded: false) + "/monsoon-out-\(UUID().uuidString)"
     private let errPath = FileManager.default.temporaryDirectory.path(percentEncoded: false) + "/monsoon-err-\(UUID().uuidString)"
 
@@ -67,19 +70,9 @@ final class MonsoonProcess: @unchecked Sendable {
         guard FileManager.default.isExecutableFile(atPath: monsoonBinary) else {
             throw CLITestError("the monsoon binary is missing at \(monsoonBinary): build it with `swift build` (make test does)")
         }
-        process.executableURL = URL(fileURLWithPath: monsoonBinary)
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        guard FileManager.default.createFile(atPath: outPath, contents: nil), FileManager.default.createFile(atPath: errPath, contents: nil) else {
-            throw CLITestError("cannot create the output files in \(FileManager.default.temporaryDirectory.path(percentEncoded: false))")
-        }
-        process.standardOutput = FileHandle(forWritingAtPath: outPath)
-        process.standardError = FileHandle(forWritingAtPath: errPath)
-        process.standardInput = FileHandle.nullDevice
         var environment = ProcessInfo.processInfo.environment
         environment["MONSOON_HOME"] = home ?? (directory as NSString).appendingPathComponent(".monsoon")
-        process.environment = environment
-        try process.run()
+        process = try SpawnedProcess(monsoonBinary, arguments, directory: directory, environment: environment, output: outPath, errors: errPath)
     }
 
     func interrupt() { kill(process.processIdentifier, SIGINT) }
@@ -99,6 +92,70 @@ final class MonsoonProcess: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: outPath)   // temporary files: nothing to keep
         try? FileManager.default.removeItem(atPath: errPath)
         return RunResult(status: process.terminationStatus, output: output, errors: errors)
+    }
+}
+
+/// A child started with `posix_spawn`: empty signal mask, only the standard streams open.
+final class SpawnedProcess: @unchecked Sendable {
+    // Only touched from the test's task.
+    let processIdentifier: pid_t
+    private var status: Int32?
+
+    init(_ path: String, _ arguments: [String], directory: String, environment: [String: String], input: String = "/dev/null",
+         output: String, errors: String) throws {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        posix_spawnattr_setsigmask(&attributes, &mask)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGINT)
+        sigaddset(&defaults, SIGTERM)
+        sigaddset(&defaults, SIGPIPE)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, input, O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [] {   // no /proc: nothing to close
+            if let fd = Int32(name), fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
+        }
+        // The working folder: through a shell-free `cd` is not possible with posix_spawn, so chdir
+        // is done by the child through glibc's addchdir where available.
+        typealias AddChdir = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
+        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addchdir_np") else { throw CLITestError("posix_spawn cannot change folders here") }
+        _ = directory.withCString { unsafeBitCast(symbol, to: AddChdir.self)(&actions, $0) }
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            for pointer in argv { free(pointer) }
+            for pointer in envp { free(pointer) }
+        }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
+        guard result == 0 else { throw CLITestError("cannot start \(path): \(String(cString: strerror(result)))") }
+        processIdentifier = pid
+    }
+
+    var isRunning: Bool {
+        guard status == nil else { return false }
+        var raw: Int32 = 0
+        let result = waitpid(processIdentifier, &raw, WNOHANG)
+        if result == processIdentifier { status = (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f) }
+        return status == nil
+    }
+
+    /// The exit status (128 + the signal for a killed process); valid once `isRunning` is false.
+    var terminationStatus: Int32 { status ?? -1 }
+
+    func terminate() {
+        guard isRunning else { return }
+        kill(processIdentifier, SIGTERM)
     }
 }
 
