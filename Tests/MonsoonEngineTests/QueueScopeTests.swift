@@ -134,3 +134,16 @@ import Testing
         await manager.shutdown()
     }
 }
+
+/// When starting a part over must be flushed before its first byte.
+@Suite struct CheckpointResetTests {
+    @Test func onlyARealCheckpointNeedsADurableReset() {
+        var fresh = DownloadRecord(request: request("a", URL(string: "http://127.0.0.1:9/a")!, to: "/tmp/a"), sequence: 1, host: "h")
+        fresh.startPartOver(epoch: 1)
+        #expect(!fresh.checkpointResetPending, "nothing on disk to undo: an ordinary commit does")
+        var resumed = fresh
+        resumed.checkpoint = 4 << 20
+        resumed.startPartOver(epoch: 2)
+        #expect(resumed.checkpointResetPending && resumed.checkpoint == 0 && resumed.partEpoch == 2)
+    }
+}

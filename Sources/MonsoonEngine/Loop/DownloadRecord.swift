@@ -29,6 +29,17 @@ struct DownloadRecord {
     /// Bytes of the part known to be on disk (flushed), saved with the record: after
     /// a power cut the part is cut back to it, since later bytes may be garbage.
     var checkpoint = 0
+    /// A checkpoint above 0 was reset since the row was last saved durably: the reset must be
+    /// flushed before a byte of the new part exists (a power cut must never pair new bytes
+    /// with the old, higher checkpoint). A download that never had one needs no flush.
+    var checkpointResetPending = false
+
+    /// Starts the part over: a new epoch, no checkpoint (a reset of a real one to be flushed).
+    mutating func startPartOver(epoch: Int) {
+        partEpoch = epoch
+        if checkpoint > 0 { checkpointResetPending = true }
+        checkpoint = 0
+    }
     /// Goes up whenever the part is started over, so a late checkpoint of the old bytes is ignored.
     var partEpoch = 0
     /// Immediate restarts in a row (a changing resource), so they cannot loop forever.

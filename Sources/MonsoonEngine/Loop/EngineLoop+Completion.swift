@@ -118,8 +118,7 @@ extension EngineLoop {
         if let path = record.filePath { PartFile.remove(PartFile.path(for: path)) }
         record.resume = nil
         record.bytes = 0
-        record.partEpoch = nextPartEpoch()
-        record.checkpoint = 0
+        record.startPartOver(epoch: nextPartEpoch())
         record.restarts += 1
         records[id] = record
         if record.restarts > 3 {

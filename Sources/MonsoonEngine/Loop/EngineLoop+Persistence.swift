@@ -11,8 +11,10 @@ extension EngineLoop {
     /// - Parameter durably: flush the write-ahead log with the commit. Commits are not
     ///   flushed by default (a crash loses none; a power cut may lose the last few, which
     ///   only rolls state back); this one must not be lost, like a reset checkpoint.
-    func persist(_ id: DownloadID, durably: Bool = false) {
-        guard let store, let record = records.hot[id] else { return }
+    /// - Returns: whether the row was saved.
+    @discardableResult
+    func persist(_ id: DownloadID, durably: Bool = false) -> Bool {
+        guard let store, let record = records.hot[id] else { return false }
         do {
             if durably {
                 try store.updateDurably(record)
@@ -20,8 +22,10 @@ extension EngineLoop {
                 try store.update(record)
             }
             records.evictIfAtRest(id)
+            return true
         } catch {
             storeError = error
+            return false
         }
     }
 

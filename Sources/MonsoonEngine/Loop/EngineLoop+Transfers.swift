@@ -28,8 +28,7 @@ extension EngineLoop {
                 record.highWater = max(record.highWater, plan.offset)
                 if plan.offset == 0 {
                     PartFile.remove(partPath)  // stale: never splice onto it
-                    record.partEpoch = nextPartEpoch()
-                    record.checkpoint = 0
+                    record.startPartOver(epoch: nextPartEpoch())
                 }
             }
         }
@@ -148,18 +147,19 @@ extension EngineLoop {
             } else {
                 state = ResumeState(url: record.request.url.absoluteString, etag: transfer.head.etag, lastModified: transfer.head.lastModified, total: total)
                 transfer.startedFresh = true
-                record.partEpoch = nextPartEpoch()
-                record.checkpoint = 0
+                record.startPartOver(epoch: nextPartEpoch())
             }
             record.resume = state
             record.finalURL = transfer.easy.string(CURLINFO_EFFECTIVE_URL)
             record.total = total
             record.bytes = offset
             records[id] = record
-            // The row first: its name (so a killed run finds the part) and, when starting
-            // over, its reset checkpoint, flushed before a byte of the new part exists, so a
-            // power cut can never pair new bytes with an older, higher checkpoint.
-            persist(id, durably: offset == 0)
+            // The row first: its name (so a killed run finds the part) and, when a part with a
+            // checkpoint starts over, the reset, flushed before a byte of the new part exists, so
+            // a power cut can never pair new bytes with an older, higher checkpoint. A new
+            // download has no checkpoint to undo: an ordinary commit does (one fsync less a file).
+            let durably = offset == 0 && record.checkpointResetPending
+            if persist(id, durably: durably) && durably { records[id]?.checkpointResetPending = false }
             do {
                 transfer.fd = try PartFile.open(partPath, at: offset)
             } catch {
