@@ -29,8 +29,16 @@ let package = Package(
         // The SQLite layer: connection, statements, transactions, migrations. Depends on nothing of ours.
         .target(name: "MonsoonStore", dependencies: ["CSQLite"]),
 
+        // OpenSSL's libcrypto, for SHA-256 of archived files and of `get --discard --checksum` (libcurl links it already).
+        .systemLibrary(
+            name: "CCrypto",
+            path: "CCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+
         // The download engine: the only module that imports CCurl.
-        .target(name: "MonsoonEngine", dependencies: ["CCurl", "MonsoonStore"]),
+        .target(name: "MonsoonEngine", dependencies: ["CCurl", "MonsoonStore", "CCrypto"]),
 
         // libxml2's SAX interface, for the feed parser: Foundation's XMLParser alone takes twice the time
         // of the whole feed parser on large feeds (see Sources/MonsoonPodcasts/Feed/SAXParser.swift).
@@ -39,14 +47,6 @@ let package = Package(
             path: "CLibXML2",
             pkgConfig: "libxml-2.0",
             providers: [.apt(["libxml2-dev"])]
-        ),
-
-        // OpenSSL's libcrypto, for the SHA-256 of archived files (libcurl links it already).
-        .systemLibrary(
-            name: "CCrypto",
-            path: "CCrypto",
-            pkgConfig: "libcrypto",
-            providers: [.apt(["libssl-dev"])]
         ),
 
         // The podcast core: feeds, episodes, the library. Uses the engine and the store.

@@ -121,21 +121,20 @@ def tools(binary, reference, base, names, jobs, scratch):
     with open(url_file, "w") as f:
         f.write("\n".join(urls) + "\n")
 
-    def monsoon(folder, extra=()):
-        home = folder + ".home"
-        return [f"{binary}/monsoon", "--home", home, "get", "--quiet", "-j", str(jobs), "--retries", "0", "--min-free", "0",
-                "-o", folder, "-i", url_file, *extra]
+    def monsoon(folder):
+        return [f"{binary}/monsoon", "--home", folder + ".home", "get", "--quiet", "-j", str(jobs), "--retries", "0", "--min-free", "0",
+                "-o", folder, "-i", url_file]
 
     def curl(folder):
         return ["curl", "--silent", "--fail", "--parallel", "--parallel-max", str(jobs), "--output-dir", folder,
                 "--config", url_config(folder)]
 
-    def url_config(folder):
-        path = os.path.join(scratch, "curl.config")
+    def url_config(folder, null=False):
+        path = os.path.join(scratch, "curl-null.config" if null else "curl.config")
         if not os.path.exists(path):
             with open(path, "w") as f:
                 for url in urls:
-                    f.write(f'url = "{url}"\noutput = "{url.rsplit("/", 1)[1]}"\n')
+                    f.write(f'url = "{url}"\noutput = "{"/dev/null" if null else url.rsplit("/", 1)[1]}"\n')
         return path
 
     return {
@@ -149,6 +148,10 @@ def tools(binary, reference, base, names, jobs, scratch):
         "C fsync": (lambda folder: ["sh", "-c", f"'{reference}' {jobs} fsync '{folder}' < '{url_file}'"], False),
         "C group": (lambda folder: ["sh", "-c", f"'{reference}' {jobs} group '{folder}' < '{url_file}'"], False),
         "C /dev/null": (lambda folder: ["sh", "-c", f"'{reference}' {jobs} null '{folder}' < '{url_file}'"], True),
+        "monsoon discard": (lambda folder: [f"{binary}/monsoon", "--home", folder + ".home", "get", "--quiet", "-j", str(jobs), "--retries", "0",
+                             "--discard", "-i", url_file], True),
+        "curl /dev/null": (lambda folder: ["curl", "--silent", "--fail", "--parallel", "--parallel-max", str(jobs),
+                                           "--config", url_config(folder, null=True)], True),
     }
 
 
@@ -200,7 +203,9 @@ def main():
                     if repetition > 0:
                         measured[name].append((wall, cpu, rss))
                     subprocess.run(["sync"])   # the next tool starts with no dirty pages of this one
-            os.remove(os.path.join(scratch, "curl.config")) if os.path.exists(os.path.join(scratch, "curl.config")) else None
+            for config in ("curl.config", "curl-null.config"):
+                if os.path.exists(os.path.join(scratch, config)):
+                    os.remove(os.path.join(scratch, config))
             total = count * size
             row = {"workload": workload, "files": count, "size": size, "jobs": jobs, "runs": runs, "tools": {}}
             for name, samples in measured.items():

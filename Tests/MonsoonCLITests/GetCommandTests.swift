@@ -117,6 +117,20 @@ import MonsoonPodcasts
         #expect(version.output == "\(MonsoonCLI.version)\n")
     }
 
+    @Test func discardCountsAndHashesWithoutWriting() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let body = Body.pattern(size: 123_456, seed: 3)
+        server.setRoute("/x.bin", Route(body: body))
+        let result = await runMonsoon(["get", "--discard", "--checksum", "sha256", server.url("/x.bin").absoluteString], in: folder.path)
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(result.output == "\(server.url("/x.bin").absoluteString)\t123456\t\(body.sha256Hex())\n")
+        #expect(folder.contents().isEmpty, "nothing written (not even a queue)")
+        #expect(await runMonsoon(["get", "--discard", "--checksum", "md5", "http://example.com/"], in: folder.path).status == 2)
+        #expect(await runMonsoon(["get", "--checksum", "sha256", "http://example.com/"], in: folder.path).status == 2)
+    }
+
     @Test func networkOptionsAreChecked() async throws {
         let folder = Folder()
         defer { folder.remove() }

@@ -55,3 +55,25 @@ import Testing
         await manager.shutdown()
     }
 }
+
+/// `.discard`: bodies counted and hashed, nothing written.
+@Suite struct DiscardTests {
+    @Test func aDiscardedBodyIsCountedAndHashed() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        let body = Body.pattern(size: 700_000, seed: 5)
+        server.setRoute("/a", Route(body: body, faults: [.dropAfter(bytes: 300_000, times: 1)]))
+        let manager = DownloadManager(configuration: fastConfiguration())
+        let id = try await manager.enqueue(DownloadRequest(id: "", url: server.url("/a"), destination: .discard(checksum: true)))
+        let done = try await waitFor(manager, id, .completed)
+        #expect(done.bytes == 700_000 && done.checksum == body.sha256Hex(), "a dropped attempt starts over: the hash is of the whole body")
+        #expect(done.filePath == nil && folder.contents().isEmpty)
+        await manager.shutdown()
+        let stored = try DownloadManager(configuration: fastConfiguration(), databasePath: folder.file("queue.sqlite"))
+        await #expect(throws: DownloadManagerError.self) {
+            try await stored.enqueue(DownloadRequest(id: "", url: server.url("/a"), destination: .discard(checksum: false)))
+        }
+        await stored.shutdown()
+    }
+}

@@ -50,6 +50,12 @@ struct Get: RunnableCommand {
     @Flag(name: .customLong("no-wait"), help: "When another monsoon is downloading, hand the URLs to it and return at once.")
     var noWait = false
 
+    @Flag(name: .long, help: "Write nothing: download, count (and with --checksum, hash) the bodies; for measuring. Prints URL<TAB>BYTES[<TAB>SHA-256].")
+    var discard = false
+
+    @Option(name: .long, help: "With --discard: hash each body (sha256).", valueName: "algorithm")
+    var checksum: String?
+
     @Argument(help: "The URLs to download (http or https).", valueName: "url")
     var urls: [String] = []
 
@@ -57,6 +63,11 @@ struct Get: RunnableCommand {
 
     mutating func validate() throws {
         if urls.isEmpty && inputFile == nil { throw ValidationError("Give at least one URL, or a file of URLs with -i.") }
+        if let checksum {
+            guard checksum.lowercased() == "sha256" else { throw ValidationError("'\(checksum)' is not a checksum Monsoon computes; use sha256.") }
+            guard discard else { throw ValidationError("--checksum goes with --discard.") }
+        }
+        if discard && skipExisting { throw ValidationError("--skip-existing has no meaning with --discard: nothing is written.") }
     }
 
     func run(_ context: CommandContext) async throws -> Int32 {
@@ -72,10 +83,11 @@ struct Get: RunnableCommand {
             context.error("skipped '\(Redaction.redact(text))': not an http or https URL")
         }
         let home = try Home(option: global.home, context: context)
-        let folder = context.absolutePath(out)
-        try createFolder(folder)
         let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, expected: inputs.valid.count, style: output.json ? .json : .files)
         let runReport = output.makeReport()
+        if discard { return try await discardBodies(inputs.valid, home: home, reporter: reporter, runReport: runReport, context: context) }
+        let folder = context.absolutePath(out)
+        try createFolder(folder)
         reporter.countNotURLs(inputs.invalid.count)
 
         guard let lock = try await HomeLock.acquire(path: home.lockPath, role: .get) else {
@@ -100,6 +112,26 @@ struct Get: RunnableCommand {
             await manager.shutdown()
             throw CLIError(message: "cannot queue the downloads: \(error)")
         }
+        let status = await session.run(reporting: reporter) { runReport?.observe($0) }
+        try output.write(runReport, command: "get", context: context)
+        return status
+    }
+
+    /// `--discard`: an engine of its own, in memory (no queue, no lock, no files), that counts
+    /// and hashes the bodies: the network path alone, for benchmarks.
+    private func discardBodies(_ urls: [URL], home: Home, reporter: GetReporter, runReport: RunReport?, context: CommandContext) async throws -> Int32 {
+        var configuration = try transfer.configuration(scope: .wholeQueue, home: home, context: context, jobs: 4)
+        configuration.diskReserve = 0
+        let manager = DownloadManager(configuration: configuration)
+        let session = QueueRun(manager, context: context, global: global)
+        let ids: [DownloadID]
+        do {
+            ids = try await manager.enqueue(contentsOf: urls.map { DownloadRequest(id: "", url: $0, destination: .discard(checksum: checksum != nil)) })
+        } catch {
+            await manager.shutdown()
+            throw CLIError(message: "cannot start the downloads: \(error)")
+        }
+        reporter.answerFor(Array(zip(ids, urls)))
         let status = await session.run(reporting: reporter) { runReport?.observe($0) }
         try output.write(runReport, command: "get", context: context)
         return status

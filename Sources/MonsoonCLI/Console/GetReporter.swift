@@ -164,7 +164,8 @@ final class GetReporter: Sendable {
         case .completed:
             state.completed += 1
             state.finishedBytes += download.bytes
-            announce(&state, .finished(path: download.filePath ?? row.name, name: row.name, bytes: download.bytes), id: id)
+            // A counted body (`get --discard`) has no file: its URL stands for it, with its hash.
+            announce(&state, .finished(path: download.filePath ?? url, name: row.name, bytes: download.bytes, checksum: download.checksum), id: id)
         case .failed:
             announce(&state, .failed(url: url, reason: download.lastError?.message ?? "unknown error"), id: id)
         case .paused:
@@ -259,7 +260,7 @@ final class GetReporter: Sendable {
 
     private enum Announcement {
         case started(url: String)
-        case finished(path: String, name: String, bytes: Int)
+        case finished(path: String, name: String, bytes: Int, checksum: String?)
         case retrying(url: String, seconds: Int, reason: String)
         case failed(url: String, reason: String)
         case paused
@@ -274,7 +275,10 @@ final class GetReporter: Sendable {
             let name: String
             switch what {
             case .started(let url): name = "started"; fields.append(("url", JSONText.string(url)))
-            case .finished(let path, _, let bytes): name = "finished"; fields += [("path", JSONText.string(path)), ("bytes", String(bytes))]
+            case .finished(let path, _, let bytes, let checksum):
+                name = "finished"
+                fields += [("path", JSONText.string(path)), ("bytes", String(bytes))]
+                if let checksum { fields.append(("sha256", JSONText.string(checksum))) }
             case .retrying(let url, let seconds, let reason):
                 name = "retrying"; fields += [("url", JSONText.string(url)), ("seconds", String(seconds)), ("reason", JSONText.string(reason))]
             case .failed(let url, let reason): name = "failed"; fields += [("url", JSONText.string(url)), ("reason", JSONText.string(reason))]
@@ -286,7 +290,7 @@ final class GetReporter: Sendable {
             guard !quiet || { if case .failed = what { return true } else { return false } }() else { return }
             switch what {
             case .started(let url): context.output.line("started \(id) \(url)")
-            case .finished(let path, _, let bytes): context.output.line("finished \(id) \(path) \(bytes)")
+            case .finished(let path, _, let bytes, let checksum): context.output.line("finished \(id) \(path) \(bytes)" + (checksum.map { " " + $0 } ?? ""))
             case .retrying(_, let seconds, let reason): context.output.line("retrying \(id) in \(seconds) s: \(reason)")
             case .failed(let url, let reason): context.output.line("failed \(id) \(url): \(reason)")
             case .paused: context.output.line("paused \(id) from another command")
@@ -296,8 +300,9 @@ final class GetReporter: Sendable {
             switch what {
             case .started(let url):
                 if verbose { emitLine(&state, "monsoon: \(id) started: \(url)", toErrors: true) }
-            case .finished(let path, let name, let bytes):
-                if !quiet { emitLine(&state, live ? paint("✓ \(name)  \(ByteCount.format(bytes))", "32") : "\(path)\t\(bytes)", toErrors: false) }
+            case .finished(let path, let name, let bytes, let checksum):
+                let line = live ? paint("✓ \(name)  \(ByteCount.format(bytes))", "32") : "\(path)\t\(bytes)" + (checksum.map { "\t" + $0 } ?? "")
+                if !quiet { emitLine(&state, line, toErrors: false) }
             case .retrying(_, let seconds, let reason):
                 if !quiet { emitLine(&state, "monsoon: \(id) retrying in \(seconds) s: \(reason)", toErrors: true) }
             case .failed(let url, let reason): emitLine(&state, "monsoon: \(id) failed: \(url): \(reason)", toErrors: true)

@@ -16,6 +16,8 @@ struct DownloadRecord {
     var resume: ResumeState?
     /// Where the bytes came from, after redirects (set when the body starts).
     var finalURL: String?
+    /// The SHA-256 of a `.discard(checksum: true)` download's body, once complete.
+    var checksum: String?
     var transfer: Transfer?
     /// The file is being flushed and renamed into place.
     var placing = false
@@ -50,6 +52,6 @@ struct DownloadRecord {
     func snapshot() -> Download {
         Download(request: request, status: status, bytes: bytes, total: total, lastError: lastError,
                  filePath: filePath, attempts: counters.attempts, retryAt: retryAt,
-                 finalURL: finalURL, etag: resume?.etag, lastModified: resume?.lastModified)
+                 finalURL: finalURL, etag: resume?.etag, lastModified: resume?.lastModified, checksum: checksum)
     }
 }

@@ -13,6 +13,9 @@ extension EngineLoop {
                 if !replacing && (records[request.id] != nil || seen.contains(request.id)) { return .failure(.duplicate(request.id)) }
                 seen.insert(request.id)
             }
+            if case .discard = request.destination, store != nil {
+                return .failure(.invalidRequest(request.id, "a download that writes nothing is not kept in a queue: use a manager without a database"))
+            }
             let scheme = request.url.scheme?.lowercased()
             guard scheme == "http" || scheme == "https", request.url.host != nil else {
                 return .failure(.invalidRequest(request.id, "only http and https URLs can be downloaded (\(request.url.absoluteString))"))

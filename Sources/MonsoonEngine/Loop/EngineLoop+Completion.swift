@@ -1,3 +1,4 @@
+import CCrypto
 import CCurl
 import Foundation
 
@@ -22,7 +23,10 @@ extension EngineLoop {
     private func report(_ id: DownloadID, host: String, _ transfer: Transfer, code: CURLcode) {
         guard hub.hasSubscribers else { return }
         let written: Int
-        if case .file = transfer.sink { written = transfer.bytesThisAttempt } else { written = 0 }
+        switch transfer.sink {
+        case .file, .count: written = transfer.bytesThisAttempt
+        default: written = 0
+        }
         let firstByte = transfer.easy.offset(CURLINFO_STARTTRANSFER_TIME_T)
         var error: DownloadError?
         if let record = records[id], record.status != .completed && !record.placing { error = record.lastError }
@@ -37,9 +41,12 @@ extension EngineLoop {
         if code == CURLE_OK, transfer.head.isSuccess, case .undecided = transfer.sink {
             decideBody(transfer)   // a 2xx without a body still makes a (empty) file
         }
-        if case .file = transfer.sink {
+        switch transfer.sink {
+        case .file, .count:
             records[id]?.bytes = transfer.fileSize
             transfer.reportedBytes = transfer.fileSize
+        default:
+            break
         }
         if let reason = transfer.restartReason {
             restartFresh(id, transfer, reason: reason)
@@ -163,6 +170,15 @@ extension EngineLoop {
     /// Hands the finished part to the placement queue: fsync, rename and folder
     /// fsync happen there, so a slow disk never stalls other transfers.
     private func place(_ id: DownloadID, _ transfer: Transfer) {
+        if case .count = transfer.sink {
+            // Nothing to place: the count (and the hash) is the result.
+            records[id]?.bytes = transfer.fileSize
+            records[id]?.total = transfer.fileSize
+            records[id]?.checksum = transfer.digest.map(Self.hex)
+            records[id]?.lastError = nil
+            setStatus(id, .completed)
+            return
+        }
         guard let path = records[id]?.filePath, transfer.fd >= 0 else {
             fail(id, DownloadError(.fileSystem, "the finished download has no file"))
             return
@@ -199,5 +215,13 @@ extension EngineLoop {
             stopAndForget(id, deleteFiles: false)
             _ = enqueue([replacement], replacing: true)
         }
+    }
+
+    /// The hex digest of a finished SHA-256 state.
+    static func hex(_ digest: OpaquePointer) -> String {
+        var bytes = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        EVP_DigestFinal_ex(digest, &bytes, &length)
+        return bytes.prefix(Int(length)).map { String(format: "%02x", $0) }.joined()
     }
 }

@@ -1,3 +1,4 @@
+import CCrypto
 import CCurl
 import Foundation
 
@@ -32,11 +33,13 @@ extension EngineLoop {
                 }
             }
         }
-        // Free space, before a byte is asked for: the expected rest plus the reserve.
+        // Free space, before a byte is asked for: the expected rest plus the reserve (a body
+        // that is only counted takes none).
         let folder = record.request.destination.folder
         let expected = record.resume?.total ?? record.total ?? record.request.expectedSize
         let remaining = max(0, (expected ?? 0) - plan.offset)
-        if let free = FileSystem.freeSpace(at: FileSystem.nearestExistingFolder(folder.isEmpty ? "." : folder)),
+        let writes: Bool = { if case .discard = record.request.destination { return false } else { return true } }()
+        if writes, let free = FileSystem.freeSpace(at: FileSystem.nearestExistingFolder(folder.isEmpty ? "." : folder)),
            free < remaining + configuration.diskReserve {
             records[id] = record
             fail(id, DownloadError(.notEnoughDiskSpace, Self.diskSpaceMessage(needed: remaining, free: free, reserve: configuration.diskReserve)))
@@ -111,6 +114,16 @@ extension EngineLoop {
         case .restartFresh(let reason):
             transfer.restartReason = reason
             transfer.sink = .aborted
+        case .write(_, let total) where { if case .discard = record.request.destination { return true } else { return false } }():
+            // Nothing to name, check or create: the body is counted (and hashed).
+            if case .discard(let checksum) = record.request.destination, checksum { transfer.digest = monsoon_sha256_new() }
+            record.total = total
+            record.bytes = 0
+            record.finalURL = transfer.easy.string(CURLINFO_EFFECTIVE_URL)
+            records[id] = record
+            transfer.fileSize = 0
+            transfer.total = total
+            transfer.sink = .count
         case .write(let offset, let total):
             // The name is fixed at the first 2xx and kept for later attempts and runs.
             if record.filePath == nil {
@@ -122,7 +135,7 @@ extension EngineLoop {
                 case .named(let folder, let stem):
                     let name = FileNaming.name(stem: stem, finalURL: finalURL, mediaTypes: [transfer.head.contentType, record.request.expectedMediaType])
                     record.filePath = claimPath(in: folder, name: name, for: id)
-                case .file:
+                case .file, .discard:
                     break
                 }
             }

@@ -146,11 +146,15 @@ final class EngineLoop {
         guard force || now.timeIntervalSince(lastProgress) >= Self.progressInterval else { return }
         lastProgress = now
         for transfer in transfers.values {
-            guard let id = transfer.downloadID, transfer.fileSize != transfer.reportedBytes, case .file = transfer.sink else { continue }
+            guard let id = transfer.downloadID, transfer.fileSize != transfer.reportedBytes else { continue }
+            switch transfer.sink {
+            case .file, .count: break
+            default: continue
+            }
             transfer.reportedBytes = transfer.fileSize
             records[id]?.bytes = transfer.fileSize
             emit(.progress(id: id, bytes: transfer.fileSize, total: transfer.total))
-            saveProgress(id, transfer, now: now)
+            if case .file = transfer.sink { saveProgress(id, transfer, now: now) }
         }
     }
 

@@ -1,3 +1,4 @@
+import CCrypto
 import CCurl
 import Foundation
 
@@ -19,6 +20,8 @@ final class Transfer {
         case file
         /// An error body, counted and dropped.
         case discard
+        /// A `.discard` download's body: counted (`fileSize`), hashed when `digest` is set, dropped.
+        case count
         case memory
         /// The attempt was cut short from a callback; curl then ends it with a write error.
         case aborted
@@ -74,8 +77,12 @@ final class Transfer {
         easy.setPointer(CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(errorBuffer))
     }
 
+    /// The SHA-256 state of a counted body, when asked for (an `EVP_MD_CTX`).
+    var digest: OpaquePointer?
+
     deinit {
         if fd >= 0 { close(fd) }
+        if let digest { EVP_MD_CTX_free(digest) }
         // curl may read both until the handle is cleaned up, which happens after this
         // body (the `easy` property is released last): detach them first.
         easy.setPointer(CURLOPT_ERRORBUFFER, nil)
@@ -192,6 +199,16 @@ final class Transfer {
                 _ = monsoon_start_writeback(fd, Int64(writebackStart), Int64(fileSize - writebackStart))
                 writebackStart = fileSize
             }
+            return count
+        case .count:
+            if fileSize + count > maxFileBytes {
+                abortError = DownloadError(.tooLarge, "the body is larger than the \(ByteCount.format(maxFileBytes)) limit")
+                sink = .aborted
+                return 0
+            }
+            if let digest { EVP_DigestUpdate(digest, data, count) }
+            fileSize += count
+            bytesThisAttempt += count
             return count
         case .memory:
             guard memory.count + count <= maxBytes else {

@@ -21,6 +21,8 @@ public struct Download: Sendable, Equatable {
     /// The validators of the bytes on disk (or being written), as the server sent them.
     public var etag: String?
     public var lastModified: String?
+    /// The hex SHA-256 of the body, for a `.discard(checksum: true)` download once complete.
+    public var checksum: String?
 
     public var id: DownloadID { request.id }
 

@@ -13,12 +13,17 @@ public struct DownloadRequest: Sendable, Equatable {
         /// (after redirects), else the media type's. For names chosen by the caller (an
         /// episode's, from a template) whose extension only the server knows.
         case named(folder: String, stem: String)
+        /// Nowhere: the body is counted and, with `checksum`, hashed (SHA-256, in
+        /// `Download.checksum`), and nothing is written. For measuring the network path;
+        /// only a manager without a store takes it.
+        case discard(checksum: Bool)
 
-        /// The folder the file goes into.
+        /// The folder the file goes into ("" for `.discard`).
         public var folder: String {
             switch self {
             case .file(let path): return (path as NSString).deletingLastPathComponent
             case .directory(let folder), .named(let folder, _): return folder
+            case .discard: return ""
             }
         }
     }

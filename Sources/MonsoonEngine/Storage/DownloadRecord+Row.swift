@@ -37,6 +37,7 @@ extension DownloadRecord {
         let (kind, destination): (String, String) = switch request.destination {
         case .file(let path): ("file", path)
         case .directory(let path), .named(let path, _): ("directory", path)
+        case .discard: ("directory", "")   // never stored: a store refuses it at enqueue
         }
         return [request.id.rawValue, request.url.absoluteString, kind, destination, request.priority, request.expectedSize,
                 request.expectedMediaType, Self.encode(request.headers), Self.encode(request.userInfo)] + stateValues

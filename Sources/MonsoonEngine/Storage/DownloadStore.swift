@@ -140,6 +140,7 @@ public final class DownloadStore {
         let (kind, folder): (String, String) = switch destination {
         case .file(let path): ("file", path)
         case .directory(let path), .named(let path, _): ("directory", path)
+        case .discard: ("directory", "")   // not a destination a stored download can have
         }
         return try database.write {
             try database.run("UPDATE downloads SET priority = ? WHERE id = ?", priority, id.rawValue)
