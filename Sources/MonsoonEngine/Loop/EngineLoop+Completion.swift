@@ -1,4 +1,3 @@
-import CCrypto
 import CCurl
 import Foundation
 
@@ -174,7 +173,7 @@ extension EngineLoop {
             // Nothing to place: the count (and the hash) is the result.
             records[id]?.bytes = transfer.fileSize
             records[id]?.total = transfer.fileSize
-            records[id]?.checksum = transfer.digest.map(Self.hex)
+            records[id]?.checksum = transfer.digest.map(FileDigest.hex(finishing:))
             records[id]?.lastError = nil
             setStatus(id, .completed)
             return
@@ -215,13 +214,5 @@ extension EngineLoop {
             stopAndForget(id, deleteFiles: false)
             _ = enqueue([replacement], replacing: true)
         }
-    }
-
-    /// The hex digest of a finished SHA-256 state.
-    static func hex(_ digest: OpaquePointer) -> String {
-        var bytes = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        EVP_DigestFinal_ex(digest, &bytes, &length)
-        return bytes.prefix(Int(length)).map { String(format: "%02x", $0) }.joined()
     }
 }

@@ -37,7 +37,7 @@ public enum ArchiveVerifier {
                     report.missing.append(path)
                     continue
                 }
-                if try size != entry.size || FileDigest.sha256(ofFile: path) != entry.sha256 { report.changed.append(path) }
+                if try size != entry.size || EpisodeFiles.sha256(ofFile: path) != entry.sha256 { report.changed.append(path) }
             }
             for file in files(under: folder) where !listed.contains(file) && file != Manifest.fileName && !file.hasSuffix(".part") {
                 // A nested podcast folder's own files are its manifest's business.

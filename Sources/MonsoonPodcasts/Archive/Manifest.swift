@@ -99,7 +99,7 @@ extension EpisodeFiles {
             guard let size = Self.size(of: row.path) else { continue }   // moved away or deleted: not in the folder
             var sha = row.sha
             if sha == nil {
-                sha = try FileDigest.sha256(ofFile: row.path)
+                sha = try EpisodeFiles.sha256(ofFile: row.path)
                 try database.run("UPDATE episodes SET sha256 = ? WHERE id = ?", sha, row.id)
             }
             entries.append(Manifest.Entry(
@@ -110,7 +110,7 @@ extension EpisodeFiles {
         for extra in extras where extra.path.hasPrefix(prefix) {
             guard let size = Self.size(of: extra.path) else { continue }
             entries.append(Manifest.Entry(kind: extra.kind, file: String(extra.path.dropFirst(prefix.count)), size: size,
-                                          sha256: try FileDigest.sha256(ofFile: extra.path), sourceURL: extra.sourceURL.map(Redaction.redact)))
+                                          sha256: try EpisodeFiles.sha256(ofFile: extra.path), sourceURL: extra.sourceURL.map(Redaction.redact)))
         }
         let names = try database.statement("SELECT title, feed_url FROM podcasts WHERE id = ?").first([podcast]) { ($0.text(0), $0.text(1) ?? "") }
         let feedURL = URL(string: names?.1 ?? "")

@@ -134,6 +134,15 @@ public final class EpisodeFiles {
         try database.statement("SELECT DISTINCT podcast_id FROM episodes WHERE download_state = 'downloaded' ORDER BY podcast_id").query { $0.int(0) }
     }
 
+    /// The hex SHA-256 of a file, with a file error of the library's kind.
+    static func sha256(ofFile path: String) throws -> String {
+        do {
+            return try FileDigest.sha256(ofFile: path)
+        } catch {
+            throw EpisodeFileError(error.message)
+        }
+    }
+
     static func size(of path: String) -> Int? {
         var info = stat()
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
