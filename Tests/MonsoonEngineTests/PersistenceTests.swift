@@ -143,7 +143,7 @@ import Testing
             record.checkpoint = 0
             record.resume = ResumeState(url: server.url("/q").absoluteString, etag: "\"q\"", lastModified: nil, total: 300_000)
             _ = try store.insert(record)
-            try store.setMeta("boot_id", BootID.current)
+            try store.setMeta("boot_id", BootID.current ?? "unknown")
         }
         _ = FileManager.default.createFile(atPath: PartFile.path(for: destination), contents: body.data().prefix(120_000))
         let manager = try DownloadManager(configuration: fastConfiguration(), databasePath: database)

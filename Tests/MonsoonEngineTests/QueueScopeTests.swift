@@ -147,3 +147,30 @@ import Testing
         #expect(resumed.checkpointResetPending && resumed.checkpoint == 0 && resumed.partEpoch == 2)
     }
 }
+
+/// What happens at shutdown and restore, whatever failed.
+@Suite struct ShutdownAndRestoreTests {
+    @Test func shutdownClosesEveryConnection() async throws {
+        let folder = TemporaryFolder()
+        defer { folder.remove() }
+        let database = folder.file("queue.sqlite")
+        func openDescriptors() -> Int {
+            ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).filter { name in
+                ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)")) ?? "").hasPrefix(database)
+            }.count
+        }
+        let manager = try DownloadManager(configuration: fastConfiguration(concurrency: 0), databasePath: database, watchesOtherProcesses: true)
+        _ = await manager.counts()
+        #expect(openDescriptors() > 0)
+        await manager.shutdown()
+        #expect(openDescriptors() == 0, "the transfer thread's and the watcher's connections are closed")
+    }
+
+    @Test func onlyAKnownOtherBootIsAReboot() {
+        #expect(!BootID.rebooted(since: nil), "nothing stored (or a failed read): no reboot")
+        if let current = BootID.current {
+            #expect(!BootID.rebooted(since: current))
+            #expect(BootID.rebooted(since: current + "-other"))
+        }
+    }
+}

@@ -91,7 +91,9 @@ extension EngineLoop {
     func restore() {
         guard let store else { return }
         // After a reboot, bytes past the last flush may be garbage: cut parts back to their checkpoints.
-        let rebooted = ((try? store.meta("boot_id")) ?? nil) != BootID.current
+        var stored: String?
+        note { stored = try store.meta("boot_id") }   // a failure is kept for persistenceError, and is no reboot
+        let rebooted = BootID.rebooted(since: stored)
         // One row at a time: a large queue is never all in memory. A row that cannot be
         // read is skipped (and reported), not the end of the restore.
         note {
@@ -102,7 +104,7 @@ extension EngineLoop {
                 }
             }
         }
-        note { try store.setMeta("boot_id", BootID.current) }
+        if let current = BootID.current { note { try store.setMeta("boot_id", current) } }
         note { nextSequence = max(nextSequence, try store.nextSequence()) }
         needsScheduling = true
     }

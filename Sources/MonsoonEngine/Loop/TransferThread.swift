@@ -34,20 +34,29 @@ final class TransferThread: Sendable {
 
     private let exit = Exit()
 
-    /// Hands a store to the thread that will own it.
-    private struct Handover: @unchecked Sendable {
+    /// Hands a store to the thread that will own it, and lets go of it there.
+    final class Handover: @unchecked Sendable {
         // Safe: the creating thread lets go of the store once it is wrapped here, and
-        // only the transfer thread unwraps and uses it.
-        let store: DownloadStore?
+        // only the receiving thread takes it out (once), before using it.
+        private var store: DownloadStore?
+        init(_ store: DownloadStore?) { self.store = store }
+
+        /// The store, which the box no longer holds (so it closes when its user lets go).
+        func take() -> DownloadStore? {
+            defer { store = nil }
+            return store
+        }
     }
 
     init(configuration: EngineConfiguration, inbox: EngineInbox, hub: EventHub, store: DownloadStore?) {
         let exit = self.exit
-        let handover = Handover(store: store)
+        let handover = Handover(store)
         let thread = Thread {
-            // The loop, and with it every curl handle, is made, used and released on this thread alone.
-            let loop = EngineLoop(configuration: configuration, inbox: inbox, hub: hub, store: handover.store)
-            loop.run()
+            // The loop, and with it every curl handle and the store's connection, is made, used
+            // and released on this thread alone, before a join returns.
+            var loop: EngineLoop? = EngineLoop(configuration: configuration, inbox: inbox, hub: hub, store: handover.take())
+            loop?.run()
+            loop = nil
             exit.signal()
         }
         thread.name = "monsoon.transfers"

@@ -103,42 +103,61 @@ extension DownloadStore {
 
 /// Watches the database for commands from other processes, on its own thread and
 /// connection: a cheap `PRAGMA data_version` check four times a second, so the
-/// transfer thread itself never polls.
+/// transfer thread itself never polls. `stop()` wakes it at once; `join()` waits until it
+/// has ended and closed its connection.
 final class CommandWatcher: Sendable {
     private let stopped = Locked(false)
+    /// Signalled by `stop()`: ends the wait between two looks at once.
+    private let wakeup = DispatchSemaphore(value: 0)
+    /// Signalled by the thread when it has ended (its connection closed).
+    private let finished = DispatchSemaphore(value: 0)
 
     init(databasePath: String, inbox: EngineInbox) throws {
-        let path = databasePath
         let stopped = self.stopped
+        let wakeup = self.wakeup
+        let finished = self.finished
         // Opened here so a failure is reported to the caller, then handed to the thread.
-        let handover = StoreHandover(store: try DownloadStore(path: path))
+        let handover = TransferThread.Handover(try DownloadStore(path: databasePath))
         let thread = Thread {
-            let store = handover.store
+            var store: DownloadStore? = handover.take()
             var lastVersion = -1
             var lastSeen = 0
-            while !stopped.withLock({ $0 }) {
+            while !stopped.withLock({ $0 }), let current = store {
                 // data_version moves when another connection commits (the transfer thread's
-                // own commits too); only then is the table read, and only read.
-                if let version = try? store.database.dataVersion(), version != lastVersion,
-                   let (commands, last) = try? store.commands(after: lastSeen) {
+                // own commits too); only then is the table read, and only read. A failed read
+                // is tried again at the next look: the commands stay in the table meanwhile.
+                if let version = try? current.database.dataVersion(), version != lastVersion,
+                   let (commands, last) = try? current.commands(after: lastSeen) {
                     lastVersion = version
                     if last > lastSeen {
                         lastSeen = last
                         inbox.post { loop in loop.apply(commands, through: last) }
                     }
                 }
-                Thread.sleep(forTimeInterval: 0.25)
+                _ = wakeup.wait(timeout: .now() + 0.25)   // a look four times a second, or stop
             }
+            store = nil   // the connection closes here, on the thread that used it
+            finished.signal()
         }
         thread.name = "monsoon.commands"
         thread.start()
     }
 
-    func stop() { stopped.withLock { $0 = true } }
+    func stop() {
+        stopped.withLock { $0 = true }
+        wakeup.signal()
+    }
 
-    private struct StoreHandover: @unchecked Sendable {
-        // Safe: created on the caller's thread and only used by the watcher thread after.
-        let store: DownloadStore
+    /// Waits, off Swift's cooperative threads, until the thread has ended.
+    func join() async {
+        let finished = self.finished
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                finished.wait()
+                finished.signal()   // later joins return at once too
+                continuation.resume()
+            }
+        }
     }
 }
 

@@ -164,6 +164,7 @@ public final class DownloadManager: Sendable {
     /// releases curl and ends the thread.
     public func shutdown() async {
         watcher?.stop()
+        await watcher?.join()
         inbox.post { $0.stopping = true }
         await thread.join()
     }

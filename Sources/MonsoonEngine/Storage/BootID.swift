@@ -8,9 +8,18 @@ import Foundation
 /// tells the two apart, so a part file is cut back to its checkpoint only when it
 /// has to be.
 enum BootID {
-    static let current: String = {
+    /// Nil when the kernel does not say (no /proc): then nothing is taken for a reboot.
+    static let current: String? = {
+        // Unreadable means unknown, which `rebooted` treats as no reboot: never a reason to cut parts.
         let text = (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)) ?? ""
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        return trimmed.isEmpty ? "unknown-\(UUID().uuidString)" : trimmed
+        return trimmed.isEmpty ? nil : trimmed
     }()
+
+    /// Whether the machine restarted since `stored` was saved: only when both are known and
+    /// differ (a failed read is not a reboot, which would cut part files back).
+    static func rebooted(since stored: String?) -> Bool {
+        guard let stored, let current else { return false }
+        return stored != current
+    }
 }

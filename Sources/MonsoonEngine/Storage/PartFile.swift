@@ -126,11 +126,13 @@ enum FileSystem {
     }
 
     /// Flushes a folder's entries (after a rename into it).
-    static func syncDirectory(_ folder: String) {
-        let fd = retrying { open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-        guard fd >= 0 else { return }
-        fsync(fd)
-        close(fd)
+    /// Flushes a folder's entries (a rename in it) to disk.
+    static func syncDirectory(_ folder: String) throws(DownloadError) {
+        let path = folder.isEmpty ? "." : folder
+        let fd = retrying { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        guard fd >= 0 else { throw error("cannot open the folder \(path) to flush it", errno: errno) }
+        defer { close(fd) }
+        if fsync(fd) != 0 { throw error("cannot flush the folder \(path)", errno: errno) }
     }
 }
 

@@ -27,6 +27,7 @@ struct Placement: Sendable {
         if rename(partPath, destination) != 0 {
             throw FileSystem.error("cannot move \(partPath) to \(destination)", errno: errno)
         }
-        FileSystem.syncDirectory((destination as NSString).deletingLastPathComponent)
+        // Without this the rename may not survive a power cut: a failure fails the placement.
+        try FileSystem.syncDirectory((destination as NSString).deletingLastPathComponent)
     }
 }
