@@ -32,7 +32,7 @@ struct DiskFullTests {
         let manager = DownloadManager(configuration: fastConfiguration())
         let destination = (disk as NSString).appendingPathComponent("big.bin")
         try await manager.enqueue(request("big", server.url("/big"), to: destination))
-        try await eventually("some bytes on the small disk") { (await manager.download(withID: "big")?.bytes ?? 0) > 300_000 }
+        try await eventually("some bytes on the small disk") { (try await manager.download(withID: "big")?.bytes ?? 0) > 300_000 }
         // Fill what is left, so the next write fails with ENOSPC.
         let filler = (disk as NSString).appendingPathComponent("filler")
         let fd = open(filler, O_WRONLY | O_CREAT, 0o644)

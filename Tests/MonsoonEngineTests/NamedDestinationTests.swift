@@ -38,7 +38,7 @@ import Testing
         await manager.shutdown()
         // The destination is kept across a relaunch.
         let again = try DownloadManager(configuration: fastConfiguration(concurrency: 0), databasePath: folder.file("queue.sqlite"))
-        #expect(await again.download(withID: ids[0])?.request.destination == .named(folder: show, stem: "2024-05-01 - One"))
+        #expect(try await again.download(withID: ids[0])?.request.destination == .named(folder: show, stem: "2024-05-01 - One"))
         await again.shutdown()
     }
 

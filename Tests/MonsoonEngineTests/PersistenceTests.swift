@@ -71,7 +71,7 @@ import Testing
             try await recorder.waitFor("done", .completed)
             try await recorder.waitFor("missing", .failed)
             try await recorder.waitFor("busy", .waitingToRetry)
-            try await eventually("part of slow") { (await manager.download(withID: "slow")?.bytes ?? 0) > 100_000 }
+            try await eventually("part of slow") { (try await manager.download(withID: "slow")?.bytes ?? 0) > 100_000 }
             await manager.shutdown()
         }
         let partSize = PartFile.size(at: folder.file("slow.part")) ?? 0
@@ -196,11 +196,11 @@ import Testing
         try other.post(.adoptNewDownloads)
         try await recorder.waitFor("r", .completed, seconds: 20)
         try await recorder.waitFor(ids[0], .completed, seconds: 20)
-        #expect(await manager.download(withID: "r")?.request.priority == 7)
+        #expect(try await manager.download(withID: "r")?.request.priority == 7)
         #expect(sha256(ofFile: folder.file("r")) == body.sha256Hex())
         #expect(server.requests(for: "/r").last?.header("Range") != nil)
         try other.post(.remove("r", deleteFile: true))
-        try await eventually("removed") { await manager.download(withID: "r") == nil }
+        try await eventually("removed") { try await manager.download(withID: "r") == nil }
         #expect(!FileManager.default.fileExists(atPath: folder.file("r")))
         #expect(try other.download(withID: "r") == nil)
         await manager.shutdown()

@@ -30,12 +30,12 @@ import Testing
         try await waitFor(manager, "mine", .completed)
         await manager.waitUntilIdle()
         #expect(server.requests(for: "/other").isEmpty && server.requests(for: "/later").isEmpty, "another run's downloads are left alone")
-        #expect(await manager.download(withID: "other")?.status == .queued)
+        #expect(try await manager.download(withID: "other")?.status == .queued)
 
         // A retry of an unclaimed download changes its state, but does not start it.
         try await manager.pause("other")
         try await manager.retry("other")
-        #expect(await manager.download(withID: "other")?.status == .queued)
+        #expect(try await manager.download(withID: "other")?.status == .queued)
         await manager.waitUntilIdle()
         #expect(server.requests(for: "/other").isEmpty)
 
@@ -45,7 +45,7 @@ import Testing
         try await waitFor(manager, "other", .completed)
         await manager.waitUntilIdle()
         #expect(server.requests(for: "/later").isEmpty)
-        #expect(await manager.download(withID: "later")?.status == .queued)
+        #expect(try await manager.download(withID: "later")?.status == .queued)
         await manager.shutdown()
         #expect(sha256(ofFile: folder.file("other")) == Body.pattern(size: 50_000, seed: 5).sha256Hex())
     }
@@ -69,7 +69,7 @@ import Testing
         try await eventually("every command taken") { (try? other.hasPendingCommands()) == false }
         await manager.waitUntilIdle()
         #expect(server.requests(for: "/stale").isEmpty, "a dead process's claim starts nothing")
-        #expect(await manager.download(withID: ids[0])?.status == .queued)
+        #expect(try await manager.download(withID: ids[0])?.status == .queued)
         await manager.shutdown()
     }
 
@@ -90,7 +90,7 @@ import Testing
         try other.post(.release(ids[0], by: getpid()))
         try await recorder.waitFor(ids[0], .queued)
         await manager.waitUntilIdle()
-        let download = try #require(await manager.download(withID: ids[0]))
+        let download = try #require(try await manager.download(withID: ids[0]))
         #expect(download.status == .queued)
         #expect((PartFile.size(at: folder.file("slow.part")) ?? 0) > 50_000, "the part is kept for the next run")
         await manager.shutdown()
@@ -107,10 +107,10 @@ import Testing
             await manager.shutdown()
         }
         let manager = try DownloadManager(configuration: configuration(.claimedOnly, concurrency: 0), databasePath: database, watchesOtherProcesses: false)
-        await manager.pauseAll()
-        #expect(await manager.download(withID: "a")?.status == .paused)
-        await manager.resumeAll()
-        #expect(await manager.download(withID: "a")?.status == .queued)
+        try await manager.pauseAll()
+        #expect(try await manager.download(withID: "a")?.status == .paused)
+        try await manager.resumeAll()
+        #expect(try await manager.download(withID: "a")?.status == .queued)
         await manager.shutdown()
     }
 
@@ -172,5 +172,24 @@ import Testing
             #expect(!BootID.rebooted(since: current))
             #expect(BootID.rebooted(since: current + "-other"))
         }
+    }
+}
+
+/// A database that fails is an error, never "not found" or "nothing to do".
+@Suite struct StoreFailureTests {
+    @Test func aFailingStoreIsReportedNotTakenForEmpty() async throws {
+        let folder = TemporaryFolder()
+        defer { folder.remove() }
+        let database = folder.file("queue.sqlite")
+        let manager = try DownloadManager(configuration: fastConfiguration(concurrency: 0), databasePath: database, watchesOtherProcesses: false)
+        try await manager.enqueue(request("a", URL(string: "http://127.0.0.1:9/a")!, to: folder.file("a")))
+        #expect(try await manager.download(withID: "a") != nil)
+        #expect(try await manager.download(withID: "zz") == nil, "an unknown id is not found")
+        // Another program breaks the database under the running engine.
+        let other = try Database(path: database)
+        try other.execute("ALTER TABLE downloads RENAME TO broken")
+        await #expect(throws: DownloadManagerError.self) { _ = try await manager.download(withID: "zz") }
+        await #expect(throws: DownloadManagerError.self) { try await manager.resumeAll() }
+        await manager.shutdown()
     }
 }

@@ -115,7 +115,7 @@ import Testing
         server.setRoute("/slow", Route(body: .pattern(size: 1 << 20, seed: 1), throttle: 100_000))
         let manager = DownloadManager(configuration: fastConfiguration())
         try await manager.enqueue(request("s", server.url("/slow"), to: folder.file("s")))
-        try await eventually("bytes arriving") { (await manager.download(withID: "s")?.bytes ?? 0) > 0 }
+        try await eventually("bytes arriving") { (try await manager.download(withID: "s")?.bytes ?? 0) > 0 }
         let inheritable = Self.inheritableTCPSockets()
         #expect(inheritable.isEmpty, "connections a child would inherit: \(inheritable)")
         await manager.shutdown()

@@ -19,7 +19,7 @@ import Testing
         await #expect(throws: DownloadManagerError.duplicate("z")) {
             try await manager.enqueue(contentsOf: [request("z", server.url("/a"), to: folder.file("z")), request("z", server.url("/a"), to: folder.file("z"))])
         }
-        #expect(await manager.download(withID: "z") == nil, "a refused batch adds nothing")
+        #expect(try await manager.download(withID: "z") == nil, "a refused batch adds nothing")
         try await waitFor(manager, "a", .completed)
         try await manager.enqueue(request("a", server.url("/b"), to: folder.file("b")), replacingExisting: true)
         let replaced = try await waitFor(manager, "a", .completed)
@@ -143,11 +143,11 @@ import Testing
         let manager = DownloadManager(configuration: fastConfiguration())
         try await manager.enqueue(contentsOf: (0..<3).map { request(DownloadID("\($0)"), server.url("/\($0)"), to: folder.file("\($0)")) })
         try await eventually("all started") { await manager.downloads.allSatisfy { $0.bytes > 0 } }
-        await manager.pauseAll()
+        try await manager.pauseAll()
         let statuses = await manager.downloads.map(\.status)
         #expect(statuses == [.paused, .paused, .paused])
         for (index, body) in bodies.enumerated() { server.setRoute("/\(index)", Route(body: body, etag: "\"\(index)\"")) }
-        await manager.resumeAll()
+        try await manager.resumeAll()
         await manager.waitUntilIdle()
         for (index, body) in bodies.enumerated() {
             #expect(sha256(ofFile: folder.file("\(index)")) == body.sha256Hex())

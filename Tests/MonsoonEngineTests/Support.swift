@@ -43,7 +43,7 @@ func waitFor(_ manager: DownloadManager, _ id: DownloadID, _ statuses: Set<Downl
     let deadline = Date().addingTimeInterval(seconds)
     var last: Download?
     while Date() < deadline {
-        last = await manager.download(withID: id)
+        last = try await manager.download(withID: id)
         if let last, statuses.contains(last.status) { return last }
         try await Task.sleep(nanoseconds: 20_000_000)
     }
@@ -56,10 +56,10 @@ func waitFor(_ manager: DownloadManager, _ id: DownloadID, _ status: DownloadSta
 }
 
 /// Waits until `condition` holds.
-func eventually(seconds: Double = 30, _ what: String = "condition", _ condition: () async -> Bool) async throws {
+func eventually(seconds: Double = 30, _ what: String = "condition", _ condition: () async throws -> Bool) async throws {
     let deadline = Date().addingTimeInterval(seconds)
     while Date() < deadline {
-        if await condition() { return }
+        if try await condition() { return }
         try await Task.sleep(nanoseconds: 20_000_000)
     }
     throw Timeout(description: "\(what) did not hold within \(seconds) s")

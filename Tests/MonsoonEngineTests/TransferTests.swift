@@ -68,7 +68,7 @@ import Testing
         server.setRoute("/c.mp3", Route(body: body, etag: "\"c1\"", throttle: 40_000))
         let manager = DownloadManager(configuration: fastConfiguration())
         try await manager.enqueue(request("c", server.url("/c.mp3"), to: folder.file("c.mp3")))
-        try await eventually("some bytes on disk") { (await manager.download(withID: "c")?.bytes ?? 0) > 100_000 }
+        try await eventually("some bytes on disk") { (try await manager.download(withID: "c")?.bytes ?? 0) > 100_000 }
         try await manager.pause("c")
         let paused = try await waitFor(manager, "c", .paused)
         let partSize = PartFile.size(at: folder.file("c.mp3.part")) ?? 0
@@ -113,7 +113,7 @@ import Testing
         server.setRoute("/e", Route(body: old, etag: "\"old\"", throttle: 40_000))
         let manager = DownloadManager(configuration: fastConfiguration())
         try await manager.enqueue(request("e", server.url("/e"), to: folder.file("e.bin")))
-        try await eventually("some bytes") { (await manager.download(withID: "e")?.bytes ?? 0) > 50_000 }
+        try await eventually("some bytes") { (try await manager.download(withID: "e")?.bytes ?? 0) > 50_000 }
         try await manager.pause("e")
         try await waitFor(manager, "e", .paused)
         server.setRoute("/e", Route(body: new, etag: "\"new\""))
@@ -258,7 +258,7 @@ import Testing
         for id in ["1", "2", "3", "4", "5"] { try await waitFor(manager, DownloadID(id), .completed) }
         let names = try FileManager.default.contentsOfDirectory(atPath: out).sorted()
         #expect(names == ["_._Show: Episode 1.mp3", "download", "two words.mp3", "x (2).mp3", "x.mp3"])
-        #expect(await manager.download(withID: "2")?.filePath == (out as NSString).appendingPathComponent("two words.mp3"))
+        #expect(try await manager.download(withID: "2")?.filePath == (out as NSString).appendingPathComponent("two words.mp3"))
         await manager.shutdown()
     }
 }

@@ -66,8 +66,8 @@ enum Control {
                 case .retry(let id): try await manager.retry(id)
                 case .remove(let id, let deleteFile): try await manager.remove(id, deleteFile: deleteFile)
                 case .setPriority(let id, let priority): try await manager.setPriority(priority, for: id)
-                case .pauseAll: await manager.pauseAll()
-                case .resumeAll: await manager.resumeAll()
+                case .pauseAll: try await manager.pauseAll()
+                case .resumeAll: try await manager.resumeAll()
                 case .adoptNewDownloads, .claim, .release: break
                 }
             }

@@ -220,22 +220,42 @@ extension EngineLoop {
         }
     }
 
-    func pauseAll() {
+    func pauseAll() -> Result<Void, DownloadManagerError> {
         var active = Set(queue.entries.map(\.id)).union(waiting)
         active.formUnion(records.hot.values.filter { $0.status == .downloading }.map(\.request.id))
-        // With `.claimedOnly`, the rest of the queue is only in the store: paused all the same.
-        if let store, claimed != nil {
-            note { for status in [DownloadStatus.queued, .waitingToRetry, .downloading] { active.formUnion(try store.ids(withStatus: status)) } }
-        }
         let pauseEverything = { for id in active { _ = self.pause(id) } }
-        if let store { note { try store.transaction(pauseEverything) } } else { pauseEverything() }
+        guard let store else {
+            pauseEverything()
+            return .success(())
+        }
+        do {
+            // With `.claimedOnly`, the rest of the queue is only in the store: paused all the same.
+            if claimed != nil {
+                for status in [DownloadStatus.queued, .waitingToRetry, .downloading] { active.formUnion(try store.ids(withStatus: status)) }
+            }
+            try store.transaction(pauseEverything)
+            return .success(())
+        } catch {
+            storeError = error
+            return .failure(.storage("could not pause every download: \(error)"))
+        }
     }
 
-    func resumeAll() {
+    func resumeAll() -> Result<Void, DownloadManagerError> {
         var paused = Set(records.hot.values.filter { $0.status == .paused }.map(\.request.id))
-        if let store { note { paused.formUnion(try store.ids(withStatus: .paused)) } }
         let resumeEverything = { for id in paused { _ = self.resume(id) } }
-        if let store { note { try store.transaction(resumeEverything) } } else { resumeEverything() }
+        guard let store else {
+            resumeEverything()
+            return .success(())
+        }
+        do {
+            paused.formUnion(try store.ids(withStatus: .paused))
+            try store.transaction(resumeEverything)
+            return .success(())
+        } catch {
+            storeError = error
+            return .failure(.storage("could not resume every paused download: \(error)"))
+        }
     }
 
     func setPriority(_ priority: Int, for id: DownloadID) -> Result<Void, DownloadManagerError> {
@@ -285,6 +305,16 @@ extension EngineLoop {
         lastSaved[id] = nil
         if let store { note { try store.delete(id) } }
         emit(.removed(id))
+    }
+
+    func snapshot(of id: DownloadID) -> Result<Download?, DownloadManagerError> {
+        if let record = records.hot[id] { return .success(record.snapshot()) }
+        guard let store else { return .success(nil) }
+        do {
+            return .success(try store.record(withID: id)?.snapshot())
+        } catch {
+            return .failure(.storage("could not read download \(id): \(error)"))
+        }
     }
 
     func downloads(of url: URL) -> [Download] {

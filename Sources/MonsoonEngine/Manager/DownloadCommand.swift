@@ -171,8 +171,8 @@ extension EngineLoop {
             case .retry(let id): _ = retry(id)
             case .remove(let id, let deleteFile): _ = remove(id, deleteFile: deleteFile)
             case .setPriority(let id, let priority): _ = setPriority(priority, for: id)
-            case .pauseAll: pauseAll()
-            case .resumeAll: resumeAll()
+            case .pauseAll: _ = pauseAll()       // a failure is kept for persistenceError
+            case .resumeAll: _ = resumeAll()
             case .adoptNewDownloads: adoptNewRows()
             case .claim(let id, let pid):
                 // A claim outlives its process when the runner never took it: honour only a live one.

@@ -102,12 +102,16 @@ public final class DownloadManager: Sendable {
         try await perform { $0.claim(ids) }
     }
 
-    public func pauseAll() async {
-        _ = try? await perform { loop -> Result<Void, DownloadManagerError> in loop.pauseAll(); return .success(()) }
+    /// Pauses every download that would run (also those a `.claimedOnly` engine does not run).
+    /// - Throws: `.storage` when the queue cannot be read or saved (nothing may have changed).
+    public func pauseAll() async throws(DownloadManagerError) {
+        try await perform { $0.pauseAll() }
     }
 
-    public func resumeAll() async {
-        _ = try? await perform { loop -> Result<Void, DownloadManagerError> in loop.resumeAll(); return .success(()) }
+    /// Queues every paused download again.
+    /// - Throws: `.storage` when the queue cannot be read or saved.
+    public func resumeAll() async throws(DownloadManagerError) {
+        try await perform { $0.resumeAll() }
     }
 
     /// Changes a download's priority; it applies the next time a transfer starts.
@@ -140,8 +144,10 @@ public final class DownloadManager: Sendable {
         (try? await perform { loop in .success(loop.counts()) }) ?? [:]
     }
 
-    public func download(withID id: DownloadID) async -> Download? {
-        try? await perform { loop in .success(loop.records[id]?.snapshot()) }
+    /// One download, or nil when no download has that id.
+    /// - Throws: `.storage` when the queue cannot be read (never reported as "not found").
+    public func download(withID id: DownloadID) async throws(DownloadManagerError) -> Download? {
+        try await perform { $0.snapshot(of: id) }
     }
 
     /// A new stream of events from now on.
