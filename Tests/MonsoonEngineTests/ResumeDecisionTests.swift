@@ -187,3 +187,39 @@ import Testing
         #expect(events == [.progress(id: "a", bytes: 1000, total: 10_000), .statusChanged(download), .progress(id: "a", bytes: 5, total: 10)])
     }
 }
+
+/// Several iterators of one sequence: each event goes to exactly one, and no stream ends
+/// before the events do.
+@Suite struct SharedIteratorTests {
+    @Test func twoIteratorsShareTheEventsAndEndOnlyAtTheEnd() async throws {
+        let hub = EventHub()
+        let events = hub.subscribe()
+        let total = 20_000
+        let seen = Locked<[Int: Int]>([:])   // event number → deliveries
+        let endings = Locked(0)
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<2 {
+                group.addTask {
+                    var iterator = events.makeAsyncIterator()
+                    while let event = await iterator.next() {
+                        if case .removed(let id) = event, let number = Int(id.rawValue) { seen.withLock { $0[number, default: 0] += 1 } }
+                    }
+                    endings.withLock { $0 += 1 }
+                    // A stream that ends must end because the hub finished, not early.
+                    #expect(seen.withLock { $0.count } == total, "an iterator ended before the last event")
+                }
+            }
+            group.addTask {
+                for start in stride(from: 0, to: total, by: 100) {
+                    hub.send((start..<start + 100).map { .removed(DownloadID(String($0))) })
+                    await Task.yield()
+                }
+                // Let the iterators drain, then end.
+                while seen.withLock({ $0.count }) < total { try? await Task.sleep(nanoseconds: 1_000_000) }
+                hub.finishAll()
+            }
+        }
+        #expect(endings.withLock { $0 } == 2)
+        #expect(seen.withLock { $0.values.allSatisfy { $0 == 1 } } && seen.withLock { $0.count } == total, "each event to exactly one iterator")
+    }
+}

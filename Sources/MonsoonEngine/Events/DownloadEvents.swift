@@ -107,13 +107,17 @@ final class EventSubscriber: Sendable {
     }
 
     func send(_ event: DownloadEvent) {
-        let waiter: CheckedContinuation<DownloadEvent?, Never>? = state.withLock { state in
+        // The waiter and the event it gets are paired under one lock: taken apart, another
+        // iterator could take the event in between and this waiter would get nil, which
+        // ends its stream early.
+        let delivery: (CheckedContinuation<DownloadEvent?, Never>, DownloadEvent)? = state.withLock { state in
             guard !state.finished else { return nil }
             state.append(event)
-            return state.waiters.isEmpty ? nil : state.waiters.removeFirst()
+            guard !state.waiters.isEmpty, let next = state.take() else { return nil }
+            return (state.waiters.removeFirst(), next)
         }
         // Resume outside the lock.
-        if let waiter { waiter.resume(returning: state.withLock { $0.take() }) }
+        if let (waiter, next) = delivery { waiter.resume(returning: next) }
     }
 
     func finish() {
