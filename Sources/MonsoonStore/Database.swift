@@ -117,8 +117,23 @@ public final class Database {
     }
 
     /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`), committing when it
-    /// returns and rolling back when it throws.
+    /// returns and rolling back when it throws. Inside another transaction it is a savepoint
+    /// of it: its work is undone alone when it throws, and committed with the outer one.
     public func write<T>(_ body: () throws -> T) throws -> T {
+        if sqlite3_get_autocommit(raw) == 0 {
+            try execute("SAVEPOINT nested_write")
+            do {
+                let result = try body()
+                try execute("RELEASE nested_write")
+                return result
+            } catch {
+                // Undoing the savepoint can only fail with the connection itself: the outer
+                // transaction then fails too, and reports it.
+                try? execute("ROLLBACK TO nested_write")
+                try? execute("RELEASE nested_write")
+                throw error
+            }
+        }
         try execute("BEGIN IMMEDIATE")
         do {
             let result = try body()

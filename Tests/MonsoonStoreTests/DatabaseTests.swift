@@ -150,3 +150,22 @@ private let schema = Migrator(component: "items", [
         #expect(try watcher.dataVersion() == own, "its own commits do not move it")
     }
 }
+
+@Suite struct NestedWriteTests {
+    @Test func aWriteInsideAWriteIsASavepoint() throws {
+        let database = try Database(path: ":memory:")
+        try database.execute("CREATE TABLE t (x INTEGER)")
+        struct Failure: Error {}
+        try database.write {
+            try database.run("INSERT INTO t VALUES (1)")
+            #expect(throws: Failure.self) {
+                try database.write {
+                    try database.run("INSERT INTO t VALUES (2)")
+                    throw Failure()
+                }
+            }
+            try database.write { try database.run("INSERT INTO t VALUES (3)") }
+        }
+        #expect(try database.statement("SELECT x FROM t ORDER BY x").query { $0.int(0) } == [1, 3], "the failed inner write alone is undone")
+    }
+}

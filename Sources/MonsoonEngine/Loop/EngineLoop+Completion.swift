@@ -188,10 +188,23 @@ extension EngineLoop {
         let lastModified = (transfer.head.lastModified ?? records[id]?.resume?.lastModified).flatMap(HTTPDate.parse)
         let placement = Placement(fd: transfer.fd, partPath: PartFile.path(for: path), destination: path, lastModified: lastModified)
         transfer.fd = -1
+        pendingPlacements.append((id, placement))
+    }
+
+    /// Places the files finished in this turn of the loop as one batch, off the transfer
+    /// thread: each flushed and renamed, each folder flushed once, and their rows saved in
+    /// one transaction when the batch is back.
+    func placePending() {
+        guard !pendingPlacements.isEmpty else { return }
+        let batch = pendingPlacements
+        pendingPlacements.removeAll()
         let inbox = self.inbox
         placementQueue.addOperation {
-            let result = Result<Void, DownloadError> { () throws(DownloadError) in try placement.perform() }
-            inbox.post { loop in loop.placementFinished(id, result) }
+            let results = Placement.performBatch(batch)
+            inbox.post { loop in
+                let finish = { for (id, result) in results { loop.placementFinished(id, result) } }
+                if let store = loop.store, results.count > 1 { loop.note { try store.transaction(finish) } } else { finish() }
+            }
         }
     }
 

@@ -33,6 +33,8 @@ final class EngineLoop {
     var runningPerHost: [Int: Int] = [:]
     var waiting: Set<DownloadID> = []
     var hostsOnHold: [Int: Date] = [:]
+    /// Finished files waiting to be placed with the others of this turn of the loop (group commit).
+    var pendingPlacements: [(DownloadID, Placement)] = []
     /// Final file paths claimed by downloads into folders, so two never share a name.
     var claimedPaths: [String: DownloadID] = [:]
     var needsScheduling = true
@@ -88,6 +90,7 @@ final class EngineLoop {
             while let (easy, code) = multi.nextDone() {
                 if let transfer = transfers.removeValue(forKey: easy) { finish(transfer, code: code) }
             }
+            placePending()
             if needsScheduling { schedule(now: Date()) }
             publishProgress(now: Date(), force: false)
             flushEvents()
@@ -215,6 +218,7 @@ final class EngineLoop {
             }
         }
         transfers.removeAll()
+        placePending()
         for job in fetchQueue { job.complete(.cancelled) }
         fetchQueue.removeAll()
         // Let files being placed land, and their results arrive, before the inbox closes.

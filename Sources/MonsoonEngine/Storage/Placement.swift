@@ -12,7 +12,9 @@ struct Placement: Sendable {
     var destination: String
     var lastModified: Date?
 
-    func perform() throws(DownloadError) {
+    /// Flushes the file and renames it into place; the folder is flushed by the batch
+    /// (`Placement.performBatch`), once per folder.
+    func moveIntoPlace() throws(DownloadError) {
         defer { close(fd) }
         if let lastModified {
             let seconds = lastModified.timeIntervalSince1970
@@ -27,7 +29,24 @@ struct Placement: Sendable {
         if rename(partPath, destination) != 0 {
             throw FileSystem.error("cannot move \(partPath) to \(destination)", errno: errno)
         }
-        // Without this the rename may not survive a power cut: a failure fails the placement.
-        try FileSystem.syncDirectory((destination as NSString).deletingLastPathComponent)
+    }
+
+    /// Group commit: every file of the batch flushed and renamed, then each folder flushed
+    /// once (a folder that cannot be flushed fails its files: their renames might not survive
+    /// a power cut).
+    static func performBatch(_ batch: [(DownloadID, Placement)]) -> [(DownloadID, Result<Void, DownloadError>)] {
+        var results: [(DownloadID, Result<Void, DownloadError>)] = batch.map { id, placement in
+            (id, Result { () throws(DownloadError) in try placement.moveIntoPlace() })
+        }
+        var folders: [String: Result<Void, DownloadError>] = [:]
+        for (index, (_, placement)) in batch.enumerated() {
+            guard case .success = results[index].1 else { continue }
+            let folder = (placement.destination as NSString).deletingLastPathComponent
+            if folders[folder] == nil {
+                folders[folder] = Result { () throws(DownloadError) in try FileSystem.syncDirectory(folder) }
+            }
+            if case .failure(let error) = folders[folder] { results[index].1 = .failure(error) }
+        }
+        return results
     }
 }
