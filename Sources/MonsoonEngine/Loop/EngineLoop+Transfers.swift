@@ -65,7 +65,9 @@ extension EngineLoop {
         records[id] = record
         runningDownloads += 1
         runningPerHost[hosts.id(record.host), default: 0] += 1
-        setStatus(id, .downloading)
+        // Saved with the first body byte (its name and status in one commit): a run killed
+        // before it leaves the row queued, which is what it is.
+        setStatus(id, .downloading, saving: false)
     }
 
     static func diskSpaceMessage(needed: Int, free: Int, reserve: Int) -> String {

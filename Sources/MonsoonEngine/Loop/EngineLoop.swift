@@ -162,7 +162,9 @@ final class EngineLoop {
     }
 
     /// Moves a download to `status` (also to the queue index and the waiting set) and reports it.
-    func setStatus(_ id: DownloadID, _ status: DownloadStatus) {
+    /// - Parameter saving: write the row now (false: a later save carries it, as the first
+    ///   body byte's does for `.downloading`).
+    func setStatus(_ id: DownloadID, _ status: DownloadStatus, saving: Bool = true) {
         guard var record = records[id] else { return }
         let old = record.status
         if old == .queued && status != .queued { queue.remove(key: record.queueKey) }
@@ -176,7 +178,7 @@ final class EngineLoop {
             needsScheduling = true
         }
         if status == .waitingToRetry && runs(id) { waiting.insert(id) }
-        persist(id)
+        if saving { persist(id) }
         if old != status { emit(.statusChanged(record.snapshot())) }
     }
 
