@@ -171,19 +171,7 @@ extension Archive {
         var configuration = try transfer.configuration(scope: .claimedOnly, home: episodes.home, context: context)
         configuration.maxFileBytes = maxSize?.bytes
         let ids = requests.map(\.id)
-        do {
-            var fresh: [DownloadRequest] = []
-            for request in requests {
-                if let existing = try episodes.store.download(withID: request.id) {
-                    if existing.status != .completed { try episodes.store.updateRequest(request.id, destination: request.destination, priority: request.priority) }
-                } else {
-                    fresh.append(request)
-                }
-            }
-            _ = try episodes.store.add(fresh)
-        } catch {
-            throw CLIError(message: "cannot queue the archive's downloads: \(error)")
-        }
+        try episodes.place(requests, what: "the archive's downloads")
         let manager = try QueueRun.openManager(episodes.home, configuration: configuration)
         let session = QueueRun(manager, context: context, global: global)
         do {

@@ -156,7 +156,7 @@ struct Get: RunnableCommand {
         mutating func add(_ url: URL, existing: Download?, folder: String, skipExisting: Bool) {
             if skipExisting {
                 let path = (folder as NSString).appendingPathComponent(DownloadRequest.Destination.defaultFileName(for: url))
-                if let size = Self.regularFileSize(path) {
+                if let size = LocalFile.size(at: path) {
                     alreadyThere.append((path, size))
                     return
                 }
@@ -167,7 +167,7 @@ struct Get: RunnableCommand {
             }
             switch existing.status {
             case .completed:
-                if let path = existing.filePath, let size = Self.regularFileSize(path) {
+                if let path = existing.filePath, let size = LocalFile.size(at: path) {
                     alreadyThere.append((path, size))
                 } else {
                     retriedDownloads.append((existing.id, url))
@@ -188,12 +188,6 @@ struct Get: RunnableCommand {
                 let destination: DownloadRequest.Destination = parts[url.absoluteString].map { .file($0) } ?? .directory(folder)
                 return DownloadRequest(id: DownloadID(""), url: url, destination: destination)
             }
-        }
-
-        private static func regularFileSize(_ path: String) -> Int? {
-            var info = stat()
-            guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-            return Int(info.st_size)
         }
     }
 

@@ -71,7 +71,12 @@ struct EpisodeSession {
     /// download per queued episode, at its queue priority; one not yet started goes under
     /// `root` (so `download --out` and a changed template apply to it).
     func sync(root: String) throws {
-        let requests = try self.requests(root: root)
+        try place(try requests(root: root), what: "the episodes' downloads")
+    }
+
+    /// With the home's lock held: adds the downloads the engine's queue lacks, and gives those
+    /// it has (unless complete) their new destination, when not started, and priority.
+    func place(_ requests: [DownloadRequest], what: String) throws {
         do {
             var fresh: [DownloadRequest] = []
             for request in requests {
@@ -83,7 +88,7 @@ struct EpisodeSession {
             }
             _ = try store.add(fresh)
         } catch {
-            throw CLIError(message: "cannot queue the episodes' downloads: \(error)")
+            throw CLIError(message: "cannot queue \(what): \(error)")
         }
     }
 

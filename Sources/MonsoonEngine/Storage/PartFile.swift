@@ -13,11 +13,7 @@ enum PartFile {
     static func path(for destination: String) -> String { destination + suffix }
 
     /// The size of the file at `path`, or nil when there is none.
-    static func size(at path: String) -> Int? {
-        var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-        return Int(info.st_size)
-    }
+    static func size(at path: String) -> Int? { LocalFile.size(at: path) }
 
     static func exists(_ path: String) -> Bool { size(at: path) != nil }
 

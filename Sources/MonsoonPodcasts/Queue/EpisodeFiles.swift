@@ -41,7 +41,7 @@ public final class EpisodeFiles {
     }
 
     /// What `delete` did.
-    public struct Deletion: Sendable, Equatable {
+    public struct Deletion: Sendable {
         /// Episodes reset to not downloaded.
         public var episodes: [Int] = []
         /// Bytes of the files removed.
@@ -50,10 +50,6 @@ public final class EpisodeFiles {
         public var skipped: [(Int, String)] = []
 
         public init() {}
-
-        public static func == (lhs: Deletion, rhs: Deletion) -> Bool {
-            lhs.episodes == rhs.episodes && lhs.bytes == rhs.bytes && lhs.skipped.map(\.0) == rhs.skipped.map(\.0)
-        }
     }
 
     /// Deletes the files of downloaded episodes and resets them to not downloaded; the
@@ -143,11 +139,7 @@ public final class EpisodeFiles {
         }
     }
 
-    static func size(of path: String) -> Int? {
-        var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-        return Int(info.st_size)
-    }
+    static func size(of path: String) -> Int? { LocalFile.size(at: path) }
 
     /// Only an absolute path of our own making is ever deleted: no `..`, no NUL.
     static func isSafe(_ path: String) -> Bool {
