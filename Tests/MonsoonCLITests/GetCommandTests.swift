@@ -172,6 +172,33 @@ import MonsoonPodcasts
         #expect(result.errors.contains("1 of 1 downloaded"))
     }
 
+    @Test func verboseDescribesEachRequest() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let body = Body.pattern(size: 300_000, seed: 4)
+        server.setRoute("/ep.mp3", Route(body: body, etag: "\"v\"", faults: [.dropAfter(bytes: 100_000, times: 1)]))
+        let url = server.url("/ep.mp3").absoluteString
+        let text = await runMonsoon(["--verbose", "get", url], in: folder.path)
+        #expect(text.status == 0, "\(text.errors)")
+        #expect(try SHA256.hex(fileAt: folder.file("ep.mp3")) == body.sha256Hex())
+        let lines = text.errors.split(separator: "\n").map(String.init)
+        #expect(lines.first == "monsoon: d1 started: \(url)")
+        let requests = lines.filter { $0.hasPrefix("monsoon: d1 127.0.0.1") }
+        #expect(requests.count == 2, "\(lines)")
+        #expect(requests.first?.contains(": HTTP 200, ") == true)
+        #expect(requests.first?.contains(", new connection: ") == true, "the dropped request ends with its reason")
+        #expect(requests.last?.contains(": HTTP 206 from byte 100000, ") == true, "\(requests)")
+
+        server.setRoute("/ep.mp3", Route(body: body, etag: "\"v\"", faults: [.dropAfter(bytes: 100_000, times: 1)]))
+        let json = await runMonsoon(["get", "--json", "--verbose", "-o", "again", url], in: folder.path)
+        #expect(json.status == 0, "\(json.errors)")
+        let attempts = json.output.split(separator: "\n").filter { $0.contains("\"event\": \"attempt\"") }
+        #expect(attempts.count == 2, "\(json.output)")
+        #expect(attempts.first?.contains("\"status\": 200") == true && attempts.first?.contains("\"error\": ") == true)
+        #expect(attempts.last?.contains("\"status\": 206, \"bytes\": 200000, \"resumedFrom\": 100000") == true, "\(attempts)")
+    }
+
     @Test func credentialsAreNeverPrinted() async throws {
         let server = try TestServer()
         let folder = Folder()
