@@ -48,8 +48,8 @@ extension Archive {
         }
         // Extras already there (from an earlier run) are done.
         var extrasThere = 0
-        for extra in extraRequests(for: &members, episodes: requests, queue: episodes.queue) {
-            if let existing = try? episodes.store.download(withID: extra.id), existing.status == .completed,   // unreadable: fetched again
+        for extra in try extraRequests(for: &members, episodes: requests, queue: episodes.queue) {
+            if let existing = try episodes.store.download(withID: extra.id), existing.status == .completed,
                let path = existing.filePath, FileManager.default.fileExists(atPath: path) {
                 extrasThere += 1
             } else {
@@ -78,7 +78,7 @@ extension Archive {
         let kinds: [Character: String] = ["a": "artwork", "t": "transcript", "c": "chapters"]
         for request in requests where EpisodeQueue.episodeID(of: request.id) == nil {
             guard let kind = request.id.rawValue.first.flatMap({ kinds[$0] }),
-                  let download = try? episodes.store.download(withID: request.id), download.status == .completed,   // unreadable: not listed this time
+                  let download = try episodes.store.download(withID: request.id), download.status == .completed,
                   let path = download.filePath, let index = members.firstIndex(where: { $0.folder.map { path.hasPrefix($0 + "/") } ?? false }) else { continue }
             members[index].extras.append(.init(path: path, kind: kind, sourceURL: request.url.absoluteString))
         }
@@ -139,7 +139,7 @@ extension Archive {
 
     /// Artwork, transcripts and chapters, when asked for: plain downloads beside the episodes
     /// (ids `a<podcast>`, `t<episode>`, `c<episode>`), recorded as the member's extras.
-    private func extraRequests(for members: inout [Member], episodes requests: [DownloadRequest], queue: EpisodeQueue) -> [DownloadRequest] {
+    private func extraRequests(for members: inout [Member], episodes requests: [DownloadRequest], queue: EpisodeQueue) throws -> [DownloadRequest] {
         var extras: [DownloadRequest] = []
         for index in members.indices {
             let member = members[index]
@@ -150,7 +150,7 @@ extension Archive {
             for request in requests {
                 guard let episode = EpisodeQueue.episodeID(of: request.id), member.selection.chosen.contains(episode),
                       case .named(let folder, let stem) = request.destination,
-                      let item = try? queue.episode(withID: episode) else { continue }   // an episode that vanished has nothing to add
+                      let item = try queue.episode(withID: episode) else { continue }   // an episode that vanished has nothing to add
                 if withTranscripts, let url = item.transcriptURL, Self.isWeb(url) {
                     extras.append(DownloadRequest(id: DownloadID("t\(episode)"), url: url, destination: .named(folder: folder, stem: stem + ".transcript")))
                 }
