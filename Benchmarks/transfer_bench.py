@@ -159,16 +159,17 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--bin", default=".build/release")
     parser.add_argument("--reference", default=".build/bench/multi")
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int)
     parser.add_argument("--jobs", default="2,8,32", help="N values for catalogue and small (large runs with 1)")
     parser.add_argument("--workloads", default="catalogue,small,large")
     parser.add_argument("--quick", action="store_true", help="smaller workloads, N = 8, one run: a check of a change")
     parser.add_argument("--corpus", default=os.environ.get("BENCH_CORPUS", "/tmp/monsoon-bench-corpus"))
     parser.add_argument("--out", default="Benchmarks/results")
+    parser.add_argument("--tools", help="comma-separated tool names to run (default: all)")
     args = parser.parse_args()
     binary, reference = os.path.abspath(args.bin), os.path.abspath(args.reference)
     sizes = QUICK if args.quick else WORKLOADS
-    runs = 1 if args.quick else args.runs
+    runs = args.runs or (1 if args.quick else 3)
     job_values = [8] if args.quick else [int(n) for n in args.jobs.split(",")]
     scratch = tempfile.mkdtemp(prefix="monsoon-bench-", dir=os.environ.get("BENCH_DIR", "/tmp"))
     os.chmod(scratch, 0o755)   # nginx's workers (another user when started as root) read through it
@@ -187,6 +188,8 @@ def main():
         nginx, base = start_nginx(root, scratch)
         for workload, count, size, jobs, sums in plans:
             table = tools(binary, reference, f"{base}/{workload}", sorted(sums), jobs, scratch)
+            if args.tools:
+                table = {name: table[name] for name in args.tools.split(",")}
             measured = {name: [] for name in table}
             for repetition in range(runs + 1):   # the first repetition warms the page cache and nginx
                 for name, (command, discarded) in table.items():

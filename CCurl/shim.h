@@ -98,6 +98,16 @@ static inline int monsoon_multi_info_read_done(CURLM *multi, CURL **easy, CURLco
     return 0;
 }
 
+// MARK: - Pausing (the macros do not import)
+
+/// What a write callback returns to hold the data it was given until `monsoon_easy_unpause`.
+static inline size_t monsoon_write_pause(void) { return CURL_WRITEFUNC_PAUSE; }
+
+/// Lets a paused transfer go on; curl may call the write callback before this returns.
+static inline CURLcode monsoon_easy_unpause(CURL *handle) {
+    return curl_easy_pause(handle, CURLPAUSE_CONT);
+}
+
 // MARK: - Version
 
 static inline const curl_version_info_data *monsoon_version_info(void) {

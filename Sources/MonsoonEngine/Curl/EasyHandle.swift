@@ -46,6 +46,12 @@ final class EasyHandle {
         check(monsoon_easy_setopt_xferinfo_function(raw, function), CURLOPT_XFERINFOFUNCTION)
     }
 
+    /// Lets a transfer paused by its write callback go on (curl may deliver the held data
+    /// before this returns). - Returns: curl's code (an error ends the transfer with it).
+    func unpause() -> CURLcode {
+        monsoon_easy_unpause(raw)
+    }
+
     func long(_ info: CURLINFO) -> Int {
         var value = 0
         return monsoon_easy_getinfo_long(raw, info, &value) == CURLE_OK ? value : 0

@@ -1,7 +1,7 @@
 import Foundation
 
 /// One download as the engine keeps it.
-struct DownloadRecord {
+struct DownloadRecord: Sendable {
     var request: DownloadRequest
     var sequence: Int
     var host: String
@@ -18,7 +18,8 @@ struct DownloadRecord {
     var finalURL: String?
     /// The SHA-256 of a `.discard(checksum: true)` download's body, once complete.
     var checksum: String?
-    var transfer: Transfer?
+    /// An attempt is running (its `Transfer` is the loop's, in `EngineLoop.running`).
+    var isRunning = false
     /// The file is being flushed and renamed into place.
     var placing = false
     /// A removal asked for while placing: whether to delete the finished file.

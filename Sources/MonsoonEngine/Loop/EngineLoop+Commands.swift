@@ -110,7 +110,7 @@ extension EngineLoop {
         if case .file(let path) = request.destination {
             record.filePath = path
             if let size = PartFile.size(at: PartFile.path(for: path)) { record.bytes = size }
-            claimedPaths[path] = request.id
+            worker.claimedPaths.withLock { $0[path] = request.id }
         }
         records[request.id] = record
         claimed?[request.id, default: []].insert(Self.ownClaim)
@@ -123,8 +123,13 @@ extension EngineLoop {
     /// The unfinished download that holds `path`, if any (a completed one gives it up).
     func pathOwner(_ path: String) -> DownloadID? {
         if let store { return (try? store.owner(ofPath: path)) ?? nil }
-        guard let owner = claimedPaths[path], let record = records[owner], record.status != .completed || record.placing else { return nil }
-        return owner
+        // A completed download gives its name up (`placementFinished`).
+        return worker.claimedPaths.withLock { $0[path] }
+    }
+
+    /// Gives up a name a download held (without a store; with one, its row holds it).
+    func releasePath(_ path: String, of id: DownloadID) {
+        worker.claimedPaths.withLock { if $0[path] == id { $0[path] = nil } }
     }
 
     func pause(_ id: DownloadID) -> Result<Void, DownloadManagerError> {
@@ -163,7 +168,7 @@ extension EngineLoop {
                 // name is usually free once more (no " (2)" left over from a clash).
                 if case .file = record.request.destination {} else {
                     records[id]?.filePath = nil
-                    if claimedPaths[path] == id { claimedPaths[path] = nil }
+                    releasePath(path, of: id)
                 }
                 setStatus(id, .queued)
             }
@@ -233,7 +238,7 @@ extension EngineLoop {
             if claimed != nil {
                 for status in [DownloadStatus.queued, .waitingToRetry, .downloading] { active.formUnion(try store.ids(withStatus: status)) }
             }
-            try store.transaction(pauseEverything)
+            pauseEverything()
             return .success(())
         } catch {
             storeError = error
@@ -250,7 +255,7 @@ extension EngineLoop {
         }
         do {
             paused.formUnion(try store.ids(withStatus: .paused))
-            try store.transaction(resumeEverything)
+            resumeEverything()
             return .success(())
         } catch {
             storeError = error
@@ -298,7 +303,7 @@ extension EngineLoop {
         if let path = record.filePath {
             PartFile.remove(PartFile.path(for: path))
             if deleteFiles && record.status == .completed { PartFile.remove(path) }
-            if claimedPaths[path] == id { claimedPaths[path] = nil }
+            releasePath(path, of: id)
         }
         records[id] = nil
         claimed?[id] = nil

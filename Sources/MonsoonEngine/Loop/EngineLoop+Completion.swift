@@ -10,16 +10,18 @@ extension EngineLoop {
             finishFetch(transfer, job: job, code: code)
         case .download(let id):
             // A transfer stopped by pause or remove is no longer the record's: ignore it.
-            guard records[id]?.transfer === transfer else { return }
+            guard running[id] === transfer else { return }
             releaseSlot(id)
             let host = records[id]?.host ?? ""
             finishDownload(id, transfer, code: code)
+            // A body-less 2xx whose part is being prepared ends, and is reported, once it is ready.
+            if case .preparing = transfer.sink { return }
             report(id, host: host, transfer, code: code)
         }
     }
 
     /// What the attempt came to, for run reports (only built when someone listens).
-    private func report(_ id: DownloadID, host: String, _ transfer: Transfer, code: CURLcode) {
+    func report(_ id: DownloadID, host: String, _ transfer: Transfer, code: CURLcode) {
         guard hub.hasSubscribers else { return }
         let written: Int
         switch transfer.sink {
@@ -36,9 +38,13 @@ extension EngineLoop {
             newConnections: transfer.easy.long(CURLINFO_NUM_CONNECTS), error: error)))
     }
 
-    private func finishDownload(_ id: DownloadID, _ transfer: Transfer, code: CURLcode) {
+    func finishDownload(_ id: DownloadID, _ transfer: Transfer, code: CURLcode) {
         if code == CURLE_OK, transfer.head.isSuccess, case .undecided = transfer.sink {
             decideBody(transfer)   // a 2xx without a body still makes a (empty) file
+            if case .preparing = transfer.sink {
+                transfer.endedWhilePreparing = code
+                return
+            }
         }
         switch transfer.sink {
         case .file, .count:
@@ -201,9 +207,9 @@ extension EngineLoop {
         let inbox = self.inbox
         placementQueue.addOperation {
             let results = Placement.performBatch(batch)
+            // Their rows go to the disk worker together: one transaction for the batch.
             inbox.post { loop in
-                let finish = { for (id, result) in results { loop.placementFinished(id, result) } }
-                if let store = loop.store, results.count > 1 { loop.note { try store.transaction(finish) } } else { finish() }
+                for (id, result) in results { loop.placementFinished(id, result) }
             }
         }
     }
@@ -216,6 +222,7 @@ extension EngineLoop {
         switch result {
         case .success:
             records[id]?.lastError = nil
+            if let path = record.filePath { releasePath(path, of: id) }
             // The validators stay: they say which version of the resource the file is.
             setStatus(id, .completed)
         case .failure(let error):

@@ -5,28 +5,42 @@ import MonsoonStore
 extension EngineLoop {
     static let progressSaveInterval: TimeInterval = 1
 
-    /// Saves a download's whole state: one small transaction.
-    /// A record at rest then leaves memory: what stays of a queued one is its index entry.
-    ///
-    /// - Parameter durably: flush the write-ahead log with the commit. Commits are not
-    ///   flushed by default (a crash loses none; a power cut may lose the last few, which
-    ///   only rolls state back); this one must not be lost, like a reset checkpoint.
-    /// - Returns: whether the row was saved.
-    @discardableResult
-    func persist(_ id: DownloadID, durably: Bool = false) -> Bool {
-        guard let store, let record = records.hot[id] else { return false }
-        do {
-            if durably {
-                try store.updateDurably(record)
+    /// Saves a download's whole state, through the disk worker with the other saves of this
+    /// turn of the loop. A record at rest leaves memory once its row is committed: what stays
+    /// of a queued one is its index entry.
+    func persist(_ id: DownloadID) {
+        guard store != nil, let record = records.hot[id] else { return }
+        records.saving(id)
+        work.append(.save(record))
+    }
+
+    /// The disk worker committed these saves.
+    func rowsSaved(_ ids: [DownloadID]) {
+        records.saved(ids)
+    }
+
+    /// Hands this turn's saves and events to the disk worker (events after the rows they
+    /// report), or sends the events straight away without a store.
+    func submitWork() {
+        if !pendingEvents.isEmpty {
+            if store != nil {
+                work.append(.publish(pendingEvents))
             } else {
-                try store.update(record)
+                hub.send(pendingEvents)
             }
-            records.evictIfAtRest(id)
-            return true
-        } catch {
-            storeError = error
-            return false
+            pendingEvents.removeAll(keepingCapacity: true)
         }
+        guard !work.isEmpty else { return }
+        worker.submit(work)
+        work.removeAll(keepingCapacity: true)
+    }
+
+    /// Runs `body` once everything saved so far is committed, with the first saving error
+    /// since (at once, without a store).
+    func afterSaving(_ body: @escaping @Sendable (Error?) -> Void) {
+        guard store != nil else { return body(nil) }
+        work.append(.then(body))
+        submitWork()
     }
 
     /// A part epoch never used before in this process, so a late checkpoint of an old
@@ -39,11 +53,10 @@ extension EngineLoop {
     /// Saves progress at most once a second per download, and asks for a flush of the
     /// part now and then so a checkpoint (bytes known to be on disk) can be saved.
     func saveProgress(_ id: DownloadID, _ transfer: Transfer, now: Date) {
-        guard let store else { return }
+        guard store != nil, let record = records.hot[id] else { return }
         if now.timeIntervalSince(lastSaved[id] ?? .distantPast) >= Self.progressSaveInterval {
             lastSaved[id] = now
-            let checkpoint = records[id]?.checkpoint
-            note { try store.updateProgress(id: id, bytes: transfer.fileSize, total: transfer.total, checkpoint: checkpoint) }
+            work.append(.saveProgress(id: id, sequence: record.sequence, bytes: transfer.fileSize, total: transfer.total, checkpoint: record.checkpoint))
         }
         requestCheckpoint(id, transfer, now: now)
     }
@@ -69,7 +82,7 @@ extension EngineLoop {
             close(fd)
             inbox.post { loop in
                 // Only the same transfer on the same part: never a record reloaded or restarted since.
-                guard var record = loop.records.hot[id], let current = record.transfer, ObjectIdentifier(current) == owner else { return }
+                guard var record = loop.records.hot[id], let current = loop.running[id], ObjectIdentifier(current) == owner else { return }
                 current.checkpointInFlight = false
                 guard flushed, record.partEpoch == epoch, length > record.checkpoint, length <= current.fileSize else { return }
                 record.checkpoint = length
@@ -133,7 +146,7 @@ extension EngineLoop {
             }
         }
         records[id] = record
-        if store == nil, let path = record.filePath { claimedPaths[path] = id }
+        if store == nil, let path = record.filePath { worker.claimedPaths.withLock { $0[path] = id } }
         switch record.status {
         case .queued where runs(id): queue.insert(id, key: record.queueKey, host: hosts.id(record.host))
         case .waitingToRetry where runs(id): waiting.insert(id)

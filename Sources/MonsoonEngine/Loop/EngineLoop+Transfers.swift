@@ -61,7 +61,8 @@ extension EngineLoop {
             return
         }
         transfers[transfer.easy.raw] = transfer
-        record.transfer = transfer
+        running[id] = transfer
+        record.isRunning = true
         records[id] = record
         runningDownloads += 1
         runningPerHost[hosts.id(record.host), default: 0] += 1
@@ -76,7 +77,8 @@ extension EngineLoop {
 
     /// Removes a running transfer, keeping its part file for a later resume.
     func stopTransfer(_ id: DownloadID) {
-        guard let transfer = records[id]?.transfer else { return }
+        preparing[id] = nil   // a part being prepared is closed when it comes back
+        guard let transfer = running[id] else { return }
         multi.remove(transfer.easy)
         transfers[transfer.easy.raw] = nil
         releaseSlot(id)
@@ -88,8 +90,8 @@ extension EngineLoop {
     }
 
     func releaseSlot(_ id: DownloadID) {
-        guard var record = records[id], record.transfer != nil else { return }
-        record.transfer = nil
+        guard var record = records[id], running.removeValue(forKey: id) != nil else { return }
+        record.isRunning = false
         records[id] = record
         runningDownloads -= 1
         let host = hosts.id(record.host)
@@ -127,86 +129,85 @@ extension EngineLoop {
             transfer.total = total
             transfer.sink = .count
         case .write(let offset, let total):
-            // The name is fixed at the first 2xx and kept for later attempts and runs.
-            if record.filePath == nil {
-                let finalURL = transfer.easy.string(CURLINFO_EFFECTIVE_URL)
-                switch record.request.destination {
-                case .directory(let folder):
-                    let name = FileNaming.name(contentDisposition: transfer.head.contentDisposition, finalURL: finalURL)
-                    record.filePath = claimPath(in: folder, name: name, for: id)
-                case .named(let folder, let stem):
-                    let name = FileNaming.name(stem: stem, finalURL: finalURL, mediaTypes: [transfer.head.contentType, record.request.expectedMediaType])
-                    record.filePath = claimPath(in: folder, name: name, for: id)
-                case .file, .discard:
-                    break
-                }
-            }
-            guard let path = record.filePath else { transfer.sink = .aborted; return }
             if let total, total > transfer.maxFileBytes {
                 transfer.abortError = DownloadError(.tooLarge, "the file is \(ByteCount.format(total)), larger than the \(ByteCount.format(transfer.maxFileBytes)) limit")
                 transfer.sink = .aborted
-                records[id] = record
                 return
             }
-            let partPath = PartFile.path(for: path)
-            if let total, let free = FileSystem.freeSpace(at: FileSystem.nearestExistingFolder((path as NSString).deletingLastPathComponent)),
-               free < (total - offset) + configuration.diskReserve {
-                transfer.abortError = DownloadError(.notEnoughDiskSpace, Self.diskSpaceMessage(needed: total - offset, free: free, reserve: configuration.diskReserve))
-                transfer.sink = .aborted
-                records[id] = record
-                return
-            }
-            let state: ResumeState
-            if offset > 0, let existing = record.resume {
-                state = existing
-            } else {
-                state = ResumeState(url: record.request.url.absoluteString, etag: transfer.head.etag, lastModified: transfer.head.lastModified, total: total)
+            var newState: ResumeState?
+            if offset == 0 || record.resume == nil {
+                newState = ResumeState(url: record.request.url.absoluteString, etag: transfer.head.etag, lastModified: transfer.head.lastModified, total: total)
                 transfer.startedFresh = true
                 record.startPartOver(epoch: nextPartEpoch())
+                record.resume = newState
             }
-            record.resume = state
             record.finalURL = transfer.easy.string(CURLINFO_EFFECTIVE_URL)
             record.total = total
             record.bytes = offset
-            records[id] = record
-            // The row first: its name (so a killed run finds the part) and, when a part with a
-            // checkpoint starts over, the reset, flushed before a byte of the new part exists, so
-            // a power cut can never pair new bytes with an older, higher checkpoint. A new
-            // download has no checkpoint to undo: an ordinary commit does (one fsync less a file).
+            // When a part with a checkpoint starts over, the reset is flushed before a byte of
+            // the new part exists, so a power cut can never pair new bytes with an older, higher
+            // checkpoint. A new download has no checkpoint to undo: an ordinary commit does.
             let durably = offset == 0 && record.checkpointResetPending
-            if persist(id, durably: durably) && durably { records[id]?.checkpointResetPending = false }
-            do {
-                transfer.fd = try PartFile.open(partPath, at: offset)
-            } catch {
-                transfer.abortError = error
-                transfer.sink = .aborted
-                return
-            }
-            if offset == 0 { PartFile.writeState(state, fd: transfer.fd) }
-            transfer.partPath = partPath
+            record.checkpointResetPending = false
+            records[id] = record
+            // The name, the space check, the row and the part happen on the disk worker; curl
+            // holds the body meanwhile (the write callback pauses the transfer).
+            transfer.sink = .preparing
             transfer.fileSize = offset
-            transfer.writebackStart = offset
-            transfer.checkpointRequested = offset
             transfer.total = total
-            transfer.sink = .file
+            preparing[id] = transfer
+            work.append(.prepare(BodyPreparation(
+                row: record, attempt: ObjectIdentifier(transfer), contentDisposition: transfer.head.contentDisposition,
+                contentType: transfer.head.contentType, finalURL: record.finalURL, offset: offset, total: total,
+                newState: offset == 0 ? newState : nil, durably: durably, diskReserve: configuration.diskReserve)))
+            if store != nil { records.saving(id) }
         }
     }
 
-    /// A free name in `folder`: the response's name, or "name (2).ext" when another download
-    /// holds it or a file of that name is already there.
-    private func claimPath(in folder: String, name: String, for id: DownloadID) -> String {
-        var candidate = (folder as NSString).appendingPathComponent(name)
-        var counter = 2
-        // Never another download's file, nor a file already there (another episode's, say).
-        while (pathOwner(candidate).map { $0 != id } ?? false) || PartFile.exists(candidate) || PartFile.exists(PartFile.path(for: candidate)) {
-            // Numbered before a real extension only ("Ep. 5" is not "Ep" plus " 5").
-            let ext = FileNaming.nameExtension(name).map { String(name.suffix($0.count)) } ?? ""
-            let stem = ext.isEmpty ? name : String(name.dropLast(ext.count + 1))
-            let numbered = ext.isEmpty ? "\(stem) (\(counter))" : "\(stem) (\(counter)).\(ext)"
-            candidate = (folder as NSString).appendingPathComponent(numbered)
-            counter += 1
+    /// The disk worker's answer for a part: write into it (letting curl go on), or fail the attempt.
+    func bodyPrepared(_ id: DownloadID, attempt: ObjectIdentifier, _ outcome: BodyPreparation.Outcome) {
+        if store != nil { records.saved([id]) }
+        let transfer = preparing[id].flatMap { ObjectIdentifier($0) == attempt ? $0 : nil }
+        if transfer != nil { preparing[id] = nil }
+        let path: String? = switch outcome {
+        case .ready(_, let chosen): chosen
+        case .failed(_, let chosen): chosen
         }
-        claimedPaths[candidate] = id
-        return candidate
+        // The name sticks for later attempts and runs (saved again if a save since lacked it).
+        if let path, var record = records[id], record.filePath != path {
+            record.filePath = path
+            records[id] = record
+            persist(id)
+        }
+        guard let transfer, case .preparing = transfer.sink else {
+            // Stopped meanwhile (paused, removed, shut down): the part stays for a later attempt.
+            if case .ready(let fd, _) = outcome { close(fd) }
+            return
+        }
+        switch outcome {
+        case .ready(let fd, let path):
+            transfer.fd = fd
+            transfer.partPath = PartFile.path(for: path)
+            transfer.writebackStart = transfer.fileSize
+            transfer.checkpointRequested = transfer.fileSize
+            transfer.sink = .file
+        case .failed(let error, _):
+            // Its row may not have been saved: a reset checkpoint is flushed again next time.
+            records[id]?.checkpointResetPending = true
+            transfer.abortError = error
+            transfer.sink = .aborted
+        }
+        if let code = transfer.endedWhilePreparing {
+            // A body-less response: its (empty) part is ready, so the attempt can end now.
+            let host = records[id]?.host ?? ""
+            finishDownload(id, transfer, code: code)
+            report(id, host: host, transfer, code: code)
+            return
+        }
+        // curl delivers the held bytes (perhaps before this returns); an aborted sink ends it.
+        let code = transfer.easy.unpause()
+        if code != CURLE_OK, transfer.abortError == nil {
+            transfer.abortError = DownloadError(.network, "could not go on with the transfer: \(Curl.describe(code))")
+        }
     }
 }

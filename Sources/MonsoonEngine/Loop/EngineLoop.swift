@@ -29,14 +29,20 @@ final class EngineLoop {
     var nextSequence = 0
     /// Transfers by their easy handle, for curl's completion messages.
     var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
+    /// The running download transfers by download.
+    var running: [DownloadID: Transfer] = [:]
     var runningDownloads = 0
     var runningPerHost: [Int: Int] = [:]
     var waiting: Set<DownloadID> = []
     var hostsOnHold: [Int: Date] = [:]
     /// Finished files waiting to be placed with the others of this turn of the loop (group commit).
     var pendingPlacements: [(DownloadID, Placement)] = []
-    /// Final file paths claimed by downloads into folders, so two never share a name.
-    var claimedPaths: [String: DownloadID] = [:]
+    /// Saving, naming and opening part files, off this thread.
+    let worker: DiskWorker
+    /// What this turn of the loop hands the worker (see `submitWork`).
+    var work: [DiskWorker.Work] = []
+    /// Downloads whose part is being prepared by the worker, by their (paused) attempt.
+    var preparing: [DownloadID: Transfer] = [:]
     var needsScheduling = true
     var pendingEvents: [DownloadEvent] = []
     var lastProgress = Date.distantPast
@@ -67,11 +73,13 @@ final class EngineLoop {
     static let downloadBufferSize = 256 * 1024
     static let fetchBufferSize = 64 * 1024
 
-    init(configuration: EngineConfiguration, inbox: EngineInbox, hub: EventHub, store: DownloadStore?) {
+    /// - Parameter workerStore: a second connection to the same database, for the disk worker.
+    init(configuration: EngineConfiguration, inbox: EngineInbox, hub: EventHub, store: DownloadStore?, workerStore: DownloadStore?) {
         self.configuration = configuration
         self.inbox = inbox
         self.hub = hub
         self.store = store
+        worker = DiskWorker(store: workerStore, inbox: inbox, hub: hub)
         records = RecordTable(store: store)
         if configuration.scope == .claimedOnly { claimed = [:] }
         inbox.attach(multi)
@@ -93,8 +101,8 @@ final class EngineLoop {
             placePending()
             if needsScheduling { schedule(now: Date()) }
             publishProgress(now: Date(), force: false)
-            flushEvents()
             resumeIdleWaitersIfIdle()
+            submitWork()
             multi.poll(milliseconds: pollTimeout(now: Date()))
         }
         tearDown()
@@ -135,13 +143,6 @@ final class EngineLoop {
         // Nobody listening (a bulk enqueue in a script, say): build nothing.
         guard hub.hasSubscribers else { return }
         pendingEvents.append(event)
-    }
-
-    func flushEvents() {
-        guard !pendingEvents.isEmpty else { return }
-        let events = pendingEvents
-        pendingEvents.removeAll(keepingCapacity: true)
-        hub.send(events)
     }
 
     /// Reports progress at most every `progressInterval` (so about ten a second per download).
@@ -193,12 +194,13 @@ final class EngineLoop {
         queue.isEmpty && waiting.isEmpty && runningDownloads == 0 && !records.hot.values.contains { $0.placing || $0.status == .downloading }
     }
 
+    /// Answers the idle waiters once the rows and events of the idle queue are out.
     func resumeIdleWaitersIfIdle() {
         guard !idleWaiters.isEmpty, isIdle || stopping else { return }
         let waiters = idleWaiters
         idleWaiters.removeAll()
-        flushEvents()
-        for waiter in waiters { waiter.resume() }
+        submitWork()
+        afterSaving { _ in for waiter in waiters { waiter.resume() } }
     }
 
     // MARK: - Shutdown
@@ -213,24 +215,30 @@ final class EngineLoop {
                     records[id]?.checkpoint = transfer.fileSize
                 }
                 records[id]?.bytes = transfer.fileSize
-                records[id]?.transfer = nil
+                records[id]?.isRunning = false
                 if records[id]?.status == .downloading { records[id]?.status = .queued }
                 persist(id)
             case .fetch(let job): job.complete(.cancelled)
             }
         }
         transfers.removeAll()
+        running.removeAll()
         placePending()
         for job in fetchQueue { job.complete(.cancelled) }
         fetchQueue.removeAll()
         // Let files being placed land, and their results arrive, before the inbox closes.
         placementQueue.waitUntilAllOperationsAreFinished()
+        // Let the rows so far be saved and the parts being prepared open, and their answers arrive.
+        submitWork()
+        worker.waitUntilDone()
         // Jobs posted until now still get their answer (commands report `.shutDown`).
         for job in inbox.close() { job(self) }
         multi.cleanup()
-        flushEvents()
-        hub.finishAll()
-        for waiter in idleWaiters { waiter.resume() }
+        let waiters = idleWaiters
         idleWaiters.removeAll()
+        afterSaving { _ in for waiter in waiters { waiter.resume() } }
+        submitWork()
+        worker.waitUntilDone()
+        hub.finishAll()
     }
 }

@@ -9,6 +9,9 @@ import Foundation
 /// queued: what remains of a queued one is its small `QueueIndex` entry.
 struct RecordTable {
     private(set) var hot: [DownloadID: DownloadRecord] = [:]
+    /// Saves handed to the disk worker and not yet committed, by download: a record stays in
+    /// memory until its last one is, or a read of the store would find an older row.
+    private var unsaved: [DownloadID: Int] = [:]
     let store: DownloadStore?
 
     init(store: DownloadStore?) { self.store = store }
@@ -25,10 +28,28 @@ struct RecordTable {
     /// Whether the record is in memory (no store read).
     func isHot(_ id: DownloadID) -> Bool { hot[id] != nil }
 
-    /// Drops a record at rest from memory; it has been saved.
+    /// Drops a record at rest from memory, once its row holds all of it.
     mutating func evictIfAtRest(_ id: DownloadID) {
-        guard store != nil, let record = hot[id], record.isAtRest else { return }
+        guard store != nil, unsaved[id] == nil, let record = hot[id], record.isAtRest else { return }
         hot[id] = nil
+    }
+
+    /// A save of `id` was handed to the disk worker.
+    mutating func saving(_ id: DownloadID) {
+        unsaved[id, default: 0] += 1
+    }
+
+    /// The worker committed these saves (an id once per save).
+    mutating func saved(_ ids: [DownloadID]) {
+        for id in ids {
+            guard let count = unsaved[id] else { continue }
+            if count > 1 {
+                unsaved[id] = count - 1
+            } else {
+                unsaved[id] = nil
+                evictIfAtRest(id)
+            }
+        }
     }
 }
 
@@ -37,10 +58,10 @@ extension DownloadRecord {
     var isAtRest: Bool {
         switch status {
         case .queued, .paused:
-            return transfer == nil && !placing && pendingRemoval == nil && pendingReplacement == nil && restarts == 0
+            return !isRunning && !placing && pendingRemoval == nil && pendingReplacement == nil && restarts == 0
         case .completed, .failed:
             // Restarts only matter to a download that goes on (a resume counts afresh).
-            return transfer == nil && !placing && pendingRemoval == nil && pendingReplacement == nil
+            return !isRunning && !placing && pendingRemoval == nil && pendingReplacement == nil
         case .downloading, .waitingToRetry:
             return false
         }

@@ -16,6 +16,8 @@ final class Transfer {
     /// Where body bytes go, decided at the first body byte.
     enum Sink {
         case undecided
+        /// The disk worker is getting the part ready; curl holds the body (paused) meanwhile.
+        case preparing
         /// Into the part file (`fd`), whose size is `fileSize`.
         case file
         /// An error body, counted and dropped.
@@ -52,6 +54,9 @@ final class Transfer {
     static let writebackStep = 8 << 20
     /// The part was just started over (a 200 to a Range request, say).
     var startedFresh = false
+    /// The attempt ended (a body-less 2xx) while its part was being prepared: finish it with
+    /// this code when the part is ready.
+    var endedWhilePreparing: CURLcode?
     var reportedBytes = -1
 
     // Fetch state.
@@ -173,6 +178,9 @@ final class Transfer {
             decide?(self)
         }
         switch sink {
+        case .preparing:
+            // curl keeps these bytes and delivers them again once unpaused.
+            return monsoon_write_pause()
         case .file:
             if fileSize + count > maxFileBytes {
                 // A stream that never ends, or a file over the caller's limit.

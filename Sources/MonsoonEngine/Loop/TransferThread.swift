@@ -48,13 +48,17 @@ final class TransferThread: Sendable {
         }
     }
 
-    init(configuration: EngineConfiguration, inbox: EngineInbox, hub: EventHub, store: DownloadStore?) {
+    /// - Parameter stores: two connections to the queue's database (the loop's and its disk
+    ///   worker's), or nil for a queue in memory.
+    init(configuration: EngineConfiguration, inbox: EngineInbox, hub: EventHub, stores: (DownloadStore, DownloadStore)?) {
         let exit = self.exit
-        let handover = Handover(store)
+        let handover = Handover(stores?.0)
+        let workerHandover = Handover(stores?.1)
         let thread = Thread {
             // The loop, and with it every curl handle and the store's connection, is made, used
             // and released on this thread alone, before a join returns.
-            var loop: EngineLoop? = EngineLoop(configuration: configuration, inbox: inbox, hub: hub, store: handover.take())
+            var loop: EngineLoop? = EngineLoop(configuration: configuration, inbox: inbox, hub: hub,
+                                                     store: handover.take(), workerStore: workerHandover.take())
             loop?.run()
             loop = nil
             exit.signal()

@@ -19,7 +19,7 @@ public final class DownloadManager: Sendable {
     /// A manager whose queue lives in memory only.
     public init(configuration: EngineConfiguration = EngineConfiguration()) {
         self.configuration = configuration
-        thread = TransferThread(configuration: configuration, inbox: inbox, hub: hub, store: nil)
+        thread = TransferThread(configuration: configuration, inbox: inbox, hub: hub, stores: nil)
         watcher = nil
     }
 
@@ -34,8 +34,8 @@ public final class DownloadManager: Sendable {
     ///   from a newer Monsoon; the file is then left untouched.
     public init(configuration: EngineConfiguration = EngineConfiguration(), databasePath: String, watchesOtherProcesses: Bool = true) throws {
         self.configuration = configuration
-        let store = try DownloadStore(path: databasePath)
-        thread = TransferThread(configuration: configuration, inbox: inbox, hub: hub, store: store)
+        let stores = (try DownloadStore(path: databasePath), try DownloadStore(path: databasePath))
+        thread = TransferThread(configuration: configuration, inbox: inbox, hub: hub, stores: stores)
         watcher = watchesOtherProcesses ? try CommandWatcher(databasePath: databasePath, inbox: inbox) : nil
     }
 
@@ -45,11 +45,31 @@ public final class DownloadManager: Sendable {
         inbox.post { $0.stopping = true }
     }
 
-    /// Runs `body` on the transfer thread and returns its answer.
-    func perform<T: Sendable>(_ body: @escaping @Sendable (EngineLoop) -> Result<T, DownloadManagerError>) async throws(DownloadManagerError) -> T {
+    /// Runs `body` on the transfer thread and returns its answer once what it changed is
+    /// saved (a failure to save it is the answer then).
+    ///
+    /// - Parameter readsStore: `body` reads the database, so it runs only once everything
+    ///   saved before it is committed.
+    func perform<T: Sendable>(readsStore: Bool = false, _ body: @escaping @Sendable (EngineLoop) -> Result<T, DownloadManagerError>) async throws(DownloadManagerError) -> T {
+        let inbox = self.inbox
         let result: Result<T, DownloadManagerError> = await withCheckedContinuation { continuation in
+            let run: EngineInbox.Job = { loop in
+                guard !loop.stopping else { return continuation.resume(returning: .failure(.shutDown)) }
+                let result = body(loop)
+                loop.afterSaving { error in
+                    if case .success = result, let error {
+                        continuation.resume(returning: .failure(.storage("could not save the change: \(error)")))
+                    } else {
+                        continuation.resume(returning: result)
+                    }
+                }
+            }
             let posted = inbox.post { loop in
-                continuation.resume(returning: loop.stopping ? .failure(.shutDown) : body(loop))
+                guard readsStore else { return run(loop) }
+                // Once the worker is through what came before, back on the loop to read.
+                loop.afterSaving { _ in
+                    if !inbox.post(run) { continuation.resume(returning: .failure(.shutDown)) }
+                }
             }
             if !posted { continuation.resume(returning: .failure(.shutDown)) }
         }
@@ -131,17 +151,17 @@ public final class DownloadManager: Sendable {
 
     /// Every download, in enqueue order.
     public var downloads: [Download] {
-        get async { (try? await perform { .success($0.snapshots()) }) ?? [] }
+        get async { (try? await perform(readsStore: true) { .success($0.snapshots()) }) ?? [] }
     }
 
     /// The downloads of one URL, in enqueue order (an index lookup with a store).
     public func downloads(of url: URL) async -> [Download] {
-        (try? await perform { loop in .success(loop.downloads(of: url)) }) ?? []
+        (try? await perform(readsStore: true) { loop in .success(loop.downloads(of: url)) }) ?? []
     }
 
     /// How many downloads are in each status, without building them.
     public func counts() async -> [DownloadStatus: Int] {
-        (try? await perform { loop in .success(loop.counts()) }) ?? [:]
+        (try? await perform(readsStore: true) { loop in .success(loop.counts()) }) ?? [:]
     }
 
     /// One download, or nil when no download has that id.
@@ -178,7 +198,7 @@ public final class DownloadManager: Sendable {
     /// The last failure to save the queue, if any (downloads go on meanwhile; their
     /// bytes are safe, and a restart re-reads the part files).
     public func persistenceError() async -> Error? {
-        let box = try? await perform { loop -> Result<ErrorBox?, DownloadManagerError> in
+        let box = try? await perform(readsStore: true) { loop -> Result<ErrorBox?, DownloadManagerError> in
             .success(loop.storeError.map { ErrorBox(error: $0) })
         }
         return box?.error

@@ -264,7 +264,7 @@ public final class DownloadStore {
         }
     }
 
-    // MARK: - Writing (transfer thread)
+    // MARK: - Writing (the disk worker, and the loop's inserts and deletes)
 
     /// Inserts a new download at `record.sequence` (0: the next one); returns its sequence number.
     func insert(_ record: DownloadRecord) throws -> Int {
@@ -285,26 +285,22 @@ public final class DownloadStore {
             UPDATE downloads SET priority = ?2, status = ?3, attempts = ?4, backoff_level = ?5, retry_at = ?6,
                 error_code = ?7, error_message = ?8, error_status = ?9, bytes = ?10, total = ?11, checkpoint = ?12,
                 file_path = ?13, resume_url = ?14, etag = ?15, last_modified = ?16, resume_total = ?17, updated = ?18, final_url = ?19
-            WHERE id = ?1
+            WHERE id = ?1 AND seq = ?20
             """)
-        try statement.bind(record.updateValues + [Date(), record.finalURL])
+        // The sequence too: a save that was queued for a download since removed and added
+        // again under the same id must not overwrite the new one.
+        try statement.bind(record.updateValues + [Date(), record.finalURL, record.sequence])
         while try statement.step() {}
     }
 
-    /// `update`, with the write-ahead log flushed by the commit, so a power cut cannot lose it.
-    func updateDurably(_ record: DownloadRecord) throws {
-        try database.execute("PRAGMA synchronous = FULL")
-        defer { try? database.execute("PRAGMA synchronous = NORMAL") }
-        try update(record)
-    }
-
     /// Saves progress: bytes in the part and, after an fsync, the checkpoint.
-    func updateProgress(id: DownloadID, bytes: Int, total: Int?, checkpoint: Int?) throws {
+    func updateProgress(id: DownloadID, sequence: Int, bytes: Int, total: Int?, checkpoint: Int?) throws {
         if let checkpoint {
-            try database.run("UPDATE downloads SET bytes = ?2, total = ?3, checkpoint = ?4, updated = ?5 WHERE id = ?1",
-                             id.rawValue, bytes, total, checkpoint, Date())
+            try database.run("UPDATE downloads SET bytes = ?2, total = ?3, checkpoint = ?4, updated = ?5 WHERE id = ?1 AND seq = ?6",
+                             id.rawValue, bytes, total, checkpoint, Date(), sequence)
         } else {
-            try database.run("UPDATE downloads SET bytes = ?2, total = ?3, updated = ?4 WHERE id = ?1", id.rawValue, bytes, total, Date())
+            try database.run("UPDATE downloads SET bytes = ?2, total = ?3, updated = ?4 WHERE id = ?1 AND seq = ?5",
+                             id.rawValue, bytes, total, Date(), sequence)
         }
     }
 
@@ -323,5 +319,16 @@ public final class DownloadStore {
     /// Runs `body` as one transaction (a batch of inserts, say).
     func transaction<T>(_ body: () throws -> T) throws -> T {
         try database.write(body)
+    }
+
+    /// `transaction`, with the write-ahead log flushed by the commit when `durably`, so a
+    /// power cut cannot lose it (commits are not flushed otherwise: a crash loses none, a
+    /// power cut may lose the last few, which only rolls state back).
+    func transaction<T>(durably: Bool, _ body: () throws -> T) throws -> T {
+        guard durably else { return try database.write(body) }
+        try database.execute("PRAGMA synchronous = FULL")
+        // Failing to go back only leaves later commits flushed too: slower, never less safe.
+        defer { try? database.execute("PRAGMA synchronous = NORMAL") }
+        return try database.write(body)
     }
 }

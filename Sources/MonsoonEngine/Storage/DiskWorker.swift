@@ -1,0 +1,213 @@
+import Foundation
+
+/// The engine's work that may block on a disk or the database, done off the transfer thread:
+/// saving rows (many in one transaction: group commit), naming and opening part files when a
+/// download's first body byte arrives, and publishing events once the rows they report are saved.
+///
+/// One serial queue does it all, in the order the loop submitted it, so a row is never
+/// overwritten by an older one and an event never runs ahead of its row. Answers go back
+/// to the loop through its inbox.
+final class DiskWorker: Sendable {
+    enum Work: Sendable {
+        /// Saves a download's whole row.
+        case save(DownloadRecord)
+        /// Saves a running download's progress (and its checkpoint, when known).
+        case saveProgress(id: DownloadID, sequence: Int, bytes: Int, total: Int?, checkpoint: Int?)
+        /// Names the file if it has no name yet, checks space, saves the row, opens the part.
+        case prepare(BodyPreparation)
+        /// Sends events once what came before them is saved.
+        case publish([DownloadEvent])
+        /// Runs once everything before it is saved, with the first saving error since the last `then`.
+        case then(@Sendable (Error?) -> Void)
+    }
+
+    /// The store's connection, used on `queue` alone.
+    private final class Connection: @unchecked Sendable {
+        // Safe: only ever touched from the worker's serial queue (and released with the worker).
+        let store: DownloadStore?
+        /// The first saving error not yet handed to a `.then`.
+        var unreported: Error?
+        init(_ store: DownloadStore?) { self.store = store }
+    }
+
+    private struct Pending {
+        var items: [Work] = []
+        var scheduled = false
+    }
+
+    private let queue = DispatchQueue(label: "monsoon.disk")
+    private let pending = Locked(Pending())
+    private let connection: Connection
+    private let inbox: EngineInbox
+    private let hub: EventHub
+    /// Without a store: the file paths downloads into folders have taken and not yet given up
+    /// (with a store, the rows say so), so two never share a name.
+    let claimedPaths = Locked<[String: DownloadID]>([:])
+
+    var hasStore: Bool { connection.store != nil }
+
+    init(store: DownloadStore?, inbox: EngineInbox, hub: EventHub) {
+        connection = Connection(store)
+        self.inbox = inbox
+        self.hub = hub
+    }
+
+    /// Queues work, in order after everything submitted before.
+    func submit(_ items: [Work]) {
+        guard !items.isEmpty else { return }
+        let schedule = pending.withLock { pending -> Bool in
+            pending.items.append(contentsOf: items)
+            defer { pending.scheduled = true }
+            return !pending.scheduled
+        }
+        if schedule { queue.async { self.drain() } }
+    }
+
+    /// Returns once everything submitted so far is done (at shutdown).
+    func waitUntilDone() {
+        queue.sync {}
+    }
+
+    // MARK: - The queue's side
+
+    /// Takes everything waiting: the longer the queue, the more rows share a transaction.
+    private func drain() {
+        let items = pending.withLock { pending -> [Work] in
+            pending.scheduled = false
+            defer { pending.items.removeAll(keepingCapacity: true) }
+            return pending.items
+        }
+        var segment: [Work] = []
+        for item in items {
+            switch item {
+            case .publish(let events):
+                run(segment)
+                segment.removeAll()
+                hub.send(events)
+            case .then(let body):
+                run(segment)
+                segment.removeAll()
+                body(connection.unreported)
+                connection.unreported = nil
+            case .save, .saveProgress, .prepare:
+                segment.append(item)
+            }
+        }
+        run(segment)
+    }
+
+    /// Saves a run of rows in one transaction (flushed to disk when a checkpoint reset is
+    /// among them), then opens the parts prepared in it and answers the loop.
+    private func run(_ segment: [Work]) {
+        guard !segment.isEmpty else { return }
+        var saved: [DownloadID] = []
+        var prepared: [(BodyPreparation, Choice)] = []
+        if let store = connection.store {
+            let durably = segment.contains { if case .prepare(let preparation) = $0 { preparation.durably } else { false } }
+            do {
+                try store.transaction(durably: durably) {
+                    for item in segment {
+                        switch item {
+                        case .save(let row):
+                            try store.update(row)
+                            saved.append(row.request.id)
+                        case .saveProgress(let id, let sequence, let bytes, let total, let checkpoint):
+                            try store.updateProgress(id: id, sequence: sequence, bytes: bytes, total: total, checkpoint: checkpoint)
+                        case .prepare(let preparation):
+                            // The row first, with its name (so a killed run finds the part).
+                            let choice = try choose(preparation) { try store.owner(ofPath: $0) }
+                            if let path = choice.path {
+                                var row = preparation.row
+                                row.filePath = path
+                                try store.update(row)
+                            }
+                            prepared.append((preparation, choice))
+                        case .publish, .then:
+                            break
+                        }
+                    }
+                }
+            } catch {
+                report(error)
+                saved.removeAll()
+                let failure = DownloadError(.fileSystem, "could not save the download in the database: \(error); the part file is kept")
+                prepared = prepared.map { ($0.0, Choice(path: $0.1.path, error: $0.1.error ?? failure)) }
+            }
+        } else {
+            for case .prepare(let preparation) in segment {
+                let claimedPaths = self.claimedPaths
+                let choice = choose(preparation) { path in claimedPaths.withLock { $0[path] } }
+                if let path = choice.path { claimedPaths.withLock { $0[path] = preparation.row.request.id } }
+                prepared.append((preparation, choice))
+            }
+        }
+        // Only now, with the rows committed (and flushed, for a reset checkpoint), the parts.
+        for (preparation, choice) in prepared { open(preparation, choice) }
+        if !saved.isEmpty { inbox.post { [saved] in $0.rowsSaved(saved) } }
+    }
+
+    private struct Choice {
+        var path: String?
+        var error: DownloadError?
+    }
+
+    /// The file's path: the one it has, or a free name in its folder (the response's name, or
+    /// "name (2).ext" when another download holds it or a file of that name is already there);
+    /// and whether the rest of the body has room there.
+    private func choose(_ preparation: BodyPreparation, owner: (String) throws -> DownloadID?) rethrows -> Choice {
+        let id = preparation.row.request.id
+        let path: String
+        if let existing = preparation.row.filePath {
+            path = existing
+        } else if let (folder, name) = preparation.name {
+            var candidate = (folder as NSString).appendingPathComponent(name)
+            var counter = 2
+            while try (owner(candidate).map { $0 != id } ?? false) || PartFile.exists(candidate) || PartFile.exists(PartFile.path(for: candidate)) {
+                // Numbered before a real extension only ("Ep. 5" is not "Ep" plus " 5").
+                let ext = FileNaming.nameExtension(name).map { String(name.suffix($0.count)) } ?? ""
+                let stem = ext.isEmpty ? name : String(name.dropLast(ext.count + 1))
+                let numbered = ext.isEmpty ? "\(stem) (\(counter))" : "\(stem) (\(counter)).\(ext)"
+                candidate = (folder as NSString).appendingPathComponent(numbered)
+                counter += 1
+            }
+            path = candidate
+        } else {
+            return Choice(path: nil, error: DownloadError(.fileSystem, "the download has no file to write to"))
+        }
+        if let total = preparation.total,
+           let free = FileSystem.freeSpace(at: FileSystem.nearestExistingFolder((path as NSString).deletingLastPathComponent)),
+           free < (total - preparation.offset) + preparation.diskReserve {
+            let message = EngineLoop.diskSpaceMessage(needed: total - preparation.offset, free: free, reserve: preparation.diskReserve)
+            return Choice(path: path, error: DownloadError(.notEnoughDiskSpace, message))
+        }
+        return Choice(path: path, error: nil)
+    }
+
+    /// Opens the part at the preparation's offset (storing the resume state with a new one),
+    /// and hands the descriptor to the loop.
+    private func open(_ preparation: BodyPreparation, _ choice: Choice) {
+        let outcome: BodyPreparation.Outcome
+        if let path = choice.path, choice.error == nil {
+            do {
+                let fd = try PartFile.open(PartFile.path(for: path), at: preparation.offset)
+                if let state = preparation.newState { PartFile.writeState(state, fd: fd) }
+                outcome = .ready(fd: fd, path: path)
+            } catch {
+                outcome = .failed(error, path: path)
+            }
+        } else {
+            outcome = .failed(choice.error ?? DownloadError(.fileSystem, "the download has no file to write to"), path: choice.path)
+        }
+        let id = preparation.row.request.id
+        let attempt = preparation.attempt
+        let posted = inbox.post { $0.bodyPrepared(id, attempt: attempt, outcome) }
+        // The engine has shut down: the part stays for a later run.
+        if !posted, case .ready(let fd, _) = outcome { close(fd) }
+    }
+
+    private func report(_ error: Error) {
+        if connection.unreported == nil { connection.unreported = error }
+        let box = ErrorBox(error: error)
+        inbox.post { $0.storeError = box.error }
+    }
+}
