@@ -298,6 +298,7 @@ extension EngineLoop {
     func stopAndForget(_ id: DownloadID, deleteFiles: Bool) {
         guard let record = records[id] else { return }
         stopTransfer(id)
+        releaseStartingSlot(id)
         if record.status == .queued { queue.remove(key: record.queueKey) }
         waiting.remove(id)
         if let path = record.filePath {

@@ -8,45 +8,66 @@ extension EngineLoop {
         needsScheduling = false
         guard !stopping else { return }
         let scheduler = Scheduler(maxConcurrent: configuration.maxConcurrentDownloads, maxPerHost: configuration.maxDownloadsPerHost)
-        for id in scheduler.select(from: queue, running: runningDownloads, runningPerHost: runningPerHost, hostsOnHold: hostsOnHold, now: now) {
-            start(id)
+        for entry in scheduler.selectEntries(from: queue, running: runningDownloads, runningPerHost: runningPerHost, hostsOnHold: hostsOnHold, now: now)
+        where starting[entry.id] == nil {   // queued again while its start is prepared: that start goes on
+            // The slot is taken now; the disk worker looks at the part (and reads the row when
+            // it is not in memory), then `startPrepared` starts the transfer.
+            queue.remove(key: entry.key)
+            starting[entry.id] = entry.host
+            runningDownloads += 1
+            runningPerHost[entry.host, default: 0] += 1
+            work.append(.prepareStart(StartPreparation(id: entry.id, record: records.hot[entry.id], diskReserve: configuration.diskReserve)))
         }
         startQueuedFetches()
     }
 
-    /// Starts one attempt: plans resume from the part file, checks free space, adds the handle.
-    private func start(_ id: DownloadID) {
-        guard var record = records[id] else { return }
-        let url = record.request.url.absoluteString
-        var plan = AttemptPlan(offset: 0, ifRange: nil)
-        if let path = record.filePath {
-            let partPath = PartFile.path(for: path)
-            if let size = PartFile.size(at: partPath) {
-                let state = record.resume ?? PartFile.readState(at: partPath)
-                plan = AttemptPlan.plan(partSize: size, state: state, url: url)
-                record.resume = plan.offset > 0 ? state : nil
-                record.bytes = plan.offset
-                record.highWater = max(record.highWater, plan.offset)
-                if plan.offset == 0 {
-                    PartFile.remove(partPath)  // stale: never splice onto it
-                    record.startPartOver(epoch: nextPartEpoch())
+    /// Gives back the slot a download took when it was chosen to start.
+    func releaseStartingSlot(_ id: DownloadID) {
+        guard let host = starting.removeValue(forKey: id) else { return }
+        runningDownloads -= 1
+        runningPerHost[host, default: 1] -= 1
+        if runningPerHost[host] == 0 { runningPerHost[host] = nil }
+        needsScheduling = true
+    }
+
+    /// Starts the attempt the disk worker planned, unless the download was paused, removed or
+    /// released meanwhile.
+    func startPrepared(_ id: DownloadID, _ outcome: StartPreparation.Outcome) {
+        guard starting[id] != nil else { return }   // removed meanwhile
+        guard case .ready(let ready) = outcome else {
+            releaseStartingSlot(id)
+            switch outcome {
+            case .failed(let box):
+                storeError = box.error
+                // Back in the queue for a later turn (the row could not be read now).
+                if let record = records.hot[id], record.status == .queued, runs(id) {
+                    queue.insert(id, key: record.queueKey, host: hosts.id(record.host))
                 }
+            case .missing, .ready:
+                break
             }
-        }
-        // Free space, before a byte is asked for: the expected rest plus the reserve (a body
-        // that is only counted takes none).
-        let folder = record.request.destination.folder
-        let expected = record.resume?.total ?? record.total ?? record.request.expectedSize
-        let remaining = max(0, (expected ?? 0) - plan.offset)
-        let writes: Bool = { if case .discard = record.request.destination { return false } else { return true } }()
-        if writes, let free = FileSystem.freeSpace(at: FileSystem.nearestExistingFolder(folder.isEmpty ? "." : folder)),
-           free < remaining + configuration.diskReserve {
-            records[id] = record
-            fail(id, DownloadError(.notEnoughDiskSpace, Self.diskSpaceMessage(needed: remaining, free: free, reserve: configuration.diskReserve)))
-            needsScheduling = true   // the slot it did not take may go to the next one
             return
         }
-
+        var record = records.hot[id] ?? ready.record
+        guard record.status == .queued, runs(id), !stopping else {
+            releaseStartingSlot(id)
+            return
+        }
+        queue.remove(key: record.queueKey)   // when paused and resumed meanwhile
+        let plan = ready.plan
+        if let part = ready.part {
+            record.resume = plan.offset > 0 ? part.state : nil
+            record.bytes = plan.offset
+            record.highWater = max(record.highWater, plan.offset)
+            if part.discarded { record.startPartOver(epoch: nextPartEpoch()) }
+        }
+        records[id] = record
+        if let error = ready.spaceError {
+            releaseStartingSlot(id)
+            fail(id, error)
+            return
+        }
+        let url = record.request.url.absoluteString
         let transfer = Transfer(purpose: .download(id), plan: plan)
         transfer.configure(url: url, headers: record.request.headers, configuration: configuration, bufferSize: Self.downloadBufferSize)
         transfer.partPath = record.filePath.map(PartFile.path(for:))
@@ -55,17 +76,16 @@ extension EngineLoop {
         transfer.maxFileBytes = configuration.maxFileBytes ?? Int.max
         transfer.decide = { [unowned self] transfer in self.decideBody(transfer) }
         guard multi.add(transfer.easy) else {
-            records[id] = record
+            releaseStartingSlot(id)
             fail(id, DownloadError(.network, "libcurl refused to start the transfer"))
-            needsScheduling = true
             return
         }
+        // The slot taken at selection is the transfer's now.
+        starting[id] = nil
         transfers[transfer.easy.raw] = transfer
         running[id] = transfer
         record.isRunning = true
         records[id] = record
-        runningDownloads += 1
-        runningPerHost[hosts.id(record.host), default: 0] += 1
         // Saved with the first body byte (its name and status in one commit): a run killed
         // before it leaves the row queued, which is what it is.
         setStatus(id, .downloading, saving: false)

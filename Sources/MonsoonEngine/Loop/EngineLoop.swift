@@ -41,6 +41,8 @@ final class EngineLoop {
     let worker: DiskWorker
     /// What this turn of the loop hands the worker (see `submitWork`).
     var work: [DiskWorker.Work] = []
+    /// Downloads chosen to start whose part the worker is looking at, with their host (they hold a slot).
+    var starting: [DownloadID: Int] = [:]
     /// Downloads whose part is being prepared by the worker, by their (paused) attempt.
     var preparing: [DownloadID: Transfer] = [:]
     var needsScheduling = true
@@ -191,7 +193,7 @@ final class EngineLoop {
     // MARK: - Idle
 
     var isIdle: Bool {
-        queue.isEmpty && waiting.isEmpty && runningDownloads == 0 && !records.hot.values.contains { $0.placing || $0.status == .downloading }
+        queue.isEmpty && waiting.isEmpty && runningDownloads == 0 && starting.isEmpty && !records.hot.values.contains { $0.placing || $0.status == .downloading }
     }
 
     /// Answers the idle waiters once the rows and events of the idle queue are out.

@@ -111,14 +111,19 @@ struct Scheduler: Equatable {
     ///   - runningPerHost: transfers running per host.
     ///   - hostsOnHold: hosts in backoff after a 429 or 503, with the time it ends.
     func select(from queue: QueueIndex, running: Int, runningPerHost: [Int: Int], hostsOnHold: [Int: Date], now: Date) -> [DownloadID] {
+        selectEntries(from: queue, running: running, runningPerHost: runningPerHost, hostsOnHold: hostsOnHold, now: now).map(\.id)
+    }
+
+    /// `select`, with each download's queue entry.
+    func selectEntries(from queue: QueueIndex, running: Int, runningPerHost: [Int: Int], hostsOnHold: [Int: Date], now: Date) -> [QueueIndex.Entry] {
         var free = maxConcurrent - running
         guard free > 0, !queue.isEmpty else { return [] }
         var perHost = runningPerHost
-        var chosen: [DownloadID] = []
+        var chosen: [QueueIndex.Entry] = []
         queue.forEach { entry in
             if let until = hostsOnHold[entry.host], until > now { return true }
             if let limit = maxPerHost, perHost[entry.host, default: 0] >= limit { return true }
-            chosen.append(entry.id)
+            chosen.append(entry)
             perHost[entry.host, default: 0] += 1
             free -= 1
             return free > 0

@@ -13,6 +13,8 @@ final class DiskWorker: Sendable {
         case save(DownloadRecord)
         /// Saves a running download's progress (and its checkpoint, when known).
         case saveProgress(id: DownloadID, sequence: Int, bytes: Int, total: Int?, checkpoint: Int?)
+        /// Plans an attempt from the part on disk (reading the row first when asked).
+        case prepareStart(StartPreparation)
         /// Names the file if it has no name yet, checks space, saves the row, opens the part.
         case prepare(BodyPreparation)
         /// Sends events once what came before them is saved.
@@ -89,7 +91,7 @@ final class DiskWorker: Sendable {
                 segment.removeAll()
                 body(connection.unreported)
                 connection.unreported = nil
-            case .save, .saveProgress, .prepare:
+            case .save, .saveProgress, .prepare, .prepareStart:
                 segment.append(item)
             }
         }
@@ -102,6 +104,7 @@ final class DiskWorker: Sendable {
         guard !segment.isEmpty else { return }
         var saved: [DownloadID] = []
         var prepared: [(BodyPreparation, Choice)] = []
+        var starts: [(DownloadID, StartPreparation.Outcome)] = []
         if let store = connection.store {
             let durably = segment.contains { if case .prepare(let preparation) = $0 { preparation.durably } else { false } }
             do {
@@ -122,6 +125,8 @@ final class DiskWorker: Sendable {
                                 try store.update(row)
                             }
                             prepared.append((preparation, choice))
+                        case .prepareStart(let preparation):
+                            starts.append((preparation.id, Self.start(preparation) { try store.record(withID: $0) }))
                         case .publish, .then:
                             break
                         }
@@ -130,10 +135,26 @@ final class DiskWorker: Sendable {
             } catch {
                 report(error)
                 saved.removeAll()
+                // Everything in the segment still gets its answer: nothing waits forever.
                 let failure = DownloadError(.fileSystem, "could not save the download in the database: \(error); the part file is kept")
-                prepared = prepared.map { ($0.0, Choice(path: $0.1.path, error: $0.1.error ?? failure)) }
+                let chosen = Dictionary(prepared.map { ($0.0.attempt, $0.1.path) }, uniquingKeysWith: { first, _ in first })
+                let answered = Set(starts.map(\.0))
+                prepared.removeAll()
+                for item in segment {
+                    switch item {
+                    case .prepare(let preparation):
+                        prepared.append((preparation, Choice(path: chosen[preparation.attempt] ?? nil, error: failure)))
+                    case .prepareStart(let preparation) where !answered.contains(preparation.id):
+                        starts.append((preparation.id, .failed(ErrorBox(error: error))))
+                    default:
+                        break
+                    }
+                }
             }
         } else {
+            for case .prepareStart(let preparation) in segment {
+                starts.append((preparation.id, Self.start(preparation) { _ in nil }))
+            }
             for case .prepare(let preparation) in segment {
                 let claimedPaths = self.claimedPaths
                 let choice = choose(preparation) { path in claimedPaths.withLock { $0[path] } }
@@ -141,9 +162,25 @@ final class DiskWorker: Sendable {
                 prepared.append((preparation, choice))
             }
         }
+        if !starts.isEmpty { inbox.post { [starts] loop in for (id, outcome) in starts { loop.startPrepared(id, outcome) } } }
         // Only now, with the rows committed (and flushed, for a reset checkpoint), the parts.
         for (preparation, choice) in prepared { open(preparation, choice) }
         if !saved.isEmpty { inbox.post { [saved] in $0.rowsSaved(saved) } }
+    }
+
+    private static func start(_ preparation: StartPreparation, read: (DownloadID) throws -> DownloadRecord?) -> StartPreparation.Outcome {
+        let record: DownloadRecord
+        if let known = preparation.record {
+            record = known
+        } else {
+            do {
+                guard let row = try read(preparation.id) else { return .missing }
+                record = row
+            } catch {
+                return .failed(ErrorBox(error: error))
+            }
+        }
+        return .ready(StartPreparation.plan(record, diskReserve: preparation.diskReserve))
     }
 
     private struct Choice {
