@@ -24,8 +24,10 @@ final class EngineInbox: Sendable {
         state.withLock { state in
             guard !state.closed else { return false }
             state.jobs.append(job)
-            // Woken under the lock so the handle cannot be cleaned up meanwhile (see `close`).
-            if let wakeup = state.wakeup { MultiHandle.wakeup(wakeup.raw) }
+            // Only the first job since the loop last took them needs to wake it: the loop takes
+            // every job at once, and that wakeup is still pending until it does. Woken under the
+            // lock so the handle cannot be cleaned up meanwhile (see `close`).
+            if state.jobs.count == 1, let wakeup = state.wakeup { MultiHandle.wakeup(wakeup.raw) }
             return true
         }
     }

@@ -197,24 +197,14 @@ extension EngineLoop {
         pendingPlacements.append((id, placement))
     }
 
-    /// Places the files finished in this turn of the loop as one batch, off the transfer
-    /// thread: each flushed and renamed, each folder flushed once, and their rows saved in
-    /// one transaction when the batch is back.
+    /// Hands the files finished in this turn of the loop to the placer (group commit).
     func placePending() {
         guard !pendingPlacements.isEmpty else { return }
-        let batch = pendingPlacements
+        placer.place(pendingPlacements)
         pendingPlacements.removeAll()
-        let inbox = self.inbox
-        placementQueue.addOperation {
-            let results = Placement.performBatch(batch)
-            // Their rows go to the disk worker together: one transaction for the batch.
-            inbox.post { loop in
-                for (id, result) in results { loop.placementFinished(id, result) }
-            }
-        }
     }
 
-    private func placementFinished(_ id: DownloadID, _ result: Result<Void, DownloadError>) {
+    func placementFinished(_ id: DownloadID, _ result: Result<Void, DownloadError>) {
         guard var record = records[id] else { return }
         record.placing = false
         record.restarts = 0

@@ -77,9 +77,7 @@ extension EngineLoop {
         transfer.checkpointRequestedAt = now
         transfer.checkpointInFlight = true
         let inbox = self.inbox
-        placementQueue.addOperation {
-            let flushed = fdatasync(fd) == 0
-            close(fd)
+        placer.flush(fd) { flushed in
             inbox.post { loop in
                 // Only the same transfer on the same part: never a record reloaded or restarted since.
                 guard var record = loop.records.hot[id], let current = loop.running[id], ObjectIdentifier(current) == owner else { return }

@@ -13,15 +13,8 @@ final class EngineLoop {
     let multi = MultiHandle()
     let inbox: EngineInbox
     let hub: EventHub
-    /// fsync and rename off the transfer thread, two at a time: enough to overlap a
-    /// large flush with small ones, without a thread per finished file.
-    let placementQueue: OperationQueue = {
-        let queue = OperationQueue()
-        queue.name = "monsoon.placement"
-        queue.maxConcurrentOperationCount = 2
-        queue.qualityOfService = .utility
-        return queue
-    }()
+    /// Flushes and renames finished files, and flushes parts for checkpoints, off this thread.
+    let placer: Placer
 
     var records: RecordTable
     var hosts = HostTable()
@@ -82,6 +75,7 @@ final class EngineLoop {
         self.hub = hub
         self.store = store
         worker = DiskWorker(store: workerStore, inbox: inbox, hub: hub)
+        placer = Placer(inbox: inbox)
         records = RecordTable(store: store)
         if configuration.scope == .claimedOnly { claimed = [:] }
         inbox.attach(multi)
@@ -229,7 +223,7 @@ final class EngineLoop {
         for job in fetchQueue { job.complete(.cancelled) }
         fetchQueue.removeAll()
         // Let files being placed land, and their results arrive, before the inbox closes.
-        placementQueue.waitUntilAllOperationsAreFinished()
+        placer.waitUntilDone()
         // Let the rows so far be saved and the parts being prepared open, and their answers arrive.
         submitWork()
         worker.waitUntilDone()

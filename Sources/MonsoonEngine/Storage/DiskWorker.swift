@@ -73,35 +73,32 @@ final class DiskWorker: Sendable {
     // MARK: - The queue's side
 
     /// Takes everything waiting: the longer the queue, the more rows share a transaction.
+    /// The rows are saved first, in one transaction; then the events and `then`s, in order
+    /// (each after the rows submitted before it, as promised, and the later ones too).
     private func drain() {
         let items = pending.withLock { pending -> [Work] in
             pending.scheduled = false
             defer { pending.items.removeAll(keepingCapacity: true) }
             return pending.items
         }
-        var segment: [Work] = []
+        run(items)
         for item in items {
             switch item {
             case .publish(let events):
-                run(segment)
-                segment.removeAll()
                 hub.send(events)
             case .then(let body):
-                run(segment)
-                segment.removeAll()
                 body(connection.unreported)
                 connection.unreported = nil
             case .save, .saveProgress, .prepare, .prepareStart:
-                segment.append(item)
+                break
             }
         }
-        run(segment)
     }
 
     /// Saves a run of rows in one transaction (flushed to disk when a checkpoint reset is
     /// among them), then opens the parts prepared in it and answers the loop.
     private func run(_ segment: [Work]) {
-        guard !segment.isEmpty else { return }
+        guard segment.contains(where: { if case .publish = $0 { false } else if case .then = $0 { false } else { true } }) else { return }
         var saved: [DownloadID] = []
         var prepared: [(BodyPreparation, Choice)] = []
         var starts: [(DownloadID, StartPreparation.Outcome)] = []
@@ -164,7 +161,12 @@ final class DiskWorker: Sendable {
         }
         if !starts.isEmpty { inbox.post { [starts] loop in for (id, outcome) in starts { loop.startPrepared(id, outcome) } } }
         // Only now, with the rows committed (and flushed, for a reset checkpoint), the parts.
-        for (preparation, choice) in prepared { open(preparation, choice) }
+        let outcomes = prepared.map { open($0.0, $0.1) }
+        if !outcomes.isEmpty {
+            let posted = inbox.post { loop in for (id, attempt, outcome) in outcomes { loop.bodyPrepared(id, attempt: attempt, outcome) } }
+            // The engine has shut down: the parts stay for a later run.
+            if !posted { for case (_, _, .ready(let fd, _)) in outcomes { close(fd) } }
+        }
         if !saved.isEmpty { inbox.post { [saved] in $0.rowsSaved(saved) } }
     }
 
@@ -220,9 +222,8 @@ final class DiskWorker: Sendable {
         return Choice(path: path, error: nil)
     }
 
-    /// Opens the part at the preparation's offset (storing the resume state with a new one),
-    /// and hands the descriptor to the loop.
-    private func open(_ preparation: BodyPreparation, _ choice: Choice) {
+    /// Opens the part at the preparation's offset (storing the resume state with a new one).
+    private func open(_ preparation: BodyPreparation, _ choice: Choice) -> (DownloadID, ObjectIdentifier, BodyPreparation.Outcome) {
         let outcome: BodyPreparation.Outcome
         if let path = choice.path, choice.error == nil {
             do {
@@ -235,11 +236,7 @@ final class DiskWorker: Sendable {
         } else {
             outcome = .failed(choice.error ?? DownloadError(.fileSystem, "the download has no file to write to"), path: choice.path)
         }
-        let id = preparation.row.request.id
-        let attempt = preparation.attempt
-        let posted = inbox.post { $0.bodyPrepared(id, attempt: attempt, outcome) }
-        // The engine has shut down: the part stays for a later run.
-        if !posted, case .ready(let fd, _) = outcome { close(fd) }
+        return (preparation.row.request.id, preparation.attempt, outcome)
     }
 
     private func report(_ error: Error) {
