@@ -7,27 +7,22 @@ import Foundation
 /// Checkpoint flushes of running parts go to a queue of their own, so a large flush never
 /// holds a finished file back.
 final class Placer: Sendable {
-    private struct Pending {
-        var batch: [(DownloadID, Placement)] = []
-        var scheduled = false
+    private let files: BatchingQueue<(DownloadID, Placement)>
+    private let checkpoints = DispatchQueue(label: "monsoon.checkpoints")
+
+    init(inbox: EngineInbox) {
+        files = BatchingQueue(label: "monsoon.placement") { batch in
+            let results = Placement.performBatch(batch)
+            // Their rows go to the disk worker together: one transaction for the batch.
+            inbox.post { loop in
+                for (id, result) in results { loop.placementFinished(id, result) }
+            }
+        }
     }
 
-    private let queue = DispatchQueue(label: "monsoon.placement")
-    private let checkpoints = DispatchQueue(label: "monsoon.checkpoints")
-    private let pending = Locked(Pending())
-    private let inbox: EngineInbox
-
-    init(inbox: EngineInbox) { self.inbox = inbox }
-
     /// Queues finished files; their results come back to the loop through the inbox.
-    func place(_ files: [(DownloadID, Placement)]) {
-        guard !files.isEmpty else { return }
-        let schedule = pending.withLock { pending -> Bool in
-            pending.batch.append(contentsOf: files)
-            defer { pending.scheduled = true }
-            return !pending.scheduled
-        }
-        if schedule { queue.async { self.drain() } }
+    func place(_ batch: [(DownloadID, Placement)]) {
+        files.submit(batch)
     }
 
     /// Flushes `fd` (a duplicate of a running part's descriptor, closed here), then runs `done`
@@ -42,20 +37,7 @@ final class Placer: Sendable {
 
     /// Returns once every file queued so far is placed and its result posted (at shutdown).
     func waitUntilDone() {
-        queue.sync {}
+        files.waitUntilDone()
         checkpoints.sync {}
-    }
-
-    private func drain() {
-        let batch = pending.withLock { pending -> [(DownloadID, Placement)] in
-            pending.scheduled = false
-            defer { pending.batch.removeAll() }
-            return pending.batch
-        }
-        let results = Placement.performBatch(batch)
-        // Their rows go to the disk worker together: one transaction for the batch.
-        inbox.post { loop in
-            for (id, result) in results { loop.placementFinished(id, result) }
-        }
     }
 }
