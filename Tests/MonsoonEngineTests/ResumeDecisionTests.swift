@@ -93,6 +93,26 @@ import Testing
         #expect(head.contentLength == 42)
         #expect(head.mediaType == "audio/mpeg")
     }
+
+    @Test func headValuesAreTrimmedAndNamesMatchInAnyCase() {
+        var head = ResponseHead()
+        head.keepsFields = true
+        for line in ["HTTP/1.1 206 Partial Content", "CONTENT-LENGTH: \t 7 ", "eTaG:\"v1\"", "Content-Range: bytes 3-9/10",
+                     "Last-Modified:   Wed, 21 Oct 2015 07:28:00 GMT", "Retry-After: 5", "Content-Disposition: attachment; filename=a.mp3",
+                     "Content-Typo: x", "X-Empty:", "no colon here"] {
+            Array((line + "\r\n").utf8).withUnsafeBufferPointer { head.consume(line: $0) }
+        }
+        #expect(head.status == 206)
+        #expect(head.contentLength == 7)
+        #expect(head.etag == "\"v1\"")
+        #expect(head.contentRange == "bytes 3-9/10")
+        #expect(head.lastModified == "Wed, 21 Oct 2015 07:28:00 GMT")
+        #expect(head.retryAfter == "5")
+        #expect(head.contentDisposition == "attachment; filename=a.mp3")
+        #expect(head.contentType == nil)
+        #expect(head.fields.map(\.name) == ["CONTENT-LENGTH", "eTaG", "Content-Range", "Last-Modified", "Retry-After", "Content-Disposition", "Content-Typo", "X-Empty"])
+        #expect(head.fields.last?.value == "")
+    }
 }
 
 @Suite struct FileNamingTests {

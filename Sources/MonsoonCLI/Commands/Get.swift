@@ -101,8 +101,8 @@ struct Get: RunnableCommand {
         let session = QueueRun(manager, context: context, global: global)
         do {
             var plan = Plan()
-            for url in inputs.valid {
-                plan.add(url, existing: await manager.downloads(of: url).last { Self.isIn(folder, $0) }, folder: folder, skipExisting: skipExisting)
+            for (url, existing) in zip(inputs.valid, try await manager.downloads(of: inputs.valid)) {
+                plan.add(url, existing: existing.last { Self.isIn(folder, $0) }, folder: folder, skipExisting: skipExisting)
             }
             try await manager.claim(plan.activeIDs + plan.retried)
             for id in plan.retried { try await manager.retry(id) }

@@ -323,13 +323,20 @@ extension EngineLoop {
         }
     }
 
-    func downloads(of url: URL) -> [Download] {
+    func downloads(of urls: [URL]) -> Result<[[Download]], DownloadManagerError> {
         guard let store else {
-            return records.hot.values.filter { $0.request.url == url }.sorted { $0.sequence < $1.sequence }.map { $0.snapshot() }
+            return .success(urls.map { url in
+                records.hot.values.filter { $0.request.url == url }.sorted { $0.sequence < $1.sequence }.map { $0.snapshot() }
+            })
         }
-        var found: [Download] = []
-        note { found = try store.rows(where: "url = ?", [url.absoluteString]).map { (records.hot[$0.request.id] ?? $0).snapshot() } }
-        return found
+        do {
+            return .success(try urls.map { url in
+                try store.rows(where: "url = ?", [url.absoluteString]).map { (records.hot[$0.request.id] ?? $0).snapshot() }
+            })
+        } catch {
+            storeError = error
+            return .failure(.storage("could not read the queue: \(error)"))
+        }
     }
 
     func counts() -> [DownloadStatus: Int] {

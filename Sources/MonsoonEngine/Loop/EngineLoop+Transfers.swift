@@ -16,7 +16,12 @@ extension EngineLoop {
             starting[entry.id] = entry.host
             runningDownloads += 1
             runningPerHost[entry.host, default: 0] += 1
-            work.append(.prepareStart(StartPreparation(id: entry.id, record: records.hot[entry.id], diskReserve: configuration.diskReserve)))
+            if let record = records.hot[entry.id], case .discard = record.request.destination {
+                // Nothing on disk to look at: the plan is made here.
+                startPrepared(entry.id, .ready(StartPreparation.plan(record, diskReserve: configuration.diskReserve)))
+            } else {
+                work.append(.prepareStart(StartPreparation(id: entry.id, record: records.hot[entry.id], diskReserve: configuration.diskReserve)))
+            }
         }
         startQueuedFetches()
     }

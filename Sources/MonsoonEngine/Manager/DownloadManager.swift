@@ -156,7 +156,13 @@ public final class DownloadManager: Sendable {
 
     /// The downloads of one URL, in enqueue order (an index lookup with a store).
     public func downloads(of url: URL) async -> [Download] {
-        (try? await perform(readsStore: true) { loop in .success(loop.downloads(of: url)) }) ?? []
+        (try? await downloads(of: [url]))?.first ?? []
+    }
+
+    /// The downloads of each URL, in enqueue order: one trip to the transfer thread for all.
+    /// - Throws: `.storage` when the queue cannot be read (never reported as "none").
+    public func downloads(of urls: [URL]) async throws(DownloadManagerError) -> [[Download]] {
+        try await perform(readsStore: true) { loop in loop.downloads(of: urls) }
     }
 
     /// How many downloads are in each status, without building them.

@@ -23,32 +23,50 @@ struct ResponseHead: Equatable {
             && lhs.contentDisposition == rhs.contentDisposition && lhs.retryAfter == rhs.retryAfter
     }
 
-    /// Takes one raw header line (with its CRLF).
+    /// Takes one raw header line (with its CRLF). Works on the bytes: only the headers the
+    /// engine acts on (or all, when `keepsFields`) become strings.
     mutating func consume(line raw: UnsafeBufferPointer<UInt8>) {
-        var line = Substring(decoding: raw, as: UTF8.self)
-        while let last = line.last, last.isNewline { line.removeLast() }   // "\r\n" is one Character
-        if line.hasPrefix("HTTP/") {
+        var end = raw.count
+        while end > 0, raw[end - 1] == 0x0D || raw[end - 1] == 0x0A { end -= 1 }
+        let line = UnsafeBufferPointer(rebasing: raw[0..<end])
+        if line.starts(with: "HTTP/".utf8) {
             let keep = keepsFields
             self = ResponseHead()
             keepsFields = keep
-            let pieces = line.split(separator: " ", maxSplits: 2)
+            let pieces = Substring(decoding: line, as: UTF8.self).split(separator: " ", maxSplits: 2)
             status = pieces.count > 1 ? Int(pieces[1]) ?? 0 : 0
             return
         }
-        guard let colon = line.firstIndex(of: ":") else { return }
-        let name = line[..<colon].lowercased()
-        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        if keepsFields { fields.append((String(line[..<colon]), value)) }
-        switch name {
-        case "content-type": contentType = value
-        case "content-length": contentLength = Int(value)
-        case "content-range": contentRange = value
-        case "etag": etag = value
-        case "last-modified": lastModified = value
-        case "content-disposition": contentDisposition = value
-        case "retry-after": retryAfter = value
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return }
+        let name = UnsafeBufferPointer(rebasing: line[..<colon])
+        var start = colon + 1
+        var stop = line.count
+        while start < stop, line[start] == 0x20 || line[start] == 0x09 { start += 1 }
+        while stop > start, line[stop - 1] == 0x20 || line[stop - 1] == 0x09 { stop -= 1 }
+        let value = { String(decoding: UnsafeBufferPointer(rebasing: line[start..<stop]), as: UTF8.self) }
+        if keepsFields { fields.append((String(decoding: name, as: UTF8.self), value())) }
+        switch name.count {
+        case 4 where Self.equalsIgnoringCase(name, "etag"): etag = value()
+        case 11 where Self.equalsIgnoringCase(name, "retry-after"): retryAfter = value()
+        case 12 where Self.equalsIgnoringCase(name, "content-type"): contentType = value()
+        case 13 where Self.equalsIgnoringCase(name, "content-range"): contentRange = value()
+        case 13 where Self.equalsIgnoringCase(name, "last-modified"): lastModified = value()
+        case 14 where Self.equalsIgnoringCase(name, "content-length"): contentLength = Int(value())
+        case 19 where Self.equalsIgnoringCase(name, "content-disposition"): contentDisposition = value()
         default: break
         }
+    }
+
+    /// ASCII case-insensitive equality of a header name with a lowercase name.
+    private static func equalsIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercase: StaticString) -> Bool {
+        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
+        let expected = UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
+        for index in 0..<bytes.count {
+            let byte = bytes[index]
+            let folded = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+            if folded != expected[index] { return false }
+        }
+        return true
     }
 
     /// The media type without parameters, lowercased ("text/html").
