@@ -3,130 +3,6 @@ import MonsoonStore
 
 /// The manager's commands, performed on the transfer thread.
 extension EngineLoop {
-    func enqueue(_ requests: [DownloadRequest], replacing: Bool) -> Result<[DownloadID], DownloadManagerError> {
-        guard !stopping else { return .failure(.shutDown) }
-        // Check everything first, so a batch is taken whole or not at all.
-        var seen = Set<DownloadID>()
-        var paths: [String: DownloadID] = [:]
-        for request in requests {
-            if !request.id.rawValue.isEmpty {
-                if !replacing && (records[request.id] != nil || seen.contains(request.id)) { return .failure(.duplicate(request.id)) }
-                seen.insert(request.id)
-            }
-            if case .discard = request.destination, store != nil {
-                return .failure(.invalidRequest(request.id, "a download that writes nothing is not kept in a queue: use a manager without a database"))
-            }
-            let scheme = request.url.scheme?.lowercased()
-            guard scheme == "http" || scheme == "https", request.url.host != nil else {
-                return .failure(.invalidRequest(request.id, "only http and https URLs can be downloaded (\(request.url.absoluteString))"))
-            }
-            // Two downloads must never share a part file: one would truncate the other's bytes.
-            if case .file(let path) = request.destination {
-                if let other = paths[path] ?? pathOwner(path), other != request.id {
-                    return .failure(.invalidRequest(request.id, "download \(other) already writes to \(path)"))
-                }
-                paths[path] = request.id
-            }
-        }
-        var ids: [DownloadID] = []
-        guard let store else {
-            for request in requests {
-                if !request.id.rawValue.isEmpty, records[request.id]?.placing == true {
-                    records[request.id]?.pendingReplacement = request
-                    ids.append(request.id)
-                    continue
-                }
-                if !request.id.rawValue.isEmpty, records[request.id] != nil { stopAndForget(request.id, deleteFiles: false) }
-                ids.append(insertRecord(request))
-            }
-            needsScheduling = true
-            return .success(ids)
-        }
-        // One transaction for the whole batch: a hundred thousand rows in one commit. The
-        // queue index learns of the rows only once they are committed.
-        var staged: [DownloadRecord] = []
-        do {
-            try store.transaction {
-                // What other processes added comes first, so numbering never collides.
-                try self.adoptNewRows(in: store)
-                self.nextSequence = max(self.nextSequence, try store.nextSequence())
-                for request in requests {
-                    if !request.id.rawValue.isEmpty, self.records.hot[request.id]?.placing == true {
-                        // The old file is being renamed into place: replace it once that lands.
-                        self.records[request.id]?.pendingReplacement = request
-                        ids.append(request.id)
-                        continue
-                    }
-                    if !request.id.rawValue.isEmpty, self.records[request.id] != nil { self.stopAndForget(request.id, deleteFiles: false) }
-                    let automatic = request.id.rawValue.isEmpty
-                    var record = Record(request: request, sequence: self.nextSequence, host: Self.hostKey(request.url))
-                    if case .file(let path) = request.destination {
-                        record.filePath = path
-                        if let size = PartFile.size(at: PartFile.path(for: path)) { record.bytes = size }
-                    }
-                    while true {
-                        record.sequence = self.nextSequence
-                        if automatic { record.request.id = DownloadID("d\(record.sequence)") }
-                        self.nextSequence += 1
-                        do {
-                            _ = try store.insert(record)
-                            break
-                        } catch let error as StoreError where automatic && error.isConstraintViolation {
-                            // `d<N>` already taken by an explicit id: take the next number.
-                            continue
-                        }
-                    }
-                    staged.append(record)
-                    ids.append(record.request.id)
-                }
-            }
-        } catch {
-            storeError = error
-            return .failure(.storage("could not save the downloads: \(error)"))
-        }
-        // The write lock was held from the adoption above to the last insert: no other
-        // process added rows in between, so everything up to here is known.
-        if let last = staged.last { adoptedThrough = max(adoptedThrough, last.sequence) }
-        let listening = hub.hasSubscribers
-        for record in staged {
-            claimed?[record.request.id, default: []].insert(Self.ownClaim)
-            queue.insert(record.request.id, key: record.queueKey, host: hosts.id(record.host))
-            if listening { emit(.added(record.snapshot())) }
-        }
-        needsScheduling = true
-        return .success(ids)
-    }
-
-    /// Adds one download to a queue kept in memory; a request with an empty id gets `d<sequence>`.
-    @discardableResult
-    func insertRecord(_ request: DownloadRequest) -> DownloadID {
-        var request = request
-        if request.id.rawValue.isEmpty {
-            while records[DownloadID("d\(nextSequence)")] != nil { nextSequence += 1 }
-            request.id = DownloadID("d\(nextSequence)")
-        }
-        var record = Record(request: request, sequence: nextSequence, host: Self.hostKey(request.url))
-        nextSequence += 1
-        if case .file(let path) = request.destination {
-            record.filePath = path
-            if let size = PartFile.size(at: PartFile.path(for: path)) { record.bytes = size }
-            worker.claimedPaths.withLock { $0[path] = request.id }
-        }
-        records[request.id] = record
-        claimed?[request.id, default: []].insert(Self.ownClaim)
-        queue.insert(request.id, key: record.queueKey, host: hosts.id(record.host))
-        needsScheduling = true
-        if hub.hasSubscribers { emit(.added(record.snapshot())) }
-        return request.id
-    }
-
-    /// The unfinished download that holds `path`, if any (a completed one gives it up).
-    func pathOwner(_ path: String) -> DownloadID? {
-        if let store { return (try? store.owner(ofPath: path)) ?? nil }
-        // A completed download gives its name up (`placementFinished`).
-        return worker.claimedPaths.withLock { $0[path] }
-    }
-
     /// Gives up a name a download held (without a store; with one, its row holds it).
     func releasePath(_ path: String, of id: DownloadID) {
         worker.claimedPaths.withLock { if $0[path] == id { $0[path] = nil } }
@@ -150,32 +26,39 @@ extension EngineLoop {
         return .success(())
     }
 
-    /// Retry a failed download, or one waiting to retry, now.
-    func retry(_ id: DownloadID) -> Result<Void, DownloadManagerError> {
-        guard let record = records[id] else { return .failure(.notFound(id)) }
+    /// Retry a failed download, or one waiting to retry, now; a completed one whose file has
+    /// gone is fetched again (the disk worker looks).
+    func retry(_ id: DownloadID, reply: CommandReply<Void>) {
+        guard let record = records[id] else { return reply(self, .failure(.notFound(id))) }
         switch record.status {
         case .failed, .waitingToRetry, .paused:
             records[id]?.counters = RetryPolicy.Counters()
             records[id]?.restarts = 0
             hostsOnHold[hosts.id(record.host)] = nil
             setStatus(id, .queued)
+            reply(self, .success(()))
         case .completed:
-            // A completed download whose file has gone is fetched again.
-            if let path = record.filePath, !PartFile.exists(path) {
-                records[id]?.bytes = 0
-                records[id]?.resume = nil
-                // Into a folder, the name is chosen again: with the file gone, the plain
-                // name is usually free once more (no " (2)" left over from a clash).
-                if case .file = record.request.destination {} else {
-                    records[id]?.filePath = nil
-                    releasePath(path, of: id)
+            guard let path = record.filePath else { return reply(self, .success(())) }
+            onWorker({ _ in PartFile.exists(path) }, then: { loop, exists in
+                // Still the same completed download, and its file gone: fetch it again.
+                if !exists, loop.records.hot[id] == nil || loop.records.hot[id]?.status == .completed {
+                    var again = loop.records.hot[id] ?? record
+                    again.bytes = 0
+                    again.resume = nil
+                    // Into a folder, the name is chosen again: with the file gone, the plain
+                    // name is usually free once more (no " (2)" left over from a clash).
+                    if case .file = again.request.destination {} else {
+                        again.filePath = nil
+                        loop.releasePath(path, of: id)
+                    }
+                    loop.records[id] = again
+                    loop.setStatus(id, .queued)
                 }
-                setStatus(id, .queued)
-            }
+                reply(loop, .success(()))
+            }, ifClosed: reply.shutDown)
         case .queued, .downloading:
-            break
+            reply(self, .success(()))
         }
-        return .success(())
     }
 
     /// Lets a `.claimedOnly` engine start these downloads for `claimant` (a no-op for
@@ -225,41 +108,57 @@ extension EngineLoop {
         }
     }
 
-    func pauseAll() -> Result<Void, DownloadManagerError> {
-        var active = Set(queue.entries.map(\.id)).union(waiting)
+    /// Pauses every download that would run (with `.claimedOnly`, also those only in the store).
+    func pauseAll(reply: CommandReply<Void>) {
+        var active = Set(queue.entries.map(\.id)).union(waiting).union(starting.keys)
         active.formUnion(records.hot.values.filter { $0.status == .downloading }.map(\.request.id))
-        let pauseEverything = { for id in active { _ = self.pause(id) } }
-        guard let store else {
-            pauseEverything()
-            return .success(())
+        guard persistent, claimed != nil else {
+            return forEach(Array(active), { loop, id in _ = loop.pause(id) }, done: { loop, result in reply(loop, result) }, ifClosed: reply.shutDown)
         }
-        do {
-            // With `.claimedOnly`, the rest of the queue is only in the store: paused all the same.
-            if claimed != nil {
-                for status in [DownloadStatus.queued, .waitingToRetry, .downloading] { active.formUnion(try store.ids(withStatus: status)) }
+        onWorker({ store in
+            Result { try [DownloadStatus.queued, .waitingToRetry, .downloading].flatMap { try store?.ids(withStatus: $0) ?? [] } }.mapError { ErrorBox(error: $0) }
+        }, then: { [active] loop, stored in
+            switch stored {
+            case .success(let ids):
+                let all = active.union(ids).sorted()
+                loop.forEach(all, { loop, id in _ = loop.pause(id) }, done: { loop, result in reply(loop, result) }, ifClosed: reply.shutDown)
+            case .failure(let box):
+                loop.storeError = box.error
+                reply(loop, .failure(.storage("could not pause every download: \(box.error)")))
             }
-            pauseEverything()
-            return .success(())
-        } catch {
-            storeError = error
-            return .failure(.storage("could not pause every download: \(error)"))
-        }
+        }, ifClosed: reply.shutDown)
     }
 
-    func resumeAll() -> Result<Void, DownloadManagerError> {
-        var paused = Set(records.hot.values.filter { $0.status == .paused }.map(\.request.id))
-        let resumeEverything = { for id in paused { _ = self.resume(id) } }
-        guard let store else {
-            resumeEverything()
-            return .success(())
+    /// Queues every paused download again.
+    func resumeAll(reply: CommandReply<Void>) {
+        let paused = Set(records.hot.values.filter { $0.status == .paused }.map(\.request.id))
+        guard persistent else {
+            return forEach(Array(paused), { loop, id in _ = loop.resume(id) }, done: { loop, result in reply(loop, result) }, ifClosed: reply.shutDown)
         }
-        do {
-            paused.formUnion(try store.ids(withStatus: .paused))
-            resumeEverything()
-            return .success(())
-        } catch {
-            storeError = error
-            return .failure(.storage("could not resume every paused download: \(error)"))
+        onWorker({ store in
+            Result { try store?.ids(withStatus: .paused) ?? [] }.mapError { ErrorBox(error: $0) }
+        }, then: { loop, stored in
+            switch stored {
+            case .success(let ids):
+                loop.forEach(paused.union(ids).sorted(), { loop, id in _ = loop.resume(id) }, done: { loop, result in reply(loop, result) }, ifClosed: reply.shutDown)
+            case .failure(let box):
+                loop.storeError = box.error
+                reply(loop, .failure(.storage("could not resume every paused download: \(box.error)")))
+            }
+        }, ifClosed: reply.shutDown)
+    }
+
+    /// Applies `body` to each of `ids`, with their records read a chunk at a time (so a large
+    /// queue is never all in memory), then `done`.
+    func forEach(_ ids: [DownloadID], chunk: Int = 500, _ body: @escaping @Sendable (EngineLoop, DownloadID) -> Void,
+                 done: @escaping @Sendable (EngineLoop, Result<Void, DownloadManagerError>) -> Void, ifClosed: @escaping @Sendable () -> Void) {
+        guard !ids.isEmpty else { return done(self, .success(())) }
+        let head = Array(ids.prefix(chunk))
+        let rest = Array(ids.dropFirst(chunk))
+        withRows(head, ifClosed: ifClosed) { loop, read in
+            if case .failure(let error) = read { return done(loop, .failure(error)) }
+            for id in head { body(loop, id) }
+            loop.forEach(rest, chunk: chunk, body, done: done, ifClosed: ifClosed)
         }
     }
 
@@ -301,67 +200,74 @@ extension EngineLoop {
         releaseStartingSlot(id)
         if record.status == .queued { queue.remove(key: record.queueKey) }
         waiting.remove(id)
-        if let path = record.filePath {
-            PartFile.remove(PartFile.path(for: path))
-            if deleteFiles && record.status == .completed { PartFile.remove(path) }
-            releasePath(path, of: id)
-        }
-        records[id] = nil
+        records.remove(id)
         claimed?[id] = nil
         lastSaved[id] = nil
-        if let store { note { try store.delete(id) } }
+        if persistent { work.append(.delete(id, sequence: record.sequence)) }
+        if let path = record.filePath {
+            // After the row: a killed run never finds a row whose part it deleted.
+            work.append(.removeFiles(deleteFiles && record.status == .completed ? [PartFile.path(for: path), path] : [PartFile.path(for: path)]))
+            releasePath(path, of: id)
+        }
         emit(.removed(id))
     }
 
-    func snapshot(of id: DownloadID) -> Result<Download?, DownloadManagerError> {
-        if let record = records.hot[id] { return .success(record.snapshot()) }
-        guard let store else { return .success(nil) }
-        do {
-            return .success(try store.record(withID: id)?.snapshot())
-        } catch {
-            return .failure(.storage("could not read download \(id): \(error)"))
-        }
+    /// A download as this thread knows it (its row read beforehand, see `withRows`).
+    func snapshot(of id: DownloadID) -> Download? {
+        records[id]?.snapshot()
     }
 
-    func downloads(of urls: [URL]) -> Result<[[Download]], DownloadManagerError> {
-        guard let store else {
-            return .success(urls.map { url in
+    /// The downloads of each URL, in enqueue order: the rows, read by the disk worker, with
+    /// the busy ones as they are in memory.
+    func downloads(of urls: [URL], reply: CommandReply<[[Download]]>) {
+        guard persistent else {
+            return reply(self, .success(urls.map { url in
                 records.hot.values.filter { $0.request.url == url }.sorted { $0.sequence < $1.sequence }.map { $0.snapshot() }
-            })
+            }))
         }
-        do {
-            return .success(try urls.map { url in
-                try store.rows(where: "url = ?", [url.absoluteString]).map { (records.hot[$0.request.id] ?? $0).snapshot() }
-            })
-        } catch {
-            storeError = error
-            return .failure(.storage("could not read the queue: \(error)"))
-        }
+        readRows({ store in try urls.map { try store.rows(where: "url = ?", [$0.absoluteString]) } },
+                 then: { loop, rows in rows.map { $0.map { (loop.records.hot[$0.request.id] ?? $0).snapshot() } } }, reply: reply)
     }
 
-    func counts() -> [DownloadStatus: Int] {
-        guard let store else {
+    /// How many downloads are in each status.
+    func counts(reply: CommandReply<[DownloadStatus: Int]>) {
+        guard persistent else {
             var counts: [DownloadStatus: Int] = [:]
             for record in records.hot.values { counts[record.status, default: 0] += 1 }
-            return counts
+            return reply(self, .success(counts))
         }
-        var counts: [DownloadStatus: Int] = [:]
-        note { counts = try store.counts() }
-        return counts
+        readRows({ store in try store.counts() }, then: { _, counts in counts }, reply: reply)
     }
 
-    func snapshots() -> [Download] {
-        guard let store else {
-            return records.hot.values.sorted { $0.sequence < $1.sequence }.map { $0.snapshot() }
+    /// Every download, in enqueue order (the busy ones as they are in memory).
+    func snapshots(reply: CommandReply<[Download]>) {
+        guard persistent else {
+            return reply(self, .success(records.hot.values.sorted { $0.sequence < $1.sequence }.map { $0.snapshot() }))
         }
-        // The store has every download; the busy ones are fresher in memory.
-        var downloads: [Download] = []
-        note {
-            try store.forEachRecord(where: "1") { stored in
-                downloads.append((records.hot[stored.request.id] ?? stored).snapshot())
+        readRows({ store in
+            var rows: [DownloadRecord] = []
+            try store.forEachRecord(where: "1") { rows.append($0) }
+            return rows
+        }, then: { loop, rows in rows.map { (loop.records.hot[$0.request.id] ?? $0).snapshot() } }, reply: reply)
+    }
+
+    /// Reads on the disk worker, then shapes the answer here (with what is in memory).
+    private func readRows<Read: Sendable, T: Sendable>(_ read: @escaping @Sendable (DownloadStore) throws -> Read,
+                                                       then shape: @escaping @Sendable (EngineLoop, Read) -> T, reply: CommandReply<T>) {
+        onWorker({ store in
+            Result { () throws -> Read in
+                guard let store else { throw DownloadError(.fileSystem, "no store") }
+                return try read(store)
+            }.mapError { ErrorBox(error: $0) }
+        }, then: { loop, read in
+            switch read {
+            case .success(let value):
+                reply(loop, .success(shape(loop, value)))
+            case .failure(let box):
+                loop.storeError = box.error
+                reply(loop, .failure(.storage("could not read the queue: \(box.error)")))
             }
-        }
-        return downloads
+        }, ifClosed: reply.shutDown)
     }
 
     static func hostKey(_ url: URL) -> String {

@@ -94,17 +94,13 @@ extension EngineLoop {
         if head.status == 416 {
             // Asked for bytes past the end: done if the part already holds the whole resource.
             let total = head.contentRange.flatMap(ContentRange.init)?.total
-            if transfer.plan.offset > 0, let total, total == transfer.plan.offset, let path = records[id]?.filePath {
-                do {
-                    transfer.fd = try PartFile.open(PartFile.path(for: path), at: total)
-                    transfer.fileSize = total
-                    transfer.total = total
-                    records[id]?.total = total
-                    records[id]?.bytes = total
-                    place(id, transfer)
-                } catch {
-                    fail(id, error)
-                }
+            if transfer.plan.offset > 0, let total, total == transfer.plan.offset, records[id]?.filePath != nil {
+                // The part is placed as it is (the placer opens it).
+                transfer.fileSize = total
+                transfer.total = total
+                records[id]?.total = total
+                records[id]?.bytes = total
+                place(id, transfer)
                 return
             }
             restartFresh(id, transfer, reason: "the server could not serve the rest of the part")
@@ -127,7 +123,8 @@ extension EngineLoop {
     private func restartFresh(_ id: DownloadID, _ transfer: Transfer, reason: String) {
         closeFile(transfer)
         guard var record = records[id] else { return }
-        if let path = record.filePath { PartFile.remove(PartFile.path(for: path)) }
+        // Deleted by the disk worker before it looks at the part for the next attempt.
+        if let path = record.filePath { work.append(.removeFiles([PartFile.path(for: path)])) }
         record.resume = nil
         record.bytes = 0
         record.startPartOver(epoch: nextPartEpoch())
@@ -184,7 +181,7 @@ extension EngineLoop {
             setStatus(id, .completed)
             return
         }
-        guard let path = records[id]?.filePath, transfer.fd >= 0 else {
+        guard let path = records[id]?.filePath, transfer.fd >= 0 || transfer.head.status == 416 else {
             fail(id, DownloadError(.fileSystem, "the finished download has no file"))
             return
         }
@@ -222,7 +219,7 @@ extension EngineLoop {
             stopAndForget(id, deleteFiles: deleteFile)
         } else if let replacement = records[id]?.pendingReplacement {
             stopAndForget(id, deleteFiles: false)
-            _ = enqueue([replacement], replacing: true)
+            enqueue([replacement], replacing: true, reply: .ignored)
         }
     }
 }

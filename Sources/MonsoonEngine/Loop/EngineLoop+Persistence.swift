@@ -9,7 +9,7 @@ extension EngineLoop {
     /// turn of the loop. A record at rest leaves memory once its row is committed: what stays
     /// of a queued one is its index entry.
     func persist(_ id: DownloadID) {
-        guard store != nil, let record = records.hot[id] else { return }
+        guard persistent, let record = records.hot[id] else { return }
         records.saving(id)
         work.append(.save(record))
     }
@@ -23,7 +23,7 @@ extension EngineLoop {
     /// report), or sends the events straight away without a store.
     func submitWork() {
         if !pendingEvents.isEmpty {
-            if store != nil {
+            if persistent {
                 work.append(.publish(pendingEvents))
             } else {
                 hub.send(pendingEvents)
@@ -35,10 +35,44 @@ extension EngineLoop {
         work.removeAll(keepingCapacity: true)
     }
 
+    /// Runs `read` on the disk worker (with the store, after everything handed to it before),
+    /// then `body` back on this thread with its result; `ifClosed` instead when the engine shut
+    /// down meanwhile. The transfer thread never waits for the disk or the database.
+    func onWorker<T: Sendable>(_ read: @escaping @Sendable (DownloadStore?) -> T,
+                               then body: @escaping @Sendable (EngineLoop, T) -> Void,
+                               ifClosed: @escaping @Sendable () -> Void) {
+        let inbox = self.inbox
+        work.append(.job { store in
+            let value = read(store)
+            if !inbox.post({ body($0, value) }) { ifClosed() }
+        })
+    }
+
+    /// Runs `body` with the records of `ids` at hand (`records[id]`): those in memory, the rest
+    /// read by the disk worker first. A failed read is `body`'s answer instead.
+    func withRows(_ ids: [DownloadID], ifClosed: @escaping @Sendable () -> Void,
+                  _ body: @escaping @Sendable (EngineLoop, Result<Void, DownloadManagerError>) -> Void) {
+        let missing = ids.filter { records.hot[$0] == nil }
+        guard persistent, !missing.isEmpty else { return body(self, .success(())) }
+        onWorker({ store in
+            Result { try store?.records(withIDs: missing) ?? [] }.mapError { ErrorBox(error: $0) }
+        }, then: { loop, rows in
+            switch rows {
+            case .success(let rows):
+                loop.records.preload(rows)
+                body(loop, .success(()))
+                loop.records.endPreload()
+            case .failure(let box):
+                loop.storeError = box.error
+                body(loop, .failure(.storage("could not read the queue: \(box.error)")))
+            }
+        }, ifClosed: ifClosed)
+    }
+
     /// Runs `body` once everything saved so far is committed, with the first saving error
     /// since (at once, without a store).
     func afterSaving(_ body: @escaping @Sendable (Error?) -> Void) {
-        guard store != nil else { return body(nil) }
+        guard persistent else { return body(nil) }
         work.append(.then(body))
         submitWork()
     }
@@ -53,7 +87,7 @@ extension EngineLoop {
     /// Saves progress at most once a second per download, and asks for a flush of the
     /// part now and then so a checkpoint (bytes known to be on disk) can be saved.
     func saveProgress(_ id: DownloadID, _ transfer: Transfer, now: Date) {
-        guard store != nil, let record = records.hot[id] else { return }
+        guard persistent, let record = records.hot[id] else { return }
         if now.timeIntervalSince(lastSaved[id] ?? .distantPast) >= Self.progressSaveInterval {
             lastSaved[id] = now
             work.append(.saveProgress(id: id, sequence: record.sequence, bytes: transfer.fileSize, total: transfer.total, checkpoint: record.checkpoint))
@@ -99,8 +133,8 @@ extension EngineLoop {
 
     /// Loads the queue as it was left: downloading becomes queued again (its part
     /// resumes with Range), waiting-to-retry keeps its time, the rest stay as they are.
-    func restore() {
-        guard let store else { return }
+    /// Runs before the first transfer starts (the one time this thread reads the store).
+    func restore(from store: DownloadStore) {
         // After a reboot, bytes past the last flush may be garbage: cut parts back to their checkpoints.
         var stored: String?
         note { stored = try store.meta("boot_id") }   // a failure is kept for persistenceError, and is no reboot
@@ -110,7 +144,7 @@ extension EngineLoop {
         note {
             try store.transaction {
                 try store.forEachRecord(where: "1", skippingUnreadable: { self.storeError = $0 }) { record in
-                    self.adopt(record, rebooted: rebooted)
+                    self.adopt(record, as: record.inspectingPart(rebooted: rebooted))
                     self.adoptedThrough = max(self.adoptedThrough, record.sequence)
                 }
             }
@@ -120,31 +154,14 @@ extension EngineLoop {
         needsScheduling = true
     }
 
-    /// Takes a stored download into the loop (at restore, or when another process added it).
-    func adopt(_ stored: DownloadRecord, rebooted: Bool) {
-        var record = stored
+    /// Takes a stored download into the loop (at restore, or when another process added it),
+    /// as its part says it is (`inspected`).
+    func adopt(_ stored: DownloadRecord, as inspected: DownloadRecord) {
+        let record = inspected
         let id = record.request.id
         nextSequence = max(nextSequence, record.sequence + 1)
-        if record.status == .downloading { record.status = .queued }
-        if let path = record.filePath, record.status != .completed {
-            let partPath = PartFile.path(for: path)
-            if var size = PartFile.size(at: partPath) {
-                if rebooted && size > record.checkpoint {
-                    truncate(partPath, off_t(record.checkpoint))
-                    size = record.checkpoint
-                }
-                record.bytes = size
-            } else if let total = record.total, PartFile.size(at: path) == total, record.status != .failed {
-                // Stopped between the rename and saving the row: the file in place is whole
-                // (it is renamed only after an fsync).
-                record.status = .completed
-                record.bytes = total
-            } else {
-                record.bytes = 0
-            }
-        }
         records[id] = record
-        if store == nil, let path = record.filePath { worker.claimedPaths.withLock { $0[path] = id } }
+        if !persistent, let path = record.filePath { worker.claimedPaths.withLock { $0[path] = id } }
         switch record.status {
         case .queued where runs(id): queue.insert(id, key: record.queueKey, host: hosts.id(record.host))
         case .waitingToRetry where runs(id): waiting.insert(id)
@@ -153,25 +170,52 @@ extension EngineLoop {
         if record.status != stored.status || record.bytes != stored.bytes { persist(id) } else { records.evictIfAtRest(id) }
     }
 
-    /// Adds downloads another process put in the store.
-    func adoptNewRows() {
-        guard let store else { return }
-        note { try store.transaction { try self.adoptNewRows(in: store) } }
-        needsScheduling = true
+    /// Adds downloads another process put in the store: the disk worker reads them (and
+    /// looks at their parts), this thread takes them in.
+    func adoptNewRows(then done: @escaping @Sendable (EngineLoop, Result<Void, DownloadManagerError>) -> Void = { _, _ in }) {
+        guard persistent else { return done(self, .success(())) }
+        let after = adoptedThrough
+        onWorker({ store in
+            Result { try store.map { try Self.newRows(in: $0, after: after) } ?? NewRows() }.mapError { ErrorBox(error: $0) }
+        }, then: { loop, rows in
+            switch rows {
+            case .success(let rows):
+                if let box = rows.unreadable { loop.storeError = box.error }
+                loop.adoptRows(rows.rows)
+                done(loop, .success(()))
+            case .failure(let box):
+                loop.storeError = box.error
+                done(loop, .failure(.storage("could not read the queue: \(box.error)")))
+            }
+        }, ifClosed: {})
     }
 
-    /// Adopts the rows past the last one known (AUTOINCREMENT numbers every process's
-    /// rows after all earlier ones; this process's own inserts move `adoptedThrough`
-    /// past theirs under the same write lock). Call it inside a transaction: adopting may write.
-    func adoptNewRows(in store: DownloadStore) throws {
-        var highest = adoptedThrough
-        try store.forEachRecord(where: "seq > ?", [adoptedThrough], skippingUnreadable: { self.storeError = $0 }) { row in
-            highest = max(highest, row.sequence)
-            guard records.hot[row.request.id] == nil else { return }
-            adopt(row, rebooted: false)
-            emit(.added(row.snapshot()))
-            needsScheduling = true
+    /// Rows another process added, each with its part inspected.
+    struct NewRows: Sendable {
+        var rows: [(stored: DownloadRecord, inspected: DownloadRecord)] = []
+        /// Why a row was left out (it stays in the table; `persistenceError` reports it).
+        var unreadable: ErrorBox?
+    }
+
+    /// The rows past `sequence` (AUTOINCREMENT numbers every process's rows after all earlier
+    /// ones), each with its part inspected. Disk worker.
+    static func newRows(in store: DownloadStore, after sequence: Int) throws -> NewRows {
+        var found = NewRows()
+        try store.forEachRecord(where: "seq > ?", [sequence], skippingUnreadable: { found.unreadable = found.unreadable ?? ErrorBox(error: $0) }) { row in
+            found.rows.append((row, row.inspectingPart(rebooted: false)))
         }
-        adoptedThrough = highest
+        return found
+    }
+
+    /// Takes in rows another process added (each once: those past the last one known).
+    func adoptRows(_ rows: [(stored: DownloadRecord, inspected: DownloadRecord)]) {
+        for (stored, inspected) in rows where stored.sequence > adoptedThrough {
+            if records.hot[stored.request.id] == nil {
+                adopt(stored, as: inspected)
+                emit(.added(stored.snapshot()))
+            }
+            adoptedThrough = max(adoptedThrough, stored.sequence)
+        }
+        needsScheduling = true
     }
 }

@@ -185,13 +185,13 @@ extension EngineLoop {
                 row: record, attempt: ObjectIdentifier(transfer), contentDisposition: transfer.head.contentDisposition,
                 contentType: transfer.head.contentType, finalURL: record.finalURL, offset: offset, total: total,
                 newState: offset == 0 ? newState : nil, durably: durably, diskReserve: configuration.diskReserve)))
-            if store != nil { records.saving(id) }
+            if persistent { records.saving(id) }
         }
     }
 
     /// The disk worker's answer for a part: write into it (letting curl go on), or fail the attempt.
     func bodyPrepared(_ id: DownloadID, attempt: ObjectIdentifier, _ outcome: BodyPreparation.Outcome) {
-        if store != nil { records.saved([id]) }
+        if persistent { records.saved([id]) }
         let transfer = preparing[id].flatMap { ObjectIdentifier($0) == attempt ? $0 : nil }
         if transfer != nil { preparing[id] = nil }
         let path: String? = switch outcome {

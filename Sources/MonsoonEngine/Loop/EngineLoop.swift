@@ -47,7 +47,9 @@ final class EngineLoop {
     var stopping = false
     var random = SystemRandomNumberGenerator()
     /// The persistent queue, when the manager has one.
-    let store: DownloadStore?
+    /// The queue is kept in a database (its connection is the disk worker's; this thread reads
+    /// it only to restore the queue, before the first transfer).
+    let persistent: Bool
     /// The last persistence failure, reported by `DownloadManager.persistenceError`.
     var storeError: Error?
     /// The highest sequence known from the store, so rows added by other processes are
@@ -73,13 +75,13 @@ final class EngineLoop {
         self.configuration = configuration
         self.inbox = inbox
         self.hub = hub
-        self.store = store
+        persistent = store != nil
         worker = DiskWorker(store: workerStore, inbox: inbox, hub: hub)
         placer = Placer(inbox: inbox)
-        records = RecordTable(store: store)
+        records = RecordTable(persistent: store != nil)
         if configuration.scope == .claimedOnly { claimed = [:] }
         inbox.attach(multi)
-        restore()
+        if let store { restore(from: store) }   // the connection closes when this returns
     }
 
     /// The thread's body: runs until shutdown, then releases every curl handle here.

@@ -12,17 +12,34 @@ struct RecordTable {
     /// Saves handed to the disk worker and not yet committed, by download: a record stays in
     /// memory until its last one is, or a read of the store would find an older row.
     private var unsaved: [DownloadID: Int] = [:]
-    let store: DownloadStore?
+    /// Records are kept in a store (else every record stays here).
+    let persistent: Bool
 
-    init(store: DownloadStore?) { self.store = store }
+    init(persistent: Bool) { self.persistent = persistent }
 
+    /// Rows the disk worker read for the command running now (see `EngineLoop.withRows`):
+    /// the table never reads the store itself, on the transfer thread.
+    private var preloaded: [DownloadID: DownloadRecord] = [:]
+
+    /// The record in memory, else the one read for the running command; nil: no such download.
     subscript(id: DownloadID) -> DownloadRecord? {
-        get {
-            if let record = hot[id] { return record }
-            guard let store else { return nil }
-            return (try? store.record(withID: id)) ?? nil
-        }
+        get { hot[id] ?? preloaded[id] }
         set { hot[id] = newValue }
+    }
+
+    /// Rows read for a command, until `endPreload`.
+    mutating func preload(_ rows: [DownloadRecord]) {
+        for row in rows where hot[row.request.id] == nil { preloaded[row.request.id] = row }
+    }
+
+    mutating func endPreload() {
+        preloaded.removeAll()
+    }
+
+    /// Forgets a record (removed), also one read for the running command.
+    mutating func remove(_ id: DownloadID) {
+        hot[id] = nil
+        preloaded[id] = nil
     }
 
     /// Whether the record is in memory (no store read).
@@ -30,7 +47,7 @@ struct RecordTable {
 
     /// Drops a record at rest from memory, once its row holds all of it.
     mutating func evictIfAtRest(_ id: DownloadID) {
-        guard store != nil, unsaved[id] == nil, let record = hot[id], record.isAtRest else { return }
+        guard persistent, unsaved[id] == nil, let record = hot[id], record.isAtRest else { return }
         hot[id] = nil
     }
 

@@ -162,24 +162,48 @@ final class CommandWatcher: Sendable {
 }
 
 extension EngineLoop {
-    /// Applies other processes' commands as if they had been called here, then deletes them.
+    /// Applies other processes' commands as if they had been called here (with the rows they
+    /// name read first), then deletes them.
     func apply(_ commands: [DownloadCommand], through seq: Int) {
+        var ids: [DownloadID] = []
         for command in commands {
             switch command {
-            case .pause(let id): _ = pause(id)
-            case .resume(let id): _ = resume(id)
-            case .retry(let id): _ = retry(id)
-            case .remove(let id, let deleteFile): _ = remove(id, deleteFile: deleteFile)
-            case .setPriority(let id, let priority): _ = setPriority(priority, for: id)
-            case .pauseAll: _ = pauseAll()       // a failure is kept for persistenceError
-            case .resumeAll: _ = resumeAll()
-            case .adoptNewDownloads: adoptNewRows()
-            case .claim(let id, let pid):
-                // A claim outlives its process when the runner never took it: honour only a live one.
-                if pid > 0 && (kill(pid, 0) == 0 || errno == EPERM) { _ = claim([id], by: pid) }
-            case .release(let id, let pid): if pid > 0 { release(id, by: pid) }
+            case .pause(let id), .resume(let id), .retry(let id), .remove(let id, _), .setPriority(let id, _), .claim(let id, _), .release(let id, _):
+                ids.append(id)
+            case .pauseAll, .resumeAll, .adoptNewDownloads:
+                break
             }
         }
-        if let store { note { try store.deleteCommands(through: seq) } }
+        // A failure is kept for persistenceError; the commands stay in the table for the next look.
+        withRows(ids, ifClosed: {}) { loop, read in
+            guard case .success = read else { return }
+            for command in commands {
+                switch command {
+                case .pause(let id): _ = loop.pause(id)
+                case .resume(let id): _ = loop.resume(id)
+                case .retry(let id): loop.retry(id, reply: .ignored)
+                case .remove(let id, let deleteFile): _ = loop.remove(id, deleteFile: deleteFile)
+                case .setPriority(let id, let priority): _ = loop.setPriority(priority, for: id)
+                case .pauseAll: loop.pauseAll(reply: .ignored)
+                case .resumeAll: loop.resumeAll(reply: .ignored)
+                case .adoptNewDownloads: loop.adoptNewRows()
+                case .claim(let id, let pid):
+                    // A claim outlives its process when the runner never took it: honour only a live one.
+                    if pid > 0 && (kill(pid, 0) == 0 || errno == EPERM) { _ = loop.claim([id], by: pid) }
+                case .release(let id, let pid): if pid > 0 { loop.release(id, by: pid) }
+                }
+            }
+            let inbox = loop.inbox
+            loop.work.append(.job { store in
+                do {
+                    try store?.deleteCommands(through: seq)
+                } catch {
+                    // Kept for persistenceError; applied again at the next look, which is harmless
+                    // for these commands (each brings its download to a state, not a step).
+                    let box = ErrorBox(error: error)
+                    inbox.post { $0.storeError = box.error }
+                }
+            })
+        }
     }
 }

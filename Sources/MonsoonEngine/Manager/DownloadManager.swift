@@ -45,35 +45,29 @@ public final class DownloadManager: Sendable {
         inbox.post { $0.stopping = true }
     }
 
-    /// Runs `body` on the transfer thread and returns its answer once what it changed is
-    /// saved (a failure to save it is the answer then).
-    ///
-    /// - Parameter readsStore: `body` reads the database, so it runs only once everything
-    ///   saved before it is committed.
-    func perform<T: Sendable>(readsStore: Bool = false, _ body: @escaping @Sendable (EngineLoop) -> Result<T, DownloadManagerError>) async throws(DownloadManagerError) -> T {
+    /// Runs `body` on the transfer thread, with the records of `ids` at hand (read by the disk
+    /// worker when not in memory), and returns its answer once what it changed is saved (a
+    /// failure to save it is the answer then).
+    func perform<T: Sendable>(rows ids: [DownloadID] = [], _ body: @escaping @Sendable (EngineLoop, CommandReply<T>) -> Void) async throws(DownloadManagerError) -> T {
         let inbox = self.inbox
         let result: Result<T, DownloadManagerError> = await withCheckedContinuation { continuation in
-            let run: EngineInbox.Job = { loop in
-                guard !loop.stopping else { return continuation.resume(returning: .failure(.shutDown)) }
-                let result = body(loop)
-                loop.afterSaving { error in
-                    if case .success = result, let error {
-                        continuation.resume(returning: .failure(.storage("could not save the change: \(error)")))
-                    } else {
-                        continuation.resume(returning: result)
-                    }
-                }
-            }
+            let reply = CommandReply<T> { continuation.resume(returning: $0) }
             let posted = inbox.post { loop in
-                guard readsStore else { return run(loop) }
-                // Once the worker is through what came before, back on the loop to read.
-                loop.afterSaving { _ in
-                    if !inbox.post(run) { continuation.resume(returning: .failure(.shutDown)) }
+                guard !loop.stopping else { return reply.shutDown() }
+                loop.withRows(ids, ifClosed: reply.shutDown) { loop, read in
+                    guard !loop.stopping else { return reply.shutDown() }
+                    if case .failure(let error) = read { return reply(loop, .failure(error)) }
+                    body(loop, reply)
                 }
             }
-            if !posted { continuation.resume(returning: .failure(.shutDown)) }
+            if !posted { reply.shutDown() }
         }
         return try result.get()
+    }
+
+    /// `perform` for a command that answers at once.
+    func perform<T: Sendable>(rows ids: [DownloadID] = [], now body: @escaping @Sendable (EngineLoop) -> Result<T, DownloadManagerError>) async throws(DownloadManagerError) -> T {
+        try await perform(rows: ids) { loop, reply in reply(loop, body(loop)) }
     }
 
     // MARK: - Downloads
@@ -93,65 +87,66 @@ public final class DownloadManager: Sendable {
     /// Adds many downloads at once (all or none; one transaction when persistent).
     @discardableResult
     public func enqueue(contentsOf requests: [DownloadRequest], replacingExisting: Bool = false) async throws(DownloadManagerError) -> [DownloadID] {
-        try await perform { $0.enqueue(requests, replacing: replacingExisting) }
+        try await perform(rows: requests.map(\.id).filter { !$0.rawValue.isEmpty }) { $0.enqueue(requests, replacing: replacingExisting, reply: $1) }
     }
 
     /// Stops a download, keeping its bytes for a later `resume`.
     public func pause(_ id: DownloadID) async throws(DownloadManagerError) {
-        try await perform { $0.pause(id) }
+        try await perform(rows: [id], now: { $0.pause(id) })
     }
 
     /// Queues a paused or failed download again; it resumes from its part file.
     public func resume(_ id: DownloadID) async throws(DownloadManagerError) {
-        try await perform { $0.resume(id) }
+        try await perform(rows: [id], now: { $0.resume(id) })
     }
 
     /// Queues a failed download (or one waiting to retry) now, with fresh retry counters.
     public func retry(_ id: DownloadID) async throws(DownloadManagerError) {
-        try await perform { $0.retry(id) }
+        try await perform(rows: [id]) { $0.retry(id, reply: $1) }
     }
 
     /// Forgets a download. Its `.part` file is always deleted; a completed file only if `deleteFile`.
     public func remove(_ id: DownloadID, deleteFile: Bool = false) async throws(DownloadManagerError) {
-        try await perform { $0.remove(id, deleteFile: deleteFile) }
+        try await perform(rows: [id], now: { $0.remove(id, deleteFile: deleteFile) })
     }
 
     /// Lets an engine with `QueueScope.claimedOnly` start these stored downloads (no effect
     /// with `.wholeQueue`, which starts everything queued). Unknown ids are ignored.
     public func claim(_ ids: [DownloadID]) async throws(DownloadManagerError) {
-        try await perform { $0.claim(ids) }
+        try await perform(rows: ids, now: { $0.claim(ids) })
     }
 
     /// Pauses every download that would run (also those a `.claimedOnly` engine does not run).
     /// - Throws: `.storage` when the queue cannot be read or saved (nothing may have changed).
     public func pauseAll() async throws(DownloadManagerError) {
-        try await perform { $0.pauseAll() }
+        try await perform { $0.pauseAll(reply: $1) }
     }
 
     /// Queues every paused download again.
     /// - Throws: `.storage` when the queue cannot be read or saved.
     public func resumeAll() async throws(DownloadManagerError) {
-        try await perform { $0.resumeAll() }
+        try await perform { $0.resumeAll(reply: $1) }
     }
 
     /// Changes a download's priority; it applies the next time a transfer starts.
     public func setPriority(_ priority: Int, for id: DownloadID) async throws(DownloadManagerError) {
-        try await perform { $0.setPriority(priority, for: id) }
+        try await perform(rows: [id], now: { $0.setPriority(priority, for: id) })
     }
 
     /// Changes the global and per-host limits (`perHost: .some(nil)` removes the
     /// per-host limit). Running transfers are not interrupted; a global limit of 0
     /// holds every queued download until it is raised again.
     public func setLimits(maxConcurrent: Int? = nil, perHost: Int?? = nil) async {
-        _ = try? await perform { loop -> Result<Void, DownloadManagerError> in
+        // Only a shutdown can fail it, and then there are no limits left to set.
+        _ = try? await perform(now: { loop -> Result<Void, DownloadManagerError> in
             loop.setLimits(maxConcurrent: maxConcurrent, perHost: perHost)
             return .success(())
-        }
+        })
     }
 
     /// Every download, in enqueue order.
     public var downloads: [Download] {
-        get async { (try? await perform(readsStore: true) { .success($0.snapshots()) }) ?? [] }
+        get async { (try? await perform { $0.snapshots(reply: $1) }) ?? [] }
     }
 
     /// The downloads of one URL, in enqueue order (an index lookup with a store).
@@ -162,18 +157,18 @@ public final class DownloadManager: Sendable {
     /// The downloads of each URL, in enqueue order: one trip to the transfer thread for all.
     /// - Throws: `.storage` when the queue cannot be read (never reported as "none").
     public func downloads(of urls: [URL]) async throws(DownloadManagerError) -> [[Download]] {
-        try await perform(readsStore: true) { loop in loop.downloads(of: urls) }
+        try await perform { $0.downloads(of: urls, reply: $1) }
     }
 
     /// How many downloads are in each status, without building them.
     public func counts() async -> [DownloadStatus: Int] {
-        (try? await perform(readsStore: true) { loop in .success(loop.counts()) }) ?? [:]
+        (try? await perform { $0.counts(reply: $1) }) ?? [:]
     }
 
     /// One download, or nil when no download has that id.
     /// - Throws: `.storage` when the queue cannot be read (never reported as "not found").
     public func download(withID id: DownloadID) async throws(DownloadManagerError) -> Download? {
-        try await perform { $0.snapshot(of: id) }
+        try await perform(rows: [id], now: { .success($0.snapshot(of: id)) })
     }
 
     /// A new stream of events from now on.
@@ -204,8 +199,9 @@ public final class DownloadManager: Sendable {
     /// The last failure to save the queue, if any (downloads go on meanwhile; their
     /// bytes are safe, and a restart re-reads the part files).
     public func persistenceError() async -> Error? {
-        let box = try? await perform(readsStore: true) { loop -> Result<ErrorBox?, DownloadManagerError> in
-            .success(loop.storeError.map { ErrorBox(error: $0) })
+        // After a trip through the disk worker: its failures so far have reached the loop.
+        let box = try? await perform { (loop: EngineLoop, reply: CommandReply<ErrorBox?>) in
+            loop.onWorker({ _ in () }, then: { loop, _ in reply(loop, .success(loop.storeError.map { ErrorBox(error: $0) })) }, ifClosed: reply.shutDown)
         }
         return box?.error
     }
@@ -283,7 +279,7 @@ public final class DownloadManager: Sendable {
 }
 
 /// Carries any error out of the transfer thread.
-struct ErrorBox: @unchecked Sendable {
+struct ErrorBox: Error, @unchecked Sendable {
     // Safe: the errors the store throws (`StoreError`, `DownloadError`) are Sendable values;
     // the box only erases their type.
     let error: Error

@@ -16,10 +16,23 @@ extension DiskWorker {
 
 
         /// Takes everything waiting: the longer the queue, the more rows share a transaction.
-        /// The rows are saved first, in one transaction; then the events and `then`s, in order
-        /// (each after the rows submitted before it, as promised, and the later ones too).
+        /// Rows are saved in one transaction per run between jobs; then the events and `then`s
+        /// go out, in order (each after the rows submitted before it, and the later ones too).
         func drain(_ items: [Work]) {
-            run(items)
+            var segment: [Work] = []
+            for item in items {
+                switch item {
+                case .job(let body):
+                    run(segment)
+                    segment.removeAll()
+                    body(connection.store)
+                case .publish, .then:
+                    break
+                default:
+                    segment.append(item)
+                }
+            }
+            run(segment)
             for item in items {
                 switch item {
                 case .publish(let events):
@@ -27,85 +40,113 @@ extension DiskWorker {
                 case .then(let body):
                     body(connection.unreported)
                     connection.unreported = nil
-                case .save, .saveProgress, .prepare, .prepareStart:
+                default:
                     break
                 }
             }
         }
 
-        /// Saves a run of rows in one transaction (flushed to disk when a checkpoint reset is
-        /// among them), then opens the parts prepared in it and answers the loop.
-        private func run(_ segment: [Work]) {
-            guard segment.contains(where: { if case .publish = $0 { false } else if case .then = $0 { false } else { true } }) else { return }
+        /// What a run of work came to, answered to the loop once it is committed.
+        private struct Answers {
             var saved: [DownloadID] = []
             var prepared: [(BodyPreparation, Choice)] = []
             var starts: [(DownloadID, StartPreparation.Outcome)] = []
+        }
+
+        /// Saves a run of rows in one transaction (flushed to disk when a checkpoint reset is
+        /// among them), then opens the parts prepared in it and answers the loop.
+        private func run(_ segment: [Work]) {
+            guard !segment.isEmpty else { return }
+            var answers = Answers()
             if let store = connection.store {
                 let durably = segment.contains { if case .prepare(let preparation) = $0 { preparation.durably } else { false } }
                 do {
                     try store.transaction(durably: durably) {
-                        for item in segment {
-                            switch item {
-                            case .save(let row):
-                                try store.update(row)
-                                saved.append(row.request.id)
-                            case .saveProgress(let id, let sequence, let bytes, let total, let checkpoint):
-                                try store.updateProgress(id: id, sequence: sequence, bytes: bytes, total: total, checkpoint: checkpoint)
-                            case .prepare(let preparation):
-                                // The row first, with its name (so a killed run finds the part).
-                                let choice = try choose(preparation) { try store.owner(ofPath: $0) }
-                                if let path = choice.path {
-                                    var row = preparation.row
-                                    row.filePath = path
-                                    try store.update(row)
-                                }
-                                prepared.append((preparation, choice))
-                            case .prepareStart(let preparation):
-                                starts.append((preparation.id, Self.start(preparation) { try store.record(withID: $0) }))
-                            case .publish, .then:
-                                break
-                            }
-                        }
+                        for item in segment { try perform(item, store: store, into: &answers) }
                     }
                 } catch {
                     report(error)
-                    saved.removeAll()
-                    // Everything in the segment still gets its answer: nothing waits forever.
-                    let failure = DownloadError(.fileSystem, "could not save the download in the database: \(error); the part file is kept")
-                    let chosen = Dictionary(prepared.map { ($0.0.attempt, $0.1.path) }, uniquingKeysWith: { first, _ in first })
-                    let answered = Set(starts.map(\.0))
-                    prepared.removeAll()
-                    for item in segment {
-                        switch item {
-                        case .prepare(let preparation):
-                            prepared.append((preparation, Choice(path: chosen[preparation.attempt] ?? nil, error: failure)))
-                        case .prepareStart(let preparation) where !answered.contains(preparation.id):
-                            starts.append((preparation.id, .failed(ErrorBox(error: error))))
-                        default:
-                            break
-                        }
-                    }
+                    answers = Self.failed(segment, answers, error)
                 }
             } else {
-                for case .prepareStart(let preparation) in segment {
-                    starts.append((preparation.id, Self.start(preparation) { _ in nil }))
-                }
-                for case .prepare(let preparation) in segment {
-                    let claimedPaths = self.claimedPaths
-                    let choice = choose(preparation) { path in claimedPaths.withLock { $0[path] } }
-                    if let path = choice.path { claimedPaths.withLock { $0[path] = preparation.row.request.id } }
-                    prepared.append((preparation, choice))
-                }
+                // Without a store only the disk work is left (no saves are submitted).
+                for item in segment { perform(item, into: &answers) }
             }
-            if !starts.isEmpty { inbox.post { [starts] loop in for (id, outcome) in starts { loop.startPrepared(id, outcome) } } }
+            if !answers.starts.isEmpty { inbox.post { [starts = answers.starts] loop in for (id, outcome) in starts { loop.startPrepared(id, outcome) } } }
             // Only now, with the rows committed (and flushed, for a reset checkpoint), the parts.
-            let outcomes = prepared.map { open($0.0, $0.1) }
+            let outcomes = answers.prepared.map { open($0.0, $0.1) }
             if !outcomes.isEmpty {
                 let posted = inbox.post { loop in for (id, attempt, outcome) in outcomes { loop.bodyPrepared(id, attempt: attempt, outcome) } }
                 // The engine has shut down: the parts stay for a later run.
                 if !posted { for case (_, _, .ready(let fd, _)) in outcomes { close(fd) } }
             }
-            if !saved.isEmpty { inbox.post { [saved] in $0.rowsSaved(saved) } }
+            if !answers.saved.isEmpty { inbox.post { [saved = answers.saved] in $0.rowsSaved(saved) } }
+        }
+
+        private func perform(_ item: Work, store: DownloadStore, into answers: inout Answers) throws {
+            switch item {
+            case .save(let row):
+                try store.update(row)
+                answers.saved.append(row.request.id)
+            case .saveProgress(let id, let sequence, let bytes, let total, let checkpoint):
+                try store.updateProgress(id: id, sequence: sequence, bytes: bytes, total: total, checkpoint: checkpoint)
+            case .delete(let id, let sequence):
+                try store.delete(id, sequence: sequence)
+            case .prepare(let preparation):
+                // The row first, with its name (so a killed run finds the part).
+                let choice = try choose(preparation) { try store.owner(ofPath: $0) }
+                if let path = choice.path {
+                    var row = preparation.row
+                    row.filePath = path
+                    try store.update(row)
+                }
+                answers.prepared.append((preparation, choice))
+            case .prepareStart(let preparation):
+                answers.starts.append((preparation.id, Self.start(preparation) { try store.record(withID: $0) }))
+            case .removeFiles(let paths):
+                for path in paths { PartFile.remove(path) }
+            case .publish, .then, .job:
+                break
+            }
+        }
+
+        private func perform(_ item: Work, into answers: inout Answers) {
+            switch item {
+            case .prepareStart(let preparation):
+                answers.starts.append((preparation.id, Self.start(preparation) { _ in nil }))
+            case .prepare(let preparation):
+                let claimedPaths = self.claimedPaths
+                let choice = choose(preparation) { path in claimedPaths.withLock { $0[path] } }
+                if let path = choice.path { claimedPaths.withLock { $0[path] = preparation.row.request.id } }
+                answers.prepared.append((preparation, choice))
+            case .removeFiles(let paths):
+                for path in paths { PartFile.remove(path) }
+            case .save, .saveProgress, .delete, .publish, .then, .job:
+                break
+            }
+        }
+
+        /// The answers when the run's transaction failed: nothing of it was saved, and
+        /// everything in it still gets an answer (nothing waits forever).
+        private static func failed(_ segment: [Work], _ answers: Answers, _ error: Error) -> Answers {
+            var result = Answers()
+            let failure = DownloadError(.fileSystem, "could not save the download in the database: \(error); the part file is kept")
+            let chosen = Dictionary(answers.prepared.map { ($0.0.attempt, $0.1.path) }, uniquingKeysWith: { first, _ in first })
+            let answered = Dictionary(answers.starts, uniquingKeysWith: { first, _ in first })
+            for item in segment {
+                switch item {
+                case .prepare(let preparation):
+                    result.prepared.append((preparation, Choice(path: chosen[preparation.attempt] ?? nil, error: failure)))
+                case .prepareStart(let preparation):
+                    // A read that worked stands; the rest are answered with the error.
+                    result.starts.append((preparation.id, answered[preparation.id] ?? .failed(ErrorBox(error: error))))
+                case .removeFiles(let paths):
+                    for path in paths { PartFile.remove(path) }   // disk work, not rolled back: done all the same
+                default:
+                    break
+                }
+            }
+            return result
         }
 
         private static func start(_ preparation: StartPreparation, read: (DownloadID) throws -> DownloadRecord?) -> StartPreparation.Outcome {

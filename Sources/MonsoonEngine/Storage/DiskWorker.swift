@@ -17,6 +17,13 @@ final class DiskWorker: Sendable {
         case prepareStart(StartPreparation)
         /// Names the file if it has no name yet, checks space, saves the row, opens the part.
         case prepare(BodyPreparation)
+        /// Deletes a download's row (that instance of it: a row added again under the same id stays).
+        case delete(DownloadID, sequence: Int)
+        /// Deletes files (parts of downloads that start over or are removed), in order with the rest.
+        case removeFiles([String])
+        /// Runs with the store's connection (nil without one), after everything before it is
+        /// saved and outside any transaction: a read for the loop, or a write in its own transaction.
+        case job(@Sendable (DownloadStore?) -> Void)
         /// Sends events once what came before them is saved.
         case publish([DownloadEvent])
         /// Runs once everything before it is saved, with the first saving error since the last `then`.

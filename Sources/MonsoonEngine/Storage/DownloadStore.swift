@@ -108,12 +108,16 @@ public final class DownloadStore {
     /// The downloads among `ids` that exist, in enqueue order (for following another
     /// process's work on them; a missing id was removed).
     public func downloads(withIDs ids: [DownloadID]) throws -> [Download] {
-        var found: [Download] = []
+        try records(withIDs: ids).map { $0.snapshot() }
+    }
+
+    func records(withIDs ids: [DownloadID]) throws -> [DownloadRecord] {
+        var found: [DownloadRecord] = []
         // SQLite allows a limited number of parameters per statement.
         for start in stride(from: 0, to: ids.count, by: 500) {
             let slice = ids[start..<min(ids.count, start + 500)]
             let marks = Array(repeating: "?", count: slice.count).joined(separator: ", ")
-            found += try rows(where: "id IN (\(marks))", slice.map(\.rawValue)).map { $0.snapshot() }
+            found += try rows(where: "id IN (\(marks))", slice.map(\.rawValue))
         }
         return found
     }
@@ -312,8 +316,8 @@ public final class DownloadStore {
         try database.run("INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = ?2", key, value)
     }
 
-    func delete(_ id: DownloadID) throws {
-        try database.run("DELETE FROM downloads WHERE id = ?", id.rawValue)
+    func delete(_ id: DownloadID, sequence: Int) throws {
+        try database.run("DELETE FROM downloads WHERE id = ? AND seq = ?", id.rawValue, sequence)
     }
 
     /// Runs `body` as one transaction (a batch of inserts, say).

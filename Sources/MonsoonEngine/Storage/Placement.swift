@@ -7,6 +7,7 @@ import Foundation
 /// (atomic: the destination never holds a partial file), then flush the folder
 /// so the rename itself survives a power cut.
 struct Placement: Sendable {
+    /// The part's descriptor; -1 for a part no attempt has open (one already whole), opened here.
     var fd: Int32
     var partPath: String
     var destination: String
@@ -42,9 +43,16 @@ struct Placement: Sendable {
     /// once (a folder that cannot be flushed fails its files: their renames might not survive
     /// a power cut).
     static func performBatch(_ batch: [(DownloadID, Placement)]) -> [(DownloadID, Result<Void, DownloadError>)] {
-        for (_, placement) in batch { placement.startFlush() }
-        var results: [(DownloadID, Result<Void, DownloadError>)] = batch.map { id, placement in
-            (id, Result { () throws(DownloadError) in try placement.moveIntoPlace() })
+        let opened: [(DownloadID, Result<Placement, DownloadError>)] = batch.map { id, placement in
+            guard placement.fd < 0 else { return (id, .success(placement)) }
+            var reopened = placement
+            reopened.fd = FileSystem.retrying { open(placement.partPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
+            if reopened.fd < 0 { return (id, .failure(FileSystem.error("cannot open \(placement.partPath)", errno: errno))) }
+            return (id, .success(reopened))
+        }
+        for case (_, .success(let placement)) in opened { placement.startFlush() }
+        var results: [(DownloadID, Result<Void, DownloadError>)] = opened.map { id, placement in
+            (id, placement.flatMap { placement in Result { () throws(DownloadError) in try placement.moveIntoPlace() } })
         }
         var folders: [String: Result<Void, DownloadError>] = [:]
         for (index, (_, placement)) in batch.enumerated() {

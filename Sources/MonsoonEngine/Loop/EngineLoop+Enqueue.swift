@@ -1,0 +1,158 @@
+import Foundation
+import MonsoonStore
+
+/// Adding downloads: checked on the transfer thread, written by the disk worker, then queued.
+extension EngineLoop {
+    /// Adds a batch whole or not at all. The records of the requests' ids must be at hand
+    /// (`withRows`). With a store, the disk worker numbers and inserts them in one transaction,
+    /// after taking in what other processes added, so numbering never collides.
+    func enqueue(_ requests: [DownloadRequest], replacing: Bool, reply: CommandReply<[DownloadID]>) {
+        guard !stopping else { return reply.shutDown() }
+        if let refusal = check(requests, replacing: replacing) { return reply(self, .failure(refusal)) }
+        // What to insert, and the id each request answers with (nil: the inserted row's).
+        var inserts: [DownloadRequest] = []
+        var kept: [DownloadID?] = []
+        for request in requests {
+            if !request.id.rawValue.isEmpty, records[request.id]?.placing == true {
+                // The old file is being renamed into place: replace it once that lands.
+                records[request.id]?.pendingReplacement = request
+                kept.append(request.id)
+                continue
+            }
+            if !request.id.rawValue.isEmpty, records[request.id] != nil { stopAndForget(request.id, deleteFiles: false) }
+            inserts.append(request)
+            kept.append(nil)
+        }
+        let after = adoptedThrough
+        onWorker({ [inserts] store in
+            Self.insert(inserts, into: store, adoptingAfter: after)
+        }, then: { [kept] loop, written in
+            switch written {
+            case .failure(let refusal):
+                reply(loop, .failure(refusal))
+            case .success(let written):
+                if let box = written.adopted.unreadable { loop.storeError = box.error }
+                loop.adoptRows(written.adopted.rows)
+                var inserted = written.records.makeIterator()
+                var ids: [DownloadID] = []
+                for id in kept {
+                    if let id {
+                        ids.append(id)
+                    } else if let record = inserted.next() {
+                        ids.append(loop.queueNew(record))
+                    }
+                }
+                if let last = written.records.last { loop.adoptedThrough = max(loop.adoptedThrough, last.sequence) }
+                loop.needsScheduling = true
+                reply(loop, .success(ids))
+            }
+        }, ifClosed: reply.shutDown)
+    }
+
+    /// What the disk worker wrote for an enqueue.
+    struct Inserted: Sendable {
+        var records: [DownloadRecord] = []
+        var adopted = NewRows()
+    }
+
+    /// Checks a batch before anything changes: ids, schemes, shared part files.
+    private func check(_ requests: [DownloadRequest], replacing: Bool) -> DownloadManagerError? {
+        var seen = Set<DownloadID>()
+        var paths: [String: DownloadID] = [:]
+        for request in requests {
+            if !request.id.rawValue.isEmpty {
+                if !replacing && (records[request.id] != nil || seen.contains(request.id)) { return .duplicate(request.id) }
+                seen.insert(request.id)
+            }
+            if case .discard = request.destination, persistent {
+                return .invalidRequest(request.id, "a download that writes nothing is not kept in a queue: use a manager without a database")
+            }
+            let scheme = request.url.scheme?.lowercased()
+            guard scheme == "http" || scheme == "https", request.url.host != nil else {
+                return .invalidRequest(request.id, "only http and https URLs can be downloaded (\(request.url.absoluteString))")
+            }
+            // Two downloads must never share a part file: one would truncate the other's bytes.
+            // (With a store, the disk worker also checks the rows, in the inserting transaction.)
+            if case .file(let path) = request.destination {
+                let owner = !persistent ? worker.claimedPaths.withLock { $0[path] } : nil
+                if let other = paths[path] ?? owner, other != request.id {
+                    return .invalidRequest(request.id, "download \(other) already writes to \(path)")
+                }
+                paths[path] = request.id
+            }
+        }
+        return nil
+    }
+
+    /// Disk worker: the rows, numbered and inserted (with a store), each with the bytes its part
+    /// already holds; first the rows other processes added.
+    private static func insert(_ requests: [DownloadRequest], into store: DownloadStore?, adoptingAfter after: Int) -> Result<Inserted, DownloadManagerError> {
+        var written = Inserted()
+        let staged: [DownloadRecord] = requests.map { request in
+            var record = Record(request: request, sequence: 0, host: hostKey(request.url))
+            if case .file(let path) = request.destination {
+                record.filePath = path
+                if let size = PartFile.size(at: PartFile.path(for: path)) { record.bytes = size }
+            }
+            return record
+        }
+        guard let store else {
+            written.records = staged
+            return .success(written)
+        }
+        do {
+            // One transaction for the whole batch: a hundred thousand rows in one commit.
+            try store.transaction {
+                written.adopted = try newRows(in: store, after: after)
+                var next = try store.nextSequence()
+                for var record in staged {
+                    if case .file(let path) = record.request.destination, let other = try store.owner(ofPath: path), other != record.request.id {
+                        throw DownloadManagerError.invalidRequest(record.request.id, "download \(other) already writes to \(path)")
+                    }
+                    let automatic = record.request.id.rawValue.isEmpty
+                    while true {
+                        record.sequence = next
+                        if automatic { record.request.id = DownloadID("d\(next)") }
+                        next += 1
+                        do {
+                            _ = try store.insert(record)
+                            break
+                        } catch let error as StoreError where error.isConstraintViolation {
+                            // `d<N>` already taken by an explicit id: take the next number.
+                            if automatic { continue }
+                            throw DownloadManagerError.duplicate(record.request.id)
+                        }
+                    }
+                    written.records.append(record)
+                }
+            }
+            return .success(written)
+        } catch let refusal as DownloadManagerError {
+            return .failure(refusal)
+        } catch {
+            return .failure(.storage("could not save the downloads: \(error)"))
+        }
+    }
+
+    /// Puts an inserted record in the queue; without a store, numbers it first.
+    private func queueNew(_ inserted: DownloadRecord) -> DownloadID {
+        var record = inserted
+        if !persistent {
+            if record.request.id.rawValue.isEmpty {
+                while records[DownloadID("d\(nextSequence)")] != nil { nextSequence += 1 }
+                record.request.id = DownloadID("d\(nextSequence)")
+            }
+            record.sequence = nextSequence
+            nextSequence += 1
+            if let path = record.filePath { worker.claimedPaths.withLock { $0[path] = record.request.id } }
+            records[record.request.id] = record
+        } else {
+            nextSequence = max(nextSequence, record.sequence + 1)
+        }
+        let id = record.request.id
+        claimed?[id, default: []].insert(Self.ownClaim)
+        queue.insert(id, key: record.queueKey, host: hosts.id(record.host))
+        if hub.hasSubscribers { emit(.added(record.snapshot())) }
+        return id
+    }
+}
