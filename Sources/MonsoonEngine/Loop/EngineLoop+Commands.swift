@@ -10,55 +10,62 @@ extension EngineLoop {
 
     func pause(_ id: DownloadID) -> Result<Void, DownloadManagerError> {
         guard let record = records[id] else { return .failure(.notFound(id)) }
-        guard record.status.isActive, !record.placing else { return .success(()) }
-        stopTransfer(id)
-        setStatus(id, .paused)
+        perform(DownloadLifecycle.command(.pause, status: record.status, placing: record.placing), for: id)
         return .success(())
     }
 
     func resume(_ id: DownloadID) -> Result<Void, DownloadManagerError> {
         guard let record = records[id] else { return .failure(.notFound(id)) }
-        if record.status == .paused || record.status == .failed {
+        perform(DownloadLifecycle.command(.resume, status: record.status, placing: record.placing), for: id)
+        return .success(())
+    }
+
+    /// Carries out what the lifecycle decided for a command.
+    private func perform(_ outcome: DownloadLifecycle.CommandOutcome, for id: DownloadID) {
+        guard let record = records[id] else { return }
+        switch outcome {
+        case .none:
+            break
+        case .pause:
+            stopTransfer(id)
+            setStatus(id, .paused)
+        case .queue(let liftHostHold):
             records[id]?.counters = RetryPolicy.Counters()
             records[id]?.restarts = 0
+            if liftHostHold { hostsOnHold[hosts.id(record.host)] = nil }
+            setStatus(id, .queued)
+        case .fetchAgain:
+            var again = record
+            again.bytes = 0
+            again.resume = nil
+            // Into a folder, the name is chosen again: with the file gone, the plain
+            // name is usually free once more (no " (2)" left over from a clash).
+            if case .file = record.request.destination {} else if let path = record.filePath {
+                again.filePath = nil
+                releasePath(path, of: id)
+            }
+            records[id] = again
             setStatus(id, .queued)
         }
-        return .success(())
     }
 
     /// Retry a failed download, or one waiting to retry, now; a completed one whose file has
     /// gone is fetched again (the disk worker looks).
     func retry(_ id: DownloadID, reply: CommandReply<Void>) {
         guard let record = records[id] else { return reply(self, .failure(.notFound(id))) }
-        switch record.status {
-        case .failed, .waitingToRetry, .paused:
-            records[id]?.counters = RetryPolicy.Counters()
-            records[id]?.restarts = 0
-            hostsOnHold[hosts.id(record.host)] = nil
-            setStatus(id, .queued)
-            reply(self, .success(()))
-        case .completed:
-            guard let path = record.filePath else { return reply(self, .success(())) }
-            onWorker({ _ in PartFile.exists(path) }, then: { loop, exists in
-                // Still the same completed download, and its file gone: fetch it again.
-                if !exists, loop.records.hot[id] == nil || loop.records.hot[id]?.status == .completed {
-                    var again = loop.records.hot[id] ?? record
-                    again.bytes = 0
-                    again.resume = nil
-                    // Into a folder, the name is chosen again: with the file gone, the plain
-                    // name is usually free once more (no " (2)" left over from a clash).
-                    if case .file = again.request.destination {} else {
-                        again.filePath = nil
-                        loop.releasePath(path, of: id)
-                    }
-                    loop.records[id] = again
-                    loop.setStatus(id, .queued)
-                }
-                reply(loop, .success(()))
-            }, ifClosed: reply.shutDown)
-        case .queued, .downloading:
-            reply(self, .success(()))
+        guard record.status == .completed, let path = record.filePath else {
+            perform(DownloadLifecycle.command(.retry(fileGone: false), status: record.status, placing: record.placing), for: id)
+            return reply(self, .success(()))
         }
+        // Kept in memory while the disk worker looks: a removal meanwhile is then seen.
+        records[id] = record
+        onWorker({ _ in !PartFile.exists(path) }, then: { loop, gone in
+            if let current = loop.records.hot[id] {
+                loop.perform(DownloadLifecycle.command(.retry(fileGone: gone), status: current.status, placing: current.placing), for: id)
+                loop.records.evictIfAtRest(id)
+            }
+            reply(loop, .success(()))
+        }, ifClosed: reply.shutDown)
     }
 
     /// Lets a `.claimedOnly` engine start these downloads for `claimant` (a no-op for

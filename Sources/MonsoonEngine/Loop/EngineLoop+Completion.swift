@@ -46,69 +46,54 @@ extension EngineLoop {
                 return
             }
         }
+        let body: DownloadLifecycle.AttemptEnd.Body
         switch transfer.sink {
-        case .file, .count:
+        case .file: body = .written
+        case .count: body = .counted
+        default: body = .none
+        }
+        if body != .none {
             records[id]?.bytes = transfer.fileSize
             transfer.reportedBytes = transfer.fileSize
-        default:
-            break
         }
-        if let reason = transfer.restartReason {
+        let head = transfer.head
+        let highWater = records[id]?.highWater ?? 0
+        let end = DownloadLifecycle.AttemptEnd(
+            body: body, restartReason: transfer.restartReason, abortError: transfer.abortError, status: head.status,
+            curlCode: Int(code.rawValue), curlText: code == CURLE_OK ? "" : transfer.errorText(code), retryAfter: head.retryAfter,
+            contentRange: head.contentRange, received: transfer.fileSize, expected: transfer.total, resumedFrom: transfer.plan.offset,
+            highWater: highWater, hasFile: records[id]?.filePath != nil)
+        let outcome = DownloadLifecycle.outcome(of: end, stallSeconds: configuration.stallSeconds, now: Date())
+        if transfer.restartReason == nil && transfer.abortError == nil {
+            // Progress is net: only bytes past the most the part has ever held count.
+            records[id]?.highWater = max(highWater, transfer.fileSize)
+        }
+        switch outcome {
+        case .complete:
+            // Nothing to place: the count (and the hash) is the result.
+            records[id]?.bytes = transfer.fileSize
+            records[id]?.total = transfer.fileSize
+            records[id]?.checksum = transfer.digest.map(FileDigest.hex(finishing:))
+            records[id]?.lastError = nil
+            setStatus(id, .completed)
+        case .place:
+            place(id, transfer)
+        case .placeWholePart(let total):
+            // The part is placed as it is (the placer opens it).
+            transfer.fileSize = total
+            transfer.total = total
+            records[id]?.total = total
+            records[id]?.bytes = total
+            place(id, transfer)
+        case .restartFresh(let reason):
             restartFresh(id, transfer, reason: reason)
-            return
-        }
-        if let error = transfer.abortError {
+        case .fail(let error):
             closeFile(transfer)
             fail(id, error)
-            return
-        }
-        // Progress is net: only bytes past the most the part has ever held count.
-        let highWater = records[id]?.highWater ?? 0
-        let madeProgress = transfer.fileSize > highWater
-        records[id]?.highWater = max(highWater, transfer.fileSize)
-        let head = transfer.head
-        if head.status >= 400 && head.status != 416 {
-            // An error status decides, whatever curl made of the (dropped) error body.
+        case .retry(let failure, let holdHost):
             closeFile(transfer)
-            let failure = FailureClassifier.httpFailure(status: head.status, retryAfter: head.retryAfter, now: Date())
-            retryOrFail(id, failure, holdHost: FailureClassifier.holdsHost(status: head.status))
-            return
+            retryOrFail(id, failure, holdHost: holdHost)
         }
-        if code != CURLE_OK {
-            closeFile(transfer)
-            var failure = FailureClassifier.curlFailure(code: Int(code.rawValue), text: transfer.errorText(code), stallSeconds: configuration.stallSeconds)
-            failure.madeProgress = madeProgress
-            retryOrFail(id, failure, holdHost: false)
-            return
-        }
-        if head.isSuccess {
-            if let total = transfer.total, transfer.fileSize != total {
-                closeFile(transfer)
-                let error = DownloadError(.truncated, "the body ended at \(transfer.fileSize) of \(total) bytes")
-                retryOrFail(id, RetryPolicy.Failure(error: error, isTransient: true, retryAfter: nil, madeProgress: madeProgress), holdHost: false)
-                return
-            }
-            place(id, transfer)
-            return
-        }
-        if head.status == 416 {
-            // Asked for bytes past the end: done if the part already holds the whole resource.
-            let total = head.contentRange.flatMap(ContentRange.init)?.total
-            if transfer.plan.offset > 0, let total, total == transfer.plan.offset, records[id]?.filePath != nil {
-                // The part is placed as it is (the placer opens it).
-                transfer.fileSize = total
-                transfer.total = total
-                records[id]?.total = total
-                records[id]?.bytes = total
-                place(id, transfer)
-                return
-            }
-            restartFresh(id, transfer, reason: "the server could not serve the rest of the part")
-            return
-        }
-        // A 3xx that was not followed (304, or a Location-less redirect).
-        let failure = FailureClassifier.httpFailure(status: head.status, retryAfter: head.retryAfter, now: Date())
-        retryOrFail(id, failure, holdHost: false)
     }
 
     private func closeFile(_ transfer: Transfer) {
@@ -130,9 +115,8 @@ extension EngineLoop {
         record.startPartOver(epoch: nextPartEpoch())
         record.restarts += 1
         records[id] = record
-        if record.restarts > 3 {
-            let error = DownloadError(.protocolViolation, "gave up restarting: \(reason)")
-            retryOrFail(id, RetryPolicy.Failure(error: error, isTransient: true, retryAfter: nil, madeProgress: false), holdHost: false)
+        if let failure = DownloadLifecycle.restart(reason: reason, restarts: record.restarts) {
+            retryOrFail(id, failure, holdHost: false)
             return
         }
         setStatus(id, .queued)
@@ -172,15 +156,6 @@ extension EngineLoop {
     /// Hands the finished part to the placement queue: fsync, rename and folder
     /// fsync happen there, so a slow disk never stalls other transfers.
     private func place(_ id: DownloadID, _ transfer: Transfer) {
-        if case .count = transfer.sink {
-            // Nothing to place: the count (and the hash) is the result.
-            records[id]?.bytes = transfer.fileSize
-            records[id]?.total = transfer.fileSize
-            records[id]?.checksum = transfer.digest.map(FileDigest.hex(finishing:))
-            records[id]?.lastError = nil
-            setStatus(id, .completed)
-            return
-        }
         guard let path = records[id]?.filePath, transfer.fd >= 0 || transfer.head.status == 416 else {
             fail(id, DownloadError(.fileSystem, "the finished download has no file"))
             return

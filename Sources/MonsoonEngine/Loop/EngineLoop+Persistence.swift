@@ -69,10 +69,9 @@ extension EngineLoop {
         }, ifClosed: ifClosed)
     }
 
-    /// Runs `body` once everything saved so far is committed, with the first saving error
-    /// since (at once, without a store).
+    /// Runs `body` once everything handed to the disk worker so far is done (rows committed,
+    /// files deleted), with the first saving error since.
     func afterSaving(_ body: @escaping @Sendable (Error?) -> Void) {
-        guard persistent else { return body(nil) }
         work.append(.then(body))
         submitWork()
     }

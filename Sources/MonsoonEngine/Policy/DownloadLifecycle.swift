@@ -1,0 +1,139 @@
+import Foundation
+
+/// A download's lifecycle as pure decisions: from where a download is and what happened (an
+/// attempt ended, a restart, a command, a placement), what it moves to. The loop gathers the
+/// facts from curl and its records, and performs the answer.
+///
+///     queued ──start──▶ downloading ──place──▶ (placing) ──▶ completed
+///       ▲                  │  │  └──restart (≤ 3 in a row)──▶ queued
+///       │                  │  └──transient failure──▶ waitingToRetry ──due──▶ queued
+///       └──resume/retry────┴─────permanent failure──▶ failed
+///                          pause (from queued, downloading, waitingToRetry) ──▶ paused
+enum DownloadLifecycle {
+    /// How an attempt ended, as facts (no handles, no files).
+    struct AttemptEnd: Equatable {
+        enum Body: Equatable {
+            /// Written into the part file.
+            case written
+            /// Counted (and hashed), written nowhere.
+            case counted
+            /// No body was taken (an error status, or cut short).
+            case none
+        }
+
+        var body: Body
+        /// A callback found the bytes unusable for the part (another version, the wrong offset).
+        var restartReason: String?
+        /// A callback stopped the attempt for good (too large, a web page, no room).
+        var abortError: DownloadError?
+        /// The final response's status (0: none).
+        var status: Int
+        /// curl's result code (0: the transfer completed), and its text.
+        var curlCode = 0
+        var curlText = ""
+        var retryAfter: String?
+        var contentRange: String?
+        /// What the part holds now, and the length the server announced.
+        var received = 0
+        var expected: Int?
+        /// Where this attempt started in the part (0: from scratch).
+        var resumedFrom = 0
+        /// The most the part ever held before this attempt: only going past it is progress.
+        var highWater = 0
+        /// The download has a file name (so a part that may be whole).
+        var hasFile = true
+    }
+
+    enum AttemptOutcome: Equatable {
+        /// A counted body is done: the count (and hash) is the result.
+        case complete
+        /// The part is whole: flush it and rename it into place.
+        case place
+        /// Asked for the rest of a part that already holds all `total` bytes (a 416): place it as it is.
+        case placeWholePart(total: Int)
+        /// Drop the part and go again at once without Range (`restart` decides how often).
+        case restartFresh(reason: String)
+        /// Stop for good.
+        case fail(DownloadError)
+        /// A failure for the retry policy to weigh; `holdHost` holds the host's other downloads too.
+        case retry(RetryPolicy.Failure, holdHost: Bool)
+    }
+
+    static func outcome(of end: AttemptEnd, stallSeconds: Int, now: Date) -> AttemptOutcome {
+        if let reason = end.restartReason { return .restartFresh(reason: reason) }
+        if let error = end.abortError { return .fail(error) }
+        let madeProgress = end.received > end.highWater
+        if end.status >= 400 && end.status != 416 {
+            // An error status decides, whatever curl made of the (dropped) error body.
+            return .retry(FailureClassifier.httpFailure(status: end.status, retryAfter: end.retryAfter, now: now),
+                          holdHost: FailureClassifier.holdsHost(status: end.status))
+        }
+        if end.curlCode != 0 {
+            var failure = FailureClassifier.curlFailure(code: end.curlCode, text: end.curlText, stallSeconds: stallSeconds)
+            failure.madeProgress = madeProgress
+            return .retry(failure, holdHost: false)
+        }
+        if (200...299).contains(end.status) {
+            if let expected = end.expected, end.received != expected {
+                let error = DownloadError(.truncated, "the body ended at \(end.received) of \(expected) bytes")
+                return .retry(RetryPolicy.Failure(error: error, isTransient: true, retryAfter: nil, madeProgress: madeProgress), holdHost: false)
+            }
+            return end.body == .counted ? .complete : .place
+        }
+        if end.status == 416 {
+            // Asked for bytes past the end: done if the part already holds the whole resource.
+            if end.resumedFrom > 0, end.hasFile, let total = end.contentRange.flatMap(ContentRange.init)?.total, total == end.resumedFrom {
+                return .placeWholePart(total: total)
+            }
+            return .restartFresh(reason: "the server could not serve the rest of the part")
+        }
+        // A 3xx that was not followed (304, or a Location-less redirect).
+        return .retry(FailureClassifier.httpFailure(status: end.status, retryAfter: end.retryAfter, now: now), holdHost: false)
+    }
+
+    /// The most immediate restarts in a row: a resource that keeps changing is a failure then.
+    static let maxRestarts = 3
+
+    /// After a restart (the `restarts`-th in a row): queue again at once, or give up to the retry policy.
+    static func restart(reason: String, restarts: Int) -> RetryPolicy.Failure? {
+        guard restarts > maxRestarts else { return nil }
+        let error = DownloadError(.protocolViolation, "gave up restarting: \(reason)")
+        return RetryPolicy.Failure(error: error, isTransient: true, retryAfter: nil, madeProgress: false)
+    }
+
+    /// What a user asks of one download.
+    enum Command: Equatable {
+        case pause
+        case resume
+        /// `fileGone`: for a completed download, whether its file is no longer there.
+        case retry(fileGone: Bool)
+    }
+
+    enum CommandOutcome: Equatable {
+        /// Nothing to do (already so, or not applicable).
+        case none
+        /// Stop any transfer (the part stays) and pause.
+        case pause
+        /// Queue again, with fresh retry counters; a retry also lifts its host's hold (the user
+        /// asks for it now).
+        case queue(liftHostHold: Bool)
+        /// Queue again from nothing: the completed file is gone.
+        case fetchAgain
+    }
+
+    static func command(_ command: Command, status: DownloadStatus, placing: Bool) -> CommandOutcome {
+        switch (command, status) {
+        case (.pause, .queued), (.pause, .downloading), (.pause, .waitingToRetry):
+            // A file being renamed into place lands: pausing it would only lose the rename.
+            return placing ? .none : .pause
+        case (.resume, .paused), (.resume, .failed):
+            return .queue(liftHostHold: false)
+        case (.retry, .failed), (.retry, .waitingToRetry), (.retry, .paused):
+            return .queue(liftHostHold: true)
+        case (.retry(let fileGone), .completed):
+            return fileGone && !placing ? .fetchAgain : .none
+        default:
+            return .none
+        }
+    }
+}

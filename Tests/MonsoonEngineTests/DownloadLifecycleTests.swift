@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+@testable import MonsoonEngine
+
+/// The lifecycle's decisions, without a network: every branch an attempt can end in.
+@Suite struct DownloadLifecycleTests {
+    private let now = Date(timeIntervalSince1970: 1_700_000_000)
+
+    private func end(_ status: Int, body: DownloadLifecycle.AttemptEnd.Body = .written, received: Int = 100, expected: Int? = 100,
+                     curlCode: Int = 0, from offset: Int = 0, highWater: Int = 0) -> DownloadLifecycle.AttemptEnd {
+        DownloadLifecycle.AttemptEnd(body: body, status: status, curlCode: curlCode, curlText: curlCode == 0 ? "" : "Connection reset",
+                                     received: received, expected: expected, resumedFrom: offset, highWater: highWater)
+    }
+
+    private func outcome(_ end: DownloadLifecycle.AttemptEnd) -> DownloadLifecycle.AttemptOutcome {
+        DownloadLifecycle.outcome(of: end, stallSeconds: 30, now: now)
+    }
+
+    @Test func aWholeBodyIsPlacedAndACountedOneIsDone() {
+        #expect(outcome(end(200)) == .place)
+        #expect(outcome(end(206, from: 40)) == .place)
+        #expect(outcome(end(200, body: .counted)) == .complete)
+        #expect(outcome(end(200, expected: nil)) == .place)   // no length announced: the end of the body is the end
+    }
+
+    @Test func aShortBodyIsRetriedAsTruncation() {
+        guard case .retry(let failure, let holdHost) = outcome(end(200, received: 60, expected: 100, highWater: 10)) else {
+            Issue.record("a short body must be retried")
+            return
+        }
+        #expect(failure.error.code == .truncated)
+        #expect(failure.isTransient && failure.madeProgress && !holdHost)
+        guard case .retry(let again, _) = outcome(end(200, received: 60, expected: 100, highWater: 60)) else { return }
+        #expect(!again.madeProgress)   // the same bytes again are no progress
+    }
+
+    @Test func errorStatusesDecideWhateverCurlSaid() {
+        guard case .retry(let failure, let holdHost) = outcome(end(503, body: .none, curlCode: 23)) else {
+            Issue.record("a 503 is retried")
+            return
+        }
+        #expect(failure.error.httpStatus == 503 && failure.isTransient && holdHost)
+        guard case .retry(let notFound, let holds) = outcome(end(404, body: .none)) else { return }
+        #expect(!notFound.isTransient && !holds)
+        guard case .retry(let tooMany, true) = outcome(end(429, body: .none)) else {
+            Issue.record("a 429 holds its host")
+            return
+        }
+        #expect(tooMany.isTransient)
+    }
+
+    @Test func aNetworkFailureIsWeighedWithItsProgress() {
+        guard case .retry(let failure, false) = outcome(end(200, received: 50, expected: 100, curlCode: 56, highWater: 20)) else {
+            Issue.record("a dropped connection is retried")
+            return
+        }
+        #expect(failure.error.code == .network)
+        #expect(failure.madeProgress)
+    }
+
+    @Test func a416IsDoneWhenThePartIsWholeElseAFreshStart() {
+        var whole = end(416, body: .none, received: 100, expected: nil, from: 100)
+        whole.contentRange = "bytes */100"
+        #expect(outcome(whole) == .placeWholePart(total: 100))
+        var shorter = whole
+        shorter.contentRange = "bytes */90"
+        #expect(outcome(shorter) == .restartFresh(reason: "the server could not serve the rest of the part"))
+        var unnamed = whole
+        unnamed.hasFile = false
+        #expect(outcome(unnamed) == .restartFresh(reason: "the server could not serve the rest of the part"))
+    }
+
+    @Test func callbacksDecisionsComeFirst() {
+        var changed = end(200)
+        changed.restartReason = "the resource changed on the server"
+        #expect(outcome(changed) == .restartFresh(reason: "the resource changed on the server"))
+        var page = end(200)
+        page.abortError = DownloadError(.webPageNotMedia, "a web page")
+        #expect(outcome(page) == .fail(DownloadError(.webPageNotMedia, "a web page")))
+    }
+
+    @Test func anUnfollowedRedirectIsAFailureForThePolicy() {
+        guard case .retry(let failure, false) = outcome(end(304, body: .none)) else {
+            Issue.record("a 304 to a download is a failure")
+            return
+        }
+        #expect(failure.error.httpStatus == 304)
+    }
+
+    @Test func restartsInARowEndInTheRetryPolicy() {
+        #expect(DownloadLifecycle.restart(reason: "changed", restarts: 1) == nil)
+        #expect(DownloadLifecycle.restart(reason: "changed", restarts: 3) == nil)
+        let failure = DownloadLifecycle.restart(reason: "changed", restarts: 4)
+        #expect(failure?.error.code == .protocolViolation)
+        #expect(failure?.error.message == "gave up restarting: changed")
+    }
+
+    @Test func commandsMoveOnlyWhatTheyApplyTo() {
+        typealias L = DownloadLifecycle
+        for status in [DownloadStatus.queued, .downloading, .waitingToRetry] {
+            #expect(L.command(.pause, status: status, placing: false) == .pause)
+            #expect(L.command(.resume, status: status, placing: false) == .none)
+        }
+        #expect(L.command(.pause, status: .downloading, placing: true) == .none)   // the rename lands
+        for status in [DownloadStatus.paused, .completed, .failed] { #expect(L.command(.pause, status: status, placing: false) == .none) }
+        #expect(L.command(.resume, status: .paused, placing: false) == .queue(liftHostHold: false))
+        #expect(L.command(.resume, status: .failed, placing: false) == .queue(liftHostHold: false))
+        for status in [DownloadStatus.failed, .waitingToRetry, .paused] {
+            #expect(L.command(.retry(fileGone: false), status: status, placing: false) == .queue(liftHostHold: true))
+        }
+        #expect(L.command(.retry(fileGone: false), status: .completed, placing: false) == .none)
+        #expect(L.command(.retry(fileGone: true), status: .completed, placing: false) == .fetchAgain)
+        #expect(L.command(.retry(fileGone: true), status: .queued, placing: false) == .none)
+        #expect(L.command(.retry(fileGone: false), status: .downloading, placing: false) == .none)
+    }
+}
