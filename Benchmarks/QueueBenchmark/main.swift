@@ -78,7 +78,7 @@ let peakForQueue = peakResidentMiB()
 // The engine API's full snapshot: every download as a value, all in memory at once.
 let reopened = try DownloadManager(configuration: configuration, databasePath: database, watchesOtherProcesses: false)
 var snapshots = 0
-let snapshotTime = await seconds { snapshots = await reopened.downloads.count }
+let snapshotTime = try await seconds { snapshots = try await reopened.downloads.count }
 await reopened.shutdown()
 
 print("queue of \(count) downloads (\(count - 1_000) enqueued in batches of 5,000)")

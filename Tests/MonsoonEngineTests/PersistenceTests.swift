@@ -33,7 +33,7 @@ import Testing
             await manager.shutdown()
         }
         let manager = try DownloadManager(configuration: idleConfiguration(), databasePath: database)
-        let restored = await manager.downloads
+        let restored = try await manager.downloads
         #expect(restored.count == 3)
         #expect(restored[0].id == "x")
         #expect(restored[0].request.userInfo == ["episode": "42", "feed": "é", "empty": ""])
@@ -79,7 +79,7 @@ import Testing
 
         server.setRoute("/slow", Route(body: body, etag: "\"s\""))
         let manager = try DownloadManager(configuration: fastConfiguration(), databasePath: database)
-        let restored = Dictionary(uniqueKeysWithValues: await manager.downloads.map { ($0.id, $0) })
+        let restored = Dictionary(uniqueKeysWithValues: try await manager.downloads.map { ($0.id, $0) })
         #expect(restored["done"]?.status == .completed)
         #expect(restored["missing"]?.status == .failed)
         #expect(restored["missing"]?.lastError?.httpStatus == 404)
@@ -222,9 +222,9 @@ import Testing
         ])
         #expect(theirs == ["d1"])
         #expect(mine[0] == "d2" && mine[1] != "d1" && mine[1] != "d2")
-        let ids = await manager.downloads.map(\.id)
+        let ids = try await manager.downloads.map(\.id)
         #expect(Set(ids) == Set(theirs + mine))
-        #expect(await manager.counts()[.queued] == 3)
+        #expect(try await manager.counts()[.queued] == 3)
         await manager.shutdown()
     }
 }

@@ -160,7 +160,7 @@ import Testing
             }.count
         }
         let manager = try DownloadManager(configuration: fastConfiguration(concurrency: 0), databasePath: database, watchesOtherProcesses: true)
-        _ = await manager.counts()
+        _ = try await manager.counts()
         #expect(openDescriptors() > 0)
         await manager.shutdown()
         #expect(openDescriptors() == 0, "the transfer thread's and the watcher's connections are closed")

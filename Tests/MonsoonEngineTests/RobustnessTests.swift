@@ -14,7 +14,7 @@ import Testing
         let manager = DownloadManager(configuration: configuration)
         try await manager.enqueue(contentsOf: (0..<5).map { request(DownloadID("\($0)"), server.url("/\($0)"), to: folder.file("\($0)")) })
         await manager.waitUntilIdle()
-        #expect(await manager.downloads.allSatisfy { $0.status == .failed && $0.lastError?.code == .notEnoughDiskSpace })
+        #expect(try await manager.downloads.allSatisfy { $0.status == .failed && $0.lastError?.code == .notEnoughDiskSpace })
         await manager.shutdown()
     }
 
@@ -84,7 +84,7 @@ import Testing
             try await manager.enqueue(request("a", URL(string: "http://127.0.0.1:9/a")!, to: "/tmp/never"))
         }
         await manager.waitUntilIdle()
-        #expect(await manager.downloads.isEmpty)
+        await #expect(throws: DownloadManagerError.shutDown) { _ = try await manager.downloads }
         await #expect(throws: DownloadError.self) { _ = try await manager.fetch(FetchRequest(url: URL(string: "http://127.0.0.1:9/")!)) }
     }
 }

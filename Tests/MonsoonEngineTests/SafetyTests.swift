@@ -24,7 +24,7 @@ import Testing
         try await manager.enqueue(request("a", server.url("/b"), to: folder.file("b")), replacingExisting: true)
         let replaced = try await waitFor(manager, "a", .completed)
         #expect(replaced.request.url == server.url("/b"))
-        #expect(await manager.downloads.count == 1)
+        #expect(try await manager.downloads.count == 1)
         await manager.shutdown()
     }
 
@@ -60,7 +60,7 @@ import Testing
         try await manager.remove("kept", deleteFile: false)
         try await manager.remove("slow", deleteFile: false)
         #expect(folder.contents() == ["kept"])
-        #expect(await manager.downloads.isEmpty)
+        #expect(try await manager.downloads.isEmpty)
         await #expect(throws: DownloadManagerError.notFound("done")) { try await manager.remove("done") }
         var removed: [DownloadID] = []
         for await event in events {
@@ -142,9 +142,9 @@ import Testing
         for (index, body) in bodies.enumerated() { server.setRoute("/\(index)", Route(body: body, etag: "\"\(index)\"", throttle: 40_000)) }
         let manager = DownloadManager(configuration: fastConfiguration())
         try await manager.enqueue(contentsOf: (0..<3).map { request(DownloadID("\($0)"), server.url("/\($0)"), to: folder.file("\($0)")) })
-        try await eventually("all started") { await manager.downloads.allSatisfy { $0.bytes > 0 } }
+        try await eventually("all started") { try await manager.downloads.allSatisfy { $0.bytes > 0 } }
         try await manager.pauseAll()
-        let statuses = await manager.downloads.map(\.status)
+        let statuses = try await manager.downloads.map(\.status)
         #expect(statuses == [.paused, .paused, .paused])
         for (index, body) in bodies.enumerated() { server.setRoute("/\(index)", Route(body: body, etag: "\"\(index)\"")) }
         try await manager.resumeAll()

@@ -15,7 +15,7 @@ import Testing
         let manager = DownloadManager(configuration: fastConfiguration(concurrency: 3))
         try await manager.enqueue(contentsOf: (0..<8).map { request(DownloadID("\($0)"), server.url("/\($0)"), to: folder.file("\($0).bin")) })
         await manager.waitUntilIdle()
-        #expect(await manager.downloads.allSatisfy { $0.status == .completed })
+        #expect(try await manager.downloads.allSatisfy { $0.status == .completed })
         #expect(server.maxConcurrentRequests == 3)
         await manager.shutdown()
     }
@@ -37,7 +37,7 @@ import Testing
         let manager = DownloadManager(configuration: configuration)
         try await manager.enqueue(contentsOf: requests)
         await manager.waitUntilIdle()
-        #expect(await manager.downloads.allSatisfy { $0.status == .completed })
+        #expect(try await manager.downloads.allSatisfy { $0.status == .completed })
         #expect(one.maxConcurrentRequests == 2)
         #expect(two.maxConcurrentRequests == 2)
         await manager.shutdown()
@@ -53,7 +53,7 @@ import Testing
         try await manager.enqueue(contentsOf: priorities.map { request(DownloadID($0.0), server.url("/\($0.0)"), to: folder.file($0.0), priority: $0.1) })
         await manager.waitUntilIdle()
         #expect(server.requests.map(\.path) == ["/d", "/b", "/e", "/a", "/c"])
-        #expect(await manager.downloads.map(\.id) == ["a", "b", "c", "d", "e"], "listed in enqueue order")
+        #expect(try await manager.downloads.map(\.id) == ["a", "b", "c", "d", "e"], "listed in enqueue order")
         await manager.shutdown()
     }
 

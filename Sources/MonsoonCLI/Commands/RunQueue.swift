@@ -78,7 +78,7 @@ struct RunQueue: RunnableCommand {
         }
         // Restoring may have completed some (killed between a file's rename and its row): count
         // what is still to do once it is done (a first answer from the engine comes after it).
-        _ = await manager.counts()
+        do { _ = try await manager.counts() } catch { throw CLIError(message: "cannot read the download queue: \(error)") }
         let stillPending: Set<DownloadID>
         do { stillPending = Set(try episodes.store.pending().map(\.id)) } catch { throw CLIError(message: "cannot read the download queue: \(error)") }
         let active = space.map { $0.fits.filter(stillPending.contains).count } ?? 0

@@ -111,7 +111,7 @@ struct HandOffFollower {
         let session = QueueRun(manager, context: context, global: global)
         do {
             // Restoring may finish some (killed between a rename and its row): read them first.
-            _ = await manager.counts()
+            _ = try await manager.counts()
             try Self.read(reporter, from: store)
             try await manager.claim(reporter.unsettled)
             // Retrying a download that already runs again is a no-op: safe if the runner took it.

@@ -145,13 +145,15 @@ public final class DownloadManager: Sendable {
     }
 
     /// Every download, in enqueue order.
+    /// - Throws: `.storage` when the queue cannot be read (never reported as an empty queue).
     public var downloads: [Download] {
-        get async { (try? await perform { $0.snapshots(reply: $1) }) ?? [] }
+        get async throws(DownloadManagerError) { try await perform { $0.snapshots(reply: $1) } }
     }
 
     /// The downloads of one URL, in enqueue order (an index lookup with a store).
-    public func downloads(of url: URL) async -> [Download] {
-        (try? await downloads(of: [url]))?.first ?? []
+    /// - Throws: `.storage` when the queue cannot be read.
+    public func downloads(of url: URL) async throws(DownloadManagerError) -> [Download] {
+        try await downloads(of: [url]).first ?? []
     }
 
     /// The downloads of each URL, in enqueue order: one trip to the transfer thread for all.
@@ -161,8 +163,9 @@ public final class DownloadManager: Sendable {
     }
 
     /// How many downloads are in each status, without building them.
-    public func counts() async -> [DownloadStatus: Int] {
-        (try? await perform { $0.counts(reply: $1) }) ?? [:]
+    /// - Throws: `.storage` when the queue cannot be read.
+    public func counts() async throws(DownloadManagerError) -> [DownloadStatus: Int] {
+        try await perform { $0.counts(reply: $1) }
     }
 
     /// One download, or nil when no download has that id.
