@@ -11,7 +11,9 @@ extension EngineLoop {
     func persist(_ id: DownloadID) {
         guard persistent, let record = records.hot[id] else { return }
         records.saving(id)
-        work.append(.save(record))
+        // A completion is flushed with its commit, before it is reported (one flush for all
+        // the rows of a batch): a file reported complete is in the database after a power cut.
+        work.append(.save(record, durably: record.status == .completed))
     }
 
     /// The disk worker committed these saves.

@@ -5,7 +5,10 @@ import Foundation
 ///
 /// Other threads never touch it; they post jobs through the `EngineInbox`. Because
 /// one thread owns all of it, no lock guards the records and no callback races a
-/// state change.
+/// state change. It only transfers: what may block on a disk or the database (rows, names,
+/// part files, free space, flushes) is handed to the `DiskWorker` and the `Placer`, whose
+/// answers come back through the inbox; what to do is decided by pure values
+/// (`Scheduler`, `BodyDecision`, `DownloadLifecycle`, `RetryPolicy`) that this class performs.
 final class EngineLoop {
     typealias Record = DownloadRecord
 
@@ -46,7 +49,6 @@ final class EngineLoop {
     var runningFetches = 0
     var stopping = false
     var random = SystemRandomNumberGenerator()
-    /// The persistent queue, when the manager has one.
     /// The queue is kept in a database (its connection is the disk worker's; this thread reads
     /// it only to restore the queue, before the first transfer).
     let persistent: Bool

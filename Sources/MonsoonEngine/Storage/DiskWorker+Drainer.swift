@@ -59,7 +59,13 @@ extension DiskWorker {
             guard !segment.isEmpty else { return }
             var answers = Answers()
             if let store = connection.store {
-                let durably = segment.contains { if case .prepare(let preparation) = $0 { preparation.durably } else { false } }
+                let durably = segment.contains { item in
+                    switch item {
+                    case .prepare(let preparation): preparation.durably
+                    case .save(_, let durably): durably
+                    default: false
+                    }
+                }
                 do {
                     try store.transaction(durably: durably) {
                         for item in segment { try perform(item, store: store, into: &answers) }
@@ -85,7 +91,7 @@ extension DiskWorker {
 
         private func perform(_ item: Work, store: DownloadStore, into answers: inout Answers) throws {
             switch item {
-            case .save(let row):
+            case .save(let row, _):
                 try store.update(row)
                 answers.saved.append(row.request.id)
             case .saveProgress(let id, let sequence, let bytes, let total, let checkpoint):

@@ -9,8 +9,9 @@ import Foundation
 /// to the loop through its inbox.
 final class DiskWorker: Sendable {
     enum Work: Sendable {
-        /// Saves a download's whole row.
-        case save(DownloadRecord)
+        /// Saves a download's whole row; `durably`: flushed to disk with its commit (a download
+        /// reported complete must still be so after a power cut).
+        case save(DownloadRecord, durably: Bool)
         /// Saves a running download's progress (and its checkpoint, when known).
         case saveProgress(id: DownloadID, sequence: Int, bytes: Int, total: Int?, checkpoint: Int?)
         /// Plans an attempt from the part on disk (reading the row first when asked).
