@@ -251,11 +251,14 @@ extension EngineLoop {
         guard persistent else {
             return reply(self, .success(records.hot.values.sorted { $0.sequence < $1.sequence }.map { $0.snapshot() }))
         }
+        // Each row becomes its (smaller) value as it is read: a large queue is in memory once.
         readRows({ store in
-            var rows: [DownloadRecord] = []
-            try store.forEachRecord(where: "1") { rows.append($0) }
-            return rows
-        }, then: { loop, rows in rows.map { (loop.records.hot[$0.request.id] ?? $0).snapshot() } }, reply: reply)
+            var downloads: [Download] = []
+            try store.forEachRecord(where: "1") { downloads.append($0.snapshot()) }
+            return downloads
+        }, then: { loop, downloads in
+            loop.records.hot.isEmpty ? downloads : downloads.map { loop.records.hot[$0.request.id]?.snapshot() ?? $0 }
+        }, reply: reply)
     }
 
     /// Reads on the disk worker, then shapes the answer here (with what is in memory).
