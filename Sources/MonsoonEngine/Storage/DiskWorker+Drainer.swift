@@ -14,7 +14,6 @@ extension DiskWorker {
             self.hub = hub
         }
 
-
         /// Takes everything waiting: the longer the queue, the more rows share a transaction.
         /// Rows are saved in one transaction per run between jobs; then the events and `then`s
         /// go out, in order (each after the rows submitted before it, and the later ones too).
@@ -53,8 +52,8 @@ extension DiskWorker {
             var starts: [(DownloadID, StartPreparation.Outcome)] = []
         }
 
-        /// Saves a run of rows in one transaction (flushed to disk when a checkpoint reset is
-        /// among them), then opens the parts prepared in it and answers the loop.
+        /// Saves a run of rows in one transaction (flushed to disk when a completion or a
+        /// checkpoint reset is among them), then opens the parts prepared in it and answers the loop.
         private func run(_ segment: [Work]) {
             guard !segment.isEmpty else { return }
             var answers = Answers()

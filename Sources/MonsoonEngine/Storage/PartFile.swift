@@ -127,7 +127,6 @@ enum FileSystem {
         return folder.isEmpty ? "." : folder
     }
 
-    /// Flushes a folder's entries (after a rename into it).
     /// Flushes a folder's entries (a rename in it) to disk.
     static func syncDirectory(_ folder: String) throws(DownloadError) {
         let path = folder.isEmpty ? "." : folder
