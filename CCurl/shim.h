@@ -9,7 +9,6 @@
 
 #include <curl/curl.h>
 #include <fcntl.h>
-#include <malloc.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 
@@ -107,13 +106,6 @@ static inline size_t monsoon_write_pause(void) { return CURL_WRITEFUNC_PAUSE; }
 /// Lets a paused transfer go on; curl may call the write callback before this returns.
 static inline CURLcode monsoon_easy_unpause(CURL *handle) {
     return curl_easy_pause(handle, CURLPAUSE_CONT);
-}
-
-// MARK: - Memory
-
-/// Serves allocations of `bytes` and more with mmap, so they go back to the system when freed.
-static inline void monsoon_mmap_allocations_from(int bytes) {
-    mallopt(M_MMAP_THRESHOLD, bytes);
 }
 
 // MARK: - Version

@@ -6,12 +6,7 @@ import CCurl
 /// a `static let` gives us exactly-once initialisation under Swift's lazy-global lock.
 enum Curl {
     private static let initialised: Bool = {
-        // Each transfer's receive buffer (256 KiB) is freed when it ends: served by mmap, it goes
-        // back to the system then, instead of staying in a fragmented heap (glibc would raise its
-        // threshold past that size after the first free). Worth 5 MiB of resident memory on
-        // thousands of small files, at no measurable CPU cost.
-        monsoon_mmap_allocations_from(128 * 1024)
-        return curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
+        curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
     }()
 
     /// Initialises libcurl once; later calls are free.

@@ -223,6 +223,7 @@ final class EngineLoop {
         }
         transfers.removeAll()
         running.removeAll()
+        preparing.removeAll()
         placePending()
         for job in fetchQueue { job.complete(.cancelled) }
         fetchQueue.removeAll()
