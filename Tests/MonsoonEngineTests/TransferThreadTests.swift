@@ -1,0 +1,50 @@
+import Foundation
+import MonsoonStore
+import MonsoonTestServer
+import Testing
+@testable import MonsoonEngine
+
+/// The transfer thread only transfers: what blocks the database or the disk worker never
+/// stops bytes from arriving.
+@Suite struct TransferThreadTests {
+    @Test func aLockedDatabaseDoesNotStallRunningTransfers() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        let body = Body.pattern(size: 3 << 20, seed: 11)
+        server.setRoute("/slow.bin", Route(body: body, etag: "\"s\"", throttle: 600_000))
+        let manager = try DownloadManager(configuration: fastConfiguration(), databasePath: folder.file("queue.sqlite"))
+        try await manager.enqueue(request("s", server.url("/slow.bin"), to: folder.file("slow.bin")))
+        let part = folder.file("slow.bin.part")
+        try await eventually("the part file") { (PartFile.size(at: part) ?? 0) > 0 }
+
+        // Another process takes the database's write lock and holds it: every save waits.
+        let other = try Database(path: folder.file("queue.sqlite"))
+        try other.execute("BEGIN EXCLUSIVE")
+        let before = PartFile.size(at: part) ?? 0
+        try await eventually(seconds: 4, "bytes arriving while the database is locked") {
+            (PartFile.size(at: part) ?? 0) >= before + 512 * 1024
+        }
+        try other.execute("COMMIT")
+
+        let done = try await waitFor(manager, "s", .completed)
+        #expect(done.bytes == body.count)
+        #expect(sha256(ofFile: folder.file("slow.bin")) == body.sha256Hex())
+        #expect(await manager.persistenceError() == nil)
+        await manager.shutdown()
+    }
+
+    @Test func aBodilessSuccessMakesAnEmptyFileThroughTheDiskWorker() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/empty.txt", Route(body: .bytes([])))
+        let manager = try DownloadManager(configuration: fastConfiguration(), databasePath: folder.file("queue.sqlite"))
+        try await manager.enqueue(DownloadRequest(id: "e", url: server.url("/empty.txt"), destination: .directory(folder.path)))
+        let done = try await waitFor(manager, "e", .completed)
+        #expect(done.filePath == folder.file("empty.txt"))
+        #expect(PartFile.size(at: folder.file("empty.txt")) == 0)
+        #expect(!PartFile.exists(folder.file("empty.txt.part")))
+        await manager.shutdown()
+    }
+}
