@@ -79,6 +79,17 @@ import Testing
         #expect(outcome(page) == .fail(DownloadError(.webPageNotMedia, "a web page")))
     }
 
+    @Test func aDatabaseFailureWhileOpeningThePartIsRetried() {
+        var busy = end(200)
+        busy.abortError = DownloadError(.fileSystem, "could not save the download in the database: database is locked")
+        busy.abortIsTransient = true
+        guard case .retry(let failure, false) = outcome(busy) else {
+            Issue.record("a busy database is no reason to give up the download")
+            return
+        }
+        #expect(failure.isTransient && !failure.madeProgress)
+    }
+
     @Test func anUnfollowedRedirectIsAFailureForThePolicy() {
         guard case .retry(let failure, false) = outcome(end(304, body: .none)) else {
             Issue.record("a 304 to a download is a failure")

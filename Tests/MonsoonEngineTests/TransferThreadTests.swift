@@ -47,4 +47,27 @@ import Testing
         #expect(!PartFile.exists(folder.file("empty.txt.part")))
         await manager.shutdown()
     }
+
+    @Test func aRemovedDownloadIsNotBroughtBackByACommandInTheSameTurn() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/x.bin", Route(body: .bytes([1, 2, 3])))
+        var configuration = fastConfiguration()
+        configuration.maxConcurrentDownloads = 0   // at rest: only in the database
+        let manager = try DownloadManager(configuration: configuration, databasePath: folder.file("queue.sqlite"))
+        try await manager.enqueue(request("x", server.url("/x.bin"), to: folder.file("x.bin")))
+        try await manager.pause("x")
+        // Both read the row before either changes it; the removal must win.
+        async let removed: Void = manager.remove("x")
+        async let resumed: Void = manager.resume("x")
+        try await removed
+        _ = try? await resumed   // not found, or done before the removal: either is fine
+        #expect(try await manager.download(withID: "x") == nil)
+        await manager.setLimits(maxConcurrent: 4)
+        await manager.waitUntilIdle()
+        #expect(try await manager.downloads.isEmpty)
+        #expect(!server.requests.contains { $0.path == "/x.bin" })
+        await manager.shutdown()
+    }
 }

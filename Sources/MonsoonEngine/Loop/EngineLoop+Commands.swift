@@ -57,13 +57,15 @@ extension EngineLoop {
             perform(DownloadLifecycle.command(.retry(fileGone: false), status: record.status, placing: record.placing), for: id)
             return reply(self, .success(()))
         }
-        // Kept in memory while the disk worker looks: a removal meanwhile is then seen.
+        // Kept in memory while the disk worker looks (as if a save were pending, so nothing
+        // evicts it): a removal meanwhile is then seen.
         records[id] = record
+        records.saving(id)
         onWorker({ _ in !PartFile.exists(path) }, then: { loop, gone in
             if let current = loop.records.hot[id] {
                 loop.perform(DownloadLifecycle.command(.retry(fileGone: gone), status: current.status, placing: current.placing), for: id)
-                loop.records.evictIfAtRest(id)
             }
+            loop.records.saved([id])
             reply(loop, .success(()))
         }, ifClosed: reply.shutDown)
     }
@@ -207,13 +209,14 @@ extension EngineLoop {
         releaseStartingSlot(id)
         if record.status == .queued { queue.remove(key: record.queueKey) }
         waiting.remove(id)
-        records.remove(id)
+        records.remove(id, sequence: record.sequence)
         claimed?[id] = nil
         lastSaved[id] = nil
         if persistent { work.append(.delete(id, sequence: record.sequence)) }
         if let path = record.filePath {
             // After the row: a killed run never finds a row whose part it deleted.
-            work.append(.removeFiles(deleteFiles && record.status == .completed ? [PartFile.path(for: path), path] : [PartFile.path(for: path)]))
+            let paths = deleteFiles && record.status == .completed ? [PartFile.path(for: path), path] : [PartFile.path(for: path)]
+            work.append(.removeFiles(paths, afterCommit: true))
             releasePath(path, of: id)
         }
         emit(.removed(id))

@@ -41,10 +41,12 @@ extension EngineLoop {
     func finishDownload(_ id: DownloadID, _ transfer: Transfer, code: CURLcode) {
         if code == CURLE_OK, transfer.head.isSuccess, case .undecided = transfer.sink {
             decideBody(transfer)   // a 2xx without a body still makes a (empty) file
-            if case .preparing = transfer.sink {
-                transfer.endedWhilePreparing = code
-                return
-            }
+        }
+        if case .preparing = transfer.sink {
+            // Ended (a body-less 2xx, or cut short while paused) with its part still being
+            // prepared: it ends, and is reported, once the part is ready.
+            transfer.endedWhilePreparing = code
+            return
         }
         let body: DownloadLifecycle.AttemptEnd.Body
         switch transfer.sink {
@@ -58,11 +60,12 @@ extension EngineLoop {
         }
         let head = transfer.head
         let highWater = records[id]?.highWater ?? 0
-        let end = DownloadLifecycle.AttemptEnd(
+        var end = DownloadLifecycle.AttemptEnd(
             body: body, restartReason: transfer.restartReason, abortError: transfer.abortError, status: head.status,
             curlCode: Int(code.rawValue), curlText: code == CURLE_OK ? "" : transfer.errorText(code), retryAfter: head.retryAfter,
             contentRange: head.contentRange, received: transfer.fileSize, expected: transfer.total, resumedFrom: transfer.plan.offset,
             highWater: highWater, hasFile: records[id]?.filePath != nil)
+        end.abortIsTransient = transfer.abortIsTransient
         let outcome = DownloadLifecycle.outcome(of: end, stallSeconds: configuration.stallSeconds, now: Date())
         if transfer.restartReason == nil && transfer.abortError == nil {
             // Progress is net: only bytes past the most the part has ever held count.
@@ -109,7 +112,7 @@ extension EngineLoop {
         closeFile(transfer)
         guard var record = records[id] else { return }
         // Deleted by the disk worker before it looks at the part for the next attempt.
-        if let path = record.filePath { work.append(.removeFiles([PartFile.path(for: path)])) }
+        if let path = record.filePath { work.append(.removeFiles([PartFile.path(for: path)], afterCommit: false)) }
         record.resume = nil
         record.bytes = 0
         record.startPartOver(epoch: nextPartEpoch())

@@ -26,11 +26,16 @@ extension EngineLoop {
         let after = adoptedThrough
         onWorker({ [inserts] store in
             Self.insert(inserts, into: store, adoptingAfter: after)
-        }, then: { [kept] loop, written in
+        }, then: { [kept, inserts] loop, written in
             switch written {
             case .failure(let refusal):
                 reply(loop, .failure(refusal))
             case .success(let written):
+                // Without a store nothing guarded the ids and paths during the worker's trip:
+                // another enqueue may have taken one meanwhile.
+                if !loop.persistent, !replacing, let refusal = loop.check(inserts, replacing: false) {
+                    return reply(loop, .failure(refusal))
+                }
                 if let box = written.adopted.unreadable { loop.storeError = box.error }
                 loop.adoptRows(written.adopted.rows)
                 var inserted = written.records.makeIterator()
@@ -56,7 +61,7 @@ extension EngineLoop {
     }
 
     /// Checks a batch before anything changes: ids, schemes, shared part files.
-    private func check(_ requests: [DownloadRequest], replacing: Bool) -> DownloadManagerError? {
+    func check(_ requests: [DownloadRequest], replacing: Bool) -> DownloadManagerError? {
         var seen = Set<DownloadID>()
         var paths: [String: DownloadID] = [:]
         for request in requests {

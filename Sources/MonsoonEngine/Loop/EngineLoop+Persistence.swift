@@ -17,8 +17,9 @@ extension EngineLoop {
     }
 
     /// The disk worker committed these saves.
-    func rowsSaved(_ ids: [DownloadID]) {
+    func rowsSaved(_ ids: [DownloadID], deleted: [(DownloadID, Int)]) {
         records.saved(ids)
+        records.deleted(deleted)
     }
 
     /// Hands this turn's saves and events to the disk worker (events after the rows they

@@ -13,7 +13,7 @@ extension EngineLoop {
             // The slot is taken now; the disk worker looks at the part (and reads the row when
             // it is not in memory), then `startPrepared` starts the transfer.
             queue.remove(key: entry.key)
-            starting[entry.id] = entry.host
+            starting[entry.id] = entry
             runningDownloads += 1
             runningPerHost[entry.host, default: 0] += 1
             if let record = records.hot[entry.id], case .discard = record.request.destination {
@@ -28,7 +28,7 @@ extension EngineLoop {
 
     /// Gives back the slot a download took when it was chosen to start.
     func releaseStartingSlot(_ id: DownloadID) {
-        guard let host = starting.removeValue(forKey: id) else { return }
+        guard let host = starting.removeValue(forKey: id)?.host else { return }
         runningDownloads -= 1
         runningPerHost[host, default: 1] -= 1
         if runningPerHost[host] == 0 { runningPerHost[host] = nil }
@@ -38,18 +38,18 @@ extension EngineLoop {
     /// Starts the attempt the disk worker planned, unless the download was paused, removed or
     /// released meanwhile.
     func startPrepared(_ id: DownloadID, _ outcome: StartPreparation.Outcome) {
-        guard starting[id] != nil else { return }   // removed meanwhile
+        guard let entry = starting[id] else { return }   // removed meanwhile
         guard case .ready(let ready) = outcome else {
             releaseStartingSlot(id)
-            switch outcome {
-            case .failed(let box):
+            if case .failed(let box) = outcome {
                 storeError = box.error
-                // Back in the queue for a later turn (the row could not be read now).
-                if let record = records.hot[id], record.status == .queued, runs(id) {
-                    queue.insert(id, key: record.queueKey, host: hosts.id(record.host))
+                // The row could not be read (the database busy, say): back in the queue, its host
+                // held a moment so the next turn does not ask again at once. A download paused
+                // meanwhile is found so when its row is read.
+                if records.hot[id].map({ $0.status == .queued }) ?? true, runs(id) {
+                    queue.insert(id, key: entry.key, host: entry.host)
+                    hostsOnHold[entry.host] = max(hostsOnHold[entry.host] ?? .distantPast, Date().addingTimeInterval(1))
                 }
-            case .missing, .ready:
-                break
             }
             return
         }
@@ -190,19 +190,27 @@ extension EngineLoop {
     }
 
     /// The disk worker's answer for a part: write into it (letting curl go on), or fail the attempt.
-    func bodyPrepared(_ id: DownloadID, attempt: ObjectIdentifier, _ outcome: BodyPreparation.Outcome) {
+    func bodyPrepared(_ id: DownloadID, sequence: Int, attempt: ObjectIdentifier, _ outcome: BodyPreparation.Outcome) {
         if persistent { records.saved([id]) }
         let transfer = preparing[id].flatMap { ObjectIdentifier($0) == attempt ? $0 : nil }
         if transfer != nil { preparing[id] = nil }
         let path: String? = switch outcome {
         case .ready(_, let chosen): chosen
-        case .failed(_, let chosen): chosen
+        case .failed(_, let chosen, _): chosen
         }
-        // The name sticks for later attempts and runs (saved again if a save since lacked it).
-        if let path, var record = records[id], record.filePath != path {
-            record.filePath = path
-            records[id] = record
-            persist(id)
+        if let path {
+            if var record = records.hot[id], record.sequence == sequence {
+                // The name sticks for later attempts and runs (saved again if a save since lacked it).
+                if record.filePath != path {
+                    record.filePath = path
+                    records[id] = record
+                    persist(id)
+                }
+            } else if transfer == nil {
+                // Removed meanwhile: its part, made after the removal, goes too.
+                work.append(.removeFiles([PartFile.path(for: path)], afterCommit: false))
+                releasePath(path, of: id)
+            }
         }
         guard let transfer, case .preparing = transfer.sink else {
             // Stopped meanwhile (paused, removed, shut down): the part stays for a later attempt.
@@ -216,10 +224,11 @@ extension EngineLoop {
             transfer.writebackStart = transfer.fileSize
             transfer.checkpointRequested = transfer.fileSize
             transfer.sink = .file
-        case .failed(let error, _):
+        case .failed(let error, _, let transient):
             // Its row may not have been saved: a reset checkpoint is flushed again next time.
             records[id]?.checkpointResetPending = true
             transfer.abortError = error
+            transfer.abortIsTransient = transient
             transfer.sink = .aborted
         }
         if let code = transfer.endedWhilePreparing {

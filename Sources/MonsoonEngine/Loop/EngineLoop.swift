@@ -37,8 +37,9 @@ final class EngineLoop {
     let worker: DiskWorker
     /// What this turn of the loop hands the worker (see `submitWork`).
     var work: [DiskWorker.Work] = []
-    /// Downloads chosen to start whose part the worker is looking at, with their host (they hold a slot).
-    var starting: [DownloadID: Int] = [:]
+    /// Downloads chosen to start whose part the worker is looking at, with their queue entry
+    /// (they hold a slot).
+    var starting: [DownloadID: QueueIndex.Entry] = [:]
     /// Downloads whose part is being prepared by the worker, by their (paused) attempt.
     var preparing: [DownloadID: Transfer] = [:]
     var needsScheduling = true

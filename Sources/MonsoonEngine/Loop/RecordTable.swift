@@ -27,19 +27,35 @@ struct RecordTable {
         set { hot[id] = newValue }
     }
 
+    /// Downloads removed here whose row deletion the disk worker has not confirmed, by id and
+    /// sequence: a row read before the deletion must not bring them back.
+    private var removed: [DownloadID: Set<Int>] = [:]
+
     /// Rows read for a command, until `endPreload`.
     mutating func preload(_ rows: [DownloadRecord]) {
-        for row in rows where hot[row.request.id] == nil { preloaded[row.request.id] = row }
+        for row in rows where hot[row.request.id] == nil && removed[row.request.id]?.contains(row.sequence) != true {
+            preloaded[row.request.id] = row
+        }
+    }
+
+    /// The disk worker deleted these rows.
+    mutating func deleted(_ rows: [(DownloadID, Int)]) {
+        for (id, sequence) in rows {
+            removed[id]?.remove(sequence)
+            if removed[id]?.isEmpty == true { removed[id] = nil }
+        }
     }
 
     mutating func endPreload() {
         preloaded.removeAll()
     }
 
-    /// Forgets a record (removed), also one read for the running command.
-    mutating func remove(_ id: DownloadID) {
+    /// Forgets a record (removed), also one read for the running command; with a store,
+    /// until its row's deletion is confirmed, a stale read of it is ignored.
+    mutating func remove(_ id: DownloadID, sequence: Int) {
         hot[id] = nil
         preloaded[id] = nil
+        if persistent { removed[id, default: []].insert(sequence) }
     }
 
     /// Whether the record is in memory (no store read).

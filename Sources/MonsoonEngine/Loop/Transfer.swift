@@ -65,6 +65,8 @@ final class Transfer {
 
     // Why a callback cut the attempt short.
     var abortError: DownloadError?
+    /// The abort was the database's, not the download's: worth another attempt.
+    var abortIsTransient = false
     var restartReason: String?
     var discarded = 0
 

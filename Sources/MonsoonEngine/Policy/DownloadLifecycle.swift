@@ -24,8 +24,10 @@ enum DownloadLifecycle {
         var body: Body
         /// A callback found the bytes unusable for the part (another version, the wrong offset).
         var restartReason: String?
-        /// A callback stopped the attempt for good (too large, a web page, no room).
+        /// A callback stopped the attempt (too large, a web page, no room: for good, unless
+        /// `abortIsTransient`, as when the database could not save the row).
         var abortError: DownloadError?
+        var abortIsTransient = false
         /// The final response's status (0: none).
         var status: Int
         /// curl's result code (0: the transfer completed), and its text.
@@ -61,7 +63,10 @@ enum DownloadLifecycle {
 
     static func outcome(of end: AttemptEnd, stallSeconds: Int, now: Date) -> AttemptOutcome {
         if let reason = end.restartReason { return .restartFresh(reason: reason) }
-        if let error = end.abortError { return .fail(error) }
+        if let error = end.abortError {
+            guard end.abortIsTransient else { return .fail(error) }
+            return .retry(RetryPolicy.Failure(error: error, isTransient: true, retryAfter: nil, madeProgress: false), holdHost: false)
+        }
         let madeProgress = end.received > end.highWater
         if end.status >= 400 && end.status != 416 {
             // An error status decides, whatever curl made of the (dropped) error body.

@@ -23,8 +23,9 @@ struct BodyPreparation: Sendable {
     /// The answer, back on the transfer thread.
     enum Outcome: Sendable {
         case ready(fd: Int32, path: String)
-        /// No part could be opened (or the row saved); the attempt fails with this.
-        case failed(DownloadError, path: String?)
+        /// No part could be opened (or the row saved); the attempt ends with this. `transient`:
+        /// the database could not save the row (busy, say), so the attempt is retried.
+        case failed(DownloadError, path: String?, transient: Bool)
     }
 
     /// The file's name in `folder` when it is still to be chosen, from the response.

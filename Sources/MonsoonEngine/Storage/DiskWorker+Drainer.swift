@@ -18,27 +18,38 @@ extension DiskWorker {
         /// Rows are saved in one transaction per run between jobs; then the events and `then`s
         /// go out, in order (each after the rows submitted before it, and the later ones too).
         func drain(_ items: [Work]) {
+            // Where each run that failed to save started and ended, for the `then`s after them.
+            var failures: [(range: Range<Int>, error: Error)] = []
             var segment: [Work] = []
-            for item in items {
+            var start = 0
+            func flush(upTo end: Int) {
+                if let error = run(segment) { failures.append((start..<end, error)) }
+                segment.removeAll()
+                start = end
+            }
+            for (index, item) in items.enumerated() {
                 switch item {
                 case .job(let body):
-                    run(segment)
-                    segment.removeAll()
+                    flush(upTo: index)
                     body(connection.store)
+                    start = index + 1
                 case .publish, .then:
                     break
                 default:
                     segment.append(item)
                 }
             }
-            run(segment)
-            for item in items {
+            flush(upTo: items.count)
+            // Each `then` hears of a failure to save what was submitted between the previous
+            // `then` and itself: its own command's rows, not others'.
+            var since = 0
+            for (index, item) in items.enumerated() {
                 switch item {
                 case .publish(let events):
                     hub.send(events)
                 case .then(let body):
-                    body(connection.unreported)
-                    connection.unreported = nil
+                    body(failures.first { $0.range.overlaps(since..<index) }?.error)
+                    since = index + 1
                 default:
                     break
                 }
@@ -48,15 +59,21 @@ extension DiskWorker {
         /// What a run of work came to, answered to the loop once it is committed.
         private struct Answers {
             var saved: [DownloadID] = []
+            var deleted: [(DownloadID, Int)] = []
+            /// Files to delete once the rows are committed.
+            var removals: [String] = []
             var prepared: [(BodyPreparation, Choice)] = []
             var starts: [(DownloadID, StartPreparation.Outcome)] = []
         }
 
         /// Saves a run of rows in one transaction (flushed to disk when a completion or a
         /// checkpoint reset is among them), then opens the parts prepared in it and answers the loop.
-        private func run(_ segment: [Work]) {
-            guard !segment.isEmpty else { return }
+        /// - Returns: why the rows could not be saved, if they could not.
+        @discardableResult
+        private func run(_ segment: [Work]) -> Error? {
+            guard !segment.isEmpty else { return nil }
             var answers = Answers()
+            var failure: Error?
             if let store = connection.store {
                 let durably = segment.contains { item in
                     switch item {
@@ -71,6 +88,7 @@ extension DiskWorker {
                     }
                 } catch {
                     report(error)
+                    failure = error
                     answers = Self.failed(segment, answers, error)
                 }
             } else {
@@ -81,11 +99,19 @@ extension DiskWorker {
             // Only now, with the rows committed (and flushed, for a reset checkpoint), the parts.
             let outcomes = answers.prepared.map { open($0.0, $0.1) }
             if !outcomes.isEmpty {
-                let posted = inbox.post { loop in for (id, attempt, outcome) in outcomes { loop.bodyPrepared(id, attempt: attempt, outcome) } }
-                // The engine has shut down: the parts stay for a later run.
-                if !posted { for case (_, _, .ready(let fd, _)) in outcomes { close(fd) } }
+                let posted = inbox.post { loop in
+                for (preparation, outcome) in outcomes {
+                    loop.bodyPrepared(preparation.row.request.id, sequence: preparation.row.sequence, attempt: preparation.attempt, outcome)
+                }
             }
-            if !answers.saved.isEmpty { inbox.post { [saved = answers.saved] in $0.rowsSaved(saved) } }
+                // The engine has shut down: the parts stay for a later run.
+                if !posted { for case (_, .ready(let fd, _)) in outcomes { close(fd) } }
+            }
+            for path in answers.removals { PartFile.remove(path) }
+            if !answers.saved.isEmpty || !answers.deleted.isEmpty {
+                inbox.post { [saved = answers.saved, deleted = answers.deleted] in $0.rowsSaved(saved, deleted: deleted) }
+            }
+            return failure
         }
 
         private func perform(_ item: Work, store: DownloadStore, into answers: inout Answers) throws {
@@ -97,6 +123,7 @@ extension DiskWorker {
                 try store.updateProgress(id: id, sequence: sequence, bytes: bytes, total: total, checkpoint: checkpoint)
             case .delete(let id, let sequence):
                 try store.delete(id, sequence: sequence)
+                answers.deleted.append((id, sequence))
             case .prepare(let preparation):
                 // The row first, with its name (so a killed run finds the part).
                 let choice = try choose(preparation) { try store.owner(ofPath: $0) }
@@ -108,8 +135,8 @@ extension DiskWorker {
                 answers.prepared.append((preparation, choice))
             case .prepareStart(let preparation):
                 answers.starts.append((preparation.id, Self.start(preparation) { try store.record(withID: $0) }))
-            case .removeFiles(let paths):
-                for path in paths { PartFile.remove(path) }
+            case .removeFiles(let paths, let afterCommit):
+                if afterCommit { answers.removals += paths } else { for path in paths { PartFile.remove(path) } }
             case .publish, .then, .job:
                 break
             }
@@ -124,7 +151,7 @@ extension DiskWorker {
                 let choice = choose(preparation) { path in claimedPaths.withLock { $0[path] } }
                 if let path = choice.path { claimedPaths.withLock { $0[path] = preparation.row.request.id } }
                 answers.prepared.append((preparation, choice))
-            case .removeFiles(let paths):
+            case .removeFiles(let paths, _):
                 for path in paths { PartFile.remove(path) }
             case .save, .saveProgress, .delete, .publish, .then, .job:
                 break
@@ -141,12 +168,12 @@ extension DiskWorker {
             for item in segment {
                 switch item {
                 case .prepare(let preparation):
-                    result.prepared.append((preparation, Choice(path: chosen[preparation.attempt] ?? nil, error: failure)))
+                    result.prepared.append((preparation, Choice(path: chosen[preparation.attempt] ?? nil, error: failure, transient: true)))
                 case .prepareStart(let preparation):
                     // A read that worked stands; the rest are answered with the error.
                     result.starts.append((preparation.id, answered[preparation.id] ?? .failed(ErrorBox(error: error))))
-                case .removeFiles(let paths):
-                    for path in paths { PartFile.remove(path) }   // disk work, not rolled back: done all the same
+                case .removeFiles(let paths, false):
+                    for path in paths { PartFile.remove(path) }   // a part started over: done all the same
                 default:
                     break
                 }
@@ -172,6 +199,8 @@ extension DiskWorker {
         private struct Choice {
             var path: String?
             var error: DownloadError?
+            /// The failure was the database's (busy, say): worth another attempt.
+            var transient = false
         }
 
         /// The file's path: the one it has, or a free name in its folder (the response's name, or
@@ -207,7 +236,7 @@ extension DiskWorker {
         }
 
         /// Opens the part at the preparation's offset (storing the resume state with a new one).
-        private func open(_ preparation: BodyPreparation, _ choice: Choice) -> (DownloadID, ObjectIdentifier, BodyPreparation.Outcome) {
+        private func open(_ preparation: BodyPreparation, _ choice: Choice) -> (BodyPreparation, BodyPreparation.Outcome) {
             let outcome: BodyPreparation.Outcome
             if let path = choice.path, choice.error == nil {
                 do {
@@ -215,16 +244,15 @@ extension DiskWorker {
                     if let state = preparation.newState { PartFile.writeState(state, fd: fd) }
                     outcome = .ready(fd: fd, path: path)
                 } catch {
-                    outcome = .failed(error, path: path)
+                    outcome = .failed(error, path: path, transient: false)
                 }
             } else {
-                outcome = .failed(choice.error ?? DownloadError(.fileSystem, "the download has no file to write to"), path: choice.path)
+                outcome = .failed(choice.error ?? DownloadError(.fileSystem, "the download has no file to write to"), path: choice.path, transient: choice.transient)
             }
-            return (preparation.row.request.id, preparation.attempt, outcome)
+            return (preparation, outcome)
         }
 
         private func report(_ error: Error) {
-            if connection.unreported == nil { connection.unreported = error }
             let box = ErrorBox(error: error)
             inbox.post { $0.storeError = box.error }
         }

@@ -20,8 +20,9 @@ final class DiskWorker: Sendable {
         case prepare(BodyPreparation)
         /// Deletes a download's row (that instance of it: a row added again under the same id stays).
         case delete(DownloadID, sequence: Int)
-        /// Deletes files (parts of downloads that start over or are removed), in order with the rest.
-        case removeFiles([String])
+        /// Deletes files: in order with the rest (a part started over, before the next attempt
+        /// looks at it), or once the run's rows are committed (a removed download's, after its row).
+        case removeFiles([String], afterCommit: Bool)
         /// Runs with the store's connection (nil without one), after everything before it is
         /// saved and outside any transaction: a read for the loop, or a write in its own transaction.
         case job(@Sendable (DownloadStore?) -> Void)
@@ -35,8 +36,6 @@ final class DiskWorker: Sendable {
     final class Connection: @unchecked Sendable {
         // Safe: only ever touched from the worker's serial queue (and released with the worker).
         let store: DownloadStore?
-        /// The first saving error not yet handed to a `.then`.
-        var unreported: Error?
         init(_ store: DownloadStore?) { self.store = store }
     }
 
