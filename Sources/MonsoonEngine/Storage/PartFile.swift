@@ -16,7 +16,7 @@ enum PartFile {
     /// the placer renames finished ones, often in the same folder: the kernel then makes one
     /// spin on the folder's lock while the other allocates an inode (a fifth of the CPU time
     /// on thousands of small files). Taken here first, the waiter sleeps instead.
-    static let folderChanges = Locked(())
+    static let folderChanges = NSLock()
 
     /// The size of the file at `path`, or nil when there is none.
     static func size(at path: String) -> Int? { LocalFile.size(at: path) }
@@ -27,7 +27,7 @@ enum PartFile {
     static func open(_ path: String, at offset: Int) throws(DownloadError) -> Int32 {
         try FileSystem.createDirectories(forFile: path)
         // O_NOFOLLOW: a symlink planted at the part's path must not redirect our writes.
-        let fd = folderChanges.withLock { _ in FileSystem.retrying { Glibc.open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644) } }
+        let fd = folderChanges.withLock { FileSystem.retrying { Glibc.open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644) } }
         guard fd >= 0 else { throw FileSystem.error("cannot create \(path)", errno: errno) }
         if ftruncate(fd, off_t(offset)) != 0 || lseek(fd, off_t(offset), SEEK_SET) < 0 {
             let code = errno

@@ -34,7 +34,7 @@ struct Placement: Sendable {
             throw FileSystem.error("cannot flush \(partPath)", errno: errno)
         }
         try FileSystem.createDirectories(forFile: destination)
-        if PartFile.folderChanges.withLock({ _ in rename(partPath, destination) }) != 0 {
+        if PartFile.folderChanges.withLock({ rename(partPath, destination) }) != 0 {
             throw FileSystem.error("cannot move \(partPath) to \(destination)", errno: errno)
         }
     }
