@@ -174,9 +174,14 @@ extension EngineLoop {
                 break
             }
         }
-        // A failure is kept for persistenceError; the commands stay in the table for the next look.
+        // A failure to read is kept for persistenceError, and the batch is tried again in a
+        // second (the watcher has moved past it: nothing else would apply it in this run).
         withRows(ids, ifClosed: {}) { loop, read in
-            guard case .success = read else { return }
+            guard case .success = read else {
+                let inbox = loop.inbox
+                DispatchQueue.global().asyncAfter(deadline: .now() + 1) { inbox.post { $0.apply(commands, through: seq) } }
+                return
+            }
             for command in commands {
                 switch command {
                 case .pause(let id): _ = loop.pause(id)
