@@ -70,4 +70,23 @@ import Testing
         #expect(!server.requests.contains { $0.path == "/x.bin" })
         await manager.shutdown()
     }
+
+    @Test func aReplacementThatCannotBeAddedLeavesTheOldDownload() async throws {
+        let folder = TemporaryFolder()
+        defer { folder.remove() }
+        var configuration = fastConfiguration()
+        configuration.maxConcurrentDownloads = 0
+        let manager = try DownloadManager(configuration: configuration, databasePath: folder.file("queue.sqlite"))
+        let url = URL(string: "http://127.0.0.1:9/a.mp3")!
+        try await manager.enqueue(request("a", url, to: folder.file("a.mp3")))
+        try await manager.enqueue(request("b", url, to: folder.file("b.mp3")))
+        // "a" again, into the file "b" writes to: refused, and the old "a" stays as it was.
+        await #expect(throws: DownloadManagerError.invalidRequest("a", "download b already writes to \(folder.file("b.mp3"))")) {
+            try await manager.enqueue(request("a", url, to: folder.file("b.mp3")), replacingExisting: true)
+        }
+        let kept = try #require(try await manager.download(withID: "a"))
+        #expect(kept.request.destination == .file(folder.file("a.mp3")))
+        #expect(try await manager.downloads.map(\.id) == ["a", "b"])
+        await manager.shutdown()
+    }
 }

@@ -205,18 +205,25 @@ extension EngineLoop {
     /// Stops any transfer, deletes the part (and the finished file if asked), forgets the record.
     func stopAndForget(_ id: DownloadID, deleteFiles: Bool) {
         guard let record = records[id] else { return }
+        forget(record, deleteFiles: deleteFiles, rowDeleted: false)
+    }
+
+    /// Stops and forgets a download as `record` describes it. `rowDeleted`: its row is gone
+    /// already (deleted in the transaction that added its replacement).
+    func forget(_ record: DownloadRecord, deleteFiles: Bool, rowDeleted: Bool) {
+        let id = record.request.id
         stopTransfer(id)
         releaseStartingSlot(id)
         if record.status == .queued { queue.remove(key: record.queueKey) }
         waiting.remove(id)
-        records.remove(id, sequence: record.sequence)
+        records.remove(id, sequence: record.sequence, deletionPending: persistent && !rowDeleted)
         claimed?[id] = nil
         lastSaved[id] = nil
-        if persistent { work.append(.delete(id, sequence: record.sequence)) }
+        if persistent && !rowDeleted { work.append(.delete(id, sequence: record.sequence)) }
         if let path = record.filePath {
             // After the row: a killed run never finds a row whose part it deleted.
             let paths = deleteFiles && record.status == .completed ? [PartFile.path(for: path), path] : [PartFile.path(for: path)]
-            work.append(.removeFiles(paths, afterCommit: true))
+            work.append(.removeFiles(paths, afterCommit: !rowDeleted))
             releasePath(path, of: id)
         }
         emit(.removed(id))

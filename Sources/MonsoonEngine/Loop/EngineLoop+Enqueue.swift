@@ -5,13 +5,15 @@ import MonsoonStore
 extension EngineLoop {
     /// Adds a batch whole or not at all. The records of the requests' ids must be at hand
     /// (`withRows`). With a store, the disk worker numbers and inserts them in one transaction,
-    /// after taking in what other processes added, so numbering never collides.
+    /// after taking in what other processes added (so numbering never collides) and deleting
+    /// the downloads they replace: nothing is replaced unless everything is added.
     func enqueue(_ requests: [DownloadRequest], replacing: Bool, reply: CommandReply<[DownloadID]>) {
         guard !stopping else { return reply.shutDown() }
         if let refusal = check(requests, replacing: replacing) { return reply(self, .failure(refusal)) }
         // What to insert, and the id each request answers with (nil: the inserted row's).
         var inserts: [DownloadRequest] = []
         var kept: [DownloadID?] = []
+        var replaced: [DownloadRecord] = []
         for request in requests {
             if !request.id.rawValue.isEmpty, records[request.id]?.placing == true {
                 // The old file is being renamed into place: replace it once that lands.
@@ -19,14 +21,15 @@ extension EngineLoop {
                 kept.append(request.id)
                 continue
             }
-            if !request.id.rawValue.isEmpty, records[request.id] != nil { stopAndForget(request.id, deleteFiles: false) }
+            if !request.id.rawValue.isEmpty, let old = records[request.id] { replaced.append(old) }
             inserts.append(request)
             kept.append(nil)
         }
         let after = adoptedThrough
+        let deletions = replaced.map { ($0.request.id, $0.sequence) }
         onWorker({ [inserts] store in
-            Self.insert(inserts, into: store, adoptingAfter: after)
-        }, then: { [kept, inserts] loop, written in
+            Self.insert(inserts, into: store, replacing: deletions, adoptingAfter: after)
+        }, then: { [kept, inserts, replaced] loop, written in
             switch written {
             case .failure(let refusal):
                 reply(loop, .failure(refusal))
@@ -35,6 +38,11 @@ extension EngineLoop {
                 // another enqueue may have taken one meanwhile.
                 if !loop.persistent, !replacing, let refusal = loop.check(inserts, replacing: false) {
                     return reply(loop, .failure(refusal))
+                }
+                // The replaced downloads go now (their rows went with the inserts), as they are now.
+                for old in replaced {
+                    let current = loop.records.hot[old.request.id].flatMap { $0.sequence == old.sequence ? $0 : nil } ?? old
+                    loop.forget(current, deleteFiles: false, rowDeleted: loop.persistent)
                 }
                 if let box = written.adopted.unreadable { loop.storeError = box.error }
                 loop.adoptRows(written.adopted.rows)
@@ -91,7 +99,8 @@ extension EngineLoop {
 
     /// Disk worker: the rows, numbered and inserted (with a store), each with the bytes its part
     /// already holds; first the rows other processes added.
-    private static func insert(_ requests: [DownloadRequest], into store: DownloadStore?, adoptingAfter after: Int) -> Result<Inserted, DownloadManagerError> {
+    private static func insert(_ requests: [DownloadRequest], into store: DownloadStore?, replacing deletions: [(DownloadID, Int)],
+                               adoptingAfter after: Int) -> Result<Inserted, DownloadManagerError> {
         var written = Inserted()
         let staged: [DownloadRecord] = requests.map { request in
             var record = Record(request: request, sequence: 0, host: hostKey(request.url))
@@ -108,6 +117,7 @@ extension EngineLoop {
         do {
             // One transaction for the whole batch: a hundred thousand rows in one commit.
             try store.transaction {
+                for (id, sequence) in deletions { try store.delete(id, sequence: sequence) }
                 written.adopted = try newRows(in: store, after: after)
                 var next = try store.nextSequence()
                 for var record in staged {

@@ -52,10 +52,10 @@ struct RecordTable {
 
     /// Forgets a record (removed), also one read for the running command; with a store,
     /// until its row's deletion is confirmed, a stale read of it is ignored.
-    mutating func remove(_ id: DownloadID, sequence: Int) {
+    mutating func remove(_ id: DownloadID, sequence: Int, deletionPending: Bool) {
         hot[id] = nil
         preloaded[id] = nil
-        if persistent { removed[id, default: []].insert(sequence) }
+        if deletionPending { removed[id, default: []].insert(sequence) }
     }
 
     /// Whether the record is in memory (no store read).
