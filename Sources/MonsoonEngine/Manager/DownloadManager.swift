@@ -203,10 +203,16 @@ public final class DownloadManager: Sendable {
     /// bytes are safe, and a restart re-reads the part files).
     public func persistenceError() async -> Error? {
         // After a trip through the disk worker: its failures so far have reached the loop.
-        let box = try? await perform { (loop: EngineLoop, reply: CommandReply<ErrorBox?>) in
-            loop.onWorker({ _ in () }, then: { loop, _ in reply(loop, .success(loop.storeError.map { ErrorBox(error: $0) })) }, ifClosed: reply.shutDown)
+        do {
+            let box = try await perform { (loop: EngineLoop, reply: CommandReply<ErrorBox?>) in
+                loop.onWorker({ _ in () }, then: { loop, _ in reply(loop, .success(loop.storeError.map { ErrorBox(error: $0) })) }, ifClosed: reply.shutDown)
+            }
+            return box?.error
+        } catch .shutDown {
+            return nil   // nothing runs any more: what failed before was reported then
+        } catch {
+            return error   // a save failed on the way: that is the latest failure
         }
-        return box?.error
     }
 
     // MARK: - In-memory fetch
