@@ -95,6 +95,8 @@ final class HomeLock {
             close(fd)
             return nil
         }
+        // Who holds it is a courtesy to the processes that wait (the flock is the lock): if it
+        // cannot be written, `holder` finds no pid, and a waiter only waits out its patience.
         ftruncate(fd, 0)
         let text = "\(getpid()) \(role.rawValue)\n"
         _ = text.withCString { pwrite(fd, $0, strlen($0), 0) }

@@ -57,15 +57,14 @@ extension EngineLoop {
             perform(DownloadLifecycle.command(.retry(fileGone: false), status: record.status, placing: record.placing), for: id)
             return reply(self, .success(()))
         }
-        // Kept in memory while the disk worker looks (as if a save were pending, so nothing
-        // evicts it): a removal meanwhile is then seen.
+        // Kept in memory while the disk worker looks: a removal meanwhile is then seen.
         records[id] = record
-        records.saving(id)
+        records.hold(id)
         onWorker({ _ in !PartFile.exists(path) }, then: { loop, gone in
             if let current = loop.records.hot[id] {
                 loop.perform(DownloadLifecycle.command(.retry(fileGone: gone), status: current.status, placing: current.placing), for: id)
             }
-            loop.records.saved([id])
+            loop.records.letGo(id)
             reply(loop, .success(()))
         }, ifClosed: reply.shutDown)
     }

@@ -58,9 +58,6 @@ struct RecordTable {
         if deletionPending { removed[id, default: []].insert(sequence) }
     }
 
-    /// Whether the record is in memory (no store read).
-    func isHot(_ id: DownloadID) -> Bool { hot[id] != nil }
-
     /// Drops a record at rest from memory, once its row holds all of it.
     mutating func evictIfAtRest(_ id: DownloadID) {
         guard persistent, unsaved[id] == nil, let record = hot[id], record.isAtRest else { return }
@@ -70,6 +67,16 @@ struct RecordTable {
     /// A save of `id` was handed to the disk worker.
     mutating func saving(_ id: DownloadID) {
         unsaved[id, default: 0] += 1
+    }
+
+    /// Keeps a record in memory until `letGo`, as a pending save would (a command that waits
+    /// for the disk worker, so that a removal meanwhile is seen).
+    mutating func hold(_ id: DownloadID) {
+        saving(id)
+    }
+
+    mutating func letGo(_ id: DownloadID) {
+        saved([id])
     }
 
     /// The worker committed these saves (an id once per save).

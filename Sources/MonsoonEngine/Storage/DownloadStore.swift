@@ -231,10 +231,6 @@ public final class DownloadStore {
         }
     }
 
-    func contains(_ id: DownloadID) throws -> Bool {
-        try database.scalarInt("SELECT 1 FROM downloads WHERE id = ?", id.rawValue) != nil
-    }
-
     /// The next sequence number AUTOINCREMENT would give.
     func nextSequence() throws -> Int {
         let used = try database.scalarInt("SELECT seq FROM sqlite_sequence WHERE name = 'downloads'") ?? 0
