@@ -53,7 +53,7 @@ import MonsoonPodcasts
         let folder = Folder()
         defer { folder.remove(); server.stop() }
         for name in ["a", "b", "c"] { server.setRoute("/\(name)", Route(body: .bytes(Array(name.utf8)))) }
-        let list = "# my list\n\n\(server.url("/a"))\n  \(server.url("/b"))  \n\(server.url("/a"))\n"
+        let list = "# my list\r\n\n\(server.url("/a"))\r\n \t\(server.url("/b"))  \n   \n\(server.url("/a"))"
         try list.write(toFile: folder.file("urls.txt"), atomically: true, encoding: .utf8)
         let fromFile = await runMonsoon(["get", "-i", "urls.txt", "-o", "one", server.url("/c").absoluteString], in: folder.path)
         #expect(fromFile.status == 0, "\(fromFile.errors)")

@@ -32,28 +32,40 @@ extension ParsedFeed {
         return Data(out)
     }
 
-    /// A JSON string literal (or `null`), UTF-8 kept as is.
+    /// A JSON string literal (or `null`), UTF-8 kept as is. Runs that need no escape are copied
+    /// whole: appending byte by byte made the JSON a sixth of `inspect --json`'s instructions.
     static func appendJSONString(_ value: String?, to out: inout [UInt8]) {
-        guard let value else {
+        guard var value else {
             out.append(contentsOf: "null".utf8)
             return
         }
         out.append(UInt8(ascii: "\""))
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: "\\\"".utf8)
-            case UInt8(ascii: "\\"): out.append(contentsOf: "\\\\".utf8)
-            case 0x0A: out.append(contentsOf: "\\n".utf8)
-            case 0x0D: out.append(contentsOf: "\\r".utf8)
-            case 0x09: out.append(contentsOf: "\\t".utf8)
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                out.append(contentsOf: "\\u00".utf8)
-                out.append(hex[Int(byte >> 4)])
-                out.append(hex[Int(byte & 0xF)])
-            default: out.append(byte)
+        value.withUTF8 { bytes in
+            var runStart = 0
+            for index in bytes.indices {
+                let byte = bytes[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+                appendEscape(byte, to: &out)
+                runStart = index + 1
             }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
         }
         out.append(UInt8(ascii: "\""))
+    }
+
+    private static func appendEscape(_ byte: UInt8, to out: inout [UInt8]) {
+        switch byte {
+        case UInt8(ascii: "\""): out.append(contentsOf: "\\\"".utf8)
+        case UInt8(ascii: "\\"): out.append(contentsOf: "\\\\".utf8)
+        case 0x0A: out.append(contentsOf: "\\n".utf8)
+        case 0x0D: out.append(contentsOf: "\\r".utf8)
+        case 0x09: out.append(contentsOf: "\\t".utf8)
+        default:
+            let hex = Array("0123456789abcdef".utf8)
+            out.append(contentsOf: "\\u00".utf8)
+            out.append(hex[Int(byte >> 4)])
+            out.append(hex[Int(byte & 0xF)])
+        }
     }
 }

@@ -10,7 +10,7 @@ public enum Redaction {
     /// `***`. Text that is not a URL but has a user part (`user:pass@host/feed`) has it masked.
     public static func redact(_ text: String) -> String {
         // Without a user part or a query there is nothing to hide: skip the parse.
-        if !text.utf8.contains(UInt8(ascii: "@")) && !text.utf8.contains(UInt8(ascii: "?")) { return text }
+        if !mayHoldSecrets(text) { return text }
         guard var components = URLComponents(string: text), components.host != nil else { return maskUserPart(text) }
         var changed = false
         if components.user != nil || components.password != nil {
@@ -32,6 +32,14 @@ public enum Redaction {
     }
 
     public static func redact(_ url: URL) -> String { redact(url.absoluteString) }
+
+    /// Whether `text` has a user part or a query, scanned as contiguous bytes: `inspect --json`
+    /// and `get` ask this of every URL they print, and the generic `utf8.contains` walk cost more
+    /// than writing the URL out.
+    private static func mayHoldSecrets(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in bytes.contains { $0 == UInt8(ascii: "@") || $0 == UInt8(ascii: "?") } }
+    }
 
     /// True when `url` carries the marker `redact` writes where credentials were (a user or password
     /// `***`, a query value `***`): it was printed or exported redacted, and fetching it would send
