@@ -18,9 +18,16 @@ public final class Database {
     private var keyedStatements: [ObjectIdentifier: Statement] = [:]
 
     /// Opens (creating when missing) the database at `path`, or an in-memory one for ":memory:".
+    /// A new database file is private to its owner (mode 0600, and so are its `-wal` and `-shm`
+    /// files, which SQLite creates with the database's mode): it holds credentials.
     ///
     /// - Parameter busyTimeout: how long to wait for another connection's lock, in seconds.
     public init(path: String, busyTimeout: Double = 10) throws(StoreError) {
+        if path != ":memory:" && !path.isEmpty {
+            // An empty file is an empty database; O_EXCL leaves an existing one as it is.
+            let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            if descriptor >= 0 { close(descriptor) }
+        }
         var handle: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         let code = sqlite3_open_v2(path, &handle, flags, nil)

@@ -132,7 +132,7 @@ import Testing
         defer { folder.remove() }
         // Damaged.
         let home = folder.file("home")
-        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let garbage = Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 7) })
         try garbage.write(to: URL(fileURLWithPath: folder.file("home/monsoon.sqlite")))
         let corrupt = await runMonsoon(["--home", home, "downloads"], in: folder.path)
@@ -142,7 +142,7 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: folder.file("home/monsoon.sqlite"))) == garbage)
         // From a newer Monsoon.
         let newer = folder.file("newer")
-        try FileManager.default.createDirectory(atPath: newer, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: newer, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         do {
             let database = try Database(path: (newer as NSString).appendingPathComponent("monsoon.sqlite"))
             try database.execute("CREATE TABLE schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL); INSERT INTO schema_versions VALUES ('downloads', 999)")

@@ -116,10 +116,62 @@ import Testing
         let status = FeedError(.httpStatus, "The server answered 404 Not Found.", httpStatus: 404)
         #expect(status.httpStatus == 404)
     }
+
+    /// Another program truncating and rewriting the feed file while it is parsed: each parse gives a
+    /// feed or an error, never a crash (a mapped file would kill the process with SIGBUS here).
+    @Test func aFileTruncatedDuringTheParseIsAnErrorNotACrash() throws {
+        var items = ""
+        for index in 0..<8_000 {
+            items += "<item><guid>g\(index)</guid><title>Episode \(index)</title><description>\(String(repeating: "notes ", count: 40))</description></item>\n"
+        }
+        let document = Data(rss(items).utf8)
+        #expect(document.count > 2 << 20, "larger than the 1 MB from which files used to be mapped")
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("monsoon-truncated-\(UUID().uuidString).xml").path
+        try document.write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+
+        let stop = Atomic(false)
+        let writer = Thread {
+            let descriptor = open(path, O_WRONLY | O_CLOEXEC)
+            defer { close(descriptor) }
+            var round = 0
+            while !stop.value {
+                // Cut the file to a random length, then write it whole again, in place.
+                ftruncate(descriptor, off_t(round * 7919 % document.count))
+                document.withUnsafeBytes { _ = pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+                round += 1
+            }
+        }
+        writer.start()
+        defer { stop.value = true }
+        var parsed = 0, failed = 0
+        for _ in 0..<30 {
+            do {
+                _ = try FeedParser.parse(fileAt: path)
+                parsed += 1
+            } catch {
+                failed += 1
+                #expect([.malformed, .empty, .notAFeed].contains(error.code), "\(error.message)")
+            }
+        }
+        #expect(parsed + failed == 30)
+    }
 }
 
 private extension String {
     var utf16BigEndianWithBOM: [UInt8] {
         [0xFE, 0xFF] + utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }
+    }
+}
+
+/// A flag shared with a writer thread.
+private final class Atomic: @unchecked Sendable {
+    // Unchecked: every access holds the lock.
+    private let lock = NSLock()
+    private var stored: Bool
+    init(_ value: Bool) { stored = value }
+    var value: Bool {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
     }
 }

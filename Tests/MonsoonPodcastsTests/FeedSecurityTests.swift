@@ -83,7 +83,7 @@ import Testing
         #expect(feed.episodes.count == 4_500)
         #expect(feed.episodes.last?.enclosureURL?.absoluteString == "https://media.example.org/4499.mp3")
         #expect(feed.episodes.last?.summary?.hasSuffix("more.</p>") == true)
-        // The same from a file, which is mapped rather than read.
+        // The same from a file.
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("monsoon-large-\(UUID().uuidString).xml").path
         try data.write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }

@@ -30,12 +30,12 @@ public enum FeedParser {
     }
 
     /// Parses the file at `path` (its `file://` URL is the base for relative URLs). A file larger than
-    /// `limits.maxBytes` is refused before it is read.
+    /// `limits.maxBytes` is refused before it is read, and one that grows past it while it is read is
+    /// cut off there.
     ///
-    /// The file is mapped into memory (with `MAP_POPULATE`) rather than read: for a large feed that
-    /// saves copying it and thousands of page faults, a good part of a short-lived process's time. (A
-    /// file truncated by another process while it is being parsed would make the process fail with
-    /// SIGBUS; files under 1 MB, where mapping gains nothing, are read.)
+    /// The file is read, never mapped: a mapping of a file that another program truncates or rewrites
+    /// during the parse kills the process with SIGBUS, while a read sees a shorter or mixed document,
+    /// which at worst fails to parse with an error.
     public static func parse(fileAt path: String, limits: FeedLimits = FeedLimits()) throws(FeedError) -> ParsedFeed {
         let url = URL(fileURLWithPath: path).standardizedFileURL
         let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
@@ -49,27 +49,39 @@ public enum FeedParser {
         guard status.st_mode & S_IFMT != S_IFDIR else { throw FeedError(.unreadable, "\(path) is a folder, not a feed file.") }
         let size = Int(status.st_size)
         guard size <= limits.maxBytes else { throw tooLarge(size, limits) }
-        if size >= 1 << 20, status.st_mode & S_IFMT == S_IFREG,
-           let mapping = mmap(nil, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, descriptor, 0),
-           mapping != UnsafeMutableRawPointer(bitPattern: -1) {
-            defer { munmap(mapping, size) }
-            return try parse(bytes: UnsafeBufferPointer(start: mapping.assumingMemoryBound(to: UInt8.self), count: size), url: url, limits: limits)
-        }
-        return try parse(try readAll(descriptor, path: path), url: url, limits: limits)
+        return try parse(try readAll(descriptor, path: path, sizeHint: size, limits: limits), url: url, limits: limits)
     }
 
-    /// The rest of the file, read with `read(2)`: its errors are `errno`s, said in plain words.
-    private static func readAll(_ descriptor: Int32, path: String) throws(FeedError) -> Data {
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+    /// The rest of the file, read with `read(2)` into one buffer sized from `fstat` (a pipe or a
+    /// growing file gets a larger one), never more than `limits.maxBytes`. Its errors are `errno`s,
+    /// said in plain words.
+    private static func readAll(_ descriptor: Int32, path: String, sizeHint: Int, limits: FeedLimits) throws(FeedError) -> Data {
+        // One byte over the hint: a file that grew is noticed without a second, empty read.
+        var capacity = min(max(sizeHint, 64 << 10), limits.maxBytes) + 1
+        guard var buffer = malloc(capacity) else { throw FeedError(.unreadable, "Cannot read \(path): out of memory.") }
+        var count = 0
         while true {
-            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count == 0 { return data }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw FeedError(.unreadable, "Cannot read \(path): \(String(cString: strerror(errno))).")
+            if count == capacity {
+                guard capacity <= limits.maxBytes else {
+                    free(buffer)
+                    throw FeedError(.tooLarge, "The feed grew past the limit of \(limits.maxBytes) bytes while it was read; it was not parsed.")
+                }
+                capacity = min(capacity * 2, limits.maxBytes + 1)
+                guard let larger = realloc(buffer, capacity) else {
+                    free(buffer)
+                    throw FeedError(.unreadable, "Cannot read \(path): out of memory.")
+                }
+                buffer = larger
             }
-            data.append(contentsOf: buffer[..<count])
+            let read = Glibc.read(descriptor, buffer + count, capacity - count)
+            if read == 0 { return Data(bytesNoCopy: buffer, count: count, deallocator: .free) }
+            if read < 0 {
+                if errno == EINTR { continue }
+                let reason = String(cString: strerror(errno))
+                free(buffer)
+                throw FeedError(.unreadable, "Cannot read \(path): \(reason).")
+            }
+            count += read
         }
     }
 
