@@ -263,6 +263,38 @@ import Testing
         #expect(files.contains { $0.hasSuffix("xxx") == false && $0.utf8.count > 200 }, "the long title is cut, the extension comes from the media type")
     }
 
+    /// A feed cannot make Monsoon read a local file or speak another protocol: enclosures with
+    /// other schemes, and a redirect to one, fail with the reason and leave nothing on disk.
+    @Test func enclosuresWithOtherSchemesAreRefused() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/good.mp3", Route(body: .bytes([1, 2, 3]), contentType: "audio/mpeg"))
+        server.setRoute("/moved.mp3", Route(body: .bytes([]), faults: [.redirect(to: "ftp://127.0.0.1:\(server.port)/x.mp3")]))
+        let enclosures = [server.url("/good.mp3").absoluteString, "file:///etc/passwd", "ftp://127.0.0.1:\(server.port)/x.mp3",
+                          "gopher://127.0.0.1:\(server.port)/1x", "data:audio/mpeg;base64,SUQzAwAAAAAAAA==", server.url("/moved.mp3").absoluteString]
+        var text = "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>Schemes</title>\n"
+        for (index, url) in enclosures.enumerated() {
+            text += "<item><title>E\(index)</title><guid>g\(index)</guid><enclosure url=\"\(url)\" type=\"audio/mpeg\" length=\"3\"/></item>\n"
+        }
+        server.setRoute("/feed.xml", Route(body: .bytes(Array((text + "</channel></rss>").utf8)), contentType: "application/rss+xml"))
+        #expect(await runMonsoon(["add", server.url("/feed.xml").absoluteString], in: folder.path).status == 0)
+        let queued = await runMonsoon(["queue", "add", "--podcast", "1", "--all"], in: folder.path)
+        let run = await runMonsoon(["download", "--retries", "0", "-o", folder.file("root")], in: folder.path)
+        #expect(run.status == 1, "\(queued.errors) \(run.errors)")
+        let files = FileManager.default.subpaths(atPath: folder.file("root")) ?? []
+        #expect(files.filter { $0.hasSuffix(".mp3") }.count == 1, "\(files)")
+        let episodes = try await Self.episodes(in: folder)
+        for episode in episodes where episode["title"] as? String != "E0" {
+            let error = episode["downloadError"] as? String ?? ""
+            #expect(episode["downloadState"] as? String == "failed", "\(episode)")
+            let expected = episode["title"] as? String == "E5"
+                ? "refused a URL or redirect with a scheme other than http or https" : "only http and https URLs can be downloaded (\(episode["url"]!))"
+            #expect(error.hasPrefix(expected), "\(episode)")
+        }
+        #expect(Set(server.requests.map(\.path)) == ["/feed.xml", "/good.mp3", "/moved.mp3"], "nothing else was asked for")
+    }
+
     /// What `du -b` counts for the files under `path`.
     static func duBytes(_ path: String) -> Int {
         let enumerator = FileManager.default.enumerator(atPath: path)

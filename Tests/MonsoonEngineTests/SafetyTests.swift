@@ -102,11 +102,12 @@ import Testing
         await manager.shutdown()
     }
 
-    @Test func aRedirectToFileIsRefused() async throws {
+    @Test(arguments: ["file:///etc/passwd", "ftp://127.0.0.1:21/x.mp3", "gopher://127.0.0.1:70/1x", "data:audio/mpeg;base64,SUQz", "dict://127.0.0.1/x"])
+    func aRedirectToAnotherSchemeIsRefused(_ target: String) async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()
         defer { folder.remove(); server.stop() }
-        server.setRoute("/evil", Route(body: .bytes([]), faults: [.redirect(to: "file:///etc/passwd")]))
+        server.setRoute("/evil", Route(body: .bytes([]), faults: [.redirect(to: target)]))
         let manager = DownloadManager(configuration: fastConfiguration())
         try await manager.enqueue(request("evil", server.url("/evil"), to: folder.file("evil")))
         let failed = try await waitFor(manager, "evil", .failed)

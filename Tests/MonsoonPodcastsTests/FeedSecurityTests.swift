@@ -49,6 +49,24 @@ import Testing
         #expect(feedError(Data(modest.utf8), limits: FeedLimits(maxBytes: 1 << 20, maxEntityExpansions: 3))?.code == .tooLarge)
     }
 
+    /// Elements nested far deeper than any feed: a feed or an error, never a stack overflow.
+    @Test func deeplyNestedElements() throws {
+        for depth in [10_000, 200_000] {
+            let xml = "<rss version=\"2.0\"><channel><title>Deep</title><item><guid>g</guid><description>"
+                + String(repeating: "<a>", count: depth) + String(repeating: "</a>", count: depth) + "</description></item></channel></rss>"
+            // libxml2 keeps no recursion for elements and neither does the builder: either outcome
+            // is sound, a crash is not.
+            do {
+                #expect(try parseXML(xml).episodes.count == 1)
+            } catch let error as FeedError {
+                #expect(error.code == .malformed, "\(depth): \(error.message)")
+            }
+        }
+        let xml = "<rss version=\"2.0\"><channel><title>Deep</title><item><guid>g</guid><x>" + String(repeating: "<a>", count: 100)
+            + String(repeating: "</a>", count: 100) + "</x></item></channel></rss>"
+        #expect(try parseXML(xml).episodes.count == 1)
+    }
+
     @Test func selfReferentialEntities() {
         let xml = "<!DOCTYPE rss [<!ENTITY a \"&b;\"><!ENTITY b \"&a;\">]><rss><channel><title>&a;</title></channel></rss>"
         #expect(feedError(Data(xml.utf8))?.code == .malformed)

@@ -80,10 +80,7 @@ extension EngineLoop {
             if case .discard = request.destination, persistent {
                 return .invalidRequest(request.id, "a download that writes nothing is not kept in a queue: use a manager without a database")
             }
-            let scheme = request.url.scheme?.lowercased()
-            guard scheme == "http" || scheme == "https", request.url.host != nil else {
-                return .invalidRequest(request.id, "only http and https URLs can be downloaded (\(request.url.absoluteString))")
-            }
+            if let refusal = DownloadRequest.refusal(of: request.url) { return .invalidRequest(request.id, refusal) }
             // Two downloads must never share a part file: one would truncate the other's bytes.
             // (With a store, the disk worker also checks the rows, in the inserting transaction.)
             if case .file(let path) = request.destination {

@@ -67,7 +67,7 @@ extension EngineLoop {
             if part.discarded { record.startPartOver(epoch: nextPartEpoch()) }
         }
         records[id] = record
-        if let error = ready.spaceError {
+        if let error = ready.spaceError ?? DownloadRequest.refusal(of: record.request.url).map({ DownloadError(.unsupportedScheme, $0) }) {
             releaseStartingSlot(id)
             fail(id, error)
             return

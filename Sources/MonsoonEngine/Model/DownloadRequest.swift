@@ -71,3 +71,15 @@ extension DownloadRequest.Destination {
         FileNaming.name(contentDisposition: nil, finalURL: url.absoluteString)
     }
 }
+
+extension DownloadRequest {
+    /// Why `url` cannot be downloaded (only http and https, with a host), or nil when it can.
+    /// Checked when a download is enqueued and again when it starts: rows written to the queue by
+    /// other means (an episode queue, another process) pass only the second check.
+    static func refusal(of url: URL) -> String? {
+        let scheme = url.scheme?.lowercased()
+        guard scheme != "http" && scheme != "https" || url.host == nil else { return nil }
+        let text = url.absoluteString
+        return "only http and https URLs can be downloaded (\(text.count > 80 ? text.prefix(80) + "…" : text))"
+    }
+}
