@@ -116,6 +116,55 @@ import Testing
         #expect(second.etag == etag, "\(second)")
         #expect(second.bodyBytesSent == file.size - kept, "only the rest was fetched: \(second)")
     }
+
+    /// A server whose certificate no trusted authority issued (made here with `openssl`) is
+    /// refused with the reason and nothing written; trusting its CA (`--cacert`) makes it work.
+    @Test func aPrivatelyIssuedCertificateIsRefusedUnlessItsCAIsTrusted() async throws {
+        let file = NginxServer.File(path: "tls/episode.mp3", size: 300_000, seed: 5)
+        let nginx = try await NginxServer(files: [file], tls: true)
+        let folder = TemporaryFolder()
+        defer { nginx.stop(); folder.remove() }
+        let strict = DownloadManager(configuration: fastConfiguration())
+        try await strict.enqueue(request("strict", nginx.url(file.path), to: folder.file("strict.mp3")))
+        let failed = try await waitFor(strict, "strict", .failed)
+        #expect(failed.lastError?.code == .untrustedCertificate)
+        let message = failed.lastError?.message ?? ""
+        #expect(message.hasPrefix("the server's TLS certificate could not be verified (") && message.hasSuffix("--cacert FILE"), "\(message)")
+        await strict.shutdown()
+        #expect(folder.contents().isEmpty)
+
+        var configuration = fastConfiguration()
+        configuration.caBundlePath = nginx.caPath
+        let trusting = DownloadManager(configuration: configuration)
+        try await trusting.enqueue(request("trusted", nginx.url(file.path), to: folder.file("trusted.mp3")))
+        try await waitFor(trusting, "trusted", .completed)
+        #expect(try await nginx.sha256(of: [folder.file("trusted.mp3")]) == [Body.pattern(size: file.size, seed: file.seed).sha256Hex()])
+        await trusting.shutdown()
+    }
+
+    /// nginx stopped and started again in the middle of a run: every download completes,
+    /// byte-exact, resuming where it was cut.
+    @Test func aServerRestartMidRunLosesNothing() async throws {
+        let files = (1...4).map { NginxServer.File(path: "slow/r\($0).mp3", size: 1 << 20, seed: UInt64(40 + $0)) }
+        let nginx = try await NginxServer(files: files)
+        let folder = TemporaryFolder()
+        defer { nginx.stop(); folder.remove() }
+        let manager = DownloadManager(configuration: fastConfiguration(concurrency: 4, retries: 10))
+        for file in files { try await manager.enqueue(request(DownloadID(file.name), nginx.url(file.path), to: folder.file(file.name))) }
+        try await eventually(seconds: 30, "every download under way") {
+            var started = 0
+            for file in files where (try await manager.download(withID: DownloadID(file.name))?.bytes ?? 0) > 64 << 10 { started += 1 }
+            return started == files.count
+        }
+        try await nginx.restart(after: 1)
+        for file in files { try await waitFor(manager, DownloadID(file.name), .completed, seconds: 60) }
+        let sums = try await nginx.sha256(of: files.map { folder.file($0.name) })
+        #expect(sums == files.map { Body.pattern(size: $0.size, seed: $0.seed).sha256Hex() })
+        #expect(folder.contents().sorted() == files.map(\.name).sorted(), "no .part left")
+        let resumed = nginx.accessLog().filter { $0.range != nil && $0.status == 206 }
+        #expect(resumed.count >= files.count, "each download resumed after the restart: \(nginx.accessLog())")
+        await manager.shutdown()
+    }
 }
 
 /// Runs CPU-heavy work (generating megabytes) on a thread of its own. On Swift's
@@ -173,8 +222,13 @@ final class NginxServer {
     let folder = TemporaryFolder()
     private(set) var port = 0
     private var process: ChildProcess?
+    /// Serves https with a certificate for 127.0.0.1 issued by a CA made for this server.
+    let tls: Bool
+    /// That CA's certificate (PEM), when `tls`.
+    var caPath: String { folder.file("ca.pem") }
 
-    init(files: [File]) async throws {
+    init(files: [File], tls: Bool = false) async throws {
+        self.tls = tls
         try #require(
             FileManager.default.isExecutableFile(atPath: Self.binary),
             "nginx is not installed (\(Self.binary) is missing): run `make test`, which installs it"
@@ -189,6 +243,7 @@ final class NginxServer {
                     try Body.pattern(size: file.size, seed: file.seed).data().write(to: URL(fileURLWithPath: path))
                 }
             }
+            if tls { try await makeCertificates() }
             try await start()
         } catch {
             stop()
@@ -220,14 +275,43 @@ final class NginxServer {
 
     private static func sourcePath(_ file: File, in folder: TemporaryFolder) -> String { folder.file("www/" + file.path) }
 
-    func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)/\(path)")! }
+    func url(_ path: String) -> URL { URL(string: "\(tls ? "https" : "http")://127.0.0.1:\(port)/\(path)")! }
 
-    /// Starts nginx on a free port; another process may take the port between
+    /// Stops nginx (connections in flight are cut), then starts it again on the same port.
+    func restart(after pause: Double) async throws {
+        stop(removingFolder: false)
+        try await Task.sleep(nanoseconds: UInt64(pause * 1e9))
+        try await start(port: port)
+    }
+
+    /// A CA and a certificate for 127.0.0.1 it signed, made with the `openssl` command.
+    private func makeCertificates() async throws {
+        try "subjectAltName=IP:127.0.0.1\n".write(toFile: folder.file("san.cnf"), atomically: true, encoding: .utf8)
+        let key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+        let steps = [
+            ["req", "-x509"] + key + ["-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=Monsoon Test CA"],
+            ["req"] + key + ["-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1"],
+            ["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.pem",
+             "-days", "2", "-extfile", "san.cnf"],
+        ]
+        for step in steps {
+            let arguments = step.map { ["ca.key", "ca.pem", "server.key", "server.csr", "server.pem", "san.cnf"].contains($0) ? folder.file($0) : $0 }
+            let process = try ChildProcess("/usr/bin/openssl", arguments, standardOutput: "/dev/null", standardError: folder.file("openssl.log"))
+            let deadline = Date().addingTimeInterval(30)
+            while process.isRunning && Date() < deadline { try await Task.sleep(nanoseconds: 10_000_000) }
+            guard process.exitCode == 0 else {
+                let log = (try? String(contentsOfFile: folder.file("openssl.log"), encoding: .utf8)) ?? ""
+                throw Failure(description: "openssl \(step.prefix(2).joined(separator: " ")) failed: \(log)")
+            }
+        }
+    }
+
+    /// Starts nginx on a free port (or on `port`); another process may take the port between
     /// the probe and nginx's bind, so a failed bind is retried on a new port.
-    private func start() async throws {
+    private func start(port fixed: Int? = nil) async throws {
         var lastError = ""
-        for _ in 0..<3 {
-            port = try Self.freeLoopbackPort()
+        for _ in 0..<(fixed == nil ? 3 : 1) {
+            port = try fixed ?? Self.freeLoopbackPort()
             try configuration(port: port).write(toFile: folder.file("nginx.conf"), atomically: true, encoding: .utf8)
             for log in ["error.log", "nginx.pid"] { try? FileManager.default.removeItem(atPath: folder.file(log)) }
             // -e: the startup error log too, so nothing is written under /var/log.
@@ -300,7 +384,8 @@ final class NginxServer {
             access_log \(quoted("access.log")) monsoon;
 
             server {
-                listen 127.0.0.1:\(port);
+                listen 127.0.0.1:\(port)\(tls ? " ssl" : "");
+                \(tls ? "ssl_certificate \(quoted("server.pem")); ssl_certificate_key \(quoted("server.key"));" : "")
                 root \(quoted("www"));
                 location /slow/ {
                     limit_rate 512k;

@@ -38,6 +38,11 @@ enum FailureClassifier {
         case 1:
             transient = false; kind = .unsupportedScheme
             message = "refused a URL or redirect with a scheme other than http or https (\(text))"
+        case 60:
+            // A self-signed or privately issued certificate: retrying cannot help, trusting its CA can.
+            transient = false; kind = .untrustedCertificate
+            message = "the server's TLS certificate could not be verified (\(text)); if you trust the server, "
+                + "give its certificate authority with --cacert FILE"
         case 47:
             transient = false; kind = .tooManyRedirects
             message = "too many redirects (more than 10)"
