@@ -2,10 +2,10 @@
 
 SWIFT ?= swift
 # Debian packages the build and the tests need (installed when missing).
-APT_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libxml2-dev libssl-dev pkg-config ca-certificates nginx-light zsh fish
+APT_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libxml2-dev libssl-dev pkg-config ca-certificates openssl nginx-light zsh fish
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build release deps test tsan demo bench bench-quick clean
+.PHONY: all build release deps test tsan soak demo bench bench-quick clean
 
 all: build
 
@@ -47,6 +47,13 @@ test: deps
 tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
 	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan --filter MonsoonEngineTests
+
+# 300 downloads through the faulty test server while monsoon is killed with SIGKILL at least
+# 20 times; checks every byte, the parts, the database and the bytes sent (Tests/Soak). Stops by
+# itself within SOAK_MINUTES. SOAK_SEED repeats a run.
+SOAK_MINUTES ?= 10
+soak: release
+	.build/release/monsoon-soak --minutes $(SOAK_MINUTES) $(if $(SOAK_SEED),--seed $(SOAK_SEED))
 
 demo: release
 	scripts/demo.sh

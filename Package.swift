@@ -67,6 +67,9 @@ let package = Package(
         .executableTarget(name: "monsoon-queue-bench", dependencies: ["MonsoonEngine"], path: "Benchmarks/QueueBenchmark"),
         .executableTarget(name: "monsoon-refresh-bench", dependencies: ["MonsoonPodcasts", "MonsoonTestServer"], path: "Benchmarks/RefreshBenchmark"),
 
+        // `make soak`: downloads through the faulty test server while monsoon is killed again and again.
+        .executableTarget(name: "monsoon-soak", dependencies: ["MonsoonStore", "MonsoonTestServer"], path: "Tests/Soak"),
+
 
         .testTarget(name: "MonsoonPodcastsTests", dependencies: ["MonsoonPodcasts", "MonsoonTestServer"]),
         .testTarget(name: "MonsoonStoreTests", dependencies: ["MonsoonStore"]),

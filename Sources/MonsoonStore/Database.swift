@@ -76,7 +76,7 @@ public final class Database {
         guard code == SQLITE_OK else {
             let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(raw))
             sqlite3_free(message)
-            throw StoreError(code: sqlite3_extended_errcode(raw), message: "\"\(sql.prefix(80))\" failed: \(text)")
+            throw error(code, "\"\(sql.prefix(80))\" failed", text: text)
         }
     }
 
@@ -175,8 +175,17 @@ public final class Database {
         try scalarText("PRAGMA integrity_check") ?? "no answer"
     }
 
-    func error(_ code: Int32, _ what: String) -> StoreError {
+    /// The error of the call that just failed with `code`. A full disk is said in plain words:
+    /// SQLite reports it as `SQLITE_FULL`, or as a bare "disk I/O error" when it could not
+    /// grow the WAL index, which only the system's errno tells apart.
+    func error(_ code: Int32, _ what: String, text: String? = nil) -> StoreError {
         let extended = sqlite3_extended_errcode(raw)
-        return StoreError(code: extended != 0 ? extended : code, message: "\(what): \(String(cString: sqlite3_errmsg(raw)))")
+        let result = extended != 0 ? extended : code
+        let text = text ?? String(cString: sqlite3_errmsg(raw))
+        let errno = sqlite3_system_errno(raw)
+        if result & 0xFF == SQLITE_FULL || (result & 0xFF == SQLITE_IOERR && (errno == ENOSPC || errno == EDQUOT)) {
+            return StoreError(code: SQLITE_FULL, message: "the disk holding the database \(path) is full (\(what): \(text)); free some space and try again")
+        }
+        return StoreError(code: result, message: "\(what): \(text)")
     }
 }

@@ -21,6 +21,8 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     public var isBusy: Bool { primaryCode == SQLITE_BUSY || primaryCode == SQLITE_LOCKED }
     /// The file is damaged, or is not an SQLite database at all. The C codes are `SQLITE_CORRUPT` and `SQLITE_NOTADB`.
     public var isCorrupt: Bool { primaryCode == SQLITE_CORRUPT || primaryCode == SQLITE_NOTADB }
+    /// The disk holding the database is full. The C code is `SQLITE_FULL` (also for an I/O error whose errno was ENOSPC).
+    public var isDiskFull: Bool { primaryCode == SQLITE_FULL }
     /// A `UNIQUE`, `NOT NULL` or foreign-key constraint failed. The C code is `SQLITE_CONSTRAINT`.
     public var isConstraintViolation: Bool { primaryCode == SQLITE_CONSTRAINT }
 

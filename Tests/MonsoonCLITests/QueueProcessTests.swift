@@ -102,6 +102,50 @@ import Testing
         #expect(unknown.errors.contains("no download has id d99"))
     }
 
+    /// Ten processes at once change the queue of a running `get`: every command succeeds (none
+    /// meets "database is locked"), and every change lands.
+    @Test func tenProcessesAtOnceLoseNoUpdate() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        // d3 is smaller: it goes on at the slow pace to the end (about 6 s).
+        let bigs = [2 << 20, 2 << 20, 600_000].enumerated().map { Body.pattern(size: $1, seed: UInt64(300 + $0)) }
+        for (index, body) in bigs.enumerated() {
+            server.setRoute("/big\(index + 1).mp3", Route(body: body, contentType: "audio/mpeg", etag: "\"b\(index)\"", throttle: 100_000))
+        }
+        let smalls = (1...6).map { Body.pattern(size: 20_000, seed: UInt64(400 + $0)) }
+        for (index, body) in smalls.enumerated() { server.setRoute("/small\(index + 1).mp3", Route(body: body, contentType: "audio/mpeg")) }
+        let running = try MonsoonProcess(["get", "-o", "out", "-j", "2"] + (1...3).map { server.url("/big\($0).mp3").absoluteString }, in: folder.path)
+        defer { running.process.terminate() }
+        try await waitUntil("the first parts") { fileSize(folder.file("out/big1.mp3.part")) > 20_000 }
+
+        let commands: [[String]] = (1...6).map { ["get", "--no-wait", "-o", "out", server.url("/small\($0).mp3").absoluteString] }
+            + [["pause", "d1"], ["remove", "d2"], ["downloads", "--json"], ["priority", "d3", "9"]]
+        let processes = try commands.map { try MonsoonProcess($0, in: folder.path) }
+        for (command, process) in zip(commands, processes) {
+            let result = try await process.finish()
+            #expect(result.status == 0, "\(command): \(result.errors)")
+            #expect(!result.errors.lowercased().contains("locked"), "\(command): \(result.errors)")
+        }
+        try await waitUntil("the six handed-over files") { (1...6).allSatisfy { FileManager.default.fileExists(atPath: folder.file("out/small\($0).mp3")) } }
+        for (index, body) in smalls.enumerated() {
+            #expect(try SHA256.hex(fileAt: folder.file("out/small\(index + 1).mp3")) == body.sha256Hex())
+        }
+        try await waitUntil("d1 paused") { Self.status(of: "d1", in: folder) == "paused" }
+        let database = try Database(path: folder.file(".monsoon/monsoon.sqlite"))
+        #expect(try database.scalarInt("SELECT count(*) FROM downloads WHERE id = 'd2'") == 0, "d2 removed")
+        #expect(try database.scalarInt("SELECT priority FROM downloads WHERE id = 'd3'") == 9)
+        #expect(try database.scalarInt("SELECT count(*) FROM downloads") == 8, "d1, d3 and the six handed over")
+
+        for (index, body) in bigs.enumerated() { server.setRoute("/big\(index + 1).mp3", Route(body: body, contentType: "audio/mpeg", etag: "\"b\(index)\"")) }
+        #expect(await runMonsoon(["resume", "d1"], in: folder.path).status == 0)
+        let done = try await running.finish()
+        #expect(done.status == 1, "d2 was removed: \(done.errors)")
+        #expect(try SHA256.hex(fileAt: folder.file("out/big1.mp3")) == bigs[0].sha256Hex())
+        #expect(try SHA256.hex(fileAt: folder.file("out/big3.mp3")) == bigs[2].sha256Hex())
+        #expect(try database.integrityCheck() == "ok")
+    }
+
     @Test func controlWithoutARunningProcessChangesTheQueue() async throws {
         let server = try TestServer()
         let folder = Folder()

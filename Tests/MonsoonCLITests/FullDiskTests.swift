@@ -1,0 +1,85 @@
+import Foundation
+import MonsoonStore
+import MonsoonTestServer
+import Testing
+
+/// A home on a small tmpfs that fills up: the database's own writes fail with a clear error,
+/// and what it held stays intact. Mounting needs root with CAP_SYS_ADMIN, as `make test` has
+/// in CI; where the machine does not allow it, the suite is skipped and says why.
+@Suite(.enabled(if: SmallDisk.canMount, "mounting a tmpfs is not permitted here (it needs root with CAP_SYS_ADMIN): full-disk tests skipped"))
+struct FullDiskTests {
+    @Test func aFullDiskFailsTheDatabaseWriteClearlyAndKeepsItIntact() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        let disk = try SmallDisk(at: folder.file("disk"), megabytes: 2)
+        defer { disk.unmount(); folder.remove(); server.stop() }
+        let home = folder.file("disk/home")
+        server.setRoute("/a.mp3", Route(body: .bytes([1, 2, 3]), contentType: "audio/mpeg"))
+        let first = await runMonsoon(["--home", home, "get", "-o", "out", server.url("/a.mp3").absoluteString], in: folder.path)
+        #expect(first.status == 0, "\(first.errors)")
+
+        disk.fill()
+        let urls = (0..<3_000).map { server.url("/episode-with-a-long-name-\($0).mp3").absoluteString }
+        let full = await runMonsoon(["--home", home, "get", "-o", "out"] + urls, in: folder.path)
+        #expect(full.status == 1)
+        #expect(full.errors.hasPrefix("monsoon: ") && full.errors.contains("the disk holding the database \(home)/monsoon.sqlite is full (")
+                && full.errors.hasSuffix("); free some space and try again\n"), "\(full.errors)")
+        #expect(full.errors.split(separator: "\n").count == 1, "one line: \(full.errors)")
+        #expect(server.requests(for: "/episode-with-a-long-name-0.mp3").isEmpty, "nothing started")
+
+        disk.free()
+        let database = try Database(path: (home as NSString).appendingPathComponent("monsoon.sqlite"))
+        #expect(try database.integrityCheck() == "ok")
+        #expect(try database.scalarInt("SELECT count(*) FROM downloads") == 1, "the failed enqueue left nothing behind")
+        #expect(try database.scalarText("SELECT status FROM downloads") == "completed")
+        let again = await runMonsoon(["--home", home, "get", "-o", "out", server.url("/a.mp3").absoluteString], in: folder.path)
+        #expect(again.status == 0, "\(again.errors)")
+    }
+}
+
+/// A tmpfs of a few megabytes, mounted for a test, and a file that fills it.
+final class SmallDisk: @unchecked Sendable {
+    // Unchecked: used from one test's task only.
+    let path: String
+    private var filler: String { (path as NSString).appendingPathComponent("filler") }
+
+    /// Whether this machine lets the tests mount a tmpfs (tried once, on a scratch folder).
+    static let canMount: Bool = {
+        guard getuid() == 0 else { return false }
+        let probe = FileManager.default.temporaryDirectory.path(percentEncoded: false) + "/monsoon-mount-probe-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: probe) }   // a scratch folder: nothing to keep
+        guard let disk = try? SmallDisk(at: probe, megabytes: 1) else { return false }
+        disk.unmount()
+        return true
+    }()
+
+    init(at path: String, megabytes: Int) throws {
+        self.path = path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        guard Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(megabytes)m", "tmpfs", path]) == 0 else {
+            throw CLITestError("could not mount a tmpfs at \(path)")
+        }
+    }
+
+    /// Writes zeros until the disk is full.
+    func fill() {
+        let descriptor = open(filler, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        defer { close(descriptor) }
+        let chunk = [UInt8](repeating: 0, count: 16 << 10)
+        while chunk.withUnsafeBytes({ write(descriptor, $0.baseAddress, $0.count) }) > 0 {}
+    }
+
+    func free() { try? FileManager.default.removeItem(atPath: filler) }   // absent when never filled: nothing to free
+
+    func unmount() { _ = Self.run("/bin/umount", [path]) }
+
+    private static func run(_ executable: String, _ arguments: [String]) -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return -1 }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
