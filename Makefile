@@ -2,10 +2,10 @@
 
 SWIFT ?= swift
 # Debian packages the build and the tests need (installed when missing).
-APT_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libxml2-dev libssl-dev pkg-config ca-certificates openssl nginx-light zsh fish
+APT_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libxml2-dev libssl-dev pkg-config ca-certificates openssl nginx-light mpv zsh fish
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build release deps test tsan soak demo bench bench-quick clean
+.PHONY: all build release deps test tsan fuzz soak demo bench bench-quick clean
 
 all: build
 
@@ -47,6 +47,17 @@ test: deps
 tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
 	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan --filter MonsoonEngineTests
+
+# libFuzzer on the feed, date and duration parsers (Sources/monsoon-fuzz), FUZZ_SECONDS each;
+# fails on a crash or a hang and keeps what adds coverage in Tests/Fuzz/ (scripts/fuzz.sh).
+# With AddressSanitizer: the parsers read bytes through unsafe pointers, unchecked in release
+# builds. Its own scratch path, so these flags never touch the normal build.
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS := -c release --scratch-path .build/fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING -Xswiftc -use-ld=lld
+
+fuzz: deps
+	$(SWIFT) build $(FUZZ_FLAGS) --product monsoon-fuzz
+	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh .build/fuzz/release/monsoon-fuzz
 
 # 300 downloads through the faulty test server while monsoon is killed with SIGKILL at least
 # 20 times; checks every byte, the parts, the database and the bytes sent (Tests/Soak). Stops by

@@ -70,6 +70,11 @@ let package = Package(
         // `make soak`: downloads through the faulty test server while monsoon is killed again and again.
         .executableTarget(name: "monsoon-soak", dependencies: ["MonsoonStore", "MonsoonTestServer"], path: "Tests/Soak"),
 
+        // Fuzz targets for the feed, date and duration parsers. `make fuzz` builds it with
+        // -sanitize=fuzzer (flags on its command line, never here) and runs libFuzzer; in other
+        // builds it replays saved inputs. CLibFuzzer only declares libFuzzer's driver.
+        .systemLibrary(name: "CLibFuzzer", path: "CLibFuzzer"),
+        .executableTarget(name: "monsoon-fuzz", dependencies: ["MonsoonPodcasts", "CLibFuzzer"]),
 
         .testTarget(name: "MonsoonPodcastsTests", dependencies: ["MonsoonPodcasts", "MonsoonTestServer"]),
         .testTarget(name: "MonsoonStoreTests", dependencies: ["MonsoonStore"]),

@@ -75,6 +75,11 @@ enum SAXParser {
         // NOENT only makes `&amp;` in attribute values come out as `&` (not `&#38;`): getEntity above
         // knows no other entity to substitute.
         xmlCtxtUseOptions(parser, Int32(options))
+        // The text is UTF-8 already (FeedDecoding). Told so, libxml2 2.9 does not guess the encoding from
+        // the first four bytes: text after a UTF-8 BOM starting `<` NUL NUL NUL was switched to UCS-4,
+        // and the conversion's failure printed on stderr ("encoding error : input conversion failed …").
+        // (What `xmlSwitchEncoding(parser, XML_CHAR_ENCODING_UTF8)` does, which parser.h does not declare.)
+        parser.pointee.charset = Int32(XML_CHAR_ENCODING_UTF8.rawValue)
         builder.parser = parser
 
         // Fed in slices: one call with more than 10,000,000 bytes trips libxml2's lookup limit
