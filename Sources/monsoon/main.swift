@@ -40,7 +40,8 @@ let context = CommandContext(
     isTerminal: isTerminal,
     terminalWidth: width,
     readStandardInput: { FileHandle.standardInput.readDataToEndOfFile() },
-    interruption: interruption
+    interruption: interruption,
+    keyInput: STDIN_FILENO
 )
 let status = await MonsoonCLI.run(Array(CommandLine.arguments.dropFirst()), context: context)
 withExtendedLifetime(sources) {}

@@ -31,14 +31,14 @@ struct RunResult {
 
 /// Runs `monsoon` in-process, with captured output, in `directory`.
 func runMonsoon(_ arguments: [String], in directory: String, stdin: String = "", terminal: Bool = false, interruption: Interruption = Interruption(),
-                environment: [String: String]? = nil) async -> RunResult {
+                environment: [String: String]? = nil, keyInput: Int32 = -1) async -> RunResult {
     let output = TextOutput.capturing()
     let errors = TextOutput.capturing()
     let input = Data(stdin.utf8)
     let context = CommandContext(
         output: output, errors: errors, environment: environment ?? ["MONSOON_HOME": (directory as NSString).appendingPathComponent(".monsoon")],
         currentDirectory: directory,
-        isTerminal: terminal, terminalWidth: 100, readStandardInput: { input }, interruption: interruption)
+        isTerminal: terminal, terminalWidth: 100, readStandardInput: { input }, interruption: interruption, keyInput: keyInput)
     let status = await MonsoonCLI.run(arguments, context: context)
     return RunResult(status: status, output: output.text, errors: errors.text)
 }

@@ -116,12 +116,16 @@ public struct CommandContext: Sendable {
     /// Reads all of standard input (for `-i -`).
     public var readStandardInput: @Sendable () -> Data
     public var interruption: Interruption
+    /// Where `play` reads its keys: a descriptor (standard input for the binary) read only when
+    /// it is a terminal, or -1 for none.
+    public var keyInput: Int32
 
     public init(
         output: TextOutput, errors: TextOutput, environment: [String: String], currentDirectory: String,
         isTerminal: Bool, terminalWidth: Int = 80, readStandardInput: @escaping @Sendable () -> Data = { Data() },
-        interruption: Interruption = Interruption()
+        interruption: Interruption = Interruption(), keyInput: Int32 = -1
     ) {
+        self.keyInput = keyInput
         self.output = output
         self.errors = errors
         self.environment = environment

@@ -73,12 +73,17 @@ extension DownloadRequest.Destination {
 }
 
 extension DownloadRequest {
+    /// Whether `url` is one Monsoon fetches: http or https, with a host.
+    public static func isDownloadable(_ url: URL) -> Bool {
+        let scheme = url.scheme?.lowercased()
+        return (scheme == "http" || scheme == "https") && url.host != nil
+    }
+
     /// Why `url` cannot be downloaded (only http and https, with a host), or nil when it can.
     /// Checked when a download is enqueued and again when it starts: rows written to the queue by
     /// other means (an episode queue, another process) pass only the second check.
     static func refusal(of url: URL) -> String? {
-        let scheme = url.scheme?.lowercased()
-        guard scheme != "http" && scheme != "https" || url.host == nil else { return nil }
+        guard !isDownloadable(url) else { return nil }
         let text = url.absoluteString
         return "only http and https URLs can be downloaded (\(text.count > 80 ? text.prefix(80) + "…" : text))"
     }

@@ -14,6 +14,7 @@ public enum SettingKey: String, CaseIterable, Sendable {
     case userAgent = "user-agent"
     case diskReserve = "disk-reserve"
     case autoDownload = "auto-download"
+    case playedThreshold = "played-threshold"
 
     /// Whether a podcast may have its own value (`--podcast`), over the global one.
     public var allowsPodcastOverride: Bool { self == .keepLatest || self == .autoDownload }
@@ -31,6 +32,7 @@ public enum SettingKey: String, CaseIterable, Sendable {
         case .userAgent: return "Monsoon"
         case .diskReserve: return "64MiB"
         case .autoDownload: return "off"
+        case .playedThreshold: return "30"
         }
     }
 
@@ -47,6 +49,7 @@ public enum SettingKey: String, CaseIterable, Sendable {
         case .userAgent: return "the User-Agent header sent with requests"
         case .diskReserve: return "free space to leave on the disk (a size such as 500MB or 2GiB)"
         case .autoDownload: return "'monsoon sync' downloads a podcast's new episodes (on or off; per podcast with --podcast)"
+        case .playedThreshold: return "seconds before the end at which 'monsoon play' counts an episode played (a number, 0 or more)"
         }
     }
 
@@ -81,6 +84,9 @@ public enum SettingKey: String, CaseIterable, Sendable {
         case .diskReserve:
             guard ByteCount.parse(value) != nil else { throw bad() }
             return value   // as given: a rounded form would change the size
+        case .playedThreshold:
+            guard let number = Double(value), number >= 0, number.isFinite else { throw bad() }
+            return number.rounded() == number && number < 1e15 ? String(Int(number)) : String(number)
 
         }
     }
@@ -155,6 +161,7 @@ public final class Settings {
     public func autoDeletePlayed() throws -> Bool { try effective(.autoDeletePlayed) == "on" }
     public func keepLatest(podcast: Int) throws -> Int? { Int(try effective(.keepLatest, podcast: podcast)) }
     public func autoDownload(podcast: Int) throws -> Bool { try effective(.autoDownload, podcast: podcast) == "on" }
+    public func playedThreshold() throws -> Double { Double(try effective(.playedThreshold)) ?? 30 }
 
     public func template() throws -> NamingTemplate {
         let text = try effective(.template)

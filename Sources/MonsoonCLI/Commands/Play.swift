@@ -1,0 +1,100 @@
+import Foundation
+import MonsoonEngine
+import MonsoonPodcasts
+
+/// `monsoon play EPISODE [-- MPV_OPTIONS...]`: plays an episode with mpv from where it was left.
+struct Play: RunnableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "play",
+        abstract: "Play an episode with mpv, from its saved position (the download, else streamed).",
+        discussion: """
+            Keys (on a terminal): left arrow back 15 s, right arrow forward 30 s, space pause, q quit. \
+            The position is saved every 5 seconds, on pause and when playback ends; an episode that \
+            ends within played-threshold seconds (30) of its end is marked played. Options after -- \
+            go to mpv.
+
+            Examples:
+
+              monsoon play 42
+              monsoon play 42 -- --speed=1.5
+            """)
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The episode's id.", valueName: "episode") var episode: Int
+    @Argument(help: "Options for mpv, after --.", valueName: "mpv-option") var mpvOptions: [String] = []
+    init() {}
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        guard let mpv = MpvPlayer.locate(path: context.environment["PATH"]) else {
+            throw CLIError(message: "mpv is not installed; install it with: sudo apt-get install --no-install-recommends mpv")
+        }
+        let session = try EpisodeFileSession.open(global, context: context)
+        let item = try session.run { try $0.playbackItem(episode) }
+        let threshold: Double
+        do { threshold = try session.settings.playedThreshold() } catch { throw CLIError(message: "cannot read the settings: \(error)") }
+        let target: String
+        switch item.source {
+        case .file(let path):
+            target = path
+        case .stream(let url):
+            if let refusal = PlaybackRules.streamRefusal(url) { throw CLIError(message: "cannot play episode \(episode): \(refusal)") }
+            target = url.absoluteString
+        }
+        let environment = ProcessInfo.processInfo.environment.merging(context.environment) { $1 }
+        let player = try MpvPlayer(executable: mpv, target: target, start: item.position, options: mpvOptions, environment: environment)
+        let keys = KeyReader(descriptor: context.keyInput)
+        defer { keys?.restore() }
+        if !context.isTerminal && !global.quiet {
+            context.output.line("playing episode \(episode) (\(item.title)) from \(PlaybackRules.clock(item.position))\(keys == nil ? "" : "; keys: ← −15 s, → +30 s, space pause, q quit")")
+        }
+
+        let playback = PlaybackLoop(player: player, keys: keys, item: item, files: session.files, context: context, quiet: global.quiet)
+        let end = try await playback.run()
+        let duration = end.duration ?? item.duration
+        let played: Bool
+        do {
+            played = try session.files.finishPlayback(episode, at: end.position, duration: duration, threshold: threshold)
+        } catch {
+            throw CLIError(message: "cannot save the position of episode \(episode): \(error)")
+        }
+        var line = played ? "episode \(episode) played to the end: marked played"
+            : "stopped at \(PlaybackRules.clock(end.position))\(duration.map { " of " + PlaybackRules.clock($0) } ?? ""); position saved (\(String(format: "%.1f", end.position)) s)"
+        if played {
+            let freed = try session.run { try $0.applyRetention(session.settings, keepLatest: false) }
+            if freed.episodes.contains(episode) { line += "; its download was deleted, as auto-delete-played asks" }
+        }
+        if !global.quiet { context.output.line(line) }
+        if let failure = end.failure {
+            context.error(failure)
+            return ExitStatus.failure
+        }
+        return end.interrupted ? ExitStatus.interrupted : ExitStatus.success
+    }
+}
+
+/// `monsoon position EPISODE [SECONDS]`: shows or sets the saved playback position.
+struct Position: RunnableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "position",
+        abstract: "Show or set an episode's saved playback position, in seconds.",
+        discussion: "Examples:\n\n  monsoon position 42\n  monsoon position 42 184.5")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The episode's id.", valueName: "episode") var episode: Int
+    @Argument(help: "The new position, in seconds.", valueName: "seconds") var seconds: Double?
+    init() {}
+
+    func validate() throws {
+        if let seconds, !(seconds >= 0 && seconds.isFinite) { throw ValidationError("The position must be a number of seconds, 0 or more.") }
+    }
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        let session = try EpisodeFileSession.open(global, context: context)
+        if let seconds {
+            try session.run { try $0.setPosition(seconds, of: episode) }
+            if !global.quiet { context.output.line("episode \(episode): position set to \(String(format: "%.1f", seconds)) (\(PlaybackRules.clock(seconds)))") }
+        } else {
+            let position = try session.run { try $0.position(of: episode) }
+            context.output.line("\(String(format: "%.1f", position))\t\(PlaybackRules.clock(position))")
+        }
+        return ExitStatus.success
+    }
+}

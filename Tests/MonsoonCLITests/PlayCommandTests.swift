@@ -1,0 +1,255 @@
+import Foundation
+import MonsoonTestServer
+import Testing
+@testable import MonsoonCLI
+
+/// `play` and `position` with real mpv, headless, on WAV files the tests write. One at a time:
+/// a test finds its mpv by this process's id, and they play in real time.
+@Suite(.serialized, .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/mpv"), "mpv is not installed: run `make test`, which installs it"))
+struct PlayCommandTests {
+    /// mpv without sound card, video or the user's configuration.
+    static let headless = ["--", "--no-config", "--ao=null", "--vo=null"]
+
+    /// A library with: a downloaded 2-minute episode, a file: and an ftp: enclosure, and a 2-minute episode
+    /// left on the server to stream. Returns the episode ids by title.
+    static func library(_ server: TestServer, in folder: Folder) async throws -> [String: Int] {
+        let wav = Self.wav(seconds: 120)
+        server.setRoute("/local.wav", Route(body: .bytes(wav), contentType: "audio/wav"))
+        server.setRoute("/stream.wav", Route(body: .bytes(wav), contentType: "audio/wav"))
+        let items = [("Local", server.url("/local.wav").absoluteString), ("File", "file:///etc/passwd"),
+                     ("FTP", "ftp://127.0.0.1:\(server.port)/x.wav"), ("Stream", server.url("/stream.wav").absoluteString)]
+        var text = "<?xml version=\"1.0\"?><rss version=\"2.0\" xmlns:itunes=\"http://www.itunes.com/dtds/podcast-1.0.dtd\"><channel><title>Sounds</title>\n"
+        for (index, (title, url)) in items.enumerated() {
+            text += "<item><title>\(title)</title><guid>g\(index)</guid><itunes:duration>120</itunes:duration>"
+                + "<enclosure url=\"\(url)\" type=\"audio/wav\" length=\"\(wav.count)\"/></item>\n"
+        }
+        server.setRoute("/feed.xml", Route(body: .bytes(Array((text + "</channel></rss>").utf8)), contentType: "application/rss+xml"))
+        #expect(await runMonsoon(["add", server.url("/feed.xml").absoluteString], in: folder.path).status == 0)
+        let listing = await runMonsoon(["episodes", "1", "--json"], in: folder.path)
+        let episodes = try #require(try JSONSerialization.jsonObject(with: Data(listing.output.utf8)) as? [[String: Any]])
+        let ids = Dictionary(uniqueKeysWithValues: episodes.map { ($0["title"] as? String ?? "", $0["id"] as? Int ?? 0) })
+        let local = try #require(ids["Local"])
+        #expect(await runMonsoon(["config", "set", "download-root", folder.file("Podcasts")], in: folder.path).status == 0)
+        #expect(await runMonsoon(["queue", "add", String(local)], in: folder.path).status == 0)
+        let downloaded = await runMonsoon(["download"], in: folder.path)
+        #expect(downloaded.status == 0, "\(downloaded.errors)")
+        return ids
+    }
+
+    /// A mono 8 kHz 8-bit PCM WAV of silence.
+    static func wav(seconds: Int) -> [UInt8] {
+        let rate = 8_000
+        let samples = rate * seconds
+        func le32(_ value: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
+        func le16(_ value: Int) -> [UInt8] { (0..<2).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
+        return Array("RIFF".utf8) + le32(36 + samples) + Array("WAVEfmt ".utf8) + le32(16) + le16(1) + le16(1) + le32(rate) + le32(rate)
+            + le16(1) + le16(8) + Array("data".utf8) + le32(samples) + [UInt8](repeating: 0x80, count: samples)
+    }
+
+    static func position(_ id: Int, in folder: Folder) async -> Double? { await position(id, at: folder.path) }
+
+    static func position(_ id: Int, at path: String) async -> Double? {
+        let shown = await runMonsoon(["position", String(id)], in: path)
+        return shown.output.split(separator: "\t").first.flatMap { Double($0) }
+    }
+
+    static func episode(_ id: Int, in folder: Folder) async throws -> [String: Any] {
+        let listing = await runMonsoon(["episodes", "1", "--json"], in: folder.path)
+        let episodes = try #require(try JSONSerialization.jsonObject(with: Data(listing.output.utf8)) as? [[String: Any]])
+        return try #require(episodes.first { $0["id"] as? Int == id })
+    }
+
+    @Test func aStoppedPlaySavesThePositionAndTheNextStartsThere() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let local = try #require(try await Self.library(server, in: folder)["Local"])
+        let first = await runMonsoon(["play", String(local)] + Self.headless + ["--length=2"], in: folder.path)
+        #expect(first.status == 0, "\(first.errors)")
+        #expect(first.output.hasPrefix("playing episode \(local) (Sounds: Local) from 0:00\n"), "\(first.output)")
+        #expect(first.output.contains("stopped at 0:0") && first.output.contains(" of 2:00; position saved ("), "\(first.output)")
+        // The last position mpv reported: up to a few tenths of a second before where it stopped.
+        let saved = try #require(await Self.position(local, in: folder))
+        #expect(saved > 1.0 && saved < 2.6, "\(saved)")
+        #expect(try await Self.episode(local, in: folder)["played"] as? Int == 0, "stopped early by --length: not played")
+
+        // The second play starts where the first stopped: 2 more seconds end near 4.
+        let second = await runMonsoon(["play", String(local)] + Self.headless + ["--length=2"], in: folder.path)
+        #expect(second.status == 0, "\(second.errors)")
+        #expect(second.output.hasPrefix("playing episode \(local) (Sounds: Local) from 0:0"), "\(second.output)")
+        let resumed = try #require(await Self.position(local, in: folder))
+        #expect(resumed > saved + 1.0 && resumed < saved + 2.6, "\(saved) then \(resumed)")
+    }
+
+    @Test func theArrowKeysSkipBackAndForward() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let local = try #require(try await Self.library(server, in: folder)["Local"])
+        var master: Int32 = -1, slave: Int32 = -1
+        try #require(openpty(&master, &slave, nil, nil, nil) == 0)
+        defer { close(master); close(slave) }
+        // Right (+30), then left (−15), then q, a second apart: the loop takes keys once mpv has loaded the file.
+        let keyboard = master
+        let typing = Task {
+            for key in ["\u{1B}[C", "\u{1B}[D", "q"] {
+                try await Task.sleep(nanoseconds: 1_000_000_000)
+                _ = key.withCString { write(keyboard, $0, strlen($0)) }
+            }
+        }
+        let played = await runMonsoon(["play", String(local)] + Self.headless, in: folder.path, keyInput: slave)
+        try await typing.value
+        #expect(played.status == 0, "\(played.errors)")
+        #expect(played.output.contains("keys: ← −15 s, → +30 s, space pause, q quit"), "\(played.output)")
+        let position = try #require(await Self.position(local, in: folder))
+        #expect(position > 15 && position < 20, "+30 then −15 over about 3 s of playback: \(position) \(played.output) \(played.errors)")
+    }
+
+    /// Saved every 5 seconds while playing and at once on pause, read by another connection
+    /// meanwhile; the status line shows the episode, position, duration and keys.
+    @Test func thePositionIsSavedWhilePlayingAndOnPause() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let local = try #require(try await Self.library(server, in: folder)["Local"])
+        var master: Int32 = -1, slave: Int32 = -1
+        try #require(openpty(&master, &slave, nil, nil, nil) == 0)
+        defer { close(master); close(slave) }
+        let keyboard = master
+        let path = folder.path
+        // At 6.5 s: the 5-second save is there. Then space (pause); at 8.5 s the pause's save; then q.
+        let watching = Task { () -> [Double?] in
+            try await Task.sleep(nanoseconds: 6_500_000_000)
+            let periodic = await Self.position(local, at: path)
+            _ = " ".withCString { write(keyboard, $0, 1) }
+            try await Task.sleep(nanoseconds: 2_000_000_000)
+            let paused = await Self.position(local, at: path)
+            _ = "q".withCString { write(keyboard, $0, 1) }
+            return [periodic, paused]
+        }
+        let played = await runMonsoon(["play", String(local)] + Self.headless, in: folder.path, terminal: true, keyInput: slave)
+        let seen = try await watching.value
+        #expect(played.status == 0, "\(played.errors)")
+        let periodic = try #require(seen[0]), paused = try #require(seen[1])
+        #expect(periodic >= 3.5 && periodic <= 6.6, "saved within the last 5 s: \(periodic)")
+        #expect(paused >= 6 && paused <= 7.5, "saved when paused, at about 6.5 s: \(paused)")
+        let final = try #require(await Self.position(local, in: folder))
+        #expect(abs(final - paused) < 0.5, "no progress while paused: \(paused) then \(final)")
+        #expect(played.output.contains("▶ Sounds: Local  0:0") && played.output.contains(" / 2:00   ← −15s  → +30s  space pause  q quit"), "\(played.output)")
+        #expect(played.output.contains("‖ Sounds: Local  0:06 / 2:00"), "paused: \(played.output)")
+    }
+
+    /// Ctrl-C stops playback with the position saved (exit 130); so does mpv dying (exit 1).
+    @Test func ctrlCAndACrashedPlayerKeepThePosition() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let local = try #require(try await Self.library(server, in: folder)["Local"])
+        let interruption = Interruption()
+        let pressing = Task {
+            try await Task.sleep(nanoseconds: 2_500_000_000)
+            interruption.trigger()
+        }
+        let stopped = await runMonsoon(["play", String(local)] + Self.headless, in: folder.path, interruption: interruption)
+        try await pressing.value
+        #expect(stopped.status == 130, "\(stopped.errors)")
+        let afterCtrlC = try #require(await Self.position(local, in: folder))
+        #expect(afterCtrlC > 1.5 && afterCtrlC < 3.5, "\(afterCtrlC)")
+
+        // mpv killed mid-play: the command says so and keeps the last position mpv reported.
+        let killing = Task {
+            try await Task.sleep(nanoseconds: 2_500_000_000)
+            let pkill = Process()
+            pkill.executableURL = URL(fileURLWithPath: "/usr/bin/pkill")
+            pkill.arguments = ["-KILL", "-f", "input-ipc-server=.*monsoon-mpv-\(getpid())-"]
+            try pkill.run()
+            pkill.waitUntilExit()
+        }
+        let crashed = await runMonsoon(["play", String(local)] + Self.headless, in: folder.path)
+        try await killing.value
+        #expect(crashed.status == 1)
+        #expect(crashed.errors == "monsoon: mpv stopped unexpectedly (signal 9); the position was saved\n", "\(crashed.errors)")
+        let afterCrash = try #require(await Self.position(local, in: folder))
+        #expect(afterCrash > afterCtrlC + 1.5 && afterCrash < afterCtrlC + 3.5, "\(afterCtrlC) then \(afterCrash)")
+    }
+
+    @Test func playingToTheEndMarksPlayedAndAutoDeletes() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let local = try #require(try await Self.library(server, in: folder)["Local"])
+        let file = try #require(try await Self.episode(local, in: folder)["fileName"] as? String)
+        #expect(FileManager.default.fileExists(atPath: file))
+        #expect(await runMonsoon(["config", "set", "auto-delete-played", "on"], in: folder.path).status == 0)
+        #expect(await runMonsoon(["position", String(local), "117"], in: folder.path).output.hasPrefix("episode \(local): position set to 117.0"))
+        let played = await runMonsoon(["play", String(local)] + Self.headless, in: folder.path)
+        #expect(played.status == 0, "\(played.errors)")
+        #expect(played.output.contains("episode \(local) played to the end: marked played; its download was deleted, as auto-delete-played asks"),
+                "\(played.output)")
+        let episode = try await Self.episode(local, in: folder)
+        #expect(episode["played"] as? Int == 1)
+        #expect(episode["position"] as? Double == 0)
+        #expect(episode["downloadState"] as? String == "none")
+        #expect(!FileManager.default.fileExists(atPath: file))
+    }
+
+    @Test func onlyHTTPAndHTTPSAreStreamed() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let ids = try await Self.library(server, in: folder)
+        for (title, url) in [("File", "file:///etc/passwd"), ("FTP", "ftp://127.0.0.1:\(server.port)/x.wav")] {
+            let id = try #require(ids[title])
+            let refused = await runMonsoon(["play", String(id)] + Self.headless, in: folder.path)
+            #expect(refused.status == 1)
+            #expect(refused.errors == "monsoon: cannot play episode \(id): only http and https enclosures are streamed, and this one is \(url)\n")
+        }
+        // An http enclosure not downloaded is streamed from the server.
+        let stream = try #require(ids["Stream"])
+        let streamed = await runMonsoon(["play", String(stream)] + Self.headless + ["--length=2"], in: folder.path)
+        #expect(streamed.status == 0, "\(streamed.errors)")
+        #expect(!server.requests(for: "/stream.wav").isEmpty)
+        #expect((await Self.position(stream, in: folder) ?? 0) > 1.0)
+    }
+
+    @Test func aDownloadedEpisodePlaysWithoutTheNetwork() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove() }
+        let local = try #require(try await Self.library(server, in: folder)["Local"])
+        server.stop()
+        let played = await runMonsoon(["play", String(local)] + Self.headless + ["--length=2"], in: folder.path)
+        #expect(played.status == 0, "\(played.errors)")
+        #expect((await Self.position(local, in: folder) ?? 0) > 1.0)
+        // An option mpv does not know: its own words, and the position untouched.
+        let before = await Self.position(local, in: folder)
+        let refused = await runMonsoon(["play", String(local)] + Self.headless + ["--no-such-option"], in: folder.path)
+        #expect(refused.status == 1)
+        #expect(refused.errors.hasPrefix("monsoon: mpv exited before it could be controlled (status 1): ") && refused.errors.contains("no-such-option"),
+                "\(refused.errors)")
+        #expect(await Self.position(local, in: folder) == before)
+    }
+
+    @Test func withoutMPVTheErrorSaysHowToInstallIt() async throws {
+        let folder = Folder()
+        defer { folder.remove() }
+        let result = await runMonsoon(["play", "1"], in: folder.path,
+                                      environment: ["MONSOON_HOME": folder.file(".monsoon"), "PATH": folder.file("empty")])
+        #expect(result.status == 1)
+        #expect(result.errors == "monsoon: mpv is not installed; install it with: sudo apt-get install --no-install-recommends mpv\n")
+    }
+
+    @Test func positionShowsAndSetsSeconds() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let local = try #require(try await Self.library(server, in: folder)["Local"])
+        #expect(await runMonsoon(["position", String(local)], in: folder.path).output == "0.0\t0:00\n")
+        #expect(await runMonsoon(["position", String(local), "184.25"], in: folder.path).status == 0)
+        #expect(await runMonsoon(["position", String(local)], in: folder.path).output == "184.2\t3:04\n")
+        let negative = await runMonsoon(["position", String(local), "-3"], in: folder.path)
+        #expect(negative.status == 2)
+        let unknown = await runMonsoon(["position", "999"], in: folder.path)
+        #expect(unknown.status == 1 && unknown.errors.contains("no episode has id 999"))
+    }
+}
