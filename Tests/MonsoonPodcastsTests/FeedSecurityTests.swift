@@ -21,6 +21,14 @@ import Testing
         #expect(feed.title == "ABC")
         let everything = "\(feed)"
         #expect(!everything.contains("TOP-SECRET"))
+        // The classic: /etc/passwd, whose first line names root.
+        let passwd = """
+            <?xml version="1.0"?><!DOCTYPE rss [ <!ENTITY p SYSTEM "file:///etc/passwd"> ]>
+            <rss version="2.0"><channel><title>[&p;]</title><item><guid>g</guid><title>&p;</title></item></channel></rss>
+            """
+        let parsed = try FeedParser.parse(Data(passwd.utf8), url: URL(string: "https://feeds.example.org/feed.xml")!)
+        #expect(parsed.title == "[]")
+        #expect(!"\(parsed)".contains("root:"))
         // Also when the document reaches libxml2 with a DTD it did not expect (after the root): no expansion.
         let late = "<rss version=\"2.0\"><channel><title>&xxe;</title></channel></rss>"
         #expect(!(((try? parseXML(late))?.title) ?? "").contains("TOP-SECRET"))
