@@ -89,20 +89,26 @@ struct PlayCommandTests {
         var master: Int32 = -1, slave: Int32 = -1
         try #require(openpty(&master, &slave, nil, nil, nil) == 0)
         defer { close(master); close(slave) }
-        // Right (+30), then left (−15), then q, a second apart: the loop takes keys once mpv has loaded the file.
+        // Each skip is followed by a pause, whose save the test reads: right (+30) at about 1 s,
+        // pause, resume, left (−15), pause, then q. A second apart: keys are taken once mpv has
+        // loaded the file, and a pause's position is the one mpv reports after the seek.
         let keyboard = master
-        let typing = Task {
-            for key in ["\u{1B}[C", "\u{1B}[D", "q"] {
+        let path = folder.path
+        let typing = Task { () -> [Double?] in
+            var saved: [Double?] = []
+            for key in ["\u{1B}[C", " ", "", " ", "\u{1B}[D", " ", "", "q"] {
                 try await Task.sleep(nanoseconds: 1_000_000_000)
-                _ = key.withCString { write(keyboard, $0, strlen($0)) }
+                if key.isEmpty { saved.append(await Self.position(local, at: path)) } else { _ = key.withCString { write(keyboard, $0, strlen($0)) } }
             }
+            return saved
         }
         let played = await runMonsoon(["play", String(local)] + Self.headless, in: folder.path, keyInput: slave)
-        try await typing.value
+        let saved = try await typing.value
         #expect(played.status == 0, "\(played.errors)")
         #expect(played.output.contains("keys: ← −15 s, → +30 s, space pause, q quit"), "\(played.output)")
-        let position = try #require(await Self.position(local, in: folder))
-        #expect(position > 15 && position < 20, "+30 then −15 over about 3 s of playback: \(position) \(played.output) \(played.errors)")
+        let afterForward = try #require(saved[0]), afterBack = try #require(saved[1])
+        #expect(afterForward > 30 && afterForward < 33.5, "+30 at about 1 s, paused at about 2 s: \(afterForward)")
+        #expect(afterBack - afterForward > -15 && afterBack - afterForward < -12, "−15, after about 2 s of playing: \(afterForward) then \(afterBack)")
     }
 
     /// Saved every 5 seconds while playing and at once on pause, read by another connection
