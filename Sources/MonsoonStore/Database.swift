@@ -184,7 +184,7 @@ public final class Database {
         let text = text ?? String(cString: sqlite3_errmsg(raw))
         let errno = sqlite3_system_errno(raw)
         if result & 0xFF == SQLITE_FULL || (result & 0xFF == SQLITE_IOERR && (errno == ENOSPC || errno == EDQUOT)) {
-            return StoreError(code: SQLITE_FULL, message: "the disk holding the database \(path) is full (\(what): \(text)); free some space and try again")
+            return StoreError(code: SQLITE_FULL, message: "the disk holding the database \(path) is full (\(text)); free some space and try again")
         }
         return StoreError(code: result, message: "\(what): \(text)")
     }

@@ -14,9 +14,16 @@ pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
 signal(SIGINT, SIG_IGN)
 signal(SIGTERM, SIG_IGN)
 signal(SIGPIPE, SIG_IGN)
+// SIGHUP (the terminal closed) stops cleanly too (parts kept, mpv stopped, the position saved),
+// unless it was ignored when Monsoon started (`nohup monsoon download &` must go on).
+var hangUp = sigaction()
+sigaction(SIGHUP, nil, &hangUp)
+let hangUpIgnored = unsafeBitCast(hangUp.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
+if !hangUpIgnored { signal(SIGHUP, SIG_IGN) }
 let signalQueue = DispatchQueue(label: "monsoon.signals")
 var interrupts = 0
-let sources = [SIGINT, SIGTERM].map { number -> DispatchSourceSignal in
+let sources = [SIGINT, SIGTERM] + (hangUpIgnored ? [] : [SIGHUP])
+let handlers = sources.map { number -> DispatchSourceSignal in
     let source = DispatchSource.makeSignalSource(signal: number, queue: signalQueue)
     source.setEventHandler {
         interrupts += 1
@@ -44,5 +51,5 @@ let context = CommandContext(
     keyInput: STDIN_FILENO
 )
 let status = await MonsoonCLI.run(Array(CommandLine.arguments.dropFirst()), context: context)
-withExtendedLifetime(sources) {}
+withExtendedLifetime(handlers) {}
 exit(status)

@@ -4,7 +4,7 @@ import Testing
 @testable import MonsoonCLI
 
 /// `play` and `position` with real mpv, headless, on WAV files the tests write. One at a time:
-/// a test finds its mpv by this process's id, and they play in real time.
+/// a test finds its mpv as this process's child, and they play in real time.
 @Suite(.serialized, .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/mpv"), "mpv is not installed: run `make test`, which installs it"))
 struct PlayCommandTests {
     /// mpv without sound card, video or the user's configuration.
@@ -167,7 +167,7 @@ struct PlayCommandTests {
             try await Task.sleep(nanoseconds: 2_500_000_000)
             let pkill = Process()
             pkill.executableURL = URL(fileURLWithPath: "/usr/bin/pkill")
-            pkill.arguments = ["-KILL", "-f", "input-ipc-server=.*monsoon-mpv-\(getpid())-"]
+            pkill.arguments = ["-KILL", "-P", String(getpid()), "-x", "mpv"]
             try pkill.run()
             pkill.waitUntilExit()
         }
@@ -227,13 +227,16 @@ struct PlayCommandTests {
         let played = await runMonsoon(["play", String(local)] + Self.headless + ["--length=2"], in: folder.path)
         #expect(played.status == 0, "\(played.errors)")
         #expect((await Self.position(local, in: folder) ?? 0) > 1.0)
-        // An option mpv does not know: its own words, and the position untouched.
+        // An option mpv does not know: its own words, the position untouched, and not played,
+        // even with a threshold longer than the feed's duration (mpv played nothing).
+        #expect(await runMonsoon(["config", "set", "played-threshold", "500"], in: folder.path).status == 0)
         let before = await Self.position(local, in: folder)
         let refused = await runMonsoon(["play", String(local)] + Self.headless + ["--no-such-option"], in: folder.path)
         #expect(refused.status == 1)
         #expect(refused.errors.hasPrefix("monsoon: mpv exited before it could be controlled (status 1): ") && refused.errors.contains("no-such-option"),
                 "\(refused.errors)")
         #expect(await Self.position(local, in: folder) == before)
+        #expect(try await Self.episode(local, in: folder)["played"] as? Int == 0)
     }
 
     @Test func withoutMPVTheErrorSaysHowToInstallIt() async throws {

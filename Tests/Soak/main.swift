@@ -7,8 +7,9 @@
 // Each resource gets a random mix of the server's faults (dropped connections, stalls, bursts
 // of 503 and 429 with Retry-After, short bodies), some are reached through a redirect, and some
 // change (new bytes, new ETag) once their download has begun. At the end: every file
-// byte-exact, no `.part` left, `PRAGMA integrity_check` ok, and the server sent at most 1.2 times
-// the payload (a changed resource counting one more full fetch). Exits 0 when all hold.
+// byte-exact (a changed resource holding the version its row names, whole), no `.part` left,
+// `PRAGMA integrity_check` ok, and the server sent at most 1.2 times the payload (a resource that
+// changed mid-download counting one more full fetch). Exits 0 when all hold.
 
 import Foundation
 import MonsoonStore
@@ -97,21 +98,21 @@ for index in 0..<count {
 let resources = built
 
 let work = FileManager.default.temporaryDirectory.appendingPathComponent("monsoon-soak-\(seed)-\(getpid())").path
-try? FileManager.default.removeItem(atPath: work)
+try? FileManager.default.removeItem(atPath: work)   // a leftover of an earlier run with this seed and pid, if any
 let home = work + "/home", out = work + "/out", urlList = work + "/urls.txt"
 try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
 try resources.map { server.url(($0.redirected ? "/r/" : "/f/") + $0.name).absoluteString }.joined(separator: "\n")
     .write(toFile: urlList, atomically: true, encoding: .utf8)
 
-/// Resources changed once their download began, with when: a download asked for again after
-/// that moment must end with the new bytes; one never asked for again had finished before.
+/// Resources changed once their download began (it may have finished just before: its row's
+/// ETag says which version it holds).
 let changed = Changed()
 final class Changed: @unchecked Sendable {
     // Unchecked: every access holds the lock.
     private let lock = NSLock()
-    private var times: [Int: Date] = [:]
-    func record(_ index: Int, at time: Date) { lock.withLock { times[index] = time } }
-    var all: [Int: Date] { lock.withLock { times } }
+    private var indexes: Set<Int> = []
+    func record(_ index: Int) { lock.withLock { _ = indexes.insert(index) } }
+    var all: Set<Int> { lock.withLock { indexes } }
 }
 
 /// Swaps a changing resource for new bytes once the server has answered it, while the run goes on.
@@ -125,7 +126,7 @@ let changer = Thread {
             let size = resource.size / 2 + 1000
             server.setRoute(resource.path, Route(body: .pattern(size: size, seed: resource.seed &+ 1), contentType: "audio/mpeg",
                                                  etag: "\"v2-\(resource.index)\"", throttle: throttle))
-            changed.record(resource.index, at: Date())
+            changed.record(resource.index)
             return true
         }
         usleep(50_000)
@@ -166,48 +167,72 @@ func wait(_ pid: pid_t, seconds: Double) -> Int32? {
 let started = Date()
 var kills = 0, runs = 0
 var finalStatus: Int32?
+/// Runs that ended by themselves with an error before the last one (listed, not failures: the
+/// next run takes their downloads up again).
+var earlyExits: [String] = []
 while finalStatus == nil {
     guard Date() < deadline else { fail("the run did not finish within the time allowed (seed \(seed))") }
     runs += 1
     let pid = spawnGet(run: runs)
+    var status: Int32?
     if kills < targetKills {
-        if let status = wait(pid, seconds: Double.random(in: 0.2...2.5, using: &random)) {
-            // Finished before its kill: everything was downloaded.
-            finalStatus = status
-        } else {
+        status = wait(pid, seconds: Double.random(in: 0.2...2.5, using: &random))
+        if status == nil {
             kill(pid, SIGKILL)
-            _ = wait(pid, seconds: 10)
-            kills += 1
+            status = wait(pid, seconds: 10)
+            // Counted only when the kill is what ended it.
+            if let killed = status, killed & 0x7f == SIGKILL {
+                kills += 1
+                continue
+            }
         }
     } else {
-        finalStatus = wait(pid, seconds: deadline.timeIntervalSinceNow) ?? { fail("the last run did not finish in time (seed \(seed))") }()
+        status = wait(pid, seconds: deadline.timeIntervalSinceNow)
+    }
+    guard let ended = status else { fail("run \(runs) did not end (seed \(seed))") }
+    let code = (ended & 0x7f) == 0 ? (ended >> 8) & 0xff : 128 + (ended & 0x7f)
+    if code == 0 || kills >= targetKills {
+        finalStatus = code
+    } else {
+        earlyExits.append("run \(runs) exited with status \(code)")
     }
 }
 let wall = Date().timeIntervalSince(started)
-let lastLog = (try? String(contentsOfFile: work + "/run-\(runs).log", encoding: .utf8)) ?? ""
+let lastLog = (try? String(contentsOfFile: work + "/run-\(runs).log", encoding: .utf8)) ?? ""   // quoted in a failure only
 
 // MARK: - What must hold
 
 var problems: [String] = []
 if kills < targetKills { problems.append("only \(kills) kills: the downloads finished first (rerun with a smaller --kills or more --downloads)") }
 let status = finalStatus ?? -1
-if status != 0 { problems.append("the last run exited with status \(status >> 8): \(lastLog.suffix(2000))") }
-// Changed while its download was still under way: asked for again after the change.
-let changedMidDownload = Set(changed.all.filter { index, time in
-    server.requests(for: resources[index].path).contains { $0.time > time }
-}.keys)
+if status != 0 { problems.append("the last run exited with status \(status): \(lastLog.suffix(2000))") }
+// Which version each download ended with, by the ETag its row keeps.
+let databasePath = home + "/monsoon.sqlite"
+var versions: [String: String] = [:]
+if FileManager.default.fileExists(atPath: databasePath), let database = try? Database(path: databasePath) {
+    for resource in resources {
+        let url = server.url((resource.redirected ? "/r/" : "/f/") + resource.name).absoluteString
+        versions[resource.name] = try? database.scalarText("SELECT etag FROM downloads WHERE url = ? AND status = 'completed'", url)   // read errors show as a missing version below
+    }
+}
+let changedMidDownload = Set(changed.all.filter { versions[resources[$0].name] == "\"v2-\($0)\"" })
 var wrong: [String] = []
 for resource in resources {
     let path = out + "/" + resource.name
+    let version = versions[resource.name] ?? nil
+    guard version == "\"v1-\(resource.index)\"" || (changed.all.contains(resource.index) && version == "\"v2-\(resource.index)\"") else {
+        wrong.append("\(resource.name): its row holds version \(version ?? "none")")
+        continue
+    }
     let expected: Body = changedMidDownload.contains(resource.index) ? .pattern(size: resource.size / 2 + 1000, seed: resource.seed &+ 1)
         : .pattern(size: resource.size, seed: resource.seed)
-    guard let sum = try? SHA256.hex(fileAt: path) else {
+    guard FileManager.default.fileExists(atPath: path), let sum = try? SHA256.hex(fileAt: path) else {   // unreadable counts as missing
         wrong.append("\(resource.name): missing")
         continue
     }
     if sum != expected.sha256Hex() {
         // Where it differs says what went wrong (a seam at a resume, a stale part, an old version).
-        let data = (try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data()
+        let data = (try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data()   // it was just hashed; empty only if it vanished
         let want = expected.data()
         let first = zip(data, want).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(data.count, want.count)
         wrong.append("\(resource.name): SHA-256 differs (\(data.count) bytes, expected \(want.count)\(changedMidDownload.contains(resource.index) ? " after a change" : ""); "
@@ -215,14 +240,18 @@ for resource in resources {
     }
 }
 if !wrong.isEmpty { problems.append("\(wrong.count) files wrong: \(wrong.prefix(10).joined(separator: "; "))") }
-let leftovers = ((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []).filter { $0.hasSuffix(".part") }
+let listing: [String]
+do { listing = try FileManager.default.contentsOfDirectory(atPath: out) } catch { fail("cannot list \(out): \(error)") }
+let leftovers = listing.filter { $0.hasSuffix(".part") }
 if !leftovers.isEmpty { problems.append("\(leftovers.count) .part files left: \(leftovers.prefix(5))") }
-var integrity = "not checked"
-do {
-    let database = try Database(path: home + "/monsoon.sqlite")
-    integrity = try database.scalarText("PRAGMA integrity_check") ?? "no answer"
-} catch {
-    integrity = "cannot open: \(error)"
+var integrity = "no database"
+if FileManager.default.fileExists(atPath: databasePath) {
+    do {
+        let database = try Database(path: databasePath)
+        integrity = try database.scalarText("PRAGMA integrity_check") ?? "no answer"
+    } catch {
+        integrity = "cannot open: \(error)"
+    }
 }
 if integrity != "ok" { problems.append("integrity_check: \(integrity)") }
 let payload = resources.reduce(0) { total, resource in
@@ -237,7 +266,8 @@ print(String(format: "soak: %d downloads, %d kills over %d runs, %.0f s", count,
 print("soak: faults: " + faultCounts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
       + ", \(changedMidDownload.count) changed mid-download")
 print(String(format: "soak: payload %.1f MB, sent %.1f MB: %.3f times the payload", Double(payload) / 1e6, Double(sent) / 1e6, ratio))
+if !earlyExits.isEmpty { print("soak: runs that ended by themselves before the last: " + earlyExits.joined(separator: ", ")) }
 print("soak: files byte-exact: \(count - wrong.count) of \(count); .part left: \(leftovers.count); integrity_check: \(integrity)")
 guard problems.isEmpty else { fail(problems.joined(separator: "\n  ") + "\n  (seed \(seed); the run's files are in \(work))") }
-try? FileManager.default.removeItem(atPath: work)
+try? FileManager.default.removeItem(atPath: work)   // scratch files of a run that passed: nothing to keep
 print("soak: passed")

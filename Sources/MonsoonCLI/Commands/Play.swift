@@ -40,16 +40,26 @@ struct Play: RunnableCommand {
             target = url.absoluteString
         }
         let environment = ProcessInfo.processInfo.environment.merging(context.environment) { $1 }
-        let player = try MpvPlayer(executable: mpv, target: target, start: item.position, options: mpvOptions, environment: environment)
+        let interruption = context.interruption
+        let player: MpvPlayer
+        do {
+            player = try await MpvPlayer.start(executable: mpv, target: target, start: item.position, options: mpvOptions,
+                                               environment: environment, cancelled: { interruption.isTriggered })
+        } catch let error as CLIError where interruption.isTriggered {
+            throw CLIError(message: error.message, status: ExitStatus.interrupted)
+        }
+        defer { player.stop() }
         let keys = KeyReader(descriptor: context.keyInput)
-        defer { keys?.restore() }
+        defer { keys?.stop() }
         if !context.isTerminal && !global.quiet {
             context.output.line("playing episode \(episode) (\(item.title)) from \(PlaybackRules.clock(item.position))\(keys == nil ? "" : "; keys: ← −15 s, → +30 s, space pause, q quit")")
         }
 
         let playback = PlaybackLoop(player: player, keys: keys, item: item, files: session.files, context: context, quiet: global.quiet)
-        let end = try await playback.run()
-        let duration = end.duration ?? item.duration
+        let end = await playback.run()
+        // Played only by what mpv itself reported: a feed's duration may be wrong (minutes for
+        // seconds), and playback that failed or never started played nothing.
+        let duration = end.failure == nil && end.reported ? end.duration : nil
         let played: Bool
         do {
             played = try session.files.finishPlayback(episode, at: end.position, duration: duration, threshold: threshold)
@@ -57,7 +67,7 @@ struct Play: RunnableCommand {
             throw CLIError(message: "cannot save the position of episode \(episode): \(error)")
         }
         var line = played ? "episode \(episode) played to the end: marked played"
-            : "stopped at \(PlaybackRules.clock(end.position))\(duration.map { " of " + PlaybackRules.clock($0) } ?? ""); position saved (\(String(format: "%.1f", end.position)) s)"
+            : "stopped at \(PlaybackRules.clock(end.position))\((end.duration ?? item.duration).map { " of " + PlaybackRules.clock($0) } ?? ""); position saved (\(String(format: "%.1f", end.position)) s)"
         if played {
             let freed = try session.run { try $0.applyRetention(session.settings, keepLatest: false) }
             if freed.episodes.contains(episode) { line += "; its download was deleted, as auto-delete-played asks" }

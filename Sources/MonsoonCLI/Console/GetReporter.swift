@@ -167,7 +167,10 @@ final class GetReporter: Sendable {
             // A counted body (`get --discard`) has no file: its URL stands for it, with its hash.
             announce(&state, .finished(path: download.filePath ?? url, name: row.name, bytes: download.bytes, checksum: download.checksum), id: id)
         case .failed:
-            announce(&state, .failed(url: url, reason: download.lastError?.message ?? "unknown error"), id: id)
+            var reason = download.lastError?.message ?? "unknown error"
+            // `get` and `download` take --cacert: say so where trusting an authority would help.
+            if download.lastError?.code == .untrustedCertificate { reason += "; if you trust the server, give its certificate authority with --cacert FILE" }
+            announce(&state, .failed(url: url, reason: reason), id: id)
         case .paused:
             announce(&state, .paused, id: id)
         case .waitingToRetry:

@@ -38,12 +38,13 @@ struct Home {
         // The home holds feed credentials: it is made private (the folders above it are not ours).
         if mkdir(chosen, 0o700) != 0 && errno != EEXIST { throw cannotCreate(String(cString: strerror(errno))) }
         var status = stat()
-        guard stat(chosen, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else { throw cannotCreate("a file of that name is in the way") }
+        guard stat(chosen, &status) == 0 else { throw cannotCreate(String(cString: strerror(errno))) }
+        guard status.st_mode & S_IFMT == S_IFDIR else { throw cannotCreate("a file of that name is in the way") }
         guard access(chosen, W_OK) == 0 else {
             throw CLIError(message: "the Monsoon home \(chosen) is not writable; choose another with --home or MONSOON_HOME")
         }
         if status.st_mode & 0o077 != 0 {
-            context.error("warning: other users can open the Monsoon home \(chosen), and its database holds feed credentials; make it private with: chmod 700 '\(chosen)'")
+            context.error("warning: other users can open the Monsoon home \(chosen), and its database holds feed credentials; make it private with: chmod 700 '\(chosen.replacingOccurrences(of: "'", with: "'\\''"))'")
         }
     }
 

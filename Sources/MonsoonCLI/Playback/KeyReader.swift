@@ -3,8 +3,12 @@ import MonsoonEngine
 
 /// `play`'s keys, read from a terminal put in raw mode (no echo, no line buffering; Ctrl-C still
 /// interrupts). Nothing is read when the input is not a terminal: keys are then off.
+///
+/// The reader thread waits in `poll` on the terminal and a wake-up pipe, so `stop()` ends it
+/// and nothing the user types after `play` is swallowed.
 final class KeyReader: @unchecked Sendable {
-    // Unchecked: `keys` is behind its lock; `saved` is written once, before the thread starts.
+    // Unchecked: `keys` is behind its lock; `saved` and the descriptors are set before the
+    // thread starts and only read afterwards; `done` is a semaphore.
 
     enum Key: Sendable, Equatable {
         case back, forward, pause, quit
@@ -13,10 +17,13 @@ final class KeyReader: @unchecked Sendable {
     private let descriptor: Int32
     private var saved = termios()
     private let keys = Locked<[Key]>([])
+    private var wake: [Int32] = [-1, -1]
+    private let done = DispatchSemaphore(value: 0)
 
     /// Reads keys from `descriptor` when it is a terminal; nil otherwise.
     init?(descriptor: Int32) {
-        guard descriptor >= 0, isatty(descriptor) == 1, tcgetattr(descriptor, &saved) == 0 else { return nil }
+        guard descriptor >= 0, isatty(descriptor) == 1, tcgetattr(descriptor, &saved) == 0, pipe(&wake) == 0 else { return nil }
+        for end in wake { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }   // only children could inherit them: mpv gets none anyway
         self.descriptor = descriptor
         var raw = saved
         raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
@@ -26,29 +33,46 @@ final class KeyReader: @unchecked Sendable {
             cc[Int(VTIME)] = 0
         }
         tcsetattr(descriptor, TCSANOW, &raw)
-        // A second Ctrl-C exits at once, past `restore()`: the terminal is put back at exit too.
+        // A second Ctrl-C exits at once, past `stop()`: the terminal is put back at exit too.
         Self.atExit.withLock { $0 = (descriptor, saved) }
-        atexit { KeyReader.atExit.withLock { if var state = $0 { tcsetattr(state.0, TCSANOW, &state.1) } } }
-        Thread { [self] in read() }.start()
+        Thread { [self] in
+            read()
+            done.signal()
+        }.start()
     }
 
-    /// The terminal to put back when the process exits.
-    private static let atExit = Locked<(Int32, termios)?>(nil)
+    deinit {
+        close(wake[0])
+        close(wake[1])
+    }
 
     /// The keys pressed since the last call.
     func take() -> [Key] { keys.withLock { keys in defer { keys.removeAll() }; return keys } }
 
-    /// Puts the terminal back as it was.
-    func restore() {
+    /// Ends the reader and puts the terminal back as it was.
+    func stop() {
+        var byte: UInt8 = 0
+        _ = write(wake[1], &byte, 1)   // cannot fail short of a closed pipe, which only deinit does
+        done.wait()
         tcsetattr(descriptor, TCSANOW, &saved)
         Self.atExit.withLock { $0 = nil }
     }
 
-    /// Until the terminal closes: bytes to keys (arrows are `ESC [ D` and `ESC [ C`).
+    /// The terminal to put back when the process exits.
+    private static let atExit: Locked<(Int32, termios)?> = {
+        atexit { KeyReader.atExit.withLock { if var state = $0 { tcsetattr(state.0, TCSANOW, &state.1) } } }
+        return Locked(nil)
+    }()
+
+    /// Until `stop()` or the terminal closes: bytes to keys (arrows are `ESC [ D` and `ESC [ C`).
     private func read() {
         var pending: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64)
+        var watched = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: wake[0], events: Int16(POLLIN), revents: 0)]
         while true {
+            let ready = poll(&watched, 2, -1)
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0, watched[1].revents == 0, watched[0].revents & Int16(POLLIN) != 0 else { return }
             let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { return }
@@ -56,11 +80,14 @@ final class KeyReader: @unchecked Sendable {
             var decoded: [Key] = []
             while let first = pending.first {
                 if first == 0x1B {
-                    guard pending.count >= 3 else { break }   // the rest of the sequence is on its way
-                    if pending[1] == UInt8(ascii: "[") || pending[1] == UInt8(ascii: "O") {
-                        if pending[2] == UInt8(ascii: "D") { decoded.append(.back) }
-                        if pending[2] == UInt8(ascii: "C") { decoded.append(.forward) }
+                    if pending.count == 1 { break }   // the rest of an arrow may be on its way
+                    guard pending[1] == UInt8(ascii: "[") || pending[1] == UInt8(ascii: "O") else {
+                        pending.removeFirst()   // a lone Escape: ignored, the next key counts
+                        continue
                     }
+                    guard pending.count >= 3 else { break }
+                    if pending[2] == UInt8(ascii: "D") { decoded.append(.back) }
+                    if pending[2] == UInt8(ascii: "C") { decoded.append(.forward) }
                     pending.removeFirst(3)
                     continue
                 }

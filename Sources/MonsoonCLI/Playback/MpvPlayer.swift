@@ -1,32 +1,49 @@
 import Foundation
 import MonsoonEngine
+import MonsoonPodcasts
 
 /// mpv as a child process, driven through its JSON IPC socket (`--input-ipc-server`).
 ///
-/// A reader thread turns mpv's event lines into `state`; commands are written to the socket
+/// A reader thread turns mpv's event lines into `current`; commands are written to the socket
 /// as JSON lines. mpv runs in its own process group, so Ctrl-C at the terminal reaches Monsoon
-/// only, which then asks mpv to quit and keeps the last position mpv reported.
+/// only, which then asks mpv to quit and keeps the last position mpv reported. The socket and
+/// mpv's log live in a private temporary folder, removed by `stop()`.
 final class MpvPlayer: @unchecked Sendable {
-    // Unchecked: `state` is behind its lock, the socket is written under `writeLock`, and the
-    // reader thread only reads the socket.
+    // Unchecked: `state` and `exit` are behind their locks; the socket is written under
+    // `writeLock` and only read by the reader thread.
 
     /// What mpv has reported so far.
     struct State: Sendable {
-        /// The last playback position reported (it is cleared when playback ends: kept here).
+        /// The last playback position reported (mpv clears it when playback ends: kept here).
         var position: Double?
+        /// The duration mpv found in the file or stream.
         var duration: Double?
         var paused = false
-        var loaded = false
         /// Why the file ended (`eof`, `quit`, `error`, …), once it did.
         var endReason: String?
+        /// The socket closed: every event mpv sent has been read.
+        var readerDone = false
+        var loaded: Bool { position != nil }
+    }
+
+    /// How mpv ended, once reaped.
+    struct Exit: Sendable {
+        /// Its exit code, or 128 + the signal that killed it.
+        var code: Int32
+        /// Monsoon killed it (it did not quit when asked).
+        var killedByMonsoon: Bool
     }
 
     let pid: pid_t
     private let socket: Int32
+    private let folder: String
     private let state = Locked(State())
+    private let exit = Locked<Exit?>(nil)
+    private let killing = Locked(false)
     private let writeLock = NSLock()
-    private var status: Int32?
-    let logPath: String
+
+    /// mpv's output, where it says what went wrong.
+    var logPath: String { folder + "/mpv.log" }
 
     /// The `mpv` on `PATH`, or nil.
     static func locate(path: String?) -> String? {
@@ -38,64 +55,107 @@ final class MpvPlayer: @unchecked Sendable {
     }
 
     /// Starts mpv on `target` (a file path or an http(s) URL, given after `--` so it is never read
-    /// as an option) at `start` seconds, and connects to its socket.
-    init(executable: String, target: String, start: Double, options: [String], environment: [String: String]) throws {
-        let socketPath = Self.socketPath(environment: environment)
-        logPath = socketPath + ".log"
-        unlink(socketPath)
+    /// as an option) at `start` seconds, and connects to its socket. Gives up when `cancelled`
+    /// says so (Ctrl-C) or mpv exits first, with mpv's own last words.
+    static func start(executable: String, target: String, start: Double, options: [String], environment: [String: String],
+                      cancelled: @Sendable () -> Bool) async throws -> MpvPlayer {
+        let folder = try privateFolder(environment: environment)
+        let socketPath = folder + "/mpv.sock"
         let arguments = [executable, "--input-ipc-server=\(socketPath)", "--input-terminal=no", "--ytdl=no", "--idle=no",
                          "--keep-open=no", "--force-window=no", "--start=\(String(format: "%.3f", start))"]
             + options + ["--", target]
-        pid = try Self.spawn(arguments, log: logPath, environment: environment)
-        do {
-            socket = try Self.connect(socketPath, pid: pid)
-        } catch {
-            kill(pid, SIGKILL)
+        let pid: pid_t
+        do { pid = try spawn(arguments, log: folder + "/mpv.log", environment: environment) } catch {
+            removeFolder(folder)
+            throw error
+        }
+        var socket: Int32 = -1
+        var failure: String?
+        while socket < 0 && failure == nil {
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                let code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+                failure = "mpv exited before it could be controlled (status \(code))"
+                break
+            }
+            socket = connect(socketPath)
+            if socket >= 0 { break }
+            if cancelled() { failure = "stopped before mpv started" } else { try? await Task.sleep(nanoseconds: 20_000_000) }   // cancellation: the loop checks `cancelled`
+        }
+        if let failure {
+            kill(pid, SIGKILL)   // no effect once reaped: the pid is ours until waited for
             var status: Int32 = 0
             waitpid(pid, &status, 0)
-            let message = (error as? CLIError)?.message ?? "\(error)"
-            let reason = Self.reason(logAt: logPath).map { ": " + $0 } ?? ""
-            unlink(logPath)
-            throw CLIError(message: message + reason)
+            let reason = reason(logAt: folder + "/mpv.log").map { ": " + $0 } ?? ""
+            removeFolder(folder)
+            throw CLIError(message: failure + reason)
         }
-        unlink(socketPath)   // connected: the path is no longer needed
-        for (id, property) in ["time-pos", "duration", "pause"].enumerated() { send(["observe_property", id + 1, property]) }
-        let reader = Thread { [self] in readEvents() }
-        reader.start()
+        return MpvPlayer(pid: pid, socket: socket, folder: folder)
     }
 
-    deinit {
-        close(socket)
-        unlink(logPath)
+    private init(pid: pid_t, socket: Int32, folder: String) {
+        self.pid = pid
+        self.socket = socket
+        self.folder = folder
+        Self.running.withLock { $0 = pid }
+        for (id, property) in ["time-pos", "duration", "pause"].enumerated() { send(["observe_property", id + 1, property]) }
+        Thread { [self] in readEvents() }.start()
     }
+
+    deinit { close(socket) }
 
     var current: State { state.withLock { $0 } }
 
-    /// Whether mpv still runs (reaps it once it has exited).
-    var isRunning: Bool {
-        guard status == nil else { return false }
-        var raw: Int32 = 0
-        if waitpid(pid, &raw, WNOHANG) == pid { status = raw }
-        return status == nil
+    /// How mpv ended; nil while it runs (reaps it once it has exited).
+    var ended: Exit? {
+        exit.withLock { exit in
+            if exit == nil {
+                var raw: Int32 = 0
+                if waitpid(pid, &raw, WNOHANG) == pid {
+                    exit = Exit(code: (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f), killedByMonsoon: killing.withLock { $0 })
+                    Self.running.withLock { $0 = nil }
+                }
+            }
+            return exit
+        }
     }
-
-    /// How mpv ended: its exit code, or 128 + the signal that killed it.
-    var exitCode: Int32? { status.map { ($0 & 0x7f) == 0 ? ($0 >> 8) & 0xff : 128 + ($0 & 0x7f) } }
 
     func seek(by seconds: Double) { send(["seek", seconds, "relative"]) }
     func togglePause() { send(["cycle", "pause"]) }
     func quit() { send(["quit"]) }
 
+    /// Kills mpv (it did not quit when asked, or Monsoon is leaving).
+    func forceStop() {
+        killing.withLock { $0 = true }
+        if ended == nil { kill(pid, SIGKILL) }
+    }
+
+    /// Makes sure mpv is gone and reaped, and removes the socket and the log.
+    func stop() {
+        if ended == nil {
+            forceStop()
+            exit.withLock { exit in
+                var raw: Int32 = 0
+                if exit == nil, waitpid(pid, &raw, 0) == pid {
+                    exit = Exit(code: (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f), killedByMonsoon: true)
+                }
+            }
+            Self.running.withLock { $0 = nil }
+        }
+        Self.removeFolder(folder)
+    }
+
     /// Writes one command; a closed socket (mpv gone) is ignored, as the exit is noticed anyway.
     func send(_ command: [Any]) {
         guard let data = try? JSONSerialization.data(withJSONObject: ["command": command]) else { return }   // only ever our own literals
+        let line = data + Data([0x0A])
         writeLock.withLock {
-            let line = data + Data([0x0A])
             line.withUnsafeBytes { bytes in
                 var offset = 0
                 while offset < bytes.count {
                     let written = Glibc.send(socket, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
-                    if written <= 0 { if errno == EINTR { continue } else { return } }
+                    if written < 0 && errno == EINTR { continue }
+                    guard written > 0 else { return }
                     offset += written
                 }
             }
@@ -104,6 +164,7 @@ final class MpvPlayer: @unchecked Sendable {
 
     /// Reads mpv's JSON lines until the socket closes.
     private func readEvents() {
+        defer { state.withLock { $0.readerDone = true } }
         var pending = Data()
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
@@ -114,7 +175,8 @@ final class MpvPlayer: @unchecked Sendable {
             while let newline = pending.firstIndex(of: 0x0A) {
                 let line = pending[pending.startIndex..<newline]
                 pending = Data(pending[(newline + 1)...])
-                guard let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any] else { continue }   // not an event: skip
+                // A line that is not a JSON object is not an event: nothing to learn from it.
+                guard let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any] else { continue }
                 handle(object)
             }
         }
@@ -126,11 +188,7 @@ final class MpvPlayer: @unchecked Sendable {
             let value = event["data"]
             state.withLock { state in
                 switch event["name"] as? String {
-                case "time-pos":
-                    if let seconds = value as? Double {
-                        state.position = seconds
-                        state.loaded = true
-                    }
+                case "time-pos": if let seconds = value as? Double { state.position = seconds }
                 case "duration": if let seconds = value as? Double { state.duration = seconds }
                 case "pause": if let paused = value as? Bool { state.paused = paused }
                 default: break
@@ -143,21 +201,36 @@ final class MpvPlayer: @unchecked Sendable {
         }
     }
 
-    /// What mpv's output says went wrong: its last line but the closing "Exiting... (…)".
+    /// What mpv's output says went wrong: its last line but the closing "Exiting... (…)", with
+    /// any credentials in URLs masked.
     static func reason(logAt path: String) -> String? {
         let log = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""   // no log: nothing to add
         return log.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
-            .last { !$0.isEmpty && !$0.hasPrefix("Exiting...") }
+            .last { !$0.isEmpty && !$0.hasPrefix("Exiting...") }.map(Redaction.redactText)
     }
 
-    /// A socket path under 108 bytes (the limit of `sun_path`): in the runtime folder when it is
-    /// short enough, else in /tmp.
-    private static func socketPath(environment: [String: String]) -> String {
-        let name = "monsoon-mpv-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
-        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/"), runtime.utf8.count + name.utf8.count + 1 < 100 {
-            return (runtime as NSString).appendingPathComponent(name)
+    // MARK: - Process and socket
+
+    /// The mpv running now, killed if Monsoon exits without stopping it (a second Ctrl-C).
+    private static let running: Locked<pid_t?> = {
+        atexit { MpvPlayer.running.withLock { pid in if let pid { kill(pid, SIGKILL) } } }
+        return Locked(nil)
+    }()
+
+    /// A folder only this user can enter, for the socket (whose path must stay under 108 bytes)
+    /// and the log: in the runtime folder when its path is short enough, else in /tmp.
+    private static func privateFolder(environment: [String: String]) throws -> String {
+        let runtime = environment["XDG_RUNTIME_DIR"].flatMap { $0.hasPrefix("/") && $0.utf8.count < 60 ? $0 : nil } ?? "/tmp"
+        var template = Array((runtime + "/monsoon-mpv-XXXXXX").utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw CLIError(message: "cannot make a private folder in \(runtime) for mpv's control socket: \(String(cString: strerror(errno)))")
         }
-        return "/tmp/" + name
+        return String(cString: made)
+    }
+
+    private static func removeFolder(_ folder: String) {
+        for name in ["mpv.sock", "mpv.log"] { unlink(folder + "/" + name) }
+        rmdir(folder)
     }
 
     private static func spawn(_ arguments: [String], log: String, environment: [String: String]) throws -> pid_t {
@@ -168,7 +241,7 @@ final class MpvPlayer: @unchecked Sendable {
         sigemptyset(&mask)
         var defaults = sigset_t()
         sigemptyset(&defaults)
-        for number in [SIGINT, SIGTERM, SIGPIPE] { sigaddset(&defaults, number) }
+        for number in [SIGINT, SIGTERM, SIGPIPE, SIGHUP] { sigaddset(&defaults, number) }
         posix_spawnattr_setsigmask(&attributes, &mask)
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setpgroup(&attributes, 0)
@@ -178,7 +251,7 @@ final class MpvPlayer: @unchecked Sendable {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         // mpv says what went wrong on standard output as often as on standard error: both go to the log.
-        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
@@ -189,30 +262,22 @@ final class MpvPlayer: @unchecked Sendable {
         return pid
     }
 
-    /// Connects to mpv's socket once it exists (mpv makes it as it starts).
-    private static func connect(_ path: String, pid: pid_t) throws -> Int32 {
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == pid {
-                throw CLIError(message: "mpv exited before it could be controlled (status \((status >> 8) & 0xff))")
-            }
-            let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            guard fd >= 0 else { throw CLIError(message: "cannot make a socket to control mpv: \(String(cString: strerror(errno)))") }
-            var address = sockaddr_un()
-            address.sun_family = sa_family_t(AF_UNIX)
-            withUnsafeMutableBytes(of: &address.sun_path) { raw in
-                let bytes = Array(path.utf8.prefix(raw.count - 1))
-                raw.copyBytes(from: bytes)
-                raw[bytes.count] = 0
-            }
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0 }
-            }
-            if connected { return fd }
-            close(fd)
-            usleep(20_000)
+    /// A connected socket, or -1 while mpv has not made it yet.
+    private static func connect(_ path: String) -> Int32 {
+        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return -1 }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            let bytes = Array(path.utf8.prefix(raw.count - 1))
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
         }
-        throw CLIError(message: "mpv did not open its control socket within 10 seconds")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0 }
+        }
+        if connected { return fd }
+        close(fd)
+        return -1
     }
 }

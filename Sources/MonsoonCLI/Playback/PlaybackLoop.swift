@@ -6,8 +6,11 @@ import MonsoonPodcasts
 struct PlaybackLoop {
     /// How playback ended.
     struct End {
-        /// The last position mpv reported (where it started, if it reported none).
+        /// The last position mpv reported, else where playback was to start.
         var position: Double
+        /// Whether mpv reported any position (it loaded the file and played).
+        var reported: Bool
+        /// The duration mpv found, if it did.
         var duration: Double?
         var interrupted: Bool
         /// What went wrong with mpv, if it did not end normally.
@@ -23,34 +26,37 @@ struct PlaybackLoop {
 
     static let saveInterval: TimeInterval = 5
 
-    func run() async throws -> End {
+    func run() async -> End {
         var position = item.position
         var lastSave = Date()
+        var saveFailed = false
         var wasPaused = false
         var quitAsked: Date?
         var shown = ""
-        while player.isRunning {
-            if context.interruption.isTriggered && quitAsked == nil {
-                player.quit()
-                quitAsked = Date()
-            }
+        func askToQuit() {
+            player.quit()
+            quitAsked = quitAsked ?? Date()
+        }
+        while player.ended == nil {
+            if context.interruption.isTriggered && quitAsked == nil { askToQuit() }
             let state = player.current
             if let reported = state.position { position = reported }
-            // Keys wait until the file is loaded: a seek before that is lost.
-            if state.loaded {
-                for key in keys?.take() ?? [] {
-                    switch key {
-                    case .back: player.seek(by: -15)
-                    case .forward: player.seek(by: 30)
-                    case .pause: player.togglePause()
-                    case .quit:
-                        player.quit()
-                        quitAsked = quitAsked ?? Date()
-                    }
+            for key in keys?.take() ?? [] {
+                switch key {
+                case .quit: askToQuit()
+                // Before mpv has loaded the file a seek is lost or piles up: dropped.
+                case .back where state.loaded: player.seek(by: -15)
+                case .forward where state.loaded: player.seek(by: 30)
+                case .pause where state.loaded: player.togglePause()
+                default: break
                 }
             }
             if (state.paused && !wasPaused) || Date().timeIntervalSince(lastSave) >= Self.saveInterval {
-                try save(position)
+                // A failed save (a full disk, say) is said once; playback goes on, and the end tries again.
+                if let problem = save(position), !saveFailed {
+                    context.error(problem)
+                    saveFailed = true
+                }
                 lastSave = Date()
             }
             wasPaused = state.paused
@@ -60,33 +66,36 @@ struct PlaybackLoop {
                 shown = line
             }
             // mpv that does not quit within 5 s of being asked is stopped: the position is known.
-            if let asked = quitAsked, Date().timeIntervalSince(asked) > 5 { kill(player.pid, SIGKILL) }
-            try await Task.sleep(nanoseconds: 100_000_000)
+            if let asked = quitAsked, Date().timeIntervalSince(asked) > 5 { player.forceStop() }
+            do { try await Task.sleep(nanoseconds: 100_000_000) } catch { player.forceStop() }   // cancelled: stop now
         }
-        // The reader thread may still be taking mpv's last lines: give it a moment.
-        try await Task.sleep(nanoseconds: 50_000_000)
+        // The socket closes as mpv exits: the last events are read by then.
+        let deadline = Date().addingTimeInterval(2)
+        while !player.current.readerDone && Date() < deadline { try? await Task.sleep(nanoseconds: 10_000_000) }   // cancelled: the deadline ends the wait
         let state = player.current
         if let reported = state.position { position = reported }
         if context.isTerminal && !quiet { context.output.write("\r\u{1B}[2K") }
-        return End(position: position, duration: state.duration, interrupted: quitAsked != nil && context.interruption.isTriggered,
-                   failure: failure(state))
+        return End(position: position, reported: state.loaded, duration: state.duration,
+                   interrupted: context.interruption.isTriggered, failure: failure(state))
     }
 
-    private func save(_ position: Double) throws {
+    /// Saves the position; says what went wrong when it could not.
+    func save(_ position: Double) -> String? {
         do {
             try files.setPosition(position, of: item.episodeID)
+            return nil
         } catch {
-            throw CLIError(message: "cannot save the position of episode \(item.episodeID): \(error)")
+            return "cannot save the position of episode \(item.episodeID): \(error)"
         }
     }
 
     /// mpv killed by a signal, or unable to play the file: its last error line says why.
     private func failure(_ state: MpvPlayer.State) -> String? {
-        let code = player.exitCode ?? 0
-        if code > 128 && !context.interruption.isTriggered { return "mpv stopped unexpectedly (signal \(code - 128)); the position was saved" }
-        guard code != 0 || state.endReason == "error" else { return nil }
+        guard let exit = player.ended, !exit.killedByMonsoon else { return nil }
+        if exit.code > 128 { return "mpv stopped unexpectedly (signal \(exit.code - 128)); the position was saved" }
+        guard exit.code != 0 || state.endReason == "error" else { return nil }
         let reason = MpvPlayer.reason(logAt: player.logPath).map { ": " + $0 } ?? ""
-        return "mpv could not play \(item.title) (exit status \(code))\(reason)"
+        return "mpv could not play \(item.title) (exit status \(exit.code))\(reason)"
     }
 
     /// The status line: the episode, the position, the duration and the keys (cut to the width).

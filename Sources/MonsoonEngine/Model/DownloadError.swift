@@ -20,7 +20,8 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let webPageNotMedia = Code(rawValue: "webPageNotMedia")
         /// Not enough free space for the file (checked before and while writing).
         public static let notEnoughDiskSpace = Code(rawValue: "notEnoughDiskSpace")
-        /// The server's TLS certificate could not be verified against the trusted authorities.
+        /// The server's TLS certificate was issued by an authority that is not trusted (self-signed,
+        /// or a private CA): trusting that authority (a CA bundle) would let it through.
         public static let untrustedCertificate = Code(rawValue: "untrustedCertificate")
         /// A URL or redirect to a scheme other than http and https.
         public static let unsupportedScheme = Code(rawValue: "unsupportedScheme")

@@ -39,10 +39,13 @@ enum FailureClassifier {
             transient = false; kind = .unsupportedScheme
             message = "refused a URL or redirect with a scheme other than http or https (\(text))"
         case 60:
-            // A self-signed or privately issued certificate: retrying cannot help, trusting its CA can.
-            transient = false; kind = .untrustedCertificate
-            message = "the server's TLS certificate could not be verified (\(text)); if you trust the server, "
-                + "give its certificate authority with --cacert FILE"
+            // Retrying cannot help. A self-signed or privately issued certificate is an authority
+            // the user may choose to trust; a wrong host name or an expired certificate is not.
+            transient = false
+            let lowered = text.lowercased()
+            let untrusted = lowered.contains("self-signed") || lowered.contains("self signed") || lowered.contains("local issuer")
+            kind = untrusted ? .untrustedCertificate : .network
+            message = "the server's TLS certificate could not be verified (\(text))"
         case 47:
             transient = false; kind = .tooManyRedirects
             message = "too many redirects (more than 10)"

@@ -30,8 +30,8 @@ public enum FeedParser {
     }
 
     /// Parses the file at `path` (its `file://` URL is the base for relative URLs). A file larger than
-    /// `limits.maxBytes` is refused before it is read, and one that grows past it while it is read is
-    /// cut off there.
+    /// `limits.maxBytes` is refused before it is read, and so is one that grows past it while it is
+    /// read.
     ///
     /// The file is read, never mapped: a mapping of a file that another program truncates or rewrites
     /// during the parse kills the process with SIGBUS, while a read sees a shorter or mixed document,
@@ -57,16 +57,17 @@ public enum FeedParser {
     /// said in plain words.
     private static func readAll(_ descriptor: Int32, path: String, sizeHint: Int, limits: FeedLimits) throws(FeedError) -> Data {
         // One byte over the hint: a file that grew is noticed without a second, empty read.
-        var capacity = min(max(sizeHint, 64 << 10), limits.maxBytes) + 1
+        let ceiling = limits.maxBytes == .max ? .max : limits.maxBytes + 1
+        var capacity = min(max(sizeHint, 64 << 10) + 1, ceiling)
         guard var buffer = malloc(capacity) else { throw FeedError(.unreadable, "Cannot read \(path): out of memory.") }
         var count = 0
         while true {
             if count == capacity {
-                guard capacity <= limits.maxBytes else {
+                guard capacity < ceiling else {
                     free(buffer)
                     throw FeedError(.tooLarge, "The feed grew past the limit of \(limits.maxBytes) bytes while it was read; it was not parsed.")
                 }
-                capacity = min(capacity * 2, limits.maxBytes + 1)
+                capacity = capacity > ceiling / 2 ? ceiling : capacity * 2
                 guard let larger = realloc(buffer, capacity) else {
                     free(buffer)
                     throw FeedError(.unreadable, "Cannot read \(path): out of memory.")

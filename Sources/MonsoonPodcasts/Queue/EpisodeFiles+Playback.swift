@@ -6,16 +6,18 @@ extension EpisodeFiles {
     /// - Throws: `LibraryError.notFound` for an id no episode has, or one without an enclosure.
     public func playbackItem(_ id: Int) throws -> PlaybackItem {
         let rows = try database.statement("""
-            SELECT coalesce(p.title, p.feed_url), e.title, e.enclosure_url, e.download_state, e.file_name, e.position, e.duration
+            SELECT p.title, p.feed_url, e.title, e.enclosure_url, e.download_state, e.file_name, e.position, e.duration
             FROM episodes e JOIN podcasts p ON p.id = e.podcast_id WHERE e.id = ?
             """).query([id]) { row in
-            (podcast: row.text(0) ?? "", title: row.text(1), url: row.text(2), state: row.text(3), file: row.text(4),
-             position: row.double(5), duration: row.optionalInt(6))
+            // The podcast's name as everywhere else (`Podcast.name`): its title, else one made from its URL.
+            (podcast: row.text(0) ?? URL(string: row.text(1) ?? "").map { FallbackName.podcast(feedURL: $0) } ?? "",
+             title: row.text(2), url: row.text(3), state: row.text(4), file: row.text(5), position: row.double(6), duration: row.optionalInt(7))
         }
         guard let row = rows.first else { throw LibraryError.notFound("no episode has id \(id); list them with 'monsoon episodes PODCAST'") }
         let title = "\(row.podcast): \(row.title ?? "episode \(id)")"
         let source: PlaybackItem.Source
-        if row.state == EpisodeDownloadState.downloaded.rawValue, let file = row.file, Self.size(of: file) != nil {
+        // Only an absolute path is a file: mpv would read a name like `x://y` as a protocol.
+        if row.state == EpisodeDownloadState.downloaded.rawValue, let file = row.file, file.hasPrefix("/"), Self.size(of: file) != nil {
             source = .file(file)
         } else if let text = row.url, let url = URL(string: text) {
             source = .stream(url)
