@@ -71,9 +71,11 @@ final class MpvPlayer: @unchecked Sendable {
         }
         var socket: Int32 = -1
         var failure: String?
+        var reaped = false
         while socket < 0 && failure == nil {
             var status: Int32 = 0
             if waitpid(pid, &status, WNOHANG) == pid {
+                reaped = true
                 let code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
                 failure = "mpv exited before it could be controlled (status \(code))"
                 break
@@ -83,9 +85,11 @@ final class MpvPlayer: @unchecked Sendable {
             if cancelled() { failure = "stopped before mpv started" } else { try? await Task.sleep(nanoseconds: 20_000_000) }   // cancellation: the loop checks `cancelled`
         }
         if let failure {
-            kill(pid, SIGKILL)   // no effect once reaped: the pid is ours until waited for
-            var status: Int32 = 0
-            waitpid(pid, &status, 0)
+            if !reaped {   // a reaped pid may already be another process's
+                kill(pid, SIGKILL)
+                var status: Int32 = 0
+                waitpid(pid, &status, 0)
+            }
             let reason = reason(logAt: folder + "/mpv.log").map { ": " + $0 } ?? ""
             removeFolder(folder)
             throw CLIError(message: failure + reason)
