@@ -42,6 +42,8 @@ test: deps
 	$(SWIFT) test --skip-build --filter MonsoonTestServerTests
 	$(SWIFT) test --skip-build --filter MonsoonPodcastsTests
 	$(SWIFT) test --skip-build --skip MonsoonTestServerTests --skip MonsoonPodcastsTests
+	# A package that depends on Monsoon by path, as a user's would.
+	$(SWIFT) build --package-path Examples/EngineExample --scratch-path .build/examples
 
 # The engine's tests under ThreadSanitizer.
 tsan: deps

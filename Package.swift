@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "monsoon-testserver", targets: ["monsoon-testserver"]),
         .library(name: "MonsoonStore", targets: ["MonsoonStore"]),
         .library(name: "MonsoonEngine", targets: ["MonsoonEngine"]),
+        .library(name: "MonsoonPodcasts", targets: ["MonsoonPodcasts"]),
         .library(name: "MonsoonTestServer", targets: ["MonsoonTestServer"]),
     ],
     targets: [
