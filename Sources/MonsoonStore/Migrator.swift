@@ -6,10 +6,14 @@
 /// once migrate once, and a failed step leaves the database as it was. A database
 /// from a newer Monsoon is refused, never touched.
 public struct Migrator: Sendable {
+    /// One numbered step of a component's schema.
     public struct Migration: Sendable {
+        /// The version the database is at once this step has run; steps run in ascending order.
         public var version: Int
+        /// The statements to run, one or several separated by semicolons.
         public var sql: String
 
+        /// A step that brings the component to `version` by running `sql`.
         public init(version: Int, sql: String) {
             self.version = version
             self.sql = sql
@@ -18,13 +22,16 @@ public struct Migrator: Sendable {
 
     /// The component's name, e.g. "downloads".
     public var component: String
+    /// The component's steps, sorted by version.
     public var migrations: [Migration]
 
+    /// A migrator for `component`; the steps may come in any order, they are sorted by version.
     public init(component: String, _ migrations: [Migration]) {
         self.component = component
         self.migrations = migrations.sorted { $0.version < $1.version }
     }
 
+    /// The version of the last step: what `migrate` brings the database to (0 with no steps).
     public var latestVersion: Int { migrations.last?.version ?? 0 }
 
     /// The component's version in `database` (0 when it has none yet).

@@ -7,6 +7,7 @@ import Foundation
 public final class Statement {
     let raw: OpaquePointer
     unowned let database: Database
+    /// The statement's SQL text, as prepared.
     public let sql: String
 
     init(database: Database, sql: String) throws(StoreError) {
@@ -87,25 +88,33 @@ public struct Row {
     /// The current row of `statement` (read it between `step()` calls).
     public init(statement: Statement) { self.statement = statement }
 
+    /// Whether column `index` (from 0) is `NULL`.
     public func isNull(_ index: Int32) -> Bool { sqlite3_column_type(statement.raw, index) == SQLITE_NULL }
 
+    /// Column `index` as an integer; `NULL` reads as 0.
     public func int(_ index: Int32) -> Int { Int(sqlite3_column_int64(statement.raw, index)) }
 
+    /// Column `index` as an integer, or nil when it is `NULL`.
     public func optionalInt(_ index: Int32) -> Int? { isNull(index) ? nil : int(index) }
 
+    /// Column `index` as a double; `NULL` reads as 0.
     public func double(_ index: Int32) -> Double { sqlite3_column_double(statement.raw, index) }
 
+    /// Column `index` as a boolean: any non-zero integer is true, `NULL` is false.
     public func bool(_ index: Int32) -> Bool { int(index) != 0 }
 
+    /// Column `index` as text, or nil when it is `NULL`. The text stops at its first NUL byte, if any.
     public func text(_ index: Int32) -> String? {
         guard let pointer = sqlite3_column_text(statement.raw, index) else { return nil }
         return String(cString: pointer)
     }
 
+    /// Column `index` read as seconds since 1970, or nil when it is `NULL`.
     public func date(_ index: Int32) -> Date? {
         isNull(index) ? nil : Date(timeIntervalSince1970: double(index))
     }
 
+    /// Column `index` as bytes, or nil when it is `NULL`; an empty blob is empty data, not nil.
     public func data(_ index: Int32) -> Data? {
         guard let pointer = sqlite3_column_blob(statement.raw, index) else { return isNull(index) ? nil : Data() }
         return Data(bytes: pointer, count: Int(sqlite3_column_bytes(statement.raw, index)))

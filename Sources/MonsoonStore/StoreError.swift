@@ -7,11 +7,13 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// One line: what failed and SQLite's explanation.
     public var message: String
 
+    /// An error with SQLite's (extended) result `code`, or one of Monsoon's negative ones, and its one-line message.
     public init(code: Int32, message: String) {
         self.code = code
         self.message = message
     }
 
+    /// The message.
     public var description: String { message }
 
     /// The primary result code (`SQLITE_BUSY` for `SQLITE_BUSY_SNAPSHOT`, …).

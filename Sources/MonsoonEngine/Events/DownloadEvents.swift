@@ -10,15 +10,19 @@
 /// consuming task is cancelled), so a consumer that stops listening costs nothing.
 /// Like `AsyncStream`, it is unicast: with several iterators, each event goes to one.
 public struct DownloadEvents: AsyncSequence, Sendable {
+    /// Each element is one event.
     public typealias Element = DownloadEvent
 
     let subscription: Subscription
 
+    /// An iterator over the subscription's events; with several, each event goes to one of them.
     public func makeAsyncIterator() -> Iterator { Iterator(subscription: subscription) }
 
+    /// Takes events from the subscription's buffer, oldest first.
     public struct Iterator: AsyncIteratorProtocol {
         let subscription: Subscription
 
+        /// The next event, waiting until one comes; nil once the subscription has ended.
         public mutating func next() async -> DownloadEvent? {
             await subscription.subscriber.next()
         }

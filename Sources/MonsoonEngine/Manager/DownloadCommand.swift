@@ -3,12 +3,19 @@ import MonsoonStore
 
 /// A change to the queue asked for by another process.
 public enum DownloadCommand: Sendable, Equatable {
+    /// Stops the download, keeping its bytes (as `DownloadManager.pause`).
     case pause(DownloadID)
+    /// Queues a paused or failed download again, from its part file (as `DownloadManager.resume`).
     case resume(DownloadID)
+    /// Queues a failed download, or one waiting to retry, now with fresh retry counters (as `DownloadManager.retry`).
     case retry(DownloadID)
+    /// Forgets the download and deletes its part file; the finished file too when `deleteFile` (as `DownloadManager.remove`).
     case remove(DownloadID, deleteFile: Bool)
+    /// Gives the download a new priority, used the next time a transfer starts (as `DownloadManager.setPriority`).
     case setPriority(DownloadID, Int)
+    /// Pauses every download that would run (as `DownloadManager.pauseAll`).
     case pauseAll
+    /// Queues every paused download again (as `DownloadManager.resumeAll`).
     case resumeAll
     /// Downloads were added to the store by another process: take them in.
     case adoptNewDownloads

@@ -3,6 +3,7 @@ import Foundation
 /// One request of a download, as it ended: for run reports (throughput, time to first
 /// byte, retries by status, resumed bytes, connections opened versus reused).
 public struct AttemptReport: Sendable, Equatable {
+    /// The download the request was for.
     public var id: DownloadID
     /// The host (and port) the request went to first.
     public var host: String
@@ -21,6 +22,7 @@ public struct AttemptReport: Sendable, Equatable {
     /// Why it failed; nil when it succeeded.
     public var error: DownloadError?
 
+    /// A report with every field given; times are in seconds, byte counts in bytes.
     public init(id: DownloadID, host: String, status: Int, bytes: Int, resumedFrom: Int, timeToFirstByte: Double?, duration: Double,
                 newConnections: Int, error: DownloadError?) {
         self.id = id

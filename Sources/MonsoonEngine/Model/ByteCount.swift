@@ -15,6 +15,8 @@ public enum ByteCount {
         return Int(value * Double(multiplier))
     }
 
+    /// Writes `bytes` for people: whole bytes below 1 KiB ("512 B"), else one decimal below 10 of a unit ("1.5 MiB"),
+    /// and whole units above ("42 MiB"), up to TiB.
     public static func format(_ bytes: Int) -> String {
         let units = ["B", "KiB", "MiB", "GiB", "TiB"]
         var value = Double(bytes)

@@ -2,7 +2,9 @@ import Foundation
 
 /// A snapshot of one download.
 public struct Download: Sendable, Equatable {
+    /// What was asked for: the URL, the destination, the priority and the caller's extras.
     public var request: DownloadRequest
+    /// Where the download is in its life.
     public var status: DownloadStatus
     /// Body bytes on disk (in the `.part` file, or the finished file).
     public var bytes: Int
@@ -20,10 +22,12 @@ public struct Download: Sendable, Equatable {
     public var finalURL: String?
     /// The validators of the bytes on disk (or being written), as the server sent them.
     public var etag: String?
+    /// The `Last-Modified` validator, as the server sent it; nil when it sent none.
     public var lastModified: String?
     /// The hex SHA-256 of the body, for a `.discard(checksum: true)` download once complete.
     public var checksum: String?
 
+    /// The request's id.
     public var id: DownloadID { request.id }
 
     /// From 0 to 1, or nil while the total is unknown.

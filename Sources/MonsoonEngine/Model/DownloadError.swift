@@ -4,8 +4,11 @@
 public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kind of failure.
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The code's name, as stored in the queue's database and shown to users.
         public let rawValue: String
+        /// A code from its name; unknown names (from a newer Monsoon, say) are kept as they are.
         public init(rawValue: String) { self.rawValue = rawValue }
+        /// The code's name.
         public var description: String { rawValue }
 
         /// The server answered with an error status (see `httpStatus`).
@@ -39,18 +42,21 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let cancelled = Code(rawValue: "cancelled")
     }
 
+    /// The kind of failure, for deciding what to do about it.
     public var code: Code
     /// One line saying what happened and, where it can, what to do.
     public var message: String
     /// The HTTP status, for `httpStatus` and related failures.
     public var httpStatus: Int?
 
+    /// An error of kind `code` with a one-line `message`, and the HTTP status when one is behind it.
     public init(_ code: Code, _ message: String, httpStatus: Int? = nil) {
         self.code = code
         self.message = message
         self.httpStatus = httpStatus
     }
 
+    /// The message.
     public var description: String { message }
 }
 
@@ -67,6 +73,7 @@ public enum DownloadManagerError: Error, Sendable, Equatable, CustomStringConver
     /// The queue could not be saved (the database is busy for too long, or the disk failed).
     case storage(String)
 
+    /// One line for users, naming the download where there is one.
     public var description: String {
         switch self {
         case .duplicate(let id): return "a download with id \(id) already exists"

@@ -28,8 +28,11 @@ public struct DownloadRequest: Sendable, Equatable {
         }
     }
 
+    /// The download's id; an empty one asks the manager for a fresh `d<N>` id at enqueue.
     public var id: DownloadID
+    /// What to fetch: an http or https URL with a host (anything else is refused at enqueue).
     public var url: URL
+    /// Where the bytes go.
     public var destination: Destination
     /// Higher starts first; equal priorities start in enqueue order.
     public var priority: Int
@@ -43,6 +46,7 @@ public struct DownloadRequest: Sendable, Equatable {
     /// Free-form pairs kept with the download for the caller.
     public var userInfo: [String: String]
 
+    /// A request with the given fields; only the id, URL and destination are required.
     public init(
         id: DownloadID,
         url: URL,
@@ -76,7 +80,7 @@ extension DownloadRequest {
     /// Whether `url` is one Monsoon fetches: http or https, with a host.
     public static func isDownloadable(_ url: URL) -> Bool {
         let scheme = url.scheme?.lowercased()
-        return (scheme == "http" || scheme == "https") && url.host != nil
+        return (scheme == "http" || scheme == "https") && url.host.map { !$0.isEmpty } ?? false
     }
 
     /// Why `url` cannot be downloaded (only http and https, with a host), or nil when it can.

@@ -5,11 +5,17 @@
 /// permanent error or when the retries are used up; failed or paused → queued
 /// on `retry` or `resume`.
 public enum DownloadStatus: String, Sendable, Hashable, CaseIterable {
+    /// Waiting to start: for a free slot, overall or on its host, or for its host's hold to end.
     case queued
+    /// A transfer is running.
     case downloading
+    /// Stopped by the user; the part file is kept for `resume`.
     case paused
+    /// A transient failure: the download is queued again at `retryAt`.
     case waitingToRetry
+    /// The file is in place (or, for `.discard`, the body was counted).
     case completed
+    /// Stopped for good: a permanent error, or the retries are used up; `lastError` says why.
     case failed
 
     /// Whether the download will make progress without the user doing anything.

@@ -1,12 +1,18 @@
 /// A download as a listing shows it, read straight from the store.
 public struct DownloadSummary: Sendable, Equatable {
+    /// The download's id.
     public var id: DownloadID
+    /// The URL as it was enqueued.
     public var url: String
     /// The destination is a folder (the name comes from the response).
     public var isFolder: Bool
+    /// The file path for a file destination; otherwise the folder the file goes into.
     public var destination: String
+    /// Where the download is in its life.
     public var status: DownloadStatus
+    /// Body bytes on disk, as last saved.
     public var bytes: Int
+    /// The full length in bytes, once a response has told it.
     public var total: Int?
     /// The file, once its name is known.
     public var filePath: String?

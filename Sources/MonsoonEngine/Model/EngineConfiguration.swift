@@ -14,6 +14,7 @@ public struct EngineConfiguration: Sendable, Equatable {
     /// A transfer slower than `stallBytesPerSecond` for `stallSeconds` counts as
     /// stalled, a retryable error, so a hung server never blocks the queue.
     public var stallBytesPerSecond: Int = 1024
+    /// The stall window, in seconds (see `stallBytesPerSecond`).
     public var stallSeconds: Int = 30
     /// Bytes that must stay free on the destination's file system.
     public var diskReserve: Int = 64 << 20
@@ -21,6 +22,7 @@ public struct EngineConfiguration: Sendable, Equatable {
     /// as the checkpoint: every `checkpointBytes` or `checkpointSeconds`, whichever
     /// comes first. Only after a reboot is a part cut back to its checkpoint.
     public var checkpointBytes: Int = 8 << 20
+    /// The longest time between two checkpoints of a running download, in seconds.
     public var checkpointSeconds: Double = 5
     /// Sent when a request gives no User-Agent.
     public var userAgent: String = "Monsoon/0.1"
@@ -40,9 +42,12 @@ public struct EngineConfiguration: Sendable, Equatable {
     /// Which IP version to connect with.
     public var ipVersion: IPVersion = .any
 
+    /// An IP version to connect with.
     public enum IPVersion: Sendable, Equatable {
+        /// `any` lets curl choose, trying both; `v4` and `v6` resolve and connect over that version only.
         case any, v4, v6
     }
 
+    /// The defaults: 4 downloads at once, no per-host limit, 30 s to connect, a 64 MiB disk reserve, no rate or size limit.
     public init() {}
 }

@@ -2,6 +2,7 @@ import Foundation
 
 /// A small body to fetch into memory (a feed, say).
 public struct FetchRequest: Sendable, Equatable {
+    /// What to fetch; redirects are followed to http and https only.
     public var url: URL
     /// Extra headers, e.g. `If-None-Match`.
     public var headers: [String: String]
@@ -16,6 +17,7 @@ public struct FetchRequest: Sendable, Equatable {
     /// the failure is then reported at once instead of after the backoff.
     public var retriesConnectionFailures: Bool
 
+    /// A fetch of `url`: by default at most 50 MiB within 60 seconds, asking for compression.
     public init(url: URL, headers: [String: String] = [:], maxBytes: Int = 50 << 20, timeout: Double = 60, acceptsCompression: Bool = true,
                 retriesConnectionFailures: Bool = true) {
         self.url = url
@@ -29,18 +31,23 @@ public struct FetchRequest: Sendable, Equatable {
 
 /// The final response of a fetch, after redirects and retries.
 public struct FetchResponse: Sendable, Equatable {
+    /// One response header, as the server sent it.
     public struct Header: Sendable, Equatable {
+        /// The header's name, in the server's case.
         public var name: String
+        /// The value, without surrounding spaces and tabs.
         public var value: String
     }
 
     /// The HTTP status of the final response (304, 404 … are answers, not errors).
     public var status: Int
+    /// The final response's headers, in the order they came (redirects' headers are not kept).
     public var headers: [Header]
     /// The URL after redirects.
     public var finalURL: URL
     /// The statuses of the redirects followed, in order (empty for none).
     public var redirects: [Int]
+    /// The body, decoded when it came compressed; at most `FetchRequest.maxBytes` bytes. Error statuses keep theirs too.
     public var body: Data
 
     /// The first value of a header, by case-insensitive name.

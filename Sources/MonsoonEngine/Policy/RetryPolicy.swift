@@ -13,6 +13,7 @@ public struct RetryPolicy: Sendable, Equatable {
     /// downloads failing together do not come back together.
     public var jitter: Double = 0.25
 
+    /// A policy with the given limits; delays are in seconds, `jitter` a fraction (0.25: ± 25 %).
     public init(maxRetries: Int = 5, baseDelay: Double = 1, maxDelay: Double = 180, jitter: Double = 0.25) {
         self.maxRetries = maxRetries
         self.baseDelay = baseDelay

@@ -13,6 +13,7 @@ public struct SpacePlan: Sendable, Equatable {
     /// The bytes that may be used: free space minus the reserve.
     public var available: Int
 
+    /// True when every download fits: nothing needs to wait for space.
     public var fitsWhole: Bool { waits.isEmpty }
 
     /// - Parameters:

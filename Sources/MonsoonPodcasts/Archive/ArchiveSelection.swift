@@ -5,17 +5,23 @@ import Foundation
 public struct ArchiveSelection: Sendable, Equatable {
     /// An episode as the selection sees it.
     public struct Candidate: Sendable, Equatable {
+        /// The episode's id in the library.
         public var id: Int
+        /// The title `match` and `exclude` are tried on (the episode's identity when it has no title).
         public var title: String
+        /// The publish date; nil for an undated episode, which sorts after the dated ones.
         public var published: Date?
         /// Place in the feed (0 is the first item), the order among equal dates.
         public var feedOrder: Int
+        /// The item has a media file; one without is filtered out.
         public var hasEnclosure: Bool
         /// Downloaded once (the ledger): never fetched again, unless its file is missing and
         /// `refetchMissing` says so.
         public var archived: Bool
+        /// The episode is not downloaded now, or its file is not on disk.
         public var fileMissing: Bool
 
+        /// A candidate with every field given.
         public init(id: Int, title: String, published: Date?, feedOrder: Int, hasEnclosure: Bool, archived: Bool, fileMissing: Bool) {
             self.id = id
             self.title = title
@@ -93,7 +99,10 @@ public struct ArchiveSelection: Sendable, Equatable {
 
 /// A selection that cannot be made, with what to do about it.
 public struct ArchiveSelectionError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// One line: what is wrong and what to do.
     public var message: String
+    /// An error with its message.
     public init(_ message: String) { self.message = message }
+    /// The message.
     public var description: String { message }
 }

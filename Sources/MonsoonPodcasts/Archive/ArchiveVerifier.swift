@@ -2,9 +2,11 @@ import Foundation
 
 /// `monsoon verify`: re-hashes an archive's files against their manifests.
 public enum ArchiveVerifier {
+    /// What `verify` found; files are named by their path under the directory it was given.
     public struct Report: Sendable, Equatable {
         /// The manifests' folders that were checked.
         public var folders: [String] = []
+        /// How many manifest entries were checked.
         public var checked = 0
         /// Listed, but not there.
         public var missing: [String] = []
@@ -13,6 +15,7 @@ public enum ArchiveVerifier {
         /// There, but listed in no manifest (part files of unfinished downloads aside).
         public var extra: [String] = []
 
+        /// True when nothing is missing, changed or extra.
         public var isClean: Bool { missing.isEmpty && changed.isEmpty && extra.isEmpty }
     }
 

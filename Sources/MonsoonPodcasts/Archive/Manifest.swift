@@ -4,29 +4,42 @@ import MonsoonStore
 /// `monsoon-manifest.json`, kept in each podcast folder of an archive: what each file is,
 /// where it came from and its SHA-256, so `monsoon verify` can tell what changed.
 public struct Manifest: Codable, Sendable, Equatable {
+    /// The manifest's file name in each podcast folder.
     public static let fileName = "monsoon-manifest.json"
 
+    /// One file of the folder.
     public struct Entry: Codable, Sendable, Equatable {
         /// `episode`, `feed` (the feed document as last fetched), `artwork`, `transcript` or `chapters`.
         public var kind: String
         /// The file, relative to the manifest's folder.
         public var file: String
+        /// The file's size in bytes when the manifest was written.
         public var size: Int
+        /// The file's SHA-256, in lowercase hex.
         public var sha256: String
+        /// For an episode: the item's guid, if it has one.
         public var guid: String?
+        /// For an episode: its title, if it has one.
         public var title: String?
         /// The URL asked for (credentials redacted), and where the bytes came from after redirects.
         public var sourceURL: String?
+        /// For an episode: the URL after redirects (credentials redacted).
         public var finalURL: String?
+        /// For an episode: the `ETag` the server sent with the bytes; nil when it sent none.
         public var etag: String?
+        /// For an episode: the `Last-Modified` the server sent with the bytes; nil when it sent none.
         public var lastModified: String?
         /// When it was downloaded (ISO 8601, UTC).
         public var downloaded: String?
     }
 
+    /// The podcast's name: its title, else one made from its feed URL.
     public var podcast: String
+    /// The feed's URL, credentials redacted.
     public var feedURL: String
+    /// When the manifest was written (ISO 8601, UTC).
     public var generated: String
+    /// The files: downloaded episodes, oldest first, then the extras.
     public var files: [Entry]
 
     /// Reads the manifest in `folder`.
@@ -70,9 +83,13 @@ public struct Manifest: Codable, Sendable, Equatable {
 extension EpisodeFiles {
     /// An extra file of an archived podcast (feed snapshot, artwork, transcript, chapters).
     public struct Extra: Sendable, Equatable {
+        /// The file's path; only a file inside the manifest's folder is listed.
         public var path: String
+        /// What it is, as `Manifest.Entry.kind`: `feed`, `artwork`, `transcript` or `chapters`.
         public var kind: String
+        /// Where it came from; redacted when written to the manifest.
         public var sourceURL: String?
+        /// An extra file at `path`, of `kind`, fetched from `sourceURL`.
         public init(path: String, kind: String, sourceURL: String?) {
             self.path = path
             self.kind = kind

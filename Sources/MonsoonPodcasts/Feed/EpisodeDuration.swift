@@ -5,6 +5,7 @@
 /// Anything else (`PT1H2M`, `abc`, `-5`, four fields, an empty value) is nil: a wrong duration is worse
 /// than none.
 public enum EpisodeDuration {
+    /// The duration in `text`, in whole seconds; nil for anything but the forms listed on `EpisodeDuration`.
     public static func parse(_ text: String) -> Int? {
         var text = text
         return text.withUTF8 { parse(bytes: $0) }

@@ -89,6 +89,7 @@ public enum EpisodeIdentity {
         normalizedEnclosureURL(url.absoluteString)
     }
 
+    /// The same normalization, for an enclosure URL as text.
     public static func normalizedEnclosureURL(_ text: String) -> String {
         var text = Substring(text)
         if let hash = text.firstIndex(of: "#") { text = text[..<hash] }

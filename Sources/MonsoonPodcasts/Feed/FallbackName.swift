@@ -17,6 +17,16 @@ public enum FallbackName {
     /// the port when one is given, never the user, password or query (they may be credentials); a
     /// file's name for a file URL.
     public static func podcast(feedURL: URL) -> String {
+        podcastName(of: feedURL)
+    }
+
+    /// A podcast's name as rows hold it: its title, else one made from its feed URL (never the
+    /// URL itself, whose query or user part may be credentials).
+    public static func podcast(title: String?, feedURL: String?) -> String {
+        title ?? URL(string: feedURL ?? "").map(podcastName(of:)) ?? ""
+    }
+
+    private static func podcastName(of feedURL: URL) -> String {
         if feedURL.isFileURL { return feedURL.lastPathComponent }
         guard let host = feedURL.host, !host.isEmpty else { return Redaction.redact(feedURL) }
         var name = host.lowercased()

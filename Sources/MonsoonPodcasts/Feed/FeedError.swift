@@ -3,6 +3,7 @@ import Foundation
 /// Why a feed could not be read. Its ``message`` is one line that says what happened and,
 /// where it can, what to do.
 public struct FeedError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The kind of failure.
     public enum Code: String, Sendable {
         /// Not a URL (for the fetching layer).
         case invalidURL
@@ -27,10 +28,13 @@ public struct FeedError: Error, Sendable, Equatable, CustomStringConvertible {
         case unreadable
     }
 
+    /// The kind of failure, for deciding what to do about it.
     public var code: Code
+    /// One line: what happened and, where it can, what to do.
     public var message: String
     /// For `.malformed`: where the parser stopped (1-based; the column counts characters).
     public var line: Int?
+    /// The column on `line`, counted in characters from 1.
     public var column: Int?
     /// For `.htmlPage`: the feed the page links with `<link rel="alternate" type="application/rss+xml" href=…>`
     /// (or `atom+xml`), resolved against the page's URL.
@@ -38,6 +42,7 @@ public struct FeedError: Error, Sendable, Equatable, CustomStringConvertible {
     /// For `.httpStatus`.
     public var httpStatus: Int?
 
+    /// An error of kind `code`; the other fields are for the codes they name.
     public init(_ code: Code, _ message: String, line: Int? = nil, column: Int? = nil,
                 alternateFeedURL: URL? = nil, httpStatus: Int? = nil) {
         self.code = code
@@ -48,5 +53,6 @@ public struct FeedError: Error, Sendable, Equatable, CustomStringConvertible {
         self.httpStatus = httpStatus
     }
 
+    /// The message.
     public var description: String { message }
 }

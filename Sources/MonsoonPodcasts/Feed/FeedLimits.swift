@@ -8,8 +8,10 @@ public struct FeedLimits: Sendable, Equatable {
     /// an entity bomb ("billion laughs") needs billions.
     public var maxEntityExpansions: Int = 100_000
 
+    /// The default limits: 50 MiB and 100,000 entity expansions.
     public init() {}
 
+    /// Limits with `maxBytes` in bytes, and at most `maxEntityExpansions` expansions of the document's own entities.
     public init(maxBytes: Int, maxEntityExpansions: Int = 100_000) {
         self.maxBytes = maxBytes
         self.maxEntityExpansions = maxEntityExpansions

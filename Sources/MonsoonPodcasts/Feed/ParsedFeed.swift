@@ -2,6 +2,7 @@ import Foundation
 
 /// The syntax a feed document was written in. RSS 0.9x, 1.0 (RDF) and 2.0 are all `.rss`.
 public enum FeedKind: String, Sendable {
+    /// `rss` for RSS in any version (RDF included), `atom` for Atom.
     case rss, atom
 }
 
@@ -10,6 +11,7 @@ public enum FeedKind: String, Sendable {
 /// Texts are cleaned as documented on each field; URLs are absolute (resolved against
 /// `xml:base` and the document's URL).
 public struct ParsedFeed: Sendable, Equatable {
+    /// The syntax the document was written in.
     public var kind: FeedKind
     /// The show's title: trimmed, inner whitespace collapsed, HTML tags stripped, entities decoded.
     public var title: String?
@@ -22,6 +24,7 @@ public struct ParsedFeed: Sendable, Equatable {
     public var link: URL?
     /// `itunes:image href`, else the RSS `image/url`, else the Atom `logo` or `icon`.
     public var artworkURL: URL?
+    /// The feed's `language` (a code such as `en-us`), trimmed, as written.
     public var language: String?
     /// `itunes:new-feed-url`: the publisher moved the feed there.
     public var newFeedURL: URL?
@@ -35,6 +38,7 @@ public struct ParsedFeed: Sendable, Equatable {
     /// How many items were left out of ``episodes`` as duplicates.
     public var duplicateCount: Int
 
+    /// A feed with the given fields; only `kind` is required.
     public init(kind: FeedKind, title: String? = nil, author: String? = nil, description: String? = nil, link: URL? = nil,
                 artworkURL: URL? = nil, language: String? = nil, newFeedURL: URL? = nil, nextPageURL: URL? = nil,
                 podcastGUID: String? = nil, episodes: [ParsedEpisode] = [], duplicateCount: Int = 0) {
@@ -78,7 +82,9 @@ public struct ParsedEpisode: Sendable, Equatable {
     public var published: Date?
     /// `itunes:duration` in whole seconds; nil when missing or not understood.
     public var duration: Int?
+    /// `itunes:season`; nil when missing or not a number.
     public var season: Int?
+    /// `itunes:episode`; nil when missing or not a number.
     public var episodeNumber: Int?
     /// RSS `description`, else `itunes:summary`, else `content:encoded`; Atom `summary`, else `content`.
     /// Entities decoded, CDATA unwrapped, HTML kept as text, trimmed.
@@ -94,6 +100,7 @@ public struct ParsedEpisode: Sendable, Equatable {
     /// `itunes:explicit`: true for yes/true/explicit, false for no/false/clean, nil otherwise.
     public var explicit: Bool?
 
+    /// An episode with the given fields; only `identity` is required.
     public init(guid: String? = nil, identity: String, title: String? = nil, enclosureURL: URL? = nil, mediaType: String? = nil,
                 declaredLength: Int? = nil, published: Date? = nil, duration: Int? = nil, season: Int? = nil,
                 episodeNumber: Int? = nil, summary: String? = nil, link: URL? = nil, imageURL: URL? = nil,

@@ -92,7 +92,7 @@ struct FeedFetcher: Sendable {
         for episode in feed.episodes { _ = identities.admit(episode.identity, guid: episode.guid, enclosureURL: episode.enclosureURL) }
         // Older pages, over http(s) only (a feed must not point Monsoon at local files). A page
         // that brings nothing new ends the walk.
-        while let next = feed.nextPageURL, loaded.pages < maxPages, ["http", "https"].contains(next.scheme?.lowercased() ?? ""),
+        while let next = feed.nextPageURL, loaded.pages < maxPages, DownloadRequest.isDownloadable(next),
               seen.insert(next.absoluteString).inserted {
             let number = loaded.pages + 1
             do throws(FeedError) {

@@ -2,14 +2,21 @@ import Foundation
 
 /// A subscribed feed.
 public struct Podcast: Sendable, Equatable, Identifiable {
+    /// The podcast's id in the library.
     public var id: Int
     /// The feed's URL (credentials included: use `Redaction` before printing it).
     public var feedURL: URL
+    /// The feed's title, kept when a refresh finds none; a feed that never had one is given a name made from its URL.
     public var title: String?
+    /// The feed's author, as `ParsedFeed.author`; kept when a later refresh finds none.
     public var author: String?
+    /// The feed's description, as `ParsedFeed.description`; kept when a later refresh finds none.
     public var description: String?
+    /// The show's web page.
     public var link: URL?
+    /// The show's artwork, as `ParsedFeed.artworkURL`.
     public var artworkURL: URL?
+    /// The feed's language code, as written (`en-us`).
     public var language: String?
     /// When the feed was last fetched successfully.
     public var lastRefresh: Date?
@@ -17,7 +24,9 @@ public struct Podcast: Sendable, Equatable, Identifiable {
     public var lastError: String?
     /// HTTP validators for a conditional refresh.
     public var etag: String?
+    /// The `Last-Modified` the server sent with the feed, for a conditional refresh.
     public var lastModified: String?
+    /// How many episodes the library holds for it.
     public var episodeCount: Int
 
     /// The title, else a name made from the feed's URL (see ``FallbackName/podcast(feedURL:)``):
@@ -27,38 +36,59 @@ public struct Podcast: Sendable, Equatable, Identifiable {
 
 /// Where an episode's download stands, as the user sees it.
 public enum EpisodeDownloadState: String, Sendable, CaseIterable {
+    /// `none`: neither downloaded nor queued. The others follow the engine's download as of the last reconcile:
+    /// `queued` also while it waits to retry, `downloaded` once it completed.
     case none, queued, downloading, paused, downloaded, failed
 }
 
 /// One episode of a podcast, with the user's state.
 public struct Episode: Sendable, Equatable, Identifiable {
+    /// The episode's id in the library; its download is `e<id>` in the engine.
     public var id: Int
+    /// The podcast it belongs to.
     public var podcastID: Int
     /// The item's `<guid>` (Atom `<id>`), nil when the item has none.
     public var guid: String?
     /// What identifies the item across refreshes (see `ParsedEpisode.identity`).
     public var identity: String
+    /// The item's title, cleaned as `ParsedEpisode.title`.
     public var title: String?
+    /// The media file to download; nil when the item has none.
     public var enclosureURL: URL?
+    /// The enclosure's declared media type, e.g. `audio/mpeg`.
     public var mediaType: String?
+    /// The enclosure's declared length in bytes; nil when missing or 0.
     public var declaredLength: Int?
+    /// The publish date; nil when the item has none that can be read.
     public var published: Date?
     /// Whole seconds.
     public var duration: Int?
+    /// `itunes:season`.
     public var season: Int?
+    /// `itunes:episode`.
     public var episodeNumber: Int?
+    /// The item's description, as `ParsedEpisode.summary` (HTML kept as text).
     public var summary: String?
+    /// The episode's web page.
     public var link: URL?
+    /// The episode's own artwork.
     public var imageURL: URL?
+    /// The first `podcast:transcript` of the item.
     public var transcriptURL: URL?
+    /// The item's `podcast:chapters` file.
     public var chaptersURL: URL?
     // The user's state: never changed by a refresh.
+    /// Where the episode's download stands, as of the last `EpisodeQueue.reconcile`.
     public var downloadState: EpisodeDownloadState
+    /// The engine's message while the download is failed or waiting to retry; nil otherwise.
     public var downloadError: String?
+    /// The downloaded file's full path (not just its name), once the engine has chosen it.
     public var fileName: String?
+    /// The finished download's size in bytes, as the engine reported it; 0 when not downloaded.
     public var bytesOnDisk: Int
     /// Playback position, in seconds.
     public var position: Double
+    /// Marked played, by hand or by playing it to near its end.
     public var played: Bool
     /// Place in the user's episode queue, nil when not queued.
     public var queuePosition: Int?
@@ -66,10 +96,13 @@ public struct Episode: Sendable, Equatable, Identifiable {
 
 /// What a refresh did.
 public struct RefreshSummary: Sendable, Equatable {
+    /// The podcast refreshed.
     public var podcastID: Int
     /// The feed answered 304 Not Modified.
     public var unchanged: Bool = false
+    /// Episodes new to the library.
     public var added: Int = 0
+    /// Known episodes whose feed metadata changed (a new title, date or enclosure…).
     public var updated: Int = 0
     /// Items left out because their guid repeated an earlier one.
     public var duplicates: Int = 0

@@ -27,10 +27,12 @@ public final class PodcastLibrary {
 
     // MARK: - Reading
 
+    /// Every podcast, in the order they were subscribed to.
     public func podcasts() throws -> [Podcast] {
         try database.statement("SELECT \(Podcast.columns) FROM podcasts p ORDER BY p.id").query { Podcast($0) }
     }
 
+    /// The podcast with `id`, or nil when there is none.
     public func podcast(withID id: Int) throws -> Podcast? {
         try database.statement("SELECT \(Podcast.columns) FROM podcasts p WHERE p.id = ?").first([id]) { Podcast($0) }
     }
@@ -53,13 +55,16 @@ public final class PodcastLibrary {
             """).query([podcastID]) { Episode($0) }
     }
 
+    /// The episode with `id`, or nil when there is none.
     public func episode(withID id: Int) throws -> Episode? {
         try database.statement("SELECT \(Episode.columns) FROM episodes WHERE id = ?").first([id]) { Episode($0) }
     }
 
     // MARK: - Subscribing
 
+    /// What `subscribe(to:)` did.
     public enum SubscribeResult: Sendable, Equatable {
+        /// A new subscription, with what reading its feed stored.
         case subscribed(Podcast, RefreshSummary)
         /// Already subscribed to this feed: nothing changed.
         case alreadySubscribed(Podcast)
@@ -114,7 +119,7 @@ public final class PodcastLibrary {
     /// Only http and https feeds can be subscribed to, and never a URL whose credentials were
     /// redacted (the server would get `***`).
     private static func checkSubscribable(_ url: URL) throws(FeedError) {
-        guard ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
+        guard DownloadRequest.isDownloadable(url) else {
             throw FeedError.make(.unsupportedScheme, "\(Redaction.redact(url)) is not an http or https URL")
         }
         guard !Redaction.hasRedactionMarker(url) else {
@@ -286,7 +291,7 @@ public final class PodcastLibrary {
         var target: URL?
         if loaded.first.movedPermanently {
             target = loaded.first.finalURL
-        } else if let announced = loaded.feed.newFeedURL, ["http", "https"].contains(announced.scheme?.lowercased() ?? ""),
+        } else if let announced = loaded.feed.newFeedURL, DownloadRequest.isDownloadable(announced),
                   announced != loaded.first.finalURL {
             target = Self.keepingCredentials(of: current.feedURL, in: announced)
         }
@@ -358,9 +363,12 @@ struct EpisodeMetadata: Equatable {
 
 /// Why a library operation was refused.
 public enum LibraryError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Nothing fits what was asked (no such podcast or episode, not in the queue, no media file); the message says which.
     case notFound(String)
+    /// More than one podcast's title matched; the message names up to five, with their ids.
     case ambiguous(String)
 
+    /// The message.
     public var description: String {
         switch self {
         case .notFound(let message), .ambiguous(let message): return message

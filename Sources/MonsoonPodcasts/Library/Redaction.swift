@@ -31,6 +31,7 @@ public enum Redaction {
         return components.string ?? "(a URL with credentials)"
     }
 
+    /// The URL's text, redacted as `redact(_:)` does a string.
     public static func redact(_ url: URL) -> String { redact(url.absoluteString) }
 
     /// Whether `text` has a user part or a query, scanned as contiguous bytes: `inspect --json`

@@ -4,14 +4,20 @@ import Foundation
 /// others get " (2)", " (3)", … in order of publish date, then guid, then id, so the
 /// numbering is the same on every run.
 public enum NameCollisions {
+    /// One episode's rendered name.
     public struct Candidate: Sendable, Equatable {
+        /// The episode's id, the key of `resolve`'s answer.
         public var id: Int
         /// Folders under the root, and the stem.
         public var folders: [String]
+        /// The file's rendered stem, without its extension.
         public var stem: String
+        /// The publish date; the earliest keeps the plain name, undated ones come last.
         public var published: Date?
+        /// The item's guid, the tie-break among equal dates.
         public var guid: String?
 
+        /// A candidate with every field given.
         public init(id: Int, folders: [String], stem: String, published: Date?, guid: String?) {
             self.id = id
             self.folders = folders

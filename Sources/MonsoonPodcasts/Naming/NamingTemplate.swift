@@ -24,6 +24,7 @@ public struct NamingTemplate: Sendable, Equatable, CustomStringConvertible {
     /// The parts of each path component but the extension.
     let components: [[Part]]
 
+    /// The template's text.
     public var description: String { text }
 
     /// Parses and checks a template.
@@ -123,13 +124,20 @@ public struct NamingTemplate: Sendable, Equatable, CustomStringConvertible {
 
 /// The values of a template's variables for one episode.
 public struct NamingValues: Sendable {
+    /// `{podcast}`: the podcast's name.
     public var podcast: String
+    /// `{title}`: the episode's title.
     public var title: String
+    /// The publish date, for `{date}`, `{year}`, `{month}` and `{day}` (in UTC); nil renders as "undated".
     public var published: Date?
+    /// `{guid}`; nil renders as nothing.
     public var guid: String?
+    /// `{season}`; nil renders as nothing.
     public var season: Int?
+    /// `{episode}`; nil renders as nothing.
     public var episode: Int?
 
+    /// The values of one episode; they are cleaned when rendered, not here.
     public init(podcast: String, title: String, published: Date?, guid: String?, season: Int?, episode: Int?) {
         self.podcast = podcast
         self.title = title
@@ -162,7 +170,10 @@ public struct NamingValues: Sendable {
 
 /// A template that cannot be used, with what to do about it.
 public struct NamingError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// One line: what is wrong with the template and what to do.
     public var message: String
+    /// An error with its message.
     public init(_ message: String) { self.message = message }
+    /// The message.
     public var description: String { message }
 }

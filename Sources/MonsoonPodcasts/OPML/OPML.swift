@@ -7,10 +7,14 @@ import FoundationXML
 public enum OPML {
     /// One feed of a list.
     public struct Outline: Sendable, Equatable {
+        /// The outline's `title`, else its `text`; nil when it has neither.
         public var title: String?
+        /// The feed's address (`xmlUrl`); outlines without one are not feeds and are skipped.
         public var feedURL: URL
+        /// The show's web page (`htmlUrl`), if given.
         public var siteURL: URL?
 
+        /// An outline for the feed at `feedURL`.
         public init(title: String?, feedURL: URL, siteURL: URL? = nil) {
             self.title = title
             self.feedURL = feedURL
@@ -20,7 +24,9 @@ public enum OPML {
 
     /// Why a list could not be read.
     public struct ReadError: Error, Sendable, Equatable, CustomStringConvertible {
+        /// One line: what the file is instead, or where its XML breaks.
         public var message: String
+        /// The message.
         public var description: String { message }
     }
 

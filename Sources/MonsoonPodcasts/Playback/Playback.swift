@@ -11,9 +11,11 @@ public struct PlaybackItem: Sendable, Equatable {
         case stream(URL)
     }
 
+    /// The episode being played.
     public var episodeID: Int
     /// "Podcast: Episode", for the status line.
     public var title: String
+    /// The file or the stream to hand the player.
     public var source: Source
     /// The saved position, in seconds.
     public var position: Double

@@ -10,7 +10,7 @@ extension EpisodeFiles {
             FROM episodes e JOIN podcasts p ON p.id = e.podcast_id WHERE e.id = ?
             """).query([id]) { row in
             // The podcast's name as everywhere else (`Podcast.name`): its title, else one made from its URL.
-            (podcast: row.text(0) ?? URL(string: row.text(1) ?? "").map { FallbackName.podcast(feedURL: $0) } ?? "",
+            (podcast: FallbackName.podcast(title: row.text(0), feedURL: row.text(1)),
              title: row.text(2), url: row.text(3), state: row.text(4), file: row.text(5), position: row.double(6), duration: row.optionalInt(7))
         }
         guard let row = rows.first else { throw LibraryError.notFound("no episode has id \(id); list them with 'monsoon episodes PODCAST'") }

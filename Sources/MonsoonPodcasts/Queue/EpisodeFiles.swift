@@ -9,6 +9,7 @@ import MonsoonStore
 public final class EpisodeFiles {
     let database: Database
 
+    /// Opens the episode files of the library in `database`, creating the library's and the queue's tables when missing.
     public init(database: Database) throws {
         self.database = database
         try LibrarySchema.migrator.migrate(database)
@@ -17,10 +18,15 @@ public final class EpisodeFiles {
 
     /// A downloaded episode's file as it is on disk now.
     public struct Entry: Sendable, Equatable {
+        /// The episode's id.
         public var episodeID: Int
+        /// The podcast it belongs to.
         public var podcastID: Int
+        /// The podcast's title (its feed URL when it has none).
         public var podcastTitle: String
+        /// The episode's title, if it has one.
         public var title: String?
+        /// The file's full path, as the engine saved it.
         public var path: String
         /// The file's size, from the file itself; nil when the file is missing.
         public var bytes: Int?
@@ -29,13 +35,13 @@ public final class EpisodeFiles {
     /// Every downloaded episode with its file, by podcast, newest first.
     public func entries() throws -> [Entry] {
         try database.statement("""
-            SELECT e.id, e.podcast_id, coalesce(p.title, p.feed_url), e.title, e.file_name
+            SELECT e.id, e.podcast_id, p.title, e.title, e.file_name, p.feed_url
             FROM episodes e JOIN podcasts p ON p.id = e.podcast_id
             WHERE e.download_state = 'downloaded' AND e.file_name IS NOT NULL
             ORDER BY e.podcast_id, e.published IS NULL, e.published DESC, e.id DESC
             """).query { row in
             let path = row.text(4) ?? ""
-            return Entry(episodeID: row.int(0), podcastID: row.int(1), podcastTitle: row.text(2) ?? "", title: row.text(3),
+            return Entry(episodeID: row.int(0), podcastID: row.int(1), podcastTitle: FallbackName.podcast(title: row.text(2), feedURL: row.text(5)), title: row.text(3),
                          path: path, bytes: Self.size(of: path))
         }
     }
@@ -49,6 +55,7 @@ public final class EpisodeFiles {
         /// Episodes left alone: not downloaded (maybe still downloading), with why.
         public var skipped: [(Int, String)] = []
 
+        /// Nothing deleted yet.
         public init() {}
     }
 
@@ -149,8 +156,11 @@ public final class EpisodeFiles {
 
 /// A file of an episode that could not be handled.
 public struct EpisodeFileError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// One line: what failed, on which file, and where it can, what to do.
     public var message: String
+    /// An error with its message.
     public init(_ message: String) { self.message = message }
+    /// The message.
     public var description: String { message }
 }
 

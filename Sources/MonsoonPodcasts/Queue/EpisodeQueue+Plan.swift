@@ -26,7 +26,7 @@ extension EpisodeQueue {
             FROM episodes e JOIN podcasts p ON p.id = e.podcast_id
             """).query { row in
             // The podcast's name as everywhere else (`Podcast.name`): its title, else one made from its URL.
-            let podcast = row.text(1) ?? URL(string: row.text(13) ?? "").map { FallbackName.podcast(feedURL: $0) } ?? ""
+            let podcast = FallbackName.podcast(title: row.text(1), feedURL: row.text(13))
             return Row(id: row.int(0),
                 values: NamingValues(podcast: podcast, title: row.text(2) ?? row.text(12) ?? "", published: row.date(3),
                                      guid: row.text(4), season: row.optionalInt(5), episode: row.optionalInt(6)),

@@ -134,8 +134,8 @@ public final class EpisodeQueue {
     /// engine last saved it.
     public func entries() throws -> [QueueEntry] {
         try database.statement("""
-            SELECT \(Episode.prefixedColumns("e")), coalesce(p.title, p.feed_url),
-                   d.status, d.bytes, d.total, d.retry_at, d.error_message
+            SELECT \(Episode.prefixedColumns("e")), p.title,
+                   d.status, d.bytes, d.total, d.retry_at, d.error_message, p.feed_url
             FROM episodes e JOIN podcasts p ON p.id = e.podcast_id
             LEFT JOIN downloads d ON d.id = 'e' || e.id
             WHERE e.queue_position IS NOT NULL ORDER BY e.queue_position, e.id
@@ -145,7 +145,7 @@ public final class EpisodeQueue {
                 QueueEntry.DownloadState(status: $0, bytes: row.int(offset + 2), total: row.optionalInt(offset + 3),
                                          retryAt: row.date(offset + 4), error: row.text(offset + 5))
             }
-            return QueueEntry(episode: Episode(row), podcastTitle: row.text(offset) ?? "", download: download)
+            return QueueEntry(episode: Episode(row), podcastTitle: FallbackName.podcast(title: row.text(offset), feedURL: row.text(offset + 6)), download: download)
         }
     }
 
@@ -179,15 +179,23 @@ public final class EpisodeQueue {
 
 /// An episode in the queue, with what the engine says of its download.
 public struct QueueEntry: Sendable, Equatable {
+    /// The download as the engine last saved it in its queue.
     public struct DownloadState: Sendable, Equatable {
+        /// The engine's status of the download.
         public var status: DownloadStatus
+        /// Bytes downloaded so far.
         public var bytes: Int
+        /// The full length in bytes, once a response has told it.
         public var total: Int?
+        /// When the next attempt may start, while waiting to retry.
         public var retryAt: Date?
+        /// The last error's message, if any.
         public var error: String?
     }
 
+    /// The episode, with its queue position.
     public var episode: Episode
+    /// The podcast's title (its feed URL when it has none).
     public var podcastTitle: String
     /// Nil until the episode's download is in the engine's queue.
     public var download: DownloadState?

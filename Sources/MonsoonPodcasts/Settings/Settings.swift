@@ -4,16 +4,27 @@ import MonsoonStore
 
 /// A setting `monsoon config` knows: its name, its default, and how its values are read.
 public enum SettingKey: String, CaseIterable, Sendable {
+    /// Episodes downloaded at once (default 2).
     case concurrency
+    /// Downloads at once to one host (default off: no per-host limit).
     case perHost = "per-host"
+    /// The folder episodes are downloaded into: an absolute path or `~/…` (default `~/Podcasts`).
     case downloadRoot = "download-root"
+    /// The `NamingTemplate` of episode files under the root.
     case template
+    /// Delete an episode's download once it is played (default off).
     case autoDeletePlayed = "auto-delete-played"
+    /// Keep only a podcast's newest N downloads (default off); may be set per podcast.
     case keepLatest = "keep-latest"
+    /// Retries after the first attempt of a download (default 5).
     case retries
+    /// The User-Agent sent with requests.
     case userAgent = "user-agent"
+    /// Free space to leave on the disk, as a size such as `500MB` (default 64 MiB).
     case diskReserve = "disk-reserve"
+    /// `monsoon sync` downloads a podcast's new episodes (default off); may be set per podcast.
     case autoDownload = "auto-download"
+    /// Seconds before the end at which an episode counts as played (default 30).
     case playedThreshold = "played-threshold"
 
     /// Whether a podcast may have its own value (`--podcast`), over the global one.
@@ -96,8 +107,11 @@ public enum SettingKey: String, CaseIterable, Sendable {
 
 /// A setting that cannot be read or written, with what to do about it.
 public struct SettingError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// One line: what is wrong and what to do.
     public var message: String
+    /// An error with its message.
     public init(_ message: String) { self.message = message }
+    /// The message.
     public var description: String { message }
 }
 
@@ -118,6 +132,7 @@ public final class Settings {
             """),
     ])
 
+    /// Opens the settings in `database`, creating their table when missing.
     public init(database: Database) throws {
         self.database = database
         try Self.migrator.migrate(database)
@@ -153,16 +168,27 @@ public final class Settings {
 
     // MARK: - Typed values
 
+    /// Episodes downloaded at once: 1 or more.
     public func concurrency() throws -> Int { Int(try effective(.concurrency)) ?? 2 }
+    /// Downloads at once to one host; nil for no limit.
     public func perHost() throws -> Int? { Int(try effective(.perHost)) }
+    /// Retries after the first attempt.
     public func retries() throws -> Int { Int(try effective(.retries)) ?? 5 }
+    /// The User-Agent set by the user; nil when none is set (the caller then picks its own, not `defaultText`).
     public func userAgent() throws -> String? { try value(.userAgent) }
+    /// Bytes to leave free on the disk.
     public func diskReserve() throws -> Int { ByteCount.parse(try effective(.diskReserve)) ?? 64 << 20 }
+    /// Whether played episodes' downloads are deleted.
     public func autoDeletePlayed() throws -> Bool { try effective(.autoDeletePlayed) == "on" }
+    /// How many of `podcast`'s newest downloads to keep (its own value first); nil to keep them all.
     public func keepLatest(podcast: Int) throws -> Int? { Int(try effective(.keepLatest, podcast: podcast)) }
+    /// Whether `monsoon sync` downloads `podcast`'s new episodes (its own value first).
     public func autoDownload(podcast: Int) throws -> Bool { try effective(.autoDownload, podcast: podcast) == "on" }
+    /// Seconds before the end at which an episode counts as played.
     public func playedThreshold() throws -> Double { Double(try effective(.playedThreshold)) ?? 30 }
 
+    /// The naming template in effect.
+    /// - Throws: `SettingError` when the stored template is no longer valid.
     public func template() throws -> NamingTemplate {
         let text = try effective(.template)
         do { return try NamingTemplate(text) } catch { throw SettingError("the stored template is not valid (\(error.message)); set it again with 'monsoon config set template'") }
