@@ -80,13 +80,10 @@ import Testing
         #expect(feed.episodes.map { utc($0.published) } == expected)
     }
 
-    /// Fast enough that thousands of dates never matter (DateFormatter is about a thousand times slower).
-    @Test func parsesTenThousandDatesQuickly() {
-        let start = DispatchTime.now().uptimeNanoseconds
+    /// Ten thousand dates in a row (their speed is measured by `make bench`'s feed parse, not here).
+    @Test func parsesTenThousandDates() {
         var parsed = 0
         for day in 0..<10_000 where FeedDate.parse("Tue, \(day % 28 + 1) Jan 2024 10:00:00 +0000") != nil { parsed += 1 }
         #expect(parsed == 10_000)
-        // Generous even for a debug build on a busy machine; the point is the order of magnitude.
-        #expect(DispatchTime.now().uptimeNanoseconds - start < 2_000_000_000)
     }
 }

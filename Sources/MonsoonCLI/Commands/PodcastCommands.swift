@@ -15,8 +15,7 @@ struct Add: RunnableCommand {
     init() {}
 
     func run(_ context: CommandContext) async throws -> Int32 {
-        guard let feedURL = URL(string: url.trimmingCharacters(in: .whitespaces)), ["http", "https"].contains(feedURL.scheme?.lowercased() ?? ""),
-              feedURL.host?.isEmpty == false else {
+        guard let feedURL = URL(string: url.trimmingCharacters(in: .whitespaces)), DownloadRequest.isDownloadable(feedURL) else {
             throw CLIError(message: "'\(Redaction.redact(url))' is not an http or https URL; give the feed's full address, like https://example.com/feed.xml")
         }
         let session = try LibrarySession.open(global, context: context)

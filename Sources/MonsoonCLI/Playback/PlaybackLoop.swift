@@ -33,6 +33,7 @@ struct PlaybackLoop {
         var wasPaused = false
         var quitAsked: Date?
         var shown = ""
+        var waiting: [KeyReader.Key] = []
         func askToQuit() {
             player.quit()
             quitAsked = quitAsked ?? Date()
@@ -41,15 +42,20 @@ struct PlaybackLoop {
             if context.interruption.isTriggered && quitAsked == nil { askToQuit() }
             let state = player.current
             if let reported = state.position { position = reported }
-            for key in keys?.take() ?? [] {
-                switch key {
-                case .quit: askToQuit()
-                // Before mpv has loaded the file a seek is lost or piles up: dropped.
-                case .back where state.loaded: player.seek(by: -15)
-                case .forward where state.loaded: player.seek(by: 30)
-                case .pause where state.loaded: player.togglePause()
-                default: break
+            // q works at once; the other keys wait until mpv has loaded the file (a seek before
+            // that is lost), then apply in the order pressed.
+            waiting += keys?.take() ?? []
+            if waiting.contains(.quit) { askToQuit() }
+            if state.loaded {
+                for key in waiting {
+                    switch key {
+                    case .back: player.seek(by: -15)
+                    case .forward: player.seek(by: 30)
+                    case .pause: player.togglePause()
+                    case .quit: break
+                    }
                 }
+                waiting.removeAll()
             }
             if (state.paused && !wasPaused) || Date().timeIntervalSince(lastSave) >= Self.saveInterval {
                 // A failed save (a full disk, say) is said once; playback goes on, and the end tries again.
