@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import MonsoonEngine
 
 /// Where a command's text goes: a file descriptor, or memory for in-process tests.
@@ -9,7 +10,7 @@ public final class TextOutput: Sendable {
     }
 
     private let target: Target
-    private let buffer = Locked("")
+    private let buffer = Mutex("")
 
     /// Writes to a file descriptor (1 for standard output, 2 for standard error).
     public init(descriptor: Int32) { target = .descriptor(descriptor) }
@@ -67,7 +68,7 @@ public final class Interruption: Sendable {
         var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
     }
 
-    private let state = Locked(State())
+    private let state = Mutex(State())
 
     public init() {}
 

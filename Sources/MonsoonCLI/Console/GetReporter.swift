@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import MonsoonPodcasts
 import MonsoonEngine
 
@@ -73,7 +74,7 @@ final class GetReporter: Sendable {
     private let style: Style
     /// Whether `finish` prints the `N of M downloaded` line (`archive` prints its own).
     private let summarizes: Bool
-    private let state: Locked<State>
+    private let state: Mutex<State>
     private let live: Bool
     /// ANSI colours on the live view, unless `NO_COLOR` is set (no-color.org).
     private let colors: Bool
@@ -86,7 +87,7 @@ final class GetReporter: Sendable {
         self.verbose = verbose
         self.style = style
         self.summarizes = summarizes
-        state = Locked(State(expected: expected))
+        state = Mutex(State(expected: expected))
         live = context.isTerminal && !quiet && style != .json
         colors = live && (context.environment["NO_COLOR"] ?? "").isEmpty
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import MonsoonEngine
 
 /// `--report FILE`: a JSON report of a run for benchmarks: overall and per host, bytes,
@@ -21,7 +22,7 @@ final class RunReport: Sendable {
         var hosts: [String: Tally] = [:]
     }
 
-    private let state = Locked(State())
+    private let state = Mutex(State())
     let started = Date()
 
     /// Takes in an event of the run (only attempts count).

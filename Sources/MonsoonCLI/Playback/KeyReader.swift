@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import MonsoonEngine
 
 /// `play`'s keys, read from a terminal put in raw mode (no echo, no line buffering; Ctrl-C still
@@ -16,7 +17,7 @@ final class KeyReader: @unchecked Sendable {
 
     private let descriptor: Int32
     private var saved = termios()
-    private let keys = Locked<[Key]>([])
+    private let keys = Mutex<[Key]>([])
     private var wake: [Int32] = [-1, -1]
     private let done = DispatchSemaphore(value: 0)
 
@@ -59,9 +60,9 @@ final class KeyReader: @unchecked Sendable {
     }
 
     /// The terminal to put back when the process exits.
-    private static let atExit: Locked<(Int32, termios)?> = {
+    private static let atExit: Mutex<(Int32, termios)?> = {
         atexit { KeyReader.atExit.withLock { if var state = $0 { tcsetattr(state.0, TCSANOW, &state.1) } } }
-        return Locked(nil)
+        return Mutex(nil)
     }()
 
     /// Until `stop()` or the terminal closes: bytes to keys (arrows are `ESC [ D` and `ESC [ C`).

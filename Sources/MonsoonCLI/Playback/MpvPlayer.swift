@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import MonsoonEngine
 import MonsoonPodcasts
 
@@ -37,9 +38,9 @@ final class MpvPlayer: @unchecked Sendable {
     let pid: pid_t
     private let socket: Int32
     private let folder: String
-    private let state = Locked(State())
-    private let exit = Locked<Exit?>(nil)
-    private let killing = Locked(false)
+    private let state = Mutex(State())
+    private let exit = Mutex<Exit?>(nil)
+    private let killing = Mutex(false)
     private let writeLock = NSLock()
 
     /// mpv's output, where it says what went wrong.
@@ -216,9 +217,9 @@ final class MpvPlayer: @unchecked Sendable {
     // MARK: - Process and socket
 
     /// The mpv running now, killed if Monsoon exits without stopping it (a second Ctrl-C).
-    private static let running: Locked<pid_t?> = {
+    private static let running: Mutex<pid_t?> = {
         atexit { MpvPlayer.running.withLock { pid in if let pid { kill(pid, SIGKILL) } } }
-        return Locked(nil)
+        return Mutex(nil)
     }()
 
     /// A folder only this user can enter, for the socket (whose path must stay under 108 bytes)

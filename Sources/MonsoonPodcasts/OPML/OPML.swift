@@ -1,4 +1,5 @@
 import Foundation
+import MonsoonEngine
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
@@ -72,7 +73,7 @@ public enum OPML {
     /// An OPML 2.0 document listing `outlines`.
     public static func write(_ outlines: [Outline], title: String = "Monsoon subscriptions", date: Date = Date()) -> String {
         var text = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<opml version=\"2.0\">\n  <head>\n"
-        text += "    <title>\(escape(title))</title>\n    <dateCreated>\(rfc822(date))</dateCreated>\n  </head>\n  <body>\n"
+        text += "    <title>\(escape(title))</title>\n    <dateCreated>\(HTTPDate.format(date))</dateCreated>\n  </head>\n  <body>\n"
         for outline in outlines {
             let name = escape(outline.title ?? outline.feedURL.absoluteString)
             text += "    <outline type=\"rss\" text=\"\(name)\" title=\"\(name)\" xmlUrl=\"\(escape(outline.feedURL.absoluteString))\""
@@ -95,16 +96,6 @@ public enum OPML {
             }
         }
         return result
-    }
-
-    private static func rfc822(_ date: Date) -> String {
-        var time = time_t(date.timeIntervalSince1970)
-        var parts = tm()
-        gmtime_r(&time, &parts)
-        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
-        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) \(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
     }
 
     private final class Collector: NSObject, XMLParserDelegate {
