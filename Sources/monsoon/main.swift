@@ -11,15 +11,15 @@ sigemptyset(&stopSignals)
 sigaddset(&stopSignals, SIGINT)
 sigaddset(&stopSignals, SIGTERM)
 pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
-signal(SIGINT, SIG_IGN)
-signal(SIGTERM, SIG_IGN)
 signal(SIGPIPE, SIG_IGN)
 // SIGHUP (the terminal closed) stops cleanly too (parts kept, mpv stopped, the position saved),
 // unless it was ignored when Monsoon started (`nohup monsoon download &` must go on).
 var hangUp = sigaction()
 sigaction(SIGHUP, nil, &hangUp)
 let hangUpIgnored = unsafeBitCast(hangUp.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
-if !hangUpIgnored { signal(SIGHUP, SIG_IGN) }
+// On Linux a dispatch signal source installs its own handler when resumed: no SIG_IGN first,
+// which left a moment at start-up where a Ctrl-C was lost (before, the default action ends the
+// process, which is right for a Ctrl-C that early).
 let signalQueue = DispatchQueue(label: "monsoon.signals")
 var interrupts = 0
 let sources = [SIGINT, SIGTERM] + (hangUpIgnored ? [] : [SIGHUP])

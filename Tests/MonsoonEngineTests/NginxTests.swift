@@ -162,8 +162,12 @@ import Testing
         #expect(sums == files.map { Body.pattern(size: $0.size, seed: $0.seed).sha256Hex() })
         #expect(folder.contents().sorted() == files.map(\.name).sorted(), "no .part left")
         // nginx logs a request once it has sent the answer, maybe after the client has it all.
-        try await eventually(seconds: 20, "each download resumed after the restart (206 to a Range request)") {
-            nginx.accessLog().filter { $0.range != nil && $0.status == 206 }.count >= files.count
+        do {
+            try await eventually(seconds: 20, "each download resumed after the restart (206 to a Range request)") {
+                nginx.accessLog().filter { $0.range != nil && $0.status == 206 }.count >= files.count
+            }
+        } catch {
+            Issue.record("\(error): \(nginx.accessLog())")
         }
         await manager.shutdown()
     }
