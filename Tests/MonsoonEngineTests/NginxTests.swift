@@ -145,7 +145,7 @@ import Testing
     /// nginx stopped and started again in the middle of a run: every download completes,
     /// byte-exact, resuming where it was cut.
     @Test func aServerRestartMidRunLosesNothing() async throws {
-        let files = (1...4).map { NginxServer.File(path: "slow/r\($0).mp3", size: 1 << 20, seed: UInt64(40 + $0)) }
+        let files = (1...4).map { NginxServer.File(path: "slow/r\($0).mp3", size: 3 << 20, seed: UInt64(40 + $0)) }
         let nginx = try await NginxServer(files: files)
         let folder = TemporaryFolder()
         defer { nginx.stop(); folder.remove() }
@@ -156,6 +156,9 @@ import Testing
             for file in files where (try await manager.download(withID: DownloadID(file.name))?.bytes ?? 0) > 64 << 10 { started += 1 }
             return started == files.count
         }
+        // A download that finished before the restart (a very slow machine) has nothing to resume.
+        var cut = 0
+        for file in files where try await manager.download(withID: DownloadID(file.name))?.status != .completed { cut += 1 }
         try await nginx.restart(after: 1)
         for file in files { try await waitFor(manager, DownloadID(file.name), .completed, seconds: 60) }
         let sums = try await nginx.sha256(of: files.map { folder.file($0.name) })
@@ -164,7 +167,7 @@ import Testing
         // nginx logs a request once it has sent the answer, maybe after the client has it all.
         do {
             try await eventually(seconds: 20, "each download resumed after the restart (206 to a Range request)") {
-                nginx.accessLog().filter { $0.range != nil && $0.status == 206 }.count >= files.count
+                nginx.accessLog().filter { $0.range != nil && $0.status == 206 }.count >= cut
             }
         } catch {
             Issue.record("\(error): \(nginx.accessLog())")
