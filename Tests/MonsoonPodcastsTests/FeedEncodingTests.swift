@@ -81,3 +81,26 @@ import Testing
         #expect(detect([0x3C, 0x3F, 0x78, 0x6D]) == nil)
     }
 }
+
+/// Undeclared East Asian encodings, told apart by the text they decode to.
+@Suite struct EastAsianEncodingTests {
+    @Test(arguments: [("chardet_big5", "BIG5"), ("chardet_gb2312", "GB18030"), ("chardet_eucjp", "EUC-JP"),
+                      ("chardet_shiftjis", "SHIFT_JIS"), ("chardet_euckr", "EUC-KR")])
+    func theFixturesAreFound(_ name: String, _ encoding: String) throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/feeds/feedparser/encoding/\(name).xml")
+        let data = try Data(contentsOf: url)
+        let found = data.withUnsafeBytes { FeedDecoding.eastAsianEncoding($0.bindMemory(to: UInt8.self)) }
+        #expect(found == encoding)
+    }
+
+    /// Latin-1 text whose accented letters also make valid Big5 or Shift_JIS pairs stays Latin-1.
+    @Test func latinTextIsNotTakenForChinese() throws {
+        let text = "<rss><channel><title>Café été à Noël, où l'on déjeune près du château; très élégant.</title></channel></rss>"
+        let bytes = Array(text.unicodeScalars.map { UInt8($0.value) })
+        let found = bytes.withUnsafeBufferPointer { FeedDecoding.eastAsianEncoding($0) }
+        #expect(found == nil)
+        let parsed = try FeedParser.parse(Data(bytes), url: URL(string: "https://example.org/feed.xml")!)
+        #expect(parsed.title == "Café été à Noël, où l'on déjeune près du château; très élégant.")
+    }
+}

@@ -7,7 +7,8 @@ import Glibc
 /// an encoding: a UTF-8 BOM is skipped; UTF-16 and UTF-32 (by BOM or by the zero bytes around the
 /// first `<`) and declared encodings other than UTF-8 are transcoded (ISO-8859-1 and US-ASCII read as
 /// Windows-1252, as browsers do, since feeds that say Latin-1 often hold curly quotes; the others through
-/// iconv); in a document that is, or claims to be, UTF-8, bytes that are not UTF-8 are read as
+/// iconv); a document that declares nothing and is not UTF-8 may be read as an East Asian encoding its
+/// bytes fit (`eastAsianEncoding`); otherwise, in a document that is, or claims to be, UTF-8, bytes that are not UTF-8 are read as
 /// Windows-1252 one by one (publishers paste Latin-1 text into UTF-8 feeds); control characters XML
 /// forbids are dropped. An unknown declared encoding is read as UTF-8 in the same way.
 enum FeedDecoding {
@@ -32,8 +33,13 @@ enum FeedDecoding {
         var transcoded: [UInt8]?
         switch encoding {
         case .utf8:
-            if !isCleanUTF8(body) { transcoded = repairUTF8(body) }
-            return Decoded(start: bomLength, transcoded: transcoded, encoding: .utf8)
+            guard !isCleanUTF8(body) else { return Decoded(start: bomLength, transcoded: nil, encoding: .utf8) }
+            // Neither a BOM nor a declaration says UTF-8: it may be Big5, GB18030, EUC-JP, Shift_JIS or EUC-KR.
+            if detected == nil, declaredEncodingName(body) == nil, let name = eastAsianEncoding(body),
+               let text = iconvToUTF8(body, from: name, unit: 1) {
+                return Decoded(start: 0, transcoded: text, encoding: .iconv(name, unit: 1))
+            }
+            return Decoded(start: bomLength, transcoded: repairUTF8(body), encoding: .utf8)
         case .windows1252:
             transcoded = windows1252ToUTF8(body)
         case .iconv(let name, let unit):
