@@ -3,13 +3,13 @@ import PackageDescription
 
 let package = Package(
     name: "Monsoon",
+    // What other packages can depend on. The test server is not among them: it is built with -O
+    // even in debug builds (an unsafe flag, which SwiftPM refuses in a versioned dependency).
     products: [
         .executable(name: "monsoon", targets: ["monsoon"]),
-        .executable(name: "monsoon-testserver", targets: ["monsoon-testserver"]),
         .library(name: "MonsoonStore", targets: ["MonsoonStore"]),
         .library(name: "MonsoonEngine", targets: ["MonsoonEngine"]),
         .library(name: "MonsoonPodcasts", targets: ["MonsoonPodcasts"]),
-        .library(name: "MonsoonTestServer", targets: ["MonsoonTestServer"]),
     ],
     targets: [
         // System libraries: a module map and one header of typed wrappers each.
