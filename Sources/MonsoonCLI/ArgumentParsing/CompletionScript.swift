@@ -1,6 +1,7 @@
 /// Shell completion scripts generated from the command declarations, so they never drift
 /// from what the parser accepts (as swift-argument-parser's `--generate-completion-script`).
 enum CompletionScript {
+    /// The shells scripts are made for.
     enum Shell: String, CaseIterable, ExpressibleByArgument {
         case bash, zsh, fish
     }
@@ -13,31 +14,27 @@ enum CompletionScript {
         var subcommands: [String]
     }
 
+    /// The script for `shell`, covering every command reachable from `root`.
     static func script(for root: any ParsableCommand.Type, shell: Shell) -> String {
-        let nodes = walk(root, path: [root.resolvedCommandName])
+        let nodes = walk(root, path: [root.configuration.commandName])
+        let program = root.configuration.commandName
         switch shell {
-        case .bash: return bash(nodes, program: root.resolvedCommandName)
-        case .zsh: return zsh(nodes, program: root.resolvedCommandName)
-        case .fish: return fish(nodes, program: root.resolvedCommandName)
+        case .bash: return bash(nodes, program: program)
+        case .zsh: return zsh(nodes, program: program)
+        case .fish: return fish(nodes, program: program)
         }
     }
 
     private static func walk(_ command: any ParsableCommand.Type, path: [String]) -> [Node] {
         let configuration = command.configuration
-        let definition = CommandDefinition(command)
-        let options = definition.named.map { argument in
-            (names: argument.longNames.map { "--" + $0 } + argument.shortNames.map { "-" + String($0) }, takesValue: !argument.spec.isFlag,
-             help: argument.spec.help ?? "")
+        let options = ParsingContext.declarations(of: command).filter { $0.kind != .argument }.map {
+            (names: $0.names, takesValue: $0.kind == .option, help: $0.help)
         } + [(names: ["--help", "-h"], takesValue: false, help: "Show help information.")]
-        var subcommands = configuration.subcommands.flatMap { [$0.resolvedCommandName] + $0.configuration.aliases }
-        if path.count == 1 { subcommands.append("help") }
-        var nodes = [Node(path: path, abstract: configuration.abstract, options: options, subcommands: subcommands)]
-        for subcommand in configuration.subcommands {
-            for name in [subcommand.resolvedCommandName] + subcommand.configuration.aliases {
-                nodes += walk(subcommand, path: path + [name])
+        let subcommands = configuration.subcommands.flatMap { $0.commandNames } + (path.count == 1 ? ["help"] : [])
+        return [Node(path: path, abstract: configuration.abstract, options: options, subcommands: subcommands)]
+            + configuration.subcommands.flatMap { subcommand in
+                subcommand.commandNames.flatMap { walk(subcommand, path: path + [$0]) }
             }
-        }
-        return nodes
     }
 
     private static func bash(_ nodes: [Node], program: String) -> String {
