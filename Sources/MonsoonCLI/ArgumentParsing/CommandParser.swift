@@ -3,7 +3,8 @@
 /// Options may come in any order among arguments, and `--` ends them. The first word naming a
 /// subcommand hands the rest of the line to it; options of an `@OptionGroup` type both commands
 /// include are accepted on either side of it. `-h`/`--help` anywhere before `--`, or
-/// `help [<command> ...]`, asks for the help of the command reached.
+/// `help [<command> ...]`, asks for the help of the command reached. Only the last command is
+/// made and validated: the declaration check makes sure it includes the groups above it.
 struct CommandParser {
     /// What the command line asks for.
     enum Result {
@@ -11,11 +12,7 @@ struct CommandParser {
         case command(any ParsableCommand)
         /// Help or the version, for standard output (exit status 0).
         case output(String)
-        /// A usage error, for standard error (exit status 2), e.g.
-        ///
-        ///     Error: Unknown option '--outt'. Did you mean '--out'?
-        ///     Usage: monsoon get [<options>] [<url> ...]
-        ///       See 'monsoon get --help' for more information.
+        /// A usage error for standard error (exit status 2): "Error: …", the usage, a pointer to help.
         case usageError(String)
     }
 
@@ -23,8 +20,8 @@ struct CommandParser {
     private var index = 0
     /// The commands reached, root first; errors show the usage of the last.
     private var path: [any ParsableCommand.Type]
-    /// For each command of `path`, the words read for each of its declarations.
-    private var levels: [[[String]]] = []
+    /// The words read for each declaration of the last command.
+    private var values: [[String]] = []
     private var helpRequested: Bool
     /// The words read for group options so far, by group type and option name.
     private var carried: [ObjectIdentifier: [String: [String]]] = [:]
@@ -37,13 +34,7 @@ struct CommandParser {
         do {
             if let output = try parser.readCommands() { return .output(output) }
             if parser.helpRequested { return .output(HelpGenerator.help(parser.path)) }
-            let path = parser.path
-            var command: any ParsableCommand = try ParsingContext.make(root, words: parser.levels[0])
-            for depth in path.indices.dropFirst() {
-                parser.path = Array(path[...depth])  // a validation error shows this command's usage
-                command = try ParsingContext.make(path[depth], words: parser.levels[depth])
-            }
-            return .command(command)
+            return .command(try ParsingContext.make(parser.path[parser.path.count - 1], words: parser.values))
         } catch {
             if parser.helpRequested { return .output(HelpGenerator.help(parser.path)) }
             return .usageError(HelpGenerator.usageError("\(error)", path: parser.path))
@@ -56,7 +47,7 @@ struct CommandParser {
         while true {
             let configuration = path[path.count - 1].configuration
             let declarations = ParsingContext.declarations(of: path[path.count - 1])
-            var values = declarations.map { declaration in
+            values = declarations.map { declaration in
                 declaration.group.flatMap { carried[$0]?[declaration.names.first ?? ""] } ?? []
             }
             var positionals: [String] = []
@@ -72,11 +63,12 @@ struct CommandParser {
                 } else if word == "--version" && path.count == 1 && !configuration.version.isEmpty {
                     return configuration.version
                 } else if Self.isOption(word, declarations) {
-                    if let fallback = configuration.defaultSubcommand, !declarations.contains(where: { $0.names.contains(Self.name(word)) }) {
+                    let name = word.hasPrefix("--") ? String(word.prefix { $0 != "=" }) : word
+                    if let fallback = configuration.defaultSubcommand, !declarations.contains(where: { $0.names.contains(name) }) {
                         index -= 1  // an option this command doesn't know is its default subcommand's
                         subcommand = fallback
                     } else {
-                        try readOption(word, declarations, &values)
+                        try readOption(word, declarations)
                     }
                 } else if configuration.subcommands.isEmpty {
                     positionals.append(word)
@@ -86,62 +78,38 @@ struct CommandParser {
                     subcommand = try Self.subcommand(word, of: configuration)
                 }
             }
-            try Self.assign(positionals, declarations, &values)
-            levels.append(values)
+            try assign(positionals, declarations)
             if subcommand == nil && !configuration.subcommands.isEmpty && !helpRequested {
                 guard let fallback = configuration.defaultSubcommand else {
-                    let names = configuration.subcommands.map { $0.configuration.commandName }.joined(separator: ", ")
-                    throw ValidationError("Missing command; expected one of: \(names).")
+                    let names = configuration.subcommands.map { $0.configuration.commandName }
+                    throw ValidationError("Missing command; expected one of: \(names.joined(separator: ", ")).")
                 }
                 subcommand = fallback
             }
             guard let subcommand else { return nil }
-            for (declaration, given) in zip(declarations, values) where declaration.kind != .argument {
+            for (declaration, given) in zip(declarations, values) {
                 if let group = declaration.group { carried[group, default: [:]][declaration.names.first ?? ""] = given }
             }
             path.append(subcommand)
         }
     }
 
-    /// Reads `--name`, `--name=value` or a cluster of short names (`-qv`, `-j4`, `-qo DIR`),
-    /// and the value of an option from the next word when it isn't attached.
-    private mutating func readOption(_ word: String, _ declarations: [Declaration], _ values: inout [[String]]) throws {
-        if !word.hasPrefix("--") && word.count > 2 && declarations.contains(where: { $0.names.contains("-" + word) }) {
-            throw ValidationError("Unknown option '\(word)'. Did you mean '-\(word)'?")  // "-json" isn't "-j son"
+    /// Reads `--name`, `--name=value` or `-n`, and the value of an option from the next word
+    /// when it isn't attached.
+    private mutating func readOption(_ word: String, _ declarations: [Declaration]) throws {
+        let name = word.hasPrefix("--") ? String(word.prefix { $0 != "=" }) : word
+        guard let found = declarations.firstIndex(where: { $0.names.contains(name) }) else {
+            // "-json" for "--json": suggest the long option.
+            let names = declarations.flatMap(\.names).filter { $0.hasPrefix("--") } + ["--help"] + (path.count == 1 ? ["--version"] : [])
+            let closest = SpellingSuggestion.closest(to: String(name.drop { $0 == "-" }), among: names.map { String($0.dropFirst(2)) })
+            throw ValidationError("Unknown option '\(name)'." + (closest.map { " Did you mean '--\($0)'?" } ?? ""))
         }
-        if word.hasPrefix("--") {
-            let name = Self.name(word)
-            guard let found = declarations.firstIndex(where: { $0.names.contains(name) }) else {
-                throw Self.unknownOption(name, suggesting: name, declarations, atRoot: path.count == 1)
-            }
-            let attached = word.firstIndex(of: "=").map { String(word[word.index(after: $0)...]) }
-            if declarations[found].kind == .flag {
-                guard attached == nil else { throw ValidationError("The flag '\(name)' does not take a value.") }
-                values[found].append("")
-            } else {
-                try Self.record(attached ?? nextValue(declarations[found], name, declarations), at: found, name, declarations, &values)
-            }
-            return
+        let attached = name == word ? nil : String(word.dropFirst(name.count + 1))
+        guard declarations[found].kind == .option else {
+            guard attached == nil else { throw ValidationError("The flag '\(name)' does not take a value.") }
+            return values[found].append("")
         }
-        var letters = word.dropFirst()
-        while let letter = letters.popFirst() {
-            let name = "-" + String(letter)
-            if letter == "h" {
-                helpRequested = true
-                continue
-            }
-            guard let found = declarations.firstIndex(where: { $0.names.contains(name) }) else {
-                // "-quiet" for "--quiet": point at the long option rather than at one letter.
-                throw word.count > 2 ? Self.unknownOption(word, suggesting: "-" + word, declarations, atRoot: path.count == 1)
-                    : ValidationError("Unknown option '\(name)'.")
-            }
-            if declarations[found].kind == .flag {
-                values[found].append("")
-            } else {
-                let value = letters.isEmpty ? try nextValue(declarations[found], name, declarations) : String(letters)
-                return try Self.record(value, at: found, name, declarations, &values)
-            }
-        }
+        try record(attached ?? nextValue(declarations[found], name, declarations), at: found, name, declarations)
     }
 
     /// The word after an option, as its value; a word that is an option itself isn't taken, so
@@ -154,24 +122,14 @@ struct CommandParser {
         return words[index - 1]
     }
 
-    /// The path named after `help`: `monsoon help downloads clear` shows `downloads clear`.
-    private func helpTarget() throws -> [any ParsableCommand.Type] {
-        var target = path
-        for word in words[index...] where !word.hasPrefix("-") {
-            if word == "help" { return target + [HelpCommand.self] }
-            target.append(try Self.subcommand(word, of: target[target.count - 1].configuration))
-        }
-        return target
-    }
-
     /// Hands the positional words to the arguments in declaration order and checks that each
     /// required one got its word.
-    private static func assign(_ positionals: [String], _ declarations: [Declaration], _ values: inout [[String]]) throws {
+    private mutating func assign(_ positionals: [String], _ declarations: [Declaration]) throws {
         var rest = positionals[...]
         for (offset, declaration) in declarations.enumerated() where declaration.kind == .argument {
             let taken = declaration.isArray ? rest : rest.prefix(1)
             rest = rest.dropFirst(taken.count)
-            for word in taken { try record(word, at: offset, nil, declarations, &values) }
+            for word in taken { try record(word, at: offset, nil, declarations) }
             if declaration.isRequired && taken.isEmpty {
                 throw ValidationError("Missing expected argument '\(declaration.display())\(declaration.isArray ? " ..." : "")'.")
             }
@@ -183,43 +141,34 @@ struct CommandParser {
     }
 
     /// Checks a value against its declaration's type and keeps it.
-    private static func record(
-        _ value: String, at offset: Int, _ spelling: String?, _ declarations: [Declaration], _ values: inout [[String]]
-    ) throws {
+    private mutating func record(_ value: String, at offset: Int, _ spelling: String?, _ declarations: [Declaration]) throws {
         let declaration = declarations[offset]
         guard declaration.accepts(value) else {
-            throw ValidationError(
-                "The value '\(value)' is invalid for '\(declaration.display(spelling))': \(declaration.invalidValueReason).")
+            throw ValidationError("The value '\(value)' is invalid for '\(declaration.display(spelling))': \(declaration.invalidValueReason).")
         }
         values[offset].append(value)
     }
 
+    /// The path named after `help`: `monsoon help downloads clear` shows `downloads clear`.
+    private func helpTarget() throws -> [any ParsableCommand.Type] {
+        var target = path
+        for word in words[index...] where !word.hasPrefix("-") {
+            if word == "help" { return target + [HelpCommand.self] }
+            target.append(try Self.subcommand(word, of: target[target.count - 1].configuration))
+        }
+        return target
+    }
+
     private static func subcommand(_ word: String, of configuration: CommandConfiguration) throws -> any ParsableCommand.Type {
         if let found = configuration.subcommands.first(where: { $0.commandNames.contains(word) }) { return found }
-        let names = configuration.subcommands.flatMap { $0.commandNames } + ["help"]
-        throw ValidationError("Unknown command '\(word)'." + didYouMean(SpellingSuggestion.closest(to: word, among: names)))
-    }
-
-    private static func unknownOption(_ spelling: String, suggesting long: String, _ declarations: [Declaration], atRoot: Bool) -> ValidationError {
-        let names = declarations.flatMap(\.names).filter { $0.hasPrefix("--") } + ["--help"] + (atRoot ? ["--version"] : [])
-        let closest = SpellingSuggestion.closest(to: String(long.dropFirst(2)), among: names.map { String($0.dropFirst(2)) })
-        return ValidationError("Unknown option '\(spelling)'." + didYouMean(closest.map { "--" + $0 }))
-    }
-
-    private static func didYouMean(_ suggestion: String?) -> String {
-        suggestion.map { " Did you mean '\($0)'?" } ?? ""
-    }
-
-    /// `--out` for `--out=DIR`.
-    private static func name(_ word: String) -> String {
-        String(word.prefix { $0 != "=" })
+        let closest = SpellingSuggestion.closest(to: word, among: configuration.subcommands.flatMap { $0.commandNames } + ["help"])
+        throw ValidationError("Unknown command '\(word)'." + (closest.map { " Did you mean '\($0)'?" } ?? ""))
     }
 
     /// Whether `word` is an option rather than a value: it starts with a dash and isn't "-"
     /// (standard input) or a negative number, unless the command declares it (`-4`).
-    static func isOption(_ word: String, _ declarations: [Declaration]) -> Bool {
+    private static func isOption(_ word: String, _ declarations: [Declaration]) -> Bool {
         guard word.count > 1, word.hasPrefix("-") else { return false }
-        let isNumber = Double(word) != nil && word.dropFirst().first?.isLetter == false
-        return !isNumber || declarations.contains { $0.names.contains(word) }
+        return Double(word) == nil || word.dropFirst().first?.isLetter == true || declarations.contains { $0.names.contains(word) }
     }
 }

@@ -4,7 +4,10 @@
 /// rather than a user; the parser itself trusts the declarations.
 enum DeclarationCheck {
     /// One line per mistake, naming the command; empty when all is well.
-    static func problems(_ path: [any ParsableCommand.Type]) -> [String] {
+    ///
+    /// - Parameter inherited: the option names of the commands above, which the last command
+    ///   must include: only it is made, with the values given before its name.
+    static func problems(_ path: [any ParsableCommand.Type], inherited: Set<String> = []) -> [String] {
         let configuration = path[path.count - 1].configuration
         let declarations = ParsingContext.declarations(of: path[path.count - 1])
         let arguments = declarations.filter { $0.kind == .argument }
@@ -31,8 +34,14 @@ enum DeclarationCheck {
             check(!first.isArray, "\(second.display()) comes after \(first.display()) ..., which takes every word")
             check(first.isArray || first.isRequired || !second.isRequired, "the required \(second.display()) comes after the optional \(first.display())")
         }
-        guard !configuration.subcommands.isEmpty else { return found }
+        let own = Set(declarations.flatMap(\.names))
+        guard !configuration.subcommands.isEmpty else {
+            let lost = inherited.subtracting(own).sorted().joined(separator: ", ")
+            check(lost.isEmpty, "\(lost) given before its name would be lost: include their group")
+            return found
+        }
         check(arguments.isEmpty, "a command with subcommands takes no arguments (a word names a subcommand)")
+        check(declarations.allSatisfy { $0.group != nil }, "a command with subcommands declares options only in groups its commands include")
         var words: Set = ["help"]
         for name in configuration.subcommands.flatMap({ $0.commandNames }) {
             check(words.insert(name).inserted, "the command name '\(name)' is used twice, or is 'help'")
@@ -40,7 +49,7 @@ enum DeclarationCheck {
         if let fallback = configuration.defaultSubcommand {
             check(configuration.subcommands.contains { $0 == fallback }, "its default subcommand is not one of its subcommands")
         }
-        return found + configuration.subcommands.flatMap { problems(path + [$0]) }
+        return found + configuration.subcommands.flatMap { problems(path + [$0], inherited: inherited.union(own)) }
     }
 
     /// Lowercase letters, digits and inner dashes: `per-host`, `get`, `yyyy-mm-dd`.

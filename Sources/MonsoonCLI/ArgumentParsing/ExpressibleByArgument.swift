@@ -11,28 +11,20 @@ protocol ExpressibleByArgument: Sendable {
 
     /// Every accepted word, for help and errors; empty when any word of the right form is.
     static var allValueStrings: [String] { get }
-
-    /// How a default value is shown in help, as in "(default: 4)".
-    var defaultValueDescription: String { get }
 }
 
 extension ExpressibleByArgument {
     static var invalidValueReason: String {
-        guard !allValueStrings.isEmpty else { return "not a valid value" }
-        return "expected one of " + allValueStrings.map { "'\($0)'" }.joined(separator: ", ")
+        allValueStrings.isEmpty ? "not a valid value" : "expected one of " + allValueStrings.map { "'\($0)'" }.joined(separator: ", ")
     }
 
     static var allValueStrings: [String] { [] }
-
-    var defaultValueDescription: String { String(describing: self) }
 }
 
 extension ExpressibleByArgument where Self: RawRepresentable & CaseIterable, RawValue == String {
     init?(argument: String) { self.init(rawValue: argument) }
 
     static var allValueStrings: [String] { allCases.map(\.rawValue) }
-
-    var defaultValueDescription: String { rawValue }
 }
 
 extension String: ExpressibleByArgument {

@@ -12,7 +12,7 @@ extension Option where Value: ExpressibleByArgument {
     /// An option with a default, used when it isn't given.
     init(wrappedValue: Value, _ names: String..., help: String, valueName: String) {
         let declaration = Declaration(
-            kind: .option, names: names, help: help, valueName: valueName, defaultText: wrappedValue.defaultValueDescription)
+            kind: .option, names: names, help: help, valueName: valueName, defaultText: "\(wrappedValue)")
         self.wrappedValue = ParsingContext.declare(declaration, of: Value.self).last ?? wrappedValue
     }
 }
