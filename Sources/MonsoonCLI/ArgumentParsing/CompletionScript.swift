@@ -9,9 +9,8 @@ enum CompletionScript {
     /// A command path with what may follow it.
     private struct Node {
         var path: [String]
-        var abstract: String
         var options: [(names: [String], takesValue: Bool, help: String)]
-        var subcommands: [String]
+        var subcommands: [(name: String, abstract: String)]
     }
 
     /// The script for `shell`, covering every command reachable from `root`.
@@ -30,8 +29,9 @@ enum CompletionScript {
         let options = ParsingContext.declarations(of: command).filter { $0.kind != .argument }.map {
             (names: $0.names, takesValue: $0.kind == .option, help: $0.help)
         } + [(names: ["--help", "-h"], takesValue: false, help: "Show help information.")]
-        let subcommands = configuration.subcommands.flatMap { $0.commandNames } + (path.count == 1 ? ["help"] : [])
-        return [Node(path: path, abstract: configuration.abstract, options: options, subcommands: subcommands)]
+        let subcommands = configuration.subcommands.flatMap { command in command.commandNames.map { ($0, command.configuration.abstract) } }
+            + (path.count == 1 ? [("help", HelpCommand.configuration.abstract)] : [])
+        return [Node(path: path, options: options, subcommands: subcommands)]
             + configuration.subcommands.flatMap { subcommand in
                 subcommand.commandNames.flatMap { walk(subcommand, path: path + [$0]) }
             }
@@ -40,7 +40,7 @@ enum CompletionScript {
     private static func bash(_ nodes: [Node], program: String) -> String {
         var cases = ""
         for node in nodes {
-            let words = (node.subcommands + node.options.flatMap(\.names)).joined(separator: " ")
+            let words = (node.subcommands.map(\.name) + node.options.flatMap(\.names)).joined(separator: " ")
             let valued = node.options.filter(\.takesValue).flatMap(\.names).joined(separator: "|")
             cases += "        \"\(node.path.dropFirst().joined(separator: " "))\")\n"
             if !valued.isEmpty { cases += "            case \"$prev\" in \(valued)) COMPREPLY=($(compgen -f -- \"$cur\")); return ;; esac\n" }
@@ -55,17 +55,14 @@ enum CompletionScript {
                 prev="${COMP_WORDS[COMP_CWORD-1]}"
                 cmdpath=""
                 for ((i = 1; i < COMP_CWORD; i++)); do
-                    case "${COMP_WORDS[i]}" in -*) ;; *) [ -n "$(_\(program)_known "${cmdpath:+$cmdpath }${COMP_WORDS[i]}")" ] && cmdpath="${cmdpath:+$cmdpath }${COMP_WORDS[i]}" ;; esac
+                    case "|\(nodes.dropFirst().map { $0.path.dropFirst().joined(separator: " ") }.joined(separator: "|"))|" in
+                        *"|${cmdpath:+$cmdpath }${COMP_WORDS[i]}|"*) cmdpath="${cmdpath:+$cmdpath }${COMP_WORDS[i]}" ;;
+                    esac
                 done
                 case "$cmdpath" in
             \(cases)        *) words="" ;;
                 esac
                 COMPREPLY=($(compgen -W "$words" -- "$cur"))
-            }
-            _\(program)_known() {
-                case "$1" in
-            \(nodes.dropFirst().map { "        \"\($0.path.dropFirst().joined(separator: " "))\") echo yes ;;" }.joined(separator: "\n"))
-                esac
             }
             complete -o default -F _\(program) \(program)
 
@@ -76,10 +73,7 @@ enum CompletionScript {
         func quote(_ text: String) -> String { text.replacingOccurrences(of: "'", with: "'\\''").replacingOccurrences(of: "[", with: "\\[").replacingOccurrences(of: "]", with: "\\]").replacingOccurrences(of: ":", with: "\\:") }
         var cases = ""
         for node in nodes {
-            let commands = node.subcommands.map { name -> String in
-                let abstract = nodes.first { $0.path == node.path + [name] }?.abstract ?? "Show help for a command."
-                return "'\(name):\(quote(abstract))'"
-            }
+            let commands = node.subcommands.map { "'\($0.name):\(quote($0.abstract))'" }
             let options = node.options.map { option -> String in
                 let spec = "[\(quote(option.help))]\(option.takesValue ? ":value:_files" : "")'"
                 // Braces expand only with a comma: one name is written plainly.
@@ -124,8 +118,7 @@ enum CompletionScript {
                 let seen = "__fish_seen_subcommand_from \(node.path.last ?? "")"
                 condition = parent.isEmpty ? seen : "__fish_seen_subcommand_from \(parent.last ?? ""); and \(seen)"
             }
-            for name in node.subcommands {
-                let abstract = nodes.first { $0.path == node.path + [name] }?.abstract ?? "Show help for a command."
+            for (name, abstract) in node.subcommands {
                 lines.append("complete -c \(program) -n \(quote(condition)) -a \(name) -d \(quote(abstract))")
             }
             for option in node.options {

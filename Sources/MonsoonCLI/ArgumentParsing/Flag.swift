@@ -1,4 +1,4 @@
-/// A named on/off input, off unless given: `--json`, `-q`, or several short ones at once (`-qv`).
+/// A named on/off input, off unless given: `--json`, `-q`.
 ///
 ///     @Flag("-q", "--quiet", help: "Print less.") var quiet = false
 @propertyWrapper
