@@ -22,13 +22,13 @@ public enum ExitStatus {
 
 /// Options every command accepts, before or after the command's name.
 struct GlobalOptions: ParsableArguments {
-    @Option(name: .long, help: "Monsoon's data folder (default: $MONSOON_HOME, else $XDG_DATA_HOME/monsoon, else ~/.local/share/monsoon).", valueName: "dir")
+    @Option("--home", help: "Monsoon's data folder (default: $MONSOON_HOME, else $XDG_DATA_HOME/monsoon, else ~/.local/share/monsoon).", valueName: "dir")
     var home: String?
 
-    @Flag(name: .shortAndLong, help: "Print only errors: no progress, no per-download lines.")
+    @Flag("-q", "--quiet", help: "Print only errors: no progress, no per-download lines.")
     var quiet = false
 
-    @Flag(name: .shortAndLong, help: "Also print request-level detail.")
+    @Flag("-v", "--verbose", help: "Also print request-level detail.")
     var verbose = false
 
     init() {}
@@ -62,17 +62,15 @@ public enum MonsoonCLI {
     /// returns the exit status.
     public static func run(_ arguments: [String], context: CommandContext) async -> Int32 {
         switch CommandParser.parse(arguments, root: Monsoon.self) {
-        case .help(let text), .version(let text):
+        case .output(let text):
             context.output.write(text.hasSuffix("\n") ? text : text + "\n")
             return ExitStatus.success
-        case .usageError(let message, let usage):
-            context.errors.line(CommandParser.usageErrorText(message: message, usage: usage, root: Monsoon.self))
+        case .usageError(let text):
+            context.errors.line(text)
             return ExitStatus.usage
         case .command(let command):
-            guard let runnable = command as? any RunnableCommand else {
-                context.output.write(Monsoon.helpMessage())
-                return ExitStatus.usage
-            }
+            // Every command without subcommands is runnable: the declaration test checks it.
+            guard let runnable = command as? any RunnableCommand else { return ExitStatus.usage }
             do {
                 return try await runnable.run(context)
             } catch let error as CLIError {

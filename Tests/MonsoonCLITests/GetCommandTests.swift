@@ -148,7 +148,7 @@ import MonsoonPodcasts
 
     @Test func everyCommandsHelpHasAnExample() async throws {
         func walk(_ command: any ParsableCommand.Type, _ path: [String]) -> [[String]] {
-            [path] + command.configuration.subcommands.flatMap { walk($0, path + [$0.resolvedCommandName]) }
+            [path] + command.configuration.subcommands.flatMap { walk($0, path + [$0.configuration.commandName]) }
         }
         let folder = Folder()
         defer { folder.remove() }

@@ -1,93 +1,51 @@
-/// A positional command-line input, matched by its place among the words that aren't options.
+/// A positional input. Arguments take the words that aren't options, in declaration order; the
+/// property's type says how many:
 ///
-/// Positional arguments are filled in declaration order. The property's type decides how many
-/// words one takes:
-///
-///     @Argument var source: String              // exactly one, required
-///     @Argument var target: String?             // zero or one
-///     @Argument var urls: [String] = []         // zero or more
-///     @Argument var urls: [String]              // one or more
+///     @Argument(help: "…", valueName: "source") var source: String      // exactly one
+///     @Argument(help: "…", valueName: "target") var target: String?     // zero or one
+///     @Argument(help: "…", valueName: "url") var urls: [String] = []    // zero or more, last
+///     @Argument(help: "…", valueName: "id") var ids: [Int]              // one or more, last
 ///
 /// Words after `--` are always positional, so a value may begin with a dash.
 @propertyWrapper
-struct Argument<Value: Sendable>: Sendable, Decodable, ArgumentSpecProviding {
-    private var storage: WrapperStorage<Value>
+struct Argument<Value: Sendable>: Sendable {
+    /// Nil only for a required argument of a command made outside the parser.
+    private var value: Value?
 
     var wrappedValue: Value {
-        get { storage.currentValue(wrapper: "An @Argument") }
-        set { storage = .value(newValue) }
-    }
-
-    var argumentSpec: ArgumentSpec? { storage.argumentSpec }
-
-    /// Reads the parsed value; called by the `init(from:)` the compiler writes for the command.
-    init(from decoder: any Decoder) throws {
-        storage = .value(try ArgumentDecoder.value(of: Value.self, from: decoder))
-    }
-
-    private init(spec: ArgumentSpec) {
-        storage = .definition(spec)
+        get {
+            guard let value else { preconditionFailure("A required @Argument was read in a command the parser did not make.") }
+            return value
+        }
+        set { value = newValue }
     }
 }
 
 extension Argument where Value: ExpressibleByArgument {
-    /// A single argument with a default value, used when the word isn't given.
-    init(wrappedValue: Value, help: String? = nil, valueName: String? = nil) {
-        self.init(spec: .value(
-            of: Value.self, kind: .positional, arity: .single, help: help, valueName: valueName,
-            defaultValue: wrappedValue, defaultDescription: wrappedValue.defaultValueDescription))
-    }
-
-    /// A required single argument.
-    init(help: String? = nil, valueName: String? = nil) {
-        self.init(spec: .value(
-            of: Value.self, kind: .positional, arity: .single, help: help, valueName: valueName,
-            defaultValue: nil, defaultDescription: nil))
+    /// A required argument.
+    init(help: String, valueName: String) {
+        let declaration = Declaration(kind: .argument, names: [], help: help, valueName: valueName, isRequired: true)
+        value = ParsingContext.declare(declaration, of: Value.self).last
     }
 }
 
 extension Argument {
-    /// An optional single argument: nil when the word isn't given.
-    init<Element: ExpressibleByArgument>(
-        help: String? = nil,
-        valueName: String? = nil
-    ) where Value == Element? {
-        self.init(spec: .value(
-            of: Element.self, kind: .positional, arity: .optional, help: help, valueName: valueName,
-            defaultValue: nil, defaultDescription: nil))
+    /// An optional argument: nil unless given.
+    init<Element: ExpressibleByArgument>(help: String, valueName: String) where Value == Element? {
+        let declaration = Declaration(kind: .argument, names: [], help: help, valueName: valueName)
+        value = .some(ParsingContext.declare(declaration, of: Element.self).last)
     }
 
-    /// An optional single argument with an initial value.
-    init<Element: ExpressibleByArgument>(
-        wrappedValue: Element?,
-        help: String? = nil,
-        valueName: String? = nil
-    ) where Value == Element? {
-        self.init(spec: .value(
-            of: Element.self, kind: .positional, arity: .optional, help: help, valueName: valueName,
-            defaultValue: wrappedValue.map { $0 as Element? },
-            defaultDescription: wrappedValue?.defaultValueDescription))
+    /// Zero or more arguments; given any, they replace the default.
+    init<Element: ExpressibleByArgument>(wrappedValue: [Element], help: String, valueName: String) where Value == [Element] {
+        let declaration = Declaration(kind: .argument, names: [], help: help, valueName: valueName, isArray: true)
+        let given = ParsingContext.declare(declaration, of: Element.self)
+        value = given.isEmpty ? wrappedValue : given
     }
 
-    /// Zero or more arguments; given at least one, the words replace the default.
-    init<Element: ExpressibleByArgument>(
-        wrappedValue: [Element],
-        help: String? = nil,
-        valueName: String? = nil
-    ) where Value == [Element] {
-        let description = wrappedValue.map(\.defaultValueDescription).joined(separator: ", ")
-        self.init(spec: .value(
-            of: Element.self, kind: .positional, arity: .array, help: help, valueName: valueName,
-            defaultValue: wrappedValue, defaultDescription: description.isEmpty ? nil : description))
-    }
-
-    /// One or more arguments: declared without a default, at least one word is required.
-    init<Element: ExpressibleByArgument>(
-        help: String? = nil,
-        valueName: String? = nil
-    ) where Value == [Element] {
-        self.init(spec: .value(
-            of: Element.self, kind: .positional, arity: .array, help: help, valueName: valueName,
-            defaultValue: nil, defaultDescription: nil))
+    /// One or more arguments.
+    init<Element: ExpressibleByArgument>(help: String, valueName: String) where Value == [Element] {
+        let declaration = Declaration(kind: .argument, names: [], help: help, valueName: valueName, isArray: true, isRequired: true)
+        value = ParsingContext.declare(declaration, of: Element.self)
     }
 }

@@ -1,6 +1,7 @@
 /// Shell completion scripts generated from the command declarations, so they never drift
 /// from what the parser accepts (as swift-argument-parser's `--generate-completion-script`).
 enum CompletionScript {
+    /// The shells scripts are made for.
     enum Shell: String, CaseIterable, ExpressibleByArgument {
         case bash, zsh, fish
     }
@@ -8,42 +9,38 @@ enum CompletionScript {
     /// A command path with what may follow it.
     private struct Node {
         var path: [String]
-        var abstract: String
         var options: [(names: [String], takesValue: Bool, help: String)]
-        var subcommands: [String]
+        var subcommands: [(name: String, abstract: String)]
     }
 
+    /// The script for `shell`, covering every command reachable from `root`.
     static func script(for root: any ParsableCommand.Type, shell: Shell) -> String {
-        let nodes = walk(root, path: [root.resolvedCommandName])
+        let nodes = walk(root, path: [root.configuration.commandName])
+        let program = root.configuration.commandName
         switch shell {
-        case .bash: return bash(nodes, program: root.resolvedCommandName)
-        case .zsh: return zsh(nodes, program: root.resolvedCommandName)
-        case .fish: return fish(nodes, program: root.resolvedCommandName)
+        case .bash: return bash(nodes, program: program)
+        case .zsh: return zsh(nodes, program: program)
+        case .fish: return fish(nodes, program: program)
         }
     }
 
     private static func walk(_ command: any ParsableCommand.Type, path: [String]) -> [Node] {
         let configuration = command.configuration
-        let definition = CommandDefinition(command)
-        let options = definition.named.map { argument in
-            (names: argument.longNames.map { "--" + $0 } + argument.shortNames.map { "-" + String($0) }, takesValue: !argument.spec.isFlag,
-             help: argument.spec.help ?? "")
+        let options = ParsingContext.declarations(of: command).filter { $0.kind != .argument }.map {
+            (names: $0.names, takesValue: $0.kind == .option, help: $0.help)
         } + [(names: ["--help", "-h"], takesValue: false, help: "Show help information.")]
-        var subcommands = configuration.subcommands.flatMap { [$0.resolvedCommandName] + $0.configuration.aliases }
-        if path.count == 1 { subcommands.append("help") }
-        var nodes = [Node(path: path, abstract: configuration.abstract, options: options, subcommands: subcommands)]
-        for subcommand in configuration.subcommands {
-            for name in [subcommand.resolvedCommandName] + subcommand.configuration.aliases {
-                nodes += walk(subcommand, path: path + [name])
+        let subcommands = configuration.subcommands.flatMap { command in command.commandNames.map { ($0, command.configuration.abstract) } }
+            + (path.count == 1 ? [("help", HelpCommand.configuration.abstract)] : [])
+        return [Node(path: path, options: options, subcommands: subcommands)]
+            + configuration.subcommands.flatMap { subcommand in
+                subcommand.commandNames.flatMap { walk(subcommand, path: path + [$0]) }
             }
-        }
-        return nodes
     }
 
     private static func bash(_ nodes: [Node], program: String) -> String {
         var cases = ""
         for node in nodes {
-            let words = (node.subcommands + node.options.flatMap(\.names)).joined(separator: " ")
+            let words = (node.subcommands.map(\.name) + node.options.flatMap(\.names)).joined(separator: " ")
             let valued = node.options.filter(\.takesValue).flatMap(\.names).joined(separator: "|")
             cases += "        \"\(node.path.dropFirst().joined(separator: " "))\")\n"
             if !valued.isEmpty { cases += "            case \"$prev\" in \(valued)) COMPREPLY=($(compgen -f -- \"$cur\")); return ;; esac\n" }
@@ -58,17 +55,14 @@ enum CompletionScript {
                 prev="${COMP_WORDS[COMP_CWORD-1]}"
                 cmdpath=""
                 for ((i = 1; i < COMP_CWORD; i++)); do
-                    case "${COMP_WORDS[i]}" in -*) ;; *) [ -n "$(_\(program)_known "${cmdpath:+$cmdpath }${COMP_WORDS[i]}")" ] && cmdpath="${cmdpath:+$cmdpath }${COMP_WORDS[i]}" ;; esac
+                    case "|\(nodes.dropFirst().map { $0.path.dropFirst().joined(separator: " ") }.joined(separator: "|"))|" in
+                        *"|${cmdpath:+$cmdpath }${COMP_WORDS[i]}|"*) cmdpath="${cmdpath:+$cmdpath }${COMP_WORDS[i]}" ;;
+                    esac
                 done
                 case "$cmdpath" in
             \(cases)        *) words="" ;;
                 esac
                 COMPREPLY=($(compgen -W "$words" -- "$cur"))
-            }
-            _\(program)_known() {
-                case "$1" in
-            \(nodes.dropFirst().map { "        \"\($0.path.dropFirst().joined(separator: " "))\") echo yes ;;" }.joined(separator: "\n"))
-                esac
             }
             complete -o default -F _\(program) \(program)
 
@@ -79,10 +73,7 @@ enum CompletionScript {
         func quote(_ text: String) -> String { text.replacingOccurrences(of: "'", with: "'\\''").replacingOccurrences(of: "[", with: "\\[").replacingOccurrences(of: "]", with: "\\]").replacingOccurrences(of: ":", with: "\\:") }
         var cases = ""
         for node in nodes {
-            let commands = node.subcommands.map { name -> String in
-                let abstract = nodes.first { $0.path == node.path + [name] }?.abstract ?? "Show help for a command."
-                return "'\(name):\(quote(abstract))'"
-            }
+            let commands = node.subcommands.map { "'\($0.name):\(quote($0.abstract))'" }
             let options = node.options.map { option -> String in
                 let spec = "[\(quote(option.help))]\(option.takesValue ? ":value:_files" : "")'"
                 // Braces expand only with a comma: one name is written plainly.
@@ -127,8 +118,7 @@ enum CompletionScript {
                 let seen = "__fish_seen_subcommand_from \(node.path.last ?? "")"
                 condition = parent.isEmpty ? seen : "__fish_seen_subcommand_from \(parent.last ?? ""); and \(seen)"
             }
-            for name in node.subcommands {
-                let abstract = nodes.first { $0.path == node.path + [name] }?.abstract ?? "Show help for a command."
+            for (name, abstract) in node.subcommands {
                 lines.append("complete -c \(program) -n \(quote(condition)) -a \(name) -d \(quote(abstract))")
             }
             for option in node.options {

@@ -1,9 +1,8 @@
-/// `help [<command> ...]`: answered by the parser itself (see `ParsingSession.helpTarget`);
-/// this declaration gives `help help` a page and the command lists a row.
+/// `help [<command> ...]`: answered by the parser itself; declared so that `help help` has a
+/// page and command lists a row.
 struct HelpCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "help",
-        abstract: "Show the help of a command (or of the program, with no command).")
+        commandName: "help", abstract: "Show the help of a command (or of the program, with no command).")
 
     @Argument(help: "The command to explain, like 'get' or 'downloads clear'.", valueName: "command")
     var command: [String] = []

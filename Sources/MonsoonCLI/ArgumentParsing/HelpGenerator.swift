@@ -1,132 +1,81 @@
-/// Builds help text and usage lines from command declarations, so they never drift apart from
-/// what the parser accepts.
-///
-/// Help reads, in order: the usage line, the abstract, the discussion, then the ARGUMENTS,
-/// OPTIONS and COMMANDS sections, all wrapped to 80 columns.
+/// Help, usage lines and usage errors made from the declarations, so they never drift from what
+/// the parser accepts. Help reads: usage, abstract, discussion, then the ARGUMENTS, OPTIONS and
+/// COMMANDS sections, wrapped to 80 columns.
 enum HelpGenerator {
     static let lineWidth = 80
-    /// Where descriptions start in the sections; longer labels put them on the next line.
+    /// Where descriptions start in the sections; a longer label puts its description below.
     static let descriptionColumn = 26
 
-    /// The help text of the last command of `path` (the root command first).
-    static func helpText(for path: [any ParsableCommand.Type]) -> String {
-        guard let command = path.last else { return "" }
-        let configuration = command.configuration
-        let definition = CommandDefinition(command)
-        var sections = [usageBlock(usageLine(for: path))]
-        if !configuration.abstract.isEmpty {
-            sections.append(TextWrapper.wrapParagraphs(configuration.abstract, width: lineWidth))
+    /// The help of the last command of `path` (root first).
+    static func help(_ path: [any ParsableCommand.Type]) -> String {
+        let configuration = path[path.count - 1].configuration
+        let declarations = ParsingContext.declarations(of: path[path.count - 1])
+        var sections = [usageBlock(path)]
+        for text in [configuration.abstract, configuration.discussion] where !text.isEmpty {
+            sections.append(TextWrapper.wrapParagraphs(text, width: lineWidth))
         }
-        if !configuration.discussion.isEmpty {
-            sections.append(TextWrapper.wrapParagraphs(configuration.discussion, width: lineWidth))
+        let arguments = declarations.filter { $0.kind == .argument }.map { row($0.display(), describe($0)) }
+        if !arguments.isEmpty { sections.append((["ARGUMENTS:"] + arguments).joined(separator: "\n")) }
+        var options = declarations.filter { $0.kind != .argument }.map { declaration in
+            let names = declaration.names.joined(separator: ", ")
+            return row(declaration.kind == .flag ? names : "\(names) <\(declaration.valueName)>", describe(declaration))
         }
-
-        let arguments = definition.positionals.map { row(label: $0.display(), text: description(of: $0)) }
-        if !arguments.isEmpty {
-            sections.append((["ARGUMENTS:"] + arguments).joined(separator: "\n"))
-        }
-
-        var options = definition.named.map { row(label: label(of: $0), text: description(of: $0)) }
-        if path.count == 1 && !configuration.version.isEmpty {
-            options.append(row(label: "--version", text: "Show the version."))
-        }
-        options.append(row(label: "-h, --help", text: "Show help information."))
+        if path.count == 1 && !configuration.version.isEmpty { options.append(row("--version", "Show the version.")) }
+        options.append(row("-h, --help", "Show help information."))
         sections.append((["OPTIONS:"] + options).joined(separator: "\n"))
-
         if !configuration.subcommands.isEmpty {
-            let defaultID = configuration.defaultSubcommand.map { ObjectIdentifier($0) }
             let rows = configuration.subcommands.map { subcommand in
-                let isDefault = ObjectIdentifier(subcommand) == defaultID
-                let abstract = subcommand.configuration.abstract + (isDefault ? " (default)" : "")
-                return row(label: subcommand.commandNames.joined(separator: ", "), text: abstract)
-            } + [row(label: HelpCommand.resolvedCommandName, text: HelpCommand.configuration.abstract)]
+                let isDefault = subcommand == configuration.defaultSubcommand
+                return row(subcommand.commandNames.joined(separator: ", "), subcommand.configuration.abstract + (isDefault ? " (default)" : ""))
+            } + [row("help", HelpCommand.configuration.abstract)]
             sections.append((["COMMANDS:"] + rows).joined(separator: "\n"))
             sections.append("  See '\(commandPath(path)) help <command>' for detailed help.")
         }
         return sections.joined(separator: "\n\n")
     }
 
-    /// The usage line of the last command of `path`, without "Usage: ": the configured one, or
-    /// one generated as `<command path> <required options> [<options>] <arguments> <subcommand>`.
-    static func usageLine(for path: [any ParsableCommand.Type]) -> String {
-        guard let command = path.last else { return "" }
-        let configuration = command.configuration
-        if let usage = configuration.usage { return usage }
-        let definition = CommandDefinition(command)
+    /// `monsoon get [<options>] [<url> ...]`: the path, `[<options>]`, the arguments, `<command>`.
+    static func usage(_ path: [any ParsableCommand.Type]) -> String {
+        let configuration = path[path.count - 1].configuration
+        let declarations = ParsingContext.declarations(of: path[path.count - 1])
         var parts = [commandPath(path)]
-        let named = definition.named
-        parts += named.filter(\.spec.isRequired).map { $0.display() }
-        if named.contains(where: { !$0.spec.isRequired }) { parts.append("[<options>]") }
-        for argument in definition.positionals {
-            let name = argument.display()
-            switch (argument.spec.arity, argument.spec.isRequired) {
-            case (.array, true): parts.append("\(name) ...")
-            case (.array, false): parts.append("[\(name) ...]")
-            case (_, true): parts.append(name)
-            case (_, false): parts.append("[\(name)]")
-            }
+        if declarations.contains(where: { $0.kind != .argument }) { parts.append("[<options>]") }
+        for argument in declarations where argument.kind == .argument {
+            let shown = argument.display() + (argument.isArray ? " ..." : "")
+            parts.append(argument.isRequired ? shown : "[\(shown)]")
         }
-        if !configuration.subcommands.isEmpty {
-            parts.append(configuration.defaultSubcommand == nil ? "<command>" : "[<command>]")
-        }
+        if !configuration.subcommands.isEmpty { parts.append(configuration.defaultSubcommand == nil ? "<command>" : "[<command>]") }
         return parts.joined(separator: " ")
     }
 
-    /// "Usage: " and the usage line, wrapped with later lines under the first.
-    static func usageBlock(_ usage: String) -> String {
-        let prefix = "Usage: "
-        return prefix + TextWrapper.hanging(usage, width: lineWidth, indent: prefix.count)
+    /// The three lines of a usage error: the message, the usage, where to read more.
+    static func usageError(_ message: String, path: [any ParsableCommand.Type]) -> String {
+        "Error: \(message)\n\(usageBlock(path))\n  See '\(commandPath(path)) --help' for more information."
     }
 
-    /// The command names of `path` separated by spaces: "monsoon get".
-    static func commandPath(_ path: [any ParsableCommand.Type]) -> String {
-        path.map { $0.resolvedCommandName }.joined(separator: " ")
+    /// "Usage: " and the usage line, later lines under the first.
+    private static func usageBlock(_ path: [any ParsableCommand.Type]) -> String {
+        "Usage: " + TextWrapper.wrap(usage(path), width: lineWidth - 7).joined(separator: "\n       ")
     }
 
-    /// "-o, --out <out>", "-q, --quiet", "--[no-]resume".
-    private static func label(of argument: ArgumentDefinition) -> String {
-        let inverted = Set(argument.invertedNames)
-        let longs = argument.longNames.map { inverted.contains("no-" + $0) ? "--[no-]" + $0 : "--" + $0 }
-        let names = (argument.shortNames.map { "-" + String($0) } + longs).joined(separator: ", ")
-        return argument.spec.isFlag ? names : "\(names) <\(argument.valueName)>"
+    private static func commandPath(_ path: [any ParsableCommand.Type]) -> String {
+        path.map { $0.configuration.commandName }.joined(separator: " ")
     }
 
-    /// The help text followed by the allowed values and the default, e.g.
-    /// "Output format. (values: text, json; default: text)".
-    private static func description(of argument: ArgumentDefinition) -> String {
+    /// The help text, then the allowed values and the default: "Format. (values: text, json; default: text)".
+    private static func describe(_ declaration: Declaration) -> String {
         var notes: [String] = []
-        if !argument.spec.allowedValues.isEmpty {
-            notes.append("values: " + argument.spec.allowedValues.joined(separator: ", "))
-        }
-        if let shown = defaultDescription(of: argument), !shown.isEmpty {
-            notes.append("default: " + shown)
-        }
-        var parts: [String] = []
-        if let help = argument.spec.help, !help.isEmpty { parts.append(help) }
-        if !notes.isEmpty { parts.append("(" + notes.joined(separator: "; ") + ")") }
-        return parts.joined(separator: " ")
+        if !declaration.allowedValues.isEmpty { notes.append("values: " + declaration.allowedValues.joined(separator: ", ")) }
+        if let shown = declaration.defaultText, !shown.isEmpty, declaration.kind == .option { notes.append("default: " + shown) }
+        return notes.isEmpty ? declaration.help : declaration.help + " (" + notes.joined(separator: "; ") + ")"
     }
 
-    private static func defaultDescription(of argument: ArgumentDefinition) -> String? {
-        guard argument.spec.isFlag else { return argument.spec.defaultDescription }
-        // A plain flag is off unless given, which needs no note; an invertible one can default
-        // either way, so say which spelling is the default.
-        guard let long = argument.longNames.first, !argument.invertedNames.isEmpty,
-              let isOn = argument.spec.defaultValue as? Bool else { return nil }
-        return isOn ? "--" + long : "--no-" + long
-    }
-
-    /// One entry of a section: the label indented by two spaces, the description wrapped in a
-    /// column of its own.
-    private static func row(label: String, text: String) -> String {
-        let labelText = "  " + label
-        guard !text.isEmpty else { return labelText }
+    /// One entry of a section: the label indented by two, the description in its own column.
+    private static func row(_ label: String, _ text: String) -> String {
         let indent = String(repeating: " ", count: descriptionColumn)
-        let lines = TextWrapper.wrap(text, width: lineWidth - descriptionColumn)
-        let body = lines.joined(separator: "\n" + indent)
-        if labelText.count + 2 <= descriptionColumn {
-            return labelText + String(repeating: " ", count: descriptionColumn - labelText.count) + body
-        }
-        return labelText + "\n" + indent + body
+        let body = TextWrapper.wrap(text, width: lineWidth - descriptionColumn).joined(separator: "\n" + indent)
+        let label = "  " + label
+        guard label.count + 2 <= descriptionColumn else { return label + "\n" + indent + body }
+        return label + String(repeating: " ", count: descriptionColumn - label.count) + body
     }
 }

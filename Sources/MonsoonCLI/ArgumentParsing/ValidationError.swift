@@ -1,5 +1,5 @@
-/// An error thrown from `validate()` to reject a command line; the parser reports its message
-/// as a usage error.
+/// A mistake in the command line, found by the parser or thrown by a command's `validate()`;
+/// it is reported as a usage error (exit status 2).
 ///
 ///     if jobs < 1 { throw ValidationError("--jobs must be at least 1.") }
 struct ValidationError: Error, CustomStringConvertible {

@@ -27,21 +27,21 @@ struct Archive: RunnableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var transfer: TransferOptions
 
-    @Option(name: .long, help: "Also archive every feed of this OPML file.", valueName: "file") var opml: String?
-    @Option(name: [.customShort("o"), .long("out")], help: "The archive's root (default: the setting download-root).", valueName: "dir") var out: String?
-    @Option(name: .long, help: "Where each file goes under the root (default: the setting template).", valueName: "template") var template: String?
-    @Option(name: .long, help: "Only episodes published on or after this day (UTC).", valueName: "yyyy-mm-dd") var since: String?
-    @Option(name: .long, help: "Only episodes published on or before this day (UTC).", valueName: "yyyy-mm-dd") var until: String?
-    @Option(name: .long, help: "Only episodes whose title matches this regular expression (case-insensitive).", valueName: "regex") var match: String?
-    @Option(name: .long, help: "Leave out episodes whose title matches this regular expression (case-insensitive).", valueName: "regex") var exclude: String?
-    @Option(name: .long, help: "At most N episodes per feed (the first N in the order chosen).", valueName: "n") var limit: Int?
-    @Flag(name: .customLong("newest-first"), help: "Newest episodes first (default: oldest first).") var newestFirst = false
-    @Flag(name: .customLong("with-artwork"), help: "Also keep the podcast's artwork.") var withArtwork = false
-    @Flag(name: .customLong("with-transcripts"), help: "Also keep the episodes' transcripts.") var withTranscripts = false
-    @Flag(name: .customLong("with-chapters"), help: "Also keep the episodes' chapters.") var withChapters = false
-    @Option(name: .customLong("max-size"), help: "Stop a file larger than SIZE (or a stream that never ends) with an error.", valueName: "size") var maxSize: ByteSize?
-    @Flag(name: .customLong("refetch-missing"), help: "Download again episodes downloaded before whose file is gone.") var refetchMissing = false
-    @Flag(name: .customLong("dry-run"), help: "Print the plan (episodes, sizes, totals per host, whether it fits on disk) and download nothing.") var dryRun = false
+    @Option("--opml", help: "Also archive every feed of this OPML file.", valueName: "file") var opml: String?
+    @Option("-o", "--out", help: "The archive's root (default: the setting download-root).", valueName: "dir") var out: String?
+    @Option("--template", help: "Where each file goes under the root (default: the setting template).", valueName: "template") var template: String?
+    @Option("--since", help: "Only episodes published on or after this day (UTC).", valueName: "yyyy-mm-dd") var since: String?
+    @Option("--until", help: "Only episodes published on or before this day (UTC).", valueName: "yyyy-mm-dd") var until: String?
+    @Option("--match", help: "Only episodes whose title matches this regular expression (case-insensitive).", valueName: "regex") var match: String?
+    @Option("--exclude", help: "Leave out episodes whose title matches this regular expression (case-insensitive).", valueName: "regex") var exclude: String?
+    @Option("--limit", help: "At most N episodes per feed (the first N in the order chosen).", valueName: "n") var limit: Int?
+    @Flag("--newest-first", help: "Newest episodes first (default: oldest first).") var newestFirst = false
+    @Flag("--with-artwork", help: "Also keep the podcast's artwork.") var withArtwork = false
+    @Flag("--with-transcripts", help: "Also keep the episodes' transcripts.") var withTranscripts = false
+    @Flag("--with-chapters", help: "Also keep the episodes' chapters.") var withChapters = false
+    @Option("--max-size", help: "Stop a file larger than SIZE (or a stream that never ends) with an error.", valueName: "size") var maxSize: ByteSize?
+    @Flag("--refetch-missing", help: "Download again episodes downloaded before whose file is gone.") var refetchMissing = false
+    @Flag("--dry-run", help: "Print the plan (episodes, sizes, totals per host, whether it fits on disk) and download nothing.") var dryRun = false
     @OptionGroup var output: RunOutputOptions
     @Argument(help: "Feed URLs (http or https).", valueName: "feed-url") var feeds: [String] = []
 

@@ -55,7 +55,7 @@ struct ConfigList: RunnableCommand {
 
 /// The setting a `config` command reads or writes, and the podcast it is for.
 struct SettingSelection: ParsableArguments {
-    @Option(name: .long, help: "The podcast (id or a unique part of its title), for a setting a podcast may have its own value of (keep-latest).", valueName: "podcast")
+    @Option("--podcast", help: "The podcast (id or a unique part of its title), for a setting a podcast may have its own value of (keep-latest).", valueName: "podcast")
     var podcast: String?
     @Argument(help: "The setting.", valueName: "key") var key: String
     init() {}
@@ -90,7 +90,7 @@ struct ConfigGet: RunnableCommand {
 struct ConfigSet: RunnableCommand {
     static let configuration = CommandConfiguration(commandName: "set", abstract: "Change a setting.", discussion: "Examples:\n\n  monsoon config set concurrency 4\n  monsoon config set disk-reserve 2GiB\n  monsoon config set keep-latest 5 --podcast \"Morning Show\"")
     @OptionGroup var global: GlobalOptions
-    @Option(name: .long, help: "Set it for this podcast only (keep-latest).", valueName: "podcast")
+    @Option("--podcast", help: "Set it for this podcast only (keep-latest).", valueName: "podcast")
     var podcast: String?
     @Argument(help: "The setting.", valueName: "key") var key: String
     @Argument(help: "The new value.", valueName: "value") var value: String

@@ -193,7 +193,7 @@ struct Retry: RunnableCommand {
 struct Remove: RunnableCommand {
     static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove a download from the queue; its part file is deleted.", discussion: "Examples:\n\n  monsoon remove d17\n  monsoon remove d17 --delete-file")
     @OptionGroup var global: GlobalOptions
-    @Flag(name: .customLong("delete-file"), help: "Also delete the downloaded file of a completed download.") var deleteFile = false
+    @Flag("--delete-file", help: "Also delete the downloaded file of a completed download.") var deleteFile = false
     @Argument(help: "A download id like d17, or an episode id like 42.", valueName: "id") var id: String
     init() {}
 

@@ -35,10 +35,10 @@ struct ListDownloads: RunnableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Flag(name: .long, help: "Print a JSON array of objects: id, url, destination, file, status, bytes, total, progress, error.")
+    @Flag("--json", help: "Print a JSON array of objects: id, url, destination, file, status, bytes, total, progress, error.")
     var json = false
 
-    @Option(name: .long, help: "Only downloads in this status: queued, downloading, interrupted, waitingToRetry, paused, completed or failed.", valueName: "status")
+    @Option("--status", help: "Only downloads in this status: queued, downloading, interrupted, waitingToRetry, paused, completed or failed.", valueName: "status")
     var status: String?
 
     init() {}
@@ -152,7 +152,7 @@ struct ClearDownloads: RunnableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Flag(name: .long, help: "Also forget failed downloads.")
+    @Flag("--failed", help: "Also forget failed downloads.")
     var failed = false
 
     init() {}

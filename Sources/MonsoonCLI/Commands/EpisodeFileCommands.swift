@@ -10,7 +10,7 @@ struct Storage: RunnableCommand {
         abstract: "Show the disk space of downloaded episodes, per podcast and in all.",
         discussion: "Sizes are read from the files themselves (as 'du -b' counts them); a file that was moved away or deleted shows as missing." + "\n\nExamples:\n\n  monsoon storage\n  monsoon storage --json")
     @OptionGroup var global: GlobalOptions
-    @Flag(name: .long, help: "Print JSON: podcasts (id, title, episodes, bytes, files: episode, title, path, bytes or null), totalBytes, missing.") var json = false
+    @Flag("--json", help: "Print JSON: podcasts (id, title, episodes, bytes, files: episode, title, path, bytes or null), totalBytes, missing.") var json = false
     init() {}
 
     func run(_ context: CommandContext) async throws -> Int32 {
@@ -66,8 +66,8 @@ struct Delete: RunnableCommand {
               monsoon delete --podcast "Morning Show"
             """)
     @OptionGroup var global: GlobalOptions
-    @Option(name: .long, help: "The downloads of this podcast (id or a unique part of its title).", valueName: "podcast") var podcast: String?
-    @Flag(name: .long, help: "Only played episodes.") var played = false
+    @Option("--podcast", help: "The downloads of this podcast (id or a unique part of its title).", valueName: "podcast") var podcast: String?
+    @Flag("--played", help: "Only played episodes.") var played = false
     @Argument(help: "Episode ids.", valueName: "episode") var episodes: [Int] = []
     init() {}
 

@@ -38,22 +38,22 @@ struct Get: RunnableCommand {
 
     @OptionGroup var output: RunOutputOptions
 
-    @Option(name: .customShort("i"), help: "Also read URLs from FILE, one per line ('-' for standard input; blank lines and # comments are skipped).", valueName: "file")
+    @Option("-i", help: "Also read URLs from FILE, one per line ('-' for standard input; blank lines and # comments are skipped).", valueName: "file")
     var inputFile: String?
 
-    @Option(name: [.customShort("o"), .long("out")], help: "The folder to download into (created when missing).", valueName: "dir")
+    @Option("-o", "--out", help: "The folder to download into (created when missing).", valueName: "dir")
     var out: String = "."
 
-    @Flag(name: .customLong("skip-existing"), help: "Count a URL as done, without a request, when a file of its name (the last part of its path) is already in the folder.")
+    @Flag("--skip-existing", help: "Count a URL as done, without a request, when a file of its name (the last part of its path) is already in the folder.")
     var skipExisting = false
 
-    @Flag(name: .customLong("no-wait"), help: "When another monsoon is downloading, hand the URLs to it and return at once.")
+    @Flag("--no-wait", help: "When another monsoon is downloading, hand the URLs to it and return at once.")
     var noWait = false
 
-    @Flag(name: .long, help: "Write nothing: download, count (and with --checksum, hash) the bodies; for measuring. Prints URL<TAB>BYTES[<TAB>SHA-256].")
+    @Flag("--discard", help: "Write nothing: download, count (and with --checksum, hash) the bodies; for measuring. Prints URL<TAB>BYTES[<TAB>SHA-256].")
     var discard = false
 
-    @Option(name: .long, help: "With --discard: hash each body (sha256).", valueName: "algorithm")
+    @Option("--checksum", help: "With --discard: hash each body (sha256).", valueName: "algorithm")
     var checksum: String?
 
     @Argument(help: "The URLs to download (http or https).", valueName: "url")

@@ -38,7 +38,7 @@ struct Add: RunnableCommand {
 struct Podcasts: RunnableCommand {
     static let configuration = CommandConfiguration(commandName: "podcasts", abstract: "List your podcasts.", discussion: "Examples:\n\n  monsoon podcasts\n  monsoon podcasts --json")
     @OptionGroup var global: GlobalOptions
-    @Flag(name: .long, help: "Print a JSON array of objects with an id and the podcast's fields.") var json = false
+    @Flag("--json", help: "Print a JSON array of objects with an id and the podcast's fields.") var json = false
     init() {}
 
     func run(_ context: CommandContext) async throws -> Int32 {
@@ -63,7 +63,7 @@ struct Podcasts: RunnableCommand {
 struct Episodes: RunnableCommand {
     static let configuration = CommandConfiguration(commandName: "episodes", abstract: "List a podcast's episodes, newest first.", discussion: "Examples:\n\n  monsoon episodes \"Morning Show\"\n  monsoon episodes 3 --json")
     @OptionGroup var global: GlobalOptions
-    @Flag(name: .long, help: "Print a JSON array of objects with an id and the episode's fields.") var json = false
+    @Flag("--json", help: "Print a JSON array of objects with an id and the episode's fields.") var json = false
     @Argument(help: "The podcast: its id, or a part of its title that only it has.", valueName: "podcast") var podcast: String
     init() {}
 
@@ -144,7 +144,7 @@ struct Refresh: RunnableCommand {
 struct Unsubscribe: RunnableCommand {
     static let configuration = CommandConfiguration(commandName: "unsubscribe", abstract: "Unsubscribe from a podcast.", discussion: "Examples:\n\n  monsoon unsubscribe 3\n  monsoon unsubscribe \"Morning Show\" --delete-files")
     @OptionGroup var global: GlobalOptions
-    @Flag(name: .customLong("delete-files"), help: "Also delete its downloaded episode files.") var deleteFiles = false
+    @Flag("--delete-files", help: "Also delete its downloaded episode files.") var deleteFiles = false
     @Argument(help: "The podcast: its id, or a part of its title that only it has.", valueName: "podcast") var podcast: String
     init() {}
 
@@ -241,7 +241,7 @@ struct Export: RunnableCommand {
         discussion: "Without --include-credentials, user names, passwords and tokens in feed URLs are replaced by *** and standard error names "
             + "the podcasts concerned (such entries cannot be imported)." + "\n\nExamples:\n\n  monsoon export > subscriptions.opml\n  monsoon export --include-credentials > private.opml")
     @OptionGroup var global: GlobalOptions
-    @Flag(name: .customLong("include-credentials"), help: "Keep user names, passwords and tokens in the feed URLs (hidden by default).")
+    @Flag("--include-credentials", help: "Keep user names, passwords and tokens in the feed URLs (hidden by default).")
     var includeCredentials = false
     init() {}
 
@@ -277,7 +277,7 @@ struct Inspect: RunnableCommand {
         commandName: "inspect",
         abstract: "Parse one feed document (a file or a URL) without subscribing; pages are not followed.", discussion: "Examples:\n\n  monsoon inspect https://example.com/feed.xml\n  monsoon inspect feed.xml --json")
     @OptionGroup var global: GlobalOptions
-    @Flag(name: .long, help: "Print {\"title\", \"episodes\": [{\"guid\", \"title\", \"url\", \"published\", \"duration\"}]}.") var json = false
+    @Flag("--json", help: "Print {\"title\", \"episodes\": [{\"guid\", \"title\", \"url\", \"published\", \"duration\"}]}.") var json = false
     @Argument(help: "A feed file, or an http(s) URL.", valueName: "file-or-url") var source: String
     init() {}
 

@@ -17,7 +17,7 @@ struct EpisodeQueueCommand: ParsableCommand {
 struct QueueList: RunnableCommand {
     static let configuration = CommandConfiguration(commandName: "list", abstract: "List the queue in order, with each episode's state and progress.", discussion: "Examples:\n\n  monsoon queue\n  monsoon queue --json")
     @OptionGroup var global: GlobalOptions
-    @Flag(name: .long, help: "Print a JSON array: position, id, podcast, title, state, bytes, total, progress, error, retryAt.") var json = false
+    @Flag("--json", help: "Print a JSON array: position, id, podcast, title, state, bytes, total, progress, error, retryAt.") var json = false
     init() {}
 
     func run(_ context: CommandContext) async throws -> Int32 {
@@ -97,10 +97,10 @@ struct QueueAdd: RunnableCommand {
               monsoon queue add --podcast "Morning Show" --latest 3
             """)
     @OptionGroup var global: GlobalOptions
-    @Option(name: .long, help: "Add episodes of this podcast (id or a unique part of its title).", valueName: "podcast") var podcast: String?
-    @Flag(name: .long, help: "With --podcast: every episode.") var all = false
-    @Option(name: .long, help: "With --podcast: the N newest episodes.", valueName: "n") var latest: Int?
-    @Option(name: .long, help: "With --podcast: the episodes published on or after this day (UTC).", valueName: "yyyy-mm-dd") var since: String?
+    @Option("--podcast", help: "Add episodes of this podcast (id or a unique part of its title).", valueName: "podcast") var podcast: String?
+    @Flag("--all", help: "With --podcast: every episode.") var all = false
+    @Option("--latest", help: "With --podcast: the N newest episodes.", valueName: "n") var latest: Int?
+    @Option("--since", help: "With --podcast: the episodes published on or after this day (UTC).", valueName: "yyyy-mm-dd") var since: String?
     @Argument(help: "Episode ids.", valueName: "episode") var episodes: [Int] = []
     init() {}
 

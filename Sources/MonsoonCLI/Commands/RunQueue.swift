@@ -29,7 +29,7 @@ struct RunQueue: RunnableCommand {
 
     @OptionGroup var transfer: TransferOptions
 
-    @Option(name: [.customShort("o"), .long("out")], help: "The download root for episodes not started yet (default: the setting download-root).", valueName: "dir")
+    @Option("-o", "--out", help: "The download root for episodes not started yet (default: the setting download-root).", valueName: "dir")
     var out: String?
 
     @OptionGroup var output: RunOutputOptions

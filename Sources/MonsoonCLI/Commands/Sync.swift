@@ -21,7 +21,7 @@ struct Sync: RunnableCommand {
             """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var transfer: TransferOptions
-    @Option(name: [.customShort("o"), .long("out")], help: "The download root for episodes not started yet (default: the setting download-root).", valueName: "dir")
+    @Option("-o", "--out", help: "The download root for episodes not started yet (default: the setting download-root).", valueName: "dir")
     var out: String?
     @OptionGroup var output: RunOutputOptions
     init() {}

@@ -12,7 +12,7 @@ struct Systemd: RunnableCommand {
               monsoon systemd --every 30min | sh
             """)
     @OptionGroup var global: GlobalOptions
-    @Option(name: .long, help: "How often the timer runs sync (systemd time span, like 1h or 30min).", valueName: "span") var every: String = "1h"
+    @Option("--every", help: "How often the timer runs sync (systemd time span, like 1h or 30min).", valueName: "span") var every: String = "1h"
     init() {}
 
     mutating func validate() throws {

@@ -4,37 +4,37 @@ import MonsoonEngine
 /// The options of the commands that download (`get`, `download`). Each one given wins
 /// over the home's setting (`monsoon config`), which wins over the default.
 struct TransferOptions: ParsableArguments {
-    @Option(name: .shortAndLong, help: "Downloads running at once (get: 4; download: the setting concurrency, 2).", valueName: "n")
+    @Option("-j", "--jobs", help: "Downloads running at once (get: 4; download: the setting concurrency, 2).", valueName: "n")
     var jobs: Int?
 
-    @Option(name: .long, help: "Retries after the first attempt for transient failures (default: the setting retries, 5).", valueName: "n")
+    @Option("--retries", help: "Retries after the first attempt for transient failures (default: the setting retries, 5).", valueName: "n")
     var retries: Int?
 
-    @Option(name: .customLong("per-host"), help: "Downloads running at once to one host (default: the setting per-host, no limit).", valueName: "n")
+    @Option("--per-host", help: "Downloads running at once to one host (default: the setting per-host, no limit).", valueName: "n")
     var perHost: Int?
 
-    @Option(name: .customLong("min-free"), help: "Free space to leave on the disk: a download that would eat into it does not start (default: the setting disk-reserve, 64MiB).", valueName: "size")
+    @Option("--min-free", help: "Free space to leave on the disk: a download that would eat into it does not start (default: the setting disk-reserve, 64MiB).", valueName: "size")
     var minFree: ByteSize?
 
-    @Option(name: .customLong("limit-rate"), help: "The most bytes a second over all downloads (like 2M).", valueName: "speed")
+    @Option("--limit-rate", help: "The most bytes a second over all downloads (like 2M).", valueName: "speed")
     var limitRate: ByteSize?
 
-    @Option(name: .long, help: "A proxy for every request (http://, https:// or socks5://HOST:PORT; default: $http_proxy, $https_proxy, $no_proxy).", valueName: "url")
+    @Option("--proxy", help: "A proxy for every request (http://, https:// or socks5://HOST:PORT; default: $http_proxy, $https_proxy, $no_proxy).", valueName: "url")
     var proxy: String?
 
-    @Flag(name: .customShort("4"), help: "Connect over IPv4 only.")
+    @Flag("-4", help: "Connect over IPv4 only.")
     var ipv4 = false
 
-    @Flag(name: .customShort("6"), help: "Connect over IPv6 only.")
+    @Flag("-6", help: "Connect over IPv6 only.")
     var ipv6 = false
 
-    @Option(name: .customLong("user-agent"), help: "The User-Agent header (default: the setting user-agent, Monsoon/VERSION).", valueName: "text")
+    @Option("--user-agent", help: "The User-Agent header (default: the setting user-agent, Monsoon/VERSION).", valueName: "text")
     var userAgent: String?
 
-    @Option(name: .long, help: "Trust the certificate authorities in FILE (PEM) instead of the system's.", valueName: "file")
+    @Option("--cacert", help: "Trust the certificate authorities in FILE (PEM) instead of the system's.", valueName: "file")
     var cacert: String?
 
-    @Option(name: .customLong("connect-timeout"), help: "Seconds allowed to connect (default: 30).", valueName: "seconds")
+    @Option("--connect-timeout", help: "Seconds allowed to connect (default: 30).", valueName: "seconds")
     var connectTimeout: Double?
 
     init() {}
@@ -90,10 +90,10 @@ struct TransferOptions: ParsableArguments {
 
 /// The machine-readable output of the commands that download (`get`, `download`, `archive`, `sync`).
 struct RunOutputOptions: ParsableArguments {
-    @Flag(name: .long, help: "Print JSON lines on standard output, one per event (started, finished, retrying, failed, …), each with event and time.")
+    @Flag("--json", help: "Print JSON lines on standard output, one per event (started, finished, retrying, failed, …), each with event and time.")
     var json = false
 
-    @Option(name: .long, help: "Write a JSON run report to FILE (bytes, throughput, time to first byte, retries by status, resumed bytes, connections).", valueName: "file")
+    @Option("--report", help: "Write a JSON run report to FILE (bytes, throughput, time to first byte, retries by status, resumed bytes, connections).", valueName: "file")
     var report: String?
 
     init() {}
@@ -109,7 +109,7 @@ struct RunOutputOptions: ParsableArguments {
 
 /// A download id, or `--all`, for `pause` and `resume`.
 struct DownloadSelection: ParsableArguments {
-    @Flag(name: .long, help: "Every download it applies to.") var all = false
+    @Flag("--all", help: "Every download it applies to.") var all = false
     @Argument(help: "A download id like d17, or an episode id like 42.", valueName: "id") var id: String?
 
     init() {}

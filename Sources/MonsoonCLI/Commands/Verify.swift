@@ -13,7 +13,7 @@ struct Verify: RunnableCommand {
               monsoon verify ~/Archive
             """)
     @OptionGroup var global: GlobalOptions
-    @Flag(name: .long, help: "Print JSON: folders, checked, missing, changed, extra.") var json = false
+    @Flag("--json", help: "Print JSON: folders, checked, missing, changed, extra.") var json = false
     @Argument(help: "The archive root or a podcast's folder.", valueName: "dir") var directory: String?
     init() {}
 

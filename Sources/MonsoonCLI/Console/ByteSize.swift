@@ -13,6 +13,4 @@ struct ByteSize: ExpressibleByArgument, Equatable {
     }
 
     static var invalidValueReason: String { "not a size (examples: 500M, 2G, 1048576)" }
-
-    var defaultValueDescription: String { ByteCount.format(bytes).replacingOccurrences(of: " ", with: "") }
 }
