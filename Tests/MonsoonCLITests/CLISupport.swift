@@ -77,6 +77,9 @@ final class MonsoonProcess: @unchecked Sendable {
 
     func interrupt() { kill(process.processIdentifier, SIGINT) }
 
+    /// What the process has written on standard error so far.
+    var errorsSoFar: String { String(decoding: FileManager.default.contents(atPath: errPath) ?? Data(), as: UTF8.self) }
+
     /// Waits for the exit, with a deadline; returns status, stdout, stderr.
     func finish(seconds: Double = 60) async throws -> RunResult {
         let deadline = Date().addingTimeInterval(seconds)

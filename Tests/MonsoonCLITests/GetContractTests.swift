@@ -172,8 +172,9 @@ import Testing
         let first = try MonsoonProcess(["get", "-o", "out", server.url("/same.mp3").absoluteString], in: folder.path)
         defer { first.process.terminate() }
         try await waitUntil("the first downloading") { fileSize(folder.file("out/same.mp3.part")) > 0 }
-        let second = try MonsoonProcess(["get", "-o", "out", server.url("/same.mp3").absoluteString], in: folder.path)
-        try await Task.sleep(nanoseconds: 300_000_000)
+        // --verbose: it says when it has handed its URL over and follows the first's download.
+        let second = try MonsoonProcess(["get", "--verbose", "-o", "out", server.url("/same.mp3").absoluteString], in: folder.path)
+        try await waitUntil("the second get following the first's download") { second.errorsSoFar.contains("this command follows it") }
         second.interrupt()
         #expect(try await second.finish().status == 130)
         let done = try await first.finish()
