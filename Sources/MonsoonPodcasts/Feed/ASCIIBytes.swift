@@ -1,6 +1,25 @@
 /// Comparisons on raw UTF-8 bytes (attribute values, element texts), so that the parser's per-item
 /// work does not make strings it only compares or converts to numbers.
 enum ASCIIBytes {
+    /// The index just past the `>` that closes a tag or declaration, from `start` (inside it),
+    /// skipping quoted attribute values; nil when nothing closes it.
+    static func tagEnd<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, from start: Int) -> Int? where Bytes.Index == Int {
+        var index = start
+        var quote: UInt8 = 0
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            if quote != 0 {
+                if byte == quote { quote = 0 }
+            } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
+                quote = byte
+            } else if byte == UInt8(ascii: ">") {
+                return index + 1
+            }
+            index += 1
+        }
+        return nil
+    }
+
     /// The bytes without leading and trailing ASCII whitespace.
     static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
         var start = 0, end = bytes.count

@@ -71,21 +71,9 @@ extension FeedRepair {
         return declarationEnd(bytes, from: index)
     }
 
-    /// The index after the `>` that closes the declaration, skipping quoted strings.
+    /// The index after the `>` that closes the declaration, skipping quoted strings (the end of the
+    /// input when nothing closes it).
     private static func declarationEnd(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
-        var index = start
-        var quote: UInt8 = 0
-        while index < bytes.count {
-            let byte = bytes[index]
-            if quote != 0 {
-                if byte == quote { quote = 0 }
-            } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
-                quote = byte
-            } else if byte == UInt8(ascii: ">") {
-                return index + 1
-            }
-            index += 1
-        }
-        return bytes.count
+        ASCIIBytes.tagEnd(bytes, from: start) ?? bytes.count
     }
 }

@@ -115,19 +115,7 @@ enum FeedText {
         guard htmlTags.contains(name), index < bytes.count else { return nil }
         let next = bytes[index]
         guard next == UInt8(ascii: ">") || next == UInt8(ascii: "/") || ByteScanner.isSpace(next) else { return nil }
-        var quote: UInt8 = 0
-        while index < bytes.count {
-            let byte = bytes[index]
-            if quote != 0 {
-                if byte == quote { quote = 0 }
-            } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
-                quote = byte
-            } else if byte == UInt8(ascii: ">") {
-                return index + 1
-            }
-            index += 1
-        }
-        return nil
+        return ASCIIBytes.tagEnd(bytes, from: index)
     }
 
     /// Decodes `&name;` (XML's five and HTML's, see ``HTMLEntities``), `&#NNN;` and `&#xHHH;`.
