@@ -77,8 +77,7 @@ final class MpvPlayer: @unchecked Sendable {
             var status: Int32 = 0
             if waitpid(pid, &status, WNOHANG) == pid {
                 reaped = true
-                let code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-                failure = "mpv exited before it could be controlled (status \(code))"
+                failure = "mpv exited before it could be controlled (status \(exitCode(status)))"
                 break
             }
             socket = connect(socketPath)
@@ -117,7 +116,7 @@ final class MpvPlayer: @unchecked Sendable {
             if exit == nil {
                 var raw: Int32 = 0
                 if waitpid(pid, &raw, WNOHANG) == pid {
-                    exit = Exit(code: (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f), killedByMonsoon: killing.withLock { $0 })
+                    exit = Exit(code: Self.exitCode(raw), killedByMonsoon: killing.withLock { $0 })
                     Self.running.withLock { $0 = nil }
                 }
             }
@@ -128,6 +127,11 @@ final class MpvPlayer: @unchecked Sendable {
     func seek(by seconds: Double) { send(["seek", seconds, "relative"]) }
     func togglePause() { send(["cycle", "pause"]) }
     func quit() { send(["quit"]) }
+
+    /// A `waitpid` status as a shell shows it: the exit code, or 128 + the signal that killed it.
+    private static func exitCode(_ status: Int32) -> Int32 {
+        (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    }
 
     /// Kills mpv (it did not quit when asked, or Monsoon is leaving).
     func forceStop() {
@@ -142,7 +146,7 @@ final class MpvPlayer: @unchecked Sendable {
             exit.withLock { exit in
                 var raw: Int32 = 0
                 if exit == nil, waitpid(pid, &raw, 0) == pid {
-                    exit = Exit(code: (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f), killedByMonsoon: true)
+                    exit = Exit(code: Self.exitCode(raw), killedByMonsoon: true)
                 }
             }
             Self.running.withLock { $0 = nil }

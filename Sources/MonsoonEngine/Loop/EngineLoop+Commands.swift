@@ -117,6 +117,7 @@ extension EngineLoop {
     }
 
     /// Pauses every download that would run (with `.claimedOnly`, also those only in the store).
+    /// A download removed meanwhile answers `.notFound`, its only failure: nothing left to pause.
     func pauseAll(reply: CommandReply<Void>) {
         var active = Set(queue.entries.map(\.id)).union(waiting).union(starting.keys)
         active.formUnion(records.hot.values.filter { $0.status == .downloading }.map(\.request.id))
