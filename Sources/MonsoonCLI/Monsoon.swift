@@ -61,6 +61,10 @@ public enum MonsoonCLI {
     /// Parses `arguments` (without the program name), runs the command and
     /// returns the exit status.
     public static func run(_ arguments: [String], context: CommandContext) async -> Int32 {
+        if arguments.first == CompletionScript.request {
+            context.output.write(CompletionScript.candidates(Array(arguments.dropFirst()), root: Monsoon.self).map { $0 + "\n" }.joined())
+            return ExitStatus.success
+        }
         switch CommandParser.parse(arguments, root: Monsoon.self) {
         case .output(let text):
             context.output.write(text.hasSuffix("\n") ? text : text + "\n")

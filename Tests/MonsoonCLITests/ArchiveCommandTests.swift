@@ -199,20 +199,31 @@ import Testing
         #expect(units.output.contains("ExecStart=\"\(monsoonBinary)\" download --quiet") && units.output.contains("systemctl --user enable --now monsoon-sync.timer"))
         #expect(try await Self.shell("/bin/sh", ["-n"], input: units.output).status == 0, "the install script parses")
 
+        // The scripts ask the binary at each Tab: put it on PATH as the user's shell would find it.
+        let binaries = URL(fileURLWithPath: monsoonBinary).deletingLastPathComponent().path
+        let onPath = "export PATH='\(binaries)':\"$PATH\"\n"
         let bash = try await MonsoonProcess(["completions", "bash"], in: folder.path).finish()
-        let probe = bash.output + """
+        let probe = onPath + bash.output + """
 
             comp() { COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]}-1)); _monsoon; echo "${COMPREPLY[*]}"; }
             comp monsoon arch; comp monsoon archive --dry; comp monsoon downloads cl; comp monsoon queue add --pod
+            comp monsoon --home /tmp/h get --jo; comp monsoon completions ''; comp monsoon get -o ''
             """
         let completed = try await Self.shell("/bin/bash", [], input: probe)
-        #expect(completed.output == "archive\n--dry-run\nclear\n--podcast\n", "\(completed.output)")
-        for shell in ["zsh", "fish"] {
-            let script = try await MonsoonProcess(["completions", shell], in: folder.path).finish()
-            #expect(script.status == 0 && !script.output.isEmpty)
-            let path = "/usr/bin/\(shell)"
-            guard FileManager.default.isExecutableFile(atPath: path) else { continue }   // checked where the shell is installed
-            #expect(try await Self.shell(path, ["-n"], input: script.output).status == 0, "\(shell) parses it")
+        #expect(completed.output == "archive\n--dry-run\nclear\n--podcast\n--jobs\nbash zsh fish\n\n", "\(completed.output)")
+        let answer = try await MonsoonProcess(["__complete", "monsoon", "pos"], in: folder.path).finish()
+        #expect(answer.status == 0 && answer.output == "position\tShow or set an episode's saved playback position, in seconds.\n", "\(answer.output)")
+        let zsh = try await MonsoonProcess(["completions", "zsh"], in: folder.path).finish()
+        #expect(zsh.status == 0 && zsh.output.hasPrefix("#compdef monsoon\n"))
+        let fish = try await MonsoonProcess(["completions", "fish"], in: folder.path).finish()
+        #expect(fish.status == 0)
+        // Checked where the shells are installed (make test installs them).
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/zsh") {
+            #expect(try await Self.shell("/usr/bin/zsh", ["-n"], input: zsh.output).status == 0, "zsh parses it")
+        }
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/fish") {
+            let asked = try await Self.shell("/usr/bin/fish", [], input: "set -x PATH '\(binaries)' $PATH\n" + fish.output + "complete -C 'monsoon downloads cl'\ncomplete -C 'monsoon completions f'\n")
+            #expect(asked.output.hasPrefix("clear\t") && asked.output.hasSuffix("\nfish\n"), "\(asked.output)")
         }
         let unknown = try await MonsoonProcess(["completions", "tcsh"], in: folder.path).finish()
         #expect(unknown.status == 2)

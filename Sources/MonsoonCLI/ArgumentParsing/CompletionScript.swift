@@ -1,135 +1,101 @@
-/// Shell completion scripts generated from the command declarations, so they never drift
-/// from what the parser accepts (as swift-argument-parser's `--generate-completion-script`).
+/// Shell completion. The script a shell sources is a stub that asks the program at each Tab
+/// (`monsoon __complete WORDS...`, as cobra and clap do); the answer is made from the
+/// declarations, so it never drifts from what the parser accepts and knows each command's
+/// subcommands, options and the values of an enum.
 enum CompletionScript {
     /// The shells scripts are made for.
     enum Shell: String, CaseIterable, ExpressibleByArgument {
         case bash, zsh, fish
     }
 
-    /// A command path with what may follow it.
-    private struct Node {
-        var path: [String]
-        var options: [(names: [String], takesValue: Bool, help: String)]
-        var subcommands: [(name: String, abstract: String)]
-    }
+    /// The first word of a completion request; no command has this name.
+    static let request = "__complete"
 
-    /// The script for `shell`, covering every command reachable from `root`.
-    static func script(for root: any ParsableCommand.Type, shell: Shell) -> String {
-        let nodes = walk(root, path: [root.configuration.commandName])
-        let program = root.configuration.commandName
+    /// The script for `shell`. An empty answer falls back to file names.
+    static func script(program: String, shell: Shell) -> String {
         switch shell {
-        case .bash: return bash(nodes, program: program)
-        case .zsh: return zsh(nodes, program: program)
-        case .fish: return fish(nodes, program: program)
-        }
-    }
-
-    private static func walk(_ command: any ParsableCommand.Type, path: [String]) -> [Node] {
-        let configuration = command.configuration
-        let options = ParsingContext.declarations(of: command).filter { $0.kind != .argument }.map {
-            (names: $0.names, takesValue: $0.kind == .option, help: $0.help)
-        } + [(names: ["--help", "-h"], takesValue: false, help: "Show help information.")]
-        let subcommands = configuration.subcommands.flatMap { command in command.commandNames.map { ($0, command.configuration.abstract) } }
-            + (path.count == 1 ? [("help", HelpCommand.configuration.abstract)] : [])
-        return [Node(path: path, options: options, subcommands: subcommands)]
-            + configuration.subcommands.flatMap { subcommand in
-                subcommand.commandNames.flatMap { walk(subcommand, path: path + [$0]) }
-            }
-    }
-
-    private static func bash(_ nodes: [Node], program: String) -> String {
-        var cases = ""
-        for node in nodes {
-            let words = (node.subcommands.map(\.name) + node.options.flatMap(\.names)).joined(separator: " ")
-            let valued = node.options.filter(\.takesValue).flatMap(\.names).joined(separator: "|")
-            cases += "        \"\(node.path.dropFirst().joined(separator: " "))\")\n"
-            if !valued.isEmpty { cases += "            case \"$prev\" in \(valued)) COMPREPLY=($(compgen -f -- \"$cur\")); return ;; esac\n" }
-            cases += "            words=\"\(words)\" ;;\n"
-        }
-        return """
-            # bash completion for \(program): source it, or save it as
-            # /etc/bash_completion.d/\(program) (or ~/.local/share/bash-completion/completions/\(program)).
-            _\(program)() {
-                local cur prev cmdpath words i
-                cur="${COMP_WORDS[COMP_CWORD]}"
-                prev="${COMP_WORDS[COMP_CWORD-1]}"
-                cmdpath=""
-                for ((i = 1; i < COMP_CWORD; i++)); do
-                    case "|\(nodes.dropFirst().map { $0.path.dropFirst().joined(separator: " ") }.joined(separator: "|"))|" in
-                        *"|${cmdpath:+$cmdpath }${COMP_WORDS[i]}|"*) cmdpath="${cmdpath:+$cmdpath }${COMP_WORDS[i]}" ;;
-                    esac
-                done
-                case "$cmdpath" in
-            \(cases)        *) words="" ;;
-                esac
-                COMPREPLY=($(compgen -W "$words" -- "$cur"))
-            }
-            complete -o default -F _\(program) \(program)
-
-            """
-    }
-
-    private static func zsh(_ nodes: [Node], program: String) -> String {
-        func quote(_ text: String) -> String { text.replacingOccurrences(of: "'", with: "'\\''").replacingOccurrences(of: "[", with: "\\[").replacingOccurrences(of: "]", with: "\\]").replacingOccurrences(of: ":", with: "\\:") }
-        var cases = ""
-        for node in nodes {
-            let commands = node.subcommands.map { "'\($0.name):\(quote($0.abstract))'" }
-            let options = node.options.map { option -> String in
-                let spec = "[\(quote(option.help))]\(option.takesValue ? ":value:_files" : "")'"
-                // Braces expand only with a comma: one name is written plainly.
-                guard option.names.count > 1 else { return "'\(option.names[0])\(spec)" }
-                return "'(\(option.names.joined(separator: " ")))'{\(option.names.joined(separator: ","))}'\(spec)"
-            }
-            cases += "    \"\(node.path.dropFirst().joined(separator: " "))\")\n"
-            if !commands.isEmpty { cases += "      subcommands=(\(commands.joined(separator: " ")))\n" }
-            cases += "      options=(\(options.joined(separator: " "))) ;;\n"
-        }
-        return """
-            #compdef \(program)
-            # zsh completion for \(program): save it as _\(program) in a folder of $fpath.
-            _\(program)() {
-              local -a subcommands options
-              local cmdpath="" word
-              for word in ${words[2,CURRENT-1]}; do
-                [[ $word == -* ]] && continue
-                case "${cmdpath:+$cmdpath }$word" in
-            \(nodes.dropFirst().map { "      \"\($0.path.dropFirst().joined(separator: " "))\") cmdpath=\"${cmdpath:+$cmdpath }$word\" ;;" }.joined(separator: "\n"))
-                esac
-              done
-              case "$cmdpath" in
-            \(cases)  esac
-              _arguments -s $options '*:file:_files'
-              (( ${#subcommands} )) && _describe 'command' subcommands
-            }
-            _\(program) "$@"
-
-            """
-    }
-
-    private static func fish(_ nodes: [Node], program: String) -> String {
-        func quote(_ text: String) -> String { "'" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'" }
-        var lines = ["# fish completion for \(program): save it as ~/.config/fish/completions/\(program).fish", "complete -c \(program) -f"]
-        for node in nodes {
-            let condition: String
-            if node.path.count == 1 {
-                condition = "__fish_use_subcommand"
-            } else {
-                let parent = node.path.dropFirst().dropLast()
-                let seen = "__fish_seen_subcommand_from \(node.path.last ?? "")"
-                condition = parent.isEmpty ? seen : "__fish_seen_subcommand_from \(parent.last ?? ""); and \(seen)"
-            }
-            for (name, abstract) in node.subcommands {
-                lines.append("complete -c \(program) -n \(quote(condition)) -a \(name) -d \(quote(abstract))")
-            }
-            for option in node.options {
-                var line = "complete -c \(program) -n \(quote(condition))"
-                for name in option.names {
-                    line += name.hasPrefix("--") ? " -l \(name.dropFirst(2))" : " -s \(name.dropFirst())"
+        case .bash:
+            return """
+                # bash completion for \(program): source it, or save it as
+                # ~/.local/share/bash-completion/completions/\(program) (or /etc/bash_completion.d/\(program)).
+                _\(program)() {
+                    local IFS=$'\\n'
+                    COMPREPLY=($(\(program) \(request) "${COMP_WORDS[@]:0:COMP_CWORD+1}" 2>/dev/null | cut -f1))
                 }
-                if option.takesValue { line += " -r -F" }
-                lines.append(line + " -d \(quote(option.help))")
+                complete -o default -F _\(program) \(program)
+
+                """
+        case .zsh:
+            return """
+                #compdef \(program)
+                # zsh completion for \(program): save it as _\(program) in a folder of $fpath.
+                _\(program)() {
+                  local -a candidates
+                  candidates=(${(f)"$(\(program) \(request) "${(@)words[1,CURRENT]}" 2>/dev/null)"})
+                  if (( ${#candidates} )); then
+                    candidates=("${(@)candidates/$'\\t'/:}")
+                    _describe '\(program)' candidates
+                  else
+                    _files
+                  fi
+                }
+                _\(program) "$@"
+
+                """
+        case .fish:
+            return """
+                # fish completion for \(program): save it as ~/.config/fish/completions/\(program).fish
+                function __\(program)_complete
+                    set -l found (\(program) \(request) (commandline -opc) (commandline -ct) 2>/dev/null)
+                    if set -q found[1]
+                        printf '%s\\n' $found
+                    else
+                        __fish_complete_path (commandline -ct)
+                    end
+                end
+                complete -c \(program) -f -a '(__\(program)_complete)'
+
+                """
+        }
+    }
+
+    /// The answer to a request: what may replace the last of `words` (the program's name first,
+    /// the word being typed last), one per line with a tab and a description after it; nothing
+    /// where a file name or free text goes.
+    static func candidates(_ words: [String], root: any ParsableCommand.Type) -> [String] {
+        var path: [any ParsableCommand.Type] = [root]
+        var declarations = ParsingContext.declarations(of: root)
+        var positionals = 0
+        var pendingOption: Declaration?
+        for word in words.dropFirst().dropLast() {
+            if word == "--" { return [] }
+            if pendingOption != nil {
+                pendingOption = nil
+            } else if word.hasPrefix("-") {
+                pendingOption = declarations.first { $0.kind == .option && $0.names.contains(word) }
+            } else if let subcommand = path[path.count - 1].configuration.subcommands.first(where: { $0.commandNames.contains(word) }) {
+                path.append(subcommand)
+                declarations = ParsingContext.declarations(of: subcommand)
+            } else {
+                positionals += 1
             }
         }
-        return lines.joined(separator: "\n") + "\n"
+        let configuration = path[path.count - 1].configuration
+        let typed = words.count > 1 ? words[words.count - 1] : ""
+        var choices: [(word: String, help: String)]
+        if let pendingOption {
+            choices = pendingOption.allowedValues.map { ($0, "") }
+        } else if typed.hasPrefix("-") {
+            choices = declarations.filter { $0.kind != .argument }.flatMap { declaration in declaration.names.map { ($0, declaration.help) } }
+                + [("--help", "Show help information.")]
+        } else if !configuration.subcommands.isEmpty {
+            choices = configuration.subcommands.flatMap { command in command.commandNames.map { ($0, command.configuration.abstract) } }
+                + (path.count == 1 ? [("help", HelpCommand.configuration.abstract)] : [])
+        } else {
+            let arguments = declarations.filter { $0.kind == .argument }
+            let argument = positionals < arguments.count ? arguments[positionals] : arguments.last.flatMap { $0.isArray ? $0 : nil }
+            choices = (argument?.allowedValues ?? []).map { ($0, "") }
+        }
+        return choices.filter { $0.word.hasPrefix(typed) }.map { $0.help.isEmpty ? $0.word : $0.word + "\t" + $0.help }
     }
 }

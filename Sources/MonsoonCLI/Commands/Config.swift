@@ -62,11 +62,15 @@ struct SettingSelection: ParsableArguments {
 
     mutating func validate() throws { _ = try Config.key(key) }
 
-    /// The home's settings, the key, and the podcast's id when one was named.
-    func resolve(_ global: GlobalOptions, context: CommandContext) async throws -> (Settings, SettingKey, Int?) {
+    /// Runs `body` with the home's settings, the key, and the podcast's id when one was named;
+    /// a failure of the settings' database is reported as `failure` and its cause.
+    func withSetting(_ global: GlobalOptions, context: CommandContext, failure: String,
+                     _ body: (Settings, SettingKey, Int?) throws -> Void) async throws -> Int32 {
         let key = try Config.key(key)
         let settings = try Config.open(global, context: context)
-        return (settings, key, try await LibrarySession.podcastID(podcast, global: global, context: context))
+        let id = try await LibrarySession.podcastID(podcast, global: global, context: context)
+        do { try body(settings, key, id) } catch { throw CLIError(message: "\(failure): \(error)") }
+        return ExitStatus.success
     }
 }
 
@@ -77,13 +81,9 @@ struct ConfigGet: RunnableCommand {
     init() {}
 
     func run(_ context: CommandContext) async throws -> Int32 {
-        let (settings, key, id) = try await target.resolve(global, context: context)
-        do {
+        try await target.withSetting(global, context: context, failure: "cannot read the settings") { settings, key, id in
             context.output.line(Config.shown(key, try settings.effective(key, podcast: id)))
-        } catch {
-            throw CLIError(message: "cannot read the settings: \(error)")
         }
-        return ExitStatus.success
     }
 }
 
@@ -126,13 +126,9 @@ struct ConfigUnset: RunnableCommand {
     init() {}
 
     func run(_ context: CommandContext) async throws -> Int32 {
-        let (settings, key, id) = try await target.resolve(global, context: context)
-        do {
+        try await target.withSetting(global, context: context, failure: "cannot save the setting") { settings, key, id in
             try settings.unset(key, podcast: id)
             if !global.quiet { context.output.line("\(key.rawValue) = \(Config.shown(key, try settings.effective(key, podcast: id)))") }
-        } catch {
-            throw CLIError(message: "cannot save the setting: \(error)")
         }
-        return ExitStatus.success
     }
 }

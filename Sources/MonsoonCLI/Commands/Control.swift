@@ -155,10 +155,7 @@ struct Pause: RunnableCommand {
     init() {}
 
     func run(_ context: CommandContext) async throws -> Int32 {
-        guard let id = try selection.downloadID() else {
-            return try await Control.apply(.pauseAll, id: nil, global: global, context: context)
-        }
-        return try await Control.apply(.pause(id), id: id, global: global, context: context)
+        try await selection.apply(DownloadCommand.pause, all: .pauseAll, global: global, context: context)
     }
 }
 
@@ -169,10 +166,7 @@ struct Resume: RunnableCommand {
     init() {}
 
     func run(_ context: CommandContext) async throws -> Int32 {
-        guard let id = try selection.downloadID() else {
-            return try await Control.apply(.resumeAll, id: nil, global: global, context: context)
-        }
-        return try await Control.apply(.resume(id), id: id, global: global, context: context)
+        try await selection.apply(DownloadCommand.resume, all: .resumeAll, global: global, context: context)
     }
 }
 

@@ -27,12 +27,7 @@ struct RunQueue: RunnableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @OptionGroup var transfer: TransferOptions
-
-    @Option("-o", "--out", help: "The download root for episodes not started yet (default: the setting download-root).", valueName: "dir")
-    var out: String?
-
-    @OptionGroup var output: RunOutputOptions
+    @OptionGroup var options: QueueRunOptions
 
     init() {}
 
@@ -42,23 +37,23 @@ struct RunQueue: RunnableCommand {
             let pid = HomeLock.holder(at: home.lockPath)?.mention ?? ""
             throw CLIError(message: "another monsoon\(pid) is already downloading in \(home.path); follow it with 'monsoon downloads'")
         }
-        let runReport = output.makeReport()
-        let status = try await Self.runQueue(lock: lock, home: home, out: out, transfer: transfer, global: global, style: output.json ? .json : .files,
+        let runReport = options.output.makeReport()
+        let status = try await Self.runQueue(lock: lock, home: home, options: options, global: global, style: options.output.json ? .json : .files,
                                              report: runReport, context: context)
-        try output.write(runReport, command: "download", context: context)
+        try options.output.write(runReport, command: "download", context: context)
         return status
     }
 
     /// Runs the whole queue with the lock held: syncs the episode queue into it (episodes not
-    /// started go under `out`, else the setting), checks that it fits on the disk, downloads,
+    /// started go under `--out`, else the setting), checks that it fits on the disk, downloads,
     /// and keeps the episodes in step. Shared by `download` and `sync`.
-    static func runQueue(lock: HomeLock, home: Home, out: String?, transfer: TransferOptions, global: GlobalOptions, style: GetReporter.Style,
+    static func runQueue(lock: HomeLock, home: Home, options: QueueRunOptions, global: GlobalOptions, style: GetReporter.Style,
                          report: RunReport?, context: CommandContext) async throws -> Int32 {
         defer { withExtendedLifetime(lock) {} }
         let episodes = try EpisodeSession.open(global, context: context)
-        try episodes.sync(root: try episodes.downloadRoot(out, context: context))
+        try episodes.sync(root: try episodes.downloadRoot(options.out, context: context))
 
-        var configuration = try transfer.configuration(scope: .wholeQueue, home: home, context: context)
+        var configuration = try options.transfer.configuration(scope: .wholeQueue, home: home, context: context)
         let space = try spacePlan(episodes.store, reserve: configuration.diskReserve)
         if let space, !space.fitsWhole {
             configuration.scope = .claimedOnly

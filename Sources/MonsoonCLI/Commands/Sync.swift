@@ -20,10 +20,7 @@ struct Sync: RunnableCommand {
             3 when the disk is full, 130 on Ctrl-C.
             """)
     @OptionGroup var global: GlobalOptions
-    @OptionGroup var transfer: TransferOptions
-    @Option("-o", "--out", help: "The download root for episodes not started yet (default: the setting download-root).", valueName: "dir")
-    var out: String?
-    @OptionGroup var output: RunOutputOptions
+    @OptionGroup var options: QueueRunOptions
     init() {}
 
     func run(_ context: CommandContext) async throws -> Int32 {
@@ -32,7 +29,7 @@ struct Sync: RunnableCommand {
         // 1. Every feed; what is new is what gets an id past the highest one now.
         let newestBefore: Int
         do { newestBefore = try episodes.queue.highestEpisodeID() } catch { throw CLIError(message: "cannot read the library: \(error)") }
-        let results = try await LibrarySession.open(global, context: context, transfer: transfer).run { try await $0.refreshAll() }
+        let results = try await LibrarySession.open(global, context: context, transfer: options.transfer).run { try await $0.refreshAll() }
         var failedFeeds = 0
         var autoPodcasts: [Int] = []
         for (podcast, result) in results {
@@ -42,7 +39,7 @@ struct Sync: RunnableCommand {
                     failedFeeds += 1
                     context.error(warning)
                 }
-                if !global.quiet && !output.json {
+                if !global.quiet && !options.output.json {
                     context.errors.line("monsoon: \(podcast.name): " + (summary.unchanged ? "unchanged" : "\(summary.added) new, \(summary.updated) updated"))
                 }
             case .failure(let error):
@@ -58,17 +55,17 @@ struct Sync: RunnableCommand {
         // 2. The new episodes of the podcasts that download by themselves, oldest first.
         let fresh = try episodes.read { queue in try autoPodcasts.flatMap { try queue.newEpisodes(podcast: $0, after: newestBefore) } }
         let queued = try episodes.write { try $0.add(fresh) }
-        if !queued.isEmpty && !global.quiet && !output.json { context.errors.line("monsoon: queued \(queued.count) new episode\(queued.count == 1 ? "" : "s")") }
+        if !queued.isEmpty && !global.quiet && !options.output.json { context.errors.line("monsoon: queued \(queued.count) new episode\(queued.count == 1 ? "" : "s")") }
         // 3. The queue.
-        let runReport = output.makeReport()
+        let runReport = options.output.makeReport()
         var status: Int32
         if let lock = try await HomeLock.acquire(path: home.lockPath, role: .download) {
-            status = try await RunQueue.runQueue(lock: lock, home: home, out: out, transfer: transfer, global: global,
-                                                 style: output.json ? .json : .events, report: runReport, context: context)
+            status = try await RunQueue.runQueue(lock: lock, home: home, options: options, global: global,
+                                                 style: options.output.json ? .json : .events, report: runReport, context: context)
         } else {
             status = try await handOver(episodes, report: runReport, context: context)
         }
-        try output.write(runReport, command: "sync", context: context)
+        try options.output.write(runReport, command: "sync", context: context)
         if failedFeeds > 0 && status == ExitStatus.success { status = ExitStatus.failure }
         return status
     }
@@ -84,10 +81,10 @@ struct Sync: RunnableCommand {
         } catch {
             throw CLIError(message: "cannot hand the queue to the running monsoon: \(error)")
         }
-        let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, expected: pending.count, style: output.json ? .json : .events)
+        let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, expected: pending.count, style: options.output.json ? .json : .events)
         reporter.answerFor(try pending.compactMap { id in try episodes.store.download(withID: id).map { (id, $0.request.url) } })
         let writer = try EpisodeStateWriter(home: episodes.home)
-        var follower = HandOffFollower(global: global, transfer: transfer, home: episodes.home, store: episodes.store, reporter: reporter, context: context)
+        var follower = HandOffFollower(global: global, transfer: options.transfer, home: episodes.home, store: episodes.store, reporter: reporter, context: context)
         follower.observe = { event in
             report?.observe(event)
             if case .statusChanged(let download) = event { writer.record(download) }

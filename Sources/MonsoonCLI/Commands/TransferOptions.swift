@@ -107,6 +107,18 @@ struct RunOutputOptions: ParsableArguments {
     }
 }
 
+/// The options of a run of the whole queue: `download` and `sync`.
+struct QueueRunOptions: ParsableArguments {
+    @OptionGroup var transfer: TransferOptions
+
+    @Option("-o", "--out", help: "The download root for episodes not started yet (default: the setting download-root).", valueName: "dir")
+    var out: String?
+
+    @OptionGroup var output: RunOutputOptions
+
+    init() {}
+}
+
 /// A download id, or `--all`, for `pause` and `resume`.
 struct DownloadSelection: ParsableArguments {
     @Flag("--all", help: "Every download it applies to.") var all = false
@@ -119,8 +131,9 @@ struct DownloadSelection: ParsableArguments {
         if let id { _ = try Control.parseID(id) }
     }
 
-    /// The single id, or nil for `--all`.
-    func downloadID() throws -> DownloadID? {
-        try id.map(Control.parseID)
+    /// Sends `one` for the selected download, or `all` for `--all`.
+    func apply(_ one: (DownloadID) -> DownloadCommand, all: DownloadCommand, global: GlobalOptions, context: CommandContext) async throws -> Int32 {
+        guard let id = try id.map(Control.parseID) else { return try await Control.apply(all, id: nil, global: global, context: context) }
+        return try await Control.apply(one(id), id: id, global: global, context: context)
     }
 }
