@@ -5,6 +5,17 @@ import Testing
 
 /// `Destination.named`: the caller's name, the response's extension.
 @Suite struct NamedDestinationTests {
+    @Test func pathsSplitAndJoinAsFoundationDoes() {
+        for path in ["/a/b/c.mp3", "a/b.mp3", "b.mp3", "/b.mp3", "/", "", "/a/b/", "a//b", "//a", "./x", "/é/ü ö.mp3", "a/b//"] {
+            #expect(LocalFile.folder(of: path) == (path as NSString).deletingLastPathComponent, "\(path)")
+        }
+        // Foundation 6.3 traps on a relative name with a trailing slash.
+        #expect(LocalFile.folder(of: "a/") == "" && LocalFile.folder(of: "a/b/") == "a")
+        for (folder, name) in [("", "x.mp3"), ("/", "x.mp3"), ("/a", "x.mp3"), ("a/", "x.mp3"), ("/é", "ü.mp3")] {
+            #expect(LocalFile.path(folder, name) == (folder as NSString).appendingPathComponent(name), "\(folder) + \(name)")
+        }
+    }
+
     @Test func extensionsComeFromTheFinalURLElseTheMediaType() {
         #expect(FileNaming.name(stem: "2024-01-02 - Hello", finalURL: "https://cdn.example/a/b/ep.M4A?x=1", mediaTypes: ["audio/mpeg"]) == "2024-01-02 - Hello.m4a")
         #expect(FileNaming.name(stem: "s", finalURL: "https://cdn.example/stream", mediaTypes: ["audio/mpeg; charset=x", nil]) == "s.mp3")

@@ -124,6 +124,20 @@ import Testing
         #expect(FileNaming.name(contentDisposition: nil, finalURL: "http://h/") == "download")
     }
 
+    @Test func theQuickPathOfSanitizingAgreesWithTheGeneralOne() {
+        var generator = SeededGenerator()
+        let alphabet: [Character] = ["a", "Z", "0", ".", " ", "/", "\\", "-", "\t", "é", "~", "\u{7F}"]
+        for _ in 0..<20_000 {
+            let name = String((0..<Int.random(in: 0...10, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! })
+            #expect(FileNaming.sanitize(name) == FileNaming.sanitizeGenerally(name), "\(name.debugDescription), seed \(generator.seed)")
+        }
+        for length in [249, 250, 251, 300] {
+            let name = String(repeating: "x", count: length - 4) + ".mp3"
+            #expect(FileNaming.sanitize(name) == FileNaming.sanitizeGenerally(name))
+        }
+        #expect(FileNaming.isSafeAsItIs("Episode 12 - The Talk.mp3"))
+    }
+
     @Test func sanitizing() {
         #expect(FileNaming.sanitize("../../etc/passwd") == "_._etc_passwd")
         #expect(FileNaming.sanitize("..") == "download")

@@ -200,11 +200,13 @@ extension EngineLoop {
         }
         if let path {
             if var record = records.hot[id], record.sequence == sequence {
-                // The name sticks for later attempts and runs (saved again if a save since lacked it).
+                // The name sticks for later attempts and runs. The worker saved the row with it;
+                // saved again only if that failed, or a save queued since (still unconfirmed,
+                // as every later one is here) would write the row without it.
                 if record.filePath != path {
                     record.filePath = path
                     records[id] = record
-                    persist(id)
+                    if case .failed = outcome { persist(id) } else if records.hasSavesInFlight(id) { persist(id) }
                 }
             } else if transfer == nil {
                 // Removed meanwhile: its part, made after the removal, goes too.

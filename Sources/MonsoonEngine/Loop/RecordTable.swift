@@ -69,6 +69,11 @@ struct RecordTable {
         unsaved[id, default: 0] += 1
     }
 
+    /// Whether a save of `id` handed to the disk worker is not yet confirmed.
+    func hasSavesInFlight(_ id: DownloadID) -> Bool {
+        unsaved[id] != nil
+    }
+
     /// Keeps a record in memory until `letGo`, as a pending save would (a command that waits
     /// for the disk worker, so that a removal meanwhile is seen).
     mutating func hold(_ id: DownloadID) {

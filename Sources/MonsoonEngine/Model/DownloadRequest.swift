@@ -21,7 +21,7 @@ public struct DownloadRequest: Sendable, Equatable {
         /// The folder the file goes into ("" for `.discard`).
         public var folder: String {
             switch self {
-            case .file(let path): return (path as NSString).deletingLastPathComponent
+            case .file(let path): return LocalFile.folder(of: path)
             case .directory(let folder), .named(let folder, _): return folder
             case .discard: return ""
             }

@@ -212,14 +212,14 @@ extension DiskWorker {
             if let existing = preparation.row.filePath {
                 path = existing
             } else if let (folder, name) = preparation.name {
-                var candidate = (folder as NSString).appendingPathComponent(name)
+                var candidate = LocalFile.path(folder, name)
                 var counter = 2
                 while try (owner(candidate).map { $0 != id } ?? false) || PartFile.exists(candidate) || PartFile.exists(PartFile.path(for: candidate)) {
                     // Numbered before a real extension only ("Ep. 5" is not "Ep" plus " 5").
                     let ext = FileNaming.nameExtension(name).map { String(name.suffix($0.count)) } ?? ""
                     let stem = ext.isEmpty ? name : String(name.dropLast(ext.count + 1))
                     let numbered = ext.isEmpty ? "\(stem) (\(counter))" : "\(stem) (\(counter)).\(ext)"
-                    candidate = (folder as NSString).appendingPathComponent(numbered)
+                    candidate = LocalFile.path(folder, numbered)
                     counter += 1
                 }
                 path = candidate
@@ -227,7 +227,7 @@ extension DiskWorker {
                 return Choice(path: nil, error: DownloadError(.fileSystem, "the download has no file to write to"))
             }
             if let total = preparation.total,
-               let free = FileSystem.freeSpace(at: FileSystem.nearestExistingFolder((path as NSString).deletingLastPathComponent)),
+               let free = FileSystem.freeSpace(at: FileSystem.nearestExistingFolder(LocalFile.folder(of: path))),
                free < (total - preparation.offset) + preparation.diskReserve {
                 let message = EngineLoop.diskSpaceMessage(needed: total - preparation.offset, free: free, reserve: preparation.diskReserve)
                 return Choice(path: path, error: DownloadError(.notEnoughDiskSpace, message))

@@ -164,7 +164,7 @@ public final class DownloadStore {
             WHERE status IN ('queued', 'waitingToRetry', 'downloading') ORDER BY priority DESC, seq
             """).query { row in
             let destination = row.text(4) ?? ""
-            let folder = row.text(3) == "file" ? (destination as NSString).deletingLastPathComponent : destination
+            let folder = row.text(3) == "file" ? LocalFile.folder(of: destination) : destination
             return (DownloadID(row.text(0) ?? ""), row.optionalInt(1).map { max(0, $0 - row.int(2)) }, folder)
         }
     }

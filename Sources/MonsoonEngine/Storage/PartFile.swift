@@ -93,7 +93,7 @@ enum FileSystem {
 
     /// `mkdir -p` for the folder that holds `path`.
     static func createDirectories(forFile path: String) throws(DownloadError) {
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = LocalFile.folder(of: path)
         try createDirectories(folder)
     }
 
@@ -104,7 +104,7 @@ enum FileSystem {
             if (info.st_mode & S_IFMT) == S_IFDIR { return }
             throw DownloadError(.fileSystem, "\(folder) exists and is not a folder")
         }
-        try createDirectories((folder as NSString).deletingLastPathComponent)
+        try createDirectories(LocalFile.folder(of: folder))
         if mkdir(folder, 0o755) != 0 && errno != EEXIST {
             throw error("cannot create the folder \(folder)", errno: errno)
         }
@@ -122,7 +122,7 @@ enum FileSystem {
         var folder = path
         var info = stat()
         while !folder.isEmpty && folder != "/" && stat(folder, &info) != 0 {
-            folder = (folder as NSString).deletingLastPathComponent
+            folder = LocalFile.folder(of: folder)
         }
         return folder.isEmpty ? "." : folder
     }
@@ -145,7 +145,7 @@ public enum PartialDownloads {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return [:] }
         var found: [String: String] = [:]
         for name in names where name.hasSuffix(PartFile.suffix) && name.count > PartFile.suffix.count {
-            let path = (folder as NSString).appendingPathComponent(name)
+            let path = LocalFile.path(folder, name)
             guard let origin = PartFile.origin(of: path) else { continue }
             found[origin] = String(path.dropLast(PartFile.suffix.count))
         }

@@ -57,7 +57,7 @@ struct Placement: Sendable {
         var folders: [String: Result<Void, DownloadError>] = [:]
         for (index, (_, placement)) in batch.enumerated() {
             guard case .success = results[index].1 else { continue }
-            let folder = (placement.destination as NSString).deletingLastPathComponent
+            let folder = LocalFile.folder(of: placement.destination)
             if folders[folder] == nil {
                 folders[folder] = Result { () throws(DownloadError) in try FileSystem.syncDirectory(folder) }
             }

@@ -8,4 +8,24 @@ public enum LocalFile {
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
         return Int(info.st_size)
     }
+
+    /// The folder part of `path`, as Foundation's `deletingLastPathComponent` gives it for the
+    /// paths the engine makes ("" for a bare name, "/" for a name at the root; trailing and
+    /// repeated slashes ignored), found on the UTF-8 bytes: Foundation's version bridges
+    /// through NSString and cost about 60,000 instructions a call, three calls per download.
+    static func folder(of path: String) -> String {
+        let bytes = path.utf8
+        let slash = UInt8(ascii: "/")
+        var end = bytes.endIndex
+        while end > bytes.startIndex, bytes[bytes.index(before: end)] == slash { end = bytes.index(before: end) }
+        guard end > bytes.startIndex else { return path.isEmpty ? "" : "/" }
+        guard var cut = bytes[..<end].lastIndex(of: slash) else { return "" }
+        while cut > bytes.startIndex, bytes[bytes.index(before: cut)] == slash { cut = bytes.index(before: cut) }
+        return cut == bytes.startIndex ? "/" : String(path[..<cut])
+    }
+
+    /// `name` inside `folder` (just `name` when the folder is ""), with one slash between.
+    static func path(_ folder: String, _ name: String) -> String {
+        folder.isEmpty ? name : folder.utf8.last == UInt8(ascii: "/") ? folder + name : folder + "/" + name
+    }
 }
