@@ -43,6 +43,10 @@ import Testing
         #expect(result.status == 0)
         #expect(result.errors == "monsoon: warning: other users can open the Monsoon home \(home), and its database holds feed credentials; make it private with: chmod 700 '\(home)'\n")
         #expect(mode(of: home) == 0o755, "the user's choice is reported, not overridden")
+        // sync opens the home for the library, the refresh and the queue: still one warning.
+        let synced = await runMonsoon(["--home", home, "sync"], in: folder.path)
+        #expect(synced.status == 0, "\(synced.errors)")
+        #expect(synced.errors.components(separatedBy: "other users can open").count == 2, "\(synced.errors)")
     }
 
     @Test func aFileWhereTheHomeShouldBeIsAClearError() async throws {

@@ -11,6 +11,8 @@ public final class TextOutput: Sendable {
 
     private let target: Target
     private let buffer = Mutex("")
+    /// The lines `lineOnce` has written.
+    private let said = Mutex(Set<String>())
 
     /// Writes to a file descriptor (1 for standard output, 2 for standard error).
     public init(descriptor: Int32) { target = .descriptor(descriptor) }
@@ -55,6 +57,12 @@ public final class TextOutput: Sendable {
 
     /// Writes `line` and a newline.
     public func line(_ line: String) { write(line + "\n") }
+
+    /// Writes `line` unless this output has already had it: a warning about the home, say,
+    /// from a command that opens it several times.
+    public func lineOnce(_ line: String) {
+        if said.withLock({ $0.insert(line).inserted }) { self.line(line) }
+    }
 
     /// What a capturing output has collected.
     public var text: String { buffer.withLock { $0 } }
@@ -147,5 +155,10 @@ public struct CommandContext: Sendable {
     /// Prints `monsoon: <message>` on standard error.
     public func error(_ message: String) {
         errors.line("monsoon: \(message)")
+    }
+
+    /// Prints a warning on standard error, once per run however often it applies.
+    public func warnOnce(_ message: String) {
+        errors.lineOnce("monsoon: warning: \(message)")
     }
 }

@@ -86,9 +86,13 @@ extension DownloadRequest {
     /// Why `url` cannot be downloaded (only http and https, with a host), or nil when it can.
     /// Checked when a download is enqueued and again when it starts: rows written to the queue by
     /// other means (an episode queue, another process) pass only the second check.
+    /// It names the scheme, not the URL, which may carry credentials (the engine cannot redact).
     static func refusal(of url: URL) -> String? {
         guard !isDownloadable(url) else { return nil }
-        let text = url.absoluteString
-        return "only http and https URLs can be downloaded (\(text.count > 80 ? text.prefix(80) + "…" : text))"
+        let scheme = url.scheme?.lowercased()
+        guard let scheme, scheme != "http", scheme != "https" else {
+            return "only http and https URLs can be downloaded; this one " + (scheme == nil ? "has no scheme" : "has no host")
+        }
+        return "only http and https URLs can be downloaded; this one is \(scheme.prefix(20)):"
     }
 }
