@@ -213,6 +213,13 @@ import Testing
         #expect(completed.output == "archive\n--dry-run\nclear\n--podcast\n--jobs\nbash zsh fish\n\n", "\(completed.output)")
         let answer = try await MonsoonProcess(["__complete", "monsoon", "pos"], in: folder.path).finish()
         #expect(answer.status == 0 && answer.output == "position\tShow or set an episode's saved playback position, in seconds.\n", "\(answer.output)")
+        // Values of a typed option or argument, after an option's value and a subcommand; none after "--".
+        for (words, expected) in [(["config", "get", "keep-l"], "keep-latest\n"), (["--home", "/tmp/h", "downloads", "--status", "f"], "failed\n"),
+                                  (["help", "completions", "z"], ""), (["completions", "z"], "zsh\n"), (["get", "--", "-"], ""),
+                                  (["downloads", "--st"], "--status\tOnly downloads in this status.\n")] {
+            let asked = await runMonsoon(["__complete", "monsoon"] + words, in: folder.path)
+            #expect(asked.status == 0 && asked.output == expected, "\(words): \(asked.output)")
+        }
         let zsh = try await MonsoonProcess(["completions", "zsh"], in: folder.path).finish()
         #expect(zsh.status == 0 && zsh.output.hasPrefix("#compdef monsoon\n"))
         let fish = try await MonsoonProcess(["completions", "fish"], in: folder.path).finish()

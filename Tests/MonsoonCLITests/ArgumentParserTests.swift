@@ -1,3 +1,4 @@
+import MonsoonEngine
 import Testing
 @testable import MonsoonCLI
 
@@ -285,6 +286,10 @@ private func help(
         #expect(usageError(["get", "--limit", "fast"]).message == "The value 'fast' is invalid for '--limit <rate>': not a number.")
         #expect(usageError(["get", "--format", "xml"]).message
             == "The value 'xml' is invalid for '--format <format>': expected one of 'text', 'json'.")
+        #expect(usageError(["downloads", "--status", "faild"], root: Monsoon.self).message
+            == "The value 'faild' is invalid for '--status <status>': expected one of 'queued', 'downloading', 'interrupted', 'waitingToRetry', 'paused', 'completed', 'failed'. Did you mean 'failed'?")
+        // What a listing can show: every engine status, and interrupted.
+        #expect(Set(ListDownloads.ShownStatus.allCases.map(\.rawValue)) == Set(DownloadStatus.allCases.map(\.rawValue) + ["interrupted"]))
         #expect(usageError(["downloads", "clear", "1", "two"]).message == "The value 'two' is invalid for '<id>': not a whole number.")
     }
 

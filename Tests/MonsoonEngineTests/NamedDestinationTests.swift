@@ -11,6 +11,8 @@ import Testing
         }
         // Foundation 6.3 traps on a relative name with a trailing slash.
         #expect(LocalFile.folder(of: "a/") == "" && LocalFile.folder(of: "a/b/") == "a")
+        // Inner repeated slashes are kept, where Foundation squeezes them: the same folder.
+        #expect(LocalFile.folder(of: "/x//y/z.mp3") == "/x//y")
         for (folder, name) in [("", "x.mp3"), ("/", "x.mp3"), ("/a", "x.mp3"), ("a/", "x.mp3"), ("/é", "ü.mp3")] {
             #expect(LocalFile.path(folder, name) == (folder as NSString).appendingPathComponent(name), "\(folder) + \(name)")
         }

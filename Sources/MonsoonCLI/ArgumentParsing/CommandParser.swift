@@ -144,7 +144,9 @@ struct CommandParser {
     private mutating func record(_ value: String, at offset: Int, _ spelling: String?, _ declarations: [Declaration]) throws {
         let declaration = declarations[offset]
         guard declaration.accepts(value) else {
-            throw ValidationError("The value '\(value)' is invalid for '\(declaration.display(spelling))': \(declaration.invalidValueReason).")
+            let closest = SpellingSuggestion.closest(to: value, among: declaration.allowedValues)
+            throw ValidationError("The value '\(value)' is invalid for '\(declaration.display(spelling))': \(declaration.invalidValueReason)."
+                + (closest.map { " Did you mean '\($0)'?" } ?? ""))
         }
         values[offset].append(value)
     }

@@ -19,8 +19,7 @@ enum CompletionScript {
                 # bash completion for \(program): source it, or save it as
                 # ~/.local/share/bash-completion/completions/\(program) (or /etc/bash_completion.d/\(program)).
                 _\(program)() {
-                    local IFS=$'\\n'
-                    COMPREPLY=($(\(program) \(request) "${COMP_WORDS[@]:0:COMP_CWORD+1}" 2>/dev/null | cut -f1))
+                    mapfile -t COMPREPLY < <(\(program) \(request) "${COMP_WORDS[@]:0:COMP_CWORD+1}" 2>/dev/null | cut -f1)
                 }
                 complete -o default -F _\(program) \(program)
 
@@ -67,30 +66,47 @@ enum CompletionScript {
         var declarations = ParsingContext.declarations(of: root)
         var positionals = 0
         var pendingOption: Declaration?
+        /// After `help`, only command names follow.
+        var helping = false
+        func enter(_ subcommand: any ParsableCommand.Type) {
+            path.append(subcommand)
+            declarations = ParsingContext.declarations(of: subcommand)
+            positionals = 0
+        }
         for word in words.dropFirst().dropLast() {
             if word == "--" { return [] }
+            let subcommands = path[path.count - 1].configuration.subcommands
             if pendingOption != nil {
                 pendingOption = nil
             } else if word.hasPrefix("-") {
+                // As the parser does: an option the command lacks is its default subcommand's.
+                if let fallback = path[path.count - 1].configuration.defaultSubcommand, !declarations.contains(where: { $0.names.contains(word) }) {
+                    enter(fallback)
+                }
                 pendingOption = declarations.first { $0.kind == .option && $0.names.contains(word) }
-            } else if let subcommand = path[path.count - 1].configuration.subcommands.first(where: { $0.commandNames.contains(word) }) {
-                path.append(subcommand)
-                declarations = ParsingContext.declarations(of: subcommand)
+            } else if let subcommand = subcommands.first(where: { $0.commandNames.contains(word) }) {
+                enter(subcommand)
+            } else if word == "help" && !subcommands.isEmpty {
+                helping = true
             } else {
                 positionals += 1
             }
         }
         let configuration = path[path.count - 1].configuration
         let typed = words.count > 1 ? words[words.count - 1] : ""
+        let commands = configuration.subcommands.flatMap { command in command.commandNames.map { ($0, command.configuration.abstract) } }
         var choices: [(word: String, help: String)]
         if let pendingOption {
             choices = pendingOption.allowedValues.map { ($0, "") }
+        } else if helping {
+            choices = commands
         } else if typed.hasPrefix("-") {
+            let fallback = configuration.defaultSubcommand.map { ParsingContext.declarations(of: $0) } ?? []
+            let declarations = declarations + fallback.filter { option in !declarations.contains { $0.names == option.names } }
             choices = declarations.filter { $0.kind != .argument }.flatMap { declaration in declaration.names.map { ($0, declaration.help) } }
                 + [("--help", "Show help information.")]
-        } else if !configuration.subcommands.isEmpty {
-            choices = configuration.subcommands.flatMap { command in command.commandNames.map { ($0, command.configuration.abstract) } }
-                + (path.count == 1 ? [("help", HelpCommand.configuration.abstract)] : [])
+        } else if !commands.isEmpty {
+            choices = commands + (path.count == 1 ? [("help", HelpCommand.configuration.abstract)] : [])
         } else {
             let arguments = declarations.filter { $0.kind == .argument }
             let argument = positionals < arguments.count ? arguments[positionals] : arguments.last.flatMap { $0.isArray ? $0 : nil }

@@ -19,14 +19,6 @@ struct Config: ParsableCommand {
         try Home(option: global.home, context: context).openSettings()
     }
 
-    static func key(_ name: String) throws -> SettingKey {
-        guard let key = SettingKey(rawValue: name) else {
-            let suggestion = SpellingSuggestion.closest(to: name, among: SettingKey.allCases.map(\.rawValue)).map { " Did you mean '\($0)'?" } ?? ""
-            throw ValidationError("'\(name)' is not a setting.\(suggestion) Settings: \(SettingKey.allCases.map(\.rawValue).joined(separator: ", ")).")
-        }
-        return key
-    }
-
     static func shown(_ key: SettingKey, _ value: String) -> String {
         key == .userAgent && value == key.defaultText ? "Monsoon/\(MonsoonCLI.version)" : value
     }
@@ -53,20 +45,21 @@ struct ConfigList: RunnableCommand {
     }
 }
 
+/// A setting's name on the command line: help lists the keys, a typo gets a suggestion, and
+/// completion offers them.
+extension SettingKey: ExpressibleByArgument {}
+
 /// The setting a `config` command reads or writes, and the podcast it is for.
 struct SettingSelection: ParsableArguments {
     @Option("--podcast", help: "The podcast (id or a unique part of its title), for a setting a podcast may have its own value of (keep-latest).", valueName: "podcast")
     var podcast: String?
-    @Argument(help: "The setting.", valueName: "key") var key: String
+    @Argument(help: "The setting.", valueName: "key") var key: SettingKey
     init() {}
-
-    mutating func validate() throws { _ = try Config.key(key) }
 
     /// Runs `body` with the home's settings, the key, and the podcast's id when one was named;
     /// a failure of the settings' database is reported as `failure` and its cause.
     func withSetting(_ global: GlobalOptions, context: CommandContext, failure: String,
                      _ body: (Settings, SettingKey, Int?) throws -> Void) async throws -> Int32 {
-        let key = try Config.key(key)
         let settings = try Config.open(global, context: context)
         let id = try await LibrarySession.podcastID(podcast, global: global, context: context)
         do { try body(settings, key, id) } catch { throw CLIError(message: "\(failure): \(error)") }
@@ -92,18 +85,16 @@ struct ConfigSet: RunnableCommand {
     @OptionGroup var global: GlobalOptions
     @Option("--podcast", help: "Set it for this podcast only (keep-latest).", valueName: "podcast")
     var podcast: String?
-    @Argument(help: "The setting.", valueName: "key") var key: String
+    @Argument(help: "The setting.", valueName: "key") var key: SettingKey
     @Argument(help: "The new value.", valueName: "value") var value: String
     init() {}
 
     mutating func validate() throws {
-        let key = try Config.key(key)
         do { _ = try key.normalize(value) } catch { throw ValidationError(error.message) }
         if podcast != nil && !key.allowsPodcastOverride { throw ValidationError("\(key.rawValue) has no per-podcast value; set it without --podcast.") }
     }
 
     func run(_ context: CommandContext) async throws -> Int32 {
-        let key = try Config.key(key)
         let settings = try Config.open(global, context: context)
         let id = try await LibrarySession.podcastID(podcast, global: global, context: context)
         let stored: String

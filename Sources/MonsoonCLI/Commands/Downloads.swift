@@ -38,20 +38,16 @@ struct ListDownloads: RunnableCommand {
     @Flag("--json", help: "Print a JSON array of objects: id, url, destination, file, status, bytes, total, progress, error.")
     var json = false
 
-    @Option("--status", help: "Only downloads in this status: queued, downloading, interrupted, waitingToRetry, paused, completed or failed.", valueName: "status")
-    var status: String?
-
-    init() {}
-
     /// The statuses a listing shows: the engine's, and `interrupted` for a download
     /// marked downloading while no process holds the home's lock.
-    static let statusNames = DownloadStatus.allCases.map(\.rawValue) + ["interrupted"]
-
-    mutating func validate() throws {
-        if let status, !Self.statusNames.contains(status) {
-            throw ValidationError("'\(status)' is not a status; use one of: \(Self.statusNames.joined(separator: ", ")).")
-        }
+    enum ShownStatus: String, CaseIterable, ExpressibleByArgument {
+        case queued, downloading, interrupted, waitingToRetry, paused, completed, failed
     }
+
+    @Option("--status", help: "Only downloads in this status.", valueName: "status")
+    var status: ShownStatus?
+
+    init() {}
 
     func run(_ context: CommandContext) async throws -> Int32 {
         let home = try Home(option: global.home, context: context)
@@ -74,7 +70,7 @@ struct ListDownloads: RunnableCommand {
         do {
             try store.forEachSummary { summary in
                 let shown = Self.shownStatus(summary.status, running: running)
-                if let status, status != shown { return }
+                if let status, status.rawValue != shown { return }
                 if json {
                     buffer += (count == 0 ? "\n  " : ",\n  ") + Self.json(summary, status: shown)
                 } else {
@@ -92,7 +88,7 @@ struct ListDownloads: RunnableCommand {
         } else if count == 0 && !global.quiet {
             buffer += status == nil
                 ? "The queue is empty. Add downloads with 'monsoon get URL...'.\n"
-                : "No download is \(status ?? "").\n"
+                : "No download is \(status?.rawValue ?? "").\n"
         }
         flush(true)
         return ExitStatus.success

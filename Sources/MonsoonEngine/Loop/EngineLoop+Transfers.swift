@@ -206,7 +206,10 @@ extension EngineLoop {
                 if record.filePath != path {
                     record.filePath = path
                     records[id] = record
-                    if case .failed = outcome { persist(id) } else if records.hasSavesInFlight(id) { persist(id) }
+                    switch outcome {
+                    case .failed: persist(id)
+                    case .ready: if records.hasSavesInFlight(id) { persist(id) }
+                    }
                 }
             } else if transfer == nil {
                 // Removed meanwhile: its part, made after the removal, goes too.

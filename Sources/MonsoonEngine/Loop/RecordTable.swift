@@ -69,7 +69,8 @@ struct RecordTable {
         unsaved[id, default: 0] += 1
     }
 
-    /// Whether a save of `id` handed to the disk worker is not yet confirmed.
+    /// Whether a save of `id` handed to the disk worker is not yet confirmed (a `hold` counts
+    /// as one).
     func hasSavesInFlight(_ id: DownloadID) -> Bool {
         unsaved[id] != nil
     }

@@ -119,6 +119,8 @@ enum FileNaming {
         return true
     }
 
+    /// Any name: control characters dropped, separators replaced, `..` collapsed, leading dots
+    /// and outer spaces removed, cut to 250 bytes (room for ".part"); "download" when nothing is left.
     static func sanitizeGenerally(_ name: String) -> String {
         var scalars = String.UnicodeScalarView()
         for scalar in name.unicodeScalars {

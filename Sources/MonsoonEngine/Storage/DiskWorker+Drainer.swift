@@ -97,13 +97,16 @@ extension DiskWorker {
             }
             if !answers.starts.isEmpty { inbox.post { [starts = answers.starts] loop in for (id, outcome) in starts { loop.startPrepared(id, outcome) } } }
             // Only now, with the rows committed (and flushed, for a reset checkpoint), the parts.
+            // Posted before this run's `rowsSaved`: the loop then still counts every save queued
+            // after a prepare as unconfirmed, which is how it knows whether one of them wrote
+            // the row without the new name (`bodyPrepared`).
             let outcomes = answers.prepared.map { open($0.0, $0.1) }
             if !outcomes.isEmpty {
                 let posted = inbox.post { loop in
-                for (preparation, outcome) in outcomes {
-                    loop.bodyPrepared(preparation.row.request.id, sequence: preparation.row.sequence, attempt: preparation.attempt, outcome)
+                    for (preparation, outcome) in outcomes {
+                        loop.bodyPrepared(preparation.row.request.id, sequence: preparation.row.sequence, attempt: preparation.attempt, outcome)
+                    }
                 }
-            }
                 // The engine has shut down: the parts stay for a later run.
                 if !posted { for case (_, .ready(let fd, _)) in outcomes { close(fd) } }
             }

@@ -9,10 +9,11 @@ public enum LocalFile {
         return Int(info.st_size)
     }
 
-    /// The folder part of `path`, as Foundation's `deletingLastPathComponent` gives it for the
-    /// paths the engine makes ("" for a bare name, "/" for a name at the root; trailing and
-    /// repeated slashes ignored), found on the UTF-8 bytes: Foundation's version bridges
-    /// through NSString and cost about 60,000 instructions a call, three calls per download.
+    /// The folder part of `path`, as Foundation's `deletingLastPathComponent` gives it ("" for
+    /// a bare name, "/" for a name at the root, trailing slashes ignored), except that slashes
+    /// repeated inside the folder are kept (the system reads `a//b` as `a/b`). Found on the
+    /// UTF-8 bytes: Foundation's version bridges through NSString and cost about 60,000
+    /// instructions a call, three calls per download (and traps on some relative paths).
     static func folder(of path: String) -> String {
         let bytes = path.utf8
         let slash = UInt8(ascii: "/")
