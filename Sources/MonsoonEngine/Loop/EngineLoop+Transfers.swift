@@ -74,7 +74,7 @@ extension EngineLoop {
         }
         let url = record.request.url.absoluteString
         let transfer = Transfer(purpose: .download(id), plan: plan)
-        transfer.configure(url: url, headers: record.request.headers, configuration: configuration, bufferSize: Self.downloadBufferSize)
+        transfer.configure(url: url, headers: record.request.headers, configuration: configuration, bufferSize: Self.downloadBufferSize(concurrency: configuration.maxConcurrentDownloads))
         transfer.partPath = record.filePath.map(PartFile.path(for:))
         transfer.fileSize = plan.offset
         transfer.total = record.resume?.total

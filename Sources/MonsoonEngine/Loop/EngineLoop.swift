@@ -70,7 +70,12 @@ final class EngineLoop {
     static let ownClaim: Int32 = 0
 
     static let progressInterval: TimeInterval = 0.1
-    static let downloadBufferSize = 256 * 1024
+    /// curl's receive buffer for a download: 256 KiB (fewer, larger writes: the most a single
+    /// stream gains from), but no more than 4 MiB across every download that may run at
+    /// once, and never under 64 KiB: at 32 at once, 128 KiB each.
+    static func downloadBufferSize(concurrency: Int) -> Int {
+        max(64 * 1024, min(256 * 1024, (4 << 20) / max(1, concurrency)))
+    }
     static let fetchBufferSize = 64 * 1024
 
     /// - Parameter workerStore: a second connection to the same database, for the disk worker.
