@@ -40,7 +40,7 @@ final class EngineInbox: Sendable {
     /// Takes every waiting job (transfer thread).
     func takeJobs() -> [Job] {
         state.withLock { state in
-            defer { state.jobs.removeAll(keepingCapacity: true) }
+            defer { state.jobs = [] }   // handed off whole: keeping capacity would copy it (see `EngineLoop.submitWork`)
             return state.jobs
         }
     }

@@ -35,7 +35,7 @@ final class BatchingQueue<Item: Sendable>: Sendable {
     private func drain() {
         let items = pending.withLock { pending -> [Item] in
             pending.scheduled = false
-            defer { pending.items.removeAll(keepingCapacity: true) }
+            defer { pending.items = [] }   // handed off whole: keeping capacity would copy it (see `EngineLoop.submitWork`)
             return pending.items
         }
         handle(items)
