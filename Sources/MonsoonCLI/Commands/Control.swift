@@ -136,6 +136,14 @@ enum Control {
         }
     }
 
+    /// Ids for a message: all of a few, else the first and last few with how many there are
+    /// (a list of 8,000 URLs would otherwise make one 45 KB line).
+    static func mention(_ ids: [DownloadID]) -> String {
+        let names = ids.map(\.rawValue)
+        guard names.count > 8 else { return names.joined(separator: ", ") }
+        return names.prefix(3).joined(separator: ", ") + ", … " + names.suffix(2).joined(separator: ", ") + " (\(names.count) in all)"
+    }
+
     /// Accepts a download id (`d17`), an episode id (`42`, the id `monsoon episodes` lists)
     /// or an episode's download id (`e42`).
     static func parseID(_ text: String) throws -> DownloadID {

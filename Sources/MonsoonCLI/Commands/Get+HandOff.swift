@@ -32,9 +32,9 @@ extension Get {
             // Handed over is all this asks for; only input that was not a URL fails it.
             let status = reporter.tally.notURLs > 0 ? ExitStatus.usage : ExitStatus.success
             guard !handed.isEmpty else { return status }
-            try await Control.waitUntilTaken(store, otherwise: "the running monsoon did not take the downloads within 10 s; they are queued (\(handed.map(\.rawValue).joined(separator: ", "))): run 'monsoon download' when it has stopped")
+            try await Control.waitUntilTaken(store, otherwise: "the running monsoon did not take the downloads within 10 s; they are queued (\(Control.mention(handed))): run 'monsoon download' when it has stopped")
             if !global.quiet {
-                context.error("another monsoon\(pid) is downloading in \(home.path): handed it \(handed.count) download\(handed.count == 1 ? "" : "s") (\(handed.map(\.rawValue).joined(separator: ", "))); follow them with 'monsoon downloads'")
+                context.error("another monsoon\(pid) is downloading in \(home.path): handed it \(handed.count) download\(handed.count == 1 ? "" : "s") (\(Control.mention(handed))); follow them with 'monsoon downloads'")
             }
             return status
         }

@@ -62,6 +62,9 @@ final class EngineLoop {
     var partEpochs = 0
     /// When each running download's progress was last saved.
     var lastSaved: [DownloadID: Date] = [:]
+    /// Other processes' commands still to apply, oldest first, each batch with the seq it
+    /// ends at (see `apply(_:through:)`).
+    var commandBatches: [(commands: ArraySlice<DownloadCommand>, through: Int)] = []
     /// With `QueueScope.claimedOnly`, the downloads this engine may start, each with who
     /// wants it: `ownClaim` for this process, else the pids of the processes that handed it
     /// over. Nil: all of them.

@@ -170,10 +170,21 @@ final class CommandWatcher: Sendable {
 
 extension EngineLoop {
     /// Applies other processes' commands as if they had been called here (with the rows they
-    /// name read first), then deletes them.
+    /// name read first), in the order they were posted, then deletes them.
+    ///
+    /// A chunk of 500 at a time, because each command's row is held in memory while its chunk
+    /// is applied (a `get --no-wait` of 4,000 URLs hands over 4,000 claims, whose rows took
+    /// 9 MB read at once); a batch that arrives meanwhile waits its turn.
     func apply(_ commands: [DownloadCommand], through seq: Int) {
+        commandBatches.append((commands[...], seq))
+        if commandBatches.count == 1 { applyNextCommands() }
+    }
+
+    private func applyNextCommands(chunk: Int = 500) {
+        guard let batch = commandBatches.first else { return }
+        let head = batch.commands.prefix(chunk)
         var ids: [DownloadID] = []
-        for command in commands {
+        for command in head {
             switch command {
             case .pause(let id), .resume(let id), .retry(let id), .remove(let id, _), .setPriority(let id, _), .claim(let id, _), .release(let id, _):
                 ids.append(id)
@@ -181,15 +192,15 @@ extension EngineLoop {
                 break
             }
         }
-        // A failure to read is kept for persistenceError, and the batch is tried again in a
+        // A failure to read is kept for persistenceError, and the chunk is tried again in a
         // second (the watcher has moved past it: nothing else would apply it in this run).
         withRows(ids, ifClosed: {}) { loop, read in
             guard case .success = read else {
                 let inbox = loop.inbox
-                DispatchQueue.global().asyncAfter(deadline: .now() + 1) { inbox.post { $0.apply(commands, through: seq) } }
+                DispatchQueue.global().asyncAfter(deadline: .now() + 1) { inbox.post { $0.applyNextCommands(chunk: chunk) } }
                 return
             }
-            for command in commands {
+            for command in head {
                 switch command {
                 case .pause(let id): _ = loop.pause(id)
                 case .resume(let id): _ = loop.resume(id)
@@ -205,17 +216,27 @@ extension EngineLoop {
                 case .release(let id, let pid): if pid > 0 { loop.release(id, by: pid) }
                 }
             }
-            let inbox = loop.inbox
-            loop.work.append(.job { store in
-                do {
-                    try store?.deleteCommands(through: seq)
-                } catch {
-                    // Kept for persistenceError; applied again at the next look, which is harmless
-                    // for these commands (each brings its download to a state, not a step).
-                    let box = ErrorBox(error: error)
-                    inbox.post { $0.storeError = box.error }
-                }
-            })
+            loop.commandBatches[0].commands = batch.commands.dropFirst(head.count)
+            if loop.commandBatches[0].commands.isEmpty {
+                loop.commandBatches.removeFirst()
+                loop.deleteCommands(through: batch.through)
+            }
+            loop.applyNextCommands(chunk: chunk)
         }
+    }
+
+    /// Deletes the applied commands (on the disk worker, after the rows they changed).
+    private func deleteCommands(through seq: Int) {
+        let inbox = self.inbox
+        work.append(.job { store in
+            do {
+                try store?.deleteCommands(through: seq)
+            } catch {
+                // Kept for persistenceError; applied again at the next look, which is harmless
+                // for these commands (each brings its download to a state, not a step).
+                let box = ErrorBox(error: error)
+                inbox.post { $0.storeError = box.error }
+            }
+        })
     }
 }
