@@ -40,7 +40,7 @@ final class EngineInbox: Sendable {
     /// Takes every waiting job (transfer thread).
     func takeJobs() -> [Job] {
         state.withLock { state in
-            defer { state.jobs = [] }   // handed off whole: keeping capacity would copy it (see `EngineLoop.submitWork`)
+            defer { state.jobs = [] }   // handed off whole: keeping capacity would allocate another buffer that size
             return state.jobs
         }
     }

@@ -31,13 +31,13 @@ extension EngineLoop {
             } else {
                 hub.send(pendingEvents)
             }
-            pendingEvents = []   // not keepingCapacity: see `work` below
+            pendingEvents = []   // not keepingCapacity: `.publish` shares the buffer (see `work` below)
         }
         guard !work.isEmpty else { return }
         worker.submit(work)
-        // A fresh array, not `removeAll(keepingCapacity:)`: the handed-off copy shares the old
-        // buffer, so keeping capacity would allocate one as large as the largest burst (4,000
-        // enqueued downloads: 10 MB) on every later turn.
+        // A fresh array, not `removeAll(keepingCapacity:)`, which would hold a buffer as large
+        // as the largest burst (4,000 enqueued downloads: 10 MB) for the rest of the run, and,
+        // while a handed-off copy still shares it, allocate one that size again.
         work = []
     }
 
@@ -56,15 +56,23 @@ extension EngineLoop {
 
     /// Runs `body` with the records of `ids` at hand (`records[id]`): those in memory, the rest
     /// read by the disk worker first. A failed read is `body`'s answer instead.
-    func withRows(_ ids: [DownloadID], ifClosed: @escaping @Sendable () -> Void,
+    /// - Parameter skippingUnreadable: leave out a row that cannot be read (kept for
+    ///   `persistenceError`) rather than fail the read: for other processes' commands, where one
+    ///   damaged row must not hold back every command queued after it.
+    func withRows(_ ids: [DownloadID], skippingUnreadable: Bool = false, ifClosed: @escaping @Sendable () -> Void,
                   _ body: @escaping @Sendable (EngineLoop, Result<Void, DownloadManagerError>) -> Void) {
         let missing = ids.filter { records.hot[$0] == nil }
         guard persistent, !missing.isEmpty else { return body(self, .success(())) }
         onWorker({ store in
-            Result { try store?.records(withIDs: missing) ?? [] }.mapError { ErrorBox(error: $0) }
-        }, then: { loop, rows in
-            switch rows {
-            case .success(let rows):
+            Result {
+                var unreadable: ErrorBox?
+                let rows = try store?.records(withIDs: missing, skippingUnreadable: skippingUnreadable ? { unreadable = ErrorBox(error: $0) } : nil) ?? []
+                return (rows, unreadable)
+            }.mapError { ErrorBox(error: $0) }
+        }, then: { loop, read in
+            switch read {
+            case .success(let (rows, unreadable)):
+                if let unreadable { loop.storeError = unreadable.error }
                 loop.records.preload(rows)
                 body(loop, .success(()))
                 loop.records.endPreload()

@@ -170,7 +170,8 @@ final class CommandWatcher: Sendable {
 
 extension EngineLoop {
     /// Applies other processes' commands as if they had been called here (with the rows they
-    /// name read first), in the order they were posted, then deletes them.
+    /// name read first), started in the order they were posted (`pauseAll`, `resumeAll` and
+    /// `adoptNewDownloads` finish later, on the disk worker), then deletes them.
     ///
     /// A chunk of 500 at a time, because each command's row is held in memory while its chunk
     /// is applied (a `get --no-wait` of 4,000 URLs hands over 4,000 claims, whose rows took
@@ -193,8 +194,10 @@ extension EngineLoop {
             }
         }
         // A failure to read is kept for persistenceError, and the chunk is tried again in a
-        // second (the watcher has moved past it: nothing else would apply it in this run).
-        withRows(ids, ifClosed: {}) { loop, read in
+        // second (the watcher has moved past it: nothing else would apply it in this run). A
+        // row that cannot be read is left out: its command finds no download, and the ones
+        // queued after it still apply.
+        withRows(ids, skippingUnreadable: true, ifClosed: {}) { loop, read in
             guard case .success = read else {
                 let inbox = loop.inbox
                 DispatchQueue.global().asyncAfter(deadline: .now() + 1) { inbox.post { $0.applyNextCommands(chunk: chunk) } }

@@ -111,13 +111,19 @@ public final class DownloadStore {
         try records(withIDs: ids).map { $0.snapshot() }
     }
 
-    func records(withIDs ids: [DownloadID]) throws -> [DownloadRecord] {
+    /// - Parameter skippingUnreadable: given, a row that cannot be read goes to it and is left
+    ///   out (the download then counts as not found) instead of failing the whole read.
+    func records(withIDs ids: [DownloadID], skippingUnreadable: ((Error) -> Void)? = nil) throws -> [DownloadRecord] {
         var found: [DownloadRecord] = []
         // SQLite allows a limited number of parameters per statement.
         for start in stride(from: 0, to: ids.count, by: 500) {
             let slice = ids[start..<min(ids.count, start + 500)]
             let marks = Array(repeating: "?", count: slice.count).joined(separator: ", ")
-            found += try rows(where: "id IN (\(marks))", slice.map(\.rawValue))
+            guard let skippingUnreadable else {
+                found += try rows(where: "id IN (\(marks))", slice.map(\.rawValue))
+                continue
+            }
+            try forEachRecord(where: "id IN (\(marks))", slice.map(\.rawValue), skippingUnreadable: skippingUnreadable) { found.append($0) }
         }
         return found
     }

@@ -20,7 +20,8 @@ final class BatchingQueue<Item: Sendable>: Sendable {
     func submit(_ items: [Item]) {
         guard !items.isEmpty else { return }
         let schedule = pending.withLock { pending -> Bool in
-            pending.items.append(contentsOf: items)
+            // Taken whole when nothing waits: no copy of a large batch.
+            if pending.items.isEmpty { pending.items = items } else { pending.items.append(contentsOf: items) }
             defer { pending.scheduled = true }
             return !pending.scheduled
         }
@@ -35,7 +36,7 @@ final class BatchingQueue<Item: Sendable>: Sendable {
     private func drain() {
         let items = pending.withLock { pending -> [Item] in
             pending.scheduled = false
-            defer { pending.items = [] }   // handed off whole: keeping capacity would copy it (see `EngineLoop.submitWork`)
+            defer { pending.items = [] }   // handed off whole: keeping capacity would allocate another buffer that size
             return pending.items
         }
         handle(items)
