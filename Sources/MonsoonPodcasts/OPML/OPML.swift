@@ -106,8 +106,11 @@ public enum OPML {
         var root: String?
 
         func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String]) {
-            if root == nil { root = name }
-            if name.lowercased() == "opml" { sawOPML = true }
+            // Only an <opml> root makes a list: one buried in another document does not.
+            if root == nil {
+                root = name
+                sawOPML = name.lowercased() == "opml"
+            }
             guard name.lowercased() == "outline" else { return }
             // Attribute names vary in case across the apps that write OPML.
             var lowered: [String: String] = [:]
