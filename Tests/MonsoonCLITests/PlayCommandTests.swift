@@ -46,6 +46,22 @@ struct PlayCommandTests {
             + le16(1) + le16(8) + Array("data".utf8) + le32(samples) + [UInt8](repeating: 0x80, count: samples)
     }
 
+    /// The arguments of a child of this process running `name`, as /proc shows them to anyone.
+    static func childArguments(named name: String) -> String? {
+        let me = getpid()
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {   // unreadable /proc: nothing seen
+            guard Int32(entry) != nil,
+                  let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),   // gone meanwhile: not it
+                  let close = stat.lastIndex(of: ")") else { continue }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            let command = stat[stat.index(after: stat.firstIndex(of: "(")!)..<close]
+            guard command == name, fields.count > 1, Int32(fields[1]) == me,
+                  let raw = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { continue }
+            return String(decoding: raw.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self)
+        }
+        return nil
+    }
+
     static func position(_ id: Int, in folder: Folder) async -> Double? { await position(id, at: folder.path) }
 
     static func position(_ id: Int, at path: String) async -> Double? {
@@ -225,9 +241,19 @@ struct PlayCommandTests {
             #expect(refused.status == 1)
             #expect(refused.errors == "monsoon: cannot play episode \(id): only http and https enclosures are streamed, and this one is \(url)\n")
         }
-        // An http enclosure not downloaded is streamed from the server.
+        // An http enclosure not downloaded is streamed from the server. Its URL reaches mpv through
+        // the socket: the command line, which every user can read in /proc, does not carry it.
         let stream = try #require(ids["Stream"])
-        let streamed = await runMonsoon(["play", String(stream)] + Self.headless + ["--length=2"], in: folder.path)
+        let path = folder.path
+        let playing = Task { await runMonsoon(["play", String(stream)] + Self.headless + ["--length=2"], in: path) }
+        var mpvArguments: String?
+        let deadline = Date().addingTimeInterval(30)
+        while mpvArguments == nil && Date() < deadline {
+            mpvArguments = Self.childArguments(named: "mpv")
+            if mpvArguments == nil { try await Task.sleep(nanoseconds: 20_000_000) }
+        }
+        let streamed = await playing.value
+        #expect(mpvArguments.map { $0.contains("--input-ipc-server") && !$0.contains("stream.wav") } == true, "\(mpvArguments ?? "no mpv seen")")
         #expect(streamed.status == 0, "\(streamed.errors)")
         #expect(!server.requests(for: "/stream.wav").isEmpty)
         #expect((await Self.position(stream, in: folder) ?? 0) > 1.0)

@@ -55,16 +55,20 @@ final class MpvPlayer: @unchecked Sendable {
         return nil
     }
 
-    /// Starts mpv on `target` (a file path or an http(s) URL, given after `--` so it is never read
-    /// as an option) at `start` seconds, and connects to its socket. Gives up when `cancelled`
-    /// says so (Ctrl-C) or mpv exits first, with mpv's own last words.
+    /// Starts mpv on `target` (a file path or an http(s) URL) at `start` seconds, and connects to
+    /// its socket. Gives up when `cancelled` says so (Ctrl-C) or mpv exits first, with mpv's own
+    /// last words.
+    ///
+    /// The target goes through the socket (`loadfile`), not the command line: a private feed's
+    /// enclosure URL carries its token, and any user of the machine can read a process's
+    /// arguments in `/proc`. mpv starts idle and quits once that one file ends or fails.
     static func start(executable: String, target: String, start: Double, options: [String], environment: [String: String],
                       cancelled: @Sendable () -> Bool) async throws -> MpvPlayer {
         let folder = try privateFolder(environment: environment)
         let socketPath = folder + "/mpv.sock"
-        let arguments = [executable, "--input-ipc-server=\(socketPath)", "--input-terminal=no", "--ytdl=no", "--idle=no",
+        let arguments = [executable, "--input-ipc-server=\(socketPath)", "--input-terminal=no", "--ytdl=no", "--idle=once",
                          "--keep-open=no", "--force-window=no", "--start=\(String(format: "%.3f", start))"]
-            + options + ["--", target]
+            + options
         let pid: pid_t
         do { pid = try spawn(arguments, log: folder + "/mpv.log", environment: environment) } catch {
             removeFolder(folder)
@@ -94,7 +98,9 @@ final class MpvPlayer: @unchecked Sendable {
             removeFolder(folder)
             throw CLIError(message: failure + reason)
         }
-        return MpvPlayer(pid: pid, socket: socket, folder: folder)
+        let player = MpvPlayer(pid: pid, socket: socket, folder: folder)
+        player.send(["loadfile", target])
+        return player
     }
 
     private init(pid: pid_t, socket: Int32, folder: String) {
@@ -156,7 +162,8 @@ final class MpvPlayer: @unchecked Sendable {
 
     /// Writes one command; a closed socket (mpv gone) is ignored, as the exit is noticed anyway.
     func send(_ command: [Any]) {
-        guard let data = try? JSONSerialization.data(withJSONObject: ["command": command]) else { return }   // only ever our own literals
+        // Only strings and numbers: they always serialize.
+        guard let data = try? JSONSerialization.data(withJSONObject: ["command": command]) else { return }
         let line = data + Data([0x0A])
         writeLock.withLock {
             line.withUnsafeBytes { bytes in
