@@ -119,10 +119,6 @@ public final class DownloadStore {
         for start in stride(from: 0, to: ids.count, by: 500) {
             let slice = ids[start..<min(ids.count, start + 500)]
             let marks = Array(repeating: "?", count: slice.count).joined(separator: ", ")
-            guard let skippingUnreadable else {
-                found += try rows(where: "id IN (\(marks))", slice.map(\.rawValue))
-                continue
-            }
             try forEachRecord(where: "id IN (\(marks))", slice.map(\.rawValue), skippingUnreadable: skippingUnreadable) { found.append($0) }
         }
         return found
