@@ -98,6 +98,13 @@ struct PlayCommandTests {
         #expect(resumed > saved && resumed < saved + 2.6, "\(saved) then \(resumed)")
     }
 
+    /// A pseudo-terminal: the end the test types into, and the end `play` reads its keys from.
+    static func terminal() throws -> (keyboard: Int32, input: Int32) {
+        var master: Int32 = -1, slave: Int32 = -1
+        guard openpty(&master, &slave, nil, nil, nil) == 0 else { throw CLITestError("cannot open a pseudo-terminal") }
+        return (master, slave)
+    }
+
     /// The saved position, read by another connection (as a second process would) until
     /// `condition` holds: what the test waits for, never a fixed time.
     static func waitForPosition(_ id: Int, at path: String, _ what: String, seconds: Double = 60,
@@ -116,10 +123,8 @@ struct PlayCommandTests {
         let folder = Folder()
         defer { folder.remove(); server.stop() }
         let local = try #require(try await Self.library(server, in: folder)["Local"])
-        var master: Int32 = -1, slave: Int32 = -1
-        try #require(openpty(&master, &slave, nil, nil, nil) == 0)
-        defer { close(master); close(slave) }
-        let keyboard = master
+        let (keyboard, slave) = try Self.terminal()
+        defer { close(keyboard); close(slave) }
         let path = folder.path
         func press(_ key: String) { _ = key.withCString { write(keyboard, $0, strlen($0)) } }
         // → at once (play applies it once mpv has loaded the file); ← once +30 shows; then q.
@@ -146,10 +151,8 @@ struct PlayCommandTests {
         let folder = Folder()
         defer { folder.remove(); server.stop() }
         let local = try #require(try await Self.library(server, in: folder)["Local"])
-        var master: Int32 = -1, slave: Int32 = -1
-        try #require(openpty(&master, &slave, nil, nil, nil) == 0)
-        defer { close(master); close(slave) }
-        let keyboard = master
+        let (keyboard, slave) = try Self.terminal()
+        defer { close(keyboard); close(slave) }
         let path = folder.path
         let watching = Task { () -> (Double, Double, Double) in
             // Nothing but the periodic save writes a position while it plays.
