@@ -76,6 +76,57 @@ struct DiskFullTests {
     }
 }
 
+extension DiskFullTests {
+    /// After a reboot a part must be cut back to its checkpoint; on a read-only file system it
+    /// cannot be, nor removed. The download fails saying so (never resuming onto bytes that
+    /// may be garbage), the error is reported, and the stored boot id stays, so the next run
+    /// tries the cut again.
+    @Test func aPartThatCannotBeCutBackAfterARebootFailsTheDownloadAndKeepsTheOldBootID() async throws {
+        let folder = TemporaryFolder()
+        let disk = folder.file("disk")
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+        func mount(_ arguments: [String]) throws {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/mount")
+            process.arguments = arguments
+            try process.run()
+            process.waitUntilExit()
+            try #require(process.terminationStatus == 0, "mount \(arguments) failed")
+        }
+        try mount(["-t", "tmpfs", "-o", "size=1m", "tmpfs", disk])
+        defer {
+            let umount = Process()
+            umount.executableURL = URL(fileURLWithPath: "/bin/umount")
+            umount.arguments = [disk]
+            try? umount.run()   // the folder goes next; nothing to keep if this fails
+            umount.waitUntilExit()
+            folder.remove()
+        }
+        let database = folder.file("queue.sqlite")
+        let destination = (disk as NSString).appendingPathComponent("r.bin")
+        do {
+            let store = try DownloadStore(path: database)
+            var record = DownloadRecord(request: request("r", URL(string: "http://127.0.0.1:9/r")!, to: destination), sequence: 0, host: "")
+            record.status = .downloading
+            record.filePath = destination
+            record.checkpoint = 10_000
+            record.bytes = 50_000
+            _ = try store.insert(record)
+            try store.setMeta("boot_id", "a boot before the power cut")
+        }
+        #expect(FileManager.default.createFile(atPath: PartFile.path(for: destination), contents: Data(repeating: 7, count: 50_000)))
+        try mount(["-o", "remount,ro", disk])
+
+        let manager = try DownloadManager(configuration: fastConfiguration(), databasePath: database)
+        let failed = try await waitFor(manager, "r", .failed)
+        #expect(failed.lastError?.message.contains("delete it, then retry") == true, "\(String(describing: failed.lastError))")
+        #expect(await manager.persistenceError() != nil)
+        await manager.shutdown()
+        #expect(LocalFile.size(at: PartFile.path(for: destination)) == 50_000, "left as it was")
+        #expect(try DownloadStore(path: database).meta("boot_id") == "a boot before the power cut")
+    }
+}
+
 /// Whether this machine lets the tests mount a tmpfs.
 enum Tmpfs {
     /// Tried once, on a scratch folder.

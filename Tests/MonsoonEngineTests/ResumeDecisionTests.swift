@@ -257,4 +257,26 @@ import Testing
         #expect(endings.withLock { $0 } == 2)
         #expect(seen.withLock { $0.values.allSatisfy { $0 == 1 } } && seen.withLock { $0.count } == total, "each event to exactly one iterator")
     }
+
+    @Test func cancellingOneIteratorLeavesTheOtherListening() async throws {
+        let hub = EventHub()
+        let events = hub.subscribe()
+        let waiting = Locked(false)
+        let cancelled = Task {
+            var iterator = events.makeAsyncIterator()
+            waiting.withLock { $0 = true }
+            return await iterator.next()
+        }
+        while !waiting.withLock({ $0 }) { await Task.yield() }
+        try await Task.sleep(nanoseconds: 20_000_000)   // let it reach its wait
+        cancelled.cancel()
+        #expect(await cancelled.value == nil, "a cancelled task's next() ends")
+        hub.send([.removed("a"), .removed("b")])
+        var other = events.makeAsyncIterator()
+        #expect(await other.next() == .removed("a"), "the other iterator goes on")
+        #expect(await other.next() == .removed("b"))
+        #expect(hub.subscriberCount == 1, "the subscription stays while its sequence is held")
+        hub.finishAll()
+        #expect(await other.next() == nil)
+    }
 }

@@ -17,10 +17,10 @@ final class MultiHandle {
         // and no option reaches it: mark what it opened, so child processes never inherit it.
         for fd in Self.openDescriptors().subtracting(before) {
             let flags = fcntl(fd, F_GETFD)
-            if flags >= 0 { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }
+            if flags >= 0 { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }   // on a descriptor just listed: cannot fail
         }
         // Reuse connections across many transfers to the same host.
-        _ = monsoon_multi_setopt_long(raw, CURLMOPT_MAXCONNECTS, 64)
+        _ = monsoon_multi_setopt_long(raw, CURLMOPT_MAXCONNECTS, 64)   // a known option and a valid value: cannot fail
     }
 
     func add(_ easy: EasyHandle) -> Bool {
@@ -57,6 +57,8 @@ final class MultiHandle {
     }
 
     private static func openDescriptors() -> Set<Int32> {
+        // Without /proc nothing is listed and nothing marked: the socket pair is then inherited,
+        // as it would be without this step.
         Set(((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).compactMap { Int32($0) })
     }
 

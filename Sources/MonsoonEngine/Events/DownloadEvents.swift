@@ -6,9 +6,10 @@
 /// (the consumer sees the newest), every other event is kept, and order is kept
 /// (a download's pending progress is never reported after its later status change).
 ///
-/// The subscription ends when the sequence and its iterators are gone (or the
-/// consuming task is cancelled), so a consumer that stops listening costs nothing.
-/// Like `AsyncStream`, it is unicast: with several iterators, each event goes to one.
+/// The subscription ends when the sequence and its iterators are gone, so a consumer
+/// that stops listening costs nothing. Like `AsyncStream`, it is unicast: with several
+/// iterators, each event goes to one. A cancelled task's `next()` returns nil; the other
+/// iterators go on.
 public struct DownloadEvents: AsyncSequence, Sendable {
     /// Each element is one event.
     public typealias Element = DownloadEvent
@@ -63,7 +64,9 @@ final class EventSubscriber: Sendable {
         /// Slots dropped from the front of `slots` so far.
         var base = 0
         var latest: [DownloadID: Pending] = [:]
-        var waiters: [CheckedContinuation<DownloadEvent?, Never>] = []
+        /// Iterators waiting for an event, oldest first, each under the token of its `next()` call.
+        var waiters: [(token: Int, continuation: CheckedContinuation<DownloadEvent?, Never>)] = []
+        var lastToken = 0
         var finished = false
 
         mutating func append(_ event: DownloadEvent) {
@@ -118,7 +121,7 @@ final class EventSubscriber: Sendable {
             guard !state.finished else { return nil }
             state.append(event)
             guard !state.waiters.isEmpty, let next = state.take() else { return nil }
-            return (state.waiters.removeFirst(), next)
+            return (state.waiters.removeFirst().continuation, next)
         }
         // Resume outside the lock.
         if let (waiter, next) = delivery { waiter.resume(returning: next) }
@@ -128,25 +131,36 @@ final class EventSubscriber: Sendable {
         let waiters = state.withLock { state -> [CheckedContinuation<DownloadEvent?, Never>] in
             state.finished = true
             defer { state.waiters.removeAll() }
-            return state.waiters
+            return state.waiters.map(\.continuation)
         }
         for waiter in waiters { waiter.resume(returning: nil) }
     }
 
+    /// The next event; nil once finished, or at once for a cancelled task. A cancellation
+    /// ends only its own wait: another iterator of the same subscription goes on.
     func next() async -> DownloadEvent? {
-        await withTaskCancellationHandler {
+        let token = state.withLock { state in
+            state.lastToken += 1
+            return state.lastToken
+        }
+        return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<DownloadEvent?, Never>) in
                 let immediate: DownloadEvent?? = state.withLock { state in
                     if let event = state.take() { return .some(event) }
+                    // Checked under the lock: a cancellation that came before the waiter was
+                    // added found nothing to end in `onCancel`, so it is answered here.
                     if state.finished || Task.isCancelled { return .some(nil) }
-                    state.waiters.append(continuation)
+                    state.waiters.append((token, continuation))
                     return .none
                 }
                 if let immediate { continuation.resume(returning: immediate) }
             }
         } onCancel: {
-            finish()
-            onTermination(self)
+            let waiter = state.withLock { state -> CheckedContinuation<DownloadEvent?, Never>? in
+                guard let index = state.waiters.firstIndex(where: { $0.token == token }) else { return nil }
+                return state.waiters.remove(at: index).continuation
+            }
+            waiter?.resume(returning: nil)
         }
     }
 }
@@ -163,7 +177,7 @@ final class EventHub: Sendable {
     /// A new subscription; after shutdown, one that is already finished.
     func subscribe() -> DownloadEvents {
         let subscriber = EventSubscriber { [weak self] subscriber in
-            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: ObjectIdentifier(subscriber)) }
+            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: ObjectIdentifier(subscriber)) }   // the removed value is not needed
         }
         let closed = state.withLock { state -> Bool in
             if !state.closed { state.subscribers[ObjectIdentifier(subscriber)] = subscriber }

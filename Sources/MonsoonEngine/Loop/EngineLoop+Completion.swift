@@ -101,7 +101,7 @@ extension EngineLoop {
 
     private func closeFile(_ transfer: Transfer) {
         if transfer.fd >= 0 {
-            close(transfer.fd)
+            placer.closePart(transfer.fd)
             transfer.fd = -1
         }
     }

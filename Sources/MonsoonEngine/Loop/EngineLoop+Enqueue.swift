@@ -127,7 +127,7 @@ extension EngineLoop {
                         if automatic { record.request.id = DownloadID("d\(next)") }
                         next += 1
                         do {
-                            _ = try store.insert(record)
+                            _ = try store.insert(record)   // its sequence is the one set above
                             break
                         } catch let error as StoreError where error.isConstraintViolation {
                             // `d<N>` already taken by an explicit id: take the next number.

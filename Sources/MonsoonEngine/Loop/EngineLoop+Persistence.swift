@@ -150,19 +150,32 @@ extension EngineLoop {
     func restore(from store: DownloadStore) {
         // After a reboot, bytes past the last flush may be garbage: cut parts back to their checkpoints.
         var stored: String?
-        note { stored = try store.meta("boot_id") }   // a failure is kept for persistenceError, and is no reboot
+        var storedWasRead = false
+        note {   // a failure is kept for persistenceError, and is no reboot
+            stored = try store.meta("boot_id")
+            storedWasRead = true
+        }
         let rebooted = BootID.rebooted(since: stored)
+        var cutFailed = false
         // One row at a time: a large queue is never all in memory. A row that cannot be
         // read is skipped (and reported), not the end of the restore.
         note {
             try store.transaction {
                 try store.forEachRecord(where: "1", skippingUnreadable: { self.storeError = $0 }) { record in
-                    self.adopt(record, as: record.inspectingPart(rebooted: rebooted))
+                    var problem: DownloadError?
+                    let inspected = record.inspectingPart(rebooted: rebooted, problem: &problem)
+                    self.adopt(record, as: inspected)
+                    if let problem {
+                        self.storeError = problem
+                        if inspected.status == .failed { cutFailed = true }   // the part is still there, uncut
+                    }
                     self.adoptedThrough = max(self.adoptedThrough, record.sequence)
                 }
             }
         }
-        if let current = BootID.current { note { try store.setMeta("boot_id", current) } }
+        // Replaced only once read, and every part cut back: otherwise a reboot since the stored
+        // id would go unnoticed by every later run.
+        if storedWasRead, !cutFailed, let current = BootID.current, current != stored { note { try store.setMeta("boot_id", current) } }
         note { nextSequence = max(nextSequence, try store.nextSequence()) }
         needsScheduling = true
     }
@@ -215,7 +228,8 @@ extension EngineLoop {
     static func newRows(in store: DownloadStore, after sequence: Int) throws -> NewRows {
         var found = NewRows()
         try store.forEachRecord(where: "seq > ?", [sequence], skippingUnreadable: { found.unreadable = found.unreadable ?? ErrorBox(error: $0) }) { row in
-            found.rows.append((row, row.inspectingPart(rebooted: false)))
+            var unused: DownloadError?   // set only when cutting back after a reboot, which this is not
+            found.rows.append((row, row.inspectingPart(rebooted: false, problem: &unused)))
         }
         return found
     }

@@ -108,7 +108,7 @@ extension EngineLoop {
         transfers[transfer.easy.raw] = nil
         releaseSlot(id)
         if transfer.fd >= 0 {
-            close(transfer.fd)
+            placer.closePart(transfer.fd)
             transfer.fd = -1
         }
         if case .file = transfer.sink { records[id]?.bytes = transfer.fileSize }
@@ -219,7 +219,7 @@ extension EngineLoop {
         }
         guard let transfer, case .preparing = transfer.sink else {
             // Stopped meanwhile (paused, removed, shut down): the part stays for a later attempt.
-            if case .ready(let fd, _) = outcome { close(fd) }
+            if case .ready(let fd, _) = outcome { placer.closePart(fd) }
             return
         }
         switch outcome {

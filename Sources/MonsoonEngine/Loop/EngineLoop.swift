@@ -105,6 +105,7 @@ final class EngineLoop {
             promoteDueRetries(now: now)
             if needsScheduling { schedule(now: now) }
             multi.perform()
+            startDueWriteback()
             while let (easy, code) = multi.nextDone() {
                 if let transfer = transfers.removeValue(forKey: easy) { finish(transfer, code: code) }
             }
@@ -116,6 +117,17 @@ final class EngineLoop {
             multi.poll(milliseconds: pollTimeout(now: Date()))
         }
         tearDown()
+    }
+
+    /// Every few MiB a part has grown, starts writing it back (on the placer's queue): the disk
+    /// keeps up during the transfer instead of all at once in the final fsync.
+    private func startDueWriteback() {
+        for transfer in running.values where transfer.fd >= 0 && transfer.fileSize - transfer.writebackStart >= Transfer.writebackStep {
+            let fd = dup(transfer.fd)
+            guard fd >= 0 else { continue }   // only a hint: the placement's fsync writes it all
+            placer.startWriteback(fd, offset: transfer.writebackStart, length: transfer.fileSize - transfer.writebackStart)
+            transfer.writebackStart = transfer.fileSize
+        }
     }
 
     /// How long the poll may wait: until the next retry, host hold or progress
@@ -220,14 +232,29 @@ final class EngineLoop {
             multi.remove(transfer.easy)
             switch transfer.purpose {
             case .download(let id):
-                // A clean stop: flush what the part holds and save it as the checkpoint.
-                if case .file = transfer.sink, transfer.fd >= 0, fdatasync(transfer.fd) == 0 {
-                    records[id]?.checkpoint = transfer.fileSize
-                }
                 records[id]?.bytes = transfer.fileSize
                 records[id]?.isRunning = false
                 if records[id]?.status == .downloading { records[id]?.status = .queued }
                 persist(id)
+                // A clean stop: what the part holds is flushed on the placer's queue (closing
+                // it) and saved as the checkpoint when that lands, below.
+                if case .file = transfer.sink, transfer.fd >= 0 {
+                    let length = transfer.fileSize
+                    let epoch = records[id]?.partEpoch ?? 0
+                    records.hold(id)   // kept in memory until the answer
+                    let inbox = self.inbox
+                    placer.flush(transfer.fd) { flushed in
+                        inbox.post { loop in
+                            if flushed, var record = loop.records[id], record.partEpoch == epoch, length > record.checkpoint {
+                                record.checkpoint = length
+                                loop.records[id] = record
+                                loop.persist(id)
+                            }
+                            loop.records.letGo(id)
+                        }
+                    }
+                    transfer.fd = -1
+                }
             case .fetch(let job): job.complete(.cancelled)
             }
         }
@@ -237,7 +264,7 @@ final class EngineLoop {
         placePending()
         for job in fetchQueue { job.complete(.cancelled) }
         fetchQueue.removeAll()
-        // Let files being placed land, and their results arrive, before the inbox closes.
+        // Let files being placed land and parts flush, and their results arrive, before the inbox closes.
         placer.waitUntilDone()
         // Let the rows so far be saved and the parts being prepared open, and their answers arrive.
         submitWork()

@@ -203,12 +203,6 @@ final class Transfer {
             }
             fileSize += count
             bytesThisAttempt += count
-            if fileSize - writebackStart >= Self.writebackStep {
-                // One syscall per few MiB: the disk keeps up during the transfer instead
-                // of all at once in the final fsync.
-                _ = monsoon_start_writeback(fd, Int64(writebackStart), Int64(fileSize - writebackStart))
-                writebackStart = fileSize
-            }
             return count
         case .count:
             if fileSize + count > maxFileBytes {

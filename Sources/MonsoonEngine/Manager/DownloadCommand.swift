@@ -129,19 +129,33 @@ final class CommandWatcher: Sendable {
             var store: DownloadStore? = handover.take()
             var lastVersion = -1
             var lastSeen = 0
+            var failing = false
             while !stopped.withLock({ $0 }), let current = store {
                 // data_version moves when another connection commits (the transfer thread's
                 // own commits too); only then is the table read, and only read. A failed read
-                // is tried again at the next look: the commands stay in the table meanwhile.
-                if let version = try? current.database.dataVersion(), version != lastVersion,
-                   let (commands, last) = try? current.commands(after: lastSeen) {
-                    lastVersion = version
-                    if last > lastSeen {
-                        lastSeen = last
-                        inbox.post { loop in loop.apply(commands, through: last) }
+                // is tried again at the next look (the commands stay in the table meanwhile) and
+                // reported for persistenceError, once until a read works again.
+                do {
+                    let version = try current.database.dataVersion()
+                    if version != lastVersion {
+                        let (commands, last) = try current.commands(after: lastSeen)
+                        lastVersion = version
+                        if last > lastSeen {
+                            lastSeen = last
+                            inbox.post { loop in loop.apply(commands, through: last) }
+                        }
                     }
+                    failing = false
+                } catch {
+                    if !failing {
+                        let box = ErrorBox(error: error)
+                        inbox.post { $0.storeError = box.error }
+                    }
+                    failing = true
                 }
-                _ = wakeup.wait(timeout: .now() + 0.25)   // a look four times a second, or stop
+                // A look four times a second, or at once on stop; the result says which, and
+                // the loop's condition reads `stopped` either way.
+                _ = wakeup.wait(timeout: .now() + 0.25)
             }
             store = nil   // the connection closes here, on the thread that used it
             finished.signal()
@@ -203,6 +217,8 @@ extension EngineLoop {
                 DispatchQueue.global().asyncAfter(deadline: .now() + 1) { inbox.post { $0.applyNextCommands(chunk: chunk) } }
                 return
             }
+            // What each command answers (no such download, its new state) has no one to go
+            // to: the posting process has moved on. The outcome shows in the rows and events.
             for command in head {
                 switch command {
                 case .pause(let id): _ = loop.pause(id)

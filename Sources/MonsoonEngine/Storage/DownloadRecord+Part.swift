@@ -4,15 +4,34 @@ extension DownloadRecord {
     /// The record as its files on disk say it is: the bytes its part holds (cut back to the
     /// checkpoint after a reboot, when later bytes may be garbage), or completed when the
     /// file is in place whole. Reads the disk: never on the transfer thread once it runs.
-    func inspectingPart(rebooted: Bool) -> DownloadRecord {
+    /// - Parameter problem: set when a part that had to be cut back could not be. The part is
+    ///   then removed (the download starts over); if even that fails, the download fails with a
+    ///   message naming the part (on such a file system its writes would fail as well).
+    func inspectingPart(rebooted: Bool, problem: inout DownloadError?) -> DownloadRecord {
         var record = self
         if record.status == .downloading { record.status = .queued }
         guard let path = record.filePath, record.status != .completed else { return record }
         let partPath = PartFile.path(for: path)
         if var size = PartFile.size(at: partPath) {
             if rebooted && size > record.checkpoint {
-                truncate(partPath, off_t(record.checkpoint))
-                size = record.checkpoint
+                if truncate(partPath, off_t(record.checkpoint)) == 0 {
+                    size = record.checkpoint
+                } else {
+                    // The bytes past the checkpoint cannot be trusted, and a resume would append
+                    // to them.
+                    let reason = String(cString: strerror(errno))
+                    record.checkpoint = 0
+                    record.resume = nil
+                    size = 0
+                    if unlink(partPath) == 0 {
+                        problem = DownloadError(.fileSystem, "cannot cut \(partPath) back to its last flushed byte after the machine restarted (\(reason)); it was removed and \(record.request.id) starts over")
+                    } else {
+                        let error = DownloadError(.fileSystem, "cannot cut \(partPath) back to its last flushed byte after the machine restarted, nor remove it (\(reason)): its end may be garbage; delete it, then retry")
+                        problem = error
+                        record.status = .failed
+                        record.lastError = error
+                    }
+                }
             }
             record.bytes = size
         } else if let total = record.total, PartFile.size(at: path) == total, record.status != .failed {

@@ -14,7 +14,7 @@ extension DownloadRecord {
             id: DownloadID(id), url: url,
             destination: kind == "file" ? .file(destinationPath) : row.text(25).map { .named(folder: destinationPath, stem: $0) } ?? .directory(destinationPath),
             priority: row.int(5), expectedSize: row.optionalInt(6), expectedMediaType: row.text(7),
-            headers: Self.decode(row.text(8)), userInfo: Self.decode(row.text(9)))
+            headers: try Self.decode(row.text(8), row), userInfo: try Self.decode(row.text(9), row))
         self.init(request: request, sequence: row.int(0), host: EngineLoop.hostKey(url))
         self.status = status
         counters = RetryPolicy.Counters(attempts: row.int(11), backoffLevel: row.int(12))
@@ -54,13 +54,18 @@ extension DownloadRecord {
     }
 
     private static func encode(_ pairs: [String: String]) -> String {
+        // Strings to strings always serialize: the nil case is unreachable, and "{}" is still a valid column.
         guard !pairs.isEmpty, let data = try? JSONSerialization.data(withJSONObject: pairs, options: [.sortedKeys]) else { return "{}" }
         return String(decoding: data, as: UTF8.self)
     }
 
-    private static func decode(_ text: String?) -> [String: String] {
-        guard let text, let data = text.data(using: .utf8),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: String] else { return [:] }
+    /// A headers or user-info column. A damaged one makes the row unreadable (reported, never
+    /// read as "no headers": a private feed's download would go out without its credentials).
+    private static func decode(_ text: String?, _ row: Row) throws -> [String: String] {
+        guard let text else { return [:] }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: String] else {
+            throw StoreError(code: 0, message: "a download row in the database has damaged headers (seq \(row.int(0)))")
+        }
         return object
     }
 }

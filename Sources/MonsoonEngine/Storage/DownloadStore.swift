@@ -203,6 +203,7 @@ public final class DownloadStore {
         // Its own SQL text, so its cached statement is never the one `rows(where:)` resets.
         let statement = try database.statement("SELECT \(Self.columns) FROM downloads WHERE \(condition) ORDER BY seq -- streamed")
         try statement.bind(values)
+        // Resets the cached statement for its next use, which binds again anyway: a failure here changes nothing.
         defer { try? statement.bind([]) }
         let row = Row(statement: statement)
         while try statement.step() {
@@ -255,6 +256,7 @@ public final class DownloadStore {
     public func forEachSummary(_ body: (DownloadSummary) throws -> Void) throws {
         let statement = try database.statement("SELECT id, url, destination_kind, destination, status, bytes, total, file_path, error_message FROM downloads ORDER BY seq")
         try statement.bind([])
+        // Resets the cached statement for its next use, which binds again anyway: a failure here changes nothing.
         defer { try? statement.bind([]) }
         let row = Row(statement: statement)
         while try statement.step() {

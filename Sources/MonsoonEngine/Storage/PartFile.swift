@@ -71,6 +71,8 @@ enum PartFile {
     /// The URL a part was fetched from, for finding a part whose name came from the server.
     static func origin(of path: String) -> String? { readState(at: path)?.url }
 
+    /// Removes a part. A failure is left for the next open to meet: `open(_:at:)` cuts whatever
+    /// is there to the offset it starts from, and a part it cannot open fails that attempt.
     static func remove(_ path: String) {
         unlink(path)
     }
@@ -142,6 +144,8 @@ public enum PartialDownloads {
     /// The part files in `folder` whose origin is known: the URL each was fetched
     /// from, mapped to the destination it was headed for (the part's path without `.part`).
     public static func find(in folder: String) -> [String: String] {
+        // A folder that cannot be listed holds no part this can offer; downloading into it
+        // then fails with the file system's own reason.
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return [:] }
         var found: [String: String] = [:]
         for name in names where name.hasSuffix(PartFile.suffix) && name.count > PartFile.suffix.count {

@@ -1,3 +1,4 @@
+import CCurl
 import Foundation
 
 /// Places finished files off the transfer thread, with group commit: while one batch is
@@ -33,6 +34,21 @@ final class Placer: Sendable {
             close(fd)
             done(flushed)
         }
+    }
+
+    /// Starts writing back `length` bytes of a running part from `offset` (`fd` is a duplicate,
+    /// closed here): a hint that keeps the disk busy during a long transfer, so the final
+    /// flush has little left to do. Off the transfer thread, since it can wait for the disk.
+    func startWriteback(_ fd: Int32, offset: Int, length: Int) {
+        checkpoints.async {
+            _ = monsoon_start_writeback(fd, Int64(offset), Int64(length))   // a hint: the fsync at the end is what counts
+            Glibc.close(fd)
+        }
+    }
+
+    /// Closes a part's descriptor off the transfer thread: a close can write back (NFS does).
+    func closePart(_ fd: Int32) {
+        checkpoints.async { _ = Glibc.close(fd) }   // nothing to do about a failed close of a part kept for later
     }
 
     /// Returns once every file queued so far is placed and its result posted (at shutdown).
