@@ -125,3 +125,38 @@ import Testing
         #expect(L.command(.retry(fileGone: false), status: .downloading, placing: false) == .none)
     }
 }
+
+/// Every status change, as a table: for each event and status, where it leads, or that it cannot happen.
+@Suite struct DownloadLifecycleTransitionTests {
+    private typealias Event = DownloadLifecycle.Event
+
+    @Test func everyEventFromEveryStatus() {
+        let events: [Event] = [.start, .pause, .requeue, .retryLater, .complete, .foundComplete, .fail]
+        // Rows: the status a download is in; each entry: where the event takes it (nil: cannot happen).
+        let expected: [DownloadStatus: [Event: DownloadStatus]] = [
+            .queued: [.start: .downloading, .pause: .paused, .requeue: .queued, .retryLater: .waitingToRetry,
+                      .foundComplete: .completed, .fail: .failed],
+            .downloading: [.pause: .paused, .requeue: .queued, .retryLater: .waitingToRetry, .complete: .completed, .fail: .failed],
+            .paused: [.requeue: .queued, .foundComplete: .completed, .fail: .failed],
+            .waitingToRetry: [.pause: .paused, .requeue: .queued, .foundComplete: .completed, .fail: .failed],
+            .completed: [.requeue: .queued],
+            .failed: [.requeue: .queued],
+        ]
+        for status in DownloadStatus.allCases {
+            for event in events {
+                #expect(DownloadLifecycle.status(after: event, from: status) == expected[status]?[event],
+                        "\(event) from \(status)")
+            }
+        }
+    }
+
+    @Test func aRecordMovesOnlyWhereTheLifecycleAllows() {
+        var record = DownloadRecord(request: DownloadRequest(id: "a", url: URL(string: "http://example.com/a")!, destination: .file("/tmp/a")),
+                                    sequence: 0, host: "example.com")
+        #expect(record.apply(.start) && record.status == .downloading)
+        #expect(record.apply(.retryLater) && record.status == .waitingToRetry)
+        #expect(record.apply(.requeue) && record.status == .queued)
+        #expect(record.apply(.start) && record.apply(.complete) && record.status == .completed)
+        #expect(record.apply(.requeue) && record.status == .queued, "asked again after its file went")
+    }
+}

@@ -50,6 +50,18 @@ struct DownloadRecord: Sendable {
 
     var queueKey: QueueIndex.Key { QueueIndex.Key(priority: request.priority, sequence: sequence) }
 
+    /// Moves the status as the lifecycle says `event` does; false (and no change) when the
+    /// event cannot happen in this status, which is a fault of the caller.
+    @discardableResult
+    mutating func apply(_ event: DownloadLifecycle.Event) -> Bool {
+        guard let next = DownloadLifecycle.status(after: event, from: status) else {
+            assertionFailure("\(event) cannot happen to a download that is \(status)")
+            return false
+        }
+        status = next
+        return true
+    }
+
     func snapshot() -> Download {
         Download(request: request, status: status, bytes: bytes, total: total, lastError: lastError,
                  filePath: filePath, attempts: counters.attempts, retryAt: retryAt,

@@ -28,12 +28,12 @@ extension EngineLoop {
             break
         case .pause:
             stopTransfer(id)
-            setStatus(id, .paused)
+            move(id, .pause)
         case .queue(let liftHostHold):
             records[id]?.counters = RetryPolicy.Counters()
             records[id]?.restarts = 0
             if liftHostHold { hostsOnHold[hosts.id(record.host)] = nil }
-            setStatus(id, .queued)
+            move(id, .requeue)
         case .fetchAgain:
             var again = record
             again.bytes = 0
@@ -45,7 +45,7 @@ extension EngineLoop {
                 releasePath(path, of: id)
             }
             records[id] = again
-            setStatus(id, .queued)
+            move(id, .requeue)
         }
     }
 
@@ -106,7 +106,7 @@ extension EngineLoop {
         switch record.status {
         case .downloading:
             stopTransfer(id)
-            setStatus(id, .queued)
+            move(id, .requeue)
         case .queued:
             queue.remove(key: record.queueKey)
         case .waitingToRetry:

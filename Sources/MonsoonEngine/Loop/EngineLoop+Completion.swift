@@ -78,7 +78,7 @@ extension EngineLoop {
             records[id]?.total = transfer.fileSize
             records[id]?.checksum = transfer.digest.map(FileDigest.hex(finishing:))
             records[id]?.lastError = nil
-            setStatus(id, .completed)
+            move(id, .complete)
         case .place:
             place(id, transfer)
         case .placeWholePart(let total):
@@ -122,7 +122,7 @@ extension EngineLoop {
             retryOrFail(id, failure, holdHost: false)
             return
         }
-        setStatus(id, .queued)
+        move(id, .requeue)
     }
 
     /// Asks the retry policy, then waits to retry or fails.
@@ -141,7 +141,7 @@ extension EngineLoop {
                 let host = hosts.id(record.host)
                 hostsOnHold[host] = max(hostsOnHold[host] ?? at, at)
             }
-            setStatus(id, .waitingToRetry)
+            move(id, .retryLater)
         case .fail(let error, let counters):
             record.counters = counters
             records[id] = record
@@ -151,7 +151,7 @@ extension EngineLoop {
 
     func fail(_ id: DownloadID, _ error: DownloadError) {
         records[id]?.lastError = error
-        setStatus(id, .failed)
+        move(id, .fail)
     }
 
     // MARK: - Placement
@@ -189,7 +189,7 @@ extension EngineLoop {
             records[id]?.lastError = nil
             if let path = record.filePath { releasePath(path, of: id) }
             // The validators stay: they say which version of the resource the file is.
-            setStatus(id, .completed)
+            move(id, .complete)
         case .failure(let error):
             fail(id, error)
         }

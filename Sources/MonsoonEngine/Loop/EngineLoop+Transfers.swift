@@ -93,7 +93,7 @@ extension EngineLoop {
         records[id] = record
         // Saved with the first body byte (its name and status in one commit): a run killed
         // before it leaves the row queued, which is what it is.
-        setStatus(id, .downloading, saving: false)
+        move(id, .start, saving: false)
     }
 
     static func diskSpaceMessage(needed: Int, free: Int, reserve: Int) -> String {

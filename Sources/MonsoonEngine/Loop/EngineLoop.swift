@@ -154,7 +154,7 @@ final class EngineLoop {
             waiting.remove(id)
             record.retryAt = nil
             records[id] = record
-            setStatus(id, .queued)
+            move(id, .requeue)
         }
         hostsOnHold = hostsOnHold.filter { $0.value > now }
     }
@@ -184,16 +184,18 @@ final class EngineLoop {
         }
     }
 
-    /// Moves a download to `status` (also to the queue index and the waiting set) and reports it.
+    /// Moves a download as the lifecycle says `event` does (also in the queue index and the
+    /// waiting set) and reports it.
     /// - Parameter saving: write the row now (false: a later save carries it, as the first
-    ///   body byte's does for `.downloading`).
-    func setStatus(_ id: DownloadID, _ status: DownloadStatus, saving: Bool = true) {
+    ///   body byte's does for `.start`).
+    func move(_ id: DownloadID, _ event: DownloadLifecycle.Event, saving: Bool = true) {
         guard var record = records[id] else { return }
         let old = record.status
+        guard record.apply(event) else { return }
+        let status = record.status
         if old == .queued && status != .queued { queue.remove(key: record.queueKey) }
         let host = hosts.id(record.host)
         if old == .waitingToRetry && status != .waitingToRetry { waiting.remove(id) }
-        record.status = status
         if status != .waitingToRetry { record.retryAt = nil }
         records[id] = record
         if status == .queued && old != .queued && runs(id) {
@@ -234,7 +236,7 @@ final class EngineLoop {
             case .download(let id):
                 records[id]?.bytes = transfer.fileSize
                 records[id]?.isRunning = false
-                if records[id]?.status == .downloading { records[id]?.status = .queued }
+                if records[id]?.status == .downloading { records[id]?.apply(.requeue) }
                 persist(id)
                 // A clean stop: what the part holds is flushed on the placer's queue (closing
                 // it) and saved as the checkpoint when that lands, below.

@@ -9,7 +9,65 @@ import Foundation
 ///       │                  │  └──transient failure──▶ waitingToRetry ──due──▶ queued
 ///       └──resume/retry────┴─────permanent failure──▶ failed
 ///                          pause (from queued, downloading, waitingToRetry) ──▶ paused
+///
+/// Every status change goes through `status(after:from:)`: the loop names the event, the
+/// lifecycle says where it leads (and that it may happen there at all).
 enum DownloadLifecycle {
+    /// What moves a download from one status to another.
+    enum Event: Equatable, CustomStringConvertible {
+        /// A slot is free and the part is ready: its attempt begins.
+        case start
+        /// The user pauses it (its part stays).
+        case pause
+        /// Back in line: resumed or retried by the user, due to retry, restarted from scratch,
+        /// released by another process's claim, stopped with the engine or found interrupted
+        /// by a killed one, or asked again after its file went.
+        case requeue
+        /// A transient failure: tried again at its `retryAt`.
+        case retryLater
+        /// The file is in place (or the counted body done).
+        case complete
+        /// Found whole on disk at start-up: the last run stopped between the rename and the row.
+        case foundComplete
+        /// For good, until the user asks again.
+        case fail
+
+        var description: String {
+            switch self {
+            case .start: "start"
+            case .pause: "pause"
+            case .requeue: "requeue"
+            case .retryLater: "retryLater"
+            case .complete: "complete"
+            case .foundComplete: "foundComplete"
+            case .fail: "fail"
+            }
+        }
+    }
+
+    /// The status `event` moves a download in `status` to; nil when the event cannot happen
+    /// there (a fault in the driver, which then changes nothing).
+    static func status(after event: Event, from status: DownloadStatus) -> DownloadStatus? {
+        switch (event, status) {
+        case (.start, .queued):
+            return .downloading
+        case (.pause, .queued), (.pause, .downloading), (.pause, .waitingToRetry):
+            return .paused
+        case (.requeue, _):
+            return .queued
+        case (.retryLater, .queued), (.retryLater, .downloading):
+            return .waitingToRetry
+        case (.complete, .downloading):
+            return .completed
+        case (.foundComplete, .queued), (.foundComplete, .paused), (.foundComplete, .waitingToRetry):
+            return .completed
+        case (.fail, .queued), (.fail, .downloading), (.fail, .waitingToRetry), (.fail, .paused):
+            return .failed
+        default:
+            return nil
+        }
+    }
+
     /// How an attempt ended, as facts (no handles, no files).
     struct AttemptEnd: Equatable {
         enum Body: Equatable {

@@ -9,7 +9,7 @@ extension DownloadRecord {
     ///   message naming the part (on such a file system its writes would fail as well).
     func inspectingPart(rebooted: Bool, problem: inout DownloadError?) -> DownloadRecord {
         var record = self
-        if record.status == .downloading { record.status = .queued }
+        if record.status == .downloading { record.apply(.requeue) }   // interrupted by a stop or a kill
         guard let path = record.filePath, record.status != .completed else { return record }
         let partPath = PartFile.path(for: path)
         if var size = PartFile.size(at: partPath) {
@@ -28,7 +28,7 @@ extension DownloadRecord {
                     } else {
                         let error = DownloadError(.fileSystem, "cannot cut \(partPath) back to its last flushed byte after the machine restarted, nor remove it (\(reason)): its end may be garbage; delete it, then retry")
                         problem = error
-                        record.status = .failed
+                        if record.status != .failed { record.apply(.fail) }
                         record.lastError = error
                     }
                 }
@@ -37,7 +37,7 @@ extension DownloadRecord {
         } else if let total = record.total, PartFile.size(at: path) == total, record.status != .failed {
             // Stopped between the rename and saving the row: the file in place is whole
             // (it is renamed only after an fsync).
-            record.status = .completed
+            record.apply(.foundComplete)
             record.bytes = total
         } else {
             record.bytes = 0
