@@ -5,7 +5,7 @@ SWIFT ?= swift
 APT_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libxml2-dev libssl-dev pkg-config ca-certificates openssl nginx-light mpv zsh fish
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build release deps test tsan fuzz soak demo bench bench-quick clean
+.PHONY: all build release deps test tsan fuzz soak demo bench bench-quick order clean
 
 all: build
 
@@ -26,8 +26,12 @@ build: deps
 # The shipped build: the Swift runtime and Foundation linked in (a quarter less resident
 # memory and a faster start than loading them as shared libraries), linked with the
 # toolchain's lld. Its relative relocations are packed (DT_RELR, glibc 2.36 and later): the
-# loader no longer reads 1.8 MiB of them at every start (1.5 MiB less resident).
-RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs
+# loader no longer reads 1.8 MiB of them at every start (1.5 MiB less resident). Each
+# function gets its own section, and the linker packs the ones the main jobs run together
+# (scripts/monsoon.order, from `make order`): 4 MiB less of the program resident.
+RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs \
+	-Xswiftc -Xfrontend -Xswiftc -function-sections \
+	-Xlinker --symbol-ordering-file=scripts/monsoon.order -Xlinker --no-warn-symbol-ordering
 
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS)
@@ -68,6 +72,13 @@ fuzz: deps
 SOAK_MINUTES ?= 10
 soak: release
 	.build/release/monsoon-soak --minutes $(SOAK_MINUTES) $(if $(SOAK_SEED),--seed $(SOAK_SEED))
+
+# Refreshes scripts/monsoon.order from callgrind runs of the release binary's main jobs, then
+# links again with it (SwiftPM does not see the file change).
+order: release
+	scripts/order.sh
+	rm -f .build/release/monsoon
+	$(SWIFT) build $(RELEASE_FLAGS)
 
 demo: release
 	scripts/demo.sh
