@@ -210,7 +210,7 @@ import Testing
 
 @Suite struct EventSubscriberTests {
     @Test func progressIsCoalescedAndOrderKept() async {
-        let subscriber = EventSubscriber { _ in }
+        let subscriber = EventSubscriber(kinds: .all) { _ in }
         let download = Download(request: DownloadRequest(id: "a", url: URL(string: "http://h/a")!, destination: .file("/tmp/a")),
                                 status: .completed, bytes: 10, total: 10, lastError: nil, filePath: "/tmp/a", attempts: 0, retryAt: nil)
         for bytes in 1...1000 { subscriber.send(.progress(id: "a", bytes: bytes, total: 10_000)) }
@@ -256,6 +256,28 @@ import Testing
         }
         #expect(endings.withLock { $0 } == 2)
         #expect(seen.withLock { $0.values.allSatisfy { $0 == 1 } } && seen.withLock { $0.count } == total, "each event to exactly one iterator")
+    }
+
+    @Test func aSubscriptionGetsOnlyTheKindsItAskedForAndNobodyAskingBuildsNone() async {
+        let hub = EventHub()
+        let download = Download(request: DownloadRequest(id: "a", url: URL(string: "http://h/a")!, destination: .file("/tmp/a")),
+                                status: .queued, bytes: 0, total: nil, lastError: nil, filePath: nil, attempts: 0, retryAt: nil)
+        var statuses: DownloadEvents? = hub.subscribe([.statusChanged, .removed])
+        #expect(!hub.wants(.added) && hub.wants(.statusChanged) && !hub.wants(.progress))
+        hub.send([.added(download), .statusChanged(download), .progress(id: "a", bytes: 1, total: nil), .removed("a")])
+        hub.finishAll()
+        var seen: [DownloadEvent] = []
+        if let statuses { for await event in statuses { seen.append(event) } }
+        #expect(seen == [.statusChanged(download), .removed("a")])
+        statuses = nil
+
+        let second = EventHub()
+        do {
+            let everything = second.subscribe()
+            _ = everything
+            #expect(second.wants(.added))
+        }
+        #expect(!second.wants(.added), "the only subscription that wanted it is gone")
     }
 
     @Test func cancellingOneIteratorLeavesTheOtherListening() async throws {

@@ -98,7 +98,7 @@ struct Get: RunnableCommand {
         defer { withExtendedLifetime(lock) {} }
 
         let manager = try QueueRun.openManager(home, configuration: transfer.configuration(scope: .claimedOnly, home: home, context: context, jobs: 4))
-        let session = QueueRun(manager, context: context, global: global)
+        let session = QueueRun(manager, context: context, global: global, events: Self.reported)
         do {
             var plan = Plan()
             for (url, existing) in zip(inputs.valid, try await manager.downloads(of: inputs.valid)) {
@@ -117,13 +117,17 @@ struct Get: RunnableCommand {
         return status
     }
 
+    /// The events a `get` reports from: not `.added`, since it names its own downloads
+    /// (`GetReporter.answerFor`).
+    private static let reported = DownloadEvent.Kinds.all.subtracting(.added)
+
     /// `--discard`: an engine of its own, in memory (no queue, no lock, no files), that counts
     /// and hashes the bodies: the network path alone, for benchmarks.
     private func discardBodies(_ urls: [URL], home: Home, reporter: GetReporter, runReport: RunReport?, context: CommandContext) async throws -> Int32 {
         var configuration = try transfer.configuration(scope: .wholeQueue, home: home, context: context, jobs: 4)
         configuration.diskReserve = 0
         let manager = DownloadManager(configuration: configuration)
-        let session = QueueRun(manager, context: context, global: global)
+        let session = QueueRun(manager, context: context, global: global, events: Self.reported)
         let ids: [DownloadID]
         do {
             ids = try await manager.enqueue(contentsOf: urls.map { DownloadRequest(id: "", url: $0, destination: .discard(checksum: checksum != nil)) })

@@ -10,11 +10,13 @@ struct QueueRun {
     /// Subscribed before any change, so the report misses nothing.
     private let events: DownloadEvents
 
-    init(_ manager: DownloadManager, context: CommandContext, global: GlobalOptions) {
+    /// - Parameter kinds: the events the report needs (a `get` knows what it added: without
+    ///   `.added`, a large enqueue builds and buffers no event per download).
+    init(_ manager: DownloadManager, context: CommandContext, global: GlobalOptions, events kinds: DownloadEvent.Kinds = .all) {
         self.manager = manager
         self.context = context
         self.global = global
-        events = manager.events()
+        events = manager.events(kinds)
     }
 
     /// Runs until the engine is idle (with `QueueScope.claimedOnly`: until every claimed

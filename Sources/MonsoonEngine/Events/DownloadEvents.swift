@@ -107,9 +107,12 @@ final class EventSubscriber: Sendable {
     }
 
     private let state = Locked(State())
+    /// The kinds of events this consumer asked for.
+    let kinds: DownloadEvent.Kinds
     let onTermination: @Sendable (EventSubscriber) -> Void
 
-    init(onTermination: @escaping @Sendable (EventSubscriber) -> Void) {
+    init(kinds: DownloadEvent.Kinds, onTermination: @escaping @Sendable (EventSubscriber) -> Void) {
+        self.kinds = kinds
         self.onTermination = onTermination
     }
 
@@ -169,18 +172,30 @@ final class EventSubscriber: Sendable {
 final class EventHub: Sendable {
     private struct State {
         var subscribers: [ObjectIdentifier: EventSubscriber] = [:]
+        /// What the subscribers want between them.
+        var wanted: DownloadEvent.Kinds = []
         var closed = false
+
+        mutating func updateWanted() {
+            wanted = subscribers.values.reduce(into: []) { $0.formUnion($1.kinds) }
+        }
     }
 
     private let state = Locked(State())
 
-    /// A new subscription; after shutdown, one that is already finished.
-    func subscribe() -> DownloadEvents {
-        let subscriber = EventSubscriber { [weak self] subscriber in
-            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: ObjectIdentifier(subscriber)) }   // the removed value is not needed
+    /// A new subscription to `kinds` of events; after shutdown, one that is already finished.
+    func subscribe(_ kinds: DownloadEvent.Kinds = .all) -> DownloadEvents {
+        let subscriber = EventSubscriber(kinds: kinds) { [weak self] subscriber in
+            self?.state.withLock { state in
+                state.subscribers[ObjectIdentifier(subscriber)] = nil
+                state.updateWanted()
+            }
         }
         let closed = state.withLock { state -> Bool in
-            if !state.closed { state.subscribers[ObjectIdentifier(subscriber)] = subscriber }
+            if !state.closed {
+                state.subscribers[ObjectIdentifier(subscriber)] = subscriber
+                state.updateWanted()
+            }
             return state.closed
         }
         if closed { subscriber.finish() }
@@ -191,11 +206,14 @@ final class EventHub: Sendable {
 
     var hasSubscribers: Bool { state.withLock { !$0.subscribers.isEmpty } }
 
+    /// Whether any subscriber wants events of `kinds` (so whether to build them at all).
+    func wants(_ kinds: DownloadEvent.Kinds) -> Bool { state.withLock { !$0.wanted.isDisjoint(with: kinds) } }
+
     func send(_ events: [DownloadEvent]) {
         guard !events.isEmpty else { return }
         let targets = state.withLock { Array($0.subscribers.values) }
         for subscriber in targets {
-            for event in events { subscriber.send(event) }
+            for event in events where subscriber.kinds.contains(event.kind) { subscriber.send(event) }
         }
     }
 

@@ -22,7 +22,7 @@ extension EngineLoop {
 
     /// What the attempt came to, for run reports (only built when someone listens).
     func report(_ id: DownloadID, host: String, _ transfer: Transfer, code: CURLcode) {
-        guard hub.hasSubscribers else { return }
+        guard hub.wants(.attempt) else { return }
         let written: Int
         switch transfer.sink {
         case .file, .count: written = transfer.bytesThisAttempt

@@ -164,7 +164,8 @@ extension EngineLoop {
         let id = record.request.id
         claimed?[id, default: []].insert(Self.ownClaim)
         queue.insert(id, key: record.queueKey, host: hosts.id(record.host))
-        if hub.hasSubscribers { emit(.added(record.snapshot())) }
+        // Nobody asking (a bulk enqueue in a script, or a `get`, which knows what it added): build nothing.
+        if hub.wants(.added) { emit(.added(record.snapshot())) }
         return id
     }
 }

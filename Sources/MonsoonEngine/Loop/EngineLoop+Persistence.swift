@@ -239,7 +239,7 @@ extension EngineLoop {
         for (stored, inspected) in rows where stored.sequence > adoptedThrough {
             if records.hot[stored.request.id] == nil {
                 adopt(stored, as: inspected)
-                emit(.added(stored.snapshot()))
+                if hub.wants(.added) { emit(.added(stored.snapshot())) }
             }
             adoptedThrough = max(adoptedThrough, stored.sequence)
         }

@@ -162,8 +162,7 @@ final class EngineLoop {
     // MARK: - Events
 
     func emit(_ event: DownloadEvent) {
-        // Nobody listening (a bulk enqueue in a script, say): build nothing.
-        guard hub.hasSubscribers else { return }
+        guard hub.wants(event.kind) else { return }
         pendingEvents.append(event)
     }
 
@@ -204,7 +203,7 @@ final class EngineLoop {
         }
         if status == .waitingToRetry && runs(id) { waiting.insert(id) }
         if saving { persist(id) }
-        if old != status { emit(.statusChanged(record.snapshot())) }
+        if old != status && hub.wants(.statusChanged) { emit(.statusChanged(record.snapshot())) }
     }
 
     /// Whether this engine may start `id` (see `QueueScope`).

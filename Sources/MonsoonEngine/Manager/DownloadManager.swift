@@ -174,9 +174,10 @@ public final class DownloadManager: Sendable {
         try await perform(rows: [id], now: { .success($0.snapshot(of: id)) })
     }
 
-    /// A new stream of events from now on.
-    public func events() -> DownloadEvents {
-        hub.subscribe()
+    /// A new stream of events from now on: those of `kinds` (all by default). Asking only for
+    /// what is used keeps a large enqueue cheap: nobody asking for `.added`, none is built.
+    public func events(_ kinds: DownloadEvent.Kinds = .all) -> DownloadEvents {
+        hub.subscribe(kinds)
     }
 
     /// Returns once nothing is queued, downloading or waiting to retry.

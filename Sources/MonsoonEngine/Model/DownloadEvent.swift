@@ -12,6 +12,31 @@ public enum DownloadEvent: Sendable, Equatable {
     /// A request of the download ended (it may be retried: `statusChanged` says).
     case attempt(AttemptReport)
 
+    /// Which events a subscription wants (`DownloadManager.events(_:)`): the engine builds no
+    /// event of a kind nobody asked for.
+    public struct Kinds: OptionSet, Sendable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+
+        public static let added = Kinds(rawValue: 1 << 0)
+        public static let progress = Kinds(rawValue: 1 << 1)
+        public static let statusChanged = Kinds(rawValue: 1 << 2)
+        public static let removed = Kinds(rawValue: 1 << 3)
+        public static let attempt = Kinds(rawValue: 1 << 4)
+        public static let all: Kinds = [.added, .progress, .statusChanged, .removed, .attempt]
+    }
+
+    /// The event's kind.
+    public var kind: Kinds {
+        switch self {
+        case .added: .added
+        case .progress: .progress
+        case .statusChanged: .statusChanged
+        case .removed: .removed
+        case .attempt: .attempt
+        }
+    }
+
     /// The download the event is about.
     public var downloadID: DownloadID {
         switch self {
