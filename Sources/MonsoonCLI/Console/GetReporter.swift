@@ -97,6 +97,7 @@ final class GetReporter: Sendable {
     func answerFor(_ downloads: [(id: DownloadID, url: URL)]) {
         state.withLock { state in
             state.own = Set(downloads.map(\.id))
+            state.rows.reserveCapacity(state.rows.count + downloads.count)   // one table, not a doubling series
             for (id, url) in downloads where state.rows[id] == nil {
                 state.rows[id] = Row(name: Self.name(of: url), url: url)
             }
