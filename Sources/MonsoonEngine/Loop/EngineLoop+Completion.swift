@@ -54,30 +54,36 @@ extension EngineLoop {
         case .count: body = .counted
         default: body = .none
         }
-        if body != .none {
-            records[id]?.bytes = transfer.fileSize
-            transfer.reportedBytes = transfer.fileSize
+        var highWater = 0
+        var hasFile = false
+        records.update(id) { record in
+            if body != .none { record.bytes = transfer.fileSize }
+            highWater = record.highWater
+            hasFile = record.filePath != nil
         }
+        if body != .none { transfer.reportedBytes = transfer.fileSize }
         let head = transfer.head
-        let highWater = records[id]?.highWater ?? 0
         var end = DownloadLifecycle.AttemptEnd(
             body: body, restartReason: transfer.restartReason, abortError: transfer.abortError, status: head.status,
             curlCode: Int(code.rawValue), curlText: code == CURLE_OK ? "" : transfer.errorText(code), retryAfter: head.retryAfter,
             contentRange: head.contentRange, received: transfer.fileSize, expected: transfer.total, resumedFrom: transfer.plan.offset,
-            highWater: highWater, hasFile: records[id]?.filePath != nil)
+            highWater: highWater, hasFile: hasFile)
         end.abortIsTransient = transfer.abortIsTransient
         let outcome = DownloadLifecycle.outcome(of: end, stallSeconds: configuration.stallSeconds, now: Date())
         if transfer.restartReason == nil && transfer.abortError == nil {
             // Progress is net: only bytes past the most the part has ever held count.
-            records[id]?.highWater = max(highWater, transfer.fileSize)
+            records.update(id) { $0.highWater = max(highWater, transfer.fileSize) }
         }
         switch outcome {
         case .complete:
             // Nothing to place: the count (and the hash) is the result.
-            records[id]?.bytes = transfer.fileSize
-            records[id]?.total = transfer.fileSize
-            records[id]?.checksum = transfer.digest.map(FileDigest.hex(finishing:))
-            records[id]?.lastError = nil
+            let checksum = transfer.digest.map(FileDigest.hex(finishing:))
+            records.update(id) { record in
+                record.bytes = transfer.fileSize
+                record.total = transfer.fileSize
+                record.checksum = checksum
+                record.lastError = nil
+            }
             move(id, .complete)
         case .place:
             place(id, transfer)
@@ -85,8 +91,10 @@ extension EngineLoop {
             // The part is placed as it is (the placer opens it).
             transfer.fileSize = total
             transfer.total = total
-            records[id]?.total = total
-            records[id]?.bytes = total
+            records.update(id) { record in
+                record.total = total
+                record.bytes = total
+            }
             place(id, transfer)
         case .restartFresh(let reason):
             restartFresh(id, transfer, reason: reason)

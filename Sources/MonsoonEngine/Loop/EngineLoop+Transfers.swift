@@ -115,11 +115,13 @@ extension EngineLoop {
     }
 
     func releaseSlot(_ id: DownloadID) {
-        guard var record = records[id], running.removeValue(forKey: id) != nil else { return }
-        record.isRunning = false
-        records[id] = record
+        guard running[id] != nil, let hostName = records.update(id, { record -> String in
+            record.isRunning = false
+            return record.host
+        }) else { return }
+        running[id] = nil
         runningDownloads -= 1
-        let host = hosts.id(record.host)
+        let host = hosts.id(hostName)
         runningPerHost[host, default: 1] -= 1
         if runningPerHost[host] == 0 { runningPerHost[host] = nil }
         needsScheduling = true

@@ -188,22 +188,24 @@ final class EngineLoop {
     /// - Parameter saving: write the row now (false: a later save carries it, as the first
     ///   body byte's does for `.start`).
     func move(_ id: DownloadID, _ event: DownloadLifecycle.Event, saving: Bool = true) {
-        guard var record = records[id] else { return }
-        let old = record.status
-        guard record.apply(event) else { return }
-        let status = record.status
-        if old == .queued && status != .queued { queue.remove(key: record.queueKey) }
-        let host = hosts.id(record.host)
+        // In place: the record is neither copied out nor written back.
+        let moved = records.update(id) { record -> (old: DownloadStatus, new: DownloadStatus, key: QueueIndex.Key, host: String)? in
+            let old = record.status
+            guard record.apply(event) else { return nil }
+            if record.status != .waitingToRetry { record.retryAt = nil }
+            return (old, record.status, record.queueKey, record.host)
+        }
+        guard let moved = moved ?? nil else { return }
+        let (old, status) = (moved.old, moved.new)
+        if old == .queued && status != .queued { queue.remove(key: moved.key) }
         if old == .waitingToRetry && status != .waitingToRetry { waiting.remove(id) }
-        if status != .waitingToRetry { record.retryAt = nil }
-        records[id] = record
         if status == .queued && old != .queued && runs(id) {
-            queue.insert(id, key: record.queueKey, host: host)
+            queue.insert(id, key: moved.key, host: hosts.id(moved.host))
             needsScheduling = true
         }
         if status == .waitingToRetry && runs(id) { waiting.insert(id) }
         if saving { persist(id) }
-        if old != status && hub.wants(.statusChanged) { emit(.statusChanged(record.snapshot())) }
+        if old != status && hub.wants(.statusChanged), let snapshot = records.update(id, { $0.snapshot() }) { emit(.statusChanged(snapshot)) }
     }
 
     /// Whether this engine may start `id` (see `QueueScope`).

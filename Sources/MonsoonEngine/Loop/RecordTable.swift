@@ -27,6 +27,19 @@ struct RecordTable {
         set { hot[id] = newValue }
     }
 
+    /// Changes a record where it lies (a record read for the running command moves into memory
+    /// first). A `records[id]?.field = value` goes through the getter and the setter, copying the
+    /// whole record twice; several fields changed at once that way cost that many times over.
+    /// - Returns: what `body` returns; nil when there is no such download.
+    @discardableResult @inline(__always)   // specialized where it is used: a generic call costs more than the copy it saves
+    mutating func update<T>(_ id: DownloadID, _ body: (inout DownloadRecord) -> T) -> T? {
+        if hot[id] == nil {
+            guard let record = preloaded[id] else { return nil }
+            hot[id] = record
+        }
+        return body(&hot[id]!)   // Dictionary's in-place accessor: no copy of the record
+    }
+
     /// Downloads removed here whose row deletion the disk worker has not confirmed, by id and
     /// sequence: a row read before the deletion must not bring them back.
     private var removed: [DownloadID: Set<Int>] = [:]
