@@ -6,10 +6,12 @@ import Foundation
 /// small files pays for one journal commit and one folder flush per batch, not per file.
 ///
 /// Checkpoint flushes of running parts go to a queue of their own, so a large flush never
-/// holds a finished file back.
+/// holds a finished file back; the quick calls (starting writeback, closing a part) to a third,
+/// so they never wait behind a flush.
 final class Placer: Sendable {
     private let files: BatchingQueue<(DownloadID, Placement)>
     private let checkpoints = DispatchQueue(label: "monsoon.checkpoints")
+    private let quick = DispatchQueue(label: "monsoon.writeback")
 
     init(inbox: EngineInbox) {
         files = BatchingQueue(label: "monsoon.placement") { batch in
@@ -40,7 +42,7 @@ final class Placer: Sendable {
     /// closed here): a hint that keeps the disk busy during a long transfer, so the final
     /// flush has little left to do. Off the transfer thread, since it can wait for the disk.
     func startWriteback(_ fd: Int32, offset: Int, length: Int) {
-        checkpoints.async {
+        quick.async {
             _ = monsoon_start_writeback(fd, Int64(offset), Int64(length))   // a hint: the fsync at the end is what counts
             Glibc.close(fd)
         }
@@ -48,12 +50,13 @@ final class Placer: Sendable {
 
     /// Closes a part's descriptor off the transfer thread: a close can write back (NFS does).
     func closePart(_ fd: Int32) {
-        checkpoints.async { _ = Glibc.close(fd) }   // nothing to do about a failed close of a part kept for later
+        quick.async { _ = Glibc.close(fd) }   // nothing to do about a failed close of a part kept for later
     }
 
     /// Returns once every file queued so far is placed and its result posted (at shutdown).
     func waitUntilDone() {
         files.waitUntilDone()
         checkpoints.sync {}
+        quick.sync {}
     }
 }
