@@ -31,7 +31,7 @@ build: deps
 # (scripts/monsoon.order, from `make order`): 4 MiB less of the program resident.
 RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs \
 	-Xswiftc -Xfrontend -Xswiftc -function-sections \
-	-Xlinker --symbol-ordering-file=scripts/monsoon.order -Xlinker --no-warn-symbol-ordering
+	-Xlinker --symbol-ordering-file=$(CURDIR)/scripts/monsoon.order -Xlinker --no-warn-symbol-ordering
 
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Writes scripts/monsoon.order: the functions the shipped binary runs in its main jobs, in the
-# order they first run, for the linker to pack together (lld's --symbol-ordering-file; the
+# Writes scripts/monsoon.order: the functions the shipped binary runs in its main jobs, grouped
+# by job (the most common first), for the linker to pack together (lld's --symbol-ordering-file; the
 # release build compiles each function into its own section so it can).
 #
 # Why: the kernel maps a program's code in 64 KiB windows around each page a run first
@@ -13,7 +13,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=.build/release
-command -v valgrind >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind; }
+sudo_cmd=""; [ "$(id -u)" = 0 ] || sudo_cmd=sudo
+command -v valgrind >/dev/null || { $sudo_cmd apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq valgrind; }
 work=$(mktemp -d /tmp/monsoon-order.XXXXXX)
 pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
@@ -23,7 +24,9 @@ serve() {   # serve NAME ARGS...: starts a test server (here, not in a subshell,
     local name=$1; shift
     "$bin/monsoon-testserver" "$@" > "$work/$name.url" &
     pids+=($!)
-    for _ in $(seq 100); do [ -s "$work/$name.url" ] && break; sleep 0.05; done
+    for _ in $(seq 100); do [ -s "$work/$name.url" ] && return; sleep 0.05; done
+    echo "order.sh: the test server ($name) did not start" >&2
+    exit 1
 }
 # Files on disk, served as nginx serves them (ETag and Last-Modified: their paths run too).
 mkdir "$work/www"
@@ -39,7 +42,8 @@ run=0
 profile() {   # profile ARGS...: one run of monsoon under callgrind, in its own home
     run=$((run + 1))
     valgrind --tool=callgrind --demangle=no --dump-instr=no --compress-strings=no \
-        --callgrind-out-file="$work/cg.$run" "$bin/monsoon" --home "$work/home$run" "$@" > /dev/null 2>&1
+        --callgrind-out-file="$work/cg.$run" "$bin/monsoon" --home "$work/home$run" "$@" > /dev/null 2> "$work/err" \
+        || { echo "order.sh: monsoon $* failed:" >&2; tail -5 "$work/err" >&2; exit 1; }
 }
 # The most common job first: its code, start-up included, is packed tightest.
 profile get --quiet -j 8 -o "$work/small" -i "$work/small.txt"
@@ -50,7 +54,7 @@ profile inspect "$podcast/feed.xml" --json
 profile --version
 profile --help
 
-# Each function of the binary once, in the order the runs first called it.
+# Each function of the binary once, grouped by run (within a run, in callgrind's order).
 python3 - "$work" scripts/monsoon.order <<'PY'
 import glob, os, sys
 work, out = sys.argv[1], sys.argv[2]

@@ -153,6 +153,29 @@ import Testing
         await manager.shutdown()
     }
 
+    /// At a clean stop the running part is flushed (off the transfer thread) and what it holds
+    /// saved as its checkpoint, so even a reboot right after keeps every byte.
+    @Test func aCleanStopFlushesThePartAndSavesItAsTheCheckpoint() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        let database = folder.file("queue.sqlite")
+        server.setRoute("/s", Route(body: .pattern(size: 4 << 20, seed: 9), etag: "\"s\"", throttle: 400_000))
+        var configuration = fastConfiguration()
+        configuration.checkpointBytes = 64 << 20   // none while it runs: only the stop's
+        configuration.checkpointSeconds = 3600
+        let manager = try DownloadManager(configuration: configuration, databasePath: database)
+        let destination = folder.file("s.bin")
+        try await manager.enqueue(request("s", server.url("/s"), to: destination))
+        try await eventually("some bytes") { (try await manager.download(withID: "s")?.bytes ?? 0) > 200_000 }
+        await manager.shutdown()
+        let part = LocalFile.size(at: PartFile.path(for: destination)) ?? 0
+        let store = try DownloadStore(path: database)
+        #expect(part > 200_000)
+        #expect(try store.database.scalarInt("SELECT checkpoint FROM downloads WHERE id = 's'") == part, "the part as flushed at the stop")
+        #expect(try store.database.scalarText("SELECT status FROM downloads WHERE id = 's'") == "queued")
+    }
+
     @Test func checkpointsAreSavedWhileDownloading() async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()

@@ -8,8 +8,8 @@
 ///
 /// The subscription ends when the sequence and its iterators are gone, so a consumer
 /// that stops listening costs nothing. Like `AsyncStream`, it is unicast: with several
-/// iterators, each event goes to one. A cancelled task's `next()` returns nil; the other
-/// iterators go on.
+/// iterators, each event goes to one. A cancelled task's `next()` returns what is already
+/// buffered, then nil; the other iterators go on.
 public struct DownloadEvents: AsyncSequence, Sendable {
     /// Each element is one event.
     public typealias Element = DownloadEvent
@@ -139,8 +139,8 @@ final class EventSubscriber: Sendable {
         for waiter in waiters { waiter.resume(returning: nil) }
     }
 
-    /// The next event; nil once finished, or at once for a cancelled task. A cancellation
-    /// ends only its own wait: another iterator of the same subscription goes on.
+    /// The next event; nil once finished, or, for a cancelled task, once nothing is buffered.
+    /// A cancellation ends only its own wait: another iterator of the same subscription goes on.
     func next() async -> DownloadEvent? {
         let token = state.withLock { state in
             state.lastToken += 1

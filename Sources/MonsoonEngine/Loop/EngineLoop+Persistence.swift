@@ -13,7 +13,8 @@ extension EngineLoop {
         records.saving(id)
         // A completion is flushed with its commit, before it is reported (one flush for all
         // the rows of a batch): a file reported complete is in the database after a power cut.
-        work.append(.save(record, durably: record.status == .completed))
+        // So is a checkpoint's reset: new bytes must never meet the old checkpoint.
+        work.append(.save(record, durably: record.status == .completed || record.checkpointResetPending))
     }
 
     /// The disk worker committed these saves.
@@ -115,7 +116,7 @@ extension EngineLoop {
         let due = transfer.fileSize - transfer.checkpointRequested >= configuration.checkpointBytes
             || now.timeIntervalSince(transfer.checkpointRequestedAt) >= configuration.checkpointSeconds
         guard due else { return }
-        let fd = dup(transfer.fd)
+        let fd = fcntl(transfer.fd, F_DUPFD_CLOEXEC, 0)
         guard fd >= 0 else { return }
         let length = transfer.fileSize
         let epoch = records[id]?.partEpoch ?? 0
@@ -157,11 +158,15 @@ extension EngineLoop {
         }
         let rebooted = BootID.rebooted(since: stored)
         var cutFailed = false
+        var restoredAll = false
         // One row at a time: a large queue is never all in memory. A row that cannot be
         // read is skipped (and reported), not the end of the restore.
         note {
             try store.transaction {
-                try store.forEachRecord(where: "1", skippingUnreadable: { self.storeError = $0 }) { record in
+                try store.forEachRecord(where: "1", skippingUnreadable: {
+                    self.storeError = $0
+                    cutFailed = true   // its part was not looked at
+                }) { record in
                     var problem: DownloadError?
                     let inspected = record.inspectingPart(rebooted: rebooted, problem: &problem)
                     self.adopt(record, as: inspected)
@@ -172,10 +177,11 @@ extension EngineLoop {
                     self.adoptedThrough = max(self.adoptedThrough, record.sequence)
                 }
             }
+            restoredAll = true
         }
-        // Replaced only once read, and every part cut back: otherwise a reboot since the stored
-        // id would go unnoticed by every later run.
-        if storedWasRead, !cutFailed, let current = BootID.current, current != stored { note { try store.setMeta("boot_id", current) } }
+        // Replaced only once read, and every row read and its part cut back: otherwise a reboot
+        // since the stored id would go unnoticed by every later run.
+        if storedWasRead, restoredAll, !cutFailed, let current = BootID.current, current != stored { note { try store.setMeta("boot_id", current) } }
         note { nextSequence = max(nextSequence, try store.nextSequence()) }
         needsScheduling = true
     }

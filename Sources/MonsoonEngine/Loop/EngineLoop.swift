@@ -123,7 +123,7 @@ final class EngineLoop {
     /// keeps up during the transfer instead of all at once in the final fsync.
     private func startDueWriteback() {
         for transfer in running.values where transfer.fd >= 0 && transfer.fileSize - transfer.writebackStart >= Transfer.writebackStep {
-            let fd = dup(transfer.fd)
+            let fd = fcntl(transfer.fd, F_DUPFD_CLOEXEC, 0)
             guard fd >= 0 else { continue }   // only a hint: the placement's fsync writes it all
             placer.startWriteback(fd, offset: transfer.writebackStart, length: transfer.fileSize - transfer.writebackStart)
             transfer.writebackStart = transfer.fileSize
@@ -280,6 +280,7 @@ final class EngineLoop {
         afterSaving { _ in for waiter in waiters { waiter.resume() } }
         submitWork()
         worker.waitUntilDone()
+        placer.waitUntilDone()   // parts that came back ready after the stop were closed just now
         hub.finishAll()
     }
 }

@@ -20,6 +20,9 @@ extension DownloadRecord {
                     // The bytes past the checkpoint cannot be trusted, and a resume would append
                     // to them.
                     let reason = String(cString: strerror(errno))
+                    // The reset is saved durably (`persist`): a power cut must never pair a
+                    // new part's bytes with the old, higher checkpoint.
+                    if record.checkpoint > 0 { record.checkpointResetPending = true }
                     record.checkpoint = 0
                     record.resume = nil
                     size = 0

@@ -14,7 +14,7 @@ extension DownloadRecord {
             id: DownloadID(id), url: url,
             destination: kind == "file" ? .file(destinationPath) : row.text(25).map { .named(folder: destinationPath, stem: $0) } ?? .directory(destinationPath),
             priority: row.int(5), expectedSize: row.optionalInt(6), expectedMediaType: row.text(7),
-            headers: try Self.decode(row.text(8), row), userInfo: try Self.decode(row.text(9), row))
+            headers: try Self.decode(row.text(8), "headers", row), userInfo: try Self.decode(row.text(9), "user info", row))
         self.init(request: request, sequence: row.int(0), host: EngineLoop.hostKey(url))
         self.status = status
         counters = RetryPolicy.Counters(attempts: row.int(11), backoffLevel: row.int(12))
@@ -61,10 +61,10 @@ extension DownloadRecord {
 
     /// A headers or user-info column. A damaged one makes the row unreadable (reported, never
     /// read as "no headers": a private feed's download would go out without its credentials).
-    private static func decode(_ text: String?, _ row: Row) throws -> [String: String] {
+    private static func decode(_ text: String?, _ column: String, _ row: Row) throws -> [String: String] {
         guard let text else { return [:] }
         guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: String] else {
-            throw StoreError(code: 0, message: "a download row in the database has damaged headers (seq \(row.int(0)))")
+            throw StoreError(code: 0, message: "a download row in the database has damaged \(column) (seq \(row.int(0)))")
         }
         return object
     }

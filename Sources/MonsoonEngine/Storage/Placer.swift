@@ -28,8 +28,8 @@ final class Placer: Sendable {
         files.submit(batch)
     }
 
-    /// Flushes `fd` (a duplicate of a running part's descriptor, closed here), then runs `done`
-    /// with whether it worked.
+    /// Flushes `fd` (a running part's: a duplicate, or at shutdown the part's own), closes it,
+    /// then runs `done` with whether the flush worked.
     func flush(_ fd: Int32, then done: @escaping @Sendable (Bool) -> Void) {
         checkpoints.async {
             let flushed = fdatasync(fd) == 0
