@@ -127,6 +127,30 @@ import Testing
         await manager.shutdown()
     }
 
+    /// A row that cannot be read after a reboot has a part nobody looked at: the stored boot id
+    /// stays, so a later run (with the row mended) still cuts that part back.
+    @Test func anUnreadableRowAfterARebootKeepsTheOldBootID() async throws {
+        let folder = TemporaryFolder()
+        defer { folder.remove() }
+        let database = folder.file("queue.sqlite")
+        do {
+            let store = try DownloadStore(path: database)
+            for (sequence, id) in ["good", "damaged"].enumerated() {
+                let record = DownloadRecord(request: request(DownloadID(id), URL(string: "http://127.0.0.1:9/\(id)")!, to: folder.file(id)),
+                                            sequence: sequence + 1, host: "")
+                _ = try store.insert(record)
+            }
+            try store.database.execute("UPDATE downloads SET headers = '{not json' WHERE id = 'damaged'")
+            try store.setMeta("boot_id", "a boot before the power cut")
+        }
+        var configuration = fastConfiguration()
+        configuration.maxConcurrentDownloads = 0   // only the restore matters here
+        let manager = try DownloadManager(configuration: configuration, databasePath: database)
+        #expect(await manager.persistenceError() != nil, "the damaged row is reported")
+        await manager.shutdown()
+        #expect(try DownloadStore(path: database).meta("boot_id") == "a boot before the power cut")
+    }
+
     @Test func withoutARebootThePartIsTrustedWhole() async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()
