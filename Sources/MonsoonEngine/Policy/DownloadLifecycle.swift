@@ -14,7 +14,7 @@ import Foundation
 /// lifecycle says where it leads (and that it may happen there at all).
 enum DownloadLifecycle {
     /// What moves a download from one status to another.
-    enum Event: Equatable, CustomStringConvertible {
+    enum Event: Equatable {
         /// A slot is free and the part is ready: its attempt begins.
         case start
         /// The user pauses it (its part stays).
@@ -31,18 +31,6 @@ enum DownloadLifecycle {
         case foundComplete
         /// For good, until the user asks again.
         case fail
-
-        var description: String {
-            switch self {
-            case .start: "start"
-            case .pause: "pause"
-            case .requeue: "requeue"
-            case .retryLater: "retryLater"
-            case .complete: "complete"
-            case .foundComplete: "foundComplete"
-            case .fail: "fail"
-            }
-        }
     }
 
     /// The status `event` moves a download in `status` to; nil when the event cannot happen
