@@ -79,7 +79,13 @@ struct ResponsePlan {
             plan.status = status
             plan.range = range
             plan.headers = [("Content-Type", route.contentType)]
-            if Self.allowsBody(status) { plan.headers.append(("Content-Length", String(range.count))) }
+            if Self.allowsBody(status) {
+                if route.sendsContentLength {
+                    plan.headers.append(("Content-Length", String(range.count)))
+                } else {
+                    plan.closesConnection = true   // the close is what ends the body
+                }
+            }
             if route.supportsRanges && route.status == 200 { plan.headers.append(("Accept-Ranges", "bytes")) }
             plan.headers += extra + validators
             if let disposition = route.contentDisposition { plan.headers.append(("Content-Disposition", disposition)) }

@@ -27,6 +27,9 @@ public struct Route: Sendable {
     public var extraHeaders: [(String, String)] = []
     /// Misbehaviour to inject; see ``Fault`` for how the list is consumed.
     public var faults: [Fault] = []
+    /// `false`: no Content-Length; the body ends when the server closes the connection, as an
+    /// old server or a stream does (with a large `.pattern` body: one that seems never to end).
+    public var sendsContentLength: Bool = true
 
     /// A route; every parameter but `body` has the default of the property it sets.
     public init(
@@ -40,7 +43,8 @@ public struct Route: Sendable {
         ignoresIfRange: Bool = false,
         throttle: Int? = nil,
         extraHeaders: [(String, String)] = [],
-        faults: [Fault] = []
+        faults: [Fault] = [],
+        sendsContentLength: Bool = true
     ) {
         self.body = body
         self.status = status
@@ -53,6 +57,7 @@ public struct Route: Sendable {
         self.throttle = throttle
         self.extraHeaders = extraHeaders
         self.faults = faults
+        self.sendsContentLength = sendsContentLength
     }
 
     /// A page answered with `status` and `text` as a `text/html` body, e.g. a permanent 404 or 500.

@@ -146,7 +146,7 @@ import Testing
         _ = big
         let limited = await runMonsoon(["archive", server.url("/feed.xml").absoluteString, "-o", "A", "--max-size", "10k"], in: folder.path)
         #expect(limited.status == 1)
-        #expect(limited.output.contains("failed e") && limited.output.contains("larger than the 10 KiB limit"), "\(limited.output)")
+        #expect(limited.output.contains("failed e") && limited.output.contains("larger than this download's limit of 10 KiB"), "\(limited.output)")
         try FileManager.default.createDirectory(atPath: folder.file("empty"), withIntermediateDirectories: true)
         let verifyNothing = await runMonsoon(["verify", folder.file("empty")], in: folder.path)
         #expect(verifyNothing.status == 1 && verifyNothing.errors.contains("not a Monsoon archive"))

@@ -71,6 +71,19 @@ final class SmallDisk: @unchecked Sendable {
 
     func free() { try? FileManager.default.removeItem(atPath: filler) }   // absent when never filled: nothing to free
 
+    /// Grows (or shrinks) the disk in place: what it holds stays.
+    func resize(megabytes: Int) throws {
+        guard Self.run("/bin/mount", ["-o", "remount,size=\(megabytes)m", path]) == 0 else { throw CLITestError("could not resize the tmpfs at \(path)") }
+    }
+
+    func file(_ name: String) -> String { (path as NSString).appendingPathComponent(name) }
+
+    /// Bytes free on it.
+    var freeBytes: Int {
+        var info = statvfs()
+        return statvfs(path, &info) == 0 ? Int(info.f_bavail) * Int(info.f_frsize) : 0
+    }
+
     func unmount() { _ = Self.run("/bin/umount", [path]) }
 
     private static func run(_ executable: String, _ arguments: [String]) -> Int32 {

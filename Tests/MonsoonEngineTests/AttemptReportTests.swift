@@ -50,7 +50,7 @@ import Testing
         try await manager.enqueue(request("big", server.url("/big"), to: folder.file("big")))
         let failed = try await waitFor(manager, "big", .failed)
         #expect(failed.lastError?.code == .tooLarge)
-        #expect(failed.lastError?.message.contains("larger than the 98 KiB limit") == true)
+        #expect(failed.lastError?.message.contains("the server says the file is 195 KiB, larger than this download's limit of 98 KiB; refused") == true)
         #expect(folder.contents().isEmpty, "no file, no part")
         await manager.shutdown()
     }

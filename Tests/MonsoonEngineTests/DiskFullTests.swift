@@ -9,26 +9,12 @@ import Testing
 @Suite(.enabled(if: Tmpfs.canMount, "mounting a tmpfs is not permitted here (it needs root with CAP_SYS_ADMIN): full-disk tests skipped"))
 struct DiskFullTests {
 
-    @Test func aFullDiskFailsWithTheReasonKeepsThePartAndRetryResumes() async throws {
+    @Test func aFullDiskHoldsTheDownloadWithTheReasonKeepsThePartAndRetryResumes() async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()
-        let disk = folder.file("disk")
-        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
-        let mount = Process()
-        mount.executableURL = URL(fileURLWithPath: "/bin/mount")
-        mount.arguments = ["-t", "tmpfs", "-o", "size=4m", "tmpfs", disk]
-        try mount.run()
-        mount.waitUntilExit()
-        try #require(mount.terminationStatus == 0, "could not mount a tmpfs at \(disk)")
-        defer {
-            let umount = Process()
-            umount.executableURL = URL(fileURLWithPath: "/bin/umount")
-            umount.arguments = [disk]
-            try? umount.run()
-            umount.waitUntilExit()
-            folder.remove()
-            server.stop()
-        }
+        let mounted = try MountedTmpfs(at: folder.file("disk"), megabytes: 4)
+        let disk = mounted.path
+        defer { mounted.unmount(); folder.remove(); server.stop() }
         let body = Body.pattern(size: 3 << 20, seed: 77)
         server.setRoute("/big", Route(body: body, etag: "\"big\"", throttle: 500_000))
         let manager = DownloadManager(configuration: fastConfiguration())
@@ -42,9 +28,13 @@ struct DiskFullTests {
         while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
         close(fd)
 
-        let failed = try await waitFor(manager, "big", .failed)
-        #expect(failed.lastError?.code == .notEnoughDiskSpace)
-        #expect(failed.lastError?.message.contains("not enough disk space") == true)
+        // Not failed: queued again, waiting for room, with the reason.
+        try await eventually("the download waits for room") {
+            let download = try await manager.download(withID: "big")
+            return download?.status == .queued && download?.lastError?.code == .notEnoughDiskSpace
+        }
+        let held = try await manager.download(withID: "big")
+        #expect(held?.lastError?.message.contains("not enough disk space") == true)
         let kept = PartFile.size(at: PartFile.path(for: destination)) ?? 0
         #expect(kept > 300_000, "the partial download is kept")
         #expect(!FileManager.default.fileExists(atPath: destination))

@@ -79,6 +79,14 @@ import Testing
         #expect(outcome(page) == .fail(DownloadError(.webPageNotMedia, "a web page")))
     }
 
+    @Test func noRoomOnTheDiskHoldsTheDownloadInsteadOfFailingIt() {
+        var full = end(200)
+        full.abortError = DownloadError(.notEnoughDiskSpace, "not enough disk space")
+        #expect(outcome(full) == .holdForSpace(DownloadError(.notEnoughDiskSpace, "not enough disk space")))
+        full.abortIsTransient = true
+        #expect(outcome(full) == .holdForSpace(DownloadError(.notEnoughDiskSpace, "not enough disk space")))
+    }
+
     @Test func aDatabaseFailureWhileOpeningThePartIsRetried() {
         var busy = end(200)
         busy.abortError = DownloadError(.fileSystem, "could not save the download in the database: database is locked")
@@ -131,12 +139,13 @@ import Testing
     private typealias Event = DownloadLifecycle.Event
 
     @Test func everyEventFromEveryStatus() {
-        let events: [Event] = [.start, .pause, .requeue, .retryLater, .complete, .foundComplete, .fail]
+        let events: [Event] = [.start, .pause, .requeue, .retryLater, .complete, .foundComplete, .fail, .holdForSpace]
         // Rows: the status a download is in; each entry: where the event takes it (nil: cannot happen).
         let expected: [DownloadStatus: [Event: DownloadStatus]] = [
             .queued: [.start: .downloading, .pause: .paused, .requeue: .queued, .retryLater: .waitingToRetry,
-                      .foundComplete: .completed, .fail: .failed],
-            .downloading: [.pause: .paused, .requeue: .queued, .retryLater: .waitingToRetry, .complete: .completed, .fail: .failed],
+                      .foundComplete: .completed, .fail: .failed, .holdForSpace: .queued],
+            .downloading: [.pause: .paused, .requeue: .queued, .retryLater: .waitingToRetry, .complete: .completed, .fail: .failed,
+                           .holdForSpace: .queued],
             .paused: [.requeue: .queued, .foundComplete: .completed, .fail: .failed],
             .waitingToRetry: [.pause: .paused, .requeue: .queued, .foundComplete: .completed, .fail: .failed],
             .completed: [.requeue: .queued],

@@ -71,7 +71,7 @@ import Testing
         await manager.shutdown()
     }
 
-    @Test func notEnoughDiskSpaceRefusesToStart() async throws {
+    @Test func notEnoughDiskSpaceKeepsItQueuedWithoutAsking() async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()
         defer { folder.remove(); server.stop() }
@@ -80,9 +80,12 @@ import Testing
         configuration.diskReserve = Int.max / 4   // more than any disk has free
         let manager = DownloadManager(configuration: configuration)
         try await manager.enqueue(request("big", server.url("/big"), to: folder.file("big")))
-        let failed = try await waitFor(manager, "big", .failed)
-        #expect(failed.lastError?.code == .notEnoughDiskSpace)
-        #expect(failed.lastError?.message.contains("not enough disk space") == true)
+        await manager.waitUntilIdle()
+        // Not failed: it waits, queued, for room (a later run, or a retry, asks again).
+        let waiting = try #require(try await manager.download(withID: "big"))
+        #expect(waiting.status == .queued)
+        #expect(waiting.lastError?.code == .notEnoughDiskSpace)
+        #expect(waiting.lastError?.message.hasPrefix("not enough disk space on the disk holding \(folder.path): ") == true, "\(String(describing: waiting.lastError))")
         #expect(server.requests.isEmpty)
         #expect(folder.contents().isEmpty)
         await manager.shutdown()

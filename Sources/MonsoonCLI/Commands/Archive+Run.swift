@@ -144,7 +144,8 @@ extension Archive {
         for index in members.indices {
             let member = members[index]
             if withArtwork, let folder = member.folder, let artwork = member.podcast.artworkURL, DownloadRequest.isDownloadable(artwork) {
-                extras.append(DownloadRequest(id: DownloadID("a\(member.podcast.id)"), url: artwork, destination: .named(folder: folder, stem: "cover")))
+                extras.append(DownloadRequest(id: DownloadID("a\(member.podcast.id)"), url: artwork, destination: .named(folder: folder, stem: "cover"),
+                                              sizeLimit: SizeLimits.artwork))
             }
             guard withTranscripts || withChapters else { continue }
             for request in requests {
@@ -152,10 +153,12 @@ extension Archive {
                       case .named(let folder, let stem) = request.destination,
                       let item = try queue.episode(withID: episode) else { continue }   // an episode that vanished has nothing to add
                 if withTranscripts, let url = item.transcriptURL, DownloadRequest.isDownloadable(url) {
-                    extras.append(DownloadRequest(id: DownloadID("t\(episode)"), url: url, destination: .named(folder: folder, stem: stem + ".transcript")))
+                    extras.append(DownloadRequest(id: DownloadID("t\(episode)"), url: url, destination: .named(folder: folder, stem: stem + ".transcript"),
+                                                  sizeLimit: SizeLimits.transcript))
                 }
                 if withChapters, let url = item.chaptersURL, DownloadRequest.isDownloadable(url) {
-                    extras.append(DownloadRequest(id: DownloadID("c\(episode)"), url: url, destination: .named(folder: folder, stem: stem + ".chapters")))
+                    extras.append(DownloadRequest(id: DownloadID("c\(episode)"), url: url, destination: .named(folder: folder, stem: stem + ".chapters"),
+                                                  sizeLimit: SizeLimits.chapters))
                 }
             }
         }
@@ -228,15 +231,18 @@ extension Archive {
         if output.json {
             context.output.line(GetReporter.jsonLine("summary", [
                 ("downloaded", String(tally.completed)), ("skipped", String(skipped + tally.alreadyThere)), ("failed", String(tally.failed)),
-                ("paused", String(tally.paused)), ("removed", String(tally.removed)), ("bytes", String(bytes)),
+                ("paused", String(tally.paused)), ("removed", String(tally.removed)), ("waitingForSpace", String(tally.waitingForSpace)),
+                ("interrupted", String(tally.interrupted)), ("notStarted", String(tally.notStarted)), ("bytes", String(bytes)),
                 ("seconds", JSONText.number((seconds * 1000).rounded() / 1000)), ("bytesPerSecond", JSONText.number(speed.rounded())),
             ]))
             return
         }
         guard !global.quiet || tally.failed > 0 else { return }
         var line = "archived: \(tally.completed) downloaded, \(skipped + tally.alreadyThere) skipped (already archived), \(tally.failed) failed"
-        if tally.paused + tally.removed + tally.interrupted + tally.notStarted > 0 {
-            line += ", \(tally.paused + tally.removed + tally.interrupted + tally.notStarted) not finished"
+        // Whatever was left unfinished, with why.
+        for (count, what) in [(tally.waitingForSpace, "left queued for lack of disk space"), (tally.paused, "paused"), (tally.removed, "removed"),
+                              (tally.interrupted, "interrupted"), (tally.notStarted, "not started")] where count > 0 {
+            line += ", \(count) \(what)"
         }
         line += "; \(ByteCount.format(bytes)) in \(String(format: "%.1f", seconds)) s (\(ByteCount.format(Int(speed)))/s)"
         context.errors.line("monsoon: " + line)

@@ -81,7 +81,7 @@ struct EpisodeSession {
             var fresh: [DownloadRequest] = []
             for request in requests {
                 if let existing = try store.download(withID: request.id) {
-                    if existing.status != .completed { try store.updateRequest(request.id, destination: request.destination, priority: request.priority) }
+                    if existing.status != .completed { try store.updateRequest(request.id, destination: request.destination, priority: request.priority, sizeLimit: request.sizeLimit) }
                 } else {
                     fresh.append(request)
                 }

@@ -53,6 +53,8 @@ final class GetReporter: Sendable {
         var interrupted = 0
         var notStarted = 0
         var notURLs = 0
+        /// Left queued, waiting for room on the disk (their parts kept).
+        var waitingForSpace = 0
         var diskFull = false
     }
 
@@ -159,9 +161,14 @@ final class GetReporter: Sendable {
         row.retryAt = download.retryAt
         state.rows[download.id] = row
         defer { if live && Date().timeIntervalSince(state.lastDraw) >= 0.1 { draw(&state) } }   // at most ten redraws a second
-        guard previous != download.status else { return }
         let id = download.id.rawValue
         let url = Redaction.redact(download.request.url)
+        // Held for room on the disk: queued again (or still), its part kept; said once per hold.
+        if download.status == .queued, let error = download.lastError, error.code == .notEnoughDiskSpace {
+            announce(&state, .waitingForSpace(url: url, reason: error.message), id: id)
+            return
+        }
+        guard previous != download.status else { return }
         switch download.status {
         case .completed:
             state.completed += 1
@@ -204,12 +211,20 @@ final class GetReporter: Sendable {
                     if row.error?.code == .notEnoughDiskSpace { tally.diskFull = true }
                 case .paused: tally.paused += 1
                 case .downloading, .waitingToRetry: tally.interrupted += 1
-                case .queued: if row.bytes > 0 { tally.interrupted += 1 } else { tally.notStarted += 1 }
+                case .queued:
+                    if row.error?.code == .notEnoughDiskSpace {
+                        tally.waitingForSpace += 1
+                        tally.diskFull = true
+                    } else if row.bytes > 0 {
+                        tally.interrupted += 1
+                    } else {
+                        tally.notStarted += 1
+                    }
                 }
             }
             if state.own == nil {
                 // Downloads that never changed status sent no event: queued, not started.
-                let seen = tally.completed + tally.failed + tally.paused + tally.removed + tally.interrupted + tally.notStarted
+                let seen = tally.completed + tally.failed + tally.paused + tally.removed + tally.interrupted + tally.notStarted + tally.waitingForSpace
                 tally.notStarted += max(0, state.expected - seen)
             }
             return tally
@@ -243,11 +258,12 @@ final class GetReporter: Sendable {
         add(tally.removed, "removed")
         add(tally.interrupted, "interrupted")
         add(tally.notStarted, "not started")
+        add(tally.waitingForSpace, "left queued for lack of disk space")
         add(tally.notURLs, tally.notURLs == 1 ? "not a URL" : "not URLs")
         return parts.joined(separator: ", ")
     }
 
-    /// 3 when a download failed for lack of disk space, else 2 when input lines were not
+    /// 3 when a download failed or was left queued for lack of disk space, else 2 when input lines were not
     /// URLs, else 1 when a download did not complete (failed, paused, removed), else 0.
     /// `paused` and `removed` count only for a run that answers for its own downloads:
     /// `monsoon download` is steered by the user on purpose.
@@ -270,6 +286,7 @@ final class GetReporter: Sendable {
         case failed(url: String, reason: String)
         case paused
         case removed
+        case waitingForSpace(url: String, reason: String)
     }
 
     /// Says what happened to download `id`, in the run's style.
@@ -289,10 +306,17 @@ final class GetReporter: Sendable {
             case .failed(let url, let reason): name = "failed"; fields += [("url", JSONText.string(url)), ("reason", JSONText.string(reason))]
             case .paused: name = "paused"
             case .removed: name = "removed"
+            case .waitingForSpace(let url, let reason):
+                name = "waitingForSpace"; fields += [("url", JSONText.string(url)), ("reason", JSONText.string(reason))]
             }
             context.output.line(Self.jsonLine(name, fields))
         case .events where !live:
-            guard !quiet || { if case .failed = what { return true } else { return false } }() else { return }
+            guard !quiet || {
+                switch what {
+                case .failed, .waitingForSpace: return true
+                default: return false
+                }
+            }() else { return }
             switch what {
             case .started(let url): context.output.line("started \(id) \(url)")
             case .finished(let path, _, let bytes, let checksum): context.output.line("finished \(id) \(path) \(bytes)" + (checksum.map { " " + $0 } ?? ""))
@@ -300,6 +324,7 @@ final class GetReporter: Sendable {
             case .failed(let url, let reason): context.output.line("failed \(id) \(url): \(reason)")
             case .paused: context.output.line("paused \(id) from another command")
             case .removed: context.output.line("removed \(id)")
+            case .waitingForSpace(_, let reason): context.output.line("waiting \(id) for disk space: \(reason)")
             }
         case .files, .events:
             switch what {
@@ -313,6 +338,7 @@ final class GetReporter: Sendable {
             case .failed(let url, let reason): emitLine(&state, "monsoon: \(id) failed: \(url): \(reason)", toErrors: true)
             case .paused: emitLine(&state, "monsoon: \(id) paused from another command", toErrors: true)
             case .removed: emitLine(&state, "monsoon: \(id) removed", toErrors: true)
+            case .waitingForSpace(_, let reason): emitLine(&state, "monsoon: \(id) waiting for disk space: \(reason)", toErrors: true)
             }
         }
     }

@@ -25,7 +25,8 @@ extension EngineLoop {
         guard let record = records[id] else { return }
         switch outcome {
         case .none:
-            break
+            // Resumed or retried while waiting for room: the user asks for it now.
+            if space.holds[id] != nil { letGoOfSpaceHold(id) }
         case .pause:
             stopTransfer(id)
             move(id, .pause)
@@ -80,6 +81,8 @@ extension EngineLoop {
             guard !wasClaimed else { continue }
             switch record.status {
             case .queued:
+                // One waiting for room stays held until its disk has it.
+                guard space.holds[id] == nil else { continue }
                 queue.insert(id, key: record.queueKey, host: hosts.id(record.host))
                 needsScheduling = true
             case .waitingToRetry:
@@ -109,6 +112,7 @@ extension EngineLoop {
             move(id, .requeue)
         case .queued:
             queue.remove(key: record.queueKey)
+            space.holds[id] = nil
         case .waitingToRetry:
             waiting.remove(id)
         case .paused, .completed, .failed:
@@ -119,7 +123,7 @@ extension EngineLoop {
     /// Pauses every download that would run (with `.claimedOnly`, also those only in the store).
     /// A download removed meanwhile answers `.notFound`, its only failure: nothing left to pause.
     func pauseAll(reply: CommandReply<Void>) {
-        var active = Set(queue.entries.map(\.id)).union(waiting).union(starting.keys)
+        var active = Set(queue.entries.map(\.id)).union(waiting).union(starting.keys).union(space.holds.keys)
         active.formUnion(records.hot.values.filter { $0.status == .downloading }.map(\.request.id))
         guard persistent, claimed != nil else {
             return forEach(Array(active), { loop, id in _ = loop.pause(id) }, done: { loop, result in reply(loop, result) }, ifClosed: reply.shutDown)
@@ -174,6 +178,8 @@ extension EngineLoop {
     func setPriority(_ priority: Int, for id: DownloadID) -> Result<Void, DownloadManagerError> {
         guard var record = records[id] else { return .failure(.notFound(id)) }
         let wasQueued = record.status == .queued && runs(id)
+        // Waiting for room, it is queued again under its new priority: the start checks the room.
+        space.holds[id] = nil
         if wasQueued { queue.remove(key: record.queueKey) }
         record.request.priority = priority
         records[id] = record
@@ -216,6 +222,7 @@ extension EngineLoop {
         releaseStartingSlot(id)
         if record.status == .queued { queue.remove(key: record.queueKey) }
         waiting.remove(id)
+        space.holds[id] = nil
         records.remove(id, sequence: record.sequence, deletionPending: persistent && !rowDeleted)
         claimed?[id] = nil
         lastSaved[id] = nil

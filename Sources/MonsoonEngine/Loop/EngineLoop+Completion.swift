@@ -104,6 +104,10 @@ extension EngineLoop {
         case .retry(let failure, let holdHost):
             closeFile(transfer)
             retryOrFail(id, failure, holdHost: holdHost)
+        case .holdForSpace(let error):
+            closeFile(transfer)
+            let needed = SpacePolicy.need(expected: transfer.total ?? transfer.expectedTotal, have: transfer.fileSize)
+            holdForSpace(id, error, volume: transfer.volume?.id, needed: max(needed, transfer.spaceWanted))
         }
     }
 

@@ -18,9 +18,9 @@ extension EngineLoop {
             runningPerHost[entry.host, default: 0] += 1
             if let record = records.hot[entry.id], case .discard = record.request.destination {
                 // Nothing on disk to look at: the plan is made here.
-                startPrepared(entry.id, .ready(StartPreparation.plan(record, diskReserve: configuration.diskReserve)))
+                startPrepared(entry.id, .ready(StartPreparation.plan(record)))
             } else {
-                work.append(.prepareStart(StartPreparation(id: entry.id, record: records.hot[entry.id], diskReserve: configuration.diskReserve)))
+                work.append(.prepareStart(StartPreparation(id: entry.id, record: records.hot[entry.id])))
             }
         }
         startQueuedFetches()
@@ -67,10 +67,28 @@ extension EngineLoop {
             if part.discarded { record.startPartOver(epoch: nextPartEpoch()) }
         }
         records[id] = record
-        if let error = ready.spaceError ?? DownloadRequest.refusal(of: record.request.url).map({ DownloadError(.unsupportedScheme, $0) }) {
+        if let refusal = DownloadRequest.refusal(of: record.request.url) {
             releaseStartingSlot(id)
-            fail(id, error)
+            fail(id, DownloadError(.unsupportedScheme, refusal))
             return
+        }
+        // Before a byte is asked for: what it still needs must fit beside what the running
+        // downloads on the same disk still need, above the reserve (unknown sizes count nothing
+        // here; their writes are checked as they come). Else it waits, queued, for room.
+        let expected = record.resume?.total ?? record.total ?? record.request.expectedSize
+        var volume: Volume?
+        if let measured = ready.space {
+            let disk = space.volume(for: measured, folder: record.request.destination.folder, reserve: configuration.diskReserve)
+            let needed = expected.map { max(0, $0 - plan.offset) }
+            let committed = committedBytes(on: disk)
+            guard SpacePolicy.fits(needed: needed ?? 0, allowance: disk.allowance, committed: committed) else {
+                releaseStartingSlot(id)
+                let message = Self.spaceMessage(folder: disk.folder, needed: needed, committed: committed, allowance: disk.allowance,
+                                                reserve: configuration.diskReserve, stoppedAt: nil)
+                holdForSpace(id, DownloadError(.notEnoughDiskSpace, message), volume: disk.id, needed: needed ?? SpacePolicy.unknownSizeNeed)
+                return
+            }
+            volume = disk
         }
         let url = record.request.url.absoluteString
         let transfer = Transfer(purpose: .download(id), plan: plan)
@@ -78,7 +96,13 @@ extension EngineLoop {
         transfer.partPath = record.filePath.map(PartFile.path(for:))
         transfer.fileSize = plan.offset
         transfer.total = record.resume?.total
+        transfer.expectedTotal = expected
+        transfer.volume = volume
         transfer.maxFileBytes = configuration.maxFileBytes ?? Int.max
+        if let limit = record.request.sizeLimit, limit.bytes < transfer.maxFileBytes {
+            transfer.maxFileBytes = max(0, limit.bytes)
+            transfer.sizeLimitReason = limit.reason
+        }
         transfer.decide = { [unowned self] transfer in self.decideBody(transfer) }
         guard multi.add(transfer.easy) else {
             releaseStartingSlot(id)
@@ -94,10 +118,6 @@ extension EngineLoop {
         // Saved with the first body byte (its name and status in one commit): a run killed
         // before it leaves the row queued, which is what it is.
         move(id, .start, saving: false)
-    }
-
-    static func diskSpaceMessage(needed: Int, free: Int, reserve: Int) -> String {
-        "not enough disk space: \(ByteCount.format(needed)) needed plus a \(ByteCount.format(reserve)) reserve, \(ByteCount.format(free)) free; free some space, then retry"
     }
 
     /// Removes a running transfer, keeping its part file for a later resume.
@@ -119,12 +139,14 @@ extension EngineLoop {
             record.isRunning = false
             return record.host
         }) else { return }
-        running[id] = nil
+        let ended = running.removeValue(forKey: id)
         runningDownloads -= 1
         let host = hosts.id(hostName)
         runningPerHost[host, default: 1] -= 1
         if runningPerHost[host] == 0 { runningPerHost[host] = nil }
         needsScheduling = true
+        // What it still expected to write is no longer spoken for: a held download may fit now.
+        if ended?.volume != nil { releaseSpaceHolds() }
     }
 
     // MARK: - The first body byte
@@ -157,9 +179,20 @@ extension EngineLoop {
             transfer.sink = .count
         case .write(let offset, let total):
             if let total, total > transfer.maxFileBytes {
-                transfer.abortError = DownloadError(.tooLarge, "the file is \(ByteCount.format(total)), larger than the \(ByteCount.format(transfer.maxFileBytes)) limit")
+                transfer.abortError = transfer.tooLarge(announced: total)
                 transfer.sink = .aborted
                 return
+            }
+            // The length is known now: the rest must fit beside the other running downloads.
+            if let total, let volume = transfer.volume {
+                let committed = committedBytes(on: volume, excluding: transfer)
+                if !SpacePolicy.fits(needed: total - offset, allowance: volume.allowance, committed: committed) {
+                    transfer.abortError = DownloadError(.notEnoughDiskSpace, Self.spaceMessage(
+                        folder: volume.folder, needed: total - offset, committed: committed, allowance: volume.allowance,
+                        reserve: configuration.diskReserve, stoppedAt: nil))
+                    transfer.sink = .aborted
+                    return
+                }
             }
             var newState: ResumeState?
             if offset == 0 || record.resume == nil {

@@ -31,6 +31,9 @@ final class EngineLoop {
     var runningPerHost: [Int: Int] = [:]
     var waiting: Set<DownloadID> = []
     var hostsOnHold: [Int: Date] = [:]
+    /// The disks downloads write to (what each may still take) and the downloads waiting for room.
+    let space = SpaceLedger()
+    var lastSpaceCheck = Date.distantPast
     /// Finished files waiting to be placed with the others of this turn of the loop (group commit).
     var pendingPlacements: [(DownloadID, Placement)] = []
     /// Saving, naming and opening part files, off this thread.
@@ -106,6 +109,7 @@ final class EngineLoop {
             if needsScheduling { schedule(now: now) }
             multi.perform()
             startDueWriteback()
+            checkSpace(now: now)
             while let (easy, code) = multi.nextDone() {
                 if let transfer = transfers.removeValue(forKey: easy) { finish(transfer, code: code) }
             }
@@ -143,6 +147,8 @@ final class EngineLoop {
         if !queue.isEmpty {
             for until in hostsOnHold.values where until > now { deadline = min(deadline, until) }
         }
+        // Downloads waiting for room: their disks are measured again now and then.
+        if !space.holds.isEmpty { deadline = min(deadline, lastSpaceCheck.addingTimeInterval(SpacePolicy.measureInterval)) }
         let milliseconds = deadline.timeIntervalSince(now) * 1000
         return Int32(max(0, min(30_000, milliseconds.rounded(.up))))
     }
@@ -197,15 +203,19 @@ final class EngineLoop {
         }
         guard let moved = moved ?? nil else { return }
         let (old, status) = (moved.old, moved.new)
+        let held = event == .holdForSpace
+        // Anything else that happens to a download waiting for room ends the wait.
+        if !held && !space.holds.isEmpty { space.holds[id] = nil }
         if old == .queued && status != .queued { queue.remove(key: moved.key) }
         if old == .waitingToRetry && status != .waitingToRetry { waiting.remove(id) }
-        if status == .queued && old != .queued && runs(id) {
+        if status == .queued && old != .queued && runs(id) && !held {
             queue.insert(id, key: moved.key, host: hosts.id(moved.host))
             needsScheduling = true
         }
         if status == .waitingToRetry && runs(id) { waiting.insert(id) }
         if saving { persist(id) }
-        if old != status && hub.wants(.statusChanged), let snapshot = records.update(id, { $0.snapshot() }) { emit(.statusChanged(snapshot)) }
+        // A hold says why even when the download was queued already (it never started).
+        if old != status || held, hub.wants(.statusChanged), let snapshot = records.update(id, { $0.snapshot() }) { emit(.statusChanged(snapshot)) }
     }
 
     /// Whether this engine may start `id` (see `QueueScope`).
@@ -269,6 +279,7 @@ final class EngineLoop {
         fetchQueue.removeAll()
         // Let files being placed land and parts flush, and their results arrive, before the inbox closes.
         placer.waitUntilDone()
+        space.waitUntilDone()
         // Let the rows so far be saved and the parts being prepared open, and their answers arrive.
         submitWork()
         worker.waitUntilDone()

@@ -45,8 +45,19 @@ final class Transfer {
     var bytesThisAttempt = 0
     /// Where the next early writeback starts.
     var writebackStart = 0
-    /// The largest file a download may make (`EngineConfiguration.maxFileBytes`).
+    /// The largest file a download may make (`EngineConfiguration.maxFileBytes`, or the
+    /// request's `sizeLimit` when smaller), and where that limit comes from.
     var maxFileBytes = Int.max
+    var sizeLimitReason: String?
+    /// The file system the part is on, whose allowance every write spends (nil: not measured).
+    var volume: Volume?
+    /// The size the download is expected to reach (before the response tells it), for the space
+    /// the running downloads still need.
+    var expectedTotal: Int?
+    /// The write callback paused the transfer: the next chunk (`spaceWanted` bytes) would eat
+    /// into the disk's reserve as last measured. The loop measures again, then goes on or stops.
+    var pausedForSpace = false
+    var spaceWanted = 0
     /// The length last sent to be flushed for a checkpoint, and when.
     var checkpointRequested = 0
     var checkpointRequestedAt = Date()
@@ -164,6 +175,19 @@ final class Transfer {
         easy.setPointer(CURLOPT_WRITEDATA, context)
     }
 
+    /// The body outgrew `maxFileBytes`: stopped there (a part, when there is one, is kept).
+    func tooLarge(stoppedAt bytes: Int?) -> DownloadError {
+        let limit = ByteCount.format(maxFileBytes) + (sizeLimitReason.map { " (\($0))" } ?? "")
+        let stopped = bytes.map { "; stopped at \(ByteCount.format($0))" } ?? ""
+        return DownloadError(.tooLarge, "the body is larger than this download's limit of \(limit)\(stopped)")
+    }
+
+    /// The server announced a length over `maxFileBytes`: refused before a byte is written.
+    func tooLarge(announced total: Int) -> DownloadError {
+        let limit = ByteCount.format(maxFileBytes) + (sizeLimitReason.map { " (\($0))" } ?? "")
+        return DownloadError(.tooLarge, "the server says the file is \(ByteCount.format(total)), larger than this download's limit of \(limit); refused")
+    }
+
     // MARK: - Callbacks (transfer thread, inside curl_multi_perform)
 
     fileprivate func receiveHeader(_ line: UnsafeBufferPointer<UInt8>) {
@@ -186,9 +210,16 @@ final class Transfer {
         case .file:
             if fileSize + count > maxFileBytes {
                 // A stream that never ends, or a file over the caller's limit.
-                abortError = DownloadError(.tooLarge, "the file is larger than the \(ByteCount.format(maxFileBytes)) limit; stopped at \(ByteCount.format(fileSize))")
+                abortError = tooLarge(stoppedAt: fileSize)
                 sink = .aborted
                 return 0
+            }
+            // The reserve holds during the transfer too: an integer compare per chunk; measuring
+            // the disk again is the loop's, off this callback.
+            if let volume, count > volume.allowance {
+                spaceWanted = count
+                pausedForSpace = true
+                return monsoon_write_pause()
             }
             var written = 0
             while written < count {
@@ -203,10 +234,14 @@ final class Transfer {
             }
             fileSize += count
             bytesThisAttempt += count
+            if let volume {
+                volume.allowance -= count
+                volume.written += count
+            }
             return count
         case .count:
             if fileSize + count > maxFileBytes {
-                abortError = DownloadError(.tooLarge, "the body is larger than the \(ByteCount.format(maxFileBytes)) limit")
+                abortError = tooLarge(stoppedAt: nil)
                 sink = .aborted
                 return 0
             }

@@ -45,6 +45,24 @@ public struct DownloadRequest: Sendable, Equatable {
     public var headers: [String: String]
     /// Free-form pairs kept with the download for the caller.
     public var userInfo: [String: String]
+    /// The most bytes the file may have; a larger body (or one that never ends) stops the
+    /// download with `.tooLarge`, its part kept. Nil: only `EngineConfiguration.maxFileBytes`.
+    public var sizeLimit: SizeLimit?
+
+    /// A cap on one download's size, with why it is what it is (for the error message).
+    public struct SizeLimit: Sendable, Equatable {
+        /// The most bytes the file may have.
+        public var bytes: Int
+        /// Where the cap comes from, said after the size ("twice the feed's declared length
+        /// plus 64 MiB", "the cap for artwork").
+        public var reason: String
+
+        /// A cap of `bytes`, explained by `reason`.
+        public init(bytes: Int, reason: String) {
+            self.bytes = bytes
+            self.reason = reason
+        }
+    }
 
     /// A request with the given fields; only the id, URL and destination are required.
     public init(
@@ -55,7 +73,8 @@ public struct DownloadRequest: Sendable, Equatable {
         expectedSize: Int? = nil,
         expectedMediaType: String? = nil,
         headers: [String: String] = [:],
-        userInfo: [String: String] = [:]
+        userInfo: [String: String] = [:],
+        sizeLimit: SizeLimit? = nil
     ) {
         self.id = id
         self.url = url
@@ -65,6 +84,7 @@ public struct DownloadRequest: Sendable, Equatable {
         self.expectedMediaType = expectedMediaType
         self.headers = headers
         self.userInfo = userInfo
+        self.sizeLimit = sizeLimit
     }
 }
 

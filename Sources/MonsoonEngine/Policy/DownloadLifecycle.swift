@@ -9,6 +9,7 @@ import Foundation
 ///       │                  │  └──transient failure──▶ waitingToRetry ──due──▶ queued
 ///       └──resume/retry────┴─────permanent failure──▶ failed
 ///                          pause (from queued, downloading, waitingToRetry) ──▶ paused
+///       queued, downloading ──no room on the disk──▶ queued, held until there is
 ///
 /// Every status change goes through `status(after:from:)`: the loop names the event, the
 /// lifecycle says where it leads (and that it may happen there at all).
@@ -31,6 +32,8 @@ enum DownloadLifecycle {
         case foundComplete
         /// For good, until the user asks again.
         case fail
+        /// Not enough room on its disk: queued, but held until there is (its part stays).
+        case holdForSpace
     }
 
     /// The status `event` moves a download in `status` to; nil when the event cannot happen
@@ -51,6 +54,8 @@ enum DownloadLifecycle {
             return .completed
         case (.fail, .queued), (.fail, .downloading), (.fail, .waitingToRetry), (.fail, .paused):
             return .failed
+        case (.holdForSpace, .queued), (.holdForSpace, .downloading):
+            return .queued
         default:
             return nil
         }
@@ -105,11 +110,15 @@ enum DownloadLifecycle {
         case fail(DownloadError)
         /// A failure for the retry policy to weigh; `holdHost` holds the host's other downloads too.
         case retry(RetryPolicy.Failure, holdHost: Bool)
+        /// No room left on the disk (before the reserve, or none at all): keep the part, queue
+        /// it again, and hold it until its disk has room; the other downloads go on.
+        case holdForSpace(DownloadError)
     }
 
     static func outcome(of end: AttemptEnd, stallSeconds: Int, now: Date) -> AttemptOutcome {
         if let reason = end.restartReason { return .restartFresh(reason: reason) }
         if let error = end.abortError {
+            if error.code == .notEnoughDiskSpace { return .holdForSpace(error) }
             guard end.abortIsTransient else { return .fail(error) }
             return .retry(RetryPolicy.Failure(error: error, isTransient: true, retryAfter: nil, madeProgress: false), holdHost: false)
         }

@@ -196,7 +196,7 @@ extension DiskWorker {
                     return .failed(ErrorBox(error: error))
                 }
             }
-            return .ready(StartPreparation.plan(record, diskReserve: preparation.diskReserve))
+            return .ready(StartPreparation.plan(record))
         }
 
         private struct Choice {
@@ -232,7 +232,8 @@ extension DiskWorker {
             if let total = preparation.total,
                let free = FileSystem.freeSpace(at: FileSystem.nearestExistingFolder(LocalFile.folder(of: path))),
                free < (total - preparation.offset) + preparation.diskReserve {
-                let message = EngineLoop.diskSpaceMessage(needed: total - preparation.offset, free: free, reserve: preparation.diskReserve)
+                let message = EngineLoop.spaceMessage(folder: LocalFile.folder(of: path), needed: total - preparation.offset, committed: 0,
+                                                      allowance: free - preparation.diskReserve, reserve: preparation.diskReserve, stoppedAt: nil)
                 return Choice(path: path, error: DownloadError(.notEnoughDiskSpace, message))
             }
             return Choice(path: path, error: nil)

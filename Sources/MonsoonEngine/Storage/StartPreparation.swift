@@ -7,7 +7,6 @@ struct StartPreparation: Sendable {
     var id: DownloadID
     /// The loop's record when it holds one; nil: read the row.
     var record: DownloadRecord?
-    var diskReserve: Int
 
     struct Ready: Sendable {
         /// The record the plan was made from (the row, when the loop held none).
@@ -15,8 +14,9 @@ struct StartPreparation: Sendable {
         var plan: AttemptPlan
         /// What the part's bytes are, when a part was found (nil: no part).
         var part: (state: ResumeState?, discarded: Bool)?
-        /// Not enough room for the rest of the body: the attempt must not start.
-        var spaceError: DownloadError?
+        /// The disk the file goes to, measured now (nil for a counted body, or a disk that could
+        /// not be measured): the loop decides whether the rest fits beside the running downloads.
+        var space: VolumeSpace?
     }
 
     enum Outcome: Sendable {
@@ -27,29 +27,21 @@ struct StartPreparation: Sendable {
         case failed(ErrorBox)
     }
 
-    /// Plans the attempt from the part on disk, and checks space for what is left.
-    static func plan(_ record: DownloadRecord, diskReserve: Int) -> Ready {
+    /// Plans the attempt from the part on disk, and measures the disk for what is left.
+    static func plan(_ record: DownloadRecord) -> Ready {
         var ready = Ready(record: record, plan: AttemptPlan(offset: 0, ifRange: nil))
-        var resume = record.resume
         if let path = record.filePath {
             let partPath = PartFile.path(for: path)
             if let size = PartFile.size(at: partPath) {
                 let state = record.resume ?? PartFile.readState(at: partPath)
                 ready.plan = AttemptPlan.plan(partSize: size, state: state, url: record.request.url.absoluteString)
-                resume = ready.plan.offset > 0 ? state : nil
                 if ready.plan.offset == 0 { PartFile.remove(partPath) }   // stale: never splice onto it
                 ready.part = (state, ready.plan.offset == 0)
             }
         }
-        // Before a byte is asked for: the expected rest plus the reserve (a body that is only
-        // counted takes none).
+        // A body that is only counted takes no room.
         if case .discard = record.request.destination { return ready }
-        let expected = resume?.total ?? record.total ?? record.request.expectedSize
-        let remaining = max(0, (expected ?? 0) - ready.plan.offset)
-        let folder = record.request.destination.folder
-        if let free = FileSystem.freeSpace(at: FileSystem.nearestExistingFolder(folder.isEmpty ? "." : folder)), free < remaining + diskReserve {
-            ready.spaceError = DownloadError(.notEnoughDiskSpace, EngineLoop.diskSpaceMessage(needed: remaining, free: free, reserve: diskReserve))
-        }
+        ready.space = VolumeSpace.measure(record.request.destination.folder)
         return ready
     }
 }

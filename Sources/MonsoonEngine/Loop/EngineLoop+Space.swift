@@ -1,0 +1,114 @@
+import CCurl
+import Foundation
+
+/// The disk reserve, before and during transfers: downloads start only when what they still
+/// need fits beside the running ones, a write never eats into the reserve as last measured,
+/// and a download that runs out of room waits, queued with its part, until there is room again.
+extension EngineLoop {
+    /// What the running downloads on `volume` still expect to write (those of unknown size count
+    /// nothing: their writes are checked as they come).
+    func committedBytes(on volume: Volume, excluding excluded: Transfer? = nil) -> Int {
+        var sum = 0
+        for transfer in running.values where transfer.volume === volume && transfer !== excluded {
+            if let expected = transfer.total ?? transfer.expectedTotal { sum += max(0, expected - transfer.fileSize) }
+        }
+        return sum
+    }
+
+    /// Once a turn: measures the disks that paused transfers wait for at once, and every
+    /// `SpacePolicy.measureInterval` those that downloads write to or wait for.
+    func checkSpace(now: Date) {
+        for transfer in running.values where transfer.pausedForSpace {
+            if let volume = transfer.volume { space.measure(volume, inbox: inbox) }
+        }
+        guard now.timeIntervalSince(lastSpaceCheck) >= SpacePolicy.measureInterval else { return }
+        lastSpaceCheck = now
+        var busy = Set(space.holds.values.compactMap(\.volume))
+        for transfer in running.values { if let volume = transfer.volume { busy.insert(volume.id) } }
+        for id in busy {
+            if let volume = space.volumes[id], now.timeIntervalSince(volume.measuredAt) >= SpacePolicy.measureInterval { space.measure(volume, inbox: inbox) }
+        }
+    }
+
+    /// A measurement of disk `id` came back (nil: it could not be made): the allowance is set
+    /// anew, transfers paused for room go on or stop, and held downloads that fit now are queued.
+    func spaceMeasured(_ id: UInt64, _ free: Int?, writtenAtRequest: Int) {
+        guard let volume = space.volumes[id] else { return }
+        volume.measuring = false
+        volume.measuredAt = Date()
+        if let free {
+            volume.allowance = SpacePolicy.allowance(free: free, reserve: configuration.diskReserve, writtenSinceRequest: volume.written - writtenAtRequest)
+        } else {
+            // The disk cannot be measured any more: writes go on, and a full disk still stops
+            // them (ENOSPC), with the part kept.
+            volume.allowance = Int.max / 4
+        }
+        for transfer in running.values where transfer.volume === volume && transfer.pausedForSpace {
+            transfer.pausedForSpace = false
+            if transfer.spaceWanted > volume.allowance {
+                transfer.abortError = DownloadError(.notEnoughDiskSpace, Self.spaceMessage(
+                    folder: volume.folder, needed: nil, committed: 0, allowance: volume.allowance, reserve: configuration.diskReserve, stoppedAt: transfer.fileSize))
+                transfer.sink = .aborted
+            }
+            // curl delivers the held bytes again: written now, or refused by the aborted sink.
+            let code = transfer.easy.unpause()
+            if code != CURLE_OK, transfer.abortError == nil {
+                transfer.abortError = DownloadError(.network, "could not go on with the transfer: \(Curl.describe(code))")
+            }
+        }
+        releaseSpaceHolds()
+    }
+
+    /// Keeps a download queued, out of the scheduler's way, until its disk has room for what it
+    /// still needs (`releaseSpaceHolds`), or the user retries it; says why in its error.
+    func holdForSpace(_ id: DownloadID, _ error: DownloadError, volume: UInt64?, needed: Int) {
+        guard let key = records.update(id, { record -> (QueueIndex.Key, String) in
+            record.lastError = error
+            return (record.queueKey, record.host)
+        }) else { return }
+        space.holds[id] = SpaceHold(key: key.0, host: hosts.id(key.1), volume: volume, needed: max(1, needed))
+        move(id, .holdForSpace)
+    }
+
+    /// Queues again, in queue order, the held downloads that fit on their disk now.
+    func releaseSpaceHolds() {
+        guard !space.holds.isEmpty else { return }
+        var byVolume: [UInt64: [(id: DownloadID, key: QueueIndex.Key, needed: Int)]] = [:]
+        for (id, hold) in space.holds {
+            if let volume = hold.volume { byVolume[volume, default: []].append((id, hold.key, hold.needed)) }
+        }
+        for (volumeID, held) in byVolume {
+            guard let volume = space.volumes[volumeID] else { continue }
+            let ordered = held.sorted { $0.key < $1.key }.map { (id: $0.id, needed: $0.needed) }
+            for id in SpacePolicy.releasable(ordered, allowance: volume.allowance, committed: committedBytes(on: volume)) {
+                letGoOfSpaceHold(id)
+            }
+        }
+    }
+
+    /// Back in the queue: the start checks the room again.
+    func letGoOfSpaceHold(_ id: DownloadID) {
+        guard let hold = space.holds.removeValue(forKey: id), runs(id) else { return }
+        queue.insert(id, key: hold.key, host: hold.host)
+        needsScheduling = true
+    }
+
+    /// Why a download cannot start or go on for lack of room on the disk holding `folder`.
+    /// - Parameters:
+    ///   - needed: what it still needs (nil: unknown); `committed`: what the running downloads
+    ///     there still need; `allowance`: what may still be written before the reserve.
+    ///   - stoppedAt: the part's size, when a running download stopped.
+    static func spaceMessage(folder: String, needed: Int?, committed: Int, allowance: Int, reserve: Int, stoppedAt: Int?) -> String {
+        let free = max(0, allowance + reserve)
+        var text = "not enough disk space on the disk holding \(folder.isEmpty ? "." : folder): "
+        if let needed {
+            text += "\(ByteCount.format(needed)) needed"
+            if committed > 0 { text += " beside \(ByteCount.format(committed)) for the downloads running there" }
+            text += " and a \(ByteCount.format(reserve)) reserve, \(ByteCount.format(free)) free"
+        } else {
+            text += "\(ByteCount.format(free)) free and a \(ByteCount.format(reserve)) reserve that must stay free"
+        }
+        if let stoppedAt { text += "; stopped at \(ByteCount.format(stoppedAt)), the part kept" }
+        return text + "; free some space, then run again to resume"
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+
+/// One file system the loop writes to, and how much more may be written there before its
+/// reserve is reached (see `SpacePolicy`).
+///
+/// - Important: confined to the transfer thread, where curl's write callback spends from it.
+final class Volume {
+    let id: UInt64
+    /// A folder on it, to measure it by.
+    let folder: String
+    /// Bytes that may still be written: the last measurement's free space, less the reserve,
+    /// less every byte written since. Negative once something else filled the disk.
+    var allowance: Int
+    /// Every byte the loop wrote there (to tell which writes a measurement has not seen).
+    var written = 0
+    /// A measurement is on its way.
+    var measuring = false
+    var measuredAt: Date
+
+    init(id: UInt64, folder: String, allowance: Int, measuredAt: Date) {
+        self.id = id
+        self.folder = folder
+        self.allowance = allowance
+        self.measuredAt = measuredAt
+    }
+}
+
+/// A queued download that waits for room on its disk instead of starting (or going on).
+struct SpaceHold {
+    var key: QueueIndex.Key
+    var host: Int
+    /// Its disk (nil: it could not be measured; then only a retry lets it go).
+    var volume: UInt64?
+    /// What it still needs to be let go.
+    var needed: Int
+}
+
+/// The disks downloads write to, and the downloads held until their disk has room.
+///
+/// - Important: confined to the transfer thread; only `measure` leaves it, to `statvfs` on a
+///   queue of its own (never behind a flush) and answer through the inbox.
+final class SpaceLedger {
+    private(set) var volumes: [UInt64: Volume] = [:]
+    var holds: [DownloadID: SpaceHold] = [:]
+    private let gauge = DispatchQueue(label: "monsoon.space")
+
+    /// The loop's volume for a measurement made before an attempt: the one it knows (whose
+    /// allowance counts the writes since), else a new one from the measurement.
+    func volume(for space: VolumeSpace, folder: String, reserve: Int) -> Volume {
+        if let known = volumes[space.volume] { return known }
+        let volume = Volume(id: space.volume, folder: folder, allowance: space.free - reserve, measuredAt: Date())
+        volumes[space.volume] = volume
+        return volume
+    }
+
+    /// Measures `volume` again, unless a measurement is on its way; the answer comes as
+    /// `EngineLoop.spaceMeasured`.
+    func measure(_ volume: Volume, inbox: EngineInbox) {
+        guard !volume.measuring else { return }
+        volume.measuring = true
+        let (id, folder, stamp) = (volume.id, volume.folder, volume.written)
+        gauge.async {
+            let space = VolumeSpace.measure(folder)
+            inbox.post { loop in loop.spaceMeasured(id, space.flatMap { $0.volume == id ? $0.free : nil }, writtenAtRequest: stamp) }
+        }
+    }
+
+    /// Returns once the measurements asked for so far have been posted (at shutdown).
+    func waitUntilDone() {
+        gauge.sync {}
+    }
+}
