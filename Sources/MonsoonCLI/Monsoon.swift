@@ -5,6 +5,14 @@ import MonsoonPodcasts
 protocol RunnableCommand: ParsableCommand {
     /// Runs the command and returns the process's exit status.
     func run(_ context: CommandContext) async throws -> Int32
+
+    /// The command watches for Ctrl-C itself from start to end and stops cleanly (130). Others
+    /// are cancelled when it comes, except in the phases they run in `Interruption.handling`.
+    static var handlesInterruption: Bool { get }
+}
+
+extension RunnableCommand {
+    static var handlesInterruption: Bool { false }
 }
 
 /// The exit statuses `monsoon` uses.
@@ -75,17 +83,41 @@ public enum MonsoonCLI {
         case .command(let command):
             // Every command without subcommands is runnable: the declaration test checks it.
             guard let runnable = command as? any RunnableCommand else { return ExitStatus.usage }
-            do {
-                return try await runnable.run(context)
-            } catch let error as CLIError {
-                context.error(Redaction.redactText(error.message))
-                return error.status
-            } catch {
-                // Last safety net: no message leaves with a URL's credentials in it.
-                context.error(Redaction.redactText("\(error)"))
-                return ExitStatus.failure
+            guard !type(of: runnable).handlesInterruption else { return finish(await Result(catching: { try await runnable.run(context) }), context: context) }
+            // Ctrl-C while a feed is fetched, parsed or stored: the work is cancelled and the
+            // command ends at once (a phase that stops by itself is left to do so).
+            let task = Task { try await runnable.run(context) }
+            if await context.interruption.comesBefore(task), !context.interruption.isHandled {
+                task.cancel()
+                // Cancelled work ends at its next wait; a parse under way may take a moment more,
+                // which is not waited for (the process ends; a transaction is all or nothing).
+                _ = await Interruption.ends(task, within: 2)
+                context.error("interrupted")
+                return ExitStatus.interrupted
             }
+            return finish(await task.result, context: context)
         }
+    }
+
+    /// The exit status of a command's result, its error said on standard error.
+    private static func finish(_ result: Result<Int32, Error>, context: CommandContext) -> Int32 {
+        switch result {
+        case .success(let status):
+            return status
+        case .failure(let error as CLIError):
+            context.error(Redaction.redactText(error.message))
+            return error.status
+        case .failure(let error):
+            // Last safety net: no message leaves with a URL's credentials in it.
+            context.error(Redaction.redactText("\(error)"))
+            return ExitStatus.failure
+        }
+    }
+}
+
+extension Result where Failure == Error {
+    init(catching body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
     }
 }
 

@@ -32,6 +32,9 @@ struct Get: RunnableCommand {
             """
     )
 
+    /// It stops its downloads (or playback) cleanly itself: parts kept, the position saved.
+    static let handlesInterruption = true
+
     @OptionGroup var global: GlobalOptions
 
     @OptionGroup var transfer: TransferOptions

@@ -18,6 +18,10 @@ struct Play: RunnableCommand {
               monsoon play 42
               monsoon play 42 -- --speed=1.5
             """)
+
+    /// It stops playback cleanly itself, the position saved.
+    static let handlesInterruption = true
+
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The episode's id.", valueName: "episode") var episode: Int
     @Argument(help: "Options for mpv, after --.", valueName: "mpv-option") var mpvOptions: [String] = []

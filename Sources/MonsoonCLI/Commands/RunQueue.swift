@@ -25,6 +25,9 @@ struct RunQueue: RunnableCommand {
             """
     )
 
+    /// It stops its downloads (or playback) cleanly itself: parts kept, the position saved.
+    static let handlesInterruption = true
+
     @OptionGroup var global: GlobalOptions
 
     @OptionGroup var options: QueueRunOptions

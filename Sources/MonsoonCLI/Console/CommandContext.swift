@@ -68,50 +68,6 @@ public final class TextOutput: Sendable {
     public var text: String { buffer.withLock { $0 } }
 }
 
-/// Ctrl-C (or SIGTERM), as something a command can wait for.
-public final class Interruption: Sendable {
-    private struct State {
-        var triggered = false
-        var nextWaiter = 0
-        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
-    }
-
-    private let state = Mutex(State())
-
-    public init() {}
-
-    public var isTriggered: Bool { state.withLock { $0.triggered } }
-
-    public func trigger() {
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.triggered = true
-            defer { state.waiters.removeAll() }
-            return Array(state.waiters.values)
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-
-    /// Returns once triggered, or when the waiting task is cancelled.
-    public func wait() async {
-        let ticket = state.withLock { state -> Int in
-            state.nextWaiter += 1
-            return state.nextWaiter
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let now = state.withLock { state -> Bool in
-                    if state.triggered || Task.isCancelled { return true }
-                    state.waiters[ticket] = continuation
-                    return false
-                }
-                if now { continuation.resume() }
-            }
-        } onCancel: {
-            state.withLock { $0.waiters.removeValue(forKey: ticket) }?.resume()
-        }
-    }
-}
-
 /// Everything a command may touch of its surroundings, so commands run the same
 /// in-process (tests) and as the `monsoon` binary.
 public struct CommandContext: Sendable {

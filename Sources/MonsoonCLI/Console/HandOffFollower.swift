@@ -26,6 +26,11 @@ struct HandOffFollower {
     /// Rows are read only once the runner took the commands up to `handedThrough`: before
     /// that, a download to retry still shows its old end (failed, paused, complete).
     func follow(handedThrough: Int, retried: Set<DownloadID>) async throws -> Int32 {
+        // Ctrl-C is this follower's to handle: it lets go of its downloads and says so.
+        try await context.interruption.handling { try await followHandlingInterruption(handedThrough: handedThrough, retried: retried) }
+    }
+
+    private func followHandlingInterruption(handedThrough: Int, retried: Set<DownloadID>) async throws -> Int32 {
         var lastChange = -1
         var lastDraw = Date.distantPast
         var taken = false

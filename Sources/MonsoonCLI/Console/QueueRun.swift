@@ -26,6 +26,11 @@ struct QueueRun {
     /// - Parameter observe: called with every event, in order, on the task that reads them
     ///   (episodes follow their downloads, run reports collect attempts, through it).
     func run(reporting reporter: GetReporter, observe: (@Sendable (DownloadEvent) -> Void)? = nil) async -> Int32 {
+        // Ctrl-C is this run's to handle: it stops the downloads cleanly, parts kept.
+        await context.interruption.handling { await runHandlingInterruption(reporting: reporter, observe: observe) }
+    }
+
+    private func runHandlingInterruption(reporting reporter: GetReporter, observe: (@Sendable (DownloadEvent) -> Void)?) async -> Int32 {
         let manager = self.manager
         let context = self.context
         let global = self.global
