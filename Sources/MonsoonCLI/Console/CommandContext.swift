@@ -22,7 +22,15 @@ public final class TextOutput: Sendable {
 
     private init() { target = .memory }
 
+    /// Writes text for a person: control and invisible characters from feeds or servers are
+    /// shown escaped (`TerminalText`); tabs and line feeds are kept.
     public func write(_ text: String) {
+        writeVerbatim(TerminalText.escape(text))
+    }
+
+    /// Writes `text` as it is: the live view's and the player's own escape sequences, around
+    /// text they escaped themselves.
+    func writeVerbatim(_ text: String) {
         switch target {
         case .descriptor(let fd):
             var text = text
@@ -32,7 +40,8 @@ public final class TextOutput: Sendable {
         }
     }
 
-    /// Writes bytes as they are (UTF-8 text built elsewhere, a large JSON document).
+    /// Writes bytes as they are (UTF-8 text built elsewhere, a large JSON document, whose strings
+    /// escape every control character).
     public func write(_ data: Data) {
         switch target {
         case .descriptor(let fd):

@@ -331,8 +331,12 @@ final class GetReporter: Sendable {
             case .started(let url):
                 if verbose { emitLine(&state, "monsoon: \(id) started: \(url)", toErrors: true) }
             case .finished(let path, let name, let bytes, let checksum):
-                let line = live ? paint("✓ \(name)  \(ByteCount.format(bytes))", "32") : "\(path)\t\(bytes)" + (checksum.map { "\t" + $0 } ?? "")
-                if !quiet { emitLine(&state, line, toErrors: false) }
+                guard !quiet else { break }
+                if live {
+                    emitLine(&state, "✓ \(name)  \(ByteCount.format(bytes))", toErrors: false, color: "32")
+                } else {
+                    emitLine(&state, "\(path)\t\(bytes)" + (checksum.map { "\t" + $0 } ?? ""), toErrors: false)
+                }
             case .retrying(_, let seconds, let reason):
                 if !quiet { emitLine(&state, "monsoon: \(id) retrying in \(seconds) s: \(reason)", toErrors: true) }
             case .failed(let url, let reason): emitLine(&state, "monsoon: \(id) failed: \(url): \(reason)", toErrors: true)
@@ -373,14 +377,17 @@ final class GetReporter: Sendable {
 
     // MARK: - Drawing
 
-    private func emitLine(_ state: inout State, _ line: String, toErrors: Bool) {
+    /// A line above the live block (which is cleared first), in an ANSI colour when given.
+    private func emitLine(_ state: inout State, _ line: String, toErrors: Bool, color: String? = nil) {
         if live { clearBlock(&state) }
-        (toErrors ? context.errors : context.output).line(line)
+        let target = toErrors ? context.errors : context.output
+        guard let color else { return target.line(line) }
+        target.writeVerbatim(paint(TerminalText.escape(line, keepingLayout: false), color) + "\n")
     }
 
     private func clearBlock(_ state: inout State) {
         guard state.drawnLines > 0 else { return }
-        context.output.write("\u{1B}[\(state.drawnLines)A\u{1B}[J")
+        context.output.writeVerbatim("\u{1B}[\(state.drawnLines)A\u{1B}[J")
         state.drawnLines = 0
     }
 
@@ -413,9 +420,10 @@ final class GetReporter: Sendable {
         if let eta = Self.eta(remaining, speed: totalSpeed) { summary += " · ETA \(eta)" }
         clearBlock(&state)
         let width = max(20, context.terminalWidth - 1)
-        var text = lines.map { Self.clip($0, width) + "\n" }.joined()
+        // Names and reasons come from servers and feeds: escaped before the block's own colours.
+        var text = lines.map { Self.clip(TerminalText.escape($0, keepingLayout: false), width) + "\n" }.joined()
         text += paint(Self.clip(summary, width), "1") + "\n"
-        context.output.write(text)
+        context.output.writeVerbatim(text)
         state.drawnLines = lines.count + 1
         state.lastDraw = now
     }

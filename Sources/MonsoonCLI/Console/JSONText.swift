@@ -1,11 +1,14 @@
 import Foundation
+import MonsoonEngine
 
 /// JSON values written by hand, for output that is streamed row by row.
 enum JSONText {
-    /// A JSON string literal, with the escapes RFC 8259 requires.
+    /// A JSON string literal, with the escapes RFC 8259 requires, and DEL, C1 controls and
+    /// invisible characters (`InvisibleCharacters`) as `\u` escapes too: the same string to a
+    /// parser, nothing that can move or recolour a terminal that shows it.
     static func string(_ text: String) -> String {
         // Most text needs no escape at all: one pass over the bytes, then one copy.
-        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+        if !text.utf8.contains(where: { $0 < 0x20 || $0 >= 0x7F || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
             return "\"" + text + "\""
         }
         var result = "\""
@@ -17,7 +20,7 @@ enum JSONText {
             case "\n": result += "\\n"
             case "\r": result += "\\r"
             case "\t": result += "\\t"
-            case _ where scalar.value < 0x20:
+            case _ where InvisibleCharacters.isUnprintable(scalar):
                 result += String(format: "\\u%04x", scalar.value)
             default:
                 result.unicodeScalars.append(scalar)

@@ -68,7 +68,7 @@ struct PlaybackLoop {
             wasPaused = state.paused
             if context.isTerminal && !quiet {
                 let line = statusLine(position: position, state: state)
-                if line != shown { context.output.write("\r\u{1B}[2K" + line) }
+                if line != shown { context.output.writeVerbatim("\r\u{1B}[2K" + TerminalText.escape(line, keepingLayout: false)) }
                 shown = line
             }
             // mpv that does not quit within 5 s of being asked is stopped: the position is known.
@@ -80,7 +80,7 @@ struct PlaybackLoop {
         while !player.current.readerDone && Date() < deadline { try? await Task.sleep(nanoseconds: 10_000_000) }   // cancelled: the deadline ends the wait
         let state = player.current
         if let reported = state.position { position = reported }
-        if context.isTerminal && !quiet { context.output.write("\r\u{1B}[2K") }
+        if context.isTerminal && !quiet { context.output.writeVerbatim("\r\u{1B}[2K") }
         return End(position: position, reported: state.loaded, duration: state.duration,
                    interrupted: context.interruption.isTriggered, failure: failure(state))
     }

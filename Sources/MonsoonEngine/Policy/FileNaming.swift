@@ -97,7 +97,7 @@ enum FileNaming {
     }
 
     /// Makes a name safe to create inside a folder: no path separators, no `..`,
-    /// no control characters, no leading dots (hidden files), at most 255 bytes.
+    /// no control or invisible characters, no leading dots (hidden files), at most 255 bytes.
     static func sanitize(_ name: String) -> String {
         // The usual name needs nothing changed, and is seen to on its bytes: the general way
         // below goes through Foundation's trimming, about 28,000 instructions a name.
@@ -119,13 +119,13 @@ enum FileNaming {
         return true
     }
 
-    /// Any name: control characters dropped, separators replaced, `..` collapsed, leading dots
+    /// Any name: control and invisible characters (bidi controls, zero-width ones) dropped, separators replaced, `..` collapsed, leading dots
     /// and outer spaces removed, cut to 250 bytes (room for ".part"); "download" when nothing is left.
     static func sanitizeGenerally(_ name: String) -> String {
         var scalars = String.UnicodeScalarView()
         for scalar in name.unicodeScalars {
             switch scalar.value {
-            case 0..<0x20, 0x7F, 0x80..<0xA0: continue
+            case _ where InvisibleCharacters.isUnprintable(scalar): continue
             case 0x2F, 0x5C: scalars.append("_")        // "/" and "\"
             default: scalars.append(scalar)
             }

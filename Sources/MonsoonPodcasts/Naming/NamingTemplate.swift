@@ -1,4 +1,5 @@
 import Foundation
+import MonsoonEngine
 
 /// Where an episode's file goes under the download root: a template such as
 /// `{podcast}/{date} - {title}.{ext}`, whose `/` make folders.
@@ -90,13 +91,15 @@ public struct NamingTemplate: Sendable, Equatable, CustomStringConvertible {
     /// A stem leaves room for " (99)", a dot, a five-letter extension and ".part".
     static let stemLimit = 255 - 5 - 1 - 5 - 5
 
-    /// A value made safe to stand inside a path component: no separators or control characters.
+    /// A value made safe to stand inside a path component: no separators or control characters
+    /// (each a space), no bidi controls or zero-width characters (`InvisibleCharacters`: gone).
     static func clean(_ value: String) -> String {
         var scalars = String.UnicodeScalarView()
         for scalar in value.precomposedStringWithCanonicalMapping.unicodeScalars {
             switch scalar.value {
             case 0..<0x20, 0x7F, 0x80..<0xA0: scalars.append(" ")
             case 0x2F, 0x5C: scalars.append("-")        // "/" and "\"
+            case _ where InvisibleCharacters.contains(scalar): continue
             default: scalars.append(scalar)
             }
         }
