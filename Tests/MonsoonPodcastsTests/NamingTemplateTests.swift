@@ -78,3 +78,27 @@ import Testing
         #expect(NameCollisions.resolve(candidates.reversed()) == names, "the same on every run, whatever the order read")
     }
 }
+
+/// Each podcast's own folder, and names an archive keeps for itself.
+@Suite struct PodcastFolderTests {
+    @Test func theFirstSubscribedKeepsThePlainNameTheOthersAreNumbered() {
+        let names = PodcastFolders.names([
+            .init(id: 3, title: "Show/Tell", feedURL: "https://c.example/feed"),
+            .init(id: 1, title: "Show-Tell", feedURL: "https://a.example/feed"),
+            .init(id: 2, title: "show-tell", feedURL: "https://b.example/feed"),
+            .init(id: 4, title: "Show-Tell (2)", feedURL: "https://d.example/feed"),
+            .init(id: 5, title: ".", feedURL: "https://e.example/rss"),
+            .init(id: 6, title: "..", feedURL: "https://user:secret@f.example/rss?token=x"),
+            .init(id: 7, title: "Other \u{202E}kcatta", feedURL: "https://g.example/rss"),
+        ])
+        #expect(names == [1: "Show-Tell", 2: "show-tell (3)", 3: "Show-Tell (4)", 4: "Show-Tell (2)", 5: "e.example-rss", 6: "f.example-rss",
+                          7: "Other kcatta"])
+    }
+
+    @Test func anEpisodeNamedLikeTheArchivesOwnFilesIsNumbered() {
+        let candidates = ["feed", "Monsoon-Manifest", "cover", "Feed Back"].enumerated().map { index, stem in
+            NameCollisions.Candidate(id: index, folders: ["Show"], stem: stem, published: nil, guid: nil)
+        }
+        #expect(NameCollisions.resolve(candidates) == [0: "feed (2)", 1: "Monsoon-Manifest (2)", 2: "cover (2)", 3: "Feed Back"])
+    }
+}

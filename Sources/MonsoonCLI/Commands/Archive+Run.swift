@@ -24,10 +24,13 @@ extension Archive {
         var members: [Member] = []
         var chosen: [Int] = []
         var seen = Set<Int>()
+        // Each podcast's own folder: two whose titles come out the same are numbered.
+        let folderNames = try episodes.read { try $0.podcastFolderNames() }
         for (podcast, document) in loaded where seen.insert(podcast.id).inserted {
             let candidates = try episodes.read { try $0.archiveCandidates(podcast: podcast.id) }
             let selection = try select(candidates)
-            var member = Member(podcast: podcast, selection: selection, folder: naming.podcastFolder(podcast.name).map { root + "/" + $0 })
+            var member = Member(podcast: podcast, selection: selection,
+                                folder: naming.podcastFolder(folderNames[podcast.id] ?? podcast.name).map { root + "/" + $0 })
             if let folder = member.folder, let document {
                 let path = folder + "/feed.xml"
                 try Self.save(document, to: path)
@@ -86,16 +89,20 @@ extension Archive {
             guard let folder = member.folder, FileManager.default.fileExists(atPath: folder) else { continue }
             do {
                 let files = try EpisodeFiles(database: try Database(path: episodes.home.databasePath))
-                var extras = member.extras
-                if let earlier = try? Manifest.read(in: folder) {   // none yet, or unreadable: written anew
-                    for entry in earlier.files where entry.kind != "episode" && !extras.contains(where: { $0.path == folder + "/" + entry.file }) {
-                        extras.append(.init(path: folder + "/" + entry.file, kind: entry.kind, sourceURL: entry.sourceURL))
+                var manifest = try files.manifest(podcast: member.podcast.id, folder: folder,
+                                                  extras: member.extras.filter { FileManager.default.fileExists(atPath: $0.path) })
+                // Merged into what the folder's manifest lists already, never written over it.
+                if FileManager.default.fileExists(atPath: (folder as NSString).appendingPathComponent(Manifest.fileName)) {
+                    let earlier: Manifest
+                    do { earlier = try Manifest.read(in: folder) } catch {
+                        throw EpisodeFileError("\(folder)/\(Manifest.fileName) cannot be read as a Monsoon manifest, so it was left as it is: "
+                                               + "move it away (the next archive writes a new one), then run again")
                     }
+                    manifest = manifest.merged(over: earlier, in: folder)
                 }
-                try files.manifest(podcast: member.podcast.id, folder: folder, extras: extras.filter { FileManager.default.fileExists(atPath: $0.path) })
-                    .write(in: folder)
+                try manifest.write(in: folder)
             } catch {
-                context.error("\(member.podcast.name): cannot write its manifest: \(error)")
+                context.error("\(member.podcast.name): cannot update its manifest: \(error)")
                 if status == ExitStatus.success { status = ExitStatus.failure }
             }
         }

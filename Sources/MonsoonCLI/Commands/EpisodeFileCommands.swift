@@ -89,6 +89,7 @@ struct Delete: RunnableCommand {
             return try files.delete(ids)
         }
         for (id, why) in deletion.skipped { context.error("episode \(id) left alone: \(why)") }
+        for warning in deletion.warnings { context.error("warning: \(warning)") }
         if !global.quiet {
             context.output.line("deleted \(deletion.episodes.count) episode download\(deletion.episodes.count == 1 ? "" : "s"), freeing \(ByteCount.format(deletion.bytes))")
         }

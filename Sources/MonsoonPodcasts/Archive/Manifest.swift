@@ -78,6 +78,45 @@ public struct Manifest: Codable, Sendable, Equatable {
     }
 
     static func timestamp(_ date: Date) -> String { UTCDate.iso(date) }
+
+    /// This manifest, with every file of `earlier` it does not list itself kept as `earlier` had it.
+    ///
+    /// A manifest is only ever added to: a run that knows fewer files (another podcast's, once in
+    /// the same folder; a library started afresh; a file deleted by hand) must not drop the others.
+    /// What this one lists wins (the file was downloaded or written again); the rest keep their
+    /// size and SHA-256 from when they were listed, so `verify` still tells a file that went or changed.
+    /// Only an episode fetched again under another name (its title changed) replaces its old entry,
+    /// and only once the old file is gone: `folder` is where to look.
+    public func merged(over earlier: Manifest, in folder: String) -> Manifest {
+        var merged = self
+        let listed = Set(files.map(\.file))
+        let episodes = Set(files.compactMap { $0.kind == "episode" ? $0.guid : nil })
+        merged.files += earlier.files.filter { entry in
+            guard !listed.contains(entry.file) else { return false }
+            guard entry.kind == "episode", let guid = entry.guid, episodes.contains(guid) else { return true }
+            return FileManager.default.fileExists(atPath: (folder as NSString).appendingPathComponent(entry.file))
+        }
+        return merged
+    }
+
+    /// Takes the file at `path` out of the manifest that lists it (deleted on purpose, as
+    /// `monsoon delete` does): the nearest manifest in its folder or the few above it (a template
+    /// may make folders per year). Nothing happens when none lists it.
+    public static func forget(fileAt path: String) throws {
+        var folder = (path as NSString).deletingLastPathComponent
+        for _ in 0..<4 {
+            guard folder.count > 1 else { return }
+            if FileManager.default.fileExists(atPath: (folder as NSString).appendingPathComponent(fileName)) {
+                var manifest = try read(in: folder)
+                let file = String(path.dropFirst(folder.count + 1))
+                let before = manifest.files.count
+                manifest.files.removeAll { $0.file == file }
+                if manifest.files.count != before { try manifest.write(in: folder) }
+                return
+            }
+            folder = (folder as NSString).deletingLastPathComponent
+        }
+    }
 }
 
 extension EpisodeFiles {

@@ -2,7 +2,8 @@ import Foundation
 
 /// Episodes whose template renders to the same file: the first keeps the name, the
 /// others get " (2)", " (3)", … in order of publish date, then guid, then id, so the
-/// numbering is the same on every run.
+/// numbering is the same on every run. A name the archive keeps for itself is never an
+/// episode's.
 public enum NameCollisions {
     /// One episode's rendered name.
     public struct Candidate: Sendable, Equatable {
@@ -29,15 +30,21 @@ public enum NameCollisions {
         var path: String { (folders + [stem]).joined(separator: "/") }
     }
 
-    /// Each candidate's stem, numbered where its path is shared.
+    /// Stems an archive's own files have in a podcast's folder (`feed.xml`, `monsoon-manifest.json`,
+    /// `cover.jpg`): an episode that renders to one is numbered, so nothing can overwrite it or be
+    /// overwritten by it. Compared without case.
+    static let reservedStems: Set<String> = ["feed", "monsoon-manifest", "cover"]
+
+    /// Each candidate's stem, numbered where its path is shared or its stem is reserved.
     public static func resolve(_ candidates: [Candidate]) -> [Int: String] {
         var taken = Set(candidates.map(\.path))
         var result: [Int: String] = [:]
         for group in Dictionary(grouping: candidates, by: \.path).values {
             let ordered = group.sorted(by: precedes)
-            result[ordered[0].id] = ordered[0].stem
+            let reserved = reservedStems.contains(ordered[0].stem.lowercased())
+            if !reserved { result[ordered[0].id] = ordered[0].stem }
             var number = 2
-            for candidate in ordered.dropFirst() {
+            for candidate in reserved ? ordered[...] : ordered.dropFirst() {
                 // Never onto a name another episode renders to by itself ("Title (2)").
                 var numbered: Candidate
                 repeat {

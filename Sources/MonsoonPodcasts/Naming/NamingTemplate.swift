@@ -109,6 +109,11 @@ public struct NamingTemplate: Sendable, Equatable, CustomStringConvertible {
     /// A whole component made safe: no `..`, no leading dots (hidden files), collapsed
     /// spaces, trimmed, at most `limit` UTF-8 bytes on a character boundary; never empty.
     static func component(_ text: String, limit: Int) -> String {
+        nonEmptyComponent(text, limit: limit) ?? "untitled"
+    }
+
+    /// `component`, or nil when nothing is left (for a caller with a better name to fall back on).
+    static func nonEmptyComponent(_ text: String, limit: Int) -> String? {
         var clean = text.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ")
         while clean.contains("..") { clean = clean.replacingOccurrences(of: "..", with: ".") }
         while clean.hasPrefix(".") || clean.hasPrefix(" ") { clean.removeFirst() }
@@ -121,7 +126,7 @@ public struct NamingTemplate: Sendable, Equatable, CustomStringConvertible {
             }
             clean = cut.trimmingCharacters(in: .whitespaces)
         }
-        return clean.isEmpty ? "untitled" : clean
+        return clean.isEmpty ? nil : clean
     }
 }
 

@@ -54,6 +54,8 @@ public final class EpisodeFiles {
         public var bytes = 0
         /// Episodes left alone: not downloaded (maybe still downloading), with why.
         public var skipped: [(Int, String)] = []
+        /// Deleted, but the manifest of their archive folder could not be updated, with why.
+        public var warnings: [String] = []
 
         /// Nothing deleted yet.
         public init() {}
@@ -90,6 +92,10 @@ public final class EpisodeFiles {
                 }
                 if unlink(path) == 0 { deletion.bytes += size } else if errno != ENOENT {
                     throw EpisodeFileError("cannot delete \(path): \(String(cString: strerror(errno)))")
+                }
+                // Deleted on purpose: an archive's manifest no longer lists it (else `verify` would call it missing).
+                do { try Manifest.forget(fileAt: path) } catch {
+                    deletion.warnings.append("\(path) was deleted, but the manifest in its folder could not be updated: \(error)")
                 }
             }
             try database.write {

@@ -20,13 +20,13 @@ extension EpisodeQueue {
             var length: Int?
             var state: String?
         }
+        let podcasts = try podcastFolderNames()
         let rows = try database.statement("""
-            SELECT e.id, p.title, e.title, e.published, e.guid, e.season, e.episode,
-                   e.queue_position, e.enclosure_url, e.media_type, e.declared_length, e.download_state, e.identity, p.feed_url
-            FROM episodes e JOIN podcasts p ON p.id = e.podcast_id
+            SELECT e.id, e.podcast_id, e.title, e.published, e.guid, e.season, e.episode,
+                   e.queue_position, e.enclosure_url, e.media_type, e.declared_length, e.download_state, e.identity
+            FROM episodes e
             """).query { row in
-            // The podcast's name as everywhere else (`Podcast.name`): its title, else one made from its URL.
-            let podcast = FallbackName.podcast(title: row.text(1), feedURL: row.text(13))
+            let podcast = podcasts[row.int(1)] ?? ""
             return Row(id: row.int(0),
                 values: NamingValues(podcast: podcast, title: row.text(2) ?? row.text(12) ?? "", published: row.date(3),
                                      guid: row.text(4), season: row.optionalInt(5), episode: row.optionalInt(6)),
@@ -51,5 +51,12 @@ extension EpisodeQueue {
                     expectedMediaType: row.mediaType, userInfo: ["episode": String(row.id)],
                     sizeLimit: SizeLimits.episode(declaredLength: row.length))
             }
+    }
+
+    /// Each podcast's `{podcast}` in file names, by id: its name, one of its own (`PodcastFolders`).
+    public func podcastFolderNames() throws -> [Int: String] {
+        PodcastFolders.names(try database.statement("SELECT id, title, feed_url FROM podcasts").query { row in
+            PodcastFolders.Podcast(id: row.int(0), title: row.text(1), feedURL: row.text(2))
+        })
     }
 }

@@ -1,0 +1,50 @@
+import Foundation
+
+/// The `{podcast}` of each podcast in file names: its name made safe for a path component, and
+/// one of its own. Two podcasts whose titles come out the same ("Daily News" and "Daily News",
+/// "Show/Tell" and "Show-Tell", "." and "..") would otherwise share one folder, where each
+/// archive run rewrote the other's manifest and feed copy. The podcast subscribed to first keeps
+/// the plain name; the others are numbered " (2)", " (3)", … as episodes are, the same on every
+/// run. Names are compared without case, as a USB disk's file system does.
+///
+/// A title with nothing left once cleaned ("." or "..") names the podcast after its feed's
+/// address instead (`feeds.example.com-show-rss`), as a feed without a title is named.
+enum PodcastFolders {
+    struct Podcast {
+        var id: Int
+        var title: String?
+        var feedURL: String?
+    }
+
+    /// Each podcast's `{podcast}` value, by id.
+    static func names(_ podcasts: [Podcast]) -> [Int: String] {
+        var cleaned: [(id: Int, name: String)] = []
+        for podcast in podcasts.sorted(by: { $0.id < $1.id }) {
+            let name = FallbackName.podcast(title: podcast.title, feedURL: podcast.feedURL)
+            let component = NamingTemplate.nonEmptyComponent(NamingTemplate.clean(name), limit: limit)
+                ?? NamingTemplate.component(NamingTemplate.clean(FallbackName.podcast(title: nil, feedURL: podcast.feedURL)), limit: limit)
+            cleaned.append((podcast.id, component))
+        }
+        var taken = Set(cleaned.map { $0.name.lowercased() })
+        var seen = Set<String>()
+        var result: [Int: String] = [:]
+        for (id, name) in cleaned {
+            guard seen.insert(name.lowercased()).inserted else {
+                var number = 2
+                var numbered: String
+                repeat {
+                    numbered = "\(name) (\(number))"
+                    number += 1
+                } while taken.contains(numbered.lowercased())
+                taken.insert(numbered.lowercased())
+                result[id] = numbered
+                continue
+            }
+            result[id] = name
+        }
+        return result
+    }
+
+    /// Room for " (99)" in a 255-byte component.
+    private static let limit = 255 - 5
+}

@@ -1,0 +1,108 @@
+import Foundation
+import MonsoonTestServer
+import Testing
+@testable import MonsoonCLI
+
+/// Archive folders that cannot collide: each podcast has its own, an archive's own files keep
+/// their names, and a manifest is only ever added to.
+@Suite struct ArchiveFolderTests {
+    /// A one-episode feed at `path` titled `title`, its episode `episode` at `media` (served as `type`).
+    static func serve(_ server: TestServer, _ path: String, title: String, episodes: [(title: String, media: String, type: String)]) {
+        var items = ""
+        for (index, episode) in episodes.enumerated() {
+            server.setRoute(episode.media, Route(body: .bytes(Array("\(path) \(episode.title)".utf8)), contentType: episode.type))
+            items += "<item><title>\(episode.title)</title><guid>\(path)-\(index)</guid><pubDate>Mon, 0\(index + 1) Jan 2024 10:00:00 GMT</pubDate>"
+                + "<enclosure url=\"\(server.url(episode.media).absoluteString)\" type=\"\(episode.type)\"/></item>"
+        }
+        let feed = "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>\(title)</title>\(items)</channel></rss>"
+        server.setRoute(path, Route(body: .bytes(Array(feed.utf8)), contentType: "application/rss+xml"))
+    }
+
+    static func manifest(_ folder: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/monsoon-manifest.json"))) as? [String: Any])
+    }
+
+    static func files(_ manifest: [String: Any]) -> [String] {
+        ((manifest["files"] as? [[String: Any]]) ?? []).compactMap { $0["file"] as? String }.sorted()
+    }
+
+    @Test func podcastsWhoseTitlesComeOutTheSameGetFoldersOfTheirOwn() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        Self.serve(server, "/a.xml", title: "Same Show", episodes: [("First", "/a1.mp3", "audio/mpeg")])
+        Self.serve(server, "/b.xml", title: "same show", episodes: [("Second", "/b1.mp3", "audio/mpeg")])
+        Self.serve(server, "/dot.xml", title: ".", episodes: [("Dot", "/d1.mp3", "audio/mpeg")])
+        Self.serve(server, "/dotdot.xml", title: "..", episodes: [("Dots", "/dd1.mp3", "audio/mpeg")])
+        for path in ["/a.xml", "/b.xml", "/dot.xml", "/dotdot.xml"] {
+            let run = await runMonsoon(["archive", server.url(path).absoluteString, "-o", "A"], in: folder.path)
+            #expect(run.status == 0, "\(path): \(run.errors)")
+        }
+        let host = "127.0.0.1:\(server.port)"
+        #expect(folder.contents("A") == ["\(host)-dot.xml", "\(host)-dotdot.xml", "Same Show", "same show (2)"], "\(folder.contents("A"))")
+        for (name, feed, episode) in [("Same Show", "/a.xml", "2024-01-01 - First.mp3"), ("same show (2)", "/b.xml", "2024-01-01 - Second.mp3"),
+                                      ("\(host)-dot.xml", "/dot.xml", "2024-01-01 - Dot.mp3")] {
+            let manifest = try Self.manifest(folder.file("A/\(name)"))
+            #expect(Self.files(manifest) == [episode, "feed.xml"], "\(name)")
+            #expect(manifest["feedURL"] as? String == server.url(feed).absoluteString)
+            let copy = try String(contentsOfFile: folder.file("A/\(name)/feed.xml"), encoding: .utf8)
+            #expect(copy.contains(server.url(feed).absoluteString.replacingOccurrences(of: feed, with: "")), "its own feed")
+        }
+        let verify = await runMonsoon(["verify", "A"], in: folder.path)
+        #expect(verify.status == 0, "\(verify.output)\(verify.errors)")
+    }
+
+    @Test func anEpisodeNeverTakesTheNameOfTheManifestOrTheFeedCopy() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        // Audio as far as the feed says, at URLs whose extensions are the archive's own files'.
+        Self.serve(server, "/f.xml", title: "Names", episodes: [("monsoon-manifest", "/m.json", "audio/mpeg"), ("feed", "/f2.xml", "audio/mpeg"),
+                                                                ("Cover", "/c.jpg", "audio/mpeg")])
+        let run = await runMonsoon(["archive", server.url("/f.xml").absoluteString, "-o", "A", "--template", "{podcast}/{title}.{ext}"], in: folder.path)
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(folder.contents("A/Names") == ["Cover (2).jpg", "feed (2).xml", "feed.xml", "monsoon-manifest (2).json", "monsoon-manifest.json"])
+        #expect(try String(contentsOfFile: folder.file("A/Names/monsoon-manifest (2).json"), encoding: .utf8) == "/f.xml monsoon-manifest")
+        #expect(try String(contentsOfFile: folder.file("A/Names/feed (2).xml"), encoding: .utf8) == "/f.xml feed")
+        let verify = await runMonsoon(["verify", "A"], in: folder.path)
+        #expect(verify.status == 0, "\(verify.output)\(verify.errors)")
+    }
+
+    @Test func aManifestIsOnlyEverAddedTo() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        Self.serve(server, "/s.xml", title: "Kept", episodes: [("One", "/1.mp3", "audio/mpeg")])
+        let url = server.url("/s.xml").absoluteString
+        #expect(await runMonsoon(["archive", url, "-o", "A"], in: folder.path).status == 0)
+        // Another podcast's file listed here (a folder two podcasts shared before): a run of this
+        // podcast keeps it listed, with its hash as it was.
+        let show = folder.file("A/Kept")
+        try Data("other".utf8).write(to: URL(fileURLWithPath: show + "/other.mp3"))
+        var manifest = try Self.manifest(show)
+        var files = try #require(manifest["files"] as? [[String: Any]])
+        files.append(["kind": "episode", "file": "other.mp3", "size": 5, "sha256": "0d2d1b5d3b6d4ac15d14fd5d2a9da4bb1bf47a1f8c8eab1a13c5e4d2a9e2ec4a"])
+        manifest["files"] = files
+        try JSONSerialization.data(withJSONObject: manifest).write(to: URL(fileURLWithPath: show + "/monsoon-manifest.json"))
+        Self.serve(server, "/s.xml", title: "Kept", episodes: [("One", "/1.mp3", "audio/mpeg"), ("Two", "/2.mp3", "audio/mpeg")])
+        let again = await runMonsoon(["archive", url, "-o", "A"], in: folder.path)
+        #expect(again.status == 0, "\(again.errors)")
+        let merged = try Self.manifest(show)
+        #expect(Self.files(merged) == ["2024-01-01 - One.mp3", "2024-01-02 - Two.mp3", "feed.xml", "other.mp3"])
+        let other = (merged["files"] as? [[String: Any]])?.first { $0["file"] as? String == "other.mp3" }
+        #expect(other?["sha256"] as? String == "0d2d1b5d3b6d4ac15d14fd5d2a9da4bb1bf47a1f8c8eab1a13c5e4d2a9e2ec4a", "kept as it was listed")
+
+        // `delete` is on purpose: the file leaves the manifest too.
+        let delete = await runMonsoon(["delete", "2"], in: folder.path)
+        #expect(delete.status == 0, "\(delete.errors)")
+        #expect(Self.files(try Self.manifest(show)) == ["2024-01-01 - One.mp3", "feed.xml", "other.mp3"])
+
+        // A manifest that cannot be read is left as it is, and said so.
+        try Data("{not json".utf8).write(to: URL(fileURLWithPath: show + "/monsoon-manifest.json"))
+        let damaged = await runMonsoon(["archive", url, "-o", "A"], in: folder.path)
+        #expect(damaged.status == 1)
+        #expect(damaged.errors.contains("monsoon: Kept: cannot update its manifest: \(show)/monsoon-manifest.json cannot be read as a Monsoon manifest, so it was left as it is: move it away"),
+                "\(damaged.errors)")
+        #expect(try String(contentsOfFile: show + "/monsoon-manifest.json", encoding: .utf8) == "{not json")
+    }
+}
