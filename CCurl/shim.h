@@ -123,8 +123,10 @@ static inline int monsoon_fsetxattr(int fd, const char *name, const void *value,
     return fsetxattr(fd, name, value, size, 0);
 }
 
+/// A symbolic link's own attributes, never its target's: a link planted at a part's path
+/// must not lend it another file's resume state.
 static inline long monsoon_getxattr(const char *path, const char *name, void *value, size_t size) {
-    return (long)getxattr(path, name, value, size);
+    return (long)lgetxattr(path, name, value, size);
 }
 
 /// Starts writing back a range of a file without waiting for it, so the fsync at

@@ -160,3 +160,32 @@ import Testing
         await manager.shutdown()
     }
 }
+
+/// No symbolic link below a download's root is followed when writing.
+@Suite struct ConfinementTests {
+    @Test func aFolderBelowTheRootThatIsALinkFailsTheDownloadAndNothingLandsOutside() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/e.mp3", Route(body: .bytes(Array("episode".utf8)), contentType: "audio/mpeg"))
+        let root = folder.file("root")
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: folder.file("outside"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: root + "/Show", withDestinationPath: folder.file("outside"))
+        let manager = DownloadManager(configuration: fastConfiguration())
+        try await manager.enqueue(DownloadRequest(id: "e", url: server.url("/e.mp3"), destination: .named(folder: root + "/Show/2024", stem: "One"), root: root))
+        let failed = try await waitFor(manager, "e", .failed)
+        #expect(failed.lastError?.message == "\(root)/Show is a symbolic link, and Monsoon never writes through one inside \(root): "
+                + "replace it with a real folder or file (or remove it), then retry")
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: folder.file("outside"))) == [])
+        // The root itself may be a link.
+        try FileManager.default.removeItem(atPath: root + "/Show")
+        try FileManager.default.createSymbolicLink(atPath: folder.file("linked-root"), withDestinationPath: root)
+        try await manager.enqueue(DownloadRequest(id: "f", url: server.url("/e.mp3"), destination: .named(folder: folder.file("linked-root") + "/Show", stem: "One"),
+                                                  root: folder.file("linked-root")))
+        let done = try await waitFor(manager, "f", .completed)
+        #expect(done.filePath == folder.file("linked-root") + "/Show/One.mp3")
+        #expect(try String(contentsOfFile: root + "/Show/One.mp3", encoding: .utf8) == "episode")
+        await manager.shutdown()
+    }
+}

@@ -17,7 +17,7 @@ extension Archive {
         let runReport = output.makeReport()
         let started = Date()
         // 1. Every feed, read whole: subscribed, or refreshed when it already is.
-        let (loaded, failedFeeds) = try await subscribe(urls, context: context)
+        var (loaded, failedFeeds) = try await subscribe(urls, context: context)
         // 2. What to download of each (once per podcast, however often it was named), after the
         // episodes caught up with their downloads (a killed run's last ones).
         try episodes.write { try $0.reconcile() }
@@ -31,6 +31,12 @@ extension Archive {
             let selection = try select(candidates)
             var member = Member(podcast: podcast, selection: selection,
                                 folder: naming.podcastFolder(folderNames[podcast.id] ?? podcast.name).map { root + "/" + $0 })
+            // A podcast folder that is a link leads out of the root: nothing of it is written.
+            if let folder = member.folder, let link = LocalFile.firstLink(below: root, in: folder) {
+                context.error("\(podcast.name): \(Self.linkMessage(link, root: root))")
+                failedFeeds += 1
+                continue
+            }
             if let folder = member.folder, let document {
                 let path = folder + "/feed.xml"
                 try Self.save(document, to: path)
@@ -51,7 +57,7 @@ extension Archive {
         }
         // Extras already there (from an earlier run) are done.
         var extrasThere = 0
-        for extra in try extraRequests(for: &members, episodes: requests, queue: episodes.queue) {
+        for extra in try extraRequests(for: &members, episodes: requests, queue: episodes.queue, root: root) {
             if let existing = try episodes.store.download(withID: extra.id), existing.status == .completed,
                let path = existing.filePath, FileManager.default.fileExists(atPath: path) {
                 extrasThere += 1
@@ -88,6 +94,9 @@ extension Archive {
         for member in members {
             guard let folder = member.folder, FileManager.default.fileExists(atPath: folder) else { continue }
             do {
+                if let link = LocalFile.firstLink(below: root, in: folder + "/" + Manifest.fileName) {
+                    throw EpisodeFileError(Self.linkMessage(link, root: root))
+                }
                 let files = try EpisodeFiles(database: try Database(path: episodes.home.databasePath))
                 var manifest = try files.manifest(podcast: member.podcast.id, folder: folder,
                                                   extras: member.extras.filter { FileManager.default.fileExists(atPath: $0.path) })
@@ -146,13 +155,13 @@ extension Archive {
 
     /// Artwork, transcripts and chapters, when asked for: plain downloads beside the episodes
     /// (ids `a<podcast>`, `t<episode>`, `c<episode>`), recorded as the member's extras.
-    private func extraRequests(for members: inout [Member], episodes requests: [DownloadRequest], queue: EpisodeQueue) throws -> [DownloadRequest] {
+    private func extraRequests(for members: inout [Member], episodes requests: [DownloadRequest], queue: EpisodeQueue, root: String) throws -> [DownloadRequest] {
         var extras: [DownloadRequest] = []
         for index in members.indices {
             let member = members[index]
             if withArtwork, let folder = member.folder, let artwork = member.podcast.artworkURL, DownloadRequest.isDownloadable(artwork) {
                 extras.append(DownloadRequest(id: DownloadID("a\(member.podcast.id)"), url: artwork, destination: .named(folder: folder, stem: "cover"),
-                                              sizeLimit: SizeLimits.artwork))
+                                              sizeLimit: SizeLimits.artwork, root: root))
             }
             guard withTranscripts || withChapters else { continue }
             for request in requests {
@@ -161,11 +170,11 @@ extension Archive {
                       let item = try queue.episode(withID: episode) else { continue }   // an episode that vanished has nothing to add
                 if withTranscripts, let url = item.transcriptURL, DownloadRequest.isDownloadable(url) {
                     extras.append(DownloadRequest(id: DownloadID("t\(episode)"), url: url, destination: .named(folder: folder, stem: stem + ".transcript"),
-                                                  sizeLimit: SizeLimits.transcript))
+                                                  sizeLimit: SizeLimits.transcript, root: root))
                 }
                 if withChapters, let url = item.chaptersURL, DownloadRequest.isDownloadable(url) {
                     extras.append(DownloadRequest(id: DownloadID("c\(episode)"), url: url, destination: .named(folder: folder, stem: stem + ".chapters"),
-                                                  sizeLimit: SizeLimits.chapters))
+                                                  sizeLimit: SizeLimits.chapters, root: root))
                 }
             }
         }
@@ -219,6 +228,12 @@ extension Archive {
         follower.observe = observe
         follower.maxFileBytes = maxSize?.bytes
         return try await follower.follow(handedThrough: last, retried: retried)
+    }
+
+    /// Why nothing is written through `link` (a podcast folder, or the manifest itself): the
+    /// archive's files never land outside its root through one.
+    static func linkMessage(_ link: String, root: String) -> String {
+        "\(link) is a symbolic link, and Monsoon never writes through one inside \(root): replace it with a real folder or file (or remove it), then run again"
     }
 
     static func save(_ document: Data, to path: String) throws {

@@ -13,7 +13,7 @@ struct Verify: RunnableCommand {
               monsoon verify ~/Archive
             """)
     @OptionGroup var global: GlobalOptions
-    @Flag("--json", help: "Print JSON: folders, checked, missing, changed, extra.") var json = false
+    @Flag("--json", help: "Print JSON: folders, checked, missing, changed, extra, links.") var json = false
     @Argument(help: "The archive root or a podcast's folder.", valueName: "dir") var directory: String?
     init() {}
 
@@ -28,13 +28,15 @@ struct Verify: RunnableCommand {
         if json {
             func list(_ paths: [String]) -> String { "[" + paths.map(JSONText.string).joined(separator: ", ") + "]" }
             context.output.line("{\"folders\": \(list(report.folders)), \"checked\": \(report.checked), \"missing\": \(list(report.missing)), "
-                + "\"changed\": \(list(report.changed)), \"extra\": \(list(report.extra))}")
+                + "\"changed\": \(list(report.changed)), \"extra\": \(list(report.extra)), \"links\": \(list(report.links))}")
         } else {
             for path in report.missing { context.output.line("missing \(path)") }
             for path in report.changed { context.output.line("changed \(path)") }
             for path in report.extra { context.output.line("extra   \(path)") }
+            for path in report.links { context.output.line("link    \(path)") }
             if !global.quiet || !report.isClean {
-                let verdict = report.isClean ? "all as listed" : "\(report.missing.count) missing, \(report.changed.count) changed, \(report.extra.count) extra"
+                var verdict = report.isClean ? "all as listed" : "\(report.missing.count) missing, \(report.changed.count) changed, \(report.extra.count) extra"
+                if !report.links.isEmpty { verdict += ", \(report.links.count) symbolic link\(report.links.count == 1 ? "" : "s") (not followed)" }
                 context.errors.line("monsoon: verified \(report.checked) file\(report.checked == 1 ? "" : "s") in \(report.folders.count) folder\(report.folders.count == 1 ? "" : "s"): \(verdict)")
             }
         }

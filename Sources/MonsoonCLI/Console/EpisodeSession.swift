@@ -81,7 +81,8 @@ struct EpisodeSession {
             var fresh: [DownloadRequest] = []
             for request in requests {
                 if let existing = try store.download(withID: request.id) {
-                    if existing.status != .completed { try store.updateRequest(request.id, destination: request.destination, priority: request.priority, sizeLimit: request.sizeLimit) }
+                    if existing.status != .completed { try store.updateRequest(request.id, destination: request.destination, priority: request.priority, sizeLimit: request.sizeLimit,
+                                                                                root: request.root) }
                 } else {
                     fresh.append(request)
                 }

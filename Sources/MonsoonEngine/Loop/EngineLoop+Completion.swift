@@ -179,7 +179,8 @@ extension EngineLoop {
         records[id]?.bytes = transfer.fileSize
         records[id]?.total = transfer.fileSize
         let lastModified = (transfer.head.lastModified ?? records[id]?.resume?.lastModified).flatMap(HTTPDate.parse)
-        let placement = Placement(fd: transfer.fd, partPath: PartFile.path(for: path), destination: path, lastModified: lastModified)
+        let placement = Placement(fd: transfer.fd, partPath: PartFile.path(for: path), destination: path, lastModified: lastModified,
+                                  root: records[id]?.request.root)
         transfer.fd = -1
         pendingPlacements.append((id, placement))
     }

@@ -45,6 +45,10 @@ public struct DownloadRequest: Sendable, Equatable {
     public var headers: [String: String]
     /// Free-form pairs kept with the download for the caller.
     public var userInfo: [String: String]
+    /// Where the caller's own folders end (an archive's root): no symbolic link in the
+    /// destination's folders below it is followed, nor one at the file's own name or its part's.
+    /// The root itself may be a link. Nil: the destination's own folder is the root.
+    public var root: String?
     /// The most bytes the file may have; a larger body (or one that never ends) stops the
     /// download with `.tooLarge`, its part kept. Nil: only `EngineConfiguration.maxFileBytes`.
     public var sizeLimit: SizeLimit?
@@ -74,7 +78,8 @@ public struct DownloadRequest: Sendable, Equatable {
         expectedMediaType: String? = nil,
         headers: [String: String] = [:],
         userInfo: [String: String] = [:],
-        sizeLimit: SizeLimit? = nil
+        sizeLimit: SizeLimit? = nil,
+        root: String? = nil
     ) {
         self.id = id
         self.url = url
@@ -85,6 +90,7 @@ public struct DownloadRequest: Sendable, Equatable {
         self.headers = headers
         self.userInfo = userInfo
         self.sizeLimit = sizeLimit
+        self.root = root
     }
 }
 

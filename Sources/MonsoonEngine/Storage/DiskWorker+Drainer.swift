@@ -244,7 +244,7 @@ extension DiskWorker {
             let outcome: BodyPreparation.Outcome
             if let path = choice.path, choice.error == nil {
                 do {
-                    let fd = try PartFile.open(PartFile.path(for: path), at: preparation.offset)
+                    let fd = try PartFile.open(PartFile.path(for: path), at: preparation.offset, root: preparation.row.request.root)
                     if let state = preparation.newState { PartFile.writeState(state, fd: fd) }
                     outcome = .ready(fd: fd, path: path)
                 } catch {

@@ -14,7 +14,7 @@ extension DownloadRecord {
         let partPath = PartFile.path(for: path)
         if var size = PartFile.size(at: partPath) {
             if rebooted && size > record.checkpoint {
-                if truncate(partPath, off_t(record.checkpoint)) == 0 {
+                if Self.cut(partPath, to: record.checkpoint) {
                     size = record.checkpoint
                 } else {
                     // The bytes past the checkpoint cannot be trusted, and a resume would append
@@ -46,5 +46,17 @@ extension DownloadRecord {
             record.bytes = 0
         }
         return record
+    }
+
+    /// Cuts the part at `path` back to `length`, never through a symbolic link (a link there is
+    /// no part of ours, and its target must not be cut). On failure, `errno` says why.
+    private static func cut(_ path: String, to length: Int) -> Bool {
+        let fd = FileSystem.retrying { open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC) }
+        guard fd >= 0 else { return false }
+        let cut = ftruncate(fd, off_t(length)) == 0
+        let code = errno
+        close(fd)
+        errno = code   // the caller says why from it
+        return cut
     }
 }

@@ -62,8 +62,12 @@ public final class DownloadStore {
         .init(version: 2, sql: "ALTER TABLE downloads ADD COLUMN file_stem TEXT"),
         // Where the bytes came from after redirects (for manifests).
         .init(version: 3, sql: "ALTER TABLE downloads ADD COLUMN final_url TEXT"),
-        // A cap on the file's size and why (`DownloadRequest.SizeLimit`).
-        .init(version: 4, sql: "ALTER TABLE downloads ADD COLUMN size_limit INTEGER; ALTER TABLE downloads ADD COLUMN size_limit_reason TEXT"),
+        // A cap on the file's size and why (`DownloadRequest.SizeLimit`), and the folder below
+        // which no symbolic link is followed (`DownloadRequest.root`).
+        .init(version: 4, sql: """
+            ALTER TABLE downloads ADD COLUMN size_limit INTEGER; ALTER TABLE downloads ADD COLUMN size_limit_reason TEXT;
+            ALTER TABLE downloads ADD COLUMN root TEXT
+            """),
     ])
 
     /// The newest schema version this build knows.
@@ -89,7 +93,7 @@ public final class DownloadStore {
     private static let columns = """
         seq, id, url, destination_kind, destination, priority, expected_size, expected_type, headers, user_info,
         status, attempts, backoff_level, retry_at, error_code, error_message, error_status, bytes, total, checkpoint,
-        file_path, resume_url, etag, last_modified, resume_total, file_stem, final_url, size_limit, size_limit_reason
+        file_path, resume_url, etag, last_modified, resume_total, file_stem, final_url, size_limit, size_limit_reason, root
         """
 
     /// Every download, in enqueue order.
@@ -138,21 +142,22 @@ public final class DownloadStore {
         }
     }
 
-    /// Changes where a download not yet named goes, its priority and its size limit. Only for a queue no
+    /// Changes where a download not yet named goes, its priority, size limit and root. Only for a queue no
     /// engine is running (hold the home's lock): a running engine keeps priorities in memory
     /// (post `.setPriority` to it instead).
     /// - Returns: false when the download is missing or already has its file name (then only
     ///   the priority changed).
     @discardableResult
-    public func updateRequest(_ id: DownloadID, destination: DownloadRequest.Destination, priority: Int, sizeLimit: DownloadRequest.SizeLimit?) throws -> Bool {
+    public func updateRequest(_ id: DownloadID, destination: DownloadRequest.Destination, priority: Int, sizeLimit: DownloadRequest.SizeLimit?,
+                              root: String?) throws -> Bool {
         let (kind, folder): (String, String) = switch destination {
         case .file(let path): ("file", path)
         case .directory(let path), .named(let path, _): ("directory", path)
         case .discard: ("directory", "")   // not a destination a stored download can have
         }
         return try database.write {
-            try database.run("UPDATE downloads SET priority = ?2, size_limit = ?3, size_limit_reason = ?4 WHERE id = ?1",
-                             id.rawValue, priority, sizeLimit?.bytes, sizeLimit?.reason)
+            try database.run("UPDATE downloads SET priority = ?2, size_limit = ?3, size_limit_reason = ?4, root = ?5 WHERE id = ?1",
+                             id.rawValue, priority, sizeLimit?.bytes, sizeLimit?.reason, root)
             try database.run("""
                 UPDATE downloads SET destination_kind = ?2, destination = ?3, file_stem = ?4, file_path = CASE WHEN ?2 = 'file' THEN ?3 ELSE NULL END
                 WHERE id = ?1 AND file_path IS NULL AND bytes = 0 AND status != 'completed'
@@ -278,11 +283,11 @@ public final class DownloadStore {
         let statement = try database.statement(Self.insertKey, """
             INSERT INTO downloads (id, url, destination_kind, destination, priority, expected_size, expected_type, headers, user_info,
                 status, attempts, backoff_level, retry_at, error_code, error_message, error_status, bytes, total, checkpoint,
-                file_path, resume_url, etag, last_modified, resume_total, updated, seq, file_stem, size_limit, size_limit_reason)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)
+                file_path, resume_url, etag, last_modified, resume_total, updated, seq, file_stem, size_limit, size_limit_reason, root)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)
             """)
         try statement.bind(record.insertValues + [Date(), record.sequence > 0 ? record.sequence : nil, record.request.destination.stem,
-                                                  record.request.sizeLimit?.bytes, record.request.sizeLimit?.reason])
+                                                  record.request.sizeLimit?.bytes, record.request.sizeLimit?.reason, record.request.root])
         while try statement.step() {}
         return database.lastInsertRowID
     }

@@ -18,17 +18,33 @@ enum PartFile {
     /// on thousands of small files). Taken here first, the waiter sleeps instead.
     static let folderChanges = NSLock()
 
-    /// The size of the file at `path`, or nil when there is none.
-    static func size(at path: String) -> Int? { LocalFile.size(at: path) }
+    /// The size of the regular file at `path`, or nil when there is none (a symbolic link there
+    /// is no part of ours).
+    static func size(at path: String) -> Int? {
+        var info = stat()
+        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return Int(info.st_size)
+    }
 
-    static func exists(_ path: String) -> Bool { size(at: path) != nil }
+    /// Whether anything is at `path`: a file, a folder, a symbolic link (even a dangling one).
+    /// A name taken by any of them is not one a download may take.
+    static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
 
-    /// Opens (creating) the part for writing at `offset`, cutting anything past it.
-    static func open(_ path: String, at offset: Int) throws(DownloadError) -> Int32 {
-        try FileSystem.createDirectories(forFile: path)
-        // O_NOFOLLOW: a symlink planted at the part's path must not redirect our writes.
-        let fd = folderChanges.withLock { FileSystem.retrying { Glibc.open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644) } }
-        guard fd >= 0 else { throw FileSystem.error("cannot create \(path)", errno: errno) }
+    /// Opens (creating) the part for writing at `offset`, cutting anything past it. Its folders
+    /// are reached from `root` without following a symbolic link (`ConfinedFolder`), and a link at
+    /// the part's own path is refused: nothing planted there redirects the writes.
+    static func open(_ path: String, at offset: Int, root: String?) throws(DownloadError) -> Int32 {
+        let folder = try ConfinedFolder.open(LocalFile.folder(of: path), root: root, create: true)
+        defer { close(folder) }
+        let name = LocalFile.name(of: path)
+        let fd = folderChanges.withLock { FileSystem.retrying { openat(folder, name, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644) } }
+        guard fd >= 0 else {
+            if errno == ELOOP || ConfinedFolder.isLink(folder, name) { throw ConfinedFolder.linkError(path, root: root ?? LocalFile.folder(of: path)) }
+            throw FileSystem.error("cannot create \(path)", errno: errno)
+        }
         if ftruncate(fd, off_t(offset)) != 0 || lseek(fd, off_t(offset), SEEK_SET) < 0 {
             let code = errno
             close(fd)

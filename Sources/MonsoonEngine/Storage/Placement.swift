@@ -12,6 +12,8 @@ struct Placement: Sendable {
     var partPath: String
     var destination: String
     var lastModified: Date?
+    /// Below it, no symbolic link is followed (`DownloadRequest.root`).
+    var root: String?
 
     /// Sets the file's time and starts writing its last bytes back, without waiting: with
     /// every file of a batch started first, the flushes that follow share journal commits.
@@ -28,13 +30,19 @@ struct Placement: Sendable {
 
     /// Flushes the file and renames it into place; the folder is flushed by the batch
     /// (`Placement.performBatch`), once per folder. Closes the descriptor.
+    ///
+    /// The rename happens in the folder reached from the root without following a link
+    /// (`ConfinedFolder`), and never over a symbolic link planted at the file's name.
     func moveIntoPlace() throws(DownloadError) {
         defer { close(fd) }
         if fsync(fd) != 0 {
             throw FileSystem.error("cannot flush \(partPath)", errno: errno)
         }
-        try FileSystem.createDirectories(forFile: destination)
-        if PartFile.folderChanges.withLock({ rename(partPath, destination) }) != 0 {
+        let folder = try ConfinedFolder.open(LocalFile.folder(of: destination), root: root, create: true)
+        defer { close(folder) }
+        let name = LocalFile.name(of: destination)
+        if ConfinedFolder.isLink(folder, name) { throw ConfinedFolder.linkError(destination, root: root ?? LocalFile.folder(of: destination)) }
+        if PartFile.folderChanges.withLock({ renameat(folder, LocalFile.name(of: partPath), folder, name) }) != 0 {
             throw FileSystem.error("cannot move \(partPath) to \(destination)", errno: errno)
         }
     }

@@ -25,6 +25,32 @@ public enum LocalFile {
         return cut == bytes.startIndex ? "/" : String(path[..<cut])
     }
 
+    /// The first symbolic link on the way from `root` down to `path` (`path` itself included),
+    /// or nil when there is none: what Monsoon must not write through, nor read through when it
+    /// checks an archive. The root itself may be a link. Parts of `path` that do not exist yet
+    /// are no link.
+    public static func firstLink(below root: String, in path: String) -> String? {
+        guard ConfinedFolder.isInside(path, root) else { return isLink(path) ? path : nil }
+        var current = root.hasSuffix("/") && root.count > 1 ? String(root.dropLast()) : root
+        for component in path.dropFirst(current.count).split(separator: "/") {
+            current = Self.path(current, String(component))
+            if isLink(current) { return current }
+        }
+        return nil
+    }
+
+    /// Whether `path` is a symbolic link (not what it points to).
+    public static func isLink(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK
+    }
+
+    /// The last part of `path`, after its last slash (all of it when there is none).
+    static func name(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        return String(path[path.index(after: slash)...])
+    }
+
     /// `name` inside `folder` (just `name` when the folder is ""), with one slash between.
     static func path(_ folder: String, _ name: String) -> String {
         folder.isEmpty ? name : folder.utf8.last == UInt8(ascii: "/") ? folder + name : folder + "/" + name

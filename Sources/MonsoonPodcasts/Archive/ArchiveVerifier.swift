@@ -1,4 +1,5 @@
 import Foundation
+import MonsoonEngine
 
 /// `monsoon verify`: re-hashes an archive's files against their manifests.
 public enum ArchiveVerifier {
@@ -14,9 +15,12 @@ public enum ArchiveVerifier {
         public var changed: [String] = []
         /// There, but listed in no manifest (part files of unfinished downloads aside).
         public var extra: [String] = []
+        /// Symbolic links where the archive has files or folders: never read through (a link to a
+        /// file elsewhere would pass for the file), listed or not.
+        public var links: [String] = []
 
-        /// True when nothing is missing, changed or extra.
-        public var isClean: Bool { missing.isEmpty && changed.isEmpty && extra.isEmpty }
+        /// True when nothing is missing, changed, extra or a link.
+        public var isClean: Bool { missing.isEmpty && changed.isEmpty && extra.isEmpty && links.isEmpty }
     }
 
     /// Verifies `directory`: one podcast's folder (it holds a manifest), or an archive root
@@ -28,7 +32,11 @@ public enum ArchiveVerifier {
         guard !folders.isEmpty else {
             throw EpisodeFileError("no \(Manifest.fileName) in \(directory) or its folders: it is not a Monsoon archive (make one with 'monsoon archive FEED_URL -o \(directory)')")
         }
+        let root = (directory as NSString).standardizingPath
+        report.links = links(under: root)
         for folder in folders {
+            // A manifest that is a link is another file's: reported (with the links), not read.
+            if LocalFile.firstLink(below: root, in: (folder as NSString).appendingPathComponent(Manifest.fileName)) != nil { continue }
             let manifest = try Manifest.read(in: folder)
             report.folders.append(folder)
             var listed = Set<String>()
@@ -36,6 +44,11 @@ public enum ArchiveVerifier {
                 let path = (folder as NSString).appendingPathComponent(entry.file)
                 listed.insert(entry.file)
                 report.checked += 1
+                // Through a link, the bytes read would be another file's: reported, not read.
+                if let link = LocalFile.firstLink(below: root, in: path) {
+                    if !report.links.contains(link) { report.links.append(link) }
+                    continue
+                }
                 guard let size = EpisodeFiles.size(of: path) else {
                     report.missing.append(path)
                     continue
@@ -57,6 +70,17 @@ public enum ArchiveVerifier {
         if FileManager.default.fileExists(atPath: (path as NSString).appendingPathComponent(Manifest.fileName)) { return [path] }
         return files(under: path).filter { ($0 as NSString).lastPathComponent == Manifest.fileName }
             .map { (path as NSString).appendingPathComponent(($0 as NSString).deletingLastPathComponent) }.sorted()
+    }
+
+    /// The symbolic links under `folder` (full paths), none followed.
+    static func links(under folder: String) -> [String] {
+        guard let enumerator = FileManager.default.enumerator(atPath: folder) else { return [] }
+        var found: [String] = []
+        while let name = enumerator.nextObject() as? String {
+            let path = (folder as NSString).appendingPathComponent(name)
+            if LocalFile.isLink(path) { found.append(path) }
+        }
+        return found.sorted()
     }
 
     /// Regular files under `folder`, relative to it, symbolic links not followed.

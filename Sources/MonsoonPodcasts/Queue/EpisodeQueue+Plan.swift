@@ -49,7 +49,7 @@ extension EpisodeQueue {
                     id: Self.downloadID(ofEpisode: row.id), url: row.url!, destination: .named(folder: folder, stem: stems[row.id] ?? "untitled"),
                     priority: Self.priority(forPosition: row.position ?? 0), expectedSize: row.length,
                     expectedMediaType: row.mediaType, userInfo: ["episode": String(row.id)],
-                    sizeLimit: SizeLimits.episode(declaredLength: row.length))
+                    sizeLimit: SizeLimits.episode(declaredLength: row.length), root: root)
             }
     }
 
