@@ -105,4 +105,26 @@ import Testing
                 "\(damaged.errors)")
         #expect(try String(contentsOfFile: show + "/monsoon-manifest.json", encoding: .utf8) == "{not json")
     }
+
+    /// A private feed's copy (its tokens in its URL and its enclosures') is for the owner only;
+    /// a public feed's is readable as any file.
+    @Test func aPrivateFeedsCopyIsPrivate() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        Self.serve(server, "/public.xml", title: "Public", episodes: [("One", "/1.mp3", "audio/mpeg")])
+        server.setRoute("/p1.mp3", Route(body: .bytes(Array("private".utf8)), contentType: "audio/mpeg"))
+        let feed = "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>Private</title><item><title>One</title><guid>p1</guid>"
+            + "<enclosure url=\"\(server.url("/p1.mp3").absoluteString)?token=s3cret\" type=\"audio/mpeg\"/></item></channel></rss>"
+        server.setRoute("/private.xml", Route(body: .bytes(Array(feed.utf8)), contentType: "application/rss+xml"))
+        for path in ["/public.xml", "/private.xml"] {
+            let run = await runMonsoon(["archive", server.url(path).absoluteString, "-o", "A"], in: folder.path)
+            #expect(run.status == 0, "\(run.errors)")
+        }
+        func mode(_ path: String) -> Int { ((try? FileManager.default.attributesOfItem(atPath: folder.file(path)))?[.posixPermissions] as? Int) ?? -1 }
+        #expect(mode("A/Private/feed.xml") == 0o600)
+        #expect(mode("A/Public/feed.xml") == 0o644)
+        #expect(try String(contentsOfFile: folder.file("A/Private/feed.xml"), encoding: .utf8).contains("token=s3cret"), "the feed as fetched")
+        #expect(try !String(contentsOfFile: folder.file("A/Private/monsoon-manifest.json"), encoding: .utf8).contains("s3cret"), "the manifest redacts")
+    }
 }

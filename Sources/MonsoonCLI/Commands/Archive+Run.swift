@@ -39,7 +39,9 @@ extension Archive {
             }
             if let folder = member.folder, let document {
                 let path = folder + "/feed.xml"
-                try Self.save(document, to: path)
+                // A private feed's copy holds its tokens (in its URLs, its enclosures'): for the owner only.
+                let isPrivate = try episodes.read { try $0.carriesCredentials(podcast: podcast.id) }
+                try Self.save(document, to: path, mode: isPrivate ? 0o600 : 0o644)
                 member.extras.append(.init(path: path, kind: "feed", sourceURL: podcast.feedURL.absoluteString))
             }
             members.append(member)
@@ -236,12 +238,11 @@ extension Archive {
         "\(link) is a symbolic link, and Monsoon never writes through one inside \(root): replace it with a real folder or file (or remove it), then run again"
     }
 
-    static func save(_ document: Data, to path: String) throws {
-        do {
-            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            try document.write(to: URL(fileURLWithPath: path), options: .atomic)
+    static func save(_ document: Data, to path: String, mode: mode_t) throws {
+        do throws(EpisodeFileError) {
+            try AtomicFile.write(document, to: path, mode: mode)
         } catch {
-            throw CLIError(message: "cannot save the feed snapshot \(path): \((error as NSError).localizedFailureReason ?? "the folder is not writable")")
+            throw CLIError(message: "cannot save the feed snapshot: \(error.message)")
         }
     }
 

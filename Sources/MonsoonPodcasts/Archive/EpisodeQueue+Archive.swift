@@ -15,6 +15,17 @@ extension EpisodeQueue {
         }
     }
 
+    /// Whether a podcast's feed URL, or a URL of one of its episodes, carries credentials (a user
+    /// and password, a token): its feed copy in an archive is then kept private.
+    public func carriesCredentials(podcast: Int) throws -> Bool {
+        let urls = try database.statement("""
+            SELECT p.feed_url FROM podcasts p WHERE p.id = ?1
+            UNION ALL SELECT coalesce(enclosure_url, '') || ' ' || coalesce(link, '') || ' ' || coalesce(image_url, '') || ' '
+                || coalesce(transcript_url, '') || ' ' || coalesce(chapters_url, '') FROM episodes WHERE podcast_id = ?1
+            """).query([podcast]) { $0.text(0) ?? "" }
+        return urls.contains { text in text.split(separator: " ").contains { Redaction.redact(String($0)) != $0 } }
+    }
+
     /// The highest episode id so far (0 with none): episodes a refresh adds get higher ones.
     public func highestEpisodeID() throws -> Int {
         try database.scalarInt("SELECT max(id) FROM episodes") ?? 0

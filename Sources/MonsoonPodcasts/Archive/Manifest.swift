@@ -69,12 +69,9 @@ public struct Manifest: Codable, Sendable, Equatable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let path = (folder as NSString).appendingPathComponent(Self.fileName)
-        do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            try encoder.encode(self).write(to: URL(fileURLWithPath: path), options: .atomic)
-        } catch {
-            throw EpisodeFileError("cannot write \(path): \((error as NSError).localizedFailureReason ?? "the folder is not writable")")
-        }
+        let data: Data
+        do { data = try encoder.encode(self) } catch { throw EpisodeFileError("cannot write \(path): its entries cannot be encoded as JSON (\(error))") }
+        try AtomicFile.write(data, to: path, mode: 0o644)
     }
 
     static func timestamp(_ date: Date) -> String { UTCDate.iso(date) }

@@ -1,0 +1,49 @@
+import Foundation
+
+/// Writes a whole file so that a reader sees the old one or the new one, never half of either:
+/// a temporary file beside it, created with the file's final mode from the start (a private
+/// feed copy is never readable by others, not even for a moment), then renamed over it.
+public enum AtomicFile {
+    /// Writes `data` to `path` with `mode` (0o600 for a file that holds credentials).
+    /// - Throws: `EpisodeFileError` saying which file and why, in plain words.
+    public static func write(_ data: Data, to path: String, mode: mode_t) throws(EpisodeFileError) {
+        let folder = (path as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        } catch {
+            throw EpisodeFileError("cannot create the folder \(folder) for \(path): it is not writable, or a file stands in its way")
+        }
+        let temporary = folder + "/." + (path as NSString).lastPathComponent + ".\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw failure(path, errno) }
+        var written = 0
+        let code: Int32? = data.withUnsafeBytes { bytes in
+            while written < bytes.count {
+                let result = Glibc.write(fd, bytes.baseAddress! + written, bytes.count - written)
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                written += result
+            }
+            // The mode asked for, whatever the umask took away.
+            if fchmod(fd, mode) != 0 || fsync(fd) != 0 { return errno }
+            return nil
+        }
+        close(fd)
+        if let code {
+            unlink(temporary)
+            throw failure(path, code)
+        }
+        if rename(temporary, path) != 0 {
+            let code = errno
+            unlink(temporary)
+            throw failure(path, code)
+        }
+    }
+
+    private static func failure(_ path: String, _ code: Int32) -> EpisodeFileError {
+        if code == ENOSPC || code == EDQUOT { return EpisodeFileError("cannot write \(path): the disk is full; free some space, then run again") }
+        return EpisodeFileError("cannot write \(path): \(String(cString: strerror(code)))")
+    }
+}
