@@ -55,7 +55,8 @@ tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
 	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan --filter MonsoonEngineTests
 
-# libFuzzer on the feed, date and duration parsers (Sources/monsoon-fuzz), FUZZ_SECONDS each;
+# libFuzzer on the feed, date and duration parsers, the OPML reader and the archive manifest reader
+# (Sources/monsoon-fuzz), FUZZ_SECONDS each;
 # fails on a crash or a hang and keeps what adds coverage in Tests/Fuzz/ (scripts/fuzz.sh).
 # With AddressSanitizer: the parsers read bytes through unsafe pointers, unchecked in release
 # builds. Its own scratch path, so these flags never touch the normal build.
