@@ -1,8 +1,8 @@
 # Monsoon: `make demo` shows the main job; `make test` is what CI runs.
 
 SWIFT ?= swift
-# Debian packages the build and the tests need (installed when missing).
-APT_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libxml2-dev libssl-dev pkg-config ca-certificates openssl nginx-light mpv zsh fish
+# Debian packages the build and the tests need (installed when missing; libxml2-utils: xmllint checks exports).
+APT_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libxml2-dev libxml2-utils libssl-dev pkg-config ca-certificates openssl nginx-light mpv zsh fish
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all build release deps test tsan fuzz soak demo bench bench-quick order clean
@@ -55,7 +55,8 @@ tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
 	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan --filter MonsoonEngineTests
 
-# libFuzzer on the feed, date and duration parsers (Sources/monsoon-fuzz), FUZZ_SECONDS each;
+# libFuzzer on the feed, date and duration parsers, the OPML reader and the archive manifest reader
+# (Sources/monsoon-fuzz), FUZZ_SECONDS each;
 # fails on a crash or a hang and keeps what adds coverage in Tests/Fuzz/ (scripts/fuzz.sh).
 # With AddressSanitizer: the parsers read bytes through unsafe pointers, unchecked in release
 # builds. Its own scratch path, so these flags never touch the normal build.

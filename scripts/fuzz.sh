@@ -2,7 +2,7 @@
 # Runs `make fuzz`'s libFuzzer build of monsoon-fuzz on each target in turn, FUZZ_SECONDS
 # (default 60) each, then merges what adds coverage into Tests/Fuzz/<target>/.
 #
-#   scripts/fuzz.sh BINARY [TARGET...]      (targets: feed date duration; all by default)
+#   scripts/fuzz.sh BINARY [TARGET...]      (targets: feed date duration opml manifest; all by default)
 #
 # Fails on the first crash, hang (an input running over 10 s), leak or memory blow-up (2 GB
 # resident, or a single allocation that large); the input is saved in .build/fuzz/artifacts/
@@ -11,16 +11,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 binary=$1
 shift
-if [ $# -gt 0 ]; then targets=("$@"); else targets=(feed date duration); fi
+if [ $# -gt 0 ]; then targets=("$@"); else targets=(feed date duration opml manifest); fi
 seconds=${FUZZ_SECONDS:-60}
 scratch=.build/fuzz
 mkdir -p "$scratch/artifacts"
 
 for target in "${targets[@]}"; do
-    # Feeds: up to 32 KiB (libFuzzer grows lengths from small ones first), with XML and feed tokens.
-    # Dates and durations: short strings.
+    # Feeds and OPML lists: up to 32 KiB (libFuzzer grows lengths from small ones first), with XML and
+    # feed or OPML tokens. Manifests: up to 8 KiB of JSON. Dates and durations: short strings.
     case $target in
-        feed) options=(-max_len=32768 -dict=Tests/Fuzz/feed.dict) ;;
+        feed | opml) options=(-max_len=32768 "-dict=Tests/Fuzz/$target.dict") ;;
+        manifest) options=(-max_len=8192 -dict=Tests/Fuzz/manifest.dict) ;;
         date | duration) options=(-max_len=256) ;;
         *) echo "fuzz.sh: unknown target $target" >&2; exit 2 ;;
     esac

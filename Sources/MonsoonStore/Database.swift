@@ -21,20 +21,25 @@ public final class Database {
     /// A new database file is private to its owner (mode 0600, and so are its `-wal` and `-shm`
     /// files, which SQLite creates with the database's mode): it holds credentials.
     ///
+    /// A new file is made whole under a temporary name and only then given its name (see
+    /// `createFile(at:)`), so Monsoon never leaves an empty database behind; an existing empty file
+    /// is therefore one whose contents were lost, and is refused as damaged rather than taken for a
+    /// new, empty database.
+    ///
     /// - Parameter busyTimeout: how long to wait for another connection's lock, in seconds.
     public init(path: String, busyTimeout: Double = 10) throws(StoreError) {
-        if path != ":memory:" && !path.isEmpty {
-            // An empty file is an empty database; O_EXCL leaves an existing one as it is.
-            let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-            if descriptor >= 0 { close(descriptor) }
-        }
+        let onDisk = path != ":memory:" && !path.isEmpty
+        if onDisk { try Self.prepareFile(at: path) }
         var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        // No SQLITE_OPEN_CREATE for a file: it exists by now, and if it went away meanwhile, SQLite
+        // must not make an empty one with the umask's mode.
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE | (onDisk ? 0 : SQLITE_OPEN_CREATE)
         let code = sqlite3_open_v2(path, &handle, flags, nil)
         guard code == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+            let system = handle.map { sqlite3_system_errno($0) } ?? 0
             sqlite3_close_v2(handle)
-            throw StoreError(code: code, message: "cannot open the database \(path): \(message)")
+            throw StoreError.failure(code: code, reason: message, systemErrno: system, path: path, statement: nil)
         }
         raw = handle
         self.path = path
@@ -53,11 +58,11 @@ public final class Database {
             // An 8 MiB page cache: a batch of thousands of inserts stays in memory until commit.
             try execute("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -8192;")
         } catch {
-            statements.removeAll()
-            keyedStatements.removeAll()
-            sqlite3_close_v2(raw)
+            // Not closed here: every stored property is set, so the throw runs deinit, which closes
+            // the connection (closing it here too closed it twice, a use after free).
             if error.isCorrupt {
-                throw StoreError(code: error.code, message: "the database \(path) is damaged or not a Monsoon database (\(error.message)); it was left untouched: move it away to start afresh")
+                throw StoreError(code: error.code, message: "the database \(path) is damaged or not a Monsoon database (\(error.reason ?? error.message)); it was left untouched: move it away to start afresh",
+                                 reason: error.reason, statement: error.statement)
             }
             throw error
         }
@@ -76,7 +81,7 @@ public final class Database {
         guard code == SQLITE_OK else {
             let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(raw))
             sqlite3_free(message)
-            throw error(code, "\"\(sql.prefix(80))\" failed", text: text)
+            throw error(code, sql, text: text)
         }
     }
 
@@ -175,17 +180,12 @@ public final class Database {
         try scalarText("PRAGMA integrity_check") ?? "no answer"
     }
 
-    /// The error of the call that just failed with `code`. A full disk is said in plain words:
-    /// SQLite reports it as `SQLITE_FULL`, or as a bare "disk I/O error" when it could not
-    /// grow the WAL index, which only the system's errno tells apart.
-    func error(_ code: Int32, _ what: String, text: String? = nil) -> StoreError {
+    /// The error of the call that just failed with `code` while running `statement`: said in words
+    /// (read-only, damaged, full, busy …; see `StoreError.failure`), the statement kept out of the message.
+    func error(_ code: Int32, _ statement: String?, text: String? = nil) -> StoreError {
         let extended = sqlite3_extended_errcode(raw)
         let result = extended != 0 ? extended : code
-        let text = text ?? String(cString: sqlite3_errmsg(raw))
-        let errno = sqlite3_system_errno(raw)
-        if result & 0xFF == SQLITE_FULL || (result & 0xFF == SQLITE_IOERR && (errno == ENOSPC || errno == EDQUOT)) {
-            return StoreError(code: SQLITE_FULL, message: "the disk holding the database \(path) is full (\(text)); free some space and try again")
-        }
-        return StoreError(code: result, message: "\(what): \(text)")
+        return StoreError.failure(code: result, reason: text ?? String(cString: sqlite3_errmsg(raw)), systemErrno: sqlite3_system_errno(raw),
+                                  path: path, statement: statement)
     }
 }

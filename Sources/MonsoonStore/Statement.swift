@@ -14,7 +14,7 @@ public final class Statement {
         var statement: OpaquePointer?
         let code = sqlite3_prepare_v3(database.raw, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         guard code == SQLITE_OK, let statement else {
-            throw database.error(code, "cannot prepare \"\(sql.prefix(80))\"")
+            throw database.error(code, sql)
         }
         self.raw = statement
         self.database = database
@@ -40,7 +40,7 @@ public final class Statement {
             case .blob(let data):
                 code = data.withUnsafeBytes { monsoon_sqlite_bind_blob(raw, index, $0.baseAddress, Int32($0.count)) }
             }
-            guard code == SQLITE_OK else { throw database.error(code, "cannot bind parameter \(index) of \"\(sql.prefix(80))\"") }
+            guard code == SQLITE_OK else { throw database.error(code, sql) }
         }
     }
 
@@ -52,7 +52,7 @@ public final class Statement {
         case SQLITE_DONE: return false
         default:
             sqlite3_reset(raw)
-            throw database.error(code, "\"\(sql.prefix(80))\" failed")
+            throw database.error(code, sql)
         }
     }
 

@@ -12,6 +12,12 @@ enum FuzzTarget: String, Sendable {
     case date
     /// `EpisodeDuration.parse(_:)` on the bytes as text.
     case duration
+    /// `OPML.read(_:)` on the bytes as a subscription list; what it reads must come back the same through
+    /// `OPML.write(_:)` (so that is well-formed XML: the reader refuses anything else).
+    case opml
+    /// `Manifest.decode(_:path:)` on the bytes as a `monsoon-manifest.json`; no entry it accepts may name a
+    /// file outside the manifest's folder.
+    case manifest
 
     /// The base URL of fuzzed feeds. Its credentials and token make `inspectJSON()` redact them.
     private static let feedURL = URL(string: "https://user:secret@feeds.example.org/show/feed.xml?token=abc")!
@@ -35,7 +41,32 @@ enum FuzzTarget: String, Sendable {
         case .duration:
             guard let seconds = EpisodeDuration.parse(String(decoding: input, as: UTF8.self)) else { return }
             check(seconds >= 0, "negative duration \(seconds)")
+        case .opml:
+            guard let outlines = try? OPML.read(Data(input)) else { return }
+            let written = OPML.write(outlines)
+            let again: [OPML.Outline]
+            do { again = try OPML.read(Data(written.utf8)) } catch { fatalError("OPML.write wrote a list OPML.read refuses (\(error)):\n\(written)") }
+            check(again == Self.writtenForm(outlines), "the list does not read back as written:\n\(written)")
+        case .manifest:
+            guard let manifest = try? Manifest.decode(Data(input), path: "monsoon-manifest.json") else { return }
+            for entry in manifest.files {
+                check(Self.staysInside(entry.file), "an entry outside its folder was accepted: \(entry.file.debugDescription)")
+            }
         }
+    }
+
+    /// `outlines` as `OPML.write(_:)` writes them: one without a title is named after its feed's URL.
+    static func writtenForm(_ outlines: [OPML.Outline]) -> [OPML.Outline] {
+        outlines.map { OPML.Outline(title: $0.title ?? $0.feedURL.absoluteString, feedURL: $0.feedURL, siteURL: $0.siteURL) }
+    }
+
+    /// Whether `file`, taken relative to a folder as the verifier takes it, names something strictly inside
+    /// that folder: not absolute, no `..` anywhere (even one that would come back down), no NUL, and not the
+    /// folder itself (`.`, `./`).
+    static func staysInside(_ file: String) -> Bool {
+        guard !file.hasPrefix("/"), !file.contains("\0") else { return false }
+        let parts = file.split(separator: "/", omittingEmptySubsequences: true)
+        return !parts.contains("..") && parts.contains { $0 != "." }
     }
 }
 

@@ -1,6 +1,7 @@
-// monsoon-fuzz: libFuzzer targets for the feed parser, the date parser and the duration parser.
+// monsoon-fuzz: libFuzzer targets for the feed parser, the date parser, the duration parser, the OPML
+// reader and the archive manifest reader.
 //
-//   monsoon-fuzz [--target feed|date|duration] FILE_OR_DIR...
+//   monsoon-fuzz [--target feed|date|duration|opml|manifest] FILE_OR_DIR...
 //
 // Built by `make fuzz` (with -sanitize=fuzzer -D FUZZING), it is libFuzzer: the other arguments are
 // libFuzzer's (corpus folders, -max_total_time=60, -merge=1 …). Built normally, it replays inputs:
@@ -21,7 +22,7 @@ import Glibc
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("monsoon-fuzz: \(message)\n".utf8))
-    FileHandle.standardError.write(Data("usage: monsoon-fuzz [--target feed|date|duration] FILE_OR_DIR...\n".utf8))
+    FileHandle.standardError.write(Data("usage: monsoon-fuzz [--target feed|date|duration|opml|manifest] FILE_OR_DIR...\n".utf8))
     exit(2)
 }
 

@@ -46,7 +46,7 @@ let context = CommandContext(
     currentDirectory: FileManager.default.currentDirectoryPath,
     isTerminal: isTerminal,
     terminalWidth: width,
-    readStandardInput: { FileHandle.standardInput.readDataToEndOfFile() },
+    readStandardInput: { limit throws(BoundedInput.Failure) in try BoundedInput.read(descriptor: STDIN_FILENO, limit: limit) },
     interruption: interruption,
     keyInput: STDIN_FILENO
 )

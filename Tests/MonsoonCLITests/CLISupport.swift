@@ -38,7 +38,7 @@ func runMonsoon(_ arguments: [String], in directory: String, stdin: String = "",
     let context = CommandContext(
         output: output, errors: errors, environment: environment ?? ["MONSOON_HOME": (directory as NSString).appendingPathComponent(".monsoon")],
         currentDirectory: directory,
-        isTerminal: terminal, terminalWidth: 100, readStandardInput: { input }, interruption: interruption, keyInput: keyInput)
+        isTerminal: terminal, terminalWidth: 100, readStandardInput: { limit throws(BoundedInput.Failure) in try BoundedInput.read(input, limit: limit) }, interruption: interruption, keyInput: keyInput)
     let status = await MonsoonCLI.run(arguments, context: context)
     return RunResult(status: status, output: output.text, errors: errors.text)
 }

@@ -86,6 +86,11 @@ final class SmallDisk: @unchecked Sendable {
 
     func unmount() { _ = Self.run("/bin/umount", [path]) }
 
+    /// Makes the disk read-only: every write to it fails with EROFS, even root's.
+    func remountReadOnly() throws {
+        guard Self.run("/bin/mount", ["-o", "remount,ro", path]) == 0 else { throw CLITestError("could not remount \(path) read-only") }
+    }
+
     private static func run(_ executable: String, _ arguments: [String]) -> Int32 {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)

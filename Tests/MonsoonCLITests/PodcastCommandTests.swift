@@ -281,7 +281,7 @@ import Testing
         try Self.feed(title: "A Feed", count: 1).write(toFile: folder.file("feed.xml"), atomically: true, encoding: .utf8)
         let expected = [
             "empty.opml": "empty.opml: the file is empty; an OPML subscription list is an XML file with <opml> at its root",
-            "broken.opml": "broken.opml: not an OPML subscription list: it is not well-formed XML (line 1, column 1); an OPML subscription list is an XML file with <opml> at its root",
+            "broken.opml": "broken.opml: not an OPML subscription list: it is not well-formed XML (line 1, column 1: no element where the document starts); an OPML subscription list is an XML file with <opml> at its root",
             "feed.xml": "feed.xml: it is a podcast feed, not a subscription list: subscribe to its address with 'monsoon add URL'",
         ]
         for (name, message) in expected {

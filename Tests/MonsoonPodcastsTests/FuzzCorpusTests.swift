@@ -38,6 +38,33 @@ import Testing
         }
     }
 
+    /// A list that reads must read back the same once written, as `OPML.write` writes it (one without a title
+    /// named after its URL).
+    @Test func opmlLists() throws {
+        let inputs = try Self.inputs("opml")
+        #expect(!inputs.isEmpty)
+        for (name, data) in inputs {
+            guard let outlines = try? OPML.read(data) else { continue }
+            let written = OPML.write(outlines)
+            let expected = outlines.map { OPML.Outline(title: $0.title ?? $0.feedURL.absoluteString, feedURL: $0.feedURL, siteURL: $0.siteURL) }
+            #expect(try OPML.read(Data(written.utf8)) == expected, "\(name) does not round-trip")
+        }
+    }
+
+    /// No manifest that decodes names a file outside its folder, or the folder itself.
+    @Test func manifests() throws {
+        let inputs = try Self.inputs("manifest")
+        #expect(!inputs.isEmpty)
+        for (name, data) in inputs {
+            guard let manifest = try? Manifest.decode(data, path: name) else { continue }
+            for entry in manifest.files {
+                let parts = entry.file.split(separator: "/")
+                #expect(!entry.file.hasPrefix("/") && !entry.file.contains("\0") && !parts.contains("..") && parts.contains { $0 != "." },
+                        "\(name) lists \(entry.file.debugDescription)")
+            }
+        }
+    }
+
     @Test func durations() throws {
         let inputs = try Self.inputs("duration")
         #expect(!inputs.isEmpty)

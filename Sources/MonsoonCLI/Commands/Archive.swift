@@ -70,7 +70,7 @@ struct Archive: RunnableCommand {
 
     func run(_ context: CommandContext) async throws -> Int32 {
         var urls = feeds.compactMap(Self.feedURL)
-        if let opml { urls += try Self.opmlFeeds(context.absolutePath(opml)) }
+        if let opml { urls += try Self.opmlFeeds(context.absolutePath(opml), context: context) }
         let episodes = try EpisodeSession.open(global, context: context)
         let root = try episodes.downloadRoot(out, context: context)
         let naming: NamingTemplate
@@ -81,16 +81,9 @@ struct Archive: RunnableCommand {
         return try await archive(urls, root: root, naming: naming, episodes: episodes, context: context)
     }
 
-    /// The feeds of an OPML file.
-    static func opmlFeeds(_ path: String) throws -> [URL] {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw CLIError(message: "cannot read the OPML file \(path): no such readable file")
-        }
-        do {
-            return try OPML.read(data).map(\.feedURL)
-        } catch {
-            throw CLIError(message: "\(path): \(error)")
-        }
+    /// The feeds of an OPML file, read as `import` reads one.
+    static func opmlFeeds(_ path: String, context: CommandContext) throws -> [URL] {
+        try Import.read(path, context: context).map(\.feedURL)
     }
 
     /// The selection's options, for a podcast's candidates.

@@ -226,7 +226,9 @@ struct Get: RunnableCommand {
         if let inputFile {
             let data: Data
             if inputFile == "-" {
-                data = context.readStandardInput()
+                do { data = try context.readStandardInput(.max) } catch {
+                    throw CLIError(message: "cannot read the URL list from standard input: \(error.message(limit: .max, what: "a URL list"))")
+                }
             } else {
                 let path = context.absolutePath(inputFile)
                 guard let contents = FileManager.default.contents(atPath: path) else {

@@ -191,17 +191,9 @@ struct Import: RunnableCommand {
     init() {}
 
     func run(_ context: CommandContext) async throws -> Int32 {
-        let data: Data
-        if file == "-" {
-            data = context.readStandardInput()
-        } else {
-            guard let contents = FileManager.default.contents(atPath: context.absolutePath(file)) else {
-                throw CLIError(message: "cannot read \(context.absolutePath(file)): no such readable file")
-            }
-            data = contents
-        }
-        let outlines: [OPML.Outline]
-        do { outlines = try OPML.read(data) } catch { throw CLIError(message: "\(file): \(error)") }
+        // The whole list is read and parsed before anything is subscribed: a list that cannot be read
+        // whole subscribes to nothing.
+        let outlines = try Self.read(file, context: context)
         let session = try LibrarySession.open(global, context: context)
         var failed = 0
         try await session.run { library in
@@ -231,6 +223,25 @@ struct Import: RunnableCommand {
             }
         }
         return failed > 0 ? ExitStatus.failure : ExitStatus.success
+    }
+
+    /// The outlines of the list in `file` ('-': standard input), read with the size cap of feeds
+    /// (a larger file is refused before it is read), or one line that says why there are none.
+    static func read(_ file: String, context: CommandContext) throws -> [OPML.Outline] {
+        let limits = FeedLimits()
+        let name = file == "-" ? "standard input" : file
+        let data: Data
+        do {
+            data = file == "-" ? try context.readStandardInput(limits.maxBytes)
+                               : try BoundedInput.read(path: context.absolutePath(file), limit: limits.maxBytes)
+        } catch {
+            throw CLIError(message: "\(name): \(error.message(limit: limits.maxBytes, what: "a subscription list"))")
+        }
+        do {
+            return try OPML.read(data, limits: limits)
+        } catch {
+            throw CLIError(message: "\(name): \(error)")
+        }
     }
 }
 

@@ -87,8 +87,9 @@ public struct CommandContext: Sendable {
     /// Whether standard output is a terminal (live progress) or not (plain lines).
     public var isTerminal: Bool
     public var terminalWidth: Int
-    /// Reads all of standard input (for `-i -`).
-    public var readStandardInput: @Sendable () -> Data
+    /// Reads standard input to its end, refusing more than `limit` bytes (for `-i -`, `import -`):
+    /// ``BoundedInput/read(descriptor:limit:)`` for the binary.
+    public var readStandardInput: @Sendable (_ limit: Int) throws(BoundedInput.Failure) -> Data
     public var interruption: Interruption
     /// Where `play` reads its keys: a descriptor (standard input for the binary) read only when
     /// it is a terminal, or -1 for none.
@@ -96,7 +97,7 @@ public struct CommandContext: Sendable {
 
     public init(
         output: TextOutput, errors: TextOutput, environment: [String: String], currentDirectory: String,
-        isTerminal: Bool, terminalWidth: Int = 80, readStandardInput: @escaping @Sendable () -> Data = { Data() },
+        isTerminal: Bool, terminalWidth: Int = 80, readStandardInput: @escaping @Sendable (_ limit: Int) throws(BoundedInput.Failure) -> Data = { _ in Data() },
         interruption: Interruption = Interruption(), keyInput: Int32 = -1
     ) {
         self.keyInput = keyInput

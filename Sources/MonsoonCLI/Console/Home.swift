@@ -41,6 +41,9 @@ struct Home {
         guard stat(chosen, &status) == 0 else { throw cannotCreate(String(cString: strerror(errno))) }
         guard status.st_mode & S_IFMT == S_IFDIR else { throw cannotCreate("a file of that name is in the way") }
         guard access(chosen, W_OK) == 0 else {
+            if errno == EROFS {
+                throw CLIError(message: "the Monsoon home \(chosen) is on a read-only file system; remount it read-write, or choose another home with --home or MONSOON_HOME")
+            }
             throw CLIError(message: "the Monsoon home \(chosen) is not writable; choose another with --home or MONSOON_HOME")
         }
         if status.st_mode & 0o077 != 0 {

@@ -46,6 +46,13 @@ public struct Manifest: Codable, Sendable, Equatable {
     public static func read(in folder: String) throws -> Manifest {
         let path = (folder as NSString).appendingPathComponent(fileName)
         guard let data = FileManager.default.contents(atPath: path) else { throw EpisodeFileError("cannot read \(path)") }
+        return try decode(data, path: path)
+    }
+
+    /// A manifest from its bytes, as ``read(in:)`` takes it once it read the file at `path` (which
+    /// messages name): refused when it is not one, or when an entry names a file outside its folder.
+    /// For the fuzzer, which has bytes, not files.
+    public static func decode(_ data: Data, path: String) throws -> Manifest {
         let manifest: Manifest
         do {
             manifest = try JSONDecoder().decode(Manifest.self, from: data)
@@ -59,9 +66,11 @@ public struct Manifest: Codable, Sendable, Equatable {
         return manifest
     }
 
-    /// A relative path that stays inside its folder: no leading `/`, no `..`, no NUL.
+    /// A relative path to something inside its folder: no leading `/`, no `..`, no NUL, and not the
+    /// folder itself (`.`, `./`, found by fuzzing: `verify` listed the folder as a missing file).
     static func isInside(_ file: String) -> Bool {
-        !file.isEmpty && !file.hasPrefix("/") && !file.contains("\0") && !file.split(separator: "/").contains("..")
+        let parts = file.split(separator: "/")
+        return !file.hasPrefix("/") && !file.contains("\0") && !parts.contains("..") && parts.contains { $0 != "." }
     }
 
     /// Writes it to `folder` atomically (a reader never sees half a manifest).

@@ -3,8 +3,13 @@ import Foundation
 /// Hides credentials in URLs before they are printed, logged or written as JSON.
 public enum Redaction {
     /// Query parameters whose names contain one of these are secrets (token, auth_token,
-    /// private_token, api_key, token-hash, sig, password…).
-    private static let secretParts = ["token", "key", "auth", "sig", "secret", "pass", "hash", "session", "credential"]
+    /// private_token, key, api_key, token-hash, sig, signature, password, jwt, id_jwt…).
+    private static let secretParts = ["token", "key", "auth", "sig", "secret", "pass", "hash", "session", "credential", "jwt"]
+    /// Query parameters with one of these as a whole word of their name are secrets too (`tok`,
+    /// `x-tok`, `accessTok`). Only as a word: as a part of a name, `tok` is also in `stock`,
+    /// `tiktok` and `tokyo`, and a redacted value makes an exported feed URL one that cannot
+    /// be imported.
+    private static let secretWords: Set<String> = ["tok"]
 
     /// The URL with its user and password, and secret-looking query values, replaced by
     /// `***`. Text that is not a URL but has a user part (`user:pass@host/feed`) has it masked.
@@ -20,8 +25,7 @@ public enum Redaction {
         }
         if let items = components.queryItems {
             components.queryItems = items.map { item in
-                let name = item.name.lowercased()
-                guard item.value != nil, secretParts.contains(where: { name.contains($0) }) else { return item }
+                guard item.value != nil, isSecret(name: item.name) else { return item }
                 changed = true
                 return URLQueryItem(name: item.name, value: marker)
             }
@@ -29,6 +33,37 @@ public enum Redaction {
         guard changed else { return text }
         // Fail closed: if the URL cannot be rebuilt, print none of it.
         return components.string ?? "(a URL with credentials)"
+    }
+
+    /// Whether a query parameter called `name` holds a secret.
+    static func isSecret(name: String) -> Bool {
+        let lowered = name.lowercased()
+        if secretParts.contains(where: { lowered.contains($0) }) { return true }
+        return words(of: name).contains { secretWords.contains($0) }
+    }
+
+    /// The words of a parameter name, lowercased: split at anything but letters and digits, and where
+    /// a capital follows a small letter (`accessTok` is `access`, `tok`).
+    static func words(of name: String) -> [String] {
+        var words: [String] = []
+        var word = ""
+        var previousIsLower = false
+        for character in name {
+            if !(character.isLetter || character.isNumber) {
+                if !word.isEmpty { words.append(word) }
+                word = ""
+                previousIsLower = false
+                continue
+            }
+            if character.isUppercase && previousIsLower {
+                words.append(word)
+                word = ""
+            }
+            word += character.lowercased()
+            previousIsLower = character.isLowercase
+        }
+        if !word.isEmpty { words.append(word) }
+        return words
     }
 
     /// The URL's text, redacted as `redact(_:)` does a string.

@@ -1,10 +1,10 @@
 import Foundation
 import MonsoonEngine
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
 
 /// OPML 2.0 subscription lists: reading one to import, writing one to export.
+///
+/// A list is read whole or not at all: XML that breaks anywhere (a character XML forbids, a file cut
+/// off in the middle) is an error that says where, never a list of the outlines before the break.
 public enum OPML {
     /// One feed of a list.
     public struct Outline: Sendable, Equatable {
@@ -25,99 +25,93 @@ public enum OPML {
 
     /// Why a list could not be read.
     public struct ReadError: Error, Sendable, Equatable, CustomStringConvertible {
-        /// One line: what the file is instead, or where its XML breaks.
+        /// One line: what the file is instead, or where its XML breaks, and what to do. It never
+        /// names the file: the caller knows what it read (a path, standard input) and says so.
         public var message: String
+        /// Where the XML breaks (1-based), when that is the reason.
+        public var line: Int?
+        /// The column on `line`, in characters from 1.
+        public var column: Int?
+
+        /// An error saying `message`, at `line` and `column` when the XML breaks there.
+        public init(message: String, line: Int? = nil, column: Int? = nil) {
+            self.message = message
+            self.line = line
+            self.column = column
+        }
+
         /// The message.
         public var description: String { message }
     }
 
+    /// What an OPML list is, for messages about files that are not one.
+    static let what = "an OPML subscription list is an XML file with <opml> at its root"
+
     /// The feeds of an OPML document, in order, nested outlines included, repeats left out.
-    /// A document that is not one fails with a message that says what it is instead.
-    public static func read(_ data: Data) throws(ReadError) -> [Outline] {
-        let what = "an OPML subscription list is an XML file with <opml> at its root"
-        let other: String? = data.withUnsafeBytes { raw in
-            let bytes = raw.bindMemory(to: UInt8.self)
-            if !bytes.contains(where: { !ByteScanner.isSpace($0) }) { return "the file is empty; \(what)" }
-            if HTMLPage.looksLikeHTML(bytes) { return "not an OPML subscription list: it is a web page" }
-            return DocumentKind.sniff(bytes).map { "not an OPML subscription list: it is \($0)" }
+    ///
+    /// A document that is not one fails with a message that says what it is instead; one whose XML
+    /// breaks anywhere fails with where it breaks, and gives no outline at all. A document larger than
+    /// `limits.maxBytes` (the cap on feeds, 50 MiB) is refused unread. External entities are never
+    /// loaded and entities the document declares are never expanded.
+    public static func read(_ data: Data, limits: FeedLimits = FeedLimits()) throws(ReadError) -> [Outline] {
+        guard data.count <= limits.maxBytes else { throw tooLarge(data.count, limits) }
+        var result: Result<[Outline], ReadError> = .success([])
+        data.withUnsafeBytes { raw in
+            result = Result { () throws(ReadError) in try read(bytes: raw.bindMemory(to: UInt8.self)) }
         }
-        if let other { throw ReadError(message: other) }
-        let parser = XMLParser(data: data)
-        parser.externalEntityResolvingPolicy = .never
-        parser.shouldResolveExternalEntities = false
-        let collector = Collector()
-        parser.delegate = collector
-        // Foundation's own error text ("The operation could not be completed. (NSXMLParserErrorDomain
-        // error 4.)") means nothing to a user: say where the XML breaks instead.
-        let parsed = parser.parse()
-        if parsed && collector.sawOPML { return collector.outlines }
-        if isFeed(data) {
-            throw ReadError(message: "it is a podcast feed, not a subscription list: subscribe to its address with 'monsoon add URL'")
-        }
-        guard parsed else {
-            throw ReadError(message: "not an OPML subscription list: it is not well-formed XML (line \(parser.lineNumber), column \(parser.columnNumber)); \(what)")
-        }
-        throw ReadError(message: "not an OPML subscription list: its root element is <\(collector.root ?? "")>; \(what)")
+        return try result.get()
     }
 
-    /// Whether `data` is a feed (given where a list was expected), for the message.
-    private static func isFeed(_ data: Data) -> Bool {
-        do {
-            _ = try FeedParser.parse(data, url: URL(fileURLWithPath: "/"))
-            return true
-        } catch {
-            return false
-        }
-    }
-
-    /// An OPML 2.0 document listing `outlines`.
-    public static func write(_ outlines: [Outline], title: String = "Monsoon subscriptions", date: Date = Date()) -> String {
-        var text = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<opml version=\"2.0\">\n  <head>\n"
-        text += "    <title>\(escape(title))</title>\n    <dateCreated>\(HTTPDate.format(date))</dateCreated>\n  </head>\n  <body>\n"
-        for outline in outlines {
-            let name = escape(outline.title ?? outline.feedURL.absoluteString)
-            text += "    <outline type=\"rss\" text=\"\(name)\" title=\"\(name)\" xmlUrl=\"\(escape(outline.feedURL.absoluteString))\""
-            if let site = outline.siteURL { text += " htmlUrl=\"\(escape(site.absoluteString))\"" }
-            text += "/>\n"
-        }
-        return text + "  </body>\n</opml>\n"
-    }
-
-    static func escape(_ text: String) -> String {
-        var result = ""
-        for character in text {
-            switch character {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            case "'": result += "&apos;"
-            default: result.append(character)
+    static func read(bytes: UnsafeBufferPointer<UInt8>) throws(ReadError) -> [Outline] {
+        if !bytes.contains(where: { !ByteScanner.isSpace($0) }) { throw ReadError(message: "the file is empty; \(what)") }
+        if HTMLPage.looksLikeHTML(bytes) { throw ReadError(message: "not an OPML subscription list: it is a web page") }
+        if let kind = DocumentKind.sniff(bytes) { throw ReadError(message: "not an OPML subscription list: it is \(kind)") }
+        let parser = OPMLParser()
+        // libxml2 is handed UTF-8 and told so, never left to switch encodings itself (its conversion
+        // errors print on stderr): a BOM, UTF-16 and UTF-32, and a declared encoding are read here, as
+        // for feeds. Unlike feeds, nothing is repaired: bytes that are not UTF-8 in a list that is, or
+        // says it is, UTF-8 are an error libxml2 reports with its place, as is any character XML forbids.
+        let (detected, bomLength) = FeedDecoding.detect(bytes)
+        let body = UnsafeBufferPointer(rebasing: bytes[bomLength...])
+        switch detected ?? FeedDecoding.declaredEncoding(body) {
+        case .utf8:
+            parser.parse(body)
+        case .windows1252:
+            FeedDecoding.windows1252ToUTF8(body).withUnsafeBufferPointer { parser.parse($0) }
+        case .iconv(let name, let unit):
+            guard let text = FeedDecoding.iconvToUTF8(body, from: name, unit: unit) else {
+                throw ReadError(message: "it says its text is in the encoding '\(name)', which this system cannot read; save it as UTF-8")
             }
+            text.withUnsafeBufferPointer { parser.parse($0) }
         }
-        return result
+        return try outcome(of: parser)
     }
 
-    private final class Collector: NSObject, XMLParserDelegate {
-        var outlines: [Outline] = []
-        var seen = Set<String>()
-        var sawOPML = false
-        /// The root element's name.
-        var root: String?
-
-        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String]) {
-            // Only an <opml> root makes a list: one buried in another document does not.
-            if root == nil {
-                root = name
-                sawOPML = name.lowercased() == "opml"
+    /// The outlines, or the error that says why there are none.
+    private static func outcome(of parser: OPMLParser) throws(ReadError) -> [Outline] {
+        if let root = parser.root, root.lowercased() != "opml" {
+            if ["rss", "feed", "rdf"].contains(root.lowercased()) {
+                throw ReadError(message: "it is a podcast feed, not a subscription list: subscribe to its address with 'monsoon add URL'")
             }
-            guard name.lowercased() == "outline" else { return }
-            // Attribute names vary in case across the apps that write OPML.
-            var lowered: [String: String] = [:]
-            for (key, value) in attributes { lowered[key.lowercased()] = value }
-            guard let text = lowered["xmlurl"]?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty,
-                  let url = URL(string: text), seen.insert(url.absoluteString).inserted else { return }
-            outlines.append(Outline(title: lowered["title"] ?? lowered["text"], feedURL: url, siteURL: lowered["htmlurl"].flatMap(URL.init(string:))))
+            throw ReadError(message: "not an OPML subscription list: its root element is <\(root)>; \(what)")
         }
+        guard let failure = parser.failure else { return parser.outlines }
+        let place = "line \(failure.line), column \(failure.column)"
+        guard parser.root != nil else {
+            throw ReadError(message: "not an OPML subscription list: it is not well-formed XML (\(place): \(failure.reason)); \(what)",
+                            line: failure.line, column: failure.column)
+        }
+        if failure.endsEarly {
+            throw ReadError(message: "the list ends early, at \(place) (an incomplete copy?), so none of it was read; copy or export the whole list again",
+                            line: failure.line, column: failure.column)
+        }
+        throw ReadError(message: "the list is not well-formed XML at \(place) (\(failure.reason)), so none of it was read; fix that line or export the list again",
+                        line: failure.line, column: failure.column)
+    }
+
+    static func tooLarge(_ size: Int, _ limits: FeedLimits) -> ReadError {
+        // "50 MiB, more than the limit of 50 MiB" would puzzle: a size that rounds to the limit is given in bytes.
+        let shown = ByteCount.format(size) == ByteCount.format(limits.maxBytes) ? "\(size) bytes" : ByteCount.format(size)
+        return ReadError(message: "it is \(shown), more than the limit of \(ByteCount.format(limits.maxBytes)) for a subscription list; it was not read")
     }
 }

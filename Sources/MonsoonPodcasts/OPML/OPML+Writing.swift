@@ -1,0 +1,46 @@
+import Foundation
+import MonsoonEngine
+
+extension OPML {
+    /// An OPML 2.0 document listing `outlines`: always well-formed XML, whatever the titles and URLs hold.
+    ///
+    /// An outline without a title is named after its feed's URL (`text` is required).
+    public static func write(_ outlines: [Outline], title: String = "Monsoon subscriptions", date: Date = Date()) -> String {
+        var text = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<opml version=\"2.0\">\n  <head>\n"
+        text += "    <title>\(escape(title))</title>\n    <dateCreated>\(HTTPDate.format(date))</dateCreated>\n  </head>\n  <body>\n"
+        for outline in outlines {
+            let name = escape(outline.title ?? outline.feedURL.absoluteString)
+            text += "    <outline type=\"rss\" text=\"\(name)\" title=\"\(name)\" xmlUrl=\"\(escape(outline.feedURL.absoluteString))\""
+            if let site = outline.siteURL { text += " htmlUrl=\"\(escape(site.absoluteString))\"" }
+            text += "/>\n"
+        }
+        return text + "  </body>\n</opml>\n"
+    }
+
+    /// `text` as XML 1.0 character data or an attribute value (in double or single quotes).
+    ///
+    /// The five markup characters become entities. Tab, line feed and carriage return become character
+    /// references: written as they are, a parser would turn them into spaces in an attribute value
+    /// (attribute-value normalization) and a CR into a line feed anywhere. Characters XML 1.0 does not
+    /// allow at all, not even as references, are left out: the other C0 controls (ESC, BEL, NUL …)
+    /// and U+FFFE and U+FFFF. (Swift strings hold no lone surrogates, the last forbidden ones.)
+    static func escape(_ text: String) -> String {
+        var result = ""
+        result.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x26: result += "&amp;"
+            case 0x3C: result += "&lt;"
+            case 0x3E: result += "&gt;"
+            case 0x22: result += "&quot;"
+            case 0x27: result += "&apos;"
+            case 0x09: result += "&#9;"
+            case 0x0A: result += "&#10;"
+            case 0x0D: result += "&#13;"
+            case 0x00 ..< 0x20, 0xFFFE, 0xFFFF: continue
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,211 @@
+import CLibXML2
+import Foundation
+
+/// libxml2's push parser over an OPML document's UTF-8 text, collecting the feeds of its outlines.
+///
+/// Why libxml2 directly rather than Foundation's `XMLParser`, which ``OPML`` used before: on Linux
+/// `XMLParser` runs libxml2 in recovery mode (`XML_PARSE_RECOVER`), so an outline holding a character
+/// XML forbids (ESC, BEL, U+FFFE) was dropped with the rest of its element and the parse still
+/// succeeded; and it pushes every chunk with `terminate` 0, never telling libxml2 that the input
+/// ended, so a document cut off in the middle (`<opml><body><outline`) was still "waiting for more"
+/// and never found broken: an import of either subscribed to part of the list, or none, and said
+/// nothing. Here recovery is off, the end of the input is said, and the first fatal error is kept.
+///
+/// Security: no external entity is ever loaded (`resolveEntity` answers nothing, `XML_PARSE_NONET`,
+/// no DTD loading), the only entities substituted are XML's five (`getEntity`), since the handler
+/// records no declaration, and `XML_PARSE_HUGE` is off, so libxml2's limits on names, text and
+/// nesting stay in force.
+final class OPMLParser {
+    /// Where and why the XML breaks.
+    struct Failure {
+        /// What is wrong, in words (libxml2's message when no plainer one is known).
+        var reason: String
+        var line: Int
+        var column: Int
+        /// Whether the document stopped inside an element: the break came when the input ended.
+        var endsEarly: Bool
+        /// libxml2's error number (`xmlParserErrors`), 0 for none.
+        var code: Int32 = 0
+    }
+
+    /// The root element's name, once it started.
+    private(set) var root: String?
+    /// The feeds found so far, in order, without repeats.
+    private(set) var outlines: [OPML.Outline] = []
+    /// The first fatal error, if any.
+    private(set) var failure: Failure?
+    private var seen = Set<String>()
+    /// Elements open now.
+    private var depth = 0
+    /// Set while the final, terminating chunk is parsed: an error then is an end the document did not expect.
+    private var ending = false
+    private var context: xmlParserCtxtPtr?
+
+    /// Parser-wide initialization, once, before any thread parses (libxml2 requires it for threads).
+    private static let initialized: Bool = {
+        xmlInitParser()
+        return true
+    }()
+
+    /// Parses `text` (UTF-8) whole; read ``root``, ``outlines`` and ``failure`` afterwards.
+    func parse(_ text: UnsafeBufferPointer<UInt8>) {
+        precondition(Self.initialized)
+        var handler = xmlSAXHandler()
+        handler.initialized = UInt32(XML_SAX2_MAGIC)
+        handler.startElementNs = { user, localname, prefix, _, _, _, attributeCount, _, attributes in
+            guard let user, let localname else { return }
+            Unmanaged<OPMLParser>.fromOpaque(user).takeUnretainedValue().start(localname, prefix, Int(attributeCount), attributes)
+        }
+        handler.endElementNs = { user, _, _, _ in
+            guard let user else { return }
+            Unmanaged<OPMLParser>.fromOpaque(user).takeUnretainedValue().depth -= 1
+        }
+        handler.getEntity = { _, name in
+            // Only XML's predefined entities: nothing a document declares is ever expanded.
+            xmlGetPredefinedEntity(name)
+        }
+        handler.resolveEntity = { _, _, _ in nil }
+        handler.serror = { user, error in
+            guard let user, let error else { return }
+            Unmanaged<OPMLParser>.fromOpaque(user).takeUnretainedValue().record(error.pointee)
+        }
+        let user = Unmanaged.passUnretained(self).toOpaque()
+        guard let parser = xmlCreatePushParserCtxt(&handler, user, nil, 0, nil) else {
+            failure = Failure(reason: "libxml2 could not create a parser (out of memory?)", line: 0, column: 0, endsEarly: false)
+            return
+        }
+        defer {
+            // libxml2 builds a document only for the DTD declarations it meets; be tidy.
+            if let document = parser.pointee.myDoc { xmlFreeDoc(document) }
+            xmlFreeParserCtxt(parser)
+            context = nil
+        }
+        context = parser
+        // NOENT only makes `&amp;` in attribute values come out as `&` (not `&#38;`): getEntity above
+        // knows no other entity to substitute. IGNORE_ENC: the text is UTF-8 already (FeedDecoding),
+        // whatever its declaration says.
+        let options = XML_PARSE_NONET.rawValue | XML_PARSE_NOENT.rawValue | XML_PARSE_IGNORE_ENC.rawValue
+        xmlCtxtUseOptions(parser, Int32(options))
+        parser.pointee.charset = Int32(XML_CHAR_ENCODING_UTF8.rawValue)
+
+        // In slices: one call with more than 10,000,000 bytes trips libxml2's lookup limit.
+        var offset = 0
+        let slice = 256 << 10
+        while offset < text.count, failure == nil, root.map(Self.isOPML) != false {
+            let count = min(slice, text.count - offset)
+            let status = text.baseAddress!.advanced(by: offset).withMemoryRebound(to: CChar.self, capacity: count) {
+                xmlParseChunk(parser, $0, Int32(count), 0)
+            }
+            if status != 0 { break }
+            offset += count
+        }
+        if failure == nil, root.map(Self.isOPML) != false {
+            ending = true
+            xmlParseChunk(parser, nil, 0, 1)
+        }
+        if let found = failure, found.code == Int32(XML_ERR_INVALID_CHAR.rawValue),
+           let scalar = Self.scalar(in: text, line: found.line, column: found.column), !Self.isXMLCharacter(scalar) {
+            // Name the character: the line may hold it invisibly (ESC, BEL) or look fine (U+FFFE).
+            failure?.reason = String(format: "the character U+%04X, which XML does not allow", scalar.value)
+        }
+        if failure == nil, root.map(Self.isOPML) != false, parser.pointee.wellFormed == 0 {
+            // Not well-formed without a fatal error reported: say where the parser stood.
+            let input = parser.pointee.input
+            failure = Failure(reason: "the document is not well-formed", line: Int(input?.pointee.line ?? 0),
+                              column: Int(input?.pointee.col ?? 0), endsEarly: depth > 0)
+        }
+    }
+
+    private static func isOPML(_ name: String) -> Bool { name.lowercased() == "opml" }
+
+    /// Whether XML 1.0 allows `scalar` in a document (its production `Char`).
+    static func isXMLCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x09, 0x0A, 0x0D, 0x20 ... 0xD7FF, 0xE000 ... 0xFFFD, 0x10000 ... 0x10FFFF: return true
+        default: return false
+        }
+    }
+
+    /// The character at `line` and `column` (both from 1, the column in characters) of UTF-8 `text`, if it
+    /// is valid UTF-8 up to there.
+    static func scalar(in text: UnsafeBufferPointer<UInt8>, line: Int, column: Int) -> Unicode.Scalar? {
+        guard line >= 1, column >= 1 else { return nil }
+        var start = 0
+        for _ in 1 ..< line {
+            guard let newline = text[start...].firstIndex(of: 0x0A) else { return nil }
+            start = newline + 1
+        }
+        var decoder = UTF8()
+        var bytes = text[start...].makeIterator()
+        var index = 1
+        while case .scalarValue(let scalar) = decoder.decode(&bytes) {
+            if index == column { return scalar }
+            if scalar == "\n" { return nil }
+            index += 1
+        }
+        return nil
+    }
+
+    private func start(_ localname: UnsafePointer<xmlChar>, _ prefix: UnsafePointer<xmlChar>?, _ count: Int,
+                       _ attributes: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?) {
+        depth += 1
+        let name = String(cString: localname)
+        if root == nil {
+            root = name
+            // Only an <opml> root makes a list (one buried in another document does not): stop at once.
+            if !Self.isOPML(name), let context { xmlStopParser(context) }
+            return
+        }
+        guard prefix == nil, name.lowercased() == "outline", let attributes else { return }
+        // Attribute names vary in case across the apps that write OPML. Five pointers an attribute:
+        // local name, prefix, namespace, value start, value end (values are not NUL-terminated).
+        var values: [String: String] = [:]
+        for index in 0..<count {
+            let base = index * 5
+            guard attributes[base + 1] == nil, let key = attributes[base], let start = attributes[base + 3],
+                  let end = attributes[base + 4] else { continue }
+            let bytes = UnsafeBufferPointer(start: start, count: end - start)
+            values[String(cString: key).lowercased()] = String(decoding: bytes, as: UTF8.self)
+        }
+        guard let text = values["xmlurl"]?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty,
+              let url = URL(string: text), seen.insert(url.absoluteString).inserted else { return }
+        outlines.append(OPML.Outline(title: values["title"] ?? values["text"], feedURL: url, siteURL: values["htmlurl"].flatMap(URL.init(string:))))
+    }
+
+    private func record(_ error: xmlError) {
+        // Namespace errors (an undeclared prefix) are not fatal: libxml2 goes on, and so do we.
+        guard error.level == XML_ERR_FATAL, failure == nil, error.code != Int32(XML_ERR_USER_STOP.rawValue) else { return }
+        let message = (error.message.map { String(cString: $0) } ?? "not well-formed")
+            .split(whereSeparator: \.isNewline).joined(separator: " ").trimmingCharacters(in: .whitespaces)
+        failure = Failure(reason: Self.plain(code: error.code, message: message), line: Int(error.line), column: Int(error.int2),
+                          endsEarly: ending && depth > 0, code: error.code)
+    }
+
+    /// What a libxml2 error means, in words, for the errors a hand-edited or damaged list has.
+    static func plain(code: Int32, message: String) -> String {
+        switch xmlParserErrors(rawValue: UInt32(code)) {
+        case XML_ERR_INVALID_CHAR where message.contains("UTF-8"), XML_ERR_INVALID_ENCODING:
+            return "bytes that are not UTF-8 text"
+        case XML_ERR_INVALID_CHAR, XML_ERR_INVALID_CHARREF, XML_ERR_INVALID_DEC_CHARREF, XML_ERR_INVALID_HEX_CHARREF:
+            return "a character XML does not allow, such as a control character"
+        case XML_ERR_TAG_NAME_MISMATCH:
+            return "an end tag that does not match the element it closes"
+        case XML_ERR_UNDECLARED_ENTITY, XML_ERR_ENTITY_IS_EXTERNAL:
+            return "an entity XML does not know; only &amp; &lt; &gt; &quot; &apos; and numeric references are allowed"
+        case XML_ERR_ENTITYREF_SEMICOL_MISSING, XML_ERR_NAME_REQUIRED:
+            return "an & that starts no entity (write &amp;)"
+        case XML_ERR_LT_IN_ATTRIBUTE:
+            return "a < inside an attribute value (write &lt;)"
+        case XML_ERR_ATTRIBUTE_NOT_STARTED, XML_ERR_ATTRIBUTE_NOT_FINISHED, XML_ERR_ATTRIBUTE_WITHOUT_VALUE:
+            return "an attribute without a value in quotes"
+        case XML_ERR_ATTRIBUTE_REDEFINED:
+            return "an attribute given twice in one element"
+        case XML_ERR_DOCUMENT_EMPTY:
+            return "no element where the document starts"
+        case XML_ERR_DOCUMENT_END:
+            return "more after the end of the list"
+        default:
+            return message.isEmpty ? "not well-formed" : message
+        }
+    }
+}
