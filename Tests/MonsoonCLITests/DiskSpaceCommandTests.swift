@@ -90,4 +90,21 @@ struct DiskSpaceCommandTests {
         #expect(result.output.contains("the body is larger than this download's limit of 68 MiB (twice the 2.0 MiB its feed declares, plus 64 MiB); stopped at 68 MiB"),
                 "\(result.output)")
     }
+
+    /// A read-only disk is no full disk: each download fails saying so, at once.
+    @Test func aReadOnlyFolderIsSaidSoNotTakenForAFullDisk() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        let disk = try SmallDisk(at: folder.file("disk"), megabytes: 4)
+        defer { disk.unmount(); folder.remove(); server.stop() }
+        try FileManager.default.createDirectory(atPath: disk.file("out"), withIntermediateDirectories: true)
+        try disk.remountReadOnly()
+        server.setRoute("/a.mp3", Route(body: .bytes([1, 2, 3]), contentType: "audio/mpeg"))
+        let run = await runMonsoon(["get", "-o", disk.file("out"), server.url("/a.mp3").absoluteString], in: folder.path)
+        #expect(run.status == 1, "\(run.errors)")
+        #expect(run.errors.contains("failed: \(server.url("/a.mp3").absoluteString): the disk holding \(disk.file("out")) is mounted read-only: "
+                                    + "nothing can be written there; download to another folder (-o), or remount it read-write"), "\(run.errors)")
+        #expect(!run.errors.contains("disk space"), "\(run.errors)")
+        #expect(server.requests(for: "/a.mp3").isEmpty)
+    }
 }

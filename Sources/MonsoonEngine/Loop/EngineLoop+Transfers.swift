@@ -78,6 +78,12 @@ extension EngineLoop {
         let expected = record.resume?.total ?? record.total ?? record.request.expectedSize
         var volume: Volume?
         if let measured = ready.space {
+            if measured.readOnly {
+                releaseStartingSlot(id)
+                fail(id, DownloadError(.fileSystem, "the disk holding \(record.request.destination.folder) is mounted read-only: nothing can be written there; "
+                                       + "download to another folder (-o), or remount it read-write"))
+                return
+            }
             let disk = space.volume(for: measured, folder: record.request.destination.folder, reserve: configuration.diskReserve)
             let needed = expected.map { max(0, $0 - plan.offset) }
             let committed = committedBytes(on: disk)

@@ -51,6 +51,11 @@ enum FailureClassifier {
             message = "too many redirects (more than 10)"
         case 63:
             transient = false; kind = .tooLarge
+        case 27:
+            // curl's "Out of memory" is, in practice, a response header past its 100 KB limit
+            // (CURL_MAX_HTTP_HEADER): a broken or hostile server, which asking again will not mend.
+            transient = false; kind = .protocolViolation
+            message = "the server's response header is larger than 100 KB, more than Monsoon accepts; refused"
         default:
             transient = false; kind = .network
         }

@@ -36,8 +36,11 @@ public struct SpacePlan: Sendable, Equatable {
         }
     }
 
-    /// Free bytes on the file system that holds (or will hold) `folder`, for the caller.
+    /// Free bytes on the file system that holds (or will hold) `folder`, for the caller; nil when
+    /// it cannot be told, or the file system is read-only (no room to plan: each download then
+    /// fails with that reason, not as one waiting for space).
     public static func freeBytes(for folder: String) -> Int? {
-        FileSystem.freeSpace(at: FileSystem.nearestExistingFolder(folder))
+        guard let space = VolumeSpace.measure(folder), !space.readOnly else { return nil }
+        return space.free
     }
 }

@@ -103,10 +103,16 @@ enum FileSystem {
     }
 
     static func error(_ what: String, errno code: Int32) -> DownloadError {
-        if code == ENOSPC || code == EDQUOT {
+        switch code {
+        case ENOSPC, EDQUOT:
             return DownloadError(.notEnoughDiskSpace, "not enough disk space (\(what)): free some space, then retry to resume")
+        case EROFS:
+            return DownloadError(.fileSystem, "\(what): the disk is mounted read-only; download to another folder (-o), or remount it read-write")
+        case EACCES, EPERM:
+            return DownloadError(.fileSystem, "\(what): permission denied; download to a folder you can write to (-o), or change its permissions")
+        default:
+            return DownloadError(.fileSystem, "\(what): \(String(cString: strerror(code)))")
         }
-        return DownloadError(.fileSystem, "\(what): \(String(cString: strerror(code)))")
     }
 
     /// `mkdir -p` for the folder that holds `path`.
