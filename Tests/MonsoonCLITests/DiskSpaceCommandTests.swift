@@ -32,6 +32,10 @@ struct DiskSpaceCommandTests {
         #expect(done.count == 3)
         for index in done { #expect(try SHA256.hex(fileAt: disk.file("e\(index).mp3")) == body.sha256Hex()) }
 
+        // The queue says why they wait.
+        let listing = await runMonsoon(["downloads", "--status", "queued"], in: folder.path)
+        #expect(listing.output.components(separatedBy: "error: not enough disk space on the disk holding \(disk.path)").count == 3, "\(listing.output)")
+
         let again = await runMonsoon(arguments, in: folder.path)
         #expect(again.status == 3, "\(again.errors)")
         #expect(again.errors.contains("monsoon: 5 of 5 downloaded") == false)

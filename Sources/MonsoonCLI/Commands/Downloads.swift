@@ -106,7 +106,8 @@ struct ListDownloads: RunnableCommand {
         let progress = download.progress.map { "\(Int(($0 * 100).rounded(.down)))%" } ?? "-"
         let size = download.total.map { "\(ByteCount.format(download.bytes)) / \(ByteCount.format($0))" } ?? ByteCount.format(download.bytes)
         var line = columns(download.id.rawValue, status, progress, size, download.filePath ?? "-", Redaction.redact(download.url))
-        if let error = download.error, download.status == .failed || download.status == .waitingToRetry {
+        // A queued one with an error is waiting for room on its disk: it says so.
+        if let error = download.error, download.status == .failed || download.status == .waitingToRetry || download.status == .queued {
             line += "  error: " + error
         }
         return line

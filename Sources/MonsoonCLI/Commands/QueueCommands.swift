@@ -72,6 +72,8 @@ struct QueueList: RunnableCommand {
             return "retrying in \(max(0, Int(at.timeIntervalSinceNow.rounded(.up)))) s: \(download.error ?? "")"
         }
         if download.status == .failed { return "error: \(download.error ?? "unknown")" }
+        // Queued with an error: it waits for room on its disk.
+        if download.status == .queued, let error = download.error { return "waiting: \(error)" }
         return nil
     }
 

@@ -13,7 +13,7 @@ struct TransferOptions: ParsableArguments {
     @Option("--per-host", help: "Downloads running at once to one host (default: the setting per-host, no limit).", valueName: "n")
     var perHost: Int?
 
-    @Option("--min-free", help: "Free space to leave on the disk: a download that would eat into it does not start (default: the setting disk-reserve, 64MiB).", valueName: "size")
+    @Option("--min-free", help: "Free space to leave on the disk: a download that would eat into it does not start, or stops and waits, its part kept (default: the setting disk-reserve, 64MiB).", valueName: "size")
     var minFree: ByteSize?
 
     @Option("--limit-rate", help: "The most bytes a second over all downloads (like 2M).", valueName: "speed")

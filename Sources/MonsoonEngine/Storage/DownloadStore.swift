@@ -262,7 +262,12 @@ public final class DownloadStore {
     /// Streams the queue for listing, in enqueue order, without building URLs:
     /// a hundred thousand rows list in a fraction of a second.
     public func forEachSummary(_ body: (DownloadSummary) throws -> Void) throws {
-        let statement = try database.statement("SELECT id, url, destination_kind, destination, status, bytes, total, file_path, error_message FROM downloads ORDER BY seq")
+        // A queued download's error is an earlier attempt's, unless it waits for room on its disk.
+        let statement = try database.statement("""
+            SELECT id, url, destination_kind, destination, status, bytes, total, file_path,
+                   CASE WHEN status = 'queued' AND error_code IS NOT 'notEnoughDiskSpace' THEN NULL ELSE error_message END
+            FROM downloads ORDER BY seq
+            """)
         try statement.bind([])
         // Resets the cached statement for its next use, which binds again anyway: a failure here changes nothing.
         defer { try? statement.bind([]) }

@@ -135,7 +135,9 @@ public final class EpisodeQueue {
     public func entries() throws -> [QueueEntry] {
         try database.statement("""
             SELECT \(Episode.prefixedColumns("e")), p.title,
-                   d.status, d.bytes, d.total, d.retry_at, d.error_message, p.feed_url
+                   d.status, d.bytes, d.total, d.retry_at,
+                   -- A queued download's error is an earlier attempt's, unless it waits for room on its disk.
+                   CASE WHEN d.status = 'queued' AND d.error_code IS NOT 'notEnoughDiskSpace' THEN NULL ELSE d.error_message END, p.feed_url
             FROM episodes e JOIN podcasts p ON p.id = e.podcast_id
             LEFT JOIN downloads d ON d.id = 'e' || e.id
             WHERE e.queue_position IS NOT NULL ORDER BY e.queue_position, e.id
@@ -161,7 +163,8 @@ public final class EpisodeQueue {
                 UPDATE episodes SET
                     download_state = CASE d.status WHEN 'completed' THEN 'downloaded' WHEN 'failed' THEN 'failed'
                         WHEN 'paused' THEN 'paused' WHEN 'downloading' THEN 'downloading' ELSE 'queued' END,
-                    download_error = CASE WHEN d.status IN ('failed', 'waitingToRetry') THEN d.error_message ELSE NULL END,
+                    download_error = CASE WHEN d.status IN ('failed', 'waitingToRetry') OR (d.status = 'queued' AND d.error_code = 'notEnoughDiskSpace')
+                        THEN d.error_message ELSE NULL END,
                     file_name = coalesce(d.file_path, episodes.file_name),
                     bytes_on_disk = CASE WHEN d.status = 'completed' THEN d.bytes ELSE episodes.bytes_on_disk END,
                     queue_position = CASE WHEN d.status = 'completed' THEN NULL ELSE episodes.queue_position END,
