@@ -50,7 +50,9 @@ final class Transfer {
     var maxFileBytes = Int.max
     var sizeLimitReason: String?
     /// The file system the part is on, whose allowance every write spends (nil: not measured).
-    var volume: Volume?
+    /// Unowned: the loop's `SpaceLedger` keeps every volume for as long as it runs, longer than
+    /// any transfer, and the write callback then spends from it without a retain per chunk.
+    unowned(unsafe) var volume: Volume?
     /// The size the download is expected to reach (before the response tells it), for the space
     /// the running downloads still need.
     var expectedTotal: Int?

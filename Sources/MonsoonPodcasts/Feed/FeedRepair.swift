@@ -15,6 +15,8 @@ import Glibc
 ///   character, others (`&gtgt;`) by their literal text (`&amp;gtgt;`); a bare `&` becomes `&amp;`;
 ///   a numeric reference to a character XML forbids (`&#0;`) is dropped. CDATA sections and comments
 ///   are left alone.
+/// - A comment XML forbids (`<!-- a -- b -->`, with `--` inside or `-` before its end, as generators
+///   write them) is blanked: it carries nothing a feed's reader uses.
 /// - CDATA sections are handed to the builder directly rather than through libxml2 (see ``cdataTarget``).
 ///
 /// Blanked ranges keep their newlines, so line numbers in errors match the original document.
@@ -111,7 +113,7 @@ struct FeedRepair {
             } else if matches("<?", at: index) {
                 index = find("?>", from: index).map { $0 + 2 } ?? count
             } else if matches("<!--", at: index) {
-                index = find("-->", from: index + 4).map { $0 + 3 } ?? count
+                index = skipComment(at: index)
             } else if matchesIgnoringCase("<!doctype", at: index) {
                 let end = FeedRepair.parseDoctype(input, at: index, into: &entities)
                 blank(index..<end)
@@ -146,7 +148,7 @@ struct FeedRepair {
                     offloadCDATA(section..<close + 3, content: section + 9..<close)
                     index = close + 3
                 } else {
-                    index = find("-->", from: section + 4).map { $0 + 3 } ?? count
+                    index = skipComment(at: section)
                 }
                 if nextCDATA < index { nextCDATA = find("<![CDATA[", from: index) ?? count }
                 if nextComment < index { nextComment = find("<!--", from: index) ?? count }
@@ -157,6 +159,17 @@ struct FeedRepair {
             if let replacement { replace(nextAmpersand..<end, with: replacement) }
             index = end
         }
+    }
+
+    /// Where the comment at `start` ends; a comment XML forbids (`--` in its text, or a `-` right
+    /// before its end) is blanked on the way. Unterminated: the rest of the input (libxml2 says where).
+    private mutating func skipComment(at start: Int) -> Int {
+        guard let close = find("-->", from: start + 4) else { return input.count }
+        let text = start + 4..<close
+        if !text.isEmpty && (input[close - 1] == UInt8(ascii: "-") || find("--", from: text.lowerBound).map({ $0 < close }) == true) {
+            blank(start..<close + 3)
+        }
+        return close + 3
     }
 
     /// Replaces a CDATA section by `<?monsoon-cdata N?>` (see ``cdataTarget``).
