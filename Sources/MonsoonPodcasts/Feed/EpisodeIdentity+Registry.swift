@@ -11,54 +11,62 @@ extension EpisodeIdentity {
     ///
     /// Compact, so a feed of a million items is deduplicated in a few dozen MiB: it keeps no strings
     /// or URLs, only each identity's 128-bit digest (``IdentityHash``) and, for an item that took a
-    /// plain guid, a 64-bit hash of its normalized enclosure, in one flat open-addressed table of
-    /// three words a slot (at most three quarters full).
+    /// plain guid, a 64-bit hash of its normalized enclosure: three words a slot, in 64 flat
+    /// open-addressed tables (linear probing, at most three quarters full) chosen by the digest.
+    /// Each table doubles on its own, so growing never holds two copies of the whole registry:
+    /// a million identities take 48 MiB, and 49 at the peak.
     struct Registry {
-        /// `first`, `second` of the identity's digest, then the enclosure's hash (0: none); a slot
-        /// whose digest is (0, 0) is empty.
-        private var slots: [UInt64] = []
+        private static let shardCount = 64
+        /// Per table: `first`, `second` of the identity's digest, then the enclosure's hash (0:
+        /// none); a slot whose digest is (0, 0) is empty.
+        private var shards = [[UInt64]](repeating: [], count: shardCount)
         /// Identities given out.
         private(set) var count = 0
+        private var shardCounts = [Int](repeating: 0, count: shardCount)
 
         /// The identity to keep an item under, or nil when it duplicates an earlier one.
         /// `identity` is the item's own (see ``identity(guid:enclosureURL:link:title:dateText:)``).
         mutating func admit(_ identity: String, guid: String?, enclosureURL: URL?) -> String? {
-            // Room for one more first: the slot found below stays where it is.
-            if (count + 1) * 4 > slots.count / 3 * 3 { grow() }
             let key = Self.key(identity)
-            let slot = find(key)
-            guard isTaken(slot) else {
-                store(key, enclosure: guid == identity ? enclosureURL.map(Self.enclosureHash) ?? 0 : 0, at: slot)
+            guard let earlier = enclosure(of: key) else {
+                insert(key, enclosure: guid == identity ? enclosureURL.map(Self.enclosureHash) ?? 0 : 0)
                 return identity
             }
             // Only a plain guid can stand for two recordings; enclosures are compared by their
             // normalized hashes, kept for the item that took the plain guid.
-            let earlier = slots[slot * 3 + 2]
             guard let guid, guid == identity, let enclosureURL, earlier != 0, earlier != Self.enclosureHash(enclosureURL) else { return nil }
             let recording = recordingIdentity(guid: guid, enclosureURL: enclosureURL)
-            let recordingSlot = find(Self.key(recording))
-            guard !isTaken(recordingSlot) else { return nil }
-            store(Self.key(recording), enclosure: 0, at: recordingSlot)
+            let recordingKey = Self.key(recording)
+            guard enclosure(of: recordingKey) == nil else { return nil }
+            insert(recordingKey, enclosure: 0)
             return recording
         }
 
         /// Whether `identity` was given out.
         func contains(_ identity: String) -> Bool {
-            contains(Self.key(identity))
+            enclosure(of: Self.key(identity)) != nil
         }
 
-        private func contains(_ key: IdentityHash) -> Bool {
-            !slots.isEmpty && isTaken(find(key))
+        /// The enclosure hash kept with `key` (0 for none), or nil when it was not given out.
+        private func enclosure(of key: IdentityHash) -> UInt64? {
+            let shard = Self.shard(of: key)
+            guard !shards[shard].isEmpty else { return nil }
+            return shards[shard].withUnsafeBufferPointer { words in
+                let slot = Self.find(key, in: words)
+                return words[slot * 3] == 0 && words[slot * 3 + 1] == 0 ? nil : words[slot * 3 + 2]
+            }
         }
 
-        private func isTaken(_ slot: Int) -> Bool {
-            slots[slot * 3] != 0 || slots[slot * 3 + 1] != 0
-        }
-
-        private mutating func store(_ key: IdentityHash, enclosure: UInt64, at slot: Int) {
-            slots[slot * 3] = key.first
-            slots[slot * 3 + 1] = key.second
-            slots[slot * 3 + 2] = enclosure
+        private mutating func insert(_ key: IdentityHash, enclosure: UInt64) {
+            let shard = Self.shard(of: key)
+            if (shardCounts[shard] + 1) * 4 > shards[shard].count / 3 * 3 { grow(shard) }
+            shards[shard].withUnsafeMutableBufferPointer { words in
+                let slot = Self.find(key, in: UnsafeBufferPointer(words))
+                words[slot * 3] = key.first
+                words[slot * 3 + 1] = key.second
+                words[slot * 3 + 2] = enclosure
+            }
+            shardCounts[shard] += 1
             count += 1
         }
 
@@ -68,6 +76,11 @@ extension EpisodeIdentity {
             return key.first == 0 && key.second == 0 ? IdentityHash(first: 0, second: 1) : key
         }
 
+        /// The table of `key`: the top bits of the second hash (the slot comes from the first).
+        private static func shard(of key: IdentityHash) -> Int {
+            Int(truncatingIfNeeded: key.second >> 58)
+        }
+
         /// The normalized enclosure's hash, never 0 (which stands for "none").
         private static func enclosureHash(_ url: URL) -> UInt64 {
             let hash = normalizedEnclosureHash(url)
@@ -75,32 +88,33 @@ extension EpisodeIdentity {
         }
 
         /// The slot that holds `key`, or the empty slot where it belongs. The table must not be empty.
-        private func find(_ key: IdentityHash) -> Int {
-            let mask = slots.count / 3 - 1
+        private static func find(_ key: IdentityHash, in words: UnsafeBufferPointer<UInt64>) -> Int {
+            let mask = words.count / 3 - 1
             var slot = Int(truncatingIfNeeded: key.first) & mask
-            return slots.withUnsafeBufferPointer { words in
-                while true {
-                    let first = words[slot * 3], second = words[slot * 3 + 1]
-                    if (first == key.first && second == key.second) || (first == 0 && second == 0) { return slot }
-                    slot = (slot + 1) & mask
-                }
+            while true {
+                let first = words[slot * 3], second = words[slot * 3 + 1]
+                if (first == key.first && second == key.second) || (first == 0 && second == 0) { return slot }
+                slot = (slot + 1) & mask
             }
         }
 
-        /// Twice the slots (1,024 at first), every entry placed again.
-        private mutating func grow() {
-            let old = slots
-            slots = [UInt64](repeating: 0, count: max(1024, old.count / 3 * 2) * 3)
-            var index = 0
-            while index < old.count {
-                if old[index] != 0 || old[index + 1] != 0 {
-                    let slot = find(IdentityHash(first: old[index], second: old[index + 1]))
-                    slots[slot * 3] = old[index]
-                    slots[slot * 3 + 1] = old[index + 1]
-                    slots[slot * 3 + 2] = old[index + 2]
+        /// Twice the slots of one table (16 at first), its entries placed again.
+        private mutating func grow(_ shard: Int) {
+            let old = shards[shard]
+            var slots = [UInt64](repeating: 0, count: max(16, old.count / 3 * 2) * 3)
+            slots.withUnsafeMutableBufferPointer { words in
+                var index = 0
+                while index < old.count {
+                    if old[index] != 0 || old[index + 1] != 0 {
+                        let slot = Self.find(IdentityHash(first: old[index], second: old[index + 1]), in: UnsafeBufferPointer(words))
+                        words[slot * 3] = old[index]
+                        words[slot * 3 + 1] = old[index + 1]
+                        words[slot * 3 + 2] = old[index + 2]
+                    }
+                    index += 3
                 }
-                index += 3
             }
+            shards[shard] = slots
         }
     }
 
