@@ -32,23 +32,45 @@ import Testing
         server.setRoute("/big.xml", Route(body: .file(folder.file("big.xml")), contentType: "application/rss+xml"))
         let url = server.url("/big.xml").absoluteString
 
-        let add = try MonsoonProcess(["add", url], in: folder.path)
-        let added = try await add.finish(seconds: 300)
+        let (added, addPeak) = try await Self.run(["add", url], in: folder)
         #expect(added.status == 0, "\(added.errors)")
         #expect(added.output == "subscribed: 1 Big (\(Self.items) episodes)\n")
-        let addPeak = try #require(add.process.maxResidentKilobytes)
         #expect(addPeak < Self.boundKilobytes, "add peaked at \(addPeak / 1024) MiB")
 
-        let refresh = try MonsoonProcess(["refresh"], in: folder.path)
-        let refreshed = try await refresh.finish(seconds: 300)
+        let (refreshed, refreshPeak) = try await Self.run(["refresh"], in: folder)
         #expect(refreshed.status == 0, "\(refreshed.errors)")
         #expect(refreshed.output == "Big: 0 new, 0 updated\n")
-        let refreshPeak = try #require(refresh.process.maxResidentKilobytes)
         #expect(refreshPeak < Self.boundKilobytes, "refresh peaked at \(refreshPeak / 1024) MiB")
         #expect(server.requests(for: "/big.xml").count == 2, "the refresh read the feed again")
 
         let podcasts = await runMonsoon(["podcasts", "--json"], in: folder.path)
         let list = try #require(try JSONSerialization.jsonObject(with: Data(podcasts.output.utf8)) as? [[String: Any]])
         #expect(list.first?["episodes"] as? Int == Self.items)
+    }
+
+    /// Runs the built `monsoon` under `nice -n 19`, so its seconds of CPU never starve the timing-based
+    /// suites running beside it; its peak resident memory (in KiB) is the program's, which `nice` execs.
+    static func run(_ arguments: [String], in folder: Folder) async throws -> (RunResult, Int) {
+        guard FileManager.default.isExecutableFile(atPath: monsoonBinary) else {
+            throw CLITestError("the monsoon binary is missing at \(monsoonBinary): build it with `swift build` (make test does)")
+        }
+        var environment = ProcessInfo.processInfo.environment
+        environment["MONSOON_HOME"] = folder.file(".monsoon")
+        let (out, err) = (folder.file("out-\(UUID().uuidString)"), folder.file("err-\(UUID().uuidString)"))
+        let process = try SpawnedProcess("/usr/bin/nice", ["-n", "19", monsoonBinary] + arguments, directory: folder.path,
+                                         environment: environment, output: out, errors: err)
+        let deadline = Date().addingTimeInterval(300)
+        while process.isRunning {
+            if Date() > deadline {
+                process.terminate()
+                throw CLITestError("monsoon \(arguments[0]) did not exit within 300 s")
+            }
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
+        let result = RunResult(status: process.terminationStatus,
+                               output: String(decoding: FileManager.default.contents(atPath: out) ?? Data(), as: UTF8.self),
+                               errors: String(decoding: FileManager.default.contents(atPath: err) ?? Data(), as: UTF8.self))
+        guard let peak = process.maxResidentKilobytes else { throw CLITestError("no resource usage for monsoon \(arguments[0])") }
+        return (result, peak)
     }
 }

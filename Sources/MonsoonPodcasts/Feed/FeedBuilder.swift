@@ -53,6 +53,15 @@ final class FeedBuilder {
     var batchSize = Int.max
     /// What `sink` threw: the parse stopped there.
     private(set) var sinkError: (any Error)?
+    /// Episodes handed to the sink so far.
+    private(set) var delivered = 0
+    /// Whether the text libxml2 reads holds a control character XML forbids, asked the first time a
+    /// CDATA section holds one (libxml2 never sees those). When it does, libxml2 will stop there and
+    /// ``FeedParser`` parse the text again cleaned of them, going on after the items this parse
+    /// handed out: so this parse cleans its CDATA sections too, and those items read as the second
+    /// parse reads them. When it does not, they are kept, as a parse that succeeds keeps them.
+    var textHasForbiddenCharacter: (() -> Bool)?
+    private var cleansCDATA: Bool?
     /// Items ended so far, kept or left out; the first `skipping` are passed over, neither kept nor
     /// counted (a second parse of a repaired text, whose earlier items the first one handed out).
     @exclusivity(unchecked) var finishedItems = 0
@@ -164,17 +173,21 @@ final class FeedBuilder {
             text.append(contentsOf: content)
             return
         }
-        // Line breaks normalized as an XML parser does: CR LF and a lone CR become LF. Control
-        // characters XML forbids are dropped, as ``FeedParser`` drops them from the rest of the text
-        // when libxml2 meets one: libxml2 never sees a CDATA section, so a parse that streams its
-        // episodes must not hand out an item that a parse of the cleaned text would read otherwise.
+        if cleansCDATA == nil, content.contains(where: Self.isForbidden) { cleansCDATA = textHasForbiddenCharacter?() ?? false }
+        let cleans = cleansCDATA == true
+        // Line breaks normalized as an XML parser does: CR LF and a lone CR become LF.
         for (offset, byte) in content.enumerated() where !(byte == 0x0D && offset + 1 < content.count && content[offset + 1] == 0x0A) {
             if byte == 0x0D {
                 text.append(0x0A)
-            } else if byte >= 0x20 || byte == 0x0A || byte == 0x09 {
+            } else if !cleans || !Self.isForbidden(byte) {
                 text.append(byte)
             }
         }
+    }
+
+    /// A control character XML forbids (tab, line feed and carriage return are allowed).
+    static func isForbidden(_ byte: UInt8) -> Bool {
+        byte < 0x20 && byte != 0x09 && byte != 0x0A && byte != 0x0D
     }
 
     /// Hands the kept episodes to the sink, if there is one and it has not failed: the feed given with
@@ -182,6 +195,7 @@ final class FeedBuilder {
     func deliver() {
         guard let sink, sinkError == nil, !feed.episodes.isEmpty else { return }
         let batch = feed.episodes
+        delivered += batch.count
         feed.episodes = []
         feed.episodes.reserveCapacity(min(batchSize, 4096))
         do {

@@ -161,27 +161,35 @@ public enum FeedParser {
         return try repairAndParse(UnsafeBufferPointer(rebasing: input[decoded.start...]), url: url, limits: limits, stream: &stream)
     }
 
-    /// `earlier` is the builder of a first parse that met a control character XML forbids: this
-    /// parse of the cleaned text goes on where it stopped (see below).
+    /// A second parse, of the text cleaned of the control characters XML forbids that stopped the first.
+    private enum Retry {
+        /// As if the cleaned text had come: the first handed nothing out.
+        case afresh
+        /// Going on after the items the first parse (this builder) read.
+        case after(FeedBuilder)
+    }
+
     private static func repairAndParse(_ bytes: UnsafeBufferPointer<UInt8>, url: URL, limits: FeedLimits, stream: inout EpisodeStream,
-                                       earlier: FeedBuilder? = nil) throws(FeedError) -> ParsedFeed {
+                                       retry: Retry? = nil) throws(FeedError) -> ParsedFeed {
         let repaired = try FeedRepair.repair(bytes, limits: limits)
         guard repaired.size <= limits.maxBytes else { throw tooLarge(repaired.size, limits) }
         let builder = FeedBuilder(documentURL: url)
         builder.cdata = (bytes, repaired.cdata)
         builder.sink = stream.sink
         builder.batchSize = stream.batchSize
-        if let earlier {
-            // The items that ended before the bad character are the same in the cleaned text (the
-            // builder drops such characters from CDATA sections itself, and libxml2 stops at the
-            // first one elsewhere): they were handed out or are waiting in `earlier`'s batch, and are
-            // not read twice.
+        builder.textHasForbiddenCharacter = { RepairedText(input: bytes, repaired: repaired).containsForbiddenCharacter() }
+        if case .after(let earlier) = retry {
+            // The items that ended before the bad character read the same in the cleaned text
+            // (libxml2 stopped at the first one, and the builder cleaned the CDATA sections, which
+            // libxml2 never sees): they were handed out or wait in `earlier`'s batch, and their
+            // identities are given out, so they are not read twice.
             builder.skipping = earlier.finishedItems
             builder.feed.episodes = earlier.feed.episodes
             builder.feed.duplicateCount = earlier.feed.duplicateCount
         }
         // The identities given out so far (earlier pages of the feed, or the first parse), moved in
         // and back out: never copied.
+        let freshRegistry = stream.registry.count == 0
         swap(&builder.identities, &stream.registry)
         let failure = SAXParser.parse(RepairedText(input: bytes, repaired: repaired), into: builder)
         swap(&builder.identities, &stream.registry)
@@ -189,12 +197,15 @@ public enum FeedParser {
             stream.failure = error
             return builder.feed
         }
-        if let failure, failure.code == Int(XML_ERR_INVALID_CHAR.rawValue), earlier == nil {
-            // A control character XML forbids (U+000B, U+001A …): rare, so looked for only now. Drop them all, parse again.
+        if let failure, failure.code == Int(XML_ERR_INVALID_CHAR.rawValue), retry == nil {
+            // A control character XML forbids (U+000B, U+001A …): rare, so looked for only now. Drop them all, parse again:
+            // afresh when nothing was handed out and no earlier page gave out identities, else after what was read.
             let cleaned = FeedDecoding.repairUTF8(bytes)
             if cleaned.count != bytes.count {
+                let again: Retry = builder.delivered == 0 && freshRegistry ? .afresh : .after(builder)
+                if case .afresh = again { stream.registry = EpisodeIdentity.Registry() }
                 return try cleaned.withUnsafeBufferPointer { cleaned throws(FeedError) in
-                    try repairAndParse(cleaned, url: url, limits: limits, stream: &stream, earlier: builder)
+                    try repairAndParse(cleaned, url: url, limits: limits, stream: &stream, retry: again)
                 }
             }
         }

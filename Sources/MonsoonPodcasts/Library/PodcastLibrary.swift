@@ -4,9 +4,13 @@ import MonsoonStore
 
 /// The user's podcasts and episodes, in SQLite beside the download queue.
 ///
+/// Each feed is parsed straight into its one transaction, its episodes handed to the database in
+/// batches as they are read (see `EpisodeWriter`): a feed of a million items is subscribed to and
+/// refreshed in bounded memory, and a transaction never waits on the network.
+///
 /// - Important: like its database connection, used from one task at a time.
-///   Refreshing many feeds runs their fetches and parses concurrently through the
-///   one engine; only the writes come back here, one transaction per feed.
+///   Refreshing many feeds runs their fetches concurrently through the one engine;
+///   each feed is parsed and written here as it comes in, one transaction per feed.
 public final class PodcastLibrary {
     let database: Database
     var fetcher: FeedFetcher
@@ -92,7 +96,7 @@ public final class PodcastLibrary {
         fetcher.retriesConnectionFailures = false
         do {
             return try await subscribe(url, fetcher: fetcher, foundOnPage: nil)
-        } catch let error as FeedError where error.code == .htmlPage && error.alternateFeedURL != nil {
+        } catch let error as FeedError where error.code == .htmlPage {
             guard let named = error.alternateFeedURL else { throw error }
             try Self.checkSubscribable(named)
             if let existing = try podcast(withFeedURL: named) { return .alreadySubscribed(existing) }
