@@ -123,5 +123,6 @@ import Testing
     func theEnclosureHashFollowsNormalizing(_ text: String) throws {
         let url = try #require(URL(string: text))
         #expect(EpisodeIdentity.normalizedEnclosureHash(url) == IdentityHash(EpisodeIdentity.normalizedEnclosureURL(url)).first)
+        #expect(EpisodeIdentity.normalizedEnclosureDigest(text) == IdentityHash(EpisodeIdentity.normalizedEnclosureURL(text)))
     }
 }

@@ -118,16 +118,21 @@ extension EpisodeIdentity {
         }
     }
 
-    /// A 64-bit hash of `normalizedEnclosureURL`'s result, computed without normalizing
-    /// when the URL is already in normal form (an http(s) URL with a lowercase scheme and host, no
-    /// query, fragment or tracking prefix: most enclosures), since the registry hashes the enclosure
-    /// of nearly every item.
+    /// A 64-bit hash of `normalizedEnclosureURL`'s result (see ``normalizedEnclosureDigest(_:)``).
     static func normalizedEnclosureHash(_ url: URL) -> UInt64 {
-        var text = url.absoluteString
-        let hash = text.withUTF8 { bytes -> UInt64? in
-            isNormalized(bytes) ? IdentityHash(bytes: UnsafeRawBufferPointer(bytes)).first : nil
+        normalizedEnclosureDigest(url.absoluteString).first
+    }
+
+    /// The digest of `normalizedEnclosureURL`'s result, computed without normalizing when the URL is
+    /// already in normal form (an http(s) URL with a lowercase scheme and host, no query, fragment
+    /// or tracking prefix: most enclosures): the registry hashes the enclosure of nearly every item,
+    /// and a refresh compares a changed enclosure with the stored one.
+    static func normalizedEnclosureDigest(_ text: String) -> IdentityHash {
+        var text = text
+        let digest = text.withUTF8 { bytes -> IdentityHash? in
+            isNormalized(bytes) ? IdentityHash(bytes: UnsafeRawBufferPointer(bytes)) : nil
         }
-        return hash ?? IdentityHash(normalizedEnclosureURL(text)).first
+        return digest ?? IdentityHash(normalizedEnclosureURL(text))
     }
 
     /// True when `normalizedEnclosureURL` would return `bytes` unchanged.

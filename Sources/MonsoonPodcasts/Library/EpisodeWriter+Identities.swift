@@ -58,8 +58,7 @@ extension EpisodeWriter {
             }
         }
         let stored = try stored(own, values: values)
-        if let stored, !stored.sameEnclosure, let other = stored.otherEnclosure,
-           EpisodeIdentity.normalizedEnclosureURL(other) != EpisodeIdentity.normalizedEnclosureURL(enclosure) {
+        if let stored, !stored.sameEnclosure, let other = stored.otherEnclosure, !Self.sameRecording(other, enclosure) {
             return .waiting
         }
         return placeOwn(own, stored)
@@ -68,14 +67,18 @@ extension EpisodeWriter {
     /// A later item under a re-used guid: its own identity is its recording's.
     private func placeLater(_ episode: ParsedEpisode, guid: String, enclosure: URL, values: [SQLValueConvertible]) throws -> Placement {
         if let stored = try stored(episode.identity, values: values) { return placeOwn(episode.identity, stored) }
-        if isFree(guid), let plain = try stored(guid, values: values), plain.sameEnclosure
-            || plain.otherEnclosure.map({ EpisodeIdentity.normalizedEnclosureURL($0) == EpisodeIdentity.normalizedEnclosureURL(enclosure) }) == true {
+        if isFree(guid), let plain = try stored(guid, values: values), plain.sameEnclosure || plain.otherEnclosure.map({ Self.sameRecording($0, enclosure) }) == true {
             // The old recording, below a new one that took its guid: it keeps its row.
-            progress.plainTaken.insert(IdentityHash(guid))
+            progress.plainTaken.insert(guid)
             progress.remapped.insert(IdentityHash(guid))
             return .row(guid, plain)
         }
         return placeOwn(episode.identity, nil)
+    }
+
+    /// Whether two enclosures are one recording: the same URL once normalized (by their digests).
+    private static func sameRecording(_ stored: String, _ enclosure: URL) -> Bool {
+        EpisodeIdentity.normalizedEnclosureDigest(stored) == EpisodeIdentity.normalizedEnclosureDigest(enclosure.absoluteString)
     }
 
     private func placeOwn(_ own: String, _ stored: Stored?) -> Placement {
@@ -94,58 +97,51 @@ extension EpisodeWriter {
         return !progress.remapped.contains(key) && !progress.recordingShaped.contains(key)
     }
 
-    /// Settles the items that waited (see above), a few hundred rows at a time: never all in memory.
+    /// Settles the items that waited (see above): first those of guids a later item took back,
+    /// each a recording of its own (few); then all the others at once, in SQL, each its plain
+    /// guid's episode re-uploaded (every item of a feed whose enclosures all moved, at worst).
     func finish() throws {
         guard progress.waiting > 0 else { return }
-        let waiting = try database.statement("""
-            SELECT id, guid, enclosure_url, feed_order FROM episodes
-            WHERE podcast_id = ?1 AND identity >= ' waiting ' AND identity < ' waiting!' LIMIT 500
-            """)
-        while true {
-            // Each settled row leaves the range, so every query starts afresh: no cursor runs over rows being changed.
-            let rows = try waiting.query([podcastID]) { (id: $0.int(0), guid: $0.text(1) ?? "", enclosure: $0.text(2) ?? "", order: $0.int(3)) }
-            guard !rows.isEmpty else { break }
-            for row in rows { try settle(row.id, guid: row.guid, enclosure: row.enclosure, order: row.order) }
-        }
-        progress.waiting = 0
-    }
-
-    private func settle(_ id: Int, guid: String, enclosure: String, order: Int) throws {
-        if progress.plainTaken.contains(IdentityHash(guid)) {
-            let recording = EpisodeIdentity.recordingIdentity(guid: guid, normalizedEnclosureURL: EpisodeIdentity.normalizedEnclosureURL(enclosure))
-            let taken = try database.scalarInt("SELECT count(*) FROM episodes WHERE podcast_id = ?1 AND identity = ?2", podcastID, recording) ?? 0
-            guard isFree(recording), taken == 0 else {
-                try database.run("DELETE FROM episodes WHERE id = ?1", id)
-                progress.leftOut += 1
-                return
+        let waiting = "podcast_id = ?1 AND identity >= ' waiting ' AND identity < ' waiting!'"
+        for guid in progress.plainTaken.sorted() {
+            let rows = try database.statement("SELECT id, enclosure_url FROM episodes WHERE \(waiting) AND guid = ?2")
+                .query([podcastID, guid]) { (id: $0.int(0), enclosure: $0.text(1) ?? "") }
+            for row in rows {
+                let recording = EpisodeIdentity.recordingIdentity(guid: guid, normalizedEnclosureURL: EpisodeIdentity.normalizedEnclosureURL(row.enclosure))
+                let taken = try database.scalarInt("SELECT count(*) FROM episodes WHERE podcast_id = ?1 AND identity = ?2", podcastID, recording) ?? 0
+                guard isFree(recording), taken == 0 else {
+                    try database.run("DELETE FROM episodes WHERE id = ?1", row.id)
+                    progress.leftOut += 1
+                    continue
+                }
+                try database.run("UPDATE episodes SET identity = ?1 WHERE id = ?2", recording, row.id)
+                progress.remapped.insert(IdentityHash(recording))
+                progress.added += 1
             }
-            try database.run("UPDATE episodes SET identity = ?1 WHERE id = ?2", recording, id)
-            progress.remapped.insert(IdentityHash(recording))
-            progress.added += 1
-            return
         }
-        // The plain guid's episode, re-uploaded: its row takes the item's metadata and place.
-        let compare = try database.statement("""
-            SELECT s.id, s.feed_order, s.guid IS w.guid AND s.title IS w.title AND s.enclosure_url IS w.enclosure_url
-                AND s.media_type IS w.media_type AND s.declared_length IS w.declared_length AND s.published IS w.published
-                AND s.duration IS w.duration AND s.season IS w.season AND s.episode IS w.episode AND s.summary IS w.summary
-                AND s.link IS w.link AND s.image_url IS w.image_url AND s.transcript_url IS w.transcript_url AND s.chapters_url IS w.chapters_url
-            FROM episodes s, episodes w WHERE s.podcast_id = ?1 AND s.identity = ?2 AND w.id = ?3
-            """)
-        guard let plain = try compare.first([podcastID, guid, id], { (id: $0.int(0), order: $0.int(1), same: $0.bool(2)) }) else {
-            // Nothing stored under the guid any more (it cannot go, but if it did): the item is new.
-            try database.run("UPDATE episodes SET identity = ?1 WHERE id = ?2", guid, id)
-            progress.added += 1
-            return
-        }
-        if !plain.same {
-            try database.run("""
-                UPDATE episodes SET (feed_order, \(Self.columns)) = (SELECT feed_order, \(Self.columns) FROM episodes WHERE id = ?1) WHERE id = ?2
-                """, id, plain.id)
-            progress.updated += 1
-        } else if plain.order != order {
-            try database.run("UPDATE episodes SET feed_order = ?1 WHERE id = ?2", order, plain.id)
-        }
-        try database.run("DELETE FROM episodes WHERE id = ?1", id)
+        progress.updated += try database.scalarInt("""
+            SELECT count(*) FROM episodes w JOIN episodes s ON s.podcast_id = w.podcast_id AND s.identity = w.guid
+            WHERE w.podcast_id = ?1 AND w.identity >= ' waiting ' AND w.identity < ' waiting!'
+                AND NOT (s.guid IS w.guid AND s.title IS w.title AND s.enclosure_url IS w.enclosure_url AND s.media_type IS w.media_type
+                    AND s.declared_length IS w.declared_length AND s.published IS w.published AND s.duration IS w.duration
+                    AND s.season IS w.season AND s.episode IS w.episode AND s.summary IS w.summary AND s.link IS w.link
+                    AND s.image_url IS w.image_url AND s.transcript_url IS w.transcript_url AND s.chapters_url IS w.chapters_url)
+            """, podcastID) ?? 0
+        // Only the plain rows change (not their identities); the waiting rows are only read.
+        try database.run("""
+            UPDATE episodes SET feed_order = w.feed_order, guid = w.guid, title = w.title, enclosure_url = w.enclosure_url,
+                media_type = w.media_type, declared_length = w.declared_length, published = w.published, duration = w.duration,
+                season = w.season, episode = w.episode, summary = w.summary, link = w.link, image_url = w.image_url,
+                transcript_url = w.transcript_url, chapters_url = w.chapters_url
+            FROM (SELECT feed_order, \(EpisodeWriter.columns) FROM episodes WHERE \(waiting)) AS w
+            WHERE episodes.podcast_id = ?1 AND episodes.identity = w.guid
+            """, podcastID)
+        try database.run("""
+            DELETE FROM episodes WHERE \(waiting) AND EXISTS (SELECT 1 FROM episodes s WHERE s.podcast_id = ?1 AND s.identity = episodes.guid)
+            """, podcastID)
+        // Nothing stored under its guid any more (a row cannot go during a refresh, but if it did): new.
+        try database.run("UPDATE episodes SET identity = guid WHERE \(waiting)", podcastID)
+        progress.added += database.changes
+        progress.waiting = 0
     }
 }

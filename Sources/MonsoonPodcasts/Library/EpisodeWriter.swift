@@ -24,8 +24,8 @@ final class EpisodeWriter {
         var leftOut = 0
         /// Items waiting for the end of the feed (see ``EpisodeWriter/Placement/waiting``).
         var waiting = 0
-        /// Guids whose stored plain row a later item of the feed took back (its own recording).
-        var plainTaken: Set<IdentityHash> = []
+        /// Guids whose stored plain row a later item of the feed took back (its own recording): few.
+        var plainTaken: Set<String> = []
         /// Identities given to items other than their own (a stored recording, a plain guid's row).
         var remapped: Set<IdentityHash> = []
         /// Recording-shaped identities (`guid:…`) items were stored under as their own.
