@@ -8,13 +8,19 @@ import Testing
     /// A private feed (user and password in its URL) answers 301 to another path of its host: the
     /// subscription is stored at the new URL with the credentials, libcurl sent them on the redirect,
     /// and later refreshes send them too. A query token is not carried to a URL that lacks it.
-    @Test func aPermanentRedirectOnTheSameHostKeepsTheCredentials() async throws {
+    ///
+    /// With an absolute `Location` (what most servers send), the URL libcurl ends at has no
+    /// credentials: before, the subscription was stored without them and every refresh was refused.
+    /// (A relative one is resolved against the URL with its credentials.)
+    @Test(arguments: [true, false])
+    func aPermanentRedirectOnTheSameHostKeepsTheCredentials(absolute: Bool) async throws {
         let server = try TestServer()
         defer { server.stop() }
         let fixture = try LibraryFixture()
-        server.setRoute("/feed", Route(body: .bytes([]), faults: [.redirect(to: "/new", status: 301)]))
-        server.setRoute("/new", feedRoute(rss(items: [("a", "One", "https://cdn.example.com/1.mp3")])))
         let port = server.port
+        func location(_ path: String) -> String { absolute ? "http://127.0.0.1:\(port)\(path)" : path }
+        server.setRoute("/feed", Route(body: .bytes([]), faults: [.redirect(to: location("/new"), status: 301)]))
+        server.setRoute("/new", feedRoute(rss(items: [("a", "One", "https://cdn.example.com/1.mp3")])))
         let basic = "Basic " + Data("alice:s3cret".utf8).base64EncodedString()
         let url = try #require(URL(string: "http://alice:s3cret@127.0.0.1:\(port)/feed?token=abc"))
         guard case .subscribed(let podcast, let summary) = try await fixture.library.subscribe(to: url) else {
@@ -31,7 +37,7 @@ import Testing
         #expect(server.requests(for: "/new").first?.header("Authorization") == basic, "a refresh of the moved feed sends them")
 
         // A move found on a refresh keeps them as well.
-        server.setRoute("/new", Route(body: .bytes([]), faults: [.redirect(to: "/newer", status: 308)]))
+        server.setRoute("/new", Route(body: .bytes([]), faults: [.redirect(to: location("/newer"), status: 308)]))
         server.setRoute("/newer", feedRoute(rss(items: [("a", "One", "https://cdn.example.com/1.mp3")])))
         let moved = try await fixture.library.refresh(podcast.id)
         #expect(moved.movedTo?.absoluteString == "http://alice:s3cret@127.0.0.1:\(port)/newer")

@@ -212,8 +212,9 @@ public final class PodcastLibrary {
 
 extension PodcastLibrary {
     /// A private feed that moves on the same host keeps its user and password: a permanent redirect
-    /// the engine followed (libcurl sends the credentials on to the same host, so the new URL was
-    /// read with them) or an `itunes:new-feed-url`. Without them the next refresh is refused.
+    /// the engine followed or an `itunes:new-feed-url`. libcurl sends the credentials on to the same
+    /// host, so the new URL was read with them, but the URL it ends at carries them only when the
+    /// `Location` was relative; stored without them, every later refresh would be refused.
     ///
     /// A secret in the query (`?token=…`) is not carried over: the new URL is the server's own
     /// choice, and a redirect's was read as it is, without the old query, so it needs none; adding one
