@@ -6,7 +6,8 @@ import MonsoonPodcasts
 /// Parse failures (a thrown `FeedError`, a nil) are expected answers. What must not happen is a
 /// crash, a hang, or a broken invariant (``check(_:_:)``).
 enum FuzzTarget: String, Sendable {
-    /// `FeedParser.parse(_:url:)` on the bytes as a fetched document, then `inspectJSON()` of what it parsed.
+    /// `FeedParser.parse(_:url:)` on the bytes as a fetched document, then `inspectJSON()` of what it parsed;
+    /// the streaming parse in small batches must give the same feed, and `InspectJSONWriter` the same JSON.
     case feed
     /// `FeedDate.parse(_:)` on the bytes as text.
     case date
@@ -29,8 +30,22 @@ enum FuzzTarget: String, Sendable {
     func run(_ input: UnsafeRawBufferPointer) {
         switch self {
         case .feed:
-            guard let feed = try? FeedParser.parse(Data(input), url: Self.feedURL) else { return }
+            // A parse that fails is an expected answer (it must only fail the same way streamed).
+            let whole = try? FeedParser.parse(Data(input), url: Self.feedURL)
+            var episodes: [ParsedEpisode] = []
+            var streamedJSON = Data()
+            var writer = InspectJSONWriter(chunkSize: 64) { streamedJSON.append($0) }
+            var streamed = try? FeedParser.parse(Data(input), url: Self.feedURL, batchSize: 3) { batch, soFar in
+                episodes += batch
+                writer.add(batch, feed: soFar)
+            }
+            check((whole == nil) == (streamed == nil), "the streaming parse and the whole parse disagree on failing")
+            guard let feed = whole else { return }
+            if let metadata = streamed { writer.finish(metadata) }
+            streamed?.episodes = episodes
+            check(streamed == feed, "the streaming parse handed out other episodes than the whole parse keeps")
             let json = feed.inspectJSON()
+            check(streamedJSON == json, "InspectJSONWriter wrote other bytes than inspectJSON()")
             check((try? JSONSerialization.jsonObject(with: json)) != nil, "inspectJSON() wrote invalid JSON")
         case .date:
             // Invalid UTF-8 is repaired (U+FFFD), as the feed parser's text decoding does before dates are read.

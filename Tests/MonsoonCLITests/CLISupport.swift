@@ -103,6 +103,8 @@ final class SpawnedProcess: @unchecked Sendable {
     // Only touched from the test's task.
     let processIdentifier: pid_t
     private var status: Int32?
+    /// The child's peak resident memory in KiB (`ru_maxrss`, from `wait4`), once it has exited.
+    private(set) var maxResidentKilobytes: Int?
 
     init(_ path: String, _ arguments: [String], directory: String, environment: [String: String], input: String = "/dev/null",
          output: String, errors: String) throws {
@@ -148,8 +150,12 @@ final class SpawnedProcess: @unchecked Sendable {
     var isRunning: Bool {
         guard status == nil else { return false }
         var raw: Int32 = 0
-        let result = waitpid(processIdentifier, &raw, WNOHANG)
-        if result == processIdentifier { status = (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f) }
+        var usage = rusage()
+        let result = wait4(processIdentifier, &raw, WNOHANG, &usage)
+        if result == processIdentifier {
+            status = (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
+            maxResidentKilobytes = usage.ru_maxrss
+        }
         return status == nil
     }
 

@@ -293,21 +293,24 @@ struct Inspect: RunnableCommand {
     init() {}
 
     func run(_ context: CommandContext) async throws -> Int32 {
-        let feed: ParsedFeed
         let path = context.absolutePath(source)
         var documentURL = URL(fileURLWithPath: path)
+        // Printed as the episodes are read: a feed of a million items never sits in memory.
+        var printer = Printer(json: json, output: context.output)
+        let feed: ParsedFeed
         do {
             if FileManager.default.fileExists(atPath: path) {
-                feed = try FeedParser.parse(fileAt: path)
+                feed = try FeedParser.parse(fileAt: path) { episodes, soFar in printer.add(episodes, soFar, documentURL: documentURL) }
             } else {
                 guard let url = URL(string: source), let scheme = url.scheme?.lowercased(), scheme.count > 1 else {
                     throw FeedError.make(.unreadable, "cannot read \(path): no such file")
                 }
                 documentURL = url
+                let named = url
                 // A bare engine for the fetch: inspecting opens no library and writes nothing.
                 let manager = DownloadManager(configuration: LibrarySession.engineConfiguration)
                 do {
-                    feed = try await PodcastLibrary.inspect(url, manager: manager)
+                    feed = try await PodcastLibrary.inspect(url, manager: manager) { episodes, soFar in printer.add(episodes, soFar, documentURL: named) }
                     await manager.shutdown()
                 } catch {
                     await manager.shutdown()
@@ -317,18 +320,58 @@ struct Inspect: RunnableCommand {
         } catch let error as FeedError {
             throw CLIError(message: error.message)
         }
-        if json {
-            context.output.write(feed.inspectJSON())
-            return ExitStatus.success
-        }
-        var text = "\(feed.title ?? FallbackName.podcast(feedURL: documentURL))\n\(feed.episodes.count) episode\(feed.episodes.count == 1 ? "" : "s")"
-        if feed.duplicateCount > 0 { text += " (\(feed.duplicateCount) duplicate\(feed.duplicateCount == 1 ? "" : "s") left out)" }
-        text += "\n"
-        for episode in feed.episodes {
-            let date = episode.published.map { LibraryJSON.date($0).dropFirst().prefix(10) } ?? "          "
-            text += "  \(date)  \(episode.title ?? "(untitled)")\n"
-        }
-        context.output.write(text)
+        printer.finish(feed, documentURL: documentURL)
         return ExitStatus.success
+    }
+
+    /// Prints a feed as a streaming parse hands out its episodes: `--json` through
+    /// `InspectJSONWriter`; the text as the show's name, one line per episode, then the count
+    /// (last: it is known only at the end). The name is the feed's title, final once read; until
+    /// then (it may follow the items) the lines wait, as they do until they fill a chunk, so a
+    /// small feed that turns out broken prints only its error.
+    struct Printer {
+        private let output: TextOutput
+        private var jsonWriter: InspectJSONWriter?
+        private var pending = ""
+        private var headWritten = false
+        private var count = 0
+        private static let chunkSize = 256 << 10
+
+        init(json: Bool, output: TextOutput) {
+            self.output = output
+            if json { jsonWriter = InspectJSONWriter { output.write($0) } }
+        }
+
+        mutating func add(_ episodes: [ParsedEpisode], _ feed: ParsedFeed, documentURL: URL) {
+            if jsonWriter != nil {
+                jsonWriter?.add(episodes, feed: feed)
+                return
+            }
+            for episode in episodes {
+                let date = episode.published.map { LibraryJSON.date($0).dropFirst().prefix(10) } ?? "          "
+                pending += "  \(date)  \(episode.title ?? "(untitled)")\n"
+            }
+            count += episodes.count
+            guard pending.utf8.count >= Self.chunkSize, headWritten || feed.title != nil else { return }
+            if !headWritten { output.write(Self.name(feed, documentURL) + "\n") }
+            headWritten = true
+            output.write(pending)
+            pending = ""
+        }
+
+        mutating func finish(_ feed: ParsedFeed, documentURL: URL) {
+            if jsonWriter != nil {
+                jsonWriter?.finish(feed)
+                return
+            }
+            var text = headWritten ? "" : Self.name(feed, documentURL) + "\n"
+            text += pending + "\(count) episode\(count == 1 ? "" : "s")"
+            if feed.duplicateCount > 0 { text += " (\(feed.duplicateCount) duplicate\(feed.duplicateCount == 1 ? "" : "s") left out)" }
+            output.write(text + "\n")
+        }
+
+        private static func name(_ feed: ParsedFeed, _ documentURL: URL) -> String {
+            feed.title ?? FallbackName.podcast(feedURL: documentURL)
+        }
     }
 }

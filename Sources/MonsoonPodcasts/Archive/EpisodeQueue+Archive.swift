@@ -75,13 +75,17 @@ extension NamingTemplate {
 extension PodcastLibrary {
     /// Reads a feed and all its pages without storing anything (an archive's dry run), with
     /// the identities of its episodes already downloaded once, when it is subscribed.
+    ///
+    /// Unlike subscribing and refreshing, this holds every episode of the feed in memory: the plan
+    /// it is for lists them all.
     public func preview(_ url: URL) async throws -> (feed: ParsedFeed, archived: Set<String>, podcastID: Int?) {
-        guard let loaded = try await fetcher.load(url, followPages: true) else {
+        guard var loaded = try await fetcher.load(url, followPages: true) else {
             throw FeedError.make(.empty, "\(Redaction.redact(url)) answered 304 Not Modified to a first request")
         }
-        guard let podcast = try podcast(withFeedURL: url) ?? podcast(withFeedURL: loaded.first.finalURL) else { return (loaded.feed, [], nil) }
+        let feed = try await fetcher.parseAll(&loaded, from: url)
+        guard let podcast = try podcast(withFeedURL: url) ?? podcast(withFeedURL: loaded.first.finalURL) else { return (feed, [], nil) }
         let archived = try database.statement("SELECT identity FROM episodes WHERE podcast_id = ? AND archived_at IS NOT NULL")
             .query([podcast.id]) { $0.text(0) ?? "" }
-        return (loaded.feed, Set(archived), podcast.id)
+        return (feed, Set(archived), podcast.id)
     }
 }

@@ -22,36 +22,6 @@ public enum EpisodeIdentity {
         "guid:\(guid)|enclosure:\(normalizedEnclosureURL)"
     }
 
-    /// The identities given out in one feed, over all its pages: says whether an item repeats an
-    /// earlier one, and under which identity an item is kept.
-    ///
-    /// Items that share a guid but carry different enclosures are different recordings (a publisher
-    /// re-used a guid): the later one is kept under its ``recordingIdentity(guid:enclosureURL:)``.
-    /// Items with the same guid and the same enclosure (tracking prefixes and volatile parameters
-    /// aside), or with the same guid where either has no enclosure, are duplicates.
-    struct Registry {
-        /// Every identity given out, with the enclosure of the item that took a plain guid (nil otherwise).
-        private var seen: [String: URL?] = [:]
-
-        /// The identity to keep an item under, or nil when it duplicates an earlier one.
-        /// `identity` is the item's own (see ``identity(guid:enclosureURL:link:title:dateText:)``).
-        mutating func admit(_ identity: String, guid: String?, enclosureURL: URL?) -> String? {
-            guard let earlier = seen[identity] else {
-                let enclosure: URL? = guid == identity ? enclosureURL : nil
-                seen[identity] = .some(enclosure)
-                return identity
-            }
-            // Only a plain guid can stand for two recordings; the enclosures are compared only now,
-            // when guids collide (rarely), so normalizing costs nothing on a feed without repeats.
-            guard let guid, guid == identity, let enclosureURL, let earlier,
-                  normalizedEnclosureURL(earlier) != normalizedEnclosureURL(enclosureURL) else { return nil }
-            let recording = recordingIdentity(guid: guid, enclosureURL: enclosureURL)
-            guard seen[recording] == nil else { return nil }
-            seen[recording] = .some(nil)
-            return recording
-        }
-    }
-
     /// Analytics services that publishers put in front of the real media URL
     /// (`https://dts.podtrac.com/redirect.mp3/media.example.org/ep.mp3`). Each entry is the prefix
     /// (host and path, lowercase) and how many path segments after it belong to the service too

@@ -252,6 +252,8 @@ extension FeedBuilder {
 
     func finishItem() {
         itemDepth = -1
+        finishedItems += 1
+        guard finishedItems > skipping else { return }
         let title = item.title ?? item.itunesTitle
         let own = EpisodeIdentity.identity(guid: item.guid, enclosureURL: item.enclosureURL, link: item.link, title: title,
                                            dateText: item.published.map(FeedDate.iso8601String) ?? item.dateText)
@@ -265,5 +267,6 @@ extension FeedBuilder {
             declaredLength: item.declaredLength, published: item.published, duration: item.duration, season: item.season,
             episodeNumber: item.episodeNumber, summary: item.summary, link: item.link, imageURL: item.imageURL,
             transcriptURL: item.transcriptURL, chaptersURL: item.chaptersURL, explicit: item.explicit))
+        if feed.episodes.count >= batchSize { deliver() }
     }
 }

@@ -47,6 +47,26 @@ final class FeedBuilder {
     @exclusivity(unchecked) var itemDepth = -1
     @exclusivity(unchecked) var identities = EpisodeIdentity.Registry()
 
+    /// Where kept episodes go in batches of `batchSize` as they end (see ``EpisodeStream``); without
+    /// one, they stay in `feed.episodes`.
+    var sink: EpisodeStream.Sink?
+    var batchSize = Int.max
+    /// What `sink` threw: the parse stopped there.
+    private(set) var sinkError: (any Error)?
+    /// Episodes handed to the sink so far.
+    private(set) var delivered = 0
+    /// Whether the text libxml2 reads holds a control character XML forbids, asked the first time a
+    /// CDATA section holds one (libxml2 never sees those). When it does, libxml2 will stop there and
+    /// ``FeedParser`` parse the text again cleaned of them, going on after the items this parse
+    /// handed out: so this parse cleans its CDATA sections too, and those items read as the second
+    /// parse reads them. When it does not, they are kept, as a parse that succeeds keeps them.
+    var textHasForbiddenCharacter: (() -> Bool)?
+    private var cleansCDATA: Bool?
+    /// Items ended so far, kept or left out; the first `skipping` are passed over, neither kept nor
+    /// counted (a second parse of a repaired text, whose earlier items the first one handed out).
+    @exclusivity(unchecked) var finishedItems = 0
+    var skipping = 0
+
     init(documentURL: URL) {
         self.documentURL = documentURL
         text.reserveCapacity(4096)
@@ -149,13 +169,40 @@ final class FeedBuilder {
         let range = cdata.ranges[index]
         guard range.lowerBound >= 0, range.upperBound <= cdata.source.count else { return }
         let content = UnsafeBufferPointer(rebasing: cdata.source[range])
-        guard content.contains(0x0D) else {
+        guard content.contains(where: { $0 < 0x20 && $0 != 0x0A && $0 != 0x09 }) else {
             text.append(contentsOf: content)
             return
         }
+        if cleansCDATA == nil, content.contains(where: Self.isForbidden) { cleansCDATA = textHasForbiddenCharacter?() ?? false }
+        let cleans = cleansCDATA == true
         // Line breaks normalized as an XML parser does: CR LF and a lone CR become LF.
         for (offset, byte) in content.enumerated() where !(byte == 0x0D && offset + 1 < content.count && content[offset + 1] == 0x0A) {
-            text.append(byte == 0x0D ? 0x0A : byte)
+            if byte == 0x0D {
+                text.append(0x0A)
+            } else if !cleans || !Self.isForbidden(byte) {
+                text.append(byte)
+            }
+        }
+    }
+
+    /// A control character XML forbids (tab, line feed and carriage return are allowed).
+    static func isForbidden(_ byte: UInt8) -> Bool {
+        byte < 0x20 && byte != 0x09 && byte != 0x0A && byte != 0x0D
+    }
+
+    /// Hands the kept episodes to the sink, if there is one and it has not failed: the feed given with
+    /// them is the metadata read so far.
+    func deliver() {
+        guard let sink, sinkError == nil, !feed.episodes.isEmpty else { return }
+        let batch = feed.episodes
+        delivered += batch.count
+        feed.episodes = []
+        feed.episodes.reserveCapacity(min(batchSize, 4096))
+        do {
+            try sink(batch, feed)
+        } catch {
+            sinkError = error
+            stop()
         }
     }
 

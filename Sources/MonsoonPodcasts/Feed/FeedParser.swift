@@ -20,11 +20,17 @@ public enum FeedParser {
     /// `mediaType` is the `Content-Type` the server gave, if any: when the document is not a feed and its
     /// bytes do not say what it is, the error names what the media type says (an image, audio …).
     public static func parse(_ data: Data, url: URL, limits: FeedLimits = FeedLimits(), mediaType: String? = nil) throws(FeedError) -> ParsedFeed {
+        var stream = EpisodeStream()
+        return try parse(data, url: url, limits: limits, mediaType: mediaType, stream: &stream)
+    }
+
+    /// Parses one document, its episodes going where `stream` says (see ``EpisodeStream``).
+    static func parse(_ data: Data, url: URL, limits: FeedLimits, mediaType: String?, stream: inout EpisodeStream) throws(FeedError) -> ParsedFeed {
         guard data.count <= limits.maxBytes else { throw tooLarge(data.count, limits) }
         var result: Result<ParsedFeed, FeedError> = .failure(FeedError(.empty, "The feed is empty (0 bytes)."))
         data.withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
-            result = Result { () throws(FeedError) in try parse(bytes: bytes, url: url, limits: limits, mediaType: mediaType) }
+            result = Result { () throws(FeedError) in try parse(bytes: bytes, url: url, limits: limits, mediaType: mediaType, stream: &stream) }
         }
         return try result.get()
     }
@@ -37,6 +43,11 @@ public enum FeedParser {
     /// during the parse kills the process with SIGBUS, while a read sees a shorter or mixed document,
     /// which at worst fails to parse with an error.
     public static func parse(fileAt path: String, limits: FeedLimits = FeedLimits()) throws(FeedError) -> ParsedFeed {
+        var stream = EpisodeStream()
+        return try parse(fileAt: path, limits: limits, stream: &stream)
+    }
+
+    static func parse(fileAt path: String, limits: FeedLimits, stream: inout EpisodeStream) throws(FeedError) -> ParsedFeed {
         let url = URL(fileURLWithPath: path).standardizedFileURL
         let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
@@ -49,7 +60,7 @@ public enum FeedParser {
         guard status.st_mode & S_IFMT != S_IFDIR else { throw FeedError(.unreadable, "\(path) is a folder, not a feed file.") }
         let size = Int(status.st_size)
         guard size <= limits.maxBytes else { throw tooLarge(size, limits) }
-        return try parse(try readAll(descriptor, path: path, sizeHint: size, limits: limits), url: url, limits: limits)
+        return try parse(try readAll(descriptor, path: path, sizeHint: size, limits: limits), url: url, limits: limits, mediaType: nil, stream: &stream)
     }
 
     /// The rest of the file, read with `read(2)` into one buffer sized from `fstat` (a pipe or a
@@ -124,9 +135,10 @@ public enum FeedParser {
         FeedError(.tooLarge, "The feed is \(size) bytes, more than the limit of \(limits.maxBytes) bytes; it was not read.")
     }
 
-    static func parse(bytes input: UnsafeBufferPointer<UInt8>, url: URL, limits: FeedLimits, mediaType: String? = nil) throws(FeedError) -> ParsedFeed {
+    static func parse(bytes input: UnsafeBufferPointer<UInt8>, url: URL, limits: FeedLimits, mediaType: String? = nil,
+                      stream: inout EpisodeStream) throws(FeedError) -> ParsedFeed {
         do {
-            return try parseText(input, url: url, limits: limits)
+            return try parseText(input, url: url, limits: limits, stream: &stream)
         } catch where [.empty, .malformed, .notAFeed].contains(error.code) {
             // An image, audio or an archive is not "malformed XML": say what it is.
             guard let kind = DocumentKind.sniff(input) ?? mediaType.flatMap(DocumentKind.describe) else { throw error }
@@ -135,39 +147,78 @@ public enum FeedParser {
         }
     }
 
-    private static func parseText(_ input: UnsafeBufferPointer<UInt8>, url: URL, limits: FeedLimits) throws(FeedError) -> ParsedFeed {
+    private static func parseText(_ input: UnsafeBufferPointer<UInt8>, url: URL, limits: FeedLimits,
+                                  stream: inout EpisodeStream) throws(FeedError) -> ParsedFeed {
         guard input.contains(where: { !ByteScanner.isSpace($0) }) else {
             throw FeedError(.empty, input.isEmpty ? "The feed is empty (0 bytes)." : "The feed holds only whitespace.")
         }
         let decoded = FeedDecoding.decode(input)
         if let transcoded = decoded.transcoded {
-            return try transcoded.withUnsafeBufferPointer { bytes throws(FeedError) in try repairAndParse(bytes, url: url, limits: limits) }
+            return try transcoded.withUnsafeBufferPointer { bytes throws(FeedError) in
+                try repairAndParse(bytes, url: url, limits: limits, stream: &stream)
+            }
         }
-        return try repairAndParse(UnsafeBufferPointer(rebasing: input[decoded.start...]), url: url, limits: limits)
+        return try repairAndParse(UnsafeBufferPointer(rebasing: input[decoded.start...]), url: url, limits: limits, stream: &stream)
     }
 
-    private static func repairAndParse(_ bytes: UnsafeBufferPointer<UInt8>, url: URL, limits: FeedLimits, retrying: Bool = false) throws(FeedError) -> ParsedFeed {
+    /// A second parse, of the text cleaned of the control characters XML forbids that stopped the first.
+    private enum Retry {
+        /// As if the cleaned text had come: the first handed nothing out.
+        case afresh
+        /// Going on after the items the first parse (this builder) read.
+        case after(FeedBuilder)
+    }
+
+    private static func repairAndParse(_ bytes: UnsafeBufferPointer<UInt8>, url: URL, limits: FeedLimits, stream: inout EpisodeStream,
+                                       retry: Retry? = nil) throws(FeedError) -> ParsedFeed {
         let repaired = try FeedRepair.repair(bytes, limits: limits)
         guard repaired.size <= limits.maxBytes else { throw tooLarge(repaired.size, limits) }
         let builder = FeedBuilder(documentURL: url)
         builder.cdata = (bytes, repaired.cdata)
+        builder.sink = stream.sink
+        builder.batchSize = stream.batchSize
+        builder.textHasForbiddenCharacter = { RepairedText(input: bytes, repaired: repaired).containsForbiddenCharacter() }
+        if case .after(let earlier) = retry {
+            // The items that ended before the bad character read the same in the cleaned text
+            // (libxml2 stopped at the first one, and the builder cleaned the CDATA sections, which
+            // libxml2 never sees): they were handed out or wait in `earlier`'s batch, and their
+            // identities are given out, so they are not read twice.
+            builder.skipping = earlier.finishedItems
+            builder.feed.episodes = earlier.feed.episodes
+            builder.feed.duplicateCount = earlier.feed.duplicateCount
+        }
+        // The identities given out so far (earlier pages of the feed, or the first parse), moved in
+        // and back out: never copied.
+        let freshRegistry = stream.registry.count == 0
+        swap(&builder.identities, &stream.registry)
         let failure = SAXParser.parse(RepairedText(input: bytes, repaired: repaired), into: builder)
-        if let failure, failure.code == Int(XML_ERR_INVALID_CHAR.rawValue), !retrying {
-            // A control character XML forbids (U+000B, U+001A …): rare, so looked for only now. Drop them all, parse again.
+        swap(&builder.identities, &stream.registry)
+        if let error = builder.sinkError {
+            stream.failure = error
+            return builder.feed
+        }
+        if let failure, failure.code == Int(XML_ERR_INVALID_CHAR.rawValue), retry == nil {
+            // A control character XML forbids (U+000B, U+001A …): rare, so looked for only now. Drop them all, parse again:
+            // afresh when nothing was handed out and no earlier page gave out identities, else after what was read.
             let cleaned = FeedDecoding.repairUTF8(bytes)
             if cleaned.count != bytes.count {
+                let again: Retry = builder.delivered == 0 && freshRegistry ? .afresh : .after(builder)
+                if case .afresh = again { stream.registry = EpisodeIdentity.Registry() }
                 return try cleaned.withUnsafeBufferPointer { cleaned throws(FeedError) in
-                    try repairAndParse(cleaned, url: url, limits: limits, retrying: true)
+                    try repairAndParse(cleaned, url: url, limits: limits, stream: &stream, retry: again)
                 }
             }
         }
         // Line numbers, the HTML sniffing and the alternate link all work on the text before repairs.
-        return try finish(builder, failure, bytes, url: url)
+        try check(builder, failure, bytes, url: url)
+        builder.deliver()
+        if let error = builder.sinkError { stream.failure = error }
+        return builder.feed
     }
 
-    /// The feed, or the error that explains why there is none.
-    private static func finish(_ builder: FeedBuilder, _ failure: SAXParser.Failure?, _ bytes: UnsafeBufferPointer<UInt8>,
-                               url: URL) throws(FeedError) -> ParsedFeed {
+    /// Throws the error that explains why the document gave no feed, if it did not.
+    private static func check(_ builder: FeedBuilder, _ failure: SAXParser.Failure?, _ bytes: UnsafeBufferPointer<UInt8>,
+                              url: URL) throws(FeedError) {
         if let root = builder.foreignRoot {
             if root.lowercased() == "html" { throw htmlPage(bytes, url: url) }
             let hint = root.lowercased() == "opml" ? " It is an OPML subscription list: import it instead." : ""
@@ -180,7 +231,6 @@ public enum FeedParser {
             }
             throw malformed(failure, bytes)
         }
-        return builder.feed
     }
 
     private static func htmlPage(_ bytes: UnsafeBufferPointer<UInt8>, url: URL) -> FeedError {

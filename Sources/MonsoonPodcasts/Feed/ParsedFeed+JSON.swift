@@ -4,32 +4,45 @@ extension ParsedFeed {
     /// The feed as `monsoon inspect --json` prints it: one object,
     /// `{"title": …, "episodes": [{"guid": …, "title": …, "url": …, "published": "2024-01-31T12:00:00Z" or null,
     /// "duration": whole seconds or null}, …]}`, episodes in feed order, one per line. URLs are
-    /// printed with credentials redacted.
+    /// printed with credentials redacted. ``InspectJSONWriter`` writes the same bytes as a parse
+    /// streams its episodes.
     ///
     /// Written by hand into one buffer (no JSONEncoder, no date formatter): for a 5,000-episode feed this
     /// takes a few milliseconds, so the JSON is never what makes `inspect` slow.
     public func inspectJSON() -> Data {
         var out: [UInt8] = []
         out.reserveCapacity(episodes.count * 256 + 256)
-        out.append(contentsOf: "{\"title\": ".utf8)
-        Self.appendJSONString(title, to: &out)
-        out.append(contentsOf: ", \"episodes\": [".utf8)
+        Self.appendJSONHead(title: title, to: &out)
         for (index, episode) in episodes.enumerated() {
-            out.append(contentsOf: (index == 0 ? "\n  {\"guid\": " : ",\n  {\"guid\": ").utf8)
-            Self.appendJSONString(episode.guid, to: &out)
-            out.append(contentsOf: ", \"title\": ".utf8)
-            Self.appendJSONString(episode.title, to: &out)
-            out.append(contentsOf: ", \"url\": ".utf8)
-            // Private feeds carry tokens in enclosure URLs too: never print them.
-            Self.appendJSONString(episode.enclosureURL.map { Redaction.redact($0.absoluteString) }, to: &out)
-            out.append(contentsOf: ", \"published\": ".utf8)
-            Self.appendJSONString(episode.published.map(FeedDate.iso8601String), to: &out)
-            out.append(contentsOf: ", \"duration\": ".utf8)
-            out.append(contentsOf: (episode.duration.map(String.init) ?? "null").utf8)
-            out.append(UInt8(ascii: "}"))
+            Self.appendJSON(episode, first: index == 0, to: &out)
         }
-        out.append(contentsOf: (episodes.isEmpty ? "]}\n" : "\n]}\n").utf8)
+        Self.appendJSONTail(empty: episodes.isEmpty, to: &out)
         return Data(out)
+    }
+
+    static func appendJSONHead(title: String?, to out: inout [UInt8]) {
+        out.append(contentsOf: "{\"title\": ".utf8)
+        appendJSONString(title, to: &out)
+        out.append(contentsOf: ", \"episodes\": [".utf8)
+    }
+
+    static func appendJSON(_ episode: ParsedEpisode, first: Bool, to out: inout [UInt8]) {
+        out.append(contentsOf: (first ? "\n  {\"guid\": " : ",\n  {\"guid\": ").utf8)
+        appendJSONString(episode.guid, to: &out)
+        out.append(contentsOf: ", \"title\": ".utf8)
+        appendJSONString(episode.title, to: &out)
+        out.append(contentsOf: ", \"url\": ".utf8)
+        // Private feeds carry tokens in enclosure URLs too: never print them.
+        appendJSONString(episode.enclosureURL.map { Redaction.redact($0.absoluteString) }, to: &out)
+        out.append(contentsOf: ", \"published\": ".utf8)
+        appendJSONString(episode.published.map(FeedDate.iso8601String), to: &out)
+        out.append(contentsOf: ", \"duration\": ".utf8)
+        out.append(contentsOf: (episode.duration.map(String.init) ?? "null").utf8)
+        out.append(UInt8(ascii: "}"))
+    }
+
+    static func appendJSONTail(empty: Bool, to out: inout [UInt8]) {
+        out.append(contentsOf: (empty ? "]}\n" : "\n]}\n").utf8)
     }
 
     /// A JSON string literal (or `null`), UTF-8 kept as is. Runs that need no escape are copied
@@ -67,5 +80,59 @@ extension ParsedFeed {
             out.append(hex[Int(byte >> 4)])
             out.append(hex[Int(byte & 0xF)])
         }
+    }
+}
+
+/// Writes `monsoon inspect --json` while a streaming parse reads the feed
+/// (``FeedParser/parse(_:url:limits:mediaType:batchSize:episodes:)``): the same bytes as
+/// ``ParsedFeed/inspectJSON()``, handed to `write` in chunks of about `chunkSize` bytes, so the JSON of
+/// a million episodes never sits in memory at once.
+///
+/// The title comes first in the JSON but may come after items in the document: until the feed's
+/// title is known (it is final once read), or the parse ends, the episodes' JSON is held back. A
+/// document small enough that its JSON fits in one chunk is written only when the parse succeeded,
+/// in one piece; a larger one that turns out broken leaves a part written before the error.
+public struct InspectJSONWriter {
+    private var pending: [UInt8] = []
+    private var headWritten = false
+    private var count = 0
+    private let chunkSize: Int
+    private let write: (Data) -> Void
+
+    /// A writer that hands its chunks to `write`.
+    public init(chunkSize: Int = 256 << 10, write: @escaping (Data) -> Void) {
+        self.chunkSize = chunkSize
+        self.write = write
+    }
+
+    /// Adds the episodes of one batch; `feed` is the metadata read so far.
+    public mutating func add(_ episodes: [ParsedEpisode], feed: ParsedFeed) {
+        for episode in episodes {
+            ParsedFeed.appendJSON(episode, first: count == 0, to: &pending)
+            count += 1
+        }
+        if !headWritten, feed.title != nil, pending.count >= chunkSize {
+            var head: [UInt8] = []
+            ParsedFeed.appendJSONHead(title: feed.title, to: &head)
+            write(Data(head))
+            headWritten = true
+        }
+        if headWritten, pending.count >= chunkSize { flush() }
+    }
+
+    /// Writes what is left, given the feed's metadata as the parse returned it.
+    public mutating func finish(_ feed: ParsedFeed) {
+        var out: [UInt8] = []
+        if !headWritten { ParsedFeed.appendJSONHead(title: feed.title, to: &out) }
+        out.append(contentsOf: pending)
+        ParsedFeed.appendJSONTail(empty: count == 0, to: &out)
+        pending = []
+        headWritten = true
+        write(Data(out))
+    }
+
+    private mutating func flush() {
+        write(Data(pending))
+        pending.removeAll(keepingCapacity: true)
     }
 }

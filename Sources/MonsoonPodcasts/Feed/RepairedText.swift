@@ -47,4 +47,15 @@ struct RepairedText {
         }
         flush()
     }
+
+    /// Whether the text holds a control character XML forbids (libxml2 stops at one with
+    /// `XML_ERR_INVALID_CHAR`). Asked only of a document whose CDATA sections hold one: rare.
+    func containsForbiddenCharacter() -> Bool {
+        var found = false
+        forEachChunk(size: 256 << 10) { chunk in
+            found = chunk.contains(where: FeedBuilder.isForbidden)
+            return !found
+        }
+        return found
+    }
 }

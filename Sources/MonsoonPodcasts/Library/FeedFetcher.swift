@@ -1,5 +1,8 @@
 import Foundation
 import MonsoonEngine
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Fetches feed documents through the engine's in-memory fetch: gzip, conditional
 /// GET, a size cap and timeouts, the engine's retry policy and safety rules
@@ -12,7 +15,7 @@ struct FeedFetcher: Sendable {
     /// Retry a host that cannot be reached; false for a fetch the user waits for (subscribing,
     /// inspecting), which then fails at once with the reason.
     var retriesConnectionFailures = true
-    /// Keep the first page's bytes in `Loaded.first.data` (for an archive's feed snapshot).
+    /// Keep the first page's bytes in `RefreshSummary.document` (for an archive's feed snapshot).
     var keepsDocument = false
 
     /// One fetched document.
@@ -71,67 +74,128 @@ struct FeedFetcher: Sendable {
     }
 
     /// The URL for messages, redacted; a later page as "page 3 of the feed (URL)".
-    private static func name(of url: URL, page: Int?) -> String {
+    static func name(of url: URL, page: Int?) -> String {
         page.map { "page \($0) of the feed (\(Redaction.redact(url)))" } ?? Redaction.redact(url)
     }
 
-    /// Fetches and parses a feed and, when `followPages`, its further pages
-    /// (`atom:link rel="next"`), up to `maxPages`, stopping at a page seen before.
+    /// Fetches a feed and, when `followPages`, its further pages (`atom:link rel="next"`), up to
+    /// `maxPages`, stopping at a page seen before. Nil when the server answered 304.
     ///
-    /// A later page that cannot be read ends the walk: the episodes of the pages before it are
-    /// kept, and ``Loaded/pageError`` says which page failed and why.
+    /// The documents are kept as fetched, for the library to parse into its database in one
+    /// transaction (see ``PodcastLibrary``): nothing of the episodes is built here. Only a paged
+    /// feed is parsed here too, page by page, to find the next page (see ``walk(_:from:maxPages:)``);
+    /// a first page that cannot name a next one (``mayNameNextPage(_:)``) is not.
     func load(_ url: URL, etag: String? = nil, lastModified: String? = nil, followPages: Bool, maxPages: Int = 100) async throws(FeedError) -> Loaded? {
-        guard case .document(var first) = try await fetch(url, etag: etag, lastModified: lastModified) else { return nil }
-        var feed = try FeedParser.parse(first.data, url: first.finalURL, limits: limits, mediaType: first.mediaType)
-        if !keepsDocument { first.data = Data() }   // parsed: the bytes are not kept
-        var loaded = Loaded(feed: feed, first: first, pages: 1)
-        guard followPages, feed.nextPageURL != nil else { return loaded }
-        var seen: Set<String> = [url.absoluteString, first.finalURL.absoluteString]
+        guard case .document(let first) = try await fetch(url, etag: etag, lastModified: lastModified) else { return nil }
+        var loaded = Loaded(first: first)
+        if followPages, Self.mayNameNextPage(first.data) { try await walk(&loaded, from: url, maxPages: maxPages) }
+        return loaded
+    }
+
+    /// Reads the later pages of a feed. Each page is parsed as it comes (its episodes built and
+    /// dropped at once) for its next page and for whether it brought anything new: a page that brings
+    /// nothing new ends the walk, and so does one that cannot be read, whose error is kept in
+    /// ``Loaded/pageError``, the pages before it kept.
+    func walk(_ loaded: inout Loaded, from url: URL, maxPages: Int = 100) async throws(FeedError) {
+        loaded.walked = true
+        loaded.later = []
+        loaded.pageError = nil
         // The same rules across pages as within one: a re-used guid with another enclosure is kept.
-        var identities = EpisodeIdentity.Registry()
-        for episode in feed.episodes { _ = identities.admit(episode.identity, guid: episode.guid, enclosureURL: episode.enclosureURL) }
-        // Older pages, over http(s) only (a feed must not point Monsoon at local files). A page
-        // that brings nothing new ends the walk.
+        var stream = EpisodeStream(sink: { _, _ in }, batchSize: FeedParser.defaultBatchSize)
+        var feed = try FeedParser.parse(loaded.first.data, url: loaded.first.finalURL, limits: limits, mediaType: loaded.first.mediaType, stream: &stream)
+        var seen: Set<String> = [url.absoluteString, loaded.first.finalURL.absoluteString]
+        // Older pages, over http(s) only (a feed must not point Monsoon at local files).
         while let next = feed.nextPageURL, loaded.pages < maxPages, DownloadRequest.isDownloadable(next),
               seen.insert(next.absoluteString).inserted {
             let number = loaded.pages + 1
+            let before = stream.registry.count
             do throws(FeedError) {
                 guard case .document(let page) = try await fetch(next, page: number) else { break }
-                do throws(FeedError) {
-                    feed = try FeedParser.parse(page.data, url: page.finalURL, limits: limits, mediaType: page.mediaType)
-                } catch {
-                    throw FeedError(error.code, "\(Self.name(of: next, page: number)) is not a readable feed: \(error.message)",
-                                    line: error.line, column: error.column)
-                }
+                feed = try Self.parsePage(page, requested: next, number: number, limits: limits, stream: &stream)
+                loaded.later.append(page)
             } catch {
                 loaded.pageError = error
                 break
             }
-            let before = loaded.feed.episodes.count
-            loaded.feed.duplicateCount += feed.duplicateCount
-            for episode in feed.episodes {
-                guard let identity = identities.admit(episode.identity, guid: episode.guid, enclosureURL: episode.enclosureURL) else {
-                    loaded.feed.duplicateCount += 1
-                    continue
-                }
-                var kept = episode
-                kept.identity = identity
-                loaded.feed.episodes.append(kept)
-            }
-            loaded.pages += 1
-            if loaded.feed.episodes.count == before { break }
+            if stream.registry.count == before { break }
         }
-        return loaded
     }
 
+    /// Every page's episodes in memory, for what needs them all at once (an archive's dry run),
+    /// pages fetched first when the first one names a next page that was not. Deduplicated across
+    /// pages as the library does.
+    func parseAll(_ loaded: inout Loaded, from url: URL) async throws(FeedError) -> ParsedFeed {
+        var stream = EpisodeStream()
+        var feed = try FeedParser.parse(loaded.first.data, url: loaded.first.finalURL, limits: limits, mediaType: loaded.first.mediaType, stream: &stream)
+        if feed.nextPageURL != nil, !loaded.walked {
+            try await walk(&loaded, from: url)
+            return try await parseAll(&loaded, from: url)
+        }
+        for (offset, page) in loaded.later.enumerated() {
+            let more = try Self.parsePage(page, requested: page.finalURL, number: offset + 2, limits: limits, stream: &stream)
+            feed.episodes += more.episodes
+            feed.duplicateCount += more.duplicateCount
+        }
+        return feed
+    }
+
+    /// Parses a later page; its errors name the page by the URL it was `requested` at.
+    static func parsePage(_ page: Document, requested: URL, number: Int, limits: FeedLimits, stream: inout EpisodeStream) throws(FeedError) -> ParsedFeed {
+        do throws(FeedError) {
+            return try FeedParser.parse(page.data, url: page.finalURL, limits: limits, mediaType: page.mediaType, stream: &stream)
+        } catch {
+            throw FeedError(error.code, "\(name(of: requested, page: number)) is not a readable feed: \(error.message)",
+                            line: error.line, column: error.column)
+        }
+    }
+
+    /// False only when the document cannot name a next page: it has no `rel` attribute whose
+    /// quoted value is `next` (any case, spaces around) or holds a reference (`&`). A scan of the
+    /// bytes, so that a feed of one page (nearly all, and the largest) is parsed once, into the
+    /// library, rather than also here. A document that is not ASCII-compatible (UTF-16, UTF-32,
+    /// another declared encoding) may name one.
+    static func mayNameNextPage(_ data: Data) -> Bool {
+        data.withUnsafeBytes { raw -> Bool in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            guard let base = bytes.baseAddress else { return false }
+            let (detected, bom) = FeedDecoding.detect(bytes)
+            if let detected, detected != .utf8 { return true }
+            if case .iconv = FeedDecoding.declaredEncoding(UnsafeBufferPointer(rebasing: bytes[bom...])) { return true }
+            var index = 0
+            // memchr for the `r`: the scan of a 50 MB feed takes a few milliseconds.
+            while index < bytes.count, let found = memchr(base + index, Int32(UInt8(ascii: "r")), bytes.count - index) {
+                var position = base.distance(to: found.assumingMemoryBound(to: UInt8.self)) + 1
+                index = position
+                guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "e"), bytes[position + 1] == UInt8(ascii: "l") else { continue }
+                position += 2
+                func skipSpaces() { while position < bytes.count, ByteScanner.isSpace(bytes[position]) { position += 1 } }
+                skipSpaces()
+                guard position < bytes.count, bytes[position] == UInt8(ascii: "=") else { continue }
+                position += 1
+                skipSpaces()
+                guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") || bytes[position] == UInt8(ascii: "'") else { continue }
+                let quote = bytes[position]
+                let start = position + 1
+                let end = bytes[start...].firstIndex(of: quote) ?? bytes.count
+                let value = UnsafeBufferPointer(rebasing: bytes[start..<end])
+                if value.contains(UInt8(ascii: "&")) || ASCIIBytes.equalsIgnoringCase(value, "next") { return true }
+            }
+            return false
+        }
+    }
+
+    /// A feed's documents as fetched, not yet parsed into the library.
     struct Loaded: Sendable {
-        /// The first page's feed, with every page's episodes.
-        var feed: ParsedFeed
         var first: Document
-        var pages: Int
-        /// Why a later page could not be read (its message names the page); the episodes of the
-        /// pages before it are kept.
+        /// The pages after the first, in order, when the feed is paged.
+        var later: [Document] = []
+        /// The later pages were looked for (``walk(_:from:maxPages:)``): false when the first page
+        /// cannot name a next one, or pages were not to be followed.
+        var walked = false
+        /// Why a later page could not be read (its message names the page); the pages before it are kept.
         var pageError: FeedError?
+        /// Pages read.
+        var pages: Int { 1 + later.count }
     }
 }
 

@@ -1,0 +1,147 @@
+import Foundation
+import MonsoonStore
+
+/// Which row each item of a feed is stored in.
+///
+/// An item is stored under its own identity (the parser's, see ``ParsedEpisode/identity``), except
+/// among items that share a guid. The parser gives the first of the items that share a guid the
+/// plain guid, and later ones the guid with their enclosure
+/// (``EpisodeIdentity/recordingIdentity(guid:enclosureURL:)``). Which item comes first can change
+/// between refreshes: a publisher puts a new recording that re-uses an old guid on top. So an item
+/// goes to the row that already holds its recording (under its recording identity, or under the
+/// plain guid with the same enclosure); otherwise the plain guid would move to the new item,
+/// overwrite the old one's row (and its user state), and the old one would be added again. An item
+/// alone with its guid keeps the guid even when its enclosure changed: that is the same episode,
+/// re-uploaded.
+///
+/// Decided item by item as the parse hands them out, with lookups in the identity index:
+/// - A later item of a re-used guid takes the row of its recording, else the plain guid's row when
+///   that holds its recording, else a new row.
+/// - The first item of a guid takes a stored row of its recording when the guid has stored
+///   recordings, else the plain guid's row when that is new, holds no enclosure, or holds the same
+///   recording.
+/// - Otherwise the plain guid's row holds another recording, and whether this item is that row's
+///   episode re-uploaded, or a new recording listed above the old one, depends on whether a later
+///   item of the feed is the old recording. Such an item waits, in a row of its own under a
+///   placeholder identity, for ``EpisodeWriter/finish()``: it then takes the plain guid's row, unless
+///   a later item took it back, and then keeps its own row under its recording identity.
+///
+/// Never two items under one identity: an identity given to an item other than its own is
+/// remembered, and an item whose own identity another item took is left out (only a feed whose
+/// guids imitate recording identities, `guid:…|enclosure:…`, can get there).
+extension EpisodeWriter {
+    /// Where an item goes.
+    enum Placement {
+        /// Under the identity, over the stored row (nil: a new row).
+        case row(String, Stored?)
+        /// Waits for the end of the feed (see above).
+        case waiting
+        /// Its identity was given to another item of the feed.
+        case leftOut
+    }
+
+    /// The placeholder identity of an item that waits: no real identity starts with a space
+    /// (guids are trimmed; the others are URLs, `title:…` or `guid:…`).
+    static func waitingIdentity(_ order: Int) -> String { " waiting \(order)" }
+
+    /// Where `episode` goes; `values` are its statement parameters (see ``values(of:podcastID:order:)``).
+    func place(_ episode: ParsedEpisode, values: [SQLValueConvertible]) throws -> Placement {
+        let own = episode.identity
+        guard let guid = episode.guid, let enclosure = episode.enclosureURL else { return placeOwn(own, try stored(own, values: values)) }
+        guard own == guid else { return try placeLater(episode, guid: guid, enclosure: enclosure, values: values) }
+        if recordingGuids.contains(IdentityHash(guid)) {
+            // An old recording listed first now (the newer one left the feed, or moved below it).
+            let recording = EpisodeIdentity.recordingIdentity(guid: guid, enclosureURL: enclosure)
+            if isFree(recording), let stored = try stored(recording, values: values) {
+                progress.remapped.insert(IdentityHash(recording))
+                return .row(recording, stored)
+            }
+        }
+        let stored = try stored(own, values: values)
+        if let stored, !stored.sameEnclosure, let other = stored.otherEnclosure, !Self.sameRecording(other, enclosure) {
+            return .waiting
+        }
+        return placeOwn(own, stored)
+    }
+
+    /// A later item under a re-used guid: its own identity is its recording's.
+    private func placeLater(_ episode: ParsedEpisode, guid: String, enclosure: URL, values: [SQLValueConvertible]) throws -> Placement {
+        if let stored = try stored(episode.identity, values: values) { return placeOwn(episode.identity, stored) }
+        if isFree(guid), let plain = try stored(guid, values: values), plain.sameEnclosure || plain.otherEnclosure.map({ Self.sameRecording($0, enclosure) }) == true {
+            // The old recording, below a new one that took its guid: it keeps its row.
+            progress.plainTaken.insert(guid)
+            progress.remapped.insert(IdentityHash(guid))
+            return .row(guid, plain)
+        }
+        return placeOwn(episode.identity, nil)
+    }
+
+    /// Whether two enclosures are one recording: the same URL once normalized (by their digests).
+    private static func sameRecording(_ stored: String, _ enclosure: URL) -> Bool {
+        EpisodeIdentity.normalizedEnclosureDigest(stored) == EpisodeIdentity.normalizedEnclosureDigest(enclosure.absoluteString)
+    }
+
+    private func placeOwn(_ own: String, _ stored: Stored?) -> Placement {
+        // Only an identity shaped like a recording's can be one given to another item.
+        if own.hasPrefix("guid:") {
+            let key = IdentityHash(own)
+            guard !progress.remapped.contains(key) else { return .leftOut }
+            progress.recordingShaped.insert(key)
+        }
+        return .row(own, stored)
+    }
+
+    /// Whether `identity` may be given to an item other than the one it is the own identity of.
+    private func isFree(_ identity: String) -> Bool {
+        let key = IdentityHash(identity)
+        return !progress.remapped.contains(key) && !progress.recordingShaped.contains(key)
+    }
+
+    /// Settles the items that waited (see above): first those of guids a later item took back,
+    /// each a recording of its own (few); then all the others at once, in SQL, each its plain
+    /// guid's episode re-uploaded (every item of a feed whose enclosures all moved, at worst).
+    func finish() throws {
+        guard progress.waiting > 0 else { return }
+        let waiting = "podcast_id = ?1 AND identity >= ' waiting ' AND identity < ' waiting!'"
+        for guid in progress.plainTaken.sorted() {
+            let rows = try database.statement("SELECT id, enclosure_url FROM episodes WHERE \(waiting) AND guid = ?2")
+                .query([podcastID, guid]) { (id: $0.int(0), enclosure: $0.text(1) ?? "") }
+            for row in rows {
+                let recording = EpisodeIdentity.recordingIdentity(guid: guid, normalizedEnclosureURL: EpisodeIdentity.normalizedEnclosureURL(row.enclosure))
+                let taken = try database.scalarInt("SELECT count(*) FROM episodes WHERE podcast_id = ?1 AND identity = ?2", podcastID, recording) ?? 0
+                guard isFree(recording), taken == 0 else {
+                    try database.run("DELETE FROM episodes WHERE id = ?1", row.id)
+                    progress.leftOut += 1
+                    continue
+                }
+                try database.run("UPDATE episodes SET identity = ?1 WHERE id = ?2", recording, row.id)
+                progress.remapped.insert(IdentityHash(recording))
+                progress.added += 1
+            }
+        }
+        progress.updated += try database.scalarInt("""
+            SELECT count(*) FROM episodes w JOIN episodes s ON s.podcast_id = w.podcast_id AND s.identity = w.guid
+            WHERE w.podcast_id = ?1 AND w.identity >= ' waiting ' AND w.identity < ' waiting!'
+                AND NOT (s.guid IS w.guid AND s.title IS w.title AND s.enclosure_url IS w.enclosure_url AND s.media_type IS w.media_type
+                    AND s.declared_length IS w.declared_length AND s.published IS w.published AND s.duration IS w.duration
+                    AND s.season IS w.season AND s.episode IS w.episode AND s.summary IS w.summary AND s.link IS w.link
+                    AND s.image_url IS w.image_url AND s.transcript_url IS w.transcript_url AND s.chapters_url IS w.chapters_url)
+            """, podcastID) ?? 0
+        // Only the plain rows change (not their identities); the waiting rows are only read.
+        try database.run("""
+            UPDATE episodes SET feed_order = w.feed_order, guid = w.guid, title = w.title, enclosure_url = w.enclosure_url,
+                media_type = w.media_type, declared_length = w.declared_length, published = w.published, duration = w.duration,
+                season = w.season, episode = w.episode, summary = w.summary, link = w.link, image_url = w.image_url,
+                transcript_url = w.transcript_url, chapters_url = w.chapters_url
+            FROM (SELECT feed_order, \(EpisodeWriter.columns) FROM episodes WHERE \(waiting)) AS w
+            WHERE episodes.podcast_id = ?1 AND episodes.identity = w.guid
+            """, podcastID)
+        try database.run("""
+            DELETE FROM episodes WHERE \(waiting) AND EXISTS (SELECT 1 FROM episodes s WHERE s.podcast_id = ?1 AND s.identity = episodes.guid)
+            """, podcastID)
+        // Nothing stored under its guid any more (a row cannot go during a refresh, but if it did): new.
+        try database.run("UPDATE episodes SET identity = guid WHERE \(waiting)", podcastID)
+        progress.added += database.changes
+        progress.waiting = 0
+    }
+}

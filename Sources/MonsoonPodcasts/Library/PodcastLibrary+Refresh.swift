@@ -1,0 +1,81 @@
+import Foundation
+import MonsoonStore
+
+extension PodcastLibrary {
+    /// Refreshes one podcast: adds new episodes, updates changed metadata of known
+    /// ones (never the user's state), follows pages, and records a moved feed.
+    public func refresh(_ podcastID: Int) async throws -> RefreshSummary {
+        guard let podcast = try podcast(withID: podcastID) else { throw LibraryError.notFound("no podcast has id \(podcastID)") }
+        let fetcher = self.fetcher
+        let result = await Self.load(podcast, fetcher: fetcher)
+        return try await record(result, for: podcast)
+    }
+
+    /// Refreshes every podcast, fetching concurrently through the one engine; each feed is parsed
+    /// into the library as soon as it is in, one feed at a time.
+    public func refreshAll() async throws -> [(Podcast, Result<RefreshSummary, Error>)] {
+        let podcasts = try podcasts()
+        let fetcher = self.fetcher
+        var results: [(Int, Podcast, Result<RefreshSummary, Error>)] = []
+        await withTaskGroup(of: (Int, Result<FeedFetcher.Loaded?, FeedError>).self) { group in
+            for (index, podcast) in podcasts.enumerated() {
+                group.addTask { (index, await Self.load(podcast, fetcher: fetcher)) }
+            }
+            // Each feed is written as soon as it is in: nothing waits for the slowest one.
+            for await (index, result) in group {
+                let podcast = podcasts[index]
+                do {
+                    results.append((index, podcast, .success(try await record(result, for: podcast))))
+                } catch {
+                    results.append((index, podcast, .failure(error)))
+                }
+            }
+        }
+        return results.sorted { $0.0 < $1.0 }.map { ($0.1, $0.2) }
+    }
+
+    private static func load(_ podcast: Podcast, fetcher: FeedFetcher) async -> Result<FeedFetcher.Loaded?, FeedError> {
+        do {
+            return .success(try await fetcher.load(podcast.feedURL, etag: podcast.etag, lastModified: podcast.lastModified, followPages: true))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Writes a refresh's outcome: the error on failure (nothing else changes), or the feed.
+    private func record(_ result: Result<FeedFetcher.Loaded?, FeedError>, for podcast: Podcast) async throws -> RefreshSummary {
+        switch result {
+        case .failure(let error):
+            try recordFailure(error, of: podcast)
+        case .success(nil):
+            try database.run("UPDATE podcasts SET last_refresh = ?, last_error = NULL WHERE id = ?", Date(), podcast.id)
+            return RefreshSummary(podcastID: podcast.id, unchanged: true)
+        case .success(var loaded?):
+            while true {
+                do {
+                    return try apply(loaded, to: podcast)
+                } catch is NeedsWalk {
+                    do throws(FeedError) {
+                        try await fetcher.walk(&loaded, from: podcast.feedURL)
+                    } catch {
+                        try recordFailure(error, of: podcast)
+                    }
+                } catch let error as FeedError {
+                    // The feed could not be parsed: its transaction was rolled back, nothing changed.
+                    try recordFailure(error, of: podcast)
+                }
+            }
+        }
+    }
+
+    private func recordFailure(_ error: FeedError, of podcast: Podcast) throws -> Never {
+        try database.run("UPDATE podcasts SET last_error = ? WHERE id = ?", Redaction.redactText(error.message), podcast.id)
+        throw error
+    }
+
+    /// Stores a loaded feed: metadata, new and changed episodes, validators, and a
+    /// new feed URL (permanent redirect, or `itunes:new-feed-url`). One transaction.
+    func apply(_ loaded: FeedFetcher.Loaded, to podcast: Podcast) throws -> RefreshSummary {
+        try database.write { try store(loaded, podcastID: podcast.id, feedURL: podcast.feedURL, subscribing: false).summary }
+    }
+}

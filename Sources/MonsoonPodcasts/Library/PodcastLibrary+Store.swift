@@ -1,0 +1,88 @@
+import Foundation
+import MonsoonEngine
+import MonsoonStore
+
+/// Thrown inside a feed's transaction (rolling it back) when its first page names a next page
+/// that was not fetched: ``FeedFetcher/mayNameNextPage(_:)`` ruled that out, so this is only a
+/// safety net. The caller fetches the pages (``FeedFetcher/walk(_:from:maxPages:)``), outside any
+/// transaction, and stores the feed again.
+struct NeedsWalk: Error {}
+
+extension PodcastLibrary {
+    /// Parses a loaded feed's pages into the library, inside the caller's transaction: the
+    /// episodes streamed in batches into the database (``EpisodeWriter``), then the podcast's
+    /// metadata, validators and moves. A feed without a title is named after `feedURL` (the
+    /// podcast's), so nothing lists as blank. `subscribing` says the podcast is new.
+    ///
+    /// Memory stays bounded whatever the feed's size: the documents (capped at
+    /// ``FeedLimits/maxBytes`` each), one batch of episodes, the identities given out (16 bytes each,
+    /// ``EpisodeIdentity/Registry``) and SQLite's page cache, whose overflow goes to the WAL.
+    ///
+    /// - Returns: what was stored, and the first page's metadata (its `episodes` empty).
+    /// - Throws: a ``FeedError`` when the first page cannot be parsed, ``NeedsWalk``, or what the
+    ///   database threw; the caller's transaction is then rolled back. A later page that cannot be
+    ///   parsed is not thrown: it ends the pages, undone alone (its savepoint), and is
+    ///   ``RefreshSummary/pageError``.
+    func store(_ loaded: FeedFetcher.Loaded, podcastID: Int, feedURL: URL, subscribing: Bool) throws -> (summary: RefreshSummary, feed: ParsedFeed) {
+        let writer = try EpisodeWriter(database: database, podcastID: podcastID, subscribing: subscribing)
+        var stream = EpisodeStream(sink: { batch, _ in try writer.write(batch) }, batchSize: batchSize)
+        let limits = fetcher.limits
+        let feed = try FeedParser.parse(loaded.first.data, url: loaded.first.finalURL, limits: limits, mediaType: loaded.first.mediaType, stream: &stream)
+        if let failure = stream.failure { throw failure }
+        if feed.nextPageURL != nil, !loaded.walked { throw NeedsWalk() }
+        var summary = RefreshSummary(podcastID: podcastID, duplicates: feed.duplicateCount, pages: 1, pageError: loaded.pageError)
+        for page in loaded.later {
+            let saved = writer.progress
+            do {
+                let parsed = try database.write { () throws -> ParsedFeed in
+                    let parsed = try FeedFetcher.parsePage(page, requested: page.finalURL, number: summary.pages + 1, limits: limits, stream: &stream)
+                    if let failure = stream.failure { throw failure }
+                    return parsed
+                }
+                summary.duplicates += parsed.duplicateCount
+                summary.pages += 1
+            } catch let error as FeedError {
+                // Each page was parsed once when it was fetched, so this one changed meanwhile: as
+                // a page that cannot be read, the pages before it kept.
+                writer.progress = saved
+                summary.pageError = error
+                break
+            }
+        }
+        try writer.finish()
+        summary.added = writer.progress.added
+        summary.updated = writer.progress.updated
+        summary.duplicates += writer.progress.leftOut
+        if fetcher.keepsDocument { summary.document = loaded.first.data }
+        // After a page failed, the validators are not kept: a conditional refresh of the unchanged
+        // first page would be answered 304 and never try the failed page again.
+        let complete = summary.pageError == nil
+        // A feed that lost its title or author keeps the ones it had.
+        try database.run("""
+            UPDATE podcasts SET title = coalesce(?2, title, ?12), author = coalesce(?3, author), description = coalesce(?4, description),
+                link = coalesce(?5, link), artwork_url = coalesce(?6, artwork_url), language = coalesce(?7, language),
+                podcast_guid = coalesce(?8, podcast_guid), etag = ?9, last_modified = ?10, last_refresh = ?11, last_error = ?13 WHERE id = ?1
+            """, podcastID, feed.title, feed.author, feed.description, feed.link?.absoluteString, feed.artworkURL?.absoluteString,
+            feed.language, feed.podcastGUID, complete ? loaded.first.etag : nil, complete ? loaded.first.lastModified : nil, Date(),
+            FallbackName.podcast(feedURL: feedURL), summary.pageError.map { Redaction.redactText($0.message) })
+        summary.movedTo = try move(podcastID, loaded: loaded, feed: feed)
+        return (summary, feed)
+    }
+
+    /// A permanent redirect or `itunes:new-feed-url` moves the subscription, unless
+    /// the new URL is not http(s) or another subscription already has it.
+    private func move(_ podcastID: Int, loaded: FeedFetcher.Loaded, feed: ParsedFeed) throws -> URL? {
+        guard let current = try podcast(withID: podcastID) else { return nil }
+        // A redirect that was followed wins over an announcement that was not fetched.
+        var target: URL?
+        if loaded.first.movedPermanently {
+            target = Self.keepingCredentials(of: current.feedURL, in: loaded.first.finalURL)
+        } else if let announced = feed.newFeedURL, DownloadRequest.isDownloadable(announced),
+                  announced != loaded.first.finalURL {
+            target = Self.keepingCredentials(of: current.feedURL, in: announced)
+        }
+        guard let target, target != current.feedURL, try podcast(withFeedURL: target) == nil else { return nil }
+        try database.run("UPDATE podcasts SET feed_url = ?, etag = NULL, last_modified = NULL WHERE id = ?", target.absoluteString, podcastID)
+        return target
+    }
+}
