@@ -13,7 +13,7 @@ import MonsoonPodcasts
         let port: UInt16
 
         init() throws {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)   // close-on-exec: no child (nor another test's check) inherits it
             self.fd = fd
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)

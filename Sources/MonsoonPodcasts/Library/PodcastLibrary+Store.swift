@@ -25,7 +25,12 @@ extension PodcastLibrary {
     ///   ``RefreshSummary/pageError``.
     func store(_ loaded: FeedFetcher.Loaded, podcastID: Int, feedURL: URL, subscribing: Bool) throws -> (summary: RefreshSummary, feed: ParsedFeed) {
         let writer = try EpisodeWriter(database: database, podcastID: podcastID, subscribing: subscribing)
-        var stream = EpisodeStream(sink: { batch, _ in try writer.write(batch) }, batchSize: batchSize)
+        // Ctrl-C cancels the command's task: the feed's transaction is then given up between two
+        // batches (rolled back whole), not finished.
+        var stream = EpisodeStream(sink: { batch, _ in
+            try Task.checkCancellation()
+            try writer.write(batch)
+        }, batchSize: batchSize)
         let limits = fetcher.limits
         let feed = try FeedParser.parse(loaded.first.data, url: loaded.first.finalURL, limits: limits, mediaType: loaded.first.mediaType, stream: &stream)
         if let failure = stream.failure { throw failure }
