@@ -52,7 +52,7 @@ let package = Package(
 
         // The podcast core: feeds, episodes, the library. Uses the engine and the store.
         .target(name: "MonsoonPodcasts", dependencies: ["MonsoonEngine", "MonsoonStore", "CLibXML2"]),
-        .executableTarget(name: "monsoon-feed-bench", dependencies: ["MonsoonPodcasts"], path: "Benchmarks/FeedBenchmark"),
+        .executableTarget(name: "monsoon-feed-bench", dependencies: ["MonsoonPodcasts", "CLibXML2"], path: "Benchmarks/FeedBenchmark"),
 
         // The command-line tool: commands live in a library so tests can run them in-process.
         .target(name: "MonsoonCLI", dependencies: ["MonsoonPodcasts", "MonsoonEngine"]),

@@ -137,16 +137,27 @@ guard check.episodes.count == count else {
     print("error: parsed \(check.episodes.count) episodes, expected \(count)")
     exit(1)
 }
-var parseTimes: [Timing] = []
+// Alternating with the floor: libxml2 alone on the same bytes (read from the file each time, as the
+// parser reads it), with callbacks that do nothing. The ratio is taken pair by pair, so both sides
+// of each see the same machine.
+var parseTimes: [Timing] = [], floorTimes: [Timing] = [], floorRatios: [Double] = []
 for _ in 0..<runs {
-    let start = now(), cpuStart = cpuNow()
+    var start = now(), cpuStart = cpuNow()
     let feed = try FeedParser.parse(fileAt: path)
     parseTimes.append(Timing(wall: Double(now() - start) / 1e9, cpu: cpuNow() - cpuStart))
     precondition(feed.episodes.count == count)
+    start = now()
+    cpuStart = cpuNow()
+    let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+    precondition(SAXFloor.parse(bytes), "libxml2 found the generated feed not well-formed")
+    floorTimes.append(Timing(wall: Double(now() - start) / 1e9, cpu: cpuNow() - cpuStart))
+    floorRatios.append(parseTimes[parseTimes.count - 1].cpu / floorTimes[floorTimes.count - 1].cpu)
 }
 let monsoonParse = medians(parseTimes)
 print("Monsoon FeedParser.parse(fileAt:), parse only: \(describe(monsoonParse)) of \(runs) runs "
     + "(\(String(format: "%.0f", Double(size) / monsoonParse.wall / 1e6)) MB/s)")
+print("libxml2 SAX floor (push parser, callbacks that do nothing): \(describe(medians(floorTimes))); "
+    + "Monsoon's parse is \(String(format: "%.2f×", median(floorRatios))) the floor (CPU, median of the pairs)")
 
 // 3. podcastparser, parse only, in its own process.
 let script = (root as NSString).appendingPathComponent("Benchmarks/feed_bench.py")

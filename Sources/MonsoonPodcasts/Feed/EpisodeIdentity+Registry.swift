@@ -153,11 +153,16 @@ extension EpisodeIdentity {
             if inHost, byte >= UInt8(ascii: "A"), byte <= UInt8(ascii: "Z") { return false }
         }
         let afterScheme = UnsafeBufferPointer(rebasing: bytes[rest...])
-        for (prefix, _) in trackingPrefixes where afterScheme.count >= prefix.utf8.count {
+        // Most hosts start with a letter no tracking service's does: one compare, not a walk of each prefix.
+        guard let first = afterScheme.first.map({ $0 | 0x20 }), trackingPrefixFirstBytes.contains(first) else { return true }
+        for (prefix, _) in trackingPrefixes where afterScheme.count >= prefix.utf8.count && prefix.utf8.first == first {
             if prefix.utf8.elementsEqual(afterScheme.prefix(prefix.utf8.count), by: { $0 == ($1 >= 0x41 && $1 <= 0x5A ? $1 | 0x20 : $1) }) {
                 return false
             }
         }
         return true
     }
+
+    /// The first bytes of the tracking prefixes (lowercase).
+    private static let trackingPrefixFirstBytes = Set(trackingPrefixes.compactMap { $0.prefix.utf8.first })
 }

@@ -6,6 +6,7 @@ struct ItemDraft {
     var guid: String?
     var title: String?
     var itunesTitle: String?
+    var dcTitle: String?
     var link: URL?
     var published: Date?
     var dateRank = Int.max
@@ -36,7 +37,12 @@ extension FeedBuilder {
         case .item, .atomEntry:
             startItem(depth: depth)
         case .title, .atomTitle:
-            if feed.title == nil { capture(.feedTitle) }
+            if feedTitleRank > 0 {
+                capture(.feedTitle, rank: 0)
+                if element == .atomTitle { captureBase64 = Self.isBase64(attributes) }
+            }
+        case .dcTitle:
+            if feedTitleRank > 1 { capture(.feedTitle, rank: 1) }
         case .link:
             if feed.link == nil { capture(.feedLink) }
         case .atomLink:
@@ -47,7 +53,10 @@ extension FeedBuilder {
                 feed.link = resolve(attributes["href"])
             }
         case .description, .atomSubtitle:
-            if feedDescriptionRank > 1 { capture(.feedDescription, rank: 1, markup: true) }
+            if feedDescriptionRank > 1 {
+                capture(.feedDescription, rank: 1, markup: true)
+                if element == .atomSubtitle { captureBase64 = Self.isBase64(attributes) }
+            }
         case .itunesSummary:
             if feedDescriptionRank > 2 { capture(.feedDescription, rank: 2, markup: true) }
         case .language:
@@ -83,9 +92,15 @@ extension FeedBuilder {
     func itemChild(_ element: FeedElement, _ attributes: SAXAttributes) {
         switch element {
         case .title, .atomTitle:
-            if item.title == nil { capture(.itemTitle) }
+            if item.title == nil {
+                capture(.itemTitle)
+                if element == .atomTitle { captureBase64 = Self.isBase64(attributes) }
+            }
         case .itunesTitle:
-            if item.itunesTitle == nil { capture(.itemItunesTitle) }
+            // Only stands in for a missing title: not read once the item has one.
+            if item.itunesTitle == nil, item.title == nil { capture(.itemItunesTitle) }
+        case .dcTitle:
+            if item.dcTitle == nil, item.title == nil, item.itunesTitle == nil { capture(.itemDCTitle) }
         case .link:
             if item.link == nil { capture(.itemLink) }
         case .atomLink:
@@ -104,9 +119,15 @@ extension FeedBuilder {
         case .atomUpdated:
             if item.dateRank > 2 { capture(.itemDate, rank: 2) }
         case .description, .atomSummary:
-            if item.summaryRank > 1 { capture(.itemSummary, rank: 1, markup: true) }
+            if item.summaryRank > 1 {
+                capture(.itemSummary, rank: 1, markup: true)
+                if element == .atomSummary { captureBase64 = Self.isBase64(attributes) }
+            }
         case .itunesSummary, .atomContent:
-            if item.summaryRank > 2 { capture(.itemSummary, rank: 2, markup: true) }
+            if item.summaryRank > 2 {
+                capture(.itemSummary, rank: 2, markup: true)
+                if element == .atomContent { captureBase64 = Self.isBase64(attributes) }
+            }
         case .contentEncoded:
             if item.summaryRank > 3 { capture(.itemSummary, rank: 3, markup: true) }
         case .mediaDescription:
@@ -178,11 +199,22 @@ extension FeedBuilder {
     func finishCapture() {
         let finished = field
         field = .none
+        if captureBase64 {
+            // An Atom text in base64: its decoded bytes are the text (kept as written when they are
+            // not base64 of UTF-8 text).
+            if let decoded = Data(base64Encoded: capturedString, options: .ignoreUnknownCharacters), String(data: decoded, encoding: .utf8) != nil {
+                text = Array(decoded)
+            }
+            captureBase64 = false
+        }
         switch finished {
         case .none:
             break
         case .feedTitle:
-            feed.title = FeedText.title(capturedString)
+            if let title = FeedText.title(capturedString) {
+                feed.title = title
+                feedTitleRank = captureRank
+            }
         case .feedLink:
             feed.link = resolve(capturedString)
         case .feedDescription:
@@ -210,6 +242,8 @@ extension FeedBuilder {
             item.title = FeedText.title(capturedString)
         case .itemItunesTitle:
             item.itunesTitle = FeedText.title(capturedString)
+        case .itemDCTitle:
+            item.dcTitle = FeedText.title(capturedString)
         case .itemLink:
             item.link = resolve(capturedString)
         case .itemGUID:
@@ -254,7 +288,7 @@ extension FeedBuilder {
         itemDepth = -1
         finishedItems += 1
         guard finishedItems > skipping else { return }
-        let title = item.title ?? item.itunesTitle
+        let title = item.title ?? item.itunesTitle ?? item.dcTitle
         let own = EpisodeIdentity.identity(guid: item.guid, enclosureURL: item.enclosureURL, link: item.link, title: title,
                                            dateText: item.published.map(FeedDate.iso8601String) ?? item.dateText)
         guard let identity = identities.admit(own, guid: item.guid, enclosureURL: item.enclosureURL) else {
@@ -268,5 +302,14 @@ extension FeedBuilder {
             episodeNumber: item.episodeNumber, summary: item.summary, link: item.link, imageURL: item.imageURL,
             transcriptURL: item.transcriptURL, chaptersURL: item.chaptersURL, explicit: item.explicit))
         if feed.episodes.count >= batchSize { deliver() }
+    }
+}
+
+extension FeedBuilder {
+    /// An Atom text construct whose text is base64: `type="base64"`, or Atom 0.3's `mode="base64"`.
+    /// Any other type (`text`, `html`, `xhtml`, none, an empty one) is read as text.
+    static func isBase64(_ attributes: SAXAttributes) -> Bool {
+        attributes.bytes("mode").map { ASCIIBytes.equalsIgnoringCase($0, "base64") } == true
+            || attributes.bytes("type").map { ASCIIBytes.equalsIgnoringCase($0, "base64") } == true
     }
 }

@@ -19,6 +19,8 @@ final class FeedBuilder {
     private(set) var firstError: SAXParser.Failure?
 
     @exclusivity(unchecked) var feed = ParsedFeed(kind: .rss)
+    /// `title` (0) over `dc:title` (1).
+    @exclusivity(unchecked) var feedTitleRank = Int.max
     @exclusivity(unchecked) var feedDescriptionRank = Int.max
     @exclusivity(unchecked) var artworkRank = Int.max
     @exclusivity(unchecked) var authorRank = Int.max
@@ -31,7 +33,7 @@ final class FeedBuilder {
     enum Field {
         case none
         case feedTitle, feedLink, feedDescription, feedLanguage, feedArtwork, feedAuthor, feedNewURL, feedPodcastGUID
-        case itemTitle, itemItunesTitle, itemLink, itemGUID, itemDate, itemSummary, itemDuration, itemSeason, itemEpisode, itemExplicit
+        case itemTitle, itemItunesTitle, itemDCTitle, itemLink, itemGUID, itemDate, itemSummary, itemDuration, itemSeason, itemEpisode, itemExplicit
     }
 
     /// The element whose text is being collected, the rank of its source (lower is preferred), and its depth.
@@ -40,6 +42,8 @@ final class FeedBuilder {
     @exclusivity(unchecked) private var captureDepth = 0
     /// Child elements of the element being read are written back as tags (descriptions with raw XHTML).
     @exclusivity(unchecked) private var captureMarkup = false
+    /// The element being read says its text is base64 (`type="base64"`, Atom 0.3's `mode="base64"`).
+    @exclusivity(unchecked) var captureBase64 = false
     @exclusivity(unchecked) var text: [UInt8] = []
 
     @exclusivity(unchecked) var item = ItemDraft()
@@ -240,6 +244,7 @@ final class FeedBuilder {
         captureRank = rank
         captureDepth = stack.count - 1
         captureMarkup = markup
+        captureBase64 = false
         text.removeAll(keepingCapacity: true)
     }
 

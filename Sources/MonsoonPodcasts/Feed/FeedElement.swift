@@ -14,7 +14,7 @@ enum FeedElement: UInt8 {
     // Podcast Index.
     case podcastGUID, podcastTranscript, podcastChapters
     // Media RSS, content, Dublin Core.
-    case mediaContent, mediaGroup, mediaThumbnail, mediaDescription, contentEncoded, dcCreator, dcDate
+    case mediaContent, mediaGroup, mediaThumbnail, mediaDescription, contentEncoded, dcCreator, dcDate, dcTitle
 
     enum Namespace {
         case core, atom, itunes, podcast, media, content, dc, rdf, other
@@ -70,7 +70,8 @@ enum FeedElement: UInt8 {
         if atomDocument, namespace == .core { namespace = .atom }
         switch namespace {
         case .core:
-            switch name {
+            // In any case (`<TiTlE>`), as Apple's podcast directory reads RSS's own elements.
+            switch name.lowercased() {
             case "rss": return .rss
             case "channel": return .channel
             case "item": return .item
@@ -81,9 +82,9 @@ enum FeedElement: UInt8 {
             case "image": return .image
             case "url": return .url
             case "guid": return .guid
-            case "pubDate", "pubdate": return .pubDate
+            case "pubdate": return .pubDate
             case "enclosure": return .enclosure
-            case "managingEditor": return .managingEditor
+            case "managingeditor": return .managingEditor
             case "feed": return .atomFeed
             default: return .other
             }
@@ -141,6 +142,7 @@ enum FeedElement: UInt8 {
             switch name {
             case "creator": return .dcCreator
             case "date": return .dcDate
+            case "title": return .dcTitle
             default: return .other
             }
         case .rdf:
