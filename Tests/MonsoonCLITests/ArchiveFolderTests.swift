@@ -52,6 +52,25 @@ import Testing
         #expect(verify.status == 0, "\(verify.output)\(verify.errors)")
     }
 
+    /// A podcast keeps its folder: one subscribed earlier that renames itself to another's title
+    /// does not take that one's folder.
+    @Test func aPodcastKeepsItsFolderWhateverOthersAreCalled() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        Self.serve(server, "/a.xml", title: "First Name", episodes: [("One", "/a1.mp3", "audio/mpeg")])
+        Self.serve(server, "/b.xml", title: "Tech Talk", episodes: [("Two", "/b1.mp3", "audio/mpeg")])
+        for path in ["/a.xml", "/b.xml"] { #expect(await runMonsoon(["archive", server.url(path).absoluteString, "-o", "A"], in: folder.path).status == 0) }
+        Self.serve(server, "/a.xml", title: "Tech Talk", episodes: [("One", "/a1.mp3", "audio/mpeg"), ("Three", "/a2.mp3", "audio/mpeg")])
+        Self.serve(server, "/b.xml", title: "Tech Talk", episodes: [("Two", "/b1.mp3", "audio/mpeg"), ("Four", "/b2.mp3", "audio/mpeg")])
+        for path in ["/a.xml", "/b.xml"] { #expect(await runMonsoon(["archive", server.url(path).absoluteString, "-o", "A"], in: folder.path).status == 0) }
+        #expect(folder.contents("A") == ["First Name", "Tech Talk"])
+        #expect(folder.contents("A/First Name").contains("2024-01-02 - Three.mp3"))
+        #expect(folder.contents("A/Tech Talk").contains("2024-01-02 - Four.mp3"))
+        #expect(Self.files(try Self.manifest(folder.file("A/Tech Talk"))) == ["2024-01-01 - Two.mp3", "2024-01-02 - Four.mp3", "feed.xml"])
+        #expect(try String(contentsOfFile: folder.file("A/Tech Talk/feed.xml"), encoding: .utf8).contains("/b1.mp3"), "its own feed copy")
+    }
+
     @Test func anEpisodeNeverTakesTheNameOfTheManifestOrTheFeedCopy() async throws {
         let server = try TestServer()
         let folder = Folder()

@@ -66,5 +66,9 @@ import MonsoonPodcasts
         server.setRoute("/feed.xml", Route(body: .bytes(Array("<rss/>".utf8)), faults: [.stallAfter(bytes: 0, seconds: 120, times: 100)]))
         _ = try await interrupt(["refresh"], in: folder, with: SIGINT)
         _ = try await interrupt(["sync"], in: folder, with: SIGTERM)
+        // A fetch cut short by Ctrl-C is not the feed's failure.
+        let listed = try await MonsoonProcess(["podcasts", "--json"], in: folder.path).finish()
+        let podcast = try #require((try JSONSerialization.jsonObject(with: Data(listed.output.utf8)) as? [[String: Any]])?.first)
+        #expect(podcast["lastError"] is NSNull, "\(listed.output)")
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import MonsoonTestServer
 import Testing
 @testable import MonsoonCLI
+import MonsoonPodcasts
 
 /// A feed whose titles carry terminal escape sequences, C1 controls, a bidi override and a
 /// zero-width space: nothing printed for a person carries them raw (they show as escapes),
@@ -57,9 +58,40 @@ import Testing
         let list = try #require(try JSONSerialization.jsonObject(with: Data(podcasts.output.utf8)) as? [[String: Any]])
         #expect(list.first?["title"] as? String == Self.podcastTitle)
 
+        // inspect --json (written as it parses) escapes them too.
+        let inspectJSON = await runMonsoon(["inspect", "feed.xml", "--json"], in: folder.path)
+        #expect(Self.raw(inspectJSON.output).isEmpty, "\(inspectJSON.output)")
+        let inspected = try #require(try JSONSerialization.jsonObject(with: Data(inspectJSON.output.utf8)) as? [String: Any])
+        #expect(inspected["title"] as? String == Self.podcastTitle)
+
+        // An export carries nothing a terminal would act on, and stays a list.
+        let export = await runMonsoon(["export"], in: folder.path)
+        #expect(Self.raw(export.output).isEmpty, "\(export.output)")
+        #expect((try? OPML.read(Data(export.output.utf8)))?.count == 1)
+
         // The file on disk: control characters became spaces, the invisible ones are gone.
         let names = (try? FileManager.default.subpathsOfDirectory(atPath: folder.file("A"))) ?? []
         #expect(names.contains("CD ]0;OWNED/2024-01-01 - C1 31m red kcatta zwsp.mp3"), "\(names)")
+    }
+
+    /// For a script (not a terminal), controls are still escaped, but invisible characters are
+    /// kept: a folder of the user's may hold a zero-width non-joiner, as Persian writes, and a path
+    /// printed for a script must be the real one.
+    @Test func scriptsGetRealPathsWithTheirZeroWidthCharacters() {
+        let output = TextOutput.capturing(terminal: false)
+        output.line("/home/u/پادکست\u{200C}ها/a.mp3\t3")
+        output.line("bad \u{1B}[2J \u{9B}x")
+        #expect(output.text == "/home/u/پادکست\u{200C}ها/a.mp3\t3\nbad \\x1B[2J \\x9Bx\n")
+        let terminal = TextOutput.capturing(terminal: true)
+        terminal.line("پادکست\u{200C}ها")
+        #expect(terminal.text == "پادکست\\u200Cها\n")
+    }
+
+    @Test func anExportKeepsZeroWidthAndC1CharactersAsReferences() {
+        let title = "پادکست\u{200C}ها \u{9B} \u{202E}x"
+        let opml = OPML.write([.init(title: title, feedURL: URL(string: "https://example.org/feed")!)])
+        #expect(opml.contains("پادکست&#x200C;ها &#x9B; &#x202E;x"), "\(opml)")
+        #expect((try? OPML.read(Data(opml.utf8)))?.first?.title == title)
     }
 
     @Test func escapingKeepsTheLayoutAndShowsTheRest() {

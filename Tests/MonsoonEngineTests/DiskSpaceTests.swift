@@ -59,13 +59,43 @@ struct DiskSpaceTests {
             }
         }
         #expect(completed.count == 3 && waiting.count == 2, "completed \(completed), waiting \(waiting)")
-        for id in waiting { #expect(server.requests(for: "/\(id.rawValue).mp3").isEmpty, "\(id) was never asked for") }
+        // Deferred while the others wrote; with the disk to itself each was asked for once (the
+        // feed's length is only a hint), refused on the server's length, and nothing written.
+        for id in waiting {
+            #expect(server.requests(for: "/\(id.rawValue).mp3").count <= 1, "\(id) asked for at most once")
+            #expect((PartFile.size(at: PartFile.path(for: disk.file("\(id.rawValue).mp3"))) ?? 0) == 0, "nothing of \(id) written")
+        }
         for id in completed { #expect(sha256(ofFile: disk.file("\(id.rawValue).mp3")) == body.sha256Hex()) }
 
         // Room again (two files moved away): the waiting ones go on by themselves.
         for id in completed.prefix(2) { try FileManager.default.removeItem(atPath: disk.file("\(id.rawValue).mp3")) }
-        for id in waiting { try await waitFor(manager, id, .completed, seconds: 30) }
+        for id in waiting {
+            let done = try await waitFor(manager, id, .completed, seconds: 30)
+            #expect(done.lastError == nil, "no longer waiting for room: \(String(describing: done.lastError))")
+        }
         for id in waiting { #expect(sha256(ofFile: disk.file("\(id.rawValue).mp3")) == body.sha256Hex()) }
+        await manager.shutdown()
+    }
+
+    /// A download refused on the length its response gave waits for that much room: it is not
+    /// asked for again and again while another download runs on the same disk.
+    @Test func aDownloadRefusedOnItsLengthIsNotAskedForAgainUntilItFits() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        let disk = try MountedTmpfs(at: folder.file("disk"), megabytes: 5)
+        defer { disk.unmount(); folder.remove(); server.stop() }
+        let big = Body.pattern(size: 3 << 20, seed: 21)
+        server.setRoute("/a.mp3", Route(body: big, throttle: 600_000))
+        server.setRoute("/b.mp3", Route(body: .pattern(size: 3 << 20, seed: 22)))
+        let manager = DownloadManager(configuration: fastConfiguration(concurrency: 2))
+        try await manager.enqueue(request("a", server.url("/a.mp3"), to: disk.file("a.mp3")))
+        try await eventually("a under way") { (try await manager.download(withID: "a")?.bytes ?? 0) > 0 }
+        try await manager.enqueue(request("b", server.url("/b.mp3"), to: disk.file("b.mp3")))
+        await manager.waitUntilIdle()   // a takes 5 s: several measurements of the disk meanwhile
+        #expect(try await manager.download(withID: "a")?.status == .completed)
+        let b = try #require(try await manager.download(withID: "b"))
+        #expect(b.status == .queued && b.lastError?.code == .notEnoughDiskSpace && b.total == 3 << 20)
+        #expect(server.requests(for: "/b.mp3").count == 1, "asked for once, then held for its 3 MiB")
         await manager.shutdown()
     }
 
@@ -119,5 +149,22 @@ final class MountedTmpfs: Sendable {
         umount.arguments = [path]
         try? umount.run()   // the folder goes next; nothing to keep if this fails
         umount.waitUntilExit()
+    }
+}
+
+/// Deletions inside a root never follow a link.
+@Suite struct ConfinedRemovalTests {
+    @Test func aPartBehindAFolderThatIsALinkIsNotRemoved() throws {
+        let folder = TemporaryFolder()
+        defer { folder.remove() }
+        let root = folder.file("root")
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: folder.file("outside"), withIntermediateDirectories: true)
+        try Data("keep".utf8).write(to: URL(fileURLWithPath: folder.file("outside/e.mp3.part")))
+        try FileManager.default.createSymbolicLink(atPath: root + "/Show", withDestinationPath: folder.file("outside"))
+        PartFile.remove(root + "/Show/e.mp3.part", root: root)
+        #expect(FileManager.default.fileExists(atPath: folder.file("outside/e.mp3.part")), "not removed through the link")
+        #expect(throws: DownloadError.self) { try ConfinedFolder.open(folder.file("outside"), root: root, create: false) }
+        #expect(throws: DownloadError.self) { try ConfinedFolder.open(root + "/../outside", root: root, create: false) }
     }
 }

@@ -95,6 +95,16 @@ import Testing
                           7: "Other kcatta"])
     }
 
+    @Test func aGivenNameIsKeptAndNewOnesAreNumberedAroundIt() {
+        // #1 renamed itself to #7's title: each keeps the folder it was given; a new one is numbered around both.
+        let names = PodcastFolders.names([
+            .init(id: 1, title: "Tech Talk", feedURL: "https://a.example/feed", folderName: "Old Name"),
+            .init(id: 7, title: "Tech Talk", feedURL: "https://b.example/feed", folderName: "Tech Talk"),
+            .init(id: 9, title: "tech talk", feedURL: "https://c.example/feed"),
+        ])
+        #expect(names == [1: "Old Name", 7: "Tech Talk", 9: "tech talk (2)"])
+    }
+
     @Test func anEpisodeNamedLikeTheArchivesOwnFilesIsNumbered() {
         let candidates = ["feed", "Monsoon-Manifest", "cover", "Feed Back"].enumerated().map { index, stem in
             NameCollisions.Candidate(id: index, folders: ["Show"], stem: stem, published: nil, guid: nil)

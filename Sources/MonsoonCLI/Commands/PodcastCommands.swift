@@ -271,7 +271,9 @@ struct Export: RunnableCommand {
             if url != podcast.feedURL { redacted.append(podcast) }
             outlines.append(OPML.Outline(title: podcast.name, feedURL: url, siteURL: podcast.link))
         }
-        context.output.write(OPML.write(outlines))
+        // As written: OPML.write leaves out or references every character a terminal would act on,
+        // and a title's zero-width characters must survive an export and an import.
+        context.output.write(Data(OPML.write(outlines).utf8))
         if !redacted.isEmpty {
             let names = redacted.map { "\($0.id) \($0.name)" }.joined(separator: ", ")
             let count = redacted.count == 1 ? "1 podcast" : "\(redacted.count) podcasts"

@@ -10,22 +10,30 @@ public final class TextOutput: Sendable {
     }
 
     private let target: Target
+    /// Invisible characters are shown escaped too: the output is a terminal (see `TerminalText`).
+    private let escapesInvisible: Bool
     private let buffer = Mutex("")
     /// The lines `lineOnce` has written.
     private let said = Mutex(Set<String>())
 
     /// Writes to a file descriptor (1 for standard output, 2 for standard error).
-    public init(descriptor: Int32) { target = .descriptor(descriptor) }
+    public init(descriptor: Int32) {
+        target = .descriptor(descriptor)
+        escapesInvisible = isatty(descriptor) == 1
+    }
 
-    /// Collects the text in memory; read it with `text`.
-    public static func capturing() -> TextOutput { TextOutput() }
+    /// Collects the text in memory; read it with `text`. `terminal`: escaped as for a terminal.
+    public static func capturing(terminal: Bool = true) -> TextOutput { TextOutput(terminal: terminal) }
 
-    private init() { target = .memory }
+    private init(terminal: Bool) {
+        target = .memory
+        escapesInvisible = terminal
+    }
 
-    /// Writes text for a person: control and invisible characters from feeds or servers are
-    /// shown escaped (`TerminalText`); tabs and line feeds are kept.
+    /// Writes text for a person: control characters from feeds or servers are shown escaped, and
+    /// on a terminal invisible ones too (`TerminalText`); tabs and line feeds are kept.
     public func write(_ text: String) {
-        writeVerbatim(TerminalText.escape(text))
+        writeVerbatim(TerminalText.escape(text, invisible: escapesInvisible))
     }
 
     /// Writes `text` as it is: the live view's and the player's own escape sequences, around

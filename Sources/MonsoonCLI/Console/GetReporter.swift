@@ -19,6 +19,9 @@ final class GetReporter: Sendable {
         var total: Int?
         var error: DownloadError?
         var retryAt: Date?
+        /// The reason a hold for room was last said with: said once per hold, however often the
+        /// row is read again (a hand-off follower reads it at every change of the database).
+        var announcedHold: String?
         /// For the speed: bytes at the previous sample, and when.
         var sampleBytes = 0
         var sampleTime = Date()
@@ -120,7 +123,9 @@ final class GetReporter: Sendable {
     /// downloads another process runs).
     var unsettled: [DownloadID] {
         state.withLock { state in
-            state.rows.filter { !$0.value.removed && $0.value.status.isActive }.map(\.key).sorted { $0.rawValue < $1.rawValue }
+            // One waiting for room is settled for this run: it is left queued, and said so.
+            state.rows.filter { !$0.value.removed && $0.value.status.isActive && $0.value.error?.code != .notEnoughDiskSpace }
+                .map(\.key).sorted { $0.rawValue < $1.rawValue }
         }
     }
 
@@ -165,9 +170,13 @@ final class GetReporter: Sendable {
         let url = Redaction.redact(download.request.url)
         // Held for room on the disk: queued again (or still), its part kept; said once per hold.
         if download.status == .queued, let error = download.lastError, error.code == .notEnoughDiskSpace {
-            announce(&state, .waitingForSpace(url: url, reason: error.message), id: id)
+            if state.rows[download.id]?.announcedHold != error.message {
+                state.rows[download.id]?.announcedHold = error.message
+                announce(&state, .waitingForSpace(url: url, reason: error.message), id: id)
+            }
             return
         }
+        state.rows[download.id]?.announcedHold = nil
         guard previous != download.status else { return }
         switch download.status {
         case .completed:

@@ -13,6 +13,9 @@ public final class Interruption: Sendable {
         var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
         /// Phases under way that stop by themselves.
         var handlers = 0
+        /// Whether one was under way when the interruption came (what decides who stops the work:
+        /// a phase that then ends quickly must not leave the rest of the command to be cancelled).
+        var handledWhenTriggered = false
     }
 
     private let state = Mutex(State())
@@ -21,11 +24,13 @@ public final class Interruption: Sendable {
 
     public var isTriggered: Bool { state.withLock { $0.triggered } }
 
-    /// A phase that stops by itself is under way: an interruption is left to it.
-    var isHandled: Bool { state.withLock { $0.handlers > 0 } }
+    /// A phase that stops by itself was under way when the interruption came (or, before it came,
+    /// is under way now): the interruption is left to it.
+    var isHandled: Bool { state.withLock { $0.triggered ? $0.handledWhenTriggered : $0.handlers > 0 } }
 
     public func trigger() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            if !state.triggered { state.handledWhenTriggered = state.handlers > 0 }
             state.triggered = true
             defer { state.waiters.removeAll() }
             return Array(state.waiters.values)

@@ -9,15 +9,18 @@ import MonsoonEngine
 /// status line, which draw with escape sequences of their own, apply it to their text first.
 enum TerminalText {
     /// `text` with every unprintable character escaped; tab and line feed are kept when
-    /// `keepingLayout` (the output's own columns and lines), escaped otherwise.
-    static func escape(_ text: String, keepingLayout: Bool = true) -> String {
-        guard needsEscaping(text, keepingLayout: keepingLayout) else { return text }
+    /// `keepingLayout` (the output's own columns and lines), escaped otherwise. Invisible characters
+    /// are escaped only with `invisible`: a terminal shows them (a person reads the text); a file or a
+    /// pipe gets them as they are (a script reads the text, and a folder of the user's may hold a
+    /// zero-width non-joiner, as Persian writes), while controls are escaped everywhere.
+    static func escape(_ text: String, keepingLayout: Bool = true, invisible: Bool = true) -> String {
+        guard needsEscaping(text, keepingLayout: keepingLayout, invisible: invisible) else { return text }
         var result = ""
         result.reserveCapacity(text.utf8.count + 16)
         for scalar in text.unicodeScalars {
             if keepingLayout && (scalar == "\n" || scalar == "\t") {
                 result.unicodeScalars.append(scalar)
-            } else if InvisibleCharacters.isUnprintable(scalar) {
+            } else if invisible ? InvisibleCharacters.isUnprintable(scalar) : InvisibleCharacters.isControl(scalar) {
                 result += scalar.value <= 0xFF ? "\\x" + hex(scalar.value, digits: 2) : "\\u" + hex(scalar.value, digits: 4)
             } else {
                 result.unicodeScalars.append(scalar)
@@ -29,7 +32,7 @@ enum TerminalText {
     /// One pass over the bytes: the usual line has nothing to escape and is not copied. C1
     /// controls are `C2 80`–`C2 9F` in UTF-8; the invisible characters are `D8 9C` and three-byte
     /// sequences starting `E2 80`, `E2 81` or `EF BB`, looked at closely only then.
-    private static func needsEscaping(_ text: String, keepingLayout: Bool) -> Bool {
+    private static func needsEscaping(_ text: String, keepingLayout: Bool, invisible: Bool) -> Bool {
         var text = text
         return text.withUTF8 { bytes in
             var index = 0
@@ -41,7 +44,7 @@ enum TerminalText {
                     return true
                 } else if byte == 0xC2, index + 1 < bytes.count, (0x80...0x9F).contains(bytes[index + 1]) {
                     return true
-                } else if byte == 0xD8 || byte == 0xE2 || byte == 0xEF {
+                } else if invisible && (byte == 0xD8 || byte == 0xE2 || byte == 0xEF) {
                     let end = min(bytes.count, index + 3)
                     if let scalar = String(decoding: UnsafeBufferPointer(rebasing: bytes[index..<end]), as: UTF8.self).unicodeScalars.first,
                        InvisibleCharacters.contains(scalar) { return true }

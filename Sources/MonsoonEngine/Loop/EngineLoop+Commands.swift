@@ -230,7 +230,7 @@ extension EngineLoop {
         if let path = record.filePath {
             // After the row: a killed run never finds a row whose part it deleted.
             let paths = deleteFiles && record.status == .completed ? [PartFile.path(for: path), path] : [PartFile.path(for: path)]
-            work.append(.removeFiles(paths, afterCommit: !rowDeleted))
+            work.append(.removeFiles(paths, root: record.request.root, afterCommit: !rowDeleted))
             releasePath(path, of: id)
         }
         emit(.removed(id))

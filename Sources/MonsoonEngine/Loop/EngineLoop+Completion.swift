@@ -124,7 +124,7 @@ extension EngineLoop {
         closeFile(transfer)
         guard var record = records[id] else { return }
         // Deleted by the disk worker before it looks at the part for the next attempt.
-        if let path = record.filePath { work.append(.removeFiles([PartFile.path(for: path)], afterCommit: false)) }
+        if let path = record.filePath { work.append(.removeFiles([PartFile.path(for: path)], root: record.request.root, afterCommit: false)) }
         record.resume = nil
         record.bytes = 0
         record.startPartOver(epoch: nextPartEpoch())
@@ -203,6 +203,11 @@ extension EngineLoop {
             if let path = record.filePath { releasePath(path, of: id) }
             // The validators stay: they say which version of the resource the file is.
             move(id, .complete)
+        case .failure(let error) where error.code == .notEnoughDiskSpace:
+            // The disk filled while the file was flushed or renamed: its part is whole and stays; it
+            // waits for room, and the next attempt finds it whole (one request past its end).
+            let folder = record.request.destination.folder
+            holdForSpace(id, error, volume: space.volumes.values.first { $0.folder == folder }?.id, needed: SpacePolicy.unknownSizeNeed)
         case .failure(let error):
             fail(id, error)
         }

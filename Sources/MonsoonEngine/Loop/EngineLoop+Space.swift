@@ -61,12 +61,15 @@ extension EngineLoop {
 
     /// Keeps a download queued, out of the scheduler's way, until its disk has room for what it
     /// still needs (`releaseSpaceHolds`), or the user retries it; says why in its error.
-    func holdForSpace(_ id: DownloadID, _ error: DownloadError, volume: UInt64?, needed: Int) {
+    /// - Parameter trusted: `needed` comes from the disk itself or a server's length; false for a
+    ///   caller's expected size, which may be wrong: such a hold is let go to try once its disk has
+    ///   no other download to make room for.
+    func holdForSpace(_ id: DownloadID, _ error: DownloadError, volume: UInt64?, needed: Int, trusted: Bool = true) {
         guard let key = records.update(id, { record -> (QueueIndex.Key, String) in
             record.lastError = error
             return (record.queueKey, record.host)
         }) else { return }
-        space.holds[id] = SpaceHold(key: key.0, host: hosts.id(key.1), volume: volume, needed: max(1, needed))
+        space.holds[id] = SpaceHold(key: key.0, host: hosts.id(key.1), volume: volume, needed: max(1, needed), trusted: trusted)
         move(id, .holdForSpace)
     }
 
@@ -79,9 +82,15 @@ extension EngineLoop {
         }
         for (volumeID, held) in byVolume {
             guard let volume = space.volumes[volumeID] else { continue }
-            let ordered = held.sorted { $0.key < $1.key }.map { (id: $0.id, needed: $0.needed) }
-            for id in SpacePolicy.releasable(ordered, allowance: volume.allowance, committed: committedBytes(on: volume)) {
-                letGoOfSpaceHold(id)
+            let ordered = held.sorted { $0.key < $1.key }
+            let released = SpacePolicy.releasable(ordered.map { (id: $0.id, needed: $0.needed) }, allowance: volume.allowance,
+                                                  committed: committedBytes(on: volume))
+            for id in released { letGoOfSpaceHold(id) }
+            // The disk to itself, and still no room by the caller's reckoning: the first held on a
+            // length only expected is asked for, and the server's own length decides.
+            if released.isEmpty, !running.values.contains(where: { $0.volume === volume }),
+               let untried = ordered.first(where: { space.holds[$0.id]?.trusted == false }) {
+                letGoOfSpaceHold(untried.id)
             }
         }
     }

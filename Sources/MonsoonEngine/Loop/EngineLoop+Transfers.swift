@@ -75,7 +75,9 @@ extension EngineLoop {
         // Before a byte is asked for: what it still needs must fit beside what the running
         // downloads on the same disk still need, above the reserve (unknown sizes count nothing
         // here; their writes are checked as they come). Else it waits, queued, for room.
-        let expected = record.resume?.total ?? record.total ?? record.request.expectedSize
+        // What the server said the file is (an earlier attempt's), else what the caller expects.
+        let known = record.resume?.total ?? record.total
+        let expected = known ?? record.request.expectedSize
         var volume: Volume?
         if let measured = ready.space {
             if measured.readOnly {
@@ -84,14 +86,22 @@ extension EngineLoop {
                                        + "download to another folder (-o), or remount it read-write"))
                 return
             }
-            let disk = space.volume(for: measured, folder: record.request.destination.folder, reserve: configuration.diskReserve)
+            let disk = space.volume(for: measured, folder: record.request.destination.folder, reserve: configuration.diskReserve,
+                                    idle: !running.values.contains { $0.volume?.id == measured.volume })
+            // A length a server gave refuses a start; a length the caller expects (a feed's, which may
+            // be anything) only defers it while other downloads write to the disk: with the disk to
+            // itself, it is asked for, and the response's own length decides (a huge bogus one must not
+            // keep an episode from ever being asked for).
             let needed = expected.map { max(0, $0 - plan.offset) }
             let committed = committedBytes(on: disk)
-            guard SpacePolicy.fits(needed: needed ?? 0, allowance: disk.allowance, committed: committed) else {
+            let fits = SpacePolicy.fits(needed: needed ?? 0, allowance: disk.allowance, committed: committed)
+            let othersWrite = running.values.contains { $0.volume === disk }
+            if (!fits && (known != nil || othersWrite)) || !SpacePolicy.fits(needed: 0, allowance: disk.allowance, committed: committed) {
                 releaseStartingSlot(id)
                 let message = Self.spaceMessage(folder: disk.folder, needed: needed, committed: committed, allowance: disk.allowance,
                                                 reserve: configuration.diskReserve, stoppedAt: nil)
-                holdForSpace(id, DownloadError(.notEnoughDiskSpace, message), volume: disk.id, needed: needed ?? SpacePolicy.unknownSizeNeed)
+                holdForSpace(id, DownloadError(.notEnoughDiskSpace, message), volume: disk.id, needed: needed ?? SpacePolicy.unknownSizeNeed,
+                             trusted: known != nil || !SpacePolicy.fits(needed: 0, allowance: disk.allowance, committed: committed))
                 return
             }
             volume = disk
@@ -193,6 +203,9 @@ extension EngineLoop {
             if let total, let volume = transfer.volume {
                 let committed = committedBytes(on: volume, excluding: transfer)
                 if !SpacePolicy.fits(needed: total - offset, allowance: volume.allowance, committed: committed) {
+                    // Held for what it really needs, and refused before a byte again until that fits.
+                    transfer.total = total
+                    records.update(id) { $0.total = total }
                     transfer.abortError = DownloadError(.notEnoughDiskSpace, Self.spaceMessage(
                         folder: volume.folder, needed: total - offset, committed: committed, allowance: volume.allowance,
                         reserve: configuration.diskReserve, stoppedAt: nil))
@@ -254,7 +267,7 @@ extension EngineLoop {
                 }
             } else if transfer == nil {
                 // Removed meanwhile: its part, made after the removal, goes too.
-                work.append(.removeFiles([PartFile.path(for: path)], afterCommit: false))
+                work.append(.removeFiles([PartFile.path(for: path)], root: records[id]?.request.root, afterCommit: false))
                 releasePath(path, of: id)
             }
         }

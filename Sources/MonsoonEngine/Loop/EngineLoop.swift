@@ -199,6 +199,10 @@ final class EngineLoop {
             let old = record.status
             guard record.apply(event) else { return nil }
             if record.status != .waitingToRetry { record.retryAt = nil }
+            // No longer waiting for room (queued in line again, or started): it no longer says so.
+            if event != .holdForSpace, record.lastError?.code == .notEnoughDiskSpace, record.status == .queued || record.status == .downloading {
+                record.lastError = nil
+            }
             return (old, record.status, record.queueKey, record.host)
         }
         guard let moved = moved ?? nil else { return }

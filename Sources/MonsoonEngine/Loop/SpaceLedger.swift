@@ -33,6 +33,9 @@ struct SpaceHold {
     var volume: UInt64?
     /// What it still needs to be let go.
     var needed: Int
+    /// `needed` is what the disk or a server said (false: a caller's expected size, see
+    /// `EngineLoop.holdForSpace`).
+    var trusted = true
 }
 
 /// The disks downloads write to, and the downloads held until their disk has room.
@@ -44,10 +47,18 @@ final class SpaceLedger {
     var holds: [DownloadID: SpaceHold] = [:]
     private let gauge = DispatchQueue(label: "monsoon.space")
 
-    /// The loop's volume for a measurement made before an attempt: the one it knows (whose
-    /// allowance counts the writes since), else a new one from the measurement.
-    func volume(for space: VolumeSpace, folder: String, reserve: Int) -> Volume {
-        if let known = volumes[space.volume] { return known }
+    /// The loop's volume for a measurement made before an attempt: a new one from the measurement,
+    /// or the one it knows. A known volume nothing writes to right now (`idle`) takes the measurement,
+    /// which is fresher than its last (space the engine freed itself, a stale part removed, counts at
+    /// once); one being written to keeps its allowance, which counts the writes since.
+    func volume(for space: VolumeSpace, folder: String, reserve: Int, idle: Bool) -> Volume {
+        if let known = volumes[space.volume] {
+            if idle && !known.measuring {
+                known.allowance = space.free - reserve
+                known.measuredAt = Date()
+            }
+            return known
+        }
         let volume = Volume(id: space.volume, folder: folder, allowance: space.free - reserve, measuredAt: Date())
         volumes[space.volume] = volume
         return volume

@@ -51,9 +51,10 @@ enum FailureClassifier {
             message = "too many redirects (more than 10)"
         case 63:
             transient = false; kind = .tooLarge
-        case 27:
-            // curl's "Out of memory" is, in practice, a response header past its 100 KB limit
-            // (CURL_MAX_HTTP_HEADER): a broken or hostile server, which asking again will not mend.
+        case 27, 100:
+            // curl's "Out of memory" (CURLE_TOO_LARGE from libcurl 8.6) is, in practice, a response
+            // header past its 100 KB limit (CURL_MAX_HTTP_HEADER): a broken or hostile server, which
+            // asking again will not mend.
             transient = false; kind = .protocolViolation
             message = "the server's response header is larger than 100 KB, more than Monsoon accepts; refused"
         default:

@@ -12,7 +12,14 @@ enum ConfinedFolder {
     /// - Returns: the folder's descriptor; the caller closes it.
     static func open(_ folder: String, root: String?, create: Bool) throws(DownloadError) -> Int32 {
         let folder = folder.isEmpty ? "." : folder
-        let base = root.flatMap { root in Self.isInside(folder, root) ? root : nil } ?? folder
+        // Fails closed: a folder that is not below its root, or climbs with `..`, is never opened.
+        if let root, !Self.isInside(folder, root) {
+            throw DownloadError(.fileSystem, "\(folder) is not inside \(root), where this download must stay")
+        }
+        let base = root ?? folder
+        if folder.dropFirst(base.count).split(separator: "/").contains("..") {
+            throw DownloadError(.fileSystem, "\(folder) climbs out of \(base) with '..', where this download must stay")
+        }
         if create { try FileSystem.createDirectories(base) }
         var fd = FileSystem.retrying { Glibc.open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         guard fd >= 0 else { throw FileSystem.error("cannot open the folder \(base)", errno: errno) }

@@ -60,8 +60,8 @@ extension DiskWorker {
         private struct Answers {
             var saved: [DownloadID] = []
             var deleted: [(DownloadID, Int)] = []
-            /// Files to delete once the rows are committed.
-            var removals: [String] = []
+            /// Files to delete once the rows are committed, each with its root.
+            var removals: [(path: String, root: String?)] = []
             var prepared: [(BodyPreparation, Choice)] = []
             var starts: [(DownloadID, StartPreparation.Outcome)] = []
         }
@@ -110,7 +110,7 @@ extension DiskWorker {
                 // The engine has shut down: the parts stay for a later run.
                 if !posted { for case (_, .ready(let fd, _)) in outcomes { close(fd) } }
             }
-            for path in answers.removals { PartFile.remove(path) }
+            for removal in answers.removals { PartFile.remove(removal.path, root: removal.root) }
             if !answers.saved.isEmpty || !answers.deleted.isEmpty {
                 inbox.post { [saved = answers.saved, deleted = answers.deleted] in $0.rowsSaved(saved, deleted: deleted) }
             }
@@ -138,8 +138,8 @@ extension DiskWorker {
                 answers.prepared.append((preparation, choice))
             case .prepareStart(let preparation):
                 answers.starts.append((preparation.id, Self.start(preparation) { try store.record(withID: $0) }))
-            case .removeFiles(let paths, let afterCommit):
-                if afterCommit { answers.removals += paths } else { for path in paths { PartFile.remove(path) } }
+            case .removeFiles(let paths, let root, let afterCommit):
+                if afterCommit { answers.removals += paths.map { ($0, root) } } else { for path in paths { PartFile.remove(path, root: root) } }
             case .publish, .then, .job:
                 break
             }
@@ -154,8 +154,8 @@ extension DiskWorker {
                 let choice = choose(preparation) { path in claimedPaths.withLock { $0[path] } }
                 if let path = choice.path { claimedPaths.withLock { $0[path] = preparation.row.request.id } }
                 answers.prepared.append((preparation, choice))
-            case .removeFiles(let paths, _):
-                for path in paths { PartFile.remove(path) }
+            case .removeFiles(let paths, let root, _):
+                for path in paths { PartFile.remove(path, root: root) }
             case .save, .saveProgress, .delete, .publish, .then, .job:
                 break
             }
@@ -175,8 +175,8 @@ extension DiskWorker {
                 case .prepareStart(let preparation):
                     // A read that worked stands; the rest are answered with the error.
                     result.starts.append((preparation.id, answered[preparation.id] ?? .failed(ErrorBox(error: error))))
-                case .removeFiles(let paths, false):
-                    for path in paths { PartFile.remove(path) }   // a part started over: done all the same
+                case .removeFiles(let paths, let root, false):
+                    for path in paths { PartFile.remove(path, root: root) }   // a part started over: done all the same
                 default:
                     break
                 }

@@ -22,7 +22,8 @@ final class DiskWorker: Sendable {
         case delete(DownloadID, sequence: Int)
         /// Deletes files: in order with the rest (a part started over, before the next attempt
         /// looks at it), or once the run's rows are committed (a removed download's, after its row).
-        case removeFiles([String], afterCommit: Bool)
+        /// `root`: the downloads' (`DownloadRequest.root`), below which no link is followed.
+        case removeFiles([String], root: String?, afterCommit: Bool)
         /// Runs with the store's connection (nil without one), after everything before it is
         /// saved and outside any transaction: a read for the loop, or a write in its own transaction.
         case job(@Sendable (DownloadStore?) -> Void)

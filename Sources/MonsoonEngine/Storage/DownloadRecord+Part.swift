@@ -14,7 +14,7 @@ extension DownloadRecord {
         let partPath = PartFile.path(for: path)
         if var size = PartFile.size(at: partPath) {
             if rebooted && size > record.checkpoint {
-                if Self.cut(partPath, to: record.checkpoint) {
+                if Self.cut(partPath, to: record.checkpoint, root: record.request.root) {
                     size = record.checkpoint
                 } else {
                     // The bytes past the checkpoint cannot be trusted, and a resume would append
@@ -26,7 +26,7 @@ extension DownloadRecord {
                     record.checkpoint = 0
                     record.resume = nil
                     size = 0
-                    if unlink(partPath) == 0 {
+                    if Self.unlinkPart(partPath, root: record.request.root) {
                         problem = DownloadError(.fileSystem, "cannot cut \(partPath) back to its last flushed byte after the machine restarted (\(reason)); it was removed and \(record.request.id) starts over")
                     } else {
                         let error = DownloadError(.fileSystem, "cannot cut \(partPath) back to its last flushed byte after the machine restarted, nor remove it (\(reason)): its end may be garbage; delete it, then retry")
@@ -50,13 +50,25 @@ extension DownloadRecord {
 
     /// Cuts the part at `path` back to `length`, never through a symbolic link (a link there is
     /// no part of ours, and its target must not be cut). On failure, `errno` says why.
-    private static func cut(_ path: String, to length: Int) -> Bool {
-        let fd = FileSystem.retrying { open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC) }
+    private static func cut(_ path: String, to length: Int, root: String?) -> Bool {
+        guard let folder = try? ConfinedFolder.open(LocalFile.folder(of: path), root: root, create: false) else {
+            errno = ELOOP   // behind a link (or gone): the caller says why from errno
+            return false
+        }
+        defer { close(folder) }
+        let fd = FileSystem.retrying { openat(folder, LocalFile.name(of: path), O_WRONLY | O_NOFOLLOW | O_CLOEXEC) }
         guard fd >= 0 else { return false }
         let cut = ftruncate(fd, off_t(length)) == 0
         let code = errno
         close(fd)
         errno = code   // the caller says why from it
         return cut
+    }
+
+    /// Removes the part at `path` without following a link on the way from `root`.
+    private static func unlinkPart(_ path: String, root: String?) -> Bool {
+        guard let folder = try? ConfinedFolder.open(LocalFile.folder(of: path), root: root, create: false) else { return false }
+        defer { close(folder) }
+        return unlinkat(folder, LocalFile.name(of: path), 0) == 0
     }
 }

@@ -42,8 +42,9 @@ enum PartFile {
         let name = LocalFile.name(of: path)
         let fd = folderChanges.withLock { FileSystem.retrying { openat(folder, name, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644) } }
         guard fd >= 0 else {
-            if errno == ELOOP || ConfinedFolder.isLink(folder, name) { throw ConfinedFolder.linkError(path, root: root ?? LocalFile.folder(of: path)) }
-            throw FileSystem.error("cannot create \(path)", errno: errno)
+            let code = errno   // before the look at the name below, which sets errno itself
+            if code == ELOOP || ConfinedFolder.isLink(folder, name) { throw ConfinedFolder.linkError(path, root: root ?? LocalFile.folder(of: path)) }
+            throw FileSystem.error("cannot create \(path)", errno: code)
         }
         if ftruncate(fd, off_t(offset)) != 0 || lseek(fd, off_t(offset), SEEK_SET) < 0 {
             let code = errno
@@ -87,10 +88,15 @@ enum PartFile {
     /// The URL a part was fetched from, for finding a part whose name came from the server.
     static func origin(of path: String) -> String? { readState(at: path)?.url }
 
-    /// Removes a part. A failure is left for the next open to meet: `open(_:at:)` cuts whatever
-    /// is there to the offset it starts from, and a part it cannot open fails that attempt.
-    static func remove(_ path: String) {
-        unlink(path)
+    /// Removes a part (or a finished file), its folder reached from `root` without following a link
+    /// (`ConfinedFolder`): a podcast folder that is a link never leads a deletion out of the root.
+    /// A failure is left for the next open to meet: `open(_:at:)` cuts whatever is there to the offset
+    /// it starts from, and a part it cannot open fails that attempt.
+    static func remove(_ path: String, root: String?) {
+        // No folder to open (gone, or behind a link): nothing of ours to remove there.
+        guard let folder = try? ConfinedFolder.open(LocalFile.folder(of: path), root: root, create: false) else { return }
+        unlinkat(folder, LocalFile.name(of: path), 0)
+        close(folder)
     }
 }
 

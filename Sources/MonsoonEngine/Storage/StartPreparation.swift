@@ -35,7 +35,7 @@ struct StartPreparation: Sendable {
             if let size = PartFile.size(at: partPath) {
                 let state = record.resume ?? PartFile.readState(at: partPath)
                 ready.plan = AttemptPlan.plan(partSize: size, state: state, url: record.request.url.absoluteString)
-                if ready.plan.offset == 0 { PartFile.remove(partPath) }   // stale: never splice onto it
+                if ready.plan.offset == 0 { PartFile.remove(partPath, root: record.request.root) }   // stale: never splice onto it
                 ready.part = (state, ready.plan.offset == 0)
             }
         }

@@ -19,6 +19,11 @@ public enum InvisibleCharacters {
 
     /// Whether `scalar` is a control character (C0, DEL, C1) or one of the invisible ones.
     public static func isUnprintable(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || contains(scalar)
+        isControl(scalar) || contains(scalar)
+    }
+
+    /// Whether `scalar` is a control character: C0, DEL or C1.
+    public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 }

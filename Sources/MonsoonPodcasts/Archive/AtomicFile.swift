@@ -4,7 +4,8 @@ import Foundation
 /// a temporary file beside it, created with the file's final mode from the start (a private
 /// feed copy is never readable by others, not even for a moment), then renamed over it.
 public enum AtomicFile {
-    /// Writes `data` to `path` with `mode` (0o600 for a file that holds credentials).
+    /// Writes `data` to `path` with `mode` (0o600 for a file that holds credentials, set whatever the
+    /// umask; any other mode is narrowed by the umask, as for any file the user makes).
     /// - Throws: `EpisodeFileError` saying which file and why, in plain words.
     public static func write(_ data: Data, to path: String, mode: mode_t) throws(EpisodeFileError) {
         let folder = (path as NSString).deletingLastPathComponent
@@ -26,8 +27,8 @@ public enum AtomicFile {
                 }
                 written += result
             }
-            // The mode asked for, whatever the umask took away.
-            if fchmod(fd, mode) != 0 || fsync(fd) != 0 { return errno }
+            // A private file is private whatever the umask; any other keeps what the umask leaves.
+            if (mode & 0o077 == 0 && fchmod(fd, mode) != 0) || fsync(fd) != 0 { return errno }
             return nil
         }
         close(fd)

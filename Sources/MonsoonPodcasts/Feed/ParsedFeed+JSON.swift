@@ -1,4 +1,5 @@
 import Foundation
+import MonsoonEngine
 
 extension ParsedFeed {
     /// The feed as `monsoon inspect --json` prints it: one object,
@@ -55,16 +56,45 @@ extension ParsedFeed {
         out.append(UInt8(ascii: "\""))
         value.withUTF8 { bytes in
             var runStart = 0
-            for index in bytes.indices {
+            var index = 0
+            while index < bytes.count {
                 let byte = bytes[index]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
-                appendEscape(byte, to: &out)
-                runStart = index + 1
+                if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                    out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+                    appendEscape(byte, to: &out)
+                    index += 1
+                    runStart = index
+                } else if byte == 0x7F || byte == 0xC2 || byte == 0xD8 || byte == 0xE2 || byte == 0xEF,
+                          let (scalar, length) = unprintable(bytes, at: index) {
+                    // DEL, C1 controls and invisible characters (bidi controls, zero-width ones) as
+                    // `\u` escapes: the same string to a parser, nothing a terminal acts on.
+                    out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+                    appendUnicodeEscape(scalar, to: &out)
+                    index += length
+                    runStart = index
+                } else {
+                    index += 1
+                }
             }
             out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
         }
         out.append(UInt8(ascii: "\""))
+    }
+
+    /// The unprintable character (`InvisibleCharacters.isUnprintable`, beyond C0) whose UTF-8 starts at
+    /// `index`, and its length; nil for any other.
+    private static func unprintable(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> (UInt32, Int)? {
+        if bytes[index] == 0x7F { return (0x7F, 1) }
+        let end = min(bytes.count, index + 3)
+        guard let scalar = String(decoding: UnsafeBufferPointer(rebasing: bytes[index..<end]), as: UTF8.self).unicodeScalars.first,
+              scalar != "\u{FFFD}", InvisibleCharacters.isUnprintable(scalar) else { return nil }
+        return (scalar.value, scalar.utf8.count)
+    }
+
+    private static func appendUnicodeEscape(_ value: UInt32, to out: inout [UInt8]) {
+        let hex = Array("0123456789abcdef".utf8)
+        out.append(contentsOf: "\\u".utf8)
+        for shift in stride(from: 12, through: 0, by: -4) { out.append(hex[Int((value >> UInt32(shift)) & 0xF)]) }
     }
 
     private static func appendEscape(_ byte: UInt8, to out: inout [UInt8]) {

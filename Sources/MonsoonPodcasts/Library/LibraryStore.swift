@@ -37,6 +37,8 @@ enum LibrarySchema {
             ALTER TABLE episodes ADD COLUMN last_modified TEXT;
             UPDATE episodes SET archived_at = strftime('%s', 'now') WHERE download_state = 'downloaded';
             """),
+        // Each podcast's {podcast} in file names, fixed once given (`PodcastFolders`).
+        .init(version: 3, sql: "ALTER TABLE podcasts ADD COLUMN folder_name TEXT"),
     ])
 }
 

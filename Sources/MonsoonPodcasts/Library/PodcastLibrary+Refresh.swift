@@ -31,6 +31,8 @@ extension PodcastLibrary {
                 }
             }
         }
+        // Ctrl-C: the feeds cut short are no one's failure; the caller is told it was cancelled.
+        try Task.checkCancellation()
         return results.sorted { $0.0 < $1.0 }.map { ($0.1, $0.2) }
     }
 
@@ -69,6 +71,8 @@ extension PodcastLibrary {
     }
 
     private func recordFailure(_ error: FeedError, of podcast: Podcast) throws -> Never {
+        // A fetch cut short by Ctrl-C says nothing about the feed: the podcast keeps its last error.
+        if Task.isCancelled { throw CancellationError() }
         try database.run("UPDATE podcasts SET last_error = ? WHERE id = ?", Redaction.redactText(error.message), podcast.id)
         throw error
     }

@@ -4,8 +4,11 @@ import Foundation
 /// one of its own. Two podcasts whose titles come out the same ("Daily News" and "Daily News",
 /// "Show/Tell" and "Show-Tell", "." and "..") would otherwise share one folder, where each
 /// archive run rewrote the other's manifest and feed copy. The podcast subscribed to first keeps
-/// the plain name; the others are numbered " (2)", " (3)", … as episodes are, the same on every
-/// run. Names are compared without case, as a USB disk's file system does.
+/// the plain name; the others are numbered " (2)", " (3)", … as episodes are. Names are compared
+/// without case, as a USB disk's file system does.
+///
+/// A podcast keeps the name it was given (stored with it): a podcast that renames itself, or one
+/// unsubscribed, never moves another into or out of a folder.
 ///
 /// A title with nothing left once cleaned ("." or "..") names the podcast after its feed's
 /// address instead (`feeds.example.com-show-rss`), as a feed without a title is named.
@@ -14,20 +17,26 @@ enum PodcastFolders {
         var id: Int
         var title: String?
         var feedURL: String?
+        /// The name it was given before, if any: kept.
+        var folderName: String? = nil
     }
 
-    /// Each podcast's `{podcast}` value, by id.
+    /// Each podcast's `{podcast}` value, by id: the one it was given, else a new one of its own.
     static func names(_ podcasts: [Podcast]) -> [Int: String] {
+        var result: [Int: String] = [:]
         var cleaned: [(id: Int, name: String)] = []
         for podcast in podcasts.sorted(by: { $0.id < $1.id }) {
+            if let given = podcast.folderName {
+                result[podcast.id] = given
+                continue
+            }
             let name = FallbackName.podcast(title: podcast.title, feedURL: podcast.feedURL)
             let component = NamingTemplate.nonEmptyComponent(NamingTemplate.clean(name), limit: limit)
                 ?? NamingTemplate.component(NamingTemplate.clean(FallbackName.podcast(title: nil, feedURL: podcast.feedURL)), limit: limit)
             cleaned.append((podcast.id, component))
         }
-        var taken = Set(cleaned.map { $0.name.lowercased() })
-        var seen = Set<String>()
-        var result: [Int: String] = [:]
+        var taken = Set(cleaned.map { $0.name.lowercased() }).union(result.values.map { $0.lowercased() })
+        var seen = Set(result.values.map { $0.lowercased() })
         for (id, name) in cleaned {
             guard seen.insert(name.lowercased()).inserted else {
                 var number = 2

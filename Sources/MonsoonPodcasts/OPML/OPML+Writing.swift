@@ -23,7 +23,8 @@ extension OPML {
     /// references: written as they are, a parser would turn them into spaces in an attribute value
     /// (attribute-value normalization) and a CR into a line feed anywhere. Characters XML 1.0 does not
     /// allow at all, not even as references, are left out: the other C0 controls (ESC, BEL, NUL …)
-    /// and U+FFFE and U+FFFF. (Swift strings hold no lone surrogates, the last forbidden ones.)
+    /// and U+FFFE and U+FFFF. (Swift strings hold no lone surrogates, the last forbidden ones.) DEL,
+    /// C1 controls and invisible characters (bidi controls, zero-width ones) become references too.
     static func escape(_ text: String) -> String {
         var result = ""
         result.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
@@ -38,6 +39,9 @@ extension OPML {
             case 0x0A: result += "&#10;"
             case 0x0D: result += "&#13;"
             case 0x00 ..< 0x20, 0xFFFE, 0xFFFF: continue
+            // DEL, C1 controls and invisible characters as references: the same text to a parser,
+            // nothing a terminal showing the export acts on.
+            case _ where InvisibleCharacters.isUnprintable(scalar): result += "&#x\(String(scalar.value, radix: 16, uppercase: true));"
             default: result.unicodeScalars.append(scalar)
             }
         }

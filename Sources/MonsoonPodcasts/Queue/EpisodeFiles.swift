@@ -85,6 +85,12 @@ public final class EpisodeFiles {
                 continue
             }
             if let path, Self.isSafe(path) {
+                // A folder of the archive that became a link leads elsewhere: nothing there is ours to delete.
+                if let root = try database.scalarText("SELECT root FROM downloads WHERE id = ?", EpisodeQueue.downloadID(ofEpisode: id).rawValue),
+                   let link = LocalFile.firstLink(below: root, in: (path as NSString).deletingLastPathComponent) {
+                    deletion.skipped.append((id, "\(link) is a symbolic link, and Monsoon never deletes through one: \(path) left alone"))
+                    continue
+                }
                 let size = Self.size(of: path) ?? 0
                 if size != 0 && downloaded > 0 && size != downloaded {
                     deletion.skipped.append((id, "the file \(path) is not the one downloaded (\(size) bytes, not \(downloaded)): left alone"))

@@ -53,10 +53,18 @@ extension EpisodeQueue {
             }
     }
 
-    /// Each podcast's `{podcast}` in file names, by id: its name, one of its own (`PodcastFolders`).
+    /// Each podcast's `{podcast}` in file names, by id: its name, one of its own (`PodcastFolders`),
+    /// fixed once given (a podcast without one is given one now, and keeps it).
     public func podcastFolderNames() throws -> [Int: String] {
-        PodcastFolders.names(try database.statement("SELECT id, title, feed_url FROM podcasts").query { row in
-            PodcastFolders.Podcast(id: row.int(0), title: row.text(1), feedURL: row.text(2))
-        })
+        try database.write {
+            let podcasts = try database.statement("SELECT id, title, feed_url, folder_name FROM podcasts").query { row in
+                PodcastFolders.Podcast(id: row.int(0), title: row.text(1), feedURL: row.text(2), folderName: row.text(3))
+            }
+            let names = PodcastFolders.names(podcasts)
+            for podcast in podcasts where podcast.folderName == nil {
+                if let name = names[podcast.id] { try database.run("UPDATE podcasts SET folder_name = ? WHERE id = ?", name, podcast.id) }
+            }
+            return names
+        }
     }
 }
