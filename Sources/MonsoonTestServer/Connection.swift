@@ -58,6 +58,7 @@ final class Connection {
             let isGetOrHead = request.method == "GET" || request.method == "HEAD"
             let (route, fault) = core.route(for: request.path, consumingFault: isGetOrHead)
             let plan = ResponsePlan.make(for: request, route: route, fault: fault)
+            if let delay = route?.firstByteDelay, delay > 0, !pause(delay) { return }
             let keepAlive = request.wantsKeepAlive && !plan.closesConnection
             let completed = write(plan, keepAlive: keepAlive)
             core.requestFinished()

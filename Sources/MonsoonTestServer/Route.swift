@@ -27,6 +27,9 @@ public struct Route: Sendable {
     public var extraHeaders: [(String, String)] = []
     /// Misbehaviour to inject; see ``Fault`` for how the list is consumed.
     public var faults: [Fault] = []
+    /// Seconds the server waits before it answers each request (time to first byte), as a CDN
+    /// fetching from its origin does; redirects and fault answers wait too.
+    public var firstByteDelay: Double = 0
     /// `false`: no Content-Length; the body ends when the server closes the connection, as an
     /// old server or a stream does (with a large `.pattern` body: one that seems never to end).
     public var sendsContentLength: Bool = true
@@ -44,7 +47,8 @@ public struct Route: Sendable {
         throttle: Int? = nil,
         extraHeaders: [(String, String)] = [],
         faults: [Fault] = [],
-        sendsContentLength: Bool = true
+        sendsContentLength: Bool = true,
+        firstByteDelay: Double = 0
     ) {
         self.body = body
         self.status = status
@@ -58,6 +62,7 @@ public struct Route: Sendable {
         self.extraHeaders = extraHeaders
         self.faults = faults
         self.sendsContentLength = sendsContentLength
+        self.firstByteDelay = firstByteDelay
     }
 
     /// A page answered with `status` and `text` as a `text/html` body, e.g. a permanent 404 or 500.

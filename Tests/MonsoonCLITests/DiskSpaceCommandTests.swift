@@ -54,7 +54,8 @@ struct DiskSpaceCommandTests {
         let folder = Folder()
         let disk = try SmallDisk(at: folder.file("disk"), megabytes: 96)
         defer { disk.unmount(); folder.remove(); server.stop() }
-        server.setRoute("/endless.mp3", Route(body: .pattern(size: 1 << 30, seed: 1), contentType: "audio/mpeg", sendsContentLength: false))
+        // The episode slower than the artwork, so the artwork reaches its cap before the episode the reserve.
+        server.setRoute("/endless.mp3", Route(body: .pattern(size: 1 << 30, seed: 1), contentType: "audio/mpeg", throttle: 30_000_000, sendsContentLength: false))
         server.setRoute("/cover.jpg", Route(body: .pattern(size: 1 << 30, seed: 2), contentType: "image/jpeg", sendsContentLength: false))
         let feed = """
             <?xml version="1.0"?><rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd"><channel><title>Endless</title>

@@ -118,7 +118,8 @@ import Testing
         let server = try TestServer()
         let folder = Folder()
         defer { folder.remove(); server.stop() }
-        let first = Body.pattern(size: 300_000, seed: 1)
+        // Long enough (8 s) that a test runner busy with other suites still sees it under way.
+        let first = Body.pattern(size: 1_200_000, seed: 1)
         let second = Body.pattern(size: 600_000, seed: 2)
         server.setRoute("/first.mp3", Route(body: first, etag: "\"f\"", throttle: 150_000))
         server.setRoute("/second.mp3", Route(body: second, etag: "\"s\"", throttle: 150_000))
@@ -137,7 +138,7 @@ import Testing
 
         let done = try await running.finish()
         #expect(done.status == 0, "the first answers for its own URL only: \(done.errors)")
-        #expect(done.output == "\(folder.file("one/first.mp3"))\t300000\n")
+        #expect(done.output == "\(folder.file("one/first.mp3"))\t1200000\n")
         #expect(!done.errors.contains("missing") && !done.errors.contains("failed"), "\(done.errors)")
         // The first outlived its own download until the handed one was done: one request, no takeover.
         #expect(server.requests(for: "/second.mp3").count == 1)

@@ -156,7 +156,7 @@ import Testing
     func queue(_ entries: [(String, Int, String)]) -> QueueIndex {
         var index = QueueIndex()
         for (sequence, (id, priority, host)) in entries.enumerated() {
-            index.insert(DownloadID(id), key: .init(priority: priority, sequence: sequence), host: host == "a" ? 0 : 1)
+            index.insert(DownloadID(id), key: .init(priority: priority, sequence: sequence), hosts: HostPair(first: host == "a" ? 0 : 1))
         }
         return index
     }
@@ -182,11 +182,24 @@ import Testing
         #expect(scheduler.select(from: index, running: 0, runningPerHost: [:], hostsOnHold: [0: now.addingTimeInterval(-1)], now: now) == ["a1", "b1"])
     }
 
+    /// A download is held, and counted against per-host limits, on its URL's host and on the host
+    /// that last answered it (a CDN behind a tracking redirector).
+    @Test func holdsAndLimitsApplyToTheHostThatAnsweredToo() {
+        var index = QueueIndex()
+        index.insert("viaTracker", key: .init(priority: 0, sequence: 0), hosts: HostPair(first: 0, last: 2))
+        index.insert("direct", key: .init(priority: 0, sequence: 1), hosts: HostPair(first: 1))
+        let now = Date()
+        let scheduler = Scheduler(maxConcurrent: 10, maxPerHost: 1)
+        #expect(scheduler.select(from: index, running: 0, runningPerHost: [:], hostsOnHold: [2: now.addingTimeInterval(5)], now: now) == ["direct"])
+        #expect(scheduler.select(from: index, running: 1, runningPerHost: [2: 1], hostsOnHold: [:], now: now) == ["direct"])
+        #expect(scheduler.select(from: index, running: 0, runningPerHost: [:], hostsOnHold: [:], now: now) == ["viaTracker", "direct"])
+    }
+
     @Test func removeKeepsOrder() {
         var index = queue([("a", 0, "h"), ("b", 1, "h"), ("c", 0, "h")])
         index.remove(key: .init(priority: 1, sequence: 1))
         #expect(index.entries.map(\.id) == ["a", "c"])
-        index.insert("b", key: .init(priority: -1, sequence: 1), host: 1)
+        index.insert("b", key: .init(priority: -1, sequence: 1), hosts: HostPair(first: 1))
         #expect(index.entries.map(\.id) == ["a", "c", "b"])
     }
 
@@ -196,7 +209,7 @@ import Testing
         var generator = SeededGenerator()
         for sequence in 0..<5_000 {
             let key = QueueIndex.Key(priority: Int.random(in: -3...3, using: &generator), sequence: sequence)
-            index.insert(DownloadID("\(sequence)"), key: key, host: 0)
+            index.insert(DownloadID("\(sequence)"), key: key, hosts: HostPair(first: 0))
             expected.append(key)
         }
         for key in expected.shuffled(using: &generator).prefix(2_000) {

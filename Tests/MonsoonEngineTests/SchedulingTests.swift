@@ -86,28 +86,106 @@ import Testing
         await manager.shutdown()
     }
 
-    @Test func a503HoldsBackThatHostOnly() async throws {
+    /// One download's 503 (one object whose origin failed) delays that download only: the next
+    /// on the same host starts at once.
+    @Test func oneDownloadsServiceUnavailableDelaysOnlyIt() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/first", Route(body: .bytes([1]), faults: [.status(503, times: 1, retryAfter: "4")]))
+        server.setRoute("/second", Route(body: .bytes([2])))
+        let manager = DownloadManager(configuration: fastConfiguration(concurrency: 1))
+        let recorder = EventRecorder(manager)
+        try await manager.enqueue(request("first", server.url("/first"), to: folder.file("1")))
+        let waiting = try await recorder.waitFor("first", .waitingToRetry)
+        #expect(waiting.lastError?.message == "the server answered 503 Service Unavailable", "no hold: \(String(describing: waiting.lastError))")
+        try await manager.enqueue(request("second", server.url("/second"), to: folder.file("2")))
+        await manager.waitUntilIdle()
+        let firstAt = try #require(server.requests(for: "/first").first?.time)
+        let secondAt = try #require(server.requests(for: "/second").first?.time)
+        let retriedAt = try #require(server.requests(for: "/first").last?.time)
+        #expect(secondAt.timeIntervalSince(firstAt) < 3.5, "the host was not held")
+        #expect(retriedAt.timeIntervalSince(firstAt) >= 3.9, "the download itself waited for its Retry-After")
+        await manager.shutdown()
+    }
+
+    /// 503s from two downloads on one host within the window hold that host (and say so); another
+    /// host goes on.
+    @Test func serviceUnavailableFromTwoDownloadsHoldsTheHost() async throws {
         let held = try TestServer()
         let other = try TestServer()
         let folder = TemporaryFolder()
         defer { folder.remove(); held.stop(); other.stop() }
-        held.setRoute("/first", Route(body: .bytes([1]), faults: [.status(503, times: 1, retryAfter: "5")]))
-        held.setRoute("/second", Route(body: .bytes([2])))
-        other.setRoute("/third", Route(body: .bytes([3])))
+        held.setRoute("/a", Route(body: .bytes([1]), faults: [.status(503, times: 1, retryAfter: "4")]))
+        held.setRoute("/b", Route(body: .bytes([2]), faults: [.status(503, times: 1, retryAfter: "4")]))
+        held.setRoute("/c", Route(body: .bytes([3])))
+        other.setRoute("/d", Route(body: .bytes([4])))
+        let manager = DownloadManager(configuration: fastConfiguration(concurrency: 2))
+        let recorder = EventRecorder(manager)
+        try await manager.enqueue(contentsOf: [request("a", held.url("/a"), to: folder.file("a")), request("b", held.url("/b"), to: folder.file("b"))])
+        let first = try await recorder.waitFor("a", .waitingToRetry)
+        let second = try await recorder.waitFor("b", .waitingToRetry)
+        // Whichever 503 came second holds the host, and its retrying line says so.
+        let message = [first, second].compactMap(\.lastError?.message).first { $0.contains("is held") } ?? ""
+        #expect(message.hasPrefix("the server answered 503 Service Unavailable; the host 127.0.0.1:\(held.port) is held until ") && message.hasSuffix(" UTC (503s from 2 downloads)"),
+                "\(message)")
+        try await manager.enqueue(contentsOf: [request("c", held.url("/c"), to: folder.file("c")), request("d", other.url("/d"), to: folder.file("d"))])
+        await manager.waitUntilIdle()
+        let firstAt = try #require(held.requests(for: "/a").first?.time)
+        let cAt = try #require(held.requests(for: "/c").first?.time)
+        let dAt = try #require(other.requests(for: "/d").first?.time)
+        #expect(dAt < cAt, "the other host went on")
+        #expect(cAt.timeIntervalSince(firstAt) >= 3.9, "the held host waited")
+        await manager.shutdown()
+    }
+
+    /// A 429 holds the host at once.
+    @Test func tooManyRequestsHoldsTheHost() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/first", Route(body: .bytes([1]), faults: [.status(429, times: 1, retryAfter: "3")]))
+        server.setRoute("/second", Route(body: .bytes([2])))
         let manager = DownloadManager(configuration: fastConfiguration(concurrency: 1))
         let recorder = EventRecorder(manager)
-        try await manager.enqueue(request("first", held.url("/first"), to: folder.file("1")))
-        try await recorder.waitFor("first", .waitingToRetry)
-        try await manager.enqueue(contentsOf: [
-            request("second", held.url("/second"), to: folder.file("2")),
-            request("third", other.url("/third"), to: folder.file("3")),
-        ])
+        try await manager.enqueue(request("first", server.url("/first"), to: folder.file("1")))
+        let waiting = try await recorder.waitFor("first", .waitingToRetry)
+        #expect(waiting.lastError?.message.contains("is held until") == true && waiting.lastError?.message.contains("(it answered 429 Too Many Requests)") == true)
+        try await manager.enqueue(request("second", server.url("/second"), to: folder.file("2")))
         await manager.waitUntilIdle()
-        let firstAt = try #require(held.requests(for: "/first").first?.time)
-        let secondAt = try #require(held.requests(for: "/second").first?.time)
-        let thirdAt = try #require(other.requests(for: "/third").first?.time)
-        #expect(thirdAt < secondAt, "the other host went on")
-        #expect(secondAt.timeIntervalSince(firstAt) >= 4.9, "the held host waited for its backoff")
+        let firstAt = try #require(server.requests(for: "/first").first?.time)
+        let secondAt = try #require(server.requests(for: "/second").first?.time)
+        #expect(secondAt.timeIntervalSince(firstAt) >= 2.9, "the host was held")
+        await manager.shutdown()
+    }
+
+    /// The host that answered at the end of the redirects is held too: a CDN behind a tracker
+    /// that says "too many" holds the downloads that went to it through another tracker.
+    @Test func theHostThatAnsweredIsHeldToo() async throws {
+        let cdn = try TestServer()
+        let tracker = try TestServer()
+        let other = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); cdn.stop(); tracker.stop(); other.stop() }
+        cdn.setRoute("/a.mp3", Route(body: .bytes([1]), faults: [.status(429, times: 1, retryAfter: "3")]))
+        cdn.setRoute("/b.mp3", Route(body: .bytes([2]), faults: [.status(503, times: 1, retryAfter: "4")]))
+        tracker.setRoute("/a.mp3", Route(body: .bytes([]), faults: [.redirect(to: cdn.url("/a.mp3").absoluteString)]))
+        other.setRoute("/b.mp3", Route(body: .bytes([]), faults: [.redirect(to: cdn.url("/b.mp3").absoluteString)]))
+        let manager = DownloadManager(configuration: fastConfiguration(concurrency: 1))
+        let recorder = EventRecorder(manager)
+        // b's first attempt tells that it ends at the CDN (a lone 503: no hold); paused meanwhile.
+        try await manager.enqueue(request("b", other.url("/b.mp3"), to: folder.file("b")))
+        _ = try await recorder.waitFor("b", .waitingToRetry)
+        try await manager.pause("b")
+        try await manager.enqueue(request("a", tracker.url("/a.mp3"), to: folder.file("a")))
+        let heldFor = try await recorder.waitFor("a", .waitingToRetry)
+        #expect(heldFor.lastError?.message.contains("the host 127.0.0.1:\(cdn.port) is held until") == true, "\(String(describing: heldFor.lastError))")
+        // Back in line now: through another tracker, but known to end at the held CDN, it waits.
+        try await manager.resume("b")
+        await manager.waitUntilIdle()
+        let aAt = try #require(cdn.requests(for: "/a.mp3").first?.time)
+        let bRetriedAt = try #require(other.requests(for: "/b.mp3").last?.time)
+        #expect(bRetriedAt.timeIntervalSince(aAt) >= 2.9, "b, known to end at the held CDN, waited for the hold")
         await manager.shutdown()
     }
 }

@@ -16,6 +16,9 @@ struct DownloadRecord: Sendable {
     var resume: ResumeState?
     /// Where the bytes came from, after redirects (set when the body starts).
     var finalURL: String?
+    /// The host that answered the last attempt at the end of its redirects (an error status too),
+    /// for holds and per-host limits; in memory only (a row read back knows `finalURL`'s).
+    var answeredHost: String?
     /// The SHA-256 of a `.discard(checksum: true)` download's body, once complete.
     var checksum: String?
     /// An attempt is running (its `Transfer` is the loop's, in `EngineLoop.running`).

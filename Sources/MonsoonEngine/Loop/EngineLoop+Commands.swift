@@ -33,7 +33,7 @@ extension EngineLoop {
         case .queue(let liftHostHold):
             records[id]?.counters = RetryPolicy.Counters()
             records[id]?.restarts = 0
-            if liftHostHold { hostsOnHold[hosts.id(record.host)] = nil }
+            if liftHostHold { hostHolds.lift(hostPair(of: record)) }
             move(id, .requeue)
         case .fetchAgain:
             var again = record
@@ -83,7 +83,7 @@ extension EngineLoop {
             case .queued:
                 // One waiting for room stays held until its disk has it.
                 guard space.holds[id] == nil else { continue }
-                queue.insert(id, key: record.queueKey, host: hosts.id(record.host))
+                queue.insert(id, key: record.queueKey, hosts: hostPair(of: record))
                 needsScheduling = true
             case .waitingToRetry:
                 records[id] = record   // kept in memory: the waiting set reads its retry time
@@ -184,7 +184,7 @@ extension EngineLoop {
         record.request.priority = priority
         records[id] = record
         if wasQueued {
-            queue.insert(id, key: record.queueKey, host: hosts.id(record.host))
+            queue.insert(id, key: record.queueKey, hosts: hostPair(of: record))
             needsScheduling = true
         }
         persist(id)
@@ -301,5 +301,28 @@ extension EngineLoop {
         let host = url.host?.lowercased() ?? ""
         if let port = url.port { return "\(host):\(port)" }
         return host
+    }
+
+    /// The hosts of a download as the queue keeps them: its URL's, and the one that answered its
+    /// last attempt at the end of the redirects (`HostPair`).
+    func hostPair(of record: DownloadRecord) -> HostPair {
+        hostPair(host: record.host, answered: record.answeredHost ?? record.finalURL.flatMap(Self.hostKey(text:)))
+    }
+
+    func hostPair(host: String, answered: String?) -> HostPair {
+        let first = hosts.id(host)
+        guard let answered, answered != host else { return HostPair(first: first) }
+        return HostPair(first: first, last: hosts.id(answered))
+    }
+
+    /// `hostKey` of a URL as text, on its bytes (no URL parse): `host[:port]`, lowercase, without a
+    /// user part; nil when it has no `scheme://`.
+    static func hostKey(text: String) -> String? {
+        guard let start = text.range(of: "://")?.upperBound else { return nil }
+        let rest = text[start...]
+        var authority = rest[..<(rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex)]
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        // The default port is not part of the key, as `hostKey(_:)` leaves it out when absent.
+        return authority.lowercased()
     }
 }

@@ -103,7 +103,9 @@ extension EngineLoop {
             fail(id, error)
         case .retry(let failure, let holdHost):
             closeFile(transfer)
-            retryOrFail(id, failure, holdHost: holdHost)
+            // A 429 or 503 may speak for its host: the one that answered (after the redirects).
+            let answered = holdHost ? countAnsweringHost(transfer) : nil
+            retryOrFail(id, failure, hostStatus: holdHost ? transfer.head.status : nil, answered: answered)
         case .holdForSpace(let error):
             closeFile(transfer)
             let needed = SpacePolicy.need(expected: transfer.total ?? transfer.expectedTotal, have: transfer.fileSize)
@@ -131,34 +133,53 @@ extension EngineLoop {
         record.restarts += 1
         records[id] = record
         if let failure = DownloadLifecycle.restart(reason: reason, restarts: record.restarts) {
-            retryOrFail(id, failure, holdHost: false)
+            retryOrFail(id, failure)
             return
         }
         move(id, .requeue)
     }
 
     /// Asks the retry policy, then waits to retry or fails.
-    func retryOrFail(_ id: DownloadID, _ failure: RetryPolicy.Failure, holdHost: Bool) {
+    /// - Parameters:
+    ///   - hostStatus: a 429 or 503 that may hold the download's hosts (`HostHolds` decides).
+    ///   - answered: the host that answered it (id and name), when known.
+    func retryOrFail(_ id: DownloadID, _ failure: RetryPolicy.Failure, hostStatus: Int? = nil, answered: (id: Int, key: String)? = nil) {
         guard var record = records[id] else { return }
         let decision = configuration.retry.decide(failure, counters: record.counters, random: Double.random(in: 0..<1, using: &random))
         switch decision {
         case .retry(let delay, let counters):
-            let at = Date().addingTimeInterval(delay)
+            let now = Date()
+            let at = now.addingTimeInterval(delay)
             record.counters = counters
             record.lastError = failure.error
             record.retryAt = at
-            records[id] = record
-            if holdHost {
-                // A 429 or 503 speaks for the whole host: hold its other queued transfers too.
-                let host = hosts.id(record.host)
-                hostsOnHold[host] = max(hostsOnHold[host] ?? at, at)
+            if let status = hostStatus {
+                let pair = HostPair(first: hosts.id(record.host), last: answered?.id)
+                if let hold = hostHolds.record(status: status, download: id, hosts: pair, retryAt: at, now: now) {
+                    // The others on that host wait too: said in this one's retrying line.
+                    record.lastError?.message += "; " + Self.holdText(host: answered?.key ?? record.host, until: hold.until, reason: hold.reason)
+                    needsScheduling = true
+                }
             }
+            records[id] = record
             move(id, .retryLater)
         case .fail(let error, let counters):
             record.counters = counters
             records[id] = record
             fail(id, error)
         }
+    }
+
+    /// "the host cdn.example.org is held until 12:00:03 UTC (503s from 2 downloads)".
+    static func holdText(host: String, until: Date, reason: HostHolds.Reason) -> String {
+        let seconds = Int(until.timeIntervalSince1970.rounded(.up)) % 86_400
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let clock = "\(two(seconds / 3600)):\(two(seconds % 3600 / 60)):\(two(seconds % 60)) UTC"
+        let why = switch reason {
+        case .tooManyRequests: "it answered 429 Too Many Requests"
+        case .serviceUnavailable(let downloads): "503s from \(downloads) downloads"
+        }
+        return "the host \(host) is held until \(clock) (\(why))"
     }
 
     func fail(_ id: DownloadID, _ error: DownloadError) {

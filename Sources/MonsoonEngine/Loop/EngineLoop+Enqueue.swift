@@ -162,7 +162,7 @@ extension EngineLoop {
         }
         let id = record.request.id
         claimed?[id, default: []].insert(Self.ownClaim)
-        queue.insert(id, key: record.queueKey, host: hosts.id(record.host))
+        queue.insert(id, key: record.queueKey, hosts: hostPair(of: record))
         // Nobody asking (a bulk enqueue in a script, or a `get`, which knows what it added): build nothing.
         if hub.wants(.added) { emit(.added(record.snapshot())) }
         return id

@@ -195,7 +195,7 @@ extension EngineLoop {
         records[id] = record
         if !persistent, let path = record.filePath { worker.claimedPaths.withLock { $0[path] = id } }
         switch record.status {
-        case .queued where runs(id): queue.insert(id, key: record.queueKey, host: hosts.id(record.host))
+        case .queued where runs(id): queue.insert(id, key: record.queueKey, hosts: hostPair(of: record))
         case .waitingToRetry where runs(id): waiting.insert(id)
         default: break
         }

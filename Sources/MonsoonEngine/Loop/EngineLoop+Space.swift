@@ -65,11 +65,11 @@ extension EngineLoop {
     ///   caller's expected size, which may be wrong: such a hold is let go to try once its disk has
     ///   no other download to make room for.
     func holdForSpace(_ id: DownloadID, _ error: DownloadError, volume: UInt64?, needed: Int, trusted: Bool = true) {
-        guard let key = records.update(id, { record -> (QueueIndex.Key, String) in
+        guard let key = records.update(id, { record -> (QueueIndex.Key, String, String?) in
             record.lastError = error
-            return (record.queueKey, record.host)
+            return (record.queueKey, record.host, record.answeredHost ?? record.finalURL.flatMap(Self.hostKey(text:)))
         }) else { return }
-        space.holds[id] = SpaceHold(key: key.0, host: hosts.id(key.1), volume: volume, needed: max(1, needed), trusted: trusted)
+        space.holds[id] = SpaceHold(key: key.0, hosts: hostPair(host: key.1, answered: key.2), volume: volume, needed: max(1, needed), trusted: trusted)
         move(id, .holdForSpace)
     }
 
@@ -98,7 +98,7 @@ extension EngineLoop {
     /// Back in the queue: the start checks the room again.
     func letGoOfSpaceHold(_ id: DownloadID) {
         guard let hold = space.holds.removeValue(forKey: id), runs(id) else { return }
-        queue.insert(id, key: hold.key, host: hold.host)
+        queue.insert(id, key: hold.key, hosts: hold.hosts)
         needsScheduling = true
     }
 

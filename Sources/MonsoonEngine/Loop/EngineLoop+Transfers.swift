@@ -8,14 +8,14 @@ extension EngineLoop {
         needsScheduling = false
         guard !stopping else { return }
         let scheduler = Scheduler(maxConcurrent: configuration.maxConcurrentDownloads, maxPerHost: configuration.maxDownloadsPerHost)
-        for entry in scheduler.selectEntries(from: queue, running: runningDownloads, runningPerHost: runningPerHost, hostsOnHold: hostsOnHold, now: now)
+        for entry in scheduler.selectEntries(from: queue, running: runningDownloads, runningPerHost: runningPerHost, hostsOnHold: hostHolds.until, now: now)
         where starting[entry.id] == nil {   // queued again while its start is prepared: that start goes on
             // The slot is taken now; the disk worker looks at the part (and reads the row when
             // it is not in memory), then `startPrepared` starts the transfer.
             queue.remove(key: entry.key)
             starting[entry.id] = entry
             runningDownloads += 1
-            runningPerHost[entry.host, default: 0] += 1
+            for host in entry.hosts.each { runningPerHost[host, default: 0] += 1 }
             if let record = records.hot[entry.id], case .discard = record.request.destination {
                 // Nothing on disk to look at: the plan is made here.
                 startPrepared(entry.id, .ready(StartPreparation.plan(record)))
@@ -28,10 +28,9 @@ extension EngineLoop {
 
     /// Gives back the slot a download took when it was chosen to start.
     func releaseStartingSlot(_ id: DownloadID) {
-        guard let host = starting.removeValue(forKey: id)?.host else { return }
+        guard let hosts = starting.removeValue(forKey: id)?.hosts else { return }
         runningDownloads -= 1
-        runningPerHost[host, default: 1] -= 1
-        if runningPerHost[host] == 0 { runningPerHost[host] = nil }
+        uncount(hosts.each)
         needsScheduling = true
     }
 
@@ -47,8 +46,8 @@ extension EngineLoop {
                 // held a moment so the next turn does not ask again at once. A download paused
                 // meanwhile is found so when its row is read.
                 if records.hot[id].map({ $0.status == .queued }) ?? true, runs(id) {
-                    queue.insert(id, key: entry.key, host: entry.host)
-                    hostsOnHold[entry.host] = max(hostsOnHold[entry.host] ?? .distantPast, Date().addingTimeInterval(1))
+                    queue.insert(id, key: entry.key, hosts: entry.hosts)
+                    hostHolds.hold(HostPair(first: entry.hosts.first), until: Date().addingTimeInterval(1))
                 }
             }
             return
@@ -125,7 +124,8 @@ extension EngineLoop {
             fail(id, DownloadError(.network, "libcurl refused to start the transfer"))
             return
         }
-        // The slot taken at selection is the transfer's now.
+        // The slot taken at selection is the transfer's now, with the hosts it counts on.
+        transfer.countedHosts = entry.hosts.each
         starting[id] = nil
         transfers[transfer.easy.raw] = transfer
         running[id] = transfer
@@ -151,18 +151,39 @@ extension EngineLoop {
     }
 
     func releaseSlot(_ id: DownloadID) {
-        guard running[id] != nil, let hostName = records.update(id, { record -> String in
-            record.isRunning = false
-            return record.host
-        }) else { return }
+        guard running[id] != nil, records.update(id, { $0.isRunning = false }) != nil else { return }
         let ended = running.removeValue(forKey: id)
         runningDownloads -= 1
-        let host = hosts.id(hostName)
-        runningPerHost[host, default: 1] -= 1
-        if runningPerHost[host] == 0 { runningPerHost[host] = nil }
+        uncount(ended?.countedHosts ?? [])
         needsScheduling = true
         // What it still expected to write is no longer spoken for: a held download may fit now.
         if ended?.volume != nil { releaseSpaceHolds() }
+    }
+
+    /// Takes a transfer off the per-host counts of `hosts`.
+    func uncount(_ hosts: [Int]) {
+        for host in hosts {
+            runningPerHost[host, default: 1] -= 1
+            if runningPerHost[host] == 0 { runningPerHost[host] = nil }
+        }
+    }
+
+    /// The host that answered `transfer` at the end of its redirects, counted for the per-host
+    /// limit from now on (a tracking redirector in front of a CDN: the CDN's limit holds too).
+    /// - Returns: its id and name.
+    @discardableResult
+    func countAnsweringHost(_ transfer: Transfer) -> (id: Int, key: String)? {
+        guard let url = transfer.easy.string(CURLINFO_EFFECTIVE_URL), let key = Self.hostKey(text: url) else { return nil }
+        let host = hosts.id(key)
+        if let id = transfer.downloadID {
+            records.update(id) { $0.answeredHost = key }
+            // Only while it holds a slot: a transfer that ended has been taken off the counts.
+            if running[id] === transfer, !transfer.countedHosts.contains(host) {
+                transfer.countedHosts.append(host)
+                runningPerHost[host, default: 0] += 1
+            }
+        }
+        return (host, key)
     }
 
     // MARK: - The first body byte
@@ -174,6 +195,7 @@ extension EngineLoop {
             transfer.sink = .aborted
             return
         }
+        countAnsweringHost(transfer)
         switch BodyDecision.decide(head: transfer.head, plan: transfer.plan, state: record.resume, expectedMediaType: record.request.expectedMediaType) {
         case .discard:
             transfer.sink = .discard

@@ -30,7 +30,8 @@ final class EngineLoop {
     var runningDownloads = 0
     var runningPerHost: [Int: Int] = [:]
     var waiting: Set<DownloadID> = []
-    var hostsOnHold: [Int: Date] = [:]
+    /// Hosts held after a 429, or 503s from several downloads (see `HostHolds`).
+    var hostHolds = HostHolds()
     /// The disks downloads write to (what each may still take) and the downloads waiting for room.
     let space = SpaceLedger()
     var lastSpaceCheck = Date.distantPast
@@ -145,7 +146,7 @@ final class EngineLoop {
             if let at = records[id]?.retryAt { deadline = min(deadline, at) }
         }
         if !queue.isEmpty {
-            for until in hostsOnHold.values where until > now { deadline = min(deadline, until) }
+            for until in hostHolds.until.values where until > now { deadline = min(deadline, until) }
         }
         // Downloads waiting for room: their disks are measured again now and then.
         if !space.holds.isEmpty { deadline = min(deadline, lastSpaceCheck.addingTimeInterval(SpacePolicy.measureInterval)) }
@@ -162,7 +163,7 @@ final class EngineLoop {
             records[id] = record
             move(id, .requeue)
         }
-        hostsOnHold = hostsOnHold.filter { $0.value > now }
+        hostHolds.expire(now: now)
     }
 
     // MARK: - Events
@@ -195,7 +196,7 @@ final class EngineLoop {
     ///   body byte's does for `.start`).
     func move(_ id: DownloadID, _ event: DownloadLifecycle.Event, saving: Bool = true) {
         // In place: the record is neither copied out nor written back.
-        let moved = records.update(id) { record -> (old: DownloadStatus, new: DownloadStatus, key: QueueIndex.Key, host: String)? in
+        let moved = records.update(id) { record -> (old: DownloadStatus, new: DownloadStatus, key: QueueIndex.Key, host: String, answered: String?)? in
             let old = record.status
             guard record.apply(event) else { return nil }
             if record.status != .waitingToRetry { record.retryAt = nil }
@@ -203,7 +204,7 @@ final class EngineLoop {
             if event != .holdForSpace, record.lastError?.code == .notEnoughDiskSpace, record.status == .queued || record.status == .downloading {
                 record.lastError = nil
             }
-            return (old, record.status, record.queueKey, record.host)
+            return (old, record.status, record.queueKey, record.host, record.answeredHost ?? record.finalURL.flatMap(Self.hostKey(text:)))
         }
         guard let moved = moved ?? nil else { return }
         let (old, status) = (moved.old, moved.new)
@@ -213,7 +214,7 @@ final class EngineLoop {
         if old == .queued && status != .queued { queue.remove(key: moved.key) }
         if old == .waitingToRetry && status != .waitingToRetry { waiting.remove(id) }
         if status == .queued && old != .queued && runs(id) && !held {
-            queue.insert(id, key: moved.key, host: hosts.id(moved.host))
+            queue.insert(id, key: moved.key, hosts: hostPair(host: moved.host, answered: moved.answered))
             needsScheduling = true
         }
         if status == .waitingToRetry && runs(id) { waiting.insert(id) }

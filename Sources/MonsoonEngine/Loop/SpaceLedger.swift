@@ -28,7 +28,7 @@ final class Volume {
 /// A queued download that waits for room on its disk instead of starting (or going on).
 struct SpaceHold {
     var key: QueueIndex.Key
-    var host: Int
+    var hosts: HostPair
     /// Its disk (nil: it could not be measured; then only a retry lets it go).
     var volume: UInt64?
     /// What it still needs to be let go.

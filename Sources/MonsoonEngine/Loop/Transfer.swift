@@ -53,6 +53,9 @@ final class Transfer {
     /// Unowned: the loop's `SpaceLedger` keeps every volume for as long as it runs, longer than
     /// any transfer, and the write callback then spends from it without a retain per chunk.
     unowned(unsafe) var volume: Volume?
+    /// The hosts this transfer counts on for the per-host limit (`EngineLoop.runningPerHost`): its
+    /// URL's, the one that last answered it, and the one answering now once known.
+    var countedHosts: [Int] = []
     /// The size the download is expected to reach (before the response tells it), for the space
     /// the running downloads still need.
     var expectedTotal: Int?

@@ -19,7 +19,8 @@ struct QueueIndex {
     struct Entry {
         var key: Key
         var id: DownloadID
-        var host: Int
+        /// Its URL's host and the one that answered last (see `HostPair`).
+        var hosts: HostPair
     }
 
     private static let chunkLimit = 512
@@ -31,8 +32,8 @@ struct QueueIndex {
     /// Every entry, in start order.
     var entries: [Entry] { chunks.flatMap { $0 } }
 
-    mutating func insert(_ id: DownloadID, key: Key, host: Int) {
-        let entry = Entry(key: key, id: id, host: host)
+    mutating func insert(_ id: DownloadID, key: Key, hosts: HostPair) {
+        let entry = Entry(key: key, id: id, hosts: hosts)
         count += 1
         guard !chunks.isEmpty else {
             chunks.append([entry])
@@ -108,8 +109,9 @@ struct Scheduler: Equatable {
     ///
     /// - Parameters:
     ///   - running: transfers running in all.
-    ///   - runningPerHost: transfers running per host.
-    ///   - hostsOnHold: hosts in backoff after a 429 or 503, with the time it ends.
+    ///   - runningPerHost: transfers running per host (a transfer counts on each of its hosts).
+    ///   - hostsOnHold: hosts held after a 429, or 503s from several downloads, with the time it
+    ///     ends. A download is held when its URL's host or the one that last answered it is.
     func select(from queue: QueueIndex, running: Int, runningPerHost: [Int: Int], hostsOnHold: [Int: Date], now: Date) -> [DownloadID] {
         selectEntries(from: queue, running: running, runningPerHost: runningPerHost, hostsOnHold: hostsOnHold, now: now).map(\.id)
     }
@@ -121,10 +123,11 @@ struct Scheduler: Equatable {
         var perHost = runningPerHost
         var chosen: [QueueIndex.Entry] = []
         queue.forEach { entry in
-            if let until = hostsOnHold[entry.host], until > now { return true }
-            if let limit = maxPerHost, perHost[entry.host, default: 0] >= limit { return true }
+            let hosts = entry.hosts.each
+            if hosts.contains(where: { (hostsOnHold[$0] ?? .distantPast) > now }) { return true }
+            if let limit = maxPerHost, hosts.contains(where: { perHost[$0, default: 0] >= limit }) { return true }
             chosen.append(entry)
-            perHost[entry.host, default: 0] += 1
+            for host in hosts { perHost[host, default: 0] += 1 }
             free -= 1
             return free > 0
         }
