@@ -1,6 +1,7 @@
 // monsoon-testserver: runs MonsoonTestServer as a process for demos and benchmarks.
 //
 //   monsoon-testserver [--port N] [--dir DIR] [--generate COUNT --size BYTES] [--podcast COUNT --size BYTES] [--throttle BYTES_PER_SEC]
+//                      [--world FEEDS [--episodes N] [--faults]]
 //
 // Prints one line, the base URL, once listening; serves until SIGINT/SIGTERM, then exits 0.
 
@@ -13,12 +14,19 @@ import Glibc
 
 let usageText = """
     usage: monsoon-testserver [--port N] [--dir DIR] [--generate COUNT --size BYTES] [--podcast COUNT --size BYTES] [--throttle BYTES_PER_SEC]
+                              [--world FEEDS [--episodes N] [--faults]]
       --port N            listen on 127.0.0.1:N (default 0: an ephemeral port)
       --dir DIR           serve each regular file in DIR at /<name>
       --generate COUNT    serve COUNT generated files /file1.bin ... /fileCOUNT.bin
       --podcast COUNT     serve a podcast at /feed.xml: COUNT episodes of about --size bytes at
                           /episodes/N.mp3 (every 7th drops its connection mid-body once, every
                           11th answers 503 with Retry-After: 1 once) and artwork at /cover.jpg
+      --world FEEDS       serve an archivist's world (see the README of Benchmarks): FEEDS feeds at
+                          /world/feedN.xml of --episodes episodes each, 256 KiB to 2 MiB, every
+                          enclosure behind a two-hop tracking redirect (localhost, then 127.0.0.1)
+                          and a 120 ms first byte; /world/sha256.txt lists each episode's SHA-256
+      --episodes N        episodes per feed of --world (default 30)
+      --faults            with --world: one episode in 12 answers 503 once, one in 17 is cut short once
       --size BYTES        size of each generated file (suffixes k, m, g: KiB, MiB, GiB)
       --throttle BPS      limit every response to BPS body bytes per second (suffixes as for --size)
     Prints http://127.0.0.1:PORT once listening; stops on SIGINT or SIGTERM.
@@ -51,6 +59,9 @@ struct Options {
     var podcast: Int?
     var size: Int?
     var throttle: Int?
+    var world: Int?
+    var episodes = 30
+    var faults = false
 
     init(arguments: [String]) {
         var rest = arguments[...]
@@ -71,6 +82,14 @@ struct Options {
             case "--podcast":
                 guard let count = Int(value(for: option)), count > 0 else { fail("--podcast needs a positive count") }
                 podcast = count
+            case "--world":
+                guard let count = Int(value(for: option)), count > 0 else { fail("--world needs a positive count of feeds") }
+                world = count
+            case "--episodes":
+                guard let count = Int(value(for: option)), count > 0 else { fail("--episodes needs a positive count") }
+                episodes = count
+            case "--faults":
+                faults = true
             case "--size":
                 size = parseSize(value(for: option), option: option)
             case "--throttle":
@@ -155,6 +174,10 @@ if let count = options.podcast, let size = options.size {
         """
     server.setRoute("/feed.xml", Route(body: .bytes(Array(feed.utf8)), contentType: "application/rss+xml", etag: "\"feed-\(count)\""))
     server.setRoute("/cover.jpg", Route(body: .pattern(size: 20_000, seed: 999), contentType: "image/jpeg"))
+}
+
+if let feeds = options.world {
+    WorldServer.serve(on: server, feeds: feeds, episodes: options.episodes, faults: options.faults)
 }
 
 // SIGINT and SIGTERM are blocked in every thread (set here, before the server starts its

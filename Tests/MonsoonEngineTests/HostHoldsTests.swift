@@ -26,6 +26,16 @@ import Testing
         #expect(!holds.isHeld(cdn, now: now.addingTimeInterval(5.5)))
     }
 
+    /// Without `Retry-After`, a 503 names no window: however many there are, each delays only its
+    /// own download (objects failing here and there on a CDN that is otherwise well).
+    @Test func serviceUnavailableWithoutAWindowNeverHolds() {
+        var holds = HostHolds()
+        for download in ["a", "b", "c"] {
+            #expect(holds.record(status: 503, download: DownloadID(download), hosts: cdn, retryAt: now.addingTimeInterval(2), namesWindow: false, now: now) == nil)
+        }
+        #expect(!holds.isHeld(cdn, now: now))
+    }
+
     @Test func aServiceUnavailableAfterTheWindowStartsAfresh() {
         var holds = HostHolds()
         _ = holds.record(status: 503, download: "a", hosts: cdn, retryAt: now.addingTimeInterval(2), now: now)

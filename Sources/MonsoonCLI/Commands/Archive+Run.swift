@@ -187,7 +187,7 @@ extension Archive {
     private func run(_ requests: [DownloadRequest], lock: HomeLock, episodes: EpisodeSession, reporter: GetReporter,
                      observe: @escaping @Sendable (DownloadEvent) -> Void, context: CommandContext) async throws -> Int32 {
         defer { withExtendedLifetime(lock) {} }
-        var configuration = try transfer.configuration(scope: .claimedOnly, home: episodes.home, context: context)
+        var configuration = try transfer.configuration(scope: .claimedOnly, home: episodes.home, context: context, jobs: Archive.defaultJobs)
         configuration.maxFileBytes = maxSize?.bytes
         let ids = requests.map(\.id)
         try episodes.place(requests, what: "the archive's downloads")
@@ -226,7 +226,8 @@ extension Archive {
         } catch {
             throw CLIError(message: "cannot hand the archive's downloads to the running monsoon: \(error)")
         }
-        var follower = HandOffFollower(global: global, transfer: transfer, home: episodes.home, store: episodes.store, reporter: reporter, context: context)
+        var follower = HandOffFollower(global: global, transfer: transfer, home: episodes.home, store: episodes.store, reporter: reporter, context: context,
+                                       jobs: Archive.defaultJobs)
         follower.observe = observe
         follower.maxFileBytes = maxSize?.bytes
         return try await follower.follow(handedThrough: last, retried: retried)

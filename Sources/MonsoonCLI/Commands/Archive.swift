@@ -5,6 +5,11 @@ import MonsoonPodcasts
 /// `monsoon archive`: a whole back catalogue, kept with a manifest, and only what is new on
 /// every later run.
 struct Archive: RunnableCommand {
+    /// Downloads at once for an archive run: a back catalogue waits mostly on first bytes and
+    /// redirects, not on bandwidth, so it runs as many as a browser opens to one host (6), and no
+    /// more: fast without being rude. `-j` wins; the setting `concurrency` is for `download`.
+    static let defaultJobs = 6
+
     static let configuration = CommandConfiguration(
         commandName: "archive",
         abstract: "Download the whole back catalogue of podcasts, with a manifest; later runs fetch only what is new.",

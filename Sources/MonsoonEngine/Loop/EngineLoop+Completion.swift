@@ -155,7 +155,7 @@ extension EngineLoop {
             record.retryAt = at
             if let status = hostStatus {
                 let pair = HostPair(first: hosts.id(record.host), last: answered?.id)
-                if let hold = hostHolds.record(status: status, download: id, hosts: pair, retryAt: at, now: now) {
+                if let hold = hostHolds.record(status: status, download: id, hosts: pair, retryAt: at, namesWindow: failure.retryAfter != nil, now: now) {
                     // The others on that host wait too: said in this one's retrying line.
                     record.lastError?.message += "; " + Self.holdText(host: answered?.key ?? record.host, until: hold.until, reason: hold.reason)
                     needsScheduling = true

@@ -18,9 +18,10 @@ struct HostPair: Hashable {
 
 /// Which hosts are held, and why: pure decisions, performed by the loop.
 ///
-/// A hold is for the host, not for one object. A 429 speaks for the whole host; so do 503s from at
-/// least two different downloads within the first one's retry window (a CDN whose origin is
-/// down). One download's 503 (a single object whose origin failed) delays only that download.
+/// A hold is for the host, not for one object. A 429 speaks for the whole host; so do 503s that
+/// name a window (`Retry-After`) from at least two different downloads within it (a CDN whose
+/// origin is down, and says for how long). One download's 503, and any 503 without a window (an
+/// object whose origin failed, here and there), delay only that download.
 struct HostHolds {
     /// Held hosts, until when.
     private(set) var until: [Int: Date] = [:]
@@ -37,12 +38,13 @@ struct HostHolds {
     /// - Parameters:
     ///   - hosts: the download's hosts (the one that answered last).
     ///   - retryAt: when the download itself will try again (its Retry-After or backoff).
-    mutating func record(status: Int, download: DownloadID, hosts: HostPair, retryAt: Date, now: Date) -> (until: Date, reason: Reason)? {
+    ///   - namesWindow: the answer carried a `Retry-After`.
+    mutating func record(status: Int, download: DownloadID, hosts: HostPair, retryAt: Date, namesWindow: Bool = true, now: Date) -> (until: Date, reason: Reason)? {
         switch status {
         case 429:
             hold(hosts, until: retryAt)
             return (retryAt, .tooManyRequests)
-        case 503:
+        case 503 where namesWindow:
             let host = hosts.last
             var log = (recent503[host] ?? []).filter { $0.until > now && $0.download != download }
             let others = Set(log.map(\.download))
