@@ -1,0 +1,67 @@
+import Foundation
+
+/// `DownloadManager.changeURL(_:to:)` and `replaceFailure(of:with:)`, on the transfer thread.
+extension EngineLoop {
+    func changeURL(_ id: DownloadID, to url: URL) -> Result<Void, DownloadManagerError> {
+        guard var record = records[id] else { return .failure(.notFound(id)) }
+        if let refusal = DownloadRequest.refusal(of: url) { return .failure(.invalidRequest(id, refusal)) }
+        let old = record.request.url.absoluteString
+        guard url.absoluteString != old else {
+            // Nothing to change, but a failed download is still asked for again, as promised.
+            if URLChange.outcome(status: record.status, placing: record.placing) == .queueAgain { requeueFresh(id) }
+            return .success(())
+        }
+        let outcome = URLChange.outcome(status: record.status, placing: record.placing)
+        // Queued in line under its old host: taken out and put back under the new one.
+        let inLine = record.status == .queued && runs(id) && space.holds[id] == nil && starting[id] == nil
+        if inLine { queue.remove(key: record.queueKey) }
+        record.request.url = url
+        record.host = Self.hostKey(url)
+        record.urlChanged = true
+        record.resume = URLChange.resumeState(record.resume, from: old, to: url.absoluteString)
+        records[id] = record
+        if inLine {
+            queue.insert(id, key: record.queueKey, host: hosts.id(record.host))
+            needsScheduling = true
+        }
+        switch outcome {
+        case .keepStatus:
+            persist(id)
+        case .queueAgain:
+            requeueFresh(id)
+        case .stopAndQueueAgain:
+            stopTransfer(id)
+            move(id, .requeue)
+        }
+        // The part carries its origin too (for a run that finds it without this row): it says the
+        // new URL from now on, written after the row that says so.
+        if let path = record.filePath {
+            let part = PartFile.path(for: path)
+            let root = record.request.root
+            work.append(.job { _ in PartFile.relabel(part, from: old, to: url.absoluteString, root: root) })
+        }
+        return .success(())
+    }
+
+    /// Queues a failed download again with fresh retry counters (what `retry` does, without
+    /// lifting its host's hold: this is no user asking for it now).
+    private func requeueFresh(_ id: DownloadID) {
+        records.update(id) { record in
+            record.counters = RetryPolicy.Counters()
+            record.restarts = 0
+        }
+        move(id, .requeue)
+    }
+
+    func replaceFailure(of id: DownloadID, with error: DownloadError) -> Result<Void, DownloadManagerError> {
+        guard let record = records[id] else { return .failure(.notFound(id)) }
+        guard record.status == .failed else {
+            return .failure(.invalidRequest(id, "it is \(record.status.rawValue), not failed (resumed or retried meanwhile?)"))
+        }
+        records[id]?.lastError = error
+        persist(id)
+        // No status changes, but listeners learn the reason as they learned the failure.
+        if hub.wants(.statusChanged), let snapshot = records.update(id, { $0.snapshot() }) { emit(.statusChanged(snapshot)) }
+        return .success(())
+    }
+}
