@@ -68,11 +68,14 @@ public struct ExpiredLinks: Sendable {
     /// Each failure (download and URL) is taken once: reported again (with the reason `fail`
     /// gave, say), it is reported as it is.
     public mutating func take(_ download: Download) -> Job? {
-        guard !isClosed, download.status == .failed, let error = download.lastError, Self.isRefusal(error.httpStatus),
-              let episode = EpisodeQueue.episodeID(of: download.id),
-              seen.insert(Self.key(download.id, download.request.url)).inserted else { return nil }
+        take(download.id, status: download.status, url: download.request.url, error: download.lastError)
+    }
+
+    mutating func take(_ id: DownloadID, status: DownloadStatus, url: URL, error: DownloadError?) -> Job? {
+        guard !isClosed, status == .failed, let error, Self.isRefusal(error.httpStatus), let episode = EpisodeQueue.episodeID(of: id),
+              seen.insert(Self.key(id, url)).inserted else { return nil }
         taken += 1
-        return Job(download: download.id, episode: episode, url: download.request.url, error: error, sequence: taken)
+        return Job(download: id, episode: episode, url: url, error: error, sequence: taken)
     }
 
     /// Whether the failure of `download` at `url` has been offered to `take` (at the end of a
@@ -94,18 +97,18 @@ public struct ExpiredLinks: Sendable {
     public mutating func decide(_ job: Job, podcast: Int?, currentURL: URL?, refreshFailure: String? = nil) -> Action {
         let retry = "run 'monsoon retry \(job.download)'"
         guard let podcast else {
-            return .fail(reason(job, "the link has likely expired, and the episode is no longer in the library to find a new one"))
+            return .fail(reason(job, ": the link has likely expired, and the episode is no longer in the library to find a new one"))
         }
         // Another link than the one refused: go on from it (a reading since, for another episode or
         // at the start of the run, brought it).
         if let currentURL, currentURL != job.url, DownloadRequest.isDownloadable(currentURL) { return .changeURL(currentURL) }
         if let refreshFailure {
-            return .fail(reason(job, "the link has likely expired, and the feed could not be read again (\(refreshFailure)); \(retry) once it can be"))
+            return .fail(reason(job, ": the link has likely expired, and the feed could not be read again (\(refreshFailure)); \(retry) once it can be"))
         }
         let reading = readings[podcast]
         let noNewLink = renewed.contains(job.episode)
-            ? reason(job, "also for the new link the feed gave when read again; check that the feed still gives you access, then \(retry)")
-            : reason(job, "the link has likely expired, and the feed, read again, gives no new one; check that the feed still gives you access, then \(retry)")
+            ? reason(job, ", also for the new link the feed gave when read again; check that the feed still gives you access, then \(retry)")
+            : reason(job, ": the link has likely expired, and the feed, read again, gives no new one; check that the feed still gives you access, then \(retry)")
         // Read since this failure was taken: what it gave is all there is.
         if let reading, reading.servedThrough >= job.sequence { return .fail(noNewLink) }
         // Read already in this run without a change to any episode: this feed does not renew links.
@@ -127,7 +130,7 @@ public struct ExpiredLinks: Sendable {
 
     private func reason(_ job: Job, _ text: String) -> DownloadError {
         // The server's status stays with it: the failure is still that refusal.
-        DownloadError(job.error.code, "\(job.error.message): \(text)", httpStatus: job.error.httpStatus)
+        DownloadError(job.error.code, job.error.message + text, httpStatus: job.error.httpStatus)
     }
 
     private static func key(_ download: DownloadID, _ url: URL) -> String {
