@@ -94,6 +94,30 @@ import Testing
         await manager.shutdown()
     }
 
+    /// A running download moved to another host gives its slot back on the old one: a download
+    /// waiting behind it for that host's only slot starts.
+    @Test func aRunningDownloadMovedToAnotherHostFreesItsSlot() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        let body = Body.pattern(size: 600_000, seed: 24)
+        server.setRoute("/x", Route(body: body, etag: "\"x\"", throttle: 100_000))
+        server.setRoute("/y", Route(body: .bytes([7])))
+        var configuration = fastConfiguration()
+        configuration.maxDownloadsPerHost = 1
+        let manager = DownloadManager(configuration: configuration)
+        try await manager.enqueue(request("x", server.url("/x"), to: folder.file("x")))
+        try await eventually("x under way") { (try await manager.download(withID: "x")?.bytes ?? 0) > 50_000 }
+        try await manager.enqueue(request("y", server.url("/y"), to: folder.file("y")))
+        // The same server under another name: another host to the engine.
+        let elsewhere = try #require(URL(string: "http://localhost:\(server.port)/x"))
+        try await manager.changeURL("x", to: elsewhere)
+        try await waitFor(manager, "y", .completed)
+        try await waitFor(manager, "x", .completed)
+        #expect(sha256(ofFile: folder.file("x")) == body.sha256Hex())
+        await manager.shutdown()
+    }
+
     @Test func aFailedDownloadWithoutAPartIsQueuedAgainWithFreshCountersAndBadURLsAreRefused() async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()

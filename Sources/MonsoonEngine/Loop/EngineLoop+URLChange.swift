@@ -3,15 +3,18 @@ import Foundation
 /// `DownloadManager.changeURL(_:to:)` and `replaceFailure(of:with:)`, on the transfer thread.
 extension EngineLoop {
     func changeURL(_ id: DownloadID, to url: URL) -> Result<Void, DownloadManagerError> {
-        guard var record = records[id] else { return .failure(.notFound(id)) }
+        guard let current = records[id] else { return .failure(.notFound(id)) }
         if let refusal = DownloadRequest.refusal(of: url) { return .failure(.invalidRequest(id, refusal)) }
-        let old = record.request.url.absoluteString
+        let old = current.request.url.absoluteString
+        let outcome = URLChange.outcome(status: current.status, placing: current.placing)
         guard url.absoluteString != old else {
             // Nothing to change, but a failed download is still asked for again, as promised.
-            if URLChange.outcome(status: record.status, placing: record.placing) == .queueAgain { requeueFresh(id) }
+            if outcome == .queueAgain { requeueFresh(id) }
             return .success(())
         }
-        let outcome = URLChange.outcome(status: record.status, placing: record.placing)
+        // Stopped while it still has its old host: its slot is given back where it was counted.
+        if outcome == .stopAndQueueAgain { stopTransfer(id) }
+        guard var record = records[id] else { return .failure(.notFound(id)) }
         // Queued in line under its old host: taken out and put back under the new one.
         let inLine = record.status == .queued && runs(id) && space.holds[id] == nil && starting[id] == nil
         if inLine { queue.remove(key: record.queueKey) }
@@ -30,7 +33,6 @@ extension EngineLoop {
         case .queueAgain:
             requeueFresh(id)
         case .stopAndQueueAgain:
-            stopTransfer(id)
             move(id, .requeue)
         }
         // The part carries its origin too (for a run that finds it without this row): it says the

@@ -93,17 +93,17 @@ public struct ExpiredLinks: Sendable {
     /// - Parameters:
     ///   - podcast: the episode's podcast; nil when the episode is no longer in the library.
     ///   - currentURL: its enclosure URL now.
-    ///   - refreshFailure: why reading its feed again for this job failed, if it did.
+    ///   - refreshFailure: why reading its feed (or the library) again for this job failed, if it did.
     public mutating func decide(_ job: Job, podcast: Int?, currentURL: URL?, refreshFailure: String? = nil) -> Action {
         let retry = "run 'monsoon retry \(job.download)'"
-        guard let podcast else {
-            return .fail(reason(job, ": the link has likely expired, and the episode is no longer in the library to find a new one"))
-        }
         // Another link than the one refused: go on from it (a reading since, for another episode or
         // at the start of the run, brought it).
         if let currentURL, currentURL != job.url, DownloadRequest.isDownloadable(currentURL) { return .changeURL(currentURL) }
         if let refreshFailure {
             return .fail(reason(job, ": the link has likely expired, and the feed could not be read again (\(refreshFailure)); \(retry) once it can be"))
+        }
+        guard let podcast else {
+            return .fail(reason(job, ": the link has likely expired, and the episode is no longer in the library to find a new one"))
         }
         let reading = readings[podcast]
         let noNewLink = renewed.contains(job.episode)
