@@ -153,6 +153,8 @@ import Testing
         try await eventually("the new reason is heard") {
             recorder.all.contains { if case .statusChanged(let download) = $0 { download.lastError == better } else { false } }
         }
+        // Retried (and held in line, so it cannot fail again meanwhile): no longer failed.
+        await manager.setLimits(maxConcurrent: 0)
         try await manager.retry("f")
         await #expect(throws: DownloadManagerError.self) { try await manager.replaceFailure(of: "f", with: better) }
         await manager.shutdown()
