@@ -83,8 +83,8 @@ import Testing
         _ = try await first.finish()
         let partSize = fileSize(part)
         #expect(partSize >= 200_000 && partSize < size)
-        // Its link expires; meanwhile the server is no longer throttled.
-        let link = try #require(server.requests(for: "/media/ep1.mp3").first?.path)
+        // The link the part came from expires; meanwhile the server is no longer throttled.
+        let link = try #require(server.requests(for: "/media/ep1.mp3").last?.path)
         let expires = try #require(link.split(separator: "?").last?.split(separator: "&").first { $0.hasPrefix("expires=") }.flatMap { Double($0.dropFirst(8)) })
         try await Task.sleep(nanoseconds: UInt64(max(0, expires - Date().timeIntervalSince1970 + 0.2) * 1e9))
         server.setRoute("/media/ep1.mp3", Route(body: bodies[0], contentType: "audio/mpeg", etag: "\"e1\"", signing: signing))
