@@ -46,7 +46,7 @@ public struct ExpiredLinks: Sendable {
     }
 
     private var taken = 0
-    /// The failures offered so far (download and URL), taken or not: a failure is taken once.
+    /// The failures taken so far, by download and URL: each is taken once.
     private var seen: Set<String> = []
     /// Episodes whose feed was read for them, and those given a new link.
     private var readFor: Set<Int> = []
