@@ -18,6 +18,9 @@ import Testing
         #expect(URLChange.resumeState(state, from: "http://h/a?sig=1", to: "http://h/a?sig=2")
                 == ResumeState(url: "http://h/a?sig=2", etag: "\"v\"", lastModified: nil, total: 10))
         #expect(URLChange.resumeState(state, from: "http://h/other", to: "http://h/a?sig=2") == state, "another URL's state is not adopted")
+        #expect(URLChange.forgetsWhereItWasAnswered(status: .failed, placing: false))
+        #expect(!URLChange.forgetsWhereItWasAnswered(status: .completed, placing: false))
+        #expect(!URLChange.forgetsWhereItWasAnswered(status: .downloading, placing: true))
         #expect(URLChange.resumeState(nil, from: "http://h/a?sig=1", to: "http://h/a?sig=2") == nil)
     }
 

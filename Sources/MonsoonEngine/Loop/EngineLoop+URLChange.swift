@@ -12,19 +12,24 @@ extension EngineLoop {
             if outcome == .queueAgain { requeueFresh(id) }
             return .success(())
         }
-        // Stopped while it still has its old host: its slot is given back where it was counted.
         if outcome == .stopAndQueueAgain { stopTransfer(id) }
         guard var record = records[id] else { return .failure(.notFound(id)) }
-        // Queued in line under its old host: taken out and put back under the new one.
+        // Queued in line under its old hosts: taken out and put back under the new ones.
         let inLine = record.status == .queued && runs(id) && space.holds[id] == nil && starting[id] == nil
         if inLine { queue.remove(key: record.queueKey) }
         record.request.url = url
         record.host = Self.hostKey(url)
         record.urlChanged = true
         record.resume = URLChange.resumeState(record.resume, from: old, to: url.absoluteString)
+        if URLChange.forgetsWhereItWasAnswered(status: record.status, placing: record.placing) {
+            // Where the old URL's redirects ended says nothing of the new one's (its hosts' limits and
+            // holds); the next response says where the bytes come from.
+            record.answeredHost = nil
+            record.finalURL = nil
+        }
         records[id] = record
         if inLine {
-            queue.insert(id, key: record.queueKey, host: hosts.id(record.host))
+            queue.insert(id, key: record.queueKey, hosts: hostPair(of: record))
             needsScheduling = true
         }
         switch outcome {

@@ -28,6 +28,13 @@ enum URLChange {
         }
     }
 
+    /// Whether the old URL's final URL (after redirects) and the host that answered it are
+    /// forgotten: yes, unless the download is complete (or being placed), when they say where
+    /// its file came from.
+    static func forgetsWhereItWasAnswered(status: DownloadStatus, placing: Bool) -> Bool {
+        status != .completed && !placing
+    }
+
     /// The part's resume state once the URL changed: the same bytes and validators, now of
     /// `new` (so the next attempt's plan keeps the part). A state of another URL, already
     /// unusable for this download, stays as it is and is dropped as usual.
