@@ -18,6 +18,9 @@ public enum Body: Sendable {
     case pattern(size: Int, seed: UInt64)
     /// A file on disk, read in chunks while serving. A file that cannot be opened is served as 404.
     case file(String)
+    /// Bytes made afresh by `make` for each response (and each use of `count` or `data()`):
+    /// a feed whose signed links are new at every fetch, say.
+    case generated(@Sendable () -> [UInt8])
 
     /// The body's length in bytes (for `file`, its current size on disk, or 0 if it cannot be read).
     public var count: Int {
@@ -29,6 +32,8 @@ public enum Body: Sendable {
         case .file(let path):
             var info = stat()
             return stat(path, &info) == 0 ? Int(info.st_size) : 0
+        case .generated(let make):
+            return make().count
         }
     }
 
@@ -37,6 +42,8 @@ public enum Body: Sendable {
         switch self {
         case .bytes(let bytes):
             return Data(bytes)
+        case .generated(let make):
+            return Data(make())
         case .file(let path):
             return (try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data()
         case .pattern(let size, let seed):
@@ -74,6 +81,9 @@ enum BodySource {
     static func open(_ body: Body) -> (BodySource, size: Int)? {
         switch body {
         case .bytes(let bytes):
+            return (.bytes(bytes), bytes.count)
+        case .generated(let make):
+            let bytes = make()
             return (.bytes(bytes), bytes.count)
         case .pattern(let size, let seed):
             return (.pattern(PatternBlock.forSeed(seed)), max(0, size))

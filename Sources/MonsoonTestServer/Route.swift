@@ -33,6 +33,9 @@ public struct Route: Sendable {
     /// `false`: no Content-Length; the body ends when the server closes the connection, as an
     /// old server or a stream does (with a large `.pattern` body: one that seems never to end).
     public var sendsContentLength: Bool = true
+    /// Given, the route answers 403 to a request whose query lacks a good, unexpired signature
+    /// from this signer (an expired private-feed link, say); see ``URLSigning``.
+    public var signing: URLSigning? = nil
 
     /// A route; every parameter but `body` has the default of the property it sets.
     public init(
@@ -48,7 +51,8 @@ public struct Route: Sendable {
         extraHeaders: [(String, String)] = [],
         faults: [Fault] = [],
         sendsContentLength: Bool = true,
-        firstByteDelay: Double = 0
+        firstByteDelay: Double = 0,
+        signing: URLSigning? = nil
     ) {
         self.body = body
         self.status = status
@@ -63,6 +67,7 @@ public struct Route: Sendable {
         self.faults = faults
         self.sendsContentLength = sendsContentLength
         self.firstByteDelay = firstByteDelay
+        self.signing = signing
     }
 
     /// A page answered with `status` and `text` as a `text/html` body, e.g. a permanent 404 or 500.

@@ -194,14 +194,18 @@ extension Archive {
         let manager = try QueueRun.openManager(episodes.home, configuration: configuration)
         let session = QueueRun(manager, context: context, global: global)
         do {
-            try await manager.claim(ids)
-            // Failed, paused or finished-but-gone ones start again: this run asks for them.
+            // Failed, paused or finished-but-gone ones start again: this run asks for them. Before
+            // the claim, which starts them: retried after it, one that failed at once in this run
+            // would be asked for twice.
             for id in ids { try await manager.retry(id) }
+            try await manager.claim(ids)
         } catch {
             await manager.shutdown()
             throw CLIError(message: "cannot start the archive's downloads: \(error)")
         }
-        return await session.run(reporting: reporter, observe: observe)
+        // A link refused because it expired (a private feed's) is renewed from the feed.
+        let renewal = LinkRenewal(manager: manager, databasePath: episodes.home.databasePath, downloads: ids)
+        return await session.run(reporting: reporter, renewing: renewal, observe: observe)
     }
 
     /// Another monsoon runs the queue: the downloads are handed to it and followed.

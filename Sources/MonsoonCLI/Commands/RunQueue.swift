@@ -87,7 +87,9 @@ struct RunQueue: RunnableCommand {
             return writer.finish(status: ExitStatus.success, context: context)
         }
         let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, expected: active, style: style)
-        var status = await session.run(reporting: reporter) { event in
+        // A link refused because it expired (a private feed's) is renewed from the feed.
+        let renewal = LinkRenewal(manager: manager, databasePath: home.databasePath, downloads: Array(stillPending))
+        var status = await session.run(reporting: reporter, renewing: renewal) { event in
             report?.observe(event)
             if case .statusChanged(let download) = event { writer.record(download) }
         }

@@ -25,12 +25,14 @@ struct QueueRun {
     /// - Returns: the exit status (`GetReporter.exitStatus`), or 130 when interrupted.
     /// - Parameter observe: called with every event, in order, on the task that reads them
     ///   (episodes follow their downloads, run reports collect attempts, through it).
-    func run(reporting reporter: GetReporter, observe: (@Sendable (DownloadEvent) -> Void)? = nil) async -> Int32 {
+    /// - Parameter renewal: renews episodes' links a server refused; it sees each event first,
+    ///   and the run ends once its renewed downloads are done too.
+    func run(reporting reporter: GetReporter, renewing renewal: LinkRenewal? = nil, observe: (@Sendable (DownloadEvent) -> Void)? = nil) async -> Int32 {
         // Ctrl-C is this run's to handle: it stops the downloads cleanly, parts kept.
-        await context.interruption.handling { await runHandlingInterruption(reporting: reporter, observe: observe) }
+        await context.interruption.handling { await runHandlingInterruption(reporting: reporter, renewal: renewal, observe: observe) }
     }
 
-    private func runHandlingInterruption(reporting reporter: GetReporter, observe: (@Sendable (DownloadEvent) -> Void)?) async -> Int32 {
+    private func runHandlingInterruption(reporting reporter: GetReporter, renewal: LinkRenewal?, observe: (@Sendable (DownloadEvent) -> Void)?) async -> Int32 {
         let manager = self.manager
         let context = self.context
         let global = self.global
@@ -38,10 +40,18 @@ struct QueueRun {
         let interrupted = await withTaskGroup(of: Bool?.self) { group in
             group.addTask {
                 for await event in events {
+                    // A refused link being renewed is no failure yet: the download goes on, or fails with the reason.
+                    if let renewal, renewal.takes(event) { continue }
                     reporter.handle(event)
                     observe?(event)
                 }
                 return nil
+            }
+            if let renewal {
+                group.addTask {
+                    await renewal.work()
+                    return nil
+                }
             }
             if context.isTerminal && !global.quiet {
                 group.addTask {
@@ -54,6 +64,8 @@ struct QueueRun {
             }
             group.addTask {
                 await manager.waitUntilIdle()
+                // Downloads that went on from a renewed link are more to do.
+                while let renewal, await renewal.settle() { await manager.waitUntilIdle() }
                 return false
             }
             group.addTask {
@@ -68,6 +80,7 @@ struct QueueRun {
             }
             // Ends the event stream (after its last events), saves the queue, releases curl.
             await manager.shutdown()
+            renewal?.end()
             group.cancelAll()
             return interrupted
         }
@@ -75,8 +88,10 @@ struct QueueRun {
         if let error = await manager.persistenceError() {
             context.error("could not save the download queue: \(error)")
         }
+        let renewalFailed = renewal?.reportProblems(context) ?? false
         if interrupted { return ExitStatus.interrupted }
-        return reporter.exitStatus()
+        let status = reporter.exitStatus()
+        return renewalFailed && status == ExitStatus.success ? ExitStatus.failure : status
     }
 
     /// Opens the home's queue with a one-line error for what cannot be opened.

@@ -50,6 +50,9 @@ struct DownloadRecord: Sendable {
     var partEpoch = 0
     /// Immediate restarts in a row (a changing resource), so they cannot loop forever.
     var restarts = 0
+    /// The request's URL was changed (`changeURL`): its saves write the URL too, which the row
+    /// otherwise has from its insert alone.
+    var urlChanged = false
 
     var queueKey: QueueIndex.Key { QueueIndex.Key(priority: request.priority, sequence: sequence) }
 

@@ -309,6 +309,11 @@ public final class DownloadStore {
         // again under the same id must not overwrite the new one.
         try statement.bind(record.updateValues + [Date(), record.finalURL, record.sequence])
         while try statement.step() {}
+        // Only for a download whose URL changed (a renewed link), in the same transaction as the
+        // state it goes with: the indexed column is not rewritten by every other save.
+        if record.urlChanged {
+            try database.run("UPDATE downloads SET url = ?2 WHERE id = ?1 AND seq = ?3", record.request.id.rawValue, record.request.url.absoluteString, record.sequence)
+        }
     }
 
     /// Saves progress: bytes in the part and, after an fsync, the checkpoint.

@@ -85,6 +85,21 @@ enum PartFile {
         return state.url.isEmpty ? nil : state
     }
 
+    /// Says the part at `path` is `new`'s from now on, when it says it is `old`'s (a link renewed
+    /// for the same resource: the validators stay, and decide at the next resume). Reached
+    /// without following a link. Best effort, like `writeState`: a part whose attribute still
+    /// names the old URL is only ever dropped, never spliced onto.
+    static func relabel(_ path: String, from old: String, to new: String, root: String?) {
+        guard var state = readState(at: path), state.url == old,
+              let folder = try? ConfinedFolder.open(LocalFile.folder(of: path), root: root, create: false) else { return }
+        defer { close(folder) }
+        let fd = FileSystem.retrying { openat(folder, LocalFile.name(of: path), O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        state.url = new
+        writeState(state, fd: fd)
+    }
+
     /// The URL a part was fetched from, for finding a part whose name came from the server.
     static func origin(of path: String) -> String? { readState(at: path)?.url }
 

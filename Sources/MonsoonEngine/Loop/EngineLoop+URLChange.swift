@@ -1,0 +1,74 @@
+import Foundation
+
+/// `DownloadManager.changeURL(_:to:)` and `replaceFailure(of:with:)`, on the transfer thread.
+extension EngineLoop {
+    func changeURL(_ id: DownloadID, to url: URL) -> Result<Void, DownloadManagerError> {
+        guard let current = records[id] else { return .failure(.notFound(id)) }
+        if let refusal = DownloadRequest.refusal(of: url) { return .failure(.invalidRequest(id, refusal)) }
+        let old = current.request.url.absoluteString
+        let outcome = URLChange.outcome(status: current.status, placing: current.placing)
+        guard url.absoluteString != old else {
+            // Nothing to change, but a failed download is still asked for again, as promised.
+            if outcome == .queueAgain { requeueFresh(id) }
+            return .success(())
+        }
+        if outcome == .stopAndQueueAgain { stopTransfer(id) }
+        guard var record = records[id] else { return .failure(.notFound(id)) }
+        // Queued in line under its old hosts: taken out and put back under the new ones.
+        let inLine = record.status == .queued && runs(id) && space.holds[id] == nil && starting[id] == nil
+        if inLine { queue.remove(key: record.queueKey) }
+        record.request.url = url
+        record.host = Self.hostKey(url)
+        record.urlChanged = true
+        record.resume = URLChange.resumeState(record.resume, from: old, to: url.absoluteString)
+        if URLChange.forgetsWhereItWasAnswered(status: record.status, placing: record.placing) {
+            // Where the old URL's redirects ended says nothing of the new one's (its hosts' limits and
+            // holds); the next response says where the bytes come from.
+            record.answeredHost = nil
+            record.finalURL = nil
+        }
+        records[id] = record
+        if inLine {
+            queue.insert(id, key: record.queueKey, hosts: hostPair(of: record))
+            needsScheduling = true
+        }
+        switch outcome {
+        case .keepStatus:
+            persist(id)
+        case .queueAgain:
+            requeueFresh(id)
+        case .stopAndQueueAgain:
+            move(id, .requeue)
+        }
+        // The part carries its origin too (for a run that finds it without this row): it says the
+        // new URL from now on, written after the row that says so.
+        if let path = record.filePath {
+            let part = PartFile.path(for: path)
+            let root = record.request.root
+            work.append(.job { _ in PartFile.relabel(part, from: old, to: url.absoluteString, root: root) })
+        }
+        return .success(())
+    }
+
+    /// Queues a failed download again with fresh retry counters (what `retry` does, without
+    /// lifting its host's hold: this is no user asking for it now).
+    private func requeueFresh(_ id: DownloadID) {
+        records.update(id) { record in
+            record.counters = RetryPolicy.Counters()
+            record.restarts = 0
+        }
+        move(id, .requeue)
+    }
+
+    func replaceFailure(of id: DownloadID, with error: DownloadError) -> Result<Void, DownloadManagerError> {
+        guard let record = records[id] else { return .failure(.notFound(id)) }
+        guard record.status == .failed else {
+            return .failure(.invalidRequest(id, "it is \(record.status.rawValue), not failed (resumed or retried meanwhile?)"))
+        }
+        records[id]?.lastError = error
+        persist(id)
+        // No status changes, but listeners learn the reason as they learned the failure.
+        if hub.wants(.statusChanged), let snapshot = records.update(id, { $0.snapshot() }) { emit(.statusChanged(snapshot)) }
+        return .success(())
+    }
+}

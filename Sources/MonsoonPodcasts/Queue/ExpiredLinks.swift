@@ -1,0 +1,139 @@
+import Foundation
+import MonsoonEngine
+
+/// What to do about episode downloads a server refused with 401, 403 or 410: the signed link of
+/// a private or premium feed, most often, that expired before the episode's turn came (an archive
+/// of a large feed takes hours; a resume may come the next day). Pure: the caller reads the
+/// library, refreshes feeds, and performs the answers; its unit tests need no network.
+///
+/// For each such failure (`take`), the episode's feed is read again, and when the episode (by its
+/// identity: the same row of the library) has another enclosure URL now, the download goes on from
+/// it (`DownloadManager.changeURL(_:to:)`, which keeps the part: the validators decide at the
+/// resume). Within a run:
+/// - a feed is read at most once for each episode;
+/// - one reading serves every failure of its podcast taken before it ended, and a failure whose
+///   episode already has another link from an earlier reading needs none;
+/// - a feed that, read again, changed no episode is not read again for the other failures;
+/// - when no new link comes, the failure stands, with a reason that says so.
+public struct ExpiredLinks: Sendable {
+    /// One failed download whose link is being renewed.
+    public struct Job: Sendable, Equatable {
+        /// The episode's download, and the episode.
+        public var download: DownloadID
+        public var episode: Int
+        /// The URL it failed on, and the error it failed with.
+        public var url: URL
+        public var error: DownloadError
+        /// The order failures were taken in: a feed read serves those taken before it ended.
+        var sequence: Int
+    }
+
+    /// The next step of a job.
+    public enum Action: Sendable, Equatable {
+        /// Go on from this URL, the episode's link now (`DownloadManager.changeURL(_:to:)`), then `finished`.
+        case changeURL(URL)
+        /// Read the podcast's feed again, then `refreshed(podcast:changedEpisodes:)` (or note the
+        /// failure), then `decide` again.
+        case refresh(podcast: Int)
+        /// No new link: the failure stands with this reason (`DownloadManager.replaceFailure`), then `finished`.
+        case fail(DownloadError)
+    }
+
+    /// A feed read for renewals: the failures taken before it ended, and whether it changed any episode.
+    private struct Reading {
+        var servedThrough: Int
+        var changedEpisodes: Bool
+    }
+
+    private var taken = 0
+    /// The failures taken so far, by download and URL: each is taken once.
+    private var seen: Set<String> = []
+    /// Episodes whose feed was read for them, and those given a new link.
+    private var readFor: Set<Int> = []
+    private var renewed: Set<Int> = []
+    /// The last reading of each podcast's feed.
+    private var readings: [Int: Reading] = [:]
+    /// Once closed (the run is ending), nothing more is taken: failures are reported as they are.
+    public private(set) var isClosed = false
+
+    public init() {}
+
+    /// Whether an HTTP status may mean an expired link: 401 Unauthorized, 403 Forbidden, 410 Gone.
+    public static func isRefusal(_ status: Int?) -> Bool {
+        status == 401 || status == 403 || status == 410
+    }
+
+    /// A download changed status: when it is an episode's download that failed on a refusal, the
+    /// job of renewing its link (hold the failure back from reports meanwhile); nil: report it.
+    /// Each failure (download and URL) is taken once: reported again (with the reason `fail`
+    /// gave, say), it is reported as it is.
+    public mutating func take(_ download: Download) -> Job? {
+        take(download.id, status: download.status, url: download.request.url, error: download.lastError)
+    }
+
+    mutating func take(_ id: DownloadID, status: DownloadStatus, url: URL, error: DownloadError?) -> Job? {
+        guard !isClosed, status == .failed, let error, Self.isRefusal(error.httpStatus), let episode = EpisodeQueue.episodeID(of: id),
+              seen.insert(Self.key(id, url)).inserted else { return nil }
+        taken += 1
+        return Job(download: id, episode: episode, url: url, error: error, sequence: taken)
+    }
+
+    /// Whether the failure of `download` at `url` has been offered to `take` (at the end of a
+    /// run: a failure not yet offered is still on its way to the event reader).
+    public func hasSeen(_ download: DownloadID, at url: URL) -> Bool {
+        seen.contains(Self.key(download, url))
+    }
+
+    /// Nothing more is taken (the run is ending).
+    public mutating func close() {
+        isClosed = true
+    }
+
+    /// The next step for `job`, from what the library says of its episode now.
+    /// - Parameters:
+    ///   - podcast: the episode's podcast; nil when the episode is no longer in the library.
+    ///   - currentURL: its enclosure URL now.
+    ///   - refreshFailure: why reading its feed (or the library) again for this job failed, if it did.
+    public mutating func decide(_ job: Job, podcast: Int?, currentURL: URL?, refreshFailure: String? = nil) -> Action {
+        let retry = "run 'monsoon retry \(job.download)'"
+        // Another link than the one refused: go on from it (a reading since, for another episode or
+        // at the start of the run, brought it).
+        if let currentURL, currentURL != job.url, DownloadRequest.isDownloadable(currentURL) { return .changeURL(currentURL) }
+        if let refreshFailure {
+            return .fail(reason(job, ": the link has likely expired, and the feed could not be read again (\(refreshFailure)); \(retry) once it can be"))
+        }
+        guard let podcast else {
+            return .fail(reason(job, ": the link has likely expired, and the episode is no longer in the library to find a new one"))
+        }
+        let reading = readings[podcast]
+        let noNewLink = renewed.contains(job.episode)
+            ? reason(job, ", also for the new link the feed gave when read again; check that the feed still gives you access, then \(retry)")
+            : reason(job, ": the link has likely expired, and the feed, read again, gives no new one; check that the feed still gives you access, then \(retry)")
+        // Read since this failure was taken: what it gave is all there is.
+        if let reading, reading.servedThrough >= job.sequence { return .fail(noNewLink) }
+        // Read already in this run without a change to any episode: this feed does not renew links.
+        if let reading, !reading.changedEpisodes { return .fail(noNewLink) }
+        // Once per episode: a link it gave that is refused at once is not expired, but refused.
+        guard readFor.insert(job.episode).inserted else { return .fail(noNewLink) }
+        return .refresh(podcast: podcast)
+    }
+
+    /// The podcast's feed was read again; `changedEpisodes`: it added or changed any episode.
+    public mutating func refreshed(podcast: Int, changedEpisodes: Bool) {
+        readings[podcast] = Reading(servedThrough: taken, changedEpisodes: changedEpisodes)
+    }
+
+    /// The job's action was performed; `renewedTo`: the URL the download goes on from.
+    public mutating func finished(_ job: Job, renewedTo url: URL?) {
+        if url != nil { renewed.insert(job.episode) }
+    }
+
+    private func reason(_ job: Job, _ text: String) -> DownloadError {
+        // The server's status stays with it: the failure is still that refusal.
+        DownloadError(job.error.code, job.error.message + text, httpStatus: job.error.httpStatus)
+    }
+
+    private static func key(_ download: DownloadID, _ url: URL) -> String {
+        download.rawValue + " " + url.absoluteString
+    }
+}
