@@ -6,9 +6,10 @@ cd "$(dirname "$0")/.."
 quick=""
 [ "${1:-}" = "--quick" ] && quick="--quick"
 
-# The peers and the server (Debian's packages; wget2 in Debian 12 is a 1.99 beta).
+# The peers and the server (Debian's packages; wget2 in Debian 12 is a 1.99 beta; gpodder gives gpo;
+# podcast-archiver comes from PyPI, into a venv, in Benchmarks/archive_race.py).
 missing=""
-for package in nginx-light curl aria2 wget2 gcc libc6-dev; do
+for package in nginx-light curl aria2 wget2 gcc libc6-dev gpodder python3-venv; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing="$missing $package"
 done
 if [ -n "$missing" ]; then
@@ -33,3 +34,6 @@ echo "== Feed parsing against Python's podcastparser (5,000 items)"
 echo
 echo "== Refreshing 200 podcasts"
 .build/release/monsoon-refresh-bench
+echo
+echo "== The archive race: monsoon archive, podcast-archiver, gpo (each with its defaults)"
+python3 Benchmarks/archive_race.py --both --runs 3
