@@ -284,6 +284,7 @@ final class EngineLoop {
         transfers.removeAll()
         running.removeAll()
         preparing.removeAll()
+        rateLimiter?.waiting.removeAll()   // the last references to some: released here, on this thread
         placePending()
         for job in fetchQueue { job.complete(.cancelled) }
         fetchQueue.removeAll()
