@@ -193,8 +193,8 @@ import MonsoonPodcasts
         #expect(steady.seconds > 2, "\(steady.seconds) s of steady transfer")
         #expect(abs(steady.rate / Double(1 << 20) - 1) <= 0.1, "\(Int(steady.rate)) B/s over two downloads under the setting 1M")
 
-        // --limit-rate 0: no limit for this run, whatever the setting (a generous floor, far
-        // below what loopback gives).
+        // --limit-rate 0: no limit for this run, whatever the setting (a generous floor, four
+        // times the setting, far below what loopback gives).
         server.resetStatistics()
         let big = Body.pattern(size: 16 << 20, seed: 33)
         server.setRoute("/free.mp3", Route(body: big))
@@ -202,7 +202,7 @@ import MonsoonPodcasts
         #expect(free.status == 0, "\(free.errors)")
         let deliveries = server.deliveries
         let span = try #require(deliveries.map(\.end).max()).timeIntervalSince(try #require(deliveries.map(\.start).min()))
-        #expect(Double(big.count) / span > Double(8 << 20), "\(Int(Double(big.count) / span)) B/s with --limit-rate 0")
+        #expect(Double(big.count) / span > Double(4 << 20), "\(Int(Double(big.count) / span)) B/s with --limit-rate 0")
         #expect(await runMonsoon(["config", "set", "limit-rate", "off"], in: folder.path).output == "limit-rate = off\n")
     }
 

@@ -101,8 +101,9 @@ import Testing
         }
     }
 
-    /// Without a limit nothing paces the transfers: 4 × 8 MiB on loopback go at many times the
-    /// limits above (a generous floor, far below what loopback gives).
+    /// Without a limit nothing paces the transfers: 4 × 8 MiB on loopback go at several times the
+    /// limit above (a generous floor: loopback gives hundreds of MB/s to a debug build, and still
+    /// about 11 MB/s under ThreadSanitizer).
     @Test func anUnlimitedRunIsNotSlowed() async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()
@@ -120,6 +121,6 @@ import Testing
         let first = try #require(deliveries.map(\.start).min())
         let last = try #require(deliveries.map(\.end).max())
         let rate = Double(4 * body.count) / max(0.001, last.timeIntervalSince(first))
-        #expect(rate > Double(16 * Self.limit), "\(Int(rate)) B/s without a limit")
+        #expect(rate > Double(4 * Self.limit), "\(Int(rate)) B/s without a limit")
     }
 }
