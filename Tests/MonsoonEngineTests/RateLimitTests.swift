@@ -10,21 +10,14 @@ import Testing
 @Suite(.serialized) struct RateLimitTests {
     static let limit = 1_536 << 10   // 1.5 MiB/s
 
-    /// The rates over every 5-second window of the run's steady part, by the server's clock.
-    ///
-    /// The first second is left out: TCP's buffers (the server's send buffer, the client's
-    /// receive buffer) and curl's take a few hundred KiB per connection at once before any flow
-    /// control, the same with or without a limit. The end is not: the server writes its last byte
-    /// while the client still has the buffers' worth to read, at the limit.
-    static func windowRates(_ deliveries: [Delivery], path: String? = nil, from start: Date, to end: Date) -> [(start: Double, rate: Double)] {
+    /// The rates over every 5-second window from `start` to `end` (starting every quarter of a
+    /// second), by the server's clock: each write's bytes spread over the time it took.
+    static func windowRates(_ deliveries: [Delivery], from start: Date, to end: Date) -> [(start: Double, rate: Double)] {
         var rates: [(start: Double, rate: Double)] = []
         var from = start
         while from.addingTimeInterval(5) <= end {
             let to = from.addingTimeInterval(5)
-            let bytes = deliveries.reduce(0.0) { sum, delivery in
-                guard path.map({ delivery.path == $0 }) ?? true else { return sum }
-                return sum + delivery.bytes(from: from, to: to)
-            }
+            let bytes = deliveries.reduce(0.0) { $0 + $1.bytes(from: from, to: to) }
             rates.append((from.timeIntervalSince(start), bytes / 5))
             from = from.addingTimeInterval(0.25)
         }
@@ -33,8 +26,12 @@ import Testing
 
     /// The steady part of a run: from a second after the server's first write began to when the
     /// first of the transfers had its last byte written, while every one still had bytes to go.
-    /// Past that, the server has less to send than the client reads (what a finished transfer left
-    /// in the buffers is read at the limit), so its clock would see less than the limit.
+    ///
+    /// The first second is left out: the connections' buffers (the server's send buffer, the
+    /// client's receive buffer and curl's, which the engine keeps to a fraction of a second of each
+    /// transfer's share) fill at once, before any flow control. Past the end, the server has less
+    /// to send than the client reads (what a finished transfer left in the buffers is read at the
+    /// limit), so its clock would see less than the limit.
     static func steadySpan(_ deliveries: [Delivery]) throws -> (from: Date, to: Date) {
         let first = try #require(deliveries.map(\.start).min())
         let ends = Dictionary(grouping: deliveries, by: \.path).values.compactMap { $0.map(\.end).max() }
