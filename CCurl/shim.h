@@ -9,6 +9,8 @@
 
 #include <curl/curl.h>
 #include <fcntl.h>
+#include <stdint.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 
@@ -44,17 +46,27 @@ static inline CURLcode monsoon_easy_setopt_write_function(CURL *handle, CURLopti
 }
 
 /// Marks every socket curl opens close-on-exec, so a child process (a player, a
-/// converter) never inherits a transfer's connection and keeps it open.
+/// converter) never inherits a transfer's connection and keeps it open. A `context`
+/// (CURLOPT_SOCKOPTDATA, see `monsoon_easy_set_receive_buffer`) other than NULL is a
+/// receive buffer size in bytes, set before the socket connects.
 static int monsoon_socket_cloexec(void *context, curl_socket_t socket, curlsocktype purpose) {
-    (void)context;
     (void)purpose;
     int flags = fcntl(socket, F_GETFD);
     if (flags >= 0) fcntl(socket, F_SETFD, flags | FD_CLOEXEC);
+    int size = (int)(intptr_t)context;
+    // Only a bound on what the kernel buffers: a failure leaves its own size, which works too.
+    if (size > 0) setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
     return CURL_SOCKOPT_OK;
 }
 
 static inline CURLcode monsoon_easy_set_sockets_cloexec(CURL *handle) {
     return curl_easy_setopt(handle, CURLOPT_SOCKOPTFUNCTION, monsoon_socket_cloexec);
+}
+
+/// The receive buffer (SO_RCVBUF) of the connections this handle opens from now on; 0 leaves
+/// the kernel's own, which it grows as it sees fit.
+static inline CURLcode monsoon_easy_set_receive_buffer(CURL *handle, int bytes) {
+    return curl_easy_setopt(handle, CURLOPT_SOCKOPTDATA, (void *)(intptr_t)bytes);
 }
 
 static inline CURLcode monsoon_easy_setopt_xferinfo_function(CURL *handle, curl_xferinfo_callback value) {

@@ -15,6 +15,8 @@ final class Connection {
     private let buffer: UnsafeMutableRawBufferPointer
     /// Received bytes not yet consumed (the start of a pipelined next request, say).
     private var inbox: [UInt8] = []
+    /// The target of the request being answered, for its `Delivery` records.
+    private var target = ""
 
     static let chunkSize = 64 * 1024
     /// Request heads larger than this are refused (431) rather than buffered without bound.
@@ -53,6 +55,7 @@ final class Connection {
                 return
             }
 
+            target = request.target
             core.requestStarted(RecordedRequest(
                 method: request.method, path: request.target, headers: request.headers, time: Date(), connectionID: id))
             let isGetOrHead = request.method == "GET" || request.method == "HEAD"
@@ -168,7 +171,9 @@ final class Connection {
                     return false
                 }
             }
+            let began = core.isRecordingDeliveries ? Date() : nil
             guard Socket.sendAll(fd, buffer.baseAddress!, got, count: { core.addSentBytes($0) }) else { return false }
+            if let began { core.recordDelivery(Delivery(path: target, connectionID: id, start: began, end: Date(), bytes: got)) }
             sent += got
         }
         return true

@@ -33,10 +33,16 @@ final class ServerCore: Sendable {
         var acceptThread: pthread_t?
         /// Connection threads that have finished their work and wait to be joined.
         var exited: [pthread_t] = []
+        var deliveries: [Delivery] = []
     }
 
     private let state = Locked(State())
     private let sentBytes = Atomic<Int>(0)
+    /// Whether each body write is recorded as a `Delivery` (off unless asked for: a benchmark's
+    /// gigabytes would fill memory with them).
+    private let recording = Atomic<Bool>(false)
+    /// SO_SNDBUF for connections accepted from now on (0: the system's, which grows to MiBs).
+    private let sendBuffer = Atomic<Int>(0)
     /// Mirrors `State.stopped` for cheap polling by sleeping or streaming threads.
     private let stopping = Atomic<Bool>(false)
     /// Every server thread is entered here; `stop()` waits for all of them, then joins them.
@@ -77,6 +83,8 @@ final class ServerCore: Sendable {
                 }
                 continue
             }
+            var size = Int32(clamping: sendBuffer.load(ordering: .relaxed))
+            if size > 0 { setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
             let id: Int? = state.withLock { state in
                 guard !state.stopped else { return nil }
                 state.connections.insert(fd)
@@ -186,6 +194,19 @@ final class ServerCore: Sendable {
         sentBytes.add(count, ordering: .relaxed)
     }
 
+    func recordDeliveries(sendBuffer bytes: Int?) {
+        sendBuffer.store(bytes ?? 0, ordering: .relaxed)
+        recording.store(true, ordering: .relaxed)
+    }
+
+    var isRecordingDeliveries: Bool { recording.load(ordering: .relaxed) }
+
+    func recordDelivery(_ delivery: Delivery) {
+        state.withLock { $0.deliveries.append(delivery) }
+    }
+
+    var deliveries: [Delivery] { state.withLock { $0.deliveries } }
+
     var requests: [RecordedRequest] { state.withLock { $0.requests } }
     var maxActive: Int { state.withLock { $0.maxActive } }
     var openConnections: Int { state.withLock { $0.connections.count } }
@@ -194,6 +215,7 @@ final class ServerCore: Sendable {
     func resetStatistics() {
         state.withLock { state in
             state.requests.removeAll()
+            state.deliveries.removeAll()
             // Requests in flight right now still count towards the new maximum.
             state.maxActive = state.active
             sentBytes.store(0, ordering: .relaxed)

@@ -71,10 +71,38 @@ public final class TestServer: Sendable {
     /// 64 KiB chunk per connection.
     public var bodyBytesSent: Int { core.bodyBytesSent }
 
+    /// Records every body write from now on, as ``deliveries`` (off by default).
+    ///
+    /// - Parameter sendBuffer: the send buffer (SO_SNDBUF) of the connections accepted from now
+    ///   on; nil keeps the system's, which grows to several MiB, so that a write returns long
+    ///   before the client reads its bytes. The default, 16 KiB (the kernel doubles it), keeps the
+    ///   server's clock within a fraction of a second of what the client takes off the wire.
+    public func recordDeliveries(sendBuffer: Int? = 16 << 10) {
+        core.recordDeliveries(sendBuffer: sendBuffer)
+    }
+
+    /// The body writes since ``recordDeliveries()`` was called (and the last
+    /// ``resetStatistics()``), in the order they returned.
+    public var deliveries: [Delivery] { core.deliveries }
+
+    /// Body bytes that went out between `from` and `to` by the server's clock, for `path`
+    /// (compared without the query string; nil: every path), each write spread evenly over the
+    /// time it took (see ``Delivery``). Needs ``recordDeliveries()``.
+    public func bytesDelivered(from: Date, to: Date, path: String? = nil) -> Double {
+        deliveries.reduce(0) { sum, delivery in
+            guard path.map({ Self.withoutQuery(delivery.path) == $0 }) ?? true else { return sum }
+            return sum + delivery.bytes(from: from, to: to)
+        }
+    }
+
+    private static func withoutQuery(_ path: String) -> String {
+        path.firstIndex(of: "?").map { String(path[..<$0]) } ?? path
+    }
+
     /// Client connections open right now.
     public var openConnections: Int { core.openConnections }
 
-    /// Clears the recorded requests, the concurrency maximum and the byte count.
+    /// Clears the recorded requests and deliveries, the concurrency maximum and the byte count.
     public func resetStatistics() {
         core.resetStatistics()
     }

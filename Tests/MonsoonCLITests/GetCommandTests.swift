@@ -139,11 +139,71 @@ import MonsoonPodcasts
         let proxy = await runMonsoon(["get", "--proxy", "ftp://proxy:21", "http://example.com/a"], in: folder.path)
         #expect(proxy.status == 2 && proxy.errors.contains("is not a proxy URL"))
         let rate = await runMonsoon(["download", "--limit-rate", "fast"], in: folder.path)
-        #expect(rate.status == 2 && rate.errors.contains("not a size"))
+        #expect(rate.status == 2 && rate.errors.contains("not a speed"))
         let timeout = await runMonsoon(["get", "--connect-timeout", "0", "http://example.com/a"], in: folder.path)
         #expect(timeout.status == 2 && timeout.errors.contains("--connect-timeout must be between 0.001 and 3600 seconds"))
         let cacert = await runMonsoon(["get", "--cacert", "missing.pem", "http://127.0.0.1:9/a"], in: folder.path)
         #expect(cacert.status == 2 && cacert.errors.contains("cannot read the CA file \(folder.file("missing.pem"))"))
+    }
+
+    /// The rate the server delivered at in the steady part of a run, by its own clock: from half a
+    /// second after its first write (the connections' buffers fill at once) to when the first
+    /// transfer had its last byte written.
+    static func steadyRate(_ server: TestServer) throws -> (rate: Double, seconds: Double) {
+        let deliveries = server.deliveries
+        let from = try #require(deliveries.map(\.start).min()).addingTimeInterval(0.5)
+        let to = try #require(Dictionary(grouping: deliveries, by: \.path).values.compactMap { $0.map(\.end).max() }.min())
+        return (server.bytesDelivered(from: from, to: to) / to.timeIntervalSince(from), to.timeIntervalSince(from))
+    }
+
+    /// `--limit-rate` holds over the run, and wins over the setting.
+    @Test func limitRateHoldsOverTheRunAndWinsOverTheSetting() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        server.recordDeliveries()
+        let body = Body.pattern(size: 4 << 20, seed: 22)
+        server.setRoute("/big.mp3", Route(body: body))
+        #expect(await runMonsoon(["config", "set", "limit-rate", "16M"], in: folder.path).status == 0)
+        let result = await runMonsoon(["get", "--limit-rate", "1M", "-o", "out", server.url("/big.mp3").absoluteString], in: folder.path)
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(try SHA256.hex(fileAt: folder.file("out/big.mp3")) == body.sha256Hex())
+        let steady = try Self.steadyRate(server)
+        #expect(steady.seconds > 2, "\(steady.seconds) s of steady transfer")
+        #expect(abs(steady.rate / Double(1 << 20) - 1) <= 0.1, "\(Int(steady.rate)) B/s under --limit-rate 1M")
+    }
+
+    /// The setting `limit-rate` limits every download together; `--limit-rate 0` lifts it.
+    @Test func theLimitRateSettingHoldsOverAllDownloads() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let bodies = (1...2).map { Body.pattern(size: 2 << 20, seed: UInt64(30 + $0)) }
+        for (index, body) in bodies.enumerated() { server.setRoute("/s\(index).mp3", Route(body: body)) }
+        let bad = await runMonsoon(["config", "set", "limit-rate", "fast"], in: folder.path)
+        #expect(bad.status == 2 && bad.errors.contains("'fast' is not a valid limit-rate"), "\(bad.errors)")
+        #expect(await runMonsoon(["config", "get", "limit-rate"], in: folder.path).output == "off\n")
+        #expect(await runMonsoon(["config", "set", "limit-rate", "1M"], in: folder.path).output == "limit-rate = 1M\n")
+        #expect(await runMonsoon(["config"], in: folder.path).output.contains("limit-rate           1M\n"))
+        server.recordDeliveries()
+        let limited = await runMonsoon(["get", "-j", "2", "-o", "out"] + (0..<2).map { server.url("/s\($0).mp3").absoluteString }, in: folder.path)
+        #expect(limited.status == 0, "\(limited.errors)")
+        for (index, body) in bodies.enumerated() { #expect(try SHA256.hex(fileAt: folder.file("out/s\(index).mp3")) == body.sha256Hex()) }
+        let steady = try Self.steadyRate(server)
+        #expect(steady.seconds > 2, "\(steady.seconds) s of steady transfer")
+        #expect(abs(steady.rate / Double(1 << 20) - 1) <= 0.1, "\(Int(steady.rate)) B/s over two downloads under the setting 1M")
+
+        // --limit-rate 0: no limit for this run, whatever the setting (a generous floor, four
+        // times the setting, far below what loopback gives).
+        server.resetStatistics()
+        let big = Body.pattern(size: 16 << 20, seed: 33)
+        server.setRoute("/free.mp3", Route(body: big))
+        let free = await runMonsoon(["get", "--limit-rate", "0", "-o", "out", server.url("/free.mp3").absoluteString], in: folder.path)
+        #expect(free.status == 0, "\(free.errors)")
+        let deliveries = server.deliveries
+        let span = try #require(deliveries.map(\.end).max()).timeIntervalSince(try #require(deliveries.map(\.start).min()))
+        #expect(Double(big.count) / span > Double(4 << 20), "\(Int(Double(big.count) / span)) B/s with --limit-rate 0")
+        #expect(await runMonsoon(["config", "set", "limit-rate", "off"], in: folder.path).output == "limit-rate = off\n")
     }
 
     @Test func everyCommandsHelpHasAnExample() async throws {

@@ -124,6 +124,13 @@ import Testing
         #expect(try settings.diskReserve() == 1500 << 20)
         #expect(try settings.set(.diskReserve, "500MB") == "500MB")
         #expect(try settings.diskReserve() == 500 << 20)
+        #expect(try settings.limitRate() == nil, "no rate limit by default")
+        #expect(try settings.set(.limitRate, "2M") == "2M")
+        #expect(try settings.limitRate() == 2 << 20)
+        #expect(try settings.set(.limitRate, "0") == "off")
+        #expect(try settings.limitRate() == nil)
+        #expect(throws: SettingError.self) { try settings.set(.limitRate, "fast") }
+        #expect(throws: SettingError.self) { try settings.set(.limitRate, "0.5") }
         #expect(try settings.set(.autoDeletePlayed, "YES") == "on")
         #expect(try settings.set(.perHost, "none") == "off")
         #expect(try settings.perHost() == nil)

@@ -171,4 +171,39 @@ struct ServingTests {
         #expect(a[0..<block] != a[block..<2 * block])
         #expect(Body.pattern(size: 3 * mib + 5, seed: 1).sha256Hex() == SHA256.hex(a))
     }
+
+    /// Deliveries are recorded only once asked for, per request target and connection, and add up
+    /// to the body bytes sent.
+    @Test func deliveriesRecordEveryBodyWrite() throws {
+        let server = try TestServer()
+        server.setRoute("/d", Route(body: .pattern(size: 300_000, seed: 4)))
+        #expect(try Curl.run([server.url("/d").absoluteString]).status == 200)
+        #expect(server.deliveries.isEmpty, "off until asked for")
+        server.recordDeliveries()
+        #expect(try Curl.run([server.url("/d?n=2").absoluteString]).status == 200)
+        let deliveries = server.deliveries
+        #expect(deliveries.reduce(0) { $0 + $1.bytes } == 300_000)
+        #expect(Set(deliveries.map(\.path)) == ["/d?n=2"])
+        #expect(Set(deliveries.map(\.connectionID)).count == 1)
+        #expect(deliveries.allSatisfy { $0.end >= $0.start })
+        let (from, to) = (deliveries.map(\.start).min()!, deliveries.map(\.end).max()!)
+        #expect(abs(server.bytesDelivered(from: from, to: to.addingTimeInterval(1), path: "/d") - 300_000) < 1)
+        #expect(server.bytesDelivered(from: from, to: to.addingTimeInterval(1), path: "/other") == 0)
+        server.resetStatistics()
+        #expect(server.deliveries.isEmpty)
+    }
+
+    /// A write's bytes are spread evenly over the time it took (it blocked while the client's
+    /// window was full).
+    @Test func aDeliveryIsSpreadOverItsSpan() {
+        let start = Date(timeIntervalSince1970: 1_000)
+        let write = Delivery(path: "/a", connectionID: 1, start: start, end: start.addingTimeInterval(2), bytes: 1_000)
+        #expect(write.bytes(from: start, to: start.addingTimeInterval(1)) == 500)
+        #expect(write.bytes(from: start.addingTimeInterval(-5), to: start.addingTimeInterval(5)) == 1_000)
+        #expect(write.bytes(from: start.addingTimeInterval(1.5), to: start.addingTimeInterval(9)) == 250)
+        #expect(write.bytes(from: start.addingTimeInterval(3), to: start.addingTimeInterval(4)) == 0)
+        let instant = Delivery(path: "/a", connectionID: 1, start: start, end: start, bytes: 10)
+        #expect(instant.bytes(from: start, to: start.addingTimeInterval(1)) == 10)
+        #expect(instant.bytes(from: start.addingTimeInterval(-1), to: start) == 0, "a window ends before its end instant")
+    }
 }

@@ -16,8 +16,8 @@ struct TransferOptions: ParsableArguments {
     @Option("--min-free", help: "Free space to leave on the disk: a download that would eat into it does not start, or stops and waits, its part kept (default: the setting disk-reserve, 64MiB).", valueName: "size")
     var minFree: ByteSize?
 
-    @Option("--limit-rate", help: "The most bytes a second over all downloads (like 2M).", valueName: "speed")
-    var limitRate: ByteSize?
+    @Option("--limit-rate", help: "The most bytes a second over all downloads together, like 2M or 500K; 0 for no limit (default: the setting limit-rate, off).", valueName: "speed")
+    var limitRate: Speed?
 
     @Option("--proxy", help: "A proxy for every request (http://, https:// or socks5://HOST:PORT; default: $http_proxy, $https_proxy, $no_proxy).", valueName: "url")
     var proxy: String?
@@ -43,7 +43,6 @@ struct TransferOptions: ParsableArguments {
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1.") }
         if let retries, retries < 0 { throw ValidationError("--retries must be 0 or more.") }
         if let perHost, perHost < 1 { throw ValidationError("--per-host must be at least 1.") }
-        if let limitRate, limitRate.bytes < 1 { throw ValidationError("--limit-rate must be at least 1 byte a second.") }
         if ipv4 && ipv6 { throw ValidationError("-4 and -6 cannot be used together: choose one.") }
         if let connectTimeout, !(connectTimeout >= 0.001 && connectTimeout <= 3600) {
             throw ValidationError("--connect-timeout must be between 0.001 and 3600 seconds.")
@@ -70,10 +69,10 @@ struct TransferOptions: ParsableArguments {
             configuration.retry.maxRetries = try retries ?? settings.retries()
             configuration.diskReserve = try minFree?.bytes ?? settings.diskReserve()
             configuration.userAgent = try userAgent ?? settings.userAgent() ?? "Monsoon/\(MonsoonCLI.version)"
+            configuration.maxBytesPerSecond = try limitRate.map(\.bytesPerSecond) ?? settings.limitRate()
         } catch {
             throw CLIError(message: "cannot read the settings: \(error)")
         }
-        configuration.maxBytesPerSecond = limitRate?.bytes
         configuration.proxy = proxy
         configuration.ipVersion = ipv4 ? .v4 : ipv6 ? .v6 : .any
         if let connectTimeout { configuration.connectTimeout = connectTimeout }

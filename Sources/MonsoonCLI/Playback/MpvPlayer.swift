@@ -3,12 +3,14 @@ import Synchronization
 import MonsoonEngine
 import MonsoonPodcasts
 
-/// mpv as a child process, driven through its JSON IPC socket (`--input-ipc-server`).
+/// mpv as a child process, driven through its JSON IPC protocol over a socket pair
+/// (`--input-ipc-client`): mpv quits when Monsoon's end closes, so it never outlives Monsoon,
+/// even one killed with SIGKILL.
 ///
-/// A reader thread turns mpv's event lines into `current`; commands are written to the socket
-/// as JSON lines. mpv runs in its own process group, so Ctrl-C at the terminal reaches Monsoon
-/// only, which then asks mpv to quit and keeps the last position mpv reported. The socket and
-/// mpv's log live in a private temporary folder, removed by `stop()`.
+/// A reader thread turns mpv's event lines and answers into `current`; commands are written to
+/// the socket as JSON lines. mpv runs in its own process group, so Ctrl-C at the terminal reaches
+/// Monsoon only, which then asks mpv where it is (`position(within:)`) and to quit. mpv's log
+/// lives in a private temporary folder, removed by `stop()`.
 final class MpvPlayer: @unchecked Sendable {
     // Unchecked: `state` and `exit` are behind their locks; the socket is written under
     // `writeLock` and only read by the reader thread.
@@ -22,6 +24,13 @@ final class MpvPlayer: @unchecked Sendable {
         var paused = false
         /// Why the file ended (`eof`, `quit`, `error`, …), once it did.
         var endReason: String?
+        /// Playback reached the end (of the file, or of `--length` / `--end`): mpv keeps the file
+        /// open there, paused (`--keep-open`), so it can still say where it is.
+        var eofReached = false
+        /// mpv has answered a command: it reads its socket.
+        var answering = false
+        /// Answers to `position(within:)`, by request id: the position, or nil when mpv had none.
+        var positions: [Int: Double?] = [:]
         /// The socket closed: every event mpv sent has been read.
         var readerDone = false
         var loaded: Bool { position != nil }
@@ -41,6 +50,7 @@ final class MpvPlayer: @unchecked Sendable {
     private let state = Mutex(State())
     private let exit = Mutex<Exit?>(nil)
     private let killing = Mutex(false)
+    private let requests = Mutex(0)
     private let writeLock = NSLock()
 
     /// mpv's output, where it says what went wrong.
@@ -55,50 +65,56 @@ final class MpvPlayer: @unchecked Sendable {
         return nil
     }
 
-    /// Starts mpv on `target` (a file path or an http(s) URL) at `start` seconds, and connects to
-    /// its socket. Gives up when `cancelled` says so (Ctrl-C) or mpv exits first, with mpv's own
-    /// last words.
+    /// The descriptor mpv reads its end of the control socket from (`--input-ipc-client`).
+    static let controlDescriptor: Int32 = 3
+
+    /// Starts mpv on `target` (a file path or an http(s) URL) at `start` seconds, and waits until it
+    /// answers on its socket. Gives up when `cancelled` says so (Ctrl-C) or mpv exits first, with
+    /// mpv's own last words.
     ///
     /// The target goes through the socket (`loadfile`), not the command line: a private feed's
     /// enclosure URL carries its token, and any user of the machine can read a process's
-    /// arguments in `/proc`. mpv starts idle and quits once that one file ends or fails.
+    /// arguments in `/proc`. mpv starts idle and quits once that one file fails, or when asked;
+    /// at the end of the file it stays, paused (`--keep-open`), until asked where it stopped.
     static func start(executable: String, target: String, start: Double, options: [String], environment: [String: String],
                       cancelled: @Sendable () -> Bool) async throws -> MpvPlayer {
         let folder = try privateFolder(environment: environment)
-        let socketPath = folder + "/mpv.sock"
-        let arguments = [executable, "--input-ipc-server=\(socketPath)", "--input-terminal=no", "--ytdl=no", "--idle=once",
-                         "--keep-open=no", "--force-window=no", "--start=\(String(format: "%.3f", start))"]
+        var pair: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+            let reason = String(cString: strerror(errno))
+            removeFolder(folder)
+            throw CLIError(message: "cannot make a socket to control mpv: \(reason)")
+        }
+        let arguments = [executable, "--input-ipc-client=fd://\(controlDescriptor)", "--input-terminal=no", "--ytdl=no", "--idle=once",
+                         "--keep-open=yes", "--force-window=no", "--start=\(String(format: "%.3f", start))"]
             + options
         let pid: pid_t
-        do { pid = try spawn(arguments, log: folder + "/mpv.log", environment: environment) } catch {
+        do {
+            pid = try spawn(arguments, log: folder + "/mpv.log", control: pair[1], environment: environment)
+        } catch {
+            close(pair[0])
+            close(pair[1])
             removeFolder(folder)
             throw error
         }
-        var socket: Int32 = -1
+        close(pair[1])   // mpv's end is mpv's alone: once it exits, reading ours ends
+        let player = MpvPlayer(pid: pid, socket: pair[0], folder: folder)
+        // mpv answers the first commands once it reads its socket; a bad option ends it first.
         var failure: String?
-        var reaped = false
-        while socket < 0 && failure == nil {
-            var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == pid {
-                reaped = true
-                failure = "mpv exited before it could be controlled (status \(exitCode(status)))"
-                break
+        while !player.current.answering {
+            if let exit = player.ended {
+                failure = "mpv exited before it could be controlled (status \(exit.code))"
+            } else if cancelled() {
+                failure = "stopped before mpv started"
             }
-            socket = connect(socketPath)
-            if socket >= 0 { break }
-            if cancelled() { failure = "stopped before mpv started" } else { try? await Task.sleep(nanoseconds: 20_000_000) }   // cancellation: the loop checks `cancelled`
+            if failure != nil { break }
+            try? await Task.sleep(nanoseconds: 20_000_000)   // cancellation: the loop checks `cancelled`
         }
         if let failure {
-            if !reaped {   // a reaped pid may already be another process's
-                kill(pid, SIGKILL)
-                var status: Int32 = 0
-                waitpid(pid, &status, 0)
-            }
-            let reason = reason(logAt: folder + "/mpv.log").map { ": " + $0 } ?? ""
-            removeFolder(folder)
+            let reason = reason(logAt: player.logPath).map { ": " + $0 } ?? ""
+            player.stop()
             throw CLIError(message: failure + reason)
         }
-        let player = MpvPlayer(pid: pid, socket: socket, folder: folder)
         player.send(["loadfile", target])
         return player
     }
@@ -108,7 +124,7 @@ final class MpvPlayer: @unchecked Sendable {
         self.socket = socket
         self.folder = folder
         Self.running.withLock { $0 = pid }
-        for (id, property) in ["time-pos", "duration", "pause"].enumerated() { send(["observe_property", id + 1, property]) }
+        for (id, property) in ["time-pos", "duration", "pause", "eof-reached"].enumerated() { send(["observe_property", id + 1, property]) }
         Thread { [self] in readEvents() }.start()
     }
 
@@ -133,6 +149,27 @@ final class MpvPlayer: @unchecked Sendable {
     func seek(by seconds: Double) { send(["seek", seconds, "relative"]) }
     func togglePause() { send(["cycle", "pause"]) }
     func quit() { send(["quit"]) }
+
+    /// Asks mpv where playback is now (`time-pos`) and waits for the answer, up to `seconds`.
+    ///
+    /// What mpv last *reported* lags behind: it reports a position now and then, and not the one
+    /// it stops at (at the end of `--length` it was half a second short). Nil when mpv cannot
+    /// answer (it is gone, or has no file loaded); the caller then keeps the last one reported.
+    func position(within seconds: Double) async -> Double? {
+        let id = requests.withLock { count -> Int in
+            count += 1
+            return count
+        }
+        send(["get_property", "time-pos"], requestID: id)
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            let state = current
+            if let answer = state.positions[id] { return answer }
+            if state.readerDone { return nil }
+            try? await Task.sleep(nanoseconds: 5_000_000)   // cancellation: the deadline ends the wait
+        }
+        return nil
+    }
 
     /// A `waitpid` status as a shell shows it: the exit code, or 128 + the signal that killed it.
     private static func exitCode(_ status: Int32) -> Int32 {
@@ -160,10 +197,13 @@ final class MpvPlayer: @unchecked Sendable {
         Self.removeFolder(folder)
     }
 
-    /// Writes one command; a closed socket (mpv gone) is ignored, as the exit is noticed anyway.
-    func send(_ command: [Any]) {
+    /// Writes one command (with `requestID`, its answer carries it); a closed socket (mpv gone) is
+    /// ignored, as the exit is noticed anyway.
+    func send(_ command: [Any], requestID: Int? = nil) {
+        var message: [String: Any] = ["command": command]
+        if let requestID { message["request_id"] = requestID }
         // Only strings and numbers: they always serialize.
-        guard let data = try? JSONSerialization.data(withJSONObject: ["command": command]) else { return }
+        guard let data = try? JSONSerialization.data(withJSONObject: message) else { return }
         let line = data + Data([0x0A])
         writeLock.withLock {
             line.withUnsafeBytes { bytes in
@@ -199,6 +239,16 @@ final class MpvPlayer: @unchecked Sendable {
     }
 
     private func handle(_ event: [String: Any]) {
+        if event["event"] == nil, event["error"] != nil {
+            // An answer to a command: mpv reads its socket. Ours to `position(within:)` carry an id.
+            let id = event["request_id"] as? Int ?? 0
+            let success = event["error"] as? String == "success"
+            state.withLock { state in
+                state.answering = true
+                if id > 0 { state.positions[id] = success ? event["data"] as? Double : nil }
+            }
+            return
+        }
         switch event["event"] as? String {
         case "property-change":
             let value = event["data"]
@@ -207,6 +257,7 @@ final class MpvPlayer: @unchecked Sendable {
                 case "time-pos": if let seconds = value as? Double { state.position = seconds }
                 case "duration": if let seconds = value as? Double { state.duration = seconds }
                 case "pause": if let paused = value as? Bool { state.paused = paused }
+                case "eof-reached": state.eofReached = value as? Bool ?? false
                 default: break
                 }
             }
@@ -233,8 +284,8 @@ final class MpvPlayer: @unchecked Sendable {
         return Mutex(nil)
     }()
 
-    /// A folder only this user can enter, for the socket (whose path must stay under 108 bytes)
-    /// and the log: in the runtime folder when its path is short enough, else in /tmp.
+    /// A folder only this user can enter, for mpv's log: in the runtime folder when its path is
+    /// short enough, else in /tmp.
     private static func privateFolder(environment: [String: String]) throws -> String {
         let runtime = environment["XDG_RUNTIME_DIR"].flatMap { $0.hasPrefix("/") && $0.utf8.count < 60 ? $0 : nil } ?? "/tmp"
         var template = Array((runtime + "/monsoon-mpv-XXXXXX").utf8CString)
@@ -245,11 +296,12 @@ final class MpvPlayer: @unchecked Sendable {
     }
 
     private static func removeFolder(_ folder: String) {
-        for name in ["mpv.sock", "mpv.log"] { unlink(folder + "/" + name) }
+        unlink(folder + "/mpv.log")
         rmdir(folder)
     }
 
-    private static func spawn(_ arguments: [String], log: String, environment: [String: String]) throws -> pid_t {
+    /// Spawns mpv with `control` (close-on-exec here) as its `controlDescriptor`.
+    private static func spawn(_ arguments: [String], log: String, control: Int32, environment: [String: String]) throws -> pid_t {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -265,10 +317,17 @@ final class MpvPlayer: @unchecked Sendable {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
+        // dup2 clears close-on-exec on the copy, but does nothing when both numbers are the same:
+        // `control` goes through a number of its own first (and before 0–2 are opened over, in
+        // case it is one of them).
+        let parked: Int32 = 10
+        posix_spawn_file_actions_adddup2(&actions, control, parked)
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         // mpv says what went wrong on standard output as often as on standard error: both go to the log.
         posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        posix_spawn_file_actions_adddup2(&actions, parked, controlDescriptor)
+        posix_spawn_file_actions_addclose(&actions, parked)
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for pointer in argv + envp { free(pointer) } }
@@ -276,24 +335,5 @@ final class MpvPlayer: @unchecked Sendable {
         let result = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, envp)
         guard result == 0 else { throw CLIError(message: "cannot start mpv (\(arguments[0])): \(String(cString: strerror(result)))") }
         return pid
-    }
-
-    /// A connected socket, or -1 while mpv has not made it yet.
-    private static func connect(_ path: String) -> Int32 {
-        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return -1 }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            let bytes = Array(path.utf8.prefix(raw.count - 1))
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0 }
-        }
-        if connected { return fd }
-        close(fd)
-        return -1
     }
 }

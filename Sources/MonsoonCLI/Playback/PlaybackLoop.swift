@@ -3,10 +3,16 @@ import MonsoonPodcasts
 
 /// What `play` does while mpv plays: keys to mpv, the position saved every 5 seconds and on
 /// pause, a status line on a terminal, Ctrl-C as a quit. Returns once mpv is gone.
+///
+/// Whenever playback stops (q, Ctrl-C, the end of the file or of `--length`, a pause), mpv is
+/// asked where it is, and that is what is saved: the positions it reports as it plays lag
+/// behind (half a second at the end of a `--length`). Only when it cannot answer (it crashed)
+/// does the last one reported stand.
 struct PlaybackLoop {
     /// How playback ended.
     struct End {
-        /// The last position mpv reported, else where playback was to start.
+        /// Where mpv said playback stopped, else the last position it reported, else where
+        /// playback was to start.
         var position: Double
         /// Whether mpv reported any position (it loaded the file and played).
         var reported: Bool
@@ -25,27 +31,35 @@ struct PlaybackLoop {
     let quiet: Bool
 
     static let saveInterval: TimeInterval = 5
+    /// How long mpv has to say where it is (it answers within milliseconds unless it hangs).
+    static let answerTimeout: TimeInterval = 2
 
     func run() async -> End {
         var position = item.position
+        // Where mpv said it stopped: final, whatever it reports after.
+        var stoppedAt: Double?
         var lastSave = Date()
         var saveFailed = false
         var wasPaused = false
         var quitAsked: Date?
         var shown = ""
         var waiting: [KeyReader.Key] = []
-        func askToQuit() {
+        func stop() async {
+            guard quitAsked == nil else { return }
+            stoppedAt = await player.position(within: Self.answerTimeout)
+            if let stoppedAt { position = stoppedAt }
             player.quit()
-            quitAsked = quitAsked ?? Date()
+            quitAsked = Date()
         }
         while player.ended == nil {
-            if context.interruption.isTriggered && quitAsked == nil { askToQuit() }
-            let state = player.current
-            if let reported = state.position { position = reported }
+            if context.interruption.isTriggered { await stop() }
+            var state = player.current
+            if stoppedAt == nil, let reported = state.position { position = reported }
             // q works at once; the other keys wait until mpv has loaded the file (a seek before
             // that is lost), then apply in the order pressed.
             waiting += keys?.take() ?? []
-            if waiting.contains(.quit) { askToQuit() }
+            // At the end mpv keeps the file open, paused, so it can still say where it stopped.
+            if waiting.contains(.quit) || state.eofReached { await stop() }
             if state.loaded {
                 for key in waiting {
                     switch key {
@@ -56,6 +70,11 @@ struct PlaybackLoop {
                     }
                 }
                 waiting.removeAll()
+            }
+            if state.paused && !wasPaused && quitAsked == nil, let paused = await player.position(within: Self.answerTimeout) {
+                // Where it paused, not where it last reported before.
+                position = paused
+                state = player.current
             }
             if (state.paused && !wasPaused) || Date().timeIntervalSince(lastSave) >= Self.saveInterval {
                 // A failed save (a full disk, say) is said once; playback goes on, and the end tries again.
@@ -79,7 +98,7 @@ struct PlaybackLoop {
         let deadline = Date().addingTimeInterval(2)
         while !player.current.readerDone && Date() < deadline { try? await Task.sleep(nanoseconds: 10_000_000) }   // cancelled: the deadline ends the wait
         let state = player.current
-        if let reported = state.position { position = reported }
+        if stoppedAt == nil, let reported = state.position { position = reported }
         if context.isTerminal && !quiet { context.output.writeVerbatim("\r\u{1B}[2K") }
         return End(position: position, reported: state.loaded, duration: state.duration,
                    interrupted: context.interruption.isTriggered, failure: failure(state))

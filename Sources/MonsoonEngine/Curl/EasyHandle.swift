@@ -42,6 +42,12 @@ final class EasyHandle {
         check(monsoon_easy_setopt_write_function(raw, option, function), option)
     }
 
+    /// The receive buffer (SO_RCVBUF) of the connections this handle opens from now on
+    /// (reused ones keep theirs); 0: the kernel's own.
+    func setReceiveBuffer(_ bytes: Int) {
+        check(monsoon_easy_set_receive_buffer(raw, Int32(clamping: bytes)), CURLOPT_SOCKOPTDATA)
+    }
+
     func setProgressFunction(_ function: curl_xferinfo_callback) {
         check(monsoon_easy_setopt_xferinfo_function(raw, function), CURLOPT_XFERINFOFUNCTION)
     }

@@ -51,6 +51,7 @@ extension EngineLoop {
                 transfer.sink = .aborted
             }
             // curl delivers the held bytes again: written now, or refused by the aborted sink.
+            guard transfer.mayGoOn else { continue }
             let code = transfer.easy.unpause()
             if code != CURLE_OK, transfer.abortError == nil {
                 transfer.abortError = DownloadError(.network, "could not go on with the transfer: \(Curl.describe(code))")

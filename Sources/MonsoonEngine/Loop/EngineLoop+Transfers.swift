@@ -107,12 +107,15 @@ extension EngineLoop {
         }
         let url = record.request.url.absoluteString
         let transfer = Transfer(purpose: .download(id), plan: plan)
-        transfer.configure(url: url, headers: record.request.headers, configuration: configuration, bufferSize: Self.downloadBufferSize(concurrency: configuration.maxConcurrentDownloads))
+        let buffers = downloadBuffers()
+        transfer.configure(url: url, headers: record.request.headers, configuration: configuration, bufferSize: buffers.curl)
+        if let kernel = buffers.kernel { transfer.easy.setReceiveBuffer(kernel) }
         transfer.partPath = record.filePath.map(PartFile.path(for:))
         transfer.fileSize = plan.offset
         transfer.total = record.resume?.total
         transfer.expectedTotal = expected
         transfer.volume = volume
+        transfer.rateLimiter = rateLimiter
         transfer.maxFileBytes = configuration.maxFileBytes ?? Int.max
         if let limit = record.request.sizeLimit, limit.bytes < transfer.maxFileBytes {
             transfer.maxFileBytes = max(0, limit.bytes)
@@ -320,6 +323,7 @@ extension EngineLoop {
             return
         }
         // curl delivers the held bytes (perhaps before this returns); an aborted sink ends it.
+        guard transfer.mayGoOn else { return }
         let code = transfer.easy.unpause()
         if code != CURLE_OK, transfer.abortError == nil {
             transfer.abortError = DownloadError(.network, "could not go on with the transfer: \(Curl.describe(code))")

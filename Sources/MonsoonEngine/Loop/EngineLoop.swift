@@ -35,6 +35,8 @@ final class EngineLoop {
     /// The disks downloads write to (what each may still take) and the downloads waiting for room.
     let space = SpaceLedger()
     var lastSpaceCheck = Date.distantPast
+    /// The rate limit over every download (nil: none; see `EngineLoop+Rate`).
+    let rateLimiter: RateLimiter?
     /// Finished files waiting to be placed with the others of this turn of the loop (group commit).
     var pendingPlacements: [(DownloadID, Placement)] = []
     /// Saving, naming and opening part files, off this thread.
@@ -95,6 +97,7 @@ final class EngineLoop {
         worker = DiskWorker(store: workerStore, inbox: inbox, hub: hub)
         placer = Placer(inbox: inbox)
         records = RecordTable(persistent: store != nil)
+        rateLimiter = configuration.maxBytesPerSecond.map { RateLimiter(bytesPerSecond: $0) }
         if configuration.scope == .claimedOnly { claimed = [:] }
         inbox.attach(multi)
         if let store { restore(from: store) }   // the connection closes when this returns
@@ -109,6 +112,7 @@ final class EngineLoop {
             promoteDueRetries(now: now)
             if needsScheduling { schedule(now: now) }
             multi.perform()
+            paceTransfers()
             startDueWriteback()
             checkSpace(now: now)
             while let (easy, code) = multi.nextDone() {
@@ -135,9 +139,9 @@ final class EngineLoop {
         }
     }
 
-    /// How long the poll may wait: until the next retry, host hold or progress
-    /// report. curl shortens it further for its own timers; a posted job or
-    /// socket activity ends it at once.
+    /// How long the poll may wait: until the next retry, host hold, progress
+    /// report or refill of the rate limit. curl shortens it further for its own
+    /// timers; a posted job or socket activity ends it at once.
     private func pollTimeout(now: Date) -> Int32 {
         if needsScheduling { return 0 }
         var deadline = now.addingTimeInterval(30)
@@ -150,6 +154,8 @@ final class EngineLoop {
         }
         // Downloads waiting for room: their disks are measured again now and then.
         if !space.holds.isEmpty { deadline = min(deadline, lastSpaceCheck.addingTimeInterval(SpacePolicy.measureInterval)) }
+        // Transfers paused for the rate limit: when its bucket has refilled.
+        if let wake = rateWake(now: now) { deadline = min(deadline, wake) }
         let milliseconds = deadline.timeIntervalSince(now) * 1000
         return Int32(max(0, min(30_000, milliseconds.rounded(.up))))
     }
@@ -279,6 +285,7 @@ final class EngineLoop {
         transfers.removeAll()
         running.removeAll()
         preparing.removeAll()
+        rateLimiter?.waiting.removeAll()   // the last references to some: released here, on this thread
         placePending()
         for job in fetchQueue { job.complete(.cancelled) }
         fetchQueue.removeAll()

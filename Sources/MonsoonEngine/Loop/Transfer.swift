@@ -63,6 +63,14 @@ final class Transfer {
     /// into the disk's reserve as last measured. The loop measures again, then goes on or stops.
     var pausedForSpace = false
     var spaceWanted = 0
+    /// The run's rate limit, which every chunk of the body spends from (nil: no limit). Unowned,
+    /// like `volume`: the loop keeps it for as long as it runs.
+    unowned(unsafe) var rateLimiter: RateLimiter?
+    /// The write callback paused the transfer: the rate limit's bucket was empty. The loop lets
+    /// it go on once the bucket refills (`EngineLoop.paceTransfers`).
+    var pausedForRate = false
+    /// In the rate limiter's line of paused transfers.
+    var waitingForRate = false
     /// The length last sent to be flushed for a checkpoint, and when.
     var checkpointRequested = 0
     var checkpointRequestedAt = Date()
@@ -148,9 +156,10 @@ final class Transfer {
         case .v4: easy.setLong(CURLOPT_IPRESOLVE, Int(CURL_IPRESOLVE_V4))
         case .v6: easy.setLong(CURLOPT_IPRESOLVE, Int(CURL_IPRESOLVE_V6))
         }
-        if let rate = configuration.maxBytesPerSecond, case .download = purpose {
-            easy.setOffset(CURLOPT_MAX_RECV_SPEED_LARGE, max(1, rate / max(1, configuration.maxConcurrentDownloads)))
-        }
+        // No CURLOPT_MAX_RECV_SPEED_LARGE: it limits each transfer alone, and libcurl 7.88 checks
+        // it only between rounds of reads that go on while the socket has data (up to 100 buffers),
+        // so a fast server's whole file can come between two checks. The rate limit is the
+        // loop's `RateLimiter`, spent in the write callback.
         // At least 1 ms (0 would mean curl's default), at most an hour: never a trap on a huge value.
         easy.setLong(CURLOPT_CONNECTTIMEOUT_MS, Int(max(1, min(3_600_000, (configuration.connectTimeout * 1000).rounded()))))
         easy.setLong(CURLOPT_LOW_SPEED_LIMIT, configuration.stallBytesPerSecond)
@@ -178,6 +187,14 @@ final class Transfer {
         easy.setPointer(CURLOPT_HEADERDATA, context)
         easy.setWriteFunction(CURLOPT_WRITEFUNCTION, transferBodyCallback)
         easy.setPointer(CURLOPT_WRITEDATA, context)
+    }
+
+    /// Whether nothing holds the transfer paused any more: its part is ready, and neither the
+    /// disk's allowance nor the rate limit keeps it. A handler that lifts its own reason lets curl
+    /// go on only then (curl has one pause for all of them).
+    var mayGoOn: Bool {
+        if case .preparing = sink { return false }
+        return !pausedForSpace && !pausedForRate
     }
 
     /// The body outgrew `maxFileBytes`: stopped there (a part, when there is one, is kept).
@@ -226,6 +243,11 @@ final class Transfer {
                 pausedForSpace = true
                 return monsoon_write_pause()
             }
+            // The rate limit: an integer compare too; refilling is the loop's.
+            if let rateLimiter, !rateLimiter.bucket.take(count) {
+                pausedForRate = true
+                return monsoon_write_pause()
+            }
             var written = 0
             while written < count {
                 let result = write(fd, data + written, count - written)
@@ -249,6 +271,10 @@ final class Transfer {
                 abortError = tooLarge(stoppedAt: nil)
                 sink = .aborted
                 return 0
+            }
+            if let rateLimiter, !rateLimiter.bucket.take(count) {
+                pausedForRate = true
+                return monsoon_write_pause()
             }
             if let digest { EVP_DigestUpdate(digest, data, count) }
             fileSize += count

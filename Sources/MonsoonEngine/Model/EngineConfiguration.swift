@@ -33,8 +33,9 @@ public struct EngineConfiguration: Sendable, Equatable {
     /// The largest file a download may make; a larger one (or a stream that never ends)
     /// fails with `.tooLarge`. Nil: no limit.
     public var maxFileBytes: Int? = nil
-    /// The most body bytes a second over all downloads, split evenly between the
-    /// `maxConcurrentDownloads` slots (so fewer running transfers stay below it). Nil: no limit.
+    /// The most body bytes a second over all downloads together, however many run (within
+    /// about a quarter of a second's worth over any span; fetches such as feeds are not
+    /// counted). Nil: no limit.
     public var maxBytesPerSecond: Int? = nil
     /// A proxy for every request (`http://`, `https://`, `socks5://` …); nil: curl's default,
     /// which reads `http_proxy`, `https_proxy` and `no_proxy` from the environment.

@@ -26,6 +26,8 @@ public enum SettingKey: String, CaseIterable, Sendable {
     case autoDownload = "auto-download"
     /// Seconds before the end at which an episode counts as played (default 30).
     case playedThreshold = "played-threshold"
+    /// The most bytes a second over all downloads together, as a speed such as `2M` (default off).
+    case limitRate = "limit-rate"
 
     /// Whether a podcast may have its own value (`--podcast`), over the global one.
     public var allowsPodcastOverride: Bool { self == .keepLatest || self == .autoDownload }
@@ -44,6 +46,7 @@ public enum SettingKey: String, CaseIterable, Sendable {
         case .diskReserve: return "64MiB"
         case .autoDownload: return "off"
         case .playedThreshold: return "30"
+        case .limitRate: return "off"
         }
     }
 
@@ -61,6 +64,7 @@ public enum SettingKey: String, CaseIterable, Sendable {
         case .diskReserve: return "free space to leave on the disk (a size such as 500MB or 2GiB)"
         case .autoDownload: return "'monsoon sync' downloads a podcast's new episodes (on or off; per podcast with --podcast)"
         case .playedThreshold: return "seconds before the end at which 'monsoon play' counts an episode played (a number, 0 or more)"
+        case .limitRate: return "the most bytes a second over all downloads together (a speed such as 2M or 500K, or off)"
         }
     }
 
@@ -95,6 +99,10 @@ public enum SettingKey: String, CaseIterable, Sendable {
         case .diskReserve:
             guard ByteCount.parse(value) != nil else { throw bad() }
             return value   // as given: a rounded form would change the size
+        case .limitRate:
+            if Self.offWords.contains(value.lowercased()) { return "off" }
+            guard let bytes = ByteCount.parse(value), bytes >= 1 else { throw bad() }
+            return value   // as given, like disk-reserve
         case .playedThreshold:
             guard let number = Double(value), number >= 0, number.isFinite else { throw bad() }
             return number.rounded() == number && number < 1e15 ? String(Int(number)) : String(number)
@@ -184,6 +192,8 @@ public final class Settings {
     public func keepLatest(podcast: Int) throws -> Int? { Int(try effective(.keepLatest, podcast: podcast)) }
     /// Whether `monsoon sync` downloads `podcast`'s new episodes (its own value first).
     public func autoDownload(podcast: Int) throws -> Bool { try effective(.autoDownload, podcast: podcast) == "on" }
+    /// The most bytes a second over all downloads together; nil for no limit.
+    public func limitRate() throws -> Int? { ByteCount.parse(try effective(.limitRate)).flatMap { $0 >= 1 ? $0 : nil } }
     /// Seconds before the end at which an episode counts as played.
     public func playedThreshold() throws -> Double { Double(try effective(.playedThreshold)) ?? 30 }
 
