@@ -9,7 +9,7 @@ quick=""
 # The peers and the server (Debian's packages; wget2 in Debian 12 is a 1.99 beta; gpodder gives gpo;
 # podcast-archiver comes from PyPI, into a venv, in Benchmarks/archive_race.py).
 missing=""
-for package in nginx-light curl aria2 wget2 gcc libc6-dev gpodder python3-venv; do
+for package in nginx-light curl aria2 wget2 gcc libc6-dev gpodder python3-venv openssl; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing="$missing $package"
 done
 if [ -n "$missing" ]; then
