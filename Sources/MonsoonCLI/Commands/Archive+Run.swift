@@ -71,7 +71,9 @@ extension Archive {
                                    style: output.json ? .json : .events, summarizes: false)
         reporter.answerFor(requests.map { ($0.id, $0.url) })
         reporter.countAlreadyThere(extrasThere)
-        let skipped = members.reduce(0) { $0 + $1.selection.alreadyArchived.count }
+        // Archived before, but the file is gone: told apart from those still there, with the way back.
+        let missing = members.reduce(0) { $0 + $1.selection.missingFromDisk.count }
+        let skipped = members.reduce(0) { $0 + $1.selection.alreadyArchived.count } - missing
         // An archive keeps everything: keep-latest and auto-delete-played are for listening.
         let writer = try EpisodeStateWriter(home: episodes.home, appliesRetention: false)
         let observe: @Sendable (DownloadEvent) -> Void = { event in
@@ -117,7 +119,7 @@ extension Archive {
                 if status == ExitStatus.success { status = ExitStatus.failure }
             }
         }
-        summarize(reporter.tally, skipped: skipped, started: started, context: context)
+        summarize(reporter.tally, skipped: skipped, missing: missing, started: started, context: context)
         try output.write(runReport, command: "archive", context: context)
         if failedFeeds > 0 && (status == ExitStatus.success) { status = ExitStatus.failure }
         return status
@@ -252,13 +254,14 @@ extension Archive {
     }
 
     /// The last word: downloaded, skipped, failed, bytes, time, average speed.
-    private func summarize(_ tally: GetReporter.Tally, skipped: Int, started: Date, context: CommandContext) {
+    private func summarize(_ tally: GetReporter.Tally, skipped: Int, missing: Int, started: Date, context: CommandContext) {
         let seconds = max(0.001, Date().timeIntervalSince(started))
         let bytes = tally.bytes
         let speed = Double(bytes) / seconds
         if output.json {
             context.output.line(GetReporter.jsonLine("summary", [
-                ("downloaded", String(tally.completed)), ("skipped", String(skipped + tally.alreadyThere)), ("failed", String(tally.failed)),
+                ("downloaded", String(tally.completed)), ("skipped", String(skipped + tally.alreadyThere)), ("missing", String(missing)),
+                ("failed", String(tally.failed)),
                 ("paused", String(tally.paused)), ("removed", String(tally.removed)), ("waitingForSpace", String(tally.waitingForSpace)),
                 ("interrupted", String(tally.interrupted)), ("notStarted", String(tally.notStarted)), ("bytes", String(bytes)),
                 ("seconds", JSONText.number((seconds * 1000).rounded() / 1000)), ("bytesPerSecond", JSONText.number(speed.rounded())),
@@ -273,6 +276,8 @@ extension Archive {
             line += ", \(count) \(what)"
         }
         line += "; \(ByteCount.format(bytes)) in \(String(format: "%.1f", seconds)) s (\(ByteCount.format(Int(speed)))/s)"
+        // Last, so the counts before keep their places for scripts; the way back with it.
+        if missing > 0 { line += "; \(missing) missing from disk: run with --refetch-missing to fetch \(missing == 1 ? "it" : "them") again" }
         context.errors.line("monsoon: " + line)
     }
 }

@@ -32,14 +32,17 @@ struct Archive: RunnableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var transfer: TransferOptions
 
-    @Option("--opml", help: "Also archive every feed of this OPML file.", valueName: "file") var opml: String?
+    @Option("--opml", help: "Also archive every feed of this OPML file ('-' for standard input).", valueName: "file") var opml: String?
+    @Flag("--all", help: "Also archive every subscription.") var all = false
     @Option("-o", "--out", help: "The archive's root (default: the setting download-root).", valueName: "dir") var out: String?
     @Option("--template", help: "Where each file goes under the root (default: the setting template).", valueName: "template") var template: String?
     @Option("--since", help: "Only episodes published on or after this day (UTC).", valueName: "yyyy-mm-dd") var since: String?
     @Option("--until", help: "Only episodes published on or before this day (UTC).", valueName: "yyyy-mm-dd") var until: String?
     @Option("--match", help: "Only episodes whose title matches this regular expression (case-insensitive).", valueName: "regex") var match: String?
     @Option("--exclude", help: "Leave out episodes whose title matches this regular expression (case-insensitive).", valueName: "regex") var exclude: String?
-    @Option("--limit", help: "At most N episodes per feed (the first N in the order chosen).", valueName: "n") var limit: Int?
+    @Option("--limit", help: "At most N downloads per feed this run (the first N not yet archived, in the order chosen).", valueName: "n") var limit: Int?
+    @Option("--latest", help: "Only the newest N episodes per feed (after the other filters), archived or not: those archived count toward N.", valueName: "n") var latest: Int?
+    @Flag("--portable-names", help: "File and folder names valid on exFAT and SMB (default: the setting portable-names).") var portableNames = false
     @Flag("--newest-first", help: "Newest episodes first (default: oldest first).") var newestFirst = false
     @Flag("--with-artwork", help: "Also keep the podcast's artwork.") var withArtwork = false
     @Flag("--with-transcripts", help: "Also keep the episodes' transcripts.") var withTranscripts = false
@@ -53,7 +56,7 @@ struct Archive: RunnableCommand {
     init() {}
 
     mutating func validate() throws {
-        if feeds.isEmpty && opml == nil { throw ValidationError("Give at least one feed URL, or --opml FILE.") }
+        if feeds.isEmpty && opml == nil && !all { throw ValidationError("Give at least one feed URL, --opml FILE or --all.") }
         for feed in feeds where Self.feedURL(feed) == nil {
             throw ValidationError("'\(Redaction.redact(feed))' is not an http or https URL; give the feed's full address, like https://example.com/feed.xml.")
         }
@@ -61,6 +64,7 @@ struct Archive: RunnableCommand {
             if let day, QueueAdd.day(day) == nil { throw ValidationError("\(name): '\(day)' is not a day like 2024-01-31.") }
         }
         if let limit, limit < 1 { throw ValidationError("--limit must be at least 1.") }
+        if let latest, latest < 1 { throw ValidationError("--latest must be at least 1.") }
         if let maxSize, maxSize.bytes < 1 { throw ValidationError("--max-size must be at least 1 byte.") }
         if let template {
             do { _ = try NamingTemplate(template) } catch { throw ValidationError(error.message) }
@@ -75,27 +79,39 @@ struct Archive: RunnableCommand {
 
     func run(_ context: CommandContext) async throws -> Int32 {
         var urls = feeds.compactMap(Self.feedURL)
-        if let opml { urls += try Self.opmlFeeds(context.absolutePath(opml), context: context) }
+        if let opml { urls += try Self.opmlFeeds(opml, context: context) }
         let episodes = try EpisodeSession.open(global, context: context)
+        if all {
+            let subscribed = try await LibrarySession.open(global, context: context).run { try $0.podcasts() }.map(\.feedURL)
+            // Nothing to archive is no success: a cron job on an emptied library should say so.
+            if subscribed.isEmpty && urls.isEmpty {
+                throw CLIError(message: "--all: there are no subscriptions to archive; subscribe with 'monsoon add FEED_URL' or give feed URLs")
+            }
+            // A feed both named and subscribed to is archived once (the run takes each podcast once anyway).
+            urls += subscribed.filter { !urls.contains($0) }
+        }
         let root = try episodes.downloadRoot(out, context: context)
-        let naming: NamingTemplate
+        var naming: NamingTemplate
         do { naming = try template.map { try NamingTemplate($0) } ?? episodes.settings.template() } catch {
             throw CLIError(message: "\(error)")
+        }
+        do { if try portableNames || episodes.settings.portableNames() { naming.portable = true } } catch {
+            throw CLIError(message: "cannot read the settings: \(error)")
         }
         if dryRun { return try await plan(urls, root: root, naming: naming, episodes: episodes, context: context) }
         return try await archive(urls, root: root, naming: naming, episodes: episodes, context: context)
     }
 
-    /// The feeds of an OPML file, read as `import` reads one.
-    static func opmlFeeds(_ path: String, context: CommandContext) throws -> [URL] {
-        try Import.read(path, context: context).map(\.feedURL)
+    /// The feeds of an OPML file ('-': standard input; a FIFO from `<(...)` too), read as `import` reads one.
+    static func opmlFeeds(_ file: String, context: CommandContext) throws -> [URL] {
+        try Import.read(file, context: context).map(\.feedURL)
     }
 
     /// The selection's options, for a podcast's candidates.
     func select(_ candidates: [ArchiveSelection.Candidate]) throws -> ArchiveSelection {
         do {
             return try ArchiveSelection(candidates, since: since.flatMap(QueueAdd.day), until: until.flatMap(QueueAdd.day), match: match,
-                                        exclude: exclude, limit: limit, newestFirst: newestFirst, refetchMissing: refetchMissing)
+                                        exclude: exclude, limit: limit, latest: latest, newestFirst: newestFirst, refetchMissing: refetchMissing)
         } catch {
             throw CLIError.usage(error.message)
         }

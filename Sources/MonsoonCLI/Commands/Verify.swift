@@ -8,12 +8,17 @@ struct Verify: RunnableCommand {
         abstract: "Check an archive's files against their manifests: missing, changed and extra files.",
         discussion: """
             DIR is an archive root (every podcast folder in it is checked) or one podcast's folder; \
-            default: the setting download-root. Exit status: 0 when every file is as listed, 1 otherwise.
+            default: the setting download-root. With --repair, missing and changed files are fetched again \
+            (from the URL the library, else the manifest, records) and put in place only when their SHA-256 \
+            is the one the manifest lists; a server that now serves other bytes is named, and the file left \
+            as it is. Exit status: 0 when every file is as listed (after repairs), 1 otherwise.
 
               monsoon verify ~/Archive
+              monsoon verify ~/Archive --repair
             """)
     @OptionGroup var global: GlobalOptions
-    @Flag("--json", help: "Print JSON: folders, checked, missing, changed, extra, links.") var json = false
+    @Flag("--json", help: "Print JSON: folders, checked, missing, changed, extra, links (with --repair: repaired, notRepaired).") var json = false
+    @Flag("--repair", help: "Fetch missing and changed files again; each replaces its file only when its SHA-256 is the manifest's.") var repair = false
     @Argument(help: "The archive root or a podcast's folder.", valueName: "dir") var directory: String?
     init() {}
 
@@ -25,10 +30,17 @@ struct Verify: RunnableCommand {
         } catch let error as EpisodeFileError {
             throw CLIError(message: error.message)
         }
+        let repairs = repair ? try await self.repair(report, context: context) : []
+        let failures = repairs.filter { $0.failure != nil }
         if json {
             func list(_ paths: [String]) -> String { "[" + paths.map(JSONText.string).joined(separator: ", ") + "]" }
-            context.output.line("{\"folders\": \(list(report.folders)), \"checked\": \(report.checked), \"missing\": \(list(report.missing)), "
-                + "\"changed\": \(list(report.changed)), \"extra\": \(list(report.extra)), \"links\": \(list(report.links))}")
+            var line = "{\"folders\": \(list(report.folders)), \"checked\": \(report.checked), \"missing\": \(list(report.missing)), "
+                + "\"changed\": \(list(report.changed)), \"extra\": \(list(report.extra)), \"links\": \(list(report.links))"
+            if repair {
+                let notRepaired = failures.map { "{\"path\": \(JSONText.string($0.target.path)), \"reason\": \(JSONText.string($0.failure ?? ""))}" }
+                line += ", \"repaired\": \(list(repairs.filter { $0.failure == nil }.map(\.target.path))), \"notRepaired\": [\(notRepaired.joined(separator: ", "))]"
+            }
+            context.output.line(line + "}")
         } else {
             for path in report.missing { context.output.line("missing \(path)") }
             for path in report.changed { context.output.line("changed \(path)") }
@@ -39,7 +51,20 @@ struct Verify: RunnableCommand {
                 if !report.links.isEmpty { verdict += ", \(report.links.count) symbolic link\(report.links.count == 1 ? "" : "s") (not followed)" }
                 context.errors.line("monsoon: verified \(report.checked) file\(report.checked == 1 ? "" : "s") in \(report.folders.count) folder\(report.folders.count == 1 ? "" : "s"): \(verdict)")
             }
+            if repair { reportRepairs(repairs, context: context) }
         }
-        return report.isClean ? ExitStatus.success : ExitStatus.failure
+        guard repair else { return report.isClean ? ExitStatus.success : ExitStatus.failure }
+        // Repaired: clean when every missing and changed file came back, and nothing else was wrong.
+        let clean = failures.isEmpty && repairs.count == report.missing.count + report.changed.count && report.extra.isEmpty && report.links.isEmpty
+        return clean ? ExitStatus.success : ExitStatus.failure
+    }
+
+    /// `repaired PATH` on standard output for each file put back, each failure with its reason and
+    /// the count on standard error.
+    private func reportRepairs(_ repairs: [Repair], context: CommandContext) {
+        for repair in repairs where repair.failure == nil { context.output.line("repaired \(repair.target.path)") }
+        for repair in repairs { if let failure = repair.failure { context.error("cannot repair \(repair.target.path): \(failure)") } }
+        let failed = repairs.filter { $0.failure != nil }.count
+        if !global.quiet || failed > 0 { context.errors.line("monsoon: repaired \(repairs.count - failed), could not repair \(failed)") }
     }
 }

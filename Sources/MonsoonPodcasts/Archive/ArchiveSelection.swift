@@ -37,6 +37,8 @@ public struct ArchiveSelection: Sendable, Equatable {
     public var chosen: [Int] = []
     /// Left out because they were downloaded before.
     public var alreadyArchived: [Int] = []
+    /// Of `alreadyArchived`, those whose file is gone (moved, deleted): `refetchMissing` would fetch them.
+    public var missingFromDisk: [Int] = []
     /// Left out by the filters (dates, patterns, the limit) or for having no media file.
     public var filteredOut = 0
 
@@ -44,8 +46,11 @@ public struct ArchiveSelection: Sendable, Equatable {
     ///   - since, until: publish days (UTC) to keep, both included; an undated episode is
     ///     kept only when neither is given.
     ///   - match, exclude: regular expressions on the title, case-insensitive.
+    ///   - limit: at most this many downloads (episodes not archived yet), in the order chosen.
+    ///   - latest: only the newest this many episodes that pass the filters, archived or not: those
+    ///     archived count toward it, so a run repeated with the same feed fetches nothing more.
     public init(_ candidates: [Candidate], since: Date? = nil, until: Date? = nil, match: String? = nil, exclude: String? = nil,
-                limit: Int? = nil, newestFirst: Bool = false, refetchMissing: Bool = false) throws(ArchiveSelectionError) {
+                limit: Int? = nil, latest: Int? = nil, newestFirst: Bool = false, refetchMissing: Bool = false) throws(ArchiveSelectionError) {
         let matcher = try Self.regex(match, option: "--match")
         let excluder = try Self.regex(exclude, option: "--exclude")
         // Oldest first (undated at the end), the feed's own order among equals.
@@ -57,14 +62,22 @@ public struct ArchiveSelection: Sendable, Equatable {
             default: return a.feedOrder > b.feedOrder   // feeds list newest first
             }
         }
+        // The newest `latest` of those the filters keep: the window, whatever of it is archived.
+        var window: Set<Int>?
+        if let latest {
+            let kept = ordered.filter { $0.hasEnclosure && Self.keeps($0, since: since, until: until, matcher: matcher, excluder: excluder) }
+            window = Set(kept.suffix(latest).map(\.id))
+        }
         if newestFirst { ordered.reverse() }
         for candidate in ordered {
-            guard candidate.hasEnclosure, Self.keeps(candidate, since: since, until: until, matcher: matcher, excluder: excluder) else {
+            guard candidate.hasEnclosure, window?.contains(candidate.id) ?? true,
+                  Self.keeps(candidate, since: since, until: until, matcher: matcher, excluder: excluder) else {
                 filteredOut += 1
                 continue
             }
             if candidate.archived && !(refetchMissing && candidate.fileMissing) {
                 alreadyArchived.append(candidate.id)
+                if candidate.fileMissing { missingFromDisk.append(candidate.id) }
                 continue
             }
             if let limit, chosen.count >= limit {

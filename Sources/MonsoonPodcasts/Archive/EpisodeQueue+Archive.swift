@@ -68,7 +68,7 @@ extension NamingTemplate {
             case .variable: return Self.clean(podcast)
             }
         }.joined()
-        return Self.component(rendered, limit: 255)
+        return finished(rendered, limit: 255)
     }
 }
 

@@ -109,19 +109,25 @@ public struct Manifest: Codable, Sendable, Equatable {
     /// `monsoon delete` does): the nearest manifest in its folder or the few above it (a template
     /// may make folders per year). Nothing happens when none lists it.
     public static func forget(fileAt path: String) throws {
+        guard let folder = folder(listing: path) else { return }
+        var manifest = try read(in: folder)
+        let file = String(path.dropFirst(folder.count + 1))
+        let before = manifest.files.count
+        manifest.files.removeAll { $0.file == file }
+        if manifest.files.count != before { try manifest.write(in: folder) }
+    }
+
+    /// The folder of the manifest a file at `path` belongs to: the nearest one holding a manifest,
+    /// in the file's own folder or the few above it (a template may make folders per year); nil
+    /// when there is none (a file outside any archive).
+    public static func folder(listing path: String) -> String? {
         var folder = (path as NSString).deletingLastPathComponent
         for _ in 0..<4 {
-            guard folder.count > 1 else { return }
-            if FileManager.default.fileExists(atPath: (folder as NSString).appendingPathComponent(fileName)) {
-                var manifest = try read(in: folder)
-                let file = String(path.dropFirst(folder.count + 1))
-                let before = manifest.files.count
-                manifest.files.removeAll { $0.file == file }
-                if manifest.files.count != before { try manifest.write(in: folder) }
-                return
-            }
+            guard folder.count > 1 else { return nil }
+            if FileManager.default.fileExists(atPath: (folder as NSString).appendingPathComponent(fileName)) { return folder }
             folder = (folder as NSString).deletingLastPathComponent
         }
+        return nil
     }
 }
 

@@ -24,6 +24,8 @@ public struct NamingTemplate: Sendable, Equatable, CustomStringConvertible {
     public let text: String
     /// The parts of each path component but the extension.
     let components: [[Part]]
+    /// Names valid on exFAT and SMB too (`PortableName`): for an archive kept on a USB disk or a NAS.
+    public var portable = false
 
     /// The template's text.
     public var description: String { text }
@@ -84,8 +86,15 @@ public struct NamingTemplate: Sendable, Equatable, CustomStringConvertible {
                 }
             }.joined()
         }
-        let stem = Self.component(rendered.removeLast(), limit: Self.stemLimit)
-        return (rendered.map { Self.component($0, limit: 255) }, stem)
+        let stem = finished(rendered.removeLast(), limit: Self.stemLimit)
+        return (rendered.map { finished($0, limit: 255) }, stem)
+    }
+
+    /// A rendered component made safe, and portable when asked (exFAT counts UTF-16 units, never
+    /// more than the UTF-8 bytes `component` already cut to).
+    func finished(_ rendered: String, limit: Int) -> String {
+        let safe = Self.component(rendered, limit: limit)
+        return portable ? PortableName.make(safe, limit: limit) : safe
     }
 
     /// A stem leaves room for " (99)", a dot, a five-letter extension and ".part".

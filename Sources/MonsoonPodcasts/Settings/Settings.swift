@@ -28,6 +28,8 @@ public enum SettingKey: String, CaseIterable, Sendable {
     case playedThreshold = "played-threshold"
     /// The most bytes a second over all downloads together, as a speed such as `2M` (default off).
     case limitRate = "limit-rate"
+    /// File and folder names valid on exFAT and SMB too (`PortableName`; default off).
+    case portableNames = "portable-names"
 
     /// Whether a podcast may have its own value (`--podcast`), over the global one.
     public var allowsPodcastOverride: Bool { self == .keepLatest || self == .autoDownload }
@@ -47,6 +49,7 @@ public enum SettingKey: String, CaseIterable, Sendable {
         case .autoDownload: return "off"
         case .playedThreshold: return "30"
         case .limitRate: return "off"
+        case .portableNames: return "off"
         }
     }
 
@@ -65,6 +68,7 @@ public enum SettingKey: String, CaseIterable, Sendable {
         case .autoDownload: return "'monsoon sync' downloads a podcast's new episodes (on or off; per podcast with --podcast)"
         case .playedThreshold: return "seconds before the end at which 'monsoon play' counts an episode played (a number, 0 or more)"
         case .limitRate: return "the most bytes a second over all downloads together (a speed such as 2M or 500K, or off)"
+        case .portableNames: return "file and folder names valid on exFAT and SMB: no : ? * \" < > | \\ or control characters (each _), no trailing dots or spaces, no reserved names like CON (on or off)"
         }
     }
 
@@ -84,7 +88,7 @@ public enum SettingKey: String, CaseIterable, Sendable {
             if Self.offWords.contains(value.lowercased()) { return "off" }
             guard let number = Int(value), number >= 1 else { throw bad() }
             return String(number)
-        case .autoDeletePlayed, .autoDownload:
+        case .autoDeletePlayed, .autoDownload, .portableNames:
             if Self.offWords.contains(value.lowercased()) { return "off" }
             if ["on", "yes", "true", "1"].contains(value.lowercased()) { return "on" }
             throw bad()
@@ -197,11 +201,17 @@ public final class Settings {
     /// Seconds before the end at which an episode counts as played.
     public func playedThreshold() throws -> Double { Double(try effective(.playedThreshold)) ?? 30 }
 
-    /// The naming template in effect.
+    /// Whether file and folder names are kept valid on exFAT and SMB.
+    public func portableNames() throws -> Bool { try effective(.portableNames) == "on" }
+
+    /// The naming template in effect, portable when `portable-names` is on.
     /// - Throws: `SettingError` when the stored template is no longer valid.
     public func template() throws -> NamingTemplate {
         let text = try effective(.template)
-        do { return try NamingTemplate(text) } catch { throw SettingError("the stored template is not valid (\(error.message)); set it again with 'monsoon config set template'") }
+        var template: NamingTemplate
+        do { template = try NamingTemplate(text) } catch { throw SettingError("the stored template is not valid (\(error.message)); set it again with 'monsoon config set template'") }
+        template.portable = try portableNames()
+        return template
     }
 
     /// The download root, `~` expanded against `home` (the user's home folder).

@@ -1,0 +1,84 @@
+import Foundation
+import MonsoonEngine
+import MonsoonPodcasts
+
+extension Verify {
+    /// What `--repair` did with one file.
+    struct Repair {
+        var target: ArchiveRepair.Target
+        /// Nil: repaired; else why not.
+        var failure: String?
+    }
+
+    /// Downloads at once for a repair: few files, usually from one host.
+    static let repairJobs = 4
+
+    /// Fetches the missing and changed files of `report` again through the engine (the home's
+    /// transfer settings), each into a hidden part beside it, and puts it in place only when its
+    /// bytes are those the manifest lists.
+    func repair(_ report: ArchiveVerifier.Report, context: CommandContext) async throws -> [Repair] {
+        let session = try EpisodeFileSession.open(global, context: context)
+        let targets: [ArchiveRepair.Target] = try session.run { files in
+            try ArchiveRepair.targets(of: report) { entry, path, feedURL in try files.repairSource(of: entry, at: path, feedURL: feedURL) }
+        }
+        var repairs = targets.map { Repair(target: $0, failure: $0.reason.map { "cannot fetch it: \($0)" }) }
+        let fetchable = repairs.indices.filter { repairs[$0].failure == nil }
+        guard !fetchable.isEmpty else { return repairs }
+        let home = try Home(option: global.home, context: context)
+        let manager = DownloadManager(configuration: try TransferOptions().configuration(scope: .wholeQueue, home: home, context: context, jobs: Self.repairJobs))
+        for index in fetchable {
+            let target = repairs[index].target
+            let temporary = ArchiveRepair.temporaryPath(for: target.path)
+            let folder = (target.path as NSString).deletingLastPathComponent
+            do {
+                // A copy a killed repair finished but never judged is not trusted: fetched again.
+                if unlink(temporary) != 0 && errno != ENOENT { throw EpisodeFileError("cannot remove \(temporary): \(String(cString: strerror(errno)))") }
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+                _ = try await manager.enqueue(DownloadRequest(
+                    id: DownloadID("r\(index)"), url: target.url!, destination: .file(temporary), expectedSize: target.entry.size,
+                    sizeLimit: .init(bytes: max(1, target.entry.size), reason: "the size its manifest lists"), root: folder))
+            } catch {
+                repairs[index].failure = "cannot fetch it: \(error)"
+            }
+        }
+        await manager.waitUntilIdle()
+        for index in fetchable where repairs[index].failure == nil {
+            do {
+                repairs[index].failure = Self.settle(repairs[index].target, download: try await manager.download(withID: DownloadID("r\(index)")))
+            } catch {
+                repairs[index].failure = "cannot tell whether it was fetched: \(error)"
+            }
+        }
+        await manager.shutdown()
+        return repairs
+    }
+
+    /// Puts a fetched copy in place when the manifest's hash says it is the file, else says why not
+    /// and leaves the file as it is. Nil: repaired.
+    private static func settle(_ target: ArchiveRepair.Target, download: Download?) -> String? {
+        let temporary = ArchiveRepair.temporaryPath(for: target.path)
+        guard let download, download.status == .completed else {
+            // Its part stays (verify leaves `.part` files out): the next repair resumes it.
+            return "cannot fetch it from \(Redaction.redact(target.url!)): " + (download?.lastError.map { "\($0.message)" } ?? "the download did not finish")
+        }
+        let sha256: String
+        do { sha256 = try FileDigest.sha256(ofFile: temporary) } catch {
+            return "cannot read the copy fetched into \(temporary): \(error.message)"
+        }
+        let size = LocalFile.size(at: temporary) ?? 0
+        switch ArchiveRepair.judge(size: size, sha256: sha256, for: target.entry) {
+        case .matches:
+            guard rename(temporary, target.path) == 0 else {
+                return "cannot put the copy fetched into \(temporary) in its place: \(String(cString: strerror(errno)))"
+            }
+            return nil
+        case .differs(let size, let sha256):
+            // The fetched copy is not what the archive promised: it goes, the file stays.
+            if unlink(temporary) != 0 && errno != ENOENT {
+                return "the server now serves other bytes, and the copy \(temporary) cannot be removed: \(String(cString: strerror(errno)))"
+            }
+            return "\(Redaction.redact(target.url!)) now serves other bytes (\(size) bytes, SHA-256 \(sha256.prefix(12))…) than the manifest lists "
+                + "(\(target.entry.size) bytes, \(target.entry.sha256.prefix(12))…): " + (target.missing ? "nothing was written" : "the file was left as it is")
+        }
+    }
+}

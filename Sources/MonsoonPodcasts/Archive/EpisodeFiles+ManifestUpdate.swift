@@ -1,0 +1,51 @@
+import Foundation
+import MonsoonEngine
+
+extension EpisodeFiles {
+    /// What bringing manifests up to date did.
+    public struct ManifestUpdate: Sendable, Equatable {
+        /// The folders whose manifest now lists the episodes downloaded into them.
+        public var folders: [String] = []
+        /// Folders whose manifest could not be updated, each with why and what to do.
+        public var failures: [String] = []
+        /// Nothing done yet.
+        public init() {}
+    }
+
+    /// Adds the episodes downloaded into an archive folder by another command than `archive`
+    /// (`sync`, `download`) to that folder's manifest, so `verify` does not call them extra.
+    ///
+    /// An episode's file not hashed yet is one no manifest lists (writing a manifest hashes each
+    /// file it lists, and keeps the hash); only a folder that holds a manifest already is an
+    /// archive's. The manifest is merged into, never replaced (`Manifest.merged(over:in:)`), and a
+    /// manifest that is a symbolic link or cannot be read is left as it is, with the reason.
+    public func addDownloadsToManifests() throws -> ManifestUpdate {
+        let rows = try database.statement("""
+            SELECT podcast_id, file_name FROM episodes WHERE download_state = 'downloaded' AND file_name IS NOT NULL AND sha256 IS NULL
+            """).query { ($0.int(0), $0.text(1) ?? "") }
+        var targets: [String: Int] = [:]
+        for (podcast, path) in rows where Self.isSafe(path) {
+            if let folder = Manifest.folder(listing: path) { targets[folder] = podcast }
+        }
+        var update = ManifestUpdate()
+        for (folder, podcast) in targets.sorted(by: { $0.key < $1.key }) {
+            let path = (folder as NSString).appendingPathComponent(Manifest.fileName)
+            if LocalFile.isLink(path) {
+                update.failures.append("\(path) is a symbolic link, and Monsoon never writes through one: replace it with the file, then run 'monsoon archive' for that podcast")
+                continue
+            }
+            let earlier: Manifest
+            do { earlier = try Manifest.read(in: folder) } catch {
+                update.failures.append("\(path) cannot be read as a Monsoon manifest, so it was left as it is: move it away, then run 'monsoon archive' for that podcast")
+                continue
+            }
+            do {
+                try manifest(podcast: podcast, folder: folder, extras: []).merged(over: earlier, in: folder).write(in: folder)
+                update.folders.append(folder)
+            } catch {
+                update.failures.append("cannot update \(path): \(error)")
+            }
+        }
+        return update
+    }
+}
