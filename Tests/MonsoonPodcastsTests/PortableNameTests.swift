@@ -48,4 +48,14 @@ import Testing
         template.portable = false
         #expect(template.render(NamingValues(podcast: "Q&A: Live?", title: "CON", published: nil, guid: nil, season: nil, episode: nil)).stem == "CON")
     }
+
+    @Test func podcastsWhosePortableNamesComeOutTheSameGetFoldersOfTheirOwn() {
+        // One folder on exFAT: numbered, whether portable names are on now or turned on later.
+        let names = PodcastFolders.names([
+            .init(id: 1, title: "Show?", feedURL: "https://a.example/feed"),
+            .init(id: 2, title: "Show*", feedURL: "https://b.example/feed"),
+            .init(id: 3, title: "show_", feedURL: "https://c.example/feed"),
+        ])
+        #expect(names == [1: "Show?", 2: "Show* (2)", 3: "show_ (3)"])
+    }
 }

@@ -17,13 +17,16 @@ struct Archive: RunnableCommand {
             Subscribes to each feed (or uses the subscription), reads every page, and downloads the \
             matching episodes, oldest first, under DIR as the template names them. The database is \
             the ledger: an episode downloaded once is not fetched again, even when its file was \
-            moved or deleted (--refetch-missing fetches those). Each podcast folder keeps \
+            moved or deleted (--refetch-missing fetches those). --limit N caps one run's downloads; --latest N \
+            keeps a feed's newest N, those archived counting toward N. Each podcast folder keeps \
             monsoon-manifest.json (file, size, SHA-256, source and final URL, validators, time) and \
             feed.xml, the feed as last fetched; 'monsoon verify DIR' checks them.
 
               monsoon archive https://example.com/feed.xml -o ~/Archive
               monsoon archive --opml subscriptions.opml --since 2020-01-01 --match interview
               monsoon archive https://example.com/feed.xml --dry-run
+              monsoon archive --all --latest 3 --quiet     # for cron: each podcast's newest three
+              curl -s https://example.com/list.opml | monsoon archive --opml - --portable-names -o /media/usb
 
             Exit status: 0 when everything was downloaded, 1 when something failed, 2 on a usage \
             error, 3 when the disk is full, 130 on Ctrl-C.

@@ -30,10 +30,17 @@ extension Verify {
             let target = repairs[index].target
             let temporary = ArchiveRepair.temporaryPath(for: target.path)
             let folder = (target.path as NSString).deletingLastPathComponent
+            // A copy a killed repair finished but never judged is not trusted: fetched again.
+            if unlink(temporary) != 0 && errno != ENOENT {
+                repairs[index].failure = "cannot remove the earlier copy \(temporary): \(String(cString: strerror(errno)))"
+                continue
+            }
+            // A missing file's folder (a template's year folder) may have gone with it.
+            if let failure = Self.makeFolders(folder) {
+                repairs[index].failure = "cannot create its folder \(folder): \(failure)"
+                continue
+            }
             do {
-                // A copy a killed repair finished but never judged is not trusted: fetched again.
-                if unlink(temporary) != 0 && errno != ENOENT { throw EpisodeFileError("cannot remove \(temporary): \(String(cString: strerror(errno)))") }
-                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
                 _ = try await manager.enqueue(DownloadRequest(
                     id: DownloadID("r\(index)"), url: target.url!, destination: .file(temporary), expectedSize: target.entry.size,
                     sizeLimit: .init(bytes: max(1, target.entry.size), reason: "the size its manifest lists"), root: folder))
@@ -51,6 +58,18 @@ extension Verify {
         }
         await manager.shutdown()
         return repairs
+    }
+
+    /// Creates `folder` and those above it that are missing; the system's reason when it cannot.
+    private static func makeFolders(_ folder: String) -> String? {
+        var missing: [String] = []
+        var current = folder
+        while current.count > 1 && !FileManager.default.fileExists(atPath: current) {
+            missing.append(current)
+            current = (current as NSString).deletingLastPathComponent
+        }
+        for path in missing.reversed() where mkdir(path, 0o755) != 0 && errno != EEXIST { return String(cString: strerror(errno)) }
+        return nil
     }
 
     /// Puts a fetched copy in place when the manifest's hash says it is the file, else says why not

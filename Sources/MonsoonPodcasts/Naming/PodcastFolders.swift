@@ -5,7 +5,8 @@ import Foundation
 /// "Show/Tell" and "Show-Tell", "." and "..") would otherwise share one folder, where each
 /// archive run rewrote the other's manifest and feed copy. The podcast subscribed to first keeps
 /// the plain name; the others are numbered " (2)", " (3)", … as episodes are. Names are compared
-/// without case, as a USB disk's file system does.
+/// without case, as a USB disk's file system does, and as their portable forms (`PortableName`:
+/// "Show?" and "Show*" are one folder on exFAT), whether names are made portable now or later.
 ///
 /// A podcast keeps the name it was given (stored with it): a podcast that renames itself, or one
 /// unsubscribed, never moves another into or out of a folder.
@@ -35,17 +36,17 @@ enum PodcastFolders {
                 ?? NamingTemplate.component(NamingTemplate.clean(FallbackName.podcast(title: nil, feedURL: podcast.feedURL)), limit: limit)
             cleaned.append((podcast.id, component))
         }
-        var taken = Set(cleaned.map { $0.name.lowercased() }).union(result.values.map { $0.lowercased() })
-        var seen = Set(result.values.map { $0.lowercased() })
+        var taken = Set(cleaned.map { key($0.name) }).union(result.values.map(key))
+        var seen = Set(result.values.map(key))
         for (id, name) in cleaned {
-            guard seen.insert(name.lowercased()).inserted else {
+            guard seen.insert(key(name)).inserted else {
                 var number = 2
                 var numbered: String
                 repeat {
                     numbered = "\(name) (\(number))"
                     number += 1
-                } while taken.contains(numbered.lowercased())
-                taken.insert(numbered.lowercased())
+                } while taken.contains(key(numbered))
+                taken.insert(key(numbered))
                 result[id] = numbered
                 continue
             }
@@ -53,6 +54,9 @@ enum PodcastFolders {
         }
         return result
     }
+
+    /// What two names that would be one folder have in common.
+    private static func key(_ name: String) -> String { PortableName.make(name).lowercased() }
 
     /// Room for " (99)" in a 255-byte component.
     private static let limit = 255 - 5
