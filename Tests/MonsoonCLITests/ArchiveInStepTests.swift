@@ -101,6 +101,28 @@ import Testing
                 "\(plain.errors)")
     }
 
+    /// A private feed's manifest has `***` for its token: the repair asks the library for the URL.
+    @Test func repairFetchesAPrivateEpisodeWithTheLibrarysURL() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let body = Body.pattern(size: 30_000, seed: 5)
+        server.setRoute("/private.mp3", Route(body: body, contentType: "audio/mpeg"))
+        let media = server.url("/private.mp3").absoluteString + "?token=s3cret"
+        let feed = "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>Members</title><item><title>Bonus</title><guid>b1</guid>"
+            + "<pubDate>Mon, 01 Jan 2024 10:00:00 GMT</pubDate><enclosure url=\"\(media)\" type=\"audio/mpeg\"/></item></channel></rss>"
+        server.setRoute("/members.xml", Route(body: .bytes(Array(feed.utf8)), contentType: "application/rss+xml"))
+        #expect(await runMonsoon(["archive", server.url("/members.xml").absoluteString, "-o", "A"], in: folder.path).status == 0)
+        let file = folder.file("A/Members/2024-01-01 - Bonus.mp3")
+        let entry = try #require((try ArchiveFolderTests.manifest(folder.file("A/Members"))["files"] as? [[String: Any]])?.first { $0["kind"] as? String == "episode" })
+        #expect(entry["sourceURL"] as? String == server.url("/private.mp3").absoluteString + "?token=***")
+        try FileManager.default.removeItem(atPath: file)
+        let repaired = await runMonsoon(["verify", "A", "--repair"], in: folder.path)
+        #expect(repaired.status == 0 && repaired.output.hasSuffix("repaired \(file)\n"), "\(repaired.output)\(repaired.errors)")
+        #expect(server.requests.filter { $0.path.hasPrefix("/private.mp3") }.map(\.path) == ["/private.mp3?token=s3cret", "/private.mp3?token=s3cret"])
+        #expect(try SHA256.hex(fileAt: file) == body.sha256Hex())
+    }
+
     @Test func latestKeepsTheNewestAndMissingFilesAreCounted() async throws {
         let server = try TestServer()
         let folder = Folder()
