@@ -26,6 +26,9 @@ extension Verify {
         guard !fetchable.isEmpty else { return repairs }
         let home = try Home(option: global.home, context: context)
         let manager = DownloadManager(configuration: try TransferOptions().configuration(scope: .wholeQueue, home: home, context: context, jobs: Self.repairJobs))
+        // Subscribed before the first enqueue: no status change is missed.
+        let events = manager.events(.statusChanged)
+        var pending = Set<DownloadID>()
         for index in fetchable {
             let target = repairs[index].target
             let temporary = ArchiveRepair.temporaryPath(for: target.path)
@@ -44,19 +47,28 @@ extension Verify {
                 _ = try await manager.enqueue(DownloadRequest(
                     id: DownloadID("r\(index)"), url: target.url!, destination: .file(temporary), expectedSize: target.entry.size,
                     sizeLimit: .init(bytes: max(1, target.entry.size), reason: "the size its manifest lists"), root: folder))
+                pending.insert(DownloadID("r\(index)"))
             } catch {
                 repairs[index].failure = "cannot fetch it: \(error)"
             }
         }
-        await manager.waitUntilIdle()
-        for index in fetchable where repairs[index].failure == nil {
-            do {
-                repairs[index].failure = Self.settle(repairs[index].target, download: try await manager.download(withID: DownloadID("r\(index)")))
-            } catch {
-                repairs[index].failure = "cannot tell whether it was fetched: \(error)"
+        // Until each is done, failed, or held for room on the disk (which would never end by itself).
+        var outcomes: [DownloadID: Download] = [:]
+        if !pending.isEmpty {
+            for await event in events {
+                guard case .statusChanged(let download) = event, pending.contains(download.id) else { continue }
+                let heldForSpace = download.status == .queued && download.lastError?.code == .notEnoughDiskSpace
+                guard download.status == .completed || download.status == .failed || heldForSpace else { continue }
+                outcomes[download.id] = download
+                pending.remove(download.id)
+                if pending.isEmpty { break }
             }
         }
+        // Stops what is held for room, its part kept (verify leaves `.part` files out).
         await manager.shutdown()
+        for index in fetchable where repairs[index].failure == nil {
+            repairs[index].failure = Self.settle(repairs[index].target, download: outcomes[DownloadID("r\(index)")])
+        }
         return repairs
     }
 
@@ -78,7 +90,7 @@ extension Verify {
         let temporary = ArchiveRepair.temporaryPath(for: target.path)
         guard let download, download.status == .completed else {
             // Its part stays (verify leaves `.part` files out): the next repair resumes it.
-            return "cannot fetch it from \(Redaction.redact(target.url!)): " + (download?.lastError.map { "\($0.message)" } ?? "the download did not finish")
+            return "cannot fetch it from \(Redaction.redact(target.url!)): " + (download?.lastError.map { "\($0.message)" } ?? "the download was stopped before it ended")
         }
         let sha256: String
         do { sha256 = try FileDigest.sha256(ofFile: temporary) } catch {
