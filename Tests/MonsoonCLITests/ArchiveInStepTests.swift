@@ -32,6 +32,11 @@ import Testing
         #expect(folder.contents("A/Archive Show").filter { $0.hasSuffix(".mp3") }.count == 2)
         #expect(Self.episodeFiles(try ArchiveFolderTests.manifest(show)).count == 2)
         #expect(await Self.verify("A", in: folder) == (0, "monsoon: verified 4 files in 1 folder: all as listed"))
+        // Deleted on purpose: skipped, not missing; and the next run's manifest does not list it again.
+        let again = await runMonsoon(["archive", server.url("/feed.xml").absoluteString, "-o", "A", "--with-transcripts"], in: folder.path)
+        #expect(again.status == 0 && again.errors.contains("0 downloaded, 3 skipped (already archived), 0 failed; ") && !again.errors.contains("missing"),
+                "\(again.errors)")
+        #expect(await Self.verify("A", in: folder) == (0, "monsoon: verified 4 files in 1 folder: all as listed"))
 
         // What is left of the podcast's folder is the archive's own: the feed copy and a transcript, listed.
         let gone = await runMonsoon(["unsubscribe", "1", "--delete-files"], in: folder.path)

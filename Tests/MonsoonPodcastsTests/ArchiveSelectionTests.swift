@@ -42,5 +42,9 @@ import Testing
         #expect(selection.chosen == [4] && selection.alreadyArchived == [1, 2, 3] && selection.missingFromDisk == [2])
         let refetch = try ArchiveSelection(Self.candidates(4, archived: [1, 2, 3], gone: [2]), refetchMissing: true)
         #expect(refetch.chosen == [2, 4] && refetch.missingFromDisk.isEmpty)
+        // Deleted on purpose: not missing, though --refetch-missing would fetch it too.
+        var candidates = Self.candidates(4, archived: [1, 2, 3], gone: [1, 2])
+        candidates[0].deleted = true
+        #expect(try ArchiveSelection(candidates).missingFromDisk == [2])
     }
 }

@@ -20,6 +20,8 @@ public struct ArchiveSelection: Sendable, Equatable {
         public var archived: Bool
         /// The episode is not downloaded now, or its file is not on disk.
         public var fileMissing: Bool
+        /// Its download was deleted on purpose (`monsoon delete`): not on disk, but not missing either.
+        public var deleted = false
 
         /// A candidate with every field given.
         public init(id: Int, title: String, published: Date?, feedOrder: Int, hasEnclosure: Bool, archived: Bool, fileMissing: Bool) {
@@ -37,7 +39,8 @@ public struct ArchiveSelection: Sendable, Equatable {
     public var chosen: [Int] = []
     /// Left out because they were downloaded before.
     public var alreadyArchived: [Int] = []
-    /// Of `alreadyArchived`, those whose file is gone (moved, deleted): `refetchMissing` would fetch them.
+    /// Of `alreadyArchived`, those whose file is gone behind Monsoon's back (moved, deleted by hand;
+    /// not with `monsoon delete`): `refetchMissing` would fetch them.
     public var missingFromDisk: [Int] = []
     /// Left out by the filters (dates, patterns, the limit) or for having no media file.
     public var filteredOut = 0
@@ -77,7 +80,7 @@ public struct ArchiveSelection: Sendable, Equatable {
             }
             if candidate.archived && !(refetchMissing && candidate.fileMissing) {
                 alreadyArchived.append(candidate.id)
-                if candidate.fileMissing { missingFromDisk.append(candidate.id) }
+                if candidate.fileMissing && !candidate.deleted { missingFromDisk.append(candidate.id) }
                 continue
             }
             if let limit, chosen.count >= limit {

@@ -10,8 +10,11 @@ extension EpisodeQueue {
             """).query([podcast]) { row in
             let path = row.text(6)
             let missing = row.text(7) != EpisodeDownloadState.downloaded.rawValue || path.map { EpisodeFiles.size(of: $0) == nil } ?? true
-            return ArchiveSelection.Candidate(id: row.int(0), title: row.text(1) ?? "", published: row.date(2), feedOrder: row.int(3),
-                                              hasEnclosure: row.bool(4), archived: row.bool(5), fileMissing: missing)
+            var candidate = ArchiveSelection.Candidate(id: row.int(0), title: row.text(1) ?? "", published: row.date(2), feedOrder: row.int(3),
+                                                       hasEnclosure: row.bool(4), archived: row.bool(5), fileMissing: missing)
+            // Archived, and now not downloaded: `delete` reset it (a refetch queues it at once).
+            candidate.deleted = row.text(7) == EpisodeDownloadState.none.rawValue
+            return candidate
         }
     }
 
