@@ -78,12 +78,14 @@ import Testing
         let (talk1, interview2, talk3) = (show + "/2024-02-01 - Talk 1.mp3", show + "/2024-02-02 - Interview 2.mp3", show + "/2024-02-03 - Talk 3.mp3")
         try FileManager.default.removeItem(atPath: interview2)
         try Data("changed".utf8).write(to: URL(fileURLWithPath: talk3))
+        #expect(chmod(talk3, 0o600) == 0)
         let repaired = await runMonsoon(["verify", "A", "--repair"], in: folder.path)
         #expect(repaired.status == 0, "\(repaired.output)\(repaired.errors)")
         #expect(repaired.output == "missing \(interview2)\nchanged \(talk3)\nrepaired \(interview2)\nrepaired \(talk3)\n")
         #expect(repaired.errors.hasSuffix("monsoon: repaired 2, could not repair 0\n"), "\(repaired.errors)")
         #expect(try SHA256.hex(fileAt: interview2) == bodies[1].sha256Hex() && SHA256.hex(fileAt: talk3) == bodies[2].sha256Hex())
         #expect(server.requests(for: "/ep2.mp3").count == 2 && server.requests(for: "/ep3.mp3").count == 2)
+        #expect((try FileManager.default.attributesOfItem(atPath: talk3)[.posixPermissions] as? Int) == 0o600, "the file's permissions stay")
         #expect(await Self.verify("A", in: folder) == (0, "monsoon: verified 4 files in 1 folder: all as listed"))
 
         // The server now serves other bytes for one, and nothing for another: both said, nothing replaced.

@@ -99,6 +99,14 @@ extension Verify {
         let size = LocalFile.size(at: temporary) ?? 0
         switch ArchiveRepair.judge(size: size, sha256: sha256, for: target.entry) {
         case .matches:
+            // The file's own permissions stay (a private feed's copy is the owner's alone); a missing
+            // feed copy whose URL carries credentials is made private, as `archive` makes it.
+            var status = stat()
+            let mode: mode_t? = stat(target.path, &status) == 0 ? status.st_mode & 0o7777
+                : target.entry.kind == "feed" && Redaction.redact(target.url!) != target.url!.absoluteString ? 0o600 : nil
+            if let mode, chmod(temporary, mode) != 0 {
+                return "cannot set the permissions of the copy fetched into \(temporary): \(String(cString: strerror(errno)))"
+            }
             guard rename(temporary, target.path) == 0 else {
                 return "cannot put the copy fetched into \(temporary) in its place: \(String(cString: strerror(errno)))"
             }
