@@ -46,7 +46,7 @@ import Testing
         #expect(await Self.verify("A", in: folder) == (0, "monsoon: verified 2 files in 1 folder: all as listed"))
     }
 
-    @Test func syncIntoAnArchiveFolderAddsToItsManifest() async throws {
+    @Test func syncAndDownloadIntoAnArchiveFolderAddToItsManifest() async throws {
         let server = try TestServer()
         let folder = Folder()
         defer { folder.remove(); server.stop() }
@@ -66,6 +66,16 @@ import Testing
         #expect(entry["sha256"] as? String == bodies[3].sha256Hex() && entry["guid"] as? String == "g4")
         #expect(ArchiveFolderTests.files(manifest).contains("feed.xml"), "merged: the archive's own entries stay")
         #expect(await Self.verify("A", in: folder) == (0, "monsoon: verified 5 files in 1 folder: all as listed"))
+
+        // `download` of a queued episode too.
+        _ = ArchiveCommandTests.serve(server, count: 5)
+        #expect(await runMonsoon(["config", "set", "auto-download", "off", "--podcast", "1"], in: folder.path).status == 0)
+        #expect(await runMonsoon(["refresh"], in: folder.path).status == 0)
+        #expect(await runMonsoon(["queue", "add", "--podcast", "1", "--latest", "1"], in: folder.path).status == 0)
+        let downloaded = await runMonsoon(["download"], in: folder.path)
+        #expect(downloaded.status == 0 && server.requests(for: "/ep5.mp3").count == 1, "\(downloaded.output)\(downloaded.errors)")
+        #expect(Self.episodeFiles(try ArchiveFolderTests.manifest(show)).last == "2024-02-05 - Talk 5.mp3")
+        #expect(await Self.verify("A", in: folder) == (0, "monsoon: verified 6 files in 1 folder: all as listed"))
     }
 
     @Test func repairFetchesWhatWentAndNeverTakesOtherBytes() async throws {

@@ -151,6 +151,15 @@ struct EpisodeFileSession {
         }
     }
 
+    /// Adds the episodes downloaded into an archive's folder (by `sync`, `download`) to its
+    /// manifest, as `archive` would list them; says each folder it could not update.
+    /// - Returns: false when one could not be updated.
+    static func addDownloadsToManifests(_ global: GlobalOptions, context: CommandContext) throws -> Bool {
+        let update = try open(global, context: context).run { try $0.addDownloadsToManifests() }
+        for failure in update.failures { context.error(failure) }
+        return update.failures.isEmpty
+    }
+
     /// Runs `body` with Monsoon's one-line errors.
     func run<T>(_ body: (EpisodeFiles) throws -> T) throws -> T {
         do { return try body(files) } catch let error as LibraryError {

@@ -41,8 +41,10 @@ struct RunQueue: RunnableCommand {
             throw CLIError(message: "another monsoon\(pid) is already downloading in \(home.path); follow it with 'monsoon downloads'")
         }
         let runReport = options.output.makeReport()
-        let status = try await Self.runQueue(lock: lock, home: home, options: options, global: global, style: options.output.json ? .json : .files,
+        var status = try await Self.runQueue(lock: lock, home: home, options: options, global: global, style: options.output.json ? .json : .files,
                                              report: runReport, context: context)
+        // Episodes downloaded into an archive's folder join its manifest, as `archive` would list them.
+        if try !EpisodeFileSession.addDownloadsToManifests(global, context: context) && status == ExitStatus.success { status = ExitStatus.failure }
         try options.output.write(runReport, command: "download", context: context)
         return status
     }

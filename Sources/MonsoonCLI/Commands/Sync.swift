@@ -66,9 +66,7 @@ struct Sync: RunnableCommand {
             status = try await handOver(episodes, report: runReport, context: context)
         }
         // Episodes downloaded into an archive's folder join its manifest, as `archive` would list them.
-        let manifests = try EpisodeFileSession.open(global, context: context).run { try $0.addDownloadsToManifests() }
-        for failure in manifests.failures { context.error(failure) }
-        if !manifests.failures.isEmpty && status == ExitStatus.success { status = ExitStatus.failure }
+        if try !EpisodeFileSession.addDownloadsToManifests(global, context: context) && status == ExitStatus.success { status = ExitStatus.failure }
         try options.output.write(runReport, command: "sync", context: context)
         if failedFeeds > 0 && status == ExitStatus.success { status = ExitStatus.failure }
         return status
