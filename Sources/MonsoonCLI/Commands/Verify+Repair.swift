@@ -31,6 +31,7 @@ extension Verify {
         var pending = Set<DownloadID>()
         for index in fetchable {
             let target = repairs[index].target
+            guard let url = target.url else { continue }   // none is fetchable without one
             let temporary = ArchiveRepair.temporaryPath(for: target.path)
             let folder = (target.path as NSString).deletingLastPathComponent
             // A copy a killed repair finished but never judged is not trusted: fetched again.
@@ -45,7 +46,7 @@ extension Verify {
             }
             do {
                 _ = try await manager.enqueue(DownloadRequest(
-                    id: DownloadID("r\(index)"), url: target.url!, destination: .file(temporary), expectedSize: target.entry.size,
+                    id: DownloadID("r\(index)"), url: url, destination: .file(temporary), expectedSize: target.entry.size,
                     sizeLimit: .init(bytes: max(1, target.entry.size), reason: "the size its manifest lists"), root: folder))
                 pending.insert(DownloadID("r\(index)"))
             } catch {
@@ -67,7 +68,8 @@ extension Verify {
         // Stops what is held for room, its part kept (verify leaves `.part` files out).
         await manager.shutdown()
         for index in fetchable where repairs[index].failure == nil {
-            repairs[index].failure = Self.settle(repairs[index].target, download: outcomes[DownloadID("r\(index)")])
+            guard let url = repairs[index].target.url else { continue }
+            repairs[index].failure = Self.settle(repairs[index].target, from: url, download: outcomes[DownloadID("r\(index)")])
         }
         return repairs
     }
@@ -86,11 +88,11 @@ extension Verify {
 
     /// Puts a fetched copy in place when the manifest's hash says it is the file, else says why not
     /// and leaves the file as it is. Nil: repaired.
-    private static func settle(_ target: ArchiveRepair.Target, download: Download?) -> String? {
+    private static func settle(_ target: ArchiveRepair.Target, from url: URL, download: Download?) -> String? {
         let temporary = ArchiveRepair.temporaryPath(for: target.path)
         guard let download, download.status == .completed else {
             // Its part stays (verify leaves `.part` files out): the next repair resumes it.
-            return "cannot fetch it from \(Redaction.redact(target.url!)): " + (download?.lastError.map { "\($0.message)" } ?? "the download was stopped before it ended")
+            return "cannot fetch it from \(Redaction.redact(url)): " + (download?.lastError.map { "\($0.message)" } ?? "the download was stopped before it ended")
         }
         let sha256: String
         do { sha256 = try FileDigest.sha256(ofFile: temporary) } catch {
@@ -103,7 +105,7 @@ extension Verify {
             // feed copy whose URL carries credentials is made private, as `archive` makes it.
             var status = stat()
             let mode: mode_t? = stat(target.path, &status) == 0 ? status.st_mode & 0o7777
-                : target.entry.kind == "feed" && Redaction.redact(target.url!) != target.url!.absoluteString ? 0o600 : nil
+                : target.entry.kind == "feed" && Redaction.redact(url) != url.absoluteString ? 0o600 : nil
             if let mode, chmod(temporary, mode) != 0 {
                 return "cannot set the permissions of the copy fetched into \(temporary): \(String(cString: strerror(errno)))"
             }
@@ -116,7 +118,7 @@ extension Verify {
             if unlink(temporary) != 0 && errno != ENOENT {
                 return "the server now serves other bytes, and the copy \(temporary) cannot be removed: \(String(cString: strerror(errno)))"
             }
-            return "\(Redaction.redact(target.url!)) now serves other bytes (\(size) bytes, SHA-256 \(sha256.prefix(12))…) than the manifest lists "
+            return "\(Redaction.redact(url)) now serves other bytes (\(size) bytes, SHA-256 \(sha256.prefix(12))…) than the manifest lists "
                 + "(\(target.entry.size) bytes, \(target.entry.sha256.prefix(12))…): " + (target.missing ? "nothing was written" : "the file was left as it is")
         }
     }

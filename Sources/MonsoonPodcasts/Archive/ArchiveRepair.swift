@@ -76,37 +76,3 @@ public enum ArchiveRepair {
         return targets
     }
 }
-
-extension EpisodeFiles {
-    /// Where to fetch a manifest entry's file again. The library's own URL comes first: the
-    /// manifest's are redacted (a private feed's token is `***` there). An episode is found by its
-    /// file, else by its guid in the podcast whose (redacted) feed URL the manifest names; the feed
-    /// copy is the podcast's feed. Else the manifest's source URL, when nothing was taken out of it.
-    public func repairSource(of entry: Manifest.Entry, at path: String, feedURL: String) throws -> Result<URL, EpisodeFileError> {
-        let podcasts = try database.statement("SELECT id, feed_url FROM podcasts").query { ($0.int(0), $0.text(1) ?? "") }
-            .filter { Redaction.redact($0.1) == feedURL }
-        var known: String?
-        switch entry.kind {
-        case "episode":
-            known = try database.scalarText("SELECT enclosure_url FROM episodes WHERE file_name = ?", path)
-            if known == nil, let guid = entry.guid {
-                for (podcast, _) in podcasts where known == nil {
-                    known = try database.scalarText("SELECT enclosure_url FROM episodes WHERE podcast_id = ? AND guid = ?", podcast, guid)
-                }
-            }
-        case "feed":
-            known = podcasts.first?.1
-        default:
-            break
-        }
-        if let known, let url = URL(string: known), DownloadRequest.isDownloadable(url) { return .success(url) }
-        guard let listed = entry.sourceURL, let url = URL(string: listed), DownloadRequest.isDownloadable(url) else {
-            return .failure(EpisodeFileError("the manifest gives no http or https URL for it, and the library does not know it"))
-        }
-        guard !Redaction.hasRedactionMarker(url) else {
-            return .failure(EpisodeFileError("its URL's credentials are not in the manifest (*** stands there), and the library no longer knows it: "
-                                             + "subscribe to the feed again ('monsoon add FEED_URL'), then repair"))
-        }
-        return .success(url)
-    }
-}
