@@ -93,6 +93,7 @@ extension Verify {
         guard let download, download.status == .completed else {
             // Its part stays (verify leaves `.part` files out): the next repair resumes it.
             return "cannot fetch it from \(Redaction.redact(url)): " + (download?.lastError.map { "\($0.message)" } ?? "the download was stopped before it ended")
+                + "; run 'monsoon verify --repair' again later"
         }
         let sha256: String
         do { sha256 = try FileDigest.sha256(ofFile: temporary) } catch {
@@ -120,6 +121,7 @@ extension Verify {
             }
             return "\(Redaction.redact(url)) now serves other bytes (\(size) bytes, SHA-256 \(sha256.prefix(12))…) than the manifest lists "
                 + "(\(target.entry.size) bytes, \(target.entry.sha256.prefix(12))…): " + (target.missing ? "nothing was written" : "the file was left as it is")
+                + "; restore it from a copy of your own"
         }
     }
 }
