@@ -214,13 +214,21 @@ import Testing
         #expect(folder.contents("A") == ["Q&A_ Live_"])
         #expect(folder.contents("A/Q&A_ Live_") == ["CON_.mp3", "What_ _Really_.mp3", "feed.xml", "monsoon-manifest.json"])
 
+        // Archived before portable names were on: its files stay where they are.
+        ArchiveFolderTests.serve(server, "/t.xml", title: "Tic: Tac", episodes: [("One", "/t1.mp3", "audio/mpeg")])
+        #expect(await runMonsoon(["archive", server.url("/t.xml").absoluteString, "-o", "A"] + template, in: folder.path).status == 0)
+
         let set = await runMonsoon(["config", "set", "portable-names", "yes"], in: folder.path)
         #expect(set.status == 0)
         #expect(await runMonsoon(["config", "get", "portable-names"], in: folder.path).output == "on\n")
         let byTheSetting = await runMonsoon(["archive", server.url("/s.xml").absoluteString, "-o", "A"] + template, in: folder.path)
         #expect(byTheSetting.status == 0, "\(byTheSetting.errors)")
         #expect(folder.contents("A/Pipe _ Dream") == ["aux_.mp3", "feed.xml", "monsoon-manifest.json"])
-        #expect(await Self.verify("A", in: folder) == (0, "monsoon: verified 5 files in 2 folders: all as listed"))
+        ArchiveFolderTests.serve(server, "/t.xml", title: "Tic: Tac", episodes: [("One", "/t1.mp3", "audio/mpeg"), ("Two?", "/t2.mp3", "audio/mpeg")])
+        #expect(await runMonsoon(["archive", server.url("/t.xml").absoluteString, "-o", "A"] + template, in: folder.path).status == 0)
+        #expect(folder.contents("A/Tic: Tac") == ["One.mp3", "feed.xml", "monsoon-manifest.json"])
+        #expect(folder.contents("A/Tic_ Tac") == ["Two_.mp3", "feed.xml", "monsoon-manifest.json"])
+        #expect(await Self.verify("A", in: folder) == (0, "monsoon: verified 9 files in 4 folders: all as listed"))
         let bad = await runMonsoon(["config", "set", "portable-names", "maybe"], in: folder.path)
         #expect(bad.status != 0 && bad.errors.contains("'maybe' is not a valid portable-names"), "\(bad.errors)")
     }
