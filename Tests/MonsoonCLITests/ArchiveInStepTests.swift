@@ -10,7 +10,7 @@ import Testing
     /// `verify DIR`'s exit status and its last line on standard error.
     static func verify(_ directory: String, in folder: Folder) async -> (status: Int32, verdict: String) {
         let run = await runMonsoon(["verify", directory], in: folder.path)
-        return (run.status, run.errors.split(separator: "\n").last.map(String.init) ?? "" + run.output)
+        return (run.status, run.errors.split(separator: "\n").last.map(String.init) ?? run.output)
     }
 
     static func episodeFiles(_ manifest: [String: Any]) -> [String] {
