@@ -73,7 +73,7 @@ import MonsoonPodcasts
         defer { folder.remove() }
         let none = await runMonsoon(["get"], in: folder.path)
         #expect(none.status == 2)
-        #expect(none.errors.contains("Give at least one URL"))
+        #expect(none.errors.contains("monsoon: give at least one URL"))
         let badJobs = await runMonsoon(["get", "-j", "0", "http://example.com/"], in: folder.path)
         #expect(badJobs.status == 2)
         #expect(badJobs.errors.contains("--jobs must be at least 1"))

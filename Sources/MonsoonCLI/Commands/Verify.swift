@@ -8,7 +8,8 @@ struct Verify: RunnableCommand {
         abstract: "Check an archive's files against their manifests: missing, changed and extra files.",
         discussion: """
             DIR is an archive root (every podcast folder in it is checked) or one podcast's folder; \
-            default: the setting download-root. Exit status: 0 when every file is as listed, 1 otherwise.
+            default: the setting download-root. Exit status: 0 when every file is as listed, 1 otherwise \
+            (also when DIR is not a folder).
 
               monsoon verify ~/Archive
             """)
@@ -19,6 +20,12 @@ struct Verify: RunnableCommand {
 
     func run(_ context: CommandContext) async throws -> Int32 {
         let folder = try directory.map(context.absolutePath) ?? EpisodeSession.open(global, context: context).settingsRoot()
+        // An archive that is not there is not an empty one (a disk not mounted, a typo).
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) else {
+            throw CLIError(message: "no such folder: \(folder)" + (directory == nil ? " (the setting download-root); give the archive's folder: monsoon verify DIR" : ""))
+        }
+        guard isFolder.boolValue else { throw CLIError(message: "not a folder: \(folder); give the archive's folder or a podcast's") }
         let report: ArchiveVerifier.Report
         do {
             report = try ArchiveVerifier.verify(folder)
