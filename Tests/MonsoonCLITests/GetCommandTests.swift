@@ -79,7 +79,7 @@ import MonsoonPodcasts
         #expect(badJobs.errors.contains("--jobs must be at least 1"))
         let unknown = await runMonsoon(["get", "--outt", "x", "http://example.com/"], in: folder.path)
         #expect(unknown.status == 2)
-        #expect(unknown.errors.contains("Did you mean '--out'?"))
+        #expect(unknown.errors.hasPrefix("monsoon: unknown option '--outt'; did you mean '--out'?\n"))
         let notANumber = await runMonsoon(["--quiet", "get", "--retries", "many", "http://example.com/"], in: folder.path)
         #expect(notANumber.status == 2)
         let noCommand = await runMonsoon(["frobnicate"], in: folder.path)

@@ -109,7 +109,7 @@ import Testing
         #expect(missing.status == 1)
         #expect(missing.errors.contains("404"))
         let notURL = await runMonsoon(["add", "not a url"], in: folder.path)
-        #expect(notURL.status == 1)
+        #expect(notURL.status == 2, "a usage error")
         #expect((await runMonsoon(["podcasts", "--json"], in: folder.path)).output.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
         let unknown = await runMonsoon(["episodes", "nope"], in: folder.path)
         #expect(unknown.status == 1)
