@@ -17,7 +17,8 @@ enum FailureClassifier {
     static func curlFailure(code: Int, text: String, stallSeconds: Int) -> RetryPolicy.Failure {
         let transient: Bool
         let kind: DownloadError.Code
-        var message = text
+        // curl's text starts with a capital ("Could not resolve host: …"); Monsoon's messages do not.
+        var message = text.prefix(1).lowercased() + text.dropFirst()
         switch code {
         case 6, 7, 35, 52, 55, 56, 16, 92, 95:
             // could not resolve / connect, TLS handshake, empty reply, send/recv errors (reset), HTTP/2 and HTTP/3 framing
