@@ -214,7 +214,7 @@ import Testing
         #expect(exported.status == 0)
         #expect(exported.output.contains("xmlUrl=\"http://***:***@127.0.0.1:\(port)/private.xml?token=***\""))
         #expect(exported.errors == "monsoon: warning: the credentials in the feed URLs of 1 podcast were replaced by *** (1 Private); "
-                + "importing this file cannot reach that feed: export with --include-credentials to keep them\n")
+                + "importing this file cannot reach that feed; export with --include-credentials to keep them\n")
         let kept = await runMonsoon(["export", "--include-credentials"], in: folder.path)
         #expect(kept.errors.isEmpty && kept.output.contains("s3cret"))
 

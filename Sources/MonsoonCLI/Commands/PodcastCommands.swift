@@ -279,7 +279,7 @@ struct Export: RunnableCommand {
             let names = redacted.map { "\($0.id) \($0.name)" }.joined(separator: ", ")
             let count = redacted.count == 1 ? "1 podcast" : "\(redacted.count) podcasts"
             context.error("warning: the credentials in the feed URLs of \(count) were replaced by *** (\(names)); "
-                          + "importing this file cannot reach \(redacted.count == 1 ? "that feed" : "those feeds"): export with --include-credentials to keep them")
+                          + "importing this file cannot reach \(redacted.count == 1 ? "that feed" : "those feeds"); export with --include-credentials to keep them")
         }
         return ExitStatus.success
     }

@@ -110,7 +110,7 @@ struct QueueAdd: RunnableCommand {
         let selections = (all ? 1 : 0) + (latest == nil ? 0 : 1) + (since == nil ? 0 : 1)
         if podcast == nil {
             if episodes.isEmpty { throw ValidationError("give episode ids, or --podcast PODCAST with --all, --latest N or --since YYYY-MM-DD") }
-            if selections > 0 { throw ValidationError("--all, --latest and --since choose episodes of a podcast: give --podcast too") }
+            if selections > 0 { throw ValidationError("--all, --latest and --since choose episodes of a podcast; give --podcast too") }
         } else {
             if !episodes.isEmpty { throw ValidationError("give episode ids or --podcast, not both") }
             if selections != 1 { throw ValidationError("with --podcast, give one of --all, --latest N or --since YYYY-MM-DD") }
