@@ -93,6 +93,7 @@ public enum HTTPStatusText {
 
     static func text(_ status: Int) -> String {
         switch status {
+        case 304: return "Not Modified"
         case 400: return "Bad Request"
         case 401: return "Unauthorized"
         case 403: return "Forbidden"
