@@ -44,6 +44,7 @@ import Testing
         let missing = server.url("/missing.xml").absoluteString
         let usage = ExitStatus.usage, failure = ExitStatus.failure
         try Data("not a list".utf8).write(to: URL(fileURLWithPath: folder.file("list.opml")))
+        try Data("\(bare)\n".utf8).write(to: URL(fileURLWithPath: folder.file("bare.txt")))
         // A home whose database is not one.
         let damaged = folder.file("damaged")
         try FileManager.default.createDirectory(atPath: damaged, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -61,6 +62,7 @@ import Testing
             // An address without its scheme, to each command that takes a URL.
             Case(arguments: ["add", bare], status: usage, firstLine: "monsoon: '\(bare)' is not an http or https URL; did you mean http://\(bare)?"),
             Case(arguments: ["get", bare], status: usage, firstLine: "monsoon: '\(bare)' is not an http or https URL; did you mean http://\(bare)?"),
+            Case(arguments: ["get", "-i", "bare.txt"], status: usage, firstLine: "monsoon: '\(bare)' is not an http or https URL; did you mean http://\(bare)?"),
             Case(arguments: ["archive", bare], status: usage, firstLine: "monsoon: '\(bare)' is not an http or https URL; did you mean http://\(bare)?"),
             Case(arguments: ["inspect", bare], status: usage, firstLine: "monsoon: '\(bare)' is not an http or https URL nor a file; did you mean http://\(bare)?"),
             Case(arguments: ["import", bare], status: usage,
