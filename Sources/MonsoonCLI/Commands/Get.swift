@@ -216,7 +216,7 @@ struct Get: RunnableCommand {
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         } catch {
-            throw CLIError(message: "cannot create the folder \(folder): \((error as NSError).localizedDescription)")
+            throw CLIError(message: "cannot create the folder \(folder): \(SystemErrorText.reason(error))")
         }
     }
 
