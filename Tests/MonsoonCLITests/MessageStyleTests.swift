@@ -72,6 +72,8 @@ import Testing
             // Runtime errors: a 404 worded once, missing things, a refusal.
             Case(arguments: ["add", missing], status: failure, firstLine: "monsoon: cannot fetch \(missing): the server answered 404 Not Found"),
             Case(arguments: ["inspect", missing], status: failure, firstLine: "monsoon: cannot fetch \(missing): the server answered 404 Not Found"),
+            Case(arguments: ["archive", missing, "-o", "A"], status: failure, firstLine: "monsoon: cannot fetch \(missing): the server answered 404 Not Found"),
+            Case(arguments: ["archive", "--dry-run", missing, "-o", "A"], status: failure, firstLine: "monsoon: cannot fetch \(missing): the server answered 404 Not Found"),
             Case(arguments: ["get", server.url("/missing.mp3").absoluteString], status: failure,
                  firstLine: "monsoon: d1 failed: \(server.url("/missing.mp3").absoluteString): the server answered 404 Not Found"),
             Case(arguments: ["inspect", "nothing-here.xml"], status: failure, firstLine: "monsoon: no such file: \(folder.file("nothing-here.xml"))"),

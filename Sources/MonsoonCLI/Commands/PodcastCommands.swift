@@ -211,7 +211,7 @@ struct Import: RunnableCommand {
                     }
                 } catch {
                     failed += 1
-                    context.error("\(Redaction.redact(outline.feedURL)): \(LibrarySession.message(error))")
+                    context.error(LibrarySession.feedFailure(outline.feedURL, error))
                 }
             }
         }
