@@ -102,6 +102,20 @@ import Testing
         }
     }
 
+    /// The address a text without a scheme probably meant: http for a local server or a port,
+    /// https for a name; nothing for a file name, a path, a word or another scheme.
+    @Test func anAddressWithoutItsSchemeGetsOne() {
+        let cases: [(String, String?)] = [
+            ("127.0.0.1:8765/feed.xml", "http://127.0.0.1:8765/feed.xml"), ("localhost/feed", "http://localhost/feed"),
+            ("[::1]:80/a.mp3", "http://[::1]:80/a.mp3"), ("example.com/feed.xml", "https://example.com/feed.xml"),
+            ("user:pw@example.com/feed", "https://user:pw@example.com/feed"), ("example.com:8080", "http://example.com:8080"),
+            ("feed.xml", nil), ("example.com", nil), ("podcasts/feed.xml", nil), ("/tmp/feed.xml", nil), ("./feed.xml", nil),
+            ("ftp://example.com/feed.xml", nil), ("not a url", nil), ("1.2.3/x", nil), ("", nil),
+        ]
+        for (text, expected) in cases { #expect(URLArgument.suggestion(text) == expected, "\(text)") }
+        #expect(URLArgument.notURL("user:pw@example.com/feed", advice: "-") == "'***@example.com/feed' is not an http or https URL; did you mean https://***:***@example.com/feed?", "credentials never shown")
+    }
+
     /// `refresh` and `sync` print their lines per podcast on standard output, the same lines, and
     /// their failures on standard error, the same way.
     @Test func refreshAndSyncSayTheSameOnTheSameStreams() async throws {
