@@ -1,8 +1,9 @@
 # Monsoon: `make demo` shows the main job; `make test` is what CI runs.
 
 SWIFT ?= swift
-# Debian packages the build and the tests need (installed when missing; libxml2-utils: xmllint checks exports).
-APT_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libxml2-dev libxml2-utils libssl-dev pkg-config ca-certificates openssl nginx-light mpv zsh fish
+# Debian packages the build and the tests need (installed when missing; libxml2-utils: xmllint checks exports;
+# systemd: systemd-analyze checks the units `monsoon systemd` prints).
+APT_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libxml2-dev libxml2-utils libssl-dev pkg-config ca-certificates openssl nginx-light mpv zsh fish systemd
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all build release deps test tsan fuzz soak demo bench bench-quick order clean

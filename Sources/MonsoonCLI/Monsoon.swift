@@ -42,7 +42,7 @@ struct GlobalOptions: ParsableArguments {
     init() {}
 
     mutating func validate() throws {
-        if quiet && verbose { throw ValidationError("--quiet and --verbose cannot be used together: choose one.") }
+        if quiet && verbose { throw ValidationError("--quiet and --verbose cannot be used together; choose one") }
     }
 }
 
@@ -83,7 +83,8 @@ public enum MonsoonCLI {
         case .command(let command):
             // Every command without subcommands is runnable: the declaration test checks it.
             guard let runnable = command as? any RunnableCommand else { return ExitStatus.usage }
-            guard !type(of: runnable).handlesInterruption else { return finish(await Result(catching: { try await runnable.run(context) }), context: context) }
+            let path = HelpGenerator.path(to: type(of: runnable), from: Monsoon.self)
+            guard !type(of: runnable).handlesInterruption else { return finish(await Result(catching: { try await runnable.run(context) }), path: path, context: context) }
             // Ctrl-C while a feed is fetched, parsed or stored: the work is cancelled and the
             // command ends at once (a phase that stops by itself is left to do so).
             let task = Task { try await runnable.run(context) }
@@ -95,15 +96,19 @@ public enum MonsoonCLI {
                 context.error("interrupted")
                 return ExitStatus.interrupted
             }
-            return finish(await task.result, context: context)
+            return finish(await task.result, path: path, context: context)
         }
     }
 
-    /// The exit status of a command's result, its error said on standard error.
-    private static func finish(_ result: Result<Int32, Error>, context: CommandContext) -> Int32 {
+    /// The exit status of a command's result, its error said on standard error; a usage error
+    /// found as the command ran is shown as the parser's are, with the usage of `path`.
+    private static func finish(_ result: Result<Int32, Error>, path: [any ParsableCommand.Type], context: CommandContext) -> Int32 {
         switch result {
         case .success(let status):
             return status
+        case .failure(let error as CLIError) where error.status == ExitStatus.usage:
+            context.errors.line(HelpGenerator.usageError(Redaction.redactText(error.message), path: path))
+            return error.status
         case .failure(let error as CLIError):
             context.error(Redaction.redactText(error.message))
             return error.status
@@ -121,10 +126,13 @@ extension Result where Failure == Error {
     }
 }
 
-/// A command's failure as a message and an exit status.
+/// A command's failure as a message and an exit status. The message is printed after
+/// `monsoon: `: it starts lowercase (but for a name, a path, a URL or quoted input) and has no
+/// closing period; what to do follows a `;` ("…; list them with 'monsoon downloads'").
 struct CLIError: Error {
     var message: String
     var status: Int32 = ExitStatus.failure
 
+    /// A mistake in the command line found as the command runs: printed with the command's usage.
     static func usage(_ message: String) -> CLIError { CLIError(message: message, status: ExitStatus.usage) }
 }

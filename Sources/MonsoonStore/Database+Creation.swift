@@ -20,7 +20,7 @@ extension Database {
                 throw StoreError(code: SQLITE_CANTOPEN, message: "cannot open the database \(path): it is a folder; move it away or choose another place")
             }
             if status.st_mode & S_IFMT == S_IFREG && status.st_size == 0 {
-                throw StoreError(code: emptyFileCode, message: "the database \(path) is damaged (0 bytes: its contents are gone); it was left untouched: "
+                throw StoreError(code: emptyFileCode, message: "the database \(path) is damaged (0 bytes: its contents are gone); it was left untouched; "
                                  + "restore it from a backup, or move it away to start afresh with an empty one")
             }
             return

@@ -61,7 +61,7 @@ public final class Database {
             // Not closed here: every stored property is set, so the throw runs deinit, which closes
             // the connection (closing it here too closed it twice, a use after free).
             if error.isCorrupt {
-                throw StoreError(code: error.code, message: "the database \(path) is damaged or not a Monsoon database (\(error.reason ?? error.message)); it was left untouched: move it away to start afresh",
+                throw StoreError(code: error.code, message: "the database \(path) is damaged or not a Monsoon database (\(error.reason ?? error.message)); it was left untouched; move it away to start afresh",
                                  reason: error.reason, statement: error.statement)
             }
             throw error

@@ -185,7 +185,7 @@ import Testing
         _ = Self.serve(server, count: 4)
         let synced = try await MonsoonProcess(["sync"], in: folder.path).finish()
         #expect(synced.status == 0, "\(synced.errors)")
-        #expect(synced.errors.contains("Archive Show: 2 new, 0 updated") && synced.errors.contains("queued 2 new episodes"))
+        #expect(synced.output.contains("Archive Show: 2 new, 0 updated\n") && synced.errors.contains("queued 2 new episodes"))
         #expect(synced.output.contains("finished e3 ") && synced.output.contains("finished e4 "), "\(synced.output)")
         #expect(folder.contents("P/Archive Show") == ["2024-02-03 - Talk 3.mp3", "2024-02-04 - Interview 4.mp3"])
     }

@@ -36,7 +36,7 @@ private struct FixtureGet: ParsableCommand {
     init() {}
 
     mutating func validate() throws {
-        if jobs < 1 { throw ValidationError("--jobs must be at least 1.") }
+        if jobs < 1 { throw ValidationError("--jobs must be at least 1") }
     }
 }
 
@@ -83,7 +83,7 @@ private struct FixtureStrictGlobals: ParsableArguments {
     @Option("--level", help: "A level from 1 to 3.", valueName: "n") var level: Int = 1
     init() {}
     mutating func validate() throws {
-        guard (1...3).contains(level) else { throw ValidationError("--level must be from 1 to 3.") }
+        guard (1...3).contains(level) else { throw ValidationError("--level must be from 1 to 3") }
     }
 }
 
@@ -120,7 +120,8 @@ private func usageError(
         return ("", "")
     }
     let lines = text.split(separator: "\n").map(String.init)
-    return (String(lines[0].dropFirst("Error: ".count)), String(lines[1].dropFirst("Usage: ".count)))
+    #expect(lines[0].hasPrefix("monsoon: "), sourceLocation: sourceLocation)
+    return (String(lines[0].dropFirst("monsoon: ".count)), String(lines[1].dropFirst("Usage: ".count)))
 }
 
 /// Parses and expects text for standard output: help or the version.
@@ -175,8 +176,8 @@ private func help(
     @Test func flags() throws {
         let get = try parse(["get", "-q", "-v", "--json"], as: FixtureGet.self)
         #expect(get.global.quiet && get.global.verbose && get.json)
-        #expect(usageError(["get", "-qv"]).message == "Unknown option '-qv'.", "no clusters of short names")
-        #expect(usageError(["get", "-j3"]).message == "Unknown option '-j3'.", "a value is a word of its own")
+        #expect(usageError(["get", "-qv"]).message == "unknown option '-qv'", "no clusters of short names")
+        #expect(usageError(["get", "-j3"]).message == "unknown option '-j3'", "a value is a word of its own")
     }
 
     @Test func commandsAreSendableAndPlainValues() throws {
@@ -208,16 +209,16 @@ private func help(
         #expect(remove.first == "a" && remove.log == "log")
         #expect(try parse(["downloads", "remove", "a"], as: FixtureRemove.self).log == nil)
         #expect(try parse(["downloads", "clear", "1", "2"], as: FixtureClear.self).ids == [1, 2])
-        #expect(usageError(["downloads", "remove"]).message == "Missing expected argument '<first>'.")
+        #expect(usageError(["downloads", "remove"]).message == "missing expected argument '<first>'")
         let error = usageError(["downloads", "clear"])
-        #expect(error.message == "Missing expected argument '<id> ...'.")
+        #expect(error.message == "missing expected argument '<id> ...'")
         #expect(error.usage == "monsoon downloads clear <id> ...")
     }
 
     @Test func unexpectedExtraArguments() {
-        #expect(usageError(["downloads", "remove", "a", "b", "c"]).message == "Unexpected argument 'c'.")
+        #expect(usageError(["downloads", "remove", "a", "b", "c"]).message == "unexpected argument 'c'")
         let two = usageError(["downloads", "list", "x", "y"])
-        #expect(two.message == "Unexpected arguments 'x', 'y'.")
+        #expect(two.message == "unexpected arguments 'x', 'y'")
         #expect(two.usage == "monsoon downloads list [<options>]")
     }
 }
@@ -242,7 +243,7 @@ private func help(
         #expect(try parse(["downloads", "ls", "--limit", "2"], as: FixtureList.self).limit == 2)
         #expect(help(["downloads", "--help"]).contains("  list, ls                List downloads. (default)"))
         #expect(help(["help", "downloads", "ls"]).hasPrefix("Usage: monsoon downloads list"))
-        #expect(usageError(["downloads", "lss"]).message.contains("Did you mean 'ls'?"))
+        #expect(usageError(["downloads", "lss"]).message.contains("did you mean 'ls'?"))
     }
 
     @Test func defaultSubcommandTakesUnknownOptions() throws {
@@ -255,23 +256,23 @@ private func help(
 
     @Test func subcommandOptionBeforeItsNameIsUnknown() {
         let error = usageError(["--jobs", "3", "get"])
-        #expect(error.message == "Unknown option '--jobs'.")
+        #expect(error.message == "unknown option '--jobs'")
         #expect(error.usage == "monsoon [<options>] <command>")
     }
 
     @Test func unknownAndMissingSubcommands() {
-        #expect(usageError(["gte"]).message == "Unknown command 'gte'. Did you mean 'get'?")
-        #expect(usageError(["frobnicate"]).message == "Unknown command 'frobnicate'.")
-        #expect(usageError(["downloads", "lst"]).message == "Unknown command 'lst'. Did you mean 'list'?")
+        #expect(usageError(["gte"]).message == "unknown command 'gte'; did you mean 'get'?")
+        #expect(usageError(["frobnicate"]).message == "unknown command 'frobnicate'")
+        #expect(usageError(["downloads", "lst"]).message == "unknown command 'lst'; did you mean 'list'?")
         let error = usageError([])
-        #expect(error.message == "Missing command; expected one of: get, downloads.")
+        #expect(error.message == "missing command; expected one of: get, downloads")
         #expect(error.usage == "monsoon [<options>] <command>")
-        #expect(usageError(["-q"]).message == "Missing command; expected one of: get, downloads.")
+        #expect(usageError(["-q"]).message == "missing command; expected one of: get, downloads")
     }
 
     @Test func version() {
         #expect(help(["--version"]) == "0.1.0")
-        #expect(usageError(["get", "--version"]).message == "Unknown option '--version'.")
+        #expect(usageError(["get", "--version"]).message == "unknown option '--version'")
     }
 }
 
@@ -280,44 +281,44 @@ private func help(
 @Suite struct ArgumentParserUsageErrorTests {
     @Test func invalidValues() {
         let error = usageError(["get", "--jobs", "abc"])
-        #expect(error.message == "The value 'abc' is invalid for '--jobs <n>': not a whole number.")
+        #expect(error.message == "the value 'abc' is invalid for '--jobs <n>': not a whole number")
         #expect(error.usage == "monsoon get [<options>] [<url> ...]")
-        #expect(usageError(["get", "-j", "x"]).message == "The value 'x' is invalid for '-j <n>': not a whole number.")
-        #expect(usageError(["get", "--limit", "fast"]).message == "The value 'fast' is invalid for '--limit <rate>': not a number.")
+        #expect(usageError(["get", "-j", "x"]).message == "the value 'x' is invalid for '-j <n>': not a whole number")
+        #expect(usageError(["get", "--limit", "fast"]).message == "the value 'fast' is invalid for '--limit <rate>': not a number")
         #expect(usageError(["get", "--format", "xml"]).message
-            == "The value 'xml' is invalid for '--format <format>': expected one of 'text', 'json'.")
+            == "the value 'xml' is invalid for '--format <format>': expected one of 'text', 'json'")
         #expect(usageError(["downloads", "--status", "faild"], root: Monsoon.self).message
-            == "The value 'faild' is invalid for '--status <status>': expected one of 'queued', 'downloading', 'interrupted', 'waitingToRetry', 'paused', 'completed', 'failed'. Did you mean 'failed'?")
+            == "the value 'faild' is invalid for '--status <status>': expected one of 'queued', 'downloading', 'interrupted', 'waitingToRetry', 'paused', 'completed', 'failed'; did you mean 'failed'?")
         // What a listing can show: every engine status, and interrupted.
         #expect(Set(ListDownloads.ShownStatus.allCases.map(\.rawValue)) == Set(DownloadStatus.allCases.map(\.rawValue) + ["interrupted"]))
-        #expect(usageError(["downloads", "clear", "1", "two"]).message == "The value 'two' is invalid for '<id>': not a whole number.")
+        #expect(usageError(["downloads", "clear", "1", "two"]).message == "the value 'two' is invalid for '<id>': not a whole number")
     }
 
     @Test func missingValue() {
-        #expect(usageError(["get", "--out"]).message == "Missing value for '--out <dir>'.")
-        #expect(usageError(["get", "-o"]).message == "Missing value for '-o <dir>'.")
-        #expect(usageError(["get", "-i", "--json"]).message == "Missing value for '-i <file>'.")
+        #expect(usageError(["get", "--out"]).message == "missing value for '--out <dir>'")
+        #expect(usageError(["get", "-o"]).message == "missing value for '-o <dir>'")
+        #expect(usageError(["get", "-i", "--json"]).message == "missing value for '-i <file>'")
     }
 
     @Test func unknownOptionWithSuggestion() {
-        #expect(usageError(["get", "--outt", "x"]).message == "Unknown option '--outt'. Did you mean '--out'?")
-        #expect(usageError(["get", "--jbos", "2"]).message == "Unknown option '--jbos'. Did you mean '--jobs'?")
-        #expect(usageError(["get", "--per", "2"]).message == "Unknown option '--per'. Did you mean '--per-host'?")
-        #expect(usageError(["get", "--zzz"]).message == "Unknown option '--zzz'.")
-        #expect(usageError(["get", "-x"]).message == "Unknown option '-x'.")
-        #expect(usageError(["get", "-json"]).message == "Unknown option '-json'. Did you mean '--json'?")
-        #expect(usageError(["get", "-quite"]).message == "Unknown option '-quite'. Did you mean '--quiet'?")
+        #expect(usageError(["get", "--outt", "x"]).message == "unknown option '--outt'; did you mean '--out'?")
+        #expect(usageError(["get", "--jbos", "2"]).message == "unknown option '--jbos'; did you mean '--jobs'?")
+        #expect(usageError(["get", "--per", "2"]).message == "unknown option '--per'; did you mean '--per-host'?")
+        #expect(usageError(["get", "--zzz"]).message == "unknown option '--zzz'")
+        #expect(usageError(["get", "-x"]).message == "unknown option '-x'")
+        #expect(usageError(["get", "-json"]).message == "unknown option '-json'; did you mean '--json'?")
+        #expect(usageError(["get", "-quite"]).message == "unknown option '-quite'; did you mean '--quiet'?")
     }
 
     @Test func flagWithValue() {
-        #expect(usageError(["get", "--json=yes"]).message == "The flag '--json' does not take a value.")
+        #expect(usageError(["get", "--json=yes"]).message == "the flag '--json' does not take a value")
     }
 
     @Test func validationErrors() {
         let error = usageError(["get", "--jobs", "0"])
-        #expect(error.message == "--jobs must be at least 1.")
+        #expect(error.message == "--jobs must be at least 1")
         #expect(error.usage == "monsoon get [<options>] [<url> ...]")
-        #expect(usageError(["--level", "7"], root: FixtureStrict.self).message == "--level must be from 1 to 3.")
+        #expect(usageError(["--level", "7"], root: FixtureStrict.self).message == "--level must be from 1 to 3")
     }
 
     @Test func standardErrorText() {
@@ -326,7 +327,7 @@ private func help(
             return
         }
         #expect(text == """
-            Error: Unknown option '--outt'. Did you mean '--out'?
+            monsoon: unknown option '--outt'; did you mean '--out'?
             Usage: monsoon get [<options>] [<url> ...]
               See 'monsoon get --help' for more information.
             """)
@@ -389,7 +390,7 @@ private func help(
         #expect(help(["help"]) == help(["--help"]))
         #expect(help(["help", "downloads", "list"]) == help(["downloads", "list", "-h"]))
         #expect(help(["downloads", "help", "remove"]) == help(["downloads", "remove", "-h"]))
-        #expect(usageError(["help", "nope"]).message == "Unknown command 'nope'.")
+        #expect(usageError(["help", "nope"]).message == "unknown command 'nope'")
         #expect(help(["help", "help"]).hasPrefix("Usage: monsoon help [<command> ...]\n\nShow the help of a command"))
     }
 

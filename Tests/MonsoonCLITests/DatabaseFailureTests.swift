@@ -77,7 +77,7 @@ struct ReadOnlyDatabaseTests {
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let database = (home as NSString).appendingPathComponent("monsoon.sqlite")
         #expect(FileManager.default.createFile(atPath: database, contents: Data(), attributes: [.posixPermissions: 0o600]))
-        let message = "monsoon: the database \(database) is damaged (0 bytes: its contents are gone); it was left untouched: "
+        let message = "monsoon: the database \(database) is damaged (0 bytes: its contents are gone); it was left untouched; "
             + "restore it from a backup, or move it away to start afresh with an empty one\n"
         for arguments in [["podcasts"], ["downloads"], ["config", "set", "concurrency", "2"], ["add", "http://127.0.0.1:9/feed.xml"]] {
             let result = await runMonsoon(["--home", home] + arguments, in: folder.path)

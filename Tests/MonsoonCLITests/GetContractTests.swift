@@ -63,7 +63,8 @@ import Testing
         defer { folder.remove(); server.stop() }
         let alone = await runMonsoon(["get", "notaurl"], in: folder.path)
         #expect(alone.status == 2)
-        #expect(alone.errors == "monsoon: 'notaurl' is not an http or https URL; give full addresses like https://example.com/episode.mp3\n")
+        #expect(alone.errors.hasPrefix("monsoon: 'notaurl' is not an http or https URL; give full addresses like https://example.com/episode.mp3\nUsage: monsoon get "),
+                "\(alone.errors)")
         server.setRoute("/good", Route(body: .bytes([7])))
         let mixed = await runMonsoon(["get", "-i", "-"], in: folder.path, stdin: "notaurl\n\(server.url("/good"))\nfile:///etc/passwd\n")
         #expect(mixed.status == 2)

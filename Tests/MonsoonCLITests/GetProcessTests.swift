@@ -54,7 +54,7 @@ import Testing
         #expect(failed.status == 1)
         let usage = try await MonsoonProcess(["get", "--bogus"], in: folder.path).finish()
         #expect(usage.status == 2)
-        #expect(usage.errors.contains("Unknown option '--bogus'"))
+        #expect(usage.errors.contains("monsoon: unknown option '--bogus'"))
         server.setRoute("/big", Route(body: .bytes([2])))
         let disk = try await MonsoonProcess(["get", "--min-free", "1000000T", server.url("/big").absoluteString], in: folder.path).finish()
         #expect(disk.status == 3)

@@ -109,7 +109,7 @@ import Testing
         #expect(missing.status == 1)
         #expect(missing.errors.contains("404"))
         let notURL = await runMonsoon(["add", "not a url"], in: folder.path)
-        #expect(notURL.status == 1)
+        #expect(notURL.status == 2, "a usage error")
         #expect((await runMonsoon(["podcasts", "--json"], in: folder.path)).output.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
         let unknown = await runMonsoon(["episodes", "nope"], in: folder.path)
         #expect(unknown.status == 1)
@@ -160,20 +160,20 @@ import Testing
         let added = await runMonsoon(["add", server.url("/paged.xml").absoluteString], in: folder.path)
         #expect(added.status == 1)
         #expect(added.output == "subscribed: 1 Paged (4 episodes from 2 pages)\n")
-        #expect(added.errors == "monsoon: warning: Paged: fetching page 3 of the feed (\(pageURL)) failed: the server answered 404; "
+        #expect(added.errors == "monsoon: warning: Paged: cannot fetch page 3 of the feed (\(pageURL)): the server answered 404 Not Found; "
                 + "the episodes of the pages before it were kept, and the next refresh reads the whole feed again\n")
 
         let json = await runMonsoon(["podcasts", "--json"], in: folder.path)
         let list = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]])
-        #expect(list.first?["lastError"] as? String == "fetching page 3 of the feed (\(pageURL)) failed: the server answered 404")
+        #expect(list.first?["lastError"] as? String == "cannot fetch page 3 of the feed (\(pageURL)): the server answered 404 Not Found")
         let text = await runMonsoon(["podcasts"], in: folder.path)
-        #expect(text.output.contains("(last refresh failed: fetching page 3 of the feed (\(pageURL)) failed: the server answered 404)"))
+        #expect(text.output.contains("(last refresh failed: cannot fetch page 3 of the feed (\(pageURL)): the server answered 404 Not Found)"))
         #expect(!json.output.contains("s3cret") && !text.output.contains("s3cret") && !added.errors.contains("s3cret"))
 
         let still = await runMonsoon(["refresh"], in: folder.path)
         #expect(still.status == 1)
         #expect(still.output == "Paged: 0 new, 0 updated\n")
-        #expect(still.errors.contains("warning: Paged: fetching page 3"))
+        #expect(still.errors.contains("warning: Paged: cannot fetch page 3"))
 
         server.setRoute("/paged3.xml", page(3, next: nil))
         let repaired = await runMonsoon(["refresh"], in: folder.path)
@@ -214,7 +214,7 @@ import Testing
         #expect(exported.status == 0)
         #expect(exported.output.contains("xmlUrl=\"http://***:***@127.0.0.1:\(port)/private.xml?token=***\""))
         #expect(exported.errors == "monsoon: warning: the credentials in the feed URLs of 1 podcast were replaced by *** (1 Private); "
-                + "importing this file cannot reach that feed: export with --include-credentials to keep them\n")
+                + "importing this file cannot reach that feed; export with --include-credentials to keep them\n")
         let kept = await runMonsoon(["export", "--include-credentials"], in: folder.path)
         #expect(kept.errors.isEmpty && kept.output.contains("s3cret"))
 
@@ -260,16 +260,16 @@ import Testing
         try Data(jpeg).write(to: URL(fileURLWithPath: folder.file("cover.jpg")))
         let file = await runMonsoon(["inspect", "cover.jpg"], in: folder.path)
         #expect(file.status == 1)
-        #expect(file.errors == "monsoon: The file \(folder.file("cover.jpg")) is not a feed (RSS or Atom): it is an image (JPEG).\n")
+        #expect(file.errors == "monsoon: the file \(folder.file("cover.jpg")) is not a feed (RSS or Atom): it is an image (JPEG)\n")
 
         server.setRoute("/cover.png", Route(body: .bytes([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x3C]), contentType: "image/png"))
         let png = await runMonsoon(["inspect", server.url("/cover.png").absoluteString], in: folder.path)
-        #expect(png.errors == "monsoon: The document at \(server.url("/cover.png").absoluteString) is not a feed (RSS or Atom): it is an image (PNG).\n")
+        #expect(png.errors == "monsoon: the document at \(server.url("/cover.png").absoluteString) is not a feed (RSS or Atom): it is an image (PNG)\n")
         // Bytes that say nothing (a raw MPEG stream in the middle of a frame), but the media type does.
         server.setRoute("/episode", Route(body: .bytes(Array("x<y".utf8)), contentType: "audio/mpeg"))
         let audio = await runMonsoon(["add", server.url("/episode").absoluteString], in: folder.path)
         #expect(audio.status == 1)
-        #expect(audio.errors == "monsoon: The document at \(server.url("/episode").absoluteString) is not a feed (RSS or Atom): it is audio (MP3).\n")
+        #expect(audio.errors == "monsoon: the document at \(server.url("/episode").absoluteString) is not a feed (RSS or Atom): it is audio (MP3)\n")
     }
 
     /// `import` of an empty, broken or wrong file says what is wrong in plain words.

@@ -25,7 +25,7 @@ import Testing
     func binaryDocumentsSayWhatTheyAre(_ bytes: [UInt8], _ kind: String) throws {
         let error = try #require(feedError(Data(bytes), url: "https://user:pw@media.example.org/file?token=abc"))
         #expect(error.code == .notAFeed)
-        #expect(error.message == "The document at https://***:***@media.example.org/file?token=*** is not a feed (RSS or Atom): it is \(kind).")
+        #expect(error.message == "the document at https://***:***@media.example.org/file?token=*** is not a feed (RSS or Atom): it is \(kind)")
     }
 
     /// Without telling bytes, the server's media type says what a document is; text stays a parse error.
@@ -33,7 +33,7 @@ import Testing
         let error = try #require(throws: FeedError.self) {
             try FeedParser.parse(Data("GIF-like but not quite <".utf8), url: URL(string: "https://cdn.example.org/cover")!, mediaType: "image/webp; q=1")
         }
-        #expect(error.message == "The document at https://cdn.example.org/cover is not a feed (RSS or Atom): it is an image (WEBP).")
+        #expect(error.message == "the document at https://cdn.example.org/cover is not a feed (RSS or Atom): it is an image (WEBP)")
         let text = try #require(throws: FeedError.self) {
             try FeedParser.parse(Data("<rss><channel><title>x</channel></rss>".utf8), url: URL(string: "https://x.example/f")!, mediaType: "application/rss+xml")
         }
@@ -101,7 +101,7 @@ import Testing
     }
 
     @Test func unreadableFiles() {
-        #expect(throws: FeedError(.unreadable, "No file at /nonexistent/feed.xml.")) { try FeedParser.parse(fileAt: "/nonexistent/feed.xml") }
+        #expect(throws: FeedError(.unreadable, "no such file: /nonexistent/feed.xml")) { try FeedParser.parse(fileAt: "/nonexistent/feed.xml") }
         do {
             _ = try FeedParser.parse(fileAt: NSTemporaryDirectory())
             Issue.record("a folder parsed")

@@ -44,7 +44,7 @@ import Testing
         let xml = "<?xml version=\"1.0\"?><!DOCTYPE rss [\(declarations)]><rss><channel><title>&lol9;</title></channel></rss>"
         let error = feedError(Data(xml.utf8))
         #expect(error?.code == .tooLarge)
-        #expect(error?.message == "The feed expands more than \(FeedLimits().maxEntityExpansions) entity references, which only an entity bomb does; it was not read.")
+        #expect(error?.message == "the feed expands more than \(FeedLimits().maxEntityExpansions) entity references, which only an entity bomb does; it was not read")
         // A quadratic blow-up (one big entity referenced many times) is bounded by the size cap.
         let big = String(repeating: "x", count: 100_000)
         let quadratic = "<?xml version=\"1.0\"?><!DOCTYPE rss [<!ENTITY big \"\(big)\">]><rss><channel><title>"

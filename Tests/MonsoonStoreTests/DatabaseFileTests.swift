@@ -27,7 +27,7 @@ import Testing
                 Issue.record("an empty file must not open as a new database")
             } catch let error as StoreError {
                 #expect(error.isCorrupt)
-                #expect(error.message == "the database \(path) is damaged (0 bytes: its contents are gone); it was left untouched: "
+                #expect(error.message == "the database \(path) is damaged (0 bytes: its contents are gone); it was left untouched; "
                         + "restore it from a backup, or move it away to start afresh with an empty one")
             }
         }

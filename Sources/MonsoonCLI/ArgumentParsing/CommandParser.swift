@@ -12,7 +12,7 @@ struct CommandParser {
         case command(any ParsableCommand)
         /// Help or the version, for standard output (exit status 0).
         case output(String)
-        /// A usage error for standard error (exit status 2): "Error: …", the usage, a pointer to help.
+        /// A usage error for standard error (exit status 2): "monsoon: …", the usage, a pointer to help.
         case usageError(String)
     }
 
@@ -82,7 +82,7 @@ struct CommandParser {
             if subcommand == nil && !configuration.subcommands.isEmpty && !helpRequested {
                 guard let fallback = configuration.defaultSubcommand else {
                     let names = configuration.subcommands.map { $0.configuration.commandName }
-                    throw ValidationError("Missing command; expected one of: \(names.joined(separator: ", ")).")
+                    throw ValidationError("missing command; expected one of: \(names.joined(separator: ", "))")
                 }
                 subcommand = fallback
             }
@@ -102,11 +102,11 @@ struct CommandParser {
             // "-json" for "--json": suggest the long option.
             let names = declarations.flatMap(\.names).filter { $0.hasPrefix("--") } + ["--help"] + (path.count == 1 ? ["--version"] : [])
             let closest = SpellingSuggestion.closest(to: String(name.drop { $0 == "-" }), among: names.map { String($0.dropFirst(2)) })
-            throw ValidationError("Unknown option '\(name)'." + (closest.map { " Did you mean '--\($0)'?" } ?? ""))
+            throw ValidationError("unknown option '\(name)'" + (closest.map { "; did you mean '--\($0)'?" } ?? ""))
         }
         let attached = name == word ? nil : String(word.dropFirst(name.count + 1))
         guard declarations[found].kind == .option else {
-            guard attached == nil else { throw ValidationError("The flag '\(name)' does not take a value.") }
+            guard attached == nil else { throw ValidationError("the flag '\(name)' does not take a value") }
             return values[found].append("")
         }
         try record(attached ?? nextValue(declarations[found], name, declarations), at: found, name, declarations)
@@ -116,7 +116,7 @@ struct CommandParser {
     /// `--out --json` says the value is missing.
     private mutating func nextValue(_ declaration: Declaration, _ spelling: String, _ declarations: [Declaration]) throws -> String {
         guard index < words.count, !Self.isOption(words[index], declarations) else {
-            throw ValidationError("Missing value for '\(declaration.display(spelling))'.")
+            throw ValidationError("missing value for '\(declaration.display(spelling))'")
         }
         index += 1
         return words[index - 1]
@@ -131,12 +131,12 @@ struct CommandParser {
             rest = rest.dropFirst(taken.count)
             for word in taken { try record(word, at: offset, nil, declarations) }
             if declaration.isRequired && taken.isEmpty {
-                throw ValidationError("Missing expected argument '\(declaration.display())\(declaration.isArray ? " ..." : "")'.")
+                throw ValidationError("missing expected argument '\(declaration.display())\(declaration.isArray ? " ..." : "")'")
             }
         }
         guard rest.isEmpty else {
             let quoted = rest.map { "'\($0)'" }.joined(separator: ", ")
-            throw ValidationError((rest.count == 1 ? "Unexpected argument " : "Unexpected arguments ") + quoted + ".")
+            throw ValidationError((rest.count == 1 ? "unexpected argument " : "unexpected arguments ") + quoted)
         }
     }
 
@@ -145,8 +145,8 @@ struct CommandParser {
         let declaration = declarations[offset]
         guard declaration.accepts(value) else {
             let closest = SpellingSuggestion.closest(to: value, among: declaration.allowedValues)
-            throw ValidationError("The value '\(value)' is invalid for '\(declaration.display(spelling))': \(declaration.invalidValueReason)."
-                + (closest.map { " Did you mean '\($0)'?" } ?? ""))
+            throw ValidationError("the value '\(value)' is invalid for '\(declaration.display(spelling))': \(declaration.invalidValueReason)"
+                + (closest.map { "; did you mean '\($0)'?" } ?? ""))
         }
         values[offset].append(value)
     }
@@ -164,7 +164,7 @@ struct CommandParser {
     private static func subcommand(_ word: String, of configuration: CommandConfiguration) throws -> any ParsableCommand.Type {
         if let found = configuration.subcommands.first(where: { $0.commandNames.contains(word) }) { return found }
         let closest = SpellingSuggestion.closest(to: word, among: configuration.subcommands.flatMap { $0.commandNames } + ["help"])
-        throw ValidationError("Unknown command '\(word)'." + (closest.map { " Did you mean '\($0)'?" } ?? ""))
+        throw ValidationError("unknown command '\(word)'" + (closest.map { "; did you mean '\($0)'?" } ?? ""))
     }
 
     /// Whether `word` is an option rather than a value: it starts with a dash and isn't "-"

@@ -48,9 +48,21 @@ enum HelpGenerator {
         return parts.joined(separator: " ")
     }
 
-    /// The three lines of a usage error: the message, the usage, where to read more.
+    /// The three lines of a usage error: the message (`monsoon: …`, as every diagnostic), the
+    /// usage, where to read more.
     static func usageError(_ message: String, path: [any ParsableCommand.Type]) -> String {
-        "Error: \(message)\n\(usageBlock(path))\n  See '\(commandPath(path)) --help' for more information."
+        "monsoon: \(message)\n\(usageBlock(path))\n  See '\(commandPath(path)) --help' for more information."
+    }
+
+    /// The commands from `root` down to `command`, for the usage of a usage error a command finds
+    /// as it runs; just `[root]` when `command` is not among them.
+    static func path(to command: any ParsableCommand.Type, from root: any ParsableCommand.Type) -> [any ParsableCommand.Type] {
+        func search(_ path: [any ParsableCommand.Type]) -> [any ParsableCommand.Type]? {
+            guard let last = path.last else { return nil }
+            if ObjectIdentifier(last) == ObjectIdentifier(command) { return path }
+            return last.configuration.subcommands.lazy.compactMap { search(path + [$0]) }.first
+        }
+        return search([root]) ?? [root]
     }
 
     /// "Usage: " and the usage line, later lines under the first.

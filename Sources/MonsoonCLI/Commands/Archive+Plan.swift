@@ -40,7 +40,7 @@ extension Archive {
                 } catch let error as CLIError {
                     throw error
                 } catch {
-                    context.error("\(Redaction.redact(url)): \(Redaction.redactText("\(error)"))")
+                    context.error(LibrarySession.feedFailure(url, error))
                     failed += 1
                 }
             }

@@ -149,7 +149,7 @@ extension Archive {
                     }
                     loaded.append((try library.podcast(withID: podcast.id) ?? podcast, summary.document))
                 } catch {
-                    context.error("\(Redaction.redact(url)): \(Redaction.redactText("\(error)"))")
+                    context.error(LibrarySession.feedFailure(url, error))
                     failed += 1
                 }
             }

@@ -59,29 +59,25 @@ struct Archive: RunnableCommand {
     init() {}
 
     mutating func validate() throws {
-        if feeds.isEmpty && opml == nil && !all { throw ValidationError("Give at least one feed URL, --opml FILE or --all.") }
-        for feed in feeds where Self.feedURL(feed) == nil {
-            throw ValidationError("'\(Redaction.redact(feed))' is not an http or https URL; give the feed's full address, like https://example.com/feed.xml.")
-        }
+        if feeds.isEmpty && opml == nil && !all { throw ValidationError("give at least one feed URL, --opml FILE or --all") }
+        for feed in feeds { _ = try URLArgument.require(feed, advice: Self.feedAdvice) }
         for (name, day) in [("--since", since), ("--until", until)] {
-            if let day, QueueAdd.day(day) == nil { throw ValidationError("\(name): '\(day)' is not a day like 2024-01-31.") }
+            if let day, QueueAdd.day(day) == nil { throw ValidationError("\(name): '\(day)' is not a day like 2024-01-31") }
         }
-        if let limit, limit < 1 { throw ValidationError("--limit must be at least 1.") }
-        if let latest, latest < 1 { throw ValidationError("--latest must be at least 1.") }
-        if let maxSize, maxSize.bytes < 1 { throw ValidationError("--max-size must be at least 1 byte.") }
+        if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
+        if let latest, latest < 1 { throw ValidationError("--latest must be at least 1") }
+        if let maxSize, maxSize.bytes < 1 { throw ValidationError("--max-size must be at least 1 byte") }
         if let template {
             do { _ = try NamingTemplate(template) } catch { throw ValidationError(error.message) }
         }
         do { _ = try ArchiveSelection([], match: match, exclude: exclude) } catch { throw ValidationError(error.message) }
     }
 
-    static func feedURL(_ text: String) -> URL? {
-        guard let url = URL(string: text.trimmingCharacters(in: .whitespaces)), DownloadRequest.isDownloadable(url) else { return nil }
-        return url
-    }
+    /// The hint after a feed URL that is not one (and lacks more than its scheme).
+    static let feedAdvice = "give the feed's full address, like https://example.com/feed.xml"
 
     func run(_ context: CommandContext) async throws -> Int32 {
-        var urls = feeds.compactMap(Self.feedURL)
+        var urls = feeds.compactMap(URLArgument.url)
         if let opml { urls += try Self.opmlFeeds(opml, context: context) }
         let episodes = try EpisodeSession.open(global, context: context)
         if all {

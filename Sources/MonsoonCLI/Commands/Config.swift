@@ -91,7 +91,7 @@ struct ConfigSet: RunnableCommand {
 
     mutating func validate() throws {
         do { _ = try key.normalize(value) } catch { throw ValidationError(error.message) }
-        if podcast != nil && !key.allowsPodcastOverride { throw ValidationError("\(key.rawValue) has no per-podcast value; set it without --podcast.") }
+        if podcast != nil && !key.allowsPodcastOverride { throw ValidationError("\(key.rawValue) has no per-podcast value; set it without --podcast") }
     }
 
     func run(_ context: CommandContext) async throws -> Int32 {

@@ -150,7 +150,7 @@ enum Control {
         let prefix = text.first.map(String.init) ?? ""
         let digits = prefix == "d" || prefix == "e" ? String(text.dropFirst()) : text
         guard let number = Int(digits), number > 0, digits.allSatisfy(\.isNumber) else {
-            throw ValidationError("'\(text)' is not a download id (like d17) or an episode id (like 42).")
+            throw ValidationError("'\(text)' is not a download id (like d17) or an episode id (like 42)")
         }
         return DownloadID("\(prefix == "d" ? "d" : "e")\(number)")
     }

@@ -72,8 +72,8 @@ struct Delete: RunnableCommand {
     init() {}
 
     mutating func validate() throws {
-        if episodes.isEmpty && podcast == nil && !played { throw ValidationError("Give episode ids, --podcast PODCAST or --played.") }
-        if !episodes.isEmpty && (podcast != nil || played) { throw ValidationError("Give episode ids, or --podcast/--played, not both.") }
+        if episodes.isEmpty && podcast == nil && !played { throw ValidationError("give episode ids, --podcast PODCAST or --played") }
+        if !episodes.isEmpty && (podcast != nil || played) { throw ValidationError("give episode ids, or --podcast/--played, not both") }
     }
 
     func run(_ context: CommandContext) async throws -> Int32 {

@@ -65,12 +65,12 @@ struct Get: RunnableCommand {
     init() {}
 
     mutating func validate() throws {
-        if urls.isEmpty && inputFile == nil { throw ValidationError("Give at least one URL, or a file of URLs with -i.") }
+        if urls.isEmpty && inputFile == nil { throw ValidationError("give at least one URL, or a file of URLs with -i") }
         if let checksum {
-            guard checksum.lowercased() == "sha256" else { throw ValidationError("'\(checksum)' is not a checksum Monsoon computes; use sha256.") }
-            guard discard else { throw ValidationError("--checksum goes with --discard.") }
+            guard checksum.lowercased() == "sha256" else { throw ValidationError("'\(checksum)' is not a checksum Monsoon computes; use sha256") }
+            guard discard else { throw ValidationError("--checksum goes with --discard") }
         }
-        if discard && skipExisting { throw ValidationError("--skip-existing has no meaning with --discard: nothing is written.") }
+        if discard && skipExisting { throw ValidationError("--skip-existing has no meaning with --discard: nothing is written") }
     }
 
     func run(_ context: CommandContext) async throws -> Int32 {
@@ -80,10 +80,10 @@ struct Get: RunnableCommand {
                 throw CLIError.usage("no URLs to download: \(inputFile ?? "the input") is empty")
             }
             let more = inputs.invalid.count > 1 ? " (nor are \(inputs.invalid.count - 1) more)" : ""
-            throw CLIError.usage("'\(Redaction.redact(first))' is not an http or https URL\(more); give full addresses like https://example.com/episode.mp3")
+            throw CLIError.usage(URLArgument.notURL(first, also: more, advice: "give full addresses like https://example.com/episode.mp3"))
         }
         for text in inputs.invalid {
-            context.error("skipped '\(Redaction.redact(text))': not an http or https URL")
+            context.error("skipped '\(Redaction.redact(text))': not an http or https URL" + (URLArgument.hint(text).map { "; " + $0 } ?? ""))
         }
         let home = try Home(option: global.home, context: context)
         let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, expected: inputs.valid.count, style: output.json ? .json : .files)
@@ -216,7 +216,7 @@ struct Get: RunnableCommand {
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         } catch {
-            throw CLIError(message: "cannot create the folder \(folder): \((error as NSError).localizedDescription)")
+            throw CLIError(message: "cannot create the folder \(folder): \(SystemErrorText.reason(error))")
         }
     }
 

@@ -97,7 +97,7 @@ struct Position: RunnableCommand {
     init() {}
 
     func validate() throws {
-        if let seconds, !(seconds >= 0 && seconds.isFinite) { throw ValidationError("The position must be a number of seconds, 0 or more.") }
+        if let seconds, !(seconds >= 0 && seconds.isFinite) { throw ValidationError("the position must be a number of seconds, 0 or more") }
     }
 
     func run(_ context: CommandContext) async throws -> Int32 {

@@ -15,9 +15,7 @@ struct Add: RunnableCommand {
     init() {}
 
     func run(_ context: CommandContext) async throws -> Int32 {
-        guard let feedURL = URL(string: url.trimmingCharacters(in: .whitespaces)), DownloadRequest.isDownloadable(feedURL) else {
-            throw CLIError(message: "'\(Redaction.redact(url))' is not an http or https URL; give the feed's full address, like https://example.com/feed.xml")
-        }
+        guard let feedURL = URLArgument.url(url) else { throw CLIError.usage(URLArgument.notURL(url, advice: Archive.feedAdvice)) }
         let session = try LibrarySession.open(global, context: context)
         let result = try await session.run { try await $0.subscribe(to: feedURL) }
         switch result {
@@ -119,21 +117,16 @@ struct Refresh: RunnableCommand {
         }
         var failed = 0
         for (podcast, result) in results {
-            let name = podcast.name
             switch result {
             case .success(let summary):
-                if !global.quiet {
-                    var line = summary.unchanged ? "\(name): unchanged" : "\(name): \(summary.added) new, \(summary.updated) updated"
-                    if let moved = summary.movedTo { line += "; the feed moved to \(Redaction.redact(moved))" }
-                    context.output.line(line)
-                }
+                if !global.quiet { context.output.line(summary.refreshedLine(for: podcast)) }
                 if let warning = summary.pageWarning(for: podcast) {
                     failed += 1
                     context.error(warning)
                 }
             case .failure(let error):
                 failed += 1
-                context.error("\(name): \(LibrarySession.message(error))")
+                context.error(RefreshSummary.failureLine(for: podcast, error))
             }
         }
         return failed > 0 ? ExitStatus.failure : ExitStatus.success
@@ -218,11 +211,18 @@ struct Import: RunnableCommand {
                     }
                 } catch {
                     failed += 1
-                    context.error("\(Redaction.redact(outline.feedURL)): \(LibrarySession.message(error))")
+                    context.error(LibrarySession.feedFailure(outline.feedURL, error))
                 }
             }
         }
         return failed > 0 ? ExitStatus.failure : ExitStatus.success
+    }
+
+    /// A usage error when `file`, given for a list, is no file but a URL (with or without its scheme).
+    static func refuseURL(_ file: String, context: CommandContext) throws {
+        guard file != "-", !FileManager.default.fileExists(atPath: context.absolutePath(file)),
+              URLArgument.url(file) != nil || URLArgument.suggestion(file) != nil else { return }
+        throw CLIError.usage("'\(Redaction.redact(file))' is a URL, not a file; save the list first ('monsoon get URL'), then give the file")
     }
 
     /// The outlines of the list in `file` ('-': standard input), read with the size cap of feeds
@@ -230,6 +230,7 @@ struct Import: RunnableCommand {
     static func read(_ file: String, context: CommandContext) throws -> [OPML.Outline] {
         let limits = FeedLimits()
         let name = file == "-" ? "standard input" : file
+        try refuseURL(file, context: context)
         let data: Data
         do {
             data = file == "-" ? try context.readStandardInput(limits.maxBytes)
@@ -278,7 +279,7 @@ struct Export: RunnableCommand {
             let names = redacted.map { "\($0.id) \($0.name)" }.joined(separator: ", ")
             let count = redacted.count == 1 ? "1 podcast" : "\(redacted.count) podcasts"
             context.error("warning: the credentials in the feed URLs of \(count) were replaced by *** (\(names)); "
-                          + "importing this file cannot reach \(redacted.count == 1 ? "that feed" : "those feeds"): export with --include-credentials to keep them")
+                          + "importing this file cannot reach \(redacted.count == 1 ? "that feed" : "those feeds"); export with --include-credentials to keep them")
         }
         return ExitStatus.success
     }
@@ -304,8 +305,12 @@ struct Inspect: RunnableCommand {
             if FileManager.default.fileExists(atPath: path) {
                 feed = try FeedParser.parse(fileAt: path) { episodes, soFar in printer.add(episodes, soFar, documentURL: documentURL) }
             } else {
-                guard let url = URL(string: source), let scheme = url.scheme?.lowercased(), scheme.count > 1 else {
-                    throw FeedError.make(.unreadable, "cannot read \(path): no such file")
+                guard let url = URLArgument.url(source) else {
+                    // A URL of another scheme, or an address without one, is a mistake in the command line.
+                    if source.contains("://") || URLArgument.suggestion(source) != nil {
+                        throw CLIError.usage(URLArgument.notURL(source, also: " nor a file", advice: Archive.feedAdvice))
+                    }
+                    throw CLIError(message: "no such file: \(path)")
                 }
                 documentURL = url
                 let named = url

@@ -109,14 +109,14 @@ struct QueueAdd: RunnableCommand {
     mutating func validate() throws {
         let selections = (all ? 1 : 0) + (latest == nil ? 0 : 1) + (since == nil ? 0 : 1)
         if podcast == nil {
-            if episodes.isEmpty { throw ValidationError("Give episode ids, or --podcast PODCAST with --all, --latest N or --since YYYY-MM-DD.") }
-            if selections > 0 { throw ValidationError("--all, --latest and --since choose episodes of a podcast: give --podcast too.") }
+            if episodes.isEmpty { throw ValidationError("give episode ids, or --podcast PODCAST with --all, --latest N or --since YYYY-MM-DD") }
+            if selections > 0 { throw ValidationError("--all, --latest and --since choose episodes of a podcast; give --podcast too") }
         } else {
-            if !episodes.isEmpty { throw ValidationError("Give episode ids or --podcast, not both.") }
-            if selections != 1 { throw ValidationError("With --podcast, give one of --all, --latest N or --since YYYY-MM-DD.") }
+            if !episodes.isEmpty { throw ValidationError("give episode ids or --podcast, not both") }
+            if selections != 1 { throw ValidationError("with --podcast, give one of --all, --latest N or --since YYYY-MM-DD") }
         }
-        if let latest, latest < 1 { throw ValidationError("--latest must be at least 1.") }
-        if let since, Self.day(since) == nil { throw ValidationError("'\(since)' is not a day like 2024-01-31.") }
+        if let latest, latest < 1 { throw ValidationError("--latest must be at least 1") }
+        if let since, Self.day(since) == nil { throw ValidationError("'\(since)' is not a day like 2024-01-31") }
     }
 
     static func day(_ text: String) -> Date? {
@@ -166,7 +166,7 @@ struct QueueMove: RunnableCommand {
     init() {}
 
     mutating func validate() throws {
-        if position < 1 { throw ValidationError("Positions count from 1.") }
+        if position < 1 { throw ValidationError("positions count from 1") }
     }
 
     func run(_ context: CommandContext) async throws -> Int32 {

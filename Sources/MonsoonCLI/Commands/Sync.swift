@@ -39,12 +39,11 @@ struct Sync: RunnableCommand {
                     failedFeeds += 1
                     context.error(warning)
                 }
-                if !global.quiet && !options.output.json {
-                    context.errors.line("monsoon: \(podcast.name): " + (summary.unchanged ? "unchanged" : "\(summary.added) new, \(summary.updated) updated"))
-                }
+                // On standard output, as `refresh` prints it (and `archive` its event lines).
+                if !global.quiet && !options.output.json { context.output.line(summary.refreshedLine(for: podcast)) }
             case .failure(let error):
                 failedFeeds += 1
-                context.error("\(podcast.name): \(Redaction.redactText("\(error)"))")
+                context.error(RefreshSummary.failureLine(for: podcast, error))
             }
             do {
                 if try episodes.settings.autoDownload(podcast: podcast.id) { autoPodcasts.append(podcast.id) }

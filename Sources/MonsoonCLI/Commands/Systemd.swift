@@ -17,7 +17,7 @@ struct Systemd: RunnableCommand {
 
     mutating func validate() throws {
         guard every.range(of: "^[0-9]+ ?(s|sec|m|min|h|hr|d|day|w|week)s?$", options: .regularExpression) != nil else {
-            throw ValidationError("'\(every)' is not a time span like 30min, 1h or 1d.")
+            throw ValidationError("'\(every)' is not a time span like 30min, 1h or 1d")
         }
     }
 
@@ -29,11 +29,14 @@ struct Systemd: RunnableCommand {
         }
         let environment = "Environment=\(Self.quoted("MONSOON_HOME=" + home.path))"
         let program = Self.quoted(binary)
+        // As systemd.timer(5) and systemd.special(7) have it: a user manager has no
+        // network-online.target to order after (sync retries a feed it cannot reach, and the
+        // timer's first run waits 5 minutes), and Persistent= applies to OnCalendar= only, so a
+        // timer that repeats from its last run (OnUnitActiveSec=) goes without it: after a boot
+        // or a login, OnStartupSec= runs sync again, which catches up on what was missed.
         let sync = """
             [Unit]
             Description=Monsoon: refresh podcasts, queue new episodes and download the queue
-            Wants=network-online.target
-            After=network-online.target
 
             [Service]
             Type=oneshot
@@ -45,10 +48,9 @@ struct Systemd: RunnableCommand {
             Description=Run monsoon sync every \(every)
 
             [Timer]
-            OnBootSec=5min
+            OnStartupSec=5min
             OnUnitActiveSec=\(every)
             RandomizedDelaySec=2min
-            Persistent=true
 
             [Install]
             WantedBy=timers.target
@@ -56,8 +58,6 @@ struct Systemd: RunnableCommand {
         let download = """
             [Unit]
             Description=Monsoon: download the queue (goes on after the terminal closes)
-            Wants=network-online.target
-            After=network-online.target
 
             [Service]
             Type=simple

@@ -40,18 +40,18 @@ struct TransferOptions: ParsableArguments {
     init() {}
 
     mutating func validate() throws {
-        if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1.") }
-        if let retries, retries < 0 { throw ValidationError("--retries must be 0 or more.") }
-        if let perHost, perHost < 1 { throw ValidationError("--per-host must be at least 1.") }
-        if ipv4 && ipv6 { throw ValidationError("-4 and -6 cannot be used together: choose one.") }
+        if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
+        if let retries, retries < 0 { throw ValidationError("--retries must be 0 or more") }
+        if let perHost, perHost < 1 { throw ValidationError("--per-host must be at least 1") }
+        if ipv4 && ipv6 { throw ValidationError("-4 and -6 cannot be used together; choose one") }
         if let connectTimeout, !(connectTimeout >= 0.001 && connectTimeout <= 3600) {
-            throw ValidationError("--connect-timeout must be between 0.001 and 3600 seconds.")
+            throw ValidationError("--connect-timeout must be between 0.001 and 3600 seconds")
         }
-        if let userAgent, userAgent.isEmpty || userAgent.contains(where: \.isNewline) { throw ValidationError("--user-agent must be one non-empty line.") }
+        if let userAgent, userAgent.isEmpty || userAgent.contains(where: \.isNewline) { throw ValidationError("--user-agent must be one non-empty line") }
         if let proxy {
             let scheme = URL(string: proxy)?.scheme?.lowercased() ?? ""
             guard ["http", "https", "socks4", "socks4a", "socks5", "socks5h"].contains(scheme), URL(string: proxy)?.host?.isEmpty == false else {
-                throw ValidationError("'\(proxy)' is not a proxy URL; give one like http://proxy.example:3128 or socks5://127.0.0.1:1080.")
+                throw ValidationError("'\(proxy)' is not a proxy URL; give one like http://proxy.example:3128 or socks5://127.0.0.1:1080")
             }
         }
     }
@@ -126,7 +126,7 @@ struct DownloadSelection: ParsableArguments {
     init() {}
 
     mutating func validate() throws {
-        if all == (id != nil) { throw ValidationError("Give a download or episode id, or --all.") }
+        if all == (id != nil) { throw ValidationError("give a download or episode id, or --all") }
         if let id { _ = try Control.parseID(id) }
     }
 

@@ -11,7 +11,8 @@ struct Verify: RunnableCommand {
             default: the setting download-root. With --repair, missing and changed files are fetched again \
             (from the URL the library, else the manifest, records) and put in place only when their SHA-256 \
             is the one the manifest lists; a server that now serves other bytes is named, and the file left \
-            as it is. Exit status: 0 when every file is as listed (after repairs), 1 otherwise.
+            as it is. Exit status: 0 when every file is as listed (after repairs), 1 otherwise \
+            (also when DIR is not a folder).
 
               monsoon verify ~/Archive
               monsoon verify ~/Archive --repair
@@ -24,6 +25,12 @@ struct Verify: RunnableCommand {
 
     func run(_ context: CommandContext) async throws -> Int32 {
         let folder = try directory.map(context.absolutePath) ?? EpisodeSession.open(global, context: context).settingsRoot()
+        // An archive that is not there is not an empty one (a disk not mounted, a typo).
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) else {
+            throw CLIError(message: "no such folder: \(folder)" + (directory == nil ? " (the setting download-root); give the archive's folder: monsoon verify DIR" : ""))
+        }
+        guard isFolder.boolValue else { throw CLIError(message: "not a folder: \(folder); give the archive's folder or a podcast's") }
         let report: ArchiveVerifier.Report
         do {
             report = try ArchiveVerifier.verify(folder)

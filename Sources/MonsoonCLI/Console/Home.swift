@@ -33,7 +33,7 @@ struct Home {
         do {
             try FileManager.default.createDirectory(atPath: (chosen as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         } catch {
-            throw cannotCreate(Self.reason(error))
+            throw cannotCreate(SystemErrorText.reason(error))
         }
         // The home holds feed credentials: it is made private (the folders above it are not ours).
         if mkdir(chosen, 0o700) != 0 && errno != EEXIST { throw cannotCreate(String(cString: strerror(errno))) }
@@ -67,14 +67,6 @@ struct Home {
         } catch {
             throw CLIError(message: "\(error)")
         }
-    }
-
-    private static func reason(_ error: Error) -> String {
-        let nsError = error as NSError
-        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
-            return String(cString: strerror(Int32(underlying.code)))
-        }
-        return nsError.localizedDescription
     }
 }
 

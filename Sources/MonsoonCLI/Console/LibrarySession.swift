@@ -58,6 +58,15 @@ struct LibrarySession {
         return Redaction.redactText(text)
     }
 
+    /// The line for a feed that could not be read (`archive`, `import`): the error's message, which
+    /// names the feed ("cannot fetch URL: the server answered 404 Not Found", as `add` says it), or
+    /// "URL: message" when it does not.
+    static func feedFailure(_ url: URL, _ error: Error) -> String {
+        let text = message(error)
+        let name = Redaction.redact(url)
+        return text.contains(name) ? text : "\(name): \(text)"
+    }
+
     /// Runs `body`, then releases the engine whatever happened.
     func run<T>(_ body: (PodcastLibrary) async throws -> T) async throws -> T {
         do {

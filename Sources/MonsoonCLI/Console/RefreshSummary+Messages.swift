@@ -1,7 +1,20 @@
 import MonsoonPodcasts
 
-/// What `add` and `import` print about a subscription, and `refresh` about a page that failed.
+/// What `add` and `import` print about a subscription, and `refresh` and `sync` about each podcast.
 extension RefreshSummary {
+    /// "NAME: N new, M updated" (or "NAME: unchanged"), and where the feed moved: the line `refresh`
+    /// and `sync` print per podcast on standard output.
+    func refreshedLine(for podcast: Podcast) -> String {
+        var line = unchanged ? "\(podcast.name): unchanged" : "\(podcast.name): \(added) new, \(updated) updated"
+        if let movedTo { line += "; the feed moved to \(Redaction.redact(movedTo))" }
+        return line
+    }
+
+    /// "NAME: REASON": a podcast whose feed could not be read, for standard error.
+    static func failureLine(for podcast: Podcast, _ error: Error) -> String {
+        "\(podcast.name): \(LibrarySession.message(error))"
+    }
+
     /// "subscribed: ID NAME (N episodes from P pages, D duplicates left out)", then where the feed
     /// was found when a web page was given.
     func subscribedLine(for podcast: Podcast) -> String {

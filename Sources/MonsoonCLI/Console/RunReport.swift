@@ -67,7 +67,7 @@ final class RunReport: Sendable {
         do {
             try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
-            throw CLIError(message: "cannot write the report \(path): \((error as NSError).localizedFailureReason ?? "the folder is not writable")")
+            throw CLIError(message: "cannot write the report \(path): \(SystemErrorText.reason(error))")
         }
     }
 

@@ -5,8 +5,7 @@ enum FailureClassifier {
     /// An HTTP error status: 408, 429 and 5xx are transient; other statuses are permanent.
     static func httpFailure(status: Int, retryAfter: String?, now: Date) -> RetryPolicy.Failure {
         let transient = status == 408 || status == 429 || (500...599).contains(status)
-        let reason = HTTPStatusText.text(status)
-        let error = DownloadError(.httpStatus, "the server answered \(status) \(reason)", httpStatus: status)
+        let error = DownloadError(.httpStatus, HTTPStatusText.answered(status), httpStatus: status)
         let wait = transient ? retryAfter.flatMap { RetryAfter.seconds($0, now: now) } : nil
         return RetryPolicy.Failure(error: error, isTransient: transient, retryAfter: wait, madeProgress: false)
     }
@@ -18,7 +17,8 @@ enum FailureClassifier {
     static func curlFailure(code: Int, text: String, stallSeconds: Int) -> RetryPolicy.Failure {
         let transient: Bool
         let kind: DownloadError.Code
-        var message = text
+        // curl's text starts with a capital ("Could not resolve host: …"); Monsoon's messages do not.
+        var message = text.prefix(1).lowercased() + text.dropFirst()
         switch code {
         case 6, 7, 35, 52, 55, 56, 16, 92, 95:
             // could not resolve / connect, TLS handshake, empty reply, send/recv errors (reset), HTTP/2 and HTTP/3 framing
@@ -83,9 +83,17 @@ enum FailureClassifier {
 }
 
 /// Reason phrases for the statuses users meet.
-enum HTTPStatusText {
+public enum HTTPStatusText {
+    /// "the server answered 404 Not Found": the one wording of an HTTP error status, whatever was
+    /// asked for (a feed, an episode, a file given to `get`).
+    public static func answered(_ status: Int) -> String {
+        let reason = text(status)
+        return "the server answered \(status)" + (reason.isEmpty ? "" : " " + reason)
+    }
+
     static func text(_ status: Int) -> String {
         switch status {
+        case 304: return "Not Modified"
         case 400: return "Bad Request"
         case 401: return "Unauthorized"
         case 403: return "Forbidden"

@@ -1,4 +1,5 @@
 import Foundation
+import MonsoonEngine
 import MonsoonStore
 
 extension EpisodeQueue {
@@ -83,7 +84,7 @@ extension PodcastLibrary {
     /// it is for lists them all.
     public func preview(_ url: URL) async throws -> (feed: ParsedFeed, archived: Set<String>, podcastID: Int?) {
         guard var loaded = try await fetcher.load(url, followPages: true) else {
-            throw FeedError.make(.empty, "\(Redaction.redact(url)) answered 304 Not Modified to a first request")
+            throw FeedError.make(.empty, "cannot fetch \(Redaction.redact(url)): \(HTTPStatusText.answered(304)) to a first request")
         }
         let feed = try await fetcher.parseAll(&loaded, from: url)
         guard let podcast = try podcast(withFeedURL: url) ?? podcast(withFeedURL: loaded.first.finalURL) else { return (feed, [], nil) }

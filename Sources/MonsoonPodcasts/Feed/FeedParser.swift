@@ -27,7 +27,7 @@ public enum FeedParser {
     /// Parses one document, its episodes going where `stream` says (see ``EpisodeStream``).
     static func parse(_ data: Data, url: URL, limits: FeedLimits, mediaType: String?, stream: inout EpisodeStream) throws(FeedError) -> ParsedFeed {
         guard data.count <= limits.maxBytes else { throw tooLarge(data.count, limits) }
-        var result: Result<ParsedFeed, FeedError> = .failure(FeedError(.empty, "The feed is empty (0 bytes)."))
+        var result: Result<ParsedFeed, FeedError> = .failure(FeedError(.empty, "the feed is empty (0 bytes)"))
         data.withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
             result = Result { () throws(FeedError) in try parse(bytes: bytes, url: url, limits: limits, mediaType: mediaType, stream: &stream) }
@@ -52,12 +52,12 @@ public enum FeedParser {
         let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             let reason = String(cString: strerror(errno))
-            throw FeedError(.unreadable, errno == ENOENT ? "No file at \(path)." : "Cannot read \(path): \(reason).")
+            throw FeedError(.unreadable, errno == ENOENT ? "no such file: \(path)" : "cannot read \(path): \(reason)")
         }
         defer { close(descriptor) }
         var status = stat()
-        guard fstat(descriptor, &status) == 0 else { throw FeedError(.unreadable, "Cannot read \(path): \(String(cString: strerror(errno))).") }
-        guard status.st_mode & S_IFMT != S_IFDIR else { throw FeedError(.unreadable, "\(path) is a folder, not a feed file.") }
+        guard fstat(descriptor, &status) == 0 else { throw FeedError(.unreadable, "cannot read \(path): \(String(cString: strerror(errno)))") }
+        guard status.st_mode & S_IFMT != S_IFDIR else { throw FeedError(.unreadable, "\(path) is a folder, not a feed file") }
         let size = Int(status.st_size)
         guard size <= limits.maxBytes else { throw tooLarge(size, limits) }
         return try parse(try readAll(descriptor, path: path, sizeHint: size, limits: limits), url: url, limits: limits, mediaType: nil, stream: &stream)
@@ -70,18 +70,18 @@ public enum FeedParser {
         // One byte over the hint: a file that grew is noticed without a second, empty read.
         let ceiling = limits.maxBytes == .max ? .max : limits.maxBytes + 1
         var capacity = min(max(sizeHint, 64 << 10) + 1, ceiling)
-        guard var buffer = ReadBuffer(capacity: capacity) else { throw FeedError(.unreadable, "Cannot read \(path): out of memory.") }
+        guard var buffer = ReadBuffer(capacity: capacity) else { throw FeedError(.unreadable, "cannot read \(path): out of memory") }
         var count = 0
         while true {
             if count == capacity {
                 guard capacity < ceiling else {
                     buffer.release()
-                    throw FeedError(.tooLarge, "The feed grew past the limit of \(limits.maxBytes) bytes while it was read; it was not parsed.")
+                    throw FeedError(.tooLarge, "the feed grew past the limit of \(limits.maxBytes) bytes while it was read; it was not parsed")
                 }
                 capacity = capacity > ceiling / 2 ? ceiling : capacity * 2
                 guard let larger = ReadBuffer(capacity: capacity) else {
                     buffer.release()
-                    throw FeedError(.unreadable, "Cannot read \(path): out of memory.")
+                    throw FeedError(.unreadable, "cannot read \(path): out of memory")
                 }
                 larger.base.copyMemory(from: buffer.base, byteCount: count)
                 buffer.release()
@@ -93,7 +93,7 @@ public enum FeedParser {
                 if errno == EINTR { continue }
                 let reason = String(cString: strerror(errno))
                 buffer.release()
-                throw FeedError(.unreadable, "Cannot read \(path): \(reason).")
+                throw FeedError(.unreadable, "cannot read \(path): \(reason)")
             }
             count += read
         }
@@ -132,7 +132,7 @@ public enum FeedParser {
     }
 
     private static func tooLarge(_ size: Int, _ limits: FeedLimits) -> FeedError {
-        FeedError(.tooLarge, "The feed is \(size) bytes, more than the limit of \(limits.maxBytes) bytes; it was not read.")
+        FeedError(.tooLarge, "the feed is \(size) bytes, more than the limit of \(limits.maxBytes) bytes; it was not read")
     }
 
     static func parse(bytes input: UnsafeBufferPointer<UInt8>, url: URL, limits: FeedLimits, mediaType: String? = nil,
@@ -142,15 +142,15 @@ public enum FeedParser {
         } catch where [.empty, .malformed, .notAFeed].contains(error.code) {
             // An image, audio or an archive is not "malformed XML": say what it is.
             guard let kind = DocumentKind.sniff(input) ?? mediaType.flatMap(DocumentKind.describe) else { throw error }
-            let subject = url.isFileURL ? "The file \(url.path)" : "The document at \(Redaction.redact(url))"
-            throw FeedError(.notAFeed, "\(subject) is not a feed (RSS or Atom): it is \(kind).")
+            let subject = url.isFileURL ? "the file \(url.path)" : "the document at \(Redaction.redact(url))"
+            throw FeedError(.notAFeed, "\(subject) is not a feed (RSS or Atom): it is \(kind)")
         }
     }
 
     private static func parseText(_ input: UnsafeBufferPointer<UInt8>, url: URL, limits: FeedLimits,
                                   stream: inout EpisodeStream) throws(FeedError) -> ParsedFeed {
         guard input.contains(where: { !ByteScanner.isSpace($0) }) else {
-            throw FeedError(.empty, input.isEmpty ? "The feed is empty (0 bytes)." : "The feed holds only whitespace.")
+            throw FeedError(.empty, input.isEmpty ? "the feed is empty (0 bytes)" : "the feed holds only whitespace")
         }
         let decoded = FeedDecoding.decode(input)
         if let transcoded = decoded.transcoded {
@@ -221,13 +221,13 @@ public enum FeedParser {
                               url: URL) throws(FeedError) {
         if let root = builder.foreignRoot {
             if root.lowercased() == "html" { throw htmlPage(bytes, url: url) }
-            let hint = root.lowercased() == "opml" ? " It is an OPML subscription list: import it instead." : ""
-            throw FeedError(.notAFeed, "The document is XML but not a feed: its root element is <\(root)>, not <rss> or <feed>.\(hint)")
+            let hint = root.lowercased() == "opml" ? "; it is an OPML subscription list: import it instead" : ""
+            throw FeedError(.notAFeed, "the document is XML but not a feed: its root element is <\(root)>, not <rss> or <feed>\(hint)")
         }
         if let failure {
             if !builder.sawRoot {
                 if HTMLPage.looksLikeHTML(bytes) { throw htmlPage(bytes, url: url) }
-                if !hasElement(bytes) { throw FeedError(.empty, "The feed holds no element, only comments or declarations.") }
+                if !hasElement(bytes) { throw FeedError(.empty, "the feed holds no element, only comments or declarations") }
             }
             throw malformed(failure, bytes)
         }
@@ -237,10 +237,10 @@ public enum FeedParser {
         let alternate = HTMLPage.alternateFeedURL(bytes, pageURL: url)
         let title = HTMLPage.title(bytes).map { " (“\($0)”)" } ?? ""
         if let alternate {
-            return FeedError(.htmlPage, "Got a web page\(title) instead of a feed; the page names its feed: \(withoutCredentials(alternate))",
+            return FeedError(.htmlPage, "got a web page\(title) instead of a feed; the page names its feed: \(withoutCredentials(alternate))",
                              alternateFeedURL: alternate)
         }
-        return FeedError(.htmlPage, "Got a web page\(title) instead of a feed, and it links no feed; check the address in a browser (it may be a login, error or bot-check page).")
+        return FeedError(.htmlPage, "got a web page\(title) instead of a feed, and it links no feed; check the address in a browser (it may be a login, error or bot-check page)")
     }
 
     /// The URL for a message: a relative link on a private feed's page inherits the page's `user:password@`,
@@ -261,7 +261,7 @@ public enum FeedParser {
         let truncated = failure.line >= lastLine - 1 && trailing != UInt8(ascii: ">")
         let advice = truncated ? "the feed ends early (an incomplete download?); try again later"
                                : "the publisher has to fix the feed"
-        return FeedError(.malformed, "The feed is not well-formed XML at line \(failure.line), column \(failure.column): \(failure.message); \(advice).",
+        return FeedError(.malformed, "the feed is not well-formed XML at line \(failure.line), column \(failure.column): \(failure.message); \(advice)",
                          line: failure.line, column: failure.column)
     }
 

@@ -254,10 +254,10 @@ struct FeedRepair {
     private mutating func expand(_ name: String, _ value: [UInt8]) throws(FeedError) -> [UInt8] {
         expansions += 1
         guard expansions <= limits.maxEntityExpansions else {
-            throw FeedError(.tooLarge, "The feed expands more than \(limits.maxEntityExpansions) entity references, which only an entity bomb does; it was not read.")
+            throw FeedError(.tooLarge, "the feed expands more than \(limits.maxEntityExpansions) entity references, which only an entity bomb does; it was not read")
         }
         guard !expanding.contains(name), expanding.count < 64 else {
-            throw FeedError(.malformed, "The feed's entity '\(name)' refers to itself; the feed cannot be read.")
+            throw FeedError(.malformed, "the feed's entity '\(name)' refers to itself; the feed cannot be read")
         }
         expanding.append(name)
         defer { expanding.removeLast() }
@@ -278,7 +278,7 @@ struct FeedRepair {
         }
         expandedBytes += result.count
         guard expandedBytes <= limits.maxBytes else {
-            throw FeedError(.tooLarge, "The feed's entities expand to more than \(limits.maxBytes) bytes; it was not read.")
+            throw FeedError(.tooLarge, "the feed's entities expand to more than \(limits.maxBytes) bytes; it was not read")
         }
         return result
     }

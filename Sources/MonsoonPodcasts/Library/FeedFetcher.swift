@@ -65,7 +65,7 @@ struct FeedFetcher: Sendable {
         }
         if response.status == 304 { return .notModified }
         guard (200...299).contains(response.status) else {
-            var error = FeedError.make(.httpStatus, "fetching \(what) failed: the server answered \(response.status)")
+            var error = FeedError.make(.httpStatus, "cannot fetch \(what): \(HTTPStatusText.answered(response.status))")
             error.httpStatus = response.status
             throw error
         }

@@ -111,7 +111,7 @@ public final class PodcastLibrary {
     /// Subscribes to the feed at `feedURL` (found on the web page `foundOnPage`, if any).
     private func subscribe(_ feedURL: URL, fetcher: FeedFetcher, foundOnPage: URL?) async throws -> SubscribeResult {
         guard var loaded = try await fetcher.load(feedURL, followPages: true) else {
-            throw FeedError.make(.empty, "\(Redaction.redact(feedURL)) answered 304 Not Modified to a first request")
+            throw FeedError.make(.empty, "cannot fetch \(Redaction.redact(feedURL)): \(HTTPStatusText.answered(304)) to a first request")
         }
         // A private feed that moved on its host keeps its user and password (see keepingCredentials).
         let finalURL = loaded.first.movedPermanently ? Self.keepingCredentials(of: feedURL, in: loaded.first.finalURL) : feedURL
@@ -204,7 +204,7 @@ public final class PodcastLibrary {
 
     private static func inspected(_ url: URL, manager: DownloadManager) async throws(FeedError) -> FeedFetcher.Document {
         guard let loaded = try await FeedFetcher(manager: manager, retriesConnectionFailures: false).load(url, followPages: false) else {
-            throw FeedError.make(.empty, "\(Redaction.redact(url)) answered 304 Not Modified")
+            throw FeedError.make(.empty, "cannot fetch \(Redaction.redact(url)): \(HTTPStatusText.answered(304)) to a first request")
         }
         return loaded.first
     }

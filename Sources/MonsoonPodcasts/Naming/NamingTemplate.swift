@@ -39,7 +39,7 @@ public struct NamingTemplate: Sendable, Equatable, CustomStringConvertible {
             throw NamingError("the template '\(text)' must end with '.{ext}': the extension comes from the server (default: \(Self.defaultText))")
         }
         let body = String(text.dropLast(".{ext}".count))
-        guard !body.hasPrefix("/") else { throw NamingError("the template '\(text)' must be relative to the download root: remove the leading '/'") }
+        guard !body.hasPrefix("/") else { throw NamingError("the template '\(text)' must be relative to the download root; remove the leading '/'") }
         var components: [[Part]] = []
         for component in body.split(separator: "/", omittingEmptySubsequences: false) {
             guard !component.isEmpty else { throw NamingError("the template '\(text)' has an empty folder name ('//' or a trailing '/')") }
