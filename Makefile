@@ -2,7 +2,7 @@
 
 SWIFT ?= swift
 # Debian packages the build and the tests need (installed when missing; libxml2-utils: xmllint checks exports).
-APT_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libxml2-dev libxml2-utils libssl-dev pkg-config ca-certificates openssl nginx-light mpv zsh fish
+APT_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libxml2-dev libxml2-utils libssl-dev pkg-config ca-certificates openssl nginx-light mpv zsh fish chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all build release deps test tsan fuzz soak demo bench bench-quick order clean
