@@ -29,13 +29,15 @@ extension RunPage {
             return "<polyline class=\"series\(host == "overall" ? " overall" : "")\" data-host=\"\(Self.escape(host))\"\(attributes) "
                 + "points=\"\(points.joined(separator: " "))\"><title>\(Self.escape(host))</title></polyline>"
         }
-        var lines = [line(throughput.overall, host: "overall", attributes: "")]
+        var lines: [String] = []
         var keys = ["<span class=\"item\"><svg width=\"14\" height=\"4\"><rect width=\"14\" height=\"4\" fill=\"#222\"/></svg> overall</span>"]
         for (index, host) in hosts.enumerated() {
             let colour = Self.hostColours[index % Self.hostColours.count]
             lines.append(line(throughput.hosts[host] ?? [], host: host, attributes: " style=\"stroke:\(colour)\""))
             keys.append("<span class=\"item\"><svg width=\"14\" height=\"4\"><rect width=\"14\" height=\"4\" fill=\"\(colour)\"/></svg> \(Self.escape(host))</span>")
         }
+        // Drawn last, dashed: over a single host's line, both show.
+        lines.append(line(throughput.overall, host: "overall", attributes: ""))
         var notes: [String] = []
         if throughput.hosts.count > hosts.count {
             notes.append("\(throughput.hosts.count - hosts.count) more hosts are in the overall line only")
@@ -43,7 +45,7 @@ extension RunPage {
         if let limit = throughput.hostLimit, report.hosts.count > limit {
             notes.append("the report keeps bytes over time for \(limit) hosts")
         }
-        notes.append("each request's bytes are spread evenly from its first byte to its end, in steps of \(SVGAxis.seconds(Self.rounded(bucket)))")
+        notes.append("each request's bytes are spread evenly from its first byte to its end, in steps of \(SVGAxis.seconds(bucket))")
         let height = bottom + 28
         return "<div class=\"legend\">\(keys.joined(separator: " "))</div>\n"
             + "<svg class=\"chart throughput-chart\" width=\"\(Self.pixels(Self.width))\" height=\"\(Self.pixels(height))\" viewBox=\"0 0 \(Self.pixels(Self.width)) \(Self.pixels(height))\" "
@@ -68,7 +70,7 @@ extension RunPage {
             let p90 = ttfb.p90 ?? p50
             func rect(_ kind: String, _ value: Double, inset: Double) -> String {
                 "<rect class=\"\(kind)\" x=\"\(Self.pixels(x.from))\" y=\"\(Self.pixels(y + inset))\" width=\"\(Self.pixels(max(1, x.position(value) - x.from)))\" "
-                    + "height=\"\(Self.pixels(row - 2 * inset))\" data-seconds=\"\(Self.pixels(Self.rounded(value)))\"><title>\(kind) \(SVGAxis.seconds(Self.rounded(value)))</title></rect>"
+                    + "height=\"\(Self.pixels(row - 2 * inset))\" data-seconds=\"\(Self.pixels(Self.rounded(value)))\"><title>\(kind) \(SVGAxis.duration(value))</title></rect>"
             }
             bars.append("<g class=\"host\" data-host=\"\(Self.escape(host))\"><text x=\"174\" y=\"\(Self.pixels(y + row * 0.7))\" text-anchor=\"end\">"
                         + "\(Self.escape(String(host.prefix(28))))</text>\(rect("p90", p90, inset: 2))\(rect("p50", p50, inset: 5))</g>")

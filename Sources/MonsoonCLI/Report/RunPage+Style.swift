@@ -13,10 +13,10 @@ extension RunPage {
     .download rect.phase-paused,.swatch.phase-paused{fill:#8d99ae}
     .download rect.phase-waiting{fill-opacity:.35}.swatch.phase-waiting{fill:#2a9d5c;fill-opacity:.35}
     .swatch.phase-transferring{fill:#2a9d5c}
-    .download:hover rect{stroke:#222;stroke-width:.5}
-    .throughput polyline{fill:none;stroke-width:1.5}.throughput polyline.overall{stroke:#222;stroke-width:2}
+    .download rect.failed-attempt{stroke:#d1495b;stroke-width:1.5}.swatch.failed-attempt{stroke:#d1495b;stroke-width:3}.download:hover rect{stroke:#222;stroke-width:.5}
+    .throughput polyline{fill:none;stroke-width:1.5}.throughput polyline.overall{stroke:#222;stroke-width:2;stroke-dasharray:5 3}
     .ttfb rect.p90{fill:#a8c5e6}.ttfb rect.p50{fill:#2f6fb3}
-    table.hosts{border-collapse:collapse;font-size:13px}table.hosts td,table.hosts th{border-bottom:1px solid #ddd;padding:.25em .6em;text-align:right}
+    table.hosts{border-collapse:collapse;font-size:13px}table.hosts td,table.hosts th{border-bottom:1px solid #ddd;padding:.25em .6em;text-align:right}table.hosts td{white-space:nowrap}
     table.hosts td:first-child,table.hosts th:first-child{text-align:left}table.hosts thead th{background:#f3f3f3}
     """
 

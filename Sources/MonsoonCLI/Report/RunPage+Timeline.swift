@@ -38,12 +38,12 @@ extension RunPage {
     /// a paler part (waiting for the first byte) and a full one (transferring), in its outcome's colour.
     private func bar(_ download: RunReportFile.Download, top: Double, height: Double, x: SVGAxis, label: Bool) -> String {
         var rects: [String] = []
-        func rect(_ kind: String, from: Double, to: Double, thickness: Double, tip: String) {
+        func rect(_ kind: String, from: Double, to: Double, thickness: Double, tip: String, failed: Bool = false) {
             // At least a pixel wide: a download that took no time still shows.
             let left = x.position(from)
             let width = max(1, x.position(to) - left)
             let y = top + (height - height * thickness) / 2
-            rects.append("<rect class=\"phase-\(kind)\" x=\"\(Self.pixels(left))\" y=\"\(Self.pixels(y))\" width=\"\(Self.pixels(width))\" "
+            rects.append("<rect class=\"phase-\(kind)\(failed ? " failed-attempt" : "")\" x=\"\(Self.pixels(left))\" y=\"\(Self.pixels(y))\" width=\"\(Self.pixels(width))\" "
                          + "height=\"\(Self.pixels(max(1, height * thickness * 0.9)))\"><title>\(Self.escape(tip))</title></rect>")
         }
         for phase in download.phases {
@@ -59,9 +59,12 @@ extension RunPage {
             let firstByte = attempt.timeToFirstByte.map { min(attempt.end, attempt.start + $0) } ?? attempt.end
             let what = attempt.status > 0 ? "HTTP \(attempt.status)" : "no response"
             let result = attempt.error.map { "failed: \($0)" } ?? "\(attempt.bytes) bytes"
-            rect("waiting", from: attempt.start, to: firstByte, thickness: 1, tip: "\(what), first byte after \(SVGAxis.seconds(Self.rounded(firstByte - attempt.start)))")
+            // An attempt that failed is outlined in red where it ended.
+            let failed = attempt.error != nil
+            rect("waiting", from: attempt.start, to: firstByte, thickness: 1, tip: "\(what), first byte after \(SVGAxis.duration(firstByte - attempt.start))",
+                 failed: failed && attempt.timeToFirstByte == nil)
             if attempt.timeToFirstByte != nil {
-                rect("transferring", from: firstByte, to: attempt.end, thickness: 1, tip: "\(what): \(result)")
+                rect("transferring", from: firstByte, to: attempt.end, thickness: 1, tip: "\(what): \(result)", failed: failed)
             }
         }
         let name = "\(download.id) \(download.name)"
@@ -79,7 +82,7 @@ extension RunPage {
         let labels = ticks.map { tick in
             "<g class=\"tick\" data-value=\"\(Self.pixels(tick))\"><line x1=\"\(Self.pixels(x.position(tick)))\" x2=\"\(Self.pixels(x.position(tick)))\" "
                 + "y1=\"\(Self.pixels(bottom))\" y2=\"\(Self.pixels(bottom + 4))\"/><text class=\"tick\" x=\"\(Self.pixels(x.position(tick)))\" "
-                + "y=\"\(Self.pixels(bottom + 16))\" text-anchor=\"middle\">\(SVGAxis.seconds(Self.rounded(tick)))</text></g>"
+                + "y=\"\(Self.pixels(bottom + 16))\" text-anchor=\"middle\">\(SVGAxis.seconds(tick))</text></g>"
         }
         return "<g class=\"grid\">\(grid.joined())</g>\n<g class=\"axis x\" data-unit=\"s\" data-max=\"\(Self.pixels(x.maximum))\">"
             + "<line x1=\"\(Self.pixels(x.from))\" x2=\"\(Self.pixels(x.to))\" y1=\"\(Self.pixels(bottom))\" y2=\"\(Self.pixels(bottom))\"/>"

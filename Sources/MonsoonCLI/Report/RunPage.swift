@@ -82,7 +82,7 @@ struct RunPage {
     private func legend() -> String {
         let outcomes = ["completed", "failed", "interrupted", "paused", "removed", "queued", "notStarted"]
         let phases = [("queued", "queued"), ("waiting", "waiting for the first byte"), ("transferring", "transferring"),
-                      ("retrying", "waiting to retry"), ("paused", "paused")]
+                      ("transferring failed-attempt", "a request that failed"), ("retrying", "waiting to retry"), ("paused", "paused")]
         let outcomeItems = outcomes.map { "<span class=\"item\"><svg width=\"14\" height=\"10\"><rect class=\"swatch \($0)\" width=\"14\" height=\"10\"/></svg> \($0)</span>" }
         let phaseItems = phases.map { "<span class=\"item\"><svg width=\"14\" height=\"10\"><rect class=\"swatch phase-\($0.0)\" width=\"14\" height=\"10\"/></svg> \($0.1)</span>" }
         return "<div class=\"legend\">Outcome: \(outcomeItems.joined(separator: " "))<br>Phase: \(phaseItems.joined(separator: " "))</div>"
@@ -104,7 +104,7 @@ struct RunPage {
 
     private static func row(name: String, _ tally: RunReportFile.Tally, cell: String, attributes: String) -> String {
         let failures = tally.failedAttemptsByStatus.keys.sorted().map { "\($0): \(tally.failedAttemptsByStatus[$0] ?? 0)" }.joined(separator: ", ")
-        let seconds: (Double?) -> String = { $0.map { SVGAxis.seconds(rounded($0)) } ?? "–" }
+        let seconds: (Double?) -> String = { $0.map(SVGAxis.duration) ?? "–" }
         let cells = [name, ByteCount.format(tally.bytes), ByteCount.format(Int(tally.throughputBytesPerSecond)) + "/s", String(tally.attempts),
                      String(tally.completedAttempts), failures.isEmpty ? "–" : failures, seconds(tally.timeToFirstByteSeconds.p50),
                      seconds(tally.timeToFirstByteSeconds.p90), seconds(tally.timeToFirstByteSeconds.p99), ByteCount.format(tally.resumedBytes),

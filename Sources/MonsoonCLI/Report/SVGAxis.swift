@@ -23,10 +23,21 @@ struct SVGAxis {
         return (0...Int((maximum / step + 1e-9).rounded(.down))).map { Double($0) * step }
     }
 
-    /// A tick's label in seconds, with no more decimals than it needs.
+    /// A tick's label in seconds, with no more decimals than it needs (down to microseconds).
     static func seconds(_ value: Double) -> String {
         if value == value.rounded() { return "\(Int(value)) s" }
-        let text = String(format: "%.3f", value).replacingOccurrences(of: "0+$", with: "", options: .regularExpression)
+        var text = String(format: "%.6f", value)
+        while text.hasSuffix("0") { text.removeLast() }
         return text + " s"
+    }
+
+    /// A duration for people: milliseconds under a second (a loopback first byte takes a fraction of one).
+    static func duration(_ seconds: Double) -> String {
+        guard seconds < 1 else { return Self.seconds((seconds * 1000).rounded() / 1000) }
+        let milliseconds = seconds * 1000
+        var text = String(format: milliseconds < 10 ? "%.2f" : "%.0f", milliseconds)
+        if text.contains(".") { while text.hasSuffix("0") { text.removeLast() } }
+        if text.hasSuffix(".") { text.removeLast() }
+        return text + " ms"
     }
 }
