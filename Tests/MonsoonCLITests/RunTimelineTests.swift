@@ -59,4 +59,25 @@ import Testing
         #expect(timeline.outcome(of: "b") == "notStarted")
         #expect(timeline.outcome(of: "c") == "removed")
     }
+
+    @Test func thirtyThousandDownloadsMakeASmallReportAndPage() throws {
+        let report = RunReport()
+        let count = 30_000
+        for index in 0..<count {
+            let id = "d\(index)"
+            report.observe(.statusChanged(download(id, .downloading)))
+            for attempt in 0..<2 {
+                report.observe(.attempt(AttemptReport(id: DownloadID(id), host: "h\(index % 50).example", status: attempt == 0 ? 503 : 200,
+                                                      bytes: attempt == 0 ? 0 : 1_000_000, resumedFrom: 0, timeToFirstByte: 0.05, duration: 0.2,
+                                                      newConnections: 1, error: attempt == 0 ? DownloadError(.httpStatus, "HTTP 503", httpStatus: 503) : nil)))
+            }
+            report.observe(.statusChanged(download(id, .completed)))
+        }
+        let text = report.text(command: "archive")
+        let page = try RunPage.html(reportData: Data(text.utf8), path: "run.json")
+        #expect(text.utf8.count < 2_000_000, "the report is \(text.utf8.count) bytes")
+        #expect(page.utf8.count < 4_000_000, "the page is \(page.utf8.count) bytes")
+        #expect(text.contains("\"outcomes\": {\"completed\": 30000}") && text.contains("\"leftOut\": 29000"))
+        #expect(page.contains("The timeline shows the first 1000 of 30000 downloads"))
+    }
 }
