@@ -2,8 +2,8 @@
 
 SWIFT ?= swift
 # Debian packages the build and the tests need (installed when missing; libxml2-utils: xmllint checks exports;
-# systemd: systemd-analyze checks the units `monsoon systemd` prints).
-APT_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libxml2-dev libxml2-utils libssl-dev pkg-config ca-certificates openssl nginx-light mpv zsh fish systemd
+# systemd: systemd-analyze checks the units `monsoon systemd` prints; chromium: headless, checks a run's page).
+APT_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libxml2-dev libxml2-utils libssl-dev pkg-config ca-certificates openssl nginx-light mpv zsh fish systemd chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all build release deps test tsan fuzz soak demo bench bench-quick order clean

@@ -2,7 +2,8 @@
 # The main job on data the demo makes itself: a loopback server with a generated podcast
 # (30 episodes of a few MB; some drop their connection mid-body, some answer 503 once),
 # `monsoon archive` with live progress, interrupted with Ctrl-C and run again (it resumes),
-# a third run that downloads nothing, then `monsoon verify`.
+# a third run that downloads nothing, then `monsoon verify`; it ends with the path of the
+# resumed run's page (`--report-html`), which it keeps (under .build) for a browser.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=.build/release
@@ -13,6 +14,9 @@ trap cleanup EXIT
 # Its own Monsoon home and archive, so the demo never touches yours.
 export MONSOON_HOME="$work/home"
 archive="$work/archive"
+# The page outlives the demo's temporary folder: it is there to be opened.
+page="$PWD/.build/monsoon-demo-run.html"
+mkdir -p .build
 
 echo "== Serving a podcast of 30 episodes (about 3 MiB each) on loopback, 4 MiB/s per download"
 "$bin/monsoon-testserver" --podcast 30 --size 3m --throttle 4m > "$work/url" &
@@ -34,7 +38,7 @@ echo "   exit status $? (130: interrupted, part files kept)"
 set -e
 
 echo "== The same command again: it resumes the part files and fetches the rest"
-"$bin/monsoon" archive "$feed" -o "$archive" -j 4 --with-artwork --report "$work/report.json"
+"$bin/monsoon" archive "$feed" -o "$archive" -j 4 --with-artwork --report "$work/report.json" --report-html "$page"
 python3 - "$work/report.json" <<'PY'
 import json, sys
 overall = json.load(open(sys.argv[1]))["overall"]
@@ -49,4 +53,5 @@ echo "== monsoon verify: every file against its SHA-256 in the manifest"
 "$bin/monsoon" verify "$archive"
 ls "$archive/Monsoon Demo Show" | head -5
 echo "   … $(ls "$archive/Monsoon Demo Show" | wc -l) files in all"
-echo "== Done."
+echo "== Done. The resumed run's page (timeline, throughput, first bytes, hosts):"
+echo "$page"

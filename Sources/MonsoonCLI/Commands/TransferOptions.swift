@@ -92,17 +92,27 @@ struct RunOutputOptions: ParsableArguments {
     @Flag("--json", help: "Print JSON lines on standard output, one per event (started, finished, retrying, failed, …), each with event and time.")
     var json = false
 
-    @Option("--report", help: "Write a JSON run report to FILE (bytes, throughput, time to first byte, retries by status, resumed bytes, connections).", valueName: "file")
+    @Option("--report", help: "Write a JSON run report to FILE (bytes, throughput, time to first byte, retries by status, resumed bytes, connections; each download's phases and attempts).", valueName: "file")
     var report: String?
+
+    @Option("--report-html", help: "Write the run's page to FILE: one self-contained HTML file with a timeline of the downloads, throughput and time to first byte per host.", valueName: "file")
+    var reportHTML: String?
 
     init() {}
 
-    /// A collector for `--report`, when asked for.
-    func makeReport() -> RunReport? { report.map { _ in RunReport() } }
+    /// A collector for `--report` and `--report-html`, when asked for.
+    func makeReport() -> RunReport? { report != nil || reportHTML != nil ? RunReport() : nil }
 
-    /// Writes the report, when asked for.
+    /// Writes the report and its page, when asked for: the page is made from the report's JSON,
+    /// so it is the page `monsoon report` makes of that file.
     func write(_ runReport: RunReport?, command: String, context: CommandContext) throws {
-        if let report, let runReport { try runReport.write(to: context.absolutePath(report), command: command) }
+        guard let runReport else { return }
+        let text = runReport.text(command: command)
+        if let report { try ReportFile.write(text, to: context.absolutePath(report), what: "the report") }
+        if let reportHTML {
+            let path = context.absolutePath(reportHTML)
+            try ReportFile.write(try RunPage.html(reportData: Data(text.utf8), path: path), to: path, what: "the page")
+        }
     }
 }
 

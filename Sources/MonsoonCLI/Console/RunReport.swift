@@ -4,7 +4,8 @@ import MonsoonEngine
 
 /// `--report FILE`: a JSON report of a run for benchmarks: overall and per host, bytes,
 /// wall time, throughput, time-to-first-byte percentiles, failed attempts by status,
-/// resumed bytes, and connections opened versus reused.
+/// resumed bytes, and connections opened versus reused; and for its page (`RunPage`), each
+/// download's phases and attempts and the bytes over time (`RunTimeline`).
 final class RunReport: Sendable {
     private struct Tally {
         var bytes = 0
@@ -20,15 +21,25 @@ final class RunReport: Sendable {
     private struct State {
         var overall = Tally()
         var hosts: [String: Tally] = [:]
+        var timeline: RunTimeline
     }
 
-    private let state = Mutex(State())
-    let started = Date()
+    private let state: Mutex<State>
+    let started: Date
 
-    /// Takes in an event of the run (only attempts count).
+    init() {
+        let now = Date()
+        started = now
+        state = Mutex(State(timeline: RunTimeline(start: now)))
+    }
+
+    /// Takes in an event of the run: attempts count, status changes make the timeline.
     func observe(_ event: DownloadEvent) {
-        guard case .attempt(let attempt) = event else { return }
+        if case .progress = event { return }   // the timeline's throughput comes from attempts
+        let now = Date()
         state.withLock { state in
+            state.timeline.observe(event, at: now)
+            guard case .attempt(let attempt) = event else { return }
             Self.add(attempt, to: &state.overall)
             Self.add(attempt, to: &state.hosts[attempt.host, default: Tally()])
         }
@@ -52,22 +63,18 @@ final class RunReport: Sendable {
         }
     }
 
-    /// Writes the report to `path` (atomically); `command` names the run.
-    func write(to path: String, command: String) throws {
+    /// The report as JSON text; `command` names the run.
+    func text(command: String) -> String {
         let ended = Date()
         let wall = max(0.000_001, ended.timeIntervalSince(started))
-        let text = state.withLock { state in
+        return state.withLock { state in
             var hosts: [String] = []
             for host in state.hosts.keys.sorted() {
                 hosts.append("\(JSONText.string(host)): \(Self.json(state.hosts[host] ?? Tally(), wall: wall))")
             }
             return "{\"command\": \(JSONText.string(command)), \"started\": \(LibraryJSON.timestamp(started)), \"ended\": \(LibraryJSON.timestamp(ended)), "
-                + "\"wallSeconds\": \(JSONText.number(wall)),\n \"overall\": \(Self.json(state.overall, wall: wall)),\n \"hosts\": {\(hosts.joined(separator: ",\n  "))}}\n"
-        }
-        do {
-            try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
-        } catch {
-            throw CLIError(message: "cannot write the report \(path): \(SystemErrorText.reason(error))")
+                + "\"wallSeconds\": \(JSONText.number(wall)),\n \"overall\": \(Self.json(state.overall, wall: wall)),\n \"hosts\": {\(hosts.joined(separator: ",\n  "))},\n "
+                + state.timeline.jsonMembers(wall: wall) + "}\n"
         }
     }
 

@@ -21,10 +21,13 @@ public struct AttemptReport: Sendable, Equatable {
     public var newConnections: Int
     /// Why it failed; nil when it succeeded.
     public var error: DownloadError?
+    /// When the request started (for a run's timeline): its end less `duration`.
+    public var started: Date
 
-    /// A report with every field given; times are in seconds, byte counts in bytes.
+    /// A report with every field given; times are in seconds, byte counts in bytes. `started`
+    /// defaults to `duration` seconds before now: a report is made as its request ends.
     public init(id: DownloadID, host: String, status: Int, bytes: Int, resumedFrom: Int, timeToFirstByte: Double?, duration: Double,
-                newConnections: Int, error: DownloadError?) {
+                newConnections: Int, error: DownloadError?, started: Date? = nil) {
         self.id = id
         self.host = host
         self.status = status
@@ -34,5 +37,6 @@ public struct AttemptReport: Sendable, Equatable {
         self.duration = duration
         self.newConnections = newConnections
         self.error = error
+        self.started = started ?? Date(timeIntervalSinceNow: -duration)
     }
 }
