@@ -35,9 +35,21 @@ let handlers = sources.map { number -> DispatchSourceSignal in
     return source
 }
 
-var size = winsize()
 let isTerminal = isatty(STDOUT_FILENO) == 1
-let width = isTerminal && ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : 80
+/// The terminal's columns now, or nil when it cannot say.
+func terminalColumns() -> Int? {
+    var size = winsize()
+    return ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : nil
+}
+let width = TerminalWidth(isTerminal ? terminalColumns() ?? 80 : 80)
+// A resized terminal: the width is read again, and the live view redraws at it.
+// (Made only for a terminal: a source never resumed must not be released.)
+let resize: DispatchSourceSignal? = isTerminal ? {
+    let source = DispatchSource.makeSignalSource(signal: SIGWINCH, queue: signalQueue)
+    source.setEventHandler { if let columns = terminalColumns() { width.update(columns) } }
+    source.resume()
+    return source
+}() : nil
 
 let context = CommandContext(
     output: TextOutput(descriptor: STDOUT_FILENO),
@@ -45,11 +57,12 @@ let context = CommandContext(
     environment: ProcessInfo.processInfo.environment,
     currentDirectory: FileManager.default.currentDirectoryPath,
     isTerminal: isTerminal,
-    terminalWidth: width,
+    terminalWidth: width.current,
     readStandardInput: { limit throws(BoundedInput.Failure) in try BoundedInput.read(descriptor: STDIN_FILENO, limit: limit) },
     interruption: interruption,
-    keyInput: STDIN_FILENO
+    keyInput: STDIN_FILENO,
+    width: width
 )
 let status = await MonsoonCLI.run(Array(CommandLine.arguments.dropFirst()), context: context)
-withExtendedLifetime(handlers) {}
+withExtendedLifetime((handlers, resize)) {}
 exit(status)

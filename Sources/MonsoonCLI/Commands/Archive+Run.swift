@@ -69,7 +69,7 @@ extension Archive {
         }
         let reporter = GetReporter(context: context, quiet: global.quiet || output.json, verbose: global.verbose, expected: requests.count,
                                    style: output.json ? .json : .events, summarizes: false)
-        reporter.answerFor(requests.map { ($0.id, $0.url) })
+        reporter.answerFor(requests)
         reporter.countAlreadyThere(extrasThere)
         let skipped = members.reduce(0) { $0 + $1.selection.alreadyArchived.count }
         // An archive keeps everything: keep-latest and auto-delete-played are for listening.
@@ -255,12 +255,15 @@ extension Archive {
     private func summarize(_ tally: GetReporter.Tally, skipped: Int, started: Date, context: CommandContext) {
         let seconds = max(0.001, Date().timeIntervalSince(started))
         let bytes = tally.bytes
-        let speed = Double(bytes) / seconds
+        // The speed is what was transferred: bytes resumed from parts cost no time.
+        let transferred = tally.transferred ?? bytes
+        let speed = Double(transferred) / seconds
         if output.json {
             context.output.line(GetReporter.jsonLine("summary", [
                 ("downloaded", String(tally.completed)), ("skipped", String(skipped + tally.alreadyThere)), ("failed", String(tally.failed)),
                 ("paused", String(tally.paused)), ("removed", String(tally.removed)), ("waitingForSpace", String(tally.waitingForSpace)),
                 ("interrupted", String(tally.interrupted)), ("notStarted", String(tally.notStarted)), ("bytes", String(bytes)),
+                ("transferredBytes", String(transferred)), ("resumedBytes", String(tally.resumed)),
                 ("seconds", JSONText.number((seconds * 1000).rounded() / 1000)), ("bytesPerSecond", JSONText.number(speed.rounded())),
             ]))
             return
@@ -272,7 +275,8 @@ extension Archive {
                               (tally.interrupted, "interrupted"), (tally.notStarted, "not started")] where count > 0 {
             line += ", \(count) \(what)"
         }
-        line += "; \(ByteCount.format(bytes)) in \(String(format: "%.1f", seconds)) s (\(ByteCount.format(Int(speed)))/s)"
+        line += "; \(ByteCount.format(transferred)) transferred in \(String(format: "%.1f", seconds)) s (\(ByteCount.format(Int(speed)))/s)"
+        if tally.resumed > 0 { line += ", \(ByteCount.format(tally.resumed)) resumed from parts" }
         context.errors.line("monsoon: " + line)
     }
 }
