@@ -38,7 +38,8 @@ struct TextTable {
         guard let nameWidth else {
             return line + (padName ? TerminalText.pad(name, width: nameLimit ?? 0) : name)
         }
-        let shown = TerminalText.middleCut(name, width: nameWidth)
+        // Escaped first, as the terminal will be given it: an escape takes columns too.
+        let shown = TerminalText.middleCut(TerminalText.escape(name, keepingLayout: false), width: nameWidth)
         return line + (padName ? TerminalText.pad(shown, width: nameWidth) : shown)
     }
 }
