@@ -36,17 +36,12 @@ let handlers = sources.map { number -> DispatchSourceSignal in
 }
 
 let isTerminal = isatty(STDOUT_FILENO) == 1
-/// The terminal's columns now, or nil when it cannot say.
-func terminalColumns() -> Int? {
-    var size = winsize()
-    return ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : nil
-}
-let width = TerminalWidth(isTerminal ? terminalColumns() ?? 80 : 80)
-// A resized terminal: the width is read again, and the live view redraws at it.
-// (Made only for a terminal: a source never resumed must not be released.)
+let width = isTerminal ? TerminalWidth(TerminalWidth.measure(STDOUT_FILENO) ?? 80, descriptor: STDOUT_FILENO) : TerminalWidth(80)
+// A resized terminal: the width is read again (the live view redraws at it within a quarter of a
+// second). Made only for a terminal: a source never resumed must not be released.
 let resize: DispatchSourceSignal? = isTerminal ? {
     let source = DispatchSource.makeSignalSource(signal: SIGWINCH, queue: signalQueue)
-    source.setEventHandler { if let columns = terminalColumns() { width.update(columns) } }
+    source.setEventHandler { if let columns = TerminalWidth.measure(STDOUT_FILENO) { width.update(columns) } }
     source.resume()
     return source
 }() : nil

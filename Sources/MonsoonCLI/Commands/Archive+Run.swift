@@ -256,7 +256,7 @@ extension Archive {
         let seconds = max(0.001, Date().timeIntervalSince(started))
         let bytes = tally.bytes
         // The speed is what was transferred: bytes resumed from parts cost no time.
-        let transferred = tally.transferred ?? bytes
+        let transferred = tally.transferred
         let speed = Double(transferred) / seconds
         if output.json {
             context.output.line(GetReporter.jsonLine("summary", [

@@ -23,8 +23,11 @@ final class GetReporter: Sendable {
         var expectedSize: Int?
         /// `started` was said: once per download and run, however often it is retried.
         var announcedStart = false
-        /// Body bytes this run's attempts wrote (the rest of a completed file was resumed from its part).
+        /// Body bytes this run's reported attempts wrote (the rest of a completed file was resumed from its part).
         var transferred = 0
+        /// Where the attempt under way started (its resume offset), while it is not reported: an
+        /// attempt cut short by Ctrl-C is never reported, and what it wrote was transferred all the same.
+        var attemptBase: Int?
         var error: DownloadError?
         var retryAt: Date?
         /// The reason a hold for room was last said with: said once per hold, however often the
@@ -50,8 +53,8 @@ final class GetReporter: Sendable {
         var lastDraw = Date.distantPast
         var started = Date()
         var finishedBytes = 0
-        /// Body bytes of every attempt of this run; nil until one is reported (a hand-off follower hears of none).
-        var transferredBytes: Int?
+        /// Body bytes of the attempts reported in this run.
+        var transferredBytes = 0
     }
 
     /// What a run came to, for the summary line and the exit status.
@@ -59,8 +62,8 @@ final class GetReporter: Sendable {
         var expected = 0
         /// Bytes of the downloads completed in this run.
         var bytes = 0
-        /// Bytes this run transferred (every attempt's body), nil when not known (a hand-off follower).
-        var transferred: Int?
+        /// Body bytes this run transferred (a hand-off follower counts from when it first saw each download).
+        var transferred = 0
         /// Bytes of the completed downloads that were in their parts already, not transferred.
         var resumed = 0
         var completed = 0
@@ -196,7 +199,8 @@ final class GetReporter: Sendable {
             case .attempt(let attempt):
                 guard state.own?.contains(attempt.id) ?? true else { return }
                 state.rows[attempt.id]?.transferred += attempt.bytes
-                state.transferredBytes = (state.transferredBytes ?? 0) + attempt.bytes
+                state.rows[attempt.id]?.attemptBase = nil
+                state.transferredBytes += attempt.bytes
                 if verbose { describe(&state, attempt) }
             }
         }
@@ -245,6 +249,7 @@ final class GetReporter: Sendable {
             announce(&state, .retrying(url: url, seconds: wait, reason: download.lastError?.message ?? "the attempt failed"), id: id)
         case .downloading:
             // A retry's new attempt is no new start: its `retrying` line said it already.
+            state.rows[download.id]?.attemptBase = download.bytes
             guard !row.announcedStart else { break }
             state.rows[download.id]?.announcedStart = true
             announce(&state, .started(url: url), id: id)
@@ -265,11 +270,12 @@ final class GetReporter: Sendable {
             var tally = Tally(expected: state.expected, bytes: state.finishedBytes, transferred: state.transferredBytes,
                               alreadyThere: state.alreadyThere, notURLs: state.notURLs)
             for row in state.rows.values {
+                if let base = row.attemptBase { tally.transferred += max(0, row.bytes - base) }
                 if row.removed { tally.removed += 1; continue }
                 switch row.status {
                 case .completed:
                     tally.completed += 1
-                    if state.transferredBytes != nil { tally.resumed += max(0, row.bytes - row.transferred) }
+                    tally.resumed += max(0, row.bytes - row.transferred)
                 case .failed:
                     tally.failed += 1
                     if row.error?.code == .notEnoughDiskSpace { tally.diskFull = true }
@@ -317,10 +323,9 @@ final class GetReporter: Sendable {
     }
 
     /// `63 MiB transferred in 130.8 s, 12 MiB resumed from parts`: the speed a run had is what it
-    /// transferred, not what its parts held; `SIZE in TIME` when the attempts were not heard of.
+    /// transferred, not what its parts held.
     static func amounts(_ tally: Tally, elapsed: Double) -> String {
-        guard let transferred = tally.transferred else { return "\(ByteCount.format(tally.bytes)) in \(duration(elapsed))" }
-        return "\(ByteCount.format(transferred)) transferred in \(duration(elapsed))"
+        "\(ByteCount.format(tally.transferred)) transferred in \(duration(elapsed))"
             + (tally.resumed > 0 ? ", \(ByteCount.format(tally.resumed)) resumed from parts" : "")
     }
 
