@@ -8,8 +8,8 @@ import Foundation
 final class PseudoTerminal: @unchecked Sendable {
     // Only touched from the test's task.
     private let master: Int32
-    let processIdentifier: pid_t
-    private var status: Int32?
+    private let process: SpawnedProcess
+    private var processIdentifier: pid_t { process.processIdentifier }
     let screen: VirtualScreen
     /// Everything read so far, as it came.
     private(set) var raw = ""
@@ -30,52 +30,20 @@ final class PseudoTerminal: @unchecked Sendable {
         let slavePath = String(cString: ttyname(slave))
         screen = VirtualScreen(columns: columns, rows: rows)
 
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var mask = sigset_t()
-        sigemptyset(&mask)
-        posix_spawnattr_setsigmask(&attributes, &mask)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGINT, SIGTERM, SIGPIPE, SIGWINCH, SIGHUP] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        // A session of its own, whose controlling terminal is the slave it opens first.
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | 0x80 /* POSIX_SPAWN_SETSID */))
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, slavePath, O_RDWR, 0)
-        posix_spawn_file_actions_adddup2(&actions, 0, 1)
-        posix_spawn_file_actions_adddup2(&actions, 0, 2)
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [] {   // no /proc: nothing to close
-            if let fd = Int32(name), fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
-        }
-        typealias AddChdir = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
-        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addchdir_np") else { throw CLITestError("posix_spawn cannot change folders here") }
-        _ = directory.withCString { unsafeBitCast(symbol, to: AddChdir.self)(&actions, $0) }
         var environment = ProcessInfo.processInfo.environment
         environment["MONSOON_HOME"] = home
         environment["TERM"] = "xterm"
         environment["NO_COLOR"] = "1"
-        let argv = ([monsoonBinary] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            for pointer in argv { free(pointer) }
-            for pointer in envp { free(pointer) }
+        do {
+            process = try SpawnedProcess(monsoonBinary, arguments, directory: directory, environment: environment, terminal: slavePath)
+        } catch {
+            close(master)
+            throw error
         }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, monsoonBinary, &actions, &attributes, argv, envp)
-        guard result == 0 else { throw CLITestError("cannot start monsoon: \(String(cString: strerror(result)))") }
-        processIdentifier = pid
     }
 
     deinit {
-        if status == nil {
-            kill(processIdentifier, SIGKILL)
-            var raw: Int32 = 0
-            waitpid(processIdentifier, &raw, 0)
-        }
+        if process.isRunning { kill(processIdentifier, SIGKILL) }
         close(master)
     }
 
@@ -131,19 +99,12 @@ final class PseudoTerminal: @unchecked Sendable {
     /// The exit status once it has ended (reading what is left), within a deadline.
     func finish(seconds: Double = 60) async throws -> Int32 {
         let deadline = Date().addingTimeInterval(seconds)
-        while status == nil {
+        while process.isRunning {
             pump()
-            var raw: Int32 = 0
-            if waitpid(processIdentifier, &raw, WNOHANG) == processIdentifier {
-                status = (raw & 0x7F) == 0 ? (raw >> 8) & 0xFF : 128 + (raw & 0x7F)
-            } else if Date() > deadline {
-                throw CLITestError("monsoon did not exit within \(seconds) s")
-            } else {
-                try await Task.sleep(nanoseconds: 20_000_000)
-            }
+            if Date() > deadline { throw CLITestError("monsoon did not exit within \(seconds) s") }
+            try await Task.sleep(nanoseconds: 20_000_000)
         }
-        try await Task.sleep(nanoseconds: 50_000_000)
         pump()
-        return status ?? -1
+        return process.terminationStatus
     }
 }
