@@ -54,6 +54,9 @@ import Testing
         #expect(screen.lines.count == 3, "two downloads and the run's line: \(screen.lines)")
         #expect(screen.lines.allSatisfy { TerminalText.displayWidth($0) <= 49 }, "\(screen.lines)")
         #expect(screen.wraps == 0, "\(screen.lines)")
+        // What the narrow line does without: the counts and the speed; the ETA and the unknown sizes stay.
+        let narrow = try #require(Self.rows(screen, containing: " done · ").first)
+        #expect(narrow.hasPrefix("0/4 done · ") && narrow.contains(" · ETA ") && narrow.hasSuffix(" · 1 size unknown"), "\(narrow)")
 
         // Ctrl-C, typed: the terminal echoes ^C below the block; the summary starts a clean line.
         terminal.type("\u{03}")

@@ -53,13 +53,20 @@ extension GetReporter {
         let left = Self.bytesLeft(state.rows.values)
         let queued = state.rows.values.filter { !$0.removed && $0.status == .queued }.count
         let failed = state.rows.values.filter { !$0.removed && $0.status == .failed }.count
-        var summary = "\(state.completed + state.alreadyThere)/\(state.expected + state.notURLs) done"
-        if failed > 0 { summary += " · \(failed) failed" }
-        summary += " · \(active.count) active · \(queued) queued"
-        if left.bytes > 0 { summary += " · \(ByteCount.format(left.bytes)) left" }
-        summary += " · \(ByteCount.format(Int(totalSpeed)))/s"
-        if let eta = Self.eta(left.bytes, speed: totalSpeed) { summary += " · ETA \(eta)" }
-        if left.unknown > 0 { summary += " · \(left.unknown) size\(left.unknown == 1 ? "" : "s") unknown" }
+        // The run's line, in parts a narrow terminal does without first (the counts of active and
+        // queued, the speed, the bytes left), so the ETA and what it leaves out stay in sight.
+        var parts: [(text: String, drop: Int)] = [("\(state.completed + state.alreadyThere)/\(state.expected + state.notURLs) done", 0)]
+        if failed > 0 { parts.append(("\(failed) failed", 0)) }
+        parts += [("\(active.count) active", 4), ("\(queued) queued", 3)]
+        if left.bytes > 0 { parts.append(("\(ByteCount.format(left.bytes)) left", 1)) }
+        parts.append(("\(ByteCount.format(Int(totalSpeed)))/s", 2))
+        if let eta = Self.eta(left.bytes, speed: totalSpeed) { parts.append(("ETA \(eta)", 0)) }
+        if left.unknown > 0 { parts.append(("\(left.unknown) size\(left.unknown == 1 ? "" : "s") unknown", 0)) }
+        var summary = parts.map(\.text).joined(separator: " · ")
+        for level in [4, 3, 2, 1] where TerminalText.displayWidth(summary) > width {
+            parts.removeAll { $0.drop == level }
+            summary = parts.map(\.text).joined(separator: " · ")
+        }
         clearBlock(&state)
         let shown = lines.map { Self.clip(TerminalText.escape($0, keepingLayout: false), width) } + [Self.clip(summary, width)]
         var text = shown.dropLast().map { $0 + "\n" }.joined()
@@ -120,7 +127,8 @@ extension GetReporter {
             percent = String(repeating: " ", count: max(0, 3 - percent.count)) + percent
         }
         let eta = row.total.flatMap { Self.eta($0 - row.bytes, speed: row.speed) }.map { "  ETA \($0)" } ?? ""
-        return "  \(name) [\(bar)] \(percent)%  \(size)  \(ByteCount.format(Int(row.speed)))/s\(eta)"
+        // Below 70 columns the bar gives way to the numbers.
+        return "  \(name)\(width < 70 ? "" : " [\(bar)]") \(percent)%  \(size)  \(ByteCount.format(Int(row.speed)))/s\(eta)"
     }
 
     /// A name from a feed or server, escaped first (an escape takes columns too), then cut to fit.

@@ -14,7 +14,6 @@ final class GetReporter: Sendable {
         var name: String
         /// The episode's title, when the run knows it (a download queued by an earlier version lacks it in its `userInfo`).
         var title: String?
-        var url: URL
         var status: DownloadStatus = .queued
         var removed = false
         var bytes = 0
@@ -122,7 +121,7 @@ final class GetReporter: Sendable {
             state.own = Set(downloads.map(\.id))
             state.rows.reserveCapacity(state.rows.count + downloads.count)   // one table, not a doubling series
             for (id, url) in downloads where state.rows[id] == nil {
-                state.rows[id] = Row(name: Self.name(of: url), url: url)
+                state.rows[id] = Row(name: Self.name(of: url))
             }
         }
     }
@@ -147,7 +146,7 @@ final class GetReporter: Sendable {
     func expect(_ pending: [(id: DownloadID, remaining: Int?)], titles: [DownloadID: String]) {
         state.withLock { state in
             for (id, remaining) in pending where state.rows[id] == nil {
-                var row = Row(name: titles[id] ?? id.rawValue, url: URL(fileURLWithPath: "/"))
+                var row = Row(name: titles[id] ?? id.rawValue)
                 row.title = titles[id]
                 row.expectedSize = remaining
                 state.rows[id] = row
@@ -181,7 +180,7 @@ final class GetReporter: Sendable {
             case .added(let download):
                 guard state.own == nil else { return }
                 if state.rows[download.id] == nil { state.expected += 1 }
-                var row = Row(name: Self.name(of: download), url: download.request.url)
+                var row = Row(name: Self.name(of: download))
                 row.expectedSize = download.request.expectedSize
                 state.rows[download.id] = row
             case .progress(let id, let bytes, let total):
@@ -207,13 +206,12 @@ final class GetReporter: Sendable {
     }
 
     private func update(_ state: inout State, with download: Download) {
-        var row = state.rows[download.id] ?? Row(name: Self.name(of: download), url: download.request.url)
+        var row = state.rows[download.id] ?? Row(name: Self.name(of: download))
         let previous = row.status
         row.status = download.status
         row.bytes = download.bytes
         row.total = download.total ?? row.total
         row.expectedSize = download.request.expectedSize ?? row.expectedSize
-        row.url = download.request.url
         row.name = row.title ?? Self.name(of: download)
         row.error = download.lastError
         row.retryAt = download.retryAt
