@@ -69,3 +69,29 @@ import Testing
         #expect(summary.contains(" transferred in "), "\(summary)")
     }
 }
+
+extension LiveTerminalTests {
+    /// A plain download on a terminal 60 columns wide.
+    @Test func aPlainDownloadIsNamedByItsFileAtSixtyColumns() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let name = "日本語のとても長いファイル名のエピソード第十二回.mp3"
+        server.setRoute("/cdn/a1b2c3", Route(body: .pattern(size: 1_500_000, seed: 4), contentType: "audio/mpeg",
+                                             contentDisposition: "attachment; filename*=UTF-8''" + name.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!,
+                                             throttle: 300_000))
+        let terminal = try PseudoTerminal(["get", server.url("/cdn/a1b2c3").absoluteString], in: folder.path, home: folder.file(".monsoon"), columns: 60)
+        let screen = terminal.screen
+        // Named by its file (from Content-Disposition) while it runs, not by the URL's `a1b2c3`.
+        try await terminal.wait("the download's line with its file's name") { Self.rows(screen, containing: "%").first?.contains(".mp3 ") == true }
+        let row = try #require(Self.rows(screen, containing: "%").first)
+        #expect(row.hasPrefix("  日本語…回.mp3 ") && !row.contains("a1b2c3"), "\(row)")
+        #expect(screen.lines.allSatisfy { TerminalText.displayWidth($0) <= 59 }, "\(screen.lines)")
+        #expect(try await terminal.finish() == 0)
+        #expect(screen.lines.count == 2, "\(screen.lines)")
+        #expect(screen.lines.first?.hasPrefix("✓ 日本語の") == true && screen.lines.first?.hasSuffix("第十二回.mp3  1.4 MiB") == true, "\(screen.lines)")
+        #expect(screen.lines.last?.hasPrefix("1 of 1 downloaded (1.4 MiB transferred in ") == true, "\(screen.lines)")
+        #expect(screen.lines.allSatisfy { TerminalText.displayWidth($0) <= 59 } && screen.wraps == 0, "\(screen.lines)")
+        #expect(folder.contents() == [name])
+    }
+}

@@ -108,7 +108,8 @@ extension GetReporter {
     /// A download's line: its name (cut in the middle, from a third of the width up to 40
     /// columns), then its bar, sizes, speed and time left, or why it waits.
     private func render(_ row: Row, now: Date, width: Int) -> String {
-        let name = Self.fitName(row.name, width: max(10, min(40, width - 62)))
+        // What follows the name takes about 62 columns with the bar, 45 without.
+        let name = Self.fitName(row.name, width: max(10, min(40, width - (width < 70 ? 45 : 62))))
         if row.status == .waitingToRetry {
             let wait = row.retryAt.map { max(0, Int($0.timeIntervalSince(now).rounded(.up))) } ?? 0
             return "  \(name)  retry in \(wait) s: \(row.error?.message ?? "")"

@@ -14,6 +14,8 @@ final class GetReporter: Sendable {
         var name: String
         /// The episode's title, when the run knows it (a download queued by an earlier version lacks it in its `userInfo`).
         var title: String?
+        /// The name is the file's (or the title): nothing better is to come.
+        var named = false
         var status: DownloadStatus = .queued
         var removed = false
         var bytes = 0
@@ -213,6 +215,7 @@ final class GetReporter: Sendable {
         row.total = download.total ?? row.total
         row.expectedSize = download.request.expectedSize ?? row.expectedSize
         row.name = row.title ?? Self.name(of: download)
+        row.named = row.title != nil || download.filePath != nil
         row.error = download.lastError
         row.retryAt = download.retryAt
         state.rows[download.id] = row
@@ -253,6 +256,25 @@ final class GetReporter: Sendable {
             announce(&state, .started(url: url), id: id)
         case .queued:
             break
+        }
+    }
+
+    /// Running downloads shown by their URL's last part: their file is named once the response
+    /// comes, and no event says so (`name(_:)` is told).
+    var unnamed: [DownloadID] {
+        guard live else { return [] }
+        return state.withLock { state in
+            state.rows.filter { !$0.value.named && $0.value.title == nil && $0.value.status == .downloading }.map(\.key)
+        }
+    }
+
+    /// A running download's file name, once it has one (a CDN's `a1b2c3` says nothing).
+    func name(_ download: Download) {
+        guard let path = download.filePath else { return }
+        state.withLock { state in
+            guard state.rows[download.id]?.title == nil else { return }
+            state.rows[download.id]?.name = (path as NSString).lastPathComponent
+            state.rows[download.id]?.named = true
         }
     }
 
