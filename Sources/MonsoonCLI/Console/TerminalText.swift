@@ -69,6 +69,8 @@ extension TerminalText {
     /// table, not the whole of Unicode's East Asian Width: what titles in CJK, Arabic,
     /// Hebrew, Thai and emoji need, close to what glibc's `wcwidth` answers.
     static func displayWidth(_ text: String) -> Int {
+        // Printable ASCII, the usual path or URL, is one column a byte: a listing of 100,000 rows stays quick.
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return text.utf8.count }
         var width = 0
         for character in text { width += displayWidth(character) }
         return width
