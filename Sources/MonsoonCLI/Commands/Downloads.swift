@@ -67,7 +67,7 @@ struct ListDownloads: RunnableCommand {
             }
         }
         if json { buffer += "[" }
-        let table = Self.table(terminal: context.isTerminal)
+        let table = Self.table(terminalWidth: context.isTerminal ? context.terminalWidth : nil)
         do {
             try store.forEachSummary { summary in
                 let shown = Self.shownStatus(summary.status, running: running)
@@ -99,12 +99,12 @@ struct ListDownloads: RunnableCommand {
         status == .downloading && !running ? "interrupted" : status.rawValue
     }
 
-    /// Fixed columns, then the file (cut in the middle to 40 columns on a terminal; whole in a pipe,
-    /// where a long path pushes the URL right but never runs into it), the URL, and the error, if any,
-    /// after "error:".
-    static func table(terminal: Bool) -> TextTable {
+    /// Fixed columns, then the file (on a terminal cut in the middle to 40 columns, fewer on a narrow
+    /// one; whole in a pipe, where a long path pushes the URL right but never runs into it), the URL,
+    /// and the error, if any, after "error:".
+    static func table(terminalWidth: Int?) -> TextTable {
         TextTable([.init(title: "ID", width: 6), .init(title: "STATUS", width: 14), .init(title: "DONE", width: 5), .init(title: "SIZE", width: 22)],
-                  name: "FILE", terminalWidth: terminal ? .max / 2 : nil, nameLimit: 40)
+                  name: "FILE", terminalWidth: terminalWidth, nameLimit: 40)
     }
 
     static func line(_ download: DownloadSummary, status: String, table: TextTable) -> String {

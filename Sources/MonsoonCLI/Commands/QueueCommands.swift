@@ -34,7 +34,7 @@ struct QueueList: RunnableCommand {
             if !global.quiet { context.output.line("The queue is empty. Add episodes with 'monsoon queue add EPISODE' or 'monsoon queue add --podcast PODCAST --latest 3'.") }
             return ExitStatus.success
         }
-        // The detail (a retry's wait, an error) follows the name: it is left out of the name's room.
+        // The name fits the terminal; the detail after it (a retry's wait, an error) is said whole, wrapped if need be.
         let table = TextTable([.init(title: "POS", width: 4), .init(title: "ID", width: 7), .init(title: "STATE", width: 12),
                                .init(title: "DONE", width: 5), .init(title: "SIZE", width: 22)],
                               name: "EPISODE", terminalWidth: context.isTerminal ? context.terminalWidth : nil)

@@ -17,13 +17,13 @@ struct TextTable {
     var nameLimit: Int?
 
     /// - Parameter terminalWidth: the terminal's width, or nil when the output is not one.
-    init(_ columns: [Column], name: String, terminalWidth: Int?, nameLimit: Int? = nil, after: Int = 0) {
+    init(_ columns: [Column], name: String, terminalWidth: Int?, nameLimit: Int? = nil) {
         self.columns = columns
         nameTitle = name
         self.nameLimit = nameLimit
         let fixed = columns.reduce(0) { $0 + $1.width + 1 }
         // One column short of the edge: a line as wide as the terminal wraps on some of them.
-        nameWidth = terminalWidth.map { max(8, min(nameLimit ?? .max, $0 - 1 - fixed - after)) }
+        nameWidth = terminalWidth.map { max(8, min(nameLimit ?? .max, $0 - 1 - fixed)) }
     }
 
     var header: String { row(columns.map(\.title), name: nameTitle, padName: false) }
