@@ -82,8 +82,14 @@ final class PseudoTerminal: @unchecked Sendable {
     /// SIGWINCH, seen once the program goes on.
     func resize(columns: Int, rows: Int = 40) async throws {
         kill(processIdentifier, SIGSTOP)
-        try await Task.sleep(nanoseconds: 100_000_000)
-        pump()
+        // Until nothing more comes for 0.3 s: a write under way when it stopped has reached us.
+        var quiet = 0
+        while quiet < 3 {
+            try await Task.sleep(nanoseconds: 100_000_000)
+            let before = raw.utf8.count + pending.count
+            pump()
+            quiet = raw.utf8.count + pending.count == before ? quiet + 1 : 0
+        }
         var size = winsize(ws_row: UInt16(rows), ws_col: UInt16(columns), ws_xpixel: 0, ws_ypixel: 0)
         _ = ioctl(master, UInt(TIOCSWINSZ), &size)
         screen.resize(columns: columns)

@@ -20,8 +20,11 @@ final class VirtualScreen: @unchecked Sendable {
     private var column = 0
     /// The terminal's "pending wrap": at the last column, the next character goes to the next row.
     private var pendingWrap = false
-    /// The widest line any row ever held when it was written: a line wider than the screen wraps.
+    /// How often a line ran past the edge and wrapped, ever.
     private(set) var wraps = 0
+    /// Every line as it stood when it was ended by a line feed: the frames a snapshot of the
+    /// screen may have missed (a busy test reads the terminal seldom).
+    private(set) var ended: [String] = []
 
     init(columns: Int, rows: Int) {
         self.columns = columns
@@ -64,6 +67,7 @@ final class VirtualScreen: @unchecked Sendable {
     }
 
     private func newline() {
+        ended.append(rows[row].text)
         pendingWrap = false
         row += 1
         if row == rows.count { rows.append(Row()) }
