@@ -35,9 +35,16 @@ let handlers = sources.map { number -> DispatchSourceSignal in
     return source
 }
 
-var size = winsize()
 let isTerminal = isatty(STDOUT_FILENO) == 1
-let width = isTerminal && ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : 80
+let width = isTerminal ? TerminalWidth(TerminalWidth.measure(STDOUT_FILENO) ?? 80, descriptor: STDOUT_FILENO) : TerminalWidth(80)
+// A resized terminal: the width is read again (the live view redraws at it within a quarter of a
+// second). Made only for a terminal: a source never resumed must not be released.
+let resize: DispatchSourceSignal? = isTerminal ? {
+    let source = DispatchSource.makeSignalSource(signal: SIGWINCH, queue: signalQueue)
+    source.setEventHandler { if let columns = TerminalWidth.measure(STDOUT_FILENO) { width.update(columns) } }
+    source.resume()
+    return source
+}() : nil
 
 let context = CommandContext(
     output: TextOutput(descriptor: STDOUT_FILENO),
@@ -45,11 +52,12 @@ let context = CommandContext(
     environment: ProcessInfo.processInfo.environment,
     currentDirectory: FileManager.default.currentDirectoryPath,
     isTerminal: isTerminal,
-    terminalWidth: width,
+    terminalWidth: width.current,
     readStandardInput: { limit throws(BoundedInput.Failure) in try BoundedInput.read(descriptor: STDIN_FILENO, limit: limit) },
     interruption: interruption,
-    keyInput: STDIN_FILENO
+    keyInput: STDIN_FILENO,
+    width: width
 )
 let status = await MonsoonCLI.run(Array(CommandLine.arguments.dropFirst()), context: context)
-withExtendedLifetime(handlers) {}
+withExtendedLifetime((handlers, resize)) {}
 exit(status)

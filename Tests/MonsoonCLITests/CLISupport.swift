@@ -106,8 +106,11 @@ final class SpawnedProcess: @unchecked Sendable {
     /// The child's peak resident memory in KiB (`ru_maxrss`, from `wait4`), once it has exited.
     private(set) var maxResidentKilobytes: Int?
 
+    /// - Parameter terminal: a terminal's path (a pseudo-terminal's slave) to run on instead of
+    ///   `input`, `output` and `errors`: the child gets a session of its own, whose controlling
+    ///   terminal it becomes (a typed Ctrl-C and a resize reach it as from a terminal window).
     init(_ path: String, _ arguments: [String], directory: String, environment: [String: String], input: String = "/dev/null",
-         output: String, errors: String) throws {
+         output: String = "/dev/null", errors: String = "/dev/null", terminal: String? = nil) throws {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -119,14 +122,23 @@ final class SpawnedProcess: @unchecked Sendable {
         sigaddset(&defaults, SIGINT)
         sigaddset(&defaults, SIGTERM)
         sigaddset(&defaults, SIGPIPE)
+        if terminal != nil { sigaddset(&defaults, SIGWINCH) }
         posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let setsid: Int32 = terminal == nil ? 0 : 0x80   // POSIX_SPAWN_SETSID (glibc 2.26), not imported
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | setsid))
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, input, O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        if let terminal {
+            // The first terminal a session leader opens becomes its controlling terminal.
+            posix_spawn_file_actions_addopen(&actions, 0, terminal, O_RDWR, 0)
+            posix_spawn_file_actions_adddup2(&actions, 0, 1)
+            posix_spawn_file_actions_adddup2(&actions, 0, 2)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 0, input, O_RDONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        }
         for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [] {   // no /proc: nothing to close
             if let fd = Int32(name), fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
         }

@@ -69,7 +69,7 @@ extension Archive {
         }
         let reporter = GetReporter(context: context, quiet: global.quiet || output.json, verbose: global.verbose, expected: requests.count,
                                    style: output.json ? .json : .events, summarizes: false)
-        reporter.answerFor(requests.map { ($0.id, $0.url) })
+        reporter.answerFor(requests)
         reporter.countAlreadyThere(extrasThere)
         // Archived before, but the file is gone: told apart from those still there, with the way back.
         let missing = members.reduce(0) { $0 + $1.selection.missingFromDisk.count }
@@ -257,13 +257,16 @@ extension Archive {
     private func summarize(_ tally: GetReporter.Tally, skipped: Int, missing: Int, started: Date, context: CommandContext) {
         let seconds = max(0.001, Date().timeIntervalSince(started))
         let bytes = tally.bytes
-        let speed = Double(bytes) / seconds
+        // The speed is what was transferred: bytes resumed from parts cost no time.
+        let transferred = tally.transferred
+        let speed = Double(transferred) / seconds
         if output.json {
             context.output.line(GetReporter.jsonLine("summary", [
                 ("downloaded", String(tally.completed)), ("skipped", String(skipped + tally.alreadyThere)), ("missing", String(missing)),
                 ("failed", String(tally.failed)),
                 ("paused", String(tally.paused)), ("removed", String(tally.removed)), ("waitingForSpace", String(tally.waitingForSpace)),
                 ("interrupted", String(tally.interrupted)), ("notStarted", String(tally.notStarted)), ("bytes", String(bytes)),
+                ("transferredBytes", String(transferred)), ("resumedBytes", String(tally.resumed)),
                 ("seconds", JSONText.number((seconds * 1000).rounded() / 1000)), ("bytesPerSecond", JSONText.number(speed.rounded())),
             ]))
             return
@@ -275,7 +278,8 @@ extension Archive {
                               (tally.interrupted, "interrupted"), (tally.notStarted, "not started")] where count > 0 {
             line += ", \(count) \(what)"
         }
-        line += "; \(ByteCount.format(bytes)) in \(String(format: "%.1f", seconds)) s (\(ByteCount.format(Int(speed)))/s)"
+        line += "; \(ByteCount.format(transferred)) transferred in \(String(format: "%.1f", seconds)) s (\(ByteCount.format(Int(speed)))/s)"
+        if tally.resumed > 0 { line += ", \(ByteCount.format(tally.resumed)) resumed from parts" }
         // Last, so the counts before keep their places for scripts; the way back with it.
         if missing > 0 { line += "; \(missing) missing from disk: run with --refetch-missing to fetch \(missing == 1 ? "it" : "them") again" }
         context.errors.line("monsoon: " + line)

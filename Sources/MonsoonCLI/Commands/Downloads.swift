@@ -67,6 +67,7 @@ struct ListDownloads: RunnableCommand {
             }
         }
         if json { buffer += "[" }
+        let table = Self.table(terminalWidth: context.isTerminal ? context.terminalWidth : nil)
         do {
             try store.forEachSummary { summary in
                 let shown = Self.shownStatus(summary.status, running: running)
@@ -74,8 +75,8 @@ struct ListDownloads: RunnableCommand {
                 if json {
                     buffer += (count == 0 ? "\n  " : ",\n  ") + Self.json(summary, status: shown)
                 } else {
-                    if count == 0 { buffer += Self.header + "\n" }
-                    buffer += Self.line(summary, status: shown) + "\n"
+                    if count == 0 { buffer += table.row(table.columns.map(\.title), name: "FILE", padName: true) + " URL\n" }
+                    buffer += Self.line(summary, status: shown, table: table) + "\n"
                 }
                 count += 1
                 flush()
@@ -98,24 +99,23 @@ struct ListDownloads: RunnableCommand {
         status == .downloading && !running ? "interrupted" : status.rawValue
     }
 
-    static let header = columns("ID", "STATUS", "DONE", "SIZE", "FILE", "URL")
+    /// Fixed columns, then the file (on a terminal cut in the middle to 40 columns, fewer on a narrow
+    /// one; whole in a pipe, where a long path pushes the URL right but never runs into it), the URL,
+    /// and the error, if any, after "error:".
+    static func table(terminalWidth: Int?) -> TextTable {
+        TextTable([.init(title: "ID", width: 6), .init(title: "STATUS", width: 14), .init(title: "DONE", width: 5), .init(title: "SIZE", width: 22)],
+                  name: "FILE", terminalWidth: terminalWidth, nameLimit: 40)
+    }
 
-    /// Fixed columns, then the file and the URL (a long path pushes the URL right, but a
-    /// path never runs into it), then the error, if any, after "error:".
-    static func line(_ download: DownloadSummary, status: String) -> String {
+    static func line(_ download: DownloadSummary, status: String, table: TextTable) -> String {
         let progress = download.progress.map { "\(Int(($0 * 100).rounded(.down)))%" } ?? "-"
         let size = download.total.map { "\(ByteCount.format(download.bytes)) / \(ByteCount.format($0))" } ?? ByteCount.format(download.bytes)
-        var line = columns(download.id.rawValue, status, progress, size, download.filePath ?? "-", Redaction.redact(download.url))
+        var line = table.row([download.id.rawValue, status, progress, size], name: download.filePath ?? "-", padName: true) + " " + Redaction.redact(download.url)
         // A queued one with an error is waiting for room on its disk: it says so.
         if let error = download.error, download.status == .failed || download.status == .waitingToRetry || download.status == .queued {
             line += "  error: " + error
         }
         return line
-    }
-
-    private static func columns(_ id: String, _ status: String, _ progress: String, _ size: String, _ file: String, _ url: String) -> String {
-        func pad(_ text: String, _ width: Int) -> String { text.padding(toLength: max(width, text.count), withPad: " ", startingAt: 0) }
-        return "\(pad(id, 6)) \(pad(status, 14)) \(pad(progress, 5)) \(pad(size, 22)) \(pad(file, 40)) \(url)"
     }
 
     /// One object of the documented shape: id, url, destination, file (null until named),

@@ -75,13 +75,16 @@ struct Episodes: RunnableCommand {
             context.output.write(LibraryJSON.array(episodes.map(LibraryJSON.episode)))
             return ExitStatus.success
         }
-        var text = ""
+        let table = TextTable([.init(title: "ID", width: 7), .init(title: "PUBLISHED", width: 10), .init(title: "LENGTH", width: 8),
+                               .init(title: "STATE", width: 11), .init(title: "SIZE", width: 10)],
+                              name: "TITLE", terminalWidth: context.isTerminal ? context.terminalWidth : nil)
+        var text = episodes.isEmpty ? "" : table.header + "\n"
         for episode in episodes {
-            let date = episode.published.map { LibraryJSON.date($0).dropFirst().prefix(10) } ?? "          "
+            let date = episode.published.map { String(LibraryJSON.date($0).dropFirst().prefix(10)) } ?? ""
             let duration = episode.duration.map { Self.clock($0) } ?? ""
             let state = episode.downloadState == .none ? "" : episode.downloadState.rawValue
-            text += "\(String(episode.id).padding(toLength: 7, withPad: " ", startingAt: 0)) \(date)  \(duration.padding(toLength: 8, withPad: " ", startingAt: 0)) "
-                + "\(state.padding(toLength: 11, withPad: " ", startingAt: 0)) \(episode.title ?? "(untitled)")\n"
+            let size = episode.declaredLength.map { ByteCount.format($0) } ?? "-"
+            text += table.row([String(episode.id), date, duration, state, size], name: episode.title ?? "(untitled)") + "\n"
         }
         context.output.write(text)
         return ExitStatus.success

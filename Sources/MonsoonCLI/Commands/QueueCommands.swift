@@ -34,18 +34,27 @@ struct QueueList: RunnableCommand {
             if !global.quiet { context.output.line("The queue is empty. Add episodes with 'monsoon queue add EPISODE' or 'monsoon queue add --podcast PODCAST --latest 3'.") }
             return ExitStatus.success
         }
-        var text = ""
+        // The name fits the terminal; the detail after it (a retry's wait, an error) is said whole, wrapped if need be.
+        let table = TextTable([.init(title: "POS", width: 4), .init(title: "ID", width: 7), .init(title: "STATE", width: 12),
+                               .init(title: "DONE", width: 5), .init(title: "SIZE", width: 22)],
+                              name: "EPISODE", terminalWidth: context.isTerminal ? context.terminalWidth : nil)
+        var text = table.header + "\n"
         for (index, entry) in entries.enumerated() {
-            let state = Self.state(of: entry)
             let progress = Self.fraction(entry).map { "\(Int(($0 * 100).rounded(.down)))%" } ?? "-"
-            text += "\(String(index + 1).padding(toLength: 4, withPad: " ", startingAt: 0)) \(String(entry.episode.id).padding(toLength: 7, withPad: " ", startingAt: 0)) "
-                + "\(state.padding(toLength: 12, withPad: " ", startingAt: 0)) \(progress.padding(toLength: 5, withPad: " ", startingAt: 0)) "
-                + "\(entry.podcastTitle): \(entry.episode.title ?? "")"
+            text += table.row([String(index + 1), String(entry.episode.id), Self.state(of: entry), progress, Self.size(of: entry)],
+                              name: "\(entry.podcastTitle): \(entry.episode.title ?? "")")
             if let detail = Self.detail(of: entry) { text += "  \(detail)" }
             text += "\n"
         }
         context.output.write(text)
         return ExitStatus.success
+    }
+
+    /// What is there of the size the server gave, else the feed's length; `-` when neither is known.
+    static func size(of entry: QueueEntry) -> String {
+        let bytes = entry.download?.bytes ?? 0
+        guard let total = entry.download?.total ?? entry.episode.declaredLength else { return bytes > 0 ? ByteCount.format(bytes) : "-" }
+        return bytes > 0 ? "\(ByteCount.format(bytes)) / \(ByteCount.format(total))" : ByteCount.format(total)
     }
 
     /// The episode's state as the user sees it: the engine's, mapped.

@@ -56,7 +56,8 @@ struct RunQueue: RunnableCommand {
                          report: RunReport?, context: CommandContext) async throws -> Int32 {
         defer { withExtendedLifetime(lock) {} }
         let episodes = try EpisodeSession.open(global, context: context)
-        try episodes.sync(root: try episodes.downloadRoot(options.out, context: context))
+        let requests = try episodes.requests(root: try episodes.downloadRoot(options.out, context: context))
+        try episodes.place(requests, what: "the episodes' downloads")
 
         var configuration = try options.transfer.configuration(scope: .wholeQueue, home: home, context: context)
         let space = try spacePlan(episodes.store, reserve: configuration.diskReserve)
@@ -79,8 +80,13 @@ struct RunQueue: RunnableCommand {
         // Restoring may have completed some (killed between a file's rename and its row): count
         // what is still to do once it is done (a first answer from the engine comes after it).
         do { _ = try await manager.counts() } catch { throw CLIError(message: "cannot read the download queue: \(error)") }
-        let stillPending: Set<DownloadID>
-        do { stillPending = Set(try episodes.store.pending().map(\.id)) } catch { throw CLIError(message: "cannot read the download queue: \(error)") }
+        var pending: [(id: DownloadID, remaining: Int?, folder: String)]
+        do { pending = try episodes.store.pending() } catch { throw CLIError(message: "cannot read the download queue: \(error)") }
+        let stillPending = Set(pending.map(\.id))
+        if let space, !space.fitsWhole {
+            let fits = Set(space.fits)
+            pending.removeAll { !fits.contains($0.id) }
+        }
         let active = space.map { $0.fits.filter(stillPending.contains).count } ?? 0
         let writer = try EpisodeStateWriter(home: home)
         if space == nil {
@@ -89,6 +95,10 @@ struct RunQueue: RunnableCommand {
             return writer.finish(status: ExitStatus.success, context: context)
         }
         let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, expected: active, style: style)
+        // Queued ones count (and weigh in the bytes left) before they send an event; episodes go by their titles.
+        reporter.expect(pending.map { ($0.id, $0.remaining) }, titles: requests.reduce(into: [:]) { titles, request in
+            if let title = GetReporter.title(of: request) { titles[request.id] = title }
+        })
         // A link refused because it expired (a private feed's) is renewed from the feed.
         let renewal = LinkRenewal(manager: manager, databasePath: home.databasePath, downloads: Array(stillPending))
         var status = await session.run(reporting: reporter, renewing: renewal) { event in

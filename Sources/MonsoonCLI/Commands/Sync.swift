@@ -83,7 +83,7 @@ struct Sync: RunnableCommand {
             throw CLIError(message: "cannot hand the queue to the running monsoon: \(error)")
         }
         let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, expected: pending.count, style: options.output.json ? .json : .events)
-        reporter.answerFor(try pending.compactMap { id in try episodes.store.download(withID: id).map { (id, $0.request.url) } })
+        reporter.answerFor(try pending.compactMap { id in try episodes.store.download(withID: id)?.request })
         let writer = try EpisodeStateWriter(home: episodes.home)
         var follower = HandOffFollower(global: global, transfer: options.transfer, home: episodes.home, store: episodes.store, reporter: reporter, context: context)
         follower.observe = { event in

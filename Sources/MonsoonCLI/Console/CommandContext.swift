@@ -94,7 +94,12 @@ public struct CommandContext: Sendable {
     public var currentDirectory: String
     /// Whether standard output is a terminal (live progress) or not (plain lines).
     public var isTerminal: Bool
-    public var terminalWidth: Int
+    /// The terminal's width now (it follows resizes when `width` is updated on SIGWINCH).
+    public var terminalWidth: Int {
+        get { width.current }
+        set { width = TerminalWidth(newValue) }
+    }
+    public var width: TerminalWidth
     /// Reads standard input to its end, refusing more than `limit` bytes (for `-i -`, `import -`):
     /// ``BoundedInput/read(descriptor:limit:)`` for the binary.
     public var readStandardInput: @Sendable (_ limit: Int) throws(BoundedInput.Failure) -> Data
@@ -106,7 +111,7 @@ public struct CommandContext: Sendable {
     public init(
         output: TextOutput, errors: TextOutput, environment: [String: String], currentDirectory: String,
         isTerminal: Bool, terminalWidth: Int = 80, readStandardInput: @escaping @Sendable (_ limit: Int) throws(BoundedInput.Failure) -> Data = { _ in Data() },
-        interruption: Interruption = Interruption(), keyInput: Int32 = -1
+        interruption: Interruption = Interruption(), keyInput: Int32 = -1, width: TerminalWidth? = nil
     ) {
         self.keyInput = keyInput
         self.output = output
@@ -114,7 +119,7 @@ public struct CommandContext: Sendable {
         self.environment = environment
         self.currentDirectory = currentDirectory
         self.isTerminal = isTerminal
-        self.terminalWidth = terminalWidth
+        self.width = width ?? TerminalWidth(terminalWidth)
         self.readStandardInput = readStandardInput
         self.interruption = interruption
     }

@@ -10,13 +10,25 @@ import MonsoonEngine
 /// A `get` answers for its own downloads only (`answerFor(_:)`): events of other
 /// downloads the same engine runs (those another `get` handed over) are ignored.
 final class GetReporter: Sendable {
-    private struct Row {
+    struct Row {
         var name: String
-        var url: URL
+        /// The episode's title, when the run knows it (a download queued by an earlier version lacks it in its `userInfo`).
+        var title: String?
+        /// The name is the file's (or the title): nothing better is to come.
+        var named = false
         var status: DownloadStatus = .queued
         var removed = false
         var bytes = 0
         var total: Int?
+        /// The size the feed declared (or the queue knows), for the bytes left before a server gives one.
+        var expectedSize: Int?
+        /// `started` was said: once per download and run, however often it is retried.
+        var announcedStart = false
+        /// Body bytes this run's reported attempts wrote (the rest of a completed file was resumed from its part).
+        var transferred = 0
+        /// Where the attempt under way started (its resume offset), while it is not reported: an
+        /// attempt cut short by Ctrl-C is never reported, and what it wrote was transferred all the same.
+        var attemptBase: Int?
         var error: DownloadError?
         var retryAt: Date?
         /// The reason a hold for room was last said with: said once per hold, however often the
@@ -28,7 +40,7 @@ final class GetReporter: Sendable {
         var speed: Double = 0
     }
 
-    private struct State {
+    struct State {
         var rows: [DownloadID: Row] = [:]
         /// The downloads this run answers for; nil: every download it hears of.
         var own: Set<DownloadID>?
@@ -37,10 +49,13 @@ final class GetReporter: Sendable {
         var alreadyThere = 0
         var notURLs = 0
         var completed = 0
-        var drawnLines = 0
+        /// The display widths of the lines of the live block on screen (empty: none).
+        var drawnWidths: [Int] = []
         var lastDraw = Date.distantPast
         var started = Date()
         var finishedBytes = 0
+        /// Body bytes of the attempts reported in this run.
+        var transferredBytes = 0
     }
 
     /// What a run came to, for the summary line and the exit status.
@@ -48,6 +63,10 @@ final class GetReporter: Sendable {
         var expected = 0
         /// Bytes of the downloads completed in this run.
         var bytes = 0
+        /// Body bytes this run transferred (a hand-off follower counts from when it first saw each download).
+        var transferred = 0
+        /// Bytes of the completed downloads that were in their parts already, not transferred.
+        var resumed = 0
         var completed = 0
         var alreadyThere = 0
         var failed = 0
@@ -73,16 +92,16 @@ final class GetReporter: Sendable {
         case json
     }
 
-    private let context: CommandContext
-    private let quiet: Bool
-    private let verbose: Bool
-    private let style: Style
+    let context: CommandContext
+    let quiet: Bool
+    let verbose: Bool
+    let style: Style
     /// Whether `finish` prints the `N of M downloaded` line (`archive` prints its own).
     private let summarizes: Bool
-    private let state: Mutex<State>
-    private let live: Bool
+    let state: Mutex<State>
+    let live: Bool
     /// ANSI colours on the live view, unless `NO_COLOR` is set (no-color.org).
-    private let colors: Bool
+    let colors: Bool
 
     /// - Parameter expected: how many downloads the summary counts (`N of expected`); a
     ///   run that answers for every download adds those handed to it as they come.
@@ -104,7 +123,35 @@ final class GetReporter: Sendable {
             state.own = Set(downloads.map(\.id))
             state.rows.reserveCapacity(state.rows.count + downloads.count)   // one table, not a doubling series
             for (id, url) in downloads where state.rows[id] == nil {
-                state.rows[id] = Row(name: Self.name(of: url), url: url)
+                state.rows[id] = Row(name: Self.name(of: url))
+            }
+        }
+    }
+
+    /// The same for an archive's requests: named after their episodes, with the feed's lengths.
+    func answerFor(_ requests: [DownloadRequest]) {
+        answerFor(requests.map { ($0.id, $0.url) })
+        state.withLock { state in
+            for request in requests {
+                state.rows[request.id]?.expectedSize = request.expectedSize
+                if let title = Self.title(of: request) {
+                    state.rows[request.id]?.title = title
+                    state.rows[request.id]?.name = title
+                }
+            }
+        }
+    }
+
+    /// The downloads a run of the whole queue starts with (`monsoon download`), with the bytes
+    /// each still needs when known: counted as queued, and in the bytes left, before any of them
+    /// sends an event (one that never starts sends none).
+    func expect(_ pending: [(id: DownloadID, remaining: Int?)], titles: [DownloadID: String]) {
+        state.withLock { state in
+            for (id, remaining) in pending where state.rows[id] == nil {
+                var row = Row(name: titles[id] ?? id.rawValue)
+                row.title = titles[id]
+                row.expectedSize = remaining
+                state.rows[id] = row
             }
         }
     }
@@ -135,7 +182,9 @@ final class GetReporter: Sendable {
             case .added(let download):
                 guard state.own == nil else { return }
                 if state.rows[download.id] == nil { state.expected += 1 }
-                state.rows[download.id] = Row(name: Self.name(of: download), url: download.request.url)
+                var row = Row(name: Self.name(of: download))
+                row.expectedSize = download.request.expectedSize
+                state.rows[download.id] = row
             case .progress(let id, let bytes, let total):
                 guard state.own?.contains(id) ?? true else { return }
                 state.rows[id]?.bytes = bytes
@@ -149,19 +198,24 @@ final class GetReporter: Sendable {
                 announce(&state, .removed, id: id.rawValue)
                 if live { draw(&state) }
             case .attempt(let attempt):
-                guard verbose, state.own?.contains(attempt.id) ?? true else { return }
-                describe(&state, attempt)
+                guard state.own?.contains(attempt.id) ?? true else { return }
+                state.rows[attempt.id]?.transferred += attempt.bytes
+                state.rows[attempt.id]?.attemptBase = nil
+                state.transferredBytes += attempt.bytes
+                if verbose { describe(&state, attempt) }
             }
         }
     }
 
     private func update(_ state: inout State, with download: Download) {
-        var row = state.rows[download.id] ?? Row(name: Self.name(of: download), url: download.request.url)
+        var row = state.rows[download.id] ?? Row(name: Self.name(of: download))
         let previous = row.status
         row.status = download.status
         row.bytes = download.bytes
         row.total = download.total ?? row.total
-        row.name = Self.name(of: download)
+        row.expectedSize = download.request.expectedSize ?? row.expectedSize
+        row.name = row.title ?? Self.name(of: download)
+        row.named = row.title != nil || download.filePath != nil
         row.error = download.lastError
         row.retryAt = download.retryAt
         state.rows[download.id] = row
@@ -195,9 +249,32 @@ final class GetReporter: Sendable {
             let wait = download.retryAt.map { max(0, Int($0.timeIntervalSinceNow.rounded(.up))) } ?? 0
             announce(&state, .retrying(url: url, seconds: wait, reason: download.lastError?.message ?? "the attempt failed"), id: id)
         case .downloading:
+            // A retry's new attempt is no new start: its `retrying` line said it already.
+            state.rows[download.id]?.attemptBase = download.bytes
+            guard !row.announcedStart else { break }
+            state.rows[download.id]?.announcedStart = true
             announce(&state, .started(url: url), id: id)
         case .queued:
             break
+        }
+    }
+
+    /// Running downloads shown by their URL's last part: their file is named once the response
+    /// comes, and no event says so (`name(_:)` is told).
+    var unnamed: [DownloadID] {
+        guard live else { return [] }
+        return state.withLock { state in
+            state.rows.filter { !$0.value.named && $0.value.title == nil && $0.value.status == .downloading }.map(\.key)
+        }
+    }
+
+    /// A running download's file name, once it has one (a CDN's `a1b2c3` says nothing).
+    func name(_ download: Download) {
+        guard let path = download.filePath else { return }
+        state.withLock { state in
+            guard state.rows[download.id]?.title == nil else { return }
+            state.rows[download.id]?.name = (path as NSString).lastPathComponent
+            state.rows[download.id]?.named = true
         }
     }
 
@@ -210,11 +287,15 @@ final class GetReporter: Sendable {
     /// What the run came to so far.
     var tally: Tally {
         state.withLock { state in
-            var tally = Tally(expected: state.expected, bytes: state.finishedBytes, alreadyThere: state.alreadyThere, notURLs: state.notURLs)
+            var tally = Tally(expected: state.expected, bytes: state.finishedBytes, transferred: state.transferredBytes,
+                              alreadyThere: state.alreadyThere, notURLs: state.notURLs)
             for row in state.rows.values {
+                if let base = row.attemptBase { tally.transferred += max(0, row.bytes - base) }
                 if row.removed { tally.removed += 1; continue }
                 switch row.status {
-                case .completed: tally.completed += 1
+                case .completed:
+                    tally.completed += 1
+                    tally.resumed += max(0, row.bytes - row.transferred)
                 case .failed:
                     tally.failed += 1
                     if row.error?.code == .notEnoughDiskSpace { tally.diskFull = true }
@@ -245,16 +326,27 @@ final class GetReporter: Sendable {
     func finish(interrupted: Bool) {
         let tally = self.tally
         state.withLock { state in
-            if live { clearBlock(&state) }
+            if live {
+                // Ctrl-C's `^C`, echoed by the terminal below the block, is cleared with it: the summary starts a clean line.
+                clearBlock(&state)
+                context.output.writeVerbatim("\r\u{1B}[K")
+            }
             guard summarizes, !quiet || interrupted else { return }
             let elapsed = max(0.001, Date().timeIntervalSince(state.started))
-            var summary = Self.summary(tally) + " (\(ByteCount.format(state.finishedBytes)) in \(Self.duration(elapsed)))"
+            var summary = Self.summary(tally) + " (\(Self.amounts(tally, elapsed: elapsed)))"
             if interrupted { summary = "interrupted: part files kept; run the same command again to resume. " + summary }
             let allDone = tally.completed + tally.alreadyThere == tally.expected && tally.notURLs == 0
             if live || interrupted || !allDone || verbose {
                 context.errors.line(live && !interrupted ? summary : "monsoon: \(summary)")
             }
         }
+    }
+
+    /// `63 MiB transferred in 130.8 s, 12 MiB resumed from parts`: the speed a run had is what it
+    /// transferred, not what its parts held.
+    static func amounts(_ tally: Tally, elapsed: Double) -> String {
+        "\(ByteCount.format(tally.transferred)) transferred in \(duration(elapsed))"
+            + (tally.resumed > 0 ? ", \(ByteCount.format(tally.resumed)) resumed from parts" : "")
     }
 
     /// `N of M downloaded`, then what else happened, in a fixed order.
@@ -286,214 +378,4 @@ final class GetReporter: Sendable {
         return ExitStatus.success
     }
 
-    // MARK: - Lines
-
-    private enum Announcement {
-        case started(url: String)
-        case finished(path: String, name: String, bytes: Int, checksum: String?)
-        case retrying(url: String, seconds: Int, reason: String)
-        case failed(url: String, reason: String)
-        case paused
-        case removed
-        case waitingForSpace(url: String, reason: String)
-    }
-
-    /// Says what happened to download `id`, in the run's style.
-    private func announce(_ state: inout State, _ what: Announcement, id: String) {
-        switch style {
-        case .json:
-            var fields: [(String, String)] = [("id", JSONText.string(id))]
-            let name: String
-            switch what {
-            case .started(let url): name = "started"; fields.append(("url", JSONText.string(url)))
-            case .finished(let path, _, let bytes, let checksum):
-                name = "finished"
-                fields += [("path", JSONText.string(path)), ("bytes", String(bytes))]
-                if let checksum { fields.append(("sha256", JSONText.string(checksum))) }
-            case .retrying(let url, let seconds, let reason):
-                name = "retrying"; fields += [("url", JSONText.string(url)), ("seconds", String(seconds)), ("reason", JSONText.string(reason))]
-            case .failed(let url, let reason): name = "failed"; fields += [("url", JSONText.string(url)), ("reason", JSONText.string(reason))]
-            case .paused: name = "paused"
-            case .removed: name = "removed"
-            case .waitingForSpace(let url, let reason):
-                name = "waitingForSpace"; fields += [("url", JSONText.string(url)), ("reason", JSONText.string(reason))]
-            }
-            context.output.line(Self.jsonLine(name, fields))
-        case .events where !live:
-            guard !quiet || {
-                switch what {
-                case .failed, .waitingForSpace: return true
-                default: return false
-                }
-            }() else { return }
-            switch what {
-            case .started(let url): context.output.line("started \(id) \(url)")
-            case .finished(let path, _, let bytes, let checksum): context.output.line("finished \(id) \(path) \(bytes)" + (checksum.map { " " + $0 } ?? ""))
-            case .retrying(_, let seconds, let reason): context.output.line("retrying \(id) in \(seconds) s: \(reason)")
-            case .failed(let url, let reason): context.output.line("failed \(id) \(url): \(reason)")
-            case .paused: context.output.line("paused \(id) from another command")
-            case .removed: context.output.line("removed \(id)")
-            case .waitingForSpace(_, let reason): context.output.line("waiting \(id) for disk space: \(reason)")
-            }
-        case .files, .events:
-            switch what {
-            case .started(let url):
-                if verbose { emitLine(&state, "monsoon: \(id) started: \(url)", toErrors: true) }
-            case .finished(let path, let name, let bytes, let checksum):
-                guard !quiet else { break }
-                if live {
-                    emitLine(&state, "✓ \(name)  \(ByteCount.format(bytes))", toErrors: false, color: "32")
-                } else {
-                    emitLine(&state, "\(path)\t\(bytes)" + (checksum.map { "\t" + $0 } ?? ""), toErrors: false)
-                }
-            case .retrying(_, let seconds, let reason):
-                if !quiet { emitLine(&state, "monsoon: \(id) retrying in \(seconds) s: \(reason)", toErrors: true) }
-            case .failed(let url, let reason): emitLine(&state, "monsoon: \(id) failed: \(url): \(reason)", toErrors: true)
-            case .paused: emitLine(&state, "monsoon: \(id) paused from another command", toErrors: true)
-            case .removed: emitLine(&state, "monsoon: \(id) removed", toErrors: true)
-            case .waitingForSpace(_, let reason): emitLine(&state, "monsoon: \(id) waiting for disk space: \(reason)", toErrors: true)
-            }
-        }
-    }
-
-    /// `--verbose`: each request as it ends (status, bytes, where it resumed, timings, connection).
-    private func describe(_ state: inout State, _ attempt: AttemptReport) {
-        let ttfb = attempt.timeToFirstByte
-        if style == .json {
-            var fields: [(String, String)] = [("id", JSONText.string(attempt.id.rawValue)), ("host", JSONText.string(attempt.host)),
-                                              ("status", String(attempt.status)), ("bytes", String(attempt.bytes)), ("resumedFrom", String(attempt.resumedFrom)),
-                                              ("seconds", JSONText.number(attempt.duration)), ("newConnections", String(attempt.newConnections))]
-            fields.append(("timeToFirstByte", ttfb.map(JSONText.number) ?? "null"))
-            if let error = attempt.error { fields.append(("error", JSONText.string(error.message))) }
-            context.output.line(Self.jsonLine("attempt", fields))
-            return
-        }
-        var line = "monsoon: \(attempt.id.rawValue) \(attempt.host): \(attempt.status == 0 ? "no response" : "HTTP \(attempt.status)")"
-        if attempt.resumedFrom > 0 { line += " from byte \(attempt.resumedFrom)" }
-        line += ", \(ByteCount.format(attempt.bytes)) in \(String(format: "%.2f", attempt.duration)) s"
-        if let ttfb { line += " (first byte after \(String(format: "%.3f", ttfb)) s)" }
-        line += attempt.newConnections > 0 ? ", new connection" : ", reused connection"
-        if let error = attempt.error { line += ": \(error.message)" }
-        emitLine(&state, line, toErrors: true)
-    }
-
-    /// One JSON object on a line: `event` and `time` first, then `fields` (already JSON).
-    static func jsonLine(_ event: String, _ fields: [(String, String)]) -> String {
-        var text = "{\"event\": \(JSONText.string(event)), \"time\": \(LibraryJSON.timestamp(Date()))"
-        for (key, value) in fields { text += ", \(JSONText.string(key)): \(value)" }
-        return text + "}"
-    }
-
-    // MARK: - Drawing
-
-    /// A line above the live block (which is cleared first), in an ANSI colour when given.
-    private func emitLine(_ state: inout State, _ line: String, toErrors: Bool, color: String? = nil) {
-        if live { clearBlock(&state) }
-        let target = toErrors ? context.errors : context.output
-        guard let color else { return target.line(line) }
-        target.writeVerbatim(paint(TerminalText.escape(line, keepingLayout: false), color) + "\n")
-    }
-
-    private func clearBlock(_ state: inout State) {
-        guard state.drawnLines > 0 else { return }
-        context.output.writeVerbatim("\u{1B}[\(state.drawnLines)A\u{1B}[J")
-        state.drawnLines = 0
-    }
-
-    private func draw(_ state: inout State) {
-        let now = Date()
-        var lines: [String] = []
-        let active = state.rows.filter { !$0.value.removed && ($0.value.status == .downloading || $0.value.status == .waitingToRetry) }
-            .sorted { Int($0.key.rawValue.drop { !$0.isNumber }) ?? 0 < Int($1.key.rawValue.drop { !$0.isNumber }) ?? 0 }
-        var totalSpeed = 0.0
-        var remaining = 0
-        for (id, var row) in active {
-            let interval = now.timeIntervalSince(row.sampleTime)
-            if interval >= 0.5 {
-                let instant = Double(max(0, row.bytes - row.sampleBytes)) / interval
-                row.speed = row.speed == 0 ? instant : row.speed * 0.5 + instant * 0.5
-                row.sampleBytes = row.bytes
-                row.sampleTime = now
-                state.rows[id] = row
-            }
-            totalSpeed += row.speed
-            if let total = row.total { remaining += max(0, total - row.bytes) }
-            if lines.count < 8 { lines.append(render(row, now: now, nameWidth: max(10, min(40, context.terminalWidth - 62)))) }
-        }
-        if active.count > 8 { lines.append("  … and \(active.count - 8) more") }
-        let queued = state.rows.values.filter { !$0.removed && $0.status == .queued }.count
-        let failed = state.rows.values.filter { !$0.removed && $0.status == .failed }.count
-        var summary = "\(state.completed + state.alreadyThere)/\(state.expected + state.notURLs) done"
-        if failed > 0 { summary += " · \(failed) failed" }
-        summary += " · \(active.count) active · \(queued) queued · \(ByteCount.format(Int(totalSpeed)))/s"
-        if let eta = Self.eta(remaining, speed: totalSpeed) { summary += " · ETA \(eta)" }
-        clearBlock(&state)
-        let width = max(20, context.terminalWidth - 1)
-        // Names and reasons come from servers and feeds: escaped before the block's own colours.
-        var text = lines.map { Self.clip(TerminalText.escape($0, keepingLayout: false), width) + "\n" }.joined()
-        text += paint(Self.clip(summary, width), "1") + "\n"
-        context.output.writeVerbatim(text)
-        state.drawnLines = lines.count + 1
-        state.lastDraw = now
-    }
-
-    /// `text` in an ANSI colour (SGR `code`) when colours are on.
-    private func paint(_ text: String, _ code: String) -> String {
-        colors ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text
-    }
-
-    /// "1:05" or "2:03:04" for the time `remaining` bytes take at `speed`; nil when unknown.
-    static func eta(_ remaining: Int, speed: Double) -> String? {
-        guard remaining > 0, speed > 1 else { return nil }
-        let seconds = Int((Double(remaining) / speed).rounded(.up))
-        guard seconds < 100 * 3600 else { return nil }
-        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return seconds >= 3600 ? "\(seconds / 3600):\(two(seconds % 3600 / 60)):\(two(seconds % 60))" : "\(seconds / 60):\(two(seconds % 60))"
-    }
-
-    private func render(_ row: Row, now: Date, nameWidth: Int) -> String {
-        if row.status == .waitingToRetry {
-            let wait = row.retryAt.map { max(0, Int($0.timeIntervalSince(now).rounded(.up))) } ?? 0
-            return "  \(Self.pad(row.name, nameWidth))  retry in \(wait) s: \(row.error?.message ?? "")"
-        }
-        if row.bytes == 0 && row.total == nil {
-            return "  \(Self.pad(row.name, nameWidth))  connecting…"
-        }
-        let size = row.total.map { "\(ByteCount.format(row.bytes)) / \(ByteCount.format($0))" } ?? ByteCount.format(row.bytes)
-        var bar = "??????????"
-        var percent = "  ?"
-        if let total = row.total, total > 0 {
-            let fraction = min(1, Double(row.bytes) / Double(total))
-            let filled = Int(fraction * 10)
-            bar = String(repeating: "#", count: filled) + String(repeating: "-", count: 10 - filled)
-            percent = String(Int(fraction * 100))
-            percent = String(repeating: " ", count: max(0, 3 - percent.count)) + percent
-        }
-        let eta = row.total.flatMap { Self.eta($0 - row.bytes, speed: row.speed) }.map { "  ETA \($0)" } ?? ""
-        return "  \(Self.pad(row.name, nameWidth)) [\(bar)] \(percent)%  \(size)  \(ByteCount.format(Int(row.speed)))/s\(eta)"
-    }
-
-    private static func pad(_ text: String, _ width: Int) -> String {
-        if text.count > width { return String(text.prefix(width - 1)) + "…" }
-        return text + String(repeating: " ", count: width - text.count)
-    }
-
-    private static func clip(_ text: String, _ width: Int) -> String {
-        text.count > width ? String(text.prefix(width - 1)) + "…" : text
-    }
-
-    private static func name(of download: Download) -> String {
-        if let path = download.filePath { return (path as NSString).lastPathComponent }
-        return name(of: download.request.url)
-    }
-
-    private static func name(of url: URL) -> String {
-        let last = url.lastPathComponent
-        return last.isEmpty || last == "/" ? url.host ?? "download" : last
-    }
-
-    private static func duration(_ seconds: Double) -> String {
-        if seconds < 60 { return String(format: "%.1f s", seconds) }
-        return "\(Int(seconds) / 60) min \(Int(seconds) % 60) s"
-    }
 }

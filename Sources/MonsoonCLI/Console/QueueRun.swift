@@ -57,6 +57,13 @@ struct QueueRun {
                 group.addTask {
                     while !Task.isCancelled {
                         try? await Task.sleep(nanoseconds: 250_000_000)
+                        for id in reporter.unnamed {
+                            do {
+                                if let download = try await manager.download(withID: id) { reporter.name(download) }
+                            } catch {
+                                break   // the name is only shown: the row keeps its URL's until the next tick
+                            }
+                        }
                         reporter.redraw()
                     }
                     return nil

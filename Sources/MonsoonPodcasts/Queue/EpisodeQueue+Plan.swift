@@ -3,6 +3,10 @@ import MonsoonEngine
 import MonsoonStore
 
 extension EpisodeQueue {
+    /// The key of an episode's title in its download's `userInfo`: what a progress view names it by
+    /// (a CDN's file name often means nothing).
+    public static let titleKey = "title"
+
     /// What the engine's queue should hold for the episode queue: one download per queued
     /// episode that is not downloaded, into its templated name under `root`, at its
     /// queue priority, with the feed's length and media type (a web page in answer to an
@@ -48,7 +52,7 @@ extension EpisodeQueue {
                 return DownloadRequest(
                     id: Self.downloadID(ofEpisode: row.id), url: row.url!, destination: .named(folder: folder, stem: stems[row.id] ?? "untitled"),
                     priority: Self.priority(forPosition: row.position ?? 0), expectedSize: row.length,
-                    expectedMediaType: row.mediaType, userInfo: ["episode": String(row.id)],
+                    expectedMediaType: row.mediaType, userInfo: ["episode": String(row.id), Self.titleKey: row.values.title],
                     sizeLimit: SizeLimits.episode(declaredLength: row.length), root: root)
             }
     }

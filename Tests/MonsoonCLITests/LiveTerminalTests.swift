@@ -1,0 +1,99 @@
+import Foundation
+import MonsoonTestServer
+import Testing
+@testable import MonsoonCLI
+
+/// The live view on a real pseudo-terminal: `monsoon download` of a queue of wide titles, drawn
+/// at 100 columns, resized to 50, then interrupted with a typed Ctrl-C.
+@Suite struct LiveTerminalTests {
+    /// The rows of the screen that hold `text`.
+    static func rows(_ screen: VirtualScreen, containing text: String) -> [String] {
+        screen.lines.filter { $0.contains(text) }
+    }
+
+    @Test func theLiveViewFitsTheWidthFollowsAResizeAndClearsOnCtrlC() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        // Four episodes of 8 MB at 100 KB/s each (far longer than the test), the last with no length in the feed; two at a time.
+        var items: [(title: String, url: String, length: Int?)] = []
+        for (index, title) in ListingWidthTests.titles.enumerated() {
+            server.setRoute("/w\(index).mp3", Route(body: .pattern(size: 8_000_000, seed: UInt64(index)), contentType: "audio/mpeg", throttle: 100_000))
+            items.append((title, server.url("/w\(index).mp3").absoluteString, index == 3 ? nil : 8_000_000))
+        }
+        server.setRoute("/feed.xml", LiveViewTests.feed(items))
+        #expect(await runMonsoon(["add", server.url("/feed.xml").absoluteString], in: folder.path).status == 0)
+        #expect(await runMonsoon(["config", "set", "download-root", folder.file("Podcasts")], in: folder.path).status == 0)
+        #expect(await runMonsoon(["queue", "add", "--podcast", "Wide", "--all"], in: folder.path).status == 0)
+
+        let terminal = try PseudoTerminal(["download", "-j", "2"], in: folder.path, home: folder.file(".monsoon"), columns: 100)
+        let screen = terminal.screen
+        // At 100 columns: the run's line counts the queued episodes, and the bytes left include theirs.
+        try await terminal.wait("the run's line with an ETA") { Self.rows(screen, containing: " done · ").first?.contains("ETA") == true }
+        let line = try #require(Self.rows(screen, containing: " done · ").first)
+        #expect(Self.rows(screen, containing: " done · ").count == 1)
+        #expect(line.hasPrefix("0/4 done · 2 active · 2 queued · ") && line.hasSuffix(" · 1 size unknown"), "\(line)")
+        // Three files of 8 MB are known (the fourth is not): more than two files' worth is left while two run.
+        let left = try #require(line.split(separator: "·").first { $0.hasSuffix(" left ") })
+        let mebibytes = try #require(Double(left.trimmingCharacters(in: .whitespaces).split(separator: " ")[0]))
+        #expect(left.hasSuffix("MiB left ") && mebibytes > 16, "\(line)")
+        // Rows are named by the episodes' titles, cut in the middle, and fit the width.
+        #expect(Self.rows(screen, containing: "東京の夜と朝").count == 1)
+        #expect(Self.rows(screen, containing: "🎧").count == 1)
+        #expect(screen.lines.allSatisfy { TerminalText.displayWidth($0) <= 99 }, "\(screen.lines)")
+        #expect(screen.wraps == 0, "no drawn line wraps")
+
+        // Narrower: the old block, rewrapped by the terminal, is cleared whole; nothing is left twice.
+        try await terminal.resize(columns: 50)
+        try await terminal.wait("a redraw at 50 columns") {
+            Self.rows(screen, containing: " done · ").count == 1 && Self.rows(screen, containing: " done · ").allSatisfy { TerminalText.displayWidth($0) <= 49 }
+        }
+        let before = terminal.raw.count
+        try await terminal.wait("two more redraws") { terminal.raw.dropFirst(before).components(separatedBy: " done · ").count > 2 }
+        #expect(Self.rows(screen, containing: " done · ").count == 1, "\(screen.lines)")
+        #expect(screen.lines.count == 3, "two downloads and the run's line: \(screen.lines)")
+        #expect(screen.lines.allSatisfy { TerminalText.displayWidth($0) <= 49 }, "\(screen.lines)")
+        #expect(screen.wraps == 0, "\(screen.lines)")
+        // What the narrow line does without: the counts and the speed; the ETA and the unknown sizes stay.
+        let narrow = try #require(Self.rows(screen, containing: " done · ").first)
+        #expect(narrow.hasPrefix("0/4 done · ") && narrow.contains(" · ETA ") && narrow.hasSuffix(" · 1 size unknown"), "\(narrow)")
+
+        // Ctrl-C, typed: the terminal echoes ^C below the block; the summary starts a clean line.
+        terminal.type("\u{03}")
+        #expect(try await terminal.finish() == 130)
+        let summary = screen.lines.joined()
+        #expect(screen.lines.first?.hasPrefix("monsoon: interrupted: part files kept; run the same command again to resume. 0 of 4 downloaded, 2 interrupted, 2 not started (") == true
+                || summary.hasPrefix("monsoon: interrupted: part files kept; run the same command again to resume. 0 of 4 downloaded, 2 interrupted, 2 not started ("),
+                "\(screen.lines)")
+        #expect(!summary.contains("^C") && !summary.contains(" done · "), "\(screen.lines)")
+        #expect(summary.contains(" transferred in "), "\(summary)")
+    }
+}
+
+extension LiveTerminalTests {
+    /// A plain download on a terminal 60 columns wide.
+    @Test func aPlainDownloadIsNamedByItsFileAtSixtyColumns() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let name = "日本語のとても長いファイル名のエピソード第十二回.mp3"
+        server.setRoute("/cdn/a1b2c3", Route(body: .pattern(size: 3_000_000, seed: 4), contentType: "audio/mpeg",
+                                             contentDisposition: "attachment; filename*=UTF-8''" + name.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!,
+                                             throttle: 300_000))
+        let terminal = try PseudoTerminal(["get", server.url("/cdn/a1b2c3").absoluteString], in: folder.path, home: folder.file(".monsoon"), columns: 60)
+        let screen = terminal.screen
+        // Named by its file (from Content-Disposition) while it runs, not by the URL's `a1b2c3`.
+        try await terminal.wait("the download's line with its file's name") { screen.ended.contains { $0.contains("%") && $0.contains(".mp3 ") } }
+        let row = try #require(screen.ended.first { $0.contains("%") && $0.contains(".mp3 ") })
+        #expect(row.hasPrefix("  日本語…回.mp3 ") && !row.contains("a1b2c3"), "\(row)")
+        #expect(try await terminal.finish() == 0)
+        let named = try #require(screen.ended.firstIndex(of: row))
+        #expect(!screen.ended[named...].contains { $0.contains("a1b2c3") }, "never the URL's name once the file's is known")
+        #expect(screen.ended.allSatisfy { TerminalText.displayWidth($0) <= 59 }, "\(screen.ended)")
+        #expect(screen.lines.count == 2, "\(screen.lines)")
+        #expect(screen.lines.first?.hasPrefix("✓ 日本語の") == true && screen.lines.first?.hasSuffix("第十二回.mp3  2.9 MiB") == true, "\(screen.lines)")
+        #expect(screen.lines.last?.hasPrefix("1 of 1 downloaded (2.9 MiB transferred in ") == true, "\(screen.lines)")
+        #expect(screen.lines.allSatisfy { TerminalText.displayWidth($0) <= 59 } && screen.wraps == 0, "\(screen.lines)")
+        #expect(folder.contents() == [name])
+    }
+}
