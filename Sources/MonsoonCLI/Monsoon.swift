@@ -70,7 +70,7 @@ public enum MonsoonCLI {
     /// returns the exit status.
     public static func run(_ arguments: [String], context: CommandContext) async -> Int32 {
         if arguments.first == CompletionScript.request {
-            context.output.write(CompletionScript.candidates(Array(arguments.dropFirst()), root: Monsoon.self).map { $0 + "\n" }.joined())
+            context.output.write(CompletionScript.candidates(Array(arguments.dropFirst()), root: Monsoon.self, context: context).map { $0 + "\n" }.joined())
             return ExitStatus.success
         }
         switch CommandParser.parse(arguments, root: Monsoon.self) {

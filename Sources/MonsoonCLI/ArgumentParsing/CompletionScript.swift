@@ -19,7 +19,15 @@ enum CompletionScript {
                 # bash completion for \(program): source it, or save it as
                 # ~/.local/share/bash-completion/completions/\(program) (or /etc/bash_completion.d/\(program)).
                 _\(program)() {
-                    mapfile -t COMPREPLY < <(\(program) \(request) "${COMP_WORDS[@]:0:COMP_CWORD+1}" 2>/dev/null | cut -f1)
+                    local words=("${COMP_WORDS[@]:0:COMP_CWORD}") candidate
+                    # The word being typed as the program will read it: "Morning\\ S" is "Morning S".
+                    words+=("${COMP_WORDS[COMP_CWORD]//\\\\/}")
+                    COMPREPLY=()
+                    while IFS= read -r candidate; do
+                        # Quoted for the command line: a podcast's title may have spaces.
+                        printf -v candidate '%q' "$candidate"
+                        COMPREPLY+=("$candidate")
+                    done < <(\(program) \(request) "${words[@]}" 2>/dev/null | cut -f1)
                 }
                 complete -o default -F _\(program) \(program)
 
@@ -60,8 +68,8 @@ enum CompletionScript {
 
     /// The answer to a request: what may replace the last of `words` (the program's name first,
     /// the word being typed last), one per line with a tab and a description after it; nothing
-    /// where a file name or free text goes.
-    static func candidates(_ words: [String], root: any ParsableCommand.Type) -> [String] {
+    /// where a file name or free text goes. `context` serves the declarations' own completions.
+    static func candidates(_ words: [String], root: any ParsableCommand.Type, context: CommandContext) -> [String] {
         var path: [any ParsableCommand.Type] = [root]
         var declarations = ParsingContext.declarations(of: root)
         var positionals = 0
@@ -96,8 +104,12 @@ enum CompletionScript {
         let typed = words.count > 1 ? words[words.count - 1] : ""
         let commands = configuration.subcommands.flatMap { command in command.commandNames.map { ($0, command.configuration.abstract) } }
         var choices: [(word: String, help: String)]
+        func values(_ declaration: Declaration?) -> [(word: String, help: String)] {
+            guard let declaration else { return [] }
+            return (declaration.allowedValues + (declaration.completion?.candidates(words, context) ?? [])).map { ($0, "") }
+        }
         if let pendingOption {
-            choices = pendingOption.allowedValues.map { ($0, "") }
+            choices = values(pendingOption)
         } else if helping {
             choices = commands
         } else if typed.hasPrefix("-") {
@@ -110,7 +122,7 @@ enum CompletionScript {
         } else {
             let arguments = declarations.filter { $0.kind == .argument }
             let argument = positionals < arguments.count ? arguments[positionals] : arguments.last.flatMap { $0.isArray ? $0 : nil }
-            choices = (argument?.allowedValues ?? []).map { ($0, "") }
+            choices = values(argument)
         }
         return choices.filter { $0.word.hasPrefix(typed) }.map { $0.help.isEmpty ? $0.word : $0.word + "\t" + $0.help }
     }
