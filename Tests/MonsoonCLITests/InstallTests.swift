@@ -60,10 +60,12 @@ import Testing
             source /usr/share/bash-completion/bash_completion
             __load_completion monsoon
             comp() { COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]}-1)); _monsoon; printf '%s\\n' "${COMPREPLY[@]}" --; }
+            # Readline's own, outside a Tab: said, to see that file names are turned off.
+            compopt() { echo "compopt $*"; }
             comp monsoon ge; comp monsoon episodes ''; comp monsoon episodes 'Morning\\ S'; comp monsoon --home '\(folder.file("none"))' episodes ''
             """
         let completed = try await ArchiveCommandTests.shell("/bin/bash", [], input: bash)
-        #expect(completed.output == "get\n--\nMorning\\ Show\nEvening\\ News\n--\nMorning\\ Show\n--\n--\n", "\(completed.output)")
+        #expect(completed.output == "get\n--\nMorning\\ Show\nEvening\\ News\n--\nMorning\\ Show\n--\ncompopt +o default\n--\n", "\(completed.output)")
         #expect(!FileManager.default.fileExists(atPath: folder.file("none")), "a Tab creates no home")
 
         // zsh finds _monsoon in its fpath (on Debian, /usr/local/share/zsh/site-functions is in it).
@@ -77,10 +79,10 @@ import Testing
             let fish = """
                 set -x PATH '\(prefix)/bin' $PATH; set -x MONSOON_HOME '\(folder.file(".monsoon"))'
                 set -p fish_complete_path '\(prefix)/share/fish/vendor_completions.d'
-                complete -C 'monsoon ge'; complete -C 'monsoon episodes Mo'
+                complete -C 'monsoon ge'; echo end; complete -C "monsoon --home '\(folder.file("none"))' episodes "; echo end; complete -C 'monsoon episodes Mo'
                 """
             let found = try await ArchiveCommandTests.shell("/usr/bin/fish", [], input: fish)
-            #expect(found.output.hasPrefix("get\tDownload URLs") && found.output.hasSuffix("\nMorning Show\n"), "\(found.output)")
+            #expect(found.output.hasPrefix("get\tDownload URLs") && found.output.hasSuffix("\nend\nend\nMorning Show\n"), "\(found.output)")
         }
 
         let removed = try await ArchiveCommandTests.shell("/bin/bash", [], input: "make -s -C '\(Self.packageRoot)' uninstall DESTDIR='\(destination)' PREFIX=/usr/local 2>&1")
@@ -101,12 +103,15 @@ import Testing
             let asked = await runMonsoon(["__complete", "monsoon"] + words, in: folder.path)
             #expect(asked.status == 0 && asked.output == expected && asked.errors.isEmpty, "\(words): \(asked.output)\(asked.errors)")
         }
+        // No podcast fits: none, and no file name either (status 1 tells the scripts).
+        let none = await runMonsoon(["__complete", "monsoon", "episodes", "Zz"], in: folder.path)
+        #expect(none.status == 1 && none.output.isEmpty && none.errors.isEmpty)
         // No library there: nothing, said nowhere, and no home made.
         let elsewhere = folder.file("elsewhere")
         for (words, environment) in [(["--home", elsewhere, "episodes", ""], [:]), (["episodes", ""], ["MONSOON_HOME": elsewhere]),
                                      (["episodes", ""], ["XDG_DATA_HOME": elsewhere, "HOME": elsewhere])] {
             let asked = await runMonsoon(["__complete", "monsoon"] + words, in: folder.path, environment: environment)
-            #expect(asked.status == 0 && asked.output.isEmpty && asked.errors.isEmpty, "\(words): \(asked.output)\(asked.errors)")
+            #expect(asked.status == 1 && asked.output.isEmpty && asked.errors.isEmpty, "\(words): \(asked.output)\(asked.errors)")
             #expect(!FileManager.default.fileExists(atPath: elsewhere))
         }
     }
