@@ -39,13 +39,18 @@ enum CompletionScript {
                 #compdef \(program)
                 # zsh completion for \(program): save it as _\(program) in a folder of $fpath.
                 _\(program)() {
-                  local -a candidates
+                  local -a candidates described
+                  local candidate word
                   candidates=(${(f)"$(\(program) \(request) "${(@)words[1,CURRENT]}" 2>/dev/null)"})
                   # 1: the program knows every value that fits here (podcasts), so no file name does.
                   local refused=$?
-                  if (( ${#candidates} )); then
-                    candidates=("${(@)candidates/$'\\t'/:}")
-                    _describe '\(program)' candidates
+                  # "word:description" for _describe, a colon in the word (a podcast's title) escaped.
+                  for candidate in $candidates; do
+                    word=${candidate%%$'\\t'*}
+                    described+=("${word//:/\\\\:}${${candidate#"$word"}/$'\\t'/:}")
+                  done
+                  if (( ${#described} )); then
+                    _describe '\(program)' described
                   elif (( refused != 1 )); then
                     _files
                   fi
