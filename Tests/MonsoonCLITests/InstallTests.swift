@@ -26,7 +26,8 @@ import Testing
         await Self.subscribe(in: folder, server: server)
         let destination = folder.file("destdir")
         let prefix = destination + "/usr/local"
-        let make = "make -s -C '\(Self.packageRoot)' install-files BIN='\(monsoonBinary)' DESTDIR='\(destination)' PREFIX=/usr/local 2>&1"
+        // Not the flags of a `make test` that runs this test (its jobserver is not ours).
+        let make = "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C '\(Self.packageRoot)' install-files BIN='\(monsoonBinary)' DESTDIR='\(destination)' PREFIX=/usr/local 2>&1"
         let installed = try await ArchiveCommandTests.shell("/bin/bash", [], input: make)
         #expect(installed.status == 0, "\(installed.output)")
         #expect(installed.output.contains("stripped"), "\(installed.output)")
@@ -85,7 +86,7 @@ import Testing
             #expect(found.output.hasPrefix("get\tDownload URLs") && found.output.hasSuffix("\nend\nend\nMorning Show\n"), "\(found.output)")
         }
 
-        let removed = try await ArchiveCommandTests.shell("/bin/bash", [], input: "make -s -C '\(Self.packageRoot)' uninstall DESTDIR='\(destination)' PREFIX=/usr/local 2>&1")
+        let removed = try await ArchiveCommandTests.shell("/bin/bash", [], input: "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C '\(Self.packageRoot)' uninstall DESTDIR='\(destination)' PREFIX=/usr/local 2>&1")
         #expect(removed.status == 0, "\(removed.output)")
         for file in files { #expect(!FileManager.default.fileExists(atPath: file), "\(file)") }
     }
@@ -99,7 +100,8 @@ import Testing
         for (words, expected) in [(["episodes", ""], "Morning Show\nEvening News\n"), (["episodes", "Ev"], "Evening News\n"),
                                   (["refresh", "--json", "M"], "Morning Show\n"), (["queue", "add", "--podcast", "E"], "Evening News\n"),
                                   (["--home", folder.file(".monsoon"), "unsubscribe", "Mo"], "Morning Show\n"),
-                                  (["--home=\(folder.file(".monsoon"))", "unsubscribe", "Mo"], "Morning Show\n")] {
+                                  (["--home=\(folder.file(".monsoon"))", "unsubscribe", "Mo"], "Morning Show\n"),
+                                  (["--home", "=", folder.file(".monsoon"), "episodes", "Mo"], "Morning Show\n")] {
             let asked = await runMonsoon(["__complete", "monsoon"] + words, in: folder.path)
             #expect(asked.status == 0 && asked.output == expected && asked.errors.isEmpty, "\(words): \(asked.output)\(asked.errors)")
         }

@@ -55,10 +55,10 @@ enum ManualGenerator {
         let title = path.dropFirst().map { $0.configuration.commandName }.joined(separator: " ")
         var lines = [".Ss \(quoted(title))"]
         lines += synopsis(path, declarations: declarations)
-        if !configuration.aliases.isEmpty {
-            lines += [".Pp", text("Also: " + configuration.aliases.map { "'\($0)'" }.joined(separator: ", ") + ".")]
-        }
         lines += paragraphs(configuration.abstract)
+        if !configuration.aliases.isEmpty {
+            lines += [".Pp", text("Also run as " + configuration.aliases.map { "'\($0)'" }.joined(separator: ", ") + ".")]
+        }
         lines += paragraphs(configuration.discussion)
         lines += list(declarations, versioned: false)
         for subcommand in configuration.subcommands {

@@ -27,6 +27,8 @@ extension CompletionKind {
         while let word = words.next(), word != "--" {
             if word == "--home" {
                 home = words.next()
+                // bash splits `--home=DIR` at the `=` (COMP_WORDBREAKS): `--home`, `=`, `DIR`.
+                if home == "=" { home = words.next() }
             } else if word.hasPrefix("--home=") {
                 home = String(word.dropFirst("--home=".count))
             }
