@@ -2,11 +2,13 @@
 
 SWIFT ?= swift
 # Debian packages the build and the tests need (installed when missing; libxml2-utils: xmllint checks exports;
-# systemd: systemd-analyze checks the units `monsoon systemd` prints; chromium: headless, checks a run's page).
-APT_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libxml2-dev libxml2-utils libssl-dev pkg-config ca-certificates openssl nginx-light mpv zsh fish systemd chromium
+# systemd: systemd-analyze checks the units `monsoon systemd` prints; chromium: headless, checks a run's page;
+# binutils strips the installed binary; man-db, groff-base and bash-completion check what `make install` puts in place).
+APT_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libxml2-dev libxml2-utils libssl-dev pkg-config ca-certificates openssl nginx-light mpv zsh fish \
+	systemd chromium binutils man-db groff-base bash-completion
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build release deps test tsan fuzz soak demo bench bench-quick order clean
+.PHONY: all build release install install-files uninstall deps test tsan fuzz soak demo bench bench-quick order clean
 
 all: build
 
@@ -36,6 +38,40 @@ RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -use-ld=lld -Xlinker 
 
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS)
+
+# `make install PREFIX=/usr/local DESTDIR=`: the release build, stripped, with its manual page
+# and its bash, zsh and fish completions where those look for them (on Debian, zsh's default
+# fpath has /usr/local/share/zsh/site-functions, and bash-completion and fish read
+# $XDG_DATA_DIRS, /usr/local/share first).
+PREFIX ?= /usr/local
+DESTDIR ?=
+BIN ?= .build/release/monsoon
+INSTALLED := $(DESTDIR)$(PREFIX)/bin/monsoon \
+	$(DESTDIR)$(PREFIX)/share/man/man1/monsoon.1 \
+	$(DESTDIR)$(PREFIX)/share/bash-completion/completions/monsoon \
+	$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_monsoon \
+	$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/monsoon.fish
+
+install: release
+	$(MAKE) install-files BIN=.build/release/monsoon
+
+# The installation from any build of monsoon (BIN): what the tests run with the debug build. The
+# page and the scripts are made by the installed binary itself, which checks that it still runs
+# once stripped.
+install-files:
+	@[ -x "$(BIN)" ] || { echo "make: $(BIN) is missing: run 'make install' (it builds it), or give BIN=path/to/monsoon" >&2; exit 1; }
+	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1" "$(DESTDIR)$(PREFIX)/share/bash-completion/completions" \
+		"$(DESTDIR)$(PREFIX)/share/zsh/site-functions" "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d"
+	install -m 755 -s "$(BIN)" "$(DESTDIR)$(PREFIX)/bin/monsoon"
+	"$(DESTDIR)$(PREFIX)/bin/monsoon" completions man > "$(DESTDIR)$(PREFIX)/share/man/man1/monsoon.1"
+	"$(DESTDIR)$(PREFIX)/bin/monsoon" completions bash > "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/monsoon"
+	"$(DESTDIR)$(PREFIX)/bin/monsoon" completions zsh > "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_monsoon"
+	"$(DESTDIR)$(PREFIX)/bin/monsoon" completions fish > "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/monsoon.fish"
+	chmod 644 $(foreach file,$(wordlist 2,5,$(INSTALLED)),"$(file)")
+	@echo "Installed $(DESTDIR)$(PREFIX)/bin/monsoon ($$(du -h "$(DESTDIR)$(PREFIX)/bin/monsoon" | cut -f1), stripped), its manual page and its completions."
+
+uninstall:
+	rm -f $(foreach file,$(INSTALLED),"$(file)")
 
 # Three test processes: the test server's own suites block on curl processes and the
 # feed suites are CPU-bound; kept apart, neither can starve the engine's timing-based

@@ -70,8 +70,9 @@ public enum MonsoonCLI {
     /// returns the exit status.
     public static func run(_ arguments: [String], context: CommandContext) async -> Int32 {
         if arguments.first == CompletionScript.request {
-            context.output.write(CompletionScript.candidates(Array(arguments.dropFirst()), root: Monsoon.self).map { $0 + "\n" }.joined())
-            return ExitStatus.success
+            let answer = CompletionScript.answer(Array(arguments.dropFirst()), root: Monsoon.self, context: context)
+            context.output.write(answer.candidates.map { $0 + "\n" }.joined())
+            return answer.candidates.isEmpty && !answer.filesFit ? ExitStatus.failure : ExitStatus.success
         }
         switch CommandParser.parse(arguments, root: Monsoon.self) {
         case .output(let text):

@@ -211,7 +211,7 @@ import Testing
             comp monsoon --home /tmp/h get --jo; comp monsoon completions ''; comp monsoon get -o ''
             """
         let completed = try await Self.shell("/bin/bash", [], input: probe)
-        #expect(completed.output == "archive\n--dry-run\nclear\n--podcast\n--jobs\nbash zsh fish\n\n", "\(completed.output)")
+        #expect(completed.output == "archive\n--dry-run\nclear\n--podcast\n--jobs\nbash zsh fish man\n\n", "\(completed.output)")
         let answer = try await MonsoonProcess(["__complete", "monsoon", "pos"], in: folder.path).finish()
         #expect(answer.status == 0 && answer.output == "position\tShow or set an episode's saved playback position, in seconds.\n", "\(answer.output)")
         // Values of a typed option or argument, after an option's value and a subcommand; none after "--".

@@ -23,16 +23,16 @@ struct Argument<Value: Sendable>: Sendable {
 
 extension Argument where Value: ExpressibleByArgument {
     /// A required argument.
-    init(help: String, valueName: String) {
-        let declaration = Declaration(kind: .argument, names: [], help: help, valueName: valueName, isRequired: true)
+    init(help: String, valueName: String, completion: CompletionKind? = nil) {
+        let declaration = Declaration(kind: .argument, names: [], help: help, valueName: valueName, isRequired: true, completion: completion)
         value = ParsingContext.declare(declaration, of: Value.self).last
     }
 }
 
 extension Argument {
     /// An optional argument: nil unless given.
-    init<Element: ExpressibleByArgument>(help: String, valueName: String) where Value == Element? {
-        let declaration = Declaration(kind: .argument, names: [], help: help, valueName: valueName)
+    init<Element: ExpressibleByArgument>(help: String, valueName: String, completion: CompletionKind? = nil) where Value == Element? {
+        let declaration = Declaration(kind: .argument, names: [], help: help, valueName: valueName, completion: completion)
         value = .some(ParsingContext.declare(declaration, of: Element.self).last)
     }
 

@@ -19,7 +19,17 @@ enum CompletionScript {
                 # bash completion for \(program): source it, or save it as
                 # ~/.local/share/bash-completion/completions/\(program) (or /etc/bash_completion.d/\(program)).
                 _\(program)() {
-                    mapfile -t COMPREPLY < <(\(program) \(request) "${COMP_WORDS[@]:0:COMP_CWORD+1}" 2>/dev/null | cut -f1)
+                    local words=("${COMP_WORDS[@]:0:COMP_CWORD}") answer candidate
+                    # The word being typed as the program will read it: "Morning\\ S" is "Morning S".
+                    words+=("${COMP_WORDS[COMP_CWORD]//\\\\/}")
+                    COMPREPLY=()
+                    answer=$(\(program) \(request) "${words[@]}" 2>/dev/null)
+                    # 1: the program knows every value that fits here (podcasts), so no file name does.
+                    [[ $? != 1 ]] || compopt +o default 2>/dev/null
+                    while IFS= read -r candidate; do
+                        # Quoted for the command line: a podcast's title may have spaces.
+                        [[ -z $candidate ]] || { printf -v candidate '%q' "${candidate%%$'\\t'*}"; COMPREPLY+=("$candidate"); }
+                    done <<< "$answer"
                 }
                 complete -o default -F _\(program) \(program)
 
@@ -29,12 +39,19 @@ enum CompletionScript {
                 #compdef \(program)
                 # zsh completion for \(program): save it as _\(program) in a folder of $fpath.
                 _\(program)() {
-                  local -a candidates
+                  local -a candidates described
+                  local candidate word
                   candidates=(${(f)"$(\(program) \(request) "${(@)words[1,CURRENT]}" 2>/dev/null)"})
-                  if (( ${#candidates} )); then
-                    candidates=("${(@)candidates/$'\\t'/:}")
-                    _describe '\(program)' candidates
-                  else
+                  # 1: the program knows every value that fits here (podcasts), so no file name does.
+                  local refused=$?
+                  # "word:description" for _describe, a colon in the word (a podcast's title) escaped.
+                  for candidate in $candidates; do
+                    word=${candidate%%$'\\t'*}
+                    described+=("${word//:/\\\\:}${${candidate#"$word"}/$'\\t'/:}")
+                  done
+                  if (( ${#described} )); then
+                    _describe '\(program)' described
+                  elif (( refused != 1 )); then
                     _files
                   fi
                 }
@@ -46,9 +63,11 @@ enum CompletionScript {
                 # fish completion for \(program): save it as ~/.config/fish/completions/\(program).fish
                 function __\(program)_complete
                     set -l found (\(program) \(request) (commandline -opc) (commandline -ct) 2>/dev/null)
+                    # 1: the program knows every value that fits here (podcasts), so no file name does.
+                    set -l refused $status
                     if set -q found[1]
                         printf '%s\\n' $found
-                    else
+                    else if test $refused -ne 1
                         __fish_complete_path (commandline -ct)
                     end
                 end
@@ -58,10 +77,19 @@ enum CompletionScript {
         }
     }
 
+    /// What a request is answered with.
+    struct Answer {
+        /// What may replace the word being typed, each with a tab and a description after it when
+        /// it has one; none where a file name or free text goes.
+        var candidates: [String]
+        /// Whether a file name may fit when no candidate does: not where the program knows every
+        /// value that fits (podcasts), which the scripts hear as exit status 1.
+        var filesFit = true
+    }
+
     /// The answer to a request: what may replace the last of `words` (the program's name first,
-    /// the word being typed last), one per line with a tab and a description after it; nothing
-    /// where a file name or free text goes.
-    static func candidates(_ words: [String], root: any ParsableCommand.Type) -> [String] {
+    /// the word being typed last). `context` serves the declarations' own completions.
+    static func answer(_ words: [String], root: any ParsableCommand.Type, context: CommandContext) -> Answer {
         var path: [any ParsableCommand.Type] = [root]
         var declarations = ParsingContext.declarations(of: root)
         var positionals = 0
@@ -74,7 +102,7 @@ enum CompletionScript {
             positionals = 0
         }
         for word in words.dropFirst().dropLast() {
-            if word == "--" { return [] }
+            if word == "--" { return Answer(candidates: []) }
             let subcommands = path[path.count - 1].configuration.subcommands
             if pendingOption != nil {
                 pendingOption = nil
@@ -96,8 +124,14 @@ enum CompletionScript {
         let typed = words.count > 1 ? words[words.count - 1] : ""
         let commands = configuration.subcommands.flatMap { command in command.commandNames.map { ($0, command.configuration.abstract) } }
         var choices: [(word: String, help: String)]
+        var filesFit = true
+        func values(_ declaration: Declaration?) -> [(word: String, help: String)] {
+            guard let declaration else { return [] }
+            filesFit = declaration.completion == nil
+            return (declaration.allowedValues + (declaration.completion?.candidates(words, context) ?? [])).map { ($0, "") }
+        }
         if let pendingOption {
-            choices = pendingOption.allowedValues.map { ($0, "") }
+            choices = values(pendingOption)
         } else if helping {
             choices = commands
         } else if typed.hasPrefix("-") {
@@ -110,8 +144,9 @@ enum CompletionScript {
         } else {
             let arguments = declarations.filter { $0.kind == .argument }
             let argument = positionals < arguments.count ? arguments[positionals] : arguments.last.flatMap { $0.isArray ? $0 : nil }
-            choices = (argument?.allowedValues ?? []).map { ($0, "") }
+            choices = values(argument)
         }
-        return choices.filter { $0.word.hasPrefix(typed) }.map { $0.help.isEmpty ? $0.word : $0.word + "\t" + $0.help }
+        let candidates = choices.filter { $0.word.hasPrefix(typed) }.map { $0.help.isEmpty ? $0.word : $0.word + "\t" + $0.help }
+        return Answer(candidates: candidates, filesFit: filesFit)
     }
 }

@@ -16,6 +16,8 @@ struct Declaration {
     /// The default as help shows it; for a flag, set only when it's on by default (a mistake).
     var defaultText: String?
     var allowedValues: [String] = []
+    /// Candidates the program finds at Tab, besides `allowedValues`.
+    var completion: CompletionKind?
     var invalidValueReason = ""
     /// Whether a word is a valid value.
     var accepts: (String) -> Bool = { _ in true }

@@ -75,7 +75,7 @@ enum HelpGenerator {
     }
 
     /// The help text, then the allowed values and the default: "Format. (values: text, json; default: text)".
-    private static func describe(_ declaration: Declaration) -> String {
+    static func describe(_ declaration: Declaration) -> String {
         var notes: [String] = []
         if !declaration.allowedValues.isEmpty { notes.append("values: " + declaration.allowedValues.joined(separator: ", ")) }
         if let shown = declaration.defaultText, !shown.isEmpty, declaration.kind == .option { notes.append("default: " + shown) }

@@ -19,8 +19,8 @@ extension Option where Value: ExpressibleByArgument {
 
 extension Option {
     /// An option that is nil unless given.
-    init<Element: ExpressibleByArgument>(_ names: String..., help: String, valueName: String) where Value == Element? {
-        let declaration = Declaration(kind: .option, names: names, help: help, valueName: valueName)
+    init<Element: ExpressibleByArgument>(_ names: String..., help: String, valueName: String, completion: CompletionKind? = nil) where Value == Element? {
+        let declaration = Declaration(kind: .option, names: names, help: help, valueName: valueName, completion: completion)
         wrappedValue = ParsingContext.declare(declaration, of: Element.self).last
     }
 }

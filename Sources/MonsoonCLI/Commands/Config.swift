@@ -51,7 +51,7 @@ extension SettingKey: ExpressibleByArgument {}
 
 /// The setting a `config` command reads or writes, and the podcast it is for.
 struct SettingSelection: ParsableArguments {
-    @Option("--podcast", help: "The podcast (id or a unique part of its title), for a setting a podcast may have its own value of (keep-latest).", valueName: "podcast")
+    @Option("--podcast", help: "The podcast (id or a unique part of its title), for a setting a podcast may have its own value of (keep-latest).", valueName: "podcast", completion: .podcasts)
     var podcast: String?
     @Argument(help: "The setting.", valueName: "key") var key: SettingKey
     init() {}
@@ -83,7 +83,7 @@ struct ConfigGet: RunnableCommand {
 struct ConfigSet: RunnableCommand {
     static let configuration = CommandConfiguration(commandName: "set", abstract: "Change a setting.", discussion: "Examples:\n\n  monsoon config set concurrency 4\n  monsoon config set disk-reserve 2GiB\n  monsoon config set keep-latest 5 --podcast \"Morning Show\"")
     @OptionGroup var global: GlobalOptions
-    @Option("--podcast", help: "Set it for this podcast only (keep-latest).", valueName: "podcast")
+    @Option("--podcast", help: "Set it for this podcast only (keep-latest).", valueName: "podcast", completion: .podcasts)
     var podcast: String?
     @Argument(help: "The setting.", valueName: "key") var key: SettingKey
     @Argument(help: "The new value.", valueName: "value") var value: String

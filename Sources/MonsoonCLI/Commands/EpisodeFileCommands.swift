@@ -66,7 +66,7 @@ struct Delete: RunnableCommand {
               monsoon delete --podcast "Morning Show"
             """)
     @OptionGroup var global: GlobalOptions
-    @Option("--podcast", help: "The downloads of this podcast (id or a unique part of its title).", valueName: "podcast") var podcast: String?
+    @Option("--podcast", help: "The downloads of this podcast (id or a unique part of its title).", valueName: "podcast", completion: .podcasts) var podcast: String?
     @Flag("--played", help: "Only played episodes.") var played = false
     @Argument(help: "Episode ids.", valueName: "episode") var episodes: [Int] = []
     init() {}

@@ -62,7 +62,7 @@ struct Episodes: RunnableCommand {
     static let configuration = CommandConfiguration(commandName: "episodes", abstract: "List a podcast's episodes, newest first.", discussion: "Examples:\n\n  monsoon episodes \"Morning Show\"\n  monsoon episodes 3 --json")
     @OptionGroup var global: GlobalOptions
     @Flag("--json", help: "Print a JSON array of objects with an id and the episode's fields.") var json = false
-    @Argument(help: "The podcast: its id, or a part of its title that only it has.", valueName: "podcast") var podcast: String
+    @Argument(help: "The podcast: its id, or a part of its title that only it has.", valueName: "podcast", completion: .podcasts) var podcast: String
     init() {}
 
     func run(_ context: CommandContext) async throws -> Int32 {
@@ -105,7 +105,7 @@ struct Refresh: RunnableCommand {
         discussion: "Conditional requests (ETag, Last-Modified) make an unchanged feed cost a 304. Your downloads, positions and played marks are never touched. "
             + "Exit status 1 when a feed, or a later page of one, cannot be read (each said on standard error; what was read is kept)." + "\n\nExamples:\n\n  monsoon refresh\n  monsoon refresh \"Morning Show\"")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The podcast (id or a unique part of its title); all when omitted.", valueName: "podcast") var podcast: String?
+    @Argument(help: "The podcast (id or a unique part of its title); all when omitted.", valueName: "podcast", completion: .podcasts) var podcast: String?
     init() {}
 
     func run(_ context: CommandContext) async throws -> Int32 {
@@ -141,7 +141,7 @@ struct Unsubscribe: RunnableCommand {
     static let configuration = CommandConfiguration(commandName: "unsubscribe", abstract: "Unsubscribe from a podcast.", discussion: "Examples:\n\n  monsoon unsubscribe 3\n  monsoon unsubscribe \"Morning Show\" --delete-files")
     @OptionGroup var global: GlobalOptions
     @Flag("--delete-files", help: "Also delete its downloaded episode files.") var deleteFiles = false
-    @Argument(help: "The podcast: its id, or a part of its title that only it has.", valueName: "podcast") var podcast: String
+    @Argument(help: "The podcast: its id, or a part of its title that only it has.", valueName: "podcast", completion: .podcasts) var podcast: String
     init() {}
 
     func run(_ context: CommandContext) async throws -> Int32 {

@@ -108,7 +108,7 @@ struct QueueAdd: RunnableCommand {
               monsoon queue add --podcast "Morning Show" --latest 3
             """)
     @OptionGroup var global: GlobalOptions
-    @Option("--podcast", help: "Add episodes of this podcast (id or a unique part of its title).", valueName: "podcast") var podcast: String?
+    @Option("--podcast", help: "Add episodes of this podcast (id or a unique part of its title).", valueName: "podcast", completion: .podcasts) var podcast: String?
     @Flag("--all", help: "With --podcast: every episode.") var all = false
     @Option("--latest", help: "With --podcast: the N newest episodes.", valueName: "n") var latest: Int?
     @Option("--since", help: "With --podcast: the episodes published on or after this day (UTC).", valueName: "yyyy-mm-dd") var since: String?

@@ -13,19 +13,27 @@ struct Home {
     var databasePath: String { (path as NSString).appendingPathComponent("monsoon.sqlite") }
     var lockPath: String { (path as NSString).appendingPathComponent("monsoon.lock") }
 
-    init(option: String?, context: CommandContext) throws {
+    /// The home at `path` as it is, neither created nor checked: for a reader that must change nothing.
+    init(unchecked path: String) {
+        self.path = path
+    }
+
+    /// The home's path, neither created nor checked.
+    static func path(option: String?, context: CommandContext) -> String {
         let environment = context.environment
-        let chosen: String
         if let option, !option.isEmpty {
-            chosen = context.absolutePath(option)
+            return context.absolutePath(option)
         } else if let home = environment["MONSOON_HOME"], !home.isEmpty {
-            chosen = context.absolutePath(home)
+            return context.absolutePath(home)
         } else if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") {
-            chosen = (data as NSString).appendingPathComponent("monsoon")
-        } else {
-            let user = environment["HOME"] ?? NSHomeDirectory()
-            chosen = (user as NSString).appendingPathComponent(".local/share/monsoon")
+            return (data as NSString).appendingPathComponent("monsoon")
         }
+        let user = environment["HOME"] ?? NSHomeDirectory()
+        return (user as NSString).appendingPathComponent(".local/share/monsoon")
+    }
+
+    init(option: String?, context: CommandContext) throws {
+        let chosen = Self.path(option: option, context: context)
         path = chosen
         let cannotCreate = { (reason: String) in
             CLIError(message: "cannot create the Monsoon home \(chosen): \(reason); choose another with --home or MONSOON_HOME")

@@ -36,7 +36,7 @@ public final class PodcastLibrary {
 
     /// Every podcast, in the order they were subscribed to.
     public func podcasts() throws -> [Podcast] {
-        try database.statement("SELECT \(Podcast.columns) FROM podcasts p ORDER BY p.id").query { Podcast($0) }
+        try Self.podcasts(in: database)
     }
 
     /// The podcast with `id`, or nil when there is none.
