@@ -1,20 +1,24 @@
 # Monsoon: `make demo` shows the main job; `make test` is what CI runs.
 
 SWIFT ?= swift
-# Debian packages the build and the tests need (installed when missing; libxml2-utils: xmllint checks exports;
-# systemd: systemd-analyze checks the units `monsoon systemd` prints; chromium: headless, checks a run's page;
-# binutils strips the installed binary; man-db, groff-base and bash-completion check what `make install` puts in place).
-APT_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libxml2-dev libxml2-utils libssl-dev pkg-config ca-certificates openssl nginx-light mpv zsh fish \
-	systemd chromium binutils man-db groff-base bash-completion
+# Debian packages the build needs (installed when missing; binutils strips the installed binary).
+BUILD_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libxml2-dev libssl-dev pkg-config ca-certificates binutils
+# And those only the tests need, kept apart so `make install` does not put them on a user's machine:
+# libxml2-utils: xmllint checks exports; openssl makes test certificates; nginx-light and mpv are
+# real peers; zsh and fish run the completion scripts; systemd: systemd-analyze checks the units
+# `monsoon systemd` prints; chromium: headless, checks a run's page; man-db, groff-base and
+# bash-completion check what `make install` puts in place.
+TEST_PACKAGES := libxml2-utils openssl nginx-light mpv zsh fish systemd chromium man-db groff-base bash-completion
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build release install install-files uninstall deps test tsan fuzz soak demo bench bench-quick order clean
+.PHONY: all build release install install-files uninstall deps test-deps test tsan fuzz soak demo bench bench-quick order clean
 
 all: build
 
-deps:
+# `apt_install` PACKAGES: installs those of them that are missing.
+define apt_install
 	@missing=""; \
-	for package in $(APT_PACKAGES); do \
+	for package in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$package"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -22,6 +26,13 @@ deps:
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
+endef
+
+deps:
+	$(call apt_install,$(BUILD_PACKAGES))
+
+test-deps:
+	$(call apt_install,$(BUILD_PACKAGES) $(TEST_PACKAGES))
 
 build: deps
 	$(SWIFT) build
@@ -76,7 +87,7 @@ uninstall:
 # Three test processes: the test server's own suites block on curl processes and the
 # feed suites are CPU-bound; kept apart, neither can starve the engine's timing-based
 # suites of Swift's two cooperative threads on a 2-core machine.
-test: deps
+test: test-deps
 	$(SWIFT) build --build-tests
 	# The build leaves gigabytes of dirty pages: written back now, the tests' fsyncs do not
 	# queue behind them (on a fresh clone they stalled the whole run for half a minute).
@@ -88,7 +99,7 @@ test: deps
 	$(SWIFT) build --package-path Examples/EngineExample --scratch-path .build/examples
 
 # The engine's tests under ThreadSanitizer.
-tsan: deps
+tsan: test-deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
 	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan --filter MonsoonEngineTests
 

@@ -46,6 +46,21 @@ import Testing
         #expect(await Self.verify("A", in: folder) == (0, "monsoon: verified 2 files in 1 folder: all as listed"))
     }
 
+    @Test func aFeedThatCannotBeReadIsCountedInTheSummary() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        _ = ArchiveCommandTests.serve(server, count: 2)
+        let urls = [server.url("/feed.xml").absoluteString, server.url("/gone.xml").absoluteString]
+        let text = await runMonsoon(["archive"] + urls + ["-o", "A"], in: folder.path)
+        #expect(text.status == 1)
+        #expect(text.errors.contains("monsoon: archived: 2 downloaded, 0 skipped (already archived), 0 failed, 1 feed not read; "), "\(text.errors)")
+        let json = await runMonsoon(["archive"] + urls + ["-o", "A", "--json"], in: folder.path)
+        let summary = json.output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            .first { $0["event"] as? String == "summary" }
+        #expect(json.status == 1 && summary?["feedsFailed"] as? Int == 1 && summary?["skipped"] as? Int == 2, "\(json.output)")
+    }
+
     @Test func syncAndDownloadIntoAnArchiveFolderAddToItsManifest() async throws {
         let server = try TestServer()
         let folder = Folder()

@@ -73,7 +73,7 @@ import Testing
         let episodes = try await Self.episodes(in: folder)
         #expect(episodes.allSatisfy { $0["downloadState"] as? String == "downloaded" && $0["bytesOnDisk"] as? Int == 30_000 })
         #expect(episodes.allSatisfy { ($0["fileName"] as? String)?.hasPrefix(folder.file("Podcasts/Test Show/")) == true })
-        #expect(await runMonsoon(["queue"], in: folder.path).output.hasPrefix("The queue is empty"))
+        #expect(await runMonsoon(["queue"], in: folder.path).output.hasPrefix("the queue is empty;"))
         // Nothing is fetched twice: a downloaded episode is not queued again.
         #expect(await runMonsoon(["queue", "add", "1"], in: folder.path).output.hasPrefix("queued 0 episodes; 1 already queued or downloaded"))
     }
@@ -125,7 +125,7 @@ import Testing
         let removed = await runMonsoon(["remove", "2"], in: folder.path)
         #expect(removed.status == 0, "\(removed.errors)")
         #expect(try await Self.episodes(in: folder).first { $0["id"] as? Int == 2 }?["downloadState"] as? String == "none")
-        #expect(await runMonsoon(["queue"], in: folder.path).output.hasPrefix("The queue is empty"))
+        #expect(await runMonsoon(["queue"], in: folder.path).output.hasPrefix("the queue is empty;"))
         let unknown = await runMonsoon(["pause", "77"], in: folder.path)
         #expect(unknown.status == 1 && unknown.errors.contains("episode 77 has no download"))
     }
@@ -207,7 +207,7 @@ import Testing
         #expect(gone.status == 0, "\(gone.errors)")
         #expect(gone.output.contains("(1 file deleted"))
         #expect(folder.contents("Podcasts/Test Show").isEmpty)
-        #expect(await runMonsoon(["downloads"], in: folder.path).output.hasPrefix("The queue is empty"), "its downloads are forgotten too")
+        #expect(await runMonsoon(["downloads"], in: folder.path).output.hasPrefix("the queue is empty;"), "its downloads are forgotten too")
     }
 
     @Test func keepLatestKeepsOnlyTheNewestDownloads() async throws {

@@ -70,21 +70,18 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: folder.file("none")), "a Tab creates no home")
 
         // zsh finds _monsoon in its fpath (on Debian, /usr/local/share/zsh/site-functions is in it).
-        if FileManager.default.isExecutableFile(atPath: "/usr/bin/zsh") {
-            let zsh = "fpath=('\(prefix)/share/zsh/site-functions' $fpath); autoload -U compinit; compinit -u -D; print -r -- $_comps[monsoon]"
-            let found = try await ArchiveCommandTests.shell("/usr/bin/zsh", ["-f"], input: zsh)
-            #expect(found.output == "_monsoon\n", "\(found.output)")
-        }
+        // make test installs zsh and fish (TEST_PACKAGES): a missing shell fails here, never skips.
+        let zsh = "fpath=('\(prefix)/share/zsh/site-functions' $fpath); autoload -U compinit; compinit -u -D; print -r -- $_comps[monsoon]"
+        let zshFound = try await ArchiveCommandTests.shell("/usr/bin/zsh", ["-f"], input: zsh)
+        #expect(zshFound.output == "_monsoon\n", "\(zshFound.output)")
         // fish finds it among its vendor completions.
-        if FileManager.default.isExecutableFile(atPath: "/usr/bin/fish") {
-            let fish = """
-                set -x PATH '\(prefix)/bin' $PATH; set -x MONSOON_HOME '\(folder.file(".monsoon"))'
-                set -p fish_complete_path '\(prefix)/share/fish/vendor_completions.d'
-                complete -C 'monsoon ge'; echo end; complete -C "monsoon --home '\(folder.file("none"))' episodes "; echo end; complete -C 'monsoon episodes Mo'
-                """
-            let found = try await ArchiveCommandTests.shell("/usr/bin/fish", [], input: fish)
-            #expect(found.output.hasPrefix("get\tDownload URLs") && found.output.hasSuffix("\nend\nend\nMorning Show\n"), "\(found.output)")
-        }
+        let fish = """
+            set -x PATH '\(prefix)/bin' $PATH; set -x MONSOON_HOME '\(folder.file(".monsoon"))'
+            set -p fish_complete_path '\(prefix)/share/fish/vendor_completions.d'
+            complete -C 'monsoon ge'; echo end; complete -C "monsoon --home '\(folder.file("none"))' episodes "; echo end; complete -C 'monsoon episodes Mo'
+            """
+        let fishFound = try await ArchiveCommandTests.shell("/usr/bin/fish", [], input: fish)
+        #expect(fishFound.output.hasPrefix("get\tDownload URLs") && fishFound.output.hasSuffix("\nend\nend\nMorning Show\n"), "\(fishFound.output)")
 
         let removed = try await ArchiveCommandTests.shell("/bin/bash", [], input: "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C '\(Self.packageRoot)' uninstall DESTDIR='\(destination)' PREFIX=/usr/local 2>&1")
         #expect(removed.status == 0, "\(removed.output)")

@@ -58,6 +58,16 @@ import Testing
         let narrow = try #require(Self.rows(screen, containing: " done · ").first)
         #expect(narrow.hasPrefix("0/4 done · ") && narrow.contains(" · ETA ") && narrow.hasSuffix(" · 1 size unknown"), "\(narrow)")
 
+        // Wider again: the next redraws use the whole width, not the narrow cut.
+        try await terminal.resize(columns: 100)
+        try await terminal.wait("a redraw at 100 columns") {
+            Self.rows(screen, containing: " done · ").first?.hasPrefix("0/4 done · 2 active · 2 queued · ") == true
+        }
+        #expect(Self.rows(screen, containing: " done · ").count == 1, "\(screen.lines)")
+        #expect(screen.lines.count == 3, "two downloads and the run's line: \(screen.lines)")
+        #expect(screen.lines.contains { TerminalText.displayWidth($0) > 49 }, "the rows use the new width: \(screen.lines)")
+        #expect(screen.lines.allSatisfy { TerminalText.displayWidth($0) <= 99 }, "\(screen.lines)")
+
         // Ctrl-C, typed: the terminal echoes ^C below the block; the summary starts a clean line.
         terminal.type("\u{03}")
         #expect(try await terminal.finish() == 130)

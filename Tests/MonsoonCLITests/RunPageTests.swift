@@ -126,16 +126,34 @@ import MonsoonTestServer
         #expect(!FileManager.default.fileExists(atPath: folder.file("out.html")), "no page is written for what is not a report")
     }
 
-    @Test func aReportWithoutDownloadsStillHasAPage() throws {
-        // As a Monsoon before the timeline wrote it: hosts only.
-        let old = """
+    @Test(arguments: [("\"wallSeconds\": 2", "\"wallSeconds\": 1e300", "wallSeconds"),
+                      ("\"throughputBytesPerSecond\": 5, \"attempts\": 1, \"completedAttempts\": 1, \"timeToFirstByteSeconds\": {\"p50\": 0.1, \"p90\": 0.1, \"p99\": 0.1},\n  \"failedAttemptsByStatus\": {}, \"resumedBytes\": 0, \"connections\": {\"opened\": 1, \"reused\": 0}},\n \"hosts\"",
+                       "\"throughputBytesPerSecond\": 1e300, \"attempts\": 1, \"completedAttempts\": 1, \"timeToFirstByteSeconds\": {\"p50\": 0.1, \"p90\": 0.1, \"p99\": 0.1},\n  \"failedAttemptsByStatus\": {}, \"resumedBytes\": 0, \"connections\": {\"opened\": 1, \"reused\": 0}},\n \"hosts\"",
+                       "overall.throughputBytesPerSecond"),
+                      ("\"p50\": 0.1, \"p90\"", "\"p50\": -1, \"p90\"", "overall.timeToFirstByteSeconds")])
+    func numbersNoRunHasAreRefusedNotTrappedOn(_ change: (String, String, String)) async throws {
+        let folder = Folder()
+        defer { folder.remove() }
+        let text = Self.oldReport.replacingOccurrences(of: change.0, with: change.1)
+        #expect(text != Self.oldReport)
+        try Data(text.utf8).write(to: URL(fileURLWithPath: folder.file("r.json")))
+        let result = await runMonsoon(["report", "r.json", "-o", "r.html"], in: folder.path)
+        #expect(result.status == 1)
+        #expect(result.errors == "monsoon: \(folder.file("r.json")) is not a Monsoon run report (\(change.2) is out of range); give the FILE that --report wrote\n", "\(result.errors)")
+        #expect(!FileManager.default.fileExists(atPath: folder.file("r.html")))
+    }
+
+    /// As a Monsoon before the timeline wrote it: hosts only.
+    static let oldReport = """
         {"command": "get", "started": "2026-01-01T00:00:00.000Z", "ended": "2026-01-01T00:00:02.000Z", "wallSeconds": 2,
          "overall": {"bytes": 10, "throughputBytesPerSecond": 5, "attempts": 1, "completedAttempts": 1, "timeToFirstByteSeconds": {"p50": 0.1, "p90": 0.1, "p99": 0.1},
           "failedAttemptsByStatus": {}, "resumedBytes": 0, "connections": {"opened": 1, "reused": 0}},
          "hosts": {"h<b>": {"bytes": 10, "throughputBytesPerSecond": 5, "attempts": 1, "completedAttempts": 1, "timeToFirstByteSeconds": {"p50": 0.1, "p90": 0.1, "p99": 0.1},
           "failedAttemptsByStatus": {}, "resumedBytes": 0, "connections": {"opened": 1, "reused": 0}}}}
         """
-        let page = try RunPage.html(reportData: Data(old.utf8), path: "old.json")
+
+    @Test func aReportWithoutDownloadsStillHasAPage() throws {
+        let page = try RunPage.html(reportData: Data(Self.oldReport.utf8), path: "old.json")
         #expect(page.contains("<table class=\"hosts\">") && page.contains("h&lt;b&gt;") && !page.contains("h<b>"))
         #expect(page.contains("did not record downloads"))
     }

@@ -119,7 +119,7 @@ extension Archive {
                 if status == ExitStatus.success { status = ExitStatus.failure }
             }
         }
-        summarize(reporter.tally, skipped: skipped, missing: missing, started: started, context: context)
+        summarize(reporter.tally, skipped: skipped, missing: missing, failedFeeds: failedFeeds, started: started, context: context)
         try output.write(runReport, command: "archive", context: context)
         if failedFeeds > 0 && (status == ExitStatus.success) { status = ExitStatus.failure }
         return status
@@ -254,7 +254,7 @@ extension Archive {
     }
 
     /// The last word: downloaded, skipped, failed, bytes, time, average speed.
-    private func summarize(_ tally: GetReporter.Tally, skipped: Int, missing: Int, started: Date, context: CommandContext) {
+    private func summarize(_ tally: GetReporter.Tally, skipped: Int, missing: Int, failedFeeds: Int, started: Date, context: CommandContext) {
         let seconds = max(0.001, Date().timeIntervalSince(started))
         let bytes = tally.bytes
         // The speed is what was transferred: bytes resumed from parts cost no time.
@@ -263,7 +263,7 @@ extension Archive {
         if output.json {
             context.output.line(GetReporter.jsonLine("summary", [
                 ("downloaded", String(tally.completed)), ("skipped", String(skipped + tally.alreadyThere)), ("missing", String(missing)),
-                ("failed", String(tally.failed)),
+                ("failed", String(tally.failed)), ("feedsFailed", String(failedFeeds)),
                 ("paused", String(tally.paused)), ("removed", String(tally.removed)), ("waitingForSpace", String(tally.waitingForSpace)),
                 ("interrupted", String(tally.interrupted)), ("notStarted", String(tally.notStarted)), ("bytes", String(bytes)),
                 ("transferredBytes", String(transferred)), ("resumedBytes", String(tally.resumed)),
@@ -271,11 +271,12 @@ extension Archive {
             ]))
             return
         }
-        guard !global.quiet || tally.failed > 0 else { return }
+        guard !global.quiet || tally.failed + failedFeeds > 0 else { return }
         var line = "archived: \(tally.completed) downloaded, \(skipped + tally.alreadyThere) skipped (already archived), \(tally.failed) failed"
         // Whatever was left unfinished, with why.
         for (count, what) in [(tally.waitingForSpace, "left queued for lack of disk space"), (tally.paused, "paused"), (tally.removed, "removed"),
-                              (tally.interrupted, "interrupted"), (tally.notStarted, "not started")] where count > 0 {
+                              (tally.interrupted, "interrupted"), (tally.notStarted, "not started"),
+                              (failedFeeds, failedFeeds == 1 ? "feed not read" : "feeds not read")] where count > 0 {
             line += ", \(count) \(what)"
         }
         line += "; \(ByteCount.format(transferred)) transferred in \(String(format: "%.1f", seconds)) s (\(ByteCount.format(Int(speed)))/s)"

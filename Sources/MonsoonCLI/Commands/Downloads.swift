@@ -88,7 +88,7 @@ struct ListDownloads: RunnableCommand {
             buffer += count == 0 ? "]\n" : "\n]\n"
         } else if count == 0 && !global.quiet {
             buffer += status == nil
-                ? "The queue is empty. Add downloads with 'monsoon get URL...'.\n"
+                ? "the queue is empty; add downloads with 'monsoon get URL...'\n"
                 : "No download is \(status?.rawValue ?? "").\n"
         }
         flush(true)

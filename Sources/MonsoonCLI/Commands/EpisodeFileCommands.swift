@@ -31,7 +31,7 @@ struct Storage: RunnableCommand {
             return ExitStatus.success
         }
         if entries.isEmpty {
-            if !global.quiet { context.output.line("No episode is downloaded.") }
+            if !global.quiet { context.output.line("no episode is downloaded") }
             return ExitStatus.success
         }
         var text = ""

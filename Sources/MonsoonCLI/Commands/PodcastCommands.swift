@@ -45,7 +45,7 @@ struct Podcasts: RunnableCommand {
         if json {
             context.output.write(LibraryJSON.array(podcasts.map(LibraryJSON.podcast)))
         } else if podcasts.isEmpty {
-            if !global.quiet { context.output.line("No podcasts yet. Subscribe with 'monsoon add URL'.") }
+            if !global.quiet { context.output.line("no podcasts yet; subscribe with 'monsoon add URL'") }
         } else {
             for podcast in podcasts {
                 var line = "\(String(podcast.id).padding(toLength: 5, withPad: " ", startingAt: 0)) \(podcast.name)  [\(podcast.episodeCount) episodes]"

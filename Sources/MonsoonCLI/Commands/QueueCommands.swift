@@ -31,7 +31,7 @@ struct QueueList: RunnableCommand {
             return ExitStatus.success
         }
         if entries.isEmpty {
-            if !global.quiet { context.output.line("The queue is empty. Add episodes with 'monsoon queue add EPISODE' or 'monsoon queue add --podcast PODCAST --latest 3'.") }
+            if !global.quiet { context.output.line("the queue is empty; add episodes with 'monsoon queue add EPISODE' or 'monsoon queue add --podcast PODCAST --latest 3'") }
             return ExitStatus.success
         }
         // The name fits the terminal; the detail after it (a retry's wait, an error) is said whole, wrapped if need be.

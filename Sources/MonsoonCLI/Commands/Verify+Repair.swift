@@ -50,7 +50,7 @@ extension Verify {
                     sizeLimit: .init(bytes: max(1, target.entry.size), reason: "the size its manifest lists"), root: folder))
                 pending.insert(DownloadID("r\(index)"))
             } catch {
-                repairs[index].failure = "cannot fetch it: \(error)"
+                repairs[index].failure = "cannot fetch it: \(LibrarySession.message(error))"
             }
         }
         // Until each is done, failed, or held for room on the disk (which would never end by itself).

@@ -71,11 +71,44 @@ struct RunReportFile: Decodable {
 
     /// The report in `data`; `path` names it in the error.
     static func decode(_ data: Data, path: String) throws -> RunReportFile {
+        let report: RunReportFile
         do {
-            return try JSONDecoder().decode(RunReportFile.self, from: data)
+            report = try JSONDecoder().decode(RunReportFile.self, from: data)
         } catch let error as DecodingError {
             throw CLIError(message: "\(path) is not a Monsoon run report (\(Self.describe(error))); give the FILE that --report wrote")
         }
+        // The page turns these numbers into integers and pixels: one no run can have (a century,
+        // an exabyte a second, NaN) is refused here rather than trapping there.
+        if let field = report.outOfRange {
+            throw CLIError(message: "\(path) is not a Monsoon run report (\(field) is out of range); give the FILE that --report wrote")
+        }
+        return report
+    }
+
+    /// The first number no run can have, by its name; nil when all are in range.
+    private var outOfRange: String? {
+        let seconds = 0.0...3e9, rate = 0.0...1e15, count = 0...Int(1e15)
+        func tally(_ tally: Tally, _ name: String) -> String? {
+            if !rate.contains(tally.throughputBytesPerSecond) { return "\(name).throughputBytesPerSecond" }
+            if ![tally.bytes, tally.attempts, tally.completedAttempts, tally.resumedBytes].allSatisfy(count.contains) { return "\(name).bytes" }
+            let percentiles = [tally.timeToFirstByteSeconds.p50, tally.timeToFirstByteSeconds.p90, tally.timeToFirstByteSeconds.p99]
+            return percentiles.compactMap { $0 }.allSatisfy(seconds.contains) ? nil : "\(name).timeToFirstByteSeconds"
+        }
+        if !seconds.contains(wallSeconds) { return "wallSeconds" }
+        if let bad = tally(overall, "overall") ?? hosts.lazy.compactMap({ tally($1, "hosts.\($0)") }).first { return bad }
+        if let throughput {
+            if !(0.001...3e9).contains(throughput.bucketSeconds) { return "throughput.bucketSeconds" }
+            if !(throughput.overall + throughput.hosts.values.joined()).allSatisfy(rate.contains) { return "throughput" }
+        }
+        for download in downloads ?? [] {
+            let times: [Double] = download.phases.flatMap { [$0.start, $0.end] }
+                + download.attempts.flatMap { attempt -> [Double] in [attempt.start, attempt.end, attempt.timeToFirstByte ?? 0] }
+            if !times.allSatisfy(seconds.contains) || !count.contains(download.bytes)
+                || !download.attempts.allSatisfy({ count.contains($0.bytes) && count.contains($0.resumedFrom) }) {
+                return "downloads.\(download.id)"
+            }
+        }
+        return nil
     }
 
     private static func describe(_ error: DecodingError) -> String {
