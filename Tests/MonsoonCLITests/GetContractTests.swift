@@ -169,9 +169,10 @@ import Testing
         let server = try TestServer()
         let folder = Folder()
         defer { folder.remove(); server.stop() }
-        // Six seconds of download: time enough, even on a loaded machine, for the second get to
-        // start, hand over and be interrupted before the first's download ends.
-        let body = Body.pattern(size: 900_000, seed: 3)
+        // Sixteen seconds of download: time enough, even on a machine loaded with compilers (six
+        // were not, once), for the second get to start, hand over and be interrupted before the
+        // first's download ends.
+        let body = Body.pattern(size: 2_400_000, seed: 3)
         server.setRoute("/same.mp3", Route(body: body, etag: "\"s\"", throttle: 150_000))
         let first = try MonsoonProcess(["get", "-o", "out", server.url("/same.mp3").absoluteString], in: folder.path)
         defer { first.process.terminate() }
