@@ -89,14 +89,16 @@ uninstall:
 # suites of Swift's two cooperative threads on a 2-core machine.
 test: test-deps
 	$(SWIFT) build --build-tests
+	# The examples: packages that depend on Monsoon by path, as a user's would. Built before the
+	# suites: a test runs PodcastExample against the test server.
+	$(SWIFT) build --package-path Examples/EngineExample --scratch-path .build/examples
+	$(SWIFT) build --package-path Examples/PodcastExample --scratch-path .build/examples
 	# The build leaves gigabytes of dirty pages: written back now, the tests' fsyncs do not
 	# queue behind them (on a fresh clone they stalled the whole run for half a minute).
 	sync
 	$(SWIFT) test --skip-build --filter MonsoonTestServerTests
 	$(SWIFT) test --skip-build --filter MonsoonPodcastsTests
 	$(SWIFT) test --skip-build --skip MonsoonTestServerTests --skip MonsoonPodcastsTests
-	# A package that depends on Monsoon by path, as a user's would.
-	$(SWIFT) build --package-path Examples/EngineExample --scratch-path .build/examples
 
 # The engine's tests under ThreadSanitizer.
 tsan: test-deps

@@ -1,6 +1,8 @@
 import Foundation
 
 /// A value SQLite stores.
+///
+/// Frozen: the set is complete by design (SQLite's five storage classes), so a `switch` over it may be exhaustive.
 public enum SQLValue: Sendable, Hashable {
     /// SQL `NULL`.
     case null

@@ -6,8 +6,46 @@ import CSQLite
 /// busy, a full disk …), with SQLite's own explanation where it helps; never the SQL that failed,
 /// which is kept apart in ``statement`` for developers.
 public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// SQLite's extended result code, or one of Monsoon's own (negative) codes.
-    public var code: Int32
+    /// SQLite's extended result code, or one of Monsoon's own (negative) codes: an open set, as
+    /// swift-system's `Errno`, named for the codes callers decide on. Compare a code's
+    /// ``primary`` with them (`SQLITE_BUSY_SNAPSHOT` is a kind of `.busy`), and keep a `default`.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The number: SQLite's (extended) result code, or one of Monsoon's negative ones.
+        public let rawValue: Int32
+        /// A code from its number.
+        public init(rawValue: Int32) { self.rawValue = rawValue }
+        /// The number.
+        public var description: String { String(rawValue) }
+
+        /// The primary result code (`.busy` for `SQLITE_BUSY_SNAPSHOT`, …); Monsoon's own codes are their own.
+        public var primary: Code { rawValue >= 0 ? Code(rawValue: rawValue & 0xFF) : self }
+
+        /// A generic failure (a statement SQLite refused, a journal mode it would not take). The C code is `SQLITE_ERROR`.
+        public static let error = Code(rawValue: SQLITE_ERROR)
+        /// Another connection held the lock for longer than the busy timeout. The C code is `SQLITE_BUSY`.
+        public static let busy = Code(rawValue: SQLITE_BUSY)
+        /// A table is locked by this connection's other statement. The C code is `SQLITE_LOCKED`.
+        public static let locked = Code(rawValue: SQLITE_LOCKED)
+        /// The database cannot be written. The C code is `SQLITE_READONLY`.
+        public static let readOnly = Code(rawValue: SQLITE_READONLY)
+        /// Reading or writing the file failed. The C code is `SQLITE_IOERR`.
+        public static let ioError = Code(rawValue: SQLITE_IOERR)
+        /// The file is damaged. The C code is `SQLITE_CORRUPT`.
+        public static let corrupt = Code(rawValue: SQLITE_CORRUPT)
+        /// The disk holding the database is full. The C code is `SQLITE_FULL`.
+        public static let full = Code(rawValue: SQLITE_FULL)
+        /// The file cannot be opened. The C code is `SQLITE_CANTOPEN`.
+        public static let cantOpen = Code(rawValue: SQLITE_CANTOPEN)
+        /// A `UNIQUE`, `NOT NULL` or foreign-key constraint failed. The C code is `SQLITE_CONSTRAINT`.
+        public static let constraint = Code(rawValue: SQLITE_CONSTRAINT)
+        /// The file is not an SQLite database (an empty file included). The C code is `SQLITE_NOTADB`.
+        public static let notADatabase = Code(rawValue: SQLITE_NOTADB)
+        /// The database was written by a newer Monsoon, whose schema this one does not know (Monsoon's own code).
+        public static let newerSchema = Code(rawValue: -1)
+    }
+
+    /// What failed, for programs: SQLite's code, or one of Monsoon's own.
+    public var code: Code
     /// One line: what happened and what to do.
     public var message: String
     /// SQLite's own explanation ("database disk image is malformed"), when SQLite gave one; the
@@ -16,39 +54,40 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The SQL statement that failed, if one did: for a debugger or a bug report, never for users.
     public var statement: String?
 
-    /// An error with SQLite's (extended) result `code`, or one of Monsoon's negative ones, its one-line
-    /// message, SQLite's explanation and the statement that failed, if any.
-    public init(code: Int32, message: String, reason: String? = nil, statement: String? = nil) {
+    /// An error with `code`, its one-line message, SQLite's explanation and the statement that failed, if any.
+    public init(code: Code, message: String, reason: String? = nil, statement: String? = nil) {
         self.code = code
         self.message = message
         self.reason = reason
         self.statement = statement
     }
 
+    /// An error with SQLite's (extended) result `code`, or one of Monsoon's negative ones.
+    public init(code: Int32, message: String, reason: String? = nil, statement: String? = nil) {
+        self.init(code: Code(rawValue: code), message: message, reason: reason, statement: statement)
+    }
+
     /// The message.
     public var description: String { message }
 
-    /// The primary result code (`SQLITE_BUSY` for `SQLITE_BUSY_SNAPSHOT`, …).
-    public var primaryCode: Int32 { code >= 0 ? code & 0xFF : code }
+    /// The primary result code (`.busy` for `SQLITE_BUSY_SNAPSHOT`, …).
+    public var primaryCode: Code { code.primary }
 
     /// Another connection held the lock for longer than the busy timeout. The C code is `SQLITE_BUSY`.
-    public var isBusy: Bool { primaryCode == SQLITE_BUSY || primaryCode == SQLITE_LOCKED }
+    public var isBusy: Bool { primaryCode == .busy || primaryCode == .locked }
     /// The file is damaged, or is not an SQLite database at all (an empty file included). The C codes are
     /// `SQLITE_CORRUPT` and `SQLITE_NOTADB`.
-    public var isCorrupt: Bool { primaryCode == SQLITE_CORRUPT || primaryCode == SQLITE_NOTADB }
+    public var isCorrupt: Bool { primaryCode == .corrupt || primaryCode == .notADatabase }
     /// The disk holding the database is full. The C code is `SQLITE_FULL` (also for an I/O error whose errno was ENOSPC).
-    public var isDiskFull: Bool { primaryCode == SQLITE_FULL }
+    public var isDiskFull: Bool { primaryCode == .full }
     /// A `UNIQUE`, `NOT NULL` or foreign-key constraint failed. The C code is `SQLITE_CONSTRAINT`.
-    public var isConstraintViolation: Bool { primaryCode == SQLITE_CONSTRAINT }
+    public var isConstraintViolation: Bool { primaryCode == .constraint }
     /// The database cannot be written: its file, its folder or its file system is read-only. The C code is `SQLITE_READONLY`.
-    public var isReadOnly: Bool { primaryCode == SQLITE_READONLY }
-
-    /// The code of `newerSchema`.
-    public static let newerSchemaCode: Int32 = -1
+    public var isReadOnly: Bool { primaryCode == .readOnly }
 
     /// The database was written by a newer Monsoon, whose schema this one does not know.
     public static func newerSchema(path: String, component: String, version: Int, supported: Int) -> StoreError {
-        StoreError(code: newerSchemaCode,
+        StoreError(code: .newerSchema,
                    message: "the database \(path) has \(component) schema version \(version), newer than this Monsoon understands (\(supported)); use a newer monsoon, it was left untouched")
     }
 }

@@ -331,7 +331,9 @@ private func help(
             Usage: monsoon get [<options>] [<url> ...]
               See 'monsoon get --help' for more information.
             """)
-        guard case .usageError(let nested) = CommandParser.parse(["downloads", "remove"], root: FixtureRoot.self) else { return }
+        guard case .usageError(let nested) = CommandParser.parse(["downloads", "remove"], root: FixtureRoot.self) else {
+            Issue.record("a subcommand missing its argument is a usage error"); return
+        }
         #expect(nested.hasSuffix("  See 'monsoon downloads remove --help' for more information."))
     }
 

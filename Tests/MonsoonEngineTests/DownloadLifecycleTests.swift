@@ -30,7 +30,7 @@ import Testing
         }
         #expect(failure.error.code == .truncated)
         #expect(failure.isTransient && failure.madeProgress && !holdHost)
-        guard case .retry(let again, _) = outcome(end(200, received: 60, expected: 100, highWater: 60)) else { return }
+        guard case .retry(let again, _) = outcome(end(200, received: 60, expected: 100, highWater: 60)) else { Issue.record("a short body again is retried"); return }
         #expect(!again.madeProgress)   // the same bytes again are no progress
     }
 
@@ -40,7 +40,7 @@ import Testing
             return
         }
         #expect(failure.error.httpStatus == 503 && failure.isTransient && holdHost)
-        guard case .retry(let notFound, let holds) = outcome(end(404, body: .none)) else { return }
+        guard case .retry(let notFound, let holds) = outcome(end(404, body: .none)) else { Issue.record("a 404 goes to the retry policy, as permanent"); return }
         #expect(!notFound.isTransient && !holds)
         guard case .retry(let tooMany, true) = outcome(end(429, body: .none)) else {
             Issue.record("a 429 holds its host")

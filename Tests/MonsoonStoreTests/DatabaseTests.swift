@@ -77,7 +77,7 @@ private let schema = Migrator(component: "items", [
             try schema.migrate(database)
             Issue.record("a newer schema must be refused")
         } catch let error as StoreError {
-            #expect(error.code == StoreError.newerSchemaCode)
+            #expect(error.code == .newerSchema)
             #expect(error.message.contains("schema version 99"))
             #expect(error.message.contains("newer"))
         }

@@ -124,7 +124,7 @@ final class LinkRenewal: Sendable {
                     try await manager.changeURL(job.download, to: url)
                     renewedTo = url
                     state.withLock { $0.requeued = true }
-                } catch .notFound, .shutDown {
+                } catch let refusal where refusal.code == .notFound || refusal.code == .shutDown {
                     // Removed meanwhile, or the run is over: nothing is left to go on.
                 } catch {
                     note("\(job.download): could not go on from its new link: \(error)")
@@ -133,7 +133,7 @@ final class LinkRenewal: Sendable {
             case .fail(let error):
                 do {
                     try await manager.replaceFailure(of: job.download, with: error)
-                } catch .notFound, .invalidRequest, .shutDown {
+                } catch let refusal where [.notFound, .invalidRequest, .shutDown].contains(refusal.code) {
                     // Removed, resumed or retried meanwhile, or the run is over: that stands instead.
                 } catch {
                     note("\(job.download): could not record why its link failed: \(error)")

@@ -2,6 +2,9 @@ import Foundation
 import MonsoonStore
 
 /// A change to the queue asked for by another process.
+///
+/// `@nonexhaustive`: commands will be added, so a `switch` outside this package needs a `default`.
+@nonexhaustive
 public enum DownloadCommand: Sendable, Equatable {
     /// Stops the download, keeping its bytes (as `DownloadManager.pause`).
     case pause(DownloadID)

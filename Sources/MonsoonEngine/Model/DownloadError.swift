@@ -59,28 +59,3 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
     /// The message.
     public var description: String { message }
 }
-
-/// Why a manager call was refused.
-public enum DownloadManagerError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// A download with this id exists (enqueue with `replacingExisting` to replace it).
-    case duplicate(DownloadID)
-    /// No download has this id.
-    case notFound(DownloadID)
-    /// The request cannot be downloaded (its URL's scheme, say).
-    case invalidRequest(DownloadID, String)
-    /// The manager has been shut down.
-    case shutDown
-    /// The queue could not be saved (the database is busy for too long, or the disk failed).
-    case storage(String)
-
-    /// One line for users, naming the download where there is one.
-    public var description: String {
-        switch self {
-        case .duplicate(let id): return "a download with id \(id) already exists"
-        case .notFound(let id): return "no download has id \(id)"
-        case .invalidRequest(let id, let reason): return "download \(id) cannot start: \(reason)"
-        case .shutDown: return "the download manager has been shut down"
-        case .storage(let message): return message
-        }
-    }
-}

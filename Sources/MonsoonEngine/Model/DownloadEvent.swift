@@ -1,4 +1,8 @@
 /// What happened to a download.
+///
+/// `@nonexhaustive` (SE-0487): the engine will report more kinds of events, so a `switch`
+/// outside this package needs a `default` (or `@unknown default`), and a new kind breaks no one.
+@nonexhaustive
 public enum DownloadEvent: Sendable, Equatable {
     /// A download joined the queue: enqueued here, or added to the store by another process.
     case added(Download)

@@ -3,6 +3,9 @@ import Foundation
 /// What to download and where to put it.
 public struct DownloadRequest: Sendable, Equatable {
     /// Where the finished file goes.
+    ///
+    /// `@nonexhaustive`: more kinds of destination may come, so a `switch` outside this package needs a `default`.
+    @nonexhaustive
     public enum Destination: Sendable, Equatable {
         /// Exactly this file path.
         case file(String)

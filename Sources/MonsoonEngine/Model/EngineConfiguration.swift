@@ -44,6 +44,8 @@ public struct EngineConfiguration: Sendable, Equatable {
     public var ipVersion: IPVersion = .any
 
     /// An IP version to connect with.
+    ///
+    /// Frozen: the set is complete by design (either version, or one of the two there are).
     public enum IPVersion: Sendable, Equatable {
         /// `any` lets curl choose, trying both; `v4` and `v6` resolve and connect over that version only.
         case any, v4, v6

@@ -3,6 +3,10 @@
 /// A queue in a database is shared: one process runs it at a time, but others add to it.
 /// `monsoon download` runs all of it; `monsoon get` runs only its own URLs and leaves
 /// the rest queued for a later run.
+///
+/// `@nonexhaustive`: more scopes may come (a queue shared by machines), so a `switch`
+/// outside this package needs a `default`.
+@nonexhaustive
 public enum QueueScope: Sendable, Equatable {
     /// Every queued download, whoever added it.
     case wholeQueue

@@ -2,15 +2,15 @@ import Foundation
 
 /// HTTP dates (RFC 9110 §5.6.7): IMF-fixdate, and the obsolete RFC 850 and asctime forms.
 ///
-/// Hand-written: DateFormatter is slow and locale-sensitive. Public for the podcast layer, whose
-/// OPML dates are written the same way.
-public enum HTTPDate {
+/// Hand-written: DateFormatter is slow and locale-sensitive. Package-wide for the podcast layer,
+/// whose OPML dates are written the same way; not public: it is no part of the engine's API.
+package enum HTTPDate {
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
     private static let monthNames = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
     private static let dayNames = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
 
     /// Parses any of the three forms; nil when it is none of them.
-    public static func parse(_ text: String) -> Date? {
+    package static func parse(_ text: String) -> Date? {
         // Split on spaces, commas, dashes and colons: the three forms then differ only in order.
         let parts = text.lowercased().split(whereSeparator: { $0 == " " || $0 == "," || $0 == "-" || $0 == ":" })
         guard parts.count >= 7 else { return nil }
@@ -41,7 +41,7 @@ public enum HTTPDate {
     }
 
     /// Formats as IMF-fixdate, e.g. "Sun, 06 Nov 1994 08:49:37 GMT".
-    public static func format(_ date: Date) -> String {
+    package static func format(_ date: Date) -> String {
         var time = time_t(date.timeIntervalSince1970.rounded(.down))
         var parts = tm()
         gmtime_r(&time, &parts)

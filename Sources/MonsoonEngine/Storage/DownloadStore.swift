@@ -132,7 +132,9 @@ public final class DownloadStore {
 
     /// Forgets every download in one of `statuses` (their files stay); returns how many.
     /// Meant for finished ones: the running process keeps no finished download in memory.
-    public func forget(withStatus statuses: Set<DownloadStatus>) throws -> Int {
+    /// Package-wide, not public: deleting rows is no part of the engine's API (the CLI's
+    /// `downloads clear` and `unsubscribe` use it).
+    package func forget(withStatus statuses: Set<DownloadStatus>) throws -> Int {
         guard !statuses.isEmpty else { return 0 }
         // The raw values are our own identifiers, safe to write into the SQL text.
         let list = statuses.map { "'\($0.rawValue)'" }.sorted().joined(separator: ", ")
@@ -180,8 +182,8 @@ public final class DownloadStore {
     }
 
     /// Forgets these downloads if they are finished (completed or failed); their files stay.
-    /// Returns how many were forgotten.
-    public func forget(_ ids: [DownloadID]) throws -> Int {
+    /// Returns how many were forgotten. Package-wide, not public, as `forget(withStatus:)`.
+    package func forget(_ ids: [DownloadID]) throws -> Int {
         try database.write {
             var count = 0
             for id in ids {

@@ -31,6 +31,9 @@ public enum ArchiveRepair {
     }
 
     /// What became of a fetched file.
+    ///
+    /// `@nonexhaustive`: more verdicts may come, so a `switch` outside this package needs a `default`.
+    @nonexhaustive
     public enum Verdict: Sendable, Equatable {
         /// The bytes are those the manifest lists: they take the file's place.
         case matches

@@ -12,7 +12,7 @@ public enum AtomicFile {
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         } catch {
-            throw EpisodeFileError("cannot create the folder \(folder) for \(path): it is not writable, or a file stands in its way")
+            throw EpisodeFileError(.fileSystem, "cannot create the folder \(folder) for \(path): it is not writable, or a file stands in its way")
         }
         let temporary = folder + "/." + (path as NSString).lastPathComponent + ".\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
@@ -44,7 +44,7 @@ public enum AtomicFile {
     }
 
     private static func failure(_ path: String, _ code: Int32) -> EpisodeFileError {
-        if code == ENOSPC || code == EDQUOT { return EpisodeFileError("cannot write \(path): the disk is full; free some space, then run again") }
-        return EpisodeFileError("cannot write \(path): \(String(cString: strerror(code)))")
+        if code == ENOSPC || code == EDQUOT { return EpisodeFileError(.diskFull, "cannot write \(path): the disk is full; free some space, then run again") }
+        return EpisodeFileError(.fileSystem, "cannot write \(path): \(String(cString: strerror(code)))")
     }
 }

@@ -25,10 +25,10 @@ extension EpisodeFiles {
         }
         if let known, let url = URL(string: known), DownloadRequest.isDownloadable(url) { return .success(url) }
         guard let listed = entry.sourceURL, let url = URL(string: listed), DownloadRequest.isDownloadable(url) else {
-            return .failure(EpisodeFileError("the manifest gives no http or https URL for it, and the library does not know it: put it back from a copy of your own"))
+            return .failure(EpisodeFileError(.noSource, "the manifest gives no http or https URL for it, and the library does not know it: put it back from a copy of your own"))
         }
         guard !Redaction.hasRedactionMarker(url) else {
-            return .failure(EpisodeFileError("its URL's credentials are not in the manifest (*** stands there), and the library no longer knows it: "
+            return .failure(EpisodeFileError(.noSource, "its URL's credentials are not in the manifest (*** stands there), and the library no longer knows it: "
                                              + "subscribe to the feed again ('monsoon add FEED_URL'), then repair"))
         }
         return .success(url)

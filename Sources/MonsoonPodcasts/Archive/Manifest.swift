@@ -45,7 +45,7 @@ public struct Manifest: Codable, Sendable, Equatable {
     /// Reads the manifest in `folder`.
     public static func read(in folder: String) throws -> Manifest {
         let path = (folder as NSString).appendingPathComponent(fileName)
-        guard let data = FileManager.default.contents(atPath: path) else { throw EpisodeFileError("cannot read \(path)") }
+        guard let data = FileManager.default.contents(atPath: path) else { throw EpisodeFileError(.fileSystem, "cannot read \(path)") }
         return try decode(data, path: path)
     }
 
@@ -57,11 +57,11 @@ public struct Manifest: Codable, Sendable, Equatable {
         do {
             manifest = try JSONDecoder().decode(Manifest.self, from: data)
         } catch {
-            throw EpisodeFileError("\(path) is not a Monsoon manifest (it cannot be read as one); write it again with 'monsoon archive'")
+            throw EpisodeFileError(.damagedManifest, "\(path) is not a Monsoon manifest (it cannot be read as one); write it again with 'monsoon archive'")
         }
         // A manifest names files inside its folder only: never one a crafted entry points elsewhere.
         if let outside = manifest.files.first(where: { !Self.isInside($0.file) }) {
-            throw EpisodeFileError("\(path) lists '\(outside.file)', which is not inside its folder; it was not written by Monsoon")
+            throw EpisodeFileError(.damagedManifest, "\(path) lists '\(outside.file)', which is not inside its folder; it was not written by Monsoon")
         }
         return manifest
     }
@@ -79,7 +79,7 @@ public struct Manifest: Codable, Sendable, Equatable {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let path = (folder as NSString).appendingPathComponent(Self.fileName)
         let data: Data
-        do { data = try encoder.encode(self) } catch { throw EpisodeFileError("cannot write \(path): its entries cannot be encoded as JSON (\(error))") }
+        do { data = try encoder.encode(self) } catch { throw EpisodeFileError(.fileSystem, "cannot write \(path): its entries cannot be encoded as JSON (\(error))") }
         try AtomicFile.write(data, to: path, mode: 0o644)
     }
 

@@ -3,29 +3,37 @@ import Foundation
 /// Why a feed could not be read. Its ``message`` is one line that says what happened and,
 /// where it can, what to do.
 public struct FeedError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The kind of failure.
-    public enum Code: String, Sendable {
+    /// The kind of failure: an open set (as swift-system's `Errno`), so a new kind never breaks a
+    /// caller's `switch`.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The code's name.
+        public let rawValue: String
+        /// A code from its name.
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// The code's name.
+        public var description: String { rawValue }
+
         /// Not a URL (for the fetching layer).
-        case invalidURL
+        public static let invalidURL = Code(rawValue: "invalidURL")
         /// A URL whose scheme cannot be fetched (for the fetching layer).
-        case unsupportedScheme
+        public static let unsupportedScheme = Code(rawValue: "unsupportedScheme")
         /// DNS or connection failure (for the fetching layer).
-        case network
+        public static let network = Code(rawValue: "network")
         /// The server answered with an error status (for the fetching layer; see ``FeedError/httpStatus``).
-        case httpStatus
+        public static let httpStatus = Code(rawValue: "httpStatus")
         /// The body is empty, or holds only whitespace and comments.
-        case empty
+        public static let empty = Code(rawValue: "empty")
         /// An HTML page came instead of a feed (see ``FeedError/alternateFeedURL``).
-        case htmlPage
+        public static let htmlPage = Code(rawValue: "htmlPage")
         /// Well-formed XML that is neither RSS nor Atom, or a document of another kind (an image, audio,
         /// a PDF, an archive, JSON …, from its first bytes or its media type), which the message names.
-        case notAFeed
+        public static let notAFeed = Code(rawValue: "notAFeed")
         /// XML that is broken beyond what the parser repairs (see ``FeedError/line`` and ``FeedError/column``).
-        case malformed
+        public static let malformed = Code(rawValue: "malformed")
         /// Larger than ``FeedLimits/maxBytes``, or entity expansion would make it so.
-        case tooLarge
+        public static let tooLarge = Code(rawValue: "tooLarge")
         /// A file that cannot be read.
-        case unreadable
+        public static let unreadable = Code(rawValue: "unreadable")
     }
 
     /// The kind of failure, for deciding what to do about it.

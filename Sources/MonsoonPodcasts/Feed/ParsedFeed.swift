@@ -1,6 +1,9 @@
 import Foundation
 
 /// The syntax a feed document was written in. RSS 0.9x, 1.0 (RDF) and 2.0 are all `.rss`.
+///
+/// `@nonexhaustive`: more syntaxes may be read (JSON Feed), so a `switch` outside this package needs a `default`.
+@nonexhaustive
 public enum FeedKind: String, Sendable {
     /// `rss` for RSS in any version (RDF included), `atom` for Atom.
     case rss, atom

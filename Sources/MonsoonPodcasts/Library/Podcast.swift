@@ -35,6 +35,10 @@ public struct Podcast: Sendable, Equatable, Identifiable {
 }
 
 /// Where an episode's download stands, as the user sees it.
+///
+/// `@nonexhaustive`: it follows the engine's statuses and may gain states, so a `switch`
+/// outside this package needs a `default`.
+@nonexhaustive
 public enum EpisodeDownloadState: String, Sendable, CaseIterable {
     /// `none`: neither downloaded nor queued. The others follow the engine's download as of the last reconcile:
     /// `queued` also while it waits to retry, `downloaded` once it completed.

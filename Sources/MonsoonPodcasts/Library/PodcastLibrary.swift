@@ -70,6 +70,9 @@ public final class PodcastLibrary {
     // MARK: - Subscribing
 
     /// What `subscribe(to:)` did.
+    ///
+    /// `@nonexhaustive`: more outcomes may come, so a `switch` outside this package needs a `default`.
+    @nonexhaustive
     public enum SubscribeResult: Sendable, Equatable {
         /// A new subscription, with what reading its feed stored.
         case subscribed(Podcast, RefreshSummary)
@@ -227,20 +230,5 @@ extension PodcastLibrary {
         components.user = oldComponents.user
         components.password = oldComponents.password
         return components.url ?? new
-    }
-}
-
-/// Why a library operation was refused.
-public enum LibraryError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// Nothing fits what was asked (no such podcast or episode, not in the queue, no media file); the message says which.
-    case notFound(String)
-    /// More than one podcast's title matched; the message names up to five, with their ids.
-    case ambiguous(String)
-
-    /// The message.
-    public var description: String {
-        switch self {
-        case .notFound(let message), .ambiguous(let message): return message
-        }
     }
 }

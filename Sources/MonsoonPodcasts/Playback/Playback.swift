@@ -4,6 +4,9 @@ import MonsoonEngine
 /// What `monsoon play` plays: an episode's downloaded file, else its enclosure URL.
 public struct PlaybackItem: Sendable, Equatable {
     /// Where the sound comes from.
+    ///
+    /// `@nonexhaustive`: more sources may come, so a `switch` outside this package needs a `default`.
+    @nonexhaustive
     public enum Source: Sendable, Equatable {
         /// The downloaded file: plays with no network.
         case file(String)

@@ -97,7 +97,7 @@ public final class EpisodeFiles {
                     continue
                 }
                 if unlink(path) == 0 { deletion.bytes += size } else if errno != ENOENT {
-                    throw EpisodeFileError("cannot delete \(path): \(String(cString: strerror(errno)))")
+                    throw EpisodeFileError(.fileSystem, "cannot delete \(path): \(String(cString: strerror(errno)))")
                 }
                 // Deleted on purpose: an archive's manifest no longer lists it (else `verify` would call it missing).
                 do { try Manifest.forget(fileAt: path) } catch {
@@ -154,7 +154,7 @@ public final class EpisodeFiles {
         do {
             return try FileDigest.sha256(ofFile: path)
         } catch {
-            throw EpisodeFileError(error.message)
+            throw EpisodeFileError(.fileSystem, error.message)
         }
     }
 
@@ -164,16 +164,6 @@ public final class EpisodeFiles {
     static func isSafe(_ path: String) -> Bool {
         path.hasPrefix("/") && !path.split(separator: "/").contains("..") && !path.contains("\0")
     }
-}
-
-/// A file of an episode that could not be handled.
-public struct EpisodeFileError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// One line: what failed, on which file, and where it can, what to do.
-    public var message: String
-    /// An error with its message.
-    public init(_ message: String) { self.message = message }
-    /// The message.
-    public var description: String { message }
 }
 
 extension EpisodeFiles {

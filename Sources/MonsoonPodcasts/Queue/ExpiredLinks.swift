@@ -29,6 +29,9 @@ public struct ExpiredLinks: Sendable {
     }
 
     /// The next step of a job.
+    ///
+    /// `@nonexhaustive`: more steps may come, so a `switch` outside this package needs a `default`.
+    @nonexhaustive
     public enum Action: Sendable, Equatable {
         /// Go on from this URL, the episode's link now (`DownloadManager.changeURL(_:to:)`), then `finished`.
         case changeURL(URL)

@@ -3,6 +3,9 @@ import MonsoonEngine
 import MonsoonStore
 
 /// A setting `monsoon config` knows: its name, its default, and how its values are read.
+///
+/// `@nonexhaustive`: settings will be added, so a `switch` outside this package needs a `default`.
+@nonexhaustive
 public enum SettingKey: String, CaseIterable, Sendable {
     /// Episodes downloaded at once (default 2).
     case concurrency
