@@ -72,10 +72,12 @@ enum Control {
                 }
             }
         } catch {
-            await manager.shutdown()
-            throw CLIError(message: "\(error)")
+            // Each command's own save answered it: a save failing at shutdown too is on the same
+            // database, so the command's error says why; a full disk makes the exit status 3.
+            let saving = await QueueRun.shutDown(manager)
+            throw CLIError(message: "\(error)", status: saving?.status == ExitStatus.diskFull ? ExitStatus.diskFull : ExitStatus.failure)
         }
-        await manager.shutdown()
+        if let failure = await QueueRun.shutDown(manager) { throw failure }
         return true
     }
 
