@@ -57,7 +57,7 @@ struct QueueRun {
             if context.isTerminal && !global.quiet {
                 group.addTask {
                     while !Task.isCancelled {
-                        try? await Task.sleep(nanoseconds: 250_000_000)
+                        try? await Task.sleep(nanoseconds: 250_000_000)   // only cancellation ends it early, which the loop checks
                         for id in reporter.unnamed {
                             do {
                                 if let download = try await manager.download(withID: id) { reporter.name(download) }
