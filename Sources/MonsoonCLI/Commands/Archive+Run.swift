@@ -210,7 +210,7 @@ extension Archive {
         configuration.maxFileBytes = maxSize?.bytes
         let ids = requests.map(\.id)
         try episodes.place(requests, what: "the archive's downloads")
-        let manager = try QueueRun.openManager(episodes.home, configuration: configuration)
+        let manager = try await QueueRun.openManager(episodes.home, configuration: configuration)
         let session = QueueRun(manager, context: context, global: global)
         do {
             // Failed, paused or finished-but-gone ones start again: this run asks for them. Before

@@ -57,7 +57,7 @@ enum Control {
         defer { withExtendedLifetime(lock) {} }
         var configuration = EngineConfiguration()
         configuration.maxConcurrentDownloads = 0
-        let manager = try QueueRun.openManager(home, configuration: configuration, watches: false)
+        let manager = try await QueueRun.openManager(home, configuration: configuration, watches: false)
         do {
             for command in commands {
                 switch command {

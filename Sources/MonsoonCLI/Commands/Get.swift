@@ -100,7 +100,7 @@ struct Get: RunnableCommand {
         }
         defer { withExtendedLifetime(lock) {} }
 
-        let manager = try QueueRun.openManager(home, configuration: transfer.configuration(scope: .claimedOnly, home: home, context: context, jobs: 4))
+        let manager = try await QueueRun.openManager(home, configuration: transfer.configuration(scope: .claimedOnly, home: home, context: context, jobs: 4))
         let session = QueueRun(manager, context: context, global: global, events: Self.reported)
         do {
             var plan = Plan()

@@ -69,7 +69,7 @@ struct RunQueue: RunnableCommand {
             context.error("not enough disk space for the whole queue: it needs \(ByteCount.format(space.needed)), "
                 + "\(ByteCount.format(space.available)) is free beyond the \(ByteCount.format(configuration.diskReserve)) reserve; " + plan)
         }
-        let manager = try QueueRun.openManager(home, configuration: configuration)
+        let manager = try await QueueRun.openManager(home, configuration: configuration)
         let session = QueueRun(manager, context: context, global: global)
         if let space, !space.fitsWhole {
             do { try await manager.claim(space.fits) } catch {

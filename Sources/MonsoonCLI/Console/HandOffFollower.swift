@@ -112,7 +112,7 @@ struct HandOffFollower {
     private func takeOver(retried: Set<DownloadID>) async throws -> Int32 {
         var configuration = try transfer.configuration(scope: .claimedOnly, home: home, context: context, jobs: jobs)
         configuration.maxFileBytes = maxFileBytes
-        let manager = try QueueRun.openManager(home, configuration: configuration)
+        let manager = try await QueueRun.openManager(home, configuration: configuration)
         let session = QueueRun(manager, context: context, global: global)
         do {
             // Restoring may finish some (killed between a rename and its row): read them first.

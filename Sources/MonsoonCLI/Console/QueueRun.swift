@@ -128,9 +128,9 @@ struct QueueRun {
     }
 
     /// Opens the home's queue with a one-line error for what cannot be opened.
-    static func openManager(_ home: Home, configuration: EngineConfiguration, watches: Bool = true) throws -> DownloadManager {
+    static func openManager(_ home: Home, configuration: EngineConfiguration, watches: Bool = true) async throws -> DownloadManager {
         do {
-            return try DownloadManager(configuration: configuration, databasePath: home.databasePath, watchesOtherProcesses: watches)
+            return try await DownloadManager.open(configuration: configuration, databasePath: home.databasePath, watchesOtherProcesses: watches)
         } catch {
             throw CLIError(message: "\(error)")
         }

@@ -32,11 +32,29 @@ public final class DownloadManager: Sendable {
     ///   to this database (`DownloadStore.post`) within about a second.
     /// - Throws: `StoreError` when the database cannot be opened, is damaged, or is
     ///   from a newer Monsoon; the file is then left untouched.
+    /// - Important: opening blocks the calling thread: it opens three connections, may create or
+    ///   migrate the tables and may wait for another process's lock (up to 10 s). From async code,
+    ///   use `open(configuration:databasePath:watchesOtherProcesses:)`.
     public init(configuration: EngineConfiguration = EngineConfiguration(), databasePath: String, watchesOtherProcesses: Bool = true) throws {
         self.configuration = configuration
         let stores = (try DownloadStore(path: databasePath), try DownloadStore(path: databasePath))
         thread = TransferThread(configuration: configuration, inbox: inbox, hub: hub, stores: stores)
         watcher = watchesOtherProcesses ? try CommandWatcher(databasePath: databasePath, inbox: inbox) : nil
+    }
+
+    /// The manager of `init(configuration:databasePath:watchesOtherProcesses:)`, opened on a thread
+    /// of its own: the caller's cooperative thread is free while the database is opened.
+    public static func open(configuration: EngineConfiguration = EngineConfiguration(), databasePath: String,
+                            watchesOtherProcesses: Bool = true) async throws -> DownloadManager {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(with: Result {
+                    try DownloadManager(configuration: configuration, databasePath: databasePath, watchesOtherProcesses: watchesOtherProcesses)
+                })
+            }
+            thread.name = "monsoon.open"
+            thread.start()
+        }
     }
 
     deinit {
