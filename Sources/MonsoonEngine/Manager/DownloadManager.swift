@@ -35,25 +35,18 @@ public final class DownloadManager: Sendable {
     /// - Important: opening blocks the calling thread: it opens three connections, may create or
     ///   migrate the tables and may wait for another process's lock (up to 10 s). From async code,
     ///   use `open(configuration:databasePath:watchesOtherProcesses:)`.
-    public init(configuration: EngineConfiguration = EngineConfiguration(), databasePath: String, watchesOtherProcesses: Bool = true) throws {
-        self.configuration = configuration
-        let stores = (try DownloadStore(path: databasePath), try DownloadStore(path: databasePath))
-        thread = TransferThread(configuration: configuration, inbox: inbox, hub: hub, stores: stores)
-        watcher = watchesOtherProcesses ? try CommandWatcher(databasePath: databasePath, inbox: inbox) : nil
+    public convenience init(configuration: EngineConfiguration = EngineConfiguration(), databasePath: String, watchesOtherProcesses: Bool = true) throws {
+        self.init(configuration: configuration, connections: try Connections(databasePath: databasePath, watching: watchesOtherProcesses))
     }
 
-    /// The manager of `init(configuration:databasePath:watchesOtherProcesses:)`, opened on a thread
-    /// of its own: the caller's cooperative thread is free while the database is opened.
-    public static func open(configuration: EngineConfiguration = EngineConfiguration(), databasePath: String,
-                            watchesOtherProcesses: Bool = true) async throws -> DownloadManager {
-        try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread {
-                continuation.resume(with: Result {
-                    try DownloadManager(configuration: configuration, databasePath: databasePath, watchesOtherProcesses: watchesOtherProcesses)
-                })
-            }
-            thread.name = "monsoon.open"
-            thread.start()
+    /// A manager on connections opened beforehand (see `open`): starting it does not block.
+    init(configuration: EngineConfiguration, connections: Connections) {
+        self.configuration = configuration
+        thread = TransferThread(configuration: configuration, inbox: inbox, hub: hub, stores: (connections.loop, connections.worker))
+        if let store = connections.watcher {
+            watcher = CommandWatcher(store: store, inbox: inbox)
+        } else {
+            watcher = nil
         }
     }
 
