@@ -23,9 +23,10 @@ struct QueueSaveFailureTests {
         let disk = try SmallDisk(at: folder.file("disk"), megabytes: 4)
         defer { disk.unmount(); folder.remove(); server.stop() }
         let home = folder.file("disk/home")
-        let body = Body.pattern(size: Self.size, seed: 7)
-        // Slow enough to be running when the disk fills; the file itself goes to another disk.
-        server.setRoute("/a.mp3", Route(body: body, contentType: "audio/mpeg", throttle: 600_000))
+        let body = Body.pattern(size: 3_000_000, seed: 7)
+        // Slow enough (10 s) to be running when the disk fills, even on a loaded machine; the file
+        // itself goes to another disk.
+        server.setRoute("/a.mp3", Route(body: body, contentType: "audio/mpeg", throttle: 300_000))
         let process = try MonsoonProcess(["get", "-o", "out", server.url("/a.mp3").absoluteString], in: folder.path, home: home)
         try await waitUntil("the download running") { fileSize(folder.file("out/a.mp3.part")) > 0 }
         disk.fill()
