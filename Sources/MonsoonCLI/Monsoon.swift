@@ -22,7 +22,7 @@ public enum ExitStatus {
     public static let failure: Int32 = 1
     /// The command line was wrong.
     public static let usage: Int32 = 2
-    /// A download failed for lack of disk space.
+    /// A download failed for lack of disk space, or the disk holding the database is full.
     public static let diskFull: Int32 = 3
     /// Stopped by Ctrl-C.
     public static let interrupted: Int32 = 130

@@ -142,7 +142,7 @@ public final class Database {
                 // Undoing the savepoint can only fail with the connection itself: the outer
                 // transaction then fails too, and reports it.
                 try? execute("ROLLBACK TO nested_write")
-                try? execute("RELEASE nested_write")
+                try? execute("RELEASE nested_write")   // as the rollback: only the connection fails it, and the outer transaction says so
                 throw error
             }
         }
@@ -152,6 +152,8 @@ public final class Database {
             try execute("COMMIT")
             return result
         } catch {
+            // After a full disk or an I/O error SQLite has rolled back already, and this finds nothing
+            // to undo; either way nothing of the body stays, and the body's error says why.
             try? execute("ROLLBACK")
             throw error
         }
@@ -160,7 +162,7 @@ public final class Database {
     /// Runs `body` in a read transaction: one consistent snapshot.
     public func read<T>(_ body: () throws -> T) throws -> T {
         try execute("BEGIN DEFERRED")
-        defer { try? execute("COMMIT") }
+        defer { try? execute("COMMIT") }   // ends a read: nothing was written, so a failure loses nothing
         return try body()
     }
 

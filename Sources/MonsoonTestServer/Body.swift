@@ -45,6 +45,7 @@ public enum Body: Sendable {
         case .generated(let make):
             return Data(make())
         case .file(let path):
+            // A file that cannot be read serves an empty body: the test that named it sees its check fail.
             return (try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data()
         case .pattern(let size, let seed):
             var data = Data(count: max(0, size))

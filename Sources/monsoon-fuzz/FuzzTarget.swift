@@ -35,6 +35,7 @@ enum FuzzTarget: String, Sendable {
             var episodes: [ParsedEpisode] = []
             var streamedJSON = Data()
             var writer = InspectJSONWriter(chunkSize: 64) { streamedJSON.append($0) }
+            // A refused input is an outcome like any other: what is checked is that both parses agree.
             var streamed = try? FeedParser.parse(Data(input), url: Self.feedURL, batchSize: 3) { batch, soFar in
                 episodes += batch
                 writer.add(batch, feed: soFar)
@@ -46,7 +47,7 @@ enum FuzzTarget: String, Sendable {
             check(streamed == feed, "the streaming parse handed out other episodes than the whole parse keeps")
             let json = feed.inspectJSON()
             check(streamedJSON == json, "InspectJSONWriter wrote other bytes than inspectJSON()")
-            check((try? JSONSerialization.jsonObject(with: json)) != nil, "inspectJSON() wrote invalid JSON")
+            check((try? JSONSerialization.jsonObject(with: json)) != nil, "inspectJSON() wrote invalid JSON")   // valid or not is all that counts
         case .date:
             // Invalid UTF-8 is repaired (U+FFFD), as the feed parser's text decoding does before dates are read.
             guard let date = FeedDate.parse(String(decoding: input, as: UTF8.self)) else { return }
@@ -57,13 +58,13 @@ enum FuzzTarget: String, Sendable {
             guard let seconds = EpisodeDuration.parse(String(decoding: input, as: UTF8.self)) else { return }
             check(seconds >= 0, "negative duration \(seconds)")
         case .opml:
-            guard let outlines = try? OPML.read(Data(input)) else { return }
+            guard let outlines = try? OPML.read(Data(input)) else { return }   // refusing the input is fine; only a crash is not
             let written = OPML.write(outlines)
             let again: [OPML.Outline]
             do { again = try OPML.read(Data(written.utf8)) } catch { fatalError("OPML.write wrote a list OPML.read refuses (\(error)):\n\(written)") }
             check(again == Self.writtenForm(outlines), "the list does not read back as written:\n\(written)")
         case .manifest:
-            guard let manifest = try? Manifest.decode(Data(input), path: "monsoon-manifest.json") else { return }
+            guard let manifest = try? Manifest.decode(Data(input), path: "monsoon-manifest.json") else { return }   // refusing it is fine; only a crash is not
             for entry in manifest.files {
                 check(Self.staysInside(entry.file), "an entry outside its folder was accepted: \(entry.file.debugDescription)")
             }

@@ -66,7 +66,8 @@ for path in passedOn {
     guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else { fail("no file or folder at \(path)") }
     let files: [String]
     if isFolder.boolValue {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        let names: [String]
+        do { names = try FileManager.default.contentsOfDirectory(atPath: path) } catch { fail("cannot list \(path): \(error.localizedDescription)") }
         files = names.sorted().map { (path as NSString).appendingPathComponent($0) }
     } else {
         files = [path]

@@ -116,13 +116,17 @@ import Testing
         #expect(delete.status == 0, "\(delete.errors)")
         #expect(Self.files(try Self.manifest(show)) == ["2024-01-01 - One.mp3", "feed.xml", "other.mp3"])
 
-        // A manifest that cannot be read is left as it is, and said so.
+        // A manifest that cannot be read stops the archive before anything is downloaded, names
+        // itself, and is left as it is.
         try Data("{not json".utf8).write(to: URL(fileURLWithPath: show + "/monsoon-manifest.json"))
+        Self.serve(server, "/s.xml", title: "Kept", episodes: [("One", "/1.mp3", "audio/mpeg"), ("Two", "/2.mp3", "audio/mpeg"), ("Three", "/3.mp3", "audio/mpeg")])
         let damaged = await runMonsoon(["archive", url, "-o", "A"], in: folder.path)
         #expect(damaged.status == 1)
-        #expect(damaged.errors.contains("monsoon: Kept: cannot update its manifest: \(show)/monsoon-manifest.json cannot be read as a Monsoon manifest, so it was left as it is: move it away"),
-                "\(damaged.errors)")
+        #expect(damaged.errors == "monsoon: \(show)/monsoon-manifest.json cannot be read as a Monsoon manifest, so nothing was archived and it was "
+                + "left as it is; move it away (the next archive writes a new one), then run again\n", "\(damaged.errors)")
         #expect(try String(contentsOfFile: show + "/monsoon-manifest.json", encoding: .utf8) == "{not json")
+        #expect(server.requests(for: "/3.mp3").isEmpty, "nothing was downloaded")
+        #expect(!FileManager.default.fileExists(atPath: show + "/2024-01-03 - Three.mp3"))
     }
 
     /// A private feed's copy (its tokens in its URL and its enclosures') is for the owner only;

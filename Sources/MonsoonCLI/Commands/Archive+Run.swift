@@ -26,6 +26,7 @@ extension Archive {
         var seen = Set<Int>()
         // Each podcast's own folder: two whose titles come out the same are numbered.
         let folderNames = try episodes.read { try $0.podcastFolderNames() }
+        try Self.checkManifests(of: loaded.map(\.0), in: root, naming: naming, folderNames: folderNames)
         for (podcast, document) in loaded where seen.insert(podcast.id).inserted {
             let candidates = try episodes.read { try $0.archiveCandidates(podcast: podcast.id) }
             let selection = try select(candidates)
@@ -125,6 +126,22 @@ extension Archive {
         return status
     }
 
+    /// A manifest that cannot be read stops the run before anything is written or downloaded:
+    /// what the run adds could not be recorded in it, and writing a new one would forget the
+    /// files it lists. It is left as it is. (A folder or manifest that is a link is refused later,
+    /// by the podcast alone, and is not read here.)
+    static func checkManifests(of podcasts: [Podcast], in root: String, naming: NamingTemplate, folderNames: [Int: String]) throws {
+        for podcast in podcasts {
+            guard let folder = naming.podcastFolder(folderNames[podcast.id] ?? podcast.name).map({ root + "/" + $0 }) else { continue }
+            let path = folder + "/" + Manifest.fileName
+            guard LocalFile.firstLink(below: root, in: path) == nil, FileManager.default.fileExists(atPath: path) else { continue }
+            do { _ = try Manifest.read(in: folder) } catch {
+                throw CLIError(message: "\(path) cannot be read as a Monsoon manifest, so nothing was archived and it was left as it is; "
+                               + "move it away (the next archive writes a new one), then run again")
+            }
+        }
+    }
+
     /// Subscribes to (or refreshes) each feed, keeping its document for the snapshot. A feed
     /// that cannot be read is said on standard error and counted; the others go on.
     private func subscribe(_ urls: [URL], context: CommandContext) async throws -> ([(Podcast, Data?)], Int) {
@@ -193,7 +210,7 @@ extension Archive {
         configuration.maxFileBytes = maxSize?.bytes
         let ids = requests.map(\.id)
         try episodes.place(requests, what: "the archive's downloads")
-        let manager = try QueueRun.openManager(episodes.home, configuration: configuration)
+        let manager = try await QueueRun.openManager(episodes.home, configuration: configuration)
         let session = QueueRun(manager, context: context, global: global)
         do {
             // Failed, paused or finished-but-gone ones start again: this run asks for them. Before
@@ -202,8 +219,7 @@ extension Archive {
             for id in ids { try await manager.retry(id) }
             try await manager.claim(ids)
         } catch {
-            await manager.shutdown()
-            throw CLIError(message: "cannot start the archive's downloads: \(error)")
+            throw await QueueRun.shutDown(manager, failing: CLIError(message: "cannot start the archive's downloads: \(error)"), context: context)
         }
         // A link refused because it expired (a private feed's) is renewed from the feed.
         let renewal = LinkRenewal(manager: manager, databasePath: episodes.home.databasePath, downloads: ids)

@@ -57,7 +57,7 @@ enum Control {
         defer { withExtendedLifetime(lock) {} }
         var configuration = EngineConfiguration()
         configuration.maxConcurrentDownloads = 0
-        let manager = try QueueRun.openManager(home, configuration: configuration, watches: false)
+        let manager = try await QueueRun.openManager(home, configuration: configuration, watches: false)
         do {
             for command in commands {
                 switch command {
@@ -72,10 +72,12 @@ enum Control {
                 }
             }
         } catch {
-            await manager.shutdown()
-            throw CLIError(message: "\(error)")
+            // Each command's own save answered it: a save failing at shutdown too is on the same
+            // database, so the command's error says why; a full disk makes the exit status 3.
+            let saving = await QueueRun.shutDown(manager)
+            throw CLIError(message: "\(error)", status: saving?.status == ExitStatus.diskFull ? ExitStatus.diskFull : ExitStatus.failure)
         }
-        await manager.shutdown()
+        if let failure = await QueueRun.shutDown(manager) { throw failure }
         return true
     }
 

@@ -100,7 +100,7 @@ struct Get: RunnableCommand {
         }
         defer { withExtendedLifetime(lock) {} }
 
-        let manager = try QueueRun.openManager(home, configuration: transfer.configuration(scope: .claimedOnly, home: home, context: context, jobs: 4))
+        let manager = try await QueueRun.openManager(home, configuration: transfer.configuration(scope: .claimedOnly, home: home, context: context, jobs: 4))
         let session = QueueRun(manager, context: context, global: global, events: Self.reported)
         do {
             var plan = Plan()
@@ -112,8 +112,7 @@ struct Get: RunnableCommand {
             let fresh = try await manager.enqueue(contentsOf: plan.requests(folder: folder))
             report(plan, fresh: fresh, to: reporter, context: context)
         } catch {
-            await manager.shutdown()
-            throw CLIError(message: "cannot queue the downloads: \(error)")
+            throw await QueueRun.shutDown(manager, failing: CLIError(message: "cannot queue the downloads: \(error)"), context: context)
         }
         let status = await session.run(reporting: reporter) { runReport?.observe($0) }
         try output.write(runReport, command: "get", context: context)

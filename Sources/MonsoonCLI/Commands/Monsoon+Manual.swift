@@ -8,7 +8,7 @@ extension Monsoon {
             ("Li \(ExitStatus.success)", "Everything asked for was done."),
             ("Li \(ExitStatus.failure)", "Something failed: a download, a feed, a file of an archive; or another error, such as an unreadable database."),
             ("Li \(ExitStatus.usage)", "Usage error: an unknown command or option, a bad value, an argument that is not an http or https URL."),
-            ("Li \(ExitStatus.diskFull)", "Not enough disk space: a download was left queued waiting for room, its part kept."),
+            ("Li \(ExitStatus.diskFull)", "Not enough disk space: a download was left queued waiting for room, its part kept; or the disk holding the database is full, so the download queue could not be saved."),
             ("Li \(ExitStatus.interrupted)", "Interrupted (Ctrl-C or SIGTERM); part files are kept and the next run resumes them."),
         ]
         let environment: [(tag: String, help: String)] = [

@@ -69,12 +69,11 @@ struct RunQueue: RunnableCommand {
             context.error("not enough disk space for the whole queue: it needs \(ByteCount.format(space.needed)), "
                 + "\(ByteCount.format(space.available)) is free beyond the \(ByteCount.format(configuration.diskReserve)) reserve; " + plan)
         }
-        let manager = try QueueRun.openManager(home, configuration: configuration)
+        let manager = try await QueueRun.openManager(home, configuration: configuration)
         let session = QueueRun(manager, context: context, global: global)
         if let space, !space.fitsWhole {
             do { try await manager.claim(space.fits) } catch {
-                await manager.shutdown()
-                throw CLIError(message: "cannot start the downloads: \(error)")
+                throw await QueueRun.shutDown(manager, failing: CLIError(message: "cannot start the downloads: \(error)"), context: context)
             }
         }
         // Restoring may have completed some (killed between a file's rename and its row): count
@@ -90,7 +89,7 @@ struct RunQueue: RunnableCommand {
         let active = space.map { $0.fits.filter(stillPending.contains).count } ?? 0
         let writer = try EpisodeStateWriter(home: home)
         if space == nil {
-            await manager.shutdown()
+            if let failure = await QueueRun.shutDown(manager) { throw failure }
             if !global.quiet && style != .json { context.errors.line("monsoon: nothing to download") }
             return writer.finish(status: ExitStatus.success, context: context)
         }

@@ -112,7 +112,7 @@ struct HandOffFollower {
     private func takeOver(retried: Set<DownloadID>) async throws -> Int32 {
         var configuration = try transfer.configuration(scope: .claimedOnly, home: home, context: context, jobs: jobs)
         configuration.maxFileBytes = maxFileBytes
-        let manager = try QueueRun.openManager(home, configuration: configuration)
+        let manager = try await QueueRun.openManager(home, configuration: configuration)
         let session = QueueRun(manager, context: context, global: global)
         do {
             // Restoring may finish some (killed between a rename and its row): read them first.
@@ -122,8 +122,7 @@ struct HandOffFollower {
             // Retrying a download that already runs again is a no-op: safe if the runner took it.
             for id in retried.sorted(by: { $0.rawValue < $1.rawValue }) { try await manager.retry(id) }
         } catch {
-            await manager.shutdown()
-            throw CLIError(message: "cannot take over the downloads: \(error)")
+            throw await QueueRun.shutDown(manager, failing: CLIError(message: "cannot take over the downloads: \(error)"), context: context)
         }
         if global.verbose { context.error("the monsoon that ran the queue has stopped; this command runs its downloads itself") }
         return await session.run(reporting: reporter, observe: observe)

@@ -1,5 +1,6 @@
 import Foundation
 import MonsoonEngine
+import MonsoonStore
 
 /// Runs the queue of a manager until nothing is left or Ctrl-C, reporting as it
 /// goes; shared by `get` and `download`.
@@ -37,7 +38,7 @@ struct QueueRun {
         let context = self.context
         let global = self.global
         let events = self.events
-        let interrupted = await withTaskGroup(of: Bool?.self) { group in
+        let (interrupted, saveFailure) = await withTaskGroup(of: Bool?.self) { group -> (Bool, CLIError?) in
             group.addTask {
                 for await event in events {
                     // A refused link being renewed is no failure yet: the download goes on, or fails with the reason.
@@ -56,7 +57,7 @@ struct QueueRun {
             if context.isTerminal && !global.quiet {
                 group.addTask {
                     while !Task.isCancelled {
-                        try? await Task.sleep(nanoseconds: 250_000_000)
+                        try? await Task.sleep(nanoseconds: 250_000_000)   // only cancellation ends it early, which the loop checks
                         for id in reporter.unnamed {
                             do {
                                 if let download = try await manager.download(withID: id) { reporter.name(download) }
@@ -86,25 +87,50 @@ struct QueueRun {
                 break
             }
             // Ends the event stream (after its last events), saves the queue, releases curl.
-            await manager.shutdown()
+            let saveFailure = await Self.shutDown(manager)
             renewal?.end()
             group.cancelAll()
-            return interrupted
+            return (interrupted, saveFailure)
         }
         reporter.finish(interrupted: interrupted)
-        if let error = await manager.persistenceError() {
-            context.error("could not save the download queue: \(error)")
-        }
         let renewalFailed = renewal?.reportProblems(context) ?? false
+        // A save that failed, the last one included, fails the run, even one cut short by
+        // Ctrl-C: the queue on disk is not what the run left, and the user must hear why.
+        if let saveFailure {
+            context.error(saveFailure.message)
+            return reporter.exitStatus() == ExitStatus.diskFull ? ExitStatus.diskFull : saveFailure.status
+        }
         if interrupted { return ExitStatus.interrupted }
         let status = reporter.exitStatus()
         return renewalFailed && status == ExitStatus.success ? ExitStatus.failure : status
     }
 
+    /// Shuts `manager` down. A save it failed to make, at any moment of its life (the last one,
+    /// made here, included), is the command's failure (see `saveFailure`).
+    static func shutDown(_ manager: DownloadManager) async -> CLIError? {
+        await manager.shutdown().map(saveFailure)
+    }
+
+    /// Shuts `manager` down after `failure` stopped the command: a save that failed too is said
+    /// first (unless `failure` says it already), and a full disk makes the exit status 3.
+    static func shutDown(_ manager: DownloadManager, failing failure: CLIError, context: CommandContext) async -> CLIError {
+        guard let error = await manager.shutdown() else { return failure }
+        let saving = saveFailure(error)
+        if !failure.message.contains("\(error)") { context.error(saving.message) }
+        return CLIError(message: failure.message, status: saving.status == ExitStatus.diskFull ? ExitStatus.diskFull : failure.status)
+    }
+
+    /// The command's error for a failure to save the queue: exit 3 when the disk holding the
+    /// database is full (as for a download's own disk), else 1.
+    static func saveFailure(_ error: Error) -> CLIError {
+        let diskFull = (error as? StoreError)?.isDiskFull ?? false
+        return CLIError(message: "could not save the download queue: \(error)", status: diskFull ? ExitStatus.diskFull : ExitStatus.failure)
+    }
+
     /// Opens the home's queue with a one-line error for what cannot be opened.
-    static func openManager(_ home: Home, configuration: EngineConfiguration, watches: Bool = true) throws -> DownloadManager {
+    static func openManager(_ home: Home, configuration: EngineConfiguration, watches: Bool = true) async throws -> DownloadManager {
         do {
-            return try DownloadManager(configuration: configuration, databasePath: home.databasePath, watchesOtherProcesses: watches)
+            return try await DownloadManager.open(configuration: configuration, databasePath: home.databasePath, watchesOtherProcesses: watches)
         } catch {
             throw CLIError(message: "\(error)")
         }

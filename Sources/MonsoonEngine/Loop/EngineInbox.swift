@@ -17,6 +17,8 @@ final class EngineInbox: Sendable {
     }
 
     private let state = Locked(State())
+    /// Every failure to save the queue, still there once the inbox is closed.
+    let saveFailures = SaveFailures()
 
     /// Posts a job for the transfer thread; false once the engine has shut down.
     @discardableResult

@@ -122,12 +122,13 @@ final class CommandWatcher: Sendable {
     /// Signalled by the thread when it has ended (its connection closed).
     private let finished = DispatchSemaphore(value: 0)
 
-    init(databasePath: String, inbox: EngineInbox) throws {
+    /// - Parameter store: its connection, opened by the caller (so a failure is reported there),
+    ///   handed to the watcher's thread.
+    init(store: DownloadStore, inbox: EngineInbox) {
         let stopped = self.stopped
         let wakeup = self.wakeup
         let finished = self.finished
-        // Opened here so a failure is reported to the caller, then handed to the thread.
-        let handover = TransferThread.Handover(try DownloadStore(path: databasePath))
+        let handover = TransferThread.Handover(store)
         let thread = Thread {
             var store: DownloadStore? = handover.take()
             var lastVersion = -1

@@ -32,11 +32,22 @@ public final class DownloadManager: Sendable {
     ///   to this database (`DownloadStore.post`) within about a second.
     /// - Throws: `StoreError` when the database cannot be opened, is damaged, or is
     ///   from a newer Monsoon; the file is then left untouched.
-    public init(configuration: EngineConfiguration = EngineConfiguration(), databasePath: String, watchesOtherProcesses: Bool = true) throws {
+    /// - Important: opening blocks the calling thread: it opens three connections, may create or
+    ///   migrate the tables and may wait for another process's lock (up to 10 s). From async code,
+    ///   use `open(configuration:databasePath:watchesOtherProcesses:)`.
+    public convenience init(configuration: EngineConfiguration = EngineConfiguration(), databasePath: String, watchesOtherProcesses: Bool = true) throws {
+        self.init(configuration: configuration, connections: try Connections(databasePath: databasePath, watching: watchesOtherProcesses))
+    }
+
+    /// A manager on connections opened beforehand (see `open`): starting it does not block.
+    init(configuration: EngineConfiguration, connections: Connections) {
         self.configuration = configuration
-        let stores = (try DownloadStore(path: databasePath), try DownloadStore(path: databasePath))
-        thread = TransferThread(configuration: configuration, inbox: inbox, hub: hub, stores: stores)
-        watcher = watchesOtherProcesses ? try CommandWatcher(databasePath: databasePath, inbox: inbox) : nil
+        thread = TransferThread(configuration: configuration, inbox: inbox, hub: hub, stores: (connections.loop, connections.worker))
+        if let store = connections.watcher {
+            watcher = CommandWatcher(store: store, inbox: inbox)
+        } else {
+            watcher = nil
+        }
     }
 
     deinit {
@@ -193,15 +204,22 @@ public final class DownloadManager: Sendable {
 
     /// Stops every transfer (keeping part files, flushed, with their state saved),
     /// releases curl and ends the thread.
-    public func shutdown() async {
+    ///
+    /// - Returns: the last failure to save the queue in this manager's life, if a save failed:
+    ///   the final one, made here to keep the downloads' last bytes, included. Nil when every
+    ///   save worked. The part files' bytes are safe either way (a restart re-reads them).
+    @discardableResult
+    public func shutdown() async -> Error? {
         watcher?.stop()
         await watcher?.join()
         inbox.post { $0.stopping = true }
         await thread.join()
+        return inbox.saveFailures.last
     }
 
-    /// The last failure to save the queue, if any (downloads go on meanwhile; their
-    /// bytes are safe, and a restart re-reads the part files).
+    /// The last failure to save or read the queue, if any (downloads go on meanwhile; their
+    /// bytes are safe, and a restart re-reads the part files). After `shutdown()`, the last
+    /// failure to save, the final save's included.
     public func persistenceError() async -> Error? {
         // After a trip through the disk worker: its failures so far have reached the loop.
         do {
@@ -210,7 +228,8 @@ public final class DownloadManager: Sendable {
             }
             return box?.error
         } catch .shutDown {
-            return nil   // nothing runs any more: what failed before was reported then
+            // Nothing runs any more, and the loop with its failures is gone: the saves' are kept apart.
+            return inbox.saveFailures.last
         } catch {
             return error   // a save failed on the way: that is the latest failure
         }

@@ -257,6 +257,7 @@ extension DiskWorker {
         }
 
         private func report(_ error: Error) {
+            inbox.saveFailures.record(error)   // kept past shutdown, when the post below is refused
             let box = ErrorBox(error: error)
             inbox.post { $0.storeError = box.error }
         }

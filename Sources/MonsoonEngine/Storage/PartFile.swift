@@ -91,6 +91,7 @@ enum PartFile {
     /// names the old URL is only ever dropped, never spliced onto.
     static func relabel(_ path: String, from old: String, to new: String, root: String?) {
         guard var state = readState(at: path), state.url == old,
+              // A folder gone or behind a link holds no part of ours to relabel.
               let folder = try? ConfinedFolder.open(LocalFile.folder(of: path), root: root, create: false) else { return }
         defer { close(folder) }
         let fd = FileSystem.retrying { openat(folder, LocalFile.name(of: path), O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }

@@ -87,9 +87,12 @@ extension PodcastLibrary {
             throw FeedError.make(.empty, "cannot fetch \(Redaction.redact(url)): \(HTTPStatusText.answered(304)) to a first request")
         }
         let feed = try await fetcher.parseAll(&loaded, from: url)
-        guard let podcast = try podcast(withFeedURL: url) ?? podcast(withFeedURL: loaded.first.finalURL) else { return (feed, [], nil) }
-        let archived = try database.statement("SELECT identity FROM episodes WHERE podcast_id = ? AND archived_at IS NOT NULL")
-            .query([podcast.id]) { $0.text(0) ?? "" }
-        return (feed, Set(archived), podcast.id)
+        let finalURL = loaded.first.finalURL
+        return try await onDatabase {
+            guard let podcast = try podcast(withFeedURL: url) ?? podcast(withFeedURL: finalURL) else { return (feed, [], nil) }
+            let archived = try database.statement("SELECT identity FROM episodes WHERE podcast_id = ? AND archived_at IS NOT NULL")
+                .query([podcast.id]) { $0.text(0) ?? "" }
+            return (feed, Set(archived), podcast.id)
+        }
     }
 }

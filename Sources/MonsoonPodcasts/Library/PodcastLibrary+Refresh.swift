@@ -5,7 +5,7 @@ extension PodcastLibrary {
     /// Refreshes one podcast: adds new episodes, updates changed metadata of known
     /// ones (never the user's state), follows pages, and records a moved feed.
     public func refresh(_ podcastID: Int) async throws -> RefreshSummary {
-        guard let podcast = try podcast(withID: podcastID) else { throw LibraryError.notFound("no podcast has id \(podcastID)") }
+        guard let podcast = try await onDatabase({ try podcast(withID: podcastID) }) else { throw LibraryError.notFound("no podcast has id \(podcastID)") }
         let fetcher = self.fetcher
         let result = await Self.load(podcast, fetcher: fetcher)
         return try await record(result, for: podcast)
@@ -14,7 +14,7 @@ extension PodcastLibrary {
     /// Refreshes every podcast, fetching concurrently through the one engine; each feed is parsed
     /// into the library as soon as it is in, one feed at a time.
     public func refreshAll() async throws -> [(Podcast, Result<RefreshSummary, Error>)] {
-        let podcasts = try podcasts()
+        let podcasts = try await onDatabase { try self.podcasts() }
         let fetcher = self.fetcher
         var results: [(Int, Podcast, Result<RefreshSummary, Error>)] = []
         await withTaskGroup(of: (Int, Result<FeedFetcher.Loaded?, FeedError>).self) { group in
@@ -48,32 +48,32 @@ extension PodcastLibrary {
     private func record(_ result: Result<FeedFetcher.Loaded?, FeedError>, for podcast: Podcast) async throws -> RefreshSummary {
         switch result {
         case .failure(let error):
-            try recordFailure(error, of: podcast)
+            try await recordFailure(error, of: podcast)
         case .success(nil):
-            try database.run("UPDATE podcasts SET last_refresh = ?, last_error = NULL WHERE id = ?", Date(), podcast.id)
+            try await onDatabase { try database.run("UPDATE podcasts SET last_refresh = ?, last_error = NULL WHERE id = ?", Date(), podcast.id) }
             return RefreshSummary(podcastID: podcast.id, unchanged: true)
         case .success(var loaded?):
             while true {
                 do {
-                    return try apply(loaded, to: podcast)
+                    return try await onDatabase { [loaded] in try apply(loaded, to: podcast) }
                 } catch is NeedsWalk {
                     do throws(FeedError) {
                         try await fetcher.walk(&loaded, from: podcast.feedURL)
                     } catch {
-                        try recordFailure(error, of: podcast)
+                        try await recordFailure(error, of: podcast)
                     }
                 } catch let error as FeedError {
                     // The feed could not be parsed: its transaction was rolled back, nothing changed.
-                    try recordFailure(error, of: podcast)
+                    try await recordFailure(error, of: podcast)
                 }
             }
         }
     }
 
-    private func recordFailure(_ error: FeedError, of podcast: Podcast) throws -> Never {
+    private func recordFailure(_ error: FeedError, of podcast: Podcast) async throws -> Never {
         // A fetch cut short by Ctrl-C says nothing about the feed: the podcast keeps its last error.
         if Task.isCancelled { throw CancellationError() }
-        try database.run("UPDATE podcasts SET last_error = ? WHERE id = ?", Redaction.redactText(error.message), podcast.id)
+        try await onDatabase { try database.run("UPDATE podcasts SET last_error = ? WHERE id = ?", Redaction.redactText(error.message), podcast.id) }
         throw error
     }
 

@@ -11,8 +11,13 @@ import MonsoonStore
 /// - Important: like its database connection, used from one task at a time.
 ///   Refreshing many feeds runs their fetches concurrently through the one engine;
 ///   each feed is parsed and written here as it comes in, one transaction per feed.
+///
+/// The async methods never block Swift's cooperative thread pool: their database work runs on
+/// the library's own thread (`onDatabase`). The synchronous ones run on the caller's thread.
 public final class PodcastLibrary {
     let database: Database
+    /// The thread the async methods' database work runs on.
+    private let executor = DatabaseExecutor(label: "monsoon.library")
     var fetcher: FeedFetcher
     /// Episodes a parse hands to the database at a time (see ``EpisodeWriter``); small in tests,
     /// so batch boundaries fall between the items that share a guid.
@@ -30,6 +35,13 @@ public final class PodcastLibrary {
         self.database = database
         fetcher = FeedFetcher(manager: manager, limits: limits)
         try LibrarySchema.migrator.migrate(database)
+    }
+
+    /// Runs `body`, database work that may block (a write, a wait for another process's lock),
+    /// on the library's own thread, in the calling task: cancellation still reaches it (a feed's
+    /// transaction is given up between two batches), and the cooperative pool's thread is free meanwhile.
+    func onDatabase<T>(_ body: () throws -> T) async throws -> T {
+        try await withTaskExecutorPreference(executor) { try body() }
     }
 
     // MARK: - Reading
@@ -94,7 +106,7 @@ public final class PodcastLibrary {
     /// behind. The transaction never waits on the network: the pages are all fetched before it.
     public func subscribe(to url: URL) async throws -> SubscribeResult {
         try Self.checkSubscribable(url)
-        if let existing = try podcast(withFeedURL: url) { return .alreadySubscribed(existing) }
+        if let existing = try await onDatabase({ try podcast(withFeedURL: url) }) { return .alreadySubscribed(existing) }
         var fetcher = self.fetcher
         fetcher.retriesConnectionFailures = false
         do {
@@ -102,7 +114,7 @@ public final class PodcastLibrary {
         } catch let error as FeedError where error.code == .htmlPage {
             guard let named = error.alternateFeedURL else { throw error }
             try Self.checkSubscribable(named)
-            if let existing = try podcast(withFeedURL: named) { return .alreadySubscribed(existing) }
+            if let existing = try await onDatabase({ try podcast(withFeedURL: named) }) { return .alreadySubscribed(existing) }
             do {
                 return try await subscribe(named, fetcher: fetcher, foundOnPage: url)
             } catch let error as FeedError {
@@ -118,11 +130,11 @@ public final class PodcastLibrary {
         }
         // A private feed that moved on its host keeps its user and password (see keepingCredentials).
         let finalURL = loaded.first.movedPermanently ? Self.keepingCredentials(of: feedURL, in: loaded.first.finalURL) : feedURL
-        if finalURL != feedURL, let existing = try podcast(withFeedURL: finalURL) { return .alreadySubscribed(existing) }
+        if finalURL != feedURL, let existing = try await onDatabase({ try podcast(withFeedURL: finalURL) }) { return .alreadySubscribed(existing) }
         var summary: RefreshSummary
         while true {
             do {
-                summary = try database.write {
+                summary = try await onDatabase { try database.write {
                     try database.run("""
                         INSERT INTO podcasts (feed_url, etag, last_modified, last_refresh, added) VALUES (?, ?, ?, ?, ?)
                         """, finalURL.absoluteString, loaded.first.etag, loaded.first.lastModified, Date(), Date())
@@ -133,7 +145,7 @@ public final class PodcastLibrary {
                         throw AlreadySubscribed(podcast: existing)
                     }
                     return summary
-                }
+                } }
                 break
             } catch is NeedsWalk {
                 try await fetcher.walk(&loaded, from: feedURL)
@@ -143,7 +155,9 @@ public final class PodcastLibrary {
         }
         summary.movedTo = finalURL != feedURL ? finalURL : summary.movedTo
         summary.foundOnPage = foundOnPage
-        guard let podcast = try podcast(withID: summary.podcastID) else { throw LibraryError.notFound("the new podcast vanished") }
+        guard let podcast = try await onDatabase({ [summary] in try podcast(withID: summary.podcastID) }) else {
+            throw LibraryError.notFound("the new podcast vanished")
+        }
         return .subscribed(podcast, summary)
     }
 

@@ -1,0 +1,40 @@
+import Foundation
+
+extension DownloadManager {
+    /// The manager of `init(configuration:databasePath:watchesOtherProcesses:)`, its database opened
+    /// on a thread of its own: the caller's cooperative thread is free while the connections are
+    /// opened, the tables created or migrated, and another process's lock waited for.
+    ///
+    /// The manager itself starts back in the caller's task, as the initializer's would: events
+    /// subscribed to at once (`events(_:)`) miss no more than they would there.
+    public static func open(configuration: EngineConfiguration = EngineConfiguration(), databasePath: String,
+                            watchesOtherProcesses: Bool = true) async throws -> DownloadManager {
+        let connections = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Connections, Error>) in
+            let thread = Thread {
+                continuation.resume(with: Result { try Connections(databasePath: databasePath, watching: watchesOtherProcesses) })
+            }
+            thread.name = "monsoon.open"
+            thread.start()
+        }
+        return DownloadManager(configuration: configuration, connections: connections)
+    }
+
+    /// The connections a manager with a database needs, each to be handed to the thread that
+    /// uses it: the loop's, its disk worker's, and the command watcher's.
+    struct Connections: @unchecked Sendable {
+        // Safe: made on the opening thread and handed over whole, which then lets go of it;
+        // the manager hands each connection on to the one thread that uses it.
+        let loop: DownloadStore
+        let worker: DownloadStore
+        let watcher: DownloadStore?
+
+        /// Opens them (the first creates or migrates the tables). Blocks: see `open`.
+        /// - Throws: `StoreError` when the database cannot be opened, is damaged, or is from a
+        ///   newer Monsoon; the file is then left untouched.
+        init(databasePath: String, watching: Bool) throws {
+            loop = try DownloadStore(path: databasePath)
+            worker = try DownloadStore(path: databasePath)
+            watcher = watching ? try DownloadStore(path: databasePath) : nil
+        }
+    }
+}
