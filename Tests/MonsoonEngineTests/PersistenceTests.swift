@@ -106,7 +106,7 @@ import Testing
         do {
             let store = try DownloadStore(path: database)
             var record = DownloadRecord(request: request("p", server.url("/p"), to: destination), sequence: 0, host: "")
-            record.status = .downloading
+            record.restoreStatus(.downloading)
             record.filePath = destination
             record.checkpoint = 100_000
             record.bytes = 180_000
@@ -162,7 +162,7 @@ import Testing
         do {
             let store = try DownloadStore(path: database)
             var record = DownloadRecord(request: request("q", server.url("/q"), to: destination), sequence: 0, host: "")
-            record.status = .downloading
+            record.restoreStatus(.downloading)
             record.filePath = destination
             record.checkpoint = 0
             record.resume = ResumeState(url: server.url("/q").absoluteString, etag: "\"q\"", lastModified: nil, total: 300_000)

@@ -132,7 +132,6 @@ extension EngineLoop {
         starting[id] = nil
         transfers[transfer.easy.raw] = transfer
         running[id] = transfer
-        record.isRunning = true
         records[id] = record
         // Saved with the first body byte (its name and status in one commit): a run killed
         // before it leaves the row queued, which is what it is.
@@ -154,7 +153,7 @@ extension EngineLoop {
     }
 
     func releaseSlot(_ id: DownloadID) {
-        guard running[id] != nil, records.update(id, { $0.isRunning = false }) != nil else { return }
+        guard running[id] != nil, handle(id, .attemptEnded) != nil else { return }
         let ended = running.removeValue(forKey: id)
         runningDownloads -= 1
         uncount(ended?.countedHosts ?? [])
@@ -260,6 +259,8 @@ extension EngineLoop {
             transfer.fileSize = offset
             transfer.total = total
             preparing[id] = transfer
+            // Ended already (a body-less 2xx): its slot is free, and it ends once the part is ready.
+            if running[id] === transfer { handle(id, .bodyPreparing) }
             work.append(.prepare(BodyPreparation(
                 row: record, attempt: ObjectIdentifier(transfer), contentDisposition: transfer.head.contentDisposition,
                 contentType: transfer.head.contentType, finalURL: record.finalURL, offset: offset, total: total,
@@ -272,7 +273,10 @@ extension EngineLoop {
     func bodyPrepared(_ id: DownloadID, sequence: Int, attempt: ObjectIdentifier, _ outcome: BodyPreparation.Outcome) {
         if persistent { records.saved([id]) }
         let transfer = preparing[id].flatMap { ObjectIdentifier($0) == attempt ? $0 : nil }
-        if transfer != nil { preparing[id] = nil }
+        if transfer != nil {
+            preparing[id] = nil
+            handle(id, .bodyReady)
+        }
         let path: String? = switch outcome {
         case .ready(_, let chosen): chosen
         case .failed(_, let chosen, _): chosen

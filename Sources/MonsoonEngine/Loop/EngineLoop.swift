@@ -202,17 +202,22 @@ final class EngineLoop {
     ///   body byte's does for `.start`).
     func move(_ id: DownloadID, _ event: DownloadLifecycle.Event, saving: Bool = true) {
         // In place: the record is neither copied out nor written back.
-        let moved = records.update(id) { record -> (old: DownloadStatus, new: DownloadStatus, key: QueueIndex.Key, host: String, answered: String?)? in
-            let old = record.status
-            guard record.apply(event) else { return nil }
+        let answer = records.update(id) { record -> Result<(old: DownloadStatus, new: DownloadStatus, key: QueueIndex.Key, host: String, answered: String?), Refusal> in
+            let action = record.handle(.lifecycle(event))
+            guard case .moved(let old, _) = action else { return .failure(Refusal(action: action)) }
             if record.status != .waitingToRetry { record.retryAt = nil }
             // No longer waiting for room (queued in line again, or started): it no longer says so.
             if event != .holdForSpace, record.lastError?.code == .notEnoughDiskSpace, record.status == .queued || record.status == .downloading {
                 record.lastError = nil
             }
-            return (old, record.status, record.queueKey, record.host, record.answeredHost ?? record.finalURL.flatMap(Self.hostKey(text:)))
+            return .success((old, record.status, record.queueKey, record.host, record.answeredHost ?? record.finalURL.flatMap(Self.hostKey(text:))))
         }
-        guard let moved = moved ?? nil else { return }
+        let moved: (old: DownloadStatus, new: DownloadStatus, key: QueueIndex.Key, host: String, answered: String?)
+        switch answer {
+        case .success(let done)?: moved = done
+        case .failure(let refusal)?: return refused(id, refusal.action)
+        case nil: return
+        }
         let (old, status) = (moved.old, moved.new)
         let held = event == .holdForSpace
         // Anything else that happens to a download waiting for room ends the wait.
@@ -227,6 +232,37 @@ final class EngineLoop {
         if saving { persist(id) }
         // A hold says why even when the download was queued already (it never started).
         if old != status || held, hub.wants(.statusChanged), let snapshot = records.update(id, { $0.snapshot() }) { emit(.statusChanged(snapshot)) }
+    }
+
+    /// Hands `event` to the download's state machine; a refusal is reported (`refused`).
+    /// - Returns: the machine's answer; nil when there is no such download.
+    @discardableResult
+    func handle(_ id: DownloadID, _ event: DownloadRecord.StateMachine.Event) -> DownloadRecord.StateMachine.Action? {
+        guard let action = records.update(id, { $0.handle(event) }) else { return nil }
+        if case .refuse = action { refused(id, action) }
+        return action
+    }
+
+    /// A refused answer, carried out of `records.update`.
+    struct Refusal: Error {
+        let action: DownloadRecord.StateMachine.Action
+    }
+
+    /// The download's machine refused an event the loop asked of it: a fault in the loop. It is
+    /// never ignored, in any build: written to standard error, kept for `persistenceError`, and
+    /// the download fails (its transfer stopped) rather than go on in a state it cannot be in.
+    func refused(_ id: DownloadID, _ action: DownloadRecord.StateMachine.Action) {
+        guard case .refuse(let reason) = action else { return }
+        let error = DownloadError(.engineFault, "internal error: \(reason) (download \(id))")
+        FileHandle.standardError.write(Data("monsoon: \(error.message)\n".utf8))   // rare: no hot path
+        storeError = error
+        stopTransfer(id)
+        // Failed only where failing can happen (so this never refuses again); a file being
+        // placed lands first, and a completed download keeps its file.
+        guard let record = records[id], record.state.phase == .idle,
+              DownloadLifecycle.status(after: .fail, from: record.status) != nil else { return }
+        records.update(id) { $0.lastError = error }
+        move(id, .fail)
     }
 
     /// Whether this engine may start `id` (see `QueueScope`).
@@ -257,8 +293,9 @@ final class EngineLoop {
             switch transfer.purpose {
             case .download(let id):
                 records[id]?.bytes = transfer.fileSize
-                records[id]?.isRunning = false
-                if records[id]?.status == .downloading { records[id]?.apply(.requeue) }
+                // Back in line for the next run (not in this one's queue: it is ending).
+                handle(id, .attemptEnded)
+                if records[id]?.status == .downloading { handle(id, .lifecycle(.requeue)) }
                 persist(id)
                 // A clean stop: what the part holds is flushed on the placer's queue (closing
                 // it) and saved as the checkpoint when that lands, below.
