@@ -8,7 +8,8 @@ extension EngineLoop {
         needsScheduling = false
         guard !stopping else { return }
         let scheduler = Scheduler(maxConcurrent: configuration.maxConcurrentDownloads, maxPerHost: configuration.maxDownloadsPerHost)
-        for entry in scheduler.selectEntries(from: queue, running: runningDownloads, runningPerHost: runningPerHost, hostsOnHold: hostHolds.until, now: now)
+        // Nothing starts before the queue is restored (`requestRestore`); fetches do.
+        for entry in restoring ? [] : scheduler.selectEntries(from: queue, running: runningDownloads, runningPerHost: runningPerHost, hostsOnHold: hostHolds.until, now: now)
         where starting[entry.id] == nil {   // queued again while its start is prepared: that start goes on
             // The slot is taken now; the disk worker looks at the part (and reads the row when
             // it is not in memory), then `startPrepared` starts the transfer.

@@ -56,9 +56,11 @@ final class EngineLoop {
     var runningFetches = 0
     var stopping = false
     var random = SystemRandomNumberGenerator()
-    /// The queue is kept in a database (its connection is the disk worker's; this thread reads
-    /// it only to restore the queue, before the first transfer).
+    /// The queue is kept in a database (its connection is the disk worker's: this thread never
+    /// reads it, not even to restore the queue).
     let persistent: Bool
+    /// The disk worker is restoring the queue (`requestRestore`): no transfer starts yet.
+    var restoring = false
     /// The last persistence failure, reported by `DownloadManager.persistenceError`.
     var storeError: Error?
     /// The highest sequence known from the store, so rows added by other processes are
@@ -100,7 +102,9 @@ final class EngineLoop {
         rateLimiter = configuration.maxBytesPerSecond.map { RateLimiter(bytesPerSecond: $0) }
         if configuration.scope == .claimedOnly { claimed = [:] }
         inbox.attach(multi)
-        if let store { restore(from: store) }   // the connection closes when this returns
+        // The loop's own connection is not needed: the disk worker restores the queue with its
+        // own, off this thread. It closes when this returns.
+        if store != nil { requestRestore() }
     }
 
     /// The thread's body: runs until shutdown, then releases every curl handle here.
@@ -273,7 +277,7 @@ final class EngineLoop {
     // MARK: - Idle
 
     var isIdle: Bool {
-        queue.isEmpty && waiting.isEmpty && runningDownloads == 0 && starting.isEmpty && !records.hot.values.contains { $0.placing || $0.status == .downloading }
+        !restoring && queue.isEmpty && waiting.isEmpty && runningDownloads == 0 && starting.isEmpty && !records.hot.values.contains { $0.placing || $0.status == .downloading }
     }
 
     /// Answers the idle waiters once the rows and events of the idle queue are out.
