@@ -127,14 +127,7 @@ extension EngineLoop {
         transfer.checkpointInFlight = true
         let inbox = self.inbox
         placer.flush(fd) { flushed in
-            inbox.post { loop in
-                // Only the same transfer on the same part: never a record reloaded or restarted since.
-                guard var record = loop.records.hot[id], let current = loop.running[id], ObjectIdentifier(current) == owner else { return }
-                current.checkpointInFlight = false
-                guard flushed, record.partEpoch == epoch, length > record.checkpoint, length <= current.fileSize else { return }
-                record.checkpoint = length
-                loop.records[id] = record
-            }
+            inbox.send(.checkpointFlushed(id, attempt: owner, epoch: epoch, length: length, flushed: flushed))
         }
     }
 
@@ -162,7 +155,7 @@ extension EngineLoop {
         let inbox = self.inbox
         work.append(.job { store in
             guard let store else { return }
-            Self.restore(from: store) { message in inbox.post { $0.restored(message) } }
+            Self.restore(from: store) { inbox.send(.restored($0)) }
         })
     }
 

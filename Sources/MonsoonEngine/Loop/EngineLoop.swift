@@ -309,14 +309,7 @@ final class EngineLoop {
                     records.hold(id)   // kept in memory until the answer
                     let inbox = self.inbox
                     placer.flush(transfer.fd) { flushed in
-                        inbox.post { loop in
-                            if flushed, var record = loop.records[id], record.partEpoch == epoch, length > record.checkpoint {
-                                record.checkpoint = length
-                                loop.records[id] = record
-                                loop.persist(id)
-                            }
-                            loop.records.letGo(id)
-                        }
+                        inbox.send(.stoppedPartFlushed(id, epoch: epoch, length: length, flushed: flushed))
                     }
                     transfer.fd = -1
                 }

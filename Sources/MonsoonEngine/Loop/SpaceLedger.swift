@@ -65,14 +65,14 @@ final class SpaceLedger {
     }
 
     /// Measures `volume` again, unless a measurement is on its way; the answer comes as
-    /// `EngineLoop.spaceMeasured`.
+    /// `EngineLoop.Message.spaceMeasured`.
     func measure(_ volume: Volume, inbox: EngineInbox) {
         guard !volume.measuring else { return }
         volume.measuring = true
         let (id, folder, stamp) = (volume.id, volume.folder, volume.written)
         gauge.async {
             let space = VolumeSpace.measure(folder)
-            inbox.post { loop in loop.spaceMeasured(id, space.flatMap { $0.volume == id ? $0.free : nil }, writtenAtRequest: stamp) }
+            inbox.send(.spaceMeasured(volume: id, free: space.flatMap { $0.volume == id ? $0.free : nil }, writtenAtRequest: stamp))
         }
     }
 

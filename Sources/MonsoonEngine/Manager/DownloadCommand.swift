@@ -148,8 +148,7 @@ final class CommandWatcher: Sendable {
                     failing = false
                 } catch {
                     if !failing {
-                        let box = ErrorBox(error: error)
-                        inbox.post { $0.storeError = box.error }
+                        inbox.send(.storeFailed(ErrorBox(error: error)))
                     }
                     failing = true
                 }
@@ -253,8 +252,7 @@ extension EngineLoop {
             } catch {
                 // Kept for persistenceError; applied again at the next look, which is harmless
                 // for these commands (each brings its download to a state, not a step).
-                let box = ErrorBox(error: error)
-                inbox.post { $0.storeError = box.error }
+                inbox.send(.storeFailed(ErrorBox(error: error)))
             }
         })
     }
