@@ -69,7 +69,7 @@ extension EngineLoop {
             contentRange: head.contentRange, received: transfer.fileSize, expected: transfer.total, resumedFrom: transfer.plan.offset,
             highWater: highWater, hasFile: hasFile)
         end.abortIsTransient = transfer.abortIsTransient
-        let outcome = DownloadLifecycle.outcome(of: end, stallSeconds: configuration.stallSeconds, now: Date())
+        let outcome = DownloadLifecycle.outcome(of: end, stallSeconds: configuration.stallSeconds, now: configuration.clock.now)
         if transfer.restartReason == nil && transfer.abortError == nil {
             // Progress is net: only bytes past the most the part has ever held count.
             records.update(id) { $0.highWater = max(highWater, transfer.fileSize) }
@@ -148,7 +148,7 @@ extension EngineLoop {
         let decision = configuration.retry.decide(failure, counters: record.counters, random: Double.random(in: 0..<1, using: &random))
         switch decision {
         case .retry(let delay, let counters):
-            let now = Date()
+            let now = configuration.clock.now
             let at = now.addingTimeInterval(delay)
             record.counters = counters
             record.lastError = failure.error

@@ -48,7 +48,7 @@ extension EngineLoop {
                 // meanwhile is found so when its row is read.
                 if records.hot[id].map({ $0.status == .queued }) ?? true, runs(id) {
                     queue.insert(id, key: entry.key, hosts: entry.hosts)
-                    hostHolds.hold(HostPair(first: entry.hosts.first), until: Date().addingTimeInterval(1))
+                    hostHolds.hold(HostPair(first: entry.hosts.first), until: configuration.clock.now.addingTimeInterval(1))
                 }
             }
             return
@@ -86,7 +86,7 @@ extension EngineLoop {
                                        + "download to another folder (-o), or remount it read-write"))
                 return
             }
-            let disk = space.volume(for: measured, folder: record.request.destination.folder, reserve: configuration.diskReserve,
+            let disk = space.volume(for: measured, folder: record.request.destination.folder, reserve: configuration.diskReserve, now: configuration.clock.now,
                                     idle: !running.values.contains { $0.volume?.id == measured.volume })
             // A length a server gave refuses a start; a length the caller expects (a feed's, which may
             // be anything) only defers it while other downloads write to the disk: with the disk to
@@ -112,6 +112,7 @@ extension EngineLoop {
         transfer.configure(url: url, headers: record.request.headers, configuration: configuration, bufferSize: buffers.curl)
         if let kernel = buffers.kernel { transfer.easy.setReceiveBuffer(kernel) }
         transfer.partPath = record.filePath.map(PartFile.path(for:))
+        transfer.checkpointRequestedAt = configuration.clock.now
         transfer.fileSize = plan.offset
         transfer.total = record.resume?.total
         transfer.expectedTotal = expected

@@ -112,7 +112,7 @@ final class EngineLoop {
         while !stopping {
             for job in inbox.takeJobs() { job(self) }
             if stopping { break }
-            let now = Date()
+            let now = configuration.clock.now
             promoteDueRetries(now: now)
             if needsScheduling { schedule(now: now) }
             multi.perform()
@@ -123,11 +123,11 @@ final class EngineLoop {
                 if let transfer = transfers.removeValue(forKey: easy) { finish(transfer, code: code) }
             }
             placePending()
-            if needsScheduling { schedule(now: Date()) }
-            publishProgress(now: Date(), force: false)
+            if needsScheduling { schedule(now: configuration.clock.now) }
+            publishProgress(now: configuration.clock.now, force: false)
             resumeIdleWaitersIfIdle()
             submitWork()
-            multi.poll(milliseconds: pollTimeout(now: Date()))
+            multi.poll(milliseconds: pollTimeout(now: configuration.clock.now))
         }
         tearDown()
     }
