@@ -133,3 +133,27 @@ import Testing
         #expect(machine.handle(.restartsForgotten) == .none && machine.restarts == 0 && machine.isAtRest)
     }
 }
+
+/// A transition the machine refuses, asked of a running engine: never ignored.
+@Suite struct RefusedTransitionTests {
+    @Test func aRefusalFailsTheDownloadAndIsReported() async throws {
+        let folder = TemporaryFolder()
+        defer { folder.remove() }
+        var configuration = fastConfiguration()
+        configuration.maxConcurrentDownloads = 0   // stays queued
+        let manager = DownloadManager(configuration: configuration)
+        try await manager.enqueue(request("a", URL(string: "http://127.0.0.1:9/a")!, to: folder.file("a")))
+        // A placement's answer for a download that was never placed: a fault of the driver.
+        let action = try await manager.perform(rows: ["a"], now: { loop in .success(loop.handle("a", .placeLanded)) })
+        guard case .refuse(let reason)? = action else {
+            Issue.record("refused, not \(String(describing: action))")
+            return
+        }
+        #expect(reason.contains("queued"))
+        let failed = try await waitFor(manager, "a", .failed)
+        #expect(failed.lastError?.code == .engineFault)
+        let reported = await manager.persistenceError() as? DownloadError
+        #expect(reported?.code == .engineFault, "kept for persistenceError")
+        await manager.shutdown()
+    }
+}
