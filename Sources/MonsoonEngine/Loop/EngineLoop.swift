@@ -6,9 +6,10 @@ import Foundation
 /// Other threads never touch it; they post jobs through the `EngineInbox`. Because
 /// one thread owns all of it, no lock guards the records and no callback races a
 /// state change. It only transfers: what may block on a disk or the database (rows, names,
-/// part files, free space, flushes) is handed to the `DiskWorker` and the `Placer`, whose
-/// answers come back through the inbox; what to do is decided by pure values
-/// (`Scheduler`, `BodyDecision`, `DownloadLifecycle`, `RetryPolicy`) that this class performs.
+/// part files, free space, flushes, restoring the queue) is handed to the `DiskWorker` and the
+/// `Placer`, whose answers come back through the inbox as messages (`EngineLoop.Message`); what
+/// to do is decided by pure values (`Scheduler`, `BodyDecision`, `DownloadLifecycle`,
+/// `RetryPolicy`, and each download's `DownloadRecord.StateMachine`) that this class performs.
 final class EngineLoop {
     typealias Record = DownloadRecord
 
@@ -25,7 +26,8 @@ final class EngineLoop {
     var nextSequence = 0
     /// Transfers by their easy handle, for curl's completion messages.
     var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
-    /// The running download transfers by download.
+    /// The running download transfers by download (that they run is their machines' phase;
+    /// this finds their handles).
     var running: [DownloadID: Transfer] = [:]
     var runningDownloads = 0
     var runningPerHost: [Int: Int] = [:]
