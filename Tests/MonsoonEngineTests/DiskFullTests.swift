@@ -97,7 +97,7 @@ extension DiskFullTests {
         do {
             let store = try DownloadStore(path: database)
             var record = DownloadRecord(request: request("r", URL(string: "http://127.0.0.1:9/r")!, to: destination), sequence: 0, host: "")
-            record.status = .downloading
+            record.restoreStatus(.downloading)
             record.filePath = destination
             record.checkpoint = 10_000
             record.bytes = 50_000

@@ -142,7 +142,7 @@ import Testing
         let events: [Event] = [.start, .pause, .requeue, .retryLater, .complete, .foundComplete, .fail, .holdForSpace]
         // Rows: the status a download is in; each entry: where the event takes it (nil: cannot happen).
         let expected: [DownloadStatus: [Event: DownloadStatus]] = [
-            .queued: [.start: .downloading, .pause: .paused, .requeue: .queued, .retryLater: .waitingToRetry,
+            .queued: [.start: .downloading, .pause: .paused, .retryLater: .waitingToRetry,
                       .foundComplete: .completed, .fail: .failed, .holdForSpace: .queued],
             .downloading: [.pause: .paused, .requeue: .queued, .retryLater: .waitingToRetry, .complete: .completed, .fail: .failed,
                            .holdForSpace: .queued],
@@ -162,10 +162,11 @@ import Testing
     @Test func aRecordMovesOnlyWhereTheLifecycleAllows() {
         var record = DownloadRecord(request: DownloadRequest(id: "a", url: URL(string: "http://example.com/a")!, destination: .file("/tmp/a")),
                                     sequence: 0, host: "example.com")
-        #expect(record.apply(.start) && record.status == .downloading)
-        #expect(record.apply(.retryLater) && record.status == .waitingToRetry)
-        #expect(record.apply(.requeue) && record.status == .queued)
-        #expect(record.apply(.start) && record.apply(.complete) && record.status == .completed)
-        #expect(record.apply(.requeue) && record.status == .queued, "asked again after its file went")
+        #expect(record.handle(.lifecycle(.start)) == .moved(from: .queued, to: .downloading))
+        #expect(record.handle(.attemptEnded) == .none)
+        #expect(record.handle(.lifecycle(.retryLater)) == .moved(from: .downloading, to: .waitingToRetry))
+        #expect(record.handle(.lifecycle(.requeue)) == .moved(from: .waitingToRetry, to: .queued))
+        if case .refuse = record.handle(.lifecycle(.requeue)) {} else { Issue.record("a queued download is not queued twice") }
+        #expect(record.status == .queued)
     }
 }

@@ -106,7 +106,7 @@ import Testing
         do {
             let store = try DownloadStore(path: database)
             var record = DownloadRecord(request: request("p", server.url("/p"), to: destination), sequence: 0, host: "")
-            record.status = .downloading
+            record.restoreStatus(.downloading)
             record.filePath = destination
             record.checkpoint = 100_000
             record.bytes = 180_000
@@ -162,7 +162,7 @@ import Testing
         do {
             let store = try DownloadStore(path: database)
             var record = DownloadRecord(request: request("q", server.url("/q"), to: destination), sequence: 0, host: "")
-            record.status = .downloading
+            record.restoreStatus(.downloading)
             record.filePath = destination
             record.checkpoint = 0
             record.resume = ResumeState(url: server.url("/q").absoluteString, etag: "\"q\"", lastModified: nil, total: 300_000)
@@ -298,6 +298,38 @@ import Testing
         let ids = try await manager.downloads.map(\.id)
         #expect(Set(ids) == Set(theirs + mine))
         #expect(try await manager.counts()[.queued] == 3)
+        await manager.shutdown()
+    }
+}
+
+/// The queue is restored by the disk worker, not on the transfer thread.
+@Suite struct RestoreTests {
+    /// While another connection holds the database's write lock, the restore waits for it; the
+    /// transfer thread does not: a fetch is answered meanwhile, and a command posted meanwhile
+    /// waits behind the restore and then finds the download restored.
+    @Test func fetchesGoOnWhileTheRestoreWaitsForTheDatabase() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/feed.xml", Route(body: .bytes(Array("<rss/>".utf8))))
+        let database = folder.file("queue.sqlite")
+        var configuration = fastConfiguration()
+        configuration.maxConcurrentDownloads = 0
+        do {
+            let manager = try DownloadManager(configuration: configuration, databasePath: database, watchesOtherProcesses: false)
+            try await manager.enqueue(request("a", URL(string: "http://127.0.0.1:9/a")!, to: folder.file("a")))
+            await manager.shutdown()
+        }
+        let holder = try Database(path: database)
+        try holder.execute("BEGIN IMMEDIATE")   // the restore's transaction waits for this one
+        let manager = try DownloadManager(configuration: configuration, databasePath: database, watchesOtherProcesses: false)
+        async let paused: Void = manager.pause("a")   // waits behind the restore, on the disk worker
+        let response = try await manager.fetch(FetchRequest(url: server.url("/feed.xml")))
+        #expect(response.status == 200, "answered while the restore still waits for the lock")
+        try holder.execute("COMMIT")
+        try await paused
+        #expect(try await manager.download(withID: "a")?.status == .paused)
+        #expect(await manager.persistenceError() == nil, "the restore waited for the lock, and got it")
         await manager.shutdown()
     }
 }

@@ -33,6 +33,19 @@ func fastConfiguration(concurrency: Int = 4, retries: Int = 5) -> EngineConfigur
     return configuration
 }
 
+/// A clock the test moves (`EngineConfiguration.clock`): waits pass without sleeping.
+final class ManualClock: Sendable {
+    private let time = Locked(Date(timeIntervalSince1970: 1_800_000_000))
+
+    var now: Date { time.withLock { $0 } }
+    var clock: EngineClock { EngineClock { [time] in time.withLock { $0 } } }
+
+    /// Moves the time on; the engine sees it at its next turn (any command wakes it).
+    func advance(by seconds: TimeInterval) {
+        time.withLock { $0 += seconds }
+    }
+}
+
 struct Timeout: Error, CustomStringConvertible {
     var description: String
 }

@@ -5,7 +5,9 @@ struct DownloadRecord: Sendable {
     var request: DownloadRequest
     var sequence: Int
     var host: String
-    var status: DownloadStatus = .queued
+    /// Its status, transfer phase, pending requests and restarts: changed by events alone.
+    private(set) var state = StateMachine()
+    var status: DownloadStatus { state.status }
     var bytes = 0
     var total: Int?
     var lastError: DownloadError?
@@ -21,14 +23,8 @@ struct DownloadRecord: Sendable {
     var answeredHost: String?
     /// The SHA-256 of a `.discard(checksum: true)` download's body, once complete.
     var checksum: String?
-    /// An attempt is running (its `Transfer` is the loop's, in `EngineLoop.running`).
-    var isRunning = false
     /// The file is being flushed and renamed into place.
-    var placing = false
-    /// A removal asked for while placing: whether to delete the finished file.
-    var pendingRemoval: Bool?
-    /// An `enqueue(replacingExisting:)` that arrived while placing: applied once the rename lands.
-    var pendingReplacement: DownloadRequest?
+    var placing: Bool { state.isPlacing }
     /// The most bytes the part has held: only going past it counts as progress
     /// (a server that ignores Range and drops at the same byte must not retry forever).
     var highWater = 0
@@ -48,24 +44,28 @@ struct DownloadRecord: Sendable {
     }
     /// Goes up whenever the part is started over, so a late checkpoint of the old bytes is ignored.
     var partEpoch = 0
-    /// Immediate restarts in a row (a changing resource), so they cannot loop forever.
-    var restarts = 0
     /// The request's URL was changed (`changeURL`): its saves write the URL too, which the row
     /// otherwise has from its insert alone.
     var urlChanged = false
 
+    init(request: DownloadRequest, sequence: Int, host: String) {
+        self.request = request
+        self.sequence = sequence
+        self.host = host
+    }
+
     var queueKey: QueueIndex.Key { QueueIndex.Key(priority: request.priority, sequence: sequence) }
 
-    /// Moves the status as the lifecycle says `event` does; false (and no change) when the
-    /// event cannot happen in this status, which is a fault of the caller.
-    @discardableResult
-    mutating func apply(_ event: DownloadLifecycle.Event) -> Bool {
-        guard let next = DownloadLifecycle.status(after: event, from: status) else {
-            assertionFailure("\(event) cannot happen to a download that is \(status)")
-            return false
-        }
-        status = next
-        return true
+    /// Hands `event` to the download's state machine: what it answers is the caller's to
+    /// perform, a refusal included (`EngineLoop.refused`).
+    mutating func handle(_ event: StateMachine.Event) -> StateMachine.Action {
+        state.handle(event)
+    }
+
+    /// A status as read from a row: no transfer, nothing pending (what was running is
+    /// queued again by `inspectingPart`).
+    mutating func restoreStatus(_ status: DownloadStatus) {
+        state = StateMachine(status: status)
     }
 
     func snapshot() -> Download {

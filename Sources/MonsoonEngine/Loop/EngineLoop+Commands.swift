@@ -32,7 +32,7 @@ extension EngineLoop {
             move(id, .pause)
         case .queue(let liftHostHold):
             records[id]?.counters = RetryPolicy.Counters()
-            records[id]?.restarts = 0
+            handle(id, .restartsForgotten)
             if liftHostHold { hostHolds.lift(hostPair(of: record)) }
             move(id, .requeue)
         case .fetchAgain:
@@ -199,11 +199,8 @@ extension EngineLoop {
 
     func remove(_ id: DownloadID, deleteFile: Bool) -> Result<Void, DownloadManagerError> {
         guard let record = records[id] else { return .failure(.notFound(id)) }
-        if record.placing {
-            // The rename is under way off this thread; finish the removal when it lands.
-            records[id]?.pendingRemoval = deleteFile
-            return .success(())
-        }
+        // The rename is under way off this thread: the removal is finished when it lands.
+        if record.placing, case .deferred? = handle(id, .removeRequested(deleteFile: deleteFile)) { return .success(()) }
         stopAndForget(id, deleteFiles: deleteFile)
         return .success(())
     }

@@ -69,7 +69,7 @@ extension EngineLoop {
             contentRange: head.contentRange, received: transfer.fileSize, expected: transfer.total, resumedFrom: transfer.plan.offset,
             highWater: highWater, hasFile: hasFile)
         end.abortIsTransient = transfer.abortIsTransient
-        let outcome = DownloadLifecycle.outcome(of: end, stallSeconds: configuration.stallSeconds, now: Date())
+        let outcome = DownloadLifecycle.outcome(of: end, stallSeconds: configuration.stallSeconds, now: configuration.clock.now)
         if transfer.restartReason == nil && transfer.abortError == nil {
             // Progress is net: only bytes past the most the part has ever held count.
             records.update(id) { $0.highWater = max(highWater, transfer.fileSize) }
@@ -130,9 +130,9 @@ extension EngineLoop {
         record.resume = nil
         record.bytes = 0
         record.startPartOver(epoch: nextPartEpoch())
-        record.restarts += 1
         records[id] = record
-        if let failure = DownloadLifecycle.restart(reason: reason, restarts: record.restarts) {
+        guard case .none? = handle(id, .restarted), let restarts = records[id]?.state.restarts else { return }
+        if let failure = DownloadLifecycle.restart(reason: reason, restarts: restarts) {
             retryOrFail(id, failure)
             return
         }
@@ -148,7 +148,7 @@ extension EngineLoop {
         let decision = configuration.retry.decide(failure, counters: record.counters, random: Double.random(in: 0..<1, using: &random))
         switch decision {
         case .retry(let delay, let counters):
-            let now = Date()
+            let now = configuration.clock.now
             let at = now.addingTimeInterval(delay)
             record.counters = counters
             record.lastError = failure.error
@@ -196,7 +196,10 @@ extension EngineLoop {
             fail(id, DownloadError(.fileSystem, "the finished download has no file"))
             return
         }
-        records[id]?.placing = true
+        guard case .none? = handle(id, .placeStarted) else {
+            closeFile(transfer)   // refused, and reported: the download failed
+            return
+        }
         records[id]?.bytes = transfer.fileSize
         records[id]?.total = transfer.fileSize
         let lastModified = (transfer.head.lastModified ?? records[id]?.resume?.lastModified).flatMap(HTTPDate.parse)
@@ -214,10 +217,7 @@ extension EngineLoop {
     }
 
     func placementFinished(_ id: DownloadID, _ result: Result<Void, DownloadError>) {
-        guard var record = records[id] else { return }
-        record.placing = false
-        record.restarts = 0
-        records[id] = record
+        guard case .landed(let pending)? = handle(id, .placeLanded), let record = records[id] else { return }
         switch result {
         case .success:
             records[id]?.lastError = nil
@@ -232,11 +232,14 @@ extension EngineLoop {
         case .failure(let error):
             fail(id, error)
         }
-        if let deleteFile = records[id]?.pendingRemoval {
+        switch pending {
+        case .removal(let deleteFile)?:
             stopAndForget(id, deleteFiles: deleteFile)
-        } else if let replacement = records[id]?.pendingReplacement {
+        case .replacement(let replacement)?:
             stopAndForget(id, deleteFiles: false)
             enqueue([replacement], replacing: true, reply: .ignored)
+        case nil:
+            break
         }
     }
 }

@@ -15,9 +15,8 @@ extension EngineLoop {
         var kept: [DownloadID?] = []
         var replaced: [DownloadRecord] = []
         for request in requests {
-            if !request.id.rawValue.isEmpty, records[request.id]?.placing == true {
+            if !request.id.rawValue.isEmpty, records[request.id]?.placing == true, case .deferred? = handle(request.id, .replaceRequested(request)) {
                 // The old file is being renamed into place: replace it once that lands.
-                records[request.id]?.pendingReplacement = request
                 kept.append(request.id)
                 continue
             }

@@ -63,7 +63,8 @@ extension EngineLoop {
     func withRows(_ ids: [DownloadID], skippingUnreadable: Bool = false, ifClosed: @escaping @Sendable () -> Void,
                   _ body: @escaping @Sendable (EngineLoop, Result<Void, DownloadManagerError>) -> Void) {
         let missing = ids.filter { records.hot[$0] == nil }
-        guard persistent, !missing.isEmpty else { return body(self, .success(())) }
+        // While the queue is restored, every command waits behind it on the worker.
+        guard persistent, !missing.isEmpty || restoring else { return body(self, .success(())) }
         onWorker({ store in
             Result {
                 var unreadable: ErrorBox?
@@ -126,64 +127,105 @@ extension EngineLoop {
         transfer.checkpointInFlight = true
         let inbox = self.inbox
         placer.flush(fd) { flushed in
-            inbox.post { loop in
-                // Only the same transfer on the same part: never a record reloaded or restarted since.
-                guard var record = loop.records.hot[id], let current = loop.running[id], ObjectIdentifier(current) == owner else { return }
-                current.checkpointInFlight = false
-                guard flushed, record.partEpoch == epoch, length > record.checkpoint, length <= current.fileSize else { return }
-                record.checkpoint = length
-                loop.records[id] = record
-            }
+            inbox.send(.checkpointFlushed(id, attempt: owner, epoch: epoch, length: length, flushed: flushed))
         }
-    }
-
-    /// Runs a store operation, keeping its failure for `persistenceError` instead of
-    /// stopping downloads: the bytes are safe on disk, and a restart re-reads the part.
-    func note(_ operation: () throws -> Void) {
-        do { try operation() } catch { storeError = error }
     }
 
     // MARK: - Restore
 
-    /// Loads the queue as it was left: downloading becomes queued again (its part
-    /// resumes with Range), waiting-to-retry keeps its time, the rest stay as they are.
-    /// Runs before the first transfer starts (the one time this thread reads the store).
-    func restore(from store: DownloadStore) {
+    /// What the disk worker answers while it restores the queue, in order.
+    enum Restored: Sendable {
+        /// Rows as stored, each with its part inspected (a chunk: a large queue is never all in memory).
+        case rows([(stored: DownloadRecord, inspected: DownloadRecord)])
+        /// A row or a part that could not be read or cut back (kept for `persistenceError`).
+        case problem(ErrorBox)
+        /// Every row is in: the next sequence to give out (nil: unknown).
+        case done(nextSequence: Int?)
+    }
+
+    /// Rows handed back at a time.
+    static let restoreChunk = 512
+
+    /// Has the disk worker load the queue as it was left: downloading becomes queued again (its
+    /// part resumes with Range), waiting-to-retry keeps its time, the rest stay as they are.
+    /// Its first work: commands posted meanwhile read their rows after it (`withRows`), and no
+    /// transfer starts until it has answered (`restoring`), while fetches go on.
+    func requestRestore() {
+        restoring = true
+        let inbox = self.inbox
+        work.append(.job { store in
+            guard let store else { return }
+            Self.restore(from: store) { inbox.send(.restored($0)) }
+        })
+    }
+
+    /// Reads every row and looks at its part (disk worker), handing them to `post` in chunks;
+    /// stops reading once `post` fails (the engine shut down).
+    static func restore(from store: DownloadStore, post: @escaping (Restored) -> Bool) {
+        var open = true
+        func note(_ operation: () throws -> Void) {
+            do { try operation() } catch { open = post(.problem(ErrorBox(error: error))) && open }
+        }
         // After a reboot, bytes past the last flush may be garbage: cut parts back to their checkpoints.
         var stored: String?
         var storedWasRead = false
-        note {   // a failure is kept for persistenceError, and is no reboot
+        note {   // a failure is reported, and is no reboot
             stored = try store.meta("boot_id")
             storedWasRead = true
         }
         let rebooted = BootID.rebooted(since: stored)
         var cutFailed = false
         var restoredAll = false
-        // One row at a time: a large queue is never all in memory. A row that cannot be
-        // read is skipped (and reported), not the end of the restore.
+        var chunk: [(stored: DownloadRecord, inspected: DownloadRecord)] = []
+        // One row at a time, handed on in chunks. A row that cannot be read is skipped (and
+        // reported), not the end of the restore.
         note {
             try store.transaction {
                 try store.forEachRecord(where: "1", skippingUnreadable: {
-                    self.storeError = $0
+                    open = post(.problem(ErrorBox(error: $0))) && open
                     cutFailed = true   // its part was not looked at
                 }) { record in
+                    guard open else { return }   // shut down: what is left is not needed
                     var problem: DownloadError?
                     let inspected = record.inspectingPart(rebooted: rebooted, problem: &problem)
-                    self.adopt(record, as: inspected)
+                    chunk.append((record, inspected))
                     if let problem {
-                        self.storeError = problem
+                        open = post(.problem(ErrorBox(error: problem))) && open
                         if inspected.status == .failed { cutFailed = true }   // the part is still there, uncut
                     }
-                    self.adoptedThrough = max(self.adoptedThrough, record.sequence)
+                    if chunk.count == restoreChunk {
+                        open = post(.rows(chunk)) && open
+                        chunk = []
+                    }
                 }
             }
-            restoredAll = true
+            restoredAll = open
         }
+        if !chunk.isEmpty { open = post(.rows(chunk)) && open }
         // Replaced only once read, and every row read and its part cut back: otherwise a reboot
         // since the stored id would go unnoticed by every later run.
         if storedWasRead, restoredAll, !cutFailed, let current = BootID.current, current != stored { note { try store.setMeta("boot_id", current) } }
-        note { nextSequence = max(nextSequence, try store.nextSequence()) }
-        needsScheduling = true
+        var next: Int?
+        note { next = try store.nextSequence() }
+        _ = post(.done(nextSequence: next))   // not posted: shut down, nothing waits for it
+    }
+
+    /// The disk worker's answer to `requestRestore`.
+    func restored(_ message: Restored) {
+        switch message {
+        case .rows(let rows):
+            // Nothing of these is in memory yet: every command reads its rows after the restore.
+            for (stored, inspected) in rows where records.hot[stored.request.id] == nil {
+                adopt(stored, as: inspected)
+                adoptedThrough = max(adoptedThrough, stored.sequence)
+            }
+        case .problem(let box):
+            storeError = box.error
+        case .done(let next):
+            if let next { nextSequence = max(nextSequence, next) }
+            restoring = false
+            needsScheduling = true
+        }
     }
 
     /// Takes a stored download into the loop (at restore, or when another process added it),

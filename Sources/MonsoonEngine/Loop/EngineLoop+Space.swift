@@ -35,7 +35,7 @@ extension EngineLoop {
     func spaceMeasured(_ id: UInt64, _ free: Int?, writtenAtRequest: Int) {
         guard let volume = space.volumes[id] else { return }
         volume.measuring = false
-        volume.measuredAt = Date()
+        volume.measuredAt = configuration.clock.now
         if let free {
             volume.allowance = SpacePolicy.allowance(free: free, reserve: configuration.diskReserve, writtenSinceRequest: volume.written - writtenAtRequest)
         } else {

@@ -8,7 +8,8 @@ extension EngineLoop {
         needsScheduling = false
         guard !stopping else { return }
         let scheduler = Scheduler(maxConcurrent: configuration.maxConcurrentDownloads, maxPerHost: configuration.maxDownloadsPerHost)
-        for entry in scheduler.selectEntries(from: queue, running: runningDownloads, runningPerHost: runningPerHost, hostsOnHold: hostHolds.until, now: now)
+        // Nothing starts before the queue is restored (`requestRestore`); fetches do.
+        for entry in restoring ? [] : scheduler.selectEntries(from: queue, running: runningDownloads, runningPerHost: runningPerHost, hostsOnHold: hostHolds.until, now: now)
         where starting[entry.id] == nil {   // queued again while its start is prepared: that start goes on
             // The slot is taken now; the disk worker looks at the part (and reads the row when
             // it is not in memory), then `startPrepared` starts the transfer.
@@ -47,7 +48,7 @@ extension EngineLoop {
                 // meanwhile is found so when its row is read.
                 if records.hot[id].map({ $0.status == .queued }) ?? true, runs(id) {
                     queue.insert(id, key: entry.key, hosts: entry.hosts)
-                    hostHolds.hold(HostPair(first: entry.hosts.first), until: Date().addingTimeInterval(1))
+                    hostHolds.hold(HostPair(first: entry.hosts.first), until: configuration.clock.now.addingTimeInterval(1))
                 }
             }
             return
@@ -85,7 +86,7 @@ extension EngineLoop {
                                        + "download to another folder (-o), or remount it read-write"))
                 return
             }
-            let disk = space.volume(for: measured, folder: record.request.destination.folder, reserve: configuration.diskReserve,
+            let disk = space.volume(for: measured, folder: record.request.destination.folder, reserve: configuration.diskReserve, now: configuration.clock.now,
                                     idle: !running.values.contains { $0.volume?.id == measured.volume })
             // A length a server gave refuses a start; a length the caller expects (a feed's, which may
             // be anything) only defers it while other downloads write to the disk: with the disk to
@@ -111,6 +112,7 @@ extension EngineLoop {
         transfer.configure(url: url, headers: record.request.headers, configuration: configuration, bufferSize: buffers.curl)
         if let kernel = buffers.kernel { transfer.easy.setReceiveBuffer(kernel) }
         transfer.partPath = record.filePath.map(PartFile.path(for:))
+        transfer.checkpointRequestedAt = configuration.clock.now
         transfer.fileSize = plan.offset
         transfer.total = record.resume?.total
         transfer.expectedTotal = expected
@@ -132,7 +134,6 @@ extension EngineLoop {
         starting[id] = nil
         transfers[transfer.easy.raw] = transfer
         running[id] = transfer
-        record.isRunning = true
         records[id] = record
         // Saved with the first body byte (its name and status in one commit): a run killed
         // before it leaves the row queued, which is what it is.
@@ -154,7 +155,7 @@ extension EngineLoop {
     }
 
     func releaseSlot(_ id: DownloadID) {
-        guard running[id] != nil, records.update(id, { $0.isRunning = false }) != nil else { return }
+        guard running[id] != nil, handle(id, .attemptEnded) != nil else { return }
         let ended = running.removeValue(forKey: id)
         runningDownloads -= 1
         uncount(ended?.countedHosts ?? [])
@@ -260,6 +261,8 @@ extension EngineLoop {
             transfer.fileSize = offset
             transfer.total = total
             preparing[id] = transfer
+            // Ended already (a body-less 2xx): its slot is free, and it ends once the part is ready.
+            if running[id] === transfer { handle(id, .bodyPreparing) }
             work.append(.prepare(BodyPreparation(
                 row: record, attempt: ObjectIdentifier(transfer), contentDisposition: transfer.head.contentDisposition,
                 contentType: transfer.head.contentType, finalURL: record.finalURL, offset: offset, total: total,
@@ -272,7 +275,10 @@ extension EngineLoop {
     func bodyPrepared(_ id: DownloadID, sequence: Int, attempt: ObjectIdentifier, _ outcome: BodyPreparation.Outcome) {
         if persistent { records.saved([id]) }
         let transfer = preparing[id].flatMap { ObjectIdentifier($0) == attempt ? $0 : nil }
-        if transfer != nil { preparing[id] = nil }
+        if transfer != nil {
+            preparing[id] = nil
+            handle(id, .bodyReady)
+        }
         let path: String? = switch outcome {
         case .ready(_, let chosen): chosen
         case .failed(_, let chosen, _): chosen

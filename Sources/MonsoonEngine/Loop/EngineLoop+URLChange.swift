@@ -53,10 +53,8 @@ extension EngineLoop {
     /// Queues a failed download again with fresh retry counters (what `retry` does, without
     /// lifting its host's hold: this is no user asking for it now).
     private func requeueFresh(_ id: DownloadID) {
-        records.update(id) { record in
-            record.counters = RetryPolicy.Counters()
-            record.restarts = 0
-        }
+        records.update(id) { $0.counters = RetryPolicy.Counters() }
+        handle(id, .restartsForgotten)
         move(id, .requeue)
     }
 

@@ -6,9 +6,10 @@ import Foundation
 /// Other threads never touch it; they post jobs through the `EngineInbox`. Because
 /// one thread owns all of it, no lock guards the records and no callback races a
 /// state change. It only transfers: what may block on a disk or the database (rows, names,
-/// part files, free space, flushes) is handed to the `DiskWorker` and the `Placer`, whose
-/// answers come back through the inbox; what to do is decided by pure values
-/// (`Scheduler`, `BodyDecision`, `DownloadLifecycle`, `RetryPolicy`) that this class performs.
+/// part files, free space, flushes, restoring the queue) is handed to the `DiskWorker` and the
+/// `Placer`, whose answers come back through the inbox as messages (`EngineLoop.Message`); what
+/// to do is decided by pure values (`Scheduler`, `BodyDecision`, `DownloadLifecycle`,
+/// `RetryPolicy`, and each download's `DownloadRecord.StateMachine`) that this class performs.
 final class EngineLoop {
     typealias Record = DownloadRecord
 
@@ -25,7 +26,8 @@ final class EngineLoop {
     var nextSequence = 0
     /// Transfers by their easy handle, for curl's completion messages.
     var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
-    /// The running download transfers by download.
+    /// The running download transfers by download (that they run is their machines' phase;
+    /// this finds their handles).
     var running: [DownloadID: Transfer] = [:]
     var runningDownloads = 0
     var runningPerHost: [Int: Int] = [:]
@@ -56,9 +58,11 @@ final class EngineLoop {
     var runningFetches = 0
     var stopping = false
     var random = SystemRandomNumberGenerator()
-    /// The queue is kept in a database (its connection is the disk worker's; this thread reads
-    /// it only to restore the queue, before the first transfer).
+    /// The queue is kept in a database (its connection is the disk worker's: this thread never
+    /// reads it, not even to restore the queue).
     let persistent: Bool
+    /// The disk worker is restoring the queue (`requestRestore`): no transfer starts yet.
+    var restoring = false
     /// The last persistence failure, reported by `DownloadManager.persistenceError`.
     var storeError: Error?
     /// The highest sequence known from the store, so rows added by other processes are
@@ -100,7 +104,9 @@ final class EngineLoop {
         rateLimiter = configuration.maxBytesPerSecond.map { RateLimiter(bytesPerSecond: $0) }
         if configuration.scope == .claimedOnly { claimed = [:] }
         inbox.attach(multi)
-        if let store { restore(from: store) }   // the connection closes when this returns
+        // The loop's own connection is not needed: the disk worker restores the queue with its
+        // own, off this thread. It closes when this returns.
+        if store != nil { requestRestore() }
     }
 
     /// The thread's body: runs until shutdown, then releases every curl handle here.
@@ -108,7 +114,7 @@ final class EngineLoop {
         while !stopping {
             for job in inbox.takeJobs() { job(self) }
             if stopping { break }
-            let now = Date()
+            let now = configuration.clock.now
             promoteDueRetries(now: now)
             if needsScheduling { schedule(now: now) }
             multi.perform()
@@ -119,11 +125,11 @@ final class EngineLoop {
                 if let transfer = transfers.removeValue(forKey: easy) { finish(transfer, code: code) }
             }
             placePending()
-            if needsScheduling { schedule(now: Date()) }
-            publishProgress(now: Date(), force: false)
+            if needsScheduling { schedule(now: configuration.clock.now) }
+            publishProgress(now: configuration.clock.now, force: false)
             resumeIdleWaitersIfIdle()
             submitWork()
-            multi.poll(milliseconds: pollTimeout(now: Date()))
+            multi.poll(milliseconds: pollTimeout(now: configuration.clock.now))
         }
         tearDown()
     }
@@ -202,17 +208,22 @@ final class EngineLoop {
     ///   body byte's does for `.start`).
     func move(_ id: DownloadID, _ event: DownloadLifecycle.Event, saving: Bool = true) {
         // In place: the record is neither copied out nor written back.
-        let moved = records.update(id) { record -> (old: DownloadStatus, new: DownloadStatus, key: QueueIndex.Key, host: String, answered: String?)? in
-            let old = record.status
-            guard record.apply(event) else { return nil }
+        let answer = records.update(id) { record -> Result<(old: DownloadStatus, new: DownloadStatus, key: QueueIndex.Key, host: String, answered: String?), Refusal> in
+            let action = record.handle(.lifecycle(event))
+            guard case .moved(let old, _) = action else { return .failure(Refusal(action: action)) }
             if record.status != .waitingToRetry { record.retryAt = nil }
             // No longer waiting for room (queued in line again, or started): it no longer says so.
             if event != .holdForSpace, record.lastError?.code == .notEnoughDiskSpace, record.status == .queued || record.status == .downloading {
                 record.lastError = nil
             }
-            return (old, record.status, record.queueKey, record.host, record.answeredHost ?? record.finalURL.flatMap(Self.hostKey(text:)))
+            return .success((old, record.status, record.queueKey, record.host, record.answeredHost ?? record.finalURL.flatMap(Self.hostKey(text:))))
         }
-        guard let moved = moved ?? nil else { return }
+        let moved: (old: DownloadStatus, new: DownloadStatus, key: QueueIndex.Key, host: String, answered: String?)
+        switch answer {
+        case .success(let done)?: moved = done
+        case .failure(let refusal)?: return refused(id, refusal.action)
+        case nil: return
+        }
         let (old, status) = (moved.old, moved.new)
         let held = event == .holdForSpace
         // Anything else that happens to a download waiting for room ends the wait.
@@ -229,6 +240,37 @@ final class EngineLoop {
         if old != status || held, hub.wants(.statusChanged), let snapshot = records.update(id, { $0.snapshot() }) { emit(.statusChanged(snapshot)) }
     }
 
+    /// Hands `event` to the download's state machine; a refusal is reported (`refused`).
+    /// - Returns: the machine's answer; nil when there is no such download.
+    @discardableResult
+    func handle(_ id: DownloadID, _ event: DownloadRecord.StateMachine.Event) -> DownloadRecord.StateMachine.Action? {
+        guard let action = records.update(id, { $0.handle(event) }) else { return nil }
+        if case .refuse = action { refused(id, action) }
+        return action
+    }
+
+    /// A refused answer, carried out of `records.update`.
+    struct Refusal: Error {
+        let action: DownloadRecord.StateMachine.Action
+    }
+
+    /// The download's machine refused an event the loop asked of it: a fault in the loop. It is
+    /// never ignored, in any build: written to standard error, kept for `persistenceError`, and
+    /// the download fails (its transfer stopped) rather than go on in a state it cannot be in.
+    func refused(_ id: DownloadID, _ action: DownloadRecord.StateMachine.Action) {
+        guard case .refuse(let reason) = action else { return }
+        let error = DownloadError(.engineFault, "internal error: \(reason) (download \(id))")
+        FileHandle.standardError.write(Data("monsoon: \(error.message)\n".utf8))   // rare: no hot path
+        storeError = error
+        stopTransfer(id)
+        // Failed only where failing can happen (so this never refuses again); a file being
+        // placed lands first, and a completed download keeps its file.
+        guard let record = records[id], record.state.phase == .idle,
+              DownloadLifecycle.status(after: .fail, from: record.status) != nil else { return }
+        records.update(id) { $0.lastError = error }
+        move(id, .fail)
+    }
+
     /// Whether this engine may start `id` (see `QueueScope`).
     func runs(_ id: DownloadID) -> Bool {
         claimed.map { $0[id] != nil } ?? true
@@ -237,7 +279,7 @@ final class EngineLoop {
     // MARK: - Idle
 
     var isIdle: Bool {
-        queue.isEmpty && waiting.isEmpty && runningDownloads == 0 && starting.isEmpty && !records.hot.values.contains { $0.placing || $0.status == .downloading }
+        !restoring && queue.isEmpty && waiting.isEmpty && runningDownloads == 0 && starting.isEmpty && !records.hot.values.contains { $0.placing || $0.status == .downloading }
     }
 
     /// Answers the idle waiters once the rows and events of the idle queue are out.
@@ -257,8 +299,9 @@ final class EngineLoop {
             switch transfer.purpose {
             case .download(let id):
                 records[id]?.bytes = transfer.fileSize
-                records[id]?.isRunning = false
-                if records[id]?.status == .downloading { records[id]?.apply(.requeue) }
+                // Back in line for the next run (not in this one's queue: it is ending).
+                handle(id, .attemptEnded)
+                if records[id]?.status == .downloading { handle(id, .lifecycle(.requeue)) }
                 persist(id)
                 // A clean stop: what the part holds is flushed on the placer's queue (closing
                 // it) and saved as the checkpoint when that lands, below.
@@ -268,14 +311,7 @@ final class EngineLoop {
                     records.hold(id)   // kept in memory until the answer
                     let inbox = self.inbox
                     placer.flush(transfer.fd) { flushed in
-                        inbox.post { loop in
-                            if flushed, var record = loop.records[id], record.partEpoch == epoch, length > record.checkpoint {
-                                record.checkpoint = length
-                                loop.records[id] = record
-                                loop.persist(id)
-                            }
-                            loop.records.letGo(id)
-                        }
+                        inbox.send(.stoppedPartFlushed(id, epoch: epoch, length: length, flushed: flushed))
                     }
                     transfer.fd = -1
                 }

@@ -114,15 +114,5 @@ struct RecordTable {
 
 extension DownloadRecord {
     /// Nothing is happening to it but waiting for its turn (or for the user).
-    var isAtRest: Bool {
-        switch status {
-        case .queued, .paused:
-            return !isRunning && !placing && pendingRemoval == nil && pendingReplacement == nil && restarts == 0
-        case .completed, .failed:
-            // Restarts only matter to a download that goes on (a resume counts afresh).
-            return !isRunning && !placing && pendingRemoval == nil && pendingReplacement == nil
-        case .downloading, .waitingToRetry:
-            return false
-        }
-    }
+    var isAtRest: Bool { state.isAtRest }
 }

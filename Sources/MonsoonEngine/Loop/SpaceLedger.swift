@@ -51,28 +51,28 @@ final class SpaceLedger {
     /// or the one it knows. A known volume nothing writes to right now (`idle`) takes the measurement,
     /// which is fresher than its last (space the engine freed itself, a stale part removed, counts at
     /// once); one being written to keeps its allowance, which counts the writes since.
-    func volume(for space: VolumeSpace, folder: String, reserve: Int, idle: Bool) -> Volume {
+    func volume(for space: VolumeSpace, folder: String, reserve: Int, now: Date, idle: Bool) -> Volume {
         if let known = volumes[space.volume] {
             if idle && !known.measuring {
                 known.allowance = space.free - reserve
-                known.measuredAt = Date()
+                known.measuredAt = now
             }
             return known
         }
-        let volume = Volume(id: space.volume, folder: folder, allowance: space.free - reserve, measuredAt: Date())
+        let volume = Volume(id: space.volume, folder: folder, allowance: space.free - reserve, measuredAt: now)
         volumes[space.volume] = volume
         return volume
     }
 
     /// Measures `volume` again, unless a measurement is on its way; the answer comes as
-    /// `EngineLoop.spaceMeasured`.
+    /// `EngineLoop.Message.spaceMeasured`.
     func measure(_ volume: Volume, inbox: EngineInbox) {
         guard !volume.measuring else { return }
         volume.measuring = true
         let (id, folder, stamp) = (volume.id, volume.folder, volume.written)
         gauge.async {
             let space = VolumeSpace.measure(folder)
-            inbox.post { loop in loop.spaceMeasured(id, space.flatMap { $0.volume == id ? $0.free : nil }, writtenAtRequest: stamp) }
+            inbox.send(.spaceMeasured(volume: id, free: space.flatMap { $0.volume == id ? $0.free : nil }, writtenAtRequest: stamp))
         }
     }
 

@@ -152,8 +152,7 @@ final class CommandWatcher: Sendable {
                     failing = false
                 } catch {
                     if !failing {
-                        let box = ErrorBox(error: error)
-                        inbox.post { $0.storeError = box.error }
+                        inbox.send(.storeFailed(ErrorBox(error: error)))
                     }
                     failing = true
                 }
@@ -257,8 +256,7 @@ extension EngineLoop {
             } catch {
                 // Kept for persistenceError; applied again at the next look, which is harmless
                 // for these commands (each brings its download to a state, not a step).
-                let box = ErrorBox(error: error)
-                inbox.post { $0.storeError = box.error }
+                inbox.send(.storeFailed(ErrorBox(error: error)))
             }
         })
     }

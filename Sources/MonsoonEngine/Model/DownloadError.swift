@@ -40,6 +40,9 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let protocolViolation = Code(rawValue: "protocolViolation")
         /// The fetch was cancelled.
         public static let cancelled = Code(rawValue: "cancelled")
+        /// The engine refused a change of the download's state that it asked of itself: a fault
+        /// in Monsoon, to be reported. The download fails rather than go on in a state it cannot be in.
+        public static let engineFault = Code(rawValue: "engineFault")
     }
 
     /// The kind of failure, for deciding what to do about it.

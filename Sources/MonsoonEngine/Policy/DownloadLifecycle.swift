@@ -11,8 +11,9 @@ import Foundation
 ///                          pause (from queued, downloading, waitingToRetry) ──▶ paused
 ///       queued, downloading ──no room on the disk──▶ queued, held until there is
 ///
-/// Every status change goes through `status(after:from:)`: the loop names the event, the
-/// lifecycle says where it leads (and that it may happen there at all).
+/// Every status change goes through `status(after:from:)`, asked by the download's state
+/// machine (`DownloadRecord.StateMachine`), which also keeps the phase of its transfer and
+/// refuses what cannot happen where it is.
 enum DownloadLifecycle {
     /// What moves a download from one status to another.
     enum Event: Equatable {
@@ -44,7 +45,8 @@ enum DownloadLifecycle {
             return .downloading
         case (.pause, .queued), (.pause, .downloading), (.pause, .waitingToRetry):
             return .paused
-        case (.requeue, _):
+        case (.requeue, .downloading), (.requeue, .waitingToRetry), (.requeue, .paused), (.requeue, .failed), (.requeue, .completed):
+            // Never from queued: a download already in line is not put in it twice.
             return .queued
         case (.retryLater, .queued), (.retryLater, .downloading):
             return .waitingToRetry

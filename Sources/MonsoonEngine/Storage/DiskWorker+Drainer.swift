@@ -95,24 +95,20 @@ extension DiskWorker {
                 // Without a store only the disk work is left (no saves are submitted).
                 for item in segment { perform(item, into: &answers) }
             }
-            if !answers.starts.isEmpty { inbox.post { [starts = answers.starts] loop in for (id, outcome) in starts { loop.startPrepared(id, outcome) } } }
+            if !answers.starts.isEmpty { inbox.send(.startsPrepared(answers.starts)) }
             // Only now, with the rows committed (and flushed, for a reset checkpoint), the parts.
             // Posted before this run's `rowsSaved`: the loop then still counts every save queued
             // after a prepare as unconfirmed, which is how it knows whether one of them wrote
             // the row without the new name (`bodyPrepared`).
             let outcomes = answers.prepared.map { open($0.0, $0.1) }
             if !outcomes.isEmpty {
-                let posted = inbox.post { loop in
-                    for (preparation, outcome) in outcomes {
-                        loop.bodyPrepared(preparation.row.request.id, sequence: preparation.row.sequence, attempt: preparation.attempt, outcome)
-                    }
-                }
+                let posted = inbox.send(.bodiesPrepared(outcomes))
                 // The engine has shut down: the parts stay for a later run.
                 if !posted { for case (_, .ready(let fd, _)) in outcomes { close(fd) } }
             }
             for removal in answers.removals { PartFile.remove(removal.path, root: removal.root) }
             if !answers.saved.isEmpty || !answers.deleted.isEmpty {
-                inbox.post { [saved = answers.saved, deleted = answers.deleted] in $0.rowsSaved(saved, deleted: deleted) }
+                inbox.send(.rowsSaved(answers.saved, deleted: answers.deleted))
             }
             return failure
         }
@@ -257,9 +253,8 @@ extension DiskWorker {
         }
 
         private func report(_ error: Error) {
-            inbox.saveFailures.record(error)   // kept past shutdown, when the post below is refused
-            let box = ErrorBox(error: error)
-            inbox.post { $0.storeError = box.error }
+            inbox.saveFailures.record(error)   // kept past shutdown, when the message below is refused
+            inbox.send(.storeFailed(ErrorBox(error: error)))
         }
     }
 }

@@ -9,7 +9,7 @@ extension DownloadRecord {
     ///   message naming the part (on such a file system its writes would fail as well).
     func inspectingPart(rebooted: Bool, problem: inout DownloadError?) -> DownloadRecord {
         var record = self
-        if record.status == .downloading { record.apply(.requeue) }   // interrupted by a stop or a kill
+        if record.status == .downloading { record.move(.requeue, problem: &problem) }   // interrupted by a stop or a kill
         guard let path = record.filePath, record.status != .completed else { return record }
         let partPath = PartFile.path(for: path)
         if var size = PartFile.size(at: partPath) {
@@ -31,7 +31,7 @@ extension DownloadRecord {
                     } else {
                         let error = DownloadError(.fileSystem, "cannot cut \(partPath) back to its last flushed byte after the machine restarted, nor remove it (\(reason)): its end may be garbage; delete it, then retry")
                         problem = error
-                        if record.status != .failed { record.apply(.fail) }
+                        if record.status != .failed { record.move(.fail, problem: &problem) }
                         record.lastError = error
                     }
                 }
@@ -40,12 +40,20 @@ extension DownloadRecord {
         } else if let total = record.total, PartFile.size(at: path) == total, record.status != .failed {
             // Stopped between the rename and saving the row: the file in place is whole
             // (it is renamed only after an fsync).
-            record.apply(.foundComplete)
+            record.move(.foundComplete, problem: &problem)
             record.bytes = total
         } else {
             record.bytes = 0
         }
         return record
+    }
+
+    /// Moves a record read from its row (no transfer runs for it): a refusal, a fault of this
+    /// code, is `problem`, reported with the restore's (`persistenceError`).
+    private mutating func move(_ event: DownloadLifecycle.Event, problem: inout DownloadError?) {
+        if case .refuse(let reason) = handle(.lifecycle(event)) {
+            problem = DownloadError(.engineFault, "internal error: \(reason) (download \(request.id), read from the queue)")
+        }
     }
 
     /// Cuts the part at `path` back to `length`, never through a symbolic link (a link there is

@@ -17,9 +17,7 @@ final class Placer: Sendable {
         files = BatchingQueue(label: "monsoon.placement") { batch in
             let results = Placement.performBatch(batch)
             // Their rows go to the disk worker together: one transaction for the batch.
-            inbox.post { loop in
-                for (id, result) in results { loop.placementFinished(id, result) }
-            }
+            inbox.send(.placed(results))
         }
     }
 

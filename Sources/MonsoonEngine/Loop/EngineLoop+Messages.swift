@@ -1,0 +1,71 @@
+import Foundation
+
+/// What the engine's other threads hand back to the transfer thread: the disk worker's answers,
+/// the placer's results, a volume's measurement, a part's flush. Facts only: the loop takes each
+/// in on its own thread (`receive`); the senders never touch its fields.
+extension EngineLoop {
+    enum Message: Sendable {
+        /// Attempts the disk worker planned from the parts on disk (`startPrepared`).
+        case startsPrepared([(DownloadID, StartPreparation.Outcome)])
+        /// Parts the disk worker named and opened, or could not (`bodyPrepared`).
+        case bodiesPrepared([(BodyPreparation, BodyPreparation.Outcome)])
+        /// Saves committed, and rows deleted (by id and sequence).
+        case rowsSaved([DownloadID], deleted: [(DownloadID, Int)])
+        /// A save or a read failed (kept for `persistenceError`).
+        case storeFailed(ErrorBox)
+        /// Finished files placed, or not (`placementFinished`).
+        case placed([(DownloadID, Result<Void, DownloadError>)])
+        /// A volume's free bytes (nil: unknown), measured when `written` was `writtenAtRequest`.
+        case spaceMeasured(volume: UInt64, free: Int?, writtenAtRequest: Int)
+        /// A running part was flushed up to `length` (`flushed`: it worked), for its checkpoint:
+        /// taken only if the same attempt still runs on the same part.
+        case checkpointFlushed(DownloadID, attempt: ObjectIdentifier, epoch: Int, length: Int, flushed: Bool)
+        /// A part closed at shutdown was flushed up to `length`: its checkpoint, if still its part.
+        case stoppedPartFlushed(DownloadID, epoch: Int, length: Int, flushed: Bool)
+        /// The disk worker's answer while it restores the queue.
+        case restored(Restored)
+    }
+
+    func receive(_ message: Message) {
+        switch message {
+        case .startsPrepared(let starts):
+            for (id, outcome) in starts { startPrepared(id, outcome) }
+        case .bodiesPrepared(let outcomes):
+            for (preparation, outcome) in outcomes {
+                bodyPrepared(preparation.row.request.id, sequence: preparation.row.sequence, attempt: preparation.attempt, outcome)
+            }
+        case .rowsSaved(let saved, let deleted):
+            rowsSaved(saved, deleted: deleted)
+        case .storeFailed(let box):
+            storeError = box.error
+        case .placed(let results):
+            for (id, result) in results { placementFinished(id, result) }
+        case .spaceMeasured(let volume, let free, let writtenAtRequest):
+            spaceMeasured(volume, free, writtenAtRequest: writtenAtRequest)
+        case .checkpointFlushed(let id, let attempt, let epoch, let length, let flushed):
+            // Only the same transfer on the same part: never a record reloaded or restarted since.
+            guard var record = records.hot[id], let current = running[id], ObjectIdentifier(current) == attempt else { return }
+            current.checkpointInFlight = false
+            guard flushed, record.partEpoch == epoch, length > record.checkpoint, length <= current.fileSize else { return }
+            record.checkpoint = length
+            records[id] = record
+        case .stoppedPartFlushed(let id, let epoch, let length, let flushed):
+            if flushed, var record = records[id], record.partEpoch == epoch, length > record.checkpoint {
+                record.checkpoint = length
+                records[id] = record
+                persist(id)
+            }
+            records.letGo(id)
+        case .restored(let restored):
+            self.restored(restored)
+        }
+    }
+}
+
+extension EngineInbox {
+    /// Sends the loop a message; false once the engine has shut down.
+    @discardableResult
+    func send(_ message: EngineLoop.Message) -> Bool {
+        post { $0.receive(message) }
+    }
+}
