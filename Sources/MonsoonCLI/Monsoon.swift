@@ -130,10 +130,3 @@ extension Result where Failure == Error {
 /// A command's failure as a message and an exit status. The message is printed after
 /// `monsoon: `: it starts lowercase (but for a name, a path, a URL or quoted input) and has no
 /// closing period; what to do follows a `;` ("…; list them with 'monsoon downloads'").
-struct CLIError: Error {
-    var message: String
-    var status: Int32 = ExitStatus.failure
-
-    /// A mistake in the command line found as the command runs: printed with the command's usage.
-    static func usage(_ message: String) -> CLIError { CLIError(message: message, status: ExitStatus.usage) }
-}

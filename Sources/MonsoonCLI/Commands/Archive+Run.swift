@@ -219,7 +219,7 @@ extension Archive {
             for id in ids { try await manager.retry(id) }
             try await manager.claim(ids)
         } catch {
-            throw await QueueRun.shutDown(manager, failing: CLIError(message: "cannot start the archive's downloads: \(error)"), context: context)
+            throw await QueueRun.shutDown(manager, failing: QueueRun.refusal("cannot start the archive's downloads", error), context: context)
         }
         // A link refused because it expired (a private feed's) is renewed from the feed.
         let renewal = LinkRenewal(manager: manager, databasePath: episodes.home.databasePath, downloads: ids)

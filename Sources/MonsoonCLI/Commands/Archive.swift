@@ -92,7 +92,7 @@ struct Archive: RunnableCommand {
         let root = try episodes.downloadRoot(out, context: context)
         var naming: NamingTemplate
         do { naming = try template.map { try NamingTemplate($0) } ?? episodes.settings.template() } catch {
-            throw CLIError(message: "\(error)")
+            throw CLIError(error)
         }
         do { if try portableNames || episodes.settings.portableNames() { naming.portable = true } } catch {
             throw CLIError(message: "cannot read the settings: \(error)")

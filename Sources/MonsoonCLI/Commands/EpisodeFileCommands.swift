@@ -147,7 +147,7 @@ struct EpisodeFileSession {
             let database = try Database(path: home.databasePath)
             return EpisodeFileSession(files: try EpisodeFiles(database: database), settings: try Settings(database: database))
         } catch {
-            throw CLIError(message: "\(error)")
+            throw CLIError(error)
         }
     }
 

@@ -112,7 +112,7 @@ struct Get: RunnableCommand {
             let fresh = try await manager.enqueue(contentsOf: plan.requests(folder: folder))
             report(plan, fresh: fresh, to: reporter, context: context)
         } catch {
-            throw await QueueRun.shutDown(manager, failing: CLIError(message: "cannot queue the downloads: \(error)"), context: context)
+            throw await QueueRun.shutDown(manager, failing: QueueRun.refusal("cannot queue the downloads", error), context: context)
         }
         let status = await session.run(reporting: reporter) { runReport?.observe($0) }
         try output.write(runReport, command: "get", context: context)

@@ -73,7 +73,7 @@ struct RunQueue: RunnableCommand {
         let session = QueueRun(manager, context: context, global: global)
         if let space, !space.fitsWhole {
             do { try await manager.claim(space.fits) } catch {
-                throw await QueueRun.shutDown(manager, failing: CLIError(message: "cannot start the downloads: \(error)"), context: context)
+                throw await QueueRun.shutDown(manager, failing: QueueRun.refusal("cannot start the downloads", error), context: context)
             }
         }
         // Restoring may have completed some (killed between a file's rename and its row): count

@@ -18,7 +18,7 @@ struct EpisodeSession {
             return EpisodeSession(home: home, store: try DownloadStore(database: database), queue: try EpisodeQueue(database: database),
                                   settings: try Settings(database: database), environment: context.environment)
         } catch {
-            throw CLIError(message: "\(error)")
+            throw CLIError(error)
         }
     }
 

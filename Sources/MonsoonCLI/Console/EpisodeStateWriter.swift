@@ -24,7 +24,7 @@ final class EpisodeStateWriter: @unchecked Sendable {
             files = try EpisodeFiles(database: database)
             settings = try Settings(database: database)
         } catch {
-            throw CLIError(message: "\(error)")
+            throw CLIError(error)
         }
     }
 

@@ -64,7 +64,7 @@ struct Home {
         do {
             return try DownloadStore(path: databasePath)
         } catch {
-            throw CLIError(message: "\(error)")
+            throw CLIError(error)
         }
     }
 
@@ -73,7 +73,7 @@ struct Home {
         do {
             return try Settings(database: try Database(path: databasePath))
         } catch {
-            throw CLIError(message: "\(error)")
+            throw CLIError(error)
         }
     }
 }

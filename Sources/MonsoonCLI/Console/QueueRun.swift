@@ -120,6 +120,12 @@ struct QueueRun {
         return CLIError(message: failure.message, status: saving.status == ExitStatus.diskFull ? ExitStatus.diskFull : failure.status)
     }
 
+    /// The command's error when the engine refused to queue or start its downloads (`what` says
+    /// which): exit 3 when it could not save them for a full database disk, else 1.
+    static func refusal(_ what: String, _ error: Error) -> CLIError {
+        CLIError(error, what)
+    }
+
     /// The command's error for a failure to save the queue: exit 3 when the disk holding the
     /// database is full (as for a download's own disk), else 1.
     static func saveFailure(_ error: Error) -> CLIError {
@@ -132,7 +138,8 @@ struct QueueRun {
         do {
             return try await DownloadManager.open(configuration: configuration, databasePath: home.databasePath, watchesOtherProcesses: watches)
         } catch {
-            throw CLIError(message: "\(error)")
+            // Opening writes (the schema, the journal): a full disk there is a full disk too.
+            throw CLIError(error)
         }
     }
 }

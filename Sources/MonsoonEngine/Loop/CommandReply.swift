@@ -10,7 +10,7 @@ struct CommandReply<T: Sendable>: Sendable {
     func callAsFunction(_ loop: EngineLoop, _ result: Result<T, DownloadManagerError>) {
         loop.afterSaving { error in
             if case .success = result, let error {
-                deliver(.failure(.storage("could not save the change: \(error)")))
+                deliver(.failure(.storage("could not save the change", cause: error)))
             } else {
                 deliver(result)
             }

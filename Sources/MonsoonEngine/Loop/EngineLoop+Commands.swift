@@ -137,7 +137,7 @@ extension EngineLoop {
                 loop.forEach(all, { loop, id in _ = loop.pause(id) }, done: { loop, result in reply(loop, result) }, ifClosed: reply.shutDown)
             case .failure(let box):
                 loop.storeError = box.error
-                reply(loop, .failure(.storage("could not pause every download: \(box.error)")))
+                reply(loop, .failure(.storage("could not pause every download", cause: box.error)))
             }
         }, ifClosed: reply.shutDown)
     }
@@ -156,7 +156,7 @@ extension EngineLoop {
                 loop.forEach(paused.union(ids).sorted(), { loop, id in _ = loop.resume(id) }, done: { loop, result in reply(loop, result) }, ifClosed: reply.shutDown)
             case .failure(let box):
                 loop.storeError = box.error
-                reply(loop, .failure(.storage("could not resume every paused download: \(box.error)")))
+                reply(loop, .failure(.storage("could not resume every paused download", cause: box.error)))
             }
         }, ifClosed: reply.shutDown)
     }
@@ -289,7 +289,7 @@ extension EngineLoop {
                 reply(loop, .success(shape(loop, value)))
             case .failure(let box):
                 loop.storeError = box.error
-                reply(loop, .failure(.storage("could not read the queue: \(box.error)")))
+                reply(loop, .failure(.storage("could not read the queue", cause: box.error)))
             }
         }, ifClosed: reply.shutDown)
     }

@@ -140,7 +140,7 @@ extension EngineLoop {
         } catch let refusal as DownloadManagerError {
             return .failure(refusal)
         } catch {
-            return .failure(.storage("could not save the downloads: \(error)"))
+            return .failure(.storage("could not save the downloads", cause: error))
         }
     }
 

@@ -80,7 +80,7 @@ extension EngineLoop {
                 loop.records.endPreload()
             case .failure(let box):
                 loop.storeError = box.error
-                body(loop, .failure(.storage("could not read the queue: \(box.error)")))
+                body(loop, .failure(.storage("could not read the queue", cause: box.error)))
             }
         }, ifClosed: ifClosed)
     }
@@ -259,7 +259,7 @@ extension EngineLoop {
                 done(loop, .success(()))
             case .failure(let box):
                 loop.storeError = box.error
-                done(loop, .failure(.storage("could not read the queue: \(box.error)")))
+                done(loop, .failure(.storage("could not read the queue", cause: box.error)))
             }
         }, ifClosed: {})
     }

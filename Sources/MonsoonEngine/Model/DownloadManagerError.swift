@@ -1,3 +1,5 @@
+import MonsoonStore
+
 /// Why a manager call was refused.
 ///
 /// A struct around an open set of codes (as swift-system's `Errno`), so a new reason never
@@ -24,6 +26,8 @@ public struct DownloadManagerError: Error, Sendable, Hashable, CustomStringConve
         public static let shutDown = Code(rawValue: "shutDown")
         /// The queue could not be read or saved (the database is busy for too long, or the disk failed).
         public static let storage = Code(rawValue: "storage")
+        /// The queue could not be saved: the disk holding the database is full.
+        public static let storageFull = Code(rawValue: "storageFull")
     }
 
     /// The kind of refusal, for deciding what to do about it.
@@ -64,5 +68,13 @@ public struct DownloadManagerError: Error, Sendable, Hashable, CustomStringConve
     /// The queue could not be read or saved; `message` says why.
     public static func storage(_ message: String) -> DownloadManagerError {
         DownloadManagerError(.storage, message)
+    }
+
+    /// The queue could not be read or saved for `cause`, said after `message`: `storageFull`
+    /// when the disk holding the database is full (a caller may wait for room, or exit as for
+    /// any full disk), else `storage`.
+    public static func storage(_ message: String, cause: Error) -> DownloadManagerError {
+        let full = (cause as? StoreError)?.isDiskFull ?? false
+        return DownloadManagerError(full ? .storageFull : .storage, "\(message): \(cause)")
     }
 }
