@@ -45,7 +45,7 @@ extension EngineLoop {
     /// Runs `read` on the disk worker (with the store, after everything handed to it before),
     /// then `body` back on this thread with its result; `ifClosed` instead when the engine shut
     /// down meanwhile. The transfer thread never waits for the disk or the database.
-    func onWorker<T: Sendable>(_ read: @escaping @Sendable (DownloadStore?) -> T,
+    func onWorker<T: Sendable>(_ read: @escaping @Sendable ((any QueueStore)?) -> T,
                                then body: @escaping @Sendable (EngineLoop, T) -> Void,
                                ifClosed: @escaping @Sendable () -> Void) {
         let inbox = self.inbox
@@ -148,7 +148,7 @@ extension EngineLoop {
     /// Loads the queue as it was left: downloading becomes queued again (its part
     /// resumes with Range), waiting-to-retry keeps its time, the rest stay as they are.
     /// Runs before the first transfer starts (the one time this thread reads the store).
-    func restore(from store: DownloadStore) {
+    func restore(from store: any QueueStore) {
         // After a reboot, bytes past the last flush may be garbage: cut parts back to their checkpoints.
         var stored: String?
         var storedWasRead = false
@@ -163,7 +163,7 @@ extension EngineLoop {
         // read is skipped (and reported), not the end of the restore.
         note {
             try store.transaction {
-                try store.forEachRecord(where: "1", skippingUnreadable: {
+                try store.forEachRecord(after: 0, skippingUnreadable: {
                     self.storeError = $0
                     cutFailed = true   // its part was not looked at
                 }) { record in
@@ -231,9 +231,9 @@ extension EngineLoop {
 
     /// The rows past `sequence` (AUTOINCREMENT numbers every process's rows after all earlier
     /// ones), each with its part inspected. Disk worker.
-    static func newRows(in store: DownloadStore, after sequence: Int) throws -> NewRows {
+    static func newRows(in store: any QueueStore, after sequence: Int) throws -> NewRows {
         var found = NewRows()
-        try store.forEachRecord(where: "seq > ?", [sequence], skippingUnreadable: { found.unreadable = found.unreadable ?? ErrorBox(error: $0) }) { row in
+        try store.forEachRecord(after: sequence, skippingUnreadable: { found.unreadable = found.unreadable ?? ErrorBox(error: $0) }) { row in
             var unused: DownloadError?   // set only when cutting back after a reboot, which this is not
             found.rows.append((row, row.inspectingPart(rebooted: false, problem: &unused)))
         }
