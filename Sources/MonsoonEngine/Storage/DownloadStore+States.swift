@@ -40,11 +40,14 @@ extension DownloadStore {
             finalURL: row.text(8), etag: row.text(9), lastModified: row.text(10), root: row.text(11), updated: row.date(12) ?? .distantPast)
     }
 
+    /// Ids per statement: below SQLite's oldest limit on parameters (999).
+    static let chunkSize = 500
+
     /// Runs `body` once per chunk of `ids`, with the chunk's placeholders ("?, ?, …") and
     /// values: SQLite allows a limited number of parameters per statement.
     static func inChunks(_ ids: [DownloadID], _ body: (String, [SQLValueConvertible]) throws -> Void) throws {
-        for start in stride(from: 0, to: ids.count, by: 500) {
-            let slice = ids[start..<min(ids.count, start + 500)]
+        for start in stride(from: 0, to: ids.count, by: chunkSize) {
+            let slice = ids[start..<min(ids.count, start + chunkSize)]
             try body(Array(repeating: "?", count: slice.count).joined(separator: ", "), slice.map(\.rawValue))
         }
     }

@@ -124,7 +124,8 @@ public final class DownloadStore: QueueStore {
         try Self.inChunks(ids) { marks, values in
             try forEachRecord(where: "id IN (\(marks))", values, skippingUnreadable: skippingUnreadable) { found.append($0) }
         }
-        return found
+        // Each chunk comes in enqueue order; so does the whole, when there were several.
+        return ids.count > Self.chunkSize ? found.sorted { $0.sequence < $1.sequence } : found
     }
 
     /// Forgets every download in one of `statuses` (their files stay); returns how many.

@@ -97,7 +97,7 @@ package protocol QueueStore: AnyObject {
 
     // MARK: The podcast layer
 
-    /// What the queue says of the downloads with these ids (those that exist), in one call.
+    /// What the queue says of the downloads with these ids (those that exist, in no set order), in one call.
     func states(of ids: [DownloadID]) throws -> [StoredDownloadState]
     /// What the queue says of the downloads whose id starts with `prefix`, changed at or after
     /// `since` (all of them for nil), in enqueue order.
