@@ -141,12 +141,13 @@ public final class EpisodeQueue {
     /// The queue in order, each episode with its podcast's name and its download as the
     /// engine last saved it.
     public func entries() throws -> [QueueEntry] {
+        let offset = Episode.columnCount   // counted once: it splits the column list
         let rows = try database.statement("""
             SELECT \(Episode.prefixedColumns("e")), p.title, p.feed_url
             FROM episodes e JOIN podcasts p ON p.id = e.podcast_id
             WHERE e.queue_position IS NOT NULL ORDER BY e.queue_position, e.id
             """).query { row in
-            (Episode(row), FallbackName.podcast(title: row.text(Episode.columnCount), feedURL: row.text(Episode.columnCount + 1)))
+            (Episode(row), FallbackName.podcast(title: row.text(offset), feedURL: row.text(offset + 1)))
         }
         // Then their downloads, by id, in batches (no join: the engine's queue may be elsewhere).
         let states = try downloadStates(of: rows.map(\.0.id))
