@@ -1,7 +1,8 @@
 import Foundation
 import MonsoonStore
 
-/// The persistent download queue: one row per download, in SQLite.
+/// The persistent download queue: one row per download, in SQLite (the `QueueStore` the
+/// engine, the podcast layer and the CLI use today).
 ///
 /// The engine's transfer thread keeps one `DownloadStore` and writes each state
 /// change as one small transaction; progress at most once a second per download.
