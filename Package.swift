@@ -55,7 +55,7 @@ let package = Package(
         .executableTarget(name: "monsoon-feed-bench", dependencies: ["MonsoonPodcasts", "CLibXML2"], path: "Benchmarks/FeedBenchmark"),
 
         // The command-line tool: commands live in a library so tests can run them in-process.
-        .target(name: "MonsoonCLI", dependencies: ["MonsoonPodcasts", "MonsoonEngine"]),
+        .target(name: "MonsoonCLI", dependencies: ["MonsoonPodcasts", "MonsoonEngine", "MonsoonStore"]),
         .executableTarget(name: "monsoon", dependencies: ["MonsoonCLI"]),
 
         // The loopback HTTP server with fault injection, for tests, the demo and benchmarks.
@@ -66,7 +66,7 @@ let package = Package(
 
         // Benchmarks, run by `make bench` (speed is measured there, never in tests).
         .executableTarget(name: "monsoon-queue-bench", dependencies: ["MonsoonEngine"], path: "Benchmarks/QueueBenchmark"),
-        .executableTarget(name: "monsoon-refresh-bench", dependencies: ["MonsoonPodcasts", "MonsoonTestServer"], path: "Benchmarks/RefreshBenchmark"),
+        .executableTarget(name: "monsoon-refresh-bench", dependencies: ["MonsoonPodcasts", "MonsoonEngine", "MonsoonStore", "MonsoonTestServer"], path: "Benchmarks/RefreshBenchmark"),
 
         // `make soak`: downloads through the faulty test server while monsoon is killed again and again.
         .executableTarget(name: "monsoon-soak", dependencies: ["MonsoonStore", "MonsoonTestServer"], path: "Tests/Soak"),
@@ -77,10 +77,10 @@ let package = Package(
         .systemLibrary(name: "CLibFuzzer", path: "CLibFuzzer"),
         .executableTarget(name: "monsoon-fuzz", dependencies: ["MonsoonPodcasts", "CLibFuzzer"]),
 
-        .testTarget(name: "MonsoonPodcastsTests", dependencies: ["MonsoonPodcasts", "MonsoonTestServer"]),
-        .testTarget(name: "MonsoonStoreTests", dependencies: ["MonsoonStore"]),
-        .testTarget(name: "MonsoonEngineTests", dependencies: ["MonsoonEngine", "MonsoonTestServer"]),
-        .testTarget(name: "MonsoonCLITests", dependencies: ["MonsoonCLI", "MonsoonEngine", "MonsoonPodcasts", "MonsoonTestServer"]),
+        .testTarget(name: "MonsoonPodcastsTests", dependencies: ["MonsoonPodcasts", "MonsoonEngine", "MonsoonStore", "MonsoonTestServer"]),
+        .testTarget(name: "MonsoonStoreTests", dependencies: ["MonsoonStore", "CSQLite"]),
+        .testTarget(name: "MonsoonEngineTests", dependencies: ["MonsoonEngine", "MonsoonStore", "MonsoonTestServer"]),
+        .testTarget(name: "MonsoonCLITests", dependencies: ["MonsoonCLI", "MonsoonEngine", "MonsoonPodcasts", "MonsoonStore", "MonsoonTestServer"]),
         .testTarget(name: "MonsoonTestServerTests", dependencies: ["MonsoonTestServer"]),
     ],
     swiftLanguageModes: [.v6]

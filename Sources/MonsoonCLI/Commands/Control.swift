@@ -43,7 +43,7 @@ enum Control {
     /// engine's own rules apply either way.
     /// - Returns: true when applied here, false when the running monsoon took them.
     @discardableResult
-    static func perform(_ commands: [DownloadCommand], home: Home, store: DownloadStore) async throws -> Bool {
+    static func perform(_ commands: [DownloadCommand], home: Home, store: any QueueStore) async throws -> Bool {
         guard !commands.isEmpty else { return true }
         guard let lock = try await HomeLock.acquire(path: home.lockPath, role: .brief) else {
             do {
@@ -99,7 +99,7 @@ enum Control {
     }
 
     /// What `pause --all` and `resume --all` say when they find nothing to act on.
-    private static func nothingToDo(_ command: DownloadCommand, _ store: DownloadStore) throws -> String? {
+    private static func nothingToDo(_ command: DownloadCommand, _ store: any QueueStore) throws -> String? {
         let counts: [DownloadStatus: Int]
         do { counts = try store.counts() } catch { throw CLIError(message: "cannot read the download queue: \(error)") }
         switch command {
@@ -114,9 +114,9 @@ enum Control {
 
     /// Waits (up to 10 s) until the running monsoon has taken every posted command. Another
     /// process's commit cannot wake this one, so it looks at the table a few times a second.
-    static func waitUntilTaken(_ store: DownloadStore, otherwise message: String) async throws {
+    static func waitUntilTaken(_ store: any QueueStore, otherwise message: String) async throws {
         let deadline = Date().addingTimeInterval(10)
-        while try store.hasPendingCommands() {
+        while try store.hasPendingCommands(through: .max) {
             if Date() > deadline { throw CLIError(message: message) }
             try await Task.sleep(nanoseconds: 50_000_000)
         }

@@ -164,7 +164,7 @@ struct Unsubscribe: RunnableCommand {
         }
         try await LibrarySession.open(global, context: context).run { try $0.unsubscribe(found.id) }
         do {
-            _ = try episodes.store.forget(ids.map(EpisodeQueue.downloadID(ofEpisode:)))
+            _ = try episodes.store.forget(ids.map(EpisodeQueue.downloadID(ofEpisode:)), ifIn: [.completed, .failed])
         } catch {
             throw CLIError(message: "unsubscribed, but could not forget its finished downloads: \(error)")
         }

@@ -110,7 +110,7 @@ struct RunQueue: RunnableCommand {
     }
 
     /// What fits of the queue on the disk, or nil when nothing is pending.
-    private static func spacePlan(_ store: DownloadStore, reserve: Int) throws -> SpacePlan? {
+    private static func spacePlan(_ store: any QueueStore, reserve: Int) throws -> SpacePlan? {
         let pending: [(id: DownloadID, remaining: Int?, folder: String)]
         do { pending = try store.pending() } catch { throw CLIError(message: "cannot read the download queue: \(error)") }
         guard let first = pending.first else { return nil }

@@ -6,7 +6,7 @@ import MonsoonStore
 /// The episode queue of a home and the engine's queue beside it, for one command.
 struct EpisodeSession {
     let home: Home
-    let store: DownloadStore
+    let store: any QueueStore
     let queue: EpisodeQueue
     let settings: Settings
     let environment: [String: String]
@@ -15,7 +15,8 @@ struct EpisodeSession {
         let home = try Home(option: global.home, context: context)
         do {
             let database = try Database(path: home.databasePath)
-            return EpisodeSession(home: home, store: try DownloadStore(database: database), queue: try EpisodeQueue(database: database),
+            let store = try DownloadStore(database: database)
+            return EpisodeSession(home: home, store: store, queue: try EpisodeQueue(database: database, downloads: store),
                                   settings: try Settings(database: database), environment: context.environment)
         } catch {
             throw CLIError(error)

@@ -9,7 +9,7 @@ struct HandOffFollower {
     let global: GlobalOptions
     let transfer: TransferOptions
     let home: Home
-    let store: DownloadStore
+    let store: any QueueStore
     let reporter: GetReporter
     let context: CommandContext
     /// Downloads at once after a takeover, when `-j` is not given (nil: the setting).
@@ -95,7 +95,7 @@ struct HandOffFollower {
     }
 
     /// Tells the reporter what the store says of its unsettled downloads; a missing one was removed.
-    private static func read(_ reporter: GetReporter, from store: DownloadStore) throws {
+    private static func read(_ reporter: GetReporter, from store: any QueueStore) throws {
         let unsettled = reporter.unsettled
         let rows: [Download]
         do { rows = try store.downloads(withIDs: unsettled) } catch { throw CLIError(message: "cannot follow the downloads in the queue: \(error)") }

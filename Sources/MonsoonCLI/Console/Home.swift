@@ -60,7 +60,7 @@ struct Home {
     }
 
     /// Opens the download queue, with a one-line error for a damaged, foreign or newer database.
-    func openStore() throws -> DownloadStore {
+    func openStore() throws -> any QueueStore {
         do {
             return try DownloadStore(path: databasePath)
         } catch {

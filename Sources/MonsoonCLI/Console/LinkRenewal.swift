@@ -75,7 +75,7 @@ final class LinkRenewal: Sendable {
     /// Renews links, one at a time, until `end()` (or the task is cancelled). It has a connection
     /// and a library of its own, used by this task alone.
     func work() async {
-        let opened: Result<(PodcastLibrary, DownloadStore), Error> = Result {
+        let opened: Result<(PodcastLibrary, any QueueStore), Error> = Result {
             let database = try Database(path: databasePath)
             return (try PodcastLibrary(database: database, manager: manager), try DownloadStore(database: database))
         }
@@ -145,7 +145,7 @@ final class LinkRenewal: Sendable {
 
     /// The engine went idle: whether it has more to do because of renewals (wait for idle again),
     /// or the renewals are done (and nothing more is taken from now on).
-    private func settleNow(_ store: Result<DownloadStore, Error>) async -> Bool {
+    private func settleNow(_ store: Result<any QueueStore, Error>) async -> Bool {
         // Failures the event reader has not offered yet are still on their way to it (the engine
         // published them as it went idle): waited for, so they are renewed too, a few seconds at most.
         if !downloads.isEmpty {

@@ -1,7 +1,7 @@
 import Foundation
 
 /// One download as the engine keeps it.
-struct DownloadRecord: Sendable {
+package struct DownloadRecord: Sendable {
     var request: DownloadRequest
     var sequence: Int
     var host: String

@@ -246,7 +246,7 @@ extension EngineLoop {
                 records.hot.values.filter { $0.request.url == url }.sorted { $0.sequence < $1.sequence }.map { $0.snapshot() }
             }))
         }
-        readRows({ store in try urls.map { try store.rows(where: "url = ?", [$0.absoluteString]) } },
+        readRows({ store in try urls.map { try store.records(of: $0) } },
                  then: { loop, rows in rows.map { $0.map { (loop.records.hot[$0.request.id] ?? $0).snapshot() } } }, reply: reply)
     }
 
@@ -268,7 +268,7 @@ extension EngineLoop {
         // Each row becomes its (smaller) value as it is read: a large queue is in memory once.
         readRows({ store in
             var downloads: [Download] = []
-            try store.forEachRecord(where: "1") { downloads.append($0.snapshot()) }
+            try store.forEachRecord { downloads.append($0.snapshot()) }
             return downloads
         }, then: { loop, downloads in
             loop.records.hot.isEmpty ? downloads : downloads.map { loop.records.hot[$0.request.id]?.snapshot() ?? $0 }
@@ -276,7 +276,7 @@ extension EngineLoop {
     }
 
     /// Reads on the disk worker, then shapes the answer here (with what is in memory).
-    private func readRows<Read: Sendable, T: Sendable>(_ read: @escaping @Sendable (DownloadStore) throws -> Read,
+    private func readRows<Read: Sendable, T: Sendable>(_ read: @escaping @Sendable (any QueueStore) throws -> Read,
                                                        then shape: @escaping @Sendable (EngineLoop, Read) -> T, reply: CommandReply<T>) {
         onWorker({ store in
             Result { () throws -> Read in

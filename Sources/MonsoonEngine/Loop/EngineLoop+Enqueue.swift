@@ -95,7 +95,7 @@ extension EngineLoop {
 
     /// Disk worker: the rows, numbered and inserted (with a store), each with the bytes its part
     /// already holds; first the rows other processes added.
-    private static func insert(_ requests: [DownloadRequest], into store: DownloadStore?, replacing deletions: [(DownloadID, Int)],
+    private static func insert(_ requests: [DownloadRequest], into store: (any QueueStore)?, replacing deletions: [(DownloadID, Int)],
                                adoptingAfter after: Int) -> Result<Inserted, DownloadManagerError> {
         var written = Inserted()
         // Numbered in place below: a second array of the batch's records would double the

@@ -45,7 +45,7 @@ extension EngineLoop {
     /// Runs `read` on the disk worker (with the store, after everything handed to it before),
     /// then `body` back on this thread with its result; `ifClosed` instead when the engine shut
     /// down meanwhile. The transfer thread never waits for the disk or the database.
-    func onWorker<T: Sendable>(_ read: @escaping @Sendable (DownloadStore?) -> T,
+    func onWorker<T: Sendable>(_ read: @escaping @Sendable ((any QueueStore)?) -> T,
                                then body: @escaping @Sendable (EngineLoop, T) -> Void,
                                ifClosed: @escaping @Sendable () -> Void) {
         let inbox = self.inbox
@@ -161,7 +161,7 @@ extension EngineLoop {
 
     /// Reads every row and looks at its part (disk worker), handing them to `post` in chunks;
     /// stops reading once `post` fails (the engine shut down).
-    static func restore(from store: DownloadStore, post: @escaping (Restored) -> Bool) {
+    static func restore(from store: any QueueStore, post: @escaping (Restored) -> Bool) {
         var open = true
         func note(_ operation: () throws -> Void) {
             do { try operation() } catch { open = post(.problem(ErrorBox(error: error))) && open }
@@ -181,7 +181,7 @@ extension EngineLoop {
         // reported), not the end of the restore.
         note {
             try store.transaction {
-                try store.forEachRecord(where: "1", skippingUnreadable: {
+                try store.forEachRecord(after: 0, skippingUnreadable: {
                     open = post(.problem(ErrorBox(error: $0))) && open
                     cutFailed = true   // its part was not looked at
                 }) { record in
@@ -273,9 +273,9 @@ extension EngineLoop {
 
     /// The rows past `sequence` (AUTOINCREMENT numbers every process's rows after all earlier
     /// ones), each with its part inspected. Disk worker.
-    static func newRows(in store: DownloadStore, after sequence: Int) throws -> NewRows {
+    static func newRows(in store: any QueueStore, after sequence: Int) throws -> NewRows {
         var found = NewRows()
-        try store.forEachRecord(where: "seq > ?", [sequence], skippingUnreadable: { found.unreadable = found.unreadable ?? ErrorBox(error: $0) }) { row in
+        try store.forEachRecord(after: sequence, skippingUnreadable: { found.unreadable = found.unreadable ?? ErrorBox(error: $0) }) { row in
             var unused: DownloadError?   // set only when cutting back after a reboot, which this is not
             found.rows.append((row, row.inspectingPart(rebooted: false, problem: &unused)))
         }

@@ -93,7 +93,7 @@ final class EngineLoop {
     static let fetchBufferSize = 64 * 1024
 
     /// - Parameter workerStore: a second connection to the same database, for the disk worker.
-    init(configuration: EngineConfiguration, inbox: EngineInbox, hub: EventHub, store: DownloadStore?, workerStore: DownloadStore?) {
+    init(configuration: EngineConfiguration, inbox: EngineInbox, hub: EventHub, store: (any QueueStore)?, workerStore: (any QueueStore)?) {
         self.configuration = configuration
         self.inbox = inbox
         self.hub = hub

@@ -38,11 +38,11 @@ final class TransferThread: Sendable {
     final class Handover: @unchecked Sendable {
         // Safe: the creating thread lets go of the store once it is wrapped here, and
         // only the receiving thread takes it out (once), before using it.
-        private var store: DownloadStore?
-        init(_ store: DownloadStore?) { self.store = store }
+        private var store: (any QueueStore)?
+        init(_ store: (any QueueStore)?) { self.store = store }
 
         /// The store, which the box no longer holds (so it closes when its user lets go).
-        func take() -> DownloadStore? {
+        func take() -> (any QueueStore)? {
             defer { store = nil }
             return store
         }
@@ -50,7 +50,7 @@ final class TransferThread: Sendable {
 
     /// - Parameter stores: two connections to the queue's database (the loop's and its disk
     ///   worker's), or nil for a queue in memory.
-    init(configuration: EngineConfiguration, inbox: EngineInbox, hub: EventHub, stores: (DownloadStore, DownloadStore)?) {
+    init(configuration: EngineConfiguration, inbox: EngineInbox, hub: EventHub, stores: (any QueueStore, any QueueStore)?) {
         let exit = self.exit
         let handover = Handover(stores?.0)
         let workerHandover = Handover(stores?.1)

@@ -1,5 +1,4 @@
 import Foundation
-import MonsoonStore
 
 /// A change to the queue asked for by another process.
 ///
@@ -62,55 +61,6 @@ public enum DownloadCommand: Sendable, Equatable {
     }
 }
 
-extension DownloadStore {
-    /// Posts a command for the process running this queue; it applies it within about a second.
-    /// - Returns: the command's number, for `hasPendingCommands(through:)`.
-    @discardableResult
-    public func post(_ command: DownloadCommand) throws -> Int {
-        let row = command.row
-        try database.run("INSERT INTO download_commands (download_id, action, argument, created) VALUES (?, ?, ?, ?)", row.id, row.action, row.argument, Date())
-        return database.lastInsertRowID
-    }
-
-    /// Whether any posted command (or any up to number `seq`) still waits for the running process.
-    public func hasPendingCommands(through seq: Int = .max) throws -> Bool {
-        (try database.scalarInt("SELECT count(*) FROM download_commands WHERE seq <= ?", seq) ?? 0) > 0
-    }
-
-    /// The commands posted after `seq`, in order, with the last one's seq. Read only:
-    /// they are deleted once applied (`deleteCommands(through:)`), so a crash in between
-    /// applies them at the next start instead of losing them.
-    func commands(after seq: Int) throws -> (commands: [DownloadCommand], last: Int) {
-        var last = seq
-        let commands = try database.statement("SELECT seq, download_id, action, argument FROM download_commands WHERE seq > ? ORDER BY seq").query([seq]) { row in
-            last = max(last, row.int(0))
-            return DownloadCommand(id: row.text(1), action: row.text(2) ?? "", argument: row.text(3))
-        }
-        return (commands.compactMap { $0 }, last)
-    }
-
-    func deleteCommands(through seq: Int) throws {
-        try database.run("DELETE FROM download_commands WHERE seq <= ?", seq)
-    }
-
-    /// Adds downloads to the queue from a process that does not run it; the
-    /// running process takes them in when it sees `.adoptNewDownloads`.
-    /// - Returns: their ids (`d<N>` for requests with an empty id).
-    public func add(_ requests: [DownloadRequest]) throws -> [DownloadID] {
-        try database.write {
-            var sequence = try nextSequence()
-            return try requests.map { request in
-                var record = DownloadRecord(request: request, sequence: sequence, host: "")
-                if case .file(let path) = request.destination { record.filePath = path }
-                if request.id.rawValue.isEmpty { record.request.id = DownloadID("d\(sequence)") }
-                _ = try insert(record)
-                sequence += 1
-                return record.request.id
-            }
-        }
-    }
-}
-
 /// Watches the database for commands from other processes, on its own thread and
 /// connection: a cheap `PRAGMA data_version` check four times a second, so the
 /// transfer thread itself never polls. `stop()` wakes it at once; `join()` waits until it
@@ -130,7 +80,7 @@ final class CommandWatcher: Sendable {
         let finished = self.finished
         let handover = TransferThread.Handover(store)
         let thread = Thread {
-            var store: DownloadStore? = handover.take()
+            var store: (any QueueStore)? = handover.take()
             var lastVersion = -1
             var lastSeen = 0
             var failing = false
@@ -140,7 +90,7 @@ final class CommandWatcher: Sendable {
                 // is tried again at the next look (the commands stay in the table meanwhile) and
                 // reported for persistenceError, once until a read works again.
                 do {
-                    let version = try current.database.dataVersion()
+                    let version = try current.changeCounter()
                     if version != lastVersion {
                         let (commands, last) = try current.commands(after: lastSeen)
                         lastVersion = version

@@ -113,7 +113,7 @@ extension DiskWorker {
             return failure
         }
 
-        private func perform(_ item: Work, store: DownloadStore, into answers: inout Answers) throws {
+        private func perform(_ item: Work, store: any QueueStore, into answers: inout Answers) throws {
             switch item {
             case .save(let row, _):
                 try store.update(row)

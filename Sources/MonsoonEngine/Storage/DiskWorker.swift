@@ -26,7 +26,7 @@ final class DiskWorker: Sendable {
         case removeFiles([String], root: String?, afterCommit: Bool)
         /// Runs with the store's connection (nil without one), after everything before it is
         /// saved and outside any transaction: a read for the loop, or a write in its own transaction.
-        case job(@Sendable (DownloadStore?) -> Void)
+        case job(@Sendable ((any QueueStore)?) -> Void)
         /// Sends events once what came before them is saved.
         case publish([DownloadEvent])
         /// Runs once everything before it is saved, with the first saving error since the last `then`.
@@ -36,8 +36,8 @@ final class DiskWorker: Sendable {
     /// The store's connection, used on the worker's queue alone.
     final class Connection: @unchecked Sendable {
         // Safe: only ever touched from the worker's serial queue (and released with the worker).
-        let store: DownloadStore?
-        init(_ store: DownloadStore?) { self.store = store }
+        let store: (any QueueStore)?
+        init(_ store: (any QueueStore)?) { self.store = store }
     }
 
     private let queue: BatchingQueue<Work>
@@ -45,7 +45,7 @@ final class DiskWorker: Sendable {
     /// (with a store, the rows say so), so two never share a name.
     let claimedPaths: Locked<[String: DownloadID]>
 
-    init(store: DownloadStore?, inbox: EngineInbox, hub: EventHub) {
+    init(store: (any QueueStore)?, inbox: EngineInbox, hub: EventHub) {
         let drainer = Drainer(connection: Connection(store), inbox: inbox, hub: hub)
         claimedPaths = drainer.claimedPaths
         queue = BatchingQueue(label: "monsoon.disk") { drainer.drain($0) }

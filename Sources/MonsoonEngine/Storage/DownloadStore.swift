@@ -1,7 +1,8 @@
 import Foundation
 import MonsoonStore
 
-/// The persistent download queue: one row per download, in SQLite.
+/// The persistent download queue: one row per download, in SQLite (the `QueueStore` the
+/// engine, the podcast layer and the CLI use today).
 ///
 /// The engine's transfer thread keeps one `DownloadStore` and writes each state
 /// change as one small transaction; progress at most once a second per download.
@@ -9,7 +10,7 @@ import MonsoonStore
 /// queue and to post commands to the process that runs it.
 ///
 /// - Important: confined to one thread at a time, like its connection.
-public final class DownloadStore {
+public final class DownloadStore: QueueStore {
     let database: Database
 
     /// Markers for the statements on hot paths (see `Database.statement(_:_:)`).
@@ -119,15 +120,13 @@ public final class DownloadStore {
 
     /// - Parameter skippingUnreadable: given, a row that cannot be read goes to it and is left
     ///   out (the download then counts as not found) instead of failing the whole read.
-    func records(withIDs ids: [DownloadID], skippingUnreadable: ((Error) -> Void)? = nil) throws -> [DownloadRecord] {
+    package func records(withIDs ids: [DownloadID], skippingUnreadable: ((Error) -> Void)?) throws -> [DownloadRecord] {
         var found: [DownloadRecord] = []
-        // SQLite allows a limited number of parameters per statement.
-        for start in stride(from: 0, to: ids.count, by: 500) {
-            let slice = ids[start..<min(ids.count, start + 500)]
-            let marks = Array(repeating: "?", count: slice.count).joined(separator: ", ")
-            try forEachRecord(where: "id IN (\(marks))", slice.map(\.rawValue), skippingUnreadable: skippingUnreadable) { found.append($0) }
+        try Self.inChunks(ids) { marks, values in
+            try forEachRecord(where: "id IN (\(marks))", values, skippingUnreadable: skippingUnreadable) { found.append($0) }
         }
-        return found
+        // Each chunk comes in enqueue order; so does the whole, when there were several.
+        return ids.count > Self.chunkSize ? found.sorted { $0.sequence < $1.sequence } : found
     }
 
     /// Forgets every download in one of `statuses` (their files stay); returns how many.
@@ -136,8 +135,7 @@ public final class DownloadStore {
     /// `downloads clear` and `unsubscribe` use it).
     package func forget(withStatus statuses: Set<DownloadStatus>) throws -> Int {
         guard !statuses.isEmpty else { return 0 }
-        // The raw values are our own identifiers, safe to write into the SQL text.
-        let list = statuses.map { "'\($0.rawValue)'" }.sorted().joined(separator: ", ")
+        let list = Self.sqlList(statuses)
         return try database.write {
             try database.execute("DELETE FROM downloads WHERE status IN (\(list))")
             return database.changes
@@ -184,10 +182,16 @@ public final class DownloadStore {
     /// Forgets these downloads if they are finished (completed or failed); their files stay.
     /// Returns how many were forgotten. Package-wide, not public, as `forget(withStatus:)`.
     package func forget(_ ids: [DownloadID]) throws -> Int {
-        try database.write {
+        try forget(ids, ifIn: [.completed, .failed])
+    }
+
+    package func forget(_ ids: [DownloadID], ifIn statuses: Set<DownloadStatus>) throws -> Int {
+        guard !statuses.isEmpty else { return 0 }
+        let list = Self.sqlList(statuses)
+        return try database.write {
             var count = 0
-            for id in ids {
-                try database.run("DELETE FROM downloads WHERE id = ? AND status IN ('completed', 'failed')", id.rawValue)
+            try Self.inChunks(ids) { marks, values in
+                _ = try database.statement("DELETE FROM downloads WHERE id IN (\(marks)) AND status IN (\(list))").query(values) { _ in }
                 count += database.changes
             }
             return count
@@ -200,7 +204,15 @@ public final class DownloadStore {
         try database.dataVersion()
     }
 
-    func rows(where condition: String, _ values: [SQLValueConvertible] = []) throws -> [DownloadRecord] {
+    package func records(of url: URL) throws -> [DownloadRecord] {
+        try rows(where: "url = ?", [url.absoluteString])
+    }
+
+    package func forEachRecord(after sequence: Int, skippingUnreadable: ((Error) -> Void)?, _ body: (DownloadRecord) throws -> Void) throws {
+        try forEachRecord(where: "seq > ?", [sequence], skippingUnreadable: skippingUnreadable, body)
+    }
+
+    private func rows(where condition: String, _ values: [SQLValueConvertible] = []) throws -> [DownloadRecord] {
         try database.statement("SELECT \(Self.columns) FROM downloads WHERE \(condition) ORDER BY seq").query(values) { row in
             try DownloadRecord(row)
         }
@@ -208,7 +220,7 @@ public final class DownloadStore {
 
     /// Streams records one at a time, so a large queue is never all in memory. A row
     /// that cannot be read goes to `skippingUnreadable` when given, else throws.
-    func forEachRecord(where condition: String, _ values: [SQLValueConvertible] = [], skippingUnreadable: ((Error) -> Void)? = nil,
+    private func forEachRecord(where condition: String, _ values: [SQLValueConvertible] = [], skippingUnreadable: ((Error) -> Void)? = nil,
                        _ body: (DownloadRecord) throws -> Void) throws {
         // Its own SQL text, so its cached statement is never the one `rows(where:)` resets.
         let statement = try database.statement("SELECT \(Self.columns) FROM downloads WHERE \(condition) ORDER BY seq -- streamed")
@@ -229,23 +241,23 @@ public final class DownloadStore {
         }
     }
 
-    func record(withID id: DownloadID) throws -> DownloadRecord? {
+    package func record(withID id: DownloadID) throws -> DownloadRecord? {
         try rows(where: "id = ?", [id.rawValue]).first
     }
 
     /// The unfinished download whose file is `path`, if any.
-    func owner(ofPath path: String) throws -> DownloadID? {
+    package func owner(ofPath path: String) throws -> DownloadID? {
         try database.scalarText("SELECT id FROM downloads WHERE file_path = ? AND status != 'completed' LIMIT 1", path).map(DownloadID.init(rawValue:))
     }
 
-    func ids(withStatus status: DownloadStatus) throws -> [DownloadID] {
+    package func ids(withStatus status: DownloadStatus) throws -> [DownloadID] {
         try database.statement("SELECT id FROM downloads WHERE status = ? ORDER BY seq").query([status.rawValue]) { row in
             DownloadID(row.text(0) ?? "")
         }
     }
 
     /// The next sequence number AUTOINCREMENT would give.
-    func nextSequence() throws -> Int {
+    package func nextSequence() throws -> Int {
         let used = try database.scalarInt("SELECT seq FROM sqlite_sequence WHERE name = 'downloads'") ?? 0
         let highest = try database.scalarInt("SELECT max(seq) FROM downloads") ?? 0
         return max(used, highest) + 1
@@ -286,7 +298,7 @@ public final class DownloadStore {
     // MARK: - Writing (the disk worker, and the loop's inserts and deletes)
 
     /// Inserts a new download at `record.sequence` (0: the next one); returns its sequence number.
-    func insert(_ record: DownloadRecord) throws -> Int {
+    package func insert(_ record: DownloadRecord) throws -> Int {
         let statement = try database.statement(Self.insertKey, """
             INSERT INTO downloads (id, url, destination_kind, destination, priority, expected_size, expected_type, headers, user_info,
                 status, attempts, backoff_level, retry_at, error_code, error_message, error_status, bytes, total, checkpoint,
@@ -300,7 +312,7 @@ public final class DownloadStore {
     }
 
     /// Writes a download's state (everything but its identity and request).
-    func update(_ record: DownloadRecord) throws {
+    package func update(_ record: DownloadRecord) throws {
         let statement = try database.statement(Self.updateKey, """
             UPDATE downloads SET priority = ?2, status = ?3, attempts = ?4, backoff_level = ?5, retry_at = ?6,
                 error_code = ?7, error_message = ?8, error_status = ?9, bytes = ?10, total = ?11, checkpoint = ?12,
@@ -319,7 +331,7 @@ public final class DownloadStore {
     }
 
     /// Saves progress: bytes in the part and, after an fsync, the checkpoint.
-    func updateProgress(id: DownloadID, sequence: Int, bytes: Int, total: Int?, checkpoint: Int?) throws {
+    package func updateProgress(id: DownloadID, sequence: Int, bytes: Int, total: Int?, checkpoint: Int?) throws {
         if let checkpoint {
             try database.run("UPDATE downloads SET bytes = ?2, total = ?3, checkpoint = ?4, updated = ?5 WHERE id = ?1 AND seq = ?6",
                              id.rawValue, bytes, total, checkpoint, Date(), sequence)
@@ -329,27 +341,22 @@ public final class DownloadStore {
         }
     }
 
-    func meta(_ key: String) throws -> String? {
+    package func meta(_ key: String) throws -> String? {
         try database.scalarText("SELECT value FROM meta WHERE key = ?", key)
     }
 
-    func setMeta(_ key: String, _ value: String) throws {
+    package func setMeta(_ key: String, _ value: String) throws {
         try database.run("INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = ?2", key, value)
     }
 
-    func delete(_ id: DownloadID, sequence: Int) throws {
+    package func delete(_ id: DownloadID, sequence: Int) throws {
         try database.run("DELETE FROM downloads WHERE id = ? AND seq = ?", id.rawValue, sequence)
-    }
-
-    /// Runs `body` as one transaction (a batch of inserts, say).
-    func transaction<T>(_ body: () throws -> T) throws -> T {
-        try database.write(body)
     }
 
     /// `transaction`, with the write-ahead log flushed by the commit when `durably`, so a
     /// power cut cannot lose it (commits are not flushed otherwise: a crash loses none, a
     /// power cut may lose the last few, which only rolls state back).
-    func transaction<T>(durably: Bool, _ body: () throws -> T) throws -> T {
+    package func transaction<T>(durably: Bool, _ body: () throws -> T) throws -> T {
         guard durably else { return try database.write(body) }
         try database.execute("PRAGMA synchronous = FULL")
         // Failing to go back only leaves later commits flushed too: slower, never less safe.

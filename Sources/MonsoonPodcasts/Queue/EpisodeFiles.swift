@@ -8,12 +8,20 @@ import MonsoonStore
 /// - Important: like its database connection, used from one task at a time.
 public final class EpisodeFiles {
     let database: Database
+    /// The engine's queue, asked through its interface only: it may live in another database.
+    let downloads: any QueueStore
 
-    /// Opens the episode files of the library in `database`, creating the library's and the queue's tables when missing.
-    public init(database: Database) throws {
+    /// Opens the episode files of the library in `database`, creating the library's and the
+    /// queue's tables when missing (the engine's queue in the same SQLite file).
+    public convenience init(database: Database) throws {
+        try self.init(database: database, downloads: try DownloadStore(database: database))
+    }
+
+    /// Opens the episode files of the library in `database`, with the engine's queue in `downloads`.
+    package init(database: Database, downloads: any QueueStore) throws {
         self.database = database
+        self.downloads = downloads
         try LibrarySchema.migrator.migrate(database)
-        _ = try DownloadStore(database: database)
     }
 
     /// A downloaded episode's file as it is on disk now.
@@ -66,7 +74,8 @@ public final class EpisodeFiles {
     /// file whose size is not the one downloaded is not the episode's any more (another
     /// took its name) and is left alone. Episodes are done one after the other, file first:
     /// a failure midway leaves those before it done and the rest as they were (the one that
-    /// failed may be left "downloaded" with its file gone: `storage` names it missing).
+    /// failed may be left "downloaded" with its file gone: `storage` names it missing). The
+    /// engine's queue and the episodes are then updated once for all of them, in that order.
     /// - Throws: `LibraryError.notFound` for an id no episode has (then nothing is changed).
     public func delete(_ ids: [Int]) throws -> Deletion {
         var found: [(id: Int, state: String?, path: String?, bytes: Int)] = []
@@ -78,7 +87,22 @@ public final class EpisodeFiles {
             }
             found.append((id, row.0, row.1, row.2))
         }
+        // The roots of their downloads, in one query: a folder below one that became a link is not followed.
+        let roots = try downloads.states(of: found.map { EpisodeQueue.downloadID(ofEpisode: $0.id) })
+            .reduce(into: [DownloadID: String]()) { roots, state in roots[state.id] = state.root }
         var deletion = Deletion()
+        do {
+            try deleteFiles(found, roots: roots, into: &deletion)
+        } catch {
+            try reset(deletion.episodes)
+            throw error
+        }
+        try reset(deletion.episodes)
+        return deletion
+    }
+
+    private func deleteFiles(_ found: [(id: Int, state: String?, path: String?, bytes: Int)], roots: [DownloadID: String],
+                             into deletion: inout Deletion) throws {
         for (id, state, path, downloaded) in found {
             guard state == EpisodeDownloadState.downloaded.rawValue else {
                 deletion.skipped.append((id, state == "none" ? "not downloaded" : "\(state ?? "none"), not downloaded yet; take it out of the queue with 'monsoon queue remove \(id)'"))
@@ -86,7 +110,7 @@ public final class EpisodeFiles {
             }
             if let path, Self.isSafe(path) {
                 // A folder of the archive that became a link leads elsewhere: nothing there is ours to delete.
-                if let root = try database.scalarText("SELECT root FROM downloads WHERE id = ?", EpisodeQueue.downloadID(ofEpisode: id).rawValue),
+                if let root = roots[EpisodeQueue.downloadID(ofEpisode: id)],
                    let link = LocalFile.firstLink(below: root, in: (path as NSString).deletingLastPathComponent) {
                     deletion.skipped.append((id, "\(link) is a symbolic link, and Monsoon never deletes through one: \(path) left alone"))
                     continue
@@ -104,13 +128,22 @@ public final class EpisodeFiles {
                     deletion.warnings.append("\(path) was deleted, but the manifest in its folder could not be updated: \(error)")
                 }
             }
-            try database.write {
-                try database.run("UPDATE episodes SET download_state = 'none', file_name = NULL, bytes_on_disk = 0, download_error = NULL WHERE id = ?", id)
-                try database.run("DELETE FROM downloads WHERE id = ? AND status = 'completed'", EpisodeQueue.downloadID(ofEpisode: id).rawValue)
-            }
             deletion.episodes.append(id)
         }
-        return deletion
+    }
+
+    /// Resets episodes whose files are gone to not downloaded, after the engine's queue has
+    /// forgotten their finished downloads: in that order, so a failure in between leaves an
+    /// episode "downloaded" with its file missing (which `storage` shows), never one that the
+    /// next reconcile would mark downloaded again from a download still in the queue.
+    private func reset(_ ids: [Int]) throws {
+        guard !ids.isEmpty else { return }
+        _ = try downloads.forget(ids.map(EpisodeQueue.downloadID(ofEpisode:)), ifIn: [.completed])
+        try database.write {
+            for id in ids {
+                try database.run("UPDATE episodes SET download_state = 'none', file_name = NULL, bytes_on_disk = 0, download_error = NULL WHERE id = ?", id)
+            }
+        }
     }
 
     /// Marks episodes played or not; a played one's saved position goes back to the start.

@@ -13,12 +13,20 @@ import MonsoonStore
 /// - Important: like its database connection, used from one task at a time.
 public final class EpisodeQueue {
     let database: Database
+    /// The engine's queue, asked through its interface only: it may live in another database.
+    let downloads: any QueueStore
 
-    /// Opens the queue in the library's database (creating the tables it needs).
-    public init(database: Database) throws {
+    /// Opens the queue in the library's database (creating the tables it needs), with the
+    /// engine's queue in the same SQLite file.
+    public convenience init(database: Database) throws {
+        try self.init(database: database, downloads: try DownloadStore(database: database))
+    }
+
+    /// Opens the queue in the library's database, following the engine's queue in `downloads`.
+    package init(database: Database, downloads: any QueueStore) throws {
         self.database = database
+        self.downloads = downloads
         try LibrarySchema.migrator.migrate(database)
-        _ = try DownloadStore(database: database)   // the downloads table, for the joins below
     }
 
     /// The engine id of an episode's download.
@@ -133,50 +141,31 @@ public final class EpisodeQueue {
     /// The queue in order, each episode with its podcast's name and its download as the
     /// engine last saved it.
     public func entries() throws -> [QueueEntry] {
-        try database.statement("""
-            SELECT \(Episode.prefixedColumns("e")), p.title,
-                   d.status, d.bytes, d.total, d.retry_at,
-                   -- A queued download's error is an earlier attempt's, unless it waits for room on its disk.
-                   CASE WHEN d.status = 'queued' AND d.error_code IS NOT 'notEnoughDiskSpace' THEN NULL ELSE d.error_message END, p.feed_url
+        let offset = Episode.columnCount   // counted once: it splits the column list
+        let rows = try database.statement("""
+            SELECT \(Episode.prefixedColumns("e")), p.title, p.feed_url
             FROM episodes e JOIN podcasts p ON p.id = e.podcast_id
-            LEFT JOIN downloads d ON d.id = 'e' || e.id
             WHERE e.queue_position IS NOT NULL ORDER BY e.queue_position, e.id
             """).query { row in
-            let offset = Episode.columnCount
-            let download = row.text(offset + 1).flatMap(DownloadStatus.init(rawValue:)).map {
-                QueueEntry.DownloadState(status: $0, bytes: row.int(offset + 2), total: row.optionalInt(offset + 3),
-                                         retryAt: row.date(offset + 4), error: row.text(offset + 5))
+            (Episode(row), FallbackName.podcast(title: row.text(offset), feedURL: row.text(offset + 1)))
+        }
+        // Then their downloads, by id, in batches (no join: the engine's queue may be elsewhere).
+        let states = try downloadStates(of: rows.map(\.0.id))
+        return rows.map { episode, title in
+            let download = states[episode.id].map {
+                QueueEntry.DownloadState(status: $0.status, bytes: $0.bytes, total: $0.total, retryAt: $0.retryAt, error: $0.currentError)
             }
-            return QueueEntry(episode: Episode(row), podcastTitle: FallbackName.podcast(title: row.text(offset), feedURL: row.text(offset + 6)), download: download)
+            return QueueEntry(episode: episode, podcastTitle: title, download: download)
         }
     }
 
-    // MARK: - Following the engine
-
-    /// Copies the engine's state of episode downloads into the episodes (all of them, or
-    /// one): state, error, file, bytes; a completed one leaves the queue (positions may
-    /// then have gaps: what counts is their order).
-    public func reconcile(episode: Int? = nil) throws {
-        let filter = episode == nil ? "" : " AND episodes.id = \(episode ?? 0)"
-        try database.write {
-            try database.execute("""
-                UPDATE episodes SET
-                    download_state = CASE d.status WHEN 'completed' THEN 'downloaded' WHEN 'failed' THEN 'failed'
-                        WHEN 'paused' THEN 'paused' WHEN 'downloading' THEN 'downloading' ELSE 'queued' END,
-                    download_error = CASE WHEN d.status IN ('failed', 'waitingToRetry') OR (d.status = 'queued' AND d.error_code = 'notEnoughDiskSpace')
-                        THEN d.error_message ELSE NULL END,
-                    file_name = coalesce(d.file_path, episodes.file_name),
-                    bytes_on_disk = CASE WHEN d.status = 'completed' THEN d.bytes ELSE episodes.bytes_on_disk END,
-                    queue_position = CASE WHEN d.status = 'completed' THEN NULL ELSE episodes.queue_position END,
-                    archived_at = CASE WHEN d.status = 'completed' THEN coalesce(episodes.archived_at, d.updated) ELSE episodes.archived_at END,
-                    final_url = CASE WHEN d.status = 'completed' THEN d.final_url ELSE episodes.final_url END,
-                    etag = CASE WHEN d.status = 'completed' THEN d.etag ELSE episodes.etag END,
-                    last_modified = CASE WHEN d.status = 'completed' THEN d.last_modified ELSE episodes.last_modified END,
-                    sha256 = CASE WHEN d.status = 'completed' AND episodes.download_state = 'downloaded' AND episodes.file_name IS d.file_path
-                        THEN episodes.sha256 ELSE NULL END
-                FROM downloads d WHERE d.id = 'e' || episodes.id\(filter)
-                """)
+    /// The engine's state of these episodes' downloads, by episode id (those that have one).
+    func downloadStates(of episodes: [Int]) throws -> [Int: StoredDownloadState] {
+        var states: [Int: StoredDownloadState] = [:]
+        for state in try downloads.states(of: episodes.map(Self.downloadID(ofEpisode:))) {
+            if let episode = Self.episodeID(of: state.id), Self.downloadID(ofEpisode: episode) == state.id { states[episode] = state }
         }
+        return states
     }
 }
 

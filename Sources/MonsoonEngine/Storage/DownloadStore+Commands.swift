@@ -1,0 +1,52 @@
+import Foundation
+import MonsoonStore
+
+/// Commands from other processes for the one running the queue, and downloads they add.
+extension DownloadStore {
+    /// Posts a command for the process running this queue; it applies it within about a second.
+    /// - Returns: the command's number, for `hasPendingCommands(through:)`.
+    @discardableResult
+    public func post(_ command: DownloadCommand) throws -> Int {
+        let row = command.row
+        try database.run("INSERT INTO download_commands (download_id, action, argument, created) VALUES (?, ?, ?, ?)", row.id, row.action, row.argument, Date())
+        return database.lastInsertRowID
+    }
+
+    /// Whether any posted command (or any up to number `seq`) still waits for the running process.
+    public func hasPendingCommands(through seq: Int = .max) throws -> Bool {
+        (try database.scalarInt("SELECT count(*) FROM download_commands WHERE seq <= ?", seq) ?? 0) > 0
+    }
+
+    /// The commands posted after `seq`, in order, with the last one's seq. Read only:
+    /// they are deleted once applied (`deleteCommands(through:)`), so a crash in between
+    /// applies them at the next start instead of losing them.
+    package func commands(after seq: Int) throws -> (commands: [DownloadCommand], last: Int) {
+        var last = seq
+        let commands = try database.statement("SELECT seq, download_id, action, argument FROM download_commands WHERE seq > ? ORDER BY seq").query([seq]) { row in
+            last = max(last, row.int(0))
+            return DownloadCommand(id: row.text(1), action: row.text(2) ?? "", argument: row.text(3))
+        }
+        return (commands.compactMap { $0 }, last)
+    }
+
+    package func deleteCommands(through seq: Int) throws {
+        try database.run("DELETE FROM download_commands WHERE seq <= ?", seq)
+    }
+
+    /// Adds downloads to the queue from a process that does not run it; the
+    /// running process takes them in when it sees `.adoptNewDownloads`.
+    /// - Returns: their ids (`d<N>` for requests with an empty id).
+    public func add(_ requests: [DownloadRequest]) throws -> [DownloadID] {
+        try database.write {
+            var sequence = try nextSequence()
+            return try requests.map { request in
+                var record = DownloadRecord(request: request, sequence: sequence, host: "")
+                if case .file(let path) = request.destination { record.filePath = path }
+                if request.id.rawValue.isEmpty { record.request.id = DownloadID("d\(sequence)") }
+                _ = try insert(record)
+                sequence += 1
+                return record.request.id
+            }
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+
+/// A download's state as its queue last saved it, for those who follow the engine from
+/// outside (the podcast layer copies it into its episodes): what `QueueStore.states` answers.
+package struct StoredDownloadState: Sendable, Equatable {
+    package var id: DownloadID
+    package var status: DownloadStatus
+    /// Bytes downloaded so far (a completed download's size).
+    package var bytes: Int
+    /// The full length, once a response has told it.
+    package var total: Int?
+    /// When the next attempt may start, while waiting to retry.
+    package var retryAt: Date?
+    /// The last error, if any (an earlier attempt's too: see `currentError`).
+    package var errorCode: DownloadError.Code?
+    package var errorMessage: String?
+    /// The file's path, once named.
+    package var filePath: String?
+    /// Where the bytes came from after redirects, and the validators of the response.
+    package var finalURL: String?
+    package var etag: String?
+    package var lastModified: String?
+    /// The folder below which no symbolic link is followed, if the request named one.
+    package var root: String?
+    /// When the row was last written.
+    package var updated: Date
+
+    package init(id: DownloadID, status: DownloadStatus, bytes: Int = 0, total: Int? = nil, retryAt: Date? = nil,
+                 errorCode: DownloadError.Code? = nil, errorMessage: String? = nil, filePath: String? = nil, finalURL: String? = nil,
+                 etag: String? = nil, lastModified: String? = nil, root: String? = nil, updated: Date) {
+        self.id = id
+        self.status = status
+        self.bytes = bytes
+        self.total = total
+        self.retryAt = retryAt
+        self.errorCode = errorCode
+        self.errorMessage = errorMessage
+        self.filePath = filePath
+        self.finalURL = finalURL
+        self.etag = etag
+        self.lastModified = lastModified
+        self.root = root
+        self.updated = updated
+    }
+
+    /// The error that stands now: a queued download's error is an earlier attempt's, unless
+    /// it waits for room on its disk.
+    package var currentError: String? {
+        status == .queued && errorCode != .notEnoughDiskSpace ? nil : errorMessage
+    }
+}

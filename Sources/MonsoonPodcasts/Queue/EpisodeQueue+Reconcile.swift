@@ -1,0 +1,63 @@
+import Foundation
+import MonsoonEngine
+import MonsoonStore
+
+extension EpisodeQueue {
+    /// Copies the engine's state of episode downloads into the episodes (all of them, or
+    /// one): state, error, file, bytes; a completed one leaves the queue (positions may
+    /// then have gaps: what counts is their order).
+    ///
+    /// The engine's rows are read through its queue's interface first (one query), then
+    /// written into the episodes in one transaction of the library's.
+    public func reconcile(episode: Int? = nil) throws {
+        let states = try episode.map { try downloads.states(of: [Self.downloadID(ofEpisode: $0)]) }
+            ?? downloads.states(withIDPrefix: "e", changedSince: nil)
+        try database.write {
+            let statement = try database.statement(Self.reconcileSQL)
+            for state in states {
+                // Only an episode's own id: "e-notes" or "e007" is a plain download that happens to start with "e".
+                guard let id = Self.episodeID(of: state.id), Self.downloadID(ofEpisode: id) == state.id else { continue }
+                try statement.bind(Self.values(of: state, episode: id))
+                while try statement.step() {}
+            }
+            try statement.bind([])
+        }
+    }
+
+    /// The values of `reconcileSQL`'s parameters, ?1 to ?11.
+    private static func values(of state: StoredDownloadState, episode: Int) -> [SQLValueConvertible] {
+        let error: String? = switch state.status {
+        case .failed, .waitingToRetry: state.errorMessage
+        case .queued where state.errorCode == .notEnoughDiskSpace: state.errorMessage
+        default: nil
+        }
+        let episodeState: EpisodeDownloadState = switch state.status {
+        case .completed: .downloaded
+        case .failed: .failed
+        case .paused: .paused
+        case .downloading: .downloading
+        default: .queued
+        }
+        return [episode, episodeState.rawValue, error, state.filePath, state.status == .completed, state.bytes, state.updated,
+                state.finalURL, state.etag, state.lastModified]
+    }
+
+    /// One episode's columns from its download's state (?1 the episode, ?2 its new state,
+    /// ?3 the error, ?4 the file, ?5 whether completed, ?6 bytes, ?7 when saved, ?8 the final
+    /// URL, ?9 and ?10 the validators): a completed download's fields replace the episode's,
+    /// other states keep what the episode had.
+    private static let reconcileSQL = """
+        UPDATE episodes SET
+            download_state = ?2,
+            download_error = ?3,
+            file_name = coalesce(?4, file_name),
+            bytes_on_disk = CASE WHEN ?5 THEN ?6 ELSE bytes_on_disk END,
+            queue_position = CASE WHEN ?5 THEN NULL ELSE queue_position END,
+            archived_at = CASE WHEN ?5 THEN coalesce(archived_at, ?7) ELSE archived_at END,
+            final_url = CASE WHEN ?5 THEN ?8 ELSE final_url END,
+            etag = CASE WHEN ?5 THEN ?9 ELSE etag END,
+            last_modified = CASE WHEN ?5 THEN ?10 ELSE last_modified END,
+            sha256 = CASE WHEN ?5 AND download_state = 'downloaded' AND file_name IS ?4 THEN sha256 ELSE NULL END
+        WHERE id = ?1
+        """
+}
