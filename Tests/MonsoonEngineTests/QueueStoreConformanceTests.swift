@@ -89,7 +89,7 @@ import Testing
         var record = Self.row("a", sequence: 0)
         record.sequence = try store.insert(record)
 
-        record.status = .downloading
+        record.restoreStatus(.downloading)
         record.filePath = "/srv/a.mp3"
         record.finalURL = "https://cdn.example.org/a.mp3"
         try store.update(record)
@@ -113,7 +113,7 @@ import Testing
         #expect(try store.record(withID: "a") != nil)
         var stale = record
         stale.sequence += 1
-        stale.status = .failed
+        stale.restoreStatus(.failed)
         try store.update(stale)
         try store.updateProgress(id: "a", sequence: stale.sequence, bytes: 99, total: nil, checkpoint: 99)
         read = try #require(try store.record(withID: "a"))
@@ -310,7 +310,7 @@ import Testing
             for id in ids { _ = try store.insert(Self.row(id, sequence: 0)) }
         }
         var done = try #require(try store.record(withID: "e7"))
-        done.status = .completed
+        done.restoreStatus(.completed)
         done.bytes = 1_234
         done.filePath = "/srv/e7.mp3"
         done.finalURL = "https://cdn.example.org/e7.mp3"
@@ -344,7 +344,7 @@ import Testing
         #expect(try store.states(withIDPrefix: "", changedSince: nil).count == 7)
 
         var second = try #require(try store.record(withID: "e2"))
-        second.status = .paused
+        second.restoreStatus(.paused)
         try store.update(second)
         let saved = try #require(try store.states(of: ["e2"]).first)
         let changed = try store.states(withIDPrefix: "e", changedSince: saved.updated)
@@ -363,7 +363,7 @@ import Testing
                     destination: DownloadRequest.Destination = .directory("/srv")) -> DownloadRecord {
         var record = DownloadRecord(request: DownloadRequest(id: id, url: url(id.rawValue), destination: destination, root: "/srv"),
                                     sequence: sequence, host: "example.org")
-        record.status = status
+        record.restoreStatus(status)
         return record
     }
 }
