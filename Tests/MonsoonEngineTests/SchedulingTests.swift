@@ -86,6 +86,20 @@ import Testing
         await manager.shutdown()
     }
 
+    /// A configuration of `concurrency` whose time is `time`'s: retry waits and holds pass when
+    /// the test moves it, never by sleeping, so a loaded machine changes nothing.
+    private func clocked(_ time: ManualClock, concurrency: Int) -> EngineConfiguration {
+        var configuration = fastConfiguration(concurrency: concurrency)
+        configuration.clock = time.clock
+        return configuration
+    }
+
+    /// Moves `time` on by `seconds` and gives the loop a turn, which finds what became due.
+    private func advance(_ time: ManualClock, by seconds: TimeInterval, _ manager: DownloadManager) async throws {
+        time.advance(by: seconds)
+        _ = try await manager.counts()
+    }
+
     /// One download's 503 (one object whose origin failed) delays that download only: the next
     /// on the same host starts at once.
     @Test func oneDownloadsServiceUnavailableDelaysOnlyIt() async throws {
@@ -94,18 +108,20 @@ import Testing
         defer { folder.remove(); server.stop() }
         server.setRoute("/first", Route(body: .bytes([1]), faults: [.status(503, times: 1, retryAfter: "4")]))
         server.setRoute("/second", Route(body: .bytes([2])))
-        let manager = DownloadManager(configuration: fastConfiguration(concurrency: 1))
+        let time = ManualClock()
+        let manager = DownloadManager(configuration: clocked(time, concurrency: 1))
         let recorder = EventRecorder(manager)
         try await manager.enqueue(request("first", server.url("/first"), to: folder.file("1")))
         let waiting = try await recorder.waitFor("first", .waitingToRetry)
         #expect(waiting.lastError?.message == "the server answered 503 Service Unavailable", "no hold: \(String(describing: waiting.lastError))")
+        #expect(waiting.retryAt == time.now.addingTimeInterval(4))
         try await manager.enqueue(request("second", server.url("/second"), to: folder.file("2")))
-        await manager.waitUntilIdle()
-        let firstAt = try #require(server.requests(for: "/first").first?.time)
-        let secondAt = try #require(server.requests(for: "/second").first?.time)
-        let retriedAt = try #require(server.requests(for: "/first").last?.time)
-        #expect(secondAt.timeIntervalSince(firstAt) < 3.5, "the host was not held")
-        #expect(retriedAt.timeIntervalSince(firstAt) >= 3.9, "the download itself waited for its Retry-After")
+        try await waitFor(manager, "second", .completed)   // the host was not held
+        #expect(try await manager.download(withID: "first")?.status == .waitingToRetry, "the download itself waits for its Retry-After")
+        #expect(server.requests(for: "/first").count == 1)
+        try await advance(time, by: 4, manager)
+        try await waitFor(manager, "first", .completed)
+        #expect(server.requests(for: "/first").count == 2)
         await manager.shutdown()
     }
 
@@ -120,7 +136,8 @@ import Testing
         held.setRoute("/b", Route(body: .bytes([2]), faults: [.status(503, times: 1, retryAfter: "4")]))
         held.setRoute("/c", Route(body: .bytes([3])))
         other.setRoute("/d", Route(body: .bytes([4])))
-        let manager = DownloadManager(configuration: fastConfiguration(concurrency: 2))
+        let time = ManualClock()
+        let manager = DownloadManager(configuration: clocked(time, concurrency: 1))
         let recorder = EventRecorder(manager)
         try await manager.enqueue(contentsOf: [request("a", held.url("/a"), to: folder.file("a")), request("b", held.url("/b"), to: folder.file("b"))])
         let first = try await recorder.waitFor("a", .waitingToRetry)
@@ -129,33 +146,41 @@ import Testing
         let message = [first, second].compactMap(\.lastError?.message).first { $0.contains("is held") } ?? ""
         #expect(message.hasPrefix("the server answered 503 Service Unavailable; the host 127.0.0.1:\(held.port) is held until ") && message.hasSuffix(" UTC (503s from 2 downloads)"),
                 "\(message)")
+        // One at a time, c first: d can only have gone before c because c's host is held.
         try await manager.enqueue(contentsOf: [request("c", held.url("/c"), to: folder.file("c")), request("d", other.url("/d"), to: folder.file("d"))])
+        try await waitFor(manager, "d", .completed)   // the other host went on
+        #expect(held.requests(for: "/c").isEmpty, "the held host waited")
+        #expect(try await manager.download(withID: "c")?.status == .queued)
+        try await advance(time, by: 4, manager)
         await manager.waitUntilIdle()
-        let firstAt = try #require(held.requests(for: "/a").first?.time)
-        let cAt = try #require(held.requests(for: "/c").first?.time)
-        let dAt = try #require(other.requests(for: "/d").first?.time)
-        #expect(dAt < cAt, "the other host went on")
-        #expect(cAt.timeIntervalSince(firstAt) >= 3.9, "the held host waited")
+        for id: DownloadID in ["a", "b", "c"] { #expect(try await manager.download(withID: id)?.status == .completed, "\(id)") }
+        #expect(held.requests(for: "/c").count == 1)
         await manager.shutdown()
     }
 
     /// A 429 holds the host at once.
     @Test func tooManyRequestsHoldsTheHost() async throws {
         let server = try TestServer()
+        let other = try TestServer()
         let folder = TemporaryFolder()
-        defer { folder.remove(); server.stop() }
+        defer { folder.remove(); server.stop(); other.stop() }
         server.setRoute("/first", Route(body: .bytes([1]), faults: [.status(429, times: 1, retryAfter: "3")]))
         server.setRoute("/second", Route(body: .bytes([2])))
-        let manager = DownloadManager(configuration: fastConfiguration(concurrency: 1))
+        other.setRoute("/free", Route(body: .bytes([3])))
+        let time = ManualClock()
+        let manager = DownloadManager(configuration: clocked(time, concurrency: 1))
         let recorder = EventRecorder(manager)
         try await manager.enqueue(request("first", server.url("/first"), to: folder.file("1")))
         let waiting = try await recorder.waitFor("first", .waitingToRetry)
         #expect(waiting.lastError?.message.contains("is held until") == true && waiting.lastError?.message.contains("(it answered 429 Too Many Requests)") == true)
-        try await manager.enqueue(request("second", server.url("/second"), to: folder.file("2")))
+        // One at a time, second first: the free host's download can only go first because the host is held.
+        try await manager.enqueue(contentsOf: [request("second", server.url("/second"), to: folder.file("2")), request("free", other.url("/free"), to: folder.file("3"))])
+        try await waitFor(manager, "free", .completed)
+        #expect(server.requests(for: "/second").isEmpty, "the host was held")
+        try await advance(time, by: 3, manager)
         await manager.waitUntilIdle()
-        let firstAt = try #require(server.requests(for: "/first").first?.time)
-        let secondAt = try #require(server.requests(for: "/second").first?.time)
-        #expect(secondAt.timeIntervalSince(firstAt) >= 2.9, "the host was held")
+        #expect(try await manager.download(withID: "second")?.status == .completed)
+        #expect(try await manager.download(withID: "first")?.status == .completed)
         await manager.shutdown()
     }
 
@@ -165,13 +190,16 @@ import Testing
         let cdn = try TestServer()
         let tracker = try TestServer()
         let other = try TestServer()
+        let free = try TestServer()
         let folder = TemporaryFolder()
-        defer { folder.remove(); cdn.stop(); tracker.stop(); other.stop() }
+        defer { folder.remove(); cdn.stop(); tracker.stop(); other.stop(); free.stop() }
         cdn.setRoute("/a.mp3", Route(body: .bytes([1]), faults: [.status(429, times: 1, retryAfter: "3")]))
         cdn.setRoute("/b.mp3", Route(body: .bytes([2]), faults: [.status(503, times: 1, retryAfter: "4")]))
         tracker.setRoute("/a.mp3", Route(body: .bytes([]), faults: [.redirect(to: cdn.url("/a.mp3").absoluteString)]))
         other.setRoute("/b.mp3", Route(body: .bytes([]), faults: [.redirect(to: cdn.url("/b.mp3").absoluteString)]))
-        let manager = DownloadManager(configuration: fastConfiguration(concurrency: 1))
+        free.setRoute("/z.mp3", Route(body: .bytes([3])))
+        let time = ManualClock()
+        let manager = DownloadManager(configuration: clocked(time, concurrency: 1))
         let recorder = EventRecorder(manager)
         // b's first attempt tells that it ends at the CDN (a lone 503: no hold); paused meanwhile.
         try await manager.enqueue(request("b", other.url("/b.mp3"), to: folder.file("b")))
@@ -180,12 +208,17 @@ import Testing
         try await manager.enqueue(request("a", tracker.url("/a.mp3"), to: folder.file("a")))
         let heldFor = try await recorder.waitFor("a", .waitingToRetry)
         #expect(heldFor.lastError?.message.contains("the host 127.0.0.1:\(cdn.port) is held until") == true, "\(String(describing: heldFor.lastError))")
-        // Back in line now: through another tracker, but known to end at the held CDN, it waits.
+        // Back in line now, before z: through another tracker, but known to end at the held CDN,
+        // it waits, and z (one at a time) can only go first because b does.
         try await manager.resume("b")
+        try await manager.enqueue(request("z", free.url("/z.mp3"), to: folder.file("z")))
+        try await waitFor(manager, "z", .completed)
+        #expect(other.requests(for: "/b.mp3").count == 1, "b, known to end at the held CDN, waited for the hold")
+        try await advance(time, by: 4, manager)
         await manager.waitUntilIdle()
-        let aAt = try #require(cdn.requests(for: "/a.mp3").first?.time)
-        let bRetriedAt = try #require(other.requests(for: "/b.mp3").last?.time)
-        #expect(bRetriedAt.timeIntervalSince(aAt) >= 2.9, "b, known to end at the held CDN, waited for the hold")
+        #expect(try await manager.download(withID: "a")?.status == .completed)
+        #expect(try await manager.download(withID: "b")?.status == .completed)
+        #expect(other.requests(for: "/b.mp3").count == 2)
         await manager.shutdown()
     }
 }
