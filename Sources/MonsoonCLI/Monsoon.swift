@@ -126,7 +126,3 @@ extension Result where Failure == Error {
         do { self = .success(try await body()) } catch { self = .failure(error) }
     }
 }
-
-/// A command's failure as a message and an exit status. The message is printed after
-/// `monsoon: `: it starts lowercase (but for a name, a path, a URL or quoted input) and has no
-/// closing period; what to do follows a `;` ("…; list them with 'monsoon downloads'").

@@ -160,3 +160,22 @@ final class ReadOnlyBindMount: @unchecked Sendable {
         return process.terminationStatus
     }
 }
+
+/// A row of the queue that cannot be read is skipped, and the run that met it says so at the end.
+@Suite struct UnreadableQueueRowTests {
+    @Test func aRowTheRestoreCannotReadIsSaidAndFailsTheRun() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let home = folder.file("home")
+        server.setRoute("/gone.mp3", Route.html(status: 404, "<html>gone</html>"))
+        #expect(await runMonsoon(["--home", home, "get", "-o", "out", server.url("/gone.mp3").absoluteString], in: folder.path).status == 1)
+        let database = try Database(path: (home as NSString).appendingPathComponent("monsoon.sqlite"))
+        try database.execute("UPDATE downloads SET headers = '{not json', status = 'queued'")   // queued: the run starts the engine, which restores it
+
+        let run = await runMonsoon(["--home", home, "download"], in: folder.path)
+        #expect(run.status == 1, "\(run.errors)")
+        let said = run.errors.split(separator: "\n").filter { $0.hasPrefix("monsoon: the download queue had a problem during the run: ") }
+        #expect(said.count == 1, "\(run.errors)")
+    }
+}

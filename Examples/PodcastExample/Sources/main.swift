@@ -23,7 +23,8 @@ do {
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
     let databasePath = (folder as NSString).appendingPathComponent("podcasts.sqlite")
     // Database-backed: the queue survives the process, and a download cut short resumes from its part file.
-    let manager = try DownloadManager(databasePath: databasePath)
+    // `open` does the database work off Swift's shared threads (the initializer would block one).
+    let manager = try await DownloadManager.open(databasePath: databasePath)
     let library = try PodcastLibrary(database: try Database(path: databasePath), manager: manager)
 
     let podcast: Podcast
@@ -58,7 +59,8 @@ do {
         print("failed: \(download?.lastError?.message ?? "the download is gone")")
         status = 1
     }
-    await manager.shutdown()
+    // The last save happens here: a failure means the queue on disk is not what this run left.
+    if let failure = await manager.shutdown() { fail("could not save the download queue: \(failure)") }
     exit(status)
 } catch {
     fail("\(error)")

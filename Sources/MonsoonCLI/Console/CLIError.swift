@@ -1,7 +1,9 @@
 import MonsoonEngine
 import MonsoonStore
 
-/// A command's failure: the line said on standard error and the exit status.
+/// A command's failure as a message and an exit status. The message is printed after
+/// `monsoon: `: it starts lowercase (but for a name, a path, a URL or quoted input) and has no
+/// closing period; what to do follows a `;` ("…; list them with 'monsoon downloads'").
 struct CLIError: Error {
     var message: String
     var status: Int32 = ExitStatus.failure

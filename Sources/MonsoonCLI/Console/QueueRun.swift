@@ -38,7 +38,7 @@ struct QueueRun {
         let context = self.context
         let global = self.global
         let events = self.events
-        let (interrupted, saveFailure) = await withTaskGroup(of: Bool?.self) { group -> (Bool, CLIError?) in
+        let (interrupted, saveFailure, problem) = await withTaskGroup(of: Bool?.self) { group -> (Bool, CLIError?, String?) in
             group.addTask {
                 for await event in events {
                     // A refused link being renewed is no failure yet: the download goes on, or fails with the reason.
@@ -86,11 +86,14 @@ struct QueueRun {
                 interrupted = result
                 break
             }
+            // A row the restore could not read, a failed read of other processes' commands, a
+            // refused transition: asked before the engine stops, which forgets them.
+            let problem = await manager.persistenceError()
             // Ends the event stream (after its last events), saves the queue, releases curl.
             let saveFailure = await Self.shutDown(manager)
             renewal?.end()
             group.cancelAll()
-            return (interrupted, saveFailure)
+            return (interrupted, saveFailure, problem.map { "\($0)" })
         }
         reporter.finish(interrupted: interrupted)
         let renewalFailed = renewal?.reportProblems(context) ?? false
@@ -100,9 +103,11 @@ struct QueueRun {
             context.error(saveFailure.message)
             return reporter.exitStatus() == ExitStatus.diskFull ? ExitStatus.diskFull : saveFailure.status
         }
+        // Not a save (that one is said above): the run went on, but the queue is not all it was.
+        if let problem { context.error("the download queue had a problem during the run: \(problem)") }
         if interrupted { return ExitStatus.interrupted }
         let status = reporter.exitStatus()
-        return renewalFailed && status == ExitStatus.success ? ExitStatus.failure : status
+        return (renewalFailed || problem != nil) && status == ExitStatus.success ? ExitStatus.failure : status
     }
 
     /// Shuts `manager` down. A save it failed to make, at any moment of its life (the last one,

@@ -225,6 +225,9 @@ extension EngineLoop {
             if let next { nextSequence = max(nextSequence, next) }
             restoring = false
             needsScheduling = true
+            let waiting = adoptionsAfterRestore
+            adoptionsAfterRestore = []
+            if !waiting.isEmpty { adoptNewRows { loop, result in for done in waiting { done(loop, result) } } }
         }
     }
 
@@ -248,6 +251,7 @@ extension EngineLoop {
     /// looks at their parts), this thread takes them in.
     func adoptNewRows(then done: @escaping @Sendable (EngineLoop, Result<Void, DownloadManagerError>) -> Void = { _, _ in }) {
         guard persistent else { return done(self, .success(())) }
+        guard !restoring else { return adoptionsAfterRestore.append(done) }
         let after = adoptedThrough
         onWorker({ store in
             Result { try store.map { try Self.newRows(in: $0, after: after) } ?? NewRows() }.mapError { ErrorBox(error: $0) }

@@ -155,13 +155,15 @@ extension EngineLoop {
     }
 
     func releaseSlot(_ id: DownloadID) {
-        guard running[id] != nil, handle(id, .attemptEnded) != nil else { return }
-        let ended = running.removeValue(forKey: id)
+        guard let ended = running.removeValue(forKey: id) else { return }
         runningDownloads -= 1
-        uncount(ended?.countedHosts ?? [])
+        uncount(ended.countedHosts)
         needsScheduling = true
         // What it still expected to write is no longer spoken for: a held download may fit now.
-        if ended?.volume != nil { releaseSpaceHolds() }
+        if ended.volume != nil { releaseSpaceHolds() }
+        // Told last: a refusal stops the transfer (`refused`), which then finds no slot to release
+        // again, instead of asking the machine the same question without end.
+        _ = handle(id, .attemptEnded)
     }
 
     /// Takes a transfer off the per-host counts of `hosts`.

@@ -63,6 +63,9 @@ final class EngineLoop {
     let persistent: Bool
     /// The disk worker is restoring the queue (`requestRestore`): no transfer starts yet.
     var restoring = false
+    /// Adoptions asked for while the restore ran, done once after it: the restore's last sequence
+    /// is not known before, and reading from 0 would read the whole queue a second time.
+    var adoptionsAfterRestore: [@Sendable (EngineLoop, Result<Void, DownloadManagerError>) -> Void] = []
     /// The last persistence failure, reported by `DownloadManager.persistenceError`.
     var storeError: Error?
     /// The highest sequence known from the store, so rows added by other processes are
@@ -92,21 +95,20 @@ final class EngineLoop {
     }
     static let fetchBufferSize = 64 * 1024
 
-    /// - Parameter workerStore: a second connection to the same database, for the disk worker.
-    init(configuration: EngineConfiguration, inbox: EngineInbox, hub: EventHub, store: (any QueueStore)?, workerStore: (any QueueStore)?) {
+    /// - Parameter workerStore: the disk worker's connection to the queue's database, nil for a
+    ///   queue in memory. The loop never reads the database itself: the worker restores the queue.
+    init(configuration: EngineConfiguration, inbox: EngineInbox, hub: EventHub, workerStore: (any QueueStore)?) {
         self.configuration = configuration
         self.inbox = inbox
         self.hub = hub
-        persistent = store != nil
+        persistent = workerStore != nil
         worker = DiskWorker(store: workerStore, inbox: inbox, hub: hub)
         placer = Placer(inbox: inbox)
-        records = RecordTable(persistent: store != nil)
+        records = RecordTable(persistent: workerStore != nil)
         rateLimiter = configuration.maxBytesPerSecond.map { RateLimiter(bytesPerSecond: $0) }
         if configuration.scope == .claimedOnly { claimed = [:] }
         inbox.attach(multi)
-        // The loop's own connection is not needed: the disk worker restores the queue with its
-        // own, off this thread. It closes when this returns.
-        if store != nil { requestRestore() }
+        if workerStore != nil { requestRestore() }
     }
 
     /// The thread's body: runs until shutdown, then releases every curl handle here.

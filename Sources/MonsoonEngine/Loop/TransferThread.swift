@@ -48,17 +48,15 @@ final class TransferThread: Sendable {
         }
     }
 
-    /// - Parameter stores: two connections to the queue's database (the loop's and its disk
-    ///   worker's), or nil for a queue in memory.
-    init(configuration: EngineConfiguration, inbox: EngineInbox, hub: EventHub, stores: (any QueueStore, any QueueStore)?) {
+    /// - Parameter store: the disk worker's connection to the queue's database (the loop itself
+    ///   never reads the database), or nil for a queue in memory.
+    init(configuration: EngineConfiguration, inbox: EngineInbox, hub: EventHub, store: (any QueueStore)?) {
         let exit = self.exit
-        let handover = Handover(stores?.0)
-        let workerHandover = Handover(stores?.1)
+        let workerHandover = Handover(store)
         let thread = Thread {
             // The loop, and with it every curl handle and the store's connection, is made, used
             // and released on this thread alone, before a join returns.
-            var loop: EngineLoop? = EngineLoop(configuration: configuration, inbox: inbox, hub: hub,
-                                                     store: handover.take(), workerStore: workerHandover.take())
+            var loop: EngineLoop? = EngineLoop(configuration: configuration, inbox: inbox, hub: hub, workerStore: workerHandover.take())
             loop?.run()
             loop = nil
             exit.signal()

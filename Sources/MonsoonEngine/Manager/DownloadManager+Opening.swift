@@ -20,11 +20,11 @@ extension DownloadManager {
     }
 
     /// The connections a manager with a database needs, each to be handed to the thread that
-    /// uses it: the loop's, its disk worker's, and the command watcher's.
+    /// uses it: the disk worker's (which also creates or migrates the tables, and restores the
+    /// queue) and the command watcher's.
     struct Connections: @unchecked Sendable {
         // Safe: made on the opening thread and handed over whole, which then lets go of it;
         // the manager hands each connection on to the one thread that uses it.
-        let loop: DownloadStore
         let worker: DownloadStore
         let watcher: DownloadStore?
 
@@ -32,7 +32,6 @@ extension DownloadManager {
         /// - Throws: `StoreError` when the database cannot be opened, is damaged, or is from a
         ///   newer Monsoon; the file is then left untouched.
         init(databasePath: String, watching: Bool) throws {
-            loop = try DownloadStore(path: databasePath)
             worker = try DownloadStore(path: databasePath)
             watcher = watching ? try DownloadStore(path: databasePath) : nil
         }

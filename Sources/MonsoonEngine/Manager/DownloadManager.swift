@@ -19,7 +19,7 @@ public final class DownloadManager: Sendable {
     /// A manager whose queue lives in memory only.
     public init(configuration: EngineConfiguration = EngineConfiguration()) {
         self.configuration = configuration
-        thread = TransferThread(configuration: configuration, inbox: inbox, hub: hub, stores: nil)
+        thread = TransferThread(configuration: configuration, inbox: inbox, hub: hub, store: nil)
         watcher = nil
     }
 
@@ -32,7 +32,7 @@ public final class DownloadManager: Sendable {
     ///   to this database (`DownloadStore.post`) within about a second.
     /// - Throws: `StoreError` when the database cannot be opened, is damaged, or is
     ///   from a newer Monsoon; the file is then left untouched.
-    /// - Important: opening blocks the calling thread: it opens three connections, may create or
+    /// - Important: opening blocks the calling thread: it opens two connections, may create or
     ///   migrate the tables and may wait for another process's lock (up to 10 s). From async code,
     ///   use `open(configuration:databasePath:watchesOtherProcesses:)`.
     public convenience init(configuration: EngineConfiguration = EngineConfiguration(), databasePath: String, watchesOtherProcesses: Bool = true) throws {
@@ -42,7 +42,7 @@ public final class DownloadManager: Sendable {
     /// A manager on connections opened beforehand (see `open`): starting it does not block.
     init(configuration: EngineConfiguration, connections: Connections) {
         self.configuration = configuration
-        thread = TransferThread(configuration: configuration, inbox: inbox, hub: hub, stores: (connections.loop, connections.worker))
+        thread = TransferThread(configuration: configuration, inbox: inbox, hub: hub, store: connections.worker)
         if let store = connections.watcher {
             watcher = CommandWatcher(store: store, inbox: inbox)
         } else {
@@ -148,7 +148,8 @@ public final class DownloadManager: Sendable {
     /// per-host limit). Running transfers are not interrupted; a global limit of 0
     /// holds every queued download until it is raised again.
     public func setLimits(maxConcurrent: Int? = nil, perHost: Int?? = nil) async {
-        // Only a shutdown can fail it, and then there are no limits left to set.
+        // It fails after a shutdown (no limits left to set) or when a save failed since the last
+        // command: that failure is the saves' to report, and `shutdown()` answers it.
         _ = try? await perform(now: { loop -> Result<Void, DownloadManagerError> in
             loop.setLimits(maxConcurrent: maxConcurrent, perHost: perHost)
             return .success(())
