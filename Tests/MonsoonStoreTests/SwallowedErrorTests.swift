@@ -18,7 +18,9 @@ import Testing
             let code = line.trimmingCharacters(in: .whitespaces)
             let hasTry = code.range(of: #"(^|[^A-Za-z0-9_])try\?"#, options: .regularExpression) != nil
             if hasTry {
-                let explained = code.contains("//") || (previous.hasPrefix("//") && !previous.hasPrefix("///")) || previousAccepted
+                // A comment: `//` after the code, not one inside a URL (`https://`) or a string.
+                let trailing = code.range(of: #"(^|[^:"/])//[^/]"#, options: .regularExpression) != nil
+                let explained = trailing || (previous.hasPrefix("//") && !previous.hasPrefix("///")) || previousAccepted
                 if !explained { found.append("\(file):\(index + 1): \(code)") }
                 previousAccepted = explained
             } else {
@@ -47,5 +49,7 @@ import Testing
         #expect(Self.uncommented(in: "func f(retry: Retry? = nil)", file: "f").isEmpty)
         #expect(Self.uncommented(in: "/// docs\nlet a = try? f()", file: "f") == ["f:2: let a = try? f()"])
         #expect(Self.uncommented(in: "x()\n_ = try? f()", file: "f") == ["f:2: _ = try? f()"])
+        #expect(Self.uncommented(in: "let a = try? get(\"https://example.com\")", file: "f") == ["f:1: let a = try? get(\"https://example.com\")"],
+                "a URL's // is no comment")
     }
 }

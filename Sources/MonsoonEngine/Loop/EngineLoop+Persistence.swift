@@ -153,9 +153,10 @@ extension EngineLoop {
     func requestRestore() {
         restoring = true
         let inbox = self.inbox
+        let stopped = restoreStopped
         work.append(.job { store in
             guard let store else { return }
-            Self.restore(from: store) { inbox.send(.restored($0)) }
+            Self.restore(from: store) { !stopped.withLock { $0 } && inbox.send(.restored($0)) }
         })
     }
 

@@ -63,6 +63,9 @@ final class EngineLoop {
     let persistent: Bool
     /// The disk worker is restoring the queue (`requestRestore`): no transfer starts yet.
     var restoring = false
+    /// Set at shutdown: a restore still reading stops at its next row (what it has not read stays
+    /// in the database as it was, for the next run), so Ctrl-C never waits for a large queue.
+    let restoreStopped = Locked(false)
     /// Adoptions asked for while the restore ran, done once after it: the restore's last sequence
     /// is not known before, and reading from 0 would read the whole queue a second time.
     var adoptionsAfterRestore: [@Sendable (EngineLoop, Result<Void, DownloadManagerError>) -> Void] = []
@@ -296,6 +299,7 @@ final class EngineLoop {
     // MARK: - Shutdown
 
     private func tearDown() {
+        restoreStopped.withLock { $0 = true }
         for transfer in transfers.values {
             multi.remove(transfer.easy)
             switch transfer.purpose {

@@ -148,7 +148,7 @@ public final class DownloadStore: QueueStore {
     /// - Returns: false when the download is missing or already has its file name (then only
     ///   the priority changed).
     @discardableResult
-    public func updateRequest(_ id: DownloadID, destination: DownloadRequest.Destination, priority: Int, sizeLimit: DownloadRequest.SizeLimit?,
+    package func updateRequest(_ id: DownloadID, destination: DownloadRequest.Destination, priority: Int, sizeLimit: DownloadRequest.SizeLimit?,
                               root: String?) throws -> Bool {
         let (kind, folder): (String, String) = switch destination {
         case .file(let path): ("file", path)
