@@ -109,7 +109,8 @@ extension Archive {
                 if FileManager.default.fileExists(atPath: (folder as NSString).appendingPathComponent(Manifest.fileName)) {
                     let earlier: Manifest
                     do { earlier = try Manifest.read(in: folder) } catch {
-                        throw EpisodeFileError("\(folder)/\(Manifest.fileName) cannot be read as a Monsoon manifest, so it was left as it is: "
+                        // Damaged since the run's check (`checkManifests`): its files are archived, the manifest kept.
+                        throw EpisodeFileError(.damagedManifest, "\(folder)/\(Manifest.fileName) cannot be read as a Monsoon manifest, so it was left as it is; "
                                                + "move it away (the next archive writes a new one), then run again")
                     }
                     manifest = manifest.merged(over: earlier, in: folder)
