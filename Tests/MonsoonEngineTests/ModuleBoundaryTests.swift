@@ -47,6 +47,28 @@ import Testing
         #expect(Array(Set(undeclared)).sorted() == [], "declare these dependencies in Package.swift")
     }
 
+    /// Jobs in the inbox are handed an `EngineLoop`: it may only be asked (commands) or told
+    /// (messages), so none of its stored properties is visible outside its own file. Extensions
+    /// cannot add stored properties; its own declaration is the one place to look.
+    @Test func theLoopKeepsItsStateToItself() throws {
+        let text = try String(contentsOf: Self.root.appending(path: "Sources/MonsoonEngine/Loop/EngineLoop.swift"), encoding: .utf8)
+        let start = try #require(text.range(of: "\nstruct EngineLoop {\n") ?? text.range(of: "\nfinal class EngineLoop {\n"), "EngineLoop's declaration moved")
+        let body = text[start.upperBound...]
+        let end = try #require(body.range(of: "\n}\n"))
+        // Stored properties sit at one indentation level; computed ones have a body (`{`).
+        var exposed: [String] = []
+        var stored = 0
+        for line in body[..<end.lowerBound].split(separator: "\n") where line.hasPrefix("    ") && !line.hasPrefix("     ") {
+            let declaration = line.trimmingCharacters(in: .whitespaces)
+            guard declaration.firstMatch(of: #/^(?:@\w+ )*(?:(?:private|fileprivate|internal|package|public)(?:\(set\))? )*(?:let|var) /#) != nil,
+                  !declaration.contains("{") else { continue }
+            stored += 1
+            if !(declaration.hasPrefix("private ") || declaration.hasPrefix("fileprivate ")) { exposed.append(declaration) }
+        }
+        #expect(stored > 0, "the check no longer finds the loop's stored property: update it")
+        #expect(exposed == [], "EngineLoop's stored properties are private: give jobs a command or a message instead")
+    }
+
     /// The targets of `Package.swift`: name, folder, and the dependencies named in its declaration.
     static func declaredTargets() throws -> [String: (path: String, dependencies: Set<String>)] {
         let manifest = try String(contentsOf: root.appending(path: "Package.swift"), encoding: .utf8)

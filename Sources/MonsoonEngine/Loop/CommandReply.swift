@@ -7,7 +7,7 @@ struct CommandReply<T: Sendable>: Sendable {
     static var ignored: CommandReply { CommandReply { _ in } }
 
     /// Answers once everything saved so far is committed; a failure to save it is the answer then.
-    func callAsFunction(_ loop: EngineLoop, _ result: Result<T, DownloadManagerError>) {
+    func callAsFunction(_ loop: EngineCore, _ result: Result<T, DownloadManagerError>) {
         loop.afterSaving { error in
             if case .success = result, let error {
                 deliver(.failure(.storage("could not save the change", cause: error)))

@@ -21,9 +21,9 @@ extension DownloadRecord {
     struct StateMachine: Equatable, Sendable {
         /// Where the download's transfer is.
         enum Phase: Equatable, Sendable, CaseIterable {
-            /// No attempt runs (it may hold a slot while the disk worker plans one: `EngineLoop.starting`).
+            /// No attempt runs (it may hold a slot while the disk worker plans one: `EngineCore.starting`).
             case idle
-            /// An attempt is running (its `Transfer` is in `EngineLoop.running`).
+            /// An attempt is running (its `Transfer` is in `EngineCore.running`).
             case running
             /// The running attempt's body waits while the disk worker names and opens its part.
             case preparing

@@ -57,7 +57,7 @@ package struct DownloadRecord: Sendable {
     var queueKey: QueueIndex.Key { QueueIndex.Key(priority: request.priority, sequence: sequence) }
 
     /// Hands `event` to the download's state machine: what it answers is the caller's to
-    /// perform, a refusal included (`EngineLoop.refused`).
+    /// perform, a refusal included (`EngineCore.refused`).
     mutating func handle(_ event: StateMachine.Event) -> StateMachine.Action {
         state.handle(event)
     }

@@ -1,351 +1,118 @@
 import Foundation
 
-/// Everything that lives on the transfer thread: the multi handle, the running
-/// transfers, and the download records with their scheduling state.
+/// The transfer thread as the engine's other threads see it: what they may ask of it
+/// (`DownloadManager`'s commands, other processes' commands) and what they may tell it
+/// (`Message`: the disk worker's and the placer's answers). Nothing more.
 ///
-/// Other threads never touch it; they post jobs through the `EngineInbox`. Because
-/// one thread owns all of it, no lock guards the records and no callback races a
-/// state change. It only transfers: what may block on a disk or the database (rows, names,
-/// part files, free space, flushes, restoring the queue) is handed to the `DiskWorker` and the
-/// `Placer`, whose answers come back through the inbox as messages (`EngineLoop.Message`); what
-/// to do is decided by pure values (`Scheduler`, `BodyDecision`, `DownloadLifecycle`,
-/// `RetryPolicy`, and each download's `DownloadRecord.StateMachine`) that this class performs.
-final class EngineLoop {
-    typealias Record = DownloadRecord
+/// Each job posted to the `EngineInbox` is handed one of these, on the transfer thread. Its one
+/// stored property, the `EngineCore` that holds every record and transfer, is private to this
+/// file: a job can ask or tell, but never reach into the loop's fields.
+struct EngineLoop {
+    fileprivate let core: EngineCore
 
-    var configuration: EngineConfiguration
-    let multi = MultiHandle()
-    let inbox: EngineInbox
-    let hub: EventHub
-    /// Flushes and renames finished files, and flushes parts for checkpoints, off this thread.
-    let placer: Placer
-
-    var records: RecordTable
-    var hosts = HostTable()
-    var queue = QueueIndex()
-    var nextSequence = 0
-    /// Transfers by their easy handle, for curl's completion messages.
-    var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
-    /// The running download transfers by download (that they run is their machines' phase;
-    /// this finds their handles).
-    var running: [DownloadID: Transfer] = [:]
-    var runningDownloads = 0
-    var runningPerHost: [Int: Int] = [:]
-    var waiting: Set<DownloadID> = []
-    /// Hosts held after a 429, or 503s from several downloads (see `HostHolds`).
-    var hostHolds = HostHolds()
-    /// The disks downloads write to (what each may still take) and the downloads waiting for room.
-    let space = SpaceLedger()
-    var lastSpaceCheck = Date.distantPast
-    /// The rate limit over every download (nil: none; see `EngineLoop+Rate`).
-    let rateLimiter: RateLimiter?
-    /// Finished files waiting to be placed with the others of this turn of the loop (group commit).
-    var pendingPlacements: [(DownloadID, Placement)] = []
-    /// Saving, naming and opening part files, off this thread.
-    let worker: DiskWorker
-    /// What this turn of the loop hands the worker (see `submitWork`).
-    var work: [DiskWorker.Work] = []
-    /// Downloads chosen to start whose part the worker is looking at, with their queue entry
-    /// (they hold a slot).
-    var starting: [DownloadID: QueueIndex.Entry] = [:]
-    /// Downloads whose part is being prepared by the worker, by their (paused) attempt.
-    var preparing: [DownloadID: Transfer] = [:]
-    var needsScheduling = true
-    var pendingEvents: [DownloadEvent] = []
-    var lastProgress = Date.distantPast
-    var idleWaiters: [CheckedContinuation<Void, Never>] = []
-    var fetchQueue: [FetchJob] = []
-    var runningFetches = 0
-    var stopping = false
-    var random = SystemRandomNumberGenerator()
-    /// The queue is kept in a database (its connection is the disk worker's: this thread never
-    /// reads it, not even to restore the queue).
-    let persistent: Bool
-    /// The disk worker is restoring the queue (`requestRestore`): no transfer starts yet.
-    var restoring = false
-    /// Set at shutdown: a restore still reading stops at its next row (what it has not read stays
-    /// in the database as it was, for the next run), so Ctrl-C never waits for a large queue.
-    let restoreStopped = Locked(false)
-    /// Adoptions asked for while the restore ran, done once after it: the restore's last sequence
-    /// is not known before, and reading from 0 would read the whole queue a second time.
-    var adoptionsAfterRestore: [@Sendable (EngineLoop, Result<Void, DownloadManagerError>) -> Void] = []
-    /// The last persistence failure, reported by `DownloadManager.persistenceError`.
-    var storeError: Error?
-    /// The highest sequence known from the store, so rows added by other processes are
-    /// adopted exactly once.
-    var adoptedThrough = 0
-    /// The last part epoch given out (see `nextPartEpoch`).
-    var partEpochs = 0
-    /// When each running download's progress was last saved.
-    var lastSaved: [DownloadID: Date] = [:]
-    /// Other processes' commands still to apply, oldest first, each batch with the seq it
-    /// ends at (see `apply(_:through:)`).
-    var commandBatches: [(commands: ArraySlice<DownloadCommand>, through: Int)] = []
-    /// With `QueueScope.claimedOnly`, the downloads this engine may start, each with who
-    /// wants it: `ownClaim` for this process, else the pids of the processes that handed it
-    /// over. Nil: all of them.
-    var claimed: [DownloadID: Set<Int32>]?
-    /// The claimant standing for this process (its own enqueues and `claim` calls).
-    static let ownClaim: Int32 = 0
-
-    static let progressInterval: TimeInterval = 0.1
-    /// curl's receive buffer for a download: 256 KiB (fewer, larger writes: the most a single
-    /// stream gains from), but no more than 4 MiB across every download that may run at
-    /// once, and never under 64 KiB: at 32 at once, 128 KiB each (above 64, the floor wins).
-    /// Set when a transfer starts: a new limit (`setLimits`) applies to the next ones.
-    static func downloadBufferSize(concurrency: Int) -> Int {
-        max(64 * 1024, min(256 * 1024, (4 << 20) / max(1, concurrency)))
-    }
-    static let fetchBufferSize = 64 * 1024
-
-    /// - Parameter workerStore: the disk worker's connection to the queue's database, nil for a
-    ///   queue in memory. The loop never reads the database itself: the worker restores the queue.
-    init(configuration: EngineConfiguration, inbox: EngineInbox, hub: EventHub, workerStore: (any QueueStore)?) {
-        self.configuration = configuration
-        self.inbox = inbox
-        self.hub = hub
-        persistent = workerStore != nil
-        worker = DiskWorker(store: workerStore, inbox: inbox, hub: hub)
-        placer = Placer(inbox: inbox)
-        records = RecordTable(persistent: workerStore != nil)
-        rateLimiter = configuration.maxBytesPerSecond.map { RateLimiter(bytesPerSecond: $0) }
-        if configuration.scope == .claimedOnly { claimed = [:] }
-        inbox.attach(multi)
-        if workerStore != nil { requestRestore() }
+    fileprivate init(_ core: EngineCore) {
+        self.core = core
     }
 
-    /// The thread's body: runs until shutdown, then releases every curl handle here.
+    // MARK: - Lifetime
+
+    /// Whether the engine is shutting down: commands answer `.shutDown` from then on.
+    var isStopping: Bool { core.stopping }
+
+    /// Ends the loop after this turn: transfers stop, their parts are kept and saved.
+    func stop() {
+        core.stopping = true
+    }
+
+    /// Resumes `waiter` once nothing is queued, downloading or waiting to retry (or at shutdown).
+    func whenIdle(_ waiter: CheckedContinuation<Void, Never>) {
+        core.idleWaiters.append(waiter)
+        core.resumeIdleWaitersIfIdle()
+    }
+
+    /// Takes in one of the other threads' answers.
+    func receive(_ message: Message) {
+        core.receive(message)
+    }
+
+    // MARK: - Answering commands
+
+    /// Runs `body` with the records of `ids` at hand (read by the disk worker when not in memory).
+    func withRows(_ ids: [DownloadID], ifClosed: @escaping @Sendable () -> Void,
+                  _ body: @escaping @Sendable (EngineLoop, Result<Void, DownloadManagerError>) -> Void) {
+        core.withRows(ids, ifClosed: ifClosed) { core, read in body(EngineLoop(core), read) }
+    }
+
+    /// Answers a command once what it changed is saved.
+    func answer<T>(_ reply: CommandReply<T>, _ result: Result<T, DownloadManagerError>) {
+        reply(core, result)
+    }
+
+    /// The last failure to save or read the queue, answered once what the disk worker was
+    /// given so far is done (so its failures have arrived).
+    func lastStoreError(reply: CommandReply<ErrorBox?>) {
+        core.onWorker({ _ in () }, then: { core, _ in reply(core, .success(core.storeError.map { ErrorBox(error: $0) })) }, ifClosed: reply.shutDown)
+    }
+
+    // MARK: - Commands (see `DownloadManager`)
+
+    func enqueue(_ requests: [DownloadRequest], replacing: Bool, reply: CommandReply<[DownloadID]>) {
+        core.enqueue(requests, replacing: replacing, reply: reply)
+    }
+
+    func pause(_ id: DownloadID) -> Result<Void, DownloadManagerError> { core.pause(id) }
+    func resume(_ id: DownloadID) -> Result<Void, DownloadManagerError> { core.resume(id) }
+    func retry(_ id: DownloadID, reply: CommandReply<Void>) { core.retry(id, reply: reply) }
+    func remove(_ id: DownloadID, deleteFile: Bool) -> Result<Void, DownloadManagerError> { core.remove(id, deleteFile: deleteFile) }
+    func claim(_ ids: [DownloadID]) -> Result<Void, DownloadManagerError> { core.claim(ids) }
+    func pauseAll(reply: CommandReply<Void>) { core.pauseAll(reply: reply) }
+    func resumeAll(reply: CommandReply<Void>) { core.resumeAll(reply: reply) }
+    func setPriority(_ priority: Int, for id: DownloadID) -> Result<Void, DownloadManagerError> { core.setPriority(priority, for: id) }
+    func setLimits(maxConcurrent: Int?, perHost: Int??) { core.setLimits(maxConcurrent: maxConcurrent, perHost: perHost) }
+    func changeURL(_ id: DownloadID, to url: URL) -> Result<Void, DownloadManagerError> { core.changeURL(id, to: url) }
+    func replaceFailure(of id: DownloadID, with error: DownloadError) -> Result<Void, DownloadManagerError> { core.replaceFailure(of: id, with: error) }
+
+    func snapshots(reply: CommandReply<[Download]>) { core.snapshots(reply: reply) }
+    func snapshot(of id: DownloadID) -> Download? { core.snapshot(of: id) }
+    func downloads(of urls: [URL], reply: CommandReply<[[Download]]>) { core.downloads(of: urls, reply: reply) }
+    func counts(reply: CommandReply<[DownloadStatus: Int]>) { core.counts(reply: reply) }
+
+    func submitFetch(_ job: FetchJob) { core.submitFetch(job) }
+    func cancelFetch(token: Int) { core.cancelFetch(token: token) }
+
+    /// Applies commands other processes posted, up to number `seq` (see `CommandWatcher`).
+    func apply(_ commands: [DownloadCommand], through seq: Int) { core.apply(commands, through: seq) }
+
+    /// Hands one download's machine an event as the loop would, for the tests of a refusal (a
+    /// fault of the driver cannot be caused from outside otherwise). Nothing else calls it.
+    func handle(_ id: DownloadID, _ event: DownloadRecord.StateMachine.Event) -> DownloadRecord.StateMachine.Action? {
+        core.handle(id, event)
+    }
+}
+
+extension EngineCore {
+    /// The transfer thread's body: runs until shutdown, then releases every curl handle here.
     func run() {
         while !stopping {
-            for job in inbox.takeJobs() { job(self) }
+            perform(inbox.takeJobs())
             if stopping { break }
-            let now = configuration.clock.now
-            promoteDueRetries(now: now)
-            if needsScheduling { schedule(now: now) }
-            multi.perform()
-            paceTransfers()
-            startDueWriteback()
-            checkSpace(now: now)
-            while let (easy, code) = multi.nextDone() {
-                if let transfer = transfers.removeValue(forKey: easy) { finish(transfer, code: code) }
-            }
-            placePending()
-            if needsScheduling { schedule(now: configuration.clock.now) }
-            publishProgress(now: configuration.clock.now, force: false)
-            resumeIdleWaitersIfIdle()
-            submitWork()
-            multi.poll(milliseconds: pollTimeout(now: configuration.clock.now))
+            multi.poll(milliseconds: turn())
         }
         tearDown()
     }
 
-    /// Every few MiB a part has grown, starts writing it back (on the placer's queue): the disk
-    /// keeps up during the transfer instead of all at once in the final fsync.
-    private func startDueWriteback() {
-        for transfer in running.values where transfer.fd >= 0 && transfer.fileSize - transfer.writebackStart >= Transfer.writebackStep {
-            let fd = fcntl(transfer.fd, F_DUPFD_CLOEXEC, 0)
-            guard fd >= 0 else { continue }   // only a hint: the placement's fsync writes it all
-            placer.startWriteback(fd, offset: transfer.writebackStart, length: transfer.fileSize - transfer.writebackStart)
-            transfer.writebackStart = transfer.fileSize
-        }
+    /// Runs jobs from the inbox, each handed the loop's face (never the core itself).
+    func perform(_ jobs: [EngineInbox.Job]) {
+        for job in jobs { job(EngineLoop(self)) }
     }
+}
 
-    /// How long the poll may wait: until the next retry, host hold, progress
-    /// report or refill of the rate limit. curl shortens it further for its own
-    /// timers; a posted job or socket activity ends it at once.
-    private func pollTimeout(now: Date) -> Int32 {
-        if needsScheduling { return 0 }
-        var deadline = now.addingTimeInterval(30)
-        if !transfers.isEmpty { deadline = min(deadline, lastProgress.addingTimeInterval(Self.progressInterval)) }
-        for id in waiting {
-            if let at = records[id]?.retryAt { deadline = min(deadline, at) }
-        }
-        if !queue.isEmpty {
-            for until in hostHolds.until.values where until > now { deadline = min(deadline, until) }
-        }
-        // Downloads waiting for room: their disks are measured again now and then.
-        if !space.holds.isEmpty { deadline = min(deadline, lastSpaceCheck.addingTimeInterval(SpacePolicy.measureInterval)) }
-        // Transfers paused for the rate limit: when its bucket has refilled.
-        if let wake = rateWake(now: now) { deadline = min(deadline, wake) }
-        let milliseconds = deadline.timeIntervalSince(now) * 1000
-        return Int32(max(0, min(30_000, milliseconds.rounded(.up))))
-    }
-
-    private func promoteDueRetries(now: Date) {
-        guard !waiting.isEmpty else { return }
-        for id in waiting {
-            guard var record = records[id], let at = record.retryAt, at <= now else { continue }
-            waiting.remove(id)
-            record.retryAt = nil
-            records[id] = record
-            move(id, .requeue)
-        }
-        hostHolds.expire(now: now)
-    }
-
-    // MARK: - Events
-
-    func emit(_ event: DownloadEvent) {
-        guard hub.wants(event.kind) else { return }
-        pendingEvents.append(event)
-    }
-
-    /// Reports progress at most every `progressInterval` (so about ten a second per download).
-    func publishProgress(now: Date, force: Bool) {
-        guard force || now.timeIntervalSince(lastProgress) >= Self.progressInterval else { return }
-        lastProgress = now
-        for transfer in transfers.values {
-            guard let id = transfer.downloadID, transfer.fileSize != transfer.reportedBytes else { continue }
-            switch transfer.sink {
-            case .file, .count: break
-            default: continue
-            }
-            transfer.reportedBytes = transfer.fileSize
-            records[id]?.bytes = transfer.fileSize
-            emit(.progress(id: id, bytes: transfer.fileSize, total: transfer.total))
-            if case .file = transfer.sink { saveProgress(id, transfer, now: now) }
-        }
-    }
-
-    /// Moves a download as the lifecycle says `event` does (also in the queue index and the
-    /// waiting set) and reports it.
-    /// - Parameter saving: write the row now (false: a later save carries it, as the first
-    ///   body byte's does for `.start`).
-    func move(_ id: DownloadID, _ event: DownloadLifecycle.Event, saving: Bool = true) {
-        // In place: the record is neither copied out nor written back.
-        let answer = records.update(id) { record -> Result<(old: DownloadStatus, new: DownloadStatus, key: QueueIndex.Key, host: String, answered: String?), Refusal> in
-            let action = record.handle(.lifecycle(event))
-            guard case .moved(let old, _) = action else { return .failure(Refusal(action: action)) }
-            if record.status != .waitingToRetry { record.retryAt = nil }
-            // No longer waiting for room (queued in line again, or started): it no longer says so.
-            if event != .holdForSpace, record.lastError?.code == .notEnoughDiskSpace, record.status == .queued || record.status == .downloading {
-                record.lastError = nil
-            }
-            return .success((old, record.status, record.queueKey, record.host, record.answeredHost ?? record.finalURL.flatMap(Self.hostKey(text:))))
-        }
-        let moved: (old: DownloadStatus, new: DownloadStatus, key: QueueIndex.Key, host: String, answered: String?)
-        switch answer {
-        case .success(let done)?: moved = done
-        case .failure(let refusal)?: return refused(id, refusal.action)
-        case nil: return
-        }
-        let (old, status) = (moved.old, moved.new)
-        let held = event == .holdForSpace
-        // Anything else that happens to a download waiting for room ends the wait.
-        if !held && !space.holds.isEmpty { space.holds[id] = nil }
-        if old == .queued && status != .queued { queue.remove(key: moved.key) }
-        if old == .waitingToRetry && status != .waitingToRetry { waiting.remove(id) }
-        if status == .queued && old != .queued && runs(id) && !held {
-            queue.insert(id, key: moved.key, hosts: hostPair(host: moved.host, answered: moved.answered))
-            needsScheduling = true
-        }
-        if status == .waitingToRetry && runs(id) { waiting.insert(id) }
-        if saving { persist(id) }
-        // A hold says why even when the download was queued already (it never started).
-        if old != status || held, hub.wants(.statusChanged), let snapshot = records.update(id, { $0.snapshot() }) { emit(.statusChanged(snapshot)) }
-    }
-
-    /// Hands `event` to the download's state machine; a refusal is reported (`refused`).
-    /// - Returns: the machine's answer; nil when there is no such download.
+extension EngineInbox {
+    /// Posts the rest of one of the core's own operations (an answer from the disk worker that it
+    /// waited for), to run on the transfer thread; false once the engine has shut down. Only the
+    /// core's files use it: the continuation was written there.
     @discardableResult
-    func handle(_ id: DownloadID, _ event: DownloadRecord.StateMachine.Event) -> DownloadRecord.StateMachine.Action? {
-        guard let action = records.update(id, { $0.handle(event) }) else { return nil }
-        if case .refuse = action { refused(id, action) }
-        return action
-    }
-
-    /// A refused answer, carried out of `records.update`.
-    struct Refusal: Error {
-        let action: DownloadRecord.StateMachine.Action
-    }
-
-    /// The download's machine refused an event the loop asked of it: a fault in the loop. It is
-    /// never ignored, in any build: written to standard error, kept for `persistenceError`, and
-    /// the download fails (its transfer stopped) rather than go on in a state it cannot be in.
-    func refused(_ id: DownloadID, _ action: DownloadRecord.StateMachine.Action) {
-        guard case .refuse(let reason) = action else { return }
-        let error = DownloadError(.engineFault, "internal error: \(reason) (download \(id))")
-        FileHandle.standardError.write(Data("monsoon: \(error.message)\n".utf8))   // rare: no hot path
-        storeError = error
-        stopTransfer(id)
-        // Failed only where failing can happen (so this never refuses again); a file being
-        // placed lands first, and a completed download keeps its file.
-        guard let record = records[id], record.state.phase == .idle,
-              DownloadLifecycle.status(after: .fail, from: record.status) != nil else { return }
-        records.update(id) { $0.lastError = error }
-        move(id, .fail)
-    }
-
-    /// Whether this engine may start `id` (see `QueueScope`).
-    func runs(_ id: DownloadID) -> Bool {
-        claimed.map { $0[id] != nil } ?? true
-    }
-
-    // MARK: - Idle
-
-    var isIdle: Bool {
-        !restoring && queue.isEmpty && waiting.isEmpty && runningDownloads == 0 && starting.isEmpty && !records.hot.values.contains { $0.placing || $0.status == .downloading }
-    }
-
-    /// Answers the idle waiters once the rows and events of the idle queue are out.
-    func resumeIdleWaitersIfIdle() {
-        guard !idleWaiters.isEmpty, isIdle || stopping else { return }
-        let waiters = idleWaiters
-        idleWaiters.removeAll()
-        submitWork()
-        afterSaving { _ in for waiter in waiters { waiter.resume() } }
-    }
-
-    // MARK: - Shutdown
-
-    private func tearDown() {
-        restoreStopped.withLock { $0 = true }
-        for transfer in transfers.values {
-            multi.remove(transfer.easy)
-            switch transfer.purpose {
-            case .download(let id):
-                records[id]?.bytes = transfer.fileSize
-                // Back in line for the next run (not in this one's queue: it is ending).
-                handle(id, .attemptEnded)
-                if records[id]?.status == .downloading { handle(id, .lifecycle(.requeue)) }
-                persist(id)
-                // A clean stop: what the part holds is flushed on the placer's queue (closing
-                // it) and saved as the checkpoint when that lands, below.
-                if case .file = transfer.sink, transfer.fd >= 0 {
-                    let length = transfer.fileSize
-                    let epoch = records[id]?.partEpoch ?? 0
-                    records.hold(id)   // kept in memory until the answer
-                    let inbox = self.inbox
-                    placer.flush(transfer.fd) { flushed in
-                        inbox.send(.stoppedPartFlushed(id, epoch: epoch, length: length, flushed: flushed))
-                    }
-                    transfer.fd = -1
-                }
-            case .fetch(let job): job.complete(.cancelled)
-            }
-        }
-        transfers.removeAll()
-        running.removeAll()
-        preparing.removeAll()
-        rateLimiter?.waiting.removeAll()   // the last references to some: released here, on this thread
-        placePending()
-        for job in fetchQueue { job.complete(.cancelled) }
-        fetchQueue.removeAll()
-        // Let files being placed land and parts flush, and their results arrive, before the inbox closes.
-        placer.waitUntilDone()
-        space.waitUntilDone()
-        // Let the rows so far be saved and the parts being prepared open, and their answers arrive.
-        submitWork()
-        worker.waitUntilDone()
-        // Jobs posted until now still get their answer (commands report `.shutDown`).
-        for job in inbox.close() { job(self) }
-        multi.cleanup()
-        let waiters = idleWaiters
-        idleWaiters.removeAll()
-        afterSaving { _ in for waiter in waiters { waiter.resume() } }
-        submitWork()
-        worker.waitUntilDone()
-        placer.waitUntilDone()   // parts that came back ready after the stop were closed just now
-        hub.finishAll()
+    func resume(_ body: @escaping @Sendable (EngineCore) -> Void) -> Bool {
+        post { body($0.core) }
     }
 }

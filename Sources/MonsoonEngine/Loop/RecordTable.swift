@@ -17,7 +17,7 @@ struct RecordTable {
 
     init(persistent: Bool) { self.persistent = persistent }
 
-    /// Rows the disk worker read for the command running now (see `EngineLoop.withRows`):
+    /// Rows the disk worker read for the command running now (see `EngineCore.withRows`):
     /// the table never reads the store itself, on the transfer thread.
     private var preloaded: [DownloadID: DownloadRecord] = [:]
 

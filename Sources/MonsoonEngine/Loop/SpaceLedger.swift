@@ -34,7 +34,7 @@ struct SpaceHold {
     /// What it still needs to be let go.
     var needed: Int
     /// `needed` is what the disk or a server said (false: a caller's expected size, see
-    /// `EngineLoop.holdForSpace`).
+    /// `EngineCore.holdForSpace`).
     var trusted = true
 }
 

@@ -53,7 +53,7 @@ final class Transfer {
     /// Unowned: the loop's `SpaceLedger` keeps every volume for as long as it runs, longer than
     /// any transfer, and the write callback then spends from it without a retain per chunk.
     unowned(unsafe) var volume: Volume?
-    /// The hosts this transfer counts on for the per-host limit (`EngineLoop.runningPerHost`): its
+    /// The hosts this transfer counts on for the per-host limit (`EngineCore.runningPerHost`): its
     /// URL's, the one that last answered it, and the one answering now once known.
     var countedHosts: [Int] = []
     /// The size the download is expected to reach (before the response tells it), for the space
@@ -67,7 +67,7 @@ final class Transfer {
     /// like `volume`: the loop keeps it for as long as it runs.
     unowned(unsafe) var rateLimiter: RateLimiter?
     /// The write callback paused the transfer: the rate limit's bucket was empty. The loop lets
-    /// it go on once the bucket refills (`EngineLoop.paceTransfers`).
+    /// it go on once the bucket refills (`EngineCore.paceTransfers`).
     var pausedForRate = false
     /// In the rate limiter's line of paused transfers.
     var waitingForRate = false

@@ -56,7 +56,7 @@ final class TransferThread: Sendable {
         let thread = Thread {
             // The loop, and with it every curl handle and the store's connection, is made, used
             // and released on this thread alone, before a join returns.
-            var loop: EngineLoop? = EngineLoop(configuration: configuration, inbox: inbox, hub: hub, workerStore: workerHandover.take())
+            var loop: EngineCore? = EngineCore(configuration: configuration, inbox: inbox, hub: hub, workerStore: workerHandover.take())
             loop?.run()
             loop = nil
             exit.signal()

@@ -53,7 +53,7 @@ public final class DownloadManager: Sendable {
     deinit {
         // Without an explicit `shutdown()`, the thread still stops and releases curl.
         watcher?.stop()
-        inbox.post { $0.stopping = true }
+        inbox.post { $0.stop() }
     }
 
     /// Runs `body` on the transfer thread, with the records of `ids` at hand (read by the disk
@@ -64,10 +64,10 @@ public final class DownloadManager: Sendable {
         let result: Result<T, DownloadManagerError> = await withCheckedContinuation { continuation in
             let reply = CommandReply<T> { continuation.resume(returning: $0) }
             let posted = inbox.post { loop in
-                guard !loop.stopping else { return reply.shutDown() }
+                guard !loop.isStopping else { return reply.shutDown() }
                 loop.withRows(ids, ifClosed: reply.shutDown) { loop, read in
-                    guard !loop.stopping else { return reply.shutDown() }
-                    if case .failure(let error) = read { return reply(loop, .failure(error)) }
+                    guard !loop.isStopping else { return reply.shutDown() }
+                    if case .failure(let error) = read { return loop.answer(reply, .failure(error)) }
                     body(loop, reply)
                 }
             }
@@ -78,7 +78,7 @@ public final class DownloadManager: Sendable {
 
     /// `perform` for a command that answers at once.
     func perform<T: Sendable>(rows ids: [DownloadID] = [], now body: @escaping @Sendable (EngineLoop) -> Result<T, DownloadManagerError>) async throws(DownloadManagerError) -> T {
-        try await perform(rows: ids) { loop, reply in reply(loop, body(loop)) }
+        try await perform(rows: ids) { loop, reply in loop.answer(reply, body(loop)) }
     }
 
     // MARK: - Downloads
@@ -196,8 +196,7 @@ public final class DownloadManager: Sendable {
     public func waitUntilIdle() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let posted = inbox.post { loop in
-                loop.idleWaiters.append(continuation)
-                loop.resumeIdleWaitersIfIdle()
+                loop.whenIdle(continuation)
             }
             if !posted { continuation.resume() }
         }
@@ -213,7 +212,7 @@ public final class DownloadManager: Sendable {
     public func shutdown() async -> Error? {
         watcher?.stop()
         await watcher?.join()
-        inbox.post { $0.stopping = true }
+        inbox.post { $0.stop() }
         await thread.join()
         return inbox.saveFailures.last
     }
@@ -224,9 +223,7 @@ public final class DownloadManager: Sendable {
     public func persistenceError() async -> Error? {
         // After a trip through the disk worker: its failures so far have reached the loop.
         do {
-            let box = try await perform { (loop: EngineLoop, reply: CommandReply<ErrorBox?>) in
-                loop.onWorker({ _ in () }, then: { loop, _ in reply(loop, .success(loop.storeError.map { ErrorBox(error: $0) })) }, ifClosed: reply.shutDown)
-            }
+            let box = try await perform { (loop: EngineLoop, reply: CommandReply<ErrorBox?>) in loop.lastStoreError(reply: reply) }
             return box?.error
         } catch .shutDown {
             // Nothing runs any more, and the loop with its failures is gone: the saves' are kept apart.

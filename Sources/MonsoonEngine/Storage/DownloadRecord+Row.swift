@@ -16,7 +16,7 @@ extension DownloadRecord {
             priority: row.int(5), expectedSize: row.optionalInt(6), expectedMediaType: row.text(7),
             headers: try Self.decode(row.text(8), "headers", row), userInfo: try Self.decode(row.text(9), "user info", row),
             sizeLimit: row.optionalInt(27).map { .init(bytes: $0, reason: row.text(28) ?? "the download's own limit") }, root: row.text(29))
-        self.init(request: request, sequence: row.int(0), host: EngineLoop.hostKey(url))
+        self.init(request: request, sequence: row.int(0), host: EngineCore.hostKey(url))
         restoreStatus(status)
         counters = RetryPolicy.Counters(attempts: row.int(11), backoffLevel: row.int(12))
         retryAt = row.date(13)

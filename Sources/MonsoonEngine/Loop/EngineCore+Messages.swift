@@ -23,10 +23,13 @@ extension EngineLoop {
         /// A part closed at shutdown was flushed up to `length`: its checkpoint, if still its part.
         case stoppedPartFlushed(DownloadID, epoch: Int, length: Int, flushed: Bool)
         /// The disk worker's answer while it restores the queue.
-        case restored(Restored)
+        case restored(EngineCore.Restored)
     }
 
-    func receive(_ message: Message) {
+}
+
+extension EngineCore {
+    func receive(_ message: EngineLoop.Message) {
         switch message {
         case .startsPrepared(let starts):
             for (id, outcome) in starts { startPrepared(id, outcome) }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// `DownloadManager.changeURL(_:to:)` and `replaceFailure(of:with:)`, on the transfer thread.
-extension EngineLoop {
+extension EngineCore {
     func changeURL(_ id: DownloadID, to url: URL) -> Result<Void, DownloadManagerError> {
         guard let current = records[id] else { return .failure(.notFound(id)) }
         if let refusal = DownloadRequest.refusal(of: url) { return .failure(.invalidRequest(id, refusal)) }

@@ -4,7 +4,7 @@ import Foundation
 /// The disk reserve, before and during transfers: downloads start only when what they still
 /// need fits beside the running ones, a write never eats into the reserve as last measured,
 /// and a download that runs out of room waits, queued with its part, until there is room again.
-extension EngineLoop {
+extension EngineCore {
     /// What the running downloads on `volume` still expect to write (those of unknown size count
     /// nothing: their writes are checked as they come).
     func committedBytes(on volume: Volume, excluding excluded: Transfer? = nil) -> Int {

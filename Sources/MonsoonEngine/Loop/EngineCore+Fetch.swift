@@ -35,7 +35,7 @@ final class FetchJob: Sendable {
 
 /// In-memory fetches: small bodies (feeds) on the same multi handle as downloads,
 /// with their own concurrency limit so a refresh never waits behind media.
-extension EngineLoop {
+extension EngineCore {
     func submitFetch(_ job: FetchJob) {
         guard !stopping else { job.complete(.cancelled); return }
         guard !job.isCompleted else { return }   // cancelled before it got here

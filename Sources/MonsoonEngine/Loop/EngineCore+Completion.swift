@@ -2,7 +2,7 @@ import CCurl
 import Foundation
 
 /// What happens when a download attempt ends.
-extension EngineLoop {
+extension EngineCore {
     func finish(_ transfer: Transfer, code: CURLcode) {
         multi.remove(transfer.easy)
         switch transfer.purpose {

@@ -9,7 +9,7 @@ import Foundation
 /// limit holds on the wire, not only on the disk. Downloads into a file and counted ones
 /// (`.discard`) are limited; error bodies (at most 1 MiB, then dropped) and fetches (feeds, read
 /// whole into memory and waited for by a person) are not.
-extension EngineLoop {
+extension EngineCore {
     /// The buffers of a download about to start: under a limit, sized to its share of it (see
     /// `RateLimiter.buffers`), shared by the downloads running now, this one included; else
     /// `downloadBufferSize(concurrency:)` for curl's and the kernel's own.

@@ -2,7 +2,7 @@ import Foundation
 import MonsoonStore
 
 /// The manager's commands, performed on the transfer thread.
-extension EngineLoop {
+extension EngineCore {
     /// Gives up a name a download held (without a store; with one, its row holds it).
     func releasePath(_ path: String, of id: DownloadID) {
         worker.claimedPaths.withLock { if $0[path] == id { $0[path] = nil } }
@@ -163,8 +163,8 @@ extension EngineLoop {
 
     /// Applies `body` to each of `ids`, with their records read a chunk at a time (so a large
     /// queue is never all in memory), then `done`.
-    func forEach(_ ids: [DownloadID], chunk: Int = 500, _ body: @escaping @Sendable (EngineLoop, DownloadID) -> Void,
-                 done: @escaping @Sendable (EngineLoop, Result<Void, DownloadManagerError>) -> Void, ifClosed: @escaping @Sendable () -> Void) {
+    func forEach(_ ids: [DownloadID], chunk: Int = 500, _ body: @escaping @Sendable (EngineCore, DownloadID) -> Void,
+                 done: @escaping @Sendable (EngineCore, Result<Void, DownloadManagerError>) -> Void, ifClosed: @escaping @Sendable () -> Void) {
         guard !ids.isEmpty else { return done(self, .success(())) }
         let head = Array(ids.prefix(chunk))
         let rest = Array(ids.dropFirst(chunk))
@@ -277,7 +277,7 @@ extension EngineLoop {
 
     /// Reads on the disk worker, then shapes the answer here (with what is in memory).
     private func readRows<Read: Sendable, T: Sendable>(_ read: @escaping @Sendable (any QueueStore) throws -> Read,
-                                                       then shape: @escaping @Sendable (EngineLoop, Read) -> T, reply: CommandReply<T>) {
+                                                       then shape: @escaping @Sendable (EngineCore, Read) -> T, reply: CommandReply<T>) {
         onWorker({ store in
             Result { () throws -> Read in
                 guard let store else { throw DownloadError(.fileSystem, "no store") }

@@ -3,7 +3,7 @@ import CCurl
 import Foundation
 
 /// Starting, deciding and finishing download transfers.
-extension EngineLoop {
+extension EngineCore {
     func schedule(now: Date) {
         needsScheduling = false
         guard !stopping else { return }

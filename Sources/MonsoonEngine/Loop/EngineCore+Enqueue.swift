@@ -2,7 +2,7 @@ import Foundation
 import MonsoonStore
 
 /// Adding downloads: checked on the transfer thread, written by the disk worker, then queued.
-extension EngineLoop {
+extension EngineCore {
     /// Adds a batch whole or not at all. The records of the requests' ids must be at hand
     /// (`withRows`). With a store, the disk worker numbers and inserts them in one transaction,
     /// after taking in what other processes added (so numbering never collides) and deleting

@@ -2,7 +2,7 @@ import Foundation
 import MonsoonStore
 
 /// Keeping the queue in the store, and getting it back.
-extension EngineLoop {
+extension EngineCore {
     static let progressSaveInterval: TimeInterval = 1
 
     /// Saves a download's whole state, through the disk worker with the other saves of this
@@ -46,12 +46,12 @@ extension EngineLoop {
     /// then `body` back on this thread with its result; `ifClosed` instead when the engine shut
     /// down meanwhile. The transfer thread never waits for the disk or the database.
     func onWorker<T: Sendable>(_ read: @escaping @Sendable ((any QueueStore)?) -> T,
-                               then body: @escaping @Sendable (EngineLoop, T) -> Void,
+                               then body: @escaping @Sendable (EngineCore, T) -> Void,
                                ifClosed: @escaping @Sendable () -> Void) {
         let inbox = self.inbox
         work.append(.job { store in
             let value = read(store)
-            if !inbox.post({ body($0, value) }) { ifClosed() }
+            if !inbox.resume({ body($0, value) }) { ifClosed() }
         })
     }
 
@@ -61,7 +61,7 @@ extension EngineLoop {
     ///   `persistenceError`) rather than fail the read: for other processes' commands, where one
     ///   damaged row must not hold back every command queued after it.
     func withRows(_ ids: [DownloadID], skippingUnreadable: Bool = false, ifClosed: @escaping @Sendable () -> Void,
-                  _ body: @escaping @Sendable (EngineLoop, Result<Void, DownloadManagerError>) -> Void) {
+                  _ body: @escaping @Sendable (EngineCore, Result<Void, DownloadManagerError>) -> Void) {
         let missing = ids.filter { records.hot[$0] == nil }
         // While the queue is restored, every command waits behind it on the worker.
         guard persistent, !missing.isEmpty || restoring else { return body(self, .success(())) }
@@ -250,7 +250,7 @@ extension EngineLoop {
 
     /// Adds downloads another process put in the store: the disk worker reads them (and
     /// looks at their parts), this thread takes them in.
-    func adoptNewRows(then done: @escaping @Sendable (EngineLoop, Result<Void, DownloadManagerError>) -> Void = { _, _ in }) {
+    func adoptNewRows(then done: @escaping @Sendable (EngineCore, Result<Void, DownloadManagerError>) -> Void = { _, _ in }) {
         guard persistent else { return done(self, .success(())) }
         guard !restoring else { return adoptionsAfterRestore.append(done) }
         let after = adoptedThrough

@@ -1,0 +1,350 @@
+import Foundation
+
+/// The engine's state on the transfer thread, and what changes it: the multi handle, the
+/// running transfers, and the download records with their scheduling state.
+///
+/// Only the transfer thread touches it, and nothing outside the loop's own files ever holds
+/// it: other threads reach it through `EngineLoop` (commands and messages, posted to the
+/// `EngineInbox`), whose only stored property is this core, kept private. Because one thread
+/// owns all of it, no lock guards the records and no callback races a state change. It only
+/// transfers: what may block on a disk or the database (rows, names, part files, free space,
+/// flushes, restoring the queue) is handed to the `DiskWorker` and the `Placer`, whose answers
+/// come back as messages (`EngineLoop.Message`); what to do is decided by pure values
+/// (`Scheduler`, `BodyDecision`, `DownloadLifecycle`, `RetryPolicy`, and each download's
+/// `DownloadRecord.StateMachine`) that this class performs.
+final class EngineCore {
+    typealias Record = DownloadRecord
+
+    var configuration: EngineConfiguration
+    let multi = MultiHandle()
+    let inbox: EngineInbox
+    let hub: EventHub
+    /// Flushes and renames finished files, and flushes parts for checkpoints, off this thread.
+    let placer: Placer
+
+    var records: RecordTable
+    var hosts = HostTable()
+    var queue = QueueIndex()
+    var nextSequence = 0
+    /// Transfers by their easy handle, for curl's completion messages.
+    var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
+    /// The running download transfers by download (that they run is their machines' phase;
+    /// this finds their handles).
+    var running: [DownloadID: Transfer] = [:]
+    var runningDownloads = 0
+    var runningPerHost: [Int: Int] = [:]
+    var waiting: Set<DownloadID> = []
+    /// Hosts held after a 429, or 503s from several downloads (see `HostHolds`).
+    var hostHolds = HostHolds()
+    /// The disks downloads write to (what each may still take) and the downloads waiting for room.
+    let space = SpaceLedger()
+    var lastSpaceCheck = Date.distantPast
+    /// The rate limit over every download (nil: none; see `EngineCore+Rate`).
+    let rateLimiter: RateLimiter?
+    /// Finished files waiting to be placed with the others of this turn of the loop (group commit).
+    var pendingPlacements: [(DownloadID, Placement)] = []
+    /// Saving, naming and opening part files, off this thread.
+    let worker: DiskWorker
+    /// What this turn of the loop hands the worker (see `submitWork`).
+    var work: [DiskWorker.Work] = []
+    /// Downloads chosen to start whose part the worker is looking at, with their queue entry
+    /// (they hold a slot).
+    var starting: [DownloadID: QueueIndex.Entry] = [:]
+    /// Downloads whose part is being prepared by the worker, by their (paused) attempt.
+    var preparing: [DownloadID: Transfer] = [:]
+    var needsScheduling = true
+    var pendingEvents: [DownloadEvent] = []
+    private var lastProgress = Date.distantPast
+    var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    var fetchQueue: [FetchJob] = []
+    var runningFetches = 0
+    var stopping = false
+    var random = SystemRandomNumberGenerator()
+    /// The queue is kept in a database (its connection is the disk worker's: this thread never
+    /// reads it, not even to restore the queue).
+    let persistent: Bool
+    /// The disk worker is restoring the queue (`requestRestore`): no transfer starts yet.
+    var restoring = false
+    /// Set at shutdown: a restore still reading stops at its next row (what it has not read stays
+    /// in the database as it was, for the next run), so Ctrl-C never waits for a large queue.
+    let restoreStopped = Locked(false)
+    /// Adoptions asked for while the restore ran, done once after it: the restore's last sequence
+    /// is not known before, and reading from 0 would read the whole queue a second time.
+    var adoptionsAfterRestore: [@Sendable (EngineCore, Result<Void, DownloadManagerError>) -> Void] = []
+    /// The last persistence failure, reported by `DownloadManager.persistenceError`.
+    var storeError: Error?
+    /// The highest sequence known from the store, so rows added by other processes are
+    /// adopted exactly once.
+    var adoptedThrough = 0
+    /// The last part epoch given out (see `nextPartEpoch`).
+    var partEpochs = 0
+    /// When each running download's progress was last saved.
+    var lastSaved: [DownloadID: Date] = [:]
+    /// Other processes' commands still to apply, oldest first, each batch with the seq it
+    /// ends at (see `apply(_:through:)`).
+    var commandBatches: [(commands: ArraySlice<DownloadCommand>, through: Int)] = []
+    /// With `QueueScope.claimedOnly`, the downloads this engine may start, each with who
+    /// wants it: `ownClaim` for this process, else the pids of the processes that handed it
+    /// over. Nil: all of them.
+    var claimed: [DownloadID: Set<Int32>]?
+    /// The claimant standing for this process (its own enqueues and `claim` calls).
+    static let ownClaim: Int32 = 0
+
+    static let progressInterval: TimeInterval = 0.1
+    /// curl's receive buffer for a download: 256 KiB (fewer, larger writes: the most a single
+    /// stream gains from), but no more than 4 MiB across every download that may run at
+    /// once, and never under 64 KiB: at 32 at once, 128 KiB each (above 64, the floor wins).
+    /// Set when a transfer starts: a new limit (`setLimits`) applies to the next ones.
+    static func downloadBufferSize(concurrency: Int) -> Int {
+        max(64 * 1024, min(256 * 1024, (4 << 20) / max(1, concurrency)))
+    }
+    static let fetchBufferSize = 64 * 1024
+
+    /// - Parameter workerStore: the disk worker's connection to the queue's database, nil for a
+    ///   queue in memory. The loop never reads the database itself: the worker restores the queue.
+    init(configuration: EngineConfiguration, inbox: EngineInbox, hub: EventHub, workerStore: (any QueueStore)?) {
+        self.configuration = configuration
+        self.inbox = inbox
+        self.hub = hub
+        persistent = workerStore != nil
+        worker = DiskWorker(store: workerStore, inbox: inbox, hub: hub)
+        placer = Placer(inbox: inbox)
+        records = RecordTable(persistent: workerStore != nil)
+        rateLimiter = configuration.maxBytesPerSecond.map { RateLimiter(bytesPerSecond: $0) }
+        if configuration.scope == .claimedOnly { claimed = [:] }
+        inbox.attach(multi)
+        if workerStore != nil { requestRestore() }
+    }
+
+    /// One turn of the loop, between the jobs taken from the inbox and the next poll (see
+    /// `EngineCore.run`, in EngineLoop.swift): starts what is due, lets curl move the bytes, takes in what finished.
+    /// - Returns: how long the poll may wait, in milliseconds.
+    func turn() -> Int32 {
+        let now = configuration.clock.now
+        promoteDueRetries(now: now)
+        if needsScheduling { schedule(now: now) }
+        multi.perform()
+        paceTransfers()
+        startDueWriteback()
+        checkSpace(now: now)
+        while let (easy, code) = multi.nextDone() {
+            if let transfer = transfers.removeValue(forKey: easy) { finish(transfer, code: code) }
+        }
+        placePending()
+        if needsScheduling { schedule(now: configuration.clock.now) }
+        publishProgress(now: configuration.clock.now, force: false)
+        resumeIdleWaitersIfIdle()
+        submitWork()
+        return pollTimeout(now: configuration.clock.now)
+    }
+
+    /// Every few MiB a part has grown, starts writing it back (on the placer's queue): the disk
+    /// keeps up during the transfer instead of all at once in the final fsync.
+    private func startDueWriteback() {
+        for transfer in running.values where transfer.fd >= 0 && transfer.fileSize - transfer.writebackStart >= Transfer.writebackStep {
+            let fd = fcntl(transfer.fd, F_DUPFD_CLOEXEC, 0)
+            guard fd >= 0 else { continue }   // only a hint: the placement's fsync writes it all
+            placer.startWriteback(fd, offset: transfer.writebackStart, length: transfer.fileSize - transfer.writebackStart)
+            transfer.writebackStart = transfer.fileSize
+        }
+    }
+
+    /// How long the poll may wait: until the next retry, host hold, progress
+    /// report or refill of the rate limit. curl shortens it further for its own
+    /// timers; a posted job or socket activity ends it at once.
+    private func pollTimeout(now: Date) -> Int32 {
+        if needsScheduling { return 0 }
+        var deadline = now.addingTimeInterval(30)
+        if !transfers.isEmpty { deadline = min(deadline, lastProgress.addingTimeInterval(Self.progressInterval)) }
+        for id in waiting {
+            if let at = records[id]?.retryAt { deadline = min(deadline, at) }
+        }
+        if !queue.isEmpty {
+            for until in hostHolds.until.values where until > now { deadline = min(deadline, until) }
+        }
+        // Downloads waiting for room: their disks are measured again now and then.
+        if !space.holds.isEmpty { deadline = min(deadline, lastSpaceCheck.addingTimeInterval(SpacePolicy.measureInterval)) }
+        // Transfers paused for the rate limit: when its bucket has refilled.
+        if let wake = rateWake(now: now) { deadline = min(deadline, wake) }
+        let milliseconds = deadline.timeIntervalSince(now) * 1000
+        return Int32(max(0, min(30_000, milliseconds.rounded(.up))))
+    }
+
+    private func promoteDueRetries(now: Date) {
+        guard !waiting.isEmpty else { return }
+        for id in waiting {
+            guard var record = records[id], let at = record.retryAt, at <= now else { continue }
+            waiting.remove(id)
+            record.retryAt = nil
+            records[id] = record
+            move(id, .requeue)
+        }
+        hostHolds.expire(now: now)
+    }
+
+    // MARK: - Events
+
+    func emit(_ event: DownloadEvent) {
+        guard hub.wants(event.kind) else { return }
+        pendingEvents.append(event)
+    }
+
+    /// Reports progress at most every `progressInterval` (so about ten a second per download).
+    func publishProgress(now: Date, force: Bool) {
+        guard force || now.timeIntervalSince(lastProgress) >= Self.progressInterval else { return }
+        lastProgress = now
+        for transfer in transfers.values {
+            guard let id = transfer.downloadID, transfer.fileSize != transfer.reportedBytes else { continue }
+            switch transfer.sink {
+            case .file, .count: break
+            default: continue
+            }
+            transfer.reportedBytes = transfer.fileSize
+            records[id]?.bytes = transfer.fileSize
+            emit(.progress(id: id, bytes: transfer.fileSize, total: transfer.total))
+            if case .file = transfer.sink { saveProgress(id, transfer, now: now) }
+        }
+    }
+
+    /// Moves a download as the lifecycle says `event` does (also in the queue index and the
+    /// waiting set) and reports it.
+    /// - Parameter saving: write the row now (false: a later save carries it, as the first
+    ///   body byte's does for `.start`).
+    func move(_ id: DownloadID, _ event: DownloadLifecycle.Event, saving: Bool = true) {
+        // In place: the record is neither copied out nor written back.
+        let answer = records.update(id) { record -> Result<(old: DownloadStatus, new: DownloadStatus, key: QueueIndex.Key, host: String, answered: String?), Refusal> in
+            let action = record.handle(.lifecycle(event))
+            guard case .moved(let old, _) = action else { return .failure(Refusal(action: action)) }
+            if record.status != .waitingToRetry { record.retryAt = nil }
+            // No longer waiting for room (queued in line again, or started): it no longer says so.
+            if event != .holdForSpace, record.lastError?.code == .notEnoughDiskSpace, record.status == .queued || record.status == .downloading {
+                record.lastError = nil
+            }
+            return .success((old, record.status, record.queueKey, record.host, record.answeredHost ?? record.finalURL.flatMap(Self.hostKey(text:))))
+        }
+        let moved: (old: DownloadStatus, new: DownloadStatus, key: QueueIndex.Key, host: String, answered: String?)
+        switch answer {
+        case .success(let done)?: moved = done
+        case .failure(let refusal)?: return refused(id, refusal.action)
+        case nil: return
+        }
+        let (old, status) = (moved.old, moved.new)
+        let held = event == .holdForSpace
+        // Anything else that happens to a download waiting for room ends the wait.
+        if !held && !space.holds.isEmpty { space.holds[id] = nil }
+        if old == .queued && status != .queued { queue.remove(key: moved.key) }
+        if old == .waitingToRetry && status != .waitingToRetry { waiting.remove(id) }
+        if status == .queued && old != .queued && runs(id) && !held {
+            queue.insert(id, key: moved.key, hosts: hostPair(host: moved.host, answered: moved.answered))
+            needsScheduling = true
+        }
+        if status == .waitingToRetry && runs(id) { waiting.insert(id) }
+        if saving { persist(id) }
+        // A hold says why even when the download was queued already (it never started).
+        if old != status || held, hub.wants(.statusChanged), let snapshot = records.update(id, { $0.snapshot() }) { emit(.statusChanged(snapshot)) }
+    }
+
+    /// Hands `event` to the download's state machine; a refusal is reported (`refused`).
+    /// - Returns: the machine's answer; nil when there is no such download.
+    @discardableResult
+    func handle(_ id: DownloadID, _ event: DownloadRecord.StateMachine.Event) -> DownloadRecord.StateMachine.Action? {
+        guard let action = records.update(id, { $0.handle(event) }) else { return nil }
+        if case .refuse = action { refused(id, action) }
+        return action
+    }
+
+    /// A refused answer, carried out of `records.update`.
+    struct Refusal: Error {
+        let action: DownloadRecord.StateMachine.Action
+    }
+
+    /// The download's machine refused an event the loop asked of it: a fault in the loop. It is
+    /// never ignored, in any build: written to standard error, kept for `persistenceError`, and
+    /// the download fails (its transfer stopped) rather than go on in a state it cannot be in.
+    func refused(_ id: DownloadID, _ action: DownloadRecord.StateMachine.Action) {
+        guard case .refuse(let reason) = action else { return }
+        let error = DownloadError(.engineFault, "internal error: \(reason) (download \(id))")
+        FileHandle.standardError.write(Data("monsoon: \(error.message)\n".utf8))   // rare: no hot path
+        storeError = error
+        stopTransfer(id)
+        // Failed only where failing can happen (so this never refuses again); a file being
+        // placed lands first, and a completed download keeps its file.
+        guard let record = records[id], record.state.phase == .idle,
+              DownloadLifecycle.status(after: .fail, from: record.status) != nil else { return }
+        records.update(id) { $0.lastError = error }
+        move(id, .fail)
+    }
+
+    /// Whether this engine may start `id` (see `QueueScope`).
+    func runs(_ id: DownloadID) -> Bool {
+        claimed.map { $0[id] != nil } ?? true
+    }
+
+    // MARK: - Idle
+
+    var isIdle: Bool {
+        !restoring && queue.isEmpty && waiting.isEmpty && runningDownloads == 0 && starting.isEmpty && !records.hot.values.contains { $0.placing || $0.status == .downloading }
+    }
+
+    /// Answers the idle waiters once the rows and events of the idle queue are out.
+    func resumeIdleWaitersIfIdle() {
+        guard !idleWaiters.isEmpty, isIdle || stopping else { return }
+        let waiters = idleWaiters
+        idleWaiters.removeAll()
+        submitWork()
+        afterSaving { _ in for waiter in waiters { waiter.resume() } }
+    }
+
+    // MARK: - Shutdown
+
+    func tearDown() {
+        restoreStopped.withLock { $0 = true }
+        for transfer in transfers.values {
+            multi.remove(transfer.easy)
+            switch transfer.purpose {
+            case .download(let id):
+                records[id]?.bytes = transfer.fileSize
+                // Back in line for the next run (not in this one's queue: it is ending).
+                handle(id, .attemptEnded)
+                if records[id]?.status == .downloading { handle(id, .lifecycle(.requeue)) }
+                persist(id)
+                // A clean stop: what the part holds is flushed on the placer's queue (closing
+                // it) and saved as the checkpoint when that lands, below.
+                if case .file = transfer.sink, transfer.fd >= 0 {
+                    let length = transfer.fileSize
+                    let epoch = records[id]?.partEpoch ?? 0
+                    records.hold(id)   // kept in memory until the answer
+                    let inbox = self.inbox
+                    placer.flush(transfer.fd) { flushed in
+                        inbox.send(.stoppedPartFlushed(id, epoch: epoch, length: length, flushed: flushed))
+                    }
+                    transfer.fd = -1
+                }
+            case .fetch(let job): job.complete(.cancelled)
+            }
+        }
+        transfers.removeAll()
+        running.removeAll()
+        preparing.removeAll()
+        rateLimiter?.waiting.removeAll()   // the last references to some: released here, on this thread
+        placePending()
+        for job in fetchQueue { job.complete(.cancelled) }
+        fetchQueue.removeAll()
+        // Let files being placed land and parts flush, and their results arrive, before the inbox closes.
+        placer.waitUntilDone()
+        space.waitUntilDone()
+        // Let the rows so far be saved and the parts being prepared open, and their answers arrive.
+        submitWork()
+        worker.waitUntilDone()
+        // Jobs posted until now still get their answer (commands report `.shutDown`).
+        perform(inbox.close())
+        multi.cleanup()
+        let waiters = idleWaiters
+        idleWaiters.removeAll()
+        afterSaving { _ in for waiter in waiters { waiter.resume() } }
+        submitWork()
+        worker.waitUntilDone()
+        placer.waitUntilDone()   // parts that came back ready after the stop were closed just now
+        hub.finishAll()
+    }
+}
