@@ -47,4 +47,12 @@ import Testing
         candidates[0].deleted = true
         #expect(try ArchiveSelection(candidates).missingFromDisk == [2])
     }
+
+    @Test func aPatternThatIsNoRegularExpressionIsRefusedByItsCode() {
+        let match = #expect(throws: ArchiveSelectionError.self) { _ = try ArchiveSelection(Self.candidates(2), match: "(talk") }
+        #expect(match?.code == .invalidPattern)
+        #expect(match?.message == "'(talk' given to --match is not a regular expression; check its brackets and escapes")
+        let exclude = #expect(throws: ArchiveSelectionError.self) { _ = try ArchiveSelection(Self.candidates(2), exclude: "[a") }
+        #expect(exclude == ArchiveSelectionError(.invalidPattern, "'[a' given to --exclude is not a regular expression; check its brackets and escapes"))
+    }
 }

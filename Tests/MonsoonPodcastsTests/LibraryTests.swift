@@ -398,7 +398,7 @@ struct LibraryFixture {
         #expect(throws: OPML.ReadError.self) { try OPML.read(Data("not xml".utf8)) }
         // An <opml> inside another document is not a list.
         let buried = "<config><opml version=\"2.0\"><body><outline xmlUrl=\"https://example.com/c.xml\"/></body></opml></config>"
-        #expect(throws: OPML.ReadError(message: "not an OPML subscription list: its root element is <config>; an OPML subscription list is an XML file with <opml> at its root")) {
+        #expect(throws: OPML.ReadError(.notOPML, "not an OPML subscription list: its root element is <config>; an OPML subscription list is an XML file with <opml> at its root")) {
             try OPML.read(Data(buried.utf8))
         }
     }

@@ -24,16 +24,26 @@ import Testing
     }
 
     @Test func badTemplatesAreRefusedWithAReason() {
-        func message(_ text: String) -> String {
-            do { _ = try NamingTemplate(text); return "accepted" } catch { return error.message }
+        func refusal(_ text: String) -> NamingError? {
+            do { _ = try NamingTemplate(text); return nil } catch { return error }
         }
-        #expect(message("{podcast}/{nope}.{ext}").contains("unknown variable {nope}"))
-        #expect(message("{title}.mp3").contains("must end with '.{ext}'"))
-        #expect(message("/abs/{title}.{ext}").contains("relative to the download root"))
-        #expect(message("{podcast}/../{title}.{ext}").contains("'..'"))
-        #expect(message("{podcast}//{title}.{ext}").contains("empty folder name"))
-        #expect(message("{title.{ext}").contains("without its '}'"))
-        #expect(message("{ext}/{title}.{ext}").contains("{ext} may only end"))
+        let cases: [(template: String, code: NamingError.Code, says: String)] = [
+            ("{podcast}/{nope}.{ext}", .unknownVariable, "unknown variable {nope}"),
+            ("{title}.mp3", .missingExtension, "must end with '.{ext}'"),
+            ("", .missingExtension, "must end with '.{ext}'"),
+            ("/abs/{title}.{ext}", .absolutePath, "relative to the download root"),
+            ("{podcast}/../{title}.{ext}", .dotFolder, "'..'"),
+            ("{podcast}//{title}.{ext}", .emptyFolder, "empty folder name"),
+            (".{ext}", .emptyFolder, "empty folder name"),
+            ("{title.{ext}", .unbalancedBrace, "without its '}'"),
+            ("{title}}.{ext}", .unbalancedBrace, "without its '{'"),
+            ("{ext}/{title}.{ext}", .misplacedExtension, "{ext} may only end"),
+        ]
+        for (template, code, says) in cases {
+            let error = refusal(template)
+            #expect(error?.code == code, "\(template)")
+            #expect(error?.message.contains(says) == true, "\(error?.message ?? "accepted")")
+        }
     }
 
     @Test func hostileTitlesStayInsideTheRoot() throws {

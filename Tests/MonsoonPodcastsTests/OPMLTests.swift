@@ -44,22 +44,23 @@ func xmllintComplaint(_ text: String) throws -> String? {
     /// Foundation's XMLParser (recovery mode, no end of input) let all of these through, in part or as an empty list.
     @Test func aListThatBreaksAnywhereIsRefusedWhole() throws {
         let good = "<outline text=\"Good\" xmlUrl=\"https://example.com/good.xml\"/>"
-        let cases: [(document: String, line: Int, column: Int, says: String)] = [
+        let cases: [(document: String, line: Int, column: Int, code: OPML.ReadError.Code, says: String)] = [
             ("<?xml version=\"1.0\"?>\n<opml version=\"2.0\"><body>\n\(good)\n<outline text=\"a\u{1B}[31m\u{07}\" xmlUrl=\"https://example.com/evil.xml\"/>\n</body></opml>\n",
-             4, 17, "the character U+001B, which XML does not allow"),
+             4, 17, .malformed, "the character U+001B, which XML does not allow"),
             ("<opml version=\"2.0\"><body>\(good)<outline text=\"a\u{FFFE}\" xmlUrl=\"https://example.com/x.xml\"/></body></opml>",
-             1, 103, "the character U+FFFE, which XML does not allow"),
-            ("<opml><body><outline", 1, 21, "the list ends early"),
-            ("<opml><body>\(good)<outline text=\"cut", 1, 91, "the list ends early"),
-            ("<opml><body>\(good)</body>", 1, 80, "the list ends early"),
-            ("<opml><body>\(good)</opml>", 1, 80, "an end tag that does not match"),
-            ("<opml><body>\(good)<outline text=\"&nbsp;\" xmlUrl=\"https://example.com/x.xml\"/></body></opml>", 1, 94, "an entity XML does not know"),
+             1, 103, .malformed, "the character U+FFFE, which XML does not allow"),
+            ("<opml><body><outline", 1, 21, .truncated, "the list ends early"),
+            ("<opml><body>\(good)<outline text=\"cut", 1, 91, .truncated, "the list ends early"),
+            ("<opml><body>\(good)</body>", 1, 80, .truncated, "the list ends early"),
+            ("<opml><body>\(good)</opml>", 1, 80, .malformed, "an end tag that does not match"),
+            ("<opml><body>\(good)<outline text=\"&nbsp;\" xmlUrl=\"https://example.com/x.xml\"/></body></opml>", 1, 94, .malformed, "an entity XML does not know"),
         ]
-        for (document, line, column, says) in cases {
+        for (document, line, column, code, says) in cases {
             do {
                 let outlines = try OPML.read(Data(document.utf8))
                 Issue.record("read \(outlines.count) outline(s) from a broken list: \(document.debugDescription)")
             } catch {
+                #expect(error.code == code && error.line == line && error.column == column, "\(error.code) for \(document.debugDescription)")
                 #expect(error.message.contains(says), "\(error.message)")
                 #expect(error.message.contains("none of it was read"), "\(error.message)")
                 #expect(error.message.contains("line \(line), column \(column)"), "\(error.message) for \(document.debugDescription)")
@@ -70,7 +71,7 @@ func xmllintComplaint(_ text: String) throws -> String? {
         var bytes = Data("<opml><body><outline text=\"caf".utf8)
         bytes.append(0xE9)
         bytes.append(contentsOf: Data("\" xmlUrl=\"https://example.com/x.xml\"/></body></opml>".utf8))
-        #expect(throws: OPML.ReadError.self) { try OPML.read(bytes) }
+        #expect(#expect(throws: OPML.ReadError.self) { try OPML.read(bytes) }?.code == .malformed)
     }
 
     @Test func entitiesAreNeverExpandedNorLoaded() throws {
@@ -103,7 +104,7 @@ func xmllintComplaint(_ text: String) throws -> String? {
 
     @Test func aListLargerThanTheCapIsRefusedUnparsed() throws {
         let document = Data("<opml><body><outline xmlUrl=\"https://example.com/a.xml\"/></body></opml>".utf8)
-        #expect(throws: OPML.ReadError(message: "it is \(document.count) B, more than the limit of 32 B for a subscription list; it was not read")) {
+        #expect(throws: OPML.ReadError(.tooLarge, "it is \(document.count) B, more than the limit of 32 B for a subscription list; it was not read")) {
             try OPML.read(document, limits: FeedLimits(maxBytes: 32))
         }
         #expect(try OPML.read(document, limits: FeedLimits(maxBytes: document.count)).count == 1)
@@ -124,16 +125,20 @@ func xmllintComplaint(_ text: String) throws -> String? {
 
     @Test func whatIsNotAListSaysWhatItIs() throws {
         let what = "an OPML subscription list is an XML file with <opml> at its root"
-        let expected: [(String, String)] = [
-            ("", "the file is empty; \(what)"),
-            ("garbage<", "not an OPML subscription list: it is not well-formed XML (line 1, column 1: no element where the document starts); \(what)"),
-            ("<rss version=\"2.0\"><channel><title>x</title></channel></rss>",
+        let expected: [(String, OPML.ReadError.Code, String)] = [
+            ("", .empty, "the file is empty; \(what)"),
+            (" \n\t", .empty, "the file is empty; \(what)"),
+            ("garbage<", .notOPML, "not an OPML subscription list: it is not well-formed XML (line 1, column 1: no element where the document starts); \(what)"),
+            ("<!DOCTYPE html><html><body/></html>", .notOPML, "not an OPML subscription list: it is a web page"),
+            ("<rss version=\"2.0\"><channel><title>x</title></channel></rss>", .podcastFeed,
              "it is a podcast feed, not a subscription list: subscribe to its address with 'monsoon add URL'"),
-            ("<config><opml/></config>", "not an OPML subscription list: its root element is <config>; \(what)"),
+            ("<config><opml/></config>", .notOPML, "not an OPML subscription list: its root element is <config>; \(what)"),
+            ("<?xml version=\"1.0\" encoding=\"x-no-such-encoding\"?><opml/>", .unsupportedEncoding,
+             "it says its text is in the encoding 'x-no-such-encoding', which this system cannot read; save it as UTF-8"),
         ]
-        for (document, message) in expected {
-            #expect(throws: OPML.ReadError.self) { try OPML.read(Data(document.utf8)) }
-            do { _ = try OPML.read(Data(document.utf8)) } catch { #expect(error.message == message) }
+        for (document, code, message) in expected {
+            let error = #expect(throws: OPML.ReadError.self) { try OPML.read(Data(document.utf8)) }
+            #expect(error?.code == code && error?.message == message, "\(document.debugDescription)")
         }
     }
 }

@@ -52,6 +52,7 @@ public struct ArchiveSelection: Sendable, Equatable {
     ///   - limit: at most this many downloads (episodes not archived yet), in the order chosen.
     ///   - latest: only the newest this many episodes that pass the filters, archived or not: those
     ///     archived count toward it, so a run repeated with the same feed fetches nothing more.
+    /// - Throws: `ArchiveSelectionError` `.invalidPattern` when `match` or `exclude` is not a regular expression.
     public init(_ candidates: [Candidate], since: Date? = nil, until: Date? = nil, match: String? = nil, exclude: String? = nil,
                 limit: Int? = nil, latest: Int? = nil, newestFirst: Bool = false, refetchMissing: Bool = false) throws(ArchiveSelectionError) {
         let matcher = try Self.regex(match, option: "--match")
@@ -108,17 +109,40 @@ public struct ArchiveSelection: Sendable, Equatable {
         do {
             return try NSRegularExpression(pattern: pattern, options: [.caseInsensitive])
         } catch {
-            throw ArchiveSelectionError("'\(pattern)' given to \(option) is not a regular expression; check its brackets and escapes")
+            throw ArchiveSelectionError(.invalidPattern, "'\(pattern)' given to \(option) is not a regular expression; check its brackets and escapes")
         }
     }
 }
 
 /// A selection that cannot be made, with what to do about it.
-public struct ArchiveSelectionError: Error, Sendable, Equatable, CustomStringConvertible {
+///
+/// A struct around an open set of codes (as swift-system's `Errno`), so a new kind never
+/// breaks a caller's `switch`.
+public struct ArchiveSelectionError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The kind of failure.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The code's name.
+        public let rawValue: String
+        /// A code from its name.
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// The code's name.
+        public var description: String { rawValue }
+
+        /// A `match` or `exclude` pattern is not a regular expression (the message names the option).
+        public static let invalidPattern = Code(rawValue: "invalidPattern")
+    }
+
+    /// The kind of failure, for deciding what to do about it.
+    public var code: Code
     /// One line: what is wrong and what to do.
     public var message: String
-    /// An error with its message.
-    public init(_ message: String) { self.message = message }
+
+    /// An error of kind `code` saying `message`.
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
     /// The message.
     public var description: String { message }
 }

@@ -36,14 +36,14 @@ public struct NamingTemplate: Sendable, Equatable, CustomStringConvertible {
     public init(_ text: String) throws(NamingError) {
         self.text = text
         guard text.hasSuffix(".{ext}") else {
-            throw NamingError("the template '\(text)' must end with '.{ext}': the extension comes from the server (default: \(Self.defaultText))")
+            throw NamingError(.missingExtension, "the template '\(text)' must end with '.{ext}': the extension comes from the server (default: \(Self.defaultText))")
         }
         let body = String(text.dropLast(".{ext}".count))
-        guard !body.hasPrefix("/") else { throw NamingError("the template '\(text)' must be relative to the download root; remove the leading '/'") }
+        guard !body.hasPrefix("/") else { throw NamingError(.absolutePath, "the template '\(text)' must be relative to the download root; remove the leading '/'") }
         var components: [[Part]] = []
         for component in body.split(separator: "/", omittingEmptySubsequences: false) {
-            guard !component.isEmpty else { throw NamingError("the template '\(text)' has an empty folder name ('//' or a trailing '/')") }
-            guard component != ".." && component != "." else { throw NamingError("the template '\(text)' may not use '.' or '..' as a folder") }
+            guard !component.isEmpty else { throw NamingError(.emptyFolder, "the template '\(text)' has an empty folder name ('//' or a trailing '/')") }
+            guard component != ".." && component != "." else { throw NamingError(.dotFolder, "the template '\(text)' may not use '.' or '..' as a folder") }
             components.append(try Self.parse(String(component), in: text))
         }
         self.components = components
@@ -61,17 +61,17 @@ public struct NamingTemplate: Sendable, Equatable, CustomStringConvertible {
         while let open = rest.firstIndex(of: "{") {
             if open > rest.startIndex { parts.append(.literal(String(rest[..<open]))) }
             guard let close = rest[open...].firstIndex(of: "}") else {
-                throw NamingError("the template '\(text)' has a '{' without its '}'")
+                throw NamingError(.unbalancedBrace, "the template '\(text)' has a '{' without its '}'")
             }
             let name = String(rest[rest.index(after: open)..<close])
             guard variables.contains(name), name != "ext" else {
-                if name == "ext" { throw NamingError("in the template '\(text)', {ext} may only end the file name") }
-                throw NamingError("the template '\(text)' uses the unknown variable {\(name)}; known: \(variables.map { "{\($0)}" }.joined(separator: ", "))")
+                if name == "ext" { throw NamingError(.misplacedExtension, "in the template '\(text)', {ext} may only end the file name") }
+                throw NamingError(.unknownVariable, "the template '\(text)' uses the unknown variable {\(name)}; known: \(variables.map { "{\($0)}" }.joined(separator: ", "))")
             }
             parts.append(.variable(name))
             rest = rest[rest.index(after: close)...]
         }
-        if rest.contains("}") { throw NamingError("the template '\(text)' has a '}' without its '{'") }
+        if rest.contains("}") { throw NamingError(.unbalancedBrace, "the template '\(text)' has a '}' without its '{'") }
         if !rest.isEmpty { parts.append(.literal(String(rest))) }
         return parts
     }
@@ -186,11 +186,46 @@ public struct NamingValues: Sendable {
 }
 
 /// A template that cannot be used, with what to do about it.
-public struct NamingError: Error, Sendable, Equatable, CustomStringConvertible {
+///
+/// A struct around an open set of codes (as swift-system's `Errno`), so a new kind never
+/// breaks a caller's `switch`.
+public struct NamingError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What is wrong with the template.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The code's name.
+        public let rawValue: String
+        /// A code from its name.
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// The code's name.
+        public var description: String { rawValue }
+
+        /// The template does not end with `.{ext}` (the extension comes from the server).
+        public static let missingExtension = Code(rawValue: "missingExtension")
+        /// `{ext}` stands somewhere else than at the end of the file name.
+        public static let misplacedExtension = Code(rawValue: "misplacedExtension")
+        /// The template starts with `/`: it must be relative to the download root.
+        public static let absolutePath = Code(rawValue: "absolutePath")
+        /// A folder name is empty (`//`, a trailing `/`, or nothing before `.{ext}`).
+        public static let emptyFolder = Code(rawValue: "emptyFolder")
+        /// A folder is `.` or `..`.
+        public static let dotFolder = Code(rawValue: "dotFolder")
+        /// A `{` without its `}`, or a `}` without its `{`.
+        public static let unbalancedBrace = Code(rawValue: "unbalancedBrace")
+        /// A `{name}` that is none of ``NamingTemplate/variables``.
+        public static let unknownVariable = Code(rawValue: "unknownVariable")
+    }
+
+    /// What is wrong, for deciding what to do about it.
+    public var code: Code
     /// One line: what is wrong with the template and what to do.
     public var message: String
-    /// An error with its message.
-    public init(_ message: String) { self.message = message }
+
+    /// An error of kind `code` saying `message`.
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
     /// The message.
     public var description: String { message }
 }

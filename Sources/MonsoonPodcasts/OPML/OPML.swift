@@ -24,7 +24,39 @@ public enum OPML {
     }
 
     /// Why a list could not be read.
-    public struct ReadError: Error, Sendable, Equatable, CustomStringConvertible {
+    ///
+    /// A struct around an open set of codes (as swift-system's `Errno`), so a new kind never
+    /// breaks a caller's `switch`.
+    public struct ReadError: Error, Sendable, Hashable, CustomStringConvertible {
+        /// The kind of failure.
+        public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+            /// The code's name.
+            public let rawValue: String
+            /// A code from its name.
+            public init(rawValue: String) { self.rawValue = rawValue }
+            /// The code's name.
+            public var description: String { rawValue }
+
+            /// The file is empty, or holds only whitespace.
+            public static let empty = Code(rawValue: "empty")
+            /// The file is something else: a web page, a document of another kind (an image, a PDF,
+            /// JSON …, which the message names), XML whose root is not `<opml>`, or not XML at all
+            /// (then with ``ReadError/line`` and ``ReadError/column``).
+            public static let notOPML = Code(rawValue: "notOPML")
+            /// The file is a podcast feed (RSS or Atom), not a list of them: subscribe to its address instead.
+            public static let podcastFeed = Code(rawValue: "podcastFeed")
+            /// The file declares a text encoding this system cannot convert; saved as UTF-8 it would be read.
+            public static let unsupportedEncoding = Code(rawValue: "unsupportedEncoding")
+            /// The list stops in the middle (an incomplete copy): nothing of it was read.
+            public static let truncated = Code(rawValue: "truncated")
+            /// The list's XML breaks at ``ReadError/line`` and ``ReadError/column``: nothing of it was read.
+            public static let malformed = Code(rawValue: "malformed")
+            /// Larger than ``FeedLimits/maxBytes``: refused unread.
+            public static let tooLarge = Code(rawValue: "tooLarge")
+        }
+
+        /// The kind of failure, for deciding what to do about it.
+        public var code: Code
         /// One line: what the file is instead, or where its XML breaks, and what to do. It never
         /// names the file: the caller knows what it read (a path, standard input) and says so.
         public var message: String
@@ -33,8 +65,9 @@ public enum OPML {
         /// The column on `line`, in characters from 1.
         public var column: Int?
 
-        /// An error saying `message`, at `line` and `column` when the XML breaks there.
-        public init(message: String, line: Int? = nil, column: Int? = nil) {
+        /// An error of kind `code` saying `message`, at `line` and `column` when the XML breaks there.
+        public init(_ code: Code, _ message: String, line: Int? = nil, column: Int? = nil) {
+            self.code = code
             self.message = message
             self.line = line
             self.column = column
@@ -63,9 +96,9 @@ public enum OPML {
     }
 
     static func read(bytes: UnsafeBufferPointer<UInt8>) throws(ReadError) -> [Outline] {
-        if !bytes.contains(where: { !ByteScanner.isSpace($0) }) { throw ReadError(message: "the file is empty; \(what)") }
-        if HTMLPage.looksLikeHTML(bytes) { throw ReadError(message: "not an OPML subscription list: it is a web page") }
-        if let kind = DocumentKind.sniff(bytes) { throw ReadError(message: "not an OPML subscription list: it is \(kind)") }
+        if !bytes.contains(where: { !ByteScanner.isSpace($0) }) { throw ReadError(.empty, "the file is empty; \(what)") }
+        if HTMLPage.looksLikeHTML(bytes) { throw ReadError(.notOPML, "not an OPML subscription list: it is a web page") }
+        if let kind = DocumentKind.sniff(bytes) { throw ReadError(.notOPML, "not an OPML subscription list: it is \(kind)") }
         let parser = OPMLParser()
         // libxml2 is handed UTF-8 and told so, never left to switch encodings itself (its conversion
         // errors print on stderr): a BOM, UTF-16 and UTF-32, and a declared encoding are read here, as
@@ -80,7 +113,7 @@ public enum OPML {
             FeedDecoding.windows1252ToUTF8(body).withUnsafeBufferPointer { parser.parse($0) }
         case .iconv(let name, let unit):
             guard let text = FeedDecoding.iconvToUTF8(body, from: name, unit: unit) else {
-                throw ReadError(message: "it says its text is in the encoding '\(name)', which this system cannot read; save it as UTF-8")
+                throw ReadError(.unsupportedEncoding, "it says its text is in the encoding '\(name)', which this system cannot read; save it as UTF-8")
             }
             text.withUnsafeBufferPointer { parser.parse($0) }
         }
@@ -91,27 +124,27 @@ public enum OPML {
     private static func outcome(of parser: OPMLParser) throws(ReadError) -> [Outline] {
         if let root = parser.root, root.lowercased() != "opml" {
             if ["rss", "feed", "rdf"].contains(root.lowercased()) {
-                throw ReadError(message: "it is a podcast feed, not a subscription list: subscribe to its address with 'monsoon add URL'")
+                throw ReadError(.podcastFeed, "it is a podcast feed, not a subscription list: subscribe to its address with 'monsoon add URL'")
             }
-            throw ReadError(message: "not an OPML subscription list: its root element is <\(root)>; \(what)")
+            throw ReadError(.notOPML, "not an OPML subscription list: its root element is <\(root)>; \(what)")
         }
         guard let failure = parser.failure else { return parser.outlines }
         let place = "line \(failure.line), column \(failure.column)"
         guard parser.root != nil else {
-            throw ReadError(message: "not an OPML subscription list: it is not well-formed XML (\(place): \(failure.reason)); \(what)",
+            throw ReadError(.notOPML, "not an OPML subscription list: it is not well-formed XML (\(place): \(failure.reason)); \(what)",
                             line: failure.line, column: failure.column)
         }
         if failure.endsEarly {
-            throw ReadError(message: "the list ends early, at \(place) (an incomplete copy?), so none of it was read; copy or export the whole list again",
+            throw ReadError(.truncated, "the list ends early, at \(place) (an incomplete copy?), so none of it was read; copy or export the whole list again",
                             line: failure.line, column: failure.column)
         }
-        throw ReadError(message: "the list is not well-formed XML at \(place) (\(failure.reason)), so none of it was read; fix that line or export the list again",
+        throw ReadError(.malformed, "the list is not well-formed XML at \(place) (\(failure.reason)), so none of it was read; fix that line or export the list again",
                         line: failure.line, column: failure.column)
     }
 
     static func tooLarge(_ size: Int, _ limits: FeedLimits) -> ReadError {
         // "50 MiB, more than the limit of 50 MiB" would puzzle: a size that rounds to the limit is given in bytes.
         let shown = ByteCount.format(size) == ByteCount.format(limits.maxBytes) ? "\(size) bytes" : ByteCount.format(size)
-        return ReadError(message: "it is \(shown), more than the limit of \(ByteCount.format(limits.maxBytes)) for a subscription list; it was not read")
+        return ReadError(.tooLarge, "it is \(shown), more than the limit of \(ByteCount.format(limits.maxBytes)) for a subscription list; it was not read")
     }
 }

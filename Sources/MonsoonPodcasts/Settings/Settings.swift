@@ -76,10 +76,10 @@ public enum SettingKey: String, CaseIterable, Sendable {
     }
 
     /// Checks `text` and returns it as it is stored (normalized: "ON" → "on", "2gib" → "2GiB").
-    /// - Throws: `SettingError` saying what is expected.
+    /// - Throws: `SettingError` `.invalidValue`, saying what is expected.
     public func normalize(_ text: String) throws(SettingError) -> String {
         let value = text.trimmingCharacters(in: .whitespaces)
-        func bad() -> SettingError { SettingError("'\(text)' is not a valid \(rawValue): \(summary)") }
+        func bad() -> SettingError { SettingError(.invalidValue, "'\(text)' is not a valid \(rawValue): \(summary)") }
         switch self {
         case .concurrency:
             guard let number = Int(value), number >= 1 else { throw bad() }
@@ -99,7 +99,7 @@ public enum SettingKey: String, CaseIterable, Sendable {
             guard value.hasPrefix("/") || value == "~" || value.hasPrefix("~/") else { throw bad() }
             return value
         case .template:
-            do { return try NamingTemplate(value).text } catch { throw SettingError(error.message) }
+            do { return try NamingTemplate(value).text } catch { throw SettingError(.invalidValue, error.message) }
         case .userAgent:
             guard !value.isEmpty, !value.contains(where: { $0.isNewline }) else { throw bad() }
             return value
@@ -121,11 +121,40 @@ public enum SettingKey: String, CaseIterable, Sendable {
 }
 
 /// A setting that cannot be read or written, with what to do about it.
-public struct SettingError: Error, Sendable, Equatable, CustomStringConvertible {
+///
+/// A struct around an open set of codes (as swift-system's `Errno`), so a new kind never
+/// breaks a caller's `switch`.
+public struct SettingError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The kind of failure.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The code's name.
+        public let rawValue: String
+        /// A code from its name.
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// The code's name.
+        public var description: String { rawValue }
+
+        /// The value given is not one the setting takes (the message says what it takes): ask again.
+        public static let invalidValue = Code(rawValue: "invalidValue")
+        /// A podcast's own value was given for a setting that has none
+        /// (``SettingKey/allowsPodcastOverride``): set it globally.
+        public static let notPerPodcast = Code(rawValue: "notPerPodcast")
+        /// The value stored in the database is no longer valid (written by another version, or by
+        /// hand): set it again.
+        public static let invalidStoredValue = Code(rawValue: "invalidStoredValue")
+    }
+
+    /// The kind of failure, for deciding what to do about it.
+    public var code: Code
     /// One line: what is wrong and what to do.
     public var message: String
-    /// An error with its message.
-    public init(_ message: String) { self.message = message }
+
+    /// An error of kind `code` saying `message`.
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
     /// The message.
     public var description: String { message }
 }
@@ -165,10 +194,12 @@ public final class Settings {
     }
 
     /// Sets `key` after checking the value; returns the value as stored.
+    /// - Throws: `SettingError` `.invalidValue` for a value the key does not take, `.notPerPodcast`
+    ///   for a podcast's value of a key that has none; the database's error when it cannot be saved.
     @discardableResult
     public func set(_ key: SettingKey, _ text: String, podcast: Int? = nil) throws -> String {
         if podcast != nil && !key.allowsPodcastOverride {
-            throw SettingError("\(key.rawValue) has no per-podcast value; set it without --podcast")
+            throw SettingError(.notPerPodcast, "\(key.rawValue) has no per-podcast value; set it without --podcast")
         }
         let value = try key.normalize(text)
         try database.run("INSERT INTO settings (key, podcast_id, value) VALUES (?1, ?2, ?3) ON CONFLICT (key, podcast_id) DO UPDATE SET value = ?3",
@@ -208,11 +239,11 @@ public final class Settings {
     public func portableNames() throws -> Bool { try effective(.portableNames) == "on" }
 
     /// The naming template in effect, portable when `portable-names` is on.
-    /// - Throws: `SettingError` when the stored template is no longer valid.
+    /// - Throws: `SettingError` `.invalidStoredValue` when the stored template is no longer valid.
     public func template() throws -> NamingTemplate {
         let text = try effective(.template)
         var template: NamingTemplate
-        do { template = try NamingTemplate(text) } catch { throw SettingError("the stored template is not valid (\(error.message)); set it again with 'monsoon config set template'") }
+        do { template = try NamingTemplate(text) } catch { throw SettingError(.invalidStoredValue, "the stored template is not valid (\(error.message)); set it again with 'monsoon config set template'") }
         template.portable = try portableNames()
         return template
     }
