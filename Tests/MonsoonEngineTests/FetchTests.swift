@@ -128,6 +128,73 @@ import Testing
         #expect(!FailureClassifier.curlFailure(code: 56, text: "x", stallSeconds: 30).isConnectionFailure)
     }
 
+    /// A fetch's retry waits on the engine's clock, as a download's does: an hour's Retry-After
+    /// passes when the test moves the clock, neither slept nor cut short.
+    @Test func aRetryWaitsForTheEnginesClock() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        server.setRoute("/busy", Route(body: .bytes(Array("<rss/>".utf8)), faults: [.status(503, times: 1, retryAfter: "3600")]))
+        let time = ManualClock()
+        let manager = DownloadManager(configuration: Self.patient(time))
+        let fetch = Task { try await manager.fetch(FetchRequest(url: server.url("/busy"))) }
+        try await eventually("the fetch waits for its retry") { try await Self.waitingToRetry(manager) == 1 }
+        // Real time passes and the loop turns; the engine's time does not reach the retry's.
+        try await Task.sleep(nanoseconds: 200_000_000)
+        time.advance(by: 3599)
+        _ = try await manager.counts()
+        try await Task.sleep(nanoseconds: 200_000_000)
+        _ = try await manager.counts()
+        #expect(server.requests(for: "/busy").count == 1, "not due yet: no second attempt")
+        #expect(try await Self.waitingToRetry(manager) == 1)
+        time.advance(by: 1)
+        _ = try await manager.counts()   // a turn of the loop, which finds the retry due
+        guard case .success(let response)? = await finishing(within: 30, { await fetch.result }) else {
+            Issue.record("the retry did not answer once its time came")
+            fetch.cancel()
+            await manager.shutdown()
+            return
+        }
+        #expect(response.status == 200 && String(decoding: response.body, as: UTF8.self) == "<rss/>")
+        #expect(server.requests(for: "/busy").count == 2)
+        await manager.shutdown()
+    }
+
+    /// A fetch waiting for its retry's time is cancelled at once, and never tried again.
+    @Test func cancellingAFetchWaitingToRetryAnswersAtOnce() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        server.setRoute("/busy", Route(body: .bytes([1]), faults: [.status(503, times: 1, retryAfter: "3600")]))
+        let time = ManualClock()
+        let manager = DownloadManager(configuration: Self.patient(time))
+        let fetch = Task { try await manager.fetch(FetchRequest(url: server.url("/busy"))) }
+        try await eventually("the fetch waits for its retry") { try await Self.waitingToRetry(manager) == 1 }
+        fetch.cancel()
+        guard case .failure(let error as DownloadError)? = await finishing(within: 20, { await fetch.result }) else {
+            Issue.record("a fetch waiting to retry did not answer its cancellation")
+            await manager.shutdown()
+            return
+        }
+        #expect(error.code == .cancelled)
+        try await eventually("the waiting fetch was dropped") { try await Self.waitingToRetry(manager) == 0 }
+        time.advance(by: 3600)
+        _ = try await manager.counts()
+        #expect(server.requests(for: "/busy").count == 1)
+        await manager.shutdown()
+    }
+
+    /// `fastConfiguration` on `time`, waiting out a Retry-After of up to two hours.
+    static func patient(_ time: ManualClock) -> EngineConfiguration {
+        var configuration = fastConfiguration()
+        configuration.clock = time.clock
+        configuration.retry.maxDelay = 7200
+        return configuration
+    }
+
+    /// The fetches the transfer thread holds until their retry's time.
+    static func waitingToRetry(_ manager: DownloadManager) async throws -> Int {
+        try await manager.perform(now: { .success($0.fetchesWaitingToRetry) })
+    }
+
     @Test func cancellationEndsAFetch() async throws {
         let server = try TestServer()
         defer { server.stop() }

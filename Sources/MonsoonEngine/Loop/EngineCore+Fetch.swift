@@ -11,11 +11,14 @@ final class FetchJob: Sendable {
 
     let request: FetchRequest
     let token: Int
+    /// Not started before this time of the engine's clock (a retry's backoff); nil: at once.
+    let notBefore: Date?
     private let continuation: Locked<CheckedContinuation<Outcome, Never>?>
 
-    init(request: FetchRequest, token: Int, continuation: CheckedContinuation<Outcome, Never>) {
+    init(request: FetchRequest, token: Int, notBefore: Date?, continuation: CheckedContinuation<Outcome, Never>) {
         self.request = request
         self.token = token
+        self.notBefore = notBefore
         self.continuation = Locked(continuation)
     }
 
@@ -34,18 +37,41 @@ final class FetchJob: Sendable {
 
 
 /// In-memory fetches: small bodies (feeds) on the same multi handle as downloads,
-/// with their own concurrency limit so a refresh never waits behind media.
+/// with their own concurrency limit so a refresh never waits behind media. A retry waits for
+/// its time on the engine's clock here, as a download's does (`promoteDueFetches`).
 extension EngineCore {
     func submitFetch(_ job: FetchJob) {
         guard !stopping else { job.complete(.cancelled); return }
         guard !job.isCompleted else { return }   // cancelled before it got here
+        if let at = job.notBefore, at > configuration.clock.now {
+            waitingFetches.append(job)   // the poll wakes for it (`nextFetchDue`)
+            return
+        }
         fetchQueue.append(job)
         needsScheduling = true
+    }
+
+    /// Queues the waiting fetches whose time has come, in the order they were posted.
+    func promoteDueFetches(now: Date) {
+        guard let due = nextFetchDue, due <= now else { return }
+        let isDue = { (job: FetchJob) in (job.notBefore ?? now) <= now }
+        fetchQueue += waitingFetches.filter(isDue)   // one cancelled meanwhile is skipped at its start
+        waitingFetches.removeAll(where: isDue)
+        needsScheduling = true
+    }
+
+    /// When the first waiting fetch is due, if one waits.
+    var nextFetchDue: Date? {
+        waitingFetches.compactMap(\.notBefore).min()
     }
 
     func cancelFetch(token: Int) {
         if let index = fetchQueue.firstIndex(where: { $0.token == token }) {
             fetchQueue.remove(at: index).complete(.cancelled)
+            return
+        }
+        if let index = waitingFetches.firstIndex(where: { $0.token == token }) {
+            waitingFetches.remove(at: index).complete(.cancelled)
             return
         }
         for (raw, transfer) in transfers {

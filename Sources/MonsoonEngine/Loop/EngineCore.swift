@@ -57,6 +57,8 @@ final class EngineCore {
     private var lastProgress = Date.distantPast
     var idleWaiters: [CheckedContinuation<Void, Never>] = []
     var fetchQueue: [FetchJob] = []
+    /// Fetches posted to retry later, until their `notBefore` on the engine's clock.
+    var waitingFetches: [FetchJob] = []
     var runningFetches = 0
     var stopping = false
     var random = SystemRandomNumberGenerator()
@@ -122,6 +124,7 @@ final class EngineCore {
     func turn() -> Int32 {
         let now = configuration.clock.now
         promoteDueRetries(now: now)
+        promoteDueFetches(now: now)
         if needsScheduling { schedule(now: now) }
         multi.perform()
         paceTransfers()
@@ -149,8 +152,8 @@ final class EngineCore {
         }
     }
 
-    /// How long the poll may wait: until the next retry, host hold, progress
-    /// report or refill of the rate limit. curl shortens it further for its own
+    /// How long the poll may wait: until the next retry (of a download or a fetch), host hold,
+    /// progress report or refill of the rate limit. curl shortens it further for its own
     /// timers; a posted job or socket activity ends it at once.
     private func pollTimeout(now: Date) -> Int32 {
         if needsScheduling { return 0 }
@@ -159,6 +162,7 @@ final class EngineCore {
         for id in waiting {
             if let at = records[id]?.retryAt { deadline = min(deadline, at) }
         }
+        if let due = nextFetchDue { deadline = min(deadline, due) }
         if !queue.isEmpty {
             for until in hostHolds.until.values where until > now { deadline = min(deadline, until) }
         }
@@ -328,8 +332,9 @@ final class EngineCore {
         preparing.removeAll()
         rateLimiter?.waiting.removeAll()   // the last references to some: released here, on this thread
         placePending()
-        for job in fetchQueue { job.complete(.cancelled) }
+        for job in fetchQueue + waitingFetches { job.complete(.cancelled) }
         fetchQueue.removeAll()
+        waitingFetches.removeAll()
         // Let files being placed land and parts flush, and their results arrive, before the inbox closes.
         placer.waitUntilDone()
         space.waitUntilDone()

@@ -80,6 +80,10 @@ struct EngineLoop {
     func submitFetch(_ job: FetchJob) { core.submitFetch(job) }
     func cancelFetch(token: Int) { core.cancelFetch(token: token) }
 
+    /// How many fetches wait for their retry's time, for the tests of fetch retries (that a fetch
+    /// waits on the engine's clock cannot be seen from outside otherwise). Nothing else reads it.
+    var fetchesWaitingToRetry: Int { core.waitingFetches.count }
+
     /// Applies commands other processes posted, up to number `seq` (see `CommandWatcher`).
     func apply(_ commands: [DownloadCommand], through seq: Int) { core.apply(commands, through: seq) }
 

@@ -239,27 +239,36 @@ public final class DownloadManager: Sendable {
     /// only) and retrying transient failures per the retry policy (a host that
     /// cannot be reached only when `request.retriesConnectionFailures`).
     ///
+    /// The waits between attempts (the backoff, a `Retry-After`) are measured on
+    /// `configuration.clock`, as a download's are: the transfer thread starts the
+    /// next attempt once that clock reaches its time. Cancelling the task ends a
+    /// fetch at once, also while it waits.
+    ///
     /// - Returns: the final response, whatever its status (a 304 or 404 is an
     ///   answer; 408, 429 and 5xx are retried first).
     /// - Throws: `DownloadError` for network failures after the retries, a body
     ///   over `maxBytes`, an unsafe redirect, or cancellation.
     public func fetch(_ request: FetchRequest) async throws(DownloadError) -> FetchResponse {
         let policy = configuration.retry
+        let clock = configuration.clock
         var counters = RetryPolicy.Counters()
+        var notBefore: Date?
         while true {
             let failure: RetryPolicy.Failure
-            switch await fetchOnce(request) {
+            switch await fetchOnce(request, notBefore: notBefore) {
             case .cancelled:
                 throw DownloadError(.cancelled, "the fetch of \(request.url.absoluteString) was cancelled")
             case .response(let response):
-                let classified = FailureClassifier.httpFailure(status: response.status, retryAfter: response.header("Retry-After"), now: Date())
-                guard response.status >= 400, classified.isTransient else { return response }
-                if case .retry(let delay, let next) = policy.decide(classified, counters: counters, random: Double.random(in: 0..<1)) {
-                    counters = next
-                    try await sleep(delay, request)
-                    continue
+                guard response.status >= 400 else { return response }
+                let now = clock.now
+                let classified = FailureClassifier.httpFailure(status: response.status, retryAfter: response.header("Retry-After"), now: now)
+                guard classified.isTransient,
+                      case .retry(let delay, let next) = policy.decide(classified, counters: counters, random: Double.random(in: 0..<1)) else {
+                    return response
                 }
-                return response
+                counters = next
+                notBefore = now.addingTimeInterval(delay)
+                continue
             case .failure(let value):
                 // Waiting out the backoff for a host that cannot be reached only keeps the user waiting in silence.
                 if value.isConnectionFailure && !request.retriesConnectionFailures { throw value.error }
@@ -268,35 +277,29 @@ public final class DownloadManager: Sendable {
             switch policy.decide(failure, counters: counters, random: Double.random(in: 0..<1)) {
             case .retry(let delay, let next):
                 counters = next
-                try await sleep(delay, request)
+                notBefore = clock.now.addingTimeInterval(delay)
             case .fail(let error, _):
                 throw error
             }
         }
     }
 
-    private func sleep(_ seconds: Double, _ request: FetchRequest) async throws(DownloadError) {
-        do {
-            try await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1_000_000_000))
-        } catch {
-            throw DownloadError(.cancelled, "the fetch of \(request.url.absoluteString) was cancelled")
-        }
-    }
-
-    private func fetchOnce(_ request: FetchRequest) async -> FetchJob.Outcome {
+    /// One attempt, started by the transfer thread once `configuration.clock` reaches `notBefore`.
+    private func fetchOnce(_ request: FetchRequest, notBefore: Date?) async -> FetchJob.Outcome {
         let token = fetchTokens.add(1, ordering: .relaxed).newValue
         let inbox = self.inbox
         let box = Locked<FetchJob?>(nil)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let job = FetchJob(request: request, token: token, continuation: continuation)
+                let job = FetchJob(request: request, token: token, notBefore: notBefore, continuation: continuation)
                 box.withLock { $0 = job }
                 if Task.isCancelled { job.complete(.cancelled); return }
                 if !inbox.post({ $0.submitFetch(job) }) { job.complete(.cancelled) }
             }
         } onCancel: {
-            // Answer at once; the transfer thread then drops the transfer, or skips the
-            // job if it has not started. A job not made yet sees `Task.isCancelled` above.
+            // Answer at once; the transfer thread then drops the transfer, or the job if it has
+            // not started (waiting for its time or a slot). A job not made yet sees
+            // `Task.isCancelled` above.
             if let job = box.withLock({ $0 }) {
                 job.complete(.cancelled)
                 inbox.post { $0.cancelFetch(token: token) }

@@ -9,7 +9,8 @@ public struct EngineConfiguration: Sendable, Equatable {
     public var maxConcurrentFetches: Int = 8
     /// The retry and backoff policy.
     public var retry: RetryPolicy = RetryPolicy()
-    /// The clock the engine's retries, holds, progress reports and checkpoints read (tests drive their own).
+    /// The clock the engine's retries (of downloads and of fetches), holds, progress reports and
+    /// checkpoints read (tests drive their own).
     public var clock: EngineClock = .system
     /// Seconds allowed to connect.
     public var connectTimeout: Double = 30
