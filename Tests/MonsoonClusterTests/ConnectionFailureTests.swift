@@ -25,6 +25,6 @@ import Testing
             try #require(throws: PostgresError.self) { try PostgresConnection("host=127.0.0.1 password=s3cret colour=blue") }
         }
         #expect(option.code == .invalidConnectionString)
-        #expect(option.message == "cannot read the connection string host=127.0.0.1 password=*** colour=blue: invalid connection option \"colour\"; write it as postgresql://USER@HOST:PORT/DATABASE or as key=value pairs")
+        #expect(option.message == "cannot read the connection string host=127.0.0.1 password=*** colour=blue: invalid connection option \"colour\"; write it as a postgresql:// URL (postgresql://HOST:PORT/DATABASE?user=USER) or as key=value pairs")
     }
 }

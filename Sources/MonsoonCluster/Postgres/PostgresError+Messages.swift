@@ -31,7 +31,7 @@ extension PostgresError {
     /// The error of a connection string libpq cannot read (`reason`, redacted), shown as `redacted`.
     static func invalidConnectionString(reason: String, redacted: String) -> PostgresError {
         PostgresError(code: .invalidConnectionString,
-                      message: "cannot read the connection string \(redacted): \(reason); write it as postgresql://USER@HOST:PORT/DATABASE or as key=value pairs",
+                      message: "cannot read the connection string \(redacted): \(reason); write it as a postgresql:// URL (postgresql://HOST:PORT/DATABASE?user=USER) or as key=value pairs",
                       reason: reason)
     }
 
