@@ -39,7 +39,8 @@ import Testing
         let pairs = "host=127.0.0.1 port=\(server.port) user=monsoon dbname=\(database) password=unused"
         let run = await Self.monsoon(["cluster", "init"], environment: ["MONSOON_DB": pairs])
         #expect(run.status == 0 && run.errors == "", "\(run.errors)")
-        #expect(run.output == "Schema of host=127.0.0.1 port=\(server.port) user=monsoon dbname=\(database) password=*** is at version 1 (created)\n")
+        // Pairs are shown as the URL of what libpq connected to, which PG* variables may have completed.
+        #expect(run.output == "Schema of postgresql://monsoon@127.0.0.1:\(server.port)/\(database) is at version 1 (created)\n")
     }
 
     @Test func withoutADatabaseItIsAUsageError() async {

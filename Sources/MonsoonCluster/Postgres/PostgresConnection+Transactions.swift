@@ -1,15 +1,5 @@
 import CLibPQ
 
-/// How much of other transactions' concurrent work a transaction may see.
-public enum PostgresIsolation: String, Sendable {
-    /// Each statement sees what was committed when it began (PostgreSQL's default).
-    case readCommitted = "READ COMMITTED"
-    /// Every statement sees what was committed when the transaction's first statement began.
-    case repeatableRead = "REPEATABLE READ"
-    /// As if the transactions ran one after another; a conflict fails one with `.serializationFailure`.
-    case serializable = "SERIALIZABLE"
-}
-
 extension PostgresConnection {
     /// Runs `body` in a transaction, committing when it returns and rolling back when it throws.
     /// Inside another transaction it is a savepoint of it: its work is undone alone when it throws,

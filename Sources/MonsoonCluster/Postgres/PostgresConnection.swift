@@ -64,10 +64,12 @@ public final class PostgresConnection {
     /// The server, as messages name it: `127.0.0.1:5432`, or a socket's path.
     public var server: String { Self.server(of: raw) }
 
-    /// The connection string as it may be shown: redacted, or for an empty one the URL of what
-    /// libpq chose (`postgresql://monsoon@%2Fvar%2Frun%2Fpostgresql:5432/monsoon`).
+    /// The database as it may be shown: a URL as given, its password as `***`; for `key=value`
+    /// pairs, a database name or "", which `PG*` variables may complete, the URL of what libpq
+    /// connected to (`postgresql://monsoon@db.example.com:5432/monsoon`, a socket's folder
+    /// percent-encoded as libpq reads it).
     public var displayName: String {
-        guard connectionString.redacted.isEmpty else { return connectionString.redacted }
+        if PostgresConnectionString.isURL(connectionString.text) { return connectionString.redacted }
         let host = Self.text(PQhost(raw)).addingPercentEncoding(withAllowedCharacters: .urlHostAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? ""
         return "postgresql://\(Self.text(PQuser(raw)))@\(host):\(Self.text(PQport(raw)))/\(Self.text(PQdb(raw)))"
     }
