@@ -41,8 +41,12 @@ import Testing
             }
             // Lets the lock go once every migrator waits for it.
             try await onThread {
+                let waiting = """
+                    SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+                      AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                    """
                 let deadline = Date().addingTimeInterval(30)
-                while try holder.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").first?.int(0) != 3 {
+                while try holder.execute(waiting).first?.int(0) != 3 {
                     guard Date() < deadline else { throw PostgresTestError("the migrators did not all wait for the lock") }
                     usleep(10_000)
                 }

@@ -15,7 +15,12 @@ import Testing
 ///
 /// - Important: its methods block for as long as `pg_ctl` takes: call them from `onThread`.
 final class TemporaryPostgres: Sendable {
-    static let binaries = "/usr/lib/postgresql/15/bin"
+    /// Debian's newest PostgreSQL (/usr/lib/postgresql/15/bin on bookworm), or nil when none is installed.
+    static let binaries: String? = {
+        // No folder: no PostgreSQL, which `run` says.
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
+        return versions.compactMap(Int.init).sorted().last.map { "/usr/lib/postgresql/\($0)/bin" }
+    }()
     /// Where the servers' folders are: /tmp, which the `postgres` user can reach (a root's
     /// TMPDIR may not be).
     static let parent = "/tmp"
@@ -137,6 +142,9 @@ final class TemporaryPostgres: Sendable {
     /// Runs one of PostgreSQL's programs to its end (as `postgres` when root), its output added to
     /// `folder`/commands.log; a failure throws with the end of that log and of the server's.
     private static func run(_ arguments: [String], in folder: String) throws {
+        guard let binaries, FileManager.default.isExecutableFile(atPath: binaries + "/" + arguments[0]) else {
+            throw PostgresTestError("PostgreSQL's \(arguments[0]) is missing: install Debian's postgresql package (make test does)")
+        }
         let program = binaries + "/" + arguments[0]
         let command = geteuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--", program] + arguments.dropFirst() : [program] + arguments.dropFirst()
         let log = folder + "/commands.log"
