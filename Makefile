@@ -1,14 +1,16 @@
 # Monsoon: `make demo` shows the main job; `make test` is what CI runs.
 
 SWIFT ?= swift
-# Debian packages the build needs (installed when missing; binutils strips the installed binary).
-BUILD_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libxml2-dev libssl-dev pkg-config ca-certificates binutils
+# Debian packages the build needs (installed when missing; binutils strips the installed binary;
+# libpq-dev: libpq, the PostgreSQL client library of the shared queue, MonsoonCluster).
+BUILD_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libxml2-dev libssl-dev libpq-dev pkg-config ca-certificates binutils
 # And those only the tests need, kept apart so `make install` does not put them on a user's machine:
 # libxml2-utils: xmllint checks exports; openssl makes test certificates; nginx-light and mpv are
 # real peers; zsh and fish run the completion scripts; systemd: systemd-analyze checks the units
 # `monsoon systemd` prints; chromium: headless, checks a run's page; man-db, groff-base and
-# bash-completion check what `make install` puts in place.
-TEST_PACKAGES := libxml2-utils openssl nginx-light mpv zsh fish systemd chromium man-db groff-base bash-completion
+# bash-completion check what `make install` puts in place; postgresql: initdb and pg_ctl, with
+# which the cluster's tests start real servers in temporary folders.
+TEST_PACKAGES := libxml2-utils openssl nginx-light mpv zsh fish systemd chromium man-db groff-base bash-completion postgresql
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all build release install install-files uninstall deps test-deps test tsan fuzz soak demo bench bench-quick order clean
@@ -98,6 +100,7 @@ test: test-deps
 	sync
 	$(SWIFT) test --skip-build --filter MonsoonTestServerTests
 	$(SWIFT) test --skip-build --filter MonsoonPodcastsTests
+	# Everything else: the engine, the store, the CLI and the cluster (MonsoonClusterTests).
 	$(SWIFT) test --skip-build --skip MonsoonTestServerTests --skip MonsoonPodcastsTests
 
 # The engine's tests under ThreadSanitizer.

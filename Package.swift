@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "MonsoonStore", targets: ["MonsoonStore"]),
         .library(name: "MonsoonEngine", targets: ["MonsoonEngine"]),
         .library(name: "MonsoonPodcasts", targets: ["MonsoonPodcasts"]),
+        .library(name: "MonsoonCluster", targets: ["MonsoonCluster"]),
     ],
     targets: [
         // System libraries: a module map and one header of typed wrappers each.
@@ -54,8 +55,20 @@ let package = Package(
         .target(name: "MonsoonPodcasts", dependencies: ["MonsoonEngine", "MonsoonStore", "CLibXML2"]),
         .executableTarget(name: "monsoon-feed-bench", dependencies: ["MonsoonPodcasts", "CLibXML2"], path: "Benchmarks/FeedBenchmark"),
 
+        // libpq, for the download queue that many machines share in PostgreSQL.
+        .systemLibrary(
+            name: "CLibPQ",
+            path: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
+
+        // The shared queue in PostgreSQL: connection, statements, notifications, schema. The only
+        // module that imports CLibPQ.
+        .target(name: "MonsoonCluster", dependencies: ["CLibPQ"]),
+
         // The command-line tool: commands live in a library so tests can run them in-process.
-        .target(name: "MonsoonCLI", dependencies: ["MonsoonPodcasts", "MonsoonEngine", "MonsoonStore"]),
+        .target(name: "MonsoonCLI", dependencies: ["MonsoonPodcasts", "MonsoonEngine", "MonsoonStore", "MonsoonCluster"]),
         .executableTarget(name: "monsoon", dependencies: ["MonsoonCLI"]),
 
         // The loopback HTTP server with fault injection, for tests, the demo and benchmarks.
@@ -82,6 +95,8 @@ let package = Package(
         .testTarget(name: "MonsoonEngineTests", dependencies: ["MonsoonEngine", "MonsoonStore", "MonsoonTestServer"]),
         .testTarget(name: "MonsoonCLITests", dependencies: ["MonsoonCLI", "MonsoonEngine", "MonsoonPodcasts", "MonsoonStore", "MonsoonTestServer"]),
         .testTarget(name: "MonsoonTestServerTests", dependencies: ["MonsoonTestServer"]),
+        // Against real PostgreSQL servers the tests start in temporary folders (Debian's postgresql).
+        .testTarget(name: "MonsoonClusterTests", dependencies: ["MonsoonCluster", "MonsoonCLI", "MonsoonPodcasts"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -27,6 +27,22 @@ import Testing
         #expect(inStorage > 0, "the pattern no longer finds the storage code's own SQL: update it with the tables")
     }
 
+    /// Each C library has one module of the package that speaks to it, which the others ask.
+    @Test func onlyTheirOwnModulesImportTheCLibraries() throws {
+        let owners = ["CCurl": "MonsoonEngine", "CLibPQ": "MonsoonCluster"]
+        var found: [String] = []
+        for file in try Self.swiftFiles(under: "Sources") {
+            let text = try String(contentsOfFile: file, encoding: .utf8)
+            for match in text.matches(of: #/(?m)^(?:@_implementationOnly |public |package |internal )?import (CCurl|CLibPQ)\b/#) {
+                let module = String(match.output.1)
+                if !file.hasPrefix(Self.root.appending(path: "Sources/\(owners[module] ?? "")").path + "/") {
+                    found.append("\(file.dropFirst(Self.root.path.count + 1)) imports \(module)")
+                }
+            }
+        }
+        #expect(found == [], "only MonsoonEngine imports CCurl, and only MonsoonCluster imports CLibPQ")
+    }
+
     @Test func everyTargetDeclaresTheModulesItImports() throws {
         let targets = try Self.declaredTargets()
         #expect(targets.count > 10 && targets["MonsoonCLI"] != nil)

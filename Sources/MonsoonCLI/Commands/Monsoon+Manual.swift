@@ -15,6 +15,8 @@ extension Monsoon {
             ("Ev MONSOON_HOME", "The home: the folder of the database (monsoon.sqlite) and the lock, when --home is not given."),
             ("Ev XDG_DATA_HOME", "Without MONSOON_HOME, the home is $XDG_DATA_HOME/monsoon."),
             ("Ev HOME", "Without either, the home is ~/.local/share/monsoon."),
+            ("Ev MONSOON_DB", "The PostgreSQL database of the cluster commands (a postgresql:// URL or key=value pairs), when --db is not given."),
+            ("Ev PGPASSWORD , Ev PGPASSFILE , Ev PGHOST , Ev PGUSER", "Read by libpq for the cluster commands, as by psql: the password, and what the connection string leaves out."),
             ("Ev NO_COLOR", "When set and not empty, the live view on a terminal has no colours."),
             ("Ev http_proxy , Ev https_proxy , Ev no_proxy", "The proxy for requests, unless --proxy is given."),
             ("Ev PATH", "Where play finds mpv, and where the completion scripts find monsoon."),

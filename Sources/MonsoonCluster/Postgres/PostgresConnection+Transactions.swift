@@ -1,0 +1,41 @@
+import CLibPQ
+
+extension PostgresConnection {
+    /// Runs `body` in a transaction, committing when it returns and rolling back when it throws.
+    /// Inside another transaction it is a savepoint of it: its work is undone alone when it throws,
+    /// and committed with the outer one.
+    ///
+    /// - Parameter isolation: the transaction's isolation level; nil for the session's default
+    ///   (ignored for a savepoint, which has its transaction's).
+    public func transaction<T>(isolation: PostgresIsolation? = nil, _ body: () throws -> T) throws -> T {
+        if PQtransactionStatus(raw) != PQTRANS_IDLE {
+            try executeScript("SAVEPOINT monsoon_nested")
+            do {
+                let result = try body()
+                try executeScript("RELEASE SAVEPOINT monsoon_nested")
+                return result
+            } catch {
+                // Only a broken connection fails these; the outer transaction then fails too, and says so.
+                try? executeScript("ROLLBACK TO SAVEPOINT monsoon_nested; RELEASE SAVEPOINT monsoon_nested")
+                throw error
+            }
+        }
+        try executeScript(isolation.map { "BEGIN ISOLATION LEVEL \($0.rawValue)" } ?? "BEGIN")
+        do {
+            let result = try body()
+            // COMMIT of a transaction that had an error (one the body caught and did not rethrow)
+            // rolls back without a word: say it instead of losing the body's work silently.
+            if PQtransactionStatus(raw) == PQTRANS_INERROR {
+                throw PostgresError(code: .query, message: "a transaction on PostgreSQL at \(server) was undone: one of its statements failed and its error was dropped; please report this")
+            }
+            try executeScript("COMMIT")
+            return result
+        } catch {
+            if PQtransactionStatus(raw) != PQTRANS_IDLE {
+                // With the connection gone the server has rolled back already; the body's error says why.
+                try? executeScript("ROLLBACK")
+            }
+            throw error
+        }
+    }
+}

@@ -1,0 +1,200 @@
+import CLibPQ
+import Foundation
+
+/// One connection to a PostgreSQL server, through libpq.
+///
+/// Statements run synchronously: each call waits for the server's answer. Parameters go as text
+/// (`$1`, `$2` …, see ``PostgresValue``), rows come back copied into a ``PostgresResult``, and
+/// every failure is a ``PostgresError`` whose message says what to do and never shows a password.
+///
+/// - Important: confined to one thread at a time, like a SQLite connection; never `Sendable`.
+///   A call blocks its thread for a round trip to the server (for as long as `connectTimeout` to
+///   connect): run it on a thread of its own, never on Swift's cooperative pool.
+public final class PostgresConnection {
+    let raw: OpaquePointer
+    /// The connection string it was opened with; shown redacted.
+    public let connectionString: PostgresConnectionString
+    /// The channels `listen` subscribed to, in order: `reconnect()` listens to them again, since
+    /// a new session has none (graphile-worker#449 is what forgetting it does).
+    var channels: [String] = []
+
+    /// Connects with `connectionString`, which is exactly what libpq takes: a `postgresql://` URL,
+    /// `key=value` pairs, a database name, or "" for the `PG*` environment variables and
+    /// libpq's defaults. A password comes from the string, `PGPASSWORD` or the password file
+    /// (`PGPASSFILE`, `~/.pgpass`), as libpq finds it.
+    ///
+    /// - Parameter connectTimeout: how long to wait for the server, in seconds, when neither the
+    ///   string (`connect_timeout`) nor `PGCONNECT_TIMEOUT` says: libpq would wait for the system's
+    ///   TCP timeout, minutes, for a host that does not answer.
+    public init(_ connectionString: String = "", connectTimeout: Int = 10) throws(PostgresError) {
+        let string = PostgresConnectionString(connectionString)
+        try Self.validate(string)
+        // The string is expanded in place of dbname, after the defaults here, so what it sets wins.
+        var options: [(String, String)] = [("fallback_application_name", "monsoon")]
+        if getenv("PGCONNECT_TIMEOUT") == nil { options.append(("connect_timeout", String(connectTimeout))) }
+        options.append(("dbname", connectionString))
+        let connection = Self.withCStringPointers(options.map(\.0) + [nil]) { keywords in
+            Self.withCStringPointers(options.map(\.1) + [nil]) { values in PQconnectdbParams(keywords, values, 1) }
+        }
+        guard let connection else {
+            throw PostgresError(code: .connectionFailed, message: "cannot connect to PostgreSQL: out of memory; close other programs and try again")
+        }
+        monsoon_pq_discard_notices(connection)
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let error = PostgresError.connectionFailed(reason: string.scrub(PostgresError.firstLine(of: Self.text(PQerrorMessage(connection)))),
+                                                       server: Self.server(of: connection))
+            PQfinish(connection)
+            throw error
+        }
+        raw = connection
+        self.connectionString = string
+        // A failure here runs deinit, which closes the connection: every stored property is set.
+        try startSession()
+    }
+
+    deinit { PQfinish(raw) }
+
+    /// Whether the connection was working when last used: libpq notices a broken one only when it
+    /// next reads or writes (a statement, `waitForNotifications`).
+    public var isConnected: Bool { PQstatus(raw) == CONNECTION_OK }
+
+    /// The database's name.
+    public var database: String { Self.text(PQdb(raw)) }
+
+    /// The server, as messages name it: `127.0.0.1:5432`, or a socket's path.
+    public var server: String { Self.server(of: raw) }
+
+    /// The database as it may be shown: a URL as given, its password as `***`; for `key=value`
+    /// pairs, a database name or "", which `PG*` variables may complete, the URL of what libpq
+    /// connected to (`postgresql://monsoon@db.example.com:5432/monsoon`, a socket's folder
+    /// percent-encoded as libpq reads it).
+    public var displayName: String {
+        if PostgresConnectionString.isURL(connectionString.text) { return connectionString.redacted }
+        let host = Self.text(PQhost(raw)).addingPercentEncoding(withAllowedCharacters: .urlHostAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? ""
+        return "postgresql://\(Self.text(PQuser(raw)))@\(host):\(Self.text(PQport(raw)))/\(Self.text(PQdb(raw)))"
+    }
+
+    /// Runs one statement with `parameters` as `$1`, `$2` …, and returns its rows.
+    ///
+    ///     let rows = try connection.execute("SELECT id, title FROM monsoon_feeds WHERE url = $1", [url])
+    @discardableResult
+    public func execute(_ sql: String, _ parameters: [PostgresValue?] = []) throws(PostgresError) -> PostgresResult {
+        var texts: [String?] = []
+        texts.reserveCapacity(parameters.count)
+        for (offset, parameter) in parameters.enumerated() {
+            let text = parameter?.postgresText
+            // libpq reads text parameters up to their first NUL: the rest would vanish unsaid.
+            if let text, text.utf8.contains(0) {
+                throw PostgresError(code: .invalidValue, message: "parameter $\(offset + 1) holds a NUL character, which PostgreSQL text cannot hold; please report this",
+                                    statement: sql)
+            }
+            texts.append(text)
+        }
+        let result = Self.withCStringPointers(texts) { PQexecParams(raw, sql, Int32(texts.count), nil, $0, nil, nil, 0) }
+        return try handle(result, sql)
+    }
+
+    /// Runs statements separated by semicolons, without parameters (PostgreSQL's simple query
+    /// protocol, which `execute` cannot use for more than one): a migration, a `SET`, `LISTEN`s.
+    public func executeScript(_ sql: String) throws(PostgresError) {
+        _ = try handle(PQexec(raw, sql), sql)
+    }
+
+    /// The rows of `result`, freed here, or the error it reports.
+    private func handle(_ result: OpaquePointer?, _ sql: String) throws(PostgresError) -> PostgresResult {
+        guard let result else { throw failure(nil, sql) }
+        defer { PQclear(result) }
+        switch PQresultStatus(result) {
+        case PGRES_TUPLES_OK, PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
+            return PostgresResult(result)
+        case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH:
+            abandonCopy()
+            throw PostgresError.protocolViolation(reason: "COPY is not supported", server: server, statement: sql)
+        default:
+            throw failure(result, sql)
+        }
+    }
+
+    /// Ends a `COPY` the server started, so the connection can go on: its data is not streamed here.
+    private func abandonCopy() {
+        _ = PQputCopyEnd(raw, "COPY is not supported by Monsoon")
+        var buffer: UnsafeMutablePointer<CChar>?
+        while PQgetCopyData(raw, &buffer, 0) > 0 { PQfreemem(buffer) }
+        while let result = PQgetResult(raw) { PQclear(result) }
+    }
+
+    /// The error of a statement that failed with `result` (nil when libpq had none to give).
+    func failure(_ result: OpaquePointer?, _ sql: String?) -> PostgresError {
+        let reason = connectionString.scrub(PostgresError.firstLine(of: Self.text(result.map { PQresultErrorMessage($0) } ?? PQerrorMessage(raw))))
+        if PQstatus(raw) != CONNECTION_OK {
+            return .connectionLost(reason: reason, server: server, statement: sql)
+        }
+        guard let result, let state = monsoon_pq_sqlstate(result) else {
+            return .protocolViolation(reason: reason, server: server, statement: sql)
+        }
+        let primary = monsoon_pq_primary_message(result).map { String(cString: $0) } ?? reason
+        return .server(sqlState: String(cString: state), reason: primary, constraint: monsoon_pq_constraint(result).map { String(cString: $0) },
+                       server: server, user: Self.text(PQuser(raw)), statement: sql)
+    }
+
+    /// What a new session needs: dates in ISO form, which `PostgresRow.date` reads (the server's
+    /// default, so usually nothing is sent), and the channels listened to before a reconnect.
+    func startSession() throws(PostgresError) {
+        var statements: [String] = []
+        if !Self.text(PQparameterStatus(raw, "DateStyle")).hasPrefix("ISO") { statements.append("SET DateStyle TO ISO") }
+        statements += channels.map { "LISTEN " + Self.quotedIdentifier($0) }
+        if !statements.isEmpty { try executeScript(statements.joined(separator: "; ")) }
+    }
+
+    /// Refuses a connection string libpq cannot read, before trying it: a mistake in the string
+    /// is not a server that cannot be reached.
+    private static func validate(_ string: PostgresConnectionString) throws(PostgresError) {
+        // A bare word is a database name: libpq's parser would refuse it, but connecting takes it.
+        guard PostgresConnectionString.isURL(string.text) || string.text.contains("=") else { return }
+        var message: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(string.text, &message) else {
+            let reason = message.map { String(cString: $0) } ?? "out of memory"
+            PQfreemem(message)
+            throw PostgresError.invalidConnectionString(reason: string.scrub(PostgresError.firstLine(of: reason)), redacted: string.redacted)
+        }
+        PQconninfoFree(options)
+    }
+
+    /// `host:port`, or the socket's path for a host that is a folder.
+    static func server(of connection: OpaquePointer) -> String {
+        let host = text(PQhost(connection))
+        let port = text(PQport(connection))
+        return host.hasPrefix("/") ? "\(host)/.s.PGSQL.\(port)" : "\(host):\(port)"
+    }
+
+    /// A C string from libpq, or "" for NULL.
+    static func text(_ pointer: UnsafePointer<CChar>?) -> String {
+        pointer.map { String(cString: $0) } ?? ""
+    }
+
+    /// `name` as an SQL identifier: in double quotes, its own doubled.
+    static func quotedIdentifier(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// Calls `body` with a C array of pointers to `strings` (NULL for nil), valid during the call:
+    /// one buffer holds every string and its terminating NUL.
+    private static func withCStringPointers<R>(_ strings: [String?], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> R) -> R {
+        var buffer: [CChar] = []
+        var offsets: [Int?] = []
+        offsets.reserveCapacity(strings.count)
+        for string in strings {
+            if let string {
+                offsets.append(buffer.count)
+                buffer.append(contentsOf: string.utf8CString)
+            } else {
+                offsets.append(nil)
+            }
+        }
+        return buffer.withUnsafeBufferPointer { storage in
+            // A non-nil offset means the buffer holds at least that string's NUL: its base is set.
+            let pointers = offsets.map { offset in offset.map { storage.baseAddress! + $0 } }
+            return pointers.withUnsafeBufferPointer { body($0.baseAddress) }
+        }
+    }
+}

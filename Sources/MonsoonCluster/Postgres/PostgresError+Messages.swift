@@ -1,0 +1,111 @@
+import Foundation
+
+extension PostgresError {
+    /// The error of a connection that could not be made to `server` (`host:port`), with libpq's
+    /// explanation `reason` (trimmed and redacted): what to do depends on what went wrong.
+    static func connectionFailed(reason: String, server: String) -> PostgresError {
+        let said = reason.lowercased()
+        let fix: String
+        if said.contains("connection refused") || said.contains("no such file or directory") {
+            fix = "check that PostgreSQL is running there and listens on that address and port"
+        } else if said.contains("password") || said.contains("authentication failed") {
+            fix = "check the user name and the password (in the connection string, PGPASSWORD or ~/.pgpass)"
+        } else if said.contains("database") && said.contains("does not exist") {
+            fix = "create the database (createdb NAME) or name one that exists"
+        } else if said.contains("role") && said.contains("does not exist") {
+            fix = "create the user (createuser NAME) or name one that exists"
+        } else if said.contains("pg_hba.conf") {
+            fix = "allow this host, user and database in the server's pg_hba.conf"
+        } else if said.contains("translate host name") {
+            fix = "check the host name"
+        } else if said.contains("timeout") || said.contains("timed out") || said.contains("no route to host") || said.contains("unreachable") {
+            fix = "check that the host can be reached and PostgreSQL is running there"
+        } else if said.contains("too many clients") || said.contains("starting up") || said.contains("shutting down") || said.contains("recovery") {
+            fix = "try again in a moment"
+        } else {
+            fix = "check the connection string and that PostgreSQL is running there"
+        }
+        return PostgresError(code: .connectionFailed, message: "cannot connect to PostgreSQL at \(server): \(reason); \(fix)", reason: reason)
+    }
+
+    /// The error of a connection string libpq cannot read (`reason`, redacted), shown as `redacted`.
+    static func invalidConnectionString(reason: String, redacted: String) -> PostgresError {
+        PostgresError(code: .invalidConnectionString,
+                      message: "cannot read the connection string \(redacted): \(reason); write it as a postgresql:// URL (postgresql://HOST:PORT/DATABASE?user=USER) or as key=value pairs",
+                      reason: reason)
+    }
+
+    /// The error of a connection to `server` that broke, with libpq's `reason`.
+    static func connectionLost(reason: String, server: String, statement: String?) -> PostgresError {
+        PostgresError(code: .connectionLost, message: "lost the connection to PostgreSQL at \(server) (\(reason)); check that the server is running, then try again",
+                      reason: reason, statement: statement)
+    }
+
+    /// The error of an answer this layer does not handle, with libpq's `reason`.
+    static func protocolViolation(reason: String, server: String, statement: String?) -> PostgresError {
+        PostgresError(code: .protocolViolation, message: "PostgreSQL at \(server) gave an answer Monsoon does not handle (\(reason)); please report this",
+                      reason: reason, statement: statement)
+    }
+
+    /// The error the server reported for a statement: its SQLSTATE, its one-line message `reason`
+    /// and the constraint it names, said for a user of `server` connected as `user`.
+    static func server(sqlState: String, reason: String, constraint: String?, server: String, user: String, statement: String?) -> PostgresError {
+        let code: Code
+        let message: String
+        switch sqlState {
+        case "23505":
+            code = .uniqueViolation
+            message = "PostgreSQL at \(server) refused a duplicate (\(reason)); please report this"
+        case "23503":
+            code = .foreignKeyViolation
+            message = "PostgreSQL at \(server) refused a change to rows that others refer to (\(reason)); please report this"
+        case "40001":
+            code = .serializationFailure
+            message = "a transaction on PostgreSQL at \(server) conflicted with another one and was undone (\(reason)); try again"
+        case "40P01":
+            code = .deadlockDetected
+            message = "a transaction on PostgreSQL at \(server) was undone to end a deadlock (\(reason)); try again"
+        case "42501":
+            code = .query
+            message = "the PostgreSQL user \(user) may not do this at \(server) (\(reason)); grant it the rights (the database's owner has them) or connect as another user"
+        case "25006":
+            code = .query
+            message = "PostgreSQL at \(server) is read-only (\(reason)); connect to the primary server (target_session_attrs=read-write)"
+        case "53100":
+            code = .query
+            message = "the disk of PostgreSQL at \(server) is full (\(reason)); free some space there and try again"
+        case "57014":
+            code = .query
+            message = "PostgreSQL at \(server) cancelled a statement (\(reason)); try again, or raise statement_timeout if it set one"
+        case _ where sqlState.hasPrefix("53") || sqlState.hasPrefix("55"):
+            code = .query
+            message = "PostgreSQL at \(server) cannot do this now (\(reason), SQLSTATE \(sqlState)); try again later"
+        default:
+            code = .query
+            message = "PostgreSQL at \(server) refused a statement: \(reason) (SQLSTATE \(sqlState)); please report this"
+        }
+        return PostgresError(code: code, message: message, sqlState: sqlState, reason: reason, constraint: constraint, statement: statement)
+    }
+
+    /// The database `database` at `server` has schema `version`, above `supported`.
+    static func newerSchema(database: String, server: String, version: Int, supported: Int) -> PostgresError {
+        PostgresError(code: .newerSchema,
+                      message: "the database \(database) at \(server) has schema version \(version), newer than this Monsoon (\(supported)); upgrade Monsoon (the database was left as it is)")
+    }
+
+    /// The first line of libpq's `message` that says something, without what the message names
+    /// anyway (`connection to server at "HOST", port PORT failed: `, `FATAL:  `) nor libpq's
+    /// indented hints, and starting lowercase: `connection refused`.
+    static func firstLine(of message: String) -> String {
+        for line in message.split(whereSeparator: \.isNewline) where !line.hasPrefix("\t") {
+            var text = line.trimmingCharacters(in: .whitespaces)
+            if let range = text.range(of: #"^connection to server .*? failed: "#, options: .regularExpression) { text.removeSubrange(range) }
+            if let range = text.range(of: #"^(FATAL|ERROR|PANIC):\s+"#, options: .regularExpression) { text.removeSubrange(range) }
+            guard let first = text.first else { continue }
+            // "Connection refused" reads lowercase inside a sentence; "SSL SYSCALL error" keeps its capitals.
+            if let second = text.dropFirst().first, first.isUppercase, second.isLowercase { text = first.lowercased() + text.dropFirst() }
+            return text
+        }
+        return "no reason given"
+    }
+}

@@ -1,0 +1,35 @@
+import CLibPQ
+
+/// What a statement returned: its rows, copied out of libpq's result (which is freed at once), and
+/// how many rows it changed.
+public struct PostgresResult: Sendable {
+    /// The columns' names, in order.
+    public let columns: [String]
+    /// The rows, in the order the server sent them.
+    public let rows: [PostgresRow]
+    /// The rows an `INSERT`, `UPDATE`, `DELETE`, `MERGE`, `SELECT` or `FETCH` handled, from its
+    /// command tag; 0 for other commands.
+    public let affectedRows: Int
+
+    /// The rows and columns of `result`, a `PGRES_TUPLES_OK` or `PGRES_COMMAND_OK` one.
+    init(_ result: OpaquePointer) {
+        let columnCount = PQnfields(result)
+        let columns = (0..<columnCount).map { String(cString: PQfname(result, $0)) }
+        self.columns = columns
+        rows = (0..<PQntuples(result)).map { row in
+            PostgresRow(columns: columns, values: (0..<columnCount).map { column in
+                PQgetisnull(result, row, column) == 1 ? nil : String(cString: PQgetvalue(result, row, column))
+            })
+        }
+        affectedRows = Int(String(cString: PQcmdTuples(result))) ?? 0
+    }
+
+    /// The number of rows.
+    public var count: Int { rows.count }
+
+    /// The first row, or nil when there is none.
+    public var first: PostgresRow? { rows.first }
+
+    /// The row at `index`, from 0.
+    public subscript(index: Int) -> PostgresRow { rows[index] }
+}

@@ -1,0 +1,113 @@
+import Foundation
+@testable import MonsoonCluster
+import Testing
+
+/// The schema's migrations: once each, safe when several processes run them at once, and never
+/// over a newer Monsoon's schema.
+@Suite(.temporaryPostgres) struct ClusterSchemaTests {
+    static let tables = ["monsoon_episodes", "monsoon_feeds", "monsoon_hosts", "monsoon_jobs", "monsoon_ledger", "monsoon_schema", "monsoon_workers"]
+
+    @Test func migratingTwiceCreatesThenFindsTheSchemaCurrent() async throws {
+        try await withConnection { connection in
+            #expect(try ClusterSchema.version(of: connection) == 0)
+            let first = try ClusterSchema.migrate(connection)
+            #expect(first.previousVersion == 0 && first.version == 1 && ClusterSchema.latestVersion == 1)
+            let second = try ClusterSchema.migrate(connection)
+            #expect(second.previousVersion == 1 && second.version == 1)
+            #expect(try ClusterSchema.version(of: connection) == 1)
+            let tables = try connection.execute("SELECT tablename FROM pg_tables WHERE tablename LIKE 'monsoon\\_%' ORDER BY tablename")
+            #expect(try tables.rows.map { try $0.string(0) } == Self.tables)
+            let recorded = try connection.execute("SELECT version, applied_at FROM monsoon_schema")
+            #expect(recorded.count == 1)
+            #expect(try recorded.first?.int("version") == 1)
+            let applied = try #require(try recorded.first?.date("applied_at"))
+            #expect(abs(applied.timeIntervalSinceNow) < 60)
+        }
+    }
+
+    /// Migrators that start while another holds the lock all wait, then run one after another:
+    /// without the lock, two `CREATE TABLE` of the same table at once fail one of them.
+    @Test func migratorsStartedAtOnceAllSucceedAndMigrateOnce() async throws {
+        let server = try temporaryPostgres()
+        let url = try await onThread { try server.createDatabase() }
+        let holder = try await onThread { () throws -> PostgresConnection in
+            let holder = try PostgresConnection(url)
+            try holder.execute("SELECT pg_advisory_lock($1)", [ClusterSchema.lockKey])
+            return holder
+        }
+        let outcomes = try await withThrowingTaskGroup(of: ClusterSchema.Outcome.self) { group in
+            for _ in 0..<3 {
+                group.addTask { try await onThread { try ClusterSchema.migrate(PostgresConnection(url)) } }
+            }
+            // Lets the lock go once every migrator waits for it.
+            try await onThread {
+                let waiting = """
+                    SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+                      AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                    """
+                let deadline = Date().addingTimeInterval(30)
+                while try holder.execute(waiting).first?.int(0) != 3 {
+                    guard Date() < deadline else { throw PostgresTestError("the migrators did not all wait for the lock") }
+                    usleep(10_000)
+                }
+                try holder.execute("SELECT pg_advisory_unlock($1)", [ClusterSchema.lockKey])
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(outcomes.map(\.version) == [1, 1, 1])
+        #expect(outcomes.map(\.previousVersion).sorted() == [0, 1, 1])
+        try await onThread {
+            let connection = try PostgresConnection(url)
+            #expect(try connection.execute("SELECT count(*) FROM monsoon_schema").first?.int(0) == 1)
+            #expect(try connection.execute("SELECT count(*) FROM pg_class WHERE relname = 'monsoon_jobs'").first?.int(0) == 1)
+        }
+    }
+
+    @Test func aSchemaNewerThanThisBuildIsRefusedAndLeftAlone() async throws {
+        let server = try temporaryPostgres()
+        try await withConnection { connection in
+            try ClusterSchema.migrate(connection)
+            try connection.execute("INSERT INTO monsoon_schema (version) VALUES (99)")
+            let error = try #require(throws: PostgresError.self) { try ClusterSchema.migrate(connection) }
+            #expect(error.code == .newerSchema)
+            #expect(error.message == "the database \(connection.database) at 127.0.0.1:\(server.port) has schema version 99, newer than this Monsoon (1); upgrade Monsoon (the database was left as it is)")
+            #expect(try connection.execute("SELECT count(*) FROM monsoon_schema").first?.int(0) == 2)
+        }
+    }
+
+    /// A lease renewal, a progress update and a heartbeat change no indexed column: PostgreSQL
+    /// updates the row in place (HOT), writing no index. (clock_timestamp(), not now(): now() is
+    /// the transaction's start, and a value that does not change keeps any update HOT.)
+    @Test func leaseRenewalsAndHeartbeatsAreHOTUpdates() async throws {
+        try await withConnection { connection in
+            try ClusterSchema.migrate(connection)
+            try connection.transaction {
+                let id = try #require(try connection.execute("INSERT INTO monsoon_jobs (kind, key, host) VALUES ('download', 'e1', 'cdn.example.com') RETURNING id").first?.int64(0))
+                let token = try #require(try connection.execute("""
+                    UPDATE monsoon_jobs SET state = 'running', attempts = attempts + 1, lease_token = nextval('monsoon_lease_tokens'),
+                      leased_by = 'w1', lease_expires_at = now() + interval '30 seconds' WHERE id = $1 RETURNING lease_token
+                    """, [id]).first?.int64(0))
+                try connection.execute("INSERT INTO monsoon_workers (name, node, pid) VALUES ('w1', 'node1', 1)")
+                let before = try Self.updates(connection)
+                let renewed = try connection.execute("""
+                    UPDATE monsoon_jobs SET lease_expires_at = clock_timestamp() + interval '30 seconds', bytes = $3 WHERE id = $1 AND lease_token = $2
+                    """, [id, token, 1_000_000])
+                try connection.execute("UPDATE monsoon_workers SET heartbeat_at = clock_timestamp(), bytes = bytes + 1000000 WHERE name = 'w1'")
+                let after = try Self.updates(connection)
+                #expect(renewed.affectedRows == 1)
+                #expect(after["monsoon_jobs"]?.updated == (before["monsoon_jobs"]?.updated ?? 0) + 1)
+                #expect(after["monsoon_jobs"]?.hot == (before["monsoon_jobs"]?.hot ?? 0) + 1, "a lease renewal must not touch an index")
+                #expect(after["monsoon_workers"]?.hot == (before["monsoon_workers"]?.hot ?? 0) + 1, "a heartbeat must not touch an index")
+            }
+        }
+    }
+
+    /// Updates and HOT updates of this transaction, by table.
+    static func updates(_ connection: PostgresConnection) throws -> [String: (updated: Int, hot: Int)] {
+        var counts: [String: (updated: Int, hot: Int)] = [:]
+        for row in try connection.execute("SELECT relname, n_tup_upd, n_tup_hot_upd FROM pg_stat_xact_user_tables WHERE relname LIKE 'monsoon\\_%'").rows {
+            counts[try row.string(0) ?? ""] = (try row.int(1) ?? 0, try row.int(2) ?? 0)
+        }
+        return counts
+    }
+}

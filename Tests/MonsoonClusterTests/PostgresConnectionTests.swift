@@ -1,0 +1,114 @@
+import Foundation
+import MonsoonCluster
+import Testing
+
+/// Statements, parameters, results, errors and transactions against a real server.
+@Suite(.temporaryPostgres) struct PostgresConnectionTests {
+    @Test func parametersAndResultsRoundTrip() async throws {
+        try await withConnection(newDatabase: false) { connection in
+            let text = "it's \"quoted\" \\ back, ünïcødé 🌧️, 雨季"
+            let date = Date(timeIntervalSince1970: 1_796_000_000.123456)
+            let row = try #require(try connection.execute(
+                "SELECT $1::text AS text, $2::text AS missing, $3::bigint AS big, $4::bigint AS small, $5::boolean AS yes, $6::float8 AS number, $7::timestamptz AS at, $8::int AS count",
+                [text, nil, Int64.max, Int64.min, true, 0.1, date, 42]).first)
+            #expect(try row.string("text") == text)
+            #expect(try row.string("missing") == nil && row.isNull(1))
+            #expect(try row.int64("big") == Int64.max && row.int64(3) == Int64.min)
+            #expect(try row.bool("yes") == true)
+            #expect(try row.double("number") == 0.1)
+            let read = try #require(try row.date("at"))
+            #expect(abs(read.timeIntervalSince(date)) < 0.000_001, "\(read.timeIntervalSince1970)")
+            #expect(try row.int("count") == 42)
+            #expect(row.columns == ["text", "missing", "big", "small", "yes", "number", "at", "count"])
+            // Reading a column as what it is not is a mistake in the query, said as such.
+            #expect(throws: PostgresError.self) { try row.int64("text") }
+            let error = try #require(throws: PostgresError.self) { try row.string("nope") }
+            #expect(error.code == .invalidValue)
+        }
+    }
+
+    @Test func rowsAndChangedRowsAreCounted() async throws {
+        try await withConnection { connection in
+            try connection.executeScript("CREATE TABLE t (id bigserial PRIMARY KEY, name text); CREATE INDEX t_name ON t (name)")
+            let inserted = try connection.execute("INSERT INTO t (name) SELECT 'n' || g FROM generate_series(1, $1::int) g", [5])
+            #expect(inserted.affectedRows == 5 && inserted.count == 0)
+            let rows = try connection.execute("SELECT id, name FROM t WHERE id > $1 ORDER BY id", [2])
+            #expect(rows.count == 3)
+            #expect(try rows.rows.map { try $0.string("name") } == ["n3", "n4", "n5"])
+            #expect(try connection.execute("DELETE FROM t WHERE name = $1", ["n1"]).affectedRows == 1)
+        }
+    }
+
+    @Test func aSyntaxErrorSaysSoInOneCleanLine() async throws {
+        let server = try temporaryPostgres()
+        try await onThread {
+            let connection = try PostgresConnection(server.url())
+            let error = try #require(throws: PostgresError.self) { try connection.execute("SELEC 1") }
+            #expect(error.code == .query)
+            #expect(error.sqlState == "42601")
+            #expect(error.message == "PostgreSQL at 127.0.0.1:\(server.port) refused a statement: syntax error at or near \"SELEC\" (SQLSTATE 42601); please report this")
+            #expect(error.statement == "SELEC 1")
+            // The connection goes on.
+            #expect(try connection.execute("SELECT 1").first?.int(0) == 1)
+        }
+    }
+
+    @Test func aDuplicateIsAUniqueViolation() async throws {
+        try await withConnection { connection in
+            try connection.executeScript("CREATE TABLE t (key text UNIQUE)")
+            try connection.execute("INSERT INTO t VALUES ($1)", ["a"])
+            let error = try #require(throws: PostgresError.self) { try connection.execute("INSERT INTO t VALUES ($1)", ["a"]) }
+            #expect(error.code == .uniqueViolation && error.sqlState == "23505" && error.constraint == "t_key_key")
+            #expect(!error.message.contains("\n") && !error.message.contains("ERROR"), "\(error.message)")
+        }
+    }
+
+    @Test func textWithANulCharacterIsRefusedBeforeItIsCut() async throws {
+        try await withConnection(newDatabase: false) { connection in
+            let error = try #require(throws: PostgresError.self) { try connection.execute("SELECT $1::text", ["a\0b"]) }
+            #expect(error.code == .invalidValue)
+        }
+    }
+
+    @Test func aTransactionCommitsOrRollsBackWhole() async throws {
+        try await withConnection { connection in
+            try connection.executeScript("CREATE TABLE t (n int UNIQUE)")
+            try connection.transaction {
+                try connection.execute("INSERT INTO t VALUES (1)")
+                try connection.execute("INSERT INTO t VALUES (2)")
+            }
+            struct Stop: Error {}
+            #expect(throws: Stop.self) {
+                try connection.transaction {
+                    try connection.execute("INSERT INTO t VALUES (3)")
+                    throw Stop()
+                }
+            }
+            // A savepoint inside: its failure undoes only its own work.
+            try connection.transaction(isolation: .serializable) {
+                try connection.execute("INSERT INTO t VALUES (4)")
+                #expect(throws: PostgresError.self) {
+                    try connection.transaction { try connection.execute("INSERT INTO t VALUES (1)") }
+                }
+            }
+            #expect(try connection.execute("SELECT n FROM t ORDER BY n").rows.map { try $0.int(0) } == [1, 2, 4])
+        }
+    }
+
+    @Test func aTransactionWhoseFailedStatementWasCaughtIsNotCommittedSilently() async throws {
+        try await withConnection { connection in
+            try connection.executeScript("CREATE TABLE t (n int UNIQUE)")
+            try connection.execute("INSERT INTO t VALUES (1)")
+            let error = try #require(throws: PostgresError.self) {
+                try connection.transaction {
+                    try connection.execute("INSERT INTO t VALUES (2)")
+                    // A caught failure: the transaction is aborted on the server all the same.
+                    _ = try? connection.execute("INSERT INTO t VALUES (1)")
+                }
+            }
+            #expect(error.message.contains("was undone"), "\(error.message)")
+            #expect(try connection.execute("SELECT count(*) FROM t").first?.int(0) == 1)
+            #expect(try connection.execute("SELECT 1").count == 1, "the connection is usable again")
+        }
+    }
+}
