@@ -39,3 +39,17 @@ extension PostgresConnection {
         }
     }
 }
+
+extension PostgresConnection {
+    /// `transaction` for a body that throws only `PostgresError`s: the whole of it then does too.
+    public func transaction<T>(isolation: PostgresIsolation? = nil, _ body: () throws(PostgresError) -> T) throws(PostgresError) -> T {
+        do {
+            return try transaction(isolation: isolation) { () throws -> T in try body() }
+        } catch let error as PostgresError {
+            throw error
+        } catch {
+            // Unreachable: the body throws PostgresErrors, and so do BEGIN, COMMIT and ROLLBACK.
+            throw PostgresError(code: .protocolViolation, message: "a transaction failed for a reason PostgreSQL's layer does not know (\(error)); please report this")
+        }
+    }
+}

@@ -1,7 +1,7 @@
 extension ClusterSchema {
     /// Every step, in order. A released step is never changed: a change is a new step.
     static let migrations: [Migration] = [
-        Migration(version: 1, sql: version1),
+        Migration(version: 1, sql: version1 + counting),
     ]
 
     /// Feeds, episodes, hosts, jobs, workers and the ledger of completed downloads.
@@ -13,22 +13,24 @@ extension ClusterSchema {
     /// cascades to its episodes and jobs: without them, each episode deleted scans every job.
     static let version1 = """
         CREATE TABLE monsoon_feeds (id bigserial PRIMARY KEY, url text NOT NULL UNIQUE, title text, etag text, last_modified text,
-          rules jsonb NOT NULL DEFAULT '{}'::jsonb, added_at timestamptz NOT NULL DEFAULT now(), refreshed_at timestamptz);
+          folder text, rules jsonb NOT NULL DEFAULT '{}'::jsonb, added_at timestamptz NOT NULL DEFAULT now(), refreshed_at timestamptz);
         CREATE TABLE monsoon_episodes (id bigserial PRIMARY KEY, feed_id bigint NOT NULL REFERENCES monsoon_feeds ON DELETE CASCADE,
           identity text NOT NULL, title text, published_at timestamptz, enclosure_url text NOT NULL, enclosure_length bigint,
           file_name text, metadata jsonb, UNIQUE (feed_id, identity));
         CREATE TABLE monsoon_hosts (host text PRIMARY KEY, max_connections integer NOT NULL DEFAULT 2 CHECK (max_connections > 0),
-          min_interval_ms integer NOT NULL DEFAULT 0 CHECK (min_interval_ms >= 0), held_until timestamptz, last_start timestamptz);
+          min_interval_ms integer NOT NULL DEFAULT 0 CHECK (min_interval_ms >= 0), held_until timestamptz, last_start timestamptz,
+          ready integer NOT NULL DEFAULT 0, running integer NOT NULL DEFAULT 0);
         CREATE SEQUENCE monsoon_lease_tokens;
         CREATE TABLE monsoon_jobs (id bigserial PRIMARY KEY, kind text NOT NULL CHECK (kind IN ('refresh','download')),
           key text NOT NULL UNIQUE, feed_id bigint REFERENCES monsoon_feeds ON DELETE CASCADE,
           episode_id bigint REFERENCES monsoon_episodes ON DELETE CASCADE, host text NOT NULL, answered_host text,
-          state text NOT NULL DEFAULT 'available' CHECK (state IN ('available','running','completed','failed','dead','paused')),
+          state text NOT NULL DEFAULT 'available' CHECK (state IN ('available','scheduled','running','completed','failed','dead','paused')),
           priority integer NOT NULL DEFAULT 0, run_at timestamptz NOT NULL DEFAULT now(), attempts integer NOT NULL DEFAULT 0,
           max_attempts integer NOT NULL DEFAULT 5, lease_token bigint, leased_by text, lease_expires_at timestamptz,
           bytes bigint NOT NULL DEFAULT 0, last_error text, created_at timestamptz NOT NULL DEFAULT now(), finished_at timestamptz)
           WITH (fillfactor = 80);
-        CREATE INDEX monsoon_jobs_available ON monsoon_jobs (priority, run_at, id) WHERE state = 'available';
+        CREATE INDEX monsoon_jobs_ready ON monsoon_jobs (host, priority, run_at, id) WHERE state = 'available';
+        CREATE INDEX monsoon_jobs_scheduled ON monsoon_jobs (run_at) WHERE state = 'scheduled';
         CREATE INDEX monsoon_jobs_running_host ON monsoon_jobs (host) WHERE state = 'running';
         CREATE INDEX monsoon_jobs_feed ON monsoon_jobs (feed_id);
         CREATE INDEX monsoon_jobs_episode ON monsoon_jobs (episode_id);
@@ -38,4 +40,53 @@ extension ClusterSchema {
           path text NOT NULL, size bigint NOT NULL, sha256 text NOT NULL, final_url text, etag text, last_modified text,
           worker text NOT NULL, node text NOT NULL, lease_token bigint NOT NULL, completed_at timestamptz NOT NULL DEFAULT now());
         """
+
+    /// Each host's count of jobs ready (available) and running, kept by the database itself in
+    /// the statement that changes the jobs, so they never drift (a counter that workers move by
+    /// hand does, when one dies). A claim reads them under the host's row lock: the per-host
+    /// limit is exact across workers. A running job counts on its host and on the host its
+    /// redirects ended at; the host's `last_start` is when a job last started there.
+    ///
+    /// Statement-level triggers with transition tables: one update of each host touched per
+    /// statement, however many jobs it changed. Hosts are written in the order of their names,
+    /// so two statements never wait for each other's rows in a cycle.
+    static let counting = ["insert", "update", "delete"].map { kind in
+        let changes = switch kind {
+        case "insert": "SELECT host, answered_host, state, 1 AS sign FROM new_jobs"
+        case "delete": "SELECT host, answered_host, state, -1 AS sign FROM old_jobs"
+        default: "SELECT host, answered_host, state, 1 AS sign FROM new_jobs UNION ALL SELECT host, answered_host, state, -1 FROM old_jobs"
+        }
+        let tables = switch kind {
+        case "insert": "NEW TABLE AS new_jobs"
+        case "delete": "OLD TABLE AS old_jobs"
+        default: "NEW TABLE AS new_jobs OLD TABLE AS old_jobs"
+        }
+        return """
+            CREATE FUNCTION monsoon_count_\(kind)() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+              WITH changes AS (\(changes)),
+              per_host AS (
+                  SELECT host, sum(sign) FILTER (WHERE state = 'available') AS ready, sum(sign) FILTER (WHERE state = 'running') AS running,
+                         bool_or(sign = 1 AND state = 'running') AS started
+                  FROM changes GROUP BY host
+                  UNION ALL
+                  SELECT answered_host, NULL, sum(sign) FILTER (WHERE state = 'running'), bool_or(sign = 1 AND state = 'running')
+                  FROM changes WHERE answered_host IS NOT NULL AND answered_host <> host GROUP BY answered_host
+              ), totals AS (
+                  SELECT host, coalesce(sum(ready), 0) AS ready, coalesce(sum(running), 0) AS running, coalesce(bool_or(started), false) AS started
+                  FROM per_host GROUP BY host
+              )
+              INSERT INTO monsoon_hosts AS h (host, ready, running, last_start)
+              SELECT host, ready, running, CASE WHEN started THEN now() END FROM totals
+              WHERE ready <> 0 OR running <> 0 OR started
+              ORDER BY host
+              ON CONFLICT (host) DO UPDATE SET ready = h.ready + excluded.ready, running = h.running + excluded.running,
+                  last_start = coalesce(excluded.last_start, h.last_start);
+              RETURN NULL;
+            END $$;
+            CREATE TRIGGER monsoon_jobs_count_\(kind) AFTER \(kind.uppercased()) ON monsoon_jobs
+              REFERENCING \(tables) FOR EACH STATEMENT EXECUTE FUNCTION monsoon_count_\(kind)();
+
+            """
+    }.joined()
 }

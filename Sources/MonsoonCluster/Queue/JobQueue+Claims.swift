@@ -1,0 +1,154 @@
+import Foundation
+
+extension JobQueue {
+    /// Claims up to `slots` due jobs in one round trip, as River and graphile-worker do: rows
+    /// chosen with `FOR UPDATE SKIP LOCKED` in a materialized CTE (a fence: the planner cannot
+    /// update more rows than it chose), then marked running with a lease, an attempt counted and
+    /// a fencing token each.
+    ///
+    /// Per-host politeness is exact across every worker: a host's row is locked while a claim
+    /// takes jobs of it, and the jobs it takes are at most its free connections (its limit less
+    /// the jobs running on it, counted in the same transactions that change them). A host that
+    /// is held, or whose last start is closer than its least interval, gives none. A job whose
+    /// redirects ended at another host the last time counts on that host too, whose row is
+    /// locked the same way. Hosts take turns (the one that started longest ago first); within a
+    /// host, and across the claim, jobs go by priority, then due time, then id.
+    public func claim(slots: Int) throws(PostgresError) -> [ClaimedJob] {
+        guard slots > 0 else { return [] }
+        let rows = try connection.execute(Self.claimSQL, [slots, worker, leaseSeconds])
+        var jobs: [ClaimedJob] = []
+        jobs.reserveCapacity(rows.count)
+        for row in rows.rows {
+            guard let id = try row.int64("id"), let token = try row.int64("lease_token"),
+                  let kind = try row.string("kind").flatMap(ClaimedJob.Kind.init(rawValue:)),
+                  let host = try row.string("host"), let attempt = try row.int("attempts") else {
+                throw PostgresError(code: .protocolViolation, message: "a claimed job came back without its id, lease, kind or host; please report this")
+            }
+            jobs.append(ClaimedJob(lease: Lease(job: id, token: token), kind: kind, host: host, answeredHost: try row.string("answered_host"),
+                                   attempt: attempt, feedID: try row.int64("feed_id"), episodeID: try row.int64("episode_id"),
+                                   url: try row.string("url") ?? "", etag: try row.string("etag"), lastModified: try row.string("last_modified"),
+                                   expectedLength: try row.int64("enclosure_length"), path: try row.string("path")))
+        }
+        return jobs
+    }
+
+    /// Renews the leases of `leases` (all of this worker's jobs) in one statement, and the
+    /// worker's heartbeat with them.
+    /// - Returns: the leases renewed. One missing was lost (taken back after it expired, paused,
+    ///   or handed to another worker): its job must stop at once.
+    public func renew(_ leases: [Lease], bytes: Int64) throws(PostgresError) -> Set<Lease> {
+        try connection.transaction { () throws(PostgresError) -> Set<Lease> in
+            try connection.execute("""
+                UPDATE monsoon_workers SET heartbeat_at = now(), bytes = $2 WHERE name = $1
+                """, [worker, bytes])
+            guard !leases.isEmpty else { return [] }
+            let rows = try connection.execute("""
+                UPDATE monsoon_jobs j SET lease_expires_at = now() + $4 * interval '1 second'
+                FROM unnest($1::bigint[], $2::bigint[]) AS l(id, token)
+                WHERE j.id = l.id AND j.lease_token = l.token AND j.state = 'running' AND j.leased_by = $3
+                RETURNING j.id, j.lease_token
+                """, [PostgresArray(leases.map(\.job)), PostgresArray(leases.map(\.token)), worker, leaseSeconds])
+            return try Self.leases(rows)
+        }
+    }
+
+    /// Takes back the jobs whose leases expired, in one atomic statement that checks the expiry
+    /// again on the rows it locks (a select followed by an update by id alone could overwrite a
+    /// job completed in between: River's bug #1302). A job whose attempts are spent ends `dead`;
+    /// the others wait a backoff that grows with their attempts, then run elsewhere.
+    /// - Returns: how many jobs were taken back, and how many of them ended dead.
+    @discardableResult
+    public func reapExpiredLeases() throws(PostgresError) -> (reaped: Int, dead: Int) {
+        let rows = try connection.execute("""
+            WITH expired AS MATERIALIZED (
+                SELECT id FROM monsoon_jobs WHERE state = 'running' AND lease_expires_at < now()
+                ORDER BY id LIMIT 1000 FOR UPDATE SKIP LOCKED
+            )
+            UPDATE monsoon_jobs j
+            SET state = CASE WHEN j.attempts >= j.max_attempts THEN 'dead' ELSE 'scheduled' END,
+                run_at = now() + least(300, 2 ^ j.attempts) * interval '1 second',
+                finished_at = CASE WHEN j.attempts >= j.max_attempts THEN now() END,
+                last_error = 'its worker (' || coalesce(j.leased_by, '?') || ') stopped renewing its lease',
+                leased_by = NULL, lease_expires_at = NULL
+            FROM expired
+            WHERE j.id = expired.id AND j.state = 'running' AND j.lease_expires_at < now()
+            RETURNING j.state
+            """)
+        var dead = 0
+        for row in rows.rows where try row.string(0) == JobState.dead.rawValue { dead += 1 }
+        return (rows.count, dead)
+    }
+
+    /// Makes the scheduled jobs whose time has come available (a retry's backoff ended).
+    @discardableResult
+    public func promoteDueJobs() throws(PostgresError) -> Int {
+        try connection.execute("""
+            UPDATE monsoon_jobs SET state = 'available'
+            WHERE id IN (SELECT id FROM monsoon_jobs WHERE state = 'scheduled' AND run_at <= now()
+                         ORDER BY run_at LIMIT 5000 FOR UPDATE SKIP LOCKED)
+            """).affectedRows
+    }
+
+    static let claimSQL = """
+        WITH candidate_hosts AS MATERIALIZED (
+            SELECT host, max_connections - running AS free, min_interval_ms > 0 AS spaced
+            FROM monsoon_hosts
+            WHERE ready > 0 AND running < max_connections
+              AND (held_until IS NULL OR held_until <= now())
+              AND (min_interval_ms = 0 OR last_start IS NULL OR last_start <= now() - min_interval_ms * interval '1 millisecond')
+            ORDER BY last_start NULLS FIRST, host
+            LIMIT $1
+            FOR UPDATE SKIP LOCKED
+        ), candidates AS MATERIALIZED (
+            SELECT j.id, j.host, j.answered_host, j.priority, j.run_at
+            FROM candidate_hosts c CROSS JOIN LATERAL (
+                SELECT id, host, answered_host, priority, run_at FROM monsoon_jobs
+                WHERE state = 'available' AND host = c.host
+                ORDER BY priority, run_at, id
+                LIMIT CASE WHEN c.spaced THEN 1 ELSE least(c.free, $1) END
+                FOR UPDATE SKIP LOCKED
+            ) j
+        ), answered_hosts AS MATERIALIZED (
+            SELECT host, max_connections - running AS free, min_interval_ms > 0 AS spaced FROM monsoon_hosts
+            WHERE host IN (SELECT answered_host FROM candidates WHERE answered_host <> host)
+              AND running < max_connections AND (held_until IS NULL OR held_until <= now())
+              AND (min_interval_ms = 0 OR last_start IS NULL OR last_start <= now() - min_interval_ms * interval '1 millisecond')
+            ORDER BY host
+            FOR UPDATE SKIP LOCKED
+        ), limits AS (
+            SELECT host, free, spaced FROM candidate_hosts
+            UNION
+            SELECT host, free, spaced FROM answered_hosts
+        ), ranked AS (
+            -- Each job counts on its host and on the host its redirects last ended at: it is
+            -- taken only if it fits under both. Ranks count jobs that will not be taken too, so
+            -- a claim may take fewer than it could, never more.
+            SELECT p.id, p.priority, p.run_at, l.free, l.spaced,
+                   row_number() OVER (PARTITION BY p.host ORDER BY p.priority, p.run_at, p.id) AS place
+            FROM (SELECT id, host, priority, run_at FROM candidates
+                  UNION ALL
+                  SELECT id, answered_host, priority, run_at FROM candidates WHERE answered_host <> host) p
+            LEFT JOIN limits l ON l.host = p.host
+        ), chosen AS MATERIALIZED (
+            SELECT id FROM ranked
+            GROUP BY id, priority, run_at
+            HAVING bool_and(free IS NOT NULL AND place <= CASE WHEN spaced THEN 1 ELSE free END)
+            ORDER BY priority, run_at, id
+            LIMIT $1
+        ), claimed AS (
+            UPDATE monsoon_jobs j
+            SET state = 'running', attempts = j.attempts + 1, lease_token = nextval('monsoon_lease_tokens'),
+                leased_by = $2, lease_expires_at = now() + $3 * interval '1 second'
+            FROM chosen WHERE j.id = chosen.id
+            RETURNING j.*
+        )
+        SELECT c.id, c.kind, c.host, c.answered_host, c.attempts, c.lease_token, c.feed_id, c.episode_id,
+               CASE c.kind WHEN 'refresh' THEN f.url ELSE e.enclosure_url END AS url,
+               f.etag, f.last_modified, e.enclosure_length,
+               CASE WHEN e.file_name IS NOT NULL THEN f.folder || '/' || e.file_name END AS path
+        FROM claimed c
+        LEFT JOIN monsoon_feeds f ON f.id = c.feed_id
+        LEFT JOIN monsoon_episodes e ON e.id = c.episode_id
+        ORDER BY c.priority, c.run_at, c.id
+        """
+}

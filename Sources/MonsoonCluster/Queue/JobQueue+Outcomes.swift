@@ -1,0 +1,102 @@
+import Foundation
+
+/// A downloaded file, as the ledger keeps it (the manifest of the whole archive).
+public struct LedgerEntry: Sendable, Hashable {
+    public var lease: Lease
+    /// Where the file is, relative to the worker's folder.
+    public var path: String
+    public var size: Int64
+    /// The SHA-256 of its bytes, in lowercase hex.
+    public var sha256: String
+    public var finalURL: String?
+    public var etag: String?
+    public var lastModified: String?
+    /// The node (machine) the worker runs on.
+    public var node: String
+
+    public init(lease: Lease, path: String, size: Int64, sha256: String, finalURL: String?, etag: String?, lastModified: String?, node: String) {
+        self.lease = lease
+        self.path = path
+        self.size = size
+        self.sha256 = sha256
+        self.finalURL = finalURL
+        self.etag = etag
+        self.lastModified = lastModified
+        self.node = node
+    }
+}
+
+extension JobQueue {
+    /// Completes download jobs and writes their ledger rows, in one statement for the batch.
+    /// Fenced: a job completes only under the lease that claimed it, still running.
+    /// - Returns: the leases that completed; the others were lost (their files must go).
+    public func complete(_ entries: [LedgerEntry]) throws(PostgresError) -> Set<Lease> {
+        guard !entries.isEmpty else { return [] }
+        let rows = try connection.execute("""
+            WITH done AS (
+                UPDATE monsoon_jobs j
+                SET state = 'completed', finished_at = now(), bytes = d.size, last_error = NULL, lease_expires_at = NULL
+                FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+                     AS d(id, token, size, path, sha256, final_url, etag, last_modified)
+                WHERE j.id = d.id AND j.lease_token = d.token AND j.state = 'running'
+                RETURNING j.id, j.episode_id, j.lease_token, j.leased_by, d.size, d.path, d.sha256, d.final_url, d.etag, d.last_modified
+            )
+            INSERT INTO monsoon_ledger (job_id, episode_id, path, size, sha256, final_url, etag, last_modified, worker, node, lease_token)
+            SELECT id, episode_id, path, size, sha256, final_url, etag, last_modified, leased_by, $9, lease_token FROM done
+            RETURNING job_id, lease_token
+            """, [PostgresArray(entries.map(\.lease.job)), PostgresArray(entries.map(\.lease.token)), PostgresArray(entries.map(\.size)),
+                  PostgresArray(entries.map { Optional($0.path) }), PostgresArray(entries.map { Optional($0.sha256) }),
+                  PostgresArray(entries.map(\.finalURL)), PostgresArray(entries.map(\.etag)), PostgresArray(entries.map(\.lastModified)),
+                  entries[0].node])
+        return try Self.leases(rows)
+    }
+
+    /// Ends a job that failed for good (a 404, a file over its cap, the engine's retries
+    /// spent): `failed`, with its reason. Fenced.
+    /// - Returns: whether the lease still held.
+    @discardableResult
+    public func fail(_ lease: Lease, reason: String) throws(PostgresError) -> Bool {
+        try connection.execute("""
+            UPDATE monsoon_jobs SET state = 'failed', finished_at = now(), last_error = $3, lease_expires_at = NULL
+            WHERE id = $1 AND lease_token = $2 AND state = 'running'
+            """, [lease.job, lease.token, reason]).affectedRows == 1
+    }
+
+    /// Hands jobs back unfinished (the worker stops): they are available again at once, and the
+    /// attempt their claim counted is given back, since they did not fail. Fenced.
+    /// - Returns: the leases that still held.
+    @discardableResult
+    public func release(_ leases: [Lease]) throws(PostgresError) -> Set<Lease> {
+        guard !leases.isEmpty else { return [] }
+        let rows = try connection.execute("""
+            UPDATE monsoon_jobs j
+            SET state = 'available', attempts = greatest(0, j.attempts - 1), leased_by = NULL, lease_expires_at = NULL
+            FROM unnest($1::bigint[], $2::bigint[]) AS l(id, token)
+            WHERE j.id = l.id AND j.lease_token = l.token AND j.state = 'running'
+            RETURNING j.id, l.token
+            """, [PostgresArray(leases.map(\.job)), PostgresArray(leases.map(\.token))])
+        return try Self.leases(rows)
+    }
+
+    /// Puts a job back to run again after `seconds` (a failure the next attempt may not have),
+    /// or ends it `failed` once its attempts are spent. Fenced.
+    @discardableResult
+    public func retryLater(_ lease: Lease, after seconds: Double, reason: String) throws(PostgresError) -> Bool {
+        try connection.execute("""
+            UPDATE monsoon_jobs
+            SET state = CASE WHEN attempts >= max_attempts THEN 'failed' ELSE 'scheduled' END,
+                run_at = now() + $3 * interval '1 second', last_error = $4, leased_by = NULL, lease_expires_at = NULL,
+                finished_at = CASE WHEN attempts >= max_attempts THEN now() END
+            WHERE id = $1 AND lease_token = $2 AND state = 'running'
+            """, [lease.job, lease.token, seconds, reason]).affectedRows == 1
+    }
+
+    static func leases(_ rows: PostgresResult) throws(PostgresError) -> Set<Lease> {
+        var leases = Set<Lease>()
+        for row in rows.rows {
+            guard let job = try row.int64(0), let token = try row.int64(1) else { continue }
+            leases.insert(Lease(job: job, token: token))
+        }
+        return leases
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+
+/// The shared queue's jobs, as one worker sees them: it claims jobs under a lease, renews the
+/// leases while it works, and reports each outcome. Every write that follows a claim names the
+/// job *and* the lease's fencing token, so a worker that lost its lease (paused, cut off, too
+/// slow to renew) changes nothing: the job is someone else's by then.
+///
+/// Only the database's clock counts (`now()` in every statement): the workers' clocks may
+/// disagree with each other and with it.
+///
+/// - Important: like its connection, used from one thread at a time.
+public final class JobQueue {
+    /// The worker's connection.
+    public let connection: PostgresConnection
+    /// The name the worker's leases carry (`monsoon_jobs.leased_by`, `cluster status`).
+    public let worker: String
+    /// How long a claim or a renewal holds a job.
+    public let leaseSeconds: Double
+
+    /// A queue on `connection`, for the worker `worker`.
+    public init(connection: PostgresConnection, worker: String, leaseSeconds: Double = 60) {
+        self.connection = connection
+        self.worker = worker
+        self.leaseSeconds = leaseSeconds
+    }
+
+    /// The channel an enqueue notifies (once per transaction), and workers listen on.
+    public static let channel = "monsoon_jobs"
+}
+
+/// A job held by a worker: its id and its lease's fencing token.
+public struct Lease: Sendable, Hashable, CustomStringConvertible {
+    /// The job's id.
+    public var job: Int64
+    /// The fencing token of the claim: a number never given out before, from a sequence.
+    public var token: Int64
+
+    public init(job: Int64, token: Int64) {
+        self.job = job
+        self.token = token
+    }
+
+    public var description: String { "job \(job) (lease \(token))" }
+}
+
+/// A job a claim returned, with what running it needs.
+public struct ClaimedJob: Sendable, Hashable {
+    /// What a job does.
+    public enum Kind: String, Sendable {
+        /// Reads a feed and queues its new episodes.
+        case refresh
+        /// Downloads an episode's file.
+        case download
+    }
+
+    public var lease: Lease
+    public var kind: Kind
+    /// The host the job's URL names (its politeness row).
+    public var host: String
+    /// The host its redirects ended at the last time, if known.
+    public var answeredHost: String?
+    /// This claim's attempt, from 1.
+    public var attempt: Int
+    public var feedID: Int64?
+    public var episodeID: Int64?
+    /// The feed's URL (refresh) or the episode's enclosure (download).
+    public var url: String
+    /// The feed's validators from its last read (refresh).
+    public var etag: String?
+    public var lastModified: String?
+    /// The length the feed declares for the enclosure (download).
+    public var expectedLength: Int64?
+    /// Where the file goes, relative to the worker's folder (download).
+    public var path: String?
+}
+
+/// A job's state in the shared queue.
+public enum JobState: String, Sendable, CaseIterable {
+    /// Due and waiting for a worker.
+    case available
+    /// Waiting for its time (`run_at`): a retry's backoff.
+    case scheduled
+    /// Held by a worker's lease.
+    case running
+    case completed
+    /// Failed for good (an error a retry would not fix, or the retries spent).
+    case failed
+    /// Its attempts were spent by workers that died holding it.
+    case dead
+    /// Held back by `cluster pause`.
+    case paused
+}
