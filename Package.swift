@@ -65,7 +65,7 @@ let package = Package(
 
         // The shared queue in PostgreSQL: connection, statements, notifications, schema. The only
         // module that imports CLibPQ.
-        .target(name: "MonsoonCluster", dependencies: ["CLibPQ"]),
+        .target(name: "MonsoonCluster", dependencies: ["CLibPQ", "MonsoonEngine", "MonsoonPodcasts"]),
 
         // The command-line tool: commands live in a library so tests can run them in-process.
         .target(name: "MonsoonCLI", dependencies: ["MonsoonPodcasts", "MonsoonEngine", "MonsoonStore", "MonsoonCluster"]),
@@ -96,7 +96,7 @@ let package = Package(
         .testTarget(name: "MonsoonCLITests", dependencies: ["MonsoonCLI", "MonsoonEngine", "MonsoonPodcasts", "MonsoonStore", "MonsoonTestServer"]),
         .testTarget(name: "MonsoonTestServerTests", dependencies: ["MonsoonTestServer"]),
         // Against real PostgreSQL servers the tests start in temporary folders (Debian's postgresql).
-        .testTarget(name: "MonsoonClusterTests", dependencies: ["MonsoonCluster", "MonsoonCLI", "MonsoonPodcasts"]),
+        .testTarget(name: "MonsoonClusterTests", dependencies: ["MonsoonCluster", "MonsoonCLI", "MonsoonPodcasts", "MonsoonEngine", "MonsoonTestServer"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -54,7 +54,7 @@ struct Monsoon: ParsableCommand {
         discussion: "Run 'monsoon help <command>' for a command's options.",
         version: MonsoonCLI.version,
         subcommands: [Get.self, Archive.self, Verify.self, Sync.self, RunQueue.self, Downloads.self, Pause.self, Resume.self, Retry.self, Remove.self, Priority.self,
-                      Add.self, Podcasts.self, Episodes.self, Refresh.self, Unsubscribe.self, Import.self, Export.self, Inspect.self, EpisodeQueueCommand.self, Storage.self, Delete.self, Played.self, Unplayed.self, Play.self, Position.self, Config.self, Systemd.self, Cluster.self, Report.self, Completions.self]
+                      Add.self, Podcasts.self, Episodes.self, Refresh.self, Unsubscribe.self, Import.self, Export.self, Inspect.self, EpisodeQueueCommand.self, Storage.self, Delete.self, Played.self, Unplayed.self, Play.self, Position.self, Config.self, Systemd.self, Cluster.self, Worker.self, Report.self, Completions.self]
     )
 
     @OptionGroup var global: GlobalOptions

@@ -6,11 +6,11 @@ import Foundation
 ///
 /// The file's own name and its part's are then reached from the folder's descriptor with
 /// `O_NOFOLLOW` and the `*at` calls, so no link at any step below the root is followed.
-enum ConfinedFolder {
+package enum ConfinedFolder {
     /// Opens `folder` (read-only, a directory), creating what is missing when `create`, going down
     /// from `root` (nil, or not above `folder`: from `folder` itself) without following a link.
     /// - Returns: the folder's descriptor; the caller closes it.
-    static func open(_ folder: String, root: String?, create: Bool) throws(DownloadError) -> Int32 {
+    package static func open(_ folder: String, root: String?, create: Bool) throws(DownloadError) -> Int32 {
         let folder = folder.isEmpty ? "." : folder
         // Fails closed: a folder that is not below its root, or climbs with `..`, is never opened.
         if let root, !Self.isInside(folder, root) {

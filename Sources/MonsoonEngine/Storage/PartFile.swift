@@ -6,11 +6,44 @@ import Foundation
 /// The resume state (URL and validators) is kept in an extended attribute of the
 /// part itself, so the bytes and what they belong to can never be separated: a
 /// later run, even another process, resumes only a part whose origin it knows.
-enum PartFile {
-    static let suffix = ".part"
+package enum PartFile {
+    package static let suffix = ".part"
     private static let attribute = "user.monsoon.resume"
 
     static func path(for destination: String) -> String { destination + suffix }
+
+    /// Takes over, as the part of `newDestination`, the part another holder of the same download
+    /// left for `oldDestination` (a queue shared by machines: a job claimed again under a new
+    /// lease), with its resume state: the engine then resumes it if the server still has the same
+    /// file (If-Range). The bytes are copied into a new file: the old holder, if it only seemed
+    /// dead (paused past its lease), may still write into its own, which is unlinked and harms
+    /// nothing. Both are in `folder`, reached from `root` without following a link.
+    /// - Returns: the bytes taken over (0: there was no such part, or it could not be copied).
+    package static func adopt(from oldDestination: String, to newDestination: String, root: String) -> Int {
+        guard let folder = try? ConfinedFolder.open(LocalFile.folder(of: newDestination), root: root, create: false) else { return 0 }   // no work folder: no part
+        defer { close(folder) }
+        let old = LocalFile.name(of: path(for: oldDestination))
+        let taken = old + ".adopting"
+        // One taker only: the rename is atomic, a second one finds nothing.
+        guard renameat(folder, old, folder, taken) == 0 else { return 0 }
+        defer { unlinkat(folder, taken, 0) }
+        let source = openat(folder, taken, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard source >= 0 else { return 0 }
+        defer { close(source) }
+        let state = readState(at: LocalFile.folder(of: newDestination) + "/" + taken)
+        let target = openat(folder, LocalFile.name(of: path(for: newDestination)), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard state != nil, target >= 0 else { if target >= 0 { close(target) }; return 0 }
+        defer { close(target) }
+        var copied = 0
+        while true {
+            let sent = sendfile(target, source, nil, 1 << 24)
+            if sent < 0 && errno == EINTR { continue }
+            guard sent > 0 else { break }
+            copied += sent
+        }
+        if let state { writeState(state, fd: target) }
+        return copied
+    }
 
     /// Held while a part is created or renamed into place. The disk worker creates parts while
     /// the placer renames finished ones, often in the same folder: the kernel then makes one

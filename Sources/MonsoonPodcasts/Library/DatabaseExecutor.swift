@@ -7,19 +7,19 @@ import Dispatch
 ///
 /// Work run here stays in its task (cancellation, task-locals), only on this thread: see
 /// `PodcastLibrary.onDatabase`.
-final class DatabaseExecutor: TaskExecutor {
+package final class DatabaseExecutor: TaskExecutor {
     private let queue: DispatchQueue
     /// Set on the executor's queue to its label: `DispatchQueue.getSpecific(key: queueLabel)` says
     /// which one the calling code runs on (nil: none of these).
     static let queueLabel = DispatchSpecificKey<String>()
 
     /// - Parameter label: the queue's name, as a debugger or a crash report shows it.
-    init(label: String) {
+    package init(label: String) {
         queue = DispatchQueue(label: label)
         queue.setSpecific(key: Self.queueLabel, value: label)
     }
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let executor = asUnownedTaskExecutor()
         queue.async { job.runSynchronously(on: executor) }

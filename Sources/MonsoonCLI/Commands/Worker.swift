@@ -1,0 +1,61 @@
+import Foundation
+import MonsoonCluster
+import MonsoonEngine
+
+/// `monsoon worker`: runs jobs of the shared queue until stopped.
+struct Worker: RunnableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "worker",
+        abstract: "Run jobs from the cluster's shared queue (feeds to read, episodes to download) until stopped.",
+        discussion: """
+            Claims up to -j jobs at a time under a lease, renews the leases every quarter of it, \
+            and records each file in the database's ledger once it is in place under -o. Every \
+            worker together keeps each host's limits (cluster host). Ctrl-C or SIGTERM hands the \
+            jobs under way back to the queue, then exits.
+
+            Examples:
+
+              monsoon worker --db postgresql://monsoon@db.example.com/monsoon -o /srv/archive -j 16
+              MONSOON_DB=postgresql://db.example.com/monsoon monsoon worker -o /srv/archive --name rack2
+            """)
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var database: ClusterDatabase
+    @Option("-o", "--out", help: "The folder files land in, under the archive's names (required).", valueName: "dir") var out: String?
+    @Option("-j", "--jobs", help: "Jobs at once (default: 4).", valueName: "n") var jobs: Int?
+    @Option("--name", help: "The worker's name in the cluster (default: the host's name and the process id).", valueName: "name") var name: String?
+    @Option("--lease", help: "Seconds a claim holds a job before another worker may take it (default: 60).", valueName: "seconds") var lease: Double?
+    @Option("--poll", help: "Seconds between looks for jobs when no notification comes (default: 2).", valueName: "seconds") var poll: Double?
+    init() {}
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        guard let out else { throw CLIError.usage("say where files go with -o DIR") }
+        if let jobs, jobs < 1 || jobs > 256 { throw CLIError.usage("-j takes 1 to 256 jobs, not \(jobs)") }
+        if let lease, !(lease >= 4 && lease <= 3600) { throw CLIError.usage("--lease takes 4 to 3600 seconds") }
+        if let poll, !(poll > 0 && poll <= 600) { throw CLIError.usage("--poll takes more than 0 and up to 600 seconds") }
+        let host = ProcessInfo.processInfo.hostName
+        var configuration = WorkerConfiguration(database: try database.connectionString(context), folder: context.absolutePath(out),
+                                                name: name ?? "\(host)-\(getpid())", node: host)
+        configuration.slots = jobs ?? 4
+        configuration.leaseSeconds = lease ?? 60
+        configuration.pollSeconds = poll ?? 2
+        let errors = context.errors
+        configuration.report = { errors.line("monsoon: " + $0) }
+        let worker = ClusterWorker(configuration: configuration)
+        let interruption = context.interruption
+        let watcher = Task {
+            await interruption.wait()
+            worker.stop()
+        }
+        defer { watcher.cancel() }
+        let summary: WorkerSummary
+        do {
+            summary = try await interruption.handling { try await worker.run() }
+        } catch let error as PostgresError {
+            throw error.code == .invalidConnectionString ? CLIError.usage(error.message) : CLIError(message: error.message)
+        }
+        if !global.quiet {
+            context.output.line("Worker \(configuration.name): \(summary.completed) downloaded (\(ByteCount.format(Int(summary.bytes)))), \(summary.refreshed) feeds read, \(summary.failed) failed, \(summary.lost) lost to other workers, \(summary.released) handed back")
+        }
+        return ExitStatus.success
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+
+extension JobQueue {
+    /// Registers the worker (again, after a restart under the same name), and takes back the
+    /// jobs a previous process of that name held: it is gone, and its attempts count.
+    public func register(node: String) throws(PostgresError) {
+        try connection.transaction { () throws(PostgresError) in
+            try connection.execute("""
+                INSERT INTO monsoon_workers AS w (name, node, pid) VALUES ($1, $2, $3)
+                ON CONFLICT (name) DO UPDATE SET node = excluded.node, pid = excluded.pid, started_at = now(),
+                    heartbeat_at = now(), bytes = 0, stopped_at = NULL
+                """, [worker, node, Int(getpid())])
+            try connection.execute("""
+                UPDATE monsoon_jobs
+                SET state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'available' END,
+                    finished_at = CASE WHEN attempts >= max_attempts THEN now() END,
+                    last_error = 'its worker (' || leased_by || ') stopped while running it',
+                    leased_by = NULL, lease_expires_at = NULL
+                WHERE leased_by = $1 AND state = 'running'
+                """, [worker])
+        }
+    }
+
+    /// Hands back the jobs leased to this worker that it does not know it holds: claims whose
+    /// answer the connection lost (the database committed them, the worker never read them).
+    /// Without this they would wait for their leases to run out. Their attempts are given back.
+    @discardableResult
+    public func releaseUnknown(holding leases: [Lease]) throws(PostgresError) -> Int {
+        try connection.execute("""
+            UPDATE monsoon_jobs
+            SET state = 'available', attempts = greatest(0, attempts - 1), leased_by = NULL, lease_expires_at = NULL
+            WHERE leased_by = $1 AND state = 'running' AND NOT (id = ANY($2::bigint[]))
+            """, [worker, PostgresArray(leases.map(\.job))]).affectedRows
+    }
+
+    /// Marks the worker stopped (`cluster status`).
+    public func unregister() throws(PostgresError) {
+        try connection.execute("UPDATE monsoon_workers SET stopped_at = now(), heartbeat_at = now() WHERE name = $1", [worker])
+    }
+
+    /// The feed's queued downloads of `job`'s host will likely be redirected where `job`'s was:
+    /// their claims count on `host` too from now on.
+    public func noteAnsweredHost(_ host: String, for job: ClaimedJob) throws(PostgresError) {
+        try connection.transaction { () throws(PostgresError) in
+            // The row first: a claim takes a job with an answered host only under that host's row lock.
+            try connection.execute("INSERT INTO monsoon_hosts (host) VALUES ($1) ON CONFLICT DO NOTHING", [host])
+            try connection.execute("""
+                UPDATE monsoon_jobs SET answered_host = $1
+                WHERE host = $2 AND feed_id IS NOT DISTINCT FROM $3 AND state IN ('available', 'scheduled', 'paused')
+                  AND answered_host IS DISTINCT FROM $1
+                """, [host, job.host, job.feedID])
+        }
+    }
+
+    /// Those of `jobs` that exist and may still run (not completed, failed or dead).
+    public func unfinishedJobs(among jobs: [Int64]) throws(PostgresError) -> Set<Int64> {
+        var unfinished = Set<Int64>()
+        for row in try connection.execute("""
+            SELECT id FROM monsoon_jobs WHERE id = ANY($1::bigint[]) AND state NOT IN ('completed', 'failed', 'dead')
+            """, [PostgresArray(jobs)]).rows {
+            if let id = try row.int64(0) { unfinished.insert(id) }
+        }
+        return unfinished
+    }
+}

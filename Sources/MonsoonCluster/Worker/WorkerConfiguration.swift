@@ -1,0 +1,56 @@
+import Foundation
+import MonsoonEngine
+
+/// What a worker needs: the shared database, where its files go, how many jobs it runs at once,
+/// and the lease it holds them under.
+public struct WorkerConfiguration: Sendable {
+    /// The PostgreSQL connection string (a URL or libpq's key=value pairs).
+    public var database: String
+    /// The folder files land in, under the archive's names (`-o DIR`).
+    public var folder: String
+    /// Jobs run at once (`-j N`).
+    public var slots: Int = 4
+    /// The worker's name, unique in the cluster (its leases carry it; `cluster status` shows it).
+    public var name: String
+    /// The machine it runs on (the ledger records it).
+    public var node: String
+    /// How long a claim or a renewal holds a job. Leases are renewed every quarter of it; a
+    /// worker that could not renew for three quarters stops every transfer.
+    public var leaseSeconds: Double = 60
+    /// How often the worker looks for jobs when no notification wakes it (the only way behind a
+    /// transaction pooler, where LISTEN does not work).
+    public var pollSeconds: Double = 2
+    /// The download engine's settings (retries, timeouts, the disk reserve). Per-host limits are
+    /// the cluster's: the engine gets none of its own.
+    public var engine = EngineConfiguration()
+    /// Where the worker says what happens to it (the database lost and back, a lease lost, a job
+    /// failed): one line each, without "monsoon: ". Standard error by default, with control
+    /// characters (which names and messages from feeds may hold) shown as escapes.
+    public var report: @Sendable (String) -> Void = { line in
+        let safe = String(String.UnicodeScalarView(line.unicodeScalars.flatMap { scalar -> [Unicode.Scalar] in
+            scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) ? Array("\\u{\(String(scalar.value, radix: 16))}".unicodeScalars) : [scalar]
+        }))
+        FileHandle.standardError.write(Data("monsoon: \(safe)\n".utf8))
+    }
+
+    public init(database: String, folder: String, name: String, node: String) {
+        self.database = database
+        self.folder = folder
+        self.name = name
+        self.node = node
+    }
+}
+
+/// What a worker did, when it stops.
+public struct WorkerSummary: Sendable, Hashable {
+    public var completed = 0
+    public var failed = 0
+    /// Jobs whose lease was lost while they ran (their files discarded).
+    public var lost = 0
+    /// Jobs handed back at the stop.
+    public var released = 0
+    public var refreshed = 0
+    public var bytes: Int64 = 0
+    /// Bytes of parts taken over from earlier holders of the jobs (not fetched again).
+    public var adoptedBytes: Int64 = 0
+}

@@ -1,0 +1,53 @@
+import Foundation
+import MonsoonEngine
+
+extension WorkerSession {
+    /// At each tick: connect again if the database was lost, renew the leases every quarter of
+    /// a lease, stop everything once they could not be renewed for three quarters, take back
+    /// expired leases and make due retries available, and record what waited for the database.
+    func maintain() async {
+        reconnectIfDue()
+        let now = ContinuousClock.now
+        if connected, now - lastRenewal >= renewalInterval { await renewAll() }
+        if !held.isEmpty, ContinuousClock.now - lastRenewal >= fenceAfter { await fence() }
+        guard connected else { return }
+        for (lease, entry) in held where entry.finished != nil { await settle(lease) }
+        if now - lastMaintenance >= renewalInterval {
+            lastMaintenance = now
+            database { try $0.reapExpiredLeases() }
+            database { try $0.promoteDueJobs() }
+            sweepWorkFolder()
+        }
+    }
+
+    /// Renews every held lease in one statement; a job missing from the answer is stopped at once.
+    func renewAll() async {
+        let leases = Array(held.keys)
+        guard let renewed = database({ try $0.renew(leases, bytes: summary.bytes) }) else { return }
+        lastRenewal = .now
+        for lease in leases where !renewed.contains(lease) {
+            report("lost \(lease) (paused, or taken back after its lease ran out): its transfer stopped")
+            summary.lost += 1
+            await forget(lease)
+        }
+    }
+
+    /// The leases could not be renewed for three quarters of their time: another worker may
+    /// take the jobs soon, so every transfer stops here now (its part removed), before a late
+    /// write could race the new holder.
+    func fence() async {
+        let count = held.count
+        for lease in Array(held.keys) { await forget(lease) }
+        summary.lost += count
+        report("could not renew its leases for \(Int(configuration.leaseSeconds * 0.75)) s: stopped its \(count) jobs (they run elsewhere)")
+    }
+
+    /// At the stop: every job goes back to the queue, fenced, its transfer stopped.
+    func releaseAll() async {
+        let leases = Array(held.keys)
+        guard !leases.isEmpty else { return }
+        let released = database { try $0.release(leases) }
+        summary.released += released?.count ?? 0
+        for lease in leases { await forget(lease) }
+    }
+}

@@ -1,0 +1,195 @@
+import Foundation
+import MonsoonEngine
+import MonsoonPodcasts
+
+/// A running worker's state, in the one task that talks to PostgreSQL (see `ClusterWorker`).
+final class WorkerSession {
+    typealias Event = ClusterWorker.Event
+
+    /// A job the worker holds, with its download in the engine (none for a refresh).
+    struct Held {
+        var job: ClaimedJob
+        var download: DownloadID?
+        /// The engine's answer, kept while the database cannot take it (retried at each tick
+        /// until the lease would be lost).
+        var finished: Download?
+    }
+
+    let configuration: WorkerConfiguration
+    let events: AsyncStream<Event>.Continuation
+    let manager: DownloadManager
+    let connection: PostgresConnection
+    let queue: JobQueue
+    var connected = true
+    var reconnectAt = ContinuousClock.now
+    var reconnectDelay = 0.5
+    var held: [Lease: Held] = [:]
+    var leaseOfDownload: [DownloadID: Lease] = [:]
+    /// When every held lease was last renewed (or, with none held, when the database last answered).
+    var lastRenewal = ContinuousClock.now
+    var lastMaintenance = ContinuousClock.now - .seconds(3600)
+    var summary = WorkerSummary()
+    var bytesAtLastRenewal: Int64 = 0
+    var stopping = false
+
+    var workFolder: String { configuration.folder + "/.monsoon-work" }
+    var renewalInterval: Duration { .milliseconds(Int(configuration.leaseSeconds * 250)) }
+    var fenceAfter: Duration { .milliseconds(Int(configuration.leaseSeconds * 750)) }
+
+    init(configuration: WorkerConfiguration, events: AsyncStream<Event>.Continuation) throws {
+        self.configuration = configuration
+        self.events = events
+        connection = try PostgresConnection(configuration.database)
+        let version = try ClusterSchema.version(of: connection)
+        guard version == ClusterSchema.latestVersion else {
+            throw PostgresError(code: .newerSchema, message: version > ClusterSchema.latestVersion
+                ? "the database's schema is version \(version), newer than this Monsoon's (\(ClusterSchema.latestVersion)): upgrade Monsoon on this machine"
+                : "the database has no cluster schema (or an older one): run 'monsoon cluster init --db …' first")
+        }
+        queue = JobQueue(connection: connection, worker: configuration.name, leaseSeconds: configuration.leaseSeconds)
+        var engine = configuration.engine
+        engine.maxConcurrentDownloads = max(1, configuration.slots)
+        engine.maxDownloadsPerHost = nil   // the cluster's limits hold across workers; the engine adds none
+        manager = DownloadManager(configuration: engine)
+        try FileManager.default.createDirectory(atPath: workFolder, withIntermediateDirectories: true)
+        try queue.register(node: configuration.node)
+    }
+
+    func run(_ stream: AsyncStream<Event>) async -> WorkerSummary {
+        let events = self.events
+        let engineEvents = manager.events([.statusChanged])
+        let forwarder = Task {
+            for await event in engineEvents {
+                if case .statusChanged(let download) = event, download.status == .completed || download.status == .failed {
+                    events.yield(.finished(download))
+                }
+            }
+        }
+        let poll = configuration.pollSeconds
+        let tick = min(poll, configuration.leaseSeconds / 8)
+        let timer = Task {
+            var elapsed = 0.0
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(Int(tick * 1000)))   // cancelled: the loop ends
+                events.yield(.tick)
+                elapsed += tick
+                if elapsed >= poll { elapsed = 0; events.yield(.wake) }
+            }
+        }
+        let listener = NotificationListener(database: configuration.database, channel: JobQueue.channel) { events.yield(.wake) }
+
+        await claimMore()
+        for await event in stream {
+            switch event {
+            case .stop:
+                stopping = true
+            case .wake:
+                await claimMore()
+            case .tick:
+                await maintain()
+            case .finished(let download):
+                await finished(download)
+                await claimMore()
+            case .refreshed(let lease, let result):
+                settleRefresh(lease, result)
+                await claimMore()
+            }
+            if stopping { break }
+        }
+        timer.cancel()
+        await releaseAll()
+        forwarder.cancel()
+        _ = await manager.shutdown()   // its failures to save concern a queue in memory: none
+        listener.stop()
+        database { try $0.unregister() }
+        return summary
+    }
+
+    // MARK: - Claims
+
+    func claimMore() async {
+        guard !stopping, connected else { return }
+        let free = configuration.slots - held.count
+        guard free > 0, let claimed = database({ try $0.claim(slots: free) }) else { return }
+        if !claimed.isEmpty { lastRenewal = min(lastRenewal, .now) }
+        for job in claimed {
+            held[job.lease] = Held(job: job)
+            switch job.kind {
+            case .download: await startDownload(job)
+            case .refresh: startRefresh(job)
+            }
+        }
+    }
+
+    /// Runs a refresh in a task of its own, with a connection of its own on a thread of its own:
+    /// reading a large feed takes a while, and the worker's loop must go on renewing meanwhile.
+    func startRefresh(_ job: ClaimedJob) {
+        let events = self.events
+        let manager = self.manager
+        let (database, name, lease) = (configuration.database, configuration.name, configuration.leaseSeconds)
+        Task {
+            let result = await withTaskExecutorPreference(DatabaseExecutor(label: "monsoon.refresh")) { () async -> Result<ClusterRefresh.Outcome, Error> in
+                do {
+                    let queue = JobQueue(connection: try PostgresConnection(database), worker: name, leaseSeconds: lease)
+                    return .success(try await ClusterRefresh.run(job, manager: manager, queue: queue))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            events.yield(.refreshed(job.lease, result))
+        }
+    }
+
+    func settleRefresh(_ lease: Lease, _ result: Result<ClusterRefresh.Outcome, Error>) {
+        held[lease] = nil
+        switch result {
+        case .success: summary.refreshed += 1
+        case .failure(let error):
+            summary.failed += 1
+            report("the refresh of \(lease) failed: \(error)")
+        }
+    }
+
+    // MARK: - Database
+
+    /// Runs `body` on the worker's connection. A broken connection is noted (the next ticks
+    /// connect again, with backoff) and answers nil, as does any other failure, which is reported.
+    @discardableResult
+    func database<T>(_ body: (JobQueue) throws -> T) -> T? {
+        guard connected else { return nil }
+        do {
+            return try body(queue)
+        } catch let error as PostgresError {
+            if error.code == .connectionLost || error.code == .connectionFailed || !connection.isConnected {
+                connected = false
+                reconnectAt = .now
+                report("lost the database (\(error.message)); its transfers go on while their leases last")
+            } else {
+                report(error.message)
+            }
+            return nil
+        } catch {
+            report("\(error)")   // the queue's calls throw PostgresErrors only
+            return nil
+        }
+    }
+
+    func reconnectIfDue() {
+        guard !connected, ContinuousClock.now >= reconnectAt else { return }
+        do {
+            try connection.reconnect()
+            connected = true
+            reconnectDelay = 0.5
+            report("the database is back")
+            // A claim in flight when it went away may have committed unseen.
+            database { try $0.releaseUnknown(holding: Array(held.keys)) }
+        } catch {
+            reconnectAt = .now + .milliseconds(Int(reconnectDelay * 1000))
+            reconnectDelay = min(30, reconnectDelay * 2)
+        }
+    }
+
+    func report(_ message: String) {
+        configuration.report("worker \(configuration.name): \(message)")
+    }
+}

@@ -1,0 +1,208 @@
+import Foundation
+@testable import MonsoonCluster
+import MonsoonEngine
+import MonsoonTestServer
+import Testing
+
+/// Worker processes (the built `monsoon worker`) killed, paused and cut off from the database
+/// while they run, against a real PostgreSQL and faulty loopback servers.
+@Suite(.temporaryPostgres, .serialized) struct ClusterFaultTests {
+    /// Servers standing for hosts, each with its feeds' episodes; some episodes answer 503 once
+    /// or are cut short once, and every body is throttled so that workers die mid-transfer.
+    struct World {
+        var servers: [TestServer]
+        var url: String
+        /// Expected files (path under the folder → SHA-256).
+        var files: [String: String]
+        var payload: Int
+
+        func stop() { for server in servers { server.stop() } }
+    }
+
+    static func world(hosts: Int, feedsPerHost: Int, episodesPerFeed: Int, throttle: Int = 1 << 20) async throws -> World {
+        let postgres = try temporaryPostgres()
+        let servers = try (0..<hosts).map { _ in try TestServer() }
+        var files: [String: String] = [:]
+        var payload = 0
+        var rows: [(feed: String, folder: String, episodes: [(url: URL, name: String, size: Int)])] = []
+        var counter = 0
+        for (hostIndex, server) in servers.enumerated() {
+            for feedIndex in 0..<feedsPerHost {
+                let folder = "Feed \(hostIndex)-\(feedIndex)"
+                var episodes: [(url: URL, name: String, size: Int)] = []
+                for episode in 0..<episodesPerFeed {
+                    counter += 1
+                    let size = 150_000 + (counter * 7919) % 350_000
+                    var faults: [Fault] = []
+                    if counter % 12 == 0 { faults.append(.status(503, times: 1, retryAfter: "1")) }
+                    if counter % 17 == 0 { faults.append(.dropAfter(bytes: size / 3, times: 1)) }
+                    let body = Body.pattern(size: size, seed: UInt64(counter))
+                    let path = "/f\(feedIndex)/e\(episode).mp3"
+                    server.setRoute(path, Route(body: body, contentType: "audio/mpeg", etag: "\"e\(counter)\"", throttle: throttle, faults: faults))
+                    episodes.append((server.url(path), "e\(episode).mp3", size))
+                    files["\(folder)/e\(episode).mp3"] = body.sha256Hex()
+                    payload += size
+                }
+                rows.append((server.url("/f\(feedIndex)/feed.xml").absoluteString, folder, episodes))
+            }
+        }
+        let url = try await onThread { () throws -> String in
+            let url = try postgres.createDatabase()
+            let connection = try PostgresConnection(url)
+            _ = try ClusterSchema.migrate(connection)
+            var jobs: [NewJob] = []
+            for row in rows {
+                let feed = try #require(try connection.execute("INSERT INTO monsoon_feeds (url, folder) VALUES ($1, $2) RETURNING id", [row.feed, row.folder]).first?.int64(0))
+                for (index, episode) in row.episodes.enumerated() {
+                    let id = try #require(try connection.execute("""
+                        INSERT INTO monsoon_episodes (feed_id, identity, enclosure_url, enclosure_length, file_name) VALUES ($1, $2, $3, $4, $5) RETURNING id
+                        """, [feed, "guid-\(index)", episode.url.absoluteString, episode.size, episode.name]).first?.int64(0))
+                    jobs.append(NewJob(kind: .download, key: "episode:\(id)", feedID: feed, episodeID: id, host: try #require(ClusterHost.key(of: episode.url)), priority: index))
+                }
+            }
+            #expect(try JobQueue.enqueue(jobs, on: connection) == jobs.count)
+            return url
+        }
+        return World(servers: servers, url: url, files: files, payload: payload)
+    }
+
+    static func worker(_ name: String, _ world: World, folder: String, lease: Int = 6) -> WorkerProcess {
+        WorkerProcess(name: name, arguments: ["worker", "--db", world.url, "-o", folder, "-j", "4", "--name", name, "--lease", "\(lease)", "--poll", "0.3"],
+                      log: folder + "/../\(name).log")
+    }
+
+    static func ledger(_ url: String) async throws -> (rows: Int, jobs: Int, completed: Int) {
+        try await onThread {
+            let connection = try PostgresConnection(url)
+            let ledger = try #require(try connection.execute("SELECT count(*), count(DISTINCT job_id) FROM monsoon_ledger").first)
+            let completed = try connection.execute("SELECT count(*) FROM monsoon_jobs WHERE state = 'completed'").first?.int(0) ?? -1
+            return (try ledger.int(0) ?? -1, try ledger.int(1) ?? -1, completed)
+        }
+    }
+
+    static func temporaryFolder() throws -> String {
+        let base = NSTemporaryDirectory() + "monsoon-cluster-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: base + "/archive", withIntermediateDirectories: true)
+        return base
+    }
+
+    /// 300 episodes over 20 feeds on 4 hosts (2 connections each), 3 workers killed with SIGKILL
+    /// at random at least 10 times and started again: every file byte-exact, each episode in the
+    /// ledger once, no host ever over its limit, and at most 1.2 times the payload sent.
+    @Test func workersKilledAtRandomLoseNothingAndRecordNothingTwice() async throws {
+        let world = try await Self.world(hosts: 4, feedsPerHost: 5, episodesPerFeed: 15)
+        defer { world.stop() }
+        let base = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: base) }   // a leftover folder in /tmp harms nothing
+        let folder = base + "/archive"
+        let workers = ["w1", "w2", "w3"].map { Self.worker($0, world, folder: folder) }
+        for worker in workers { try worker.start() }
+        var kills = 0
+        var generator = SystemRandomNumberGenerator()
+        let deadline = Date().addingTimeInterval(240)
+        while try await Self.ledger(world.url).completed < world.files.count {
+            guard Date() < deadline else {
+                throw PostgresTestError("not done in time: \(try await Self.ledger(world.url)); \(workers.map(\.output).joined(separator: "\n"))")
+            }
+            try await Task.sleep(for: .milliseconds(Int.random(in: 300...900, using: &generator)))
+            guard kills < 14 else { continue }
+            let victim = workers[Int.random(in: 0..<workers.count, using: &generator)]
+            victim.kill9()
+            kills += 1
+            try await Task.sleep(for: .milliseconds(100))
+            try victim.start()
+        }
+        for worker in workers {
+            let status = try await worker.stop()
+            #expect(status == 0, "\(worker.name) ended with \(status):\n\(worker.output)")
+        }
+        #expect(kills >= 10)
+        let ledger = try await Self.ledger(world.url)
+        #expect(ledger.rows == world.files.count && ledger.jobs == world.files.count, "each episode completed exactly once")
+        #expect(ClusterWorkerTests.files(under: folder) == world.files, "every file byte-exact, nothing else")
+        for server in world.servers {
+            #expect(server.maxConcurrentRequests <= 2, "a host saw \(server.maxConcurrentRequests) requests at once")
+        }
+        let sent = world.servers.reduce(0) { $0 + $1.bodyBytesSent }
+        print("cluster crash test: \(kills) kills, \(sent) bytes sent for \(world.payload) (×\(String(format: "%.3f", Double(sent) / Double(world.payload)))), most at once per host: \(world.servers.map(\.maxConcurrentRequests))")
+        #expect(Double(sent) <= 1.2 * Double(world.payload), "sent \(sent) bytes for a payload of \(world.payload)")
+        let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: folder + "/.monsoon-work")) ?? []   // no work folder: nothing left
+        #expect(leftovers.isEmpty || leftovers.allSatisfy { $0.hasSuffix(".part") }, "\(leftovers)")
+    }
+
+    /// A worker paused (SIGSTOP) past its lease while it downloads, then resumed (SIGCONT) after
+    /// another worker has completed its job: the stale worker's renewal and commit change
+    /// nothing, its part goes, and the file is published once, by the other.
+    @Test func aWorkerPausedPastItsLeaseChangesNothingWhenItWakes() async throws {
+        let world = try await Self.world(hosts: 1, feedsPerHost: 1, episodesPerFeed: 2, throttle: 200_000)
+        defer { world.stop() }
+        let base = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: base) }   // a leftover folder in /tmp harms nothing
+        let folder = base + "/archive"
+        let stale = Self.worker("stale", world, folder: folder, lease: 4)
+        try stale.start()
+        // Paused once its parts hold bytes: mid-transfer.
+        let deadline = Date().addingTimeInterval(30)
+        while ((try? FileManager.default.contentsOfDirectory(atPath: folder + "/.monsoon-work")) ?? []).filter({ $0.hasSuffix(".part") }).count < 2 {   // no folder yet: nothing
+            guard Date() < deadline else { throw PostgresTestError("the worker started no download:\n\(stale.output)") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        stale.signal(SIGSTOP)
+        let other = Self.worker("other", world, folder: folder, lease: 4)
+        try other.start()
+        while try await Self.ledger(world.url).completed < 2 {
+            guard Date() < deadline.addingTimeInterval(60) else { throw PostgresTestError("the other worker did not finish:\n\(other.output)") }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let published = try FileManager.default.attributesOfItem(atPath: folder + "/Feed 0-0/e0.mp3")[.systemFileNumber] as? Int
+        stale.signal(SIGCONT)
+        // Its next renewal (within a quarter of its lease and a tick) finds both leases gone.
+        let woke = Date().addingTimeInterval(20)
+        while !stale.output.contains("lost job") {
+            guard Date() < woke else { throw PostgresTestError("the stale worker never saw its leases lost:\n\(stale.output)") }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(try await stale.stop() == 0)
+        #expect(try await other.stop() == 0)
+        let ledger = try await onThread {
+            try PostgresConnection(world.url).execute("SELECT worker FROM monsoon_ledger").rows.map { try $0.string(0) }
+        }
+        #expect(ledger == ["other", "other"], "only the worker holding the leases recorded the files")
+        #expect(ClusterWorkerTests.files(under: folder) == world.files)
+        #expect(try FileManager.default.attributesOfItem(atPath: folder + "/Feed 0-0/e0.mp3")[.systemFileNumber] as? Int == published, "published once, never replaced")
+        let parts = ((try? FileManager.default.contentsOfDirectory(atPath: folder + "/.monsoon-work")) ?? []).filter { $0.contains(".part") }   // no folder: no parts
+        #expect(parts.isEmpty, "the stale worker's parts are gone: \(parts)")
+    }
+
+    /// PostgreSQL restarted (`pg_ctl restart -m immediate`) in the middle of a run: the workers
+    /// connect again and every job completes exactly once.
+    @Test func aDatabaseRestartLosesNothingAndDoublesNothing() async throws {
+        let world = try await Self.world(hosts: 2, feedsPerHost: 2, episodesPerFeed: 10)
+        defer { world.stop() }
+        let base = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: base) }   // a leftover folder in /tmp harms nothing
+        let folder = base + "/archive"
+        let workers = ["r1", "r2"].map { Self.worker($0, world, folder: folder, lease: 20) }
+        for worker in workers { try worker.start() }
+        let deadline = Date().addingTimeInterval(120)
+        while try await Self.ledger(world.url).completed < 8 {
+            guard Date() < deadline else { throw PostgresTestError("no progress before the restart") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let postgres = try temporaryPostgres()
+        try await onThread { try postgres.restart(immediate: true) }
+        while try await Self.ledger(world.url).completed < world.files.count {
+            guard Date() < deadline else {
+                throw PostgresTestError("not done after the restart: \(try await Self.ledger(world.url)); \(workers.map(\.output).joined(separator: "\n"))")
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        for worker in workers { #expect(try await worker.stop() == 0) }
+        let ledger = try await Self.ledger(world.url)
+        #expect(ledger.rows == world.files.count && ledger.jobs == world.files.count)
+        #expect(ClusterWorkerTests.files(under: folder) == world.files)
+        #expect(workers.contains { $0.output.contains("the database is back") }, "\(workers.map(\.output))")
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+@testable import MonsoonCluster
+import MonsoonEngine
+import MonsoonTestServer
+import Testing
+
+/// Workers against a real PostgreSQL and the loopback test server: files under their archive
+/// names, byte-exact, each recorded once in the ledger, and each host's limit held by all
+/// workers together.
+@Suite(.temporaryPostgres) struct ClusterWorkerTests {
+    /// A migrated database with one feed (folder "Show") and a download job per route of `server`.
+    static func catalogue(_ server: TestServer, episodes: Int, size: Int = 200_000) async throws -> (url: String, bodies: [String: String]) {
+        let postgres = try temporaryPostgres()
+        var bodies: [String: String] = [:]
+        for index in 0..<episodes {
+            let body = Body.pattern(size: size + index * 1000, seed: UInt64(index + 1))
+            server.setRoute("/e/\(index).mp3", Route(body: body, contentType: "audio/mpeg"))
+            bodies["Show/episode \(index).mp3"] = body.sha256Hex()
+        }
+        let url = try await onThread { () throws -> String in
+            let url = try postgres.createDatabase()
+            let connection = try PostgresConnection(url)
+            _ = try ClusterSchema.migrate(connection)
+            let feed = try #require(try connection.execute("INSERT INTO monsoon_feeds (url, folder) VALUES ($1, 'Show') RETURNING id", [server.url("/feed.xml").absoluteString]).first?.int64(0))
+            var jobs: [NewJob] = []
+            for index in 0..<episodes {
+                let enclosure = server.url("/e/\(index).mp3")
+                let episode = try #require(try connection.execute("""
+                    INSERT INTO monsoon_episodes (feed_id, identity, enclosure_url, enclosure_length, file_name) VALUES ($1, $2, $3, $4, $5) RETURNING id
+                    """, [feed, "guid-\(index)", enclosure.absoluteString, size + index * 1000, "episode \(index).mp3"]).first?.int64(0))
+                jobs.append(NewJob(kind: .download, key: "episode:\(episode)", feedID: feed, episodeID: episode, host: try #require(ClusterHost.key(of: enclosure)), priority: index))
+            }
+            #expect(try JobQueue.enqueue(jobs, on: connection) == episodes)
+            return url
+        }
+        return (url, bodies)
+    }
+
+    static func configuration(_ url: String, folder: String, name: String, slots: Int = 4) -> WorkerConfiguration {
+        var configuration = WorkerConfiguration(database: url, folder: folder, name: name, node: "test-node")
+        configuration.slots = slots
+        configuration.leaseSeconds = 8
+        configuration.pollSeconds = 0.2
+        configuration.engine.diskReserve = 0
+        return configuration
+    }
+
+    /// Waits (polling, with a generous deadline) until every job is in one of `states`.
+    static func waitForJobs(_ url: String, in states: [String], seconds: Double = 60) async throws {
+        try await onThread {
+            let connection = try PostgresConnection(url)
+            let deadline = Date().addingTimeInterval(seconds)
+            while true {
+                let left = try connection.execute("SELECT count(*) FROM monsoon_jobs WHERE NOT (state = ANY($1::text[]))", [PostgresArray(states.map(Optional.some))]).first?.int(0)
+                if left == 0 { return }
+                guard Date() < deadline else {
+                    let summary = try connection.execute("SELECT state, count(*), max(last_error) FROM monsoon_jobs GROUP BY state").rows.map { $0.values }
+                    throw PostgresTestError("jobs still not done after \(seconds) s: \(summary)")
+                }
+                usleep(50_000)
+            }
+        }
+    }
+
+    static func files(under folder: String) -> [String: String] {
+        var found: [String: String] = [:]
+        let walker = FileManager.default.enumerator(atPath: folder)
+        while let path = walker?.nextObject() as? String {
+            var isFolder: ObjCBool = false
+            guard !path.hasPrefix(".monsoon-work"), FileManager.default.fileExists(atPath: folder + "/" + path, isDirectory: &isFolder), !isFolder.boolValue else { continue }
+            found[path] = try? FileDigest.sha256(ofFile: folder + "/" + path)
+        }
+        return found
+    }
+
+    @Test func twoWorkersDownloadEveryEpisodeOnceWithinTheHostsLimit() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (url, bodies) = try await Self.catalogue(server, episodes: 12)
+        let folder = NSTemporaryDirectory() + "monsoon-worker-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }   // a leftover folder in /tmp harms nothing
+        let workers = [ClusterWorker(configuration: Self.configuration(url, folder: folder, name: "w1")),
+                       ClusterWorker(configuration: Self.configuration(url, folder: folder, name: "w2"))]
+        let runs = workers.map { worker in Task { try await worker.run() } }
+        try await Self.waitForJobs(url, in: ["completed"])
+        for worker in workers { worker.stop() }
+        var completed = 0
+        for run in runs { completed += try await run.value.completed }
+        #expect(completed == 12)
+        #expect(Self.files(under: folder) == bodies, "every file byte-exact under its archive name, and nothing else")
+        #expect(server.maxConcurrentRequests <= 2, "the host's limit (2 by default) held across both workers")
+        #expect(server.bodyBytesSent == bodies.keys.count * 200_000 + (0..<12).reduce(0) { $0 + $1 * 1000 }, "every byte sent once")
+        try await onThread {
+            let connection = try PostgresConnection(url)
+            let ledger = try connection.execute("SELECT path, sha256, worker, node FROM monsoon_ledger ORDER BY path")
+            #expect(ledger.count == 12)
+            #expect(Dictionary(uniqueKeysWithValues: try ledger.rows.map { (try $0.string(0) ?? "", try $0.string(1) ?? "") }) == bodies)
+            #expect(try Set(ledger.rows.map { try $0.string(3) }) == ["test-node"])
+            #expect(try connection.execute("SELECT count(*) FROM monsoon_workers WHERE stopped_at IS NOT NULL").first?.int(0) == 2)
+            #expect(try connection.execute("SELECT sum(running) FROM monsoon_hosts").first?.int(0) == 0)
+        }
+    }
+
+    /// A file the server refuses (404) ends its job failed, with the reason; the others complete.
+    @Test func aMissingFileFailsItsJobOnly() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (url, _) = try await Self.catalogue(server, episodes: 3)
+        server.setRoute("/e/1.mp3", .html(status: 404, "gone"))
+        let folder = NSTemporaryDirectory() + "monsoon-worker-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }   // a leftover folder in /tmp harms nothing
+        let worker = ClusterWorker(configuration: Self.configuration(url, folder: folder, name: "w1"))
+        let run = Task { try await worker.run() }
+        try await Self.waitForJobs(url, in: ["completed", "failed"])
+        worker.stop()
+        let summary = try await run.value
+        #expect(summary.completed == 2 && summary.failed == 1)
+        try await onThread {
+            let connection = try PostgresConnection(url)
+            let failed = try #require(try connection.execute("SELECT last_error FROM monsoon_jobs WHERE state = 'failed'").first)
+            #expect(try failed.string(0)?.contains("404") == true)
+        }
+        #expect(Self.files(under: folder).count == 2)
+    }
+}
