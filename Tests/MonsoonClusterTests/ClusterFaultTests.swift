@@ -205,4 +205,52 @@ import Testing
         #expect(ClusterWorkerTests.files(under: folder) == world.files)
         #expect(workers.contains { $0.output.contains("the database is back") }, "\(workers.map(\.output))")
     }
+
+    /// A job that kills every worker that takes it (here: the test kills whoever holds it, at
+    /// once): each claim counts an attempt, so once its attempts are spent it ends dead, and
+    /// every other job still completes.
+    @Test func aPoisonJobEndsDeadAndTheRestFinish() async throws {
+        let world = try await Self.world(hosts: 2, feedsPerHost: 1, episodesPerFeed: 6)
+        defer { world.stop() }
+        let poisonURL = world.servers[0].url("/f0/e0.mp3").absoluteString
+        // Slow enough never to finish before the test kills its worker.
+        world.servers[0].setRoute("/f0/e0.mp3", Route(body: .pattern(size: 1 << 20, seed: 99), contentType: "audio/mpeg", throttle: 20_000))
+        let base = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: base) }   // a leftover folder in /tmp harms nothing
+        let folder = base + "/archive"
+        let workers = ["p1", "p2"].map { Self.worker($0, world, folder: folder, lease: 6) }
+        for worker in workers { try worker.start() }
+        var kills = 0
+        var killedTokens: Set<Int64> = []
+        let deadline = Date().addingTimeInterval(180)
+        let connection = try await onThread { try PostgresConnection(world.url) }
+        while true {
+            let (state, holder, token, others) = try await onThread { () throws -> (String?, String?, Int64?, Int?) in
+                let poison = try connection.execute("""
+                    SELECT j.state, j.leased_by, j.lease_token FROM monsoon_jobs j JOIN monsoon_episodes e ON e.id = j.episode_id WHERE e.enclosure_url = $1
+                    """, [poisonURL]).first
+                let others = try connection.execute("""
+                    SELECT count(*) FROM monsoon_jobs j JOIN monsoon_episodes e ON e.id = j.episode_id WHERE e.enclosure_url <> $1 AND j.state <> 'completed'
+                    """, [poisonURL]).first?.int(0)
+                return (try poison?.string(0), try poison?.string(1), try poison?.int64(2), others)
+            }
+            if state == "dead" && others == 0 { break }
+            guard Date() < deadline else { throw PostgresTestError("poison job \(state ?? "?"), \(others ?? -1) others left after \(kills) kills") }
+            // Once per claim: the process started again holds nothing until it claims anew.
+            if state == "running", let holder, let token, !killedTokens.contains(token), let victim = workers.first(where: { $0.name == holder }) {
+                killedTokens.insert(token)
+                victim.kill9()
+                kills += 1
+                try victim.start()
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        for worker in workers { #expect(try await worker.stop() == 0) }
+        #expect(kills == 5, "one death per attempt (5 by default), then never claimed again")
+        let attempts = try await onThread {
+            try PostgresConnection(world.url).execute("SELECT attempts, last_error FROM monsoon_jobs WHERE state = 'dead'").rows.map { try $0.int(0) }
+        }
+        #expect(attempts == [5])
+        #expect(ClusterWorkerTests.files(under: folder).count == world.files.count - 1)
+    }
 }

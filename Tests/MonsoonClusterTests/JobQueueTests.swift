@@ -99,7 +99,8 @@ import Testing
             #expect(try other.reapExpiredLeases() == (1, 0))
             try other.connection.execute("UPDATE monsoon_jobs SET run_at = now()")
             #expect(try other.promoteDueJobs() == 1)
-            let fresh = try #require(try other.claim(slots: 1).first)
+            #expect(try other.claim(slots: 1).isEmpty, "a job whose worker died runs alone, claimed as a suspect")
+            let fresh = try #require(try other.claim(slots: 1, suspects: true).first)
             #expect(fresh.lease.job == stale.job && fresh.lease.token > stale.token && fresh.attempt == 2)
 
             #expect(try queue.renew([stale], bytes: 0).isEmpty)
@@ -126,8 +127,9 @@ import Testing
             let connection = queue.connection
             try connection.execute("UPDATE monsoon_jobs SET max_attempts = 3")
             for attempt in 1...3 {
-                let claimed = try queue.claim(slots: 2)
+                let claimed = attempt == 1 ? try queue.claim(slots: 2) : try queue.claim(slots: 2, suspects: true)
                 let poison = try #require(claimed.first { $0.host == "h0" })
+                #expect(poison.isSuspect == (attempt > 1))
                 #expect(poison.attempt == attempt)
                 #expect(claimed.count == (attempt == 1 ? 2 : 1), "the healthy job is claimed once and kept")
                 // The worker dies: nobody renews, the lease runs out.

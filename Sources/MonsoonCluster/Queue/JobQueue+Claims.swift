@@ -13,9 +13,14 @@ extension JobQueue {
     /// redirects ended at another host the last time counts on that host too, whose row is
     /// locked the same way. Hosts take turns (the one that started longest ago first); within a
     /// host, and across the claim, jobs go by priority, then due time, then id.
-    public func claim(slots: Int) throws(PostgresError) -> [ClaimedJob] {
+    ///
+    /// A job whose worker died while it ran (a crash, or a lease that ran out) is a suspect: it
+    /// may be what killed the worker. Suspects are claimed only with `suspects`, one at a time,
+    /// by a worker that runs nothing else, so a job that kills its worker takes no other job's
+    /// attempts with it; the others are claimed without.
+    public func claim(slots: Int, suspects: Bool = false) throws(PostgresError) -> [ClaimedJob] {
         guard slots > 0 else { return [] }
-        let rows = try connection.execute(Self.claimSQL, [slots, worker, leaseSeconds])
+        let rows = try connection.execute(Self.claimSQL, [suspects ? 1 : slots, worker, leaseSeconds, suspects])
         var jobs: [ClaimedJob] = []
         jobs.reserveCapacity(rows.count)
         for row in rows.rows {
@@ -27,7 +32,8 @@ extension JobQueue {
             jobs.append(ClaimedJob(lease: Lease(job: id, token: token), kind: kind, host: host, answeredHost: try row.string("answered_host"),
                                    attempt: attempt, feedID: try row.int64("feed_id"), episodeID: try row.int64("episode_id"),
                                    url: try row.string("url") ?? "", etag: try row.string("etag"), lastModified: try row.string("last_modified"),
-                                   expectedLength: try row.int64("enclosure_length"), path: try row.string("path")))
+                                   expectedLength: try row.int64("enclosure_length"), path: try row.string("path"),
+                                   isSuspect: (try row.int("crashes") ?? 0) > 0))
         }
         return jobs
     }
@@ -66,7 +72,7 @@ extension JobQueue {
             )
             UPDATE monsoon_jobs j
             SET state = CASE WHEN j.attempts >= j.max_attempts THEN 'dead' ELSE 'scheduled' END,
-                run_at = now() + least(300, 2 ^ j.attempts) * interval '1 second',
+                run_at = now() + least(300, 2 ^ j.attempts) * interval '1 second', crashes = j.crashes + 1,
                 finished_at = CASE WHEN j.attempts >= j.max_attempts THEN now() END,
                 last_error = 'its worker (' || coalesce(j.leased_by, '?') || ') stopped renewing its lease',
                 leased_by = NULL, lease_expires_at = NULL
@@ -103,7 +109,7 @@ extension JobQueue {
             SELECT j.id, j.host, j.answered_host, j.priority, j.run_at
             FROM candidate_hosts c CROSS JOIN LATERAL (
                 SELECT id, host, answered_host, priority, run_at FROM monsoon_jobs
-                WHERE state = 'available' AND host = c.host
+                WHERE state = 'available' AND host = c.host AND (crashes > 0) = $4
                 ORDER BY priority, run_at, id
                 LIMIT CASE WHEN c.spaced THEN 1 ELSE least(c.free, $1) END
                 FOR UPDATE SKIP LOCKED
@@ -142,7 +148,7 @@ extension JobQueue {
             FROM chosen WHERE j.id = chosen.id
             RETURNING j.*
         )
-        SELECT c.id, c.kind, c.host, c.answered_host, c.attempts, c.lease_token, c.feed_id, c.episode_id,
+        SELECT c.id, c.kind, c.host, c.answered_host, c.attempts, c.crashes, c.lease_token, c.feed_id, c.episode_id,
                CASE c.kind WHEN 'refresh' THEN f.url ELSE e.enclosure_url END AS url,
                f.etag, f.last_modified, e.enclosure_length,
                CASE WHEN e.file_name IS NOT NULL THEN f.folder || '/' || e.file_name END AS path

@@ -15,7 +15,7 @@ extension JobQueue {
                 SET state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'available' END,
                     finished_at = CASE WHEN attempts >= max_attempts THEN now() END,
                     last_error = 'its worker (' || leased_by || ') stopped while running it',
-                    leased_by = NULL, lease_expires_at = NULL
+                    leased_by = NULL, lease_expires_at = NULL, crashes = crashes + 1
                 WHERE leased_by = $1 AND state = 'running'
                 """, [worker])
         }

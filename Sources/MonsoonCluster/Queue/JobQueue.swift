@@ -72,6 +72,8 @@ public struct ClaimedJob: Sendable, Hashable {
     public var expectedLength: Int64?
     /// Where the file goes, relative to the worker's folder (download).
     public var path: String?
+    /// Whether a worker died while running it before (see `JobQueue.claim(slots:suspects:)`).
+    public var isSuspect = false
 }
 
 /// A job's state in the shared queue.

@@ -26,7 +26,7 @@ extension ClusterSchema {
           episode_id bigint REFERENCES monsoon_episodes ON DELETE CASCADE, host text NOT NULL, answered_host text,
           state text NOT NULL DEFAULT 'available' CHECK (state IN ('available','scheduled','running','completed','failed','dead','paused')),
           priority integer NOT NULL DEFAULT 0, run_at timestamptz NOT NULL DEFAULT now(), attempts integer NOT NULL DEFAULT 0,
-          max_attempts integer NOT NULL DEFAULT 5, lease_token bigint, leased_by text, lease_expires_at timestamptz,
+          max_attempts integer NOT NULL DEFAULT 5, crashes integer NOT NULL DEFAULT 0, lease_token bigint, leased_by text, lease_expires_at timestamptz,
           bytes bigint NOT NULL DEFAULT 0, last_error text, created_at timestamptz NOT NULL DEFAULT now(), finished_at timestamptz)
           WITH (fillfactor = 80);
         CREATE INDEX monsoon_jobs_ready ON monsoon_jobs (host, priority, run_at, id) WHERE state = 'available';

@@ -108,9 +108,13 @@ final class WorkerSession {
     // MARK: - Claims
 
     func claimMore() async {
-        guard !stopping, connected else { return }
+        guard !stopping, connected, !held.values.contains(where: \.job.isSuspect) else { return }
         let free = configuration.slots - held.count
-        guard free > 0, let claimed = database({ try $0.claim(slots: free) }) else { return }
+        guard free > 0 else { return }
+        // A suspect (its worker died while it ran) runs alone: if it kills this worker too, it
+        // takes no other job's attempt with it.
+        var claimed = held.isEmpty ? database({ try $0.claim(slots: 1, suspects: true) }) ?? [] : []
+        if claimed.isEmpty, let plain = database({ try $0.claim(slots: free) }) { claimed = plain }
         if !claimed.isEmpty { lastRenewal = min(lastRenewal, .now) }
         for job in claimed {
             held[job.lease] = Held(job: job)
