@@ -102,7 +102,7 @@ import Testing
             let fresh = try #require(try other.claim(slots: 1).first)
             #expect(fresh.lease.job == stale.job && fresh.lease.token > stale.token && fresh.attempt == 2)
 
-            #expect(try queue.renew([stale], bytes: 0).isEmpty)
+            #expect(try queue.renew([stale], bytes: 0, speed: 0).isEmpty)
             #expect(try queue.complete([Self.entry(stale)]).isEmpty)
             #expect(try !queue.fail(stale, reason: "late"))
             #expect(try queue.release([stale]).isEmpty)
@@ -111,7 +111,7 @@ import Testing
             #expect(try row.string(0) == "running" && row.string(1) == "w2" && row.int64(2) == fresh.lease.token)
             #expect(try queue.connection.execute("SELECT count(*) FROM monsoon_ledger").first?.int(0) == 0)
 
-            #expect(try other.renew([fresh.lease], bytes: 5) == [fresh.lease])
+            #expect(try other.renew([fresh.lease], bytes: 5, speed: 5) == [fresh.lease])
             #expect(try other.complete([Self.entry(fresh.lease)]) == [fresh.lease])
             let ledger = try #require(try queue.connection.execute("SELECT worker, node, lease_token FROM monsoon_ledger").first)
             #expect(try ledger.string(0) == "w2" && ledger.string(1) == "n1" && ledger.int64(2) == fresh.lease.token)
