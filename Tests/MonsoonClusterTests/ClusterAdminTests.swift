@@ -199,6 +199,39 @@ import Testing
         }
     }
 
+    /// Two workers claim and complete 3,000 jobs of 30 hosts while an administrator pauses and
+    /// resumes them all, again and again: the counts stay those of the jobs, and every job
+    /// completes once.
+    @Test func pausingAndResumingWhileWorkersRunKeepsTheCounts() async throws {
+        let (_, url) = try await JobQueueTests.queue(jobs: 3000, hosts: 30)
+        let done = try await withThrowingTaskGroup(of: Int.self) { group in
+            for worker in ["w1", "w2"] {
+                group.addTask { try await onThread { try JobQueueTests.work(worker, url: url) } }
+            }
+            group.addTask {
+                try await onThread {
+                    let admin = ClusterAdmin(connection: try PostgresConnection(url))
+                    var paused = 0
+                    for _ in 0..<20 {
+                        let now = try admin.pause(.all)
+                        paused += now
+                        try Self.expectCountsMatchJobs(admin.connection)
+                        #expect(try admin.resume(.all) == now, "a worker never touches a paused job")
+                    }
+                    #expect(paused > 0)
+                    return 0
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(done == 3000)
+        try await onThread {
+            let connection = try PostgresConnection(url)
+            try Self.expectCountsMatchJobs(connection)
+            #expect(try connection.execute("SELECT count(DISTINCT job_id) FROM monsoon_ledger").first?.int(0) == 3000)
+        }
+    }
+
     @Test func hostSettingsAreTheDefaultsUntilSet() async throws {
         let (url, _) = try await Self.database()
         try await onThread {

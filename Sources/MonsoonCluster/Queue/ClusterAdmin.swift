@@ -13,10 +13,11 @@ public enum JobSelection: Sendable, Hashable {
 /// What an administrator does to the shared queue (`monsoon cluster pause|resume|retry|host|status`),
 /// as opposed to what a worker does (``JobQueue``).
 ///
-/// Every change is one statement over the jobs it selects, whose rows it locks in id order
-/// first (the order of `reapExpiredLeases` too), so it cannot deadlock with another statement
-/// that does the same; the per-host counts move with it, kept by the same statement triggers as
-/// a worker's changes. One that still loses a deadlock to a worker's batch runs again.
+/// Every change is a few statements over the jobs it selects, usually two, each a transaction
+/// of its own that takes the jobs no one else holds (in id order) and skips the others until
+/// they are free: it never waits for a job's row while holding others, so a worker's batch,
+/// which locks its jobs in no set order, cannot deadlock with it. The per-host counts move with
+/// each statement, kept by the same statement triggers as a worker's changes.
 ///
 /// - Important: like its connection, used from one thread at a time.
 public struct ClusterAdmin {
@@ -85,26 +86,51 @@ public struct ClusterAdmin {
     /// as it was), in a transaction that notifies the workers when `notifies` and any changed.
     private func change(_ selection: JobSelection, from states: [JobState], set: String, notifies: Bool) throws(PostgresError) -> Int {
         let (predicate, parameters) = Self.predicate(selection, firstParameter: 2)
-        let sql = """
+        let values = [PostgresArray(states.map { Optional($0.rawValue) })] + parameters
+        func pass(_ locking: String) -> String {
+            """
             WITH chosen AS MATERIALIZED (
-                SELECT id FROM monsoon_jobs WHERE state = ANY($1::text[]) AND \(predicate) ORDER BY id FOR UPDATE
+                SELECT id FROM monsoon_jobs WHERE state = ANY($1::text[]) AND \(predicate) ORDER BY id \(locking)
             )
             UPDATE monsoon_jobs j SET \(set) FROM chosen WHERE j.id = chosen.id
             """
+        }
+        let remaining = "SELECT EXISTS (SELECT 1 FROM monsoon_jobs WHERE state = ANY($1::text[]) AND \(predicate))"
+        var changed = 0
+        var settled = false
+        // Passes that skip the jobs a worker holds at the moment (claiming, renewing, completing
+        // them) never wait for a job's row, so they cannot deadlock with a worker's batch, whose
+        // rows are locked in no set order. Each is a transaction of its own, whose locks end
+        // with it: a worker waiting for one of its jobs goes on, and the next pass takes what
+        // this one skipped.
+        for _ in 0..<Self.skippingPasses where !settled {
+            let moved = try connection.execute(pass("FOR UPDATE SKIP LOCKED"), values).affectedRows
+            changed += moved
+            if moved == 0 {
+                settled = try connection.execute(remaining, values).first?.bool(0) != true
+                if !settled { usleep(10_000) }
+            }
+        }
+        // Jobs held all along (a stuck transaction) are waited for, by a last pass that runs
+        // again if it loses a deadlock.
         var attempt = 0
-        while true {
+        while !settled {
             attempt += 1
             do throws(PostgresError) {
-                return try connection.transaction { () throws(PostgresError) -> Int in
-                    let changed = try connection.execute(sql, [PostgresArray(states.map { Optional($0.rawValue) })] + parameters).affectedRows
-                    if notifies && changed > 0 { try connection.execute("SELECT pg_notify($1, '')", [JobQueue.channel]) }
-                    return changed
-                }
+                changed += try connection.execute(pass("FOR UPDATE"), values).affectedRows
+                settled = true
             } catch where error.code == .deadlockDetected && attempt < 3 {
                 continue
             }
         }
+        // Once, however many passes: the workers wake and claim.
+        if notifies && changed > 0 { try connection.execute("SELECT pg_notify($1, '')", [JobQueue.channel]) }
+        return changed
     }
+
+    /// How many passes skip locked jobs before the last one waits for them (10 ms apart once
+    /// only locked ones are left: half a second at the most).
+    static let skippingPasses = 50
 
     /// The condition on `monsoon_jobs` that selects `selection`, its parameters numbered from `firstParameter`.
     static func predicate(_ selection: JobSelection, firstParameter: Int) -> (String, [PostgresValue?]) {
