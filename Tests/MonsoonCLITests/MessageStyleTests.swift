@@ -56,6 +56,8 @@ import Testing
             Case(arguments: ["get"], status: usage, firstLine: "monsoon: give at least one URL, or a file of URLs with -i"),
             Case(arguments: ["--quiet", "--verbose", "podcasts"], status: usage, firstLine: "monsoon: --quiet and --verbose cannot be used together; choose one"),
             Case(arguments: ["queue", "move", "1", "0"], status: usage, firstLine: "monsoon: positions count from 1"),
+            Case(arguments: ["cluster", "pause"], status: usage, firstLine: "monsoon: give job ids, --feed FEED or --all"),
+            Case(arguments: ["cluster", "host", "https://cdn.example.com/a.mp3"], status: usage, firstLine: "monsoon: give a host's name, not a URL; did you mean 'cdn.example.com'?"),
             Case(arguments: ["config", "set", "concurrency", "many"], status: usage, firstLine: ""),
             Case(arguments: ["add", "not a url"], status: usage,
                  firstLine: "monsoon: 'not a url' is not an http or https URL; give the feed's full address, like https://example.com/feed.xml"),

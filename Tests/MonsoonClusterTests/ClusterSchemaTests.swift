@@ -92,7 +92,7 @@ import Testing
                 let renewed = try connection.execute("""
                     UPDATE monsoon_jobs SET lease_expires_at = clock_timestamp() + interval '30 seconds', bytes = $3 WHERE id = $1 AND lease_token = $2
                     """, [id, token, 1_000_000])
-                try connection.execute("UPDATE monsoon_workers SET heartbeat_at = clock_timestamp(), bytes = bytes + 1000000 WHERE name = 'w1'")
+                try connection.execute("UPDATE monsoon_workers SET heartbeat_at = clock_timestamp(), bytes = bytes + 1000000, speed = 250000 WHERE name = 'w1'")
                 let after = try Self.updates(connection)
                 #expect(renewed.affectedRows == 1)
                 #expect(after["monsoon_jobs"]?.updated == (before["monsoon_jobs"]?.updated ?? 0) + 1)

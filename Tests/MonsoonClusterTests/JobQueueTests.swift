@@ -23,6 +23,28 @@ import Testing
         LedgerEntry(lease: lease, path: "p/\(lease.job).mp3", size: 10, sha256: String(repeating: "0", count: 64), finalURL: nil, etag: nil, lastModified: nil, node: "n1")
     }
 
+    /// A worker that claims and completes jobs until every job is completed, handing one claimed
+    /// job in `releasing` back when given; returns how many it completed.
+    static func work(_ worker: String, url: String, releasingOneIn releasing: Int? = nil) throws -> Int {
+        let queue = JobQueue(connection: try PostgresConnection(url), worker: worker)
+        var completed = 0
+        var generator = SystemRandomNumberGenerator()
+        while true {
+            let claimed = try queue.claim(slots: 16)
+            if claimed.isEmpty {
+                let left = try queue.connection.execute("SELECT count(*) FROM monsoon_jobs WHERE state <> 'completed'").first?.int(0)
+                if left == 0 { return completed }
+                usleep(1000)   // the rest is running elsewhere, or paused
+                continue
+            }
+            let (back, finished) = claimed.map(\.lease).reduce(into: ([Lease](), [Lease]())) {
+                if let releasing, Int.random(in: 0..<releasing, using: &generator) == 0 { $0.0.append($1) } else { $0.1.append($1) }
+            }
+            #expect(try queue.release(back).count == back.count)
+            completed += try queue.complete(finished.map(entry)).count
+        }
+    }
+
     static func counts(_ connection: PostgresConnection) throws -> [String: (ready: Int, running: Int)] {
         var counts: [String: (ready: Int, running: Int)] = [:]
         for row in try connection.execute("SELECT host, ready, running FROM monsoon_hosts").rows {
@@ -103,7 +125,7 @@ import Testing
             let fresh = try #require(try other.claim(slots: 1, suspects: true).first)
             #expect(fresh.lease.job == stale.job && fresh.lease.token > stale.token && fresh.attempt == 2)
 
-            #expect(try queue.renew([stale], bytes: 0).isEmpty)
+            #expect(try queue.renew([stale], bytes: 0, speed: 0).isEmpty)
             #expect(try queue.complete([Self.entry(stale)]).isEmpty)
             #expect(try !queue.fail(stale, reason: "late"))
             #expect(try queue.release([stale]).isEmpty)
@@ -112,7 +134,7 @@ import Testing
             #expect(try row.string(0) == "running" && row.string(1) == "w2" && row.int64(2) == fresh.lease.token)
             #expect(try queue.connection.execute("SELECT count(*) FROM monsoon_ledger").first?.int(0) == 0)
 
-            #expect(try other.renew([fresh.lease], bytes: 5) == [fresh.lease])
+            #expect(try other.renew([fresh.lease], bytes: 5, speed: 5) == [fresh.lease])
             #expect(try other.complete([Self.entry(fresh.lease)]) == [fresh.lease])
             let ledger = try #require(try queue.connection.execute("SELECT worker, node, lease_token FROM monsoon_ledger").first)
             #expect(try ledger.string(0) == "w2" && ledger.string(1) == "n1" && ledger.int64(2) == fresh.lease.token)
@@ -216,27 +238,8 @@ import Testing
         }
         let done = try await withThrowingTaskGroup(of: Int.self) { group in
             for worker in ["w1", "w2"] {
-                group.addTask {
-                    try await onThread {
-                        let queue = JobQueue(connection: try PostgresConnection(url), worker: worker)
-                        var completed = 0
-                        var generator = SystemRandomNumberGenerator()
-                        while true {
-                            let claimed = try queue.claim(slots: 16)
-                            if claimed.isEmpty {
-                                let left = try queue.connection.execute("SELECT count(*) FROM monsoon_jobs WHERE state <> 'completed'").first?.int(0)
-                                if left == 0 { return completed }
-                                continue
-                            }
-                            // Some go back (a worker stopping), the rest complete.
-                            let (back, finished) = claimed.map(\.lease).reduce(into: ([Lease](), [Lease]())) {
-                                if Int.random(in: 0..<10, using: &generator) == 0 { $0.0.append($1) } else { $0.1.append($1) }
-                            }
-                            #expect(try queue.release(back).count == back.count)
-                            completed += try queue.complete(finished.map(JobQueueTests.entry)).count
-                        }
-                    }
-                }
+                // Some go back (a worker stopping), the rest complete.
+                group.addTask { try await onThread { try Self.work(worker, url: url, releasingOneIn: 10) } }
             }
             return try await group.reduce(0, +)
         }

@@ -1,11 +1,11 @@
 import Foundation
 import MonsoonCluster
 
-/// `monsoon cluster init`: the PostgreSQL database that worker machines share.
+/// `monsoon cluster`: the PostgreSQL database that worker machines share, and its queue.
 struct Cluster: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cluster",
-        abstract: "Set up the PostgreSQL database whose download queue several machines share.",
+        abstract: "Set up and run the PostgreSQL download queue that several machines share.",
         discussion: """
             The database is named by --db or MONSOON_DB, as libpq takes it: a postgresql:// URL or \
             key=value pairs; the password may also come from PGPASSWORD or ~/.pgpass.
@@ -13,8 +13,11 @@ struct Cluster: ParsableCommand {
             Examples:
 
               monsoon cluster init --db postgresql://monsoon@db.example.com/monsoon
+              monsoon cluster status
+              monsoon cluster retry --all
+              monsoon cluster host cdn.example.com --max-connections 4
             """,
-        subcommands: [ClusterInit.self])
+        subcommands: [ClusterInit.self, ClusterStatusCommand.self, ClusterPause.self, ClusterResume.self, ClusterRetry.self, ClusterHost.self])
     @OptionGroup var global: GlobalOptions
     init() {}
 }

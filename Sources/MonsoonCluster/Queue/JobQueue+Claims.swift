@@ -39,14 +39,15 @@ extension JobQueue {
     }
 
     /// Renews the leases of `leases` (all of this worker's jobs) in one statement, and the
-    /// worker's heartbeat with them.
-    /// - Returns: the leases renewed. One missing was lost (taken back after it expired, paused,
-    ///   or handed to another worker): its job must stop at once.
-    public func renew(_ leases: [Lease], bytes: Int64) throws(PostgresError) -> Set<Lease> {
+    /// worker's heartbeat with them: `bytes`, all it has downloaded, and `speed`, its bytes a
+    /// second since its last renewal (`cluster status` shows both).
+    /// - Returns: the leases renewed. One missing was lost (taken back after it expired, paused
+    ///   by `cluster pause`, or handed to another worker): its job must stop at once.
+    public func renew(_ leases: [Lease], bytes: Int64, speed: Int64) throws(PostgresError) -> Set<Lease> {
         try connection.transaction { () throws(PostgresError) -> Set<Lease> in
             try connection.execute("""
-                UPDATE monsoon_workers SET heartbeat_at = now(), bytes = $2 WHERE name = $1
-                """, [worker, bytes])
+                UPDATE monsoon_workers SET heartbeat_at = now(), bytes = $2, speed = $3 WHERE name = $1
+                """, [worker, bytes, speed])
             guard !leases.isEmpty else { return [] }
             let rows = try connection.execute("""
                 UPDATE monsoon_jobs j SET lease_expires_at = now() + $4 * interval '1 second'

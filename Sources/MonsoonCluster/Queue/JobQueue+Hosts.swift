@@ -33,12 +33,8 @@ extension JobQueue {
         }
     }
 
-    /// Sets a host's politeness (`cluster host`): the most connections at once, and the least
-    /// time between request starts.
+    /// Sets a host's politeness, as `ClusterAdmin.setLimits` does.
     public func setLimits(host: String, maxConnections: Int?, minIntervalMilliseconds: Int?) throws(PostgresError) {
-        try connection.execute("""
-            INSERT INTO monsoon_hosts AS h (host, max_connections, min_interval_ms) VALUES ($1, coalesce($2, 2), coalesce($3, 0))
-            ON CONFLICT (host) DO UPDATE SET max_connections = coalesce($2, h.max_connections), min_interval_ms = coalesce($3, h.min_interval_ms)
-            """, [host, maxConnections, minIntervalMilliseconds])
+        try ClusterAdmin(connection: connection).setLimits(host: host, maxConnections: maxConnections, minIntervalMilliseconds: minIntervalMilliseconds)
     }
 }

@@ -35,7 +35,8 @@ extension ClusterSchema {
         CREATE INDEX monsoon_jobs_feed ON monsoon_jobs (feed_id);
         CREATE INDEX monsoon_jobs_episode ON monsoon_jobs (episode_id);
         CREATE TABLE monsoon_workers (name text PRIMARY KEY, node text NOT NULL, pid integer NOT NULL, started_at timestamptz NOT NULL DEFAULT now(),
-          heartbeat_at timestamptz NOT NULL DEFAULT now(), bytes bigint NOT NULL DEFAULT 0, stopped_at timestamptz);
+          heartbeat_at timestamptz NOT NULL DEFAULT now(), bytes bigint NOT NULL DEFAULT 0, speed bigint NOT NULL DEFAULT 0,
+          stopped_at timestamptz);
         CREATE TABLE monsoon_ledger (job_id bigint PRIMARY KEY REFERENCES monsoon_jobs ON DELETE CASCADE, episode_id bigint,
           path text NOT NULL, size bigint NOT NULL, sha256 text NOT NULL, final_url text, etag text, last_modified text,
           worker text NOT NULL, node text NOT NULL, lease_token bigint NOT NULL, completed_at timestamptz NOT NULL DEFAULT now());

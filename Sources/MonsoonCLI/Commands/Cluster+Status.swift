@@ -1,0 +1,150 @@
+import Foundation
+import MonsoonCluster
+import MonsoonEngine
+
+/// `monsoon cluster status`: the shared queue's workers, busy hosts and totals.
+struct ClusterStatusCommand: RunnableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show the shared queue: its workers, its busy hosts, and its totals and throughput.",
+        discussion: """
+            A worker is alive while it renews its leases: one silent for more than 60 s is shown \
+            as silent (its jobs go back to the queue as their leases expire). Hosts are listed \
+            when they have jobs queued, running or failed, or are held (after a 429), busiest \
+            first, 20 at the most; --json lists every worker and host. Throughput counts the \
+            downloads completed in the last minute and the last 10 minutes; times are the \
+            database's.
+
+            Examples:
+
+              monsoon cluster status
+              monsoon cluster status --json
+            """)
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var database: ClusterDatabase
+    @Flag("--json", help: "Print JSON: workers (name, node, pid, startedAt, heartbeatAt, heartbeatAge, stoppedAt, alive, running, bytes, speed), hosts (host, running, maxConnections, minIntervalMs, heldUntil, jobs), totals (jobs, files, bytes, lastMinute, lastTenMinutes, speed).")
+    var json = false
+    init() {}
+
+    /// The most hosts the text lists.
+    static let hostLimit = 20
+
+    func run(_ context: CommandContext) async throws -> Int32 {
+        let status = try await database.withConnection(context) { try ClusterAdmin(connection: $0).status() }
+        if json {
+            context.output.write(Self.json(status))
+        } else {
+            context.output.write(Self.text(status, terminalWidth: context.isTerminal ? context.terminalWidth : nil))
+        }
+        return ExitStatus.success
+    }
+
+    // MARK: Text
+
+    static func text(_ status: ClusterStatus, terminalWidth: Int?) -> String {
+        var text = workers(status.workers, terminalWidth: terminalWidth) + "\n" + hosts(status, terminalWidth: terminalWidth) + "\n"
+        let totals = status.totals
+        text += "jobs: " + JobState.allCases.map { "\(totals.jobs[$0]) \($0.rawValue)" }.joined(separator: ", ") + " (\(totals.jobs.total) in all)\n"
+        text += "downloaded: \(totals.files) file\(totals.files == 1 ? "" : "s"), \(ByteCount.format(Int(totals.bytes)))"
+            + "; last minute \(window(totals.lastMinute)); last 10 min \(window(totals.lastTenMinutes)); workers now \(speed(totals.speed))\n"
+        let dead = totals.jobs[.dead], failed = totals.jobs[.failed]
+        if dead > 0 {
+            text += "\(dead) job\(dead == 1 ? "" : "s") dead (attempts spent by workers that stopped holding \(dead == 1 ? "it" : "them")): "
+                + "'monsoon cluster retry --all' runs \(dead == 1 ? "it" : "them") again"
+                + (failed > 0 ? ", and the \(failed) failed" : "") + "\n"
+        }
+        return text
+    }
+
+    /// The workers that did not stop, by name; the stopped ones counted.
+    static func workers(_ workers: [ClusterStatus.Worker], terminalWidth: Int?) -> String {
+        let running = workers.filter { $0.stoppedAt == nil }
+        let stopped = workers.count - running.count
+        var text = ""
+        if running.isEmpty {
+            text += workers.isEmpty ? "no worker has registered\n" : "no worker is running\n"
+        } else {
+            let table = TextTable([.init(title: "STATE", width: 7), .init(title: "JOBS", width: 5), .init(title: "HEARTBEAT", width: 10),
+                                   .init(title: "SPEED", width: 12), .init(title: "DOWNLOADED", width: 10)],
+                                  name: "WORKER", terminalWidth: terminalWidth)
+            text += table.header + "\n"
+            for worker in running {
+                text += table.row([worker.alive ? "alive" : "silent", String(worker.running), age(worker.heartbeatAge) + " ago",
+                                   speed(worker.speed), ByteCount.format(Int(worker.bytes))],
+                                  name: "\(worker.name) (\(worker.node), pid \(worker.pid))") + "\n"
+            }
+        }
+        if stopped > 0 { text += "\(stopped) stopped worker\(stopped == 1 ? "" : "s") not shown (--json lists them)\n" }
+        return text
+    }
+
+    /// The hosts with something queued, running, held or failed: the most running first, then
+    /// the most queued.
+    static func hosts(_ status: ClusterStatus, terminalWidth: Int?) -> String {
+        let busy = status.hosts.filter { $0.queued > 0 || $0.running > 0 || $0.heldUntil != nil || $0.failed > 0 }
+            .sorted { ($0.running, $0.queued, $1.host) > ($1.running, $1.queued, $0.host) }
+        guard !busy.isEmpty else { return "no host has jobs queued, running or failed, nor is held\n" }
+        let table = TextTable([.init(title: "RUNNING", width: 8), .init(title: "QUEUED", width: 7), .init(title: "DONE", width: 7),
+                               .init(title: "FAILED", width: 7), .init(title: "INTERVAL", width: 9), .init(title: "HELD", width: 10)],
+                              name: "HOST", terminalWidth: terminalWidth)
+        var text = table.header + "\n"
+        for host in busy.prefix(hostLimit) {
+            let held = host.heldUntil.map { "for " + age($0.timeIntervalSince(status.at)) } ?? "-"
+            text += table.row(["\(host.running)/\(host.maxConnections)", String(host.queued), String(host.jobs[.completed]), String(host.failed),
+                               host.minIntervalMilliseconds == 0 ? "-" : HostInterval.format(host.minIntervalMilliseconds), held],
+                              name: host.host) + "\n"
+        }
+        if busy.count > hostLimit { text += "… and \(busy.count - hostLimit) more host\(busy.count - hostLimit == 1 ? "" : "s") (--json lists them)\n" }
+        return text
+    }
+
+    /// "12 (0.2/s, 3.1 MiB/s)"
+    static func window(_ window: ClusterStatus.Window) -> String {
+        "\(window.jobs) (\(String(format: "%.2f", window.jobsPerSecond))/s, \(speed(Int64(window.bytesPerSecond.rounded()))))"
+    }
+
+    static func speed(_ bytesPerSecond: Int64) -> String { ByteCount.format(Int(bytesPerSecond)) + "/s" }
+
+    /// "4 s", "3 min", "2 h", "5 d": rounded down, as a heartbeat's age or a hold's time left.
+    static func age(_ seconds: Double) -> String {
+        let whole = max(0, Int(seconds.rounded(.down)))
+        switch whole {
+        case ..<120: return "\(whole) s"
+        case ..<7200: return "\(whole / 60) min"
+        case ..<172_800: return "\(whole / 3600) h"
+        default: return "\(whole / 86400) d"
+        }
+    }
+
+    // MARK: JSON
+
+    /// `{"workers": [...], "hosts": [...], "totals": {...}}`, keys in camelCase as the other
+    /// commands' JSON, times as ISO 8601 in UTC, speeds in bytes a second, ages in seconds.
+    static func json(_ status: ClusterStatus) -> String {
+        let workers = status.workers.map { worker in
+            "{\"name\": \(JSONText.string(worker.name)), \"node\": \(JSONText.string(worker.node)), \"pid\": \(worker.pid), "
+                + "\"startedAt\": \(LibraryJSON.date(worker.startedAt)), \"heartbeatAt\": \(LibraryJSON.date(worker.heartbeatAt)), "
+                + "\"heartbeatAge\": \(JSONText.number((worker.heartbeatAge * 10).rounded() / 10)), \"stoppedAt\": \(LibraryJSON.date(worker.stoppedAt)), "
+                + "\"alive\": \(worker.alive), \"running\": \(worker.running), \"bytes\": \(worker.bytes), \"speed\": \(worker.speed)}"
+        }
+        let hosts = status.hosts.map { host in
+            "{\"host\": \(JSONText.string(host.host)), \"running\": \(host.running), \"maxConnections\": \(host.maxConnections), "
+                + "\"minIntervalMs\": \(host.minIntervalMilliseconds), \"heldUntil\": \(LibraryJSON.date(host.heldUntil)), \"jobs\": \(jobs(host.jobs))}"
+        }
+        let totals = status.totals
+        func window(_ window: ClusterStatus.Window) -> String {
+            "{\"seconds\": \(window.seconds), \"jobs\": \(window.jobs), \"bytes\": \(window.bytes), "
+                + "\"jobsPerSecond\": \(JSONText.number(window.jobsPerSecond)), \"bytesPerSecond\": \(JSONText.number(window.bytesPerSecond.rounded()))}"
+        }
+        return "{\"at\": \(LibraryJSON.date(status.at)),\n"
+            + "\"workers\": [\(workers.isEmpty ? "" : "\n  " + workers.joined(separator: ",\n  ") + "\n")],\n"
+            + "\"hosts\": [\(hosts.isEmpty ? "" : "\n  " + hosts.joined(separator: ",\n  ") + "\n")],\n"
+            + "\"totals\": {\"jobs\": \(jobs(totals.jobs)), \"files\": \(totals.files), \"bytes\": \(totals.bytes), "
+            + "\"lastMinute\": \(window(totals.lastMinute)), \"lastTenMinutes\": \(window(totals.lastTenMinutes)), \"speed\": \(totals.speed)}}\n"
+    }
+
+    /// Every state, in the order of `JobState`, with its count.
+    static func jobs(_ counts: JobCounts) -> String {
+        "{" + JobState.allCases.map { "\"\($0.rawValue)\": \(counts[$0])" }.joined(separator: ", ") + "}"
+    }
+}

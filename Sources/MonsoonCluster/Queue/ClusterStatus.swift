@@ -1,0 +1,98 @@
+import Foundation
+
+/// The shared queue at one moment (`cluster status`): its workers, its hosts and its totals, read
+/// in one snapshot, every age and window by the database's clock.
+public struct ClusterStatus: Sendable, Hashable {
+    /// The database's time when it was read.
+    public var at: Date
+    /// Every worker that registered, by name.
+    public var workers: [Worker]
+    /// Every host with a job or a setting, by name.
+    public var hosts: [Host]
+    public var totals: Totals
+
+    /// A worker process, as it registered and last renewed its leases.
+    public struct Worker: Sendable, Hashable {
+        public var name: String
+        /// The machine it runs on.
+        public var node: String
+        public var pid: Int
+        public var startedAt: Date
+        /// Its last lease renewal.
+        public var heartbeatAt: Date
+        /// Seconds since `heartbeatAt`, by the database's clock.
+        public var heartbeatAge: Double
+        /// When it stopped cleanly; nil while it runs (or when it died).
+        public var stoppedAt: Date?
+        /// All it has downloaded, as of its last renewal.
+        public var bytes: Int64
+        /// Its bytes a second over the period before its last renewal.
+        public var speed: Int64
+        /// The jobs running under its leases.
+        public var running: Int
+        /// Not stopped, and renewed within `staleAfter` seconds (60 by default: the default
+        /// lease, four missed renewals): a silent worker is dead or cut off, and its jobs go
+        /// back to the queue once their leases expire.
+        public var alive: Bool
+    }
+
+    /// A host: its politeness, its counters and its jobs.
+    public struct Host: Sendable, Hashable {
+        public var host: String
+        /// Jobs running on it (the counter its limit is held to: a job whose redirects end here
+        /// counts too).
+        public var running: Int
+        public var maxConnections: Int
+        public var minIntervalMilliseconds: Int
+        /// Until when no job starts on it; nil when it is not held now.
+        public var heldUntil: Date?
+        /// Its jobs (those whose URL names it), by state.
+        public var jobs: JobCounts
+
+        /// Waiting to run: available, or scheduled for a retry.
+        public var queued: Int { jobs[.available] + jobs[.scheduled] }
+        /// Failed for good or dead.
+        public var failed: Int { jobs[.failed] + jobs[.dead] }
+    }
+
+    public struct Totals: Sendable, Hashable {
+        /// Every job, by state.
+        public var jobs: JobCounts
+        /// The files in the ledger, and their bytes.
+        public var files: Int
+        public var bytes: Int64
+        /// Downloads completed in the last minute, and in the last ten.
+        public var lastMinute: Window
+        public var lastTenMinutes: Window
+        /// What the live workers last said they download a second, together.
+        public var speed: Int64
+    }
+
+    /// The downloads completed in the last `seconds`, from the ledger.
+    public struct Window: Sendable, Hashable {
+        public var seconds: Int
+        public var jobs: Int
+        public var bytes: Int64
+
+        /// Averages over the whole window.
+        public var jobsPerSecond: Double { Double(jobs) / Double(seconds) }
+        public var bytesPerSecond: Double { Double(bytes) / Double(seconds) }
+    }
+}
+
+/// Jobs counted by state; a state without any counts 0.
+public struct JobCounts: Sendable, Hashable {
+    public var counts: [JobState: Int]
+
+    public init(_ counts: [JobState: Int] = [:]) {
+        self.counts = counts
+    }
+
+    public subscript(state: JobState) -> Int {
+        get { counts[state] ?? 0 }
+        set { counts[state] = newValue }
+    }
+
+    /// Every job counted.
+    public var total: Int { counts.values.reduce(0, +) }
+}

@@ -1,0 +1,114 @@
+import Foundation
+@testable import MonsoonCluster
+import Testing
+
+/// `ClusterAdmin.status()` against a real PostgreSQL: the workers with their held jobs and
+/// heartbeats by the database's clock, the hosts with their jobs by state, and the totals and
+/// throughput from the ledger.
+@Suite(.temporaryPostgres) struct ClusterStatusTests {
+    /// A migrated database with three workers, jobs in every state on four hosts, and ledger rows:
+    ///
+    /// - workers: `w1` alive (2 running jobs, 5,000,000 bytes, 250,000 B/s), `w2` silent for 5
+    ///   minutes (1 running job, 120,000 B/s written before it went quiet), `w3` stopped an hour ago;
+    /// - `h1.example`: 3 available, 2 running (w1), 4 completed, 1 failed, 2 dead;
+    /// - `h2.example`: 1 scheduled, 1 paused, 1 running (w2), at most 4 connections, 500 ms apart;
+    /// - `h3.example`: 2 completed; `h4.example`: no job, held for 10 minutes;
+    /// - ledger: the 6 completed jobs, 1,000 bytes each 30 s ago (2), 3,000 each 5 min ago (2),
+    ///   5,000 each an hour ago (2).
+    static func fixture() async throws -> String {
+        let server = try temporaryPostgres()
+        return try await onThread {
+            let url = try server.createDatabase()
+            let connection = try PostgresConnection(url)
+            try ClusterSchema.migrate(connection)
+            try connection.executeScript("""
+                INSERT INTO monsoon_workers (name, node, pid, started_at, heartbeat_at, bytes, speed, stopped_at) VALUES
+                  ('w1', 'node1', 101, now() - interval '2 hours', now() - interval '3 seconds', 5000000, 250000, NULL),
+                  ('w2', 'node2', 202, now() - interval '2 hours', now() - interval '5 minutes', 900, 120000, NULL),
+                  ('w3', 'node3', 303, now() - interval '3 hours', now() - interval '1 hour', 42, 0, now() - interval '1 hour');
+                INSERT INTO monsoon_jobs (kind, key, host, state, attempts, leased_by, lease_token, lease_expires_at, finished_at, last_error)
+                SELECT 'download', 'j' || n, host, state, CASE WHEN state = 'dead' THEN 5 ELSE 1 END,
+                       CASE WHEN state = 'running' THEN worker END, CASE WHEN state = 'running' THEN nextval('monsoon_lease_tokens') END,
+                       CASE WHEN state = 'running' THEN now() + interval '1 minute' END,
+                       CASE WHEN state IN ('completed', 'failed', 'dead') THEN now() END,
+                       CASE WHEN state IN ('failed', 'dead') THEN 'gone' END
+                FROM (VALUES ('h1.example', 'available', NULL, 3), ('h1.example', 'running', 'w1', 2), ('h1.example', 'completed', NULL, 4),
+                             ('h1.example', 'failed', NULL, 1), ('h1.example', 'dead', NULL, 2),
+                             ('h2.example', 'scheduled', NULL, 1), ('h2.example', 'paused', NULL, 1), ('h2.example', 'running', 'w2', 1),
+                             ('h3.example', 'completed', NULL, 2)) AS s(host, state, worker, count),
+                     generate_series(1, s.count) AS g(i), LATERAL (SELECT host || '-' || state || '-' || i AS n) k;
+                INSERT INTO monsoon_ledger (job_id, path, size, sha256, worker, node, lease_token, completed_at)
+                SELECT id, 'f/' || id, CASE place WHEN 1 THEN 1000 WHEN 2 THEN 1000 WHEN 3 THEN 3000 WHEN 4 THEN 3000 ELSE 5000 END, 'x', 'w1', 'node1', 1,
+                       now() - CASE place WHEN 1 THEN interval '30 seconds' WHEN 2 THEN interval '30 seconds'
+                                          WHEN 3 THEN interval '5 minutes' WHEN 4 THEN interval '5 minutes' ELSE interval '1 hour' END
+                FROM (SELECT id, row_number() OVER (ORDER BY id) AS place FROM monsoon_jobs WHERE state = 'completed') c;
+                """)
+            let admin = ClusterAdmin(connection: connection)
+            try admin.setLimits(host: "h2.example", maxConnections: 4, minIntervalMilliseconds: 500)
+            try JobQueue(connection: connection, worker: "w1").hold(host: "h4.example", seconds: 600)
+            return url
+        }
+    }
+
+    @Test func statusCountsWorkersHostsAndTotals() async throws {
+        let url = try await Self.fixture()
+        let status = try await onThread { try ClusterAdmin(connection: PostgresConnection(url)).status() }
+        #expect(status.workers.map(\.name) == ["w1", "w2", "w3"])
+        let w1 = status.workers[0], w2 = status.workers[1], w3 = status.workers[2]
+        #expect(w1.alive && w1.running == 2 && w1.bytes == 5_000_000 && w1.speed == 250_000 && w1.node == "node1" && w1.pid == 101)
+        #expect(w1.heartbeatAge >= 3 && w1.heartbeatAge < 60)
+        #expect(!w2.alive && w2.running == 1 && w2.heartbeatAge >= 300 && w2.stoppedAt == nil)
+        #expect(!w3.alive && w3.running == 0 && w3.stoppedAt != nil)
+
+        #expect(status.hosts.map(\.host) == ["h1.example", "h2.example", "h3.example", "h4.example"])
+        let h1 = status.hosts[0], h2 = status.hosts[1], h3 = status.hosts[2], h4 = status.hosts[3]
+        #expect(h1.running == 2 && h1.queued == 3 && h1.jobs[.completed] == 4 && h1.failed == 3 && h1.jobs[.dead] == 2 && h1.maxConnections == 2)
+        #expect(h2.running == 1 && h2.queued == 1 && h2.jobs[.paused] == 1 && h2.maxConnections == 4 && h2.minIntervalMilliseconds == 500)
+        #expect(h3.running == 0 && h3.queued == 0 && h3.jobs[.completed] == 2 && h3.heldUntil == nil)
+        #expect(h4.jobs.total == 0 && h4.heldUntil.map { $0.timeIntervalSince(status.at) > 590 } == true)
+
+        let totals = status.totals
+        #expect(totals.jobs.counts == [.available: 3, .scheduled: 1, .running: 3, .completed: 6, .failed: 1, .dead: 2, .paused: 1])
+        #expect(totals.files == 6 && totals.bytes == 18_000)
+        #expect(totals.lastMinute.jobs == 2 && totals.lastMinute.bytes == 2000 && totals.lastMinute.jobsPerSecond == 2.0 / 60)
+        #expect(totals.lastTenMinutes.jobs == 4 && totals.lastTenMinutes.bytes == 8000 && totals.lastTenMinutes.bytesPerSecond == 8000.0 / 600)
+        #expect(totals.speed == 250_000, "the live workers' only")
+    }
+
+    @Test func anEmptyQueueHasAnEmptyStatus() async throws {
+        let status = try await withConnection { connection in
+            try ClusterSchema.migrate(connection)
+            return try ClusterAdmin(connection: connection).status()
+        }
+        #expect(status.workers.isEmpty && status.hosts.isEmpty && status.totals.jobs.total == 0 && status.totals.files == 0)
+        #expect(abs(status.at.timeIntervalSinceNow) < 60)
+    }
+
+    /// 100,000 jobs over 500 hosts, half of them completed with ledger rows: a few grouped
+    /// statements, no round trip per row, so it stays well under a second.
+    @Test func statusOfAHundredThousandJobsIsQuick() async throws {
+        try await withConnection { connection in
+            try ClusterSchema.migrate(connection)
+            try connection.executeScript("""
+                INSERT INTO monsoon_workers (name, node, pid) SELECT 'w' || i, 'node', i FROM generate_series(1, 50) i;
+                INSERT INTO monsoon_jobs (kind, key, host, state, leased_by, lease_token)
+                SELECT 'download', 'e' || i, 'h' || (i % 500) || '.example',
+                       CASE WHEN i % 2 = 0 THEN 'completed' WHEN i % 97 = 0 THEN 'running' WHEN i % 89 = 0 THEN 'dead' ELSE 'available' END,
+                       CASE WHEN i % 2 = 1 AND i % 97 = 0 THEN 'w' || (i % 50 + 1) END, CASE WHEN i % 2 = 1 AND i % 97 = 0 THEN i END
+                FROM generate_series(1, 100000) i;
+                INSERT INTO monsoon_ledger (job_id, path, size, sha256, worker, node, lease_token, completed_at)
+                SELECT id, 'f', 1000, 'x', 'w1', 'node', 1, now() - (id % 1200) * interval '1 second' FROM monsoon_jobs WHERE state = 'completed';
+                ANALYZE;
+                """)
+            let admin = ClusterAdmin(connection: connection)
+            let started = Date()
+            let status = try admin.status()
+            let elapsed = Date().timeIntervalSince(started)
+            #expect(status.totals.jobs.total == 100_000 && status.totals.jobs[.completed] == 50_000 && status.totals.files == 50_000)
+            #expect(status.hosts.count == 500 && status.workers.count == 50)
+            #expect(status.workers.reduce(0) { $0 + $1.running } == status.totals.jobs[.running])
+            #expect(status.totals.lastMinute.jobs > 0 && status.totals.lastTenMinutes.jobs > status.totals.lastMinute.jobs)
+            #expect(elapsed < 5, "status took \(elapsed) s")
+        }
+    }
+}
