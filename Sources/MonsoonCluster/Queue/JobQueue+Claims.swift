@@ -43,10 +43,12 @@ extension JobQueue {
     /// second since its last renewal (`cluster status` shows both).
     /// - Returns: the leases renewed. One missing was lost (taken back after it expired, paused
     ///   by `cluster pause`, or handed to another worker): its job must stop at once.
-    public func renew(_ leases: [Lease], bytes: Int64, speed: Int64) throws(PostgresError) -> Set<Lease> {
+    /// - Parameter speed: nil keeps the speed last written (a renewal of one lease, before a file
+    ///   is recorded, measures no period).
+    public func renew(_ leases: [Lease], bytes: Int64, speed: Int64?) throws(PostgresError) -> Set<Lease> {
         try connection.transaction { () throws(PostgresError) -> Set<Lease> in
             try connection.execute("""
-                UPDATE monsoon_workers SET heartbeat_at = now(), bytes = $2, speed = $3 WHERE name = $1
+                UPDATE monsoon_workers SET heartbeat_at = now(), bytes = $2, speed = coalesce($3, speed) WHERE name = $1
                 """, [worker, bytes, speed])
             guard !leases.isEmpty else { return [] }
             let rows = try connection.execute("""

@@ -93,7 +93,7 @@ extension WorkerSession {
         guard let work = download.filePath, let path = entry.job.path else { return await forget(lease) }
         // Fenced before the file takes its name: a worker whose lease was lost (it was paused,
         // cut off) publishes nothing, and its file goes.
-        guard let renewed = database({ try $0.renew([lease], bytes: summary.bytes) }) else { return }
+        guard let renewed = database({ try $0.renew([lease], bytes: summary.bytes, speed: nil) }) else { return }
         guard renewed.contains(lease) else {
             unlink(work)
             summary.lost += 1

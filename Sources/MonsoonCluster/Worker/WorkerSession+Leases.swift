@@ -23,8 +23,12 @@ extension WorkerSession {
     /// Renews every held lease in one statement; a job missing from the answer is stopped at once.
     func renewAll() async {
         let leases = Array(held.keys)
-        guard let renewed = database({ try $0.renew(leases, bytes: summary.bytes) }) else { return }
+        // Bytes a second over the period, of files completed in it (what `cluster status` shows).
+        let seconds = max(0.001, Double((ContinuousClock.now - lastRenewal).components.seconds))
+        let speed = Int64(Double(summary.bytes - bytesAtLastRenewal) / seconds)
+        guard let renewed = database({ try $0.renew(leases, bytes: summary.bytes, speed: max(0, speed)) }) else { return }
         lastRenewal = .now
+        bytesAtLastRenewal = summary.bytes
         for lease in leases where !renewed.contains(lease) {
             report("lost \(lease) (paused, or taken back after its lease ran out): its transfer stopped")
             summary.lost += 1
