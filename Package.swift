@@ -63,8 +63,9 @@ let package = Package(
             providers: [.apt(["libpq-dev"])]
         ),
 
-        // The shared queue in PostgreSQL: connection, statements, notifications, schema. The only
-        // module that imports CLibPQ.
+        // The shared queue in PostgreSQL: connection, statements, notifications, schema, and the
+        // shared library (feeds read, episodes chosen and named as `archive` does, through the
+        // podcast core and the engine). The only module that imports CLibPQ; nothing below depends on it.
         .target(name: "MonsoonCluster", dependencies: ["CLibPQ", "MonsoonEngine", "MonsoonPodcasts"]),
 
         // The command-line tool: commands live in a library so tests can run them in-process.
@@ -96,7 +97,7 @@ let package = Package(
         .testTarget(name: "MonsoonCLITests", dependencies: ["MonsoonCLI", "MonsoonEngine", "MonsoonPodcasts", "MonsoonStore", "MonsoonTestServer"]),
         .testTarget(name: "MonsoonTestServerTests", dependencies: ["MonsoonTestServer"]),
         // Against real PostgreSQL servers the tests start in temporary folders (Debian's postgresql).
-        .testTarget(name: "MonsoonClusterTests", dependencies: ["MonsoonCluster", "MonsoonCLI", "MonsoonPodcasts", "MonsoonEngine", "MonsoonTestServer"]),
+        .testTarget(name: "MonsoonClusterTests", dependencies: ["MonsoonCluster", "MonsoonCLI", "MonsoonPodcasts", "MonsoonEngine", "MonsoonStore", "MonsoonTestServer"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -39,7 +39,7 @@ import Testing
                     let body = Body.pattern(size: size, seed: UInt64(counter))
                     let path = "/f\(feedIndex)/e\(episode).mp3"
                     server.setRoute(path, Route(body: body, contentType: "audio/mpeg", etag: "\"e\(counter)\"", throttle: throttle, faults: faults))
-                    episodes.append((server.url(path), "e\(episode).mp3", size))
+                    episodes.append((server.url(path), "e\(episode)", size))
                     files["\(folder)/e\(episode).mp3"] = body.sha256Hex()
                     payload += size
                 }

@@ -27,6 +27,16 @@ struct Archive: RunnableCommand {
               monsoon archive https://example.com/feed.xml --dry-run
               monsoon archive --all --latest 3 --quiet     # for cron: each podcast's newest three
               curl -s https://example.com/list.opml | monsoon archive --opml - --portable-names -o /media/usb
+              monsoon archive --db postgresql://db.example.com/monsoon --opml subscriptions.opml --since 2020-01-01
+
+            With --db, nothing is downloaded here: the feeds go into the shared library of that \
+            PostgreSQL database, with the options that choose and name episodes (--since, --until, \
+            --match, --exclude, --latest, --limit, --newest-first, --template, --portable-names, \
+            --max-size; a feed archived again takes the latest ones; the template is --template's \
+            or the default, never this machine's setting), and a refresh of each is queued for the \
+            cluster's workers, which download under their own -o DIR with the names archive gives; \
+            it exits 0 once they are queued. Only --db does this: MONSOON_DB, which the cluster \
+            commands read, never turns a plain archive into a shared one.
 
             Exit status: 0 when everything was downloaded, 1 when something failed, 2 on a usage \
             error, 3 when the disk is full, 130 on Ctrl-C.
@@ -53,6 +63,7 @@ struct Archive: RunnableCommand {
     @Option("--max-size", help: "Stop a file larger than SIZE (or a stream that never ends) with an error.", valueName: "size") var maxSize: ByteSize?
     @Flag("--refetch-missing", help: "Download again episodes downloaded before whose file is gone.") var refetchMissing = false
     @Flag("--dry-run", help: "Print the plan (episodes, sizes, totals per host, whether it fits on disk) and download nothing.") var dryRun = false
+    @Option("--db", help: "Download nothing here: add the feeds to the shared library of this PostgreSQL database (a postgresql:// URL or key=value pairs; never $MONSOON_DB) and queue their refreshes for the cluster's workers.", valueName: "url") var db: String?
     @OptionGroup var output: RunOutputOptions
     @Argument(help: "Feed URLs (http or https).", valueName: "feed-url") var feeds: [String] = []
 
@@ -71,6 +82,7 @@ struct Archive: RunnableCommand {
             do { _ = try NamingTemplate(template) } catch { throw ValidationError(error.message) }
         }
         do { _ = try ArchiveSelection([], match: match, exclude: exclude) } catch { throw ValidationError(error.message) }
+        if db != nil { try validateShared() }
     }
 
     /// The hint after a feed URL that is not one (and lacks more than its scheme).
@@ -79,6 +91,7 @@ struct Archive: RunnableCommand {
     func run(_ context: CommandContext) async throws -> Int32 {
         var urls = feeds.compactMap(URLArgument.url)
         if let opml { urls += try Self.opmlFeeds(opml, context: context) }
+        if let db { return try await share(urls, database: db, context: context) }
         let episodes = try EpisodeSession.open(global, context: context)
         if all {
             let subscribed = try await LibrarySession.open(global, context: context).run { try $0.podcasts() }.map(\.feedURL)

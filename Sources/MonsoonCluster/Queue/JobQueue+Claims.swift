@@ -33,7 +33,7 @@ extension JobQueue {
                                    attempt: attempt, feedID: try row.int64("feed_id"), episodeID: try row.int64("episode_id"),
                                    url: try row.string("url") ?? "", etag: try row.string("etag"), lastModified: try row.string("last_modified"),
                                    expectedLength: try row.int64("enclosure_length"), path: try row.string("path"),
-                                   isSuspect: (try row.int("crashes") ?? 0) > 0))
+                                   maxBytes: try row.int64("max_bytes"), isSuspect: (try row.int("crashes") ?? 0) > 0))
         }
         return jobs
     }
@@ -154,7 +154,9 @@ extension JobQueue {
         SELECT c.id, c.kind, c.host, c.answered_host, c.attempts, c.crashes, c.lease_token, c.feed_id, c.episode_id,
                CASE c.kind WHEN 'refresh' THEN f.url ELSE e.enclosure_url END AS url,
                f.etag, f.last_modified, e.enclosure_length,
-               CASE WHEN e.file_name IS NOT NULL THEN f.folder || '/' || e.file_name END AS path
+               CASE WHEN e.file_name IS NOT NULL THEN f.folder || '/' || e.file_name END AS path,
+               CASE WHEN c.kind = 'download' AND jsonb_typeof(f.rules -> 'maxSize') = 'number'
+                    THEN floor((f.rules ->> 'maxSize')::numeric)::bigint END AS max_bytes
         FROM claimed c
         LEFT JOIN monsoon_feeds f ON f.id = c.feed_id
         LEFT JOIN monsoon_episodes e ON e.id = c.episode_id

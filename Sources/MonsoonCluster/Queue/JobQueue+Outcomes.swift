@@ -51,6 +51,18 @@ extension JobQueue {
         return try Self.leases(rows)
     }
 
+    /// Completes a job that leaves no file (a feed's refresh). Fenced: run it first in the
+    /// transaction that writes what the job found, which must roll back when it returns false
+    /// (another worker holds the job now, and writes its own findings).
+    /// - Returns: whether the lease still held.
+    public func finish(_ lease: Lease) throws(PostgresError) -> Bool {
+        try connection.execute("""
+            UPDATE monsoon_jobs SET state = 'completed', finished_at = now(), last_error = NULL, lease_expires_at = NULL
+            WHERE id = $1 AND lease_token = $2 AND state = 'running'
+            RETURNING id
+            """, [lease.job, lease.token]).count == 1
+    }
+
     /// Ends a job that failed for good (a 404, a file over its cap, the engine's retries
     /// spent): `failed`, with its reason. Fenced.
     /// - Returns: whether the lease still held.

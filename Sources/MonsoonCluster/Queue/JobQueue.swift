@@ -70,8 +70,11 @@ public struct ClaimedJob: Sendable, Hashable {
     public var lastModified: String?
     /// The length the feed declares for the enclosure (download).
     public var expectedLength: Int64?
-    /// Where the file goes, relative to the worker's folder (download).
+    /// Where the file goes, relative to the worker's folder, without its extension: the worker
+    /// adds the one the server's answer gives, as a local archive does (download).
     public var path: String?
+    /// The most bytes the file may have, when the feed's rules say (`archive --max-size`; download).
+    public var maxBytes: Int64?
     /// Whether a worker died while running it before (see `JobQueue.claim(slots:suspects:)`).
     public var isSuspect = false
 }

@@ -11,12 +11,18 @@ extension ClusterSchema {
     /// lease is then a HOT update, which writes no index and leaves no dead index entries (a test
     /// checks it). `feed_id` and `episode_id` have indexes of their own because deleting a feed
     /// cascades to its episodes and jobs: without them, each episode deleted scans every job.
+    ///
+    /// Files never share a path: a feed's folder (under every worker's root) is no other feed's,
+    /// and an episode's file name (its path in that folder, without the extension the server
+    /// decides) is no other episode's of the feed. The shared library chooses them so; the
+    /// unique indexes make a mistake an error rather than two downloads into one file.
     static let version1 = """
         CREATE TABLE monsoon_feeds (id bigserial PRIMARY KEY, url text NOT NULL UNIQUE, title text, etag text, last_modified text,
           folder text, rules jsonb NOT NULL DEFAULT '{}'::jsonb, added_at timestamptz NOT NULL DEFAULT now(), refreshed_at timestamptz);
+        CREATE UNIQUE INDEX monsoon_feeds_folder ON monsoon_feeds (folder) WHERE folder IS NOT NULL;
         CREATE TABLE monsoon_episodes (id bigserial PRIMARY KEY, feed_id bigint NOT NULL REFERENCES monsoon_feeds ON DELETE CASCADE,
           identity text NOT NULL, title text, published_at timestamptz, enclosure_url text NOT NULL, enclosure_length bigint,
-          file_name text, metadata jsonb, UNIQUE (feed_id, identity));
+          file_name text, metadata jsonb, UNIQUE (feed_id, identity), UNIQUE (feed_id, file_name));
         CREATE TABLE monsoon_hosts (host text PRIMARY KEY, max_connections integer NOT NULL DEFAULT 2 CHECK (max_connections > 0),
           min_interval_ms integer NOT NULL DEFAULT 0 CHECK (min_interval_ms >= 0), held_until timestamptz, last_start timestamptz,
           ready integer NOT NULL DEFAULT 0, running integer NOT NULL DEFAULT 0);

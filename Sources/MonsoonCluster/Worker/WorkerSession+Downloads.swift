@@ -6,21 +6,28 @@ extension WorkerSession {
     /// token, in the worker's work folder: two workers sharing a folder never write the same
     /// part, and a file is only ever published under its archive name by the holder of the lease.
     func startDownload(_ job: ClaimedJob) async {
-        guard let path = job.path, let url = URL(string: job.url) else {
+        guard job.path != nil, let url = URL(string: job.url) else {
             database { _ = try $0.fail(job.lease, reason: "the job has no file name or no valid URL") }
             held[job.lease] = nil
             summary.failed += 1
             return
         }
-        let ext = (path as NSString).pathExtension
         let id = DownloadID("j\(job.lease.job)-t\(job.lease.token)")
-        let work = workFolder + "/" + id.rawValue + (ext.isEmpty ? "" : "." + ext)
-        // Twice the declared length and 64 MiB more, as `archive` allows: a stream that never
-        // ends is stopped, an episode with ads inserted is not.
-        let limit = job.expectedLength.flatMap { $0 >= 1 << 20 ? DownloadRequest.SizeLimit(bytes: Int($0) * 2 + (64 << 20), reason: "twice the feed's declared length plus 64 MiB") : nil }
-        let request = DownloadRequest(id: id, url: url, destination: .file(work), expectedSize: job.expectedLength.map(Int.init),
+        // The extension is the server's answer's (its final URL's, else its media type's), as a
+        // local archive names files; a part taken over from an earlier holder keeps the one it has.
+        let destination: DownloadRequest.Destination
+        if let adopted = adoptPart(of: job, as: id) {
+            summary.adoptedBytes += Int64(adopted.bytes)
+            destination = .file(adopted.destination)
+        } else {
+            destination = .named(folder: workFolder, stem: id.rawValue)
+        }
+        // The feed's --max-size, else twice the declared length and 64 MiB more, as `archive`
+        // allows: a stream that never ends is stopped, an episode with ads inserted is not.
+        let limit = job.maxBytes.map { DownloadRequest.SizeLimit(bytes: Int($0), reason: "the feed's --max-size") }
+            ?? job.expectedLength.flatMap { $0 >= 1 << 20 ? DownloadRequest.SizeLimit(bytes: Int($0) * 2 + (64 << 20), reason: "twice the feed's declared length plus 64 MiB") : nil }
+        let request = DownloadRequest(id: id, url: url, destination: destination, expectedSize: job.expectedLength.map(Int.init),
                                       sizeLimit: limit, root: configuration.folder)
-        summary.adoptedBytes += Int64(adoptPart(of: job, as: work))
         do {
             try await manager.enqueue(request, replacingExisting: true)
             held[job.lease]?.download = id
@@ -37,20 +44,23 @@ extension WorkerSession {
     /// killed, or one that lost its lease), so the engine resumes it instead of fetching those
     /// bytes again; the others go. Only this worker holds the job now: every other lease of it
     /// is over.
-    func adoptPart(of job: ClaimedJob, as work: String) -> Int {
+    func adoptPart(of job: ClaimedJob, as id: DownloadID) -> (destination: String, bytes: Int)? {
         let prefix = "j\(job.lease.job)-t"
-        let ours = (work as NSString).lastPathComponent + PartFile.suffix
         // No work folder listing: nothing to take over.
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: workFolder)) ?? [])
-            .filter { $0.hasPrefix(prefix) && $0.hasSuffix(PartFile.suffix) && $0 != ours }
+            .filter { $0.hasPrefix(prefix) && $0.hasSuffix(PartFile.suffix) && !$0.hasPrefix(id.rawValue + ".") }
         let sized = names.map { name -> (String, Int) in
             let size = (try? FileManager.default.attributesOfItem(atPath: workFolder + "/" + name)[.size] as? Int) ?? 0   // gone meanwhile: nothing
             return (name, size)
         }.sorted { $0.1 > $1.1 }
-        guard let largest = sized.first else { return 0 }
-        let adopted = PartFile.adopt(from: workFolder + "/" + String(largest.0.dropLast(PartFile.suffix.count)), to: work, root: configuration.folder)
-        for (name, _) in sized.dropFirst() { unlink(workFolder + "/" + name) }
-        return adopted
+        defer { for (name, _) in sized.dropFirst() { unlink(workFolder + "/" + name) } }
+        guard let largest = sized.first else { return nil }
+        let old = String(largest.0.dropLast(PartFile.suffix.count))
+        // What follows "j<job>-t<token>" in its name is the extension its holder's answer gave.
+        let ext = old.drop { $0 != "." }
+        let destination = workFolder + "/" + id.rawValue + ext
+        let bytes = PartFile.adopt(from: workFolder + "/" + old, to: destination, root: configuration.folder)
+        return bytes > 0 ? (destination, bytes) : nil
     }
 
     /// Removes from the work folder what belongs to jobs that are over (completed, failed, dead,
@@ -90,7 +100,9 @@ extension WorkerSession {
             await forget(lease)
             return
         }
-        guard let work = download.filePath, let path = entry.job.path else { return await forget(lease) }
+        guard let work = download.filePath, let stem = entry.job.path else { return await forget(lease) }
+        let ext = (work as NSString).pathExtension
+        let path = ext.isEmpty ? stem : stem + "." + ext
         // Fenced before the file takes its name: a worker whose lease was lost (it was paused,
         // cut off) publishes nothing, and its file goes.
         guard let renewed = database({ try $0.renew([lease], bytes: summary.bytes, speed: nil) }) else { return }

@@ -145,12 +145,22 @@ final class WorkerSession {
     }
 
     func settleRefresh(_ lease: Lease, _ result: Result<ClusterRefresh.Outcome, Error>) {
-        held[lease] = nil
+        guard held.removeValue(forKey: lease) != nil else { return }   // lost meanwhile: its writes were fenced
         switch result {
-        case .success: summary.refreshed += 1
+        case .success(.refreshed), .success(.notModified):
+            summary.refreshed += 1
+        case .success(.failedPermanently(let reason)):
+            if database({ try $0.fail(lease, reason: reason) }) == true { summary.failed += 1 }
+        case .success(.failedTransiently(let reason)):
+            database { try $0.retryLater(lease, after: 60, reason: reason) }
+        case .failure(let error as SharedLibraryError) where error.code == .leaseLost:
+            summary.lost += 1
+            report(error.message)
         case .failure(let error):
-            summary.failed += 1
-            report("the refresh of \(lease) failed: \(error)")
+            // Its own connection failed, or the feed could not be stored: another try later.
+            let reason = (error as? PostgresError)?.message ?? "\(error)"
+            report("the refresh of \(lease) failed: \(reason)")
+            database { try $0.retryLater(lease, after: 30, reason: reason) }
         }
     }
 

@@ -63,6 +63,12 @@ extension EpisodeQueue {
 }
 
 extension NamingTemplate {
+    /// Whether the template's first folder is the podcast's own alone (`{podcast}/…`, as the default
+    /// is): each podcast's files are then in a folder of their own, named `{podcast}`.
+    package var startsWithPodcastFolder: Bool {
+        components.count > 1 && components[0] == [.variable("podcast")]
+    }
+
     /// The folder under the root that holds all of a podcast's files, when the template's
     /// first folder depends on the podcast alone (`{podcast}/…`); nil when it varies by
     /// episode or there is none.

@@ -14,7 +14,8 @@ import MonsoonStore
 /// alone with its guid keeps the guid even when its enclosure changed: that is the same episode,
 /// re-uploaded.
 ///
-/// Decided item by item as the parse hands them out, with lookups in the identity index:
+/// Decided item by item as the parse hands them out (``EpisodePlacement``, which the shared library
+/// of a cluster uses too), with lookups in the identity index:
 /// - A later item of a re-used guid takes the row of its recording, else the plain guid's row when
 ///   that holds its recording, else a new row.
 /// - The first item of a guid takes a stored row of its recording when the guid has stored
@@ -30,72 +31,9 @@ import MonsoonStore
 /// remembered, and an item whose own identity another item took is left out (only a feed whose
 /// guids imitate recording identities, `guid:…|enclosure:…`, can get there).
 extension EpisodeWriter {
-    /// Where an item goes.
-    enum Placement {
-        /// Under the identity, over the stored row (nil: a new row).
-        case row(String, Stored?)
-        /// Waits for the end of the feed (see above).
-        case waiting
-        /// Its identity was given to another item of the feed.
-        case leftOut
-    }
-
     /// The placeholder identity of an item that waits: no real identity starts with a space
     /// (guids are trimmed; the others are URLs, `title:…` or `guid:…`).
     static func waitingIdentity(_ order: Int) -> String { " waiting \(order)" }
-
-    /// Where `episode` goes; `values` are its statement parameters (see ``values(of:podcastID:order:)``).
-    func place(_ episode: ParsedEpisode, values: [SQLValueConvertible]) throws -> Placement {
-        let own = episode.identity
-        guard let guid = episode.guid, let enclosure = episode.enclosureURL else { return placeOwn(own, try stored(own, values: values)) }
-        guard own == guid else { return try placeLater(episode, guid: guid, enclosure: enclosure, values: values) }
-        if recordingGuids.contains(IdentityHash(guid)) {
-            // An old recording listed first now (the newer one left the feed, or moved below it).
-            let recording = EpisodeIdentity.recordingIdentity(guid: guid, enclosureURL: enclosure)
-            if isFree(recording), let stored = try stored(recording, values: values) {
-                progress.remapped.insert(IdentityHash(recording))
-                return .row(recording, stored)
-            }
-        }
-        let stored = try stored(own, values: values)
-        if let stored, !stored.sameEnclosure, let other = stored.otherEnclosure, !Self.sameRecording(other, enclosure) {
-            return .waiting
-        }
-        return placeOwn(own, stored)
-    }
-
-    /// A later item under a re-used guid: its own identity is its recording's.
-    private func placeLater(_ episode: ParsedEpisode, guid: String, enclosure: URL, values: [SQLValueConvertible]) throws -> Placement {
-        if let stored = try stored(episode.identity, values: values) { return placeOwn(episode.identity, stored) }
-        if isFree(guid), let plain = try stored(guid, values: values), plain.sameEnclosure || plain.otherEnclosure.map({ Self.sameRecording($0, enclosure) }) == true {
-            // The old recording, below a new one that took its guid: it keeps its row.
-            progress.plainTaken.insert(guid)
-            progress.remapped.insert(IdentityHash(guid))
-            return .row(guid, plain)
-        }
-        return placeOwn(episode.identity, nil)
-    }
-
-    /// Whether two enclosures are one recording: the same URL once normalized (by their digests).
-    private static func sameRecording(_ stored: String, _ enclosure: URL) -> Bool {
-        EpisodeIdentity.normalizedEnclosureDigest(stored) == EpisodeIdentity.normalizedEnclosureDigest(enclosure.absoluteString)
-    }
-
-    private func placeOwn(_ own: String, _ stored: Stored?) -> Placement {
-        // Only an identity shaped like a recording's can be one given to another item.
-        if own.hasPrefix("guid:") {
-            let key = IdentityHash(own)
-            guard !progress.remapped.contains(key) else { return .leftOut }
-            progress.recordingShaped.insert(key)
-        }
-        return .row(own, stored)
-    }
-
-    /// Whether `identity` may be given to an item other than the one it is the own identity of.
-    private func isFree(_ identity: String) -> Bool {
-        let key = IdentityHash(identity)
-        return !progress.remapped.contains(key) && !progress.recordingShaped.contains(key)
-    }
 
     /// Settles the items that waited (see above): first those of guids a later item took back,
     /// each a recording of its own (few); then all the others at once, in SQL, each its plain
@@ -103,19 +41,19 @@ extension EpisodeWriter {
     func finish() throws {
         guard progress.waiting > 0 else { return }
         let waiting = "podcast_id = ?1 AND identity >= ' waiting ' AND identity < ' waiting!'"
-        for guid in progress.plainTaken.sorted() {
+        for guid in progress.placement.plainTaken.sorted() {
             let rows = try database.statement("SELECT id, enclosure_url FROM episodes WHERE \(waiting) AND guid = ?2")
                 .query([podcastID, guid]) { (id: $0.int(0), enclosure: $0.text(1) ?? "") }
             for row in rows {
-                let recording = EpisodeIdentity.recordingIdentity(guid: guid, normalizedEnclosureURL: EpisodeIdentity.normalizedEnclosureURL(row.enclosure))
-                let taken = try database.scalarInt("SELECT count(*) FROM episodes WHERE podcast_id = ?1 AND identity = ?2", podcastID, recording) ?? 0
-                guard isFree(recording), taken == 0 else {
+                let settlement = try progress.placement.settle(guid: guid, enclosure: row.enclosure) { recording in
+                    (try database.scalarInt("SELECT count(*) FROM episodes WHERE podcast_id = ?1 AND identity = ?2", podcastID, recording) ?? 0) > 0
+                }
+                guard case .recording(let recording) = settlement else {
                     try database.run("DELETE FROM episodes WHERE id = ?1", row.id)
                     progress.leftOut += 1
                     continue
                 }
                 try database.run("UPDATE episodes SET identity = ?1 WHERE id = ?2", recording, row.id)
-                progress.remapped.insert(IdentityHash(recording))
                 progress.added += 1
             }
         }

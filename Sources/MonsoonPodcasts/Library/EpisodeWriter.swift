@@ -20,26 +20,19 @@ final class EpisodeWriter {
         var order = 0
         var added = 0
         var updated = 0
-        /// Items left out because the identity they would be stored under was taken (see `place`).
+        /// Items left out because the identity they would be stored under was taken (see ``EpisodePlacement``).
         var leftOut = 0
-        /// Items waiting for the end of the feed (see ``EpisodeWriter/Placement/waiting``).
+        /// Items waiting for the end of the feed (see ``EpisodePlacement/Decision/waiting``).
         var waiting = 0
-        /// Guids whose stored plain row a later item of the feed took back (its own recording): few.
-        var plainTaken: Set<String> = []
-        /// Identities given to items other than their own (a stored recording, a plain guid's row).
-        var remapped: Set<IdentityHash> = []
-        /// Recording-shaped identities (`guid:…`) items were stored under as their own.
-        var recordingShaped: Set<IdentityHash> = []
+        /// Which row each item went to so far.
+        var placement: EpisodePlacement
     }
 
-    var progress = Progress()
+    var progress: Progress
     let database: Database
     let podcastID: Int
     /// A new podcast: nothing is stored yet, so every item is inserted under its own identity.
     let subscribing: Bool
-    /// Guids that stored rows hold under a recording identity (`guid:GUID|enclosure:URL`): only
-    /// items with these guids are matched against stored recordings.
-    let recordingGuids: Set<IdentityHash>
 
     private let insert: Statement
     private let lookup: Statement
@@ -78,13 +71,13 @@ final class EpisodeWriter {
             """)
         updateOrder = try database.statement("UPDATE episodes SET feed_order = ?1 WHERE id = ?2")
         if subscribing {
-            recordingGuids = []
+            progress = Progress(placement: EpisodePlacement(recordingGuids: []))
         } else {
             // Recording identities start with `guid:`: a range of the identity index, not a scan.
-            recordingGuids = Set(try database.statement("""
+            progress = Progress(placement: EpisodePlacement(recordingGuids: try database.statement("""
                 SELECT DISTINCT guid FROM episodes
                 WHERE podcast_id = ?1 AND identity >= 'guid:' AND identity < 'guid;' AND guid IS NOT NULL AND identity != guid
-                """).query([podcastID]) { IdentityHash($0.text(0) ?? "") })
+                """).query([podcastID]) { $0.text(0) ?? "" }))
         }
     }
 
@@ -95,7 +88,7 @@ final class EpisodeWriter {
 
     /// A stored row an identity matched: its id and place, whether its metadata equals the item's,
     /// and its enclosure when that differs.
-    struct Stored {
+    struct Stored: StoredRecording {
         var id: Int
         var order: Int
         var sameMetadata: Bool
@@ -115,7 +108,7 @@ final class EpisodeWriter {
                 progress.added += 1
                 continue
             }
-            switch try place(episode, values: values) {
+            switch try progress.placement.place(episode, stored: { try stored($0, values: values) }) {
             case .row(let identity, let stored):
                 values[1] = identity
                 try write(values, order: order, over: stored)

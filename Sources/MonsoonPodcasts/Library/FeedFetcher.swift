@@ -7,7 +7,9 @@ import Glibc
 /// Fetches feed documents through the engine's in-memory fetch: gzip, conditional
 /// GET, a size cap and timeouts, the engine's retry policy and safety rules
 /// (http and https only, also on redirects).
-struct FeedFetcher: Sendable {
+///
+/// `package`: the shared library of a cluster reads feeds through it too.
+package struct FeedFetcher: Sendable {
     let manager: DownloadManager
     var limits = FeedLimits()
     var timeout: Double = 60
@@ -19,15 +21,15 @@ struct FeedFetcher: Sendable {
     var keepsDocument = false
 
     /// One fetched document.
-    struct Document: Sendable {
-        var data: Data
-        var finalURL: URL
+    package struct Document: Sendable {
+        package var data: Data
+        package var finalURL: URL
         /// Every redirect was 301 or 308: the feed has moved for good.
-        var movedPermanently: Bool
-        var etag: String?
-        var lastModified: String?
+        package var movedPermanently: Bool
+        package var etag: String?
+        package var lastModified: String?
         /// The `Content-Type`, for saying what a document that is not a feed is.
-        var mediaType: String?
+        package var mediaType: String?
     }
 
     enum Outcome: Sendable {
@@ -85,7 +87,7 @@ struct FeedFetcher: Sendable {
     /// transaction (see ``PodcastLibrary``): nothing of the episodes is built here. Only a paged
     /// feed is parsed here too, page by page, to find the next page (see ``walk(_:from:maxPages:)``);
     /// a first page that cannot name a next one (``mayNameNextPage(_:)``) is not.
-    func load(_ url: URL, etag: String? = nil, lastModified: String? = nil, followPages: Bool, maxPages: Int = 100) async throws(FeedError) -> Loaded? {
+    package func load(_ url: URL, etag: String? = nil, lastModified: String? = nil, followPages: Bool, maxPages: Int = 100) async throws(FeedError) -> Loaded? {
         guard case .document(let first) = try await fetch(url, etag: etag, lastModified: lastModified) else { return nil }
         var loaded = Loaded(first: first)
         if followPages, Self.mayNameNextPage(first.data) { try await walk(&loaded, from: url, maxPages: maxPages) }
@@ -96,7 +98,7 @@ struct FeedFetcher: Sendable {
     /// dropped at once) for its next page and for whether it brought anything new: a page that brings
     /// nothing new ends the walk, and so does one that cannot be read, whose error is kept in
     /// ``Loaded/pageError``, the pages before it kept.
-    func walk(_ loaded: inout Loaded, from url: URL, maxPages: Int = 100) async throws(FeedError) {
+    package func walk(_ loaded: inout Loaded, from url: URL, maxPages: Int = 100) async throws(FeedError) {
         loaded.walked = true
         loaded.later = []
         loaded.pageError = nil
@@ -185,17 +187,17 @@ struct FeedFetcher: Sendable {
     }
 
     /// A feed's documents as fetched, not yet parsed into the library.
-    struct Loaded: Sendable {
-        var first: Document
+    package struct Loaded: Sendable {
+        package var first: Document
         /// The pages after the first, in order, when the feed is paged.
-        var later: [Document] = []
+        package var later: [Document] = []
         /// The later pages were looked for (``walk(_:from:maxPages:)``): false when the first page
         /// cannot name a next one, or pages were not to be followed.
-        var walked = false
+        package var walked = false
         /// Why a later page could not be read (its message names the page); the pages before it are kept.
-        var pageError: FeedError?
+        package var pageError: FeedError?
         /// Pages read.
-        var pages: Int { 1 + later.count }
+        package var pages: Int { 1 + later.count }
     }
 }
 

@@ -6,7 +6,7 @@ import MonsoonStore
 /// that was not fetched: ``FeedFetcher/mayNameNextPage(_:)`` ruled that out, so this is only a
 /// safety net. The caller fetches the pages (``FeedFetcher/walk(_:from:maxPages:)``), outside any
 /// transaction, and stores the feed again.
-struct NeedsWalk: Error {}
+package struct NeedsWalk: Error {}
 
 extension PodcastLibrary {
     /// Parses a loaded feed's pages into the library, inside the caller's transaction: the

@@ -27,7 +27,8 @@ public enum NameCollisions {
             self.guid = guid
         }
 
-        var path: String { (folders + [stem]).joined(separator: "/") }
+        /// The folders and the stem, joined with `/`.
+        package var path: String { (folders + [stem]).joined(separator: "/") }
     }
 
     /// Stems an archive's own files have in a podcast's folder (`feed.xml`, `monsoon-manifest.json`,
@@ -37,14 +38,21 @@ public enum NameCollisions {
 
     /// Each candidate's stem, numbered where its path is shared or its stem is reserved.
     public static func resolve(_ candidates: [Candidate]) -> [Int: String] {
-        var taken = Set(candidates.map(\.path))
+        resolve(candidates, around: [])
+    }
+
+    /// Each candidate's stem, numbered where its path is shared, its stem is reserved or its path
+    /// is one of `used` (paths, folders and stem joined with `/`, that files named before have
+    /// for good): the shared library of a cluster names a feed's new episodes around its earlier ones.
+    package static func resolve(_ candidates: [Candidate], around used: Set<String>) -> [Int: String] {
+        var taken = Set(candidates.map(\.path)).union(used)
         var result: [Int: String] = [:]
         for group in Dictionary(grouping: candidates, by: \.path).values {
             let ordered = group.sorted(by: precedes)
-            let reserved = reservedStems.contains(ordered[0].stem.lowercased())
-            if !reserved { result[ordered[0].id] = ordered[0].stem }
+            let plain = !reservedStems.contains(ordered[0].stem.lowercased()) && !used.contains(ordered[0].path)
+            if plain { result[ordered[0].id] = ordered[0].stem }
             var number = 2
-            for candidate in reserved ? ordered[...] : ordered.dropFirst() {
+            for candidate in plain ? ordered.dropFirst() : ordered[...] {
                 // Never onto a name another episode renders to by itself ("Title (2)").
                 var numbered: Candidate
                 repeat {

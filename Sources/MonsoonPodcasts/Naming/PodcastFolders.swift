@@ -13,17 +13,26 @@ import Foundation
 ///
 /// A title with nothing left once cleaned ("." or "..") names the podcast after its feed's
 /// address instead (`feeds.example.com-show-rss`), as a feed without a title is named.
-enum PodcastFolders {
-    struct Podcast {
-        var id: Int
-        var title: String?
-        var feedURL: String?
+///
+/// `package`: the shared library of a cluster names its podcasts' folders the same way.
+package enum PodcastFolders {
+    package struct Podcast {
+        package var id: Int
+        package var title: String?
+        package var feedURL: String?
         /// The name it was given before, if any: kept.
-        var folderName: String? = nil
+        package var folderName: String? = nil
+
+        package init(id: Int, title: String?, feedURL: String?, folderName: String? = nil) {
+            self.id = id
+            self.title = title
+            self.feedURL = feedURL
+            self.folderName = folderName
+        }
     }
 
     /// Each podcast's `{podcast}` value, by id: the one it was given, else a new one of its own.
-    static func names(_ podcasts: [Podcast]) -> [Int: String] {
+    package static func names(_ podcasts: [Podcast]) -> [Int: String] {
         var result: [Int: String] = [:]
         var cleaned: [(id: Int, name: String)] = []
         for podcast in podcasts.sorted(by: { $0.id < $1.id }) {
