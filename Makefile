@@ -13,7 +13,7 @@ BUILD_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libxml2-dev libssl-dev lib
 TEST_PACKAGES := libxml2-utils openssl nginx-light mpv zsh fish systemd chromium man-db groff-base bash-completion postgresql
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build release install install-files uninstall deps test-deps test tsan fuzz soak demo bench bench-quick order clean
+.PHONY: all build release install install-files uninstall deps test-deps test tsan fuzz soak demo bench bench-quick bench-cluster order clean
 
 all: build
 
@@ -143,6 +143,13 @@ bench: release
 # One workload of each kind, smaller, one repetition: a check of a change (under 2 minutes).
 bench-quick: release
 	Benchmarks/bench.sh --quick
+
+# The shared queue under load: 100,000 download jobs over 1,000 hosts, 4 workers of 16 slots,
+# against a PostgreSQL of its own (Benchmarks/cluster_bench.py; CLUSTER_JOBS to change the count).
+CLUSTER_JOBS ?= 100000
+bench-cluster: release
+	$(call apt_install,postgresql)
+	python3 Benchmarks/cluster_bench.py --jobs $(CLUSTER_JOBS)
 
 clean:
 	rm -rf .build

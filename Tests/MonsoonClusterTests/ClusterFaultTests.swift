@@ -66,6 +66,56 @@ import Testing
         return World(servers: servers, url: url, files: files, payload: payload)
     }
 
+    /// The same world as feeds: each host serves its feeds (`/fK/feed.xml`, RSS) whose episodes it
+    /// serves too; nothing is in the database yet (`archive --db` puts it there).
+    /// - Returns: the world (`files` by enclosure URL, not by path: the archive names them) and the feeds' URLs.
+    static func feedWorld(hosts: Int, feedsPerHost: Int, episodesPerFeed: Int, throttle: Int = 1 << 20) async throws -> (World, [URL]) {
+        let postgres = try temporaryPostgres()
+        let servers = try (0..<hosts).map { _ in try TestServer() }
+        var files: [String: String] = [:]
+        var payload = 0
+        var feeds: [URL] = []
+        var counter = 0
+        for (hostIndex, server) in servers.enumerated() {
+            for feedIndex in 0..<feedsPerHost {
+                var items: [TestItem] = []
+                for episode in 0..<episodesPerFeed {
+                    counter += 1
+                    let size = 150_000 + (counter * 7919) % 350_000
+                    var faults: [Fault] = []
+                    if counter % 12 == 0 { faults.append(.status(503, times: 1, retryAfter: "1")) }
+                    if counter % 17 == 0 { faults.append(.dropAfter(bytes: size / 3, times: 1)) }
+                    let body = Body.pattern(size: size, seed: UInt64(counter))
+                    let path = "/f\(feedIndex)/e\(episode).mp3"
+                    server.setRoute(path, Route(body: body, contentType: "audio/mpeg", etag: "\"e\(counter)\"", throttle: throttle, faults: faults))
+                    let url = server.url(path).absoluteString
+                    items.insert(TestItem("g-\(hostIndex)-\(feedIndex)-\(episode)", "Episode \(episode)", url, day: episode % 28 + 1), at: 0)
+                    files[url] = body.sha256Hex()
+                    payload += size
+                }
+                server.setRoute("/f\(feedIndex)/feed.xml", feedRoute(rssFeed(title: "Feed \(hostIndex)-\(feedIndex)", items), etag: "\"feed\"") )
+                feeds.append(server.url("/f\(feedIndex)/feed.xml"))
+            }
+        }
+        let url = try await onThread { try postgres.createDatabase() }
+        return (World(servers: servers, url: url, files: files, payload: payload), feeds)
+    }
+
+    /// Checks the ledger against the files: one row per episode, each file under its path with
+    /// the bytes its enclosure serves, and nothing else in the folder.
+    static func expectLedgerMatches(_ world: World, folder: String) async throws {
+        let rows = try await onThread {
+            try PostgresConnection(world.url).execute("""
+                SELECT l.path, l.sha256, e.enclosure_url FROM monsoon_ledger l JOIN monsoon_episodes e ON e.id = l.episode_id
+                """).rows.map { (try $0.string(0) ?? "", try $0.string(1) ?? "", try $0.string(2) ?? "") }
+        }
+        #expect(rows.count == world.files.count, "each episode completed exactly once")
+        #expect(Set(rows.map(\.2)) == Set(world.files.keys))
+        #expect(rows.allSatisfy { world.files[$0.2] == $0.1 }, "the ledger's SHA-256 is the enclosure's")
+        let onDisk = ClusterWorkerTests.files(under: folder).filter { !$0.key.hasSuffix("monsoon-manifest.json") }
+        #expect(onDisk == Dictionary(uniqueKeysWithValues: rows.map { ($0.0, $0.1) }), "every file byte-exact under its path, nothing else")
+    }
+
     static func worker(_ name: String, _ world: World, folder: String, lease: Int = 6) -> WorkerProcess {
         WorkerProcess(name: name, arguments: ["worker", "--db", world.url, "-o", folder, "-j", "4", "--name", name, "--lease", "\(lease)", "--poll", "0.3"],
                       log: folder + "/../\(name).log")
@@ -90,17 +140,23 @@ import Testing
     /// at random at least 10 times and started again: every file byte-exact, each episode in the
     /// ledger once, no host ever over its limit, and at most 1.2 times the payload sent.
     @Test func workersKilledAtRandomLoseNothingAndRecordNothingTwice() async throws {
-        let world = try await Self.world(hosts: 4, feedsPerHost: 5, episodesPerFeed: 15)
+        let (world, feeds) = try await Self.feedWorld(hosts: 4, feedsPerHost: 5, episodesPerFeed: 15)
         defer { world.stop() }
         let base = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: base) }   // a leftover folder in /tmp harms nothing
         let folder = base + "/archive"
+        // Two archives of the same feeds at once: one refresh per feed, one download per episode.
+        let archives = (0..<2).map { index in
+            WorkerProcess(name: "archive\(index)", arguments: ["archive", "--db", world.url, "--quiet"] + feeds.map(\.absoluteString), log: base + "/archive\(index).log")
+        }
+        for archive in archives { try archive.start() }
+        for archive in archives { #expect(try await archive.wait() == 0, "\(archive.output)") }
         let workers = ["w1", "w2", "w3"].map { Self.worker($0, world, folder: folder) }
         for worker in workers { try worker.start() }
         var kills = 0
         var generator = SystemRandomNumberGenerator()
         let deadline = Date().addingTimeInterval(240)
-        while try await Self.ledger(world.url).completed < world.files.count {
+        while try await Self.ledger(world.url).completed < world.files.count + feeds.count {
             guard Date() < deadline else {
                 throw PostgresTestError("not done in time: \(try await Self.ledger(world.url)); \(workers.map(\.output).joined(separator: "\n"))")
             }
@@ -117,17 +173,17 @@ import Testing
             #expect(status == 0, "\(worker.name) ended with \(status):\n\(worker.output)")
         }
         #expect(kills >= 10)
-        let ledger = try await Self.ledger(world.url)
-        #expect(ledger.rows == world.files.count && ledger.jobs == world.files.count, "each episode completed exactly once")
-        #expect(ClusterWorkerTests.files(under: folder) == world.files, "every file byte-exact, nothing else")
+        let jobs = try await onThread {
+            try PostgresConnection(world.url).execute("SELECT kind, count(*) FROM monsoon_jobs GROUP BY kind ORDER BY kind").rows.map { [try $0.string(0) ?? "", "\(try $0.int(1) ?? -1)"] }
+        }
+        #expect(jobs == [["download", "\(world.files.count)"], ["refresh", "\(feeds.count)"]])
+        try await Self.expectLedgerMatches(world, folder: folder)
         for server in world.servers {
             #expect(server.maxConcurrentRequests <= 2, "a host saw \(server.maxConcurrentRequests) requests at once")
         }
-        let sent = world.servers.reduce(0) { $0 + $1.bodyBytesSent }
+        let sent = world.servers.reduce(0) { $0 + $1.bodyBytesSent }   // the feeds' few kilobytes included
         print("cluster crash test: \(kills) kills, \(sent) bytes sent for \(world.payload) (×\(String(format: "%.3f", Double(sent) / Double(world.payload)))), most at once per host: \(world.servers.map(\.maxConcurrentRequests))")
         #expect(Double(sent) <= 1.2 * Double(world.payload), "sent \(sent) bytes for a payload of \(world.payload)")
-        let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: folder + "/.monsoon-work")) ?? []   // no work folder: nothing left
-        #expect(leftovers.isEmpty || leftovers.allSatisfy { $0.hasSuffix(".part") }, "\(leftovers)")
     }
 
     /// A worker paused (SIGSTOP) past its lease while it downloads, then resumed (SIGCONT) after

@@ -93,6 +93,19 @@ final class WorkerProcess: @unchecked Sendable {
         return exitStatus ?? -1
     }
 
+    /// Waits for it to end by itself, and its exit status.
+    func wait(seconds: Double = 60) async throws -> Int32 {
+        let deadline = Date().addingTimeInterval(seconds)
+        while isRunning {
+            guard Date() < deadline else {
+                kill9()
+                throw PostgresTestError("\(name) did not end within \(Int(seconds)) s:\n\(output)")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return exitStatus ?? -1
+    }
+
     var output: String {
         String(decoding: FileManager.default.contents(atPath: log) ?? Data(), as: UTF8.self)
     }

@@ -25,6 +25,8 @@ struct Worker: RunnableCommand {
     @Option("--name", help: "The worker's name in the cluster (default: the host's name and the process id).", valueName: "name") var name: String?
     @Option("--lease", help: "Seconds a claim holds a job before another worker may take it (default: 60).", valueName: "seconds") var lease: Double?
     @Option("--poll", help: "Seconds between looks for jobs when no notification comes (default: 2).", valueName: "seconds") var poll: Double?
+    @Flag("--discard", help: "Write nothing: count and hash each body, and record it in the ledger; for measuring.") var discard = false
+    @Flag("--json", help: "At the stop, print the summary as JSON (with the claims' round-trip times).") var json = false
     init() {}
 
     func run(_ context: CommandContext) async throws -> Int32 {
@@ -38,6 +40,7 @@ struct Worker: RunnableCommand {
         configuration.slots = jobs ?? 4
         configuration.leaseSeconds = lease ?? 60
         configuration.pollSeconds = poll ?? 2
+        configuration.discard = discard
         let errors = context.errors
         configuration.report = { errors.line("monsoon: " + $0) }
         let worker = ClusterWorker(configuration: configuration)
@@ -53,7 +56,15 @@ struct Worker: RunnableCommand {
         } catch let error as PostgresError {
             throw error.code == .invalidConnectionString ? CLIError.usage(error.message) : CLIError(message: error.message)
         }
-        if !global.quiet {
+        if json {
+            let sorted = summary.claimSeconds.sorted()
+            func percentile(_ p: Double) -> String {
+                sorted.isEmpty ? "null" : String(format: "%.6f", sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))])
+            }
+            context.output.line("{\"worker\": \(JSONText.string(configuration.name)), \"completed\": \(summary.completed), \"failed\": \(summary.failed), "
+                + "\"lost\": \(summary.lost), \"released\": \(summary.released), \"refreshed\": \(summary.refreshed), \"bytes\": \(summary.bytes), "
+                + "\"adoptedBytes\": \(summary.adoptedBytes), \"claims\": \(sorted.count), \"claimP50\": \(percentile(0.5)), \"claimP99\": \(percentile(0.99))}")
+        } else if !global.quiet {
             context.output.line("Worker \(configuration.name): \(summary.completed) downloaded (\(ByteCount.format(Int(summary.bytes)))), \(summary.refreshed) feeds read, \(summary.failed) failed, \(summary.lost) lost to other workers, \(summary.released) handed back")
         }
         return ExitStatus.success

@@ -18,6 +18,8 @@ public final class ClusterWorker: Sendable {
         case tick
         /// The engine finished (or gave up on) one of the worker's downloads.
         case finished(Download)
+        /// Time to record the downloads that finished (batched over a few milliseconds).
+        case flush
         /// A refresh job's outcome, run in a task of its own.
         case refreshed(Lease, Result<ClusterRefresh.Outcome, Error>)
         case stop

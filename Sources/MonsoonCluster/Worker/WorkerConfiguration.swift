@@ -20,6 +20,9 @@ public struct WorkerConfiguration: Sendable {
     /// How often the worker looks for jobs when no notification wakes it (the only way behind a
     /// transaction pooler, where LISTEN does not work).
     public var pollSeconds: Double = 2
+    /// Write nothing: each body is counted and hashed, and its ledger row records where the file
+    /// would be. For measuring the queue and the network (`make bench-cluster`).
+    public var discard = false
     /// The download engine's settings (retries, timeouts, the disk reserve). Per-host limits are
     /// the cluster's: the engine gets none of its own.
     public var engine = EngineConfiguration()
@@ -53,4 +56,6 @@ public struct WorkerSummary: Sendable, Hashable {
     public var bytes: Int64 = 0
     /// Bytes of parts taken over from earlier holders of the jobs (not fetched again).
     public var adoptedBytes: Int64 = 0
+    /// How long each claim's round trip took, in seconds (those that returned jobs).
+    public var claimSeconds: [Double] = []
 }

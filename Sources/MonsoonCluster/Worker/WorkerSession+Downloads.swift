@@ -16,7 +16,9 @@ extension WorkerSession {
         // The extension is the server's answer's (its final URL's, else its media type's), as a
         // local archive names files; a part taken over from an earlier holder keeps the one it has.
         let destination: DownloadRequest.Destination
-        if let adopted = adoptPart(of: job, as: id) {
+        if configuration.discard {
+            destination = .discard(checksum: true)
+        } else if let adopted = adoptPart(of: job, as: id) {
             summary.adoptedBytes += Int64(adopted.bytes)
             destination = .file(adopted.destination)
         } else {
@@ -80,60 +82,107 @@ extension WorkerSession {
         }
     }
 
-    /// The engine is done with a download: publish and record it, or report its failure.
-    func finished(_ download: Download) async {
+    /// The engine is done with a download: it is recorded with the others that finish meanwhile
+    /// (within 20 ms), in one round trip for all of them.
+    func finished(_ download: Download) {
         guard let lease = leaseOfDownload[download.id], held[lease] != nil else { return }   // lost meanwhile: dropped already
         held[lease]?.finished = download
-        await settle(lease)
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        let events = self.events
+        Task {
+            try? await Task.sleep(for: .milliseconds(20))   // never cancelled: the flush only comes sooner
+            events.yield(.flush)
+        }
     }
 
-    /// Records a finished download in the database (retried at each tick while it cannot be).
-    func settle(_ lease: Lease) async {
-        guard let entry = held[lease], let download = entry.finished, connected else { return }
-        if download.status == .failed {
-            let recorded: Bool? = switch JobFailure(download.lastError) {
-            case .permanent(let reason): database { try $0.fail(lease, reason: reason) }
-            case .transient(let reason, let seconds): database { try $0.retryLater(lease, after: seconds, reason: reason) }
+    /// Records every finished download (retried at each tick while the database is away).
+    /// Failures one by one (they are few); completed ones in batches: one renewal fences them
+    /// all before their files take their names (a worker whose lease was lost, paused or cut
+    /// off, publishes nothing, and its file goes), then one statement completes them and
+    /// writes their ledger rows.
+    func settleFinished() async {
+        guard connected else { return }
+        var fence: [Lease] = []
+        var records: [Lease] = []
+        for (lease, entry) in held {
+            guard let download = entry.finished else { continue }
+            if entry.ledger != nil {
+                records.append(lease)   // in place already: only its record is missing
+            } else if download.status == .failed {
+                await settleFailure(lease, download)
+            } else if configuration.discard {
+                held[lease]?.ledger = LedgerEntry(lease: lease, path: entry.job.path ?? "", size: Int64(download.bytes), sha256: download.checksum ?? "",
+                                                  finalURL: download.finalURL, etag: download.etag, lastModified: download.lastModified, node: configuration.node)
+                records.append(lease)
+            } else {
+                fence.append(lease)
             }
-            guard let recorded else { return }   // the database is away: again at the next tick
-            if !recorded { summary.lost += 1 } else { summary.failed += 1 }
-            await forget(lease)
-            return
         }
-        guard let work = download.filePath, let stem = entry.job.path else { return await forget(lease) }
-        let ext = (work as NSString).pathExtension
-        let path = ext.isEmpty ? stem : stem + "." + ext
-        // Fenced before the file takes its name: a worker whose lease was lost (it was paused,
-        // cut off) publishes nothing, and its file goes.
-        guard let renewed = database({ try $0.renew([lease], bytes: summary.bytes, speed: nil) }) else { return }
-        guard renewed.contains(lease) else {
-            unlink(work)
-            summary.lost += 1
-            report("lost \(lease) before recording it: its file was dropped (the job runs elsewhere)")
-            return await forget(lease)
+        if !fence.isEmpty {
+            guard let renewed = database({ try $0.renew(fence, bytes: summary.bytes, speed: nil) }) else { return }
+            for lease in fence {
+                if let ledger = publish(lease, renewed: renewed.contains(lease)) {
+                    held[lease]?.ledger = ledger
+                    records.append(lease)
+                } else {
+                    await forget(lease)
+                }
+            }
         }
-        let size = Int64(download.bytes)
-        do {
-            let sha256 = try FileDigest.sha256(ofFile: work)
-            _ = try FilePublisher.publish(work, to: path, under: configuration.folder, sha256: sha256)
-            let ledger = LedgerEntry(lease: lease, path: path, size: size, sha256: sha256, finalURL: download.finalURL,
-                                     etag: download.etag, lastModified: download.lastModified, node: configuration.node)
-            guard let completed = database({ try $0.complete([ledger]) }) else { return }
+        let entries = records.compactMap { held[$0]?.ledger }
+        guard !entries.isEmpty, let completed = database({ try $0.complete(entries) }) else { return }
+        for lease in records {
+            guard let entry = held[lease], let ledger = entry.ledger else { continue }
             if completed.contains(lease) {
                 summary.completed += 1
-                summary.bytes += size
+                summary.bytes += ledger.size
+                if let feed = entry.job.feedID { dirtyFeeds.insert(feed) }
             } else {
                 // Lost between the renewal and the commit: the file under its name holds the right
                 // bytes; whoever runs the job next finds them there and records them.
                 summary.lost += 1
             }
-            learnAnsweredHost(entry.job, finalURL: download.finalURL)
+            learnAnsweredHost(entry.job, finalURL: ledger.finalURL)
+            await forget(lease)
+        }
+    }
+
+    /// Puts a finished download's file under its archive name, if its lease still holds.
+    /// - Returns: its ledger row; nil when it was dropped (lease lost) or could not be put in
+    ///   place (the job then waits to run again).
+    func publish(_ lease: Lease, renewed: Bool) -> LedgerEntry? {
+        guard let entry = held[lease], let download = entry.finished, let work = download.filePath, let stem = entry.job.path else { return nil }
+        guard renewed else {
+            unlink(work)
+            summary.lost += 1
+            report("lost \(lease) before recording it: its file was dropped (the job runs elsewhere)")
+            return nil
+        }
+        let ext = (work as NSString).pathExtension
+        let path = ext.isEmpty ? stem : stem + "." + ext
+        do {
+            let sha256 = try FileDigest.sha256(ofFile: work)
+            _ = try FilePublisher.publish(work, to: path, under: configuration.folder, sha256: sha256)
+            return LedgerEntry(lease: lease, path: path, size: Int64(download.bytes), sha256: sha256, finalURL: download.finalURL,
+                               etag: download.etag, lastModified: download.lastModified, node: configuration.node)
         } catch {
             let reason = "\(error)"
             database { _ = try $0.retryLater(lease, after: 120, reason: reason) }
             unlink(work)
             summary.failed += 1
+            return nil
         }
+    }
+
+    /// A download the engine gave up on: failed for good, or back in the queue for later.
+    func settleFailure(_ lease: Lease, _ download: Download) async {
+        let recorded: Bool? = switch JobFailure(download.lastError) {
+        case .permanent(let reason): database { try $0.fail(lease, reason: reason) }
+        case .transient(let reason, let seconds): database { try $0.retryLater(lease, after: seconds, reason: reason) }
+        }
+        guard let recorded else { return }   // the database is away: again at the next tick
+        if !recorded { summary.lost += 1 } else { summary.failed += 1 }
         await forget(lease)
     }
 

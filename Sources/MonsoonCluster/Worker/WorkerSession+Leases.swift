@@ -11,7 +11,7 @@ extension WorkerSession {
         if connected, now - lastRenewal >= renewalInterval { await renewAll() }
         if !held.isEmpty, ContinuousClock.now - lastRenewal >= fenceAfter { await fence() }
         guard connected else { return }
-        for (lease, entry) in held where entry.finished != nil { await settle(lease) }
+        await settleFinished()
         if now - lastMaintenance >= renewalInterval {
             lastMaintenance = now
             database { try $0.reapExpiredLeases() }

@@ -13,6 +13,9 @@ final class WorkerSession {
         /// The engine's answer, kept while the database cannot take it (retried at each tick
         /// until the lease would be lost).
         var finished: Download?
+        /// Its ledger row once its file is in place (or, discarding, counted): only its record
+        /// is missing then, should the database be away.
+        var ledger: LedgerEntry?
     }
 
     let configuration: WorkerConfiguration
@@ -31,6 +34,10 @@ final class WorkerSession {
     var summary = WorkerSummary()
     var bytesAtLastRenewal: Int64 = 0
     var stopping = false
+    /// A flush of finished downloads is on its way (`finished`).
+    var flushScheduled = false
+    /// Feeds with files recorded since their manifests were last written.
+    var dirtyFeeds: Set<Int64> = []
 
     var workFolder: String { configuration.folder + "/.monsoon-work" }
     var renewalInterval: Duration { .milliseconds(Int(configuration.leaseSeconds * 250)) }
@@ -88,7 +95,10 @@ final class WorkerSession {
             case .tick:
                 await maintain()
             case .finished(let download):
-                await finished(download)
+                finished(download)
+            case .flush:
+                flushScheduled = false
+                await settleFinished()
                 await claimMore()
             case .refreshed(let lease, let result):
                 settleRefresh(lease, result)
@@ -114,7 +124,11 @@ final class WorkerSession {
         // A suspect (its worker died while it ran) runs alone: if it kills this worker too, it
         // takes no other job's attempt with it.
         var claimed = held.isEmpty ? database({ try $0.claim(slots: 1, suspects: true) }) ?? [] : []
-        if claimed.isEmpty, let plain = database({ try $0.claim(slots: free) }) { claimed = plain }
+        if claimed.isEmpty {
+            let started = ContinuousClock.now
+            if let plain = database({ try $0.claim(slots: free) }) { claimed = plain }
+            if !claimed.isEmpty { summary.claimSeconds.append((ContinuousClock.now - started).seconds) }
+        }
         if !claimed.isEmpty { lastRenewal = min(lastRenewal, .now) }
         for job in claimed {
             held[job.lease] = Held(job: job)
@@ -206,4 +220,9 @@ final class WorkerSession {
     func report(_ message: String) {
         configuration.report("worker \(configuration.name): \(message)")
     }
+}
+
+extension Duration {
+    /// The duration in seconds, as a Double.
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

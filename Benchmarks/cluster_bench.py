@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""`make bench-cluster`: the shared queue in PostgreSQL under load (Benchmarks/README.md).
+
+A PostgreSQL 15 of its own (initdb into a temporary folder, default durability: fsync and
+synchronous commits on), the loopback test server's small bodies, and N download jobs over
+1,000 hosts (2 connections each, the default), run by 4 `monsoon worker --discard -j 16`
+processes. Measures jobs completed per second, the claims' round-trip times (p50, p99),
+PostgreSQL's CPU time and WAL bytes per job; then again with 20 hosts holding half the jobs.
+"""
+import argparse
+import json
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.environ.get("MONSOON_BUILD", os.path.join(ROOT, ".build", "release"))
+MONSOON = os.path.join(BUILD, "monsoon")
+SERVER = os.path.join(BUILD, "monsoon-testserver")
+
+
+def pg_bin():
+    versions = sorted(int(v) for v in os.listdir("/usr/lib/postgresql") if v.isdigit())
+    return f"/usr/lib/postgresql/{versions[-1]}/bin"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Postgres:
+    """A server of its own in a temporary folder, as the `postgres` user when run as root."""
+
+    def __init__(self):
+        self.folder = tempfile.mkdtemp(prefix="monsoon-bench-pg-")
+        self.port = free_port()
+        self.as_user = []
+        if os.geteuid() == 0:
+            os.chown(self.folder, pwd.getpwnam("postgres").pw_uid, -1)
+            self.as_user = ["runuser", "-u", "postgres", "--"]
+        self.run("initdb", "-D", self.folder + "/data", "--auth=trust", "-U", "monsoon", "--encoding=UTF8", "--locale=C")
+        options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c max_connections=200 -c shared_buffers=256MB"
+        self.run("pg_ctl", "-D", self.folder + "/data", "-o", options, "-w", "-l", self.folder + "/server.log", "start")
+        with open(self.folder + "/data/postmaster.pid") as pid_file:
+            self.pid = int(pid_file.readline())
+
+    def run(self, program, *arguments):
+        subprocess.run(self.as_user + [os.path.join(pg_bin(), program), *arguments], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=self.folder)
+
+    def url(self, database):
+        return f"postgresql://monsoon@127.0.0.1:{self.port}/{database}"
+
+    def sql(self, database, statement):
+        result = subprocess.run(["psql", "-qAtX", "-v", "ON_ERROR_STOP=1", self.url(database), "-c", statement],
+                                check=True, capture_output=True, text=True)
+        return result.stdout.strip()
+
+    def cpu_seconds(self):
+        """The postmaster's CPU time and its reaped children's (every backend that ended)."""
+        fields = open(f"/proc/{self.pid}/stat").read().rsplit(")", 1)[1].split()
+        ticks = os.sysconf("SC_CLK_TCK")
+        return sum(int(fields[i]) for i in (11, 12, 13, 14)) / ticks
+
+    def stop(self):
+        try:
+            self.run("pg_ctl", "-D", self.folder + "/data", "-m", "fast", "-w", "stop")
+        finally:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def run_case(pg, server_url, name, jobs, hosts, workers, slots):
+    database = "bench_" + "".join(c if c.isalnum() else "_" for c in name)
+    pg.sql("postgres", f"CREATE DATABASE {database}")
+    url = pg.url(database)
+    subprocess.run([MONSOON, "cluster", "init", "--db", url, "--quiet"], check=True)
+    # One feed, an episode and a download job each; the host column is what politeness counts.
+    pg.sql(database, f"""
+        INSERT INTO monsoon_feeds (url, folder) VALUES ('{server_url}/feed.xml', 'bench');
+        INSERT INTO monsoon_episodes (feed_id, identity, enclosure_url, file_name)
+          SELECT 1, 'g' || g, '{server_url}/file1.bin', 'e' || g FROM generate_series(1, {jobs}) g;
+        INSERT INTO monsoon_jobs (kind, key, feed_id, episode_id, host, priority)
+          SELECT 'download', 'episode:' || id, 1, id, {hosts}, id FROM monsoon_episodes;
+        """)
+    # Every body comes from the one server: let it take every worker's connections (the hosts
+    # the jobs name are what the claims limit).
+    answered = server_url.split("//", 1)[1]
+    subprocess.run([MONSOON, "cluster", "host", answered, "--max-connections", "1000", "--quiet", "--db", url], check=True)
+    pg.sql(database, "CHECKPOINT")
+    wal_before = pg.sql(database, "SELECT pg_current_wal_lsn()")
+    cpu_before = pg.cpu_seconds()
+    folder = tempfile.mkdtemp(prefix="monsoon-bench-out-")
+    started = time.monotonic()
+    processes = [subprocess.Popen([MONSOON, "worker", "--db", url, "-o", folder, "--discard", "-j", str(slots), "--json",
+                                   "--name", f"bench{i}", "--poll", "0.5"], stdout=subprocess.PIPE, text=True)
+                 for i in range(workers)]
+    first = None
+    while True:
+        done = int(pg.sql(database, "SELECT count(*) FROM monsoon_jobs WHERE state = 'completed'"))
+        if first is None and done > 0:
+            first = time.monotonic()
+        if done >= jobs:
+            break
+        failed = int(pg.sql(database, "SELECT count(*) FROM monsoon_jobs WHERE state IN ('failed', 'dead')"))
+        if failed:
+            raise SystemExit(f"{failed} jobs failed: {pg.sql(database, 'SELECT last_error FROM monsoon_jobs WHERE last_error IS NOT NULL LIMIT 1')}")
+        time.sleep(0.2)
+    elapsed = time.monotonic() - started
+    summaries = []
+    for process in processes:
+        process.send_signal(signal.SIGTERM)
+    for process in processes:
+        out, _ = process.communicate(timeout=60)
+        summaries.append(json.loads(out.strip().splitlines()[-1]))
+    cpu = pg.cpu_seconds() - cpu_before
+    wal = int(pg.sql(database, f"SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '{wal_before}')"))
+    shutil.rmtree(folder, ignore_errors=True)
+    p50 = sorted(s["claimP50"] for s in summaries if s["claimP50"] is not None)
+    p99 = [s["claimP99"] for s in summaries if s["claimP99"] is not None]
+    return {
+        "case": name, "jobs": jobs, "seconds": elapsed, "jobsPerSecond": jobs / elapsed,
+        "claims": sum(s["claims"] for s in summaries),
+        "claimP50ms": 1000 * p50[len(p50) // 2] if p50 else None,
+        "claimP99ms": 1000 * max(p99) if p99 else None,
+        "postgresCPUmsPerJob": 1000 * cpu / jobs, "walBytesPerJob": wal / jobs,
+        "completedPerWorker": [s["completed"] for s in summaries],
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--jobs", type=int, default=100_000)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--slots", type=int, default=16)
+    parser.add_argument("--json", action="store_true")
+    arguments = parser.parse_args()
+    for binary in (MONSOON, SERVER):
+        if not os.access(binary, os.X_OK):
+            raise SystemExit(f"{binary} is missing: run make release (make bench-cluster does)")
+    server = subprocess.Popen([SERVER, "--generate", "1", "--size", "4k"], stdout=subprocess.PIPE, text=True)
+    server_url = server.stdout.readline().strip()
+    pg = Postgres()
+    results = []
+    try:
+        spread = "'h' || (id % 1000)"
+        skewed = "CASE WHEN id % 2 = 0 THEN 'h' || (id % 20) ELSE 'h' || (20 + id % 980) END"
+        for name, hosts in (("1000 hosts", spread), ("20 hosts hold half", skewed)):
+            results.append(run_case(pg, server_url, name, arguments.jobs, hosts, arguments.workers, arguments.slots))
+    finally:
+        pg.stop()
+        server.terminate()
+    if arguments.json:
+        print(json.dumps(results, indent=2))
+        return
+    print(f"{arguments.jobs} download jobs, {arguments.workers} workers x {arguments.slots} slots, 2 connections per host, "
+          f"4 KiB bodies, PostgreSQL {pg_bin().split('/')[-2]} with fsync and synchronous commits on")
+    print(f"{'case':<20} {'jobs/s':>8} {'claims':>7} {'claim p50':>10} {'claim p99':>10} {'PG CPU/job':>11} {'WAL/job':>9}")
+    for r in results:
+        print(f"{r['case']:<20} {r['jobsPerSecond']:>8.0f} {r['claims']:>7} {r['claimP50ms']:>8.2f}ms {r['claimP99ms']:>8.2f}ms "
+              f"{r['postgresCPUmsPerJob']:>9.3f}ms {r['walBytesPerJob']:>7.0f} B")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
