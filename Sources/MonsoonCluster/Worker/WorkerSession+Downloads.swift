@@ -110,6 +110,7 @@ extension WorkerSession {
             if completed.contains(lease) {
                 summary.completed += 1
                 summary.bytes += size
+                if let feed = entry.job.feedID { dirtyFeeds.insert(feed) }
             } else {
                 // Lost between the renewal and the commit: the file under its name holds the right
                 // bytes; whoever runs the job next finds them there and records them.

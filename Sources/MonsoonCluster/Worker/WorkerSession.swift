@@ -30,6 +30,9 @@ final class WorkerSession {
     var lastMaintenance = ContinuousClock.now - .seconds(3600)
     var summary = WorkerSummary()
     var bytesAtLastRenewal: Int64 = 0
+    /// Feeds with downloads recorded since their manifests were last written.
+    var dirtyFeeds = Set<Int64>()
+    var lastManifests = ContinuousClock.now - .seconds(3600)
     var stopping = false
 
     var workFolder: String { configuration.folder + "/.monsoon-work" }
@@ -101,6 +104,11 @@ final class WorkerSession {
         forwarder.cancel()
         _ = await manager.shutdown()   // its failures to save concern a queue in memory: none
         listener.stop()
+        writeManifests()
+        if !dirtyFeeds.isEmpty {
+            let feeds = dirtyFeeds.count == 1 ? "1 feed" : "\(dirtyFeeds.count) feeds"
+            report("stopped without the manifest of \(feeds); each is written when a worker next records a download of its feed")
+        }
         database { try $0.unregister() }
         return summary
     }
