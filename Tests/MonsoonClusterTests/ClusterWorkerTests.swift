@@ -71,7 +71,7 @@ import Testing
         let walker = FileManager.default.enumerator(atPath: folder)
         while let path = walker?.nextObject() as? String {
             var isFolder: ObjCBool = false
-            guard !path.hasPrefix(".monsoon-work"), !(path as NSString).lastPathComponent.contains(Manifest.fileName),
+            guard !path.hasPrefix(".monsoon-work"), !ClusterVerifier.isManifest((path as NSString).lastPathComponent),
                   FileManager.default.fileExists(atPath: folder + "/" + path, isDirectory: &isFolder), !isFolder.boolValue else { continue }
             found[path] = try? FileDigest.sha256(ofFile: folder + "/" + path)
         }
@@ -99,6 +99,8 @@ import Testing
         #expect(Set(manifest.files.compactMap(\.worker)).isSubset(of: ["w1", "w2"]) && Set(manifest.files.compactMap(\.node)) == ["test-node"])
         let verify = await ClusterCommandTests.monsoon(["verify", folder])
         #expect(verify.status == 0 && verify.errors == "monsoon: verified 12 files in 1 folder: all as listed\n", "\(verify)")
+        let ledger = await ClusterCommandTests.monsoon(["verify", "--db", url, folder])
+        #expect(ledger.status == 0 && ledger.errors == "monsoon: verified 12 files in 1 folder: all as listed\n", "\(ledger)")
         #expect(server.maxConcurrentRequests <= 2, "the host's limit (2 by default) held across both workers")
         #expect(server.bodyBytesSent == bodies.keys.count * 200_000 + (0..<12).reduce(0) { $0 + $1 * 1000 }, "every byte sent once")
         try await onThread {

@@ -43,12 +43,7 @@ final class WorkerSession {
         self.configuration = configuration
         self.events = events
         connection = try PostgresConnection(configuration.database)
-        let version = try ClusterSchema.version(of: connection)
-        guard version == ClusterSchema.latestVersion else {
-            throw PostgresError(code: .newerSchema, message: version > ClusterSchema.latestVersion
-                ? "the database's schema is version \(version), newer than this Monsoon's (\(ClusterSchema.latestVersion)): upgrade Monsoon on this machine"
-                : "the database has no cluster schema (or an older one): run 'monsoon cluster init --db …' first")
-        }
+        try ClusterSchema.requireCurrent(connection)
         queue = JobQueue(connection: connection, worker: configuration.name, leaseSeconds: configuration.leaseSeconds)
         var engine = configuration.engine
         engine.maxConcurrentDownloads = max(1, configuration.slots)
