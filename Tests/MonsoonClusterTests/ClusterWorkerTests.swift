@@ -1,7 +1,9 @@
 import Foundation
 @testable import MonsoonCluster
 import MonsoonEngine
+import MonsoonPodcasts
 import MonsoonTestServer
+import Synchronization
 import Testing
 
 /// Workers against a real PostgreSQL and the loopback test server: files under their archive
@@ -62,12 +64,15 @@ import Testing
         }
     }
 
+    /// The files under `folder` and their SHA-256, the work folder and the manifests aside (a
+    /// worker killed while it wrote one may leave its temporary file).
     static func files(under folder: String) -> [String: String] {
         var found: [String: String] = [:]
         let walker = FileManager.default.enumerator(atPath: folder)
         while let path = walker?.nextObject() as? String {
             var isFolder: ObjCBool = false
-            guard !path.hasPrefix(".monsoon-work"), FileManager.default.fileExists(atPath: folder + "/" + path, isDirectory: &isFolder), !isFolder.boolValue else { continue }
+            guard !path.hasPrefix(".monsoon-work"), !ClusterVerifier.isManifest((path as NSString).lastPathComponent),
+                  FileManager.default.fileExists(atPath: folder + "/" + path, isDirectory: &isFolder), !isFolder.boolValue else { continue }
             found[path] = try? FileDigest.sha256(ofFile: folder + "/" + path)
         }
         return found
@@ -88,6 +93,14 @@ import Testing
         for run in runs { completed += try await run.value.completed }
         #expect(completed == 12)
         #expect(Self.files(under: folder) == bodies, "every file byte-exact under its archive name, and nothing else")
+        // The workers wrote the folder's manifest from the ledger as they stopped: `verify` finds it all as listed.
+        let manifest = try Manifest.read(in: folder + "/Show")
+        #expect(Dictionary(uniqueKeysWithValues: manifest.files.map { ("Show/" + $0.file, $0.sha256) }) == bodies)
+        #expect(Set(manifest.files.compactMap(\.worker)).isSubset(of: ["w1", "w2"]) && Set(manifest.files.compactMap(\.node)) == ["test-node"])
+        let verify = await ClusterCommandTests.monsoon(["verify", folder])
+        #expect(verify.status == 0 && verify.errors == "monsoon: verified 12 files in 1 folder: all as listed\n", "\(verify)")
+        let ledger = await ClusterCommandTests.monsoon(["verify", "--db", url, folder])
+        #expect(ledger.status == 0 && ledger.errors == "monsoon: verified 12 files in 1 folder: all as listed\n", "\(ledger)")
         #expect(server.maxConcurrentRequests <= 2, "the host's limit (2 by default) held across both workers")
         #expect(server.bodyBytesSent == bodies.keys.count * 200_000 + (0..<12).reduce(0) { $0 + $1 * 1000 }, "every byte sent once")
         try await onThread {
@@ -99,6 +112,30 @@ import Testing
             #expect(try connection.execute("SELECT count(*) FROM monsoon_workers WHERE stopped_at IS NOT NULL").first?.int(0) == 2)
             #expect(try connection.execute("SELECT sum(running) FROM monsoon_hosts").first?.int(0) == 0)
         }
+    }
+
+    /// A manifest that cannot be written (a folder stands at its name) is reported, and tried
+    /// again until the worker stops; no job waits for it or fails for it.
+    @Test func aManifestThatCannotBeWrittenFailsNoJob() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (url, bodies) = try await Self.catalogue(server, episodes: 2)
+        let folder = NSTemporaryDirectory() + "monsoon-worker-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }   // a leftover folder in /tmp harms nothing
+        try FileManager.default.createDirectory(atPath: folder + "/Show/" + Manifest.fileName, withIntermediateDirectories: true)
+        let reports = Reports()
+        var configuration = Self.configuration(url, folder: folder, name: "w1")
+        configuration.report = { line in reports.lines.withLock { $0.append(line) } }
+        let worker = ClusterWorker(configuration: configuration)
+        let run = Task { try await worker.run() }
+        try await Self.waitForJobs(url, in: ["completed"])
+        worker.stop()
+        let summary = try await run.value
+        #expect(summary.completed == 2 && summary.failed == 0)
+        #expect(Self.files(under: folder) == bodies)
+        let lines = reports.lines.withLock { $0 }
+        #expect(lines.contains { $0.hasPrefix("worker w1: cannot write \(folder)/Show/\(Manifest.fileName): ") }, "\(lines)")
+        #expect(lines.last == "worker w1: stopped without the manifest of 1 feed; each is written when a worker next records a download of its feed", "\(lines)")
     }
 
     /// A file the server refuses (404) ends its job failed, with the reason; the others complete.
@@ -122,4 +159,9 @@ import Testing
         }
         #expect(Self.files(under: folder).count == 2)
     }
+}
+
+/// What a worker reported, one line each.
+final class Reports: Sendable {
+    let lines = Mutex<[String]>([])
 }

@@ -1,4 +1,5 @@
 import Foundation
+import MonsoonCluster
 import MonsoonPodcasts
 
 /// `monsoon verify [DIR]`: re-hash an archive against its manifests.
@@ -14,14 +15,37 @@ struct Verify: RunnableCommand {
             as it is. Exit status: 0 when every file is as listed (after repairs), 1 otherwise \
             (also when DIR is not a folder).
 
+            With --db, DIR is the folder cluster workers download into (their -o) and the \
+            cluster's ledger is what the files are checked against, not the manifests: each file \
+            the ledger lists (with --node, those downloaded on that machine only) must be there \
+            with its size and SHA-256, and, without --node, each file there must be listed \
+            (.monsoon-work and the manifests aside). Only --db switches to the ledger: \
+            MONSOON_DB is not read here.
+
               monsoon verify ~/Archive
               monsoon verify ~/Archive --repair
+              monsoon verify --db postgresql://db.example.com/monsoon /srv/archive
             """)
     @OptionGroup var global: GlobalOptions
     @Flag("--json", help: "Print JSON: folders, checked, missing, changed, extra, links (with --repair: repaired, notRepaired).") var json = false
     @Flag("--repair", help: "Fetch missing and changed files again; each replaces its file only when its SHA-256 is the manifest's.") var repair = false
-    @Argument(help: "The archive root or a podcast's folder.", valueName: "dir") var directory: String?
+    @Option("--db", help: "Check DIR, the workers' folder, against the ledger in this PostgreSQL database (a postgresql:// URL or key=value pairs).",
+            valueName: "url") var db: String?
+    @Option("--node", help: "With --db: only the files the ledger says this machine downloaded (extra files are not looked for).",
+            valueName: "name") var node: String?
+    @Argument(help: "The archive root or a podcast's folder (with --db: the workers' folder).", valueName: "dir") var directory: String?
     init() {}
+
+    mutating func validate() throws {
+        guard let db else {
+            if node != nil { throw ValidationError("--node works with --db only") }
+            return
+        }
+        if db.isEmpty { throw ValidationError("--db needs the database's URL") }
+        if repair { throw ValidationError("--repair works with manifests; run it without --db") }
+        if directory == nil { throw ValidationError("give the workers' folder: monsoon verify --db URL DIR") }
+        if node?.isEmpty == true { throw ValidationError("--node needs a machine's name") }
+    }
 
     func run(_ context: CommandContext) async throws -> Int32 {
         let folder = try directory.map(context.absolutePath) ?? EpisodeSession.open(global, context: context).settingsRoot()
@@ -33,7 +57,14 @@ struct Verify: RunnableCommand {
         guard isFolder.boolValue else { throw CLIError(message: "not a folder: \(folder); give the archive's folder or a podcast's") }
         let report: ArchiveVerifier.Report
         do {
-            report = try ArchiveVerifier.verify(folder)
+            if let db {
+                var database = ClusterDatabase()
+                database.url = db
+                let node = self.node
+                report = try await database.withConnection(context) { try ClusterVerifier.verify(folder, node: node, on: $0) }
+            } else {
+                report = try ArchiveVerifier.verify(folder)
+            }
         } catch let error as EpisodeFileError {
             throw CLIError(message: error.message)
         }

@@ -16,6 +16,9 @@ extension ClusterSchema {
     /// and an episode's file name (its path in that folder, without the extension the server
     /// decides) is no other episode's of the feed. The shared library chooses them so; the
     /// unique indexes make a mistake an error rather than two downloads into one file.
+    ///
+    /// The ledger's paths are indexed for `verify --db`, which reads it in pages in their order
+    /// and looks up the files it finds.
     static let version1 = """
         CREATE TABLE monsoon_feeds (id bigserial PRIMARY KEY, url text NOT NULL UNIQUE, title text, etag text, last_modified text,
           folder text, rules jsonb NOT NULL DEFAULT '{}'::jsonb, added_at timestamptz NOT NULL DEFAULT now(), refreshed_at timestamptz);
@@ -46,6 +49,7 @@ extension ClusterSchema {
         CREATE TABLE monsoon_ledger (job_id bigint PRIMARY KEY REFERENCES monsoon_jobs ON DELETE CASCADE, episode_id bigint,
           path text NOT NULL, size bigint NOT NULL, sha256 text NOT NULL, final_url text, etag text, last_modified text,
           worker text NOT NULL, node text NOT NULL, lease_token bigint NOT NULL, completed_at timestamptz NOT NULL DEFAULT now());
+        CREATE INDEX monsoon_ledger_path ON monsoon_ledger (path);
         """
 
     /// Each host's count of jobs ready (available) and running, kept by the database itself in

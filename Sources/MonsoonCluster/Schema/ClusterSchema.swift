@@ -36,6 +36,18 @@ public enum ClusterSchema {
         return try connection.execute("SELECT coalesce(max(version), 0) FROM monsoon_schema").first?.int(0) ?? 0
     }
 
+    /// Refuses a database whose schema is not this build's: none or an older one (`cluster init`
+    /// brings it up), or a newer one (this Monsoon is too old for it). Reads only.
+    /// - Throws: `PostgresError` `.newerSchema` saying which, and what to do.
+    public static func requireCurrent(_ connection: PostgresConnection) throws(PostgresError) {
+        let version = try version(of: connection)
+        guard version == latestVersion else {
+            throw PostgresError(code: .newerSchema, message: version > latestVersion
+                ? "the database's schema is version \(version), newer than this Monsoon's (\(latestVersion)): upgrade Monsoon on this machine"
+                : "the database has no cluster schema (or an older one): run 'monsoon cluster init --db …' first")
+        }
+    }
+
     /// Applies the steps the database has not had, each in its own transaction.
     ///
     /// - Throws: `PostgresError`: `.newerSchema` for a database a newer Monsoon made, or the

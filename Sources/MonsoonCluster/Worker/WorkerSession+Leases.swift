@@ -12,11 +12,26 @@ extension WorkerSession {
         if !held.isEmpty, ContinuousClock.now - lastRenewal >= fenceAfter { await fence() }
         guard connected else { return }
         await settleFinished()
+        if now - lastManifests >= Self.manifestInterval { writeManifests() }
         if now - lastMaintenance >= renewalInterval {
             lastMaintenance = now
             database { try $0.reapExpiredLeases() }
             database { try $0.promoteDueJobs() }
             sweepWorkFolder()
+        }
+    }
+
+    /// How often, at the most, the manifests of the feeds it downloaded into are written.
+    static let manifestInterval: Duration = .seconds(10)
+
+    /// Writes the manifest of each feed with downloads recorded since its last one. A manifest
+    /// that cannot be written is reported and tried again at the next turn; no job waits for it.
+    func writeManifests() {
+        guard !dirtyFeeds.isEmpty, connected else { return }
+        lastManifests = .now
+        for feed in dirtyFeeds.sorted() {
+            // A failure is reported (its message names the manifest) and the feed stays to do.
+            if database({ try ClusterManifests.write(feeds: [feed], root: configuration.folder, on: $0.connection) }) != nil { dirtyFeeds.remove(feed) }
         }
     }
 

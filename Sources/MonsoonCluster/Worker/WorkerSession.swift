@@ -33,11 +33,12 @@ final class WorkerSession {
     var lastMaintenance = ContinuousClock.now - .seconds(3600)
     var summary = WorkerSummary()
     var bytesAtLastRenewal: Int64 = 0
+    /// Feeds with downloads recorded since their manifests were last written.
+    var dirtyFeeds = Set<Int64>()
+    var lastManifests = ContinuousClock.now - .seconds(3600)
     var stopping = false
     /// A flush of finished downloads is on its way (`finished`).
     var flushScheduled = false
-    /// Feeds with files recorded since their manifests were last written.
-    var dirtyFeeds: Set<Int64> = []
 
     var workFolder: String { configuration.folder + "/.monsoon-work" }
     var renewalInterval: Duration { .milliseconds(Int(configuration.leaseSeconds * 250)) }
@@ -47,12 +48,7 @@ final class WorkerSession {
         self.configuration = configuration
         self.events = events
         connection = try PostgresConnection(configuration.database)
-        let version = try ClusterSchema.version(of: connection)
-        guard version == ClusterSchema.latestVersion else {
-            throw PostgresError(code: .newerSchema, message: version > ClusterSchema.latestVersion
-                ? "the database's schema is version \(version), newer than this Monsoon's (\(ClusterSchema.latestVersion)): upgrade Monsoon on this machine"
-                : "the database has no cluster schema (or an older one): run 'monsoon cluster init --db …' first")
-        }
+        try ClusterSchema.requireCurrent(connection)
         queue = JobQueue(connection: connection, worker: configuration.name, leaseSeconds: configuration.leaseSeconds)
         var engine = configuration.engine
         engine.maxConcurrentDownloads = max(1, configuration.slots)
@@ -111,6 +107,11 @@ final class WorkerSession {
         forwarder.cancel()
         _ = await manager.shutdown()   // its failures to save concern a queue in memory: none
         listener.stop()
+        writeManifests()
+        if !dirtyFeeds.isEmpty {
+            let feeds = dirtyFeeds.count == 1 ? "1 feed" : "\(dirtyFeeds.count) feeds"
+            report("stopped without the manifest of \(feeds); each is written when a worker next records a download of its feed")
+        }
         database { try $0.unregister() }
         return summary
     }

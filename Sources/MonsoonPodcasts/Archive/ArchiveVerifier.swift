@@ -19,6 +19,9 @@ public enum ArchiveVerifier {
         /// file elsewhere would pass for the file), listed or not.
         public var links: [String] = []
 
+        /// An empty report, to be filled in.
+        public init() {}
+
         /// True when nothing is missing, changed, extra or a link.
         public var isClean: Bool { missing.isEmpty && changed.isEmpty && extra.isEmpty && links.isEmpty }
     }

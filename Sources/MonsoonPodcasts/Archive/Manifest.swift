@@ -31,6 +31,30 @@ public struct Manifest: Codable, Sendable, Equatable {
         public var lastModified: String?
         /// When it was downloaded (ISO 8601, UTC).
         public var downloaded: String?
+        /// For an episode a cluster worker downloaded: the worker's name (`monsoon worker --name`).
+        /// Absent from a local archive's manifest, and from one written before it was added.
+        public var worker: String?
+        /// For an episode a cluster worker downloaded: the machine it ran on.
+        public var node: String?
+
+        /// An entry for `file`, of `kind`, with `size` bytes of SHA-256 `sha256`.
+        public init(kind: String, file: String, size: Int, sha256: String, guid: String? = nil, title: String? = nil,
+                    sourceURL: String? = nil, finalURL: String? = nil, etag: String? = nil, lastModified: String? = nil,
+                    downloaded: String? = nil, worker: String? = nil, node: String? = nil) {
+            self.kind = kind
+            self.file = file
+            self.size = size
+            self.sha256 = sha256
+            self.guid = guid
+            self.title = title
+            self.sourceURL = sourceURL
+            self.finalURL = finalURL
+            self.etag = etag
+            self.lastModified = lastModified
+            self.downloaded = downloaded
+            self.worker = worker
+            self.node = node
+        }
     }
 
     /// The podcast's name: its title, else one made from its feed URL.
@@ -41,6 +65,14 @@ public struct Manifest: Codable, Sendable, Equatable {
     public var generated: String
     /// The files: downloaded episodes, oldest first, then the extras.
     public var files: [Entry]
+
+    /// The manifest of `podcast`'s folder, read from `feedURL`, written at `generated`.
+    public init(podcast: String, feedURL: String, generated: String, files: [Entry]) {
+        self.podcast = podcast
+        self.feedURL = feedURL
+        self.generated = generated
+        self.files = files
+    }
 
     /// Reads the manifest in `folder`.
     public static func read(in folder: String) throws -> Manifest {
@@ -68,7 +100,7 @@ public struct Manifest: Codable, Sendable, Equatable {
 
     /// A relative path to something inside its folder: no leading `/`, no `..`, no NUL, and not the
     /// folder itself (`.`, `./`, found by fuzzing: `verify` listed the folder as a missing file).
-    static func isInside(_ file: String) -> Bool {
+    package static func isInside(_ file: String) -> Bool {
         let parts = file.split(separator: "/")
         return !file.hasPrefix("/") && !file.contains("\0") && !parts.contains("..") && parts.contains { $0 != "." }
     }
@@ -83,7 +115,8 @@ public struct Manifest: Codable, Sendable, Equatable {
         try AtomicFile.write(data, to: path, mode: 0o644)
     }
 
-    static func timestamp(_ date: Date) -> String { UTCDate.iso(date) }
+    /// How a manifest writes a moment (`generated`, `downloaded`): ISO 8601 to the second, in UTC.
+    public static func timestamp(_ date: Date) -> String { UTCDate.iso(date) }
 
     /// This manifest, with every file of `earlier` it does not list itself kept as `earlier` had it.
     ///
