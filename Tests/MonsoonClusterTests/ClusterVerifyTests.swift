@@ -74,7 +74,7 @@ import Testing
         let reports = try await onThread {
             let connection = try PostgresConnection(fixture.url)
             for index in 0..<7 { try fixture.record("e\(index).mp3", body: "episode \(index)", on: connection) }
-            try fixture.record("e3.mp3", body: "episode 3, again", identity: "again", on: connection)
+            try fixture.record("e3.mp3", body: "episode 3, again", on: connection)   // the same episode recorded again: its newest row counts
             try fixture.record("e7.mp3", body: "never here", write: false, on: connection)
             try fixture.write("Show/x.mp3", Data("extra".utf8))
             return try [1, 2, 3, 10_000].map { try ClusterVerifier.verify(fixture.root, node: nil, on: connection, pageSize: $0) }
