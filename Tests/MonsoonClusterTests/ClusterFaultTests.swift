@@ -309,4 +309,38 @@ import Testing
         #expect(attempts == [5])
         #expect(ClusterWorkerTests.files(under: folder).count == world.files.count - 1)
     }
+
+    /// The database unreachable for longer than a lease: every worker stops its transfers (it
+    /// fences itself: its late completions would be refused), and once the database is back the
+    /// jobs run again and each completes exactly once.
+    @Test func aDatabaseAwayLongerThanALeaseFencesTheWorkers() async throws {
+        let world = try await Self.world(hosts: 2, feedsPerHost: 1, episodesPerFeed: 12, throttle: 150_000)
+        defer { world.stop() }
+        let base = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: base) }   // a leftover folder in /tmp harms nothing
+        let folder = base + "/archive"
+        let workers = ["d1", "d2"].map { Self.worker($0, world, folder: folder, lease: 4) }
+        for worker in workers { try worker.start() }
+        let deadline = Date().addingTimeInterval(120)
+        while try await Self.ledger(world.url).completed < 2 {
+            guard Date() < deadline else { throw PostgresTestError("no progress before the database went away") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let postgres = try temporaryPostgres()
+        try await onThread { try postgres.stopServer() }
+        // Twice the lease: every worker has fenced itself by then.
+        try await Task.sleep(for: .seconds(8))
+        try await onThread { try postgres.startServer() }
+        while try await Self.ledger(world.url).completed < world.files.count {
+            guard Date() < deadline else {
+                throw PostgresTestError("not done after the database came back: \(try await Self.ledger(world.url)); \(workers.map(\.output).joined(separator: "\n"))")
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        for worker in workers { #expect(try await worker.stop() == 0) }
+        #expect(workers.contains { $0.output.contains("could not renew its leases") }, "a worker with jobs fenced itself: \(workers.map(\.output))")
+        let ledger = try await Self.ledger(world.url)
+        #expect(ledger.rows == world.files.count && ledger.jobs == world.files.count)
+        #expect(ClusterWorkerTests.files(under: folder) == world.files)
+    }
 }

@@ -76,6 +76,16 @@ final class TemporaryPostgres: Sendable {
         try Self.run(["pg_ctl", "-D", data, "-m", immediate ? "immediate" : "fast", "-w", "-t", "60", "-l", serverLog, "restart"], in: folder)
     }
 
+    /// Stops the server as a crash would (its folder kept): connections break, nothing answers.
+    func stopServer() throws {
+        try Self.run(["pg_ctl", "-D", data, "-m", "immediate", "-w", "stop"], in: folder)
+    }
+
+    /// Starts the server stopped by `stopServer` again, on the same port.
+    func startServer() throws {
+        try Self.run(["pg_ctl", "-D", data, "-o", Self.options(port: port, folder: folder), "-w", "-t", "60", "-l", serverLog, "start"], in: folder)
+    }
+
     /// Stops the server and deletes its folder; the second call does nothing.
     func stop() {
         let first = stopped.withLock { done in
@@ -90,7 +100,7 @@ final class TemporaryPostgres: Sendable {
     private static func start(folder: String) throws -> Int {
         for _ in 0..<5 {
             let port = try freePort()
-            let options = "-p \(port) -k \(folder) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+            let options = Self.options(port: port, folder: folder)
             do {
                 try run(["pg_ctl", "-D", folder + "/data", "-o", options, "-w", "-t", "60", "-l", folder + "/server.log", "start"], in: folder)
                 return port
@@ -100,6 +110,11 @@ final class TemporaryPostgres: Sendable {
             }
         }
         throw PostgresTestError("no free port for PostgreSQL after 5 tries")
+    }
+
+    /// The server's options: a test's server needs no durability against power cuts.
+    static func options(port: Int, folder: String) -> String {
+        "-p \(port) -k \(folder) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
     }
 
     /// Stops the server of `folder`, if one runs, and deletes the folder.

@@ -22,7 +22,7 @@ struct Worker: RunnableCommand {
     @OptionGroup var database: ClusterDatabase
     @Option("-o", "--out", help: "The folder files land in, under the archive's names (required).", valueName: "dir") var out: String?
     @Option("-j", "--jobs", help: "Jobs at once (default: 4).", valueName: "n") var jobs: Int?
-    @Option("--name", help: "The worker's name in the cluster (default: the host's name and the process id).", valueName: "name") var name: String?
+    @Option("--name", help: "The worker's name in the cluster, unique (default: the host's name, the process id and a random number).", valueName: "name") var name: String?
     @Option("--lease", help: "Seconds a claim holds a job before another worker may take it (default: 60).", valueName: "seconds") var lease: Double?
     @Option("--poll", help: "Seconds between looks for jobs when no notification comes (default: 2).", valueName: "seconds") var poll: Double?
     @Flag("--discard", help: "Write nothing: count and hash each body, and record it in the ledger; for measuring.") var discard = false
@@ -36,7 +36,7 @@ struct Worker: RunnableCommand {
         if let poll, !(poll > 0 && poll <= 600) { throw CLIError.usage("--poll takes more than 0 and up to 600 seconds") }
         let host = ProcessInfo.processInfo.hostName
         var configuration = WorkerConfiguration(database: try database.connectionString(context), folder: context.absolutePath(out),
-                                                name: name ?? "\(host)-\(getpid())", node: host)
+                                                name: name ?? "\(host)-\(getpid())-\(String(UInt16.random(in: .min ... .max), radix: 16))", node: host)
         configuration.slots = jobs ?? 4
         configuration.leaseSeconds = lease ?? 60
         configuration.pollSeconds = poll ?? 2

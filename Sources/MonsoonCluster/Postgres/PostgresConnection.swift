@@ -26,11 +26,13 @@ public final class PostgresConnection {
     /// - Parameter connectTimeout: how long to wait for the server, in seconds, when neither the
     ///   string (`connect_timeout`) nor `PGCONNECT_TIMEOUT` says: libpq would wait for the system's
     ///   TCP timeout, minutes, for a host that does not answer.
-    public init(_ connectionString: String = "", connectTimeout: Int = 10) throws(PostgresError) {
+    /// - Parameter settings: more of libpq's keywords (`keepalives_idle`, `tcp_user_timeout` …), as
+    ///   defaults the string may override.
+    public init(_ connectionString: String = "", connectTimeout: Int = 10, settings: [(String, String)] = []) throws(PostgresError) {
         let string = PostgresConnectionString(connectionString)
         try Self.validate(string)
         // The string is expanded in place of dbname, after the defaults here, so what it sets wins.
-        var options: [(String, String)] = [("fallback_application_name", "monsoon")]
+        var options: [(String, String)] = [("fallback_application_name", "monsoon")] + settings
         if getenv("PGCONNECT_TIMEOUT") == nil { options.append(("connect_timeout", String(connectTimeout))) }
         options.append(("dbname", connectionString))
         let connection = Self.withCStringPointers(options.map(\.0) + [nil]) { keywords in

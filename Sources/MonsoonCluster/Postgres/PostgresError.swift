@@ -42,6 +42,8 @@ public struct PostgresError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let invalidValue = Code(rawValue: "invalidValue")
         /// The database's schema was made by a newer Monsoon.
         public static let newerSchema = Code(rawValue: "newerSchema")
+        /// A live worker has the name a worker was started with.
+        public static let nameInUse = Code(rawValue: "nameInUse")
     }
 
     /// What failed, for programs.

@@ -58,7 +58,7 @@ public struct ClusterAdmin {
     public func retry(_ selection: JobSelection) throws(PostgresError) -> Int {
         try change(selection, from: [.failed, .dead, .scheduled], set: """
             state = 'available', run_at = now(), finished_at = NULL,
-            attempts = CASE WHEN j.state = 'scheduled' THEN j.attempts ELSE 0 END,
+            attempts = CASE WHEN j.state = 'scheduled' THEN j.attempts ELSE 0 END, crashes = CASE WHEN j.state = 'scheduled' THEN j.crashes ELSE 0 END,
             last_error = CASE WHEN j.state = 'scheduled' THEN j.last_error END
             """, notifies: true)
     }

@@ -14,10 +14,11 @@ extension JobQueue {
     /// locked the same way. Hosts take turns (the one that started longest ago first); within a
     /// host, and across the claim, jobs go by priority, then due time, then id.
     ///
-    /// A job whose worker died while it ran (a crash, or a lease that ran out) is a suspect: it
-    /// may be what killed the worker. Suspects are claimed only with `suspects`, one at a time,
-    /// by a worker that runs nothing else, so a job that kills its worker takes no other job's
-    /// attempts with it; the others are claimed without.
+    /// A job whose workers died twice while it ran (crashes, or leases that ran out) is a
+    /// suspect: it may be what killed them. Suspects are claimed only with `suspects`, one at a
+    /// time, by a worker that runs nothing else, so a job that kills its workers takes at most
+    /// one other attempt of each job that ran beside it once; the others are claimed without.
+    /// (Once is not enough: a database away longer than a lease takes back every running job.)
     public func claim(slots: Int, suspects: Bool = false) throws(PostgresError) -> [ClaimedJob] {
         guard slots > 0 else { return [] }
         let rows = try connection.execute(Self.claimSQL, [suspects ? 1 : slots, worker, leaseSeconds, suspects])
@@ -33,7 +34,7 @@ extension JobQueue {
                                    attempt: attempt, feedID: try row.int64("feed_id"), episodeID: try row.int64("episode_id"),
                                    url: try row.string("url") ?? "", etag: try row.string("etag"), lastModified: try row.string("last_modified"),
                                    expectedLength: try row.int64("enclosure_length"), path: try row.string("path"),
-                                   maxBytes: try row.int64("max_bytes"), isSuspect: (try row.int("crashes") ?? 0) > 0))
+                                   maxBytes: try row.int64("max_bytes"), isSuspect: (try row.int("crashes") ?? 0) >= 2))
         }
         return jobs
     }
@@ -105,6 +106,9 @@ extension JobQueue {
             WHERE ready > 0 AND running < max_connections
               AND (held_until IS NULL OR held_until <= now())
               AND (min_interval_ms = 0 OR last_start IS NULL OR last_start <= now() - min_interval_ms * interval '1 millisecond')
+              -- Only hosts with a job this claim may take: hosts of suspects alone never fill
+              -- an ordinary claim's places, nor the other way round.
+              AND EXISTS (SELECT 1 FROM monsoon_jobs j WHERE j.state = 'available' AND j.host = monsoon_hosts.host AND (j.crashes >= 2) = $4)
             ORDER BY last_start NULLS FIRST, host
             LIMIT $1
             FOR UPDATE SKIP LOCKED
@@ -112,7 +116,7 @@ extension JobQueue {
             SELECT j.id, j.host, j.answered_host, j.priority, j.run_at
             FROM candidate_hosts c CROSS JOIN LATERAL (
                 SELECT id, host, answered_host, priority, run_at FROM monsoon_jobs
-                WHERE state = 'available' AND host = c.host AND (crashes > 0) = $4
+                WHERE state = 'available' AND host = c.host AND (crashes >= 2) = $4
                 ORDER BY priority, run_at, id
                 LIMIT CASE WHEN c.spaced THEN 1 ELSE least(c.free, $1) END
                 FOR UPDATE SKIP LOCKED

@@ -62,7 +62,7 @@ extension JobQueue {
         let jobs = jobs.filter { seen.insert($0.key).inserted }
         guard !jobs.isEmpty else { return [] }
         let conflict = rearmingFinished ? """
-            ON CONFLICT (key) DO UPDATE SET state = 'available', run_at = now(), attempts = 0, last_error = NULL, finished_at = NULL
+            ON CONFLICT (key) DO UPDATE SET state = 'available', run_at = now(), attempts = 0, crashes = 0, last_error = NULL, finished_at = NULL
             WHERE monsoon_jobs.state IN ('completed', 'failed', 'dead')
             """ : "ON CONFLICT (key) DO NOTHING"
         return try connection.transaction { () throws(PostgresError) -> Set<String> in

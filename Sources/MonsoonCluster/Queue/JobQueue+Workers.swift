@@ -3,8 +3,21 @@ import Foundation
 extension JobQueue {
     /// Registers the worker (again, after a restart under the same name), and takes back the
     /// jobs a previous process of that name held: it is gone, and its attempts count.
+    ///
+    /// - Throws: `PostgresError` `.nameInUse` when a live worker has the name already: one that
+    ///   renewed within a lease on another node, or a running process of it on this node.
     public func register(node: String) throws(PostgresError) {
         try connection.transaction { () throws(PostgresError) in
+            if let namesake = try connection.execute("""
+                SELECT node, pid, heartbeat_at > now() - $2 * interval '1 second' FROM monsoon_workers WHERE name = $1 AND stopped_at IS NULL FOR UPDATE
+                """, [worker, leaseSeconds]).first, try namesake.bool(2) == true {
+                let other = try namesake.string(0) ?? "", pid = try namesake.int(1) ?? 0
+                // On this node a process that is gone is this worker's previous one (killed): its jobs are taken back below.
+                let alive = other != node || (pid > 0 && (kill(pid_t(pid), 0) == 0 || errno == EPERM))
+                if alive {
+                    throw PostgresError(code: .nameInUse, message: "a worker named \(worker) is running (on \(other), process \(pid)); give this one another --name")
+                }
+            }
             try connection.execute("""
                 INSERT INTO monsoon_workers AS w (name, node, pid) VALUES ($1, $2, $3)
                 ON CONFLICT (name) DO UPDATE SET node = excluded.node, pid = excluded.pid, started_at = now(),

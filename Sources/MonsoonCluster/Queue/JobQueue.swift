@@ -75,7 +75,7 @@ public struct ClaimedJob: Sendable, Hashable {
     public var path: String?
     /// The most bytes the file may have, when the feed's rules say (`archive --max-size`; download).
     public var maxBytes: Int64?
-    /// Whether a worker died while running it before (see `JobQueue.claim(slots:suspects:)`).
+    /// Whether workers died twice while running it (see `JobQueue.claim(slots:suspects:)`).
     public var isSuspect = false
 }
 

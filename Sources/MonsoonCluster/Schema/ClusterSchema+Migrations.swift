@@ -40,6 +40,7 @@ extension ClusterSchema {
           WITH (fillfactor = 80);
         CREATE INDEX monsoon_jobs_ready ON monsoon_jobs (host, priority, run_at, id) WHERE state = 'available';
         CREATE INDEX monsoon_jobs_scheduled ON monsoon_jobs (run_at) WHERE state = 'scheduled';
+        CREATE INDEX monsoon_jobs_suspects ON monsoon_jobs (host) WHERE state = 'available' AND crashes >= 2;
         CREATE INDEX monsoon_jobs_running_host ON monsoon_jobs (host) WHERE state = 'running';
         CREATE INDEX monsoon_jobs_feed ON monsoon_jobs (feed_id);
         CREATE INDEX monsoon_jobs_episode ON monsoon_jobs (episode_id);
@@ -59,13 +60,19 @@ extension ClusterSchema {
     /// redirects ended at; the host's `last_start` is when a job last started there.
     ///
     /// Statement-level triggers with transition tables: one update of each host touched per
-    /// statement, however many jobs it changed. Hosts are written in the order of their names,
-    /// so two statements never wait for each other's rows in a cycle.
+    /// statement that changes a count, however many jobs it changed (a lease renewal changes
+    /// none, and writes no host row). Hosts are written in the order of their names.
     static let counting = ["insert", "update", "delete"].map { kind in
+        // `starts`: a job that became running (not one renewed, nor one moved to another
+        // answered host): only those set a host's `last_start`, so a renewal writes no host row.
         let changes = switch kind {
-        case "insert": "SELECT host, answered_host, state, 1 AS sign FROM new_jobs"
-        case "delete": "SELECT host, answered_host, state, -1 AS sign FROM old_jobs"
-        default: "SELECT host, answered_host, state, 1 AS sign FROM new_jobs UNION ALL SELECT host, answered_host, state, -1 FROM old_jobs"
+        case "insert": "SELECT host, answered_host, state, 1 AS sign, state = 'running' AS starts FROM new_jobs"
+        case "delete": "SELECT host, answered_host, state, -1 AS sign, false AS starts FROM old_jobs"
+        default: """
+            SELECT n.host, n.answered_host, n.state, 1 AS sign, n.state = 'running' AND o.state <> 'running' AS starts
+            FROM new_jobs n JOIN old_jobs o USING (id)
+            UNION ALL SELECT host, answered_host, state, -1, false FROM old_jobs
+            """
         }
         let tables = switch kind {
         case "insert": "NEW TABLE AS new_jobs"
@@ -78,10 +85,10 @@ extension ClusterSchema {
               WITH changes AS (\(changes)),
               per_host AS (
                   SELECT host, sum(sign) FILTER (WHERE state = 'available') AS ready, sum(sign) FILTER (WHERE state = 'running') AS running,
-                         bool_or(sign = 1 AND state = 'running') AS started
+                         bool_or(starts) AS started
                   FROM changes GROUP BY host
                   UNION ALL
-                  SELECT answered_host, NULL, sum(sign) FILTER (WHERE state = 'running'), bool_or(sign = 1 AND state = 'running')
+                  SELECT answered_host, NULL, sum(sign) FILTER (WHERE state = 'running'), bool_or(starts)
                   FROM changes WHERE answered_host IS NOT NULL AND answered_host <> host GROUP BY answered_host
               ), totals AS (
                   SELECT host, coalesce(sum(ready), 0) AS ready, coalesce(sum(running), 0) AS running, coalesce(bool_or(started), false) AS started

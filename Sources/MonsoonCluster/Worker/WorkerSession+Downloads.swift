@@ -109,7 +109,7 @@ extension WorkerSession {
             guard let download = entry.finished else { continue }
             if entry.ledger != nil {
                 records.append(lease)   // in place already: only its record is missing
-            } else if download.status == .failed {
+            } else if download.status == .failed || download.lastError?.code == .notEnoughDiskSpace {
                 await settleFailure(lease, download)
             } else if configuration.discard {
                 held[lease]?.ledger = LedgerEntry(lease: lease, path: entry.job.path ?? "", size: Int64(download.bytes), sha256: download.checksum ?? "",
@@ -177,6 +177,10 @@ extension WorkerSession {
 
     /// A download the engine gave up on: failed for good, or back in the queue for later.
     func settleFailure(_ lease: Lease, _ download: Download) async {
+        // A 429 holds the host for every worker, not only this job.
+        if download.lastError?.httpStatus == 429, let host = ClusterHost.key(of: download.finalURL.flatMap(URL.init(string:)) ?? download.request.url) {
+            database { try $0.hold(host: host, seconds: 60) }
+        }
         let recorded: Bool? = switch JobFailure(download.lastError) {
         case .permanent(let reason): database { try $0.fail(lease, reason: reason) }
         case .transient(let reason, let seconds): database { try $0.retryLater(lease, after: seconds, reason: reason) }
@@ -186,11 +190,17 @@ extension WorkerSession {
         await forget(lease)
     }
 
-    /// Lets go of a job here: its record in the engine, and the lease in memory.
-    func forget(_ lease: Lease) async {
+    /// Lets go of a job here: its refresh is cancelled, its download forgotten by the engine, or,
+    /// when unfinished and `keepingPart`, stopped with its part kept for whoever claims it next.
+    func forget(_ lease: Lease, keepingPart: Bool = false) async {
         guard let entry = held.removeValue(forKey: lease) else { return }
-        if let id = entry.download {
-            leaseOfDownload[id] = nil
+        entry.refresh?.cancel()
+        guard let id = entry.download else { return }
+        leaseOfDownload[id] = nil
+        if keepingPart && entry.finished == nil {
+            // Paused: its part stays on disk (the record stays in this engine's memory, which ends with the worker).
+            try? await manager.pause(id)   // done already, or the engine stopped: nothing runs to stop
+        } else {
             // Gone already (removed at a fence) is fine: nothing is left to forget.
             try? await manager.remove(id, deleteFile: entry.finished == nil)
         }

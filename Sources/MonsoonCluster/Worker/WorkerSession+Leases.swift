@@ -41,13 +41,15 @@ extension WorkerSession {
         // Bytes a second over the period, of files completed in it (what `cluster status` shows).
         let seconds = max(0.001, Double((ContinuousClock.now - lastRenewal).components.seconds))
         let speed = Int64(Double(summary.bytes - bytesAtLastRenewal) / seconds)
+        // The server counts the new lease from its statement's start: so does the fence here.
+        let sent = ContinuousClock.now
         guard let renewed = database({ try $0.renew(leases, bytes: summary.bytes, speed: max(0, speed)) }) else { return }
-        lastRenewal = .now
+        lastRenewal = sent
         bytesAtLastRenewal = summary.bytes
         for lease in leases where !renewed.contains(lease) {
             report("lost \(lease) (paused, or taken back after its lease ran out): its transfer stopped")
             summary.lost += 1
-            await forget(lease)
+            await forget(lease, keepingPart: true)
         }
     }
 
@@ -56,7 +58,7 @@ extension WorkerSession {
     /// write could race the new holder.
     func fence() async {
         let count = held.count
-        for lease in Array(held.keys) { await forget(lease) }
+        for lease in Array(held.keys) { await forget(lease, keepingPart: true) }
         summary.lost += count
         report("could not renew its leases for \(Int(configuration.leaseSeconds * 0.75)) s: stopped its \(count) jobs (they run elsewhere)")
     }

@@ -16,6 +16,8 @@ final class WorkerSession {
         /// Its ledger row once its file is in place (or, discarding, counted): only its record
         /// is missing then, should the database be away.
         var ledger: LedgerEntry?
+        /// A refresh's task, cancelled if the job is lost.
+        var refresh: Task<Void, Never>?
     }
 
     let configuration: WorkerConfiguration
@@ -47,7 +49,7 @@ final class WorkerSession {
     init(configuration: WorkerConfiguration, events: AsyncStream<Event>.Continuation) throws {
         self.configuration = configuration
         self.events = events
-        connection = try PostgresConnection(configuration.database)
+        connection = try PostgresConnection(configuration.database, connectTimeout: Self.quarter(configuration), settings: Self.liveness(configuration))
         try ClusterSchema.requireCurrent(connection)
         queue = JobQueue(connection: connection, worker: configuration.name, leaseSeconds: configuration.leaseSeconds)
         var engine = configuration.engine
@@ -58,12 +60,30 @@ final class WorkerSession {
         try queue.register(node: configuration.node)
     }
 
+    /// A quarter of the lease, in whole seconds (at least 2): how long a connection may take.
+    static func quarter(_ configuration: WorkerConfiguration) -> Int {
+        max(2, Int(configuration.leaseSeconds / 4))
+    }
+
+    /// A dead peer found within a quarter of the lease (keepalives, and a limit on unacknowledged
+    /// sends), and no statement waiting longer: libpq would otherwise wait for the system's TCP
+    /// timeout (a quarter of an hour) on a connection that went half-open, and the worker would
+    /// neither renew nor stop its transfers meanwhile.
+    static func liveness(_ configuration: WorkerConfiguration) -> [(String, String)] {
+        let quarter = quarter(configuration)
+        return [("keepalives", "1"), ("keepalives_idle", String(max(1, quarter / 2))), ("keepalives_interval", "1"), ("keepalives_count", "3"),
+                ("tcp_user_timeout", String(quarter * 1000)), ("options", "-c statement_timeout=\(quarter * 1000) -c lock_timeout=\(quarter * 1000)")]
+    }
+
     func run(_ stream: AsyncStream<Event>) async -> WorkerSummary {
         let events = self.events
         let engineEvents = manager.events([.statusChanged])
         let forwarder = Task {
             for await event in engineEvents {
-                if case .statusChanged(let download) = event, download.status == .completed || download.status == .failed {
+                // Done, given up on, or parked for want of disk space (which this worker lacks,
+                // not the job: another may have room).
+                if case .statusChanged(let download) = event,
+                   download.status == .completed || download.status == .failed || download.lastError?.code == .notEnoughDiskSpace {
                     events.yield(.finished(download))
                 }
             }
@@ -103,9 +123,12 @@ final class WorkerSession {
             if stopping { break }
         }
         timer.cancel()
-        await releaseAll()
-        forwarder.cancel()
+        // What finished is recorded first; then every transfer stops (parts kept, for whoever
+        // claims the jobs next), and only then are the jobs handed back.
+        await settleFinished()
         _ = await manager.shutdown()   // its failures to save concern a queue in memory: none
+        forwarder.cancel()
+        await releaseAll()
         listener.stop()
         writeManifests()
         if !dirtyFeeds.isEmpty {
@@ -130,7 +153,6 @@ final class WorkerSession {
             if let plain = database({ try $0.claim(slots: free) }) { claimed = plain }
             if !claimed.isEmpty { summary.claimSeconds.append((ContinuousClock.now - started).seconds) }
         }
-        if !claimed.isEmpty { lastRenewal = min(lastRenewal, .now) }
         for job in claimed {
             held[job.lease] = Held(job: job)
             switch job.kind {
@@ -146,7 +168,7 @@ final class WorkerSession {
         let events = self.events
         let manager = self.manager
         let (database, name, lease) = (configuration.database, configuration.name, configuration.leaseSeconds)
-        Task {
+        held[job.lease]?.refresh = Task {
             let result = await withTaskExecutorPreference(DatabaseExecutor(label: "monsoon.refresh")) { () async -> Result<ClusterRefresh.Outcome, Error> in
                 do {
                     let queue = JobQueue(connection: try PostgresConnection(database), worker: name, leaseSeconds: lease)
