@@ -86,9 +86,10 @@ install-files:
 uninstall:
 	rm -f $(foreach file,$(INSTALLED),"$(file)")
 
-# Three test processes: the test server's own suites block on curl processes and the
-# feed suites are CPU-bound; kept apart, neither can starve the engine's timing-based
-# suites of Swift's two cooperative threads on a 2-core machine.
+# Four test processes: the test server's own suites block on curl processes, the feed suites
+# are CPU-bound, and the cluster's run PostgreSQL servers and worker processes; kept apart, none
+# can starve the engine's timing-based suites (of Swift's two cooperative threads, or of the
+# machine's two cores).
 test: test-deps
 	$(SWIFT) build --build-tests
 	# The examples: packages that depend on Monsoon by path, as a user's would. Built before the
@@ -100,8 +101,10 @@ test: test-deps
 	sync
 	$(SWIFT) test --skip-build --filter MonsoonTestServerTests
 	$(SWIFT) test --skip-build --filter MonsoonPodcastsTests
-	# Everything else: the engine, the store, the CLI and the cluster (MonsoonClusterTests).
-	$(SWIFT) test --skip-build --skip MonsoonTestServerTests --skip MonsoonPodcastsTests
+	# The engine, the store and the CLI.
+	$(SWIFT) test --skip-build --skip MonsoonTestServerTests --skip MonsoonPodcastsTests --skip MonsoonClusterTests
+	# The cluster's, against PostgreSQL servers of their own and worker processes.
+	$(SWIFT) test --skip-build --filter MonsoonClusterTests
 
 # The engine's tests under ThreadSanitizer.
 tsan: test-deps
