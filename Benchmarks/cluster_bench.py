@@ -48,6 +48,8 @@ class Postgres:
             self.as_user = ["runuser", "-u", "postgres", "--"]
         self.run("initdb", "-D", self.folder + "/data", "--auth=trust", "-U", "monsoon", "--encoding=UTF8", "--locale=C")
         options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c max_connections=200 -c shared_buffers=256MB"
+        if os.environ.get("CLUSTER_STATEMENTS"):
+            options += " -c shared_preload_libraries=pg_stat_statements"
         self.run("pg_ctl", "-D", self.folder + "/data", "-o", options, "-w", "-l", self.folder + "/server.log", "start")
         with open(self.folder + "/data/postmaster.pid") as pid_file:
             self.pid = int(pid_file.readline())
@@ -77,7 +79,7 @@ class Postgres:
             shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def run_case(pg, server_url, name, jobs, hosts, workers, slots):
+def run_case(pg, server_url, port, name, jobs, hosts, workers, slots):
     database = "bench_" + "".join(c if c.isalnum() else "_" for c in name)
     pg.sql("postgres", f"CREATE DATABASE {database}")
     url = pg.url(database)
@@ -85,15 +87,16 @@ def run_case(pg, server_url, name, jobs, hosts, workers, slots):
     # One feed, an episode and a download job each; the host column is what politeness counts.
     pg.sql(database, f"""
         INSERT INTO monsoon_feeds (url, folder) VALUES ('{server_url}/feed.xml', 'bench');
+        CREATE FUNCTION pg_temp.host(n bigint) RETURNS text LANGUAGE sql AS
+          $$ SELECT '127.0.' || (n / 250) || '.' || (n % 250 + 1) || ':{port}' $$;
         INSERT INTO monsoon_episodes (feed_id, identity, enclosure_url, file_name)
-          SELECT 1, 'g' || g, '{server_url}/file1.bin', 'e' || g FROM generate_series(1, {jobs}) g;
+          SELECT 1, 'g' || g, 'http://' || pg_temp.host({hosts}) || '/file1.bin', 'e' || g
+          FROM generate_series(1, {jobs}) g;
         INSERT INTO monsoon_jobs (kind, key, feed_id, episode_id, host, priority)
-          SELECT 'download', 'episode:' || id, 1, id, {hosts}, id FROM monsoon_episodes;
+          SELECT 'download', 'episode:' || id, 1, id, split_part(enclosure_url, '/', 3), id FROM monsoon_episodes;
         """)
-    # Every body comes from the one server: let it take every worker's connections (the hosts
-    # the jobs name are what the claims limit).
-    answered = server_url.split("//", 1)[1]
-    subprocess.run([MONSOON, "cluster", "host", answered, "--max-connections", "1000", "--quiet", "--db", url], check=True)
+    if os.environ.get("CLUSTER_STATEMENTS"):
+        pg.sql(database, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()")
     pg.sql(database, "CHECKPOINT")
     wal_before = pg.sql(database, "SELECT pg_current_wal_lsn()")
     cpu_before = pg.cpu_seconds()
@@ -112,7 +115,7 @@ def run_case(pg, server_url, name, jobs, hosts, workers, slots):
         failed = int(pg.sql(database, "SELECT count(*) FROM monsoon_jobs WHERE state IN ('failed', 'dead')"))
         if failed:
             raise SystemExit(f"{failed} jobs failed: {pg.sql(database, 'SELECT last_error FROM monsoon_jobs WHERE last_error IS NOT NULL LIMIT 1')}")
-        time.sleep(0.2)
+        time.sleep(1)
     elapsed = time.monotonic() - started
     summaries = []
     for process in processes:
@@ -123,6 +126,8 @@ def run_case(pg, server_url, name, jobs, hosts, workers, slots):
     cpu = pg.cpu_seconds() - cpu_before
     wal = int(pg.sql(database, f"SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '{wal_before}')"))
     shutil.rmtree(folder, ignore_errors=True)
+    if os.environ.get("CLUSTER_STATEMENTS"):
+        print(pg.sql(database, "SELECT round(total_exec_time::numeric, 0) || ' ms ' || calls || ' calls: ' || left(regexp_replace(query, '\\s+', ' ', 'g'), 90) FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 12"), file=sys.stderr)
     p50 = sorted(s["claimP50"] for s in summaries if s["claimP50"] is not None)
     p99 = [s["claimP99"] for s in summaries if s["claimP99"] is not None]
     return {
@@ -145,15 +150,17 @@ def main():
     for binary in (MONSOON, SERVER):
         if not os.access(binary, os.X_OK):
             raise SystemExit(f"{binary} is missing: run make release (make bench-cluster does)")
-    server = subprocess.Popen([SERVER, "--generate", "1", "--size", "4k"], stdout=subprocess.PIPE, text=True)
+    # Every address of 127.0.0.0/8 reaches the server: 127.0.X.Y is a host of its own to the workers.
+    server = subprocess.Popen([SERVER, "--generate", "1", "--size", "4k", "--any-address"], stdout=subprocess.PIPE, text=True)
     server_url = server.stdout.readline().strip()
+    port = server_url.rsplit(":", 1)[1]
     pg = Postgres()
     results = []
     try:
-        spread = "'h' || (id % 1000)"
-        skewed = "CASE WHEN id % 2 = 0 THEN 'h' || (id % 20) ELSE 'h' || (20 + id % 980) END"
+        spread = "g % 1000"
+        skewed = "CASE WHEN g % 2 = 0 THEN g % 20 ELSE 20 + g % 980 END"
         for name, hosts in (("1000 hosts", spread), ("20 hosts hold half", skewed)):
-            results.append(run_case(pg, server_url, name, arguments.jobs, hosts, arguments.workers, arguments.slots))
+            results.append(run_case(pg, server_url, port, name, arguments.jobs, hosts, arguments.workers, arguments.slots))
     finally:
         pg.stop()
         server.terminate()

@@ -48,8 +48,8 @@ final class ServerCore: Sendable {
     /// Every server thread is entered here; `stop()` waits for all of them, then joins them.
     private let threads = DispatchGroup()
 
-    init(port: Int) throws {
-        (listener, self.port) = try Socket.listen(port: port)
+    init(port: Int, anyAddress: Bool = false) throws {
+        (listener, self.port) = try Socket.listen(port: port, anyAddress: anyAddress)
     }
 
     // MARK: Threads

@@ -16,15 +16,16 @@ public struct TestServerError: Error, CustomStringConvertible {
 
 /// Thin wrappers over the BSD socket calls the server needs.
 enum Socket {
-    /// A listening TCP socket on 127.0.0.1:`port` (0: ephemeral); returns it and the bound port.
-    static func listen(port: Int) throws -> (fd: Int32, port: Int) {
-        let socket = try bound(port: port)
+    /// A listening TCP socket on 127.0.0.1:`port` (0: ephemeral), or on every address with
+    /// `anyAddress`; returns it and the bound port.
+    static func listen(port: Int, anyAddress: Bool = false) throws -> (fd: Int32, port: Int) {
+        let socket = try bound(port: port, anyAddress: anyAddress)
         guard Glibc.listen(socket.fd, 1024) == 0 else { return try fail("listen", socket.fd) }
         return socket
     }
 
     /// A TCP socket bound to 127.0.0.1:`port` (0: ephemeral), not listening; returns it and the bound port.
-    static func bound(port: Int) throws -> (fd: Int32, port: Int) {
+    static func bound(port: Int, anyAddress: Bool = false) throws -> (fd: Int32, port: Int) {
         guard (0...65535).contains(port) else { throw TestServerError(operation: "port \(port)", code: EINVAL) }
         // CLOEXEC everywhere: tests spawn processes (curl), which must not inherit server sockets.
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -34,7 +35,7 @@ enum Socket {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = in_addr_t(0x7f00_0001).bigEndian
+        address.sin_addr.s_addr = anyAddress ? 0 : in_addr_t(0x7f00_0001).bigEndian
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }

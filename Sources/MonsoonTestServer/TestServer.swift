@@ -21,8 +21,11 @@ public final class TestServer: Sendable {
 
     /// Binds 127.0.0.1 on `port` (0: an ephemeral port) and starts serving at once on background threads.
     /// Throws ``TestServerError`` if the socket cannot be set up (e.g. the port is taken).
-    public init(port: Int = 0) throws {
-        core = try ServerCore(port: port)
+    /// - Parameter anyAddress: bind every address instead: each of 127.0.0.0/8 then reaches the
+    ///   server, a host of its own to a client (`make bench-cluster`'s 1,000 hosts). It is
+    ///   reachable from the network too: only on a machine that is closed to it.
+    public init(port: Int = 0, anyAddress: Bool = false) throws {
+        core = try ServerCore(port: port, anyAddress: anyAddress)
         self.port = core.port
         try core.start()
     }

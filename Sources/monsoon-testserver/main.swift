@@ -1,6 +1,6 @@
 // monsoon-testserver: runs MonsoonTestServer as a process for demos and benchmarks.
 //
-//   monsoon-testserver [--port N] [--dir DIR] [--generate COUNT --size BYTES] [--podcast COUNT --size BYTES] [--throttle BYTES_PER_SEC]
+//   monsoon-testserver [--port N] [--any-address] [--dir DIR] [--generate COUNT --size BYTES] [--podcast COUNT --size BYTES] [--throttle BYTES_PER_SEC]
 //                      [--world FEEDS [--episodes N] [--faults]]
 //
 // Prints one line, the base URL, once listening; serves until SIGINT/SIGTERM, then exits 0.
@@ -13,9 +13,11 @@ import Glibc
 #endif
 
 let usageText = """
-    usage: monsoon-testserver [--port N] [--dir DIR] [--generate COUNT --size BYTES] [--podcast COUNT --size BYTES] [--throttle BYTES_PER_SEC]
+    usage: monsoon-testserver [--port N] [--any-address] [--dir DIR] [--generate COUNT --size BYTES] [--podcast COUNT --size BYTES] [--throttle BYTES_PER_SEC]
                               [--world FEEDS [--episodes N] [--faults]]
       --port N            listen on 127.0.0.1:N (default 0: an ephemeral port)
+      --any-address       listen on every address: each of 127.0.0.0/8 is then a host of its own
+                          to clients (only on a machine closed to the network)
       --dir DIR           serve each regular file in DIR at /<name>
       --generate COUNT    serve COUNT generated files /file1.bin ... /fileCOUNT.bin
       --podcast COUNT     serve a podcast at /feed.xml: COUNT episodes of about --size bytes at
@@ -62,6 +64,7 @@ struct Options {
     var world: Int?
     var episodes = 30
     var faults = false
+    var anyAddress = false
 
     init(arguments: [String]) {
         var rest = arguments[...]
@@ -88,6 +91,8 @@ struct Options {
             case "--episodes":
                 guard let count = Int(value(for: option)), count > 0 else { fail("--episodes needs a positive count") }
                 episodes = count
+            case "--any-address":
+                anyAddress = true
             case "--faults":
                 faults = true
             case "--size":
@@ -118,7 +123,7 @@ pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
 
 let server: TestServer
 do {
-    server = try TestServer(port: options.port)
+    server = try TestServer(port: options.port, anyAddress: options.anyAddress)
 } catch {
     FileHandle.standardError.write(Data("monsoon-testserver: \(error)\n".utf8))
     exit(1)

@@ -12,7 +12,8 @@ extension WorkerSession {
         if !held.isEmpty, ContinuousClock.now - lastRenewal >= fenceAfter { await fence() }
         guard connected else { return }
         await settleFinished()
-        if now - lastManifests >= Self.manifestInterval { writeManifests() }
+        // Discarding, there are no files to list.
+        if !configuration.discard, now - lastManifests >= Self.manifestInterval { writeManifests() }
         if now - lastMaintenance >= renewalInterval {
             lastMaintenance = now
             database { try $0.reapExpiredLeases() }

@@ -130,8 +130,8 @@ final class WorkerSession {
         forwarder.cancel()
         await releaseAll()
         listener.stop()
-        writeManifests()
-        if !dirtyFeeds.isEmpty {
+        if !configuration.discard { writeManifests() }
+        if !configuration.discard, !dirtyFeeds.isEmpty {
             let feeds = dirtyFeeds.count == 1 ? "1 feed" : "\(dirtyFeeds.count) feeds"
             report("stopped without the manifest of \(feeds); each is written when a worker next records a download of its feed")
         }
