@@ -1,5 +1,6 @@
 import Foundation
 import MonsoonCluster
+import MonsoonPodcasts
 
 /// The jobs `cluster pause`, `resume` and `retry` act on: ids, a feed's, or all, exactly one.
 struct ClusterJobSelection: ParsableArguments {
@@ -45,7 +46,7 @@ enum ClusterJobAction: Sendable {
         if selection.all { return (.all, .all) }
         if let reference = selection.feed {
             guard let feed = try admin.feedID(reference) else {
-                throw CLIError(message: Int64(reference) == nil ? "no feed has URL \(reference)" : "no feed has id \(reference)")
+                throw CLIError(message: Int64(reference) == nil ? "no feed has URL \(Redaction.redact(reference))" : "no feed has id \(reference)")
             }
             return (.feed(feed), .feed(feed))
         }
