@@ -108,7 +108,7 @@ extension JobQueue {
               AND (min_interval_ms = 0 OR last_start IS NULL OR last_start <= now() - min_interval_ms * interval '1 millisecond')
               -- Only hosts with a job this claim may take: hosts of suspects alone never fill
               -- an ordinary claim's places, nor the other way round.
-              AND EXISTS (SELECT 1 FROM monsoon_jobs j WHERE j.state = 'available' AND j.host = monsoon_hosts.host AND (j.crashes >= 2) = $4)
+              AND CASE WHEN $4 THEN suspects > 0 ELSE ready > suspects END
             ORDER BY last_start NULLS FIRST, host
             LIMIT $1
             FOR UPDATE SKIP LOCKED

@@ -28,7 +28,7 @@ extension ClusterSchema {
           file_name text, metadata jsonb, UNIQUE (feed_id, identity), UNIQUE (feed_id, file_name));
         CREATE TABLE monsoon_hosts (host text PRIMARY KEY, max_connections integer NOT NULL DEFAULT 2 CHECK (max_connections > 0),
           min_interval_ms integer NOT NULL DEFAULT 0 CHECK (min_interval_ms >= 0), held_until timestamptz, last_start timestamptz,
-          ready integer NOT NULL DEFAULT 0, running integer NOT NULL DEFAULT 0);
+          ready integer NOT NULL DEFAULT 0, running integer NOT NULL DEFAULT 0, suspects integer NOT NULL DEFAULT 0);
         CREATE SEQUENCE monsoon_lease_tokens;
         CREATE TABLE monsoon_jobs (id bigserial PRIMARY KEY, kind text NOT NULL CHECK (kind IN ('refresh','download')),
           key text NOT NULL UNIQUE, feed_id bigint REFERENCES monsoon_feeds ON DELETE CASCADE,
@@ -40,7 +40,6 @@ extension ClusterSchema {
           WITH (fillfactor = 80);
         CREATE INDEX monsoon_jobs_ready ON monsoon_jobs (host, priority, run_at, id) WHERE state = 'available';
         CREATE INDEX monsoon_jobs_scheduled ON monsoon_jobs (run_at) WHERE state = 'scheduled';
-        CREATE INDEX monsoon_jobs_suspects ON monsoon_jobs (host) WHERE state = 'available' AND crashes >= 2;
         CREATE INDEX monsoon_jobs_running_host ON monsoon_jobs (host) WHERE state = 'running';
         CREATE INDEX monsoon_jobs_feed ON monsoon_jobs (feed_id);
         CREATE INDEX monsoon_jobs_episode ON monsoon_jobs (episode_id);
@@ -53,7 +52,8 @@ extension ClusterSchema {
         CREATE INDEX monsoon_ledger_path ON monsoon_ledger (path);
         """
 
-    /// Each host's count of jobs ready (available) and running, kept by the database itself in
+    /// Each host's count of jobs ready (available; `suspects` of them have had their workers die
+    /// twice) and running, kept by the database itself in
     /// the statement that changes the jobs, so they never drift (a counter that workers move by
     /// hand does, when one dies). A claim reads them under the host's row lock: the per-host
     /// limit is exact across workers. A running job counts on its host and on the host its
@@ -66,12 +66,12 @@ extension ClusterSchema {
         // `starts`: a job that became running (not one renewed, nor one moved to another
         // answered host): only those set a host's `last_start`, so a renewal writes no host row.
         let changes = switch kind {
-        case "insert": "SELECT host, answered_host, state, 1 AS sign, state = 'running' AS starts FROM new_jobs"
-        case "delete": "SELECT host, answered_host, state, -1 AS sign, false AS starts FROM old_jobs"
+        case "insert": "SELECT host, answered_host, state, crashes, 1 AS sign, state = 'running' AS starts FROM new_jobs"
+        case "delete": "SELECT host, answered_host, state, crashes, -1 AS sign, false AS starts FROM old_jobs"
         default: """
-            SELECT n.host, n.answered_host, n.state, 1 AS sign, n.state = 'running' AND o.state <> 'running' AS starts
+            SELECT n.host, n.answered_host, n.state, n.crashes, 1 AS sign, n.state = 'running' AND o.state <> 'running' AS starts
             FROM new_jobs n JOIN old_jobs o USING (id)
-            UNION ALL SELECT host, answered_host, state, -1, false FROM old_jobs
+            UNION ALL SELECT host, answered_host, state, crashes, -1, false FROM old_jobs
             """
         }
         let tables = switch kind {
@@ -85,21 +85,22 @@ extension ClusterSchema {
               WITH changes AS (\(changes)),
               per_host AS (
                   SELECT host, sum(sign) FILTER (WHERE state = 'available') AS ready, sum(sign) FILTER (WHERE state = 'running') AS running,
-                         bool_or(starts) AS started
+                         sum(sign) FILTER (WHERE state = 'available' AND crashes >= 2) AS suspects, bool_or(starts) AS started
                   FROM changes GROUP BY host
                   UNION ALL
-                  SELECT answered_host, NULL, sum(sign) FILTER (WHERE state = 'running'), bool_or(starts)
+                  SELECT answered_host, NULL, sum(sign) FILTER (WHERE state = 'running'), NULL, bool_or(starts)
                   FROM changes WHERE answered_host IS NOT NULL AND answered_host <> host GROUP BY answered_host
               ), totals AS (
-                  SELECT host, coalesce(sum(ready), 0) AS ready, coalesce(sum(running), 0) AS running, coalesce(bool_or(started), false) AS started
+                  SELECT host, coalesce(sum(ready), 0) AS ready, coalesce(sum(running), 0) AS running, coalesce(sum(suspects), 0) AS suspects,
+                         coalesce(bool_or(started), false) AS started
                   FROM per_host GROUP BY host
               )
-              INSERT INTO monsoon_hosts AS h (host, ready, running, last_start)
-              SELECT host, ready, running, CASE WHEN started THEN now() END FROM totals
-              WHERE ready <> 0 OR running <> 0 OR started
+              INSERT INTO monsoon_hosts AS h (host, ready, running, suspects, last_start)
+              SELECT host, ready, running, suspects, CASE WHEN started THEN now() END FROM totals
+              WHERE ready <> 0 OR running <> 0 OR suspects <> 0 OR started
               ORDER BY host
               ON CONFLICT (host) DO UPDATE SET ready = h.ready + excluded.ready, running = h.running + excluded.running,
-                  last_start = coalesce(excluded.last_start, h.last_start);
+                  suspects = h.suspects + excluded.suspects, last_start = coalesce(excluded.last_start, h.last_start);
               RETURN NULL;
             END $$;
             CREATE TRIGGER monsoon_jobs_count_\(kind) AFTER \(kind.uppercased()) ON monsoon_jobs
