@@ -159,6 +159,45 @@ import Testing
         }
         #expect(Self.files(under: folder).count == 2)
     }
+
+    /// A tracking redirector in front of a CDN that allows one connection at once: workers look
+    /// where each download goes (a HEAD that follows no redirect) and take a connection on the
+    /// CDN under its row lock before connecting there, so the CDN never sees two at once, even
+    /// for the first downloads, before anything was learned.
+    @Test func theHostARedirectLeadsToKeepsItsLimitFromTheFirstDownload() async throws {
+        let redirector = try TestServer()
+        let cdn = try TestServer()
+        defer { redirector.stop(); cdn.stop() }
+        let (url, bodies) = try await Self.catalogue(redirector, episodes: 10)
+        for index in 0..<10 {
+            let body = Body.pattern(size: 200_000 + index * 1000, seed: UInt64(index + 1))
+            cdn.setRoute("/e/\(index).mp3", Route(body: body, contentType: "audio/mpeg", throttle: 2 << 20))
+            redirector.setRoute("/e/\(index).mp3", Route(body: .bytes([]), faults: [.redirect(to: cdn.url("/e/\(index).mp3").absoluteString)]))
+        }
+        let cdnHost = try #require(ClusterHost.key(of: cdn.url("/")))
+        try await onThread {
+            let queue = JobQueue(connection: try PostgresConnection(url), worker: "setup")
+            try queue.setLimits(host: cdnHost, maxConnections: 1, minIntervalMilliseconds: nil)
+        }
+        let folder = NSTemporaryDirectory() + "monsoon-worker-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }   // a leftover folder in /tmp harms nothing
+        let workers = ["r1", "r2", "r3"].map { ClusterWorker(configuration: Self.configuration(url, folder: folder, name: $0)) }
+        let runs = workers.map { worker in Task { try await worker.run() } }
+        try await Self.waitForJobs(url, in: ["completed"])
+        for worker in workers { worker.stop() }
+        for run in runs { _ = try await run.value }
+        #expect(Self.files(under: folder) == bodies)
+        #expect(cdn.maxConcurrentRequests == 1, "the CDN's limit held across the workers from the first download")
+        #expect(redirector.maxConcurrentRequests <= 2)
+        // A probed download goes where the answer said (a HEAD at the redirector); one sent back for
+        // want of room there is claimed later as counting on the CDN, and asks the redirector again.
+        #expect(Dictionary(grouping: redirector.requests, by: \.path).values.allSatisfy { $0.count <= 2 }, "\(redirector.requests.map { "\($0.method) \($0.path)" })")
+        try await onThread {
+            let connection = try PostgresConnection(url)
+            #expect(try connection.execute("SELECT count(*) FROM monsoon_jobs WHERE answered_host = $1", [cdnHost]).first?.int(0) == 10)
+            #expect(try connection.execute("SELECT redirects FROM monsoon_hosts WHERE host = $1", [ClusterHost.key(of: redirector.url("/")) ?? ""]).first?.bool(0) == true)
+        }
+    }
 }
 
 /// What a worker reported, one line each.

@@ -52,6 +52,26 @@ import Testing
         await manager.shutdown()
     }
 
+    /// Without following: the redirect is the answer (a cluster worker looks where a download
+    /// would go before it connects there); with HEAD, no body either.
+    @Test func aRedirectNotFollowedIsTheAnswer() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        server.setRoute("/temp", Route(body: .bytes([]), faults: [.redirect(to: "http://cdn.example.com/new.mp3", status: 302)]))
+        server.setRoute("/direct", Route(body: .bytes(Array(repeating: 7, count: 1000))))
+        let manager = DownloadManager(configuration: fastConfiguration())
+        var request = FetchRequest(url: server.url("/temp"))
+        request.followsRedirects = false
+        request.headOnly = true
+        let redirect = try await manager.fetch(request)
+        #expect(redirect.status == 302 && redirect.header("Location") == "http://cdn.example.com/new.mp3" && redirect.redirects == [])
+        request.url = server.url("/direct")
+        let direct = try await manager.fetch(request)
+        #expect(direct.status == 200 && direct.body.isEmpty)
+        #expect(server.requests.map(\.method) == ["HEAD", "HEAD"], "nothing followed, no body asked for")
+        await manager.shutdown()
+    }
+
     @Test func aBodyOverTheCapFails() async throws {
         let server = try TestServer()
         defer { server.stop() }

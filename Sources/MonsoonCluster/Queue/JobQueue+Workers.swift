@@ -46,6 +46,22 @@ extension JobQueue {
             """, [worker, PostgresArray(leases.map(\.job))]).affectedRows
     }
 
+    /// Records whether downloads from `host` end at another host, so that workers look where a
+    /// download of that host goes before they connect there (or do not bother).
+    public func noteRedirects(of host: String, _ redirects: Bool) throws(PostgresError) {
+        try connection.execute("UPDATE monsoon_hosts SET redirects = $2 WHERE host = $1 AND redirects IS DISTINCT FROM $2", [host, redirects])
+    }
+
+    /// Records where a running job's redirects lead, without taking a connection there (it
+    /// goes back to the queue next, to be claimed when that host has room). Fenced.
+    public func setAnsweredHost(_ host: String, for lease: Lease) throws(PostgresError) {
+        try connection.transaction { () throws(PostgresError) in
+            try connection.execute("INSERT INTO monsoon_hosts (host) VALUES ($1) ON CONFLICT DO NOTHING", [host])
+            try connection.execute("UPDATE monsoon_jobs SET answered_host = $3 WHERE id = $1 AND lease_token = $2 AND state = 'running'",
+                                   [lease.job, lease.token, host])
+        }
+    }
+
     /// Marks the worker stopped (`cluster status`).
     public func unregister() throws(PostgresError) {
         try connection.execute("UPDATE monsoon_workers SET stopped_at = now(), heartbeat_at = now() WHERE name = $1", [worker])

@@ -77,6 +77,8 @@ public struct ClaimedJob: Sendable, Hashable {
     public var maxBytes: Int64?
     /// Whether workers died twice while running it (see `JobQueue.claim(slots:suspects:)`).
     public var isSuspect = false
+    /// Whether downloads from its host were redirected to another host before (nil: not known yet).
+    public var hostRedirects: Bool?
 }
 
 /// A job's state in the shared queue.

@@ -28,7 +28,7 @@ extension ClusterSchema {
           file_name text, metadata jsonb, UNIQUE (feed_id, identity), UNIQUE (feed_id, file_name));
         CREATE TABLE monsoon_hosts (host text PRIMARY KEY, max_connections integer NOT NULL DEFAULT 2 CHECK (max_connections > 0),
           min_interval_ms integer NOT NULL DEFAULT 0 CHECK (min_interval_ms >= 0), held_until timestamptz, last_start timestamptz,
-          ready integer NOT NULL DEFAULT 0, running integer NOT NULL DEFAULT 0, suspects integer NOT NULL DEFAULT 0);
+          ready integer NOT NULL DEFAULT 0, running integer NOT NULL DEFAULT 0, suspects integer NOT NULL DEFAULT 0, redirects boolean);
         CREATE SEQUENCE monsoon_lease_tokens;
         CREATE TABLE monsoon_jobs (id bigserial PRIMARY KEY, kind text NOT NULL CHECK (kind IN ('refresh','download')),
           key text NOT NULL UNIQUE, feed_id bigint REFERENCES monsoon_feeds ON DELETE CASCADE,

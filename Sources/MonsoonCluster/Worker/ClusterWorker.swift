@@ -22,6 +22,8 @@ public final class ClusterWorker: Sendable {
         case flush
         /// A refresh job's outcome, run in a task of its own.
         case refreshed(Lease, Result<ClusterRefresh.Outcome, Error>)
+        /// Where a download would go: the answer to a HEAD that follows no redirect.
+        case probed(Lease, Result<FetchResponse, DownloadError>)
         case stop
     }
 

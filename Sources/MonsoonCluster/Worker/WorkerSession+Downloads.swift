@@ -5,8 +5,10 @@ extension WorkerSession {
     /// Hands a download job to the engine. Its part is named after the job and the lease's
     /// token, in the worker's work folder: two workers sharing a folder never write the same
     /// part, and a file is only ever published under its archive name by the holder of the lease.
-    func startDownload(_ job: ClaimedJob) async {
-        guard job.path != nil, let url = URL(string: job.url) else {
+    /// - Parameter resolved: where the job's first redirect leads, when a probe found it (the
+    ///   download goes there directly: the redirector has counted its request already).
+    func startDownload(_ job: ClaimedJob, from resolved: URL? = nil) async {
+        guard job.path != nil, let url = resolved ?? URL(string: job.url) else {
             database { _ = try $0.fail(job.lease, reason: "the job has no file name or no valid URL") }
             held[job.lease] = nil
             summary.failed += 1

@@ -116,6 +116,8 @@ final class WorkerSession {
                 flushScheduled = false
                 await settleFinished()
                 await claimMore()
+            case .probed(let lease, let result):
+                await probed(lease, result)
             case .refreshed(let lease, let result):
                 settleRefresh(lease, result)
                 await claimMore()
@@ -156,7 +158,9 @@ final class WorkerSession {
         for job in claimed {
             held[job.lease] = Held(job: job)
             switch job.kind {
-            case .download: await startDownload(job)
+            case .download:
+                // A host that redirects (or not known yet): look where the download goes first.
+                if job.answeredHost == nil, job.hostRedirects != false, !configuration.discard { startProbe(job) } else { await startDownload(job) }
             case .refresh: startRefresh(job)
             }
         }

@@ -94,6 +94,8 @@ extension EngineCore {
             transfer.configure(url: request.url.absoluteString, headers: request.headers, configuration: configuration, bufferSize: Self.fetchBufferSize)
             if request.acceptsCompression { transfer.easy.setString(CURLOPT_ACCEPT_ENCODING, "") }
             transfer.easy.setLong(CURLOPT_TIMEOUT_MS, Int(request.timeout * 1000))
+            if !request.followsRedirects { transfer.easy.setLong(CURLOPT_FOLLOWLOCATION, 0) }
+            if request.headOnly { transfer.easy.setLong(CURLOPT_NOBODY, 1) }
             transfer.head.keepsFields = true
             transfer.maxBytes = request.maxBytes
             transfer.decide = { transfer in transfer.sink = .memory }

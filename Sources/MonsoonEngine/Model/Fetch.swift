@@ -16,6 +16,11 @@ public struct FetchRequest: Sendable, Equatable {
     /// policy. A one-shot fetch the user waits for (`inspect URL`, `add URL`) sets it to false:
     /// the failure is then reported at once instead of after the backoff.
     public var retriesConnectionFailures: Bool
+    /// Follow redirects (http and https only). Without, a redirect is the answer: its status and
+    /// `Location` (a queue shared by machines looks where a download would go before it goes).
+    public var followsRedirects = true
+    /// Ask with HEAD: the answer's status and headers, no body.
+    public var headOnly = false
 
     /// A fetch of `url`: by default at most 50 MiB within 60 seconds, asking for compression.
     public init(url: URL, headers: [String: String] = [:], maxBytes: Int = 50 << 20, timeout: Double = 60, acceptsCompression: Bool = true,
