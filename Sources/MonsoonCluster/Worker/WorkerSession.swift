@@ -18,6 +18,9 @@ final class WorkerSession {
         var ledger: LedgerEntry?
         /// A refresh's task, cancelled if the job is lost.
         var refresh: Task<Void, Never>?
+        /// The URL a probe last asked where the download goes, and how many hops it followed.
+        var probe: URL?
+        var hops = 0
     }
 
     let configuration: WorkerConfiguration
@@ -160,7 +163,7 @@ final class WorkerSession {
             switch job.kind {
             case .download:
                 // A host that redirects (or not known yet): look where the download goes first.
-                if job.answeredHost == nil, job.hostRedirects != false, !configuration.discard { startProbe(job) } else { await startDownload(job) }
+                if job.hostRedirects != false, !configuration.discard { startProbe(job) } else { await startDownload(job) }
             case .refresh: startRefresh(job)
             }
         }
