@@ -152,6 +152,8 @@ import Testing
         for archive in archives { try archive.start() }
         for archive in archives { #expect(try await archive.wait() == 0, "\(archive.output)") }
         let workers = ["w1", "w2", "w3"].map { Self.worker($0, world, folder: folder) }
+        // A failing test must leave no worker behind (it would retry its gone database for ever).
+        defer { for worker in workers { worker.kill9() } }
         for worker in workers { try worker.start() }
         var kills = 0
         var generator = SystemRandomNumberGenerator()
@@ -196,6 +198,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: base) }   // a leftover folder in /tmp harms nothing
         let folder = base + "/archive"
         let stale = Self.worker("stale", world, folder: folder, lease: 4)
+        defer { stale.kill9() }
         try stale.start()
         // Paused once its parts hold bytes: mid-transfer.
         let deadline = Date().addingTimeInterval(30)
@@ -206,6 +209,7 @@ import Testing
         try await Task.sleep(for: .milliseconds(300))
         stale.signal(SIGSTOP)
         let other = Self.worker("other", world, folder: folder, lease: 4)
+        defer { other.kill9() }
         try other.start()
         while try await Self.ledger(world.url).completed < 2 {
             guard Date() < deadline.addingTimeInterval(60) else { throw PostgresTestError("the other worker did not finish:\n\(other.output)") }
@@ -241,6 +245,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: base) }   // a leftover folder in /tmp harms nothing
         let folder = base + "/archive"
         let workers = ["r1", "r2"].map { Self.worker($0, world, folder: folder, lease: 20) }
+        // A failing test must leave no worker behind (it would retry its gone database for ever).
+        defer { for worker in workers { worker.kill9() } }
         for worker in workers { try worker.start() }
         let deadline = Date().addingTimeInterval(120)
         while try await Self.ledger(world.url).completed < 8 {
@@ -275,6 +281,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: base) }   // a leftover folder in /tmp harms nothing
         let folder = base + "/archive"
         let workers = ["p1", "p2"].map { Self.worker($0, world, folder: folder, lease: 6) }
+        // A failing test must leave no worker behind (it would retry its gone database for ever).
+        defer { for worker in workers { worker.kill9() } }
         for worker in workers { try worker.start() }
         var kills = 0
         var killedTokens: Set<Int64> = []
@@ -320,6 +328,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: base) }   // a leftover folder in /tmp harms nothing
         let folder = base + "/archive"
         let workers = ["d1", "d2"].map { Self.worker($0, world, folder: folder, lease: 4) }
+        // A failing test must leave no worker behind (it would retry its gone database for ever).
+        defer { for worker in workers { worker.kill9() } }
         for worker in workers { try worker.start() }
         let deadline = Date().addingTimeInterval(120)
         while try await Self.ledger(world.url).completed < 2 {

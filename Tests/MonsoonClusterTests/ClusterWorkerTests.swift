@@ -87,6 +87,7 @@ import Testing
         let workers = [ClusterWorker(configuration: Self.configuration(url, folder: folder, name: "w1")),
                        ClusterWorker(configuration: Self.configuration(url, folder: folder, name: "w2"))]
         let runs = workers.map { worker in Task { try await worker.run() } }
+        defer { for worker in workers { worker.stop() } }   // a failing test leaves no worker running
         try await Self.waitForJobs(url, in: ["completed"])
         for worker in workers { worker.stop() }
         var completed = 0
@@ -128,6 +129,7 @@ import Testing
         configuration.report = { line in reports.lines.withLock { $0.append(line) } }
         let worker = ClusterWorker(configuration: configuration)
         let run = Task { try await worker.run() }
+        defer { worker.stop() }   // a failing test leaves no worker running
         try await Self.waitForJobs(url, in: ["completed"])
         worker.stop()
         let summary = try await run.value
@@ -148,6 +150,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }   // a leftover folder in /tmp harms nothing
         let worker = ClusterWorker(configuration: Self.configuration(url, folder: folder, name: "w1"))
         let run = Task { try await worker.run() }
+        defer { worker.stop() }   // a failing test leaves no worker running
         try await Self.waitForJobs(url, in: ["completed", "failed"])
         worker.stop()
         let summary = try await run.value
@@ -186,6 +189,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }   // a leftover folder in /tmp harms nothing
         let workers = ["r1", "r2", "r3"].map { ClusterWorker(configuration: Self.configuration(url, folder: folder, name: $0)) }
         let runs = workers.map { worker in Task { try await worker.run() } }
+        defer { for worker in workers { worker.stop() } }   // a failing test leaves no worker running
         try await Self.waitForJobs(url, in: ["completed"])
         for worker in workers { worker.stop() }
         for run in runs { _ = try await run.value }
