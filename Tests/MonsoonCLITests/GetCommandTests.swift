@@ -165,7 +165,7 @@ import MonsoonPodcasts
         let folder = Folder()
         defer { folder.remove(); server.stop() }
         server.recordDeliveries()
-        let body = Body.pattern(size: 4 << 20, seed: 22)
+        let body = Body.pattern(size: 6 << 20, seed: 22)
         server.setRoute("/big.mp3", Route(body: body))
         #expect(await runMonsoon(["config", "set", "limit-rate", "16M"], in: folder.path).status == 0)
         let result = await runMonsoon(["get", "--limit-rate", "1M", "-o", "out", server.url("/big.mp3").absoluteString], in: folder.path)
