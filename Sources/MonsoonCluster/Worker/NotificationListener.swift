@@ -1,4 +1,5 @@
 import Foundation
+import MonsoonEngine
 
 /// A thread with a connection of its own that LISTENs for new jobs and calls `wake` for each
 /// notification. After the connection breaks it connects again (with backoff, up to 30 s) and
@@ -6,10 +7,13 @@ import Foundation
 final class NotificationListener: Sendable {
     private let stopped = Locked(false)
     private let done = DispatchSemaphore(value: 0)
+    /// Ends a wait between two tries to connect at once, at the stop.
+    private let interrupt = DispatchSemaphore(value: 0)
 
     init(database: String, channel: String, wake: @escaping @Sendable () -> Void) {
         let stopped = self.stopped
         let done = self.done
+        let interrupt = self.interrupt
         let thread = Thread {
             var delay = 0.5
             var connection: PostgresConnection?
@@ -28,7 +32,7 @@ final class NotificationListener: Sendable {
                     if let open = connection, !(try open.waitForNotifications(timeout: 1)).isEmpty { wake() }
                 } catch {
                     // Unreachable or broken: polling goes on meanwhile; try again after a while.
-                    Thread.sleep(forTimeInterval: delay)
+                    _ = interrupt.wait(timeout: .now() + delay)   // timed out: time to try again; signalled: stopping
                     delay = min(30, delay * 2)
                 }
             }
@@ -39,22 +43,10 @@ final class NotificationListener: Sendable {
         thread.start()
     }
 
-    /// Stops the thread (within a second) and waits for it.
+    /// Stops the thread and waits for it: within a second, or the end of a connection attempt under way.
     func stop() {
         stopped.withLock { $0 = true }
+        interrupt.signal()
         done.wait()
-    }
-}
-
-/// A value behind a lock, for the few that threads share.
-final class Locked<Value: Sendable>: @unchecked Sendable {
-    // Safe: `value` is only touched under `lock`.
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func withLock<T>(_ body: (inout Value) -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
     }
 }

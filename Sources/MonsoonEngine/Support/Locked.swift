@@ -5,14 +5,14 @@ import Foundation
 /// A pthread mutex rather than `Synchronization.Mutex`: on Linux the latter locks
 /// with raw futexes, which ThreadSanitizer cannot see, so every access under it is
 /// reported as a race and `make tsan` could never be clean.
-final class Locked<Value: Sendable>: @unchecked Sendable {
+package final class Locked<Value: Sendable>: @unchecked Sendable {
     // Safe to share: `value` is only touched inside `withLock`, with `mutex` held,
     // and what leaves the lock is `Sendable`.
     private var value: Value
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     /// A lock around `value`.
-    init(_ value: Value) {
+    package init(_ value: Value) {
         self.value = value
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
@@ -26,7 +26,7 @@ final class Locked<Value: Sendable>: @unchecked Sendable {
 
     /// Runs `body` with the lock held. Keep it short, and never resume a
     /// continuation or call out to unknown code inside it.
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
