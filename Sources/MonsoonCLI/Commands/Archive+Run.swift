@@ -72,6 +72,11 @@ extension Archive {
                                    style: output.json ? .json : .events, summarizes: false)
         reporter.answerFor(requests)
         reporter.countAlreadyThere(extrasThere)
+        // Sidecars and hooks: for what this run downloads, and what earlier runs did (`--write-info-json`
+        // added to an archive writes the missing ones; a hook owed from a killed or failed run runs).
+        let afterDownload = AfterDownload.start(after, home: episodes.home, context: context, reporter: reporter)
+        try afterDownload?.owe(requests.map(\.id))
+        afterDownload?.catchUp(members.flatMap(\.selection.alreadyArchived).map(EpisodeQueue.downloadID(ofEpisode:)))
         // Archived before, but the file is gone: told apart from those still there, with the way back.
         let missing = members.reduce(0) { $0 + $1.selection.missingFromDisk.count }
         let skipped = members.reduce(0) { $0 + $1.selection.alreadyArchived.count } - missing
@@ -279,7 +284,7 @@ extension Archive {
         let speed = Double(transferred) / seconds
         if output.json {
             context.output.line(GetReporter.jsonLine("summary", [
-                ("downloaded", String(tally.completed)), ("skipped", String(skipped + tally.alreadyThere)), ("missing", String(missing)),
+                ("downloaded", String(tally.completed)), ("skipped", String(skipped + tally.alreadyThere - tally.failedThere)), ("missing", String(missing)),
                 ("failed", String(tally.failed)), ("feedsFailed", String(failedFeeds)),
                 ("paused", String(tally.paused)), ("removed", String(tally.removed)), ("waitingForSpace", String(tally.waitingForSpace)),
                 ("interrupted", String(tally.interrupted)), ("notStarted", String(tally.notStarted)), ("bytes", String(bytes)),
@@ -289,7 +294,7 @@ extension Archive {
             return
         }
         guard !global.quiet || tally.failed + failedFeeds > 0 else { return }
-        var line = "archived: \(tally.completed) downloaded, \(skipped + tally.alreadyThere) skipped (already archived), \(tally.failed) failed"
+        var line = "archived: \(tally.completed) downloaded, \(skipped + tally.alreadyThere - tally.failedThere) skipped (already archived), \(tally.failed) failed"
         // Whatever was left unfinished, with why.
         for (count, what) in [(tally.waitingForSpace, "left queued for lack of disk space"), (tally.paused, "paused"), (tally.removed, "removed"),
                               (tally.interrupted, "interrupted"), (tally.notStarted, "not started"),

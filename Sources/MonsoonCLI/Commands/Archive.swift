@@ -65,6 +65,7 @@ struct Archive: RunnableCommand {
     @Flag("--dry-run", help: "Print the plan (episodes, sizes, totals per host, whether it fits on disk) and download nothing.") var dryRun = false
     @Option("--db", help: "Download nothing here: add the feeds to the shared library of this PostgreSQL database (a postgresql:// URL or key=value pairs; never $MONSOON_DB) and queue their refreshes for the cluster's workers.", valueName: "url") var db: String?
     @OptionGroup var output: RunOutputOptions
+    @OptionGroup var after: AfterDownloadOptions
     @Argument(help: "Feed URLs (http or https).", valueName: "feed-url") var feeds: [String] = []
 
     init() {}
@@ -83,6 +84,7 @@ struct Archive: RunnableCommand {
         }
         do { _ = try ArchiveSelection([], match: match, exclude: exclude) } catch { throw ValidationError(error.message) }
         if db != nil { try validateShared() }
+        if db != nil && after.isActive { throw ValidationError("--write-info-json and --exec do not go with --db: the cluster's workers download the files, not this command") }
     }
 
     /// The hint after a feed URL that is not one (and lacks more than its scheme).

@@ -5,7 +5,8 @@ import MonsoonEngine
 /// A `get` while another process runs the home's queue: hand the URLs over, then follow
 /// them through the database to the end, taking the queue over if that process ends first.
 extension Get {
-    func handOff(_ urls: [URL], folder: String, home: Home, reporter: GetReporter, runReport: RunReport?, context: CommandContext) async throws -> Int32 {
+    func handOff(_ urls: [URL], folder: String, home: Home, reporter: GetReporter, runReport: RunReport?, afterDownload: AfterDownload?,
+                 context: CommandContext) async throws -> Int32 {
         let store = try home.openStore()
         var plan = Plan()
         let ids: [DownloadID]
@@ -14,8 +15,11 @@ extension Get {
             for url in urls {
                 plan.add(url, existing: try store.downloads(of: url).last { Self.isIn(folder, $0) }, folder: folder, skipExisting: skipExisting)
             }
+            try afterDownload?.owe(plan.activeIDs + plan.retried)
             for id in plan.retried { lastCommand = try store.post(.retry(id)) }
             ids = try store.add(plan.requests(folder: folder))
+            try afterDownload?.owe(ids, new: true)
+            afterDownload?.catchUp(plan.alreadyThereIDs)
             if !ids.isEmpty { lastCommand = try store.post(.adoptNewDownloads) }
             // A `get` that runs the queue starts only its own downloads: these are claimed
             // for as long as this process lives (a claim of a dead process is ignored).

@@ -41,6 +41,8 @@ struct Get: RunnableCommand {
 
     @OptionGroup var output: RunOutputOptions
 
+    @OptionGroup var after: AfterDownloadOptions
+
     @Option("-i", help: "Also read URLs from FILE, one per line ('-' for standard input; blank lines and # comments are skipped).", valueName: "file")
     var inputFile: String?
 
@@ -71,6 +73,8 @@ struct Get: RunnableCommand {
             guard discard else { throw ValidationError("--checksum goes with --discard") }
         }
         if discard && skipExisting { throw ValidationError("--skip-existing has no meaning with --discard: nothing is written") }
+        if after.isActive && discard { throw ValidationError("--write-info-json and --exec have no meaning with --discard: no file is written") }
+        if after.isActive && noWait { throw ValidationError("--write-info-json and --exec need the command to wait for its files; leave out --no-wait") }
     }
 
     func run(_ context: CommandContext) async throws -> Int32 {
@@ -92,9 +96,11 @@ struct Get: RunnableCommand {
         let folder = context.absolutePath(out)
         try createFolder(folder)
         reporter.countNotURLs(inputs.invalid.count)
+        let afterDownload = AfterDownload.start(after, home: home, context: context, reporter: reporter)
 
         guard let lock = try await HomeLock.acquire(path: home.lockPath, role: .get) else {
-            let status = try await handOff(inputs.valid, folder: folder, home: home, reporter: reporter, runReport: runReport, context: context)
+            let status = try await handOff(inputs.valid, folder: folder, home: home, reporter: reporter, runReport: runReport, afterDownload: afterDownload,
+                                           context: context)
             try output.write(runReport, command: "get", context: context)
             return status
         }
@@ -107,9 +113,12 @@ struct Get: RunnableCommand {
             for (url, existing) in zip(inputs.valid, try await manager.downloads(of: inputs.valid)) {
                 plan.add(url, existing: existing.last { Self.isIn(folder, $0) }, folder: folder, skipExisting: skipExisting)
             }
+            try afterDownload?.owe(plan.activeIDs + plan.retried)
             try await manager.claim(plan.activeIDs + plan.retried)
             for id in plan.retried { try await manager.retry(id) }
             let fresh = try await manager.enqueue(contentsOf: plan.requests(folder: folder))
+            try afterDownload?.owe(fresh, new: true)
+            afterDownload?.catchUp(plan.alreadyThereIDs)
             report(plan, fresh: fresh, to: reporter, context: context)
         } catch {
             throw await QueueRun.shutDown(manager, failing: QueueRun.refusal("cannot queue the downloads", error), context: context)
@@ -149,6 +158,8 @@ struct Get: RunnableCommand {
         var fresh: [URL] = []
         /// Already complete, with their files: (path, bytes).
         var alreadyThere: [(path: String, bytes: Int)] = []
+        /// The downloads of those known to the queue (not those `--skip-existing` found).
+        var alreadyThereIDs: [DownloadID] = []
         /// In the queue and unfinished: they go on.
         var active: [(id: DownloadID, url: URL)] = []
         /// Failed, paused, or complete with the file gone: queued again.
@@ -175,6 +186,7 @@ struct Get: RunnableCommand {
             case .completed:
                 if let path = existing.filePath, let size = LocalFile.size(at: path) {
                     alreadyThere.append((path, size))
+                    alreadyThereIDs.append(existing.id)
                 } else {
                     retriedDownloads.append((existing.id, url))
                 }

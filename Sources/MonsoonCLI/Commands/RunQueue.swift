@@ -69,6 +69,12 @@ struct RunQueue: RunnableCommand {
             context.error("not enough disk space for the whole queue: it needs \(ByteCount.format(space.needed)), "
                 + "\(ByteCount.format(space.available)) is free beyond the \(ByteCount.format(configuration.diskReserve)) reserve; " + plan)
         }
+        // What is queued now is what this run downloads: each file owes the hook a run before it starts.
+        if options.after.exec != nil {
+            do { try AfterDownload.owe(try episodes.store.pending().map(\.id), home: home) } catch let error as CLIError { throw error } catch {
+                throw CLIError(message: "cannot read the download queue: \(error)")
+            }
+        }
         let manager = try await QueueRun.openManager(home, configuration: configuration)
         let session = QueueRun(manager, context: context, global: global)
         if let space, !space.fitsWhole {
@@ -90,10 +96,18 @@ struct RunQueue: RunnableCommand {
         let writer = try EpisodeStateWriter(home: home)
         if space == nil {
             if let failure = await QueueRun.shutDown(manager) { throw failure }
+            // Nothing to download, but hooks owed by an earlier run (killed, or failed) still run.
+            if options.after.exec != nil {
+                let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, expected: 0, style: style, summarizes: false)
+                AfterDownload.start(options.after, home: home, context: context, reporter: reporter)?.catchUp([], allOwed: true)
+                await reporter.settle(interrupted: false)
+                if reporter.exitStatus() != ExitStatus.success { return writer.finish(status: ExitStatus.failure, context: context) }
+            }
             if !global.quiet && style != .json { context.errors.line("monsoon: nothing to download") }
             return writer.finish(status: ExitStatus.success, context: context)
         }
         let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, expected: active, style: style)
+        AfterDownload.start(options.after, home: home, context: context, reporter: reporter)?.catchUp([], allOwed: true)
         // Queued ones count (and weigh in the bytes left) before they send an event; episodes go by their titles.
         reporter.expect(pending.map { ($0.id, $0.remaining) }, titles: requests.reduce(into: [:]) { titles, request in
             if let title = GetReporter.title(of: request) { titles[request.id] = title }

@@ -78,12 +78,14 @@ struct Sync: RunnableCommand {
         var last = 0
         do {
             pending = try episodes.store.pending().map(\.id).filter { EpisodeQueue.episodeID(of: $0) != nil }
+            if options.after.exec != nil { try AfterDownload.owe(pending, home: episodes.home) }
             for id in pending { last = try episodes.store.post(.claim(id, by: getpid())) }
         } catch {
             throw CLIError(message: "cannot hand the queue to the running monsoon: \(error)")
         }
         let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, expected: pending.count, style: options.output.json ? .json : .events)
         reporter.answerFor(try pending.compactMap { id in try episodes.store.download(withID: id)?.request })
+        AfterDownload.start(options.after, home: episodes.home, context: context, reporter: reporter)?.catchUp(pending)
         let writer = try EpisodeStateWriter(home: episodes.home)
         var follower = HandOffFollower(global: global, transfer: options.transfer, home: episodes.home, store: episodes.store, reporter: reporter, context: context)
         follower.observe = { event in

@@ -125,6 +125,8 @@ struct QueueRunOptions: ParsableArguments {
 
     @OptionGroup var output: RunOutputOptions
 
+    @OptionGroup var after: AfterDownloadOptions
+
     init() {}
 }
 

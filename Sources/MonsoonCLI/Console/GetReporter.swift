@@ -56,6 +56,12 @@ final class GetReporter: Sendable {
         var finishedBytes = 0
         /// Body bytes of the attempts reported in this run.
         var transferredBytes = 0
+        /// `--write-info-json` and `--exec`: handed each completion (`AfterDownload`).
+        var afterDownload: AfterDownload?
+        /// Downloads whose file is in place but whose sidecar or hook failed: failures of the run.
+        var afterFailures = Set<DownloadID>()
+        /// The after-download work had a problem of no one download's (the run fails).
+        var afterProblem = false
     }
 
     /// What a run came to, for the summary line and the exit status.
@@ -78,6 +84,11 @@ final class GetReporter: Sendable {
         /// Left queued, waiting for room on the disk (their parts kept).
         var waitingForSpace = 0
         var diskFull = false
+        /// Of `failed`, files already there before the run (counted in `alreadyThere` too, or as
+        /// skipped by `archive`) whose sidecar or hook failed.
+        var failedThere = 0
+        /// The after-download work had a problem of no one download's.
+        var afterProblem = false
     }
 
     /// How events are written when they are not drawn live.
@@ -236,6 +247,7 @@ final class GetReporter: Sendable {
         case .completed:
             state.completed += 1
             state.finishedBytes += download.bytes
+            state.afterDownload?.completed(download)
             // A counted body (`get --discard`) has no file: its URL stands for it, with its hash.
             announce(&state, .finished(path: download.filePath ?? url, name: row.name, bytes: download.bytes, checksum: download.checksum), id: id)
         case .failed:
@@ -289,10 +301,12 @@ final class GetReporter: Sendable {
         state.withLock { state in
             var tally = Tally(expected: state.expected, bytes: state.finishedBytes, transferred: state.transferredBytes,
                               alreadyThere: state.alreadyThere, notURLs: state.notURLs)
-            for row in state.rows.values {
+            for (id, row) in state.rows {
                 if let base = row.attemptBase { tally.transferred += max(0, row.bytes - base) }
                 if row.removed { tally.removed += 1; continue }
                 switch row.status {
+                case .completed where state.afterFailures.contains(id):
+                    tally.failed += 1
                 case .completed:
                     tally.completed += 1
                     tally.resumed += max(0, row.bytes - row.transferred)
@@ -317,6 +331,10 @@ final class GetReporter: Sendable {
                 let seen = tally.completed + tally.failed + tally.paused + tally.removed + tally.interrupted + tally.notStarted + tally.waitingForSpace
                 tally.notStarted += max(0, state.expected - seen)
             }
+            // A file already there whose sidecar or hook failed (caught up at the end) is a failure, not a success.
+            tally.failedThere = state.afterFailures.filter { state.rows[$0] == nil }.count
+            tally.failed += tally.failedThere
+            tally.afterProblem = state.afterProblem
             return tally
         }
     }
@@ -335,7 +353,7 @@ final class GetReporter: Sendable {
             let elapsed = max(0.001, Date().timeIntervalSince(state.started))
             var summary = Self.summary(tally) + " (\(Self.amounts(tally, elapsed: elapsed)))"
             if interrupted { summary = "interrupted: part files kept; run the same command again to resume. " + summary }
-            let allDone = tally.completed + tally.alreadyThere == tally.expected && tally.notURLs == 0
+            let allDone = tally.completed + tally.alreadyThere == tally.expected && tally.notURLs == 0 && tally.failed == 0
             if live || interrupted || !allDone || verbose {
                 context.errors.line(live && !interrupted ? summary : "monsoon: \(summary)")
             }
@@ -351,9 +369,9 @@ final class GetReporter: Sendable {
 
     /// `N of M downloaded`, then what else happened, in a fixed order.
     static func summary(_ tally: Tally) -> String {
-        var parts = ["\(tally.completed + tally.alreadyThere) of \(tally.expected + tally.notURLs) downloaded"]
+        var parts = ["\(tally.completed + tally.alreadyThere - tally.failedThere) of \(tally.expected + tally.notURLs) downloaded"]
         func add(_ count: Int, _ text: String) { if count > 0 { parts.append("\(count) \(text)") } }
-        add(tally.alreadyThere, "already there")
+        add(tally.alreadyThere - tally.failedThere, "already there")
         add(tally.failed, "failed")
         add(tally.paused, "paused")
         add(tally.removed, "removed")
@@ -373,7 +391,7 @@ final class GetReporter: Sendable {
         let ownsDownloads = state.withLock { $0.own != nil }
         if tally.diskFull { return ExitStatus.diskFull }
         if tally.notURLs > 0 { return ExitStatus.usage }
-        if tally.failed > 0 || tally.interrupted + tally.notStarted > 0 { return ExitStatus.failure }
+        if tally.failed > 0 || tally.interrupted + tally.notStarted > 0 || tally.afterProblem { return ExitStatus.failure }
         if ownsDownloads && tally.paused + tally.removed > 0 { return ExitStatus.failure }
         return ExitStatus.success
     }

@@ -36,7 +36,7 @@ struct HandOffFollower {
         var taken = false
         while true {
             if context.interruption.isTriggered {
-                return interrupt()
+                return await interrupt()
             }
             if !HomeLock.isHeld(at: home.lockPath), let lock = try HomeLock(path: home.lockPath, role: .get) {
                 defer { withExtendedLifetime(lock) {} }
@@ -66,6 +66,8 @@ struct HandOffFollower {
                 }
             }
             if reporter.unsettled.isEmpty {
+                // Sidecars and hooks end before the summary, which counts their failures.
+                await reporter.settle(interrupted: false)
                 reporter.finish(interrupted: false)
                 return reporter.exitStatus()
             }
@@ -81,7 +83,7 @@ struct HandOffFollower {
     /// Ctrl-C while following: as if this command ran them, its downloads stop (their parts
     /// kept) and stay queued, unless the runner is a `monsoon download`, which runs
     /// everything queued anyway.
-    private func interrupt() -> Int32 {
+    private func interrupt() async -> Int32 {
         do {
             for id in reporter.unsettled { try store.post(.release(id, by: getpid())) }
         } catch {
@@ -90,6 +92,7 @@ struct HandOffFollower {
         if let holder = HomeLock.holder(at: home.lockPath), holder.role == .download, holder.isAlive {
             context.error("stopped following: the running 'monsoon download'\(holder.mention) goes on with these downloads; follow them with 'monsoon downloads'")
         }
+        await reporter.settle(interrupted: true)
         reporter.finish(interrupted: true)
         return ExitStatus.interrupted
     }

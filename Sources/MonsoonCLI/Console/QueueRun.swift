@@ -95,6 +95,8 @@ struct QueueRun {
             group.cancelAll()
             return (interrupted, saveFailure, problem.map { "\($0)" })
         }
+        // Sidecars and hooks end before the summary, which counts their failures.
+        await reporter.settle(interrupted: interrupted)
         reporter.finish(interrupted: interrupted)
         let renewalFailed = renewal?.reportProblems(context) ?? false
         // A save that failed, the last one included, fails the run, even one cut short by

@@ -17,20 +17,9 @@ public enum AtomicFile {
         let temporary = folder + "/." + (path as NSString).lastPathComponent + ".\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
         guard fd >= 0 else { throw failure(path, errno) }
-        var written = 0
-        let code: Int32? = data.withUnsafeBytes { bytes in
-            while written < bytes.count {
-                let result = Glibc.write(fd, bytes.baseAddress! + written, bytes.count - written)
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                written += result
-            }
-            // A private file is private whatever the umask; any other keeps what the umask leaves.
-            if (mode & 0o077 == 0 && fchmod(fd, mode) != 0) || fsync(fd) != 0 { return errno }
-            return nil
-        }
+        // A private file is private whatever the umask; any other keeps what the umask leaves.
+        var code = mode & 0o077 == 0 && fchmod(fd, mode) != 0 ? errno : nil
+        if code == nil { code = writeAndFlush(data, to: fd) }
         close(fd)
         if let code {
             unlink(temporary)
@@ -43,7 +32,23 @@ public enum AtomicFile {
         }
     }
 
-    private static func failure(_ path: String, _ code: Int32) -> EpisodeFileError {
+    /// Writes all of `data` to `fd` and flushes it to the disk; nil, or the `errno` of the failure.
+    static func writeAndFlush(_ data: Data, to fd: Int32) -> Int32? {
+        data.withUnsafeBytes { bytes in
+            var written = 0
+            while written < bytes.count {
+                let result = Glibc.write(fd, bytes.baseAddress! + written, bytes.count - written)
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                written += result
+            }
+            return fsync(fd) == 0 ? nil : errno
+        }
+    }
+
+    static func failure(_ path: String, _ code: Int32) -> EpisodeFileError {
         if code == ENOSPC || code == EDQUOT { return EpisodeFileError(.diskFull, "cannot write \(path): the disk is full; free some space, then run again") }
         return EpisodeFileError(.fileSystem, "cannot write \(path): \(String(cString: strerror(code)))")
     }

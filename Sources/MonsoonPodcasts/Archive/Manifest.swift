@@ -1,4 +1,5 @@
 import Foundation
+import MonsoonEngine
 import MonsoonStore
 
 /// `monsoon-manifest.json`, kept in each podcast folder of an archive: what each file is,
@@ -9,7 +10,8 @@ public struct Manifest: Codable, Sendable, Equatable {
 
     /// One file of the folder.
     public struct Entry: Codable, Sendable, Equatable {
-        /// `episode`, `feed` (the feed document as last fetched), `artwork`, `transcript` or `chapters`.
+        /// `episode`, `feed` (the feed document as last fetched), `artwork`, `transcript`, `chapters` or
+        /// `info` (an episode's `--write-info-json` sidecar).
         public var kind: String
         /// The file, relative to the manifest's folder.
         public var file: String
@@ -132,7 +134,8 @@ public struct Manifest: Codable, Sendable, Equatable {
         let episodes = Set(files.compactMap { $0.kind == "episode" ? $0.guid : nil })
         merged.files += earlier.files.filter { entry in
             guard !listed.contains(entry.file) else { return false }
-            guard entry.kind == "episode", let guid = entry.guid, episodes.contains(guid) else { return true }
+            // An episode's sidecar goes with it.
+            guard entry.kind == "episode" || entry.kind == "info", let guid = entry.guid, episodes.contains(guid) else { return true }
             return FileManager.default.fileExists(atPath: (folder as NSString).appendingPathComponent(entry.file))
         }
         return merged
@@ -207,6 +210,12 @@ extension EpisodeFiles {
                 kind: "episode", file: String(row.path.dropFirst(prefix.count)), size: size, sha256: sha ?? "", guid: row.guid, title: row.title,
                 sourceURL: row.source.map(Redaction.redact), finalURL: row.final.map(Redaction.redact), etag: row.etag,
                 lastModified: row.lastModified, downloaded: row.archived.map(Manifest.timestamp)))
+            // Its `--write-info-json` sidecar is the archive's too (never read through a link).
+            let sidecar = InfoSidecar.path(for: row.path)
+            if !LocalFile.isLink(sidecar), let size = Self.size(of: sidecar) {
+                entries.append(Manifest.Entry(kind: "info", file: String(sidecar.dropFirst(prefix.count)), size: size,
+                                              sha256: try EpisodeFiles.sha256(ofFile: sidecar), guid: row.guid, title: row.title))
+            }
         }
         for extra in extras where extra.path.hasPrefix(prefix) {
             guard let size = Self.size(of: extra.path) else { continue }

@@ -1,0 +1,132 @@
+import Foundation
+import MonsoonEngine
+import MonsoonPodcasts
+import MonsoonStore
+
+extension AfterDownload {
+    /// One file: its metadata read (and written beside it when asked), then its hook run.
+    /// A step that fails is that download's failure: said on standard error (and in `--json`),
+    /// counted, and the command exits 1.
+    func perform(_ job: Job, with worker: Worker) {
+        let download = job.download
+        let label = Self.label(download)
+        guard let path = download.filePath, LocalFile.size(at: path) != nil else {
+            reporter.afterDownloadFailed(download.id, line: "\(label): its file is gone, so no metadata was written and no hook run",
+                                         json: ("afterDownload", [("error", JSONText.string("its file is gone"))]))
+            return
+        }
+        var info: EpisodeInfo
+        do {
+            info = try EpisodeInfo(download: download, path: path, downloaded: job.fresh ? Date() : nil)
+            if let episode = EpisodeQueue.episodeID(of: download.id) { try info.describeEpisode(episode, in: worker.database) }
+        } catch {
+            reporter.afterDownloadFailed(download.id, line: "\(label): cannot read its metadata: \(error)",
+                                         json: ("afterDownload", [("path", JSONText.string(path)), ("error", JSONText.string("\(error)"))]))
+            return
+        }
+        var sidecar: String?
+        if writesInfoJSON {
+            let target = InfoSidecar.path(for: path)
+            do {
+                if job.fresh || !Self.isFile(target) {
+                    try InfoSidecar.write(try info.encoded(), besideFile: path, root: download.request.root)
+                    reporter.afterDownloadEvent("infoJSON", [("id", JSONText.string(download.id.rawValue)), ("path", JSONText.string(target))])
+                }
+                sidecar = target
+            } catch {
+                // The hook waits for the next run: it may read the sidecar.
+                reporter.afterDownloadFailed(download.id, line: "\(label): cannot write its metadata: \(error)",
+                                             json: ("infoJSON", [("path", JSONText.string(target)), ("error", JSONText.string("\(error)"))]))
+                return
+            }
+        }
+        guard let hook, job.runsHook, let ledger = worker.ledger else { return }
+        runHook(hook, for: download, path: path, info: info, sidecar: sidecar, ledger: ledger, fresh: job.fresh)
+    }
+
+    private func runHook(_ hook: HookCommand, for download: Download, path: String, info: EpisodeInfo, sidecar: String?, ledger: HookLedger, fresh: Bool) {
+        let label = Self.label(download)
+        let id = JSONText.string(download.id.rawValue)
+        let environment = Self.environment(context.environment, info: info, path: path, download: download, sidecar: sidecar)
+        let outcome: HookProcess.Outcome
+        do {
+            // Owed from now, whatever happens next: a kill before the end leaves it for the next run.
+            if fresh { try ledger.owe([download.id]) }
+            let program = try hook.program(path: environment["PATH"], directory: context.currentDirectory)
+            let process = try HookProcess(program: program, arguments: hook.arguments(file: path), environment: environment, directory: context.currentDirectory)
+            let stopped = state.withLock { state in
+                state.running.insert(process.pid)
+                return state.stopping
+            }
+            if stopped { kill(process.pid, SIGTERM) }   // `stop` came between the start and the line above
+            outcome = process.wait { line in self.reporter.afterDownloadOutput(line) }
+            state.withLock { _ = $0.running.remove(process.pid) }
+        } catch let error as HookError {
+            // It did not run: failed, so the next run tries again (once the program is there).
+            do { try ledger.record(download.id, file: path, outcome: .exited(127)) } catch {
+                reporter.afterDownloadProblem("cannot record the hook of \(label): \(error)")
+            }
+            reporter.afterDownloadFailed(download.id, line: "\(label): the hook did not run: \(error.message)",
+                                         json: ("hook", [("id", id), ("path", JSONText.string(path)), ("exitStatus", "null"), ("signal", "null"),
+                                                         ("error", JSONText.string(error.message))]))
+            return
+        } catch {
+            reporter.afterDownloadFailed(download.id, line: "\(label): the hook did not run: cannot record it: \(error)",
+                                         json: ("hook", [("id", id), ("path", JSONText.string(path)), ("exitStatus", "null"), ("signal", "null"),
+                                                         ("error", JSONText.string("cannot record it: \(error)"))]))
+            return
+        }
+        do { try ledger.record(download.id, file: path, outcome: outcome) } catch {
+            reporter.afterDownloadProblem("cannot record that the hook of \(label) ran (it may run again on the next run): \(error)")
+        }
+        var fields = [("id", id), ("path", JSONText.string(path))]
+        switch outcome {
+        case .exited(let code): fields += [("exitStatus", String(code)), ("signal", "null")]
+        case .killed(let signal): fields += [("exitStatus", "null"), ("signal", String(signal))]
+        }
+        if outcome.succeeded {
+            reporter.afterDownloadEvent("hook", fields, verboseLine: "\(label): the hook ran: \(outcome.description)")
+        } else {
+            reporter.afterDownloadFailed(download.id, line: "\(label): the hook failed: \(outcome.description)", json: ("hook", fields))
+        }
+    }
+
+    /// The names of the variables a hook is given, after `MONSOON_`.
+    static let variables = ["FILE", "ID", "URL", "FINAL_URL", "ETAG", "LAST_MODIFIED", "BYTES", "SHA256", "INFO_JSON",
+                            "EPISODE_ID", "TITLE", "GUID", "DATE", "SEASON", "EPISODE", "LINK", "PODCAST", "FEED_URL"]
+
+    /// The parent's environment and the file's `MONSOON_*` variables (the README's table). Those
+    /// with nothing to say are not set (a plain download has no episode's), and the parent's own
+    /// of the same names (a monsoon run from a hook) are taken out.
+    static func environment(_ parent: [String: String], info: EpisodeInfo, path: String, download: Download, sidecar: String?) -> [String: String] {
+        var environment = parent
+        for name in variables { environment["MONSOON_" + name] = nil }
+        func set(_ name: String, _ value: String?) {
+            // A value with a NUL cannot be passed on (the C string would end there): left out.
+            if let value, !value.contains("\0") { environment["MONSOON_" + name] = value }
+        }
+        set("FILE", path)
+        set("ID", download.id.rawValue)
+        set("URL", info.download.sourceURL)
+        set("FINAL_URL", info.download.finalURL)
+        set("ETAG", info.download.etag)
+        set("LAST_MODIFIED", info.download.lastModified)
+        set("BYTES", String(info.download.bytes))
+        set("SHA256", info.download.sha256)
+        set("INFO_JSON", sidecar)
+        if let episode = info.episode {
+            set("EPISODE_ID", String(episode.id))
+            set("TITLE", episode.title)
+            set("GUID", episode.guid)
+            set("DATE", episode.published)
+            set("SEASON", episode.season.map(String.init))
+            set("EPISODE", episode.episode.map(String.init))
+            set("LINK", episode.link)
+        }
+        if let podcast = info.podcast {
+            set("PODCAST", podcast.title)
+            set("FEED_URL", podcast.feedURL)
+        }
+        return environment
+    }
+}

@@ -1,0 +1,219 @@
+import Foundation
+import Synchronization
+import MonsoonEngine
+import MonsoonPodcasts
+import MonsoonStore
+
+/// What a command does with each of its files once it is in place (`--write-info-json`,
+/// `--exec`): the sidecar first, then the hook. The reporter hands it every completion it sees
+/// (the engine's own, or the rows of a run it follows); the work runs on threads of its own, at
+/// most `--exec-jobs` at once, never on the engine's transfer thread nor on Swift's cooperative
+/// pool (a hook may run for minutes). `settle` ends it: files the run answers for that were
+/// complete already get their missing sidecars and owed hooks, then it waits for everything.
+///
+/// Ctrl-C (or SIGTERM) of the run: no new hook starts, the running ones get SIGTERM (typed at
+/// a terminal, Ctrl-C reached them already) and are waited for; each stays owed (failed), so
+/// the next run of the command runs it again.
+final class AfterDownload: Sendable {
+    let writesInfoJSON: Bool
+    let hook: HookCommand?
+    private let jobs: Int
+    private let home: Home
+    let context: CommandContext
+    let reporter: GetReporter
+    let state = Mutex(State())
+
+    struct State {
+        var queue: [Job] = []
+        var threads = 0
+        /// Downloads handled (or being handled) in this run: a completion seen twice is one.
+        var handled = Set<DownloadID>()
+        var running = Set<pid_t>()
+        var stopping = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+        /// What `settle` catches up on (`catchUp(_:allOwed:)`).
+        var catchUp: [DownloadID] = []
+        var allOwed = false
+    }
+
+    struct Job: Sendable {
+        var download: Download
+        /// Completed in this run (else complete before, and caught up by `settle`).
+        var fresh: Bool
+        var runsHook: Bool
+    }
+
+    init(options: AfterDownloadOptions, home: Home, context: CommandContext, reporter: GetReporter) {
+        writesInfoJSON = options.writeInfoJSON
+        hook = options.hook
+        jobs = options.execJobs ?? AfterDownloadOptions.defaultJobs
+        self.home = home
+        self.context = context
+        self.reporter = reporter
+    }
+
+    /// The after-download work of a command, when its options ask for any; registered with
+    /// `reporter`, which hands it the completions and lets it settle before the summary.
+    static func start(_ options: AfterDownloadOptions, home: Home, context: CommandContext, reporter: GetReporter) -> AfterDownload? {
+        guard options.isActive else { return nil }
+        let after = AfterDownload(options: options, home: home, context: context, reporter: reporter)
+        reporter.register(after)
+        return after
+    }
+
+    /// Which downloads get a sidecar and a hook: episodes' and plain ones (`get`'s), not an
+    /// archive's artwork, transcripts or chapters.
+    static func applies(to id: DownloadID) -> Bool {
+        EpisodeQueue.episodeID(of: id) != nil || (id.rawValue.first == "d" && Int(id.rawValue.dropFirst()) != nil)
+    }
+
+    /// Before the run: these downloads are to be fetched, so their next files owe the hook a run
+    /// (a kill between a file's rename and its hook leaves it owed for the next run).
+    /// - Parameter new: downloads just queued (and maybe running already): owed unless their hook ran.
+    func owe(_ ids: [DownloadID], new: Bool = false) throws {
+        guard hook != nil else { return }
+        try Self.owe(ids, new: new, home: home)
+    }
+
+    /// `owe(_:new:)`, before the reporter (and so this) exists: `download` records them before the engine starts.
+    static func owe(_ ids: [DownloadID], new: Bool = false, home: Home) throws {
+        let ids = ids.filter(Self.applies)
+        guard !ids.isEmpty else { return }
+        do {
+            let ledger = try HookLedger(database: try Database(path: home.databasePath))
+            if new { try ledger.oweIfNew(ids) } else { try ledger.owe(ids) }
+        } catch {
+            throw CLIError(error, "cannot record the hooks this run owes")
+        }
+    }
+
+    /// A download of the run completed (called by the reporter, under its lock: only queues).
+    func completed(_ download: Download) {
+        guard Self.applies(to: download.id), download.filePath != nil else { return }
+        enqueue([Job(download: download, fresh: true, runsHook: hook != nil)])
+    }
+
+    /// At the end, `ids` that are complete (those done before this run, and those another
+    /// process ran) get their missing sidecars and the hooks they owe; with `allOwed`, every
+    /// download of the home that owes a hook run too (`download` and `sync` run the whole queue).
+    func catchUp(_ ids: [DownloadID], allOwed: Bool = false) {
+        state.withLock { state in
+            state.catchUp += ids
+            state.allOwed = state.allOwed || allOwed
+        }
+    }
+
+    /// The run has ended: unless it was interrupted, the downloads to catch up on get theirs
+    /// (`catchUp(_:allOwed:)`); then waits for all of it.
+    func settle(interrupted: Bool) async {
+        if interrupted {
+            stop()
+        } else {
+            let (catchUp, allOwed) = state.withLock { ($0.catchUp, $0.allOwed) }
+            do { enqueue(try catchUpJobs(catchUp, allOwed: allOwed)) } catch {
+                reporter.afterDownloadProblem("cannot look up the files already there for their metadata and hooks: \(error)")
+            }
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let idle = state.withLock { state -> Bool in
+                guard state.threads > 0 else { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if idle { continuation.resume() }
+        }
+    }
+
+    /// No hook starts any more; the running ones are asked to end.
+    private func stop() {
+        let running = state.withLock { state -> Set<pid_t> in
+            state.stopping = true
+            state.queue.removeAll()
+            return state.running
+        }
+        for pid in running { kill(pid, SIGTERM) }
+    }
+
+    private func catchUpJobs(_ ids: [DownloadID], allOwed: Bool) throws -> [Job] {
+        let database = try Database(path: home.databasePath)
+        let ledger = hook == nil ? nil : try HookLedger(database: database)
+        let owed = Set(try ledger?.allOwed() ?? [])
+        var wanted = ids.filter(Self.applies)
+        if allOwed { wanted += owed.filter { !ids.contains($0) }.sorted { $0.rawValue < $1.rawValue } }
+        let handled = state.withLock { $0.handled }
+        wanted = wanted.filter { !handled.contains($0) }
+        guard !wanted.isEmpty else { return [] }
+        let store = try DownloadStore(database: database)
+        return try store.downloads(withIDs: wanted).compactMap { download in
+            guard download.status == .completed, let path = download.filePath, LocalFile.size(at: path) != nil else { return nil }
+            let runsHook = owed.contains(download.id)
+            let needsSidecar = writesInfoJSON && !Self.isFile(InfoSidecar.path(for: path))
+            return runsHook || needsSidecar ? Job(download: download, fresh: false, runsHook: runsHook) : nil
+        }
+    }
+
+    private func enqueue(_ jobs: [Job]) {
+        guard !jobs.isEmpty else { return }
+        let starting = state.withLock { state -> Int in
+            guard !state.stopping else { return 0 }
+            for job in jobs where state.handled.insert(job.download.id).inserted { state.queue.append(job) }
+            let starting = min(self.jobs - state.threads, state.queue.count)
+            state.threads += max(0, starting)
+            return max(0, starting)
+        }
+        for _ in 0..<starting {
+            let thread = Thread { [self] in work() }
+            thread.name = "monsoon.after-download"
+            thread.start()
+        }
+    }
+
+    /// One worker: takes jobs until none is left, with a connection of its own.
+    private func work() {
+        var worker: Worker?
+        while let job = next() {
+            do {
+                if worker == nil { worker = try Worker(databasePath: home.databasePath, needsLedger: hook != nil) }
+                if let worker { perform(job, with: worker) }
+            } catch {
+                reporter.afterDownloadFailed(job.download.id, line: "\(Self.label(job.download)): cannot open the library for its metadata and hook: \(error)",
+                                             json: ("afterDownload", [("error", JSONText.string("\(error)"))]))
+            }
+        }
+    }
+
+    /// The next job, or nil when there is none: the thread ends, and the last one wakes `settle`.
+    private func next() -> Job? {
+        let (job, waiters) = state.withLock { state -> (Job?, [CheckedContinuation<Void, Never>]) in
+            if !state.queue.isEmpty && !state.stopping { return (state.queue.removeFirst(), []) }
+            state.threads -= 1
+            guard state.threads == 0 else { return (nil, []) }
+            defer { state.waiters = [] }
+            return (nil, state.waiters)
+        }
+        for waiter in waiters { waiter.resume() }
+        return job
+    }
+
+    /// A connection for a worker thread, confined to it.
+    struct Worker {
+        let database: Database
+        let ledger: HookLedger?
+
+        init(databasePath: String, needsLedger: Bool) throws {
+            database = try Database(path: databasePath)
+            ledger = needsLedger ? try HookLedger(database: database) : nil
+        }
+    }
+
+    /// Whether a regular file is at `path` (a link there is not one: a sidecar is never written through it).
+    static func isFile(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+    }
+
+    /// `e42 (Episode title)`, `d3 (file.mp3)`: how the lines name a download.
+    static func label(_ download: Download) -> String {
+        "\(download.id.rawValue) (\(GetReporter.name(of: download)))"
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import MonsoonEngine
+import MonsoonStore
+
+/// What `--write-info-json` writes beside a downloaded file (`InfoSidecar`): the episode's feed
+/// fields, its podcast's, and where the bytes came from. The field names are a contract (the
+/// README's table): new ones may come, none is renamed. A field with nothing to say is left out.
+public struct EpisodeInfo: Codable, Sendable, Equatable {
+    /// The document's format, so a reader can tell a later one: `monsoon-info/1`.
+    public var format = "monsoon-info/1"
+    /// The episode, as its feed describes it; nil for a plain download (`get`).
+    public var episode: Episode?
+    /// The podcast; nil for a plain download.
+    public var podcast: Podcast?
+    /// The file and where its bytes came from.
+    public var download: Download
+
+    /// An episode's fields, as the library keeps them from its feed item.
+    public struct Episode: Codable, Sendable, Equatable {
+        /// The episode's id in the library (`monsoon episodes` lists it).
+        public var id: Int
+        /// The item's title, cleaned as the library keeps it.
+        public var title: String?
+        /// The item's `<guid>` as written; absent when it has none.
+        public var guid: String?
+        /// The item's publish date, ISO 8601 in UTC.
+        public var published: String?
+        /// The item's description or show notes (HTML kept as text, as the feed has it).
+        public var description: String?
+        /// The episode's web page.
+        public var link: String?
+        /// Whole seconds.
+        public var duration: Int?
+        /// `itunes:season`.
+        public var season: Int?
+        /// `itunes:episode`.
+        public var episode: Int?
+        /// The episode's own artwork.
+        public var image: String?
+        /// `podcast:chapters`.
+        public var chaptersURL: String?
+        /// The item's first `podcast:transcript`.
+        public var transcriptURL: String?
+        /// The enclosure as the feed lists it (credentials redacted), its type and declared length.
+        public var enclosureURL: String?
+        /// The enclosure's declared media type.
+        public var mediaType: String?
+        /// The enclosure's declared length in bytes.
+        public var declaredLength: Int?
+    }
+
+    /// The podcast's fields, as the library keeps them from its feed.
+    public struct Podcast: Codable, Sendable, Equatable {
+        /// The podcast's id in the library.
+        public var id: Int
+        /// The feed's title.
+        public var title: String?
+        /// The feed's URL, credentials redacted.
+        public var feedURL: String
+        /// The show's web page.
+        public var link: String?
+        /// The feed's author.
+        public var author: String?
+        /// The feed's description.
+        public var description: String?
+        /// The show's artwork.
+        public var image: String?
+        /// The feed's language code, as written.
+        public var language: String?
+    }
+
+    /// The downloaded file.
+    public struct Download: Codable, Sendable, Equatable {
+        /// The file's name, in the sidecar's own folder.
+        public var file: String
+        /// The URL asked for and the one the bytes came from after redirects, credentials redacted.
+        public var sourceURL: String
+        /// The URL after redirects.
+        public var finalURL: String?
+        /// The `ETag` the server sent with the bytes; absent when it sent none.
+        public var etag: String?
+        /// The `Last-Modified` the server sent with the bytes; absent when it sent none.
+        public var lastModified: String?
+        /// The file's size, from the file itself.
+        public var bytes: Int
+        /// The file's SHA-256 in lowercase hex, from the file itself.
+        public var sha256: String
+        /// When it was downloaded (for an episode: first archived), ISO 8601 in UTC.
+        public var downloaded: String?
+    }
+
+    /// A document of `download` alone, as a plain URL's is.
+    init(download: Download) {
+        self.download = download
+    }
+
+    /// The document for a completed download whose file is at `path`, hashed now.
+    /// - Parameter downloaded: when it completed, if known (an episode's own time wins).
+    public init(download: MonsoonEngine.Download, path: String, downloaded: Date?) throws(EpisodeFileError) {
+        let sha256: String
+        do { sha256 = try FileDigest.sha256(ofFile: path) } catch { throw EpisodeFileError(.fileSystem, error.message) }
+        guard let bytes = LocalFile.size(at: path) else { throw EpisodeFileError(.fileSystem, "\(path) is gone: no metadata is written for it") }
+        self.download = Download(file: (path as NSString).lastPathComponent, sourceURL: Redaction.redact(download.request.url), finalURL: download.finalURL.map(Redaction.redact),
+                                 etag: download.etag, lastModified: download.lastModified, bytes: bytes, sha256: sha256,
+                                 downloaded: downloaded.map(UTCDate.iso))
+    }
+
+    /// Adds the episode `id`'s fields and its podcast's, read from the library in `database`.
+    /// Nothing is added for an episode the library no longer has.
+    public mutating func describeEpisode(_ id: Int, in database: Database) throws {
+        let row = try database.statement("""
+            SELECT e.title, e.guid, e.published, e.summary, e.link, e.duration, e.season, e.episode, e.image_url, e.chapters_url,
+                   e.transcript_url, e.enclosure_url, e.media_type, e.declared_length, e.archived_at,
+                   p.id, p.title, p.feed_url, p.link, p.author, p.description, p.artwork_url, p.language
+            FROM episodes e JOIN podcasts p ON p.id = e.podcast_id WHERE e.id = ?
+            """).first([id]) { row in
+            (Episode(id: id, title: row.text(0), guid: row.text(1), published: row.date(2).map(UTCDate.iso), description: row.text(3), link: row.text(4),
+                     duration: row.optionalInt(5), season: row.optionalInt(6), episode: row.optionalInt(7), image: row.text(8), chaptersURL: row.text(9),
+                     transcriptURL: row.text(10), enclosureURL: row.text(11).map(Redaction.redact), mediaType: row.text(12), declaredLength: row.optionalInt(13)),
+             row.date(14),
+             Podcast(id: row.int(15), title: row.text(16), feedURL: Redaction.redact(row.text(17) ?? ""), link: row.text(18), author: row.text(19),
+                     description: row.text(20), image: row.text(21), language: row.text(22)))
+        }
+        guard let (episode, archived, podcast) = row else { return }
+        self.episode = episode
+        self.podcast = podcast
+        if let archived { download.downloaded = UTCDate.iso(archived) }
+    }
+
+    /// The document as written: pretty-printed UTF-8 JSON, keys sorted, every control character escaped.
+    public func encoded() throws(EpisodeFileError) -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        do { return try encoder.encode(self) + Data("\n".utf8) } catch {
+            throw EpisodeFileError(.fileSystem, "the metadata of \(download.file) cannot be encoded as JSON (\(error))")
+        }
+    }
+}

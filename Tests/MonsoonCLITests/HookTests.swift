@@ -1,0 +1,177 @@
+import Foundation
+import MonsoonTestServer
+import Testing
+@testable import MonsoonCLI
+
+/// `--exec`: a real program run after each file, in-process against the test server.
+@Suite struct HookTests {
+    /// A hook script in `folder`: for each run, writes its arguments and every `MONSOON_*` variable
+    /// to `runs/N/` (one file each), and appends a line to `runs.log`.
+    static func recorder(in folder: Folder) throws -> String {
+        let path = folder.file("record.sh")
+        try """
+            #!/bin/sh
+            dir="$RUNS/$$"
+            mkdir -p "$dir"
+            i=0
+            for arg in "$@"; do i=$((i+1)); printf '%s' "$arg" > "$dir/arg$i"; done
+            for name in FILE ID URL FINAL_URL ETAG LAST_MODIFIED BYTES SHA256 INFO_JSON EPISODE_ID TITLE GUID DATE SEASON EPISODE LINK PODCAST FEED_URL; do
+              eval "value=\\${MONSOON_$name+set}"
+              if [ "$value" = set ]; then eval "printf '%s' \\"\\$MONSOON_$name\\"" > "$dir/$name"; fi
+            done
+            echo "ran $1" >> "$RUNS.log"
+            echo "hook says hello"
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        chmod(path, 0o755)
+        return path
+    }
+
+    static func environment(_ folder: Folder) -> [String: String] {
+        ["MONSOON_HOME": folder.file(".monsoon"), "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "RUNS": folder.file("runs"),
+         "MONSOON_TITLE": "stale, from a parent"]
+    }
+
+    /// The runs the recorder saw: each one's files by name.
+    static func runs(_ folder: Folder) -> [[String: String]] {
+        let base = folder.file("runs")
+        return ((try? FileManager.default.contentsOfDirectory(atPath: base)) ?? []).map { run in
+            let dir = (base as NSString).appendingPathComponent(run)
+            return ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).reduce(into: [:]) { values, name in
+                values[name] = (try? String(contentsOfFile: (dir as NSString).appendingPathComponent(name), encoding: .utf8)) ?? ""
+            }
+        }
+    }
+
+    @Test func aHookGetsItsFileAndTheEpisodesFieldsAndNoShell() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let bodies = InfoJSONTests.serve(server, count: 2)
+        let feed = server.url("/feed.xml").absoluteString
+        let script = try Self.recorder(in: folder)
+        let run = await runMonsoon(["archive", feed, "-o", "A", "--write-info-json", "--json", "--exec", "\(script) {} 'two words' \"$HOME;|*\" x{}y"],
+                                   in: folder.path, environment: Self.environment(folder))
+        #expect(run.status == 0, "\(run.errors)")
+        let runs = Self.runs(folder)
+        #expect(runs.count == 2)
+        let media = try InfoJSONTests.file(folder, "A/Info Show", startingWith: "2024-02-01")
+        let first = try #require(runs.first { $0["arg1"] == media }, "\(runs)")
+        #expect(first["arg2"] == "two words" && first["arg3"] == "$HOME;|*" && first["arg4"] == "x\(media)y" && first["arg5"] == nil)
+        // The hostile title reached the hook as data: nothing of it ran.
+        #expect(!FileManager.default.fileExists(atPath: folder.file("pwned")) && !FileManager.default.fileExists(atPath: folder.file("y")))
+        #expect(first["TITLE"] == InfoJSONTests.hostileTitle.replacingOccurrences(of: "\u{1B}", with: ""))
+        #expect(first["FILE"] == media && first["ID"]?.hasPrefix("e") == true && first["EPISODE_ID"] == first["ID"].map { String($0.dropFirst()) })
+        #expect(first["URL"] == server.url("/r1.mp3").absoluteString && first["FINAL_URL"] == server.url("/ep1.mp3").absoluteString)
+        #expect(first["SHA256"] == bodies[0].sha256Hex() && first["BYTES"] == "10001" && first["ETAG"] == "\"e1\"")
+        #expect(first["LAST_MODIFIED"] == "Tue, 14 Nov 2023 22:13:20 GMT")
+        #expect(first["PODCAST"] == "Info Show" && first["FEED_URL"] == feed && first["GUID"] == "guid-1" && first["DATE"] == "2024-02-01T10:00:00Z")
+        #expect(first["SEASON"] == "2" && first["EPISODE"] == "1" && first["LINK"] == "https://example.com/ep1")
+        // The sidecar is there before the hook runs, and named to it.
+        #expect(first["INFO_JSON"] == media + ".info.json")
+        // Its output goes to standard error, never into --json's standard output; its end is an event.
+        #expect(run.errors.contains("hook says hello") && !run.output.contains("hook says hello"))
+        let events = run.output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let hooks = events.filter { $0["event"] as? String == "hook" }
+        #expect(hooks.count == 2 && hooks.allSatisfy { $0["exitStatus"] as? Int == 0 && $0["signal"] is NSNull })
+
+        // Not again on a rerun: the files are the same.
+        let again = await runMonsoon(["archive", feed, "-o", "A", "--exec", "\(script) {}"], in: folder.path, environment: Self.environment(folder))
+        #expect(again.status == 0, "\(again.errors)")
+        #expect(Self.runs(folder).count == 2)
+    }
+
+    @Test func getAndDownloadRunTheHookWithThePlainURLsFields() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let body = Body.pattern(size: 4_000, seed: 3)
+        server.setRoute("/a.bin", Route(body: body))
+        let script = try Self.recorder(in: folder)
+        let run = await runMonsoon(["get", "-o", "out", "--exec", "\(script) {}", server.url("/a.bin").absoluteString], in: folder.path,
+                                   environment: Self.environment(folder))
+        #expect(run.status == 0, "\(run.errors)")
+        let runs = Self.runs(folder)
+        #expect(runs.count == 1)
+        #expect(runs.first?["FILE"] == folder.file("out/a.bin") && runs.first?["SHA256"] == body.sha256Hex() && runs.first?["ID"] == "d1")
+        // No episode, so no episode's variables: and the parent's stale one is not passed on.
+        #expect(runs.first?["TITLE"] == nil && runs.first?["PODCAST"] == nil && runs.first?["INFO_JSON"] == nil)
+        // The same URL again: already there, and its hook ran.
+        let again = await runMonsoon(["get", "-o", "out", "--exec", "\(script) {}", server.url("/a.bin").absoluteString], in: folder.path,
+                                     environment: Self.environment(folder))
+        #expect(again.status == 0, "\(again.errors)")
+        #expect(Self.runs(folder).count == 1)
+    }
+
+    @Test func aFailingHookFailsItsEpisodeAndRunsAgainNextTime() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        _ = InfoJSONTests.serve(server, count: 2, title: { "Episode \($0)" })
+        let feed = server.url("/feed.xml").absoluteString
+        let environment = Self.environment(folder)
+        // Fails for episode 2 only: the other is no failure.
+        let failing = "sh -c 'case \"$1\" in *\"Episode 2\"*) echo broken >&2; exit 3;; esac' sh {}"
+        let run = await runMonsoon(["archive", feed, "-o", "A", "--json", "--exec", failing], in: folder.path, environment: environment)
+        #expect(run.status == 1, "\(run.errors)")
+        #expect(run.errors.contains("monsoon: e2 (Episode 2): the hook failed: exit status 3"), "\(run.errors)")
+        #expect(run.errors.contains("broken"))
+        let events = run.output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(events.filter { $0["event"] as? String == "hook" }.compactMap { $0["exitStatus"] as? Int }.sorted() == [0, 3])
+        let summary = try #require(events.first { $0["event"] as? String == "summary" })
+        #expect(summary["downloaded"] as? Int == 1 && summary["failed"] as? Int == 1, "\(summary)")
+        // The text summary counts it too.
+        let text = await runMonsoon(["archive", feed, "-o", "A", "--exec", failing], in: folder.path, environment: environment)
+        #expect(text.status == 1)
+        #expect(text.errors.contains("archived: 0 downloaded, 1 skipped (already archived), 1 failed"), "\(text.errors)")
+
+        // Failed hooks run again on the next run (the files are not fetched again); once they pass, never again.
+        let requests = server.requests.filter { $0.path.hasSuffix(".mp3") }.count
+        let script = try Self.recorder(in: folder)
+        let fixed = await runMonsoon(["archive", feed, "-o", "A", "--exec", "\(script) {}"], in: folder.path, environment: environment)
+        #expect(fixed.status == 0, "\(fixed.errors)")
+        #expect(Self.runs(folder).map { $0["arg1"] ?? "" }.count == 1 && Self.runs(folder).first?["TITLE"] == "Episode 2")
+        let quiet = await runMonsoon(["archive", feed, "-o", "A", "--exec", "\(script) {}"], in: folder.path, environment: environment)
+        #expect(quiet.status == 0 && Self.runs(folder).count == 1)
+        #expect(server.requests.filter { $0.path.hasSuffix(".mp3") }.count == requests)
+    }
+
+    @Test func aHookThatCannotStartSaysWhatToDo() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/a.bin", Route(body: .bytes([1, 2, 3])))
+        let run = await runMonsoon(["get", "-o", "out", "--json", "--exec", "no-such-hook-program {}", server.url("/a.bin").absoluteString],
+                                   in: folder.path, environment: Self.environment(folder))
+        #expect(run.status == 1)
+        #expect(run.errors.contains("monsoon: d1 (a.bin): the hook did not run: the hook's program 'no-such-hook-program' is not in any folder of PATH; install it, or give its full path in --exec"),
+                "\(run.errors)")
+        #expect(run.output.contains("\"event\": \"hook\"") && run.output.contains("\"exitStatus\": null"))
+        #expect(FileManager.default.fileExists(atPath: folder.file("out/a.bin")), "the file stays: only the hook failed")
+    }
+
+    @Test func hooksRunAtMostExecJobsAtOnce() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        _ = InfoJSONTests.serve(server, count: 6, title: { "Episode \($0)" })
+        // Each run says how many were running with it (itself included), holding its mark a moment.
+        let script = folder.file("count.sh")
+        try """
+            #!/bin/sh
+            mkdir -p "$RUNS.running"
+            touch "$RUNS.running/$$"
+            ls "$RUNS.running" | wc -l >> "$RUNS.counts"
+            sleep 0.2
+            rm "$RUNS.running/$$"
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o755)
+        for jobs in [2, 1] {
+            let run = await runMonsoon(["archive", server.url("/feed.xml").absoluteString, "-o", "A\(jobs)", "--exec", script, "--exec-jobs", "\(jobs)",
+                                        "--home", folder.file("home\(jobs)")], in: folder.path, environment: Self.environment(folder))
+            #expect(run.status == 0, "\(run.errors)")
+            let counts = try String(contentsOfFile: folder.file("runs.counts"), encoding: .utf8).split(separator: "\n").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+            #expect(counts.count == 6 && counts.allSatisfy { $0 >= 1 && $0 <= jobs }, "\(jobs): \(counts)")
+            try FileManager.default.removeItem(atPath: folder.file("runs.counts"))
+        }
+    }
+}
