@@ -175,3 +175,68 @@ import Testing
         }
     }
 }
+
+/// `download` and `sync` run hooks and write sidecars for the episodes of the queue; Ctrl-C stops hooks.
+@Suite struct QueueHookTests {
+    @Test func downloadAndSyncRunThemForTheQueuesEpisodes() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        _ = InfoJSONTests.serve(server, count: 2, title: { "Episode \($0)" })
+        let environment = HookTests.environment(folder)
+        let script = try HookTests.recorder(in: folder)
+        #expect(await runMonsoon(["add", server.url("/feed.xml").absoluteString], in: folder.path, environment: environment).status == 0)
+        #expect(await runMonsoon(["queue", "add", "--podcast", "Info Show", "--all"], in: folder.path, environment: environment).status == 0)
+        let run = await runMonsoon(["download", "-o", "D", "--write-info-json", "--exec", "\(script) {}"], in: folder.path, environment: environment)
+        #expect(run.status == 0, "\(run.errors)")
+        let runs = HookTests.runs(folder)
+        #expect(Set(runs.compactMap { $0["TITLE"] }) == ["Episode 1", "Episode 2"])
+        for values in runs {
+            let file = try #require(values["FILE"])
+            #expect(values["INFO_JSON"] == file + ".info.json" && values["PODCAST"] == "Info Show")
+            let info = try InfoJSONTests.json(file + ".info.json")
+            #expect((info["episode"] as? [String: Any])?["title"] as? String == values["TITLE"])
+        }
+
+        // sync: the new episode of an auto-download podcast gets its sidecar and hook; the others not again.
+        #expect(await runMonsoon(["config", "set", "auto-download", "on"], in: folder.path, environment: environment).status == 0)
+        _ = InfoJSONTests.serve(server, count: 3, title: { "Episode \($0)" })
+        let sync = await runMonsoon(["sync", "-o", "D", "--write-info-json", "--exec", "\(script) {}"], in: folder.path, environment: environment)
+        #expect(sync.status == 0, "\(sync.errors)")
+        let after = HookTests.runs(folder)
+        #expect(after.count == 3 && after.contains { $0["TITLE"] == "Episode 3" })
+        let third = try #require(after.first { $0["TITLE"] == "Episode 3" }?["FILE"])
+        #expect(FileManager.default.fileExists(atPath: third + ".info.json"))
+
+        // Deleting an episode deletes its sidecar with it.
+        let id = try #require(after.first { $0["TITLE"] == "Episode 3" }?["EPISODE_ID"])
+        #expect(await runMonsoon(["delete", id], in: folder.path, environment: environment).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: third) && !FileManager.default.fileExists(atPath: third + ".info.json"))
+    }
+
+    @Test func ctrlCStopsRunningHooksAndTheyRunAgainNextTime() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/a.bin", Route(body: .bytes([1, 2, 3])))
+        let script = folder.file("slow.sh")
+        try "#!/bin/sh\ntouch \"$RUNS.started\"\nsleep 30\n".write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o755)
+        let interruption = Interruption()
+        let url = server.url("/a.bin").absoluteString
+        let environment = HookTests.environment(folder)
+        let started = Date()
+        async let run = runMonsoon(["get", "-o", "out", "--exec", script, url], in: folder.path, interruption: interruption, environment: environment)
+        try await waitUntil("the hook started") { FileManager.default.fileExists(atPath: folder.file("runs.started")) }
+        interruption.trigger()
+        let result = await run
+        #expect(result.status == 130, "\(result.errors)")
+        #expect(Date().timeIntervalSince(started) < 25, "the hook was stopped, not waited out")
+        #expect(result.errors.contains("the hook failed: killed by signal 15 (SIGTERM)"), "\(result.errors)")
+        // The next run runs it again (here, one that ends at once).
+        let recorder = try HookTests.recorder(in: folder)
+        let again = await runMonsoon(["get", "-o", "out", "--exec", "\(recorder) {}", url], in: folder.path, environment: environment)
+        #expect(again.status == 0, "\(again.errors)")
+        #expect(HookTests.runs(folder).count == 1)
+    }
+}

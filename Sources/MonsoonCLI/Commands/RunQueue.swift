@@ -100,7 +100,7 @@ struct RunQueue: RunnableCommand {
             if options.after.exec != nil {
                 let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, expected: 0, style: style, summarizes: false)
                 AfterDownload.start(options.after, home: home, context: context, reporter: reporter)?.catchUp([], allOwed: true)
-                await reporter.settle(interrupted: false)
+                if await context.interruption.handling({ await reporter.settle(interrupted: false) }) { return writer.finish(status: ExitStatus.interrupted, context: context) }
                 if reporter.exitStatus() != ExitStatus.success { return writer.finish(status: ExitStatus.failure, context: context) }
             }
             if !global.quiet && style != .json { context.errors.line("monsoon: nothing to download") }

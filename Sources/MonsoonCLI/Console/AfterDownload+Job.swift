@@ -58,7 +58,7 @@ extension AfterDownload {
                 state.running.insert(process.pid)
                 return state.stopping
             }
-            if stopped { kill(process.pid, SIGTERM) }   // `stop` came between the start and the line above
+            if stopped { HookProcess.terminate(process.pid) }   // `stop` came between the start and the line above
             outcome = process.wait { line in self.reporter.afterDownloadOutput(line) }
             state.withLock { _ = $0.running.remove(process.pid) }
         } catch let error as HookError {

@@ -11,9 +11,10 @@ import MonsoonStore
 /// pool (a hook may run for minutes). `settle` ends it: files the run answers for that were
 /// complete already get their missing sidecars and owed hooks, then it waits for everything.
 ///
-/// Ctrl-C (or SIGTERM) of the run: no new hook starts, the running ones get SIGTERM (typed at
-/// a terminal, Ctrl-C reached them already) and are waited for; each stays owed (failed), so
-/// the next run of the command runs it again.
+/// Ctrl-C (or SIGTERM) of the run: no new hook starts, the running ones' process groups get
+/// SIGTERM (a hook runs in a group of its own, so a Ctrl-C typed at the terminal reaches it only
+/// this way) and their programs are waited for; each is recorded failed, so the next run of the
+/// command runs it again.
 final class AfterDownload: Sendable {
     let writesInfoJSON: Bool
     let hook: HookCommand?
@@ -104,8 +105,15 @@ final class AfterDownload: Sendable {
     }
 
     /// The run has ended: unless it was interrupted, the downloads to catch up on get theirs
-    /// (`catchUp(_:allOwed:)`); then waits for all of it.
-    func settle(interrupted: Bool) async {
+    /// (`catchUp(_:allOwed:)`); then waits for all of it. A Ctrl-C meanwhile stops it too.
+    /// - Returns: whether the run is interrupted (before, or while this waited).
+    func settle(interrupted: Bool) async -> Bool {
+        // The interruption is the run's to handle (`Interruption.handling`): while hooks run, it stops them.
+        let watcher = Task { [self] in
+            await context.interruption.wait()
+            if context.interruption.isTriggered { stop() }
+        }
+        defer { watcher.cancel() }
         if interrupted {
             stop()
         } else {
@@ -122,6 +130,7 @@ final class AfterDownload: Sendable {
             }
             if idle { continuation.resume() }
         }
+        return interrupted || context.interruption.isTriggered
     }
 
     /// No hook starts any more; the running ones are asked to end.
@@ -131,7 +140,7 @@ final class AfterDownload: Sendable {
             state.queue.removeAll()
             return state.running
         }
-        for pid in running { kill(pid, SIGTERM) }
+        for pid in running { HookProcess.terminate(pid) }
     }
 
     private func catchUpJobs(_ ids: [DownloadID], allOwed: Bool) throws -> [Job] {

@@ -10,9 +10,10 @@ extension GetReporter {
     }
 
     /// Lets the after-download work finish before the summary (`AfterDownload.settle`).
-    func settle(interrupted: Bool) async {
-        guard let after = state.withLock({ $0.afterDownload }) else { return }
-        await after.settle(interrupted: interrupted)
+    /// - Returns: whether the run is interrupted (before, or while it waited for hooks).
+    func settle(interrupted: Bool) async -> Bool {
+        guard let after = state.withLock({ $0.afterDownload }) else { return interrupted }
+        return await after.settle(interrupted: interrupted)
     }
 
     /// A step after a download failed: said on standard error (always, `--json` too), in

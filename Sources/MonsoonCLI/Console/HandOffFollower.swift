@@ -67,7 +67,10 @@ struct HandOffFollower {
             }
             if reporter.unsettled.isEmpty {
                 // Sidecars and hooks end before the summary, which counts their failures.
-                await reporter.settle(interrupted: false)
+                if await reporter.settle(interrupted: false) {
+                    reporter.finish(interrupted: true)
+                    return ExitStatus.interrupted
+                }
                 reporter.finish(interrupted: false)
                 return reporter.exitStatus()
             }
@@ -92,7 +95,7 @@ struct HandOffFollower {
         if let holder = HomeLock.holder(at: home.lockPath), holder.role == .download, holder.isAlive {
             context.error("stopped following: the running 'monsoon download'\(holder.mention) goes on with these downloads; follow them with 'monsoon downloads'")
         }
-        await reporter.settle(interrupted: true)
+        _ = await reporter.settle(interrupted: true)
         reporter.finish(interrupted: true)
         return ExitStatus.interrupted
     }

@@ -3,8 +3,8 @@ import Foundation
 /// One run of `--exec`'s program, started with `posix_spawn` (no shell): standard input from
 /// `/dev/null`, standard output and error into a pipe this process reads (and passes on, line by
 /// line, to the user's standard error: never into `--json`'s standard output), an empty signal
-/// mask and default signal actions, no descriptor but those three, in the command's folder and
-/// process group (a Ctrl-C typed at the terminal reaches it too).
+/// mask and default signal actions, no descriptor but those three, in the command's folder and in
+/// a process group of its own, so `terminate` reaches what it started too (a shell's children).
 ///
 /// Foundation's `Process` is not used: it passes on the spawning thread's signal mask and, on
 /// older runtimes, every descriptor without close-on-exec.
@@ -50,7 +50,8 @@ struct HookProcess {
         sigemptyset(&defaults)
         for signal in [SIGINT, SIGTERM, SIGPIPE, SIGQUIT, SIGHUP, SIGCHLD] { sigaddset(&defaults, signal) }
         posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -73,37 +74,68 @@ struct HookProcess {
         }
         self.pid = pid
         output = pipeEnds[0]
+        // Read without blocking: a program that leaves a child behind holding the pipe must not hold the run.
+        _ = fcntl(output, F_SETFL, fcntl(output, F_GETFL) | O_NONBLOCK)
+    }
+
+    /// Asks the program, and every process of its group, to end (SIGTERM).
+    static func terminate(_ pid: pid_t) {
+        kill(-pid, SIGTERM)
     }
 
     /// Passes the program's output on, one line at a time (the last one too, without its newline),
-    /// until it closes it, then waits for it to end. Blocks: call it on a thread of its own.
+    /// until the program has ended and its output is read (what a child it left behind writes
+    /// later is not waited for). Blocks: call it on a thread of its own.
     func wait(passingLinesTo emit: (String) -> Void) -> Outcome {
         let block = 1 << 16
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: block, alignment: 1)
         defer { buffer.deallocate() }
         var pending = Data()
-        while true {
-            let count = read(output, buffer, block)
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { break }   // the end, or an error reading a pipe of our own: nothing more comes
-            pending.append(buffer.assumingMemoryBound(to: UInt8.self), count: count)
-            while let newline = pending.firstIndex(of: 0x0A) {
-                emit(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self))
-                pending.removeSubrange(pending.startIndex...newline)
+        var outcome: Outcome?
+        var open = true
+        while open {
+            // Everything there is to read now.
+            while true {
+                let count = read(output, buffer, block)
+                if count < 0 && errno == EINTR { continue }
+                if count == 0 { open = false }   // the end: every writer has closed it
+                if count <= 0 { break }   // nothing more now (EAGAIN), or an error on a pipe of our own: as the end
+                pending.append(buffer.assumingMemoryBound(to: UInt8.self), count: count)
+                while let newline = pending.firstIndex(of: 0x0A) {
+                    emit(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self))
+                    pending.removeSubrange(pending.startIndex...newline)
+                }
+                // A line without end is passed on in pieces, so memory stays bounded.
+                if pending.count > block {
+                    emit(String(decoding: pending, as: UTF8.self))
+                    pending.removeAll(keepingCapacity: true)
+                }
             }
-            // A line without end is passed on in pieces, so memory stays bounded.
-            if pending.count > block {
-                emit(String(decoding: pending, as: UTF8.self))
-                pending.removeAll(keepingCapacity: true)
+            // Its end, once it came and what it wrote before is read.
+            if let outcome { return finish(outcome, pending: pending, emit: emit) }
+            var raw: Int32 = 0
+            let result = waitpid(pid, &raw, WNOHANG)
+            if result == pid {
+                outcome = (raw & 0x7f) == 0 ? .exited((raw >> 8) & 0xff) : .killed(raw & 0x7f)
+                continue   // one more read: what it wrote just before it ended
             }
+            if result < 0 && errno != EINTR { outcome = .killed(0); continue }   // only a pid not ours fails it: never the case
+            var poller = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
+            _ = poll(&poller, 1, 100)   // a wake-up a tenth of a second at most, to look at the program's end
         }
-        close(output)
-        if !pending.isEmpty { emit(String(decoding: pending, as: UTF8.self)) }
+        if let outcome { return finish(outcome, pending: pending, emit: emit) }
+        // The pipe ended first: the program's end is near, waiting for it is short.
         var raw: Int32 = 0
         while waitpid(pid, &raw, 0) < 0 {
-            if errno != EINTR { return .killed(0) }   // only a pid not ours fails it: never the case for our own child
+            if errno != EINTR { return finish(.killed(0), pending: pending, emit: emit) }   // only a pid not ours fails it
         }
-        return (raw & 0x7f) == 0 ? .exited((raw >> 8) & 0xff) : .killed(raw & 0x7f)
+        return finish((raw & 0x7f) == 0 ? .exited((raw >> 8) & 0xff) : .killed(raw & 0x7f), pending: pending, emit: emit)
+    }
+
+    private func finish(_ outcome: Outcome, pending: Data, emit: (String) -> Void) -> Outcome {
+        close(output)
+        if !pending.isEmpty { emit(String(decoding: pending, as: UTF8.self)) }
+        return outcome
     }
 
     /// Every descriptor past the standard three is closed in the child (most are close-on-exec

@@ -38,7 +38,7 @@ struct QueueRun {
         let context = self.context
         let global = self.global
         let events = self.events
-        let (interrupted, saveFailure, problem) = await withTaskGroup(of: Bool?.self) { group -> (Bool, CLIError?, String?) in
+        var (interrupted, saveFailure, problem) = await withTaskGroup(of: Bool?.self) { group -> (Bool, CLIError?, String?) in
             group.addTask {
                 for await event in events {
                     // A refused link being renewed is no failure yet: the download goes on, or fails with the reason.
@@ -96,7 +96,7 @@ struct QueueRun {
             return (interrupted, saveFailure, problem.map { "\($0)" })
         }
         // Sidecars and hooks end before the summary, which counts their failures.
-        await reporter.settle(interrupted: interrupted)
+        interrupted = await reporter.settle(interrupted: interrupted)
         reporter.finish(interrupted: interrupted)
         let renewalFailed = renewal?.reportProblems(context) ?? false
         // A save that failed, the last one included, fails the run, even one cut short by

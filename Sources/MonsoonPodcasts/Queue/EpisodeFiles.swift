@@ -127,6 +127,13 @@ public final class EpisodeFiles {
                 do { try Manifest.forget(fileAt: path) } catch {
                     deletion.warnings.append("\(path) was deleted, but the manifest in its folder could not be updated: \(error)")
                 }
+                // Its `--write-info-json` sidecar goes with it (a link there is not ours: left alone).
+                let sidecar = InfoSidecar.path(for: path)
+                if !LocalFile.isLink(sidecar), Self.size(of: sidecar) != nil, unlink(sidecar) == 0 {
+                    do { try Manifest.forget(fileAt: sidecar) } catch {
+                        deletion.warnings.append("\(sidecar) was deleted, but the manifest in its folder could not be updated: \(error)")
+                    }
+                }
             }
             deletion.episodes.append(id)
         }
