@@ -214,6 +214,26 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: third) && !FileManager.default.fileExists(atPath: third + ".info.json"))
     }
 
+    @Test func aGetHandedToAnotherMonsoonStillRunsItsHook() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        // Long enough (4 s) that the second get finds the first one running.
+        server.setRoute("/slow.mp3", Route(body: .pattern(size: 600_000, seed: 1), throttle: 150_000))
+        let body = Body.pattern(size: 2_000, seed: 2)
+        server.setRoute("/mine.bin", Route(body: body))
+        let running = try MonsoonProcess(["get", "-o", "one", server.url("/slow.mp3").absoluteString], in: folder.path)
+        defer { running.process.terminate() }
+        try await waitUntil("the first get downloading") { fileSize(folder.file("one/slow.mp3.part")) > 0 }
+        let script = try HookTests.recorder(in: folder)
+        let handed = await runMonsoon(["get", "-o", "two", "--write-info-json", "--exec", "\(script) {}", server.url("/mine.bin").absoluteString],
+                                      in: folder.path, environment: HookTests.environment(folder))
+        #expect(handed.status == 0, "\(handed.errors)")
+        #expect(HookTests.runs(folder).first?["FILE"] == folder.file("two/mine.bin") && HookTests.runs(folder).count == 1)
+        #expect((try InfoJSONTests.json(folder.file("two/mine.bin.info.json"))["download"] as? [String: Any])?["sha256"] as? String == body.sha256Hex())
+        #expect(try await running.finish().status == 0)
+    }
+
     @Test func ctrlCStopsRunningHooksAndTheyRunAgainNextTime() async throws {
         let server = try TestServer()
         let folder = Folder()
