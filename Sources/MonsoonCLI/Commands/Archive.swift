@@ -26,6 +26,7 @@ struct Archive: RunnableCommand {
               monsoon archive --opml subscriptions.opml --since 2020-01-01 --match interview
               monsoon archive https://example.com/feed.xml --dry-run
               monsoon archive --all --latest 3 --quiet     # for cron: each podcast's newest three
+              monsoon archive --all --write-info-json --exec 'rclone copy {} remote:podcasts/'
               curl -s https://example.com/list.opml | monsoon archive --opml - --portable-names -o /media/usb
               monsoon archive --db postgresql://db.example.com/monsoon --opml subscriptions.opml --since 2020-01-01
 
