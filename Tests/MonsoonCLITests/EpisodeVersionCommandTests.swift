@@ -150,6 +150,39 @@ import Testing
         seen = server.requests.count
         #expect(await runMonsoon(["archive", feed, "-o", "A"], in: folder.path).status == 0)
         #expect(server.requests.dropFirst(seen).map(\.path) == ["/feed.xml"])
+
+        // Moved again, to a server that refuses HEAD: its first byte is asked for instead.
+        _ = Self.serve(server, episode1: ("/cdn2/first.mp3", 20_001, 1), episode2: "/track/ep2.mp3")
+        var refusing = Route(body: .pattern(size: 20_001, seed: 1), contentType: "audio/mpeg", etag: "\"e1-1\"")
+        refusing.faults = [.status(405, times: 1)]
+        server.setRoute("/cdn2/first.mp3", refusing)
+        seen = server.requests.count
+        let moved = await runMonsoon(["archive", feed, "-o", "A"], in: folder.path)
+        #expect(moved.status == 0 && !moved.errors.contains("new version"), "\(moved.errors)")
+        let asked = Array(server.requests.dropFirst(seen))
+        #expect(asked.map { "\($0.method) \($0.path)" } == ["GET /feed.xml", "HEAD /cdn2/first.mp3", "GET /cdn2/first.mp3"])
+        #expect(asked.last?.header("Range") == "bytes=0-0")
+        #expect(try await Self.versions(folder, guid: "g1").map { $0["status"] as? String } == ["current"])
+    }
+
+    @Test func anEnclosureTheServerCannotTellAboutIsAskedAgain() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        _ = Self.serve(server)
+        let feed = server.url("/feed.xml").absoluteString
+        #expect(await runMonsoon(["archive", feed, "-o", "A"], in: folder.path).status == 0)
+        // g2's new enclosure is not there (yet): nothing is decided, the earlier file stays the episode's.
+        _ = Self.serve(server, episode2: "/moved/ep2-new.mp3", length2: 30_000)
+        server.removeRoute("/moved/ep2-new.mp3")
+        for _ in 0..<2 {
+            let seen = server.requests.count
+            let run = await runMonsoon(["archive", feed, "-o", "A"], in: folder.path)
+            #expect(run.status == 0, "\(run.errors)")
+            #expect(run.errors.contains("monsoon: Versions Show: Talk 2: cannot check whether its new enclosure is a new version (the server answered 404"), "\(run.errors)")
+            #expect(server.requests.dropFirst(seen).map { "\($0.method) \($0.path)" } == ["GET /feed.xml", "HEAD /moved/ep2-new.mp3"])
+        }
+        #expect(try await Self.versions(folder, guid: "g2").map { $0["status"] as? String } == ["current"])
     }
 
     @Test func aTemplateWithVersionPlacesIt() async throws {

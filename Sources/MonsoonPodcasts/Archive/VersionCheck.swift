@@ -111,7 +111,7 @@ public enum VersionCheck {
     /// nothing to compare is never taken for a new version.
     public static func after(_ archived: Archived, answer: Answer) -> Verdict {
         guard (200..<300).contains(answer.status) else {
-            return .unknown("the server answered \(HTTPStatusText.answered(answer.status))")
+            return .unknown(HTTPStatusText.answered(answer.status))
         }
         if let length = answer.length, length != archived.fileSize {
             return .newVersion("the server's file is \(length) bytes, the archived one \(archived.fileSize)")
