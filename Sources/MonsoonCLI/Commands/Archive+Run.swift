@@ -17,10 +17,12 @@ extension Archive {
         let runReport = output.makeReport()
         let started = Date()
         // 1. Every feed, read whole: subscribed, or refreshed when it already is.
-        var (loaded, failedFeeds) = try await subscribe(urls, context: context)
+        var (loaded, failedFeeds, republished) = try await subscribe(urls, context: context)
         // 2. What to download of each (once per podcast, however often it was named), after the
-        // episodes caught up with their downloads (a killed run's last ones).
+        // episodes caught up with their downloads (a killed run's last ones); a republished
+        // episode's earlier file becomes an earlier version, and the episode one to download again.
         try episodes.write { try $0.reconcile() }
+        try episodes.write { try $0.startNewVersions(republished) }
         var members: [Member] = []
         var chosen: [Int] = []
         var seen = Set<Int>()
@@ -93,6 +95,7 @@ extension Archive {
             status = try await handOver(requests, episodes: episodes, reporter: reporter, observe: observe, context: context)
         }
         status = writer.finish(status: status, context: context)
+        if versions == .latest { try replaceEarlierVersions(of: members, root: root, episodes: episodes, context: context) }
         // 4. The manifests, from the files themselves: this run's extras, and those of earlier runs still there.
         let kinds: [Character: String] = ["a": "artwork", "t": "transcript", "c": "chapters"]
         for request in requests where EpisodeQueue.episodeID(of: request.id) == nil {
@@ -150,12 +153,13 @@ extension Archive {
 
     /// Subscribes to (or refreshes) each feed, keeping its document for the snapshot. A feed
     /// that cannot be read is said on standard error and counted; the others go on.
-    private func subscribe(_ urls: [URL], context: CommandContext) async throws -> ([(Podcast, Data?)], Int) {
+    private func subscribe(_ urls: [URL], context: CommandContext) async throws -> ([(Podcast, Data?)], Int, [Int]) {
         let session = try LibrarySession.open(global, context: context, transfer: transfer)
         session.library.keepsFeedDocuments = true
         return try await session.run { library in
             var loaded: [(Podcast, Data?)] = []
             var failed = 0
+            var republished: [Int] = []
             for url in urls {
                 do {
                     let summary: RefreshSummary
@@ -165,6 +169,7 @@ extension Archive {
                         (podcast, summary) = (new, first)
                     case .alreadySubscribed(let known):
                         (podcast, summary) = (known, try await library.refresh(known.id))
+                        republished += try await newVersions(of: podcast, library: library, context: context)
                     }
                     if let warning = summary.pageWarning(for: podcast) {
                         context.error(warning)
@@ -176,7 +181,31 @@ extension Archive {
                     failed += 1
                 }
             }
-            return (loaded, failed)
+            return (loaded, failed, republished)
+        }
+    }
+
+    /// The archived episodes of `podcast` the feed republished (`PodcastLibrary.scanVersions`), each said
+    /// on standard error; those the server could not tell about are said too, and looked at again next run.
+    private func newVersions(of podcast: Podcast, library: PodcastLibrary, context: CommandContext) async throws -> [Int] {
+        let scan = try await library.scanVersions(podcast: podcast.id)
+        for message in scan.unknown { context.error("\(podcast.name): \(message)") }
+        if !global.quiet && !output.json {
+            for found in scan.found {
+                context.errors.line("monsoon: \(podcast.name): \(found.title): a new version (\(found.reason)); "
+                                    + (versions == .all ? "the earlier file is kept" : "the earlier file goes once the new one is in"))
+            }
+        }
+        return scan.found.map(\.episodeID)
+    }
+
+    /// `--versions latest`: the earlier versions of the run's podcasts go once their newer one is in.
+    private func replaceEarlierVersions(of members: [Member], root: String, episodes: EpisodeSession, context: CommandContext) throws {
+        let files = try EpisodeFiles(database: try Database(path: episodes.home.databasePath))
+        for member in members {
+            let replacement = try files.replaceEarlierVersions(podcast: member.podcast.id, root: root)
+            for warning in replacement.warnings { context.error("\(member.podcast.name): \(warning)") }
+            if global.verbose { for file in replacement.deleted { context.errors.line("monsoon: deleted the earlier version \(file)") } }
         }
     }
 

@@ -20,7 +20,10 @@ struct Archive: RunnableCommand {
             moved or deleted (--refetch-missing fetches those). --limit N caps one run's downloads; --latest N \
             keeps a feed's newest N, those archived counting toward N. Each podcast folder keeps \
             monsoon-manifest.json (file, size, SHA-256, source and final URL, validators, time) and \
-            feed.xml, the feed as last fetched; 'monsoon verify DIR' checks them.
+            feed.xml, the feed as last fetched; 'monsoon verify DIR' checks them. An archived \
+            episode republished with another file (another URL and size, or new validators) is a \
+            new version: downloaded beside the earlier file, named with the day it was seen \
+            ({version}); --versions latest keeps only the newest.
 
               monsoon archive https://example.com/feed.xml -o ~/Archive
               monsoon archive --opml subscriptions.opml --since 2020-01-01 --match interview
@@ -63,6 +66,7 @@ struct Archive: RunnableCommand {
     @Flag("--with-chapters", help: "Also keep the episodes' chapters.") var withChapters = false
     @Option("--max-size", help: "Stop a file larger than SIZE (or a stream that never ends) with an error.", valueName: "size") var maxSize: ByteSize?
     @Flag("--refetch-missing", help: "Download again episodes downloaded before whose file is gone.") var refetchMissing = false
+    @Option("--versions", help: "An archived episode republished with another file: keep all its versions (each later one named with the day it was seen), or only the latest (an earlier file is deleted once the new one is in).", valueName: "which") var versions: VersionsKept = .all
     @Flag("--dry-run", help: "Print the plan (episodes, sizes, totals per host, whether it fits on disk) and download nothing.") var dryRun = false
     @Option("--db", help: "Download nothing here: add the feeds to the shared library of this PostgreSQL database (a postgresql:// URL or key=value pairs; never $MONSOON_DB) and queue their refreshes for the cluster's workers.", valueName: "url") var db: String?
     @OptionGroup var output: RunOutputOptions
@@ -86,6 +90,11 @@ struct Archive: RunnableCommand {
         do { _ = try ArchiveSelection([], match: match, exclude: exclude) } catch { throw ValidationError(error.message) }
         if db != nil { try validateShared() }
         if db != nil && after.isActive { throw ValidationError("--write-info-json and --exec do not go with --db: the cluster's workers download the files, not this command") }
+    }
+
+    /// Which versions of a republished episode an archive keeps (`--versions`).
+    enum VersionsKept: String, CaseIterable, ExpressibleByArgument {
+        case all, latest
     }
 
     /// The hint after a feed URL that is not one (and lacks more than its scheme).

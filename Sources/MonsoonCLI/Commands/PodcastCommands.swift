@@ -61,7 +61,7 @@ struct Podcasts: RunnableCommand {
 struct Episodes: RunnableCommand {
     static let configuration = CommandConfiguration(commandName: "episodes", abstract: "List a podcast's episodes, newest first.", discussion: "Examples:\n\n  monsoon episodes \"Morning Show\"\n  monsoon episodes 3 --json")
     @OptionGroup var global: GlobalOptions
-    @Flag("--json", help: "Print a JSON array of objects with an id and the episode's fields.") var json = false
+    @Flag("--json", help: "Print a JSON array of objects with an id, the episode's fields and its versions.") var json = false
     @Argument(help: "The podcast: its id, or a part of its title that only it has.", valueName: "podcast", completion: .podcasts) var podcast: String
     init() {}
 
@@ -70,9 +70,12 @@ struct Episodes: RunnableCommand {
         // episodes follow them first.
         try EpisodeSession.open(global, context: context).write { try $0.reconcile() }
         let session = try LibrarySession.open(global, context: context)
-        let episodes = try await session.run { library in try library.episodes(of: try library.findPodcast(podcast).id) }
+        let (episodes, versions) = try await session.run { library in
+            let id = try library.findPodcast(podcast).id
+            return (try library.episodes(of: id), try library.versions(ofPodcast: id))
+        }
         if json {
-            context.output.write(LibraryJSON.array(episodes.map(LibraryJSON.episode)))
+            context.output.write(LibraryJSON.array(episodes.map { LibraryJSON.episode($0, versions: versions[$0.id] ?? []) }))
             return ExitStatus.success
         }
         let table = TextTable([.init(title: "ID", width: 7), .init(title: "PUBLISHED", width: 10), .init(title: "LENGTH", width: 8),
@@ -84,7 +87,10 @@ struct Episodes: RunnableCommand {
             let duration = episode.duration.map { Self.clock($0) } ?? ""
             let state = episode.downloadState == .none ? "" : episode.downloadState.rawValue
             let size = episode.declaredLength.map { ByteCount.format($0) } ?? "-"
-            text += table.row([String(episode.id), date, duration, state, size], name: episode.title ?? "(untitled)") + "\n"
+            // A republished episode says how many versions it has (`--json` lists them).
+            let count = versions[episode.id]?.count ?? 0
+            let name = (episode.title ?? "(untitled)") + (count > 1 ? " [\(count) versions]" : "")
+            text += table.row([String(episode.id), date, duration, state, size], name: name) + "\n"
         }
         context.output.write(text)
         return ExitStatus.success

@@ -115,6 +115,19 @@ enum LibraryJSON {
             + "\"position\": \(JSONText.number(episode.position)), \"played\": \(episode.played), \"queuePosition\": \(int(episode.queuePosition))}"
     }
 
+    /// An episode with its versions (`monsoon episodes --json`): `episode(_:)` with a `versions` array.
+    static func episode(_ episode: Episode, versions: [EpisodeVersion]) -> String {
+        let list = versions.map { version in
+            "{\"version\": \(string(version.name)), \"status\": \"\(version.status.rawValue)\", \"file\": \(string(version.file)), "
+                + "\"bytes\": \(version.bytes), \"url\": \(string(version.url.map(Redaction.redact))), \"length\": \(int(version.length)), "
+                + "\"finalURL\": \(string(version.finalURL.map(Redaction.redact))), \"etag\": \(string(version.etag)), "
+                + "\"lastModified\": \(string(version.lastModified)), \"sha256\": \(string(version.sha256)), \"seen\": \(date(version.seen)), "
+                + "\"downloaded\": \(date(version.downloaded))}"
+        }
+        // The plain object, its closing brace opened again for one more field.
+        return String(Self.episode(episode).dropLast()) + ", \"versions\": [" + list.joined(separator: ", ") + "]}"
+    }
+
     static func array(_ items: [String]) -> String {
         items.isEmpty ? "[]\n" : "[\n  " + items.joined(separator: ",\n  ") + "\n]\n"
     }

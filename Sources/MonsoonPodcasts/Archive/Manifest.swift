@@ -33,6 +33,13 @@ public struct Manifest: Codable, Sendable, Equatable {
         public var lastModified: String?
         /// When it was downloaded (ISO 8601, UTC).
         public var downloaded: String?
+        /// For an episode republished under the same identity (``EpisodeVersion``): this file's
+        /// version, the day it was seen (`2026-12-01`); absent for the first version, and from a
+        /// manifest written before versions were kept.
+        public var version: String?
+        /// For an episode: when this version was first seen (ISO 8601, UTC); for the first
+        /// version, when it was downloaded. Absent from a manifest written before versions were kept.
+        public var seen: String?
         /// For an episode a cluster worker downloaded: the worker's name (`monsoon worker --name`).
         /// Absent from a local archive's manifest, and from one written before it was added.
         public var worker: String?
@@ -42,7 +49,7 @@ public struct Manifest: Codable, Sendable, Equatable {
         /// An entry for `file`, of `kind`, with `size` bytes of SHA-256 `sha256`.
         public init(kind: String, file: String, size: Int, sha256: String, guid: String? = nil, title: String? = nil,
                     sourceURL: String? = nil, finalURL: String? = nil, etag: String? = nil, lastModified: String? = nil,
-                    downloaded: String? = nil, worker: String? = nil, node: String? = nil) {
+                    downloaded: String? = nil, worker: String? = nil, node: String? = nil, version: String? = nil, seen: String? = nil) {
             self.kind = kind
             self.file = file
             self.size = size
@@ -56,6 +63,8 @@ public struct Manifest: Codable, Sendable, Equatable {
             self.downloaded = downloaded
             self.worker = worker
             self.node = node
+            self.version = version
+            self.seen = seen
         }
     }
 
@@ -189,16 +198,34 @@ extension EpisodeFiles {
     public func manifest(podcast: Int, folder: String, extras: [Extra]) throws -> Manifest {
         let prefix = folder.hasSuffix("/") ? folder : folder + "/"
         let rows = try database.statement("""
-            SELECT e.id, e.guid, e.title, e.file_name, e.enclosure_url, e.final_url, e.etag, e.last_modified, e.archived_at, e.sha256,
-                   coalesce(p.title, p.feed_url), p.feed_url
+            SELECT e.id, e.guid, e.title, e.file_name, coalesce(e.file_url, e.enclosure_url), e.final_url, e.etag, e.last_modified, e.archived_at, e.sha256,
+                   coalesce(p.title, p.feed_url), p.feed_url, e.version, coalesce(e.version_seen, e.archived_at)
             FROM episodes e JOIN podcasts p ON p.id = e.podcast_id
             WHERE e.podcast_id = ? AND e.download_state = 'downloaded' AND e.file_name IS NOT NULL
             ORDER BY e.published IS NULL, e.published, e.id
             """).query([podcast]) { row in
             (id: row.int(0), guid: row.text(1), title: row.text(2), path: row.text(3) ?? "", source: row.text(4), final: row.text(5),
-             etag: row.text(6), lastModified: row.text(7), archived: row.date(8), sha: row.text(9), podcast: row.text(10) ?? "", feed: row.text(11) ?? "")
+             etag: row.text(6), lastModified: row.text(7), archived: row.date(8), sha: row.text(9), podcast: row.text(10) ?? "", feed: row.text(11) ?? "",
+             version: row.text(12), seen: row.date(13))
         }
         var entries: [Manifest.Entry] = []
+        // An episode's `--write-info-json` sidecar is the archive's too (never read through a link).
+        func appendSidecar(of path: String, guid: String?, title: String?) throws {
+            let sidecar = InfoSidecar.path(for: path)
+            guard !LocalFile.isLink(sidecar), let size = Self.size(of: sidecar) else { return }
+            entries.append(Manifest.Entry(kind: "info", file: String(sidecar.dropFirst(prefix.count)), size: size,
+                                          sha256: try EpisodeFiles.sha256(ofFile: sidecar), guid: guid, title: title))
+        }
+        // Earlier versions of episodes first (oldest episode first), then the newest of each.
+        for (guid, title, version) in try keptVersions(podcast: podcast) {
+            guard let path = version.file, path.hasPrefix(prefix), let size = Self.size(of: path) else { continue }
+            entries.append(Manifest.Entry(
+                kind: "episode", file: String(path.dropFirst(prefix.count)), size: size,
+                sha256: try version.sha256 ?? EpisodeFiles.sha256(ofFile: path), guid: guid, title: title,
+                sourceURL: version.url.map(Redaction.redact), finalURL: version.finalURL.map(Redaction.redact), etag: version.etag,
+                lastModified: version.lastModified, downloaded: version.downloaded.map(Manifest.timestamp), version: version.name, seen: version.seen.map(Manifest.timestamp)))
+            try appendSidecar(of: path, guid: guid, title: title)
+        }
         for row in rows where row.path.hasPrefix(prefix) {
             guard let size = Self.size(of: row.path) else { continue }   // moved away or deleted: not in the folder
             var sha = row.sha
@@ -209,13 +236,9 @@ extension EpisodeFiles {
             entries.append(Manifest.Entry(
                 kind: "episode", file: String(row.path.dropFirst(prefix.count)), size: size, sha256: sha ?? "", guid: row.guid, title: row.title,
                 sourceURL: row.source.map(Redaction.redact), finalURL: row.final.map(Redaction.redact), etag: row.etag,
-                lastModified: row.lastModified, downloaded: row.archived.map(Manifest.timestamp)))
-            // Its `--write-info-json` sidecar is the archive's too (never read through a link).
-            let sidecar = InfoSidecar.path(for: row.path)
-            if !LocalFile.isLink(sidecar), let size = Self.size(of: sidecar) {
-                entries.append(Manifest.Entry(kind: "info", file: String(sidecar.dropFirst(prefix.count)), size: size,
-                                              sha256: try EpisodeFiles.sha256(ofFile: sidecar), guid: row.guid, title: row.title))
-            }
+                lastModified: row.lastModified, downloaded: row.archived.map(Manifest.timestamp), version: row.version,
+                seen: row.seen.map(Manifest.timestamp)))
+            try appendSidecar(of: row.path, guid: row.guid, title: row.title)
         }
         for extra in extras where extra.path.hasPrefix(prefix) {
             guard let size = Self.size(of: extra.path) else { continue }

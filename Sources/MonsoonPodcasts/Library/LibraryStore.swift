@@ -39,6 +39,28 @@ enum LibrarySchema {
             """),
         // Each podcast's {podcast} in file names, fixed once given (`PodcastFolders`).
         .init(version: 3, sql: "ALTER TABLE podcasts ADD COLUMN folder_name TEXT"),
+        // Versions of an episode (`EpisodeVersion`). The episode's row is its newest version:
+        // `file_url` and `file_length` are the enclosure its file is known to hold (the feed's URL
+        // and length when it was downloaded), which a later refresh's enclosure is compared with;
+        // `version` is its `{version}` (NULL for the first) and `version_seen` when it was found.
+        // Earlier versions, with their files, are rows of `episode_versions`. A library from
+        // before knows one version of each episode: the one downloaded, from the enclosure it has.
+        .init(version: 4, sql: """
+            ALTER TABLE episodes ADD COLUMN file_url TEXT;
+            ALTER TABLE episodes ADD COLUMN file_length INTEGER;
+            ALTER TABLE episodes ADD COLUMN version TEXT;
+            ALTER TABLE episodes ADD COLUMN version_seen REAL;
+            UPDATE episodes SET file_url = enclosure_url, file_length = declared_length WHERE download_state = 'downloaded';
+            CREATE TABLE episode_versions (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                episode_id INTEGER NOT NULL REFERENCES episodes (id) ON DELETE CASCADE,
+                version TEXT, seen REAL,
+                url TEXT, length INTEGER, final_url TEXT, etag TEXT, last_modified TEXT, sha256 TEXT,
+                file_name TEXT, bytes INTEGER NOT NULL DEFAULT 0, downloaded REAL,
+                status TEXT NOT NULL DEFAULT 'kept'
+            );
+            CREATE INDEX episode_versions_by_episode ON episode_versions (episode_id);
+            """),
     ])
 }
 

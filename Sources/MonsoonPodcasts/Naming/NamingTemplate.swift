@@ -13,7 +13,7 @@ public struct NamingTemplate: Sendable, Equatable, CustomStringConvertible {
     /// The template used when none is set.
     public static let defaultText = "{podcast}/{date} - {title}.{ext}"
     /// The variables a template may use.
-    public static let variables = ["podcast", "title", "date", "year", "month", "day", "guid", "season", "episode", "ext"]
+    public static let variables = ["podcast", "title", "date", "year", "month", "day", "guid", "season", "episode", "version", "ext"]
 
     enum Part: Sendable, Equatable {
         case literal(String)
@@ -86,7 +86,13 @@ public struct NamingTemplate: Sendable, Equatable, CustomStringConvertible {
                 }
             }.joined()
         }
-        let stem = finished(rendered.removeLast(), limit: Self.stemLimit)
+        var stem = finished(rendered.removeLast(), limit: Self.stemLimit)
+        // A later version's name always differs from the earlier ones': a template without
+        // {version} (or a long title that cut it off) gets it at the end of the file name.
+        if let version = values.version, !stem.contains("(\(version))") {
+            let suffix = values["version"]
+            stem = finished((Self.nonEmptyComponent(stem, limit: Self.stemLimit - suffix.utf8.count) ?? "untitled") + suffix, limit: Self.stemLimit)
+        }
         return (rendered.map { finished($0, limit: 255) }, stem)
     }
 
@@ -153,15 +159,19 @@ public struct NamingValues: Sendable {
     public var season: Int?
     /// `{episode}`; nil renders as nothing.
     public var episode: Int?
+    /// `{version}`: nil for an episode's first version (renders as nothing); for a later one, the
+    /// day it was seen (`2026-12-01`), which renders as ` (2026-12-01)`.
+    public var version: String?
 
     /// The values of one episode; they are cleaned when rendered, not here.
-    public init(podcast: String, title: String, published: Date?, guid: String?, season: Int?, episode: Int?) {
+    public init(podcast: String, title: String, published: Date?, guid: String?, season: Int?, episode: Int?, version: String? = nil) {
         self.podcast = podcast
         self.title = title
         self.published = published
         self.guid = guid
         self.season = season
         self.episode = episode
+        self.version = version
     }
 
     subscript(name: String) -> String {
@@ -175,6 +185,7 @@ public struct NamingValues: Sendable {
         case "guid": return guid ?? ""
         case "season": return season.map(String.init) ?? ""
         case "episode": return episode.map(String.init) ?? ""
+        case "version": return version.map { " (\($0))" } ?? ""
         default: return ""
         }
     }

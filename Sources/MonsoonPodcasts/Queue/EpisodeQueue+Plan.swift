@@ -27,13 +27,13 @@ extension EpisodeQueue {
         let podcasts = try podcastFolderNames()
         let rows = try database.statement("""
             SELECT e.id, e.podcast_id, e.title, e.published, e.guid, e.season, e.episode,
-                   e.queue_position, e.enclosure_url, e.media_type, e.declared_length, e.download_state, e.identity
+                   e.queue_position, e.enclosure_url, e.media_type, e.declared_length, e.download_state, e.identity, e.version
             FROM episodes e
             """).query { row in
             let podcast = podcasts[row.int(1)] ?? ""
             return Row(id: row.int(0),
                 values: NamingValues(podcast: podcast, title: row.text(2) ?? row.text(12) ?? "", published: row.date(3),
-                                     guid: row.text(4), season: row.optionalInt(5), episode: row.optionalInt(6)),
+                                     guid: row.text(4), season: row.optionalInt(5), episode: row.optionalInt(6), version: row.text(13)),
                 position: row.optionalInt(7), url: row.text(8).flatMap(URL.init(string:)), mediaType: row.text(9),
                 length: row.optionalInt(10), state: row.text(11))
         }

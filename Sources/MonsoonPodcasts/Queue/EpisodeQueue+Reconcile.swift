@@ -45,7 +45,9 @@ extension EpisodeQueue {
     /// One episode's columns from its download's state (?1 the episode, ?2 its new state,
     /// ?3 the error, ?4 the file, ?5 whether completed, ?6 bytes, ?7 when saved, ?8 the final
     /// URL, ?9 and ?10 the validators): a completed download's fields replace the episode's,
-    /// other states keep what the episode had.
+    /// other states keep what the episode had. The enclosure a file holds (`file_url`, `file_length`,
+    /// what a later feed's is compared with for a new version) is the episode's when its download
+    /// newly completed: a later reconcile of the same download keeps it, whatever the feed says since.
     private static let reconcileSQL = """
         UPDATE episodes SET
             download_state = ?2,
@@ -57,7 +59,11 @@ extension EpisodeQueue {
             final_url = CASE WHEN ?5 THEN ?8 ELSE final_url END,
             etag = CASE WHEN ?5 THEN ?9 ELSE etag END,
             last_modified = CASE WHEN ?5 THEN ?10 ELSE last_modified END,
-            sha256 = CASE WHEN ?5 AND download_state = 'downloaded' AND file_name IS ?4 THEN sha256 ELSE NULL END
+            sha256 = CASE WHEN ?5 AND download_state = 'downloaded' AND file_name IS ?4 THEN sha256 ELSE NULL END,
+            file_url = CASE WHEN ?5 AND NOT (download_state = 'downloaded' AND file_name IS ?4 AND file_url IS NOT NULL)
+                THEN enclosure_url ELSE file_url END,
+            file_length = CASE WHEN ?5 AND NOT (download_state = 'downloaded' AND file_name IS ?4 AND file_url IS NOT NULL)
+                THEN declared_length ELSE file_length END
         WHERE id = ?1
         """
 }
