@@ -234,6 +234,30 @@ import Testing
         #expect(try await running.finish().status == 0)
     }
 
+    @Test func aNewVersionOfAnEpisodeGetsItsOwnSidecarAndHook() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        _ = EpisodeVersionCommandTests.serve(server)
+        let feed = server.url("/feed.xml").absoluteString
+        let environment = HookTests.environment(folder)
+        let script = try HookTests.recorder(in: folder)
+        let options = ["-o", "A", "--write-info-json", "--exec", "\(script) {}"]
+        #expect(await runMonsoon(["archive", feed] + options, in: folder.path, environment: environment).status == 0)
+        let (second, _) = EpisodeVersionCommandTests.serve(server, episode1: ("/ep1-v2.mp3", 25_000, 11))
+        let run = await runMonsoon(["archive", feed] + options, in: folder.path, environment: environment)
+        #expect(run.status == 0, "\(run.errors)")
+        // Three files (two versions of g1, and g2): three sidecars and three hook runs, each on its own file.
+        let runs = HookTests.runs(folder)
+        let media = folder.contents("A/Versions Show").filter { $0.hasSuffix(".mp3") }
+        #expect(media.count == 3 && Set(runs.compactMap { $0["FILE"] }) == Set(media.map { folder.file("A/Versions Show/" + $0) }), "\(media) \(runs)")
+        let newest = try #require(runs.first { $0["SHA256"] == second.sha256Hex() })
+        #expect(newest["URL"] == server.url("/ep1-v2.mp3").absoluteString)
+        for name in media { #expect(FileManager.default.fileExists(atPath: folder.file("A/Versions Show/\(name).info.json")), "\(name)") }
+        let verify = await runMonsoon(["verify", "A"], in: folder.path)
+        #expect(verify.status == 0, "every sidecar is listed: \(verify.output)\(verify.errors)")
+    }
+
     @Test func ctrlCStopsRunningHooksAndTheyRunAgainNextTime() async throws {
         let server = try TestServer()
         let folder = Folder()
