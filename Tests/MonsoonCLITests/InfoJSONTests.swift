@@ -28,6 +28,7 @@ import Testing
                 <itunes:image href="https://example.com/ep\(index).jpg"/>
                 <podcast:chapters url="https://example.com/ep\(index).json" type="application/json+chapters"/>
                 <podcast:transcript url="https://example.com/ep\(index).vtt" type="text/vtt"/>
+                <podcast:transcript url="https://example.com/ep\(index).srt" type="application/srt" language="en" rel="captions"/>
                 <enclosure url="\(server.url(enclosure).absoluteString)" type="audio/mpeg" length="\(10_000 + index)"/></item>
 
                 """
@@ -82,6 +83,9 @@ import Testing
         #expect(episode["duration"] as? Int == 3721 && episode["season"] as? Int == 2 && episode["episode"] as? Int == 1)
         #expect(episode["image"] as? String == "https://example.com/ep1.jpg" && episode["chaptersURL"] as? String == "https://example.com/ep1.json")
         #expect(episode["transcriptURL"] as? String == "https://example.com/ep1.vtt")
+        let transcripts = try #require(episode["transcripts"] as? [[String: String]])
+        #expect(transcripts == [["url": "https://example.com/ep1.vtt", "type": "text/vtt"],
+                                ["url": "https://example.com/ep1.srt", "type": "application/srt", "language": "en", "rel": "captions"]])
         #expect(episode["enclosureURL"] as? String == server.url("/r1.mp3").absoluteString && episode["mediaType"] as? String == "audio/mpeg"
                 && episode["declaredLength"] as? Int == 10_001 && episode["id"] as? Int != nil)
         let podcast = try #require(info["podcast"] as? [String: Any])

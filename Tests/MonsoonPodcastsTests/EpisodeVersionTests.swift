@@ -82,7 +82,7 @@ import Testing
         }
         let database = try Database(path: path)
         _ = try EpisodeQueue(database: database)
-        #expect(try LibrarySchema.migrator.version(of: database) == 4)
+        #expect(try LibrarySchema.migrator.version(of: database) == LibrarySchema.migrator.latestVersion)
         let row = try database.statement("SELECT file_url, file_length, version FROM episodes WHERE id = 7").first { ($0.text(0), $0.optionalInt(1), $0.text(2)) }
         #expect(row?.0 == "https://example.com/ep1.mp3" && row?.1 == 1234 && row?.2 == nil)
         #expect(try database.scalarInt("SELECT count(*) FROM episode_versions") == 0)

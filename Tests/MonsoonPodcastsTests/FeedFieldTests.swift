@@ -51,7 +51,7 @@ import Testing
               <itunes:duration>1:02:03</itunes:duration><itunes:season>2</itunes:season><itunes:episode> 7 </itunes:episode>
               <itunes:explicit>Yes</itunes:explicit><itunes:image href="https://media.example.org/1.jpg"/>
               <podcast:transcript url="https://media.example.org/1.vtt" type="text/vtt"/>
-              <podcast:transcript url="https://media.example.org/1.srt" type="application/srt"/>
+              <podcast:transcript url="https://media.example.org/1.srt" type="application/srt" language=" es " rel="captions"/>
               <podcast:chapters url="https://media.example.org/1.json" type="application/json+chapters"/></item>
             <item><itunes:title>Only the iTunes title</itunes:title><guid>abc-2</guid><itunes:explicit>clean</itunes:explicit>
               <itunes:summary>Summary</itunes:summary><itunes:season>x</itunes:season><media:thumbnail url="https://media.example.org/2.jpg"/></item>
@@ -73,6 +73,9 @@ import Testing
         #expect(one.explicit == true)
         #expect(one.imageURL?.absoluteString == "https://media.example.org/1.jpg")
         #expect(one.transcriptURL?.absoluteString == "https://media.example.org/1.vtt")
+        #expect(one.transcripts == [.init(url: URL(string: "https://media.example.org/1.vtt")!, type: "text/vtt"),
+                                    .init(url: URL(string: "https://media.example.org/1.srt")!, type: "application/srt", language: "es", rel: "captions")])
+        #expect(two.transcripts.isEmpty)
         #expect(one.chaptersURL?.absoluteString == "https://media.example.org/1.json")
         #expect(two.title == "Only the iTunes title")
         #expect(two.explicit == false)

@@ -41,6 +41,8 @@ public struct EpisodeInfo: Codable, Sendable, Equatable {
         public var chaptersURL: String?
         /// The item's first `podcast:transcript`.
         public var transcriptURL: String?
+        /// Every `podcast:transcript` of the item, with its `type`, `language` and `rel` as written.
+        public var transcripts: [ParsedEpisode.Transcript]?
         /// The enclosure as the feed lists it (credentials redacted), its type and declared length.
         public var enclosureURL: String?
         /// The enclosure's declared media type.
@@ -110,21 +112,29 @@ public struct EpisodeInfo: Codable, Sendable, Equatable {
     public mutating func describeEpisode(_ id: Int, in database: Database) throws {
         let row = try database.statement("""
             SELECT e.title, e.guid, e.published, e.summary, e.link, e.duration, e.season, e.episode, e.image_url, e.chapters_url,
-                   e.transcript_url, e.enclosure_url, e.media_type, e.declared_length, e.archived_at,
+                   e.transcript_url, e.enclosure_url, e.media_type, e.declared_length, e.archived_at, e.transcripts,
                    p.id, p.title, p.feed_url, p.link, p.author, p.description, p.artwork_url, p.language
             FROM episodes e JOIN podcasts p ON p.id = e.podcast_id WHERE e.id = ?
             """).first([id]) { row in
             (Episode(id: id, title: row.text(0), guid: row.text(1), published: row.date(2).map(UTCDate.iso), description: row.text(3), link: row.text(4),
                      duration: row.optionalInt(5), season: row.optionalInt(6), episode: row.optionalInt(7), image: row.text(8), chaptersURL: row.text(9),
-                     transcriptURL: row.text(10), enclosureURL: row.text(11).map(Redaction.redact), mediaType: row.text(12), declaredLength: row.optionalInt(13)),
+                     transcriptURL: row.text(10), transcripts: Self.transcripts(row.text(15)), enclosureURL: row.text(11).map(Redaction.redact), mediaType: row.text(12), declaredLength: row.optionalInt(13)),
              row.date(14),
-             Podcast(id: row.int(15), title: row.text(16), feedURL: Redaction.redact(row.text(17) ?? ""), link: row.text(18), author: row.text(19),
-                     description: row.text(20), image: row.text(21), language: row.text(22)))
+             Podcast(id: row.int(16), title: row.text(17), feedURL: Redaction.redact(row.text(18) ?? ""), link: row.text(19), author: row.text(20),
+                     description: row.text(21), image: row.text(22), language: row.text(23)))
         }
         guard let (episode, archived, podcast) = row else { return }
         self.episode = episode
         self.podcast = podcast
         if let archived { download.downloaded = UTCDate.iso(archived) }
+    }
+
+    /// The `transcripts` column's list; nil when there is none or it cannot be read (the first
+    /// transcript's URL is still there, in `transcriptURL`: a damaged list costs only the others).
+    static func transcripts(_ column: String?) -> [ParsedEpisode.Transcript]? {
+        guard let column else { return nil }
+        // Written by `EpisodeWriter` from the same type: a failure is a damaged column, said above.
+        return try? JSONDecoder().decode([ParsedEpisode.Transcript].self, from: Data(column.utf8))
     }
 
     /// The document as written: pretty-printed UTF-8 JSON, keys sorted, every control character escaped.

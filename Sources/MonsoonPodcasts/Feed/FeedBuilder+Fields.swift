@@ -25,6 +25,7 @@ struct ItemDraft {
     var imageURL: URL?
     var imageRank = Int.max
     var transcriptURL: URL?
+    var transcripts: [ParsedEpisode.Transcript] = []
     var chaptersURL: URL?
     var explicit: Bool?
 }
@@ -155,7 +156,10 @@ extension FeedBuilder {
         case .itunesExplicit:
             if item.explicit == nil { capture(.itemExplicit) }
         case .podcastTranscript:
-            if item.transcriptURL == nil { item.transcriptURL = resolve(attributes["url"]) }
+            if let url = resolve(attributes["url"]), item.transcripts.count < ParsedEpisode.Transcript.limit {
+                if item.transcriptURL == nil { item.transcriptURL = url }
+                item.transcripts.append(.init(url: url, type: attributes["type"], language: attributes["language"], rel: attributes["rel"]))
+            }
         case .podcastChapters:
             if item.chaptersURL == nil { item.chaptersURL = resolve(attributes["url"]) }
         default:
@@ -300,7 +304,7 @@ extension FeedBuilder {
             guid: item.guid, identity: identity, title: title ?? FallbackName.episode(enclosureURL: item.enclosureURL), enclosureURL: item.enclosureURL, mediaType: item.mediaType,
             declaredLength: item.declaredLength, published: item.published, duration: item.duration, season: item.season,
             episodeNumber: item.episodeNumber, summary: item.summary, link: item.link, imageURL: item.imageURL,
-            transcriptURL: item.transcriptURL, chaptersURL: item.chaptersURL, explicit: item.explicit))
+            transcriptURL: item.transcriptURL, transcripts: item.transcripts, chaptersURL: item.chaptersURL, explicit: item.explicit))
         if feed.episodes.count >= batchSize { deliver() }
     }
 }

@@ -98,6 +98,9 @@ public struct ParsedEpisode: Sendable, Equatable {
     public var imageURL: URL?
     /// The first `podcast:transcript url`.
     public var transcriptURL: URL?
+    /// Every `podcast:transcript` of the item (up to ``Transcript/limit``), in feed order: a show
+    /// often offers the same words as WebVTT, SRT, JSON and HTML.
+    public var transcripts: [Transcript]
     /// `podcast:chapters url`.
     public var chaptersURL: URL?
     /// `itunes:explicit`: true for yes/true/explicit, false for no/false/clean, nil otherwise.
@@ -107,7 +110,7 @@ public struct ParsedEpisode: Sendable, Equatable {
     public init(guid: String? = nil, identity: String, title: String? = nil, enclosureURL: URL? = nil, mediaType: String? = nil,
                 declaredLength: Int? = nil, published: Date? = nil, duration: Int? = nil, season: Int? = nil,
                 episodeNumber: Int? = nil, summary: String? = nil, link: URL? = nil, imageURL: URL? = nil,
-                transcriptURL: URL? = nil, chaptersURL: URL? = nil, explicit: Bool? = nil) {
+                transcriptURL: URL? = nil, transcripts: [Transcript] = [], chaptersURL: URL? = nil, explicit: Bool? = nil) {
         self.guid = guid
         self.identity = identity
         self.title = title
@@ -122,7 +125,61 @@ public struct ParsedEpisode: Sendable, Equatable {
         self.link = link
         self.imageURL = imageURL
         self.transcriptURL = transcriptURL
+        self.transcripts = transcripts
         self.chaptersURL = chaptersURL
         self.explicit = explicit
+    }
+}
+
+extension ParsedEpisode {
+    /// One `podcast:transcript`: where it is and what it says of itself.
+    public struct Transcript: Sendable, Equatable, Codable {
+        /// At most this many per item: a hostile feed's thousands of them cost nothing.
+        public static let limit = 16
+        /// An attribute longer than this is cut (a media type or a language code is short).
+        static let attributeLimit = 200
+
+        /// `url`, resolved like every URL of the item.
+        public var url: URL
+        /// `type`: its media type (`text/vtt`, `application/srt`, `application/json`, `text/html`).
+        public var type: String?
+        /// `language`, as written.
+        public var language: String?
+        /// `rel`: `captions` when it is meant as closed captions.
+        public var rel: String?
+
+        /// A transcript with the given attributes; empty ones are left out and long ones cut.
+        public init(url: URL, type: String? = nil, language: String? = nil, rel: String? = nil) {
+            self.url = url
+            self.type = Self.attribute(type)
+            self.language = Self.attribute(language)
+            self.rel = Self.attribute(rel)
+        }
+
+        // The URL as its text: Foundation's own coding of a URL is an object, not what a reader expects.
+        private enum CodingKeys: String, CodingKey { case url, type, language, rel }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            let text = try container.decode(String.self, forKey: .url)
+            guard let url = URL(string: text) else {
+                throw DecodingError.dataCorruptedError(forKey: .url, in: container, debugDescription: "not a URL: \(text)")
+            }
+            self.init(url: url, type: try container.decodeIfPresent(String.self, forKey: .type),
+                      language: try container.decodeIfPresent(String.self, forKey: .language), rel: try container.decodeIfPresent(String.self, forKey: .rel))
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(url.absoluteString, forKey: .url)
+            try container.encodeIfPresent(type, forKey: .type)
+            try container.encodeIfPresent(language, forKey: .language)
+            try container.encodeIfPresent(rel, forKey: .rel)
+        }
+
+        private static func attribute(_ text: String?) -> String? {
+            guard let trimmed = text?.trimmingCharacters(in: .whitespacesAndNewlines), !trimmed.isEmpty else { return nil }
+            return String(trimmed.prefix(attributeLimit))
+        }
     }
 }

@@ -63,14 +63,15 @@ extension EpisodeWriter {
                 AND NOT (s.guid IS w.guid AND s.title IS w.title AND s.enclosure_url IS w.enclosure_url AND s.media_type IS w.media_type
                     AND s.declared_length IS w.declared_length AND s.published IS w.published AND s.duration IS w.duration
                     AND s.season IS w.season AND s.episode IS w.episode AND s.summary IS w.summary AND s.link IS w.link
-                    AND s.image_url IS w.image_url AND s.transcript_url IS w.transcript_url AND s.chapters_url IS w.chapters_url)
+                    AND s.image_url IS w.image_url AND s.transcript_url IS w.transcript_url AND s.chapters_url IS w.chapters_url
+                    AND s.transcripts IS w.transcripts)
             """, podcastID) ?? 0
         // Only the plain rows change (not their identities); the waiting rows are only read.
         try database.run("""
             UPDATE episodes SET feed_order = w.feed_order, guid = w.guid, title = w.title, enclosure_url = w.enclosure_url,
                 media_type = w.media_type, declared_length = w.declared_length, published = w.published, duration = w.duration,
                 season = w.season, episode = w.episode, summary = w.summary, link = w.link, image_url = w.image_url,
-                transcript_url = w.transcript_url, chapters_url = w.chapters_url
+                transcript_url = w.transcript_url, chapters_url = w.chapters_url, transcripts = w.transcripts
             FROM (SELECT feed_order, \(EpisodeWriter.columns) FROM episodes WHERE \(waiting)) AS w
             WHERE episodes.podcast_id = ?1 AND episodes.identity = w.guid
             """, podcastID)

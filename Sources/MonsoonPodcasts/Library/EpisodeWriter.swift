@@ -39,10 +39,11 @@ final class EpisodeWriter {
     private let updateAll: Statement
     private let updateOrder: Statement
 
-    /// The episodes' columns the feed sets, in the order of the statements' parameters ?4 to ?17
+    /// The episodes' columns the feed sets, in the order of the statements' parameters ?4 to ?18
     /// (?1 is the podcast, ?2 the identity, ?3 the feed order).
     static let columns = """
-        guid, title, enclosure_url, media_type, declared_length, published, duration, season, episode, summary, link, image_url, transcript_url, chapters_url
+        guid, title, enclosure_url, media_type, declared_length, published, duration, season, episode, summary, link, image_url, transcript_url, chapters_url,
+        transcripts
         """
 
     init(database: Database, podcastID: Int, subscribing: Bool) throws {
@@ -51,7 +52,7 @@ final class EpisodeWriter {
         self.subscribing = subscribing
         insert = try database.statement("""
             INSERT INTO episodes (podcast_id, identity, feed_order, \(Self.columns))
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
             """)
         // The comparison runs in SQLite, on the values bound for the update: no string is made
         // for a row that did not change.
@@ -59,15 +60,15 @@ final class EpisodeWriter {
             SELECT id, feed_order, enclosure_url IS ?6,
                 guid IS ?4 AND title IS ?5 AND enclosure_url IS ?6 AND media_type IS ?7 AND declared_length IS ?8 AND published IS ?9
                 AND duration IS ?10 AND season IS ?11 AND episode IS ?12 AND summary IS ?13 AND link IS ?14 AND image_url IS ?15
-                AND transcript_url IS ?16 AND chapters_url IS ?17,
+                AND transcript_url IS ?16 AND chapters_url IS ?17 AND transcripts IS ?18,
                 enclosure_url
             FROM episodes WHERE podcast_id = ?1 AND identity = ?2
             """)
         updateAll = try database.statement("""
             UPDATE episodes SET feed_order = ?3, guid = ?4, title = ?5, enclosure_url = ?6, media_type = ?7, declared_length = ?8,
                 published = ?9, duration = ?10, season = ?11, episode = ?12, summary = ?13, link = ?14, image_url = ?15,
-                transcript_url = ?16, chapters_url = ?17
-            WHERE id = ?18
+                transcript_url = ?16, chapters_url = ?17, transcripts = ?18
+            WHERE id = ?19
             """)
         updateOrder = try database.statement("UPDATE episodes SET feed_order = ?1 WHERE id = ?2")
         if subscribing {
@@ -154,11 +155,20 @@ final class EpisodeWriter {
         while try statement.step() {}
     }
 
-    /// The statements' parameters ?1 to ?17 for `episode`, under its own identity.
+    /// The statements' parameters ?1 to ?18 for `episode`, under its own identity.
     static func values(of episode: ParsedEpisode, podcastID: Int, order: Int) -> [SQLValueConvertible] {
         [podcastID, episode.identity, order, episode.guid, episode.title, episode.enclosureURL?.absoluteString, episode.mediaType,
          episode.declaredLength, episode.published, episode.duration, episode.season, episode.episodeNumber, episode.summary,
          episode.link?.absoluteString, episode.imageURL?.absoluteString, episode.transcriptURL?.absoluteString,
-         episode.chaptersURL?.absoluteString]
+         episode.chaptersURL?.absoluteString, transcriptsColumn(episode.transcripts)]
+    }
+
+    /// The `transcripts` column: a JSON array of `{url, type, language, rel}`, NULL when the item has none.
+    static func transcriptsColumn(_ transcripts: [ParsedEpisode.Transcript]) -> String? {
+        guard !transcripts.isEmpty else { return nil }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // URLs and strings always encode: the nil case is unreachable, and NULL reads as "none".
+        return (try? encoder.encode(transcripts)).map { String(decoding: $0, as: UTF8.self) }
     }
 }

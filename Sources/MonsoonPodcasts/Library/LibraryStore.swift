@@ -61,6 +61,9 @@ enum LibrarySchema {
             );
             CREATE INDEX episode_versions_by_episode ON episode_versions (episode_id);
             """),
+        // Every `podcast:transcript` of an item with its type and language (`ParsedEpisode.transcripts`),
+        // for `--write-info-json`; `transcript_url` stays the first one's, which `--with-transcripts` fetches.
+        .init(version: 5, sql: "ALTER TABLE episodes ADD COLUMN transcripts TEXT"),
     ])
 }
 
