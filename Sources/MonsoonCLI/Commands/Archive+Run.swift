@@ -22,7 +22,7 @@ extension Archive {
         // episodes caught up with their downloads (a killed run's last ones); a republished
         // episode's earlier file becomes an earlier version, and the episode one to download again.
         try episodes.write { try $0.reconcile() }
-        try episodes.write { try $0.startNewVersions(republished) }
+        _ = try episodes.write { try $0.startNewVersions(republished) }
         var members: [Member] = []
         var chosen: [Int] = []
         var seen = Set<Int>()

@@ -134,14 +134,21 @@ public struct Manifest: Codable, Sendable, Equatable {
     /// What this one lists wins (the file was downloaded or written again); the rest keep their
     /// size and SHA-256 from when they were listed, so `verify` still tells a file that went or changed.
     /// Only an episode fetched again under another name (its title changed) replaces its old entry,
-    /// and only once the old file is gone: `folder` is where to look.
+    /// and only once the old file is gone: `folder` is where to look. An episode is its guid and
+    /// its `version`: every version of a republished episode shares the guid, and an earlier
+    /// version whose file went by hand must stay listed, so `verify` says it is missing (earlier
+    /// versions deleted on purpose leave through ``forget(fileAt:)``).
     public func merged(over earlier: Manifest, in folder: String) -> Manifest {
+        struct Key: Hashable {
+            var guid: String
+            var version: String?
+        }
         var merged = self
         let listed = Set(files.map(\.file))
-        let episodes = Set(files.compactMap { $0.kind == "episode" ? $0.guid : nil })
+        let episodes = Set(files.compactMap { entry in entry.kind == "episode" ? entry.guid.map { Key(guid: $0, version: entry.version) } : nil })
         merged.files += earlier.files.filter { entry in
             guard !listed.contains(entry.file) else { return false }
-            guard entry.kind == "episode", let guid = entry.guid, episodes.contains(guid) else { return true }
+            guard entry.kind == "episode", let guid = entry.guid, episodes.contains(Key(guid: guid, version: entry.version)) else { return true }
             return FileManager.default.fileExists(atPath: (folder as NSString).appendingPathComponent(entry.file))
         }
         return merged
