@@ -17,9 +17,12 @@ import Testing
         var wrong = archived
         wrong.length = 1
         #expect(VersionCheck.before(wrong, listed: .init(url: wrong.url, length: 5_000_000)) == .sameFile)
-        // A tracking prefix, a redirector or a new signature: the same file name and length.
+        // A tracking prefix or a redirector: the same file name, declaring the file's own size.
         #expect(before("https://dts.podtrac.com/redirect.mp3/cdn.example.com/show/ep1.mp3", 5_000_000) == .sameFile)
+        // A new signature (only the query changed), with the same length or none at all.
         #expect(before("https://cdn.example.com/show/ep1.mp3?sig=new&expires=2", 5_000_000) == .sameFile)
+        #expect(before("https://cdn.example.com/show/ep1.mp3?sig=new&expires=2", nil) == .sameFile)
+        #expect(before("https://CDN.example.com/show/ep1.mp3?sig=3", 0) == .sameFile)
         // Not an http(s) URL: never asked about.
         #expect(before("ftp://example.com/ep1.mp3", 7) == .unchanged)
     }
@@ -31,6 +34,15 @@ import Testing
         // The same file name with no length to go by, or another length: asked too.
         #expect(before("https://other.example.com/ep1.mp3", 0) == .ask)
         #expect(before("https://other.example.com/ep1.mp3", 6_000_000) == .ask)
+        // Only the query changed, but another length: asked; so is another path or host with the query.
+        #expect(before("https://cdn.example.com/show/ep1.mp3?sig=new", 6_000_000) == .ask)
+        #expect(before("https://cdn.example.com/show/ep1-v2.mp3?sig=new", nil) == .ask)
+        #expect(before("http://cdn.example.com/show/ep1.mp3?sig=new", nil) == .ask)
+        // A feed that declares one wrong length for every version: the same name with that length is
+        // no proof (only the file's real size is), so a re-edit under a new prefix is asked about.
+        let bogus = VersionCheck.Archived(url: "https://cdn.example.com/show/ep1.mp3", length: 1_000, fileSize: 5_000_000, etag: nil, lastModified: nil)
+        #expect(VersionCheck.before(bogus, listed: .init(url: "https://cdn.example.com/v2/ep1.mp3", length: 1_000)) == .ask)
+        #expect(VersionCheck.before(bogus, listed: .init(url: "https://cdn.example.com/v2/ep1.mp3", length: 5_000_000)) == .sameFile)
     }
 
     @Test func theServersAnswerDecides() {
@@ -44,6 +56,10 @@ import Testing
         // Nothing to compare is never a new version; an error is no answer.
         #expect(after(200, nil, nil, nil) == .sameFile && after(200, 5_000_000, nil, nil) == .sameFile)
         guard case .unknown = after(404, nil, nil, nil) else { Issue.record("a 404 decides nothing"); return }
+        // A success that cannot be the file (empty, or a web page: a soft 404) decides nothing either.
+        #expect(after(200, 0, "\"xyz\"", nil) == .unknown("the server answered 200 with an empty file"))
+        let page = VersionCheck.after(archived, answer: .init(status: 200, length: 1_234, etag: "\"xyz\"", lastModified: nil, contentType: "text/html; charset=utf-8"))
+        #expect(page == .unknown("the server answered 200 with a web page, not the episode's file"))
     }
 
     @Test func versionsAreNamedWithTheDayTheyWereSeen() throws {
@@ -58,6 +74,10 @@ import Testing
         }
         let explicit = try NamingTemplate("{podcast}/{date} - {title}{version}.{ext}")
         #expect(stem(explicit, nil) == "2023-11-14 - Talk" && stem(explicit, "2026-12-01") == "2023-11-14 - Talk (2026-12-01)")
+        // In a folder, {version} is there and only there.
+        let folder = try NamingTemplate("{podcast}/v{version}/{title}.{ext}")
+        let rendered = folder.render(NamingValues(podcast: "Show", title: "Talk", published: published, guid: "g", season: nil, episode: nil, version: "2026-12-01"))
+        #expect(rendered.folders == ["Show", "v (2026-12-01)"] && rendered.stem == "Talk")
         let first = try NamingTemplate("{podcast}/{version} {title}.{ext}")
         #expect(stem(first, nil) == "Talk" && stem(first, "2026-12-01") == "(2026-12-01) Talk")
         // A template without {version} still names a later version apart, even when the title is cut.
@@ -93,5 +113,31 @@ import Testing
         let first = try #require(versions[7]?.first)
         #expect(first.name == nil && first.status == .current && first.url == "https://example.com/ep1.mp3" && first.etag == "\"e1\"" && first.sha256 == "ab")
         #expect(first.seen == Date(timeIntervalSince1970: 1_700_000_000))
+    }
+}
+
+extension EpisodeVersionTests {
+    @Test func anEarlierFileThatCannotBeReadLeavesItsEpisodeAsItWas() throws {
+        let folder = FileManager.default.temporaryDirectory.path(percentEncoded: false) + "/monsoon-versions-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let readable = folder + "/Talk 2.mp3"
+        try Data("second".utf8).write(to: URL(fileURLWithPath: readable))
+        let database = try Database(path: folder + "/library.db")
+        let queue = try EpisodeQueue(database: database)
+        try database.run("INSERT INTO podcasts (id, feed_url, title, added) VALUES (1, 'https://example.com/feed.xml', 'Show', 0)")
+        // Episode 7's file is a regular file whose reading fails (as root, no permission can make one).
+        try database.run("""
+            INSERT INTO episodes (id, podcast_id, identity, guid, title, enclosure_url, declared_length, download_state, file_name, bytes_on_disk,
+                archived_at, file_url)
+            VALUES (7, 1, 'g1', 'g1', 'Talk', 'https://example.com/ep1.mp3', 1, 'downloaded', '/proc/self/mem', 1, 1700000000, 'https://example.com/ep1.mp3'),
+                   (8, 1, 'g2', 'g2', 'Talk 2', 'https://example.com/ep2.mp3', 6, 'downloaded', ?, 6, 1700000000, 'https://example.com/ep2.mp3')
+            """, readable)
+        let skipped = try queue.startNewVersions([7, 8])
+        #expect(skipped.keys.sorted() == [7] && skipped[7]?.contains("cannot read /proc/self/mem") == true, "\(skipped)")
+        #expect(try database.scalarText("SELECT download_state FROM episodes WHERE id = 7") == "downloaded")
+        #expect(try database.scalarText("SELECT download_state FROM episodes WHERE id = 8") == "none")
+        #expect(try database.scalarInt("SELECT count(*) FROM episode_versions WHERE episode_id = 8 AND sha256 IS NOT NULL") == 1)
+        #expect(try database.scalarInt("SELECT count(*) FROM episode_versions WHERE episode_id = 7") == 0)
     }
 }

@@ -17,18 +17,19 @@ extension Archive {
         let runReport = output.makeReport()
         let started = Date()
         // 1. Every feed, read whole: subscribed, or refreshed when it already is.
-        var (loaded, failedFeeds, republished) = try await subscribe(urls, context: context)
+        var (loaded, failedFeeds, refreshed) = try await subscribe(urls, context: context)
         // 2. What to download of each (once per podcast, however often it was named), after the
         // episodes caught up with their downloads (a killed run's last ones); a republished
         // episode's earlier file becomes an earlier version, and the episode one to download again.
         try episodes.write { try $0.reconcile() }
-        try episodes.write { try $0.startNewVersions(republished) }
         var members: [Member] = []
         var chosen: [Int] = []
         var seen = Set<Int>()
         // Each podcast's own folder: two whose titles come out the same are numbered.
         let folderNames = try episodes.read { try $0.podcastFolderNames() }
         try Self.checkManifests(of: loaded.map(\.0), in: root, naming: naming, folderNames: folderNames)
+        let scansFailed = try await startNewVersions(of: loaded.map(\.0).filter { refreshed.contains($0.id) }, root: root, naming: naming,
+                                                     folderNames: folderNames, episodes: episodes, context: context)
         for (podcast, document) in loaded where seen.insert(podcast.id).inserted {
             let candidates = try episodes.read { try $0.archiveCandidates(podcast: podcast.id) }
             let selection = try select(candidates)
@@ -95,7 +96,6 @@ extension Archive {
             status = try await handOver(requests, episodes: episodes, reporter: reporter, observe: observe, context: context)
         }
         status = writer.finish(status: status, context: context)
-        if versions == .latest { try replaceEarlierVersions(of: members, root: root, episodes: episodes, context: context) }
         // 4. The manifests, from the files themselves: this run's extras, and those of earlier runs still there.
         let kinds: [Character: String] = ["a": "artwork", "t": "transcript", "c": "chapters"]
         for request in requests where EpisodeQueue.episodeID(of: request.id) == nil {
@@ -129,9 +129,12 @@ extension Archive {
                 if status == ExitStatus.success { status = ExitStatus.failure }
             }
         }
+        // 5. With --versions latest, earlier versions go once their newer one is in: after the
+        // manifests were written, so a run killed in between leaves them listing files still there.
+        if (versions ?? .all) == .latest { try replaceEarlierVersions(of: members, root: root, episodes: episodes, context: context) }
         summarize(reporter.tally, skipped: skipped, missing: missing, failedFeeds: failedFeeds, started: started, context: context)
         try output.write(runReport, command: "archive", context: context)
-        if failedFeeds > 0 && (status == ExitStatus.success) { status = ExitStatus.failure }
+        if failedFeeds + scansFailed > 0 && (status == ExitStatus.success) { status = ExitStatus.failure }
         return status
     }
 
@@ -152,14 +155,15 @@ extension Archive {
     }
 
     /// Subscribes to (or refreshes) each feed, keeping its document for the snapshot. A feed
-    /// that cannot be read is said on standard error and counted; the others go on.
-    private func subscribe(_ urls: [URL], context: CommandContext) async throws -> ([(Podcast, Data?)], Int, [Int]) {
+    /// that cannot be read is said on standard error and counted; the others go on. Also returns
+    /// the podcasts that were refreshed (subscribed before), whose episodes may have new versions.
+    private func subscribe(_ urls: [URL], context: CommandContext) async throws -> ([(Podcast, Data?)], Int, Set<Int>) {
         let session = try LibrarySession.open(global, context: context, transfer: transfer)
         session.library.keepsFeedDocuments = true
         return try await session.run { library in
             var loaded: [(Podcast, Data?)] = []
             var failed = 0
-            var republished: [Int] = []
+            var refreshed = Set<Int>()
             for url in urls {
                 do {
                     let summary: RefreshSummary
@@ -169,7 +173,7 @@ extension Archive {
                         (podcast, summary) = (new, first)
                     case .alreadySubscribed(let known):
                         (podcast, summary) = (known, try await library.refresh(known.id))
-                        republished += try await newVersions(of: podcast, library: library, context: context)
+                        refreshed.insert(known.id)
                     }
                     if let warning = summary.pageWarning(for: podcast) {
                         context.error(warning)
@@ -181,22 +185,65 @@ extension Archive {
                     failed += 1
                 }
             }
-            return (loaded, failed, republished)
+            return (loaded, failed, refreshed)
         }
     }
 
-    /// The archived episodes of `podcast` the feed republished (`PodcastLibrary.scanVersions`), each said
-    /// on standard error; those the server could not tell about are said too, and looked at again next run.
-    private func newVersions(of podcast: Podcast, library: PodcastLibrary, context: CommandContext) async throws -> [Int] {
-        let scan = try await library.scanVersions(podcast: podcast.id)
-        for message in scan.unknown { context.error("\(podcast.name): \(message)") }
-        if !global.quiet && !output.json {
-            for found in scan.found {
-                context.errors.line("monsoon: \(podcast.name): \(found.title): a new version (\(found.reason)); "
-                                    + (versions == .all ? "the earlier file is kept" : "the earlier file goes once the new one is in"))
+    /// Looks for new versions of the refreshed podcasts' archived episodes
+    /// (`PodcastLibrary.scanVersions`) and makes each found one to download again, its earlier
+    /// file an earlier version. Only episodes the run's selection keeps are looked at: `--since`,
+    /// `--until`, `--match`, `--exclude` and `--latest` apply, and a new version counts as a
+    /// download toward `--limit` (one over it is left as it is, found again by a later run), so
+    /// no episode is ever switched to one to download that this run does not download. Each is
+    /// said on standard error; those the server could not tell about are said too. A podcast whose
+    /// scan fails (its database, not a server) is said and archived all the same: returns how many.
+    private func startNewVersions(of podcasts: [Podcast], root: String, naming: NamingTemplate, folderNames: [Int: String],
+                                  episodes: EpisodeSession, context: CommandContext) async throws -> Int {
+        guard !podcasts.isEmpty else { return 0 }
+        let session = try LibrarySession.open(global, context: context, transfer: transfer)
+        let says = !global.quiet && !output.json
+        return try await session.run { library in
+            var failed = 0
+            var seen = Set<Int>()
+            for podcast in podcasts where seen.insert(podcast.id).inserted {
+                // A podcast folder that is a link is refused below, and nothing of it changes.
+                if let folder = naming.podcastFolder(folderNames[podcast.id] ?? podcast.name).map({ root + "/" + $0 }),
+                   LocalFile.firstLink(below: root, in: folder) != nil { continue }
+                let selection = try select(try episodes.read { try $0.archiveCandidates(podcast: podcast.id) })
+                let room = limit.map { $0 - selection.chosen.count } ?? selection.alreadyArchived.count
+                guard room > 0, !selection.alreadyArchived.isEmpty else { continue }
+                let scan: VersionScan
+                do {
+                    scan = try await library.scanVersions(podcast: podcast.id, among: selection.alreadyArchived)
+                } catch let error as CancellationError {
+                    throw error
+                } catch {
+                    context.error("cannot look for new versions of \(podcast.name): \(LibrarySession.message(error)); its feed is archived all the same")
+                    failed += 1
+                    continue
+                }
+                for message in scan.unknown { context.error("\(podcast.name): \(message)") }
+                // In the selection's order, as many as --limit leaves room for.
+                let order = Dictionary(selection.alreadyArchived.enumerated().map { ($1, $0) }, uniquingKeysWith: min)
+                let found = scan.found.sorted { order[$0.episodeID, default: 0] < order[$1.episodeID, default: 0] }
+                let started = Array(found.prefix(room))
+                let skipped = try episodes.write { try $0.startNewVersions(started.map(\.episodeID)) }
+                for item in started {
+                    if let problem = skipped[item.episodeID] {
+                        context.error("\(podcast.name): \(item.title): a new version (\(item.reason)), but the archived file cannot be read (\(problem)); "
+                                      + "it was left as it is, and is looked at again on the next run")
+                    } else if says {
+                        context.errors.line("monsoon: \(podcast.name): \(item.title): a new version (\(item.reason)); "
+                                            + ((versions ?? .all) == .all ? "the earlier file is kept" : "the earlier file goes once the new one is in"))
+                    }
+                }
+                if says && found.count > started.count {
+                    let left = found.count - started.count
+                    context.errors.line("monsoon: \(podcast.name): \(left) more new version\(left == 1 ? "" : "s") left for a later run (--limit)")
+                }
             }
+            return failed
         }
-        return scan.found.map(\.episodeID)
     }
 
     /// `--versions latest`: the earlier versions of the run's podcasts go once their newer one is in.

@@ -14,7 +14,7 @@ extension Archive {
          ("--per-host", transfer.perHost != nil), ("--min-free", transfer.minFree != nil), ("--limit-rate", transfer.limitRate != nil),
          ("--proxy", transfer.proxy != nil), ("-4", transfer.ipv4), ("-6", transfer.ipv6), ("--user-agent", transfer.userAgent != nil),
          ("--cacert", transfer.cacert != nil), ("--connect-timeout", transfer.connectTimeout != nil), ("--report", output.report != nil),
-         ("--report-html", output.reportHTML != nil)]
+         ("--report-html", output.reportHTML != nil), ("--versions", versions != nil)]
     }
 
     /// --db's checks: a connection string, no option of a local run, rules the library can keep.

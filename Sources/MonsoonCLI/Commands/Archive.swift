@@ -66,7 +66,7 @@ struct Archive: RunnableCommand {
     @Flag("--with-chapters", help: "Also keep the episodes' chapters.") var withChapters = false
     @Option("--max-size", help: "Stop a file larger than SIZE (or a stream that never ends) with an error.", valueName: "size") var maxSize: ByteSize?
     @Flag("--refetch-missing", help: "Download again episodes downloaded before whose file is gone.") var refetchMissing = false
-    @Option("--versions", help: "An archived episode republished with another file: keep all its versions (each later one named with the day it was seen), or only the latest (an earlier file is deleted once the new one is in).", valueName: "which") var versions: VersionsKept = .all
+    @Option("--versions", help: "An archived episode republished with another file: keep all its versions (the default; each later one named with the day it was seen), or only the latest (an earlier file is deleted once the new one is in).", valueName: "which") var versions: VersionsKept?
     @Flag("--dry-run", help: "Print the plan (episodes, sizes, totals per host, whether it fits on disk) and download nothing.") var dryRun = false
     @Option("--db", help: "Download nothing here: add the feeds to the shared library of this PostgreSQL database (a postgresql:// URL or key=value pairs; never $MONSOON_DB) and queue their refreshes for the cluster's workers.", valueName: "url") var db: String?
     @OptionGroup var output: RunOutputOptions

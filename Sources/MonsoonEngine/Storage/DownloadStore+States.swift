@@ -5,7 +5,7 @@ import MonsoonStore
 /// (it reads its own rows first, then asks here, so its tables may live elsewhere).
 extension DownloadStore {
     private static let stateColumns = """
-        id, status, bytes, total, retry_at, error_code, error_message, file_path, final_url, etag, last_modified, root, updated
+        id, status, bytes, total, retry_at, error_code, error_message, file_path, final_url, etag, last_modified, root, updated, url
         """
 
     package func states(of ids: [DownloadID]) throws -> [StoredDownloadState] {
@@ -35,7 +35,7 @@ extension DownloadStore {
             throw StoreError(code: 0, message: "a download row in the database is incomplete (id \(row.text(0) ?? "missing"))")
         }
         return StoredDownloadState(
-            id: DownloadID(id), status: status, bytes: row.int(2), total: row.optionalInt(3), retryAt: row.date(4),
+            id: DownloadID(id), status: status, url: row.text(13), bytes: row.int(2), total: row.optionalInt(3), retryAt: row.date(4),
             errorCode: row.text(5).map(DownloadError.Code.init(rawValue:)), errorMessage: row.text(6), filePath: row.text(7),
             finalURL: row.text(8), etag: row.text(9), lastModified: row.text(10), root: row.text(11), updated: row.date(12) ?? .distantPast)
     }

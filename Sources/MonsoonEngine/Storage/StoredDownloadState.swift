@@ -5,6 +5,8 @@ import Foundation
 package struct StoredDownloadState: Sendable, Equatable {
     package var id: DownloadID
     package var status: DownloadStatus
+    /// The URL the download asks for (a renewed link's once renewed): where its file came from.
+    package var url: String?
     /// Bytes downloaded so far (a completed download's size).
     package var bytes: Int
     /// The full length, once a response has told it.
@@ -25,11 +27,12 @@ package struct StoredDownloadState: Sendable, Equatable {
     /// When the row was last written.
     package var updated: Date
 
-    package init(id: DownloadID, status: DownloadStatus, bytes: Int = 0, total: Int? = nil, retryAt: Date? = nil,
+    package init(id: DownloadID, status: DownloadStatus, url: String? = nil, bytes: Int = 0, total: Int? = nil, retryAt: Date? = nil,
                  errorCode: DownloadError.Code? = nil, errorMessage: String? = nil, filePath: String? = nil, finalURL: String? = nil,
                  etag: String? = nil, lastModified: String? = nil, root: String? = nil, updated: Date) {
         self.id = id
         self.status = status
+        self.url = url
         self.bytes = bytes
         self.total = total
         self.retryAt = retryAt

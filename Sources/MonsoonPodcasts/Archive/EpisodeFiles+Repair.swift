@@ -4,7 +4,7 @@ import MonsoonEngine
 extension EpisodeFiles {
     /// Where to fetch a manifest entry's file again. The library's own URL comes first: the
     /// manifest's are redacted (a private feed's token is `***` there). An episode is found by its
-    /// file, else by its guid in the podcast whose (redacted) feed URL the manifest names; the feed
+    /// file (an earlier version's file by its version's enclosure), else by its guid in the podcast whose (redacted) feed URL the manifest names; the feed
     /// copy is the podcast's feed. Else the manifest's source URL, when nothing was taken out of it.
     public func repairSource(of entry: Manifest.Entry, at path: String, feedURL: String) throws -> Result<URL, EpisodeFileError> {
         let podcasts = try database.statement("SELECT id, feed_url FROM podcasts").query { ($0.int(0), $0.text(1) ?? "") }
@@ -12,7 +12,9 @@ extension EpisodeFiles {
         var known: String?
         switch entry.kind {
         case "episode":
-            known = try database.scalarText("SELECT enclosure_url FROM episodes WHERE file_name = ?", path)
+            // An earlier version (`EpisodeVersion`) is fetched from its own enclosure, never the episode's newest.
+            known = try database.scalarText("SELECT url FROM episode_versions WHERE file_name = ? AND url IS NOT NULL ORDER BY id DESC LIMIT 1", path)
+            if known == nil { known = try database.scalarText("SELECT enclosure_url FROM episodes WHERE file_name = ?", path) }
             if known == nil, let guid = entry.guid {
                 for (podcast, _) in podcasts where known == nil {
                     known = try database.scalarText("SELECT enclosure_url FROM episodes WHERE podcast_id = ? AND guid = ?", podcast, guid)

@@ -136,15 +136,23 @@ public struct Manifest: Codable, Sendable, Equatable {
     /// What this one lists wins (the file was downloaded or written again); the rest keep their
     /// size and SHA-256 from when they were listed, so `verify` still tells a file that went or changed.
     /// Only an episode fetched again under another name (its title changed) replaces its old entry,
-    /// and only once the old file is gone: `folder` is where to look.
+    /// and only once the old file is gone: `folder` is where to look. An episode is its guid and
+    /// its `version`: every version of a republished episode shares the guid, and an earlier
+    /// version whose file went by hand must stay listed, so `verify` says it is missing (earlier
+    /// versions deleted on purpose leave through ``forget(fileAt:)``).
     public func merged(over earlier: Manifest, in folder: String) -> Manifest {
+        struct Key: Hashable {
+            var guid: String
+            var version: String?
+        }
         var merged = self
         let listed = Set(files.map(\.file))
-        let episodes = Set(files.compactMap { $0.kind == "episode" ? $0.guid : nil })
+        let episodes = Set(files.compactMap { entry in entry.kind == "episode" ? entry.guid.map { Key(guid: $0, version: entry.version) } : nil })
         merged.files += earlier.files.filter { entry in
             guard !listed.contains(entry.file) else { return false }
             // An episode's sidecar goes with it.
-            guard entry.kind == "episode" || entry.kind == "info", let guid = entry.guid, episodes.contains(guid) else { return true }
+            guard entry.kind == "episode" || entry.kind == "info", let guid = entry.guid,
+                  episodes.contains(Key(guid: guid, version: entry.version)) else { return true }
             return FileManager.default.fileExists(atPath: (folder as NSString).appendingPathComponent(entry.file))
         }
         return merged
@@ -210,11 +218,12 @@ extension EpisodeFiles {
         }
         var entries: [Manifest.Entry] = []
         // An episode's `--write-info-json` sidecar is the archive's too (never read through a link).
-        func appendSidecar(of path: String, guid: String?, title: String?) throws {
+        // It carries its episode's version, so a merge keeps it exactly when it keeps that version.
+        func appendSidecar(of path: String, guid: String?, title: String?, version: String?) throws {
             let sidecar = InfoSidecar.path(for: path)
             guard !LocalFile.isLink(sidecar), let size = Self.size(of: sidecar) else { return }
             entries.append(Manifest.Entry(kind: "info", file: String(sidecar.dropFirst(prefix.count)), size: size,
-                                          sha256: try EpisodeFiles.sha256(ofFile: sidecar), guid: guid, title: title))
+                                          sha256: try EpisodeFiles.sha256(ofFile: sidecar), guid: guid, title: title, version: version))
         }
         // Earlier versions of episodes first (oldest episode first), then the newest of each.
         for (guid, title, version) in try keptVersions(podcast: podcast) {
@@ -224,7 +233,7 @@ extension EpisodeFiles {
                 sha256: try version.sha256 ?? EpisodeFiles.sha256(ofFile: path), guid: guid, title: title,
                 sourceURL: version.url.map(Redaction.redact), finalURL: version.finalURL.map(Redaction.redact), etag: version.etag,
                 lastModified: version.lastModified, downloaded: version.downloaded.map(Manifest.timestamp), version: version.name, seen: version.seen.map(Manifest.timestamp)))
-            try appendSidecar(of: path, guid: guid, title: title)
+            try appendSidecar(of: path, guid: guid, title: title, version: version.name)
         }
         for row in rows where row.path.hasPrefix(prefix) {
             guard let size = Self.size(of: row.path) else { continue }   // moved away or deleted: not in the folder
@@ -238,7 +247,7 @@ extension EpisodeFiles {
                 sourceURL: row.source.map(Redaction.redact), finalURL: row.final.map(Redaction.redact), etag: row.etag,
                 lastModified: row.lastModified, downloaded: row.archived.map(Manifest.timestamp), version: row.version,
                 seen: row.seen.map(Manifest.timestamp)))
-            try appendSidecar(of: row.path, guid: row.guid, title: row.title)
+            try appendSidecar(of: row.path, guid: row.guid, title: row.title, version: row.version)
         }
         for extra in extras where extra.path.hasPrefix(prefix) {
             guard let size = Self.size(of: extra.path) else { continue }

@@ -16,12 +16,8 @@ public struct VersionScan: Sendable, Equatable {
 
     /// Episodes whose listed enclosure is a new version.
     public var found: [Found] = []
-    /// Episodes whose listed enclosure holds the archived file under another URL (recorded).
-    public var sameFile = 0
     /// Episodes the server could not tell about this time (asked again next run), each a message.
     public var unknown: [String] = []
-    /// Requests made (HEAD, and ranged GET where HEAD was refused).
-    public var requests = 0
 
     /// Nothing found yet.
     public init() {}
@@ -36,7 +32,9 @@ extension PodcastLibrary {
     /// came from (URL or declared length) is looked at, so a rerun over an unchanged catalogue
     /// is one query and no request. An enclosure found to hold the archived file is recorded as
     /// the file's, and not asked about again.
-    public func scanVersions(podcast: Int) async throws -> VersionScan {
+    ///
+    /// - Parameter among: only these episodes (those the run's selection keeps); nil for all.
+    public func scanVersions(podcast: Int, among: [Int]? = nil) async throws -> VersionScan {
         struct Row: Sendable {
             var id: Int
             var title: String
@@ -58,8 +56,9 @@ extension PodcastLibrary {
         var scan = VersionScan()
         var same: [Row] = []
         var asking: [Row] = []
+        let wanted = among.map(Set.init)
         // A file gone from disk is not compared: `--refetch-missing` is the way back for it.
-        for (row, path) in rows where path.map({ LocalFile.size(at: $0) != nil }) ?? false {
+        for (row, path) in rows where wanted?.contains(row.id) ?? true && path.map({ LocalFile.size(at: $0) != nil }) ?? false {
             switch VersionCheck.before(row.archived, listed: row.listed) {
             case .sameFile: same.append(row)
             case .ask: asking.append(row)
@@ -68,13 +67,13 @@ extension PodcastLibrary {
         }
         let fetcher = self.fetcher
         for batch in stride(from: 0, to: asking.count, by: Self.versionProbes).map({ asking[$0..<min($0 + Self.versionProbes, asking.count)] }) {
-            let answers = await withTaskGroup(of: (Row, Result<(VersionCheck.Answer, Int), FeedError>).self) { group in
+            let answers = await withTaskGroup(of: (Row, Result<VersionCheck.Answer, FeedError>).self) { group in
                 for row in batch {
                     group.addTask {
                         do throws(FeedError) { return (row, .success(try await fetcher.probe(row.listed.url))) } catch { return (row, .failure(error)) }
                     }
                 }
-                var answers: [(Row, Result<(VersionCheck.Answer, Int), FeedError>)] = []
+                var answers: [(Row, Result<VersionCheck.Answer, FeedError>)] = []
                 for await answer in group { answers.append(answer) }
                 return answers.sorted { $0.0.id < $1.0.id }
             }
@@ -82,10 +81,8 @@ extension PodcastLibrary {
             for (row, result) in answers {
                 switch result {
                 case .failure(let error):
-                    scan.requests += 1
                     scan.unknown.append("\(row.title): cannot check whether its new enclosure is a new version (\(error.message)); it is checked again on the next run")
-                case .success(let (answer, requests)):
-                    scan.requests += requests
+                case .success(let answer):
                     switch VersionCheck.after(row.archived, answer: answer) {
                     case .newVersion(let reason): scan.found.append(.init(episodeID: row.id, title: row.title, reason: reason))
                     case .unknown(let reason):
@@ -95,7 +92,6 @@ extension PodcastLibrary {
                 }
             }
         }
-        scan.sameFile = same.count
         try await onDatabase { [same] in
             try database.write {
                 for row in same {
@@ -104,5 +100,29 @@ extension PodcastLibrary {
             }
         }
         return scan
+    }
+}
+
+extension PodcastLibrary {
+    /// Every version of `podcast`'s episodes that has any, by episode, oldest first: the earlier
+    /// ones, then the newest (the episode's own file) once it is downloaded or is a later version.
+    public func versions(ofPodcast podcast: Int) throws -> [Int: [EpisodeVersion]] {
+        var versions: [Int: [EpisodeVersion]] = [:]
+        let earlier = try database.statement("""
+            SELECT \(EpisodeVersion.columns) FROM episode_versions v JOIN episodes e ON e.id = v.episode_id
+            WHERE e.podcast_id = ? ORDER BY v.id
+            """).query([podcast]) { EpisodeVersion($0, from: 0) }
+        for version in earlier { versions[version.episodeID, default: []].append(version) }
+        let current = try database.statement("""
+            SELECT id, version, coalesce(version_seen, archived_at), coalesce(file_url, enclosure_url), coalesce(file_length, declared_length),
+                final_url, etag, last_modified, sha256, file_name, bytes_on_disk, download_state = 'downloaded', archived_at
+            FROM episodes WHERE podcast_id = ? AND (version IS NOT NULL OR download_state = 'downloaded')
+            """).query([podcast]) { row in
+            EpisodeVersion(episodeID: row.int(0), name: row.text(1), seen: row.date(2), url: row.text(3), length: row.optionalInt(4), finalURL: row.text(5),
+                           etag: row.text(6), lastModified: row.text(7), sha256: row.text(8), file: row.text(9), bytes: row.int(10),
+                           downloaded: row.date(12), status: row.bool(11) ? .current : .pending)
+        }
+        for version in current { versions[version.episodeID, default: []].append(version) }
+        return versions
     }
 }

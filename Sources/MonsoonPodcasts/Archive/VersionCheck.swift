@@ -57,13 +57,16 @@ public enum VersionCheck {
         public var etag: String?
         /// The `Last-Modified` the server sends now.
         public var lastModified: String?
+        /// The `Content-Type` the server sends now.
+        public var contentType: String?
 
         /// An answer as the server gave it.
-        public init(status: Int, length: Int?, etag: String?, lastModified: String?) {
+        public init(status: Int, length: Int?, etag: String?, lastModified: String?, contentType: String? = nil) {
             self.status = status
             self.length = length
             self.etag = etag
             self.lastModified = lastModified
+            self.contentType = contentType
         }
     }
 
@@ -84,12 +87,18 @@ public enum VersionCheck {
 
     /// The verdict from what the library knows.
     ///
-    /// - The same URL with the same declared length, or one that says nothing (missing, 0) or
-    ///   is the file's own size: unchanged. A file replaced under the same URL is looked at
-    ///   only when the declared length changes (a rerun of an unchanged catalogue asks nothing).
-    /// - Another URL with the same last path component and the same non-zero length (a tracking
-    ///   prefix or redirector put before it, a signature or token in its query changed): the same file.
-    /// - Anything else (another URL, or the same one with another length): ask the server.
+    /// - The same URL with the same declared length: `.unchanged`. With a length that says
+    ///   nothing (missing, 0) or is the file's own size: `.sameFile` (recorded, nothing asked). A
+    ///   file replaced under the same URL is looked at only when the declared length changes (a
+    ///   rerun of an unchanged catalogue asks nothing).
+    /// - The same scheme, host and path with only the query changed (a signed URL whose signature
+    ///   or expiry rotates), declaring no length, the same length as before or the file's own size:
+    ///   `.sameFile`, without a request (such feeds change every enclosure on every fetch).
+    /// - Another URL with the same last path component declaring the file's own size (a tracking
+    ///   prefix or redirector put before it): `.sameFile`. Only the archived file's real size counts
+    ///   here, never the length the feed declared before: a feed that declares one constant, wrong
+    ///   length for every version would make a real re-edit look like the same file.
+    /// - Anything else (another URL, or the same one with another length): `.ask` the server.
     public static func before(_ archived: Archived, listed: Listed) -> Verdict {
         guard let scheme = URL(string: listed.url)?.scheme?.lowercased(), scheme == "http" || scheme == "https" else { return .unchanged }
         let length = listed.length.flatMap { $0 > 0 ? $0 : nil }
@@ -98,8 +107,8 @@ public enum VersionCheck {
             if listed.length == archived.length { return .unchanged }
             return sameLength ? .sameFile : .ask
         }
-        if let length, length == archived.length || length == archived.fileSize,
-           let name = fileName(listed.url), name == fileName(archived.url) {
+        if sameLength, onlyQueryDiffers(listed.url, archived.url) { return .sameFile }
+        if let length, length == archived.fileSize, let name = fileName(listed.url), name == fileName(archived.url) {
             return .sameFile
         }
         return .ask
@@ -108,10 +117,18 @@ public enum VersionCheck {
     /// The verdict from the server's answer: another size is a new version; the same size (or
     /// none said) with another `ETag` (when both have one; weak or strong alike), else another
     /// `Last-Modified` (when both have one), too. Otherwise the same file: an answer that says
-    /// nothing to compare is never taken for a new version.
+    /// nothing to compare is never taken for a new version. A success that cannot be the file (an
+    /// empty one, or a web page: a "soft 404") tells nothing either: asked again on the next run.
     public static func after(_ archived: Archived, answer: Answer) -> Verdict {
         guard (200..<300).contains(answer.status) else {
             return .unknown(HTTPStatusText.answered(answer.status))
+        }
+        if answer.length == 0 {
+            return .unknown("the server answered \(answer.status) with an empty file")
+        }
+        if let type = answer.contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased(),
+           type == "text/html" || type == "application/xhtml+xml" {
+            return .unknown("the server answered \(answer.status) with a web page, not the episode's file")
         }
         if let length = answer.length, length != archived.fileSize {
             return .newVersion("the server's file is \(length) bytes, the archived one \(archived.fileSize)")
@@ -130,6 +147,14 @@ public enum VersionCheck {
     static func opaque(_ etag: String) -> String {
         let trimmed = etag.trimmingCharacters(in: .whitespaces)
         return trimmed.hasPrefix("W/") ? String(trimmed.dropFirst(2)) : trimmed
+    }
+
+    /// Whether two URLs name the same scheme, host, port and path, and differ only after it
+    /// (their query or fragment).
+    static func onlyQueryDiffers(_ a: String, _ b: String) -> Bool {
+        guard let a = URLComponents(string: a), let b = URLComponents(string: b), let host = a.host, !host.isEmpty else { return false }
+        return a.scheme?.lowercased() == b.scheme?.lowercased() && host.lowercased() == b.host?.lowercased() && a.port == b.port
+            && a.percentEncodedPath == b.percentEncodedPath && a.user == b.user
     }
 
     /// The last component of a URL's path; nil when it has none.

@@ -3,18 +3,17 @@ import MonsoonEngine
 
 extension FeedFetcher {
     /// Asks the server about an enclosure without downloading it: a HEAD; when the server
-    /// refuses HEAD (some CDNs do, for signed URLs), a GET of its first byte. Returns the answer
-    /// and the requests made.
-    func probe(_ text: String) async throws(FeedError) -> (VersionCheck.Answer, Int) {
+    /// refuses HEAD (some CDNs do, for signed URLs), a GET of its first byte.
+    func probe(_ text: String) async throws(FeedError) -> VersionCheck.Answer {
         guard let url = URL(string: text) else { throw FeedError.make(.invalidURL, "\(Redaction.redactText(text)) is not a URL") }
         var request = FetchRequest(url: url, headers: ["User-Agent": userAgent], maxBytes: 1 << 16, timeout: timeout, acceptsCompression: false,
                                    retriesConnectionFailures: false)
         request.headOnly = true
         let head = try await ask(request)
-        guard [403, 405, 501].contains(head.status) else { return (Self.answer(head), 1) }
+        guard [403, 405, 501].contains(head.status) else { return Self.answer(head) }
         request.headOnly = false
         request.headers["Range"] = "bytes=0-0"
-        return (Self.answer(try await ask(request)), 2)
+        return Self.answer(try await ask(request))
     }
 
     private func ask(_ request: FetchRequest) async throws(FeedError) -> FetchResponse {
@@ -31,6 +30,7 @@ extension FeedFetcher {
         if response.status == 206 {
             length = response.header("Content-Range").flatMap { $0.split(separator: "/").last }.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         }
-        return VersionCheck.Answer(status: response.status, length: length, etag: response.header("ETag"), lastModified: response.header("Last-Modified"))
+        return VersionCheck.Answer(status: response.status, length: length, etag: response.header("ETag"), lastModified: response.header("Last-Modified"),
+                                   contentType: response.header("Content-Type"))
     }
 }

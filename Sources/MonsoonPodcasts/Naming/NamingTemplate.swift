@@ -87,13 +87,15 @@ public struct NamingTemplate: Sendable, Equatable, CustomStringConvertible {
             }.joined()
         }
         var stem = finished(rendered.removeLast(), limit: Self.stemLimit)
-        // A later version's name always differs from the earlier ones': a template without
-        // {version} (or a long title that cut it off) gets it at the end of the file name.
-        if let version = values.version, !stem.contains("(\(version))") {
+        let folders = rendered.map { finished($0, limit: 255) }
+        // A later version's path always differs from the earlier ones': a template without
+        // {version} (or a long title that cut it off) gets it at the end of the file name; one
+        // that puts it in a folder has it there, and only there.
+        if let version = values.version, !stem.contains("(\(version))"), !folders.contains(where: { $0.contains("(\(version))") }) {
             let suffix = values["version"]
             stem = finished((Self.nonEmptyComponent(stem, limit: Self.stemLimit - suffix.utf8.count) ?? "untitled") + suffix, limit: Self.stemLimit)
         }
-        return (rendered.map { finished($0, limit: 255) }, stem)
+        return (folders, stem)
     }
 
     /// A rendered component made safe, and portable when asked (exFAT counts UTF-16 units, never

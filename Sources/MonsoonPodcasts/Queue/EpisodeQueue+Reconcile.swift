@@ -39,15 +39,18 @@ extension EpisodeQueue {
         default: .queued
         }
         return [episode, episodeState.rawValue, error, state.filePath, state.status == .completed, state.bytes, state.updated,
-                state.finalURL, state.etag, state.lastModified]
+                state.finalURL, state.etag, state.lastModified, state.url]
     }
 
     /// One episode's columns from its download's state (?1 the episode, ?2 its new state,
     /// ?3 the error, ?4 the file, ?5 whether completed, ?6 bytes, ?7 when saved, ?8 the final
-    /// URL, ?9 and ?10 the validators): a completed download's fields replace the episode's,
-    /// other states keep what the episode had. The enclosure a file holds (`file_url`, `file_length`,
-    /// what a later feed's is compared with for a new version) is the episode's when its download
-    /// newly completed: a later reconcile of the same download keeps it, whatever the feed says since.
+    /// URL, ?9 and ?10 the validators, ?11 the URL the download asked for): a completed download's
+    /// fields replace the episode's, other states keep what the episode had. The enclosure a file
+    /// holds (`file_url`, `file_length`, what a later feed's is compared with for a new version) is
+    /// the URL its download was made from, set when the download newly completed (a later reconcile
+    /// of the same download keeps it, whatever the feed says since). Its length is the feed's only
+    /// while the feed still lists that URL: a feed that changed between queueing and completion
+    /// leaves it unknown, so the next run compares the new enclosure with the file and asks.
     private static let reconcileSQL = """
         UPDATE episodes SET
             download_state = ?2,
@@ -61,9 +64,9 @@ extension EpisodeQueue {
             last_modified = CASE WHEN ?5 THEN ?10 ELSE last_modified END,
             sha256 = CASE WHEN ?5 AND download_state = 'downloaded' AND file_name IS ?4 THEN sha256 ELSE NULL END,
             file_url = CASE WHEN ?5 AND NOT (download_state = 'downloaded' AND file_name IS ?4 AND file_url IS NOT NULL)
-                THEN enclosure_url ELSE file_url END,
+                THEN coalesce(?11, enclosure_url) ELSE file_url END,
             file_length = CASE WHEN ?5 AND NOT (download_state = 'downloaded' AND file_name IS ?4 AND file_url IS NOT NULL)
-                THEN declared_length ELSE file_length END
+                THEN (CASE WHEN ?11 IS NULL OR ?11 IS enclosure_url THEN declared_length END) ELSE file_length END
         WHERE id = ?1
         """
 }

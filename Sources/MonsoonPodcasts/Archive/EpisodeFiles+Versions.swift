@@ -1,0 +1,82 @@
+import Foundation
+import MonsoonEngine
+import MonsoonStore
+
+extension EpisodeFiles {
+    /// What replacing earlier versions did (`--versions latest`).
+    public struct Replacement: Sendable, Equatable {
+        /// The files deleted.
+        public var deleted: [String] = []
+        /// Earlier versions left as they were, each with why.
+        public var warnings: [String] = []
+        /// Nothing done yet.
+        public init() {}
+    }
+
+    /// Deletes the files of `podcast`'s earlier versions whose episode's newest version is
+    /// downloaded and on disk: only then, so a new version that failed never costs the one
+    /// before. Only files under `root` are deleted, never through a symbolic link, and only a
+    /// file that is still the one recorded: its size the version's, and no episode or other kept
+    /// version naming its path (anything else is said and left alone, the version kept). A version
+    /// becomes `replaced` only once its manifest no longer lists it (``Manifest/forget(fileAt:)``),
+    /// also when its file was gone already; a manifest that cannot be updated leaves it `kept`,
+    /// for the next run to finish.
+    public func replaceEarlierVersions(podcast: Int, root: String) throws -> Replacement {
+        let rows = try database.statement("""
+            SELECT v.id, v.file_name, e.file_name, v.bytes FROM episode_versions v JOIN episodes e ON e.id = v.episode_id
+            WHERE e.podcast_id = ? AND v.status = 'kept' AND e.download_state = 'downloaded' AND e.file_name IS NOT NULL
+            ORDER BY v.id
+            """).query([podcast]) { (id: $0.int(0), old: $0.text(1), current: $0.text(2) ?? "", bytes: $0.int(3)) }
+        var replacement = Replacement()
+        let prefix = root.hasSuffix("/") ? root : root + "/"
+        for row in rows where Self.size(of: row.current) != nil && row.old != row.current {
+            if let old = row.old, let size = Self.size(of: old) {
+                guard Self.isSafe(old), old.hasPrefix(prefix) else {
+                    replacement.warnings.append("\(old) is an earlier version outside \(root): left alone")
+                    continue
+                }
+                if let link = LocalFile.firstLink(below: root, in: (old as NSString).deletingLastPathComponent) {
+                    replacement.warnings.append("\(link) is a symbolic link, and Monsoon never deletes through one: \(old) left alone")
+                    continue
+                }
+                guard size == row.bytes else {
+                    replacement.warnings.append("\(old) is \(size) bytes, not the \(row.bytes) of the earlier version downloaded there, so it is "
+                                                + "not that file any more: left alone (delete it yourself if you do not want it)")
+                    continue
+                }
+                let named = try database.scalarInt("""
+                    SELECT (SELECT count(*) FROM episodes WHERE file_name = ?1)
+                        + (SELECT count(*) FROM episode_versions WHERE file_name = ?1 AND id != ?2 AND status = 'kept')
+                    """, old, row.id) ?? 0
+                guard named == 0 else {
+                    replacement.warnings.append("\(old) is now the file of another episode or version, so it is not deleted as an earlier version")
+                    continue
+                }
+                guard unlink(old) == 0 || errno == ENOENT else {
+                    replacement.warnings.append("cannot delete the earlier version \(old): \(String(cString: strerror(errno)))")
+                    continue
+                }
+                replacement.deleted.append(old)
+            }
+            if let old = row.old {
+                do { try Manifest.forget(fileAt: old) } catch {
+                    replacement.warnings.append("the earlier version \(old) is gone, but the manifest in its folder could not be updated "
+                                                + "(\(error)); the next archive with --versions latest tries again")
+                    continue
+                }
+            }
+            try database.run("UPDATE episode_versions SET status = 'replaced' WHERE id = ?", row.id)
+        }
+        return replacement
+    }
+
+    /// `podcast`'s earlier versions whose file is kept, for its manifest.
+    func keptVersions(podcast: Int) throws -> [(guid: String?, title: String?, version: EpisodeVersion)] {
+        try database.statement("""
+            SELECT e.guid, e.title, \(EpisodeVersion.columns)
+            FROM episode_versions v JOIN episodes e ON e.id = v.episode_id
+            WHERE e.podcast_id = ? AND v.status = 'kept' AND v.file_name IS NOT NULL
+            ORDER BY e.published IS NULL, e.published, e.id, v.id
+            """).query([podcast]) { (guid: $0.text(0), title: $0.text(1), version: EpisodeVersion($0, from: 2)) }
+    }
+}
