@@ -13,11 +13,27 @@ extension Archive {
         var extras: [EpisodeFiles.Extra] = []
     }
 
+    /// The run, recorded in a WARC with `--warc` (opened first: a folder that cannot be
+    /// written to stops the run before any fetch; closed last, after every engine's shutdown).
     func archive(_ urls: [URL], root: String, naming: NamingTemplate, episodes: EpisodeSession, context: CommandContext) async throws -> Int32 {
+        let settings = try transfer.configuration(scope: .claimedOnly, home: episodes.home, context: context, jobs: Archive.defaultJobs)
+        let recording = try warc.open(command: "archive", settings: settings, context: context)
+        let status: Int32
+        do {
+            status = try await archive(urls, root: root, naming: naming, episodes: episodes, recording: recording, context: context)
+        } catch {
+            _ = WARCOptions.close(recording, status: ExitStatus.failure, quiet: true, context: context)
+            throw error
+        }
+        return WARCOptions.close(recording, status: status, quiet: global.quiet, context: context)
+    }
+
+    private func archive(_ urls: [URL], root: String, naming: NamingTemplate, episodes: EpisodeSession, recording: WARCArchive?,
+                         context: CommandContext) async throws -> Int32 {
         let runReport = output.makeReport()
         let started = Date()
         // 1. Every feed, read whole: subscribed, or refreshed when it already is.
-        var (loaded, failedFeeds, republished) = try await subscribe(urls, context: context)
+        var (loaded, failedFeeds, republished) = try await subscribe(urls, recording: recording, context: context)
         // 2. What to download of each (once per podcast, however often it was named), after the
         // episodes caught up with their downloads (a killed run's last ones); a republished
         // episode's earlier file becomes an earlier version, and the episode one to download again.
@@ -85,7 +101,9 @@ extension Archive {
         }
         var status: Int32
         if let lock = try await HomeLock.acquire(path: episodes.home.lockPath, role: .get) {
-            status = try await run(requests, lock: lock, episodes: episodes, reporter: reporter, observe: observe, context: context)
+            status = try await run(requests, lock: lock, episodes: episodes, recording: recording, reporter: reporter, observe: observe, context: context)
+        } else if recording != nil {
+            throw WARCOptions.handOffRefusal
         } else {
             status = try await handOver(requests, episodes: episodes, reporter: reporter, observe: observe, context: context)
         }
@@ -148,8 +166,8 @@ extension Archive {
 
     /// Subscribes to (or refreshes) each feed, keeping its document for the snapshot. A feed
     /// that cannot be read is said on standard error and counted; the others go on.
-    private func subscribe(_ urls: [URL], context: CommandContext) async throws -> ([(Podcast, Data?)], Int, [Int]) {
-        let session = try LibrarySession.open(global, context: context, transfer: transfer)
+    private func subscribe(_ urls: [URL], recording: WARCArchive?, context: CommandContext) async throws -> ([(Podcast, Data?)], Int, [Int]) {
+        let session = try LibrarySession.open(global, context: context, transfer: transfer, warc: recording)
         session.library.keepsFeedDocuments = true
         return try await session.run { library in
             var loaded: [(Podcast, Data?)] = []
@@ -233,11 +251,12 @@ extension Archive {
     }
 
     /// With the lock: the downloads go into the engine's queue, and only they run here.
-    private func run(_ requests: [DownloadRequest], lock: HomeLock, episodes: EpisodeSession, reporter: GetReporter,
+    private func run(_ requests: [DownloadRequest], lock: HomeLock, episodes: EpisodeSession, recording: WARCArchive?, reporter: GetReporter,
                      observe: @escaping @Sendable (DownloadEvent) -> Void, context: CommandContext) async throws -> Int32 {
         defer { withExtendedLifetime(lock) {} }
         var configuration = try transfer.configuration(scope: .claimedOnly, home: episodes.home, context: context, jobs: Archive.defaultJobs)
         configuration.maxFileBytes = maxSize?.bytes
+        configuration.warc = recording
         let ids = requests.map(\.id)
         try episodes.place(requests, what: "the archive's downloads")
         let manager = try await QueueRun.openManager(episodes.home, configuration: configuration)

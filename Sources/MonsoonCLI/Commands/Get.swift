@@ -29,6 +29,7 @@ struct Get: RunnableCommand {
               monsoon get https://example.com/a.mp3 https://example.com/b.mp3
               monsoon get -o ~/Downloads -j 8 -i urls.txt
               monsoon get --skip-existing -i urls.txt --json
+              monsoon get --warc capture.warc.gz https://example.com/a.mp3
             """
     )
 
@@ -40,6 +41,8 @@ struct Get: RunnableCommand {
     @OptionGroup var transfer: TransferOptions
 
     @OptionGroup var output: RunOutputOptions
+
+    @OptionGroup var warc: WARCOptions
 
     @Option("-i", help: "Also read URLs from FILE, one per line ('-' for standard input; blank lines and # comments are skipped).", valueName: "file")
     var inputFile: String?
@@ -71,6 +74,7 @@ struct Get: RunnableCommand {
             guard discard else { throw ValidationError("--checksum goes with --discard") }
         }
         if discard && skipExisting { throw ValidationError("--skip-existing has no meaning with --discard: nothing is written") }
+        if discard && warc.warc != nil { throw ValidationError("--warc records the files it downloads, and --discard keeps none: use one or the other") }
     }
 
     func run(_ context: CommandContext) async throws -> Int32 {
@@ -94,13 +98,22 @@ struct Get: RunnableCommand {
         reporter.countNotURLs(inputs.invalid.count)
 
         guard let lock = try await HomeLock.acquire(path: home.lockPath, role: .get) else {
+            if warc.warc != nil { throw WARCOptions.handOffRefusal }
             let status = try await handOff(inputs.valid, folder: folder, home: home, reporter: reporter, runReport: runReport, context: context)
             try output.write(runReport, command: "get", context: context)
             return status
         }
         defer { withExtendedLifetime(lock) {} }
 
-        let manager = try await QueueRun.openManager(home, configuration: transfer.configuration(scope: .claimedOnly, home: home, context: context, jobs: 4))
+        var configuration = try transfer.configuration(scope: .claimedOnly, home: home, context: context, jobs: 4)
+        configuration.warc = try warc.open(command: "get", settings: configuration, context: context)
+        let manager: DownloadManager
+        do {
+            manager = try await QueueRun.openManager(home, configuration: configuration)
+        } catch {
+            _ = WARCOptions.close(configuration.warc, status: ExitStatus.failure, quiet: true, context: context)
+            throw error
+        }
         let session = QueueRun(manager, context: context, global: global, events: Self.reported)
         do {
             var plan = Plan()
@@ -112,9 +125,13 @@ struct Get: RunnableCommand {
             let fresh = try await manager.enqueue(contentsOf: plan.requests(folder: folder))
             report(plan, fresh: fresh, to: reporter, context: context)
         } catch {
-            throw await QueueRun.shutDown(manager, failing: QueueRun.refusal("cannot queue the downloads", error), context: context)
+            let failure = await QueueRun.shutDown(manager, failing: QueueRun.refusal("cannot queue the downloads", error), context: context)
+            _ = WARCOptions.close(configuration.warc, status: ExitStatus.failure, quiet: true, context: context)
+            throw failure
         }
-        let status = await session.run(reporting: reporter) { runReport?.observe($0) }
+        var status = await session.run(reporting: reporter) { runReport?.observe($0) }
+        // After the engine's shutdown (in `run`): every record it queued is written by now.
+        status = WARCOptions.close(configuration.warc, status: status, quiet: global.quiet, context: context)
         try output.write(runReport, command: "get", context: context)
         return status
     }
