@@ -149,7 +149,7 @@ order: release
 	rm -f .build/release/monsoon
 	$(SWIFT) build $(RELEASE_FLAGS)
 
-demo: release
+demo: release warcio
 	scripts/demo.sh
 
 bench: release

@@ -7,7 +7,7 @@ struct WARCOptions: ParsableArguments {
     @Option("--warc", help: "Also record every request and response in WARC/1.1 files: FILE.warc.gz makes FILE-00000.warc.gz, FILE-00001.warc.gz, … (numbered on from those already there).", valueName: "file")
     var warc: String?
 
-    @Option("--warc-max-size", help: "With --warc: start a new WARC file once one reaches SIZE (default: 1G).", valueName: "size")
+    @Option("--warc-max-size", help: "With --warc: start a new WARC file once one reaches SIZE, like 500M (default: 1 GB, 10^9 bytes).", valueName: "size")
     var warcMaxSize: ByteSize?
 
     init() {}
@@ -32,7 +32,7 @@ struct WARCOptions: ParsableArguments {
             ("user-agent", settings.userAgent),
             ("http-version", "HTTP/1.1"),
             ("jobs", String(settings.maxConcurrentDownloads)),
-            ("warc-max-size", ByteCount.format(maxBytes)),
+            ("warc-max-size", "\(maxBytes) bytes"),
         ]
         if let limit = settings.maxBytesPerSecond { info.append(("limit-rate", ByteCount.format(limit) + "/s")) }
         if settings.proxy != nil { info.append(("proxy", "yes")) }   // its address may hold credentials: never written

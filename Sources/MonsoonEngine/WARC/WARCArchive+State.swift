@@ -132,10 +132,10 @@ extension WARCArchive {
                 text += "\(name): \(String(value.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }))\r\n"
             }
             let block = Array(text.utf8)
-            let digest = SHA1.label(of: block)
+            // No WARC-Payload-Digest: a warcinfo record has no payload (WARC 1.1 §4, §5.9).
             let record = WARCRecord(type: "warcinfo", id: file.warcinfoID, date: Date(), targetURI: nil,
                                     fields: [("WARC-Filename", LocalFile.name(of: naming.path(file.number)))],
-                                    contentType: "application/warc-fields", contentLength: block.count, blockDigest: digest, payloadDigest: digest)
+                                    contentType: "application/warc-fields", contentLength: block.count, blockDigest: SHA1.label(of: block))
             try write(record, block: block)
         }
     }

@@ -6,14 +6,16 @@ public struct WARCConfiguration: Sendable {
     /// The path given (`podcasts.warc.gz`): files are written beside it as `podcasts-00000.warc.gz`,
     /// `podcasts-00001.warc.gz`, … (`.open` while written). A folder: `monsoon-00000.warc.gz` in it.
     public var path: String
-    /// A file is closed, and the next begun, once it reaches this size (1 GiB by default).
+    /// A file is closed, and the next begun, once it reaches this size: by default 1 GB (10^9
+    /// bytes), WARC 1.1's Annex C target. A record larger than that is written whole, in a file
+    /// that outgrows it (Annex C allows it; segmentation would need `continuation` records).
     public var maxFileBytes: Int
     /// `software` in each `warcinfo` record (the program and its version).
     public var software: String
     /// The run's settings an operator sees, as further `warcinfo` fields (name, value), in order.
     public var info: [(name: String, value: String)]
 
-    public init(path: String, maxFileBytes: Int = 1 << 30, software: String, info: [(name: String, value: String)] = []) {
+    public init(path: String, maxFileBytes: Int = 1_000_000_000, software: String, info: [(name: String, value: String)] = []) {
         self.path = path
         self.maxFileBytes = maxFileBytes
         self.software = software
