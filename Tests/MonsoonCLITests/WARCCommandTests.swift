@@ -33,7 +33,7 @@ import Testing
         let urls = ["/a.mp3", "/b.mp3", "/old.mp3"].map { server.url($0) }
         let result = await runMonsoon(["get", "-o", "out", "--warc", "capture.warc.gz"] + urls.map(\.absoluteString), in: folder.path)
         #expect(result.status == 0, "\(result.errors)")
-        #expect(result.errors.contains("monsoon: WARC: \(folder.file("capture-00000.warc.gz"))"))
+        #expect(result.errors.contains("monsoon: recorded the run in WARC: \(folder.file("capture-00000.warc.gz"))\n"))
         #expect(folder.contents() == ["capture-00000.warc.gz", "out"])
 
         let records = try await Self.validRecords("capture-00000.warc.gz", in: folder)
@@ -156,5 +156,28 @@ import Testing
             let usage = await runMonsoon(["get"] + arguments + [server.url("/a.mp3").absoluteString], in: folder.path)
             #expect(usage.status == 2 && usage.errors.contains(message), "\(usage.errors)")
         }
+    }
+
+    @Test func aFileLeftOpenByAKilledRunIsClosedByTheNextRun() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let body = Body.pattern(size: 200_000, seed: 6)
+        server.setRoute("/k.mp3", Route(body: body, etag: "\"k\"", faults: [.stallAfter(bytes: 50_000, seconds: 30, times: 1)]))
+        let url = server.url("/k.mp3").absoluteString
+        let killed = try MonsoonProcess(["get", "-o", "out", "--warc", "capture.warc.gz", url], in: folder.path)
+        try await waitUntil("the download has begun") { !server.requests(for: "/k.mp3").isEmpty }
+        kill(killed.process.processIdentifier, SIGKILL)
+        #expect(try await killed.finish().status == 128 + SIGKILL)
+        #expect(folder.contents() == ["capture-00000.warc.gz.open", "out"], "no finished name for a file its run did not close")
+
+        let next = await runMonsoon(["get", "-o", "out", "--warc", "capture.warc.gz", url], in: folder.path)
+        #expect(next.status == 0, "\(next.errors)")
+        #expect(next.errors.contains("monsoon: \(folder.file("capture-00000.warc.gz")) was left open by a run that was stopped: "), "\(next.errors)")
+        #expect(folder.contents() == ["capture-00000.warc.gz", "capture-00001.warc.gz", "out"])
+        _ = try await Self.validRecords("capture-00000.warc.gz", in: folder)
+        let records = try await Self.validRecords("capture-00001.warc.gz", in: folder)
+        let response = try #require(Self.records(records, "response", server.url("/k.mp3")).first)
+        #expect(try await Warcio.payloadSHA256("capture-00001.warc.gz", offset: response.offset, in: folder) == body.sha256Hex())
     }
 }

@@ -54,8 +54,8 @@ import Testing
 
         let second = try WARCArchive.open(Self.configuration(folder.file("cap.warc.gz")))
         #expect(second.repairs.count == 2)
-        #expect(second.repairs.contains { $0.hasPrefix(folder.file("cap-00007.warc.gz") + ": left open by a run that was stopped; cut to its 3 whole records") })
-        #expect(second.repairs.contains { $0.hasPrefix(folder.file("cap-00009.warc.gz.open") + ": left by a run that was stopped, without a whole record; deleted") })
+        #expect(second.repairs.contains { $0.hasPrefix(folder.file("cap-00007.warc.gz") + " was left open by a run that was stopped: cut to its last whole record (3 in all; ") })
+        #expect(second.repairs.contains { $0 == folder.file("cap-00009.warc.gz.open") + " was left by a run that was stopped, without a whole record: deleted" })
         #expect(try Data(contentsOf: URL(fileURLWithPath: folder.file("cap-00007.warc.gz"))) == bytes)
         // The numbers are counted after the repair: the deleted file's, empty, may be taken again.
         #expect(try second.close() == [folder.file("cap-00008.warc.gz")])

@@ -40,7 +40,7 @@ struct WARCOptions: ParsableArguments {
                                               software: "Monsoon/\(MonsoonCLI.version)", info: info)
         let archive: WARCArchive
         do { archive = try WARCArchive.open(configuration) } catch { throw CLIError(message: "--warc: \(error.message)") }
-        for repair in archive.repairs { context.error("WARC: \(repair)") }
+        for repair in archive.repairs { context.error(repair) }
         return archive
     }
 
@@ -54,7 +54,7 @@ struct WARCOptions: ParsableArguments {
         guard let archive else { return status }
         do {
             let files = try archive.close()
-            if !quiet { context.error("WARC: \(files.joined(separator: ", "))") }
+            if !quiet { context.error("recorded the run in WARC: \(files.joined(separator: ", "))") }
             return status
         } catch {
             context.error("the WARC is incomplete: \(error.message)")

@@ -64,7 +64,7 @@ struct WARCNaming: Sendable {
             let (end, members) = GzipMemberScan.completeEnd(of: fd)
             if members == 0 {
                 guard unlink(path) == 0 else { throw WARCError.system("cannot delete \(path), left empty by an earlier run", errno: errno) }
-                done.append("\(path): left by a run that was stopped, without a whole record; deleted")
+                done.append("\(path) was left by a run that was stopped, without a whole record: deleted")
                 continue
             }
             var info = stat()
@@ -73,8 +73,9 @@ struct WARCNaming: Sendable {
             let final = self.path(number)
             guard access(final, F_OK) != 0 else { continue }   // a file of that name is there: this one is left as it is
             guard rename(path, final) == 0 else { throw WARCError.system("cannot rename \(path) to \(final)", errno: errno) }
-            let cut = size > end ? "cut to its \(members) whole records (\(size - end) bytes of an unfinished one removed)" : "all \(members) records whole"
-            done.append("\(final): left open by a run that was stopped; \(cut)")
+            let cut = size > end ? "cut to its last whole record (\(members) in all; \(size - end) bytes of an unfinished one removed)"
+                                 : "every record in it whole (\(members))"
+            done.append("\(final) was left open by a run that was stopped: \(cut)")
         }
         if !done.isEmpty {
             do { try FileSystem.syncDirectory(folder) } catch { throw WARCError(.fileSystem, "cannot flush the WARC folder \(folder): \(error.message)") }
