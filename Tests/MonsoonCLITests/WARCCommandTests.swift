@@ -180,4 +180,21 @@ import Testing
         let response = try #require(Self.records(records, "response", server.url("/k.mp3")).first)
         #expect(try await Warcio.payloadSHA256("capture-00001.warc.gz", offset: response.offset, in: folder) == body.sha256Hex())
     }
+
+    @Test func aRunThatWouldHandItsDownloadsToAnotherMonsoonRefuses() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/slow.mp3", Route(body: .pattern(size: 100_000, seed: 7), faults: [.stallAfter(bytes: 10_000, seconds: 30, times: 1)]))
+        server.setRoute("/a.mp3", Route(body: .pattern(size: 1000, seed: 8)))
+        let other = try MonsoonProcess(["get", "-o", "out", server.url("/slow.mp3").absoluteString], in: folder.path)
+        try await waitUntil("the other monsoon is downloading") { !server.requests(for: "/slow.mp3").isEmpty }
+        let refused = await runMonsoon(["get", "-o", "out", "--warc", "capture.warc.gz", server.url("/a.mp3").absoluteString], in: folder.path)
+        other.interrupt()
+        _ = try await other.finish()
+        #expect(refused.status == 1)
+        #expect(refused.errors.contains("monsoon: --warc: another monsoon is downloading in this home, and the downloads handed to it would not be recorded"),
+                "\(refused.errors)")
+        #expect(server.requests(for: "/a.mp3").isEmpty && !folder.contents().contains { $0.hasPrefix("capture") })
+    }
 }

@@ -84,9 +84,6 @@ public final class WARCArchive: Sendable, Equatable {
         return try result.get()
     }
 
-    /// The files written so far (the one being written last, under its final name).
-    public var files: [String] { queue.sync { state.files } }
-
     // MARK: - Engine side
 
     /// Queues exchanges to be written as a `request` and a head-only `response` each.
