@@ -197,4 +197,29 @@ import Testing
                 "\(refused.errors)")
         #expect(server.requests(for: "/a.mp3").isEmpty && !folder.contents().contains { $0.hasPrefix("capture") })
     }
+
+    @Test func aFileWholeFromAnEarlierRunIsKeptAsAResource() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        // No length: after the last byte curl waits for the connection's end, which the first run never sees.
+        let body = Body.pattern(size: 80_000, seed: 9)
+        server.setRoute("/w.mp3", Route(body: body, etag: "\"w\"", faults: [.stallAfter(bytes: 80_000, seconds: 30, times: 1)], sendsContentLength: false))
+        let url = server.url("/w.mp3")
+        let interruption = Interruption()
+        let run = Task { await runMonsoon(["get", "-o", "out", "--warc", "capture.warc.gz", url.absoluteString], in: folder.path, interruption: interruption) }
+        try await waitUntil("the part holds every byte") { (try? FileManager.default.attributesOfItem(atPath: folder.file("out/w.mp3.part"))[.size] as? Int) == 80_000 }
+        interruption.trigger()
+        #expect(await run.value.status == 130)
+
+        let second = await runMonsoon(["get", "-o", "out", "--warc", "capture.warc.gz", url.absoluteString], in: folder.path)
+        #expect(second.status == 0, "\(second.errors)")
+        #expect(server.requests(for: "/w.mp3").last?.header("Range") == "bytes=80000-")
+        _ = try await Self.validRecords("capture-00000.warc.gz", in: folder)
+        let records = try await Self.validRecords("capture-00001.warc.gz", in: folder)
+        #expect(Self.records(records, "response", url).map(\.status) == ["416"], "the answer to the resume: the part was whole")
+        let resource = try #require(Self.records(records, "resource", url).first)
+        #expect(resource.ranges == "0-79999 earlier")
+        #expect(try await Warcio.payloadSHA256("capture-00001.warc.gz", offset: resource.offset, in: folder) == body.sha256Hex())
+    }
 }
