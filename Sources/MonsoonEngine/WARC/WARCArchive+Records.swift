@@ -8,23 +8,27 @@ extension WARCArchive.State {
         let responseID = exchange.response.isEmpty ? nil : WARCRecord.newID()
         try writeRequest(exchange, concurrentTo: responseID.map { [$0] } ?? [], file: file)
         guard let responseID else { return }
-        var (head, fields) = Self.head(of: exchange)
-        var framed: [UInt8] = []
+        let (head, headFields) = Self.head(of: exchange)
+        var fields = headFields
+        // The body (a feed, up to its size cap) is never copied: its pieces are written in turn.
+        var (prefix, suffix) = (Array<UInt8>(), Array<UInt8>())
         if let body {
-            let (prefix, suffix) = Self.framing(exchange, size: body.count)
-            framed = prefix + body + suffix
+            (prefix, suffix) = Self.framing(exchange, size: body.count)
         } else if exchange.hadBody {
             fields.append(("WARC-Truncated", "length"))
         }
-        let blockDigest = SHA1()
+        let payload = [prefix, body ?? [], suffix]
+        let blockDigest = SHA1(), payloadDigest = SHA1()
         blockDigest.update(head)
-        blockDigest.update(framed)
+        for piece in payload {
+            blockDigest.update(piece)
+            payloadDigest.update(piece)
+        }
         let record = WARCRecord(type: "response", id: responseID, date: exchange.date, targetURI: exchange.url,
-                                fields: Self.common(exchange, file: file) + fields,
-                                contentType: "application/http;msgtype=response", contentLength: head.count + framed.count,
-                                blockDigest: blockDigest.finishLabel(), payloadDigest: SHA1.label(of: framed))
-        head += framed
-        try write(record, block: head)
+                                fields: Self.common(exchange, file: file) + fields, contentType: "application/http;msgtype=response",
+                                contentLength: head.count + payload.reduce(0) { $0 + $1.count },
+                                blockDigest: blockDigest.finishLabel(), payloadDigest: payloadDigest.finishLabel())
+        try write(record, blocks: [head] + payload)
     }
 
     private func writeRequest(_ exchange: WARCExchange, concurrentTo: [String], file: OpenFile) throws(WARCError) {
@@ -32,7 +36,7 @@ extension WARCArchive.State {
                                 fields: Self.common(exchange, file: file) + concurrentTo.map { ("WARC-Concurrent-To", $0) },
                                 contentType: "application/http;msgtype=request", contentLength: exchange.request.count,
                                 blockDigest: SHA1.label(of: exchange.request), payloadDigest: SHA1.label(of: []))
-        try write(record, block: exchange.request)
+        try write(record, blocks: [exchange.request])
     }
 
     /// The fields every record of an exchange has.
@@ -121,7 +125,8 @@ extension WARCArchive.State {
         blockDigest.update(head)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
-        for bytes in [prefix] { blockDigest.update(bytes); payloadDigest.update(bytes) }
+        blockDigest.update(prefix)
+        payloadDigest.update(prefix)
         try Self.read(fd, size: size, into: buffer, path: payload.path) { chunk in
             blockDigest.update(chunk)
             payloadDigest.update(chunk)

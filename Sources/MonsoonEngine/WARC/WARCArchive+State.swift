@@ -113,12 +113,13 @@ extension WARCArchive {
             do { try group(body) } catch { failure = failure ?? error }
         }
 
-        /// Appends one record (one gzip member) to the current file.
-        func write(_ record: WARCRecord, block: [UInt8], level: Int32 = 6) throws(WARCError) {
+        /// Appends one record (one gzip member) to the current file: its head, then its block,
+        /// given in `blocks`, one after the other.
+        func write(_ record: WARCRecord, blocks: [[UInt8]]) throws(WARCError) {
             let file = try ensureOpen()
-            try gzip.begin(fd: file.fd, level: level)
+            try gzip.begin(fd: file.fd, level: 6)
             try gzip.write(record.head())
-            try gzip.write(block)
+            for block in blocks { try gzip.write(block) }
             try gzip.write(WARCRecord.trailer)
             try gzip.finish()
             current?.size += gzip.written
@@ -136,7 +137,7 @@ extension WARCArchive {
             let record = WARCRecord(type: "warcinfo", id: file.warcinfoID, date: Date(), targetURI: nil,
                                     fields: [("WARC-Filename", LocalFile.name(of: naming.path(file.number)))],
                                     contentType: "application/warc-fields", contentLength: block.count, blockDigest: SHA1.label(of: block))
-            try write(record, block: block)
+            try write(record, blocks: [block])
         }
     }
 }
