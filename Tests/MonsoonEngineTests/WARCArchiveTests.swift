@@ -1,4 +1,5 @@
 import Foundation
+import MonsoonTestServer
 import Testing
 @testable import MonsoonEngine
 
@@ -81,5 +82,28 @@ import Testing
         let naming = WARCNaming(path: "/a/x.warc.gz")
         #expect(naming.number(of: "x-00012.warc.gz")! == (12, false) && naming.number(of: "x-00012.warc.gz.open")! == (12, true))
         #expect(naming.number(of: "x-12.warc.gz") == nil && naming.number(of: "y-00001.warc.gz") == nil && naming.number(of: "x-0000a.warc.gz") == nil)
+    }
+}
+
+/// The engine with a WARC: a download is complete only once its records are on disk.
+@Suite struct WARCEngineTests {
+    @Test func aDownloadIsCompleteOnlyOnceItsRecordsAreWritten() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/old.mp3", Route(body: .bytes([]), faults: [.redirect(to: server.url("/a.mp3").absoluteString)]))
+        server.setRoute("/a.mp3", Route(body: .pattern(size: 300_000, seed: 1), contentType: "audio/mpeg"))
+        var configuration = fastConfiguration()
+        let archive = try WARCArchive.open(WARCArchiveTests.configuration(folder.file("w/cap.warc.gz")))
+        configuration.warc = archive
+        let manager = DownloadManager(configuration: configuration)
+        try await manager.enqueue(request("a", server.url("/old.mp3"), to: folder.file("a.mp3")))
+        _ = try await waitFor(manager, "a", .completed)
+        // Before the archive is closed, and with nothing more asked of it: the file's records are
+        // in the open file already, after the warcinfo and the hop's pair.
+        #expect(WARCArchiveTests.members(folder.file("w/cap-00000.warc.gz.open")) == 5)
+        await manager.shutdown()
+        #expect(try archive.close() == [folder.file("w/cap-00000.warc.gz")])
+        #expect(WARCArchiveTests.members(folder.file("w/cap-00000.warc.gz")) == 5)
     }
 }
