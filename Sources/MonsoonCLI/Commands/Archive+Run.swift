@@ -16,13 +16,16 @@ extension Archive {
     /// The run, recorded in a WARC with `--warc` (opened first: a folder that cannot be
     /// written to stops the run before any fetch; closed last, after every engine's shutdown).
     func archive(_ urls: [URL], root: String, naming: NamingTemplate, episodes: EpisodeSession, context: CommandContext) async throws -> Int32 {
-        let settings = try transfer.configuration(scope: .claimedOnly, home: episodes.home, context: context, jobs: Archive.defaultJobs)
-        let recording = try warc.open(command: "archive", settings: settings, context: context)
+        var recording: WARCArchive?
+        if warc.warc != nil {
+            let settings = try transfer.configuration(scope: .claimedOnly, home: episodes.home, context: context, jobs: Archive.defaultJobs)
+            recording = try warc.open(command: "archive", settings: settings, context: context)
+        }
         let status: Int32
         do {
             status = try await archive(urls, root: root, naming: naming, episodes: episodes, recording: recording, context: context)
         } catch {
-            _ = WARCOptions.close(recording, status: ExitStatus.failure, quiet: true, context: context)
+            WARCOptions.closeAfterFailure(recording, context: context)
             throw error
         }
         return WARCOptions.close(recording, status: status, quiet: global.quiet, context: context)

@@ -111,7 +111,7 @@ struct Get: RunnableCommand {
         do {
             manager = try await QueueRun.openManager(home, configuration: configuration)
         } catch {
-            _ = WARCOptions.close(configuration.warc, status: ExitStatus.failure, quiet: true, context: context)
+            WARCOptions.closeAfterFailure(configuration.warc, context: context)
             throw error
         }
         let session = QueueRun(manager, context: context, global: global, events: Self.reported)
@@ -126,7 +126,7 @@ struct Get: RunnableCommand {
             report(plan, fresh: fresh, to: reporter, context: context)
         } catch {
             let failure = await QueueRun.shutDown(manager, failing: QueueRun.refusal("cannot queue the downloads", error), context: context)
-            _ = WARCOptions.close(configuration.warc, status: ExitStatus.failure, quiet: true, context: context)
+            WARCOptions.closeAfterFailure(configuration.warc, context: context)
             throw failure
         }
         var status = await session.run(reporting: reporter) { runReport?.observe($0) }

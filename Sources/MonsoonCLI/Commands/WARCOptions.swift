@@ -48,6 +48,13 @@ struct WARCOptions: ParsableArguments {
     static let handOffRefusal = CLIError(message: "--warc: another monsoon is downloading in this home, and the downloads handed to it would not be recorded; "
                                          + "run again once it has finished, or give this run a home of its own (--home DIR)")
 
+    /// Closes the run's WARC when the command stops on an error of its own (which it then
+    /// throws): what was recorded keeps its final name; a failure to close is said too.
+    static func closeAfterFailure(_ archive: WARCArchive?, context: CommandContext) {
+        guard let archive else { return }
+        do { try archive.close() } catch { context.error("the WARC is incomplete: \(error.message)") }
+    }
+
     /// Closes the run's WARC (after the engines are shut down), saying which files it wrote.
     /// - Returns: the status, made a failure when a record could not be written.
     static func close(_ archive: WARCArchive?, status: Int32, quiet: Bool, context: CommandContext) -> Int32 {
