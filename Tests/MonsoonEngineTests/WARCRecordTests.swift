@@ -65,6 +65,10 @@ import Testing
         #expect(now.map(\.status) == [200, 206] && capture.pieces.map(\.range) == [0..<250])
         #expect(WARCPayload(pieces: capture.pieces, url: "", path: "").rangesField(size: 250) == nil, "one 200 brought it all")
         #expect(capture.abandon().count == 1 && capture.pieces.isEmpty)
+        // A part cut back to its checkpoint (after a reboot): the piece before keeps what is left of it.
+        #expect(capture.attemptEnded([Self.exchange(200)], kept: 0..<500).isEmpty)
+        now = capture.attemptEnded([Self.exchange(206)], kept: 300..<1000)
+        #expect(now.isEmpty && capture.pieces.map(\.range) == [0..<300, 300..<1000])
     }
 
     @Test func aFileResumedFromAnEarlierRunNamesTheGap() {

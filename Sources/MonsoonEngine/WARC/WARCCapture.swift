@@ -26,6 +26,10 @@ struct WARCCapture: Sendable {
         let replaced = pieces.filter { $0.range.lowerBound >= kept.lowerBound }
         now += replaced.map(\.exchange)
         pieces.removeAll { $0.range.lowerBound >= kept.lowerBound }
+        // One that reached past where this one starts (a part cut back to its checkpoint) keeps what is left of it.
+        for index in pieces.indices where pieces[index].range.upperBound > kept.lowerBound {
+            pieces[index].range = pieces[index].range.lowerBound..<kept.lowerBound
+        }
         pieces.append(Piece(exchange: answer, range: kept))
         return now
     }
