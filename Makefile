@@ -2,18 +2,20 @@
 
 SWIFT ?= swift
 # Debian packages the build needs (installed when missing; binutils strips the installed binary;
-# libpq-dev: libpq, the PostgreSQL client library of the shared queue, MonsoonCluster).
-BUILD_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libxml2-dev libssl-dev libpq-dev pkg-config ca-certificates binutils
+# libpq-dev: libpq, the PostgreSQL client library of the shared queue, MonsoonCluster; zlib1g-dev:
+# zlib, which gzips WARC records).
+BUILD_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libxml2-dev libssl-dev libpq-dev zlib1g-dev pkg-config ca-certificates binutils
 # And those only the tests need, kept apart so `make install` does not put them on a user's machine:
 # libxml2-utils: xmllint checks exports; openssl makes test certificates; nginx-light and mpv are
 # real peers; zsh and fish run the completion scripts; systemd: systemd-analyze checks the units
 # `monsoon systemd` prints; chromium: headless, checks a run's page; man-db, groff-base and
 # bash-completion check what `make install` puts in place; postgresql: initdb and pg_ctl, with
-# which the cluster's tests start real servers in temporary folders.
-TEST_PACKAGES := libxml2-utils openssl nginx-light mpv zsh fish systemd chromium man-db groff-base bash-completion postgresql
+# which the cluster's tests start real servers in temporary folders; python3-venv: the virtual
+# environment warcio (PyPI) is installed into, which validates the WARC files monsoon writes.
+TEST_PACKAGES := libxml2-utils openssl nginx-light mpv zsh fish systemd chromium man-db groff-base bash-completion postgresql python3-venv
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build release install install-files uninstall deps test-deps test tsan fuzz soak demo bench bench-quick bench-cluster order clean
+.PHONY: all build release install install-files uninstall deps test-deps warcio test tsan fuzz soak demo bench bench-quick bench-cluster order clean
 
 all: build
 
@@ -35,6 +37,16 @@ deps:
 
 test-deps:
 	$(call apt_install,$(BUILD_PACKAGES) $(TEST_PACKAGES))
+	$(MAKE) warcio
+
+# warcio (PyPI), the Webrecorder project's WARC reader, which the tests and the demo check
+# `--warc` output with: in a virtual environment of its own under .build, made once.
+WARCIO_VERSION := 1.7.4
+warcio: .build/warcio-venv/bin/warcio
+
+.build/warcio-venv/bin/warcio:
+	python3 -m venv .build/warcio-venv
+	.build/warcio-venv/bin/pip install -q warcio==$(WARCIO_VERSION)
 
 build: deps
 	$(SWIFT) build
@@ -137,7 +149,7 @@ order: release
 	rm -f .build/release/monsoon
 	$(SWIFT) build $(RELEASE_FLAGS)
 
-demo: release
+demo: release warcio
 	scripts/demo.sh
 
 bench: release

@@ -39,8 +39,16 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
 
+        // zlib, for WARC files (`--warc`): one gzip member per record (libcurl links it already).
+        .systemLibrary(
+            name: "CZlib",
+            path: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+
         // The download engine: the only module that imports CCurl.
-        .target(name: "MonsoonEngine", dependencies: ["CCurl", "MonsoonStore", "CCrypto"]),
+        .target(name: "MonsoonEngine", dependencies: ["CCurl", "MonsoonStore", "CCrypto", "CZlib"]),
 
         // libxml2's SAX interface, for the feed parser: Foundation's XMLParser alone takes twice the time
         // of the whole feed parser on large feeds (see Sources/MonsoonPodcasts/Feed/SAXParser.swift).

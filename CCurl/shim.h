@@ -69,6 +69,12 @@ static inline CURLcode monsoon_easy_set_receive_buffer(CURL *handle, int bytes) 
     return curl_easy_setopt(handle, CURLOPT_SOCKOPTDATA, (void *)(intptr_t)bytes);
 }
 
+/// For CURLOPT_DEBUGFUNCTION (with CURLOPT_VERBOSE): set only when a WARC is written, to see
+/// each request's header block as curl sent it (CURLINFO_HEADER_OUT).
+static inline CURLcode monsoon_easy_setopt_debug_function(CURL *handle, curl_debug_callback value) {
+    return curl_easy_setopt(handle, CURLOPT_DEBUGFUNCTION, value);
+}
+
 static inline CURLcode monsoon_easy_setopt_xferinfo_function(CURL *handle, curl_xferinfo_callback value) {
     return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, value);
 }

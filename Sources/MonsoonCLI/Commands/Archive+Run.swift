@@ -13,11 +13,30 @@ extension Archive {
         var extras: [EpisodeFiles.Extra] = []
     }
 
+    /// The run, recorded in a WARC with `--warc` (opened first: a folder that cannot be
+    /// written to stops the run before any fetch; closed last, after every engine's shutdown).
     func archive(_ urls: [URL], root: String, naming: NamingTemplate, episodes: EpisodeSession, context: CommandContext) async throws -> Int32 {
+        var recording: WARCArchive?
+        if warc.warc != nil {
+            let settings = try transfer.configuration(scope: .claimedOnly, home: episodes.home, context: context, jobs: Archive.defaultJobs)
+            recording = try warc.open(command: "archive", settings: settings, context: context)
+        }
+        let status: Int32
+        do {
+            status = try await archive(urls, root: root, naming: naming, episodes: episodes, recording: recording, context: context)
+        } catch {
+            WARCOptions.closeAfterFailure(recording, context: context)
+            throw error
+        }
+        return WARCOptions.close(recording, status: status, quiet: global.quiet, context: context)
+    }
+
+    private func archive(_ urls: [URL], root: String, naming: NamingTemplate, episodes: EpisodeSession, recording: WARCArchive?,
+                         context: CommandContext) async throws -> Int32 {
         let runReport = output.makeReport()
         let started = Date()
         // 1. Every feed, read whole: subscribed, or refreshed when it already is.
-        var (loaded, failedFeeds, refreshed) = try await subscribe(urls, context: context)
+        var (loaded, failedFeeds, refreshed) = try await subscribe(urls, recording: recording, context: context)
         // 2. What to download of each (once per podcast, however often it was named), after the
         // episodes caught up with their downloads (a killed run's last ones); a republished
         // episode's earlier file becomes an earlier version, and the episode one to download again.
@@ -29,7 +48,7 @@ extension Archive {
         let folderNames = try episodes.read { try $0.podcastFolderNames() }
         try Self.checkManifests(of: loaded.map(\.0), in: root, naming: naming, folderNames: folderNames)
         let scansFailed = try await startNewVersions(of: loaded.map(\.0).filter { refreshed.contains($0.id) }, root: root, naming: naming,
-                                                     folderNames: folderNames, episodes: episodes, context: context)
+                                                     folderNames: folderNames, episodes: episodes, recording: recording, context: context)
         for (podcast, document) in loaded where seen.insert(podcast.id).inserted {
             let candidates = try episodes.read { try $0.archiveCandidates(podcast: podcast.id) }
             let selection = try select(candidates)
@@ -91,7 +110,9 @@ extension Archive {
         }
         var status: Int32
         if let lock = try await HomeLock.acquire(path: episodes.home.lockPath, role: .get) {
-            status = try await run(requests, lock: lock, episodes: episodes, reporter: reporter, observe: observe, context: context)
+            status = try await run(requests, lock: lock, episodes: episodes, recording: recording, reporter: reporter, observe: observe, context: context)
+        } else if recording != nil {
+            throw WARCOptions.handOffRefusal
         } else {
             status = try await handOver(requests, episodes: episodes, reporter: reporter, observe: observe, context: context)
         }
@@ -157,8 +178,8 @@ extension Archive {
     /// Subscribes to (or refreshes) each feed, keeping its document for the snapshot. A feed
     /// that cannot be read is said on standard error and counted; the others go on. Also returns
     /// the podcasts that were refreshed (subscribed before), whose episodes may have new versions.
-    private func subscribe(_ urls: [URL], context: CommandContext) async throws -> ([(Podcast, Data?)], Int, Set<Int>) {
-        let session = try LibrarySession.open(global, context: context, transfer: transfer)
+    private func subscribe(_ urls: [URL], recording: WARCArchive?, context: CommandContext) async throws -> ([(Podcast, Data?)], Int, Set<Int>) {
+        let session = try LibrarySession.open(global, context: context, transfer: transfer, warc: recording)
         session.library.keepsFeedDocuments = true
         return try await session.run { library in
             var loaded: [(Podcast, Data?)] = []
@@ -198,9 +219,10 @@ extension Archive {
     /// said on standard error; those the server could not tell about are said too. A podcast whose
     /// scan fails (its database, not a server) is said and archived all the same: returns how many.
     private func startNewVersions(of podcasts: [Podcast], root: String, naming: NamingTemplate, folderNames: [Int: String],
-                                  episodes: EpisodeSession, context: CommandContext) async throws -> Int {
+                                  episodes: EpisodeSession, recording: WARCArchive?, context: CommandContext) async throws -> Int {
         guard !podcasts.isEmpty else { return 0 }
-        let session = try LibrarySession.open(global, context: context, transfer: transfer)
+        // Its probes (HEAD, or the first byte) of enclosures are requests the WARC records too.
+        let session = try LibrarySession.open(global, context: context, transfer: transfer, warc: recording)
         let says = !global.quiet && !output.json
         return try await session.run { library in
             var failed = 0
@@ -285,11 +307,12 @@ extension Archive {
     }
 
     /// With the lock: the downloads go into the engine's queue, and only they run here.
-    private func run(_ requests: [DownloadRequest], lock: HomeLock, episodes: EpisodeSession, reporter: GetReporter,
+    private func run(_ requests: [DownloadRequest], lock: HomeLock, episodes: EpisodeSession, recording: WARCArchive?, reporter: GetReporter,
                      observe: @escaping @Sendable (DownloadEvent) -> Void, context: CommandContext) async throws -> Int32 {
         defer { withExtendedLifetime(lock) {} }
         var configuration = try transfer.configuration(scope: .claimedOnly, home: episodes.home, context: context, jobs: Archive.defaultJobs)
         configuration.maxFileBytes = maxSize?.bytes
+        configuration.warc = recording
         let ids = requests.map(\.id)
         try episodes.place(requests, what: "the archive's downloads")
         let manager = try await QueueRun.openManager(episodes.home, configuration: configuration)

@@ -32,6 +32,11 @@ struct Archive: RunnableCommand {
               monsoon archive --all --write-info-json --exec 'rclone copy {} remote:podcasts/'
               curl -s https://example.com/list.opml | monsoon archive --opml - --portable-names -o /media/usb
               monsoon archive --db postgresql://db.example.com/monsoon --opml subscriptions.opml --since 2020-01-01
+              monsoon archive https://example.com/feed.xml --warc podcasts.warc.gz   # also a web archive of it all
+
+            With --warc, every request and response (the feeds' and their pages', each redirect, \
+            each resumed range, each episode's file) is recorded in WARC/1.1 files beside FILE, \
+            numbered from FILE-00000.warc.gz on (see the README).
 
             With --db, nothing is downloaded here: the feeds go into the shared library of that \
             PostgreSQL database, with the options that choose and name episodes (--since, --until, \
@@ -71,6 +76,7 @@ struct Archive: RunnableCommand {
     @Option("--db", help: "Download nothing here: add the feeds to the shared library of this PostgreSQL database (a postgresql:// URL or key=value pairs; never $MONSOON_DB) and queue their refreshes for the cluster's workers.", valueName: "url") var db: String?
     @OptionGroup var output: RunOutputOptions
     @OptionGroup var after: AfterDownloadOptions
+    @OptionGroup var warc: WARCOptions
     @Argument(help: "Feed URLs (http or https).", valueName: "feed-url") var feeds: [String] = []
 
     init() {}
@@ -90,6 +96,8 @@ struct Archive: RunnableCommand {
         do { _ = try ArchiveSelection([], match: match, exclude: exclude) } catch { throw ValidationError(error.message) }
         if db != nil { try validateShared() }
         if db != nil && after.isActive { throw ValidationError("--write-info-json and --exec do not go with --db: the cluster's workers download the files, not this command") }
+        if warc.warc != nil && dryRun { throw ValidationError("--dry-run fetches only the feeds, to plan: leave out --warc") }
+        if warc.warc != nil && db != nil { throw ValidationError("--warc records what this machine downloads, and with --db the cluster's workers download: leave out --warc") }
     }
 
     /// Which versions of a republished episode an archive keeps (`--versions`).

@@ -29,6 +29,7 @@ struct Get: RunnableCommand {
               monsoon get https://example.com/a.mp3 https://example.com/b.mp3
               monsoon get -o ~/Downloads -j 8 -i urls.txt
               monsoon get --skip-existing -i urls.txt --json
+              monsoon get --warc capture.warc.gz https://example.com/a.mp3
             """
     )
 
@@ -42,6 +43,7 @@ struct Get: RunnableCommand {
     @OptionGroup var output: RunOutputOptions
 
     @OptionGroup var after: AfterDownloadOptions
+    @OptionGroup var warc: WARCOptions
 
     @Option("-i", help: "Also read URLs from FILE, one per line ('-' for standard input; blank lines and # comments are skipped).", valueName: "file")
     var inputFile: String?
@@ -75,6 +77,7 @@ struct Get: RunnableCommand {
         if discard && skipExisting { throw ValidationError("--skip-existing has no meaning with --discard: nothing is written") }
         if after.isActive && discard { throw ValidationError("--write-info-json and --exec have no meaning with --discard: no file is written") }
         if after.isActive && noWait { throw ValidationError("--write-info-json and --exec need the command to wait for its files; leave out --no-wait") }
+        if discard && warc.warc != nil { throw ValidationError("--warc records the files it downloads, and --discard keeps none: use one or the other") }
     }
 
     func run(_ context: CommandContext) async throws -> Int32 {
@@ -99,6 +102,7 @@ struct Get: RunnableCommand {
         let afterDownload = AfterDownload.start(after, home: home, context: context, reporter: reporter)
 
         guard let lock = try await HomeLock.acquire(path: home.lockPath, role: .get) else {
+            if warc.warc != nil { throw WARCOptions.handOffRefusal }
             let status = try await handOff(inputs.valid, folder: folder, home: home, reporter: reporter, runReport: runReport, afterDownload: afterDownload,
                                            context: context)
             try output.write(runReport, command: "get", context: context)
@@ -106,7 +110,15 @@ struct Get: RunnableCommand {
         }
         defer { withExtendedLifetime(lock) {} }
 
-        let manager = try await QueueRun.openManager(home, configuration: transfer.configuration(scope: .claimedOnly, home: home, context: context, jobs: 4))
+        var configuration = try transfer.configuration(scope: .claimedOnly, home: home, context: context, jobs: 4)
+        configuration.warc = try warc.open(command: "get", settings: configuration, context: context)
+        let manager: DownloadManager
+        do {
+            manager = try await QueueRun.openManager(home, configuration: configuration)
+        } catch {
+            WARCOptions.closeAfterFailure(configuration.warc, context: context)
+            throw error
+        }
         let session = QueueRun(manager, context: context, global: global, events: Self.reported)
         do {
             var plan = Plan()
@@ -121,9 +133,13 @@ struct Get: RunnableCommand {
             afterDownload?.catchUp(plan.alreadyThereIDs)
             report(plan, fresh: fresh, to: reporter, context: context)
         } catch {
-            throw await QueueRun.shutDown(manager, failing: QueueRun.refusal("cannot queue the downloads", error), context: context)
+            let failure = await QueueRun.shutDown(manager, failing: QueueRun.refusal("cannot queue the downloads", error), context: context)
+            WARCOptions.closeAfterFailure(configuration.warc, context: context)
+            throw failure
         }
-        let status = await session.run(reporting: reporter) { runReport?.observe($0) }
+        var status = await session.run(reporting: reporter) { runReport?.observe($0) }
+        // After the engine's shutdown (in `run`): every record it queued is written by now.
+        status = WARCOptions.close(configuration.warc, status: status, quiet: global.quiet, context: context)
         try output.write(runReport, command: "get", context: context)
         return status
     }

@@ -20,13 +20,15 @@ struct LibrarySession {
 
     /// - Parameter transfer: the command's network options (proxy, IP version, CA file,
     ///   User-Agent, connect timeout), which its feeds are fetched with too.
-    static func open(_ global: GlobalOptions, context: CommandContext, transfer: TransferOptions? = nil) throws -> LibrarySession {
+    /// - Parameter warc: where the feeds' requests and responses are recorded (`--warc`), if anywhere.
+    static func open(_ global: GlobalOptions, context: CommandContext, transfer: TransferOptions? = nil, warc: WARCArchive? = nil) throws -> LibrarySession {
         let home = try Home(option: global.home, context: context)
         var configuration = engineConfiguration
         if let transfer {
             configuration = try transfer.configuration(scope: .wholeQueue, home: home, context: context)
             configuration.retry.maxRetries = engineConfiguration.retry.maxRetries
         }
+        configuration.warc = warc
         let manager = DownloadManager(configuration: configuration)
         do {
             let database = try Database(path: home.databasePath)

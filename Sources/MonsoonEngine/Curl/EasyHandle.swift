@@ -48,6 +48,10 @@ final class EasyHandle {
         check(monsoon_easy_set_receive_buffer(raw, Int32(clamping: bytes)), CURLOPT_SOCKOPTDATA)
     }
 
+    func setDebugFunction(_ function: curl_debug_callback) {
+        check(monsoon_easy_setopt_debug_function(raw, function), CURLOPT_DEBUGFUNCTION)
+    }
+
     func setProgressFunction(_ function: curl_xferinfo_callback) {
         check(monsoon_easy_setopt_xferinfo_function(raw, function), CURLOPT_XFERINFOFUNCTION)
     }

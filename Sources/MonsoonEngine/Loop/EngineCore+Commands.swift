@@ -216,6 +216,7 @@ extension EngineCore {
     func forget(_ record: DownloadRecord, deleteFiles: Bool, rowDeleted: Bool) {
         let id = record.request.id
         stopTransfer(id)
+        abandonWARC(id)
         releaseStartingSlot(id)
         if record.status == .queued { queue.remove(key: record.queueKey) }
         waiting.remove(id)

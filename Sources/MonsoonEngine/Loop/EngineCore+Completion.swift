@@ -70,6 +70,10 @@ extension EngineCore {
             highWater: highWater, hasFile: hasFile)
         end.abortIsTransient = transfer.abortIsTransient
         let outcome = DownloadLifecycle.outcome(of: end, stallSeconds: configuration.stallSeconds, now: configuration.clock.now)
+        switch outcome {
+        case .fail, .restartFresh: recordAttempt(id, transfer, keepsBody: false)
+        default: recordAttempt(id, transfer, keepsBody: true)
+        }
         if transfer.restartReason == nil && transfer.abortError == nil {
             // Progress is net: only bytes past the most the part has ever held count.
             records.update(id) { $0.highWater = max(highWater, transfer.fileSize) }
@@ -183,6 +187,7 @@ extension EngineCore {
     }
 
     func fail(_ id: DownloadID, _ error: DownloadError) {
+        abandonWARC(id)
         records[id]?.lastError = error
         move(id, .fail)
     }
@@ -203,8 +208,9 @@ extension EngineCore {
         records[id]?.bytes = transfer.fileSize
         records[id]?.total = transfer.fileSize
         let lastModified = (transfer.head.lastModified ?? records[id]?.resume?.lastModified).flatMap(HTTPDate.parse)
-        let placement = Placement(fd: transfer.fd, partPath: PartFile.path(for: path), destination: path, lastModified: lastModified,
+        var placement = Placement(fd: transfer.fd, partPath: PartFile.path(for: path), destination: path, lastModified: lastModified,
                                   root: records[id]?.request.root)
+        placement.warc = warcPayload(id, url: records[id]?.request.url.absoluteString ?? "", partPath: placement.partPath)
         transfer.fd = -1
         pendingPlacements.append((id, placement))
     }
@@ -220,6 +226,7 @@ extension EngineCore {
         guard case .landed(let pending)? = handle(id, .placeLanded), let record = records[id] else { return }
         switch result {
         case .success:
+            warcCaptures[id] = nil
             records[id]?.lastError = nil
             if let path = record.filePath { releasePath(path, of: id) }
             // The validators stay: they say which version of the resource the file is.

@@ -92,7 +92,8 @@ extension EngineCore {
             let request = job.request
             let transfer = Transfer(purpose: .fetch(job), plan: AttemptPlan(offset: 0, ifRange: nil))
             transfer.configure(url: request.url.absoluteString, headers: request.headers, configuration: configuration, bufferSize: Self.fetchBufferSize)
-            if request.acceptsCompression { transfer.easy.setString(CURLOPT_ACCEPT_ENCODING, "") }
+            // With a WARC, a body is recorded as it came: none compressed, which curl would have decoded.
+            if request.acceptsCompression && configuration.warc == nil { transfer.easy.setString(CURLOPT_ACCEPT_ENCODING, "") }
             transfer.easy.setLong(CURLOPT_TIMEOUT_MS, Int(request.timeout * 1000))
             if !request.followsRedirects { transfer.easy.setLong(CURLOPT_FOLLOWLOCATION, 0) }
             if request.headOnly { transfer.easy.setLong(CURLOPT_NOBODY, 1) }
@@ -111,6 +112,7 @@ extension EngineCore {
     func finishFetch(_ transfer: Transfer, job: FetchJob, code: CURLcode) {
         runningFetches -= 1
         needsScheduling = true
+        recordFetch(transfer, body: code == CURLE_OK && transfer.abortError == nil ? transfer.memory : nil)
         if let error = transfer.abortError {
             job.complete(.failure(RetryPolicy.Failure(error: error, isTransient: false, retryAfter: nil, madeProgress: false)))
             return

@@ -147,6 +147,7 @@ extension EngineCore {
         multi.remove(transfer.easy)
         transfers[transfer.easy.raw] = nil
         releaseSlot(id)
+        recordAttempt(id, transfer, keepsBody: true)
         if transfer.fd >= 0 {
             placer.closePart(transfer.fd)
             transfer.fd = -1

@@ -43,6 +43,9 @@ final class EngineCore {
     let rateLimiter: RateLimiter?
     /// Finished files waiting to be placed with the others of this turn of the loop (group commit).
     var pendingPlacements: [(DownloadID, Placement)] = []
+    /// With a WARC: each download's exchanges whose bodies are in its part, until its file is
+    /// complete (`EngineCore+WARC`).
+    var warcCaptures: [DownloadID: WARCCapture] = [:]
     /// Saving, naming and opening part files, off this thread.
     let worker: DiskWorker
     /// What this turn of the loop hands the worker (see `submitWork`).
@@ -110,7 +113,7 @@ final class EngineCore {
         self.hub = hub
         persistent = workerStore != nil
         worker = DiskWorker(store: workerStore, inbox: inbox, hub: hub)
-        placer = Placer(inbox: inbox)
+        placer = Placer(inbox: inbox, warc: configuration.warc)
         records = RecordTable(persistent: workerStore != nil)
         rateLimiter = configuration.maxBytesPerSecond.map { RateLimiter(bytesPerSecond: $0) }
         if configuration.scope == .claimedOnly { claimed = [:] }
@@ -308,6 +311,7 @@ final class EngineCore {
             switch transfer.purpose {
             case .download(let id):
                 records[id]?.bytes = transfer.fileSize
+                recordAttempt(id, transfer, keepsBody: true)
                 // Back in line for the next run (not in this one's queue: it is ending).
                 handle(id, .attemptEnded)
                 if records[id]?.status == .downloading { handle(id, .lifecycle(.requeue)) }
@@ -330,6 +334,7 @@ final class EngineCore {
         transfers.removeAll()
         running.removeAll()
         preparing.removeAll()
+        abandonAllWARC()
         rateLimiter?.waiting.removeAll()   // the last references to some: released here, on this thread
         placePending()
         for job in fetchQueue + waitingFetches { job.complete(.cancelled) }

@@ -94,6 +94,10 @@ final class Transfer {
     var restartReason: String?
     var discarded = 0
 
+    /// With a WARC (`EngineConfiguration.warc`): this attempt's exchanges as curl saw them, one
+    /// per request sent (redirect hops first). Nil without one: nothing is captured.
+    var warcExchanges: [WARCExchange]?
+
     /// The decision maker for the first body byte; set by the loop (it needs the loop's state).
     var decide: ((Transfer) -> Void)?
 
@@ -114,6 +118,7 @@ final class Transfer {
     deinit {
         if fd >= 0 { close(fd) }
         if let digest { EVP_MD_CTX_free(digest) }
+        if warcExchanges != nil { easy.setLong(CURLOPT_VERBOSE, 0) }   // no debug call may reach this object now
         // curl may read both until the handle is cleaned up, which happens after this
         // body (the `easy` property is released last): detach them first.
         easy.setPointer(CURLOPT_ERRORBUFFER, nil)
@@ -187,6 +192,19 @@ final class Transfer {
         easy.setPointer(CURLOPT_HEADERDATA, context)
         easy.setWriteFunction(CURLOPT_WRITEFUNCTION, transferBodyCallback)
         easy.setPointer(CURLOPT_WRITEDATA, context)
+        if configuration.warc != nil { captureForWARC() }
+    }
+
+    /// Records each request's header block as sent (curl's debug callback, which needs
+    /// CURLOPT_VERBOSE; its messages other than the request headers are ignored at once) and each
+    /// response's head (`receiveHeader`). Set only with a WARC: without one the callbacks are
+    /// as they were, and curl never calls the debug function.
+    private func captureForWARC() {
+        warcExchanges = []
+        easy.setLong(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
+        easy.setLong(CURLOPT_VERBOSE, 1)
+        easy.setDebugFunction(transferDebugCallback)
+        easy.setPointer(CURLOPT_DEBUGDATA, Unmanaged.passUnretained(self).toOpaque())
     }
 
     /// Whether nothing holds the transfer paused any more: its part is ready, and neither the
@@ -213,11 +231,35 @@ final class Transfer {
     // MARK: - Callbacks (transfer thread, inside curl_multi_perform)
 
     fileprivate func receiveHeader(_ line: UnsafeBufferPointer<UInt8>) {
+        if warcExchanges != nil { captureResponse(line) }
         if line.count > 5, line[0] == UInt8(ascii: "H"), line[1] == UInt8(ascii: "T"), line[2] == UInt8(ascii: "T"),
            line[3] == UInt8(ascii: "P"), line[4] == UInt8(ascii: "/"), (300...399).contains(head.status) {
             redirects.append(head.status)
         }
         head.consume(line: line)
+    }
+
+    /// A request's header block, as curl sent it: a new exchange (or more of the last one's
+    /// block, when curl sent it in pieces).
+    fileprivate func captureRequest(_ bytes: UnsafeRawBufferPointer) {
+        if let last = warcExchanges?.indices.last, let exchange = warcExchanges?[last], exchange.response.isEmpty,
+           !exchange.request.suffix(4).elementsEqual("\r\n\r\n".utf8) {
+            warcExchanges?[last].request += bytes
+            return
+        }
+        warcExchanges?.append(WARCExchange(url: easy.string(CURLINFO_EFFECTIVE_URL) ?? "", ip: easy.string(CURLINFO_PRIMARY_IP),
+                                           date: Date(), request: Array(bytes)))
+    }
+
+    /// A response header line, for the last request's exchange. A status line after a whole
+    /// head (an interim 1xx) starts the head over; lines after the head (trailers) are left out.
+    private func captureResponse(_ line: UnsafeBufferPointer<UInt8>) {
+        guard let last = warcExchanges?.indices.last, let exchange = warcExchanges?[last] else { return }
+        if line.starts(with: "HTTP/".utf8) {
+            warcExchanges?[last].response = Array(line)
+        } else if !exchange.response.isEmpty && !exchange.responseIsComplete {
+            warcExchanges?[last].response += line
+        }
     }
 
     /// The hot path: straight from curl's buffer into the file, no allocation, no lock.
@@ -304,6 +346,14 @@ private let transferHeaderCallback: curl_write_callback = { data, size, count, c
     let length = size * count
     transfer.receiveHeader(UnsafeBufferPointer(start: UnsafeRawPointer(data).assumingMemoryBound(to: UInt8.self), count: length))
     return length
+}
+
+/// Set only with a WARC: the request headers as sent (everything else curl reports is ignored).
+private let transferDebugCallback: curl_debug_callback = { _, type, data, size, context in
+    guard type == CURLINFO_HEADER_OUT, let data, let context else { return 0 }
+    let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+    transfer.captureRequest(UnsafeRawBufferPointer(start: data, count: size))
+    return 0
 }
 
 private let transferBodyCallback: curl_write_callback = { data, size, count, context in

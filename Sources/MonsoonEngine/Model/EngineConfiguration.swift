@@ -45,6 +45,11 @@ public struct EngineConfiguration: Sendable, Equatable {
     public var proxy: String? = nil
     /// Which IP version to connect with.
     public var ipVersion: IPVersion = .any
+    /// Where every request and response is recorded (WARC), or nil. With one, requests go over
+    /// HTTP/1.1 (WARC's `application/http` records hold HTTP/1.x messages, and readers such as
+    /// warcio refuse others), fetches ask for no compression (their bodies are recorded as
+    /// received), and a download is complete only once its records are on disk.
+    public var warc: WARCArchive? = nil
 
     /// An IP version to connect with.
     ///

@@ -14,6 +14,8 @@ struct Placement: Sendable {
     var lastModified: Date?
     /// Below it, no symbolic link is followed (`DownloadRequest.root`).
     var root: String?
+    /// With a WARC: the file's records, written (and flushed) before its rename.
+    var warc: WARCPayload?
 
     /// Sets the file's time and starts writing its last bytes back, without waiting: with
     /// every file of a batch started first, the flushes that follow share journal commits.
@@ -50,7 +52,11 @@ struct Placement: Sendable {
     /// Group commit: every file of the batch flushed and renamed, then each folder flushed
     /// once (a folder that cannot be flushed fails its files: their renames might not survive
     /// a power cut).
-    static func performBatch(_ batch: [(DownloadID, Placement)]) -> [(DownloadID, Result<Void, DownloadError>)] {
+    ///
+    /// With a WARC, each file's records are written and flushed before it is renamed: a file in
+    /// place always has its records on disk (a killed run may leave records of a part not yet
+    /// renamed; the next run places it and records it again).
+    static func performBatch(_ batch: [(DownloadID, Placement)], warc: WARCArchive?) -> [(DownloadID, Result<Void, DownloadError>)] {
         let opened: [(DownloadID, Result<Placement, DownloadError>)] = batch.map { id, placement in
             guard placement.fd < 0 else { return (id, .success(placement)) }
             var reopened = placement
@@ -59,7 +65,8 @@ struct Placement: Sendable {
             return (id, .success(reopened))
         }
         for case (_, .success(let placement)) in opened { placement.startFlush() }
-        var results: [(DownloadID, Result<Void, DownloadError>)] = opened.map { id, placement in
+        let recorded = recordInWARC(opened, warc: warc)
+        var results: [(DownloadID, Result<Void, DownloadError>)] = recorded.map { id, placement in
             (id, placement.flatMap { placement in Result { () throws(DownloadError) in try placement.moveIntoPlace() } })
         }
         var folders: [String: Result<Void, DownloadError>] = [:]
@@ -72,5 +79,23 @@ struct Placement: Sendable {
             if case .failure(let error) = folders[folder] { results[index].1 = .failure(error) }
         }
         return results
+    }
+
+    /// The WARC records of the batch's files, flushed together; a file whose records could not
+    /// be written fails (its part is kept and closed, not renamed).
+    private static func recordInWARC(_ opened: [(DownloadID, Result<Placement, DownloadError>)], warc: WARCArchive?) -> [(DownloadID, Result<Placement, DownloadError>)] {
+        var jobs: [(index: Int, payload: WARCPayload)] = []
+        for (index, (_, result)) in opened.enumerated() {
+            if case .success(let placement) = result, let payload = placement.warc { jobs.append((index, payload)) }
+        }
+        guard let warc, !jobs.isEmpty else { return opened }
+        let errors = warc.writePayloads(jobs.map(\.payload))
+        var recorded = opened
+        for ((index, _), error) in zip(jobs, errors) {
+            guard let error, case .success(let placement) = opened[index].1 else { continue }
+            close(placement.fd)
+            recorded[index].1 = .failure(error.downloadError)
+        }
+        return recorded
     }
 }

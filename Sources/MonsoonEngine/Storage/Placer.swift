@@ -13,9 +13,10 @@ final class Placer: Sendable {
     private let checkpoints = DispatchQueue(label: "monsoon.checkpoints")
     private let quick = DispatchQueue(label: "monsoon.writeback")
 
-    init(inbox: EngineInbox) {
+    /// - Parameter warc: where finished files are recorded before they are placed (nil: nowhere).
+    init(inbox: EngineInbox, warc: WARCArchive?) {
         files = BatchingQueue(label: "monsoon.placement") { batch in
-            let results = Placement.performBatch(batch)
+            let results = Placement.performBatch(batch, warc: warc)
             // Their rows go to the disk worker together: one transaction for the batch.
             inbox.send(.placed(results))
         }

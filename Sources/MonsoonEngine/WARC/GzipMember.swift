@@ -1,0 +1,136 @@
+import CZlib
+import Foundation
+
+/// Writes gzip members into a file, one at a time: a WARC record is one member, so a reader
+/// can seek to any record, and a file cut short loses only its last record.
+///
+/// - Important: used by one thread at a time (the WARC writer's).
+final class GzipMemberWriter {
+    private let stream: UnsafeMutablePointer<z_stream>
+    private let output: UnsafeMutablePointer<UInt8>
+    private static let outputSize = 256 << 10
+    private var fd: Int32 = -1
+    private var open = false
+    /// Compressed bytes written to the file by this member so far.
+    private(set) var written = 0
+
+    init() {
+        // zlib keeps a pointer back to its stream: it must never move, so it is allocated once.
+        stream = .allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+        output = .allocate(capacity: Self.outputSize)
+    }
+
+    deinit {
+        if open { deflateEnd(stream) }
+        stream.deinitialize(count: 1)
+        stream.deallocate()
+        output.deallocate()
+    }
+
+    /// Starts a member at the end of `fd`, compressed at `level` (zlib's 1 to 9).
+    func begin(fd: Int32, level: Int32) throws(WARCError) {
+        if open { deflateEnd(stream) }
+        stream.pointee = z_stream()
+        guard monsoon_deflate_init_gzip(stream, level) == Z_OK else {
+            throw WARCError(.compression, "zlib cannot start compressing a WARC record (out of memory?)")
+        }
+        open = true
+        self.fd = fd
+        written = 0
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws(WARCError) {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+        stream.pointee.next_in = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: UInt8.self))
+        stream.pointee.avail_in = UInt32(bytes.count)
+        while stream.pointee.avail_in > 0 {
+            try run(Z_NO_FLUSH)
+        }
+    }
+
+    func write(_ bytes: [UInt8]) throws(WARCError) {
+        let result: Result<Void, WARCError> = bytes.withUnsafeBytes { raw in Result { () throws(WARCError) in try write(raw) } }
+        try result.get()
+    }
+
+    /// Ends the member: the rest of the compressed data and the gzip trailer go to the file.
+    func finish() throws(WARCError) {
+        stream.pointee.next_in = nil
+        stream.pointee.avail_in = 0
+        while try run(Z_FINISH) != Z_STREAM_END {}
+        deflateEnd(stream)
+        open = false
+    }
+
+    /// One call of deflate, its output written out.
+    @discardableResult
+    private func run(_ flush: Int32) throws(WARCError) -> Int32 {
+        stream.pointee.next_out = output
+        stream.pointee.avail_out = UInt32(Self.outputSize)
+        let result = deflate(stream, flush)
+        guard result == Z_OK || result == Z_STREAM_END || result == Z_BUF_ERROR else {
+            throw WARCError(.compression, "zlib failed compressing a WARC record (code \(result))")
+        }
+        let produced = Self.outputSize - Int(stream.pointee.avail_out)
+        try Self.writeAll(fd, UnsafeRawBufferPointer(start: output, count: produced))
+        written += produced
+        return result
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(WARCError) {
+        var done = 0
+        while done < bytes.count {
+            let result = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
+            if result < 0 {
+                if errno == EINTR { continue }
+                throw WARCError.system("cannot write the WARC file", errno: errno)
+            }
+            done += result
+        }
+    }
+}
+
+/// Where the complete gzip members of a file end: how a WARC file left open by a killed run
+/// is cut back to its last complete record.
+enum GzipMemberScan {
+    /// The offset just past the last complete member of `fd` (read from its start), and how
+    /// many complete members come before it. Stops at the first damaged or unfinished one.
+    static func completeEnd(of fd: Int32) -> (end: Int, members: Int) {
+        let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+        defer { stream.deinitialize(count: 1); stream.deallocate() }
+        guard monsoon_inflate_init_gzip(stream) == Z_OK else { return (0, 0) }
+        defer { inflateEnd(stream) }
+        let inputSize = 1 << 20, outputSize = 256 << 10
+        let input = UnsafeMutablePointer<UInt8>.allocate(capacity: inputSize)
+        let output = UnsafeMutablePointer<UInt8>.allocate(capacity: outputSize)
+        defer { input.deallocate(); output.deallocate() }
+        var readOffset = 0      // file bytes read into `input` so far
+        var end = 0
+        var members = 0
+        while true {
+            if stream.pointee.avail_in == 0 {
+                let count = pread(fd, input, inputSize, off_t(readOffset))
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { return (end, members) }   // the end of the file (or unreadable): what is complete stays
+                readOffset += count
+                stream.pointee.next_in = input
+                stream.pointee.avail_in = UInt32(count)
+            }
+            stream.pointee.next_out = output
+            stream.pointee.avail_out = UInt32(outputSize)
+            let result = inflate(stream, Z_NO_FLUSH)
+            switch result {
+            case Z_STREAM_END:
+                end = readOffset - Int(stream.pointee.avail_in)
+                members += 1
+                inflateReset(stream)
+            case Z_OK, Z_BUF_ERROR:
+                continue
+            default:
+                return (end, members)   // damaged: cut here
+            }
+        }
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+
+extension WARCArchive.State {
+    /// A `request` record and, when an answer came, its `response`: with `body` (an in-memory
+    /// fetch's), else the head alone (`WARC-Truncated: length` when the answer had a body).
+    func writePair(_ exchange: WARCExchange, body: [UInt8]?) throws(WARCError) {
+        let file = try ensureOpen()
+        let responseID = exchange.response.isEmpty ? nil : WARCRecord.newID()
+        try writeRequest(exchange, concurrentTo: responseID.map { [$0] } ?? [], file: file)
+        guard let responseID else { return }
+        let (head, headFields) = Self.head(of: exchange)
+        var fields = headFields
+        // The body (a feed, up to its size cap) is never copied: its pieces are written in turn.
+        var (prefix, suffix) = (Array<UInt8>(), Array<UInt8>())
+        if let body {
+            (prefix, suffix) = Self.framing(exchange, size: body.count)
+        } else if exchange.hadBody {
+            fields.append(("WARC-Truncated", "length"))
+        }
+        let payload = [prefix, body ?? [], suffix]
+        let blockDigest = SHA1(), payloadDigest = SHA1()
+        blockDigest.update(head)
+        for piece in payload {
+            blockDigest.update(piece)
+            payloadDigest.update(piece)
+        }
+        let record = WARCRecord(type: "response", id: responseID, date: exchange.date, targetURI: exchange.url,
+                                fields: Self.common(exchange, file: file) + fields, contentType: "application/http;msgtype=response",
+                                contentLength: head.count + payload.reduce(0) { $0 + $1.count },
+                                blockDigest: blockDigest.finishLabel(), payloadDigest: payloadDigest.finishLabel())
+        try write(record, blocks: [head] + payload)
+    }
+
+    private func writeRequest(_ exchange: WARCExchange, concurrentTo: [String], file: OpenFile) throws(WARCError) {
+        let record = WARCRecord(type: "request", id: WARCRecord.newID(), date: exchange.date, targetURI: exchange.url,
+                                fields: Self.common(exchange, file: file) + concurrentTo.map { ("WARC-Concurrent-To", $0) },
+                                contentType: "application/http;msgtype=request", contentLength: exchange.request.count,
+                                blockDigest: SHA1.label(of: exchange.request), payloadDigest: SHA1.label(of: []))
+        try write(record, blocks: [exchange.request])
+    }
+
+    /// The fields every record of an exchange has.
+    private static func common(_ exchange: WARCExchange, file: OpenFile) -> [(name: String, value: String)] {
+        var fields: [(name: String, value: String)] = [("WARC-Warcinfo-ID", file.warcinfoID)]
+        if let ip = exchange.ip, !ip.isEmpty { fields.append(("WARC-IP-Address", ip)) }
+        return fields
+    }
+
+    /// The response's head as received; one cut short by a dropped connection is ended with
+    /// its blank line (and said to be, `WARC-Truncated: disconnect`), so readers find its end.
+    private static func head(of exchange: WARCExchange) -> ([UInt8], [(name: String, value: String)]) {
+        guard !exchange.responseIsComplete else { return (exchange.response, []) }
+        var head = exchange.response
+        if !head.isEmpty, head.last != 0x0A { head += [0x0D, 0x0A] }
+        head += [0x0D, 0x0A]
+        return (head, [("WARC-Truncated", "disconnect")])
+    }
+
+    /// What goes around a body of `size` bytes: one chunk when the answer came chunked (curl
+    /// hands over the body without its chunks; the head stays as received), else nothing.
+    static func framing(_ exchange: WARCExchange, size: Int) -> (prefix: [UInt8], suffix: [UInt8]) {
+        guard exchange.isChunked else { return ([], []) }
+        guard size > 0 else { return ([], Array("0\r\n\r\n".utf8)) }
+        return (Array((String(size, radix: 16) + "\r\n").utf8), Array("\r\n0\r\n\r\n".utf8))
+    }
+
+    // MARK: - Completed files
+
+    /// Each file's requests and its one response (or `resource`), then one flush for all.
+    func writePayloads(_ payloads: [WARCPayload]) -> [WARCError?] {
+        var results = [WARCError?](repeating: nil, count: payloads.count)
+        // Written but not yet flushed: the payloads in the current file.
+        var unflushed: [Int] = []
+        for (index, payload) in payloads.enumerated() {
+            do {
+                let number = try ensureOpen().number
+                try group { () throws(WARCError) in try writePayload(payload) }
+                if current?.number == number { unflushed.append(index) }
+                // Else the group filled the file, which `group` closed (and flushed).
+            } catch {
+                results[index] = error
+            }
+        }
+        if let file = current, !unflushed.isEmpty, fsync(file.fd) != 0 {
+            let error = WARCError.system("cannot flush the WARC file \(naming.openPath(file.number))", errno: errno)
+            for index in unflushed { results[index] = error }
+        }
+        return results
+    }
+
+    private func writePayload(_ payload: WARCPayload) throws(WARCError) {
+        let file = try ensureOpen()
+        let fd = FileSystem.retrying { open(payload.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
+        guard fd >= 0 else { throw WARCError.system("cannot read \(payload.path) for its WARC record", errno: errno) }
+        defer { Glibc.close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw WARCError.system("cannot read \(payload.path) for its WARC record", errno: errno) }
+        let size = Int(info.st_size)
+        let responseID = WARCRecord.newID()
+        var record: WARCRecord
+        var head: [UInt8] = []
+        var prefix: [UInt8] = [], suffix: [UInt8] = []
+        var fields: [(name: String, value: String)] = []
+        if let headPiece = payload.headPiece {
+            for piece in payload.pieces { try writeRequest(piece.exchange, concurrentTo: [responseID], file: file) }
+            let (completeHead, headFields) = Self.head(of: headPiece.exchange)
+            head = completeHead
+            (prefix, suffix) = Self.framing(headPiece.exchange, size: size)
+            fields = Self.common(headPiece.exchange, file: file) + headFields
+            record = WARCRecord(type: "response", id: responseID, date: headPiece.exchange.date, targetURI: headPiece.exchange.url,
+                                fields: [], contentType: "application/http;msgtype=response", contentLength: 0, blockDigest: "")
+        } else {
+            // The whole file came in an earlier run, and this one only found it complete: its bytes
+            // are kept as a `resource`, the response that brought them being unknown here.
+            fields = [("WARC-Warcinfo-ID", file.warcinfoID)]
+            record = WARCRecord(type: "resource", id: responseID, date: Date(), targetURI: payload.url,
+                                fields: [], contentType: "application/octet-stream", contentLength: 0, blockDigest: "")
+        }
+        if let ranges = payload.rangesField(size: size) { fields.append(("WARC-Monsoon-Ranges", ranges)) }
+        record.fields = fields
+        record.contentLength = head.count + prefix.count + size + suffix.count
+        // The digests go in the record's head, before the block: a first pass reads the file
+        // for them, a second compresses it (from the page cache, mostly).
+        let blockDigest = SHA1(), payloadDigest = SHA1()
+        blockDigest.update(head)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        blockDigest.update(prefix)
+        payloadDigest.update(prefix)
+        try Self.read(fd, size: size, into: buffer, path: payload.path) { chunk in
+            blockDigest.update(chunk)
+            payloadDigest.update(chunk)
+        }
+        blockDigest.update(suffix)
+        payloadDigest.update(suffix)
+        record.blockDigest = blockDigest.finishLabel()
+        record.payloadDigest = payloadDigest.finishLabel()
+        // Media hardly compresses: zlib's fastest level costs a fraction of its default's time.
+        try gzip.begin(fd: file.fd, level: 1)
+        try gzip.write(record.head())
+        try gzip.write(head + prefix)
+        try Self.read(fd, size: size, into: buffer, path: payload.path) { (chunk) throws(WARCError) in try gzip.write(chunk) }
+        try gzip.write(suffix + WARCRecord.trailer)
+        try gzip.finish()
+        current?.size += gzip.written
+    }
+
+    /// Reads the file's `size` bytes from its start, a buffer at a time.
+    /// - Throws: when it cannot be read, or is not `size` bytes long any more.
+    private static func read(_ fd: Int32, size: Int, into buffer: UnsafeMutableRawBufferPointer, path: String,
+                             _ body: (UnsafeRawBufferPointer) throws(WARCError) -> Void) throws(WARCError) {
+        var offset = 0
+        while offset < size {
+            let count = pread(fd, buffer.baseAddress, min(buffer.count, size - offset), off_t(offset))
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw WARCError.system("cannot read \(path) for its WARC record", errno: errno)
+            }
+            if count == 0 { throw WARCError(.fileSystem, "\(path) became shorter while its WARC record was written") }
+            try body(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            offset += count
+        }
+    }
+}

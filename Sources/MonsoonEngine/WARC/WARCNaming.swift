@@ -1,0 +1,85 @@
+import Foundation
+
+/// Where a run's WARC files go and what they are called: `STEM-00000.warc.gz`, numbered on from
+/// the highest number already in the folder (a rerun never writes over an earlier run's files),
+/// `….warc.gz.open` while being written.
+struct WARCNaming: Sendable {
+    let folder: String
+    let stem: String
+
+    init(path: String) {
+        var isFolder: ObjCBool = false
+        if path.hasSuffix("/") || (FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) && isFolder.boolValue) {
+            folder = path
+            stem = "monsoon"
+            return
+        }
+        folder = LocalFile.folder(of: path).isEmpty ? "." : LocalFile.folder(of: path)
+        var name = LocalFile.name(of: path)
+        for suffix in [".warc.gz", ".warc", ".gz"] where name.hasSuffix(suffix) {
+            name = String(name.dropLast(suffix.count))
+            break
+        }
+        stem = name.isEmpty ? "monsoon" : name
+    }
+
+    /// The final name of file `number`.
+    func path(_ number: Int) -> String {
+        let digits = String(number)
+        return LocalFile.path(folder, "\(stem)-\(String(repeating: "0", count: max(0, 5 - digits.count)))\(digits).warc.gz")
+    }
+
+    /// The name of file `number` while it is written.
+    func openPath(_ number: Int) -> String { path(number) + ".open" }
+
+    /// The number of a file of this stem (finished or open), from its name.
+    func number(of name: String) -> (number: Int, isOpen: Bool)? {
+        let prefix = stem + "-"
+        guard name.hasPrefix(prefix) else { return nil }
+        var rest = name.dropFirst(prefix.count)
+        let isOpen = rest.hasSuffix(".warc.gz.open")
+        guard isOpen || rest.hasSuffix(".warc.gz") else { return nil }
+        rest = rest.dropLast(isOpen ? 13 : 8)
+        guard rest.count >= 5, rest.allSatisfy({ $0.isASCII && $0.isNumber }), let number = Int(rest) else { return nil }
+        return (number, isOpen)
+    }
+
+    /// The numbers of this stem's files in the folder.
+    func existing() -> [(number: Int, isOpen: Bool)] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).compactMap(number(of:))   // an unreadable folder fails at the first write, with its reason
+    }
+
+    /// Files a killed run left open (and no process holds): cut back to their last whole
+    /// record and given their final names; one without a whole record is deleted.
+    /// - Returns: what was done, a line per file.
+    func repairLeftovers() throws(WARCError) -> [String] {
+        var done: [String] = []
+        for (number, isOpen) in existing() where isOpen {
+            let path = openPath(number)
+            let fd = FileSystem.retrying { Glibc.open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW) }
+            guard fd >= 0 else { throw WARCError.system("cannot repair \(path), left open by an earlier run", errno: errno) }
+            defer { Glibc.close(fd) }
+            // Another monsoon writing it now holds its lock: it is that run's to close.
+            guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { continue }
+            let (end, members) = GzipMemberScan.completeEnd(of: fd)
+            if members == 0 {
+                guard unlink(path) == 0 else { throw WARCError.system("cannot delete \(path), left empty by an earlier run", errno: errno) }
+                done.append("\(path) was left by a run that was stopped, without a whole record: deleted")
+                continue
+            }
+            var info = stat()
+            let size = fstat(fd, &info) == 0 ? Int(info.st_size) : end
+            guard ftruncate(fd, off_t(end)) == 0, fsync(fd) == 0 else { throw WARCError.system("cannot repair \(path)", errno: errno) }
+            let final = self.path(number)
+            guard access(final, F_OK) != 0 else { continue }   // a file of that name is there: this one is left as it is
+            guard rename(path, final) == 0 else { throw WARCError.system("cannot rename \(path) to \(final)", errno: errno) }
+            let cut = size > end ? "cut to its last whole record (\(members) in all; \(size - end) bytes of an unfinished one removed)"
+                                 : "every record in it whole (\(members))"
+            done.append("\(final) was left open by a run that was stopped: \(cut)")
+        }
+        if !done.isEmpty {
+            do { try FileSystem.syncDirectory(folder) } catch { throw WARCError(.fileSystem, "cannot flush the WARC folder \(folder): \(error.message)") }
+        }
+        return done
+    }
+}
