@@ -45,6 +45,7 @@ WARCIO_VERSION := 1.7.4
 warcio: .build/warcio-venv/bin/warcio
 
 .build/warcio-venv/bin/warcio:
+	$(call apt_install,python3-venv)
 	python3 -m venv .build/warcio-venv
 	.build/warcio-venv/bin/pip install -q warcio==$(WARCIO_VERSION)
 
