@@ -116,8 +116,16 @@ struct Get: RunnableCommand {
             try afterDownload?.owe(plan.activeIDs + plan.retried)
             try await manager.claim(plan.activeIDs + plan.retried)
             for id in plan.retried { try await manager.retry(id) }
-            let fresh = try await manager.enqueue(contentsOf: plan.requests(folder: folder))
-            try afterDownload?.owe(fresh, new: true)
+            let fresh: [DownloadID]
+            if let afterDownload, afterDownload.hook != nil {
+                // Their hooks are owed before they can start: added to the store with their ledger rows,
+                // then taken in (held: this engine runs only what it claims) and started.
+                fresh = try afterDownload.add(plan.requests(folder: folder))
+                try await manager.adoptStoredDownloads()
+                try await manager.claim(fresh)
+            } else {
+                fresh = try await manager.enqueue(contentsOf: plan.requests(folder: folder))
+            }
             afterDownload?.catchUp(plan.alreadyThereIDs)
             report(plan, fresh: fresh, to: reporter, context: context)
         } catch {
