@@ -220,7 +220,7 @@ struct Get: RunnableCommand {
     /// Tells the reporter which downloads are this run's, and prints the ones already there.
     func report(_ plan: Plan, fresh ids: [DownloadID], to reporter: GetReporter, context: CommandContext) {
         reporter.answerFor(Array(zip(ids, plan.fresh)) + plan.active + plan.retriedDownloads)
-        reporter.countAlreadyThere(plan.alreadyThere.count)
+        reporter.countAlreadyThere(plan.alreadyThere.count, ids: plan.alreadyThereIDs)
         guard !global.quiet else { return }
         for (path, bytes) in plan.alreadyThere {
             context.output.line("\(path)\t\(bytes)\talready there")

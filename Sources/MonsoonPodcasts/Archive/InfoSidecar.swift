@@ -84,4 +84,19 @@ public enum InfoSidecar {
         // The rename survives a power cut once the folder is flushed, as for the media files.
         if fsync(folder) != 0 { throw AtomicFile.failure(path, errno) }
     }
+
+    /// Deletes the sidecar of the file at `file` (deleted on purpose: `delete`, `--versions latest`)
+    /// and takes it out of its folder's manifest. A link at its name is not ours: left alone.
+    /// - Returns: what went wrong, as a warning to print (nil: deleted, or there was none).
+    public static func delete(besideFile file: String) -> String? {
+        let sidecar = path(for: file)
+        guard !LocalFile.isLink(sidecar), LocalFile.size(at: sidecar) != nil else { return nil }
+        guard unlink(sidecar) == 0 || errno == ENOENT else {
+            return "cannot delete \(sidecar), the metadata of a deleted file: \(String(cString: strerror(errno))); delete it yourself"
+        }
+        do { try Manifest.forget(fileAt: sidecar) } catch {
+            return "\(sidecar) was deleted, but the manifest in its folder could not be updated: \(error)"
+        }
+        return nil
+    }
 }
