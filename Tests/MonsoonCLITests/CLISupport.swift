@@ -66,14 +66,17 @@ final class MonsoonProcess: @unchecked Sendable {
     private let outPath = FileManager.default.temporaryDirectory.path(percentEncoded: false) + "/monsoon-out-\(UUID().uuidString)"
     private let errPath = FileManager.default.temporaryDirectory.path(percentEncoded: false) + "/monsoon-err-\(UUID().uuidString)"
 
-    /// - Parameter program: another program to run the same way (an example package's, say).
-    init(_ arguments: [String], in directory: String, home: String? = nil, program: String = monsoonBinary) throws {
+    /// - Parameters:
+    ///   - program: another program to run the same way (an example package's, say).
+    ///   - extra: variables set on top of this process's environment.
+    init(_ arguments: [String], in directory: String, home: String? = nil, program: String = monsoonBinary, environment extra: [String: String] = [:]) throws {
         guard FileManager.default.isExecutableFile(atPath: program) else {
             throw CLITestError(program == monsoonBinary ? "the monsoon binary is missing at \(monsoonBinary): build it with `swift build` (make test does)"
                                                         : "\(program) is missing: make test builds it")
         }
         var environment = ProcessInfo.processInfo.environment
         environment["MONSOON_HOME"] = home ?? (directory as NSString).appendingPathComponent(".monsoon")
+        environment.merge(extra) { $1 }
         process = try SpawnedProcess(program, arguments, directory: directory, environment: environment, output: outPath, errors: errPath)
     }
 

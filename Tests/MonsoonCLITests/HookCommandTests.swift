@@ -13,6 +13,9 @@ import Testing
         #expect(try HookCommand("echo $HOME *.mp3 > out; rm -rf ~ | x && y").words == ["echo", "$HOME", "*.mp3", ">", "out;", "rm", "-rf", "~", "|", "x", "&&", "y"])
         #expect(try HookCommand("sh -c 'echo \"$1\"' sh {}").arguments(file: "/a/b c.mp3") == ["sh", "-c", "echo \"$1\"", "sh", "/a/b c.mp3"])
         #expect(try HookCommand("mv {} {}.done").arguments(file: "/x") == ["mv", "/x", "/x.done"])
+        // A command written with Windows line ends: "\r\n" (one Character in Swift) and "\r" separate words too.
+        #expect(try HookCommand("cp {}\r\n/backup/\r\n").words == ["cp", "{}", "/backup/"])
+        #expect(try HookCommand("cp\r{}").words == ["cp", "{}"])
     }
 
     @Test func badCommandsAreRefusedWithWhatToDo() {
@@ -25,18 +28,20 @@ import Testing
 
     @Test func theProgramIsFoundInPATHOrByItsPath() throws {
         let command = try HookCommand("sh -c true")
-        #expect(try command.program(path: "/nonexistent:/bin:/usr/bin", directory: "/") == "/bin/sh")
+        #expect(try command.program(for: "/f.mp3", searchPath: "/nonexistent:/bin:/usr/bin", directory: "/") == "/bin/sh")
         do {
-            _ = try HookCommand("no-such-program-here {}").program(path: "/bin:/usr/bin", directory: "/")
+            _ = try HookCommand("no-such-program-here {}").program(for: "/f.mp3", searchPath: "/bin:/usr/bin", directory: "/")
             Issue.record("found a program that is not there")
         } catch {
             #expect(error.code == .notFound && error.message.contains("'no-such-program-here' is not in any folder of PATH; install it, or give its full path"))
         }
         do {
-            _ = try HookCommand("./missing.sh").program(path: nil, directory: "/tmp")
+            _ = try HookCommand("./missing.sh").program(for: "/f.mp3", searchPath: nil, directory: "/tmp")
             Issue.record("found a program that is not there")
         } catch {
             #expect(error.message.contains("/tmp/missing.sh does not exist"))
         }
+        // `{}` as the program is the file itself, looked up as its path.
+        #expect(try HookCommand("{} --flag").program(for: "/bin/sh", searchPath: nil, directory: "/") == "/bin/sh")
     }
 }

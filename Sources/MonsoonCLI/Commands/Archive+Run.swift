@@ -98,7 +98,9 @@ extension Archive {
         // added to an archive writes the missing ones; a hook owed from a killed or failed run runs).
         let afterDownload = AfterDownload.start(after, home: episodes.home, context: context, reporter: reporter)
         try afterDownload?.owe(requests.map(\.id))
-        afterDownload?.catchUp(members.flatMap(\.selection.alreadyArchived).map(EpisodeQueue.downloadID(ofEpisode:)))
+        let archivedBefore = members.flatMap(\.selection.alreadyArchived).map(EpisodeQueue.downloadID(ofEpisode:))
+        reporter.countsAsThere(archivedBefore)   // counted as skipped
+        afterDownload?.catchUp(archivedBefore)
         // Archived before, but the file is gone: told apart from those still there, with the way back.
         let missing = members.reduce(0) { $0 + $1.selection.missingFromDisk.count }
         let skipped = members.reduce(0) { $0 + $1.selection.alreadyArchived.count } - missing

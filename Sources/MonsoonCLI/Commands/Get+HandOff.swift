@@ -17,8 +17,9 @@ extension Get {
             }
             try afterDownload?.owe(plan.activeIDs + plan.retried)
             for id in plan.retried { lastCommand = try store.post(.retry(id)) }
-            ids = try store.add(plan.requests(folder: folder))
-            try afterDownload?.owe(ids, new: true)
+            // With their hooks recorded as owed in the same transaction (`AfterDownload.add`): the running
+            // monsoon may take rows in at any moment (another command's adopt).
+            ids = try afterDownload.map { try $0.add(plan.requests(folder: folder)) } ?? store.add(plan.requests(folder: folder))
             afterDownload?.catchUp(plan.alreadyThereIDs)
             if !ids.isEmpty { lastCommand = try store.post(.adoptNewDownloads) }
             // A `get` that runs the queue starts only its own downloads: these are claimed

@@ -128,8 +128,16 @@ struct Get: RunnableCommand {
             try afterDownload?.owe(plan.activeIDs + plan.retried)
             try await manager.claim(plan.activeIDs + plan.retried)
             for id in plan.retried { try await manager.retry(id) }
-            let fresh = try await manager.enqueue(contentsOf: plan.requests(folder: folder))
-            try afterDownload?.owe(fresh, new: true)
+            let fresh: [DownloadID]
+            if let afterDownload, afterDownload.hook != nil {
+                // Their hooks are owed before they can start: added to the store with their ledger rows,
+                // then taken in (held: this engine runs only what it claims) and started.
+                fresh = try afterDownload.add(plan.requests(folder: folder))
+                try await manager.adoptStoredDownloads()
+                try await manager.claim(fresh)
+            } else {
+                fresh = try await manager.enqueue(contentsOf: plan.requests(folder: folder))
+            }
             afterDownload?.catchUp(plan.alreadyThereIDs)
             report(plan, fresh: fresh, to: reporter, context: context)
         } catch {
@@ -228,7 +236,7 @@ struct Get: RunnableCommand {
     /// Tells the reporter which downloads are this run's, and prints the ones already there.
     func report(_ plan: Plan, fresh ids: [DownloadID], to reporter: GetReporter, context: CommandContext) {
         reporter.answerFor(Array(zip(ids, plan.fresh)) + plan.active + plan.retriedDownloads)
-        reporter.countAlreadyThere(plan.alreadyThere.count)
+        reporter.countAlreadyThere(plan.alreadyThere.count, ids: plan.alreadyThereIDs)
         guard !global.quiet else { return }
         for (path, bytes) in plan.alreadyThere {
             context.output.line("\(path)\t\(bytes)\talready there")

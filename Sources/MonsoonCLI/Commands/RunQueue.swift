@@ -96,10 +96,10 @@ struct RunQueue: RunnableCommand {
         let writer = try EpisodeStateWriter(home: home)
         if space == nil {
             if let failure = await QueueRun.shutDown(manager) { throw failure }
-            // Nothing to download, but hooks owed by an earlier run (killed, or failed) still run.
-            if options.after.exec != nil {
+            // Nothing to download, but hooks owed by an earlier run (killed, or failed) still run, and missing sidecars are written.
+            if options.after.isActive {
                 let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, expected: 0, style: style, summarizes: false)
-                AfterDownload.start(options.after, home: home, context: context, reporter: reporter)?.catchUp([], allOwed: true)
+                AfterDownload.start(options.after, home: home, context: context, reporter: reporter)?.catchUp([], wholeQueue: true)
                 if await context.interruption.handling({ await reporter.settle(interrupted: false) }) { return writer.finish(status: ExitStatus.interrupted, context: context) }
                 if reporter.exitStatus() != ExitStatus.success { return writer.finish(status: ExitStatus.failure, context: context) }
             }
@@ -107,7 +107,8 @@ struct RunQueue: RunnableCommand {
             return writer.finish(status: ExitStatus.success, context: context)
         }
         let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, expected: active, style: style)
-        AfterDownload.start(options.after, home: home, context: context, reporter: reporter)?.catchUp([], allOwed: true)
+        let afterDownload = AfterDownload.start(options.after, home: home, context: context, reporter: reporter)
+        afterDownload?.catchUp([], wholeQueue: true)
         // Queued ones count (and weigh in the bytes left) before they send an event; episodes go by their titles.
         reporter.expect(pending.map { ($0.id, $0.remaining) }, titles: requests.reduce(into: [:]) { titles, request in
             if let title = GetReporter.title(of: request) { titles[request.id] = title }
@@ -117,6 +118,8 @@ struct RunQueue: RunnableCommand {
         var status = await session.run(reporting: reporter, renewing: renewal) { event in
             report?.observe(event)
             if case .statusChanged(let download) = event { writer.record(download) }
+            // One another command queued meanwhile, taken in: owed from now (those queued at the start are already).
+            if case .added(let download) = event { afterDownload?.oweTakenIn(download.id) }
         }
         status = writer.finish(status: status, context: context)
         if let space, !space.fitsWhole, status != ExitStatus.interrupted { return ExitStatus.diskFull }

@@ -73,19 +73,22 @@ struct Sync: RunnableCommand {
 
     /// Another monsoon runs the queue: it gets the episodes' downloads, and this follows them.
     private func handOver(_ episodes: EpisodeSession, report: RunReport?, context: CommandContext) async throws -> Int32 {
-        try await episodes.handOver()
+        let owes = options.after.exec != nil
+        try await episodes.handOver { ids in if owes { try AfterDownload.owe(ids, home: episodes.home) } }
         let pending: [DownloadID]
         var last = 0
         do {
             pending = try episodes.store.pending().map(\.id).filter { EpisodeQueue.episodeID(of: $0) != nil }
-            if options.after.exec != nil { try AfterDownload.owe(pending, home: episodes.home) }
+            // Those queued earlier: the running monsoon may have them under way already (the README says so).
+            if owes { try AfterDownload.owe(pending, home: episodes.home) }
             for id in pending { last = try episodes.store.post(.claim(id, by: getpid())) }
         } catch {
             throw CLIError(message: "cannot hand the queue to the running monsoon: \(error)")
         }
         let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, expected: pending.count, style: options.output.json ? .json : .events)
         reporter.answerFor(try pending.compactMap { id in try episodes.store.download(withID: id)?.request })
-        AfterDownload.start(options.after, home: episodes.home, context: context, reporter: reporter)?.catchUp(pending)
+        // Those handed over, and as `download` does, what earlier runs left owed and the queue's missing sidecars.
+        AfterDownload.start(options.after, home: episodes.home, context: context, reporter: reporter)?.catchUp(pending, wholeQueue: true)
         let writer = try EpisodeStateWriter(home: episodes.home)
         var follower = HandOffFollower(global: global, transfer: options.transfer, home: episodes.home, store: episodes.store, reporter: reporter, context: context)
         follower.observe = { event in

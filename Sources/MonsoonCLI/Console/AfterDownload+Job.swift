@@ -16,9 +16,14 @@ extension AfterDownload {
             return
         }
         var info: EpisodeInfo
+        var isPrivate = EpisodeInfo.carriesCredentials(download)
         do {
-            info = try EpisodeInfo(download: download, path: path, downloaded: job.fresh ? Date() : nil)
-            if let episode = EpisodeQueue.episodeID(of: download.id) { try info.describeEpisode(episode, in: worker.database) }
+            let episode = EpisodeQueue.episodeID(of: download.id)
+            // The library's hash of this very file, when it has one: a large file is not read again.
+            let known = try episode.flatMap { try EpisodeInfo.knownSHA256(episode: $0, path: path, in: worker.database) }
+            info = try EpisodeInfo(download: download, path: path, downloaded: job.fresh ? Date() : nil, sha256: known)
+            if let episode { try info.describeEpisode(episode, in: worker.database) }
+            if let podcast = info.podcast, !isPrivate { isPrivate = try EpisodeQueue.carriesCredentials(podcast: podcast.id, in: worker.database) }
         } catch {
             reporter.afterDownloadFailed(download.id, line: "\(label): cannot read its metadata: \(error)",
                                          json: ("afterDownload", [("path", JSONText.string(path)), ("error", JSONText.string("\(error)"))]))
@@ -29,7 +34,7 @@ extension AfterDownload {
             let target = InfoSidecar.path(for: path)
             do {
                 if job.fresh || !Self.isFile(target) {
-                    try InfoSidecar.write(try info.encoded(), besideFile: path, root: download.request.root)
+                    try InfoSidecar.write(try info.encoded(), besideFile: path, root: download.request.root, isPrivate: isPrivate)
                     reporter.afterDownloadEvent("infoJSON", [("id", JSONText.string(download.id.rawValue)), ("path", JSONText.string(target))])
                 }
                 sidecar = target
@@ -50,16 +55,25 @@ extension AfterDownload {
         let environment = Self.environment(context.environment, info: info, path: path, download: download, sidecar: sidecar)
         let outcome: HookProcess.Outcome
         do {
-            // Owed from now, whatever happens next: a kill before the end leaves it for the next run.
-            if fresh { try ledger.owe([download.id]) }
-            let program = try hook.program(path: environment["PATH"], directory: context.currentDirectory)
+            // After Ctrl-C no hook starts (this one stays owed, for the next run).
+            guard !state.withLock({ $0.stopping }) else { return }
+            // Taken in one statement: another monsoon that saw this file complete (one following
+            // the run, or the one running it) does not run it too.
+            guard try ledger.claim(download.id, fresh: fresh) else {
+                let other = (try? ledger.runner(of: download.id)).flatMap { $0 }   // only for the line: the claim's answer is what counts
+                reporter.afterDownloadNote("\(label): its hook runs in another monsoon" + (other.map { " (\($0))" } ?? "") + ", which reports it")
+                return
+            }
+            let program = try hook.program(for: path, searchPath: environment["PATH"], directory: context.currentDirectory)
             let process = try HookProcess(program: program, arguments: hook.arguments(file: path), environment: environment, directory: context.currentDirectory)
             let stopped = state.withLock { state in
                 state.running.insert(process.pid)
                 return state.stopping
             }
             if stopped { HookProcess.terminate(process.pid) }   // `stop` came between the start and the line above
-            outcome = process.wait { line in self.reporter.afterDownloadOutput(line) }
+            // Prefixed with the download's id: hooks running at once can be told apart.
+            let prefix = download.id.rawValue + ": "
+            outcome = process.wait { line in self.reporter.afterDownloadOutput(prefix + line) }
             state.withLock { _ = $0.running.remove(process.pid) }
         } catch let error as HookError {
             // It did not run: failed, so the next run tries again (once the program is there).
@@ -83,6 +97,7 @@ extension AfterDownload {
         switch outcome {
         case .exited(let code): fields += [("exitStatus", String(code)), ("signal", "null")]
         case .killed(let signal): fields += [("exitStatus", "null"), ("signal", String(signal))]
+        case .lost: fields += [("exitStatus", "null"), ("signal", "null")]
         }
         if outcome.succeeded {
             reporter.afterDownloadEvent("hook", fields, verboseLine: "\(label): the hook ran: \(outcome.description)")

@@ -23,6 +23,8 @@ final class AfterDownload: Sendable {
     let context: CommandContext
     let reporter: GetReporter
     let state = Mutex(State())
+    /// `oweTakenIn`'s connection, made at its first use (events come one at a time; the lock makes sure).
+    private let addedLedger = Mutex<HookLedger?>(nil)
 
     struct State {
         var queue: [Job] = []
@@ -32,7 +34,7 @@ final class AfterDownload: Sendable {
         var running = Set<pid_t>()
         var stopping = false
         var waiters: [CheckedContinuation<Void, Never>] = []
-        /// What `settle` catches up on (`catchUp(_:allOwed:)`).
+        /// What `settle` catches up on (`catchUp(_:wholeQueue:)`).
         var catchUp: [DownloadID] = []
         var allOwed = false
     }
@@ -69,22 +71,53 @@ final class AfterDownload: Sendable {
     }
 
     /// Before the run: these downloads are to be fetched, so their next files owe the hook a run
-    /// (a kill between a file's rename and its hook leaves it owed for the next run).
-    /// - Parameter new: downloads just queued (and maybe running already): owed unless their hook ran.
-    func owe(_ ids: [DownloadID], new: Bool = false) throws {
+    /// (a kill between a file's rename and its hook leaves it owed for the next run). Recorded
+    /// before the engine may start them.
+    func owe(_ ids: [DownloadID]) throws {
         guard hook != nil else { return }
-        try Self.owe(ids, new: new, home: home)
+        try Self.owe(ids, home: home)
     }
 
-    /// `owe(_:new:)`, before the reporter (and so this) exists: `download` records them before the engine starts.
-    static func owe(_ ids: [DownloadID], new: Bool = false, home: Home) throws {
+    /// `owe(_:)`, before the reporter (and so this) exists: `download` records them before the engine starts.
+    static func owe(_ ids: [DownloadID], home: Home) throws {
         let ids = ids.filter(Self.applies)
         guard !ids.isEmpty else { return }
         do {
-            let ledger = try HookLedger(database: try Database(path: home.databasePath))
-            if new { try ledger.oweIfNew(ids) } else { try ledger.owe(ids) }
+            try HookLedger(database: try Database(path: home.databasePath)).owe(ids)
         } catch {
             throw CLIError(error, "cannot record the hooks this run owes")
+        }
+    }
+
+    /// Adds `requests` to the home's queue and, with `--exec`, records their hooks as owed, in one
+    /// transaction: no process can start one before its hook is recorded.
+    /// - Returns: their ids.
+    func add(_ requests: [DownloadRequest]) throws -> [DownloadID] {
+        guard !requests.isEmpty else { return [] }
+        let database = try Database(path: home.databasePath)
+        let store = try DownloadStore(database: database)
+        let ledger = hook == nil ? nil : try HookLedger(database: database)
+        return try database.write {
+            let ids = try store.add(requests)
+            try ledger?.owe(ids.filter(Self.applies))
+            return ids
+        }
+    }
+
+    /// A download another command queued, just taken in by this run (`download`, `sync`): owed
+    /// at once. The engine may start it before this is written (it does not wait for it), so a
+    /// kill in that moment, with the file already in place, loses its hook: the one exception to
+    /// "owed before it starts", which the README states.
+    func oweTakenIn(_ id: DownloadID) {
+        guard hook != nil, Self.applies(to: id) else { return }
+        do {
+            try addedLedger.withLock { ledger in
+                if ledger == nil { ledger = try HookLedger(database: try Database(path: home.databasePath)) }
+                try ledger?.owe([id])
+            }
+        } catch {
+            // Its hook still runs when it completes in this run (the claim takes a download with no row).
+            reporter.afterDownloadProblem("cannot record that \(id.rawValue) owes its hook a run: \(error)")
         }
     }
 
@@ -95,17 +128,19 @@ final class AfterDownload: Sendable {
     }
 
     /// At the end, `ids` that are complete (those done before this run, and those another
-    /// process ran) get their missing sidecars and the hooks they owe; with `allOwed`, every
-    /// download of the home that owes a hook run too (`download` and `sync` run the whole queue).
-    func catchUp(_ ids: [DownloadID], allOwed: Bool = false) {
+    /// process ran) get their missing sidecars and the hooks they owe; with `wholeQueue`
+    /// (`download` and `sync`, which run the whole queue), every download of the home that owes
+    /// a hook run too, and every completed episode of the queue whose sidecar is missing (an
+    /// earlier run was killed, or failed, before it wrote it).
+    func catchUp(_ ids: [DownloadID], wholeQueue: Bool = false) {
         state.withLock { state in
             state.catchUp += ids
-            state.allOwed = state.allOwed || allOwed
+            state.allOwed = state.allOwed || wholeQueue
         }
     }
 
     /// The run has ended: unless it was interrupted, the downloads to catch up on get theirs
-    /// (`catchUp(_:allOwed:)`); then waits for all of it. A Ctrl-C meanwhile stops it too.
+    /// (`catchUp(_:wholeQueue:)`); then waits for all of it. A Ctrl-C meanwhile stops it too.
     /// - Returns: whether the run is interrupted (before, or while this waited).
     func settle(interrupted: Bool) async -> Bool {
         // The interruption is the run's to handle (`Interruption.handling`): while hooks run, it stops them.
@@ -118,7 +153,7 @@ final class AfterDownload: Sendable {
             stop()
         } else {
             let (catchUp, allOwed) = state.withLock { ($0.catchUp, $0.allOwed) }
-            do { enqueue(try catchUpJobs(catchUp, allOwed: allOwed)) } catch {
+            do { enqueue(try catchUpJobs(catchUp, wholeQueue: allOwed)) } catch {
                 reporter.afterDownloadProblem("cannot look up the files already there for their metadata and hooks: \(error)")
             }
         }
@@ -143,16 +178,28 @@ final class AfterDownload: Sendable {
         for pid in running { HookProcess.terminate(pid) }
     }
 
-    private func catchUpJobs(_ ids: [DownloadID], allOwed: Bool) throws -> [Job] {
+    private func catchUpJobs(_ ids: [DownloadID], wholeQueue: Bool) throws -> [Job] {
         let database = try Database(path: home.databasePath)
         let ledger = hook == nil ? nil : try HookLedger(database: database)
+        // Rows of downloads the queue forgot (`downloads clear`) owe nothing any more.
+        try ledger?.pruneForgotten()
         let owed = Set(try ledger?.allOwed() ?? [])
+        let store = try DownloadStore(database: database)
         var wanted = ids.filter(Self.applies)
-        if allOwed { wanted += owed.filter { !ids.contains($0) }.sorted { $0.rawValue < $1.rawValue } }
+        if wholeQueue {
+            wanted += owed.filter { !ids.contains($0) }.sorted { $0.rawValue < $1.rawValue }
+            if writesInfoJSON {
+                let listed = Set(wanted)
+                try store.forEachSummary { summary in
+                    guard summary.status == .completed, EpisodeQueue.episodeID(of: summary.id) != nil, !listed.contains(summary.id),
+                          let path = summary.filePath, !Self.isFile(InfoSidecar.path(for: path)) else { return }
+                    wanted.append(summary.id)
+                }
+            }
+        }
         let handled = state.withLock { $0.handled }
         wanted = wanted.filter { !handled.contains($0) }
         guard !wanted.isEmpty else { return [] }
-        let store = try DownloadStore(database: database)
         return try store.downloads(withIDs: wanted).compactMap { download in
             guard download.status == .completed, let path = download.filePath, LocalFile.size(at: path) != nil else { return nil }
             let runsHook = owed.contains(download.id)

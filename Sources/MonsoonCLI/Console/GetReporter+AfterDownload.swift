@@ -40,6 +40,12 @@ extension GetReporter {
         }
     }
 
+    /// Something worth a line with `--verbose` only (in `--json` too, on standard error).
+    func afterDownloadNote(_ line: String) {
+        guard verbose else { return }
+        state.withLock { emitLine(&$0, "monsoon: " + line, toErrors: true) }
+    }
+
     /// A line a hook wrote (on its standard output or error): on standard error, escaped as
     /// any text from outside is.
     func afterDownloadOutput(_ line: String) {

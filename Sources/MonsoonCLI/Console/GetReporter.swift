@@ -47,6 +47,8 @@ final class GetReporter: Sendable {
         /// What the summary counts: the URLs given, or the downloads queued at the start.
         var expected: Int
         var alreadyThere = 0
+        /// The downloads counted in `alreadyThere` (or as skipped by `archive`), when known.
+        var thereIDs = Set<DownloadID>()
         var notURLs = 0
         var completed = 0
         /// The display widths of the lines of the live block on screen (empty: none).
@@ -85,8 +87,11 @@ final class GetReporter: Sendable {
         var waitingForSpace = 0
         var diskFull = false
         /// Of `failed`, files already there before the run (counted in `alreadyThere` too, or as
-        /// skipped by `archive`) whose sidecar or hook failed.
+        /// skipped by `archive`) whose sidecar or hook failed: taken out of those counts.
         var failedThere = 0
+        /// Of `failed`, files of earlier runs that no count of this run includes (`download` catching
+        /// up an owed hook) whose sidecar or hook failed.
+        var failedEarlier = 0
         /// The after-download work had a problem of no one download's.
         var afterProblem = false
     }
@@ -168,8 +173,18 @@ final class GetReporter: Sendable {
     }
 
     /// URLs that were done before the run (their file is there): counted as downloaded.
-    func countAlreadyThere(_ count: Int) {
-        state.withLock { $0.alreadyThere += count }
+    /// - Parameter ids: those of them the queue knows (a sidecar or hook of theirs that fails is
+    ///   taken out of the count, and counted failed).
+    func countAlreadyThere(_ count: Int, ids: [DownloadID] = []) {
+        state.withLock { state in
+            state.alreadyThere += count
+            state.thereIDs.formUnion(ids)
+        }
+    }
+
+    /// Downloads a command counts as done before the run in a count of its own (`archive`'s skipped).
+    func countsAsThere(_ ids: [DownloadID]) {
+        state.withLock { $0.thereIDs.formUnion(ids) }
     }
 
     /// Lines of the input that were not http or https URLs: named already, counted here.
@@ -331,9 +346,12 @@ final class GetReporter: Sendable {
                 let seen = tally.completed + tally.failed + tally.paused + tally.removed + tally.interrupted + tally.notStarted + tally.waitingForSpace
                 tally.notStarted += max(0, state.expected - seen)
             }
-            // A file already there whose sidecar or hook failed (caught up at the end) is a failure, not a success.
-            tally.failedThere = state.afterFailures.filter { state.rows[$0] == nil }.count
-            tally.failed += tally.failedThere
+            // A file already there whose sidecar or hook failed (caught up at the end) is a failure, not a
+            // success: taken out of the count that held it, if one did.
+            let caughtUp = state.afterFailures.filter { state.rows[$0] == nil }
+            tally.failedThere = caughtUp.filter(state.thereIDs.contains).count
+            tally.failedEarlier = caughtUp.count - tally.failedThere
+            tally.failed += caughtUp.count
             tally.afterProblem = state.afterProblem
             return tally
         }

@@ -4,7 +4,7 @@ import Foundation
 /// program is run directly, so `$`, `;`, `|`, `>`, `*` and `~` are plain characters, and a file's
 /// title never reaches a shell unless the user writes one (`sh -c '...' sh {}`).
 ///
-/// Rules: blanks (space, tab, newline) separate words; `'...'` keeps everything inside as it is;
+/// Rules: blanks (space, tab, newline, carriage return) separate words; `'...'` keeps everything inside as it is;
 /// `"..."` too, except that `\"` and `\\` stand for `"` and `\`; outside quotes `\` keeps the
 /// next character as it is. `''` and `""` make an empty word. In each word, every `{}` becomes
 /// the file's path.
@@ -19,7 +19,8 @@ struct HookCommand: Sendable, Equatable {
         var characters = text.makeIterator()
         while let character = characters.next() {
             switch character {
-            case " ", "\t", "\n":
+            // "\r\n" is one Character in Swift: a command written on Windows splits as on Unix.
+            case " ", "\t", "\n", "\r", "\r\n":
                 if inWord { words.append(word) }
                 word = ""
                 inWord = false
@@ -62,11 +63,12 @@ struct HookCommand: Sendable, Equatable {
         words.map { $0.replacingOccurrences(of: "{}", with: path) }
     }
 
-    /// The program's path: a word with a `/` as it is (relative to `directory`), else the first
-    /// executable file of that name in `PATH`'s folders, as a shell finds it.
+    /// The program's path for the file at `file` (the first word with `{}` replaced, so `--exec
+    /// '{}'` runs the file itself): a name with a `/` as it is (relative to `directory`), else
+    /// the first executable file of that name in `PATH`'s folders, as a shell finds it.
     /// - Throws: `HookError` (`.notFound`) saying what to do.
-    func program(path searchPath: String?, directory: String) throws(HookError) -> String {
-        let name = words[0]
+    func program(for file: String, searchPath: String?, directory: String) throws(HookError) -> String {
+        let name = arguments(file: file)[0]
         if name.contains("/") {
             let path = ((name.hasPrefix("/") ? name : (directory as NSString).appendingPathComponent(name)) as NSString).standardizingPath
             guard FileManager.default.fileExists(atPath: path) else {

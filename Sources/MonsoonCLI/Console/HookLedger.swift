@@ -4,12 +4,15 @@ import MonsoonStore
 
 /// Which downloads' files still owe `--exec`'s hook a run, in the home's database beside the
 /// queue (episodes' downloads and `get`'s alike, by download id), so a rerun neither runs a hook
-/// again for a file it ran for nor forgets one a killed run never got to.
+/// again for a file it ran for nor forgets one a killed run never got to, and two processes that
+/// both see a file complete (a `get --exec` handed to a running `download --exec`) run it once.
 ///
-/// A download this run is to fetch is *owed* before it starts (a kill between the file's rename
-/// and the hook leaves it owed); the hook's end makes it *done* (exit 0) or *failed*. A later run
-/// of a command that answers for the download, with `--exec`, runs the owed and failed ones; a
-/// done one never again, until its download is fetched anew.
+/// A download a run is to fetch is *owed* before it starts (a kill between the file's rename and
+/// the hook leaves it owed); only a new fetch makes a row owed again. A process takes a row
+/// (`claim`) in one statement before it starts the hook: *running*, with who runs it; the hook's
+/// end makes it *done* (exit 0) or *failed*. A later run of a command that answers for the
+/// download, with `--exec`, runs the owed and failed ones, and the running ones whose process
+/// is gone (killed while its hook ran); a done one never again, until its download is fetched anew.
 ///
 /// - Important: like its connection, used from one thread at a time.
 final class HookLedger {
@@ -26,6 +29,22 @@ final class HookLedger {
                 updated REAL NOT NULL
             );
             """),
+        // `running` and who runs it (`Runner`): a claim is one row's change, seen by every process.
+        .init(version: 2, sql: """
+            CREATE TABLE hook_runs_new (
+                download_id TEXT PRIMARY KEY,
+                state TEXT NOT NULL CHECK (state IN ('owed', 'running', 'done', 'failed')),
+                runner TEXT,
+                file TEXT,
+                exit_status INTEGER,
+                signal INTEGER,
+                updated REAL NOT NULL
+            );
+            INSERT INTO hook_runs_new (download_id, state, file, exit_status, signal, updated)
+                SELECT download_id, state, file, exit_status, signal, updated FROM hook_runs;
+            DROP TABLE hook_runs;
+            ALTER TABLE hook_runs_new RENAME TO hook_runs;
+            """),
     ])
 
     /// The ledger in `database` (the home's), its table made when missing.
@@ -34,45 +53,103 @@ final class HookLedger {
         try Self.migrator.migrate(database)
     }
 
-    /// These downloads' next files owe the hook a run.
+    /// These downloads are fetched (anew): their next files owe the hook a run.
     func owe(_ ids: [DownloadID]) throws {
         guard !ids.isEmpty else { return }
         try database.write {
             for id in ids {
                 try database.run("""
                     INSERT INTO hook_runs (download_id, state, updated) VALUES (?1, 'owed', ?2)
-                    ON CONFLICT (download_id) DO UPDATE SET state = 'owed', file = NULL, exit_status = NULL, signal = NULL, updated = ?2
+                    ON CONFLICT (download_id) DO UPDATE SET state = 'owed', runner = NULL, file = NULL, exit_status = NULL, signal = NULL, updated = ?2
                     """, id.rawValue, Date())
             }
         }
     }
 
-    /// These new downloads' files owe the hook a run, unless their hook ran already (a download
-    /// can complete, and its hook run, before its id is known here).
-    func oweIfNew(_ ids: [DownloadID]) throws {
-        guard !ids.isEmpty else { return }
+    /// Every download whose file owes the hook a run: owed, failed, or running in a process that is gone.
+    func allOwed() throws -> [DownloadID] {
+        try database.statement("SELECT download_id, state, runner FROM hook_runs WHERE state IN ('owed', 'failed', 'running') ORDER BY updated")
+            .query { (id: DownloadID($0.text(0) ?? ""), state: $0.text(1), runner: $0.text(2)) }
+            .filter { $0.state != "running" || !Runner.isAlive($0.runner) }
+            .map(\.id)
+    }
+
+    /// Takes the hook's run of download `id` for this process, atomically: only one process (and
+    /// one thread) gets it. A file just downloaded (`fresh`) takes a row that is owed (or has none,
+    /// when nothing recorded it: a download another command queued); a catch-up of a later run
+    /// takes a failed one too. Either takes one left running by a process that is gone.
+    /// - Returns: whether this process runs the hook now.
+    func claim(_ id: DownloadID, fresh: Bool) throws -> Bool {
         try database.write {
-            for id in ids {
-                try database.run("INSERT INTO hook_runs (download_id, state, updated) VALUES (?1, 'owed', ?2) ON CONFLICT (download_id) DO NOTHING",
-                                 id.rawValue, Date())
+            let row = try database.statement("SELECT state, runner FROM hook_runs WHERE download_id = ?").first([id.rawValue]) { (state: $0.text(0), runner: $0.text(1)) }
+            let takes = switch row?.state {
+            case nil: fresh
+            case "owed": true
+            case "failed": !fresh   // a fresh file's failed row: another process ran this very file's hook
+            case "running": !Runner.isAlive(row?.runner)
+            default: false
             }
+            guard takes else { return false }
+            try database.run("""
+                INSERT INTO hook_runs (download_id, state, runner, updated) VALUES (?1, 'running', ?2, ?3)
+                ON CONFLICT (download_id) DO UPDATE SET state = 'running', runner = ?2, updated = ?3
+                """, id.rawValue, Runner.current, Date())
+            return true
         }
     }
 
-    /// Every download whose file owes the hook a run.
-    func allOwed() throws -> [DownloadID] {
-        try database.statement("SELECT download_id FROM hook_runs WHERE state IN ('owed', 'failed') ORDER BY updated").query { DownloadID($0.text(0) ?? "") }
+    /// Who runs download `id`'s hook now (the text `Runner` wrote), when it runs.
+    func runner(of id: DownloadID) throws -> String? {
+        try database.scalarText("SELECT runner FROM hook_runs WHERE download_id = ? AND state = 'running'", id.rawValue)
     }
 
-    /// The hook ran for the file at `file`: done when it exited 0, else failed.
+    /// The hook this process claimed ran for the file at `file`: done when it exited 0, else
+    /// failed. A row a new fetch made owed again meanwhile stays owed (its new file's hook is due).
     func record(_ id: DownloadID, file: String, outcome: HookProcess.Outcome) throws {
         let (status, signal): (Int?, Int?) = switch outcome {
         case .exited(let code): (Int(code), nil)
         case .killed(let number): (nil, Int(number))
+        case .lost: (nil, nil)
         }
         try database.run("""
-            INSERT INTO hook_runs (download_id, state, file, exit_status, signal, updated) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-            ON CONFLICT (download_id) DO UPDATE SET state = ?2, file = ?3, exit_status = ?4, signal = ?5, updated = ?6
-            """, id.rawValue, outcome.succeeded ? "done" : "failed", file, status, signal, Date())
+            UPDATE hook_runs SET state = ?2, file = ?3, exit_status = ?4, signal = ?5, updated = ?6
+            WHERE download_id = ?1 AND state = 'running' AND runner = ?7
+            """, id.rawValue, outcome.succeeded ? "done" : "failed", file, status, signal, Date(), Runner.current)
+    }
+
+    /// Forgets the rows of downloads the queue no longer has (`downloads clear`, `remove`, `delete`).
+    func pruneForgotten() throws {
+        try database.run("DELETE FROM hook_runs WHERE download_id NOT IN (SELECT id FROM downloads)")
+    }
+
+    /// A process, named so that a pid the system gives again later (or after a reboot) is not
+    /// taken for it: `BOOT_ID:PID:START` (its start time in clock ticks since boot, from /proc).
+    enum Runner {
+        static let current = identity(of: getpid()) ?? "?:\(getpid()):?"
+
+        /// The name of the process `pid` as it is now; nil when it is gone (or /proc says nothing).
+        static func identity(of pid: pid_t) -> String? {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),   // unreadable: gone, or no /proc
+                  let close = stat.lastIndex(of: ")") else { return nil }
+            // Fields after the name: state is the 3rd field, start time the 22nd.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard fields.count > 19 else { return nil }
+            return "\(boot):\(pid):\(fields[19])"
+        }
+
+        private static let boot: String = {
+            // Unknown (no /proc): every name has the same "?", so only the pid and start time tell.
+            let text = (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)) ?? "?"
+            return text.trimmingCharacters(in: .whitespacesAndNewlines)
+        }()
+
+        /// Whether the process `runner` names still runs.
+        static func isAlive(_ runner: String?) -> Bool {
+            guard let runner else { return false }
+            let parts = runner.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 3, let pid = pid_t(parts[1]) else { return false }
+            if parts[2] == "?" { return kill(pid, 0) == 0 || errno == EPERM }   // written without /proc: the pid alone
+            return identity(of: pid) == runner
+        }
     }
 }

@@ -1,10 +1,12 @@
 import Foundation
+import Synchronization
 
 /// One run of `--exec`'s program, started with `posix_spawn` (no shell): standard input from
 /// `/dev/null`, standard output and error into a pipe this process reads (and passes on, line by
 /// line, to the user's standard error: never into `--json`'s standard output), an empty signal
 /// mask and default signal actions, no descriptor but those three, in the command's folder and in
-/// a process group of its own, so `terminate` reaches what it started too (a shell's children).
+/// a session of its own (`SpawnAttributes`): no controlling terminal, so a program that would
+/// read one fails instead of stopping, and `terminate` reaches what it started too (a shell's children).
 ///
 /// Foundation's `Process` is not used: it passes on the spawning thread's signal mask and, on
 /// older runtimes, every descriptor without close-on-exec.
@@ -13,6 +15,9 @@ struct HookProcess {
     enum Outcome: Sendable, Equatable {
         case exited(Int32)
         case killed(Int32)
+        /// Its end could not be learned: the system says it is no child of this process (its
+        /// status was collected by something else in it).
+        case lost
 
         var succeeded: Bool { self == .exited(0) }
 
@@ -24,7 +29,14 @@ struct HookProcess {
                 let names: [Int32: String] = [SIGHUP: "SIGHUP", SIGINT: "SIGINT", SIGQUIT: "SIGQUIT", SIGABRT: "SIGABRT", SIGKILL: "SIGKILL",
                                               SIGSEGV: "SIGSEGV", SIGPIPE: "SIGPIPE", SIGTERM: "SIGTERM", SIGBUS: "SIGBUS"]
                 return "killed by signal \(signal)" + (names[signal].map { " (\($0))" } ?? "")
+            case .lost:
+                return "its exit status was lost (the system no longer knew it as a child of monsoon), so it is taken as failed"
             }
+        }
+
+        /// From `waitpid`'s status word.
+        init(status raw: Int32) {
+            self = (raw & 0x7f) == 0 ? .exited((raw >> 8) & 0xff) : .killed(raw & 0x7f)
         }
     }
 
@@ -35,29 +47,24 @@ struct HookProcess {
     /// Starts `program` with `arguments` (the first is the program's own name) and `environment`.
     /// - Throws: `HookError` (`.cannotStart`) with the system's reason.
     init(program: String, arguments: [String], environment: [String: String], directory: String) throws(HookError) {
-        var pipeEnds: [Int32] = [0, 0]
-        guard pipe(&pipeEnds) == 0 else { throw HookError(.cannotStart, "cannot start the hook \(program): \(String(cString: strerror(errno)))") }
-        // Close-on-exec (pipe2 is not imported): no other child keeps this pipe open, so its end comes with this hook's.
-        for end in pipeEnds { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        defer { close(pipeEnds[1]) }
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var mask = sigset_t()
-        sigemptyset(&mask)
-        posix_spawnattr_setsigmask(&attributes, &mask)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGINT, SIGTERM, SIGPIPE, SIGQUIT, SIGHUP, SIGCHLD] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
+        func failure(_ code: Int32) -> HookError { HookError(.cannotStart, "cannot start the hook \(program): \(String(cString: strerror(code)))") }
+        // Close-on-exec from the start: no other child, spawned meanwhile by another thread, keeps this pipe open.
+        guard let pipeEnds = Self.pipe() else { throw failure(errno) }
+        defer { close(pipeEnds.write) }
+        let attributes: SpawnAttributes
+        do { attributes = try SpawnAttributes(.session) } catch { throw failure(error.code) }
         var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
+        guard posix_spawn_file_actions_init(&actions) == 0 else { throw failure(ENOMEM) }
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 2)
+        var steps = [posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)]
+        // dup2 onto its own number does nothing, so close-on-exec would stay and close it: not possible
+        // here (0 is taken, and a pipe's ends are the lowest free numbers), but guarded as mpv's is.
+        if pipeEnds.write != 1 { steps.append(posix_spawn_file_actions_adddup2(&actions, pipeEnds.write, 1)) }
+        steps.append(posix_spawn_file_actions_adddup2(&actions, pipeEnds.write == 1 ? 1 : pipeEnds.write, 2))
+        if let failed = steps.first(where: { $0 != 0 }) {
+            close(pipeEnds.read)
+            throw failure(failed)
+        }
         Self.closeOthers(&actions)
         Self.changeDirectory(&actions, to: directory)
         let argv = arguments.map { strdup($0) } + [nil]
@@ -67,39 +74,116 @@ struct HookProcess {
             for pointer in envp { free(pointer) }
         }
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, program, &actions, &attributes, argv, envp)
+        let result = posix_spawn(&pid, program, &actions, attributes.raw, argv, envp)
         guard result == 0 else {
-            close(pipeEnds[0])
-            throw HookError(.cannotStart, "cannot start the hook \(program): \(String(cString: strerror(result)))")
+            close(pipeEnds.read)
+            throw failure(result)
         }
         self.pid = pid
-        output = pipeEnds[0]
-        // Read without blocking: a program that leaves a child behind holding the pipe must not hold the run.
-        _ = fcntl(output, F_SETFL, fcntl(output, F_GETFL) | O_NONBLOCK)
+        output = pipeEnds.read
+        // Read without blocking: a program that leaves a child behind holding the pipe must not hold
+        // the run. Should it fail (it does not on a pipe of our own), reads block: the loop still ends.
+        let flags = fcntl(output, F_GETFL)
+        if flags < 0 || fcntl(output, F_SETFL, flags | O_NONBLOCK) != 0 {
+            let code = errno
+            kill(-pid, SIGKILL)   // it has not run a moment yet: nothing of it to keep
+            var raw: Int32 = 0
+            while waitpid(pid, &raw, 0) < 0 && errno == EINTR {}
+            close(output)
+            errno = code
+            throw failure(errno)
+        }
     }
 
-    /// Asks the program, and every process of its group, to end (SIGTERM).
+    /// A pipe, both ends close-on-exec atomically (`pipe2`, looked up: Swift's Glibc does not
+    /// import it); nil with `errno` set when there is none.
+    private static func pipe() -> (read: Int32, write: Int32)? {
+        typealias Pipe2 = @convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32
+        guard let symbol = dlsym(nil, "pipe2") else {   // in every glibc since 2.9: never the case here
+            errno = ENOSYS
+            return nil
+        }
+        var ends: [Int32] = [-1, -1]
+        guard unsafeBitCast(symbol, to: Pipe2.self)(&ends, O_CLOEXEC) == 0 else { return nil }
+        return (ends[0], ends[1])
+    }
+
+    /// How long a hook has after SIGTERM before SIGKILL.
+    static let grace: Duration = .seconds(5)
+    /// The hooks asked to end (`terminate`), with when: `wait` sends SIGKILL once `grace` is past.
+    private static let terminations = Mutex<[pid_t: ContinuousClock.Instant]>([:])
+
+    /// Asks the program, and every process of its group, to end: SIGTERM, then SIGCONT (a stopped
+    /// process acts on SIGTERM only once it runs); `wait` sends SIGKILL after `grace` if it has not ended.
     static func terminate(_ pid: pid_t) {
+        terminations.withLock { if $0[pid] == nil { $0[pid] = .now } }
+        // Each fails only when the group is gone already: then there is nothing to stop.
         kill(-pid, SIGTERM)
+        kill(-pid, SIGCONT)
     }
 
     /// Passes the program's output on, one line at a time (the last one too, without its newline),
-    /// until the program has ended and its output is read (what a child it left behind writes
-    /// later is not waited for). Blocks: call it on a thread of its own.
-    func wait(passingLinesTo emit: (String) -> Void) -> Outcome {
-        let block = 1 << 16
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: block, alignment: 1)
-        defer { buffer.deallocate() }
-        var pending = Data()
-        var outcome: Outcome?
+    /// until the program has ended and what it wrote before is read: at most `finalRead` bytes
+    /// after its end, since a child it left behind holding the pipe may write for ever. Blocks:
+    /// call it on a thread of its own.
+    func wait(passingLinesTo emit: @escaping (String) -> Void) -> Outcome {
+        var reader = LineReader(descriptor: output, emit: emit)
+        defer {
+            reader.finish()
+            close(output)
+            _ = Self.terminations.withLock { $0.removeValue(forKey: pid) }
+        }
+        var killed = false
+        while true {
+            // What there is to read now, a bounded amount (a fast writer never leaves the pipe empty).
+            if reader.open { reader.read(upTo: Self.finalRead) }
+            var raw: Int32 = 0
+            let result = waitpid(pid, &raw, WNOHANG)
+            if result == pid {
+                reader.read(upTo: Self.finalRead)   // what it wrote just before it ended
+                return Outcome(status: raw)
+            }
+            if result < 0 && errno != EINTR { return .lost }   // ECHILD: its status was collected elsewhere
+            // Not reaped yet, so its group's number is still its own: SIGKILL reaches only its processes.
+            if !killed, let asked = Self.terminations.withLock({ $0[pid] }), asked.duration(to: .now) > Self.grace {
+                kill(-pid, SIGKILL)
+                killed = true
+            }
+            // A wake-up a tenth of a second at most, to look at the program's end.
+            var poller = pollfd(fd: reader.open ? output : -1, events: Int16(POLLIN), revents: 0)
+            _ = poll(&poller, 1, 100)   // its answer is only a wake-up: the loop reads and looks again either way
+        }
+    }
+
+    /// How much is read in one go, and after the program's end.
+    static let finalRead = 1 << 18
+
+    /// The pipe's bytes, cut into lines.
+    private struct LineReader: ~Copyable {
+        let descriptor: Int32
+        let emit: (String) -> Void
         var open = true
-        while open {
-            // Everything there is to read now.
-            while true {
-                let count = read(output, buffer, block)
+        private var pending = Data()
+        private let block = 1 << 16
+        private let buffer: UnsafeMutableRawPointer
+
+        init(descriptor: Int32, emit: @escaping (String) -> Void) {
+            self.descriptor = descriptor
+            self.emit = emit
+            buffer = UnsafeMutableRawPointer.allocate(byteCount: block, alignment: 1)
+        }
+
+        deinit { buffer.deallocate() }
+
+        /// Reads until nothing more is there now (EAGAIN), the end, or `limit` bytes.
+        mutating func read(upTo limit: Int) {
+            var total = 0
+            while open && total < limit {
+                let count = Glibc.read(descriptor, buffer, block)
                 if count < 0 && errno == EINTR { continue }
                 if count == 0 { open = false }   // the end: every writer has closed it
-                if count <= 0 { break }   // nothing more now (EAGAIN), or an error on a pipe of our own: as the end
+                if count <= 0 { return }   // nothing more now (EAGAIN), or an error on a pipe of our own: as the end for now
+                total += count
                 pending.append(buffer.assumingMemoryBound(to: UInt8.self), count: count)
                 while let newline = pending.firstIndex(of: 0x0A) {
                     emit(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self))
@@ -111,31 +195,13 @@ struct HookProcess {
                     pending.removeAll(keepingCapacity: true)
                 }
             }
-            // Its end, once it came and what it wrote before is read.
-            if let outcome { return finish(outcome, pending: pending, emit: emit) }
-            var raw: Int32 = 0
-            let result = waitpid(pid, &raw, WNOHANG)
-            if result == pid {
-                outcome = (raw & 0x7f) == 0 ? .exited((raw >> 8) & 0xff) : .killed(raw & 0x7f)
-                continue   // one more read: what it wrote just before it ended
-            }
-            if result < 0 && errno != EINTR { outcome = .killed(0); continue }   // only a pid not ours fails it: never the case
-            var poller = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
-            _ = poll(&poller, 1, 100)   // a wake-up a tenth of a second at most, to look at the program's end
         }
-        if let outcome { return finish(outcome, pending: pending, emit: emit) }
-        // The pipe ended first: the program's end is near, waiting for it is short.
-        var raw: Int32 = 0
-        while waitpid(pid, &raw, 0) < 0 {
-            if errno != EINTR { return finish(.killed(0), pending: pending, emit: emit) }   // only a pid not ours fails it
-        }
-        return finish((raw & 0x7f) == 0 ? .exited((raw >> 8) & 0xff) : .killed(raw & 0x7f), pending: pending, emit: emit)
-    }
 
-    private func finish(_ outcome: Outcome, pending: Data, emit: (String) -> Void) -> Outcome {
-        close(output)
-        if !pending.isEmpty { emit(String(decoding: pending, as: UTF8.self)) }
-        return outcome
+        /// The last line, without its newline.
+        mutating func finish() {
+            if !pending.isEmpty { emit(String(decoding: pending, as: UTF8.self)) }
+            pending.removeAll()
+        }
     }
 
     /// Every descriptor past the standard three is closed in the child (most are close-on-exec

@@ -302,18 +302,10 @@ final class MpvPlayer: @unchecked Sendable {
 
     /// Spawns mpv with `control` (close-on-exec here) as its `controlDescriptor`.
     private static func spawn(_ arguments: [String], log: String, control: Int32, environment: [String: String]) throws -> pid_t {
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var mask = sigset_t()
-        sigemptyset(&mask)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for number in [SIGINT, SIGTERM, SIGPIPE, SIGHUP] { sigaddset(&defaults, number) }
-        posix_spawnattr_setsigmask(&attributes, &mask)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
+        let attributes: SpawnAttributes
+        do { attributes = try SpawnAttributes(.processGroup) } catch {
+            throw CLIError(message: "cannot start mpv (\(arguments[0])): \(error.reason)")
+        }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -332,7 +324,7 @@ final class MpvPlayer: @unchecked Sendable {
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for pointer in argv + envp { free(pointer) } }
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, envp)
+        let result = posix_spawn(&pid, arguments[0], &actions, attributes.raw, argv, envp)
         guard result == 0 else { throw CLIError(message: "cannot start mpv (\(arguments[0])): \(String(cString: strerror(result)))") }
         return pid
     }

@@ -65,6 +65,7 @@ struct EngineLoop {
     func retry(_ id: DownloadID, reply: CommandReply<Void>) { core.retry(id, reply: reply) }
     func remove(_ id: DownloadID, deleteFile: Bool) -> Result<Void, DownloadManagerError> { core.remove(id, deleteFile: deleteFile) }
     func claim(_ ids: [DownloadID]) -> Result<Void, DownloadManagerError> { core.claim(ids) }
+    func adoptNewRows(reply: CommandReply<Void>) { core.adoptNewRows { core, result in reply(core, result) } }
     func pauseAll(reply: CommandReply<Void>) { core.pauseAll(reply: reply) }
     func resumeAll(reply: CommandReply<Void>) { core.resumeAll(reply: reply) }
     func setPriority(_ priority: Int, for id: DownloadID) -> Result<Void, DownloadManagerError> { core.setPriority(priority, for: id) }

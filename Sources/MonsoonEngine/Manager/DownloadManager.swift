@@ -121,6 +121,14 @@ public final class DownloadManager: Sendable {
         try await perform(rows: [id], now: { $0.remove(id, deleteFile: deleteFile) })
     }
 
+    /// Takes in the downloads other connections added to the store (`DownloadStore.add`) since
+    /// the last it knew of, as a command of another process does: a `.claimedOnly` engine keeps
+    /// them queued until they are claimed, so a caller can record what it needs about their ids
+    /// between adding and starting them.
+    public func adoptStoredDownloads() async throws(DownloadManagerError) {
+        try await perform { $0.adoptNewRows(reply: $1) }
+    }
+
     /// Lets an engine with `QueueScope.claimedOnly` start these stored downloads (no effect
     /// with `.wholeQueue`, which starts everything queued). Unknown ids are ignored.
     public func claim(_ ids: [DownloadID]) async throws(DownloadManagerError) {

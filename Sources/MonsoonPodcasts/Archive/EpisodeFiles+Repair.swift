@@ -22,6 +22,11 @@ extension EpisodeFiles {
             }
         case "feed":
             known = podcasts.first?.1
+        case "info":
+            // Not a download: Monsoon writes it, from the library. A redacted feed URL (`***`) cannot be run as given.
+            let feed = feedURL.contains("***") ? "FEED_URL" : feedURL
+            return .failure(EpisodeFileError(.noSource, "it is the metadata --write-info-json writes beside an episode, not a download: delete it if it is "
+                                             + "there, then 'monsoon archive \(feed) -o FOLDER --write-info-json' (the archive's folder) writes it again"))
         default:
             break
         }

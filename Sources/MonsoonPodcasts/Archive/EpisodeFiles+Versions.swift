@@ -20,7 +20,7 @@ extension EpisodeFiles {
     /// version naming its path (anything else is said and left alone, the version kept). A version
     /// becomes `replaced` only once its manifest no longer lists it (``Manifest/forget(fileAt:)``),
     /// also when its file was gone already; a manifest that cannot be updated leaves it `kept`,
-    /// for the next run to finish.
+    /// for the next run to finish. A deleted version's sidecar is deleted (and forgotten) too.
     public func replaceEarlierVersions(podcast: Int, root: String) throws -> Replacement {
         let rows = try database.statement("""
             SELECT v.id, v.file_name, e.file_name, v.bytes FROM episode_versions v JOIN episodes e ON e.id = v.episode_id
@@ -57,6 +57,12 @@ extension EpisodeFiles {
                     continue
                 }
                 replacement.deleted.append(old)
+            }
+            // Its `--write-info-json` sidecar goes with it, as `delete` takes an episode's (also when the file went
+            // already: under the root, never through a link).
+            if let old = row.old, Self.isSafe(old), old.hasPrefix(prefix), LocalFile.firstLink(below: root, in: (old as NSString).deletingLastPathComponent) == nil,
+               let warning = InfoSidecar.delete(besideFile: old) {
+                replacement.warnings.append(warning)
             }
             if let old = row.old {
                 do { try Manifest.forget(fileAt: old) } catch {

@@ -27,7 +27,7 @@ public struct EpisodeInfo: Codable, Sendable, Equatable {
         public var published: String?
         /// The item's description or show notes (HTML kept as text, as the feed has it).
         public var description: String?
-        /// The episode's web page.
+        /// The episode's web page (credentials redacted, as every URL here).
         public var link: String?
         /// Whole seconds.
         public var duration: Int?
@@ -71,6 +71,13 @@ public struct EpisodeInfo: Codable, Sendable, Equatable {
         public var language: String?
     }
 
+    /// Whether a URL of the download carries credentials (redacted here): its sidecar is then
+    /// private, as a private feed's copy is (`EpisodeQueue.carriesCredentials(podcast:in:)` for a podcast's).
+    public static func carriesCredentials(_ download: MonsoonEngine.Download) -> Bool {
+        Redaction.redact(download.request.url) != download.request.url.absoluteString
+            || download.finalURL.map { Redaction.redact($0) != $0 } == true
+    }
+
     /// The downloaded file.
     public struct Download: Codable, Sendable, Equatable {
         /// The file's name, in the sidecar's own folder.
@@ -96,15 +103,26 @@ public struct EpisodeInfo: Codable, Sendable, Equatable {
         self.download = download
     }
 
-    /// The document for a completed download whose file is at `path`, hashed now.
+    /// The document for a completed download whose file is at `path`, hashed now unless
+    /// `sha256` is given (the library's hash of that very file).
     /// - Parameter downloaded: when it completed, if known (an episode's own time wins).
-    public init(download: MonsoonEngine.Download, path: String, downloaded: Date?) throws(EpisodeFileError) {
-        let sha256: String
-        do { sha256 = try FileDigest.sha256(ofFile: path) } catch { throw EpisodeFileError(.fileSystem, error.message) }
+    public init(download: MonsoonEngine.Download, path: String, downloaded: Date?, sha256 known: String? = nil) throws(EpisodeFileError) {
         guard let bytes = LocalFile.size(at: path) else { throw EpisodeFileError(.fileSystem, "\(path) is gone: no metadata is written for it") }
+        let sha256: String
+        if let known { sha256 = known } else {
+            do { sha256 = try FileDigest.sha256(ofFile: path) } catch { throw EpisodeFileError(.fileSystem, error.message) }
+        }
         self.download = Download(file: (path as NSString).lastPathComponent, sourceURL: Redaction.redact(download.request.url), finalURL: download.finalURL.map(Redaction.redact),
                                  etag: download.etag, lastModified: download.lastModified, bytes: bytes, sha256: sha256,
                                  downloaded: downloaded.map(UTCDate.iso))
+    }
+
+    /// The SHA-256 the library keeps for episode `id`'s file, when it is of the file at `path`
+    /// as it is now (same path, same size); nil otherwise (then the file is hashed).
+    public static func knownSHA256(episode id: Int, path: String, in database: Database) throws -> String? {
+        guard let size = LocalFile.size(at: path) else { return nil }
+        return try database.scalarText("SELECT sha256 FROM episodes WHERE id = ? AND file_name = ? AND bytes_on_disk = ? AND download_state = 'downloaded'",
+                                       id, path, size)
     }
 
     /// Adds the episode `id`'s fields and its podcast's, read from the library in `database`.
@@ -116,12 +134,13 @@ public struct EpisodeInfo: Codable, Sendable, Equatable {
                    p.id, p.title, p.feed_url, p.link, p.author, p.description, p.artwork_url, p.language
             FROM episodes e JOIN podcasts p ON p.id = e.podcast_id WHERE e.id = ?
             """).first([id]) { row in
-            (Episode(id: id, title: row.text(0), guid: row.text(1), published: row.date(2).map(UTCDate.iso), description: row.text(3), link: row.text(4),
-                     duration: row.optionalInt(5), season: row.optionalInt(6), episode: row.optionalInt(7), image: row.text(8), chaptersURL: row.text(9),
-                     transcriptURL: row.text(10), transcripts: Self.transcripts(row.text(15)), enclosureURL: row.text(11).map(Redaction.redact), mediaType: row.text(12), declaredLength: row.optionalInt(13)),
+            (Episode(id: id, title: row.text(0), guid: row.text(1), published: row.date(2).map(UTCDate.iso), description: row.text(3), link: row.text(4).map(Redaction.redact),
+                     duration: row.optionalInt(5), season: row.optionalInt(6), episode: row.optionalInt(7), image: row.text(8).map(Redaction.redact),
+                     chaptersURL: row.text(9).map(Redaction.redact), transcriptURL: row.text(10).map(Redaction.redact),
+                     transcripts: Self.transcripts(row.text(15))?.compactMap(Self.redacted), enclosureURL: row.text(11).map(Redaction.redact), mediaType: row.text(12), declaredLength: row.optionalInt(13)),
              row.date(14),
-             Podcast(id: row.int(16), title: row.text(17), feedURL: Redaction.redact(row.text(18) ?? ""), link: row.text(19), author: row.text(20),
-                     description: row.text(21), image: row.text(22), language: row.text(23)))
+             Podcast(id: row.int(16), title: row.text(17), feedURL: Redaction.redact(row.text(18) ?? ""), link: row.text(19).map(Redaction.redact), author: row.text(20),
+                     description: row.text(21), image: row.text(22).map(Redaction.redact), language: row.text(23)))
         }
         guard let (episode, archived, podcast) = row else { return }
         self.episode = episode
@@ -137,12 +156,48 @@ public struct EpisodeInfo: Codable, Sendable, Equatable {
         return try? JSONDecoder().decode([ParsedEpisode.Transcript].self, from: Data(column.utf8))
     }
 
-    /// The document as written: pretty-printed UTF-8 JSON, keys sorted, every control character escaped.
+    /// A transcript with its URL's credentials redacted; nil when the redacted text is no URL
+    /// (`Redaction` fails closed): the transcript is left out rather than its secret kept.
+    static func redacted(_ transcript: ParsedEpisode.Transcript) -> ParsedEpisode.Transcript? {
+        let text = Redaction.redact(transcript.url.absoluteString)
+        guard text != transcript.url.absoluteString else { return transcript }
+        guard let url = URL(string: text) else { return nil }
+        var redacted = transcript
+        redacted.url = url
+        return redacted
+    }
+
+    /// The document as written: pretty-printed UTF-8 JSON, keys sorted, every control character
+    /// escaped (C0 by the encoder; DEL and C1, which it leaves raw, here), so no feed's text can
+    /// drive a terminal that shows the file.
     public func encoded() throws(EpisodeFileError) -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        do { return try encoder.encode(self) + Data("\n".utf8) } catch {
+        do { return Self.escapingDELAndC1(try encoder.encode(self)) + Data("\n".utf8) } catch {
             throw EpisodeFileError(.fileSystem, "the metadata of \(download.file) cannot be encoded as JSON (\(error))")
         }
+    }
+
+    /// `json` with DEL (0x7F) and the C1 controls (U+0080 to U+009F, `C2 80` to `C2 9F` in UTF-8)
+    /// written as `\u007f`...: JSON's structure is ASCII without them, so any is inside a string.
+    static func escapingDELAndC1(_ json: Data) -> Data {
+        guard json.contains(where: { $0 == 0x7F || $0 == 0xC2 }) else { return json }
+        var out = Data(capacity: json.count + 64)
+        var index = json.startIndex
+        while index < json.endIndex {
+            let byte = json[index]
+            let next = json.index(after: index)
+            if byte == 0x7F {
+                out.append(contentsOf: Array("\\u007f".utf8))
+            } else if byte == 0xC2, next < json.endIndex, (0x80...0x9F).contains(json[next]) {
+                out.append(contentsOf: Array(String(format: "\\u%04x", Int(json[next])).utf8))
+                index = json.index(after: next)
+                continue
+            } else {
+                out.append(byte)
+            }
+            index = next
+        }
+        return out
     }
 }

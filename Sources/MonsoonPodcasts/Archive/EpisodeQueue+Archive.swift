@@ -22,6 +22,11 @@ extension EpisodeQueue {
     /// Whether a podcast's feed URL, or a URL of one of its episodes, carries credentials (a user
     /// and password, a token): its feed copy in an archive is then kept private.
     public func carriesCredentials(podcast: Int) throws -> Bool {
+        try Self.carriesCredentials(podcast: podcast, in: database)
+    }
+
+    /// `carriesCredentials(podcast:)`, on any connection to the library (an `--exec` worker's own).
+    public static func carriesCredentials(podcast: Int, in database: Database) throws -> Bool {
         let urls = try database.statement("""
             SELECT p.feed_url FROM podcasts p WHERE p.id = ?1
             UNION ALL SELECT coalesce(enclosure_url, '') || ' ' || coalesce(link, '') || ' ' || coalesce(image_url, '') || ' '

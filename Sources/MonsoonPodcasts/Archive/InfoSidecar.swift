@@ -5,20 +5,56 @@ import MonsoonEngine
 ///
 /// Named after the file's whole name (`Episode 1.mp3.info.json`): two files of one folder never
 /// share a sidecar, whatever their extensions, and the name comes from the file's, which is
-/// already sanitized and confined. Written as the media files are placed: a temporary file in the
-/// same folder, flushed, renamed over the sidecar, then the folder flushed; the folder is reached
-/// from the download's root without following a link, and a link at the sidecar's name is refused.
+/// already sanitized and confined. A file's name may take up to 250 bytes, so that name can pass
+/// the 255 bytes a file system allows: then the file's name is cut (at a whole character) to 236
+/// bytes and followed by `~` and eight hex digits of a hash of the whole name
+/// (`<first 236 bytes>~1f2e3d4c.info.json`, 255 bytes at most), so each file still has a sidecar of
+/// its own. ``path(for:)`` is the one place that rule lives: writing, the manifest and `delete`
+/// all find a sidecar through it.
+///
+/// Written as the media files are placed: a temporary file in the same folder (a short name of its
+/// own, whatever the file's), flushed, renamed over the sidecar, then the folder flushed; the folder
+/// is reached from the download's root without following a link, and a link at the sidecar's name
+/// is refused.
 public enum InfoSidecar {
     /// What follows a file's name in its sidecar's.
     public static let suffix = ".info.json"
+    /// The longest file name a file system takes (NAME_MAX).
+    static let nameLimit = 255
 
     /// The sidecar's path for the file at `path`.
-    public static func path(for file: String) -> String { file + suffix }
+    public static func path(for file: String) -> String {
+        let name = (file as NSString).lastPathComponent
+        guard name.utf8.count + suffix.utf8.count > nameLimit else { return file + suffix }
+        let folder = (file as NSString).deletingLastPathComponent
+        return (folder.isEmpty || folder.hasSuffix("/") ? folder : folder + "/") + shortName(name) + suffix
+    }
+
+    /// `name` cut to whole characters within 236 bytes, then `~` and its hash (9 bytes).
+    static func shortName(_ name: String) -> String {
+        let room = nameLimit - suffix.utf8.count - 9
+        var stem = ""
+        var bytes = 0
+        for scalar in name.unicodeScalars {
+            let length = String(scalar).utf8.count
+            if bytes + length > room { break }
+            stem.unicodeScalars.append(scalar)
+            bytes += length
+        }
+        // FNV-1a (32 bits) of the whole name: stable across runs and builds, unlike `hashValue`.
+        var hash: UInt32 = 2_166_136_261
+        for byte in name.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+        let hex = String(hash, radix: 16)
+        return stem + "~" + String(repeating: "0", count: 8 - hex.count) + hex
+    }
 
     /// Writes `data` as the sidecar of the file at `file`, atomically and durably.
-    /// - Parameter root: the download's root (`DownloadRequest.root`): no link below it is followed.
+    /// - Parameters:
+    ///   - root: the download's root (`DownloadRequest.root`): no link below it is followed.
+    ///   - isPrivate: for the owner only (0600, whatever the umask): it holds a private feed's
+    ///     fields (its URLs are redacted, but its titles and notes are the subscriber's alone).
     /// - Throws: `EpisodeFileError` saying which file and why.
-    public static func write(_ data: Data, besideFile file: String, root: String?) throws(EpisodeFileError) {
+    public static func write(_ data: Data, besideFile file: String, root: String?, isPrivate: Bool = false) throws(EpisodeFileError) {
         let path = path(for: file)
         let name = (path as NSString).lastPathComponent
         let folder: Int32
@@ -30,17 +66,37 @@ public enum InfoSidecar {
         if fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 && (info.st_mode & S_IFMT) == S_IFLNK {
             throw EpisodeFileError(.fileSystem, "\(path) is a symbolic link, and Monsoon never writes through one: remove it, then run again")
         }
-        let temporary = ".\(name).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
-        let fd = openat(folder, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        // Short whatever the file's name is (a long one has no room for more).
+        let temporary = ".monsoon-info.\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
+        let mode: mode_t = isPrivate ? 0o600 : 0o644
+        let fd = openat(folder, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
         guard fd >= 0 else { throw AtomicFile.failure(path, errno) }
-        var code = AtomicFile.writeAndFlush(data, to: fd)
+        // A private file is private whatever the umask (as `AtomicFile` does).
+        var code = isPrivate && fchmod(fd, mode) != 0 ? errno : nil
+        if code == nil { code = AtomicFile.writeAndFlush(data, to: fd) }
         close(fd)
         if code == nil && renameat(folder, temporary, folder, name) != 0 { code = errno }
         if let code {
+            // Best effort: the temporary file may not exist (openat's failure came first); the write's error is the one said.
             unlinkat(folder, temporary, 0)
             throw AtomicFile.failure(path, code)
         }
         // The rename survives a power cut once the folder is flushed, as for the media files.
         if fsync(folder) != 0 { throw AtomicFile.failure(path, errno) }
+    }
+
+    /// Deletes the sidecar of the file at `file` (deleted on purpose: `delete`, `--versions latest`)
+    /// and takes it out of its folder's manifest. A link at its name is not ours: left alone.
+    /// - Returns: what went wrong, as a warning to print (nil: deleted, or there was none).
+    public static func delete(besideFile file: String) -> String? {
+        let sidecar = path(for: file)
+        guard !LocalFile.isLink(sidecar), LocalFile.size(at: sidecar) != nil else { return nil }
+        guard unlink(sidecar) == 0 || errno == ENOENT else {
+            return "cannot delete \(sidecar), the metadata of a deleted file: \(String(cString: strerror(errno))); delete it yourself"
+        }
+        do { try Manifest.forget(fileAt: sidecar) } catch {
+            return "\(sidecar) was deleted, but the manifest in its folder could not be updated: \(error)"
+        }
+        return nil
     }
 }

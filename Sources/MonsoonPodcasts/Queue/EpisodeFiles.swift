@@ -128,12 +128,7 @@ public final class EpisodeFiles {
                     deletion.warnings.append("\(path) was deleted, but the manifest in its folder could not be updated: \(error)")
                 }
                 // Its `--write-info-json` sidecar goes with it (a link there is not ours: left alone).
-                let sidecar = InfoSidecar.path(for: path)
-                if !LocalFile.isLink(sidecar), Self.size(of: sidecar) != nil, unlink(sidecar) == 0 {
-                    do { try Manifest.forget(fileAt: sidecar) } catch {
-                        deletion.warnings.append("\(sidecar) was deleted, but the manifest in its folder could not be updated: \(error)")
-                    }
-                }
+                if let warning = InfoSidecar.delete(besideFile: path) { deletion.warnings.append(warning) }
             }
             deletion.episodes.append(id)
         }
