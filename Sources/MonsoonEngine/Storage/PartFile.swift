@@ -97,6 +97,17 @@ package enum PartFile {
         _ = text.withCString { monsoon_fsetxattr(fd, attribute, $0, strlen($0)) }
     }
 
+    /// Keeps `head` with a part begun at byte 0 (`WARCHeadAttribute`), or drops the one an
+    /// earlier part of that name had. Best effort, like `writeState`: a part without it is
+    /// recorded as a `resource` when it is completed by a later run.
+    static func writeWARCHead(_ head: [UInt8]?, fd: Int32) {
+        if let head {
+            _ = monsoon_fsetxattr(fd, WARCHeadAttribute.name, head, head.count)
+        } else {
+            _ = monsoon_fremovexattr(fd, WARCHeadAttribute.name)   // mostly there is none to remove
+        }
+    }
+
     /// The resume state stored with a part, if any.
     static func readState(at path: String) -> ResumeState? {
         var buffer = [CChar](repeating: 0, count: 16 * 1024)
