@@ -42,6 +42,10 @@ package enum PartFile {
             copied += sent
         }
         if let state { writeState(state, fd: target) }
+        // The head a run with --warc kept goes with the bytes it announced.
+        var head = [UInt8](repeating: 0, count: WARCHeadAttribute.maxBytes)
+        let length = monsoon_fgetxattr(source, WARCHeadAttribute.name, &head, head.count)
+        if length > 0 { writeWARCHead(Array(head[..<Int(length)]), fd: target) }
         return copied
     }
 
