@@ -52,6 +52,25 @@ import Testing
         }
     }
 
+    @Test func credentialsStayInThePrivateRequestRecordAndNeverInTheTargetURI() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let body = Body.pattern(size: 5000, seed: 13)
+        server.setRoute("/p.mp3", Route(body: body))
+        var parts = try #require(URLComponents(url: server.url("/p.mp3"), resolvingAgainstBaseURL: false))
+        parts.user = "me"
+        parts.password = "secret"
+        let result = await runMonsoon(["get", "-o", "out", "--warc", "capture.warc.gz", try #require(parts.url).absoluteString], in: folder.path)
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(server.requests(for: "/p.mp3").first?.header("Authorization") == "Basic bWU6c2VjcmV0")
+        let mode = try FileManager.default.attributesOfItem(atPath: folder.file("capture-00000.warc.gz"))[.posixPermissions] as? Int
+        #expect(mode == 0o600, "the request record holds the Authorization header as sent")
+        let records = try await Self.validRecords("capture-00000.warc.gz", in: folder)
+        #expect(Self.records(records, "request", server.url("/p.mp3")).count == 1 && Self.records(records, "response", server.url("/p.mp3")).count == 1)
+        #expect(!records.contains { $0.uri?.contains("secret") ?? false }, "no user or password in WARC-Target-URI")
+    }
+
     @Test func aDownloadResumedInTheRunAndOneResumedByTheNextRunExtractWhole() async throws {
         let server = try TestServer()
         let folder = Folder()

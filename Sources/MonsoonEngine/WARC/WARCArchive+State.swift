@@ -38,7 +38,7 @@ extension WARCArchive {
 
         /// The file records go to now: the current one, or the next, begun with its `warcinfo`.
         func ensureOpen() throws(WARCError) -> OpenFile {
-            if let stoppedBy { throw WARCError(stoppedBy.code, "nothing more is written to the WARC since an earlier failure: \(stoppedBy.message)") }
+            if let stoppedBy { throw WARCError(stoppedBy.code, "an earlier failure stopped the WARC: \(stoppedBy.message)") }
             if closed { throw WARCError(.closed, "the WARC was already closed") }
             if current == nil { try openNext() }
             return current!
