@@ -8,11 +8,13 @@
 #define MONSOON_CCURL_SHIM_H
 
 #include <curl/curl.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
+#include <unistd.h>
 
 #if LIBCURL_VERSION_NUM < 0x075500
 #error "Monsoon needs libcurl 7.85 or newer (CURLOPT_PROTOCOLS_STR)."
@@ -141,6 +143,14 @@ static inline int monsoon_fsetxattr(int fd, const char *name, const void *value,
     return fsetxattr(fd, name, value, size, 0);
 }
 
+static inline long monsoon_fgetxattr(int fd, const char *name, void *value, size_t size) {
+    return (long)fgetxattr(fd, name, value, size);
+}
+
+static inline int monsoon_fremovexattr(int fd, const char *name) {
+    return fremovexattr(fd, name);
+}
+
 /// A symbolic link's own attributes, never its target's: a link planted at a part's path
 /// must not lend it another file's resume state.
 static inline long monsoon_getxattr(const char *path, const char *name, void *value, size_t size) {
@@ -155,6 +165,18 @@ extern int sync_file_range(int fd, long offset, long nbytes, unsigned int flags)
 
 static inline int monsoon_start_writeback(int fd, long long offset, long long length) {
     return sync_file_range(fd, (long)offset, (long)length, 2 /* SYNC_FILE_RANGE_WRITE */);
+}
+
+// Declared here for the same reason as sync_file_range (glibc 2.28 has it under _GNU_SOURCE).
+extern int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
+
+/// Renames `from` to `to` unless `to` exists (EEXIST then). A file system without
+/// RENAME_NOREPLACE (EINVAL) gets link and unlink, which refuse an existing name too.
+static inline int monsoon_rename_noreplace(const char *from, const char *to) {
+    if (renameat2(AT_FDCWD, from, AT_FDCWD, to, 1 /* RENAME_NOREPLACE */) == 0) return 0;
+    if (errno != EINVAL && errno != ENOSYS) return -1;
+    if (link(from, to) != 0) return -1;
+    return unlink(from);
 }
 
 static inline long monsoon_utime_omit(void) {

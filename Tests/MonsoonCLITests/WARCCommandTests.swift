@@ -43,13 +43,32 @@ import Testing
             #expect(Self.records(records, "response", url).count == 1, "\(url)")
         }
         let hop = try #require(Self.records(records, "response", urls[2]).first)
-        #expect(hop.status == "301" && hop.truncated == "length", "the hop's head, its body not kept")
+        #expect(hop.status == "301" && hop.truncated == "unspecified", "the hop's head, its body not kept")
         for (path, (name, body)) in zip(["/a.mp3", "/b.mp3", "/c.mp3"], zip(["a.mp3", "b.mp3", "c.mp3"], bodies)) {
             let response = try #require(Self.records(records, "response", server.url(path)).first)
             #expect(response.status == "200" && response.ranges == nil && response.truncated == nil)
             #expect(try SHA256.hex(fileAt: folder.file("out/" + name)) == body.sha256Hex())
             #expect(try await Warcio.payloadSHA256("capture-00000.warc.gz", offset: response.offset, in: folder) == body.sha256Hex(), "\(name)")
         }
+    }
+
+    @Test func credentialsStayInThePrivateRequestRecordAndNeverInTheTargetURI() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let body = Body.pattern(size: 5000, seed: 13)
+        server.setRoute("/p.mp3", Route(body: body))
+        var parts = try #require(URLComponents(url: server.url("/p.mp3"), resolvingAgainstBaseURL: false))
+        parts.user = "me"
+        parts.password = "secret"
+        let result = await runMonsoon(["get", "-o", "out", "--warc", "capture.warc.gz", try #require(parts.url).absoluteString], in: folder.path)
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(server.requests(for: "/p.mp3").first?.header("Authorization") == "Basic bWU6c2VjcmV0")
+        let mode = try FileManager.default.attributesOfItem(atPath: folder.file("capture-00000.warc.gz"))[.posixPermissions] as? Int
+        #expect(mode == 0o600, "the request record holds the Authorization header as sent")
+        let records = try await Self.validRecords("capture-00000.warc.gz", in: folder)
+        #expect(Self.records(records, "request", server.url("/p.mp3")).count == 1 && Self.records(records, "response", server.url("/p.mp3")).count == 1)
+        #expect(!records.contains { $0.uri?.contains("secret") ?? false }, "no user or password in WARC-Target-URI")
     }
 
     @Test func aDownloadResumedInTheRunAndOneResumedByTheNextRunExtractWhole() async throws {
@@ -72,7 +91,7 @@ import Testing
         let firstRecords = try await Self.validRecords("capture-00000.warc.gz", in: folder)
         #expect(Self.records(firstRecords, "request", e).count == 1)
         let cut = try #require(Self.records(firstRecords, "response", e).first)
-        #expect(cut.status == "200" && cut.truncated == "length", "the stopped download's head, its body in the part, not in the WARC")
+        #expect(cut.status == "200" && cut.truncated == "unspecified", "the stopped download's head, its body in the part, not in the WARC")
 
         // The second: d drops once and goes on with Range in the run; e goes on from its part.
         let second = await runMonsoon(["get", "-o", "out", "--warc", "capture.warc.gz", d.absoluteString, e.absoluteString], in: folder.path)
@@ -81,12 +100,17 @@ import Testing
         #expect(server.requests(for: "/e.mp3").map { $0.header("Range") } == [nil, "bytes=120000-"])
         #expect(folder.contents() == ["capture-00000.warc.gz", "capture-00001.warc.gz", "out"], "a rerun never writes over the first run's file")
         let records = try await Self.validRecords("capture-00001.warc.gz", in: folder)
-        #expect(Self.records(records, "request", d).count == 2 && Self.records(records, "response", d).count == 1)
-        #expect(Self.records(records, "request", e).count == 1 && Self.records(records, "response", e).count == 1)
-        let dResponse = try #require(Self.records(records, "response", d).first)
-        #expect(dResponse.status == "200" && dResponse.ranges == "0-99999 200, 100000-399999 206", "the head of the exchange from byte 0")
-        let eResponse = try #require(Self.records(records, "response", e).first)
-        #expect(eResponse.status == "206" && eResponse.ranges == "0-119999 earlier, 120000-299999 206", "the resume's head; the first bytes came before")
+        // Each exchange has its request and its head; the file is in the response headed by the 200
+        // that announced it whole (the other run's for e, kept with its part), never under a 206's head.
+        #expect(Self.records(records, "request", d).count == 2 && Self.records(records, "response", d).compactMap(\.status).sorted() == ["200", "206"])
+        #expect(Self.records(records, "request", e).count == 1 && Self.records(records, "response", e).compactMap(\.status).sorted() == ["200", "206"])
+        let dResponse = try #require(Self.records(records, "response", d).first { $0.status == "200" })
+        #expect(dResponse.ranges == "0-99999 200, 100000-399999 206" && dResponse.truncated == nil, "the head of the exchange from byte 0")
+        let eResponse = try #require(Self.records(records, "response", e).first { $0.status == "200" })
+        #expect(eResponse.ranges == "0-119999 earlier, 120000-299999 206" && eResponse.truncated == nil, "the first run's 200, kept with the part")
+        for resume in Self.records(records, "response", d) + Self.records(records, "response", e) where resume.status == "206" {
+            #expect(resume.truncated == "unspecified", "a resume's head alone: its bytes are in the whole response")
+        }
         for (name, body, response) in [("d.mp3", inRun, dResponse), ("e.mp3", acrossRuns, eResponse)] {
             #expect(try SHA256.hex(fileAt: folder.file("out/" + name)) == body.sha256Hex())
             #expect(try await Warcio.payloadSHA256("capture-00001.warc.gz", offset: response.offset, in: folder) == body.sha256Hex(), "\(name)")
@@ -166,7 +190,7 @@ import Testing
         server.setRoute("/k.mp3", Route(body: body, etag: "\"k\"", faults: [.stallAfter(bytes: 50_000, seconds: 30, times: 1)]))
         let url = server.url("/k.mp3").absoluteString
         let killed = try MonsoonProcess(["get", "-o", "out", "--warc", "capture.warc.gz", url], in: folder.path)
-        try await waitUntil("the download has begun") { !server.requests(for: "/k.mp3").isEmpty }
+        try await waitUntil("the part holds the bytes sent") { (try? FileManager.default.attributesOfItem(atPath: folder.file("out/k.mp3.part"))[.size] as? Int) == 50_000 }
         kill(killed.process.processIdentifier, SIGKILL)
         #expect(try await killed.finish().status == 128 + SIGKILL)
         #expect(folder.contents() == ["capture-00000.warc.gz.open", "out"], "no finished name for a file its run did not close")
@@ -177,7 +201,10 @@ import Testing
         #expect(folder.contents() == ["capture-00000.warc.gz", "capture-00001.warc.gz", "out"])
         _ = try await Self.validRecords("capture-00000.warc.gz", in: folder)
         let records = try await Self.validRecords("capture-00001.warc.gz", in: folder)
-        let response = try #require(Self.records(records, "response", server.url("/k.mp3")).first)
+        // The killed run's 200, kept with the part, heads the whole file; the resume's 206 has its own record.
+        #expect(Self.records(records, "response", server.url("/k.mp3")).compactMap(\.status).sorted() == ["200", "206"])
+        let response = try #require(Self.records(records, "response", server.url("/k.mp3")).first { $0.status == "200" })
+        #expect(response.ranges == "0-49999 earlier, 50000-199999 206")
         #expect(try await Warcio.payloadSHA256("capture-00001.warc.gz", offset: response.offset, in: folder) == body.sha256Hex())
     }
 
@@ -198,6 +225,47 @@ import Testing
         #expect(server.requests(for: "/a.mp3").isEmpty && !folder.contents().contains { $0.hasPrefix("capture") })
     }
 
+    @Test func anArchiveThatWouldHandItsDownloadsToAnotherMonsoonRefusesBeforeAnyFeed() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        _ = ArchiveCommandTests.serve(server, count: 1)
+        server.setRoute("/slow.mp3", Route(body: .pattern(size: 100_000, seed: 7), faults: [.stallAfter(bytes: 10_000, seconds: 30, times: 1)]))
+        let other = try MonsoonProcess(["get", "-o", "out", server.url("/slow.mp3").absoluteString], in: folder.path)
+        try await waitUntil("the other monsoon is downloading") { !server.requests(for: "/slow.mp3").isEmpty }
+        let refused = await runMonsoon(["archive", server.url("/feed.xml").absoluteString, "-o", "A", "--warc", "podcasts.warc.gz"], in: folder.path)
+        other.interrupt()
+        _ = try await other.finish()
+        #expect(refused.status == 1)
+        #expect(refused.errors.contains("monsoon: --warc: another monsoon is downloading in this home"), "\(refused.errors)")
+        #expect(server.requests(for: "/feed.xml").isEmpty, "refused before the feed was fetched")
+    }
+
+    @Test func aChunkedAnswerKeepsItsHeadAndPassesWarciosCheck() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let body = Body.pattern(size: 70_000, seed: 12)
+        let bytes = body.data()
+        // Sent in three chunks, as a server streaming it would.
+        var chunked = Data()
+        for piece in [bytes[0..<1000], bytes[1000..<50_000], bytes[50_000...]] {
+            chunked += Data((String(piece.count, radix: 16) + "\r\n").utf8) + piece + Data("\r\n".utf8)
+        }
+        chunked += Data("0\r\n\r\n".utf8)
+        server.setRoute("/c.mp3", Route(body: .bytes([UInt8](chunked)), contentType: "audio/mpeg", supportsRanges: false,
+                                        extraHeaders: [("Transfer-Encoding", "chunked")], sendsContentLength: false))
+        let url = server.url("/c.mp3")
+        let result = await runMonsoon(["get", "-o", "out", "--warc", "capture.warc.gz", url.absoluteString], in: folder.path)
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(try SHA256.hex(fileAt: folder.file("out/c.mp3")) == body.sha256Hex())
+        let records = try await Self.validRecords("capture-00000.warc.gz", in: folder)
+        let response = try #require(Self.records(records, "response", url).first)
+        #expect(response.status == "200")
+        // warcio takes the chunks off: the file's bytes.
+        #expect(try await Warcio.payloadSHA256("capture-00000.warc.gz", offset: response.offset, in: folder) == body.sha256Hex())
+    }
+
     @Test func aFileWholeFromAnEarlierRunIsKeptAsAResource() async throws {
         let server = try TestServer()
         let folder = Folder()
@@ -206,8 +274,9 @@ import Testing
         let body = Body.pattern(size: 80_000, seed: 9)
         server.setRoute("/w.mp3", Route(body: body, etag: "\"w\"", faults: [.stallAfter(bytes: 80_000, seconds: 30, times: 1)], sendsContentLength: false))
         let url = server.url("/w.mp3")
+        // A first run without --warc: no head is kept with the part.
         let interruption = Interruption()
-        let run = Task { await runMonsoon(["get", "-o", "out", "--warc", "capture.warc.gz", url.absoluteString], in: folder.path, interruption: interruption) }
+        let run = Task { await runMonsoon(["get", "-o", "out", url.absoluteString], in: folder.path, interruption: interruption) }
         try await waitUntil("the part holds every byte") { (try? FileManager.default.attributesOfItem(atPath: folder.file("out/w.mp3.part"))[.size] as? Int) == 80_000 }
         interruption.trigger()
         #expect(await run.value.status == 130)
@@ -215,11 +284,10 @@ import Testing
         let second = await runMonsoon(["get", "-o", "out", "--warc", "capture.warc.gz", url.absoluteString], in: folder.path)
         #expect(second.status == 0, "\(second.errors)")
         #expect(server.requests(for: "/w.mp3").last?.header("Range") == "bytes=80000-")
-        _ = try await Self.validRecords("capture-00000.warc.gz", in: folder)
-        let records = try await Self.validRecords("capture-00001.warc.gz", in: folder)
+        let records = try await Self.validRecords("capture-00000.warc.gz", in: folder)
         #expect(Self.records(records, "response", url).map(\.status) == ["416"], "the answer to the resume: the part was whole")
         let resource = try #require(Self.records(records, "resource", url).first)
         #expect(resource.ranges == "0-79999 earlier")
-        #expect(try await Warcio.payloadSHA256("capture-00001.warc.gz", offset: resource.offset, in: folder) == body.sha256Hex())
+        #expect(try await Warcio.payloadSHA256("capture-00000.warc.gz", offset: resource.offset, in: folder) == body.sha256Hex())
     }
 }

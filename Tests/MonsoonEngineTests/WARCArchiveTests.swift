@@ -17,7 +17,7 @@ import Testing
     static func members(_ path: String) -> Int {
         let fd = open(path, O_RDONLY)
         defer { close(fd) }
-        return GzipMemberScan.completeEnd(of: fd).members
+        return (try? GzipMemberScan.completeEnd(of: fd, path: path).members) ?? -1   // -1: unreadable
     }
 
     @Test func filesAreNumberedOpenWhileWrittenAndRotated() throws {
@@ -27,9 +27,13 @@ import Testing
         #expect(folder.contents() == ["cap-00000.warc.gz.open"], "its warcinfo is written at once")
         // A limit of 1 byte: every group of records fills a file, which is closed after it.
         archive.record([Self.exchange])
-        archive.record(fetch: [Self.exchange], body: Array("hello".utf8))
+        archive.record(fetch: [Self.exchange], body: Array("hello".utf8)) {}
         let files = try archive.close()
         #expect(files == [folder.file("cap-00000.warc.gz"), folder.file("cap-00001.warc.gz")])
+        for file in files {
+            let mode = try #require(try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int)
+            #expect(mode == 0o600, "requests are recorded as sent, credentials included: for the owner only")
+        }
         #expect(folder.contents() == ["cap-00000.warc.gz", "cap-00001.warc.gz"])
         #expect(files.map(Self.members) == [3, 3], "a warcinfo, a request and a response each")
         #expect(archive.repairs.isEmpty)
@@ -41,13 +45,18 @@ import Testing
         #expect(again.writePayloads([WARCPayload(pieces: [], url: "", path: "/nonexistent")]).first??.code == .closed)
     }
 
-    @Test func aFileAKilledRunLeftOpenIsCutToItsLastWholeRecord() throws {
-        let folder = TemporaryFolder()
-        defer { folder.remove() }
+    /// A run's file with a request and its response: its path and bytes.
+    static func oneFinishedFile(in folder: TemporaryFolder) throws -> (String, Data) {
         let first = try WARCArchive.open(Self.configuration(folder.file("cap.warc.gz")))
         first.record([Self.exchange])
         let whole = try #require(try first.close().first)
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: whole))
+        return (whole, try Data(contentsOf: URL(fileURLWithPath: whole)))
+    }
+
+    @Test func aFileAKilledRunLeftOpenIsCutToItsLastWholeRecord() throws {
+        let folder = TemporaryFolder()
+        defer { folder.remove() }
+        let (_, bytes) = try Self.oneFinishedFile(in: folder)
         // As a killed run leaves it: open, with half of a record after the whole ones.
         let leftover = folder.file("cap-00007.warc.gz.open")
         try (bytes + bytes.prefix(200)).write(to: URL(fileURLWithPath: leftover))
@@ -61,6 +70,25 @@ import Testing
         // The numbers are counted after the repair: the deleted file's, empty, may be taken again.
         #expect(try second.close() == [folder.file("cap-00008.warc.gz")])
         #expect(folder.contents() == ["cap-00000.warc.gz", "cap-00007.warc.gz", "cap-00008.warc.gz"])
+    }
+
+    @Test func aLeftoverWhoseNameIsTakenGetsTheNextNumberAndNoFileIsReplaced() throws {
+        let folder = TemporaryFolder()
+        defer { folder.remove() }
+        let (whole, bytes) = try Self.oneFinishedFile(in: folder)
+        // Left open by another run under a number that has a finished file now, and a file
+        // a killed run was beginning.
+        try bytes.write(to: URL(fileURLWithPath: folder.file("cap-00000.warc.gz.open")))
+        try Data([1, 2, 3]).write(to: URL(fileURLWithPath: folder.file(".cap-new-0000.warc.gz")))
+        try Data().write(to: URL(fileURLWithPath: folder.file("cap-00001.warc.gz")))
+
+        let second = try WARCArchive.open(Self.configuration(folder.file("cap.warc.gz")))
+        #expect(second.repairs == [folder.file("cap-00002.warc.gz") + " was left open by a run that was stopped: every record in it whole (3)"
+                                   + " (cap-00000.warc.gz was taken, so it is named cap-00002.warc.gz)"])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: whole)) == bytes, "the finished file is left as it was")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folder.file("cap-00002.warc.gz"))) == bytes)
+        #expect(try second.close() == [folder.file("cap-00003.warc.gz")])
+        #expect(folder.contents() == ["cap-00000.warc.gz", "cap-00001.warc.gz", "cap-00002.warc.gz", "cap-00003.warc.gz"])
     }
 
     @Test func aFolderThatCannotBeWrittenIsSaidAtOnce() throws {

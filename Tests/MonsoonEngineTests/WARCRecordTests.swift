@@ -13,10 +13,10 @@ import Testing
         #expect(Base32.encode([0xFF, 0x00, 0x10]) == "74ABA===")
     }
 
-    @Test func sha1LabelsAreBase32() {
+    @Test func sha1LabelsAreBase32() throws {
         // sha1("abc") = a9993e36…, as warcio and wget write it.
-        #expect(SHA1.label(of: Array("abc".utf8)) == "sha1:VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5")
-        #expect(SHA1.label(of: []) == "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ")
+        #expect(try SHA1.label(of: Array("abc".utf8)) == "sha1:VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5")
+        #expect(try SHA1.label(of: []) == "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ")
     }
 
     @Test func aRecordsHeadIsCRLFLinesInOrder() {
@@ -25,10 +25,35 @@ import Testing
                                 contentType: "application/http;msgtype=response", contentLength: 12, blockDigest: "sha1:A", payloadDigest: "sha1:B")
         let text = String(decoding: record.head(), as: UTF8.self)
         #expect(text == "WARC/1.1\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-000000000001>\r\n"
-                + "WARC-Date: 2023-11-14T22:13:20Z\r\nWARC-Target-URI: http://example.com/aWARC-Type: evil\r\nWARC-IP-Address: 127.0.0.1\r\n"
+                + "WARC-Date: 2023-11-14T22:13:20Z\r\nWARC-Target-URI: http://example.com/a%0D%0AWARC-Type:%20evil\r\nWARC-IP-Address: 127.0.0.1\r\n"
                 + "WARC-Block-Digest: sha1:A\r\nWARC-Payload-Digest: sha1:B\r\nContent-Type: application/http;msgtype=response\r\n"
                 + "Content-Length: 12\r\n\r\n", "a line break in a value never starts a field of its own")
         #expect(WARCRecord.newID().hasPrefix("<urn:uuid:") && WARCRecord.newID() != WARCRecord.newID())
+    }
+
+    @Test func theTargetURIHasNoCredentialsAndIsOneEncodedLine() {
+        #expect(WARCRecord.targetURI("https://user:secret@cdn.example.com/a b/é.mp3?t=1") == "https://cdn.example.com/a%20b/%C3%A9.mp3?t=1")
+        #expect(WARCRecord.targetURI("http://h.example/a@b?c=@") == "http://h.example/a@b?c=@", "an @ after the host is no userinfo")
+        #expect(WARCRecord.targetURI("http://h.example/%41\u{7F}") == "http://h.example/%41%7F")
+    }
+
+    @Test func aProxysTunnelAndCredentialsAreNotRecorded() {
+        let connect = Array("CONNECT cdn.example.com:443 HTTP/1.1\r\nHost: cdn.example.com:443\r\nProxy-Authorization: Basic dTpw\r\n\r\n".utf8)
+        #expect(connect.withUnsafeBytes(WARCExchange.isTunnelRequest))
+        #expect(!Array("GET /a HTTP/1.1\r\n\r\n".utf8).withUnsafeBytes(WARCExchange.isTunnelRequest))
+        let request = "GET http://h.example/a HTTP/1.1\r\nHost: h.example\r\nproxy-authorization: Basic dTpw\r\nAuthorization: Basic eDp5\r\n\r\n"
+        let exchange = WARCExchange(url: "http://h.example/a", ip: nil, date: Date(), request: Array(request.utf8))
+        #expect(String(decoding: exchange.recordedRequest, as: UTF8.self) == "GET http://h.example/a HTTP/1.1\r\nHost: h.example\r\nAuthorization: Basic eDp5\r\n\r\n",
+                "the site's credentials are the request as sent; the proxy's are not")
+    }
+
+    @Test func aWARCThatCannotBeWrittenFailsTheDownloadNeverHoldsIt() {
+        // A full WARC disk is not the download's disk: never held for space there (a loop of
+        // resumes), the download fails with the WARC's file named and its part kept.
+        let error = WARCError.system("cannot write the WARC file /w/cap-00000.warc.gz.open", errno: ENOSPC).downloadError
+        #expect(error.code == .warcNotWritten)
+        #expect(error.message == "its WARC record could not be written (cannot write the WARC file /w/cap-00000.warc.gz.open: the disk is full; "
+                + "free some space (or give --warc a file on another disk), then run again); the downloaded part is kept, and the next run records and places it")
     }
 
     @Test func anExchangeReadsItsHead() {
@@ -58,7 +83,7 @@ import Testing
         now = capture.attemptEnded([Self.exchange(206, "/b")], kept: 100..<250)
         #expect(now.isEmpty && capture.pieces.map(\.range) == [0..<100, 100..<250])
         let payload = WARCPayload(pieces: capture.pieces, url: "http://h/a", path: "/x")
-        #expect(payload.headPiece?.exchange.status == 200, "the exchange from the first byte gives the head")
+        #expect(payload.wholeHead?.exchange.status == 200 && payload.wholeHead?.fromThisRun == true, "the exchange from the first byte gives the head")
         #expect(payload.rangesField(size: 250) == "0-99 200, 100-249 206")
         // The part started over from byte 0: the earlier pieces' bytes are gone, their heads go now.
         now = capture.attemptEnded([Self.exchange(200, "/b")], kept: 0..<250)
@@ -71,11 +96,20 @@ import Testing
         #expect(now.isEmpty && capture.pieces.map(\.range) == [0..<300, 300..<1000])
     }
 
-    @Test func aFileResumedFromAnEarlierRunNamesTheGap() {
-        let payload = WARCPayload(pieces: [.init(exchange: Self.exchange(206), range: 400..<1000)], url: "", path: "")
-        #expect(payload.headPiece?.exchange.status == 206)
+    @Test func aFileResumedFromAnEarlierRunNamesTheGap() throws {
+        var payload = WARCPayload(pieces: [.init(exchange: Self.exchange(206), range: 400..<1000)], url: "", path: "")
+        #expect(payload.wholeHead == nil, "a 206's head never heads the whole file: a resource, without the earlier 200")
         #expect(payload.rangesField(size: 1000) == "0-399 earlier, 400-999 206")
-        #expect(WARCPayload(pieces: [], url: "", path: "").headPiece == nil)
+        // The earlier run's 200, kept with the part.
+        let earlier = Self.exchange(200)
+        let kept = try #require(WARCHeadAttribute.encode(earlier))
+        payload.earlierHead = WARCHeadAttribute.decode(kept)
+        #expect(payload.wholeHead?.exchange.response == earlier.response && payload.wholeHead?.fromThisRun == false)
+        #expect(payload.wholeHead?.exchange.url == "http://h/a" && payload.wholeHead?.exchange.ip == "127.0.0.1")
+        var large = earlier
+        large.response = Array("HTTP/1.1 200 OK\r\nX: \(String(repeating: "x", count: 4000))\r\n\r\n".utf8)
+        #expect(WARCHeadAttribute.encode(large) == nil, "over 3 KiB: not kept")
+        #expect(WARCHeadAttribute.decode(Array("http://h/a\n1\n\nHTTP/1.1 206 P\r\n\r\n".utf8)) == nil, "only a 200's head")
     }
 
     @Test func gzipMembersAreFoundWholeAndACutOneIsLeftOut() throws {
@@ -89,14 +123,18 @@ import Testing
         var ends: [Int] = []
         var total = 0
         for index in 0..<3 {
-            try writer.begin(fd: fd, level: index == 0 ? 6 : 1)
+            try writer.begin(fd: fd, path: path, level: index == 0 ? 6 : 1)
             try writer.write(Array(repeating: UInt8(index), count: 300_000 * (index + 1)))
             try writer.finish()
             total += writer.written
             ends.append(total)
         }
-        #expect(GzipMemberScan.completeEnd(of: fd) == (ends[2], 3))
+        #expect(try GzipMemberScan.completeEnd(of: fd, path: path) == (ends[2], 3))
         #expect(ftruncate(fd, off_t(ends[2] - 5)) == 0)
-        #expect(GzipMemberScan.completeEnd(of: fd) == (ends[1], 2), "the third member lost its trailer")
+        #expect(try GzipMemberScan.completeEnd(of: fd, path: path) == (ends[1], 2), "the third member lost its trailer")
+        // A read that fails (here EISDIR; EIO on a failing disk) is no end of file: nothing is cut.
+        let folderFD = open(folder.path, O_RDONLY | O_DIRECTORY)
+        defer { close(folderFD) }
+        #expect(throws: WARCError.self) { try GzipMemberScan.completeEnd(of: folderFD, path: folder.path) }
     }
 }

@@ -13,26 +13,9 @@ extension Archive {
         var extras: [EpisodeFiles.Extra] = []
     }
 
-    /// The run, recorded in a WARC with `--warc` (opened first: a folder that cannot be
-    /// written to stops the run before any fetch; closed last, after every engine's shutdown).
-    func archive(_ urls: [URL], root: String, naming: NamingTemplate, episodes: EpisodeSession, context: CommandContext) async throws -> Int32 {
-        var recording: WARCArchive?
-        if warc.warc != nil {
-            let settings = try transfer.configuration(scope: .claimedOnly, home: episodes.home, context: context, jobs: Archive.defaultJobs)
-            recording = try warc.open(command: "archive", settings: settings, context: context)
-        }
-        let status: Int32
-        do {
-            status = try await archive(urls, root: root, naming: naming, episodes: episodes, recording: recording, context: context)
-        } catch {
-            WARCOptions.closeAfterFailure(recording, context: context)
-            throw error
-        }
-        return WARCOptions.close(recording, status: status, quiet: global.quiet, context: context)
-    }
-
-    private func archive(_ urls: [URL], root: String, naming: NamingTemplate, episodes: EpisodeSession, recording: WARCArchive?,
-                         context: CommandContext) async throws -> Int32 {
+    /// The run. `lock`: the home's, taken already (with --warc, before anything is fetched).
+    func archive(_ urls: [URL], root: String, naming: NamingTemplate, episodes: EpisodeSession, recording: WARCArchive?,
+                 lock: HomeLock?, context: CommandContext) async throws -> Int32 {
         let runReport = output.makeReport()
         let started = Date()
         // 1. Every feed, read whole: subscribed, or refreshed when it already is.
@@ -111,10 +94,10 @@ extension Archive {
             if case .statusChanged(let download) = event { writer.record(download) }
         }
         var status: Int32
-        if let lock = try await HomeLock.acquire(path: episodes.home.lockPath, role: .get) {
+        var held = lock
+        if held == nil { held = try await HomeLock.acquire(path: episodes.home.lockPath, role: .get) }
+        if let lock = held {
             status = try await run(requests, lock: lock, episodes: episodes, recording: recording, reporter: reporter, observe: observe, context: context)
-        } else if recording != nil {
-            throw WARCOptions.handOffRefusal
         } else {
             status = try await handOver(requests, episodes: episodes, reporter: reporter, observe: observe, context: context)
         }

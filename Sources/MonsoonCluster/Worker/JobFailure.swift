@@ -19,7 +19,7 @@ enum JobFailure {
             self = status == 408 || status == 429 || status >= 500 ? .transient(error.message, seconds: 60) : .permanent(error.message)
         case .network, .stalled, .truncated, .retryAfterTooLong:
             self = .transient(error.message, seconds: 60)
-        case .notEnoughDiskSpace, .fileSystem:
+        case .notEnoughDiskSpace, .fileSystem, .warcNotWritten:
             // The worker's disk, not the job: another worker may have room.
             self = .transient(error.message, seconds: 120)
         default:

@@ -227,6 +227,7 @@ extension EngineCore {
         switch result {
         case .success:
             warcCaptures[id] = nil
+            warcRecorded.remove(id)
             records[id]?.lastError = nil
             if let path = record.filePath { releasePath(path, of: id) }
             // The validators stay: they say which version of the resource the file is.

@@ -112,23 +112,25 @@ extension EngineCore {
     func finishFetch(_ transfer: Transfer, job: FetchJob, code: CURLcode) {
         runningFetches -= 1
         needsScheduling = true
-        recordFetch(transfer, body: code == CURLE_OK && transfer.abortError == nil ? transfer.memory : nil)
+        let outcome = fetchOutcome(transfer, job: job, code: code)
+        // With a WARC, the result may wait for the fetch's record (`WARCArchive.record(fetch:body:then:)`).
+        guard let archive = configuration.warc, let exchanges = transfer.warcExchanges else { return job.complete(outcome) }
+        archive.record(fetch: exchanges, body: code == CURLE_OK && transfer.abortError == nil ? transfer.memory : nil) { job.complete(outcome) }
+    }
+
+    private func fetchOutcome(_ transfer: Transfer, job: FetchJob, code: CURLcode) -> FetchJob.Outcome {
         if let error = transfer.abortError {
-            job.complete(.failure(RetryPolicy.Failure(error: error, isTransient: false, retryAfter: nil, madeProgress: false)))
-            return
+            return .failure(RetryPolicy.Failure(error: error, isTransient: false, retryAfter: nil, madeProgress: false))
         }
         guard code == CURLE_OK else {
-            let failure = FailureClassifier.curlFailure(code: Int(code.rawValue), text: transfer.errorText(code), stallSeconds: configuration.stallSeconds)
-            job.complete(.failure(failure))
-            return
+            return .failure(FailureClassifier.curlFailure(code: Int(code.rawValue), text: transfer.errorText(code), stallSeconds: configuration.stallSeconds))
         }
         let finalURL = transfer.easy.string(CURLINFO_EFFECTIVE_URL).flatMap(URL.init(string:)) ?? job.request.url
-        let response = FetchResponse(
+        return .response(FetchResponse(
             status: transfer.head.status,
             headers: transfer.head.fields.map { FetchResponse.Header(name: $0.name, value: $0.value) },
             finalURL: finalURL,
             redirects: transfer.redirects,
-            body: Data(transfer.memory))
-        job.complete(.response(response))
+            body: Data(transfer.memory)))
     }
 }

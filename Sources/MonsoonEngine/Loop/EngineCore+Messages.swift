@@ -13,8 +13,8 @@ extension EngineLoop {
         case rowsSaved([DownloadID], deleted: [(DownloadID, Int)])
         /// A save or a read failed (kept for `persistenceError`).
         case storeFailed(ErrorBox)
-        /// Finished files placed, or not (`placementFinished`).
-        case placed([(DownloadID, Result<Void, DownloadError>)])
+        /// Finished files placed, or not (`placementFinished`); `recorded`: those whose WARC records were written.
+        case placed([(DownloadID, Result<Void, DownloadError>)], recorded: [DownloadID])
         /// A volume's free bytes (nil: unknown), measured when `written` was `writtenAtRequest`.
         case spaceMeasured(volume: UInt64, free: Int?, writtenAtRequest: Int)
         /// A running part was flushed up to `length` (`flushed`: it worked), for its checkpoint:
@@ -41,7 +41,8 @@ extension EngineCore {
             rowsSaved(saved, deleted: deleted)
         case .storeFailed(let box):
             storeError = box.error
-        case .placed(let results):
+        case .placed(let results, let recorded):
+            warcWritten(recorded)
             for (id, result) in results { placementFinished(id, result) }
         case .spaceMeasured(let volume, let free, let writtenAtRequest):
             spaceMeasured(volume, free, writtenAtRequest: writtenAtRequest)

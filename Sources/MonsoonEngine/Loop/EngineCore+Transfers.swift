@@ -266,10 +266,14 @@ extension EngineCore {
             preparing[id] = transfer
             // Ended already (a body-less 2xx): its slot is free, and it ends once the part is ready.
             if running[id] === transfer { handle(id, .bodyPreparing) }
-            work.append(.prepare(BodyPreparation(
+            var preparation = BodyPreparation(
                 row: record, attempt: ObjectIdentifier(transfer), contentDisposition: transfer.head.contentDisposition,
                 contentType: transfer.head.contentType, finalURL: record.finalURL, offset: offset, total: total,
-                newState: offset == 0 ? newState : nil, durably: durably, diskReserve: configuration.diskReserve)))
+                newState: offset == 0 ? newState : nil, durably: durably, diskReserve: configuration.diskReserve)
+            if offset == 0, transfer.head.status == 200, let answer = transfer.warcExchanges?.last {
+                preparation.warcHead = WARCHeadAttribute.encode(answer)
+            }
+            work.append(.prepare(preparation))
             if persistent { records.saving(id) }
         }
     }

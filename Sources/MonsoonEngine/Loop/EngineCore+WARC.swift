@@ -8,6 +8,8 @@ extension EngineCore {
         transfer.warcExchanges = []   // told once, whichever path ends the attempt
         var kept: Range<Int>?
         if keepsBody, case .file = transfer.sink { kept = (transfer.fileSize - transfer.bytesThisAttempt)..<transfer.fileSize }
+        // New bytes in the part: its file is not the one recorded any more.
+        if let kept, !kept.isEmpty { warcRecorded.remove(id) }
         var capture = warcCaptures[id] ?? WARCCapture()
         var now = capture.attemptEnded(exchanges, kept: kept)
         if !keepsBody { now += capture.abandon() }
@@ -17,20 +19,25 @@ extension EngineCore {
 
     /// Download `id` stopped without its file (failed, or removed): its waiting exchanges are written, heads only.
     func abandonWARC(_ id: DownloadID) {
+        warcRecorded.remove(id)
         guard let archive = configuration.warc, var capture = warcCaptures.removeValue(forKey: id) else { return }
         archive.record(capture.abandon())
     }
 
-    /// What the placer writes for a finished file, before it is said to be complete.
+    /// What the placer writes for a finished file, before it is said to be complete (nothing
+    /// when its records were written by an earlier placement that did not land).
     func warcPayload(_ id: DownloadID, url: String, partPath: String) -> WARCPayload? {
-        guard configuration.warc != nil else { return nil }
+        guard configuration.warc != nil, !warcRecorded.contains(id) else { return nil }
         return WARCPayload(pieces: warcCaptures[id]?.pieces ?? [], url: url, path: partPath)
     }
 
-    /// An in-memory fetch's exchanges, with its body when it has one.
-    func recordFetch(_ transfer: Transfer, body: [UInt8]?) {
-        guard let archive = configuration.warc, let exchanges = transfer.warcExchanges else { return }
-        archive.record(fetch: exchanges, body: body)
+    /// The placer wrote these downloads' records: whatever becomes of their placement, their
+    /// exchanges are written (a failure after it writes none again).
+    func warcWritten(_ ids: [DownloadID]) {
+        for id in ids {
+            warcCaptures[id] = nil
+            warcRecorded.insert(id)
+        }
     }
 
     /// At shutdown: what waits for files that will not be complete in this run is written now

@@ -46,6 +46,9 @@ final class EngineCore {
     /// With a WARC: each download's exchanges whose bodies are in its part, until its file is
     /// complete (`EngineCore+WARC`).
     var warcCaptures: [DownloadID: WARCCapture] = [:]
+    /// With a WARC: downloads whose file was recorded, while it is not yet in place (its rename
+    /// or folder flush failed, or it waits for space): its next placement records nothing again.
+    var warcRecorded: Set<DownloadID> = []
     /// Saving, naming and opening part files, off this thread.
     let worker: DiskWorker
     /// What this turn of the loop hands the worker (see `submitWork`).

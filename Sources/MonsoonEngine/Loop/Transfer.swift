@@ -202,6 +202,8 @@ final class Transfer {
     private func captureForWARC() {
         warcExchanges = []
         easy.setLong(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
+        // A proxy's answer to the tunnel's CONNECT ("200 Connection established") is not the site's head.
+        easy.setLong(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
         easy.setLong(CURLOPT_VERBOSE, 1)
         easy.setDebugFunction(transferDebugCallback)
         easy.setPointer(CURLOPT_DEBUGDATA, Unmanaged.passUnretained(self).toOpaque())
@@ -241,12 +243,13 @@ final class Transfer {
 
     /// A request's header block, as curl sent it: a new exchange (or more of the last one's
     /// block, when curl sent it in pieces).
+    /// A proxy's tunnel request (`CONNECT`) is left out: it is no exchange with the site.
     fileprivate func captureRequest(_ bytes: UnsafeRawBufferPointer) {
-        if let last = warcExchanges?.indices.last, let exchange = warcExchanges?[last], exchange.response.isEmpty,
-           !exchange.request.suffix(4).elementsEqual("\r\n\r\n".utf8) {
+        if let last = warcExchanges?.indices.last, let exchange = warcExchanges?[last], exchange.response.isEmpty, !exchange.requestIsComplete {
             warcExchanges?[last].request += bytes
             return
         }
+        guard !WARCExchange.isTunnelRequest(bytes) else { return }
         warcExchanges?.append(WARCExchange(url: easy.string(CURLINFO_EFFECTIVE_URL) ?? "", ip: easy.string(CURLINFO_PRIMARY_IP),
                                            date: Date(), request: Array(bytes)))
     }

@@ -36,6 +36,8 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let tooLarge = Code(rawValue: "tooLarge")
         /// Reading or writing the file failed.
         public static let fileSystem = Code(rawValue: "fileSystem")
+        /// With --warc: the download is whole but its WARC records could not be written; its part is kept.
+        public static let warcNotWritten = Code(rawValue: "warcNotWritten")
         /// The server's answer could not be used (bad Content-Range, say).
         public static let protocolViolation = Code(rawValue: "protocolViolation")
         /// The fetch was cancelled.

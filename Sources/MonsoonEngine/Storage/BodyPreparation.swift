@@ -16,6 +16,9 @@ struct BodyPreparation: Sendable {
     var total: Int?
     /// The resume state to store with a new part (nil: keep the part's).
     var newState: ResumeState?
+    /// With --warc, for a part begun at byte 0 by a 200: its head, kept with the part
+    /// (`WARCHeadAttribute`). A part begun at byte 0 without one loses any it had.
+    var warcHead: [UInt8]? = nil
     /// The row resets a checkpoint: it must be on disk before a byte of the new part is.
     var durably: Bool
     var diskReserve: Int

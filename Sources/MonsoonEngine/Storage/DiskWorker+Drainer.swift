@@ -242,6 +242,7 @@ extension DiskWorker {
                 do {
                     let fd = try PartFile.open(PartFile.path(for: path), at: preparation.offset, root: preparation.row.request.root)
                     if let state = preparation.newState { PartFile.writeState(state, fd: fd) }
+                    if preparation.offset == 0 { PartFile.writeWARCHead(preparation.warcHead, fd: fd) }
                     outcome = .ready(fd: fd, path: path)
                 } catch {
                     outcome = .failed(error, path: path, transient: false)

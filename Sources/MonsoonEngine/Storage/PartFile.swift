@@ -42,6 +42,10 @@ package enum PartFile {
             copied += sent
         }
         if let state { writeState(state, fd: target) }
+        // The head a run with --warc kept goes with the bytes it announced.
+        var head = [UInt8](repeating: 0, count: WARCHeadAttribute.maxBytes)
+        let length = monsoon_fgetxattr(source, WARCHeadAttribute.name, &head, head.count)
+        if length > 0 { writeWARCHead(Array(head[..<Int(length)]), fd: target) }
         return copied
     }
 
@@ -95,6 +99,17 @@ package enum PartFile {
         if let lastModified = state.lastModified { text += "lastModified=\(lastModified)\n" }
         if let total = state.total { text += "total=\(total)\n" }
         _ = text.withCString { monsoon_fsetxattr(fd, attribute, $0, strlen($0)) }
+    }
+
+    /// Keeps `head` with a part begun at byte 0 (`WARCHeadAttribute`), or drops the one an
+    /// earlier part of that name had. Best effort, like `writeState`: a part without it is
+    /// recorded as a `resource` when it is completed by a later run.
+    static func writeWARCHead(_ head: [UInt8]?, fd: Int32) {
+        if let head {
+            _ = monsoon_fsetxattr(fd, WARCHeadAttribute.name, head, head.count)
+        } else {
+            _ = monsoon_fremovexattr(fd, WARCHeadAttribute.name)   // mostly there is none to remove
+        }
     }
 
     /// The resume state stored with a part, if any.

@@ -56,7 +56,9 @@ struct Placement: Sendable {
     /// With a WARC, each file's records are written and flushed before it is renamed: a file in
     /// place always has its records on disk (a killed run may leave records of a part not yet
     /// renamed; the next run places it and records it again).
-    static func performBatch(_ batch: [(DownloadID, Placement)], warc: WARCArchive?) -> [(DownloadID, Result<Void, DownloadError>)] {
+    /// - Returns: each file's result, and the downloads whose records were written.
+    static func performBatch(_ batch: [(DownloadID, Placement)], warc: WARCArchive?)
+        -> (results: [(DownloadID, Result<Void, DownloadError>)], recorded: [DownloadID]) {
         let opened: [(DownloadID, Result<Placement, DownloadError>)] = batch.map { id, placement in
             guard placement.fd < 0 else { return (id, .success(placement)) }
             var reopened = placement
@@ -65,7 +67,7 @@ struct Placement: Sendable {
             return (id, .success(reopened))
         }
         for case (_, .success(let placement)) in opened { placement.startFlush() }
-        let recorded = recordInWARC(opened, warc: warc)
+        let (recorded, written) = recordInWARC(opened, warc: warc)
         var results: [(DownloadID, Result<Void, DownloadError>)] = recorded.map { id, placement in
             (id, placement.flatMap { placement in Result { () throws(DownloadError) in try placement.moveIntoPlace() } })
         }
@@ -78,24 +80,40 @@ struct Placement: Sendable {
             }
             if case .failure(let error) = folders[folder] { results[index].1 = .failure(error) }
         }
-        return results
+        return (results, written)
     }
 
     /// The WARC records of the batch's files, flushed together; a file whose records could not
     /// be written fails (its part is kept and closed, not renamed).
-    private static func recordInWARC(_ opened: [(DownloadID, Result<Placement, DownloadError>)], warc: WARCArchive?) -> [(DownloadID, Result<Placement, DownloadError>)] {
+    /// The head kept with the part (`WARCHeadAttribute`) goes with its payload.
+    private static func recordInWARC(_ opened: [(DownloadID, Result<Placement, DownloadError>)], warc: WARCArchive?)
+        -> ([(DownloadID, Result<Placement, DownloadError>)], written: [DownloadID]) {
         var jobs: [(index: Int, payload: WARCPayload)] = []
         for (index, (_, result)) in opened.enumerated() {
-            if case .success(let placement) = result, let payload = placement.warc { jobs.append((index, payload)) }
+            guard case .success(let placement) = result, var payload = placement.warc else { continue }
+            payload.earlierHead = readWARCHead(placement.fd)
+            jobs.append((index, payload))
         }
-        guard let warc, !jobs.isEmpty else { return opened }
+        guard let warc, !jobs.isEmpty else { return (opened, []) }
         let errors = warc.writePayloads(jobs.map(\.payload))
         var recorded = opened
+        var written: [DownloadID] = []
         for ((index, _), error) in zip(jobs, errors) {
-            guard let error, case .success(let placement) = opened[index].1 else { continue }
+            guard let error else {
+                written.append(opened[index].0)
+                continue
+            }
+            guard case .success(let placement) = opened[index].1 else { continue }
             close(placement.fd)
             recorded[index].1 = .failure(error.downloadError)
         }
-        return recorded
+        return (recorded, written)
+    }
+
+    /// The head of the 200 that began the part, when a run with --warc kept it (else nil).
+    private static func readWARCHead(_ fd: Int32) -> WARCExchange? {
+        var buffer = [UInt8](repeating: 0, count: WARCHeadAttribute.maxBytes)
+        let length = monsoon_fgetxattr(fd, WARCHeadAttribute.name, &buffer, buffer.count)
+        return length > 0 ? WARCHeadAttribute.decode(Array(buffer[..<Int(length)])) : nil
     }
 }

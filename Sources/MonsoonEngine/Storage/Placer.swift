@@ -16,9 +16,9 @@ final class Placer: Sendable {
     /// - Parameter warc: where finished files are recorded before they are placed (nil: nowhere).
     init(inbox: EngineInbox, warc: WARCArchive?) {
         files = BatchingQueue(label: "monsoon.placement") { batch in
-            let results = Placement.performBatch(batch, warc: warc)
+            let (results, recorded) = Placement.performBatch(batch, warc: warc)
             // Their rows go to the disk worker together: one transaction for the batch.
-            inbox.send(.placed(results))
+            inbox.send(.placed(results, recorded: recorded))
         }
     }
 

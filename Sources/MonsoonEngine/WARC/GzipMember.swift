@@ -10,6 +10,8 @@ final class GzipMemberWriter {
     private let output: UnsafeMutablePointer<UInt8>
     private static let outputSize = 256 << 10
     private var fd: Int32 = -1
+    /// The file's name, for errors.
+    private var path = ""
     private var open = false
     /// Compressed bytes written to the file by this member so far.
     private(set) var written = 0
@@ -28,8 +30,8 @@ final class GzipMemberWriter {
         output.deallocate()
     }
 
-    /// Starts a member at the end of `fd`, compressed at `level` (zlib's 1 to 9).
-    func begin(fd: Int32, level: Int32) throws(WARCError) {
+    /// Starts a member at the end of `fd` (the file at `path`), compressed at `level` (zlib's 1 to 9).
+    func begin(fd: Int32, path: String, level: Int32) throws(WARCError) {
         if open { deflateEnd(stream) }
         stream.pointee = z_stream()
         guard monsoon_deflate_init_gzip(stream, level) == Z_OK else {
@@ -37,6 +39,7 @@ final class GzipMemberWriter {
         }
         open = true
         self.fd = fd
+        self.path = path
         written = 0
     }
 
@@ -73,18 +76,18 @@ final class GzipMemberWriter {
             throw WARCError(.compression, "zlib failed compressing a WARC record (code \(result))")
         }
         let produced = Self.outputSize - Int(stream.pointee.avail_out)
-        try Self.writeAll(fd, UnsafeRawBufferPointer(start: output, count: produced))
+        try Self.writeAll(fd, UnsafeRawBufferPointer(start: output, count: produced), path: path)
         written += produced
         return result
     }
 
-    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(WARCError) {
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(WARCError) {
         var done = 0
         while done < bytes.count {
             let result = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
             if result < 0 {
                 if errno == EINTR { continue }
-                throw WARCError.system("cannot write the WARC file", errno: errno)
+                throw WARCError.system("cannot write the WARC file \(path)", errno: errno)
             }
             done += result
         }
@@ -96,11 +99,14 @@ final class GzipMemberWriter {
 enum GzipMemberScan {
     /// The offset just past the last complete member of `fd` (read from its start), and how
     /// many complete members come before it. Stops at the first damaged or unfinished one.
-    static func completeEnd(of fd: Int32) -> (end: Int, members: Int) {
+    /// - Throws: when the file cannot be read (an I/O error is not its end: nothing may be cut).
+    static func completeEnd(of fd: Int32, path: String) throws(WARCError) -> (end: Int, members: Int) {
         let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
         stream.initialize(to: z_stream())
         defer { stream.deinitialize(count: 1); stream.deallocate() }
-        guard monsoon_inflate_init_gzip(stream) == Z_OK else { return (0, 0) }
+        guard monsoon_inflate_init_gzip(stream) == Z_OK else {
+            throw WARCError(.compression, "zlib cannot start reading \(path) (out of memory?); it is left as it is")
+        }
         defer { inflateEnd(stream) }
         let inputSize = 1 << 20, outputSize = 256 << 10
         let input = UnsafeMutablePointer<UInt8>.allocate(capacity: inputSize)
@@ -111,9 +117,11 @@ enum GzipMemberScan {
         var members = 0
         while true {
             if stream.pointee.avail_in == 0 {
-                let count = pread(fd, input, inputSize, off_t(readOffset))
-                if count < 0 && errno == EINTR { continue }
-                if count <= 0 { return (end, members) }   // the end of the file (or unreadable): what is complete stays
+                let count = try FileRead.pread(fd, UnsafeMutableRawBufferPointer(start: input, count: inputSize), at: readOffset) { code in
+                    WARCError.system("cannot read \(path), left open by an earlier run, so it is left as it is (copy what can be read of it elsewhere, "
+                                     + "move it away, then run again)", errno: code)
+                }
+                if count == 0 { return (end, members) }   // the end of the file
                 readOffset += count
                 stream.pointee.next_in = input
                 stream.pointee.avail_in = UInt32(count)
@@ -131,6 +139,20 @@ enum GzipMemberScan {
             default:
                 return (end, members)   // damaged: cut here
             }
+        }
+    }
+}
+
+/// `pread` with its interruptions retried.
+enum FileRead {
+    /// Bytes read into `buffer` from `offset` (0 at the end of the file).
+    /// - Throws: `failure(errno)` when the file cannot be read.
+    static func pread(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, at offset: Int,
+                      failure: (Int32) -> WARCError) throws(WARCError) -> Int {
+        while true {
+            let count = Glibc.pread(fd, buffer.baseAddress, buffer.count, off_t(offset))
+            if count >= 0 { return count }
+            if errno != EINTR { throw failure(errno) }
         }
     }
 }

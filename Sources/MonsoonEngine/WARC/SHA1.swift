@@ -6,9 +6,11 @@ import CCrypto
 final class SHA1 {
     private let context: OpaquePointer
 
-    init() {
-        // Only an OpenSSL without SHA-1 (a FIPS build that forbids it) or out of memory fails here.
-        guard let context = monsoon_sha1_new() else { fatalError("OpenSSL cannot compute SHA-1") }
+    /// - Throws: when OpenSSL has no SHA-1 (a FIPS build that forbids it) or memory ran out.
+    init() throws(WARCError) {
+        guard let context = monsoon_sha1_new() else {
+            throw WARCError(.digest, "OpenSSL cannot compute SHA-1 (a FIPS build that forbids it, or out of memory), which WARC digests need")
+        }
         self.context = context
     }
 
@@ -32,8 +34,8 @@ final class SHA1 {
     }
 
     /// The label of `bytes`' digest.
-    static func label(of bytes: [UInt8]) -> String {
-        let digest = SHA1()
+    static func label(of bytes: [UInt8]) throws(WARCError) -> String {
+        let digest = try SHA1()
         digest.update(bytes)
         return digest.finishLabel()
     }

@@ -2,7 +2,8 @@ import Foundation
 
 extension WARCArchive.State {
     /// A `request` record and, when an answer came, its `response`: with `body` (an in-memory
-    /// fetch's), else the head alone (`WARC-Truncated: length` when the answer had a body).
+    /// fetch's), else the head alone (`WARC-Truncated: unspecified` when the answer had a body:
+    /// not kept, or kept in another record, none of WARC 1.1's other reasons).
     func writePair(_ exchange: WARCExchange, body: [UInt8]?) throws(WARCError) {
         let file = try ensureOpen()
         let responseID = exchange.response.isEmpty ? nil : WARCRecord.newID()
@@ -15,11 +16,14 @@ extension WARCArchive.State {
         if let body {
             (prefix, suffix) = Self.framing(exchange, size: body.count)
         } else if exchange.hadBody {
-            fields.append(("WARC-Truncated", "length"))
+            fields.append(("WARC-Truncated", "unspecified"))
         }
         let payload = [prefix, body ?? [], suffix]
-        let blockDigest = SHA1(), payloadDigest = SHA1()
+        let blockDigest = try SHA1(), payloadDigest = try SHA1()
         blockDigest.update(head)
+        // The payload digest is over the block after the head, chunk framing included: what
+        // warcio 1.7.4 checks (not WARC 1.1 §6.3.2's body without its transfer encoding; see
+        // the README's "Web archives" on why).
         for piece in payload {
             blockDigest.update(piece)
             payloadDigest.update(piece)
@@ -32,11 +36,12 @@ extension WARCArchive.State {
     }
 
     private func writeRequest(_ exchange: WARCExchange, concurrentTo: [String], file: OpenFile) throws(WARCError) {
+        let request = exchange.recordedRequest
         let record = WARCRecord(type: "request", id: WARCRecord.newID(), date: exchange.date, targetURI: exchange.url,
                                 fields: Self.common(exchange, file: file) + concurrentTo.map { ("WARC-Concurrent-To", $0) },
-                                contentType: "application/http;msgtype=request", contentLength: exchange.request.count,
-                                blockDigest: SHA1.label(of: exchange.request), payloadDigest: SHA1.label(of: []))
-        try write(record, blocks: [exchange.request])
+                                contentType: "application/http;msgtype=request", contentLength: request.count,
+                                blockDigest: try SHA1.label(of: request), payloadDigest: try SHA1.label(of: []))
+        try write(record, blocks: [request])
     }
 
     /// The fields every record of an exchange has.
@@ -66,25 +71,30 @@ extension WARCArchive.State {
 
     // MARK: - Completed files
 
-    /// Each file's requests and its one response (or `resource`), then one flush for all.
+    /// Each file's records, then one flush for all. A payload is on disk only once the file it
+    /// went to was flushed: the current one here, the others when `group` closed them (a file
+    /// whose flush or close failed fails every payload written to it).
     func writePayloads(_ payloads: [WARCPayload]) -> [WARCError?] {
         var results = [WARCError?](repeating: nil, count: payloads.count)
-        // Written but not yet flushed: the payloads in the current file.
-        var unflushed: [Int] = []
+        var written: [(index: Int, file: Int)] = []
         for (index, payload) in payloads.enumerated() {
             do {
                 let number = try ensureOpen().number
                 try group { () throws(WARCError) in try writePayload(payload) }
-                if current?.number == number { unflushed.append(index) }
-                // Else the group filled the file, which `group` closed (and flushed).
+                written.append((index, number))
             } catch {
                 results[index] = error
             }
         }
-        if let file = current, !unflushed.isEmpty, fsync(file.fd) != 0 {
+        if let file = current, written.contains(where: { $0.file == file.number }), fsync(file.fd) != 0 {
+            // What it holds is uncertain now: it is left `.open` (the next run repairs it) and the next records go to a new file.
             let error = WARCError.system("cannot flush the WARC file \(naming.openPath(file.number))", errno: errno)
-            for index in unflushed { results[index] = error }
+            failedFiles[file.number] = error
+            failure = failure ?? error   // the queued records in it are lost too: said at `close`
+            Glibc.close(file.fd)
+            current = nil
         }
+        for (index, file) in written { if let error = failedFiles[file] { results[index] = error } }
         return results
     }
 
@@ -101,17 +111,22 @@ extension WARCArchive.State {
         var head: [UInt8] = []
         var prefix: [UInt8] = [], suffix: [UInt8] = []
         var fields: [(name: String, value: String)] = []
-        if let headPiece = payload.headPiece {
-            for piece in payload.pieces { try writeRequest(piece.exchange, concurrentTo: [responseID], file: file) }
-            let (completeHead, headFields) = Self.head(of: headPiece.exchange)
+        let whole = payload.wholeHead
+        // Every exchange but the one whose head the response carries: its own request, and its head alone.
+        for piece in payload.pieces where piece.range.lowerBound != 0 || whole?.fromThisRun != true {
+            try writePair(piece.exchange, body: nil)
+        }
+        if let (exchange, fromThisRun) = whole {
+            if fromThisRun { try writeRequest(exchange, concurrentTo: [responseID], file: file) }
+            let (completeHead, headFields) = Self.head(of: exchange)
             head = completeHead
-            (prefix, suffix) = Self.framing(headPiece.exchange, size: size)
-            fields = Self.common(headPiece.exchange, file: file) + headFields
-            record = WARCRecord(type: "response", id: responseID, date: headPiece.exchange.date, targetURI: headPiece.exchange.url,
+            (prefix, suffix) = Self.framing(exchange, size: size)
+            fields = Self.common(exchange, file: file) + headFields
+            record = WARCRecord(type: "response", id: responseID, date: exchange.date, targetURI: exchange.url,
                                 fields: [], contentType: "application/http;msgtype=response", contentLength: 0, blockDigest: "")
         } else {
-            // The whole file came in an earlier run, and this one only found it complete: its bytes
-            // are kept as a `resource`, the response that brought them being unknown here.
+            // No 200 announced the whole file (it came in ranges after a part older than --warc, or
+            // its head was too large to keep): its bytes are kept as a `resource`.
             fields = [("WARC-Warcinfo-ID", file.warcinfoID)]
             record = WARCRecord(type: "resource", id: responseID, date: Date(), targetURI: payload.url,
                                 fields: [], contentType: "application/octet-stream", contentLength: 0, blockDigest: "")
@@ -120,8 +135,9 @@ extension WARCArchive.State {
         record.fields = fields
         record.contentLength = head.count + prefix.count + size + suffix.count
         // The digests go in the record's head, before the block: a first pass reads the file
-        // for them, a second compresses it (from the page cache, mostly).
-        let blockDigest = SHA1(), payloadDigest = SHA1()
+        // for them, a second compresses it (from the page cache, mostly). The payload digest
+        // takes in the chunk framing, as `writePair`'s does.
+        let blockDigest = try SHA1(), payloadDigest = try SHA1()
         blockDigest.update(head)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
@@ -136,7 +152,7 @@ extension WARCArchive.State {
         record.blockDigest = blockDigest.finishLabel()
         record.payloadDigest = payloadDigest.finishLabel()
         // Media hardly compresses: zlib's fastest level costs a fraction of its default's time.
-        try gzip.begin(fd: file.fd, level: 1)
+        try gzip.begin(fd: file.fd, path: naming.openPath(file.number), level: 1)
         try gzip.write(record.head())
         try gzip.write(head + prefix)
         try Self.read(fd, size: size, into: buffer, path: payload.path) { (chunk) throws(WARCError) in try gzip.write(chunk) }
@@ -151,10 +167,8 @@ extension WARCArchive.State {
                              _ body: (UnsafeRawBufferPointer) throws(WARCError) -> Void) throws(WARCError) {
         var offset = 0
         while offset < size {
-            let count = pread(fd, buffer.baseAddress, min(buffer.count, size - offset), off_t(offset))
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw WARCError.system("cannot read \(path) for its WARC record", errno: errno)
+            let count = try FileRead.pread(fd, UnsafeMutableRawBufferPointer(rebasing: buffer[0..<min(buffer.count, size - offset)]), at: offset) { code in
+                WARCError.system("cannot read \(path) for its WARC record", errno: code)
             }
             if count == 0 { throw WARCError(.fileSystem, "\(path) became shorter while its WARC record was written") }
             try body(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))

@@ -39,6 +39,10 @@ public final class WARCArchive: Sendable, Equatable {
     let queue = DispatchQueue(label: "monsoon.warc")
     /// Touched on `queue` alone.
     let state: State
+    /// Bytes of fetched bodies queued and not yet written (`record(fetch:body:then:)`).
+    private let queuedBytes = Locked(0)
+    /// Past this, a fetch's result waits for its record to be written (`record(fetch:body:then:)`).
+    static let queueBudget = 64 << 20
     /// The files a killed run had left open, repaired by `open`, each with what was done.
     public let repairs: [String]
 
@@ -48,6 +52,8 @@ public final class WARCArchive: Sendable, Equatable {
     }
 
     /// Repairs what an earlier run left open, then opens the first file (with its `warcinfo`).
+    /// Blocks its caller for the repair (each leftover is read whole): called once, before
+    /// anything is fetched, never from the engine's threads.
     /// - Throws: `WARCError` when the folder cannot be created or written to.
     public static func open(_ configuration: WARCConfiguration) throws(WARCError) -> WARCArchive {
         let naming = WARCNaming(path: configuration.path)
@@ -66,6 +72,8 @@ public final class WARCArchive: Sendable, Equatable {
     public static func == (lhs: WARCArchive, rhs: WARCArchive) -> Bool { lhs === rhs }
 
     /// Closes the file being written (flushed, renamed to its final name) once everything queued is written.
+    /// Blocks its caller until then (a thread of the caller's, for as long as the queued records
+    /// take): called once, after the engines are shut down, when no event is left to consume.
     /// - Returns: every file the run wrote, in order.
     /// - Throws: the first failure to write a record during the run, or to close.
     @discardableResult
@@ -92,14 +100,26 @@ public final class WARCArchive: Sendable, Equatable {
         queue.async { [state] in state.writeAsync { () throws(WARCError) in for exchange in exchanges { try state.writePair(exchange, body: nil) } } }
     }
 
-    /// Queues an in-memory fetch's exchanges: the hops with their heads, the last with its `body`.
-    func record(fetch exchanges: [WARCExchange], body: [UInt8]?) {
-        guard let last = exchanges.last else { return }
-        queue.async { [state] in
+    /// Queues an in-memory fetch's exchanges: the hops with their heads, the last with its
+    /// `body`; then `deliver`s the fetch's result. Never waits (the engine calls it on the
+    /// transfer thread): while the bodies queued are over `queueBudget`, the result is delivered
+    /// only once this record is written, so whoever waits for it waits for the writer, and
+    /// stops adding fetches.
+    func record(fetch exchanges: [WARCExchange], body: [UInt8]?, then deliver: @escaping @Sendable () -> Void) {
+        guard let last = exchanges.last else { return deliver() }
+        let size = body?.count ?? 0
+        let overBudget = queuedBytes.withLock { queued in
+            defer { queued += size }
+            return queued > Self.queueBudget
+        }
+        if !overBudget { deliver() }
+        queue.async { [state, queuedBytes] in
             state.writeAsync { () throws(WARCError) in
                 for hop in exchanges.dropLast() { try state.writePair(hop, body: nil) }
                 try state.writePair(last, body: body)
             }
+            queuedBytes.withLock { $0 -= size }
+            if overBudget { deliver() }
         }
     }
 

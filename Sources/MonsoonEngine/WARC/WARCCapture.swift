@@ -1,3 +1,5 @@
+import Foundation
+
 /// What one download's exchanges come to in the WARC, decided as its attempts end: the
 /// exchanges whose bodies are in its part wait, with the bytes each delivered, until the file is
 /// complete (then they are written with one `response` holding the whole file); the others
@@ -49,11 +51,17 @@ struct WARCPayload: Sendable {
     var url: String
     /// The finished file, read by the WARC writer (the part, before its rename).
     var path: String
+    /// The 200 that started the part at its first byte, kept with the part (`WARCHeadAttribute`):
+    /// read by the placer, for a part an earlier run began.
+    var earlierHead: WARCExchange?
 
-    /// Whose head the response gets: the exchange that delivered the file from its first byte
-    /// with a 200, else the last one (a ranged resume's 206).
-    var headPiece: WARCCapture.Piece? {
-        pieces.first { $0.range.lowerBound == 0 && $0.exchange.status == 200 } ?? pieces.last
+    /// The exchange whose head the response gets, the one that announced the whole file: the
+    /// 200 that delivered it from its first byte, in this run or an earlier one (`fromThisRun`).
+    /// Nil when none is known: the file's bytes go in a `resource` record.
+    var wholeHead: (exchange: WARCExchange, fromThisRun: Bool)? {
+        if let piece = pieces.first(where: { $0.range.lowerBound == 0 && $0.exchange.status == 200 }) { return (piece.exchange, true) }
+        if let earlierHead, earlierHead.status == 200 { return (earlierHead, false) }
+        return nil
     }
 
     /// `WARC-Monsoon-Ranges`: which bytes of a file of `size` each exchange delivered (its
@@ -69,5 +77,31 @@ struct WARCPayload: Sendable {
         }
         if next < size { items.append("\(next)-\(size - 1) earlier") }
         return items.isEmpty ? nil : items.joined(separator: ", ")
+    }
+}
+
+/// The head of the 200 that started a part at its first byte, kept with the part as an
+/// extended attribute (written with --warc only), so the run that completes the part records
+/// the whole file under the head that announced it. Capped to fit ext4's attribute space: a
+/// larger head is not kept (the file is then recorded as a `resource`).
+enum WARCHeadAttribute {
+    static let name = "user.monsoon.warc-head"
+    static let maxBytes = 3 << 10
+
+    /// `exchange`'s URL, date, address and response head, or nil when that is over `maxBytes`.
+    static func encode(_ exchange: WARCExchange) -> [UInt8]? {
+        let seconds = Int(exchange.date.timeIntervalSince1970.rounded(.down))
+        let bytes = Array("\(WARCRecord.oneLine(exchange.url))\n\(seconds)\n\(WARCRecord.oneLine(exchange.ip ?? ""))\n".utf8) + exchange.response
+        return bytes.count <= maxBytes ? bytes : nil
+    }
+
+    /// The exchange kept in `bytes` (its request is not: it was recorded by the run that sent it).
+    static func decode(_ bytes: [UInt8]) -> WARCExchange? {
+        let lines = bytes.split(separator: 0x0A, maxSplits: 3, omittingEmptySubsequences: false)
+        guard lines.count == 4, let seconds = Int(String(decoding: lines[1], as: UTF8.self)) else { return nil }
+        let ip = String(decoding: lines[2], as: UTF8.self)
+        let exchange = WARCExchange(url: String(decoding: lines[0], as: UTF8.self), ip: ip.isEmpty ? nil : ip,
+                                    date: Date(timeIntervalSince1970: Double(seconds)), request: [], response: Array(lines[3]))
+        return exchange.status == 200 && exchange.responseIsComplete ? exchange : nil
     }
 }

@@ -18,6 +18,8 @@ public struct WARCError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let fileSystem = Code(rawValue: "warcFileSystem")
         /// zlib refused to compress (out of memory).
         public static let compression = Code(rawValue: "warcCompression")
+        /// OpenSSL cannot compute SHA-1 (a FIPS build that forbids it, or out of memory).
+        public static let digest = Code(rawValue: "warcDigest")
         /// The WARC was closed, or an earlier write failed: nothing more is written to it.
         public static let closed = Code(rawValue: "warcClosed")
     }
@@ -45,8 +47,9 @@ public struct WARCError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The download's failure when its WARC records could not be written: its part is kept.
+    /// The download's failure when its WARC records could not be written: it fails (never held
+    /// for space: the WARC's disk may not be the download's), its part kept for the next run.
     var downloadError: DownloadError {
-        DownloadError(code == .diskFull ? .notEnoughDiskSpace : .fileSystem, "its WARC record could not be written (\(message)); the downloaded part is kept")
+        DownloadError(.warcNotWritten, "its WARC record could not be written (\(message)); the downloaded part is kept, and the next run records and places it")
     }
 }

@@ -1,3 +1,4 @@
+import CCurl
 import Foundation
 
 /// Where a run's WARC files go and what they are called: `STEM-00000.warc.gz`, numbered on from
@@ -32,6 +33,14 @@ struct WARCNaming: Sendable {
     /// The name of file `number` while it is written.
     func openPath(_ number: Int) -> String { path(number) + ".open" }
 
+    /// What a file being begun is called before it gets its number (hidden, and never taken
+    /// for a leftover to repair): `.STEM-new-UUID.warc.gz`.
+    func temporaryPath() -> String {
+        LocalFile.path(folder, temporaryPrefix + UUID().uuidString.lowercased() + ".warc.gz")
+    }
+
+    private var temporaryPrefix: String { "." + stem + "-new-" }
+
     /// The number of a file of this stem (finished or open), from its name.
     func number(of name: String) -> (number: Int, isOpen: Bool)? {
         let prefix = stem + "-"
@@ -50,18 +59,30 @@ struct WARCNaming: Sendable {
     }
 
     /// Files a killed run left open (and no process holds): cut back to their last whole
-    /// record and given their final names; one without a whole record is deleted.
+    /// record and given their final names (the next free number when a file has that name
+    /// already); one without a whole record is deleted, and so is a file a killed run was
+    /// beginning (`temporaryPath`). A file that cannot be read is left as it is, and said.
     /// - Returns: what was done, a line per file.
     func repairLeftovers() throws(WARCError) -> [String] {
         var done: [String] = []
-        for (number, isOpen) in existing() where isOpen {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []   // an unreadable folder fails at the first write, with its reason
+        for name in names where name.hasPrefix(temporaryPrefix) {
+            let path = LocalFile.path(folder, name)
+            let fd = FileSystem.retrying { Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
+            guard fd >= 0 else { continue }   // gone meanwhile, or not ours to delete: it is never read as a WARC
+            defer { Glibc.close(fd) }
+            // Locked: another run is beginning it now.
+            if flock(fd, LOCK_EX | LOCK_NB) == 0 { unlink(path) }   // a leftover that stays is only a hidden, unused file
+        }
+        var highest = names.compactMap(number(of:)).map(\.number).max() ?? -1
+        for (number, isOpen) in names.compactMap(number(of:)) where isOpen {
             let path = openPath(number)
             let fd = FileSystem.retrying { Glibc.open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW) }
             guard fd >= 0 else { throw WARCError.system("cannot repair \(path), left open by an earlier run", errno: errno) }
             defer { Glibc.close(fd) }
             // Another monsoon writing it now holds its lock: it is that run's to close.
             guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { continue }
-            let (end, members) = GzipMemberScan.completeEnd(of: fd)
+            let (end, members) = try GzipMemberScan.completeEnd(of: fd, path: path)
             if members == 0 {
                 guard unlink(path) == 0 else { throw WARCError.system("cannot delete \(path), left empty by an earlier run", errno: errno) }
                 done.append("\(path) was left by a run that was stopped, without a whole record: deleted")
@@ -70,12 +91,18 @@ struct WARCNaming: Sendable {
             var info = stat()
             let size = fstat(fd, &info) == 0 ? Int(info.st_size) : end
             guard ftruncate(fd, off_t(end)) == 0, fsync(fd) == 0 else { throw WARCError.system("cannot repair \(path)", errno: errno) }
-            let final = self.path(number)
-            guard access(final, F_OK) != 0 else { continue }   // a file of that name is there: this one is left as it is
-            guard rename(path, final) == 0 else { throw WARCError.system("cannot rename \(path) to \(final)", errno: errno) }
+            var final = self.path(number)
+            var renamed = ""
+            while monsoon_rename_noreplace(path, final) != 0 {
+                guard errno == EEXIST else { throw WARCError.system("cannot rename \(path) to \(final)", errno: errno) }
+                // A finished file has its name: never replaced; this one takes the next free number.
+                highest += 1
+                final = self.path(highest)
+                renamed = " (\(LocalFile.name(of: self.path(number))) was taken, so it is named \(LocalFile.name(of: final)))"
+            }
             let cut = size > end ? "cut to its last whole record (\(members) in all; \(size - end) bytes of an unfinished one removed)"
                                  : "every record in it whole (\(members))"
-            done.append("\(final) was left open by a run that was stopped: \(cut)")
+            done.append("\(final) was left open by a run that was stopped: \(cut)\(renamed)")
         }
         if !done.isEmpty {
             do { try FileSystem.syncDirectory(folder) } catch { throw WARCError(.fileSystem, "cannot flush the WARC folder \(folder): \(error.message)") }

@@ -21,13 +21,12 @@ struct WARCRecord {
     func head() -> [UInt8] {
         var text = "WARC/1.1\r\n"
         func add(_ name: String, _ value: String) {
-            // A field is one line: a line break in a value (a hostile URL, say) would start another field.
-            text += name + ": " + String(value.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }) + "\r\n"
+            text += name + ": " + Self.oneLine(value) + "\r\n"
         }
         add("WARC-Type", type)
         add("WARC-Record-ID", id)
         add("WARC-Date", Self.format(date))
-        if let targetURI { add("WARC-Target-URI", targetURI) }
+        if let targetURI { add("WARC-Target-URI", Self.targetURI(targetURI)) }
         for field in fields { add(field.name, field.value) }
         add("WARC-Block-Digest", blockDigest)
         if let payloadDigest { add("WARC-Payload-Digest", payloadDigest) }
@@ -35,6 +34,35 @@ struct WARCRecord {
         add("Content-Length", String(contentLength))
         text += "\r\n"
         return Array(text.utf8)
+    }
+
+    /// `value` without control characters: a field is one line, and a line break in a value
+    /// (a hostile URL, say) would start another field.
+    static func oneLine(_ value: String) -> String {
+        String(value.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F })
+    }
+
+    /// A URL as WARC-Target-URI has it (WARC 1.1 §5.5, an RFC 3986 URI): without userinfo
+    /// (curl sends it as Authorization, kept in the request record as sent), and with spaces,
+    /// control characters and non-ASCII bytes percent-encoded.
+    static func targetURI(_ url: String) -> String {
+        var text = url
+        if let scheme = text.range(of: "://") {
+            let authorityEnd = text[scheme.upperBound...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? text.endIndex
+            if let at = text[scheme.upperBound..<authorityEnd].lastIndex(of: "@") {
+                text.removeSubrange(scheme.upperBound...at)
+            }
+        }
+        var encoded = ""
+        for byte in text.utf8 {
+            if byte <= 0x20 || byte >= 0x7F {
+                let hex = String(byte, radix: 16, uppercase: true)
+                encoded += "%" + (hex.count < 2 ? "0" : "") + hex
+            } else {
+                encoded.unicodeScalars.append(Unicode.Scalar(byte))
+            }
+        }
+        return encoded
     }
 
     /// What ends every record, after its block: two CRLFs (WARC 1.1 §4).
@@ -96,7 +124,36 @@ struct WARCExchange: Sendable {
     }
 
     /// The response's head is whole: it ends with its blank line.
-    var responseIsComplete: Bool {
-        response.suffix(4).elementsEqual("\r\n\r\n".utf8) || response.suffix(2).elementsEqual("\n\n".utf8)
+    var responseIsComplete: Bool { Self.endsHead(response) }
+
+    /// The request's header block is whole (curl may hand it over in pieces).
+    var requestIsComplete: Bool { Self.endsHead(request) }
+
+    private static func endsHead(_ bytes: [UInt8]) -> Bool {
+        bytes.suffix(4).elementsEqual("\r\n\r\n".utf8) || bytes.suffix(2).elementsEqual("\n\n".utf8)
+    }
+
+    /// The request as recorded: as sent, less any `Proxy-Authorization` line (the proxy's
+    /// credentials, sent with a plain-HTTP request through a proxy, are no part of the site's exchange).
+    var recordedRequest: [UInt8] {
+        let name = Array("proxy-authorization:".utf8)
+        guard request.count > name.count else { return request }
+        var kept: [UInt8] = []
+        kept.reserveCapacity(request.count)
+        var start = 0
+        while start < request.count {
+            let end = request[start...].firstIndex(of: 0x0A).map { $0 + 1 } ?? request.count
+            let line = request[start..<end]
+            let isProxyCredentials = line.count >= name.count && zip(line, name).allSatisfy { $0 | 0x20 == $1 | 0x20 }
+            if !isProxyCredentials { kept += line }
+            start = end
+        }
+        return kept
+    }
+
+    /// A header block curl sends to a proxy to open a tunnel (`CONNECT host:443 HTTP/1.1`, with
+    /// the proxy's credentials): not an exchange with the site, never recorded.
+    static func isTunnelRequest(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        bytes.starts(with: "CONNECT ".utf8)
     }
 }
