@@ -1,4 +1,5 @@
 import Foundation
+import MonsoonStore
 import MonsoonTestServer
 import Testing
 @testable import MonsoonCLI
@@ -100,6 +101,17 @@ import Testing
                                      environment: Self.environment(folder))
         #expect(again.status == 0, "\(again.errors)")
         #expect(Self.runs(folder).count == 1)
+        // Forgotten by the queue, the download owes nothing: its row goes at the next run with --exec.
+        func ledgerRows() throws -> [String] {
+            try Database(path: folder.file(".monsoon/monsoon.sqlite")).statement("SELECT download_id FROM hook_runs ORDER BY download_id").query { $0.text(0) ?? "" }
+        }
+        #expect(try ledgerRows() == ["d1"])
+        #expect(await runMonsoon(["downloads", "clear"], in: folder.path, environment: Self.environment(folder)).status == 0)
+        server.setRoute("/b.bin", Route(body: Body.pattern(size: 1_000, seed: 4)))
+        let other = await runMonsoon(["get", "-o", "out", "--exec", "\(script) {}", server.url("/b.bin").absoluteString], in: folder.path,
+                                     environment: Self.environment(folder))
+        #expect(other.status == 0, "\(other.errors)")
+        #expect(try ledgerRows() == ["d2"])
     }
 
     @Test func aFailingHookFailsItsEpisodeAndRunsAgainNextTime() async throws {

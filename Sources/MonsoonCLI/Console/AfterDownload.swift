@@ -181,10 +181,10 @@ final class AfterDownload: Sendable {
     private func catchUpJobs(_ ids: [DownloadID], wholeQueue: Bool) throws -> [Job] {
         let database = try Database(path: home.databasePath)
         let ledger = hook == nil ? nil : try HookLedger(database: database)
-        // Rows of downloads the queue forgot (`downloads clear`) owe nothing any more.
-        try ledger?.pruneForgotten()
-        let owed = Set(try ledger?.allOwed() ?? [])
         let store = try DownloadStore(database: database)
+        // Rows of downloads the queue forgot (`downloads clear`) owe nothing any more.
+        try ledger?.pruneForgotten(keepingThoseIn: store)
+        let owed = Set(try ledger?.allOwed() ?? [])
         var wanted = ids.filter(Self.applies)
         if wholeQueue {
             wanted += owed.filter { !ids.contains($0) }.sorted { $0.rawValue < $1.rawValue }

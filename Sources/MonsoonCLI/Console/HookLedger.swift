@@ -118,8 +118,16 @@ final class HookLedger {
     }
 
     /// Forgets the rows of downloads the queue no longer has (`downloads clear`, `remove`, `delete`).
-    func pruneForgotten() throws {
-        try database.run("DELETE FROM hook_runs WHERE download_id NOT IN (SELECT id FROM downloads)")
+    /// Which ones it has, the queue says (`QueueStore`): its tables are the engine's to read.
+    func pruneForgotten(keepingThoseIn queue: any QueueStore) throws {
+        let ids = try database.statement("SELECT download_id FROM hook_runs").query([]) { DownloadID($0.text(0) ?? "") }
+        guard !ids.isEmpty else { return }
+        let kept = Set(try queue.states(of: ids).map(\.id))
+        let forgotten = ids.filter { !kept.contains($0) }
+        guard !forgotten.isEmpty else { return }
+        try database.write {
+            for id in forgotten { try database.run("DELETE FROM hook_runs WHERE download_id = ?", id.rawValue) }
+        }
     }
 
     /// A process, named so that a pid the system gives again later (or after a reboot) is not
