@@ -234,6 +234,9 @@ final class GetReporter: Sendable {
     }
 
     private func update(_ state: inout State, with download: Download) {
+        // A run of the whole queue (`download`) lists what is queued once its engine has started:
+        // one that had finished already by then is still this run's, and counts in `N of M`.
+        if state.rows[download.id] == nil && state.own == nil { state.expected += 1 }
         var row = state.rows[download.id] ?? Row(name: Self.name(of: download))
         let previous = row.status
         row.status = download.status
