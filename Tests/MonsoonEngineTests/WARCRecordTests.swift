@@ -5,6 +5,16 @@ import Testing
 /// The pieces of a WARC file, each alone: base32, digests, a record's head, gzip members and
 /// their repair, and the decisions about a download's exchanges.
 @Suite struct WARCRecordTests {
+    @Test func mediaIsStoredAndTextCompressed() {
+        func level(_ type: String?) -> Int32 {
+            let head = "HTTP/1.1 200 OK\r\n" + (type.map { "content-TYPE: \($0)\r\n" } ?? "") + "Content-Length: 5\r\n\r\n"
+            return WARCArchive.State.payloadLevel(head: Array(head.utf8))
+        }
+        #expect(level("audio/mpeg") == 0 && level("video/mp4") == 0 && level("image/jpeg") == 0 && level(nil) == 0)
+        #expect(level("text/vtt") == 6 && level("application/json+chapters") == 6 && level("application/rss+xml; charset=utf-8") == 6)
+        #expect(level("application/x-subrip") == 6 && level("TEXT/HTML") == 6)
+    }
+
     @Test func base32MatchesRFC4648() {
         // RFC 4648 §10's test vectors.
         let vectors = ["": "", "f": "MY======", "fo": "MZXQ====", "foo": "MZXW6===", "foob": "MZXW6YQ=",

@@ -105,10 +105,10 @@ final class HomeLock {
         guard fd >= 0 else {
             throw CLIError(message: "cannot open the lock file \(path): \(String(cString: strerror(errno)))")
         }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            close(fd)
-            return nil
-        }
+        // Held by another: nil, and `deinit` closes the descriptor (it runs for a failed init once
+        // every property is set; closing here too closed whatever another thread had opened
+        // meanwhile under the same number: a database's, in one test run).
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { return nil }
         // Who holds it is a courtesy to the processes that wait (the flock is the lock): if it
         // cannot be written, `holder` finds no pid, and a waiter only waits out its patience.
         ftruncate(fd, 0)

@@ -30,7 +30,7 @@ final class GzipMemberWriter {
         output.deallocate()
     }
 
-    /// Starts a member at the end of `fd` (the file at `path`), compressed at `level` (zlib's 1 to 9).
+    /// Starts a member at the end of `fd` (the file at `path`), compressed at `level` (zlib's 0, stored, to 9).
     func begin(fd: Int32, path: String, level: Int32) throws(WARCError) {
         if open { deflateEnd(stream) }
         stream.pointee = z_stream()
