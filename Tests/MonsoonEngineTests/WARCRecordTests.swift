@@ -15,6 +15,35 @@ import Testing
         #expect(level("application/x-subrip") == 6 && level("TEXT/HTML") == 6)
     }
 
+    @Test func aMemberBegunCompressedCanStoreTheRest() throws {
+        let folder = TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.file("switch.gz")
+        let fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0o644)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        var generator = SystemRandomNumberGenerator()
+        let noise = (0..<(1 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let writer = GzipMemberWriter()
+        try writer.begin(fd: fd, path: path, level: 6)
+        try writer.write(noise)
+        #expect(writer.compressedFraction > 0.9, "noise does not compress")
+        try writer.storeFromHere()
+        try writer.write(noise)
+        try writer.finish()
+        // One member, whole (its CRC and length check out), holding both MiBs.
+        #expect(try GzipMemberScan.completeEnd(of: fd, path: path) == (writer.written, 1))
+        let gunzip = Process()
+        gunzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
+        gunzip.arguments = ["-dc", path]
+        let pipe = Pipe()
+        gunzip.standardOutput = pipe
+        try gunzip.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        gunzip.waitUntilExit()
+        #expect(gunzip.terminationStatus == 0 && data == Data(noise + noise))
+    }
+
     @Test func base32MatchesRFC4648() {
         // RFC 4648 §10's test vectors.
         let vectors = ["": "", "f": "MY======", "fo": "MZXQ====", "foo": "MZXW6===", "foob": "MZXW6YQ=",

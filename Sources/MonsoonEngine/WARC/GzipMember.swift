@@ -57,6 +57,28 @@ final class GzipMemberWriter {
         try result.get()
     }
 
+    /// The compressed bytes so far against the bytes given so far (0 before any).
+    var compressedFraction: Double {
+        Double(stream.pointee.total_out) / Double(max(1, stream.pointee.total_in))
+    }
+
+    /// From here on, what it is given is stored (deflate level 0), in the same member: for a
+    /// body that turned out not to compress, whatever its `Content-Type` said.
+    func storeFromHere() throws(WARCError) {
+        stream.pointee.next_in = nil
+        stream.pointee.avail_in = 0
+        // What was given so far goes out first, compressed as it was begun; deflateParams
+        // itself needs room for nothing more then.
+        while try run(Z_BLOCK) == Z_OK && stream.pointee.avail_out == 0 {}
+        stream.pointee.next_out = output
+        stream.pointee.avail_out = UInt32(Self.outputSize)
+        let result = deflateParams(stream, 0, Z_DEFAULT_STRATEGY)
+        guard result == Z_OK else { throw WARCError(.compression, "zlib cannot change a WARC record's compression (code \(result))") }
+        let produced = Self.outputSize - Int(stream.pointee.avail_out)
+        try Self.writeAll(fd, UnsafeRawBufferPointer(start: output, count: produced), path: path)
+        written += produced
+    }
+
     /// Ends the member: the rest of the compressed data and the gzip trailer go to the file.
     func finish() throws(WARCError) {
         stream.pointee.next_in = nil

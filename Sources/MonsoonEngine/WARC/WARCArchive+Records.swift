@@ -151,10 +151,20 @@ extension WARCArchive.State {
         payloadDigest.update(suffix)
         record.blockDigest = blockDigest.finishLabel()
         record.payloadDigest = payloadDigest.finishLabel()
-        try gzip.begin(fd: file.fd, path: naming.openPath(file.number), level: whole.map { Self.payloadLevel(head: $0.exchange.response) } ?? 1)
+        let level = whole.map { Self.payloadLevel(head: $0.exchange.response) } ?? 1
+        try gzip.begin(fd: file.fd, path: naming.openPath(file.number), level: level)
         try gzip.write(record.head())
         try gzip.write(head + prefix)
-        try Self.read(fd, size: size, into: buffer, path: payload.path) { (chunk) throws(WARCError) in try gzip.write(chunk) }
+        // A body said to be text that does not shrink by a tenth in its first MiB (a server that
+        // calls everything text/plain) is stored from there on.
+        var judged = level == 0
+        try Self.read(fd, size: size, into: buffer, path: payload.path) { (chunk) throws(WARCError) in
+            try gzip.write(chunk)
+            if !judged {
+                judged = true
+                if gzip.compressedFraction > 0.9 { try gzip.storeFromHere() }
+            }
+        }
         try gzip.write(suffix + WARCRecord.trailer)
         try gzip.finish()
         current?.size += gzip.written
