@@ -99,11 +99,12 @@ install-files:
 uninstall:
 	rm -f $(foreach file,$(INSTALLED),"$(file)")
 
-# Five test processes: the test server's own suites block on curl processes, the feed suites
-# are CPU-bound, the archivists' suites (hooks, WARC judged by warcio, versions, sidecars) start
-# processes by the dozen, and the cluster's run PostgreSQL servers and worker processes; kept
-# apart, none can starve the engine's timing-based suites (of Swift's two cooperative threads, or
-# of the machine's two cores) or the large-feed suite's measure of peak memory.
+# Six test processes: the test server's own suites block on curl processes, the feed suites
+# are CPU-bound, the CLI's start `monsoon` and mpv processes, the archivists' (hooks, WARC judged
+# by warcio, versions, sidecars) start processes by the dozen, and the cluster's run PostgreSQL
+# servers and worker processes; kept apart, none can starve the engine's timing-based suites (of
+# Swift's two cooperative threads, or of the machine's two cores) or the large-feed suite's
+# measure of peak memory.
 ARCHIVIST_SUITES := MonsoonCLITests\.(HookTests|QueueHookTests|HookEdgeTests|WARCCommandTests|EpisodeVersionCommandTests|InfoJSONTests)
 test: test-deps
 	$(SWIFT) build --build-tests
@@ -116,8 +117,11 @@ test: test-deps
 	sync
 	$(SWIFT) test --skip-build --filter MonsoonTestServerTests
 	$(SWIFT) test --skip-build --filter MonsoonPodcastsTests
-	# The engine, the store and the CLI.
-	$(SWIFT) test --skip-build --skip MonsoonTestServerTests --skip MonsoonPodcastsTests --skip MonsoonClusterTests --skip '$(ARCHIVIST_SUITES)'
+	# The engine and the store.
+	$(SWIFT) test --skip-build --filter 'MonsoonEngineTests|MonsoonStoreTests'
+	# The CLI (everything else).
+	$(SWIFT) test --skip-build --skip MonsoonTestServerTests --skip MonsoonPodcastsTests --skip MonsoonClusterTests \
+		--skip MonsoonEngineTests --skip MonsoonStoreTests --skip '$(ARCHIVIST_SUITES)'
 	# What archivists keep: hooks, WARC, versions, sidecars.
 	$(SWIFT) test --skip-build --filter '$(ARCHIVIST_SUITES)'
 	# The cluster's, against PostgreSQL servers of their own and worker processes.
