@@ -245,7 +245,10 @@ final class Transfer {
     /// block, when curl sent it in pieces).
     /// A proxy's tunnel request (`CONNECT`) is left out: it is no exchange with the site.
     fileprivate func captureRequest(_ bytes: UnsafeRawBufferPointer) {
-        if let last = warcExchanges?.indices.last, let exchange = warcExchanges?[last], exchange.response.isEmpty, !exchange.requestIsComplete {
+        // Only flags are read before the append: a copy of the exchange held across it would make
+        // the append copy the whole block (the array no longer uniquely referenced).
+        if let last = warcExchanges?.indices.last, warcExchanges?[last].response.isEmpty == true,
+           warcExchanges?[last].requestIsComplete == false {
             warcExchanges?[last].request += bytes
             return
         }
@@ -257,10 +260,10 @@ final class Transfer {
     /// A response header line, for the last request's exchange. A status line after a whole
     /// head (an interim 1xx) starts the head over; lines after the head (trailers) are left out.
     private func captureResponse(_ line: UnsafeBufferPointer<UInt8>) {
-        guard let last = warcExchanges?.indices.last, let exchange = warcExchanges?[last] else { return }
+        guard let last = warcExchanges?.indices.last else { return }
         if line.starts(with: "HTTP/".utf8) {
             warcExchanges?[last].response = Array(line)
-        } else if !exchange.response.isEmpty && !exchange.responseIsComplete {
+        } else if warcExchanges?[last].response.isEmpty == false && warcExchanges?[last].responseIsComplete == false {
             warcExchanges?[last].response += line
         }
     }
