@@ -76,8 +76,11 @@ let package = Package(
         // podcast core and the engine). The only module that imports CLibPQ; nothing below depends on it.
         .target(name: "MonsoonCluster", dependencies: ["CLibPQ", "MonsoonEngine", "MonsoonPodcasts"]),
 
+        // glibc's spawn and pipe calls Swift's Glibc module leaves out (no library: glibc itself).
+        .systemLibrary(name: "CLibc", path: "CLibc"),
+
         // The command-line tool: commands live in a library so tests can run them in-process.
-        .target(name: "MonsoonCLI", dependencies: ["MonsoonPodcasts", "MonsoonEngine", "MonsoonStore", "MonsoonCluster"]),
+        .target(name: "MonsoonCLI", dependencies: ["MonsoonPodcasts", "MonsoonEngine", "MonsoonStore", "MonsoonCluster", "CLibc"]),
         .executableTarget(name: "monsoon", dependencies: ["MonsoonCLI"]),
 
         // The loopback HTTP server with fault injection, for tests, the demo and benchmarks.

@@ -1,3 +1,4 @@
+import CLibc
 import Foundation
 import Synchronization
 
@@ -65,8 +66,13 @@ struct HookProcess {
             close(pipeEnds.read)
             throw failure(failed)
         }
-        Self.closeOthers(&actions)
-        Self.changeDirectory(&actions, to: directory)
+        do throws(SpawnFailure) {
+            try Self.closeOthers(&actions)
+            try Self.changeDirectory(&actions, to: directory)
+        } catch {
+            close(pipeEnds.read)
+            throw failure(error.code)
+        }
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
@@ -95,16 +101,10 @@ struct HookProcess {
         }
     }
 
-    /// A pipe, both ends close-on-exec atomically (`pipe2`, looked up: Swift's Glibc does not
-    /// import it); nil with `errno` set when there is none.
+    /// A pipe, both ends close-on-exec atomically (`pipe2`); nil with `errno` set when there is none.
     private static func pipe() -> (read: Int32, write: Int32)? {
-        typealias Pipe2 = @convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32
-        guard let symbol = dlsym(nil, "pipe2") else {   // in every glibc since 2.9: never the case here
-            errno = ENOSYS
-            return nil
-        }
         var ends: [Int32] = [-1, -1]
-        guard unsafeBitCast(symbol, to: Pipe2.self)(&ends, O_CLOEXEC) == 0 else { return nil }
+        guard monsoon_pipe_cloexec(&ends) == 0 else { return nil }
         return (ends[0], ends[1])
     }
 
@@ -206,17 +206,14 @@ struct HookProcess {
 
     /// Every descriptor past the standard three is closed in the child (most are close-on-exec
     /// already; this also covers those a library opened without it).
-    private static func closeOthers(_ actions: inout posix_spawn_file_actions_t) {
-        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-        if let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {   // glibc 2.34
-            _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
-        }
+    private static func closeOthers(_ actions: inout posix_spawn_file_actions_t) throws(SpawnFailure) {
+        let result = monsoon_spawn_close_from(&actions, 3)
+        if result != 0 { throw SpawnFailure(code: result) }
     }
 
     /// The child starts in `directory` (the command's folder, which an in-process run need not share).
-    private static func changeDirectory(_ actions: inout posix_spawn_file_actions_t, to directory: String) {
-        typealias AddChdir = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
-        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addchdir_np") else { return }   // glibc 2.29; else the process's own folder
-        _ = directory.withCString { unsafeBitCast(symbol, to: AddChdir.self)(&actions, $0) }
+    private static func changeDirectory(_ actions: inout posix_spawn_file_actions_t, to directory: String) throws(SpawnFailure) {
+        let result = directory.withCString { monsoon_spawn_chdir(&actions, $0) }
+        if result != 0 { throw SpawnFailure(code: result) }
     }
 }

@@ -1,3 +1,4 @@
+import CLibc
 import Foundation
 
 /// The `posix_spawn` attributes of every program Monsoon starts (mpv, `--exec`'s hooks): an
@@ -18,8 +19,8 @@ struct SpawnAttributes: ~Copyable {
         case session
     }
 
-    /// glibc's `POSIX_SPAWN_SETSID` (2.26 and later; not imported into Swift).
-    private static let setSession: Int32 = 0x80
+    /// glibc's `POSIX_SPAWN_SETSID` (2.26 and later; Swift's Glibc leaves it out, CLibc has it).
+    private static let setSession = Int32(monsoon_spawn_setsid_flag())
 
     /// - Throws: the `errno`-style code of the step that failed (a spawn without them is not safe).
     init(_ detachment: Detachment) throws(SpawnFailure) {

@@ -1,0 +1,41 @@
+#ifndef MONSOON_CLIBC_SHIM_H
+#define MONSOON_CLIBC_SHIM_H
+
+// What the command-line tool needs of glibc that Swift's Glibc module leaves out (declared
+// there only under _GNU_SOURCE): typed here, as CCurl's header does for the engine, so no
+// symbol is looked up at run time. Every one is in glibc 2.34 and later (Debian 12: 2.36).
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <unistd.h>
+
+extern int pipe2(int pipefd[2], int flags);
+extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
+extern int posix_spawn_file_actions_addchdir_np(posix_spawn_file_actions_t *actions, const char *path);
+
+/// A pipe whose two ends are close-on-exec from the start (no window for another thread's spawn).
+static inline int monsoon_pipe_cloexec(int ends[2]) {
+    return pipe2(ends, O_CLOEXEC);
+}
+
+/// In the child: every descriptor from `from` on closed.
+static inline int monsoon_spawn_close_from(posix_spawn_file_actions_t *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}
+
+/// In the child: starts in `path`.
+static inline int monsoon_spawn_chdir(posix_spawn_file_actions_t *actions, const char *path) {
+    return posix_spawn_file_actions_addchdir_np(actions, path);
+}
+
+/// glibc's POSIX_SPAWN_SETSID: the child leads a session of its own, without a controlling terminal.
+/// (spawn.h defines it under _GNU_SOURCE only; its value in every glibc since 2.26 otherwise.)
+static inline short monsoon_spawn_setsid_flag(void) {
+#ifdef POSIX_SPAWN_SETSID
+    return POSIX_SPAWN_SETSID;
+#else
+    return 0x80;
+#endif
+}
+
+#endif
