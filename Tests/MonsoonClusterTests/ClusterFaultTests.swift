@@ -257,7 +257,9 @@ import Testing
         try await onThread { try postgres.restart(immediate: true) }
         while try await Self.ledger(world.url).completed < world.files.count {
             guard Date() < deadline else {
-                throw PostgresTestError("not done after the restart: \(try await Self.ledger(world.url)); \(workers.map(\.output).joined(separator: "\n"))")
+                // The jobs left, with why: what a failure here needs first.
+                let left = try await onThread { try PostgresConnection(world.url).execute("SELECT state, attempts, leased_by, last_error FROM monsoon_jobs WHERE state <> 'completed'").rows.map(\.values) }
+                throw PostgresTestError("not done after the restart: \(try await Self.ledger(world.url)); \(left) \(workers.map(\.output).joined(separator: "\n"))")
             }
             try await Task.sleep(for: .milliseconds(100))
         }

@@ -62,9 +62,13 @@ extension JobQueue {
         }
     }
 
-    /// Marks the worker stopped (`cluster status`).
+    /// Marks the worker stopped (`cluster status`), and removes its engine's queue: its jobs are
+    /// back in the shared queue, and its transfers stopped.
     public func unregister() throws(PostgresError) {
-        try connection.execute("UPDATE monsoon_workers SET stopped_at = now(), heartbeat_at = now() WHERE name = $1", [worker])
+        try connection.transaction { () throws(PostgresError) in
+            try connection.execute("UPDATE monsoon_workers SET stopped_at = now(), heartbeat_at = now() WHERE name = $1", [worker])
+            try PostgresQueueStore.drop(queue: PostgresQueueStore.queueName(ofWorker: worker), on: connection)
+        }
     }
 
     /// The feed's queued downloads of `job`'s host will likely be redirected where `job`'s was:

@@ -2,7 +2,36 @@ extension ClusterSchema {
     /// Every step, in order. A released step is never changed: a change is a new step.
     static let migrations: [Migration] = [
         Migration(version: 1, sql: version1 + counting),
+        Migration(version: 2, sql: engineQueues),
     ]
+
+    /// The engine's queues (`PostgresQueueStore`): the rows of `DownloadStore`'s tables, one
+    /// queue per name, so that each worker's engine persists through the one queue interface the
+    /// local engine uses. Dates are seconds since 1970 as `float8`, as the shared row mapping
+    /// (`QueueRows`) writes them. A queue's row numbers its downloads (`last_seq`, never reused,
+    /// as SQLite's AUTOINCREMENT) and counts the transactions that changed it (`changes`); every
+    /// writer takes that row first, so writers of one queue never deadlock on each other's rows.
+    static let engineQueues = """
+        CREATE TABLE monsoon_engine_queues (queue text PRIMARY KEY, last_seq bigint NOT NULL DEFAULT 0,
+          changes bigint NOT NULL DEFAULT 0, last_command bigint NOT NULL DEFAULT 0);
+        CREATE TABLE monsoon_engine_downloads (queue text NOT NULL REFERENCES monsoon_engine_queues ON DELETE CASCADE,
+          seq bigint NOT NULL, id text NOT NULL, url text NOT NULL,
+          destination_kind text NOT NULL CHECK (destination_kind IN ('file', 'directory')), destination text NOT NULL,
+          priority bigint NOT NULL DEFAULT 0, expected_size bigint, expected_type text,
+          headers text NOT NULL DEFAULT '{}', user_info text NOT NULL DEFAULT '{}', status text NOT NULL,
+          attempts bigint NOT NULL DEFAULT 0, backoff_level bigint NOT NULL DEFAULT 0, retry_at float8,
+          error_code text, error_message text, error_status bigint, bytes bigint NOT NULL DEFAULT 0, total bigint,
+          checkpoint bigint NOT NULL DEFAULT 0, file_path text, resume_url text, etag text, last_modified text,
+          resume_total bigint, updated float8 NOT NULL, file_stem text, final_url text, size_limit bigint,
+          size_limit_reason text, root text, PRIMARY KEY (queue, seq), UNIQUE (queue, id));
+        CREATE INDEX monsoon_engine_downloads_url ON monsoon_engine_downloads (queue, url);
+        CREATE INDEX monsoon_engine_downloads_file ON monsoon_engine_downloads (queue, file_path) WHERE file_path IS NOT NULL;
+        CREATE TABLE monsoon_engine_meta (queue text NOT NULL REFERENCES monsoon_engine_queues ON DELETE CASCADE,
+          key text NOT NULL, value text, PRIMARY KEY (queue, key));
+        CREATE TABLE monsoon_engine_commands (queue text NOT NULL REFERENCES monsoon_engine_queues ON DELETE CASCADE,
+          seq bigint NOT NULL, download_id text, action text NOT NULL, argument text, created float8 NOT NULL,
+          PRIMARY KEY (queue, seq))
+        """
 
     /// Feeds, episodes, hosts, jobs, workers and the ledger of completed downloads.
     ///

@@ -36,6 +36,14 @@ extension WorkerSession {
             try await manager.enqueue(request, replacingExisting: true)
             held[job.lease]?.download = id
             leaseOfDownload[id] = job.lease
+        } catch where error.code == .storage || error.code == .storageFull {
+            // This worker's engine cannot keep its queue in the database this moment (it is
+            // restarting, say): the job is not at fault. It goes back, its attempt given back,
+            // and this worker claims nothing for a moment.
+            report("could not queue \(job.lease) in its engine (\(error.message)); the job goes back to the queue")
+            database { _ = try $0.release([job.lease]) }
+            held[job.lease] = nil
+            claimsPausedUntil = .now + .seconds(2)
         } catch {
             // Refused at once: a URL the engine does not fetch (not http or https).
             database { _ = try $0.fail(job.lease, reason: error.message) }

@@ -44,8 +44,11 @@ final class WorkerSession {
     var stopping = false
     /// A flush of finished downloads is on its way (`finished`).
     var flushScheduled = false
+    /// No claims before then: the engine could not queue a download (its database away).
+    var claimsPausedUntil = ContinuousClock.now
 
-    var workFolder: String { configuration.folder + "/.monsoon-work" }
+    var workFolder: String { Self.workFolder(of: configuration) }
+    static func workFolder(of configuration: WorkerConfiguration) -> String { configuration.folder + "/.monsoon-work" }
     var renewalInterval: Duration { .milliseconds(Int(configuration.leaseSeconds * 250)) }
     var fenceAfter: Duration { .milliseconds(Int(configuration.leaseSeconds * 750)) }
 
@@ -58,9 +61,20 @@ final class WorkerSession {
         var engine = configuration.engine
         engine.maxConcurrentDownloads = max(1, configuration.slots)
         engine.maxDownloadsPerHost = nil   // the cluster's limits hold across workers; the engine adds none
-        manager = DownloadManager(configuration: engine)
-        try FileManager.default.createDirectory(atPath: workFolder, withIntermediateDirectories: true)
+        // A discarding worker keeps nothing to resume: its engine's queue is in memory.
+        let store = configuration.discard ? nil : try PostgresQueueStore(
+            connection: PostgresConnection(configuration.database, connectTimeout: Self.quarter(configuration), settings: Self.liveness(configuration)),
+            queue: PostgresQueueStore.queueName(ofWorker: configuration.name))
+        try FileManager.default.createDirectory(atPath: Self.workFolder(of: configuration), withIntermediateDirectories: true)
         try queue.register(node: configuration.node)
+        if let store {
+            // Only once registered (a live worker of the name would have been refused): the rows a
+            // killed process of this name left are for jobs that registering took back.
+            try store.removeAll()
+            manager = DownloadManager(configuration: engine, store: store)
+        } else {
+            manager = DownloadManager(configuration: engine)
+        }
     }
 
     /// A quarter of the lease, in whole seconds (at least 2): how long a connection may take.
@@ -131,7 +145,10 @@ final class WorkerSession {
         // What finished is recorded first; then every transfer stops (parts kept, for whoever
         // claims the jobs next), and only then are the jobs handed back.
         await settleFinished()
-        _ = await manager.shutdown()   // its failures to save concern a queue in memory: none
+        if let failure = await manager.shutdown() {
+            // The engine's own rows, which the next start of this worker empties: worth a line, not a failure.
+            report("could not save its transfers' last state in the database: \(failure)")
+        }
         forwarder.cancel()
         await releaseAll()
         listener.stop()
@@ -147,7 +164,7 @@ final class WorkerSession {
     // MARK: - Claims
 
     func claimMore() async {
-        guard !stopping, connected, !held.values.contains(where: \.job.isSuspect) else { return }
+        guard !stopping, connected, ContinuousClock.now >= claimsPausedUntil, !held.values.contains(where: \.job.isSuspect) else { return }
         let free = configuration.slots - held.count
         guard free > 0 else { return }
         // A suspect (its worker died while it ran) runs alone: if it kills this worker too, it

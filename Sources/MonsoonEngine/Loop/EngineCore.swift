@@ -181,7 +181,6 @@ final class EngineCore {
     }
 
     private func promoteDueRetries(now: Date) {
-        guard !waiting.isEmpty else { return }
         for id in waiting {
             guard var record = records[id], let at = record.retryAt, at <= now else { continue }
             waiting.remove(id)
@@ -189,7 +188,11 @@ final class EngineCore {
             records[id] = record
             move(id, .requeue)
         }
+        // A hold that ran out lets its host's queued downloads start: the poll woke for it, and
+        // nothing else may schedule them (a start whose row could not be read, held alone).
+        let held = hostHolds.until.count
         hostHolds.expire(now: now)
+        if hostHolds.until.count < held, !queue.isEmpty { needsScheduling = true }
     }
 
     // MARK: - Events

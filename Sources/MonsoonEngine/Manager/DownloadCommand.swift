@@ -28,7 +28,7 @@ public enum DownloadCommand: Sendable, Equatable {
     /// `.claimedOnly` engine stops it and leaves it queued.
     case release(DownloadID, by: Int32)
 
-    var row: (id: String?, action: String, argument: String?) {
+    package var row: (id: String?, action: String, argument: String?) {
         switch self {
         case .pause(let id): return (id.rawValue, "pause", nil)
         case .resume(let id): return (id.rawValue, "resume", nil)
@@ -43,7 +43,7 @@ public enum DownloadCommand: Sendable, Equatable {
         }
     }
 
-    init?(id: String?, action: String, argument: String?) {
+    package init?(id: String?, action: String, argument: String?) {
         let download = id.map(DownloadID.init(rawValue:))
         switch (action, download) {
         case ("pause", let id?): self = .pause(id)
@@ -74,7 +74,7 @@ final class CommandWatcher: Sendable {
 
     /// - Parameter store: its connection, opened by the caller (so a failure is reported there),
     ///   handed to the watcher's thread.
-    init(store: DownloadStore, inbox: EngineInbox) {
+    init(store: any QueueStore, inbox: EngineInbox) {
         let stopped = self.stopped
         let wakeup = self.wakeup
         let finished = self.finished

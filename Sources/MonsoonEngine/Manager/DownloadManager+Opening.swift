@@ -25,8 +25,13 @@ extension DownloadManager {
     struct Connections: @unchecked Sendable {
         // Safe: made on the opening thread and handed over whole, which then lets go of it;
         // the manager hands each connection on to the one thread that uses it.
-        let worker: DownloadStore
-        let watcher: DownloadStore?
+        let worker: any QueueStore
+        let watcher: (any QueueStore)?
+
+        init(worker: any QueueStore, watcher: (any QueueStore)?) {
+            self.worker = worker
+            self.watcher = watcher
+        }
 
         /// Opens them (the first creates or migrates the tables). Blocks: see `open`.
         /// - Throws: `StoreError` when the database cannot be opened, is damaged, or is from a

@@ -39,6 +39,13 @@ public final class DownloadManager: Sendable {
         self.init(configuration: configuration, connections: try Connections(databasePath: databasePath, watching: watchesOtherProcesses))
     }
 
+    /// A manager whose queue is kept in `store`, a `QueueStore` the caller opened (PostgreSQL's,
+    /// say), and restored from it as from a SQLite file. The store goes to the disk worker's
+    /// thread, the only one to use it from now on; no command watcher runs.
+    package convenience init(configuration: EngineConfiguration, store: any QueueStore) {
+        self.init(configuration: configuration, connections: Connections(worker: store, watcher: nil))
+    }
+
     /// A manager on connections opened beforehand (see `open`): starting it does not block.
     init(configuration: EngineConfiguration, connections: Connections) {
         self.configuration = configuration

@@ -3,8 +3,8 @@ import MonsoonStore
 
 /// How a download record maps to its row in `downloads`.
 extension DownloadRecord {
-    /// Reads a row selected with `DownloadStore.columns`.
-    init(_ row: Row) throws {
+    /// Reads a row selected with `QueueRows.recordColumns`, from any store.
+    package init(row: some QueueRowReading) throws {
         guard let id = row.text(1), let urlText = row.text(2), let url = URL(string: urlText),
               let kind = row.text(3), let destinationPath = row.text(4),
               let status = row.text(10).flatMap(DownloadStatus.init(rawValue:)) else {
@@ -33,18 +33,14 @@ extension DownloadRecord {
         }
     }
 
-    /// Values for ?1…?24 of the insert.
+    /// Values for the first 24 of `QueueRows.insertColumns` (see `insertParameters`).
     var insertValues: [SQLValueConvertible] {
-        let (kind, destination): (String, String) = switch request.destination {
-        case .file(let path): ("file", path)
-        case .directory(let path), .named(let path, _): ("directory", path)
-        case .discard: ("directory", "")   // never stored: a store refuses it at enqueue
-        }
+        let (kind, destination) = QueueRows.destinationColumns(request.destination)
         return [request.id.rawValue, request.url.absoluteString, kind, destination, request.priority, request.expectedSize,
                 request.expectedMediaType, Self.encode(request.headers), Self.encode(request.userInfo)] + stateValues
     }
 
-    /// Values for ?1…?17 of the update (?1 is the id).
+    /// Values for the first 17 parameters of the update (1 is the id; see `updateParameters`).
     var updateValues: [SQLValueConvertible] {
         [request.id.rawValue, request.priority] + stateValues
     }
@@ -62,7 +58,7 @@ extension DownloadRecord {
 
     /// A headers or user-info column. A damaged one makes the row unreadable (reported, never
     /// read as "no headers": a private feed's download would go out without its credentials).
-    private static func decode(_ text: String?, _ column: String, _ row: Row) throws -> [String: String] {
+    private static func decode(_ text: String?, _ column: String, _ row: some QueueRowReading) throws -> [String: String] {
         guard let text else { return [:] }
         // JSON's own error adds nothing a user can act on: the column is damaged either way, said below.
         guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: String] else {
@@ -74,7 +70,7 @@ extension DownloadRecord {
 
 extension DownloadRequest.Destination {
     /// The caller's stem of a `.named` destination (stored beside the folder).
-    var stem: String? {
+    package var stem: String? {
         if case .named(_, let stem) = self { return stem }
         return nil
     }

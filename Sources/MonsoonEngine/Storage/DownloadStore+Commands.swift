@@ -40,12 +40,10 @@ extension DownloadStore {
         try database.write {
             var sequence = try nextSequence()
             return try requests.map { request in
-                var record = DownloadRecord(request: request, sequence: sequence, host: "")
-                if case .file(let path) = request.destination { record.filePath = path }
-                if request.id.rawValue.isEmpty { record.request.id = DownloadID("d\(sequence)") }
+                let record = DownloadRecord.added(request, sequence: sequence)
                 _ = try insert(record)
                 sequence += 1
-                return record.request.id
+                return record.id
             }
         }
     }

@@ -4,15 +4,11 @@ import MonsoonStore
 /// What the podcast layer asks of the queue: the states of downloads by id, in batches
 /// (it reads its own rows first, then asks here, so its tables may live elsewhere).
 extension DownloadStore {
-    private static let stateColumns = """
-        id, status, bytes, total, retry_at, error_code, error_message, file_path, final_url, etag, last_modified, root, updated, url
-        """
-
     package func states(of ids: [DownloadID]) throws -> [StoredDownloadState] {
         var found: [StoredDownloadState] = []
         try Self.inChunks(ids) { marks, values in
-            found += try database.statement("SELECT \(Self.stateColumns) FROM downloads WHERE id IN (\(marks)) ORDER BY seq")
-                .query(values, Self.state)
+            found += try database.statement("SELECT \(QueueRows.stateColumns) FROM downloads WHERE id IN (\(marks)) ORDER BY seq")
+                .query(values, StoredDownloadState.init(row:))
         }
         return found
     }
@@ -21,23 +17,13 @@ extension DownloadStore {
         // A range over the id's unique index (a LIKE would scan the table): every text that
         // starts with the prefix sorts at or after it and before the prefix's successor.
         guard let last = prefix.unicodeScalars.last, let next = Unicode.Scalar(last.value + 1) else {
-            return try database.statement("SELECT \(Self.stateColumns) FROM downloads WHERE (?1 IS NULL OR updated >= ?1) ORDER BY seq")
-                .query([since], Self.state)
+            return try database.statement("SELECT \(QueueRows.stateColumns) FROM downloads WHERE (?1 IS NULL OR updated >= ?1) ORDER BY seq")
+                .query([since], StoredDownloadState.init(row:))
         }
         let upper = String(prefix.unicodeScalars.dropLast()) + String(next)
         return try database.statement("""
-            SELECT \(Self.stateColumns) FROM downloads WHERE id >= ?1 AND id < ?2 AND (?3 IS NULL OR updated >= ?3) ORDER BY seq
-            """).query([prefix, upper, since], Self.state)
-    }
-
-    private static func state(_ row: Row) throws -> StoredDownloadState {
-        guard let id = row.text(0), let status = row.text(1).flatMap(DownloadStatus.init(rawValue:)) else {
-            throw StoreError(code: 0, message: "a download row in the database is incomplete (id \(row.text(0) ?? "missing"))")
-        }
-        return StoredDownloadState(
-            id: DownloadID(id), status: status, url: row.text(13), bytes: row.int(2), total: row.optionalInt(3), retryAt: row.date(4),
-            errorCode: row.text(5).map(DownloadError.Code.init(rawValue:)), errorMessage: row.text(6), filePath: row.text(7),
-            finalURL: row.text(8), etag: row.text(9), lastModified: row.text(10), root: row.text(11), updated: row.date(12) ?? .distantPast)
+            SELECT \(QueueRows.stateColumns) FROM downloads WHERE id >= ?1 AND id < ?2 AND (?3 IS NULL OR updated >= ?3) ORDER BY seq
+            """).query([prefix, upper, since], StoredDownloadState.init(row:))
     }
 
     /// Ids per statement: below SQLite's oldest limit on parameters (999).

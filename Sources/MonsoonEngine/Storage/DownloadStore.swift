@@ -1,8 +1,8 @@
 import Foundation
 import MonsoonStore
 
-/// The persistent download queue: one row per download, in SQLite (the `QueueStore` the
-/// engine, the podcast layer and the CLI use today).
+/// The persistent download queue: one row per download, in SQLite (the `QueueStore` of a
+/// machine's own engine, its podcast layer and its CLI; a cluster worker's is `PostgresQueueStore`).
 ///
 /// The engine's transfer thread keeps one `DownloadStore` and writes each state
 /// change as one small transaction; progress at most once a second per download.
@@ -91,31 +91,25 @@ public final class DownloadStore: QueueStore {
 
     // MARK: - Reading
 
-    private static let columns = """
-        seq, id, url, destination_kind, destination, priority, expected_size, expected_type, headers, user_info,
-        status, attempts, backoff_level, retry_at, error_code, error_message, error_status, bytes, total, checkpoint,
-        file_path, resume_url, etag, last_modified, resume_total, file_stem, final_url, size_limit, size_limit_reason, root
-        """
-
     /// Every download, in enqueue order.
     public func downloads() throws -> [Download] {
-        try rows(where: "1").map { $0.snapshot() }
+        try rows(where: "1").map(\.listed)
     }
 
     /// One download, by id.
     public func download(withID id: DownloadID) throws -> Download? {
-        try rows(where: "id = ?", [id.rawValue]).first?.snapshot()
+        try rows(where: "id = ?", [id.rawValue]).first?.listed
     }
 
     /// The downloads of `url`, in enqueue order.
     public func downloads(of url: URL) throws -> [Download] {
-        try rows(where: "url = ?", [url.absoluteString]).map { $0.snapshot() }
+        try rows(where: "url = ?", [url.absoluteString]).map(\.listed)
     }
 
     /// The downloads among `ids` that exist, in enqueue order (for following another
     /// process's work on them; a missing id was removed).
     public func downloads(withIDs ids: [DownloadID]) throws -> [Download] {
-        try records(withIDs: ids).map { $0.snapshot() }
+        try records(withIDs: ids).map(\.listed)
     }
 
     /// - Parameter skippingUnreadable: given, a row that cannot be read goes to it and is left
@@ -150,11 +144,7 @@ public final class DownloadStore: QueueStore {
     @discardableResult
     package func updateRequest(_ id: DownloadID, destination: DownloadRequest.Destination, priority: Int, sizeLimit: DownloadRequest.SizeLimit?,
                               root: String?) throws -> Bool {
-        let (kind, folder): (String, String) = switch destination {
-        case .file(let path): ("file", path)
-        case .directory(let path), .named(let path, _): ("directory", path)
-        case .discard: ("directory", "")   // not a destination a stored download can have
-        }
+        let (kind, folder) = QueueRows.destinationColumns(destination)
         return try database.write {
             try database.run("UPDATE downloads SET priority = ?2, size_limit = ?3, size_limit_reason = ?4, root = ?5 WHERE id = ?1",
                              id.rawValue, priority, sizeLimit?.bytes, sizeLimit?.reason, root)
@@ -172,11 +162,7 @@ public final class DownloadStore: QueueStore {
         try database.statement("""
             SELECT id, coalesce(resume_total, total, expected_size), bytes, destination_kind, destination FROM downloads
             WHERE status IN ('queued', 'waitingToRetry', 'downloading') ORDER BY priority DESC, seq
-            """).query { row in
-            let destination = row.text(4) ?? ""
-            let folder = row.text(3) == "file" ? LocalFile.folder(of: destination) : destination
-            return (DownloadID(row.text(0) ?? ""), row.optionalInt(1).map { max(0, $0 - row.int(2)) }, folder)
-        }
+            """).query { QueueRows.pending($0) }
     }
 
     /// Forgets these downloads if they are finished (completed or failed); their files stay.
@@ -213,8 +199,8 @@ public final class DownloadStore: QueueStore {
     }
 
     private func rows(where condition: String, _ values: [SQLValueConvertible] = []) throws -> [DownloadRecord] {
-        try database.statement("SELECT \(Self.columns) FROM downloads WHERE \(condition) ORDER BY seq").query(values) { row in
-            try DownloadRecord(row)
+        try database.statement("SELECT \(QueueRows.recordColumns) FROM downloads WHERE \(condition) ORDER BY seq").query(values) { row in
+            try DownloadRecord(row: row)
         }
     }
 
@@ -223,7 +209,7 @@ public final class DownloadStore: QueueStore {
     private func forEachRecord(where condition: String, _ values: [SQLValueConvertible] = [], skippingUnreadable: ((Error) -> Void)? = nil,
                        _ body: (DownloadRecord) throws -> Void) throws {
         // Its own SQL text, so its cached statement is never the one `rows(where:)` resets.
-        let statement = try database.statement("SELECT \(Self.columns) FROM downloads WHERE \(condition) ORDER BY seq -- streamed")
+        let statement = try database.statement("SELECT \(QueueRows.recordColumns) FROM downloads WHERE \(condition) ORDER BY seq -- streamed")
         try statement.bind(values)
         // Resets the cached statement for its next use, which binds again anyway: a failure here changes nothing.
         defer { try? statement.bind([]) }
@@ -231,7 +217,7 @@ public final class DownloadStore: QueueStore {
         while try statement.step() {
             let record: DownloadRecord
             do {
-                record = try DownloadRecord(row)
+                record = try DownloadRecord(row: row)
             } catch {
                 guard let skippingUnreadable else { throw error }
                 skippingUnreadable(error)
@@ -278,8 +264,8 @@ public final class DownloadStore: QueueStore {
     public func forEachSummary(_ body: (DownloadSummary) throws -> Void) throws {
         // A queued download's error is an earlier attempt's, unless it waits for room on its disk.
         let statement = try database.statement("""
-            SELECT id, url, destination_kind, destination, status, bytes, total, file_path,
-                   CASE WHEN status = 'queued' AND error_code IS NOT 'notEnoughDiskSpace' THEN NULL ELSE error_message END
+            SELECT \(QueueRows.summaryColumns),
+                   CASE WHEN status = 'queued' AND error_code IS NOT '\(QueueRows.listedErrorCode)' THEN NULL ELSE error_message END
             FROM downloads ORDER BY seq
             """)
         try statement.bind([])
@@ -287,11 +273,7 @@ public final class DownloadStore: QueueStore {
         defer { try? statement.bind([]) }
         let row = Row(statement: statement)
         while try statement.step() {
-            let status = row.text(4).flatMap(DownloadStatus.init(rawValue:)) ?? .queued
-            try body(DownloadSummary(
-                id: DownloadID(row.text(0) ?? ""), url: row.text(1) ?? "", isFolder: row.text(2) == "directory",
-                destination: row.text(3) ?? "", status: status, bytes: row.int(5), total: row.optionalInt(6),
-                filePath: row.text(7), error: row.text(8)))
+            try body(QueueRows.summary(row))
         }
     }
 
@@ -300,35 +282,28 @@ public final class DownloadStore: QueueStore {
     /// Inserts a new download at `record.sequence` (0: the next one); returns its sequence number.
     package func insert(_ record: DownloadRecord) throws -> Int {
         let statement = try database.statement(Self.insertKey, """
-            INSERT INTO downloads (id, url, destination_kind, destination, priority, expected_size, expected_type, headers, user_info,
-                status, attempts, backoff_level, retry_at, error_code, error_message, error_status, bytes, total, checkpoint,
-                file_path, resume_url, etag, last_modified, resume_total, updated, seq, file_stem, size_limit, size_limit_reason, root)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)
+            INSERT INTO downloads (\(QueueRows.insertColumns))
+            VALUES (\((1...30).map { "?\($0)" }.joined(separator: ", ")))
             """)
-        try statement.bind(record.insertValues + [Date(), record.sequence > 0 ? record.sequence : nil, record.request.destination.stem,
-                                                  record.request.sizeLimit?.bytes, record.request.sizeLimit?.reason, record.request.root])
+        try statement.bind(record.insertParameters)
         while try statement.step() {}
         return database.lastInsertRowID
     }
 
     /// Writes a download's state (everything but its identity and request).
     package func update(_ record: DownloadRecord) throws {
-        let statement = try database.statement(Self.updateKey, """
-            UPDATE downloads SET priority = ?2, status = ?3, attempts = ?4, backoff_level = ?5, retry_at = ?6,
-                error_code = ?7, error_message = ?8, error_status = ?9, bytes = ?10, total = ?11, checkpoint = ?12,
-                file_path = ?13, resume_url = ?14, etag = ?15, last_modified = ?16, resume_total = ?17, updated = ?18, final_url = ?19
-            WHERE id = ?1 AND seq = ?20
-            """)
-        // The sequence too: a save that was queued for a download since removed and added
-        // again under the same id must not overwrite the new one.
-        try statement.bind(record.updateValues + [Date(), record.finalURL, record.sequence])
+        let statement = try database.statement(Self.updateKey, Self.updateSQL)
+        try statement.bind(record.updateParameters)
         while try statement.step() {}
-        // Only for a download whose URL changed (a renewed link), in the same transaction as the
-        // state it goes with: the indexed column is not rewritten by every other save.
-        if record.urlChanged {
-            try database.run("UPDATE downloads SET url = ?2 WHERE id = ?1 AND seq = ?3", record.request.id.rawValue, record.request.url.absoluteString, record.sequence)
+        if let url = record.changedURL {
+            try database.run("UPDATE downloads SET url = ?2 WHERE id = ?1 AND seq = ?3", record.id.rawValue, url, record.savedSequence)
         }
     }
+
+    private static let updateSQL = """
+        UPDATE downloads SET \(QueueRows.updateAssignments.map { "\($0.column) = ?\($0.parameter)" }.joined(separator: ", "))
+        WHERE id = ?1 AND seq = ?20
+        """
 
     /// Saves progress: bytes in the part and, after an fsync, the checkpoint.
     package func updateProgress(id: DownloadID, sequence: Int, bytes: Int, total: Int?, checkpoint: Int?) throws {

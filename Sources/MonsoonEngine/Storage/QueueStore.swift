@@ -3,10 +3,10 @@ import Foundation
 /// The engine's queue as a store: the one way in to the downloads' rows, their commands and
 /// the engine's own notes, for the engine, the podcast layer and the CLI alike.
 ///
-/// `DownloadStore` (SQLite) is the one implementation today; a second one (PostgreSQL) is
-/// to implement the same requirements and pass the same conformance suite
-/// (`QueueStoreConformanceTests`). So the requirements are written for a database across a
-/// network too:
+/// Two implementations meet the same requirements and pass the same conformance suite
+/// (`QueueStoreConformanceTests`): `DownloadStore` (SQLite) and `PostgresQueueStore`
+/// (MonsoonCluster: a cluster worker's engine). So the requirements are written for a database
+/// across a network too:
 /// - reads and deletions take lists of ids and answer in one call (an implementation
 ///   batches them: one statement per chunk of ids, never one per id);
 /// - no signature names a type of SQLite's, and no caller passes SQL;

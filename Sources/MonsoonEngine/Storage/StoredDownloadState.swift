@@ -1,4 +1,5 @@
 import Foundation
+import MonsoonStore
 
 /// A download's state as its queue last saved it, for those who follow the engine from
 /// outside (the podcast layer copies it into its episodes): what `QueueStore.states` answers.
@@ -50,5 +51,18 @@ package struct StoredDownloadState: Sendable, Equatable {
     /// it waits for room on its disk.
     package var currentError: String? {
         status == .queued && errorCode != .notEnoughDiskSpace ? nil : errorMessage
+    }
+}
+
+extension StoredDownloadState {
+    /// Reads a row selected with `QueueRows.stateColumns`, from any store.
+    package init(row: some QueueRowReading) throws {
+        guard let id = row.text(0), let status = row.text(1).flatMap(DownloadStatus.init(rawValue:)) else {
+            throw StoreError(code: 0, message: "a download row in the database is incomplete (id \(row.text(0) ?? "missing"))")
+        }
+        self.init(
+            id: DownloadID(id), status: status, url: row.text(13), bytes: row.int(2), total: row.optionalInt(3), retryAt: row.date(4),
+            errorCode: row.text(5).map(DownloadError.Code.init(rawValue:)), errorMessage: row.text(6), filePath: row.text(7),
+            finalURL: row.text(8), etag: row.text(9), lastModified: row.text(10), root: row.text(11), updated: row.date(12) ?? .distantPast)
     }
 }

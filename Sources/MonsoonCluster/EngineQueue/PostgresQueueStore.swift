@@ -1,0 +1,283 @@
+import Foundation
+import MonsoonEngine
+
+/// The engine's queue in PostgreSQL: the second implementation of `QueueStore`, beside SQLite's
+/// `DownloadStore`, with the same rows (`QueueRows` maps them for both) and the same conformance
+/// suite. Each worker's engine persists through one, named after the worker, so a worker's
+/// transfers (their bytes, checkpoints, retry times and errors) are in the cluster's database
+/// as a local engine's are in its SQLite file.
+///
+/// A database holds many queues, one per name (`monsoon_engine_queues`). Every write runs in a
+/// transaction that first updates its queue's row (counting the change, which is what
+/// `changeCounter` answers): writers of one queue take that lock first, so two of them never
+/// deadlock over download rows.
+///
+/// Every commit is flushed (`synchronous_commit` on for the session, whatever the server's
+/// default), `durably` or not. SQLite's `NORMAL` may skip the flush because it loses nothing
+/// when the process crashes; PostgreSQL's asynchronous commits are lost when the server crashes
+/// (`pg_ctl restart -m immediate`), and a download whose row was lost is one the engine no
+/// longer knows. Group commits keep the flushes few.
+///
+/// - Important: confined to one thread at a time, like its connection.
+public final class PostgresQueueStore: QueueStore {
+    let connection: PostgresConnection
+    /// The queue's name.
+    public let queue: String
+    /// Transactions open (a nested one is a savepoint).
+    private var depth = 0
+    /// The open transaction has counted its change already.
+    private var counted = false
+    /// When a broken connection was last made again: at most once a second, so a disk worker
+    /// whose database is away fails fast instead of waiting on every save.
+    private var lastReconnect: ContinuousClock.Instant?
+
+    /// Opens the queue `name` on `connection` (which it then owns), making its row if it has none.
+    /// - Throws: `PostgresError` `.newerSchema` when `cluster init` has not brought the database to
+    ///   this build's schema, or the connection's error.
+    public init(connection: PostgresConnection, queue name: String) throws {
+        self.connection = connection
+        queue = name
+        try ClusterSchema.requireCurrent(connection)
+        try connection.executeScript(Self.sessionSettings)
+        try connection.execute("INSERT INTO monsoon_engine_queues (queue) VALUES ($1) ON CONFLICT DO NOTHING", [name])
+    }
+
+    /// The name of the queue of the engine of the worker named `worker`.
+    public static func queueName(ofWorker worker: String) -> String { "worker:" + worker }
+
+    /// Removes the queue `name`, with its downloads, commands and notes (not the files), on
+    /// `connection` (in its transaction, if one is open).
+    public static func drop(queue name: String, on connection: PostgresConnection) throws(PostgresError) {
+        try connection.execute("DELETE FROM monsoon_engine_queues WHERE queue = $1", [name])
+    }
+
+    /// Empties the queue: its downloads, commands and notes (not the files). For a queue whose
+    /// downloads nobody runs any longer: a worker's, which a restarted worker finds, since the
+    /// jobs those downloads were for went back to the shared queue when it registered.
+    public func removeAll() throws {
+        try write {
+            try connection.execute("DELETE FROM monsoon_engine_downloads WHERE queue = $1", [queue])
+            try connection.execute("DELETE FROM monsoon_engine_commands WHERE queue = $1", [queue])
+            try connection.execute("DELETE FROM monsoon_engine_meta WHERE queue = $1", [queue])
+        }
+    }
+
+    // MARK: - Transactions
+
+    /// What every session of the store needs (see the type's comment).
+    private static let sessionSettings = "SET synchronous_commit TO on"
+
+    package func transaction<T>(durably: Bool, _ body: () throws -> T) throws -> T {
+        if depth > 0 { return try connection.transaction(body) }   // a savepoint of the open one
+        try reconnectIfBroken()
+        depth += 1
+        defer { depth -= 1 }
+        var began = false
+        func attempt() throws -> T {
+            counted = false
+            return try connection.transaction {
+                began = true
+                return try body()
+            }
+        }
+        do {
+            return try attempt()
+        } catch where !began && !connection.isConnected {
+            // Broken while idle (the server restarted since the last call): nothing of the body
+            // ran, so it runs again on a new connection.
+            try reconnect()
+            return try attempt()
+        }
+    }
+
+    /// Runs a write: in the open transaction, counting the queue's change once; else in one of its own.
+    @discardableResult
+    func write<T>(_ body: () throws -> T) throws -> T {
+        guard depth > 0 else { return try transaction(durably: false) { try write(body) } }
+        if !counted {
+            try connection.execute("UPDATE monsoon_engine_queues SET changes = changes + 1 WHERE queue = $1", [queue])
+            counted = true
+        }
+        return try body()
+    }
+
+    /// Runs a statement outside a write, after making a broken connection again.
+    func read(_ sql: String, _ parameters: [PostgresValue?]) throws -> [PostgresRow] {
+        guard depth == 0 else { return try connection.execute(sql, parameters).rows }
+        try reconnectIfBroken()
+        do {
+            return try connection.execute(sql, parameters).rows
+        } catch where !connection.isConnected {
+            // Broken while idle, as in `transaction`: a read is asked again on a new connection.
+            try reconnect()
+            return try connection.execute(sql, parameters).rows
+        }
+    }
+
+    /// Connects again when the connection is known to be broken, at most once a second.
+    private func reconnectIfBroken() throws {
+        guard !connection.isConnected else { return }
+        if let last = lastReconnect, ContinuousClock.now - last < .seconds(1) {
+            throw PostgresError(code: .connectionLost, message: "the connection to PostgreSQL at \(connection.server) is broken; Monsoon connects again within a second")
+        }
+        try reconnect()
+    }
+
+    private func reconnect() throws {
+        lastReconnect = .now
+        try connection.reconnect()
+        try connection.executeScript(Self.sessionSettings)
+    }
+
+    // MARK: - The engine's rows
+
+    private static let insertSQL: String = {
+        // The queue is $1, so each of the mapping's parameters is one further; the sequence (the
+        // mapping's 26th) is numbered by the queue's row when it is NULL.
+        let values = (1...30).map { $0 == 26 ? "(SELECT seq FROM numbered)" : "$\($0 + 1)" }.joined(separator: ", ")
+        return """
+            WITH numbered AS (
+              UPDATE monsoon_engine_queues SET last_seq = CASE WHEN $27::bigint IS NULL THEN last_seq + 1 ELSE greatest(last_seq, $27::bigint) END
+              WHERE queue = $1 RETURNING coalesce($27::bigint, last_seq) AS seq)
+            INSERT INTO monsoon_engine_downloads (queue, \(QueueRows.insertColumns)) VALUES ($1, \(values))
+            RETURNING seq
+            """
+    }()
+
+    package func insert(_ record: DownloadRecord) throws -> Int {
+        try write {
+            let rows = try connection.execute(Self.insertSQL, [queue] + record.insertParameters.map(\.postgresValue)).rows
+            guard let sequence = try rows.first?.int(0) else {
+                throw PostgresError(code: .query, message: "the engine's queue \(queue) is missing from the database; start the worker again")
+            }
+            return sequence
+        }
+    }
+
+    private static let updateSQL = """
+        UPDATE monsoon_engine_downloads SET \(QueueRows.updateAssignments.map { "\($0.column) = $\($0.parameter + 1)" }.joined(separator: ", "))
+        WHERE queue = $1 AND id = $2 AND seq = $21
+        """
+
+    package func update(_ record: DownloadRecord) throws {
+        try write {
+            try connection.execute(Self.updateSQL, [queue] + record.updateParameters.map(\.postgresValue))
+            if let url = record.changedURL {
+                try connection.execute("UPDATE monsoon_engine_downloads SET url = $3 WHERE queue = $1 AND id = $2 AND seq = $4",
+                                       [queue, record.id.rawValue, url, record.savedSequence])
+            }
+        }
+    }
+
+    package func updateProgress(id: DownloadID, sequence: Int, bytes: Int, total: Int?, checkpoint: Int?) throws {
+        try write {
+            try connection.execute("""
+                UPDATE monsoon_engine_downloads SET bytes = $4, total = $5, checkpoint = coalesce($6, checkpoint), updated = $7
+                WHERE queue = $1 AND id = $2 AND seq = $3
+                """, [queue, id.rawValue, sequence, bytes, total, checkpoint, Date().timeIntervalSince1970])
+        }
+    }
+
+    package func delete(_ id: DownloadID, sequence: Int) throws {
+        try write {
+            try connection.execute("DELETE FROM monsoon_engine_downloads WHERE queue = $1 AND id = $2 AND seq = $3", [queue, id.rawValue, sequence])
+        }
+    }
+
+    package func record(withID id: DownloadID) throws -> DownloadRecord? {
+        try records(where: "id = $2", [id.rawValue]).first
+    }
+
+    package func records(withIDs ids: [DownloadID], skippingUnreadable: ((Error) -> Void)?) throws -> [DownloadRecord] {
+        var found: [DownloadRecord] = []
+        for chunk in Self.chunks(ids) {
+            found += try records(where: "id = ANY($2::text[])", [PostgresArray(chunk.map { $0.rawValue as String? })], skippingUnreadable: skippingUnreadable)
+        }
+        // Each chunk comes in enqueue order; so does the whole, when there were several.
+        return ids.count > Self.chunkSize ? found.sorted { $0.savedSequence < $1.savedSequence } : found
+    }
+
+    package func records(of url: URL) throws -> [DownloadRecord] {
+        try records(where: "url = $2", [url.absoluteString])
+    }
+
+    package func forEachRecord(after sequence: Int, skippingUnreadable: ((Error) -> Void)?, _ body: (DownloadRecord) throws -> Void) throws {
+        try forEachPage(of: QueueRows.recordColumns, after: sequence) { row in
+            let record: DownloadRecord
+            do {
+                record = try DownloadRecord(row: PostgresQueueRow(row))
+            } catch {
+                guard let skippingUnreadable else { throw error }
+                skippingUnreadable(error)
+                return
+            }
+            try body(record)
+        }
+    }
+
+    package func owner(ofPath path: String) throws -> DownloadID? {
+        try read("SELECT id FROM monsoon_engine_downloads WHERE queue = $1 AND file_path = $2 AND status <> 'completed' LIMIT 1", [queue, path])
+            .first.flatMap { try $0.string(0) }.map(DownloadID.init(rawValue:))
+    }
+
+    package func ids(withStatus status: DownloadStatus) throws -> [DownloadID] {
+        try read("SELECT id FROM monsoon_engine_downloads WHERE queue = $1 AND status = $2 ORDER BY seq", [queue, status.rawValue])
+            .map { DownloadID(try $0.string(0) ?? "") }
+    }
+
+    package func nextSequence() throws -> Int {
+        (try read("SELECT last_seq FROM monsoon_engine_queues WHERE queue = $1", [queue]).first?.int(0) ?? 0) + 1
+    }
+
+    package func meta(_ key: String) throws -> String? {
+        try read("SELECT value FROM monsoon_engine_meta WHERE queue = $1 AND key = $2", [queue, key]).first?.string(0)
+    }
+
+    package func setMeta(_ key: String, _ value: String) throws {
+        try write {
+            try connection.execute("""
+                INSERT INTO monsoon_engine_meta (queue, key, value) VALUES ($1, $2, $3) ON CONFLICT (queue, key) DO UPDATE SET value = excluded.value
+                """, [queue, key, value])
+        }
+    }
+
+    // MARK: - Reading rows
+
+    /// Rows of `QueueRows.recordColumns` that match `condition` (its parameters from $2), in enqueue order.
+    func records(where condition: String, _ parameters: [PostgresValue?], skippingUnreadable: ((Error) -> Void)? = nil) throws -> [DownloadRecord] {
+        try read("SELECT \(QueueRows.recordColumns) FROM monsoon_engine_downloads WHERE queue = $1 AND \(condition) ORDER BY seq", [queue] + parameters)
+            .compactMap { row in
+                do {
+                    return try DownloadRecord(row: PostgresQueueRow(row))
+                } catch {
+                    guard let skippingUnreadable else { throw error }
+                    skippingUnreadable(error)
+                    return nil
+                }
+            }
+    }
+
+    /// Streams `columns` of the rows after `sequence`, in enqueue order, a page at a time (by
+    /// sequence, so writes between pages are fine): a large queue is never all in memory.
+    /// `columns` may end in computed ones; the sequence is selected after them.
+    func forEachPage(of columns: String, after sequence: Int, _ body: (PostgresRow) throws -> Void) throws {
+        var after = sequence
+        while true {
+            let rows = try read("""
+                SELECT \(columns), seq FROM monsoon_engine_downloads WHERE queue = $1 AND seq > $2 ORDER BY seq LIMIT \(Self.pageSize)
+                """, [queue, after])
+            for row in rows { try body(row) }
+            guard rows.count == Self.pageSize, let last = rows.last, let lastSequence = try last.int(last.columns.count - 1) else { return }
+            after = lastSequence
+        }
+    }
+
+    /// Rows per page of a streamed read.
+    static let pageSize = 500
+    /// Ids per statement: one array parameter each.
+    static let chunkSize = 1_000
+
+    static func chunks(_ ids: [DownloadID]) -> [ArraySlice<DownloadID>] {
+        stride(from: 0, to: ids.count, by: chunkSize).map { ids[$0..<min(ids.count, $0 + chunkSize)] }
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+@testable import MonsoonCluster
+@testable import MonsoonEngine
+import MonsoonTestServer
+import Testing
+
+/// A worker's engine persists through `PostgresQueueStore`, the same queue interface a local
+/// engine persists through in SQLite: its transfers are rows of its own queue while they run,
+/// a restart under the same name empties what a killed process left, and a clean stop removes it.
+@Suite(.temporaryPostgres) struct WorkerEngineQueueTests {
+    static func rows(_ url: String, queue: String) async throws -> [(id: String, status: String, bytes: Int, filePath: String?)] {
+        try await onThread {
+            try PostgresConnection(url).execute("SELECT id, status, bytes, file_path FROM monsoon_engine_downloads WHERE queue = $1 ORDER BY seq", [queue])
+                .rows.map { (try $0.string(0) ?? "", try $0.string(1) ?? "", try $0.int(2) ?? 0, try $0.string(3)) }
+        }
+    }
+
+    @Test func aWorkersTransfersAreRowsOfItsOwnQueue() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (url, bodies) = try await ClusterWorkerTests.catalogue(server, episodes: 2, size: 300_000)
+        for index in 0..<2 {
+            // The catalogue's body again, about 3 s long each: long enough to be seen running.
+            var route = Route(body: Body.pattern(size: 300_000 + index * 1000, seed: UInt64(index + 1)), contentType: "audio/mpeg")
+            route.throttle = 100_000
+            server.setRoute("/e/\(index).mp3", route)
+        }
+        let queue = PostgresQueueStore.queueName(ofWorker: "w1")
+        // What a killed process of the same name left: a download whose job is no longer its own.
+        try await onThread {
+            let store = try PostgresQueueStore(connection: PostgresConnection(url), queue: queue)
+            _ = try store.add([DownloadRequest(id: "left-behind", url: server.url("/left-behind.mp3"), destination: .directory("/nowhere"))])
+        }
+        #expect(try await Self.rows(url, queue: queue).map(\.id) == ["left-behind"])
+
+        let folder = NSTemporaryDirectory() + "monsoon-worker-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }   // a leftover folder in /tmp harms nothing
+        let worker = ClusterWorker(configuration: ClusterWorkerTests.configuration(url, folder: folder, name: "w1"))
+        let run = Task { try await worker.run() }
+        defer { worker.stop() }   // a failing test leaves no worker running
+
+        // While they run: both downloads are rows of the worker's queue, with their bytes and
+        // their parts in the work folder; the row the earlier process left is gone.
+        let deadline = Date().addingTimeInterval(30)
+        var seen: [(id: String, status: String, bytes: Int, filePath: String?)] = []
+        while Date() < deadline {
+            seen = try await Self.rows(url, queue: queue)
+            if seen.count == 2, seen.allSatisfy({ $0.status == "downloading" && $0.bytes > 0 }) { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(seen.count == 2 && seen.allSatisfy { $0.status == "downloading" && $0.bytes > 0 }, "\(seen)")
+        #expect(seen.allSatisfy { $0.filePath?.hasPrefix(folder + "/.monsoon-work/") == true }, "\(seen)")
+        #expect(!seen.contains { $0.id == "left-behind" })
+
+        try await ClusterWorkerTests.waitForJobs(url, in: ["completed"])
+        worker.stop()
+        let summary = try await run.value
+        #expect(summary.completed == 2)
+        #expect(ClusterWorkerTests.files(under: folder) == bodies)
+        #expect(server.requests(for: "/left-behind.mp3").isEmpty, "the earlier process's download was not started")
+        // Stopped cleanly: its queue is gone with its rows.
+        try await onThread {
+            let connection = try PostgresConnection(url)
+            #expect(try connection.execute("SELECT count(*) FROM monsoon_engine_queues WHERE queue = $1", [queue]).first?.int(0) == 0)
+            #expect(try connection.execute("SELECT count(*) FROM monsoon_engine_downloads").first?.int(0) == 0)
+        }
+    }
+}
