@@ -114,11 +114,15 @@ import Testing
         // One at a time: the others' starts come while the database is away.
         let fixture = try await Fixture(count: 3, size: 100_000, throttle: 100_000) { $0.maxConcurrentDownloads = 1 }
         try await onThread {
-            // The test's server does not flush commits (synchronous_commit off): the rows go to disk first.
+            // The test's server flushes no commit of a session that does not ask (the schema's):
+            // they go to disk before it stops as if it crashed.
             try PostgresConnection(fixture.database).execute("CHECKPOINT")
             try fixture.postgres.stopServer()
         }
         try await Task.sleep(for: .seconds(3))   // the first finishes meanwhile, and the next starts fail
+        // The second could not start while the database was away: its row's save failed.
+        #expect(fixture.server.requests(for: "/e/1.mp3").isEmpty && fixture.server.requests(for: "/e/2.mp3").isEmpty)
+        #expect(fixture.server.requests(for: "/e/0.mp3").count == 1)
         try await onThread { try fixture.postgres.startServer() }
         let done = await fixture.completed(within: 60)
         let states = await fixture.states()

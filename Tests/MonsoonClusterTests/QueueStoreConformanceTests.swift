@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import MonsoonEngine
+import MonsoonStore
 
 /// What every `QueueStore` must do, run against each implementation in
 /// `QueueStoreImplementation.all`: rows saved and read back, writes that name a stale
@@ -72,6 +73,14 @@ import Testing
             let many = (0..<1_100).map { DownloadID("many\($0)") }
             #expect(try store.records(withIDs: many.reversed()).map(\.request.id) == many)
             #expect(try store.downloads(withIDs: many.shuffled()).map(\.id) == many)
+            // Streamed whole, however an implementation pages it.
+            var all: [DownloadID] = []
+            try store.forEachRecord { all.append($0.request.id) }
+            #expect(all == ["c", "a", "b", "z"] + many)
+            var summaries: [DownloadID] = []
+            try store.forEachSummary { summaries.append($0.id) }
+            #expect(summaries == all)
+            #expect(try store.downloads().count == all.count)
             for record in try store.records(withIDs: many) { try store.delete(record.request.id, sequence: record.sequence) }
             #expect(try store.downloads(withIDs: ["b", "missing"]).map(\.id) == ["b"])
             #expect(try store.records(of: Self.url("a")).map(\.request.id) == ["a"])
@@ -82,6 +91,25 @@ import Testing
             streamed = []
             try store.forEachRecord(after: first + 1, skippingUnreadable: nil) { streamed.append($0.request.id) }
             #expect(streamed == ["b", "z"])
+        }
+    }
+
+    /// A taken id fails its insert alone, with a constraint violation (the engine then takes the
+    /// next number, or refuses a duplicate), and the transaction it was in goes on.
+    @Test(arguments: QueueStoreImplementation.all)
+    func aTakenIDFailsItsInsertAloneAsAConstraintViolation(_ implementation: QueueStoreImplementation) async throws {
+        try await onThread {
+            let queue = try implementation.open()
+            defer { queue.remove() }
+            let store = queue.store
+            _ = try store.insert(Self.row("taken", sequence: 0))
+            try store.transaction {
+                _ = try store.insert(Self.row("before", sequence: 0))
+                let error = #expect(throws: StoreError.self) { _ = try store.insert(Self.row("taken", sequence: 0)) }
+                #expect(error?.isConstraintViolation == true, "\(String(describing: error))")
+                _ = try store.insert(Self.row("after", sequence: 0))
+            }
+            #expect(try store.downloads().map(\.id) == ["taken", "before", "after"])
         }
     }
 

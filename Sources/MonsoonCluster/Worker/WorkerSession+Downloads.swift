@@ -34,16 +34,19 @@ extension WorkerSession {
                                       sizeLimit: limit, root: configuration.folder)
         do {
             try await manager.enqueue(request, replacingExisting: true)
+            storageFailures = 0
             held[job.lease]?.download = id
             leaseOfDownload[id] = job.lease
         } catch where error.code == .storage || error.code == .storageFull {
             // This worker's engine cannot keep its queue in the database this moment (it is
             // restarting, say): the job is not at fault. It goes back, its attempt given back,
-            // and this worker claims nothing for a moment.
-            report("could not queue \(job.lease) in its engine (\(error.message)); the job goes back to the queue")
+            // and this worker claims nothing for a while, longer each time it happens again.
+            storageFailures += 1
+            let pause = min(60, 1 << min(storageFailures, 6))
+            report("could not queue \(job.lease) in its engine (\(error.message)); the job goes back to the queue, and this worker claims none for \(pause) s")
             database { _ = try $0.release([job.lease]) }
             held[job.lease] = nil
-            claimsPausedUntil = .now + .seconds(2)
+            claimsPausedUntil = .now + .seconds(pause)
         } catch {
             // Refused at once: a URL the engine does not fetch (not http or https).
             database { _ = try $0.fail(job.lease, reason: error.message) }
@@ -203,16 +206,31 @@ extension WorkerSession {
     /// Lets go of a job here: its refresh is cancelled, its download forgotten by the engine, or,
     /// when unfinished and `keepingPart`, stopped with its part kept for whoever claims it next.
     func forget(_ lease: Lease, keepingPart: Bool = false) async {
-        guard let entry = held.removeValue(forKey: lease) else { return }
-        entry.refresh?.cancel()
-        guard let id = entry.download else { return }
-        leaseOfDownload[id] = nil
-        if keepingPart && entry.finished == nil {
-            // Paused: its part stays on disk (the record stays in this engine's memory, which ends with the worker).
-            try? await manager.pause(id)   // done already, or the engine stopped: nothing runs to stop
-        } else {
-            // Gone already (removed at a fence) is fine: nothing is left to forget.
-            try? await manager.remove(id, deleteFile: entry.finished == nil)
+        await forget([lease], keepingPart: keepingPart)
+    }
+
+    /// `forget` for many jobs at once: every transfer is told to stop before any answer is
+    /// awaited (an answer waits for the engine's saves, which wait for its database: at a
+    /// fence, the database is away).
+    func forget(_ leases: [Lease], keepingPart: Bool) async {
+        var pauses: [DownloadID] = []
+        var removals: [(DownloadID, deleteFile: Bool)] = []
+        for lease in leases {
+            guard let entry = held.removeValue(forKey: lease) else { continue }
+            entry.refresh?.cancel()
+            guard let id = entry.download else { continue }
+            leaseOfDownload[id] = nil
+            // Paused: its part stays on disk for whoever claims the job next (its row stays in
+            // this worker's engine queue, which its next start empties).
+            if keepingPart && entry.finished == nil { pauses.append(id) } else { removals.append((id, entry.finished == nil)) }
+        }
+        let manager = self.manager
+        await withTaskGroup(of: Void.self) { group in
+            // Either fails only when the download is done or gone already, the engine stopped, or
+            // its database is away; the engine stops the transfer before it saves, so nothing runs
+            // on in any case, and a row left behind goes when this worker's queue is next emptied.
+            for id in pauses { group.addTask { try? await manager.pause(id) } }
+            for (id, deleteFile) in removals { group.addTask { try? await manager.remove(id, deleteFile: deleteFile) } }
         }
     }
 

@@ -59,7 +59,7 @@ extension WorkerSession {
     /// write could race the new holder.
     func fence() async {
         let count = held.count
-        for lease in Array(held.keys) { await forget(lease, keepingPart: true) }
+        await forget(Array(held.keys), keepingPart: true)
         summary.lost += count
         report("could not renew its leases for \(Int(configuration.leaseSeconds * 0.75)) s: stopped its \(count) jobs (they run elsewhere)")
     }
@@ -70,6 +70,6 @@ extension WorkerSession {
         guard !leases.isEmpty else { return }
         let released = database { try $0.release(leases) }
         summary.released += released?.count ?? 0
-        for lease in leases { await forget(lease) }
+        await forget(leases, keepingPart: false)
     }
 }

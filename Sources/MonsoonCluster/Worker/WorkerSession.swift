@@ -46,6 +46,9 @@ final class WorkerSession {
     var flushScheduled = false
     /// No claims before then: the engine could not queue a download (its database away).
     var claimsPausedUntil = ContinuousClock.now
+    /// Downloads in a row the engine could not queue for want of its database: each one puts
+    /// the next claim off twice as long (2 s, 4 s … 60 s).
+    var storageFailures = 0
 
     var workFolder: String { Self.workFolder(of: configuration) }
     static func workFolder(of configuration: WorkerConfiguration) -> String { configuration.folder + "/.monsoon-work" }
@@ -70,7 +73,13 @@ final class WorkerSession {
         if let store {
             // Only once registered (a live worker of the name would have been refused): the rows a
             // killed process of this name left are for jobs that registering took back.
-            try store.removeAll()
+            do {
+                try store.removeAll()
+            } catch {
+                // Not started after all: the name is free again at once. The error said is removeAll's.
+                try? queue.unregister(node: configuration.node)
+                throw error
+            }
             manager = DownloadManager(configuration: engine, store: store)
         } else {
             manager = DownloadManager(configuration: engine)
@@ -157,7 +166,7 @@ final class WorkerSession {
             let feeds = dirtyFeeds.count == 1 ? "1 feed" : "\(dirtyFeeds.count) feeds"
             report("stopped without the manifest of \(feeds); each is written when a worker next records a download of its feed")
         }
-        database { try $0.unregister() }
+        database { try $0.unregister(node: configuration.node) }
         return summary
     }
 
