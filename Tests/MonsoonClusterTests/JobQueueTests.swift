@@ -213,7 +213,7 @@ import Testing
     /// leases, none is completed twice, and no host is ever over its limit.
     @Test func racingWorkersNeverShareAJobNorOverrunAHost() async throws {
         let (setup, url) = try await Self.queue(jobs: 10_000, hosts: 40)
-        try await onThread {
+        _ = try await onThread {
             try setup.connection.executeScript("""
                 CREATE TABLE lease_log (seq bigserial PRIMARY KEY, job bigint, token bigint, event text);
                 CREATE FUNCTION log_lease() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -77,8 +77,10 @@ public final class PostgresQueueStore: QueueStore {
         defer { depth -= 1 }
         var began = false
         func attempt() throws -> T {
-            try connection.transaction {
-                guard try connection.execute("UPDATE monsoon_engine_queues SET changes = changes + 1 WHERE queue = $1", [queue]).affectedRows == 1 else {
+            // The row taken and counted with the BEGIN, in one round trip.
+            let count = "UPDATE monsoon_engine_queues SET changes = changes + 1 WHERE queue = \(try connection.literal(queue))"
+            return try connection.transaction(beginningWith: count) { counted in
+                guard counted.affectedRows == 1 else {
                     throw PostgresError(code: .query, message: "the engine's queue \(queue) is no longer in the database (a worker of the same name that stopped removed it); start this worker again")
                 }
                 began = true
@@ -102,15 +104,19 @@ public final class PostgresQueueStore: QueueStore {
     }
 
     /// Runs a statement outside a write, after making a broken connection again.
-    func read(_ sql: String, _ parameters: [PostgresValue?]) throws -> [PostgresRow] {
-        guard depth == 0 else { return try connection.execute(sql, parameters).rows }
+    /// - Parameter prepared: `sql` is one of a fixed set run often: prepared once per session.
+    func read(_ sql: String, _ parameters: [PostgresValue?], prepared: Bool = false) throws -> [PostgresRow] {
+        func run() throws -> [PostgresRow] {
+            try (prepared ? connection.executePrepared(sql, parameters) : connection.execute(sql, parameters)).rows
+        }
+        guard depth == 0 else { return try run() }
         try reconnectIfBroken()
         do {
-            return try connection.execute(sql, parameters).rows
+            return try run()
         } catch where !connection.isConnected {
             // Broken while idle, as in `transaction`: a read is asked again on a new connection.
             try reconnect()
-            return try connection.execute(sql, parameters).rows
+            return try run()
         }
     }
 
@@ -156,7 +162,7 @@ public final class PostgresQueueStore: QueueStore {
 
     package func insert(_ record: DownloadRecord) throws -> Int {
         try write {
-            let rows = try connection.execute(Self.insertSQL, [queue] + record.insertParameters.map(\.postgresValue)).rows
+            let rows = try connection.executePrepared(Self.insertSQL, [queue] + record.insertParameters.map(\.postgresValue)).rows
             // A taken id or sequence fails the insert alone, as SQLite's constraint error does
             // (a PostgreSQL error would undo the whole transaction): the engine takes the next
             // number for an id of its own, and refuses a duplicate.
@@ -174,7 +180,7 @@ public final class PostgresQueueStore: QueueStore {
 
     package func update(_ record: DownloadRecord) throws {
         try write {
-            try connection.execute(Self.updateSQL, [queue] + record.updateParameters.map(\.postgresValue))
+            try connection.executePrepared(Self.updateSQL, [queue] + record.updateParameters.map(\.postgresValue))
             if let url = record.changedURL {
                 try connection.execute("UPDATE monsoon_engine_downloads SET url = $3 WHERE queue = $1 AND id = $2 AND seq = $4",
                                        [queue, record.id.rawValue, url, record.savedSequence])
@@ -184,7 +190,7 @@ public final class PostgresQueueStore: QueueStore {
 
     package func updateProgress(id: DownloadID, sequence: Int, bytes: Int, total: Int?, checkpoint: Int?) throws {
         try write {
-            try connection.execute("""
+            try connection.executePrepared("""
                 UPDATE monsoon_engine_downloads SET bytes = $4, total = $5, checkpoint = coalesce($6, checkpoint), updated = $7
                 WHERE queue = $1 AND id = $2 AND seq = $3
                 """, [queue, id.rawValue, sequence, bytes, total, checkpoint, Date().timeIntervalSince1970])
@@ -193,7 +199,7 @@ public final class PostgresQueueStore: QueueStore {
 
     package func delete(_ id: DownloadID, sequence: Int) throws {
         try write {
-            try connection.execute("DELETE FROM monsoon_engine_downloads WHERE queue = $1 AND id = $2 AND seq = $3", [queue, id.rawValue, sequence])
+            try connection.executePrepared("DELETE FROM monsoon_engine_downloads WHERE queue = $1 AND id = $2 AND seq = $3", [queue, id.rawValue, sequence])
         }
     }
 
@@ -260,7 +266,7 @@ public final class PostgresQueueStore: QueueStore {
 
     /// Rows of `QueueRows.recordColumns` that match `condition` (its parameters from $2), in enqueue order.
     func records(where condition: String, _ parameters: [PostgresValue?], skippingUnreadable: ((Error) -> Void)? = nil) throws -> [DownloadRecord] {
-        try read("SELECT \(QueueRows.recordColumns) FROM monsoon_engine_downloads WHERE queue = $1 AND \(condition) ORDER BY seq", [queue] + parameters)
+        try read("SELECT \(QueueRows.recordColumns) FROM monsoon_engine_downloads WHERE queue = $1 AND \(condition) ORDER BY seq", [queue] + parameters, prepared: true)
             .compactMap { row in
                 do {
                     return try DownloadRecord(row: PostgresQueueRow(row))

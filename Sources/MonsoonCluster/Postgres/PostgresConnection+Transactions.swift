@@ -8,21 +8,32 @@ extension PostgresConnection {
     /// - Parameter isolation: the transaction's isolation level; nil for the session's default
     ///   (ignored for a savepoint, which has its transaction's).
     public func transaction<T>(isolation: PostgresIsolation? = nil, _ body: () throws -> T) throws -> T {
+        try transaction(begin: isolation.map { "BEGIN ISOLATION LEVEL \($0.rawValue)" } ?? "BEGIN") { _ in try body() }
+    }
+
+    /// `transaction`, with `statements` (no parameters: the simple query protocol) sent with its
+    /// `BEGIN` in the same round trip; `body` gets the last one's result. Not nested: it begins a
+    /// transaction of its own.
+    public func transaction<T>(beginningWith statements: String, _ body: (PostgresResult) throws -> T) throws -> T {
+        precondition(PQtransactionStatus(raw) == PQTRANS_IDLE, "transaction(beginningWith:) inside a transaction")
+        return try transaction(begin: "BEGIN; " + statements, body)
+    }
+
+    private func transaction<T>(begin: String, _ body: (PostgresResult) throws -> T) throws -> T {
         if PQtransactionStatus(raw) != PQTRANS_IDLE {
             try executeScript("SAVEPOINT monsoon_nested")
             do {
-                let result = try body()
+                let result = try body(PostgresResult.empty)
                 try executeScript("RELEASE SAVEPOINT monsoon_nested")
                 return result
             } catch {
                 // Only a broken connection fails these; the outer transaction then fails too, and says so.
-                try? executeScript("ROLLBACK TO SAVEPOINT monsoon_nested; RELEASE SAVEPOINT monsoon_nested")
+                _ = try? executeScript("ROLLBACK TO SAVEPOINT monsoon_nested; RELEASE SAVEPOINT monsoon_nested")
                 throw error
             }
         }
-        try executeScript(isolation.map { "BEGIN ISOLATION LEVEL \($0.rawValue)" } ?? "BEGIN")
         do {
-            let result = try body()
+            let result = try body(try executeScript(begin))
             // COMMIT of a transaction that had an error (one the body caught and did not rethrow)
             // rolls back without a word: say it instead of losing the body's work silently.
             if PQtransactionStatus(raw) == PQTRANS_INERROR {
@@ -33,7 +44,7 @@ extension PostgresConnection {
         } catch {
             if PQtransactionStatus(raw) != PQTRANS_IDLE {
                 // With the connection gone the server has rolled back already; the body's error says why.
-                try? executeScript("ROLLBACK")
+                _ = try? executeScript("ROLLBACK")
             }
             throw error
         }

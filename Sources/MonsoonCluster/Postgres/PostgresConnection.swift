@@ -17,6 +17,9 @@ public final class PostgresConnection {
     /// The channels `listen` subscribed to, in order: `reconnect()` listens to them again, since
     /// a new session has none (graphile-worker#449 is what forgetting it does).
     var channels: [String] = []
+    /// The statements `executePrepared` prepared in this session, by their text: a new session
+    /// (`reconnect`) has none.
+    var prepared: [String: String] = [:]
 
     /// Connects with `connectionString`, which is exactly what libpq takes: a `postgresql://` URL,
     /// `key=value` pairs, a database name, or "" for the `PG*` environment variables and
@@ -81,6 +84,32 @@ public final class PostgresConnection {
     ///     let rows = try connection.execute("SELECT id, title FROM monsoon_feeds WHERE url = $1", [url])
     @discardableResult
     public func execute(_ sql: String, _ parameters: [PostgresValue?] = []) throws(PostgresError) -> PostgresResult {
+        let texts = try Self.texts(of: parameters, for: sql)
+        let result = Self.withCStringPointers(texts) { PQexecParams(raw, sql, Int32(texts.count), nil, $0, nil, nil, 0) }
+        return try handle(result, sql)
+    }
+
+    /// `execute`, with the statement parsed and planned once per session (prepared the first time
+    /// it runs): for the few statements a connection runs again and again, where parsing a long
+    /// one costs the server more than running it. Its text must be one of a fixed set: each
+    /// one prepared stays for the session.
+    @discardableResult
+    public func executePrepared(_ sql: String, _ parameters: [PostgresValue?]) throws(PostgresError) -> PostgresResult {
+        let texts = try Self.texts(of: parameters, for: sql)
+        let name: String
+        if let known = prepared[sql] {
+            name = known
+        } else {
+            name = "monsoon_\(prepared.count)"
+            _ = try handle(PQprepare(raw, name, sql, 0, nil), sql)
+            prepared[sql] = name
+        }
+        let result = Self.withCStringPointers(texts) { PQexecPrepared(raw, name, Int32(texts.count), $0, nil, nil, 0) }
+        return try handle(result, sql)
+    }
+
+    /// The parameters' texts, refusing one that holds a NUL.
+    private static func texts(of parameters: [PostgresValue?], for sql: String) throws(PostgresError) -> [String?] {
         var texts: [String?] = []
         texts.reserveCapacity(parameters.count)
         for (offset, parameter) in parameters.enumerated() {
@@ -92,14 +121,25 @@ public final class PostgresConnection {
             }
             texts.append(text)
         }
-        let result = Self.withCStringPointers(texts) { PQexecParams(raw, sql, Int32(texts.count), nil, $0, nil, nil, 0) }
-        return try handle(result, sql)
+        return texts
     }
 
     /// Runs statements separated by semicolons, without parameters (PostgreSQL's simple query
     /// protocol, which `execute` cannot use for more than one): a migration, a `SET`, `LISTEN`s.
-    public func executeScript(_ sql: String) throws(PostgresError) {
-        _ = try handle(PQexec(raw, sql), sql)
+    /// - Returns: the last statement's result.
+    @discardableResult
+    public func executeScript(_ sql: String) throws(PostgresError) -> PostgresResult {
+        try handle(PQexec(raw, sql), sql)
+    }
+
+    /// `text` as an SQL string literal for this connection (quotes and backslashes escaped as
+    /// its settings need), for a statement run without parameters (`executeScript`).
+    public func literal(_ text: String) throws(PostgresError) -> String {
+        guard let escaped = PQescapeLiteral(raw, text, text.utf8.count) else {
+            throw PostgresError(code: .invalidValue, message: "cannot quote a value for PostgreSQL at \(server): \(Self.text(PQerrorMessage(raw)))")
+        }
+        defer { PQfreemem(escaped) }
+        return String(cString: escaped)
     }
 
     /// The rows of `result`, freed here, or the error it reports.

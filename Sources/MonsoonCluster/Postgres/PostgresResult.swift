@@ -24,6 +24,15 @@ public struct PostgresResult: Sendable {
         affectedRows = Int(String(cString: PQcmdTuples(result))) ?? 0
     }
 
+    /// No rows, no columns, nothing changed (a savepoint's `begin`).
+    static let empty = PostgresResult(columns: [], rows: [], affectedRows: 0)
+
+    init(columns: [String], rows: [PostgresRow], affectedRows: Int) {
+        self.columns = columns
+        self.rows = rows
+        self.affectedRows = affectedRows
+    }
+
     /// The number of rows.
     public var count: Int { rows.count }
 
