@@ -137,8 +137,9 @@ import Testing
         let bodies = try await Self.library(server, in: folder, count: 3, size: 600_000, throttle: 400_000)
         #expect(await runMonsoon(["queue", "add", "--podcast", "1", "--all"], in: folder.path).status == 0)
         let first = try MonsoonProcess(["download", "-j", "1"], in: folder.path)
+        // Under way with bytes in its part: a part just made, still empty, would be started over.
         try await waitUntil("the second episode under way") {
-            FileManager.default.fileExists(atPath: folder.file("Podcasts/Test Show/2024-01-02 - Episode 2.mp3.part"))
+            (LocalFile.size(at: folder.file("Podcasts/Test Show/2024-01-02 - Episode 2.mp3.part")) ?? 0) >= 100_000
         }
         kill(first.process.processIdentifier, SIGKILL)
         _ = try await first.finish()

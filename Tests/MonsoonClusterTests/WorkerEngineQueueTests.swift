@@ -88,6 +88,18 @@ import Testing
             try connection.execute("UPDATE monsoon_workers SET node = 'node-a', pid = $1 WHERE name = 'w1'", [Int(getpid())])
             try first.unregister(node: "node-a")
             #expect(try connection.execute("SELECT count(*) FROM monsoon_engine_queues").first?.int(0) == 0)
+
+            // A killed worker's queue (its worker silent) goes once its silence is long enough; a
+            // live worker's stays.
+            let killed = JobQueue(connection: connection, worker: "killed")
+            try killed.register(node: "node-a")
+            _ = try PostgresQueueStore(connection: PostgresConnection(url), queue: PostgresQueueStore.queueName(ofWorker: "killed"))
+            let live = JobQueue(connection: connection, worker: "live")
+            try live.register(node: "node-a")
+            _ = try PostgresQueueStore(connection: PostgresConnection(url), queue: PostgresQueueStore.queueName(ofWorker: "live"))
+            try connection.execute("UPDATE monsoon_workers SET heartbeat_at = now() - interval '2 days' WHERE name = 'killed'")
+            #expect(try PostgresQueueStore.dropAbandoned(silentFor: 86_400, on: connection) == 1)
+            #expect(try connection.execute("SELECT queue FROM monsoon_engine_queues").rows.map { try $0.string(0) } == ["worker:live"])
         }
     }
 }

@@ -53,6 +53,19 @@ public final class PostgresQueueStore: QueueStore {
         try connection.execute("DELETE FROM monsoon_engine_queues WHERE queue = $1", [name])
     }
 
+    /// Removes the engine queues of workers that stopped, or have not been heard of for `silence`
+    /// seconds (killed, and never started again under their name: a default name is new at each
+    /// start), on `connection`. Their jobs went back to the shared queue long before.
+    /// - Returns: how many were removed.
+    @discardableResult
+    public static func dropAbandoned(silentFor silence: Double, on connection: PostgresConnection) throws(PostgresError) -> Int {
+        try connection.execute("""
+            DELETE FROM monsoon_engine_queues q WHERE starts_with(q.queue, 'worker:') AND NOT EXISTS (
+              SELECT 1 FROM monsoon_workers w WHERE 'worker:' || w.name = q.queue AND w.stopped_at IS NULL
+                AND w.heartbeat_at > now() - $1 * interval '1 second')
+            """, [silence]).affectedRows
+    }
+
     /// Empties the queue: its downloads, commands and notes (not the files). For a queue whose
     /// downloads nobody runs any longer: a worker's, which a restarted worker finds, since the
     /// jobs those downloads were for went back to the shared queue when it registered.
