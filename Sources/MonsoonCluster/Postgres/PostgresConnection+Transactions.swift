@@ -15,7 +15,9 @@ extension PostgresConnection {
     /// `BEGIN` in the same round trip; `body` gets the last one's result. Not nested: it begins a
     /// transaction of its own.
     public func transaction<T>(beginningWith statements: String, _ body: (PostgresResult) throws -> T) throws -> T {
-        precondition(PQtransactionStatus(raw) == PQTRANS_IDLE, "transaction(beginningWith:) inside a transaction")
+        guard PQtransactionStatus(raw) == PQTRANS_IDLE else {
+            throw PostgresError(code: .protocolViolation, message: "a transaction on PostgreSQL at \(server) began inside another one; please report this")
+        }
         return try transaction(begin: "BEGIN; " + statements, body)
     }
 
