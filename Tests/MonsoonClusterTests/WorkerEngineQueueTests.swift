@@ -93,13 +93,25 @@ import Testing
             // live worker's stays.
             let killed = JobQueue(connection: connection, worker: "killed")
             try killed.register(node: "node-a")
-            _ = try PostgresQueueStore(connection: PostgresConnection(url), queue: PostgresQueueStore.queueName(ofWorker: "killed"))
+            let killedStore = try PostgresQueueStore(connection: PostgresConnection(url), queue: PostgresQueueStore.queueName(ofWorker: "killed"))
             let live = JobQueue(connection: connection, worker: "live")
             try live.register(node: "node-a")
             _ = try PostgresQueueStore(connection: PostgresConnection(url), queue: PostgresQueueStore.queueName(ofWorker: "live"))
             try connection.execute("UPDATE monsoon_workers SET heartbeat_at = now() - interval '2 days' WHERE name = 'killed'")
             #expect(try PostgresQueueStore.dropAbandoned(silentFor: 86_400, on: connection) == 1)
             #expect(try connection.execute("SELECT queue FROM monsoon_engine_queues").rows.map { try $0.string(0) } == ["worker:live"])
+            // A worker whose queue was removed under it (cut off for a day) has it made again at
+            // its next write, numbered past anything before.
+            _ = try killedStore.add([DownloadRequest(id: "k1", url: URL(string: "https://example.org/k1.mp3")!, destination: .directory("/srv"))])
+            #expect(try (killedStore.record(withID: "k1")?.sequence ?? 0) > 1_000_000_000_000_000)
+
+            // Prepared statements the server lost (a transaction pooler's other session, say): the
+            // transaction that found out is undone, and the store goes on without them.
+            _ = try killedStore.insert(QueueStoreConformanceTests.row("k2", sequence: 0))
+            try killedStore.connection.executeScript("DEALLOCATE ALL")
+            #expect(throws: PostgresError.self) { _ = try killedStore.insert(QueueStoreConformanceTests.row("k3", sequence: 0)) }
+            _ = try killedStore.insert(QueueStoreConformanceTests.row("k3", sequence: 0))
+            #expect(try killedStore.downloads().map(\.id) == ["k1", "k2", "k3"])
         }
     }
 }

@@ -61,7 +61,7 @@ public final class PostgresQueueStore: QueueStore {
     public static func dropAbandoned(silentFor silence: Double, on connection: PostgresConnection) throws(PostgresError) -> Int {
         try connection.execute("""
             DELETE FROM monsoon_engine_queues q WHERE starts_with(q.queue, 'worker:') AND NOT EXISTS (
-              SELECT 1 FROM monsoon_workers w WHERE 'worker:' || w.name = q.queue AND w.stopped_at IS NULL
+              SELECT 1 FROM monsoon_workers w WHERE w.name = substr(q.queue, 8) AND w.stopped_at IS NULL
                 AND w.heartbeat_at > now() - $1 * interval '1 second')
             """, [silence]).affectedRows
     }
@@ -93,8 +93,15 @@ public final class PostgresQueueStore: QueueStore {
             // The row taken and counted with the BEGIN, in one round trip.
             let count = "UPDATE monsoon_engine_queues SET changes = changes + 1 WHERE queue = \(try connection.literal(queue))"
             return try connection.transaction(beginningWith: count) { counted in
-                guard counted.affectedRows == 1 else {
-                    throw PostgresError(code: .query, message: "the engine's queue \(queue) is no longer in the database (a worker of the same name that stopped removed it); start this worker again")
+                if counted.affectedRows == 0 {
+                    // Removed under it (its worker was silent so long that the others cleaned it
+                    // up): made again, numbered past anything numbered before (microseconds since
+                    // 1970), so a new download never takes a number a download in memory has.
+                    try connection.execute("""
+                        INSERT INTO monsoon_engine_queues (queue, last_seq, last_command)
+                        VALUES ($1, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint)
+                        ON CONFLICT (queue) DO UPDATE SET changes = monsoon_engine_queues.changes + 1
+                        """, [queue])
                 }
                 began = true
                 return try body()

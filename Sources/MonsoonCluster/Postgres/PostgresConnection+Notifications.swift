@@ -57,6 +57,7 @@ extension PostgresConnection {
     /// then listens again to the channels it listened to.
     public func reconnect() throws(PostgresError) {
         prepared = [:]
+        preparing = true
         PQreset(raw)
         guard PQstatus(raw) == CONNECTION_OK else {
             throw PostgresError.connectionFailed(reason: connectionString.scrub(PostgresError.firstLine(of: Self.text(PQerrorMessage(raw)))), server: server)

@@ -20,6 +20,14 @@ public final class PostgresConnection {
     /// The statements `executePrepared` prepared in this session, by their text: a new session
     /// (`reconnect`) has none.
     var prepared: [String: String] = [:]
+    /// Names for them: this process's and this connection's own, never used twice (a pooler may
+    /// put several clients on one server session).
+    private var preparedCount = 0
+    private let preparedPrefix = "monsoon_\(getpid())_\(UInt32.random(in: .min ... .max))_"
+    /// False once the server lost a statement prepared here or had its name already (a
+    /// transaction pooler such as PgBouncer, without its own handling of them): statements are
+    /// then parsed each time, as `execute` does.
+    var preparing = true
 
     /// Connects with `connectionString`, which is exactly what libpq takes: a `postgresql://` URL,
     /// `key=value` pairs, a database name, or "" for the `PG*` environment variables and
@@ -95,17 +103,30 @@ public final class PostgresConnection {
     /// one prepared stays for the session.
     @discardableResult
     public func executePrepared(_ sql: String, _ parameters: [PostgresValue?]) throws(PostgresError) -> PostgresResult {
+        guard preparing else { return try execute(sql, parameters) }
         let texts = try Self.texts(of: parameters, for: sql)
-        let name: String
-        if let known = prepared[sql] {
-            name = known
-        } else {
-            name = "monsoon_\(prepared.count)"
-            _ = try handle(PQprepare(raw, name, sql, 0, nil), sql)
-            prepared[sql] = name
+        do throws(PostgresError) {
+            let name: String
+            if let known = prepared[sql] {
+                name = known
+            } else {
+                preparedCount += 1
+                name = preparedPrefix + String(preparedCount)
+                _ = try handle(PQprepare(raw, name, sql, 0, nil), sql)
+                prepared[sql] = name
+            }
+            let result = Self.withCStringPointers(texts) { PQexecPrepared(raw, name, Int32(texts.count), $0, nil, nil, 0) }
+            return try handle(result, sql)
+        } catch {
+            // 26000: the statement is not on this server session; 42P05: its name is taken there;
+            // 0A000: its plan no longer fits (a migration changed a table). Prepared no more here.
+            guard ["26000", "42P05", "0A000"].contains(error.sqlState ?? "") else { throw error }
+            preparing = false
+            prepared = [:]
+            // Outside a transaction it runs again at once; inside one, the failure undid it.
+            guard PQtransactionStatus(raw) == PQTRANS_IDLE else { throw error }
+            return try execute(sql, parameters)
         }
-        let result = Self.withCStringPointers(texts) { PQexecPrepared(raw, name, Int32(texts.count), $0, nil, nil, 0) }
-        return try handle(result, sql)
     }
 
     /// The parameters' texts, refusing one that holds a NUL.
@@ -135,6 +156,9 @@ public final class PostgresConnection {
     /// `text` as an SQL string literal for this connection (quotes and backslashes escaped as
     /// its settings need), for a statement run without parameters (`executeScript`).
     public func literal(_ text: String) throws(PostgresError) -> String {
+        if text.utf8.contains(0) {
+            throw PostgresError(code: .invalidValue, message: "a value holds a NUL character, which PostgreSQL text cannot hold; please report this")
+        }
         guard let escaped = PQescapeLiteral(raw, text, text.utf8.count) else {
             throw PostgresError(code: .invalidValue, message: "cannot quote a value for PostgreSQL at \(server): \(Self.text(PQerrorMessage(raw)))")
         }

@@ -64,19 +64,21 @@ final class WorkerSession {
         var engine = configuration.engine
         engine.maxConcurrentDownloads = max(1, configuration.slots)
         engine.maxDownloadsPerHost = nil   // the cluster's limits hold across workers; the engine adds none
-        // A discarding worker keeps nothing to resume: its engine's queue is in memory.
-        let store = configuration.discard ? nil : try PostgresQueueStore(
-            connection: PostgresConnection(configuration.database, connectTimeout: Self.quarter(configuration), settings: Self.liveness(configuration)),
-            queue: PostgresQueueStore.queueName(ofWorker: configuration.name))
         try FileManager.default.createDirectory(atPath: Self.workFolder(of: configuration), withIntermediateDirectories: true)
         try queue.register(node: configuration.node)
-        if let store {
-            // Only once registered (a live worker of the name would have been refused): the rows a
-            // killed process of this name left are for jobs that registering took back.
+        // A discarding worker keeps nothing to resume: its engine's queue is in memory. Otherwise
+        // its queue is opened once registered: another worker's cleaning (`dropAbandoned`) never
+        // finds it without a live worker, and a live worker of the name was refused above. The
+        // rows a killed process of this name left are for jobs that registering took back.
+        if !configuration.discard {
+            let store: PostgresQueueStore
             do {
+                store = try PostgresQueueStore(
+                    connection: PostgresConnection(configuration.database, connectTimeout: Self.quarter(configuration), settings: Self.liveness(configuration)),
+                    queue: PostgresQueueStore.queueName(ofWorker: configuration.name))
                 try store.removeAll()
             } catch {
-                // Not started after all: the name is free again at once. The error said is removeAll's.
+                // Not started after all: the name is free again at once. The error said is the queue's.
                 try? queue.unregister(node: configuration.node)
                 throw error
             }
