@@ -145,11 +145,8 @@ final class HookLedger {
             return "\(boot):\(pid):\(fields[19])"
         }
 
-        private static let boot: String = {
-            // Unknown (no /proc): every name has the same "?", so only the pid and start time tell.
-            let text = (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)) ?? "?"
-            return text.trimmingCharacters(in: .whitespacesAndNewlines)
-        }()
+        /// Unknown (no /proc): every name has the same "?", so only the pid and start time tell.
+        private static let boot = BootID.current ?? "?"
 
         /// Whether the process `runner` names still runs.
         static func isAlive(_ runner: String?) -> Bool {

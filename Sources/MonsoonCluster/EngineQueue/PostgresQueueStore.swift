@@ -242,15 +242,7 @@ public final class PostgresQueueStore: QueueStore {
 
     package func forEachRecord(after sequence: Int, skippingUnreadable: ((Error) -> Void)?, _ body: (DownloadRecord) throws -> Void) throws {
         try forEachPage(of: QueueRows.recordColumns, after: sequence) { row in
-            let record: DownloadRecord
-            do {
-                record = try DownloadRecord(row: PostgresQueueRow(row))
-            } catch {
-                guard let skippingUnreadable else { throw error }
-                skippingUnreadable(error)
-                return
-            }
-            try body(record)
+            if let record = try DownloadRecord.read(PostgresQueueRow(row), skippingUnreadable: skippingUnreadable) { try body(record) }
         }
     }
 
@@ -287,15 +279,7 @@ public final class PostgresQueueStore: QueueStore {
     /// Rows of `QueueRows.recordColumns` that match `condition` (its parameters from $2), in enqueue order.
     func records(where condition: String, _ parameters: [PostgresValue?], skippingUnreadable: ((Error) -> Void)? = nil) throws -> [DownloadRecord] {
         try read("SELECT \(QueueRows.recordColumns) FROM monsoon_engine_downloads WHERE queue = $1 AND \(condition) ORDER BY seq", [queue] + parameters, prepared: true)
-            .compactMap { row in
-                do {
-                    return try DownloadRecord(row: PostgresQueueRow(row))
-                } catch {
-                    guard let skippingUnreadable else { throw error }
-                    skippingUnreadable(error)
-                    return nil
-                }
-            }
+            .compactMap { try DownloadRecord.read(PostgresQueueRow($0), skippingUnreadable: skippingUnreadable) }
     }
 
     /// Streams `columns` of the rows after `sequence`, in enqueue order, a page at a time (by

@@ -7,9 +7,9 @@ import Foundation
 /// may be lost or garbage. Comparing the boot id stored with the queue to this one
 /// tells the two apart, so a part file is cut back to its checkpoint only when it
 /// has to be.
-enum BootID {
+package enum BootID {
     /// Nil when the kernel does not say (no /proc): then nothing is taken for a reboot.
-    static let current: String? = {
+    package static let current: String? = {
         // Unreadable means unknown, which `rebooted` treats as no reboot: never a reason to cut parts.
         let text = (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)) ?? ""
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)

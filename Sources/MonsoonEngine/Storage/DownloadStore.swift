@@ -215,15 +215,7 @@ public final class DownloadStore: QueueStore {
         defer { try? statement.bind([]) }
         let row = Row(statement: statement)
         while try statement.step() {
-            let record: DownloadRecord
-            do {
-                record = try DownloadRecord(row: row)
-            } catch {
-                guard let skippingUnreadable else { throw error }
-                skippingUnreadable(error)
-                continue
-            }
-            try body(record)
+            if let record = try DownloadRecord.read(row, skippingUnreadable: skippingUnreadable) { try body(record) }
         }
     }
 

@@ -95,6 +95,18 @@ extension DownloadRecord {
         return record
     }
 
+    /// `init(row:)`; for a row that cannot be read, nil once `skippingUnreadable` has its error
+    /// (a streamed restore goes on past one damaged row), else the error.
+    package static func read(_ row: some QueueRowReading, skippingUnreadable: ((Error) -> Void)?) throws -> DownloadRecord? {
+        do {
+            return try DownloadRecord(row: row)
+        } catch {
+            guard let skippingUnreadable else { throw error }
+            skippingUnreadable(error)
+            return nil
+        }
+    }
+
     /// The download's id.
     package var id: DownloadID { request.id }
 
