@@ -117,17 +117,25 @@ final class EventSubscriber: Sendable {
     }
 
     func send(_ event: DownloadEvent) {
-        // The waiter and the event it gets are paired under one lock: taken apart, another
+        send(CollectionOfOne(event))
+    }
+
+    /// Sends events in order, under one lock.
+    func send(_ events: some Sequence<DownloadEvent>) {
+        // Each waiter and the event it gets are paired under one lock: taken apart, another
         // iterator could take the event in between and this waiter would get nil, which
         // ends its stream early.
-        let delivery: (CheckedContinuation<DownloadEvent?, Never>, DownloadEvent)? = state.withLock { state in
-            guard !state.finished else { return nil }
-            state.append(event)
-            guard !state.waiters.isEmpty, let next = state.take() else { return nil }
-            return (state.waiters.removeFirst().continuation, next)
+        let deliveries = state.withLock { state -> [(CheckedContinuation<DownloadEvent?, Never>, DownloadEvent)] in
+            guard !state.finished else { return [] }
+            for event in events { state.append(event) }
+            var deliveries: [(CheckedContinuation<DownloadEvent?, Never>, DownloadEvent)] = []
+            while !state.waiters.isEmpty, let next = state.take() {
+                deliveries.append((state.waiters.removeFirst().continuation, next))
+            }
+            return deliveries
         }
-        // Resume outside the lock.
-        if let (waiter, next) = delivery { waiter.resume(returning: next) }
+        // Resumed outside the lock.
+        for (waiter, next) in deliveries { waiter.resume(returning: next) }
     }
 
     func finish() {
@@ -142,6 +150,9 @@ final class EventSubscriber: Sendable {
     /// The next event; nil once finished, or, for a cancelled task, once nothing is buffered.
     /// A cancellation ends only its own wait: another iterator of the same subscription goes on.
     func next() async -> DownloadEvent? {
+        // What is buffered is taken without waiting: a consumer that keeps up with a burst
+        // (a thousand small files) takes most events here, without a continuation each.
+        if let event = state.withLock({ $0.take() }) { return event }
         let token = state.withLock { state in
             state.lastToken += 1
             return state.lastToken
@@ -213,7 +224,7 @@ final class EventHub: Sendable {
         guard !events.isEmpty else { return }
         let targets = state.withLock { Array($0.subscribers.values) }
         for subscriber in targets {
-            for event in events where subscriber.kinds.contains(event.kind) { subscriber.send(event) }
+            subscriber.send(events.lazy.filter { subscriber.kinds.contains($0.kind) })
         }
     }
 

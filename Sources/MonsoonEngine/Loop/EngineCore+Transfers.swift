@@ -20,11 +20,54 @@ extension EngineCore {
             if let record = records.hot[entry.id], case .discard = record.request.destination {
                 // Nothing on disk to look at: the plan is made here.
                 startPrepared(entry.id, .ready(StartPreparation.plan(record)))
+            } else if let record = records.hot[entry.id], let ready = plannedHere(record, now: now) {
+                startPrepared(entry.id, .ready(ready))
             } else {
                 work.append(.prepareStart(StartPreparation(id: entry.id, record: records.hot[entry.id])))
             }
         }
+        prefetchStarts()
         startQueuedFetches()
+    }
+
+    /// Reads ahead the rows of the downloads next in line, so that when a slot frees the next
+    /// one starts from its record in memory (`plannedHere`), without a round trip to the worker
+    /// in between. Up to twice the concurrency is read ahead, in batches of at least the
+    /// concurrency: the rows of a queue of a hundred thousand stay on disk.
+    func prefetchStarts() {
+        guard persistent, !restoring, !stopping, !queue.isEmpty else { return }
+        let window = 2 * max(1, configuration.maxConcurrentDownloads)
+        var missing: [DownloadID] = []
+        var seen = 0
+        queue.forEach { entry in
+            seen += 1
+            if records.hot[entry.id] == nil, !prefetching.contains(entry.id), starting[entry.id] == nil { missing.append(entry.id) }
+            return seen < window
+        }
+        guard missing.count >= max(1, window / 2) || (missing.count > 0 && seen < window) else { return }
+        prefetching.formUnion(missing)
+        let ids = missing
+        onWorker({ store in
+            // A failed read only means these start the usual way, reading their rows then.
+            (try? store?.records(withIDs: ids, skippingUnreadable: { _ in })) ?? []
+        }, then: { loop, rows in
+            for id in ids { loop.prefetching.remove(id) }
+            loop.records.adopt(rows)
+        }, ifClosed: {})
+    }
+
+    /// The plan of a download that has no file yet, made on the loop without asking the disk
+    /// worker: no name, so no part to look at, and its folder's disk measured less than
+    /// `SpacePolicy.measureInterval` ago. Its allowance then stands as the loop keeps it (the last
+    /// measurement less every byte written since), as it does for a disk being written to, which
+    /// `checkSpace` measures at that interval. Most of a large queue of new downloads starts so,
+    /// without a round trip each. Nil: the disk worker plans it.
+    func plannedHere(_ record: DownloadRecord, now: Date) -> StartPreparation.Ready? {
+        guard record.filePath == nil, let space = space.recentSpace(of: record.request.destination.folder, now: now) else { return nil }
+        var ready = StartPreparation.Ready(record: record, plan: AttemptPlan(offset: 0, ifRange: nil))
+        ready.space = space
+        ready.spaceReused = true
+        return ready
     }
 
     /// Gives back the slot a download took when it was chosen to start.
@@ -87,7 +130,8 @@ extension EngineCore {
                 return
             }
             let disk = space.volume(for: measured, folder: record.request.destination.folder, reserve: configuration.diskReserve, now: configuration.clock.now,
-                                    idle: !running.values.contains { $0.volume?.id == measured.volume })
+                                    idle: !ready.spaceReused && !running.values.contains { $0.volume?.id == measured.volume },
+                                    measuredNow: !ready.spaceReused)
             // A length a server gave refuses a start; a length the caller expects (a feed's, which may
             // be anything) only defers it while other downloads write to the disk: with the disk to
             // itself, it is asked for, and the response's own length decides (a huge bogus one must not
@@ -321,6 +365,7 @@ extension EngineCore {
             transfer.writebackStart = transfer.fileSize
             transfer.checkpointRequested = transfer.fileSize
             transfer.sink = .file
+            transfer.writeEarly()
         case .failed(let error, _, let transient):
             // Its row may not have been saved: a reset checkpoint is flushed again next time.
             records[id]?.checkpointResetPending = true
@@ -336,6 +381,9 @@ extension EngineCore {
             return
         }
         // curl delivers the held bytes (perhaps before this returns); an aborted sink ends it.
+        // A transfer whose body all fitted in `early` was never paused.
+        guard transfer.pausedWhilePreparing else { return }
+        transfer.pausedWhilePreparing = false
         guard transfer.mayGoOn else { return }
         let code = transfer.easy.unpause()
         if code != CURLE_OK, transfer.abortError == nil {

@@ -56,6 +56,8 @@ final class EngineCore {
     /// Downloads chosen to start whose part the worker is looking at, with their queue entry
     /// (they hold a slot).
     var starting: [DownloadID: QueueIndex.Entry] = [:]
+    /// Queued downloads whose rows the worker is reading ahead of their start (`prefetchStarts`).
+    var prefetching: Set<DownloadID> = []
     /// Downloads whose part is being prepared by the worker, by their (paused) attempt.
     var preparing: [DownloadID: Transfer] = [:]
     var needsScheduling = true

@@ -45,13 +45,18 @@ struct SpaceHold {
 final class SpaceLedger {
     private(set) var volumes: [UInt64: Volume] = [:]
     var holds: [DownloadID: SpaceHold] = [:]
+    /// The disk each download folder was last measured on, and when: a start into a folder
+    /// measured a moment ago needs no measurement (its allowance counts the writes since).
+    private var folders: [String: (space: VolumeSpace, at: Date)] = [:]
     private let gauge = DispatchQueue(label: "monsoon.space")
 
     /// The loop's volume for a measurement made before an attempt: a new one from the measurement,
     /// or the one it knows. A known volume nothing writes to right now (`idle`) takes the measurement,
     /// which is fresher than its last (space the engine freed itself, a stale part removed, counts at
     /// once); one being written to keeps its allowance, which counts the writes since.
-    func volume(for space: VolumeSpace, folder: String, reserve: Int, now: Date, idle: Bool) -> Volume {
+    /// - Parameter measuredNow: `space` was measured for this start (false: `recentSpace`'s).
+    func volume(for space: VolumeSpace, folder: String, reserve: Int, now: Date, idle: Bool, measuredNow: Bool = true) -> Volume {
+        if measuredNow { folders[folder] = (space, now) }
         if let known = volumes[space.volume] {
             if idle && !known.measuring {
                 known.allowance = space.free - reserve
@@ -62,6 +67,14 @@ final class SpaceLedger {
         let volume = Volume(id: space.volume, folder: folder, allowance: space.free - reserve, measuredAt: now)
         volumes[space.volume] = volume
         return volume
+    }
+
+    /// What `folder`'s disk measured last, when that was less than `SpacePolicy.measureInterval`
+    /// ago; nil: it must be measured.
+    func recentSpace(of folder: String, now: Date) -> VolumeSpace? {
+        guard let (space, at) = folders[folder], now.timeIntervalSince(at) < SpacePolicy.measureInterval, now >= at,
+              volumes[space.volume] != nil else { return nil }
+        return space
     }
 
     /// Measures `volume` again, unless a measurement is on its way; the answer comes as

@@ -16,7 +16,8 @@ final class Transfer {
     /// Where body bytes go, decided at the first body byte.
     enum Sink {
         case undecided
-        /// The disk worker is getting the part ready; curl holds the body (paused) meanwhile.
+        /// The disk worker is getting the part ready; the body waits in `early`, then (past its
+        /// limit) in curl, paused.
         case preparing
         /// Into the part file (`fd`), whose size is `fileSize`.
         case file
@@ -82,6 +83,14 @@ final class Transfer {
     /// this code when the part is ready.
     var endedWhilePreparing: CURLcode?
     var reportedBytes = -1
+    /// Body bytes that came while the part was being prepared, written once it is open. A small
+    /// file arrives whole meanwhile, and its slot and connection go on to the next download
+    /// instead of waiting, paused, for the disk worker. One buffer per attempt, never grown.
+    var early: [UInt8] = []
+    static let earlyLimit = 256 << 10
+    /// The write callback paused the transfer while its part was being prepared (`early` full, or
+    /// the rate limit): the part's readiness lets it go on, once nothing else holds it.
+    var pausedWhilePreparing = false
 
     // Fetch state.
     var memory: [UInt8] = []
@@ -217,6 +226,37 @@ final class Transfer {
         return !pausedForSpace && !pausedForRate
     }
 
+    /// Writes the bytes that came while the part was prepared, now that it is open (`fd`).
+    /// They were received already: the disk's allowance is spent on them whatever it holds (the
+    /// next chunk pauses if it is short), at most `earlyLimit` past it.
+    func writeEarly() {
+        guard !early.isEmpty else { return }
+        defer { early = [] }
+        let failed = early.withUnsafeBytes { bytes -> Int32? in
+            var written = 0
+            while written < bytes.count {
+                let result = write(fd, bytes.baseAddress! + written, bytes.count - written)
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                written += result
+            }
+            return nil
+        }
+        if let failed {
+            abortError = FileSystem.error("cannot write \(partPath ?? "the part file")", errno: failed)
+            sink = .aborted
+            return
+        }
+        fileSize += early.count
+        bytesThisAttempt += early.count
+        if let volume {
+            volume.allowance -= early.count
+            volume.written += early.count
+        }
+    }
+
     /// The body outgrew `maxFileBytes`: stopped there (a part, when there is one, is kept).
     func tooLarge(stoppedAt bytes: Int?) -> DownloadError {
         let limit = ByteCount.format(maxFileBytes) + (sizeLimitReason.map { " (\($0))" } ?? "")
@@ -275,8 +315,20 @@ final class Transfer {
         }
         switch sink {
         case .preparing:
-            // curl keeps these bytes and delivers them again once unpaused.
-            return monsoon_write_pause()
+            // Past the buffer's room (or the file's limit, which the part's writes enforce), curl
+            // keeps the bytes and delivers them again once unpaused.
+            guard !pausedWhilePreparing, early.count + count <= Self.earlyLimit, fileSize + early.count + count <= maxFileBytes else {
+                pausedWhilePreparing = true
+                return monsoon_write_pause()
+            }
+            if let rateLimiter, !rateLimiter.bucket.take(count) {
+                pausedForRate = true
+                pausedWhilePreparing = true   // lifted when the part is ready, if the limit let it go by then
+                return monsoon_write_pause()
+            }
+            if early.capacity == 0 { early.reserveCapacity(max(count, min(Self.earlyLimit, (total ?? Self.earlyLimit) - fileSize))) }
+            early.append(contentsOf: UnsafeRawBufferPointer(start: data, count: count))
+            return count
         case .file:
             if fileSize + count > maxFileBytes {
                 // A stream that never ends, or a file over the caller's limit.

@@ -66,22 +66,56 @@ extension DiskWorker {
             var starts: [(DownloadID, StartPreparation.Outcome)] = []
         }
 
-        /// Saves a run of rows in one transaction (flushed to disk when a completion or a
-        /// checkpoint reset is among them), then opens the parts prepared in it and answers the loop.
+        /// Saves a run of rows, then opens the parts prepared in it and answers the loop.
+        ///
+        /// When the run must be flushed (a completion is among its rows), the parts that need no
+        /// flush go first, in a transaction of their own: a transfer waiting for its part (curl
+        /// holds its body meanwhile) never waits for another download's `fdatasync`. Their rows
+        /// are no other item's in the run, so the order of each row's saves stands.
         /// - Returns: why the rows could not be saved, if they could not.
         @discardableResult
         private func run(_ segment: [Work]) -> Error? {
+            guard connection.store != nil, segment.contains(where: \.mustBeFlushed) else { return runTransaction(segment) }
+            let (early, rest) = Self.partsFirst(segment)
+            guard !early.isEmpty, !rest.isEmpty else { return runTransaction(segment) }
+            let first = runTransaction(early)
+            let second = runTransaction(rest)
+            return first ?? second
+        }
+
+        /// The part preparations that can go before the rest of `segment`: not flushed
+        /// themselves, and for downloads nothing else in the segment is about. None when the
+        /// segment deletes files in order with its work (a part started over must be gone
+        /// before anything after it looks).
+        static func partsFirst(_ segment: [Work]) -> (early: [Work], rest: [Work]) {
+            var counts: [DownloadID: Int] = [:]
+            for item in segment {
+                switch item {
+                case .removeFiles(_, _, afterCommit: false): return ([], segment)
+                default: if let id = item.downloadID { counts[id, default: 0] += 1 }
+                }
+            }
+            var early: [Work] = []
+            var rest: [Work] = []
+            for item in segment {
+                if case .prepare(let preparation) = item, !preparation.durably, counts[preparation.row.request.id] == 1 {
+                    early.append(item)
+                } else {
+                    rest.append(item)
+                }
+            }
+            return (early, rest)
+        }
+
+        /// Saves a run of rows in one transaction (flushed to disk when a completion or a
+        /// checkpoint reset is among them), then opens the parts prepared in it and answers the loop.
+        /// - Returns: why the rows could not be saved, if they could not.
+        private func runTransaction(_ segment: [Work]) -> Error? {
             guard !segment.isEmpty else { return nil }
             var answers = Answers()
             var failure: Error?
             if let store = connection.store {
-                let durably = segment.contains { item in
-                    switch item {
-                    case .prepare(let preparation): preparation.durably
-                    case .save(_, let durably): durably
-                    default: false
-                    }
-                }
+                let durably = segment.contains(where: \.mustBeFlushed)
                 do {
                     try store.transaction(durably: durably) {
                         for item in segment { try perform(item, store: store, into: &answers) }
@@ -256,6 +290,29 @@ extension DiskWorker {
         private func report(_ error: Error) {
             inbox.saveFailures.record(error)   // kept past shutdown, when the message below is refused
             inbox.send(.storeFailed(ErrorBox(error: error)))
+        }
+    }
+}
+
+extension DiskWorker.Work {
+    /// Its transaction must be flushed to disk with its commit.
+    var mustBeFlushed: Bool {
+        switch self {
+        case .prepare(let preparation): preparation.durably
+        case .save(_, let durably): durably
+        default: false
+        }
+    }
+
+    /// The download it is about, when it is about one.
+    var downloadID: DownloadID? {
+        switch self {
+        case .save(let record, _): record.request.id
+        case .saveProgress(let id, _, _, _, _): id
+        case .prepareStart(let preparation): preparation.id
+        case .prepare(let preparation): preparation.row.request.id
+        case .delete(let id, _): id
+        case .removeFiles, .job, .publish, .then: nil
         }
     }
 }
