@@ -274,9 +274,10 @@ extension DiskWorker {
             let outcome: BodyPreparation.Outcome
             if let path = choice.path, choice.error == nil {
                 do {
-                    let fd = try PartFile.open(PartFile.path(for: path), at: preparation.offset, root: preparation.row.request.root)
+                    let (fd, created) = try PartFile.open(PartFile.path(for: path), at: preparation.offset, root: preparation.row.request.root)
                     if let state = preparation.newState { PartFile.writeState(state, fd: fd) }
-                    if preparation.offset == 0 { PartFile.writeWARCHead(preparation.warcHead, fd: fd) }
+                    // A part made now has no head of an earlier one to drop.
+                    if preparation.offset == 0, preparation.warcHead != nil || !created { PartFile.writeWARCHead(preparation.warcHead, fd: fd) }
                     outcome = .ready(fd: fd, path: path)
                 } catch {
                     outcome = .failed(error, path: path, transient: false)

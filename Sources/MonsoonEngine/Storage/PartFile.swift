@@ -73,22 +73,33 @@ package enum PartFile {
     /// Opens (creating) the part for writing at `offset`, cutting anything past it. Its folders
     /// are reached from `root` without following a symbolic link (`ConfinedFolder`), and a link at
     /// the part's own path is refused: nothing planted there redirects the writes.
-    static func open(_ path: String, at offset: Int, root: String?) throws(DownloadError) -> Int32 {
+    /// - Returns: its descriptor, and whether the file was made now (then it is empty, with no
+    ///   attributes of an earlier part to drop).
+    static func open(_ path: String, at offset: Int, root: String?) throws(DownloadError) -> (fd: Int32, created: Bool) {
         let folder = try ConfinedFolder.open(LocalFile.folder(of: path), root: root, create: true)
         defer { close(folder) }
         let name = LocalFile.name(of: path)
-        let fd = folderChanges.withLock { FileSystem.retrying { openat(folder, name, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644) } }
-        guard fd >= 0 else {
-            let code = errno   // before the look at the name below, which sets errno itself
-            if code == ELOOP || ConfinedFolder.isLink(folder, name) { throw ConfinedFolder.linkError(path, root: root ?? LocalFile.folder(of: path)) }
-            throw FileSystem.error("cannot create \(path)", errno: code)
+        if offset == 0 {
+            // Most parts are new: made so, the file needs no cutting back or seeking.
+            let fd = folderChanges.withLock { FileSystem.retrying { openat(folder, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644) } }
+            if fd >= 0 { return (fd, true) }
+            guard errno == EEXIST else { throw openError(path, folder: folder, name: name, root: root, code: errno) }
         }
+        let fd = folderChanges.withLock { FileSystem.retrying { openat(folder, name, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644) } }
+        guard fd >= 0 else { throw openError(path, folder: folder, name: name, root: root, code: errno) }
         if ftruncate(fd, off_t(offset)) != 0 || lseek(fd, off_t(offset), SEEK_SET) < 0 {
             let code = errno
             close(fd)
             throw FileSystem.error("cannot prepare \(path)", errno: code)
         }
-        return fd
+        return (fd, false)
+    }
+
+    /// Why a part could not be opened: a link where it goes, or the system's error (`code`, read
+    /// before the look at the name, which sets errno itself).
+    private static func openError(_ path: String, folder: Int32, name: String, root: String?, code: Int32) -> DownloadError {
+        if code == ELOOP || ConfinedFolder.isLink(folder, name) { return ConfinedFolder.linkError(path, root: root ?? LocalFile.folder(of: path)) }
+        return FileSystem.error("cannot create \(path)", errno: code)
     }
 
     /// Records what the part's bytes are, for a later resume. Best effort: on a

@@ -19,7 +19,9 @@ struct Placement: Sendable {
 
     /// Sets the file's time and starts writing its last bytes back, without waiting: with
     /// every file of a batch started first, the flushes that follow share journal commits.
-    func startFlush() {
+    /// - Parameter hint: start the writeback now (`sync_file_range`), so the fsyncs of a batch's
+    ///   files overlap; for a batch of one, its fsync alone does the same.
+    func startFlush(hint: Bool = true) {
         if let lastModified {
             let seconds = lastModified.timeIntervalSince1970
             var times = [timespec](repeating: timespec(tv_sec: Int(seconds), tv_nsec: 0), count: 2)
@@ -27,7 +29,7 @@ struct Placement: Sendable {
             // Best effort: a file whose time cannot be set is still the right file.
             _ = futimens(fd, &times)
         }
-        _ = monsoon_start_writeback(fd, 0, 0)   // a hint; the fsync below is what counts
+        if hint { _ = monsoon_start_writeback(fd, 0, 0) }   // a hint; the fsync below is what counts
     }
 
     /// Flushes the file and renames it into place; the folder is flushed by the batch
@@ -66,7 +68,7 @@ struct Placement: Sendable {
             if reopened.fd < 0 { return (id, .failure(FileSystem.error("cannot open \(placement.partPath)", errno: errno))) }
             return (id, .success(reopened))
         }
-        for case (_, .success(let placement)) in opened { placement.startFlush() }
+        for case (_, .success(let placement)) in opened { placement.startFlush(hint: opened.count > 1) }
         let (recorded, written) = recordInWARC(opened, warc: warc)
         var results: [(DownloadID, Result<Void, DownloadError>)] = recorded.map { id, placement in
             (id, placement.flatMap { placement in Result { () throws(DownloadError) in try placement.moveIntoPlace() } })
