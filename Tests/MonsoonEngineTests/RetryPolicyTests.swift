@@ -109,4 +109,39 @@ import Testing
         #expect(HTTPDate.parse("yesterday") == nil)
         #expect(HTTPDate.format(expected) == "Sun, 06 Nov 1994 08:49:37 GMT")
     }
+
+    @Test func caseSpacingAndBadNumbers() {
+        let expected = Date(timeIntervalSince1970: 784_111_777)
+        #expect(HTTPDate.parse("sun, 06 NOV 1994 08:49:37 gmt") == expected)
+        #expect(HTTPDate.parse("Sun,  06  Nov 1994  08:49:37 GMT") == expected)
+        #expect(HTTPDate.parse("Thursday, 01-Jan-70 00:00:00 GMT") == Date(timeIntervalSince1970: 0))
+        #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37") == expected, "no zone: read as GMT, as before")
+        #expect(HTTPDate.parse("Sun, 06 Nov 19940 08:49:37 GMT") == nil)
+        #expect(HTTPDate.parse("Sun, 06 Nox 1994 08:49:37 GMT") == nil)
+        #expect(HTTPDate.parse("Sun, 32 Nov 1994 08:49:37 GMT") == nil)
+        #expect(HTTPDate.parse("Sun, 06 Nov 1994 24:49:37 GMT") == nil)
+        #expect(HTTPDate.parse("Sun, +6 Nov 1994 08:49:37 GMT") == nil)
+        #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49") == nil)
+        #expect(HTTPDate.parse("") == nil)
+        #expect(HTTPDate.parse("Sön, 06 Nov 1994 08:49:37 GMT") == expected, "the day's name is not checked")
+    }
+}
+
+@Suite struct HostKeyTests {
+    @Test func theAuthorityOfAURLAsText() {
+        #expect(EngineCore.hostKey(text: "https://cdn.example.org/a/b.mp3?x=1") == "cdn.example.org")
+        #expect(EngineCore.hostKey(text: "https://User:Pass@CDN.Example.ORG:8443/a") == "cdn.example.org:8443")
+        #expect(EngineCore.hostKey(text: "http://a@b@host.example/") == "host.example", "the last @ ends the user part")
+        #expect(EngineCore.hostKey(text: "http://host.example?q") == "host.example")
+        #expect(EngineCore.hostKey(text: "http://host.example#f") == "host.example")
+        #expect(EngineCore.hostKey(text: "http://[::1]:8080/x") == "[::1]:8080")
+        #expect(EngineCore.hostKey(text: "http://ÉXAMPLE.test/") == "éxample.test")
+        #expect(EngineCore.hostKey(text: "http://") == "")
+        #expect(EngineCore.hostKey(text: "host.example/path") == nil)
+        #expect(EngineCore.hostKey(text: "") == nil)
+        // As a parsed URL's key, for the URLs a queue holds.
+        for text in ["https://Example.COM:444/x", "http://example.com/", "https://u@media.example.net/ep.mp3"] {
+            #expect(EngineCore.hostKey(text: text) == EngineCore.hostKey(URL(string: text)!))
+        }
+    }
 }

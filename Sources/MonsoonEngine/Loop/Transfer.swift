@@ -83,10 +83,13 @@ final class Transfer {
     /// this code when the part is ready.
     var endedWhilePreparing: CURLcode?
     var reportedBytes = -1
-    /// Body bytes that came while the part was being prepared, written once it is open. A small
-    /// file arrives whole meanwhile, and its slot and connection go on to the next download
-    /// instead of waiting, paused, for the disk worker. One buffer per attempt, never grown.
-    var early: [UInt8] = []
+    /// Body bytes that came while the part was being prepared (`earlyCount` of them), written
+    /// once it is open. A small file arrives whole meanwhile, and its slot and connection go on to
+    /// the next download instead of waiting, paused, for the disk worker. One buffer per attempt,
+    /// made at its first chunk and never grown; copied into with `memcpy` (an array's append goes
+    /// byte by byte).
+    private var early: UnsafeMutableRawBufferPointer?
+    private(set) var earlyCount = 0
     static let earlyLimit = 256 << 10
     /// The write callback paused the transfer while its part was being prepared (`early` full, or
     /// the rate limit): the part's readiness lets it go on, once nothing else holds it.
@@ -125,6 +128,7 @@ final class Transfer {
     var digest: OpaquePointer?
 
     deinit {
+        dropEarly()
         if fd >= 0 { close(fd) }
         if let digest { EVP_MD_CTX_free(digest) }
         if warcExchanges != nil { easy.setLong(CURLOPT_VERBOSE, 0) }   // no debug call may reach this object now
@@ -230,31 +234,32 @@ final class Transfer {
     /// They were received already: the disk's allowance is spent on them whatever it holds (the
     /// next chunk pauses if it is short), at most `earlyLimit` past it.
     func writeEarly() {
-        guard !early.isEmpty else { return }
-        defer { early = [] }
-        let failed = early.withUnsafeBytes { bytes -> Int32? in
-            var written = 0
-            while written < bytes.count {
-                let result = write(fd, bytes.baseAddress! + written, bytes.count - written)
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                written += result
+        guard let buffer = early else { return }
+        let count = earlyCount
+        defer { dropEarly() }
+        var written = 0
+        while written < count {
+            let result = write(fd, buffer.baseAddress! + written, count - written)
+            if result < 0 {
+                if errno == EINTR { continue }
+                abortError = FileSystem.error("cannot write \(partPath ?? "the part file")", errno: errno)
+                sink = .aborted
+                return
             }
-            return nil
+            written += result
         }
-        if let failed {
-            abortError = FileSystem.error("cannot write \(partPath ?? "the part file")", errno: failed)
-            sink = .aborted
-            return
-        }
-        fileSize += early.count
-        bytesThisAttempt += early.count
+        fileSize += count
+        bytesThisAttempt += count
         if let volume {
-            volume.allowance -= early.count
-            volume.written += early.count
+            volume.allowance -= count
+            volume.written += count
         }
+    }
+
+    private func dropEarly() {
+        early?.deallocate()
+        early = nil
+        earlyCount = 0
     }
 
     /// The body outgrew `maxFileBytes`: stopped there (a part, when there is one, is kept).
@@ -317,7 +322,7 @@ final class Transfer {
         case .preparing:
             // Past the buffer's room (or the file's limit, which the part's writes enforce), curl
             // keeps the bytes and delivers them again once unpaused.
-            guard !pausedWhilePreparing, early.count + count <= Self.earlyLimit, fileSize + early.count + count <= maxFileBytes else {
+            guard !pausedWhilePreparing, earlyCount + count <= Self.earlyLimit, fileSize + earlyCount + count <= maxFileBytes else {
                 pausedWhilePreparing = true
                 return monsoon_write_pause()
             }
@@ -326,8 +331,17 @@ final class Transfer {
                 pausedWhilePreparing = true   // lifted when the part is ready, if the limit let it go by then
                 return monsoon_write_pause()
             }
-            if early.capacity == 0 { early.reserveCapacity(max(count, min(Self.earlyLimit, (total ?? Self.earlyLimit) - fileSize))) }
-            early.append(contentsOf: UnsafeRawBufferPointer(start: data, count: count))
+            if early == nil {
+                // Room for the whole file when its size is known and small; else the limit.
+                let capacity = max(count, min(Self.earlyLimit, (total ?? Self.earlyLimit) - fileSize))
+                early = .allocate(byteCount: capacity, alignment: 16)
+            }
+            guard let buffer = early, earlyCount + count <= buffer.count else {
+                pausedWhilePreparing = true   // more than the announced size: the part takes the rest
+                return monsoon_write_pause()
+            }
+            (buffer.baseAddress! + earlyCount).copyMemory(from: data, byteCount: count)
+            earlyCount += count
             return count
         case .file:
             if fileSize + count > maxFileBytes {
@@ -386,7 +400,7 @@ final class Transfer {
                 sink = .aborted
                 return 0
             }
-            memory.append(contentsOf: UnsafeRawBufferPointer(start: data, count: count))
+            memory.append(contentsOf: UnsafeBufferPointer(start: data.assumingMemoryBound(to: UInt8.self), count: count))
             return count
         case .discard:
             // Error pages are small; a huge one is not worth reading to keep the connection.

@@ -1,0 +1,73 @@
+import Foundation
+import MonsoonStore
+import MonsoonTestServer
+import Testing
+@testable import MonsoonEngine
+
+/// A body that comes while its part is being prepared waits in memory (`Transfer.earlyLimit`),
+/// and curl holds the rest; both are written once the part is open.
+@Suite struct EarlyBodyTests {
+    /// One at a time: the first file's body comes whole while the disk worker waits for the
+    /// database, so its attempt ends and the next download is asked for before its part exists
+    /// (its row read ahead, its start planned without the worker).
+    @Test func aSmallFileLetsTheNextOneStartBeforeItsPartIsOpen() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        let small = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+        let next = (0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 1) }
+        server.setRoute("/small.bin", Route(body: .bytes(small), firstByteDelay: 0.3))
+        server.setRoute("/next.bin", Route(body: .bytes(next)))
+        let database = folder.file("queue.sqlite")
+        let manager = try DownloadManager(configuration: fastConfiguration(concurrency: 1), databasePath: database, watchesOtherProcesses: false)
+        // Into a folder, named by the response: no file yet, so no part to look for before a start.
+        _ = try await manager.enqueue(contentsOf: [DownloadRequest(id: "s", url: server.url("/small.bin"), destination: .directory(folder.path)),
+                                                   DownloadRequest(id: "n", url: server.url("/next.bin"), destination: .directory(folder.path))])
+        // Asked for: its part is prepared when its head comes, while this holds the lock.
+        try await waitUntil { server.requests(for: "/small.bin").count == 1 }
+        let holder = try Database(path: database)
+        try holder.execute("BEGIN IMMEDIATE")
+        try await waitUntil { server.requests(for: "/next.bin").count == 1 }
+        #expect(!PartFile.exists(folder.file("small.bin.part")), "the first file's part still waits for the database")
+        try holder.execute("COMMIT")
+
+        #expect(try await waitFor(manager, "s", .completed).bytes == small.count)
+        #expect(sha256(ofFile: folder.file("small.bin")) == SHA256.hex(Data(small)))
+        _ = try await waitFor(manager, "n", .completed)
+        #expect(sha256(ofFile: folder.file("next.bin")) == SHA256.hex(Data(next)))
+        #expect(server.requests(for: "/small.bin").count == 1, "one attempt: the body was kept, not asked for again")
+        #expect(await manager.persistenceError() == nil)
+        await manager.shutdown()
+    }
+
+    /// Past the buffer's limit curl holds the rest, paused, and hands it over once the part is open.
+    @Test func aLargerBodyIsHeldByCurlPastTheBuffer() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        let large = (0..<1_500_000).map { UInt8(truncatingIfNeeded: $0 &* 17 &+ 3) }
+        server.setRoute("/large.bin", Route(body: .bytes(large), firstByteDelay: 0.3))
+        let database = folder.file("queue.sqlite")
+        let manager = try DownloadManager(configuration: fastConfiguration(), databasePath: database, watchesOtherProcesses: false)
+        _ = try await manager.enqueue(request("l", server.url("/large.bin"), to: folder.file("large.bin")))
+        try await waitUntil { server.requests(for: "/large.bin").count == 1 }
+        let holder = try Database(path: database)
+        try holder.execute("BEGIN IMMEDIATE")
+        try await Task.sleep(nanoseconds: 800_000_000)   // the head comes after 0.3 s; the body waits
+        #expect(!PartFile.exists(folder.file("large.bin.part")))
+        try holder.execute("COMMIT")
+        _ = try await waitFor(manager, "l", .completed)
+        #expect(sha256(ofFile: folder.file("large.bin")) == SHA256.hex(Data(large)))
+        #expect(server.requests(for: "/large.bin").count == 1)
+        #expect(await manager.persistenceError() == nil)
+        await manager.shutdown()
+    }
+
+    private func waitUntil(seconds: Double = 20, _ condition: () -> Bool) async throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !condition() {
+            guard Date() < deadline else { throw CancellationError() }
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
+    }
+}
