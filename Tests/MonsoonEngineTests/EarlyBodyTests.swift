@@ -63,6 +63,57 @@ import Testing
         await manager.shutdown()
     }
 
+    /// Attempts that ended with their parts still to be prepared give their slots back, up to as
+    /// many as there are slots: a stalled disk worker stops new starts instead of piling up bodies.
+    @Test func aStalledDiskWorkerHoldsBackNewStarts() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        let bodies = (0..<20).map { index in (0..<30_000).map { UInt8(truncatingIfNeeded: $0 &* (index + 3)) } }
+        // The first two heads come after a second, the others after a fifth of one.
+        for (index, body) in bodies.enumerated() {
+            server.setRoute("/f\(index).bin", Route(body: .bytes(body), firstByteDelay: index < 2 ? 1 : 0.2))
+        }
+        let database = folder.file("queue.sqlite")
+        let manager = try DownloadManager(configuration: fastConfiguration(concurrency: 2), databasePath: database, watchesOtherProcesses: false)
+        // A thread of its own takes the lock as soon as the first request comes and counts what
+        // comes while it holds it: this test's task may wait seconds for a turn when every suite
+        // runs at once.
+        let counts = Locked<(before: Int, held: Int)?>(nil)
+        let lockError = Locked<Error?>(nil)
+        let holder = Thread {
+            do {
+                let connection = try Database(path: database)
+                while server.requests.isEmpty { usleep(1000) }
+                try connection.execute("BEGIN IMMEDIATE")
+                let before = server.requests.count
+                usleep(2_500_000)   // the first two bodies, and two more
+                let held = server.requests.count - before
+                try connection.execute("COMMIT")
+                counts.withLock { $0 = (before, held) }
+            } catch {
+                lockError.withLock { $0 = error }
+                counts.withLock { $0 = (0, 0) }
+            }
+        }
+        holder.start()
+        _ = try await manager.enqueue(contentsOf: (0..<20).map { index in
+            DownloadRequest(id: DownloadID("f\(index)"), url: server.url("/f\(index).bin"), destination: .directory(folder.path))
+        })
+        try await waitUntil { counts.withLock { $0 != nil } }
+        #expect(lockError.withLock { $0 } == nil)
+        let (before, held) = try #require(counts.withLock { $0 })
+        // The first two, then two more once those ended waiting for their parts; then none, though
+        // four more rows are in memory, read ahead (two slots' worth of ended attempts at most).
+        #expect(before + held <= 4, "\(before) + \(held) downloads started while the disk worker waited")
+        for index in 0..<20 {
+            _ = try await waitFor(manager, DownloadID("f\(index)"), .completed)
+            #expect(sha256(ofFile: folder.file("f\(index).bin")) == SHA256.hex(Data(bodies[index])))
+        }
+        #expect(server.requests.count == 20)
+        await manager.shutdown()
+    }
+
     private func waitUntil(seconds: Double = 20, _ condition: () -> Bool) async throws {
         let deadline = Date().addingTimeInterval(seconds)
         while !condition() {

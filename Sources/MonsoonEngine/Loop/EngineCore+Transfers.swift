@@ -8,8 +8,12 @@ extension EngineCore {
         needsScheduling = false
         guard !stopping else { return }
         let scheduler = Scheduler(maxConcurrent: configuration.maxConcurrentDownloads, maxPerHost: configuration.maxDownloadsPerHost)
+        // An attempt that ended while its part is prepared gives its slot back; past as many of
+        // them as there are slots, the next ones wait (a slow disk worker slows starts).
+        let awaitingParts = preparing.values.reduce(0) { $0 + ($1.endedWhilePreparing != nil ? 1 : 0) }
+        let busy = runningDownloads + max(0, awaitingParts - configuration.maxConcurrentDownloads)
         // Nothing starts before the queue is restored (`requestRestore`); fetches do.
-        for entry in restoring ? [] : scheduler.selectEntries(from: queue, running: runningDownloads, runningPerHost: runningPerHost, hostsOnHold: hostHolds.until, now: now)
+        for entry in restoring ? [] : scheduler.selectEntries(from: queue, running: busy, runningPerHost: runningPerHost, hostsOnHold: hostHolds.until, now: now)
         where starting[entry.id] == nil {   // queued again while its start is prepared: that start goes on
             // The slot is taken now; the disk worker looks at the part (and reads the row when
             // it is not in memory), then `startPrepared` starts the transfer.
@@ -38,11 +42,20 @@ extension EngineCore {
         guard persistent, !restoring, !stopping, !queue.isEmpty else { return }
         let window = 2 * max(1, configuration.maxConcurrentDownloads)
         var missing: [DownloadID] = []
-        var seen = 0
+        var inWindow: Set<DownloadID> = []
         queue.forEach { entry in
-            seen += 1
+            inWindow.insert(entry.id)
             if records.hot[entry.id] == nil, !prefetching.contains(entry.id), starting[entry.id] == nil { missing.append(entry.id) }
-            return seen < window
+            return inWindow.count < window
+        }
+        let seen = inWindow.count
+        // Rows read ahead whose downloads left the line unstarted (a claim released, a host
+        // held, others put before them) go back to the database.
+        if readAhead.count > window {
+            for id in readAhead where !inWindow.contains(id) {
+                readAhead.remove(id)
+                records.evictIfAtRest(id)
+            }
         }
         guard missing.count >= max(1, window / 2) || (missing.count > 0 && seen < window) else { return }
         prefetching.formUnion(missing)
@@ -52,7 +65,7 @@ extension EngineCore {
             (try? store?.records(withIDs: ids, skippingUnreadable: { _ in })) ?? []
         }, then: { loop, rows in
             for id in ids { loop.prefetching.remove(id) }
-            loop.records.adopt(rows)
+            loop.readAhead.formUnion(loop.records.adopt(rows))
         }, ifClosed: {})
     }
 
@@ -63,7 +76,8 @@ extension EngineCore {
     /// `checkSpace` measures at that interval. Most of a large queue of new downloads starts so,
     /// without a round trip each. Nil: the disk worker plans it.
     func plannedHere(_ record: DownloadRecord, now: Date) -> StartPreparation.Ready? {
-        guard record.filePath == nil, let space = space.recentSpace(of: record.request.destination.folder, now: now) else { return nil }
+        guard record.filePath == nil, partsAsked[record.request.id] == nil,
+              let space = space.recentSpace(of: record.request.destination.folder, now: now) else { return nil }
         var ready = StartPreparation.Ready(record: record, plan: AttemptPlan(offset: 0, ifRange: nil))
         ready.space = space
         ready.spaceReused = true
@@ -162,6 +176,7 @@ extension EngineCore {
         transfer.expectedTotal = expected
         transfer.volume = volume
         transfer.rateLimiter = rateLimiter
+        transfer.earlyBudget = earlyBudget
         transfer.maxFileBytes = configuration.maxFileBytes ?? Int.max
         if let limit = record.request.sizeLimit, limit.bytes < transfer.maxFileBytes {
             transfer.maxFileBytes = max(0, limit.bytes)
@@ -175,6 +190,7 @@ extension EngineCore {
         }
         // The slot taken at selection is the transfer's now, with the hosts it counts on.
         transfer.countedHosts = entry.hosts.each
+        readAhead.remove(id)
         starting[id] = nil
         transfers[transfer.easy.raw] = transfer
         running[id] = transfer
@@ -186,7 +202,9 @@ extension EngineCore {
 
     /// Removes a running transfer, keeping its part file for a later resume.
     func stopTransfer(_ id: DownloadID) {
-        preparing[id] = nil   // a part being prepared is closed when it comes back
+        // A part being prepared is closed when it comes back; an ended attempt that waited for
+        // it no longer holds back a start.
+        if preparing.removeValue(forKey: id)?.endedWhilePreparing != nil { needsScheduling = true }
         guard let transfer = running[id] else { return }
         multi.remove(transfer.easy)
         transfers[transfer.easy.raw] = nil
@@ -318,6 +336,7 @@ extension EngineCore {
                 preparation.warcHead = WARCHeadAttribute.encode(answer)
             }
             work.append(.prepare(preparation))
+            partsAsked[id, default: 0] += 1
             if persistent { records.saving(id) }
         }
     }
@@ -325,9 +344,12 @@ extension EngineCore {
     /// The disk worker's answer for a part: write into it (letting curl go on), or fail the attempt.
     func bodyPrepared(_ id: DownloadID, sequence: Int, attempt: ObjectIdentifier, _ outcome: BodyPreparation.Outcome) {
         if persistent { records.saved([id]) }
+        if let asked = partsAsked[id] { partsAsked[id] = asked > 1 ? asked - 1 : nil }
         let transfer = preparing[id].flatMap { ObjectIdentifier($0) == attempt ? $0 : nil }
-        if transfer != nil {
+        if let transfer {
             preparing[id] = nil
+            // One fewer ended attempt waits for its part: a start it held back may go now.
+            if transfer.endedWhilePreparing != nil { needsScheduling = true }
             handle(id, .bodyReady)
         }
         let path: String? = switch outcome {

@@ -58,6 +58,13 @@ final class EngineCore {
     var starting: [DownloadID: QueueIndex.Entry] = [:]
     /// Queued downloads whose rows the worker is reading ahead of their start (`prefetchStarts`).
     var prefetching: Set<DownloadID> = []
+    /// Downloads whose rows were read ahead and kept in memory, until they start or leave the line.
+    var readAhead: Set<DownloadID> = []
+    /// Parts asked of the disk worker and not yet answered, by download (`plannedHere` leaves
+    /// those to the worker, in order after the answer, which may name the file).
+    var partsAsked: [DownloadID: Int] = [:]
+    /// What the body buffers of attempts waiting for their parts may hold together.
+    let earlyBudget = EarlyBudget(bytes: 8 * Transfer.earlyLimit)
     /// Downloads whose part is being prepared by the worker, by their (paused) attempt.
     var preparing: [DownloadID: Transfer] = [:]
     var needsScheduling = true

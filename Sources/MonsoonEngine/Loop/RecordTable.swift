@@ -62,11 +62,16 @@ struct RecordTable {
     /// Rows read ahead of their downloads' start (`EngineCore.prefetchStarts`): kept in memory
     /// unless the loop holds a newer record, or the download was removed meanwhile. Each is a
     /// queued download at rest, with no save in flight, so its row is all of it; it stays until
-    /// it starts (it is then busy) or changes (then saved and let go as any other).
-    mutating func adopt(_ rows: [DownloadRecord]) {
+    /// it starts (it is then busy), changes (then saved and let go as any other), or leaves the
+    /// line unstarted (`EngineCore.prefetchStarts` lets it go).
+    /// - Returns: the downloads kept.
+    mutating func adopt(_ rows: [DownloadRecord]) -> [DownloadID] {
+        var kept: [DownloadID] = []
         for row in rows where hot[row.request.id] == nil && removed[row.request.id]?.contains(row.sequence) != true && row.status == .queued {
             hot[row.request.id] = row
+            kept.append(row.request.id)
         }
+        return kept
     }
 
     mutating func endPreload() {

@@ -91,6 +91,9 @@ final class Transfer {
     private var early: UnsafeMutableRawBufferPointer?
     private(set) var earlyCount = 0
     static let earlyLimit = 256 << 10
+    /// What every attempt's `early` may hold together (the loop's); given back when the bytes are
+    /// written or dropped. Held strongly: `deinit` gives back what was never written.
+    var earlyBudget: EarlyBudget?
     /// The write callback paused the transfer while its part was being prepared (`early` full, or
     /// the rate limit): the part's readiness lets it go on, once nothing else holds it.
     var pausedWhilePreparing = false
@@ -230,9 +233,8 @@ final class Transfer {
         return !pausedForSpace && !pausedForRate
     }
 
-    /// Writes the bytes that came while the part was prepared, now that it is open (`fd`).
-    /// They were received already: the disk's allowance is spent on them whatever it holds (the
-    /// next chunk pauses if it is short), at most `earlyLimit` past it.
+    /// Writes the bytes that came while the part was prepared, now that it is open (`fd`). The
+    /// disk's allowance was spent on them as they came.
     func writeEarly() {
         guard let buffer = early else { return }
         let count = earlyCount
@@ -250,15 +252,12 @@ final class Transfer {
         }
         fileSize += count
         bytesThisAttempt += count
-        if let volume {
-            volume.allowance -= count
-            volume.written += count
-        }
     }
 
     private func dropEarly() {
         early?.deallocate()
         early = nil
+        earlyBudget?.available += earlyCount
         earlyCount = 0
     }
 
@@ -320,15 +319,12 @@ final class Transfer {
         }
         switch sink {
         case .preparing:
-            // Past the buffer's room (or the file's limit, which the part's writes enforce), curl
-            // keeps the bytes and delivers them again once unpaused.
-            guard !pausedWhilePreparing, earlyCount + count <= Self.earlyLimit, fileSize + earlyCount + count <= maxFileBytes else {
+            // Past the buffer's room, the run's budget for such bytes, the disk's allowance (which
+            // they spend now) or the file's limit (which the part's writes enforce), curl keeps the
+            // bytes and delivers them again once unpaused, to the part.
+            guard !pausedWhilePreparing, earlyCount + count <= Self.earlyLimit, fileSize + earlyCount + count <= maxFileBytes,
+                  let budget = earlyBudget, count <= budget.available, count <= volume?.allowance ?? Int.max else {
                 pausedWhilePreparing = true
-                return monsoon_write_pause()
-            }
-            if let rateLimiter, !rateLimiter.bucket.take(count) {
-                pausedForRate = true
-                pausedWhilePreparing = true   // lifted when the part is ready, if the limit let it go by then
                 return monsoon_write_pause()
             }
             if early == nil {
@@ -340,8 +336,18 @@ final class Transfer {
                 pausedWhilePreparing = true   // more than the announced size: the part takes the rest
                 return monsoon_write_pause()
             }
+            if let rateLimiter, !rateLimiter.bucket.take(count) {
+                pausedForRate = true
+                pausedWhilePreparing = true   // lifted when the part is ready, if the limit let it go by then
+                return monsoon_write_pause()
+            }
             (buffer.baseAddress! + earlyCount).copyMemory(from: data, byteCount: count)
             earlyCount += count
+            budget.available -= count
+            if let volume {
+                volume.allowance -= count
+                volume.written += count
+            }
             return count
         case .file:
             if fileSize + count > maxFileBytes {
@@ -432,4 +438,14 @@ private let transferBodyCallback: curl_write_callback = { data, size, count, con
     guard let data, let context else { return 0 }
     let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
     return transfer.receiveBody(UnsafeRawPointer(data), size * count)
+}
+
+/// What the body buffers of attempts whose parts are being prepared may hold together
+/// (`Transfer.early`): a slow disk worker makes attempts wait, not memory grow.
+///
+/// - Important: confined to the transfer thread, like the transfers that spend from it.
+final class EarlyBudget {
+    var available: Int
+
+    init(bytes: Int) { available = bytes }
 }
