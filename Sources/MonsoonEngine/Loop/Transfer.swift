@@ -88,8 +88,8 @@ final class Transfer {
     /// the next download instead of waiting, paused, for the disk worker. One buffer per attempt,
     /// made at its first chunk and never grown; copied into with `memcpy` (an array's append goes
     /// byte by byte).
-    private var early: UnsafeMutableRawBufferPointer?
-    private(set) var earlyCount = 0
+    var early: UnsafeMutableRawBufferPointer?
+    var earlyCount = 0
     static let earlyLimit = 256 << 10
     /// What every attempt's `early` may hold together (the loop's); given back when the bytes are
     /// written or dropped. Held strongly: `deinit` gives back what was never written.
@@ -233,34 +233,6 @@ final class Transfer {
         return !pausedForSpace && !pausedForRate
     }
 
-    /// Writes the bytes that came while the part was prepared, now that it is open (`fd`). The
-    /// disk's allowance was spent on them as they came.
-    func writeEarly() {
-        guard let buffer = early else { return }
-        let count = earlyCount
-        defer { dropEarly() }
-        var written = 0
-        while written < count {
-            let result = write(fd, buffer.baseAddress! + written, count - written)
-            if result < 0 {
-                if errno == EINTR { continue }
-                abortError = FileSystem.error("cannot write \(partPath ?? "the part file")", errno: errno)
-                sink = .aborted
-                return
-            }
-            written += result
-        }
-        fileSize += count
-        bytesThisAttempt += count
-    }
-
-    private func dropEarly() {
-        early?.deallocate()
-        early = nil
-        earlyBudget?.available += earlyCount
-        earlyCount = 0
-    }
-
     /// The body outgrew `maxFileBytes`: stopped there (a part, when there is one, is kept).
     func tooLarge(stoppedAt bytes: Int?) -> DownloadError {
         let limit = ByteCount.format(maxFileBytes) + (sizeLimitReason.map { " (\($0))" } ?? "")
@@ -319,36 +291,7 @@ final class Transfer {
         }
         switch sink {
         case .preparing:
-            // Past the buffer's room, the run's budget for such bytes, the disk's allowance (which
-            // they spend now) or the file's limit (which the part's writes enforce), curl keeps the
-            // bytes and delivers them again once unpaused, to the part.
-            guard !pausedWhilePreparing, earlyCount + count <= Self.earlyLimit, fileSize + earlyCount + count <= maxFileBytes,
-                  let budget = earlyBudget, count <= budget.available, count <= volume?.allowance ?? Int.max else {
-                pausedWhilePreparing = true
-                return monsoon_write_pause()
-            }
-            if early == nil {
-                // Room for the whole file when its size is known and small; else the limit.
-                let capacity = max(count, min(Self.earlyLimit, (total ?? Self.earlyLimit) - fileSize))
-                early = .allocate(byteCount: capacity, alignment: 16)
-            }
-            guard let buffer = early, earlyCount + count <= buffer.count else {
-                pausedWhilePreparing = true   // more than the announced size: the part takes the rest
-                return monsoon_write_pause()
-            }
-            if let rateLimiter, !rateLimiter.bucket.take(count) {
-                pausedForRate = true
-                pausedWhilePreparing = true   // lifted when the part is ready, if the limit let it go by then
-                return monsoon_write_pause()
-            }
-            (buffer.baseAddress! + earlyCount).copyMemory(from: data, byteCount: count)
-            earlyCount += count
-            budget.available -= count
-            if let volume {
-                volume.allowance -= count
-                volume.written += count
-            }
-            return count
+            return receiveEarly(data, count)
         case .file:
             if fileSize + count > maxFileBytes {
                 // A stream that never ends, or a file over the caller's limit.
@@ -438,14 +381,4 @@ private let transferBodyCallback: curl_write_callback = { data, size, count, con
     guard let data, let context else { return 0 }
     let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
     return transfer.receiveBody(UnsafeRawPointer(data), size * count)
-}
-
-/// What the body buffers of attempts whose parts are being prepared may hold together
-/// (`Transfer.early`): a slow disk worker makes attempts wait, not memory grow.
-///
-/// - Important: confined to the transfer thread, like the transfers that spend from it.
-final class EarlyBudget {
-    var available: Int
-
-    init(bytes: Int) { available = bytes }
 }

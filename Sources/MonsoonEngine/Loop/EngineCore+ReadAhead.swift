@@ -1,0 +1,55 @@
+import Foundation
+
+/// Starts without a round trip to the disk worker: the rows of the next downloads in line are
+/// read ahead, and a download with no file yet is planned here.
+extension EngineCore {
+    /// Reads ahead the rows of the downloads next in line, so that when a slot frees the next
+    /// one starts from its record in memory (`plannedHere`), without a round trip to the worker
+    /// in between. Up to twice the concurrency is read ahead, in batches of at least the
+    /// concurrency: the rows of a queue of a hundred thousand stay on disk.
+    func prefetchStarts() {
+        guard persistent, !restoring, !stopping, !queue.isEmpty else { return }
+        let window = 2 * max(1, configuration.maxConcurrentDownloads)
+        var missing: [DownloadID] = []
+        var inWindow: Set<DownloadID> = []
+        queue.forEach { entry in
+            inWindow.insert(entry.id)
+            if records.hot[entry.id] == nil, !prefetching.contains(entry.id), starting[entry.id] == nil { missing.append(entry.id) }
+            return inWindow.count < window
+        }
+        let seen = inWindow.count
+        // Rows read ahead whose downloads left the line unstarted (a claim released, a host
+        // held, others put before them) go back to the database.
+        if readAhead.count > window {
+            for id in readAhead where !inWindow.contains(id) {
+                readAhead.remove(id)
+                records.evictIfAtRest(id)
+            }
+        }
+        guard missing.count >= max(1, window / 2) || (missing.count > 0 && seen < window) else { return }
+        prefetching.formUnion(missing)
+        let ids = missing
+        onWorker({ store in
+            // A failed read only means these start the usual way, reading their rows then.
+            (try? store?.records(withIDs: ids, skippingUnreadable: { _ in })) ?? []
+        }, then: { loop, rows in
+            for id in ids { loop.prefetching.remove(id) }
+            loop.readAhead.formUnion(loop.records.adopt(rows))
+        }, ifClosed: {})
+    }
+
+    /// The plan of a download that has no file yet, made on the loop without asking the disk
+    /// worker: no name, so no part to look at, and its folder's disk measured less than
+    /// `SpacePolicy.measureInterval` ago. Its allowance then stands as the loop keeps it (the last
+    /// measurement less every byte written since), as it does for a disk being written to, which
+    /// `checkSpace` measures at that interval. Most of a large queue of new downloads starts so,
+    /// without a round trip each. Nil: the disk worker plans it.
+    func plannedHere(_ record: DownloadRecord, now: Date) -> StartPreparation.Ready? {
+        guard record.filePath == nil, partsAsked[record.request.id] == nil,
+              let space = space.recentSpace(of: record.request.destination.folder, now: now) else { return nil }
+        var ready = StartPreparation.Ready(record: record, plan: AttemptPlan(offset: 0, ifRange: nil))
+        ready.space = space
+        ready.spaceReused = true
+        return ready
+    }
+}

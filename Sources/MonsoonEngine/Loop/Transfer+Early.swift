@@ -1,0 +1,77 @@
+import CCurl
+import Foundation
+
+/// The body that comes while a part is being prepared (`Transfer.early`), written once it is open.
+extension Transfer {
+    /// A chunk of the body while the part is being prepared: kept, or held by curl (paused).
+    func receiveEarly(_ data: UnsafeRawPointer, _ count: Int) -> Int {
+        // Past the buffer's room, the run's budget for such bytes, the disk's allowance (which
+        // they spend now) or the file's limit (which the part's writes enforce), curl keeps the
+        // bytes and delivers them again once unpaused, to the part.
+        guard !pausedWhilePreparing, earlyCount + count <= Self.earlyLimit, fileSize + earlyCount + count <= maxFileBytes,
+              let budget = earlyBudget, count <= budget.available, count <= volume?.allowance ?? Int.max else {
+            pausedWhilePreparing = true
+            return monsoon_write_pause()
+        }
+        if early == nil {
+            // Room for the whole file when its size is known and small; else the limit.
+            let capacity = max(count, min(Self.earlyLimit, (total ?? Self.earlyLimit) - fileSize))
+            early = .allocate(byteCount: capacity, alignment: 16)
+        }
+        guard let buffer = early, earlyCount + count <= buffer.count else {
+            pausedWhilePreparing = true   // more than the announced size: the part takes the rest
+            return monsoon_write_pause()
+        }
+        if let rateLimiter, !rateLimiter.bucket.take(count) {
+            pausedForRate = true
+            pausedWhilePreparing = true   // lifted when the part is ready, if the limit let it go by then
+            return monsoon_write_pause()
+        }
+        (buffer.baseAddress! + earlyCount).copyMemory(from: data, byteCount: count)
+        earlyCount += count
+        budget.available -= count
+        if let volume {
+            volume.allowance -= count
+            volume.written += count
+        }
+        return count
+    }
+
+    /// Writes the bytes that came while the part was prepared, now that it is open (`fd`). The
+    /// disk's allowance was spent on them as they came.
+    func writeEarly() {
+        guard let buffer = early else { return }
+        let count = earlyCount
+        defer { dropEarly() }
+        var written = 0
+        while written < count {
+            let result = write(fd, buffer.baseAddress! + written, count - written)
+            if result < 0 {
+                if errno == EINTR { continue }
+                abortError = FileSystem.error("cannot write \(partPath ?? "the part file")", errno: errno)
+                sink = .aborted
+                return
+            }
+            written += result
+        }
+        fileSize += count
+        bytesThisAttempt += count
+    }
+
+    func dropEarly() {
+        early?.deallocate()
+        early = nil
+        earlyBudget?.available += earlyCount
+        earlyCount = 0
+    }
+}
+
+/// What the body buffers of attempts whose parts are being prepared may hold together
+/// (`Transfer.early`): a slow disk worker makes attempts wait, not memory grow.
+///
+/// - Important: confined to the transfer thread, like the transfers that spend from it.
+final class EarlyBudget {
+    var available: Int
+
+    init(bytes: Int) { available = bytes }
+}
