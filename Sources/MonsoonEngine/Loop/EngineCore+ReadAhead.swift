@@ -21,7 +21,7 @@ extension EngineCore {
         // Rows read ahead whose downloads left the line unstarted (a claim released, a host
         // held, others put before them) go back to the database.
         if readAhead.count > window {
-            for id in readAhead where !inWindow.contains(id) {
+            for id in readAhead where !inWindow.contains(id) && starting[id] == nil {
                 readAhead.remove(id)
                 records.evictIfAtRest(id)
             }

@@ -152,9 +152,12 @@ extension EngineCore {
 
     /// Removes a running transfer, keeping its part file for a later resume.
     func stopTransfer(_ id: DownloadID) {
-        // A part being prepared is closed when it comes back; an ended attempt that waited for
-        // it no longer holds back a start.
-        if preparing.removeValue(forKey: id)?.endedWhilePreparing != nil { needsScheduling = true }
+        // A part being prepared is closed when it comes back, and what came for it meanwhile is
+        // dropped; an ended attempt that waited for it no longer holds back a start.
+        if let waiting = preparing.removeValue(forKey: id) {
+            waiting.discardEarly()
+            if waiting.endedWhilePreparing != nil { needsScheduling = true }
+        }
         guard let transfer = running[id] else { return }
         multi.remove(transfer.easy)
         transfers[transfer.easy.raw] = nil
@@ -327,6 +330,7 @@ extension EngineCore {
         }
         guard let transfer, case .preparing = transfer.sink else {
             // Stopped meanwhile (paused, removed, shut down): the part stays for a later attempt.
+            transfer?.discardEarly()
             if case .ready(let fd, _) = outcome { placer.closePart(fd) }
             return
         }
@@ -341,6 +345,7 @@ extension EngineCore {
         case .failed(let error, _, let transient):
             // Its row may not have been saved: a reset checkpoint is flushed again next time.
             records[id]?.checkpointResetPending = true
+            transfer.discardEarly()
             transfer.abortError = error
             transfer.abortIsTransient = transient
             transfer.sink = .aborted

@@ -9,14 +9,20 @@ extension Transfer {
         // they spend now) or the file's limit (which the part's writes enforce), curl keeps the
         // bytes and delivers them again once unpaused, to the part.
         guard !pausedWhilePreparing, earlyCount + count <= Self.earlyLimit, fileSize + earlyCount + count <= maxFileBytes,
-              let budget = earlyBudget, count <= budget.available, count <= volume?.allowance ?? Int.max else {
+              let budget = earlyBudget, count <= volume?.allowance ?? Int.max else {
             pausedWhilePreparing = true
             return monsoon_write_pause()
         }
         if early == nil {
-            // Room for the whole file when its size is known and small; else the limit.
-            let capacity = max(count, min(Self.earlyLimit, (total ?? Self.earlyLimit) - fileSize))
+            // Room for the whole file when its size is known and small, else the limit; no more
+            // than the budget has left, and charged to it whole.
+            let capacity = min(budget.available, max(count, min(Self.earlyLimit, (total ?? Self.earlyLimit) - fileSize)))
+            guard capacity >= count else {
+                pausedWhilePreparing = true
+                return monsoon_write_pause()
+            }
             early = .allocate(byteCount: capacity, alignment: 16)
+            budget.available -= capacity
         }
         guard let buffer = early, earlyCount + count <= buffer.count else {
             pausedWhilePreparing = true   // more than the announced size: the part takes the rest
@@ -29,7 +35,6 @@ extension Transfer {
         }
         (buffer.baseAddress! + earlyCount).copyMemory(from: data, byteCount: count)
         earlyCount += count
-        budget.available -= count
         if let volume {
             volume.allowance -= count
             volume.written += count
@@ -50,6 +55,7 @@ extension Transfer {
                 if errno == EINTR { continue }
                 abortError = FileSystem.error("cannot write \(partPath ?? "the part file")", errno: errno)
                 sink = .aborted
+                giveBackAllowance(count - written)
                 return
             }
             written += result
@@ -58,10 +64,27 @@ extension Transfer {
         bytesThisAttempt += count
     }
 
+    /// Drops the bytes that came while the part was prepared, never to be written (the attempt
+    /// stopped, or its part could not be made): the disk's allowance they spent is given back.
+    /// On the transfer thread, while the loop's volumes live (not from `deinit`).
+    func discardEarly() {
+        giveBackAllowance(earlyCount)
+        dropEarly()
+    }
+
+    private func giveBackAllowance(_ bytes: Int) {
+        guard bytes > 0, let volume else { return }
+        volume.allowance += bytes
+        volume.written -= bytes
+    }
+
+    /// Frees the buffer and gives its size back to the budget.
     func dropEarly() {
-        early?.deallocate()
+        if let early {
+            early.deallocate()
+            earlyBudget?.available += early.count
+        }
         early = nil
-        earlyBudget?.available += earlyCount
         earlyCount = 0
     }
 }

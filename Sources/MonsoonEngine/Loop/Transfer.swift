@@ -87,12 +87,13 @@ final class Transfer {
     /// once it is open. A small file arrives whole meanwhile, and its slot and connection go on to
     /// the next download instead of waiting, paused, for the disk worker. One buffer per attempt,
     /// made at its first chunk and never grown; copied into with `memcpy` (an array's append goes
-    /// byte by byte).
+    /// byte by byte). Only `Transfer+Early.swift` touches these three: `EarlyBudget` holds while
+    /// the buffers' sizes are charged to it there and given back there.
     var early: UnsafeMutableRawBufferPointer?
     var earlyCount = 0
     static let earlyLimit = 256 << 10
-    /// What every attempt's `early` may hold together (the loop's); given back when the bytes are
-    /// written or dropped. Held strongly: `deinit` gives back what was never written.
+    /// What every attempt's `early` may take together (the loop's); each buffer's size is charged
+    /// when it is made and given back when it goes. Held strongly: `deinit` gives back its buffer.
     var earlyBudget: EarlyBudget?
     /// The write callback paused the transfer while its part was being prepared (`early` full, or
     /// the rate limit): the part's readiness lets it go on, once nothing else holds it.
