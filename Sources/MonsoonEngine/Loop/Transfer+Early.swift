@@ -48,17 +48,12 @@ extension Transfer {
         guard let buffer = early else { return }
         let count = earlyCount
         defer { dropEarly() }
-        var written = 0
-        while written < count {
-            let result = write(fd, buffer.baseAddress! + written, count - written)
-            if result < 0 {
-                if errno == EINTR { continue }
-                abortError = FileSystem.error("cannot write \(partPath ?? "the part file")", errno: errno)
-                sink = .aborted
-                giveBackAllowance(count - written)
-                return
-            }
-            written += result
+        let (written, error) = FileSystem.writeAll(fd, buffer.baseAddress!, count)
+        if let error {
+            abortError = FileSystem.error("cannot write \(partPath ?? "the part file")", errno: error)
+            sink = .aborted
+            giveBackAllowance(count - written)
+            return
         }
         fileSize += count
         bytesThisAttempt += count

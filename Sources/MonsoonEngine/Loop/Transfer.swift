@@ -312,16 +312,10 @@ final class Transfer {
                 pausedForRate = true
                 return monsoon_write_pause()
             }
-            var written = 0
-            while written < count {
-                let result = write(fd, data + written, count - written)
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    abortError = FileSystem.error("cannot write \(partPath ?? "the part file")", errno: errno)
-                    sink = .aborted
-                    return 0
-                }
-                written += result
+            if let error = FileSystem.writeAll(fd, data, count).error {
+                abortError = FileSystem.error("cannot write \(partPath ?? "the part file")", errno: error)
+                sink = .aborted
+                return 0
             }
             fileSize += count
             bytesThisAttempt += count

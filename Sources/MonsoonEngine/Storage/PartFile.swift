@@ -177,6 +177,21 @@ package enum PartFile {
 
 /// Thin, EINTR-safe wrappers over the file-system calls the engine makes.
 enum FileSystem {
+    /// Writes `count` bytes at `data` to `fd` whole, across short writes and interruptions.
+    /// - Returns: the bytes written, and the error that stopped it (nil: all were written).
+    static func writeAll(_ fd: Int32, _ data: UnsafeRawPointer, _ count: Int) -> (written: Int, error: Int32?) {
+        var written = 0
+        while written < count {
+            let result = write(fd, data + written, count - written)
+            if result < 0 {
+                if errno == EINTR { continue }
+                return (written, errno)
+            }
+            written += result
+        }
+        return (written, nil)
+    }
+
     static func retrying(_ call: () -> Int32) -> Int32 {
         var result: Int32
         repeat { result = call() } while result < 0 && errno == EINTR
