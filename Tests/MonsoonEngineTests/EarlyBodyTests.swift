@@ -14,27 +14,27 @@ import Testing
         let server = try TestServer()
         let folder = TemporaryFolder()
         defer { folder.remove(); server.stop() }
-        let small = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
-        let next = (0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 1) }
-        server.setRoute("/small.bin", Route(body: .bytes(small), firstByteDelay: 0.3))
-        server.setRoute("/next.bin", Route(body: .bytes(next)))
+        let small = Body.pattern(size: 100_000, seed: 31)
+        let next = Body.pattern(size: 50_000, seed: 13)
+        server.setRoute("/small.bin", Route(body: small, firstByteDelay: 0.3))
+        server.setRoute("/next.bin", Route(body: next))
         let database = folder.file("queue.sqlite")
         let manager = try DownloadManager(configuration: fastConfiguration(concurrency: 1), databasePath: database, watchesOtherProcesses: false)
         // Into a folder, named by the response: no file yet, so no part to look for before a start.
         _ = try await manager.enqueue(contentsOf: [DownloadRequest(id: "s", url: server.url("/small.bin"), destination: .directory(folder.path)),
                                                    DownloadRequest(id: "n", url: server.url("/next.bin"), destination: .directory(folder.path))])
         // Asked for: its part is prepared when its head comes, while this holds the lock.
-        try await waitUntil { server.requests(for: "/small.bin").count == 1 }
+        try await eventually("the first request") { server.requests(for: "/small.bin").count == 1 }
         let holder = try Database(path: database)
         try holder.execute("BEGIN IMMEDIATE")
-        try await waitUntil { server.requests(for: "/next.bin").count == 1 }
+        try await eventually("the next download asked for while the lock is held") { server.requests(for: "/next.bin").count == 1 }
         #expect(!PartFile.exists(folder.file("small.bin.part")), "the first file's part still waits for the database")
         try holder.execute("COMMIT")
 
         #expect(try await waitFor(manager, "s", .completed).bytes == small.count)
-        #expect(sha256(ofFile: folder.file("small.bin")) == SHA256.hex(Data(small)))
+        #expect(sha256(ofFile: folder.file("small.bin")) == small.sha256Hex())
         _ = try await waitFor(manager, "n", .completed)
-        #expect(sha256(ofFile: folder.file("next.bin")) == SHA256.hex(Data(next)))
+        #expect(sha256(ofFile: folder.file("next.bin")) == next.sha256Hex())
         #expect(server.requests(for: "/small.bin").count == 1, "one attempt: the body was kept, not asked for again")
         #expect(await manager.persistenceError() == nil)
         await manager.shutdown()
@@ -45,19 +45,19 @@ import Testing
         let server = try TestServer()
         let folder = TemporaryFolder()
         defer { folder.remove(); server.stop() }
-        let large = (0..<1_500_000).map { UInt8(truncatingIfNeeded: $0 &* 17 &+ 3) }
-        server.setRoute("/large.bin", Route(body: .bytes(large), firstByteDelay: 0.3))
+        let large = Body.pattern(size: 1_500_000, seed: 17)
+        server.setRoute("/large.bin", Route(body: large, firstByteDelay: 0.3))
         let database = folder.file("queue.sqlite")
         let manager = try DownloadManager(configuration: fastConfiguration(), databasePath: database, watchesOtherProcesses: false)
         _ = try await manager.enqueue(request("l", server.url("/large.bin"), to: folder.file("large.bin")))
-        try await waitUntil { server.requests(for: "/large.bin").count == 1 }
+        try await eventually("the request") { server.requests(for: "/large.bin").count == 1 }
         let holder = try Database(path: database)
         try holder.execute("BEGIN IMMEDIATE")
         try await Task.sleep(nanoseconds: 800_000_000)   // the head comes after 0.3 s; the body waits
         #expect(!PartFile.exists(folder.file("large.bin.part")))
         try holder.execute("COMMIT")
         _ = try await waitFor(manager, "l", .completed)
-        #expect(sha256(ofFile: folder.file("large.bin")) == SHA256.hex(Data(large)))
+        #expect(sha256(ofFile: folder.file("large.bin")) == large.sha256Hex())
         #expect(server.requests(for: "/large.bin").count == 1)
         #expect(await manager.persistenceError() == nil)
         await manager.shutdown()
@@ -69,10 +69,10 @@ import Testing
         let server = try TestServer()
         let folder = TemporaryFolder()
         defer { folder.remove(); server.stop() }
-        let bodies = (0..<20).map { index in (0..<30_000).map { UInt8(truncatingIfNeeded: $0 &* (index + 3)) } }
+        let bodies = (0..<20).map { Body.pattern(size: 30_000, seed: UInt64($0 + 3)) }
         // The first two heads come after a second, the others after a fifth of one.
         for (index, body) in bodies.enumerated() {
-            server.setRoute("/f\(index).bin", Route(body: .bytes(body), firstByteDelay: index < 2 ? 1 : 0.2))
+            server.setRoute("/f\(index).bin", Route(body: body, firstByteDelay: index < 2 ? 1 : 0.2))
         }
         let database = folder.file("queue.sqlite")
         let manager = try DownloadManager(configuration: fastConfiguration(concurrency: 2), databasePath: database, watchesOtherProcesses: false)
@@ -100,7 +100,7 @@ import Testing
         _ = try await manager.enqueue(contentsOf: (0..<20).map { index in
             DownloadRequest(id: DownloadID("f\(index)"), url: server.url("/f\(index).bin"), destination: .directory(folder.path))
         })
-        try await waitUntil { counts.withLock { $0 != nil } }
+        try await eventually("the lock held and let go") { counts.withLock { $0 != nil } }
         #expect(lockError.withLock { $0 } == nil)
         let (before, held) = try #require(counts.withLock { $0 })
         // The first two, then two more once those ended waiting for their parts; then none, though
@@ -108,17 +108,9 @@ import Testing
         #expect(before + held <= 4, "\(before) + \(held) downloads started while the disk worker waited")
         for index in 0..<20 {
             _ = try await waitFor(manager, DownloadID("f\(index)"), .completed)
-            #expect(sha256(ofFile: folder.file("f\(index).bin")) == SHA256.hex(Data(bodies[index])))
+            #expect(sha256(ofFile: folder.file("f\(index).bin")) == bodies[index].sha256Hex())
         }
         #expect(server.requests.count == 20)
         await manager.shutdown()
-    }
-
-    private func waitUntil(seconds: Double = 20, _ condition: () -> Bool) async throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() {
-            guard Date() < deadline else { throw CancellationError() }
-            try await Task.sleep(nanoseconds: 10_000_000)
-        }
     }
 }
