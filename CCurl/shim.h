@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
@@ -177,6 +178,21 @@ static inline int monsoon_rename_noreplace(const char *from, const char *to) {
     if (errno != EINVAL && errno != ENOSYS) return -1;
     if (link(from, to) != 0) return -1;
     return unlink(from);
+}
+
+/// An unnamed file in the folder `dirfd` (O_TMPFILE), for writing; it gets its name with
+/// `monsoon_link_tmpfile` once whole and flushed, and a run killed before that leaves nothing.
+/// -1 with EOPNOTSUPP (or EISDIR, EINVAL on older kernels) where the file system has none.
+static inline int monsoon_open_tmpfile(int dirfd, mode_t mode) {
+    return openat(dirfd, ".", O_WRONLY | O_CLOEXEC | __O_TMPFILE, mode);   // __O_TMPFILE: O_TMPFILE needs _GNU_SOURCE
+}
+
+/// Gives the unnamed file `fd` the name `name` in the folder `dirfd`; EEXIST when the name is
+/// taken (never replaced). Through /proc, since linking by descriptor (AT_EMPTY_PATH) needs a capability.
+static inline int monsoon_link_tmpfile(int fd, int dirfd, const char *name) {
+    char path[32];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    return linkat(AT_FDCWD, path, dirfd, name, AT_SYMLINK_FOLLOW);
 }
 
 static inline long monsoon_utime_omit(void) {

@@ -192,7 +192,9 @@ import Testing
     /// another worker has completed its job: the stale worker's renewal and commit change
     /// nothing, its part goes, and the file is published once, by the other.
     @Test func aWorkerPausedPastItsLeaseChangesNothingWhenItWakes() async throws {
-        let world = try await Self.world(hosts: 1, feedsPerHost: 1, episodesPerFeed: 2, throttle: 200_000)
+        // Slow enough that each transfer runs for two seconds: a small file's body is kept in
+        // memory for its first second (`WholeFile`), then goes to its part.
+        let world = try await Self.world(hosts: 1, feedsPerHost: 1, episodesPerFeed: 2, throttle: 80_000)
         defer { world.stop() }
         let base = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: base) }   // a leftover folder in /tmp harms nothing

@@ -42,6 +42,9 @@ extension EngineCore {
         if code == CURLE_OK, transfer.head.isSuccess, case .undecided = transfer.sink {
             decideBody(transfer)   // a 2xx without a body still makes a (empty) file
         }
+        if case .preparing = transfer.sink, transfer.heldPart != nil {
+            endHeldAttempt(id, transfer, code: code)
+        }
         if case .preparing = transfer.sink {
             // Ended (a body-less 2xx, or cut short while paused) with its part still being
             // prepared: it ends, and is reported, once the part is ready.
@@ -118,6 +121,7 @@ extension EngineCore {
     }
 
     private func closeFile(_ transfer: Transfer) {
+        transfer.discardEarly()   // a whole body not to be kept (none after a part was written)
         if transfer.fd >= 0 {
             placer.closePart(transfer.fd)
             transfer.fd = -1
@@ -197,6 +201,7 @@ extension EngineCore {
     /// Hands the finished part to the placement queue: fsync, rename and folder
     /// fsync happen there, so a slow disk never stalls other transfers.
     private func place(_ id: DownloadID, _ transfer: Transfer) {
+        if let preparation = transfer.wholePart { return placeWhole(id, transfer, preparation) }
         guard let path = records[id]?.filePath, transfer.fd >= 0 || transfer.head.status == 416 else {
             fail(id, DownloadError(.fileSystem, "the finished download has no file"))
             return
@@ -222,7 +227,10 @@ extension EngineCore {
         pendingPlacements.removeAll()
     }
 
-    func placementFinished(_ id: DownloadID, _ result: Result<Void, DownloadError>) {
+    /// - Parameters:
+    ///   - saved: the row is saved as completed already (`WholeFile`).
+    ///   - transient: a failure is the database's, not the file's: the download is tried again.
+    func placementFinished(_ id: DownloadID, _ result: Result<Void, DownloadError>, saved: Bool = false, transient: Bool = false) {
         guard case .landed(let pending)? = handle(id, .placeLanded), let record = records[id] else { return }
         switch result {
         case .success:
@@ -231,12 +239,14 @@ extension EngineCore {
             records[id]?.lastError = nil
             if let path = record.filePath { releasePath(path, of: id) }
             // The validators stay: they say which version of the resource the file is.
-            move(id, .complete)
+            move(id, .complete, saving: !saved)
         case .failure(let error) where error.code == .notEnoughDiskSpace:
             // The disk filled while the file was flushed or renamed: its part is whole and stays; it
             // waits for room, and the next attempt finds it whole (one request past its end).
             let folder = record.request.destination.folder
             holdForSpace(id, error, volume: space.volumes.values.first { $0.folder == folder }?.id, needed: SpacePolicy.unknownSizeNeed)
+        case .failure(let error) where transient:
+            retryOrFail(id, RetryPolicy.Failure(error: error, isTransient: true, retryAfter: nil, madeProgress: false))
         case .failure(let error):
             fail(id, error)
         }

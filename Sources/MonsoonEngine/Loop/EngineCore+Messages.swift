@@ -9,6 +9,8 @@ extension EngineLoop {
         case startsPrepared([(DownloadID, StartPreparation.Outcome)])
         /// Parts the disk worker named and opened, or could not (`bodyPrepared`).
         case bodiesPrepared([(BodyPreparation, BodyPreparation.Outcome)])
+        /// Whole files the disk worker wrote in one pass, or could not (`wholesWritten`).
+        case wholesWritten([WholeFile.Answer])
         /// Saves committed, and rows deleted (by id and sequence).
         case rowsSaved([DownloadID], deleted: [(DownloadID, Int)])
         /// A save or a read failed (kept for `persistenceError`).
@@ -37,6 +39,8 @@ extension EngineCore {
             for (preparation, outcome) in outcomes {
                 bodyPrepared(preparation.row.request.id, sequence: preparation.row.sequence, attempt: preparation.attempt, outcome)
             }
+        case .wholesWritten(let answers):
+            wholesWritten(answers)
         case .rowsSaved(let saved, let deleted):
             rowsSaved(saved, deleted: deleted)
         case .storeFailed(let box):

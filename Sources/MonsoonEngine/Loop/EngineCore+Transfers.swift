@@ -8,9 +8,10 @@ extension EngineCore {
         needsScheduling = false
         guard !stopping else { return }
         let scheduler = Scheduler(maxConcurrent: configuration.maxConcurrentDownloads, maxPerHost: configuration.maxDownloadsPerHost)
-        // An attempt that ended while its part is prepared gives its slot back; past as many of
-        // them as there are slots, the next ones wait (a slow disk worker slows starts).
-        let awaitingParts = preparing.values.reduce(0) { $0 + ($1.endedWhilePreparing != nil ? 1 : 0) }
+        // An attempt that ended while its part is prepared (or its whole file is written) gives its
+        // slot back; past as many of them as there are slots, the next ones wait (a slow disk
+        // worker slows starts).
+        let awaitingParts = preparing.values.reduce(wholesInFlight) { $0 + ($1.endedWhilePreparing != nil ? 1 : 0) }
         let busy = runningDownloads + max(0, awaitingParts - configuration.maxConcurrentDownloads)
         // Nothing starts before the queue is restored (`requestRestore`); fetches do.
         for entry in restoring ? [] : scheduler.selectEntries(from: queue, running: busy, runningPerHost: runningPerHost, hostsOnHold: hostHolds.until, now: now)
@@ -288,9 +289,8 @@ extension EngineCore {
             if offset == 0, transfer.head.status == 200, let answer = transfer.warcExchanges?.last {
                 preparation.warcHead = WARCHeadAttribute.encode(answer)
             }
-            work.append(.prepare(preparation))
-            partsAsked[id, default: 0] += 1
-            if persistent { records.saving(id) }
+            // A small file may come whole before its part is needed: then it is written in one pass.
+            if !holdsPart(transfer, preparation) { askForPart(preparation) }
         }
     }
 

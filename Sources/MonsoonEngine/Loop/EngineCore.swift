@@ -63,6 +63,9 @@ final class EngineCore {
     /// Parts asked of the disk worker and not yet answered, by download (`plannedHere` leaves
     /// those to the worker, in order after the answer, which may name the file).
     var partsAsked: [DownloadID: Int] = [:]
+    /// Whole files handed to the disk worker and not yet answered (`WholeFile`): ended attempts
+    /// that wait for the worker, as those whose parts are prepared do (`schedule`).
+    var wholesInFlight = 0
     /// What the body buffers of attempts waiting for their parts may hold together.
     let earlyBudget = EarlyBudget(bytes: 8 * Transfer.earlyLimit)
     /// Downloads whose part is being prepared by the worker, by their (paused) attempt.
@@ -216,6 +219,8 @@ final class EngineCore {
         guard force || now.timeIntervalSince(lastProgress) >= Self.progressInterval else { return }
         lastProgress = now
         for transfer in transfers.values {
+            // A small body held in memory for a second: its part now, so a kill loses no more.
+            if transfer.heldPart != nil, now.timeIntervalSince(transfer.heldSince) >= Self.heldPartSeconds { askForPart(transfer) }
             guard let id = transfer.downloadID, transfer.fileSize != transfer.reportedBytes else { continue }
             switch transfer.sink {
             case .file, .count: break

@@ -10,28 +10,22 @@ extension Transfer {
         // bytes and delivers them again once unpaused, to the part.
         guard !pausedWhilePreparing, earlyCount + count <= Self.earlyLimit, fileSize + earlyCount + count <= maxFileBytes,
               let budget = earlyBudget, count <= volume?.allowance ?? Int.max else {
-            pausedWhilePreparing = true
-            return monsoon_write_pause()
+            return pauseEarly()
         }
         if early == nil {
             // Room for the whole file when its size is known and small, else the limit; no more
             // than the budget has left, and charged to it whole.
             let capacity = min(budget.available, max(count, min(Self.earlyLimit, (total ?? Self.earlyLimit) - fileSize)))
-            guard capacity >= count else {
-                pausedWhilePreparing = true
-                return monsoon_write_pause()
-            }
+            guard capacity >= count else { return pauseEarly() }
             early = .allocate(byteCount: capacity, alignment: 16)
             budget.available -= capacity
         }
         guard let buffer = early, earlyCount + count <= buffer.count else {
-            pausedWhilePreparing = true   // more than the announced size: the part takes the rest
-            return monsoon_write_pause()
+            return pauseEarly()   // more than the announced size: the part takes the rest
         }
         if let rateLimiter, !rateLimiter.bucket.take(count) {
             pausedForRate = true
-            pausedWhilePreparing = true   // lifted when the part is ready, if the limit let it go by then
-            return monsoon_write_pause()
+            return pauseEarly()   // lifted when the part is ready, if the limit let it go by then
         }
         (buffer.baseAddress! + earlyCount).copyMemory(from: data, byteCount: count)
         earlyCount += count
@@ -40,6 +34,24 @@ extension Transfer {
             volume.written += count
         }
         return count
+    }
+
+    /// Holds the rest in curl until the part is ready; a part not asked for yet is asked for now
+    /// (the body will not come whole into the buffer).
+    private func pauseEarly() -> Int {
+        pausedWhilePreparing = true
+        if heldPart != nil { partNeeded?(self) }
+        return monsoon_write_pause()
+    }
+
+    /// Lends the buffer, whole body and all, to the disk worker (`WholeFile`); its size stays
+    /// charged to the budget until the worker's answer brings it back (`EarlyBudget.giveBack`).
+    func lendEarly() -> WholeFile.Body? {
+        guard let early else { return nil }
+        let body = WholeFile.Body(buffer: early, count: earlyCount)
+        self.early = nil
+        earlyCount = 0
+        return body
     }
 
     /// Writes the bytes that came while the part was prepared, now that it is open (`fd`). The
@@ -92,4 +104,10 @@ final class EarlyBudget {
     var available: Int
 
     init(bytes: Int) { available = bytes }
+
+    /// Frees a buffer lent to the disk worker (`Transfer.lendEarly`), back with its answer.
+    func giveBack(_ body: WholeFile.Body) {
+        body.buffer.deallocate()
+        available += body.buffer.count
+    }
 }

@@ -95,6 +95,14 @@ final class Transfer {
     /// What every attempt's `early` may take together (the loop's); each buffer's size is charged
     /// when it is made and given back when it goes. Held strongly: `deinit` gives back its buffer.
     var earlyBudget: EarlyBudget?
+    /// The part this attempt's body would need, not asked for yet: a small file whose whole body
+    /// may come into `early` first, then written in one pass (`WholeFile`). Asked for through
+    /// `partNeeded` as soon as the body will not come whole without a pause.
+    var heldPart: BodyPreparation?
+    var heldSince = Date.distantPast
+    var partNeeded: ((Transfer) -> Void)?
+    /// The body came whole into `early` (from `heldPart`): its file is written in one pass.
+    var wholePart: BodyPreparation?
     /// The write callback paused the transfer while its part was being prepared (`early` full, or
     /// the rate limit): the part's readiness lets it go on, once nothing else holds it.
     var pausedWhilePreparing = false

@@ -31,6 +31,15 @@ struct BodyPreparation: Sendable {
         case failed(DownloadError, path: String?, transient: Bool)
     }
 
+    /// The file is still to be named in its folder (`name`, which takes more work to say so).
+    var isToBeNamed: Bool {
+        guard row.filePath == nil else { return false }
+        switch row.request.destination {
+        case .directory, .named: return true
+        case .file, .discard: return false
+        }
+    }
+
     /// The file's name in `folder` when it is still to be chosen, from the response.
     var name: (folder: String, name: String)? {
         guard row.filePath == nil else { return nil }

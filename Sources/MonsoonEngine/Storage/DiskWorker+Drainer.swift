@@ -114,22 +114,38 @@ extension DiskWorker {
             guard !segment.isEmpty else { return nil }
             var answers = Answers()
             var failure: Error?
+            // The whole files are written (unnamed) before the transaction, which names them.
+            var wholes = WholeFile.Run(segment)
             if let store = connection.store {
                 let durably = segment.contains(where: \.mustBeFlushed)
+                var completed: [DownloadID] = []
                 do {
                     try store.transaction(durably: durably) {
-                        for item in segment { try perform(item, store: store, into: &answers) }
+                        for item in segment { try perform(item, store: store, wholes: &wholes, into: &answers) }
+                        // Their folders flushed first: a row never says a file is in place before it is.
+                        for row in wholes.flushFolders() {
+                            try store.update(row)
+                            completed.append(row.request.id)
+                        }
                     }
+                    wholes.rowsCommitted(completed)
                 } catch {
                     report(error)
                     failure = error
                     answers = Self.failed(segment, answers, error)
+                    wholes.transactionFailed(error)
                 }
             } else {
                 // Without a store only the disk work is left (no saves are submitted).
-                for item in segment { perform(item, into: &answers) }
+                for item in segment { perform(item, wholes: &wholes, into: &answers) }
+                _ = wholes.flushFolders()
             }
             if !answers.starts.isEmpty { inbox.send(.startsPrepared(answers.starts)) }
+            if !wholes.isEmpty {
+                let written = wholes.finish()
+                // The engine has shut down: nobody takes the bodies back.
+                if !inbox.send(.wholesWritten(written)) { for answer in written { answer.body.buffer.deallocate() } }
+            }
             // Only now, with the rows committed (and flushed, for a reset checkpoint), the parts.
             // Posted before this run's `rowsSaved`: the loop then still counts every save queued
             // after a prepare as unconfirmed, which is how it knows whether one of them wrote
@@ -147,8 +163,24 @@ extension DiskWorker {
             return failure
         }
 
-        private func perform(_ item: Work, store: any QueueStore, into answers: inout Answers) throws {
+        private func perform(_ item: Work, store: any QueueStore, wholes: inout WholeFile.Run, into answers: inout Answers) throws {
             switch item {
+            case .writeWhole(let whole):
+                if wholes.goesThroughPart(whole) {
+                    // As a part's: the row names it before the part exists.
+                    let choice = try choose(whole.preparation) { try store.owner(ofPath: $0) }
+                    if let path = choice.path, choice.error == nil {
+                        var row = whole.preparation.row
+                        row.filePath = path
+                        try store.update(row)
+                    }
+                    wholes.choosePart(whole, path: choice.path, error: choice.error)
+                } else {
+                    try wholes.link(whole) { named, mine in
+                        let choice = try choose(whole.preparation, named: named, mine: mine, checksSpace: false) { try store.owner(ofPath: $0) }
+                        return (choice.path, choice.error)
+                    }
+                }
             case .save(let row, _):
                 try store.update(row)
                 answers.saved.append(row.request.id)
@@ -175,8 +207,21 @@ extension DiskWorker {
             }
         }
 
-        private func perform(_ item: Work, into answers: inout Answers) {
+        private func perform(_ item: Work, wholes: inout WholeFile.Run, into answers: inout Answers) {
             switch item {
+            case .writeWhole(let whole):
+                let claimedPaths = self.claimedPaths
+                let owner = { (path: String) in claimedPaths.withLock { $0[path] } }
+                if wholes.goesThroughPart(whole) {
+                    let choice = choose(whole.preparation, owner: owner)
+                    if let path = choice.path { claimedPaths.withLock { $0[path] = whole.preparation.row.request.id } }
+                    wholes.choosePart(whole, path: choice.path, error: choice.error)
+                } else {
+                    wholes.link(whole) { named, mine in
+                        let choice = choose(whole.preparation, named: named, mine: mine, checksSpace: false, owner: owner)
+                        return (choice.path, choice.error)
+                    }
+                }
             case .prepareStart(let preparation):
                 answers.starts.append((preparation.id, Self.start(preparation) { _ in nil }))
             case .prepare(let preparation):
@@ -239,15 +284,23 @@ extension DiskWorker {
         /// The file's path: the one it has, or a free name in its folder (the response's name, or
         /// "name (2).ext" when another download holds it or a file of that name is already there);
         /// and whether the rest of the body has room there.
-        private func choose(_ preparation: BodyPreparation, owner: (String) throws -> DownloadID?) rethrows -> Choice {
+        /// - Parameters:
+        ///   - named: the preparation's `name`, when worked out already.
+        ///   - mine: whether a file already at a name is this download's own (`WholeFile.isTagged`):
+        ///     then the name is free to take.
+        ///   - checksSpace: whether the body is still to be written (a whole file's is already: the
+        ///     loop's allowance let its bytes in as they came).
+        private func choose(_ preparation: BodyPreparation, named: (folder: String, name: String)?? = nil, mine: (String) -> Bool = { _ in false },
+                            checksSpace: Bool = true, owner: (String) throws -> DownloadID?) rethrows -> Choice {
             let id = preparation.row.request.id
             let path: String
             if let existing = preparation.row.filePath {
                 path = existing
-            } else if let (folder, name) = preparation.name {
+            } else if let (folder, name) = named ?? preparation.name {
                 var candidate = LocalFile.path(folder, name)
                 var counter = 2
-                while try (owner(candidate).map { $0 != id } ?? false) || PartFile.exists(candidate) || PartFile.exists(PartFile.path(for: candidate)) {
+                while try (owner(candidate).map { $0 != id } ?? false) || (PartFile.exists(candidate) && !mine(candidate))
+                        || PartFile.exists(PartFile.path(for: candidate)) {
                     // Numbered before a real extension only ("Ep. 5" is not "Ep" plus " 5").
                     let ext = FileNaming.nameExtension(name).map { String(name.suffix($0.count)) } ?? ""
                     let stem = ext.isEmpty ? name : String(name.dropLast(ext.count + 1))
@@ -259,7 +312,7 @@ extension DiskWorker {
             } else {
                 return Choice(path: nil, error: DownloadError(.fileSystem, "the download has no file to write to"))
             }
-            if let total = preparation.total,
+            if checksSpace, let total = preparation.total,
                let free = FileSystem.freeSpace(at: FileSystem.nearestExistingFolder(LocalFile.folder(of: path))),
                free < (total - preparation.offset) + preparation.diskReserve {
                 let message = EngineCore.spaceMessage(folder: LocalFile.folder(of: path), needed: total - preparation.offset, committed: 0,
@@ -300,6 +353,7 @@ extension DiskWorker.Work {
     var mustBeFlushed: Bool {
         switch self {
         case .prepare(let preparation): preparation.durably
+        case .writeWhole(let whole): whole.completedRow != nil   // a completion
         case .save(_, let durably): durably
         default: false
         }
@@ -312,6 +366,7 @@ extension DiskWorker.Work {
         case .saveProgress(let id, _, _, _, _): id
         case .prepareStart(let preparation): preparation.id
         case .prepare(let preparation): preparation.row.request.id
+        case .writeWhole(let whole): whole.preparation.row.request.id
         case .delete(let id, _): id
         case .removeFiles, .job, .publish, .then: nil
         }

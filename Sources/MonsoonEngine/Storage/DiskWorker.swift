@@ -8,7 +8,7 @@ import Foundation
 /// overwritten by an older one and an event never runs ahead of its row. Answers go back
 /// to the loop through its inbox.
 final class DiskWorker: Sendable {
-    enum Work: Sendable {
+    indirect enum Work: Sendable {
         /// Saves a download's whole row; `durably`: flushed to disk with its commit (a download
         /// reported complete must still be so after a power cut).
         case save(DownloadRecord, durably: Bool)
@@ -18,6 +18,8 @@ final class DiskWorker: Sendable {
         case prepareStart(StartPreparation)
         /// Names the file if it has no name yet, checks space, saves the row, opens the part.
         case prepare(BodyPreparation)
+        /// Writes a whole small file in one pass, and saves its row as completed (`WholeFile`).
+        case writeWhole(WholeFile)
         /// Deletes a download's row (that instance of it: a row added again under the same id stays).
         case delete(DownloadID, sequence: Int)
         /// Deletes files: in order with the rest (a part started over, before the next attempt

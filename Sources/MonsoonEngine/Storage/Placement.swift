@@ -22,14 +22,17 @@ struct Placement: Sendable {
     /// - Parameter hint: start the writeback now (`sync_file_range`), so the fsyncs of a batch's
     ///   files overlap; for a batch of one, its fsync alone does the same.
     func startFlush(hint: Bool = true) {
-        if let lastModified {
-            let seconds = lastModified.timeIntervalSince1970
-            var times = [timespec](repeating: timespec(tv_sec: Int(seconds), tv_nsec: 0), count: 2)
-            times[0].tv_nsec = monsoon_utime_omit()   // leave the access time
-            // Best effort: a file whose time cannot be set is still the right file.
-            _ = futimens(fd, &times)
-        }
+        if let lastModified { Self.setModificationTime(fd, lastModified) }
         if hint { _ = monsoon_start_writeback(fd, 0, 0) }   // a hint; the fsync below is what counts
+    }
+
+    /// Gives the file the server's time, leaving its access time.
+    static func setModificationTime(_ fd: Int32, _ date: Date) {
+        let seconds = date.timeIntervalSince1970
+        var times = [timespec](repeating: timespec(tv_sec: Int(seconds), tv_nsec: 0), count: 2)
+        times[0].tv_nsec = monsoon_utime_omit()   // leave the access time
+        // Best effort: a file whose time cannot be set is still the right file.
+        _ = futimens(fd, &times)
     }
 
     /// Flushes the file and renames it into place; the folder is flushed by the batch

@@ -1,0 +1,100 @@
+import CCurl
+import Foundation
+
+/// Small files written whole in one pass by the disk worker (`WholeFile`), instead of through a
+/// part: the part is asked for only when the body will not come whole into the attempt's buffer.
+extension EngineCore {
+    /// Whether the part `preparation` asks for can wait: a fresh file of a known size that fits
+    /// the buffer and the budget, to be named in its folder (so no row holds a name for it yet),
+    /// decided from the write callback (a body-less answer makes its empty part at once).
+    /// Not with a WARC, whose records are written as the file is placed.
+    func holdsPart(_ transfer: Transfer, _ preparation: BodyPreparation) -> Bool {
+        guard let id = transfer.downloadID, running[id] === transfer, transfer.warcExchanges == nil,
+              preparation.offset == 0, !preparation.durably, preparation.isToBeNamed,
+              let total = preparation.total, total > 0, total <= Transfer.earlyLimit, total <= earlyBudget.available,
+              transfer.early == nil else { return false }
+        transfer.heldPart = preparation
+        transfer.heldSince = configuration.clock.now
+        transfer.partNeeded = { [unowned self] transfer in self.askForPart(transfer) }
+        return true
+    }
+
+    /// How long a body may wait in memory for the rest of it before its part is asked for: what a
+    /// killed run may lose of a slow small file.
+    static let heldPartSeconds: TimeInterval = 1
+
+    /// Sends the disk worker the part a transfer held back (the body will not come whole, or not soon).
+    func askForPart(_ transfer: Transfer) {
+        guard let preparation = transfer.heldPart else { return }
+        transfer.heldPart = nil
+        askForPart(preparation)
+    }
+
+    func askForPart(_ preparation: BodyPreparation) {
+        let id = preparation.row.request.id
+        work.append(.prepare(preparation))
+        partsAsked[id, default: 0] += 1
+        if persistent { records.saving(id) }
+    }
+
+    /// The attempt ended with its part held back: when its whole body came, cleanly, it is to be
+    /// written in one pass (its sink is a file from now on); else its part is asked for now and
+    /// the attempt ends once it is ready, as any other.
+    func endHeldAttempt(_ id: DownloadID, _ transfer: Transfer, code: CURLcode) {
+        guard let preparation = transfer.heldPart else { return }
+        transfer.heldPart = nil
+        guard code == CURLE_OK, transfer.head.isSuccess, transfer.abortError == nil, transfer.restartReason == nil,
+              transfer.early != nil, transfer.earlyCount == preparation.total else {
+            return askForPart(preparation)
+        }
+        preparing[id] = nil
+        transfer.wholePart = preparation
+        transfer.sink = .file
+        transfer.fileSize = transfer.earlyCount
+        transfer.bytesThisAttempt = transfer.earlyCount
+    }
+
+    /// Hands a whole body to the disk worker, with the row as it is once the file is in place.
+    func placeWhole(_ id: DownloadID, _ transfer: Transfer, _ preparation: BodyPreparation) {
+        guard case .none? = handle(id, .placeStarted), let body = transfer.lendEarly() else {
+            transfer.discardEarly()   // refused, and reported: the download failed
+            return
+        }
+        let size = transfer.fileSize
+        let completedRow = records.update(id) { record -> DownloadRecord? in
+            record.bytes = size
+            record.total = size
+            guard persistent else { return nil }
+            var row = record
+            row.restoreStatus(.completed)
+            row.retryAt = nil
+            row.lastError = nil
+            return row
+        } ?? nil
+        if completedRow != nil { records.saving(id) }
+        let lastModified = transfer.head.lastModified.flatMap(HTTPDate.parse)
+        wholesInFlight += 1
+        work.append(.writeWhole(WholeFile(preparation: preparation, body: body, lastModified: lastModified, completedRow: completedRow)))
+    }
+
+    /// The disk worker's answers: each file in place (its row saved as completed with it, or not),
+    /// or why not. The bodies' buffers come back here to be freed.
+    func wholesWritten(_ answers: [WholeFile.Answer]) {
+        for answer in answers {
+            earlyBudget.giveBack(answer.body)
+            wholesInFlight -= 1
+            needsScheduling = true   // a start it held back may go now
+            let id = answer.id
+            // Its own save, confirmed first: a save queued after it may have written the row again
+            // without the file (then the completion is saved once more).
+            if persistent { records.saved([id]) }
+            guard var record = records.hot[id], record.sequence == answer.sequence, record.placing else { continue }
+            if let path = answer.path, record.filePath != path {
+                record.filePath = path
+                records[id] = record
+            }
+            placementFinished(id, answer.result, saved: answer.rowSaved && !records.hasSavesInFlight(id), transient: answer.transient)
+            records.evictIfAtRest(id)
+        }
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import MonsoonStore
+import MonsoonTestServer
+import Testing
+@testable import MonsoonEngine
+
+/// A small file whose whole body comes before its part is needed is written in one pass
+/// (`WholeFile`): unnamed, flushed, named in its folder, and its row saved completed with it.
+@Suite struct WholeFileTests {
+    /// Eight files the server names alike, into a folder where a file of that name is the user's:
+    /// each gets a name of its own beside the others, whole, with the server's time, and the
+    /// user's file stays as it was. No part is left, and every row says where its file is.
+    @Test func filesNamedAlikeAreWrittenWholeBesideEachOtherAndBesideTheUsers() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        let home = TemporaryFolder()
+        defer { folder.remove(); home.remove(); server.stop() }
+        let modified = Date(timeIntervalSince1970: 1_700_000_000)
+        let bodies = (0..<8).map { Body.pattern(size: 40_000 + $0 * 1000, seed: UInt64($0 + 41)) }
+        for (index, body) in bodies.enumerated() {
+            server.setRoute("/e\(index).mp3", Route(body: body, contentType: "audio/mpeg", lastModified: modified,
+                                                    contentDisposition: "attachment; filename=\"episode.mp3\""))
+        }
+        try Data("mine".utf8).write(to: URL(filePath: folder.file("episode.mp3")))
+        let database = home.file("queue.sqlite")
+        let manager = try DownloadManager(configuration: fastConfiguration(concurrency: 4), databasePath: database, watchesOtherProcesses: false)
+        _ = try await manager.enqueue(contentsOf: (0..<8).map {
+            DownloadRequest(id: DownloadID("e\($0)"), url: server.url("/e\($0).mp3"), destination: .directory(folder.path))
+        })
+        var paths: Set<String> = []
+        for (index, body) in bodies.enumerated() {
+            let done = try await waitFor(manager, DownloadID("e\(index)"), .completed)
+            let path = try #require(done.filePath)
+            #expect(sha256(ofFile: path) == body.sha256Hex(), "\(path) holds download e\(index)'s body")
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            #expect((attributes[.modificationDate] as? Date) == modified)
+            paths.insert(path)
+        }
+        #expect(paths == Set((2...9).map { folder.file("episode (\($0)).mp3") }))
+        #expect(try String(contentsOfFile: folder.file("episode.mp3"), encoding: .utf8) == "mine")
+        #expect(folder.contents().filter { $0.hasSuffix(PartFile.suffix) } == [])
+        #expect(server.requests.count == 8)
+        #expect(await manager.persistenceError() == nil)
+        await manager.shutdown()
+
+        let rows = try Database(path: database)
+        #expect(try rows.scalarInt("SELECT count(*) FROM downloads WHERE status = 'completed' AND file_path IS NOT NULL") == 8)
+        #expect(try rows.scalarInt("SELECT count(DISTINCT file_path) FROM downloads") == 8)
+    }
+
+    /// A run killed after naming a file but before its row said so leaves the row as it was
+    /// (queued, no file) and the file in place. The next run downloads it again and takes that
+    /// name back, since the file is tagged as this download's: no "show (2).mp3" beside it.
+    @Test func aFileNamedByAKilledRunIsTakenBackNotDuplicated() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        let home = TemporaryFolder()
+        defer { folder.remove(); home.remove(); server.stop() }
+        let first = Body.pattern(size: 30_000, seed: 5)
+        let second = Body.pattern(size: 31_000, seed: 6)
+        server.setRoute("/show.mp3", Route(body: first, contentType: "audio/mpeg"))
+        let database = home.file("queue.sqlite")
+        var manager = try DownloadManager(configuration: fastConfiguration(), databasePath: database, watchesOtherProcesses: false)
+        _ = try await manager.enqueue(DownloadRequest(id: "a", url: server.url("/show.mp3"), destination: .directory(folder.path)))
+        #expect(try await waitFor(manager, "a", .completed).filePath == folder.file("show.mp3"))
+        await manager.shutdown()
+
+        // The row as the killed run left it: its transaction, which named the file, never committed.
+        let rows = try Database(path: database)
+        try rows.execute("UPDATE downloads SET status = 'queued', file_path = NULL, bytes = 0 WHERE id = 'a'")
+        server.setRoute("/show.mp3", Route(body: second, contentType: "audio/mpeg"))
+        manager = try DownloadManager(configuration: fastConfiguration(), databasePath: database, watchesOtherProcesses: false)
+        let done = try await waitFor(manager, "a", .completed)
+        #expect(done.filePath == folder.file("show.mp3"))
+        #expect(sha256(ofFile: folder.file("show.mp3")) == second.sha256Hex())
+        #expect(folder.contents() == ["show.mp3"])
+        #expect(server.requests(for: "/show.mp3").count == 2)
+        #expect(await manager.persistenceError() == nil)
+        await manager.shutdown()
+    }
+
+    /// Another download's file of that name, tagged as its own, is no more this one's to take than a
+    /// user's: this one is numbered.
+    @Test func anotherDownloadsFileIsNeverTaken() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        let home = TemporaryFolder()
+        defer { folder.remove(); home.remove(); server.stop() }
+        let one = Body.pattern(size: 20_000, seed: 7)
+        let two = Body.pattern(size: 21_000, seed: 8)
+        server.setRoute("/a/talk.mp3", Route(body: one, contentType: "audio/mpeg"))
+        server.setRoute("/b/talk.mp3", Route(body: two, contentType: "audio/mpeg"))
+        let manager = try DownloadManager(configuration: fastConfiguration(), databasePath: home.file("queue.sqlite"), watchesOtherProcesses: false)
+        _ = try await manager.enqueue(DownloadRequest(id: "a", url: server.url("/a/talk.mp3"), destination: .directory(folder.path)))
+        #expect(try await waitFor(manager, "a", .completed).filePath == folder.file("talk.mp3"))
+        _ = try await manager.enqueue(DownloadRequest(id: "b", url: server.url("/b/talk.mp3"), destination: .directory(folder.path)))
+        #expect(try await waitFor(manager, "b", .completed).filePath == folder.file("talk (2).mp3"))
+        #expect(sha256(ofFile: folder.file("talk.mp3")) == one.sha256Hex())
+        #expect(sha256(ofFile: folder.file("talk (2).mp3")) == two.sha256Hex())
+        await manager.shutdown()
+    }
+}
+
+extension WholeFileTests {
+    /// A small file that comes slowly is not kept in memory to the end: within about a second its
+    /// part is made and what came is on disk, so a killed run loses no more than that.
+    @Test func aSlowSmallFileGetsItsPartWithinASecond() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        let home = TemporaryFolder()
+        defer { folder.remove(); home.remove(); server.stop() }
+        let body = Body.pattern(size: 120_000, seed: 9)
+        server.setRoute("/slow.mp3", Route(body: body, contentType: "audio/mpeg", throttle: 30_000))   // four seconds
+        let manager = try DownloadManager(configuration: fastConfiguration(), databasePath: home.file("queue.sqlite"), watchesOtherProcesses: false)
+        _ = try await manager.enqueue(DownloadRequest(id: "s", url: server.url("/slow.mp3"), destination: .directory(folder.path)))
+        try await eventually("the part, with bytes in it, while the body still comes") {
+            (PartFile.size(at: folder.file("slow.mp3.part")) ?? 0) > 0
+        }
+        #expect(try await manager.download(withID: "s")?.status == .downloading)
+        _ = try await waitFor(manager, "s", .completed)
+        #expect(sha256(ofFile: folder.file("slow.mp3")) == body.sha256Hex())
+        #expect(server.requests(for: "/slow.mp3").count == 1)
+        await manager.shutdown()
+    }
+}
+
+extension WholeFileTests {
+    /// Another process holds the database past the busy timeout while a whole file is to be named:
+    /// its transaction fails, the unnamed file goes with it, and the download is tried again (not
+    /// failed), then lands under its own name, with nothing else left in the folder.
+    @Test func aDatabaseHeldPastTheTimeoutRetriesTheFileInsteadOfFailingIt() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        let home = TemporaryFolder()
+        defer { folder.remove(); home.remove(); server.stop() }
+        let body = Body.pattern(size: 50_000, seed: 10)
+        server.setRoute("/w.mp3", Route(body: body, contentType: "audio/mpeg", firstByteDelay: 0.3))
+        let database = home.file("queue.sqlite")
+        let manager = try DownloadManager(configuration: fastConfiguration(concurrency: 1), databasePath: database, watchesOtherProcesses: false)
+        let held = Locked<Error?>(nil)
+        let holder = Thread {
+            do {
+                let connection = try Database(path: database)
+                while server.requests.isEmpty { usleep(1000) }
+                try connection.execute("BEGIN IMMEDIATE")
+                usleep(11_000_000)   // past the store's busy timeout of 10 s
+                try connection.execute("COMMIT")
+            } catch {
+                held.withLock { $0 = error }
+            }
+        }
+        holder.start()
+        _ = try await manager.enqueue(DownloadRequest(id: "w", url: server.url("/w.mp3"), destination: .directory(folder.path)))
+        let done = try await waitFor(manager, "w", .completed, seconds: 60)
+        #expect(held.withLock { $0 } == nil)
+        #expect(done.filePath == folder.file("w.mp3"))
+        #expect(sha256(ofFile: folder.file("w.mp3")) == body.sha256Hex())
+        #expect(folder.contents() == ["w.mp3"])
+        #expect(server.requests(for: "/w.mp3").count == 2, "tried again once the database was free")
+        await manager.shutdown()
+    }
+}
