@@ -135,13 +135,17 @@ extension WholeFileTests {
         defer { folder.remove(); home.remove(); server.stop() }
         let body = Body.pattern(size: 50_000, seed: 10)
         server.setRoute("/w.mp3", Route(body: body, contentType: "audio/mpeg", firstByteDelay: 0.3))
+        server.setRoute("/first.mp3", Route(body: .bytes(Array("first".utf8)), contentType: "audio/mpeg"))
         let database = home.file("queue.sqlite")
         let manager = try DownloadManager(configuration: fastConfiguration(concurrency: 1), databasePath: database, watchesOtherProcesses: false)
+        // A first file, so the queue's identity (its first whole file makes it) is there already.
+        _ = try await manager.enqueue(DownloadRequest(id: "first", url: server.url("/first.mp3"), destination: .directory(folder.path)))
+        _ = try await waitFor(manager, "first", .completed)
         let held = Locked<Error?>(nil)
         let holder = Thread {
             do {
                 let connection = try Database(path: database)
-                while server.requests.isEmpty { usleep(1000) }
+                while server.requests(for: "/w.mp3").isEmpty { usleep(1000) }
                 try connection.execute("BEGIN IMMEDIATE")
                 usleep(11_000_000)   // past the store's busy timeout of 10 s
                 try connection.execute("COMMIT")
@@ -155,8 +159,32 @@ extension WholeFileTests {
         #expect(held.withLock { $0 } == nil)
         #expect(done.filePath == folder.file("w.mp3"))
         #expect(sha256(ofFile: folder.file("w.mp3")) == body.sha256Hex())
-        #expect(folder.contents() == ["w.mp3"])
+        #expect(folder.contents() == ["first.mp3", "w.mp3"])
         #expect(server.requests(for: "/w.mp3").count == 2, "tried again once the database was free")
         await manager.shutdown()
+    }
+}
+
+extension WholeFileTests {
+    /// The tag names the queue too: a download of the same id and sequence in another database
+    /// (a new home), or in an engine with no database at all, never takes a file of the same name.
+    @Test func aFileOfTheSameIdFromAnotherQueueIsNeverTaken() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        let home = TemporaryFolder()
+        defer { folder.remove(); home.remove(); server.stop() }
+        let bodies = (0..<4).map { Body.pattern(size: 10_000 + $0, seed: UInt64(20 + $0)) }
+        for (index, body) in bodies.enumerated() { server.setRoute("/\(index)/talk.mp3", Route(body: body, contentType: "audio/mpeg")) }
+        for (index, database) in [home.file("one.sqlite"), home.file("two.sqlite"), nil, nil].enumerated() {
+            let manager = try database.map { try DownloadManager(configuration: fastConfiguration(), databasePath: $0, watchesOtherProcesses: false) }
+                ?? DownloadManager(configuration: fastConfiguration())
+            _ = try await manager.enqueue(DownloadRequest(id: "a", url: server.url("/\(index)/talk.mp3"), destination: .directory(folder.path)))
+            _ = try await waitFor(manager, "a", .completed)
+            await manager.shutdown()
+        }
+        #expect(folder.contents() == ["talk (2).mp3", "talk (3).mp3", "talk (4).mp3", "talk.mp3"])
+        for (index, name) in ["talk.mp3", "talk (2).mp3", "talk (3).mp3", "talk (4).mp3"].enumerated() {
+            #expect(sha256(ofFile: folder.file(name)) == bodies[index].sha256Hex(), "\(name) is still download \(index)'s")
+        }
     }
 }

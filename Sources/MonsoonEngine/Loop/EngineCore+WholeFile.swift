@@ -74,13 +74,27 @@ extension EngineCore {
         if completedRow != nil { records.saving(id) }
         let lastModified = transfer.head.lastModified.flatMap(HTTPDate.parse)
         wholesInFlight += 1
-        work.append(.writeWhole(WholeFile(preparation: preparation, body: body, lastModified: lastModified, completedRow: completedRow)))
+        work.append(.writeWhole(WholeFile(preparation: preparation, body: body, lastModified: lastModified, volume: transfer.volume?.id,
+                                          completedRow: completedRow)))
     }
 
     /// The disk worker's answers: each file in place (its row saved as completed with it, or not),
     /// or why not. The bodies' buffers come back here to be freed.
     func wholesWritten(_ answers: [WholeFile.Answer]) {
         for answer in answers {
+            if case .failure = answer.result {
+                // Not written: the disk's allowance the bytes spent as they came is given back, and
+                // the record no longer counts them (no part holds them).
+                if let volume = answer.volume.flatMap({ space.volumes[$0] }) {
+                    volume.allowance += answer.body.count
+                    volume.written -= answer.body.count
+                }
+                records.update(answer.id) { record in
+                    guard record.sequence == answer.sequence, record.placing else { return }
+                    record.bytes = 0
+                    record.highWater = 0
+                }
+            }
             earlyBudget.giveBack(answer.body)
             wholesInFlight -= 1
             needsScheduling = true   // a start it held back may go now

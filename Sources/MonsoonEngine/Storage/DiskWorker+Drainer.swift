@@ -115,7 +115,7 @@ extension DiskWorker {
             var answers = Answers()
             var failure: Error?
             // The whole files are written (unnamed) before the transaction, which names them.
-            var wholes = WholeFile.Run(segment)
+            var wholes = WholeFile.Run(segment, queue: segment.contains(where: \.isWholeFile) ? connection.queueIdentity() : nil)
             if let store = connection.store {
                 let durably = segment.contains(where: \.mustBeFlushed)
                 var completed: [DownloadID] = []
@@ -217,8 +217,9 @@ extension DiskWorker {
                     if let path = choice.path { claimedPaths.withLock { $0[path] = whole.preparation.row.request.id } }
                     wholes.choosePart(whole, path: choice.path, error: choice.error)
                 } else {
-                    wholes.link(whole) { named, mine in
-                        let choice = choose(whole.preparation, named: named, mine: mine, checksSpace: false, owner: owner)
+                    // No row of it can be missing: a file already there is never its own.
+                    wholes.link(whole) { named, _ in
+                        let choice = choose(whole.preparation, named: named, checksSpace: false, owner: owner)
                         return (choice.path, choice.error)
                     }
                 }
@@ -357,6 +358,11 @@ extension DiskWorker.Work {
         case .save(_, let durably): durably
         default: false
         }
+    }
+
+    var isWholeFile: Bool {
+        if case .writeWhole = self { return true }
+        return false
     }
 
     /// The download it is about, when it is about one.

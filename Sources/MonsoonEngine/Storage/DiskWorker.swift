@@ -39,7 +39,27 @@ final class DiskWorker: Sendable {
     final class Connection: @unchecked Sendable {
         // Safe: only ever touched from the worker's serial queue (and released with the worker).
         let store: (any QueueStore)?
+        private var identity: String?
         init(_ store: (any QueueStore)?) { self.store = store }
+
+        /// The queue's identity (`WholeFile.owner`), made the first time; nil without a store, or
+        /// when it cannot be read or made (files are then not tagged: a killed run may leave a
+        /// duplicate, never lose one).
+        func queueIdentity() -> String? {
+            if let identity { return identity }
+            guard let store else { return nil }
+            do {
+                if let known = try store.meta(WholeFile.queueIdentityKey) {
+                    identity = known
+                } else {
+                    try store.setMeta(WholeFile.queueIdentityKey, UUID().uuidString)
+                    identity = try store.meta(WholeFile.queueIdentityKey)
+                }
+            } catch {
+                return nil   // only the tag is lost (see above); asked again next time
+            }
+            return identity
+        }
     }
 
     private let queue: BatchingQueue<Work>

@@ -12,6 +12,8 @@ extension WholeFile {
     struct Run {
         private struct Item {
             var whole: WholeFile
+            /// Its tag (`WholeFile.owner`); empty without a store: no row of it can be missing.
+            var owner: String
             /// Its folder and the name the response gives it (`BodyPreparation.name`), worked out once.
             var named: (folder: String, name: String)?
             var folderPath: String { named?.folder ?? "" }
@@ -37,10 +39,13 @@ extension WholeFile {
         var isEmpty: Bool { items.isEmpty }
 
         /// Writes and flushes the whole files of `segment`, unnamed.
-        init(_ segment: [DiskWorker.Work]) {
+        /// - Parameter queue: the identity of the queue whose rows name them (nil: no store).
+        init(_ segment: [DiskWorker.Work], queue: String?) {
             for case .writeWhole(let whole) in segment {
                 byDownload[whole.preparation.row.request.id] = items.count
-                items.append(Item(whole: whole, named: whole.preparation.name))
+                let item = Item(whole: whole, owner: queue.map(whole.owner(queue:)) ?? "", named: whole.preparation.name,
+                                throughPart: !WholeFile.canNameUnnamedFiles)
+                items.append(item)
             }
             guard !items.isEmpty else { return }
             for index in items.indices { write(index) }
@@ -61,6 +66,7 @@ extension WholeFile {
                 return fail(index, error)
             }
             items[index].folder = folder
+            guard !items[index].throughPart else { return }
             let fd = PartFile.folderChanges.withLock { FileSystem.retrying { monsoon_open_tmpfile(folder, 0o644) } }
             guard fd >= 0 else {
                 if [EOPNOTSUPP, EISDIR, EINVAL].contains(errno) { items[index].throughPart = true } else {
@@ -73,7 +79,7 @@ extension WholeFile {
                 return fail(index, FileSystem.error("cannot write a file in \(folderPath)", errno: error))
             }
             if let lastModified = whole.lastModified { Placement.setModificationTime(fd, lastModified) }
-            WholeFile.tag(fd, whole.owner)
+            WholeFile.tag(fd, items[index].owner)
             if items.count > 1 { _ = monsoon_start_writeback(fd, 0, 0) }   // a hint: the fsync is what counts
         }
 
@@ -105,9 +111,9 @@ extension WholeFile {
                            choose: ((folder: String, name: String)?, (String) -> Bool) throws -> (path: String?, error: DownloadError?)) rethrows {
             guard let index = byDownload[whole.preparation.row.request.id], items[index].fd >= 0 else { return }
             let folder = items[index].folder
-            let owner = whole.owner
+            let owner = items[index].owner
             for _ in 0..<100 {
-                let choice = try choose(items[index].named) { WholeFile.isTagged(folder, LocalFile.name(of: $0), owner) }
+                let choice = try choose(items[index].named) { WholeFile.tagged(folder, LocalFile.name(of: $0), owner) != nil }
                 guard let path = choice.path, choice.error == nil else {
                     return fail(index, choice.error ?? DownloadError(.fileSystem, "the download has no file to write to"))
                 }
@@ -122,8 +128,10 @@ extension WholeFile {
                 guard errno == EEXIST else { return fail(index, FileSystem.error("cannot name \(path)", errno: errno)) }
                 // This download's own file, named by a run killed before its row said so: replaced
                 // (its row says nothing of it; a kill in between leaves the row to run again).
-                if WholeFile.isTagged(items[index].folder, LocalFile.name(of: path), whole.owner),
-                   unlinkat(items[index].folder, LocalFile.name(of: path), 0) == 0,
+                // Checked again just before: still the same file (a user's put there meanwhile stays).
+                if let file = WholeFile.tagged(folder, LocalFile.name(of: path), owner),
+                   Self.identity(folder, LocalFile.name(of: path)).map({ $0 == file }) == true,
+                   unlinkat(folder, LocalFile.name(of: path), 0) == 0,
                    PartFile.folderChanges.withLock({ monsoon_link_tmpfile(items[index].fd, items[index].folder, LocalFile.name(of: path)) }) == 0 {
                     items[index].path = path
                     items[index].linked = true
@@ -131,6 +139,13 @@ extension WholeFile {
                 }
             }
             fail(index, DownloadError(.fileSystem, "no free name for the file in \(items[index].folderPath)"))
+        }
+
+        /// The device and inode of `name` in `folder` (never through a link).
+        private static func identity(_ folder: Int32, _ name: String) -> (device: UInt, inode: UInt)? {
+            var info = stat()
+            guard fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
+            return (UInt(info.st_dev), UInt(info.st_ino))
         }
 
         /// The name chosen for a file that goes through a part (its row, naming it, is saved first).
@@ -152,6 +167,9 @@ extension WholeFile {
                     flushed[folder] = fsync(folder) == 0 ? .some(nil) : FileSystem.error("cannot flush the folder \(items[index].folderPath)", errno: errno)
                 }
                 if case .some(.some(let error)) = flushed[folder] {
+                    // Its name might not survive a power cut, and no row will say it is there: gone.
+                    if let path = items[index].path { unlinkat(folder, LocalFile.name(of: path), 0) }
+                    items[index].linked = false
                     items[index].error = error
                     continue
                 }
@@ -192,7 +210,7 @@ extension WholeFile {
                 answers.append(WholeFile.Answer(
                     id: whole.preparation.row.request.id, sequence: whole.preparation.row.sequence, path: item.path,
                     result: done ? .success(()) : .failure(item.error ?? DownloadError(.fileSystem, "the file was not written")),
-                    rowSaved: item.rowSaved, transient: item.transient, body: whole.body))
+                    rowSaved: item.rowSaved, transient: item.transient, volume: whole.volume, body: whole.body))
             }
             for fd in folders.values { close(fd) }
             folders = [:]

@@ -1,3 +1,4 @@
+import CCrypto
 import CCurl
 import Foundation
 
@@ -15,6 +16,8 @@ struct WholeFile: Sendable {
     var preparation: BodyPreparation
     var body: Body
     var lastModified: Date?
+    /// The volume whose allowance the body spent (`Volume.id`), given back if it is not written.
+    var volume: UInt64?
     /// The row as it is once the file is in place, less its path (nil: no store to save it in).
     var completedRow: DownloadRecord?
 
@@ -27,29 +30,46 @@ struct WholeFile: Sendable {
         let count: Int
     }
 
-    /// Which download the file is (`tag`): its id and row sequence.
-    var owner: String { "\(preparation.row.request.id.rawValue) \(preparation.row.sequence)" }
+    /// Which download of which queue the file is (`tag`): a digest of the queue's identity (a random
+    /// one kept in its `meta`), the download's id and its row's sequence. Ids and sequences start
+    /// over in another database; the queue's identity does not repeat.
+    func owner(queue: String) -> String {
+        guard let context = monsoon_sha256_new() else { return "" }
+        let text = "\(queue)\n\(preparation.row.request.id.rawValue)\n\(preparation.row.sequence)"
+        text.utf8CString.withUnsafeBufferPointer { _ = EVP_DigestUpdate(context, $0.baseAddress, $0.count - 1) }
+        return FileDigest.hex(finishing: context)
+    }
 
     private static let ownerAttribute = "user.monsoon.download"
+    /// The meta key of a queue's identity.
+    static let queueIdentityKey = "queue_identity"
 
     /// Marks the file as the download's, so that a run killed after naming it but before saving its
     /// row finds it its own when it names the file again, instead of a duplicate "name (2)". Best
     /// effort: without user attributes such a run makes the duplicate.
     static func tag(_ fd: Int32, _ owner: String) {
+        guard !owner.isEmpty else { return }
         _ = owner.withCString { monsoon_fsetxattr(fd, ownerAttribute, $0, strlen($0)) }
     }
 
-    /// Whether `name` in the folder `folder` is a regular file tagged as `owner`'s (never through a link).
-    static func isTagged(_ folder: Int32, _ name: String, _ owner: String) -> Bool {
+    /// The file `name` in the folder `folder` when it is a regular file tagged as `owner`'s (never
+    /// through a link): its device and inode, to make sure it is still the one replaced.
+    static func tagged(_ folder: Int32, _ name: String, _ owner: String) -> (device: UInt, inode: UInt)? {
+        guard !owner.isEmpty else { return nil }
         let fd = openat(folder, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { return false }
+        guard fd >= 0 else { return nil }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return false }
-        var buffer = [UInt8](repeating: 0, count: 256)
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 80)   // a SHA-256 in hex is 64
         let length = monsoon_fgetxattr(fd, ownerAttribute, &buffer, buffer.count)
-        return length > 0 && Array(buffer[..<Int(length)]) == Array(owner.utf8)
+        guard length > 0, Array(buffer[..<Int(length)]) == Array(owner.utf8) else { return nil }
+        return (UInt(info.st_dev), UInt(info.st_ino))
     }
+
+    /// Whether this process can name an unnamed file (it does so through /proc, which a sandbox
+    /// may not have): where it cannot, whole files go through a part.
+    static let canNameUnnamedFiles = access("/proc/self/fd", X_OK) == 0
 
     /// What the worker did with it.
     struct Answer: Sendable {
@@ -62,6 +82,7 @@ struct WholeFile: Sendable {
         var rowSaved: Bool
         /// The failure was the database's (busy, say): the download is tried again.
         var transient: Bool
+        var volume: UInt64?
         var body: Body
     }
 }
