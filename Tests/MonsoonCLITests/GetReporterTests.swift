@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import MonsoonCLI
 
@@ -27,5 +28,14 @@ import Testing
         #expect(GetReporter.amounts(tally, elapsed: 130.8) == "63 MiB transferred in 2 min 10 s, 12 MiB resumed from parts")
         tally.resumed = 0
         #expect(GetReporter.amounts(tally, elapsed: 1.3) == "63 MiB transferred in 1.3 s")
+    }
+}
+
+/// The name a download is shown by comes from its path as Foundation would cut it.
+@Suite struct ReporterNameTests {
+    @Test func aPathsLastComponentIsFoundations() {
+        for path in ["/a/b/c.mp3", "c.mp3", "/a/b/", "/", "//", "a//b", "/a/b//", "", "/Ep. 5 (2).mp3", "dir/élan.mp3"] {
+            #expect(GetReporter.lastComponent(path) == (path as NSString).lastPathComponent, "\(path)")
+        }
     }
 }

@@ -145,9 +145,19 @@ extension GetReporter {
     /// file's name once it has one, else the last part of its URL.
     static func name(of download: Download) -> String {
         if let title = title(of: download.request) { return title }
-        if let path = download.filePath { return (path as NSString).lastPathComponent }
-        if case .file(let path) = download.request.destination { return (path as NSString).lastPathComponent }
+        if let path = download.filePath { return lastComponent(path) }
+        if case .file(let path) = download.request.destination { return lastComponent(path) }
         return name(of: download.request.url)
+    }
+
+    /// A path's last part, as `NSString.lastPathComponent` says it, without bridging (each status
+    /// change of each download asks).
+    static func lastComponent(_ path: String) -> String {
+        guard path != "/" else { return path }
+        var trimmed = Substring(path)
+        while trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else { return String(trimmed) }
+        return String(trimmed[trimmed.index(after: slash)...])
     }
 
     static func title(of request: DownloadRequest) -> String? {

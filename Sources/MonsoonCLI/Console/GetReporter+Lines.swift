@@ -8,7 +8,8 @@ extension GetReporter {
     // MARK: - Lines
 
     enum Announcement {
-        case started(url: String)
+        /// The URL as requested, redacted where it is shown (most runs show no `started` line).
+        case started(url: URL)
         case finished(path: String, name: String, bytes: Int, checksum: String?)
         case retrying(url: String, seconds: Int, reason: String)
         case failed(url: String, reason: String)
@@ -24,7 +25,7 @@ extension GetReporter {
             var fields: [(String, String)] = [("id", JSONText.string(id))]
             let name: String
             switch what {
-            case .started(let url): name = "started"; fields.append(("url", JSONText.string(url)))
+            case .started(let url): name = "started"; fields.append(("url", JSONText.string(Redaction.redact(url))))
             case .finished(let path, _, let bytes, let checksum):
                 name = "finished"
                 fields += [("path", JSONText.string(path)), ("bytes", String(bytes))]
@@ -46,7 +47,7 @@ extension GetReporter {
                 }
             }() else { return }
             switch what {
-            case .started(let url): context.output.line("started \(id) \(url)")
+            case .started(let url): context.output.line("started \(id) \(Redaction.redact(url))")
             case .finished(let path, _, let bytes, let checksum): context.output.line("finished \(id) \(path) \(bytes)" + (checksum.map { " " + $0 } ?? ""))
             case .retrying(_, let seconds, let reason): context.output.line("retrying \(id) in \(seconds) s: \(reason)")
             case .failed(let url, let reason): context.output.line("failed \(id) \(url): \(reason)")
@@ -57,7 +58,7 @@ extension GetReporter {
         case .files, .events:
             switch what {
             case .started(let url):
-                if verbose { emitLine(&state, "monsoon: \(id) started: \(url)", toErrors: true) }
+                if verbose { emitLine(&state, "monsoon: \(id) started: \(Redaction.redact(url))", toErrors: true) }
             case .finished(let path, let name, let bytes, let checksum):
                 guard !quiet else { break }
                 if live {

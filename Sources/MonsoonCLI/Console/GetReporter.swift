@@ -250,12 +250,13 @@ final class GetReporter: Sendable {
         state.rows[download.id] = row
         defer { if live && Date().timeIntervalSince(state.lastDraw) >= 0.1 { draw(&state) } }   // at most ten redraws a second
         let id = download.id.rawValue
-        let url = Redaction.redact(download.request.url)
+        // Made only for a line that shows it: most changes show none.
+        let url = { Redaction.redact(download.request.url) }
         // Held for room on the disk: queued again (or still), its part kept; said once per hold.
         if download.status == .queued, let error = download.lastError, error.code == .notEnoughDiskSpace {
             if state.rows[download.id]?.announcedHold != error.message {
                 state.rows[download.id]?.announcedHold = error.message
-                announce(&state, .waitingForSpace(url: url, reason: error.message), id: id)
+                announce(&state, .waitingForSpace(url: url(), reason: error.message), id: id)
             }
             return
         }
@@ -267,23 +268,23 @@ final class GetReporter: Sendable {
             state.finishedBytes += download.bytes
             state.afterDownload?.completed(download)
             // A counted body (`get --discard`) has no file: its URL stands for it, with its hash.
-            announce(&state, .finished(path: download.filePath ?? url, name: row.name, bytes: download.bytes, checksum: download.checksum), id: id)
+            announce(&state, .finished(path: download.filePath ?? url(), name: row.name, bytes: download.bytes, checksum: download.checksum), id: id)
         case .failed:
             var reason = download.lastError?.message ?? "unknown error"
             // `get` and `download` take --cacert: say so where trusting an authority would help.
             if download.lastError?.code == .untrustedCertificate { reason += "; if you trust the server, give its certificate authority with --cacert FILE" }
-            announce(&state, .failed(url: url, reason: reason), id: id)
+            announce(&state, .failed(url: url(), reason: reason), id: id)
         case .paused:
             announce(&state, .paused, id: id)
         case .waitingToRetry:
             let wait = download.retryAt.map { max(0, Int($0.timeIntervalSinceNow.rounded(.up))) } ?? 0
-            announce(&state, .retrying(url: url, seconds: wait, reason: download.lastError?.message ?? "the attempt failed"), id: id)
+            announce(&state, .retrying(url: url(), seconds: wait, reason: download.lastError?.message ?? "the attempt failed"), id: id)
         case .downloading:
             // A retry's new attempt is no new start: its `retrying` line said it already.
             state.rows[download.id]?.attemptBase = download.bytes
             guard !row.announcedStart else { break }
             state.rows[download.id]?.announcedStart = true
-            announce(&state, .started(url: url), id: id)
+            announce(&state, .started(url: download.request.url), id: id)
         case .queued:
             break
         }

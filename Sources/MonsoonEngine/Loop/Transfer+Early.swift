@@ -16,9 +16,8 @@ extension Transfer {
             // Room for the whole file when its size is known and small, else the limit; no more
             // than the budget has left, and charged to it whole.
             let capacity = min(budget.available, max(count, min(Self.earlyLimit, (total ?? Self.earlyLimit) - fileSize)))
-            guard capacity >= count else { return pauseEarly() }
-            early = .allocate(byteCount: capacity, alignment: 16)
-            budget.available -= capacity
+            guard capacity >= count, let buffer = budget.take(capacity) else { return pauseEarly() }
+            early = buffer
         }
         guard let buffer = early, earlyCount + count <= buffer.count else {
             return pauseEarly()   // more than the announced size: the part takes the rest
@@ -85,11 +84,10 @@ extension Transfer {
         volume.written -= bytes
     }
 
-    /// Frees the buffer and gives its size back to the budget.
+    /// Gives the buffer back to the budget.
     func dropEarly() {
         if let early {
-            early.deallocate()
-            earlyBudget?.available += early.count
+            if let earlyBudget { earlyBudget.give(early) } else { early.deallocate() }
         }
         early = nil
         earlyCount = 0
@@ -101,13 +99,44 @@ extension Transfer {
 ///
 /// - Important: confined to the transfer thread, like the transfers that spend from it.
 final class EarlyBudget {
-    var available: Int
+    private(set) var available: Int
+    /// Buffers given back, kept for the next bodies: freeing a 64 KiB block makes malloc consolidate
+    /// its heap, at every small file. At most `spareLimit` of them, on top of the budget.
+    private var spare: [UnsafeMutableRawBufferPointer] = []
+    static let spareLimit = 8
 
     init(bytes: Int) { available = bytes }
 
-    /// Frees a buffer lent to the disk worker (`Transfer.lendEarly`), back with its answer.
+    deinit {
+        for buffer in spare { buffer.deallocate() }
+    }
+
+    /// A buffer of at least `capacity` bytes (a spare one, the smallest that fits, else a new one),
+    /// its whole size charged; nil when the budget has not that much left.
+    func take(_ capacity: Int) -> UnsafeMutableRawBufferPointer? {
+        var best: Int?
+        for (index, buffer) in spare.enumerated() where buffer.count >= capacity && buffer.count <= available {
+            if best.map({ buffer.count < spare[$0].count }) ?? true { best = index }
+        }
+        let buffer: UnsafeMutableRawBufferPointer
+        if let best {
+            buffer = spare.remove(at: best)
+        } else {
+            guard capacity <= available else { return nil }
+            buffer = .allocate(byteCount: capacity, alignment: 16)
+        }
+        available -= buffer.count
+        return buffer
+    }
+
+    /// Takes a buffer back (kept as a spare, or freed).
+    func give(_ buffer: UnsafeMutableRawBufferPointer) {
+        available += buffer.count
+        if spare.count < Self.spareLimit { spare.append(buffer) } else { buffer.deallocate() }
+    }
+
+    /// Takes back a buffer lent to the disk worker (`Transfer.lendEarly`), with its answer.
     func giveBack(_ body: WholeFile.Body) {
-        body.buffer.deallocate()
-        available += body.buffer.count
+        give(body.buffer)
     }
 }
