@@ -27,21 +27,30 @@ public final class Statement {
     public func bind(_ values: [SQLValueConvertible]) throws(StoreError) {
         sqlite3_reset(raw)
         sqlite3_clear_bindings(raw)
-        for (offset, value) in values.enumerated() {
-            let index = Int32(offset + 1)
-            let code: Int32
-            switch value.sqlValue {
-            case .null: code = sqlite3_bind_null(raw, index)
-            case .integer(let number): code = sqlite3_bind_int64(raw, index, number)
-            case .real(let number): code = sqlite3_bind_double(raw, index, number)
-            case .text(let text):
-                // withCString borrows a native string's own storage: no copy per value.
-                code = text.withCString { monsoon_sqlite_bind_text(raw, index, $0, Int32(text.utf8.count)) }
-            case .blob(let data):
-                code = data.withUnsafeBytes { monsoon_sqlite_bind_blob(raw, index, $0.baseAddress, Int32($0.count)) }
-            }
-            guard code == SQLITE_OK else { throw database.error(code, sql) }
+        for (offset, value) in values.enumerated() { try bind(value.sqlValue, at: Int32(offset + 1)) }
+    }
+
+    /// Binds values already converted (a row's many columns): none is boxed again, nor asked for
+    /// its value through a protocol.
+    public func bind(_ values: [SQLValue]) throws(StoreError) {
+        sqlite3_reset(raw)
+        sqlite3_clear_bindings(raw)
+        for (offset, value) in values.enumerated() { try bind(value, at: Int32(offset + 1)) }
+    }
+
+    private func bind(_ value: SQLValue, at index: Int32) throws(StoreError) {
+        let code: Int32
+        switch value {
+        case .null: code = sqlite3_bind_null(raw, index)
+        case .integer(let number): code = sqlite3_bind_int64(raw, index, number)
+        case .real(let number): code = sqlite3_bind_double(raw, index, number)
+        case .text(let text):
+            // withCString borrows a native string's own storage: no copy per value.
+            code = text.withCString { monsoon_sqlite_bind_text(raw, index, $0, Int32(text.utf8.count)) }
+        case .blob(let data):
+            code = data.withUnsafeBytes { monsoon_sqlite_bind_blob(raw, index, $0.baseAddress, Int32($0.count)) }
         }
+        guard code == SQLITE_OK else { throw database.error(code, sql) }
     }
 
     /// Steps once: true when a row is ready to read.
