@@ -207,7 +207,15 @@ final class ServerCore: Sendable {
 
     var deliveries: [Delivery] { state.withLock { $0.deliveries } }
 
-    var requests: [RecordedRequest] { state.withLock { $0.requests } }
+    /// A copy made under the lock, sharing no storage with the list the connections append to:
+    /// ThreadSanitizer does not see a shared buffer's reference count as ordering a read of it
+    /// on a test's thread before a later append that reuses it.
+    var requests: [RecordedRequest] { state.withLock { $0.requests.map { $0 } } }
+
+    /// The requests that `isIncluded` keeps, chosen under the lock (see `requests`).
+    func requests(where isIncluded: (RecordedRequest) -> Bool) -> [RecordedRequest] {
+        state.withLock { $0.requests.filter(isIncluded) }
+    }
     var maxActive: Int { state.withLock { $0.maxActive } }
     var openConnections: Int { state.withLock { $0.connections.count } }
     var bodyBytesSent: Int { sentBytes.load(ordering: .relaxed) }

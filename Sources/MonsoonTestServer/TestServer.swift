@@ -56,8 +56,8 @@ public final class TestServer: Sendable {
 
     /// The requests for `path`: compared without the query string, unless `path` has one itself.
     public func requests(for path: String) -> [RecordedRequest] {
-        if path.contains("?") { return core.requests.filter { $0.path == path } }
-        return core.requests.filter { request in
+        if path.contains("?") { return core.requests { $0.path == path } }
+        return core.requests { request in
             (request.path.firstIndex(of: "?").map { String(request.path[..<$0]) } ?? request.path) == path
         }
     }
