@@ -50,6 +50,40 @@ struct DiskFullTests {
         await manager.shutdown()
     }
 
+    /// A small file's body, whole in memory, meets a disk filled meanwhile: its download waits for
+    /// room (nothing of it is left on the disk, no unnamed file, no part), and a retry brings it.
+    @Test func aSmallFileThatFindsTheDiskFullWaitsForRoomAndLeavesNothing() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        let mounted = try MountedTmpfs(at: folder.file("disk"), megabytes: 4)
+        let disk = mounted.path
+        defer { mounted.unmount(); folder.remove(); server.stop() }
+        let body = Body.pattern(size: 150_000, seed: 78)
+        server.setRoute("/small.mp3", Route(body: body, contentType: "audio/mpeg", throttle: 200_000))   // under a second
+        let manager = DownloadManager(configuration: fastConfiguration())
+        try await manager.enqueue(DownloadRequest(id: "s", url: server.url("/small.mp3"), destination: .directory(disk)))
+        try await eventually("the request") { server.requests(for: "/small.mp3").count == 1 }
+        let filler = (disk as NSString).appendingPathComponent("filler")
+        let fd = open(filler, O_WRONLY | O_CREAT, 0o644)
+        let chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
+        close(fd)
+
+        try await eventually("the download waits for room") {
+            let download = try await manager.download(withID: "s")
+            return download?.status == .queued && download?.lastError?.code == .notEnoughDiskSpace
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: disk) == ["filler"])
+
+        try FileManager.default.removeItem(atPath: filler)
+        try await manager.retry("s")
+        let done = try await waitFor(manager, "s", .completed)
+        #expect(done.filePath == (disk as NSString).appendingPathComponent("small.mp3"))
+        #expect(sha256(ofFile: (disk as NSString).appendingPathComponent("small.mp3")) == body.sha256Hex())
+        #expect(try FileManager.default.contentsOfDirectory(atPath: disk) == ["small.mp3"])
+        await manager.shutdown()
+    }
+
     @Test func aSymlinkAtThePartPathIsNotFollowed() async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()
