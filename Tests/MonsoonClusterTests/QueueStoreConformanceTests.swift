@@ -264,6 +264,9 @@ import MonsoonStore
             try store.setMeta("boot_id", "one")
             try store.setMeta("boot_id", "two")
             #expect(try store.meta("boot_id") == "two")
+            // Set only where there is none: the first one made stands.
+            #expect(try store.meta("queue_identity", orSet: "first") == "first")
+            #expect(try queue.connect().meta("queue_identity", orSet: "second") == "first")
 
             struct Abandoned: Error {}
             #expect(throws: Abandoned.self) {

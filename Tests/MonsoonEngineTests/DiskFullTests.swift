@@ -59,15 +59,24 @@ struct DiskFullTests {
         let disk = mounted.path
         defer { mounted.unmount(); folder.remove(); server.stop() }
         let body = Body.pattern(size: 150_000, seed: 78)
-        server.setRoute("/small.mp3", Route(body: body, contentType: "audio/mpeg", throttle: 200_000))   // under a second
+        // Its answer comes two seconds after the request: the disk is full by then.
+        server.setRoute("/small.mp3", Route(body: body, contentType: "audio/mpeg", firstByteDelay: 2))
+        let filler = (disk as NSString).appendingPathComponent("filler")
+        // A thread of its own fills the disk as soon as the request comes: this test's task may
+        // wait seconds for a turn when every suite runs at once.
+        let filled = Locked(false)
+        let filling = Thread {
+            while server.requests(for: "/small.mp3").isEmpty { usleep(1000) }
+            let fd = open(filler, O_WRONLY | O_CREAT, 0o644)
+            let chunk = [UInt8](repeating: 0, count: 16 * 1024)
+            while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
+            close(fd)
+            filled.withLock { $0 = true }
+        }
+        filling.start()
         let manager = DownloadManager(configuration: fastConfiguration())
         try await manager.enqueue(DownloadRequest(id: "s", url: server.url("/small.mp3"), destination: .directory(disk)))
-        try await eventually("the request") { server.requests(for: "/small.mp3").count == 1 }
-        let filler = (disk as NSString).appendingPathComponent("filler")
-        let fd = open(filler, O_WRONLY | O_CREAT, 0o644)
-        let chunk = [UInt8](repeating: 0, count: 16 * 1024)
-        while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
-        close(fd)
+        try await eventually("the disk filled") { filled.withLock { $0 } }
 
         try await eventually("the download waits for room") {
             let download = try await manager.download(withID: "s")
@@ -76,6 +85,7 @@ struct DiskFullTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: disk) == ["filler"])
 
         try FileManager.default.removeItem(atPath: filler)
+        server.setRoute("/small.mp3", Route(body: body, contentType: "audio/mpeg"))
         try await manager.retry("s")
         let done = try await waitFor(manager, "s", .completed)
         #expect(done.filePath == (disk as NSString).appendingPathComponent("small.mp3"))

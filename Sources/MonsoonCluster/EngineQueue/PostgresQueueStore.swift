@@ -274,6 +274,15 @@ public final class PostgresQueueStore: QueueStore {
         }
     }
 
+    package func meta(_ key: String, orSet value: String) throws -> String {
+        try write {
+            try connection.execute("""
+                INSERT INTO monsoon_engine_meta (queue, key, value) VALUES ($1, $2, $3) ON CONFLICT (queue, key) DO NOTHING
+                """, [queue, key, value])
+        }
+        return try meta(key) ?? value
+    }
+
     // MARK: - Reading rows
 
     /// Rows of `QueueRows.recordColumns` that match `condition` (its parameters from $2), in enqueue order.

@@ -115,7 +115,8 @@ final class EarlyBudget {
     /// its whole size charged; nil when the budget has not that much left.
     func take(_ capacity: Int) -> UnsafeMutableRawBufferPointer? {
         var best: Int?
-        for (index, buffer) in spare.enumerated() where buffer.count >= capacity && buffer.count <= available {
+        // Not one more than twice as large: charged whole, it would crowd the budget.
+        for (index, buffer) in spare.enumerated() where buffer.count >= capacity && buffer.count <= 2 * capacity && buffer.count <= available {
             if best.map({ buffer.count < spare[$0].count }) ?? true { best = index }
         }
         let buffer: UnsafeMutableRawBufferPointer

@@ -49,12 +49,8 @@ final class DiskWorker: Sendable {
             if let identity { return identity }
             guard let store else { return nil }
             do {
-                if let known = try store.meta(WholeFile.queueIdentityKey) {
-                    identity = known
-                } else {
-                    try store.setMeta(WholeFile.queueIdentityKey, UUID().uuidString)
-                    identity = try store.meta(WholeFile.queueIdentityKey)
-                }
+                // Made once per queue; a worker of the same queue that made it first is not overruled.
+                identity = try store.meta(WholeFile.queueIdentityKey) ?? store.meta(WholeFile.queueIdentityKey, orSet: UUID().uuidString)
             } catch {
                 return nil   // only the tag is lost (see above); asked again next time
             }

@@ -316,6 +316,11 @@ public final class DownloadStore: QueueStore {
         try database.run("INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = ?2", key, value)
     }
 
+    package func meta(_ key: String, orSet value: String) throws -> String {
+        try database.run("INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO NOTHING", key, value)
+        return try meta(key) ?? value
+    }
+
     package func delete(_ id: DownloadID, sequence: Int) throws {
         try database.run("DELETE FROM downloads WHERE id = ? AND seq = ?", id.rawValue, sequence)
     }

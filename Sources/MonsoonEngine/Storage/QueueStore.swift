@@ -49,6 +49,9 @@ package protocol QueueStore: AnyObject {
     /// The engine's own notes (the boot id of the last restore, say).
     func meta(_ key: String) throws -> String?
     func setMeta(_ key: String, _ value: String) throws
+    /// The note under `key`, set to `value` first if there is none (another connection's, set
+    /// meanwhile, stands).
+    func meta(_ key: String, orSet value: String) throws -> String
     /// Runs `body` as one transaction; `durably`, its commit survives a power cut.
     func transaction<T>(durably: Bool, _ body: () throws -> T) throws -> T
 

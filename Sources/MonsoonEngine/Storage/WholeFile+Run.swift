@@ -101,7 +101,8 @@ extension WholeFile {
 
         /// The file has no unnamed copy to name: the worker names it as a part (`choosePart`).
         func goesThroughPart(_ whole: WholeFile) -> Bool {
-            byDownload[whole.preparation.row.request.id].map { items[$0].throughPart } ?? false
+            // One that failed already (its folder, say) is answered with that failure, not named.
+            byDownload[whole.preparation.row.request.id].map { items[$0].throughPart && items[$0].error == nil } ?? false
         }
 
         /// Gives the file of `whole` the first free name `choose` offers that is still free
@@ -170,6 +171,7 @@ extension WholeFile {
                     // Its name might not survive a power cut, and no row will say it is there: gone.
                     if let path = items[index].path { unlinkat(folder, LocalFile.name(of: path), 0) }
                     items[index].linked = false
+                    items[index].path = nil   // no row may name what is not there
                     items[index].error = error
                     continue
                 }
@@ -186,7 +188,9 @@ extension WholeFile {
         /// others are unnamed, and gone with their descriptors, and their downloads are tried again.
         mutating func transactionFailed(_ error: Error) {
             _ = flushFolders()
-            for index in items.indices where !items[index].linked && items[index].error == nil {
+            for index in items.indices where !items[index].linked {
+                items[index].path = nil   // a part's name, chosen in the transaction, was not saved either
+                guard items[index].error == nil else { continue }
                 fail(index, DownloadError(.fileSystem, "could not save the download in the database: \(error)"))
                 items[index].transient = true
             }
