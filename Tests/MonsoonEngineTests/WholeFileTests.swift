@@ -188,3 +188,46 @@ extension WholeFileTests {
         }
     }
 }
+
+extension WholeFileTests {
+    /// Removed (with its file) while its whole file waits for the disk worker: the removal waits
+    /// for the file to land, then takes the file and the row away. Nothing is left.
+    @Test func aRemovalWhileTheFileLandsTakesItAway() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        let home = TemporaryFolder()
+        defer { folder.remove(); home.remove(); server.stop() }
+        let body = Body.pattern(size: 60_000, seed: 12)
+        server.setRoute("/r.mp3", Route(body: body, contentType: "audio/mpeg", firstByteDelay: 0.3))
+        let database = home.file("queue.sqlite")
+        let manager = try DownloadManager(configuration: fastConfiguration(), databasePath: database, watchesOtherProcesses: false)
+        // The worker is held at its transaction from before the body comes until after the removal.
+        let held = Locked<Error?>(nil)
+        let released = Locked(false)
+        let holder = Thread {
+            do {
+                let connection = try Database(path: database)
+                while server.requests(for: "/r.mp3").isEmpty { usleep(1000) }
+                try connection.execute("BEGIN IMMEDIATE")
+                while server.bodyBytesSent < body.count { usleep(1000) }
+                usleep(1_500_000)
+                try connection.execute("COMMIT")
+            } catch {
+                held.withLock { $0 = error }
+            }
+            released.withLock { $0 = true }
+        }
+        holder.start()
+        _ = try await manager.enqueue(DownloadRequest(id: "r", url: server.url("/r.mp3"), destination: .directory(folder.path)))
+        try await eventually("the body sent") { server.bodyBytesSent >= body.count }
+        try await Task.sleep(nanoseconds: 300_000_000)   // the attempt ends; its file waits for the worker
+        try await manager.remove("r", deleteFile: true)
+        try await eventually("the lock let go") { released.withLock { $0 } }
+        #expect(held.withLock { $0 } == nil)
+        try await eventually("the download gone, and its file") {
+            try await manager.download(withID: "r") == nil && folder.contents().isEmpty
+        }
+        await manager.shutdown()
+        #expect(try Database(path: database).scalarInt("SELECT count(*) FROM downloads") == 0)
+    }
+}
