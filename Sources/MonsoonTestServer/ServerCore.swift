@@ -205,7 +205,8 @@ final class ServerCore: Sendable {
         state.withLock { $0.deliveries.append(delivery) }
     }
 
-    var deliveries: [Delivery] { state.withLock { $0.deliveries } }
+    /// A copy made under the lock, as `requests` is.
+    var deliveries: [Delivery] { state.withLock { $0.deliveries.map { $0 } } }
 
     /// A copy made under the lock, sharing no storage with the list the connections append to:
     /// ThreadSanitizer does not see a shared buffer's reference count as ordering a read of it
