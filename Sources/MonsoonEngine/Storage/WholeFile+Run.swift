@@ -187,7 +187,7 @@ extension WholeFile {
         /// the failure stay in place (their folders flushed; the loop saves their rows again); the
         /// others are unnamed, and gone with their descriptors, and their downloads are tried again.
         mutating func transactionFailed(_ error: Error) {
-            _ = flushFolders()
+            _ = flushFolders()   // its rows would not be saved now: the loop saves those files' rows again
             for index in items.indices where !items[index].linked {
                 items[index].path = nil   // a part's name, chosen in the transaction, was not saved either
                 guard items[index].error == nil else { continue }
