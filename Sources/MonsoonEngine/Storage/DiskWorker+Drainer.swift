@@ -138,7 +138,7 @@ extension DiskWorker {
             } else {
                 // Without a store only the disk work is left (no saves are submitted).
                 for item in segment { perform(item, wholes: &wholes, into: &answers) }
-                _ = wholes.flushFolders()
+                _ = wholes.flushFolders()   // rows to save come only with a store: there are none
             }
             if !answers.starts.isEmpty { inbox.send(.startsPrepared(answers.starts)) }
             if !wholes.isEmpty {
@@ -167,13 +167,7 @@ extension DiskWorker {
             switch item {
             case .writeWhole(let whole):
                 if wholes.goesThroughPart(whole) {
-                    // As a part's: the row names it before the part exists.
-                    let choice = try choose(whole.preparation) { try store.owner(ofPath: $0) }
-                    if let path = choice.path, choice.error == nil {
-                        var row = whole.preparation.row
-                        row.filePath = path
-                        try store.update(row)
-                    }
+                    let choice = try namePart(whole.preparation, store: store)
                     wholes.choosePart(whole, path: choice.path, error: choice.error)
                 } else {
                     try wholes.link(whole) { named, mine in
@@ -190,14 +184,7 @@ extension DiskWorker {
                 try store.delete(id, sequence: sequence)
                 answers.deleted.append((id, sequence))
             case .prepare(let preparation):
-                // The row first, with its name (so a killed run finds the part).
-                let choice = try choose(preparation) { try store.owner(ofPath: $0) }
-                if let path = choice.path {
-                    var row = preparation.row
-                    row.filePath = path
-                    try store.update(row)
-                }
-                answers.prepared.append((preparation, choice))
+                answers.prepared.append((preparation, try namePart(preparation, store: store)))
             case .prepareStart(let preparation):
                 answers.starts.append((preparation.id, Self.start(preparation) { try store.record(withID: $0) }))
             case .removeFiles(let paths, let root, let afterCommit):
@@ -213,8 +200,7 @@ extension DiskWorker {
                 let claimedPaths = self.claimedPaths
                 let owner = { (path: String) in claimedPaths.withLock { $0[path] } }
                 if wholes.goesThroughPart(whole) {
-                    let choice = choose(whole.preparation, owner: owner)
-                    if let path = choice.path { claimedPaths.withLock { $0[path] = whole.preparation.row.request.id } }
+                    let choice = claimPart(whole.preparation)
                     wholes.choosePart(whole, path: choice.path, error: choice.error)
                 } else {
                     // No row of it can be missing: a file already there is never its own.
@@ -226,15 +212,32 @@ extension DiskWorker {
             case .prepareStart(let preparation):
                 answers.starts.append((preparation.id, Self.start(preparation) { _ in nil }))
             case .prepare(let preparation):
-                let claimedPaths = self.claimedPaths
-                let choice = choose(preparation) { path in claimedPaths.withLock { $0[path] } }
-                if let path = choice.path { claimedPaths.withLock { $0[path] = preparation.row.request.id } }
-                answers.prepared.append((preparation, choice))
+                answers.prepared.append((preparation, claimPart(preparation)))
             case .removeFiles(let paths, let root, _):
                 for path in paths { PartFile.remove(path, root: root) }
             case .save, .saveProgress, .delete, .publish, .then, .job:
                 break
             }
+        }
+
+        /// Chooses the part's name and saves the row with it, before the part exists (so a killed
+        /// run finds the part). The name sticks even when its disk is short of room.
+        private func namePart(_ preparation: BodyPreparation, store: any QueueStore) throws -> Choice {
+            let choice = try choose(preparation) { try store.owner(ofPath: $0) }
+            if let path = choice.path {
+                var row = preparation.row
+                row.filePath = path
+                try store.update(row)
+            }
+            return choice
+        }
+
+        /// Without a store: chooses the part's name and claims it in memory.
+        private func claimPart(_ preparation: BodyPreparation) -> Choice {
+            let claimedPaths = self.claimedPaths
+            let choice = choose(preparation) { path in claimedPaths.withLock { $0[path] } }
+            if let path = choice.path { claimedPaths.withLock { $0[path] = preparation.row.request.id } }
+            return choice
         }
 
         /// The answers when the run's transaction failed: nothing of it was saved, and
