@@ -122,6 +122,18 @@ import Testing
         #expect(FileNaming.name(contentDisposition: "attachment; filename=\"a.mp3\"; filename*=UTF-8''%C3%A9pisode%201.mp3", finalURL: nil) == "épisode 1.mp3")
         #expect(FileNaming.name(contentDisposition: "inline", finalURL: "http://h/path/ep%2042.mp3?x=1") == "ep 42.mp3")
         #expect(FileNaming.name(contentDisposition: nil, finalURL: "http://h/") == "download")
+        #expect(FileNaming.name(contentDisposition: nil, finalURL: "http://h/a/show.mp3/") == "show.mp3")
+        #expect(FileNaming.name(contentDisposition: nil, finalURL: "https://h/a/%C3%A9p%201.mp3") == "ép 1.mp3")
+    }
+
+    @Test func theLastComponentOfAPath() {
+        for (path, component) in [("/a/b.mp3", "b.mp3"), ("/a/b/", "b"), ("a//b//", "b"), ("x", "x"), ("/é/ü.mp3", "ü.mp3")] {
+            #expect(FileNaming.lastComponent(of: path) == component)
+        }
+        for path in ["", "/", "///"] { #expect(FileNaming.lastComponent(of: path) == nil) }
+        // Every "/" cuts, also one a combining mark follows (one character with it).
+        #expect(FileNaming.lastComponent(of: "/a/\u{301}b") == "\u{301}b")
+        #expect(FileNaming.fileExtension(of: "/feed/ep.MP3") == "mp3")
     }
 
     @Test func theQuickPathOfSanitizingAgreesWithTheGeneralOne() {

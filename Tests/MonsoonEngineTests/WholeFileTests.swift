@@ -48,6 +48,30 @@ import Testing
         #expect(try rows.scalarInt("SELECT count(DISTINCT file_path) FROM downloads") == 8)
     }
 
+    /// A folder holding the user's `talk.mp3` and `talk (2).mp3` to `talk (150).mp3`: the plain
+    /// name is refused by the link itself, the numbered ones are looked at in one pass, and the
+    /// file lands as `talk (151).mp3` (not "no free name" after a hundred tries).
+    @Test func aFileFindsItsNamePastAHundredNumberedOnes() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        let home = TemporaryFolder()
+        defer { folder.remove(); home.remove(); server.stop() }
+        let body = Body.pattern(size: 20_000, seed: 9)
+        server.setRoute("/talk.mp3", Route(body: body, contentType: "audio/mpeg"))
+        try Data("mine".utf8).write(to: URL(filePath: folder.file("talk.mp3")))
+        for number in 2...150 { try Data("mine \(number)".utf8).write(to: URL(filePath: folder.file("talk (\(number)).mp3"))) }
+        let manager = try DownloadManager(configuration: fastConfiguration(), databasePath: home.file("queue.sqlite"), watchesOtherProcesses: false)
+        _ = try await manager.enqueue(DownloadRequest(id: "t", url: server.url("/talk.mp3"), destination: .directory(folder.path)))
+        let done = try await waitFor(manager, "t", .completed)
+        #expect(done.filePath == folder.file("talk (151).mp3"))
+        #expect(sha256(ofFile: folder.file("talk (151).mp3")) == body.sha256Hex())
+        #expect(try String(contentsOfFile: folder.file("talk.mp3"), encoding: .utf8) == "mine")
+        #expect(try String(contentsOfFile: folder.file("talk (150).mp3"), encoding: .utf8) == "mine 150")
+        #expect(folder.contents().count == 151)
+        #expect(await manager.persistenceError() == nil)
+        await manager.shutdown()
+    }
+
     /// A run killed after naming a file but before its row said so leaves the row as it was
     /// (queued, no file) and the file in place. The next run downloads it again and takes that
     /// name back, since the file is tagged as this download's: no "show (2).mp3" beside it.

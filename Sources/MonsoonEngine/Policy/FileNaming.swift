@@ -10,8 +10,7 @@ enum FileNaming {
             if clean != "download" || name == "download" { return clean }
         }
         if let finalURL, let url = URL(string: finalURL) {
-            let component = url.path(percentEncoded: false).split(separator: "/").last.map(String.init) ?? ""
-            if !component.isEmpty { return sanitize(component) }
+            if let component = lastComponent(of: url.path(percentEncoded: false)) { return sanitize(component) }
         }
         return "download"
     }
@@ -29,8 +28,20 @@ enum FileNaming {
     /// not a server script's or page's (`.php`, `.aspx`, `.html`: those name the program
     /// that answered, not the file).
     static func fileExtension(of path: String) -> String? {
-        guard let ext = nameExtension(path.split(separator: "/").last.map(String.init) ?? ""), !serverExtensions.contains(ext) else { return nil }
+        guard let ext = nameExtension(lastComponent(of: path) ?? ""), !serverExtensions.contains(ext) else { return nil }
         return ext
+    }
+
+    /// The last component of a path that is not empty (`/a/b/` gives `b`); nil when none is.
+    /// Cut at every `/` byte, even one a combining mark follows (a split by characters would keep
+    /// that one), and without splitting it all: this runs for every small file.
+    static func lastComponent(of path: String) -> String? {
+        let bytes = path.utf8
+        var end = bytes.endIndex
+        while end > bytes.startIndex, bytes[bytes.index(before: end)] == UInt8(ascii: "/") { end = bytes.index(before: end) }
+        guard end > bytes.startIndex else { return nil }
+        let start = bytes[..<end].lastIndex(of: UInt8(ascii: "/")).map { bytes.index(after: $0) } ?? bytes.startIndex
+        return String(Substring(bytes[start..<end]))   // cut at ASCII bytes: whole scalars
     }
 
     /// The extension of a file name: 1 to 5 letters or digits after its last dot, lowercased.

@@ -170,8 +170,8 @@ extension DiskWorker {
                     let choice = try namePart(whole.preparation, store: store)
                     wholes.choosePart(whole, path: choice.path, error: choice.error)
                 } else {
-                    try wholes.link(whole) { named, mine in
-                        let choice = try choose(whole.preparation, named: named, mine: mine, checksSpace: false) { try store.owner(ofPath: $0) }
+                    try wholes.link(whole) { named, taken in
+                        let choice = try choose(whole.preparation, named: named, taken: taken, checksSpace: false) { try store.owner(ofPath: $0) }
                         return (choice.path, choice.error)
                     }
                 }
@@ -245,12 +245,14 @@ extension DiskWorker {
         private static func failed(_ segment: [Work], _ answers: Answers, _ error: Error) -> Answers {
             var result = Answers()
             let failure = DownloadError(.fileSystem, "could not save the download in the database: \(error); the part file is kept")
-            let chosen = Dictionary(answers.prepared.map { ($0.0.attempt, $0.1.path) }, uniquingKeysWith: { first, _ in first })
+            // By download and attempt: a stopped attempt's transfer, freed, may give its address (and
+            // so its identifier) to another download's attempt in the same segment.
+            let chosen = Dictionary(answers.prepared.map { (PreparedKey($0.0), $0.1.path) }, uniquingKeysWith: { first, _ in first })
             let answered = Dictionary(answers.starts, uniquingKeysWith: { first, _ in first })
             for item in segment {
                 switch item {
                 case .prepare(let preparation):
-                    result.prepared.append((preparation, Choice(path: chosen[preparation.attempt] ?? nil, error: failure, transient: true)))
+                    result.prepared.append((preparation, Choice(path: chosen[PreparedKey(preparation)] ?? nil, error: failure, transient: true)))
                 case .prepareStart(let preparation):
                     // A read that worked stands; the rest are answered with the error.
                     result.starts.append((preparation.id, answered[preparation.id] ?? .failed(ErrorBox(error: error))))
@@ -278,6 +280,12 @@ extension DiskWorker {
             return .ready(StartPreparation.plan(record))
         }
 
+        private struct PreparedKey: Hashable {
+            var id: DownloadID
+            var attempt: ObjectIdentifier
+            init(_ preparation: BodyPreparation) { (id, attempt) = (preparation.row.request.id, preparation.attempt) }
+        }
+
         private struct Choice {
             var path: String?
             var error: DownloadError?
@@ -290,11 +298,12 @@ extension DiskWorker {
         /// and whether the rest of the body has room there.
         /// - Parameters:
         ///   - named: the preparation's `name`, when worked out already.
-        ///   - mine: whether a file already at a name is this download's own (`WholeFile.isTagged`):
-        ///     then the name is free to take.
+        ///   - taken: whether a file at a name keeps the download from it: one there, by default; for
+        ///     a whole file, one its link found there that is not its own (`WholeFile.Run.link` tries
+        ///     the name first, so a free one costs no look).
         ///   - checksSpace: whether the body is still to be written (a whole file's is already: the
         ///     loop's allowance let its bytes in as they came).
-        private func choose(_ preparation: BodyPreparation, named: (folder: String, name: String)?? = nil, mine: (String) -> Bool = { _ in false },
+        private func choose(_ preparation: BodyPreparation, named: (folder: String, name: String)?? = nil, taken: (String) -> Bool = PartFile.exists,
                             checksSpace: Bool = true, owner: (String) throws -> DownloadID?) rethrows -> Choice {
             let id = preparation.row.request.id
             let path: String
@@ -303,7 +312,7 @@ extension DiskWorker {
             } else if let (folder, name) = named ?? preparation.name {
                 var candidate = LocalFile.path(folder, name)
                 var counter = 2
-                while try (owner(candidate).map { $0 != id } ?? false) || (PartFile.exists(candidate) && !mine(candidate))
+                while try (owner(candidate).map { $0 != id } ?? false) || taken(candidate)
                         || PartFile.exists(PartFile.path(for: candidate)) {
                     // Numbered before a real extension only ("Ep. 5" is not "Ep" plus " 5").
                     let ext = FileNaming.nameExtension(name).map { String(name.suffix($0.count)) } ?? ""

@@ -105,16 +105,23 @@ extension WholeFile {
             byDownload[whole.preparation.row.request.id].map { items[$0].throughPart && items[$0].error == nil } ?? false
         }
 
-        /// Gives the file of `whole` the first free name `choose` offers that is still free
-        /// when it is linked (another run or process may have taken it meanwhile).
-        /// `choose` is handed the name worked out before, and how to tell a file of the download's own.
+        /// Gives the file of `whole` the first name `choose` offers that its link finds free, or
+        /// holding the download's own file (left by a run killed before its row said so).
+        /// `choose` is handed the name worked out before, and how to tell a name taken: the plain
+        /// name is looked at by its link alone (`EEXIST`), so the usual free one costs no other
+        /// call; a numbered one is looked at first, so a hundred of them cost one pass.
         mutating func link(_ whole: WholeFile,
                            choose: ((folder: String, name: String)?, (String) -> Bool) throws -> (path: String?, error: DownloadError?)) rethrows {
             guard let index = byDownload[whole.preparation.row.request.id], items[index].fd >= 0 else { return }
             let folder = items[index].folder
             let owner = items[index].owner
+            let plain = items[index].named.map { LocalFile.path($0.folder, $0.name) }
+            var taken: Set<String> = []
             for _ in 0..<100 {
-                let choice = try choose(items[index].named) { WholeFile.tagged(folder, LocalFile.name(of: $0), owner) != nil }
+                let choice = try choose(items[index].named) { candidate in
+                    taken.contains(candidate) || (candidate != plain && PartFile.exists(candidate)
+                                                  && WholeFile.tagged(folder, LocalFile.name(of: candidate), owner) == nil)
+                }
                 guard let path = choice.path, choice.error == nil else {
                     return fail(index, choice.error ?? DownloadError(.fileSystem, "the download has no file to write to"))
                 }
@@ -138,6 +145,7 @@ extension WholeFile {
                     items[index].linked = true
                     return
                 }
+                taken.insert(path)
             }
             fail(index, DownloadError(.fileSystem, "no free name for the file in \(items[index].folderPath)"))
         }
