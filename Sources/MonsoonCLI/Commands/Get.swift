@@ -271,14 +271,16 @@ struct Get: RunnableCommand {
                 }
                 data = contents
             }
-            // Split and trimmed on bytes: Character-wise splitting and Foundation's trimming cost
-            // tens of thousands of instructions a line, more than queueing the download.
+            // Split and trimmed on the raw bytes: Character-wise splitting and Foundation's trimming
+            // cost tens of thousands of instructions a line, and `Data`'s own slices thousands.
             let isBlank = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
-            for line in data.split(whereSeparator: { $0 == 0x0A || $0 == 0x0D }) {
-                guard let first = line.firstIndex(where: { !isBlank($0) }), let last = line.lastIndex(where: { !isBlank($0) }) else { continue }
-                let text = line[first...last]
-                if text.first == UInt8(ascii: "#") { continue }
-                texts.append(String(decoding: text, as: UTF8.self))
+            data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in
+                for line in bytes.split(whereSeparator: { $0 == 0x0A || $0 == 0x0D }) {
+                    guard let first = line.firstIndex(where: { !isBlank($0) }), let last = line.lastIndex(where: { !isBlank($0) }) else { continue }
+                    let text = line[first...last]
+                    if text.first == UInt8(ascii: "#") { continue }
+                    texts.append(String(decoding: text, as: UTF8.self))
+                }
             }
         }
         var seen = Set<String>()

@@ -30,11 +30,17 @@ extension DownloadStore {
     static let chunkSize = 500
 
     /// Runs `body` once per chunk of `ids`, with the chunk's placeholders ("?, ?, …") and
-    /// values: SQLite allows a limited number of parameters per statement.
+    /// values: SQLite allows a limited number of parameters per statement. A chunk's list is
+    /// padded to a power of two (its last id again: `IN` is a set), so the statements, cached by
+    /// their text, are a handful: the rows read ahead of their start come in chunks of any size,
+    /// and each new size was a statement prepared again.
     static func inChunks(_ ids: [DownloadID], _ body: (String, [SQLValueConvertible]) throws -> Void) throws {
         for start in stride(from: 0, to: ids.count, by: chunkSize) {
             let slice = ids[start..<min(ids.count, start + chunkSize)]
-            try body(Array(repeating: "?", count: slice.count).joined(separator: ", "), slice.map(\.rawValue))
+            var values: [SQLValueConvertible] = slice.map(\.rawValue)
+            let padded = min(chunkSize, max(4, 1 << (Int.bitWidth - (slice.count - 1).leadingZeroBitCount)))
+            if let last = slice.last { values += repeatElement(last.rawValue as SQLValueConvertible, count: max(0, padded - slice.count)) }
+            try body(Array(repeating: "?", count: values.count).joined(separator: ", "), values)
         }
     }
 

@@ -118,15 +118,29 @@ extension DownloadRecord {
 
     /// The values of `QueueRows.insertColumns`, `updated` being now (the sequence is nil for 0: the next one).
     package var insertParameters: [SQLValue] {
-        (insertValues + [Date(), sequence > 0 ? sequence : nil, request.destination.stem, request.sizeLimit?.bytes,
-                         request.sizeLimit?.reason, request.root]).map(\.sqlValue)
+        var values: [SQLValue] = []
+        values.reserveCapacity(30)
+        appendInsertValues(to: &values)
+        values.append(Date().sqlValue)
+        values.append((sequence > 0 ? sequence : nil).sqlValue)
+        values.append(request.destination.stem.sqlValue)
+        values.append((request.sizeLimit?.bytes).sqlValue)
+        values.append((request.sizeLimit?.reason).sqlValue)
+        values.append(request.root.sqlValue)
+        return values
     }
 
     /// The update's parameters, numbered as `QueueRows.updateAssignments` says: the id first,
     /// the sequence last. The sequence too: a save that was queued for a download since removed
     /// and added again under the same id must not overwrite the new one.
     package var updateParameters: [SQLValue] {
-        (updateValues + [Date(), finalURL, sequence]).map(\.sqlValue)
+        var values: [SQLValue] = []
+        values.reserveCapacity(20)
+        appendUpdateValues(to: &values)
+        values.append(Date().sqlValue)
+        values.append(finalURL.sqlValue)
+        values.append(sequence.sqlValue)
+        return values
     }
 
     /// The URL to write beside the state, only for a download whose URL changed (a renewed
