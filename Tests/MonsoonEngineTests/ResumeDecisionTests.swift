@@ -95,6 +95,18 @@ import Testing
         #expect(head.mediaType == "audio/mpeg")
     }
 
+    @Test func theStatusLineGivesItsCode() {
+        func status(_ line: String) -> Int {
+            var head = ResponseHead()
+            Array((line + "\r\n").utf8).withUnsafeBufferPointer { head.consume(line: $0) }
+            return head.status
+        }
+        #expect(status("HTTP/1.1 206 Partial Content") == 206)
+        #expect(status("HTTP/2 404") == 404)
+        #expect(status("HTTP/1.0  503  Busy") == 503)
+        for line in ["HTTP/1.1", "HTTP/1.1 ", "HTTP/1.1 2x0 OK", "HTTP/1.1 OK", "HTTP/1.1 9999999999 Big"] { #expect(status(line) == 0, "\(line)") }
+    }
+
     @Test func headValuesAreTrimmedAndNamesMatchInAnyCase() {
         var head = ResponseHead()
         head.keepsFields = true

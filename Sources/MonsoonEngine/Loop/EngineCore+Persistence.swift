@@ -62,16 +62,22 @@ extension EngineCore {
     ///   damaged row must not hold back every command queued after it.
     func withRows(_ ids: [DownloadID], skippingUnreadable: Bool = false, ifClosed: @escaping @Sendable () -> Void,
                   _ body: @escaping @Sendable (EngineCore, Result<Void, DownloadManagerError>) -> Void) {
-        let missing = ids.filter { records.hot[$0] == nil }
+        var missing: [DownloadID] = []
+        var held: [DownloadID] = []
+        for id in ids { if records.hot[id] == nil { missing.append(id) } else { held.append(id) } }
         // While the queue is restored, every command waits behind it on the worker.
         guard persistent, !missing.isEmpty || restoring else { return body(self, .success(())) }
-        onWorker({ store in
+        // Those in memory now stay until `body` has them: a save confirmed meanwhile would let one
+        // at rest go, and its command would find no download.
+        for id in held { records.hold(id) }
+        onWorker({ [missing] store in
             Result {
                 var unreadable: ErrorBox?
                 let rows = try store?.records(withIDs: missing, skippingUnreadable: skippingUnreadable ? { unreadable = ErrorBox(error: $0) } : nil) ?? []
                 return (rows, unreadable)
             }.mapError { ErrorBox(error: $0) }
-        }, then: { loop, read in
+        }, then: { [held] loop, read in
+            defer { for id in held { loop.records.letGo(id) } }
             switch read {
             case .success(let (rows, unreadable)):
                 if let unreadable { loop.storeError = unreadable.error }

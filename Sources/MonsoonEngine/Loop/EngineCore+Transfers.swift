@@ -142,6 +142,7 @@ extension EngineCore {
         // The slot taken at selection is the transfer's now, with the hosts it counts on.
         transfer.countedHosts = entry.hosts.each
         readAhead.remove(id)
+        records.started(id)
         starting[id] = nil
         transfers[transfer.easy.raw] = transfer
         running[id] = transfer

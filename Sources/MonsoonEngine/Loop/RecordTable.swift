@@ -74,6 +74,23 @@ struct RecordTable {
         return kept
     }
 
+    /// Downloads whose rows this engine inserted and kept (`keepFresh`), until they start or
+    /// leave memory: they count toward the limit of those kept.
+    private var fresh: Set<DownloadID> = []
+
+    /// Keeps inserted rows in memory, while fewer than `limit` kept so wait: each is its row as
+    /// written, so it stays as a row read ahead does, until it starts (`started`), changes (then
+    /// saved and let go as any other) or is removed.
+    mutating func keepFresh(_ rows: [DownloadRecord], limit: Int) {
+        guard persistent, fresh.count < limit else { return }
+        fresh.formUnion(adopt(Array(rows.prefix(limit - fresh.count))))
+    }
+
+    /// The download started: its record is busy now, no longer one kept waiting.
+    mutating func started(_ id: DownloadID) {
+        fresh.remove(id)
+    }
+
     mutating func endPreload() {
         preloaded.removeAll()
     }
@@ -83,6 +100,7 @@ struct RecordTable {
     mutating func remove(_ id: DownloadID, sequence: Int, deletionPending: Bool) {
         hot[id] = nil
         preloaded[id] = nil
+        fresh.remove(id)
         if deletionPending { removed[id, default: []].insert(sequence) }
     }
 
@@ -90,6 +108,7 @@ struct RecordTable {
     mutating func evictIfAtRest(_ id: DownloadID) {
         guard persistent, unsaved[id] == nil, let record = hot[id], record.isAtRest else { return }
         hot[id] = nil
+        fresh.remove(id)
     }
 
     /// A save of `id` was handed to the disk worker.

@@ -33,8 +33,20 @@ struct ResponseHead: Equatable {
             let keep = keepsFields
             self = ResponseHead()
             keepsFields = keep
-            let pieces = Substring(decoding: line, as: UTF8.self).split(separator: " ", maxSplits: 2)
-            status = pieces.count > 1 ? Int(pieces[1]) ?? 0 : 0
+            // "HTTP/1.1 200 OK", "HTTP/2 200": the digits after the first space, on the bytes (a
+            // split into strings cost more than the rest of the response's head).
+            status = 0
+            guard var index = line.firstIndex(of: UInt8(ascii: " ")) else { return }
+            while index < line.count, line[index] == UInt8(ascii: " ") { index += 1 }
+            var value = 0
+            var digits = 0
+            while index < line.count, line[index] != UInt8(ascii: " ") {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(line[index]), digits < 9 else { return }   // not a status: 0
+                value = value * 10 + Int(line[index] - UInt8(ascii: "0"))
+                digits += 1
+                index += 1
+            }
+            status = value
             return
         }
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return }
