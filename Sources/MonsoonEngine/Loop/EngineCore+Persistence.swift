@@ -69,7 +69,7 @@ extension EngineCore {
         guard persistent, !missing.isEmpty || restoring else { return body(self, .success(())) }
         // Those in memory now stay until `body` has them: a save confirmed meanwhile would let one
         // at rest go, and its command would find no download.
-        for id in held { records.hold(id) }
+        for id in held { records.pin(id) }
         onWorker({ [missing] store in
             Result {
                 var unreadable: ErrorBox?
@@ -77,7 +77,7 @@ extension EngineCore {
                 return (rows, unreadable)
             }.mapError { ErrorBox(error: $0) }
         }, then: { [held] loop, read in
-            defer { for id in held { loop.records.letGo(id) } }
+            defer { for id in held { loop.records.unpin(id) } }
             switch read {
             case .success(let (rows, unreadable)):
                 if let unreadable { loop.storeError = unreadable.error }

@@ -38,9 +38,10 @@ extension EngineCore {
         }, ifClosed: {})
     }
 
-    /// The most inserted rows kept in memory waiting for their start (`keepFresh`): about
-    /// 2.4 MB of records. A `get` of a thousand URLs then never reads its rows back; the rows
-    /// of a larger batch past these are read ahead as any others.
+    /// The most inserted rows kept in memory waiting for their start (`keepFresh`): a count, not
+    /// a size (about 2.4 MB of records with short URLs and no headers; long signed URLs or
+    /// headers make each larger). A `get` of a thousand URLs then never reads its rows back;
+    /// the rows of a larger batch past these are read ahead as any others.
     static let freshLimit = 1024
 
     /// Keeps the rows just inserted in memory, up to `freshLimit` waiting at once: they are the

@@ -104,11 +104,38 @@ struct RecordTable {
         if deletionPending { removed[id, default: []].insert(sequence) }
     }
 
-    /// Drops a record at rest from memory, once its row holds all of it.
+    /// Drops a record at rest from memory, once its row holds all of it (a pinned one when it
+    /// is unpinned).
     mutating func evictIfAtRest(_ id: DownloadID) {
         guard persistent, unsaved[id] == nil, let record = hot[id], record.isAtRest else { return }
+        guard pinned[id] == nil else {
+            evictionDeferred.insert(id)
+            return
+        }
         hot[id] = nil
         fresh.remove(id)
+    }
+
+    /// Records in memory a command batch counts on while the disk worker reads its other rows
+    /// (`EngineCore.withRows`), by how many batches: none is let go meanwhile, or its command
+    /// would find no download. Unlike `hold`, a pin keeps in memory only what was going: a row
+    /// kept waiting (read ahead, or just inserted) stays after it as before it.
+    private var pinned: [DownloadID: Int] = [:]
+    /// Pinned records that were due to go, when unpinned.
+    private var evictionDeferred: Set<DownloadID> = []
+
+    mutating func pin(_ id: DownloadID) {
+        pinned[id, default: 0] += 1
+    }
+
+    mutating func unpin(_ id: DownloadID) {
+        guard let count = pinned[id] else { return }
+        guard count == 1 else {
+            pinned[id] = count - 1
+            return
+        }
+        pinned[id] = nil
+        if evictionDeferred.remove(id) != nil { evictIfAtRest(id) }
     }
 
     /// A save of `id` was handed to the disk worker.
