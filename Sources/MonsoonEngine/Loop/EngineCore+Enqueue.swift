@@ -54,7 +54,7 @@ extension EngineCore {
                         ids.append(loop.queueNew(record))
                     }
                 }
-                loop.keepFresh(written.records)
+                loop.records.keepFresh(written.records, limit: Self.freshLimit)
                 if let last = written.records.last { loop.adoptedThrough = max(loop.adoptedThrough, last.sequence) }
                 loop.needsScheduling = true
                 reply(loop, .success(ids))

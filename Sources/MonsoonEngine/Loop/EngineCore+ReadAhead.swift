@@ -38,19 +38,12 @@ extension EngineCore {
         }, ifClosed: {})
     }
 
-    /// The most inserted rows kept in memory waiting for their start (`keepFresh`): a count, not
-    /// a size (about 2.4 MB of records with short URLs and no headers; long signed URLs or
-    /// headers make each larger). A `get` of a thousand URLs then never reads its rows back;
-    /// the rows of a larger batch past these are read ahead as any others.
+    /// The most inserted rows kept in memory waiting for their start (`RecordTable.keepFresh`):
+    /// they are the rows as written, so their downloads start without a read of the database, as
+    /// rows read ahead do. A count, not a size (about 2.4 MB of records with short URLs and no
+    /// headers; long signed URLs or headers make each larger). A `get` of a thousand URLs then
+    /// never reads its rows back; the rows of a larger batch past these are read ahead as any others.
     static let freshLimit = 1024
-
-    /// Keeps the rows just inserted in memory, up to `freshLimit` waiting at once: they are the
-    /// rows as written, so their downloads start without a read of the database, as rows read
-    /// ahead do (`RecordTable.keepFresh`).
-    func keepFresh(_ inserted: [DownloadRecord]) {
-        guard persistent else { return }
-        records.keepFresh(inserted, limit: Self.freshLimit)
-    }
 
     /// The plan of a download that has no file yet, made on the loop without asking the disk
     /// worker: no name, so no part to look at, and its folder's disk measured less than
