@@ -188,8 +188,11 @@ static inline int monsoon_open_tmpfile(int dirfd, mode_t mode) {
 }
 
 /// Gives the unnamed file `fd` the name `name` in the folder `dirfd`; EEXIST when the name is
-/// taken (never replaced). Through /proc, since linking by descriptor (AT_EMPTY_PATH) needs a capability.
-static inline int monsoon_link_tmpfile(int fd, int dirfd, const char *name) {
+/// taken (never replaced). By descriptor (AT_EMPTY_PATH), which Linux 6.10 lets the file's opener
+/// do and older kernels only with CAP_DAC_READ_SEARCH (ENOENT without), or through /proc, which
+/// costs a walk of /proc's path.
+static inline int monsoon_link_tmpfile(int fd, int dirfd, const char *name, int through_proc) {
+    if (!through_proc) return linkat(fd, "", dirfd, name, 0x1000 /* AT_EMPTY_PATH: needs _GNU_SOURCE */);
     char path[32];
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
     return linkat(AT_FDCWD, path, dirfd, name, AT_SYMLINK_FOLLOW);

@@ -267,3 +267,28 @@ extension WholeFileTests {
         #expect(try Database(path: database).scalarInt("SELECT count(*) FROM downloads") == 0)
     }
 }
+
+/// Naming an unnamed file: by descriptor where the kernel lets its opener (Linux 6.10), through
+/// /proc where it does not; both give the file its name with its bytes, and neither names it
+/// over a file already there.
+@Suite struct UnnamedFileNamingTests {
+    @Test(arguments: [false, true]) func anUnnamedFileIsNamedWithItsBytesAndNeverOverAnother(throughProc: Bool) throws {
+        let folder = TemporaryFolder()
+        defer { folder.remove() }
+        let directory = open(folder.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        try #require(directory >= 0)
+        defer { close(directory) }
+        try Data("the user's".utf8).write(to: URL(filePath: folder.file("taken.mp3")))
+        let fd = WholeFile.openUnnamed(in: directory)
+        try #require(fd >= 0, "this file system has unnamed files")
+        defer { close(fd) }
+        let body = Array("the episode".utf8)
+        #expect(write(fd, body, body.count) == body.count)
+
+        #expect(WholeFile.name(fd, in: directory, as: "taken.mp3", throughProc: throughProc) == -1)
+        #expect(errno == EEXIST)
+        #expect(WholeFile.name(fd, in: directory, as: "episode.mp3", throughProc: throughProc) == 0)
+        #expect(try String(contentsOfFile: folder.file("episode.mp3"), encoding: .utf8) == "the episode")
+        #expect(try String(contentsOfFile: folder.file("taken.mp3"), encoding: .utf8) == "the user's")
+    }
+}

@@ -247,7 +247,7 @@ extension EngineCore {
                 records.hot.values.filter { $0.request.url == url }.sorted { $0.sequence < $1.sequence }.map { $0.snapshot() }
             }))
         }
-        readRows({ store in try urls.map { try store.records(of: $0) } },
+        readRows({ store in try store.records(of: urls) },
                  then: { loop, rows in rows.map { $0.map { (loop.records.hot[$0.request.id] ?? $0).snapshot() } } }, reply: reply)
     }
 

@@ -11,9 +11,12 @@ extension EngineCore {
         guard persistent, !restoring, !stopping, !queue.isEmpty else { return }
         let window = 2 * max(1, configuration.maxConcurrentDownloads)
         var missing: [DownloadID] = []
-        var inWindow: Set<DownloadID> = []
+        // A list, not a set: a window of a few dozen ids, looked through only to let rows go,
+        // is cheaper than hashing each id at every turn that schedules.
+        var inWindow: [DownloadID] = []
+        inWindow.reserveCapacity(window)
         queue.forEach { entry in
-            inWindow.insert(entry.id)
+            inWindow.append(entry.id)
             if records.hot[entry.id] == nil, !prefetching.contains(entry.id), starting[entry.id] == nil { missing.append(entry.id) }
             return inWindow.count < window
         }

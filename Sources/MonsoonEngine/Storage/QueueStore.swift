@@ -36,6 +36,8 @@ package protocol QueueStore: AnyObject {
     func records(withIDs ids: [DownloadID], skippingUnreadable: ((Error) -> Void)?) throws -> [DownloadRecord]
     /// The rows of downloads of `url`, in enqueue order.
     func records(of url: URL) throws -> [DownloadRecord]
+    /// The rows of downloads of each of `urls`, in enqueue order.
+    func records(of urls: [URL]) throws -> [[DownloadRecord]]
     /// Streams the rows whose sequence number is above `sequence` (0: all), in enqueue order,
     /// so a large queue is never all in memory. An unreadable row goes to `skippingUnreadable`
     /// when given, else throws.
@@ -112,6 +114,11 @@ extension QueueStore {
     /// may lose the last few, which only rolls state back.
     package func transaction<T>(_ body: () throws -> T) throws -> T {
         try transaction(durably: false, body)
+    }
+
+    /// One read of the rows of each URL after another.
+    package func records(of urls: [URL]) throws -> [[DownloadRecord]] {
+        try urls.map { try records(of: $0) }
     }
 
     /// The rows among `ids` that exist; an unreadable one fails the read.

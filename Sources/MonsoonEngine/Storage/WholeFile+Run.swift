@@ -67,7 +67,7 @@ extension WholeFile {
             }
             items[index].folder = folder
             guard !items[index].throughPart else { return }
-            let fd = PartFile.folderChanges.withLock { FileSystem.retrying { monsoon_open_tmpfile(folder, 0o644) } }
+            let fd = PartFile.folderChanges.withLock { FileSystem.retrying { WholeFile.openUnnamed(in: folder) } }
             guard fd >= 0 else {
                 if [EOPNOTSUPP, EISDIR, EINVAL].contains(errno) { items[index].throughPart = true } else {
                     fail(index, FileSystem.error("cannot create a file in \(folderPath)", errno: errno))
@@ -126,7 +126,7 @@ extension WholeFile {
                     return fail(index, choice.error ?? DownloadError(.fileSystem, "the download has no file to write to"))
                 }
                 let linked = PartFile.folderChanges.withLock {
-                    monsoon_link_tmpfile(items[index].fd, items[index].folder, LocalFile.name(of: path))
+                    WholeFile.name(items[index].fd, in: items[index].folder, as: LocalFile.name(of: path))
                 }
                 if linked == 0 {
                     items[index].path = path
@@ -140,7 +140,7 @@ extension WholeFile {
                 if let file = WholeFile.tagged(folder, LocalFile.name(of: path), owner),
                    Self.identity(folder, LocalFile.name(of: path)).map({ $0 == file }) == true,
                    unlinkat(folder, LocalFile.name(of: path), 0) == 0,
-                   PartFile.folderChanges.withLock({ monsoon_link_tmpfile(items[index].fd, items[index].folder, LocalFile.name(of: path)) }) == 0 {
+                   PartFile.folderChanges.withLock({ WholeFile.name(items[index].fd, in: items[index].folder, as: LocalFile.name(of: path)) }) == 0 {
                     items[index].path = path
                     items[index].linked = true
                     return

@@ -67,9 +67,33 @@ struct WholeFile: Sendable {
         return (UInt(info.st_dev), UInt(info.st_ino))
     }
 
-    /// Whether this process can name an unnamed file (it does so through /proc, which a sandbox
-    /// may not have): where it cannot, whole files go through a part.
+    /// Whether this process can name an unnamed file (it does so through /proc when the kernel
+    /// will not by descriptor, and a sandbox may have no /proc): where it cannot, whole files go
+    /// through a part.
     static let canNameUnnamedFiles = access("/proc/self/fd", X_OK) == 0
+
+    /// A new unnamed file in `folder`, for writing (-1 with `errno` where the file system has none).
+    static func openUnnamed(in folder: Int32) -> Int32 {
+        monsoon_open_tmpfile(folder, 0o644)
+    }
+
+    /// Whether unnamed files are named through /proc: once the kernel refuses a link by
+    /// descriptor (before Linux 6.10, without a capability), it is not asked again.
+    private static let namesThroughProc = Locked(false)
+
+    /// Gives the unnamed file `fd` the name `name` in `folder`, never over another file (-1 with
+    /// `EEXIST` when the name is taken, as `linkat`): by descriptor where the kernel allows it
+    /// (no walk of /proc's path), else through /proc (`throughProc` forces it).
+    static func name(_ fd: Int32, in folder: Int32, as name: String, throughProc: Bool = false) -> Int32 {
+        if !throughProc, !namesThroughProc.withLock({ $0 }) {
+            if monsoon_link_tmpfile(fd, folder, name, 0) == 0 { return 0 }
+            let error = errno
+            // ENOENT is also a folder removed meanwhile: /proc then says so again.
+            guard error == ENOENT else { errno = error; return -1 }
+            namesThroughProc.withLock { $0 = true }
+        }
+        return monsoon_link_tmpfile(fd, folder, name, 1)
+    }
 
     /// What the worker did with it.
     struct Answer: Sendable {
