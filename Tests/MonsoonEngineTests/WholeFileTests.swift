@@ -292,3 +292,59 @@ extension WholeFileTests {
         #expect(try String(contentsOfFile: folder.file("taken.mp3"), encoding: .utf8) == "the user's")
     }
 }
+
+extension WholeFileTests {
+    /// Another process holds the database for four seconds from the first request of forty small
+    /// files, four at a time: the files whose bodies came whole wait for the disk worker without
+    /// holding a slot, so downloads go on until their bodies fill the buffers' budget; then the
+    /// next ones wait in curl, holding their slots, and memory stays within the budget. All land exact.
+    @Test func wholeFilesWaitingForTheWorkerHoldNoSlotButStayWithinTheBudget() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        let home = TemporaryFolder()
+        defer { folder.remove(); home.remove(); server.stop() }
+        let size = 100_000
+        let bodies = (0..<40).map { Body.pattern(size: size, seed: UInt64(500 + $0)) }
+        for (index, body) in bodies.enumerated() { server.setRoute("/s\(index).mp3", Route(body: body, contentType: "audio/mpeg")) }
+        server.setRoute("/first.mp3", Route(body: .bytes(Array("first".utf8)), contentType: "audio/mpeg"))
+        let database = home.file("queue.sqlite")
+        let manager = try DownloadManager(configuration: fastConfiguration(concurrency: 4), databasePath: database, watchesOtherProcesses: false)
+        // A first file, so the queue's identity (its first whole file makes it) is there already.
+        _ = try await manager.enqueue(DownloadRequest(id: "first", url: server.url("/first.mp3"), destination: .directory(folder.path)))
+        _ = try await waitFor(manager, "first", .completed)
+        let requests: @Sendable () -> Int = { (0..<40).reduce(0) { $0 + server.requests(for: "/s\($1).mp3").count } }
+        // A thread of its own takes the lock at the first request (a test's task may wait seconds
+        // for a turn when every suite runs at once).
+        let seenWhileHeld = Locked<Int?>(nil)
+        let held = Locked<Error?>(nil)
+        let holder = Thread {
+            do {
+                let connection = try Database(path: database)
+                while requests() == 0 { usleep(1000) }
+                try connection.execute("BEGIN IMMEDIATE")
+                usleep(4_000_000)   // within the store's busy timeout of 10 s: the worker waits
+                seenWhileHeld.withLock { $0 = requests() }
+                try connection.execute("COMMIT")
+            } catch {
+                held.withLock { $0 = error }
+            }
+        }
+        holder.start()
+        _ = try await manager.enqueue(contentsOf: (0..<40).map {
+            DownloadRequest(id: DownloadID("s\($0)"), url: server.url("/s\($0).mp3"), destination: .directory(folder.path))
+        })
+        for (index, body) in bodies.enumerated() {
+            let done = try await waitFor(manager, DownloadID("s\(index)"), .completed, seconds: 60)
+            #expect(done.filePath.map { sha256(ofFile: $0) } == body.sha256Hex())
+        }
+        #expect(held.withLock { $0 } == nil)
+        let seen = try #require(seenWhileHeld.withLock { $0 })
+        let budget = 8 * Transfer.earlyLimit
+        // Whole files held slots before: then no more than the slots and as many again came (8).
+        #expect(seen >= budget / size, "the budget's worth of bodies came while the worker waited (\(seen))")
+        // Besides the four waiting in curl, and four at most that landed before the lock was taken.
+        #expect(seen <= budget / size + 1 + 4 + 4, "no more bodies than the budget holds (\(seen))")
+        #expect(folder.contents().filter { $0.hasSuffix(PartFile.suffix) } == [])
+        await manager.shutdown()
+    }
+}

@@ -8,10 +8,12 @@ extension EngineCore {
         needsScheduling = false
         guard !stopping else { return }
         let scheduler = Scheduler(maxConcurrent: configuration.maxConcurrentDownloads, maxPerHost: configuration.maxDownloadsPerHost)
-        // An attempt that ended while its part is prepared (or its whole file is written) gives its
-        // slot back; past as many of them as there are slots, the next ones wait (a slow disk
-        // worker slows starts).
-        let awaitingParts = preparing.values.reduce(wholesInFlight) { $0 + ($1.endedWhilePreparing != nil ? 1 : 0) }
+        // An attempt that ended while its part is prepared gives its slot back; past as many of
+        // them as there are slots, the next ones wait (a slow disk worker slows starts). Whole
+        // files handed to the worker hold no slot: their bodies are bounded by `earlyBudget`,
+        // and once a slow worker has it all, the next bodies wait in curl for their parts,
+        // their transfers holding their slots.
+        let awaitingParts = preparing.values.reduce(0) { $0 + ($1.endedWhilePreparing != nil ? 1 : 0) }
         let busy = runningDownloads + max(0, awaitingParts - configuration.maxConcurrentDownloads)
         // Nothing starts before the queue is restored (`requestRestore`); fetches do.
         for entry in restoring ? [] : scheduler.selectEntries(from: queue, running: busy, runningPerHost: runningPerHost, hostsOnHold: hostHolds.until, now: now)

@@ -73,7 +73,6 @@ extension EngineCore {
         } ?? nil
         if completedRow != nil { records.saving(id) }
         let lastModified = transfer.head.lastModified.flatMap(HTTPDate.parse)
-        wholesInFlight += 1
         work.append(.writeWhole(WholeFile(preparation: preparation, body: body, lastModified: lastModified, volume: transfer.volume?.id,
                                           completedRow: completedRow)))
     }
@@ -96,7 +95,6 @@ extension EngineCore {
                 }
             }
             earlyBudget.giveBack(answer.body)
-            wholesInFlight -= 1
             needsScheduling = true   // a start it held back may go now
             let id = answer.id
             // Its own save, confirmed first: a save queued after it may have written the row again

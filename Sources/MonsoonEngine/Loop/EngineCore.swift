@@ -63,10 +63,8 @@ final class EngineCore {
     /// Parts asked of the disk worker and not yet answered, by download (`plannedHere` leaves
     /// those to the worker, in order after the answer, which may name the file).
     var partsAsked: [DownloadID: Int] = [:]
-    /// Whole files handed to the disk worker and not yet answered (`WholeFile`): ended attempts
-    /// that wait for the worker, as those whose parts are prepared do (`schedule`).
-    var wholesInFlight = 0
-    /// What the body buffers of attempts waiting for their parts may hold together.
+    /// What the body buffers of attempts waiting for their parts may hold together, and of whole
+    /// files handed to the disk worker and not yet answered (`WholeFile`).
     let earlyBudget = EarlyBudget(bytes: 8 * Transfer.earlyLimit)
     /// Downloads whose part is being prepared by the worker, by their (paused) attempt.
     var preparing: [DownloadID: Transfer] = [:]
