@@ -116,3 +116,20 @@ import Testing
         await manager.shutdown()
     }
 }
+
+/// The early bodies' budget counts each body as 64 KiB at least: it bounds how many wait, not only
+/// their bytes (two thousand bodies of a kilobyte would fit 2 MiB).
+@Suite struct EarlyBudgetTests {
+    @Test func tinyBodiesAreChargedSixtyFourKibibytesEach() throws {
+        let budget = EarlyBudget(bytes: 8 * Transfer.earlyLimit)
+        var buffers: [UnsafeMutableRawBufferPointer] = []
+        while let buffer = budget.take(1_000) { buffers.append(buffer) }
+        #expect(buffers.count == 32)
+        #expect(budget.available == 0)
+        for buffer in buffers { budget.give(buffer) }
+        #expect(budget.available == 8 * Transfer.earlyLimit)
+        let large = try #require(budget.take(200_000))
+        #expect(budget.available == 8 * Transfer.earlyLimit - 200_000, "a body past 64 KiB is charged its size")
+        budget.give(large)
+    }
+}

@@ -10,9 +10,9 @@ extension EngineCore {
         let scheduler = Scheduler(maxConcurrent: configuration.maxConcurrentDownloads, maxPerHost: configuration.maxDownloadsPerHost)
         // An attempt that ended while its part is prepared gives its slot back; past as many of
         // them as there are slots, the next ones wait (a slow disk worker slows starts). Whole
-        // files handed to the worker hold no slot: their bodies are bounded by `earlyBudget`,
-        // and once a slow worker has it all, the next bodies wait in curl for their parts,
-        // their transfers holding their slots.
+        // files handed to the worker hold no slot: `earlyBudget` bounds their bodies (and their
+        // number: each is charged 64 KiB at least), and once a slow worker has it all, the next
+        // bodies wait in curl for their parts, their transfers holding their slots.
         let awaitingParts = preparing.values.reduce(0) { $0 + ($1.endedWhilePreparing != nil ? 1 : 0) }
         let busy = runningDownloads + max(0, awaitingParts - configuration.maxConcurrentDownloads)
         // Nothing starts before the queue is restored (`requestRestore`); fetches do.

@@ -11,7 +11,7 @@ extension EngineCore {
     func holdsPart(_ transfer: Transfer, _ preparation: BodyPreparation) -> Bool {
         guard let id = transfer.downloadID, running[id] === transfer, transfer.warcExchanges == nil,
               preparation.offset == 0, !preparation.durably, preparation.isToBeNamed,
-              let total = preparation.total, total > 0, total <= Transfer.earlyLimit, total <= earlyBudget.available,
+              let total = preparation.total, total > 0, total <= Transfer.earlyLimit, EarlyBudget.charge(total) <= earlyBudget.available,
               transfer.early == nil else { return false }
         transfer.heldPart = preparation
         transfer.heldSince = configuration.clock.now

@@ -107,32 +107,37 @@ final class EarlyBudget {
 
     init(bytes: Int) { available = bytes }
 
+    /// What a buffer of `count` bytes is charged: at least 64 KiB, so that the budget bounds how
+    /// many bodies wait too (2 MiB would hold two thousand bodies of a kilobyte, each with its
+    /// row and, for a whole file, its descriptor and `fsync` on the disk worker).
+    static func charge(_ count: Int) -> Int { max(count, 64 << 10) }
+
     deinit {
         for buffer in spare { buffer.deallocate() }
     }
 
     /// A buffer of at least `capacity` bytes (a spare one, the smallest that fits, else a new one),
-    /// its whole size charged; nil when the budget has not that much left.
+    /// its whole size charged (`charge`); nil when the budget has not that much left.
     func take(_ capacity: Int) -> UnsafeMutableRawBufferPointer? {
         var best: Int?
         // Not one more than twice as large: charged whole, it would crowd the budget.
-        for (index, buffer) in spare.enumerated() where buffer.count >= capacity && buffer.count <= 2 * capacity && buffer.count <= available {
+        for (index, buffer) in spare.enumerated() where buffer.count >= capacity && buffer.count <= 2 * capacity && Self.charge(buffer.count) <= available {
             if best.map({ buffer.count < spare[$0].count }) ?? true { best = index }
         }
         let buffer: UnsafeMutableRawBufferPointer
         if let best {
             buffer = spare.remove(at: best)
         } else {
-            guard capacity <= available else { return nil }
+            guard Self.charge(capacity) <= available else { return nil }
             buffer = .allocate(byteCount: capacity, alignment: 16)
         }
-        available -= buffer.count
+        available -= Self.charge(buffer.count)
         return buffer
     }
 
     /// Takes a buffer back (kept as a spare, or freed).
     func give(_ buffer: UnsafeMutableRawBufferPointer) {
-        available += buffer.count
+        available += Self.charge(buffer.count)
         if spare.count < Self.spareLimit { spare.append(buffer) } else { buffer.deallocate() }
     }
 

@@ -85,14 +85,16 @@ struct WholeFile: Sendable {
     /// `EEXIST` when the name is taken, as `linkat`): by descriptor where the kernel allows it
     /// (no walk of /proc's path), else through /proc (`throughProc` forces it).
     static func name(_ fd: Int32, in folder: Int32, as name: String, throughProc: Bool = false) -> Int32 {
-        if !throughProc, !namesThroughProc.withLock({ $0 }) {
-            if monsoon_link_tmpfile(fd, folder, name, 0) == 0 { return 0 }
-            let error = errno
-            // ENOENT is also a folder removed meanwhile: /proc then says so again.
-            guard error == ENOENT else { errno = error; return -1 }
-            namesThroughProc.withLock { $0 = true }
-        }
-        return monsoon_link_tmpfile(fd, folder, name, 1)
+        guard !throughProc, !namesThroughProc.withLock({ $0 }) else { return monsoon_link_tmpfile(fd, folder, name, 1) }
+        if monsoon_link_tmpfile(fd, folder, name, 0) == 0 { return 0 }
+        guard errno == ENOENT else { return -1 }
+        // The kernel's refusal, or a folder removed meanwhile: only a link through /proc that
+        // does not say ENOENT again tells the refusal.
+        let linked = monsoon_link_tmpfile(fd, folder, name, 1)
+        let error = errno
+        if linked == 0 || error != ENOENT { namesThroughProc.withLock { $0 = true } }
+        errno = error
+        return linked
     }
 
     /// What the worker did with it.
