@@ -81,30 +81,16 @@ import Testing
         // A thread of its own takes the lock as soon as the first request comes and counts what
         // comes while it holds it: this test's task may wait seconds for a turn when every suite
         // runs at once.
-        let counts = Locked<(before: Int, held: Int)?>(nil)
-        let lockError = Locked<Error?>(nil)
-        let holder = Thread {
-            do {
-                let connection = try Database(path: database)
-                while server.requests.isEmpty { usleep(1000) }
-                try connection.execute("BEGIN IMMEDIATE")
-                let before = server.requests.count
-                usleep(2_500_000)   // the first two bodies, and two more
-                let held = server.requests.count - before
-                try connection.execute("COMMIT")
-                counts.withLock { $0 = (before, held) }
-            } catch {
-                lockError.withLock { $0 = error }
-                counts.withLock { $0 = (0, 0) }
-            }
+        let counts = holdDatabase(database, once: { !server.requests.isEmpty }) { _ in
+            let before = server.requests.count
+            usleep(2_500_000)   // the first two bodies, and two more
+            return (before: before, held: server.requests.count - before)
         }
-        holder.start()
         _ = try await manager.enqueue(contentsOf: (0..<20).map { index in
             DownloadRequest(id: DownloadID("f\(index)"), url: server.url("/f\(index).bin"), destination: .directory(folder.path))
         })
         try await eventually("the lock held and let go") { counts.withLock { $0 != nil } }
-        #expect(lockError.withLock { $0 } == nil)
-        let (before, held) = try #require(counts.withLock { $0 })
+        let (before, held) = try #require(counts.withLock { $0 }).get()
         // The first two, then two more once those ended waiting for their parts; then none, though
         // four more rows are in memory, read ahead (two slots' worth of ended attempts at most).
         #expect(before + held <= 4, "\(before) + \(held) downloads started while the disk worker waited")

@@ -1,4 +1,5 @@
 import Foundation
+import MonsoonStore
 import MonsoonTestServer
 @testable import MonsoonEngine
 
@@ -125,4 +126,25 @@ final class EventRecorder: Sendable {
         }
         throw Timeout(description: "\(id) did not report \(status) within \(seconds) s; it reported \(statuses(of: id))")
     }
+}
+
+/// Another process's hold on the database `path`, from a thread of its own (in the full suite a
+/// test's task may wait seconds for a turn): once `ready` says so, it takes the write lock
+/// (`begin`), runs `whileHeld` holding it, and commits. The result is `whileHeld`'s value, or why
+/// the lock could not be taken or let go; nil until then.
+func holdDatabase<T: Sendable>(_ path: String, begin: String = "BEGIN IMMEDIATE", once ready: @escaping @Sendable () -> Bool,
+                               _ whileHeld: @escaping @Sendable (Database) throws -> T) -> Locked<Result<T, Error>?> {
+    let result = Locked<Result<T, Error>?>(nil)
+    Thread {
+        let outcome = Result { () throws -> T in
+            let connection = try Database(path: path)
+            while !ready() { usleep(1000) }
+            try connection.execute(begin)
+            let value = try whileHeld(connection)
+            try connection.execute("COMMIT")
+            return value
+        }
+        result.withLock { $0 = outcome }
+    }.start()
+    return result
 }

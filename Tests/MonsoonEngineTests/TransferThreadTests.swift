@@ -19,29 +19,15 @@ import Testing
         // Another process takes the database's write lock as soon as the part has bytes, and holds
         // it: every save waits. A thread of its own takes it and watches the part, because in the
         // full suite this test's task may wait seconds for a turn, and the 3 MiB be nearly all in.
-        let grown = Locked<(before: Int, after: Int)?>(nil)
-        let lockError = Locked<Error?>(nil)
-        let holder = Thread {
-            do {
-                let other = try Database(path: database)
-                while (PartFile.size(at: part) ?? 0) == 0 { usleep(1000) }
-                try other.execute("BEGIN EXCLUSIVE")
-                let before = PartFile.size(at: part) ?? 0
-                let deadline = Date().addingTimeInterval(4)
-                while (PartFile.size(at: part) ?? 0) < before + 512 * 1024, Date() < deadline { usleep(10_000) }
-                let after = PartFile.size(at: part) ?? 0
-                try other.execute("COMMIT")
-                grown.withLock { $0 = (before, after) }
-            } catch {
-                lockError.withLock { $0 = error }
-                grown.withLock { $0 = (0, 0) }
-            }
+        let grown = holdDatabase(database, begin: "BEGIN EXCLUSIVE", once: { (PartFile.size(at: part) ?? 0) > 0 }) { _ in
+            let before = PartFile.size(at: part) ?? 0
+            let deadline = Date().addingTimeInterval(4)
+            while (PartFile.size(at: part) ?? 0) < before + 512 * 1024, Date() < deadline { usleep(10_000) }
+            return (before: before, after: PartFile.size(at: part) ?? 0)
         }
-        holder.start()
         try await manager.enqueue(request("s", server.url("/slow.bin"), to: folder.file("slow.bin")))
         try await eventually(seconds: 20, "the lock held and let go") { grown.withLock { $0 != nil } }
-        #expect(lockError.withLock { $0 } == nil)
-        let (before, after) = try #require(grown.withLock { $0 })
+        let (before, after) = try #require(grown.withLock { $0 }).get()
         #expect(after >= before + 512 * 1024, "\(after - before) bytes arrived in 4 s while the database was locked (from \(before))")
 
         let done = try await waitFor(manager, "s", .completed)

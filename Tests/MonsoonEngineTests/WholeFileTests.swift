@@ -177,22 +177,13 @@ extension WholeFileTests {
         // A first file, so the queue's identity (its first whole file makes it) is there already.
         _ = try await manager.enqueue(DownloadRequest(id: "first", url: server.url("/first.mp3"), destination: .directory(folder.path)))
         _ = try await waitFor(manager, "first", .completed)
-        let held = Locked<Error?>(nil)
-        let holder = Thread {
-            do {
-                let connection = try Database(path: database)
-                while server.requests(for: "/w.mp3").isEmpty { usleep(1000) }
-                try connection.execute("BEGIN IMMEDIATE")
-                usleep(11_000_000)   // past the store's busy timeout of 10 s
-                try connection.execute("COMMIT")
-            } catch {
-                held.withLock { $0 = error }
-            }
+        let held = holdDatabase(database, once: { !server.requests(for: "/w.mp3").isEmpty }) { _ in
+            _ = usleep(11_000_000)   // past the store's busy timeout of 10 s
         }
-        holder.start()
         _ = try await manager.enqueue(DownloadRequest(id: "w", url: server.url("/w.mp3"), destination: .directory(folder.path)))
         let done = try await waitFor(manager, "w", .completed, seconds: 60)
-        #expect(held.withLock { $0 } == nil)
+        try await eventually("the lock let go") { held.withLock { $0 != nil } }
+        try #require(held.withLock { $0 }).get()
         #expect(done.filePath == folder.file("w.mp3"))
         #expect(sha256(ofFile: folder.file("w.mp3")) == body.sha256Hex())
         #expect(folder.contents() == ["first.mp3", "w.mp3"])
@@ -238,28 +229,16 @@ extension WholeFileTests {
         let database = home.file("queue.sqlite")
         let manager = try DownloadManager(configuration: fastConfiguration(), databasePath: database, watchesOtherProcesses: false)
         // The worker is held at its transaction from before the body comes until after the removal.
-        let held = Locked<Error?>(nil)
-        let released = Locked(false)
-        let holder = Thread {
-            do {
-                let connection = try Database(path: database)
-                while server.requests(for: "/r.mp3").isEmpty { usleep(1000) }
-                try connection.execute("BEGIN IMMEDIATE")
-                while server.bodyBytesSent < body.count { usleep(1000) }
-                usleep(1_500_000)
-                try connection.execute("COMMIT")
-            } catch {
-                held.withLock { $0 = error }
-            }
-            released.withLock { $0 = true }
+        let held = holdDatabase(database, once: { !server.requests(for: "/r.mp3").isEmpty }) { _ in
+            while server.bodyBytesSent < body.count { usleep(1000) }
+            _ = usleep(1_500_000)
         }
-        holder.start()
         _ = try await manager.enqueue(DownloadRequest(id: "r", url: server.url("/r.mp3"), destination: .directory(folder.path)))
         try await eventually("the body sent") { server.bodyBytesSent >= body.count }
         try await Task.sleep(nanoseconds: 300_000_000)   // the attempt ends; its file waits for the worker
         try await manager.remove("r", deleteFile: true)
-        try await eventually("the lock let go") { released.withLock { $0 } }
-        #expect(held.withLock { $0 } == nil)
+        try await eventually("the lock let go") { held.withLock { $0 != nil } }
+        try #require(held.withLock { $0 }).get()
         try await eventually("the download gone, and its file") {
             try await manager.download(withID: "r") == nil && folder.contents().isEmpty
         }
@@ -318,26 +297,13 @@ extension WholeFileTests {
         _ = try await manager.enqueue(DownloadRequest(id: "first", url: server.url("/first.mp3"), destination: .directory(folder.path)))
         _ = try await waitFor(manager, "first", .completed)
         let requests: @Sendable () -> Int = { (0..<40).reduce(0) { $0 + server.requests(for: "/s\($1).mp3").count } }
-        // A thread of its own takes the lock at the first request (a test's task may wait seconds
-        // for a turn when every suite runs at once); at the end of the hold it counts the files
-        // asked for and the ones already saved: those between wait in memory.
-        let waiting = Locked<Int?>(nil)
-        let held = Locked<Error?>(nil)
-        let holder = Thread {
-            do {
-                let connection = try Database(path: database)
-                while requests() == 0 { usleep(1000) }
-                try connection.execute("BEGIN IMMEDIATE")
-                usleep(4_000_000)   // within the store's busy timeout of 10 s: the worker waits
-                let asked = requests()
-                let saved = try connection.scalarInt("SELECT count(*) FROM downloads WHERE id LIKE 's%' AND status = 'completed'") ?? 0
-                waiting.withLock { $0 = asked - saved }
-                try connection.execute("COMMIT")
-            } catch {
-                held.withLock { $0 = error }
-            }
+        // The lock taken at the first request; at the end of the hold, the files asked for less
+        // the ones already saved: those between wait in memory.
+        let waiting = holdDatabase(database, once: { requests() > 0 }) { connection in
+            usleep(4_000_000)   // within the store's busy timeout of 10 s: the worker waits
+            let asked = requests()
+            return asked - (try connection.scalarInt("SELECT count(*) FROM downloads WHERE id LIKE 's%' AND status = 'completed'") ?? 0)
         }
-        holder.start()
         _ = try await manager.enqueue(contentsOf: (0..<40).map {
             DownloadRequest(id: DownloadID("s\($0)"), url: server.url("/s\($0).mp3"), destination: .directory(folder.path))
         })
@@ -345,8 +311,7 @@ extension WholeFileTests {
             let done = try await waitFor(manager, DownloadID("s\(index)"), .completed, seconds: 60)
             #expect(done.filePath.map { sha256(ofFile: $0) } == body.sha256Hex())
         }
-        #expect(held.withLock { $0 } == nil)
-        let inMemory = try #require(waiting.withLock { $0 })
+        let inMemory = try #require(waiting.withLock { $0 }).get()
         let budget = 8 * Transfer.earlyLimit
         // Whole files held slots before: then no more than the slots and as many again waited (8).
         #expect(inMemory >= budget / size, "the budget's worth of bodies came while the worker waited (\(inMemory))")
