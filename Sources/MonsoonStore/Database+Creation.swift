@@ -51,6 +51,12 @@ extension Database {
         var code = sqlite3_open_v2(temporary, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE, nil)
         var mode: String?
         if code == SQLITE_OK, let handle {
+            // No flush of SQLite's own while the file has no name (its journal, the folder, the file
+            // in turn: four, each a wait on a disk): nobody else can open it, a crash leaves only a
+            // temporary, and the one flush below makes it whole before it is named.
+            code = sqlite3_exec(handle, "PRAGMA synchronous = OFF", nil, nil, nil)
+        }
+        if code == SQLITE_OK, let handle {
             var statement: OpaquePointer?
             code = sqlite3_prepare_v2(handle, "PRAGMA journal_mode = WAL", -1, &statement, nil)
             if code == SQLITE_OK, sqlite3_step(statement) == SQLITE_ROW, let text = sqlite3_column_text(statement, 0) {

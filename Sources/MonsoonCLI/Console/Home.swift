@@ -9,6 +9,8 @@ import MonsoonStore
 /// `~/.local/share/monsoon`.
 struct Home {
     let path: String
+    /// The settings' connection, held until the command ends (by every copy of this home).
+    private let held = HeldConnection()
 
     var databasePath: String { (path as NSString).appendingPathComponent("monsoon.sqlite") }
     var lockPath: String { (path as NSString).appendingPathComponent("monsoon.lock") }
@@ -71,10 +73,27 @@ struct Home {
     /// Opens the settings (`monsoon config`), with a one-line error for a database that cannot be used.
     func openSettings() throws -> Settings {
         do {
-            return try Settings(database: try Database(path: databasePath))
+            let database = try Database(path: databasePath)
+            held.hold(database)
+            return try Settings(database: database)
         } catch {
             throw CLIError(error)
         }
+    }
+}
+
+/// A connection to the home's database kept open, never used, until the command ends. Closing
+/// the last connection checkpoints the log and removes it, and the queue's, opened a moment
+/// after the settings were read, would make it again: four flushes, each a wait on the disk,
+/// before the first download starts.
+final class HeldConnection: @unchecked Sendable {
+    // Safe: the connection is only set under the lock, never used through this holder, and
+    // closed when the holder goes (whichever thread lets go of it last).
+    private let lock = NSLock()
+    private var database: Database?
+
+    func hold(_ database: Database) {
+        lock.withLock { if self.database == nil { self.database = database } }
     }
 }
 

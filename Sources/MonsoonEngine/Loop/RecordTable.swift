@@ -67,6 +67,10 @@ struct RecordTable {
     /// - Returns: the downloads kept.
     mutating func adopt(_ rows: [DownloadRecord]) -> [DownloadID] {
         var kept: [DownloadID] = []
+        kept.reserveCapacity(rows.count)
+        // Room for them all at once: grown one by one, a `get` of a thousand moved every record
+        // it held seven times over before its first download could start.
+        hot.reserveCapacity(hot.count + rows.count)
         for row in rows where hot[row.request.id] == nil && removed[row.request.id]?.contains(row.sequence) != true && row.status == .queued {
             hot[row.request.id] = row
             kept.append(row.request.id)
