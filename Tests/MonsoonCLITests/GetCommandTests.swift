@@ -24,6 +24,29 @@ import MonsoonPodcasts
         #expect(server.maxConcurrentRequests <= 2)
     }
 
+    /// A long list is queued in two batches, the first few on their own (so their downloads start
+    /// while the rest is written): the order, the files, the lines and the queue are those of one.
+    @Test func aLongListKeepsItsOrderAcrossItsTwoBatches() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let bodies = (0..<40).map { Body.pattern(size: 1000 + $0, seed: UInt64($0)) }
+        for (index, body) in bodies.enumerated() { server.setRoute("/f\(index).bin", Route(body: body)) }
+        let urls = (0..<40).map { server.url("/f\($0).bin").absoluteString }
+        let result = await runMonsoon(["get", "-o", "out", "-j", "1"] + urls, in: folder.path)
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(server.requests.map(\.path) == (0..<40).map { "/f\($0).bin" }, "one at a time, in the order given")
+        for (index, body) in bodies.enumerated() {
+            #expect(try SHA256.hex(fileAt: folder.file("out/f\(index).bin")) == body.sha256Hex())
+        }
+        #expect(result.output.split(separator: "\n").count == 40)
+        #expect(result.errors.isEmpty, "\(result.errors)")
+        let queue = await runMonsoon(["downloads", "--json"], in: folder.path)
+        let rows = try JSONSerialization.jsonObject(with: Data(queue.output.utf8)) as? [[String: Any]] ?? []
+        #expect(rows.compactMap { $0["url"] as? String } == urls, "the queue in the order given, each once")
+        #expect(rows.allSatisfy { $0["status"] as? String == "completed" })
+    }
+
     @Test func failuresGoToStandardErrorAndExitOne() async throws {
         let server = try TestServer()
         let folder = Folder()

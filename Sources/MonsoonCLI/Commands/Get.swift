@@ -136,7 +136,7 @@ struct Get: RunnableCommand {
                 try await manager.adoptStoredDownloads()
                 try await manager.claim(fresh)
             } else {
-                fresh = try await manager.enqueue(contentsOf: plan.requests(folder: folder))
+                fresh = try await Self.enqueue(plan.requests(folder: folder), into: manager, firstOnTheirOwn: 2 * configuration.maxConcurrentDownloads)
             }
             afterDownload?.catchUp(plan.alreadyThereIDs)
             report(plan, fresh: fresh, to: reporter, context: context)
@@ -241,6 +241,16 @@ struct Get: RunnableCommand {
         for (path, bytes) in plan.alreadyThere {
             context.output.line("\(path)\t\(bytes)\talready there")
         }
+    }
+
+    /// Queues `requests`, in order, the first `first` on their own when there are many more:
+    /// their downloads start while the disk worker writes the others' rows (a thousand rows kept
+    /// the first download waiting 10 to 20 ms). A failure of the second batch leaves the first
+    /// queued, as a run stopped there would, for the next run to go on with.
+    static func enqueue(_ requests: [DownloadRequest], into manager: DownloadManager, firstOnTheirOwn first: Int) async throws -> [DownloadID] {
+        guard requests.count > 4 * first else { return try await manager.enqueue(contentsOf: requests) }
+        let head = try await manager.enqueue(contentsOf: Array(requests.prefix(first)))
+        return head + (try await manager.enqueue(contentsOf: Array(requests.dropFirst(first))))
     }
 
     static func isIn(_ folder: String, _ download: Download) -> Bool {
