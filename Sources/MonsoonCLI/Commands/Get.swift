@@ -136,7 +136,7 @@ struct Get: RunnableCommand {
                 try await manager.adoptStoredDownloads()
                 try await manager.claim(fresh)
             } else {
-                fresh = try await Self.enqueue(plan.requests(folder: folder), into: manager, firstOnTheirOwn: 2 * configuration.maxConcurrentDownloads)
+                fresh = try await Self.enqueue(plan.requests(folder: folder), into: manager, firstOnTheirOwn: 2 * min(configuration.maxConcurrentDownloads, 1 << 20))
             }
             afterDownload?.catchUp(plan.alreadyThereIDs)
             report(plan, fresh: fresh, to: reporter, context: context)
@@ -246,11 +246,17 @@ struct Get: RunnableCommand {
     /// Queues `requests`, in order, the first `first` on their own when there are many more:
     /// their downloads start while the disk worker writes the others' rows (a thousand rows kept
     /// the first download waiting 10 to 20 ms). A failure of the second batch leaves the first
-    /// queued, as a run stopped there would, for the next run to go on with.
+    /// queued, as a run stopped there would, for the next run to go on with; its error says so
+    /// (and keeps its code: a full disk still exits 3).
     static func enqueue(_ requests: [DownloadRequest], into manager: DownloadManager, firstOnTheirOwn first: Int) async throws -> [DownloadID] {
-        guard requests.count > 4 * first else { return try await manager.enqueue(contentsOf: requests) }
+        guard first < requests.count / 4 else { return try await manager.enqueue(contentsOf: requests) }
         let head = try await manager.enqueue(contentsOf: Array(requests.prefix(first)))
-        return head + (try await manager.enqueue(contentsOf: Array(requests.dropFirst(first))))
+        do {
+            return head + (try await manager.enqueue(contentsOf: Array(requests.dropFirst(first))))
+        } catch {
+            throw DownloadManagerError(error.code, error.message + "; the first \(first) were queued: run the same command again to go on",
+                                       download: error.download)
+        }
     }
 
     static func isIn(_ folder: String, _ download: Download) -> Bool {

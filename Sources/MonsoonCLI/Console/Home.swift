@@ -9,8 +9,13 @@ import MonsoonStore
 /// `~/.local/share/monsoon`.
 struct Home {
     let path: String
-    /// The settings' connection, held until the command ends (by every copy of this home).
+    /// The settings' connection, held (by every copy of this home) until the queue's are open.
     private let held = HeldConnection()
+
+    /// The queue's connections are open: the settings' is no longer needed to keep the log.
+    func letGoOfSettingsConnection() {
+        held.letGo()
+    }
 
     var databasePath: String { (path as NSString).appendingPathComponent("monsoon.sqlite") }
     var lockPath: String { (path as NSString).appendingPathComponent("monsoon.lock") }
@@ -82,18 +87,29 @@ struct Home {
     }
 }
 
-/// A connection to the home's database kept open, never used, until the command ends. Closing
-/// the last connection checkpoints the log and removes it, and the queue's, opened a moment
-/// after the settings were read, would make it again: four flushes, each a wait on the disk,
-/// before the first download starts.
+/// A connection to the home's database kept open, never used, from the reading of the settings
+/// until the queue's connections are open (or the command ends). Closing the last connection
+/// checkpoints the log and removes it, and the queue's, opened a moment later, would make it
+/// again: four flushes, each a wait on the disk, before the first download starts. Let go then,
+/// so that the queue's close, the last, checkpoints the log at the end.
 final class HeldConnection: @unchecked Sendable {
-    // Safe: the connection is only set under the lock, never used through this holder, and
-    // closed when the holder goes (whichever thread lets go of it last).
+    // Safe: the connection is only set and cleared under the lock, never used through this
+    // holder, and closed by whichever thread lets go of it last.
     private let lock = NSLock()
     private var database: Database?
+    private var released = false
 
     func hold(_ database: Database) {
-        lock.withLock { if self.database == nil { self.database = database } }
+        lock.withLock { if self.database == nil && !released { self.database = database } }
+    }
+
+    func letGo() {
+        let database = lock.withLock { () -> Database? in
+            released = true
+            defer { self.database = nil }
+            return self.database
+        }
+        withExtendedLifetime(database) {}   // closed here, outside the lock, when nobody else holds it
     }
 }
 

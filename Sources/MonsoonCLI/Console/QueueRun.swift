@@ -143,7 +143,9 @@ struct QueueRun {
     /// Opens the home's queue with a one-line error for what cannot be opened.
     static func openManager(_ home: Home, configuration: EngineConfiguration, watches: Bool = true) async throws -> DownloadManager {
         do {
-            return try await DownloadManager.open(configuration: configuration, databasePath: home.databasePath, watchesOtherProcesses: watches)
+            let manager = try await DownloadManager.open(configuration: configuration, databasePath: home.databasePath, watchesOtherProcesses: watches)
+            home.letGoOfSettingsConnection()
+            return manager
         } catch {
             // Opening writes (the schema, the journal): a full disk there is a full disk too.
             throw CLIError(error)
