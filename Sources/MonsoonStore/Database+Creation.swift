@@ -50,15 +50,17 @@ extension Database {
         var handle: OpaquePointer?
         var code = sqlite3_open_v2(temporary, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE, nil)
         var mode: String?
+        var failing = "PRAGMA synchronous = OFF"   // the statement a failure names
         if code == SQLITE_OK, let handle {
             // No flush of SQLite's own while the file has no name (its journal, the folder, the file
             // in turn: four, each a wait on a disk): nobody else can open it, a crash leaves only a
             // temporary, and the one flush below makes it whole before it is named.
-            code = sqlite3_exec(handle, "PRAGMA synchronous = OFF", nil, nil, nil)
+            code = sqlite3_exec(handle, failing, nil, nil, nil)
         }
         if code == SQLITE_OK, let handle {
+            failing = "PRAGMA journal_mode = WAL"
             var statement: OpaquePointer?
-            code = sqlite3_prepare_v2(handle, "PRAGMA journal_mode = WAL", -1, &statement, nil)
+            code = sqlite3_prepare_v2(handle, failing, -1, &statement, nil)
             if code == SQLITE_OK, sqlite3_step(statement) == SQLITE_ROW, let text = sqlite3_column_text(statement, 0) {
                 mode = String(cString: text)
             } else if code == SQLITE_OK {
@@ -72,7 +74,7 @@ extension Database {
         sqlite3_close_v2(handle)
         guard mode?.lowercased() == "wal" else {
             if code != SQLITE_OK {
-                throw StoreError.failure(code: code, reason: reason, systemErrno: system, path: path, statement: "PRAGMA journal_mode = WAL")
+                throw StoreError.failure(code: code, reason: reason, systemErrno: system, path: path, statement: failing)
             }
             throw StoreError(code: SQLITE_ERROR, message: "cannot use write-ahead logging for \(path) (journal mode \(mode ?? "unknown"))")
         }
