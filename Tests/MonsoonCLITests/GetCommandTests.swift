@@ -99,7 +99,11 @@ import MonsoonPodcasts
         #expect(none.errors.contains("monsoon: give at least one URL"))
         let badJobs = await runMonsoon(["get", "-j", "0", "http://example.com/"], in: folder.path)
         #expect(badJobs.status == 2)
-        #expect(badJobs.errors.contains("--jobs must be at least 1"))
+        #expect(badJobs.errors.contains("--jobs takes 1 to 1000 downloads at once, not 0"))
+        // Past the limit too: a huge -j once made the engine reserve room for twice as many rows.
+        let hugeJobs = await runMonsoon(["get", "-j", "1000000000000", "http://example.com/"], in: folder.path)
+        #expect(hugeJobs.status == 2)
+        #expect(hugeJobs.errors.contains("--jobs takes 1 to 1000 downloads at once, not 1000000000000"))
         let unknown = await runMonsoon(["get", "--outt", "x", "http://example.com/"], in: folder.path)
         #expect(unknown.status == 2)
         #expect(unknown.errors.hasPrefix("monsoon: unknown option '--outt'; did you mean '--out'?\n"))

@@ -41,6 +41,23 @@ import Testing
         #expect(server.bodyBytesSent <= size + 256 * 1024, "the rerun fetched only the rest")
     }
 
+    /// Every connection to the home is closed when a run ends, the hooks' too: the last one to
+    /// close merges the log into the database and removes it, so no `-wal` file stays behind.
+    @Test func aRunLeavesNoLogFileInTheHome() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        for index in 0..<6 { server.setRoute("/\(index).bin", Route(body: .pattern(size: 4_000, seed: UInt64(index)))) }
+        let urls = (0..<6).map { server.url("/\($0).bin").absoluteString }
+        let home = folder.file("home")
+        for (index, options) in [[], ["--exec", "true {}", "--exec-jobs", "3"], ["--write-info-json"]].enumerated() {
+            let run = try await MonsoonProcess(["get", "-o", "out\(index)"] + options + urls, in: folder.path, home: home).finish()
+            #expect(run.status == 0, "\(options): \(run.errors)")
+            #expect(folder.contents("out\(index)").filter { $0.hasSuffix(".bin") }.count == 6)
+            #expect(!FileManager.default.fileExists(atPath: home + "/monsoon.sqlite-wal"), "\(options)")
+        }
+    }
+
     @Test func exitStatusesOfTheBinary() async throws {
         let server = try TestServer()
         let folder = Folder()

@@ -51,6 +51,27 @@ import Testing
         await manager.shutdown()
     }
 
+    /// A concurrency past the engine's limit is taken as the limit: the queue's read-ahead (twice
+    /// the concurrency) once reserved room for that many rows, and a per-host limit kept a line.
+    @Test func aHugeConcurrencyIsCappedAndTheLineStillRuns() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        var requests: [DownloadRequest] = []
+        for index in 0..<4 {
+            server.setRoute("/\(index)", Route(body: .pattern(size: 20_000, seed: UInt64(index))))
+            requests.append(request(DownloadID("h\(index)"), server.url("/\(index)"), to: folder.file("h\(index)")))
+        }
+        var configuration = fastConfiguration(concurrency: Int.max)
+        configuration.maxDownloadsPerHost = 1
+        let manager = try await DownloadManager.open(configuration: configuration, databasePath: folder.file("queue.sqlite"))
+        try await manager.enqueue(contentsOf: requests)
+        await manager.waitUntilIdle()
+        #expect(try await manager.downloads.allSatisfy { $0.status == .completed })
+        #expect(server.maxConcurrentRequests == 1)
+        await manager.shutdown()
+    }
+
     @Test func higherPriorityStartsFirstThenEnqueueOrder() async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()

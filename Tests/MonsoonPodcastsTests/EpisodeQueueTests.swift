@@ -137,6 +137,11 @@ import Testing
         #expect(try settings.set(.perHost, "none") == "off")
         #expect(try settings.perHost() == nil)
         #expect(throws: SettingError.self) { try settings.set(.concurrency, "0") }
+        #expect(throws: SettingError(.invalidValue, "'1001' is not a valid concurrency: \(SettingKey.concurrency.summary)")) {
+            try settings.set(.concurrency, "1001")
+        }
+        #expect(try settings.set(.concurrency, "1000") == "1000")
+        #expect(try settings.concurrency() == 1000)
         #expect(#expect(throws: SettingError.self) { try settings.set(.template, "{title}.mp3") }?.code == .invalidValue)
         #expect(throws: SettingError.self) { try settings.set(.downloadRoot, "relative/path") }
         #expect(throws: SettingError(.notPerPodcast, "retries has no per-podcast value; set it without --podcast")) {

@@ -39,8 +39,12 @@ struct TransferOptions: ParsableArguments {
 
     init() {}
 
+    /// The most downloads at once that `-j` and the setting `concurrency` take (curl's
+    /// `--parallel-max` takes 300).
+    static let jobsLimit = 1000
+
     mutating func validate() throws {
-        if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
+        if let jobs, !(1...Self.jobsLimit).contains(jobs) { throw ValidationError("--jobs takes 1 to \(Self.jobsLimit) downloads at once, not \(jobs)") }
         if let retries, retries < 0 { throw ValidationError("--retries must be 0 or more") }
         if let perHost, perHost < 1 { throw ValidationError("--per-host must be at least 1") }
         if ipv4 && ipv6 { throw ValidationError("-4 and -6 cannot be used together; choose one") }

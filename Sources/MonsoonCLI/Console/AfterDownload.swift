@@ -165,6 +165,9 @@ final class AfterDownload: Sendable {
             }
             if idle { continuation.resume() }
         }
+        // Nothing more is taken in: its connection closes now, not at exit (a connection left
+        // open at exit leaves the home's log file behind, its changes merged only next time).
+        addedLedger.withLock { $0 = nil }
         return interrupted || context.interruption.isTriggered
     }
 
@@ -224,31 +227,42 @@ final class AfterDownload: Sendable {
         }
     }
 
-    /// One worker: takes jobs until none is left, with a connection of its own.
+    /// One worker: takes jobs until none is left, with a connection of its own, closed before
+    /// the thread counts as ended (the last one wakes `settle`, and the process may exit then).
     private func work() {
-        var worker: Worker?
-        while let job = next() {
+        var waiters: [CheckedContinuation<Void, Never>]?
+        repeat {
             do {
-                if worker == nil { worker = try Worker(databasePath: home.databasePath, needsLedger: hook != nil) }
-                if let worker { perform(job, with: worker) }
-            } catch {
-                reporter.afterDownloadFailed(job.download.id, line: "\(Self.label(job.download)): cannot open the library for its metadata and hook: \(error)",
-                                             json: ("afterDownload", [("error", JSONText.string("\(error)"))]))
+                var worker: Worker?
+                while let job = next() {
+                    do {
+                        if worker == nil { worker = try Worker(databasePath: home.databasePath, needsLedger: hook != nil) }
+                        if let worker { perform(job, with: worker) }
+                    } catch {
+                        reporter.afterDownloadFailed(job.download.id, line: "\(Self.label(job.download)): cannot open the library for its metadata and hook: \(error)",
+                                                     json: ("afterDownload", [("error", JSONText.string("\(error)"))]))
+                    }
+                }
             }
-        }
+            waiters = retire()
+        } while waiters == nil
+        for waiter in waiters ?? [] { waiter.resume() }
     }
 
-    /// The next job, or nil when there is none: the thread ends, and the last one wakes `settle`.
     private func next() -> Job? {
-        let (job, waiters) = state.withLock { state -> (Job?, [CheckedContinuation<Void, Never>]) in
-            if !state.queue.isEmpty && !state.stopping { return (state.queue.removeFirst(), []) }
+        state.withLock { state in !state.queue.isEmpty && !state.stopping ? state.queue.removeFirst() : nil }
+    }
+
+    /// Ends the thread, unless jobs came meanwhile (nil: it takes them; `enqueue` counted it
+    /// running). The last thread to end gets `settle`'s waiters to wake.
+    private func retire() -> [CheckedContinuation<Void, Never>]? {
+        state.withLock { state in
+            if !state.queue.isEmpty && !state.stopping { return nil }
             state.threads -= 1
-            guard state.threads == 0 else { return (nil, []) }
+            guard state.threads == 0 else { return [] }
             defer { state.waiters = [] }
-            return (nil, state.waiters)
+            return state.waiters
         }
-        for waiter in waiters { waiter.resume() }
-        return job
     }
 
     /// A connection for a worker thread, confined to it.

@@ -1,7 +1,10 @@
 /// The engine's limits and timings. Tests shrink the timings to run fast.
 public struct EngineConfiguration: Sendable, Equatable {
-    /// Transfers running at once, over all hosts.
+    /// Transfers running at once, over all hosts (at most `concurrencyLimit`: the engine reads
+    /// ahead, and sizes its tables, by it).
     public var maxConcurrentDownloads: Int = 4
+    /// The most transfers the engine runs at once, whatever `maxConcurrentDownloads` asks.
+    public static let concurrencyLimit = 10_000
     /// Transfers running at once to one host (counted per transfer, so HTTP/2
     /// multiplexing does not dodge it); nil for no per-host limit.
     public var maxDownloadsPerHost: Int? = nil
