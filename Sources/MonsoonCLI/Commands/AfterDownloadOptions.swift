@@ -20,7 +20,10 @@ struct AfterDownloadOptions: ParsableArguments {
         if let exec {
             do { _ = try HookCommand(exec) } catch { throw ValidationError("--exec: \(error.message)") }
         }
-        if let execJobs, execJobs < 1 { throw ValidationError("--exec-jobs must be at least 1") }
+        // Each runs on a thread with a connection of its own: a bound like -j's.
+        if let execJobs, !(1...TransferOptions.jobsLimit).contains(execJobs) {
+            throw ValidationError("--exec-jobs takes 1 to \(TransferOptions.jobsLimit) hooks at once, not \(execJobs)")
+        }
         if execJobs != nil && exec == nil { throw ValidationError("--exec-jobs goes with --exec") }
     }
 

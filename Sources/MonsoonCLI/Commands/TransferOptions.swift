@@ -4,7 +4,7 @@ import MonsoonEngine
 /// The options of the commands that download (`get`, `download`). Each one given wins
 /// over the home's setting (`monsoon config`), which wins over the default.
 struct TransferOptions: ParsableArguments {
-    @Option("-j", "--jobs", help: "Downloads running at once (get: 4; archive: 6; download and sync: the setting concurrency, 2).", valueName: "n")
+    @Option("-j", "--jobs", help: "Downloads running at once, 1 to 1000 (get: 4; archive: 6; download and sync: the setting concurrency, 2).", valueName: "n")
     var jobs: Int?
 
     @Option("--retries", help: "Retries after the first attempt for transient failures (default: the setting retries, 5).", valueName: "n")

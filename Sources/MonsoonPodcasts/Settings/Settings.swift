@@ -214,7 +214,7 @@ public final class Settings {
 
     // MARK: - Typed values
 
-    /// Episodes downloaded at once: 1 or more.
+    /// Episodes downloaded at once: 1 to 1000 (a larger value stored by an earlier version counts as 1000).
     public func concurrency() throws -> Int { Int(try effective(.concurrency)).map { min($0, 1000) } ?? 2 }
     /// Downloads at once to one host; nil for no limit.
     public func perHost() throws -> Int? { Int(try effective(.perHost)) }
