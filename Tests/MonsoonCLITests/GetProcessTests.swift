@@ -1,4 +1,5 @@
 import Foundation
+import MonsoonStore
 import MonsoonTestServer
 import Testing
 
@@ -55,6 +56,18 @@ import Testing
             #expect(run.status == 0, "\(options): \(run.errors)")
             #expect(folder.contents("out\(index)").filter { $0.hasSuffix(".bin") }.count == 6)
             #expect(!FileManager.default.fileExists(atPath: home + "/monsoon.sqlite-wal"), "\(options)")
+        }
+        // Nor when the queue cannot be opened (here: from a newer Monsoon) after the settings were read.
+        let newer = folder.file("newer")
+        try FileManager.default.createDirectory(atPath: newer, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        do {
+            let database = try Database(path: newer + "/monsoon.sqlite")
+            try database.execute("CREATE TABLE schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL); INSERT INTO schema_versions VALUES ('downloads', 999)")
+        }
+        for options in [[], ["--exec", "true {}"]] {
+            let refused = try await MonsoonProcess(["get", "-o", "out"] + options + urls, in: folder.path, home: newer).finish()
+            #expect(refused.status == 1 && refused.errors.contains("schema version 999"), "\(options): \(refused.errors)")
+            #expect(!FileManager.default.fileExists(atPath: newer + "/monsoon.sqlite-wal"), "\(options)")
         }
     }
 

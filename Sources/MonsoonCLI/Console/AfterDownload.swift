@@ -19,7 +19,9 @@ final class AfterDownload: Sendable {
     let writesInfoJSON: Bool
     let hook: HookCommand?
     private let jobs: Int
-    private let home: Home
+    /// The home's database: its path, not the `Home`, whose copy would keep the settings'
+    /// connection open to the end (the reporter and this hold each other that long).
+    private let databasePath: String
     let context: CommandContext
     let reporter: GetReporter
     let state = Mutex(State())
@@ -50,7 +52,7 @@ final class AfterDownload: Sendable {
         writesInfoJSON = options.writeInfoJSON
         hook = options.hook
         jobs = options.execJobs ?? AfterDownloadOptions.defaultJobs
-        self.home = home
+        databasePath = home.databasePath
         self.context = context
         self.reporter = reporter
     }
@@ -75,15 +77,19 @@ final class AfterDownload: Sendable {
     /// before the engine may start them.
     func owe(_ ids: [DownloadID]) throws {
         guard hook != nil else { return }
-        try Self.owe(ids, home: home)
+        try Self.owe(ids, databasePath: databasePath)
     }
 
     /// `owe(_:)`, before the reporter (and so this) exists: `download` records them before the engine starts.
     static func owe(_ ids: [DownloadID], home: Home) throws {
+        try owe(ids, databasePath: home.databasePath)
+    }
+
+    private static func owe(_ ids: [DownloadID], databasePath: String) throws {
         let ids = ids.filter(Self.applies)
         guard !ids.isEmpty else { return }
         do {
-            try HookLedger(database: try Database(path: home.databasePath)).owe(ids)
+            try HookLedger(database: try Database(path: databasePath)).owe(ids)
         } catch {
             throw CLIError(error, "cannot record the hooks this run owes")
         }
@@ -94,7 +100,7 @@ final class AfterDownload: Sendable {
     /// - Returns: their ids.
     func add(_ requests: [DownloadRequest]) throws -> [DownloadID] {
         guard !requests.isEmpty else { return [] }
-        let database = try Database(path: home.databasePath)
+        let database = try Database(path: databasePath)
         let store = try DownloadStore(database: database)
         let ledger = hook == nil ? nil : try HookLedger(database: database)
         return try database.write {
@@ -112,7 +118,7 @@ final class AfterDownload: Sendable {
         guard hook != nil, Self.applies(to: id) else { return }
         do {
             try addedLedger.withLock { ledger in
-                if ledger == nil { ledger = try HookLedger(database: try Database(path: home.databasePath)) }
+                if ledger == nil { ledger = try HookLedger(database: try Database(path: databasePath)) }
                 try ledger?.owe([id])
             }
         } catch {
@@ -182,7 +188,7 @@ final class AfterDownload: Sendable {
     }
 
     private func catchUpJobs(_ ids: [DownloadID], wholeQueue: Bool) throws -> [Job] {
-        let database = try Database(path: home.databasePath)
+        let database = try Database(path: databasePath)
         let ledger = hook == nil ? nil : try HookLedger(database: database)
         let store = try DownloadStore(database: database)
         // Rows of downloads the queue forgot (`downloads clear`) owe nothing any more.
@@ -236,7 +242,7 @@ final class AfterDownload: Sendable {
                 var worker: Worker?
                 while let job = next() {
                     do {
-                        if worker == nil { worker = try Worker(databasePath: home.databasePath, needsLedger: hook != nil) }
+                        if worker == nil { worker = try Worker(databasePath: databasePath, needsLedger: hook != nil) }
                         if let worker { perform(job, with: worker) }
                     } catch {
                         reporter.afterDownloadFailed(job.download.id, line: "\(Self.label(job.download)): cannot open the library for its metadata and hook: \(error)",
