@@ -11,15 +11,26 @@ import Foundation
 ///
 /// Against the part's way, that saves a row write naming the part, the part's attribute, the
 /// placer's round trip and the completion's own commit: most of what a small file cost.
-struct WholeFile: Sendable {
+///
+/// A class: the disk worker's run passes it through a dozen hands (its work item, the run's
+/// list, the link, the answer), and each copy of a value this size retained some twenty strings.
+final class WholeFile: Sendable {
     /// The name to choose, the space to check, the download and attempt (a part's, unsent).
-    var preparation: BodyPreparation
-    var body: Body
-    var lastModified: Date?
+    let preparation: BodyPreparation
+    let body: Body
+    let lastModified: Date?
     /// The volume whose allowance the body spent (`Volume.id`), given back if it is not written.
-    var volume: UInt64?
+    let volume: UInt64?
     /// The row as it is once the file is in place, less its path (nil: no store to save it in).
-    var completedRow: DownloadRecord?
+    let completedRow: DownloadRecord?
+
+    init(preparation: BodyPreparation, body: Body, lastModified: Date?, volume: UInt64?, completedRow: DownloadRecord?) {
+        self.preparation = preparation
+        self.body = body
+        self.lastModified = lastModified
+        self.volume = volume
+        self.completedRow = completedRow
+    }
 
     /// The body, in the loop's buffer: lent to the worker, whose answer gives it back; only the
     /// loop frees it (its memory is charged to the loop's `EarlyBudget` until then).
