@@ -64,7 +64,7 @@ extension EngineCore {
                   _ body: @escaping @Sendable (EngineCore, Result<Void, DownloadManagerError>) -> Void) {
         var missing: [DownloadID] = []
         var held: [DownloadID] = []
-        for id in ids { if records.hot[id] == nil { missing.append(id) } else { held.append(id) } }
+        for id in ids { if !records.isHot(id) { missing.append(id) } else { held.append(id) } }
         // While the queue is restored, every command waits behind it on the worker.
         guard persistent, !missing.isEmpty || restoring else { return body(self, .success(())) }
         // Those in memory now stay until `body` has them: a save confirmed meanwhile would let one
@@ -222,7 +222,7 @@ extension EngineCore {
         switch message {
         case .rows(let rows):
             // Nothing of these is in memory yet: every command reads its rows after the restore.
-            for (stored, inspected) in rows where records.hot[stored.request.id] == nil {
+            for (stored, inspected) in rows where !records.isHot(stored.request.id) {
                 adopt(stored, as: inspected)
                 adoptedThrough = max(adoptedThrough, stored.sequence)
             }
@@ -296,7 +296,7 @@ extension EngineCore {
     /// Takes in rows another process added (each once: those past the last one known).
     func adoptRows(_ rows: [(stored: DownloadRecord, inspected: DownloadRecord)]) {
         for (stored, inspected) in rows where stored.sequence > adoptedThrough {
-            if records.hot[stored.request.id] == nil {
+            if !records.isHot(stored.request.id) {
                 adopt(stored, as: inspected)
                 if hub.wants(.added) { emit(.added(stored.snapshot())) }
             }

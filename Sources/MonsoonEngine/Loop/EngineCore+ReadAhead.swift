@@ -17,7 +17,7 @@ extension EngineCore {
         inWindow.reserveCapacity(window)
         queue.forEach { entry in
             inWindow.append(entry.id)
-            if records.hot[entry.id] == nil, !prefetching.contains(entry.id), starting[entry.id] == nil { missing.append(entry.id) }
+            if !records.isHot(entry.id), !prefetching.contains(entry.id), starting[entry.id] == nil { missing.append(entry.id) }
             return inWindow.count < window
         }
         let seen = inWindow.count

@@ -24,13 +24,14 @@ extension EngineCore {
             starting[entry.id] = entry
             runningDownloads += 1
             for host in entry.hosts.each { runningPerHost[host, default: 0] += 1 }
-            if let record = records.hot[entry.id], case .discard = record.request.destination {
+            let record = records.hot[entry.id]   // one copy, for the three looks below
+            if let record, case .discard = record.request.destination {
                 // Nothing on disk to look at: the plan is made here.
                 startPrepared(entry.id, .ready(StartPreparation.plan(record)))
-            } else if let record = records.hot[entry.id], let ready = plannedHere(record, now: now) {
+            } else if let record, let ready = plannedHere(record, now: now) {
                 startPrepared(entry.id, .ready(ready))
             } else {
-                work.append(.prepareStart(StartPreparation(id: entry.id, record: records.hot[entry.id])))
+                work.append(.prepareStart(StartPreparation(id: entry.id, record: record)))
             }
         }
         prefetchStarts()

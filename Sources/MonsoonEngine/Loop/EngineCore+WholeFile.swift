@@ -100,11 +100,13 @@ extension EngineCore {
             // Its own save, confirmed first: a save queued after it may have written the row again
             // without the file (then the completion is saved once more).
             if persistent { records.saved([id]) }
-            guard var record = records.hot[id], record.sequence == answer.sequence, record.placing else { continue }
-            if let path = answer.path, record.filePath != path {
-                record.filePath = path
-                records[id] = record
-            }
+            // Where the record lies: no copy of it in and out.
+            let current = records.isHot(id) && records.update(id) { record -> Bool in
+                guard record.sequence == answer.sequence, record.placing else { return false }
+                if let path = answer.path, record.filePath != path { record.filePath = path }
+                return true
+            } == true
+            guard current else { continue }
             placementFinished(id, answer.result, saved: answer.rowSaved && !records.hasSavesInFlight(id), transient: answer.transient)
             records.evictIfAtRest(id)
         }

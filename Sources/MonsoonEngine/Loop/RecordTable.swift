@@ -21,6 +21,10 @@ struct RecordTable {
     /// the table never reads the store itself, on the transfer thread.
     private var preloaded: [DownloadID: DownloadRecord] = [:]
 
+    /// Whether the download's record is in memory, without the copy of it that `hot[id] == nil`
+    /// makes (a dozen strings retained and released, for a look).
+    func isHot(_ id: DownloadID) -> Bool { hot.index(forKey: id) != nil }
+
     /// The record in memory, else the one read for the running command; nil: no such download.
     subscript(id: DownloadID) -> DownloadRecord? {
         get { hot[id] ?? preloaded[id] }
