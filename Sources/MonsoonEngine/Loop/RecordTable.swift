@@ -37,7 +37,7 @@ struct RecordTable {
     /// - Returns: what `body` returns; nil when there is no such download.
     @discardableResult @inline(__always)   // specialized where it is used: a generic call costs more than the copy it saves
     mutating func update<T>(_ id: DownloadID, _ body: (inout DownloadRecord) -> T) -> T? {
-        if hot[id] == nil {
+        if !isHot(id) {
             guard let record = preloaded[id] else { return nil }
             hot[id] = record
         }
@@ -50,7 +50,7 @@ struct RecordTable {
 
     /// Rows read for a command, until `endPreload`.
     mutating func preload(_ rows: [DownloadRecord]) {
-        for row in rows where hot[row.request.id] == nil && removed[row.request.id]?.contains(row.sequence) != true {
+        for row in rows where !isHot(row.request.id) && removed[row.request.id]?.contains(row.sequence) != true {
             preloaded[row.request.id] = row
         }
     }
@@ -75,7 +75,7 @@ struct RecordTable {
         // Room for them all at once: grown one by one, a `get` of a thousand moved every record
         // it held seven times over before its first download could start.
         hot.reserveCapacity(hot.count + rows.count)
-        for row in rows where hot[row.request.id] == nil && removed[row.request.id]?.contains(row.sequence) != true && row.status == .queued {
+        for row in rows where !isHot(row.request.id) && removed[row.request.id]?.contains(row.sequence) != true && row.status == .queued {
             hot[row.request.id] = row
             kept.append(row.request.id)
         }
@@ -115,7 +115,7 @@ struct RecordTable {
     /// Drops a record at rest from memory, once its row holds all of it (a pinned one when it
     /// is unpinned).
     mutating func evictIfAtRest(_ id: DownloadID) {
-        guard persistent, unsaved[id] == nil, let record = hot[id], record.isAtRest else { return }
+        guard persistent, unsaved[id] == nil, let index = hot.index(forKey: id), hot.values[index].isAtRest else { return }   // read where it lies
         guard pinned[id] == nil else {
             evictionDeferred.insert(id)
             return
