@@ -136,7 +136,7 @@ struct Get: RunnableCommand {
                 try await manager.adoptStoredDownloads()
                 try await manager.claim(fresh)
             } else {
-                fresh = try await Self.enqueue(plan.requests(folder: folder), into: manager, firstOnTheirOwn: 2 * min(configuration.maxConcurrentDownloads, 1 << 20))
+                fresh = try await Self.enqueue(plan.requests(folder: folder), into: manager, firstOnTheirOwn: 2 * configuration.maxConcurrentDownloads)
             }
             afterDownload?.catchUp(plan.alreadyThereIDs)
             report(plan, fresh: fresh, to: reporter, context: context)

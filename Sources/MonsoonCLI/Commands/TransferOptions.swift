@@ -1,5 +1,6 @@
 import Foundation
 import MonsoonEngine
+import MonsoonPodcasts
 
 /// The options of the commands that download (`get`, `download`). Each one given wins
 /// over the home's setting (`monsoon config`), which wins over the default.
@@ -39,9 +40,8 @@ struct TransferOptions: ParsableArguments {
 
     init() {}
 
-    /// The most downloads at once that `-j` and the setting `concurrency` take (curl's
-    /// `--parallel-max` takes 300).
-    static let jobsLimit = 1000
+    /// The most downloads at once that `-j` takes: as many as the setting `concurrency`.
+    static let jobsLimit = Settings.concurrencyLimit
 
     mutating func validate() throws {
         if let jobs, !(1...Self.jobsLimit).contains(jobs) { throw ValidationError("--jobs takes 1 to \(Self.jobsLimit) downloads at once, not \(jobs)") }

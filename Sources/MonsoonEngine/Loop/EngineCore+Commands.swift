@@ -192,7 +192,7 @@ extension EngineCore {
     }
 
     func setLimits(maxConcurrent: Int?, perHost: Int??) {
-        if let maxConcurrent { configuration.maxConcurrentDownloads = min(max(0, maxConcurrent), EngineConfiguration.concurrencyLimit) }
+        if let maxConcurrent { configuration.maxConcurrentDownloads = EngineConfiguration.concurrency(maxConcurrent) }
         if let perHost { configuration.maxDownloadsPerHost = perHost.map { max(1, $0) } }
         needsScheduling = true
     }

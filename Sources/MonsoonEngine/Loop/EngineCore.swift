@@ -122,7 +122,7 @@ final class EngineCore {
     ///   queue in memory. The loop never reads the database itself: the worker restores the queue.
     init(configuration: EngineConfiguration, inbox: EngineInbox, hub: EventHub, workerStore: (any QueueStore)?) {
         self.configuration = configuration
-        self.configuration.maxConcurrentDownloads = min(configuration.maxConcurrentDownloads, EngineConfiguration.concurrencyLimit)
+        self.configuration.maxConcurrentDownloads = EngineConfiguration.concurrency(configuration.maxConcurrentDownloads)
         self.inbox = inbox
         self.hub = hub
         persistent = workerStore != nil

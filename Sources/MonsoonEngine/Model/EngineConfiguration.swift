@@ -5,6 +5,9 @@ public struct EngineConfiguration: Sendable, Equatable {
     public var maxConcurrentDownloads: Int = 4
     /// The most transfers the engine runs at once, whatever `maxConcurrentDownloads` asks.
     public static let concurrencyLimit = 10_000
+
+    /// `asked` transfers at once, as the engine takes them: 0 (none start) to `concurrencyLimit`.
+    static func concurrency(_ asked: Int) -> Int { min(max(0, asked), concurrencyLimit) }
     /// Transfers running at once to one host (counted per transfer, so HTTP/2
     /// multiplexing does not dodge it); nil for no per-host limit.
     public var maxDownloadsPerHost: Int? = nil

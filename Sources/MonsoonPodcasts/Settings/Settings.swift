@@ -59,7 +59,7 @@ public enum SettingKey: String, CaseIterable, Sendable {
     /// What the setting does, for `config` help and errors.
     public var summary: String {
         switch self {
-        case .concurrency: return "episodes downloaded at once by 'monsoon download' (a number, 1 to 1000)"
+        case .concurrency: return "episodes downloaded at once by 'monsoon download' (a number, 1 to \(Settings.concurrencyLimit))"
         case .perHost: return "downloads at once to one host (a number, or off)"
         case .downloadRoot: return "the folder episodes are downloaded into (an absolute path or ~/...)"
         case .template: return "where an episode's file goes under the root (variables: \(NamingTemplate.variables.map { "{\($0)}" }.joined(separator: ", ")))"
@@ -82,7 +82,7 @@ public enum SettingKey: String, CaseIterable, Sendable {
         func bad() -> SettingError { SettingError(.invalidValue, "'\(text)' is not a valid \(rawValue): \(summary)") }
         switch self {
         case .concurrency:
-            guard let number = Int(value), (1...1000).contains(number) else { throw bad() }
+            guard let number = Int(value), (1...Settings.concurrencyLimit).contains(number) else { throw bad() }
             return String(number)
         case .retries:
             guard let number = Int(value), number >= 0 else { throw bad() }
@@ -214,8 +214,10 @@ public final class Settings {
 
     // MARK: - Typed values
 
-    /// Episodes downloaded at once: 1 to 1000 (a larger value stored by an earlier version counts as 1000).
-    public func concurrency() throws -> Int { Int(try effective(.concurrency)).map { min($0, 1000) } ?? 2 }
+    /// The most downloads at once the setting `concurrency` (and `-j`) takes; curl's `--parallel-max` takes 300.
+    public static let concurrencyLimit = 1000
+    /// Episodes downloaded at once: 1 to `concurrencyLimit` (a larger value stored by an earlier version counts as the limit).
+    public func concurrency() throws -> Int { Int(try effective(.concurrency)).map { min($0, Self.concurrencyLimit) } ?? 2 }
     /// Downloads at once to one host; nil for no limit.
     public func perHost() throws -> Int? { Int(try effective(.perHost)) }
     /// Retries after the first attempt.
