@@ -9,6 +9,8 @@ public final class Statement {
     unowned let database: Database
     /// The statement's SQL text, as prepared.
     public let sql: String
+    /// How many parameters it has: values for all of them leave none of the last ones bound.
+    private let parameterCount: Int
 
     init(database: Database, sql: String) throws(StoreError) {
         var statement: OpaquePointer?
@@ -19,6 +21,7 @@ public final class Statement {
         self.raw = statement
         self.database = database
         self.sql = sql
+        parameterCount = Int(sqlite3_bind_parameter_count(statement))
     }
 
     deinit { sqlite3_finalize(raw) }
@@ -26,7 +29,7 @@ public final class Statement {
     /// Binds `values` to the parameters ?1, ?2, … in order, after a reset.
     public func bind(_ values: [SQLValueConvertible]) throws(StoreError) {
         sqlite3_reset(raw)
-        sqlite3_clear_bindings(raw)
+        clearBindings(past: values.count)
         for (offset, value) in values.enumerated() { try bind(value.sqlValue, at: Int32(offset + 1)) }
     }
 
@@ -34,8 +37,15 @@ public final class Statement {
     /// its value through a protocol.
     public func bind(_ values: [SQLValue]) throws(StoreError) {
         sqlite3_reset(raw)
-        sqlite3_clear_bindings(raw)
+        clearBindings(past: values.count)
         for (offset, value) in values.enumerated() { try bind(value, at: Int32(offset + 1)) }
+    }
+
+    /// Unbinds the last run's values when `count` new ones will not cover every parameter (an
+    /// unbound one is NULL). A row's insert or update binds them all: clearing first would cost
+    /// a pass over every parameter for nothing.
+    private func clearBindings(past count: Int) {
+        if count < parameterCount { sqlite3_clear_bindings(raw) }
     }
 
     private func bind(_ value: SQLValue, at index: Int32) throws(StoreError) {
