@@ -142,6 +142,39 @@ import Testing
         await trusting.shutdown()
     }
 
+    /// Downloads from an HTTP/2 host share one connection, as RFC 9113 asks of a client (and as
+    /// curl's --parallel does); from an HTTPS host that speaks only HTTP/1.1, they still run four
+    /// at a time, each on a connection of its own. Every file byte-exact either way.
+    @Test(arguments: [true, false])
+    func anHTTP2HostGetsOneConnection(_ http2: Bool) async throws {
+        // Served at 512 KiB/s each: the four run at the same time.
+        let files = (1...8).map { NginxServer.File(path: "slow/\($0).bin", size: 256 << 10, seed: UInt64(40 + $0)) }
+        let nginx = try await NginxServer(files: files, tls: true, http2: http2)
+        let folder = TemporaryFolder()
+        defer { nginx.stop(); folder.remove() }
+        var configuration = fastConfiguration(concurrency: 4)
+        configuration.caBundlePath = nginx.caPath
+        let manager = DownloadManager(configuration: configuration)
+        try await manager.enqueue(contentsOf: files.map { request(DownloadID($0.name), nginx.url($0.path), to: folder.file($0.name)) })
+        for file in files {
+            let done = try await waitFor(manager, DownloadID(file.name), [.completed, .failed], seconds: 60)
+            #expect(done.status == .completed, "\(file.name): \(String(describing: done.lastError))")
+        }
+        await manager.shutdown()
+        #expect(try await nginx.sha256(of: files.map { folder.file($0.name) }) == files.map { Body.pattern(size: $0.size, seed: $0.seed).sha256Hex() })
+
+        let entries = try await nginx.waitForAccessLog(count: files.count)
+        #expect(entries.count == files.count && entries.allSatisfy { $0.status == 200 }, "\(entries)")
+        let connections = Set(entries.map(\.connection))
+        if http2 {
+            #expect(entries.allSatisfy { $0.protocolName == "HTTP/2.0" }, "\(entries)")
+            #expect(connections.count == 1, "one connection for the HTTP/2 host: \(entries)")
+        } else {
+            #expect(entries.allSatisfy { $0.protocolName == "HTTP/1.1" }, "\(entries)")
+            #expect(connections.count == 4, "a connection for each of the four at a time, reused: \(entries)")
+        }
+    }
+
     /// nginx stopped and started again in the middle of a run: every download completes,
     /// byte-exact, resuming where it was cut.
     @Test func aServerRestartMidRunLosesNothing() async throws {
@@ -212,6 +245,10 @@ final class NginxServer {
         var ifRange: String?
         var bodyBytesSent: Int
         var etag: String?
+        /// nginx's serial number of the connection the request came on.
+        var connection: Int
+        /// `HTTP/1.1` or `HTTP/2.0`.
+        var protocolName: String
 
         /// The path of `GET /path HTTP/1.1`.
         var path: String {
@@ -220,7 +257,7 @@ final class NginxServer {
         }
 
         var description: String {
-            "\(status) \"\(request)\" range=\(range ?? "-") if-range=\(ifRange ?? "-") sent=\(bodyBytesSent) etag=\(etag ?? "-")"
+            "\(status) \"\(request)\" range=\(range ?? "-") if-range=\(ifRange ?? "-") sent=\(bodyBytesSent) etag=\(etag ?? "-") connection=\(connection)"
         }
     }
 
@@ -233,11 +270,14 @@ final class NginxServer {
     private var process: ChildProcess?
     /// Serves https with a certificate for 127.0.0.1 issued by a CA made for this server.
     let tls: Bool
+    /// Offers HTTP/2 too (chosen by ALPN), when `tls`.
+    let http2: Bool
     /// That CA's certificate (PEM), when `tls`.
     var caPath: String { folder.file("ca.pem") }
 
-    init(files: [File], tls: Bool = false) async throws {
+    init(files: [File], tls: Bool = false, http2: Bool = false) async throws {
         self.tls = tls
+        self.http2 = tls && http2
         try #require(
             FileManager.default.isExecutableFile(atPath: Self.binary),
             "nginx is not installed (\(Self.binary) is missing): run `make test`, which installs it"
@@ -389,11 +429,11 @@ final class NginxServer {
             fastcgi_temp_path \(quoted("temp/fastcgi"));
             uwsgi_temp_path \(quoted("temp/uwsgi"));
             scgi_temp_path \(quoted("temp/scgi"));
-            log_format monsoon escape=none '$status\\t$request\\t$http_range\\t$http_if_range\\t$body_bytes_sent\\t$sent_http_etag';
+            log_format monsoon escape=none '$status\\t$request\\t$http_range\\t$http_if_range\\t$body_bytes_sent\\t$sent_http_etag\\t$connection\\t$server_protocol';
             access_log \(quoted("access.log")) monsoon;
 
             server {
-                listen 127.0.0.1:\(port)\(tls ? " ssl" : "");
+                listen 127.0.0.1:\(port)\(tls ? " ssl" : "")\(http2 ? " http2" : "");
                 \(tls ? "ssl_certificate \(quoted("server.pem")); ssl_certificate_key \(quoted("server.key"));" : "")
                 root \(quoted("www"));
                 location /slow/ {
@@ -410,10 +450,11 @@ final class NginxServer {
         let text = (try? String(contentsOfFile: folder.file("access.log"), encoding: .utf8)) ?? ""
         return text.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            guard fields.count == 6, let status = Int(fields[0]) else { return nil }
+            guard fields.count == 8, let status = Int(fields[0]) else { return nil }
             func value(_ field: String) -> String? { field == "-" || field.isEmpty ? nil : field }
             return LogEntry(status: status, request: fields[1], range: value(fields[2]), ifRange: value(fields[3]),
-                            bodyBytesSent: Int(fields[4]) ?? -1, etag: value(fields[5]))
+                            bodyBytesSent: Int(fields[4]) ?? -1, etag: value(fields[5]), connection: Int(fields[6]) ?? -1,
+                            protocolName: fields[7])
         }
     }
 

@@ -196,6 +196,11 @@ final class Transfer {
         easy.setLong(CURLOPT_LOW_SPEED_TIME, configuration.stallSeconds)
         easy.setLong(CURLOPT_TCP_KEEPALIVE, 1)
         easy.setLong(CURLOPT_BUFFERSIZE, bufferSize)
+        // Downloads from one HTTP/2 host share one connection, as RFC 9113 asks of a client and
+        // curl's --parallel does: a start waits for a connection being made to learn whether it
+        // multiplexes, instead of opening one of its own (eight at a time made eight). An
+        // HTTP/1.1 host still gets a connection per download once the first has said so.
+        easy.setLong(CURLOPT_PIPEWAIT, 1)
         var hasUserAgent = false
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
             if name.caseInsensitiveCompare("User-Agent") == .orderedSame { hasUserAgent = true }
