@@ -198,9 +198,11 @@ final class Transfer {
         easy.setLong(CURLOPT_BUFFERSIZE, bufferSize)
         // Downloads from one HTTP/2 host share one connection, as RFC 9113 asks of a client and
         // curl's --parallel does: a start waits for a connection being made to learn whether it
-        // multiplexes, instead of opening one of its own (eight at a time made eight). An
-        // HTTP/1.1 host still gets a connection per download once the first has said so.
-        easy.setLong(CURLOPT_PIPEWAIT, 1)
+        // multiplexes, instead of opening one of its own (eight at a time made eight). Over TLS
+        // only, where the handshake says it (ALPN): an HTTP/1.1 host then gets a connection per
+        // download at once. Plain http never speaks HTTP/2 here, yet curl would learn so only
+        // from the first response, and every other start to the host would wait for it.
+        if url.utf8.count >= 6, url.prefix(6).lowercased() == "https:" { easy.setLong(CURLOPT_PIPEWAIT, 1) }
         var hasUserAgent = false
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
             if name.caseInsensitiveCompare("User-Agent") == .orderedSame { hasUserAgent = true }
