@@ -202,7 +202,7 @@ final class Transfer {
         // only, where the handshake says it (ALPN): an HTTP/1.1 host then gets a connection per
         // download at once. Plain http never speaks HTTP/2 here, yet curl would learn so only
         // from the first response, and every other start to the host would wait for it.
-        if url.utf8.count >= 6, url.prefix(6).lowercased() == "https:" { easy.setLong(CURLOPT_PIPEWAIT, 1) }
+        if url.prefix(6).lowercased() == "https:" { easy.setLong(CURLOPT_PIPEWAIT, 1) }
         var hasUserAgent = false
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
             if name.caseInsensitiveCompare("User-Agent") == .orderedSame { hasUserAgent = true }
