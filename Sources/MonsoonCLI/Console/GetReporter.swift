@@ -139,7 +139,7 @@ final class GetReporter: Sendable {
             state.own = Set(downloads.map(\.id))
             state.rows.reserveCapacity(state.rows.count + downloads.count)   // one table, not a doubling series
             for (id, url) in downloads where state.rows[id] == nil {
-                state.rows[id] = Row(name: Self.name(of: url))
+                state.rows[id] = Row(name: shownName(Self.name(of: url)))
             }
         }
     }
@@ -208,7 +208,7 @@ final class GetReporter: Sendable {
             case .added(let download):
                 guard state.own == nil else { return }
                 if state.rows[download.id] == nil { state.expected += 1 }
-                var row = Row(name: Self.name(of: download))
+                var row = Row(name: shownName(Self.name(of: download)))
                 row.expectedSize = download.request.expectedSize
                 state.rows[download.id] = row
             case .progress(let id, let bytes, let total):
@@ -237,13 +237,13 @@ final class GetReporter: Sendable {
         // A run of the whole queue (`download`) lists what is queued once its engine has started:
         // one that had finished already by then is still this run's, and counts in `N of M`.
         if state.rows[download.id] == nil && state.own == nil { state.expected += 1 }
-        var row = state.rows[download.id] ?? Row(name: Self.name(of: download))
+        var row = state.rows[download.id] ?? Row(name: shownName(Self.name(of: download)))
         let previous = row.status
         row.status = download.status
         row.bytes = download.bytes
         row.total = download.total ?? row.total
         row.expectedSize = download.request.expectedSize ?? row.expectedSize
-        row.name = row.title ?? Self.name(of: download)
+        row.name = row.title ?? shownName(Self.name(of: download))
         row.named = row.title != nil || download.filePath != nil
         row.error = download.lastError
         row.retryAt = download.retryAt
@@ -297,6 +297,13 @@ final class GetReporter: Sendable {
         return state.withLock { state in
             state.rows.filter { !$0.value.named && $0.value.title == nil && $0.value.status == .downloading }.map(\.key)
         }
+    }
+
+    /// A row's name as the run shows it: only the live view shows names (a finished line without
+    /// it gives the path), and working one out parses the URL, at every status change of every
+    /// download; without the view, none is made.
+    private func shownName(_ name: @autoclosure () -> String) -> String {
+        live ? name() : ""
     }
 
     /// A running download's file name, once it has one (a CDN's `a1b2c3` says nothing).
