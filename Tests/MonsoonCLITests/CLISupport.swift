@@ -22,6 +22,19 @@ struct Folder {
     func remove() { try? FileManager.default.removeItem(atPath: path) }
 }
 
+/// Writes `text` to `path` as an executable script, its descriptor close-on-exec from the start.
+/// Foundation's `write(toFile:)` opens without it: a child another test spawns meanwhile through a
+/// spawner that does not close every descriptor keeps the script open for writing for its whole
+/// life, and every run of the script then fails with "Text file busy".
+func writeScript(_ text: String, to path: String) throws {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+    guard fd >= 0 else { throw CLITestError("cannot create \(path): \(String(cString: strerror(errno)))") }
+    defer { close(fd) }
+    let bytes = Array(text.utf8)
+    let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    guard written == bytes.count, fchmod(fd, 0o755) == 0 else { throw CLITestError("cannot write \(path): \(String(cString: strerror(errno)))") }
+}
+
 /// What an in-process run printed and returned.
 struct RunResult {
     var status: Int32
@@ -144,8 +157,15 @@ final class SpawnedProcess: @unchecked Sendable {
             posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
             posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         }
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [] {   // no /proc: nothing to close
-            if let fd = Int32(name), fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
+        // Every descriptor but the three is closed in the child, by glibc's `closefrom` where it has
+        // one: a list made here misses what another thread opens before the spawn (a script a
+        // parallel test is writing, which the child then holds open for writing all its life, and
+        // every run of that script fails with "Text file busy").
+        typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        if dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map({ unsafeBitCast($0, to: AddCloseFrom.self)(&actions, 3) }) != 0 {
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [] {   // no /proc: nothing to close
+                if let fd = Int32(name), fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
+            }
         }
         // The working folder: through a shell-free `cd` is not possible with posix_spawn, so chdir
         // is done by the child through glibc's addchdir where available.

@@ -146,8 +146,7 @@ import Testing
         let url = server.url("/a.bin").absoluteString
         for (name, body, end) in [("stops", "kill -STOP $$", "killed by signal 15 (SIGTERM)"), ("ignores", "trap '' TERM; sleep 30", "killed by signal 9 (SIGKILL)")] {
             let script = folder.file("\(name).sh")
-            try "#!/bin/sh\ntouch \"$RUNS.\(name)\"\n\(body)\n".write(toFile: script, atomically: true, encoding: .utf8)
-            chmod(script, 0o755)
+            try writeScript("#!/bin/sh\ntouch \"$RUNS.\(name)\"\n\(body)\n", to: script)
             let interruption = Interruption()
             async let run = runMonsoon(["get", "-o", name, "--exec", script, url], in: folder.path, interruption: interruption,
                                        environment: HookTests.environment(folder))

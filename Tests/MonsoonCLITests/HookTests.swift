@@ -10,7 +10,7 @@ import Testing
     /// to `runs/N/` (one file each), and appends a line to `runs.log`.
     static func recorder(in folder: Folder) throws -> String {
         let path = folder.file("record.sh")
-        try """
+        try writeScript("""
             #!/bin/sh
             dir="$RUNS/$$"
             mkdir -p "$dir"
@@ -22,8 +22,7 @@ import Testing
             done
             echo "ran $1" >> "$RUNS.log"
             echo "hook says hello"
-            """.write(toFile: path, atomically: true, encoding: .utf8)
-        chmod(path, 0o755)
+            """, to: path)
         return path
     }
 
@@ -168,15 +167,14 @@ import Testing
         _ = InfoJSONTests.serve(server, count: 6, title: { "Episode \($0)" })
         // Each run says how many were running with it (itself included), holding its mark a moment.
         let script = folder.file("count.sh")
-        try """
+        try writeScript("""
             #!/bin/sh
             mkdir -p "$RUNS.running"
             touch "$RUNS.running/$$"
             ls "$RUNS.running" | wc -l >> "$RUNS.counts"
             sleep 0.2
             rm "$RUNS.running/$$"
-            """.write(toFile: script, atomically: true, encoding: .utf8)
-        chmod(script, 0o755)
+            """, to: script)
         for jobs in [2, 1] {
             let run = await runMonsoon(["archive", server.url("/feed.xml").absoluteString, "-o", "A\(jobs)", "--exec", script, "--exec-jobs", "\(jobs)",
                                         "--home", folder.file("home\(jobs)")], in: folder.path, environment: Self.environment(folder))
@@ -276,8 +274,7 @@ import Testing
         defer { folder.remove(); server.stop() }
         server.setRoute("/a.bin", Route(body: .bytes([1, 2, 3])))
         let script = folder.file("slow.sh")
-        try "#!/bin/sh\ntouch \"$RUNS.started\"\nsleep 30\n".write(toFile: script, atomically: true, encoding: .utf8)
-        chmod(script, 0o755)
+        try writeScript("#!/bin/sh\ntouch \"$RUNS.started\"\nsleep 30\n", to: script)
         let interruption = Interruption()
         let url = server.url("/a.bin").absoluteString
         let environment = HookTests.environment(folder)
