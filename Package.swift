@@ -105,7 +105,7 @@ let package = Package(
         .testTarget(name: "MonsoonPodcastsTests", dependencies: ["MonsoonPodcasts", "MonsoonEngine", "MonsoonStore", "MonsoonTestServer"]),
         .testTarget(name: "MonsoonStoreTests", dependencies: ["MonsoonStore", "CSQLite"]),
         .testTarget(name: "MonsoonEngineTests", dependencies: ["MonsoonEngine", "MonsoonStore", "MonsoonTestServer"]),
-        .testTarget(name: "MonsoonCLITests", dependencies: ["MonsoonCLI", "MonsoonEngine", "MonsoonPodcasts", "MonsoonStore", "MonsoonTestServer"]),
+        .testTarget(name: "MonsoonCLITests", dependencies: ["MonsoonCLI", "MonsoonEngine", "MonsoonPodcasts", "MonsoonStore", "MonsoonTestServer", "CLibc"]),
         .testTarget(name: "MonsoonTestServerTests", dependencies: ["MonsoonTestServer"]),
         // Against real PostgreSQL servers the tests start in temporary folders (Debian's postgresql).
         .testTarget(name: "MonsoonClusterTests", dependencies: ["MonsoonCluster", "MonsoonCLI", "MonsoonPodcasts", "MonsoonEngine", "MonsoonStore", "MonsoonTestServer"]),

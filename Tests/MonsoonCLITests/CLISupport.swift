@@ -1,3 +1,4 @@
+import CLibc
 import Foundation
 import MonsoonTestServer
 @testable import MonsoonCLI
@@ -32,7 +33,8 @@ func writeScript(_ text: String, to path: String) throws {
     defer { close(fd) }
     let bytes = Array(text.utf8)
     let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-    guard written == bytes.count, fchmod(fd, 0o755) == 0 else { throw CLITestError("cannot write \(path): \(String(cString: strerror(errno)))") }
+    guard written >= 0, fchmod(fd, 0o755) == 0 else { throw CLITestError("cannot write \(path): \(String(cString: strerror(errno)))") }
+    guard written == bytes.count else { throw CLITestError("cannot write \(path): \(written) of \(bytes.count) bytes written") }
 }
 
 /// What an in-process run printed and returned.
@@ -157,21 +159,15 @@ final class SpawnedProcess: @unchecked Sendable {
             posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
             posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         }
-        // Every descriptor but the three is closed in the child, by glibc's `closefrom` where it has
-        // one: a list made here misses what another thread opens before the spawn (a script a
-        // parallel test is writing, which the child then holds open for writing all its life, and
-        // every run of that script fails with "Text file busy").
-        typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-        if dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map({ unsafeBitCast($0, to: AddCloseFrom.self)(&actions, 3) }) != 0 {
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [] {   // no /proc: nothing to close
-                if let fd = Int32(name), fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
-            }
-        }
-        // The working folder: through a shell-free `cd` is not possible with posix_spawn, so chdir
-        // is done by the child through glibc's addchdir where available.
-        typealias AddChdir = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
-        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addchdir_np") else { throw CLITestError("posix_spawn cannot change folders here") }
-        _ = directory.withCString { unsafeBitCast(symbol, to: AddChdir.self)(&actions, $0) }
+        // Every descriptor but the three is closed in the child, as the hooks' spawner does
+        // (`closefrom`): a list made here would miss what another thread opens before the spawn (a
+        // script a parallel test is writing, which the child then holds open for writing all its
+        // life, and every run of that script fails with "Text file busy").
+        let closing = monsoon_spawn_close_from(&actions, 3)
+        guard closing == 0 else { throw CLITestError("cannot close descriptors for \(path): \(String(cString: strerror(closing)))") }
+        // The working folder: posix_spawn has no `cd` but glibc's addchdir.
+        let changing = directory.withCString { monsoon_spawn_chdir(&actions, $0) }
+        guard changing == 0 else { throw CLITestError("cannot start \(path) in \(directory): \(String(cString: strerror(changing)))") }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
