@@ -165,7 +165,8 @@ extension EngineCore {
                 let pair = HostPair(first: hosts.id(record.host), last: answered?.id)
                 if let hold = hostHolds.record(status: status, download: id, hosts: pair, retryAt: at, namesWindow: failure.retryAfter != nil, now: now) {
                     // The others on that host wait too: said in this one's retrying line.
-                    record.lastError?.message += "; " + Self.holdText(host: answered?.key ?? record.host, until: hold.until, reason: hold.reason)
+                    let text = Self.holdText(host: answered?.key ?? record.host, until: hold.until, reason: hold.reason)
+                    record.lastError?.message += "; " + text
                     needsScheduling = true
                 }
             }

@@ -218,11 +218,17 @@ extension EngineCore {
     /// Decides where the body goes, once the status and headers are known.
     /// Called from curl's write callback (or at the end for a body-less response).
     func decideBody(_ transfer: Transfer) {
-        guard let id = transfer.downloadID, var record = records[id] else {
+        guard let id = transfer.downloadID else {
             transfer.sink = .aborted
             return
         }
+        // Before the record is copied out: a copy taken first would be written back below
+        // without the host it sets (and its change would copy the shared fields).
         countAnsweringHost(transfer)
+        guard var record = records[id] else {
+            transfer.sink = .aborted
+            return
+        }
         switch BodyDecision.decide(head: transfer.head, plan: transfer.plan, state: record.resume, expectedMediaType: record.request.expectedMediaType) {
         case .discard:
             transfer.sink = .discard
