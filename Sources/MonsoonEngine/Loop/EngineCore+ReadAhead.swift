@@ -15,10 +15,15 @@ extension EngineCore {
         // is cheaper than hashing each id at every turn that schedules.
         var inWindow: [DownloadID] = []
         inWindow.reserveCapacity(window)
-        queue.forEach { entry in
-            inWindow.append(entry.id)
-            if !records.isHot(entry.id), !prefetching.contains(entry.id), starting[entry.id] == nil { missing.append(entry.id) }
-            return inWindow.count < window
+        do {
+            // Read through the class at each entry, the table would be copied each time (eight
+            // collections retained and released); this copy is gone before the table changes below.
+            let records = self.records
+            queue.forEach { entry in
+                inWindow.append(entry.id)
+                if !records.isHot(entry.id), !prefetching.contains(entry.id), starting[entry.id] == nil { missing.append(entry.id) }
+                return inWindow.count < window
+            }
         }
         let seen = inWindow.count
         // Rows read ahead whose downloads left the line unstarted (a claim released, a host
