@@ -14,7 +14,25 @@ final class EasyHandle {
         check(monsoon_easy_set_sockets_cloexec(raw), CURLOPT_SOCKOPTFUNCTION)
     }
 
-    deinit { curl_easy_cleanup(raw) }
+    /// Added to the multi handle (`MultiHandle.add` and `remove` keep it): such a handle is never
+    /// reset for another transfer.
+    var isAdded = false
+
+    deinit { curl_easy_cleanup(raw) }   // removes it from the multi handle first, if it is there
+
+    /// Back to a new handle's options for another transfer (`curl_easy_reset`), keeping what curl
+    /// keeps across them (the TLS session and DNS caches) and the allocations a new handle makes.
+    /// - Returns: whether the handle may serve another transfer. Not while curl still holds the
+    ///   last one's receive buffer: libcurl 7.88 frees it only when the transfer leaves its
+    ///   connection to no other (an HTTP/2 stream's stays), and then refuses to size it again,
+    ///   while a reset would set the size back to its default, which could be more than the
+    ///   buffer holds. Asking for a size, before the reset, tells which.
+    func reset() -> Bool {
+        guard monsoon_easy_setopt_long(raw, CURLOPT_BUFFERSIZE, Int(CURL_MAX_WRITE_SIZE)) == CURLE_OK else { return false }
+        curl_easy_reset(raw)
+        check(monsoon_easy_set_sockets_cloexec(raw), CURLOPT_SOCKOPTFUNCTION)
+        return true
+    }
 
     // One setter per C argument type, never one overloaded on the Swift type.
 

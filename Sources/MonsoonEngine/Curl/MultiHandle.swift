@@ -24,11 +24,13 @@ final class MultiHandle {
     }
 
     func add(_ easy: EasyHandle) -> Bool {
-        curl_multi_add_handle(raw, easy.raw) == CURLM_OK
+        easy.isAdded = curl_multi_add_handle(raw, easy.raw) == CURLM_OK
+        return easy.isAdded
     }
 
     func remove(_ easy: EasyHandle) {
         curl_multi_remove_handle(raw, easy.raw)
+        easy.isAdded = false
     }
 
     /// Drives every transfer as far as it can go without blocking.

@@ -90,7 +90,7 @@ extension EngineCore {
             let job = fetchQueue.removeFirst()
             if job.isCompleted { continue }
             let request = job.request
-            let transfer = Transfer(purpose: .fetch(job), plan: AttemptPlan(offset: 0, ifRange: nil))
+            let transfer = Transfer(purpose: .fetch(job), plan: AttemptPlan(offset: 0, ifRange: nil), handles: easyHandles)
             transfer.configure(url: request.url.absoluteString, headers: request.headers, configuration: configuration, bufferSize: Self.fetchBufferSize)
             // With a WARC, a body is recorded as it came: none compressed, which curl would have decoded.
             if request.acceptsCompression && configuration.warc == nil { transfer.easy.setString(CURLOPT_ACCEPT_ENCODING, "") }

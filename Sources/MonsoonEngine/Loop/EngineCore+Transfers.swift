@@ -119,7 +119,7 @@ extension EngineCore {
             volume = disk
         }
         let url = record.request.url.absoluteString
-        let transfer = Transfer(purpose: .download(id), plan: plan)
+        let transfer = Transfer(purpose: .download(id), plan: plan, handles: easyHandles)
         let buffers = downloadBuffers()
         transfer.configure(url: url, headers: record.request.headers, configuration: configuration, bufferSize: buffers.curl)
         if let kernel = buffers.kernel { transfer.easy.setReceiveBuffer(kernel) }

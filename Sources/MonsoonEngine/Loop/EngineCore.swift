@@ -17,6 +17,8 @@ final class EngineCore {
 
     var configuration: EngineConfiguration
     let multi = MultiHandle()
+    /// Easy handles between transfers: about as many as run at once (and a few for fetches).
+    let easyHandles: EasyHandlePool
     let inbox: EngineInbox
     let hub: EventHub
     /// Flushes and renames finished files, and flushes parts for checkpoints, off this thread.
@@ -125,6 +127,7 @@ final class EngineCore {
         self.configuration.maxConcurrentDownloads = EngineConfiguration.concurrency(configuration.maxConcurrentDownloads)
         self.inbox = inbox
         self.hub = hub
+        easyHandles = EasyHandlePool(limit: min(64, self.configuration.maxConcurrentDownloads) + 4)
         persistent = workerStore != nil
         worker = DiskWorker(store: workerStore, inbox: inbox, hub: hub)
         placer = Placer(inbox: inbox, warc: configuration.warc)

@@ -31,7 +31,9 @@ final class Transfer {
     }
 
     let purpose: Purpose
-    let easy = EasyHandle()
+    let easy: EasyHandle
+    /// Where the handle goes back when this attempt is over (nil: cleaned up with it).
+    private let handles: EasyHandlePool?
     let plan: AttemptPlan
     var head = ResponseHead()
     /// The statuses of the redirects curl followed.
@@ -128,9 +130,11 @@ final class Transfer {
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer: UnsafeMutablePointer<CChar>
 
-    init(purpose: Purpose, plan: AttemptPlan) {
+    init(purpose: Purpose, plan: AttemptPlan, handles: EasyHandlePool? = nil) {
         self.purpose = purpose
         self.plan = plan
+        self.handles = handles
+        easy = handles?.take() ?? EasyHandle()
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         easy.setPointer(CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(errorBuffer))
@@ -150,6 +154,7 @@ final class Transfer {
         easy.setHeaders(nil)
         curl_slist_free_all(headerList)
         errorBuffer.deallocate()
+        handles?.giveBack(easy)
     }
 
     var downloadID: DownloadID? {
