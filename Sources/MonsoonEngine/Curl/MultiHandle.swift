@@ -29,8 +29,8 @@ final class MultiHandle {
     }
 
     func remove(_ easy: EasyHandle) {
-        curl_multi_remove_handle(raw, easy.raw)
-        easy.isAdded = false
+        // Refused from inside one of curl's callbacks: the handle is still curl's then.
+        if curl_multi_remove_handle(raw, easy.raw) == CURLM_OK { easy.isAdded = false }
     }
 
     /// Drives every transfer as far as it can go without blocking.

@@ -31,7 +31,7 @@ extension EngineCore {
             stopTransfer(id)
             move(id, .pause)
         case .queue(let liftHostHold):
-            records[id]?.counters = RetryPolicy.Counters()
+            records.update(id) { $0.counters = RetryPolicy.Counters() }
             handle(id, .restartsForgotten)
             if liftHostHold { hostHolds.lift(hostPair(of: record)) }
             move(id, .requeue)

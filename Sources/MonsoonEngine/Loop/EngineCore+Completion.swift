@@ -193,7 +193,7 @@ extension EngineCore {
 
     func fail(_ id: DownloadID, _ error: DownloadError) {
         abandonWARC(id)
-        records[id]?.lastError = error
+        records.update(id) { $0.lastError = error }
         move(id, .fail)
     }
 
@@ -211,8 +211,10 @@ extension EngineCore {
             closeFile(transfer)   // refused, and reported: the download failed
             return
         }
-        records[id]?.bytes = transfer.fileSize
-        records[id]?.total = transfer.fileSize
+        records.update(id) { record in
+            record.bytes = transfer.fileSize
+            record.total = transfer.fileSize
+        }
         let lastModified = (transfer.head.lastModified ?? records[id]?.resume?.lastModified).flatMap(HTTPDate.parse)
         var placement = Placement(fd: transfer.fd, partPath: PartFile.path(for: path), destination: path, lastModified: lastModified,
                                   root: records[id]?.request.root)
@@ -237,7 +239,7 @@ extension EngineCore {
         case .success:
             warcCaptures[id] = nil
             warcRecorded.remove(id)
-            records[id]?.lastError = nil
+            records.update(id) { $0.lastError = nil }
             if let path = record.filePath { releasePath(path, of: id) }
             // The validators stay: they say which version of the resource the file is.
             move(id, .complete, saving: !saved)

@@ -172,7 +172,7 @@ extension EngineCore {
             placer.closePart(transfer.fd)
             transfer.fd = -1
         }
-        if case .file = transfer.sink { records[id]?.bytes = transfer.fileSize }
+        if case .file = transfer.sink { records.update(id) { $0.bytes = transfer.fileSize } }
     }
 
     func releaseSlot(_ id: DownloadID) {
@@ -354,7 +354,7 @@ extension EngineCore {
             transfer.writeEarly()
         case .failed(let error, _, let transient):
             // Its row may not have been saved: a reset checkpoint is flushed again next time.
-            records[id]?.checkpointResetPending = true
+            records.update(id) { $0.checkpointResetPending = true }
             transfer.discardEarly()
             transfer.abortError = error
             transfer.abortIsTransient = transient

@@ -63,7 +63,7 @@ extension EngineCore {
         guard record.status == .failed else {
             return .failure(.invalidRequest(id, "it is \(record.status.rawValue), not failed (resumed or retried meanwhile?)"))
         }
-        records[id]?.lastError = error
+        records.update(id) { $0.lastError = error }
         persist(id)
         // No status changes, but listeners learn the reason as they learned the failure.
         if hub.wants(.statusChanged), let snapshot = records.update(id, { $0.snapshot() }) { emit(.statusChanged(snapshot)) }

@@ -229,7 +229,7 @@ final class EngineCore {
             default: continue
             }
             transfer.reportedBytes = transfer.fileSize
-            records[id]?.bytes = transfer.fileSize
+            records.update(id) { $0.bytes = transfer.fileSize }
             emit(.progress(id: id, bytes: transfer.fileSize, total: transfer.total))
             if case .file = transfer.sink { saveProgress(id, transfer, now: now) }
         }
@@ -332,7 +332,7 @@ final class EngineCore {
             multi.remove(transfer.easy)
             switch transfer.purpose {
             case .download(let id):
-                records[id]?.bytes = transfer.fileSize
+                records.update(id) { $0.bytes = transfer.fileSize }
                 recordAttempt(id, transfer, keepsBody: true)
                 // Back in line for the next run (not in this one's queue: it is ending).
                 handle(id, .attemptEnded)

@@ -85,6 +85,10 @@ struct EngineLoop {
     /// waits on the engine's clock cannot be seen from outside otherwise). Nothing else reads it.
     var fetchesWaitingToRetry: Int { core.waitingFetches.count }
 
+    /// How many curl handles the loop has made rather than reused, for the tests of their reuse
+    /// (`EasyHandlePool`). Nothing else reads it.
+    var easyHandlesMade: Int { core.easyHandles.made }
+
     /// Applies commands other processes posted, up to number `seq` (see `CommandWatcher`).
     func apply(_ commands: [DownloadCommand], through seq: Int) { core.apply(commands, through: seq) }
 
