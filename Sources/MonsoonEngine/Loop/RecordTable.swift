@@ -23,7 +23,7 @@ struct RecordTable {
 
     /// Whether the download's record is in memory, without the copy of it that `hot[id] == nil`
     /// makes (a dozen strings retained and released, for a look).
-    @inline(__always) func isHot(_ id: DownloadID) -> Bool { hot.index(forKey: id) != nil }
+    func isHot(_ id: DownloadID) -> Bool { hot.index(forKey: id) != nil }
 
     /// The record in memory, else the one read for the running command; nil: no such download.
     subscript(id: DownloadID) -> DownloadRecord? {
@@ -153,7 +153,7 @@ struct RecordTable {
 
     /// Whether a save of `id` handed to the disk worker is not yet confirmed (a `hold` counts
     /// as one).
-    @inline(__always) func hasSavesInFlight(_ id: DownloadID) -> Bool {
+    func hasSavesInFlight(_ id: DownloadID) -> Bool {
         unsaved[id] != nil
     }
 

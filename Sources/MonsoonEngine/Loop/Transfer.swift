@@ -32,8 +32,8 @@ final class Transfer {
 
     let purpose: Purpose
     let easy: EasyHandle
-    /// Where the handle goes back when this attempt is over (nil: cleaned up with it).
-    private let handles: EasyHandlePool?
+    /// Where the handle goes back when this attempt is over.
+    private let handles: EasyHandlePool
     let plan: AttemptPlan
     var head = ResponseHead()
     /// The statuses of the redirects curl followed.
@@ -130,11 +130,11 @@ final class Transfer {
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer: UnsafeMutablePointer<CChar>
 
-    init(purpose: Purpose, plan: AttemptPlan, handles: EasyHandlePool? = nil) {
+    init(purpose: Purpose, plan: AttemptPlan, handles: EasyHandlePool) {
         self.purpose = purpose
         self.plan = plan
         self.handles = handles
-        easy = handles?.take() ?? EasyHandle()
+        easy = handles.take()
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         easy.setPointer(CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(errorBuffer))
@@ -154,7 +154,7 @@ final class Transfer {
         easy.setHeaders(nil)
         curl_slist_free_all(headerList)
         errorBuffer.deallocate()
-        handles?.giveBack(easy)
+        handles.giveBack(easy)
     }
 
     var downloadID: DownloadID? {
