@@ -24,9 +24,10 @@ import MonsoonPodcasts
         #expect(server.maxConcurrentRequests <= 2)
     }
 
-    /// A long list is queued in two batches, the first few on their own (so their downloads start
-    /// while the rest is written): the order, the files, the lines and the queue are those of one.
-    @Test func aLongListKeepsItsOrderAcrossItsTwoBatches() async throws {
+    /// A long list is queued in batches, the first few on their own (so their downloads start
+    /// while the rest is written), then 32 at a time with `-j 1` (2, 32 and 6 here): the order, the
+    /// files, the lines and the queue are those of one batch.
+    @Test func aLongListKeepsItsOrderAcrossItsBatches() async throws {
         let server = try TestServer()
         let folder = Folder()
         defer { folder.remove(); server.stop() }

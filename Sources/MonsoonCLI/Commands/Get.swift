@@ -136,7 +136,8 @@ struct Get: RunnableCommand {
                 try await manager.adoptStoredDownloads()
                 try await manager.claim(fresh)
             } else {
-                fresh = try await Self.enqueue(plan.requests(folder: folder), into: manager, firstOnTheirOwn: 2 * configuration.maxConcurrentDownloads)
+                fresh = try await Self.enqueue(plan.requests(folder: folder), into: manager, firstOnTheirOwn: 2 * configuration.maxConcurrentDownloads,
+                                              batch: Self.enqueueBatch(concurrency: configuration.maxConcurrentDownloads))
             }
             afterDownload?.catchUp(plan.alreadyThereIDs)
             report(plan, fresh: fresh, to: reporter, context: context)
@@ -243,20 +244,34 @@ struct Get: RunnableCommand {
         }
     }
 
-    /// Queues `requests`, in order, the first `first` on their own when there are many more:
-    /// their downloads start while the disk worker writes the others' rows (a thousand rows kept
-    /// the first download waiting 10 to 20 ms). A failure of the second batch leaves the first
-    /// queued, as a run stopped there would, for the next run to go on with; its error says so
-    /// (and keeps its code: a full disk still exits 3).
-    static func enqueue(_ requests: [DownloadRequest], into manager: DownloadManager, firstOnTheirOwn first: Int) async throws -> [DownloadID] {
+    /// Queues `requests`, in order: the first `first` on their own when there are many more, then
+    /// the rest in batches of `batch`. The downloads of each batch start while the disk worker
+    /// writes the next one's rows, and no batch keeps it long from the small files that finish
+    /// meanwhile: a thousand rows in one transaction kept the first download waiting 10 to 20 ms,
+    /// and then the files of the first ones waiting as long behind them, their transfers idle.
+    /// A failure of a later batch leaves the ones before it queued, as a run stopped there would,
+    /// for the next run to go on with; its error says so (and keeps its code: a full disk still exits 3).
+    static func enqueue(_ requests: [DownloadRequest], into manager: DownloadManager, firstOnTheirOwn first: Int, batch: Int) async throws -> [DownloadID] {
         guard first < requests.count / 4 else { return try await manager.enqueue(contentsOf: requests) }
-        let head = try await manager.enqueue(contentsOf: Array(requests.prefix(first)))
-        do {
-            return head + (try await manager.enqueue(contentsOf: Array(requests.dropFirst(first))))
-        } catch {
-            throw DownloadManagerError(error.code, error.message + "; the first \(first) were queued: run the same command again to go on",
-                                       download: error.download)
+        var ids = try await manager.enqueue(contentsOf: Array(requests.prefix(first)))
+        var start = first
+        while start < requests.count {
+            let end = min(requests.count, start + max(1, batch))
+            do {
+                ids += try await manager.enqueue(contentsOf: Array(requests[start..<end]))
+            } catch {
+                throw DownloadManagerError(error.code, error.message + "; the first \(start) were queued: run the same command again to go on",
+                                           download: error.download)
+            }
+            start = end
         }
+        return ids
+    }
+
+    /// The rows a batch of `enqueue` writes after the first: a few milliseconds of the disk
+    /// worker's time (about 12 µs a row), well within what the bodies waiting meanwhile may hold.
+    static func enqueueBatch(concurrency: Int) -> Int {
+        min(256, 32 * max(1, concurrency))
     }
 
     static func isIn(_ folder: String, _ download: Download) -> Bool {
