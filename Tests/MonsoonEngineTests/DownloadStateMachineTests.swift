@@ -1,4 +1,5 @@
 import Foundation
+import MonsoonTestServer
 import Testing
 @testable import MonsoonEngine
 
@@ -154,6 +155,35 @@ import Testing
         #expect(failed.lastError?.code == .engineFault)
         let reported = await manager.persistenceError() as? DownloadError
         #expect(reported?.code == .engineFault, "kept for persistenceError")
+        await manager.shutdown()
+    }
+
+    /// A refusal that comes from inside curl's write callback (the first body byte of an attempt
+    /// the machine no longer thinks is running): curl cannot let go of a transfer there, so the
+    /// transfer is cut short there and let go once curl has returned. The download fails, nothing
+    /// is written, and the engine goes on with the next one.
+    @Test func aRefusalInsideCurlsCallbackStopsTheTransferOnceCurlReturns() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        let late = Body.pattern(size: 300_000, seed: 7)
+        let next = Body.pattern(size: 40_000, seed: 8)
+        server.setRoute("/late.bin", Route(body: late, firstByteDelay: 0.3))
+        server.setRoute("/next.bin", Route(body: next))
+        let manager = DownloadManager(configuration: fastConfiguration(concurrency: 1))
+        try await manager.enqueue(request("late", server.url("/late.bin"), to: folder.file("late.bin")))
+        try await eventually("the request") { server.requests(for: "/late.bin").count == 1 }
+        // A fault of the driver, made on purpose: the machine hears that the attempt ended while
+        // curl still waits for its answer, so the first body byte's `bodyPreparing` is refused.
+        let ended = try await manager.perform(rows: ["late"], now: { loop in .success(loop.handle("late", .attemptEnded)) })
+        #expect(ended == DownloadRecord.StateMachine.Action.none)
+        let failed = try await waitFor(manager, "late", .failed)
+        #expect(failed.lastError?.code == .engineFault)
+        #expect((await manager.persistenceError() as? DownloadError)?.code == .engineFault)
+        #expect(!FileManager.default.fileExists(atPath: folder.file("late.bin")), "no file for the failed download")
+        try await manager.enqueue(request("next", server.url("/next.bin"), to: folder.file("next.bin")))
+        _ = try await waitFor(manager, "next", .completed)
+        #expect(sha256(ofFile: folder.file("next.bin")) == next.sha256Hex())
         await manager.shutdown()
     }
 }

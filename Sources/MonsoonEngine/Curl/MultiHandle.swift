@@ -28,9 +28,13 @@ final class MultiHandle {
         return easy.isAdded
     }
 
-    func remove(_ easy: EasyHandle) {
-        // Refused from inside one of curl's callbacks: the handle is still curl's then.
-        if curl_multi_remove_handle(raw, easy.raw) == CURLM_OK { easy.isAdded = false }
+    /// - Returns: false when curl refused, as it does from inside one of its callbacks: the
+    ///   handle is still curl's then.
+    @discardableResult
+    func remove(_ easy: EasyHandle) -> Bool {
+        guard curl_multi_remove_handle(raw, easy.raw) == CURLM_OK else { return false }
+        easy.isAdded = false
+        return true
     }
 
     /// Drives every transfer as far as it can go without blocking.

@@ -156,15 +156,26 @@ extension EngineCore {
     }
 
     /// Removes a running transfer, keeping its part file for a later resume.
-    func stopTransfer(_ id: DownloadID) {
+    /// - Returns: false when curl could not let go of the transfer (asked from inside one of its
+    ///   callbacks, by a refusal): the transfer is cut short (its callbacks answer 0 from now on)
+    ///   and stopped once curl has returned (`afterCurl`); freed inside the callback, it would
+    ///   leave curl a handle and a callback pointing at nothing.
+    @discardableResult
+    func stopTransfer(_ id: DownloadID) -> Bool {
+        if let transfer = running[id], !multi.remove(transfer.easy) {
+            transfer.sink = .aborted
+            afterCurl.append { core in
+                if core.running[id] === transfer { core.stopTransfer(id) }
+            }
+            return false
+        }
         // A part being prepared is closed when it comes back, and what came for it meanwhile is
         // dropped; an ended attempt that waited for it no longer holds back a start.
         if let waiting = preparing.removeValue(forKey: id) {
             waiting.discardEarly()
             if waiting.endedWhilePreparing != nil { needsScheduling = true }
         }
-        guard let transfer = running[id] else { return }
-        multi.remove(transfer.easy)
+        guard let transfer = running[id] else { return true }
         transfers[transfer.easy.raw] = nil
         releaseSlot(id)
         recordAttempt(id, transfer, keepsBody: true)
@@ -173,6 +184,15 @@ extension EngineCore {
             transfer.fd = -1
         }
         if case .file = transfer.sink { records.update(id) { $0.bytes = transfer.fileSize } }
+        return true
+    }
+
+    /// Runs what had to wait for curl to return (`stopTransfer` from inside a callback).
+    func runAfterCurl() {
+        guard !afterCurl.isEmpty else { return }
+        let due = afterCurl
+        afterCurl.removeAll()
+        for body in due { body(self) }
     }
 
     func releaseSlot(_ id: DownloadID) {
@@ -291,7 +311,11 @@ extension EngineCore {
             transfer.total = total
             preparing[id] = transfer
             // Ended already (a body-less 2xx): its slot is free, and it ends once the part is ready.
-            if running[id] === transfer { handle(id, .bodyPreparing) }
+            // Refused (a fault, reported): the transfer stops, and nothing is prepared for it.
+            if running[id] === transfer, case .refuse? = handle(id, .bodyPreparing) {
+                transfer.sink = .aborted
+                return
+            }
             var preparation = BodyPreparation(
                 row: record, attempt: ObjectIdentifier(transfer), contentDisposition: transfer.head.contentDisposition,
                 contentType: transfer.head.contentType, finalURL: record.finalURL, offset: offset, total: total,

@@ -70,6 +70,8 @@ final class EngineCore {
     let earlyBudget = EarlyBudget(bytes: 8 * Transfer.earlyLimit)
     /// Downloads whose part is being prepared by the worker, by their (paused) attempt.
     var preparing: [DownloadID: Transfer] = [:]
+    /// What had to wait until curl returned (`stopTransfer` asked from inside one of its callbacks).
+    var afterCurl: [(EngineCore) -> Void] = []
     var needsScheduling = true
     var pendingEvents: [DownloadEvent] = []
     private var lastProgress = Date.distantPast
@@ -142,6 +144,7 @@ final class EngineCore {
     /// `EngineCore.run`, in EngineLoop.swift): starts what is due, lets curl move the bytes, takes in what finished.
     /// - Returns: how long the poll may wait, in milliseconds.
     func turn() -> Int32 {
+        runAfterCurl()   // asked for while curl ran between turns (a transfer let go of its pause)
         let now = configuration.clock.now
         promoteDueRetries(now: now)
         promoteDueFetches(now: now)
@@ -150,6 +153,8 @@ final class EngineCore {
         paceTransfers()
         startDueWriteback()
         checkSpace(now: now)
+        // Before curl's messages: a transfer stopped now leaves none to finish it a second time.
+        runAfterCurl()
         while let (easy, code) = multi.nextDone() {
             if let transfer = transfers.removeValue(forKey: easy) { finish(transfer, code: code) }
         }
@@ -295,9 +300,14 @@ final class EngineCore {
         let error = DownloadError(.engineFault, "internal error: \(reason) (download \(id))")
         FileHandle.standardError.write(Data("monsoon: \(error.message)\n".utf8))   // rare: no hot path
         storeError = error
-        stopTransfer(id)
-        // Failed only where failing can happen (so this never refuses again); a file being
-        // placed lands first, and a completed download keeps its file.
+        // From inside one of curl's callbacks, the transfer stops once curl has returned, and
+        // the download fails after it.
+        if stopTransfer(id) { failRefused(id, error) } else { afterCurl.append { $0.failRefused(id, error) } }
+    }
+
+    /// Fails a download whose machine refused an event, where failing can happen (so this never
+    /// refuses again); a file being placed lands first, and a completed download keeps its file.
+    private func failRefused(_ id: DownloadID, _ error: DownloadError) {
         guard let record = records[id], record.state.phase == .idle,
               DownloadLifecycle.status(after: .fail, from: record.status) != nil else { return }
         records.update(id) { $0.lastError = error }
