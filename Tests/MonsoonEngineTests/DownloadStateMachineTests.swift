@@ -168,9 +168,12 @@ import Testing
         defer { folder.remove(); server.stop() }
         let late = Body.pattern(size: 300_000, seed: 7)
         let next = Body.pattern(size: 40_000, seed: 8)
-        server.setRoute("/late.bin", Route(body: late, firstByteDelay: 0.3))
+        // Its answer waits long enough for the fault below to be made first, even on a busy machine.
+        server.setRoute("/late.bin", Route(body: late, firstByteDelay: 3))
         server.setRoute("/next.bin", Route(body: next))
-        let manager = DownloadManager(configuration: fastConfiguration(concurrency: 1))
+        var configuration = fastConfiguration(concurrency: 1)
+        configuration.stallSeconds = 30   // the wait for the answer is no stall
+        let manager = DownloadManager(configuration: configuration)
         try await manager.enqueue(request("late", server.url("/late.bin"), to: folder.file("late.bin")))
         try await eventually("the request") { server.requests(for: "/late.bin").count == 1 }
         // A fault of the driver, made on purpose: the machine hears that the attempt ended while
