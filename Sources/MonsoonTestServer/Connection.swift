@@ -62,6 +62,7 @@ final class Connection {
             let (route, fault) = core.route(for: request.path, consumingFault: isGetOrHead)
             let plan = ResponsePlan.make(for: request, route: route, fault: fault)
             if let delay = route?.firstByteDelay, delay > 0, !pause(delay) { return }
+            if let gate = route?.gate, !wait(for: gate) { return }
             let keepAlive = request.wantsKeepAlive && !plan.closesConnection
             let completed = write(plan, keepAlive: keepAlive)
             core.requestFinished()
@@ -183,6 +184,15 @@ final class Connection {
     ///
     /// Polls the socket for hang-up rather than sleeping, so a stall fault neither delays
     /// `stop()` (its shutdown() makes poll return) nor outlives a client that gave up.
+    /// Waits until `gate` opens, watching for hang-up as `pause` does; false when the client
+    /// hung up or the server stops.
+    private func wait(for gate: Gate) -> Bool {
+        while !gate.isOpen {
+            guard pause(0.01) else { return false }
+        }
+        return true
+    }
+
     private func pause(_ seconds: Double) -> Bool {
         let deadline = ContinuousClock.now + .seconds(seconds)
         while true {

@@ -36,6 +36,8 @@ public struct Route: Sendable {
     /// Given, the route answers 403 to a request whose query lacks a good, unexpired signature
     /// from this signer (an expired private-feed link, say); see ``URLSigning``.
     public var signing: URLSigning? = nil
+    /// Given, each answer waits until the gate is open (after `firstByteDelay`); see ``Gate``.
+    public var gate: Gate? = nil
 
     /// A route; every parameter but `body` has the default of the property it sets.
     public init(
@@ -52,7 +54,8 @@ public struct Route: Sendable {
         faults: [Fault] = [],
         sendsContentLength: Bool = true,
         firstByteDelay: Double = 0,
-        signing: URLSigning? = nil
+        signing: URLSigning? = nil,
+        gate: Gate? = nil
     ) {
         self.body = body
         self.status = status
@@ -68,6 +71,7 @@ public struct Route: Sendable {
         self.sendsContentLength = sendsContentLength
         self.firstByteDelay = firstByteDelay
         self.signing = signing
+        self.gate = gate
     }
 
     /// A page answered with `status` and `text` as a `text/html` body, e.g. a permanent 404 or 500.

@@ -168,11 +168,12 @@ import Testing
         defer { folder.remove(); server.stop() }
         let late = Body.pattern(size: 300_000, seed: 7)
         let next = Body.pattern(size: 40_000, seed: 8)
-        // Its answer waits long enough for the fault below to be made first, even on a busy machine.
-        server.setRoute("/late.bin", Route(body: late, firstByteDelay: 3))
+        // Its answer waits until the fault below is made, however busy the machine.
+        let gate = Gate()
+        server.setRoute("/late.bin", Route(body: late, gate: gate))
         server.setRoute("/next.bin", Route(body: next))
         var configuration = fastConfiguration(concurrency: 1)
-        configuration.stallSeconds = 30   // the wait for the answer is no stall
+        configuration.stallSeconds = 60   // the wait for the answer is no stall
         let manager = DownloadManager(configuration: configuration)
         try await manager.enqueue(request("late", server.url("/late.bin"), to: folder.file("late.bin")))
         try await eventually("the request") { server.requests(for: "/late.bin").count == 1 }
@@ -180,6 +181,7 @@ import Testing
         // curl still waits for its answer, so the first body byte's `bodyPreparing` is refused.
         let ended = try await manager.perform(rows: ["late"], now: { loop in .success(loop.handle("late", .attemptEnded)) })
         #expect(ended == DownloadRecord.StateMachine.Action.none)
+        gate.open()
         let failed = try await waitFor(manager, "late", .failed)
         #expect(failed.lastError?.code == .engineFault)
         #expect((await manager.persistenceError() as? DownloadError)?.code == .engineFault)

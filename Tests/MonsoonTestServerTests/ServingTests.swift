@@ -22,6 +22,27 @@ struct ServingTests {
         #expect(server.bodyBytesSent == 300_000)
     }
 
+    /// A gated route holds its answer until the test opens the gate: the request is seen at once,
+    /// no body byte leaves before the gate opens, and the whole body after.
+    @Test func aGatedRouteAnswersOnceItsGateOpens() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let body = Body.pattern(size: 50_000, seed: 9)
+        let gate = Gate()
+        server.setRoute("/held", Route(body: body, gate: gate))
+        let opener = Thread {
+            let deadline = Date().addingTimeInterval(20)
+            while server.requests(for: "/held").isEmpty && Date() < deadline { usleep(1000) }
+            usleep(200_000)   // the answer would have left by now, were it not held
+            if server.bodyBytesSent == 0 { gate.open() }
+        }
+        opener.start()
+        let result = try Curl.run([server.url("/held").absoluteString])
+        #expect(gate.isOpen, "opened only while nothing of the body had been sent")
+        #expect(result.status == 200)
+        #expect(result.body == body.data())
+    }
+
     @Test func fileBodyWithLastModified() throws {
         let path = temporaryPath("file.bin")
         let content = Body.pattern(size: 200_003, seed: 3).data()
