@@ -180,10 +180,6 @@ final class Connection {
         return true
     }
 
-    /// Waits `seconds`, waking early (and returning false) when the server stops or the peer hangs up.
-    ///
-    /// Polls the socket for hang-up rather than sleeping, so a stall fault neither delays
-    /// `stop()` (its shutdown() makes poll return) nor outlives a client that gave up.
     /// Waits until `gate` opens, watching for hang-up as `pause` does; false when the client
     /// hung up or the server stops.
     private func wait(for gate: Gate) -> Bool {
@@ -193,6 +189,10 @@ final class Connection {
         return true
     }
 
+    /// Waits `seconds`, waking early (and returning false) when the server stops or the peer hangs up.
+    ///
+    /// Polls the socket for hang-up rather than sleeping, so a stall fault neither delays
+    /// `stop()` (its shutdown() makes poll return) nor outlives a client that gave up.
     private func pause(_ seconds: Double) -> Bool {
         let deadline = ContinuousClock.now + .seconds(seconds)
         while true {

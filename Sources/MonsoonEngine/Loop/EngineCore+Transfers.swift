@@ -314,6 +314,8 @@ extension EngineCore {
             // Refused (a fault, reported): the transfer stops, and nothing is prepared for it.
             if running[id] === transfer, case .refuse? = handle(id, .bodyPreparing) {
                 transfer.sink = .aborted
+                // Its reset was to be flushed with the part's row, which will not be written now.
+                if durably { records.update(id) { $0.checkpointResetPending = true } }
                 return
             }
             var preparation = BodyPreparation(

@@ -144,7 +144,9 @@ final class EngineCore {
     /// `EngineCore.run`, in EngineLoop.swift): starts what is due, lets curl move the bytes, takes in what finished.
     /// - Returns: how long the poll may wait, in milliseconds.
     func turn() -> Int32 {
-        runAfterCurl()   // asked for while curl ran between turns (a transfer let go of its pause)
+        // Asked for while curl ran between turns: it calls back from inside `curl_easy_pause`
+        // too, when a transfer is let go (no refusal can come from there today).
+        runAfterCurl()
         let now = configuration.clock.now
         promoteDueRetries(now: now)
         promoteDueFetches(now: now)
@@ -337,6 +339,7 @@ final class EngineCore {
     // MARK: - Shutdown
 
     func tearDown() {
+        runAfterCurl()   // nothing is left to wait for curl: it is not running now
         restoreStopped.withLock { $0 = true }
         for transfer in transfers.values {
             multi.remove(transfer.easy)
