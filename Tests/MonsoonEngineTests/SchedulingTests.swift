@@ -65,6 +65,11 @@ import Testing
         var configuration = fastConfiguration(concurrency: Int.max)
         configuration.maxDownloadsPerHost = 1
         let manager = try await DownloadManager.open(configuration: configuration, databasePath: folder.file("queue.sqlite"))
+        // What it reports is what it runs by.
+        #expect(manager.configuration.maxConcurrentDownloads == EngineConfiguration.concurrencyLimit)
+        let none = DownloadManager(configuration: fastConfiguration(concurrency: -3))
+        #expect(none.configuration.maxConcurrentDownloads == 0)
+        await none.shutdown()
         try await manager.enqueue(contentsOf: requests)
         await manager.waitUntilIdle()
         #expect(try await manager.downloads.allSatisfy { $0.status == .completed })

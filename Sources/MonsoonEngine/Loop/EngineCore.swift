@@ -125,8 +125,7 @@ final class EngineCore {
     /// - Parameter workerStore: the disk worker's connection to the queue's database, nil for a
     ///   queue in memory. The loop never reads the database itself: the worker restores the queue.
     init(configuration: EngineConfiguration, inbox: EngineInbox, hub: EventHub, workerStore: (any QueueStore)?) {
-        self.configuration = configuration
-        self.configuration.maxConcurrentDownloads = EngineConfiguration.concurrency(configuration.maxConcurrentDownloads)
+        self.configuration = configuration.asTaken
         self.inbox = inbox
         self.hub = hub
         easyHandles = EasyHandlePool(limit: min(64, self.configuration.maxConcurrentDownloads) + 4)

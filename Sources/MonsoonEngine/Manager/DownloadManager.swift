@@ -8,7 +8,8 @@ import Synchronization
 /// transfer thread and answered from it; nothing here blocks Swift's
 /// cooperative thread pool.
 public final class DownloadManager: Sendable {
-    /// The configuration the manager started with (limits may change later with `setLimits`).
+    /// The configuration the manager started with, as the engine takes it (its concurrency at
+    /// most `EngineConfiguration.concurrencyLimit`); limits may change later with `setLimits`.
     public let configuration: EngineConfiguration
     let inbox = EngineInbox()
     let hub = EventHub()
@@ -18,7 +19,7 @@ public final class DownloadManager: Sendable {
 
     /// A manager whose queue lives in memory only.
     public init(configuration: EngineConfiguration = EngineConfiguration()) {
-        self.configuration = configuration
+        self.configuration = configuration.asTaken
         thread = TransferThread(configuration: configuration, inbox: inbox, hub: hub, store: nil)
         watcher = nil
     }
@@ -48,7 +49,7 @@ public final class DownloadManager: Sendable {
 
     /// A manager on connections opened beforehand (see `open`): starting it does not block.
     init(configuration: EngineConfiguration, connections: Connections) {
-        self.configuration = configuration
+        self.configuration = configuration.asTaken
         thread = TransferThread(configuration: configuration, inbox: inbox, hub: hub, store: connections.worker)
         if let store = connections.watcher {
             watcher = CommandWatcher(store: store, inbox: inbox)

@@ -8,6 +8,13 @@ public struct EngineConfiguration: Sendable, Equatable {
 
     /// `asked` transfers at once, as the engine takes them: 0 (none start) to `concurrencyLimit`.
     static func concurrency(_ asked: Int) -> Int { min(max(0, asked), concurrencyLimit) }
+
+    /// This configuration as the engine runs it: its concurrency within `concurrencyLimit`.
+    var asTaken: EngineConfiguration {
+        var taken = self
+        taken.maxConcurrentDownloads = Self.concurrency(maxConcurrentDownloads)
+        return taken
+    }
     /// Transfers running at once to one host (counted per transfer, so HTTP/2
     /// multiplexing does not dodge it); nil for no per-host limit.
     public var maxDownloadsPerHost: Int? = nil
