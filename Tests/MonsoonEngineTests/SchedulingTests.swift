@@ -51,8 +51,9 @@ import Testing
         await manager.shutdown()
     }
 
-    /// A concurrency past the engine's limit is taken as the limit: the queue's read-ahead (twice
-    /// the concurrency) once reserved room for that many rows, and a per-host limit kept a line.
+    /// A concurrency past the engine's limit is taken as the limit, and the manager says so (one
+    /// below 0 as 0): the queue's read-ahead (twice the concurrency) once reserved room for that
+    /// many rows, and a per-host limit kept a line.
     @Test func aHugeConcurrencyIsCappedAndTheLineStillRuns() async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()

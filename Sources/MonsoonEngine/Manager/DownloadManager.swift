@@ -8,8 +8,8 @@ import Synchronization
 /// transfer thread and answered from it; nothing here blocks Swift's
 /// cooperative thread pool.
 public final class DownloadManager: Sendable {
-    /// The configuration the manager started with, as the engine takes it (its concurrency at
-    /// most `EngineConfiguration.concurrencyLimit`); limits may change later with `setLimits`.
+    /// The configuration the manager started with, as the engine takes it (its concurrency from 0
+    /// to `EngineConfiguration.concurrencyLimit`); limits may change later with `setLimits`.
     public let configuration: EngineConfiguration
     let inbox = EngineInbox()
     let hub = EventHub()
