@@ -311,9 +311,9 @@ extension EngineCore {
             transfer.total = total
             preparing[id] = transfer
             // Ended already (a body-less 2xx): its slot is free, and it ends once the part is ready.
-            // Refused (a fault, reported): the transfer stops, and nothing is prepared for it.
+            // Refused (a fault, reported): nothing is prepared for it. Still running, it is inside
+            // curl's write callback, where `refused` cuts it short (its sink `.aborted`).
             if running[id] === transfer, case .refuse? = handle(id, .bodyPreparing) {
-                transfer.sink = .aborted
                 // Its reset was to be flushed with the part's row, which will not be written now.
                 if durably { records.update(id) { $0.checkpointResetPending = true } }
                 return

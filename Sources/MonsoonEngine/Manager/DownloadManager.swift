@@ -20,7 +20,7 @@ public final class DownloadManager: Sendable {
     /// A manager whose queue lives in memory only.
     public init(configuration: EngineConfiguration = EngineConfiguration()) {
         self.configuration = configuration.asTaken
-        thread = TransferThread(configuration: configuration, inbox: inbox, hub: hub, store: nil)
+        thread = TransferThread(configuration: self.configuration, inbox: inbox, hub: hub, store: nil)
         watcher = nil
     }
 
@@ -50,7 +50,7 @@ public final class DownloadManager: Sendable {
     /// A manager on connections opened beforehand (see `open`): starting it does not block.
     init(configuration: EngineConfiguration, connections: Connections) {
         self.configuration = configuration.asTaken
-        thread = TransferThread(configuration: configuration, inbox: inbox, hub: hub, store: connections.worker)
+        thread = TransferThread(configuration: self.configuration, inbox: inbox, hub: hub, store: connections.worker)
         if let store = connections.watcher {
             watcher = CommandWatcher(store: store, inbox: inbox)
         } else {
