@@ -45,37 +45,63 @@ import Testing
         #expect(again.writePayloads([WARCPayload(pieces: [], url: "", path: "/nonexistent")]).first??.code == .closed)
     }
 
-    /// A run's file with a request and its response: its path and bytes.
-    static func oneFinishedFile(in folder: TemporaryFolder) throws -> (String, Data) {
-        let first = try WARCArchive.open(Self.configuration(folder.file("cap.warc.gz")))
-        first.record([Self.exchange])
-        let whole = try #require(try first.close().first)
-        return (whole, try Data(contentsOf: URL(fileURLWithPath: whole)))
+    /// The bytes of a run's file numbered `number`, with a request and its response, as a run
+    /// that was killed before closing it would have left it (made in a folder of its own).
+    static func runFile(numbered number: Int) throws -> Data {
+        let other = TemporaryFolder()
+        defer { other.remove() }
+        let naming = WARCNaming(path: other.file("cap.warc.gz"))
+        for taken in 0..<number { try Data().write(to: URL(fileURLWithPath: naming.path(taken))) }
+        let run = try WARCArchive.open(Self.configuration(other.file("cap.warc.gz")))
+        run.record([Self.exchange])
+        let whole = try #require(try run.close().first)
+        return try Data(contentsOf: URL(fileURLWithPath: whole))
     }
 
     @Test func aFileAKilledRunLeftOpenIsCutToItsLastWholeRecord() throws {
         let folder = TemporaryFolder()
         defer { folder.remove() }
-        let (_, bytes) = try Self.oneFinishedFile(in: folder)
+        let bytes = try Self.runFile(numbered: 7)
         // As a killed run leaves it: open, with half of a record after the whole ones.
-        let leftover = folder.file("cap-00007.warc.gz.open")
-        try (bytes + bytes.prefix(200)).write(to: URL(fileURLWithPath: leftover))
-        try Data([0x1F, 0x8B, 0x08]).write(to: URL(fileURLWithPath: folder.file("cap-00009.warc.gz.open")))   // not one whole record
+        try (bytes + bytes.prefix(200)).write(to: URL(fileURLWithPath: folder.file("cap-00007.warc.gz.open")))
+        try Data().write(to: URL(fileURLWithPath: folder.file("cap-00009.warc.gz.open")))   // nothing reached the disk
 
         let second = try WARCArchive.open(Self.configuration(folder.file("cap.warc.gz")))
         #expect(second.repairs.count == 2)
         #expect(second.repairs.contains { $0.hasPrefix(folder.file("cap-00007.warc.gz") + " was left open by a run that was stopped: cut to its last whole record (3 in all; ") })
-        #expect(second.repairs.contains { $0 == folder.file("cap-00009.warc.gz.open") + " was left by a run that was stopped, without a whole record: deleted" })
+        #expect(second.repairs.contains { $0 == folder.file("cap-00009.warc.gz.open") + " was left empty by a run that was stopped: deleted" })
         #expect(try Data(contentsOf: URL(fileURLWithPath: folder.file("cap-00007.warc.gz"))) == bytes)
         // The numbers are counted after the repair: the deleted file's, empty, may be taken again.
         #expect(try second.close() == [folder.file("cap-00008.warc.gz")])
-        #expect(folder.contents() == ["cap-00000.warc.gz", "cap-00007.warc.gz", "cap-00008.warc.gz"])
+        #expect(folder.contents() == ["cap-00007.warc.gz", "cap-00008.warc.gz"])
+    }
+
+    /// A `.open` file of the WARC's name that Monsoon did not begin (another tool's, a copy, or
+    /// bytes that are not gzip) is neither cut nor renamed: it is left as it is, and said.
+    @Test func aLeftoverMonsoonDidNotBeginIsLeftAsItIs() throws {
+        let folder = TemporaryFolder()
+        defer { folder.remove() }
+        let elsewhere = try Self.runFile(numbered: 0)   // a whole WARC, but its warcinfo names cap-00000
+        let foreign: [(String, Data)] = [
+            ("cap-00003.warc.gz.open", elsewhere + elsewhere.prefix(100)),
+            ("cap-00004.warc.gz.open", Data([0x1F, 0x8B, 0x08])),
+            ("cap-00005.warc.gz.open", Data("not a WARC at all\n".utf8)),
+        ]
+        for (name, bytes) in foreign { try bytes.write(to: URL(fileURLWithPath: folder.file(name))) }
+        let archive = try WARCArchive.open(Self.configuration(folder.file("cap.warc.gz")))
+        #expect(archive.repairs.sorted() == foreign.map {
+            folder.file($0.0) + " was not begun by Monsoon (its first record is not Monsoon's warcinfo naming it): left as it is; move it away if it is not wanted there"
+        })
+        for (name, bytes) in foreign { #expect(try Data(contentsOf: URL(fileURLWithPath: folder.file(name))) == bytes, "\(name) is untouched") }
+        #expect(try archive.close() == [folder.file("cap-00006.warc.gz")], "its numbers stay taken")
     }
 
     @Test func aLeftoverWhoseNameIsTakenGetsTheNextNumberAndNoFileIsReplaced() throws {
         let folder = TemporaryFolder()
         defer { folder.remove() }
-        let (whole, bytes) = try Self.oneFinishedFile(in: folder)
+        let bytes = try Self.runFile(numbered: 0)
+        let whole = folder.file("cap-00000.warc.gz")
+        try bytes.write(to: URL(fileURLWithPath: whole))
         // Left open by another run under a number that has a finished file now, and a file
         // a killed run was beginning.
         try bytes.write(to: URL(fileURLWithPath: folder.file("cap-00000.warc.gz.open")))

@@ -121,8 +121,10 @@ final class GzipMemberWriter {
 enum GzipMemberScan {
     /// The offset just past the last complete member of `fd` (read from its start), and how
     /// many complete members come before it. Stops at the first damaged or unfinished one.
+    /// `first`: the first `firstBytes` bytes the first member holds, uncompressed (a WARC's
+    /// `warcinfo`, which says who wrote the file).
     /// - Throws: when the file cannot be read (an I/O error is not its end: nothing may be cut).
-    static func completeEnd(of fd: Int32, path: String) throws(WARCError) -> (end: Int, members: Int) {
+    static func completeEnd(of fd: Int32, path: String, firstBytes: Int = 0) throws(WARCError) -> (end: Int, members: Int, first: [UInt8]) {
         let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
         stream.initialize(to: z_stream())
         defer { stream.deinitialize(count: 1); stream.deallocate() }
@@ -137,13 +139,14 @@ enum GzipMemberScan {
         var readOffset = 0      // file bytes read into `input` so far
         var end = 0
         var members = 0
+        var first: [UInt8] = []
         while true {
             if stream.pointee.avail_in == 0 {
                 let count = try FileRead.pread(fd, UnsafeMutableRawBufferPointer(start: input, count: inputSize), at: readOffset) { code in
                     WARCError.system("cannot read \(path), left open by an earlier run, so it is left as it is (copy what can be read of it elsewhere, "
                                      + "move it away, then run again)", errno: code)
                 }
-                if count == 0 { return (end, members) }   // the end of the file
+                if count == 0 { return (end, members, first) }   // the end of the file
                 readOffset += count
                 stream.pointee.next_in = input
                 stream.pointee.avail_in = UInt32(count)
@@ -151,6 +154,10 @@ enum GzipMemberScan {
             stream.pointee.next_out = output
             stream.pointee.avail_out = UInt32(outputSize)
             let result = inflate(stream, Z_NO_FLUSH)
+            if members == 0, first.count < firstBytes {
+                let produced = outputSize - Int(stream.pointee.avail_out)
+                first += UnsafeBufferPointer(start: output, count: min(produced, firstBytes - first.count))
+            }
             switch result {
             case Z_STREAM_END:
                 end = readOffset - Int(stream.pointee.avail_in)
@@ -159,7 +166,7 @@ enum GzipMemberScan {
             case Z_OK, Z_BUF_ERROR:
                 continue
             default:
-                return (end, members)   // damaged: cut here
+                return (end, members, first)   // damaged: cut here
             }
         }
     }

@@ -15,7 +15,8 @@ extension WARCArchive.State {
         var (prefix, suffix) = (Array<UInt8>(), Array<UInt8>())
         if let body {
             (prefix, suffix) = Self.framing(exchange, size: body.count)
-        } else if exchange.hadBody {
+        } else if exchange.hadBody, !fields.contains(where: { $0.name == "WARC-Truncated" }) {
+            // (A head cut short says `disconnect` already: a record has one reason.)
             fields.append(("WARC-Truncated", "unspecified"))
         }
         let payload = [prefix, body ?? [], suffix]

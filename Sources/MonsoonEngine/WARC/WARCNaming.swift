@@ -58,10 +58,19 @@ struct WARCNaming: Sendable {
         ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).compactMap(number(of:))   // an unreadable folder fails at the first write, with its reason
     }
 
+    /// Whether `head`, the start of a file's first record, is the `warcinfo` Monsoon begins each
+    /// file with, naming the file `name`.
+    static func isOurs(_ head: [UInt8], name: String) -> Bool {
+        let lines = String(decoding: head, as: UTF8.self).split(separator: "\r\n", omittingEmptySubsequences: false)
+        guard lines.count > 2, lines[0] == "WARC/1.1", lines[1] == "WARC-Type: warcinfo" else { return false }
+        return lines.prefix { !$0.isEmpty }.contains { $0 == "WARC-Filename: \(name)" }
+    }
+
     /// Files a killed run left open (and no process holds): cut back to their last whole
     /// record and given their final names (the next free number when a file has that name
-    /// already); one without a whole record is deleted, and so is a file a killed run was
-    /// beginning (`temporaryPath`). A file that cannot be read is left as it is, and said.
+    /// already); an empty one is deleted, and so is a file a killed run was beginning
+    /// (`temporaryPath`). A file that Monsoon did not begin, or that cannot be read, is left as
+    /// it is, and said.
     /// - Returns: what was done, a line per file.
     func repairLeftovers() throws(WARCError) -> [String] {
         var done: [String] = []
@@ -82,14 +91,22 @@ struct WARCNaming: Sendable {
             defer { Glibc.close(fd) }
             // Another monsoon writing it now holds its lock: it is that run's to close.
             guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { continue }
-            let (end, members) = try GzipMemberScan.completeEnd(of: fd, path: path)
-            if members == 0 {
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { throw WARCError.system("cannot repair \(path), left open by an earlier run", errno: errno) }
+            let size = Int(info.st_size)
+            if size == 0 {
+                // Nothing in it to lose: a run stopped before its first record reached the disk.
                 guard unlink(path) == 0 else { throw WARCError.system("cannot delete \(path), left empty by an earlier run", errno: errno) }
-                done.append("\(path) was left by a run that was stopped, without a whole record: deleted")
+                done.append("\(path) was left empty by a run that was stopped: deleted")
                 continue
             }
-            var info = stat()
-            let size = fstat(fd, &info) == 0 ? Int(info.st_size) : end
+            let (end, members, first) = try GzipMemberScan.completeEnd(of: fd, path: path, firstBytes: 4096)
+            // Only a file Monsoon began is cut and named: its first record is the warcinfo that names it.
+            guard members > 0, Self.isOurs(first, name: LocalFile.name(of: self.path(number))) else {
+                done.append("\(path) was not begun by Monsoon (its first record is not Monsoon's warcinfo naming it): left as it is; "
+                            + "move it away if it is not wanted there")
+                continue
+            }
             guard ftruncate(fd, off_t(end)) == 0, fsync(fd) == 0 else { throw WARCError.system("cannot repair \(path)", errno: errno) }
             var final = self.path(number)
             var renamed = ""

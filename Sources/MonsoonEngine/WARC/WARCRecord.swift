@@ -89,11 +89,13 @@ struct WARCExchange: Sendable {
     var request: [UInt8]
     var response: [UInt8] = []
 
-    /// The response's status, 0 before one came.
+    /// The response's status, 0 before one came: the three digits after the version, whether a
+    /// reason phrase follows or not (`HTTP/1.1 200`, `HTTP/2 200`).
     var status: Int {
         guard let line = response.split(separator: 0x0A, maxSplits: 1).first else { return 0 }
-        let pieces = line.split(separator: 0x20, maxSplits: 2)
-        return pieces.count > 1 ? Int(String(decoding: pieces[1], as: UTF8.self)) ?? 0 : 0
+        let pieces = line.split(whereSeparator: { $0 == 0x20 || $0 == 0x0D }).prefix(2)
+        guard pieces.count == 2, pieces.last!.count == 3 else { return 0 }
+        return Int(String(decoding: pieces.last!, as: UTF8.self)) ?? 0
     }
 
     /// The value of the response's header `name` (the last of that name), case-insensitively.
