@@ -40,6 +40,23 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: folder.file("nowhere")))
     }
 
+    /// A `monsoon.lock` planted as a link to another file: never opened through, so its target
+    /// is neither truncated nor written; the command says why it stops.
+    @Test func aLockFileThatIsALinkIsNeverOpenedThrough() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/a.mp3", Route(body: .bytes(Array("A".utf8))))
+        try FileManager.default.createDirectory(atPath: folder.file("home"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try Data("precious\n".utf8).write(to: URL(fileURLWithPath: folder.file("precious.txt")))
+        try FileManager.default.createSymbolicLink(atPath: folder.file("home/monsoon.lock"), withDestinationPath: folder.file("precious.txt"))
+        let run = await runMonsoon(["--home", "home", "get", "-o", "out", server.url("/a.mp3").absoluteString], in: folder.path)
+        #expect(run.status == 1)
+        #expect(run.errors == "monsoon: the lock file \(folder.file("home/monsoon.lock")) is a symbolic link, and Monsoon never opens its lock through one: "
+                + "remove it, then run again\n", "\(run.errors)")
+        #expect(try String(contentsOfFile: folder.file("precious.txt"), encoding: .utf8) == "precious\n")
+    }
+
     @Test func verifyReportsALinkInsteadOfReadingThroughIt() async throws {
         let server = try TestServer()
         let folder = Folder()

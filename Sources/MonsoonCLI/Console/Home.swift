@@ -136,9 +136,18 @@ final class HomeLock {
     /// Takes the lock at once, or returns nil when another process holds it.
     init?(path: String, role: Role) throws {
         self.path = path
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        // Never through a link (a planted one would have its target truncated below), nor a FIFO's wait.
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
         guard fd >= 0 else {
+            if errno == ELOOP {
+                throw CLIError(message: "the lock file \(path) is a symbolic link, and Monsoon never opens its lock through one: remove it, then run again")
+            }
             throw CLIError(message: "cannot open the lock file \(path): \(String(cString: strerror(errno)))")
+        }
+        var status = stat()
+        guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            // (`deinit` closes the descriptor, as below.)
+            throw CLIError(message: "the lock file \(path) is not a regular file: move it away, then run again")
         }
         // Held by another: nil, and `deinit` closes the descriptor (it runs for a failed init once
         // every property is set; closing here too closed whatever another thread had opened
@@ -173,7 +182,7 @@ final class HomeLock {
     /// Whether a process holds the lock at `path` (one is downloading), without keeping it:
     /// a shared lock tried and released at once.
     static func isHeld(at path: String) -> Bool {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else { return false }   // no lock file: nothing has ever downloaded here
         defer { close(fd) }
         guard flock(fd, LOCK_SH | LOCK_NB) == 0 else { return errno == EWOULDBLOCK }
@@ -192,7 +201,13 @@ final class HomeLock {
 
     /// The holder named in the lock file at `path`, if it can be read.
     static func holder(at path: String) -> Holder? {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }   // no file, no holder
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else { return nil }   // no file (or not ours to read), no holder
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 64)
+        let count = read(fd, &bytes, bytes.count)
+        guard count > 0 else { return nil }
+        let text = String(decoding: bytes[0..<count], as: UTF8.self)
         let words = text.split(whereSeparator: \.isWhitespace)
         guard let first = words.first, let pid = Int32(first) else { return nil }
         return Holder(pid: pid, role: words.dropFirst().first.flatMap { Role(rawValue: String($0)) } ?? .download)
