@@ -133,7 +133,7 @@ final class Connection {
 
     /// Writes one response; false if the socket failed (or the server stopped) on the way.
     private func write(_ plan: ResponsePlan, keepAlive: Bool) -> Bool {
-        var head = "HTTP/1.1 \(plan.status) \(ResponsePlan.reasonPhrase(plan.status))\r\n"
+        var head = (plan.statusLine ?? "HTTP/1.1 \(plan.status) \(ResponsePlan.reasonPhrase(plan.status))") + "\r\n"
         head += "Date: \(HTTPDate.format(Date()))\r\nServer: MonsoonTestServer\r\n"
         for (name, value) in plan.headers { head += "\(name): \(value)\r\n" }
         if !keepAlive { head += "Connection: close\r\n" }
@@ -141,6 +141,11 @@ final class Connection {
 
         let bodyLength = plan.sendsBody ? min(plan.range.count, plan.limit ?? Int.max) : 0
         var headBytes = Array(head.utf8)
+        if let cut = plan.headLimit {
+            // A head cut off mid-way: what was sent, then the connection ends.
+            _ = headBytes.withUnsafeMutableBytes { Socket.sendAll(fd, $0.baseAddress!, min(cut, $0.count), more: false) }
+            return false
+        }
         let headSent = headBytes.withUnsafeMutableBytes { Socket.sendAll(fd, $0.baseAddress!, $0.count, more: bodyLength > 0) }
         guard headSent else { return false }
 

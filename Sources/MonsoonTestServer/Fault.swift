@@ -18,6 +18,12 @@ public enum Fault: Sendable {
     /// For the next `times` requests: send the headers with the full Content-Length but
     /// leave out the last `missing` body bytes, then close the connection.
     case shortBody(missing: Int, times: Int)
+    /// For the next `times` requests: send the first `bytes` bytes of the response's head, then
+    /// close the connection (a head cut off mid-way).
+    case dropInHead(bytes: Int, times: Int)
+    /// For the next `times` requests: answer 416 with `Content-Range: bytes */total`
+    /// and, if given, `etag` (a lying server that calls where it cut a body the end).
+    case unsatisfiable(total: Int, etag: String?, times: Int)
     /// Every request: redirect with `status` (301/302/303/307/308) to `to`, sent verbatim as
     /// Location (any string, e.g. `"file:///etc/passwd"` or `"/other"`).
     case redirect(to: String, status: Int = 302)
@@ -25,7 +31,8 @@ public enum Fault: Sendable {
     /// How many requests the fault applies to; `Int.max` for the inexhaustible `redirect`.
     var times: Int {
         switch self {
-        case .status(_, let times, _), .dropAfter(_, let times), .stallAfter(_, _, let times), .shortBody(_, let times):
+        case .status(_, let times, _), .dropAfter(_, let times), .stallAfter(_, _, let times), .shortBody(_, let times),
+             .unsatisfiable(_, _, let times), .dropInHead(_, let times):
             return max(0, times)
         case .redirect:
             return Int.max

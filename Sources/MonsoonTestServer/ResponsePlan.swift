@@ -13,6 +13,10 @@ struct ResponsePlan {
     var sendsBody = false
     /// Faults: send at most this many body bytes, then stop.
     var limit: Int? = nil
+    /// Faults: send at most this many bytes of the head, then cut the connection.
+    var headLimit: Int? = nil
+    /// Sent verbatim instead of `HTTP/1.1 <status> <reason>` (``Route/statusLine``).
+    var statusLine: String? = nil
     /// Faults: after the (limited) body, keep the connection silent this long.
     var stallSeconds: Double = 0
     /// Body bytes per second.
@@ -46,11 +50,17 @@ struct ResponsePlan {
             var plan = page(status, isHead: isHead)
             plan.headers.append(("Location", location))
             return plan
+        case .unsatisfiable(let total, let etag, _)?:
+            var plan = page(416, isHead: isHead)
+            plan.headers.append(("Content-Range", "bytes */\(total)"))
+            if let etag { plan.headers.append(("ETag", etag)) }
+            return plan
         default:
             break
         }
 
         var plan = normal(for: request, route: route, isHead: isHead)
+        plan.statusLine = route.statusLine
         switch fault {
         case .dropAfter(let bytes, _)?:
             plan.limit = max(0, bytes)
@@ -61,6 +71,9 @@ struct ResponsePlan {
             plan.cutsConnection = true
         case .shortBody(let missing, _)?:
             plan.limit = max(0, plan.range.count - max(0, missing))
+            plan.cutsConnection = true
+        case .dropInHead(let bytes, _)?:
+            plan.headLimit = max(0, bytes)
             plan.cutsConnection = true
         default:
             break
@@ -126,7 +139,9 @@ struct ResponsePlan {
         switch parseRange(rangeHeader, size: size) {
         case .ignore:
             return finish(status: 200, range: 0..<size)
-        case .range(let range):
+        case .range(var range):
+            if let most = route.maxRangeLength { range = range.lowerBound..<min(range.upperBound, range.lowerBound + max(1, most)) }
+            if route.rangesWithoutValidators { validators = [] }
             return finish(status: 206, range: range,
                           extra: [("Content-Range", "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(size)")])
         case .unsatisfiable:

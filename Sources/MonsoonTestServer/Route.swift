@@ -20,6 +20,15 @@ public struct Route: Sendable {
     /// `true`: serve ranges without checking If-Range, like a broken server or cache,
     /// so a client must notice a changed resource by the validators of the 206 itself.
     public var ignoresIfRange: Bool = false
+    /// `true`: 206 answers carry neither ETag nor Last-Modified (with `ignoresIfRange`, a server
+    /// that serves another version's bytes for a range and gives no way to tell).
+    public var rangesWithoutValidators: Bool = false
+    /// Given, a 206 answers at most this many bytes of the range asked for (an honest short
+    /// answer: its Content-Range says where it ends).
+    public var maxRangeLength: Int? = nil
+    /// Sent verbatim as the status line of a normal answer (e.g. `"HTTP/1.1 200"`, without a
+    /// reason phrase); nil: `HTTP/1.1 <status> <reason>`.
+    public var statusLine: String? = nil
     /// Body bytes per second for each response (nil: as fast as the socket takes them).
     public var throttle: Int? = nil
     /// Further response headers, sent after the standard ones in this order.
@@ -49,6 +58,9 @@ public struct Route: Sendable {
         contentDisposition: String? = nil,
         supportsRanges: Bool = true,
         ignoresIfRange: Bool = false,
+        rangesWithoutValidators: Bool = false,
+        maxRangeLength: Int? = nil,
+        statusLine: String? = nil,
         throttle: Int? = nil,
         extraHeaders: [(String, String)] = [],
         faults: [Fault] = [],
@@ -65,6 +77,9 @@ public struct Route: Sendable {
         self.contentDisposition = contentDisposition
         self.supportsRanges = supportsRanges
         self.ignoresIfRange = ignoresIfRange
+        self.rangesWithoutValidators = rangesWithoutValidators
+        self.maxRangeLength = maxRangeLength
+        self.statusLine = statusLine
         self.throttle = throttle
         self.extraHeaders = extraHeaders
         self.faults = faults

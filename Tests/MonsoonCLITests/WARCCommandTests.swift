@@ -290,4 +290,39 @@ import Testing
         #expect(resource.ranges == "0-79999 earlier")
         #expect(try await Warcio.payloadSHA256("capture-00000.warc.gz", offset: resource.offset, in: folder) == body.sha256Hex())
     }
+
+    /// A status line without a reason phrase (`HTTP/1.1 200`) is a 200 all the same: its file is
+    /// recorded as the response's payload, not as a truncated head of status 0.
+    @Test func aStatusLineWithoutAReasonIsRecordedWhole() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let body = Body.pattern(size: 50_000, seed: 17)
+        server.setRoute("/bare.mp3", Route(body: body, contentType: "audio/mpeg", statusLine: "HTTP/1.1 200"))
+        let url = server.url("/bare.mp3")
+        let result = await runMonsoon(["get", "-o", "out", "--warc", "capture.warc.gz", url.absoluteString], in: folder.path)
+        #expect(result.status == 0, "\(result.errors)")
+        let records = try await Self.validRecords("capture-00000.warc.gz", in: folder)
+        let response = try #require(Self.records(records, "response", url).first)
+        #expect(response.status == "200" && response.truncated == nil)
+        #expect(try await Warcio.payloadSHA256("capture-00000.warc.gz", offset: response.offset, in: folder) == body.sha256Hex())
+    }
+
+    /// A head cut off mid-way is recorded once, as cut (`WARC-Truncated: disconnect`), never with
+    /// a second reason; the retry that brought the file is recorded whole.
+    @Test func aHeadCutMidWayHasOneTruncatedField() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let body = Body.pattern(size: 40_000, seed: 18)
+        server.setRoute("/cut.mp3", Route(body: body, contentType: "audio/mpeg", faults: [.dropInHead(bytes: 60, times: 1)]))
+        let url = server.url("/cut.mp3")
+        let result = await runMonsoon(["get", "-o", "out", "--warc", "capture.warc.gz", url.absoluteString], in: folder.path)
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(server.requests(for: "/cut.mp3").count == 2, "\(result.output) \(result.errors)")
+        let records = try await Self.validRecords("capture-00000.warc.gz", in: folder)
+        #expect(Self.records(records, "response", url).map(\.truncated) == ["disconnect", nil])
+        let text = try await ArchiveCommandTests.shell("/bin/sh", ["-c", "zcat \"$0\" | grep -ac '^WARC-Truncated:'", folder.file("capture-00000.warc.gz")], input: "")
+        #expect(text.output == "1\n", "one field, in the cut exchange's record")
+    }
 }

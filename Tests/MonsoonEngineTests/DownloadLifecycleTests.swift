@@ -13,7 +13,7 @@ import Testing
     }
 
     private func outcome(_ end: DownloadLifecycle.AttemptEnd) -> DownloadLifecycle.AttemptOutcome {
-        DownloadLifecycle.outcome(of: end, stallSeconds: 30, now: now)
+        DownloadLifecycle.outcome(of: end, stall: Stall(bytesPerSecond: 1024, seconds: 30), now: now)
     }
 
     @Test func aWholeBodyIsPlacedAndACountedOneIsDone() {
@@ -49,6 +49,16 @@ import Testing
         #expect(tooMany.isTransient)
     }
 
+    /// libcurl 7.88 ends a transfer cut inside its response's head without an error, as an empty
+    /// answer: it is a cut, retried, and never an empty file.
+    @Test func aHeadCutOffMidWayIsACutNotAnEmptyFile() {
+        var cut = end(200, received: 0, expected: nil)
+        cut.headComplete = false
+        guard case .retry(let failure, false) = outcome(cut) else { Issue.record("a cut head is retried"); return }
+        #expect(failure.error == DownloadError(.truncated, "the connection closed in the middle of the response's head"))
+        #expect(failure.isTransient)
+    }
+
     @Test func aNetworkFailureIsWeighedWithItsProgress() {
         guard case .retry(let failure, false) = outcome(end(200, received: 50, expected: 100, curlCode: 56, highWater: 20)) else {
             Issue.record("a dropped connection is retried")
@@ -59,15 +69,64 @@ import Testing
     }
 
     @Test func a416IsDoneWhenThePartIsWholeElseAFreshStart() {
+        let fresh = DownloadLifecycle.AttemptOutcome.restartFresh(reason: "the server could not serve the rest of the part")
         var whole = end(416, body: .none, received: 100, expected: nil, from: 100)
         whole.contentRange = "bytes */100"
+        whole.known = ResumeState(url: "u", etag: "\"a\"", lastModified: nil, total: 100)
         #expect(outcome(whole) == .placeWholePart(total: 100))
         var shorter = whole
         shorter.contentRange = "bytes */90"
-        #expect(outcome(shorter) == .restartFresh(reason: "the server could not serve the rest of the part"))
+        #expect(outcome(shorter) == fresh)
         var unnamed = whole
         unnamed.hasFile = false
-        #expect(outcome(unnamed) == .restartFresh(reason: "the server could not serve the rest of the part"))
+        #expect(outcome(unnamed) == fresh)
+        var unknown = whole
+        unknown.known = nil
+        #expect(outcome(unknown) == fresh, "nothing known of the part: nothing to agree with")
+    }
+
+    /// A server that cut a body at 50 of 100 bytes and then answers the rest with `416 */50`
+    /// (with the same ETag or another) must not have the half placed as whole.
+    @Test func a416ThatContradictsWhatWasKnownStartsOver() {
+        let fresh = DownloadLifecycle.AttemptOutcome.restartFresh(reason: "the server could not serve the rest of the part")
+        var lying = end(416, body: .none, received: 50, expected: nil, from: 50)
+        lying.contentRange = "bytes */50"
+        lying.known = ResumeState(url: "u", etag: "\"a\"", lastModified: nil, total: 100)
+        lying.etag = "\"a\""
+        #expect(outcome(lying) == fresh, "the length known was 100")
+        lying.etag = "\"b\""
+        #expect(outcome(lying) == fresh)
+        // No length was known (a body without Content-Length): the 416 must name the version asked for.
+        var unsized = lying
+        unsized.known?.total = nil
+        unsized.etag = "\"a\""
+        #expect(outcome(unsized) == .placeWholePart(total: 50))
+        unsized.etag = "\"b\""
+        #expect(outcome(unsized) == fresh)
+        unsized.etag = nil
+        #expect(outcome(unsized) == fresh, "a 416 that names no version proves nothing")
+        var dated = unsized
+        dated.known = ResumeState(url: "u", etag: nil, lastModified: "Mon, 01 Jan 2024 00:00:00 GMT", total: nil)
+        dated.lastModified = "Mon, 01 Jan 2024 00:00:00 GMT"
+        #expect(outcome(dated) == .placeWholePart(total: 50))
+        dated.lastModified = "Tue, 02 Jan 2024 00:00:00 GMT"
+        #expect(outcome(dated) == fresh)
+    }
+
+    /// An honest short 206 (`bytes 40-59/100` for `bytes=40-`) goes on from where it ended, at
+    /// once; one that ends before its own Content-Range says is a cut body.
+    @Test func aShort206GoesOnFromWhereItEnded() {
+        var short = end(206, received: 60, expected: 100, from: 40)
+        short.contentRange = "bytes 40-59/100"
+        #expect(outcome(short) == .continueRange)
+        var cut = short
+        cut.contentRange = "bytes 40-99/100"
+        guard case .retry(let failure, _) = outcome(cut) else { Issue.record("a cut body is a failure"); return }
+        #expect(failure.error.code == .truncated)
+        var none = short
+        none.received = 40
+        none.contentRange = "bytes 40-39/100"
+        guard case .retry = outcome(none) else { Issue.record("no progress is no continuation"); return }
     }
 
     @Test func callbacksDecisionsComeFirst() {

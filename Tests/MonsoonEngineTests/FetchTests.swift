@@ -144,8 +144,8 @@ import Testing
         #expect(FailureClassifier.connectionFailureText(code: 7, osErrno: Int(ENETUNREACH), url: URL(string: "http://[::1]:8080/x"))
                 == "cannot connect to [::1]:8080: network is unreachable")
         #expect(FailureClassifier.connectionFailureText(code: 28, osErrno: 0, url: url) == nil)
-        #expect(FailureClassifier.curlFailure(code: 7, text: "x", stallSeconds: 30).isConnectionFailure)
-        #expect(!FailureClassifier.curlFailure(code: 56, text: "x", stallSeconds: 30).isConnectionFailure)
+        #expect(FailureClassifier.curlFailure(code: 7, text: "x", stall: Stall(bytesPerSecond: 1024, seconds: 30)).isConnectionFailure)
+        #expect(!FailureClassifier.curlFailure(code: 56, text: "x", stall: Stall(bytesPerSecond: 1024, seconds: 30)).isConnectionFailure)
     }
 
     /// A fetch's retry waits on the engine's clock, as a download's does: an hour's Retry-After

@@ -6,11 +6,13 @@ import Testing
 @Suite struct ResumeDecisionTests {
     let state = ResumeState(url: "http://h/a.mp3", etag: "\"v1\"", lastModified: "Sun, 06 Nov 1994 08:49:37 GMT", total: 1000)
 
-    func head(_ status: Int, range: String? = nil, etag: String? = "\"v1\"", type: String = "audio/mpeg", length: Int? = nil) -> ResponseHead {
+    func head(_ status: Int, range: String? = nil, etag: String? = "\"v1\"", lastModified: String? = "Sun, 06 Nov 1994 08:49:37 GMT",
+              type: String = "audio/mpeg", length: Int? = nil) -> ResponseHead {
         var head = ResponseHead()
         head.status = status
         head.contentRange = range
         head.etag = etag
+        head.lastModified = lastModified
         head.contentType = type
         head.contentLength = length
         return head
@@ -48,6 +50,20 @@ import Testing
         guard case .restartFresh = BodyDecision.decide(head: head(206, range: nil), plan: plan, state: state, expectedMediaType: nil) else {
             Issue.record("no Content-Range must restart"); return
         }
+    }
+
+    /// A server that ignores If-Range and answers with another version's bytes can hide it by
+    /// leaving out the validators: a 206 without a validator the first answer carried restarts.
+    @Test func a206ThatDropsAValidatorRestarts() {
+        let plan = AttemptPlan(offset: 400, ifRange: "\"v1\"")
+        for (etag, date) in [(nil, "Sun, 06 Nov 1994 08:49:37 GMT"), ("\"v1\"", nil), (nil, nil)] as [(String?, String?)] {
+            let decision = BodyDecision.decide(head: head(206, range: "bytes 400-999/1000", etag: etag, lastModified: date), plan: plan, state: state, expectedMediaType: nil)
+            #expect(decision == .restartFresh("the resource changed on the server"), "ETag \(etag ?? "none"), Last-Modified \(date ?? "none")")
+        }
+        // What the first answer did not carry, the 206 need not.
+        let undated = ResumeState(url: state.url, etag: "\"v1\"", lastModified: nil, total: 1000)
+        #expect(BodyDecision.decide(head: head(206, range: "bytes 400-999/1000", lastModified: nil), plan: plan, state: undated, expectedMediaType: nil)
+                == .write(from: 400, total: 1000))
     }
 
     @Test func a200ToARangeRequestStartsOverCleanly() {

@@ -89,14 +89,14 @@ import Testing
     }
 
     @Test func curlCodes() {
-        #expect(FailureClassifier.curlFailure(code: 7, text: "refused", stallSeconds: 30).isTransient)
-        #expect(FailureClassifier.curlFailure(code: 56, text: "reset", stallSeconds: 30).isTransient)
-        #expect(FailureClassifier.curlFailure(code: 18, text: "partial", stallSeconds: 30).error.code == .truncated)
-        let stall = FailureClassifier.curlFailure(code: 28, text: "Operation too slow. Less than 1024 bytes/sec transferred the last 30 seconds", stallSeconds: 30)
+        #expect(FailureClassifier.curlFailure(code: 7, text: "refused", stall: Stall(bytesPerSecond: 1024, seconds: 30)).isTransient)
+        #expect(FailureClassifier.curlFailure(code: 56, text: "reset", stall: Stall(bytesPerSecond: 1024, seconds: 30)).isTransient)
+        #expect(FailureClassifier.curlFailure(code: 18, text: "partial", stall: Stall(bytesPerSecond: 1024, seconds: 30)).error.code == .truncated)
+        let stall = FailureClassifier.curlFailure(code: 28, text: "Operation too slow. Less than 1024 bytes/sec transferred the last 30 seconds", stall: Stall(bytesPerSecond: 1024, seconds: 30))
         #expect(stall.isTransient && stall.error.code == .stalled)
-        #expect(FailureClassifier.curlFailure(code: 1, text: "Protocol \"file\" not supported", stallSeconds: 30).error.code == .unsupportedScheme)
-        #expect(!FailureClassifier.curlFailure(code: 47, text: "", stallSeconds: 30).isTransient)
-        #expect(!FailureClassifier.curlFailure(code: 60, text: "certificate", stallSeconds: 30).isTransient)
+        #expect(FailureClassifier.curlFailure(code: 1, text: "Protocol \"file\" not supported", stall: Stall(bytesPerSecond: 1024, seconds: 30)).error.code == .unsupportedScheme)
+        #expect(!FailureClassifier.curlFailure(code: 47, text: "", stall: Stall(bytesPerSecond: 1024, seconds: 30)).isTransient)
+        #expect(!FailureClassifier.curlFailure(code: 60, text: "certificate", stall: Stall(bytesPerSecond: 1024, seconds: 30)).isTransient)
     }
 }
 

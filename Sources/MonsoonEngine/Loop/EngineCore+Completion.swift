@@ -59,10 +59,12 @@ extension EngineCore {
         }
         var highWater = 0
         var hasFile = false
+        var known: ResumeState?
         records.update(id) { record in
             if body != .none { record.bytes = transfer.fileSize }
             highWater = record.highWater
             hasFile = record.filePath != nil
+            known = record.resume
         }
         if body != .none { transfer.reportedBytes = transfer.fileSize }
         let head = transfer.head
@@ -72,7 +74,11 @@ extension EngineCore {
             contentRange: head.contentRange, received: transfer.fileSize, expected: transfer.total, resumedFrom: transfer.plan.offset,
             highWater: highWater, hasFile: hasFile)
         end.abortIsTransient = transfer.abortIsTransient
-        let outcome = DownloadLifecycle.outcome(of: end, stallSeconds: configuration.stallSeconds, now: configuration.clock.now)
+        end.etag = head.etag
+        end.headComplete = head.isComplete
+        end.lastModified = head.lastModified
+        end.known = known
+        let outcome = DownloadLifecycle.outcome(of: end, stall: configuration.stall, now: configuration.clock.now)
         switch outcome {
         case .fail, .restartFresh: recordAttempt(id, transfer, keepsBody: false)
         default: recordAttempt(id, transfer, keepsBody: true)
@@ -103,6 +109,9 @@ extension EngineCore {
                 record.bytes = total
             }
             place(id, transfer)
+        case .continueRange:
+            closeFile(transfer)
+            move(id, .requeue)
         case .restartFresh(let reason):
             restartFresh(id, transfer, reason: reason)
         case .fail(let error):

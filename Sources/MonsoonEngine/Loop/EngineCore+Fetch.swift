@@ -123,7 +123,11 @@ extension EngineCore {
             return .failure(RetryPolicy.Failure(error: error, isTransient: false, retryAfter: nil, madeProgress: false))
         }
         guard code == CURLE_OK else {
-            return .failure(FailureClassifier.curlFailure(code: Int(code.rawValue), text: transfer.errorText(code), stallSeconds: configuration.stallSeconds))
+            return .failure(FailureClassifier.curlFailure(code: Int(code.rawValue), text: transfer.errorText(code), stall: configuration.stall))
+        }
+        guard transfer.head.isComplete || transfer.head.status == 0 else {
+            let error = DownloadError(.truncated, "the connection closed in the middle of the response's head")
+            return .failure(RetryPolicy.Failure(error: error, isTransient: true, retryAfter: nil, madeProgress: false))
         }
         let finalURL = transfer.easy.string(CURLINFO_EFFECTIVE_URL).flatMap(URL.init(string:)) ?? job.request.url
         return .response(FetchResponse(

@@ -32,6 +32,7 @@ public struct EngineConfiguration: Sendable, Equatable {
     public var stallBytesPerSecond: Int = 1024
     /// The stall window, in seconds (see `stallBytesPerSecond`).
     public var stallSeconds: Int = 30
+    var stall: Stall { Stall(bytesPerSecond: stallBytesPerSecond, seconds: stallSeconds) }
     /// Bytes that must stay free on the destination's file system.
     public var diskReserve: Int = 64 << 20
     /// How often a running download's part is flushed to disk and its length saved

@@ -83,11 +83,17 @@ enum DownloadLifecycle {
         var abortIsTransient = false
         /// The final response's status (0: none).
         var status: Int
+        /// Its head ended with its blank line (false: cut off inside it).
+        var headComplete = true
         /// curl's result code (0: the transfer completed), and its text.
         var curlCode = 0
         var curlText = ""
         var retryAfter: String?
         var contentRange: String?
+        /// The final response's validators, and what was known of the part before the attempt.
+        var etag: String?
+        var lastModified: String?
+        var known: ResumeState?
         /// What the part holds now, and the length the server announced.
         var received = 0
         var expected: Int?
@@ -106,6 +112,9 @@ enum DownloadLifecycle {
         case place
         /// Asked for the rest of a part that already holds all `total` bytes (a 416): place it as it is.
         case placeWholePart(total: Int)
+        /// The server answered part of the range asked for, and said where it ended: keep the part
+        /// and ask for the rest at once (no failure, no delay).
+        case continueRange
         /// Drop the part and go again at once without Range (`restart` decides how often).
         case restartFresh(reason: String)
         /// Stop for good.
@@ -117,7 +126,7 @@ enum DownloadLifecycle {
         case holdForSpace(DownloadError)
     }
 
-    static func outcome(of end: AttemptEnd, stallSeconds: Int, now: Date) -> AttemptOutcome {
+    static func outcome(of end: AttemptEnd, stall: Stall, now: Date) -> AttemptOutcome {
         if let reason = end.restartReason { return .restartFresh(reason: reason) }
         if let error = end.abortError {
             if error.code == .notEnoughDiskSpace { return .holdForSpace(error) }
@@ -130,21 +139,33 @@ enum DownloadLifecycle {
             return .retry(FailureClassifier.httpFailure(status: end.status, retryAfter: end.retryAfter, now: now),
                           holdHost: FailureClassifier.holdsHost(status: end.status))
         }
+        if end.curlCode == 0, end.status > 0, !end.headComplete {
+            let error = DownloadError(.truncated, "the connection closed in the middle of the response's head")
+            return .retry(RetryPolicy.Failure(error: error, isTransient: true, retryAfter: nil, madeProgress: false), holdHost: false)
+        }
         if end.curlCode != 0 {
-            var failure = FailureClassifier.curlFailure(code: end.curlCode, text: end.curlText, stallSeconds: stallSeconds)
+            var failure = FailureClassifier.curlFailure(code: end.curlCode, text: end.curlText, stall: stall)
             failure.madeProgress = madeProgress
             return .retry(failure, holdHost: false)
         }
         if (200...299).contains(end.status) {
             if let expected = end.expected, end.received != expected {
+                if end.status == 206, end.received < expected, end.received > end.resumedFrom,
+                   let last = end.contentRange.flatMap(ContentRange.init)?.last, last + 1 == end.received {
+                    return .continueRange
+                }
                 let error = DownloadError(.truncated, "the body ended at \(end.received) of \(expected) bytes")
                 return .retry(RetryPolicy.Failure(error: error, isTransient: true, retryAfter: nil, madeProgress: madeProgress), holdHost: false)
             }
             return end.body == .counted ? .complete : .place
         }
         if end.status == 416 {
-            // Asked for bytes past the end: done if the part already holds the whole resource.
-            if end.resumedFrom > 0, end.hasFile, let total = end.contentRange.flatMap(ContentRange.init)?.total, total == end.resumedFrom {
+            // Asked for bytes past the end: done if the part already holds the whole resource, and
+            // the 416 says so in agreement with what was known (a server that cut the body short
+            // and then calls the cut the end must not certify half a file).
+            if end.resumedFrom > 0, end.hasFile, let known = end.known,
+               let total = end.contentRange.flatMap(ContentRange.init)?.total,
+               known.confirmsWhole(partSize: end.resumedFrom, total: total, etag: end.etag, lastModified: end.lastModified) {
                 return .placeWholePart(total: total)
             }
             return .restartFresh(reason: "the server could not serve the rest of the part")

@@ -1,5 +1,11 @@
 import Foundation
 
+/// The stall rule: a transfer under `bytesPerSecond` for `seconds` is stalled.
+struct Stall: Equatable {
+    var bytesPerSecond: Int
+    var seconds: Int
+}
+
 /// Turns how an attempt ended into a failure the retry policy understands.
 enum FailureClassifier {
     /// An HTTP error status: 408, 429 and 5xx are transient; other statuses are permanent.
@@ -14,7 +20,7 @@ enum FailureClassifier {
     static func holdsHost(status: Int) -> Bool { status == 429 || status == 503 }
 
     /// A curl result other than OK, by curl's numeric code (stable across versions).
-    static func curlFailure(code: Int, text: String, stallSeconds: Int) -> RetryPolicy.Failure {
+    static func curlFailure(code: Int, text: String, stall: Stall) -> RetryPolicy.Failure {
         let transient: Bool
         let kind: DownloadError.Code
         // curl's text starts with a capital ("Could not resolve host: …"); Monsoon's messages do not.
@@ -31,7 +37,7 @@ enum FailureClassifier {
             transient = true
             if text.lowercased().contains("too slow") || text.lowercased().contains("less than") {
                 kind = .stalled
-                message = "the transfer stalled: no progress for \(stallSeconds) s"
+                message = "the transfer stalled: under \(ByteCount.format(stall.bytesPerSecond))/s for \(stall.seconds) s"
             } else {
                 kind = .network
             }

@@ -16,6 +16,9 @@ struct ResponseHead: Equatable {
     /// Every header of the last response, in order (for fetches).
     var fields: [(name: String, value: String)] = []
     var keepsFields = false
+    /// The head's blank line came: libcurl 7.88 ends a transfer whose connection closed inside
+    /// the head without an error, as a complete answer with no body.
+    var isComplete = false
 
     static func == (lhs: ResponseHead, rhs: ResponseHead) -> Bool {
         lhs.status == rhs.status && lhs.contentType == rhs.contentType && lhs.contentLength == rhs.contentLength
@@ -29,6 +32,10 @@ struct ResponseHead: Equatable {
         var end = raw.count
         while end > 0, raw[end - 1] == 0x0D || raw[end - 1] == 0x0A { end -= 1 }
         let line = UnsafeBufferPointer(rebasing: raw[0..<end])
+        if end == 0 && status > 0 {
+            isComplete = true
+            return
+        }
         if line.starts(with: "HTTP/".utf8) {
             let keep = keepsFields
             self = ResponseHead()

@@ -14,12 +14,29 @@ struct ResumeState: Equatable, Sendable {
         return lastModified
     }
 
-    /// The response answered for a different resource version than this one.
+    /// The response answered for a different resource version than this one, or cannot show it
+    /// did not: a validator the first answer carried and this one drops proves nothing (a server
+    /// that ignored If-Range may be serving another version's bytes).
     func conflicts(with head: ResponseHead, total responseTotal: Int?) -> Bool {
-        if let etag, let other = head.etag, etag != other { return true }
-        if let lastModified, let other = head.lastModified, lastModified != other { return true }
+        if let etag, etag != head.etag { return true }
+        if let lastModified, lastModified != head.lastModified { return true }
         if let total, let responseTotal, total != responseTotal { return true }
         return false
+    }
+
+    /// Whether a 416 to a request for the rest of a part of `partSize` bytes shows that the part
+    /// is the whole resource: its `Content-Range` total is the part's size and agrees with the
+    /// length already known, and the validators it carries are this version's. Without a known
+    /// length, the 416 must carry the validator the request named in `If-Range`.
+    func confirmsWhole(partSize: Int, total: Int?, etag otherTag: String?, lastModified otherDate: String?) -> Bool {
+        guard let total, total == partSize else { return false }
+        if let known = self.total, known != total { return false }
+        if let etag, let otherTag, etag != otherTag { return false }
+        if let lastModified, let otherDate, lastModified != otherDate { return false }
+        if self.total == nil {
+            guard let validator = ifRange, validator == otherTag || validator == otherDate else { return false }
+        }
+        return true
     }
 }
 
