@@ -133,6 +133,41 @@ import Testing
                 "\(plain.errors)")
     }
 
+    /// A received manifest that lists the manifest itself (or the feed's copy) as an episode is
+    /// refused, never repaired over; it is reported, and the archive's other folders are checked.
+    @Test func aManifestListingTheFolderOwnFilesIsReportedAndTheRestChecked() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        _ = ArchiveCommandTests.serve(server, count: 2)
+        ArchiveFolderTests.serve(server, "/other.xml", title: "Other Show", episodes: [("One", "/o1.mp3", "audio/mpeg")])
+        #expect(await runMonsoon(["archive", server.url("/feed.xml").absoluteString, server.url("/other.xml").absoluteString, "-o", "A"], in: folder.path).status == 0)
+        let show = folder.file("A/Archive Show")
+        for own in ["monsoon-manifest.json", "./feed.xml"] {
+            let crafted = """
+                {"podcast": "Archive Show", "feedURL": "\(server.url("/feed.xml").absoluteString)", "generated": "2024-01-01T00:00:00Z",
+                 "files": [{"kind": "episode", "file": "\(own)", "size": 5, "sha256": "\(String(repeating: "0", count: 64))",
+                            "sourceURL": "\(server.url("/evil.mp3").absoluteString)"}]}
+                """
+            try Data(crafted.utf8).write(to: URL(fileURLWithPath: show + "/monsoon-manifest.json"))
+            server.resetStatistics()
+            let run = await runMonsoon(["verify", "A", "--repair", "--json"], in: folder.path)
+            #expect(run.status == 1)
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any])
+            let unreadable = try #require(object["unreadable"] as? [[String: String]])
+            #expect(unreadable.map { $0["path"] } == [show + "/monsoon-manifest.json"])
+            #expect(unreadable.first?["reason"] == "\(show)/monsoon-manifest.json lists '\(own)', the podcast folder's own file, as an episode; it was not written by Monsoon")
+            #expect(object["folders"] as? [String] == [folder.file("A/Other Show")], "the other podcast is checked")
+            #expect(object["checked"] as? Int == 2 && object["repaired"] as? [String] == [], "its episode and its feed")
+            #expect(try String(contentsOfFile: show + "/monsoon-manifest.json", encoding: .utf8) == crafted, "never written over")
+            #expect(server.requests.isEmpty)
+        }
+        let plain = await runMonsoon(["verify", "A"], in: folder.path)
+        #expect(plain.status == 1 && plain.output == "unreadable \(show)/monsoon-manifest.json\n", "\(plain.output)")
+        #expect(plain.errors.hasSuffix("monsoon: verified 2 files in 1 folder: 0 missing, 0 changed, 0 extra, 1 manifest that cannot be read (its files not checked)\n"),
+                "\(plain.errors)")
+    }
+
     /// A private feed's manifest has `***` for its token: the repair asks the library for the URL.
     @Test func repairFetchesAPrivateEpisodeWithTheLibrarysURL() async throws {
         let server = try TestServer()

@@ -27,7 +27,7 @@ struct Verify: RunnableCommand {
               monsoon verify --db postgresql://db.example.com/monsoon /srv/archive
             """)
     @OptionGroup var global: GlobalOptions
-    @Flag("--json", help: "Print JSON: folders, checked, missing, changed, extra, links (with --repair: repaired, notRepaired).") var json = false
+    @Flag("--json", help: "Print JSON: folders, checked, missing, changed, extra, links, unreadable (with --repair: repaired, notRepaired).") var json = false
     @Flag("--repair", help: "Fetch missing and changed files again; each replaces its file only when its SHA-256 is the manifest's.") var repair = false
     @Option("--db", help: "Check DIR, the workers' folder, against the ledger in this PostgreSQL database (a postgresql:// URL or key=value pairs).",
             valueName: "url") var db: String?
@@ -72,8 +72,10 @@ struct Verify: RunnableCommand {
         let failures = repairs.filter { $0.failure != nil }
         if json {
             func list(_ paths: [String]) -> String { "[" + paths.map(JSONText.string).joined(separator: ", ") + "]" }
+            let unreadable = report.unreadable.map { "{\"path\": \(JSONText.string($0.path)), \"reason\": \(JSONText.string($0.reason))}" }
             var line = "{\"folders\": \(list(report.folders)), \"checked\": \(report.checked), \"missing\": \(list(report.missing)), "
-                + "\"changed\": \(list(report.changed)), \"extra\": \(list(report.extra)), \"links\": \(list(report.links))"
+                + "\"changed\": \(list(report.changed)), \"extra\": \(list(report.extra)), \"links\": \(list(report.links)), "
+                + "\"unreadable\": [\(unreadable.joined(separator: ", "))]"
             if repair {
                 let notRepaired = failures.map { "{\"path\": \(JSONText.string($0.target.path)), \"reason\": \(JSONText.string($0.failure ?? ""))}" }
                 line += ", \"repaired\": \(list(repairs.filter { $0.failure == nil }.map(\.target.path))), \"notRepaired\": [\(notRepaired.joined(separator: ", "))]"
@@ -84,9 +86,16 @@ struct Verify: RunnableCommand {
             for path in report.changed { context.output.line("changed \(path)") }
             for path in report.extra { context.output.line("extra   \(path)") }
             for path in report.links { context.output.line("link    \(path)") }
+            for manifest in report.unreadable {
+                context.output.line("unreadable \(manifest.path)")
+                context.error(manifest.reason)
+            }
             if !global.quiet || !report.isClean {
                 var verdict = report.isClean ? "all as listed" : "\(report.missing.count) missing, \(report.changed.count) changed, \(report.extra.count) extra"
                 if !report.links.isEmpty { verdict += ", \(report.links.count) symbolic link\(report.links.count == 1 ? "" : "s") (not followed)" }
+                if !report.unreadable.isEmpty {
+                    verdict += ", \(report.unreadable.count) manifest\(report.unreadable.count == 1 ? "" : "s") that cannot be read (its files not checked)"
+                }
                 context.errors.line("monsoon: verified \(report.checked) file\(report.checked == 1 ? "" : "s") in \(report.folders.count) folder\(report.folders.count == 1 ? "" : "s"): \(verdict)")
             }
             if repair { reportRepairs(repairs, context: context) }
@@ -94,6 +103,7 @@ struct Verify: RunnableCommand {
         guard repair else { return report.isClean ? ExitStatus.success : ExitStatus.failure }
         // Repaired: clean when every missing and changed file came back, and nothing else was wrong.
         let clean = failures.isEmpty && repairs.count == report.missing.count + report.changed.count && report.extra.isEmpty && report.links.isEmpty
+            && report.unreadable.isEmpty
         return clean ? ExitStatus.success : ExitStatus.failure
     }
 

@@ -18,17 +18,26 @@ public enum ArchiveVerifier {
         /// Symbolic links where the archive has files or folders: never read through (a link to a
         /// file elsewhere would pass for the file), listed or not.
         public var links: [String] = []
+        /// Manifests that cannot be read (damaged, or not Monsoon's), with why: their folders'
+        /// files are not checked, the others' are.
+        public var unreadable: [Unreadable] = []
+
+        public struct Unreadable: Sendable, Equatable {
+            public var path: String
+            public var reason: String
+        }
 
         /// An empty report, to be filled in.
         public init() {}
 
         /// True when nothing is missing, changed, extra or a link.
-        public var isClean: Bool { missing.isEmpty && changed.isEmpty && extra.isEmpty && links.isEmpty }
+        public var isClean: Bool { missing.isEmpty && changed.isEmpty && extra.isEmpty && links.isEmpty && unreadable.isEmpty }
     }
 
     /// Verifies `directory`: one podcast's folder (it holds a manifest), or an archive root
     /// (its folders, at any depth, that hold one).
-    /// - Throws: `EpisodeFileError` when there is no manifest to check, or one is unreadable.
+    /// - Throws: `EpisodeFileError` when there is no manifest to check (one that cannot be read is
+    ///   reported, and the others are checked).
     public static func verify(_ directory: String) throws -> Report {
         var report = Report()
         let folders = manifestFolders(in: directory)
@@ -40,7 +49,13 @@ public enum ArchiveVerifier {
         for folder in folders {
             // A manifest that is a link is another file's: reported (with the links), not read.
             if LocalFile.firstLink(below: root, in: (folder as NSString).appendingPathComponent(Manifest.fileName)) != nil { continue }
-            let manifest = try Manifest.read(in: folder)
+            let manifest: Manifest
+            do {
+                manifest = try Manifest.read(in: folder)
+            } catch let error as EpisodeFileError {
+                report.unreadable.append(Report.Unreadable(path: (folder as NSString).appendingPathComponent(Manifest.fileName), reason: error.message))
+                continue
+            }
             report.folders.append(folder)
             var listed = Set<String>()
             for entry in manifest.files {

@@ -106,7 +106,20 @@ public struct Manifest: Codable, Sendable, Equatable {
         if let outside = manifest.files.first(where: { !Self.isInside($0.file) }) {
             throw EpisodeFileError(.damagedManifest, "\(path) lists '\(outside.file)', which is not inside its folder; it was not written by Monsoon")
         }
+        // Nor the folder's own files as others: a repair of such an entry would write over the
+        // manifest, or over the feed's copy with an episode's bytes.
+        if let own = manifest.files.first(where: { Self.misnamesOwnFile($0) }) {
+            throw EpisodeFileError(.damagedManifest, "\(path) lists '\(own.file)', the podcast folder's own file, as \(own.kind == "episode" ? "an" : "a") \(own.kind); "
+                                   + "it was not written by Monsoon")
+        }
         return manifest
+    }
+
+    /// Whether `entry` names the manifest itself (never listed), or the feed's copy as anything
+    /// but the feed; `./` components and repeated slashes count for nothing, as for the system.
+    static func misnamesOwnFile(_ entry: Entry) -> Bool {
+        let file = entry.file.split(separator: "/").filter { $0 != "." }.joined(separator: "/")
+        return file == fileName || (file == "feed.xml" && entry.kind != "feed")
     }
 
     /// A relative path to something inside its folder: no leading `/`, no `..`, no NUL, and not the
