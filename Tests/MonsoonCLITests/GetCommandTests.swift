@@ -61,6 +61,43 @@ import MonsoonPodcasts
         #expect(folder.contents() == ["ok"], "no file, and no part, for the 404")
     }
 
+    /// Names from Content-Disposition and URL paths are composed (NFC): `café` sent decomposed by
+    /// one server and composed by another is one name in the folder, not two look-alikes.
+    @Test func namesAreComposedSoOneNameIsNeverTwo() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/a", Route(body: .bytes([1]), contentDisposition: "attachment; filename*=UTF-8''cafe%CC%81.mp3"))
+        server.setRoute("/b", Route(body: .bytes([2]), contentDisposition: "attachment; filename*=UTF-8''caf%C3%A9.mp3"))
+        server.setRoute("/cafe%CC%81-path.mp3", Route(body: .bytes([3])))
+        let result = await runMonsoon(["get", "-o", "out", "-j", "1", server.url("/a").absoluteString, server.url("/b").absoluteString,
+                                       server.url("/cafe%CC%81-path.mp3").absoluteString], in: folder.path)
+        #expect(result.status == 0, "\(result.errors)")
+        // Compared as bytes: Swift's `String` equality would take NFD and NFC for one text.
+        let names = folder.contents("out").map { Array($0.utf8) }.sorted { $0.lexicographicallyPrecedes($1) }
+        let composed = ["caf\u{E9} (2).mp3", "caf\u{E9}-path.mp3", "caf\u{E9}.mp3"].map { Array($0.utf8) }.sorted { $0.lexicographicallyPrecedes($1) }
+        #expect(names == composed, "\(folder.contents("out").map { $0.unicodeScalars.map { String($0.value, radix: 16) } })")
+    }
+
+    /// A name whose path would pass the system's limit (PATH_MAX) is refused before a byte is
+    /// written, with the reason: never a file written and then lost track of.
+    @Test func aPathPastTheSystemsLimitIsRefusedBeforeAByteIsWritten() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let name = String(repeating: "n", count: 200) + ".mp3"
+        server.setRoute("/" + name, Route(body: .pattern(size: 5000, seed: 2)))
+        // A folder of about 4,000 bytes: its own path fits, the file's does not.
+        let deep = (0..<20).reduce(folder.file("out")) { path, _ in path + "/" + String(repeating: "d", count: 195) }
+        try FileManager.default.createDirectory(atPath: deep, withIntermediateDirectories: true)
+        let result = await runMonsoon(["get", "-o", deep, server.url("/" + name).absoluteString], in: folder.path)
+        #expect(result.status == 1)
+        let length = deep.utf8.count + 1 + name.utf8.count + ".part".utf8.count
+        #expect(result.errors.contains("the file's path would be \(length) bytes long, longer than the system allows (4095): "
+                                       + "download into a folder with a shorter path (-o), or choose shorter names"), "\(result.errors)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: deep).isEmpty, "nothing written")
+    }
+
     @Test func lackOfDiskSpaceExitsThree() async throws {
         let server = try TestServer()
         let folder = Folder()

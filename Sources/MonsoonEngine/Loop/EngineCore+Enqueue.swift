@@ -84,6 +84,7 @@ extension EngineCore {
             // Two downloads must never share a part file: one would truncate the other's bytes.
             // (With a store, the disk worker also checks the rows, in the inserting transaction.)
             if case .file(let path) = request.destination {
+                if let refusal = LocalFile.lengthRefusal(of: path) { return .invalidRequest(request.id, refusal) }
                 let owner = !persistent ? worker.claimedPaths.withLock { $0[path] } : nil
                 if let other = paths[path] ?? owner, other != request.id {
                     return .invalidRequest(request.id, "download \(other) already writes to \(path)")

@@ -130,11 +130,12 @@ enum FileNaming {
         return true
     }
 
-    /// Any name: control and invisible characters (bidi controls, zero-width ones) dropped, separators replaced, `..` collapsed, leading dots
+    /// Any name, composed (NFC): control and invisible characters (bidi controls, zero-width ones) dropped, separators replaced, `..` collapsed, leading dots
     /// and outer spaces removed, cut to 250 bytes (room for ".part"); "download" when nothing is left.
     static func sanitizeGenerally(_ name: String) -> String {
         var scalars = String.UnicodeScalarView()
-        for scalar in name.unicodeScalars {
+        // Composed (NFC): `café` sent decomposed by one server and composed by another is one name.
+        for scalar in name.precomposed.unicodeScalars {
             switch scalar.value {
             case _ where InvisibleCharacters.isUnprintable(scalar): continue
             case 0x2F, 0x5C: scalars.append("_")        // "/" and "\"

@@ -325,6 +325,7 @@ extension DiskWorker {
             } else {
                 return Choice(path: nil, error: DownloadError(.fileSystem, "the download has no file to write to"))
             }
+            if let refusal = LocalFile.lengthRefusal(of: path) { return Choice(path: nil, error: DownloadError(.fileSystem, refusal)) }
             if checksSpace, let total = preparation.total,
                let free = FileSystem.freeSpace(at: FileSystem.nearestExistingFolder(LocalFile.folder(of: path))),
                free < (total - preparation.offset) + preparation.diskReserve {

@@ -9,6 +9,16 @@ public enum LocalFile {
         return Int(info.st_size)
     }
 
+    /// Why a file at `path` cannot be kept track of, or nil when it can: its part's path (the
+    /// longer one) must be shorter than the system's limit on a path (PATH_MAX, 4,096 bytes with
+    /// its end), or the file, once written, could no longer be opened, listed or deleted by name.
+    public static func lengthRefusal(of path: String) -> String? {
+        let length = path.utf8.count + PartFile.suffix.utf8.count
+        guard length >= Int(PATH_MAX) else { return nil }
+        return "the file's path would be \(length) bytes long, longer than the system allows (\(Int(PATH_MAX) - 1)): "
+            + "download into a folder with a shorter path (-o), or choose shorter names"
+    }
+
     /// The folder part of `path`, as Foundation's `deletingLastPathComponent` gives it ("" for
     /// a bare name, "/" for a name at the root, trailing slashes ignored), except that slashes
     /// repeated inside the folder are kept (the system reads `a//b` as `a/b`). Found on the

@@ -112,7 +112,7 @@ public struct NamingTemplate: Sendable, Equatable, CustomStringConvertible {
     /// (each a space), no bidi controls or zero-width characters (`InvisibleCharacters`: gone).
     static func clean(_ value: String) -> String {
         var scalars = String.UnicodeScalarView()
-        for scalar in value.precomposedStringWithCanonicalMapping.unicodeScalars {
+        for scalar in value.precomposed.unicodeScalars {
             switch scalar.value {
             case 0..<0x20, 0x7F, 0x80..<0xA0: scalars.append(" ")
             case 0x2F, 0x5C: scalars.append("-")        // "/" and "\"
