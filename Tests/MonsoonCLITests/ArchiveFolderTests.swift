@@ -150,4 +150,25 @@ import Testing
         #expect(try String(contentsOfFile: folder.file("A/Private/feed.xml"), encoding: .utf8).contains("token=s3cret"), "the feed as fetched")
         #expect(try !String(contentsOfFile: folder.file("A/Private/monsoon-manifest.json"), encoding: .utf8).contains("s3cret"), "the manifest redacts")
     }
+
+    /// An archive whose downloads a running monsoon runs (it holds the home's lock) follows them
+    /// to the end; it resumed nothing, and never says it did.
+    @Test func aHandedOffArchiveSaysNothingWasResumed() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let gate = Gate()
+        server.setRoute("/hold.mp3", Route(body: .pattern(size: 10_000, seed: 1), gate: gate))
+        Self.serve(server, "/s.xml", title: "Show", episodes: [("One", "/1.mp3", "audio/mpeg"), ("Two", "/2.mp3", "audio/mpeg")])
+        let runner = try MonsoonProcess(["get", "-o", "held", server.url("/hold.mp3").absoluteString], in: folder.path)
+        defer { gate.open() }
+        try await waitUntil("the runner's download is under way") { server.requests(for: "/hold.mp3").count == 1 }
+        let archive = await runMonsoon(["archive", server.url("/s.xml").absoluteString, "-o", "A"], in: folder.path)
+        #expect(archive.status == 0, "\(archive.output)\(archive.errors)")
+        #expect(server.requests(for: "/1.mp3").count == 1 && server.requests(for: "/2.mp3").count == 1)
+        #expect(archive.errors.contains("archived: 2 downloaded, 0 skipped (already archived), 0 failed;"), "\(archive.errors)")
+        #expect(!archive.errors.contains("resumed"), "\(archive.errors)")
+        gate.open()
+        #expect(try await runner.finish().status == 0)
+    }
 }

@@ -115,6 +115,21 @@ import Testing
         }
     }
 
+    /// A title that begins with "-" would be taken for an option once completed: never offered.
+    @Test func aTitleThatLooksLikeAnOptionIsNeverOffered() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        for (path, title) in [("/minus.xml", "-ism Weekly"), ("/plain.xml", "Isms")] {
+            server.setRoute(path, Route(body: .bytes(Array(PodcastCommandTests.feed(title: title, count: 1).utf8)), contentType: "application/rss+xml"))
+            #expect(await runMonsoon(["add", server.url(path).absoluteString], in: folder.path).status == 0)
+        }
+        let asked = await runMonsoon(["__complete", "monsoon", "episodes", ""], in: folder.path)
+        #expect(asked.status == 0 && asked.output == "Isms\n", "\(asked.output)\(asked.errors)")
+        let dashed = await runMonsoon(["__complete", "monsoon", "episodes", "-i"], in: folder.path)
+        #expect(!dashed.output.contains("-ism Weekly"), "\(dashed.output)")
+    }
+
     @Test func theManualIsMdocMadeFromTheDeclarations() async throws {
         let folder = Folder()
         defer { folder.remove() }

@@ -73,4 +73,21 @@ import Testing
         #expect(done.attempts == 0, "the slices are no failures")
         await manager.shutdown()
     }
+
+    /// Status lines curl cannot read are said to be that, not a refused scheme.
+    @Test(arguments: ["HTTP/1.1 099 Odd", "HTTP/1.1 -200 Odd", "HTTP/1.1 200000000 Odd"])
+    func anUnreadableStatusLineIsSaidToBeOne(line: String) async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/odd", Route(body: .bytes(Array("odd".utf8)), statusLine: line))
+        let manager = DownloadManager(configuration: fastConfiguration())
+        try await manager.enqueue(request("odd", server.url("/odd"), to: folder.file("odd.bin")))
+        let failed = try await waitFor(manager, "odd", .failed)
+        #expect(failed.lastError?.code == .protocolViolation)
+        #expect(failed.lastError?.message.hasPrefix("the server's answer is not valid HTTP (") == true, "\(String(describing: failed.lastError))")
+        #expect(server.requests(for: "/odd").count == 1, "not worth asking again")
+        #expect(!FileManager.default.fileExists(atPath: folder.file("odd.bin")))
+        await manager.shutdown()
+    }
 }

@@ -68,6 +68,16 @@ import Testing
     }
 
     /// synthetic/dates_variants.xml: every item is kept, unparseable dates leave the date empty.
+    /// Year 1 is `0001` in every date Monsoon writes (`episodes --json`, sidecars, manifests,
+    /// file names), as `inspect --json` writes it.
+    @Test func yearsAreWrittenInFourDigitsEverywhere() {
+        let yearOne = FeedDate.timestamp(year: 1, month: 1, day: 1, hour: 0, minute: 0, second: 0, offset: 0)!
+        #expect(FeedDate.iso8601String(yearOne) == "0001-01-01T00:00:00Z")
+        #expect(UTCDate.iso(yearOne) == "0001-01-01T00:00:00Z")
+        #expect(UTCDate.day(yearOne) == ("0001", "01", "01"))
+        #expect(UTCDate.day(Date(timeIntervalSince1970: 1_706_702_400)) == ("2024", "01", "31"))
+    }
+
     @Test func datesFixture() throws {
         let feed = try parseFixture("synthetic/dates_variants.xml")
         let expected: [String?] = [

@@ -14,9 +14,11 @@ extension CompletionKind {
         guard let podcasts = try? PodcastLibrary.podcasts(readingOnly: Database(path: home.databasePath, busyTimeout: 1)) else { return [] }
         var seen = Set<String>()
         // A title with a control or invisible character (a feed's text) is never put on a command
-        // line, nor one a tab or newline would break into another candidate.
+        // line, nor one a tab or newline would break into another candidate, nor one the command
+        // would take for an option ("-ism"): that podcast is named by its id or a part of its title.
         return podcasts.map(\.name).filter { name in
-            !name.unicodeScalars.contains { [.control, .format].contains($0.properties.generalCategory) } && seen.insert(name).inserted
+            !name.hasPrefix("-") && !name.unicodeScalars.contains { [.control, .format].contains($0.properties.generalCategory) }
+                && seen.insert(name).inserted
         }
     }
 

@@ -29,6 +29,11 @@ final class GetReporter: Sendable {
         /// Where the attempt under way started (its resume offset), while it is not reported: an
         /// attempt cut short by Ctrl-C is never reported, and what it wrote was transferred all the same.
         var attemptBase: Int?
+        /// Its bytes when a hand-off follower first saw it run in another process, while it
+        /// follows: what that process's attempts wrote since is transferred, and nothing of it is
+        /// this run's to call resumed (`observed`).
+        var observedFrom: Int?
+        var observed = false
         var error: DownloadError?
         var retryAt: Date?
         /// The reason a hold for room was last said with: said once per hold, however often the
@@ -64,6 +69,8 @@ final class GetReporter: Sendable {
         var afterFailures = Set<DownloadID>()
         /// The after-download work had a problem of no one download's (the run fails).
         var afterProblem = false
+        /// Another process runs the downloads; this run follows them through the database.
+        var following = false
     }
 
     /// What a run came to, for the summary line and the exit status.
@@ -192,6 +199,22 @@ final class GetReporter: Sendable {
         state.withLock { $0.notURLs += count }
     }
 
+    /// Another process runs this run's downloads (true), or this run's engine does from now on
+    /// (false, after a takeover): what the follower saw transferred is kept, and counted once.
+    func follow(_ following: Bool) {
+        state.withLock { state in
+            state.following = following
+            guard !following else { return }
+            for (id, row) in state.rows {
+                guard let from = row.observedFrom else { continue }
+                let seen = max(0, row.bytes - from)
+                state.rows[id]?.observedFrom = nil
+                state.rows[id]?.transferred += seen
+                state.transferredBytes += seen
+            }
+        }
+    }
+
     /// The downloads this run answers for that may still change (for a `get` that follows
     /// downloads another process runs).
     var unsettled: [DownloadID] {
@@ -238,6 +261,10 @@ final class GetReporter: Sendable {
         // one that had finished already by then is still this run's, and counts in `N of M`.
         if state.rows[download.id] == nil && state.own == nil { state.expected += 1 }
         var row = state.rows[download.id] ?? Row(name: shownName(Self.name(of: download)))
+        if state.following && !row.observed {
+            row.observed = true
+            row.observedFrom = download.bytes
+        }
         let previous = row.status
         row.status = download.status
         row.bytes = download.bytes
@@ -281,7 +308,7 @@ final class GetReporter: Sendable {
             announce(&state, .retrying(url: url(), seconds: wait, reason: download.lastError?.message ?? "the attempt failed"), id: id)
         case .downloading:
             // A retry's new attempt is no new start: its `retrying` line said it already.
-            state.rows[download.id]?.attemptBase = download.bytes
+            if !state.following { state.rows[download.id]?.attemptBase = download.bytes }
             guard !row.announcedStart else { break }
             state.rows[download.id]?.announcedStart = true
             announce(&state, .started(url: download.request.url), id: id)
@@ -329,13 +356,15 @@ final class GetReporter: Sendable {
                               alreadyThere: state.alreadyThere, notURLs: state.notURLs)
             for (id, row) in state.rows {
                 if let base = row.attemptBase { tally.transferred += max(0, row.bytes - base) }
+                if let from = row.observedFrom { tally.transferred += max(0, row.bytes - from) }
                 if row.removed { tally.removed += 1; continue }
                 switch row.status {
                 case .completed where state.afterFailures.contains(id):
                     tally.failed += 1
                 case .completed:
                     tally.completed += 1
-                    tally.resumed += max(0, row.bytes - row.transferred)
+                    // What another process brought before this run looked is not known to be resumed.
+                    if !row.observed { tally.resumed += max(0, row.bytes - row.transferred) }
                 case .failed:
                     tally.failed += 1
                     if row.error?.code == .notEnoughDiskSpace { tally.diskFull = true }

@@ -31,6 +31,7 @@ struct HandOffFollower {
     }
 
     private func followHandlingInterruption(handedThrough: Int, retried: Set<DownloadID>) async throws -> Int32 {
+        reporter.follow(true)
         var lastChange = -1
         var lastDraw = Date.distantPast
         var taken = false
@@ -124,6 +125,7 @@ struct HandOffFollower {
             // Restoring may finish some (killed between a rename and its row): read them first.
             _ = try await manager.counts()
             try Self.read(reporter, from: store)
+            reporter.follow(false)
             try await manager.claim(reporter.unsettled)
             // Retrying a download that already runs again is a no-op: safe if the runner took it.
             for id in retried.sorted(by: { $0.rawValue < $1.rawValue }) { try await manager.retry(id) }

@@ -41,9 +41,13 @@ enum FailureClassifier {
             } else {
                 kind = .network
             }
-        case 1:
+        case 1 where text.lowercased().hasPrefix("protocol \""):
             transient = false; kind = .unsupportedScheme
             message = "refused a URL or redirect with a scheme other than http or https (\(text))"
+        case 1:
+            // curl's code for a status line it cannot read too ("HTTP/1.1 099", "-200", nine digits).
+            transient = false; kind = .protocolViolation
+            message = "the server's answer is not valid HTTP (\(message)); refused"
         case 60:
             // Retrying cannot help. A self-signed or privately issued certificate is an authority
             // the user may choose to trust; a wrong host name or an expired certificate is not.

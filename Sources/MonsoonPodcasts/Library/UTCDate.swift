@@ -1,26 +1,20 @@
 import Foundation
 
 /// Dates as Monsoon writes them: in UTC, without a formatter (listings of thousands of
-/// episodes format thousands of dates).
+/// episodes format thousands of dates), the year always in four digits (`0001`), as
+/// `FeedDate.iso8601String` writes it for `inspect`.
 public enum UTCDate {
     /// Year, month and day, zero-padded: ("2024", "01", "31").
     public static func day(_ date: Date) -> (year: String, month: String, day: String) {
-        let parts = components(date)
-        return (String(parts.tm_year + 1900), two(parts.tm_mon + 1), two(parts.tm_mday))
+        let text = iso(date).utf8
+        func piece(_ range: Range<Int>) -> String {
+            String(decoding: text.dropFirst(range.lowerBound).prefix(range.count), as: UTF8.self)
+        }
+        return (piece(0..<4), piece(5..<7), piece(8..<10))
     }
 
     /// ISO 8601 to the second: "2024-01-31T10:00:00Z".
     public static func iso(_ date: Date) -> String {
-        let parts = components(date)
-        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+        FeedDate.iso8601String(date)
     }
-
-    private static func components(_ date: Date) -> tm {
-        var time = time_t(date.timeIntervalSince1970.rounded(.down))
-        var parts = tm()
-        gmtime_r(&time, &parts)
-        return parts
-    }
-
-    private static func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
 }
