@@ -78,6 +78,12 @@ static inline CURLcode monsoon_easy_setopt_debug_function(CURL *handle, curl_deb
     return curl_easy_setopt(handle, CURLOPT_DEBUGFUNCTION, value);
 }
 
+/// CURLOPT_PREREQFUNCTION (libcurl 7.80): called once a connection is made or reused, before
+/// each request goes out on it, with the address it reaches.
+static inline CURLcode monsoon_easy_setopt_prereq_function(CURL *handle, curl_prereq_callback value) {
+    return curl_easy_setopt(handle, CURLOPT_PREREQFUNCTION, value);
+}
+
 static inline CURLcode monsoon_easy_setopt_xferinfo_function(CURL *handle, curl_xferinfo_callback value) {
     return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, value);
 }

@@ -28,7 +28,7 @@ import Testing
         let episodes = try library.episodes(of: podcast.id)
         try queue.add(episodes.map(\.id))
         var paths: [String: String] = [:]
-        for request in try queue.requests(root: "/root", template: template) {
+        for request in try queue.requests(root: "/root", template: template, allowingPrivate: false) {
             guard case .named(let folder, let stem) = request.destination, let id = EpisodeQueue.episodeID(of: request.id),
                   let episode = episodes.first(where: { $0.id == id }) else { continue }
             paths[episode.guid ?? ""] = String(folder.dropFirst("/root/".count)) + "/" + stem

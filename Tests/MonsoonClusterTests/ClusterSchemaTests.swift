@@ -6,41 +6,41 @@ import Testing
 /// The schema's migrations: once each, safe when several processes run them at once, and never
 /// over a newer Monsoon's schema.
 @Suite(.temporaryPostgres) struct ClusterSchemaTests {
-    static let tables = ["monsoon_engine_commands", "monsoon_engine_downloads", "monsoon_engine_meta", "monsoon_engine_queues", "monsoon_episodes",
-                         "monsoon_feeds", "monsoon_hosts", "monsoon_jobs", "monsoon_ledger", "monsoon_schema", "monsoon_workers"]
+    static let tables = ["monsoon_episodes", "monsoon_feeds", "monsoon_hosts", "monsoon_jobs", "monsoon_ledger", "monsoon_schema", "monsoon_workers"]
 
     @Test func migratingTwiceCreatesThenFindsTheSchemaCurrent() async throws {
         try await withConnection { connection in
             #expect(try ClusterSchema.version(of: connection) == 0)
             let first = try ClusterSchema.migrate(connection)
-            #expect(first.previousVersion == 0 && first.version == 2 && ClusterSchema.latestVersion == 2)
+            #expect(first.previousVersion == 0 && first.version == 3 && ClusterSchema.latestVersion == 3)
             let second = try ClusterSchema.migrate(connection)
-            #expect(second.previousVersion == 2 && second.version == 2)
-            #expect(try ClusterSchema.version(of: connection) == 2)
+            #expect(second.previousVersion == 3 && second.version == 3)
+            #expect(try ClusterSchema.version(of: connection) == 3)
             let tables = try connection.execute("SELECT tablename FROM pg_tables WHERE tablename LIKE 'monsoon\\_%' ORDER BY tablename")
             #expect(try tables.rows.map { try $0.string(0) } == Self.tables)
             let recorded = try connection.execute("SELECT version, applied_at FROM monsoon_schema")
-            #expect(try recorded.rows.map { try $0.int("version") } == [1, 2])
+            #expect(try recorded.rows.map { try $0.int("version") } == [1, 2, 3])
             let applied = try #require(try recorded.first?.date("applied_at"))
             #expect(abs(applied.timeIntervalSinceNow) < 60)
         }
     }
 
-    /// A database of the first version (workers of an earlier build ran on it) takes the engine's
-    /// queues and keeps its rows; a worker of this build refuses it until then.
-    @Test func aVersionOneDatabaseIsUpgradedWithItsRows() async throws {
+    /// A database of the first version (workers of an earlier build ran on it) is upgraded and
+    /// keeps its rows; one of the second loses the engines' queues workers no longer keep there. A
+    /// worker of this build refuses either until then.
+    @Test func anOlderDatabaseIsUpgradedWithItsRows() async throws {
         try await withConnection { connection in
             try connection.executeScript("CREATE TABLE monsoon_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
             try connection.executeScript(ClusterSchema.migrations[0].sql)
             try connection.execute("INSERT INTO monsoon_schema (version) VALUES (1)")
             try connection.execute("INSERT INTO monsoon_feeds (url, folder) VALUES ('https://example.org/feed.xml', 'Show')")
             #expect(throws: PostgresError.self) { try ClusterSchema.requireCurrent(connection) }
-            #expect(throws: PostgresError.self) { try PostgresQueueStore(connection: PostgresConnection(connection.connectionString.text), queue: "w") }
             let outcome = try ClusterSchema.migrate(connection)
-            #expect(outcome.previousVersion == 1 && outcome.version == 2)
+            #expect(outcome.previousVersion == 1 && outcome.version == 3)
             #expect(try connection.execute("SELECT folder FROM monsoon_feeds").first?.string(0) == "Show")
-            let store = try PostgresQueueStore(connection: PostgresConnection(connection.connectionString.text), queue: "w")
-            #expect(try store.add([DownloadRequest(id: "a", url: URL(string: "https://example.org/a.mp3")!, destination: .directory("/srv"))]) == ["a"])
+            let tables = try connection.execute("SELECT tablename FROM pg_tables WHERE tablename LIKE 'monsoon\\_%' ORDER BY tablename")
+            #expect(try tables.rows.map { try $0.string(0) } == Self.tables, "no monsoon_engine_ table remains")
+            try ClusterSchema.requireCurrent(connection)
         }
     }
 
@@ -73,7 +73,7 @@ import Testing
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }
-        #expect(outcomes.map(\.version) == [2, 2, 2])
+        #expect(outcomes.map(\.version) == [3, 3, 3])
         // One found nothing; the others found what ran before them (each step takes the lock alone).
         let previous = outcomes.map(\.previousVersion).sorted()
         #expect(previous.first == 0 && previous.dropFirst().allSatisfy { $0 > 0 }, "\(previous)")
@@ -91,7 +91,7 @@ import Testing
             try connection.execute("INSERT INTO monsoon_schema (version) VALUES (99)")
             let error = try #require(throws: PostgresError.self) { try ClusterSchema.migrate(connection) }
             #expect(error.code == .newerSchema)
-            #expect(error.message == "the database \(connection.database) at 127.0.0.1:\(server.port) has schema version 99, newer than this Monsoon (2); upgrade Monsoon (the database was left as it is)")
+            #expect(error.message == "the database \(connection.database) at 127.0.0.1:\(server.port) has schema version 99, newer than this Monsoon (3); upgrade Monsoon (the database was left as it is)")
             #expect(try connection.execute("SELECT count(*) FROM monsoon_schema").first?.int(0) == 3)
         }
     }

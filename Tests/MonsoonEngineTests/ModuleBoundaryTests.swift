@@ -27,22 +27,6 @@ import Testing
         #expect(inStorage > 0, "the pattern no longer finds the storage code's own SQL: update it with the tables")
     }
 
-    /// The same for the engine's queues in PostgreSQL: only `PostgresQueueStore` and the schema's
-    /// migrations name their tables.
-    @Test func onlyThePostgresQueueStoreNamesItsTablesInSQL() throws {
-        let allowed = ["Sources/MonsoonCluster/EngineQueue/", "Sources/MonsoonCluster/Schema/"].map { Self.root.appending(path: $0).path + "/" }
-        var found: [String] = []
-        var inStore = 0
-        for file in try Self.swiftFiles(under: "Sources") {
-            let text = try String(contentsOfFile: file, encoding: .utf8)
-            for match in text.matches(of: #/\b(FROM|JOIN|INTO|UPDATE|TABLE|EXISTS|REFERENCES)\s+(monsoon_engine_\w+)\b/#) {
-                if allowed.contains(where: file.hasPrefix) { inStore += 1 } else { found.append("\(file.dropFirst(Self.root.path.count + 1)): \(match.output.0)") }
-            }
-        }
-        #expect(found == [], "SQL on the engine's PostgreSQL tables outside PostgresQueueStore: ask it instead")
-        #expect(inStore > 0, "the pattern no longer finds PostgresQueueStore's own SQL: update it with the tables")
-    }
-
     /// Each C library has one module of the package that speaks to it, which the others ask.
     @Test func onlyTheirOwnModulesImportTheCLibraries() throws {
         let owners = ["CCurl": "MonsoonEngine", "CLibPQ": "MonsoonCluster"]

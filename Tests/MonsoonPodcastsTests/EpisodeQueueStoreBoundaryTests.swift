@@ -41,7 +41,7 @@ import Testing
         // Every episode queued, and handed to the engine's queue as `download` does.
         let episodes = try library.library.episodes(of: 1).map(\.id).sorted()
         try queue.add(episodes)
-        _ = try engine.add(try queue.requests(root: folder, template: .standard))
+        _ = try engine.add(try queue.requests(root: folder, template: .standard, allowingPrivate: false))
         return Fixture(library: library, engine: engine, engineDatabase: try Database(path: folder + "/engine.sqlite"), queue: queue,
                        files: try EpisodeFiles(database: library.database, downloads: engine), episodes: episodes, folder: folder)
     }

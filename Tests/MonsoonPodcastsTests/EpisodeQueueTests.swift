@@ -43,7 +43,7 @@ import Testing
         let (_, queue, episodes) = try await fixture(count: 3, titles: ["Intro", "../../etc/passwd", "Intro"])
         let ids = episodes.map(\.id)
         try queue.add([ids[2], ids[0], ids[1]])
-        let requests = try queue.requests(root: "/root", template: .standard)
+        let requests = try queue.requests(root: "/root", template: .standard, allowingPrivate: false)
         #expect(requests.map(\.id.rawValue) == ["e\(ids[2])", "e\(ids[0])", "e\(ids[1])"])
         #expect(requests.map(\.priority) == [-1, -2, -3], "queue order as priority")
         #expect(requests[1].destination == .named(folder: "/root/Show", stem: "2024-06-10 - Intro"))
@@ -53,7 +53,7 @@ import Testing
         #expect(requests.allSatisfy { $0.expectedMediaType == "audio/mpeg" && $0.expectedSize == 1000 })
         // A template without a date: the two intros clash and are numbered by date.
         let flat = try NamingTemplate("{podcast}/{title}.{ext}")
-        let named = try queue.requests(root: "/r", template: flat)
+        let named = try queue.requests(root: "/r", template: flat, allowingPrivate: false)
         #expect(named.first { $0.id.rawValue == "e\(ids[0])" }?.destination == .named(folder: "/r/Show", stem: "Intro"))
         #expect(named.first { $0.id.rawValue == "e\(ids[2])" }?.destination == .named(folder: "/r/Show", stem: "Intro (2)"))
     }
@@ -63,7 +63,7 @@ import Testing
         let ids = episodes.map(\.id)
         try queue.add(ids)
         let store = try DownloadStore(database: fixture.database)
-        _ = try store.add(try queue.requests(root: "/r", template: .standard))
+        _ = try store.add(try queue.requests(root: "/r", template: .standard, allowingPrivate: false))
         // The engine's states, as a run leaves them.
         func set(_ id: Int, _ status: String, error: String? = nil, file: String? = nil, bytes: Int = 0, retryAt: Double? = nil) throws {
             try fixture.database.run("UPDATE downloads SET status = ?, error_message = ?, file_path = ?, bytes = ?, retry_at = ? WHERE id = ?",

@@ -58,14 +58,17 @@ extension Archive {
         // 3. Their downloads (and the extras asked for), into the engine's queue.
         let wanted = Set(chosen.map(EpisodeQueue.downloadID(ofEpisode:)))
         var requests: [DownloadRequest]
+        let scopes: [Int: AddressScope]
         do {
-            requests = try episodes.queue.requests(root: root, template: naming).filter { wanted.contains($0.id) }
+            let allowingPrivate = try transfer.allowPrivate || episodes.settings.allowPrivate()
+            requests = try episodes.queue.requests(root: root, template: naming, allowingPrivate: allowingPrivate).filter { wanted.contains($0.id) }
+            scopes = try episodes.queue.addressScopes(allowingPrivate: allowingPrivate)
         } catch {
             throw CLIError(message: "cannot plan the downloads: \(error)")
         }
         // Extras already there (from an earlier run) are done.
         var extrasThere = 0
-        for extra in try extraRequests(for: &members, episodes: requests, queue: episodes.queue, root: root) {
+        for extra in try extraRequests(for: &members, episodes: requests, queue: episodes.queue, root: root, scopes: scopes) {
             if let existing = try episodes.store.download(withID: extra.id), existing.status == .completed,
                let path = existing.filePath, FileManager.default.fileExists(atPath: path) {
                 extrasThere += 1
@@ -265,13 +268,14 @@ extension Archive {
 
     /// Artwork, transcripts and chapters, when asked for: plain downloads beside the episodes
     /// (ids `a<podcast>`, `t<episode>`, `c<episode>`), recorded as the member's extras.
-    private func extraRequests(for members: inout [Member], episodes requests: [DownloadRequest], queue: EpisodeQueue, root: String) throws -> [DownloadRequest] {
+    private func extraRequests(for members: inout [Member], episodes requests: [DownloadRequest], queue: EpisodeQueue, root: String,
+                               scopes: [Int: AddressScope]) throws -> [DownloadRequest] {
         var extras: [DownloadRequest] = []
         for index in members.indices {
             let member = members[index]
             if withArtwork, let folder = member.folder, let artwork = member.podcast.artworkURL, DownloadRequest.isDownloadable(artwork) {
                 extras.append(DownloadRequest(id: DownloadID("a\(member.podcast.id)"), url: artwork, destination: .named(folder: folder, stem: "cover"),
-                                              sizeLimit: SizeLimits.artwork, root: root))
+                                              sizeLimit: SizeLimits.artwork, root: root, addresses: scopes[member.podcast.id] ?? .publicOnly))
             }
             guard withTranscripts || withChapters else { continue }
             for request in requests {
@@ -280,11 +284,11 @@ extension Archive {
                       let item = try queue.episode(withID: episode) else { continue }   // an episode that vanished has nothing to add
                 if withTranscripts, let url = item.transcriptURL, DownloadRequest.isDownloadable(url) {
                     extras.append(DownloadRequest(id: DownloadID("t\(episode)"), url: url, destination: .named(folder: folder, stem: stem + ".transcript"),
-                                                  sizeLimit: SizeLimits.transcript, root: root))
+                                                  sizeLimit: SizeLimits.transcript, root: root, addresses: request.addresses))
                 }
                 if withChapters, let url = item.chaptersURL, DownloadRequest.isDownloadable(url) {
                     extras.append(DownloadRequest(id: DownloadID("c\(episode)"), url: url, destination: .named(folder: folder, stem: stem + ".chapters"),
-                                                  sizeLimit: SizeLimits.chapters, root: root))
+                                                  sizeLimit: SizeLimits.chapters, root: root, addresses: request.addresses))
                 }
             }
         }

@@ -56,7 +56,7 @@ struct RunQueue: RunnableCommand {
                          report: RunReport?, context: CommandContext) async throws -> Int32 {
         defer { withExtendedLifetime(lock) {} }
         let episodes = try EpisodeSession.open(global, context: context)
-        let requests = try episodes.requests(root: try episodes.downloadRoot(options.out, context: context))
+        let requests = try episodes.requests(root: try episodes.downloadRoot(options.out, context: context), allowingPrivate: options.transfer.allowPrivate)
         try episodes.place(requests, what: "the episodes' downloads")
 
         var configuration = try options.transfer.configuration(scope: .wholeQueue, home: home, context: context)

@@ -38,6 +38,9 @@ struct TransferOptions: ParsableArguments {
     @Option("--connect-timeout", help: "Seconds allowed to connect (default: 30).", valueName: "seconds")
     var connectTimeout: Double?
 
+    @Flag("--allow-private", help: "Let URLs from feeds lead to this machine or its own network (loopback, private, link-local addresses); by default only a feed there may (default: the setting allow-private, off).")
+    var allowPrivate = false
+
     init() {}
 
     /// The most downloads at once that `-j` takes: as many as the setting `concurrency`.

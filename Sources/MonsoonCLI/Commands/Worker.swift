@@ -25,6 +25,7 @@ struct Worker: RunnableCommand {
     @Option("--name", help: "The worker's name in the cluster, unique (default: the host's name, the process id and a random number).", valueName: "name") var name: String?
     @Option("--lease", help: "Seconds a claim holds a job before another worker may take it (default: 60).", valueName: "seconds") var lease: Double?
     @Option("--poll", help: "Seconds between looks for jobs when no notification comes (default: 2).", valueName: "seconds") var poll: Double?
+    @Flag("--allow-private", help: "Let URLs from feeds lead to this machine or its own network (loopback, private, link-local addresses); by default only a feed there may.") var allowPrivate = false
     @Flag("--discard", help: "Write nothing: count and hash each body, and record it in the ledger; for measuring.") var discard = false
     @Flag("--json", help: "At the stop, print the summary as JSON (with the claims' round-trip times).") var json = false
     init() {}
@@ -41,6 +42,7 @@ struct Worker: RunnableCommand {
         configuration.leaseSeconds = lease ?? 60
         configuration.pollSeconds = poll ?? 2
         configuration.discard = discard
+        configuration.allowPrivate = allowPrivate
         let errors = context.errors
         configuration.report = { errors.line("monsoon: " + $0) }
         let worker = ClusterWorker(configuration: configuration)

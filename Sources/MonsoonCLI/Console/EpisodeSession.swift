@@ -57,22 +57,16 @@ struct EpisodeSession {
         }
     }
 
-    /// The downloads the episode queue asks for, named under `root`.
-    func requests(root: String) throws -> [DownloadRequest] {
+    /// The downloads the episode queue asks for, named under `root`; their URLs may lead to a
+    /// private address when `allowingPrivate` (`--allow-private`) or the setting says so.
+    func requests(root: String, allowingPrivate: Bool) throws -> [DownloadRequest] {
         do {
-            return try queue.requests(root: root, template: try settings.template())
+            return try queue.requests(root: root, template: try settings.template(), allowingPrivate: allowingPrivate || settings.allowPrivate())
         } catch let error as SettingError {
             throw CLIError(message: error.message)
         } catch {
             throw CLIError(message: "cannot read the episode queue: \(error)")
         }
-    }
-
-    /// With the home's lock held (no engine running): makes the engine's queue hold one
-    /// download per queued episode, at its queue priority; one not yet started goes under
-    /// `root` (so `download --out` and a changed template apply to it).
-    func sync(root: String) throws {
-        try place(try requests(root: root), what: "the episodes' downloads")
     }
 
     /// With the home's lock held: adds the downloads the engine's queue lacks, and gives those
@@ -82,8 +76,7 @@ struct EpisodeSession {
             var fresh: [DownloadRequest] = []
             for request in requests {
                 if let existing = try store.download(withID: request.id) {
-                    if existing.status != .completed { try store.updateRequest(request.id, destination: request.destination, priority: request.priority, sizeLimit: request.sizeLimit,
-                                                                                root: request.root) }
+                    if existing.status != .completed { try store.updateRequest(request) }
                 } else {
                     fresh.append(request)
                 }
@@ -101,7 +94,7 @@ struct EpisodeSession {
     ///   records their hooks as owed before the running monsoon can start them).
     func handOver(adding: ([DownloadID]) throws -> Void = { _ in }) async throws {
         guard HomeLock.isHeld(at: home.lockPath) else { return }
-        let requests = try self.requests(root: try settingsRoot())
+        let requests = try self.requests(root: try settingsRoot(), allowingPrivate: false)
         var commands: [DownloadCommand] = []
         do {
             var fresh: [DownloadRequest] = []

@@ -300,6 +300,7 @@ final class GetReporter: Sendable {
             var reason = download.lastError?.message ?? "unknown error"
             // `get` and `download` take --cacert: say so where trusting an authority would help.
             if download.lastError?.code == .untrustedCertificate { reason += "; if you trust the server, give its certificate authority with --cacert FILE" }
+            if download.lastError?.code == .privateAddress { reason += "; if you trust the feed, allow it with --allow-private or 'monsoon config set allow-private on'" }
             announce(&state, .failed(url: url(), reason: reason), id: id)
         case .paused:
             announce(&state, .paused, id: id)

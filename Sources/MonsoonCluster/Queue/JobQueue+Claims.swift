@@ -32,7 +32,7 @@ extension JobQueue {
             }
             jobs.append(ClaimedJob(lease: Lease(job: id, token: token), kind: kind, host: host, answeredHost: try row.string("answered_host"),
                                    attempt: attempt, feedID: try row.int64("feed_id"), episodeID: try row.int64("episode_id"),
-                                   url: try row.string("url") ?? "", etag: try row.string("etag"), lastModified: try row.string("last_modified"),
+                                   url: try row.string("url") ?? "", feedURL: try row.string("feed_url"), etag: try row.string("etag"), lastModified: try row.string("last_modified"),
                                    expectedLength: try row.int64("enclosure_length"), path: try row.string("path"),
                                    maxBytes: try row.int64("max_bytes"), isSuspect: (try row.int("crashes") ?? 0) >= 2,
                                    hostRedirects: try row.bool("host_redirects")))
@@ -158,7 +158,7 @@ extension JobQueue {
         )
         SELECT c.id, c.kind, c.host, c.answered_host, c.attempts, c.crashes, c.lease_token, c.feed_id, c.episode_id,
                CASE c.kind WHEN 'refresh' THEN f.url ELSE e.enclosure_url END AS url,
-               f.etag, f.last_modified, e.enclosure_length, hr.redirects AS host_redirects,
+               f.url AS feed_url, f.etag, f.last_modified, e.enclosure_length, hr.redirects AS host_redirects,
                CASE WHEN e.file_name IS NOT NULL THEN f.folder || '/' || e.file_name END AS path,
                CASE WHEN c.kind = 'download' AND jsonb_typeof(f.rules -> 'maxSize') = 'number'
                     THEN floor((f.rules ->> 'maxSize')::numeric)::bigint END AS max_bytes

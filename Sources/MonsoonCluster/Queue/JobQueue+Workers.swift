@@ -62,17 +62,14 @@ extension JobQueue {
         }
     }
 
-    /// Marks the worker stopped (`cluster status`), and removes its engine's queue: its jobs are
-    /// back in the shared queue, and its transfers stopped. Only while the name is still this
-    /// process's (`node`, this process id): a worker cut off from the database longer than a lease
-    /// may have been replaced by one of the same name elsewhere, whose row and queue stay.
+    /// Marks the worker stopped (`cluster status`): its jobs are back in the shared queue, and its
+    /// transfers stopped. Only while the name is still this process's (`node`, this process id): a
+    /// worker cut off from the database longer than a lease may have been replaced by one of the
+    /// same name elsewhere, whose row stays.
     public func unregister(node: String) throws(PostgresError) {
-        try connection.transaction { () throws(PostgresError) in
-            let stopped = try connection.execute("""
-                UPDATE monsoon_workers SET stopped_at = now(), heartbeat_at = now() WHERE name = $1 AND node = $2 AND pid = $3 AND stopped_at IS NULL
-                """, [worker, node, Int(getpid())]).affectedRows
-            if stopped == 1 { try PostgresQueueStore.drop(queue: PostgresQueueStore.queueName(ofWorker: worker), on: connection) }
-        }
+        try connection.execute("""
+            UPDATE monsoon_workers SET stopped_at = now(), heartbeat_at = now() WHERE name = $1 AND node = $2 AND pid = $3 AND stopped_at IS NULL
+            """, [worker, node, Int(getpid())])
     }
 
     /// The feed's queued downloads of `job`'s host will likely be redirected where `job`'s was:

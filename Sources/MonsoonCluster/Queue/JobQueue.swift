@@ -65,6 +65,8 @@ public struct ClaimedJob: Sendable, Hashable {
     public var episodeID: Int64?
     /// The feed's URL (refresh) or the episode's enclosure (download).
     public var url: String
+    /// The feed's URL, of either kind.
+    public var feedURL: String?
     /// The feed's validators from its last read (refresh).
     public var etag: String?
     public var lastModified: String?

@@ -3,11 +3,13 @@ extension ClusterSchema {
     static let migrations: [Migration] = [
         Migration(version: 1, sql: version1 + counting),
         Migration(version: 2, sql: engineQueues),
+        // Workers' engines keep their queues in memory: a job that a dead worker held goes back to
+        // the shared queue, and its part is taken over through the shared work folder.
+        Migration(version: 3, sql: "DROP TABLE monsoon_engine_commands, monsoon_engine_meta, monsoon_engine_downloads, monsoon_engine_queues"),
     ]
 
-    /// The engine's queues (`PostgresQueueStore`): the rows of `DownloadStore`'s tables, one
-    /// queue per name, so that each worker's engine persists through the one queue interface the
-    /// local engine uses. Dates are seconds since 1970 as `float8`, as the shared row mapping
+    /// The engine's queues, kept here by the workers of schema version 2: the rows of
+    /// `DownloadStore`'s tables, one queue per name. Dates are seconds since 1970 as `float8`, as the shared row mapping
     /// (`QueueRows`) writes them. A queue's row numbers its downloads (`last_seq`, never reused,
     /// as SQLite's AUTOINCREMENT) and counts the transactions that changed it (`changes`); every
     /// writer takes that row first, so writers of one queue never deadlock on each other's rows.

@@ -23,6 +23,9 @@ public struct WorkerConfiguration: Sendable {
     /// Write nothing: each body is counted and hashed, and its ledger row records where the file
     /// would be. For measuring the queue and the network (`make bench-cluster`).
     public var discard = false
+    /// URLs from feeds may lead to loopback, private and link-local addresses even when the feed
+    /// is not on one itself (`worker --allow-private`).
+    public var allowPrivate = false
     /// The download engine's settings (retries, timeouts, the disk reserve). Per-host limits are
     /// the cluster's: the engine gets none of its own.
     public var engine = EngineConfiguration()

@@ -31,7 +31,7 @@ extension WorkerSession {
         let limit = job.maxBytes.map { DownloadRequest.SizeLimit(bytes: Int($0), reason: "the feed's --max-size") }
             ?? job.expectedLength.flatMap { $0 >= 1 << 20 ? DownloadRequest.SizeLimit(bytes: Int($0) * 2 + (64 << 20), reason: "twice the feed's declared length plus 64 MiB") : nil }
         let request = DownloadRequest(id: id, url: url, destination: destination, expectedSize: job.expectedLength.map(Int.init),
-                                      sizeLimit: limit, root: configuration.folder)
+                                      sizeLimit: limit, root: configuration.folder, addresses: addressScope(of: job))
         do {
             try await manager.enqueue(request, replacingExisting: true)
             storageFailures = 0
@@ -53,6 +53,18 @@ extension WorkerSession {
             held[job.lease] = nil
             summary.failed += 1
         }
+    }
+
+    /// The addresses a job's download may reach: any when allowed, or when its feed is on a
+    /// private address itself; else public ones only (a feed's URL must not lead into the
+    /// workers' own network). Each feed host is looked up once.
+    func addressScope(of job: ClaimedJob) -> AddressScope {
+        guard !configuration.allowPrivate else { return .any }
+        let host = job.feedURL.flatMap(URL.init(string:))?.host ?? ""
+        if let known = feedHostScopes[host] { return known }
+        let scope: AddressScope = AddressScope.isPrivate(host: host) ? .any : .publicOnly
+        feedHostScopes[host] = scope
+        return scope
     }
 
     /// Takes over the largest part an earlier holder of the job left in the work folder (a worker

@@ -17,8 +17,6 @@ extension WorkerSession {
         if now - lastMaintenance >= renewalInterval {
             lastMaintenance = now
             database { try $0.reapExpiredLeases() }
-            // A worker cut off for a day finds its queue gone, and says to start it again.
-            database { try PostgresQueueStore.dropAbandoned(silentFor: 86_400, on: $0.connection) }
             database { try $0.promoteDueJobs() }
             sweepWorkFolder()
         }

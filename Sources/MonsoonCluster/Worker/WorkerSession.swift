@@ -49,6 +49,8 @@ final class WorkerSession {
     /// Downloads in a row the engine could not queue for want of its database: each one puts
     /// the next claim off twice as long (2 s, 4 s … 60 s).
     var storageFailures = 0
+    /// Whether each feed host is on a private address (`addressScope(of:)`).
+    var feedHostScopes: [String: AddressScope] = [:]
 
     var workFolder: String { Self.workFolder(of: configuration) }
     static func workFolder(of configuration: WorkerConfiguration) -> String { configuration.folder + "/.monsoon-work" }
@@ -66,26 +68,9 @@ final class WorkerSession {
         engine.maxDownloadsPerHost = nil   // the cluster's limits hold across workers; the engine adds none
         try FileManager.default.createDirectory(atPath: Self.workFolder(of: configuration), withIntermediateDirectories: true)
         try queue.register(node: configuration.node)
-        // A discarding worker keeps nothing to resume: its engine's queue is in memory. Otherwise
-        // its queue is opened once registered: another worker's cleaning (`dropAbandoned`) never
-        // finds it without a live worker, and a live worker of the name was refused above. The
-        // rows a killed process of this name left are for jobs that registering took back.
-        if !configuration.discard {
-            let store: PostgresQueueStore
-            do {
-                store = try PostgresQueueStore(
-                    connection: PostgresConnection(configuration.database, connectTimeout: Self.quarter(configuration), settings: Self.liveness(configuration)),
-                    queue: PostgresQueueStore.queueName(ofWorker: configuration.name))
-                try store.removeAll()
-            } catch {
-                // Not started after all: the name is free again at once. The error said is the queue's.
-                try? queue.unregister(node: configuration.node)
-                throw error
-            }
-            manager = DownloadManager(configuration: engine, store: store)
-        } else {
-            manager = DownloadManager(configuration: engine)
-        }
+        // The engine's queue is in memory: a job this worker held goes back to the shared queue if
+        // it dies, and whoever claims it next takes its part over from the work folder.
+        manager = DownloadManager(configuration: engine)
     }
 
     /// A quarter of the lease, in whole seconds (at least 2): how long a connection may take.

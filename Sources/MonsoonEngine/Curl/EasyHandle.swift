@@ -70,6 +70,10 @@ final class EasyHandle {
         check(monsoon_easy_setopt_debug_function(raw, function), CURLOPT_DEBUGFUNCTION)
     }
 
+    func setPrereqFunction(_ function: curl_prereq_callback) {
+        check(monsoon_easy_setopt_prereq_function(raw, function), CURLOPT_PREREQFUNCTION)
+    }
+
     func setProgressFunction(_ function: curl_xferinfo_callback) {
         check(monsoon_easy_setopt_xferinfo_function(raw, function), CURLOPT_XFERINFOFUNCTION)
     }

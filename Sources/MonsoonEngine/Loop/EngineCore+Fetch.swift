@@ -91,7 +91,8 @@ extension EngineCore {
             if job.isCompleted { continue }
             let request = job.request
             let transfer = Transfer(purpose: .fetch(job), plan: AttemptPlan(offset: 0, ifRange: nil), handles: easyHandles)
-            transfer.configure(url: request.url.absoluteString, headers: request.headers, configuration: configuration, bufferSize: Self.fetchBufferSize)
+            transfer.configure(url: request.url.absoluteString, headers: request.headers, addresses: request.addresses,
+                               configuration: configuration, bufferSize: Self.fetchBufferSize)
             // With a WARC, a body is recorded as it came: none compressed, which curl would have decoded.
             if request.acceptsCompression && configuration.warc == nil { transfer.easy.setString(CURLOPT_ACCEPT_ENCODING, "") }
             transfer.easy.setLong(CURLOPT_TIMEOUT_MS, Int(request.timeout * 1000))

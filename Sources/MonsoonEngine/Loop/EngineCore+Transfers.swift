@@ -121,7 +121,7 @@ extension EngineCore {
         let url = record.request.url.absoluteString
         let transfer = Transfer(purpose: .download(id), plan: plan, handles: easyHandles)
         let buffers = downloadBuffers()
-        transfer.configure(url: url, headers: record.request.headers, configuration: configuration, bufferSize: buffers.curl)
+        transfer.configure(url: url, headers: record.request.headers, addresses: record.request.addresses, configuration: configuration, bufferSize: buffers.curl)
         if let kernel = buffers.kernel { transfer.easy.setReceiveBuffer(kernel) }
         transfer.partPath = record.filePath.map(PartFile.path(for:))
         transfer.checkpointRequestedAt = configuration.clock.now

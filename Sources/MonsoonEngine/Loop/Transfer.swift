@@ -175,7 +175,7 @@ final class Transfer {
 
     /// Sets the options every transfer shares. The header list and error buffer
     /// live as long as the handle (curl does not copy them).
-    func configure(url: String, headers: [String: String], configuration: EngineConfiguration, bufferSize: Int) {
+    func configure(url: String, headers: [String: String], addresses: AddressScope, configuration: EngineConfiguration, bufferSize: Int) {
         easy.setString(CURLOPT_URL, url)
         easy.setLong(CURLOPT_NOSIGNAL, 1)
         easy.setLong(CURLOPT_FOLLOWLOCATION, 1)
@@ -229,6 +229,12 @@ final class Transfer {
         easy.setPointer(CURLOPT_HEADERDATA, context)
         easy.setWriteFunction(CURLOPT_WRITEFUNCTION, transferBodyCallback)
         easy.setPointer(CURLOPT_WRITEDATA, context)
+        if addresses == .publicOnly {
+            // Checked where curl knows the address (after DNS, on every hop, on a reused connection
+            // too), before a request goes out.
+            easy.setPrereqFunction(transferPrereqCallback)
+            easy.setPointer(CURLOPT_PREREQDATA, context)
+        }
         if configuration.warc != nil { captureForWARC() }
     }
 
@@ -382,6 +388,18 @@ private let transferHeaderCallback: curl_write_callback = { data, size, count, c
     let length = size * count
     transfer.receiveHeader(UnsafeBufferPointer(start: UnsafeRawPointer(data).assumingMemoryBound(to: UInt8.self), count: length))
     return length
+}
+
+/// Set only for `AddressScope.publicOnly`: a connection to any other address sends nothing, and
+/// stops the transfer for good.
+private let transferPrereqCallback: curl_prereq_callback = { context, address, _, _, _ in
+    guard let context, let address else { return Int32(CURL_PREREQFUNC_ABORT) }
+    let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+    let text = String(cString: address)
+    guard !AddressScope.isPublic(text) else { return Int32(CURL_PREREQFUNC_OK) }
+    transfer.abortError = DownloadError(.privateAddress, "refused to connect to \(text), an address on this machine or its own network: "
+                                        + "a URL from a feed may not lead there")
+    return Int32(CURL_PREREQFUNC_ABORT)
 }
 
 /// Set only with a WARC: the request headers as sent (everything else curl reports is ignored).

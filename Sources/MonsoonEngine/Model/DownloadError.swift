@@ -28,6 +28,9 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let untrustedCertificate = Code(rawValue: "untrustedCertificate")
         /// A URL or redirect to a scheme other than http and https.
         public static let unsupportedScheme = Code(rawValue: "unsupportedScheme")
+        /// A URL from a feed (or one of its redirects) led to a loopback, private or link-local
+        /// address (`AddressScope.publicOnly`).
+        public static let privateAddress = Code(rawValue: "privateAddress")
         /// More than the allowed number of redirects.
         public static let tooManyRedirects = Code(rawValue: "tooManyRedirects")
         /// The server asked to wait longer than the backoff cap.

@@ -55,6 +55,9 @@ public struct DownloadRequest: Sendable, Equatable {
     /// The most bytes the file may have; a larger body (or one that never ends) stops the
     /// download with `.tooLarge`, its part kept. Nil: only `EngineConfiguration.maxFileBytes`.
     public var sizeLimit: SizeLimit?
+    /// The addresses the download may reach: `.publicOnly` for a URL a feed gave (refused, for
+    /// good, where it leads to a loopback, private or link-local address).
+    public var addresses: AddressScope
 
     /// A cap on one download's size, with why it is what it is (for the error message).
     public struct SizeLimit: Sendable, Equatable {
@@ -82,7 +85,8 @@ public struct DownloadRequest: Sendable, Equatable {
         headers: [String: String] = [:],
         userInfo: [String: String] = [:],
         sizeLimit: SizeLimit? = nil,
-        root: String? = nil
+        root: String? = nil,
+        addresses: AddressScope = .any
     ) {
         self.id = id
         self.url = url
@@ -94,6 +98,7 @@ public struct DownloadRequest: Sendable, Equatable {
         self.userInfo = userInfo
         self.sizeLimit = sizeLimit
         self.root = root
+        self.addresses = addresses
     }
 }
 

@@ -21,6 +21,8 @@ public struct FetchRequest: Sendable, Equatable {
     public var followsRedirects = true
     /// Ask with HEAD: the answer's status and headers, no body.
     public var headOnly = false
+    /// The addresses it may reach: `.publicOnly` for a URL a feed gave.
+    public var addresses = AddressScope.any
 
     /// A fetch of `url`: by default at most 50 MiB within 60 seconds, asking for compression.
     public init(url: URL, headers: [String: String] = [:], maxBytes: Int = 50 << 20, timeout: Double = 60, acceptsCompression: Bool = true,

@@ -15,7 +15,13 @@ extension DownloadRecord {
             destination: kind == "file" ? .file(destinationPath) : row.text(25).map { .named(folder: destinationPath, stem: $0) } ?? .directory(destinationPath),
             priority: row.int(5), expectedSize: row.optionalInt(6), expectedMediaType: row.text(7),
             headers: try Self.decode(row.text(8), "headers", row), userInfo: try Self.decode(row.text(9), "user info", row),
-            sizeLimit: row.optionalInt(27).map { .init(bytes: $0, reason: row.text(28) ?? "the download's own limit") }, root: row.text(29))
+            sizeLimit: row.optionalInt(27).map { .init(bytes: $0, reason: row.text(28) ?? "the download's own limit") }, root: row.text(29),
+            addresses: try row.text(30).map { text in
+                guard let scope = AddressScope(rawValue: text) else {
+                    throw StoreError(code: 0, message: "a download row in the database has damaged addresses (seq \(row.int(0)))")
+                }
+                return scope
+            } ?? .any)
         self.init(request: request, sequence: row.int(0), host: EngineCore.hostKey(url))
         restoreStatus(status)
         counters = RetryPolicy.Counters(attempts: row.int(11), backoffLevel: row.int(12))

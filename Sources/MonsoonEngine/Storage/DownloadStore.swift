@@ -2,7 +2,7 @@ import Foundation
 import MonsoonStore
 
 /// The persistent download queue: one row per download, in SQLite (the `QueueStore` of a
-/// machine's own engine, its podcast layer and its CLI; a cluster worker's is `PostgresQueueStore`).
+/// machine's own engine, its podcast layer and its CLI; a cluster worker's engine keeps its queue in memory).
 ///
 /// The engine's transfer thread keeps one `DownloadStore` and writes each state
 /// change as one small transaction; progress at most once a second per download.
@@ -69,6 +69,8 @@ public final class DownloadStore: QueueStore {
             ALTER TABLE downloads ADD COLUMN size_limit INTEGER; ALTER TABLE downloads ADD COLUMN size_limit_reason TEXT;
             ALTER TABLE downloads ADD COLUMN root TEXT
             """),
+        // The addresses it may reach (`DownloadRequest.addresses`; none: any).
+        .init(version: 5, sql: "ALTER TABLE downloads ADD COLUMN addresses TEXT"),
     ])
 
     /// The newest schema version this build knows.
@@ -142,16 +144,16 @@ public final class DownloadStore: QueueStore {
     /// - Returns: false when the download is missing or already has its file name (then only
     ///   the priority changed).
     @discardableResult
-    package func updateRequest(_ id: DownloadID, destination: DownloadRequest.Destination, priority: Int, sizeLimit: DownloadRequest.SizeLimit?,
-                              root: String?) throws -> Bool {
-        let (kind, folder) = QueueRows.destinationColumns(destination)
+    package func updateRequest(_ request: DownloadRequest) throws -> Bool {
+        let (kind, folder) = QueueRows.destinationColumns(request.destination)
         return try database.write {
-            try database.run("UPDATE downloads SET priority = ?2, size_limit = ?3, size_limit_reason = ?4, root = ?5 WHERE id = ?1",
-                             id.rawValue, priority, sizeLimit?.bytes, sizeLimit?.reason, root)
+            try database.run("UPDATE downloads SET priority = ?2, size_limit = ?3, size_limit_reason = ?4, root = ?5, addresses = ?6 WHERE id = ?1",
+                             request.id.rawValue, request.priority, request.sizeLimit?.bytes, request.sizeLimit?.reason, request.root,
+                             QueueRows.addressesColumn(request.addresses))
             try database.run("""
                 UPDATE downloads SET destination_kind = ?2, destination = ?3, file_stem = ?4, file_path = CASE WHEN ?2 = 'file' THEN ?3 ELSE NULL END
                 WHERE id = ?1 AND file_path IS NULL AND bytes = 0 AND status != 'completed'
-                """, id.rawValue, kind, folder, destination.stem)
+                """, request.id.rawValue, kind, folder, request.destination.stem)
             return database.changes > 0
         }
     }
@@ -281,7 +283,7 @@ public final class DownloadStore: QueueStore {
     package func insert(_ record: DownloadRecord) throws -> Int {
         let statement = try database.statement(Self.insertKey, """
             INSERT INTO downloads (\(QueueRows.insertColumns))
-            VALUES (\((1...30).map { "?\($0)" }.joined(separator: ", ")))
+            VALUES (\((1...31).map { "?\($0)" }.joined(separator: ", ")))
             """)
         try statement.bind(record.insertParameters)
         while try statement.step() {}

@@ -3,10 +3,8 @@ import Foundation
 /// The engine's queue as a store: the one way in to the downloads' rows, their commands and
 /// the engine's own notes, for the engine, the podcast layer and the CLI alike.
 ///
-/// Two implementations meet the same requirements and pass the same conformance suite
-/// (`QueueStoreConformanceTests`): `DownloadStore` (SQLite) and `PostgresQueueStore`
-/// (MonsoonCluster: a cluster worker's engine). So the requirements are written for a database
-/// across a network too:
+/// `DownloadStore` (SQLite) meets the requirements, checked by the conformance suite
+/// (`QueueStoreConformanceTests`). They are written for a database across a network too:
 /// - reads and deletions take lists of ids and answer in one call (an implementation
 ///   batches them: one statement per chunk of ids, never one per id);
 /// - no signature names a type of SQLite's, and no caller passes SQL;
@@ -91,10 +89,9 @@ package protocol QueueStore: AnyObject {
     /// The downloads that will run, in the order they start, with the bytes each still needs
     /// (nil while unknown) and its folder.
     func pending() throws -> [(id: DownloadID, remaining: Int?, folder: String)]
-    /// Changes a stored download's request while no engine runs the queue (see `DownloadStore`).
+    /// Changes a stored download's request (its id's) while no engine runs the queue (see `DownloadStore`).
     @discardableResult
-    func updateRequest(_ id: DownloadID, destination: DownloadRequest.Destination, priority: Int, sizeLimit: DownloadRequest.SizeLimit?,
-                       root: String?) throws -> Bool
+    func updateRequest(_ request: DownloadRequest) throws -> Bool
     /// Forgets every download in one of `statuses`; returns how many.
     func forget(withStatus statuses: Set<DownloadStatus>) throws -> Int
     /// Forgets those of `ids` whose status is one of `statuses` (their files stay); returns how many.

@@ -14,9 +14,13 @@ extension EpisodeQueue {
     ///
     /// Names are chosen among every episode of the library, so two episodes that render to
     /// the same name are numbered the same way on every run (`NameCollisions`).
-    public func requests(root: String, template: NamingTemplate) throws -> [DownloadRequest] {
+    ///
+    /// A feed's URLs may not lead to this machine or its network (`AddressScope.publicOnly`),
+    /// unless the feed is there itself or `allowingPrivate`.
+    public func requests(root: String, template: NamingTemplate, allowingPrivate: Bool) throws -> [DownloadRequest] {
         struct Row {
             var id: Int
+            var podcast: Int
             var values: NamingValues
             var position: Int?
             var url: URL?
@@ -31,7 +35,7 @@ extension EpisodeQueue {
             FROM episodes e
             """).query { row in
             let podcast = podcasts[row.int(1)] ?? ""
-            return Row(id: row.int(0),
+            return Row(id: row.int(0), podcast: row.int(1),
                 values: NamingValues(podcast: podcast, title: row.text(2) ?? row.text(12) ?? "", published: row.date(3),
                                      guid: row.text(4), season: row.optionalInt(5), episode: row.optionalInt(6), version: row.text(13)),
                 position: row.optionalInt(7), url: row.text(8).flatMap(URL.init(string:)), mediaType: row.text(9),
@@ -44,6 +48,7 @@ extension EpisodeQueue {
             candidates.append(.init(id: row.id, folders: rendered.folders, stem: rendered.stem, published: row.values.published, guid: row.values.guid))
         }
         let stems = NameCollisions.resolve(candidates)
+        let scopes = try addressScopes(allowingPrivate: allowingPrivate)
         let folders = Dictionary(uniqueKeysWithValues: candidates.map { ($0.id, $0.folders) })
         return rows.filter { $0.position != nil && $0.state != EpisodeDownloadState.downloaded.rawValue && $0.url != nil }
             .sorted { ($0.position ?? 0, $0.id) < ($1.position ?? 0, $1.id) }
@@ -53,8 +58,22 @@ extension EpisodeQueue {
                     id: Self.downloadID(ofEpisode: row.id), url: row.url!, destination: .named(folder: folder, stem: stems[row.id] ?? "untitled"),
                     priority: Self.priority(forPosition: row.position ?? 0), expectedSize: row.length,
                     expectedMediaType: row.mediaType, userInfo: ["episode": String(row.id), Self.titleKey: row.values.title],
-                    sizeLimit: SizeLimits.episode(declaredLength: row.length), root: root)
+                    sizeLimit: SizeLimits.episode(declaredLength: row.length), root: root, addresses: scopes[row.podcast] ?? .publicOnly)
             }
+    }
+
+    /// The addresses each podcast's downloads may reach, by id: any when `allowingPrivate` or when
+    /// its feed is on a private address itself (a feed on the user's own network may point at
+    /// its neighbours), else public ones only. Each feed's host is looked up once.
+    public func addressScopes(allowingPrivate: Bool) throws -> [Int: AddressScope] {
+        let feeds = try database.statement("SELECT id, feed_url FROM podcasts").query { row in (row.int(0), row.text(1)) }
+        guard !allowingPrivate else { return Dictionary(uniqueKeysWithValues: feeds.map { ($0.0, .any) }) }
+        var hosts: [String: AddressScope] = [:]
+        return Dictionary(uniqueKeysWithValues: feeds.map { id, url in
+            let host = url.flatMap(URL.init(string:))?.host ?? ""
+            if hosts[host] == nil { hosts[host] = AddressScope.isPrivate(host: host) ? .any : .publicOnly }
+            return (id, hosts[host] ?? .publicOnly)
+        })
     }
 
     /// Each podcast's `{podcast}` in file names, by id: its name, one of its own (`PodcastFolders`),

@@ -33,6 +33,9 @@ public enum SettingKey: String, CaseIterable, Sendable {
     case limitRate = "limit-rate"
     /// File and folder names valid on exFAT and SMB too (`PortableName`; default off).
     case portableNames = "portable-names"
+    /// URLs from feeds may lead to loopback, private and link-local addresses even when the feed
+    /// is not on one itself (default off).
+    case allowPrivate = "allow-private"
 
     /// Whether a podcast may have its own value (`--podcast`), over the global one.
     public var allowsPodcastOverride: Bool { self == .keepLatest || self == .autoDownload }
@@ -53,6 +56,7 @@ public enum SettingKey: String, CaseIterable, Sendable {
         case .playedThreshold: return "30"
         case .limitRate: return "off"
         case .portableNames: return "off"
+        case .allowPrivate: return "off"
         }
     }
 
@@ -72,6 +76,7 @@ public enum SettingKey: String, CaseIterable, Sendable {
         case .playedThreshold: return "seconds before the end at which 'monsoon play' counts an episode played (a number, 0 or more)"
         case .limitRate: return "the most bytes a second over all downloads together (a speed such as 2M or 500K, or off)"
         case .portableNames: return "file and folder names valid on exFAT and SMB: no : ? * \" < > | \\ or control characters (each _), no trailing dots or spaces, no reserved names like CON (on or off)"
+        case .allowPrivate: return "URLs from feeds may lead to this machine or its own network (loopback, private and link-local addresses), not only when the feed is there itself (on or off)"
         }
     }
 
@@ -91,7 +96,7 @@ public enum SettingKey: String, CaseIterable, Sendable {
             if Self.offWords.contains(value.lowercased()) { return "off" }
             guard let number = Int(value), number >= 1 else { throw bad() }
             return String(number)
-        case .autoDeletePlayed, .autoDownload, .portableNames:
+        case .autoDeletePlayed, .autoDownload, .portableNames, .allowPrivate:
             if Self.offWords.contains(value.lowercased()) { return "off" }
             if ["on", "yes", "true", "1"].contains(value.lowercased()) { return "on" }
             throw bad()
@@ -239,6 +244,9 @@ public final class Settings {
 
     /// Whether file and folder names are kept valid on exFAT and SMB.
     public func portableNames() throws -> Bool { try effective(.portableNames) == "on" }
+
+    /// `allow-private`: URLs from feeds may reach private addresses wherever the feed is.
+    public func allowPrivate() throws -> Bool { try effective(.allowPrivate) == "on" }
 
     /// The naming template in effect, portable when `portable-names` is on.
     /// - Throws: `SettingError` `.invalidStoredValue` when the stored template is no longer valid.

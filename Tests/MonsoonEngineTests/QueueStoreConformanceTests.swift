@@ -7,12 +7,12 @@ import MonsoonStore
 /// `QueueStoreImplementation.all`: rows saved and read back, writes that name a stale
 /// sequence changing nothing, deletions, commands between processes, and the podcast
 /// layer's queries by id lists (more ids than one statement may bind among them).
-@Suite(.temporaryPostgres) struct QueueStoreConformanceTests {
+@Suite struct QueueStoreConformanceTests {
     // MARK: The engine's rows
 
     @Test(arguments: QueueStoreImplementation.all)
-    func aRowReadsBackAsItWasSaved(_ implementation: QueueStoreImplementation) async throws {
-        try await onThread {
+    func aRowReadsBackAsItWasSaved(_ implementation: QueueStoreImplementation) throws {
+        do {
             let queue = try implementation.open()
             defer { queue.remove() }
             let store = queue.store
@@ -24,6 +24,7 @@ import MonsoonStore
             full.request.userInfo = ["episode": "42"]
             full.request.sizeLimit = .init(bytes: 5_000, reason: "the feed's length")
             full.request.root = "/srv"
+            full.request.addresses = .publicOnly
             full.counters = .init(attempts: 2, backoffLevel: 1)
             full.retryAt = Date(timeIntervalSince1970: 1_700_000_000)
             full.lastError = DownloadError(.httpStatus, "HTTP 503", httpStatus: 503)
@@ -50,8 +51,8 @@ import MonsoonStore
     }
 
     @Test(arguments: QueueStoreImplementation.all)
-    func rowsListInEnqueueOrderByIDAndByURL(_ implementation: QueueStoreImplementation) async throws {
-        try await onThread {
+    func rowsListInEnqueueOrderByIDAndByURL(_ implementation: QueueStoreImplementation) throws {
+        do {
             let queue = try implementation.open()
             defer { queue.remove() }
             let store = queue.store
@@ -97,8 +98,8 @@ import MonsoonStore
     /// A taken id fails its insert alone, with a constraint violation (the engine then takes the
     /// next number, or refuses a duplicate), and the transaction it was in goes on.
     @Test(arguments: QueueStoreImplementation.all)
-    func aTakenIDFailsItsInsertAloneAsAConstraintViolation(_ implementation: QueueStoreImplementation) async throws {
-        try await onThread {
+    func aTakenIDFailsItsInsertAloneAsAConstraintViolation(_ implementation: QueueStoreImplementation) throws {
+        do {
             let queue = try implementation.open()
             defer { queue.remove() }
             let store = queue.store
@@ -114,8 +115,8 @@ import MonsoonStore
     }
 
     @Test(arguments: QueueStoreImplementation.all)
-    func writesNamingAStaleSequenceChangeNothing(_ implementation: QueueStoreImplementation) async throws {
-        try await onThread {
+    func writesNamingAStaleSequenceChangeNothing(_ implementation: QueueStoreImplementation) throws {
+        do {
             let queue = try implementation.open()
             defer { queue.remove() }
             let store = queue.store
@@ -159,8 +160,8 @@ import MonsoonStore
     // MARK: Statuses, paths, listing
 
     @Test(arguments: QueueStoreImplementation.all)
-    func statusesCountsPendingAndSummaries(_ implementation: QueueStoreImplementation) async throws {
-        try await onThread {
+    func statusesCountsPendingAndSummaries(_ implementation: QueueStoreImplementation) throws {
+        do {
             let queue = try implementation.open()
             defer { queue.remove() }
             let store = queue.store
@@ -202,8 +203,8 @@ import MonsoonStore
     }
 
     @Test(arguments: QueueStoreImplementation.all)
-    func aRequestChangesOnlyBeforeItsFileIsNamed(_ implementation: QueueStoreImplementation) async throws {
-        try await onThread {
+    func aRequestChangesOnlyBeforeItsFileIsNamed(_ implementation: QueueStoreImplementation) throws {
+        do {
             let queue = try implementation.open()
             defer { queue.remove() }
             let store = queue.store
@@ -213,22 +214,23 @@ import MonsoonStore
             named.filePath = "/srv/named.mp3"
             try store.update(named)
 
-            #expect(try store.updateRequest("new", destination: .file("/srv/other.mp3"), priority: 7, sizeLimit: .init(bytes: 10, reason: "test"), root: "/srv"))
+            #expect(try store.updateRequest(DownloadRequest(id: "new", url: Self.url("new"), destination: .file("/srv/other.mp3"), priority: 7,
+                                                            sizeLimit: .init(bytes: 10, reason: "test"), root: "/srv", addresses: .publicOnly)))
             let new = try #require(try store.record(withID: "new"))
             #expect(new.request.destination == .file("/srv/other.mp3") && new.request.priority == 7 && new.request.root == "/srv")
-            #expect(new.request.sizeLimit == .init(bytes: 10, reason: "test"))
-            #expect(try !store.updateRequest("named", destination: .directory("/elsewhere"), priority: 9, sizeLimit: nil, root: nil))
+            #expect(new.request.sizeLimit == .init(bytes: 10, reason: "test") && new.request.addresses == .publicOnly)
+            #expect(try !store.updateRequest(DownloadRequest(id: "named", url: Self.url("named"), destination: .directory("/elsewhere"), priority: 9)))
             let kept = try #require(try store.record(withID: "named"))
-            #expect(kept.request.destination == named.request.destination && kept.request.priority == 9)
-            #expect(try !store.updateRequest("missing", destination: .directory("/x"), priority: 0, sizeLimit: nil, root: nil))
+            #expect(kept.request.destination == named.request.destination && kept.request.priority == 9 && kept.request.addresses == .any)
+            #expect(try !store.updateRequest(DownloadRequest(id: "missing", url: Self.url("missing"), destination: .directory("/x"))))
         }
     }
 
     // MARK: Deletions
 
     @Test(arguments: QueueStoreImplementation.all)
-    func forgettingTakesOnlyTheStatusesNamed(_ implementation: QueueStoreImplementation) async throws {
-        try await onThread {
+    func forgettingTakesOnlyTheStatusesNamed(_ implementation: QueueStoreImplementation) throws {
+        do {
             let queue = try implementation.open()
             defer { queue.remove() }
             let store = queue.store
@@ -255,8 +257,8 @@ import MonsoonStore
     // MARK: The engine's notes and transactions
 
     @Test(arguments: QueueStoreImplementation.all)
-    func metaAndTransactions(_ implementation: QueueStoreImplementation) async throws {
-        try await onThread {
+    func metaAndTransactions(_ implementation: QueueStoreImplementation) throws {
+        do {
             let queue = try implementation.open()
             defer { queue.remove() }
             let store = queue.store
@@ -284,8 +286,8 @@ import MonsoonStore
     // MARK: Other processes
 
     @Test(arguments: QueueStoreImplementation.all)
-    func commandsReachTheRunningProcessInOrder(_ implementation: QueueStoreImplementation) async throws {
-        try await onThread {
+    func commandsReachTheRunningProcessInOrder(_ implementation: QueueStoreImplementation) throws {
+        do {
             let queue = try implementation.open()
             defer { queue.remove() }
             let running = queue.store
@@ -312,8 +314,8 @@ import MonsoonStore
     }
 
     @Test(arguments: QueueStoreImplementation.all)
-    func processesAddingAtOnceGetDistinctIDsAndSequences(_ implementation: QueueStoreImplementation) async throws {
-        try await onThread {
+    func processesAddingAtOnceGetDistinctIDsAndSequences(_ implementation: QueueStoreImplementation) throws {
+        do {
             let queue = try implementation.open()
             defer { queue.remove() }
             _ = try queue.store.insert(Self.row("existing", sequence: 0))
@@ -350,8 +352,8 @@ import MonsoonStore
     // MARK: The podcast layer's queries
 
     @Test(arguments: QueueStoreImplementation.all)
-    func statesOfDownloadsByIDs(_ implementation: QueueStoreImplementation) async throws {
-        try await onThread {
+    func statesOfDownloadsByIDs(_ implementation: QueueStoreImplementation) throws {
+        do {
             let queue = try implementation.open()
             defer { queue.remove() }
             let store = queue.store
@@ -386,8 +388,8 @@ import MonsoonStore
     }
 
     @Test(arguments: QueueStoreImplementation.all)
-    func statesByIDPrefixAndChangeTime(_ implementation: QueueStoreImplementation) async throws {
-        try await onThread {
+    func statesByIDPrefixAndChangeTime(_ implementation: QueueStoreImplementation) throws {
+        do {
             let queue = try implementation.open()
             defer { queue.remove() }
             let store = queue.store
