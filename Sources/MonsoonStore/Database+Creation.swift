@@ -15,18 +15,21 @@ extension Database {
     /// behind, and an empty file at `path` is damage, reported and left untouched.
     static func prepareFile(at path: String) throws(StoreError) {
         var status = stat()
-        if stat(path, &status) == 0 {
-            if status.st_mode & S_IFMT == S_IFDIR {
-                throw StoreError(code: SQLITE_CANTOPEN, message: "cannot open the database \(path): it is a folder; move it away or choose another place")
-            }
-            if status.st_mode & S_IFMT == S_IFREG && status.st_size == 0 {
-                throw StoreError(code: emptyFileCode, message: "the database \(path) is damaged (0 bytes: its contents are gone); it was left untouched; "
-                                 + "restore it from a backup, or move it away to start afresh with an empty one")
-            }
-            return
-        }
+        if stat(path, &status) == 0 { return try refuseUnusable(status, at: path) }
         guard errno == ENOENT else { throw cannotCreate(path, errno) }
         try createFile(at: path)
+    }
+
+    /// Refuses what is at `path` (its `stat` is `status`) when it cannot be a database: a folder, or
+    /// an empty file, whose contents were lost (see `prepareFile(at:)`).
+    static func refuseUnusable(_ status: stat, at path: String) throws(StoreError) {
+        if status.st_mode & S_IFMT == S_IFDIR {
+            throw StoreError(code: SQLITE_CANTOPEN, message: "cannot open the database \(path): it is a folder; move it away or choose another place")
+        }
+        if status.st_mode & S_IFMT == S_IFREG && status.st_size == 0 {
+            throw StoreError(code: emptyFileCode, message: "the database \(path) is damaged (0 bytes: its contents are gone); it was left untouched; "
+                             + "restore it from a backup, or move it away to start afresh with an empty one")
+        }
     }
 
     /// Creates the database file at `path`, never empty, even when the process is killed at any moment.

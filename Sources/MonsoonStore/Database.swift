@@ -12,8 +12,11 @@ import Foundation
 ///   or process that needs the database opens its own connection.
 public final class Database {
     let raw: OpaquePointer
-    /// The file path, or ":memory:".
+    /// The file path (an in-memory copy's is its file's, for messages), or ":memory:".
     public let path: String
+    /// Whether the connection only reads (`init(readingOnly:)`): the `Migrator` then checks the
+    /// schema instead of bringing it up to date.
+    public let isReadOnly: Bool
     private var statements: [String: Statement] = [:]
     private var keyedStatements: [ObjectIdentifier: Statement] = [:]
 
@@ -27,14 +30,18 @@ public final class Database {
     /// new, empty database.
     ///
     /// - Parameter busyTimeout: how long to wait for another connection's lock, in seconds.
-    public init(path: String, busyTimeout: Double = 10) throws(StoreError) {
+    public convenience init(path: String, busyTimeout: Double = 10) throws(StoreError) {
         let onDisk = path != ":memory:" && !path.isEmpty
         if onDisk { try Self.prepareFile(at: path) }
-        var handle: OpaquePointer?
         // No SQLITE_OPEN_CREATE for a file: it exists by now, and if it went away meanwhile, SQLite
         // must not make an empty one with the umask's mode.
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE | (onDisk ? 0 : SQLITE_OPEN_CREATE)
-        let code = sqlite3_open_v2(path, &handle, flags, nil)
+        try self.init(opening: path, named: path, flags: SQLITE_OPEN_READWRITE | (onDisk ? 0 : SQLITE_OPEN_CREATE), busyTimeout: busyTimeout)
+    }
+
+    /// Opens `filename` (a path, ":memory:" or a `file:` URI) with `flags`, as the database `path`.
+    init(opening filename: String, named path: String, flags: Int32, busyTimeout: Double) throws(StoreError) {
+        var handle: OpaquePointer?
+        let code = sqlite3_open_v2(filename, &handle, flags | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE, nil)
         guard code == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
             let system = handle.map { sqlite3_system_errno($0) } ?? 0
@@ -43,11 +50,12 @@ public final class Database {
         }
         raw = handle
         self.path = path
+        isReadOnly = flags & SQLITE_OPEN_READONLY != 0
         sqlite3_busy_timeout(raw, Int32(busyTimeout * 1000))
         do throws(StoreError) {
             // The first read of the file: a corrupt or foreign file fails here, untouched.
             _ = try scalarInt("PRAGMA schema_version")
-            if path != ":memory:" && !path.isEmpty {
+            if !isReadOnly && filename != ":memory:" && !filename.isEmpty {
                 let mode = try scalarText("PRAGMA journal_mode = WAL")
                 if mode?.lowercased() != "wal" {
                     throw StoreError(code: SQLITE_ERROR, message: "cannot use write-ahead logging for \(path) (journal mode \(mode ?? "unknown"))")

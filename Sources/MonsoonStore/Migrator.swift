@@ -40,8 +40,10 @@ public struct Migrator: Sendable {
         return try database.scalarInt("SELECT version FROM schema_versions WHERE component = ?", component) ?? 0
     }
 
-    /// Applies the steps the database has not had.
+    /// Applies the steps the database has not had. A connection that only reads changes nothing: it
+    /// fails with ``StoreError/Code/olderSchema`` when there are steps to apply.
     public func migrate(_ database: Database) throws {
+        if database.isReadOnly { return try check(database) }
         // A quick look first: an up-to-date database needs no write lock at all.
         if let current = try? database.scalarInt("SELECT version FROM schema_versions WHERE component = ?", component), current == latestVersion {
             return
@@ -58,6 +60,19 @@ public struct Migrator: Sendable {
                 try database.run("INSERT INTO schema_versions (component, version) VALUES (?1, ?2) ON CONFLICT (component) DO UPDATE SET version = ?2",
                                  component, latestVersion)
             }
+        }
+    }
+
+    /// Checks, on a connection that only reads, that the database has had every step.
+    private func check(_ database: Database) throws(StoreError) {
+        // Asked of the catalogue first: reading a missing table is an error, creating it a write.
+        let recorded = try database.scalarInt("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_versions'") == 1
+        let current = recorded ? try database.scalarInt("SELECT version FROM schema_versions WHERE component = ?", component) ?? 0 : 0
+        if current > latestVersion {
+            throw StoreError.newerSchema(path: database.path, component: component, version: current, supported: latestVersion)
+        }
+        if current < latestVersion {
+            throw StoreError.olderSchema(path: database.path, component: component, version: current, supported: latestVersion)
         }
     }
 }

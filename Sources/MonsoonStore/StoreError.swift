@@ -42,6 +42,10 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let notADatabase = Code(rawValue: SQLITE_NOTADB)
         /// The database was written by a newer Monsoon, whose schema this one does not know (Monsoon's own code).
         public static let newerSchema = Code(rawValue: -1)
+        /// A database opened only to read (`Database(readingOnly:)`) would have to be brought up to
+        /// date for this Monsoon: its tables of a component are older, or missing (Monsoon's own code).
+        /// `Database.inMemoryCopy(of:)` reads it brought up to date.
+        public static let olderSchema = Code(rawValue: -2)
     }
 
     /// What failed, for programs: SQLite's code, or one of Monsoon's own.
@@ -89,5 +93,12 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     public static func newerSchema(path: String, component: String, version: Int, supported: Int) -> StoreError {
         StoreError(code: .newerSchema,
                    message: "the database \(path) has \(component) schema version \(version), newer than this Monsoon understands (\(supported)); use a newer monsoon, it was left untouched")
+    }
+
+    /// The database, opened only to read, would have to be brought up to date for this Monsoon.
+    public static func olderSchema(path: String, component: String, version: Int, supported: Int) -> StoreError {
+        let has = version == 0 ? "has no \(component) tables" : "has \(component) schema version \(version), older than this Monsoon's (\(supported))"
+        return StoreError(code: .olderSchema,
+                          message: "the database \(path) \(has), and is open only to read, so it cannot be brought up to date; open it once with a command that writes, where it can be written")
     }
 }

@@ -124,7 +124,7 @@ struct ReadOnlyDatabaseTests {
     }
 }
 
-/// A file bind-mounted on itself read-only: writes to it fail with EROFS, even for root.
+/// A file or folder bind-mounted on itself read-only: writes to it fail with EROFS, even for root.
 final class ReadOnlyBindMount: @unchecked Sendable {
     // Unchecked: used from one test's task only.
     let path: String

@@ -91,7 +91,8 @@ final class SmallDisk: @unchecked Sendable {
         guard Self.run("/bin/mount", ["-o", "remount,ro", path]) == 0 else { throw CLITestError("could not remount \(path) read-only") }
     }
 
-    private static func run(_ executable: String, _ arguments: [String]) -> Int32 {
+    /// Runs `executable` with `arguments`, its errors unseen; returns its exit status (-1 when it cannot start).
+    static func run(_ executable: String, _ arguments: [String]) -> Int32 {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments

@@ -15,8 +15,8 @@ struct Config: ParsableCommand {
     init() {}
 
     /// The home's settings, with a one-line error for a database that cannot be opened.
-    static func open(_ global: GlobalOptions, context: CommandContext) throws -> Settings {
-        try Home(option: global.home, context: context).openSettings()
+    static func open(_ global: GlobalOptions, context: CommandContext, use: Home.Use) throws -> Settings {
+        try Home(option: global.home, context: context, use: use).openSettings()
     }
 
     static func shown(_ key: SettingKey, _ value: String) -> String {
@@ -30,7 +30,7 @@ struct ConfigList: RunnableCommand {
     init() {}
 
     func run(_ context: CommandContext) async throws -> Int32 {
-        let settings = try Config.open(global, context: context)
+        let settings = try Config.open(global, context: context, use: .reading)
         var text = ""
         do {
             for key in SettingKey.allCases {
@@ -58,9 +58,9 @@ struct SettingSelection: ParsableArguments {
 
     /// Runs `body` with the home's settings, the key, and the podcast's id when one was named;
     /// a failure of the settings' database is reported as `failure` and its cause.
-    func withSetting(_ global: GlobalOptions, context: CommandContext, failure: String,
+    func withSetting(_ global: GlobalOptions, context: CommandContext, use: Home.Use, failure: String,
                      _ body: (Settings, SettingKey, Int?) throws -> Void) async throws -> Int32 {
-        let settings = try Config.open(global, context: context)
+        let settings = try Config.open(global, context: context, use: use)
         let id = try await LibrarySession.podcastID(podcast, global: global, context: context)
         do { try body(settings, key, id) } catch { throw CLIError(message: "\(failure): \(error)") }
         return ExitStatus.success
@@ -74,7 +74,7 @@ struct ConfigGet: RunnableCommand {
     init() {}
 
     func run(_ context: CommandContext) async throws -> Int32 {
-        try await target.withSetting(global, context: context, failure: "cannot read the settings") { settings, key, id in
+        try await target.withSetting(global, context: context, use: .reading, failure: "cannot read the settings") { settings, key, id in
             context.output.line(Config.shown(key, try settings.effective(key, podcast: id)))
         }
     }
@@ -95,7 +95,7 @@ struct ConfigSet: RunnableCommand {
     }
 
     func run(_ context: CommandContext) async throws -> Int32 {
-        let settings = try Config.open(global, context: context)
+        let settings = try Config.open(global, context: context, use: .writing)
         let id = try await LibrarySession.podcastID(podcast, global: global, context: context)
         let stored: String
         do {
@@ -117,7 +117,7 @@ struct ConfigUnset: RunnableCommand {
     init() {}
 
     func run(_ context: CommandContext) async throws -> Int32 {
-        try await target.withSetting(global, context: context, failure: "cannot save the setting") { settings, key, id in
+        try await target.withSetting(global, context: context, use: .writing, failure: "cannot save the setting") { settings, key, id in
             try settings.unset(key, podcast: id)
             if !global.quiet { context.output.line("\(key.rawValue) = \(Config.shown(key, try settings.effective(key, podcast: id)))") }
         }

@@ -50,7 +50,7 @@ struct ListDownloads: RunnableCommand {
     init() {}
 
     func run(_ context: CommandContext) async throws -> Int32 {
-        let home = try Home(option: global.home, context: context)
+        let home = try Home(option: global.home, context: context, use: .reading)
         let store = try home.openStore()
         // A row says "downloading" until its process saves another state; only while a
         // process holds the lock is that true. Checked before reading, so a download that a

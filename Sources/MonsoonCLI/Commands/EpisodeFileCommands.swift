@@ -1,7 +1,6 @@
 import Foundation
 import MonsoonEngine
 import MonsoonPodcasts
-import MonsoonStore
 
 /// `monsoon storage`: what downloaded episodes take on disk.
 struct Storage: RunnableCommand {
@@ -14,7 +13,7 @@ struct Storage: RunnableCommand {
     init() {}
 
     func run(_ context: CommandContext) async throws -> Int32 {
-        let files = try EpisodeFileSession.open(global, context: context)
+        let files = try EpisodeFileSession.open(global, context: context, use: .reading)
         let entries = try files.run { try $0.entries() }
         let groups = Dictionary(grouping: entries, by: \.podcastID).sorted { $0.key < $1.key }
         let total = entries.reduce(0) { $0 + ($1.bytes ?? 0) }
@@ -141,11 +140,10 @@ struct EpisodeFileSession {
     let files: EpisodeFiles
     let settings: Settings
 
-    static func open(_ global: GlobalOptions, context: CommandContext) throws -> EpisodeFileSession {
-        let home = try Home(option: global.home, context: context)
+    static func open(_ global: GlobalOptions, context: CommandContext, use: Home.Use = .writing) throws -> EpisodeFileSession {
+        let home = try Home(option: global.home, context: context, use: use)
         do {
-            let database = try Database(path: home.databasePath)
-            return EpisodeFileSession(files: try EpisodeFiles(database: database), settings: try Settings(database: database))
+            return try home.openDatabase { EpisodeFileSession(files: try EpisodeFiles(database: $0), settings: try Settings(database: $0)) }
         } catch {
             throw CLIError(error)
         }

@@ -40,7 +40,7 @@ struct Podcasts: RunnableCommand {
     init() {}
 
     func run(_ context: CommandContext) async throws -> Int32 {
-        let session = try LibrarySession.open(global, context: context)
+        let session = try LibrarySession.open(global, context: context, use: .reading)
         let podcasts = try await session.run { try $0.podcasts() }
         if json {
             context.output.write(LibraryJSON.array(podcasts.map(LibraryJSON.podcast)))
@@ -66,10 +66,10 @@ struct Episodes: RunnableCommand {
     init() {}
 
     func run(_ context: CommandContext) async throws -> Int32 {
-        // Downloads saved by a run that was killed, or changed by pause and resume: the
-        // episodes follow them first.
-        try EpisodeSession.open(global, context: context).write { try $0.reconcile() }
-        let session = try LibrarySession.open(global, context: context)
+        let session = try LibrarySession.open(global, context: context, use: .reading)
+        // Downloads saved by a run that was killed, or changed by pause and resume: the episodes
+        // follow them first (on a home that cannot be written, they show as last saved).
+        if !session.home.isReadOnly { try EpisodeSession.open(global, context: context).write { try $0.reconcile() } }
         let (episodes, versions) = try await session.run { library in
             let id = try library.findPodcast(podcast).id
             return (try library.episodes(of: id), try library.versions(ofPodcast: id))
@@ -267,7 +267,7 @@ struct Export: RunnableCommand {
     init() {}
 
     func run(_ context: CommandContext) async throws -> Int32 {
-        let session = try LibrarySession.open(global, context: context)
+        let session = try LibrarySession.open(global, context: context, use: .reading)
         let podcasts = try await session.run { try $0.podcasts() }
         let keep = includeCredentials
         // Fail closed: a URL that cannot be shown redacted is left out with a warning.

@@ -21,9 +21,10 @@ struct QueueList: RunnableCommand {
     init() {}
 
     func run(_ context: CommandContext) async throws -> Int32 {
-        let session = try EpisodeSession.open(global, context: context)
+        let session = try EpisodeSession.open(global, context: context, use: .reading)
         let entries = try session.read { queue in
-            try queue.reconcile()
+            // The downloads' states saved since, as `episodes` (a home that cannot be written shows them as last saved).
+            if !session.home.isReadOnly { try queue.reconcile() }
             return try queue.entries()
         }
         if json {

@@ -48,7 +48,7 @@ struct Verify: RunnableCommand {
     }
 
     func run(_ context: CommandContext) async throws -> Int32 {
-        let folder = try directory.map(context.absolutePath) ?? EpisodeSession.open(global, context: context).settingsRoot()
+        let folder = try directory.map(context.absolutePath) ?? EpisodeSession.open(global, context: context, use: .reading).settingsRoot()
         // An archive that is not there is not an empty one (a disk not mounted, a typo).
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) else {

@@ -1,7 +1,6 @@
 import Foundation
 import MonsoonEngine
 import MonsoonPodcasts
-import MonsoonStore
 
 /// The episode queue of a home and the engine's queue beside it, for one command.
 struct EpisodeSession {
@@ -11,13 +10,14 @@ struct EpisodeSession {
     let settings: Settings
     let environment: [String: String]
 
-    static func open(_ global: GlobalOptions, context: CommandContext) throws -> EpisodeSession {
-        let home = try Home(option: global.home, context: context)
+    static func open(_ global: GlobalOptions, context: CommandContext, use: Home.Use = .writing) throws -> EpisodeSession {
+        let home = try Home(option: global.home, context: context, use: use)
         do {
-            let database = try Database(path: home.databasePath)
-            let store = try DownloadStore(database: database)
-            return EpisodeSession(home: home, store: store, queue: try EpisodeQueue(database: database, downloads: store),
-                                  settings: try Settings(database: database), environment: context.environment)
+            return try home.openDatabase { database in
+                let store = try DownloadStore(database: database)
+                return EpisodeSession(home: home, store: store, queue: try EpisodeQueue(database: database, downloads: store),
+                                      settings: try Settings(database: database), environment: context.environment)
+            }
         } catch {
             throw CLIError(error)
         }

@@ -9,8 +9,20 @@ import MonsoonStore
 /// `~/.local/share/monsoon`.
 struct Home {
     let path: String
+    /// Whether the home cannot be written (a read-only file system, a backup snapshot, a folder
+    /// without write permission), for a command that only reads (`Use.reading`): its database is
+    /// then read as it is (`openDatabase`). A writing command fails on such a home instead.
+    let isReadOnly: Bool
     /// The settings' connection, held (by every copy of this home) until the queue's are open.
     private let held = HeldConnection()
+
+    /// What a command does with the home.
+    enum Use {
+        /// Reads only: a home that cannot be written is read as it is.
+        case reading
+        /// Changes it: the home must be writable (it is created when missing).
+        case writing
+    }
 
     /// The queue's connections are open: the settings' is no longer needed to keep the log.
     func letGoOfSettingsConnection() {
@@ -23,6 +35,7 @@ struct Home {
     /// The home at `path` as it is, neither created nor checked: for a reader that must change nothing.
     init(unchecked path: String) {
         self.path = path
+        isReadOnly = false
     }
 
     /// The home's path, neither created nor checked.
@@ -39,9 +52,12 @@ struct Home {
         return (user as NSString).appendingPathComponent(".local/share/monsoon")
     }
 
-    init(option: String?, context: CommandContext) throws {
+    init(option: String?, context: CommandContext, use: Use = .writing) throws {
         let chosen = Self.path(option: option, context: context)
         path = chosen
+        isReadOnly = use == .reading && Self.cannotWrite(chosen)
+        // Neither created nor checked further: nothing can be changed there, whatever is wrong.
+        if isReadOnly { return }
         let cannotCreate = { (reason: String) in
             CLIError(message: "cannot create the Monsoon home \(chosen): \(reason); choose another with --home or MONSOON_HOME")
         }
@@ -66,10 +82,40 @@ struct Home {
         }
     }
 
+    /// Whether the home, or the nearest folder above it when it does not exist, is a folder that
+    /// cannot be written. A file in the way, or a folder that cannot be looked into, is not: the
+    /// checks of a writable home say what is wrong with them.
+    private static func cannotWrite(_ path: String) -> Bool {
+        var folder = path
+        var status = stat()
+        while stat(folder, &status) != 0 {
+            guard errno == ENOENT, let slash = folder.lastIndex(of: "/"), slash != folder.startIndex else { return false }
+            folder = String(folder[..<slash])
+        }
+        return status.st_mode & S_IFMT == S_IFDIR && access(folder, W_OK) != 0 && [EROFS, EACCES, EPERM].contains(errno)
+    }
+
+    /// Builds what a command uses of the home's database with `make` (a queue, a library, the
+    /// settings: each brings its tables up to date as it opens).
+    ///
+    /// A home that can be written is opened as always, its database created when missing. One that
+    /// cannot (`isReadOnly`) is read as it is, nothing on disk changed: without a database it reads
+    /// as an empty one; a database this Monsoon would have to bring up to date (an older one's, or
+    /// one without some component's tables) is read from a copy in memory, brought up to date there.
+    func openDatabase<T>(_ make: (Database) throws -> T) throws -> T {
+        guard isReadOnly else { return try make(Database(path: databasePath)) }
+        if access(databasePath, F_OK) != 0 && errno == ENOENT { return try make(Database(path: ":memory:")) }
+        do {
+            return try make(Database(readingOnly: databasePath))
+        } catch let error as StoreError where error.code == .olderSchema {
+            return try make(Database.inMemoryCopy(of: databasePath))
+        }
+    }
+
     /// Opens the download queue, with a one-line error for a damaged, foreign or newer database.
     func openStore() throws -> any QueueStore {
         do {
-            return try DownloadStore(path: databasePath)
+            return try openDatabase { try DownloadStore(database: $0) }
         } catch {
             throw CLIError(error)
         }
@@ -78,9 +124,11 @@ struct Home {
     /// Opens the settings (`monsoon config`), with a one-line error for a database that cannot be used.
     func openSettings() throws -> Settings {
         do {
-            let database = try Database(path: databasePath)
-            held.hold(database)
-            return try Settings(database: database)
+            return try openDatabase { database in
+                let settings = try Settings(database: database)
+                held.hold(database)
+                return settings
+            }
         } catch {
             throw CLIError(error)
         }

@@ -21,8 +21,9 @@ struct LibrarySession {
     /// - Parameter transfer: the command's network options (proxy, IP version, CA file,
     ///   User-Agent, connect timeout), which its feeds are fetched with too.
     /// - Parameter warc: where the feeds' requests and responses are recorded (`--warc`), if anywhere.
-    static func open(_ global: GlobalOptions, context: CommandContext, transfer: TransferOptions? = nil, warc: WARCArchive? = nil) throws -> LibrarySession {
-        let home = try Home(option: global.home, context: context)
+    static func open(_ global: GlobalOptions, context: CommandContext, use: Home.Use = .writing, transfer: TransferOptions? = nil,
+                     warc: WARCArchive? = nil) throws -> LibrarySession {
+        let home = try Home(option: global.home, context: context, use: use)
         var configuration = engineConfiguration
         if let transfer {
             configuration = try transfer.configuration(scope: .wholeQueue, home: home, context: context)
@@ -31,17 +32,17 @@ struct LibrarySession {
         configuration.warc = warc
         let manager = DownloadManager(configuration: configuration)
         do {
-            let database = try Database(path: home.databasePath)
-            return LibrarySession(library: try PodcastLibrary(database: database, manager: manager), manager: manager, home: home)
+            return LibrarySession(library: try home.openDatabase { try PodcastLibrary(database: $0, manager: manager) }, manager: manager, home: home)
         } catch {
             throw CLIError(message: message(error))
         }
     }
 
-    /// The id of the podcast a `--podcast` option names (an id or a unique part of a title).
+    /// The id of the podcast a `--podcast` option names (an id or a unique part of a title). Only
+    /// read: a command that writes has opened the home to write already.
     static func podcastID(_ query: String?, global: GlobalOptions, context: CommandContext) async throws -> Int? {
         guard let query else { return nil }
-        let session = try open(global, context: context)
+        let session = try open(global, context: context, use: .reading)
         return try await session.run { try $0.findPodcast(query).id }
     }
 
