@@ -58,6 +58,9 @@ let context = CommandContext(
     keyInput: STDIN_FILENO,
     width: width
 )
-let status = await MonsoonCLI.run(Array(CommandLine.arguments.dropFirst()), context: context)
+let arguments = Array(CommandLine.arguments.dropFirst())
+// Read: the passwords among them need not stay where `ps` shows them.
+ArgumentSecrets.hide(count: CommandLine.argc, in: CommandLine.unsafeArgv)
+let status = await MonsoonCLI.run(arguments, context: context)
 withExtendedLifetime((handlers, resize)) {}
 exit(status)

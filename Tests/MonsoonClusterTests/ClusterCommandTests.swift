@@ -1,6 +1,7 @@
 import Foundation
 import MonsoonCLI
 import MonsoonCluster
+import MonsoonTestServer
 import Testing
 
 /// `monsoon cluster init`, run in-process against the suite's server.
@@ -26,9 +27,9 @@ import Testing
         let url = try await onThread { try server.createDatabase() }
         let first = await Self.monsoon(["cluster", "init", "--db", url])
         #expect(first.status == 0 && first.errors == "", "\(first.errors)")
-        #expect(first.output == "Schema of \(url) is at version 2 (created)\n")
+        #expect(first.output == "Schema of \(url) is at version 3 (created)\n")
         let second = await Self.monsoon(["cluster", "init", "--db", url])
-        #expect(second.status == 0 && second.output == "Schema of \(url) is at version 2 (already current)\n", "\(second)")
+        #expect(second.status == 0 && second.output == "Schema of \(url) is at version 3 (already current)\n", "\(second)")
         let quiet = await Self.monsoon(["cluster", "init", "--db", url, "--quiet"])
         #expect(quiet.status == 0 && quiet.output == "" && quiet.errors == "")
     }
@@ -40,7 +41,7 @@ import Testing
         let run = await Self.monsoon(["cluster", "init"], environment: ["MONSOON_DB": pairs])
         #expect(run.status == 0 && run.errors == "", "\(run.errors)")
         // Pairs are shown as the URL of what libpq connected to, which PG* variables may have completed.
-        #expect(run.output == "Schema of postgresql://monsoon@127.0.0.1:\(server.port)/\(database) is at version 2 (created)\n")
+        #expect(run.output == "Schema of postgresql://monsoon@127.0.0.1:\(server.port)/\(database) is at version 3 (created)\n")
     }
 
     @Test func withoutADatabaseItIsAUsageError() async {
@@ -69,6 +70,27 @@ import Testing
         _ = try await onThread { try PostgresConnection(url).execute("INSERT INTO monsoon_schema (version) VALUES (7)") }
         let run = await Self.monsoon(["cluster", "init", "--db", url])
         #expect(run.status == 1 && run.output == "")
-        #expect(run.errors.hasSuffix("has schema version 7, newer than this Monsoon (2); upgrade Monsoon (the database was left as it is)\n"), "\(run.errors)")
+        #expect(run.errors.hasSuffix("has schema version 7, newer than this Monsoon (3); upgrade Monsoon (the database was left as it is)\n"), "\(run.errors)")
+    }
+
+    /// The password of `--db` is overwritten in the worker's own arguments once read: `ps`, and
+    /// /proc/PID/cmdline, never show it while the worker runs (here, waiting for a database that
+    /// does not answer).
+    @Test func aWorkersPasswordIsNotInItsArguments() async throws {
+        let refusing = try TestServer.refusingPort()
+        defer { close(refusing.fd) }
+        let folder = NSTemporaryDirectory() + "monsoon-argv-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }   // a leftover folder in /tmp harms nothing
+        let worker = WorkerProcess(name: "argv", arguments: ["worker", "--db", "postgresql://monsoon:s3cret%20pw@127.0.0.1:\(refusing.port)/x",
+                                                             "-o", folder + "/out", "--name", "argv"], log: folder + "/argv.log")
+        try worker.start()
+        defer { worker.kill9() }
+        try await waitUntil("the worker says it waits for the database") { worker.output.contains("trying again in") }
+        let raw = FileManager.default.contents(atPath: "/proc/\(worker.pid)/cmdline") ?? Data()
+        let cmdline = String(decoding: raw.map { $0 == 0 ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
+        #expect(cmdline.contains("postgresql://monsoon:***********@127.0.0.1:\(refusing.port)/x"), "\(cmdline)")
+        #expect(!cmdline.contains("s3cret") && !worker.output.contains("s3cret"), "\(worker.output)")
+        #expect(try await worker.stop() == 0)
     }
 }

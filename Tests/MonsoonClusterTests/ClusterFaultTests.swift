@@ -2,6 +2,7 @@ import Foundation
 @testable import MonsoonCluster
 import MonsoonEngine
 import MonsoonTestServer
+import Synchronization
 import Testing
 
 /// Worker processes (the built `monsoon worker`) killed, paused and cut off from the database
@@ -352,9 +353,88 @@ import Testing
             try await Task.sleep(for: .milliseconds(100))
         }
         for worker in workers { #expect(try await worker.stop() == 0) }
-        #expect(workers.contains { $0.output.contains("could not renew its leases") }, "a worker with jobs fenced itself: \(workers.map(\.output))")
+        // A worker with transfers under way fences itself; one whose transfers had all finished
+        // keeps its files until the database is back.
+        #expect(workers.allSatisfy { $0.output.contains("lost the database") }, "\(workers.map(\.output))")
         let ledger = try await Self.ledger(world.url)
         #expect(ledger.rows == world.files.count && ledger.jobs == world.files.count)
         #expect(ClusterWorkerTests.files(under: folder) == world.files)
+    }
+
+    /// The database away for longer than three quarters of a lease, while two downloads finish
+    /// and a third is under way: the finished files are put in place and recorded once it is back
+    /// (their jobs are still the worker's by their tokens), never fetched again; the stopped one
+    /// keeps its part, and its next attempt asks for the rest only.
+    @Test func finishedWorkSurvivesADatabaseAwayPastTheFence() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (url, bodies) = try await ClusterWorkerTests.catalogue(server, episodes: 3, size: 200_000)
+        let gate = Gate()
+        for index in 0..<2 {
+            server.setRoute("/e/\(index).mp3", Route(body: Body.pattern(size: 200_000 + index * 1000, seed: UInt64(index + 1)), contentType: "audio/mpeg",
+                                                     gate: gate))
+        }
+        // Larger than a body held in memory before its part exists (`Transfer.earlyLimit`).
+        let third = Body.pattern(size: 4 << 20, seed: 3)
+        server.setRoute("/e/2.mp3", Route(body: third, contentType: "audio/mpeg", faults: [.stallAfter(bytes: 1 << 20, seconds: 60, times: 1)]))
+        let folder = try Self.temporaryFolder() + "/archive"
+        defer { try? FileManager.default.removeItem(atPath: folder + "/..") }   // a leftover folder in /tmp harms nothing
+        var configuration = ClusterWorkerTests.configuration(url, folder: folder, name: "o1")
+        configuration.leaseSeconds = 2
+        let said = Mutex<[String]>([])
+        configuration.report = { line in said.withLock { $0.append(line) } }
+        let worker = ClusterWorker(configuration: configuration)
+        let run = Task { try await worker.run() }
+        defer { gate.open(); worker.stop() }   // a failing test leaves no worker running
+        let part = folder + "/.monsoon-work"
+        try await waitUntil("the third download's part holds its first MiB") {
+            server.requests(for: "/e/0.mp3").count == 1 && server.requests(for: "/e/1.mp3").count == 1
+                && ((try? FileManager.default.contentsOfDirectory(atPath: part)) ?? []).contains { name in
+                    name.hasSuffix(".part") && (try? FileManager.default.attributesOfItem(atPath: part + "/" + name)[.size] as? Int) == 1 << 20
+                }
+        }
+        let postgres = try temporaryPostgres()
+        try await onThread { try postgres.stopServer() }
+        gate.open()
+        try await waitUntil("the worker fenced itself") { said.withLock { $0.contains { $0.contains("could not renew its leases") } } }
+        #expect(said.withLock { $0.contains { $0.contains("stopped its 1 transfers, their parts kept for whoever runs the jobs; 2 finished files wait for the database") } },
+                "\(said.withLock { $0 })")
+        try await onThread { try postgres.startServer() }
+        try await ClusterWorkerTests.waitForJobs(url, in: ["completed"])
+        worker.stop()
+        _ = try await run.value
+        var expected = bodies
+        expected["Show/episode 2.mp3"] = third.sha256Hex()
+        #expect(ClusterWorkerTests.files(under: folder) == expected)
+        #expect(server.requests(for: "/e/0.mp3").count == 1 && server.requests(for: "/e/1.mp3").count == 1, "the finished files were never fetched again")
+        #expect(server.requests(for: "/e/2.mp3").map { $0.header("Range") } == [nil, "bytes=\(1 << 20)-"], "the stopped one resumed from its part")
+        let ledger = await ClusterCommandTests.monsoon(["verify", "--db", url, folder])
+        #expect(ledger.status == 0, "\(ledger)")
+    }
+
+    /// A worker that starts while the database is away waits for it, says so, and tries again
+    /// (quickly here), instead of exiting; once it is back, it works.
+    @Test func aWorkerStartedWithTheDatabaseAwayWaitsForIt() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (url, bodies) = try await ClusterWorkerTests.catalogue(server, episodes: 2, size: 50_000)
+        let folder = try Self.temporaryFolder() + "/archive"
+        defer { try? FileManager.default.removeItem(atPath: folder + "/..") }   // a leftover folder in /tmp harms nothing
+        let postgres = try temporaryPostgres()
+        try await onThread { try postgres.stopServer() }
+        var configuration = ClusterWorkerTests.configuration(url, folder: folder, name: "late")
+        configuration.startRetry = (0.05, 0.2)
+        let said = Mutex<[String]>([])
+        configuration.report = { line in said.withLock { $0.append(line) } }
+        let worker = ClusterWorker(configuration: configuration)
+        let run = Task { try await worker.run() }
+        defer { worker.stop() }
+        try await waitUntil("the worker said it waits") { said.withLock { $0.count >= 2 } }
+        #expect(said.withLock { $0 }.allSatisfy { $0.hasPrefix("worker late: cannot connect to PostgreSQL at 127.0.0.1:\(postgres.port): ") && $0.contains("; trying again in ") })
+        try await onThread { try postgres.startServer() }
+        try await ClusterWorkerTests.waitForJobs(url, in: ["completed"])
+        worker.stop()
+        #expect(try await run.value.completed == 2)
+        #expect(ClusterWorkerTests.files(under: folder) == bodies)
     }
 }

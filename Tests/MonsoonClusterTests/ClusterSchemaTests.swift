@@ -79,7 +79,7 @@ import Testing
         #expect(previous.first == 0 && previous.dropFirst().allSatisfy { $0 > 0 }, "\(previous)")
         try await onThread {
             let connection = try PostgresConnection(url)
-            #expect(try connection.execute("SELECT count(*) FROM monsoon_schema").first?.int(0) == 2)
+            #expect(try connection.execute("SELECT count(*) FROM monsoon_schema").first?.int(0) == 3)
             #expect(try connection.execute("SELECT count(*) FROM pg_class WHERE relname = 'monsoon_jobs'").first?.int(0) == 1)
         }
     }
@@ -92,7 +92,7 @@ import Testing
             let error = try #require(throws: PostgresError.self) { try ClusterSchema.migrate(connection) }
             #expect(error.code == .newerSchema)
             #expect(error.message == "the database \(connection.database) at 127.0.0.1:\(server.port) has schema version 99, newer than this Monsoon (3); upgrade Monsoon (the database was left as it is)")
-            #expect(try connection.execute("SELECT count(*) FROM monsoon_schema").first?.int(0) == 3)
+            #expect(try connection.execute("SELECT count(*) FROM monsoon_schema").first?.int(0) == 4)
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+@testable import MonsoonCLI
 @testable import MonsoonCluster
 import Testing
 
@@ -73,6 +74,34 @@ import Testing
         #expect(totals.lastMinute.jobs == 2 && totals.lastMinute.bytes == 2000 && totals.lastMinute.jobsPerSecond == 2.0 / 60)
         #expect(totals.lastTenMinutes.jobs == 4 && totals.lastTenMinutes.bytes == 8000 && totals.lastTenMinutes.bytesPerSecond == 8000.0 / 600)
         #expect(totals.speed == 250_000, "the live workers' only")
+    }
+
+    /// A worker is alive while its renewals come within its own lease (5 s here, silent for 10 s),
+    /// and a silent one shows no speed; a job whose lease ran out is not counted running; and a
+    /// worker stopped or silent for long is removed.
+    @Test func aWorkerIsAliveWithinItsOwnLeaseAndExpiredLeasesAreNotRunning() async throws {
+        let url = try await Self.fixture()
+        let status = try await onThread { () throws -> ClusterStatus in
+            let connection = try PostgresConnection(url)
+            try connection.executeScript("""
+                INSERT INTO monsoon_workers (name, node, pid, heartbeat_at, speed, lease_seconds) VALUES ('w4', 'node4', 404, now() - interval '10 seconds', 77000, 5);
+                UPDATE monsoon_jobs SET lease_expires_at = now() - interval '1 second' WHERE leased_by = 'w2';
+                """)
+            return try ClusterAdmin(connection: connection).status()
+        }
+        let w2 = try #require(status.workers.first { $0.name == "w2" }), w4 = try #require(status.workers.first { $0.name == "w4" })
+        #expect(!w4.alive && w4.speed == 0 && w4.heartbeatAge < 60, "silent for two of its leases, though under a minute")
+        #expect(!w2.alive && w2.speed == 0 && w2.running == 0, "its job's lease ran out: not running")
+        let h2 = try #require(status.hosts.first { $0.host == "h2.example" })
+        #expect(h2.jobs[.running] == 0 && h2.jobs.expiredLeases == 1)
+        #expect(status.totals.jobs[.running] == 2 && status.totals.jobs.expiredLeases == 1 && status.totals.jobs.total == 17)
+        #expect(ClusterStatusCommand.text(status, terminalWidth: nil).contains(", 1 whose leases ran out (taken back at the next maintenance) (17 in all)"))
+        let left = try await onThread { () throws -> [String] in
+            let connection = try PostgresConnection(url)
+            #expect(try JobQueue(connection: connection, worker: "w1").removeGoneWorkers() == 1, "w3, stopped an hour ago")
+            return try ClusterAdmin(connection: connection).status().workers.map(\.name)
+        }
+        #expect(left == ["w1", "w2", "w4"])
     }
 
     @Test func anEmptyQueueHasAnEmptyStatus() async throws {

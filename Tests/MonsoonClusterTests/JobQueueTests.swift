@@ -101,11 +101,11 @@ import Testing
             #expect(try Self.counts(connection)["cdn"]?.running == 1)
             // A running job of h0 finds its redirects end at the CDN: no room there.
             let direct = try #require(claimed.first { $0.host == "h0" })
-            #expect(try !queue.acquire(answeredHost: "cdn", for: direct.lease))
-            #expect(try queue.acquire(answeredHost: "other-cdn", for: direct.lease))
+            #expect(try queue.acquire(answeredHost: "cdn", for: direct.lease) == .noRoom)
+            #expect(try queue.acquire(answeredHost: "other-cdn", for: direct.lease) == .granted)
             #expect(try Self.counts(connection)["other-cdn"]?.running == 1)
             // A stale lease takes nothing.
-            #expect(try !queue.acquire(answeredHost: "third-cdn", for: Lease(job: direct.lease.job, token: direct.lease.token + 1000)))
+            #expect(try queue.acquire(answeredHost: "third-cdn", for: Lease(job: direct.lease.job, token: direct.lease.token + 1000)) == .noRoom)
         }
     }
 

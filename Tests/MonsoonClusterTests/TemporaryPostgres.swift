@@ -74,6 +74,7 @@ final class TemporaryPostgres: Sendable {
     /// checkpoint, every connection dropped at once), then it recovers.
     func restart(immediate: Bool) throws {
         try Self.run(["pg_ctl", "-D", data, "-m", immediate ? "immediate" : "fast", "-w", "-t", "60", "-l", serverLog, "restart"], in: folder)
+        try waitUntilAccepting()
     }
 
     /// Stops the server as a crash would (its folder kept): connections break, nothing answers.
@@ -84,6 +85,22 @@ final class TemporaryPostgres: Sendable {
     /// Starts the server stopped by `stopServer` again, on the same port.
     func startServer() throws {
         try Self.run(["pg_ctl", "-D", data, "-o", Self.options(port: port, folder: folder), "-w", "-t", "60", "-l", serverLog, "start"], in: folder)
+        try waitUntilAccepting()
+    }
+
+    /// After a crash's recovery, pg_ctl may return before the server takes connections ("not yet
+    /// accepting connections"): the next test's connection must not meet that.
+    private func waitUntilAccepting() throws {
+        let deadline = Date().addingTimeInterval(60)
+        while true {
+            do {
+                _ = try PostgresConnection(url())
+                return
+            } catch {
+                guard Date() < deadline else { throw error }
+                usleep(50_000)
+            }
+        }
     }
 
     /// Stops the server and deletes its folder; the second call does nothing.
@@ -242,4 +259,13 @@ func onThread<T>(_ body: () throws -> T) async throws -> T {
 struct PostgresTestError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
+}
+
+/// Waits (polling, with a generous deadline) until `condition` holds.
+func waitUntil(_ what: String, seconds: Double = 60, _ condition: () -> Bool) async throws {
+    let deadline = Date().addingTimeInterval(seconds)
+    while !condition() {
+        guard Date() < deadline else { throw PostgresTestError("\(what): not within \(seconds) s") }
+        try await Task.sleep(for: .milliseconds(20))
+    }
 }

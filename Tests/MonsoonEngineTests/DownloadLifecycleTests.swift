@@ -166,11 +166,13 @@ import Testing
     }
 
     @Test func restartsInARowEndInTheRetryPolicy() {
-        #expect(DownloadLifecycle.restart(reason: "changed", restarts: 1) == nil)
-        #expect(DownloadLifecycle.restart(reason: "changed", restarts: 3) == nil)
-        let failure = DownloadLifecycle.restart(reason: "changed", restarts: 4)
-        #expect(failure?.error.code == .protocolViolation)
+        #expect(DownloadLifecycle.restart(reason: "changed", restarts: 1, limit: 3) == nil)
+        #expect(DownloadLifecycle.restart(reason: "changed", restarts: 3, limit: 3) == nil)
+        let failure = DownloadLifecycle.restart(reason: "changed", restarts: 4, limit: 3)
+        #expect(failure?.error.code == .restartLimit && failure?.isTransient == true)
         #expect(failure?.error.message == "gave up restarting: changed")
+        // None at once (a cluster worker's engine): the reason as it is, for the retry policy.
+        #expect(DownloadLifecycle.restart(reason: "changed", restarts: 1, limit: 0)?.error == DownloadError(.restartLimit, "changed"))
     }
 
     @Test func commandsMoveOnlyWhatTheyApplyTo() {

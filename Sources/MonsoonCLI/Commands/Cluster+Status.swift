@@ -8,8 +8,10 @@ struct ClusterStatusCommand: RunnableCommand {
         commandName: "status",
         abstract: "Show the shared queue: its workers, its busy hosts, and its totals and throughput.",
         discussion: """
-            A worker is alive while it renews its leases: one silent for more than 60 s is shown \
-            as silent (its jobs go back to the queue as their leases expire). Hosts are listed \
+            A worker is alive while it renews its leases: one silent for longer than its lease is \
+            shown as silent, without a speed (its jobs go back to the queue as their leases \
+            expire, and are not counted running meanwhile); a worker stopped or silent for 10 \
+            minutes is no longer listed. Hosts are listed \
             when they have jobs queued, running or failed, or are held (after a 429), busiest \
             first, 20 at the most; --json lists every worker and host. Throughput counts the \
             downloads completed in the last minute and the last 10 minutes; times are the \
@@ -22,7 +24,7 @@ struct ClusterStatusCommand: RunnableCommand {
             """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var database: ClusterDatabase
-    @Flag("--json", help: "Print JSON: workers (name, node, pid, startedAt, heartbeatAt, heartbeatAge, stoppedAt, alive, running, bytes, speed), hosts (host, running, maxConnections, minIntervalMs, heldUntil, jobs), totals (jobs, files, bytes, lastMinute, lastTenMinutes, speed).")
+    @Flag("--json", help: "Print JSON: workers (name, node, pid, startedAt, heartbeatAt, heartbeatAge, stoppedAt, alive, running, bytes, speed), hosts (host, running, maxConnections, minIntervalMs, heldUntil, jobs), totals (jobs, files, bytes, lastMinute, lastTenMinutes, speed); jobs by state, with expiredLeases.")
     var json = false
     init() {}
 
@@ -44,7 +46,9 @@ struct ClusterStatusCommand: RunnableCommand {
     static func text(_ status: ClusterStatus, terminalWidth: Int?) -> String {
         var text = workers(status.workers, terminalWidth: terminalWidth) + "\n" + hosts(status, terminalWidth: terminalWidth) + "\n"
         let totals = status.totals
-        text += "jobs: " + JobState.allCases.map { "\(totals.jobs[$0]) \($0.rawValue)" }.joined(separator: ", ") + " (\(totals.jobs.total) in all)\n"
+        text += "jobs: " + JobState.allCases.map { "\(totals.jobs[$0]) \($0.rawValue)" }.joined(separator: ", ")
+            + (totals.jobs.expiredLeases > 0 ? ", \(totals.jobs.expiredLeases) whose leases ran out (taken back at the next maintenance)" : "")
+            + " (\(totals.jobs.total) in all)\n"
         text += "downloaded: \(totals.files) file\(totals.files == 1 ? "" : "s"), \(ByteCount.format(Int(totals.bytes)))"
             + "; last minute \(window(totals.lastMinute)); last 10 min \(window(totals.lastTenMinutes)); workers now \(speed(totals.speed))\n"
         let dead = totals.jobs[.dead], failed = totals.jobs[.failed]
@@ -70,7 +74,7 @@ struct ClusterStatusCommand: RunnableCommand {
             text += table.header + "\n"
             for worker in running {
                 text += table.row([worker.alive ? "alive" : "silent", String(worker.running), age(worker.heartbeatAge) + " ago",
-                                   speed(worker.speed), ByteCount.format(Int(worker.bytes))],
+                                   worker.alive ? speed(worker.speed) : "-", ByteCount.format(Int(worker.bytes))],
                                   name: "\(worker.name) (\(worker.node), pid \(worker.pid))") + "\n"
             }
         }
@@ -145,6 +149,6 @@ struct ClusterStatusCommand: RunnableCommand {
 
     /// Every state, in the order of `JobState`, with its count.
     static func jobs(_ counts: JobCounts) -> String {
-        "{" + JobState.allCases.map { "\"\($0.rawValue)\": \(counts[$0])" }.joined(separator: ", ") + "}"
+        "{" + JobState.allCases.map { "\"\($0.rawValue)\": \(counts[$0])" }.joined(separator: ", ") + ", \"expiredLeases\": \(counts.expiredLeases)}"
     }
 }

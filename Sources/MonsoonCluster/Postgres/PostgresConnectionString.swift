@@ -13,7 +13,7 @@ public struct PostgresConnectionString: Sendable, Hashable, CustomStringConverti
     /// The string with its passwords replaced by `***`: `postgresql://user:***@host/db`, `password=***`.
     public let redacted: String
     /// The passwords, as written and decoded, longest first: what `scrub` removes from messages.
-    let secrets: [String]
+    package let secrets: [String]
 
     /// Reads where the secrets of `text` are; nothing is checked here (libpq does that).
     public init(_ text: String) {

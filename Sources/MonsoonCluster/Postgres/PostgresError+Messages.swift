@@ -28,6 +28,15 @@ extension PostgresError {
         return PostgresError(code: .connectionFailed, message: "cannot connect to PostgreSQL at \(server): \(reason); \(fix)", reason: reason)
     }
 
+    /// A connection that failed because the server cannot be reached now (down, starting,
+    /// restarting, full, or the network between): worth trying again, unlike a password or a
+    /// database name that is wrong.
+    public var serverUnavailable: Bool {
+        guard code == .connectionFailed, let said = reason?.lowercased() else { return false }
+        return ["connection refused", "no such file or directory", "timeout", "timed out", "no route to host", "unreachable", "starting up",
+                "shutting down", "recovery", "not yet accepting connections", "too many clients", "server closed the connection"].contains { said.contains($0) }
+    }
+
     /// The error of a connection string libpq cannot read (`reason`, redacted), shown as `redacted`.
     static func invalidConnectionString(reason: String, redacted: String) -> PostgresError {
         PostgresError(code: .invalidConnectionString,

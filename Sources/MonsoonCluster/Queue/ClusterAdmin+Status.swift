@@ -7,9 +7,10 @@ extension ClusterAdmin {
     /// 100,000 jobs), which gives the totals by state too; the workers' running jobs come
     /// from the partial index of running jobs.
     ///
-    /// - Parameter staleAfter: how long since its last renewal a worker that did not stop still
-    ///   counts as alive, in seconds.
-    public func status(staleAfter: Double = 60) throws(PostgresError) -> ClusterStatus {
+    /// A worker is alive while its renewals come within its own lease; jobs whose leases ran out
+    /// are not counted running (`expiredLeases`): their workers are gone or cut off, and the next
+    /// maintenance takes them back.
+    public func status() throws(PostgresError) -> ClusterStatus {
         try connection.transaction(isolation: .repeatableRead) { () throws(PostgresError) -> ClusterStatus in
             let ledger = try connection.execute("""
                 SELECT now() AS at, count(*) AS files, coalesce(sum(size), 0) AS bytes,
@@ -22,11 +23,12 @@ extension ClusterAdmin {
             guard let totals = ledger.first, let at = try totals.date("at") else {
                 throw PostgresError(code: .protocolViolation, message: "the ledger's totals came back without a row; please report this")
             }
-            let workers = try self.workers(staleAfter: staleAfter)
+            let workers = try self.workers()
             let hosts = try self.hosts()
             var jobs = JobCounts()
             for host in hosts {
                 for (state, count) in host.jobs.counts { jobs[state] += count }
+                jobs.expiredLeases += host.jobs.expiredLeases
             }
             return ClusterStatus(at: at, workers: workers, hosts: hosts, totals: ClusterStatus.Totals(
                 jobs: jobs, files: try totals.int("files") ?? 0, bytes: try totals.int64("bytes") ?? 0,
@@ -36,12 +38,14 @@ extension ClusterAdmin {
         }
     }
 
-    private func workers(staleAfter: Double) throws(PostgresError) -> [ClusterStatus.Worker] {
+    private func workers() throws(PostgresError) -> [ClusterStatus.Worker] {
         let rows = try connection.execute("""
             SELECT w.name, w.node, w.pid, w.started_at, w.heartbeat_at, w.stopped_at, w.bytes, w.speed,
-                   extract(epoch FROM now() - w.heartbeat_at)::float8 AS age, coalesce(r.jobs, 0) AS running
+                   extract(epoch FROM now() - w.heartbeat_at)::float8 AS age, coalesce(r.jobs, 0) AS running,
+                   w.stopped_at IS NULL AND w.heartbeat_at > now() - w.lease_seconds * interval '1 second' AS alive
             FROM monsoon_workers w
-            LEFT JOIN (SELECT leased_by, count(*) AS jobs FROM monsoon_jobs WHERE state = 'running' GROUP BY leased_by) r ON r.leased_by = w.name
+            LEFT JOIN (SELECT leased_by, count(*) AS jobs FROM monsoon_jobs WHERE state = 'running' AND (lease_expires_at IS NULL OR lease_expires_at > now()) GROUP BY leased_by) r
+              ON r.leased_by = w.name
             ORDER BY w.name
             """)
         var workers: [ClusterStatus.Worker] = []
@@ -51,11 +55,11 @@ extension ClusterAdmin {
                   let age = try row.double("age") else {
                 throw PostgresError(code: .protocolViolation, message: "a worker came back without its name or times; please report this")
             }
-            let stoppedAt = try row.date("stopped_at")
+            let alive = try row.bool("alive") == true
             workers.append(ClusterStatus.Worker(
                 name: name, node: try row.string("node") ?? "", pid: try row.int("pid") ?? 0, startedAt: startedAt, heartbeatAt: heartbeatAt,
-                heartbeatAge: age, stoppedAt: stoppedAt, bytes: try row.int64("bytes") ?? 0, speed: try row.int64("speed") ?? 0,
-                running: try row.int("running") ?? 0, alive: stoppedAt == nil && age <= staleAfter))
+                heartbeatAge: age, stoppedAt: try row.date("stopped_at"), bytes: try row.int64("bytes") ?? 0,
+                speed: alive ? try row.int64("speed") ?? 0 : 0, running: try row.int("running") ?? 0, alive: alive))
         }
         return workers
     }
@@ -67,10 +71,11 @@ extension ClusterAdmin {
             SELECT coalesce(h.host, c.host) AS host, coalesce(h.running, 0) AS counted_running,
                    coalesce(h.max_connections, \(Self.defaultMaxConnections)) AS max_connections, coalesce(h.min_interval_ms, 0) AS min_interval_ms,
                    CASE WHEN h.held_until > now() THEN h.held_until END AS held_until,
-                   \(states.map { "coalesce(c.\($0), 0) AS \($0)" }.joined(separator: ", "))
+                   \(states.map { "coalesce(c.\($0), 0) AS \($0)" }.joined(separator: ", ")), coalesce(c.expired_leases, 0) AS expired_leases
             FROM monsoon_hosts h
             FULL JOIN (
-                SELECT host, \(states.map { "count(*) FILTER (WHERE state = '\($0)') AS \($0)" }.joined(separator: ", "))
+                SELECT host, \(states.map { "count(*) FILTER (WHERE state = '\($0)'\($0 == "running" ? " AND (lease_expires_at IS NULL OR lease_expires_at > now())" : "")) AS \($0)" }.joined(separator: ", ")),
+                       count(*) FILTER (WHERE state = 'running' AND lease_expires_at <= now()) AS expired_leases
                 FROM monsoon_jobs GROUP BY host
             ) c ON c.host = h.host
             ORDER BY 1
@@ -80,6 +85,7 @@ extension ClusterAdmin {
         for row in rows.rows {
             var jobs = JobCounts()
             for state in JobState.allCases { jobs[state] = try row.int(state.rawValue) ?? 0 }
+            jobs.expiredLeases = try row.int("expired_leases") ?? 0
             hosts.append(ClusterStatus.Host(
                 host: try row.string("host") ?? "", running: try row.int("counted_running") ?? 0,
                 maxConnections: try row.int("max_connections") ?? Self.defaultMaxConnections, minIntervalMilliseconds: try row.int("min_interval_ms") ?? 0,

@@ -30,9 +30,8 @@ public struct ClusterStatus: Sendable, Hashable {
         public var speed: Int64
         /// The jobs running under its leases.
         public var running: Int
-        /// Not stopped, and renewed within `staleAfter` seconds (60 by default: the default
-        /// lease, four missed renewals): a silent worker is dead or cut off, and its jobs go
-        /// back to the queue once their leases expire.
+        /// Not stopped, and renewed within its lease: a silent worker is dead or cut off, and its
+        /// jobs go back to the queue once their leases expire. Its speed is 0 then.
         public var alive: Bool
     }
 
@@ -80,9 +79,12 @@ public struct ClusterStatus: Sendable, Hashable {
     }
 }
 
-/// Jobs counted by state; a state without any counts 0.
+/// Jobs counted by state; a state without any counts 0. A job whose lease ran out is counted
+/// apart (`expiredLeases`), not as running: its worker is gone or cut off, and the next
+/// maintenance takes it back.
 public struct JobCounts: Sendable, Hashable {
     public var counts: [JobState: Int]
+    public var expiredLeases = 0
 
     public init(_ counts: [JobState: Int] = [:]) {
         self.counts = counts
@@ -94,5 +96,5 @@ public struct JobCounts: Sendable, Hashable {
     }
 
     /// Every job counted.
-    public var total: Int { counts.values.reduce(0, +) }
+    public var total: Int { counts.values.reduce(0, +) + expiredLeases }
 }

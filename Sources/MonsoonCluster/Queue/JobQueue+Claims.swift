@@ -30,12 +30,16 @@ extension JobQueue {
                   let host = try row.string("host"), let attempt = try row.int("attempts") else {
                 throw PostgresError(code: .protocolViolation, message: "a claimed job came back without its id, lease, kind or host; please report this")
             }
+            // The claim reserved the next request to each of its hosts that spaces requests.
+            var reserved = Set<String>()
+            if try row.bool("host_spaced") == true { reserved.insert(host) }
+            if try row.bool("answered_spaced") == true, let answered = try row.string("answered_host") { reserved.insert(answered) }
             jobs.append(ClaimedJob(lease: Lease(job: id, token: token), kind: kind, host: host, answeredHost: try row.string("answered_host"),
                                    attempt: attempt, feedID: try row.int64("feed_id"), episodeID: try row.int64("episode_id"),
                                    url: try row.string("url") ?? "", feedURL: try row.string("feed_url"), etag: try row.string("etag"), lastModified: try row.string("last_modified"),
                                    expectedLength: try row.int64("enclosure_length"), path: try row.string("path"),
                                    maxBytes: try row.int64("max_bytes"), isSuspect: (try row.int("crashes") ?? 0) >= 2,
-                                   hostRedirects: try row.bool("host_redirects")))
+                                   hostRedirects: try row.bool("host_redirects"), reserved: reserved))
         }
         return jobs
     }
@@ -159,6 +163,7 @@ extension JobQueue {
         SELECT c.id, c.kind, c.host, c.answered_host, c.attempts, c.crashes, c.lease_token, c.feed_id, c.episode_id,
                CASE c.kind WHEN 'refresh' THEN f.url ELSE e.enclosure_url END AS url,
                f.url AS feed_url, f.etag, f.last_modified, e.enclosure_length, hr.redirects AS host_redirects,
+               hr.min_interval_ms > 0 AS host_spaced, ar.min_interval_ms > 0 AS answered_spaced,
                CASE WHEN e.file_name IS NOT NULL THEN f.folder || '/' || e.file_name END AS path,
                CASE WHEN c.kind = 'download' AND jsonb_typeof(f.rules -> 'maxSize') = 'number'
                     THEN floor((f.rules ->> 'maxSize')::numeric)::bigint END AS max_bytes
@@ -166,6 +171,7 @@ extension JobQueue {
         LEFT JOIN monsoon_feeds f ON f.id = c.feed_id
         LEFT JOIN monsoon_episodes e ON e.id = c.episode_id
         LEFT JOIN monsoon_hosts hr ON hr.host = c.host
+        LEFT JOIN monsoon_hosts ar ON ar.host = c.answered_host AND c.answered_host <> c.host
         ORDER BY c.priority, c.run_at, c.id
         """
 }

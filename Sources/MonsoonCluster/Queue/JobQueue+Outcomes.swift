@@ -51,6 +51,38 @@ extension JobQueue {
         return try Self.leases(rows)
     }
 
+    /// Puts finished files in place while their jobs are locked as this worker's, then completes
+    /// the jobs placed and writes their ledger rows, all in one transaction.
+    ///
+    /// Each job's row is locked (`FOR UPDATE`) with its token and state checked before `place`
+    /// runs for it: while the lock holds, no other worker can take the job (the reaper skips a
+    /// locked row, and a claim waits for it), so a file only ever takes its name under a lease
+    /// that still holds, however long this worker was paused before. A job not found so was lost
+    /// meanwhile: its file must not be placed.
+    /// - Parameter place: puts an entry's file in place; false when it could not (its job waits
+    ///   to run again, and is not completed).
+    /// - Returns: the leases that still held (placed or not), and those completed.
+    public func completeHolding(_ entries: [LedgerEntry], place: (LedgerEntry) -> Bool) throws(PostgresError) -> (held: Set<Lease>, completed: Set<Lease>) {
+        guard !entries.isEmpty else { return ([], []) }
+        return try connection.transaction { () throws(PostgresError) -> (held: Set<Lease>, completed: Set<Lease>) in
+            let locked = try Self.leases(connection.execute("""
+                SELECT j.id, j.lease_token FROM monsoon_jobs j
+                JOIN unnest($1::bigint[], $2::bigint[]) AS l(id, token) ON j.id = l.id AND j.lease_token = l.token
+                WHERE j.state = 'running' AND j.leased_by = $3
+                ORDER BY j.id
+                FOR UPDATE OF j
+                """, [PostgresArray(entries.map(\.lease.job)), PostgresArray(entries.map(\.lease.token)), worker]))
+            let placed = entries.filter { locked.contains($0.lease) && place($0) }
+            return (locked, try complete(placed))
+        }
+    }
+
+    /// Whether the ledger records a file at `path` (relative to the workers' folder) for another
+    /// job than `lease`'s: a file there is then another job's, which placing must never replace.
+    public func recordsAnother(_ path: String, than lease: Lease) throws(PostgresError) -> Bool {
+        try connection.execute("SELECT 1 FROM monsoon_ledger WHERE path = $1 AND job_id <> $2 LIMIT 1", [path, lease.job]).count > 0
+    }
+
     /// Completes a job that leaves no file (a feed's refresh). Fenced: run it first in the
     /// transaction that writes what the job found, which must roll back when it returns false
     /// (another worker holds the job now, and writes its own findings).

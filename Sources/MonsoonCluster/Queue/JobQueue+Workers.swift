@@ -19,10 +19,10 @@ extension JobQueue {
                 }
             }
             try connection.execute("""
-                INSERT INTO monsoon_workers AS w (name, node, pid) VALUES ($1, $2, $3)
-                ON CONFLICT (name) DO UPDATE SET node = excluded.node, pid = excluded.pid, started_at = now(),
-                    heartbeat_at = now(), bytes = 0, stopped_at = NULL
-                """, [worker, node, Int(getpid())])
+                INSERT INTO monsoon_workers AS w (name, node, pid, lease_seconds) VALUES ($1, $2, $3, $4)
+                ON CONFLICT (name) DO UPDATE SET node = excluded.node, pid = excluded.pid, lease_seconds = excluded.lease_seconds, started_at = now(),
+                    heartbeat_at = now(), bytes = 0, speed = 0, stopped_at = NULL
+                """, [worker, node, Int(getpid()), leaseSeconds])
             try connection.execute("""
                 UPDATE monsoon_jobs
                 SET state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'available' END,
@@ -32,6 +32,16 @@ extension JobQueue {
                 WHERE leased_by = $1 AND state = 'running'
                 """, [worker])
         }
+    }
+
+    /// Removes the workers that stopped, or went silent, more than `after` seconds ago (and more
+    /// than ten of their leases): `cluster status` lists each worker while it may still matter.
+    @discardableResult
+    public func removeGoneWorkers(after seconds: Double = 600) throws(PostgresError) -> Int {
+        try connection.execute("""
+            DELETE FROM monsoon_workers
+            WHERE coalesce(stopped_at, heartbeat_at) < now() - greatest($1, 10 * lease_seconds) * interval '1 second'
+            """, [seconds]).affectedRows
     }
 
     /// Hands back the jobs leased to this worker that it does not know it holds: claims whose

@@ -81,6 +81,9 @@ public struct ClaimedJob: Sendable, Hashable {
     public var isSuspect = false
     /// Whether downloads from its host were redirected to another host before (nil: not known yet).
     public var hostRedirects: Bool?
+    /// Its hosts that space their requests (a least interval), whose next request the claim
+    /// reserved: the job's first request to each goes at once (see `JobQueue.reserveRequest`).
+    public var reserved: Set<String> = []
 }
 
 /// A job's state in the shared queue.

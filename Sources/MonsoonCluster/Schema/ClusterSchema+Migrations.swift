@@ -1,11 +1,15 @@
 extension ClusterSchema {
     /// Every step, in order. A released step is never changed: a change is a new step.
     static let migrations: [Migration] = [
-        Migration(version: 1, sql: version1 + counting),
+        Migration(version: 1, sql: version1 + counting(spacing: false)),
         Migration(version: 2, sql: engineQueues),
         // Workers' engines keep their queues in memory: a job that a dead worker held goes back to
-        // the shared queue, and its part is taken over through the shared work folder.
-        Migration(version: 3, sql: "DROP TABLE monsoon_engine_commands, monsoon_engine_meta, monsoon_engine_downloads, monsoon_engine_queues"),
+        // the shared queue, and its part is taken over through the shared work folder. A worker
+        // is alive while its renewals come within its own lease.
+        Migration(version: 3, sql: """
+            DROP TABLE monsoon_engine_commands, monsoon_engine_meta, monsoon_engine_downloads, monsoon_engine_queues;
+            ALTER TABLE monsoon_workers ADD COLUMN lease_seconds float8 NOT NULL DEFAULT 60;
+            """ + counting(spacing: true)),
     ]
 
     /// The engine's queues, kept here by the workers of schema version 2: the rows of
@@ -85,6 +89,10 @@ extension ClusterSchema {
         CREATE INDEX monsoon_ledger_path ON monsoon_ledger (path);
         """
 
+    /// How long a started request holds a spaced host (`h`): until it is answered, or a minute,
+    /// or twice the interval, whichever is longer (a worker that died says nothing).
+    static let reservation = "now() + greatest(60000, 2 * h.min_interval_ms) * interval '1 millisecond'"
+
     /// Each host's count of jobs ready (available; `suspects` of them have had their workers die
     /// twice) and running, kept by the database itself in
     /// the statement that changes the jobs, so they never drift (a counter that workers move by
@@ -95,50 +103,64 @@ extension ClusterSchema {
     /// Statement-level triggers with transition tables: one update of each host touched per
     /// statement that changes a count, however many jobs it changed (a lease renewal changes
     /// none, and writes no host row). Hosts are written in the order of their names.
-    static let counting = ["insert", "update", "delete"].map { kind in
-        // `starts`: a job that became running (not one renewed, nor one moved to another
-        // answered host): only those set a host's `last_start`, so a renewal writes no host row.
-        let changes = switch kind {
-        case "insert": "SELECT host, answered_host, state, crashes, 1 AS sign, state = 'running' AS starts FROM new_jobs"
-        case "delete": "SELECT host, answered_host, state, crashes, -1 AS sign, false AS starts FROM old_jobs"
-        default: """
-            SELECT n.host, n.answered_host, n.state, n.crashes, 1 AS sign, n.state = 'running' AND o.state <> 'running' AS starts
-            FROM new_jobs n JOIN old_jobs o USING (id)
-            UNION ALL SELECT host, answered_host, state, crashes, -1, false FROM old_jobs
-            """
-        }
-        let tables = switch kind {
-        case "insert": "NEW TABLE AS new_jobs"
-        case "delete": "OLD TABLE AS old_jobs"
-        default: "NEW TABLE AS new_jobs OLD TABLE AS old_jobs"
-        }
-        return """
-            CREATE FUNCTION monsoon_count_\(kind)() RETURNS trigger LANGUAGE plpgsql AS $$
-            BEGIN
-              WITH changes AS (\(changes)),
-              per_host AS (
-                  SELECT host, sum(sign) FILTER (WHERE state = 'available') AS ready, sum(sign) FILTER (WHERE state = 'running') AS running,
-                         sum(sign) FILTER (WHERE state = 'available' AND crashes >= 2) AS suspects, bool_or(starts) AS started
-                  FROM changes GROUP BY host
-                  UNION ALL
-                  SELECT answered_host, NULL, sum(sign) FILTER (WHERE state = 'running'), NULL, bool_or(starts)
-                  FROM changes WHERE answered_host IS NOT NULL AND answered_host <> host GROUP BY answered_host
-              ), totals AS (
-                  SELECT host, coalesce(sum(ready), 0) AS ready, coalesce(sum(running), 0) AS running, coalesce(sum(suspects), 0) AS suspects,
-                         coalesce(bool_or(started), false) AS started
-                  FROM per_host GROUP BY host
-              )
-              INSERT INTO monsoon_hosts AS h (host, ready, running, suspects, last_start)
-              SELECT host, ready, running, suspects, CASE WHEN started THEN now() END FROM totals
-              WHERE ready <> 0 OR running <> 0 OR suspects <> 0 OR started
-              ORDER BY host
-              ON CONFLICT (host) DO UPDATE SET ready = h.ready + excluded.ready, running = h.running + excluded.running,
-                  suspects = h.suspects + excluded.suspects, last_start = coalesce(excluded.last_start, h.last_start);
-              RETURN NULL;
-            END $$;
-            CREATE TRIGGER monsoon_jobs_count_\(kind) AFTER \(kind.uppercased()) ON monsoon_jobs
-              REFERENCING \(tables) FOR EACH STATEMENT EXECUTE FUNCTION monsoon_count_\(kind)();
+    ///
+    /// With `spacing` (schema 3), a job that starts on a host with a least interval between
+    /// requests reserves the host's next request (`last_start` in the future, for as long as a
+    /// request may take to be answered, a minute or twice the interval): no other job starts
+    /// there until the worker says its request was answered (`JobQueue.requestAnswered`), which
+    /// puts `last_start` back to that moment. The interval then counts from a moment after the
+    /// request reached the server, whatever the workers' clocks and latencies.
+    static func counting(spacing: Bool) -> String {
+        ["insert", "update", "delete"].map { kind in
+            // `starts`: a job that became running (not one renewed, nor one moved to another
+            // answered host): only those set a host's `last_start`, so a renewal writes no host row.
+            let changes = switch kind {
+            case "insert": "SELECT host, answered_host, state, crashes, 1 AS sign, state = 'running' AS starts FROM new_jobs"
+            case "delete": "SELECT host, answered_host, state, crashes, -1 AS sign, false AS starts FROM old_jobs"
+            default: """
+                SELECT n.host, n.answered_host, n.state, n.crashes, 1 AS sign, n.state = 'running' AND o.state <> 'running' AS starts
+                FROM new_jobs n JOIN old_jobs o USING (id)
+                UNION ALL SELECT host, answered_host, state, crashes, -1, false FROM old_jobs
+                """
+            }
+            let tables = switch kind {
+            case "insert": "NEW TABLE AS new_jobs"
+            case "delete": "OLD TABLE AS old_jobs"
+            default: "NEW TABLE AS new_jobs OLD TABLE AS old_jobs"
+            }
+            let lastStart = spacing
+                ? "CASE WHEN excluded.last_start IS NULL THEN h.last_start WHEN h.min_interval_ms > 0 THEN \(reservation) ELSE excluded.last_start END"
+                : "coalesce(excluded.last_start, h.last_start)"
+            return """
+                CREATE \(spacing ? "OR REPLACE " : "")FUNCTION monsoon_count_\(kind)() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                  WITH changes AS (\(changes)),
+                  per_host AS (
+                      SELECT host, sum(sign) FILTER (WHERE state = 'available') AS ready, sum(sign) FILTER (WHERE state = 'running') AS running,
+                             sum(sign) FILTER (WHERE state = 'available' AND crashes >= 2) AS suspects, bool_or(starts) AS started
+                      FROM changes GROUP BY host
+                      UNION ALL
+                      SELECT answered_host, NULL, sum(sign) FILTER (WHERE state = 'running'), NULL, bool_or(starts)
+                      FROM changes WHERE answered_host IS NOT NULL AND answered_host <> host GROUP BY answered_host
+                  ), totals AS (
+                      SELECT host, coalesce(sum(ready), 0) AS ready, coalesce(sum(running), 0) AS running, coalesce(sum(suspects), 0) AS suspects,
+                             coalesce(bool_or(started), false) AS started
+                      FROM per_host GROUP BY host
+                  )
+                  INSERT INTO monsoon_hosts AS h (host, ready, running, suspects, last_start)
+                  SELECT host, ready, running, suspects, CASE WHEN started THEN now() END FROM totals
+                  WHERE ready <> 0 OR running <> 0 OR suspects <> 0 OR started
+                  ORDER BY host
+                  ON CONFLICT (host) DO UPDATE SET ready = h.ready + excluded.ready, running = h.running + excluded.running,
+                      suspects = h.suspects + excluded.suspects, last_start = \(lastStart);
+                  RETURN NULL;
+                END $$;
+                \(spacing ? "" : """
+                CREATE TRIGGER monsoon_jobs_count_\(kind) AFTER \(kind.uppercased()) ON monsoon_jobs
+                  REFERENCING \(tables) FOR EACH STATEMENT EXECUTE FUNCTION monsoon_count_\(kind)();
+                """)
 
-            """
-    }.joined()
+                """
+        }.joined()
+    }
 }

@@ -6,10 +6,11 @@ import MonsoonEngine
 /// taken, and a folder made for it in its parent; the file was flushed by the engine before).
 ///
 /// The name is the episode's alone (names are unique per feed, folders per feed), and it is
-/// published only under a live lease: a regular file already there is this episode's, left by an
-/// earlier holder that lost its lease before recording it. The same bytes are kept; other bytes
-/// (a server that inserts other ads at each download) are replaced by these, which the ledger
-/// is about to record.
+/// published only while its job is locked as the worker's (`JobQueue.completeHolding`): a regular
+/// file already there is this episode's, left by an earlier holder that lost its lease before
+/// recording it. The same bytes are kept; other bytes (a server that inserts other ads at each
+/// download) are replaced by these, which the ledger is about to record, unless the ledger
+/// records them for another job.
 enum FilePublisher {
     enum Outcome: Equatable {
         case published
@@ -24,7 +25,9 @@ enum FilePublisher {
     }
 
     /// Moves `file` (its SHA-256 `sha256`) to `relativePath` under `root`.
-    static func publish(_ file: String, to relativePath: String, under root: String, sha256: String) throws -> Outcome {
+    /// - Parameter mayReplace: asked before other bytes already there are replaced: false leaves
+    ///   them (another job's, recorded in the ledger), and the publishing fails.
+    static func publish(_ file: String, to relativePath: String, under root: String, sha256: String, mayReplace: () -> Bool) throws -> Outcome {
         let target = root + "/" + relativePath
         let folder = (target as NSString).deletingLastPathComponent
         let name = (target as NSString).lastPathComponent
@@ -42,6 +45,9 @@ enum FilePublisher {
         guard try existingDigest(folderFD, name, target) != sha256 else {
             unlink(file)
             return .alreadyThere
+        }
+        guard mayReplace() else {
+            throw Failure(description: "\(target) holds another job's file, recorded in the ledger: it was left as it is")
         }
         guard renameat(AT_FDCWD, file, folderFD, name) == 0 else {
             throw Failure(description: "cannot put the file at \(target): \(String(cString: strerror(errno)))")

@@ -17,6 +17,9 @@ public struct WorkerConfiguration: Sendable {
     /// How long a claim or a renewal holds a job. Leases are renewed every quarter of it; a
     /// worker that could not renew for three quarters stops every transfer.
     public var leaseSeconds: Double = 60
+    /// How long the worker waits before it tries the database again, when the database cannot be
+    /// reached as it starts: the first wait, doubled each time up to the last.
+    public var startRetry: (first: Double, most: Double) = (0.5, 30)
     /// How often the worker looks for jobs when no notification wakes it (the only way behind a
     /// transaction pooler, where LISTEN does not work).
     public var pollSeconds: Double = 2
@@ -38,6 +41,13 @@ public struct WorkerConfiguration: Sendable {
         }))
         FileHandle.standardError.write(Data("monsoon: \(safe)\n".utf8))
     }
+
+    /// Where the worker is about to put finished files in place: before their jobs are locked,
+    /// and with them locked, before each file takes its name.
+    enum PlacingStep: Sendable { case beforeLocking, locked }
+    /// For tests: called at each `PlacingStep`, on the worker's database thread (blocking there
+    /// pauses the worker as a stopped process would be).
+    var placing: (@Sendable (PlacingStep) -> Void)?
 
     public init(database: String, folder: String, name: String, node: String) {
         self.database = database

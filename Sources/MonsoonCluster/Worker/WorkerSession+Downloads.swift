@@ -10,6 +10,7 @@ extension WorkerSession {
     func startDownload(_ job: ClaimedJob, from resolved: URL? = nil) async {
         guard job.path != nil, let url = resolved ?? URL(string: job.url) else {
             database { _ = try $0.fail(job.lease, reason: "the job has no file name or no valid URL") }
+            answered(job.lease)   // a turn it held on a host that spaces requests ends with it
             held[job.lease] = nil
             summary.failed += 1
             return
@@ -30,8 +31,11 @@ extension WorkerSession {
         // allows: a stream that never ends is stopped, an episode with ads inserted is not.
         let limit = job.maxBytes.map { DownloadRequest.SizeLimit(bytes: Int($0), reason: "the feed's --max-size") }
             ?? job.expectedLength.flatMap { $0 >= 1 << 20 ? DownloadRequest.SizeLimit(bytes: Int($0) * 2 + (64 << 20), reason: "twice the feed's declared length plus 64 MiB") : nil }
+        // To a host that spaces its requests, one request per download: a redirect is not followed
+        // at once, but asked again (a new claim, which looks where it leads first).
+        let spaced = ClusterHost.key(of: url).map { held[job.lease]?.reserved.contains($0) ?? false } ?? false
         let request = DownloadRequest(id: id, url: url, destination: destination, expectedSize: job.expectedLength.map(Int.init),
-                                      sizeLimit: limit, root: configuration.folder, addresses: addressScope(of: job))
+                                      sizeLimit: limit, root: configuration.folder, addresses: addressScope(of: job), followsRedirects: !spaced)
         do {
             try await manager.enqueue(request, replacingExisting: true)
             storageFailures = 0
@@ -45,11 +49,13 @@ extension WorkerSession {
             let pause = min(60, 1 << min(storageFailures, 6))
             report("could not queue \(job.lease) in its engine (\(error.message)); the job goes back to the queue, and this worker claims none for \(pause) s")
             database { _ = try $0.release([job.lease]) }
+            answered(job.lease)   // a turn it held on a host that spaces requests ends with it
             held[job.lease] = nil
             claimsPausedUntil = .now + .seconds(pause)
         } catch {
             // Refused at once: a URL the engine does not fetch (not http or https).
             database { _ = try $0.fail(job.lease, reason: error.message) }
+            answered(job.lease)   // a turn it held on a host that spaces requests ends with it
             held[job.lease] = nil
             summary.failed += 1
         }
@@ -122,82 +128,111 @@ extension WorkerSession {
     }
 
     /// Records every finished download (retried at each tick while the database is away).
-    /// Failures one by one (they are few); completed ones in batches: one renewal fences them
-    /// all before their files take their names (a worker whose lease was lost, paused or cut
-    /// off, publishes nothing, and its file goes), then one statement completes them and
-    /// writes their ledger rows.
+    /// Failures one by one (they are few); completed ones in one transaction: each file takes its
+    /// name only while its job is locked as this worker's (`JobQueue.completeHolding`), then the
+    /// jobs are completed and their ledger rows written. A job lost meanwhile publishes nothing:
+    /// its file stays in the work folder as a part, for whoever holds the job now to take over.
     func settleFinished() async {
         guard connected else { return }
-        var fence: [Lease] = []
-        var records: [Lease] = []
+        var entries: [LedgerEntry] = []
         for (lease, entry) in held {
             guard let download = entry.finished else { continue }
-            if entry.ledger != nil {
-                records.append(lease)   // in place already: only its record is missing
-            } else if download.status == .failed || download.lastError?.code == .notEnoughDiskSpace {
+            if download.status == .failed || download.lastError?.code == .notEnoughDiskSpace {
                 await settleFailure(lease, download)
-            } else if configuration.discard {
-                held[lease]?.ledger = LedgerEntry(lease: lease, path: entry.job.path ?? "", size: Int64(download.bytes), sha256: download.checksum ?? "",
-                                                  finalURL: download.finalURL, etag: download.etag, lastModified: download.lastModified, node: configuration.node)
-                records.append(lease)
-            } else {
-                fence.append(lease)
+            } else if let ledger = await ledgerEntry(lease, download) {
+                entries.append(ledger)
             }
         }
-        if !fence.isEmpty {
-            guard let renewed = database({ try $0.renew(fence, bytes: summary.bytes, speed: nil) }) else { return }
-            for lease in fence {
-                if let ledger = publish(lease, renewed: renewed.contains(lease)) {
-                    held[lease]?.ledger = ledger
-                    records.append(lease)
-                } else {
-                    await forget(lease)
+        guard !entries.isEmpty else { return }
+        var unplaced: [Lease: String] = [:]
+        let discard = configuration.discard
+        configuration.placing?(.beforeLocking)
+        guard let outcome = database({ queue in
+            try queue.completeHolding(entries) { entry in
+                guard !discard else { return true }
+                configuration.placing?(.locked)
+                do {
+                    try publish(entry, on: queue)
+                    return true
+                } catch {
+                    unplaced[entry.lease] = "\(error)"
+                    return false
                 }
             }
-        }
-        let entries = records.compactMap { held[$0]?.ledger }
-        guard !entries.isEmpty, let completed = database({ try $0.complete(entries) }) else { return }
-        for lease in records {
-            guard let entry = held[lease], let ledger = entry.ledger else { continue }
-            if completed.contains(lease) {
+        }) else { return }   // the database is away: the files wait, and are placed once it is back
+        for entry in entries {
+            guard let job = held[entry.lease]?.job else { continue }
+            if outcome.completed.contains(entry.lease) {
                 summary.completed += 1
-                summary.bytes += ledger.size
-                if let feed = entry.job.feedID { dirtyFeeds.insert(feed) }
+                summary.bytes += entry.size
+                if let feed = job.feedID { dirtyFeeds.insert(feed) }
+                learnAnsweredHost(job, finalURL: entry.finalURL)
+            } else if outcome.held.contains(entry.lease) {
+                // Held, but its file could not be put in place: the job waits to run again.
+                let reason = unplaced[entry.lease] ?? "its file could not be put in place"
+                database { _ = try $0.retryLater(entry.lease, after: 120, reason: reason) }
+                if let work = held[entry.lease]?.finished?.filePath { unlink(work) }
+                summary.failed += 1
             } else {
-                // Lost between the renewal and the commit: the file under its name holds the right
-                // bytes; whoever runs the job next finds them there and records them.
                 summary.lost += 1
+                keepAsPart(held[entry.lease]?.finished?.filePath)
+                report("lost \(entry.lease) before recording it: its file was left for the worker that holds the job now")
             }
-            learnAnsweredHost(entry.job, finalURL: ledger.finalURL)
-            await forget(lease)
+            await forget(entry.lease)
         }
     }
 
-    /// Puts a finished download's file under its archive name, if its lease still holds.
-    /// - Returns: its ledger row; nil when it was dropped (lease lost) or could not be put in
-    ///   place (the job then waits to run again).
-    func publish(_ lease: Lease, renewed: Bool) -> LedgerEntry? {
-        guard let entry = held[lease], let download = entry.finished, let work = download.filePath, let stem = entry.job.path else { return nil }
-        guard renewed else {
-            unlink(work)
-            summary.lost += 1
-            report("lost \(lease) before recording it: its file was dropped (the job runs elsewhere)")
-            return nil
+    /// A finished download's ledger row: its file's SHA-256 worked out once, before any lock is
+    /// taken (hashing a large file takes a while). A file that cannot be read sends its job back.
+    func ledgerEntry(_ lease: Lease, _ download: Download) async -> LedgerEntry? {
+        guard let job = held[lease]?.job else { return nil }
+        guard !configuration.discard else {
+            return LedgerEntry(lease: lease, path: job.path ?? "", size: Int64(download.bytes), sha256: download.checksum ?? "",
+                               finalURL: download.finalURL, etag: download.etag, lastModified: download.lastModified, node: configuration.node)
+        }
+        guard let work = download.filePath, let stem = job.path else { return nil }
+        let sha256: String
+        if let known = held[lease]?.sha256 {
+            sha256 = known
+        } else {
+            do {
+                sha256 = try FileDigest.sha256(ofFile: work)
+            } catch {
+                database { _ = try $0.retryLater(lease, after: 120, reason: "cannot read its downloaded file: \(error.message)") }
+                unlink(work)
+                summary.failed += 1
+                await forget(lease)
+                return nil
+            }
+            held[lease]?.sha256 = sha256
         }
         let ext = (work as NSString).pathExtension
-        let path = ext.isEmpty ? stem : stem + "." + ext
-        do {
-            let sha256 = try FileDigest.sha256(ofFile: work)
-            _ = try FilePublisher.publish(work, to: path, under: configuration.folder, sha256: sha256)
-            return LedgerEntry(lease: lease, path: path, size: Int64(download.bytes), sha256: sha256, finalURL: download.finalURL,
-                               etag: download.etag, lastModified: download.lastModified, node: configuration.node)
-        } catch {
-            let reason = "\(error)"
-            database { _ = try $0.retryLater(lease, after: 120, reason: reason) }
-            unlink(work)
-            summary.failed += 1
-            return nil
+        return LedgerEntry(lease: lease, path: ext.isEmpty ? stem : stem + "." + ext, size: Int64(download.bytes), sha256: sha256,
+                           finalURL: download.finalURL, etag: download.etag, lastModified: download.lastModified, node: configuration.node)
+    }
+
+    /// Puts a finished download's file under its archive name: called with its job locked as
+    /// this worker's. A file there already that the ledger records for another job is never
+    /// replaced.
+    func publish(_ entry: LedgerEntry, on queue: JobQueue) throws {
+        guard let work = held[entry.lease]?.finished?.filePath else { throw FilePublisher.Failure(description: "its downloaded file is gone") }
+        var recordedElsewhere: PostgresError?
+        _ = try FilePublisher.publish(work, to: entry.path, under: configuration.folder, sha256: entry.sha256) {
+            do throws(PostgresError) {
+                return try !queue.recordsAnother(entry.path, than: entry.lease)
+            } catch {
+                recordedElsewhere = error
+                return false
+            }
         }
+        if let recordedElsewhere { throw recordedElsewhere }
+    }
+
+    /// A finished file whose job was lost: named as its part again, whole, so that the holder of
+    /// the job now takes it over (`adoptPart`) rather than download it all again.
+    func keepAsPart(_ work: String?) {
+        guard let work else { return }
+        if rename(work, PartFile.path(for: work)) != 0 { unlink(work) }   // cannot be kept: it only takes room
     }
 
     /// A download the engine gave up on: failed for good, or back in the queue for later.
@@ -206,7 +241,7 @@ extension WorkerSession {
         if download.lastError?.httpStatus == 429, let host = ClusterHost.key(of: download.finalURL.flatMap(URL.init(string:)) ?? download.request.url) {
             database { try $0.hold(host: host, seconds: 60) }
         }
-        let recorded: Bool? = switch JobFailure(download.lastError) {
+        let recorded: Bool? = switch JobFailure(download.lastError, attempt: held[lease]?.job.attempt ?? 1) {
         case .permanent(let reason): database { try $0.fail(lease, reason: reason) }
         case .transient(let reason, let seconds): database { try $0.retryLater(lease, after: seconds, reason: reason) }
         }
@@ -228,6 +263,7 @@ extension WorkerSession {
         var pauses: [DownloadID] = []
         var removals: [(DownloadID, deleteFile: Bool)] = []
         for lease in leases {
+            answered(lease)   // a turn it held on a host that spaces requests ends with it
             guard let entry = held.removeValue(forKey: lease) else { continue }
             entry.refresh?.cancel()
             guard let id = entry.download else { continue }

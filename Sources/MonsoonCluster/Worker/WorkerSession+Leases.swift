@@ -9,7 +9,7 @@ extension WorkerSession {
         reconnectIfDue()
         let now = ContinuousClock.now
         if connected, now - lastRenewal >= renewalInterval { await renewAll() }
-        if !held.isEmpty, ContinuousClock.now - lastRenewal >= fenceAfter { await fence() }
+        if held.values.contains(where: { $0.finished == nil }), ContinuousClock.now - lastRenewal >= fenceAfter { await fence() }
         guard connected else { return }
         await settleFinished()
         // Discarding, there are no files to list.
@@ -17,6 +17,7 @@ extension WorkerSession {
         if now - lastMaintenance >= renewalInterval {
             lastMaintenance = now
             database { try $0.reapExpiredLeases() }
+            database { try $0.removeGoneWorkers() }
             database { try $0.promoteDueJobs() }
             sweepWorkFolder()
         }
@@ -48,20 +49,31 @@ extension WorkerSession {
         lastRenewal = sent
         bytesAtLastRenewal = summary.bytes
         for lease in leases where !renewed.contains(lease) {
-            report("lost \(lease) (paused, or taken back after its lease ran out): its transfer stopped")
+            if let finished = held[lease]?.finished {
+                // Done, but no longer this worker's to record: left as a whole part, which the
+                // holder of the job now takes over instead of downloading it again.
+                keepAsPart(finished.filePath)
+                report("lost \(lease) (taken back after its lease ran out) before recording it: its file was left for the worker that holds the job now")
+            } else {
+                report("lost \(lease) (paused, or taken back after its lease ran out): its transfer stopped")
+            }
             summary.lost += 1
             await forget(lease, keepingPart: true)
         }
     }
 
     /// The leases could not be renewed for three quarters of their time: another worker may
-    /// take the jobs soon, so every transfer stops here now (its part removed), before a late
-    /// write could race the new holder.
+    /// take the jobs soon, so every transfer stops here now, before a late write could race the
+    /// new holder; its part stays in the work folder for whoever holds the job next. Files that
+    /// finished wait: each is put in place once the database is back, if its job is still this
+    /// worker's by its token (`settleFinished`), else left as a part for the new holder.
     func fence() async {
-        let count = held.count
-        await forget(Array(held.keys), keepingPart: true)
-        summary.lost += count
-        report("could not renew its leases for \(Int(configuration.leaseSeconds * 0.75)) s: stopped its \(count) jobs (they run elsewhere)")
+        let running = held.filter { $0.value.finished == nil }.map(\.key)
+        await forget(running, keepingPart: true)
+        summary.lost += running.count
+        let waiting = held.count
+        report("could not renew its leases for \(Int(configuration.leaseSeconds * 0.75)) s: stopped its \(running.count) transfers, their parts kept "
+               + "for whoever runs the jobs" + (waiting > 0 ? "; \(waiting) finished files wait for the database" : ""))
     }
 
     /// At the stop: every job goes back to the queue, fenced, its transfer stopped.

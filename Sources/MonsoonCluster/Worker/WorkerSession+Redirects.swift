@@ -9,14 +9,9 @@ import MonsoonEngine
 /// for hosts known to redirect, or not known yet: a host whose downloads were answered directly
 /// is asked nothing more.
 extension WorkerSession {
-    /// Asks `url` (the job's own, first) where a download would go.
-    func startProbe(_ job: ClaimedJob, at url: URL? = nil) {
+    /// Asks `url` where a download would go.
+    func startProbe(_ job: ClaimedJob, at url: URL) {
         let events = self.events
-        guard let url = url ?? URL(string: job.url) else {
-            // No URL to ask: the download's start says so, and fails the job.
-            events.yield(.probed(job.lease, .failure(DownloadError(.unsupportedScheme, "\(job.url) is not a URL"))))
-            return
-        }
         held[job.lease]?.probe = url
         let manager = self.manager
         var request = FetchRequest(url: url, maxBytes: 64 << 10, timeout: 30)
@@ -37,6 +32,7 @@ extension WorkerSession {
     func probed(_ lease: Lease, _ result: Result<FetchResponse, DownloadError>) async {
         guard let entry = held[lease], let asked = entry.probe else { return }   // lost meanwhile
         let job = entry.job
+        if let host = ClusterHost.key(of: asked) { answered(lease, on: [host]) }
         guard case .success(let response) = result, (300...399).contains(response.status),
               let location = response.header("Location"), let target = URL(string: location, relativeTo: asked)?.absoluteURL,
               let host = ClusterHost.key(of: target) else {
@@ -45,12 +41,12 @@ extension WorkerSession {
             if entry.hops == 0, case .success(let response) = result, !(300...399).contains(response.status) {
                 database { try $0.noteRedirects(of: job.host, false) }
             }
-            return await startDownload(job, from: entry.hops == 0 ? nil : asked)
+            return await request(lease, .download(entry.hops == 0 ? nil : asked))
         }
         if entry.hops == 0 { database { try $0.noteRedirects(of: job.host, true) } }
         if host != job.host && host != job.answeredHost {
-            guard let granted = database({ try $0.acquire(answeredHost: host, for: lease) }) else { return }   // the database is away: the lease decides
-            guard granted else {
+            guard let acquired = database({ try $0.acquire(answeredHost: host, for: lease) }) else { return }   // the database is away: the lease decides
+            guard acquired != .noRoom else {
                 // No room there now: recorded on the job (and the feed's queued ones), then back to the queue.
                 database { try $0.setAnsweredHost(host, for: lease) }
                 database { try $0.noteAnsweredHost(host, for: job) }
@@ -58,9 +54,72 @@ extension WorkerSession {
                 return await forget(lease)
             }
             held[lease]?.job.answeredHost = host
+            if acquired == .reserved { held[lease]?.reserved.insert(host) }
         }
-        guard entry.hops < 4 else { return await startDownload(job, from: target) }   // the engine follows the rest
+        guard entry.hops < 4 else { return await request(lease, .download(target)) }   // the engine follows the rest
         held[lease]?.hops += 1
-        startProbe(held[lease]?.job ?? job, at: target)
+        await request(lease, .probe(target))
+    }
+
+    /// A job's next request: where it asks where its download goes, or its download (from where
+    /// its redirects lead, when a probe found it; nil: its own URL).
+    enum NextRequest {
+        case probe(URL)
+        case download(URL?)
+    }
+
+    /// Sends a job's next request once its host allows: at once when the host spaces no requests
+    /// or the job holds the host's reservation (its claim's, for its first request there), else
+    /// once the host grants one (`JobQueue.reserveRequest`), asked again when its interval says.
+    /// So every request to a host that spaces them, probes and retries (new claims) included,
+    /// from any worker, comes at least its interval after the last one was answered.
+    func request(_ lease: Lease, _ next: NextRequest) async {
+        guard let entry = held[lease] else { return }
+        held[lease]?.waiting = nil
+        let url: URL? = switch next {
+        case .probe(let url): url
+        case .download(let url): url ?? URL(string: entry.job.url)
+        }
+        if let host = url.flatMap(ClusterHost.key(of:)), !entry.reserved.contains(host) {
+            switch database({ try $0.reserveRequest(on: host) }) {
+            case .notSpaced?:
+                break
+            case .reserved?:
+                held[lease]?.reserved.insert(host)
+            case .wait(let seconds)?:
+                return wait(lease, next, seconds: seconds)
+            case nil:
+                return wait(lease, next, seconds: 1)   // the database is away: again in a moment, while the lease lasts
+            }
+        }
+        switch next {
+        case .probe(let url): startProbe(entry.job, at: url)
+        case .download(let url): await startDownload(entry.job, from: url)
+        }
+    }
+
+    private func wait(_ lease: Lease, _ next: NextRequest, seconds: Double) {
+        held[lease]?.waiting = next
+        let events = self.events
+        Task {
+            try? await Task.sleep(for: .milliseconds(max(1, Int((seconds * 1000).rounded(.up)))))   // never cancelled
+            events.yield(.requestDue(lease))
+        }
+    }
+
+    /// The job's requests to `hosts` (all it holds, by default) were answered, or will not be
+    /// made: each host's interval counts from now.
+    func answered(_ lease: Lease, on hosts: Set<String>? = nil) {
+        guard let reserved = held[lease]?.reserved else { return }
+        let done = hosts.map { $0.intersection(reserved) } ?? reserved
+        guard !done.isEmpty else { return }
+        held[lease]?.reserved.subtract(done)
+        guard let interval = database({ try $0.requestAnswered(on: done) }), interval > 0 else { return }
+        // The host's next turn comes after its interval: a claim looks for it then, not at the next poll.
+        let events = self.events
+        Task {
+            try? await Task.sleep(for: .milliseconds(Int((interval * 1000).rounded(.up)) + 5))   // never cancelled
+            events.yield(.wake)
+        }
     }
 }

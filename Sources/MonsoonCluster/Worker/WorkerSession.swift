@@ -13,14 +13,22 @@ final class WorkerSession {
         /// The engine's answer, kept while the database cannot take it (retried at each tick
         /// until the lease would be lost).
         var finished: Download?
-        /// Its ledger row once its file is in place (or, discarding, counted): only its record
-        /// is missing then, should the database be away.
-        var ledger: LedgerEntry?
+        /// Its file's SHA-256, once worked out (before it is put in place).
+        var sha256: String?
         /// A refresh's task, cancelled if the job is lost.
         var refresh: Task<Void, Never>?
         /// The URL a probe last asked where the download goes, and how many hops it followed.
         var probe: URL?
         var hops = 0
+        /// Hosts that space their requests whose next request this job holds, until answered.
+        var reserved: Set<String>
+        /// The request waiting for its host's turn (`requestDue`).
+        var waiting: NextRequest?
+
+        init(job: ClaimedJob) {
+            self.job = job
+            reserved = job.reserved
+        }
     }
 
     let configuration: WorkerConfiguration
@@ -66,6 +74,10 @@ final class WorkerSession {
         var engine = configuration.engine
         engine.maxConcurrentDownloads = max(1, configuration.slots)
         engine.maxDownloadsPerHost = nil   // the cluster's limits hold across workers; the engine adds none
+        // One attempt per claim: a retry or a restart is a new claim, which the shared queue spaces
+        // and counts with every other request to the host (`JobFailure` says when).
+        engine.retry.maxRetries = 0
+        engine.maxRestarts = 0
         try FileManager.default.createDirectory(atPath: Self.workFolder(of: configuration), withIntermediateDirectories: true)
         try queue.register(node: configuration.node)
         // The engine's queue is in memory: a job this worker held goes back to the shared queue if
@@ -90,14 +102,23 @@ final class WorkerSession {
 
     func run(_ stream: AsyncStream<Event>) async -> WorkerSummary {
         let events = self.events
-        let engineEvents = manager.events([.statusChanged])
+        let engineEvents = manager.events([.statusChanged, .progress, .attempt])
         let forwarder = Task {
+            var answered = Set<DownloadID>()
             for await event in engineEvents {
-                // Done, given up on, or parked for want of disk space (which this worker lacks,
-                // not the job: another may have room).
-                if case .statusChanged(let download) = event,
-                   download.status == .completed || download.status == .failed || download.lastError?.code == .notEnoughDiskSpace {
+                switch event {
+                case .progress, .attempt:
+                    // The first sign that its request reached the server: a spaced host's turn ends.
+                    if answered.insert(event.downloadID).inserted { events.yield(.answered(event.downloadID)) }
+                case .statusChanged(let download):
+                    // Done, given up on, or parked for want of disk space (which this worker lacks,
+                    // not the job: another may have room).
+                    guard download.status == .completed || download.status == .failed || download.lastError?.code == .notEnoughDiskSpace else { continue }
+                    if answered.insert(download.id).inserted { events.yield(.answered(download.id)) }
+                    answered.remove(download.id)
                     events.yield(.finished(download))
+                default:
+                    continue
                 }
             }
         }
@@ -131,6 +152,10 @@ final class WorkerSession {
                 await claimMore()
             case .probed(let lease, let result):
                 await probed(lease, result)
+            case .requestDue(let lease):
+                if let next = held[lease]?.waiting { await request(lease, next) }
+            case .answered(let id):
+                if let lease = leaseOfDownload[id] { answered(lease) }
             case .refreshed(let lease, let result):
                 settleRefresh(lease, result)
                 await claimMore()
@@ -175,8 +200,14 @@ final class WorkerSession {
             held[job.lease] = Held(job: job)
             switch job.kind {
             case .download:
-                // A host that redirects (or not known yet): look where the download goes first.
-                if job.hostRedirects != false, !configuration.discard { startProbe(job) } else { await startDownload(job) }
+                // A host that redirects (or not known yet), or that spaces its requests: look where
+                // the download goes first, one request at a time.
+                let spaced = job.reserved.contains(job.host)
+                if spaced || (job.hostRedirects != false && !configuration.discard), let url = URL(string: job.url) {
+                    await request(job.lease, .probe(url))
+                } else {
+                    await request(job.lease, .download(nil))
+                }
             case .refresh: startRefresh(job)
             }
         }
@@ -202,6 +233,7 @@ final class WorkerSession {
     }
 
     func settleRefresh(_ lease: Lease, _ result: Result<ClusterRefresh.Outcome, Error>) {
+        answered(lease)   // the feed's host, when it spaces its requests, is free for its next one
         guard held.removeValue(forKey: lease) != nil else { return }   // lost meanwhile: its writes were fenced
         switch result {
         case .success(.refreshed), .success(.notModified):

@@ -149,7 +149,7 @@ extension EngineCore {
         record.startPartOver(epoch: nextPartEpoch())
         records[id] = record
         guard case .none? = handle(id, .restarted), let restarts = records[id]?.state.restarts else { return }
-        if let failure = DownloadLifecycle.restart(reason: reason, restarts: restarts) {
+        if let failure = DownloadLifecycle.restart(reason: reason, restarts: restarts, limit: configuration.maxRestarts) {
             retryOrFail(id, failure)
             return
         }

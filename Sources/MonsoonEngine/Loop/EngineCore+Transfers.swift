@@ -122,6 +122,7 @@ extension EngineCore {
         let transfer = Transfer(purpose: .download(id), plan: plan, handles: easyHandles)
         let buffers = downloadBuffers()
         transfer.configure(url: url, headers: record.request.headers, addresses: record.request.addresses, configuration: configuration, bufferSize: buffers.curl)
+        if !record.request.followsRedirects { transfer.easy.setLong(CURLOPT_FOLLOWLOCATION, 0) }
         if let kernel = buffers.kernel { transfer.easy.setReceiveBuffer(kernel) }
         transfer.partPath = record.filePath.map(PartFile.path(for:))
         transfer.checkpointRequestedAt = configuration.clock.now

@@ -41,6 +41,9 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let fileSystem = Code(rawValue: "fileSystem")
         /// With --warc: the download is whole but its WARC records could not be written; its part is kept.
         public static let warcNotWritten = Code(rawValue: "warcNotWritten")
+        /// The server's answers contradicted what was known (the file changed, a range that
+        /// cannot be) more times in a row than the download starts over for.
+        public static let restartLimit = Code(rawValue: "restartLimit")
         /// The server's answer could not be used (bad Content-Range, say).
         public static let protocolViolation = Code(rawValue: "protocolViolation")
         /// The fetch was cancelled.

@@ -58,6 +58,10 @@ public struct DownloadRequest: Sendable, Equatable {
     /// The addresses the download may reach: `.publicOnly` for a URL a feed gave (refused, for
     /// good, where it leads to a loopback, private or link-local address).
     public var addresses: AddressScope
+    /// Follow redirects (http and https only, 10 at most). Without, a redirect is the answer: the
+    /// download fails with its status (a cluster worker asks each hop itself, to space the
+    /// requests to a host).
+    public var followsRedirects: Bool
 
     /// A cap on one download's size, with why it is what it is (for the error message).
     public struct SizeLimit: Sendable, Equatable {
@@ -86,7 +90,8 @@ public struct DownloadRequest: Sendable, Equatable {
         userInfo: [String: String] = [:],
         sizeLimit: SizeLimit? = nil,
         root: String? = nil,
-        addresses: AddressScope = .any
+        addresses: AddressScope = .any,
+        followsRedirects: Bool = true
     ) {
         self.id = id
         self.url = url
@@ -99,6 +104,7 @@ public struct DownloadRequest: Sendable, Equatable {
         self.sizeLimit = sizeLimit
         self.root = root
         self.addresses = addresses
+        self.followsRedirects = followsRedirects
     }
 }
 

@@ -59,6 +59,11 @@ public struct EngineConfiguration: Sendable, Equatable {
     public var proxy: String? = nil
     /// Which IP version to connect with.
     public var ipVersion: IPVersion = .any
+    /// How many times in a row a download starts over at once, without Range, when an answer
+    /// contradicts what was known (the file changed, a range that cannot be), before it fails
+    /// with `.restartLimit` (a cluster worker sets 0: each new request goes through the shared
+    /// queue's politeness).
+    public var maxRestarts = 3
     /// Where every request and response is recorded (WARC), or nil. With one, requests go over
     /// HTTP/1.1 (WARC's `application/http` records hold HTTP/1.x messages, and readers such as
     /// warcio refuse others), fetches ask for no compression (their bodies are recorded as

@@ -174,13 +174,11 @@ enum DownloadLifecycle {
         return .retry(FailureClassifier.httpFailure(status: end.status, retryAfter: end.retryAfter, now: now), holdHost: false)
     }
 
-    /// The most immediate restarts in a row: a resource that keeps changing is a failure then.
-    static let maxRestarts = 3
-
-    /// After a restart (the `restarts`-th in a row): queue again at once, or give up to the retry policy.
-    static func restart(reason: String, restarts: Int) -> RetryPolicy.Failure? {
-        guard restarts > maxRestarts else { return nil }
-        let error = DownloadError(.protocolViolation, "gave up restarting: \(reason)")
+    /// After a restart (the `restarts`-th in a row): queue again at once while `restarts` is at
+    /// most `limit`, else give up to the retry policy (a resource that keeps changing).
+    static func restart(reason: String, restarts: Int, limit: Int) -> RetryPolicy.Failure? {
+        guard restarts > limit else { return nil }
+        let error = DownloadError(.restartLimit, limit == 0 ? reason : "gave up restarting: \(reason)")
         return RetryPolicy.Failure(error: error, isTransient: true, retryAfter: nil, madeProgress: false)
     }
 

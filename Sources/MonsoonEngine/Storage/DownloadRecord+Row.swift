@@ -21,7 +21,7 @@ extension DownloadRecord {
                     throw StoreError(code: 0, message: "a download row in the database has damaged addresses (seq \(row.int(0)))")
                 }
                 return scope
-            } ?? .any)
+            } ?? .any, followsRedirects: row.optionalInt(31) != 0)
         self.init(request: request, sequence: row.int(0), host: EngineCore.hostKey(url))
         restoreStatus(status)
         counters = RetryPolicy.Counters(attempts: row.int(11), backoffLevel: row.int(12))

@@ -69,8 +69,9 @@ public final class DownloadStore: QueueStore {
             ALTER TABLE downloads ADD COLUMN size_limit INTEGER; ALTER TABLE downloads ADD COLUMN size_limit_reason TEXT;
             ALTER TABLE downloads ADD COLUMN root TEXT
             """),
-        // The addresses it may reach (`DownloadRequest.addresses`; none: any).
-        .init(version: 5, sql: "ALTER TABLE downloads ADD COLUMN addresses TEXT"),
+        // The addresses it may reach (`DownloadRequest.addresses`; none: any), and whether it
+        // follows redirects (`followsRedirects`; none: it does).
+        .init(version: 5, sql: "ALTER TABLE downloads ADD COLUMN addresses TEXT; ALTER TABLE downloads ADD COLUMN follows_redirects INTEGER"),
     ])
 
     /// The newest schema version this build knows.
@@ -147,9 +148,10 @@ public final class DownloadStore: QueueStore {
     package func updateRequest(_ request: DownloadRequest) throws -> Bool {
         let (kind, folder) = QueueRows.destinationColumns(request.destination)
         return try database.write {
-            try database.run("UPDATE downloads SET priority = ?2, size_limit = ?3, size_limit_reason = ?4, root = ?5, addresses = ?6 WHERE id = ?1",
-                             request.id.rawValue, request.priority, request.sizeLimit?.bytes, request.sizeLimit?.reason, request.root,
-                             QueueRows.addressesColumn(request.addresses))
+            try database.run("""
+                UPDATE downloads SET priority = ?2, size_limit = ?3, size_limit_reason = ?4, root = ?5, addresses = ?6, follows_redirects = ?7 WHERE id = ?1
+                """, request.id.rawValue, request.priority, request.sizeLimit?.bytes, request.sizeLimit?.reason, request.root,
+                             QueueRows.addressesColumn(request.addresses), QueueRows.followsRedirectsColumn(request.followsRedirects))
             try database.run("""
                 UPDATE downloads SET destination_kind = ?2, destination = ?3, file_stem = ?4, file_path = CASE WHEN ?2 = 'file' THEN ?3 ELSE NULL END
                 WHERE id = ?1 AND file_path IS NULL AND bytes = 0 AND status != 'completed'
@@ -283,7 +285,7 @@ public final class DownloadStore: QueueStore {
     package func insert(_ record: DownloadRecord) throws -> Int {
         let statement = try database.statement(Self.insertKey, """
             INSERT INTO downloads (\(QueueRows.insertColumns))
-            VALUES (\((1...31).map { "?\($0)" }.joined(separator: ", ")))
+            VALUES (\((1...32).map { "?\($0)" }.joined(separator: ", ")))
             """)
         try statement.bind(record.insertParameters)
         while try statement.step() {}

@@ -10,7 +10,7 @@ package enum PartFile {
     package static let suffix = ".part"
     private static let attribute = "user.monsoon.resume"
 
-    static func path(for destination: String) -> String { destination + suffix }
+    package static func path(for destination: String) -> String { destination + suffix }
 
     /// Takes over, as the part of `newDestination`, the part another holder of the same download
     /// left for `oldDestination` (a queue shared by machines: a job claimed again under a new

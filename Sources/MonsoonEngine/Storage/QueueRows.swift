@@ -12,14 +12,14 @@ package enum QueueRows {
     package static let recordColumns = """
         seq, id, url, destination_kind, destination, priority, expected_size, expected_type, headers, user_info,
         status, attempts, backoff_level, retry_at, error_code, error_message, error_status, bytes, total, checkpoint,
-        file_path, resume_url, etag, last_modified, resume_total, file_stem, final_url, size_limit, size_limit_reason, root, addresses
+        file_path, resume_url, etag, last_modified, resume_total, file_stem, final_url, size_limit, size_limit_reason, root, addresses, follows_redirects
         """
 
     /// The columns an insert writes, in `DownloadRecord.insertParameters`' order.
     package static let insertColumns = """
         id, url, destination_kind, destination, priority, expected_size, expected_type, headers, user_info,
         status, attempts, backoff_level, retry_at, error_code, error_message, error_status, bytes, total, checkpoint,
-        file_path, resume_url, etag, last_modified, resume_total, updated, seq, file_stem, size_limit, size_limit_reason, root, addresses
+        file_path, resume_url, etag, last_modified, resume_total, updated, seq, file_stem, size_limit, size_limit_reason, root, addresses, follows_redirects
         """
 
     /// The columns an update writes, each with the number of its parameter in
@@ -42,6 +42,11 @@ package enum QueueRows {
     /// `addresses`: nil for `any` (every row before the column, and most after it).
     static func addressesColumn(_ scope: AddressScope) -> String? {
         scope == .any ? nil : scope.rawValue
+    }
+
+    /// `follows_redirects`: nil when it does (every row before the column, and most after it).
+    static func followsRedirectsColumn(_ follows: Bool) -> Int? {
+        follows ? nil : 0
     }
 
     /// A queued download's error is an earlier attempt's, unless it waits for room on its disk:
@@ -124,7 +129,7 @@ extension DownloadRecord {
     /// The values of `QueueRows.insertColumns`, `updated` being now (the sequence is nil for 0: the next one).
     package var insertParameters: [SQLValue] {
         var values: [SQLValue] = []
-        values.reserveCapacity(31)
+        values.reserveCapacity(32)
         appendInsertValues(to: &values)
         values.append(Date().sqlValue)
         values.append((sequence > 0 ? sequence : nil).sqlValue)
@@ -133,6 +138,7 @@ extension DownloadRecord {
         values.append((request.sizeLimit?.reason).sqlValue)
         values.append(request.root.sqlValue)
         values.append(QueueRows.addressesColumn(request.addresses).sqlValue)
+        values.append(QueueRows.followsRedirectsColumn(request.followsRedirects).sqlValue)
         return values
     }
 
