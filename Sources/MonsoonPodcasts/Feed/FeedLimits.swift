@@ -7,11 +7,17 @@ public struct FeedLimits: Sendable, Equatable {
     /// references count too). Past it the document is refused with `.tooLarge`: real feeds use a handful,
     /// an entity bomb ("billion laughs") needs billions.
     public var maxEntityExpansions: Int = 100_000
+    /// All the pages of a paged feed together, the first included. The page that would go past it is
+    /// not read, nor those after it: the walk stops there as at a page that cannot be read, with a
+    /// `.tooLarge` error. 256 MiB by default: real paged feeds come to a few megabytes, while 100 pages
+    /// of 50 MiB each arrive in a few megabytes when the server compresses them.
+    public var maxTotalBytes: Int = 256 << 20
 
-    /// The default limits: 50 MiB and 100,000 entity expansions.
+    /// The default limits.
     public init() {}
 
-    /// Limits with `maxBytes` in bytes, and at most `maxEntityExpansions` expansions of the document's own entities.
+    /// Limits with `maxBytes` in bytes, and at most `maxEntityExpansions` expansions of the document's
+    /// own entities; the others the defaults.
     public init(maxBytes: Int, maxEntityExpansions: Int = 100_000) {
         self.maxBytes = maxBytes
         self.maxEntityExpansions = maxEntityExpansions
