@@ -12,6 +12,15 @@ public struct FeedLimits: Sendable, Equatable {
     /// `.tooLarge` error. 256 MiB by default: real paged feeds come to a few megabytes, while 100 pages
     /// of 50 MiB each arrive in a few megabytes when the server compresses them.
     public var maxTotalBytes: Int = 256 << 20
+    /// Attributes in one element. A document with an element that has more is refused with
+    /// `.tooComplex` before it is parsed: libxml2 compares each attribute with all those before it,
+    /// so 400,000 attributes in one element took 48 s, and the 50 MiB a feed may have would take
+    /// hours. 256 by default: real feeds have fewer than 20.
+    public var maxAttributes: Int = 256
+    /// How deeply elements nest. A document that nests deeper is refused with `.tooComplex`: each open
+    /// element costs memory until it ends (49 MB of `<a>` took 336 MB). 256 by default, libxml2's own
+    /// limit in the parsers that check it: real feeds nest fewer than 10 deep, 20 with XHTML content.
+    public var maxDepth: Int = 256
 
     /// The default limits.
     public init() {}
