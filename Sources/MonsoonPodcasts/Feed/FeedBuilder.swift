@@ -17,9 +17,9 @@ final class FeedBuilder {
     private(set) var foreignRoot: String?
     private(set) var sawRoot = false
     private(set) var firstError: SAXParser.Failure?
-    /// Elements open at once at most (``FeedLimits/maxDepth``): one more stops the parse.
-    var maxDepth = Int.max
-    /// The line of the element that went deeper than `maxDepth`, which stopped the parse.
+    /// The bounds on nesting (one element more stops the parse) and on each text's length.
+    var limits = FeedLimits()
+    /// The line of the element that went deeper than ``FeedLimits/maxDepth``, which stopped the parse.
     private(set) var tooDeepAt: Int?
 
     @exclusivity(unchecked) var feed = ParsedFeed(kind: .rss)
@@ -100,7 +100,7 @@ final class FeedBuilder {
     func startElement(_ localname: UnsafePointer<xmlChar>, _ prefix: UnsafePointer<xmlChar>?, _ uri: UnsafePointer<xmlChar>?,
                       _ attributeCount: Int, _ attributePointer: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?) {
         let depth = stack.count
-        guard depth < maxDepth else {
+        guard depth < limits.maxDepth else {
             tooDeepAt = Int(parser?.pointee.input?.pointee.line ?? 0)
             stop()
             return

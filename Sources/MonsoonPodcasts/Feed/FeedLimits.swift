@@ -21,6 +21,13 @@ public struct FeedLimits: Sendable, Equatable {
     /// element costs memory until it ends (49 MB of `<a>` took 336 MB). 256 by default, libxml2's own
     /// limit in the parsers that check it: real feeds nest fewer than 10 deep, 20 with XHTML content.
     public var maxDepth: Int = 256
+    /// The text of a title or an author: a longer one is cut there and ends with `…`. 4 KiB by default:
+    /// more than a screen shows, and real titles have a few hundred bytes at most.
+    public var maxTitleBytes: Int = 4 << 10
+    /// The text of any other element (a description, show notes, a link, a guid): a longer one is cut
+    /// there and ends with `…`. 1 MiB by default: show notes holding a whole transcript have a few
+    /// hundred kilobytes.
+    public var maxTextBytes: Int = 1 << 20
 
     /// The default limits.
     public init() {}

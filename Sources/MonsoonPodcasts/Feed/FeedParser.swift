@@ -175,7 +175,7 @@ public enum FeedParser {
         guard repaired.size <= limits.maxBytes else { throw tooLarge(repaired.size, limits) }
         try checkAttributes(RepairedText(input: bytes, repaired: repaired), limits: limits)
         let builder = FeedBuilder(documentURL: url)
-        builder.maxDepth = limits.maxDepth
+        builder.limits = limits
         builder.cdata = (bytes, repaired.cdata)
         builder.sink = stream.sink
         builder.batchSize = stream.batchSize
