@@ -172,7 +172,9 @@ import Testing
         // Pages as a walk would have found them, the second broken after two items.
         let first = document(Self.feed(Self.item("a", "A", "a") + Self.item("b", "B", "b"), next: "/feed2"), "/feed")
         let broken = document(Self.feed(Self.item("c", "C", "c") + Self.item("d", "D", "d")) + "<item><title>cut", "/feed2")
-        let loaded = FeedFetcher.Loaded(first: first, later: [broken], walked: true)
+        var loaded = FeedFetcher.Loaded(first: first)
+        try loaded.append(broken, name: "page 2")
+        loaded.walked = true
         let summary = try fixture.library.apply(loaded, to: podcast)
         #expect(summary.added == 1 && summary.pages == 1)
         #expect(summary.pageError?.code == .malformed)

@@ -111,6 +111,25 @@ func xmllintComplaint(_ text: String) throws -> String? {
         #expect(FeedLimits().maxBytes == 50 << 20, "the same cap as feeds")
     }
 
+    /// An outline with more than ``FeedLimits/maxAttributes`` (256) attributes is refused unread (400,000
+    /// took 41 s in libxml2), and outlines nested deeper than ``FeedLimits/maxDepth`` (256) where they go past it.
+    @Test func aListBuiltAsNoRealListIsRefused() throws {
+        func list(attributes: Int) -> Data {
+            let extra = (0..<attributes).map { " a\($0)=\"\"" }.joined()
+            return Data("<opml version=\"2.0\"><body>\n<outline text=\"A\" xmlUrl=\"https://example.com/a.xml\"\(extra)/></body></opml>".utf8)
+        }
+        for document in [list(attributes: 255), list(attributes: 400_000)] {
+            #expect(throws: OPML.ReadError(.tooComplex, "its <outline> at line 2 has more than 256 attributes, which no real list has, so none of it "
+                                           + "was read; fix that line or export the list again", line: 2)) { try OPML.read(document) }
+        }
+        #expect(try OPML.read(list(attributes: 254)).count == 1)
+
+        let deep = "<opml version=\"2.0\"><body>\n" + String(repeating: "<outline text=\"F\">", count: 300)
+            + "<outline xmlUrl=\"https://example.com/a.xml\"/>" + String(repeating: "</outline>", count: 300) + "</body></opml>"
+        #expect(throws: OPML.ReadError(.tooComplex, "it nests elements more than 256 deep at line 2, which no real list does, so none of it was "
+                                       + "read; fix that line or export the list again", line: 2)) { try OPML.read(Data(deep.utf8)) }
+    }
+
     @Test func encodingsAreReadAsFeedsAreRead() throws {
         let text = "<?xml version=\"1.0\" encoding=\"UTF-16\"?><opml><body><outline text=\"Café\" xmlUrl=\"https://example.com/a.xml\"/></body></opml>"
         var utf16 = Data([0xFF, 0xFE])

@@ -211,6 +211,11 @@ extension FeedBuilder {
             }
             captureBase64 = false
         }
+        let limit = switch finished {
+        case .feedTitle, .feedAuthor, .itemTitle, .itemItunesTitle, .itemDCTitle: limits.maxTitleBytes
+        default: limits.maxTextBytes
+        }
+        if text.count > limit { cutText(to: limit) }
         switch finished {
         case .none:
             break
@@ -279,6 +284,17 @@ extension FeedBuilder {
                 return nil
             }
         }
+    }
+
+    /// Cuts the text to `limit` bytes, at the start of a character, and ends it with `…`: a feed
+    /// that carries a text of many megabytes is still read, its text cut where no one reads on (a
+    /// 10 MB title made `monsoon archive` take 330 MB and 9 s, naming files after it).
+    private func cutText(to limit: Int) {
+        var end = limit
+        // A byte 10xxxxxx continues a character that starts before it.
+        while end > 0, text[end] & 0xC0 == 0x80 { end -= 1 }
+        text.removeSubrange(end...)
+        text.append(contentsOf: "…".utf8)
     }
 
     /// A non-negative whole number, surrounding whitespace allowed.

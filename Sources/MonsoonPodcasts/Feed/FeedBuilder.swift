@@ -17,6 +17,10 @@ final class FeedBuilder {
     private(set) var foreignRoot: String?
     private(set) var sawRoot = false
     private(set) var firstError: SAXParser.Failure?
+    /// The bounds on nesting (one element more stops the parse) and on each text's length.
+    var limits = FeedLimits()
+    /// The line of the element that went deeper than ``FeedLimits/maxDepth``, which stopped the parse.
+    private(set) var tooDeepAt: Int?
 
     @exclusivity(unchecked) var feed = ParsedFeed(kind: .rss)
     /// `title` (0) over `dc:title` (1).
@@ -96,6 +100,11 @@ final class FeedBuilder {
     func startElement(_ localname: UnsafePointer<xmlChar>, _ prefix: UnsafePointer<xmlChar>?, _ uri: UnsafePointer<xmlChar>?,
                       _ attributeCount: Int, _ attributePointer: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?) {
         let depth = stack.count
+        guard depth < limits.maxDepth else {
+            tooDeepAt = Int(parser?.pointee.input?.pointee.line ?? 0)
+            stop()
+            return
+        }
         let attributes = SAXAttributes(pointer: attributePointer, count: attributeCount)
         if field != .none {
             // Inside an element being read: its children are part of its text.

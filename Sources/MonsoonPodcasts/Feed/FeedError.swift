@@ -32,6 +32,9 @@ public struct FeedError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let malformed = Code(rawValue: "malformed")
         /// Larger than ``FeedLimits/maxBytes``, or entity expansion would make it so.
         public static let tooLarge = Code(rawValue: "tooLarge")
+        /// Built as no real feed is: an element with more attributes than ``FeedLimits/maxAttributes``,
+        /// or elements nested deeper than ``FeedLimits/maxDepth``. Refused before it costs minutes.
+        public static let tooComplex = Code(rawValue: "tooComplex")
         /// A file that cannot be read.
         public static let unreadable = Code(rawValue: "unreadable")
     }
@@ -40,7 +43,8 @@ public struct FeedError: Error, Sendable, Equatable, CustomStringConvertible {
     public var code: Code
     /// One line: what happened and, where it can, what to do.
     public var message: String
-    /// For `.malformed`: where the parser stopped (1-based; the column counts characters).
+    /// For `.malformed`: where the parser stopped (1-based; the column counts characters). For
+    /// `.tooComplex`: the line of the element refused.
     public var line: Int?
     /// The column on `line`, counted in characters from 1.
     public var column: Int?

@@ -173,7 +173,9 @@ public enum FeedParser {
                                        retry: Retry? = nil) throws(FeedError) -> ParsedFeed {
         let repaired = try FeedRepair.repair(bytes, limits: limits)
         guard repaired.size <= limits.maxBytes else { throw tooLarge(repaired.size, limits) }
+        try checkAttributes(RepairedText(input: bytes, repaired: repaired), limits: limits)
         let builder = FeedBuilder(documentURL: url)
+        builder.limits = limits
         builder.cdata = (bytes, repaired.cdata)
         builder.sink = stream.sink
         builder.batchSize = stream.batchSize
@@ -197,6 +199,10 @@ public enum FeedParser {
             stream.failure = error
             return builder.feed
         }
+        if let line = builder.tooDeepAt {
+            throw FeedError(.tooComplex, "the feed nests elements more than \(limits.maxDepth) deep at line \(line), which no real feed does; "
+                            + "it was not read: the publisher has to fix the feed", line: line)
+        }
         if let failure, failure.code == Int(XML_ERR_INVALID_CHAR.rawValue), retry == nil {
             // A control character XML forbids (U+000B, U+001A …): rare, so looked for only now. Drop them all, parse again:
             // afresh when nothing was handed out and no earlier page gave out identities, else after what was read.
@@ -214,6 +220,27 @@ public enum FeedParser {
         builder.deliver()
         if let error = builder.sinkError { stream.failure = error }
         return builder.feed
+    }
+
+    /// Refuses a document with an element of more than ``FeedLimits/maxAttributes`` attributes (see
+    /// ``AttributeScan``), looked for in the text libxml2 is to read: the input, or, when entities
+    /// the DTD declares were expanded into it (their text may hold attributes), the repaired text,
+    /// copied whole for this (rare: real feeds declare none, or a handful for characters).
+    private static func checkAttributes(_ text: RepairedText, limits: FeedLimits) throws(FeedError) {
+        func check(_ bytes: UnsafeBufferPointer<UInt8>) throws(FeedError) {
+            guard let offset = AttributeScan.crowdedElement(in: bytes, limit: limits.maxAttributes) else { return }
+            let (line, name) = AttributeScan.describe(bytes, at: offset)
+            throw FeedError(.tooComplex, "the feed's \(name.map { "<\($0)>" } ?? "element") at line \(line) has more than \(limits.maxAttributes) "
+                            + "attributes, which no real feed has; it was not read: the publisher has to fix the feed", line: line)
+        }
+        guard text.repaired.expandsEntities else { return try check(text.input) }
+        var whole: [UInt8] = []
+        whole.reserveCapacity(text.repaired.size)
+        text.forEachChunk(size: 256 << 10) { chunk in
+            whole.append(contentsOf: chunk)
+            return true
+        }
+        try whole.withUnsafeBufferPointer { bytes throws(FeedError) in try check(bytes) }
     }
 
     /// Throws the error that explains why the document gave no feed, if it did not.

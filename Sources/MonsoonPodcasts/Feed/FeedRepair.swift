@@ -61,6 +61,8 @@ struct FeedRepair {
         var cdata: [Range<Int>]
         /// The size of the repaired text.
         var size: Int
+        /// Entities the DTD declares were expanded into the text: it may hold markup the input does not.
+        var expandsEntities: Bool
     }
 
     /// The processing-instruction target that stands for a CDATA section in the repaired text.
@@ -77,7 +79,8 @@ struct FeedRepair {
         var repair = FeedRepair(input, limits: limits)
         let bodyStart = repair.repairProlog()
         try repair.repairBody(from: bodyStart)
-        return Repaired(edits: repair.edits, replacements: repair.replacements, cdata: repair.cdata, size: input.count + repair.growth)
+        return Repaired(edits: repair.edits, replacements: repair.replacements, cdata: repair.cdata, size: input.count + repair.growth,
+                        expandsEntities: repair.expansions > 0)
     }
 
     // MARK: Output

@@ -72,50 +72,65 @@ enum FeedText {
     ]
 
     /// Removes HTML tags (see ``htmlTags``) and comments.
+    ///
+    /// After a tag or comment that nothing closes, the rest is text: each later one would be looked
+    /// for to the end again, and a title of `<b "` written again and again took minutes.
     static func stripTags(_ text: String) -> String {
         let bytes = Array(text.utf8)
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count)
         var index = 0
+        var closed = true
         while index < bytes.count {
             let byte = bytes[index]
-            guard byte == UInt8(ascii: "<") else {
+            index += 1
+            guard byte == UInt8(ascii: "<"), closed else {
                 output.append(byte)
-                index += 1
                 continue
             }
-            if let end = tagEnd(bytes, at: index) {
+            switch tagEnd(bytes, at: index - 1) {
+            case .end(let end):
                 index = end
-            } else {
+            case .notATag:
                 output.append(byte)
-                index += 1
+            case .unclosed:
+                closed = false
+                output.append(byte)
             }
         }
         return String(decoding: output, as: UTF8.self)
     }
 
-    /// Where the HTML tag or comment starting at `start` ends (just past it), or nil when it is not one.
-    private static func tagEnd(_ bytes: [UInt8], at start: Int) -> Int? {
+    /// What a `<` starts: an HTML tag or a comment that ends just before `end`, text, or a tag or
+    /// comment that nothing closes.
+    private enum TagEnd {
+        case end(Int)
+        case notATag
+        case unclosed
+    }
+
+    /// Where the HTML tag or comment starting at `start` ends (see ``TagEnd``).
+    private static func tagEnd(_ bytes: [UInt8], at start: Int) -> TagEnd {
         if bytes[start...].starts(with: "<!--".utf8) {
             var index = start + 4
             while index + 2 < bytes.count {
                 if bytes[index] == UInt8(ascii: "-"), bytes[index + 1] == UInt8(ascii: "-"), bytes[index + 2] == UInt8(ascii: ">") {
-                    return index + 3
+                    return .end(index + 3)
                 }
                 index += 1
             }
-            return nil
+            return .unclosed
         }
         var index = start + 1
         if index < bytes.count, bytes[index] == UInt8(ascii: "/") { index += 1 }
         let nameStart = index
         while index < bytes.count, ByteScanner.isLetter(bytes[index]) || ByteScanner.isDigit(bytes[index]) { index += 1 }
-        guard index > nameStart, index - nameStart <= 10 else { return nil }
+        guard index > nameStart, index - nameStart <= 10 else { return .notATag }
         let name = String(decoding: bytes[nameStart..<index].map { $0 | 0x20 }, as: UTF8.self)
-        guard htmlTags.contains(name), index < bytes.count else { return nil }
+        guard htmlTags.contains(name), index < bytes.count else { return .notATag }
         let next = bytes[index]
-        guard next == UInt8(ascii: ">") || next == UInt8(ascii: "/") || ByteScanner.isSpace(next) else { return nil }
-        return ASCIIBytes.tagEnd(bytes, from: index)
+        guard next == UInt8(ascii: ">") || next == UInt8(ascii: "/") || ByteScanner.isSpace(next) else { return .notATag }
+        return ASCIIBytes.tagEnd(bytes, from: index).map(TagEnd.end) ?? .unclosed
     }
 
     /// Decodes `&name;` (XML's five and HTML's, see ``HTMLEntities``), `&#NNN;` and `&#xHHH;`.

@@ -23,8 +23,8 @@ extension FeedFetcher {
 
     /// Hands a loaded feed's episodes to `receive` in batches as they are parsed, page after page
     /// in feed order, deduplicated across pages as the library stores them (the same parser and
-    /// identities): memory holds the documents, one batch and the identities given out, whatever
-    /// the feed's size. `receive` gets each batch with its page's number (1 for the first).
+    /// identities): memory holds the first page and one later page at a time (read back from its
+    /// ``PageFile``), one batch and the identities given out, whatever the feed's size. `receive` gets each batch with its page's number (1 for the first).
     ///
     /// A later page that cannot be parsed ends the pages, as in the library: its episodes handed
     /// out already are the caller's to drop (those of its number), and it is ``Streamed/pageError``.
@@ -41,13 +41,15 @@ extension FeedFetcher {
             if let failure = stream.failure { throw failure }
             if feed.nextPageURL != nil, !loaded.walked { throw NeedsWalk() }
             var streamed = Streamed(feed: feed, pages: 1, duplicates: feed.duplicateCount, pageError: loaded.pageError)
-            for document in loaded.later {
+            for later in loaded.later {
                 page += 1
                 do throws(FeedError) {
-                    let parsed = try Self.parsePage(document, requested: document.finalURL, number: page, limits: limits, stream: &stream)
+                    let document = try loaded.document(of: later, number: page)
+                    let parsed = try Self.parsePage(document, requested: later.finalURL, number: page, limits: limits, stream: &stream)
                     streamed.duplicates += parsed.duplicateCount
                 } catch {
-                    // Parsed once when it was fetched, so it changed meanwhile: a page that cannot be read.
+                    // Parsed once when it was fetched, so it changed meanwhile (or its copy on disk
+                    // could not be read back): a page that cannot be read.
                     streamed.pageError = error
                     break
                 }

@@ -38,8 +38,9 @@ package struct FeedFetcher: Sendable {
     }
 
     /// Fetches `url`; with validators, a 304 answer is `.notModified`. `page` numbers a later page
-    /// of a paged feed, for messages.
-    func fetch(_ url: URL, etag: String? = nil, lastModified: String? = nil, page: Int? = nil) async throws(FeedError) -> Outcome {
+    /// of a paged feed, for messages. A body over `maxBytes` (``FeedLimits/maxBytes`` when not
+    /// given) is refused with `.tooLarge` as it comes.
+    func fetch(_ url: URL, etag: String? = nil, lastModified: String? = nil, page: Int? = nil, maxBytes: Int? = nil) async throws(FeedError) -> Outcome {
         let scheme = url.scheme?.lowercased()
         guard scheme == "http" || scheme == "https" else {
             throw FeedError.make(.unsupportedScheme, "\(Redaction.redact(url)) is not an http or https URL")
@@ -53,7 +54,7 @@ package struct FeedFetcher: Sendable {
         let what = Self.name(of: url, page: page)
         let response: FetchResponse
         do {
-            response = try await manager.fetch(FetchRequest(url: url, headers: headers, maxBytes: limits.maxBytes, timeout: timeout,
+            response = try await manager.fetch(FetchRequest(url: url, headers: headers, maxBytes: maxBytes ?? limits.maxBytes, timeout: timeout,
                                                             retriesConnectionFailures: retriesConnectionFailures))
         } catch {
             switch error.code {
@@ -83,10 +84,11 @@ package struct FeedFetcher: Sendable {
     /// Fetches a feed and, when `followPages`, its further pages (`atom:link rel="next"`), up to
     /// `maxPages`, stopping at a page seen before. Nil when the server answered 304.
     ///
-    /// The documents are kept as fetched, for the library to parse into its database in one
-    /// transaction (see ``PodcastLibrary``): nothing of the episodes is built here. Only a paged
-    /// feed is parsed here too, page by page, to find the next page (see ``walk(_:from:maxPages:)``);
-    /// a first page that cannot name a next one (``mayNameNextPage(_:)``) is not.
+    /// The documents are kept as fetched (the later pages on disk, see ``PageFile``), for the library
+    /// to parse into its database in one transaction (see ``PodcastLibrary``): nothing of the
+    /// episodes is built here. Only a paged feed is parsed here too, page by page, to find the next
+    /// page (see ``walk(_:from:maxPages:)``); a first page that cannot name a next one
+    /// (``mayNameNextPage(_:)``) is not.
     package func load(_ url: URL, etag: String? = nil, lastModified: String? = nil, followPages: Bool, maxPages: Int = 100) async throws(FeedError) -> Loaded? {
         guard case .document(let first) = try await fetch(url, etag: etag, lastModified: lastModified) else { return nil }
         var loaded = Loaded(first: first)
@@ -95,26 +97,29 @@ package struct FeedFetcher: Sendable {
     }
 
     /// Reads the later pages of a feed. Each page is parsed as it comes (its episodes built and
-    /// dropped at once) for its next page and for whether it brought anything new: a page that brings
-    /// nothing new ends the walk, and so does one that cannot be read, whose error is kept in
-    /// ``Loaded/pageError``, the pages before it kept.
+    /// dropped at once) for its next page and for whether it brought anything new, then written to
+    /// the loaded feed's page file and its bytes dropped before the next page is fetched: memory holds
+    /// one page, whatever their number. A page that brings nothing new ends the walk, and so does one
+    /// that cannot be read, or that would take the pages past ``FeedLimits/maxTotalBytes``, whose
+    /// error is kept in ``Loaded/pageError``, the pages before it kept.
     package func walk(_ loaded: inout Loaded, from url: URL, maxPages: Int = 100) async throws(FeedError) {
+        loaded = Loaded(first: loaded.first)
         loaded.walked = true
-        loaded.later = []
-        loaded.pageError = nil
         // The same rules across pages as within one: a re-used guid with another enclosure is kept.
         var stream = EpisodeStream(sink: { _, _ in }, batchSize: FeedParser.defaultBatchSize)
         var feed = try FeedParser.parse(loaded.first.data, url: loaded.first.finalURL, limits: limits, mediaType: loaded.first.mediaType, stream: &stream)
         var seen: Set<String> = [url.absoluteString, loaded.first.finalURL.absoluteString]
+        var left = limits.maxTotalBytes - loaded.first.data.count
         // Older pages, over http(s) only (a feed must not point Monsoon at local files).
         while let next = feed.nextPageURL, loaded.pages < maxPages, DownloadRequest.isDownloadable(next),
               seen.insert(next.absoluteString).inserted {
             let number = loaded.pages + 1
             let before = stream.registry.count
             do throws(FeedError) {
-                guard case .document(let page) = try await fetch(next, page: number) else { break }
+                guard case .document(let page) = try await fetchPage(next, number: number, left: left) else { break }
                 feed = try Self.parsePage(page, requested: next, number: number, limits: limits, stream: &stream)
-                loaded.later.append(page)
+                try loaded.append(page, name: Self.name(of: next, page: number))
+                left -= page.data.count
             } catch {
                 loaded.pageError = error
                 break
@@ -123,9 +128,23 @@ package struct FeedFetcher: Sendable {
         }
     }
 
+    /// Fetches page `number` of a feed when it fits in what is `left` of ``FeedLimits/maxTotalBytes``:
+    /// the transfer of one that does not is cut where it goes past.
+    private func fetchPage(_ url: URL, number: Int, left: Int) async throws(FeedError) -> Outcome {
+        let tooMuch = FeedError(.tooLarge, "\(Self.name(of: url, page: number)) would take the feed's pages past "
+                                + "\(ByteCount.format(limits.maxTotalBytes)) in all; refused")
+        guard left > 0 else { throw tooMuch }
+        guard left < limits.maxBytes else { return try await fetch(url, page: number) }
+        do throws(FeedError) {
+            return try await fetch(url, page: number, maxBytes: left)
+        } catch where error.code == .tooLarge {
+            throw tooMuch
+        }
+    }
+
     /// Every page's episodes in memory, for what needs them all at once (an archive's dry run),
     /// pages fetched first when the first one names a next page that was not. Deduplicated across
-    /// pages as the library does.
+    /// pages as the library does; the pages' documents are read back from disk one at a time.
     func parseAll(_ loaded: inout Loaded, from url: URL) async throws(FeedError) -> ParsedFeed {
         var stream = EpisodeStream()
         var feed = try FeedParser.parse(loaded.first.data, url: loaded.first.finalURL, limits: limits, mediaType: loaded.first.mediaType, stream: &stream)
@@ -134,7 +153,8 @@ package struct FeedFetcher: Sendable {
             return try await parseAll(&loaded, from: url)
         }
         for (offset, page) in loaded.later.enumerated() {
-            let more = try Self.parsePage(page, requested: page.finalURL, number: offset + 2, limits: limits, stream: &stream)
+            let more = try Self.parsePage(try loaded.document(of: page, number: offset + 2), requested: page.finalURL, number: offset + 2,
+                                          limits: limits, stream: &stream)
             feed.episodes += more.episodes
             feed.duplicateCount += more.duplicateCount
         }
@@ -189,15 +209,46 @@ package struct FeedFetcher: Sendable {
     /// A feed's documents as fetched, not yet parsed into the library.
     package struct Loaded: Sendable {
         package var first: Document
-        /// The pages after the first, in order, when the feed is paged.
-        package var later: [Document] = []
+        /// The pages after the first, in order, when the feed is paged: their documents wait in
+        /// ``file`` (see ``PageFile``), read back with ``document(of:number:)``.
+        package private(set) var later: [Page] = []
         /// The later pages were looked for (``walk(_:from:maxPages:)``): false when the first page
         /// cannot name a next one, or pages were not to be followed.
         package var walked = false
         /// Why a later page could not be read (its message names the page); the pages before it are kept.
         package var pageError: FeedError?
+        /// Made with the first later page.
+        private var file: PageFile?
         /// Pages read.
         package var pages: Int { 1 + later.count }
+
+        /// A later page: where its document is in the page file, and what parsing it needs besides.
+        package struct Page: Sendable {
+            package var finalURL: URL
+            package var mediaType: String?
+            var bytes: Range<Int>
+        }
+
+        /// The feed whose first page is `first`, no later page read yet.
+        init(first: Document) {
+            self.first = first
+        }
+
+        /// Writes `document` to the page file as the next later page, `name` in messages.
+        mutating func append(_ document: Document, name: String) throws(FeedError) {
+            if file == nil { file = try PageFile() }
+            let start = later.last?.bytes.upperBound ?? 0
+            try file!.write(document.data, at: start, page: name)
+            later.append(Page(finalURL: document.finalURL, mediaType: document.mediaType, bytes: start..<start + document.data.count))
+        }
+
+        /// The document of `page`, read back from the page file; `number` is its place among the pages, for messages.
+        func document(of page: Page, number: Int) throws(FeedError) -> Document {
+            let name = FeedFetcher.name(of: page.finalURL, page: number)
+            // Every page in `later` was written to `file`, made with the first of them.
+            let data = try file!.read(page.bytes, page: name)
+            return Document(data: data, finalURL: page.finalURL, movedPermanently: false, etag: nil, lastModified: nil, mediaType: page.mediaType)
+        }
     }
 }
 

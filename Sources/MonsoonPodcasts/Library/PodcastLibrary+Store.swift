@@ -14,9 +14,10 @@ extension PodcastLibrary {
     /// metadata, validators and moves. A feed without a title is named after `feedURL` (the
     /// podcast's), so nothing lists as blank. `subscribing` says the podcast is new.
     ///
-    /// Memory stays bounded whatever the feed's size: the documents (capped at
-    /// ``FeedLimits/maxBytes`` each), one batch of episodes, the identities given out (16 bytes each,
-    /// ``EpisodeIdentity/Registry``) and SQLite's page cache, whose overflow goes to the WAL.
+    /// Memory stays bounded whatever the feed's size: the first page and one later page at a time
+    /// (capped at ``FeedLimits/maxBytes`` each, the later ones read back from their ``PageFile``), one
+    /// batch of episodes, the identities given out (16 bytes each, ``EpisodeIdentity/Registry``) and
+    /// SQLite's page cache, whose overflow goes to the WAL.
     ///
     /// - Returns: what was stored, and the first page's metadata (its `episodes` empty).
     /// - Throws: a ``FeedError`` when the first page cannot be parsed, ``NeedsWalk``, or what the
@@ -40,15 +41,18 @@ extension PodcastLibrary {
             let saved = writer.progress
             do {
                 let parsed = try database.write { () throws -> ParsedFeed in
-                    let parsed = try FeedFetcher.parsePage(page, requested: page.finalURL, number: summary.pages + 1, limits: limits, stream: &stream)
+                    let number = summary.pages + 1
+                    let document = try loaded.document(of: page, number: number)
+                    let parsed = try FeedFetcher.parsePage(document, requested: page.finalURL, number: number, limits: limits, stream: &stream)
                     if let failure = stream.failure { throw failure }
                     return parsed
                 }
                 summary.duplicates += parsed.duplicateCount
                 summary.pages += 1
             } catch let error as FeedError {
-                // Each page was parsed once when it was fetched, so this one changed meanwhile: as
-                // a page that cannot be read, the pages before it kept.
+                // Each page was parsed once when it was fetched, so this one changed meanwhile (or its
+                // copy on disk could not be read back): as a page that cannot be read, the pages
+                // before it kept.
                 writer.progress = saved
                 summary.pageError = error
                 break

@@ -53,6 +53,9 @@ public enum OPML {
             public static let malformed = Code(rawValue: "malformed")
             /// Larger than ``FeedLimits/maxBytes``: refused unread.
             public static let tooLarge = Code(rawValue: "tooLarge")
+            /// Built as no real list is: an element with more attributes than ``FeedLimits/maxAttributes``
+            /// (refused unread), or elements nested deeper than ``FeedLimits/maxDepth``.
+            public static let tooComplex = Code(rawValue: "tooComplex")
         }
 
         /// The kind of failure, for deciding what to do about it.
@@ -84,22 +87,24 @@ public enum OPML {
     ///
     /// A document that is not one fails with a message that says what it is instead; one whose XML
     /// breaks anywhere fails with where it breaks, and gives no outline at all. A document larger than
-    /// `limits.maxBytes` (the cap on feeds, 50 MiB) is refused unread. External entities are never
-    /// loaded and entities the document declares are never expanded.
+    /// `limits.maxBytes` (the cap on feeds, 50 MiB) is refused unread, and so is one with an element
+    /// of more than `limits.maxAttributes` attributes; one that nests deeper than `limits.maxDepth`
+    /// fails where it goes past. External entities are never loaded and entities the document
+    /// declares are never expanded.
     public static func read(_ data: Data, limits: FeedLimits = FeedLimits()) throws(ReadError) -> [Outline] {
         guard data.count <= limits.maxBytes else { throw tooLarge(data.count, limits) }
         var result: Result<[Outline], ReadError> = .success([])
         data.withUnsafeBytes { raw in
-            result = Result { () throws(ReadError) in try read(bytes: raw.bindMemory(to: UInt8.self)) }
+            result = Result { () throws(ReadError) in try read(bytes: raw.bindMemory(to: UInt8.self), limits: limits) }
         }
         return try result.get()
     }
 
-    static func read(bytes: UnsafeBufferPointer<UInt8>) throws(ReadError) -> [Outline] {
+    static func read(bytes: UnsafeBufferPointer<UInt8>, limits: FeedLimits) throws(ReadError) -> [Outline] {
         if !bytes.contains(where: { !ByteScanner.isSpace($0) }) { throw ReadError(.empty, "the file is empty; \(what)") }
         if HTMLPage.looksLikeHTML(bytes) { throw ReadError(.notOPML, "not an OPML subscription list: it is a web page") }
         if let kind = DocumentKind.sniff(bytes) { throw ReadError(.notOPML, "not an OPML subscription list: it is \(kind)") }
-        let parser = OPMLParser()
+        let parser = OPMLParser(limits: limits)
         // libxml2 is handed UTF-8 and told so, never left to switch encodings itself (its conversion
         // errors print on stderr): a BOM, UTF-16 and UTF-32, and a declared encoding are read here, as
         // for feeds. Unlike feeds, nothing is repaired: bytes that are not UTF-8 in a list that is, or
@@ -122,6 +127,17 @@ public enum OPML {
 
     /// The outlines, or the error that says why there are none.
     private static func outcome(of parser: OPMLParser) throws(ReadError) -> [Outline] {
+        if let excess = parser.excess {
+            // What no real list is: said before what it would make libxml2 say.
+            let (what, line) = switch excess {
+            case .attributes(let line, let name):
+                ("its \(name.map { "<\($0)>" } ?? "element") at line \(line) has more than \(parser.limits.maxAttributes) attributes, "
+                 + "which no real list has", line)
+            case .depth(let line):
+                ("it nests elements more than \(parser.limits.maxDepth) deep at line \(line), which no real list does", line)
+            }
+            throw ReadError(.tooComplex, "\(what), so none of it was read; fix that line or export the list again", line: line)
+        }
         if let root = parser.root, root.lowercased() != "opml" {
             if ["rss", "feed", "rdf"].contains(root.lowercased()) {
                 throw ReadError(.podcastFeed, "it is a podcast feed, not a subscription list: subscribe to its address with 'monsoon add URL'")

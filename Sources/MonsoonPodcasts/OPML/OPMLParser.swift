@@ -34,6 +34,10 @@ final class OPMLParser {
     private(set) var outlines: [OPML.Outline] = []
     /// The first fatal error, if any.
     private(set) var failure: Failure?
+    /// How the document went past `limits`, which stopped the parse (or kept it from starting).
+    private(set) var excess: Excess?
+    /// The bounds on attributes and nesting (``FeedLimits/maxAttributes``, ``FeedLimits/maxDepth``).
+    let limits: FeedLimits
     private var seen = Set<String>()
     /// Elements open now.
     private var depth = 0
@@ -41,15 +45,33 @@ final class OPMLParser {
     private var ending = false
     private var context: xmlParserCtxtPtr?
 
+    /// A document built as no real list is.
+    enum Excess {
+        /// An element, named when its name is plain text, with more attributes than ``FeedLimits/maxAttributes``.
+        case attributes(line: Int, name: String?)
+        /// Elements nested deeper than ``FeedLimits/maxDepth`` at `line`.
+        case depth(line: Int)
+    }
+
+    init(limits: FeedLimits) {
+        self.limits = limits
+    }
+
     /// Parser-wide initialization, once, before any thread parses (libxml2 requires it for threads).
     private static let initialized: Bool = {
         xmlInitParser()
         return true
     }()
 
-    /// Parses `text` (UTF-8) whole; read ``root``, ``outlines`` and ``failure`` afterwards.
+    /// Parses `text` (UTF-8) whole; read ``root``, ``outlines``, ``failure`` and ``excess`` afterwards.
     func parse(_ text: UnsafeBufferPointer<UInt8>) {
         precondition(Self.initialized)
+        // libxml2 would compare each attribute of an element with all those before it (see AttributeScan).
+        if let offset = AttributeScan.crowdedElement(in: text, limit: limits.maxAttributes) {
+            let (line, name) = AttributeScan.describe(text, at: offset)
+            excess = .attributes(line: line, name: name)
+            return
+        }
         var handler = xmlSAXHandler()
         handler.initialized = UInt32(XML_SAX2_MAGIC)
         handler.startElementNs = { user, localname, prefix, _, _, _, attributeCount, _, attributes in
@@ -149,6 +171,11 @@ final class OPMLParser {
     private func start(_ localname: UnsafePointer<xmlChar>, _ prefix: UnsafePointer<xmlChar>?, _ count: Int,
                        _ attributes: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?) {
         depth += 1
+        guard depth <= limits.maxDepth else {
+            excess = .depth(line: Int(context?.pointee.input?.pointee.line ?? 0))
+            if let context { xmlStopParser(context) }
+            return
+        }
         let name = String(cString: localname)
         if root == nil {
             root = name
