@@ -34,6 +34,12 @@ struct Archive: RunnableCommand {
               monsoon archive --db postgresql://db.example.com/monsoon --opml subscriptions.opml --since 2020-01-01
               monsoon archive https://example.com/feed.xml --warc podcasts.warc.gz   # also a web archive of it all
 
+            --match and --exclude take a regular expression, matched anywhere in the title \
+            without regard to case, in time proportional to the title whatever the pattern: \
+            characters as they are, '.', [abc] and [^a-z], \\d \\w \\s (and \\D \\W \\S), \\b, \
+            ^ and $, ( ) and (?: ), |, and * + ? {m} {m,} {m,n}; a backslash before punctuation \
+            takes it as it is. Backreferences and lookaround are not taken.
+
             With --warc, every request and response (the feeds' and their pages', each redirect, \
             each resumed range, each episode's file) is recorded in WARC/1.1 files beside FILE, \
             numbered from FILE-00000.warc.gz on (see the README).
@@ -60,8 +66,8 @@ struct Archive: RunnableCommand {
     @Option("--template", help: "Where each file goes under the root (default: the setting template).", valueName: "template") var template: String?
     @Option("--since", help: "Only episodes published on or after this day (UTC).", valueName: "yyyy-mm-dd") var since: String?
     @Option("--until", help: "Only episodes published on or before this day (UTC).", valueName: "yyyy-mm-dd") var until: String?
-    @Option("--match", help: "Only episodes whose title matches this regular expression (case-insensitive).", valueName: "regex") var match: String?
-    @Option("--exclude", help: "Leave out episodes whose title matches this regular expression (case-insensitive).", valueName: "regex") var exclude: String?
+    @Option("--match", help: "Only episodes whose title matches this regular expression (case-insensitive; the syntax is below).", valueName: "regex") var match: String?
+    @Option("--exclude", help: "Leave out episodes whose title matches this regular expression (case-insensitive; the syntax is below).", valueName: "regex") var exclude: String?
     @Option("--limit", help: "At most N downloads per feed this run (the first N not yet archived, in the order chosen).", valueName: "n") var limit: Int?
     @Option("--latest", help: "Only the newest N episodes per feed (after the other filters), archived or not: those archived count toward N.", valueName: "n") var latest: Int?
     @Flag("--portable-names", help: "File and folder names valid on exFAT and SMB (default: the setting portable-names).") var portableNames = false

@@ -32,7 +32,12 @@ struct LibrarySession {
         configuration.warc = warc
         let manager = DownloadManager(configuration: configuration)
         do {
-            return LibrarySession(library: try home.openDatabase { try PodcastLibrary(database: $0, manager: manager) }, manager: manager, home: home)
+            let library = try home.openDatabase { database in
+                let library = try PodcastLibrary(database: database, manager: manager)
+                library.allowsPrivateAddresses = try (transfer?.allowPrivate ?? false) || Settings(database: database).allowPrivate()
+                return library
+            }
+            return LibrarySession(library: library, manager: manager, home: home)
         } catch {
             throw CLIError(message: message(error))
         }

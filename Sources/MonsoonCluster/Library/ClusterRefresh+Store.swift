@@ -10,7 +10,7 @@ extension ClusterRefresh {
     /// Reads a loaded feed's episodes, chooses and names the new ones, and writes it all in one
     /// transaction, fenced by the job's lease.
     static func store(_ loaded: FeedFetcher.Loaded, job: ClaimedJob, feedID: Int64, url: URL, rules: ArchiveRules, rulesText: String,
-                      fetcher: FeedFetcher, queue: JobQueue) async throws -> Outcome {
+                      fetcher: FeedFetcher, queue: JobQueue, turns: PageTurns) async throws -> Outcome {
         let connection = queue.connection
         let naming: NamingTemplate
         do { naming = try rules.naming() } catch { return .failedPermanently(reason: error.message) }
@@ -30,7 +30,7 @@ extension ClusterRefresh {
             } catch is NeedsWalk {
                 // The first page named a next page after all: fetch them all, then read again.
                 episodes = FeedEpisodes(stored: stored)
-                do throws(FeedError) { try await fetcher.walk(&loaded, from: url) } catch { return outcome(of: error) }
+                do throws(FeedError) { try await fetcher.walk(&loaded, from: url, waitingForTurn: turns.wait(for:)) } catch { return outcome(of: error) }
             } catch let error as FeedError {
                 return outcome(of: error)
             }

@@ -51,7 +51,8 @@ public enum ClusterRefresh {
     ///   (a task executor preference), never on Swift's cooperative pool.
     /// - Throws: `SharedLibraryError` `.leaseLost` when the lease was lost before the end (nothing
     ///   was written); a `PostgresError` (nothing was written); `CancellationError`.
-    public static func run(_ job: ClaimedJob, manager: DownloadManager, queue: JobQueue) async throws -> Outcome {
+    /// - Parameter allowsPrivate: the feed's later pages may be on the workers' own network.
+    public static func run(_ job: ClaimedJob, manager: DownloadManager, queue: JobQueue, allowsPrivate: Bool = false) async throws -> Outcome {
         guard job.kind == .refresh, let feedID = job.feedID, let url = URL(string: job.url) else {
             return .failedPermanently(reason: "\(job.lease) is not a feed's refresh")
         }
@@ -65,10 +66,13 @@ public enum ClusterRefresh {
         let (etag, lastModified) = (try feed.string(1), try feed.string(2))
         let rules: ArchiveRules
         do { rules = try ArchiveRules(json: rulesText) } catch { return .failedPermanently(reason: error.message) }
-        let fetcher = FeedFetcher(manager: manager)
+        var fetcher = FeedFetcher(manager: manager)
+        fetcher.allowsPrivate = allowsPrivate
+        let turns = PageTurns(queue: queue, job: job)
+        defer { try? turns.finish() }   // the worker ends what is left of the job's turns as it settles the job
         let loaded: FeedFetcher.Loaded?
         do throws(FeedError) {
-            loaded = try await fetcher.load(url, etag: etag, lastModified: lastModified, followPages: true)
+            loaded = try await fetcher.load(url, etag: etag, lastModified: lastModified, followPages: true, waitingForTurn: turns.wait(for:))
         } catch {
             try Task.checkCancellation()
             return outcome(of: error)
@@ -82,7 +86,7 @@ public enum ClusterRefresh {
             }
             return .notModified
         }
-        return try await store(loaded, job: job, feedID: feedID, url: url, rules: rules, rulesText: rulesText, fetcher: fetcher, queue: queue)
+        return try await store(loaded, job: job, feedID: feedID, url: url, rules: rules, rulesText: rulesText, fetcher: fetcher, queue: queue, turns: turns)
     }
 
     /// What the worker does about a feed that could not be read.

@@ -32,7 +32,7 @@ extension JobQueue {
                 """, [lease.job, lease.token, host]).first else { return .noRoom }
             guard try row.bool(0) == true else { return .granted }
             // Its next request is this job's: a host that spaces its requests is reserved with the connection.
-            try connection.execute("UPDATE monsoon_hosts h SET last_start = \(ClusterSchema.reservation) WHERE host = $1", [host])
+            try connection.execute("UPDATE monsoon_hosts h SET last_start = \(ClusterSchema.reservation), reserved_by = $2 WHERE host = $1", [host, lease.token])
             return .reserved
         }
     }
@@ -61,7 +61,7 @@ extension JobQueue {
     /// download after a look where it leads), when the host spaces its requests: granted once
     /// the host's interval has passed since its last request was answered and no other request
     /// is reserved; the reservation is the host's until `requestAnswered` (or it lapses).
-    public func reserveRequest(on host: String) throws(PostgresError) -> Reservation {
+    public func reserveRequest(on host: String, for lease: Lease) throws(PostgresError) -> Reservation {
         try connection.transaction { () throws(PostgresError) -> Reservation in
             guard let row = try connection.execute("""
                 SELECT min_interval_ms, extract(epoch FROM last_start + min_interval_ms * interval '1 millisecond' - now())::float8 AS wait,
@@ -71,21 +71,23 @@ extension JobQueue {
             // Another request holds the host until it is answered: looked at again a few times an interval.
             if try row.bool(2) == true { return .wait(min(0.5, max(0.02, Double(interval) / 4000))) }
             if let wait = try row.double(1), wait > 0 { return .wait(wait) }
-            try connection.execute("UPDATE monsoon_hosts h SET last_start = \(ClusterSchema.reservation) WHERE host = $1", [host])
+            try connection.execute("UPDATE monsoon_hosts h SET last_start = \(ClusterSchema.reservation), reserved_by = $2 WHERE host = $1", [host, lease.token])
             return .reserved
         }
     }
 
-    /// The requests reserved on `hosts` were answered (or will not be asked): each host's interval
-    /// counts from now, a moment after its request reached the server.
+    /// The requests `lease` reserved on `hosts` were answered (or will not be asked): each host's
+    /// interval counts from now, a moment after its request reached the server. A reservation
+    /// that lapsed, and went to another job since, is that job's to end.
     /// - Returns: the longest of their intervals, in seconds: when the next request may go.
     @discardableResult
-    public func requestAnswered(on hosts: Set<String>) throws(PostgresError) -> Double {
+    public func requestAnswered(on hosts: Set<String>, by lease: Lease) throws(PostgresError) -> Double {
         guard !hosts.isEmpty else { return 0 }
         let rows = try connection.execute("""
-            UPDATE monsoon_hosts SET last_start = now() WHERE host = ANY($1::text[]) AND min_interval_ms > 0 AND last_start > now()
+            UPDATE monsoon_hosts SET last_start = now(), reserved_by = NULL
+            WHERE host = ANY($1::text[]) AND min_interval_ms > 0 AND last_start > now() AND reserved_by = $2
             RETURNING min_interval_ms
-            """, [PostgresArray(hosts.sorted().map(Optional.some))])
+            """, [PostgresArray(hosts.sorted().map(Optional.some)), lease.token])
         var longest = 0
         for row in rows.rows { longest = max(longest, try row.int(0) ?? 0) }
         return Double(longest) / 1000

@@ -9,6 +9,7 @@ extension ClusterSchema {
         Migration(version: 3, sql: """
             DROP TABLE monsoon_engine_commands, monsoon_engine_meta, monsoon_engine_downloads, monsoon_engine_queues;
             ALTER TABLE monsoon_workers ADD COLUMN lease_seconds float8 NOT NULL DEFAULT 60;
+            ALTER TABLE monsoon_hosts ADD COLUMN reserved_by bigint;
             """ + counting(spacing: true)),
     ]
 
@@ -108,28 +109,33 @@ extension ClusterSchema {
     /// requests reserves the host's next request (`last_start` in the future, for as long as a
     /// request may take to be answered, a minute or twice the interval): no other job starts
     /// there until the worker says its request was answered (`JobQueue.requestAnswered`), which
-    /// puts `last_start` back to that moment. The interval then counts from a moment after the
+    /// puts `last_start` back to that moment. `reserved_by` says whose the reservation is (the
+    /// job's lease token): only its holder ends it. The interval then counts from a moment after the
     /// request reached the server, whatever the workers' clocks and latencies.
     static func counting(spacing: Bool) -> String {
         ["insert", "update", "delete"].map { kind in
             // `starts`: a job that became running (not one renewed, nor one moved to another
             // answered host): only those set a host's `last_start`, so a renewal writes no host row.
+            // With `spacing`, the lease token of a job that starts: its host's reservation is its.
+            let token = spacing ? ", lease_token" : ""
             let changes = switch kind {
-            case "insert": "SELECT host, answered_host, state, crashes, 1 AS sign, state = 'running' AS starts FROM new_jobs"
-            case "delete": "SELECT host, answered_host, state, crashes, -1 AS sign, false AS starts FROM old_jobs"
+            case "insert": "SELECT host, answered_host, state, crashes, 1 AS sign, state = 'running' AS starts\(token) FROM new_jobs"
+            case "delete": "SELECT host, answered_host, state, crashes, -1 AS sign, false AS starts\(token) FROM old_jobs"
             default: """
-                SELECT n.host, n.answered_host, n.state, n.crashes, 1 AS sign, n.state = 'running' AND o.state <> 'running' AS starts
+                SELECT n.host, n.answered_host, n.state, n.crashes, 1 AS sign, n.state = 'running' AND o.state <> 'running' AS starts\(spacing ? ", n.lease_token" : "")
                 FROM new_jobs n JOIN old_jobs o USING (id)
-                UNION ALL SELECT host, answered_host, state, crashes, -1, false FROM old_jobs
+                UNION ALL SELECT host, answered_host, state, crashes, -1, false\(token) FROM old_jobs
                 """
             }
+            let tokens = spacing ? ", max(lease_token) FILTER (WHERE starts) AS token" : ""
             let tables = switch kind {
             case "insert": "NEW TABLE AS new_jobs"
             case "delete": "OLD TABLE AS old_jobs"
             default: "NEW TABLE AS new_jobs OLD TABLE AS old_jobs"
             }
             let lastStart = spacing
-                ? "CASE WHEN excluded.last_start IS NULL THEN h.last_start WHEN h.min_interval_ms > 0 THEN \(reservation) ELSE excluded.last_start END"
+                ? "CASE WHEN excluded.last_start IS NULL THEN h.last_start WHEN h.min_interval_ms > 0 THEN \(reservation) ELSE excluded.last_start END, "
+                    + "reserved_by = CASE WHEN excluded.last_start IS NULL THEN h.reserved_by WHEN h.min_interval_ms > 0 THEN excluded.reserved_by END"
                 : "coalesce(excluded.last_start, h.last_start)"
             return """
                 CREATE \(spacing ? "OR REPLACE " : "")FUNCTION monsoon_count_\(kind)() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -137,18 +143,18 @@ extension ClusterSchema {
                   WITH changes AS (\(changes)),
                   per_host AS (
                       SELECT host, sum(sign) FILTER (WHERE state = 'available') AS ready, sum(sign) FILTER (WHERE state = 'running') AS running,
-                             sum(sign) FILTER (WHERE state = 'available' AND crashes >= 2) AS suspects, bool_or(starts) AS started
+                             sum(sign) FILTER (WHERE state = 'available' AND crashes >= 2) AS suspects, bool_or(starts) AS started\(tokens)
                       FROM changes GROUP BY host
                       UNION ALL
-                      SELECT answered_host, NULL, sum(sign) FILTER (WHERE state = 'running'), NULL, bool_or(starts)
+                      SELECT answered_host, NULL, sum(sign) FILTER (WHERE state = 'running'), NULL, bool_or(starts)\(tokens)
                       FROM changes WHERE answered_host IS NOT NULL AND answered_host <> host GROUP BY answered_host
                   ), totals AS (
                       SELECT host, coalesce(sum(ready), 0) AS ready, coalesce(sum(running), 0) AS running, coalesce(sum(suspects), 0) AS suspects,
-                             coalesce(bool_or(started), false) AS started
+                             coalesce(bool_or(started), false) AS started\(spacing ? ", max(token) AS token" : "")
                       FROM per_host GROUP BY host
                   )
-                  INSERT INTO monsoon_hosts AS h (host, ready, running, suspects, last_start)
-                  SELECT host, ready, running, suspects, CASE WHEN started THEN now() END FROM totals
+                  INSERT INTO monsoon_hosts AS h (host, ready, running, suspects, last_start\(spacing ? ", reserved_by" : ""))
+                  SELECT host, ready, running, suspects, CASE WHEN started THEN now() END\(spacing ? ", CASE WHEN started THEN token END" : "") FROM totals
                   WHERE ready <> 0 OR running <> 0 OR suspects <> 0 OR started
                   ORDER BY host
                   ON CONFLICT (host) DO UPDATE SET ready = h.ready + excluded.ready, running = h.running + excluded.running,

@@ -81,7 +81,7 @@ extension WorkerSession {
         case .download(let url): url ?? URL(string: entry.job.url)
         }
         if let host = url.flatMap(ClusterHost.key(of:)), !entry.reserved.contains(host) {
-            switch database({ try $0.reserveRequest(on: host) }) {
+            switch database({ try $0.reserveRequest(on: host, for: lease) }) {
             case .notSpaced?:
                 break
             case .reserved?:
@@ -114,7 +114,7 @@ extension WorkerSession {
         let done = hosts.map { $0.intersection(reserved) } ?? reserved
         guard !done.isEmpty else { return }
         held[lease]?.reserved.subtract(done)
-        guard let interval = database({ try $0.requestAnswered(on: done) }), interval > 0 else { return }
+        guard let interval = database({ try $0.requestAnswered(on: done, by: lease) }), interval > 0 else { return }
         // The host's next turn comes after its interval: a claim looks for it then, not at the next poll.
         let events = self.events
         Task {

@@ -218,12 +218,12 @@ final class WorkerSession {
     func startRefresh(_ job: ClaimedJob) {
         let events = self.events
         let manager = self.manager
-        let (database, name, lease) = (configuration.database, configuration.name, configuration.leaseSeconds)
+        let (database, name, lease, allowsPrivate) = (configuration.database, configuration.name, configuration.leaseSeconds, configuration.allowPrivate)
         held[job.lease]?.refresh = Task {
             let result = await withTaskExecutorPreference(DatabaseExecutor(label: "monsoon.refresh")) { () async -> Result<ClusterRefresh.Outcome, Error> in
                 do {
                     let queue = JobQueue(connection: try PostgresConnection(database), worker: name, leaseSeconds: lease)
-                    return .success(try await ClusterRefresh.run(job, manager: manager, queue: queue))
+                    return .success(try await ClusterRefresh.run(job, manager: manager, queue: queue, allowsPrivate: allowsPrivate))
                 } catch {
                     return .failure(error)
                 }

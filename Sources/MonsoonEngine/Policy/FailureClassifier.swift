@@ -41,7 +41,7 @@ enum FailureClassifier {
             } else {
                 kind = .network
             }
-        case 1 where text.lowercased().hasPrefix("protocol \""):
+        case 1 where text.lowercased().contains("protocol \"") || text.lowercased().contains("scheme"):
             transient = false; kind = .unsupportedScheme
             message = "refused a URL or redirect with a scheme other than http or https (\(text))"
         case 1:

@@ -92,24 +92,24 @@ public struct ArchiveSelection: Sendable, Equatable {
         }
     }
 
-    private static func keeps(_ candidate: Candidate, since: Date?, until: Date?, matcher: NSRegularExpression?, excluder: NSRegularExpression?) -> Bool {
+    private static func keeps(_ candidate: Candidate, since: Date?, until: Date?, matcher: TitlePattern?, excluder: TitlePattern?) -> Bool {
         if since != nil || until != nil {
             guard let published = candidate.published else { return false }
             if let since, published < since { return false }
             if let until, published >= until.addingTimeInterval(86_400) { return false }
         }
-        let range = NSRange(candidate.title.startIndex..., in: candidate.title)
-        if let matcher, matcher.firstMatch(in: candidate.title, range: range) == nil { return false }
-        if let excluder, excluder.firstMatch(in: candidate.title, range: range) != nil { return false }
+        if let matcher, !matcher.matches(candidate.title) { return false }
+        if let excluder, excluder.matches(candidate.title) { return false }
         return true
     }
 
-    private static func regex(_ pattern: String?, option: String) throws(ArchiveSelectionError) -> NSRegularExpression? {
+    private static func regex(_ pattern: String?, option: String) throws(ArchiveSelectionError) -> TitlePattern? {
         guard let pattern else { return nil }
         do {
-            return try NSRegularExpression(pattern: pattern, options: [.caseInsensitive])
+            return try TitlePattern(pattern)
         } catch {
-            throw ArchiveSelectionError(.invalidPattern, "'\(pattern)' given to \(option) is not a regular expression; check its brackets and escapes")
+            throw ArchiveSelectionError(.invalidPattern, "'\(pattern)' given to \(option) is not a regular expression it takes: \(error.reason); "
+                                        + "see 'monsoon help archive' for the syntax")
         }
     }
 }

@@ -19,6 +19,9 @@ package struct FeedFetcher: Sendable {
     var retriesConnectionFailures = true
     /// Keep the first page's bytes in `RefreshSummary.document` (for an archive's feed snapshot).
     var keepsDocument = false
+    /// A feed's later pages may be on this machine or its network even when the feed is not
+    /// (`--allow-private`): without, they are only where the feed's first page is, or public.
+    package var allowsPrivate = false
 
     /// One fetched document.
     package struct Document: Sendable {
@@ -40,7 +43,8 @@ package struct FeedFetcher: Sendable {
     /// Fetches `url`; with validators, a 304 answer is `.notModified`. `page` numbers a later page
     /// of a paged feed, for messages. A body over `maxBytes` (``FeedLimits/maxBytes`` when not
     /// given) is refused with `.tooLarge` as it comes.
-    func fetch(_ url: URL, etag: String? = nil, lastModified: String? = nil, page: Int? = nil, maxBytes: Int? = nil) async throws(FeedError) -> Outcome {
+    func fetch(_ url: URL, etag: String? = nil, lastModified: String? = nil, page: Int? = nil, maxBytes: Int? = nil,
+               addresses: AddressScope = .any) async throws(FeedError) -> Outcome {
         let scheme = url.scheme?.lowercased()
         guard scheme == "http" || scheme == "https" else {
             throw FeedError.make(.unsupportedScheme, "\(Redaction.redact(url)) is not an http or https URL")
@@ -54,14 +58,19 @@ package struct FeedFetcher: Sendable {
         let what = Self.name(of: url, page: page)
         let response: FetchResponse
         do {
-            response = try await manager.fetch(FetchRequest(url: url, headers: headers, maxBytes: maxBytes ?? limits.maxBytes, timeout: timeout,
-                                                            retriesConnectionFailures: retriesConnectionFailures))
+            var request = FetchRequest(url: url, headers: headers, maxBytes: maxBytes ?? limits.maxBytes, timeout: timeout,
+                                       retriesConnectionFailures: retriesConnectionFailures)
+            request.addresses = addresses
+            response = try await manager.fetch(request)
         } catch {
             switch error.code {
             case .tooLarge:
                 throw FeedError.make(.tooLarge, "\(page == nil ? "the feed at " : "")\(what) is larger than \(ByteCount.format(limits.maxBytes)); refused")
             case .unsupportedScheme:
                 throw FeedError.make(.unsupportedScheme, "\(what) redirected to a scheme other than http or https; refused")
+            case .privateAddress:
+                throw FeedError.make(.network, "cannot fetch \(what): \(error.message); if you trust the feed, allow it with --allow-private "
+                                     + "or 'monsoon config set allow-private on'")
             default:
                 throw FeedError.make(.network, "cannot fetch \(what): \(error.message)")
             }
@@ -89,10 +98,11 @@ package struct FeedFetcher: Sendable {
     /// episodes is built here. Only a paged feed is parsed here too, page by page, to find the next
     /// page (see ``walk(_:from:maxPages:)``); a first page that cannot name a next one
     /// (``mayNameNextPage(_:)``) is not.
-    package func load(_ url: URL, etag: String? = nil, lastModified: String? = nil, followPages: Bool, maxPages: Int = 100) async throws(FeedError) -> Loaded? {
+    package func load(_ url: URL, etag: String? = nil, lastModified: String? = nil, followPages: Bool, maxPages: Int = 100,
+                      waitingForTurn: ((URL) async throws(FeedError) -> Void)? = nil) async throws(FeedError) -> Loaded? {
         guard case .document(let first) = try await fetch(url, etag: etag, lastModified: lastModified) else { return nil }
         var loaded = Loaded(first: first)
-        if followPages, Self.mayNameNextPage(first.data) { try await walk(&loaded, from: url, maxPages: maxPages) }
+        if followPages, Self.mayNameNextPage(first.data) { try await walk(&loaded, from: url, maxPages: maxPages, waitingForTurn: waitingForTurn) }
         return loaded
     }
 
@@ -102,9 +112,17 @@ package struct FeedFetcher: Sendable {
     /// one page, whatever their number. A page that brings nothing new ends the walk, and so does one
     /// that cannot be read, or that would take the pages past ``FeedLimits/maxTotalBytes``, whose
     /// error is kept in ``Loaded/pageError``, the pages before it kept.
-    package func walk(_ loaded: inout Loaded, from url: URL, maxPages: Int = 100) async throws(FeedError) {
+    ///
+    /// - Parameter waitingForTurn: called before each later page is asked for, with its URL: a
+    ///   cluster worker waits there for its host's turn, when the host spaces its requests (its
+    ///   error ends the walk, as a page's does).
+    package func walk(_ loaded: inout Loaded, from url: URL, maxPages: Int = 100,
+                      waitingForTurn: ((URL) async throws(FeedError) -> Void)? = nil) async throws(FeedError) {
         loaded = Loaded(first: loaded.first)
         loaded.walked = true
+        // A page is a URL the feed gave: it may not lead into this machine or its network, unless
+        // the feed is there itself, or the user allows it.
+        let addresses: AddressScope = allowsPrivate || AddressScope.isPrivate(host: loaded.first.finalURL.host ?? "") ? .any : .publicOnly
         // The same rules across pages as within one: a re-used guid with another enclosure is kept.
         var stream = EpisodeStream(sink: { _, _ in }, batchSize: FeedParser.defaultBatchSize)
         var feed = try FeedParser.parse(loaded.first.data, url: loaded.first.finalURL, limits: limits, mediaType: loaded.first.mediaType, stream: &stream)
@@ -116,7 +134,8 @@ package struct FeedFetcher: Sendable {
             let number = loaded.pages + 1
             let before = stream.registry.count
             do throws(FeedError) {
-                guard case .document(let page) = try await fetchPage(next, number: number, left: left) else { break }
+                try await waitingForTurn?(next)
+                guard case .document(let page) = try await fetchPage(next, number: number, left: left, addresses: addresses) else { break }
                 feed = try Self.parsePage(page, requested: next, number: number, limits: limits, stream: &stream)
                 try loaded.append(page, name: Self.name(of: next, page: number))
                 left -= page.data.count
@@ -130,13 +149,13 @@ package struct FeedFetcher: Sendable {
 
     /// Fetches page `number` of a feed when it fits in what is `left` of ``FeedLimits/maxTotalBytes``:
     /// the transfer of one that does not is cut where it goes past.
-    private func fetchPage(_ url: URL, number: Int, left: Int) async throws(FeedError) -> Outcome {
+    private func fetchPage(_ url: URL, number: Int, left: Int, addresses: AddressScope) async throws(FeedError) -> Outcome {
         let tooMuch = FeedError(.tooLarge, "\(Self.name(of: url, page: number)) would take the feed's pages past "
                                 + "\(ByteCount.format(limits.maxTotalBytes)) in all; refused")
         guard left > 0 else { throw tooMuch }
-        guard left < limits.maxBytes else { return try await fetch(url, page: number) }
+        guard left < limits.maxBytes else { return try await fetch(url, page: number, addresses: addresses) }
         do throws(FeedError) {
-            return try await fetch(url, page: number, maxBytes: left)
+            return try await fetch(url, page: number, maxBytes: left, addresses: addresses)
         } catch where error.code == .tooLarge {
             throw tooMuch
         }

@@ -30,6 +30,13 @@ public final class PodcastLibrary {
         set { fetcher.keepsDocument = newValue }
     }
 
+    /// A feed's later pages may be on this machine or its network even when the feed is not
+    /// (`--allow-private`, the setting `allow-private`).
+    public var allowsPrivateAddresses: Bool {
+        get { fetcher.allowsPrivate }
+        set { fetcher.allowsPrivate = newValue }
+    }
+
     /// Opens the library in `database` (creating its tables), fetching through `manager`.
     public init(database: Database, manager: DownloadManager, limits: FeedLimits = FeedLimits()) throws {
         self.database = database
