@@ -1,3 +1,4 @@
+import CCrypto
 import Foundation
 
 /// The dedicated thread that runs the engine loop, with an explicit join.
@@ -59,6 +60,11 @@ final class TransferThread: Sendable {
             var loop: EngineCore? = EngineCore(configuration: configuration, inbox: inbox, hub: hub, workerStore: workerHandover.take())
             loop?.run()
             loop = nil
+            // OpenSSL's state for this thread (curl's, the digests'), released before a join returns
+            // rather than by the thread's destructors after it: in a process that started OpenSSL
+            // before Monsoon (with its exit handler, see monsoon_crypto_init), an exit right after
+            // the join would free what they use.
+            OPENSSL_thread_stop()
             exit.signal()
         }
         thread.name = "monsoon.transfers"
@@ -66,7 +72,7 @@ final class TransferThread: Sendable {
         thread.start()
     }
 
-    /// Returns once the thread has released curl and ended.
+    /// Returns once the thread has released curl and OpenSSL; it ends just after.
     func join() async {
         await exit.wait()
     }
