@@ -54,7 +54,7 @@ final class TransferThread: Sendable {
     init(configuration: EngineConfiguration, inbox: EngineInbox, hub: EventHub, store: (any QueueStore)?) {
         let exit = self.exit
         let workerHandover = Handover(store)
-        let thread = Thread {
+        Thread.detachNewThread(named: "monsoon.engine", stackSize: 1 << 20) {
             // The loop, and with it every curl handle and the store's connection, is made, used
             // and released on this thread alone, before a join returns.
             var loop: EngineCore? = EngineCore(configuration: configuration, inbox: inbox, hub: hub, workerStore: workerHandover.take())
@@ -67,9 +67,6 @@ final class TransferThread: Sendable {
             OPENSSL_thread_stop()
             exit.signal()
         }
-        thread.name = "monsoon.transfers"
-        thread.stackSize = 1 << 20
-        thread.start()
     }
 
     /// Returns once the thread has released curl and OpenSSL; it ends just after.
