@@ -150,10 +150,14 @@ fuzz: deps
 
 # 300 downloads through the faulty test server while monsoon is killed with SIGKILL at least
 # 20 times; checks every byte, the parts, the database and the bytes sent (Tests/Soak). Stops by
-# itself within SOAK_MINUTES. SOAK_SEED repeats a run.
+# itself within SOAK_MINUTES. SOAK_SEED repeats a run. Then EXIT_STORM_RUNS short commands
+# under `stress-ng --cpu 2`, none of which may end by a signal (Tests/ExitStorm, about two minutes).
 SOAK_MINUTES ?= 10
+EXIT_STORM_RUNS ?= 2000
 soak: release
+	$(call apt_install,stress-ng)
 	.build/release/monsoon-soak --minutes $(SOAK_MINUTES) $(if $(SOAK_SEED),--seed $(SOAK_SEED))
+	Tests/ExitStorm/exit_storm.sh --runs $(EXIT_STORM_RUNS)
 
 # Refreshes scripts/monsoon.order from callgrind runs of the release binary's main jobs, then
 # links again with it (SwiftPM does not see the file change).

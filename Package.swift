@@ -74,7 +74,7 @@ let package = Package(
         // The shared queue in PostgreSQL: connection, statements, notifications, schema, and the
         // shared library (feeds read, episodes chosen and named as `archive` does, through the
         // podcast core and the engine). The only module that imports CLibPQ; nothing below depends on it.
-        .target(name: "MonsoonCluster", dependencies: ["CLibPQ", "MonsoonEngine", "MonsoonPodcasts", "MonsoonStore"]),
+        .target(name: "MonsoonCluster", dependencies: ["CLibPQ", "CCrypto", "MonsoonEngine", "MonsoonPodcasts", "MonsoonStore"]),
 
         // glibc's spawn and pipe calls Swift's Glibc module leaves out (no library: glibc itself).
         .systemLibrary(name: "CLibc", path: "CLibc"),

@@ -227,9 +227,7 @@ final class AfterDownload: Sendable {
             return max(0, starting)
         }
         for _ in 0..<starting {
-            let thread = Thread { [self] in work() }
-            thread.name = "monsoon.after-download"
-            thread.start()
+            Thread.detachNewThread(named: "monsoon.after") { [self] in work() }
         }
     }
 

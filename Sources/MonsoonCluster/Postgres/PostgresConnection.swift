@@ -1,3 +1,4 @@
+import CCrypto
 import CLibPQ
 import Foundation
 
@@ -46,6 +47,8 @@ public final class PostgresConnection {
         var options: [(String, String)] = [("fallback_application_name", "monsoon")] + settings
         if getenv("PGCONNECT_TIMEOUT") == nil { options.append(("connect_timeout", String(connectTimeout))) }
         options.append(("dbname", connectionString))
+        // libpq starts OpenSSL for a server that takes TLS: first without its exit handler (see monsoon_crypto_init).
+        monsoon_crypto_init()
         let connection = Self.withCStringPointers(options.map(\.0) + [nil]) { keywords in
             Self.withCStringPointers(options.map(\.1) + [nil]) { values in PQconnectdbParams(keywords, values, 1) }
         }

@@ -14,7 +14,7 @@ final class NotificationListener: Sendable {
         let stopped = self.stopped
         let done = self.done
         let interrupt = self.interrupt
-        let thread = Thread {
+        Thread.detachNewThread(named: "monsoon.listen") {
             var delay = 0.5
             var connection: PostgresConnection?
             while !stopped.withLock({ $0 }) {
@@ -39,8 +39,6 @@ final class NotificationListener: Sendable {
             connection = nil
             done.signal()
         }
-        thread.name = "monsoon.listener"
-        thread.start()
     }
 
     /// Stops the thread and waits for it: within a second, or the end of a connection attempt under way.

@@ -1,3 +1,4 @@
+import CCrypto
 import CCurl
 
 /// Process-wide libcurl set-up.
@@ -6,7 +7,9 @@ import CCurl
 /// a `static let` gives us exactly-once initialisation under Swift's lazy-global lock.
 enum Curl {
     private static let initialised: Bool = {
-        curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
+        // OpenSSL first, without its exit handler: curl_global_init would register it.
+        monsoon_crypto_init()
+        return curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
     }()
 
     /// Initialises libcurl once; later calls are free.

@@ -1,3 +1,4 @@
+import CCrypto
 import Foundation
 
 /// The dedicated thread that runs the engine loop, with an explicit join.
@@ -53,20 +54,22 @@ final class TransferThread: Sendable {
     init(configuration: EngineConfiguration, inbox: EngineInbox, hub: EventHub, store: (any QueueStore)?) {
         let exit = self.exit
         let workerHandover = Handover(store)
-        let thread = Thread {
+        Thread.detachNewThread(named: "monsoon.engine", stackSize: 1 << 20) {
             // The loop, and with it every curl handle and the store's connection, is made, used
             // and released on this thread alone, before a join returns.
             var loop: EngineCore? = EngineCore(configuration: configuration, inbox: inbox, hub: hub, workerStore: workerHandover.take())
             loop?.run()
             loop = nil
+            // OpenSSL's state for this thread (curl's, the digests'), released before a join returns
+            // rather than by the thread's destructors after it: in a process that started OpenSSL
+            // before Monsoon (with its exit handler, see monsoon_crypto_init), an exit right after
+            // the join would free what they use.
+            OPENSSL_thread_stop()
             exit.signal()
         }
-        thread.name = "monsoon.transfers"
-        thread.stackSize = 1 << 20
-        thread.start()
     }
 
-    /// Returns once the thread has released curl and ended.
+    /// Returns once the thread has released curl and OpenSSL; it ends just after.
     func join() async {
         await exit.wait()
     }

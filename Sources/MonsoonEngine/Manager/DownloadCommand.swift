@@ -79,7 +79,7 @@ final class CommandWatcher: Sendable {
         let wakeup = self.wakeup
         let finished = self.finished
         let handover = TransferThread.Handover(store)
-        let thread = Thread {
+        Thread.detachNewThread(named: "monsoon.watcher") {
             var store: (any QueueStore)? = handover.take()
             var lastVersion = -1
             var lastSeen = 0
@@ -113,8 +113,6 @@ final class CommandWatcher: Sendable {
             store = nil   // the connection closes here, on the thread that used it
             finished.signal()
         }
-        thread.name = "monsoon.commands"
-        thread.start()
     }
 
     func stop() {

@@ -10,11 +10,9 @@ extension DownloadManager {
     public static func open(configuration: EngineConfiguration = EngineConfiguration(), databasePath: String,
                             watchesOtherProcesses: Bool = true) async throws -> DownloadManager {
         let connections = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Connections, Error>) in
-            let thread = Thread {
+            Thread.detachNewThread(named: "monsoon.open") {
                 continuation.resume(with: Result { try Connections(databasePath: databasePath, watching: watchesOtherProcesses) })
             }
-            thread.name = "monsoon.open"
-            thread.start()
         }
         return DownloadManager(configuration: configuration, connections: connections)
     }
