@@ -151,18 +151,18 @@ import Testing
     @Test func hostShowsThenSetsItsLimits() async throws {
         let (url, _) = try await ClusterAdminTests.database()
         let shown = await Self.monsoon(["cluster", "host", "CDN.example", "--db", url])
-        #expect(shown.status == 0 && shown.output == "cdn.example: at most 2 connections at once, no interval between starts; 0 running, 3 ready\n", "\(shown)")
+        #expect(shown.status == 0 && shown.output == "cdn.example: at most 2 connections at once, no interval between requests; 0 running, 3 ready\n", "\(shown)")
         let fresh = await Self.monsoon(["cluster", "host", "new.example", "--db", url])
-        #expect(fresh.output == "new.example: at most 2 connections at once, no interval between starts (the defaults); 0 running, 0 ready\n")
+        #expect(fresh.output == "new.example: at most 2 connections at once, no interval between requests (the defaults); 0 running, 0 ready\n")
         let set = await Self.monsoon(["cluster", "host", "cdn.example", "--max-connections", "1", "--min-interval", "1.5s", "--db", url])
-        #expect(set.status == 0 && set.output == "cdn.example: at most 1 connection at once, 1.5 s between starts; 0 running, 3 ready\n", "\(set)")
+        #expect(set.status == 0 && set.output == "cdn.example: at most 1 connection at once, 1.5 s between requests; 0 running, 3 ready\n", "\(set)")
         let quiet = await Self.monsoon(["cluster", "host", "cdn.example", "--min-interval", "250", "--db", url, "--quiet"])
         #expect(quiet.status == 0 && quiet.output == "")
         let after = await Self.monsoon(["cluster", "host", "cdn.example", "--db", url, "--quiet"])
-        #expect(after.output == "cdn.example: at most 1 connection at once, 250 ms between starts; 0 running, 3 ready\n", "\(after)")
+        #expect(after.output == "cdn.example: at most 1 connection at once, 250 ms between requests; 0 running, 3 ready\n", "\(after)")
         let settings = try await onThread { try ClusterAdmin(connection: PostgresConnection(url)).hostSettings("cdn.example") }
         #expect(settings.maxConnections == 1 && settings.minIntervalMilliseconds == 250)
         let minutes = await Self.monsoon(["cluster", "host", "new.example", "--min-interval", "2min", "--db", url])
-        #expect(minutes.output == "new.example: at most 2 connections at once, 2 min between starts; 0 running, 0 ready\n", "\(minutes)")
+        #expect(minutes.output == "new.example: at most 2 connections at once, 2 min between requests; 0 running, 0 ready\n", "\(minutes)")
     }
 }

@@ -51,8 +51,9 @@ import Testing
     @Test func aPatternThatIsNoRegularExpressionIsRefusedByItsCode() {
         let match = #expect(throws: ArchiveSelectionError.self) { _ = try ArchiveSelection(Self.candidates(2), match: "(talk") }
         #expect(match?.code == .invalidPattern)
-        #expect(match?.message == "'(talk' given to --match is not a regular expression; check its brackets and escapes")
+        #expect(match?.message == "'(talk' given to --match is not a regular expression it takes: it has a '(' without its ')'; see 'monsoon help archive' for the syntax")
         let exclude = #expect(throws: ArchiveSelectionError.self) { _ = try ArchiveSelection(Self.candidates(2), exclude: "[a") }
-        #expect(exclude == ArchiveSelectionError(.invalidPattern, "'[a' given to --exclude is not a regular expression; check its brackets and escapes"))
+        #expect(exclude == ArchiveSelectionError(.invalidPattern, "'[a' given to --exclude is not a regular expression it takes: it has a '[' without its ']'; "
+                                                 + "see 'monsoon help archive' for the syntax"))
     }
 }

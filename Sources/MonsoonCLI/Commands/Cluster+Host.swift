@@ -23,7 +23,7 @@ struct ClusterHost: RunnableCommand {
     @OptionGroup var database: ClusterDatabase
     @Option("--max-connections", help: "The most downloads at once from the host, across every worker.", valueName: "n")
     var maxConnections: Int?
-    @Option("--min-interval", help: "The least time between two request starts on the host: 500ms, 2s, 1min (a bare number is milliseconds; 0 for none).", valueName: "time")
+    @Option("--min-interval", help: "The least time between two requests to the host, from any worker, counted from when the one before was answered: 500ms, 2s, 1min (a bare number is milliseconds; 0 for none).", valueName: "time")
     var minInterval: HostInterval?
     @Argument(help: "The host's name, as in its URLs (cdn.example.com, or with its port: 127.0.0.1:8080).", valueName: "host")
     var host: String
@@ -51,11 +51,11 @@ struct ClusterHost: RunnableCommand {
         return ExitStatus.success
     }
 
-    /// "cdn.example.com: at most 2 connections at once, no interval between starts (the defaults); 0 running, 0 ready".
+    /// "cdn.example.com: at most 2 connections at once, no interval between requests (the defaults); 0 running, 0 ready".
     static func describe(_ settings: HostSettings) -> String {
         let connections = "at most \(settings.maxConnections) connection\(settings.maxConnections == 1 ? "" : "s") at once"
-        let interval = settings.minIntervalMilliseconds == 0 ? "no interval between starts"
-            : "\(HostInterval.format(settings.minIntervalMilliseconds)) between starts"
+        let interval = settings.minIntervalMilliseconds == 0 ? "no interval between requests"
+            : "\(HostInterval.format(settings.minIntervalMilliseconds)) between requests"
         var line = "\(settings.host): \(connections), \(interval)\(settings.isDefault ? " (the defaults)" : ""); "
             + "\(settings.running) running, \(settings.ready) ready"
         if let held = settings.heldUntil { line += "; held until \(UTCDate.iso(held))" }

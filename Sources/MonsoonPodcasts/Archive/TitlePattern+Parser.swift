@@ -60,7 +60,7 @@ extension TitlePattern {
             case "(":
                 if peek == "?" {
                     index += 1
-                    guard take() == ":" else { throw Refusal(reason: "it uses '(?', and --match takes '(?:' alone (no lookaround, no flags)") }
+                    guard take() == ":" else { throw Refusal(reason: "it uses '(?', and only '(?:' is taken (no lookaround, no flags)") }
                 }
                 let inner = try alternation()
                 guard take() == ")" else { throw Refusal(reason: "it has a '(' without its ')'") }
@@ -112,7 +112,7 @@ extension TitlePattern {
                 return nil
             }
             if peek == "?" { index += 1 }   // lazy: the same for a yes-or-no match
-            if peek == "+" { throw Refusal(reason: "it uses a possessive quantifier, which --match does not take") }
+            if peek == "+" { throw Refusal(reason: "it uses a possessive quantifier, which is not taken") }
             return bounds
         }
 
@@ -174,9 +174,9 @@ extension TitlePattern {
             case "B" where !inBracket: return .instruction(.wordBoundary(false))
             case "t": return .instruction(.scalar("\t"))
             case "n": return .instruction(.scalar("\n"))
-            case "1"..."9": throw Refusal(reason: "it uses a backreference (\\\(scalar)), which --match does not take")
+            case "1"..."9": throw Refusal(reason: "it uses a backreference (\\\(scalar)), which is not taken")
             case _ where scalar.properties.isAlphabetic || ("0"..."9").contains(scalar):
-                throw Refusal(reason: "it uses \\\(scalar), an escape --match does not know")
+                throw Refusal(reason: "it uses \\\(scalar), an escape that is not known")
             default: return .instruction(.scalar(scalar))   // punctuation, taken as it is
             }
         }
