@@ -152,12 +152,18 @@ fuzz: deps
 # 20 times; checks every byte, the parts, the database and the bytes sent (Tests/Soak). Stops by
 # itself within SOAK_MINUTES. SOAK_SEED repeats a run. Then EXIT_STORM_RUNS short commands
 # under `stress-ng --cpu 2`, none of which may end by a signal (Tests/ExitStorm, about two minutes).
+# Then the chaos tests `make test` leaves out (MONSOON_SOAK=1): workers killed at random, paused
+# past their leases, the database away longer than a lease (about two minutes).
+SOAK_SUITES := ClusterFaultTests
 SOAK_MINUTES ?= 10
 EXIT_STORM_RUNS ?= 2000
-soak: release
+soak: release test-deps
 	$(call apt_install,stress-ng)
 	.build/release/monsoon-soak --minutes $(SOAK_MINUTES) $(if $(SOAK_SEED),--seed $(SOAK_SEED))
 	Tests/ExitStorm/exit_storm.sh --runs $(EXIT_STORM_RUNS)
+	$(SWIFT) build --product MonsoonPackageTests
+	$(SWIFT) build --product monsoon
+	MONSOON_SOAK=1 $(SWIFT) test --skip-build --filter '$(SOAK_SUITES)'
 
 # Refreshes scripts/monsoon.order from callgrind runs of the release binary's main jobs, then
 # links again with it (SwiftPM does not see the file change).

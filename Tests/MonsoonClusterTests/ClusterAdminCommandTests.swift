@@ -73,9 +73,8 @@ import Testing
     @Test func statusTextCapsTheHostsAndEscapesWhatTheDatabaseSays() async throws {
         let server = try temporaryPostgres()
         let url = try await onThread { () throws -> String in
-            let url = try server.createDatabase()
+            let url = try server.createDatabase(migrated: true)
             let connection = try PostgresConnection(url)
-            try ClusterSchema.migrate(connection)
             try JobQueue.enqueue((0..<25).map { NewJob(kind: .download, key: "e\($0)", host: "h\($0).example") }, on: connection)
             try connection.execute("INSERT INTO monsoon_workers (name, node, pid) VALUES ($1, 'node', 1)", ["evil\u{1B}[2Jworker"])
             return url

@@ -13,9 +13,8 @@ import Testing
     static func database() async throws -> (url: String, feeds: [Int64]) {
         let server = try temporaryPostgres()
         return try await onThread {
-            let url = try server.createDatabase()
+            let url = try server.createDatabase(migrated: true)
             let connection = try PostgresConnection(url)
-            try ClusterSchema.migrate(connection)
             var feeds: [Int64] = []
             var jobs: [NewJob] = []
             for feed in 1...2 {

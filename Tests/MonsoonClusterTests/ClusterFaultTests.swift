@@ -7,7 +7,7 @@ import Testing
 
 /// Worker processes (the built `monsoon worker`) killed, paused and cut off from the database
 /// while they run, against a real PostgreSQL and faulty loopback servers.
-@Suite(.temporaryPostgres, .serialized) struct ClusterFaultTests {
+@Suite(.temporaryPostgres(own: true), .serialized) struct ClusterFaultTests {
     /// Servers standing for hosts, each with its feeds' episodes; some episodes answer 503 once
     /// or are cut short once, and every body is throttled so that workers die mid-transfer.
     struct World {
@@ -48,9 +48,8 @@ import Testing
             }
         }
         let url = try await onThread { () throws -> String in
-            let url = try postgres.createDatabase()
+            let url = try postgres.createDatabase(migrated: true)
             let connection = try PostgresConnection(url)
-            _ = try ClusterSchema.migrate(connection)
             var jobs: [NewJob] = []
             for row in rows {
                 let feed = try #require(try connection.execute("INSERT INTO monsoon_feeds (url, folder) VALUES ($1, $2) RETURNING id", [row.feed, row.folder]).first?.int64(0))
@@ -140,7 +139,7 @@ import Testing
     /// 300 episodes over 20 feeds on 4 hosts (2 connections each), 3 workers killed with SIGKILL
     /// at random at least 10 times and started again: every file byte-exact, each episode in the
     /// ledger once, no host ever over its limit, and at most 1.2 times the payload sent.
-    @Test func workersKilledAtRandomLoseNothingAndRecordNothingTwice() async throws {
+    @Test(.enabled(if: Soak.isOn, "a chaos run: make soak runs it")) func workersKilledAtRandomLoseNothingAndRecordNothingTwice() async throws {
         let (world, feeds) = try await Self.feedWorld(hosts: 4, feedsPerHost: 5, episodesPerFeed: 15)
         defer { world.stop() }
         let base = try Self.temporaryFolder()
@@ -192,7 +191,7 @@ import Testing
     /// A worker paused (SIGSTOP) past its lease while it downloads, then resumed (SIGCONT) after
     /// another worker has completed its job: the stale worker's renewal and commit change
     /// nothing, its part goes, and the file is published once, by the other.
-    @Test func aWorkerPausedPastItsLeaseChangesNothingWhenItWakes() async throws {
+    @Test(.enabled(if: Soak.isOn, "a chaos run: make soak runs it")) func aWorkerPausedPastItsLeaseChangesNothingWhenItWakes() async throws {
         // Slow enough that each transfer runs for two seconds: a small file's body is kept in
         // memory for its first second (`WholeFile`), then goes to its part.
         let world = try await Self.world(hosts: 1, feedsPerHost: 1, episodesPerFeed: 2, throttle: 80_000)
@@ -326,7 +325,7 @@ import Testing
     /// The database unreachable for longer than a lease: every worker stops its transfers (it
     /// fences itself: its late completions would be refused), and once the database is back the
     /// jobs run again and each completes exactly once.
-    @Test func aDatabaseAwayLongerThanALeaseFencesTheWorkers() async throws {
+    @Test(.enabled(if: Soak.isOn, "a chaos run: make soak runs it")) func aDatabaseAwayLongerThanALeaseFencesTheWorkers() async throws {
         let world = try await Self.world(hosts: 2, feedsPerHost: 1, episodesPerFeed: 12, throttle: 150_000)
         defer { world.stop() }
         let base = try Self.temporaryFolder()
@@ -444,5 +443,45 @@ import Testing
         worker.stop()
         #expect(try await run.value.completed == 2, "\(said.withLock { $0 })")
         #expect(ClusterWorkerTests.files(under: folder) == bodies)
+    }
+
+    /// A worker killed (SIGKILL) in the middle of a download: once its lease is taken back,
+    /// another worker takes its part over from the shared work folder and asks for the rest only.
+    @Test func aKilledWorkersPartIsTakenOverAndResumed() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (url, _) = try await ClusterWorkerTests.catalogue(server, episodes: 1)
+        let body = Body.pattern(size: 4 << 20, seed: 21)
+        server.setRoute("/e/0.mp3", Route(body: body, contentType: "audio/mpeg", etag: "\"k\"", faults: [.stallAfter(bytes: 1 << 20, seconds: 60, times: 1)]))
+        let host = try #require(ClusterHost.key(of: server.url("/")))
+        try await onThread { try JobQueue(connection: PostgresConnection(url), worker: "test").noteRedirects(of: host, false) }
+        let base = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: base) }   // a leftover folder in /tmp harms nothing
+        let folder = base + "/archive"
+        let doomed = WorkerProcess(name: "doomed", arguments: ["worker", "--db", url, "-o", folder, "--name", "doomed", "--lease", "60"], log: base + "/doomed.log")
+        try doomed.start()
+        defer { doomed.kill9() }
+        try await waitUntil("the part holds its first MiB") {
+            ((try? FileManager.default.contentsOfDirectory(atPath: folder + "/.monsoon-work")) ?? []).contains { name in
+                name.hasSuffix(".part") && (try? FileManager.default.attributesOfItem(atPath: folder + "/.monsoon-work/" + name)[.size] as? Int) == 1 << 20
+            }
+        }
+        doomed.kill9()
+        // Its lease runs out (here at once): taken back, and due again.
+        try await onThread {
+            let connection = try PostgresConnection(url)
+            try connection.execute("UPDATE monsoon_jobs SET lease_expires_at = now() - interval '1 second' WHERE state = 'running'")
+            #expect(try JobQueue(connection: connection, worker: "test").reapExpiredLeases().reaped == 1)
+            try connection.execute("UPDATE monsoon_jobs SET state = 'available', run_at = now() WHERE state = 'scheduled'")
+        }
+        let heir = ClusterWorker(configuration: ClusterWorkerTests.configuration(url, folder: folder, name: "heir"))
+        let run = Task { try await heir.run() }
+        defer { heir.stop() }
+        try await ClusterWorkerTests.waitForJobs(url, in: ["completed"])
+        heir.stop()
+        let summary = try await run.value
+        #expect(summary.completed == 1 && summary.adoptedBytes == 1 << 20)
+        #expect(server.requests(for: "/e/0.mp3").map { $0.header("Range") } == [nil, "bytes=\(1 << 20)-"])
+        #expect(ClusterWorkerTests.files(under: folder) == ["Show/episode 0.mp3": body.sha256Hex()])
     }
 }

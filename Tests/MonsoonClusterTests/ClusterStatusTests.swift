@@ -19,9 +19,8 @@ import Testing
     static func fixture() async throws -> String {
         let server = try temporaryPostgres()
         return try await onThread {
-            let url = try server.createDatabase()
+            let url = try server.createDatabase(migrated: true)
             let connection = try PostgresConnection(url)
-            try ClusterSchema.migrate(connection)
             try connection.executeScript("""
                 INSERT INTO monsoon_workers (name, node, pid, started_at, heartbeat_at, bytes, speed, stopped_at) VALUES
                   ('w1', 'node1', 101, now() - interval '2 hours', now() - interval '3 seconds', 5000000, 250000, NULL),

@@ -20,9 +20,8 @@ import Testing
             bodies["Show/episode \(index).mp3"] = body.sha256Hex()
         }
         let url = try await onThread { () throws -> String in
-            let url = try postgres.createDatabase()
+            let url = try postgres.createDatabase(migrated: true)
             let connection = try PostgresConnection(url)
-            _ = try ClusterSchema.migrate(connection)
             let feed = try #require(try connection.execute("INSERT INTO monsoon_feeds (url, folder) VALUES ($1, 'Show') RETURNING id", [server.url("/feed.xml").absoluteString]).first?.int64(0))
             var jobs: [NewJob] = []
             for index in 0..<episodes {

@@ -10,9 +10,8 @@ import Testing
     static func queue(jobs count: Int, hosts: Int, worker: String = "w1", lease: Double = 60) async throws -> (JobQueue, String) {
         let server = try temporaryPostgres()
         return try await onThread {
-            let url = try server.createDatabase()
+            let url = try server.createDatabase(migrated: true)
             let connection = try PostgresConnection(url)
-            _ = try ClusterSchema.migrate(connection)
             let jobs = (0..<count).map { NewJob(kind: .download, key: "episode:\($0)", host: "h\($0 % hosts)") }
             #expect(try JobQueue.enqueue(jobs, on: connection) == count)
             return (JobQueue(connection: connection, worker: worker, leaseSeconds: lease), url)

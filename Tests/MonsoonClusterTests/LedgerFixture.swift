@@ -13,9 +13,8 @@ struct LedgerFixture {
 
     /// A database with the feed `feedURL` (titled `title`, downloading into `folder`), and an empty `root`.
     static func make(title: String? = "Show", folder: String = "Show", feedURL: String = "https://feeds.example.com/show/rss") throws -> LedgerFixture {
-        let url = try temporaryPostgres().createDatabase()
+        let url = try temporaryPostgres().createDatabase(migrated: true)
         let connection = try PostgresConnection(url)
-        _ = try ClusterSchema.migrate(connection)
         let feed = try #require(try connection.execute("INSERT INTO monsoon_feeds (url, title, folder) VALUES ($1, $2, $3) RETURNING id", [feedURL, title, folder]).first?.int64(0))
         let root = NSTemporaryDirectory() + "monsoon-ledger-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)

@@ -4,7 +4,7 @@ import Testing
 
 /// LISTEN and NOTIFY between connections, and after the server crashed. Serialized: one test
 /// restarts the suite's server.
-@Suite(.temporaryPostgres, .serialized) struct NotificationTests {
+@Suite(.temporaryPostgres(own: true), .serialized) struct NotificationTests {
     @Test func aNotificationFromAnotherConnectionArrives() async throws {
         let url = try temporaryPostgres().url()
         try await onThread {

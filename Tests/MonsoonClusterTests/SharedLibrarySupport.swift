@@ -56,9 +56,8 @@ struct SharedLibraryFixture {
     init(worker: String = "w1") async throws {
         let server = try temporaryPostgres()
         (url, queue) = try await onThread {
-            let url = try server.createDatabase()
+            let url = try server.createDatabase(migrated: true)
             let connection = try PostgresConnection(url)
-            _ = try ClusterSchema.migrate(connection)
             // Episodes are never downloaded here: their host gives no job to a claim.
             let queue = JobQueue(connection: connection, worker: worker)
             try queue.hold(host: "cdn.example.com", seconds: 3600)

@@ -34,6 +34,7 @@ final class TemporaryPostgres: Sendable {
     /// The loopback port it listens on, kept across restarts.
     let port: Int
     private let stopped = Mutex(false)
+    private let templateMade = Mutex(false)
 
     var data: String { folder + "/data" }
     var serverLog: String { folder + "/server.log" }
@@ -63,11 +64,27 @@ final class TemporaryPostgres: Sendable {
 
     deinit { stop() }
 
-    /// Creates a database of its own for a test, and returns its URL.
-    func createDatabase() throws -> String {
+    /// Creates a database of its own for a test, and returns its URL: empty, or `migrated` to
+    /// this build's cluster schema, copied from a template made on first use (a copy takes a
+    /// few milliseconds; migrating each database took more).
+    func createDatabase(migrated: Bool = false) throws -> String {
         let name = "test_" + UUID().uuidString.prefix(8).lowercased()
-        try PostgresConnection(url()).executeScript("CREATE DATABASE \(name)")
+        let template = migrated ? try migratedTemplate() : "template1"
+        try PostgresConnection(url()).executeScript("CREATE DATABASE \(name) TEMPLATE \(template)")
         return url(database: name)
+    }
+
+    /// The migrated template's name, made by the first caller while the others wait. Nothing
+    /// stays connected to it: PostgreSQL copies only a database no one is connected to.
+    private func migratedTemplate() throws -> String {
+        try templateMade.withLock { (made: inout Bool) throws -> String in
+            let name = "monsoon_template"
+            if made { return name }
+            try PostgresConnection(url()).executeScript("CREATE DATABASE \(name)")
+            try ClusterSchema.migrate(PostgresConnection(url(database: name)))
+            made = true
+            return name
+        }
     }
 
     /// Restarts the server on the same port: `immediate` kills it as a crash would (no
@@ -132,9 +149,10 @@ final class TemporaryPostgres: Sendable {
         throw PostgresTestError("no free port for PostgreSQL after 5 tries")
     }
 
-    /// The server's options: a test's server needs no durability against power cuts.
+    /// The server's options: a test's server needs no durability against power cuts, and serves
+    /// every suite of its process at once.
     static func options(port: Int, folder: String) -> String {
-        "-p \(port) -k \(folder) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        "-p \(port) -k \(folder) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300"
     }
 
     /// Stops the server of `folder`, if one runs, and deletes the folder.
@@ -221,9 +239,17 @@ final class TemporaryPostgres: Sendable {
     }
 }
 
-/// `@Suite(.temporaryPostgres)`: one server for the whole suite, as `TemporaryPostgres.current`.
+/// `@Suite(.temporaryPostgres)`: the test process's server (started by the first suite that asks,
+/// stopped as the process exits), each test in a database of its own. `.temporaryPostgres(own: true)`:
+/// a server for the suite alone, which its tests may stop and restart.
 struct TemporaryPostgresTrait: SuiteTrait, TestScoping {
+    var own = false
+
     func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
+        guard own else {
+            let server = try await onThread { try TemporaryPostgres.shared.get() }
+            return try await TemporaryPostgres.$current.withValue(server) { try await function() }
+        }
         let server = try await onThread { try TemporaryPostgres() }
         do {
             try await TemporaryPostgres.$current.withValue(server) { try await function() }
@@ -236,8 +262,21 @@ struct TemporaryPostgresTrait: SuiteTrait, TestScoping {
 }
 
 extension Trait where Self == TemporaryPostgresTrait {
-    /// A PostgreSQL server for the suite: `TemporaryPostgres.current` in its tests.
+    /// The process's PostgreSQL server for the suite: `TemporaryPostgres.current` in its tests.
     static var temporaryPostgres: Self { TemporaryPostgresTrait() }
+
+    /// A PostgreSQL server of the suite's own, which its tests may stop and restart.
+    static func temporaryPostgres(own: Bool) -> Self { TemporaryPostgresTrait(own: own) }
+}
+
+extension TemporaryPostgres {
+    /// The server most suites share, started on first use; stopped and deleted as the test
+    /// process exits (a process killed leaves it to the next one's `removeAbandoned`).
+    static let shared: Result<TemporaryPostgres, Error> = {
+        let started = Result { try TemporaryPostgres() }
+        atexit { if case .success(let server) = TemporaryPostgres.shared { server.stop() } }
+        return started
+    }()
 }
 
 /// The running suite's server.
@@ -271,4 +310,10 @@ func waitUntil(_ what: String, seconds: Double = 60, _ condition: () -> Bool) as
         guard Date() < deadline else { throw PostgresTestError("\(what): not within \(seconds) s") }
         try await Task.sleep(for: .milliseconds(20))
     }
+}
+
+/// Chaos runs (random kills, long outages, workers paused past their leases): `make soak` runs
+/// them (`MONSOON_SOAK=1`); `make test` keeps the deterministic ones.
+enum Soak {
+    static let isOn = ProcessInfo.processInfo.environment["MONSOON_SOAK"] == "1"
 }
