@@ -107,6 +107,8 @@ public struct CommandContext: Sendable {
     /// Where `play` reads its keys: a descriptor (standard input for the binary) read only when
     /// it is a terminal, or -1 for none.
     public var keyInput: Int32
+    /// Periods and waits; tests shorten them.
+    public var timings = Timings()
 
     public init(
         output: TextOutput, errors: TextOutput, environment: [String: String], currentDirectory: String,

@@ -1,7 +1,8 @@
 import Foundation
 import MonsoonPodcasts
 
-/// What `play` does while mpv plays: keys to mpv, the position saved every 5 seconds and on
+/// What `play` does while mpv plays: keys to mpv, the position saved every 5 seconds
+/// (`Timings.playbackSave`) and on
 /// pause, a status line on a terminal, Ctrl-C as a quit. Returns once mpv is gone.
 ///
 /// Whenever playback stops (q, Ctrl-C, the end of the file or of `--length`, a pause), mpv is
@@ -30,7 +31,6 @@ struct PlaybackLoop {
     let context: CommandContext
     let quiet: Bool
 
-    static let saveInterval: TimeInterval = 5
     /// How long mpv has to say where it is (it answers within milliseconds unless it hangs).
     static let answerTimeout: TimeInterval = 2
 
@@ -76,7 +76,7 @@ struct PlaybackLoop {
                 position = paused
                 state = player.current
             }
-            if (state.paused && !wasPaused) || Date().timeIntervalSince(lastSave) >= Self.saveInterval {
+            if (state.paused && !wasPaused) || Date().timeIntervalSince(lastSave) >= context.timings.playbackSave {
                 // A failed save (a full disk, say) is said once; playback goes on, and the end tries again.
                 if let problem = save(position), !saveFailed {
                     context.error(problem)
