@@ -2,8 +2,7 @@ import Foundation
 import MonsoonPodcasts
 
 /// What `play` does while mpv plays: keys to mpv, the position saved every 5 seconds
-/// (`Timings.playbackSave`) and on
-/// pause, a status line on a terminal, Ctrl-C as a quit. Returns once mpv is gone.
+/// (`Timings.playbackSave`) and on pause, a status line on a terminal, Ctrl-C as a quit. Returns once mpv is gone.
 ///
 /// Whenever playback stops (q, Ctrl-C, the end of the file or of `--length`, a pause), mpv is
 /// asked where it is, and that is what is saved: the positions it reports as it plays lag
