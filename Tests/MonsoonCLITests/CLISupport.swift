@@ -46,14 +46,15 @@ struct RunResult {
 
 /// Runs `monsoon` in-process, with captured output, in `directory`.
 func runMonsoon(_ arguments: [String], in directory: String, stdin: String = "", terminal: Bool = false, interruption: Interruption = Interruption(),
-                environment: [String: String]? = nil, keyInput: Int32 = -1) async -> RunResult {
+                environment: [String: String]? = nil, keyInput: Int32 = -1, timings: Timings = Timings()) async -> RunResult {
     let output = TextOutput.capturing()
     let errors = TextOutput.capturing()
     let input = Data(stdin.utf8)
-    let context = CommandContext(
+    var context = CommandContext(
         output: output, errors: errors, environment: environment ?? ["MONSOON_HOME": (directory as NSString).appendingPathComponent(".monsoon")],
         currentDirectory: directory,
         isTerminal: terminal, terminalWidth: 100, readStandardInput: { limit throws(BoundedInput.Failure) in try BoundedInput.read(input, limit: limit) }, interruption: interruption, keyInput: keyInput)
+    context.timings = timings
     let status = await MonsoonCLI.run(arguments, context: context)
     return RunResult(status: status, output: output.text, errors: errors.text)
 }
