@@ -62,9 +62,9 @@ final class Connection {
             let (route, fault) = core.route(for: request.path, consumingFault: isGetOrHead)
             let plan = ResponsePlan.make(for: request, route: route, fault: fault)
             if let delay = route?.firstByteDelay, delay > 0, !pause(delay) { return }
-            if let gate = route?.gate, !wait(for: gate) { return }
+            if let gate = route?.gate, route?.gateAfter == nil, !wait(for: gate) { return }
             let keepAlive = request.wantsKeepAlive && !plan.closesConnection
-            let completed = write(plan, keepAlive: keepAlive)
+            let completed = write(plan, keepAlive: keepAlive, holding: route?.gateAfter.flatMap { after in route?.gate.map { (after, $0) } })
             core.requestFinished()
             if !completed || !keepAlive || plan.cutsConnection { return }
         }
@@ -132,7 +132,8 @@ final class Connection {
     // MARK: Writing
 
     /// Writes one response; false if the socket failed (or the server stopped) on the way.
-    private func write(_ plan: ResponsePlan, keepAlive: Bool) -> Bool {
+    /// `holding`: after that many body bytes, the rest waits for the gate.
+    private func write(_ plan: ResponsePlan, keepAlive: Bool, holding: (Int, Gate)? = nil) -> Bool {
         var head = (plan.statusLine ?? "HTTP/1.1 \(plan.status) \(ResponsePlan.reasonPhrase(plan.status))") + "\r\n"
         head += "Date: \(HTTPDate.format(Date()))\r\nServer: MonsoonTestServer\r\n"
         for (name, value) in plan.headers { head += "\(name): \(value)\r\n" }
@@ -150,7 +151,12 @@ final class Connection {
         guard headSent else { return false }
 
         if bodyLength > 0, let source = plan.source {
-            guard sendBody(source, from: plan.range.lowerBound, count: bodyLength, throttle: plan.throttle) else { return false }
+            var sent = 0
+            if let (after, gate) = holding {
+                sent = min(max(0, after), bodyLength)
+                guard sendBody(source, from: plan.range.lowerBound, count: sent, throttle: plan.throttle), wait(for: gate) else { return false }
+            }
+            guard sendBody(source, from: plan.range.lowerBound + sent, count: bodyLength - sent, throttle: plan.throttle) else { return false }
         }
         if plan.stallSeconds > 0 { _ = pause(plan.stallSeconds) }
         return true

@@ -47,6 +47,9 @@ public struct Route: Sendable {
     public var signing: URLSigning? = nil
     /// Given, each answer waits until the gate is open (after `firstByteDelay`); see ``Gate``.
     public var gate: Gate? = nil
+    /// With a `gate`: the head and this many body bytes of each answer go at once, then the rest
+    /// waits for the gate (a transfer held in flight mid-body, for as long as the test needs).
+    public var gateAfter: Int? = nil
 
     /// A route; every parameter but `body` has the default of the property it sets.
     public init(
@@ -67,7 +70,8 @@ public struct Route: Sendable {
         sendsContentLength: Bool = true,
         firstByteDelay: Double = 0,
         signing: URLSigning? = nil,
-        gate: Gate? = nil
+        gate: Gate? = nil,
+        gateAfter: Int? = nil
     ) {
         self.body = body
         self.status = status
@@ -87,6 +91,7 @@ public struct Route: Sendable {
         self.firstByteDelay = firstByteDelay
         self.signing = signing
         self.gate = gate
+        self.gateAfter = gateAfter
     }
 
     /// A page answered with `status` and `text` as a `text/html` body, e.g. a permanent 404 or 500.

@@ -43,6 +43,28 @@ struct ServingTests {
         #expect(result.body == body.data())
     }
 
+    /// With `gateAfter`, the head and the first bytes go at once and the rest waits for the
+    /// gate: a transfer held in flight mid-body, exactly there, however long the test takes.
+    @Test func aRouteGatedAfterSomeBytesHoldsTheRestUntilItOpens() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let body = Body.pattern(size: 200_000, seed: 10)
+        let gate = Gate()
+        server.setRoute("/held", Route(body: body, gate: gate, gateAfter: 50_000))
+        // Opens the gate once the first bytes are out, unless more went: then it stays shut,
+        // and curl gives up at its time limit, short.
+        let opener = Thread {
+            let deadline = Date().addingTimeInterval(20)
+            while server.bodyBytesSent < 50_000 && Date() < deadline { usleep(1000) }
+            if server.bodyBytesSent == 50_000 { gate.open() }
+        }
+        opener.start()
+        let result = try Curl.run([server.url("/held").absoluteString])
+        #expect(gate.isOpen, "opened while exactly the first 50,000 bytes had left")
+        #expect(result.status == 200)
+        #expect(result.body == body.data())
+    }
+
     @Test func fileBodyWithLastModified() throws {
         let path = temporaryPath("file.bin")
         let content = Body.pattern(size: 200_003, seed: 3).data()
