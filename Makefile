@@ -11,7 +11,8 @@ BUILD_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libxml2-dev libssl-dev lib
 # `monsoon systemd` prints; chromium: headless, checks a run's page; man-db, groff-base and
 # bash-completion check what `make install` puts in place; postgresql: initdb and pg_ctl, with
 # which the cluster's tests start real servers in temporary folders; python3-venv: the virtual
-# environment warcio (PyPI) is installed into, which validates the WARC files monsoon writes.
+# environment warcio (PyPI) is installed into, which validates the WARC files monsoon writes; its
+# python3 also runs the mpv stand-in (Tests/Fixtures/mpv-standin) most play tests use.
 TEST_PACKAGES := libxml2-utils openssl nginx-light mpv zsh fish systemd chromium man-db groff-base bash-completion postgresql python3-venv
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
