@@ -128,6 +128,18 @@ final class EventRecorder: Sendable {
     }
 }
 
+/// Blocks this thread (one of its own: a `holdDatabase` body, never a task) until `condition`
+/// holds, polling, or `seconds` pass; whether it held.
+@discardableResult
+func block(seconds: Double = 30, until condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while !condition() {
+        guard Date() < deadline else { return false }
+        usleep(1000)
+    }
+    return true
+}
+
 /// Another process's hold on the database `path`, from a thread of its own (in the full suite a
 /// test's task may wait seconds for a turn): once `ready` says so, it takes the write lock
 /// (`begin`), runs `whileHeld` holding it, and commits. The result is `whileHeld`'s value, or why

@@ -62,10 +62,12 @@ import Testing
     @Test func pauseAndResumeDoNotStartOver() async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()
-        defer { folder.remove(); server.stop() }
+        let gate = Gate()
+        defer { gate.open(); folder.remove(); server.stop() }
         let size = 1 << 20
         let body = Body.pattern(size: size, seed: 3)
-        server.setRoute("/c.mp3", Route(body: body, etag: "\"c1\"", throttle: 40_000))
+        // Held mid-body until the test has paused it.
+        server.setRoute("/c.mp3", Route(body: body, etag: "\"c1\"", gate: gate, gateAfter: 300_000))
         let manager = DownloadManager(configuration: fastConfiguration())
         try await manager.enqueue(request("c", server.url("/c.mp3"), to: folder.file("c.mp3")))
         try await eventually("some bytes on disk") { (try await manager.download(withID: "c")?.bytes ?? 0) > 100_000 }
@@ -74,7 +76,10 @@ import Testing
         let partSize = PartFile.size(at: folder.file("c.mp3.part")) ?? 0
         #expect(partSize > 0 && partSize < size)
         #expect(!FileManager.default.fileExists(atPath: folder.file("c.mp3")))
-        try await Task.sleep(nanoseconds: 200_000_000)
+        // The rest of the answer may go now: a transfer still running would write it.
+        gate.open()
+        try await eventually("the paused attempt's connection closed") { server.openConnections == 0 }
+        _ = try await manager.counts()   // a turn of the loop since
         #expect(PartFile.size(at: folder.file("c.mp3.part")) == partSize, "nothing is written while paused")
         #expect(paused.bytes == partSize)
         server.setRoute("/c.mp3", Route(body: body, etag: "\"c1\""))
@@ -107,10 +112,12 @@ import Testing
     @Test func aChangedResourceRestartsAndYieldsTheNewFile() async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()
-        defer { folder.remove(); server.stop() }
+        let gate = Gate()
+        defer { gate.open(); folder.remove(); server.stop() }
         let old = Body.pattern(size: 1 << 20, seed: 5)
         let new = Body.pattern(size: 1 << 20, seed: 6)
-        server.setRoute("/e", Route(body: old, etag: "\"old\"", throttle: 40_000))
+        // Held mid-body until the test has paused it.
+        server.setRoute("/e", Route(body: old, etag: "\"old\"", gate: gate, gateAfter: 300_000))
         let manager = DownloadManager(configuration: fastConfiguration())
         try await manager.enqueue(request("e", server.url("/e"), to: folder.file("e.bin")))
         try await eventually("some bytes") { (try await manager.download(withID: "e")?.bytes ?? 0) > 50_000 }

@@ -89,6 +89,29 @@ struct EngineLoop {
     /// (`EasyHandlePool`). Nothing else reads it.
     var easyHandlesMade: Int { core.easyHandles.made }
 
+    /// What waits for the disk worker, for the tests of a stalled worker (what it holds back cannot
+    /// be seen from outside otherwise). Nothing else reads it.
+    var waitingForTheWorker: WaitingForTheWorker {
+        WaitingForTheWorker(slotsTaken: core.runningDownloads,
+                            attemptsEndedBeforeTheirParts: core.preparing.values.count { $0.endedWhilePreparing != nil },
+                            transfersHeldInCurl: core.transfers.values.count { $0.pausedWhilePreparing })
+    }
+
+    /// The state of `id`'s record held in memory (nil: none is), for the tests of what is asked
+    /// while its file is placed. Nothing else reads it.
+    func state(of id: DownloadID) -> DownloadRecord.StateMachine? {
+        core.records.hot[id]?.state
+    }
+
+    struct WaitingForTheWorker: Sendable, Equatable {
+        /// Downloads starting or running: the slots taken.
+        var slotsTaken: Int
+        /// Attempts whose bodies came whole while their parts were prepared (they hold no slot).
+        var attemptsEndedBeforeTheirParts: Int
+        /// Transfers whose bodies wait in curl, paused, for their parts (they hold their slots).
+        var transfersHeldInCurl: Int
+    }
+
     /// Applies commands other processes posted, up to number `seq` (see `CommandWatcher`).
     func apply(_ commands: [DownloadCommand], through seq: Int) { core.apply(commands, through: seq) }
 
