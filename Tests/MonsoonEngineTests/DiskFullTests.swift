@@ -14,9 +14,11 @@ struct DiskFullTests {
         let folder = TemporaryFolder()
         let mounted = try MountedTmpfs(at: folder.file("disk"), megabytes: 4)
         let disk = mounted.path
-        defer { mounted.unmount(); folder.remove(); server.stop() }
+        let gate = Gate()
+        defer { gate.open(); mounted.unmount(); folder.remove(); server.stop() }
         let body = Body.pattern(size: 3 << 20, seed: 77)
-        server.setRoute("/big", Route(body: body, etag: "\"big\"", throttle: 500_000))
+        // Held mid-body until the disk is full: the rest then finds no room.
+        server.setRoute("/big", Route(body: body, etag: "\"big\"", gate: gate, gateAfter: 400_000))
         let manager = DownloadManager(configuration: fastConfiguration())
         let destination = (disk as NSString).appendingPathComponent("big.bin")
         try await manager.enqueue(request("big", server.url("/big"), to: destination))
@@ -27,6 +29,7 @@ struct DiskFullTests {
         let chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
         close(fd)
+        gate.open()
 
         // Not failed: queued again, waiting for room, with the reason.
         try await eventually("the download waits for room") {
@@ -57,10 +60,11 @@ struct DiskFullTests {
         let folder = TemporaryFolder()
         let mounted = try MountedTmpfs(at: folder.file("disk"), megabytes: 4)
         let disk = mounted.path
-        defer { mounted.unmount(); folder.remove(); server.stop() }
+        let gate = Gate()
+        defer { gate.open(); mounted.unmount(); folder.remove(); server.stop() }
         let body = Body.pattern(size: 150_000, seed: 78)
-        // Its answer comes two seconds after the request: the disk is full by then.
-        server.setRoute("/small.mp3", Route(body: body, contentType: "audio/mpeg", firstByteDelay: 2))
+        // Its answer waits until the disk is full.
+        server.setRoute("/small.mp3", Route(body: body, contentType: "audio/mpeg", gate: gate))
         let filler = (disk as NSString).appendingPathComponent("filler")
         // A thread of its own fills the disk as soon as the request comes: this test's task may
         // wait seconds for a turn when every suite runs at once.
@@ -72,6 +76,7 @@ struct DiskFullTests {
             while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
             close(fd)
             filled.withLock { $0 = true }
+            gate.open()
         }
         filling.start()
         let manager = DownloadManager(configuration: fastConfiguration())

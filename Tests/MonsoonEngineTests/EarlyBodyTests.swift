@@ -20,7 +20,11 @@ import Testing
         server.setRoute("/small.bin", Route(body: small, gate: gate))
         server.setRoute("/next.bin", Route(body: next))
         let database = folder.file("queue.sqlite")
-        let manager = try DownloadManager(configuration: fastConfiguration(concurrency: 1), databasePath: database, watchesOtherProcesses: false)
+        // Time stands still for the engine: the disk's last measurement stays fresh, so the next
+        // start is planned without the (held) worker however long the test's turns take.
+        var configuration = fastConfiguration(concurrency: 1)
+        configuration.clock = ManualClock().clock
+        let manager = try DownloadManager(configuration: configuration, databasePath: database, watchesOtherProcesses: false)
         // Into a folder, named by the response: no file yet, so no part to look for before a start.
         _ = try await manager.enqueue(contentsOf: [DownloadRequest(id: "s", url: server.url("/small.bin"), destination: .directory(folder.path)),
                                                    DownloadRequest(id: "n", url: server.url("/next.bin"), destination: .directory(folder.path))])
@@ -85,7 +89,11 @@ import Testing
             server.setRoute("/f\(index).bin", Route(body: body, sendsContentLength: false, gate: index < 2 ? gate : nil))
         }
         let database = folder.file("queue.sqlite")
-        let manager = try DownloadManager(configuration: fastConfiguration(concurrency: 2), databasePath: database, watchesOtherProcesses: false)
+        // Time stands still for the engine: the disk's last measurement stays fresh, so starts are
+        // planned without the (held) worker however long the test's turns take.
+        var configuration = fastConfiguration(concurrency: 2)
+        configuration.clock = ManualClock().clock
+        let manager = try DownloadManager(configuration: configuration, databasePath: database, watchesOtherProcesses: false)
         // A thread of its own takes the lock as soon as the first request comes and counts what
         // comes while it holds it: this test's task may wait seconds for a turn when every suite
         // runs at once.
@@ -104,9 +112,9 @@ import Testing
         // The first two, then two more once those ended waiting for their parts; then none, though
         // four more rows are in memory, read ahead (two slots' worth of ended attempts at most).
         try await eventually("four attempts ended before their parts") {
-            try await manager.peek { $0.waitingForTheWorker.attemptsEndedBeforeTheirParts } >= 4
+            try await manager.peek { $0.waitingForParts.attemptsEndedBeforeTheirParts } >= 4
         }
-        let after = try await manager.peek { $0.waitingForTheWorker }   // a turn later: what could start has
+        let after = try await manager.peek { $0.waitingForParts }   // a turn later: what could start has
         #expect(after.attemptsEndedBeforeTheirParts == 4 && after.slotsTaken == 0, "\(after)")
         settled.open()
         _ = try await enqueued.value

@@ -234,8 +234,11 @@ import Testing
         defer { folder.remove(); server.stop() }
         let body = Body.pattern(size: 300_000, seed: 13)
         server.setRoute("/k", Route(body: body, etag: "\"k\"", faults: [.stallAfter(bytes: 100_000, seconds: 20, times: 1)]))
+        // Slower than 200 kB/s for a second is a stall: curl averages the speed since the start (over
+        // five seconds at most), which the first 100,000 bytes would keep above 1 kB/s for seconds.
         var configuration = fastConfiguration()
         configuration.stallSeconds = 1
+        configuration.stallBytesPerSecond = 200_000
         let manager = DownloadManager(configuration: configuration)
         try await manager.enqueue(request("k", server.url("/k"), to: folder.file("k.bin")))
         try await waitFor(manager, "k", .completed)

@@ -126,35 +126,37 @@ import Testing
 }
 
 extension WholeFileTests {
-    /// A small file that comes slowly is not kept in memory to the end: within about a second its
-    /// part is made and what came is on disk, so a killed run loses no more than that.
+    /// A small file that comes slowly is not kept in memory to the end: a second after its first
+    /// bytes (by the engine's clock) its part is made and what came is on disk, so a killed run
+    /// loses no more than that.
     @Test func aSlowSmallFileGetsItsPartWithinASecond() async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()
         let home = TemporaryFolder()
-        defer { folder.remove(); home.remove(); server.stop() }
+        let gate = Gate()
+        defer { gate.open(); folder.remove(); home.remove(); server.stop() }
         let body = Body.pattern(size: 120_000, seed: 9)
-        server.setRoute("/slow.mp3", Route(body: body, contentType: "audio/mpeg", throttle: 30_000))   // four seconds
-        let manager = try DownloadManager(configuration: fastConfiguration(), databasePath: home.file("queue.sqlite"), watchesOtherProcesses: false)
-        // A thread of its own watches the folder: in the full suite this test's task may wait
-        // seconds for a turn, past the four seconds the body takes.
+        // The first 30,000 bytes, then the rest held until the test has seen the part.
+        server.setRoute("/slow.mp3", Route(body: body, contentType: "audio/mpeg", gate: gate, gateAfter: 30_000))
+        let time = ManualClock()
+        var configuration = fastConfiguration()
+        configuration.clock = time.clock
+        let manager = try DownloadManager(configuration: configuration, databasePath: home.file("queue.sqlite"), watchesOtherProcesses: false)
         let (part, file) = (folder.file("slow.mp3.part"), folder.file("slow.mp3"))
-        let seen = Locked<Bool?>(nil)
-        let watcher = Thread {
-            let deadline = Date().addingTimeInterval(30)
-            while Date() < deadline {
-                // The part with bytes in it, while the body still comes (the file not yet in place).
-                if (PartFile.size(at: part) ?? 0) > 0 && !PartFile.exists(file) { return seen.withLock { $0 = true } }
-                usleep(5_000)
-            }
-            seen.withLock { $0 = false }
-        }
-        watcher.start()
         _ = try await manager.enqueue(DownloadRequest(id: "s", url: server.url("/slow.mp3"), destination: .directory(folder.path)))
-        try await eventually(seconds: 40, "the watcher's answer") { seen.withLock { $0 != nil } }
-        #expect(seen.withLock { $0 } == true, "the part, with bytes in it, while the body still comes")
+        try await eventually("the first bytes kept in memory") {
+            guard server.bodyBytesSent >= 30_000 else { return false }
+            return try await manager.peek { $0.waitingForParts.bodiesHeldBack } == 1
+        }
+        _ = try await manager.counts()   // a turn of the loop, the engine's time unchanged
+        #expect(!PartFile.exists(part), "no part yet: the body may still come whole")
+        time.advance(by: 1)
+        _ = try await manager.counts()   // a turn of the loop, which finds the body held a second
+        try await eventually("the part, with bytes in it") { (PartFile.size(at: part) ?? 0) > 0 }
+        #expect(!PartFile.exists(file), "the body still comes")
+        gate.open()
         _ = try await waitFor(manager, "s", .completed)
-        #expect(sha256(ofFile: folder.file("slow.mp3")) == body.sha256Hex())
+        #expect(sha256(ofFile: file) == body.sha256Hex())
         #expect(server.requests(for: "/slow.mp3").count == 1)
         await manager.shutdown()
     }
@@ -338,9 +340,9 @@ extension WholeFileTests {
         // Settled: every slot held by a body waiting in curl (the budget has no room for it), and
         // a turn of the loop after that, which would have started any download that could.
         try await eventually("every slot held by a body waiting in curl") {
-            try await manager.peek { $0.waitingForTheWorker.transfersHeldInCurl } == 4
+            try await manager.peek { $0.waitingForParts.transfersHeldInCurl } == 4
         }
-        let after = try await manager.peek { $0.waitingForTheWorker }
+        let after = try await manager.peek { $0.waitingForParts }
         #expect(after.slotsTaken == 4 && after.transfersHeldInCurl == 4, "\(after)")
         settled.open()
         _ = try await enqueued.value
