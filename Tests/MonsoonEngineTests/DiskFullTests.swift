@@ -32,12 +32,8 @@ struct DiskFullTests {
         gate.open()
 
         // Not failed: queued again, waiting for room, with the reason.
-        try await eventually("the download waits for room") {
-            let download = try await manager.download(withID: "big")
-            return download?.status == .queued && download?.lastError?.code == .notEnoughDiskSpace
-        }
-        let held = try await manager.download(withID: "big")
-        #expect(held?.lastError?.message.contains("not enough disk space") == true)
+        let held = try await waitFor(manager, "big", "queued, waiting for room") { $0.status == .queued && $0.lastError?.code == .notEnoughDiskSpace }
+        #expect(held.lastError?.message.contains("not enough disk space") == true)
         let kept = PartFile.size(at: PartFile.path(for: destination)) ?? 0
         #expect(kept > 300_000, "the partial download is kept")
         #expect(!FileManager.default.fileExists(atPath: destination))

@@ -190,17 +190,21 @@ import Testing
             for file in files where (try await manager.download(withID: DownloadID(file.name))?.bytes ?? 0) > 64 << 10 { started += 1 }
             return started == files.count
         }
-        // A download that finished before the restart (a very slow machine) has nothing to resume.
-        var cut: [DownloadID] = []
-        for file in files where try await manager.download(withID: DownloadID(file.name))?.status != .completed { cut.append(DownloadID(file.name)) }
-        // Down until every download cut has seen it (and waits to try again).
+        // Down until every download has seen it: cut, it waits to try again (one that finished
+        // before the restart, on a very slow machine, has nothing to resume).
         let seenBefore = recorder.all.count
+        var cut: Set<DownloadID> = []
         try await nginx.restart {
-            try await eventually(seconds: 30, "each download cut waiting to retry") {
-                let since = recorder.all.dropFirst(seenBefore)
-                return cut.allSatisfy { id in
-                    since.contains { if case .statusChanged(let download) = $0 { download.id == id && download.status == .waitingToRetry } else { false } }
+            try await eventually(seconds: 30, "each download cut waiting to retry, or done") {
+                let events = recorder.all
+                var ended: Set<DownloadID> = []
+                cut = []
+                for (index, event) in events.enumerated() {
+                    guard case .statusChanged(let download) = event else { continue }
+                    if download.status == .waitingToRetry && index >= seenBefore { cut.insert(download.id) }
+                    if download.status == .completed { ended.insert(download.id) }
                 }
+                return cut.union(ended).count == files.count
             }
         }
         for file in files { try await waitFor(manager, DownloadID(file.name), .completed, seconds: 60) }

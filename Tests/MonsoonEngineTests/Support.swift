@@ -71,6 +71,20 @@ func waitFor(_ manager: DownloadManager, _ id: DownloadID, _ status: DownloadSta
     try await waitFor(manager, id, [status], seconds: seconds)
 }
 
+/// Waits (polling) until `id`'s download is `what` says; on timeout, the error says what it last was.
+@discardableResult
+func waitFor(_ manager: DownloadManager, _ id: DownloadID, _ what: String, seconds: Double = 30,
+             until condition: (Download) -> Bool) async throws -> Download {
+    let deadline = Date().addingTimeInterval(seconds)
+    var last: Download?
+    while Date() < deadline {
+        last = try await manager.download(withID: id)
+        if let last, condition(last) { return last }
+        try await Task.sleep(nanoseconds: 20_000_000)
+    }
+    throw Timeout(description: "\(id) did not become \(what) in \(seconds) s; last: \(String(describing: last))")
+}
+
 /// Waits until `condition` holds.
 func eventually(seconds: Double = 30, _ what: String = "condition", _ condition: () async throws -> Bool) async throws {
     let deadline = Date().addingTimeInterval(seconds)

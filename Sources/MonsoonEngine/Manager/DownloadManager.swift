@@ -34,8 +34,8 @@ public final class DownloadManager: Sendable {
     /// - Throws: `StoreError` when the database cannot be opened, is damaged, or is
     ///   from a newer Monsoon; the file is then left untouched.
     /// - Important: opening blocks the calling thread: it opens two connections, may create or
-    ///   migrate the tables and may wait for another process's lock (up to `storeBusyTimeout`). From async code,
-    ///   use `open(configuration:databasePath:watchesOtherProcesses:)`.
+    ///   migrate the tables and may wait for another process's lock (up to the configuration's
+    ///   `storeBusyTimeout`). From async code, use `open(configuration:databasePath:watchesOtherProcesses:)`.
     public convenience init(configuration: EngineConfiguration = EngineConfiguration(), databasePath: String, watchesOtherProcesses: Bool = true) throws {
         self.init(configuration: configuration, connections: try Connections(
             databasePath: databasePath, watching: watchesOtherProcesses, busyTimeout: configuration.storeBusyTimeout))
