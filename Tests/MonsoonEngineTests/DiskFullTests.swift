@@ -14,9 +14,11 @@ struct DiskFullTests {
         let folder = TemporaryFolder()
         let mounted = try MountedTmpfs(at: folder.file("disk"), megabytes: 4)
         let disk = mounted.path
-        defer { mounted.unmount(); folder.remove(); server.stop() }
+        let gate = Gate()
+        defer { gate.open(); mounted.unmount(); folder.remove(); server.stop() }
         let body = Body.pattern(size: 3 << 20, seed: 77)
-        server.setRoute("/big", Route(body: body, etag: "\"big\"", throttle: 500_000))
+        // Held mid-body until the disk is full: the rest then finds no room.
+        server.setRoute("/big", Route(body: body, etag: "\"big\"", gate: gate, gateAfter: 400_000))
         let manager = DownloadManager(configuration: fastConfiguration())
         let destination = (disk as NSString).appendingPathComponent("big.bin")
         try await manager.enqueue(request("big", server.url("/big"), to: destination))
@@ -27,14 +29,11 @@ struct DiskFullTests {
         let chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
         close(fd)
+        gate.open()
 
         // Not failed: queued again, waiting for room, with the reason.
-        try await eventually("the download waits for room") {
-            let download = try await manager.download(withID: "big")
-            return download?.status == .queued && download?.lastError?.code == .notEnoughDiskSpace
-        }
-        let held = try await manager.download(withID: "big")
-        #expect(held?.lastError?.message.contains("not enough disk space") == true)
+        let held = try await waitFor(manager, "big", "queued, waiting for room") { $0.status == .queued && $0.lastError?.code == .notEnoughDiskSpace }
+        #expect(held.lastError?.message.contains("not enough disk space") == true)
         let kept = PartFile.size(at: PartFile.path(for: destination)) ?? 0
         #expect(kept > 300_000, "the partial download is kept")
         #expect(!FileManager.default.fileExists(atPath: destination))
@@ -57,10 +56,11 @@ struct DiskFullTests {
         let folder = TemporaryFolder()
         let mounted = try MountedTmpfs(at: folder.file("disk"), megabytes: 4)
         let disk = mounted.path
-        defer { mounted.unmount(); folder.remove(); server.stop() }
+        let gate = Gate()
+        defer { gate.open(); mounted.unmount(); folder.remove(); server.stop() }
         let body = Body.pattern(size: 150_000, seed: 78)
-        // Its answer comes two seconds after the request: the disk is full by then.
-        server.setRoute("/small.mp3", Route(body: body, contentType: "audio/mpeg", firstByteDelay: 2))
+        // Its answer waits until the disk is full.
+        server.setRoute("/small.mp3", Route(body: body, contentType: "audio/mpeg", gate: gate))
         let filler = (disk as NSString).appendingPathComponent("filler")
         // A thread of its own fills the disk as soon as the request comes: this test's task may
         // wait seconds for a turn when every suite runs at once.
@@ -72,6 +72,7 @@ struct DiskFullTests {
             while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
             close(fd)
             filled.withLock { $0 = true }
+            gate.open()
         }
         filling.start()
         let manager = DownloadManager(configuration: fastConfiguration())

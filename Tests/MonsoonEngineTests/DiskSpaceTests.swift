@@ -39,14 +39,26 @@ struct DiskSpaceTests {
         let server = try TestServer()
         let folder = TemporaryFolder()
         let disk = try MountedTmpfs(at: folder.file("disk"), megabytes: 5)
-        defer { disk.unmount(); folder.remove(); server.stop() }
+        let gate = Gate()
+        defer { gate.open(); disk.unmount(); folder.remove(); server.stop() }
         let body = Body.pattern(size: 1_536 << 10, seed: 9)
-        for index in 1...5 { server.setRoute("/e\(index).mp3", Route(body: body, throttle: 2_000_000)) }
-        let manager = DownloadManager(configuration: fastConfiguration(concurrency: 5))
+        // Every answer held until the test has seen which start.
+        for index in 1...5 { server.setRoute("/e\(index).mp3", Route(body: body, gate: gate)) }
+        // The disk is measured again when the test moves the clock.
+        let time = ManualClock()
+        var configuration = fastConfiguration(concurrency: 5)
+        configuration.clock = time.clock
+        let manager = DownloadManager(configuration: configuration)
         try await manager.enqueue(contentsOf: (1...5).map { index in
             DownloadRequest(id: DownloadID("e\(index)"), url: server.url("/e\(index).mp3"), destination: .file(disk.file("e\(index).mp3")),
                             expectedSize: body.count)
         })
+        try await eventually("three asked for, two waiting for room") {
+            var waiting = 0
+            for index in 1...5 where try await manager.download(withID: DownloadID("e\(index)"))?.lastError?.code == .notEnoughDiskSpace { waiting += 1 }
+            return server.requests.count == 3 && waiting == 2
+        }
+        gate.open()
         await manager.waitUntilIdle()
         var completed: [DownloadID] = []
         var waiting: [DownloadID] = []
@@ -67,8 +79,11 @@ struct DiskSpaceTests {
         }
         for id in completed { #expect(sha256(ofFile: disk.file("\(id.rawValue).mp3")) == body.sha256Hex()) }
 
-        // Room again (two files moved away): the waiting ones go on by themselves.
+        // Room again (two files moved away): the waiting ones go on by themselves, once the disk is
+        // measured again.
         for id in completed.prefix(2) { try FileManager.default.removeItem(atPath: disk.file("\(id.rawValue).mp3")) }
+        time.advance(by: SpacePolicy.measureInterval)
+        _ = try await manager.counts()   // a turn of the loop, which finds the measurement due
         for id in waiting {
             let done = try await waitFor(manager, id, .completed, seconds: 30)
             #expect(done.lastError == nil, "no longer waiting for room: \(String(describing: done.lastError))")
@@ -83,15 +98,35 @@ struct DiskSpaceTests {
         let server = try TestServer()
         let folder = TemporaryFolder()
         let disk = try MountedTmpfs(at: folder.file("disk"), megabytes: 5)
-        defer { disk.unmount(); folder.remove(); server.stop() }
+        let gate = Gate()
+        defer { gate.open(); disk.unmount(); folder.remove(); server.stop() }
         let big = Body.pattern(size: 3 << 20, seed: 21)
-        server.setRoute("/a.mp3", Route(body: big, throttle: 600_000))
+        // Held mid-body while the disk is measured again and again.
+        server.setRoute("/a.mp3", Route(body: big, gate: gate, gateAfter: 1 << 20))
         server.setRoute("/b.mp3", Route(body: .pattern(size: 3 << 20, seed: 22)))
-        let manager = DownloadManager(configuration: fastConfiguration(concurrency: 2))
+        let time = ManualClock()
+        var configuration = fastConfiguration(concurrency: 2)
+        configuration.clock = time.clock
+        let manager = DownloadManager(configuration: configuration)
+        let recorder = EventRecorder(manager)
         try await manager.enqueue(request("a", server.url("/a.mp3"), to: disk.file("a.mp3")))
-        try await eventually("a under way") { (try await manager.download(withID: "a")?.bytes ?? 0) > 0 }
+        // Its part on disk (the engine's progress figures wait for its clock).
+        try await eventually("a under way") { (PartFile.size(at: PartFile.path(for: disk.file("a.mp3"))) ?? 0) > 0 }
         try await manager.enqueue(request("b", server.url("/b.mp3"), to: disk.file("b.mp3")))
-        await manager.waitUntilIdle()   // a takes 5 s: several measurements of the disk meanwhile
+        try await eventually("b refused on its length") { try await manager.download(withID: "b")?.lastError?.code == .notEnoughDiskSpace }
+        // Three measurements of the disk while a runs: each lands, and b is not asked for again.
+        for _ in 0..<3 {
+            time.advance(by: SpacePolicy.measureInterval)
+            _ = try await manager.counts()   // a turn of the loop, which asks for the measurement
+            try await eventually("the disk measured") {
+                let measurements = try await manager.peek { $0.diskMeasurements }
+                return measurements.underWay == 0 && measurements.latest == time.now
+            }
+            _ = try await manager.counts()   // and a turn after it landed, which would start b
+            #expect(recorder.statuses(of: "b").filter { $0 == .downloading }.count == 1, "\(recorder.statuses(of: "b"))")
+        }
+        gate.open()
+        await manager.waitUntilIdle()
         #expect(try await manager.download(withID: "a")?.status == .completed)
         let b = try #require(try await manager.download(withID: "b"))
         #expect(b.status == .queued && b.lastError?.code == .notEnoughDiskSpace && b.total == 3 << 20)
@@ -105,13 +140,21 @@ struct DiskSpaceTests {
         let server = try TestServer()
         let folder = TemporaryFolder()
         let disk = try MountedTmpfs(at: folder.file("disk"), megabytes: 5)
-        defer { disk.unmount(); folder.remove(); server.stop() }
+        let gate = Gate()
+        defer { gate.open(); disk.unmount(); folder.remove(); server.stop() }
         let body = Body.pattern(size: 1_536 << 10, seed: 11)
-        for index in 1...5 { server.setRoute("/e\(index).mp3", Route(body: body, throttle: 1_000_000)) }
+        // Every answer held mid-body: all five running when their lengths come.
+        for index in 1...5 { server.setRoute("/e\(index).mp3", Route(body: body, gate: gate, gateAfter: 64 << 10)) }
         let manager = DownloadManager(configuration: fastConfiguration(concurrency: 5))
         try await manager.enqueue(contentsOf: (1...5).map { index in
             request(DownloadID("e\(index)"), server.url("/e\(index).mp3"), to: disk.file("e\(index).mp3"))
         })
+        try await eventually("all five asked for, two stopped for room") {
+            var waiting = 0
+            for index in 1...5 where try await manager.download(withID: DownloadID("e\(index)"))?.lastError?.code == .notEnoughDiskSpace { waiting += 1 }
+            return server.requests.count == 5 && waiting == 2
+        }
+        gate.open()
         await manager.waitUntilIdle()
         var statuses: [DownloadStatus] = []
         for index in 1...5 { statuses.append(try await manager.download(withID: DownloadID("e\(index)"))?.status ?? .failed) }

@@ -172,9 +172,7 @@ import Testing
         let gate = Gate()
         server.setRoute("/late.bin", Route(body: late, gate: gate))
         server.setRoute("/next.bin", Route(body: next))
-        var configuration = fastConfiguration(concurrency: 1)
-        configuration.stallSeconds = 60   // the wait for the answer is no stall
-        let manager = DownloadManager(configuration: configuration)
+        let manager = DownloadManager(configuration: fastConfiguration(concurrency: 1))
         try await manager.enqueue(request("late", server.url("/late.bin"), to: folder.file("late.bin")))
         try await eventually("the request") { server.requests(for: "/late.bin").count == 1 }
         // A fault of the driver, made on purpose: the machine hears that the attempt ended while

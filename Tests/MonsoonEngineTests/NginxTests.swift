@@ -183,16 +183,30 @@ import Testing
         let folder = TemporaryFolder()
         defer { nginx.stop(); folder.remove() }
         let manager = DownloadManager(configuration: fastConfiguration(concurrency: 4, retries: 10))
+        let recorder = EventRecorder(manager)
         for file in files { try await manager.enqueue(request(DownloadID(file.name), nginx.url(file.path), to: folder.file(file.name))) }
         try await eventually(seconds: 30, "every download under way") {
             var started = 0
             for file in files where (try await manager.download(withID: DownloadID(file.name))?.bytes ?? 0) > 64 << 10 { started += 1 }
             return started == files.count
         }
-        // A download that finished before the restart (a very slow machine) has nothing to resume.
-        var cut = 0
-        for file in files where try await manager.download(withID: DownloadID(file.name))?.status != .completed { cut += 1 }
-        try await nginx.restart(after: 1)
+        // Down until every download has seen it: cut, it waits to try again (one that finished
+        // before the restart, on a very slow machine, has nothing to resume).
+        let seenBefore = recorder.all.count
+        var cut: Set<DownloadID> = []
+        try await nginx.restart {
+            try await eventually(seconds: 30, "each download cut waiting to retry, or done") {
+                let events = recorder.all
+                var ended: Set<DownloadID> = []
+                cut = []
+                for (index, event) in events.enumerated() {
+                    guard case .statusChanged(let download) = event else { continue }
+                    if download.status == .waitingToRetry && index >= seenBefore { cut.insert(download.id) }
+                    if download.status == .completed { ended.insert(download.id) }
+                }
+                return cut.union(ended).count == files.count
+            }
+        }
         for file in files { try await waitFor(manager, DownloadID(file.name), .completed, seconds: 60) }
         let sums = try await nginx.sha256(of: files.map { folder.file($0.name) })
         #expect(sums == files.map { Body.pattern(size: $0.size, seed: $0.seed).sha256Hex() })
@@ -200,7 +214,7 @@ import Testing
         // nginx logs a request once it has sent the answer, maybe after the client has it all.
         do {
             try await eventually(seconds: 20, "each download resumed after the restart (206 to a Range request)") {
-                nginx.accessLog().filter { $0.range != nil && $0.status == 206 }.count >= cut
+                nginx.accessLog().filter { $0.range != nil && $0.status == 206 }.count >= cut.count
             }
         } catch {
             Issue.record("\(error): \(nginx.accessLog())")
@@ -229,7 +243,8 @@ final class NginxServer {
 
     /// A generated file to serve: deterministic pseudo-random bytes.
     struct File {
-        /// Below the web root, e.g. `set/one.bin`; files under `slow/` are served at 512 KiB/s.
+        /// Below the web root, e.g. `set/one.bin`; files under `slow/` are served at 512 KiB/s
+        /// (but for a Range request).
         var path: String
         var size: Int
         var seed: UInt64
@@ -326,10 +341,11 @@ final class NginxServer {
 
     func url(_ path: String) -> URL { URL(string: "\(tls ? "https" : "http")://127.0.0.1:\(port)/\(path)")! }
 
-    /// Stops nginx (connections in flight are cut), then starts it again on the same port.
-    func restart(after pause: Double) async throws {
+    /// Stops nginx (connections in flight are cut), runs `whileDown` (which waits for what the
+    /// test needs to see meanwhile), then starts nginx again on the same port.
+    func restart(whileDown: () async throws -> Void) async throws {
         stop(removingFolder: false)
-        try await Task.sleep(nanoseconds: UInt64(pause * 1e9))
+        try await whileDown()
         try await start(port: port)
     }
 
@@ -429,6 +445,12 @@ final class NginxServer {
             fastcgi_temp_path \(quoted("temp/fastcgi"));
             uwsgi_temp_path \(quoted("temp/uwsgi"));
             scgi_temp_path \(quoted("temp/scgi"));
+            # Under /slow/, a first request comes at 512 KiB/s, so that it is still running when a
+            # test cuts it; the rest (a Range request) comes at full speed.
+            map $http_range $slow_rate {
+                "" 512k;
+                default 0;
+            }
             log_format monsoon escape=none '$status\\t$request\\t$http_range\\t$http_if_range\\t$body_bytes_sent\\t$sent_http_etag\\t$connection\\t$server_protocol';
             access_log \(quoted("access.log")) monsoon;
 
@@ -437,7 +459,7 @@ final class NginxServer {
                 \(tls ? "ssl_certificate \(quoted("server.pem")); ssl_certificate_key \(quoted("server.key"));" : "")
                 root \(quoted("www"));
                 location /slow/ {
-                    limit_rate 512k;
+                    limit_rate $slow_rate;
                 }
             }
         }

@@ -50,13 +50,15 @@ import Testing
     @Test func everyStateComesBack() async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()
-        defer { folder.remove(); server.stop() }
+        let gate = Gate()
+        defer { gate.open(); folder.remove(); server.stop() }
         let database = folder.file("queue.sqlite")
         let body = Body.pattern(size: 1 << 20, seed: 5)
         server.setRoute("/done", Route(body: .bytes([1, 2, 3])))
         server.setRoute("/missing", Route.html(status: 404, "<html>no</html>"))
         server.setRoute("/busy", Route(body: .bytes([1]), faults: [.status(503, times: 1, retryAfter: "60")]))
-        server.setRoute("/slow", Route(body: body, etag: "\"s\"", throttle: 40_000))
+        // Held mid-body: still running at the shutdown.
+        server.setRoute("/slow", Route(body: body, etag: "\"s\"", gate: gate, gateAfter: 300_000))
         do {
             var configuration = fastConfiguration()
             configuration.retry.maxDelay = 120
@@ -182,9 +184,11 @@ import Testing
     @Test func aCleanStopFlushesThePartAndSavesItAsTheCheckpoint() async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()
-        defer { folder.remove(); server.stop() }
+        let gate = Gate()
+        defer { gate.open(); folder.remove(); server.stop() }
         let database = folder.file("queue.sqlite")
-        server.setRoute("/s", Route(body: .pattern(size: 4 << 20, seed: 9), etag: "\"s\"", throttle: 400_000))
+        // Held mid-body: still running at the stop.
+        server.setRoute("/s", Route(body: .pattern(size: 4 << 20, seed: 9), etag: "\"s\"", gate: gate, gateAfter: 300_000))
         var configuration = fastConfiguration()
         configuration.checkpointBytes = 64 << 20   // none while it runs: only the stop's
         configuration.checkpointSeconds = 3600
@@ -205,6 +209,7 @@ import Testing
         let folder = TemporaryFolder()
         defer { folder.remove(); server.stop() }
         let database = folder.file("queue.sqlite")
+        // Paced: a checkpoint is saved with the progress, once a second while bytes come.
         server.setRoute("/c", Route(body: .pattern(size: 2 << 20, seed: 8), etag: "\"c\"", throttle: 600_000))
         var configuration = fastConfiguration()
         configuration.checkpointBytes = 256 << 10
@@ -226,12 +231,16 @@ import Testing
         defer { folder.remove(); server.stop() }
         let database = folder.file("queue.sqlite")
         let body = Body.pattern(size: 1 << 20, seed: 9)
-        server.setRoute("/r", Route(body: body, etag: "\"r\"", throttle: 40_000))
+        // Held mid-body until the other connection has paused it.
+        let gate = Gate()
+        defer { gate.open() }
+        server.setRoute("/r", Route(body: body, etag: "\"r\"", gate: gate, gateAfter: 300_000))
         server.setRoute("/added", Route(body: .bytes([4, 2])))
         let manager = try DownloadManager(configuration: fastConfiguration(), databasePath: database)
         let recorder = EventRecorder(manager)
         try await manager.enqueue(request("r", server.url("/r"), to: folder.file("r")))
         try await recorder.waitFor("r", .downloading)
+        try await eventually("some bytes on disk") { (try await manager.download(withID: "r")?.bytes ?? 0) > 0 }
 
         let other = try DownloadStore(path: database)   // as another process would
         try other.post(.pause("r"))

@@ -76,9 +76,11 @@ import Testing
     @Test func aReleasedDownloadStopsAndStaysQueuedWithItsPart() async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()
-        defer { folder.remove(); server.stop() }
+        let gate = Gate()
+        defer { gate.open(); folder.remove(); server.stop() }
         let database = folder.file("queue.sqlite")
-        server.setRoute("/slow", Route(body: .pattern(size: 2 << 20, seed: 3), etag: "\"s\"", throttle: 100_000))
+        // Held mid-body: still running when it is released.
+        server.setRoute("/slow", Route(body: .pattern(size: 2 << 20, seed: 3), etag: "\"s\"", gate: gate, gateAfter: 300_000))
         let manager = try DownloadManager(configuration: configuration(.claimedOnly), databasePath: database)
         let recorder = EventRecorder(manager)
         let other = try DownloadStore(path: database)

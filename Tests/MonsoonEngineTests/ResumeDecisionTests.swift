@@ -343,7 +343,7 @@ import Testing
             return await iterator.next()
         }
         while !waiting.withLock({ $0 }) { await Task.yield() }
-        try await Task.sleep(nanoseconds: 20_000_000)   // let it reach its wait
+        try await eventually("the iterator waiting for an event") { events.subscription.subscriber.waitingIterators == 1 }
         cancelled.cancel()
         #expect(await cancelled.value == nil, "a cancelled task's next() ends")
         hub.send([.removed("a"), .removed("b")])

@@ -112,8 +112,10 @@ import Testing
     @Test func connectionsAreCloseOnExec() async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()
-        defer { folder.remove(); server.stop() }
-        server.setRoute("/slow", Route(body: .pattern(size: 1 << 20, seed: 1), throttle: 100_000))
+        let gate = Gate()
+        defer { gate.open(); folder.remove(); server.stop() }
+        // Held mid-body: the connection stays open while the test looks at it.
+        server.setRoute("/slow", Route(body: .pattern(size: 1 << 20, seed: 1), gate: gate, gateAfter: 100_000))
         let manager = DownloadManager(configuration: fastConfiguration())
         try await manager.enqueue(request("s", server.url("/slow"), to: folder.file("s")))
         try await eventually("bytes arriving") { (try await manager.download(withID: "s")?.bytes ?? 0) > 0 }

@@ -42,10 +42,12 @@ import Testing
     @Test func removalDeletesThePartAlwaysAndTheFileWhenAsked() async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()
-        defer { folder.remove(); server.stop() }
+        let gate = Gate()
+        defer { gate.open(); folder.remove(); server.stop() }
         server.setRoute("/done", Route(body: .bytes([1, 2, 3])))
         server.setRoute("/kept", Route(body: .bytes([4, 5, 6])))
-        server.setRoute("/slow", Route(body: .pattern(size: 1 << 20, seed: 1), etag: "\"s\"", throttle: 40_000))
+        // Held mid-body: still running when it is removed.
+        server.setRoute("/slow", Route(body: .pattern(size: 1 << 20, seed: 1), etag: "\"s\"", gate: gate, gateAfter: 300_000))
         let manager = DownloadManager(configuration: fastConfiguration())
         let events = manager.events()
         try await manager.enqueue(contentsOf: [
@@ -141,9 +143,13 @@ import Testing
     @Test func pauseAllAndResumeAll() async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()
-        defer { folder.remove(); server.stop() }
+        let gate = Gate()
+        defer { gate.open(); folder.remove(); server.stop() }
         let bodies = (0..<3).map { Body.pattern(size: 1 << 20, seed: UInt64($0)) }
-        for (index, body) in bodies.enumerated() { server.setRoute("/\(index)", Route(body: body, etag: "\"\(index)\"", throttle: 40_000)) }
+        // Each held mid-body: all three running at the pause.
+        for (index, body) in bodies.enumerated() {
+            server.setRoute("/\(index)", Route(body: body, etag: "\"\(index)\"", gate: gate, gateAfter: 300_000))
+        }
         let manager = DownloadManager(configuration: fastConfiguration())
         try await manager.enqueue(contentsOf: (0..<3).map { request(DownloadID("\($0)"), server.url("/\($0)"), to: folder.file("\($0)")) })
         try await eventually("all started") { try await manager.downloads.allSatisfy { $0.bytes > 0 } }

@@ -16,12 +16,16 @@ import Testing
     @Test func theGlobalLimitIsTheMostConnectionsTheServerSees() async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()
-        defer { folder.remove(); server.stop() }
+        let gate = Gate()
+        defer { gate.open(); folder.remove(); server.stop() }
+        // Every answer held until the limit's worth are in flight.
         for index in 0..<8 {
-            server.setRoute("/\(index)", Route(body: .pattern(size: 60_000, seed: UInt64(index)), throttle: 200_000))
+            server.setRoute("/\(index)", Route(body: .pattern(size: 60_000, seed: UInt64(index)), gate: gate))
         }
         let manager = DownloadManager(configuration: fastConfiguration(concurrency: 3))
         try await manager.enqueue(contentsOf: (0..<8).map { request(DownloadID("\($0)"), server.url("/\($0)"), to: folder.file("\($0).bin")) })
+        try await eventually("three requests held") { server.requests.count == 3 }
+        gate.open()
         await manager.waitUntilIdle()
         #expect(try await manager.downloads.allSatisfy { $0.status == .completed })
         #expect(server.maxConcurrentRequests == 3)
@@ -32,11 +36,13 @@ import Testing
         let one = try TestServer()
         let two = try TestServer()
         let folder = TemporaryFolder()
-        defer { folder.remove(); one.stop(); two.stop() }
+        let gate = Gate()
+        defer { gate.open(); folder.remove(); one.stop(); two.stop() }
         var requests: [DownloadRequest] = []
+        // Every answer held until each host has its limit's worth in flight.
         for index in 0..<5 {
             for (name, server) in [("one", one), ("two", two)] {
-                server.setRoute("/\(index)", Route(body: .pattern(size: 50_000, seed: UInt64(index)), throttle: 200_000))
+                server.setRoute("/\(index)", Route(body: .pattern(size: 50_000, seed: UInt64(index)), gate: gate))
                 requests.append(request(DownloadID("\(name)\(index)"), server.url("/\(index)"), to: folder.file("\(name)\(index)")))
             }
         }
@@ -44,6 +50,8 @@ import Testing
         configuration.maxDownloadsPerHost = 2
         let manager = DownloadManager(configuration: configuration)
         try await manager.enqueue(contentsOf: requests)
+        try await eventually("two requests held on each host") { one.requests.count == 2 && two.requests.count == 2 }
+        gate.open()
         await manager.waitUntilIdle()
         #expect(try await manager.downloads.allSatisfy { $0.status == .completed })
         #expect(one.maxConcurrentRequests == 2)
@@ -95,8 +103,10 @@ import Testing
     @Test func aPriorityChangeAppliesToTheNextStart() async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()
-        defer { folder.remove(); server.stop() }
-        server.setRoute("/slow", Route(body: .pattern(size: 400_000, seed: 1), throttle: 100_000))
+        let gate = Gate()
+        defer { gate.open(); folder.remove(); server.stop() }
+        // Held mid-body until the others are queued and reordered.
+        server.setRoute("/slow", Route(body: .pattern(size: 400_000, seed: 1), gate: gate, gateAfter: 100_000))
         for name in ["a", "b", "c"] { server.setRoute("/\(name)", Route(body: .bytes(Array(name.utf8)))) }
         let manager = DownloadManager(configuration: fastConfiguration(concurrency: 1))
         let recorder = EventRecorder(manager)
@@ -107,6 +117,7 @@ import Testing
         try await manager.enqueue(contentsOf: ["a", "b", "c"].map { request(DownloadID($0), server.url("/\($0)"), to: folder.file($0)) })
         try await manager.setPriority(10, for: "c")
         await manager.setLimits(maxConcurrent: 1)
+        gate.open()
         await manager.waitUntilIdle()
         #expect(try await manager.download(withID: "slow")?.status == .completed, "the running transfer was not interrupted")
         #expect(server.requests.map(\.path) == ["/slow", "/c", "/a", "/b"])

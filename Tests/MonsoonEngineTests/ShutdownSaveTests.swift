@@ -13,9 +13,11 @@ struct ShutdownSaveTests {
         let server = try TestServer()
         let folder = TemporaryFolder()
         let mounted = try MountedTmpfs(at: folder.file("disk"), megabytes: 4)
-        defer { mounted.unmount(); folder.remove(); server.stop() }
+        let gate = Gate()
+        defer { gate.open(); mounted.unmount(); folder.remove(); server.stop() }
         let body = Body.pattern(size: 4 << 20, seed: 5)
-        server.setRoute("/slow", Route(body: body, etag: "\"slow\"", throttle: 200_000))
+        // Held mid-body: still running at the shutdown.
+        server.setRoute("/slow", Route(body: body, etag: "\"slow\"", gate: gate, gateAfter: 300_000))
         let manager = try await DownloadManager.open(configuration: fastConfiguration(), databasePath: mounted.file("queue.sqlite"))
         // The file goes to another disk: only the database's is full.
         try await manager.enqueue(request("slow", server.url("/slow"), to: folder.file("slow.bin")))

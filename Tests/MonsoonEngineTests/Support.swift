@@ -22,13 +22,15 @@ struct TemporaryFolder {
     func remove() { try? FileManager.default.removeItem(atPath: path) }
 }
 
-/// Engine settings that make retries and stalls quick in tests.
+/// Engine settings that make retries quick in tests. No stall is seen for a minute: a test holds
+/// transfers with gates (`Route(gate:)`) for as long as its own turns take, however busy the
+/// machine; a test of the stall detector sets its own, short, `stallSeconds`.
 func fastConfiguration(concurrency: Int = 4, retries: Int = 5) -> EngineConfiguration {
     var configuration = EngineConfiguration()
     configuration.maxConcurrentDownloads = concurrency
     configuration.retry = RetryPolicy(maxRetries: retries, baseDelay: 0.05, maxDelay: 5, jitter: 0.1)
     configuration.connectTimeout = 5
-    configuration.stallSeconds = 2
+    configuration.stallSeconds = 60
     configuration.stallBytesPerSecond = 1024
     configuration.diskReserve = 0
     return configuration
@@ -67,6 +69,20 @@ func waitFor(_ manager: DownloadManager, _ id: DownloadID, _ statuses: Set<Downl
 @discardableResult
 func waitFor(_ manager: DownloadManager, _ id: DownloadID, _ status: DownloadStatus, seconds: Double = 30) async throws -> Download {
     try await waitFor(manager, id, [status], seconds: seconds)
+}
+
+/// Waits (polling) until `id`'s download is `what` says; on timeout, the error says what it last was.
+@discardableResult
+func waitFor(_ manager: DownloadManager, _ id: DownloadID, _ what: String, seconds: Double = 30,
+             until condition: (Download) -> Bool) async throws -> Download {
+    let deadline = Date().addingTimeInterval(seconds)
+    var last: Download?
+    while Date() < deadline {
+        last = try await manager.download(withID: id)
+        if let last, condition(last) { return last }
+        try await Task.sleep(nanoseconds: 20_000_000)
+    }
+    throw Timeout(description: "\(id) did not become \(what) in \(seconds) s; last: \(String(describing: last))")
 }
 
 /// Waits until `condition` holds.
@@ -126,6 +142,18 @@ final class EventRecorder: Sendable {
         }
         throw Timeout(description: "\(id) did not report \(status) within \(seconds) s; it reported \(statuses(of: id))")
     }
+}
+
+/// Blocks this thread (one of its own: a `holdDatabase` body, never a task) until `condition`
+/// holds, polling, or `seconds` pass; whether it held.
+@discardableResult
+func block(seconds: Double = 30, until condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while !condition() {
+        guard Date() < deadline else { return false }
+        usleep(1000)
+    }
+    return true
 }
 
 /// Another process's hold on the database `path`, from a thread of its own (in the full suite a

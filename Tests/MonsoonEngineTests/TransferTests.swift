@@ -62,10 +62,12 @@ import Testing
     @Test func pauseAndResumeDoNotStartOver() async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()
-        defer { folder.remove(); server.stop() }
+        let gate = Gate()
+        defer { gate.open(); folder.remove(); server.stop() }
         let size = 1 << 20
         let body = Body.pattern(size: size, seed: 3)
-        server.setRoute("/c.mp3", Route(body: body, etag: "\"c1\"", throttle: 40_000))
+        // Held mid-body until the test has paused it.
+        server.setRoute("/c.mp3", Route(body: body, etag: "\"c1\"", gate: gate, gateAfter: 300_000))
         let manager = DownloadManager(configuration: fastConfiguration())
         try await manager.enqueue(request("c", server.url("/c.mp3"), to: folder.file("c.mp3")))
         try await eventually("some bytes on disk") { (try await manager.download(withID: "c")?.bytes ?? 0) > 100_000 }
@@ -74,7 +76,10 @@ import Testing
         let partSize = PartFile.size(at: folder.file("c.mp3.part")) ?? 0
         #expect(partSize > 0 && partSize < size)
         #expect(!FileManager.default.fileExists(atPath: folder.file("c.mp3")))
-        try await Task.sleep(nanoseconds: 200_000_000)
+        // The rest of the answer may go now: a transfer still running would write it.
+        gate.open()
+        try await eventually("the paused attempt's connection closed") { server.openConnections == 0 }
+        _ = try await manager.counts()   // a turn of the loop since
         #expect(PartFile.size(at: folder.file("c.mp3.part")) == partSize, "nothing is written while paused")
         #expect(paused.bytes == partSize)
         server.setRoute("/c.mp3", Route(body: body, etag: "\"c1\""))
@@ -107,10 +112,12 @@ import Testing
     @Test func aChangedResourceRestartsAndYieldsTheNewFile() async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()
-        defer { folder.remove(); server.stop() }
+        let gate = Gate()
+        defer { gate.open(); folder.remove(); server.stop() }
         let old = Body.pattern(size: 1 << 20, seed: 5)
         let new = Body.pattern(size: 1 << 20, seed: 6)
-        server.setRoute("/e", Route(body: old, etag: "\"old\"", throttle: 40_000))
+        // Held mid-body until the test has paused it.
+        server.setRoute("/e", Route(body: old, etag: "\"old\"", gate: gate, gateAfter: 300_000))
         let manager = DownloadManager(configuration: fastConfiguration())
         try await manager.enqueue(request("e", server.url("/e"), to: folder.file("e.bin")))
         try await eventually("some bytes") { (try await manager.download(withID: "e")?.bytes ?? 0) > 50_000 }
@@ -227,8 +234,11 @@ import Testing
         defer { folder.remove(); server.stop() }
         let body = Body.pattern(size: 300_000, seed: 13)
         server.setRoute("/k", Route(body: body, etag: "\"k\"", faults: [.stallAfter(bytes: 100_000, seconds: 20, times: 1)]))
+        // Slower than 200 kB/s for a second is a stall: curl averages the speed since the start (over
+        // five seconds at most), which the first 100,000 bytes would keep above 1 kB/s for seconds.
         var configuration = fastConfiguration()
         configuration.stallSeconds = 1
+        configuration.stallBytesPerSecond = 200_000
         let manager = DownloadManager(configuration: configuration)
         try await manager.enqueue(request("k", server.url("/k"), to: folder.file("k.bin")))
         try await waitFor(manager, "k", .completed)

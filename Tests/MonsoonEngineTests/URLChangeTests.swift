@@ -29,11 +29,13 @@ import Testing
     @Test func aRefusedDownloadGoesOnFromItsNewURLWithRangeAcrossARelaunch() async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()
-        defer { folder.remove(); server.stop() }
+        let gate = Gate()
+        defer { gate.open(); folder.remove(); server.stop() }
         let database = folder.file("queue.sqlite")
         let size = 1 << 20
         let body = Body.pattern(size: size, seed: 21)
-        server.setRoute("/old.mp3", Route(body: body, etag: "\"r1\"", throttle: 60_000))
+        // Held mid-body until the test has paused it.
+        server.setRoute("/old.mp3", Route(body: body, etag: "\"r1\"", gate: gate, gateAfter: 300_000))
         let path = folder.file("r.mp3")
         var partSize = 0
         do {
@@ -79,10 +81,12 @@ import Testing
     @Test func aNewURLServingAnotherVersionStartsThePartOver() async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()
-        defer { folder.remove(); server.stop() }
+        let gate = Gate()
+        defer { gate.open(); folder.remove(); server.stop() }
         let old = Body.pattern(size: 1 << 20, seed: 22)
         let new = Body.pattern(size: 1 << 20, seed: 23)
-        server.setRoute("/a", Route(body: old, etag: "\"a1\"", throttle: 60_000))
+        // Held mid-body: still running when its URL changes.
+        server.setRoute("/a", Route(body: old, etag: "\"a1\"", gate: gate, gateAfter: 300_000))
         server.setRoute("/b", Route(body: new, etag: "\"b1\""))
         let manager = DownloadManager(configuration: fastConfiguration())
         let path = folder.file("v.bin")
@@ -102,9 +106,11 @@ import Testing
     @Test func aRunningDownloadMovedToAnotherHostFreesItsSlot() async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()
-        defer { folder.remove(); server.stop() }
+        let gate = Gate()
+        defer { gate.open(); folder.remove(); server.stop() }
         let body = Body.pattern(size: 600_000, seed: 24)
-        server.setRoute("/x", Route(body: body, etag: "\"x\"", throttle: 100_000))
+        // Each answer held mid-body: x runs, on either host, until y has completed.
+        server.setRoute("/x", Route(body: body, etag: "\"x\"", gate: gate, gateAfter: 100_000))
         server.setRoute("/y", Route(body: .bytes([7])))
         var configuration = fastConfiguration()
         configuration.maxDownloadsPerHost = 1
@@ -116,6 +122,7 @@ import Testing
         let elsewhere = try #require(URL(string: "http://localhost:\(server.port)/x"))
         try await manager.changeURL("x", to: elsewhere)
         try await waitFor(manager, "y", .completed)
+        gate.open()
         try await waitFor(manager, "x", .completed)
         #expect(sha256(ofFile: folder.file("x")) == body.sha256Hex())
         await manager.shutdown()

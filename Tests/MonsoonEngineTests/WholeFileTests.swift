@@ -126,35 +126,37 @@ import Testing
 }
 
 extension WholeFileTests {
-    /// A small file that comes slowly is not kept in memory to the end: within about a second its
-    /// part is made and what came is on disk, so a killed run loses no more than that.
+    /// A small file that comes slowly is not kept in memory to the end: a second after its first
+    /// bytes (by the engine's clock) its part is made and what came is on disk, so a killed run
+    /// loses no more than that.
     @Test func aSlowSmallFileGetsItsPartWithinASecond() async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()
         let home = TemporaryFolder()
-        defer { folder.remove(); home.remove(); server.stop() }
+        let gate = Gate()
+        defer { gate.open(); folder.remove(); home.remove(); server.stop() }
         let body = Body.pattern(size: 120_000, seed: 9)
-        server.setRoute("/slow.mp3", Route(body: body, contentType: "audio/mpeg", throttle: 30_000))   // four seconds
-        let manager = try DownloadManager(configuration: fastConfiguration(), databasePath: home.file("queue.sqlite"), watchesOtherProcesses: false)
-        // A thread of its own watches the folder: in the full suite this test's task may wait
-        // seconds for a turn, past the four seconds the body takes.
+        // The first 30,000 bytes, then the rest held until the test has seen the part.
+        server.setRoute("/slow.mp3", Route(body: body, contentType: "audio/mpeg", gate: gate, gateAfter: 30_000))
+        let time = ManualClock()
+        var configuration = fastConfiguration()
+        configuration.clock = time.clock
+        let manager = try DownloadManager(configuration: configuration, databasePath: home.file("queue.sqlite"), watchesOtherProcesses: false)
         let (part, file) = (folder.file("slow.mp3.part"), folder.file("slow.mp3"))
-        let seen = Locked<Bool?>(nil)
-        let watcher = Thread {
-            let deadline = Date().addingTimeInterval(30)
-            while Date() < deadline {
-                // The part with bytes in it, while the body still comes (the file not yet in place).
-                if (PartFile.size(at: part) ?? 0) > 0 && !PartFile.exists(file) { return seen.withLock { $0 = true } }
-                usleep(5_000)
-            }
-            seen.withLock { $0 = false }
-        }
-        watcher.start()
         _ = try await manager.enqueue(DownloadRequest(id: "s", url: server.url("/slow.mp3"), destination: .directory(folder.path)))
-        try await eventually(seconds: 40, "the watcher's answer") { seen.withLock { $0 != nil } }
-        #expect(seen.withLock { $0 } == true, "the part, with bytes in it, while the body still comes")
+        try await eventually("the first bytes kept in memory") {
+            guard server.bodyBytesSent >= 30_000 else { return false }
+            return try await manager.peek { $0.waitingForParts.bodiesHeldBack } == 1
+        }
+        _ = try await manager.counts()   // a turn of the loop, the engine's time unchanged
+        #expect(!PartFile.exists(part), "no part yet: the body may still come whole")
+        time.advance(by: 1)
+        _ = try await manager.counts()   // a turn of the loop, which finds the body held a second
+        try await eventually("the part, with bytes in it") { (PartFile.size(at: part) ?? 0) > 0 }
+        #expect(!PartFile.exists(file), "the body still comes")
+        gate.open()
         _ = try await waitFor(manager, "s", .completed)
-        #expect(sha256(ofFile: folder.file("slow.mp3")) == body.sha256Hex())
+        #expect(sha256(ofFile: file) == body.sha256Hex())
         #expect(server.requests(for: "/slow.mp3").count == 1)
         await manager.shutdown()
     }
@@ -168,22 +170,38 @@ extension WholeFileTests {
         let server = try TestServer()
         let folder = TemporaryFolder()
         let home = TemporaryFolder()
-        defer { folder.remove(); home.remove(); server.stop() }
+        let gate = Gate()
+        defer { gate.open(); folder.remove(); home.remove(); server.stop() }
         let body = Body.pattern(size: 50_000, seed: 10)
-        server.setRoute("/w.mp3", Route(body: body, contentType: "audio/mpeg", firstByteDelay: 0.3))
+        server.setRoute("/w.mp3", Route(body: body, contentType: "audio/mpeg", gate: gate))
         server.setRoute("/first.mp3", Route(body: .bytes(Array("first".utf8)), contentType: "audio/mpeg"))
         let database = home.file("queue.sqlite")
-        let manager = try DownloadManager(configuration: fastConfiguration(concurrency: 1), databasePath: database, watchesOtherProcesses: false)
+        // A busy timeout the hold outlasts at once; and the retry waits for the test's clock, so it
+        // comes only once the lock is let go.
+        let time = ManualClock()
+        var configuration = fastConfiguration(concurrency: 1)
+        configuration.storeBusyTimeout = 0.5
+        configuration.clock = time.clock
+        let manager = try DownloadManager(configuration: configuration, databasePath: database, watchesOtherProcesses: false)
+        let recorder = EventRecorder(manager)
         // A first file, so the queue's identity (its first whole file makes it) is there already.
         _ = try await manager.enqueue(DownloadRequest(id: "first", url: server.url("/first.mp3"), destination: .directory(folder.path)))
         _ = try await waitFor(manager, "first", .completed)
+        // Taken before the answer comes, held until the file's transaction has given up on it.
         let held = holdDatabase(database, once: { !server.requests(for: "/w.mp3").isEmpty }) { _ in
-            _ = usleep(11_000_000)   // past the store's busy timeout of 10 s
+            gate.open()
+            guard block(until: { recorder.statuses(of: "w").contains(.waitingToRetry) }) else {
+                throw Timeout(description: "w never waited to retry: \(recorder.statuses(of: "w"))")
+            }
         }
         _ = try await manager.enqueue(DownloadRequest(id: "w", url: server.url("/w.mp3"), destination: .directory(folder.path)))
-        let done = try await waitFor(manager, "w", .completed, seconds: 60)
+        let waiting = try await recorder.waitFor("w", .waitingToRetry)
+        #expect(waiting.lastError?.message.hasPrefix("could not save the download in the database: ") == true, "\(String(describing: waiting.lastError))")
         try await eventually("the lock let go") { held.withLock { $0 != nil } }
         try #require(held.withLock { $0 }).get()
+        #expect(server.requests(for: "/w.mp3").count == 1)
+        time.advance(by: 10)   // past the retry's delay (fastConfiguration's longest is 5 s)
+        let done = try await waitFor(manager, "w", .completed)
         #expect(done.filePath == folder.file("w.mp3"))
         #expect(sha256(ofFile: folder.file("w.mp3")) == body.sha256Hex())
         #expect(folder.contents() == ["first.mp3", "w.mp3"])
@@ -223,20 +241,28 @@ extension WholeFileTests {
         let server = try TestServer()
         let folder = TemporaryFolder()
         let home = TemporaryFolder()
-        defer { folder.remove(); home.remove(); server.stop() }
+        let gate = Gate()
+        let removalAsked = Gate()   // a flag: the holder lets go once it opens
+        defer { gate.open(); removalAsked.open(); folder.remove(); home.remove(); server.stop() }
         let body = Body.pattern(size: 60_000, seed: 12)
-        server.setRoute("/r.mp3", Route(body: body, contentType: "audio/mpeg", firstByteDelay: 0.3))
+        server.setRoute("/r.mp3", Route(body: body, contentType: "audio/mpeg", gate: gate))
         let database = home.file("queue.sqlite")
         let manager = try DownloadManager(configuration: fastConfiguration(), databasePath: database, watchesOtherProcesses: false)
         // The worker is held at its transaction from before the body comes until after the removal.
         let held = holdDatabase(database, once: { !server.requests(for: "/r.mp3").isEmpty }) { _ in
-            while server.bodyBytesSent < body.count { usleep(1000) }
-            _ = usleep(1_500_000)
+            gate.open()
+            guard block(until: { removalAsked.isOpen }) else { throw Timeout(description: "the removal was never asked") }
         }
-        _ = try await manager.enqueue(DownloadRequest(id: "r", url: server.url("/r.mp3"), destination: .directory(folder.path)))
-        try await eventually("the body sent") { server.bodyBytesSent >= body.count }
-        try await Task.sleep(nanoseconds: 300_000_000)   // the attempt ends; its file waits for the worker
-        try await manager.remove("r", deleteFile: true)
+        // Its own task: its answer may wait for the worker, which waits for the hold.
+        let enqueued = Task { try await manager.enqueue(DownloadRequest(id: "r", url: server.url("/r.mp3"), destination: .directory(folder.path))) }
+        try await eventually("the attempt ended, its file waiting for the worker") { try await manager.peek { $0.state(of: "r")?.isPlacing } == true }
+        let removal = Task { try await manager.remove("r", deleteFile: true) }
+        try await eventually("the removal waiting for the file to land") {
+            try await manager.peek { $0.state(of: "r")?.pending } == .removal(deleteFile: true)
+        }
+        removalAsked.open()
+        try await removal.value
+        _ = try await enqueued.value
         try await eventually("the lock let go") { held.withLock { $0 != nil } }
         try #require(held.withLock { $0 }).get()
         try await eventually("the download gone, and its file") {
@@ -274,15 +300,16 @@ extension WholeFileTests {
 }
 
 extension WholeFileTests {
-    /// Another process holds the database for four seconds from the first request of forty small
-    /// files, four at a time: the files whose bodies came whole wait for the disk worker without
-    /// holding a slot, so downloads go on until their bodies fill the buffers' budget; then the
-    /// next ones wait in curl, holding their slots, and memory stays within the budget. All land exact.
+    /// Another process holds the database from the first request of forty small files, four at a
+    /// time: the files whose bodies came whole wait for the disk worker without holding a slot,
+    /// so downloads go on until their bodies fill the buffers' budget; then the next ones wait in
+    /// curl, holding their slots, and memory stays within the budget. All land exact.
     @Test func wholeFilesWaitingForTheWorkerHoldNoSlotButStayWithinTheBudget() async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()
         let home = TemporaryFolder()
-        defer { folder.remove(); home.remove(); server.stop() }
+        let settled = Gate()   // a flag: the holder lets go once it opens
+        defer { settled.open(); folder.remove(); home.remove(); server.stop() }
         let size = 100_000
         let bodies = (0..<40).map { Body.pattern(size: size, seed: UInt64(500 + $0)) }
         for (index, body) in bodies.enumerated() { server.setRoute("/s\(index).mp3", Route(body: body, contentType: "audio/mpeg")) }
@@ -297,16 +324,28 @@ extension WholeFileTests {
         _ = try await manager.enqueue(DownloadRequest(id: "first", url: server.url("/first.mp3"), destination: .directory(folder.path)))
         _ = try await waitFor(manager, "first", .completed)
         let requests: @Sendable () -> Int = { (0..<40).reduce(0) { $0 + server.requests(for: "/s\($1).mp3").count } }
-        // The lock taken at the first request; at the end of the hold, the files asked for less
-        // the ones already saved: those between wait in memory.
+        // The lock taken at the first request; once nothing more can start, the files asked for
+        // less the ones already saved: those between wait in memory.
         let waiting = holdDatabase(database, once: { requests() > 0 }) { connection in
-            usleep(4_000_000)   // within the store's busy timeout of 10 s: the worker waits
+            guard block(until: { settled.isOpen }) else { throw Timeout(description: "the downloads never settled") }
             let asked = requests()
             return asked - (try connection.scalarInt("SELECT count(*) FROM downloads WHERE id LIKE 's%' AND status = 'completed'") ?? 0)
         }
-        _ = try await manager.enqueue(contentsOf: (0..<40).map {
-            DownloadRequest(id: DownloadID("s\($0)"), url: server.url("/s\($0).mp3"), destination: .directory(folder.path))
-        })
+        // Its own task: its answer may wait for the worker, which waits for the hold.
+        let enqueued = Task {
+            try await manager.enqueue(contentsOf: (0..<40).map {
+                DownloadRequest(id: DownloadID("s\($0)"), url: server.url("/s\($0).mp3"), destination: .directory(folder.path))
+            })
+        }
+        // Settled: every slot held by a body waiting in curl (the budget has no room for it), and
+        // a turn of the loop after that, which would have started any download that could.
+        try await eventually("every slot held by a body waiting in curl") {
+            try await manager.peek { $0.waitingForParts.transfersHeldInCurl } == 4
+        }
+        let after = try await manager.peek { $0.waitingForParts }
+        #expect(after.slotsTaken == 4 && after.transfersHeldInCurl == 4, "\(after)")
+        settled.open()
+        _ = try await enqueued.value
         for (index, body) in bodies.enumerated() {
             let done = try await waitFor(manager, DownloadID("s\(index)"), .completed, seconds: 60)
             #expect(done.filePath.map { sha256(ofFile: $0) } == body.sha256Hex())

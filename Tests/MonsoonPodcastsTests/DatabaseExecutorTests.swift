@@ -55,8 +55,11 @@ import Testing
         while (0..<count).contains(where: { server.requests(for: "/feed\($0)").isEmpty }) && Date() < deadline {
             try await Task.sleep(nanoseconds: 10_000_000)
         }
-        // Every feed is in: their writes wait for the lock now (or soon: then they simply find it free).
-        try await Task.sleep(nanoseconds: 200_000_000)
+        // Every feed is in, and every library's thread busy: with the reads before the fetches done,
+        // that is each subscription's write, waiting for the lock.
+        while !libraries.allSatisfy(\.isOnDatabase) && Date() < deadline { try await Task.sleep(nanoseconds: 10_000_000) }
+        let waiting = libraries.allSatisfy(\.isOnDatabase)
+        #expect(waiting, "every library's write waits for the lock")
         #expect(await Task.detached { true }.value)
         try holder.execute("COMMIT")
         for subscription in subscriptions {

@@ -356,13 +356,25 @@ struct LibraryFixture {
         let server = try TestServer()
         defer { server.stop() }
         let fixture = try LibraryFixture()
+        let gate = Gate()
+        defer { gate.open() }
         for index in 0..<12 {
-            server.setRoute("/f\(index)", Route(body: .bytes(Array(rss(title: "Show \(index)", items: [("g\(index)", "E", "https://cdn.example.com/\(index).mp3")]).utf8)),
-                                                  contentType: "application/rss+xml", throttle: 1_000))
+            var route = Route(body: .bytes(Array(rss(title: "Show \(index)", items: [("g\(index)", "E", "https://cdn.example.com/\(index).mp3")]).utf8)),
+                              contentType: "application/rss+xml")
+            server.setRoute("/f\(index)", route)
             _ = try await fixture.library.subscribe(to: server.url("/f\(index)"))
+            // Refreshed, its answer waits until a second feed has been asked for meanwhile.
+            route.gate = gate
+            server.setRoute("/f\(index)", route)
         }
         server.resetStatistics()
-        let results = try await fixture.library.refreshAll()
+        // The library is used by this one task alone, then by the test again once it is done.
+        nonisolated(unsafe) let library = fixture.library
+        let refreshing = Task { try await library.refreshAll() }
+        let deadline = Date().addingTimeInterval(30)
+        while server.requests.count < 2 && Date() < deadline { try await Task.sleep(nanoseconds: 10_000_000) }
+        gate.open()
+        let results = try await refreshing.value
         #expect(results.count == 12)
         #expect(results.allSatisfy { if case .success = $0.1 { return true } else { return false } })
         #expect(server.maxConcurrentRequests > 1, "feeds are fetched concurrently")

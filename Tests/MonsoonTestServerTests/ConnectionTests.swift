@@ -38,9 +38,13 @@ struct ConnectionTests {
 
     @Test func maxConcurrentRequests() throws {
         let server = try TestServer()
-        // ~1.4 s per response: long enough for all four clients to overlap even on a busy machine.
-        server.setRoute("/slow", Route(body: .pattern(size: 18_000, seed: 1), throttle: 12_000))
+        // Every answer held until all four clients have asked: they overlap however busy the machine.
+        let gate = Gate()
+        defer { gate.open() }
+        server.setRoute("/slow", Route(body: .pattern(size: 18_000, seed: 1), gate: gate))
         let clients = try (0..<4).map { _ in try Curl.start(["-o", "/dev/null", server.url("/slow").absoluteString]) }
+        #expect(eventually(timeout: 20) { server.requests.count == 4 })
+        gate.open()
         for client in clients { client.waitUntilExit() }
         #expect(clients.allSatisfy { $0.terminationStatus == 0 })
         #expect(server.maxConcurrentRequests == 4)

@@ -138,6 +138,10 @@ final class EventSubscriber: Sendable {
         for (waiter, next) in deliveries { waiter.resume(returning: next) }
     }
 
+    /// Iterators waiting in `next()` for an event, for the tests of their cancellation. Nothing
+    /// else reads it.
+    var waitingIterators: Int { state.withLock { $0.waiters.count } }
+
     func finish() {
         let waiters = state.withLock { state -> [CheckedContinuation<DownloadEvent?, Never>] in
             state.finished = true

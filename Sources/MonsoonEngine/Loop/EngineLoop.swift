@@ -89,6 +89,41 @@ struct EngineLoop {
     /// (`EasyHandlePool`). Nothing else reads it.
     var easyHandlesMade: Int { core.easyHandles.made }
 
+    /// What waits for parts (and so, often, for the disk worker), for the tests of small bodies
+    /// and of a stalled worker: what the loop holds back cannot be seen from outside otherwise.
+    /// Nothing else reads it.
+    var waitingForParts: WaitingForParts {
+        WaitingForParts(slotsTaken: core.runningDownloads,
+                        bodiesHeldBack: core.transfers.values.count { $0.heldPart != nil },
+                        attemptsEndedBeforeTheirParts: core.preparing.values.count { $0.endedWhilePreparing != nil },
+                        transfersHeldInCurl: core.transfers.values.count { $0.pausedWhilePreparing })
+    }
+
+    /// The disks' measurements: how many are under way, and when the newest landed (by the
+    /// engine's clock), for the tests that move the clock to see a download wait for room.
+    /// Nothing else reads it.
+    var diskMeasurements: (underWay: Int, latest: Date?) {
+        let volumes = core.space.volumes.values
+        return (volumes.count { $0.measuring }, volumes.map(\.measuredAt).max())
+    }
+
+    /// The state of `id`'s record held in memory (nil: none is), for the tests of what is asked
+    /// while its file is placed. Nothing else reads it.
+    func state(of id: DownloadID) -> DownloadRecord.StateMachine? {
+        core.records.hot[id]?.state
+    }
+
+    struct WaitingForParts: Sendable, Equatable {
+        /// Downloads starting or running: the slots taken.
+        var slotsTaken: Int
+        /// Small bodies kept in memory whose parts are not asked for yet (`EngineCore.holdsPart`).
+        var bodiesHeldBack: Int
+        /// Attempts whose bodies came whole while their parts were prepared (they hold no slot).
+        var attemptsEndedBeforeTheirParts: Int
+        /// Transfers whose bodies wait in curl, paused, for their parts (they hold their slots).
+        var transfersHeldInCurl: Int
+    }
+
     /// Applies commands other processes posted, up to number `seq` (see `CommandWatcher`).
     func apply(_ commands: [DownloadCommand], through seq: Int) { core.apply(commands, through: seq) }
 

@@ -11,7 +11,9 @@ extension DownloadManager {
                             watchesOtherProcesses: Bool = true) async throws -> DownloadManager {
         let connections = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Connections, Error>) in
             Thread.detachNewThread(named: "monsoon.open") {
-                continuation.resume(with: Result { try Connections(databasePath: databasePath, watching: watchesOtherProcesses) })
+                continuation.resume(with: Result {
+                    try Connections(databasePath: databasePath, watching: watchesOtherProcesses, busyTimeout: configuration.storeBusyTimeout)
+                })
             }
         }
         return DownloadManager(configuration: configuration, connections: connections)
@@ -34,9 +36,10 @@ extension DownloadManager {
         /// Opens them (the first creates or migrates the tables). Blocks: see `open`.
         /// - Throws: `StoreError` when the database cannot be opened, is damaged, or is from a
         ///   newer Monsoon; the file is then left untouched.
-        init(databasePath: String, watching: Bool) throws {
-            worker = try DownloadStore(path: databasePath)
-            watcher = watching ? try DownloadStore(path: databasePath) : nil
+        /// `busyTimeout`: `EngineConfiguration.storeBusyTimeout`.
+        init(databasePath: String, watching: Bool, busyTimeout: Double) throws {
+            worker = try DownloadStore(path: databasePath, busyTimeout: busyTimeout)
+            watcher = watching ? try DownloadStore(path: databasePath, busyTimeout: busyTimeout) : nil
         }
     }
 }

@@ -34,10 +34,11 @@ public final class DownloadManager: Sendable {
     /// - Throws: `StoreError` when the database cannot be opened, is damaged, or is
     ///   from a newer Monsoon; the file is then left untouched.
     /// - Important: opening blocks the calling thread: it opens two connections, may create or
-    ///   migrate the tables and may wait for another process's lock (up to 10 s). From async code,
-    ///   use `open(configuration:databasePath:watchesOtherProcesses:)`.
+    ///   migrate the tables and may wait for another process's lock (up to the configuration's
+    ///   `storeBusyTimeout`). From async code, use `open(configuration:databasePath:watchesOtherProcesses:)`.
     public convenience init(configuration: EngineConfiguration = EngineConfiguration(), databasePath: String, watchesOtherProcesses: Bool = true) throws {
-        self.init(configuration: configuration, connections: try Connections(databasePath: databasePath, watching: watchesOtherProcesses))
+        self.init(configuration: configuration, connections: try Connections(
+            databasePath: databasePath, watching: watchesOtherProcesses, busyTimeout: configuration.storeBusyTimeout))
     }
 
     /// A manager whose queue is kept in `store`, a `QueueStore` the caller opened (PostgreSQL's,
@@ -80,6 +81,20 @@ public final class DownloadManager: Sendable {
                 }
             }
             if !posted { reply.shutDown() }
+        }
+        return try result.get()
+    }
+
+    /// Runs `body` on the transfer thread and answers at once, not once the saves under way are
+    /// done as `perform` does: for the tests that look at the loop while another process holds
+    /// the database, which holds those saves. Nothing else calls it.
+    func peek<T: Sendable>(_ body: @escaping @Sendable (EngineLoop) -> T) async throws(DownloadManagerError) -> T {
+        let inbox = self.inbox
+        let result: Result<T, DownloadManagerError> = await withCheckedContinuation { continuation in
+            let posted = inbox.post { loop in
+                continuation.resume(returning: loop.isStopping ? .failure(.shutDown) : .success(body(loop)))
+            }
+            if !posted { continuation.resume(returning: .failure(.shutDown)) }
         }
         return try result.get()
     }

@@ -41,6 +41,11 @@ public struct EngineConfiguration: Sendable, Equatable {
     public var checkpointBytes: Int = 8 << 20
     /// The longest time between two checkpoints of a running download, in seconds.
     public var checkpointSeconds: Double = 5
+    /// How long the engine's connections to its queue's database (`DownloadManager(configuration:
+    /// databasePath:)`) wait for another process's lock before the write fails, in seconds: a
+    /// failed save of a file's row is tried again later, the file with it. Ten seconds outlasts
+    /// any transaction of another Monsoon process; tests shorten it to see a held lock's effect quickly.
+    public var storeBusyTimeout: Double = 10
     /// Sent when a request gives no User-Agent.
     public var userAgent: String = "Monsoon/0.1"
     /// Where to send HTTPS-verification trust (nil: the system's).

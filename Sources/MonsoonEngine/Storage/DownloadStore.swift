@@ -79,10 +79,12 @@ public final class DownloadStore: QueueStore {
 
     /// Opens (creating and migrating) the queue in the database at `path`.
     ///
+    /// - Parameter busyTimeout: how long a statement waits for another connection's lock, in
+    ///   seconds, before it fails (see `Database.init(path:busyTimeout:)`).
     /// - Throws: `StoreError` for a file that cannot be opened, is damaged, or
     ///   comes from a newer Monsoon (the file is then left untouched).
-    public init(path: String) throws {
-        database = try Database(path: path)
+    public init(path: String, busyTimeout: Double = 10) throws {
+        database = try Database(path: path, busyTimeout: busyTimeout)
         try Self.migrator.migrate(database)
     }
 

@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 /// A task executor with a thread of its own (a serial dispatch queue), for a library's database
 /// work. SQLite's writes, and its waits of up to the busy timeout (10 s) for another process's
@@ -9,6 +10,7 @@ import Dispatch
 /// `PodcastLibrary.onDatabase`.
 package final class DatabaseExecutor: TaskExecutor {
     private let queue: DispatchQueue
+    private let running = Atomic(0)
     /// Set on the executor's queue to its label: `DispatchQueue.getSpecific(key: queueLabel)` says
     /// which one the calling code runs on (nil: none of these).
     static let queueLabel = DispatchSpecificKey<String>()
@@ -22,6 +24,14 @@ package final class DatabaseExecutor: TaskExecutor {
     package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let executor = asUnownedTaskExecutor()
-        queue.async { job.runSynchronously(on: executor) }
+        queue.async {
+            self.running.add(1, ordering: .relaxed)
+            job.runSynchronously(on: executor)
+            self.running.subtract(1, ordering: .relaxed)
+        }
     }
+
+    /// Whether a job runs on the thread now (database work, or its wait for a lock), for the
+    /// tests that need to know a call is under way. Nothing else reads it.
+    var isBusy: Bool { running.load(ordering: .relaxed) > 0 }
 }

@@ -51,6 +51,10 @@ public final class PodcastLibrary {
         try await withTaskExecutorPreference(executor) { try body() }
     }
 
+    /// Whether database work of an async method runs now, on the library's own thread (or waits
+    /// there for another process's lock), for the tests of that thread. Nothing else reads it.
+    var isOnDatabase: Bool { executor.isBusy }
+
     // MARK: - Reading
 
     /// Every podcast, in the order they were subscribed to.
