@@ -39,7 +39,7 @@ struct ResponsePlan {
         }
         guard let route else { return page(404, isHead: isHead) }
         // A signed link is checked before anything else, as a CDN does: expired or forged, it is refused.
-        if let signing = route.signing, !signing.accepts(request.target, now: Date()) { return page(403, isHead: isHead) }
+        if let signing = route.signing, !signing.accepts(request.target, now: signing.now()) { return page(403, isHead: isHead) }
 
         switch fault {
         case .status(let status, _, let retryAfter)?:

@@ -17,16 +17,21 @@ public struct URLSigning: Sendable {
     public var lifetime: Double
     /// Known only to this signer (and its copies): a link made up or edited by a client is refused.
     private let secret: UInt64
+    /// Where the signer reads the time, to sign and to check links: the system's clock, or one a
+    /// test moves on (a link expires at once, without waiting for it).
+    public let now: @Sendable () -> Date
 
-    /// A signer whose links last `lifetime` seconds.
-    public init(lifetime: Double) {
+    /// A signer whose links last `lifetime` seconds of `now`'s time.
+    public init(lifetime: Double, now: @escaping @Sendable () -> Date = { Date() }) {
         self.lifetime = lifetime
+        self.now = now
         secret = UInt64.random(in: 1...UInt64.max)
     }
 
-    /// `url` with `expires` and `sig` added to its query, good until `lifetime` seconds after `now`.
-    public func sign(_ url: URL, now: Date = Date()) -> URL {
-        let expires = Int((now.timeIntervalSince1970 + lifetime).rounded(.up))
+    /// `url` with `expires` and `sig` added to its query, good until `lifetime` seconds after `now`
+    /// (nil: the signer's clock).
+    public func sign(_ url: URL, now: Date? = nil) -> URL {
+        let expires = Int(((now ?? self.now()).timeIntervalSince1970 + lifetime).rounded(.up))
         let separator = url.query == nil ? "?" : "&"
         return URL(string: url.absoluteString + "\(separator)expires=\(expires)&sig=\(signature(path: url.path, expires: expires))")!
     }

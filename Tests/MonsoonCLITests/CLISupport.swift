@@ -45,9 +45,12 @@ struct RunResult {
 }
 
 /// Runs `monsoon` in-process, with captured output, in `directory`.
+/// - Parameters:
+///   - timings: the command's waits; by default the tests' short ones (``Timings/quick``).
+///   - output: where standard output is captured, for a test that watches it while the command runs.
 func runMonsoon(_ arguments: [String], in directory: String, stdin: String = "", terminal: Bool = false, interruption: Interruption = Interruption(),
-                environment: [String: String]? = nil, keyInput: Int32 = -1, timings: Timings = Timings()) async -> RunResult {
-    let output = TextOutput.capturing()
+                environment: [String: String]? = nil, keyInput: Int32 = -1, timings: Timings = .quick,
+                output: TextOutput = .capturing()) async -> RunResult {
     let errors = TextOutput.capturing()
     let input = Data(stdin.utf8)
     var context = CommandContext(
@@ -57,6 +60,18 @@ func runMonsoon(_ arguments: [String], in directory: String, stdin: String = "",
     context.timings = timings
     let status = await MonsoonCLI.run(arguments, context: context)
     return RunResult(status: status, output: output.text, errors: errors.text)
+}
+
+extension Timings {
+    /// The waits of in-process runs: a retry comes at once and a hook that ignores SIGTERM is
+    /// killed after a moment, so no test waits out a production constant (the built binary, run
+    /// by the process tests, has the defaults).
+    static var quick: Timings {
+        var timings = Timings()
+        timings.retryBase = 0.02
+        timings.hookGrace = .milliseconds(200)
+        return timings
+    }
 }
 
 /// The built `monsoon` binary, next to the test bundle.
