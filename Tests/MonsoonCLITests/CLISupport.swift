@@ -139,8 +139,6 @@ final class SpawnedProcess: @unchecked Sendable {
     // Only touched from the test's task.
     let processIdentifier: pid_t
     private var status: Int32?
-    /// The child's peak resident memory in KiB (`ru_maxrss`, from `wait4`), once it has exited.
-    private(set) var maxResidentKilobytes: Int?
 
     /// - Parameter terminal: a terminal's path (a pseudo-terminal's slave) to run on instead of
     ///   `input`, `output` and `errors`: the child gets a session of its own, whose controlling
@@ -199,11 +197,8 @@ final class SpawnedProcess: @unchecked Sendable {
     var isRunning: Bool {
         guard status == nil else { return false }
         var raw: Int32 = 0
-        var usage = rusage()
-        let result = wait4(processIdentifier, &raw, WNOHANG, &usage)
-        if result == processIdentifier {
+        if waitpid(processIdentifier, &raw, WNOHANG) == processIdentifier {
             status = (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
-            maxResidentKilobytes = usage.ru_maxrss
         }
         return status == nil
     }
