@@ -48,10 +48,10 @@ struct RunResult {
 /// - Parameters:
 ///   - timings: the command's waits; by default the tests' short ones (``Timings/quick``).
 ///   - output: where standard output is captured, for a test that watches it while the command runs.
+///   - errors: where standard error is captured, likewise.
 func runMonsoon(_ arguments: [String], in directory: String, stdin: String = "", terminal: Bool = false, interruption: Interruption = Interruption(),
                 environment: [String: String]? = nil, keyInput: Int32 = -1, timings: Timings = .quick,
-                output: TextOutput = .capturing()) async -> RunResult {
-    let errors = TextOutput.capturing()
+                output: TextOutput = .capturing(), errors: TextOutput = .capturing()) async -> RunResult {
     let input = Data(stdin.utf8)
     var context = CommandContext(
         output: output, errors: errors, environment: environment ?? ["MONSOON_HOME": (directory as NSString).appendingPathComponent(".monsoon")],
@@ -115,6 +115,9 @@ final class MonsoonProcess: @unchecked Sendable {
 
     /// What the process has written on standard error so far.
     var errorsSoFar: String { String(decoding: FileManager.default.contents(atPath: errPath) ?? Data(), as: UTF8.self) }
+
+    /// What the process has written on standard output so far.
+    var outputSoFar: String { String(decoding: FileManager.default.contents(atPath: outPath) ?? Data(), as: UTF8.self) }
 
     /// Waits for the exit, with a deadline; returns status, stdout, stderr.
     func finish(seconds: Double = 60) async throws -> RunResult {

@@ -297,8 +297,10 @@ import MonsoonPodcasts
         server.setRoute("/slow.mp3", Route(body: .pattern(size: 600_000, seed: 1), gate: gate, gateAfter: 300_000))
         let output = TextOutput.capturing()
         async let run = runMonsoon(["get", server.url("/slow.mp3").absoluteString], in: folder.path, terminal: true, output: output)
-        try await waitUntil("a progress line") { output.text.contains("%") }
-        gate.open()
+        do {
+            defer { gate.open() }   // when the wait fails too: the run, awaited as the test ends, must end
+            try await waitUntil("a progress line") { output.text.contains("%") }
+        }
         let result = await run
         #expect(result.status == 0)
         #expect(result.output.contains("slow.mp3"))
