@@ -69,7 +69,7 @@ extension Timings {
     static var quick: Timings {
         var timings = Timings()
         timings.retryBase = 0.02
-        timings.hookGrace = .milliseconds(200)
+        timings.hookGrace = 0.2
         return timings
     }
 }

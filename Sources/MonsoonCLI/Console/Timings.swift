@@ -7,8 +7,8 @@ public struct Timings: Sendable {
     /// doubles with each failure in a row (``RetryPolicy/baseDelay``). A server's `Retry-After`
     /// is waited as it says.
     public var retryBase: Double = 1
-    /// How long a hook has to end after SIGTERM (Ctrl-C of the run) before it gets SIGKILL.
-    public var hookGrace: Duration = .seconds(5)
+    /// How long a hook has to end after SIGTERM (Ctrl-C of the run) before it gets SIGKILL, in seconds.
+    public var hookGrace: Double = 5
 
     public init() {}
 }
