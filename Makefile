@@ -104,8 +104,7 @@ uninstall:
 # are CPU-bound, the CLI's start `monsoon` and mpv processes, the archivists' (hooks, WARC judged
 # by warcio, versions, sidecars) start processes by the dozen, and the cluster's run PostgreSQL
 # servers and worker processes; kept apart, none can starve the engine's timing-based suites (of
-# Swift's two cooperative threads, or of the machine's two cores) or the large-feed suite's
-# measure of peak memory.
+# Swift's two cooperative threads, or of the machine's two cores).
 ARCHIVIST_SUITES := MonsoonCLITests\.(HookTests|QueueHookTests|HookEdgeTests|WARCCommandTests|EpisodeVersionCommandTests|InfoJSONTests)
 test: test-deps
 	$(SWIFT) build --build-tests

@@ -35,5 +35,8 @@ echo
 echo "== Refreshing 200 podcasts"
 .build/release/monsoon-refresh-bench
 echo
+echo "== Peak memory of add and refresh of a feed of 300,000 items"
+python3 Benchmarks/large_feed_bench.py --bound 224
+echo
 echo "== The archive race: monsoon archive, podcast-archiver, gpo (each with its defaults)"
 python3 Benchmarks/archive_race.py --both --runs 3

@@ -45,10 +45,13 @@ struct RunResult {
 }
 
 /// Runs `monsoon` in-process, with captured output, in `directory`.
+/// - Parameters:
+///   - timings: the command's waits; by default the tests' short ones (``Timings/quick``).
+///   - output: where standard output is captured, for a test that watches it while the command runs.
+///   - errors: where standard error is captured, likewise.
 func runMonsoon(_ arguments: [String], in directory: String, stdin: String = "", terminal: Bool = false, interruption: Interruption = Interruption(),
-                environment: [String: String]? = nil, keyInput: Int32 = -1, timings: Timings = Timings()) async -> RunResult {
-    let output = TextOutput.capturing()
-    let errors = TextOutput.capturing()
+                environment: [String: String]? = nil, keyInput: Int32 = -1, timings: Timings = .quick,
+                output: TextOutput = .capturing(), errors: TextOutput = .capturing()) async -> RunResult {
     let input = Data(stdin.utf8)
     var context = CommandContext(
         output: output, errors: errors, environment: environment ?? ["MONSOON_HOME": (directory as NSString).appendingPathComponent(".monsoon")],
@@ -57,6 +60,18 @@ func runMonsoon(_ arguments: [String], in directory: String, stdin: String = "",
     context.timings = timings
     let status = await MonsoonCLI.run(arguments, context: context)
     return RunResult(status: status, output: output.text, errors: errors.text)
+}
+
+extension Timings {
+    /// The waits of in-process runs: a retry comes at once and a hook that ignores SIGTERM is
+    /// killed after a moment, so no test waits out a production constant (the built binary, run
+    /// by the process tests, has the defaults).
+    static var quick: Timings {
+        var timings = Timings()
+        timings.retryBase = 0.02
+        timings.hookGrace = 0.2
+        return timings
+    }
 }
 
 /// The built `monsoon` binary, next to the test bundle.
@@ -101,6 +116,9 @@ final class MonsoonProcess: @unchecked Sendable {
     /// What the process has written on standard error so far.
     var errorsSoFar: String { String(decoding: FileManager.default.contents(atPath: errPath) ?? Data(), as: UTF8.self) }
 
+    /// What the process has written on standard output so far.
+    var outputSoFar: String { String(decoding: FileManager.default.contents(atPath: outPath) ?? Data(), as: UTF8.self) }
+
     /// Waits for the exit, with a deadline; returns status, stdout, stderr.
     func finish(seconds: Double = 60) async throws -> RunResult {
         let deadline = Date().addingTimeInterval(seconds)
@@ -124,8 +142,6 @@ final class SpawnedProcess: @unchecked Sendable {
     // Only touched from the test's task.
     let processIdentifier: pid_t
     private var status: Int32?
-    /// The child's peak resident memory in KiB (`ru_maxrss`, from `wait4`), once it has exited.
-    private(set) var maxResidentKilobytes: Int?
 
     /// - Parameter terminal: a terminal's path (a pseudo-terminal's slave) to run on instead of
     ///   `input`, `output` and `errors`: the child gets a session of its own, whose controlling
@@ -184,11 +200,8 @@ final class SpawnedProcess: @unchecked Sendable {
     var isRunning: Bool {
         guard status == nil else { return false }
         var raw: Int32 = 0
-        var usage = rusage()
-        let result = wait4(processIdentifier, &raw, WNOHANG, &usage)
-        if result == processIdentifier {
+        if waitpid(processIdentifier, &raw, WNOHANG) == processIdentifier {
             status = (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
-            maxResidentKilobytes = usage.ru_maxrss
         }
         return status == nil
     }

@@ -112,7 +112,8 @@ struct ReadOnlyDatabaseTests {
         for round in 0..<20 {
             let home = folder.file("home-\(round)")
             let process = try MonsoonProcess(["config", "set", "concurrency", "2"], in: folder.path, home: home)
-            usleep(UInt32.random(in: 0...30_000, using: &generator))
+            // A jitter of a few milliseconds: each round is killed at another point of its start.
+            try await Task.sleep(nanoseconds: UInt64.random(in: 0...30_000_000, using: &generator))
             kill(process.process.processIdentifier, SIGKILL)
             _ = try await process.finish()
             let database = (home as NSString).appendingPathComponent("monsoon.sqlite")

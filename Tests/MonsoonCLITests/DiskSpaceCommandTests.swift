@@ -17,16 +17,26 @@ struct DiskSpaceCommandTests {
         let disk = try SmallDisk(at: folder.file("disk"), megabytes: 5)
         defer { disk.unmount(); folder.remove(); server.stop() }
         let body = Body.pattern(size: 1_536 << 10, seed: 3)
-        for index in 1...5 { server.setRoute("/e\(index).mp3", Route(body: body, contentType: "audio/mpeg", throttle: 3_000_000)) }
+        // Each answer held after its first bytes until two are refused: three run at once, and the
+        // others must fit beside what those three still need.
+        let gate = Gate()
+        defer { gate.open() }
+        for index in 1...5 { server.setRoute("/e\(index).mp3", Route(body: body, contentType: "audio/mpeg", gate: gate, gateAfter: 16 << 10)) }
         let urls = (1...5).map { server.url("/e\($0).mp3").absoluteString }
         let arguments = ["get", "-j", "5", "--min-free", "0", "-o", disk.path] + urls
+        let waiting = { (text: String) in text.split(separator: "\n").filter { $0.contains(" waiting for disk space: not enough disk space on the disk holding \(disk.path): ") } }
 
-        let first = await runMonsoon(arguments, in: folder.path)
+        let errors = TextOutput.capturing()
+        async let run = runMonsoon(arguments, in: folder.path, errors: errors)
+        do {
+            defer { gate.open() }   // when the wait fails too: the run, awaited as the test ends, must end
+            try await waitUntil("two downloads refused") { waiting(errors.text).count == 2 }
+        }
+        let first = await run
         #expect(first.status == 3, "\(first.errors)")
         let written = first.output.split(separator: "\n")
         #expect(written.count == 3, "\(first.output)")
-        let waiting = first.errors.split(separator: "\n").filter { $0.contains(" waiting for disk space: not enough disk space on the disk holding \(disk.path): ") }
-        #expect(waiting.count == 2, "\(first.errors)")
+        #expect(waiting(first.errors).count == 2, "\(first.errors)")
         #expect(first.errors.contains("monsoon: 3 of 5 downloaded, 2 left queued for lack of disk space ("), "\(first.errors)")
         let done = (1...5).filter { FileManager.default.fileExists(atPath: disk.file("e\($0).mp3")) }
         #expect(done.count == 3)
@@ -54,8 +64,11 @@ struct DiskSpaceCommandTests {
         let folder = Folder()
         let disk = try SmallDisk(at: folder.file("disk"), megabytes: 96)
         defer { disk.unmount(); folder.remove(); server.stop() }
-        // The episode slower than the artwork, so the artwork reaches its cap before the episode the reserve.
-        server.setRoute("/endless.mp3", Route(body: .pattern(size: 1 << 30, seed: 1), contentType: "audio/mpeg", throttle: 30_000_000, sendsContentLength: false))
+        // The episode held part-way until the artwork has reached its cap, so that it reaches the reserve after.
+        let gate = Gate()
+        defer { gate.open() }
+        server.setRoute("/endless.mp3", Route(body: .pattern(size: 1 << 30, seed: 1), contentType: "audio/mpeg", sendsContentLength: false,
+                                              gate: gate, gateAfter: 1 << 20))
         server.setRoute("/cover.jpg", Route(body: .pattern(size: 1 << 30, seed: 2), contentType: "image/jpeg", sendsContentLength: false))
         let feed = """
             <?xml version="1.0"?><rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd"><channel><title>Endless</title>
@@ -64,8 +77,11 @@ struct DiskSpaceCommandTests {
             <enclosure url="\(server.url("/endless.mp3").absoluteString)" type="audio/mpeg"/></item></channel></rss>
             """
         server.setRoute("/feed.xml", Route(body: .bytes(Array(feed.utf8)), contentType: "application/rss+xml"))
-        let result = try await MonsoonProcess(["archive", server.url("/feed.xml").absoluteString, "-o", disk.path, "--with-artwork", "--min-free", "8MiB"],
-                                              in: folder.path).finish()
+        let archive = try MonsoonProcess(["archive", server.url("/feed.xml").absoluteString, "-o", disk.path, "--with-artwork", "--min-free", "8MiB"],
+                                         in: folder.path)
+        try await waitUntil("the artwork stopped at its cap") { archive.outputSoFar.contains("failed a1 ") }
+        gate.open()
+        let result = try await archive.finish()
         #expect(result.status == 3, "\(result.errors)")
         #expect(result.output.contains("waiting e1 for disk space: not enough disk space on the disk holding \(disk.path)/Endless: "), "\(result.output)")
         #expect(result.output.contains("failed a1 ") && result.output.contains("the body is larger than this download's limit of 20 MiB (the cap for artwork); stopped at 20 MiB"),

@@ -27,14 +27,18 @@ import Testing
     }
 
     /// Subscribes a home in `folder` to a feed of `count` episodes (bodies served by `server`)
-    /// and sets the download root to `folder/Podcasts`.
-    static func library(_ server: TestServer, in folder: Folder, count: Int, size: Int = 30_000, throttle: Int? = nil) async throws -> [Body] {
+    /// and sets the download root to `folder/Podcasts`. Episode `held` (1 is the oldest) sends
+    /// `gateAfter` bytes, then waits for `gate`.
+    static func library(_ server: TestServer, in folder: Folder, count: Int, size: Int = 30_000, held: Int? = nil, gate: Gate? = nil,
+                        gateAfter: Int? = nil) async throws -> [Body] {
         var items: [Item] = []
         var bodies: [Body] = []
         for index in 1...count {
             let body = Body.pattern(size: size, seed: UInt64(index))
             bodies.append(body)
-            server.setRoute("/ep\(index).mp3", Route(body: body, contentType: "audio/mpeg", etag: "\"e\(index)\"", throttle: throttle))
+            let holds = index == held
+            server.setRoute("/ep\(index).mp3", Route(body: body, contentType: "audio/mpeg", etag: "\"e\(index)\"",
+                                                    gate: holds ? gate : nil, gateAfter: holds ? gateAfter : nil))
             items.append(Item(title: "Episode \(index)", path: "/ep\(index).mp3", day: index, length: size))
         }
         server.setRoute("/feed.xml", feed(server, items: items))
@@ -82,7 +86,10 @@ import Testing
         let server = try TestServer()
         let folder = Folder()
         defer { folder.remove(); server.stop() }
-        _ = try await Self.library(server, in: folder, count: 4, size: 200_000, throttle: 200_000)
+        // The first held part-way until the queue has been reordered.
+        let gate = Gate()
+        defer { gate.open() }
+        _ = try await Self.library(server, in: folder, count: 4, size: 200_000, held: 1, gate: gate, gateAfter: 50_000)
         #expect(await runMonsoon(["queue", "add", "--podcast", "1", "--all"], in: folder.path).status == 0)
         let runner = try MonsoonProcess(["download", "-j", "1"], in: folder.path)
         defer { runner.process.terminate() }
@@ -90,6 +97,7 @@ import Testing
         // Episode id 1 is the newest (ep4): to the front, while ep1 downloads.
         let moved = await runMonsoon(["queue", "move", "1", "1"], in: folder.path)
         #expect(moved.status == 0, "\(moved.errors)")
+        gate.open()
         let done = try await runner.finish()
         #expect(done.status == 0, "\(done.errors)")
         #expect(server.requests.filter { $0.path.hasPrefix("/ep") }.map(\.path) == ["/ep1.mp3", "/ep4.mp3", "/ep2.mp3", "/ep3.mp3"])
@@ -134,7 +142,10 @@ import Testing
         let server = try TestServer()
         let folder = Folder()
         defer { folder.remove(); server.stop() }
-        let bodies = try await Self.library(server, in: folder, count: 3, size: 600_000, throttle: 400_000)
+        // The second held part-way, where the run is killed.
+        let gate = Gate()
+        defer { gate.open() }
+        let bodies = try await Self.library(server, in: folder, count: 3, size: 600_000, held: 2, gate: gate, gateAfter: 100_000)
         #expect(await runMonsoon(["queue", "add", "--podcast", "1", "--all"], in: folder.path).status == 0)
         let first = try MonsoonProcess(["download", "-j", "1"], in: folder.path)
         // Under way with bytes in its part: a part just made, still empty, would be started over.
@@ -143,6 +154,7 @@ import Testing
         }
         kill(first.process.processIdentifier, SIGKILL)
         _ = try await first.finish()
+        gate.open()
         let second = try await MonsoonProcess(["download", "-j", "1"], in: folder.path).finish()
         #expect(second.status == 0, "\(second.errors)")
         // A finished episode is not fetched again. (Killed between its last byte and its rename,

@@ -1,22 +1,37 @@
 import Foundation
 import MonsoonTestServer
+import Synchronization
 import Testing
 @testable import MonsoonCLI
 
 /// Private feeds sign their enclosure links, and the signatures expire: a link refused with 401,
 /// 403 or 410 makes Monsoon read the feed again and go on from the episode's new link, its part
-/// kept. Against a test server whose signed links expire 5 s after the feed was served.
+/// kept. Against a test server whose signed links expire 5 s after the feed was served, by a
+/// clock the test moves on.
 @Suite struct ExpiredLinkTests {
+    /// The time the signer reads: the system's, plus what the test moved it on by.
+    final class MovedClock: Sendable {
+        private let offset = Mutex(0.0)
+
+        var now: Date { Date().addingTimeInterval(offset.withLock { $0 }) }
+
+        func advance(by seconds: Double) { offset.withLock { $0 += seconds } }
+    }
+
     /// A feed of `count` episodes (`/media/ep1.mp3`…, oldest first) whose links are signed afresh at
-    /// each fetch and refused (403) 5 s later by `signing`; returns the bodies.
-    static func serveSigned(_ server: TestServer, count: Int, size: Int, throttle: Int?, signing: URLSigning = URLSigning(lifetime: 5)) -> [Body] {
+    /// each fetch and refused (403) 5 s later by `signing`; returns the bodies. The episodes in
+    /// `held` send `gateAfter` bytes, then wait for `gate`.
+    static func serveSigned(_ server: TestServer, count: Int, size: Int, signing: URLSigning, held: Set<Int> = [], gate: Gate? = nil,
+                            gateAfter: Int? = nil) -> [Body] {
         var bodies: [Body] = []
         var media: [URL] = []
         for index in 1...count {
             let body = Body.pattern(size: size + index, seed: UInt64(40 + index))
             bodies.append(body)
             media.append(server.url("/media/ep\(index).mp3"))
-            server.setRoute("/media/ep\(index).mp3", Route(body: body, contentType: "audio/mpeg", etag: "\"e\(index)\"", throttle: throttle, signing: signing))
+            let holds = held.contains(index)
+            server.setRoute("/media/ep\(index).mp3", Route(body: body, contentType: "audio/mpeg", etag: "\"e\(index)\"", signing: signing,
+                                                          gate: holds ? gate : nil, gateAfter: holds ? gateAfter : nil))
         }
         server.setRoute("/feed.xml", Route(body: .generated { [media] in
             var items = ""
@@ -45,13 +60,23 @@ import Testing
         let server = try TestServer()
         let folder = Folder()
         defer { folder.remove(); server.stop() }
-        // 2 at a time, 3 s each: episodes 5 and 6 start some 6 s after the feed was read.
-        let bodies = Self.serveSigned(server, count: 6, size: 240_000, throttle: 80_000)
+        // 2 at a time: the first two are held part-way while the clock passes the links' expiry,
+        // so every later episode starts with a link that has expired.
+        let clock = MovedClock()
+        let gate = Gate()
+        defer { gate.open() }
+        let bodies = Self.serveSigned(server, count: 6, size: 240_000, signing: URLSigning(lifetime: 5) { clock.now }, held: [1, 2], gate: gate, gateAfter: 100_000)
         let feed = server.url("/feed.xml").absoluteString
-        let run = try await MonsoonProcess(["archive", feed, "-o", "A", "-j", "2"], in: folder.path).finish(seconds: 120)
-        #expect(run.status == 0, "\(run.output)\(run.errors)")
-        #expect(run.errors.contains("archived: 6 downloaded, 0 skipped (already archived), 0 failed"), "\(run.errors)")
-        #expect(!run.output.contains("failed "), "a renewed link is no failure: \(run.output)")
+        let run = try MonsoonProcess(["archive", feed, "-o", "A", "-j", "2"], in: folder.path)
+        // Both first answers accepted and under way (the feed and 403 pages are a few kilobytes).
+        try await waitUntil("the first two episodes under way") { server.bodyBytesSent >= 200_000 }
+        #expect(server.requests(for: "/feed.xml").count == 1)
+        clock.advance(by: 10)
+        gate.open()
+        let result = try await run.finish(seconds: 120)
+        #expect(result.status == 0, "\(result.output)\(result.errors)")
+        #expect(result.errors.contains("archived: 6 downloaded, 0 skipped (already archived), 0 failed"), "\(result.errors)")
+        #expect(!result.output.contains("failed "), "a renewed link is no failure: \(result.output)")
         for (index, body) in bodies.enumerated() {
             #expect(try SHA256.hex(fileAt: folder.file("A/Private Show/2024-03-0\(index + 1) - Episode \(index + 1).mp3")) == body.sha256Hex())
         }
@@ -60,6 +85,7 @@ import Testing
         #expect(fetches >= 2 && fetches <= 6, "\(fetches) fetches of the feed")
         let renewed = (1...6).filter { Set(Self.signatures(server, "/media/ep\($0).mp3")).count > 1 }
         #expect(renewed.contains(6), "the last episode's first link had expired: \((1...6).map { Self.signatures(server, "/media/ep\($0).mp3") })")
+        #expect(!renewed.contains(1) && !renewed.contains(2), "the first two went on from their first links")
         // Nothing fetched twice: the server sent the episodes once, the feeds and the small 403 pages.
         let payload = bodies.reduce(0) { $0 + $1.count }
         #expect(server.bodyBytesSent < payload + 50_000, "\(server.bodyBytesSent) bytes sent for \(payload)")
@@ -72,8 +98,11 @@ import Testing
         let folder = Folder()
         defer { folder.remove(); server.stop() }
         let size = 1_000_000
-        let signing = URLSigning(lifetime: 5)
-        let bodies = Self.serveSigned(server, count: 1, size: size - 1, throttle: 100_000, signing: signing)
+        let clock = MovedClock()
+        let signing = URLSigning(lifetime: 5) { clock.now }
+        let gate = Gate()
+        defer { gate.open() }
+        let bodies = Self.serveSigned(server, count: 1, size: size - 1, signing: signing, held: [1], gate: gate, gateAfter: 200_000)
         #expect(await runMonsoon(["add", server.url("/feed.xml").absoluteString], in: folder.path).status == 0)
         #expect(await runMonsoon(["queue", "add", "--podcast", "1", "--all"], in: folder.path).status == 0)
         let part = folder.file("A/Private Show/2024-03-01 - Episode 1.mp3.part")
@@ -83,10 +112,10 @@ import Testing
         _ = try await first.finish()
         let partSize = fileSize(part)
         #expect(partSize >= 200_000 && partSize < size)
-        // The link the part came from expires; meanwhile the server is no longer throttled.
+        // The link the part came from expires; meanwhile the server no longer holds the answer.
         let link = try #require(server.requests(for: "/media/ep1.mp3").last?.path)
         let expires = try #require(link.split(separator: "?").last?.split(separator: "&").first { $0.hasPrefix("expires=") }.flatMap { Double($0.dropFirst(8)) })
-        try await Task.sleep(nanoseconds: UInt64(max(0, expires - Date().timeIntervalSince1970 + 0.2) * 1e9))
+        clock.advance(by: max(0, expires - clock.now.timeIntervalSince1970) + 1)
         server.setRoute("/media/ep1.mp3", Route(body: bodies[0], contentType: "audio/mpeg", etag: "\"e1\"", signing: signing))
         server.resetStatistics()
 

@@ -291,8 +291,17 @@ import MonsoonPodcasts
         let server = try TestServer()
         let folder = Folder()
         defer { folder.remove(); server.stop() }
-        server.setRoute("/slow.mp3", Route(body: .pattern(size: 600_000, seed: 1), throttle: 200_000))
-        let result = await runMonsoon(["get", server.url("/slow.mp3").absoluteString], in: folder.path, terminal: true)
+        // Held part-way until its progress has been drawn.
+        let gate = Gate()
+        defer { gate.open() }
+        server.setRoute("/slow.mp3", Route(body: .pattern(size: 600_000, seed: 1), gate: gate, gateAfter: 300_000))
+        let output = TextOutput.capturing()
+        async let run = runMonsoon(["get", server.url("/slow.mp3").absoluteString], in: folder.path, terminal: true, output: output)
+        do {
+            defer { gate.open() }   // when the wait fails too: the run, awaited as the test ends, must end
+            try await waitUntil("a progress line") { output.text.contains("%") }
+        }
+        let result = await run
         #expect(result.status == 0)
         #expect(result.output.contains("slow.mp3"))
         #expect(result.output.contains("%"))

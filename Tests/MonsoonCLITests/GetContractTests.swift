@@ -119,17 +119,25 @@ import Testing
         let server = try TestServer()
         let folder = Folder()
         defer { folder.remove(); server.stop() }
-        // Long enough (8 s) that a test runner busy with other suites still sees it under way.
+        // Each held part-way: the first's own download ends while the handed one is still under way.
         let first = Body.pattern(size: 1_200_000, seed: 1)
         let second = Body.pattern(size: 600_000, seed: 2)
-        server.setRoute("/first.mp3", Route(body: first, etag: "\"f\"", throttle: 150_000))
-        server.setRoute("/second.mp3", Route(body: second, etag: "\"s\"", throttle: 150_000))
+        let firstGate = Gate()
+        let secondGate = Gate()
+        defer { firstGate.open(); secondGate.open() }
+        server.setRoute("/first.mp3", Route(body: first, etag: "\"f\"", gate: firstGate, gateAfter: 100_000))
+        server.setRoute("/second.mp3", Route(body: second, etag: "\"s\"", gate: secondGate, gateAfter: 300_000))
         server.setRoute("/missing.mp3", Route.html(status: 404, "<html>no</html>"))
         let running = try MonsoonProcess(["get", "-o", "one", server.url("/first.mp3").absoluteString], in: folder.path)
         defer { running.process.terminate() }
         try await waitUntil("the first get downloading") { fileSize(folder.file("one/first.mp3.part")) > 0 }
 
         let waiting = try MonsoonProcess(["get", "-o", "two", server.url("/second.mp3").absoluteString, server.url("/missing.mp3").absoluteString], in: folder.path)
+        try await waitUntil("the handed download under way") { fileSize(folder.file("two/second.mp3.part")) == 300_000 }
+        firstGate.open()
+        try await waitUntil("the first get's own file") { FileManager.default.fileExists(atPath: folder.file("one/first.mp3")) }
+        #expect(running.process.isRunning, "the first goes on for the download handed to it")
+        secondGate.open()
         let handed = try await waiting.finish()
         #expect(handed.status == 1, "its own 404: \(handed.errors)")
         #expect(handed.output == "\(folder.file("two/second.mp3"))\t600000\n")
@@ -153,12 +161,16 @@ import Testing
         #expect(await runMonsoon(["get", "-o", "out", server.url("/flaky.mp3").absoluteString], in: folder.path).status == 1)
         let body = Body.pattern(size: 50_000, seed: 8)
         server.setRoute("/flaky.mp3", Route(body: body, contentType: "audio/mpeg"))
-        server.setRoute("/slow.mp3", Route(body: .pattern(size: 400_000, seed: 9), throttle: 200_000))
+        // Held part-way until the handed get is done.
+        let gate = Gate()
+        defer { gate.open() }
+        server.setRoute("/slow.mp3", Route(body: .pattern(size: 400_000, seed: 9), gate: gate, gateAfter: 100_000))
         let runner = try MonsoonProcess(["get", "-o", "run", server.url("/slow.mp3").absoluteString], in: folder.path)
         defer { runner.process.terminate() }
         try await waitUntil("the runner downloading") { fileSize(folder.file("run/slow.mp3.part")) > 0 }
         // The failed download is retried by the runner: its old "failed" must not be the answer.
         let again = try await MonsoonProcess(["get", "-o", "out", server.url("/flaky.mp3").absoluteString], in: folder.path).finish()
+        gate.open()
         #expect(again.status == 0, "\(again.errors)")
         #expect(again.output == "\(folder.file("out/flaky.mp3"))\t50000\n")
         #expect(try SHA256.hex(fileAt: folder.file("out/flaky.mp3")) == body.sha256Hex())
@@ -169,11 +181,11 @@ import Testing
         let server = try TestServer()
         let folder = Folder()
         defer { folder.remove(); server.stop() }
-        // Sixteen seconds of download: time enough, even on a machine loaded with compilers (six
-        // were not, once), for the second get to start, hand over and be interrupted before the
-        // first's download ends.
+        // Held part-way until the second get has started, handed over and been interrupted.
         let body = Body.pattern(size: 2_400_000, seed: 3)
-        server.setRoute("/same.mp3", Route(body: body, etag: "\"s\"", throttle: 150_000))
+        let gate = Gate()
+        defer { gate.open() }
+        server.setRoute("/same.mp3", Route(body: body, etag: "\"s\"", gate: gate, gateAfter: 200_000))
         let first = try MonsoonProcess(["get", "-o", "out", server.url("/same.mp3").absoluteString], in: folder.path)
         defer { first.process.terminate() }
         try await waitUntil("the first downloading") { fileSize(folder.file("out/same.mp3.part")) > 0 }
@@ -183,6 +195,7 @@ import Testing
         second.interrupt()
         let stopped = try await second.finish()
         #expect(stopped.status == 130, "\(stopped.errors)")
+        gate.open()
         let done = try await first.finish()
         #expect(done.status == 0, "its own download went on: \(done.errors)")
         #expect(try SHA256.hex(fileAt: folder.file("out/same.mp3")) == body.sha256Hex())
@@ -194,14 +207,19 @@ import Testing
         let folder = Folder()
         defer { folder.remove(); server.stop() }
         let body = Body.pattern(size: 1 << 20, seed: 4)
-        server.setRoute("/runner.mp3", Route(body: .pattern(size: 1 << 20, seed: 5), etag: "\"r\"", throttle: 100_000))
-        server.setRoute("/mine.mp3", Route(body: body, etag: "\"m\"", throttle: 200_000))
+        // Both held part-way; the runner's own for ever (it is killed), the handed one until then.
+        let runnerGate = Gate()
+        let mineGate = Gate()
+        defer { runnerGate.open(); mineGate.open() }
+        server.setRoute("/runner.mp3", Route(body: .pattern(size: 1 << 20, seed: 5), etag: "\"r\"", gate: runnerGate, gateAfter: 100_000))
+        server.setRoute("/mine.mp3", Route(body: body, etag: "\"m\"", gate: mineGate, gateAfter: 200_000))
         let runner = try MonsoonProcess(["get", "-o", "r", server.url("/runner.mp3").absoluteString], in: folder.path)
         try await waitUntil("the runner downloading") { fileSize(folder.file("r/runner.mp3.part")) > 0 }
         let waiting = try MonsoonProcess(["get", "-o", "m", server.url("/mine.mp3").absoluteString], in: folder.path)
-        try await waitUntil("the handed download under way") { fileSize(folder.file("m/mine.mp3.part")) > 100_000 }
+        try await waitUntil("the handed download under way") { fileSize(folder.file("m/mine.mp3.part")) == 200_000 }
         kill(runner.process.processIdentifier, SIGKILL)
         _ = try await runner.finish()
+        mineGate.open()
         let result = try await waiting.finish()
         #expect(result.status == 0, "\(result.errors)")
         #expect(result.output == "\(folder.file("m/mine.mp3"))\t\(1 << 20)\n")
@@ -215,9 +233,12 @@ import Testing
         let server = try TestServer()
         let folder = Folder()
         defer { folder.remove(); server.stop() }
-        server.setRoute("/a.mp3", Route(body: .pattern(size: 2 << 20, seed: 1), etag: "\"a\"", throttle: 50_000))
-        server.setRoute("/b.mp3", Route(body: .pattern(size: 2 << 20, seed: 2), etag: "\"b\"", throttle: 50_000))
-        server.setRoute("/c.mp3", Route(body: .pattern(size: 2 << 20, seed: 3), etag: "\"c\"", throttle: 50_000))
+        // All three held part-way: none ends but by the commands.
+        let gate = Gate()
+        defer { gate.open() }
+        server.setRoute("/a.mp3", Route(body: .pattern(size: 2 << 20, seed: 1), etag: "\"a\"", gate: gate, gateAfter: 100_000))
+        server.setRoute("/b.mp3", Route(body: .pattern(size: 2 << 20, seed: 2), etag: "\"b\"", gate: gate, gateAfter: 100_000))
+        server.setRoute("/c.mp3", Route(body: .pattern(size: 2 << 20, seed: 3), etag: "\"c\"", gate: gate, gateAfter: 100_000))
         let runner = try MonsoonProcess(["get", "-o", "out", server.url("/a.mp3").absoluteString, server.url("/b.mp3").absoluteString], in: folder.path)
         defer { runner.process.terminate() }
         try await waitUntil("both downloading") { fileSize(folder.file("out/a.mp3.part")) > 0 && fileSize(folder.file("out/b.mp3.part")) > 0 }
@@ -246,23 +267,31 @@ import Testing
         let server = try TestServer()
         let folder = Folder()
         defer { folder.remove(); server.stop() }
-        server.setRoute("/run.mp3", Route(body: .pattern(size: 2 << 20, seed: 1), etag: "\"r\"", throttle: 50_000))
-        server.setRoute("/mine.mp3", Route(body: .pattern(size: 2 << 20, seed: 2), etag: "\"m\"", throttle: 50_000))
+        // Both held part-way; mine's rest is let go once it is released: only a transfer still
+        // running would take it.
+        let runGate = Gate()
+        let mineGate = Gate()
+        defer { runGate.open(); mineGate.open() }
+        server.setRoute("/run.mp3", Route(body: .pattern(size: 2 << 20, seed: 1), etag: "\"r\"", gate: runGate, gateAfter: 100_000))
+        server.setRoute("/mine.mp3", Route(body: .pattern(size: 2 << 20, seed: 2), etag: "\"m\"", gate: mineGate, gateAfter: 100_000))
         let runner = try MonsoonProcess(["get", "-o", "out", server.url("/run.mp3").absoluteString], in: folder.path)
         defer { runner.process.terminate() }
         try await waitUntil("the runner downloading") { fileSize(folder.file("out/run.mp3.part")) > 0 }
         let waiting = try MonsoonProcess(["get", "-o", "out", server.url("/mine.mp3").absoluteString], in: folder.path)
-        try await waitUntil("the handed download under way") { fileSize(folder.file("out/mine.mp3.part")) > 0 }
+        try await waitUntil("the handed download under way") { fileSize(folder.file("out/mine.mp3.part")) == 100_000 }
+        let connections = server.openConnections
         waiting.interrupt()
         let stopped = try await waiting.finish()
         #expect(stopped.status == 130)
         #expect(stopped.errors.contains("interrupted"))
         try await waitUntil("d2 stopped and queued again") { QueueProcessTests.status(of: "d2", in: folder) == "queued" }
+        try await waitUntil("mine.mp3's connection closed by the runner") { server.openConnections < connections }
         let size = fileSize(folder.file("out/mine.mp3.part"))
-        try await Task.sleep(nanoseconds: 500_000_000)
-        #expect(fileSize(folder.file("out/mine.mp3.part")) == size, "no more bytes once released")
+        mineGate.open()
         runner.interrupt()
         #expect(try await runner.finish().status == 130)
+        #expect(fileSize(folder.file("out/mine.mp3.part")) == size, "no more bytes once released")
+        #expect(server.requests(for: "/mine.mp3").count == 1, "not asked for again")
     }
 
     // MARK: - The queue tells the truth
@@ -271,7 +300,10 @@ import Testing
         let server = try TestServer()
         let folder = Folder()
         defer { folder.remove(); server.stop() }
-        server.setRoute("/slow.mp3", Route(body: .pattern(size: 2 << 20, seed: 1), etag: "\"s\"", throttle: 100_000))
+        // Held part-way: it is killed while downloading.
+        let gate = Gate()
+        defer { gate.open() }
+        server.setRoute("/slow.mp3", Route(body: .pattern(size: 2 << 20, seed: 1), etag: "\"s\"", gate: gate, gateAfter: 100_000))
         let process = try MonsoonProcess(["get", "-o", "out", server.url("/slow.mp3").absoluteString], in: folder.path)
         try await waitUntil("a row saying downloading") { QueueProcessTests.status(of: "d1", in: folder) == "downloading" }
         let live = await runMonsoon(["downloads", "--json"], in: folder.path)

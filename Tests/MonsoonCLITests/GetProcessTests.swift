@@ -11,8 +11,11 @@ import Testing
         defer { folder.remove(); server.stop() }
         let size = 2 << 20
         let body = Body.pattern(size: size, seed: 42)
+        // Held part-way, where Ctrl-C stops it.
+        let gate = Gate()
+        defer { gate.open() }
         server.setRoute("/show/episode.mp3", Route(body: body, contentType: "audio/mpeg", etag: "\"e1\"",
-                                                    contentDisposition: "attachment; filename=\"Episode 1.mp3\"", throttle: 100_000))
+                                                    contentDisposition: "attachment; filename=\"Episode 1.mp3\"", gate: gate, gateAfter: 300_000))
         let url = server.url("/show/episode.mp3").absoluteString
 
         let first = try MonsoonProcess(["get", "-o", "out", url], in: folder.path)

@@ -99,8 +99,10 @@ import Testing
         let folder = Folder()
         defer { folder.remove(); server.stop() }
         _ = InfoJSONTests.serve(server, count: 1, title: { "Slow \($0)" })
-        // The queue's one episode is slow (4 s), so the handed get finds the download running.
-        server.setRoute("/ep1.mp3", Route(body: .pattern(size: 600_000, seed: 1), throttle: 150_000))
+        // The queue's one episode is held part-way until the handed get is done: it finds the download running.
+        let gate = Gate()
+        defer { gate.open() }
+        server.setRoute("/ep1.mp3", Route(body: .pattern(size: 600_000, seed: 1), gate: gate, gateAfter: 100_000))
         let body = Body.pattern(size: 2_000, seed: 2)
         server.setRoute("/mine.bin", Route(body: body))
         let environment = HookTests.environment(folder)
@@ -112,6 +114,7 @@ import Testing
         let handed = await runMonsoon(["get", "-o", "two", "--exec", "\(script) {}", server.url("/mine.bin").absoluteString], in: folder.path,
                                       environment: environment)
         #expect(handed.status == 0, "\(handed.errors)")
+        gate.open()
         let result = try await running.finish()
         #expect(result.status == 0, "\(result.errors)")
         // Both saw mine.bin complete; one of them ran its hook.

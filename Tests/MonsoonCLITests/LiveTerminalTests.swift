@@ -87,13 +87,17 @@ extension LiveTerminalTests {
         let folder = Folder()
         defer { folder.remove(); server.stop() }
         let name = "日本語のとても長いファイル名のエピソード第十二回.mp3"
+        // Held part-way until its line has been drawn.
+        let gate = Gate()
+        defer { gate.open() }
         server.setRoute("/cdn/a1b2c3", Route(body: .pattern(size: 3_000_000, seed: 4), contentType: "audio/mpeg",
                                              contentDisposition: "attachment; filename*=UTF-8''" + name.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!,
-                                             throttle: 300_000))
+                                             gate: gate, gateAfter: 500_000))
         let terminal = try PseudoTerminal(["get", server.url("/cdn/a1b2c3").absoluteString], in: folder.path, home: folder.file(".monsoon"), columns: 60)
         let screen = terminal.screen
         // Named by its file (from Content-Disposition) while it runs, not by the URL's `a1b2c3`.
         try await terminal.wait("the download's line with its file's name") { screen.ended.contains { $0.contains("%") && $0.contains(".mp3 ") } }
+        gate.open()
         let row = try #require(screen.ended.first { $0.contains("%") && $0.contains(".mp3 ") })
         #expect(row.hasPrefix("  日本語…回.mp3 ") && !row.contains("a1b2c3"), "\(row)")
         #expect(try await terminal.finish() == 0)

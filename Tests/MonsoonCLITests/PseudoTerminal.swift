@@ -8,6 +8,8 @@ import Foundation
 final class PseudoTerminal: @unchecked Sendable {
     // Only touched from the test's task.
     private let master: Int32
+    /// Our own descriptor of the terminal's side, kept to write a marker after what the program wrote (`resize`).
+    private let slave: Int32
     private let process: SpawnedProcess
     private var processIdentifier: pid_t { process.processIdentifier }
     let screen: VirtualScreen
@@ -23,10 +25,11 @@ final class PseudoTerminal: @unchecked Sendable {
         var master: Int32 = -1
         var slave: Int32 = -1
         guard openpty(&master, &slave, nil, nil, &size) == 0 else { throw CLITestError("openpty failed: \(String(cString: strerror(errno)))") }
-        defer { close(slave) }
         self.master = master
+        self.slave = slave
         _ = fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK)
         _ = fcntl(master, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(slave, F_SETFD, FD_CLOEXEC)
         let slavePath = String(cString: ttyname(slave))
         screen = VirtualScreen(columns: columns, rows: rows)
 
@@ -38,6 +41,7 @@ final class PseudoTerminal: @unchecked Sendable {
             process = try SpawnedProcess(monsoonBinary, arguments, directory: directory, environment: environment, terminal: slavePath)
         } catch {
             close(master)
+            close(slave)
             throw error
         }
     }
@@ -45,16 +49,27 @@ final class PseudoTerminal: @unchecked Sendable {
     deinit {
         if process.isRunning { kill(processIdentifier, SIGKILL) }
         close(master)
+        close(slave)
     }
 
     /// Reads what has come and plays it on the screen.
     func pump() {
+        read()
+        play()
+    }
+
+    /// Reads what has come, unplayed.
+    private func read() {
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
-            let count = read(master, &buffer, buffer.count)
+            let count = Glibc.read(master, &buffer, buffer.count)
             guard count > 0 else { break }
             pending += buffer[0..<count]
         }
+    }
+
+    /// Plays what was read, but a character still split.
+    private func play() {
         // Whole UTF-8 sequences only: a character may be split between two reads.
         var end = pending.count
         while end > 0 && pending.count - end < 4 && (pending[end - 1] & 0xC0) == 0x80 { end -= 1 }
@@ -82,18 +97,36 @@ final class PseudoTerminal: @unchecked Sendable {
     /// SIGWINCH, seen once the program goes on.
     func resize(columns: Int, rows: Int = 40) async throws {
         kill(processIdentifier, SIGSTOP)
-        // Until nothing more comes for 0.3 s: a write under way when it stopped has reached us.
-        var quiet = 0
-        while quiet < 3 {
-            try await Task.sleep(nanoseconds: 100_000_000)
-            let before = raw.utf8.count + pending.count
-            pump()
-            quiet = raw.utf8.count + pending.count == before ? quiet + 1 : 0
+        // Once every thread has stopped, nothing more is written at the old width; what was may
+        // still be on its way through the terminal's buffers. A marker written after it on the
+        // same side comes after it: once the marker is read, all of it is.
+        try await waitUntil("monsoon stopped") { Self.isStopped(processIdentifier) }
+        let marker = Array("\u{1}monsoon-test-marker\u{1}".utf8)
+        guard marker.withUnsafeBytes({ write(slave, $0.baseAddress, $0.count) }) == marker.count else {
+            throw CLITestError("cannot write to the terminal: \(String(cString: strerror(errno)))")
         }
+        var at: Int?
+        try await waitUntil("the marker read back") {
+            read()
+            at = pending.count < marker.count ? nil : (0...(pending.count - marker.count)).first { Array(pending[$0..<($0 + marker.count)]) == marker }
+            return at != nil
+        }
+        if let at { pending.removeSubrange(at..<(at + marker.count)) }
+        play()
         var size = winsize(ws_row: UInt16(rows), ws_col: UInt16(columns), ws_xpixel: 0, ws_ypixel: 0)
         _ = ioctl(master, UInt(TIOCSWINSZ), &size)
         screen.resize(columns: columns)
         kill(processIdentifier, SIGCONT)
+    }
+
+    /// Whether every thread of `pid` is stopped (state `T` in /proc).
+    private static func isStopped(_ pid: pid_t) -> Bool {
+        guard let threads = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task"), !threads.isEmpty else { return false }   // gone: not stopped
+        return threads.allSatisfy { thread in
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/stat", encoding: .utf8),   // gone meanwhile: ended, not stopped
+                  let close = stat.lastIndex(of: ")") else { return false }
+            return stat[stat.index(after: close)...].split(separator: " ").first == "T"
+        }
     }
 
     /// Types `text` (`"\u{03}"` is Ctrl-C).

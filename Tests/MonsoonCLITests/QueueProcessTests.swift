@@ -7,6 +7,10 @@ import Testing
 /// The persistent queue across processes: kill -9, control from a second process,
 /// one downloading process per home, and databases that cannot be used.
 @Suite struct QueueProcessTests {
+    /// Killed (SIGKILL, or Ctrl-C every third time) ten times in a row, each time at another
+    /// point of each transfer: each answer of a round sends a seeded share of what is left of its
+    /// file, from nothing to all of it, and holds the rest; the process is killed once every part
+    /// holds its share. Every resume asks for exactly the rest of its part.
     @Test func tenKillsInARowLoseNothing() async throws {
         let server = try TestServer()
         let folder = Folder()
@@ -14,23 +18,37 @@ import Testing
         let count = 4
         let size = 3 << 20
         let bodies = (0..<count).map { Body.pattern(size: size, seed: UInt64(100 + $0)) }
-        for (index, body) in bodies.enumerated() {
-            server.setRoute("/ep\(index).mp3", Route(body: body, contentType: "audio/mpeg", etag: "\"e\(index)\"", throttle: 700_000))
-        }
         let urls = (0..<count).map { server.url("/ep\($0).mp3").absoluteString }
+        let part = { (index: Int) in folder.file("out/ep\(index).mp3.part") }
+        let done = { (index: Int) in FileManager.default.fileExists(atPath: folder.file("out/ep\(index).mp3")) }
         var generator = SeededGenerator()
         for round in 0..<10 {
             // Part sizes before the restart: each resume must ask for exactly the rest.
-            let before = (0..<count).map { fileSize(folder.file("out/ep\($0).mp3.part")) }
+            let before = (0..<count).map { fileSize(part($0)) }
             let requestsBefore = server.requests.count
+            let gate = Gate()
+            defer { gate.open() }
+            var shares: [Int] = []
+            for (index, body) in bodies.enumerated() {
+                let left = size - before[index]
+                // Mostly a slice (none at all, a killed request, included), now and then the whole rest.
+                let share = Int.random(in: 0..<5, using: &generator) == 0 ? left : Int.random(in: 0...min(left, size / 6), using: &generator)
+                shares.append(share)
+                server.setRoute("/ep\(index).mp3", Route(body: body, contentType: "audio/mpeg", etag: "\"e\(index)\"", gate: gate, gateAfter: share))
+            }
             let process = try MonsoonProcess(["get", "-o", "out", "-j", "4"] + urls, in: folder.path)
-            try await Task.sleep(nanoseconds: UInt64.random(in: 400_000_000...1_100_000_000, using: &generator))
+            try await waitUntil("round \(round), seed \(generator.seed): every transfer at its share \(shares) from \(before)") {
+                let asked = server.requests.dropFirst(requestsBefore)
+                return !process.process.isRunning || (0..<count).allSatisfy { index in
+                    done(index) || (asked.contains { $0.path == "/ep\(index).mp3" } && fileSize(part(index)) >= before[index] + shares[index])
+                }
+            }
             if round % 3 == 2 { process.interrupt() } else { kill(process.process.processIdentifier, SIGKILL) }
             _ = try await process.finish()
             for (index, partBefore) in before.enumerated() where partBefore > 0 {
                 let resumed = server.requests.dropFirst(requestsBefore).first { $0.path == "/ep\(index).mp3" }
                 if let resumed {
-                    #expect(resumed.header("Range") == "bytes=\(partBefore)-", "round \(round), ep\(index): resumed from its part")
+                    #expect(resumed.header("Range") == "bytes=\(partBefore)-", "round \(round), ep\(index): resumed from its part (seed \(generator.seed))")
                     #expect(resumed.header("If-Range") == "\"e\(index)\"")
                 }
             }
@@ -54,12 +72,15 @@ import Testing
         let folder = Folder()
         defer { folder.remove(); server.stop() }
         let big = Body.pattern(size: 2 << 20, seed: 1)
-        server.setRoute("/big.mp3", Route(body: big, etag: "\"b\"", throttle: 60_000))
-        server.setRoute("/gone.mp3", Route(body: .pattern(size: 1 << 20, seed: 2), etag: "\"g\"", throttle: 30_000))
+        // Both held in flight, part-way, for as long as the test steers them.
+        let gate = Gate()
+        defer { gate.open() }
+        server.setRoute("/big.mp3", Route(body: big, etag: "\"b\"", gate: gate, gateAfter: 100_000))
+        server.setRoute("/gone.mp3", Route(body: .pattern(size: 1 << 20, seed: 2), etag: "\"g\"", gate: gate, gateAfter: 50_000))
         server.setRoute("/later.mp3", Route(body: .bytes(Array("later".utf8))))
         let running = try MonsoonProcess(["get", "-o", "out", server.url("/big.mp3").absoluteString, server.url("/gone.mp3").absoluteString], in: folder.path)
         defer { running.process.terminate() }
-        try await waitUntil("the part of big.mp3") { fileSize(folder.file("out/big.mp3.part")) > 50_000 }
+        try await waitUntil("the part of big.mp3") { fileSize(folder.file("out/big.mp3.part")) == 100_000 }
 
         let listing = await runMonsoon(["downloads", "--json"], in: folder.path)
         #expect(listing.status == 0)
@@ -108,16 +129,18 @@ import Testing
         let server = try TestServer()
         let folder = Folder()
         defer { folder.remove(); server.stop() }
-        // d3 is smaller: it goes on at the slow pace to the end (about 6 s).
+        // Each held part-way (d3 once d1 and d2 make room): the run goes on while the ten change its queue.
+        let gate = Gate()
+        defer { gate.open() }
         let bigs = [2 << 20, 2 << 20, 600_000].enumerated().map { Body.pattern(size: $1, seed: UInt64(300 + $0)) }
         for (index, body) in bigs.enumerated() {
-            server.setRoute("/big\(index + 1).mp3", Route(body: body, contentType: "audio/mpeg", etag: "\"b\(index)\"", throttle: 100_000))
+            server.setRoute("/big\(index + 1).mp3", Route(body: body, contentType: "audio/mpeg", etag: "\"b\(index)\"", gate: gate, gateAfter: 100_000))
         }
         let smalls = (1...6).map { Body.pattern(size: 20_000, seed: UInt64(400 + $0)) }
         for (index, body) in smalls.enumerated() { server.setRoute("/small\(index + 1).mp3", Route(body: body, contentType: "audio/mpeg")) }
         let running = try MonsoonProcess(["get", "-o", "out", "-j", "2"] + (1...3).map { server.url("/big\($0).mp3").absoluteString }, in: folder.path)
         defer { running.process.terminate() }
-        try await waitUntil("the first parts") { fileSize(folder.file("out/big1.mp3.part")) > 20_000 }
+        try await waitUntil("the first parts") { fileSize(folder.file("out/big1.mp3.part")) == 100_000 }
 
         let commands: [[String]] = (1...6).map { ["get", "--no-wait", "-o", "out", server.url("/small\($0).mp3").absoluteString] }
             + [["pause", "d1"], ["remove", "d2"], ["downloads", "--json"], ["priority", "d3", "9"]]
@@ -138,7 +161,9 @@ import Testing
         #expect(try database.scalarInt("SELECT count(*) FROM downloads") == 8, "d1, d3 and the six handed over")
 
         for (index, body) in bigs.enumerated() { server.setRoute("/big\(index + 1).mp3", Route(body: body, contentType: "audio/mpeg", etag: "\"b\(index)\"")) }
+        // Resumed while d3 is still held: the run is still there to take it.
         #expect(await runMonsoon(["resume", "d1"], in: folder.path).status == 0)
+        gate.open()
         let done = try await running.finish()
         #expect(done.status == 1, "d2 was removed: \(done.errors)")
         #expect(try SHA256.hex(fileAt: folder.file("out/big1.mp3")) == bigs[0].sha256Hex())

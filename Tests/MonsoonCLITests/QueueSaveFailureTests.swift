@@ -24,12 +24,15 @@ struct QueueSaveFailureTests {
         defer { disk.unmount(); folder.remove(); server.stop() }
         let home = folder.file("disk/home")
         let body = Body.pattern(size: 3_000_000, seed: 7)
-        // Slow enough (10 s) to be running when the disk fills, even on a loaded machine; the file
-        // itself goes to another disk.
-        server.setRoute("/a.mp3", Route(body: body, contentType: "audio/mpeg", throttle: 300_000))
+        // Held part-way until the disk is full: it is running when the disk fills; the file itself
+        // goes to another disk.
+        let gate = Gate()
+        defer { gate.open() }
+        server.setRoute("/a.mp3", Route(body: body, contentType: "audio/mpeg", gate: gate, gateAfter: 300_000))
         let process = try MonsoonProcess(["get", "-o", "out", server.url("/a.mp3").absoluteString], in: folder.path, home: home)
-        try await waitUntil("the download running") { fileSize(folder.file("out/a.mp3.part")) > 0 }
+        try await waitUntil("the download running") { fileSize(folder.file("out/a.mp3.part")) == 300_000 }
         disk.fill()
+        gate.open()
         let result = try await process.finish()
         #expect(result.status == 3, "\(result.errors)")
         #expect(result.errors.contains(Self.saveFailure(home)), "\(result.errors)")
@@ -52,9 +55,12 @@ struct QueueSaveFailureTests {
         defer { disk.unmount(); folder.remove(); server.stop() }
         let home = folder.file("disk/home")
         let body = Body.pattern(size: Self.size, seed: 8)
-        server.setRoute("/b.mp3", Route(body: body, contentType: "audio/mpeg", etag: "\"b\"", throttle: 100_000))
+        // Held part-way: it is running when Ctrl-C comes.
+        let gate = Gate()
+        defer { gate.open() }
+        server.setRoute("/b.mp3", Route(body: body, contentType: "audio/mpeg", etag: "\"b\"", gate: gate, gateAfter: 300_000))
         let process = try MonsoonProcess(["get", "-o", "out", server.url("/b.mp3").absoluteString], in: folder.path, home: home)
-        try await waitUntil("the download running") { fileSize(folder.file("out/b.mp3.part")) > 0 }
+        try await waitUntil("the download running") { fileSize(folder.file("out/b.mp3.part")) == 300_000 }
         disk.fill()
         process.interrupt()
         let result = try await process.finish()

@@ -9,7 +9,8 @@ import Testing
 /// while they run, against a real PostgreSQL and faulty loopback servers.
 @Suite(.temporaryPostgres(own: true), .serialized) struct ClusterFaultTests {
     /// Servers standing for hosts, each with its feeds' episodes; some episodes answer 503 once
-    /// or are cut short once, and every body is throttled so that workers die mid-transfer.
+    /// or are cut short once, and every body is throttled (by default) so that workers die
+    /// mid-transfer.
     struct World {
         var servers: [TestServer]
         var url: String
@@ -20,7 +21,9 @@ import Testing
         func stop() { for server in servers { server.stop() } }
     }
 
-    static func world(hosts: Int, feedsPerHost: Int, episodesPerFeed: Int, throttle: Int = 1 << 20) async throws -> World {
+    /// - Parameter held: the paths (on every host) whose answers send `gateAfter` bytes, then wait for `gate`.
+    static func world(hosts: Int, feedsPerHost: Int, episodesPerFeed: Int, throttle: Int? = 1 << 20, held: Set<String> = [], gate: Gate? = nil,
+                      gateAfter: Int? = nil) async throws -> World {
         let postgres = try temporaryPostgres()
         let servers = try (0..<hosts).map { _ in try TestServer() }
         var files: [String: String] = [:]
@@ -39,7 +42,9 @@ import Testing
                     if counter % 17 == 0 { faults.append(.dropAfter(bytes: size / 3, times: 1)) }
                     let body = Body.pattern(size: size, seed: UInt64(counter))
                     let path = "/f\(feedIndex)/e\(episode).mp3"
-                    server.setRoute(path, Route(body: body, contentType: "audio/mpeg", etag: "\"e\(counter)\"", throttle: throttle, faults: faults))
+                    let holds = held.contains(path)
+                    server.setRoute(path, Route(body: body, contentType: "audio/mpeg", etag: "\"e\(counter)\"", throttle: throttle, faults: faults,
+                                                gate: holds ? gate : nil, gateAfter: holds ? gateAfter : nil))
                     episodes.append((server.url(path), "e\(episode)", size))
                     files["\(folder)/e\(episode).mp3"] = body.sha256Hex()
                     payload += size
@@ -238,25 +243,31 @@ import Testing
         #expect(parts.isEmpty, "the stale worker's parts are gone: \(parts)")
     }
 
-    /// PostgreSQL restarted (`pg_ctl restart -m immediate`) in the middle of a run: the workers
-    /// connect again and every job completes exactly once.
+    /// PostgreSQL restarted (`pg_ctl restart -m immediate`) in the middle of a run, with jobs
+    /// completed, others queued and transfers under way: the workers connect again and every job
+    /// completes exactly once.
     @Test func aDatabaseRestartLosesNothingAndDoublesNothing() async throws {
-        let world = try await Self.world(hosts: 2, feedsPerHost: 2, episodesPerFeed: 10)
+        // The first feed's last episode on each host is held part-way until the server is back:
+        // transfers in flight across the restart.
+        let gate = Gate()
+        defer { gate.open() }
+        let world = try await Self.world(hosts: 2, feedsPerHost: 2, episodesPerFeed: 10, throttle: nil, held: ["/f0/e9.mp3"], gate: gate, gateAfter: 50_000)
         defer { world.stop() }
         let base = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: base) }   // a leftover folder in /tmp harms nothing
         let folder = base + "/archive"
-        let workers = ["r1", "r2"].map { Self.worker($0, world, folder: folder, lease: 20) }
+        let workers = ["r1", "r2"].map { Self.worker($0, world, folder: folder) }
         // A failing test must leave no worker behind (it would retry its gone database for ever).
         defer { for worker in workers { worker.kill9() } }
         for worker in workers { try worker.start() }
         let deadline = Date().addingTimeInterval(120)
-        while try await Self.ledger(world.url).completed < 8 {
-            guard Date() < deadline else { throw PostgresTestError("no progress before the restart") }
+        while try await Self.ledger(world.url).completed < 8 || !world.servers.allSatisfy({ $0.requests(for: "/f0/e9.mp3").contains { $0.method == "GET" } }) {
+            guard Date() < deadline else { throw PostgresTestError("no progress before the restart: \(try await Self.ledger(world.url))") }
             try await Task.sleep(for: .milliseconds(50))
         }
         let postgres = try temporaryPostgres()
         try await onThread { try postgres.restart(immediate: true) }
+        gate.open()
         while try await Self.ledger(world.url).completed < world.files.count {
             guard Date() < deadline else {
                 // The jobs left, with why: what a failure here needs first.
@@ -276,11 +287,13 @@ import Testing
     /// once): each claim counts an attempt, so once its attempts are spent it ends dead, and
     /// every other job still completes.
     @Test func aPoisonJobEndsDeadAndTheRestFinish() async throws {
-        let world = try await Self.world(hosts: 2, feedsPerHost: 1, episodesPerFeed: 6)
+        let world = try await Self.world(hosts: 2, feedsPerHost: 1, episodesPerFeed: 6, throttle: nil)
         defer { world.stop() }
         let poisonURL = world.servers[0].url("/f0/e0.mp3").absoluteString
-        // Slow enough never to finish before the test kills its worker.
-        world.servers[0].setRoute("/f0/e0.mp3", Route(body: .pattern(size: 1 << 20, seed: 99), contentType: "audio/mpeg", throttle: 20_000))
+        // Held part-way for good: it never finishes before the test kills its worker.
+        let gate = Gate()
+        defer { gate.open() }
+        world.servers[0].setRoute("/f0/e0.mp3", Route(body: .pattern(size: 1 << 20, seed: 99), contentType: "audio/mpeg", gate: gate, gateAfter: 100_000))
         let base = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: base) }   // a leftover folder in /tmp harms nothing
         let folder = base + "/archive"
@@ -387,7 +400,7 @@ import Testing
         let folder = try Self.temporaryFolder() + "/archive"
         defer { try? FileManager.default.removeItem(atPath: folder + "/..") }   // a leftover folder in /tmp harms nothing
         var configuration = ClusterWorkerTests.configuration(url, folder: folder, name: "o1")
-        configuration.leaseSeconds = 2
+        configuration.leaseSeconds = 1
         let said = Mutex<[String]>([])
         configuration.report = { line in said.withLock { $0.append(line) } }
         let worker = ClusterWorker(configuration: configuration)

@@ -94,14 +94,19 @@ import Testing
         // Archived again with other rules while its refresh waits for the server: that refresh
         // (a 304 to its validators) queues itself again, and the next one reads the feed whole
         // with the new rules.
-        var slow = feedRoute(rssFeed([]), etag: "\"r1\"")
-        slow.firstByteDelay = 2
-        server.setRoute("/feed.xml", slow)
+        var held = feedRoute(rssFeed([]), etag: "\"r1\"")
+        let gate = Gate()
+        defer { gate.open() }
+        held.gate = gate
+        server.setRoute("/feed.xml", held)
         try await fixture.add([url], rules: rules)
         let running = try await fixture.claimRefresh(of: feed.feedID)
         let database = fixture.url
+        let before = server.requests(for: "/feed.xml").count
+        // Once the refresh's request is held, the change; then the answer.
         let change = Task {
-            try await Task.sleep(for: .milliseconds(500))
+            defer { gate.open() }
+            try await waitUntil("the refresh waiting for the server") { server.requests(for: "/feed.xml").count > before }
             return try await onThread { try SharedLibrary.addFeeds([url], rules: ArchiveRules(), on: try PostgresConnection(database)) }
         }
         #expect(try await fixture.run(running) == .notModified)

@@ -324,7 +324,7 @@ struct Inspect: RunnableCommand {
                 documentURL = url
                 let named = url
                 // A bare engine for the fetch: inspecting opens no library and writes nothing.
-                let manager = DownloadManager(configuration: LibrarySession.engineConfiguration)
+                let manager = DownloadManager(configuration: LibrarySession.engineConfiguration(context.timings))
                 do {
                     feed = try await PodcastLibrary.inspect(url, manager: manager) { episodes, soFar in printer.add(episodes, soFar, documentURL: named) }
                     await manager.shutdown()

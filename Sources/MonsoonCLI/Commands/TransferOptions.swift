@@ -80,6 +80,7 @@ struct TransferOptions: ParsableArguments {
         } catch {
             throw CLIError(message: "cannot read the settings: \(error)")
         }
+        configuration.retry.baseDelay = context.timings.retryBase
         configuration.proxy = proxy
         configuration.ipVersion = ipv4 ? .v4 : ipv6 ? .v6 : .any
         if let connectTimeout { configuration.connectTimeout = connectTimeout }

@@ -70,7 +70,7 @@ extension AfterDownload {
                 state.running.insert(process.pid)
                 return state.stopping
             }
-            if stopped { HookProcess.terminate(process.pid) }   // `stop` came between the start and the line above
+            if stopped { HookProcess.terminate(process.pid, grace: .seconds(context.timings.hookGrace)) }   // `stop` came between the start and the line above
             // Prefixed with the download's id: hooks running at once can be told apart.
             let prefix = download.id.rawValue + ": "
             outcome = process.wait { line in self.reporter.afterDownloadOutput(prefix + line) }

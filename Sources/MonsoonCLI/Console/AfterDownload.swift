@@ -184,7 +184,7 @@ final class AfterDownload: Sendable {
             state.queue.removeAll()
             return state.running
         }
-        for pid in running { HookProcess.terminate(pid) }
+        for pid in running { HookProcess.terminate(pid, grace: .seconds(context.timings.hookGrace)) }
     }
 
     private func catchUpJobs(_ ids: [DownloadID], wholeQueue: Bool) throws -> [Job] {

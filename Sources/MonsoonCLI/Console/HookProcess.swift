@@ -108,15 +108,14 @@ struct HookProcess {
         return (ends[0], ends[1])
     }
 
-    /// How long a hook has after SIGTERM before SIGKILL.
-    static let grace: Duration = .seconds(5)
-    /// The hooks asked to end (`terminate`), with when: `wait` sends SIGKILL once `grace` is past.
+    /// The hooks asked to end (`terminate`), with when their grace ends: `wait` sends SIGKILL then.
     private static let terminations = Mutex<[pid_t: ContinuousClock.Instant]>([:])
 
     /// Asks the program, and every process of its group, to end: SIGTERM, then SIGCONT (a stopped
-    /// process acts on SIGTERM only once it runs); `wait` sends SIGKILL after `grace` if it has not ended.
-    static func terminate(_ pid: pid_t) {
-        terminations.withLock { if $0[pid] == nil { $0[pid] = .now } }
+    /// process acts on SIGTERM only once it runs); `wait` sends SIGKILL after `grace` (``Timings/hookGrace``)
+    /// if it has not ended.
+    static func terminate(_ pid: pid_t, grace: Duration) {
+        terminations.withLock { if $0[pid] == nil { $0[pid] = .now + grace } }
         // Each fails only when the group is gone already: then there is nothing to stop.
         kill(-pid, SIGTERM)
         kill(-pid, SIGCONT)
@@ -145,7 +144,7 @@ struct HookProcess {
             }
             if result < 0 && errno != EINTR { return .lost }   // ECHILD: its status was collected elsewhere
             // Not reaped yet, so its group's number is still its own: SIGKILL reaches only its processes.
-            if !killed, let asked = Self.terminations.withLock({ $0[pid] }), asked.duration(to: .now) > Self.grace {
+            if !killed, let due = Self.terminations.withLock({ $0[pid] }), ContinuousClock.now > due {
                 kill(-pid, SIGKILL)
                 killed = true
             }

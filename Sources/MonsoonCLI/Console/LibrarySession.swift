@@ -11,10 +11,11 @@ struct LibrarySession {
 
     /// The engine settings for feed fetches: few retries, so a refresh of many feeds never keeps
     /// the user waiting long on one that fails (one-shot fetches do not retry a host that cannot be reached at all).
-    static var engineConfiguration: EngineConfiguration {
+    static func engineConfiguration(_ timings: Timings) -> EngineConfiguration {
         var configuration = EngineConfiguration()
         configuration.userAgent = "Monsoon/\(MonsoonCLI.version)"
         configuration.retry.maxRetries = 2
+        configuration.retry.baseDelay = timings.retryBase
         return configuration
     }
 
@@ -24,10 +25,11 @@ struct LibrarySession {
     static func open(_ global: GlobalOptions, context: CommandContext, use: Home.Use = .writing, transfer: TransferOptions? = nil,
                      warc: WARCArchive? = nil) throws -> LibrarySession {
         let home = try Home(option: global.home, context: context, use: use)
-        var configuration = engineConfiguration
+        var configuration = engineConfiguration(context.timings)
         if let transfer {
+            let fetches = configuration.retry
             configuration = try transfer.configuration(scope: .wholeQueue, home: home, context: context)
-            configuration.retry.maxRetries = engineConfiguration.retry.maxRetries
+            configuration.retry.maxRetries = fetches.maxRetries
         }
         configuration.warc = warc
         let manager = DownloadManager(configuration: configuration)
