@@ -100,14 +100,17 @@ install-files:
 uninstall:
 	rm -f $(foreach file,$(INSTALLED),"$(file)")
 
-# Six test processes: the test server's own suites block on curl processes, the feed suites
-# are CPU-bound, the CLI's start `monsoon` and mpv processes, the archivists' (hooks, WARC judged
-# by warcio, versions, sidecars) start processes by the dozen, and the cluster's run PostgreSQL
-# servers and worker processes; kept apart, none can starve the engine's timing-based suites (of
-# Swift's two cooperative threads, or of the machine's two cores).
-ARCHIVIST_SUITES := MonsoonCLITests\.(HookTests|QueueHookTests|HookEdgeTests|WARCCommandTests|EpisodeVersionCommandTests|InfoJSONTests)
+# Builds what the tests run (the test bundle, `monsoon`, `monsoon-testserver` and the examples;
+# no benchmark, soak or fuzz program), then runs every suite in two processes at once: the
+# cluster's, which mostly wait on PostgreSQL and worker processes, and all the others, at most
+# TEST_WIDTH tests at a time (more only queue for the two cores and the cooperative pool).
+# The bundle is run directly: two `swift test` would wait for each other's lock on .build.
+TEST_WIDTH ?= 8
+TEST_BUNDLE = $$($(SWIFT) build --show-bin-path)/MonsoonPackageTests.xctest --testing-library swift-testing
 test: test-deps
-	$(SWIFT) build --build-tests
+	$(SWIFT) build --product MonsoonPackageTests
+	$(SWIFT) build --product monsoon
+	$(SWIFT) build --product monsoon-testserver
 	# The examples: packages that depend on Monsoon by path, as a user's would. Built before the
 	# suites: a test runs PodcastExample against the test server.
 	$(SWIFT) build --package-path Examples/EngineExample --scratch-path .build/examples
@@ -115,17 +118,12 @@ test: test-deps
 	# The build leaves gigabytes of dirty pages: written back now, the tests' fsyncs do not
 	# queue behind them (on a fresh clone they stalled the whole run for half a minute).
 	sync
-	$(SWIFT) test --skip-build --filter MonsoonTestServerTests
-	$(SWIFT) test --skip-build --filter MonsoonPodcastsTests
-	# The engine and the store.
-	$(SWIFT) test --skip-build --filter 'MonsoonEngineTests|MonsoonStoreTests'
-	# The CLI (everything else).
-	$(SWIFT) test --skip-build --skip MonsoonTestServerTests --skip MonsoonPodcastsTests --skip MonsoonClusterTests \
-		--skip MonsoonEngineTests --skip MonsoonStoreTests --skip '$(ARCHIVIST_SUITES)'
-	# What archivists keep: hooks, WARC, versions, sidecars.
-	$(SWIFT) test --skip-build --filter '$(ARCHIVIST_SUITES)'
-	# The cluster's, against PostgreSQL servers of their own and worker processes.
-	$(SWIFT) test --skip-build --filter MonsoonClusterTests
+	@bundle="$(TEST_BUNDLE)"; \
+	$$bundle --filter MonsoonClusterTests > .build/test-cluster.log 2>&1 & cluster=$$!; \
+	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_WIDTH) $$bundle --skip MonsoonClusterTests; others=$$?; \
+	wait $$cluster; status=$$?; \
+	cat .build/test-cluster.log; \
+	[ $$others = 0 ] && [ $$status = 0 ]
 
 # The engine's tests under ThreadSanitizer, one at a time: ten times slower, the suites run
 # together starve one another's tasks on the two-thread cooperative pool. A test that waits for a

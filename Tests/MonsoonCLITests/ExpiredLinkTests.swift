@@ -6,7 +6,7 @@ import Testing
 
 /// Private feeds sign their enclosure links, and the signatures expire: a link refused with 401,
 /// 403 or 410 makes Monsoon read the feed again and go on from the episode's new link, its part
-/// kept. Against a test server whose signed links expire 5 s after the feed was served, by a
+/// kept. Against a test server whose signed links expire an hour after the feed was served, by a
 /// clock the test moves on.
 @Suite struct ExpiredLinkTests {
     /// The time the signer reads: the system's, plus what the test moved it on by.
@@ -19,7 +19,7 @@ import Testing
     }
 
     /// A feed of `count` episodes (`/media/ep1.mp3`…, oldest first) whose links are signed afresh at
-    /// each fetch and refused (403) 5 s later by `signing`; returns the bodies. The episodes in
+    /// each fetch and refused (403) an hour later by `signing`; returns the bodies. The episodes in
     /// `held` send `gateAfter` bytes, then wait for `gate`.
     static func serveSigned(_ server: TestServer, count: Int, size: Int, signing: URLSigning, held: Set<Int> = [], gate: Gate? = nil,
                             gateAfter: Int? = nil) -> [Body] {
@@ -65,13 +65,13 @@ import Testing
         let clock = MovedClock()
         let gate = Gate()
         defer { gate.open() }
-        let bodies = Self.serveSigned(server, count: 6, size: 240_000, signing: URLSigning(lifetime: 5) { clock.now }, held: [1, 2], gate: gate, gateAfter: 100_000)
+        let bodies = Self.serveSigned(server, count: 6, size: 240_000, signing: URLSigning(lifetime: 3600) { clock.now }, held: [1, 2], gate: gate, gateAfter: 100_000)
         let feed = server.url("/feed.xml").absoluteString
         let run = try MonsoonProcess(["archive", feed, "-o", "A", "-j", "2"], in: folder.path)
         // Both first answers accepted and under way (the feed and 403 pages are a few kilobytes).
         try await waitUntil("the first two episodes under way") { server.bodyBytesSent >= 200_000 }
         #expect(server.requests(for: "/feed.xml").count == 1)
-        clock.advance(by: 10)
+        clock.advance(by: 7200)
         gate.open()
         let result = try await run.finish(seconds: 120)
         #expect(result.status == 0, "\(result.output)\(result.errors)")
@@ -99,7 +99,7 @@ import Testing
         defer { folder.remove(); server.stop() }
         let size = 1_000_000
         let clock = MovedClock()
-        let signing = URLSigning(lifetime: 5) { clock.now }
+        let signing = URLSigning(lifetime: 3600) { clock.now }
         let gate = Gate()
         defer { gate.open() }
         let bodies = Self.serveSigned(server, count: 1, size: size - 1, signing: signing, held: [1], gate: gate, gateAfter: 200_000)

@@ -147,9 +147,11 @@ import Testing
         defer { folder.remove(); server.stop() }
         server.setRoute("/a.bin", Route(body: .bytes([1, 2, 3])))
         let url = server.url("/a.bin").absoluteString
-        for (name, body, end) in [("stops", "kill -STOP $$", "killed by signal 15 (SIGTERM)"), ("ignores", "trap '' TERM; sleep 30", "killed by signal 9 (SIGKILL)")] {
+        // Each says it started once SIGTERM can no longer end it early: the trap is set first.
+        for (name, setup, body, end) in [("stops", "", "kill -STOP $$", "killed by signal 15 (SIGTERM)"),
+                                         ("ignores", "trap '' TERM", "sleep 30", "killed by signal 9 (SIGKILL)")] {
             let script = folder.file("\(name).sh")
-            try writeScript("#!/bin/sh\ntouch \"$RUNS.\(name)\"\n\(body)\n", to: script)
+            try writeScript("#!/bin/sh\n\(setup)\ntouch \"$RUNS.\(name)\"\n\(body)\n", to: script)
             let interruption = Interruption()
             async let run = runMonsoon(["get", "-o", name, "--exec", script, url], in: folder.path, interruption: interruption,
                                        environment: HookTests.environment(folder))

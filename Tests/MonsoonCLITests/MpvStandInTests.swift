@@ -54,7 +54,7 @@ struct MpvStandInTests {
         try await waitFor("the file loaded") { playing.current.loaded }
         try await letTimePass()
         try await waitFor("the end of the file") { playing.current.eofReached }
-        seen.endPosition = await playing.position(within: 2).map { ($0 * 10).rounded() / 10 }
+        seen.endPosition = await playing.position(within: 10).map { ($0 * 10).rounded() / 10 }
         seen.duration = playing.current.duration
         playing.quit()
         try await waitFor("mpv gone, its last words read") { playing.ended != nil && playing.current.readerDone }

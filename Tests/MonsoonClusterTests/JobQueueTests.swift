@@ -108,6 +108,30 @@ import Testing
         }
     }
 
+    /// A job sent back because the host its redirects lead to had no room never tried: it gets
+    /// its attempt back, so a busy CDN, however long, never fails a job whose attempts are spent.
+    @Test func noRoomWhereTheRedirectsLeadSpendsNoAttempt() async throws {
+        let (queue, _) = try await Self.queue(jobs: 1, hosts: 1)
+        try await onThread {
+            try queue.connection.execute("UPDATE monsoon_jobs SET max_attempts = 1")
+            for round in 1...3 {
+                try queue.connection.execute("UPDATE monsoon_jobs SET run_at = now()")
+                _ = try queue.promoteDueJobs()
+                let claimed = try #require(try queue.claim(slots: 1).first, "round \(round)")
+                #expect(claimed.attempt == 1)
+                #expect(try queue.retryLater(claimed.lease, after: 1, reason: "cdn, where its redirects lead, had no free connection", attempted: false))
+                let row = try #require(try queue.connection.execute("SELECT state, attempts FROM monsoon_jobs").first)
+                #expect(try row.string(0) == "scheduled" && row.int(1) == 0)
+            }
+            // A failed try counts: with its one attempt spent, the job ends failed.
+            try queue.connection.execute("UPDATE monsoon_jobs SET run_at = now()")
+            _ = try queue.promoteDueJobs()
+            let claimed = try #require(try queue.claim(slots: 1).first)
+            #expect(try queue.retryLater(claimed.lease, after: 1, reason: "HTTP 503"))
+            #expect(try queue.connection.execute("SELECT state FROM monsoon_jobs").first?.string(0) == "failed")
+        }
+    }
+
     /// Kleppmann's fencing tokens: after a lease is lost and the job claimed again, the old
     /// holder's renewal, completion, failure and release all change nothing.
     @Test func aLostLeaseChangesNothing() async throws {

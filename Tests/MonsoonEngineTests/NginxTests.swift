@@ -56,7 +56,7 @@ import Testing
 
     @Test(arguments: Interruption.allCases)
     func anInterruptedDownloadFetchesOnlyTheRest(_ interruption: Interruption) async throws {
-        let file = NginxServer.File(path: "slow/episode.mp3", size: 2 << 20, seed: 21)
+        let file = NginxServer.File(path: "held/episode.mp3", size: 2 << 20, seed: 21)
         let nginx = try await NginxServer(files: [file])
         let folder = TemporaryFolder()
         defer { nginx.stop(); folder.remove() }
@@ -243,8 +243,8 @@ final class NginxServer {
 
     /// A generated file to serve: deterministic pseudo-random bytes.
     struct File {
-        /// Below the web root, e.g. `set/one.bin`; files under `slow/` are served at 512 KiB/s
-        /// (but for a Range request).
+        /// Below the web root, e.g. `set/one.bin`; files under `slow/` are served at 512 KiB/s,
+        /// those under `held/` stop at 320 KiB and then trickle (but for a Range request).
         var path: String
         var size: Int
         var seed: UInt64
@@ -451,6 +451,12 @@ final class NginxServer {
                 "" 512k;
                 default 0;
             }
+            # Under /held/, a first request sends 320 KiB, then trickles at 8 KiB/s (above the
+            # stall floor): held in flight, however loaded the machine, until the test cuts it.
+            map $http_range $held_rate {
+                "" 8k;
+                default 0;
+            }
             log_format monsoon escape=none '$status\\t$request\\t$http_range\\t$http_if_range\\t$body_bytes_sent\\t$sent_http_etag\\t$connection\\t$server_protocol';
             access_log \(quoted("access.log")) monsoon;
 
@@ -460,6 +466,10 @@ final class NginxServer {
                 root \(quoted("www"));
                 location /slow/ {
                     limit_rate $slow_rate;
+                }
+                location /held/ {
+                    limit_rate_after 320k;
+                    limit_rate $held_rate;
                 }
             }
         }

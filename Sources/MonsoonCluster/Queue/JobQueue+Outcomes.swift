@@ -124,15 +124,20 @@ extension JobQueue {
 
     /// Puts a job back to run again after `seconds` (a failure the next attempt may not have),
     /// or ends it `failed` once its attempts are spent. Fenced.
+    ///
+    /// `attempted` false: the job never got to try (a host with no room for it), so the attempt
+    /// its claim counted is given back and it is never failed for it: waiting for room, however
+    /// long, is no failure.
     @discardableResult
-    public func retryLater(_ lease: Lease, after seconds: Double, reason: String) throws(PostgresError) -> Bool {
+    public func retryLater(_ lease: Lease, after seconds: Double, reason: String, attempted: Bool = true) throws(PostgresError) -> Bool {
         try connection.execute("""
             UPDATE monsoon_jobs
-            SET state = CASE WHEN attempts >= max_attempts THEN 'failed' ELSE 'scheduled' END,
+            SET attempts = CASE WHEN $5 THEN attempts ELSE greatest(0, attempts - 1) END,
+                state = CASE WHEN $5 AND attempts >= max_attempts THEN 'failed' ELSE 'scheduled' END,
                 run_at = now() + $3 * interval '1 second', last_error = $4, leased_by = NULL, lease_expires_at = NULL,
-                finished_at = CASE WHEN attempts >= max_attempts THEN now() END
+                finished_at = CASE WHEN $5 AND attempts >= max_attempts THEN now() END
             WHERE id = $1 AND lease_token = $2 AND state = 'running'
-            """, [lease.job, lease.token, seconds, reason]).affectedRows == 1
+            """, [lease.job, lease.token, seconds, reason, attempted]).affectedRows == 1
     }
 
     static func leases(_ rows: PostgresResult) throws(PostgresError) -> Set<Lease> {

@@ -50,7 +50,7 @@ extension WorkerSession {
                 // No room there now: recorded on the job (and the feed's queued ones), then back to the queue.
                 database { try $0.setAnsweredHost(host, for: lease) }
                 database { try $0.noteAnsweredHost(host, for: job) }
-                database { _ = try $0.retryLater(lease, after: 1, reason: "\(host), where its redirects lead, had no free connection") }
+                database { _ = try $0.retryLater(lease, after: 1, reason: "\(host), where its redirects lead, had no free connection", attempted: false) }
                 return await forget(lease)
             }
             held[lease]?.job.answeredHost = host
