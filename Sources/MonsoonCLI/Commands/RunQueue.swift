@@ -113,8 +113,10 @@ struct RunQueue: RunnableCommand {
         reporter.expect(pending.map { ($0.id, $0.remaining) }, titles: requests.reduce(into: [:]) { titles, request in
             if let title = GetReporter.title(of: request) { titles[request.id] = title }
         })
-        // A link refused because it expired (a private feed's) is renewed from the feed.
-        let renewal = LinkRenewal(manager: manager, databasePath: home.databasePath, downloads: Array(stillPending))
+        // A link refused because it expired (a private feed's) is renewed from the feed. Of the
+        // downloads pending before the engine opened: one it has already failed (a refusal comes in
+        // milliseconds) is not pending now, and its failure must still be waited for at idle.
+        let renewal = LinkRenewal(manager: manager, databasePath: home.databasePath, downloads: space.map { $0.fits + $0.waits } ?? [])
         var status = await session.run(reporting: reporter, renewing: renewal) { event in
             report?.observe(event)
             if case .statusChanged(let download) = event { writer.record(download) }
