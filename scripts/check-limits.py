@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""The code's shape limits, checked by `make test` (docs/ARCHITECTURE.md, "Limits").
+
+- no type over 800 lines, counting its extensions (per module);
+- at most 15 stored properties per type in MonsoonEngine;
+- no stored Bool on the engine's Transfer;
+- rows read by column name, never by position (`row.text(4)`);
+- no download selected by a prefix of its id;
+- SQL on `episodes` in at most two files.
+
+Swift is read with a brace counter that skips strings and comments: enough for this code base,
+whose declarations open on one line. `--report` prints the figures without failing.
+"""
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SOURCES = ROOT / "Sources"
+MAX_TYPE_LINES = 800
+MAX_STORED = 15
+MAX_EPISODE_SQL_FILES = 2
+
+DECL = re.compile(
+    r"^(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal|private|fileprivate|open|final|indirect)\s+)*"
+    r"(class|struct|enum|actor|extension)\s+([A-Za-z_][\w.]*)"
+)
+STORED = re.compile(
+    r"^(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal|private|fileprivate|open|final|weak|unowned|lazy"
+    r"|nonisolated\(unsafe\)|private\(set\)|fileprivate\(set\)|package\(set\)|internal\(set\)|public\(set\))\s+)*"
+    r"(var|let)\s+([A-Za-z_]\w*)\s*(.*)$"
+)
+POSITIONAL = re.compile(r"\b(?:row|r)\.(?:text|int|int64|optionalInt|double|bool|date|data|isNull|string|optionalString)\(\d+\)")
+ID_PREFIX = re.compile(r"withIDPrefix|\bid\s+(?:NOT\s+)?(?:LIKE|GLOB)\b|substr\(\s*id\b")
+EPISODE_SQL = re.compile(r"\b(?:FROM|UPDATE|INTO|JOIN|TABLE)\s+episodes\b")
+
+
+def strip(text):
+    """Blanks out string literals and comments, keeping line breaks, so braces count true."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            out.append(" " * (j - i)); i = j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append(re.sub(r"[^\n]", " ", text[i:j])); i = j
+        elif text.startswith('"""', i):
+            j = text.find('"""', i + 3)
+            j = n if j < 0 else j + 3
+            out.append('"' + re.sub(r"[^\n]", " ", text[i + 1:j - 1]) + '"'); i = j
+        elif c == '"':
+            j, depth = i + 1, 0
+            while j < n:
+                if text[j] == "\\" and j + 1 < n and text[j + 1] == "(":
+                    depth += 1; j += 2; continue
+                if depth and text[j] == ")":
+                    depth -= 1
+                elif depth and text[j] == "(":
+                    depth += 1
+                elif text[j] == "\\":
+                    j += 2; continue
+                elif text[j] == '"' and not depth:
+                    break
+                elif text[j] == "\n":
+                    break
+                j += 1
+            out.append('"' + " " * (j - i - 1) + '"'); i = j + 1
+        else:
+            out.append(c); i += 1
+    return "".join(out)
+
+
+def types_in(path, text):
+    """(qualified name, kind, first line, last line, body lines at depth 1) for every type and extension."""
+    lines = strip(text).split("\n")
+    found, stack, depth = [], [], 0
+    for number, line in enumerate(lines, 1):
+        stripped = line.strip()
+        match = DECL.match(stripped)
+        if match and "{" in line and not re.search(r"\bfunc\b|\binit\b", stripped.split(match.group(2))[0]):
+            kind, name = match.groups()
+            outer = [s["name"] for s in stack if s["kind"] != "extension" or True]
+            qualified = ".".join(outer + [name]) if kind != "extension" else name
+            stack.append({"name": qualified, "kind": kind, "start": number, "depth": depth, "members": []})
+        elif stack and depth == stack[-1]["depth"] + 1:
+            stack[-1]["members"].append((number, stripped))
+        depth += line.count("{") - line.count("}")
+        while stack and depth <= stack[-1]["depth"]:
+            entry = stack.pop()
+            found.append((entry["name"], entry["kind"], entry["start"], number, entry["members"]))
+    return found
+
+
+def stored_properties(members):
+    names = []
+    for _, line in members:
+        if re.match(r"^(?:.*\s)?(static|class)\s+(var|let)\b", line):
+            continue
+        match = STORED.match(line)
+        if not match:
+            continue
+        rest = match.group(3)
+        if match.group(1) == "var" and "{" in rest and "=" not in rest.split("{")[0] and not re.search(r"didSet|willSet", rest):
+            continue  # computed
+        names.append((match.group(2), rest))
+    return names
+
+
+def main():
+    report = "--report" in sys.argv
+    failures = []
+    sizes, stored = {}, {}
+    episode_files = set()
+    for path in sorted(SOURCES.rglob("*.swift")):
+        module = path.relative_to(SOURCES).parts[0]
+        text = path.read_text()
+        relative = path.relative_to(ROOT)
+        for number, line in enumerate(text.split("\n"), 1):
+            if POSITIONAL.search(line):
+                failures.append(f"{relative}:{number}: a row read by position; read it by column name")
+            if ID_PREFIX.search(line):
+                failures.append(f"{relative}:{number}: downloads selected by a prefix of their id; select them by owner")
+        if EPISODE_SQL.search(text):
+            episode_files.add(str(relative))
+        for name, kind, start, end, members in types_in(path, text):
+            key = (module, name)
+            sizes[key] = sizes.get(key, 0) + end - start + 1
+            if module == "MonsoonEngine" and kind != "extension":
+                props = stored_properties(members)
+                stored[key] = props
+                if name.split(".")[-1] == "Transfer":
+                    for prop, rest in props:
+                        if re.match(r"^:\s*Bool\b", rest) or re.match(r"^=\s*(true|false)\b", rest):
+                            failures.append(f"{relative}: Transfer stores the Bool `{prop}`; make it part of its phase")
+    for (module, name), lines in sorted(sizes.items(), key=lambda item: -item[1]):
+        if lines > MAX_TYPE_LINES:
+            failures.append(f"{module}.{name}: {lines} lines with its extensions (at most {MAX_TYPE_LINES})")
+    for (module, name), props in sorted(stored.items(), key=lambda item: -len(item[1])):
+        if len(props) > MAX_STORED:
+            failures.append(f"{module}.{name}: {len(props)} stored properties (at most {MAX_STORED})")
+    if len(episode_files) > MAX_EPISODE_SQL_FILES:
+        failures.append(f"SQL on `episodes` in {len(episode_files)} files (at most {MAX_EPISODE_SQL_FILES}): " + ", ".join(sorted(episode_files)))
+    if report:
+        print("largest types:", ", ".join(f"{m}.{n} {l}" for (m, n), l in sorted(sizes.items(), key=lambda i: -i[1])[:8]))
+        print("most stored properties:", ", ".join(f"{n} {len(p)}" for (_, n), p in sorted(stored.items(), key=lambda i: -len(i[1]))[:8]))
+    for failure in failures:
+        print(failure, file=sys.stderr)
+    if failures and not report:
+        print(f"check-limits: {len(failures)} over the limits", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
