@@ -43,6 +43,15 @@ struct EpisodeRecord: Sendable, Equatable {
         transcripts = row.text(.transcripts)
     }
 
+    /// The episode with `id`; `LibraryError.notFound` when there is none.
+    static func get(_ id: Int, in database: Database) throws -> EpisodeRecord {
+        guard let record = try find(id, in: database) else { throw missing(id) }
+        return record
+    }
+
+    /// There is no episode `id`: how to list them.
+    static func missing(_ id: Int) -> LibraryError { .notFound("no episode has id \(id); list them with 'monsoon episodes PODCAST'") }
+
     var id: Int { episode.id }
     var isDownloaded: Bool { episode.downloadState == .downloaded }
     /// The enclosure URL as stored.

@@ -5,10 +5,9 @@ extension EpisodeFiles {
     /// What playing episode `id` plays: its downloaded file when it is on disk, else its enclosure.
     /// - Throws: `LibraryError.notFound` for an id no episode has, or one without an enclosure.
     public func playbackItem(_ id: Int) throws -> PlaybackItem {
-        guard let episode = try EpisodeRecord.find(id, in: database)?.episode, let podcast = try PodcastRecord.find(episode.podcastID, in: database) else {
-            throw LibraryError.notFound("no episode has id \(id); list them with 'monsoon episodes PODCAST'")
-        }
-        let title = "\(podcast.name): \(episode.title ?? "episode \(id)")"
+        let episode = try EpisodeRecord.get(id, in: database).episode
+        let podcast = try PodcastRecord.find(episode.podcastID, in: database)?.name ?? ""
+        let title = "\(podcast): \(episode.title ?? "episode \(id)")"
         let source: PlaybackItem.Source
         // Only an absolute path is a file: mpv would read a name like `x://y` as a protocol.
         if episode.downloadState == .downloaded, let file = episode.fileName, file.hasPrefix("/"), Self.size(of: file) != nil {
@@ -23,15 +22,12 @@ extension EpisodeFiles {
 
     /// The saved playback position of episode `id`, in seconds.
     public func position(of id: Int) throws -> Double {
-        guard let position = try EpisodeRecord.find(id, in: database)?.episode.position else {
-            throw LibraryError.notFound("no episode has id \(id); list them with 'monsoon episodes PODCAST'")
-        }
-        return position
+        try EpisodeRecord.get(id, in: database).episode.position
     }
 
     /// Saves episode `id`'s playback position.
     public func setPosition(_ seconds: Double, of id: Int) throws {
-        if try !EpisodeRecord.setPosition(max(0, seconds), of: id, in: database) { throw LibraryError.notFound("no episode has id \(id); list them with 'monsoon episodes PODCAST'") }
+        if try !EpisodeRecord.setPosition(max(0, seconds), of: id, in: database) { throw EpisodeRecord.missing(id) }
     }
 
     /// Playback of episode `id` ended at `position`: an episode played to within `threshold`

@@ -74,12 +74,7 @@ public final class EpisodeFiles {
     /// engine's queue and the episodes are then updated once for all of them, in that order.
     /// - Throws: `LibraryError.notFound` for an id no episode has (then nothing is changed).
     public func delete(_ ids: [Int]) throws -> Deletion {
-        let found = try ids.map { id in
-            guard let episode = try EpisodeRecord.find(id, in: database)?.episode else {
-                throw LibraryError.notFound("no episode has id \(id); list them with 'monsoon episodes PODCAST'")
-            }
-            return episode
-        }
+        let found = try ids.map { try EpisodeRecord.get($0, in: database).episode }
         // The roots of their downloads, in one query: a folder below one that became a link is not followed.
         let roots = try downloads.states(of: found.map { EpisodeQueue.downloadID(ofEpisode: $0.id) })
             .reduce(into: [DownloadID: String]()) { roots, state in roots[state.id] = state.root }
@@ -145,7 +140,7 @@ public final class EpisodeFiles {
     public func setPlayed(_ ids: [Int], _ played: Bool) throws {
         try database.write {
             for id in ids where try !EpisodeRecord.setPlayed(played, of: id, in: database) {
-                throw LibraryError.notFound("no episode has id \(id); list them with 'monsoon episodes PODCAST'")
+                throw EpisodeRecord.missing(id)
             }
         }
     }

@@ -53,9 +53,7 @@ public final class EpisodeQueue {
             var added: [Int] = []
             var next = (try EpisodeRecord.queued(in: database).last?.queuePosition ?? 0) + 1
             for id in ids {
-                guard let episode = try episode(withID: id) else {
-                    throw LibraryError.notFound("no episode has id \(id); list them with 'monsoon episodes PODCAST'")
-                }
+                let episode = try EpisodeRecord.get(id, in: database).episode
                 guard episode.queuePosition == nil, episode.downloadState != .downloaded else { continue }
                 guard episode.enclosureURL != nil else { throw LibraryError.notFound("episode \(id) has no media file (its item has no enclosure) to download") }
                 try EpisodeRecord.enqueue(id, at: next, in: database)
