@@ -44,13 +44,7 @@ extension EpisodeQueue {
     /// Episodes downloaded once whose file has gone, made downloadable again (`--refetch-missing`):
     /// the episode is no longer "downloaded", and the engine forgets the finished download.
     public func forgetMissingDownloads(_ ids: [Int]) throws {
-        // The engine's queue first: a failure in between leaves the episodes "downloaded" with
-        // their files missing (found again next run), never reset while their finished
-        // downloads remain for a reconcile to mark them downloaded again.
-        _ = try downloads.forget(ids.map(Self.downloadID(ofEpisode:)), ifIn: [.completed])
-        try database.write {
-            for id in ids { try EpisodeRecord.forgetFile(of: id, in: database) }
-        }
+        try EpisodeFiles.forgetFiles(of: ids, downloads: downloads, database: database)
     }
 }
 

@@ -82,10 +82,10 @@ public final class EpisodeFiles {
         do {
             try deleteFiles(found, roots: roots, into: &deletion)
         } catch {
-            try reset(deletion.episodes)
+            try Self.forgetFiles(of: deletion.episodes, downloads: downloads, database: database)
             throw error
         }
-        try reset(deletion.episodes)
+        try Self.forgetFiles(of: deletion.episodes, downloads: downloads, database: database)
         return deletion
     }
 
@@ -126,8 +126,9 @@ public final class EpisodeFiles {
     /// Resets episodes whose files are gone to not downloaded, after the engine's queue has
     /// forgotten their finished downloads: in that order, so a failure in between leaves an
     /// episode "downloaded" with its file missing (which `storage` shows), never one that the
-    /// next reconcile would mark downloaded again from a download still in the queue.
-    private func reset(_ ids: [Int]) throws {
+    /// next reconcile would mark downloaded again from a download still in the queue (also
+    /// when their files went missing, found again by the next run).
+    static func forgetFiles(of ids: [Int], downloads: any QueueStore, database: Database) throws {
         guard !ids.isEmpty else { return }
         _ = try downloads.forget(ids.map(EpisodeQueue.downloadID(ofEpisode:)), ifIn: [.completed])
         try database.write {
