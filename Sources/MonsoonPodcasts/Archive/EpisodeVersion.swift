@@ -61,16 +61,14 @@ public struct EpisodeVersion: Sendable, Equatable {
 /// `episode_versions`, one row per earlier version: its columns, read into an ``EpisodeVersion``.
 /// The statements that ask it beside `episodes` are `EpisodeRecord`'s.
 extension EpisodeVersion {
-    enum Column: Int32, TableColumn {
+    enum Column: Int, TableColumn {
         case id, episodeID, version, seen, url, length, finalURL, etag, lastModified, sha256, fileName, bytes, status, downloaded
     }
 
     /// Every column, as a version is read.
-    static let all = Selection<Column>()
-    /// The version's name alone.
-    static let names = Selection<Column>([.version])
+    static let all = Columns<Column>.all
 
-    init(_ row: ColumnRow<Column>) {
+    init(_ row: TableRow<Column>) {
         self.init(episodeID: row.int(.episodeID), name: row.text(.version), seen: row.date(.seen), url: row.text(.url),
                   length: row.optionalInt(.length), finalURL: row.text(.finalURL), etag: row.text(.etag), lastModified: row.text(.lastModified),
                   sha256: row.text(.sha256), file: row.text(.fileName), bytes: row.int(.bytes), downloaded: row.date(.downloaded),

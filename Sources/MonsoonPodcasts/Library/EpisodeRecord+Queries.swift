@@ -10,14 +10,12 @@ import MonsoonStore
 extension EpisodeRecord {
     /// Whole rows, `clause` choosing and ordering them.
     private static func records(_ clause: String, _ values: [SQLValueConvertible] = [], in database: Database) throws -> [EpisodeRecord] {
-        try database.statement("SELECT \(all.sql) FROM episodes \(clause)").query(all, values) { EpisodeRecord($0) }
+        try database.statement("SELECT \(all.list) FROM episodes \(clause)").query(values, reading: Column.self) { EpisodeRecord($0) }
     }
-
-    private static let ids = Selection<Column>([.id])
 
     /// The ids of the rows `clause` chooses, in its order.
     private static func ids(_ clause: String, _ values: [SQLValueConvertible] = [], in database: Database) throws -> [Int] {
-        try database.statement("SELECT id FROM episodes \(clause)").query(ids, values) { $0.int(.id) }
+        try database.statement("SELECT id FROM episodes \(clause)").query(values, reading: Column.self) { $0.int(.id) }
     }
 
     static func find(_ id: Int, in database: Database) throws -> EpisodeRecord? {
@@ -69,9 +67,8 @@ extension EpisodeRecord {
     }
 
     static func podcastsWithDownloads(in database: Database) throws -> [Int] {
-        let podcasts = Selection<Column>([.podcastID])
-        return try database.statement("SELECT DISTINCT podcast_id FROM episodes WHERE download_state = 'downloaded' ORDER BY podcast_id")
-            .query(podcasts) { $0.int(.podcastID) }
+        try database.statement("SELECT DISTINCT podcast_id FROM episodes WHERE download_state = 'downloaded' ORDER BY podcast_id")
+            .query(reading: Column.self) { $0.int(.podcastID) }
     }
 
     /// The enclosure of the episode whose file is at `path`, else of `guid`'s episode in one of `podcasts`.
@@ -86,8 +83,8 @@ extension EpisodeRecord {
 
     /// Every URL a podcast's episodes hold besides their files' (enclosure, page, artwork, transcript, chapters).
     static func urls(ofPodcast podcast: Int, in database: Database) throws -> [String] {
-        let links = Selection<Column>([.enclosureURL, .link, .imageURL, .transcriptURL, .chaptersURL])
-        return try database.statement("SELECT \(links.sql) FROM episodes WHERE podcast_id = ?").query(links, [podcast]) { row in
+        try database.statement("SELECT enclosure_url, link, image_url, transcript_url, chapters_url FROM episodes WHERE podcast_id = ?")
+            .query([podcast], reading: Column.self) { row in
             [row.text(.enclosureURL), row.text(.link), row.text(.imageURL), row.text(.transcriptURL), row.text(.chaptersURL)].compactMap { $0 }
         }.flatMap { $0 }
     }
@@ -102,10 +99,9 @@ extension EpisodeRecord {
 
     /// The earlier versions of `podcast`'s episodes (`episode_versions`), each with its row id, in the order they were kept.
     static func earlierVersions(ofPodcast podcast: Int, in database: Database) throws -> [(id: Int, version: EpisodeVersion)] {
-        let all = EpisodeVersion.all
-        return try database.statement("""
-            SELECT \(all.sql) FROM episode_versions WHERE episode_id IN (SELECT id FROM episodes WHERE podcast_id = ?) ORDER BY id
-            """).query(all, [podcast]) { (id: $0.int(.id), version: EpisodeVersion($0)) }
+        try database.statement("""
+            SELECT \(EpisodeVersion.all.list) FROM episode_versions WHERE episode_id IN (SELECT id FROM episodes WHERE podcast_id = ?) ORDER BY id
+            """).query([podcast], reading: EpisodeVersion.Column.self) { (id: $0.int(.id), version: EpisodeVersion($0)) }
     }
 }
 
@@ -181,11 +177,10 @@ extension EpisodeRecord {
 
     /// The names earlier versions of an episode, and the episode itself, took (`EpisodeVersion.name(seen:taken:)`).
     static func versionNames(of id: Int, in database: Database) throws -> [String] {
-        let names = EpisodeVersion.names
-        return try database.statement("""
+        try database.statement("""
             SELECT version FROM episode_versions WHERE episode_id = ?1 AND version IS NOT NULL
             UNION SELECT version FROM episodes WHERE id = ?1 AND version IS NOT NULL
-            """).query(names, [id]) { $0.text(.version) ?? "" }
+            """).query([id], reading: EpisodeVersion.Column.self) { $0.text(.version) ?? "" }
     }
 
     /// Makes a downloaded episode's file an earlier version (hashed `sha256` when not yet), and
@@ -210,15 +205,12 @@ extension EpisodeRecord {
     /// Copies the engine's state of episode downloads into the episodes, in the caller's transaction.
     static func reconcile(_ states: [(episode: Int, state: StoredDownloadState)], in database: Database) throws {
         let statement = try database.statement(reconcileSQL)
-        for (episode, state) in states {
-            try statement.bind(reconcileValues(of: state, episode: episode))
-            while try statement.step() {}
-        }
-        try statement.bind([])
+        for (episode, state) in states { try statement.run(reconcileValues(of: state, episode: episode)) }
+        try statement.bind([])   // cached: left holding no value
     }
 
-    /// The values of `reconcileSQL`'s parameters, ?1 to ?11.
-    private static func reconcileValues(of state: StoredDownloadState, episode: Int) -> [SQLValueConvertible] {
+    /// The parameters of `reconcileSQL`, each named for the column it is the download's value of.
+    private static func reconcileValues(of state: StoredDownloadState, episode: Int) -> ColumnValues<Column> {
         let error: String? = switch state.status {
         case .failed, .waitingToRetry: state.errorMessage
         case .queued where state.errorCode == .notEnoughDiskSpace: state.errorMessage
@@ -231,36 +223,45 @@ extension EpisodeRecord {
         case .downloading: .downloading
         default: .queued
         }
-        return [episode, episodeState.rawValue, error, state.filePath, state.status == .completed, state.bytes, state.updated,
-                state.finalURL, state.etag, state.lastModified, state.url]
+        var values = ColumnValues<Column>(capacity: Column.allCases.count)
+        values[.id] = episode.sqlValue
+        values[.downloadState] = episodeState.rawValue.sqlValue
+        values[.downloadError] = error.sqlValue
+        values[.fileName] = state.filePath.sqlValue
+        values[.bytesOnDisk] = state.bytes.sqlValue
+        values[.archivedAt] = state.updated.sqlValue
+        values[.finalURL] = state.finalURL.sqlValue
+        values[.etag] = state.etag.sqlValue
+        values[.lastModified] = state.lastModified.sqlValue
+        values[.fileURL] = state.url.sqlValue
+        return values
     }
 
-    /// One episode's columns from its download's state (?1 the episode, ?2 its new state,
-    /// ?3 the error, ?4 the file, ?5 whether completed, ?6 bytes, ?7 when saved, ?8 the final
-    /// URL, ?9 and ?10 the validators, ?11 the URL the download asked for): a completed download's
-    /// fields replace the episode's, other states keep what the episode had. The enclosure a file
-    /// holds (`file_url`, `file_length`, what a later feed's is compared with for a new version) is
-    /// the URL its download was made from, set when the download newly completed (a later reconcile
-    /// of the same download keeps it, whatever the feed says since). Its length is the feed's only
-    /// while the feed still lists that URL: a feed that changed between queueing and completion
-    /// leaves it unknown, so the next run compares the new enclosure with the file and asks.
+    /// One episode's columns from its download's state: a completed download (`downloaded`) sets
+    /// its file's fields, other states keep what the episode had. `:archived_at` is when the
+    /// download was saved (the episode keeps the first), `:file_url` the URL it asked for. The
+    /// enclosure a file holds (`file_url`, `file_length`, what a later feed's is compared with for
+    /// a new version) is the URL its download was made from, set when the download newly completed
+    /// (a later reconcile of the same download keeps it, whatever the feed says since). Its length
+    /// is the feed's only while the feed still lists that URL: a feed that changed between queueing
+    /// and completion leaves it unknown, so the next run compares the new enclosure with the file and asks.
     private static let reconcileSQL = """
         UPDATE episodes SET
-            download_state = ?2,
-            download_error = ?3,
-            file_name = coalesce(?4, file_name),
-            bytes_on_disk = CASE WHEN ?5 THEN ?6 ELSE bytes_on_disk END,
-            queue_position = CASE WHEN ?5 THEN NULL ELSE queue_position END,
-            archived_at = CASE WHEN ?5 THEN coalesce(archived_at, ?7) ELSE archived_at END,
-            final_url = CASE WHEN ?5 THEN ?8 ELSE final_url END,
-            etag = CASE WHEN ?5 THEN ?9 ELSE etag END,
-            last_modified = CASE WHEN ?5 THEN ?10 ELSE last_modified END,
-            sha256 = CASE WHEN ?5 AND download_state = 'downloaded' AND file_name IS ?4 THEN sha256 ELSE NULL END,
-            file_url = CASE WHEN ?5 AND NOT (download_state = 'downloaded' AND file_name IS ?4 AND file_url IS NOT NULL)
-                THEN coalesce(?11, enclosure_url) ELSE file_url END,
-            file_length = CASE WHEN ?5 AND NOT (download_state = 'downloaded' AND file_name IS ?4 AND file_url IS NOT NULL)
-                THEN (CASE WHEN ?11 IS NULL OR ?11 IS enclosure_url THEN declared_length END) ELSE file_length END
-        WHERE id = ?1
+            download_state = :download_state,
+            download_error = :download_error,
+            file_name = coalesce(:file_name, file_name),
+            bytes_on_disk = CASE WHEN :download_state = 'downloaded' THEN :bytes_on_disk ELSE bytes_on_disk END,
+            queue_position = CASE WHEN :download_state = 'downloaded' THEN NULL ELSE queue_position END,
+            archived_at = CASE WHEN :download_state = 'downloaded' THEN coalesce(archived_at, :archived_at) ELSE archived_at END,
+            final_url = CASE WHEN :download_state = 'downloaded' THEN :final_url ELSE final_url END,
+            etag = CASE WHEN :download_state = 'downloaded' THEN :etag ELSE etag END,
+            last_modified = CASE WHEN :download_state = 'downloaded' THEN :last_modified ELSE last_modified END,
+            sha256 = CASE WHEN :download_state = 'downloaded' AND download_state = 'downloaded' AND file_name IS :file_name THEN sha256 ELSE NULL END,
+            file_url = CASE WHEN :download_state = 'downloaded' AND NOT (download_state = 'downloaded' AND file_name IS :file_name AND file_url IS NOT NULL)
+                THEN coalesce(:file_url, enclosure_url) ELSE file_url END,
+            file_length = CASE WHEN :download_state = 'downloaded' AND NOT (download_state = 'downloaded' AND file_name IS :file_name AND file_url IS NOT NULL)
+                THEN (CASE WHEN :file_url IS NULL OR :file_url IS enclosure_url THEN declared_length END) ELSE file_length END
+        WHERE id = :id
         """
 }
 
@@ -269,12 +270,12 @@ extension EpisodeRecord {
 extension EpisodeRecord {
     /// What naming and queueing an episode's download needs, read for every episode of the library
     /// at once: the summaries and the rest are left out, they are most of a library's bytes.
-    static let naming = Selection<Column>([.id, .podcastID, .title, .identity, .published, .guid, .season, .episode, .version,
-                                           .queuePosition, .enclosureURL, .mediaType, .declaredLength, .downloadState])
+    static let naming = Columns<Column>([.id, .podcastID, .title, .identity, .published, .guid, .season, .episode, .version,
+                                         .queuePosition, .enclosureURL, .mediaType, .declaredLength, .downloadState])
 
     /// Every episode of the library, as `naming` selects it.
-    static func forNaming<T>(in database: Database, _ transform: (ColumnRow<Column>) throws -> T) throws -> [T] {
-        try database.statement("SELECT \(naming.sql) FROM episodes").query(naming, [], transform)
+    static func forNaming<T>(in database: Database, _ transform: (TableRow<Column>) throws -> T) throws -> [T] {
+        try database.statement("SELECT \(naming.list) FROM episodes").query(reading: Column.self, transform)
     }
 
     /// `podcasts.episode_count`'s subquery: how many episodes a podcast row has.
@@ -293,7 +294,7 @@ extension EpisodeRecord {
     private static func parameter(_ column: Column) -> String { "?\(feedColumns.firstIndex(of: column)! + 4)" }
 
     private static func feedList(_ each: (String) -> String, separator: String = ", ") -> String {
-        feedColumns.map { each($0.name) }.joined(separator: separator)
+        feedColumns.map { each($0.sqlName) }.joined(separator: separator)
     }
 
     /// The parameters ?1 to ?18 of the feed statements for `episode`, under its own identity.
@@ -309,32 +310,24 @@ extension EpisodeRecord {
 
     /// A stored row an identity matched, compared with the item in SQLite, on the values bound for
     /// the update: no string is made for a row that did not change.
-    enum Lookup: Int32, TableColumn {
+    enum Lookup: Int, TableColumn {
         case id, feedOrder, sameEnclosure, sameMetadata, enclosureURL
-
-        var name: String {
-            switch self {
-            case .sameEnclosure: "enclosure_url IS \(EpisodeRecord.parameter(.enclosureURL))"
-            case .sameMetadata: EpisodeRecord.feedColumns.map { "\($0.name) IS \(EpisodeRecord.parameter($0))" }.joined(separator: " AND ")
-            default: Self.snakeCase(String(describing: self))
-            }
-        }
     }
 
-    static let lookup = Selection<Lookup>()
-    static let lookupSQL = "SELECT \(lookup.sql) FROM episodes WHERE podcast_id = ?1 AND identity = ?2"
+    static let lookupSQL = "SELECT id, feed_order, enclosure_url IS \(parameter(.enclosureURL)) AS same_enclosure, "
+        + feedColumns.map { "\($0.sqlName) IS \(parameter($0))" }.joined(separator: " AND ")
+        + " AS same_metadata, enclosure_url FROM episodes WHERE podcast_id = ?1 AND identity = ?2"
     static let updateSQL = "UPDATE episodes SET feed_order = ?3, "
-        + feedColumns.map { "\($0.name) = \(parameter($0))" }.joined(separator: ", ") + " WHERE id = ?19"
+        + feedColumns.map { "\($0.sqlName) = \(parameter($0))" }.joined(separator: ", ") + " WHERE id = ?19"
     static let updateOrderSQL = "UPDATE episodes SET feed_order = ?1 WHERE id = ?2"
 
     /// The guids of a podcast that recordings share (see `EpisodeWriter+Identities.swift`).
     /// Recording identities start with `guid:`: a range of the identity index, not a scan.
     static func recordingGUIDs(podcast: Int, in database: Database) throws -> [String] {
-        let guids = Selection<Column>([.guid])
-        return try database.statement("""
+        try database.statement("""
             SELECT DISTINCT guid FROM episodes
             WHERE podcast_id = ?1 AND identity >= 'guid:' AND identity < 'guid;' AND guid IS NOT NULL AND identity != guid
-            """).query(guids, [podcast]) { $0.text(.guid) ?? "" }
+            """).query([podcast], reading: Column.self) { $0.text(.guid) ?? "" }
     }
 
     /// The rows of items that wait (`EpisodeWriter.waitingIdentity`).
@@ -342,9 +335,8 @@ extension EpisodeRecord {
 
     /// A podcast's waiting rows of `guid`: their ids and enclosures.
     static func waiting(podcast: Int, guid: String, in database: Database) throws -> [(id: Int, enclosure: String)] {
-        let rows = Selection<Column>([.id, .enclosureURL])
-        return try database.statement("SELECT \(rows.sql) FROM episodes WHERE \(waiting) AND guid = ?2")
-            .query(rows, [podcast, guid]) { (id: $0.int(.id), enclosure: $0.text(.enclosureURL) ?? "") }
+        try database.statement("SELECT id, enclosure_url FROM episodes WHERE \(waiting) AND guid = ?2")
+            .query([podcast, guid], reading: Column.self) { (id: $0.int(.id), enclosure: $0.text(.enclosureURL) ?? "") }
     }
 
     /// Whether a podcast has an episode under `identity`.

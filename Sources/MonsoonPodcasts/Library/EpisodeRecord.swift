@@ -6,7 +6,7 @@ import MonsoonStore
 /// is one of its queries (`EpisodeRecord+Queries.swift`); the table's schema is `LibrarySchema`'s.
 struct EpisodeRecord: Sendable, Equatable {
     /// The columns of `episodes`, in the order a whole row is selected.
-    enum Column: Int32, TableColumn {
+    enum Column: Int, TableColumn {
         case id, podcastID, identity, guid, title, enclosureURL, mediaType, declaredLength, published, duration, season, episode,
              summary, link, imageURL, transcriptURL, chaptersURL, feedOrder, downloadState, downloadError, fileName, bytesOnDisk,
              position, played, queuePosition, archivedAt, sha256, finalURL, etag, lastModified, fileURL, fileLength, version,
@@ -14,7 +14,7 @@ struct EpisodeRecord: Sendable, Equatable {
     }
 
     /// Every column, as `Episode`s and whole records are read.
-    static let all = Selection<Column>()
+    static let all = Columns<Column>.all
 
     var episode: Episode
     /// Its place in the feed (0 is the feed's first item).
@@ -28,7 +28,7 @@ struct EpisodeRecord: Sendable, Equatable {
     /// Every `podcast:transcript` of the item, as JSON (`EpisodeWriter.transcriptsColumn`).
     var transcripts: String?
 
-    init(_ row: ColumnRow<Column>) {
+    init(_ row: TableRow<Column>) {
         episode = Episode(row)
         feedOrder = row.int(.feedOrder)
         archivedAt = row.date(.archivedAt)
@@ -69,7 +69,7 @@ struct EpisodeRecord: Sendable, Equatable {
 }
 
 extension Episode {
-    init(_ row: ColumnRow<EpisodeRecord.Column>) {
+    init(_ row: TableRow<EpisodeRecord.Column>) {
         id = row.int(.id)
         podcastID = row.int(.podcastID)
         guid = row.text(.guid)

@@ -112,7 +112,7 @@ final class EpisodeWriter {
     func stored(_ identity: String, values: [SQLValueConvertible]) throws -> Stored? {
         var values = values
         values[1] = identity
-        return try lookup.first(EpisodeRecord.lookup, values) { row in
+        return try lookup.first(values, reading: EpisodeRecord.Lookup.self) { row in
             let sameEnclosure = row.bool(.sameEnclosure)
             return Stored(id: row.int(.id), order: row.int(.feedOrder), sameMetadata: row.bool(.sameMetadata), sameEnclosure: sameEnclosure,
                           otherEnclosure: sameEnclosure ? nil : row.text(.enclosureURL))

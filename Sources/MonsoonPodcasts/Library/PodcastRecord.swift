@@ -5,29 +5,24 @@ import MonsoonStore
 /// a caller needs (`Feed`). The table's schema is `LibrarySchema`'s.
 enum PodcastRecord {
     /// The columns of `podcasts` a ``Podcast`` is read from, with its episode count.
-    enum Column: Int32, TableColumn {
+    enum Column: Int, TableColumn {
         case id, feedURL, title, author, description, link, artworkURL, language, lastRefresh, lastError, etag, lastModified,
              folderName, episodeCount
-
-        var name: String {
-            self == .episodeCount ? EpisodeRecord.countPerPodcast : Self.snakeCase(String(describing: self))
-        }
     }
 
-    private static let all = Selection<Column>()
-    private static let select = "SELECT \(all.sql) FROM podcasts"
+    private static let select = "SELECT \(Columns<Column>.all(except: [.episodeCount]).list), \(EpisodeRecord.countPerPodcast) AS episode_count FROM podcasts"
 
     /// Every podcast, in the order they were subscribed to.
     static func all(in database: Database) throws -> [Podcast] {
-        try database.statement("\(select) ORDER BY id").query(all) { Podcast($0) }
+        try database.statement("\(select) ORDER BY id").query(reading: Column.self) { Podcast($0) }
     }
 
     static func find(_ id: Int, in database: Database) throws -> Podcast? {
-        try database.statement("\(select) WHERE id = ?").first(all, [id]) { Podcast($0) }
+        try database.statement("\(select) WHERE id = ?").first([id], reading: Column.self) { Podcast($0) }
     }
 
     static func find(feedURL url: URL, in database: Database) throws -> Podcast? {
-        try database.statement("\(select) WHERE feed_url = ?").first(all, [url.absoluteString]) { Podcast($0) }
+        try database.statement("\(select) WHERE feed_url = ?").first([url.absoluteString], reading: Column.self) { Podcast($0) }
     }
 
     /// Whether `database` holds a library at all, asked without creating anything.
@@ -48,8 +43,7 @@ enum PodcastRecord {
 
     /// Every podcast's `Feed`, by id.
     static func feeds(in database: Database) throws -> [Feed] {
-        let feeds = Selection<Column>([.id, .title, .feedURL, .folderName])
-        return try database.statement("SELECT \(feeds.sql) FROM podcasts ORDER BY id").query(feeds) { row in
+        try database.statement("SELECT id, title, feed_url, folder_name FROM podcasts ORDER BY id").query(reading: Column.self) { row in
             Feed(id: row.int(.id), title: row.text(.title), feedURL: row.text(.feedURL), folderName: row.text(.folderName))
         }
     }
@@ -105,7 +99,7 @@ enum PodcastRecord {
 }
 
 extension Podcast {
-    init(_ row: ColumnRow<PodcastRecord.Column>) {
+    init(_ row: TableRow<PodcastRecord.Column>) {
         id = row.int(.id)
         feedURL = URL(string: row.text(.feedURL) ?? "") ?? URL(string: "invalid:")!
         title = row.text(.title)
