@@ -59,11 +59,19 @@ struct EpisodeRecord: Sendable, Equatable {
 
     /// Oldest first by publish date, undated last, then by id: the order of a manifest.
     static func oldestFirst(_ a: EpisodeRecord, _ b: EpisodeRecord) -> Bool {
-        switch (a.episode.published, b.episode.published) {
-        case let (x?, y?) where x != y: return x < y
-        case (.some, nil): return true
-        case (nil, .some): return false
-        default: return a.id < b.id
+        Date?.publishedFirst(a.episode.published, b.episode.published) ?? (a.id < b.id)
+    }
+}
+
+extension Optional where Wrapped == Date {
+    /// Whether publish date `a` comes before `b`, earlier first and undated last; nil when they
+    /// are the same, for the caller's own tie-break.
+    static func publishedFirst(_ a: Date?, _ b: Date?) -> Bool? {
+        switch (a, b) {
+        case let (x?, y?) where x != y: x < y
+        case (.some, nil): true
+        case (nil, .some): false
+        default: nil
         }
     }
 }
