@@ -57,15 +57,8 @@ public struct ArchiveSelection: Sendable, Equatable {
                 limit: Int? = nil, latest: Int? = nil, newestFirst: Bool = false, refetchMissing: Bool = false) throws(ArchiveSelectionError) {
         let matcher = try Self.regex(match, option: "--match")
         let excluder = try Self.regex(exclude, option: "--exclude")
-        // Oldest first (undated at the end), the feed's own order among equals.
-        var ordered = candidates.sorted { a, b in
-            switch (a.published, b.published) {
-            case let (x?, y?) where x != y: return x < y
-            case (.some, nil): return true
-            case (nil, .some): return false
-            default: return a.feedOrder > b.feedOrder   // feeds list newest first
-            }
-        }
+        // Oldest first (undated at the end), the feed's own order among equals (newest first: a higher order is older).
+        var ordered = candidates.sorted { a, b in Date?.publishedFirst(a.published, b.published) ?? (a.feedOrder > b.feedOrder) }
         // The newest `latest` of those the filters keep: the window, whatever of it is archived.
         var window: Set<Int>?
         if let latest {

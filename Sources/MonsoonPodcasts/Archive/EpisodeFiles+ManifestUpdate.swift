@@ -20,12 +20,9 @@ extension EpisodeFiles {
     /// archive's. The manifest is merged into, never replaced (`Manifest.merged(over:in:)`), and a
     /// manifest that is a symbolic link or cannot be read is left as it is, with the reason.
     public func addDownloadsToManifests() throws -> ManifestUpdate {
-        let rows = try database.statement("""
-            SELECT podcast_id, file_name FROM episodes WHERE download_state = 'downloaded' AND file_name IS NOT NULL AND sha256 IS NULL
-            """).query { ($0.int(0), $0.text(1) ?? "") }
         var targets: [String: Int] = [:]
-        for (podcast, path) in rows where Self.isSafe(path) {
-            if let folder = Manifest.folder(listing: path) { targets[folder] = podcast }
+        for episode in try EpisodeRecord.unhashedDownloads(in: database) {
+            if let path = episode.fileName, Self.isSafe(path), let folder = Manifest.folder(listing: path) { targets[folder] = episode.podcastID }
         }
         var update = ManifestUpdate()
         for (folder, podcast) in targets.sorted(by: { $0.key < $1.key }) {

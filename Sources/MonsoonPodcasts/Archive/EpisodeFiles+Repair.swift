@@ -7,21 +7,15 @@ extension EpisodeFiles {
     /// file (an earlier version's file by its version's enclosure), else by its guid in the podcast whose (redacted) feed URL the manifest names; the feed
     /// copy is the podcast's feed. Else the manifest's source URL, when nothing was taken out of it.
     public func repairSource(of entry: Manifest.Entry, at path: String, feedURL: String) throws -> Result<URL, EpisodeFileError> {
-        let podcasts = try database.statement("SELECT id, feed_url FROM podcasts").query { ($0.int(0), $0.text(1) ?? "") }
-            .filter { Redaction.redact($0.1) == feedURL }
+        let podcasts = try PodcastRecord.feeds(in: database).filter { Redaction.redact($0.feedURL ?? "") == feedURL }
         var known: String?
         switch entry.kind {
         case "episode":
             // An earlier version (`EpisodeVersion`) is fetched from its own enclosure, never the episode's newest.
-            known = try database.scalarText("SELECT url FROM episode_versions WHERE file_name = ? AND url IS NOT NULL ORDER BY id DESC LIMIT 1", path)
-            if known == nil { known = try database.scalarText("SELECT enclosure_url FROM episodes WHERE file_name = ?", path) }
-            if known == nil, let guid = entry.guid {
-                for (podcast, _) in podcasts where known == nil {
-                    known = try database.scalarText("SELECT enclosure_url FROM episodes WHERE podcast_id = ? AND guid = ?", podcast, guid)
-                }
-            }
+            known = try EpisodeVersion.url(ofFile: path, in: database)
+                ?? EpisodeRecord.enclosure(ofFile: path, orGUID: entry.guid, in: podcasts.map(\.id), database: database)
         case "feed":
-            known = podcasts.first?.1
+            known = podcasts.first?.feedURL
         case "info":
             // Not a download: Monsoon writes it, from the library. A redacted feed URL (`***`) cannot be run as given.
             let feed = feedURL.contains("***") ? "FEED_URL" : feedURL

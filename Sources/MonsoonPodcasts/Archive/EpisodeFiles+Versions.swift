@@ -22,11 +22,12 @@ extension EpisodeFiles {
     /// also when its file was gone already; a manifest that cannot be updated leaves it `kept`,
     /// for the next run to finish. A deleted version's sidecar is deleted (and forgotten) too.
     public func replaceEarlierVersions(podcast: Int, root: String) throws -> Replacement {
-        let rows = try database.statement("""
-            SELECT v.id, v.file_name, e.file_name, v.bytes FROM episode_versions v JOIN episodes e ON e.id = v.episode_id
-            WHERE e.podcast_id = ? AND v.status = 'kept' AND e.download_state = 'downloaded' AND e.file_name IS NOT NULL
-            ORDER BY v.id
-            """).query([podcast]) { (id: $0.int(0), old: $0.text(1), current: $0.text(2) ?? "", bytes: $0.int(3)) }
+        let files = Dictionary(uniqueKeysWithValues: try EpisodeRecord.ofPodcast(podcast, in: database).compactMap { record in
+            record.isDownloaded ? record.episode.fileName.map { (record.id, $0) } : nil
+        })
+        let rows = try EpisodeRecord.earlierVersions(ofPodcast: podcast, in: database).compactMap { id, version in
+            version.status == .kept ? files[version.episodeID].map { (id: id, old: version.file, current: $0, bytes: version.bytes) } : nil
+        }
         var replacement = Replacement()
         let prefix = root.hasSuffix("/") ? root : root + "/"
         for row in rows where Self.size(of: row.current) != nil && row.old != row.current {
@@ -44,11 +45,7 @@ extension EpisodeFiles {
                                                 + "not that file any more: left alone (delete it yourself if you do not want it)")
                     continue
                 }
-                let named = try database.scalarInt("""
-                    SELECT (SELECT count(*) FROM episodes WHERE file_name = ?1)
-                        + (SELECT count(*) FROM episode_versions WHERE file_name = ?1 AND id != ?2 AND status = 'kept')
-                    """, old, row.id) ?? 0
-                guard named == 0 else {
+                guard try !EpisodeRecord.namesFile(old, besidesVersion: row.id, in: database) else {
                     replacement.warnings.append("\(old) is now the file of another episode or version, so it is not deleted as an earlier version")
                     continue
                 }
@@ -71,18 +68,20 @@ extension EpisodeFiles {
                     continue
                 }
             }
-            try database.run("UPDATE episode_versions SET status = 'replaced' WHERE id = ?", row.id)
+            try EpisodeVersion.markReplaced(row.id, in: database)
         }
         return replacement
     }
 
     /// `podcast`'s earlier versions whose file is kept, for its manifest.
     func keptVersions(podcast: Int) throws -> [(guid: String?, title: String?, version: EpisodeVersion)] {
-        try database.statement("""
-            SELECT e.guid, e.title, \(EpisodeVersion.columns)
-            FROM episode_versions v JOIN episodes e ON e.id = v.episode_id
-            WHERE e.podcast_id = ? AND v.status = 'kept' AND v.file_name IS NOT NULL
-            ORDER BY e.published IS NULL, e.published, e.id, v.id
-            """).query([podcast]) { (guid: $0.text(0), title: $0.text(1), version: EpisodeVersion($0, from: 2)) }
+        let episodes = Dictionary(uniqueKeysWithValues: try EpisodeRecord.ofPodcast(podcast, in: database).map { ($0.id, $0) })
+        // Oldest episode first (the manifest's order), each episode's versions in the order they were kept.
+        return try EpisodeRecord.earlierVersions(ofPodcast: podcast, in: database)
+            .compactMap { id, version in
+                episodes[version.episodeID].flatMap { version.status == .kept && version.file != nil ? (id, $0, version) : nil }
+            }
+            .sorted { a, b in a.1.id == b.1.id ? a.0 < b.0 : EpisodeRecord.oldestFirst(a.1, b.1) }
+            .map { (guid: $0.1.episode.guid, title: $0.1.episode.title, version: $0.2) }
     }
 }

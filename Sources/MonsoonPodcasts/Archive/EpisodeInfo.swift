@@ -121,31 +121,24 @@ public struct EpisodeInfo: Codable, Sendable, Equatable {
     /// as it is now (same path, same size); nil otherwise (then the file is hashed).
     public static func knownSHA256(episode id: Int, path: String, in database: Database) throws -> String? {
         guard let size = LocalFile.size(at: path) else { return nil }
-        return try database.scalarText("SELECT sha256 FROM episodes WHERE id = ? AND file_name = ? AND bytes_on_disk = ? AND download_state = 'downloaded'",
-                                       id, path, size)
+        guard let record = try EpisodeRecord.find(id, in: database), record.isDownloaded, record.episode.fileName == path,
+              record.episode.bytesOnDisk == size else { return nil }
+        return record.sha256
     }
 
     /// Adds the episode `id`'s fields and its podcast's, read from the library in `database`.
     /// Nothing is added for an episode the library no longer has.
     public mutating func describeEpisode(_ id: Int, in database: Database) throws {
-        let row = try database.statement("""
-            SELECT e.title, e.guid, e.published, e.summary, e.link, e.duration, e.season, e.episode, e.image_url, e.chapters_url,
-                   e.transcript_url, e.enclosure_url, e.media_type, e.declared_length, e.archived_at, e.transcripts,
-                   p.id, p.title, p.feed_url, p.link, p.author, p.description, p.artwork_url, p.language
-            FROM episodes e JOIN podcasts p ON p.id = e.podcast_id WHERE e.id = ?
-            """).first([id]) { row in
-            (Episode(id: id, title: row.text(0), guid: row.text(1), published: row.date(2).map(UTCDate.iso), description: row.text(3), link: row.text(4).map(Redaction.redact),
-                     duration: row.optionalInt(5), season: row.optionalInt(6), episode: row.optionalInt(7), image: row.text(8).map(Redaction.redact),
-                     chaptersURL: row.text(9).map(Redaction.redact), transcriptURL: row.text(10).map(Redaction.redact),
-                     transcripts: Self.transcripts(row.text(15))?.compactMap(Self.redacted), enclosureURL: row.text(11).map(Redaction.redact), mediaType: row.text(12), declaredLength: row.optionalInt(13)),
-             row.date(14),
-             Podcast(id: row.int(16), title: row.text(17), feedURL: Redaction.redact(row.text(18) ?? ""), link: row.text(19).map(Redaction.redact), author: row.text(20),
-                     description: row.text(21), image: row.text(22).map(Redaction.redact), language: row.text(23)))
-        }
-        guard let (episode, archived, podcast) = row else { return }
-        self.episode = episode
-        self.podcast = podcast
-        if let archived { download.downloaded = UTCDate.iso(archived) }
+        guard let record = try EpisodeRecord.find(id, in: database), let podcast = try PodcastRecord.find(record.episode.podcastID, in: database) else { return }
+        let item = record.episode
+        episode = Episode(id: id, title: item.title, guid: item.guid, published: item.published.map(UTCDate.iso), description: item.summary,
+                          link: item.link.map(Redaction.redact), duration: item.duration, season: item.season, episode: item.episodeNumber,
+                          image: item.imageURL.map(Redaction.redact), chaptersURL: item.chaptersURL.map(Redaction.redact),
+                          transcriptURL: item.transcriptURL.map(Redaction.redact), transcripts: Self.transcripts(record.transcripts)?.compactMap(Self.redacted),
+                          enclosureURL: item.enclosureURL.map(Redaction.redact), mediaType: item.mediaType, declaredLength: item.declaredLength)
+        self.podcast = Podcast(id: podcast.id, title: podcast.title, feedURL: Redaction.redact(podcast.feedURL), link: podcast.link.map(Redaction.redact),
+                               author: podcast.author, description: podcast.description, image: podcast.artworkURL.map(Redaction.redact), language: podcast.language)
+        if let archived = record.archivedAt { download.downloaded = UTCDate.iso(archived) }
     }
 
     /// The `transcripts` column's list; nil when there is none or it cannot be read (the first

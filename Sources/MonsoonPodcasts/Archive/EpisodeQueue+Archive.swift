@@ -5,16 +5,14 @@ import MonsoonStore
 extension EpisodeQueue {
     /// A podcast's episodes as an archive run chooses among them, with the ledger.
     public func archiveCandidates(podcast: Int) throws -> [ArchiveSelection.Candidate] {
-        try database.statement("""
-            SELECT id, coalesce(title, identity), published, feed_order, enclosure_url IS NOT NULL, archived_at IS NOT NULL, file_name, download_state
-            FROM episodes WHERE podcast_id = ?
-            """).query([podcast]) { row in
-            let path = row.text(6)
-            let missing = row.text(7) != EpisodeDownloadState.downloaded.rawValue || path.map { EpisodeFiles.size(of: $0) == nil } ?? true
-            var candidate = ArchiveSelection.Candidate(id: row.int(0), title: row.text(1) ?? "", published: row.date(2), feedOrder: row.int(3),
-                                                       hasEnclosure: row.bool(4), archived: row.bool(5), fileMissing: missing)
+        try EpisodeRecord.ofPodcast(podcast, in: database).map { record in
+            let episode = record.episode
+            let missing = !record.isDownloaded || episode.fileName.map { EpisodeFiles.size(of: $0) == nil } ?? true
+            var candidate = ArchiveSelection.Candidate(id: episode.id, title: episode.title ?? episode.identity, published: episode.published,
+                                                       feedOrder: record.feedOrder, hasEnclosure: episode.enclosureURL != nil,
+                                                       archived: record.archivedAt != nil, fileMissing: missing)
             // Archived, and now not downloaded: `delete` reset it (a refetch queues it at once).
-            candidate.deleted = row.text(7) == EpisodeDownloadState.none.rawValue
+            candidate.deleted = episode.downloadState == .none
             return candidate
         }
     }
@@ -27,43 +25,26 @@ extension EpisodeQueue {
 
     /// `carriesCredentials(podcast:)`, on any connection to the library (an `--exec` worker's own).
     public static func carriesCredentials(podcast: Int, in database: Database) throws -> Bool {
-        let urls = try database.statement("""
-            SELECT p.feed_url FROM podcasts p WHERE p.id = ?1
-            UNION ALL SELECT coalesce(enclosure_url, '') || ' ' || coalesce(link, '') || ' ' || coalesce(image_url, '') || ' '
-                || coalesce(transcript_url, '') || ' ' || coalesce(chapters_url, '') FROM episodes WHERE podcast_id = ?1
-            """).query([podcast]) { $0.text(0) ?? "" }
+        let feed = try PodcastRecord.find(podcast, in: database).map { [$0.feedURL.absoluteString] } ?? []
+        let urls = try feed + EpisodeRecord.urls(ofPodcast: podcast, in: database)
         return urls.contains { text in text.split(separator: " ").contains { Redaction.redact(String($0)) != $0 } }
     }
 
     /// The highest episode id so far (0 with none): episodes a refresh adds get higher ones.
     public func highestEpisodeID() throws -> Int {
-        try database.scalarInt("SELECT max(id) FROM episodes") ?? 0
+        try EpisodeRecord.highestID(in: database)
     }
 
     /// A podcast's episodes with an id past `id` that have a media file and were never
     /// downloaded, oldest first: what a refresh brought.
     public func newEpisodes(podcast: Int, after id: Int) throws -> [Int] {
-        try database.statement("""
-            SELECT id FROM episodes WHERE podcast_id = ? AND id > ? AND enclosure_url IS NOT NULL AND archived_at IS NULL
-            ORDER BY published IS NULL, published, feed_order DESC
-            """).query([podcast, id]) { $0.int(0) }
+        try EpisodeRecord.new(podcast: podcast, after: id, in: database)
     }
 
     /// Episodes downloaded once whose file has gone, made downloadable again (`--refetch-missing`):
     /// the episode is no longer "downloaded", and the engine forgets the finished download.
     public func forgetMissingDownloads(_ ids: [Int]) throws {
-        // The engine's queue first: a failure in between leaves the episodes "downloaded" with
-        // their files missing (found again next run), never reset while their finished
-        // downloads remain for a reconcile to mark them downloaded again.
-        _ = try downloads.forget(ids.map(Self.downloadID(ofEpisode:)), ifIn: [.completed])
-        try database.write {
-            for id in ids {
-                try database.run("""
-                    UPDATE episodes SET download_state = 'none', file_name = NULL, bytes_on_disk = 0, sha256 = NULL
-                    WHERE id = ? AND download_state = 'downloaded'
-                    """, id)
-            }
-        }
+        try EpisodeFiles.forgetFiles(of: ids, downloads: downloads, database: database)
     }
 }
 
@@ -104,8 +85,7 @@ extension PodcastLibrary {
         let finalURL = loaded.first.finalURL
         return try await onDatabase {
             guard let podcast = try podcast(withFeedURL: url) ?? podcast(withFeedURL: finalURL) else { return (feed, [], nil) }
-            let archived = try database.statement("SELECT identity FROM episodes WHERE podcast_id = ? AND archived_at IS NOT NULL")
-                .query([podcast.id]) { $0.text(0) ?? "" }
+            let archived = try EpisodeRecord.ofPodcast(podcast.id, in: database).filter { $0.archivedAt != nil }.map(\.episode.identity)
             return (feed, Set(archived), podcast.id)
         }
     }

@@ -58,14 +58,30 @@ public struct EpisodeVersion: Sendable, Equatable {
     }
 }
 
+/// `episode_versions`, one row per earlier version: its columns, read into an ``EpisodeVersion``.
+/// The statements that ask it beside `episodes` are `EpisodeRecord`'s.
 extension EpisodeVersion {
-    /// The columns `init(_:from:)` reads, of `episode_versions v`.
-    static let columns = "v.episode_id, v.version, v.seen, v.url, v.length, v.final_url, v.etag, v.last_modified, v.sha256, v.file_name, v.bytes, v.status, v.downloaded"
+    enum Column: Int, TableColumn {
+        case id, episodeID, version, seen, url, length, finalURL, etag, lastModified, sha256, fileName, bytes, status, downloaded
+    }
 
-    init(_ row: Row, from start: Int32) {
-        self.init(episodeID: row.int(start), name: row.text(start + 1), seen: row.date(start + 2), url: row.text(start + 3),
-                  length: row.optionalInt(start + 4), finalURL: row.text(start + 5), etag: row.text(start + 6), lastModified: row.text(start + 7),
-                  sha256: row.text(start + 8), file: row.text(start + 9), bytes: row.int(start + 10), downloaded: row.date(start + 12),
-                  status: row.text(start + 11).flatMap(Status.init(rawValue:)) ?? .kept)
+    /// Every column, as a version is read.
+    static let all = Columns<Column>.all
+
+    init(_ row: TableRow<Column>) {
+        self.init(episodeID: row.int(.episodeID), name: row.text(.version), seen: row.date(.seen), url: row.text(.url),
+                  length: row.optionalInt(.length), finalURL: row.text(.finalURL), etag: row.text(.etag), lastModified: row.text(.lastModified),
+                  sha256: row.text(.sha256), file: row.text(.fileName), bytes: row.int(.bytes), downloaded: row.date(.downloaded),
+                  status: row.text(.status).flatMap(Status.init(rawValue:)) ?? .kept)
+    }
+
+    /// The enclosure of the newest earlier version whose file is at `path`.
+    static func url(ofFile path: String, in database: Database) throws -> String? {
+        try database.scalarText("SELECT url FROM episode_versions WHERE file_name = ? AND url IS NOT NULL ORDER BY id DESC LIMIT 1", path)
+    }
+
+    /// An earlier version whose file is deleted (or gone) and no manifest lists: `replaced`.
+    static func markReplaced(_ id: Int, in database: Database) throws {
+        try database.run("UPDATE episode_versions SET status = 'replaced' WHERE id = ?", id)
     }
 }

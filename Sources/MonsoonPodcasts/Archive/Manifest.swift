@@ -218,17 +218,7 @@ extension EpisodeFiles {
     /// is there, and `extras`. Files not hashed yet are hashed now (and the hash kept).
     public func manifest(podcast: Int, folder: String, extras: [Extra]) throws -> Manifest {
         let prefix = folder.hasSuffix("/") ? folder : folder + "/"
-        let rows = try database.statement("""
-            SELECT e.id, e.guid, e.title, e.file_name, coalesce(e.file_url, e.enclosure_url), e.final_url, e.etag, e.last_modified, e.archived_at, e.sha256,
-                   coalesce(p.title, p.feed_url), p.feed_url, e.version, coalesce(e.version_seen, e.archived_at)
-            FROM episodes e JOIN podcasts p ON p.id = e.podcast_id
-            WHERE e.podcast_id = ? AND e.download_state = 'downloaded' AND e.file_name IS NOT NULL
-            ORDER BY e.published IS NULL, e.published, e.id
-            """).query([podcast]) { row in
-            (id: row.int(0), guid: row.text(1), title: row.text(2), path: row.text(3) ?? "", source: row.text(4), final: row.text(5),
-             etag: row.text(6), lastModified: row.text(7), archived: row.date(8), sha: row.text(9), podcast: row.text(10) ?? "", feed: row.text(11) ?? "",
-             version: row.text(12), seen: row.date(13))
-        }
+        let records = try EpisodeRecord.ofPodcast(podcast, in: database).filter { $0.isDownloaded && $0.episode.fileName != nil }.sorted(by: EpisodeRecord.oldestFirst)
         var entries: [Manifest.Entry] = []
         // An episode's `--write-info-json` sidecar is the archive's too (never read through a link).
         // It carries its episode's version, so a merge keeps it exactly when it keeps that version.
@@ -248,28 +238,27 @@ extension EpisodeFiles {
                 lastModified: version.lastModified, downloaded: version.downloaded.map(Manifest.timestamp), version: version.name, seen: version.seen.map(Manifest.timestamp)))
             try appendSidecar(of: path, guid: guid, title: title, version: version.name)
         }
-        for row in rows where row.path.hasPrefix(prefix) {
-            guard let size = Self.size(of: row.path) else { continue }   // moved away or deleted: not in the folder
-            var sha = row.sha
-            if sha == nil {
-                sha = try EpisodeFiles.sha256(ofFile: row.path)
-                try database.run("UPDATE episodes SET sha256 = ? WHERE id = ?", sha, row.id)
-            }
+        for row in records {
+            let (episode, path) = (row.episode, row.episode.fileName ?? "")
+            guard path.hasPrefix(prefix), let size = Self.size(of: path) else { continue }   // moved away or deleted: not in the folder
+            let sha = try row.sha256 ?? {
+                let sha = try EpisodeFiles.sha256(ofFile: path)
+                try EpisodeRecord.setSHA256(sha, of: row.id, in: database)
+                return sha
+            }()
             entries.append(Manifest.Entry(
-                kind: "episode", file: String(row.path.dropFirst(prefix.count)), size: size, sha256: sha ?? "", guid: row.guid, title: row.title,
-                sourceURL: row.source.map(Redaction.redact), finalURL: row.final.map(Redaction.redact), etag: row.etag,
-                lastModified: row.lastModified, downloaded: row.archived.map(Manifest.timestamp), version: row.version,
-                seen: row.seen.map(Manifest.timestamp)))
-            try appendSidecar(of: row.path, guid: row.guid, title: row.title, version: row.version)
+                kind: "episode", file: String(path.dropFirst(prefix.count)), size: size, sha256: sha, guid: episode.guid, title: episode.title,
+                sourceURL: (row.fileURL ?? row.enclosure).map(Redaction.redact), finalURL: row.finalURL.map(Redaction.redact), etag: row.etag,
+                lastModified: row.lastModified, downloaded: row.archivedAt.map(Manifest.timestamp), version: row.version,
+                seen: (row.versionSeen ?? row.archivedAt).map(Manifest.timestamp)))
+            try appendSidecar(of: path, guid: episode.guid, title: episode.title, version: row.version)
         }
         for extra in extras where extra.path.hasPrefix(prefix) {
             guard let size = Self.size(of: extra.path) else { continue }
             entries.append(Manifest.Entry(kind: extra.kind, file: String(extra.path.dropFirst(prefix.count)), size: size,
                                           sha256: try EpisodeFiles.sha256(ofFile: extra.path), sourceURL: extra.sourceURL.map(Redaction.redact)))
         }
-        let names = try database.statement("SELECT title, feed_url FROM podcasts WHERE id = ?").first([podcast]) { ($0.text(0), $0.text(1) ?? "") }
-        let feedURL = URL(string: names?.1 ?? "")
-        let name = names?.0 ?? feedURL.map { FallbackName.podcast(feedURL: $0) } ?? ""
-        return Manifest(podcast: name, feedURL: Redaction.redact(names?.1 ?? ""), generated: Manifest.timestamp(Date()), files: entries)
+        let feed = try PodcastRecord.find(podcast, in: database)
+        return Manifest(podcast: feed?.name ?? "", feedURL: Redaction.redact(feed?.feedURL.absoluteString ?? ""), generated: Manifest.timestamp(Date()), files: entries)
     }
 }

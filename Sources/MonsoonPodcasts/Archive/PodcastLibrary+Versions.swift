@@ -42,16 +42,14 @@ extension PodcastLibrary {
             var listed: VersionCheck.Listed
         }
         let rows = try await onDatabase {
-            try database.statement("""
-                SELECT id, coalesce(title, identity), file_url, file_length, bytes_on_disk, etag, last_modified, enclosure_url, declared_length, file_name
-                FROM episodes
-                WHERE podcast_id = ? AND download_state = 'downloaded' AND file_url IS NOT NULL AND enclosure_url IS NOT NULL
-                    AND (enclosure_url IS NOT file_url OR declared_length IS NOT file_length)
-                """).query([podcast]) { row in
-                (Row(id: row.int(0), title: row.text(1) ?? "",
-                     archived: .init(url: row.text(2) ?? "", length: row.optionalInt(3), fileSize: row.int(4), etag: row.text(5), lastModified: row.text(6)),
-                     listed: .init(url: row.text(7) ?? "", length: row.optionalInt(8))), row.text(9))
-            }
+            try EpisodeRecord.ofPodcast(podcast, in: database).compactMap { record -> (Row, String?)? in
+                let episode = record.episode
+                guard record.isDownloaded, let file = record.fileURL, let listed = record.enclosure,
+                      listed != file || episode.declaredLength != record.fileLength else { return nil }
+                return (Row(id: record.id, title: episode.title ?? episode.identity,
+                            archived: .init(url: file, length: record.fileLength, fileSize: episode.bytesOnDisk, etag: record.etag, lastModified: record.lastModified),
+                            listed: .init(url: listed, length: episode.declaredLength)), episode.fileName)
+            }.sorted { $0.0.id < $1.0.id }
         }
         var scan = VersionScan()
         var same: [Row] = []
@@ -95,7 +93,7 @@ extension PodcastLibrary {
         try await onDatabase { [same] in
             try database.write {
                 for row in same {
-                    try database.run("UPDATE episodes SET file_url = ?, file_length = ? WHERE id = ?", row.listed.url, row.listed.length, row.id)
+                    try EpisodeRecord.setFileEnclosure(url: row.listed.url, length: row.listed.length, of: row.id, in: database)
                 }
             }
         }
@@ -108,21 +106,15 @@ extension PodcastLibrary {
     /// ones, then the newest (the episode's own file) once it is downloaded or is a later version.
     public func versions(ofPodcast podcast: Int) throws -> [Int: [EpisodeVersion]] {
         var versions: [Int: [EpisodeVersion]] = [:]
-        let earlier = try database.statement("""
-            SELECT \(EpisodeVersion.columns) FROM episode_versions v JOIN episodes e ON e.id = v.episode_id
-            WHERE e.podcast_id = ? ORDER BY v.id
-            """).query([podcast]) { EpisodeVersion($0, from: 0) }
-        for version in earlier { versions[version.episodeID, default: []].append(version) }
-        let current = try database.statement("""
-            SELECT id, version, coalesce(version_seen, archived_at), coalesce(file_url, enclosure_url), coalesce(file_length, declared_length),
-                final_url, etag, last_modified, sha256, file_name, bytes_on_disk, download_state = 'downloaded', archived_at
-            FROM episodes WHERE podcast_id = ? AND (version IS NOT NULL OR download_state = 'downloaded')
-            """).query([podcast]) { row in
-            EpisodeVersion(episodeID: row.int(0), name: row.text(1), seen: row.date(2), url: row.text(3), length: row.optionalInt(4), finalURL: row.text(5),
-                           etag: row.text(6), lastModified: row.text(7), sha256: row.text(8), file: row.text(9), bytes: row.int(10),
-                           downloaded: row.date(12), status: row.bool(11) ? .current : .pending)
+        for (_, version) in try EpisodeRecord.earlierVersions(ofPodcast: podcast, in: database) { versions[version.episodeID, default: []].append(version) }
+        for record in try EpisodeRecord.ofPodcast(podcast, in: database) where record.version != nil || record.isDownloaded {
+            let episode = record.episode
+            versions[record.id, default: []].append(EpisodeVersion(
+                episodeID: record.id, name: record.version, seen: record.versionSeen ?? record.archivedAt, url: record.fileURL ?? record.enclosure,
+                length: record.fileLength ?? episode.declaredLength, finalURL: record.finalURL, etag: record.etag, lastModified: record.lastModified,
+                sha256: record.sha256, file: episode.fileName, bytes: episode.bytesOnDisk, downloaded: record.archivedAt,
+                status: record.isDownloaded ? .current : .pending))
         }
-        for version in current { versions[version.episodeID, default: []].append(version) }
         return versions
     }
 }

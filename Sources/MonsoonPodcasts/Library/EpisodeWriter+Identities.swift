@@ -40,47 +40,23 @@ extension EpisodeWriter {
     /// guid's episode re-uploaded (every item of a feed whose enclosures all moved, at worst).
     func finish() throws {
         guard progress.waiting > 0 else { return }
-        let waiting = "podcast_id = ?1 AND identity >= ' waiting ' AND identity < ' waiting!'"
         for guid in progress.placement.plainTaken.sorted() {
-            let rows = try database.statement("SELECT id, enclosure_url FROM episodes WHERE \(waiting) AND guid = ?2")
-                .query([podcastID, guid]) { (id: $0.int(0), enclosure: $0.text(1) ?? "") }
-            for row in rows {
+            for row in try EpisodeRecord.waiting(podcast: podcastID, guid: guid, in: database) {
                 let settlement = try progress.placement.settle(guid: guid, enclosure: row.enclosure) { recording in
-                    (try database.scalarInt("SELECT count(*) FROM episodes WHERE podcast_id = ?1 AND identity = ?2", podcastID, recording) ?? 0) > 0
+                    try EpisodeRecord.exists(podcast: podcastID, identity: recording, in: database)
                 }
                 guard case .recording(let recording) = settlement else {
-                    try database.run("DELETE FROM episodes WHERE id = ?1", row.id)
+                    try EpisodeRecord.delete(row.id, in: database)
                     progress.leftOut += 1
                     continue
                 }
-                try database.run("UPDATE episodes SET identity = ?1 WHERE id = ?2", recording, row.id)
+                try EpisodeRecord.setIdentity(recording, of: row.id, in: database)
                 progress.added += 1
             }
         }
-        progress.updated += try database.scalarInt("""
-            SELECT count(*) FROM episodes w JOIN episodes s ON s.podcast_id = w.podcast_id AND s.identity = w.guid
-            WHERE w.podcast_id = ?1 AND w.identity >= ' waiting ' AND w.identity < ' waiting!'
-                AND NOT (s.guid IS w.guid AND s.title IS w.title AND s.enclosure_url IS w.enclosure_url AND s.media_type IS w.media_type
-                    AND s.declared_length IS w.declared_length AND s.published IS w.published AND s.duration IS w.duration
-                    AND s.season IS w.season AND s.episode IS w.episode AND s.summary IS w.summary AND s.link IS w.link
-                    AND s.image_url IS w.image_url AND s.transcript_url IS w.transcript_url AND s.chapters_url IS w.chapters_url
-                    AND s.transcripts IS w.transcripts)
-            """, podcastID) ?? 0
-        // Only the plain rows change (not their identities); the waiting rows are only read.
-        try database.run("""
-            UPDATE episodes SET feed_order = w.feed_order, guid = w.guid, title = w.title, enclosure_url = w.enclosure_url,
-                media_type = w.media_type, declared_length = w.declared_length, published = w.published, duration = w.duration,
-                season = w.season, episode = w.episode, summary = w.summary, link = w.link, image_url = w.image_url,
-                transcript_url = w.transcript_url, chapters_url = w.chapters_url, transcripts = w.transcripts
-            FROM (SELECT feed_order, \(EpisodeWriter.columns) FROM episodes WHERE \(waiting)) AS w
-            WHERE episodes.podcast_id = ?1 AND episodes.identity = w.guid
-            """, podcastID)
-        try database.run("""
-            DELETE FROM episodes WHERE \(waiting) AND EXISTS (SELECT 1 FROM episodes s WHERE s.podcast_id = ?1 AND s.identity = episodes.guid)
-            """, podcastID)
-        // Nothing stored under its guid any more (a row cannot go during a refresh, but if it did): new.
-        try database.run("UPDATE episodes SET identity = guid WHERE \(waiting)", podcastID)
-        progress.added += database.changes
+        let settled = try EpisodeRecord.settleWaiting(podcast: podcastID, in: database)
+        progress.updated += settled.updated
+        progress.added += settled.added
         progress.waiting = 0
     }
 }

@@ -39,47 +39,16 @@ final class EpisodeWriter {
     private let updateAll: Statement
     private let updateOrder: Statement
 
-    /// The episodes' columns the feed sets, in the order of the statements' parameters ?4 to ?18
-    /// (?1 is the podcast, ?2 the identity, ?3 the feed order).
-    static let columns = """
-        guid, title, enclosure_url, media_type, declared_length, published, duration, season, episode, summary, link, image_url, transcript_url, chapters_url,
-        transcripts
-        """
-
     init(database: Database, podcastID: Int, subscribing: Bool) throws {
         self.database = database
         self.podcastID = podcastID
         self.subscribing = subscribing
-        insert = try database.statement("""
-            INSERT INTO episodes (podcast_id, identity, feed_order, \(Self.columns))
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
-            """)
-        // The comparison runs in SQLite, on the values bound for the update: no string is made
-        // for a row that did not change.
-        lookup = try database.statement("""
-            SELECT id, feed_order, enclosure_url IS ?6,
-                guid IS ?4 AND title IS ?5 AND enclosure_url IS ?6 AND media_type IS ?7 AND declared_length IS ?8 AND published IS ?9
-                AND duration IS ?10 AND season IS ?11 AND episode IS ?12 AND summary IS ?13 AND link IS ?14 AND image_url IS ?15
-                AND transcript_url IS ?16 AND chapters_url IS ?17 AND transcripts IS ?18,
-                enclosure_url
-            FROM episodes WHERE podcast_id = ?1 AND identity = ?2
-            """)
-        updateAll = try database.statement("""
-            UPDATE episodes SET feed_order = ?3, guid = ?4, title = ?5, enclosure_url = ?6, media_type = ?7, declared_length = ?8,
-                published = ?9, duration = ?10, season = ?11, episode = ?12, summary = ?13, link = ?14, image_url = ?15,
-                transcript_url = ?16, chapters_url = ?17, transcripts = ?18
-            WHERE id = ?19
-            """)
-        updateOrder = try database.statement("UPDATE episodes SET feed_order = ?1 WHERE id = ?2")
-        if subscribing {
-            progress = Progress(placement: EpisodePlacement(recordingGuids: []))
-        } else {
-            // Recording identities start with `guid:`: a range of the identity index, not a scan.
-            progress = Progress(placement: EpisodePlacement(recordingGuids: try database.statement("""
-                SELECT DISTINCT guid FROM episodes
-                WHERE podcast_id = ?1 AND identity >= 'guid:' AND identity < 'guid;' AND guid IS NOT NULL AND identity != guid
-                """).query([podcastID]) { $0.text(0) ?? "" }))
-        }
+        insert = try database.statement(EpisodeRecord.insertSQL)
+        lookup = try database.statement(EpisodeRecord.lookupSQL)
+        updateAll = try database.statement(EpisodeRecord.updateSQL)
+        updateOrder = try database.statement(EpisodeRecord.updateOrderSQL)
+        let guids = subscribing ? [] : try EpisodeRecord.recordingGUIDs(podcast: podcastID, in: database)
+        progress = Progress(placement: EpisodePlacement(recordingGuids: guids))
     }
 
     deinit {
@@ -103,7 +72,7 @@ final class EpisodeWriter {
         for episode in batch {
             let order = progress.order
             progress.order += 1
-            var values = Self.values(of: episode, podcastID: podcastID, order: order)
+            var values = EpisodeRecord.feedValues(of: episode, podcast: podcastID, order: order)
             if subscribing {
                 try run(insert, values)
                 progress.added += 1
@@ -143,24 +112,16 @@ final class EpisodeWriter {
     func stored(_ identity: String, values: [SQLValueConvertible]) throws -> Stored? {
         var values = values
         values[1] = identity
-        return try lookup.first(values) { row in
-            let sameEnclosure = row.bool(2)
-            return Stored(id: row.int(0), order: row.int(1), sameMetadata: row.bool(3), sameEnclosure: sameEnclosure,
-                          otherEnclosure: sameEnclosure ? nil : row.text(4))
+        return try lookup.first(values, reading: EpisodeRecord.Lookup.self) { row in
+            let sameEnclosure = row.bool(.sameEnclosure)
+            return Stored(id: row.int(.id), order: row.int(.feedOrder), sameMetadata: row.bool(.sameMetadata), sameEnclosure: sameEnclosure,
+                          otherEnclosure: sameEnclosure ? nil : row.text(.enclosureURL))
         }
     }
 
     private func run(_ statement: Statement, _ values: [SQLValueConvertible]) throws {
         try statement.bind(values)
         while try statement.step() {}
-    }
-
-    /// The statements' parameters ?1 to ?18 for `episode`, under its own identity.
-    static func values(of episode: ParsedEpisode, podcastID: Int, order: Int) -> [SQLValueConvertible] {
-        [podcastID, episode.identity, order, episode.guid, episode.title, episode.enclosureURL?.absoluteString, episode.mediaType,
-         episode.declaredLength, episode.published, episode.duration, episode.season, episode.episodeNumber, episode.summary,
-         episode.link?.absoluteString, episode.imageURL?.absoluteString, episode.transcriptURL?.absoluteString,
-         episode.chaptersURL?.absoluteString, transcriptsColumn(episode.transcripts)]
     }
 
     /// The `transcripts` column: a JSON array of `{url, type, language, rel}`, NULL when the item has none.

@@ -50,7 +50,7 @@ extension PodcastLibrary {
         case .failure(let error):
             try await recordFailure(error, of: podcast)
         case .success(nil):
-            try await onDatabase { try database.run("UPDATE podcasts SET last_refresh = ?, last_error = NULL WHERE id = ?", Date(), podcast.id) }
+            try await onDatabase { try PodcastRecord.refreshedUnchanged(podcast.id, in: database) }
             return RefreshSummary(podcastID: podcast.id, unchanged: true)
         case .success(var loaded?):
             while true {
@@ -73,7 +73,7 @@ extension PodcastLibrary {
     private func recordFailure(_ error: FeedError, of podcast: Podcast) async throws -> Never {
         // A fetch cut short by Ctrl-C says nothing about the feed: the podcast keeps its last error.
         if Task.isCancelled { throw CancellationError() }
-        try await onDatabase { try database.run("UPDATE podcasts SET last_error = ? WHERE id = ?", Redaction.redactText(error.message), podcast.id) }
+        try await onDatabase { try PodcastRecord.setLastError(Redaction.redactText(error.message), of: podcast.id, in: database) }
         throw error
     }
 

@@ -67,13 +67,9 @@ extension PodcastLibrary {
         // first page would be answered 304 and never try the failed page again.
         let complete = summary.pageError == nil
         // A feed that lost its title or author keeps the ones it had.
-        try database.run("""
-            UPDATE podcasts SET title = coalesce(?2, title, ?12), author = coalesce(?3, author), description = coalesce(?4, description),
-                link = coalesce(?5, link), artwork_url = coalesce(?6, artwork_url), language = coalesce(?7, language),
-                podcast_guid = coalesce(?8, podcast_guid), etag = ?9, last_modified = ?10, last_refresh = ?11, last_error = ?13 WHERE id = ?1
-            """, podcastID, feed.title, feed.author, feed.description, feed.link?.absoluteString, feed.artworkURL?.absoluteString,
-            feed.language, feed.podcastGUID, complete ? loaded.first.etag : nil, complete ? loaded.first.lastModified : nil, Date(),
-            FallbackName.podcast(feedURL: feedURL), summary.pageError.map { Redaction.redactText($0.message) })
+        try PodcastRecord.saveFeed(podcastID, feed, etag: complete ? loaded.first.etag : nil, lastModified: complete ? loaded.first.lastModified : nil,
+                                   fallbackName: FallbackName.podcast(feedURL: feedURL), error: summary.pageError.map { Redaction.redactText($0.message) },
+                                   in: database)
         summary.movedTo = try move(podcastID, loaded: loaded, feed: feed)
         return (summary, feed)
     }
@@ -91,7 +87,7 @@ extension PodcastLibrary {
             target = Self.keepingCredentials(of: current.feedURL, in: announced)
         }
         guard let target, target != current.feedURL, try podcast(withFeedURL: target) == nil else { return nil }
-        try database.run("UPDATE podcasts SET feed_url = ?, etag = NULL, last_modified = NULL WHERE id = ?", target.absoluteString, podcastID)
+        try PodcastRecord.move(podcastID, to: target, in: database)
         return target
     }
 }

@@ -59,12 +59,12 @@ public final class PodcastLibrary {
 
     /// Every podcast, in the order they were subscribed to.
     public func podcasts() throws -> [Podcast] {
-        try Self.podcasts(in: database)
+        try PodcastRecord.all(in: database)
     }
 
     /// The podcast with `id`, or nil when there is none.
     public func podcast(withID id: Int) throws -> Podcast? {
-        try database.statement("SELECT \(Podcast.columns) FROM podcasts p WHERE p.id = ?").first([id]) { Podcast($0) }
+        try PodcastRecord.find(id, in: database)
     }
 
     /// A podcast by id (`12`) or by a part of its title that only one title contains.
@@ -80,14 +80,12 @@ public final class PodcastLibrary {
 
     /// A podcast's episodes, newest first (by publication date, then feed order).
     public func episodes(of podcastID: Int) throws -> [Episode] {
-        try database.statement("""
-            SELECT \(Episode.columns) FROM episodes WHERE podcast_id = ? ORDER BY published IS NULL, published DESC, feed_order
-            """).query([podcastID]) { Episode($0) }
+        try EpisodeRecord.ofPodcast(podcastID, in: database).map(\.episode)
     }
 
     /// The episode with `id`, or nil when there is none.
     public func episode(withID id: Int) throws -> Episode? {
-        try database.statement("SELECT \(Episode.columns) FROM episodes WHERE id = ?").first([id]) { Episode($0) }
+        try EpisodeRecord.find(id, in: database)?.episode
     }
 
     // MARK: - Subscribing
@@ -146,10 +144,7 @@ public final class PodcastLibrary {
         while true {
             do {
                 summary = try await onDatabase { try database.write {
-                    try database.run("""
-                        INSERT INTO podcasts (feed_url, etag, last_modified, last_refresh, added) VALUES (?, ?, ?, ?, ?)
-                        """, finalURL.absoluteString, loaded.first.etag, loaded.first.lastModified, Date(), Date())
-                    let id = database.lastInsertRowID
+                    let id = try PodcastRecord.insert(feedURL: finalURL, etag: loaded.first.etag, lastModified: loaded.first.lastModified, in: database)
                     let (summary, feed) = try store(loaded, podcastID: id, feedURL: finalURL, subscribing: true)
                     // An old URL whose feed announces a URL already subscribed is the same podcast.
                     if let announced = feed.newFeedURL, let existing = try podcast(withFeedURL: announced), existing.id != id {
@@ -200,15 +195,15 @@ public final class PodcastLibrary {
     }
 
     func podcast(withFeedURL url: URL) throws -> Podcast? {
-        try database.statement("SELECT \(Podcast.columns) FROM podcasts p WHERE p.feed_url = ?").first([url.absoluteString]) { Podcast($0) }
+        try PodcastRecord.find(feedURL: url, in: database)
     }
 
     /// Unsubscribes: the podcast and its episodes go (their files and downloads are the
     /// caller's: see `EpisodeFiles.delete` and the engine's queue).
     public func unsubscribe(_ podcastID: Int) throws {
         try database.write {
-            try database.run("DELETE FROM episodes WHERE podcast_id = ?", podcastID)
-            try database.run("DELETE FROM podcasts WHERE id = ?", podcastID)
+            try EpisodeRecord.deleteAll(ofPodcast: podcastID, in: database)
+            try PodcastRecord.delete(podcastID, in: database)
         }
     }
 

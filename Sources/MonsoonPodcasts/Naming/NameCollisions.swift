@@ -69,12 +69,7 @@ public enum NameCollisions {
 
     /// Earlier publish dates first (undated last), then guid, then id.
     static func precedes(_ a: Candidate, _ b: Candidate) -> Bool {
-        switch (a.published, b.published) {
-        case let (x?, y?) where x != y: return x < y
-        case (.some, nil): return true
-        case (nil, .some): return false
-        default: break
-        }
+        if let first = Date?.publishedFirst(a.published, b.published) { return first }
         if a.guid != b.guid { return (a.guid ?? "\u{10FFFF}") < (b.guid ?? "\u{10FFFF}") }
         return a.id < b.id
     }

@@ -42,14 +42,10 @@ public final class EpisodeFiles {
 
     /// Every downloaded episode with its file, by podcast, newest first.
     public func entries() throws -> [Entry] {
-        try database.statement("""
-            SELECT e.id, e.podcast_id, p.title, e.title, e.file_name, p.feed_url
-            FROM episodes e JOIN podcasts p ON p.id = e.podcast_id
-            WHERE e.download_state = 'downloaded' AND e.file_name IS NOT NULL
-            ORDER BY e.podcast_id, e.published IS NULL, e.published DESC, e.id DESC
-            """).query { row in
-            let path = row.text(4) ?? ""
-            return Entry(episodeID: row.int(0), podcastID: row.int(1), podcastTitle: FallbackName.podcast(title: row.text(2), feedURL: row.text(5)), title: row.text(3),
+        let names = try PodcastRecord.names(in: database)
+        return try EpisodeRecord.downloadedFiles(in: database).map { episode in
+            let path = episode.fileName ?? ""
+            return Entry(episodeID: episode.id, podcastID: episode.podcastID, podcastTitle: names[episode.podcastID] ?? "", title: episode.title,
                          path: path, bytes: Self.size(of: path))
         }
     }
@@ -78,15 +74,7 @@ public final class EpisodeFiles {
     /// engine's queue and the episodes are then updated once for all of them, in that order.
     /// - Throws: `LibraryError.notFound` for an id no episode has (then nothing is changed).
     public func delete(_ ids: [Int]) throws -> Deletion {
-        var found: [(id: Int, state: String?, path: String?, bytes: Int)] = []
-        for id in ids {
-            guard let row = try database.statement("SELECT download_state, file_name, bytes_on_disk FROM episodes WHERE id = ?").first([id], {
-                ($0.text(0), $0.text(1), $0.int(2))
-            }) else {
-                throw LibraryError.notFound("no episode has id \(id); list them with 'monsoon episodes PODCAST'")
-            }
-            found.append((id, row.0, row.1, row.2))
-        }
+        let found = try ids.map { try EpisodeRecord.get($0, in: database).episode }
         // The roots of their downloads, in one query: a folder below one that became a link is not followed.
         let roots = try downloads.states(of: found.map { EpisodeQueue.downloadID(ofEpisode: $0.id) })
             .reduce(into: [DownloadID: String]()) { roots, state in roots[state.id] = state.root }
@@ -94,18 +82,19 @@ public final class EpisodeFiles {
         do {
             try deleteFiles(found, roots: roots, into: &deletion)
         } catch {
-            try reset(deletion.episodes)
+            try Self.forgetFiles(of: deletion.episodes, downloads: downloads, database: database)
             throw error
         }
-        try reset(deletion.episodes)
+        try Self.forgetFiles(of: deletion.episodes, downloads: downloads, database: database)
         return deletion
     }
 
-    private func deleteFiles(_ found: [(id: Int, state: String?, path: String?, bytes: Int)], roots: [DownloadID: String],
-                             into deletion: inout Deletion) throws {
-        for (id, state, path, downloaded) in found {
-            guard state == EpisodeDownloadState.downloaded.rawValue else {
-                deletion.skipped.append((id, state == "none" ? "not downloaded" : "\(state ?? "none"), not downloaded yet; take it out of the queue with 'monsoon queue remove \(id)'"))
+    private func deleteFiles(_ found: [Episode], roots: [DownloadID: String], into deletion: inout Deletion) throws {
+        for episode in found {
+            let (id, path, downloaded) = (episode.id, episode.fileName, episode.bytesOnDisk)
+            guard episode.downloadState == .downloaded else {
+                let state = episode.downloadState
+                deletion.skipped.append((id, state == .none ? "not downloaded" : "\(state.rawValue), not downloaded yet; take it out of the queue with 'monsoon queue remove \(id)'"))
                 continue
             }
             if let path, Self.isSafe(path) {
@@ -137,14 +126,13 @@ public final class EpisodeFiles {
     /// Resets episodes whose files are gone to not downloaded, after the engine's queue has
     /// forgotten their finished downloads: in that order, so a failure in between leaves an
     /// episode "downloaded" with its file missing (which `storage` shows), never one that the
-    /// next reconcile would mark downloaded again from a download still in the queue.
-    private func reset(_ ids: [Int]) throws {
+    /// next reconcile would mark downloaded again from a download still in the queue (also
+    /// when their files went missing, found again by the next run).
+    static func forgetFiles(of ids: [Int], downloads: any QueueStore, database: Database) throws {
         guard !ids.isEmpty else { return }
         _ = try downloads.forget(ids.map(EpisodeQueue.downloadID(ofEpisode:)), ifIn: [.completed])
         try database.write {
-            for id in ids {
-                try database.run("UPDATE episodes SET download_state = 'none', file_name = NULL, bytes_on_disk = 0, download_error = NULL WHERE id = ?", id)
-            }
+            for id in ids { try EpisodeRecord.forgetFile(of: id, in: database) }
         }
     }
 
@@ -152,36 +140,30 @@ public final class EpisodeFiles {
     /// - Throws: `LibraryError.notFound` for an id no episode has (nothing is changed).
     public func setPlayed(_ ids: [Int], _ played: Bool) throws {
         try database.write {
-            for id in ids {
-                try database.run("UPDATE episodes SET played = ?, position = CASE WHEN ? THEN 0 ELSE position END WHERE id = ?", played, played, id)
-                if database.changes == 0 { throw LibraryError.notFound("no episode has id \(id); list them with 'monsoon episodes PODCAST'") }
+            for id in ids where try !EpisodeRecord.setPlayed(played, of: id, in: database) {
+                throw EpisodeRecord.missing(id)
             }
         }
     }
 
     /// The downloaded episodes that are played.
     public func downloadedAndPlayed(podcast: Int? = nil) throws -> [Int] {
-        try database.statement("""
-            SELECT id FROM episodes WHERE download_state = 'downloaded' AND played = 1 AND (?1 IS NULL OR podcast_id = ?1) ORDER BY id
-            """).query([podcast]) { $0.int(0) }
+        try EpisodeRecord.downloadedAndPlayed(podcast: podcast, in: database)
     }
 
     /// The downloaded episodes of a podcast.
     public func downloaded(podcast: Int) throws -> [Int] {
-        try database.statement("SELECT id FROM episodes WHERE download_state = 'downloaded' AND podcast_id = ? ORDER BY id").query([podcast]) { $0.int(0) }
+        try EpisodeRecord.downloaded(podcast: podcast, in: database)
     }
 
     /// The downloaded episodes of `podcast` past its newest `keep` (by publish date, then id).
     public func beyondNewest(_ keep: Int, podcast: Int) throws -> [Int] {
-        try database.statement("""
-            SELECT id FROM episodes WHERE download_state = 'downloaded' AND podcast_id = ?
-            ORDER BY published IS NULL, published DESC, id DESC LIMIT -1 OFFSET ?
-            """).query([podcast, max(0, keep)]) { $0.int(0) }
+        try EpisodeRecord.beyondNewest(keep, podcast: podcast, in: database)
     }
 
     /// The podcasts with downloaded episodes.
     public func podcastsWithDownloads() throws -> [Int] {
-        try database.statement("SELECT DISTINCT podcast_id FROM episodes WHERE download_state = 'downloaded' ORDER BY podcast_id").query { $0.int(0) }
+        try EpisodeRecord.podcastsWithDownloads(in: database)
     }
 
     /// The hex SHA-256 of a file, with a file error of the library's kind.
@@ -219,6 +201,6 @@ extension EpisodeFiles {
 
     /// The podcast an episode belongs to.
     public func podcast(ofEpisode id: Int) throws -> Int? {
-        try database.scalarInt("SELECT podcast_id FROM episodes WHERE id = ?", id)
+        try EpisodeRecord.find(id, in: database)?.episode.podcastID
     }
 }

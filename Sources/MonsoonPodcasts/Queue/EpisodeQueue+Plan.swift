@@ -29,17 +29,13 @@ extension EpisodeQueue {
             var state: String?
         }
         let podcasts = try podcastFolderNames()
-        let rows = try database.statement("""
-            SELECT e.id, e.podcast_id, e.title, e.published, e.guid, e.season, e.episode,
-                   e.queue_position, e.enclosure_url, e.media_type, e.declared_length, e.download_state, e.identity, e.version
-            FROM episodes e
-            """).query { row in
-            let podcast = podcasts[row.int(1)] ?? ""
-            return Row(id: row.int(0), podcast: row.int(1),
-                values: NamingValues(podcast: podcast, title: row.text(2) ?? row.text(12) ?? "", published: row.date(3),
-                                     guid: row.text(4), season: row.optionalInt(5), episode: row.optionalInt(6), version: row.text(13)),
-                position: row.optionalInt(7), url: row.text(8).flatMap(URL.init(string:)), mediaType: row.text(9),
-                length: row.optionalInt(10), state: row.text(11))
+        let rows = try EpisodeRecord.forNaming(in: database) { row in
+            Row(id: row.int(.id), podcast: row.int(.podcastID),
+                values: NamingValues(podcast: podcasts[row.int(.podcastID)] ?? "", title: row.text(.title) ?? row.text(.identity) ?? "",
+                                     published: row.date(.published), guid: row.text(.guid), season: row.optionalInt(.season),
+                                     episode: row.optionalInt(.episode), version: row.text(.version)),
+                position: row.optionalInt(.queuePosition), url: row.text(.enclosureURL).flatMap(URL.init(string:)), mediaType: row.text(.mediaType),
+                length: row.optionalInt(.declaredLength), state: row.text(.downloadState))
         }
         var candidates: [NameCollisions.Candidate] = []
         candidates.reserveCapacity(rows.count)
@@ -66,13 +62,13 @@ extension EpisodeQueue {
     /// its feed is on a private address itself (a feed on the user's own network may point at
     /// its neighbours), else public ones only. Each feed's host is looked up once.
     public func addressScopes(allowingPrivate: Bool) throws -> [Int: AddressScope] {
-        let feeds = try database.statement("SELECT id, feed_url FROM podcasts").query { row in (row.int(0), row.text(1)) }
-        guard !allowingPrivate else { return Dictionary(uniqueKeysWithValues: feeds.map { ($0.0, .any) }) }
+        let feeds = try PodcastRecord.feeds(in: database)
+        guard !allowingPrivate else { return Dictionary(uniqueKeysWithValues: feeds.map { ($0.id, .any) }) }
         var hosts: [String: AddressScope] = [:]
-        return Dictionary(uniqueKeysWithValues: feeds.map { id, url in
-            let host = url.flatMap(URL.init(string:))?.host ?? ""
+        return Dictionary(uniqueKeysWithValues: feeds.map { feed in
+            let host = feed.feedURL.flatMap(URL.init(string:))?.host ?? ""
             if hosts[host] == nil { hosts[host] = AddressScope.isPrivate(host: host) ? .any : .publicOnly }
-            return (id, hosts[host] ?? .publicOnly)
+            return (feed.id, hosts[host] ?? .publicOnly)
         })
     }
 
@@ -80,12 +76,12 @@ extension EpisodeQueue {
     /// fixed once given (a podcast without one is given one now, and keeps it).
     public func podcastFolderNames() throws -> [Int: String] {
         try database.write {
-            let podcasts = try database.statement("SELECT id, title, feed_url, folder_name FROM podcasts").query { row in
-                PodcastFolders.Podcast(id: row.int(0), title: row.text(1), feedURL: row.text(2), folderName: row.text(3))
+            let podcasts = try PodcastRecord.feeds(in: database).map {
+                PodcastFolders.Podcast(id: $0.id, title: $0.title, feedURL: $0.feedURL, folderName: $0.folderName)
             }
             let names = PodcastFolders.names(podcasts)
             for podcast in podcasts where podcast.folderName == nil {
-                if let name = names[podcast.id] { try database.run("UPDATE podcasts SET folder_name = ? WHERE id = ?", name, podcast.id) }
+                if let name = names[podcast.id] { try PodcastRecord.setFolderName(name, of: podcast.id, in: database) }
             }
             return names
         }

@@ -51,15 +51,12 @@ public final class EpisodeQueue {
     public func add(_ ids: [Int]) throws -> [Int] {
         try database.write {
             var added: [Int] = []
-            var next = (try database.scalarInt("SELECT max(queue_position) FROM episodes") ?? 0) + 1
+            var next = (try EpisodeRecord.queued(in: database).last?.queuePosition ?? 0) + 1
             for id in ids {
-                guard let row = try database.statement("SELECT queue_position, download_state, enclosure_url FROM episodes WHERE id = ?")
-                        .first([id], { ($0.optionalInt(0), $0.text(1), $0.text(2)) }) else {
-                    throw LibraryError.notFound("no episode has id \(id); list them with 'monsoon episodes PODCAST'")
-                }
-                guard row.0 == nil, row.1 != EpisodeDownloadState.downloaded.rawValue else { continue }
-                guard row.2 != nil else { throw LibraryError.notFound("episode \(id) has no media file (its item has no enclosure) to download") }
-                try database.run("UPDATE episodes SET queue_position = ?, download_state = 'queued', download_error = NULL WHERE id = ?", next, id)
+                let episode = try EpisodeRecord.get(id, in: database).episode
+                guard episode.queuePosition == nil, episode.downloadState != .downloaded else { continue }
+                guard episode.enclosureURL != nil else { throw LibraryError.notFound("episode \(id) has no media file (its item has no enclosure) to download") }
+                try EpisodeRecord.enqueue(id, at: next, in: database)
                 next += 1
                 added.append(id)
             }
@@ -72,7 +69,7 @@ public final class EpisodeQueue {
     @discardableResult
     public func move(_ id: Int, to position: Int) throws -> [(episode: Int, position: Int)] {
         try database.write {
-            var order = try queuedIDs()
+            var order = try EpisodeRecord.queued(in: database).map(\.id)
             guard let index = order.firstIndex(of: id) else { throw LibraryError.notFound("episode \(id) is not in the queue; add it with 'monsoon queue add \(id)'") }
             order.remove(at: index)
             order.insert(id, at: min(max(0, position - 1), order.count))
@@ -84,17 +81,10 @@ public final class EpisodeQueue {
     /// - Throws: `LibraryError.notFound` when one is not queued; then nothing changes.
     public func remove(_ ids: [Int]) throws {
         try database.write {
-            for id in ids where try database.scalarInt("SELECT 1 FROM episodes WHERE id = ? AND queue_position IS NOT NULL", id) == nil {
+            for id in ids where try episode(withID: id)?.queuePosition == nil {
                 throw LibraryError.notFound("episode \(id) is not in the queue; list it with 'monsoon queue'")
             }
-            for id in ids {
-                try database.run("""
-                    UPDATE episodes SET queue_position = NULL,
-                        download_state = CASE WHEN download_state IN ('queued', 'downloading', 'paused', 'failed') THEN 'none' ELSE download_state END,
-                        download_error = NULL
-                    WHERE id = ?
-                    """, id)
-            }
+            for id in ids { try EpisodeRecord.dequeue(id, in: database) }
         }
     }
 
@@ -103,28 +93,15 @@ public final class EpisodeQueue {
     /// queue. Call `reconcile(episode:)` before the removal, while the download still says
     /// where it stands.
     public func downloadRemoved(episode id: Int, fileDeleted: Bool) throws {
-        try database.run("""
-            UPDATE episodes SET
-                queue_position = CASE WHEN download_state = 'downloaded' THEN queue_position ELSE NULL END,
-                file_name = CASE WHEN download_state = 'downloaded' AND NOT ?2 THEN file_name ELSE NULL END,
-                bytes_on_disk = CASE WHEN download_state = 'downloaded' AND NOT ?2 THEN bytes_on_disk ELSE 0 END,
-                download_state = CASE WHEN download_state = 'downloaded' AND NOT ?2 THEN 'downloaded' ELSE 'none' END,
-                download_error = NULL
-            WHERE id = ?1
-            """, id, fileDeleted)
-    }
-
-    private func queuedIDs() throws -> [Int] {
-        try database.statement("SELECT id FROM episodes WHERE queue_position IS NOT NULL ORDER BY queue_position, id").query { $0.int(0) }
+        try EpisodeRecord.downloadRemoved(id, fileDeleted: fileDeleted, in: database)
     }
 
     /// Positions 1…n in the given order; returns the ones that changed.
     private func renumber(_ order: [Int]) throws -> [(episode: Int, position: Int)] {
         var changed: [(Int, Int)] = []
         for (index, id) in order.enumerated() {
-            let old = try database.scalarInt("SELECT queue_position FROM episodes WHERE id = ?", id)
-            if old != index + 1 {
-                try database.run("UPDATE episodes SET queue_position = ? WHERE id = ?", index + 1, id)
+            if try episode(withID: id)?.queuePosition != index + 1 {
+                try EpisodeRecord.setQueuePosition(index + 1, of: id, in: database)
                 changed.append((id, index + 1))
             }
         }
@@ -135,27 +112,21 @@ public final class EpisodeQueue {
 
     /// One episode, by id.
     public func episode(withID id: Int) throws -> Episode? {
-        try database.statement("SELECT \(Episode.columns) FROM episodes WHERE id = ?").first([id]) { Episode($0) }
+        try EpisodeRecord.find(id, in: database)?.episode
     }
 
     /// The queue in order, each episode with its podcast's name and its download as the
     /// engine last saved it.
     public func entries() throws -> [QueueEntry] {
-        let offset = Episode.columnCount   // counted once: it splits the column list
-        let rows = try database.statement("""
-            SELECT \(Episode.prefixedColumns("e")), p.title, p.feed_url
-            FROM episodes e JOIN podcasts p ON p.id = e.podcast_id
-            WHERE e.queue_position IS NOT NULL ORDER BY e.queue_position, e.id
-            """).query { row in
-            (Episode(row), FallbackName.podcast(title: row.text(offset), feedURL: row.text(offset + 1)))
-        }
+        let episodes = try EpisodeRecord.queued(in: database)
+        let names = try PodcastRecord.names(in: database)
         // Then their downloads, by id, in batches (no join: the engine's queue may be elsewhere).
-        let states = try downloadStates(of: rows.map(\.0.id))
-        return rows.map { episode, title in
+        let states = try downloadStates(of: episodes.map(\.id))
+        return episodes.map { episode in
             let download = states[episode.id].map {
                 QueueEntry.DownloadState(status: $0.status, bytes: $0.bytes, total: $0.total, retryAt: $0.retryAt, error: $0.currentError)
             }
-            return QueueEntry(episode: episode, podcastTitle: title, download: download)
+            return QueueEntry(episode: episode, podcastTitle: names[episode.podcastID] ?? "", download: download)
         }
     }
 
@@ -191,14 +162,4 @@ public struct QueueEntry: Sendable, Equatable {
     public var podcastTitle: String
     /// Nil until the episode's download is in the engine's queue.
     public var download: DownloadState?
-}
-
-extension Episode {
-    /// `columns`, each prefixed with a table alias, for joins.
-    static func prefixedColumns(_ alias: String) -> String {
-        columns.split(separator: ",").map { "\(alias).\($0.trimmingCharacters(in: .whitespacesAndNewlines))" }.joined(separator: ", ")
-    }
-
-    /// How many columns `init(_ row:)` reads.
-    static var columnCount: Int32 { Int32(columns.split(separator: ",").count) }
 }

@@ -170,26 +170,15 @@ public struct SettingError: Error, Sendable, Hashable, CustomStringConvertible {
 public final class Settings {
     let database: Database
 
-    static let migrator = Migrator(component: "settings", [
-        .init(version: 1, sql: """
-            CREATE TABLE settings (
-                key TEXT NOT NULL,
-                podcast_id INTEGER NOT NULL DEFAULT 0,
-                value TEXT NOT NULL,
-                PRIMARY KEY (key, podcast_id)
-            );
-            """),
-    ])
-
     /// Opens the settings in `database`, creating their table when missing.
     public init(database: Database) throws {
         self.database = database
-        try Self.migrator.migrate(database)
+        try SettingRecord.migrator.migrate(database)
     }
 
     /// The value set for `key` (for `podcast`, else globally), or nil when none is set.
     public func value(_ key: SettingKey, podcast: Int? = nil) throws -> String? {
-        try database.scalarText("SELECT value FROM settings WHERE key = ? AND podcast_id = ?", key.rawValue, podcast ?? 0)
+        try SettingRecord.value(key, podcast: podcast, in: database)
     }
 
     /// The value in effect: the podcast's own, else the global one, else the default.
@@ -207,14 +196,13 @@ public final class Settings {
             throw SettingError(.notPerPodcast, "\(key.rawValue) has no per-podcast value; set it without --podcast")
         }
         let value = try key.normalize(text)
-        try database.run("INSERT INTO settings (key, podcast_id, value) VALUES (?1, ?2, ?3) ON CONFLICT (key, podcast_id) DO UPDATE SET value = ?3",
-                         key.rawValue, podcast ?? 0, value)
+        try SettingRecord.set(key, value, podcast: podcast, in: database)
         return value
     }
 
     /// Goes back to the default (or, for a podcast, to the global value).
     public func unset(_ key: SettingKey, podcast: Int? = nil) throws {
-        try database.run("DELETE FROM settings WHERE key = ? AND podcast_id = ?", key.rawValue, podcast ?? 0)
+        try SettingRecord.unset(key, podcast: podcast, in: database)
     }
 
     // MARK: - Typed values

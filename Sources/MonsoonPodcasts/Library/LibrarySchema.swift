@@ -1,7 +1,8 @@
 import Foundation
 import MonsoonStore
 
-/// The podcast tables, in the same database as the download queue.
+/// The podcast tables, in the same database as the download queue. Their statements are their
+/// records' (`PodcastRecord`, `EpisodeRecord`, `EpisodeVersion`).
 enum LibrarySchema {
     static let migrator = Migrator(component: "library", [
         .init(version: 1, sql: """
@@ -65,62 +66,4 @@ enum LibrarySchema {
         // for `--write-info-json`; `transcript_url` stays the first one's, which `--with-transcripts` fetches.
         .init(version: 5, sql: "ALTER TABLE episodes ADD COLUMN transcripts TEXT"),
     ])
-}
-
-extension Podcast {
-    static let columns = """
-        p.id, p.feed_url, p.title, p.author, p.description, p.link, p.artwork_url, p.language, p.last_refresh, p.last_error,
-        p.etag, p.last_modified, (SELECT count(*) FROM episodes e WHERE e.podcast_id = p.id)
-        """
-
-    init(_ row: Row) {
-        id = row.int(0)
-        feedURL = URL(string: row.text(1) ?? "") ?? URL(string: "invalid:")!
-        title = row.text(2)
-        author = row.text(3)
-        description = row.text(4)
-        link = row.text(5).flatMap(URL.init(string:))
-        artworkURL = row.text(6).flatMap(URL.init(string:))
-        language = row.text(7)
-        lastRefresh = row.date(8)
-        lastError = row.text(9)
-        etag = row.text(10)
-        lastModified = row.text(11)
-        episodeCount = row.int(12)
-    }
-}
-
-extension Episode {
-    static let columns = """
-        id, podcast_id, guid, identity, title, enclosure_url, media_type, declared_length, published, duration, season, episode,
-        summary, link, image_url, transcript_url, chapters_url, download_state, download_error, file_name, bytes_on_disk,
-        position, played, queue_position
-        """
-
-    init(_ row: Row) {
-        id = row.int(0)
-        podcastID = row.int(1)
-        guid = row.text(2)
-        identity = row.text(3) ?? ""
-        title = row.text(4)
-        enclosureURL = row.text(5).flatMap(URL.init(string:))
-        mediaType = row.text(6)
-        declaredLength = row.optionalInt(7)
-        published = row.date(8)
-        duration = row.optionalInt(9)
-        season = row.optionalInt(10)
-        episodeNumber = row.optionalInt(11)
-        summary = row.text(12)
-        link = row.text(13).flatMap(URL.init(string:))
-        imageURL = row.text(14).flatMap(URL.init(string:))
-        transcriptURL = row.text(15).flatMap(URL.init(string:))
-        chaptersURL = row.text(16).flatMap(URL.init(string:))
-        downloadState = row.text(17).flatMap(EpisodeDownloadState.init(rawValue:)) ?? .none
-        downloadError = row.text(18)
-        fileName = row.text(19)
-        bytesOnDisk = row.int(20)
-        position = row.double(21)
-        played = row.bool(22)
-        queuePosition = row.optionalInt(23)
-    }
 }
