@@ -28,16 +28,22 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
 
-        // The SQLite layer: connection, statements, transactions, migrations. Depends on nothing of ours.
-        .target(name: "MonsoonStore", dependencies: ["CSQLite"]),
-
-        // OpenSSL's libcrypto, for SHA-256 of archived files and of `get --discard --checksum` (libcurl links it already).
+        // OpenSSL's libcrypto, for SHA-256 of archived files, of `get --discard --checksum` and of the
+        // test server's bodies, and SHA-1 of WARC records (libcurl links it already).
         .systemLibrary(
             name: "CCrypto",
             path: "CCrypto",
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+
+        // One of each, below everything else: the coded error every domain's errors are, the lock,
+        // HTTP dates and SHA-256. Depends on nothing of ours; the store, the engine and the test
+        // server re-export it.
+        .target(name: "MonsoonBasics", dependencies: ["CCrypto"]),
+
+        // The SQLite layer: connection, statements, transactions, migrations. Depends only on MonsoonBasics.
+        .target(name: "MonsoonStore", dependencies: ["CSQLite", "MonsoonBasics"]),
 
         // zlib, for WARC files (`--warc`): one gzip member per record (libcurl links it already).
         .systemLibrary(
@@ -48,7 +54,7 @@ let package = Package(
         ),
 
         // The download engine: the only module that imports CCurl.
-        .target(name: "MonsoonEngine", dependencies: ["CCurl", "MonsoonStore", "CCrypto", "CZlib"]),
+        .target(name: "MonsoonEngine", dependencies: ["CCurl", "MonsoonBasics", "MonsoonStore", "CCrypto", "CZlib"]),
 
         // libxml2's SAX interface, for the feed parser: Foundation's XMLParser alone takes twice the time
         // of the whole feed parser on large feeds (see Sources/MonsoonPodcasts/Feed/SAXParser.swift).
@@ -60,7 +66,7 @@ let package = Package(
         ),
 
         // The podcast core: feeds, episodes, the library. Uses the engine and the store.
-        .target(name: "MonsoonPodcasts", dependencies: ["MonsoonEngine", "MonsoonStore", "CLibXML2"]),
+        .target(name: "MonsoonPodcasts", dependencies: ["MonsoonBasics", "MonsoonEngine", "MonsoonStore", "CLibXML2"]),
         .executableTarget(name: "monsoon-feed-bench", dependencies: ["MonsoonPodcasts", "CLibXML2"], path: "Benchmarks/FeedBenchmark"),
 
         // libpq, for the download queue that many machines share in PostgreSQL.
@@ -74,19 +80,20 @@ let package = Package(
         // The shared queue in PostgreSQL: connection, statements, notifications, schema, and the
         // shared library (feeds read, episodes chosen and named as `archive` does, through the
         // podcast core and the engine). The only module that imports CLibPQ; nothing below depends on it.
-        .target(name: "MonsoonCluster", dependencies: ["CLibPQ", "CCrypto", "MonsoonEngine", "MonsoonPodcasts", "MonsoonStore"]),
+        .target(name: "MonsoonCluster", dependencies: ["CLibPQ", "CCrypto", "MonsoonBasics", "MonsoonEngine", "MonsoonPodcasts", "MonsoonStore"]),
 
         // glibc's spawn and pipe calls Swift's Glibc module leaves out (no library: glibc itself).
         .systemLibrary(name: "CLibc", path: "CLibc"),
 
         // The command-line tool: commands live in a library so tests can run them in-process.
-        .target(name: "MonsoonCLI", dependencies: ["MonsoonPodcasts", "MonsoonEngine", "MonsoonStore", "MonsoonCluster", "CLibc"]),
+        .target(name: "MonsoonCLI", dependencies: ["MonsoonBasics", "MonsoonPodcasts", "MonsoonEngine", "MonsoonStore", "MonsoonCluster", "CLibc"]),
         .executableTarget(name: "monsoon", dependencies: ["MonsoonCLI"]),
 
         // The loopback HTTP server with fault injection, for tests, the demo and benchmarks.
-        // Optimized in debug builds too: it serves and hashes every test's bytes, and a slow
-        // server on a 2-core machine starves the tests it serves.
-        .target(name: "MonsoonTestServer", swiftSettings: [.unsafeFlags(["-O"])]),
+        // Optimized in debug builds too: it serves every test's bytes, and a slow server on a
+        // 2-core machine starves the tests it serves. It hashes them with MonsoonBasics' SHA-256,
+        // which is libcrypto's and so as fast in a debug build.
+        .target(name: "MonsoonTestServer", dependencies: ["MonsoonBasics"], swiftSettings: [.unsafeFlags(["-O"])]),
         .executableTarget(name: "monsoon-testserver", dependencies: ["MonsoonTestServer"]),
 
         // Benchmarks, run by `make bench` (speed is measured there, never in tests).
@@ -107,6 +114,7 @@ let package = Package(
         .testTarget(name: "MonsoonEngineTests", dependencies: ["MonsoonEngine", "MonsoonStore", "MonsoonTestServer"]),
         .testTarget(name: "MonsoonCLITests", dependencies: ["MonsoonCLI", "MonsoonEngine", "MonsoonPodcasts", "MonsoonStore", "MonsoonTestServer", "CLibc"]),
         .testTarget(name: "MonsoonTestServerTests", dependencies: ["MonsoonTestServer"]),
+        .testTarget(name: "MonsoonBasicsTests", dependencies: ["MonsoonBasics"]),
         // Against real PostgreSQL servers the tests start in temporary folders (Debian's postgresql).
         .testTarget(name: "MonsoonClusterTests", dependencies: ["MonsoonCluster", "MonsoonCLI", "MonsoonPodcasts", "MonsoonEngine", "MonsoonStore", "MonsoonTestServer"]),
     ],

@@ -1,4 +1,6 @@
 import Foundation
+// Tests check bytes with `SHA256.hex(...)`, which the server shares with the engine.
+@_exported import MonsoonBasics
 
 /// A loopback HTTP/1.1 server for tests, demos and benchmarks.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import MonsoonBasics
 
 /// `--exec CMD`, split into words as a shell splits a simple command, and nothing more: the
 /// program is run directly, so `$`, `;`, `|`, `>`, `*` and `~` are plain characters, and a file's
@@ -89,29 +90,18 @@ struct HookCommand: Sendable, Equatable {
     }
 }
 
-/// Why a hook could not run, or its command could not be read.
-///
-/// A struct around an open set of codes (as `EpisodeFileError`), so a new kind never breaks a `switch`.
-struct HookError: Error, Sendable, Hashable, CustomStringConvertible {
-    struct Code: RawRepresentable, Hashable, Sendable {
-        let rawValue: String
+/// The domain of ``HookError``.
+enum HookDomain: ErrorDomain {}
 
-        /// `--exec`'s text cannot be split into words (an unclosed quote).
-        static let syntax = Code(rawValue: "syntax")
-        /// The program is not there, or not executable.
-        static let notFound = Code(rawValue: "notFound")
-        /// The system refused to start it.
-        static let cannotStart = Code(rawValue: "cannotStart")
-    }
+/// Why a hook could not run, or its command could not be read. Its message is one line: what
+/// went wrong and what to do.
+typealias HookError = CodedError<HookDomain>
 
-    var code: Code
-    /// One line: what went wrong and what to do.
-    var message: String
-
-    init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
-
-    var description: String { message }
+extension HookError.Code {
+    /// `--exec`'s text cannot be split into words (an unclosed quote).
+    static var syntax: Self { Self(rawValue: "syntax") }
+    /// The program is not there, or not executable.
+    static var notFound: Self { Self(rawValue: "notFound") }
+    /// The system refused to start it.
+    static var cannotStart: Self { Self(rawValue: "cannotStart") }
 }

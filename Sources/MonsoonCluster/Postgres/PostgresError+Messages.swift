@@ -32,7 +32,7 @@ extension PostgresError {
     /// restarting, full, or the network between): worth trying again, unlike a password or a
     /// database name that is wrong.
     public var serverUnavailable: Bool {
-        guard code == .connectionFailed, let said = reason?.lowercased() else { return false }
+        guard code == .connectionFailed, let said = self.reason?.lowercased() else { return false }
         return ["connection refused", "no such file or directory", "timeout", "timed out", "no route to host", "unreachable", "starting up",
                 "shutting down", "recovery", "not yet accepting connections", "too many clients", "server closed the connection"].contains { said.contains($0) }
     }

@@ -1,40 +1,29 @@
 import Foundation
+import MonsoonBasics
 
-/// Why a WARC file could not be opened, written or closed (`--warc`).
-///
-/// A struct around an open set of codes, so new codes never break callers.
-public struct WARCError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The kind of failure.
-    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-        public let rawValue: String
-        public init(rawValue: String) { self.rawValue = rawValue }
-        public var description: String { rawValue }
+/// The domain of ``WARCError``.
+public enum WARCDomain: ErrorDomain {}
 
-        /// The WARC's folder is missing or cannot be written to (checked before anything is downloaded).
-        public static let notWritable = Code(rawValue: "warcNotWritable")
-        /// The disk holding the WARC is full.
-        public static let diskFull = Code(rawValue: "warcDiskFull")
-        /// Reading a downloaded file, or writing, flushing or renaming a WARC file failed.
-        public static let fileSystem = Code(rawValue: "warcFileSystem")
-        /// zlib refused to compress (out of memory).
-        public static let compression = Code(rawValue: "warcCompression")
-        /// OpenSSL cannot compute SHA-1 (a FIPS build that forbids it, or out of memory).
-        public static let digest = Code(rawValue: "warcDigest")
-        /// The WARC was closed, or an earlier write failed: nothing more is written to it.
-        public static let closed = Code(rawValue: "warcClosed")
-    }
+/// Why a WARC file could not be opened, written or closed (`--warc`). Its message is one line
+/// saying what happened and what to do.
+public typealias WARCError = CodedError<WARCDomain>
 
-    public var code: Code
-    /// One line saying what happened and what to do.
-    public var message: String
+extension WARCError.Code {
+    /// The WARC's folder is missing or cannot be written to (checked before anything is downloaded).
+    public static var notWritable: Self { Self(rawValue: "warcNotWritable") }
+    /// The disk holding the WARC is full.
+    public static var diskFull: Self { Self(rawValue: "warcDiskFull") }
+    /// Reading a downloaded file, or writing, flushing or renaming a WARC file failed.
+    public static var fileSystem: Self { Self(rawValue: "warcFileSystem") }
+    /// zlib refused to compress (out of memory).
+    public static var compression: Self { Self(rawValue: "warcCompression") }
+    /// OpenSSL cannot compute SHA-1 (a FIPS build that forbids it, or out of memory).
+    public static var digest: Self { Self(rawValue: "warcDigest") }
+    /// The WARC was closed, or an earlier write failed: nothing more is written to it.
+    public static var closed: Self { Self(rawValue: "warcClosed") }
+}
 
-    public init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
-
-    public var description: String { message }
-
+extension WARCError {
     /// A failed system call on `what` (a path, a record), in plain words.
     static func system(_ what: String, errno code: Int32) -> WARCError {
         switch code {

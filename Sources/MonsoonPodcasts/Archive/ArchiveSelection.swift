@@ -106,36 +106,3 @@ public struct ArchiveSelection: Sendable, Equatable {
         }
     }
 }
-
-/// A selection that cannot be made, with what to do about it.
-///
-/// A struct around an open set of codes (as swift-system's `Errno`), so a new kind never
-/// breaks a caller's `switch`.
-public struct ArchiveSelectionError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The kind of failure.
-    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-        /// The code's name.
-        public let rawValue: String
-        /// A code from its name.
-        public init(rawValue: String) { self.rawValue = rawValue }
-        /// The code's name.
-        public var description: String { rawValue }
-
-        /// A `match` or `exclude` pattern is not a regular expression (the message names the option).
-        public static let invalidPattern = Code(rawValue: "invalidPattern")
-    }
-
-    /// The kind of failure, for deciding what to do about it.
-    public var code: Code
-    /// One line: what is wrong and what to do.
-    public var message: String
-
-    /// An error of kind `code` saying `message`.
-    public init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
-
-    /// The message.
-    public var description: String { message }
-}

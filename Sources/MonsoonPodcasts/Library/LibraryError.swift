@@ -1,37 +1,21 @@
-/// Why a library operation was refused.
-///
-/// A struct around an open set of codes (as swift-system's `Errno`), so a new reason never
-/// breaks a caller's `switch`. The static functions named after the codes make the errors.
-public struct LibraryError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The kind of refusal.
-    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-        /// The code's name.
-        public let rawValue: String
-        /// A code from its name.
-        public init(rawValue: String) { self.rawValue = rawValue }
-        /// The code's name.
-        public var description: String { rawValue }
+import MonsoonBasics
 
-        /// Nothing fits what was asked (no such podcast or episode, not in the queue, no media file).
-        public static let notFound = Code(rawValue: "notFound")
-        /// More than one podcast's title matched.
-        public static let ambiguous = Code(rawValue: "ambiguous")
-    }
+/// The domain of ``LibraryError``.
+public enum LibraryDomain: ErrorDomain {}
 
-    /// The kind of refusal, for deciding what to do about it.
-    public var code: Code
-    /// One line: what was not found, or which podcasts matched (up to five, with their ids), and what to do.
-    public var message: String
+/// Why a library operation was refused. Its message is one line: what was not found, or which
+/// podcasts matched (up to five, with their ids), and what to do. The static functions named
+/// after the codes make the errors.
+public typealias LibraryError = CodedError<LibraryDomain>
 
-    /// A refusal of kind `code` saying `message`.
-    public init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
+extension LibraryError.Code {
+    /// Nothing fits what was asked (no such podcast or episode, not in the queue, no media file).
+    public static var notFound: Self { Self(rawValue: "notFound") }
+    /// More than one podcast's title matched.
+    public static var ambiguous: Self { Self(rawValue: "ambiguous") }
+}
 
-    /// The message.
-    public var description: String { message }
-
+extension LibraryError {
     /// Nothing fits what was asked; `message` says which.
     public static func notFound(_ message: String) -> LibraryError { LibraryError(.notFound, message) }
 

@@ -23,63 +23,6 @@ public enum OPML {
         }
     }
 
-    /// Why a list could not be read.
-    ///
-    /// A struct around an open set of codes (as swift-system's `Errno`), so a new kind never
-    /// breaks a caller's `switch`.
-    public struct ReadError: Error, Sendable, Hashable, CustomStringConvertible {
-        /// The kind of failure.
-        public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-            /// The code's name.
-            public let rawValue: String
-            /// A code from its name.
-            public init(rawValue: String) { self.rawValue = rawValue }
-            /// The code's name.
-            public var description: String { rawValue }
-
-            /// The file is empty, or holds only whitespace.
-            public static let empty = Code(rawValue: "empty")
-            /// The file is something else: a web page, a document of another kind (an image, a PDF,
-            /// JSON …, which the message names), XML whose root is not `<opml>`, or not XML at all
-            /// (then with ``ReadError/line`` and ``ReadError/column``).
-            public static let notOPML = Code(rawValue: "notOPML")
-            /// The file is a podcast feed (RSS or Atom), not a list of them: subscribe to its address instead.
-            public static let podcastFeed = Code(rawValue: "podcastFeed")
-            /// The file declares a text encoding this system cannot convert; saved as UTF-8 it would be read.
-            public static let unsupportedEncoding = Code(rawValue: "unsupportedEncoding")
-            /// The list stops in the middle (an incomplete copy): nothing of it was read.
-            public static let truncated = Code(rawValue: "truncated")
-            /// The list's XML breaks at ``ReadError/line`` and ``ReadError/column``: nothing of it was read.
-            public static let malformed = Code(rawValue: "malformed")
-            /// Larger than ``FeedLimits/maxBytes``: refused unread.
-            public static let tooLarge = Code(rawValue: "tooLarge")
-            /// Built as no real list is: an element with more attributes than ``FeedLimits/maxAttributes``
-            /// (refused unread), or elements nested deeper than ``FeedLimits/maxDepth``.
-            public static let tooComplex = Code(rawValue: "tooComplex")
-        }
-
-        /// The kind of failure, for deciding what to do about it.
-        public var code: Code
-        /// One line: what the file is instead, or where its XML breaks, and what to do. It never
-        /// names the file: the caller knows what it read (a path, standard input) and says so.
-        public var message: String
-        /// Where the XML breaks (1-based), when that is the reason.
-        public var line: Int?
-        /// The column on `line`, in characters from 1.
-        public var column: Int?
-
-        /// An error of kind `code` saying `message`, at `line` and `column` when the XML breaks there.
-        public init(_ code: Code, _ message: String, line: Int? = nil, column: Int? = nil) {
-            self.code = code
-            self.message = message
-            self.line = line
-            self.column = column
-        }
-
-        /// The message.
-        public var description: String { message }
-    }
-
     /// What an OPML list is, for messages about files that are not one.
     static let what = "an OPML subscription list is an XML file with <opml> at its root"
 

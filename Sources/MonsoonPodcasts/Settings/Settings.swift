@@ -125,45 +125,6 @@ public enum SettingKey: String, CaseIterable, Sendable {
     private static let offWords: Set<String> = ["off", "none", "no", "false", "0"]
 }
 
-/// A setting that cannot be read or written, with what to do about it.
-///
-/// A struct around an open set of codes (as swift-system's `Errno`), so a new kind never
-/// breaks a caller's `switch`.
-public struct SettingError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The kind of failure.
-    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-        /// The code's name.
-        public let rawValue: String
-        /// A code from its name.
-        public init(rawValue: String) { self.rawValue = rawValue }
-        /// The code's name.
-        public var description: String { rawValue }
-
-        /// The value given is not one the setting takes (the message says what it takes): ask again.
-        public static let invalidValue = Code(rawValue: "invalidValue")
-        /// A podcast's own value was given for a setting that has none
-        /// (``SettingKey/allowsPodcastOverride``): set it globally.
-        public static let notPerPodcast = Code(rawValue: "notPerPodcast")
-        /// The value stored in the database is no longer valid (written by another version, or by
-        /// hand): set it again.
-        public static let invalidStoredValue = Code(rawValue: "invalidStoredValue")
-    }
-
-    /// The kind of failure, for deciding what to do about it.
-    public var code: Code
-    /// One line: what is wrong and what to do.
-    public var message: String
-
-    /// An error of kind `code` saying `message`.
-    public init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
-
-    /// The message.
-    public var description: String { message }
-}
-
 /// The settings of a home (`monsoon config`), in the same database as the library.
 ///
 /// - Important: like its database connection, used from one task at a time.

@@ -2,8 +2,9 @@ import Foundation
 
 /// HTTP dates (RFC 9110 §5.6.7): IMF-fixdate, and the obsolete RFC 850 and asctime forms.
 ///
-/// Hand-written: DateFormatter is slow and locale-sensitive. Package-wide for the podcast layer,
-/// whose OPML dates are written the same way; not public: it is no part of the engine's API.
+/// Hand-written: DateFormatter is slow and locale-sensitive, and this runs for every response (the
+/// engine reads Last-Modified, the test server writes Date) from many threads. Package-wide for the
+/// engine, the podcast layer's OPML dates and the test server; no part of any public API.
 package enum HTTPDate {
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
     private static let monthNames = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]

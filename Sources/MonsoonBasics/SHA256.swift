@@ -1,0 +1,118 @@
+import CCrypto
+import Foundation
+
+/// SHA-256 through OpenSSL's libcrypto (hardware SHA where the CPU has it): of downloaded files
+/// (archive manifests, verify), of bodies as they arrive, and of every body the test server serves.
+public enum SHA256 {
+    /// The digest of `data` as 64 lowercase hex digits.
+    public static func hex(_ data: Data) -> String {
+        var hasher = Hasher()
+        hasher.update(data)
+        return hasher.finalizeHex()
+    }
+
+    /// The digest of the file at `path` as lowercase hex, read in 1 MiB blocks.
+    /// - Throws: the system's error when the file cannot be opened or read.
+    public static func hex(fileAt path: String) throws(POSIXError) -> String {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw posixError() }
+        defer { close(fd) }
+        let block = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { block.deallocate() }
+        var hasher = Hasher()
+        while true {
+            let count = read(fd, block.baseAddress, block.count)
+            if count > 0 {
+                hasher.update(UnsafeRawBufferPointer(rebasing: block[0..<count]))
+            } else if count == 0 {
+                break
+            } else if errno != EINTR {
+                throw posixError()
+            }
+        }
+        return hasher.finalizeHex()
+    }
+
+    private static func posixError() -> POSIXError {
+        POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+    }
+
+    /// The hex digest of an OpenSSL digest context, which it finishes (for the engine, which feeds
+    /// a context from curl's write callback).
+    package static func hex(finishing context: OpaquePointer) -> String {
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        EVP_DigestFinal_ex(context, &digest, &length)
+        return hex(digest.prefix(Int(length)))
+    }
+
+    /// `bytes` as lowercase hex.
+    static func hex(_ bytes: some Collection<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text = [UInt8]()
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// Incremental SHA-256: feed data with `update`, then call `finalize` (or `finalizeHex`) once.
+    public struct Hasher: Sendable {
+        private var state = Context()
+
+        /// A hasher that has seen nothing.
+        public init() {}
+
+        /// Feeds `data`.
+        public mutating func update(_ data: Data) {
+            data.withUnsafeBytes { update($0) }
+        }
+
+        /// Feeds `bytes`.
+        public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+            guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+            // Copy on write: a copy of a hasher goes on from where the original was.
+            if !isKnownUniquelyReferenced(&state) { state = Context(copying: state) }
+            EVP_DigestUpdate(state.pointer, base, bytes.count)
+        }
+
+        /// The 32-byte digest. It finishes the hasher: call it only once.
+        public mutating func finalize() -> [UInt8] {
+            if !isKnownUniquelyReferenced(&state) { state = Context(copying: state) }
+            var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+            var length: UInt32 = 0
+            EVP_DigestFinal_ex(state.pointer, &digest, &length)
+            return Array(digest.prefix(Int(length)))
+        }
+
+        /// The digest as 64 lowercase hex digits. It finishes the hasher: call it only once.
+        public mutating func finalizeHex() -> String {
+            SHA256.hex(finalize())
+        }
+    }
+
+    /// One OpenSSL SHA-256 context, freed with the last hasher that holds it.
+    private final class Context: @unchecked Sendable {
+        // Safe to share: a hasher copies its context before changing it unless it holds the
+        // only reference, so a context is changed by one owner and only read by the others.
+        let pointer: OpaquePointer
+
+        init() {
+            // OpenSSL always has SHA-256 (FIPS builds too): nil means it is out of memory, where
+            // Swift's own allocations stop the process as well.
+            guard let made = monsoon_sha256_new() else { fatalError("OpenSSL cannot make a SHA-256 context: out of memory") }
+            pointer = made
+        }
+
+        init(copying other: Context) {
+            guard let made = EVP_MD_CTX_new(), EVP_MD_CTX_copy_ex(made, other.pointer) == 1 else {
+                fatalError("OpenSSL cannot copy a SHA-256 context: out of memory")
+            }
+            pointer = made
+        }
+
+        deinit { EVP_MD_CTX_free(pointer) }
+    }
+}
