@@ -99,8 +99,7 @@ extension EngineCore {
             if !request.followsRedirects { transfer.easy.setLong(CURLOPT_FOLLOWLOCATION, 0) }
             if request.headOnly { transfer.easy.setLong(CURLOPT_NOBODY, 1) }
             transfer.head.keepsFields = true
-            transfer.maxBytes = request.maxBytes
-            transfer.decide = { transfer in transfer.sink = .memory }
+            transfer.limits.maxBytes = request.maxBytes
             guard multi.add(transfer.easy) else {
                 job.complete(.failure(RetryPolicy.Failure(error: DownloadError(.network, "libcurl refused to start the transfer"), isTransient: false, retryAfter: nil, madeProgress: false)))
                 continue
@@ -116,11 +115,11 @@ extension EngineCore {
         let outcome = fetchOutcome(transfer, job: job, code: code)
         // With a WARC, the result may wait for the fetch's record (`WARCArchive.record(fetch:body:then:)`).
         guard let archive = configuration.warc, let exchanges = transfer.warcExchanges else { return job.complete(outcome) }
-        archive.record(fetch: exchanges, body: code == CURLE_OK && transfer.abortError == nil ? transfer.memory : nil) { job.complete(outcome) }
+        archive.record(fetch: exchanges, body: code == CURLE_OK && transfer.state.phase.abort == nil ? transfer.memory : nil) { job.complete(outcome) }
     }
 
     private func fetchOutcome(_ transfer: Transfer, job: FetchJob, code: CURLcode) -> FetchJob.Outcome {
-        if let error = transfer.abortError {
+        if let error = transfer.state.phase.abort?.error {
             return .failure(RetryPolicy.Failure(error: error, isTransient: false, retryAfter: nil, madeProgress: false))
         }
         guard code == CURLE_OK else {

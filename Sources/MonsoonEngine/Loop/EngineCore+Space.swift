@@ -9,8 +9,8 @@ extension EngineCore {
     /// nothing: their writes are checked as they come).
     func committedBytes(on volume: Volume, excluding excluded: Transfer? = nil) -> Int {
         var sum = 0
-        for transfer in running.values where transfer.volume === volume && transfer !== excluded {
-            if let expected = transfer.total ?? transfer.expectedTotal { sum += max(0, expected - transfer.fileSize) }
+        for transfer in running.values where transfer.limits.volume === volume && transfer !== excluded {
+            if let expected = transfer.progress.total ?? transfer.progress.expected { sum += max(0, expected - transfer.progress.fileSize) }
         }
         return sum
     }
@@ -18,13 +18,13 @@ extension EngineCore {
     /// Once a turn: measures the disks that paused transfers wait for at once, and every
     /// `SpacePolicy.measureInterval` those that downloads write to or wait for.
     func checkSpace(now: Date) {
-        for transfer in running.values where transfer.pausedForSpace {
-            if let volume = transfer.volume { space.measure(volume, inbox: inbox) }
+        for transfer in running.values where transfer.state.paused.contains(.space) {
+            if let volume = transfer.limits.volume { space.measure(volume, inbox: inbox) }
         }
         guard now.timeIntervalSince(lastSpaceCheck) >= SpacePolicy.measureInterval else { return }
         lastSpaceCheck = now
         var busy = Set(space.holds.values.compactMap(\.volume))
-        for transfer in running.values { if let volume = transfer.volume { busy.insert(volume.id) } }
+        for transfer in running.values { if let volume = transfer.limits.volume { busy.insert(volume.id) } }
         for id in busy {
             if let volume = space.volumes[id], now.timeIntervalSince(volume.measuredAt) >= SpacePolicy.measureInterval { space.measure(volume, inbox: inbox) }
         }
@@ -43,19 +43,15 @@ extension EngineCore {
             // them (ENOSPC), with the part kept.
             volume.allowance = Int.max / 4
         }
-        for transfer in running.values where transfer.volume === volume && transfer.pausedForSpace {
-            transfer.pausedForSpace = false
-            if transfer.spaceWanted > volume.allowance {
-                transfer.abortError = DownloadError(.notEnoughDiskSpace, Self.spaceMessage(
-                    folder: volume.folder, needed: nil, committed: 0, allowance: volume.allowance, reserve: configuration.diskReserve, stoppedAt: transfer.fileSize))
-                transfer.sink = .aborted
+        for transfer in running.values where transfer.limits.volume === volume && transfer.state.paused.contains(.space) {
+            let action = transfer.handle(.resumed(.space))
+            if transfer.state.spaceWanted > volume.allowance {
+                transfer.abort(DownloadError(.notEnoughDiskSpace, Self.spaceMessage(
+                    folder: volume.folder, needed: nil, committed: 0, allowance: volume.allowance, reserve: configuration.diskReserve,
+                    stoppedAt: transfer.progress.fileSize)))
             }
-            // curl delivers the held bytes again: written now, or refused by the aborted sink.
-            guard transfer.mayGoOn else { continue }
-            let code = transfer.easy.unpause()
-            if code != CURLE_OK, transfer.abortError == nil {
-                transfer.abortError = DownloadError(.network, "could not go on with the transfer: \(Curl.describe(code))")
-            }
+            // curl delivers the held bytes again: written now, or refused once aborted.
+            if case .goOn = action { transfer.goOn() }
         }
         releaseSpaceHolds()
     }
@@ -89,7 +85,7 @@ extension EngineCore {
             for id in released { letGoOfSpaceHold(id) }
             // The disk to itself, and still no room by the caller's reckoning: the first held on a
             // length only expected is asked for, and the server's own length decides.
-            if released.isEmpty, !running.values.contains(where: { $0.volume === volume }),
+            if released.isEmpty, !running.values.contains(where: { $0.limits.volume === volume }),
                let untried = ordered.first(where: { space.holds[$0.id]?.trusted == false }) {
                 letGoOfSpaceHold(untried.id)
             }
