@@ -1,4 +1,3 @@
-import CCurl
 import Foundation
 import Testing
 @testable import MonsoonEngine
@@ -22,14 +21,17 @@ import Testing
         attempt: ObjectIdentifier(attempt), contentDisposition: nil, contentType: nil, finalURL: nil, offset: 0, total: 10,
         newState: nil, durably: false, diskReserve: 0)
     private static let error = DownloadError(.fileSystem, "cannot write")
-    private static let code = CURLE_OK
+    private static let ok = Transfer.Code(rawValue: 0)
+    private static let partialFile = Transfer.Code(rawValue: 18)
+    private static let received = Transfer.Code(rawValue: 56)
+    private static let code = ok
     private static let since = Date(timeIntervalSince1970: 1_700_000_000)
 
     private static let phases: [Phase] = [
         .awaitingHead,
         .preparingPart(Transfer.PartWait()),
         .preparingPart(Transfer.PartWait(held: part, heldSince: since)),
-        .preparingPart(Transfer.PartWait(ended: CURLE_PARTIAL_FILE)),
+        .preparingPart(Transfer.PartWait(ended: Self.partialFile)),
         .writing, .wholeBody(part), .counting, .discarding(bytes: 5), .inMemory([1, 2]),
         .aborted(.failed(error, transient: true)), .aborted(.restart(reason: "another version")), .aborted(.stopped),
     ]
@@ -37,7 +39,7 @@ import Testing
     private static let events: [Event] = [
         .decided(.part), .decided(.count), .decided(.discard), .decided(.memory),
         .partHeld(part, since: since), .partWanted, .partReady, .partFailed(error, transient: false),
-        .ended(CURLE_OK, bodyWhole: true), .ended(CURLE_RECV_ERROR, bodyWhole: false),
+        .ended(Self.ok, bodyWhole: true), .ended(Self.received, bodyWhole: false),
         .abort(.failed(error, transient: false)), .abort(.restart(reason: "moved")), .abort(.stopped),
         .paused(.space), .paused(.rate), .paused(.preparing), .paused([.rate, .preparing]), .paused([.space, .preparing]),
         .resumed(.space), .resumed(.rate), .resumed(.preparing),
@@ -155,8 +157,8 @@ import Testing
         #expect(Self.describe(whole.handle(.ended(Self.code, bodyWhole: true))) == "none")
         #expect(whole.body == .written)
         var cut = State(phase: .preparingPart(Transfer.PartWait(held: Self.part, heldSince: Self.since)))
-        #expect(Self.describe(cut.handle(.ended(CURLE_RECV_ERROR, bodyWhole: false))) == "awaitPart(s)")
-        #expect(Self.describe(cut.handle(.partFailed(Self.error, transient: true))) == "finish(\(CURLE_RECV_ERROR.rawValue))")
+        #expect(Self.describe(cut.handle(.ended(Self.received, bodyWhole: false))) == "awaitPart(s)")
+        #expect(Self.describe(cut.handle(.partFailed(Self.error, transient: true))) == "finish(\(Self.received.rawValue))")
         #expect(cut.body == .none)
         #expect(cut.phase.abort?.error == Self.error && cut.phase.abort?.isTransient == true)
     }

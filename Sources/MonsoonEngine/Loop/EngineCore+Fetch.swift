@@ -89,17 +89,7 @@ extension EngineCore {
         while runningFetches < configuration.maxConcurrentFetches, !fetchQueue.isEmpty {
             let job = fetchQueue.removeFirst()
             if job.isCompleted { continue }
-            let request = job.request
-            let transfer = Transfer(purpose: .fetch(job), plan: AttemptPlan(offset: 0, ifRange: nil), handles: easyHandles)
-            transfer.configure(url: request.url.absoluteString, headers: request.headers, addresses: request.addresses,
-                               configuration: configuration, bufferSize: Self.fetchBufferSize)
-            // With a WARC, a body is recorded as it came: none compressed, which curl would have decoded.
-            if request.acceptsCompression && configuration.warc == nil { transfer.easy.setString(CURLOPT_ACCEPT_ENCODING, "") }
-            transfer.easy.setLong(CURLOPT_TIMEOUT_MS, Int(request.timeout * 1000))
-            if !request.followsRedirects { transfer.easy.setLong(CURLOPT_FOLLOWLOCATION, 0) }
-            if request.headOnly { transfer.easy.setLong(CURLOPT_NOBODY, 1) }
-            transfer.head.keepsFields = true
-            transfer.limits.maxBytes = request.maxBytes
+            let transfer = Transfer.fetch(job, configuration: configuration, handles: easyHandles)
             guard multi.add(transfer.easy) else {
                 job.complete(.failure(RetryPolicy.Failure(error: DownloadError(.network, "libcurl refused to start the transfer"), isTransient: false, retryAfter: nil, madeProgress: false)))
                 continue

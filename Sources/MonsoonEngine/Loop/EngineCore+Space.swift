@@ -15,6 +15,43 @@ extension EngineCore {
         return sum
     }
 
+    /// Before a byte is asked for: what a download about to start still needs must fit beside what
+    /// the running downloads on the same disk still need, above the reserve (unknown sizes count
+    /// nothing here; their writes are checked as they come).
+    /// - Returns: whether it starts, and on which disk (nil: not measured); when it does not, it
+    ///   gave its slot back, then failed (a read-only disk) or waits, queued, for room.
+    func roomToStart(_ id: DownloadID, _ record: DownloadRecord, _ ready: StartPreparation.Ready, known: Int?, expected: Int?) -> (starts: Bool, volume: Volume?) {
+        guard let measured = ready.space else { return (true, nil) }
+        let folder = record.request.destination.folder
+        if measured.readOnly {
+            releaseStartingSlot(id)
+            fail(id, DownloadError(.fileSystem, "the disk holding \(folder) is mounted read-only: nothing can be written there; "
+                                   + "download to another folder (-o), or remount it read-write"))
+            return (false, nil)
+        }
+        let disk = space.volume(for: measured, folder: folder, reserve: configuration.diskReserve, now: configuration.clock.now,
+                                idle: !ready.spaceReused && !running.values.contains { $0.limits.volume?.id == measured.volume },
+                                measuredNow: !ready.spaceReused)
+        // A length a server gave refuses a start; a length the caller expects (a feed's, which may
+        // be anything) only defers it while other downloads write to the disk: with the disk to
+        // itself, it is asked for, and the response's own length decides (a huge bogus one must not
+        // keep an episode from ever being asked for).
+        let needed = expected.map { max(0, $0 - ready.plan.offset) }
+        let committed = committedBytes(on: disk)
+        let fits = SpacePolicy.fits(needed: needed ?? 0, allowance: disk.allowance, committed: committed)
+        let othersWrite = running.values.contains { $0.limits.volume === disk }
+        let full = !SpacePolicy.fits(needed: 0, allowance: disk.allowance, committed: committed)
+        guard (fits || (known == nil && !othersWrite)) && !full else {
+            releaseStartingSlot(id)
+            let message = Self.spaceMessage(folder: disk.folder, needed: needed, committed: committed, allowance: disk.allowance,
+                                            reserve: configuration.diskReserve, stoppedAt: nil)
+            holdForSpace(id, DownloadError(.notEnoughDiskSpace, message), volume: disk.id, needed: needed ?? SpacePolicy.unknownSizeNeed,
+                         trusted: known != nil || full)
+            return (false, disk)
+        }
+        return (true, disk)
+    }
+
     /// Once a turn: measures the disks that paused transfers wait for at once, and every
     /// `SpacePolicy.measureInterval` those that downloads write to or wait for.
     func checkSpace(now: Date) {

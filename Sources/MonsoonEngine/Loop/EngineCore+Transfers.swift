@@ -83,57 +83,12 @@ extension EngineCore {
             fail(id, DownloadError(.unsupportedScheme, refusal))
             return
         }
-        // Before a byte is asked for: what it still needs must fit beside what the running
-        // downloads on the same disk still need, above the reserve (unknown sizes count nothing
-        // here; their writes are checked as they come). Else it waits, queued, for room.
         // What the server said the file is (an earlier attempt's), else what the caller expects.
         let known = record.resume?.total ?? record.total
         let expected = known ?? record.request.expectedSize
-        var volume: Volume?
-        if let measured = ready.space {
-            if measured.readOnly {
-                releaseStartingSlot(id)
-                fail(id, DownloadError(.fileSystem, "the disk holding \(record.request.destination.folder) is mounted read-only: nothing can be written there; "
-                                       + "download to another folder (-o), or remount it read-write"))
-                return
-            }
-            let disk = space.volume(for: measured, folder: record.request.destination.folder, reserve: configuration.diskReserve, now: configuration.clock.now,
-                                    idle: !ready.spaceReused && !running.values.contains { $0.limits.volume?.id == measured.volume },
-                                    measuredNow: !ready.spaceReused)
-            // A length a server gave refuses a start; a length the caller expects (a feed's, which may
-            // be anything) only defers it while other downloads write to the disk: with the disk to
-            // itself, it is asked for, and the response's own length decides (a huge bogus one must not
-            // keep an episode from ever being asked for).
-            let needed = expected.map { max(0, $0 - plan.offset) }
-            let committed = committedBytes(on: disk)
-            let fits = SpacePolicy.fits(needed: needed ?? 0, allowance: disk.allowance, committed: committed)
-            let othersWrite = running.values.contains { $0.limits.volume === disk }
-            if (!fits && (known != nil || othersWrite)) || !SpacePolicy.fits(needed: 0, allowance: disk.allowance, committed: committed) {
-                releaseStartingSlot(id)
-                let message = Self.spaceMessage(folder: disk.folder, needed: needed, committed: committed, allowance: disk.allowance,
-                                                reserve: configuration.diskReserve, stoppedAt: nil)
-                holdForSpace(id, DownloadError(.notEnoughDiskSpace, message), volume: disk.id, needed: needed ?? SpacePolicy.unknownSizeNeed,
-                             trusted: known != nil || !SpacePolicy.fits(needed: 0, allowance: disk.allowance, committed: committed))
-                return
-            }
-            volume = disk
-        }
-        let url = record.request.url.absoluteString
-        let transfer = Transfer(purpose: .download(id), plan: plan, handles: easyHandles)
-        let buffers = downloadBuffers()
-        transfer.configure(url: url, headers: record.request.headers, addresses: record.request.addresses, configuration: configuration, bufferSize: buffers.curl)
-        if !record.request.followsRedirects { transfer.easy.setLong(CURLOPT_FOLLOWLOCATION, 0) }
-        if let kernel = buffers.kernel { transfer.easy.setReceiveBuffer(kernel) }
-        transfer.part.path = record.filePath.map(PartFile.path(for:))
-        transfer.part.checkpoint.requestedAt = configuration.clock.now
-        transfer.progress = Transfer.Progress(fileSize: plan.offset, total: record.resume?.total, expected: expected)
-        transfer.limits = Transfer.Limits(maxFileBytes: configuration.maxFileBytes ?? Int.max, volume: volume, rateLimiter: rateLimiter)
-        if let limit = record.request.sizeLimit, limit.bytes < transfer.limits.maxFileBytes {
-            transfer.limits.maxFileBytes = max(0, limit.bytes)
-            transfer.limits.reason = limit.reason
-        }
-        transfer.early.budget = earlyBudget
-        transfer.engine = self
+        let room = roomToStart(id, record, ready, known: known, expected: expected)
+        guard room.starts else { return }
+        let transfer = Transfer.download(id, record, plan: plan, expected: expected, volume: room.volume, engine: self)
         guard multi.add(transfer.easy) else {
             releaseStartingSlot(id)
             fail(id, DownloadError(.network, "libcurl refused to start the transfer"))

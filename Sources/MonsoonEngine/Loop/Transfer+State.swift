@@ -2,6 +2,9 @@ import CCurl
 import Foundation
 
 extension Transfer {
+    /// curl's result for an attempt (its tests name it without importing curl).
+    typealias Code = CURLcode
+
     /// Where an attempt's body goes (its phase) and what holds it paused, changed only through
     /// `handle`, which says what the caller does next. As curl keeps one state per transfer,
     /// changed in one place (`mstate()`), with its pause reasons as bits of one word. A value,
@@ -44,7 +47,7 @@ extension Transfer {
         var heldSince = Date.distantPast
         /// The attempt ended (a body-less 2xx, or cut short while paused): it finishes with this
         /// code once the part is ready.
-        var ended: CURLcode?
+        var ended: Code?
     }
 
     /// Why an attempt was cut short.
@@ -82,7 +85,7 @@ extension Transfer {
         case partReady
         case partFailed(DownloadError, transient: Bool)
         /// curl ended the attempt; `bodyWhole`: cleanly, with the whole body in `early`.
-        case ended(CURLcode, bodyWhole: Bool)
+        case ended(Code, bodyWhole: Bool)
         case abort(Abort)
         case paused(PauseReasons)
         case resumed(PauseReasons)
@@ -103,7 +106,7 @@ extension Transfer {
         /// after asking for it when it was held back.
         case awaitPart(asking: BodyPreparation?)
         /// The part came after the attempt ended: finish it now with curl's code.
-        case finish(CURLcode)
+        case finish(Code)
     }
 }
 

@@ -113,10 +113,11 @@ final class Transfer {
 
     /// Sets the options every transfer shares. The header list and error buffer
     /// live as long as the handle (curl does not copy them).
-    func configure(url: String, headers: [String: String], addresses: AddressScope, configuration: EngineConfiguration, bufferSize: Int) {
+    func configure(url: String, headers: [String: String], addresses: AddressScope, followsRedirects: Bool, configuration: EngineConfiguration,
+                   bufferSize: Int) {
         easy.setString(CURLOPT_URL, url)
         easy.setLong(CURLOPT_NOSIGNAL, 1)
-        easy.setLong(CURLOPT_FOLLOWLOCATION, 1)
+        easy.setLong(CURLOPT_FOLLOWLOCATION, followsRedirects ? 1 : 0)
         easy.setLong(CURLOPT_MAXREDIRS, 10)
         easy.setString(CURLOPT_PROTOCOLS_STR, "http,https")
         easy.setString(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
