@@ -15,7 +15,7 @@ extension EngineCore {
             let host = records[id]?.host ?? ""
             finishDownload(id, transfer, code: code)
             // A body-less 2xx whose part is being prepared ends, and is reported, once it is ready.
-            if case .preparing = transfer.sink { return }
+            if case .preparingPart = transfer.state.phase { return }
             report(id, host: host, transfer, code: code)
         }
     }
@@ -23,11 +23,7 @@ extension EngineCore {
     /// What the attempt came to, for run reports (only built when someone listens).
     func report(_ id: DownloadID, host: String, _ transfer: Transfer, code: CURLcode) {
         guard hub.wants(.attempt) else { return }
-        let written: Int
-        switch transfer.sink {
-        case .file, .count: written = transfer.bytesThisAttempt
-        default: written = 0
-        }
+        let written = transfer.state.body == .none ? 0 : transfer.progress.thisAttempt
         let firstByte = transfer.easy.offset(CURLINFO_STARTTRANSFER_TIME_T)
         var error: DownloadError?
         if let record = records[id], record.status != .completed && !record.placing { error = record.lastError }
@@ -39,41 +35,37 @@ extension EngineCore {
     }
 
     func finishDownload(_ id: DownloadID, _ transfer: Transfer, code: CURLcode) {
-        if code == CURLE_OK, transfer.head.isSuccess, case .undecided = transfer.sink {
+        if code == CURLE_OK, transfer.head.isSuccess, case .awaitingHead = transfer.state.phase {
             decideBody(transfer)   // a 2xx without a body still makes a (empty) file
         }
-        if case .preparing = transfer.sink, transfer.heldPart != nil {
-            endHeldAttempt(id, transfer, code: code)
-        }
-        if case .preparing = transfer.sink {
+        switch transfer.handle(.ended(code, bodyWhole: bodyCameWhole(transfer, code: code))) {
+        case .awaitPart(let asking):
             // Ended (a body-less 2xx, or cut short while paused) with its part still being
             // prepared: it ends, and is reported, once the part is ready.
-            transfer.endedWhilePreparing = code
+            if let asking { askForPart(asking) }
             return
+        default:
+            if case .wholeBody = transfer.state.phase { wholeBodyCame(id, transfer) }
         }
-        let body: DownloadLifecycle.AttemptEnd.Body
-        switch transfer.sink {
-        case .file: body = .written
-        case .count: body = .counted
-        default: body = .none
-        }
+        let body = transfer.state.body
+        let abort = transfer.state.phase.abort
         var highWater = 0
         var hasFile = false
         var known: ResumeState?
         records.update(id) { record in
-            if body != .none { record.bytes = transfer.fileSize }
+            if body != .none { record.bytes = transfer.progress.fileSize }
             highWater = record.highWater
             hasFile = record.filePath != nil
             known = record.resume
         }
-        if body != .none { transfer.reportedBytes = transfer.fileSize }
+        if body != .none { transfer.progress.reported = transfer.progress.fileSize }
         let head = transfer.head
         var end = DownloadLifecycle.AttemptEnd(
-            body: body, restartReason: transfer.restartReason, abortError: transfer.abortError, status: head.status,
+            body: body, restartReason: abort?.restartReason, abortError: abort?.error, status: head.status,
             curlCode: Int(code.rawValue), curlText: code == CURLE_OK ? "" : transfer.errorText(code), retryAfter: head.retryAfter,
-            contentRange: head.contentRange, received: transfer.fileSize, expected: transfer.total, resumedFrom: transfer.plan.offset,
+            contentRange: head.contentRange, received: transfer.progress.fileSize, expected: transfer.progress.total, resumedFrom: transfer.plan.offset,
             highWater: highWater, hasFile: hasFile)
-        end.abortIsTransient = transfer.abortIsTransient
+        end.abortIsTransient = abort?.isTransient ?? false
         end.etag = head.etag
         end.headComplete = head.isComplete
         end.lastModified = head.lastModified
@@ -83,17 +75,17 @@ extension EngineCore {
         case .fail, .restartFresh: recordAttempt(id, transfer, keepsBody: false)
         default: recordAttempt(id, transfer, keepsBody: true)
         }
-        if transfer.restartReason == nil && transfer.abortError == nil {
+        if abort?.restartReason == nil && abort?.error == nil {
             // Progress is net: only bytes past the most the part has ever held count.
-            records.update(id) { $0.highWater = max(highWater, transfer.fileSize) }
+            records.update(id) { $0.highWater = max(highWater, transfer.progress.fileSize) }
         }
         switch outcome {
         case .complete:
             // Nothing to place: the count (and the hash) is the result.
-            let checksum = transfer.digest.map(FileDigest.hex(finishing:))
+            let checksum = transfer.progress.digest.map(FileDigest.hex(finishing:))
             records.update(id) { record in
-                record.bytes = transfer.fileSize
-                record.total = transfer.fileSize
+                record.bytes = transfer.progress.fileSize
+                record.total = transfer.progress.fileSize
                 record.checksum = checksum
                 record.lastError = nil
             }
@@ -102,8 +94,8 @@ extension EngineCore {
             place(id, transfer)
         case .placeWholePart(let total):
             // The part is placed as it is (the placer opens it).
-            transfer.fileSize = total
-            transfer.total = total
+            transfer.progress.fileSize = total
+            transfer.progress.total = total
             records.update(id) { record in
                 record.total = total
                 record.bytes = total
@@ -124,16 +116,16 @@ extension EngineCore {
             retryOrFail(id, failure, hostStatus: holdHost ? transfer.head.status : nil, answered: answered)
         case .holdForSpace(let error):
             closeFile(transfer)
-            let needed = SpacePolicy.need(expected: transfer.total ?? transfer.expectedTotal, have: transfer.fileSize)
-            holdForSpace(id, error, volume: transfer.volume?.id, needed: max(needed, transfer.spaceWanted))
+            let needed = SpacePolicy.need(expected: transfer.progress.total ?? transfer.progress.expected, have: transfer.progress.fileSize)
+            holdForSpace(id, error, volume: transfer.limits.volume?.id, needed: max(needed, transfer.state.spaceWanted))
         }
     }
 
     private func closeFile(_ transfer: Transfer) {
         transfer.discardEarly()   // a whole body not to be kept (none after a part was written)
-        if transfer.fd >= 0 {
-            placer.closePart(transfer.fd)
-            transfer.fd = -1
+        if transfer.part.fd >= 0 {
+            placer.closePart(transfer.part.fd)
+            transfer.part.fd = -1
         }
     }
 
@@ -211,8 +203,8 @@ extension EngineCore {
     /// Hands the finished part to the placement queue: fsync, rename and folder
     /// fsync happen there, so a slow disk never stalls other transfers.
     private func place(_ id: DownloadID, _ transfer: Transfer) {
-        if let preparation = transfer.wholePart { return placeWhole(id, transfer, preparation) }
-        guard let path = records[id]?.filePath, transfer.fd >= 0 || transfer.head.status == 416 else {
+        if case .wholeBody(let preparation) = transfer.state.phase { return placeWhole(id, transfer, preparation) }
+        guard let path = records[id]?.filePath, transfer.part.fd >= 0 || transfer.head.status == 416 else {
             fail(id, DownloadError(.fileSystem, "the finished download has no file"))
             return
         }
@@ -221,14 +213,14 @@ extension EngineCore {
             return
         }
         records.update(id) { record in
-            record.bytes = transfer.fileSize
-            record.total = transfer.fileSize
+            record.bytes = transfer.progress.fileSize
+            record.total = transfer.progress.fileSize
         }
         let lastModified = (transfer.head.lastModified ?? records[id]?.resume?.lastModified).flatMap(HTTPDate.parse)
-        var placement = Placement(fd: transfer.fd, partPath: PartFile.path(for: path), destination: path, lastModified: lastModified,
+        var placement = Placement(fd: transfer.part.fd, partPath: PartFile.path(for: path), destination: path, lastModified: lastModified,
                                   root: records[id]?.request.root)
         placement.warc = warcPayload(id, url: records[id]?.request.url.absoluteString ?? "", partPath: placement.partPath)
-        transfer.fd = -1
+        transfer.part.fd = -1
         pendingPlacements.append((id, placement))
     }
 

@@ -89,18 +89,7 @@ extension EngineCore {
         while runningFetches < configuration.maxConcurrentFetches, !fetchQueue.isEmpty {
             let job = fetchQueue.removeFirst()
             if job.isCompleted { continue }
-            let request = job.request
-            let transfer = Transfer(purpose: .fetch(job), plan: AttemptPlan(offset: 0, ifRange: nil), handles: easyHandles)
-            transfer.configure(url: request.url.absoluteString, headers: request.headers, addresses: request.addresses,
-                               configuration: configuration, bufferSize: Self.fetchBufferSize)
-            // With a WARC, a body is recorded as it came: none compressed, which curl would have decoded.
-            if request.acceptsCompression && configuration.warc == nil { transfer.easy.setString(CURLOPT_ACCEPT_ENCODING, "") }
-            transfer.easy.setLong(CURLOPT_TIMEOUT_MS, Int(request.timeout * 1000))
-            if !request.followsRedirects { transfer.easy.setLong(CURLOPT_FOLLOWLOCATION, 0) }
-            if request.headOnly { transfer.easy.setLong(CURLOPT_NOBODY, 1) }
-            transfer.head.keepsFields = true
-            transfer.maxBytes = request.maxBytes
-            transfer.decide = { transfer in transfer.sink = .memory }
+            let transfer = Transfer.fetch(job, configuration: configuration, handles: easyHandles)
             guard multi.add(transfer.easy) else {
                 job.complete(.failure(RetryPolicy.Failure(error: DownloadError(.network, "libcurl refused to start the transfer"), isTransient: false, retryAfter: nil, madeProgress: false)))
                 continue
@@ -116,11 +105,11 @@ extension EngineCore {
         let outcome = fetchOutcome(transfer, job: job, code: code)
         // With a WARC, the result may wait for the fetch's record (`WARCArchive.record(fetch:body:then:)`).
         guard let archive = configuration.warc, let exchanges = transfer.warcExchanges else { return job.complete(outcome) }
-        archive.record(fetch: exchanges, body: code == CURLE_OK && transfer.abortError == nil ? transfer.memory : nil) { job.complete(outcome) }
+        archive.record(fetch: exchanges, body: code == CURLE_OK && transfer.state.phase.abort == nil ? transfer.memory : nil) { job.complete(outcome) }
     }
 
     private func fetchOutcome(_ transfer: Transfer, job: FetchJob, code: CURLcode) -> FetchJob.Outcome {
-        if let error = transfer.abortError {
+        if let error = transfer.state.phase.abort?.error {
             return .failure(RetryPolicy.Failure(error: error, isTransient: false, retryAfter: nil, madeProgress: false))
         }
         guard code == CURLE_OK else {

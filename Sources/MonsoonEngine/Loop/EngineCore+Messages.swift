@@ -53,8 +53,8 @@ extension EngineCore {
         case .checkpointFlushed(let id, let attempt, let epoch, let length, let flushed):
             // Only the same transfer on the same part: never a record reloaded or restarted since.
             guard var record = records.hot[id], let current = running[id], ObjectIdentifier(current) == attempt else { return }
-            current.checkpointInFlight = false
-            guard flushed, record.partEpoch == epoch, length > record.checkpoint, length <= current.fileSize else { return }
+            current.part.checkpoint.inFlight = false
+            guard flushed, record.partEpoch == epoch, length > record.checkpoint, length <= current.progress.fileSize else { return }
             record.checkpoint = length
             records[id] = record
         case .stoppedPartFlushed(let id, let epoch, let length, let flushed):

@@ -111,7 +111,7 @@ extension EngineCore {
         guard persistent, let record = records.hot[id] else { return }
         if now.timeIntervalSince(lastSaved[id] ?? .distantPast) >= Self.progressSaveInterval {
             lastSaved[id] = now
-            work.append(.saveProgress(id: id, sequence: record.sequence, bytes: transfer.fileSize, total: transfer.total, checkpoint: record.checkpoint))
+            work.append(.saveProgress(id: id, sequence: record.sequence, bytes: transfer.progress.fileSize, total: transfer.progress.total, checkpoint: record.checkpoint))
         }
         requestCheckpoint(id, transfer, now: now)
     }
@@ -119,18 +119,17 @@ extension EngineCore {
     /// Flushes the part off this thread every few MiB or seconds; the flushed length
     /// becomes the checkpoint when it lands (if the part was not restarted meanwhile).
     private func requestCheckpoint(_ id: DownloadID, _ transfer: Transfer, now: Date) {
-        guard transfer.fd >= 0, transfer.fileSize > transfer.checkpointRequested, transfer.checkpointInFlight == false else { return }
-        let due = transfer.fileSize - transfer.checkpointRequested >= configuration.checkpointBytes
-            || now.timeIntervalSince(transfer.checkpointRequestedAt) >= configuration.checkpointSeconds
+        let checkpoint = transfer.part.checkpoint
+        guard transfer.part.fd >= 0, transfer.progress.fileSize > checkpoint.requested, !checkpoint.inFlight else { return }
+        let due = transfer.progress.fileSize - checkpoint.requested >= configuration.checkpointBytes
+            || now.timeIntervalSince(checkpoint.requestedAt) >= configuration.checkpointSeconds
         guard due else { return }
-        let fd = fcntl(transfer.fd, F_DUPFD_CLOEXEC, 0)
+        let fd = fcntl(transfer.part.fd, F_DUPFD_CLOEXEC, 0)
         guard fd >= 0 else { return }
-        let length = transfer.fileSize
+        let length = transfer.progress.fileSize
         let epoch = records[id]?.partEpoch ?? 0
         let owner = ObjectIdentifier(transfer)
-        transfer.checkpointRequested = length
-        transfer.checkpointRequestedAt = now
-        transfer.checkpointInFlight = true
+        transfer.part.checkpoint = Transfer.Checkpoint(requested: length, requestedAt: now, inFlight: true)
         let inbox = self.inbox
         placer.flush(fd) { flushed in
             inbox.send(.checkpointFlushed(id, attempt: owner, epoch: epoch, length: length, flushed: flushed))

@@ -26,29 +26,17 @@ extension EngineCore {
     /// spends until the bucket is empty, and is paused again at the back of the line.
     func paceTransfers() {
         guard let limiter = rateLimiter else { return }
-        for transfer in running.values where transfer.pausedForRate && !transfer.waitingForRate {
-            transfer.waitingForRate = true
-            limiter.waiting.append(transfer)
-        }
+        for transfer in running.values where transfer.state.paused.contains(.rate) { limiter.join(transfer) }
         guard !limiter.waiting.isEmpty else { return }
         limiter.bucket.refill(now: RateLimiter.now())
         guard limiter.bucket.mayResume else { return }
-        while limiter.bucket.tokens > 0, !limiter.waiting.isEmpty {
-            let transfer = limiter.waiting.removeFirst()
-            transfer.waitingForRate = false
+        while limiter.bucket.tokens > 0, let transfer = limiter.next() {
             // Ended meanwhile (paused, removed, failed): its turn is over.
-            guard transfer.pausedForRate, let id = transfer.downloadID, running[id] === transfer else { continue }
-            transfer.pausedForRate = false
+            guard let id = transfer.downloadID, running[id] === transfer else { continue }
             // Held for another reason as well: that reason's handler lets it go.
-            guard transfer.mayGoOn else { continue }
-            let code = transfer.easy.unpause()
-            if code != CURLE_OK, transfer.abortError == nil {
-                transfer.abortError = DownloadError(.network, "could not go on with the transfer: \(Curl.describe(code))")
-            }
-            if transfer.pausedForRate {
-                transfer.waitingForRate = true
-                limiter.waiting.append(transfer)
-            }
+            guard case .goOn = transfer.handle(.resumed(.rate)) else { continue }
+            transfer.goOn()
+            if transfer.state.paused.contains(.rate) { limiter.join(transfer) }
         }
     }
 

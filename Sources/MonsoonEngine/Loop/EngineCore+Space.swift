@@ -9,22 +9,59 @@ extension EngineCore {
     /// nothing: their writes are checked as they come).
     func committedBytes(on volume: Volume, excluding excluded: Transfer? = nil) -> Int {
         var sum = 0
-        for transfer in running.values where transfer.volume === volume && transfer !== excluded {
-            if let expected = transfer.total ?? transfer.expectedTotal { sum += max(0, expected - transfer.fileSize) }
+        for transfer in running.values where transfer.limits.volume === volume && transfer !== excluded {
+            if let expected = transfer.progress.total ?? transfer.progress.expected { sum += max(0, expected - transfer.progress.fileSize) }
         }
         return sum
+    }
+
+    /// Before a byte is asked for: what a download about to start still needs must fit beside what
+    /// the running downloads on the same disk still need, above the reserve (unknown sizes count
+    /// nothing here; their writes are checked as they come).
+    /// - Returns: whether it starts, and on which disk (nil: not measured); when it does not, it
+    ///   gave its slot back, then failed (a read-only disk) or waits, queued, for room.
+    func roomToStart(_ id: DownloadID, _ record: DownloadRecord, _ ready: StartPreparation.Ready, known: Int?, expected: Int?) -> (starts: Bool, volume: Volume?) {
+        guard let measured = ready.space else { return (true, nil) }
+        let folder = record.request.destination.folder
+        if measured.readOnly {
+            releaseStartingSlot(id)
+            fail(id, DownloadError(.fileSystem, "the disk holding \(folder) is mounted read-only: nothing can be written there; "
+                                   + "download to another folder (-o), or remount it read-write"))
+            return (false, nil)
+        }
+        let disk = space.volume(for: measured, folder: folder, reserve: configuration.diskReserve, now: configuration.clock.now,
+                                idle: !ready.spaceReused && !running.values.contains { $0.limits.volume?.id == measured.volume },
+                                measuredNow: !ready.spaceReused)
+        // A length a server gave refuses a start; a length the caller expects (a feed's, which may
+        // be anything) only defers it while other downloads write to the disk: with the disk to
+        // itself, it is asked for, and the response's own length decides (a huge bogus one must not
+        // keep an episode from ever being asked for).
+        let needed = expected.map { max(0, $0 - ready.plan.offset) }
+        let committed = committedBytes(on: disk)
+        let fits = SpacePolicy.fits(needed: needed ?? 0, allowance: disk.allowance, committed: committed)
+        let othersWrite = running.values.contains { $0.limits.volume === disk }
+        let full = !SpacePolicy.fits(needed: 0, allowance: disk.allowance, committed: committed)
+        guard (fits || (known == nil && !othersWrite)) && !full else {
+            releaseStartingSlot(id)
+            let message = Self.spaceMessage(folder: disk.folder, needed: needed, committed: committed, allowance: disk.allowance,
+                                            reserve: configuration.diskReserve, stoppedAt: nil)
+            holdForSpace(id, DownloadError(.notEnoughDiskSpace, message), volume: disk.id, needed: needed ?? SpacePolicy.unknownSizeNeed,
+                         trusted: known != nil || full)
+            return (false, disk)
+        }
+        return (true, disk)
     }
 
     /// Once a turn: measures the disks that paused transfers wait for at once, and every
     /// `SpacePolicy.measureInterval` those that downloads write to or wait for.
     func checkSpace(now: Date) {
-        for transfer in running.values where transfer.pausedForSpace {
-            if let volume = transfer.volume { space.measure(volume, inbox: inbox) }
+        for transfer in running.values where transfer.state.paused.contains(.space) {
+            if let volume = transfer.limits.volume { space.measure(volume, inbox: inbox) }
         }
         guard now.timeIntervalSince(lastSpaceCheck) >= SpacePolicy.measureInterval else { return }
         lastSpaceCheck = now
         var busy = Set(space.holds.values.compactMap(\.volume))
-        for transfer in running.values { if let volume = transfer.volume { busy.insert(volume.id) } }
+        for transfer in running.values { if let volume = transfer.limits.volume { busy.insert(volume.id) } }
         for id in busy {
             if let volume = space.volumes[id], now.timeIntervalSince(volume.measuredAt) >= SpacePolicy.measureInterval { space.measure(volume, inbox: inbox) }
         }
@@ -43,19 +80,15 @@ extension EngineCore {
             // them (ENOSPC), with the part kept.
             volume.allowance = Int.max / 4
         }
-        for transfer in running.values where transfer.volume === volume && transfer.pausedForSpace {
-            transfer.pausedForSpace = false
-            if transfer.spaceWanted > volume.allowance {
-                transfer.abortError = DownloadError(.notEnoughDiskSpace, Self.spaceMessage(
-                    folder: volume.folder, needed: nil, committed: 0, allowance: volume.allowance, reserve: configuration.diskReserve, stoppedAt: transfer.fileSize))
-                transfer.sink = .aborted
+        for transfer in running.values where transfer.limits.volume === volume && transfer.state.paused.contains(.space) {
+            let action = transfer.handle(.resumed(.space))
+            if transfer.state.spaceWanted > volume.allowance {
+                transfer.abort(DownloadError(.notEnoughDiskSpace, Self.spaceMessage(
+                    folder: volume.folder, needed: nil, committed: 0, allowance: volume.allowance, reserve: configuration.diskReserve,
+                    stoppedAt: transfer.progress.fileSize)))
             }
-            // curl delivers the held bytes again: written now, or refused by the aborted sink.
-            guard transfer.mayGoOn else { continue }
-            let code = transfer.easy.unpause()
-            if code != CURLE_OK, transfer.abortError == nil {
-                transfer.abortError = DownloadError(.network, "could not go on with the transfer: \(Curl.describe(code))")
-            }
+            // curl delivers the held bytes again: written now, or refused once aborted.
+            if case .goOn = action { transfer.goOn() }
         }
         releaseSpaceHolds()
     }
@@ -89,7 +122,7 @@ extension EngineCore {
             for id in released { letGoOfSpaceHold(id) }
             // The disk to itself, and still no room by the caller's reckoning: the first held on a
             // length only expected is asked for, and the server's own length decides.
-            if released.isEmpty, !running.values.contains(where: { $0.volume === volume }),
+            if released.isEmpty, !running.values.contains(where: { $0.limits.volume === volume }),
                let untried = ordered.first(where: { space.holds[$0.id]?.trusted == false }) {
                 letGoOfSpaceHold(untried.id)
             }

@@ -13,7 +13,7 @@ extension EngineCore {
         // files handed to the worker hold no slot: `earlyBudget` bounds their bodies (and their
         // number: each is charged 64 KiB at least), and once a slow worker has it all, the next
         // bodies wait in curl for their parts, their transfers holding their slots.
-        let awaitingParts = preparing.values.reduce(0) { $0 + ($1.endedWhilePreparing != nil ? 1 : 0) }
+        let awaitingParts = preparing.values.reduce(0) { $0 + ($1.state.phase.partWait?.ended != nil ? 1 : 0) }
         let busy = runningDownloads + max(0, awaitingParts - configuration.maxConcurrentDownloads)
         // Nothing starts before the queue is restored (`requestRestore`); fetches do.
         for entry in restoring ? [] : scheduler.selectEntries(from: queue, running: busy, runningPerHost: runningPerHost, hostsOnHold: hostHolds.until, now: now)
@@ -83,61 +83,12 @@ extension EngineCore {
             fail(id, DownloadError(.unsupportedScheme, refusal))
             return
         }
-        // Before a byte is asked for: what it still needs must fit beside what the running
-        // downloads on the same disk still need, above the reserve (unknown sizes count nothing
-        // here; their writes are checked as they come). Else it waits, queued, for room.
         // What the server said the file is (an earlier attempt's), else what the caller expects.
         let known = record.resume?.total ?? record.total
         let expected = known ?? record.request.expectedSize
-        var volume: Volume?
-        if let measured = ready.space {
-            if measured.readOnly {
-                releaseStartingSlot(id)
-                fail(id, DownloadError(.fileSystem, "the disk holding \(record.request.destination.folder) is mounted read-only: nothing can be written there; "
-                                       + "download to another folder (-o), or remount it read-write"))
-                return
-            }
-            let disk = space.volume(for: measured, folder: record.request.destination.folder, reserve: configuration.diskReserve, now: configuration.clock.now,
-                                    idle: !ready.spaceReused && !running.values.contains { $0.volume?.id == measured.volume },
-                                    measuredNow: !ready.spaceReused)
-            // A length a server gave refuses a start; a length the caller expects (a feed's, which may
-            // be anything) only defers it while other downloads write to the disk: with the disk to
-            // itself, it is asked for, and the response's own length decides (a huge bogus one must not
-            // keep an episode from ever being asked for).
-            let needed = expected.map { max(0, $0 - plan.offset) }
-            let committed = committedBytes(on: disk)
-            let fits = SpacePolicy.fits(needed: needed ?? 0, allowance: disk.allowance, committed: committed)
-            let othersWrite = running.values.contains { $0.volume === disk }
-            if (!fits && (known != nil || othersWrite)) || !SpacePolicy.fits(needed: 0, allowance: disk.allowance, committed: committed) {
-                releaseStartingSlot(id)
-                let message = Self.spaceMessage(folder: disk.folder, needed: needed, committed: committed, allowance: disk.allowance,
-                                                reserve: configuration.diskReserve, stoppedAt: nil)
-                holdForSpace(id, DownloadError(.notEnoughDiskSpace, message), volume: disk.id, needed: needed ?? SpacePolicy.unknownSizeNeed,
-                             trusted: known != nil || !SpacePolicy.fits(needed: 0, allowance: disk.allowance, committed: committed))
-                return
-            }
-            volume = disk
-        }
-        let url = record.request.url.absoluteString
-        let transfer = Transfer(purpose: .download(id), plan: plan, handles: easyHandles)
-        let buffers = downloadBuffers()
-        transfer.configure(url: url, headers: record.request.headers, addresses: record.request.addresses, configuration: configuration, bufferSize: buffers.curl)
-        if !record.request.followsRedirects { transfer.easy.setLong(CURLOPT_FOLLOWLOCATION, 0) }
-        if let kernel = buffers.kernel { transfer.easy.setReceiveBuffer(kernel) }
-        transfer.partPath = record.filePath.map(PartFile.path(for:))
-        transfer.checkpointRequestedAt = configuration.clock.now
-        transfer.fileSize = plan.offset
-        transfer.total = record.resume?.total
-        transfer.expectedTotal = expected
-        transfer.volume = volume
-        transfer.rateLimiter = rateLimiter
-        transfer.earlyBudget = earlyBudget
-        transfer.maxFileBytes = configuration.maxFileBytes ?? Int.max
-        if let limit = record.request.sizeLimit, limit.bytes < transfer.maxFileBytes {
-            transfer.maxFileBytes = max(0, limit.bytes)
-            transfer.sizeLimitReason = limit.reason
-        }
-        transfer.decide = { [unowned self] transfer in self.decideBody(transfer) }
+        let room = roomToStart(id, record, ready, known: known, expected: expected)
+        guard room.starts else { return }
+        let transfer = Transfer.download(id, record, plan: plan, expected: expected, volume: room.volume, engine: self)
         guard multi.add(transfer.easy) else {
             releaseStartingSlot(id)
             fail(id, DownloadError(.network, "libcurl refused to start the transfer"))
@@ -164,7 +115,7 @@ extension EngineCore {
     @discardableResult
     func stopTransfer(_ id: DownloadID) -> Bool {
         if let transfer = running[id], !multi.remove(transfer.easy) {
-            transfer.sink = .aborted
+            transfer.handle(.abort(.stopped))
             afterCurl.append { core in
                 if core.running[id] === transfer { core.stopTransfer(id) }
             }
@@ -174,17 +125,17 @@ extension EngineCore {
         // dropped; an ended attempt that waited for it no longer holds back a start.
         if let waiting = preparing.removeValue(forKey: id) {
             waiting.discardEarly()
-            if waiting.endedWhilePreparing != nil { needsScheduling = true }
+            if waiting.state.phase.partWait?.ended != nil { needsScheduling = true }
         }
         guard let transfer = running[id] else { return true }
         transfers[transfer.easy.raw] = nil
         releaseSlot(id)
         recordAttempt(id, transfer, keepsBody: true)
-        if transfer.fd >= 0 {
-            placer.closePart(transfer.fd)
-            transfer.fd = -1
+        if transfer.part.fd >= 0 {
+            placer.closePart(transfer.part.fd)
+            transfer.part.fd = -1
         }
-        if case .file = transfer.sink { records.update(id) { $0.bytes = transfer.fileSize } }
+        if case .writing = transfer.state.phase { records.update(id) { $0.bytes = transfer.progress.fileSize } }
         return true
     }
 
@@ -202,7 +153,7 @@ extension EngineCore {
         uncount(ended.countedHosts)
         needsScheduling = true
         // What it still expected to write is no longer spoken for: a held download may fit now.
-        if ended.volume != nil { releaseSpaceHolds() }
+        if ended.limits.volume != nil { releaseSpaceHolds() }
         // Told last: a refusal stops the transfer (`refused`), which then finds no slot to release
         // again, instead of asking the machine the same question without end.
         _ = handle(id, .attemptEnded)
@@ -240,59 +191,54 @@ extension EngineCore {
     /// Called from curl's write callback (or at the end for a body-less response).
     func decideBody(_ transfer: Transfer) {
         guard let id = transfer.downloadID else {
-            transfer.sink = .aborted
+            transfer.handle(.abort(.stopped))
             return
         }
         // Before the record is copied out: a copy taken first would be written back below
         // without the host it sets (and its change would copy the shared fields).
         countAnsweringHost(transfer)
         guard var record = records[id] else {
-            transfer.sink = .aborted
+            transfer.handle(.abort(.stopped))
             return
         }
         switch BodyDecision.decide(head: transfer.head, plan: transfer.plan, state: record.resume, expectedMediaType: record.request.expectedMediaType) {
         case .discard:
-            transfer.sink = .discard
+            transfer.handle(.decided(.discard))
         case .fail(let error):
-            transfer.abortError = error
-            transfer.sink = .aborted
+            transfer.abort(error)
         case .restartFresh(let reason):
-            transfer.restartReason = reason
-            transfer.sink = .aborted
+            transfer.handle(.abort(.restart(reason: reason)))
         case .write(_, let total) where { if case .discard = record.request.destination { return true } else { return false } }():
             // Nothing to name, check or create: the body is counted (and hashed).
-            if case .discard(let checksum) = record.request.destination, checksum { transfer.digest = monsoon_sha256_new() }
+            if case .discard(let checksum) = record.request.destination, checksum { transfer.progress.digest = monsoon_sha256_new() }
             record.total = total
             record.bytes = 0
             record.finalURL = transfer.easy.string(CURLINFO_EFFECTIVE_URL)
             records[id] = record
-            transfer.fileSize = 0
-            transfer.total = total
-            transfer.sink = .count
+            transfer.progress.fileSize = 0
+            transfer.progress.total = total
+            transfer.handle(.decided(.count))
         case .write(let offset, let total):
-            if let total, total > transfer.maxFileBytes {
-                transfer.abortError = transfer.tooLarge(announced: total)
-                transfer.sink = .aborted
+            if let total, total > transfer.limits.maxFileBytes {
+                transfer.abort(transfer.limits.tooLarge(announced: total))
                 return
             }
             // The length is known now: the rest must fit beside the other running downloads.
-            if let total, let volume = transfer.volume {
+            if let total, let volume = transfer.limits.volume {
                 let committed = committedBytes(on: volume, excluding: transfer)
                 if !SpacePolicy.fits(needed: total - offset, allowance: volume.allowance, committed: committed) {
                     // Held for what it really needs, and refused before a byte again until that fits.
-                    transfer.total = total
+                    transfer.progress.total = total
                     records.update(id) { $0.total = total }
-                    transfer.abortError = DownloadError(.notEnoughDiskSpace, Self.spaceMessage(
+                    transfer.abort(DownloadError(.notEnoughDiskSpace, Self.spaceMessage(
                         folder: volume.folder, needed: total - offset, committed: committed, allowance: volume.allowance,
-                        reserve: configuration.diskReserve, stoppedAt: nil))
-                    transfer.sink = .aborted
+                        reserve: configuration.diskReserve, stoppedAt: nil)))
                     return
                 }
             }
             var newState: ResumeState?
             if offset == 0 || record.resume == nil {
                 newState = ResumeState(url: record.request.url.absoluteString, etag: transfer.head.etag, lastModified: transfer.head.lastModified, total: total)
-                transfer.startedFresh = true
                 record.startPartOver(epoch: nextPartEpoch())
                 record.resume = newState
             }
@@ -307,13 +253,13 @@ extension EngineCore {
             records[id] = record
             // The name, the space check, the row and the part happen on the disk worker; curl
             // holds the body meanwhile (the write callback pauses the transfer).
-            transfer.sink = .preparing
-            transfer.fileSize = offset
-            transfer.total = total
+            transfer.handle(.decided(.part))
+            transfer.progress.fileSize = offset
+            transfer.progress.total = total
             preparing[id] = transfer
             // Ended already (a body-less 2xx): its slot is free, and it ends once the part is ready.
             // Refused (a fault, reported): nothing is prepared for it. Still running, it is inside
-            // curl's write callback, where `refused` cuts it short (its sink `.aborted`).
+            // curl's write callback, where `refused` cuts it short (aborted).
             if running[id] === transfer, case .refuse? = handle(id, .bodyPreparing) {
                 // Its reset was to be flushed with the part's row, which will not be written now.
                 if durably { records.update(id) { $0.checkpointResetPending = true } }
@@ -339,7 +285,7 @@ extension EngineCore {
         if let transfer {
             preparing[id] = nil
             // One fewer ended attempt waits for its part: a start it held back may go now.
-            if transfer.endedWhilePreparing != nil { needsScheduling = true }
+            if transfer.state.phase.partWait?.ended != nil { needsScheduling = true }
             handle(id, .bodyReady)
         }
         let path: String? = switch outcome {
@@ -365,43 +311,44 @@ extension EngineCore {
                 releasePath(path, of: id)
             }
         }
-        guard let transfer, case .preparing = transfer.sink else {
-            // Stopped meanwhile (paused, removed, shut down): the part stays for a later attempt.
-            transfer?.discardEarly()
+        guard let transfer else {
             if case .ready(let fd, _) = outcome { placer.closePart(fd) }
             return
         }
+        let action: Transfer.Action
         switch outcome {
         case .ready(let fd, let path):
-            transfer.fd = fd
-            transfer.partPath = PartFile.path(for: path)
-            transfer.writebackStart = transfer.fileSize
-            transfer.checkpointRequested = transfer.fileSize
-            transfer.sink = .file
+            action = transfer.handle(.partReady)
+            if case .ignored = action { break }
+            let size = transfer.progress.fileSize
+            transfer.part.fd = fd
+            transfer.part.path = PartFile.path(for: path)
+            transfer.part.writebackStart = size
+            transfer.part.checkpoint.requested = size
             transfer.writeEarly()
         case .failed(let error, _, let transient):
+            action = transfer.handle(.partFailed(error, transient: transient))
+            if case .ignored = action { break }
             // Its row may not have been saved: a reset checkpoint is flushed again next time.
             records.update(id) { $0.checkpointResetPending = true }
             transfer.discardEarly()
-            transfer.abortError = error
-            transfer.abortIsTransient = transient
-            transfer.sink = .aborted
         }
-        if let code = transfer.endedWhilePreparing {
+        switch action {
+        case .ignored:
+            // Stopped meanwhile (paused, removed, shut down): the part stays for a later attempt.
+            transfer.discardEarly()
+            if case .ready(let fd, _) = outcome { placer.closePart(fd) }
+        case .finish(let code):
             // A body-less response: its (empty) part is ready, so the attempt can end now.
             let host = records[id]?.host ?? ""
             finishDownload(id, transfer, code: code)
             report(id, host: host, transfer, code: code)
-            return
-        }
-        // curl delivers the held bytes (perhaps before this returns); an aborted sink ends it.
-        // A transfer whose body all fitted in `early` was never paused.
-        guard transfer.pausedWhilePreparing else { return }
-        transfer.pausedWhilePreparing = false
-        guard transfer.mayGoOn else { return }
-        let code = transfer.easy.unpause()
-        if code != CURLE_OK, transfer.abortError == nil {
-            transfer.abortError = DownloadError(.network, "could not go on with the transfer: \(Curl.describe(code))")
+        case .goOn:
+            // curl delivers the held bytes (perhaps before this returns); an aborted transfer ends.
+            transfer.goOn()
+        case .none, .pause, .askForPart, .awaitPart:
+            // Its body all fitted in `early`, or another reason holds it.
+            break
         }
     }
 }

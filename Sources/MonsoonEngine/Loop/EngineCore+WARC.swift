@@ -7,7 +7,7 @@ extension EngineCore {
         guard let archive = configuration.warc, let exchanges = transfer.warcExchanges else { return }
         transfer.warcExchanges = []   // told once, whichever path ends the attempt
         var kept: Range<Int>?
-        if keepsBody, case .file = transfer.sink { kept = (transfer.fileSize - transfer.bytesThisAttempt)..<transfer.fileSize }
+        if keepsBody, transfer.state.body == .written { kept = (transfer.progress.fileSize - transfer.progress.thisAttempt)..<transfer.progress.fileSize }
         // New bytes in the part: its file is not the one recorded any more.
         if let kept, !kept.isEmpty { warcRecorded.remove(id) }
         var capture = warcCaptures[id] ?? WARCCapture()

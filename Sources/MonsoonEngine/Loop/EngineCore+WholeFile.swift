@@ -12,10 +12,8 @@ extension EngineCore {
         guard let id = transfer.downloadID, running[id] === transfer, transfer.warcExchanges == nil,
               preparation.offset == 0, !preparation.durably, preparation.isToBeNamed,
               let total = preparation.total, total > 0, total <= Transfer.earlyLimit, EarlyBudget.charge(total) <= earlyBudget.available,
-              transfer.early == nil else { return false }
-        transfer.heldPart = preparation
-        transfer.heldSince = configuration.clock.now
-        transfer.partNeeded = { [unowned self] transfer in self.askForPart(transfer) }
+              transfer.early.buffer == nil else { return false }
+        transfer.handle(.partHeld(preparation, since: configuration.clock.now))
         return true
     }
 
@@ -25,9 +23,7 @@ extension EngineCore {
 
     /// Sends the disk worker the part a transfer held back (the body will not come whole, or not soon).
     func askForPart(_ transfer: Transfer) {
-        guard let preparation = transfer.heldPart else { return }
-        transfer.heldPart = nil
-        askForPart(preparation)
+        if case .askForPart(let preparation) = transfer.handle(.partWanted) { askForPart(preparation) }
     }
 
     func askForPart(_ preparation: BodyPreparation) {
@@ -37,21 +33,19 @@ extension EngineCore {
         if persistent { records.saving(id) }
     }
 
-    /// The attempt ended with its part held back: when its whole body came, cleanly, it is to be
-    /// written in one pass (its sink is a file from now on); else its part is asked for now and
-    /// the attempt ends once it is ready, as any other.
-    func endHeldAttempt(_ id: DownloadID, _ transfer: Transfer, code: CURLcode) {
-        guard let preparation = transfer.heldPart else { return }
-        transfer.heldPart = nil
-        guard code == CURLE_OK, transfer.head.isSuccess, transfer.abortError == nil, transfer.restartReason == nil,
-              transfer.early != nil, transfer.earlyCount == preparation.total else {
-            return askForPart(preparation)
-        }
+    /// Whether an attempt that ended with its part held back brought its whole body, cleanly:
+    /// then it is written in one pass; else its part is asked for now and the attempt ends once it
+    /// is ready, as any other.
+    func bodyCameWhole(_ transfer: Transfer, code: CURLcode) -> Bool {
+        guard let held = transfer.state.phase.partWait?.held else { return false }
+        return code == CURLE_OK && transfer.head.isSuccess && transfer.early.buffer != nil && transfer.early.count == held.total
+    }
+
+    /// The whole body is in `early`: the attempt no longer waits for a part.
+    func wholeBodyCame(_ id: DownloadID, _ transfer: Transfer) {
         preparing[id] = nil
-        transfer.wholePart = preparation
-        transfer.sink = .file
-        transfer.fileSize = transfer.earlyCount
-        transfer.bytesThisAttempt = transfer.earlyCount
+        transfer.progress.fileSize = transfer.early.count
+        transfer.progress.thisAttempt = transfer.early.count
     }
 
     /// Hands a whole body to the disk worker, with the row as it is once the file is in place.
@@ -60,7 +54,7 @@ extension EngineCore {
             transfer.discardEarly()   // refused, and reported: the download failed
             return
         }
-        let size = transfer.fileSize
+        let size = transfer.progress.fileSize
         let completedRow = records.update(id) { record -> DownloadRecord? in
             record.bytes = size
             record.total = size
@@ -73,7 +67,7 @@ extension EngineCore {
         } ?? nil
         if completedRow != nil { records.saving(id) }
         let lastModified = transfer.head.lastModified.flatMap(HTTPDate.parse)
-        work.append(.writeWhole(WholeFile(preparation: preparation, body: body, lastModified: lastModified, volume: transfer.volume?.id,
+        work.append(.writeWhole(WholeFile(preparation: preparation, body: body, lastModified: lastModified, volume: transfer.limits.volume?.id,
                                           completedRow: completedRow)))
     }
 

@@ -170,11 +170,11 @@ final class EngineCore {
     /// Every few MiB a part has grown, starts writing it back (on the placer's queue): the disk
     /// keeps up during the transfer instead of all at once in the final fsync.
     private func startDueWriteback() {
-        for transfer in running.values where transfer.fd >= 0 && transfer.fileSize - transfer.writebackStart >= Transfer.writebackStep {
-            let fd = fcntl(transfer.fd, F_DUPFD_CLOEXEC, 0)
+        for transfer in running.values where transfer.part.fd >= 0 && transfer.progress.fileSize - transfer.part.writebackStart >= Transfer.writebackStep {
+            let fd = fcntl(transfer.part.fd, F_DUPFD_CLOEXEC, 0)
             guard fd >= 0 else { continue }   // only a hint: the placement's fsync writes it all
-            placer.startWriteback(fd, offset: transfer.writebackStart, length: transfer.fileSize - transfer.writebackStart)
-            transfer.writebackStart = transfer.fileSize
+            placer.startWriteback(fd, offset: transfer.part.writebackStart, length: transfer.progress.fileSize - transfer.part.writebackStart)
+            transfer.part.writebackStart = transfer.progress.fileSize
         }
     }
 
@@ -228,16 +228,13 @@ final class EngineCore {
         lastProgress = now
         for transfer in transfers.values {
             // A small body held in memory for a second: its part now, so a kill loses no more.
-            if transfer.heldPart != nil, now.timeIntervalSince(transfer.heldSince) >= Self.heldPartSeconds { askForPart(transfer) }
-            guard let id = transfer.downloadID, transfer.fileSize != transfer.reportedBytes else { continue }
-            switch transfer.sink {
-            case .file, .count: break
-            default: continue
-            }
-            transfer.reportedBytes = transfer.fileSize
-            records.update(id) { $0.bytes = transfer.fileSize }
-            emit(.progress(id: id, bytes: transfer.fileSize, total: transfer.total))
-            if case .file = transfer.sink { saveProgress(id, transfer, now: now) }
+            if let wait = transfer.state.phase.partWait, wait.held != nil, now.timeIntervalSince(wait.heldSince) >= Self.heldPartSeconds { askForPart(transfer) }
+            let progress = transfer.progress
+            guard let id = transfer.downloadID, transfer.state.body != .none, progress.fileSize != progress.reported else { continue }
+            transfer.progress.reported = progress.fileSize
+            records.update(id) { $0.bytes = progress.fileSize }
+            emit(.progress(id: id, bytes: progress.fileSize, total: progress.total))
+            if transfer.state.body == .written { saveProgress(id, transfer, now: now) }
         }
     }
 
@@ -344,7 +341,7 @@ final class EngineCore {
             multi.remove(transfer.easy)
             switch transfer.purpose {
             case .download(let id):
-                records.update(id) { $0.bytes = transfer.fileSize }
+                records.update(id) { $0.bytes = transfer.progress.fileSize }
                 recordAttempt(id, transfer, keepsBody: true)
                 // Back in line for the next run (not in this one's queue: it is ending).
                 handle(id, .attemptEnded)
@@ -352,15 +349,15 @@ final class EngineCore {
                 persist(id)
                 // A clean stop: what the part holds is flushed on the placer's queue (closing
                 // it) and saved as the checkpoint when that lands, below.
-                if case .file = transfer.sink, transfer.fd >= 0 {
-                    let length = transfer.fileSize
+                if case .writing = transfer.state.phase, transfer.part.fd >= 0 {
+                    let length = transfer.progress.fileSize
                     let epoch = records[id]?.partEpoch ?? 0
                     records.hold(id)   // kept in memory until the answer
                     let inbox = self.inbox
-                    placer.flush(transfer.fd) { flushed in
+                    placer.flush(transfer.part.fd) { flushed in
                         inbox.send(.stoppedPartFlushed(id, epoch: epoch, length: length, flushed: flushed))
                     }
-                    transfer.fd = -1
+                    transfer.part.fd = -1
                 }
             case .fetch(let job): job.complete(.cancelled)
             }
@@ -369,7 +366,7 @@ final class EngineCore {
         running.removeAll()
         preparing.removeAll()
         abandonAllWARC()
-        rateLimiter?.waiting.removeAll()   // the last references to some: released here, on this thread
+        rateLimiter?.clear()   // the last references to some: released here, on this thread
         placePending()
         for job in fetchQueue + waitingFetches { job.complete(.cancelled) }
         fetchQueue.removeAll()

@@ -94,9 +94,9 @@ struct EngineLoop {
     /// Nothing else reads it.
     var waitingForParts: WaitingForParts {
         WaitingForParts(slotsTaken: core.runningDownloads,
-                        bodiesHeldBack: core.transfers.values.count { $0.heldPart != nil },
-                        attemptsEndedBeforeTheirParts: core.preparing.values.count { $0.endedWhilePreparing != nil },
-                        transfersHeldInCurl: core.transfers.values.count { $0.pausedWhilePreparing })
+                        bodiesHeldBack: core.transfers.values.count { $0.state.phase.partWait?.held != nil },
+                        attemptsEndedBeforeTheirParts: core.preparing.values.count { $0.state.phase.partWait?.ended != nil },
+                        transfersHeldInCurl: core.transfers.values.count { $0.state.paused.contains(.preparing) })
     }
 
     /// The disks' measurements: how many are under way, and when the newest landed (by the

@@ -12,12 +12,32 @@ import Foundation
 ///   transfer).
 final class RateLimiter {
     var bucket: TokenBucket
-    /// Transfers paused for the limit, first paused first; each also has `waitingForRate` set.
+    /// Transfers paused for the limit, first paused first, each once (`inLine`).
     /// May hold transfers that ended meanwhile: skipped when their turn comes.
-    var waiting: [Transfer] = []
+    private(set) var waiting: [Transfer] = []
+    private var inLine: Set<ObjectIdentifier> = []
 
     init(bytesPerSecond: Int, now: UInt64 = RateLimiter.now()) {
         bucket = TokenBucket(rate: bytesPerSecond, now: now)
+    }
+
+    /// Puts a paused transfer in line, unless it is already.
+    func join(_ transfer: Transfer) {
+        if inLine.insert(ObjectIdentifier(transfer)).inserted { waiting.append(transfer) }
+    }
+
+    /// The first in line, taken out of it.
+    func next() -> Transfer? {
+        guard !waiting.isEmpty else { return nil }
+        let transfer = waiting.removeFirst()
+        inLine.remove(ObjectIdentifier(transfer))
+        return transfer
+    }
+
+    /// Empties the line (the last references to some transfers: released on the caller's thread).
+    func clear() {
+        waiting.removeAll()
+        inLine.removeAll()
     }
 
     /// What a download's connection may hold for it under a limit of `rate` bytes a second shared

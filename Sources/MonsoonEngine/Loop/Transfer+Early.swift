@@ -1,6 +1,28 @@
 import CCurl
 import Foundation
 
+/// Body bytes that came while the part was being prepared (`count` of them), written once it is
+/// open. A small file arrives whole meanwhile, and its slot and connection go on to the next
+/// download instead of waiting, paused, for the disk worker. One buffer per attempt, made at its
+/// first chunk and never grown; copied into with `memcpy` (an array's append goes byte by byte).
+/// The buffer's size is charged to `budget` when it is made and given back when it goes.
+struct EarlyBody {
+    var buffer: UnsafeMutableRawBufferPointer?
+    var count = 0
+    /// What every attempt's buffer may take together (the loop's). Held strongly: the
+    /// transfer's `deinit` gives back its buffer.
+    var budget: EarlyBudget?
+
+    /// Gives the buffer back to the budget.
+    mutating func drop() {
+        if let buffer {
+            if let budget { budget.give(buffer) } else { buffer.deallocate() }
+        }
+        buffer = nil
+        count = 0
+    }
+}
+
 /// The body that comes while a part is being prepared (`Transfer.early`), written once it is open.
 extension Transfer {
     /// A chunk of the body while the part is being prepared: kept, or held by curl (paused).
@@ -8,27 +30,27 @@ extension Transfer {
         // Past the buffer's room, the run's budget for such bytes, the disk's allowance (which
         // they spend now) or the file's limit (which the part's writes enforce), curl keeps the
         // bytes and delivers them again once unpaused, to the part.
-        guard !pausedWhilePreparing, earlyCount + count <= Self.earlyLimit, fileSize + earlyCount + count <= maxFileBytes,
-              let budget = earlyBudget, count <= volume?.allowance ?? Int.max else {
+        guard !state.paused.contains(.preparing), early.count + count <= Self.earlyLimit,
+              progress.fileSize + early.count + count <= limits.maxFileBytes,
+              let budget = early.budget, count <= limits.volume?.allowance ?? Int.max else {
             return pauseEarly()
         }
-        if early == nil {
+        if early.buffer == nil {
             // Room for the whole file when its size is known and small, else the limit; no more
             // than the budget has left, and charged to it whole.
-            let capacity = min(budget.available, max(count, min(Self.earlyLimit, (total ?? Self.earlyLimit) - fileSize)))
+            let capacity = min(budget.available, max(count, min(Self.earlyLimit, (progress.total ?? Self.earlyLimit) - progress.fileSize)))
             guard capacity >= count, let buffer = budget.take(capacity) else { return pauseEarly() }
-            early = buffer
+            early.buffer = buffer
         }
-        guard let buffer = early, earlyCount + count <= buffer.count else {
+        guard let buffer = early.buffer, early.count + count <= buffer.count else {
             return pauseEarly()   // more than the announced size: the part takes the rest
         }
-        if let rateLimiter, !rateLimiter.bucket.take(count) {
-            pausedForRate = true
-            return pauseEarly()   // lifted when the part is ready, if the limit let it go by then
+        if let rateLimiter = limits.rateLimiter, !rateLimiter.bucket.take(count) {
+            return pauseEarly(.rate)   // lifted when the part is ready, if the limit let it go by then
         }
-        (buffer.baseAddress! + earlyCount).copyMemory(from: data, byteCount: count)
-        earlyCount += count
-        if let volume {
+        (buffer.baseAddress! + early.count).copyMemory(from: data, byteCount: count)
+        early.count += count
+        if let volume = limits.volume {
             volume.allowance -= count
             volume.written += count
         }
@@ -37,65 +59,55 @@ extension Transfer {
 
     /// Holds the rest in curl until the part is ready; a part not asked for yet is asked for now
     /// (the body will not come whole into the buffer).
-    private func pauseEarly() -> Int {
-        pausedWhilePreparing = true
-        if heldPart != nil { partNeeded?(self) }
+    private func pauseEarly(_ also: PauseReasons = []) -> Int {
+        handle(.paused(also.union(.preparing)))
+        if case .askForPart(let part) = handle(.partWanted) { engine?.askForPart(part) }
         return monsoon_write_pause()
     }
 
     /// Lends the buffer, whole body and all, to the disk worker (`WholeFile`); its size stays
     /// charged to the budget until the worker's answer brings it back (`EarlyBudget.giveBack`).
     func lendEarly() -> WholeFile.Body? {
-        guard let early else { return nil }
-        let body = WholeFile.Body(buffer: early, count: earlyCount)
-        self.early = nil
-        earlyCount = 0
+        guard let buffer = early.buffer else { return nil }
+        let body = WholeFile.Body(buffer: buffer, count: early.count)
+        early.buffer = nil
+        early.count = 0
         return body
     }
 
-    /// Writes the bytes that came while the part was prepared, now that it is open (`fd`). The
-    /// disk's allowance was spent on them as they came.
+    /// Writes the bytes that came while the part was prepared, now that it is open (`part.fd`).
+    /// The disk's allowance was spent on them as they came.
     func writeEarly() {
-        guard let buffer = early else { return }
-        let count = earlyCount
-        defer { dropEarly() }
-        let (written, error) = FileSystem.writeAll(fd, buffer.baseAddress!, count)
+        guard let buffer = early.buffer else { return }
+        let count = early.count
+        defer { early.drop() }
+        let (written, error) = FileSystem.writeAll(part.fd, buffer.baseAddress!, count)
         if let error {
-            abortError = FileSystem.error("cannot write \(partPath ?? "the part file")", errno: error)
-            sink = .aborted
+            abort(FileSystem.error("cannot write \(part.path ?? "the part file")", errno: error))
             giveBackAllowance(count - written)
             return
         }
-        fileSize += count
-        bytesThisAttempt += count
+        progress.fileSize += count
+        progress.thisAttempt += count
     }
 
     /// Drops the bytes that came while the part was prepared, never to be written (the attempt
     /// stopped, or its part could not be made): the disk's allowance they spent is given back.
     /// On the transfer thread, while the loop's volumes live (not from `deinit`).
     func discardEarly() {
-        giveBackAllowance(earlyCount)
-        dropEarly()
+        giveBackAllowance(early.count)
+        early.drop()
     }
 
     private func giveBackAllowance(_ bytes: Int) {
-        guard bytes > 0, let volume else { return }
+        guard bytes > 0, let volume = limits.volume else { return }
         volume.allowance += bytes
         volume.written -= bytes
-    }
-
-    /// Gives the buffer back to the budget.
-    func dropEarly() {
-        if let early {
-            if let earlyBudget { earlyBudget.give(early) } else { early.deallocate() }
-        }
-        early = nil
-        earlyCount = 0
     }
 }
 
 /// What the body buffers of attempts whose parts are being prepared may hold together
-/// (`Transfer.early`): a slow disk worker makes attempts wait, not memory grow.
+/// (`EarlyBody`): a slow disk worker makes attempts wait, not memory grow.
 ///
 /// - Important: confined to the transfer thread, like the transfers that spend from it.
 final class EarlyBudget {

@@ -13,148 +13,86 @@ final class Transfer {
         case fetch(FetchJob)
     }
 
-    /// Where body bytes go, decided at the first body byte.
-    enum Sink {
-        case undecided
-        /// The disk worker is getting the part ready; the body waits in `early`, then (past its
-        /// limit) in curl, paused.
-        case preparing
-        /// Into the part file (`fd`), whose size is `fileSize`.
-        case file
-        /// An error body, counted and dropped.
-        case discard
-        /// A `.discard` download's body: counted (`fileSize`), hashed when `digest` is set, dropped.
-        case count
-        case memory
-        /// The attempt was cut short from a callback; curl then ends it with a write error.
-        case aborted
-    }
-
     let purpose: Purpose
     let easy: EasyHandle
-    /// Where the handle goes back when this attempt is over.
-    private let handles: EasyHandlePool
     let plan: AttemptPlan
     var head = ResponseHead()
     /// The statuses of the redirects curl followed.
     var redirects: [Int] = []
-    var sink: Sink = .undecided
-
-    // Download state.
-    var fd: Int32 = -1
-    var partPath: String?
-    var fileSize = 0
-    var total: Int?
-    var bytesThisAttempt = 0
-    /// Where the next early writeback starts.
-    var writebackStart = 0
-    /// The largest file a download may make (`EngineConfiguration.maxFileBytes`, or the
-    /// request's `sizeLimit` when smaller), and where that limit comes from.
-    var maxFileBytes = Int.max
-    var sizeLimitReason: String?
-    /// The file system the part is on, whose allowance every write spends (nil: not measured).
-    /// Unowned: the loop's `SpaceLedger` keeps every volume for as long as it runs, longer than
-    /// any transfer, and the write callback then spends from it without a retain per chunk.
-    unowned(unsafe) var volume: Volume?
+    /// The body's phase and pause reasons, changed through `handle` alone.
+    private(set) var state = State()
+    var part = Part()
+    var progress = Progress()
+    var limits = Limits()
     /// The hosts this transfer counts on for the per-host limit (`EngineCore.runningPerHost`): its
     /// URL's, the one that last answered it, and the one answering now once known.
     var countedHosts: [Int] = []
-    /// The size the download is expected to reach (before the response tells it), for the space
-    /// the running downloads still need.
-    var expectedTotal: Int?
-    /// The write callback paused the transfer: the next chunk (`spaceWanted` bytes) would eat
-    /// into the disk's reserve as last measured. The loop measures again, then goes on or stops.
-    var pausedForSpace = false
-    var spaceWanted = 0
-    /// The run's rate limit, which every chunk of the body spends from (nil: no limit). Unowned,
-    /// like `volume`: the loop keeps it for as long as it runs.
-    unowned(unsafe) var rateLimiter: RateLimiter?
-    /// The write callback paused the transfer: the rate limit's bucket was empty. The loop lets
-    /// it go on once the bucket refills (`EngineCore.paceTransfers`).
-    var pausedForRate = false
-    /// In the rate limiter's line of paused transfers.
-    var waitingForRate = false
-    /// The length last sent to be flushed for a checkpoint, and when.
-    var checkpointRequested = 0
-    var checkpointRequestedAt = Date()
-    var checkpointInFlight = false
-    static let writebackStep = 8 << 20
-    /// The part was just started over (a 200 to a Range request, say).
-    var startedFresh = false
-    /// The attempt ended (a body-less 2xx) while its part was being prepared: finish it with
-    /// this code when the part is ready.
-    var endedWhilePreparing: CURLcode?
-    var reportedBytes = -1
-    /// Body bytes that came while the part was being prepared (`earlyCount` of them), written
-    /// once it is open. A small file arrives whole meanwhile, and its slot and connection go on to
-    /// the next download instead of waiting, paused, for the disk worker. One buffer per attempt,
-    /// made at its first chunk and never grown; copied into with `memcpy` (an array's append goes
-    /// byte by byte). Only `Transfer+Early.swift` touches these three: `EarlyBudget` holds while
-    /// the buffers' sizes are charged to it there and given back there.
-    var early: UnsafeMutableRawBufferPointer?
-    var earlyCount = 0
+    /// Body bytes that came while the part was being prepared (see `EarlyBody`).
+    var early = EarlyBody()
     static let earlyLimit = 256 << 10
-    /// What every attempt's `early` may take together (the loop's); each buffer's size is charged
-    /// when it is made and given back when it goes. Held strongly: `deinit` gives back its buffer.
-    var earlyBudget: EarlyBudget?
-    /// The part this attempt's body would need, not asked for yet: a small file whose whole body
-    /// may come into `early` first, then written in one pass (`WholeFile`). Asked for through
-    /// `partNeeded` as soon as the body will not come whole without a pause.
-    var heldPart: BodyPreparation?
-    var heldSince = Date.distantPast
-    var partNeeded: ((Transfer) -> Void)?
-    /// The body came whole into `early` (from `heldPart`): its file is written in one pass.
-    var wholePart: BodyPreparation?
-    /// The write callback paused the transfer while its part was being prepared (`early` full, or
-    /// the rate limit): the part's readiness lets it go on, once nothing else holds it.
-    var pausedWhilePreparing = false
-
-    // Fetch state.
-    var memory: [UInt8] = []
-    var maxBytes = Int.max
-
-    // Why a callback cut the attempt short.
-    var abortError: DownloadError?
-    /// The abort was the database's, not the download's: worth another attempt.
-    var abortIsTransient = false
-    var restartReason: String?
-    var discarded = 0
-
+    static let writebackStep = 8 << 20
     /// With a WARC (`EngineConfiguration.warc`): this attempt's exchanges as curl saw them, one
     /// per request sent (redirect hops first). Nil without one: nothing is captured.
     var warcExchanges: [WARCExchange]?
+    /// The loop that decides where a download's body goes, at its first byte, and asks for a part
+    /// held back (nil for a fetch). Unowned, like `limits.volume`: the loop outlives its transfers.
+    unowned(unsafe) var engine: EngineCore?
+    /// What curl reads until the handle is cleaned up, and where the handle goes back then.
+    private var kept: Kept
 
-    /// The decision maker for the first body byte; set by the loop (it needs the loop's state).
-    var decide: ((Transfer) -> Void)?
-
-    private var headerList: UnsafeMutablePointer<curl_slist>?
-    private let errorBuffer: UnsafeMutablePointer<CChar>
+    private struct Kept {
+        let handles: EasyHandlePool
+        var headerList: UnsafeMutablePointer<curl_slist>?
+        let errorBuffer: UnsafeMutablePointer<CChar>
+    }
 
     init(purpose: Purpose, plan: AttemptPlan, handles: EasyHandlePool) {
         self.purpose = purpose
         self.plan = plan
-        self.handles = handles
         easy = handles.take()
-        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+        let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        kept = Kept(handles: handles, headerList: nil, errorBuffer: errorBuffer)
         easy.setPointer(CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(errorBuffer))
     }
 
-    /// The SHA-256 state of a counted body, when asked for (an `EVP_MD_CTX`).
-    var digest: OpaquePointer?
-
     deinit {
-        dropEarly()
-        if fd >= 0 { close(fd) }
-        if let digest { EVP_MD_CTX_free(digest) }
+        early.drop()
+        if part.fd >= 0 { close(part.fd) }
+        if let digest = progress.digest { EVP_MD_CTX_free(digest) }
         if warcExchanges != nil { easy.setLong(CURLOPT_VERBOSE, 0) }   // no debug call may reach this object now
         // curl may read both until the handle is cleaned up, which happens after this
         // body (the `easy` property is released last): detach them first.
         easy.setPointer(CURLOPT_ERRORBUFFER, nil)
         easy.setHeaders(nil)
-        curl_slist_free_all(headerList)
-        errorBuffer.deallocate()
-        handles.giveBack(easy)
+        curl_slist_free_all(kept.headerList)
+        kept.errorBuffer.deallocate()
+        kept.handles.giveBack(easy)
+    }
+
+    /// Changes the body's phase or pause reasons (`State.handle`).
+    @discardableResult
+    func handle(_ event: Event) -> Action {
+        state.handle(event)
+    }
+
+    /// Cut short: the first reason stands.
+    func abort(_ error: DownloadError, transient: Bool = false) {
+        handle(.abort(.failed(error, transient: transient)))
+    }
+
+    /// Sets where a paused-for-space transfer's next chunk may go (`spaceMeasured` checks it).
+    private func pauseForSpace(wanting count: Int) -> Int {
+        state.spaceWanted = count
+        handle(.paused(.space))
+        return monsoon_write_pause()
+    }
+
+    /// Lets curl go on (it may call back with the held bytes before this returns); a transfer
+    /// curl will not let go is cut short.
+    func goOn() {
+        let code = easy.unpause()
+        if code != CURLE_OK { abort(DownloadError(.network, "could not go on with the transfer: \(Curl.describe(code))")) }
     }
 
     var downloadID: DownloadID? {
@@ -169,16 +107,17 @@ final class Transfer {
                                                                url: easy.string(CURLINFO_EFFECTIVE_URL).flatMap(URL.init(string:))) {
             return plain
         }
-        let text = String(cString: errorBuffer)
+        let text = String(cString: kept.errorBuffer)
         return text.isEmpty ? Curl.describe(code) : text
     }
 
     /// Sets the options every transfer shares. The header list and error buffer
     /// live as long as the handle (curl does not copy them).
-    func configure(url: String, headers: [String: String], addresses: AddressScope, configuration: EngineConfiguration, bufferSize: Int) {
+    func configure(url: String, headers: [String: String], addresses: AddressScope, followsRedirects: Bool, configuration: EngineConfiguration,
+                   bufferSize: Int) {
         easy.setString(CURLOPT_URL, url)
         easy.setLong(CURLOPT_NOSIGNAL, 1)
-        easy.setLong(CURLOPT_FOLLOWLOCATION, 1)
+        easy.setLong(CURLOPT_FOLLOWLOCATION, followsRedirects ? 1 : 0)
         easy.setLong(CURLOPT_MAXREDIRS, 10)
         easy.setString(CURLOPT_PROTOCOLS_STR, "http,https")
         easy.setString(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
@@ -211,18 +150,18 @@ final class Transfer {
         var hasUserAgent = false
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
             if name.caseInsensitiveCompare("User-Agent") == .orderedSame { hasUserAgent = true }
-            headerList = curl_slist_append(headerList, "\(name): \(value)")
+            kept.headerList = curl_slist_append(kept.headerList, "\(name): \(value)")
         }
         if !hasUserAgent { easy.setString(CURLOPT_USERAGENT, configuration.userAgent) }
         if let ifRange = plan.ifRange, plan.rangeStart != nil {
-            headerList = curl_slist_append(headerList, "If-Range: \(ifRange)")
+            kept.headerList = curl_slist_append(kept.headerList, "If-Range: \(ifRange)")
         }
         if let start = plan.rangeStart {
             // CURLOPT_RANGE, not RESUME_FROM: curl then accepts a 200 and lets us
             // restart cleanly, and we check the 206's Content-Range ourselves.
             easy.setString(CURLOPT_RANGE, "\(start)-")
         }
-        easy.setHeaders(headerList)
+        easy.setHeaders(kept.headerList)
 
         let context = Unmanaged.passUnretained(self).toOpaque()
         easy.setWriteFunction(CURLOPT_HEADERFUNCTION, transferHeaderCallback)
@@ -250,27 +189,6 @@ final class Transfer {
         easy.setLong(CURLOPT_VERBOSE, 1)
         easy.setDebugFunction(transferDebugCallback)
         easy.setPointer(CURLOPT_DEBUGDATA, Unmanaged.passUnretained(self).toOpaque())
-    }
-
-    /// Whether nothing holds the transfer paused any more: its part is ready, and neither the
-    /// disk's allowance nor the rate limit keeps it. A handler that lifts its own reason lets curl
-    /// go on only then (curl has one pause for all of them).
-    var mayGoOn: Bool {
-        if case .preparing = sink { return false }
-        return !pausedForSpace && !pausedForRate
-    }
-
-    /// The body outgrew `maxFileBytes`: stopped there (a part, when there is one, is kept).
-    func tooLarge(stoppedAt bytes: Int?) -> DownloadError {
-        let limit = ByteCount.format(maxFileBytes) + (sizeLimitReason.map { " (\($0))" } ?? "")
-        let stopped = bytes.map { "; stopped at \(ByteCount.format($0))" } ?? ""
-        return DownloadError(.tooLarge, "the body is larger than this download's limit of \(limit)\(stopped)")
-    }
-
-    /// The server announced a length over `maxFileBytes`: refused before a byte is written.
-    func tooLarge(announced total: Int) -> DownloadError {
-        let limit = ByteCount.format(maxFileBytes) + (sizeLimitReason.map { " (\($0))" } ?? "")
-        return DownloadError(.tooLarge, "the server says the file is \(ByteCount.format(total)), larger than this download's limit of \(limit); refused")
     }
 
     // MARK: - Callbacks (transfer thread, inside curl_multi_perform)
@@ -313,72 +231,73 @@ final class Transfer {
 
     /// The hot path: straight from curl's buffer into the file, no allocation, no lock.
     fileprivate func receiveBody(_ data: UnsafeRawPointer, _ count: Int) -> Int {
-        if case .undecided = sink {
-            decide?(self)
+        if case .awaitingHead = state.phase {
+            if case .fetch = purpose { handle(.decided(.memory)) } else { engine?.decideBody(self) }
         }
-        switch sink {
-        case .preparing:
+        switch state.phase {
+        case .preparingPart:
             return receiveEarly(data, count)
-        case .file:
-            if fileSize + count > maxFileBytes {
+        case .writing:
+            if progress.fileSize + count > limits.maxFileBytes {
                 // A stream that never ends, or a file over the caller's limit.
-                abortError = tooLarge(stoppedAt: fileSize)
-                sink = .aborted
+                abort(limits.tooLarge(stoppedAt: progress.fileSize))
                 return 0
             }
             // The reserve holds during the transfer too: an integer compare per chunk; measuring
             // the disk again is the loop's, off this callback.
-            if let volume, count > volume.allowance {
-                spaceWanted = count
-                pausedForSpace = true
-                return monsoon_write_pause()
-            }
+            if let volume = limits.volume, count > volume.allowance { return pauseForSpace(wanting: count) }
             // The rate limit: an integer compare too; refilling is the loop's.
-            if let rateLimiter, !rateLimiter.bucket.take(count) {
-                pausedForRate = true
+            if let rateLimiter = limits.rateLimiter, !rateLimiter.bucket.take(count) {
+                handle(.paused(.rate))
                 return monsoon_write_pause()
             }
-            if let error = FileSystem.writeAll(fd, data, count).error {
-                abortError = FileSystem.error("cannot write \(partPath ?? "the part file")", errno: error)
-                sink = .aborted
+            if let error = FileSystem.writeAll(part.fd, data, count).error {
+                abort(FileSystem.error("cannot write \(part.path ?? "the part file")", errno: error))
                 return 0
             }
-            fileSize += count
-            bytesThisAttempt += count
-            if let volume {
+            progress.fileSize += count
+            progress.thisAttempt += count
+            if let volume = limits.volume {
                 volume.allowance -= count
                 volume.written += count
             }
             return count
-        case .count:
-            if fileSize + count > maxFileBytes {
-                abortError = tooLarge(stoppedAt: nil)
-                sink = .aborted
+        case .counting:
+            if progress.fileSize + count > limits.maxFileBytes {
+                abort(limits.tooLarge(stoppedAt: nil))
                 return 0
             }
-            if let rateLimiter, !rateLimiter.bucket.take(count) {
-                pausedForRate = true
+            if let rateLimiter = limits.rateLimiter, !rateLimiter.bucket.take(count) {
+                handle(.paused(.rate))
                 return monsoon_write_pause()
             }
-            if let digest { EVP_DigestUpdate(digest, data, count) }
-            fileSize += count
-            bytesThisAttempt += count
+            if let digest = progress.digest { EVP_DigestUpdate(digest, data, count) }
+            progress.fileSize += count
+            progress.thisAttempt += count
             return count
-        case .memory:
-            guard memory.count + count <= maxBytes else {
-                abortError = DownloadError(.tooLarge, "the response is larger than the \(maxBytes)-byte limit")
-                sink = .aborted
+        case .inMemory(var memory):
+            guard memory.count + count <= limits.maxBytes else {
+                abort(DownloadError(.tooLarge, "the response is larger than the \(limits.maxBytes)-byte limit"))
                 return 0
             }
+            // Out of the phase while it grows: the array, referenced once, grows in place.
+            state.phase = .inMemory([])
             memory.append(contentsOf: UnsafeBufferPointer(start: data.assumingMemoryBound(to: UInt8.self), count: count))
+            state.phase = .inMemory(memory)
             return count
-        case .discard:
+        case .discarding(let bytes):
             // Error pages are small; a huge one is not worth reading to keep the connection.
-            discarded += count
-            return discarded > 1 << 20 ? 0 : count
-        case .aborted, .undecided:
+            state.phase = .discarding(bytes: bytes + count)
+            return bytes + count > 1 << 20 ? 0 : count
+        case .aborted, .awaitingHead, .wholeBody:
             return 0
         }
+    }
+
+    /// A fetch's body so far.
+    var memory: [UInt8] {
+        if case .inMemory(let memory) = state.phase { return memory }
+        return []
     }
 }
 
@@ -397,8 +316,8 @@ private let transferPrereqCallback: curl_prereq_callback = { context, address, _
     let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
     let text = String(cString: address)
     guard !AddressScope.isPublic(text) else { return Int32(CURL_PREREQFUNC_OK) }
-    transfer.abortError = DownloadError(.privateAddress, "refused to connect to \(text), an address on this machine or its own network: "
-                                        + "a URL from a feed may not lead there")
+    transfer.abort(DownloadError(.privateAddress, "refused to connect to \(text), an address on this machine or its own network: "
+                                        + "a URL from a feed may not lead there"))
     return Int32(CURL_PREREQFUNC_ABORT)
 }
 
