@@ -26,7 +26,7 @@ DECL = re.compile(
     r"(class|struct|enum|actor|extension)\s+([A-Za-z_][\w.]*)"
 )
 STORED = re.compile(
-    r"^(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal|private|fileprivate|open|final|weak|unowned|lazy"
+    r"^(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal|private|fileprivate|open|final|weak|unowned|unowned\(unsafe\)|unowned\(safe\)|lazy"
     r"|nonisolated\(unsafe\)|private\(set\)|fileprivate\(set\)|package\(set\)|internal\(set\)|public\(set\))\s+)*"
     r"(var|let)\s+([A-Za-z_]\w*)\s*(.*)$"
 )
