@@ -11,6 +11,10 @@ public final class Statement {
     public let sql: String
     /// How many parameters it has: values for all of them leave none of the last ones bound.
     private let parameterCount: Int
+    /// Per column type read from it: where each column is in the result (`positions(of:)`).
+    var resultPositions: [ObjectIdentifier: [Int32]] = [:]
+    /// Per column type bound to it: the column of each parameter (`bind(_:)` of `ColumnValues`).
+    var parameterColumnsByType: [ObjectIdentifier: [Int]] = [:]
 
     init(database: Database, sql: String) throws(StoreError) {
         var statement: OpaquePointer?
@@ -48,7 +52,7 @@ public final class Statement {
         if count < parameterCount { sqlite3_clear_bindings(raw) }
     }
 
-    private func bind(_ value: SQLValue, at index: Int32) throws(StoreError) {
+    func bind(_ value: SQLValue, at index: Int32) throws(StoreError) {
         let code: Int32
         switch value {
         case .null: code = sqlite3_bind_null(raw, index)
