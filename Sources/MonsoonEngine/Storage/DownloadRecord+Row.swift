@@ -3,82 +3,98 @@ import MonsoonStore
 
 /// How a download record maps to its row in `downloads`.
 extension DownloadRecord {
-    /// Reads a row selected with `QueueRows.recordColumns`, from any store.
-    package init(row: some QueueRowReading) throws {
-        guard let id = row.text(1), let urlText = row.text(2), let url = URL(string: urlText),
-              let kind = row.text(3), let destinationPath = row.text(4),
-              let status = row.text(10).flatMap(DownloadStatus.init(rawValue:)) else {
-            throw StoreError(code: 0, message: "a download row in the database is incomplete (seq \(row.int(0)))")
+    /// Reads a row selected with `QueueRows.recordColumns`.
+    package init(row: TableRow<DownloadColumn>) throws {
+        guard let id = row.text(.id), let urlText = row.text(.url), let url = URL(string: urlText),
+              let kind = row.text(.destinationKind), let destinationPath = row.text(.destination),
+              let status = row.text(.status).flatMap(DownloadStatus.init(rawValue:)) else {
+            throw StoreError(code: 0, message: "a download row in the database is incomplete (seq \(row.int(.seq)))")
         }
         let request = DownloadRequest(
             id: DownloadID(id), url: url,
-            destination: kind == "file" ? .file(destinationPath) : row.text(25).map { .named(folder: destinationPath, stem: $0) } ?? .directory(destinationPath),
-            priority: row.int(5), expectedSize: row.optionalInt(6), expectedMediaType: row.text(7),
-            headers: try Self.decode(row.text(8), "headers", row), userInfo: try Self.decode(row.text(9), "user info", row),
-            sizeLimit: row.optionalInt(27).map { .init(bytes: $0, reason: row.text(28) ?? "the download's own limit") }, root: row.text(29),
-            addresses: try row.text(30).map { text in
+            destination: kind == "file" ? .file(destinationPath) : row.text(.fileStem).map { .named(folder: destinationPath, stem: $0) } ?? .directory(destinationPath),
+            priority: row.int(.priority), expectedSize: row.optionalInt(.expectedSize), expectedMediaType: row.text(.expectedType),
+            headers: try Self.decode(row.text(.headers), "headers", row), userInfo: try Self.decode(row.text(.userInfo), "user info", row),
+            sizeLimit: row.optionalInt(.sizeLimit).map { .init(bytes: $0, reason: row.text(.sizeLimitReason) ?? "the download's own limit") },
+            root: row.text(.root),
+            addresses: try row.text(.addresses).map { text in
                 guard let scope = AddressScope(rawValue: text) else {
-                    throw StoreError(code: 0, message: "a download row in the database has damaged addresses (seq \(row.int(0)))")
+                    throw StoreError(code: 0, message: "a download row in the database has damaged addresses (seq \(row.int(.seq)))")
                 }
                 return scope
-            } ?? .any, followsRedirects: row.optionalInt(31) != 0)
-        self.init(request: request, sequence: row.int(0), host: EngineCore.hostKey(url))
+            } ?? .any, followsRedirects: row.optionalInt(.followsRedirects) != 0)
+        self.init(request: request, sequence: row.int(.seq), host: EngineCore.hostKey(url))
         restoreStatus(status)
-        counters = RetryPolicy.Counters(attempts: row.int(11), backoffLevel: row.int(12))
-        retryAt = row.date(13)
-        if let code = row.text(14) {
-            lastError = DownloadError(DownloadError.Code(rawValue: code), row.text(15) ?? code, httpStatus: row.optionalInt(16))
+        counters = RetryPolicy.Counters(attempts: row.int(.attempts), backoffLevel: row.int(.backoffLevel))
+        retryAt = row.date(.retryAt)
+        if let code = row.text(.errorCode) {
+            lastError = DownloadError(DownloadError.Code(rawValue: code), row.text(.errorMessage) ?? code, httpStatus: row.optionalInt(.errorStatus))
         }
-        bytes = row.int(17)
-        total = row.optionalInt(18)
-        checkpoint = row.int(19)
-        filePath = row.text(20)
-        finalURL = row.text(26)
-        if let resumeURL = row.text(21) {
-            resume = ResumeState(url: resumeURL, etag: row.text(22), lastModified: row.text(23), total: row.optionalInt(24))
+        bytes = row.int(.bytes)
+        total = row.optionalInt(.total)
+        checkpoint = row.int(.checkpoint)
+        filePath = row.text(.filePath)
+        finalURL = row.text(.finalURL)
+        if let resumeURL = row.text(.resumeURL) {
+            resume = ResumeState(url: resumeURL, etag: row.text(.etag), lastModified: row.text(.lastModified), total: row.optionalInt(.resumeTotal))
         }
     }
 
-    /// Appends the values of the first 24 of `QueueRows.insertColumns` (see `insertParameters`),
-    /// each made a `SQLValue` from its own type: a list of protocol values boxed every one, and
-    /// a small file's insert spent more on that than on SQLite's.
-    func appendInsertValues(to values: inout [SQLValue]) {
+    /// The values of `QueueRows.insertColumns`, `updated` being now (the sequence is `NULL` for 0:
+    /// the next one). Each is made a `SQLValue` from its own type: a list of protocol values
+    /// boxed every one, and a small file's insert spent more on that than on SQLite's.
+    package var insertValues: ColumnValues<DownloadColumn> {
+        var values = ColumnValues<DownloadColumn>(capacity: QueueRows.columnCount)
         let (kind, destination) = QueueRows.destinationColumns(request.destination)
-        values.append(.text(request.id.rawValue))
-        values.append(.text(request.url.absoluteString))
-        values.append(.text(kind))
-        values.append(.text(destination))
-        values.append(request.priority.sqlValue)
-        values.append(request.expectedSize.sqlValue)
-        values.append(request.expectedMediaType.sqlValue)
-        values.append(.text(Self.encode(request.headers)))
-        values.append(.text(Self.encode(request.userInfo)))
-        appendStateValues(to: &values)
+        values[.seq] = (sequence > 0 ? sequence : nil).sqlValue
+        values[.url] = .text(request.url.absoluteString)
+        values[.destinationKind] = .text(kind)
+        values[.destination] = .text(destination)
+        values[.expectedSize] = request.expectedSize.sqlValue
+        values[.expectedType] = request.expectedMediaType.sqlValue
+        values[.headers] = .text(Self.encode(request.headers))
+        values[.userInfo] = .text(Self.encode(request.userInfo))
+        values[.fileStem] = request.destination.stem.sqlValue
+        values[.sizeLimit] = (request.sizeLimit?.bytes).sqlValue
+        values[.sizeLimitReason] = (request.sizeLimit?.reason).sqlValue
+        values[.root] = request.root.sqlValue
+        values[.addresses] = QueueRows.addressesColumn(request.addresses).sqlValue
+        values[.followsRedirects] = QueueRows.followsRedirectsColumn(request.followsRedirects).sqlValue
+        setStateValues(in: &values)
+        return values
     }
 
-    /// Appends the values of the first 17 parameters of the update (1 is the id; see `updateParameters`).
-    func appendUpdateValues(to values: inout [SQLValue]) {
-        values.append(.text(request.id.rawValue))
-        values.append(request.priority.sqlValue)
-        appendStateValues(to: &values)
+    /// The values of `QueueRows.updateColumns`, `updated` being now, and the row's key: its id and
+    /// its sequence. The sequence too: a save that was queued for a download since removed and
+    /// added again under the same id must not overwrite the new one.
+    package var updateValues: ColumnValues<DownloadColumn> {
+        var values = ColumnValues<DownloadColumn>(capacity: QueueRows.columnCount)
+        values[.seq] = sequence.sqlValue
+        values[.finalURL] = finalURL.sqlValue
+        setStateValues(in: &values)
+        return values
     }
 
-    private func appendStateValues(to values: inout [SQLValue]) {
-        values.append(.text(status.rawValue))
-        values.append(counters.attempts.sqlValue)
-        values.append(counters.backoffLevel.sqlValue)
-        values.append(retryAt.sqlValue)
-        values.append((lastError?.code.rawValue).sqlValue)
-        values.append((lastError?.message).sqlValue)
-        values.append((lastError?.httpStatus).sqlValue)
-        values.append(bytes.sqlValue)
-        values.append(total.sqlValue)
-        values.append(checkpoint.sqlValue)
-        values.append(filePath.sqlValue)
-        values.append((resume?.url).sqlValue)
-        values.append((resume?.etag).sqlValue)
-        values.append((resume?.lastModified).sqlValue)
-        values.append((resume?.total).sqlValue)
+    /// What an insert and an update both write: the key, the priority and the state.
+    private func setStateValues(in values: inout ColumnValues<DownloadColumn>) {
+        values[.id] = .text(request.id.rawValue)
+        values[.priority] = request.priority.sqlValue
+        values[.status] = .text(status.rawValue)
+        values[.attempts] = counters.attempts.sqlValue
+        values[.backoffLevel] = counters.backoffLevel.sqlValue
+        values[.retryAt] = retryAt.sqlValue
+        values[.errorCode] = (lastError?.code.rawValue).sqlValue
+        values[.errorMessage] = (lastError?.message).sqlValue
+        values[.errorStatus] = (lastError?.httpStatus).sqlValue
+        values[.bytes] = bytes.sqlValue
+        values[.total] = total.sqlValue
+        values[.checkpoint] = checkpoint.sqlValue
+        values[.filePath] = filePath.sqlValue
+        values[.resumeURL] = (resume?.url).sqlValue
+        values[.etag] = (resume?.etag).sqlValue
+        values[.lastModified] = (resume?.lastModified).sqlValue
+        values[.resumeTotal] = (resume?.total).sqlValue
+        values[.updated] = Date().sqlValue
     }
 
     private static func encode(_ pairs: [String: String]) -> String {
@@ -89,12 +105,12 @@ extension DownloadRecord {
 
     /// A headers or user-info column. A damaged one makes the row unreadable (reported, never
     /// read as "no headers": a private feed's download would go out without its credentials).
-    private static func decode(_ text: String?, _ column: String, _ row: some QueueRowReading) throws -> [String: String] {
+    private static func decode(_ text: String?, _ column: String, _ row: TableRow<DownloadColumn>) throws -> [String: String] {
         // Most rows have neither: no parse (JSONSerialization's costs more than the rest of the row).
         guard let text, text != "{}" else { return [:] }
         // JSON's own error adds nothing a user can act on: the column is damaged either way, said below.
         guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: String] else {
-            throw StoreError(code: 0, message: "a download row in the database has damaged \(column) (seq \(row.int(0)))")
+            throw StoreError(code: 0, message: "a download row in the database has damaged \(column) (seq \(row.int(.seq)))")
         }
         return object
     }

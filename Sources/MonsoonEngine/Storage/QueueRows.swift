@@ -1,43 +1,38 @@
 import Foundation
 import MonsoonStore
 
-/// The engine's rows as every `QueueStore` keeps them, whatever the database: the columns, what
-/// a record writes into them, and how a row reads back. Each store writes its own SQL around
-/// these (its placeholders, its types), so a second store cannot drift from the first one's
-/// mapping: the values and the decoding are shared, and the conformance suite checks the rest.
+/// The engine's rows as `DownloadStore` keeps them: which columns each statement writes or reads
+/// (by `DownloadColumn`, never by position), and how the values of a listing read back.
 ///
-/// Dates are seconds since 1970 as a double (SQLite's `REAL`, PostgreSQL's `float8`): exact both ways.
+/// Dates are seconds since 1970 as a double (SQLite's `REAL`): exact both ways.
 package enum QueueRows {
-    /// The columns `DownloadRecord(row:)` reads, in its order.
-    package static let recordColumns = """
-        seq, id, url, destination_kind, destination, priority, expected_size, expected_type, headers, user_info,
-        status, attempts, backoff_level, retry_at, error_code, error_message, error_status, bytes, total, checkpoint,
-        file_path, resume_url, etag, last_modified, resume_total, file_stem, final_url, size_limit, size_limit_reason, root, addresses, follows_redirects
-        """
+    /// How many columns `downloads` has: the size of a row's values.
+    static let columnCount = DownloadColumn.allCases.count
 
-    /// The columns an insert writes, in `DownloadRecord.insertParameters`' order.
-    package static let insertColumns = """
-        id, url, destination_kind, destination, priority, expected_size, expected_type, headers, user_info,
-        status, attempts, backoff_level, retry_at, error_code, error_message, error_status, bytes, total, checkpoint,
-        file_path, resume_url, etag, last_modified, resume_total, updated, seq, file_stem, size_limit, size_limit_reason, root, addresses, follows_redirects
-        """
+    /// The columns `DownloadRecord(row:)` reads.
+    static let recordColumns = Columns<DownloadColumn>.all
 
-    /// The columns an update writes, each with the number of its parameter in
-    /// `DownloadRecord.updateParameters` (1 is the id, 20 the sequence: the row's key).
-    package static let updateAssignments: [(column: String, parameter: Int)] = [
-        ("priority", 2), ("status", 3), ("attempts", 4), ("backoff_level", 5), ("retry_at", 6), ("error_code", 7),
-        ("error_message", 8), ("error_status", 9), ("bytes", 10), ("total", 11), ("checkpoint", 12), ("file_path", 13),
-        ("resume_url", 14), ("etag", 15), ("last_modified", 16), ("resume_total", 17), ("updated", 18), ("final_url", 19),
-    ]
+    /// The columns an insert writes (`DownloadRecord.insertValues`): all but where the bytes came
+    /// from, which only a response tells.
+    static let insertColumns = Columns<DownloadColumn>.all(except: [.finalURL])
 
-    /// The columns `StoredDownloadState(row:)` reads, in its order.
-    package static let stateColumns = """
-        id, status, bytes, total, retry_at, error_code, error_message, file_path, final_url, etag, last_modified, root, updated, url
-        """
+    /// The columns an update writes (`DownloadRecord.updateValues`): the state, never the
+    /// identity or the request but its priority.
+    static let updateColumns = Columns<DownloadColumn>([
+        .priority, .status, .attempts, .backoffLevel, .retryAt, .errorCode, .errorMessage, .errorStatus, .bytes, .total, .checkpoint,
+        .filePath, .resumeURL, .etag, .lastModified, .resumeTotal, .updated, .finalURL,
+    ])
 
-    /// The columns `DownloadSummary(row:)` reads, in its order, but the last: the error to show,
-    /// which each store selects as `summaryError` says.
-    package static let summaryColumns = "id, url, destination_kind, destination, status, bytes, total, file_path"
+    /// The columns `StoredDownloadState(row:)` reads.
+    static let stateColumns = Columns<DownloadColumn>([
+        .id, .status, .bytes, .total, .retryAt, .errorCode, .errorMessage, .filePath, .finalURL, .etag, .lastModified, .root, .updated, .url,
+    ])
+
+    /// The columns `summary(_:)` reads.
+    static let summaryColumns = Columns<DownloadColumn>([.id, .url, .destinationKind, .destination, .status, .bytes, .total, .filePath, .errorCode, .errorMessage])
+
+    /// The columns `pending(_:)` reads.
+    static let pendingColumns = Columns<DownloadColumn>([.id, .resumeTotal, .total, .expectedSize, .bytes, .destinationKind, .destination])
 
     /// `addresses`: nil for `any` (every row before the column, and most after it).
     static func addressesColumn(_ scope: AddressScope) -> String? {
@@ -49,27 +44,24 @@ package enum QueueRows {
         follows ? nil : 0
     }
 
-    /// A queued download's error is an earlier attempt's, unless it waits for room on its disk:
-    /// a listing shows no error for it.
-    package static let listedErrorCode = DownloadError.Code.notEnoughDiskSpace.rawValue
-
-    /// A listing's row, from `summaryColumns` followed by the error to show.
-    package static func summary(_ row: some QueueRowReading) -> DownloadSummary {
-        let status = row.text(4).flatMap(DownloadStatus.init(rawValue:)) ?? .queued
+    /// A listing's row, from `summaryColumns`. A queued download's error is an earlier
+    /// attempt's, unless it waits for room on its disk: a listing shows no error for it.
+    static func summary(_ row: TableRow<DownloadColumn>) -> DownloadSummary {
+        let status = row.text(.status).flatMap(DownloadStatus.init(rawValue:)) ?? .queued
+        let showsError = status != .queued || row.text(.errorCode) == DownloadError.Code.notEnoughDiskSpace.rawValue
         return DownloadSummary(
-            id: DownloadID(row.text(0) ?? ""), url: row.text(1) ?? "", isFolder: row.text(2) == "directory",
-            destination: row.text(3) ?? "", status: status, bytes: row.int(5), total: row.optionalInt(6),
-            filePath: row.text(7), error: row.text(8))
+            id: DownloadID(row.text(.id) ?? ""), url: row.text(.url) ?? "", isFolder: row.text(.destinationKind) == "directory",
+            destination: row.text(.destination) ?? "", status: status, bytes: row.int(.bytes), total: row.optionalInt(.total),
+            filePath: row.text(.filePath), error: showsError ? row.text(.errorMessage) : nil)
     }
 
-    /// The statuses of downloads that will run, for `pending()`.
-    package static let pendingStatuses: [DownloadStatus] = [.queued, .waitingToRetry, .downloading]
-
-    /// `pending()`'s answer from one row of `id, coalesce(resume_total, total, expected_size), bytes, destination_kind, destination`.
-    package static func pending(_ row: some QueueRowReading) -> (id: DownloadID, remaining: Int?, folder: String) {
-        let destination = row.text(4) ?? ""
-        let folder = row.text(3) == "file" ? LocalFile.folder(of: destination) : destination
-        return (DownloadID(row.text(0) ?? ""), row.optionalInt(1).map { max(0, $0 - row.int(2)) }, folder)
+    /// `pending()`'s answer from one row of `pendingColumns`: the bytes it still needs, of the
+    /// first size known (the resumed response's, the response's, the caller's guess).
+    static func pending(_ row: TableRow<DownloadColumn>) -> (id: DownloadID, remaining: Int?, folder: String) {
+        let destination = row.text(.destination) ?? ""
+        let folder = row.text(.destinationKind) == "file" ? LocalFile.folder(of: destination) : destination
+        let size = row.optionalInt(.resumeTotal) ?? row.optionalInt(.total) ?? row.optionalInt(.expectedSize)
+        return (DownloadID(row.text(.id) ?? ""), size.map { max(0, $0 - row.int(.bytes)) }, folder)
     }
 
     /// What `updateRequest` writes: the kind and folder of `destination` as the row keeps them.
@@ -81,19 +73,6 @@ package enum QueueRows {
         }
     }
 }
-
-/// A row read by column number (from 0), as SQLite's `Row` reads one; a PostgreSQL store gives
-/// its rows the same face.
-package protocol QueueRowReading {
-    func text(_ index: Int32) -> String?
-    /// `NULL` reads as 0.
-    func int(_ index: Int32) -> Int
-    func optionalInt(_ index: Int32) -> Int?
-    /// Seconds since 1970, or nil for `NULL`.
-    func date(_ index: Int32) -> Date?
-}
-
-extension Row: QueueRowReading {}
 
 extension DownloadRecord {
     /// A download added by a process that does not run the queue (`QueueStore.add`): its file
@@ -107,7 +86,7 @@ extension DownloadRecord {
 
     /// `init(row:)`; for a row that cannot be read, nil once `skippingUnreadable` has its error
     /// (a streamed restore goes on past one damaged row), else the error.
-    package static func read(_ row: some QueueRowReading, skippingUnreadable: ((Error) -> Void)?) throws -> DownloadRecord? {
+    static func read(_ row: TableRow<DownloadColumn>, skippingUnreadable: ((Error) -> Void)?) throws -> DownloadRecord? {
         do {
             return try DownloadRecord(row: row)
         } catch {
@@ -125,35 +104,6 @@ extension DownloadRecord {
 
     /// A listing's copy of the row.
     package var listed: Download { snapshot() }
-
-    /// The values of `QueueRows.insertColumns`, `updated` being now (the sequence is nil for 0: the next one).
-    package var insertParameters: [SQLValue] {
-        var values: [SQLValue] = []
-        values.reserveCapacity(32)
-        appendInsertValues(to: &values)
-        values.append(Date().sqlValue)
-        values.append((sequence > 0 ? sequence : nil).sqlValue)
-        values.append(request.destination.stem.sqlValue)
-        values.append((request.sizeLimit?.bytes).sqlValue)
-        values.append((request.sizeLimit?.reason).sqlValue)
-        values.append(request.root.sqlValue)
-        values.append(QueueRows.addressesColumn(request.addresses).sqlValue)
-        values.append(QueueRows.followsRedirectsColumn(request.followsRedirects).sqlValue)
-        return values
-    }
-
-    /// The update's parameters, numbered as `QueueRows.updateAssignments` says: the id first,
-    /// the sequence last. The sequence too: a save that was queued for a download since removed
-    /// and added again under the same id must not overwrite the new one.
-    package var updateParameters: [SQLValue] {
-        var values: [SQLValue] = []
-        values.reserveCapacity(20)
-        appendUpdateValues(to: &values)
-        values.append(Date().sqlValue)
-        values.append(finalURL.sqlValue)
-        values.append(sequence.sqlValue)
-        return values
-    }
 
     /// The URL to write beside the state, only for a download whose URL changed (a renewed
     /// link), in the same transaction: the indexed column is not rewritten by every other save.

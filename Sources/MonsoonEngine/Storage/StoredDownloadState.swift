@@ -55,14 +55,15 @@ package struct StoredDownloadState: Sendable, Equatable {
 }
 
 extension StoredDownloadState {
-    /// Reads a row selected with `QueueRows.stateColumns`, from any store.
-    package init(row: some QueueRowReading) throws {
-        guard let id = row.text(0), let status = row.text(1).flatMap(DownloadStatus.init(rawValue:)) else {
-            throw StoreError(code: 0, message: "a download row in the database is incomplete (id \(row.text(0) ?? "missing"))")
+    /// Reads a row selected with `QueueRows.stateColumns`.
+    package init(row: TableRow<DownloadColumn>) throws {
+        guard let id = row.text(.id), let status = row.text(.status).flatMap(DownloadStatus.init(rawValue:)) else {
+            throw StoreError(code: 0, message: "a download row in the database is incomplete (id \(row.text(.id) ?? "missing"))")
         }
         self.init(
-            id: DownloadID(id), status: status, url: row.text(13), bytes: row.int(2), total: row.optionalInt(3), retryAt: row.date(4),
-            errorCode: row.text(5).map(DownloadError.Code.init(rawValue:)), errorMessage: row.text(6), filePath: row.text(7),
-            finalURL: row.text(8), etag: row.text(9), lastModified: row.text(10), root: row.text(11), updated: row.date(12) ?? .distantPast)
+            id: DownloadID(id), status: status, url: row.text(.url), bytes: row.int(.bytes), total: row.optionalInt(.total), retryAt: row.date(.retryAt),
+            errorCode: row.text(.errorCode).map(DownloadError.Code.init(rawValue:)), errorMessage: row.text(.errorMessage),
+            filePath: row.text(.filePath), finalURL: row.text(.finalURL), etag: row.text(.etag), lastModified: row.text(.lastModified),
+            root: row.text(.root), updated: row.date(.updated) ?? .distantPast)
     }
 }
