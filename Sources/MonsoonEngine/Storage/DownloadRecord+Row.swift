@@ -22,7 +22,8 @@ extension DownloadRecord {
                     throw StoreError(code: 0, message: "a download row in the database has damaged addresses (seq \(row.int(.seq)))")
                 }
                 return scope
-            } ?? .any, followsRedirects: row.optionalInt(.followsRedirects) != 0)
+            } ?? .any, followsRedirects: row.optionalInt(.followsRedirects) != 0,
+            owner: try Self.owner(row))
         self.init(request: request, sequence: row.int(.seq), host: EngineCore.hostKey(url))
         restoreStatus(status)
         counters = RetryPolicy.Counters(attempts: row.int(.attempts), backoffLevel: row.int(.backoffLevel))
@@ -60,6 +61,7 @@ extension DownloadRecord {
         values[.root] = request.root.sqlValue
         values[.addresses] = QueueRows.addressesColumn(request.addresses).sqlValue
         values[.followsRedirects] = QueueRows.followsRedirectsColumn(request.followsRedirects).sqlValue
+        values[.owner] = .text(request.owner.rawValue)
         setStateValues(in: &values)
         return values
     }
@@ -95,6 +97,15 @@ extension DownloadRecord {
         values[.lastModified] = (resume?.lastModified).sqlValue
         values[.resumeTotal] = (resume?.total).sqlValue
         values[.updated] = Date().sqlValue
+    }
+
+    /// The `owner` column; one this Monsoon does not know makes the row unreadable (a newer
+    /// Monsoon's owner, whose files this one must not take for a direct download's).
+    static func owner(_ row: TableRow<DownloadColumn>) throws -> DownloadOwner {
+        guard let owner = DownloadOwner(rawValue: row.text(.owner) ?? "direct") else {
+            throw StoreError(code: 0, message: "a download row in the database has an unknown owner (id \(row.text(.id) ?? "missing"))")
+        }
+        return owner
     }
 
     private static func encode(_ pairs: [String: String]) -> String {

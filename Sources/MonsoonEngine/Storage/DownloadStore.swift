@@ -72,7 +72,27 @@ public final class DownloadStore: QueueStore {
         // The addresses it may reach (`DownloadRequest.addresses`; none: any), and whether it
         // follows redirects (`followsRedirects`; none: it does).
         .init(version: 5, sql: "ALTER TABLE downloads ADD COLUMN addresses TEXT; ALTER TABLE downloads ADD COLUMN follows_redirects INTEGER"),
+        // Who answers for each download (`DownloadOwner`), which its id used to say: the rows
+        // saved before are given theirs from their ids, once.
+        .init(version: 6, sql: """
+            ALTER TABLE downloads ADD COLUMN owner TEXT NOT NULL DEFAULT 'direct';
+            CREATE INDEX downloads_by_owner ON downloads (owner)
+            """, then: { try fillOwners($0) }),
     ])
+
+    /// Gives each row saved before the `owner` column the owner its id names.
+    private static func fillOwners(_ database: Database) throws {
+        let ids = try database.statement("SELECT id FROM downloads").query(reading: DownloadColumn.self) { $0.text(.id) ?? "" }
+        let update = try database.statement("UPDATE downloads SET owner = :owner WHERE id = :id")
+        for id in ids {
+            let owner = DownloadOwner.ofLegacyID(id)
+            guard owner != .direct else { continue }
+            var values = ColumnValues<DownloadColumn>()
+            values[.id] = .text(id)
+            values[.owner] = .text(owner.rawValue)
+            try update.run(values)
+        }
+    }
 
     /// The newest schema version this build knows.
     public static var schemaVersion: Int { migrator.latestVersion }

@@ -25,7 +25,7 @@ package enum QueueRows {
 
     /// The columns `StoredDownloadState(row:)` reads.
     static let stateColumns = Columns<DownloadColumn>([
-        .id, .status, .bytes, .total, .retryAt, .errorCode, .errorMessage, .filePath, .finalURL, .etag, .lastModified, .root, .updated, .url,
+        .id, .owner, .status, .bytes, .total, .retryAt, .errorCode, .errorMessage, .filePath, .finalURL, .etag, .lastModified, .root, .updated, .url,
     ])
 
     /// The columns `summary(_:)` reads.

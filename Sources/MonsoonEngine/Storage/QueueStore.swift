@@ -101,9 +101,9 @@ package protocol QueueStore: AnyObject {
 
     /// What the queue says of the downloads with these ids (those that exist, in no set order), in one call.
     func states(of ids: [DownloadID]) throws -> [StoredDownloadState]
-    /// What the queue says of the downloads whose id starts with `prefix`, changed at or after
-    /// `since` (all of them for nil), in enqueue order.
-    func states(withIDPrefix prefix: String, changedSince since: Date?) throws -> [StoredDownloadState]
+    /// What the queue says of the downloads `owner` answers for, changed at or after `since`
+    /// (all of them for nil), in enqueue order.
+    func states(ownedBy owner: DownloadOwner, changedSince since: Date?) throws -> [StoredDownloadState]
 }
 
 extension QueueStore {

@@ -11,12 +11,12 @@ extension EpisodeQueue {
     /// written into the episodes in one transaction of the library's.
     public func reconcile(episode: Int? = nil) throws {
         let states = try episode.map { try downloads.states(of: [Self.downloadID(ofEpisode: $0)]) }
-            ?? downloads.states(withIDPrefix: "e", changedSince: nil)
+            ?? downloads.states(ownedBy: .episode, changedSince: nil)
         try database.write {
             let statement = try database.statement(Self.reconcileSQL)
             for state in states {
-                // Only an episode's own id: "e-notes" or "e007" is a plain download that happens to start with "e".
-                guard let id = Self.episodeID(of: state.id), Self.downloadID(ofEpisode: id) == state.id else { continue }
+                // Only an episode's own download, under its own id.
+                guard state.owner == .episode, let id = Self.episodeID(of: state.id), Self.downloadID(ofEpisode: id) == state.id else { continue }
                 try statement.bind(Self.values(of: state, episode: id))
                 while try statement.step() {}
             }

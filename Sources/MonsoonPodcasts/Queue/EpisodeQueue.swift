@@ -32,11 +32,18 @@ public final class EpisodeQueue {
     /// The engine id of an episode's download.
     public static func downloadID(ofEpisode id: Int) -> DownloadID { DownloadID("e\(id)") }
 
-    /// The episode a download belongs to, if it is an episode's.
+    /// The episode an id names, as a user types it (`e12`) or a list of ids gives it; a download
+    /// whose owner is known answers `episodeID(of:)` of its request instead.
     public static func episodeID(of download: DownloadID) -> Int? {
         let text = download.rawValue
-        guard text.hasPrefix("e") else { return nil }
+        guard text.first == "e" else { return nil }
         return Int(text.dropFirst())
+    }
+
+    /// The episode a download is for: only an episode's own (its owner says so), never another
+    /// whose id happens to start with "e".
+    public static func episodeID(of request: DownloadRequest) -> Int? {
+        request.owner == .episode ? episodeID(of: request.id) : nil
     }
 
     /// The engine's priority for a queue position.
