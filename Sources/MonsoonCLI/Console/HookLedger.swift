@@ -119,8 +119,8 @@ final class HookLedger {
     }
 
     /// Forgets the rows of downloads the queue no longer has (`downloads clear`, `remove`, `delete`).
-    /// Which ones it has, the queue says (`QueueStore`): its tables are the engine's to read.
-    func pruneForgotten(keepingThoseIn queue: any QueueStore) throws {
+    /// Which ones it has, the queue says (`DownloadStateReading`): its tables are the engine's to read.
+    func pruneForgotten(keepingThoseIn queue: any DownloadStateReading) throws {
         let ids = try database.statement("SELECT download_id FROM hook_runs").query(reading: HookRunColumn.self) { DownloadID($0.text(.downloadID) ?? "") }
         guard !ids.isEmpty else { return }
         let kept = Set(try queue.states(of: ids).map(\.id))

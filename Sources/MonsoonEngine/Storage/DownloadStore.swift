@@ -246,10 +246,6 @@ public final class DownloadStore: QueueStore {
             }
     }
 
-    package func record(withID id: DownloadID) throws -> DownloadRecord? {
-        try rows(where: "id = ?", [id.rawValue]).first
-    }
-
     /// The unfinished download whose file is `path`, if any.
     package func owner(ofPath path: String) throws -> DownloadID? {
         try database.scalarText("SELECT id FROM downloads WHERE file_path = ? AND status != 'completed' LIMIT 1", path).map(DownloadID.init(rawValue:))

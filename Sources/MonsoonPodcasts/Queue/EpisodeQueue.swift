@@ -14,7 +14,7 @@ import MonsoonStore
 public final class EpisodeQueue {
     let database: Database
     /// The engine's queue, asked through its interface only: it may live in another database.
-    let downloads: any QueueStore
+    let downloads: any DownloadStateReading & QueueHousekeeping
 
     /// Opens the queue in the library's database (creating the tables it needs), with the
     /// engine's queue in the same SQLite file.
@@ -23,7 +23,7 @@ public final class EpisodeQueue {
     }
 
     /// Opens the queue in the library's database, following the engine's queue in `downloads`.
-    package init(database: Database, downloads: any QueueStore) throws {
+    package init(database: Database, downloads: any DownloadStateReading & QueueHousekeeping) throws {
         self.database = database
         self.downloads = downloads
         try LibrarySchema.migrator.migrate(database)
