@@ -12,11 +12,15 @@ public struct Migrator: Sendable {
         public var version: Int
         /// The statements to run, one or several separated by semicolons.
         public var sql: String
+        /// What the step does after `sql` that SQL says badly (filling a new column from a rule
+        /// of the code's, say), in the same transaction.
+        public var then: (@Sendable (Database) throws -> Void)?
 
-        /// A step that brings the component to `version` by running `sql`.
-        public init(version: Int, sql: String) {
+        /// A step that brings the component to `version` by running `sql`, then `then`.
+        public init(version: Int, sql: String, then: (@Sendable (Database) throws -> Void)? = nil) {
             self.version = version
             self.sql = sql
+            self.then = then
         }
     }
 
@@ -55,6 +59,7 @@ public struct Migrator: Sendable {
             }
             for migration in migrations where migration.version > current {
                 try database.execute(migration.sql)
+                try migration.then?(database)
             }
             if latestVersion > current {
                 try database.run("INSERT INTO schema_versions (component, version) VALUES (?1, ?2) ON CONFLICT (component) DO UPDATE SET version = ?2",

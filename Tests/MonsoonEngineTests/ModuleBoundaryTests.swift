@@ -14,7 +14,7 @@ import Testing
     }
 
     @Test func onlyTheEngineStorageCodeNamesTheEngineTablesInSQL() throws {
-        let storage = Self.root.appending(path: "Sources/MonsoonEngine/Storage").path + "/"
+        let storage = Self.root.appending(path: "Sources/MonsoonEngine/DownloadQueue").path + "/"
         var found: [String] = []
         var inStorage = 0
         for file in try Self.swiftFiles(under: "Sources") {

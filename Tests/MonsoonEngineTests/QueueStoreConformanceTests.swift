@@ -349,7 +349,7 @@ import MonsoonStore
         }
     }
 
-    // MARK: The podcast layer's queries
+    // MARK: Following the queue: states by id and by owner
 
     @Test(arguments: QueueStoreImplementation.all)
     func statesOfDownloadsByIDs(_ implementation: QueueStoreImplementation) throws {
@@ -388,23 +388,30 @@ import MonsoonStore
     }
 
     @Test(arguments: QueueStoreImplementation.all)
-    func statesByIDPrefixAndChangeTime(_ implementation: QueueStoreImplementation) throws {
+    func statesByOwnerAndChangeTime(_ implementation: QueueStoreImplementation) throws {
         do {
             let queue = try implementation.open()
             defer { queue.remove() }
             let store = queue.store
-            for id in ["e1", "d1", "e-notes", "f1", "e2", "E3", "ea"] { _ = try store.insert(Self.row(DownloadID(id), sequence: 0)) }
-            #expect(try store.states(withIDPrefix: "e", changedSince: nil).map(\.id) == ["e1", "e-notes", "e2", "ea"])
-            #expect(try store.states(withIDPrefix: "", changedSince: nil).count == 7)
+            // The owner, not the id, says whose a download is: "e-notes" is direct, "x9" an episode's.
+            let owned: [(String, DownloadOwner)] = [("e1", .episode), ("d1", .direct), ("e-notes", .direct), ("a1", .artwork), ("e2", .episode),
+                                                    ("x9", .episode), ("j1-t1", .job)]
+            for (id, owner) in owned { _ = try store.insert(Self.row(DownloadID(id), sequence: 0, owner: owner)) }
+            #expect(try store.states(ownedBy: .episode, changedSince: nil).map(\.id) == ["e1", "e2", "x9"])
+            #expect(try store.states(ownedBy: .episode, changedSince: nil).allSatisfy { $0.owner == .episode })
+            #expect(try store.states(ownedBy: .direct, changedSince: nil).map(\.id) == ["d1", "e-notes"])
+            #expect(try store.states(ownedBy: .transcript, changedSince: nil).isEmpty)
+            #expect(try store.record(withID: "j1-t1")?.request.owner == .job)
+            #expect(try store.records(withIDs: ["a1"]).first?.request.owner == .artwork)
 
             var second = try #require(try store.record(withID: "e2"))
             second.restoreStatus(.paused)
             try store.update(second)
             let saved = try #require(try store.states(of: ["e2"]).first)
-            let changed = try store.states(withIDPrefix: "e", changedSince: saved.updated)
+            let changed = try store.states(ownedBy: .episode, changedSince: saved.updated)
             #expect(changed.map(\.id).contains("e2"))
             #expect(changed.allSatisfy { $0.updated >= saved.updated })
-            #expect(try store.states(withIDPrefix: "e", changedSince: .distantFuture).isEmpty)
+            #expect(try store.states(ownedBy: .episode, changedSince: .distantFuture).isEmpty)
         }
     }
 
@@ -415,8 +422,8 @@ import MonsoonStore
     /// A row as the engine makes one; its fields are set here alone, so a change to the
     /// record's layout changes this suite in one place.
     static func row(_ id: DownloadID, sequence: Int, status: DownloadStatus = .queued,
-                    destination: DownloadRequest.Destination = .directory("/srv")) -> DownloadRecord {
-        var record = DownloadRecord(request: DownloadRequest(id: id, url: url(id.rawValue), destination: destination, root: "/srv"),
+                    destination: DownloadRequest.Destination = .directory("/srv"), owner: DownloadOwner = .direct) -> DownloadRecord {
+        var record = DownloadRecord(request: DownloadRequest(id: id, url: url(id.rawValue), destination: destination, root: "/srv", owner: owner),
                                     sequence: sequence, host: "example.org")
         record.restoreStatus(status)
         return record

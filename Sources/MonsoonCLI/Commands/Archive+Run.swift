@@ -106,9 +106,9 @@ extension Archive {
         }
         status = writer.finish(status: status, context: context)
         // 4. The manifests, from the files themselves: this run's extras, and those of earlier runs still there.
-        let kinds: [Character: String] = ["a": "artwork", "t": "transcript", "c": "chapters"]
-        for request in requests where EpisodeQueue.episodeID(of: request.id) == nil {
-            guard let kind = request.id.rawValue.first.flatMap({ kinds[$0] }),
+        let kinds: [DownloadOwner: String] = [.artwork: "artwork", .transcript: "transcript", .chapters: "chapters"]
+        for request in requests where EpisodeQueue.episodeID(of: request) == nil {
+            guard let kind = kinds[request.owner],
                   let download = try episodes.store.download(withID: request.id), download.status == .completed,
                   let path = download.filePath, let index = members.firstIndex(where: { $0.folder.map { path.hasPrefix($0 + "/") } ?? false }) else { continue }
             members[index].extras.append(.init(path: path, kind: kind, sourceURL: request.url.absoluteString))
@@ -275,20 +275,20 @@ extension Archive {
             let member = members[index]
             if withArtwork, let folder = member.folder, let artwork = member.podcast.artworkURL, DownloadRequest.isDownloadable(artwork) {
                 extras.append(DownloadRequest(id: DownloadID("a\(member.podcast.id)"), url: artwork, destination: .named(folder: folder, stem: "cover"),
-                                              sizeLimit: SizeLimits.artwork, root: root, addresses: scopes[member.podcast.id] ?? .publicOnly))
+                                              sizeLimit: SizeLimits.artwork, root: root, addresses: scopes[member.podcast.id] ?? .publicOnly, owner: .artwork))
             }
             guard withTranscripts || withChapters else { continue }
             for request in requests {
-                guard let episode = EpisodeQueue.episodeID(of: request.id), member.selection.chosen.contains(episode),
+                guard let episode = EpisodeQueue.episodeID(of: request), member.selection.chosen.contains(episode),
                       case .named(let folder, let stem) = request.destination,
                       let item = try queue.episode(withID: episode) else { continue }   // an episode that vanished has nothing to add
                 if withTranscripts, let url = item.transcriptURL, DownloadRequest.isDownloadable(url) {
                     extras.append(DownloadRequest(id: DownloadID("t\(episode)"), url: url, destination: .named(folder: folder, stem: stem + ".transcript"),
-                                                  sizeLimit: SizeLimits.transcript, root: root, addresses: request.addresses))
+                                                  sizeLimit: SizeLimits.transcript, root: root, addresses: request.addresses, owner: .transcript))
                 }
                 if withChapters, let url = item.chaptersURL, DownloadRequest.isDownloadable(url) {
                     extras.append(DownloadRequest(id: DownloadID("c\(episode)"), url: url, destination: .named(folder: folder, stem: stem + ".chapters"),
-                                                  sizeLimit: SizeLimits.chapters, root: root, addresses: request.addresses))
+                                                  sizeLimit: SizeLimits.chapters, root: root, addresses: request.addresses, owner: .chapters))
                 }
             }
         }

@@ -47,7 +47,7 @@ extension Verify {
             do {
                 _ = try await manager.enqueue(DownloadRequest(
                     id: DownloadID("r\(index)"), url: url, destination: .file(temporary), expectedSize: target.entry.size,
-                    sizeLimit: .init(bytes: max(1, target.entry.size), reason: "the size its manifest lists"), root: folder))
+                    sizeLimit: .init(bytes: max(1, target.entry.size), reason: "the size its manifest lists"), root: folder, owner: .repair))
                 pending.insert(DownloadID("r\(index)"))
             } catch {
                 repairs[index].failure = "cannot fetch it: \(LibrarySession.message(error))"

@@ -18,7 +18,7 @@ extension AfterDownload {
         var info: EpisodeInfo
         var isPrivate = EpisodeInfo.carriesCredentials(download)
         do {
-            let episode = EpisodeQueue.episodeID(of: download.id)
+            let episode = EpisodeQueue.episodeID(of: download.request)
             // The library's hash of this very file, when it has one: a large file is not read again.
             let known = try episode.flatMap { try EpisodeInfo.knownSHA256(episode: $0, path: path, in: worker.database) }
             info = try EpisodeInfo(download: download, path: path, downloaded: job.fresh ? Date() : nil, sha256: known)

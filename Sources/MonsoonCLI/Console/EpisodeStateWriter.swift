@@ -30,7 +30,7 @@ final class EpisodeStateWriter: @unchecked Sendable {
 
     /// A download changed status: if it is an episode's, its episode follows.
     func record(_ download: Download) {
-        guard let episode = EpisodeQueue.episodeID(of: download.id) else { return }
+        guard let episode = EpisodeQueue.episodeID(of: download.request) else { return }
         do {
             try queue.reconcile(episode: episode)
             if appliesRetention, download.status == .completed, let podcast = try files.podcast(ofEpisode: episode) {

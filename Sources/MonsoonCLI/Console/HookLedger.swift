@@ -69,7 +69,7 @@ final class HookLedger {
     /// Every download whose file owes the hook a run: owed, failed, or running in a process that is gone.
     func allOwed() throws -> [DownloadID] {
         try database.statement("SELECT download_id, state, runner FROM hook_runs WHERE state IN ('owed', 'failed', 'running') ORDER BY updated")
-            .query { (id: DownloadID($0.text(0) ?? ""), state: $0.text(1), runner: $0.text(2)) }
+            .query(reading: HookRunColumn.self) { (id: DownloadID($0.text(.downloadID) ?? ""), state: $0.text(.state), runner: $0.text(.runner)) }
             .filter { $0.state != "running" || !Runner.isAlive($0.runner) }
             .map(\.id)
     }
@@ -81,7 +81,8 @@ final class HookLedger {
     /// - Returns: whether this process runs the hook now.
     func claim(_ id: DownloadID, fresh: Bool) throws -> Bool {
         try database.write {
-            let row = try database.statement("SELECT state, runner FROM hook_runs WHERE download_id = ?").first([id.rawValue]) { (state: $0.text(0), runner: $0.text(1)) }
+            let row = try database.statement("SELECT state, runner FROM hook_runs WHERE download_id = ?")
+                .first([id.rawValue], reading: HookRunColumn.self) { (state: $0.text(.state), runner: $0.text(.runner)) }
             let takes = switch row?.state {
             case nil: fresh
             case "owed": true
@@ -118,9 +119,9 @@ final class HookLedger {
     }
 
     /// Forgets the rows of downloads the queue no longer has (`downloads clear`, `remove`, `delete`).
-    /// Which ones it has, the queue says (`QueueStore`): its tables are the engine's to read.
-    func pruneForgotten(keepingThoseIn queue: any QueueStore) throws {
-        let ids = try database.statement("SELECT download_id FROM hook_runs").query([]) { DownloadID($0.text(0) ?? "") }
+    /// Which ones it has, the queue says (`DownloadStateReading`): its tables are the engine's to read.
+    func pruneForgotten(keepingThoseIn queue: any DownloadStateReading) throws {
+        let ids = try database.statement("SELECT download_id FROM hook_runs").query(reading: HookRunColumn.self) { DownloadID($0.text(.downloadID) ?? "") }
         guard !ids.isEmpty else { return }
         let kept = Set(try queue.states(of: ids).map(\.id))
         let forgotten = ids.filter { !kept.contains($0) }
@@ -158,3 +159,6 @@ final class HookLedger {
         }
     }
 }
+
+/// The columns of `hook_runs`, the hook ledger's table.
+private enum HookRunColumn: Int, TableColumn { case downloadID, state, runner, file, exitStatus, signal, updated }

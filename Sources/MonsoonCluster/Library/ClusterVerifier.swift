@@ -24,7 +24,7 @@ public enum ClusterVerifier {
             WHERE f.folder IS NOT NULL AND EXISTS (SELECT 1 FROM monsoon_jobs j JOIN monsoon_ledger l ON l.job_id = j.id
                                                    WHERE j.feed_id = f.id AND ($1::text IS NULL OR l.node = $1))
             ORDER BY 1
-            """, [node]).rows.compactMap { try $0.string(0).map { root + "/" + $0 } }
+            """, [node]).rows.compactMap { try $0.string("folder").map { root + "/" + $0 } }
         var links = Set<String>()
         // The ledger first, then the folder: a file published meanwhile has its row by the time
         // the folder is read (a worker commits its row once the file has its name).
@@ -37,7 +37,7 @@ public enum ClusterVerifier {
                 ORDER BY path, completed_at DESC, job_id DESC LIMIT $3
                 """, [after, node, pageSize])
             for row in page.rows {
-                let file = try row.string(0) ?? ""
+                let file = try row.string("path") ?? ""
                 after = file
                 report.checked += 1
                 let path = root + "/" + file
@@ -55,7 +55,7 @@ public enum ClusterVerifier {
                     report.missing.append(path)
                     continue
                 }
-                if try size != row.int(1) || sha256(of: path) != row.string(2) { report.changed.append(path) }
+                if try size != row.int("size") || sha256(of: path) != row.string("sha256") { report.changed.append(path) }
             }
             if page.count < pageSize { break }
         }
@@ -73,7 +73,7 @@ public enum ClusterVerifier {
         func lookUp() throws {
             guard let connection, !batch.isEmpty else { return }
             let listed = try Set(connection.execute("SELECT path FROM monsoon_ledger WHERE path = ANY($1::text[])", [PostgresArray(batch.map(Optional.some))])
-                .rows.compactMap { try $0.string(0) })
+                .rows.compactMap { try $0.string("path") })
             report.extra += batch.filter { !listed.contains($0) }.map { root + "/" + $0 }
             batch.removeAll(keepingCapacity: true)
         }

@@ -1,20 +1,17 @@
 import Foundation
 
-/// A column of a row: its position from 0 (an `Int`) or its name (a `String`).
+/// A column of a row, by its name (a `String`): the code reads rows by name, never by a
+/// position typed by hand, so a column added to a query cannot shift the others.
 public protocol PostgresColumn: Sendable {
     /// The column's position among `columns`, or nil when there is no such column.
     func position(in columns: [String]) -> Int?
-}
-
-extension Int: PostgresColumn {
-    public func position(in columns: [String]) -> Int? { columns.indices.contains(self) ? self : nil }
 }
 
 extension String: PostgresColumn {
     public func position(in columns: [String]) -> Int? { columns.firstIndex(of: self) }
 }
 
-/// One row of a result, read by column position or name: `row.int64(0)`, `row.string("title")`.
+/// One row of a result, read by column name: `row.string("title")` (an `AS` alias names an expression).
 ///
 /// Every accessor returns nil for SQL `NULL`, and throws `.invalidValue` for a column that does
 /// not exist or does not read as the type asked for: a mistake in the query, not in the data.

@@ -24,13 +24,14 @@ extension ClusterAdmin {
     /// `host`'s settings, the defaults for a host the database has no row of.
     public func hostSettings(_ host: String) throws(PostgresError) -> HostSettings {
         guard let row = try connection.execute("""
-            SELECT max_connections, min_interval_ms, CASE WHEN held_until > now() THEN held_until END, ready, running
+            SELECT max_connections, min_interval_ms, CASE WHEN held_until > now() THEN held_until END AS held_until, ready, running
             FROM monsoon_hosts WHERE host = $1
             """, [host]).first else {
             return HostSettings(host: host, maxConnections: Self.defaultMaxConnections, minIntervalMilliseconds: 0, heldUntil: nil, ready: 0, running: 0, isDefault: true)
         }
-        return HostSettings(host: host, maxConnections: try row.int(0) ?? Self.defaultMaxConnections, minIntervalMilliseconds: try row.int(1) ?? 0,
-                            heldUntil: try row.date(2), ready: try row.int(3) ?? 0, running: try row.int(4) ?? 0, isDefault: false)
+        return HostSettings(host: host, maxConnections: try row.int("max_connections") ?? Self.defaultMaxConnections,
+                            minIntervalMilliseconds: try row.int("min_interval_ms") ?? 0,
+                            heldUntil: try row.date("held_until"), ready: try row.int("ready") ?? 0, running: try row.int("running") ?? 0, isDefault: false)
     }
 
     /// Sets a host's politeness: the most connections at once, and the least time between

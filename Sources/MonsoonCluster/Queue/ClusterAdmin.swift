@@ -67,9 +67,9 @@ public struct ClusterAdmin {
     /// nil when there is none.
     public func feedID(_ reference: String) throws(PostgresError) -> Int64? {
         if let id = Int64(reference) {
-            return try connection.execute("SELECT id FROM monsoon_feeds WHERE id = $1", [id]).first?.int64(0)
+            return try connection.execute("SELECT id FROM monsoon_feeds WHERE id = $1", [id]).first?.int64("id")
         }
-        return try connection.execute("SELECT id FROM monsoon_feeds WHERE url = $1", [reference]).first?.int64(0)
+        return try connection.execute("SELECT id FROM monsoon_feeds WHERE url = $1", [reference]).first?.int64("id")
     }
 
     /// Those of `ids` that are no job's, in ascending order.
@@ -78,7 +78,7 @@ public struct ClusterAdmin {
             SELECT DISTINCT i FROM unnest($1::bigint[]) AS i WHERE NOT EXISTS (SELECT 1 FROM monsoon_jobs WHERE id = i) ORDER BY i
             """, [PostgresArray(ids)])
         var missing: [Int64] = []
-        for row in rows.rows { if let id = try row.int64(0) { missing.append(id) } }
+        for row in rows.rows { if let id = try row.int64("i") { missing.append(id) } }
         return missing
     }
 
@@ -95,7 +95,7 @@ public struct ClusterAdmin {
             UPDATE monsoon_jobs j SET \(set) FROM chosen WHERE j.id = chosen.id
             """
         }
-        let remaining = "SELECT EXISTS (SELECT 1 FROM monsoon_jobs WHERE state = ANY($1::text[]) AND \(predicate))"
+        let remaining = "SELECT EXISTS (SELECT 1 FROM monsoon_jobs WHERE state = ANY($1::text[]) AND \(predicate)) AS remains"
         var changed = 0
         var settled = false
         // Passes that skip the jobs a worker holds at the moment (claiming, renewing, completing
@@ -107,7 +107,7 @@ public struct ClusterAdmin {
             let moved = try connection.execute(pass("FOR UPDATE SKIP LOCKED"), values).affectedRows
             changed += moved
             if moved == 0 {
-                settled = try connection.execute(remaining, values).first?.bool(0) != true
+                settled = try connection.execute(remaining, values).first?.bool("remains") != true
                 if !settled { usleep(10_000) }
             }
         }

@@ -61,7 +61,7 @@ extension JobQueue {
                 UPDATE monsoon_jobs j SET lease_expires_at = now() + $4 * interval '1 second'
                 FROM unnest($1::bigint[], $2::bigint[]) AS l(id, token)
                 WHERE j.id = l.id AND j.lease_token = l.token AND j.state = 'running' AND j.leased_by = $3
-                RETURNING j.id, j.lease_token
+                RETURNING j.id AS job, j.lease_token AS token
                 """, [PostgresArray(leases.map(\.job)), PostgresArray(leases.map(\.token)), worker, leaseSeconds])
             return try Self.leases(rows)
         }
@@ -90,7 +90,7 @@ extension JobQueue {
             RETURNING j.state
             """)
         var dead = 0
-        for row in rows.rows where try row.string(0) == JobState.dead.rawValue { dead += 1 }
+        for row in rows.rows where try row.string("state") == JobState.dead.rawValue { dead += 1 }
         return (rows.count, dead)
     }
 

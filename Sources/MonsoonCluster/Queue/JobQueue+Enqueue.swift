@@ -76,7 +76,7 @@ extension JobQueue {
                       PostgresArray(jobs.map { $0.feedID.map(String.init) }), PostgresArray(jobs.map { $0.episodeID.map(String.init) }),
                       PostgresArray(jobs.map { Optional($0.host) }), PostgresArray(jobs.map { Optional(String($0.priority)) })])
             var keys = Set<String>()
-            for row in rows.rows { if let key = try row.string(0) { keys.insert(key) } }
+            for row in rows.rows { if let key = try row.string("key") { keys.insert(key) } }
             // Delivered at commit, once however many rows: NOTIFY serializes committing
             // transactions, so one per transaction, never one per job.
             if !keys.isEmpty { try connection.execute("SELECT pg_notify($1, '')", [channel]) }

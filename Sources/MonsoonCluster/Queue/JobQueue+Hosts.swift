@@ -30,7 +30,7 @@ extension JobQueue {
                 WHERE j.id = $1 AND j.lease_token = $2 AND j.state = 'running'
                 RETURNING room.spaced
                 """, [lease.job, lease.token, host]).first else { return .noRoom }
-            guard try row.bool(0) == true else { return .granted }
+            guard try row.bool("spaced") == true else { return .granted }
             // Its next request is this job's: a host that spaces its requests is reserved with the connection.
             try connection.execute("UPDATE monsoon_hosts h SET last_start = \(ClusterSchema.reservation), reserved_by = $2 WHERE host = $1", [host, lease.token])
             return .reserved
@@ -67,10 +67,10 @@ extension JobQueue {
                 SELECT min_interval_ms, extract(epoch FROM last_start + min_interval_ms * interval '1 millisecond' - now())::float8 AS wait,
                        last_start > now() AS taken
                 FROM monsoon_hosts WHERE host = $1 FOR UPDATE
-                """, [host]).first, let interval = try row.int(0), interval > 0 else { return .notSpaced }
+                """, [host]).first, let interval = try row.int("min_interval_ms"), interval > 0 else { return .notSpaced }
             // Another request holds the host until it is answered: looked at again a few times an interval.
-            if try row.bool(2) == true { return .wait(min(0.5, max(0.02, Double(interval) / 4000))) }
-            if let wait = try row.double(1), wait > 0 { return .wait(wait) }
+            if try row.bool("taken") == true { return .wait(min(0.5, max(0.02, Double(interval) / 4000))) }
+            if let wait = try row.double("wait"), wait > 0 { return .wait(wait) }
             try connection.execute("UPDATE monsoon_hosts h SET last_start = \(ClusterSchema.reservation), reserved_by = $2 WHERE host = $1", [host, lease.token])
             return .reserved
         }
@@ -89,7 +89,7 @@ extension JobQueue {
             RETURNING min_interval_ms
             """, [PostgresArray(hosts.sorted().map(Optional.some)), lease.token])
         var longest = 0
-        for row in rows.rows { longest = max(longest, try row.int(0) ?? 0) }
+        for row in rows.rows { longest = max(longest, try row.int("min_interval_ms") ?? 0) }
         return Double(longest) / 1000
     }
 

@@ -43,7 +43,7 @@ extension JobQueue {
             )
             INSERT INTO monsoon_ledger (job_id, episode_id, path, size, sha256, final_url, etag, last_modified, worker, node, lease_token)
             SELECT id, episode_id, path, size, sha256, final_url, etag, last_modified, leased_by, $9, lease_token FROM done
-            RETURNING job_id, lease_token
+            RETURNING job_id AS job, lease_token AS token
             """, [PostgresArray(entries.map(\.lease.job)), PostgresArray(entries.map(\.lease.token)), PostgresArray(entries.map(\.size)),
                   PostgresArray(entries.map { Optional($0.path) }), PostgresArray(entries.map { Optional($0.sha256) }),
                   PostgresArray(entries.map(\.finalURL)), PostgresArray(entries.map(\.etag)), PostgresArray(entries.map(\.lastModified)),
@@ -66,7 +66,7 @@ extension JobQueue {
         guard !entries.isEmpty else { return ([], []) }
         return try connection.transaction { () throws(PostgresError) -> (held: Set<Lease>, completed: Set<Lease>) in
             let locked = try Self.leases(connection.execute("""
-                SELECT j.id, j.lease_token FROM monsoon_jobs j
+                SELECT j.id AS job, j.lease_token AS token FROM monsoon_jobs j
                 JOIN unnest($1::bigint[], $2::bigint[]) AS l(id, token) ON j.id = l.id AND j.lease_token = l.token
                 WHERE j.state = 'running' AND j.leased_by = $3
                 ORDER BY j.id
@@ -117,7 +117,7 @@ extension JobQueue {
             SET state = 'available', attempts = greatest(0, j.attempts - 1), leased_by = NULL, lease_expires_at = NULL
             FROM unnest($1::bigint[], $2::bigint[]) AS l(id, token)
             WHERE j.id = l.id AND j.lease_token = l.token AND j.state = 'running'
-            RETURNING j.id, l.token
+            RETURNING j.id AS job, l.token
             """, [PostgresArray(leases.map(\.job)), PostgresArray(leases.map(\.token))])
         return try Self.leases(rows)
     }
@@ -143,7 +143,7 @@ extension JobQueue {
     static func leases(_ rows: PostgresResult) throws(PostgresError) -> Set<Lease> {
         var leases = Set<Lease>()
         for row in rows.rows {
-            guard let job = try row.int64(0), let token = try row.int64(1) else { continue }
+            guard let job = try row.int64("job"), let token = try row.int64("token") else { continue }
             leases.insert(Lease(job: job, token: token))
         }
         return leases

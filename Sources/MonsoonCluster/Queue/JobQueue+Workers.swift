@@ -9,9 +9,9 @@ extension JobQueue {
     public func register(node: String) throws(PostgresError) {
         try connection.transaction { () throws(PostgresError) in
             if let namesake = try connection.execute("""
-                SELECT node, pid, heartbeat_at > now() - $2 * interval '1 second' FROM monsoon_workers WHERE name = $1 AND stopped_at IS NULL FOR UPDATE
-                """, [worker, leaseSeconds]).first, try namesake.bool(2) == true {
-                let other = try namesake.string(0) ?? "", pid = try namesake.int(1) ?? 0
+                SELECT node, pid, heartbeat_at > now() - $2 * interval '1 second' AS alive FROM monsoon_workers WHERE name = $1 AND stopped_at IS NULL FOR UPDATE
+                """, [worker, leaseSeconds]).first, try namesake.bool("alive") == true {
+                let other = try namesake.string("node") ?? "", pid = try namesake.int("pid") ?? 0
                 // On this node a process that is gone is this worker's previous one (killed): its jobs are taken back below.
                 let alive = other != node || (pid > 0 && (kill(pid_t(pid), 0) == 0 || errno == EPERM))
                 if alive {
@@ -102,7 +102,7 @@ extension JobQueue {
         for row in try connection.execute("""
             SELECT id FROM monsoon_jobs WHERE id = ANY($1::bigint[]) AND state NOT IN ('completed', 'failed', 'dead')
             """, [PostgresArray(jobs)]).rows {
-            if let id = try row.int64(0) { unfinished.insert(id) }
+            if let id = try row.int64("id") { unfinished.insert(id) }
         }
         return unfinished
     }

@@ -32,8 +32,8 @@ public enum ClusterSchema {
     /// The database's schema version: 0 when it has none of Monsoon's tables. Reads only.
     public static func version(of connection: PostgresConnection) throws(PostgresError) -> Int {
         // to_regclass: a missing table reads as NULL, not as an error that would end a transaction.
-        guard try connection.execute("SELECT to_regclass('monsoon_schema') IS NOT NULL").first?.bool(0) == true else { return 0 }
-        return try connection.execute("SELECT coalesce(max(version), 0) FROM monsoon_schema").first?.int(0) ?? 0
+        guard try connection.execute("SELECT to_regclass('monsoon_schema') IS NOT NULL AS present").first?.bool("present") == true else { return 0 }
+        return try connection.execute("SELECT coalesce(max(version), 0) AS version FROM monsoon_schema").first?.int("version") ?? 0
     }
 
     /// Refuses a database whose schema is not this build's: none or an older one (`cluster init`

@@ -35,7 +35,8 @@ extension WorkerSession {
         // at once, but asked again (a new claim, which looks where it leads first).
         let spaced = ClusterHost.key(of: url).map { held[job.lease]?.reserved.contains($0) ?? false } ?? false
         let request = DownloadRequest(id: id, url: url, destination: destination, expectedSize: job.expectedLength.map(Int.init),
-                                      sizeLimit: limit, root: configuration.folder, addresses: addressScope(of: job), followsRedirects: !spaced)
+                                      sizeLimit: limit, root: configuration.folder, addresses: addressScope(of: job), followsRedirects: !spaced,
+                                      owner: .job)
         do {
             try await manager.enqueue(request, replacingExisting: true)
             storageFailures = 0

@@ -62,6 +62,8 @@ public struct DownloadRequest: Sendable, Equatable {
     /// download fails with its status (a cluster worker asks each hop itself, to space the
     /// requests to a host).
     public var followsRedirects: Bool
+    /// Who asked for it, and answers for its file (see `DownloadOwner`); `.direct` by default.
+    public var owner: DownloadOwner
 
     /// A cap on one download's size, with why it is what it is (for the error message).
     public struct SizeLimit: Sendable, Equatable {
@@ -91,7 +93,8 @@ public struct DownloadRequest: Sendable, Equatable {
         sizeLimit: SizeLimit? = nil,
         root: String? = nil,
         addresses: AddressScope = .any,
-        followsRedirects: Bool = true
+        followsRedirects: Bool = true,
+        owner: DownloadOwner = .direct
     ) {
         self.id = id
         self.url = url
@@ -105,6 +108,7 @@ public struct DownloadRequest: Sendable, Equatable {
         self.root = root
         self.addresses = addresses
         self.followsRedirects = followsRedirects
+        self.owner = owner
     }
 }
 

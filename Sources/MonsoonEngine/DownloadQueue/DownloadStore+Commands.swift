@@ -22,10 +22,11 @@ extension DownloadStore {
     /// applies them at the next start instead of losing them.
     package func commands(after seq: Int) throws -> (commands: [DownloadCommand], last: Int) {
         var last = seq
-        let commands = try database.statement("SELECT seq, download_id, action, argument FROM download_commands WHERE seq > ? ORDER BY seq").query([seq]) { row in
-            last = max(last, row.int(0))
-            return DownloadCommand(id: row.text(1), action: row.text(2) ?? "", argument: row.text(3))
-        }
+        let commands = try database.statement("SELECT seq, download_id, action, argument FROM download_commands WHERE seq > ? ORDER BY seq")
+            .query([seq], reading: CommandColumn.self) { row in
+                last = max(last, row.int(.seq))
+                return DownloadCommand(id: row.text(.downloadID), action: row.text(.action) ?? "", argument: row.text(.argument))
+            }
         return (commands.compactMap { $0 }, last)
     }
 
@@ -48,3 +49,6 @@ extension DownloadStore {
         }
     }
 }
+
+/// The columns of `download_commands`, the commands posted for the process running the queue.
+private enum CommandColumn: Int, TableColumn { case seq, downloadID, action, argument, created }

@@ -1,29 +1,22 @@
 import Foundation
 import MonsoonStore
 
-/// What the podcast layer asks of the queue: the states of downloads by id, in batches
+/// What those who follow the queue ask of it: the states of downloads by id, in batches
 /// (it reads its own rows first, then asks here, so its tables may live elsewhere).
 extension DownloadStore {
     package func states(of ids: [DownloadID]) throws -> [StoredDownloadState] {
         var found: [StoredDownloadState] = []
         try Self.inChunks(ids) { marks, values in
-            found += try database.statement("SELECT \(QueueRows.stateColumns) FROM downloads WHERE id IN (\(marks)) ORDER BY seq")
-                .query(values, StoredDownloadState.init(row:))
+            found += try database.statement("SELECT \(QueueRows.stateColumns.list) FROM downloads WHERE id IN (\(marks)) ORDER BY seq")
+                .query(values, reading: DownloadColumn.self, StoredDownloadState.init(row:))
         }
         return found
     }
 
-    package func states(withIDPrefix prefix: String, changedSince since: Date?) throws -> [StoredDownloadState] {
-        // A range over the id's unique index (a LIKE would scan the table): every text that
-        // starts with the prefix sorts at or after it and before the prefix's successor.
-        guard let last = prefix.unicodeScalars.last, let next = Unicode.Scalar(last.value + 1) else {
-            return try database.statement("SELECT \(QueueRows.stateColumns) FROM downloads WHERE (?1 IS NULL OR updated >= ?1) ORDER BY seq")
-                .query([since], StoredDownloadState.init(row:))
-        }
-        let upper = String(prefix.unicodeScalars.dropLast()) + String(next)
-        return try database.statement("""
-            SELECT \(QueueRows.stateColumns) FROM downloads WHERE id >= ?1 AND id < ?2 AND (?3 IS NULL OR updated >= ?3) ORDER BY seq
-            """).query([prefix, upper, since], StoredDownloadState.init(row:))
+    package func states(ownedBy owner: DownloadOwner, changedSince since: Date?) throws -> [StoredDownloadState] {
+        try database.statement("""
+            SELECT \(QueueRows.stateColumns.list) FROM downloads WHERE owner = ?1 AND (?2 IS NULL OR updated >= ?2) ORDER BY seq
+            """).query([owner.rawValue, since], reading: DownloadColumn.self, StoredDownloadState.init(row:))
     }
 
     /// Ids per statement: below SQLite's oldest limit on parameters (999).

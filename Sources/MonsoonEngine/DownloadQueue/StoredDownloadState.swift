@@ -5,6 +5,8 @@ import MonsoonStore
 /// outside (the podcast layer copies it into its episodes): what `QueueStore.states` answers.
 package struct StoredDownloadState: Sendable, Equatable {
     package var id: DownloadID
+    /// Who answers for it.
+    package var owner: DownloadOwner
     package var status: DownloadStatus
     /// The URL the download asks for (a renewed link's once renewed): where its file came from.
     package var url: String?
@@ -28,10 +30,11 @@ package struct StoredDownloadState: Sendable, Equatable {
     /// When the row was last written.
     package var updated: Date
 
-    package init(id: DownloadID, status: DownloadStatus, url: String? = nil, bytes: Int = 0, total: Int? = nil, retryAt: Date? = nil,
+    package init(id: DownloadID, owner: DownloadOwner = .direct, status: DownloadStatus, url: String? = nil, bytes: Int = 0, total: Int? = nil, retryAt: Date? = nil,
                  errorCode: DownloadError.Code? = nil, errorMessage: String? = nil, filePath: String? = nil, finalURL: String? = nil,
                  etag: String? = nil, lastModified: String? = nil, root: String? = nil, updated: Date) {
         self.id = id
+        self.owner = owner
         self.status = status
         self.url = url
         self.bytes = bytes
@@ -55,14 +58,15 @@ package struct StoredDownloadState: Sendable, Equatable {
 }
 
 extension StoredDownloadState {
-    /// Reads a row selected with `QueueRows.stateColumns`, from any store.
-    package init(row: some QueueRowReading) throws {
-        guard let id = row.text(0), let status = row.text(1).flatMap(DownloadStatus.init(rawValue:)) else {
-            throw StoreError(code: 0, message: "a download row in the database is incomplete (id \(row.text(0) ?? "missing"))")
+    /// Reads a row selected with `QueueRows.stateColumns`.
+    package init(row: TableRow<DownloadColumn>) throws {
+        guard let id = row.text(.id), let status = row.text(.status).flatMap(DownloadStatus.init(rawValue:)) else {
+            throw StoreError(code: 0, message: "a download row in the database is incomplete (id \(row.text(.id) ?? "missing"))")
         }
         self.init(
-            id: DownloadID(id), status: status, url: row.text(13), bytes: row.int(2), total: row.optionalInt(3), retryAt: row.date(4),
-            errorCode: row.text(5).map(DownloadError.Code.init(rawValue:)), errorMessage: row.text(6), filePath: row.text(7),
-            finalURL: row.text(8), etag: row.text(9), lastModified: row.text(10), root: row.text(11), updated: row.date(12) ?? .distantPast)
+            id: DownloadID(id), owner: try DownloadRecord.owner(row), status: status, url: row.text(.url), bytes: row.int(.bytes), total: row.optionalInt(.total), retryAt: row.date(.retryAt),
+            errorCode: row.text(.errorCode).map(DownloadError.Code.init(rawValue:)), errorMessage: row.text(.errorMessage),
+            filePath: row.text(.filePath), finalURL: row.text(.finalURL), etag: row.text(.etag), lastModified: row.text(.lastModified),
+            root: row.text(.root), updated: row.date(.updated) ?? .distantPast)
     }
 }

@@ -14,7 +14,7 @@ import MonsoonStore
 public final class EpisodeQueue {
     let database: Database
     /// The engine's queue, asked through its interface only: it may live in another database.
-    let downloads: any QueueStore
+    let downloads: any DownloadStateReading & QueueHousekeeping
 
     /// Opens the queue in the library's database (creating the tables it needs), with the
     /// engine's queue in the same SQLite file.
@@ -23,7 +23,7 @@ public final class EpisodeQueue {
     }
 
     /// Opens the queue in the library's database, following the engine's queue in `downloads`.
-    package init(database: Database, downloads: any QueueStore) throws {
+    package init(database: Database, downloads: any DownloadStateReading & QueueHousekeeping) throws {
         self.database = database
         self.downloads = downloads
         try LibrarySchema.migrator.migrate(database)
@@ -32,11 +32,18 @@ public final class EpisodeQueue {
     /// The engine id of an episode's download.
     public static func downloadID(ofEpisode id: Int) -> DownloadID { DownloadID("e\(id)") }
 
-    /// The episode a download belongs to, if it is an episode's.
+    /// The episode an id names, as a user types it (`e12`) or a list of ids gives it; a download
+    /// whose owner is known answers `episodeID(of:)` of its request instead.
     public static func episodeID(of download: DownloadID) -> Int? {
         let text = download.rawValue
-        guard text.hasPrefix("e") else { return nil }
+        guard text.first == "e" else { return nil }
         return Int(text.dropFirst())
+    }
+
+    /// The episode a download is for: only an episode's own (its owner says so), never another
+    /// whose id happens to start with "e".
+    public static func episodeID(of request: DownloadRequest) -> Int? {
+        request.owner == .episode ? episodeID(of: request.id) : nil
     }
 
     /// The engine's priority for a queue position.

@@ -72,7 +72,27 @@ public final class DownloadStore: QueueStore {
         // The addresses it may reach (`DownloadRequest.addresses`; none: any), and whether it
         // follows redirects (`followsRedirects`; none: it does).
         .init(version: 5, sql: "ALTER TABLE downloads ADD COLUMN addresses TEXT; ALTER TABLE downloads ADD COLUMN follows_redirects INTEGER"),
+        // Who answers for each download (`DownloadOwner`), which its id used to say: the rows
+        // saved before are given theirs from their ids, once.
+        .init(version: 6, sql: """
+            ALTER TABLE downloads ADD COLUMN owner TEXT NOT NULL DEFAULT 'direct';
+            CREATE INDEX downloads_by_owner ON downloads (owner)
+            """, then: { try fillOwners($0) }),
     ])
+
+    /// Gives each row saved before the `owner` column the owner its id names.
+    private static func fillOwners(_ database: Database) throws {
+        let ids = try database.statement("SELECT id FROM downloads").query(reading: DownloadColumn.self) { $0.text(.id) ?? "" }
+        let update = try database.statement("UPDATE downloads SET owner = :owner WHERE id = :id")
+        for id in ids {
+            let owner = DownloadOwner.ofLegacyID(id)
+            guard owner != .direct else { continue }
+            var values = ColumnValues<DownloadColumn>()
+            values[.id] = .text(id)
+            values[.owner] = .text(owner.rawValue)
+            try update.run(values)
+        }
+    }
 
     /// The newest schema version this build knows.
     public static var schemaVersion: Int { migrator.latestVersion }
@@ -166,9 +186,9 @@ public final class DownloadStore: QueueStore {
     /// with the bytes each still needs (nil while its size is unknown) and its folder.
     public func pending() throws -> [(id: DownloadID, remaining: Int?, folder: String)] {
         try database.statement("""
-            SELECT id, coalesce(resume_total, total, expected_size), bytes, destination_kind, destination FROM downloads
+            SELECT \(QueueRows.pendingColumns.list) FROM downloads
             WHERE status IN ('queued', 'waitingToRetry', 'downloading') ORDER BY priority DESC, seq
-            """).query { QueueRows.pending($0) }
+            """).query(reading: DownloadColumn.self, QueueRows.pending)
     }
 
     /// Forgets these downloads if they are finished (completed or failed); their files stay.
@@ -211,9 +231,8 @@ public final class DownloadStore: QueueStore {
     }
 
     private func rows(where condition: String, _ values: [SQLValueConvertible] = []) throws -> [DownloadRecord] {
-        try database.statement("SELECT \(QueueRows.recordColumns) FROM downloads WHERE \(condition) ORDER BY seq").query(values) { row in
-            try DownloadRecord(row: row)
-        }
+        try database.statement("SELECT \(QueueRows.recordColumns.list) FROM downloads WHERE \(condition) ORDER BY seq")
+            .query(values, reading: DownloadColumn.self, DownloadRecord.init(row:))
     }
 
     /// Streams records one at a time, so a large queue is never all in memory. A row
@@ -221,18 +240,10 @@ public final class DownloadStore: QueueStore {
     private func forEachRecord(where condition: String, _ values: [SQLValueConvertible] = [], skippingUnreadable: ((Error) -> Void)? = nil,
                        _ body: (DownloadRecord) throws -> Void) throws {
         // Its own SQL text, so its cached statement is never the one `rows(where:)` resets.
-        let statement = try database.statement("SELECT \(QueueRows.recordColumns) FROM downloads WHERE \(condition) ORDER BY seq -- streamed")
-        try statement.bind(values)
-        // Resets the cached statement for its next use, which binds again anyway: a failure here changes nothing.
-        defer { try? statement.bind([]) }
-        let row = Row(statement: statement)
-        while try statement.step() {
-            if let record = try DownloadRecord.read(row, skippingUnreadable: skippingUnreadable) { try body(record) }
-        }
-    }
-
-    package func record(withID id: DownloadID) throws -> DownloadRecord? {
-        try rows(where: "id = ?", [id.rawValue]).first
+        try database.statement("SELECT \(QueueRows.recordColumns.list) FROM downloads WHERE \(condition) ORDER BY seq -- streamed")
+            .forEach(values, reading: DownloadColumn.self) { row in
+                if let record = try DownloadRecord.read(row, skippingUnreadable: skippingUnreadable) { try body(record) }
+            }
     }
 
     /// The unfinished download whose file is `path`, if any.
@@ -241,8 +252,8 @@ public final class DownloadStore: QueueStore {
     }
 
     package func ids(withStatus status: DownloadStatus) throws -> [DownloadID] {
-        try database.statement("SELECT id FROM downloads WHERE status = ? ORDER BY seq").query([status.rawValue]) { row in
-            DownloadID(row.text(0) ?? "")
+        try database.statement("SELECT id FROM downloads WHERE status = ? ORDER BY seq").query([status.rawValue], reading: DownloadColumn.self) { row in
+            DownloadID(row.text(.id) ?? "")
         }
     }
 
@@ -256,7 +267,8 @@ public final class DownloadStore: QueueStore {
     /// How many downloads are in each status.
     public func counts() throws -> [DownloadStatus: Int] {
         var counts: [DownloadStatus: Int] = [:]
-        let rows = try database.statement("SELECT status, count(*) FROM downloads GROUP BY status").query([]) { ($0.text(0), $0.int(1)) }
+        let rows = try database.statement("SELECT status, count(*) AS count FROM downloads GROUP BY status")
+            .query(reading: StatusCount.self) { ($0.text(.status), $0.int(.count)) }
         for (status, count) in rows {
             if let status = status.flatMap(DownloadStatus.init(rawValue:)) { counts[status] = count }
         }
@@ -266,47 +278,30 @@ public final class DownloadStore: QueueStore {
     /// Streams the queue for listing, in enqueue order, without building URLs:
     /// a hundred thousand rows list in a fraction of a second.
     public func forEachSummary(_ body: (DownloadSummary) throws -> Void) throws {
-        // A queued download's error is an earlier attempt's, unless it waits for room on its disk.
-        let statement = try database.statement("""
-            SELECT \(QueueRows.summaryColumns),
-                   CASE WHEN status = 'queued' AND error_code IS NOT '\(QueueRows.listedErrorCode)' THEN NULL ELSE error_message END
-            FROM downloads ORDER BY seq
-            """)
-        try statement.bind([])
-        // Resets the cached statement for its next use, which binds again anyway: a failure here changes nothing.
-        defer { try? statement.bind([]) }
-        let row = Row(statement: statement)
-        while try statement.step() {
-            try body(QueueRows.summary(row))
-        }
+        try database.statement("SELECT \(QueueRows.summaryColumns.list) FROM downloads ORDER BY seq")
+            .forEach(reading: DownloadColumn.self) { try body(QueueRows.summary($0)) }
     }
 
     // MARK: - Writing (the disk worker, and the loop's inserts and deletes)
 
     /// Inserts a new download at `record.sequence` (0: the next one); returns its sequence number.
     package func insert(_ record: DownloadRecord) throws -> Int {
-        let statement = try database.statement(Self.insertKey, """
-            INSERT INTO downloads (\(QueueRows.insertColumns))
-            VALUES (\((1...32).map { "?\($0)" }.joined(separator: ", ")))
-            """)
-        try statement.bind(record.insertParameters)
-        while try statement.step() {}
+        try database.statement(Self.insertKey, "INSERT INTO downloads (\(QueueRows.insertColumns.list)) VALUES (\(QueueRows.insertColumns.parameters))")
+            .run(record.insertValues)
         return database.lastInsertRowID
     }
 
     /// Writes a download's state (everything but its identity and request).
     package func update(_ record: DownloadRecord) throws {
-        let statement = try database.statement(Self.updateKey, Self.updateSQL)
-        try statement.bind(record.updateParameters)
-        while try statement.step() {}
+        try database.statement(Self.updateKey, Self.updateSQL).run(record.updateValues)
         if let url = record.changedURL {
             try database.run("UPDATE downloads SET url = ?2 WHERE id = ?1 AND seq = ?3", record.id.rawValue, url, record.savedSequence)
         }
     }
 
     private static let updateSQL = """
-        UPDATE downloads SET \(QueueRows.updateAssignments.map { "\($0.column) = ?\($0.parameter)" }.joined(separator: ", "))
-        WHERE id = ?1 AND seq = ?20
+        UPDATE downloads SET \(QueueRows.updateColumns.assignments)
+        WHERE \(Columns<DownloadColumn>.match(.id)) AND \(Columns<DownloadColumn>.match(.seq))
         """
 
     /// Saves progress: bytes in the part and, after an fsync, the checkpoint.
@@ -348,3 +343,6 @@ public final class DownloadStore: QueueStore {
         return try database.write(body)
     }
 }
+
+/// The rows of a count per status (`DownloadStore.counts()`).
+private enum StatusCount: Int, TableColumn { case status, count }

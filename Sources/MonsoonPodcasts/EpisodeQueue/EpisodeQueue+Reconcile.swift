@@ -11,10 +11,10 @@ extension EpisodeQueue {
     /// written into the episodes in one transaction of the library's.
     public func reconcile(episode: Int? = nil) throws {
         let states = try episode.map { try downloads.states(of: [Self.downloadID(ofEpisode: $0)]) }
-            ?? downloads.states(withIDPrefix: "e", changedSince: nil)
-        // Only an episode's own id: "e-notes" or "e007" is a plain download that happens to start with "e".
+            ?? downloads.states(ownedBy: .episode, changedSince: nil)
+        // Only an episode's own download, under its own id.
         let episodes = states.compactMap { state in
-            Self.episodeID(of: state.id).flatMap { Self.downloadID(ofEpisode: $0) == state.id ? (episode: $0, state: state) : nil }
+            (state.owner == .episode ? Self.episodeID(of: state.id) : nil).flatMap { Self.downloadID(ofEpisode: $0) == state.id ? (episode: $0, state: state) : nil }
         }
         try database.write { try EpisodeRecord.reconcile(episodes, in: database) }
     }

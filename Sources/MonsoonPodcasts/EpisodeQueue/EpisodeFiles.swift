@@ -9,7 +9,7 @@ import MonsoonStore
 public final class EpisodeFiles {
     let database: Database
     /// The engine's queue, asked through its interface only: it may live in another database.
-    let downloads: any QueueStore
+    let downloads: any DownloadStateReading & QueueHousekeeping
 
     /// Opens the episode files of the library in `database`, creating the library's and the
     /// queue's tables when missing (the engine's queue in the same SQLite file).
@@ -18,7 +18,7 @@ public final class EpisodeFiles {
     }
 
     /// Opens the episode files of the library in `database`, with the engine's queue in `downloads`.
-    package init(database: Database, downloads: any QueueStore) throws {
+    package init(database: Database, downloads: any DownloadStateReading & QueueHousekeeping) throws {
         self.database = database
         self.downloads = downloads
         try LibrarySchema.migrator.migrate(database)
@@ -128,7 +128,7 @@ public final class EpisodeFiles {
     /// episode "downloaded" with its file missing (which `storage` shows), never one that the
     /// next reconcile would mark downloaded again from a download still in the queue (also
     /// when their files went missing, found again by the next run).
-    static func forgetFiles(of ids: [Int], downloads: any QueueStore, database: Database) throws {
+    static func forgetFiles(of ids: [Int], downloads: any QueueHousekeeping, database: Database) throws {
         guard !ids.isEmpty else { return }
         _ = try downloads.forget(ids.map(EpisodeQueue.downloadID(ofEpisode:)), ifIn: [.completed])
         try database.write {

@@ -54,7 +54,8 @@ extension EpisodeQueue {
                     id: Self.downloadID(ofEpisode: row.id), url: row.url!, destination: .named(folder: folder, stem: stems[row.id] ?? "untitled"),
                     priority: Self.priority(forPosition: row.position ?? 0), expectedSize: row.length,
                     expectedMediaType: row.mediaType, userInfo: ["episode": String(row.id), Self.titleKey: row.values.title],
-                    sizeLimit: SizeLimits.episode(declaredLength: row.length), root: root, addresses: scopes[row.podcast] ?? .publicOnly)
+                    sizeLimit: SizeLimits.episode(declaredLength: row.length), root: root, addresses: scopes[row.podcast] ?? .publicOnly,
+                    owner: .episode)
             }
     }
 

@@ -1,0 +1,13 @@
+import Foundation
+
+/// What those who follow the engine's queue from outside ask of it: the states of downloads,
+/// by id or by who owns them (see `DownloadOwner`).
+///
+/// - Important: confined to one thread at a time, like a database connection.
+package protocol DownloadStateReading: AnyObject {
+    /// What the queue says of the downloads with these ids (those that exist, in no set order), in one call.
+    func states(of ids: [DownloadID]) throws -> [StoredDownloadState]
+    /// What the queue says of the downloads `owner` answers for, changed at or after `since`
+    /// (all of them for nil), in enqueue order.
+    func states(ownedBy owner: DownloadOwner, changedSince since: Date?) throws -> [StoredDownloadState]
+}
