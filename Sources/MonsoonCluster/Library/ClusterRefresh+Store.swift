@@ -46,7 +46,7 @@ extension ClusterRefresh {
         for index in choice.chosen { if let enclosure = episodes.items[index].details?.enclosureURL { hosts.insert(NewJob.host(of: enclosure)) } }
         return try connection.transaction { () throws -> Outcome in
             let feed = try lockFeed(of: job, feedID: feedID, on: connection)
-            let folder = try feed.string(0)
+            let folder = try feed.string("folder")
             if folder == nil { try connection.execute("SELECT pg_advisory_xact_lock($1)", [folderLockKey]) }
             try lock(hosts, on: connection)
             try finish(job.lease, queue: queue)
@@ -54,7 +54,7 @@ extension ClusterRefresh {
             let names = episodes.fileNames(folder: chosenFolder, naming: naming)
             var jobs = try insert(choice.chosen, of: episodes, names: names, feedID: feedID, newestFirst: rules.newestFirst, on: connection)
             // Rules another `archive --db` set meanwhile: read the feed again with them.
-            let requeued = try feed.string(1) != rulesText
+            let requeued = try feed.string("rules") != rulesText
             if requeued { jobs.append(.refresh(feedID: feedID, url: url)) }
             let queued = try JobQueue.queue(jobs, on: connection, rearmingFinished: requeued)
             // Validators only for a feed read whole by the rules it has: after a page that could
@@ -70,11 +70,12 @@ extension ClusterRefresh {
 
     /// The feed's episodes in the library, as placing its items needs them.
     static func storedEpisodes(of feedID: Int64, on connection: PostgresConnection) throws(PostgresError) -> [FeedEpisodes.Stored] {
-        let rows = try connection.execute("SELECT identity, enclosure_url, metadata ->> 'guid', file_name FROM monsoon_episodes WHERE feed_id = $1", [feedID])
+        let rows = try connection.execute("SELECT identity, enclosure_url, metadata ->> 'guid' AS guid, file_name FROM monsoon_episodes WHERE feed_id = $1", [feedID])
         var stored: [FeedEpisodes.Stored] = []
         stored.reserveCapacity(rows.count)
         for row in rows.rows {
-            stored.append(.init(identity: try row.string(0) ?? "", enclosureURL: try row.string(1), guid: try row.string(2), fileName: try row.string(3)))
+            stored.append(.init(identity: try row.string("identity") ?? "", enclosureURL: try row.string("enclosure_url"), guid: try row.string("guid"),
+                                fileName: try row.string("file_name")))
         }
         return stored
     }
@@ -92,7 +93,7 @@ extension ClusterRefresh {
     static func chooseFolder(for feedID: Int64, title: String?, url: URL, naming: NamingTemplate, on connection: PostgresConnection) throws(PostgresError) -> String {
         var podcasts: [PodcastFolders.Podcast] = []
         for row in try connection.execute("SELECT id, folder FROM monsoon_feeds WHERE folder IS NOT NULL AND id <> $1", [feedID]).rows {
-            podcasts.append(.init(id: Int(try row.int64(0) ?? 0), title: nil, feedURL: nil, folderName: try row.string(1)))
+            podcasts.append(.init(id: Int(try row.int64("id") ?? 0), title: nil, feedURL: nil, folderName: try row.string("folder")))
         }
         podcasts.append(.init(id: Int(feedID), title: title, feedURL: url.absoluteString))
         let name = PodcastFolders.names(podcasts)[Int(feedID)] ?? FallbackName.podcast(feedURL: url)
@@ -123,11 +124,11 @@ extension ClusterRefresh {
                   PostgresArray(items.map { $0.details?.declaredLength.map(String.init) }),
                   PostgresArray(chosen.map { names[$0] ?? "untitled" }),
                   PostgresArray(try items.map { String(decoding: try encoder.encode(EpisodeMetadata($0)), as: UTF8.self) })])
-        let earlier = try connection.execute("SELECT min(priority), max(priority) FROM monsoon_jobs WHERE feed_id = $1 AND kind = 'download'", [feedID]).first
-        let first = newestFirst ? (try earlier?.int(0)).map { $0 - rows.count } ?? 0 : (try earlier?.int(1)).map { $0 + 1 } ?? 0
+        let earlier = try connection.execute("SELECT min(priority) AS first, max(priority) AS last FROM monsoon_jobs WHERE feed_id = $1 AND kind = 'download'", [feedID]).first
+        let first = newestFirst ? (try earlier?.int("first")).map { $0 - rows.count } ?? 0 : (try earlier?.int("last")).map { $0 + 1 } ?? 0
         var jobs: [NewJob] = []
         for (offset, row) in rows.rows.enumerated() {
-            guard let id = try row.int64(0), let url = try row.string(2).flatMap(URL.init(string:)) else { continue }
+            guard let id = try row.int64("id"), let url = try row.string("enclosure_url").flatMap(URL.init(string:)) else { continue }
             jobs.append(.download(episodeID: id, feedID: feedID, url: url, priority: first + offset))
         }
         return jobs

@@ -59,11 +59,11 @@ public enum ClusterRefresh {
         let connection = queue.connection
         // The rules and the validators read together (never the claim's validators): new rules
         // come without validators (`addFeeds`), so a refresh that reads them reads the feed whole.
-        guard let feed = try connection.execute("SELECT rules::text, etag, last_modified FROM monsoon_feeds WHERE id = $1", [feedID]).first,
-              let rulesText = try feed.string(0) else {
+        guard let feed = try connection.execute("SELECT rules::text AS rules, etag, last_modified FROM monsoon_feeds WHERE id = $1", [feedID]).first,
+              let rulesText = try feed.string("rules") else {
             return .failedPermanently(reason: "feed \(feedID) is no longer in the shared library")
         }
-        let (etag, lastModified) = (try feed.string(1), try feed.string(2))
+        let (etag, lastModified) = (try feed.string("etag"), try feed.string("last_modified"))
         let rules: ArchiveRules
         do { rules = try ArchiveRules(json: rulesText) } catch { return .failedPermanently(reason: error.message) }
         var fetcher = FeedFetcher(manager: manager)
@@ -82,7 +82,7 @@ public enum ClusterRefresh {
                 let current = try lockFeed(of: job, feedID: feedID, on: connection)
                 try finish(job.lease, queue: queue)
                 try connection.execute("UPDATE monsoon_feeds SET refreshed_at = now() WHERE id = $1", [feedID])
-                if try current.string(1) != rulesText { _ = try JobQueue.queue([.refresh(feedID: feedID, url: url)], on: connection, rearmingFinished: true) }
+                if try current.string("rules") != rulesText { _ = try JobQueue.queue([.refresh(feedID: feedID, url: url)], on: connection, rearmingFinished: true) }
             }
             return .notModified
         }
@@ -106,7 +106,7 @@ public enum ClusterRefresh {
     /// before the job's): the two never wait for each other in a cycle. Returns its folder and
     /// its rules (as text).
     static func lockFeed(of job: ClaimedJob, feedID: Int64, on connection: PostgresConnection) throws -> PostgresRow {
-        guard let feed = try connection.execute("SELECT folder, rules::text FROM monsoon_feeds WHERE id = $1 FOR UPDATE", [feedID]).first else {
+        guard let feed = try connection.execute("SELECT folder, rules::text AS rules FROM monsoon_feeds WHERE id = $1 FOR UPDATE", [feedID]).first else {
             throw SharedLibraryError(.leaseLost, "the feed of \(job.lease) was removed from the shared library while it was read")
         }
         return feed
