@@ -4,15 +4,6 @@ import MonsoonPodcasts
 import MonsoonStore
 
 extension Archive {
-    /// One podcast of the run: what was chosen, and its folder.
-    struct Member {
-        var podcast: Podcast
-        var selection: ArchiveSelection
-        /// The podcast's own folder under the root (its manifest's), when the template gives one.
-        var folder: String?
-        var extras: [EpisodeFiles.Extra] = []
-    }
-
     /// The run. `lock`: the home's, taken already (with --warc, before anything is fetched).
     func archive(_ urls: [URL], root: String, naming: NamingTemplate, episodes: EpisodeSession, recording: WARCArchive?,
                  lock: HomeLock?, context: CommandContext) async throws -> Int32 {
@@ -24,22 +15,19 @@ extension Archive {
         // episodes caught up with their downloads (a killed run's last ones); a republished
         // episode's earlier file becomes an earlier version, and the episode one to download again.
         try episodes.write { try $0.reconcile() }
-        var members: [Member] = []
+        var members: [ArchiveRun.Member] = []
         var chosen: [Int] = []
         var seen = Set<Int>()
-        // Each podcast's own folder: two whose titles come out the same are numbered.
-        let folderNames = try episodes.read { try $0.podcastFolderNames() }
-        try Self.checkManifests(of: loaded.map(\.0), in: root, naming: naming, folderNames: folderNames)
-        let scansFailed = try await startNewVersions(of: loaded.map(\.0).filter { refreshed.contains($0.id) }, root: root, naming: naming,
-                                                     folderNames: folderNames, episodes: episodes, recording: recording, context: context)
+        let archiveRun = ArchiveRun(root: root, naming: naming, folderNames: try episodes.read { try $0.podcastFolderNames() })
+        do { try archiveRun.checkManifests(of: loaded.map(\.0)) } catch { throw CLIError(error) }
+        let scansFailed = try await startNewVersions(of: loaded.map(\.0).filter { refreshed.contains($0.id) }, run: archiveRun,
+                                                     episodes: episodes, recording: recording, context: context)
         for (podcast, document) in loaded where seen.insert(podcast.id).inserted {
             let candidates = try episodes.read { try $0.archiveCandidates(podcast: podcast.id) }
-            let selection = try select(candidates)
-            var member = Member(podcast: podcast, selection: selection,
-                                folder: naming.podcastFolder(folderNames[podcast.id] ?? podcast.name).map { root + "/" + $0 })
+            var member = ArchiveRun.Member(podcast: podcast, selection: try select(candidates), folder: archiveRun.folder(of: podcast))
             // A podcast folder that is a link leads out of the root: nothing of it is written.
-            if let folder = member.folder, let link = LocalFile.firstLink(below: root, in: folder) {
-                context.error("\(podcast.name): \(Self.linkMessage(link, root: root))")
+            if let link = archiveRun.link(to: podcast) {
+                context.error("\(podcast.name): \(archiveRun.linkMessage(link))")
                 failedFeeds += 1
                 continue
             }
@@ -51,7 +39,7 @@ extension Archive {
                 member.extras.append(.init(path: path, kind: "feed", sourceURL: podcast.feedURL.absoluteString))
             }
             members.append(member)
-            chosen += selection.chosen
+            chosen += member.selection.chosen
         }
         if refetchMissing { try episodes.write { try $0.forgetMissingDownloads(chosen) } }
         try episodes.write { _ = try $0.add(chosen) }
@@ -68,7 +56,8 @@ extension Archive {
         }
         // Extras already there (from an earlier run) are done.
         var extrasThere = 0
-        for extra in try extraRequests(for: &members, episodes: requests, queue: episodes.queue, root: root, scopes: scopes) {
+        let extras: ArchiveRun.Extras = [withArtwork ? .artwork : [], withTranscripts ? .transcripts : [], withChapters ? .chapters : []]
+        for extra in try archiveRun.extraRequests(extras, for: members, episodes: requests, queue: episodes.queue, scopes: scopes) {
             if let existing = try episodes.store.download(withID: extra.id), existing.status == .completed,
                let path = existing.filePath, FileManager.default.fileExists(atPath: path) {
                 extrasThere += 1
@@ -106,33 +95,16 @@ extension Archive {
         }
         status = writer.finish(status: status, context: context)
         // 4. The manifests, from the files themselves: this run's extras, and those of earlier runs still there.
-        let kinds: [DownloadOwner: String] = [.artwork: "artwork", .transcript: "transcript", .chapters: "chapters"]
-        for request in requests where EpisodeQueue.episodeID(of: request) == nil {
-            guard let kind = kinds[request.owner],
+        for request in requests {
+            guard let kind = ArchiveRun.extraKind(of: request),
                   let download = try episodes.store.download(withID: request.id), download.status == .completed,
                   let path = download.filePath, let index = members.firstIndex(where: { $0.folder.map { path.hasPrefix($0 + "/") } ?? false }) else { continue }
             members[index].extras.append(.init(path: path, kind: kind, sourceURL: request.url.absoluteString))
         }
         for member in members {
-            guard let folder = member.folder, FileManager.default.fileExists(atPath: folder) else { continue }
+            guard member.folder.map(FileManager.default.fileExists(atPath:)) ?? false else { continue }
             do {
-                if let link = LocalFile.firstLink(below: root, in: folder + "/" + Manifest.fileName) {
-                    throw EpisodeFileError(Self.linkMessage(link, root: root))
-                }
-                let files = try EpisodeFiles(database: try Database(path: episodes.home.databasePath))
-                var manifest = try files.manifest(podcast: member.podcast.id, folder: folder,
-                                                  extras: member.extras.filter { FileManager.default.fileExists(atPath: $0.path) })
-                // Merged into what the folder's manifest lists already, never written over it.
-                if FileManager.default.fileExists(atPath: (folder as NSString).appendingPathComponent(Manifest.fileName)) {
-                    let earlier: Manifest
-                    do { earlier = try Manifest.read(in: folder) } catch {
-                        // Damaged since the run's check (`checkManifests`): its files are archived, the manifest kept.
-                        throw EpisodeFileError(.damagedManifest, "\(folder)/\(Manifest.fileName) cannot be read as a Monsoon manifest, so it was left as it is; "
-                                               + "move it away (the next archive writes a new one), then run again")
-                    }
-                    manifest = manifest.merged(over: earlier, in: folder)
-                }
-                try manifest.write(in: folder)
+                try archiveRun.writeManifest(of: member, files: try EpisodeFiles(database: try Database(path: episodes.home.databasePath)))
             } catch {
                 context.error("\(member.podcast.name): cannot update its manifest: \(error)")
                 if status == ExitStatus.success { status = ExitStatus.failure }
@@ -145,22 +117,6 @@ extension Archive {
         try output.write(runReport, command: "archive", context: context)
         if failedFeeds + scansFailed > 0 && (status == ExitStatus.success) { status = ExitStatus.failure }
         return status
-    }
-
-    /// A manifest that cannot be read stops the run before anything is written or downloaded:
-    /// what the run adds could not be recorded in it, and writing a new one would forget the
-    /// files it lists. It is left as it is. (A folder or manifest that is a link is refused later,
-    /// by the podcast alone, and is not read here.)
-    static func checkManifests(of podcasts: [Podcast], in root: String, naming: NamingTemplate, folderNames: [Int: String]) throws {
-        for podcast in podcasts {
-            guard let folder = naming.podcastFolder(folderNames[podcast.id] ?? podcast.name).map({ root + "/" + $0 }) else { continue }
-            let path = folder + "/" + Manifest.fileName
-            guard LocalFile.firstLink(below: root, in: path) == nil, FileManager.default.fileExists(atPath: path) else { continue }
-            do { _ = try Manifest.read(in: folder) } catch {
-                throw CLIError(message: "\(path) cannot be read as a Monsoon manifest, so nothing was archived and it was left as it is; "
-                               + "move it away (the next archive writes a new one), then run again")
-            }
-        }
     }
 
     /// Subscribes to (or refreshes) each feed, keeping its document for the snapshot. A feed
@@ -206,8 +162,8 @@ extension Archive {
     /// no episode is ever switched to one to download that this run does not download. Each is
     /// said on standard error; those the server could not tell about are said too. A podcast whose
     /// scan fails (its database, not a server) is said and archived all the same: returns how many.
-    private func startNewVersions(of podcasts: [Podcast], root: String, naming: NamingTemplate, folderNames: [Int: String],
-                                  episodes: EpisodeSession, recording: WARCArchive?, context: CommandContext) async throws -> Int {
+    private func startNewVersions(of podcasts: [Podcast], run: ArchiveRun, episodes: EpisodeSession, recording: WARCArchive?,
+                                  context: CommandContext) async throws -> Int {
         guard !podcasts.isEmpty else { return 0 }
         // Its probes (HEAD, or the first byte) of enclosures are requests the WARC records too.
         let session = try LibrarySession.open(global, context: context, transfer: transfer, warc: recording)
@@ -217,8 +173,7 @@ extension Archive {
             var seen = Set<Int>()
             for podcast in podcasts where seen.insert(podcast.id).inserted {
                 // A podcast folder that is a link is refused below, and nothing of it changes.
-                if let folder = naming.podcastFolder(folderNames[podcast.id] ?? podcast.name).map({ root + "/" + $0 }),
-                   LocalFile.firstLink(below: root, in: folder) != nil { continue }
+                if run.link(to: podcast) != nil { continue }
                 let selection = try select(try episodes.read { try $0.archiveCandidates(podcast: podcast.id) })
                 let room = limit.map { $0 - selection.chosen.count } ?? selection.alreadyArchived.count
                 guard room > 0, !selection.alreadyArchived.isEmpty else { continue }
@@ -257,42 +212,13 @@ extension Archive {
     }
 
     /// `--versions latest`: the earlier versions of the run's podcasts go once their newer one is in.
-    private func replaceEarlierVersions(of members: [Member], root: String, episodes: EpisodeSession, context: CommandContext) throws {
+    private func replaceEarlierVersions(of members: [ArchiveRun.Member], root: String, episodes: EpisodeSession, context: CommandContext) throws {
         let files = try EpisodeFiles(database: try Database(path: episodes.home.databasePath))
         for member in members {
             let replacement = try files.replaceEarlierVersions(podcast: member.podcast.id, root: root)
             for warning in replacement.warnings { context.error("\(member.podcast.name): \(warning)") }
             if global.verbose { for file in replacement.deleted { context.errors.line("monsoon: deleted the earlier version \(file)") } }
         }
-    }
-
-    /// Artwork, transcripts and chapters, when asked for: plain downloads beside the episodes
-    /// (ids `a<podcast>`, `t<episode>`, `c<episode>`), recorded as the member's extras.
-    private func extraRequests(for members: inout [Member], episodes requests: [DownloadRequest], queue: EpisodeQueue, root: String,
-                               scopes: [Int: AddressScope]) throws -> [DownloadRequest] {
-        var extras: [DownloadRequest] = []
-        for index in members.indices {
-            let member = members[index]
-            if withArtwork, let folder = member.folder, let artwork = member.podcast.artworkURL, DownloadRequest.isDownloadable(artwork) {
-                extras.append(DownloadRequest(id: DownloadID("a\(member.podcast.id)"), url: artwork, destination: .named(folder: folder, stem: "cover"),
-                                              sizeLimit: SizeLimits.artwork, root: root, addresses: scopes[member.podcast.id] ?? .publicOnly, owner: .artwork))
-            }
-            guard withTranscripts || withChapters else { continue }
-            for request in requests {
-                guard let episode = EpisodeQueue.episodeID(of: request), member.selection.chosen.contains(episode),
-                      case .named(let folder, let stem) = request.destination,
-                      let item = try queue.episode(withID: episode) else { continue }   // an episode that vanished has nothing to add
-                if withTranscripts, let url = item.transcriptURL, DownloadRequest.isDownloadable(url) {
-                    extras.append(DownloadRequest(id: DownloadID("t\(episode)"), url: url, destination: .named(folder: folder, stem: stem + ".transcript"),
-                                                  sizeLimit: SizeLimits.transcript, root: root, addresses: request.addresses, owner: .transcript))
-                }
-                if withChapters, let url = item.chaptersURL, DownloadRequest.isDownloadable(url) {
-                    extras.append(DownloadRequest(id: DownloadID("c\(episode)"), url: url, destination: .named(folder: folder, stem: stem + ".chapters"),
-                                                  sizeLimit: SizeLimits.chapters, root: root, addresses: request.addresses, owner: .chapters))
-                }
-            }
-        }
-        return extras
     }
 
     /// With the lock: the downloads go into the engine's queue, and only they run here.
@@ -347,12 +273,6 @@ extension Archive {
         follower.observe = observe
         follower.maxFileBytes = maxSize?.bytes
         return try await follower.follow(handedThrough: last, retried: retried)
-    }
-
-    /// Why nothing is written through `link` (a podcast folder, or the manifest itself): the
-    /// archive's files never land outside its root through one.
-    static func linkMessage(_ link: String, root: String) -> String {
-        "\(link) is a symbolic link, and Monsoon never writes through one inside \(root): replace it with a real folder or file (or remove it), then run again"
     }
 
     static func save(_ document: Data, to path: String, mode: mode_t) throws {

@@ -53,7 +53,7 @@ extension AfterDownload {
         let label = Self.label(download)
         let id = JSONText.string(download.id.rawValue)
         let environment = Self.environment(context.environment, info: info, path: path, download: download, sidecar: sidecar)
-        let outcome: HookProcess.Outcome
+        let outcome: HookLedger.Outcome
         do {
             // After Ctrl-C no hook starts (this one stays owed, for the next run).
             guard !state.withLock({ $0.stopping }) else { return }

@@ -1,5 +1,6 @@
 import CLibc
 import Foundation
+import MonsoonPodcasts
 import Synchronization
 
 /// One run of `--exec`'s program, started with `posix_spawn` (no shell): standard input from
@@ -12,35 +13,6 @@ import Synchronization
 /// Foundation's `Process` is not used: it passes on the spawning thread's signal mask and, on
 /// older runtimes, every descriptor without close-on-exec.
 struct HookProcess {
-    /// How the program ended.
-    enum Outcome: Sendable, Equatable {
-        case exited(Int32)
-        case killed(Int32)
-        /// Its end could not be learned: the system says it is no child of this process (its
-        /// status was collected by something else in it).
-        case lost
-
-        var succeeded: Bool { self == .exited(0) }
-
-        /// `exit status 1`, `killed by signal 9 (SIGKILL)`.
-        var description: String {
-            switch self {
-            case .exited(let code): return "exit status \(code)"
-            case .killed(let signal):
-                let names: [Int32: String] = [SIGHUP: "SIGHUP", SIGINT: "SIGINT", SIGQUIT: "SIGQUIT", SIGABRT: "SIGABRT", SIGKILL: "SIGKILL",
-                                              SIGSEGV: "SIGSEGV", SIGPIPE: "SIGPIPE", SIGTERM: "SIGTERM", SIGBUS: "SIGBUS"]
-                return "killed by signal \(signal)" + (names[signal].map { " (\($0))" } ?? "")
-            case .lost:
-                return "its exit status was lost (the system no longer knew it as a child of monsoon), so it is taken as failed"
-            }
-        }
-
-        /// From `waitpid`'s status word.
-        init(status raw: Int32) {
-            self = (raw & 0x7f) == 0 ? .exited((raw >> 8) & 0xff) : .killed(raw & 0x7f)
-        }
-    }
-
     let pid: pid_t
     /// The read end of the program's output pipe.
     private let output: Int32
@@ -125,7 +97,7 @@ struct HookProcess {
     /// until the program has ended and what it wrote before is read: at most `finalRead` bytes
     /// after its end, since a child it left behind holding the pipe may write for ever. Blocks:
     /// call it on a thread of its own.
-    func wait(passingLinesTo emit: @escaping (String) -> Void) -> Outcome {
+    func wait(passingLinesTo emit: @escaping (String) -> Void) -> HookLedger.Outcome {
         var reader = LineReader(descriptor: output, emit: emit)
         defer {
             reader.finish()
@@ -140,7 +112,7 @@ struct HookProcess {
             let result = waitpid(pid, &raw, WNOHANG)
             if result == pid {
                 reader.read(upTo: Self.finalRead)   // what it wrote just before it ended
-                return Outcome(status: raw)
+                return HookLedger.Outcome(status: raw)
             }
             if result < 0 && errno != EINTR { return .lost }   // ECHILD: its status was collected elsewhere
             // Not reaped yet, so its group's number is still its own: SIGKILL reaches only its processes.

@@ -56,16 +56,8 @@ struct LibrarySession {
     /// One line for an error of a podcast command, redacted: the message of Monsoon's own errors
     /// (each says what happened), never a Foundation error's internal text.
     static func message(_ error: Error) -> String {
-        let text: String
-        switch error {
-        case let error as FeedError: text = error.message
-        case let error as LibraryError: text = error.description
-        case let error as StoreError: text = error.message
-        case let error as DownloadManagerError: text = error.description
-        case let error as CLIError: text = error.message
-        default: text = "an unexpected error (\(type(of: error))); please report it"
-        }
-        return Redaction.redactText(text)
+        if let error = error as? CLIError { return Redaction.redactText(error.message) }
+        return PodcastLibrary.message(for: error)
     }
 
     /// The line for a feed that could not be read (`archive`, `import`): the error's message, which

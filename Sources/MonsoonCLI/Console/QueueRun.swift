@@ -1,5 +1,6 @@
 import Foundation
 import MonsoonEngine
+import MonsoonPodcasts
 import MonsoonStore
 
 /// Runs the queue of a manager until nothing is left or Ctrl-C, reporting as it
@@ -98,7 +99,8 @@ struct QueueRun {
         // Sidecars and hooks end before the summary, which counts their failures.
         interrupted = await reporter.settle(interrupted: interrupted)
         reporter.finish(interrupted: interrupted)
-        let renewalFailed = renewal?.reportProblems(context) ?? false
+        let renewalProblems = renewal?.problems ?? []
+        for problem in renewalProblems { context.error(problem) }
         // A save that failed, the last one included, fails the run, even one cut short by
         // Ctrl-C: the queue on disk is not what the run left, and the user must hear why.
         if let saveFailure {
@@ -109,7 +111,7 @@ struct QueueRun {
         if let problem { context.error("the download queue had a problem during the run: \(problem)") }
         if interrupted { return ExitStatus.interrupted }
         let status = reporter.exitStatus()
-        return (renewalFailed || problem != nil) && status == ExitStatus.success ? ExitStatus.failure : status
+        return (!renewalProblems.isEmpty || problem != nil) && status == ExitStatus.success ? ExitStatus.failure : status
     }
 
     /// Shuts `manager` down. A save it failed to make, at any moment of its life (the last one,

@@ -14,8 +14,11 @@ import MonsoonStore
 /// download, with `--exec`, runs the owed and failed ones, and the running ones whose process
 /// is gone (killed while its hook ran); a done one never again, until its download is fetched anew.
 ///
+/// The hook's program itself is started by the command (it needs the C library's `posix_spawn`),
+/// which records here how it ended (``Outcome``).
+///
 /// - Important: like its connection, used from one thread at a time.
-final class HookLedger {
+public final class HookLedger {
     private let database: Database
 
     static let migrator = Migrator(component: "hooks", [
@@ -48,13 +51,13 @@ final class HookLedger {
     ])
 
     /// The ledger in `database` (the home's), its table made when missing.
-    init(database: Database) throws {
+    public init(database: Database) throws {
         self.database = database
         try Self.migrator.migrate(database)
     }
 
     /// These downloads are fetched (anew): their next files owe the hook a run.
-    func owe(_ ids: [DownloadID]) throws {
+    public func owe(_ ids: [DownloadID]) throws {
         guard !ids.isEmpty else { return }
         try database.write {
             for id in ids {
@@ -67,7 +70,7 @@ final class HookLedger {
     }
 
     /// Every download whose file owes the hook a run: owed, failed, or running in a process that is gone.
-    func allOwed() throws -> [DownloadID] {
+    public func allOwed() throws -> [DownloadID] {
         try database.statement("SELECT download_id, state, runner FROM hook_runs WHERE state IN ('owed', 'failed', 'running') ORDER BY updated")
             .query(reading: HookRunColumn.self) { (id: DownloadID($0.text(.downloadID) ?? ""), state: $0.text(.state), runner: $0.text(.runner)) }
             .filter { $0.state != "running" || !Runner.isAlive($0.runner) }
@@ -79,7 +82,7 @@ final class HookLedger {
     /// when nothing recorded it: a download another command queued); a catch-up of a later run
     /// takes a failed one too. Either takes one left running by a process that is gone.
     /// - Returns: whether this process runs the hook now.
-    func claim(_ id: DownloadID, fresh: Bool) throws -> Bool {
+    public func claim(_ id: DownloadID, fresh: Bool) throws -> Bool {
         try database.write {
             let row = try database.statement("SELECT state, runner FROM hook_runs WHERE download_id = ?")
                 .first([id.rawValue], reading: HookRunColumn.self) { (state: $0.text(.state), runner: $0.text(.runner)) }
@@ -100,13 +103,13 @@ final class HookLedger {
     }
 
     /// Who runs download `id`'s hook now (the text `Runner` wrote), when it runs.
-    func runner(of id: DownloadID) throws -> String? {
+    public func runner(of id: DownloadID) throws -> String? {
         try database.scalarText("SELECT runner FROM hook_runs WHERE download_id = ? AND state = 'running'", id.rawValue)
     }
 
     /// The hook this process claimed ran for the file at `file`: done when it exited 0, else
     /// failed. A row a new fetch made owed again meanwhile stays owed (its new file's hook is due).
-    func record(_ id: DownloadID, file: String, outcome: HookProcess.Outcome) throws {
+    public func record(_ id: DownloadID, file: String, outcome: Outcome) throws {
         let (status, signal): (Int?, Int?) = switch outcome {
         case .exited(let code): (Int(code), nil)
         case .killed(let number): (nil, Int(number))
@@ -120,7 +123,7 @@ final class HookLedger {
 
     /// Forgets the rows of downloads the queue no longer has (`downloads clear`, `remove`, `delete`).
     /// Which ones it has, the queue says (`DownloadStateReading`): its tables are the engine's to read.
-    func pruneForgotten(keepingThoseIn queue: any DownloadStateReading) throws {
+    package func pruneForgotten(keepingThoseIn queue: any DownloadStateReading) throws {
         let ids = try database.statement("SELECT download_id FROM hook_runs").query(reading: HookRunColumn.self) { DownloadID($0.text(.downloadID) ?? "") }
         guard !ids.isEmpty else { return }
         let kept = Set(try queue.states(of: ids).map(\.id))
@@ -131,13 +134,42 @@ final class HookLedger {
         }
     }
 
+    /// How the hook's program ended.
+    public enum Outcome: Sendable, Equatable {
+        case exited(Int32)
+        case killed(Int32)
+        /// Its end could not be learned: the system says it is no child of this process (its
+        /// status was collected by something else in it).
+        case lost
+
+        public var succeeded: Bool { self == .exited(0) }
+
+        /// `exit status 1`, `killed by signal 9 (SIGKILL)`.
+        public var description: String {
+            switch self {
+            case .exited(let code): return "exit status \(code)"
+            case .killed(let signal):
+                let names: [Int32: String] = [SIGHUP: "SIGHUP", SIGINT: "SIGINT", SIGQUIT: "SIGQUIT", SIGABRT: "SIGABRT", SIGKILL: "SIGKILL",
+                                              SIGSEGV: "SIGSEGV", SIGPIPE: "SIGPIPE", SIGTERM: "SIGTERM", SIGBUS: "SIGBUS"]
+                return "killed by signal \(signal)" + (names[signal].map { " (\($0))" } ?? "")
+            case .lost:
+                return "its exit status was lost (the system no longer knew it as a child of monsoon), so it is taken as failed"
+            }
+        }
+
+        /// From `waitpid`'s status word.
+        public init(status raw: Int32) {
+            self = (raw & 0x7f) == 0 ? .exited((raw >> 8) & 0xff) : .killed(raw & 0x7f)
+        }
+    }
+
     /// A process, named so that a pid the system gives again later (or after a reboot) is not
     /// taken for it: `BOOT_ID:PID:START` (its start time in clock ticks since boot, from /proc).
-    enum Runner {
-        static let current = identity(of: getpid()) ?? "?:\(getpid()):?"
+    public enum Runner {
+        public static let current = identity(of: getpid()) ?? "?:\(getpid()):?"
 
         /// The name of the process `pid` as it is now; nil when it is gone (or /proc says nothing).
-        static func identity(of pid: pid_t) -> String? {
+        public static func identity(of pid: pid_t) -> String? {
             guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),   // unreadable: gone, or no /proc
                   let close = stat.lastIndex(of: ")") else { return nil }
             // Fields after the name: state is the 3rd field, start time the 22nd.
@@ -150,7 +182,7 @@ final class HookLedger {
         private static let boot = BootID.current ?? "?"
 
         /// Whether the process `runner` names still runs.
-        static func isAlive(_ runner: String?) -> Bool {
+        public static func isAlive(_ runner: String?) -> Bool {
             guard let runner else { return false }
             let parts = runner.split(separator: ":", omittingEmptySubsequences: false)
             guard parts.count == 3, let pid = pid_t(parts[1]) else { return false }

@@ -1,6 +1,5 @@
 import Foundation
 import MonsoonEngine
-import MonsoonPodcasts
 import MonsoonStore
 import Synchronization
 
@@ -17,7 +16,7 @@ import Synchronization
 ///
 /// The run waits for it at idle (`settle`), since a renewed download gives the engine more to do,
 /// and stops it with `end()`.
-final class LinkRenewal: Sendable {
+public final class LinkRenewal: Sendable {
     private struct State {
         var links = ExpiredLinks()
         /// Renewals taken and not yet finished.
@@ -47,7 +46,7 @@ final class LinkRenewal: Sendable {
     /// - Parameters:
     ///   - manager: the run's engine; the feeds are fetched through it too.
     ///   - downloads: what the run runs (only episodes' downloads count).
-    init(manager: DownloadManager, databasePath: String, downloads: [DownloadID]) {
+    public init(manager: DownloadManager, databasePath: String, downloads: [DownloadID]) {
         (items, input) = AsyncStream.makeStream(of: Item.self)
         self.manager = manager
         self.databasePath = databasePath
@@ -58,7 +57,7 @@ final class LinkRenewal: Sendable {
 
     /// Whether it takes `event` over (the reporter and the run's observer do not see it): the
     /// failure of an episode's download on a refused link, whose renewal it queues.
-    func takes(_ event: DownloadEvent) -> Bool {
+    public func takes(_ event: DownloadEvent) -> Bool {
         guard case .statusChanged(let download) = event, download.status == .failed else { return false }
         let job: ExpiredLinks.Job? = state.withLock { state in
             guard let job = state.links.take(download) else { return nil }
@@ -74,7 +73,7 @@ final class LinkRenewal: Sendable {
 
     /// Renews links, one at a time, until `end()` (or the task is cancelled). It has a connection
     /// and a library of its own, used by this task alone.
-    func work() async {
+    public func work() async {
         let opened: Result<(PodcastLibrary, any QueueStore), Error> = Result {
             let database = try Database(path: databasePath)
             return (try PodcastLibrary(database: database, manager: manager), try DownloadStore(database: database))
@@ -106,7 +105,7 @@ final class LinkRenewal: Sendable {
             do {
                 episode = try library.get().episode(withID: job.episode)
             } catch {
-                refreshFailure = refreshFailure ?? "the library cannot be read: \(LibrarySession.message(error))"
+                refreshFailure = refreshFailure ?? "the library cannot be read: \(PodcastLibrary.message(for: error))"
             }
             let action = state.withLock { $0.links.decide(job, podcast: episode?.podcastID, currentURL: episode?.enclosureURL, refreshFailure: refreshFailure) }
             switch action {
@@ -117,7 +116,7 @@ final class LinkRenewal: Sendable {
                 } catch is CancellationError {
                     return   // the run is being stopped: its failure is the interruption's
                 } catch {
-                    refreshFailure = LibrarySession.message(error)
+                    refreshFailure = PodcastLibrary.message(for: error)
                 }
             case .changeURL(let url):
                 do {
@@ -184,7 +183,7 @@ final class LinkRenewal: Sendable {
 
     /// At idle: true when renewed downloads give the engine more to do (wait for idle again);
     /// false when nothing is left to renew, or the run has ended.
-    func settle() async -> Bool {
+    public func settle() async -> Bool {
         await withCheckedContinuation { continuation in
             let ended = state.withLock { state in
                 if !state.ended { state.settling.append(continuation) }
@@ -200,7 +199,7 @@ final class LinkRenewal: Sendable {
 
     /// The run is over (or stopped): nothing more is taken, the worker ends, and a `settle` still
     /// waiting hears false.
-    func end() {
+    public func end() {
         let waiters = state.withLock { state in
             state.ended = true
             state.links.close()
@@ -211,10 +210,6 @@ final class LinkRenewal: Sendable {
         for waiter in waiters { waiter.resume(returning: false) }
     }
 
-    /// Says what could not be done (on standard error); whether there was anything.
-    func reportProblems(_ context: CommandContext) -> Bool {
-        let problems = state.withLock { $0.problems }
-        for problem in problems { context.error(problem) }
-        return !problems.isEmpty
-    }
+    /// What could not be done, for the run to say when it ends.
+    public var problems: [String] { state.withLock { $0.problems } }
 }

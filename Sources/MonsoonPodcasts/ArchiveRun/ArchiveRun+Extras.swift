@@ -1,0 +1,47 @@
+import Foundation
+import MonsoonEngine
+
+extension ArchiveRun {
+    /// The files an archive keeps beside its episodes when asked: `--with-artwork`,
+    /// `--with-transcripts`, `--with-chapters`.
+    public struct Extras: OptionSet, Sendable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+
+        public static let artwork = Extras(rawValue: 1)
+        public static let transcripts = Extras(rawValue: 2)
+        public static let chapters = Extras(rawValue: 4)
+    }
+
+    /// The manifest's kind of an extra's download, by its owner; nil for an episode's or another download's.
+    public static func extraKind(of request: DownloadRequest) -> String? {
+        [.artwork: "artwork", .transcript: "transcript", .chapters: "chapters"][request.owner]
+    }
+
+    /// The `extras` asked for, as plain downloads beside the episodes of `requests` (the run's).
+    public func extraRequests(_ extras: Extras, for members: [Member], episodes requests: [DownloadRequest], queue: EpisodeQueue,
+                              scopes: [Int: AddressScope]) throws -> [DownloadRequest] {
+        var found: [DownloadRequest] = []
+        for member in members {
+            if extras.contains(.artwork), let folder = member.folder, let artwork = member.podcast.artworkURL, DownloadRequest.isDownloadable(artwork) {
+                found.append(DownloadRequest(id: DownloadID("a\(member.podcast.id)"), url: artwork, destination: .named(folder: folder, stem: "cover"),
+                                             sizeLimit: SizeLimits.artwork, root: root, addresses: scopes[member.podcast.id] ?? .publicOnly, owner: .artwork))
+            }
+            guard !extras.isDisjoint(with: [.transcripts, .chapters]) else { continue }
+            for request in requests {
+                guard let episode = EpisodeQueue.episodeID(of: request), member.selection.chosen.contains(episode),
+                      case .named(let folder, let stem) = request.destination,
+                      let item = try queue.episode(withID: episode) else { continue }   // an episode that vanished has nothing to add
+                if extras.contains(.transcripts), let url = item.transcriptURL, DownloadRequest.isDownloadable(url) {
+                    found.append(DownloadRequest(id: DownloadID("t\(episode)"), url: url, destination: .named(folder: folder, stem: stem + ".transcript"),
+                                                 sizeLimit: SizeLimits.transcript, root: root, addresses: request.addresses, owner: .transcript))
+                }
+                if extras.contains(.chapters), let url = item.chaptersURL, DownloadRequest.isDownloadable(url) {
+                    found.append(DownloadRequest(id: DownloadID("c\(episode)"), url: url, destination: .named(folder: folder, stem: stem + ".chapters"),
+                                                 sizeLimit: SizeLimits.chapters, root: root, addresses: request.addresses, owner: .chapters))
+                }
+            }
+        }
+        return found
+    }
+}
