@@ -41,7 +41,14 @@ enum FilePublisher {
             try flush(folderFD, folder)
             return .published
         }
-        guard errno == EEXIST else { throw Failure(description: "cannot put the file at \(target): \(String(cString: strerror(errno)))") }
+        let linkError = errno
+        // Put in place by an earlier try whose commit failed (the database went away): its work
+        // name went then. The file there is this download's only if its bytes are.
+        if linkError == ENOENT, access(file, F_OK) != 0, faccessat(folderFD, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0 {
+            guard try existingDigest(folderFD, name, target) == sha256 else { throw Failure(description: "its downloaded file is gone") }
+            return .alreadyThere
+        }
+        guard linkError == EEXIST else { throw Failure(description: "cannot put the file at \(target): \(String(cString: strerror(linkError)))") }
         guard try existingDigest(folderFD, name, target) != sha256 else {
             unlink(file)
             return .alreadyThere
