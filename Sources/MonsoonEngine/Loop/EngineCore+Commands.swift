@@ -33,7 +33,7 @@ extension EngineCore {
         case .queue(let liftHostHold):
             records.update(id) { $0.counters = RetryPolicy.Counters() }
             handle(id, .restartsForgotten)
-            if liftHostHold { hostHolds.lift(hostPair(of: record)) }
+            if liftHostHold { scheduler.lift(hostPair(of: record)) }
             move(id, .requeue)
         case .fetchAgain:
             var again = record
@@ -73,21 +73,21 @@ extension EngineCore {
     /// Lets a `.claimedOnly` engine start these downloads for `claimant` (a no-op for
     /// `.wholeQueue`): queued ones join the queue, those waiting to retry keep their time.
     func claim(_ ids: [DownloadID], by claimant: Int32 = ownClaim) -> Result<Void, DownloadManagerError> {
-        guard claimed != nil else { return .success(()) }
+        guard scheduler.claimed != nil else { return .success(()) }
         for id in ids {
             guard let record = records[id] else { continue }
-            let wasClaimed = claimed?[id] != nil
-            claimed?[id, default: []].insert(claimant)
+            let wasClaimed = scheduler.claimed?[id] != nil
+            scheduler.claimed?[id, default: []].insert(claimant)
             guard !wasClaimed else { continue }
             switch record.status {
             case .queued:
                 // One waiting for room stays held until its disk has it.
                 guard space.holds[id] == nil else { continue }
-                queue.insert(id, key: record.queueKey, hosts: hostPair(of: record))
-                needsScheduling = true
+                scheduler.queue.insert(id, key: record.queueKey, hosts: hostPair(of: record))
+                scheduler.needsScheduling = true
             case .waitingToRetry:
                 records[id] = record   // kept in memory: the waiting set reads its retry time
-                waiting.insert(id)
+                scheduler.wait(id, until: record.retryAt)
             case .downloading, .paused, .completed, .failed:
                 break
             }
@@ -99,22 +99,22 @@ extension EngineCore {
     /// does any more, a running transfer stops, keeping its part, and the download stays
     /// queued for a later run.
     func release(_ id: DownloadID, by claimant: Int32) {
-        guard var claimants = claimed?[id], claimants.remove(claimant) != nil else { return }
+        guard var claimants = scheduler.claimed?[id], claimants.remove(claimant) != nil else { return }
         guard claimants.isEmpty else {
-            claimed?[id] = claimants
+            scheduler.claimed?[id] = claimants
             return
         }
         guard let record = records[id], !record.placing else { return }   // a file being placed lands
-        claimed?[id] = nil
+        scheduler.claimed?[id] = nil
         switch record.status {
         case .downloading:
             stopTransfer(id)
             move(id, .requeue)
         case .queued:
-            queue.remove(key: record.queueKey)
+            scheduler.queue.remove(key: record.queueKey)
             space.holds[id] = nil
         case .waitingToRetry:
-            waiting.remove(id)
+            scheduler.stopWaiting(id)
         case .paused, .completed, .failed:
             break
         }
@@ -123,9 +123,9 @@ extension EngineCore {
     /// Pauses every download that would run (with `.claimedOnly`, also those only in the store).
     /// A download removed meanwhile answers `.notFound`, its only failure: nothing left to pause.
     func pauseAll(reply: CommandReply<Void>) {
-        var active = Set(queue.entries.map(\.id)).union(waiting).union(starting.keys).union(space.holds.keys)
+        var active = Set(scheduler.queue.entries.map(\.id)).union(scheduler.waiting).union(scheduler.starting.keys).union(space.holds.keys)
         active.formUnion(records.hot.values.filter { $0.status == .downloading }.map(\.request.id))
-        guard persistent, claimed != nil else {
+        guard persistent, scheduler.claimed != nil else {
             return forEach(Array(active), { loop, id in _ = loop.pause(id) }, done: { loop, result in reply(loop, result) }, ifClosed: reply.shutDown)
         }
         onWorker({ store in
@@ -180,12 +180,12 @@ extension EngineCore {
         let wasQueued = record.status == .queued && runs(id)
         // Waiting for room, it is queued again under its new priority: the start checks the room.
         space.holds[id] = nil
-        if wasQueued { queue.remove(key: record.queueKey) }
+        if wasQueued { scheduler.queue.remove(key: record.queueKey) }
         record.request.priority = priority
         records[id] = record
         if wasQueued {
-            queue.insert(id, key: record.queueKey, hosts: hostPair(of: record))
-            needsScheduling = true
+            scheduler.queue.insert(id, key: record.queueKey, hosts: hostPair(of: record))
+            scheduler.needsScheduling = true
         }
         persist(id)
         return .success(())
@@ -194,7 +194,7 @@ extension EngineCore {
     func setLimits(maxConcurrent: Int?, perHost: Int??) {
         if let maxConcurrent { configuration.maxConcurrentDownloads = EngineConfiguration.concurrency(maxConcurrent) }
         if let perHost { configuration.maxDownloadsPerHost = perHost.map { max(1, $0) } }
-        needsScheduling = true
+        scheduler.needsScheduling = true
     }
 
     func remove(_ id: DownloadID, deleteFile: Bool) -> Result<Void, DownloadManagerError> {
@@ -218,11 +218,11 @@ extension EngineCore {
         stopTransfer(id)
         abandonWARC(id)
         releaseStartingSlot(id)
-        if record.status == .queued { queue.remove(key: record.queueKey) }
-        waiting.remove(id)
+        if record.status == .queued { scheduler.queue.remove(key: record.queueKey) }
+        scheduler.stopWaiting(id)
         space.holds[id] = nil
         records.remove(id, sequence: record.sequence, deletionPending: persistent && !rowDeleted)
-        claimed?[id] = nil
+        scheduler.claimed?[id] = nil
         lastSaved[id] = nil
         if persistent && !rowDeleted { work.append(.delete(id, sequence: record.sequence)) }
         if let path = record.filePath {
@@ -308,9 +308,9 @@ extension EngineCore {
     }
 
     func hostPair(host: String, answered: String?) -> HostPair {
-        let first = hosts.id(host)
+        let first = scheduler.hosts.id(host)
         guard let answered, answered != host else { return HostPair(first: first) }
-        return HostPair(first: first, last: hosts.id(answered))
+        return HostPair(first: first, last: scheduler.hosts.id(answered))
     }
 
     /// `hostKey` of a URL as text, on its bytes (no URL parse): `host[:port]`, lowercase, without a

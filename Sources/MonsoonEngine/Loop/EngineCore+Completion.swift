@@ -163,12 +163,12 @@ extension EngineCore {
             record.lastError = failure.error
             record.retryAt = at
             if let status = hostStatus {
-                let pair = HostPair(first: hosts.id(record.host), last: answered?.id)
-                if let hold = hostHolds.record(status: status, download: id, hosts: pair, retryAt: at, namesWindow: failure.retryAfter != nil, now: now) {
+                let pair = HostPair(first: scheduler.hosts.id(record.host), last: answered?.id)
+                if let hold = scheduler.record(status: status, download: id, hosts: pair, retryAt: at, namesWindow: failure.retryAfter != nil, now: now) {
                     // The others on that host wait too: said in this one's retrying line.
                     let text = Self.holdText(host: answered?.key ?? record.host, until: hold.until, reason: hold.reason)
                     record.lastError?.message += "; " + text
-                    needsScheduling = true
+                    scheduler.needsScheduling = true
                 }
             }
             records[id] = record

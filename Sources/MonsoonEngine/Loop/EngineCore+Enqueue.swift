@@ -56,7 +56,7 @@ extension EngineCore {
                 }
                 loop.records.keepFresh(written.records, limit: Self.freshLimit)
                 if let last = written.records.last { loop.adoptedThrough = max(loop.adoptedThrough, last.sequence) }
-                loop.needsScheduling = true
+                loop.scheduler.needsScheduling = true
                 reply(loop, .success(ids))
             }
         }, ifClosed: reply.shutDown)
@@ -162,8 +162,8 @@ extension EngineCore {
             nextSequence = max(nextSequence, record.sequence + 1)
         }
         let id = record.request.id
-        claimed?[id, default: []].insert(Self.ownClaim)
-        queue.insert(id, key: record.queueKey, hosts: hostPair(of: record))
+        scheduler.claimed?[id, default: []].insert(Self.ownClaim)
+        scheduler.queue.insert(id, key: record.queueKey, hosts: hostPair(of: record))
         // Nobody asking (a bulk enqueue in a script, or a `get`, which knows what it added): build nothing.
         if hub.wants(.added) { emit(.added(record.snapshot())) }
         return id

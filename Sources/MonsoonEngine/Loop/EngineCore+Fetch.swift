@@ -48,7 +48,7 @@ extension EngineCore {
             return
         }
         fetchQueue.append(job)
-        needsScheduling = true
+        scheduler.needsScheduling = true
     }
 
     /// Queues the waiting fetches whose time has come, in the order they were posted.
@@ -57,7 +57,7 @@ extension EngineCore {
         let isDue = { (job: FetchJob) in (job.notBefore ?? now) <= now }
         fetchQueue += waitingFetches.filter(isDue)   // one cancelled meanwhile is skipped at its start
         waitingFetches.removeAll(where: isDue)
-        needsScheduling = true
+        scheduler.needsScheduling = true
     }
 
     /// When the first waiting fetch is due, if one waits.
@@ -79,7 +79,7 @@ extension EngineCore {
             multi.remove(transfer.easy)
             transfers[raw] = nil
             runningFetches -= 1
-            needsScheduling = true
+            scheduler.needsScheduling = true
             job.complete(.cancelled)
             return
         }
@@ -101,7 +101,7 @@ extension EngineCore {
 
     func finishFetch(_ transfer: Transfer, job: FetchJob, code: CURLcode) {
         runningFetches -= 1
-        needsScheduling = true
+        scheduler.needsScheduling = true
         let outcome = fetchOutcome(transfer, job: job, code: code)
         // With a WARC, the result may wait for the fetch's record (`WARCArchive.record(fetch:body:then:)`).
         guard let archive = configuration.warc, let exchanges = transfer.warcExchanges else { return job.complete(outcome) }

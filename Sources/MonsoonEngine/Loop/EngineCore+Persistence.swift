@@ -230,7 +230,7 @@ extension EngineCore {
         case .done(let next):
             if let next { nextSequence = max(nextSequence, next) }
             restoring = false
-            needsScheduling = true
+            scheduler.needsScheduling = true
             let waiting = adoptionsAfterRestore
             adoptionsAfterRestore = []
             if !waiting.isEmpty { adoptNewRows { loop, result in for done in waiting { done(loop, result) } } }
@@ -246,8 +246,8 @@ extension EngineCore {
         records[id] = record
         if !persistent, let path = record.filePath { worker.claimedPaths.withLock { $0[path] = id } }
         switch record.status {
-        case .queued where runs(id): queue.insert(id, key: record.queueKey, hosts: hostPair(of: record))
-        case .waitingToRetry where runs(id): waiting.insert(id)
+        case .queued where runs(id): scheduler.queue.insert(id, key: record.queueKey, hosts: hostPair(of: record))
+        case .waitingToRetry where runs(id): scheduler.wait(id, until: record.retryAt)
         default: break
         }
         if record.status != stored.status || record.bytes != stored.bytes { persist(id) } else { records.evictIfAtRest(id) }
@@ -301,6 +301,6 @@ extension EngineCore {
             }
             adoptedThrough = max(adoptedThrough, stored.sequence)
         }
-        needsScheduling = true
+        scheduler.needsScheduling = true
     }
 }

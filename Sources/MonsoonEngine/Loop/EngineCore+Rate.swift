@@ -16,7 +16,7 @@ extension EngineCore {
     func downloadBuffers() -> (kernel: Int?, curl: Int) {
         let unlimited = Self.downloadBufferSize(concurrency: configuration.maxConcurrentDownloads)
         guard let rate = configuration.maxBytesPerSecond else { return (nil, unlimited) }
-        let sizes = RateLimiter.buffers(rate: rate, sharedBy: runningDownloads, unlimited: unlimited)
+        let sizes = RateLimiter.buffers(rate: rate, sharedBy: scheduler.runningDownloads, unlimited: unlimited)
         return (sizes.kernel, sizes.curl)
     }
 

@@ -8,7 +8,7 @@ extension EngineCore {
     /// in between. Up to twice the concurrency is read ahead, in batches of at least the
     /// concurrency: the rows of a queue of a hundred thousand stay on disk.
     func prefetchStarts() {
-        guard persistent, !restoring, !stopping, !queue.isEmpty else { return }
+        guard persistent, !restoring, !stopping, !scheduler.queue.isEmpty else { return }
         let window = 2 * max(1, configuration.maxConcurrentDownloads)
         var missing: [DownloadID] = []
         // A list, not a set: a window of a few dozen ids, looked through only to let rows go,
@@ -19,30 +19,30 @@ extension EngineCore {
             // Read through the class at each entry, the table would be copied each time (eight
             // collections retained and released); this copy is gone before the table changes below.
             let records = self.records
-            queue.forEach { entry in
+            scheduler.queue.forEach { entry in
                 inWindow.append(entry.id)
-                if !records.isHot(entry.id), !prefetching.contains(entry.id), starting[entry.id] == nil { missing.append(entry.id) }
+                if !records.isHot(entry.id), !scheduler.prefetching.contains(entry.id), scheduler.starting[entry.id] == nil { missing.append(entry.id) }
                 return inWindow.count < window
             }
         }
         let seen = inWindow.count
         // Rows read ahead whose downloads left the line unstarted (a claim released, a host
         // held, others put before them) go back to the database.
-        if readAhead.count > window {
-            for id in readAhead where !inWindow.contains(id) && starting[id] == nil {
-                readAhead.remove(id)
+        if scheduler.readAhead.count > window {
+            for id in scheduler.readAhead where !inWindow.contains(id) && scheduler.starting[id] == nil {
+                scheduler.readAhead.remove(id)
                 records.evictIfAtRest(id)
             }
         }
         guard missing.count >= max(1, window / 2) || (missing.count > 0 && seen < window) else { return }
-        prefetching.formUnion(missing)
+        scheduler.prefetching.formUnion(missing)
         let ids = missing
         onWorker({ store in
             // A failed read only means these start the usual way, reading their rows then.
             (try? store?.records(withIDs: ids, skippingUnreadable: { _ in })) ?? []
         }, then: { loop, rows in
-            for id in ids { loop.prefetching.remove(id) }
-            loop.readAhead.formUnion(loop.records.adopt(rows))
+            for id in ids { loop.scheduler.prefetching.remove(id) }
+            loop.scheduler.readAhead.formUnion(loop.records.adopt(rows))
         }, ifClosed: {})
     }
 

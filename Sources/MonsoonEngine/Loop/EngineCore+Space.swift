@@ -132,8 +132,8 @@ extension EngineCore {
     /// Back in the queue: the start checks the room again.
     func letGoOfSpaceHold(_ id: DownloadID) {
         guard let hold = space.holds.removeValue(forKey: id), runs(id) else { return }
-        queue.insert(id, key: hold.key, hosts: hold.hosts)
-        needsScheduling = true
+        scheduler.queue.insert(id, key: hold.key, hosts: hold.hosts)
+        scheduler.needsScheduling = true
     }
 
     /// Why a download cannot start or go on for lack of room on the disk holding `folder`.

@@ -5,25 +5,25 @@ import Foundation
 /// Starting, deciding and finishing download transfers.
 extension EngineCore {
     func schedule(now: Date) {
-        needsScheduling = false
+        scheduler.needsScheduling = false
         guard !stopping else { return }
-        let scheduler = Scheduler(maxConcurrent: configuration.maxConcurrentDownloads, maxPerHost: configuration.maxDownloadsPerHost)
+        let policy = Scheduler(maxConcurrent: configuration.maxConcurrentDownloads, maxPerHost: configuration.maxDownloadsPerHost)
         // An attempt that ended while its part is prepared gives its slot back; past as many of
         // them as there are slots, the next ones wait (a slow disk worker slows starts). Whole
         // files handed to the worker hold no slot: `earlyBudget` bounds their bodies (and their
         // number: each is charged 64 KiB at least), and once a slow worker has it all, the next
         // bodies wait in curl for their parts, their transfers holding their slots.
         let awaitingParts = preparing.values.reduce(0) { $0 + ($1.state.phase.partWait?.ended != nil ? 1 : 0) }
-        let busy = runningDownloads + max(0, awaitingParts - configuration.maxConcurrentDownloads)
+        let busy = scheduler.runningDownloads + max(0, awaitingParts - configuration.maxConcurrentDownloads)
         // Nothing starts before the queue is restored (`requestRestore`); fetches do.
-        for entry in restoring ? [] : scheduler.selectEntries(from: queue, running: busy, runningPerHost: runningPerHost, hostsOnHold: hostHolds.until, now: now)
-        where starting[entry.id] == nil {   // queued again while its start is prepared: that start goes on
+        for entry in restoring ? [] : scheduler.select(policy, running: busy, now: now)
+        where scheduler.starting[entry.id] == nil {   // queued again while its start is prepared: that start goes on
             // The slot is taken now; the disk worker looks at the part (and reads the row when
             // it is not in memory), then `startPrepared` starts the transfer.
-            queue.remove(key: entry.key)
-            starting[entry.id] = entry
-            runningDownloads += 1
-            for host in entry.hosts.each { runningPerHost[host, default: 0] += 1 }
+            scheduler.queue.remove(key: entry.key)
+            scheduler.starting[entry.id] = entry
+            scheduler.runningDownloads += 1
+            for host in entry.hosts.each { scheduler.runningPerHost[host, default: 0] += 1 }
             let record = records.hot[entry.id]   // one copy, for the three looks below
             if let record, case .discard = record.request.destination {
                 // Nothing on disk to look at: the plan is made here.
@@ -40,16 +40,16 @@ extension EngineCore {
 
     /// Gives back the slot a download took when it was chosen to start.
     func releaseStartingSlot(_ id: DownloadID) {
-        guard let hosts = starting.removeValue(forKey: id)?.hosts else { return }
-        runningDownloads -= 1
+        guard let hosts = scheduler.starting.removeValue(forKey: id)?.hosts else { return }
+        scheduler.runningDownloads -= 1
         uncount(hosts.each)
-        needsScheduling = true
+        scheduler.needsScheduling = true
     }
 
     /// Starts the attempt the disk worker planned, unless the download was paused, removed or
     /// released meanwhile.
     func startPrepared(_ id: DownloadID, _ outcome: StartPreparation.Outcome) {
-        guard let entry = starting[id] else { return }   // removed meanwhile
+        guard let entry = scheduler.starting[id] else { return }   // removed meanwhile
         guard case .ready(let ready) = outcome else {
             releaseStartingSlot(id)
             if case .failed(let box) = outcome {
@@ -58,8 +58,8 @@ extension EngineCore {
                 // held a moment so the next turn does not ask again at once. A download paused
                 // meanwhile is found so when its row is read.
                 if records.hot[id].map({ $0.status == .queued }) ?? true, runs(id) {
-                    queue.insert(id, key: entry.key, hosts: entry.hosts)
-                    hostHolds.hold(HostPair(first: entry.hosts.first), until: configuration.clock.now.addingTimeInterval(1))
+                    scheduler.queue.insert(id, key: entry.key, hosts: entry.hosts)
+                    scheduler.hold(HostPair(first: entry.hosts.first), until: configuration.clock.now.addingTimeInterval(1))
                 }
             }
             return
@@ -69,7 +69,7 @@ extension EngineCore {
             releaseStartingSlot(id)
             return
         }
-        queue.remove(key: record.queueKey)   // when paused and resumed meanwhile
+        scheduler.queue.remove(key: record.queueKey)   // when paused and resumed meanwhile
         let plan = ready.plan
         if let part = ready.part {
             record.resume = plan.offset > 0 ? part.state : nil
@@ -96,9 +96,9 @@ extension EngineCore {
         }
         // The slot taken at selection is the transfer's now, with the hosts it counts on.
         transfer.countedHosts = entry.hosts.each
-        readAhead.remove(id)
+        scheduler.readAhead.remove(id)
         records.started(id)
-        starting[id] = nil
+        scheduler.starting[id] = nil
         transfers[transfer.easy.raw] = transfer
         running[id] = transfer
         records[id] = record
@@ -125,7 +125,7 @@ extension EngineCore {
         // dropped; an ended attempt that waited for it no longer holds back a start.
         if let waiting = preparing.removeValue(forKey: id) {
             waiting.discardEarly()
-            if waiting.state.phase.partWait?.ended != nil { needsScheduling = true }
+            if waiting.state.phase.partWait?.ended != nil { scheduler.needsScheduling = true }
         }
         guard let transfer = running[id] else { return true }
         transfers[transfer.easy.raw] = nil
@@ -149,9 +149,9 @@ extension EngineCore {
 
     func releaseSlot(_ id: DownloadID) {
         guard let ended = running.removeValue(forKey: id) else { return }
-        runningDownloads -= 1
+        scheduler.runningDownloads -= 1
         uncount(ended.countedHosts)
-        needsScheduling = true
+        scheduler.needsScheduling = true
         // What it still expected to write is no longer spoken for: a held download may fit now.
         if ended.limits.volume != nil { releaseSpaceHolds() }
         // Told last: a refusal stops the transfer (`refused`), which then finds no slot to release
@@ -162,8 +162,8 @@ extension EngineCore {
     /// Takes a transfer off the per-host counts of `hosts`.
     func uncount(_ hosts: [Int]) {
         for host in hosts {
-            runningPerHost[host, default: 1] -= 1
-            if runningPerHost[host] == 0 { runningPerHost[host] = nil }
+            scheduler.runningPerHost[host, default: 1] -= 1
+            if scheduler.runningPerHost[host] == 0 { scheduler.runningPerHost[host] = nil }
         }
     }
 
@@ -173,13 +173,13 @@ extension EngineCore {
     @discardableResult
     func countAnsweringHost(_ transfer: Transfer) -> (id: Int, key: String)? {
         guard let url = transfer.easy.string(CURLINFO_EFFECTIVE_URL), let key = Self.hostKey(text: url) else { return nil }
-        let host = hosts.id(key)
+        let host = scheduler.hosts.id(key)
         if let id = transfer.downloadID {
             records.update(id) { $0.answeredHost = key }
             // Only while it holds a slot: a transfer that ended has been taken off the counts.
             if running[id] === transfer, !transfer.countedHosts.contains(host) {
                 transfer.countedHosts.append(host)
-                runningPerHost[host, default: 0] += 1
+                scheduler.runningPerHost[host, default: 0] += 1
             }
         }
         return (host, key)
@@ -285,7 +285,7 @@ extension EngineCore {
         if let transfer {
             preparing[id] = nil
             // One fewer ended attempt waits for its part: a start it held back may go now.
-            if transfer.state.phase.partWait?.ended != nil { needsScheduling = true }
+            if transfer.state.phase.partWait?.ended != nil { scheduler.needsScheduling = true }
             handle(id, .bodyReady)
         }
         let path: String? = switch outcome {

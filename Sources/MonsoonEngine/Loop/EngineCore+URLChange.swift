@@ -15,8 +15,8 @@ extension EngineCore {
         if outcome == .stopAndQueueAgain { stopTransfer(id) }
         guard var record = records[id] else { return .failure(.notFound(id)) }
         // Queued in line under its old hosts: taken out and put back under the new ones.
-        let inLine = record.status == .queued && runs(id) && space.holds[id] == nil && starting[id] == nil
-        if inLine { queue.remove(key: record.queueKey) }
+        let inLine = record.status == .queued && runs(id) && space.holds[id] == nil && scheduler.starting[id] == nil
+        if inLine { scheduler.queue.remove(key: record.queueKey) }
         record.request.url = url
         record.host = Self.hostKey(url)
         record.urlChanged = true
@@ -29,8 +29,8 @@ extension EngineCore {
         }
         records[id] = record
         if inLine {
-            queue.insert(id, key: record.queueKey, hosts: hostPair(of: record))
-            needsScheduling = true
+            scheduler.queue.insert(id, key: record.queueKey, hosts: hostPair(of: record))
+            scheduler.needsScheduling = true
         }
         switch outcome {
         case .keepStatus:

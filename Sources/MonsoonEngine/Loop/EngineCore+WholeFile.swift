@@ -89,7 +89,7 @@ extension EngineCore {
                 }
             }
             earlyBudget.giveBack(answer.body)
-            needsScheduling = true   // a start it held back may go now
+            scheduler.needsScheduling = true   // a start it held back may go now
             let id = answer.id
             // Its own save, confirmed first: a save queued after it may have written the row again
             // without the file (then the completion is saved once more).

@@ -25,19 +25,14 @@ final class EngineCore {
     let placer: Placer
 
     var records: RecordTable
-    var hosts = HostTable()
-    var queue = QueueIndex()
+    /// The line of queued downloads, their slots, retries and held hosts, with their timers.
+    var scheduler: DownloadScheduler
     var nextSequence = 0
     /// Transfers by their easy handle, for curl's completion messages.
     var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
     /// The running download transfers by download (that they run is their machines' phase;
     /// this finds their handles).
     var running: [DownloadID: Transfer] = [:]
-    var runningDownloads = 0
-    var runningPerHost: [Int: Int] = [:]
-    var waiting: Set<DownloadID> = []
-    /// Hosts held after a 429, or 503s from several downloads (see `HostHolds`).
-    var hostHolds = HostHolds()
     /// The disks downloads write to (what each may still take) and the downloads waiting for room.
     let space = SpaceLedger()
     var lastSpaceCheck = Date.distantPast
@@ -55,13 +50,6 @@ final class EngineCore {
     let worker: DiskWorker
     /// What this turn of the loop hands the worker (see `submitWork`).
     var work: [DiskWorker.Work] = []
-    /// Downloads chosen to start whose part the worker is looking at, with their queue entry
-    /// (they hold a slot).
-    var starting: [DownloadID: QueueIndex.Entry] = [:]
-    /// Queued downloads whose rows the worker is reading ahead of their start (`prefetchStarts`).
-    var prefetching: Set<DownloadID> = []
-    /// Downloads whose rows were read ahead and kept in memory, until they start or leave the line.
-    var readAhead: Set<DownloadID> = []
     /// Parts asked of the disk worker and not yet answered, by download (`plannedHere` leaves
     /// those to the worker, in order after the answer, which may name the file).
     var partsAsked: [DownloadID: Int] = [:]
@@ -72,7 +60,6 @@ final class EngineCore {
     var preparing: [DownloadID: Transfer] = [:]
     /// What had to wait until curl returned (`stopTransfer` asked from inside one of its callbacks).
     var afterCurl: [(EngineCore) -> Void] = []
-    var needsScheduling = true
     var pendingEvents: [DownloadEvent] = []
     private var lastProgress = Date.distantPast
     var idleWaiters: [CheckedContinuation<Void, Never>] = []
@@ -105,10 +92,6 @@ final class EngineCore {
     /// Other processes' commands still to apply, oldest first, each batch with the seq it
     /// ends at (see `apply(_:through:)`).
     var commandBatches: [(commands: ArraySlice<DownloadCommand>, through: Int)] = []
-    /// With `QueueScope.claimedOnly`, the downloads this engine may start, each with who
-    /// wants it: `ownClaim` for this process, else the pids of the processes that handed it
-    /// over. Nil: all of them.
-    var claimed: [DownloadID: Set<Int32>]?
     /// The claimant standing for this process (its own enqueues and `claim` calls).
     static let ownClaim: Int32 = 0
 
@@ -134,7 +117,7 @@ final class EngineCore {
         placer = Placer(inbox: inbox, warc: configuration.warc)
         records = RecordTable(persistent: workerStore != nil)
         rateLimiter = configuration.maxBytesPerSecond.map { RateLimiter(bytesPerSecond: $0) }
-        if configuration.scope == .claimedOnly { claimed = [:] }
+        scheduler = DownloadScheduler(claimedOnly: configuration.scope == .claimedOnly)
         inbox.attach(multi)
         if workerStore != nil { requestRestore() }
     }
@@ -149,7 +132,7 @@ final class EngineCore {
         let now = configuration.clock.now
         promoteDueRetries(now: now)
         promoteDueFetches(now: now)
-        if needsScheduling { schedule(now: now) }
+        if scheduler.needsScheduling { schedule(now: now) }
         multi.perform()
         paceTransfers()
         startDueWriteback()
@@ -160,7 +143,7 @@ final class EngineCore {
             if let transfer = transfers.removeValue(forKey: easy) { finish(transfer, code: code) }
         }
         placePending()
-        if needsScheduling { schedule(now: configuration.clock.now) }
+        if scheduler.needsScheduling { schedule(now: configuration.clock.now) }
         publishProgress(now: configuration.clock.now, force: false)
         resumeIdleWaitersIfIdle()
         submitWork()
@@ -182,16 +165,11 @@ final class EngineCore {
     /// progress report or refill of the rate limit. curl shortens it further for its own
     /// timers; a posted job or socket activity ends it at once.
     private func pollTimeout(now: Date) -> Int32 {
-        if needsScheduling { return 0 }
+        if scheduler.needsScheduling { return 0 }
         var deadline = now.addingTimeInterval(30)
         if !transfers.isEmpty { deadline = min(deadline, lastProgress.addingTimeInterval(Self.progressInterval)) }
-        for id in waiting {
-            if let at = records[id]?.retryAt { deadline = min(deadline, at) }
-        }
+        if let due = scheduler.nextDeadline { deadline = min(deadline, due) }
         if let due = nextFetchDue { deadline = min(deadline, due) }
-        if !queue.isEmpty {
-            for until in hostHolds.until.values where until > now { deadline = min(deadline, until) }
-        }
         // Downloads waiting for room: their disks are measured again now and then.
         if !space.holds.isEmpty { deadline = min(deadline, lastSpaceCheck.addingTimeInterval(SpacePolicy.measureInterval)) }
         // Transfers paused for the rate limit: when its bucket has refilled.
@@ -201,18 +179,12 @@ final class EngineCore {
     }
 
     private func promoteDueRetries(now: Date) {
-        for id in waiting {
-            guard var record = records[id], let at = record.retryAt, at <= now else { continue }
-            waiting.remove(id)
+        for id in scheduler.takeDue(now: now) {
+            guard var record = records[id] else { continue }
             record.retryAt = nil
             records[id] = record
             move(id, .requeue)
         }
-        // A hold that ran out lets its host's queued downloads start: the poll woke for it, and
-        // nothing else may schedule them (a start whose row could not be read, held alone).
-        let held = hostHolds.until.count
-        hostHolds.expire(now: now)
-        if hostHolds.until.count < held, !queue.isEmpty { needsScheduling = true }
     }
 
     // MARK: - Events
@@ -264,13 +236,13 @@ final class EngineCore {
         let held = event == .holdForSpace
         // Anything else that happens to a download waiting for room ends the wait.
         if !held && !space.holds.isEmpty { space.holds[id] = nil }
-        if old == .queued && status != .queued { queue.remove(key: moved.key) }
-        if old == .waitingToRetry && status != .waitingToRetry { waiting.remove(id) }
+        if old == .queued && status != .queued { scheduler.queue.remove(key: moved.key) }
+        if old == .waitingToRetry && status != .waitingToRetry { scheduler.stopWaiting(id) }
         if status == .queued && old != .queued && runs(id) && !held {
-            queue.insert(id, key: moved.key, hosts: hostPair(host: moved.host, answered: moved.answered))
-            needsScheduling = true
+            scheduler.queue.insert(id, key: moved.key, hosts: hostPair(host: moved.host, answered: moved.answered))
+            scheduler.needsScheduling = true
         }
-        if status == .waitingToRetry && runs(id) { waiting.insert(id) }
+        if status == .waitingToRetry && runs(id) { scheduler.wait(id, until: records[id]?.retryAt) }
         if saving { persist(id) }
         // A hold says why even when the download was queued already (it never started).
         if old != status || held, hub.wants(.statusChanged), let snapshot = records.update(id, { $0.snapshot() }) { emit(.statusChanged(snapshot)) }
@@ -314,13 +286,13 @@ final class EngineCore {
 
     /// Whether this engine may start `id` (see `QueueScope`).
     func runs(_ id: DownloadID) -> Bool {
-        claimed.map { $0[id] != nil } ?? true
+        scheduler.runs(id)
     }
 
     // MARK: - Idle
 
     var isIdle: Bool {
-        !restoring && queue.isEmpty && waiting.isEmpty && runningDownloads == 0 && starting.isEmpty && !records.hot.values.contains { $0.placing || $0.status == .downloading }
+        !restoring && scheduler.queue.isEmpty && scheduler.waiting.isEmpty && scheduler.runningDownloads == 0 && scheduler.starting.isEmpty && !records.hot.values.contains { $0.placing || $0.status == .downloading }
     }
 
     /// Answers the idle waiters once the rows and events of the idle queue are out.

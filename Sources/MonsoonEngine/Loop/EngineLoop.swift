@@ -93,7 +93,7 @@ struct EngineLoop {
     /// and of a stalled worker: what the loop holds back cannot be seen from outside otherwise.
     /// Nothing else reads it.
     var waitingForParts: WaitingForParts {
-        WaitingForParts(slotsTaken: core.runningDownloads,
+        WaitingForParts(slotsTaken: core.scheduler.runningDownloads,
                         bodiesHeldBack: core.transfers.values.count { $0.state.phase.partWait?.held != nil },
                         attemptsEndedBeforeTheirParts: core.preparing.values.count { $0.state.phase.partWait?.ended != nil },
                         transfersHeldInCurl: core.transfers.values.count { $0.state.paused.contains(.preparing) })

@@ -1,0 +1,122 @@
+import Foundation
+
+/// Which downloads may start and when: the line of queued downloads, the slots they take, the
+/// downloads waiting to retry, the held hosts, and their timers.
+///
+/// The loop owns one and routes to it; only the transfer thread touches it. Its timers (each
+/// waiting download's retry, each held host's end) are kept in a `DeadlineHeap`, so the poll's
+/// timeout and what is due cost O(log n) instead of a walk over every waiting download on every
+/// turn of the loop. Which queued downloads start is decided by the pure `Scheduler`.
+struct DownloadScheduler {
+    /// A timer: a download's retry, or the end of a host's hold.
+    enum Timer: Hashable {
+        case retry(DownloadID)
+        case holdEnd(host: Int)
+    }
+
+    var queue = QueueIndex()
+    var hosts = HostTable()
+    var runningDownloads = 0
+    var runningPerHost: [Int: Int] = [:]
+    /// Downloads waiting to retry (those without a retry time wait until something moves them).
+    private(set) var waiting: Set<DownloadID> = []
+    /// Hosts held after a 429, or 503s from several downloads (see `HostHolds`).
+    private(set) var hostHolds = HostHolds()
+    private(set) var timers = DeadlineHeap<Timer>()
+    /// Downloads chosen to start whose part the worker is looking at, with their queue entry
+    /// (they hold a slot).
+    var starting: [DownloadID: QueueIndex.Entry] = [:]
+    /// Queued downloads whose rows the worker is reading ahead of their start (`prefetchStarts`).
+    var prefetching: Set<DownloadID> = []
+    /// Downloads whose rows were read ahead and kept in memory, until they start or leave the line.
+    var readAhead: Set<DownloadID> = []
+    /// With `QueueScope.claimedOnly`, the downloads this engine may start, each with who
+    /// wants it: `ownClaim` for this process, else the pids of the processes that handed it
+    /// over. Nil: all of them.
+    var claimed: [DownloadID: Set<Int32>]?
+    var needsScheduling = true
+
+    init(claimedOnly: Bool = false) {
+        if claimedOnly { claimed = [:] }
+    }
+
+    // MARK: - Retries
+
+    /// `id` waits to retry at `at` (nil: until something moves it); a new time replaces the old.
+    mutating func wait(_ id: DownloadID, until at: Date?) {
+        waiting.insert(id)
+        if let at { timers.schedule(.retry(id), at: at) } else { timers.cancel(.retry(id)) }
+    }
+
+    /// `id` no longer waits to retry (retried now, paused, removed, released): its timer goes too,
+    /// so it never wakes the loop.
+    mutating func stopWaiting(_ id: DownloadID) {
+        waiting.remove(id)
+        timers.cancel(.retry(id))
+    }
+
+    // MARK: - Host holds
+
+    /// Holds `hosts` until `date` (or longer, if already held longer).
+    mutating func hold(_ hosts: HostPair, until date: Date) {
+        hostHolds.hold(hosts, until: date)
+        scheduleHoldEnds(hosts)
+    }
+
+    /// What an error status means for a download's hosts (see `HostHolds.record`).
+    mutating func record(status: Int, download: DownloadID, hosts: HostPair, retryAt: Date, namesWindow: Bool, now: Date) -> (until: Date, reason: HostHolds.Reason)? {
+        let hold = hostHolds.record(status: status, download: download, hosts: hosts, retryAt: retryAt, namesWindow: namesWindow, now: now)
+        if hold != nil { scheduleHoldEnds(hosts) }
+        return hold
+    }
+
+    /// Lifts the holds of `hosts` (the user retries a download on them now), with their timers.
+    mutating func lift(_ hosts: HostPair) {
+        hostHolds.lift(hosts)
+        for host in hosts.each { timers.cancel(.holdEnd(host: host)) }
+    }
+
+    private mutating func scheduleHoldEnds(_ hosts: HostPair) {
+        for host in hosts.each {
+            if let end = hostHolds.until[host] { timers.schedule(.holdEnd(host: host), at: end) }
+        }
+    }
+
+    // MARK: - Timers
+
+    /// When the next timer is due, if any.
+    var nextDeadline: Date? { timers.next?.at }
+
+    /// Takes the timers due at `now`: returns the downloads whose retry is due, earliest first
+    /// (no longer waiting: the loop requeues them). A hold that ran out lets its host's queued
+    /// downloads start: nothing else may schedule them (a start whose row could not be read,
+    /// held alone), so it asks for scheduling.
+    mutating func takeDue(now: Date) -> [DownloadID] {
+        var retries: [DownloadID] = []
+        var holdEnded = false
+        for timer in timers.popDue(now: now) {
+            switch timer {
+            case .retry(let id):
+                waiting.remove(id)
+                retries.append(id)
+            case .holdEnd:
+                holdEnded = true
+            }
+        }
+        if holdEnded {
+            hostHolds.expire(now: now)
+            if !queue.isEmpty { needsScheduling = true }
+        }
+        return retries
+    }
+
+    /// The downloads to start now (see `Scheduler.selectEntries`).
+    func select(_ policy: Scheduler, running: Int, now: Date) -> [QueueIndex.Entry] {
+        policy.selectEntries(from: queue, running: running, runningPerHost: runningPerHost, hostsOnHold: hostHolds.until, now: now)
+    }
+
+    /// Whether this engine may start `id` (see `QueueScope`).
+    func runs(_ id: DownloadID) -> Bool {
+        claimed.map { $0[id] != nil } ?? true
+    }
+}
