@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+@testable import MonsoonEngine
+
+/// The scheduler's timers: retries come due in order, a hold's end lets its host's downloads
+/// start, and a download that leaves the waiting set leaves no timer behind to wake the loop.
+@Suite struct DownloadSchedulerTests {
+    private let now = Date(timeIntervalSince1970: 1_700_000_000)
+    private let policy = Scheduler(maxConcurrent: 4, maxPerHost: nil)
+
+    @Test func retriesComeDueInTheOrderOfTheirTimes() {
+        var scheduler = DownloadScheduler()
+        scheduler.wait("c", until: now + 3)
+        scheduler.wait("a", until: now + 1)
+        scheduler.wait("b", until: now + 2)
+        #expect(scheduler.nextDeadline == now + 1)
+        #expect(scheduler.takeDue(now: now + 0.5).isEmpty)
+        #expect(scheduler.takeDue(now: now + 2) == ["a", "b"])
+        #expect(scheduler.waiting == ["c"])
+        #expect(scheduler.nextDeadline == now + 3)
+        // A new time for the same download replaces its old one.
+        scheduler.wait("c", until: now + 10)
+        #expect(scheduler.takeDue(now: now + 5).isEmpty)
+        #expect(scheduler.takeDue(now: now + 10) == ["c"])
+        #expect(scheduler.waiting.isEmpty && scheduler.nextDeadline == nil)
+    }
+
+    @Test func theEndOfAHostsHoldMakesItsDownloadsSchedulable() {
+        var scheduler = DownloadScheduler()
+        scheduler.queue.insert("held", key: QueueIndex.Key(priority: 0, sequence: 0), hosts: HostPair(first: 0))
+        scheduler.queue.insert("other", key: QueueIndex.Key(priority: 0, sequence: 1), hosts: HostPair(first: 1))
+        let hold = scheduler.record(status: 429, download: "earlier", hosts: HostPair(first: 0), retryAt: now + 5, namesWindow: true, now: now)
+        #expect(hold?.until == now + 5)
+        #expect(scheduler.select(policy, running: 0, now: now + 1).map(\.id) == ["other"])
+        scheduler.needsScheduling = false
+        #expect(scheduler.nextDeadline == now + 5, "the poll wakes when the hold ends")
+        #expect(scheduler.takeDue(now: now + 4.9).isEmpty && !scheduler.needsScheduling)
+        #expect(scheduler.takeDue(now: now + 5).isEmpty, "a hold's end is no retry")
+        #expect(scheduler.needsScheduling)
+        #expect(scheduler.select(policy, running: 0, now: now + 5).map(\.id) == ["held", "other"])
+        #expect(scheduler.nextDeadline == nil)
+    }
+
+    @Test func aLongerHoldMovesItsEndAndAnEmptyLineAsksForNoScheduling() {
+        var scheduler = DownloadScheduler()
+        scheduler.hold(HostPair(first: 0, last: 1), until: now + 2)
+        scheduler.hold(HostPair(first: 1), until: now + 6)
+        scheduler.needsScheduling = false
+        #expect(scheduler.takeDue(now: now + 2).isEmpty)
+        #expect(scheduler.hostHolds.until[0] == nil && scheduler.hostHolds.until[1] == now + 6)
+        #expect(scheduler.nextDeadline == now + 6)
+        // Nothing queued: nothing for the hold's end to start.
+        #expect(scheduler.takeDue(now: now + 6).isEmpty && !scheduler.needsScheduling)
+    }
+
+    /// Retried now, paused, removed or released: the download leaves the waiting set, and its
+    /// timer with it, so the poll never wakes for it and it never comes due.
+    @Test func aRetryThatMovesCancelsItsTimer() {
+        var scheduler = DownloadScheduler()
+        scheduler.wait("retriedNow", until: now + 1)
+        scheduler.wait("paused", until: now + 2)
+        scheduler.wait("removed", until: now + 3)
+        scheduler.wait("stays", until: now + 4)
+        scheduler.stopWaiting("retriedNow")
+        scheduler.stopWaiting("paused")
+        scheduler.stopWaiting("removed")
+        #expect(scheduler.waiting == ["stays"])
+        #expect(scheduler.nextDeadline == now + 4, "no stale wake-up")
+        #expect(scheduler.takeDue(now: now + 3.5).isEmpty)
+        // Waiting again without a time: it waits until something moves it, with no timer.
+        scheduler.wait("stays", until: nil)
+        #expect(scheduler.nextDeadline == nil && scheduler.waiting == ["stays"])
+        #expect(scheduler.takeDue(now: .distantFuture).isEmpty)
+    }
+
+    @Test func aLiftedHoldCancelsItsEnd() {
+        var scheduler = DownloadScheduler()
+        scheduler.queue.insert("a", key: QueueIndex.Key(priority: 0, sequence: 0), hosts: HostPair(first: 0, last: 1))
+        scheduler.hold(HostPair(first: 0, last: 1), until: now + 5)
+        #expect(scheduler.select(policy, running: 0, now: now).isEmpty)
+        scheduler.lift(HostPair(first: 0, last: 1))
+        #expect(scheduler.nextDeadline == nil)
+        #expect(scheduler.select(policy, running: 0, now: now).map(\.id) == ["a"])
+    }
+
+    @Test func claimedOnlyRunsWhatIsClaimed() {
+        var scheduler = DownloadScheduler(claimedOnly: true)
+        #expect(!scheduler.runs("a"))
+        scheduler.claimed?["a", default: []].insert(EngineCore.ownClaim)
+        #expect(scheduler.runs("a") && !scheduler.runs("b"))
+        #expect(DownloadScheduler().runs("b"))
+    }
+}
