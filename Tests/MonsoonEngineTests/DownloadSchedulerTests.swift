@@ -91,3 +91,26 @@ import Testing
         #expect(DownloadScheduler().runs("b"))
     }
 }
+
+/// The slots: a download chosen to start takes one on each of its hosts until it gives it back.
+@Suite struct DownloadSchedulerSlotTests {
+    private let now = Date(timeIntervalSince1970: 1_700_000_000)
+
+    @Test func aChosenDownloadTakesASlotOnEachHostUntilItGivesItBack() {
+        var scheduler = DownloadScheduler()
+        let policy = Scheduler(maxConcurrent: 4, maxPerHost: 1)
+        scheduler.queue.insert("a", key: QueueIndex.Key(priority: 0, sequence: 0), hosts: HostPair(first: 0, last: 1))
+        scheduler.queue.insert("b", key: QueueIndex.Key(priority: 0, sequence: 1), hosts: HostPair(first: 1))
+        let chosen = scheduler.select(policy, running: scheduler.runningDownloads, now: now)
+        #expect(chosen.map(\.id) == ["a"], "b shares a's second host, at its limit")
+        scheduler.needsScheduling = false
+        for entry in chosen { scheduler.take(entry) }
+        #expect(scheduler.runningDownloads == 1 && scheduler.runningPerHost == [0: 1, 1: 1])
+        #expect(scheduler.queue.count == 1 && scheduler.starting["a"] != nil)
+        #expect(scheduler.select(policy, running: scheduler.runningDownloads, now: now).isEmpty)
+        scheduler.releaseStartingSlot("a")
+        scheduler.releaseStartingSlot("a")   // a second time: it holds none
+        #expect(scheduler.runningDownloads == 0 && scheduler.runningPerHost.isEmpty && scheduler.needsScheduling)
+        #expect(scheduler.select(policy, running: 0, now: now).map(\.id) == ["b"])
+    }
+}

@@ -16,8 +16,10 @@ struct DownloadScheduler {
 
     var queue = QueueIndex()
     var hosts = HostTable()
-    var runningDownloads = 0
-    var runningPerHost: [Int: Int] = [:]
+    /// Slots taken: downloads starting or running.
+    private(set) var runningDownloads = 0
+    /// Transfers running per host (a transfer counts on each of its hosts; fetches count too).
+    private(set) var runningPerHost: [Int: Int] = [:]
     /// Downloads waiting to retry (those without a retry time wait until something moves them).
     private(set) var waiting: Set<DownloadID> = []
     /// Hosts held after a 429, or 503s from several downloads (see `HostHolds`).
@@ -38,6 +40,43 @@ struct DownloadScheduler {
 
     init(claimedOnly: Bool = false) {
         if claimedOnly { claimed = [:] }
+    }
+
+    // MARK: - Slots
+
+    /// `entry` was chosen to start: it leaves the line and takes a slot on its hosts while the
+    /// disk worker looks at its part.
+    mutating func take(_ entry: QueueIndex.Entry) {
+        queue.remove(key: entry.key)
+        starting[entry.id] = entry
+        runningDownloads += 1
+        count(entry.hosts.each)
+    }
+
+    /// Gives back the slot `id` took when it was chosen to start, if it still holds it.
+    mutating func releaseStartingSlot(_ id: DownloadID) {
+        guard let hosts = starting.removeValue(forKey: id)?.hosts else { return }
+        releaseSlot(countedOn: hosts.each)
+    }
+
+    /// Gives back a running download's slot, counted on `hosts`.
+    mutating func releaseSlot(countedOn hosts: [Int]) {
+        runningDownloads -= 1
+        uncount(hosts)
+        needsScheduling = true
+    }
+
+    /// Counts a running transfer on `hosts` for the per-host limit.
+    mutating func count(_ hosts: [Int]) {
+        for host in hosts { runningPerHost[host, default: 0] += 1 }
+    }
+
+    /// Takes a transfer off the per-host counts of `hosts`.
+    mutating func uncount(_ hosts: [Int]) {
+        for host in hosts {
+            runningPerHost[host, default: 1] -= 1
+            if runningPerHost[host] == 0 { runningPerHost[host] = nil }
+        }
     }
 
     // MARK: - Retries

@@ -217,7 +217,7 @@ extension EngineCore {
         let id = record.request.id
         stopTransfer(id)
         abandonWARC(id)
-        releaseStartingSlot(id)
+        scheduler.releaseStartingSlot(id)
         if record.status == .queued { scheduler.queue.remove(key: record.queueKey) }
         scheduler.stopWaiting(id)
         space.holds[id] = nil

@@ -24,7 +24,7 @@ extension EngineCore {
         guard let measured = ready.space else { return (true, nil) }
         let folder = record.request.destination.folder
         if measured.readOnly {
-            releaseStartingSlot(id)
+            scheduler.releaseStartingSlot(id)
             fail(id, DownloadError(.fileSystem, "the disk holding \(folder) is mounted read-only: nothing can be written there; "
                                    + "download to another folder (-o), or remount it read-write"))
             return (false, nil)
@@ -42,7 +42,7 @@ extension EngineCore {
         let othersWrite = running.values.contains { $0.limits.volume === disk }
         let full = !SpacePolicy.fits(needed: 0, allowance: disk.allowance, committed: committed)
         guard (fits || (known == nil && !othersWrite)) && !full else {
-            releaseStartingSlot(id)
+            scheduler.releaseStartingSlot(id)
             let message = Self.spaceMessage(folder: disk.folder, needed: needed, committed: committed, allowance: disk.allowance,
                                             reserve: configuration.diskReserve, stoppedAt: nil)
             holdForSpace(id, DownloadError(.notEnoughDiskSpace, message), volume: disk.id, needed: needed ?? SpacePolicy.unknownSizeNeed,

@@ -20,10 +20,7 @@ extension EngineCore {
         where scheduler.starting[entry.id] == nil {   // queued again while its start is prepared: that start goes on
             // The slot is taken now; the disk worker looks at the part (and reads the row when
             // it is not in memory), then `startPrepared` starts the transfer.
-            scheduler.queue.remove(key: entry.key)
-            scheduler.starting[entry.id] = entry
-            scheduler.runningDownloads += 1
-            for host in entry.hosts.each { scheduler.runningPerHost[host, default: 0] += 1 }
+            scheduler.take(entry)
             let record = records.hot[entry.id]   // one copy, for the three looks below
             if let record, case .discard = record.request.destination {
                 // Nothing on disk to look at: the plan is made here.
@@ -38,20 +35,12 @@ extension EngineCore {
         startQueuedFetches()
     }
 
-    /// Gives back the slot a download took when it was chosen to start.
-    func releaseStartingSlot(_ id: DownloadID) {
-        guard let hosts = scheduler.starting.removeValue(forKey: id)?.hosts else { return }
-        scheduler.runningDownloads -= 1
-        uncount(hosts.each)
-        scheduler.needsScheduling = true
-    }
-
     /// Starts the attempt the disk worker planned, unless the download was paused, removed or
     /// released meanwhile.
     func startPrepared(_ id: DownloadID, _ outcome: StartPreparation.Outcome) {
         guard let entry = scheduler.starting[id] else { return }   // removed meanwhile
         guard case .ready(let ready) = outcome else {
-            releaseStartingSlot(id)
+            scheduler.releaseStartingSlot(id)
             if case .failed(let box) = outcome {
                 storeError = box.error
                 // The row could not be read (the database busy, say): back in the queue, its host
@@ -66,7 +55,7 @@ extension EngineCore {
         }
         var record = records.hot[id] ?? ready.record
         guard record.status == .queued, runs(id), !stopping else {
-            releaseStartingSlot(id)
+            scheduler.releaseStartingSlot(id)
             return
         }
         scheduler.queue.remove(key: record.queueKey)   // when paused and resumed meanwhile
@@ -79,7 +68,7 @@ extension EngineCore {
         }
         records[id] = record
         if let refusal = DownloadRequest.refusal(of: record.request.url) {
-            releaseStartingSlot(id)
+            scheduler.releaseStartingSlot(id)
             fail(id, DownloadError(.unsupportedScheme, refusal))
             return
         }
@@ -90,7 +79,7 @@ extension EngineCore {
         guard room.starts else { return }
         let transfer = Transfer.download(id, record, plan: plan, expected: expected, volume: room.volume, engine: self)
         guard multi.add(transfer.easy) else {
-            releaseStartingSlot(id)
+            scheduler.releaseStartingSlot(id)
             fail(id, DownloadError(.network, "libcurl refused to start the transfer"))
             return
         }
@@ -149,22 +138,12 @@ extension EngineCore {
 
     func releaseSlot(_ id: DownloadID) {
         guard let ended = running.removeValue(forKey: id) else { return }
-        scheduler.runningDownloads -= 1
-        uncount(ended.countedHosts)
-        scheduler.needsScheduling = true
+        scheduler.releaseSlot(countedOn: ended.countedHosts)
         // What it still expected to write is no longer spoken for: a held download may fit now.
         if ended.limits.volume != nil { releaseSpaceHolds() }
         // Told last: a refusal stops the transfer (`refused`), which then finds no slot to release
         // again, instead of asking the machine the same question without end.
         _ = handle(id, .attemptEnded)
-    }
-
-    /// Takes a transfer off the per-host counts of `hosts`.
-    func uncount(_ hosts: [Int]) {
-        for host in hosts {
-            scheduler.runningPerHost[host, default: 1] -= 1
-            if scheduler.runningPerHost[host] == 0 { scheduler.runningPerHost[host] = nil }
-        }
     }
 
     /// The host that answered `transfer` at the end of its redirects, counted for the per-host
@@ -179,7 +158,7 @@ extension EngineCore {
             // Only while it holds a slot: a transfer that ended has been taken off the counts.
             if running[id] === transfer, !transfer.countedHosts.contains(host) {
                 transfer.countedHosts.append(host)
-                scheduler.runningPerHost[host, default: 0] += 1
+                scheduler.count([host])
             }
         }
         return (host, key)
