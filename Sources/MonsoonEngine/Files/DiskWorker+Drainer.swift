@@ -329,7 +329,7 @@ extension DiskWorker {
             if checksSpace, let total = preparation.total,
                let free = FileSystem.freeSpace(at: FileSystem.nearestExistingFolder(LocalFile.folder(of: path))),
                free < (total - preparation.offset) + preparation.diskReserve {
-                let message = EngineCore.spaceMessage(folder: LocalFile.folder(of: path), needed: total - preparation.offset, committed: 0,
+                let message = SpaceGovernor.message(folder: LocalFile.folder(of: path), needed: total - preparation.offset, committed: 0,
                                                       allowance: free - preparation.diskReserve, reserve: preparation.diskReserve, stoppedAt: nil)
                 return Choice(path: path, error: DownloadError(.notEnoughDiskSpace, message))
             }

@@ -216,7 +216,7 @@ extension EngineCore {
     func forget(_ record: DownloadRecord, deleteFiles: Bool, rowDeleted: Bool) {
         let id = record.request.id
         stopTransfer(id)
-        abandonWARC(id)
+        placements.abandon(id)
         scheduler.releaseStartingSlot(id)
         if record.status == .queued { scheduler.queue.remove(key: record.queueKey) }
         scheduler.stopWaiting(id)

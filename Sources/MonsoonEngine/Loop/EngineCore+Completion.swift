@@ -72,8 +72,8 @@ extension EngineCore {
         end.known = known
         let outcome = DownloadLifecycle.outcome(of: end, stall: configuration.stall, now: configuration.clock.now)
         switch outcome {
-        case .fail, .restartFresh: recordAttempt(id, transfer, keepsBody: false)
-        default: recordAttempt(id, transfer, keepsBody: true)
+        case .fail, .restartFresh: placements.recordAttempt(id, transfer, keepsBody: false)
+        default: placements.recordAttempt(id, transfer, keepsBody: true)
         }
         if abort?.restartReason == nil && abort?.error == nil {
             // Progress is net: only bytes past the most the part has ever held count.
@@ -193,7 +193,7 @@ extension EngineCore {
     }
 
     func fail(_ id: DownloadID, _ error: DownloadError) {
-        abandonWARC(id)
+        placements.abandon(id)
         records.update(id) { $0.lastError = error }
         move(id, .fail)
     }
@@ -219,16 +219,14 @@ extension EngineCore {
         let lastModified = (transfer.head.lastModified ?? records[id]?.resume?.lastModified).flatMap(HTTPDate.parse)
         var placement = Placement(fd: transfer.part.fd, partPath: PartFile.path(for: path), destination: path, lastModified: lastModified,
                                   root: records[id]?.request.root)
-        placement.warc = warcPayload(id, url: records[id]?.request.url.absoluteString ?? "", partPath: placement.partPath)
+        placement.warc = placements.payload(id, url: records[id]?.request.url.absoluteString ?? "", partPath: placement.partPath)
         transfer.part.fd = -1
-        pendingPlacements.append((id, placement))
+        placements.append(id, placement)
     }
 
     /// Hands the files finished in this turn of the loop to the placer (group commit).
     func placePending() {
-        guard !pendingPlacements.isEmpty else { return }
-        placer.place(pendingPlacements)
-        pendingPlacements.removeAll()
+        if let batch = placements.take() { placer.place(batch) }
     }
 
     /// - Parameters:
@@ -238,8 +236,7 @@ extension EngineCore {
         guard case .landed(let pending)? = handle(id, .placeLanded), let record = records[id] else { return }
         switch result {
         case .success:
-            warcCaptures[id] = nil
-            warcRecorded.remove(id)
+            placements.landed(id)
             records.update(id) { $0.lastError = nil }
             if let path = record.filePath { releasePath(path, of: id) }
             // The validators stay: they say which version of the resource the file is.

@@ -46,7 +46,7 @@ extension EngineCore {
         case .storeFailed(let box):
             storeError = box.error
         case .placed(let results, let recorded):
-            warcWritten(recorded)
+            placements.written(recorded)
             for (id, result) in results { placementFinished(id, result) }
         case .spaceMeasured(let volume, let free, let writtenAtRequest):
             spaceMeasured(volume, free, writtenAtRequest: writtenAtRequest)

@@ -57,7 +57,7 @@ extension EngineCore {
     /// worker: no name, so no part to look at, and its folder's disk measured less than
     /// `SpacePolicy.measureInterval` ago. Its allowance then stands as the loop keeps it (the last
     /// measurement less every byte written since), as it does for a disk being written to, which
-    /// `checkSpace` measures at that interval. Most of a large queue of new downloads starts so,
+    /// `SpaceGovernor.check` measures at that interval. Most of a large queue of new downloads starts so,
     /// without a round trip each. Nil: the disk worker plans it.
     func plannedHere(_ record: DownloadRecord, now: Date) -> StartPreparation.Ready? {
         guard record.filePath == nil, partsAsked[record.request.id] == nil,

@@ -10,7 +10,7 @@ extension EngineCore {
         let policy = Scheduler(maxConcurrent: configuration.maxConcurrentDownloads, maxPerHost: configuration.maxDownloadsPerHost)
         // An attempt that ended while its part is prepared gives its slot back; past as many of
         // them as there are slots, the next ones wait (a slow disk worker slows starts). Whole
-        // files handed to the worker hold no slot: `earlyBudget` bounds their bodies (and their
+        // files handed to the worker hold no slot: `space.earlyBudget` bounds their bodies (and their
         // number: each is charged 64 KiB at least), and once a slow worker has it all, the next
         // bodies wait in curl for their parts, their transfers holding their slots.
         let awaitingParts = preparing.values.reduce(0) { $0 + ($1.state.phase.partWait?.ended != nil ? 1 : 0) }
@@ -119,7 +119,7 @@ extension EngineCore {
         guard let transfer = running[id] else { return true }
         transfers[transfer.easy.raw] = nil
         releaseSlot(id)
-        recordAttempt(id, transfer, keepsBody: true)
+        placements.recordAttempt(id, transfer, keepsBody: true)
         if transfer.part.fd >= 0 {
             placer.closePart(transfer.part.fd)
             transfer.part.fd = -1
@@ -203,17 +203,12 @@ extension EngineCore {
                 return
             }
             // The length is known now: the rest must fit beside the other running downloads.
-            if let total, let volume = transfer.limits.volume {
-                let committed = committedBytes(on: volume, excluding: transfer)
-                if !SpacePolicy.fits(needed: total - offset, allowance: volume.allowance, committed: committed) {
-                    // Held for what it really needs, and refused before a byte again until that fits.
-                    transfer.progress.total = total
-                    records.update(id) { $0.total = total }
-                    transfer.abort(DownloadError(.notEnoughDiskSpace, Self.spaceMessage(
-                        folder: volume.folder, needed: total - offset, committed: committed, allowance: volume.allowance,
-                        reserve: configuration.diskReserve, stoppedAt: nil)))
-                    return
-                }
+            if let total, let error = space.shortfall(of: transfer, needed: total - offset, reserve: configuration.diskReserve, running: running.values) {
+                // Held for what it really needs, and refused before a byte again until that fits.
+                transfer.progress.total = total
+                records.update(id) { $0.total = total }
+                transfer.abort(error)
+                return
             }
             var newState: ResumeState?
             if offset == 0 || record.resume == nil {

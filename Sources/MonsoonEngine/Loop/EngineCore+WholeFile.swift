@@ -11,7 +11,7 @@ extension EngineCore {
     func holdsPart(_ transfer: Transfer, _ preparation: BodyPreparation) -> Bool {
         guard let id = transfer.downloadID, running[id] === transfer, transfer.warcExchanges == nil,
               preparation.offset == 0, !preparation.durably, preparation.isToBeNamed,
-              let total = preparation.total, total > 0, total <= Transfer.earlyLimit, EarlyBudget.charge(total) <= earlyBudget.available,
+              let total = preparation.total, total > 0, total <= Transfer.earlyLimit, EarlyBudget.charge(total) <= space.earlyBudget.available,
               transfer.early.buffer == nil else { return false }
         transfer.handle(.partHeld(preparation, since: configuration.clock.now))
         return true
@@ -78,17 +78,14 @@ extension EngineCore {
             if case .failure = answer.result {
                 // Not written: the disk's allowance the bytes spent as they came is given back, and
                 // the record no longer counts them (no part holds them).
-                if let volume = answer.volume.flatMap({ space.volumes[$0] }) {
-                    volume.allowance += answer.body.count
-                    volume.written -= answer.body.count
-                }
+                space.refund(answer.body.count, on: answer.volume)
                 records.update(answer.id) { record in
                     guard record.sequence == answer.sequence, record.placing else { return }
                     record.bytes = 0
                     record.highWater = 0
                 }
             }
-            earlyBudget.giveBack(answer.body)
+            space.earlyBudget.giveBack(answer.body)
             scheduler.needsScheduling = true   // a start it held back may go now
             let id = answer.id
             // Its own save, confirmed first: a save queued after it may have written the row again

@@ -33,19 +33,13 @@ final class EngineCore {
     /// The running download transfers by download (that they run is their machines' phase;
     /// this finds their handles).
     var running: [DownloadID: Transfer] = [:]
-    /// The disks downloads write to (what each may still take) and the downloads waiting for room.
-    let space = SpaceLedger()
-    var lastSpaceCheck = Date.distantPast
+    /// The disks downloads write to (what each may still take), the downloads waiting for room,
+    /// and what bodies held in memory may take.
+    let space: SpaceGovernor
     /// The rate limit over every download (nil: none; see `EngineCore+Rate`).
     let rateLimiter: RateLimiter?
-    /// Finished files waiting to be placed with the others of this turn of the loop (group commit).
-    var pendingPlacements: [(DownloadID, Placement)] = []
-    /// With a WARC: each download's exchanges whose bodies are in its part, until its file is
-    /// complete (`EngineCore+WARC`).
-    var warcCaptures: [DownloadID: WARCCapture] = [:]
-    /// With a WARC: downloads whose file was recorded, while it is not yet in place (its rename
-    /// or folder flush failed, or it waits for space): its next placement records nothing again.
-    var warcRecorded: Set<DownloadID> = []
+    /// Finished files waiting for this turn's batch, and what the WARC is told of attempts.
+    var placements: Placements
     /// Saving, naming and opening part files, off this thread.
     let worker: DiskWorker
     /// What this turn of the loop hands the worker (see `submitWork`).
@@ -53,9 +47,6 @@ final class EngineCore {
     /// Parts asked of the disk worker and not yet answered, by download (`plannedHere` leaves
     /// those to the worker, in order after the answer, which may name the file).
     var partsAsked: [DownloadID: Int] = [:]
-    /// What the body buffers of attempts waiting for their parts may hold together, and of whole
-    /// files handed to the disk worker and not yet answered (`WholeFile`).
-    let earlyBudget = EarlyBudget(bytes: 8 * Transfer.earlyLimit)
     /// Downloads whose part is being prepared by the worker, by their (paused) attempt.
     var preparing: [DownloadID: Transfer] = [:]
     /// What had to wait until curl returned (`stopTransfer` asked from inside one of its callbacks).
@@ -115,6 +106,8 @@ final class EngineCore {
         persistent = workerStore != nil
         worker = DiskWorker(store: workerStore, inbox: inbox, hub: hub)
         placer = Placer(inbox: inbox, warc: configuration.warc)
+        placements = Placements(archive: configuration.warc)
+        space = SpaceGovernor(inbox: inbox)
         records = RecordTable(persistent: workerStore != nil)
         rateLimiter = configuration.maxBytesPerSecond.map { RateLimiter(bytesPerSecond: $0) }
         scheduler = DownloadScheduler(claimedOnly: configuration.scope == .claimedOnly)
@@ -136,7 +129,7 @@ final class EngineCore {
         multi.perform()
         paceTransfers()
         startDueWriteback()
-        checkSpace(now: now)
+        space.check(now: now, running: running.values)
         // Before curl's messages: a transfer stopped now leaves none to finish it a second time.
         runAfterCurl()
         while let (easy, code) = multi.nextDone() {
@@ -171,7 +164,7 @@ final class EngineCore {
         if let due = scheduler.nextDeadline { deadline = min(deadline, due) }
         if let due = nextFetchDue { deadline = min(deadline, due) }
         // Downloads waiting for room: their disks are measured again now and then.
-        if !space.holds.isEmpty { deadline = min(deadline, lastSpaceCheck.addingTimeInterval(SpacePolicy.measureInterval)) }
+        if let due = space.nextCheck { deadline = min(deadline, due) }
         // Transfers paused for the rate limit: when its bucket has refilled.
         if let wake = rateWake(now: now) { deadline = min(deadline, wake) }
         let milliseconds = deadline.timeIntervalSince(now) * 1000
@@ -314,7 +307,7 @@ final class EngineCore {
             switch transfer.purpose {
             case .download(let id):
                 records.update(id) { $0.bytes = transfer.progress.fileSize }
-                recordAttempt(id, transfer, keepsBody: true)
+                placements.recordAttempt(id, transfer, keepsBody: true)
                 // Back in line for the next run (not in this one's queue: it is ending).
                 handle(id, .attemptEnded)
                 if records[id]?.status == .downloading { handle(id, .lifecycle(.requeue)) }
@@ -337,7 +330,7 @@ final class EngineCore {
         transfers.removeAll()
         running.removeAll()
         preparing.removeAll()
-        abandonAllWARC()
+        placements.abandonAll { records[$0]?.placing == true }
         rateLimiter?.clear()   // the last references to some: released here, on this thread
         placePending()
         for job in fetchQueue + waitingFetches { job.complete(.cancelled) }

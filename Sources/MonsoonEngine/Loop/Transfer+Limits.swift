@@ -10,7 +10,7 @@ extension Transfer {
         /// The largest body a fetch keeps in memory.
         var maxBytes = Int.max
         /// The file system the part is on, whose allowance every write spends (nil: not measured).
-        /// Unowned: the loop's `SpaceLedger` keeps every volume for as long as it runs, longer than
+        /// Unowned: the loop's `SpaceGovernor` keeps every volume for as long as it runs, longer than
         /// any transfer, and the write callback then spends from it without a retain per chunk.
         unowned(unsafe) var volume: Volume?
         /// The run's rate limit, which every chunk of the body spends from (nil: no limit).

@@ -21,7 +21,7 @@ extension Transfer {
             transfer.limits.maxFileBytes = max(0, limit.bytes)
             transfer.limits.reason = limit.reason
         }
-        transfer.early.budget = engine.earlyBudget
+        transfer.early.budget = engine.space.earlyBudget
         transfer.engine = engine
         return transfer
     }

@@ -1,5 +1,5 @@
 /// How much a disk may still take, and what fits: pure answers from the last measurement and
-/// what the loop counted since (see `SpaceLedger`).
+/// what the loop counted since (see `SpaceGovernor`).
 ///
 /// Each file system has an *allowance*: its free space at the last measurement, less the
 /// reserve, less every byte written there since. A write that would take more than the

@@ -1,0 +1,86 @@
+/// The finished files of this turn of the loop waiting to be handed to the placer together
+/// (group commit), and, with a WARC (`EngineConfiguration.warc`), what it is told as attempts
+/// end: each download's exchanges whose bodies are in its part, until its file is complete.
+///
+/// The decisions of what to record are `WARCCapture`'s; the writing is the archive's, on its
+/// own thread, and the placer's for a finished file.
+///
+/// - Important: confined to the transfer thread; `EngineCore` holds it and calls it.
+struct Placements {
+    /// Where exchanges are recorded (nil: no WARC, and nothing here is kept).
+    let archive: WARCArchive?
+    /// Finished files waiting to be placed with the others of this turn (`take`).
+    private var waiting: [(DownloadID, Placement)] = []
+    /// Each download's exchanges whose bodies are in its part, until its file is complete.
+    private(set) var captures: [DownloadID: WARCCapture] = [:]
+    /// Downloads whose file was recorded, while it is not yet in place (its rename or folder
+    /// flush failed, or it waits for space): its next placement records nothing again.
+    private(set) var recorded: Set<DownloadID> = []
+
+    init(archive: WARCArchive?) {
+        self.archive = archive
+    }
+
+    /// Queues a finished file for this turn's batch.
+    mutating func append(_ id: DownloadID, _ placement: Placement) {
+        waiting.append((id, placement))
+    }
+
+    /// This turn's batch, emptied (nil: nothing finished).
+    mutating func take() -> [(DownloadID, Placement)]? {
+        guard !waiting.isEmpty else { return nil }
+        defer { waiting.removeAll() }
+        return waiting
+    }
+
+    /// An attempt of download `id` ended; `keepsBody`: what it wrote stays in the part (it goes
+    /// on from there, or is complete), else it is thrown away.
+    mutating func recordAttempt(_ id: DownloadID, _ transfer: Transfer, keepsBody: Bool) {
+        guard let archive, let exchanges = transfer.warcExchanges else { return }
+        transfer.warcExchanges = []   // told once, whichever path ends the attempt
+        var kept: Range<Int>?
+        if keepsBody, transfer.state.body == .written { kept = (transfer.progress.fileSize - transfer.progress.thisAttempt)..<transfer.progress.fileSize }
+        // New bytes in the part: its file is not the one recorded any more.
+        if let kept, !kept.isEmpty { recorded.remove(id) }
+        var capture = captures[id] ?? WARCCapture()
+        var now = capture.attemptEnded(exchanges, kept: kept)
+        if !keepsBody { now += capture.abandon() }
+        captures[id] = capture.pieces.isEmpty ? nil : capture
+        archive.record(now)
+    }
+
+    /// Download `id` stopped without its file (failed, or removed): its waiting exchanges are written, heads only.
+    mutating func abandon(_ id: DownloadID) {
+        recorded.remove(id)
+        guard let archive, var capture = captures.removeValue(forKey: id) else { return }
+        archive.record(capture.abandon())
+    }
+
+    /// What the placer writes for a finished file, before it is said to be complete (nothing
+    /// when its records were written by an earlier placement that did not land).
+    func payload(_ id: DownloadID, url: String, partPath: String) -> WARCPayload? {
+        guard archive != nil, !recorded.contains(id) else { return nil }
+        return WARCPayload(pieces: captures[id]?.pieces ?? [], url: url, path: partPath)
+    }
+
+    /// The placer wrote these downloads' records: whatever becomes of their placement, their
+    /// exchanges are written (a failure after it writes none again).
+    mutating func written(_ ids: [DownloadID]) {
+        for id in ids {
+            captures[id] = nil
+            recorded.insert(id)
+        }
+    }
+
+    /// Download `id`'s file is in place: nothing of it waits any more.
+    mutating func landed(_ id: DownloadID) {
+        captures[id] = nil
+        recorded.remove(id)
+    }
+
+    /// At shutdown: what waits for files that will not be complete in this run is written now
+    /// (a file being placed, `placing`, has its records written by the placer).
+    mutating func abandonAll(except placing: (DownloadID) -> Bool) {
+        for id in Array(captures.keys) where !placing(id) { abandon(id) }
+    }
+}

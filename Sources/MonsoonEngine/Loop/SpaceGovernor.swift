@@ -1,0 +1,240 @@
+import Foundation
+
+/// The disk reserve, before and during transfers: the disks downloads write to (what each may
+/// still take before its reserve), the downloads held until their disk has room, and what the
+/// bodies held in memory may take together (`earlyBudget`).
+///
+/// It decides; `EngineCore` carries out what touches the queue and the records (holding a
+/// download, queueing it again, failing it): downloads start only when what they still need fits
+/// beside the running ones, a write never eats into the reserve as last measured, and a download
+/// that runs out of room waits, queued with its part, until there is room again.
+///
+/// - Important: confined to the transfer thread; only `measure` leaves it, to read the free space
+///   on a queue of its own (never behind a flush) and answer through the inbox.
+final class SpaceGovernor {
+    typealias Running = Dictionary<DownloadID, Transfer>.Values
+
+    /// Whether a download about to start may (`roomToStart`).
+    enum Room {
+        /// It starts, writing to this disk (nil: not measured).
+        case starts(Volume?)
+        /// Its disk is mounted read-only: it fails.
+        case readOnly(DownloadError)
+        /// No room on `volume` for what it `needs`: it waits, queued (see `SpaceHold.trusted`).
+        case noRoom(DownloadError, volume: UInt64, needed: Int, trusted: Bool)
+    }
+
+    private(set) var volumes: [UInt64: Volume] = [:]
+    var holds: [DownloadID: SpaceHold] = [:]
+    /// What the body buffers of attempts waiting for their parts may hold together, and of whole
+    /// files handed to the disk worker and not yet answered (`WholeFile`).
+    let earlyBudget = EarlyBudget(bytes: 8 * Transfer.earlyLimit)
+    /// The disk each download folder was last measured on, and when: a start into a folder
+    /// measured a moment ago needs no measurement (its allowance counts the writes since).
+    private var folders: [String: (space: VolumeSpace, at: Date)] = [:]
+    private var lastCheck = Date.distantPast
+    private let gauge = DispatchQueue(label: "monsoon.space")
+    private let inbox: EngineInbox
+    /// Reads a folder's disk (`VolumeSpace.measure`; the tests give their own reading).
+    private let reading: @Sendable (String) -> VolumeSpace?
+
+    init(inbox: EngineInbox, reading: @escaping @Sendable (String) -> VolumeSpace? = VolumeSpace.measure) {
+        self.inbox = inbox
+        self.reading = reading
+    }
+
+    /// The loop's volume for a measurement made before an attempt: a new one from the measurement,
+    /// or the one it knows. A known volume nothing writes to right now (`idle`) takes the measurement,
+    /// which is fresher than its last (space the engine freed itself, a stale part removed, counts at
+    /// once); one being written to keeps its allowance, which counts the writes since.
+    /// - Parameter measuredNow: `space` was measured for this start (false: `recentSpace`'s).
+    func volume(for space: VolumeSpace, folder: String, reserve: Int, now: Date, idle: Bool, measuredNow: Bool = true) -> Volume {
+        if measuredNow { folders[folder] = (space, now) }
+        if let known = volumes[space.volume] {
+            if idle && !known.measuring {
+                known.allowance = space.free - reserve
+                known.measuredAt = now
+            }
+            return known
+        }
+        let volume = Volume(id: space.volume, folder: folder, allowance: space.free - reserve, measuredAt: now)
+        volumes[space.volume] = volume
+        return volume
+    }
+
+    /// What `folder`'s disk measured last, when that was less than `SpacePolicy.measureInterval`
+    /// ago; nil: it must be measured.
+    func recentSpace(of folder: String, now: Date) -> VolumeSpace? {
+        guard let (space, at) = folders[folder], now.timeIntervalSince(at) < SpacePolicy.measureInterval, now >= at,
+              volumes[space.volume] != nil else { return nil }
+        return space
+    }
+
+    /// What the running downloads on `volume` still expect to write (those of unknown size count
+    /// nothing: their writes are checked as they come).
+    func committedBytes(on volume: Volume, by running: Running, excluding excluded: Transfer? = nil) -> Int {
+        var sum = 0
+        for transfer in running where transfer.limits.volume === volume && transfer !== excluded {
+            if let expected = transfer.progress.total ?? transfer.progress.expected { sum += max(0, expected - transfer.progress.fileSize) }
+        }
+        return sum
+    }
+
+    /// Before a byte is asked for: what a download about to start still needs must fit beside what
+    /// the running downloads on the same disk still need, above the reserve (unknown sizes count
+    /// nothing here; their writes are checked as they come).
+    /// - Parameters:
+    ///   - measured: its disk, measured for this start (`reused`: a moment ago, for another); nil: not measured.
+    ///   - offset: where its part goes on from; `known`: the length a server gave; `expected`: that, else the caller's.
+        func roomToStart(folder: String, measured: VolumeSpace?, reused: Bool, offset: Int, known: Int?, expected: Int?,
+                     reserve: Int, now: Date, running: Running) -> Room {
+        guard let measured else { return .starts(nil) }
+        if measured.readOnly {
+            return .readOnly(DownloadError(.fileSystem, "the disk holding \(folder) is mounted read-only: nothing can be written there; "
+                                            + "download to another folder (-o), or remount it read-write"))
+        }
+        let disk = volume(for: measured, folder: folder, reserve: reserve, now: now,
+                          idle: !reused && !running.contains { $0.limits.volume?.id == measured.volume }, measuredNow: !reused)
+        // A length a server gave refuses a start; a length the caller expects (a feed's, which may
+        // be anything) only defers it while other downloads write to the disk: with the disk to
+        // itself, it is asked for, and the response's own length decides (a huge bogus one must not
+        // keep an episode from ever being asked for).
+        let needed = expected.map { max(0, $0 - offset) }
+        let committed = committedBytes(on: disk, by: running)
+        let fits = SpacePolicy.fits(needed: needed ?? 0, allowance: disk.allowance, committed: committed)
+        let othersWrite = running.contains { $0.limits.volume === disk }
+        let full = !SpacePolicy.fits(needed: 0, allowance: disk.allowance, committed: committed)
+        guard (fits || (known == nil && !othersWrite)) && !full else {
+            let message = Self.message(folder: disk.folder, needed: needed, committed: committed, allowance: disk.allowance,
+                                       reserve: reserve, stoppedAt: nil)
+            return .noRoom(DownloadError(.notEnoughDiskSpace, message), volume: disk.id,
+                           needed: needed ?? SpacePolicy.unknownSizeNeed, trusted: known != nil || full)
+        }
+        return .starts(disk)
+    }
+
+    /// Once the length is known: why the rest of `transfer`'s file (`needed` bytes) does not fit
+    /// on its disk beside the other running downloads (nil: it fits, or its disk is not measured).
+    func shortfall(of transfer: Transfer, needed: Int, reserve: Int, running: Running) -> DownloadError? {
+        guard let volume = transfer.limits.volume else { return nil }
+        let committed = committedBytes(on: volume, by: running, excluding: transfer)
+        guard !SpacePolicy.fits(needed: needed, allowance: volume.allowance, committed: committed) else { return nil }
+        return DownloadError(.notEnoughDiskSpace, Self.message(folder: volume.folder, needed: needed, committed: committed,
+                                                               allowance: volume.allowance, reserve: reserve, stoppedAt: nil))
+    }
+
+    /// Once a turn: measures the disks that paused transfers wait for at once, and every
+    /// `SpacePolicy.measureInterval` those that downloads write to or wait for.
+    func check(now: Date, running: Running) {
+        for transfer in running where transfer.state.paused.contains(.space) {
+            if let volume = transfer.limits.volume { measure(volume) }
+        }
+        guard now.timeIntervalSince(lastCheck) >= SpacePolicy.measureInterval else { return }
+        lastCheck = now
+        var busy = Set(holds.values.compactMap(\.volume))
+        for transfer in running { if let volume = transfer.limits.volume { busy.insert(volume.id) } }
+        for id in busy {
+            if let volume = volumes[id], now.timeIntervalSince(volume.measuredAt) >= SpacePolicy.measureInterval { measure(volume) }
+        }
+    }
+
+    /// When the loop must wake to measure the disks downloads wait for (nil: none waits).
+    var nextCheck: Date? {
+        holds.isEmpty ? nil : lastCheck.addingTimeInterval(SpacePolicy.measureInterval)
+    }
+
+    /// A measurement of disk `id` came back (nil: it could not be made): the allowance is set
+    /// anew, and transfers paused for room go on or stop. The caller then lets go of the holds
+    /// that fit (`releasable`).
+    func measured(_ id: UInt64, free: Int?, writtenAtRequest: Int, reserve: Int, now: Date, running: Running) {
+        guard let volume = volumes[id] else { return }
+        volume.measuring = false
+        volume.measuredAt = now
+        if let free {
+            volume.allowance = SpacePolicy.allowance(free: free, reserve: reserve, writtenSinceRequest: volume.written - writtenAtRequest)
+        } else {
+            // The disk cannot be measured any more: writes go on, and a full disk still stops
+            // them (ENOSPC), with the part kept.
+            volume.allowance = Int.max / 4
+        }
+        for transfer in running where transfer.limits.volume === volume && transfer.state.paused.contains(.space) {
+            let action = transfer.handle(.resumed(.space))
+            if transfer.state.spaceWanted > volume.allowance {
+                transfer.abort(DownloadError(.notEnoughDiskSpace, Self.message(
+                    folder: volume.folder, needed: nil, committed: 0, allowance: volume.allowance, reserve: reserve,
+                    stoppedAt: transfer.progress.fileSize)))
+            }
+            // curl delivers the held bytes again: written now, or refused once aborted.
+            if case .goOn = action { transfer.goOn() }
+        }
+    }
+
+    /// Takes out the holds whose downloads fit on their disk now, in queue order, for the caller
+    /// to queue again (the start checks the room again).
+    func releasable(running: Running) -> [(id: DownloadID, hold: SpaceHold)] {
+        guard !holds.isEmpty else { return [] }
+        var byVolume: [UInt64: [(id: DownloadID, key: QueueIndex.Key, needed: Int)]] = [:]
+        for (id, hold) in holds {
+            if let volume = hold.volume { byVolume[volume, default: []].append((id, hold.key, hold.needed)) }
+        }
+        var letGo: [(id: DownloadID, hold: SpaceHold)] = []
+        for (volumeID, held) in byVolume {
+            guard let volume = volumes[volumeID] else { continue }
+            let ordered = held.sorted { $0.key < $1.key }
+            let released = SpacePolicy.releasable(ordered.map { (id: $0.id, needed: $0.needed) }, allowance: volume.allowance,
+                                                  committed: committedBytes(on: volume, by: running))
+            for id in released { if let hold = holds.removeValue(forKey: id) { letGo.append((id, hold)) } }
+            // The disk to itself, and still no room by the caller's reckoning: the first held on a
+            // length only expected is asked for, and the server's own length decides.
+            if released.isEmpty, !running.contains(where: { $0.limits.volume === volume }),
+               let untried = ordered.first(where: { holds[$0.id]?.trusted == false }), let hold = holds.removeValue(forKey: untried.id) {
+                letGo.append((untried.id, hold))
+            }
+        }
+        return letGo
+    }
+
+    /// A whole file the disk worker could not write: the allowance its bytes spent as they came
+    /// is given back.
+    func refund(_ bytes: Int, on id: UInt64?) {
+        guard let volume = id.flatMap({ volumes[$0] }) else { return }
+        volume.allowance += bytes
+        volume.written -= bytes
+    }
+
+    /// Measures `volume` again, unless a measurement is on its way; the answer comes as
+    /// `EngineLoop.Message.spaceMeasured`.
+    func measure(_ volume: Volume) {
+        guard !volume.measuring else { return }
+        volume.measuring = true
+        let (id, folder, stamp, inbox, reading) = (volume.id, volume.folder, volume.written, inbox, reading)
+        gauge.async {
+            let space = reading(folder)
+            inbox.send(.spaceMeasured(volume: id, free: space.flatMap { $0.volume == id ? $0.free : nil }, writtenAtRequest: stamp))
+        }
+    }
+
+    /// Returns once the measurements asked for so far have been posted (at shutdown).
+    func waitUntilDone() {
+        gauge.sync {}
+    }
+
+    /// Why a download cannot start or go on for lack of room on the disk holding `folder`.
+    /// - Parameters:
+    ///   - needed: what it still needs (nil: unknown); `committed`: what the running downloads
+    ///     there still need; `allowance`: what may still be written before the reserve.
+    ///   - stoppedAt: the part's size, when a running download stopped.
+    static func message(folder: String, needed: Int?, committed: Int, allowance: Int, reserve: Int, stoppedAt: Int?) -> String {
+        let free = max(0, allowance + reserve)
+        var text = "not enough disk space on the disk holding \(folder.isEmpty ? "." : folder): "
+        if let needed {
+            text += "\(ByteCount.format(needed)) needed"
+            if committed > 0 { text += " beside \(ByteCount.format(committed)) for the downloads running there" }
+            text += " and a \(ByteCount.format(reserve)) reserve, \(ByteCount.format(free)) free"
+        } else {
+            text += "\(ByteCount.format(free)) free and a \(ByteCount.format(reserve)) reserve that must stay free"
+        }
+        if let stoppedAt { text += "; stopped at \(ByteCount.format(stoppedAt)), the part kept" }
+        return text + "; free some space, then run again to resume"
+    }
+}
