@@ -10,7 +10,7 @@ extension EngineCore {
             finishFetch(transfer, job: job, code: code)
         case .download(let id):
             // A transfer stopped by pause or remove is no longer the record's: ignore it.
-            guard running[id] === transfer else { return }
+            guard transfers.running[id] === transfer else { return }
             releaseSlot(id)
             let host = records[id]?.host ?? ""
             finishDownload(id, transfer, code: code)
@@ -138,7 +138,7 @@ extension EngineCore {
         if let path = record.filePath { work.append(.removeFiles([PartFile.path(for: path)], root: record.request.root, afterCommit: false)) }
         record.resume = nil
         record.bytes = 0
-        record.startPartOver(epoch: nextPartEpoch())
+        record.startPartOver(epoch: transfers.nextPartEpoch())
         records[id] = record
         guard case .none? = handle(id, .restarted), let restarts = records[id]?.state.restarts else { return }
         if let failure = DownloadLifecycle.restart(reason: reason, restarts: restarts, limit: configuration.maxRestarts) {

@@ -74,10 +74,10 @@ extension EngineCore {
             waitingFetches.remove(at: index).complete(.cancelled)
             return
         }
-        for (raw, transfer) in transfers {
+        for (raw, transfer) in transfers.byHandle {
             guard case .fetch(let job) = transfer.purpose, job.token == token else { continue }
             multi.remove(transfer.easy)
-            transfers[raw] = nil
+            transfers.removeHandle(raw)
             runningFetches -= 1
             scheduler.needsScheduling = true
             job.complete(.cancelled)
@@ -89,12 +89,12 @@ extension EngineCore {
         while runningFetches < configuration.maxConcurrentFetches, !fetchQueue.isEmpty {
             let job = fetchQueue.removeFirst()
             if job.isCompleted { continue }
-            let transfer = Transfer.fetch(job, configuration: configuration, handles: easyHandles)
+            let transfer = Transfer.fetch(job, configuration: configuration, handles: transfers.easyHandles)
             guard multi.add(transfer.easy) else {
                 job.complete(.failure(RetryPolicy.Failure(error: DownloadError(.network, "libcurl refused to start the transfer"), isTransient: false, retryAfter: nil, madeProgress: false)))
                 continue
             }
-            transfers[transfer.easy.raw] = transfer
+            transfers.started(fetch: transfer)
             runningFetches += 1
         }
     }

@@ -52,7 +52,7 @@ extension EngineCore {
             spaceMeasured(volume, free, writtenAtRequest: writtenAtRequest)
         case .checkpointFlushed(let id, let attempt, let epoch, let length, let flushed):
             // Only the same transfer on the same part: never a record reloaded or restarted since.
-            guard var record = records.hot[id], let current = running[id], ObjectIdentifier(current) == attempt else { return }
+            guard var record = records.hot[id], let current = transfers.running[id], ObjectIdentifier(current) == attempt else { return }
             current.part.checkpoint.inFlight = false
             guard flushed, record.partEpoch == epoch, length > record.checkpoint, length <= current.progress.fileSize else { return }
             record.checkpoint = length

@@ -98,13 +98,6 @@ extension EngineCore {
         submitWork()
     }
 
-    /// A part epoch never used before in this process, so a late checkpoint of an old
-    /// part can never be taken for the current one, even after the record was reloaded.
-    func nextPartEpoch() -> Int {
-        partEpochs += 1
-        return partEpochs
-    }
-
     /// Saves progress at most once a second per download, and asks for a flush of the
     /// part now and then so a checkpoint (bytes known to be on disk) can be saved.
     func saveProgress(_ id: DownloadID, _ transfer: Transfer, now: Date) {

@@ -7,7 +7,7 @@ extension EngineCore {
     func roomToStart(_ id: DownloadID, _ record: DownloadRecord, _ ready: StartPreparation.Ready, known: Int?, expected: Int?) -> (starts: Bool, volume: Volume?) {
         let room = space.roomToStart(folder: record.request.destination.folder, measured: ready.space, reused: ready.spaceReused,
                                      offset: ready.plan.offset, known: known, expected: expected, reserve: configuration.diskReserve,
-                                     now: configuration.clock.now, running: running.values)
+                                     now: configuration.clock.now, running: transfers.running.values)
         switch room {
         case .starts(let volume):
             return (true, volume)
@@ -26,7 +26,7 @@ extension EngineCore {
     /// that fit now are queued.
     func spaceMeasured(_ id: UInt64, _ free: Int?, writtenAtRequest: Int) {
         space.measured(id, free: free, writtenAtRequest: writtenAtRequest, reserve: configuration.diskReserve,
-                       now: configuration.clock.now, running: running.values)
+                       now: configuration.clock.now, running: transfers.running.values)
         releaseSpaceHolds()
     }
 
@@ -46,7 +46,7 @@ extension EngineCore {
 
     /// Queues again, in queue order, the held downloads that fit on their disk now.
     func releaseSpaceHolds() {
-        for (id, hold) in space.releasable(running: running.values) { requeue(id, hold) }
+        for (id, hold) in space.releasable(running: transfers.running.values) { requeue(id, hold) }
     }
 
     /// Back in the queue: the start checks the room again.

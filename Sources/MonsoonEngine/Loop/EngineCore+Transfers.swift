@@ -13,7 +13,7 @@ extension EngineCore {
         // files handed to the worker hold no slot: `space.earlyBudget` bounds their bodies (and their
         // number: each is charged 64 KiB at least), and once a slow worker has it all, the next
         // bodies wait in curl for their parts, their transfers holding their slots.
-        let awaitingParts = preparing.values.reduce(0) { $0 + ($1.state.phase.partWait?.ended != nil ? 1 : 0) }
+        let awaitingParts = transfers.endedAwaitingParts
         let busy = scheduler.runningDownloads + max(0, awaitingParts - configuration.maxConcurrentDownloads)
         // Nothing starts before the queue is restored (`requestRestore`); fetches do.
         for entry in restoring ? [] : scheduler.select(policy, running: busy, now: now)
@@ -64,7 +64,7 @@ extension EngineCore {
             record.resume = plan.offset > 0 ? part.state : nil
             record.bytes = plan.offset
             record.highWater = max(record.highWater, plan.offset)
-            if part.discarded { record.startPartOver(epoch: nextPartEpoch()) }
+            if part.discarded { record.startPartOver(epoch: transfers.nextPartEpoch()) }
         }
         records[id] = record
         if let refusal = DownloadRequest.refusal(of: record.request.url) {
@@ -88,8 +88,7 @@ extension EngineCore {
         scheduler.readAhead.remove(id)
         records.started(id)
         scheduler.starting[id] = nil
-        transfers[transfer.easy.raw] = transfer
-        running[id] = transfer
+        transfers.started(transfer, for: id)
         records[id] = record
         // Saved with the first body byte (its name and status in one commit): a run killed
         // before it leaves the row queued, which is what it is.
@@ -103,21 +102,19 @@ extension EngineCore {
     ///   leave curl a handle and a callback pointing at nothing.
     @discardableResult
     func stopTransfer(_ id: DownloadID) -> Bool {
-        if let transfer = running[id], !multi.remove(transfer.easy) {
+        if let transfer = transfers.running[id], !multi.remove(transfer.easy) {
             transfer.handle(.abort(.stopped))
-            afterCurl.append { core in
-                if core.running[id] === transfer { core.stopTransfer(id) }
-            }
+            transfers.afterCurl(.stop(id, transfer))
             return false
         }
         // A part being prepared is closed when it comes back, and what came for it meanwhile is
         // dropped; an ended attempt that waited for it no longer holds back a start.
-        if let waiting = preparing.removeValue(forKey: id) {
+        if let waiting = transfers.preparing.removeValue(forKey: id) {
             waiting.discardEarly()
             if waiting.state.phase.partWait?.ended != nil { scheduler.needsScheduling = true }
         }
-        guard let transfer = running[id] else { return true }
-        transfers[transfer.easy.raw] = nil
+        guard let transfer = transfers.running[id] else { return true }
+        transfers.removeHandle(transfer.easy.raw)
         releaseSlot(id)
         placements.recordAttempt(id, transfer, keepsBody: true)
         if transfer.part.fd >= 0 {
@@ -130,14 +127,16 @@ extension EngineCore {
 
     /// Runs what had to wait for curl to return (`stopTransfer` from inside a callback).
     func runAfterCurl() {
-        guard !afterCurl.isEmpty else { return }
-        let due = afterCurl
-        afterCurl.removeAll()
-        for body in due { body(self) }
+        for action in transfers.takeAfterCurl() {
+            switch action {
+            case .stop(let id, let transfer): if transfers.running[id] === transfer { stopTransfer(id) }
+            case .failRefused(let id, let error): failRefused(id, error)
+            }
+        }
     }
 
     func releaseSlot(_ id: DownloadID) {
-        guard let ended = running.removeValue(forKey: id) else { return }
+        guard let ended = transfers.endRunning(id) else { return }
         scheduler.releaseSlot(countedOn: ended.countedHosts)
         // What it still expected to write is no longer spoken for: a held download may fit now.
         if ended.limits.volume != nil { releaseSpaceHolds() }
@@ -156,7 +155,7 @@ extension EngineCore {
         if let id = transfer.downloadID {
             records.update(id) { $0.answeredHost = key }
             // Only while it holds a slot: a transfer that ended has been taken off the counts.
-            if running[id] === transfer, !transfer.countedHosts.contains(host) {
+            if transfers.running[id] === transfer, !transfer.countedHosts.contains(host) {
                 transfer.countedHosts.append(host)
                 scheduler.count([host])
             }
@@ -203,7 +202,7 @@ extension EngineCore {
                 return
             }
             // The length is known now: the rest must fit beside the other running downloads.
-            if let total, let error = space.shortfall(of: transfer, needed: total - offset, reserve: configuration.diskReserve, running: running.values) {
+            if let total, let error = space.shortfall(of: transfer, needed: total - offset, reserve: configuration.diskReserve, running: transfers.running.values) {
                 // Held for what it really needs, and refused before a byte again until that fits.
                 transfer.progress.total = total
                 records.update(id) { $0.total = total }
@@ -213,7 +212,7 @@ extension EngineCore {
             var newState: ResumeState?
             if offset == 0 || record.resume == nil {
                 newState = ResumeState(url: record.request.url.absoluteString, etag: transfer.head.etag, lastModified: transfer.head.lastModified, total: total)
-                record.startPartOver(epoch: nextPartEpoch())
+                record.startPartOver(epoch: transfers.nextPartEpoch())
                 record.resume = newState
             }
             record.finalURL = transfer.easy.string(CURLINFO_EFFECTIVE_URL)
@@ -230,11 +229,11 @@ extension EngineCore {
             transfer.handle(.decided(.part))
             transfer.progress.fileSize = offset
             transfer.progress.total = total
-            preparing[id] = transfer
+            transfers.preparing[id] = transfer
             // Ended already (a body-less 2xx): its slot is free, and it ends once the part is ready.
             // Refused (a fault, reported): nothing is prepared for it. Still running, it is inside
             // curl's write callback, where `refused` cuts it short (aborted).
-            if running[id] === transfer, case .refuse? = handle(id, .bodyPreparing) {
+            if transfers.running[id] === transfer, case .refuse? = handle(id, .bodyPreparing) {
                 // Its reset was to be flushed with the part's row, which will not be written now.
                 if durably { records.update(id) { $0.checkpointResetPending = true } }
                 return
@@ -255,9 +254,9 @@ extension EngineCore {
     func bodyPrepared(_ id: DownloadID, sequence: Int, attempt: ObjectIdentifier, _ outcome: BodyPreparation.Outcome) {
         if persistent { records.saved([id]) }
         if let asked = partsAsked[id] { partsAsked[id] = asked > 1 ? asked - 1 : nil }
-        let transfer = preparing[id].flatMap { ObjectIdentifier($0) == attempt ? $0 : nil }
+        let transfer = transfers.preparing[id].flatMap { ObjectIdentifier($0) == attempt ? $0 : nil }
         if let transfer {
-            preparing[id] = nil
+            transfers.preparing[id] = nil
             // One fewer ended attempt waits for its part: a start it held back may go now.
             if transfer.state.phase.partWait?.ended != nil { scheduler.needsScheduling = true }
             handle(id, .bodyReady)

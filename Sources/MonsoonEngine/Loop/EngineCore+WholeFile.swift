@@ -9,7 +9,7 @@ extension EngineCore {
     /// decided from the write callback (a body-less answer makes its empty part at once).
     /// Not with a WARC, whose records are written as the file is placed.
     func holdsPart(_ transfer: Transfer, _ preparation: BodyPreparation) -> Bool {
-        guard let id = transfer.downloadID, running[id] === transfer, transfer.warcExchanges == nil,
+        guard let id = transfer.downloadID, transfers.running[id] === transfer, transfer.warcExchanges == nil,
               preparation.offset == 0, !preparation.durably, preparation.isToBeNamed,
               let total = preparation.total, total > 0, total <= Transfer.earlyLimit, EarlyBudget.charge(total) <= space.earlyBudget.available,
               transfer.early.buffer == nil else { return false }
@@ -43,7 +43,7 @@ extension EngineCore {
 
     /// The whole body is in `early`: the attempt no longer waits for a part.
     func wholeBodyCame(_ id: DownloadID, _ transfer: Transfer) {
-        preparing[id] = nil
+        transfers.preparing[id] = nil
         transfer.progress.fileSize = transfer.early.count
         transfer.progress.thisAttempt = transfer.early.count
     }

@@ -17,8 +17,6 @@ final class EngineCore {
 
     var configuration: EngineConfiguration
     let multi = MultiHandle()
-    /// Easy handles between transfers: about as many as run at once (and a few for fetches).
-    let easyHandles: EasyHandlePool
     let inbox: EngineInbox
     let hub: EventHub
     /// Flushes and renames finished files, and flushes parts for checkpoints, off this thread.
@@ -28,16 +26,11 @@ final class EngineCore {
     /// The line of queued downloads, their slots, retries and held hosts, with their timers.
     var scheduler: DownloadScheduler
     var nextSequence = 0
-    /// Transfers by their easy handle, for curl's completion messages.
-    var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
-    /// The running download transfers by download (that they run is their machines' phase;
-    /// this finds their handles).
-    var running: [DownloadID: Transfer] = [:]
+    /// The running attempts, by easy handle and by download, and what starts, paces and ends them.
+    let transfers: TransferTable
     /// The disks downloads write to (what each may still take), the downloads waiting for room,
     /// and what bodies held in memory may take.
     let space: SpaceGovernor
-    /// The rate limit over every download (nil: none; see `EngineCore+Rate`).
-    let rateLimiter: RateLimiter?
     /// Finished files waiting for this turn's batch, and what the WARC is told of attempts.
     var placements: Placements
     /// Saving, naming and opening part files, off this thread.
@@ -47,10 +40,6 @@ final class EngineCore {
     /// Parts asked of the disk worker and not yet answered, by download (`plannedHere` leaves
     /// those to the worker, in order after the answer, which may name the file).
     var partsAsked: [DownloadID: Int] = [:]
-    /// Downloads whose part is being prepared by the worker, by their (paused) attempt.
-    var preparing: [DownloadID: Transfer] = [:]
-    /// What had to wait until curl returned (`stopTransfer` asked from inside one of its callbacks).
-    var afterCurl: [(EngineCore) -> Void] = []
     var pendingEvents: [DownloadEvent] = []
     private var lastProgress = Date.distantPast
     var idleWaiters: [CheckedContinuation<Void, Never>] = []
@@ -76,8 +65,6 @@ final class EngineCore {
     /// The highest sequence known from the store, so rows added by other processes are
     /// adopted exactly once.
     var adoptedThrough = 0
-    /// The last part epoch given out (see `nextPartEpoch`).
-    var partEpochs = 0
     /// When each running download's progress was last saved.
     var lastSaved: [DownloadID: Date] = [:]
     /// Other processes' commands still to apply, oldest first, each batch with the seq it
@@ -102,14 +89,14 @@ final class EngineCore {
         self.configuration = configuration.asTaken
         self.inbox = inbox
         self.hub = hub
-        easyHandles = EasyHandlePool(limit: min(64, self.configuration.maxConcurrentDownloads) + 4)
+        transfers = TransferTable(maxConcurrentDownloads: self.configuration.maxConcurrentDownloads,
+                                  maxBytesPerSecond: configuration.maxBytesPerSecond)
         persistent = workerStore != nil
         worker = DiskWorker(store: workerStore, inbox: inbox, hub: hub)
         placer = Placer(inbox: inbox, warc: configuration.warc)
         placements = Placements(archive: configuration.warc)
         space = SpaceGovernor(inbox: inbox)
         records = RecordTable(persistent: workerStore != nil)
-        rateLimiter = configuration.maxBytesPerSecond.map { RateLimiter(bytesPerSecond: $0) }
         scheduler = DownloadScheduler(claimedOnly: configuration.scope == .claimedOnly)
         inbox.attach(multi)
         if workerStore != nil { requestRestore() }
@@ -127,13 +114,13 @@ final class EngineCore {
         promoteDueFetches(now: now)
         if scheduler.needsScheduling { schedule(now: now) }
         multi.perform()
-        paceTransfers()
-        startDueWriteback()
-        space.check(now: now, running: running.values)
+        transfers.pace()
+        transfers.startDueWriteback(placer)
+        space.check(now: now, running: transfers.running.values)
         // Before curl's messages: a transfer stopped now leaves none to finish it a second time.
         runAfterCurl()
         while let (easy, code) = multi.nextDone() {
-            if let transfer = transfers.removeValue(forKey: easy) { finish(transfer, code: code) }
+            if let transfer = transfers.removeHandle(easy) { finish(transfer, code: code) }
         }
         placePending()
         if scheduler.needsScheduling { schedule(now: configuration.clock.now) }
@@ -143,30 +130,19 @@ final class EngineCore {
         return pollTimeout(now: configuration.clock.now)
     }
 
-    /// Every few MiB a part has grown, starts writing it back (on the placer's queue): the disk
-    /// keeps up during the transfer instead of all at once in the final fsync.
-    private func startDueWriteback() {
-        for transfer in running.values where transfer.part.fd >= 0 && transfer.progress.fileSize - transfer.part.writebackStart >= Transfer.writebackStep {
-            let fd = fcntl(transfer.part.fd, F_DUPFD_CLOEXEC, 0)
-            guard fd >= 0 else { continue }   // only a hint: the placement's fsync writes it all
-            placer.startWriteback(fd, offset: transfer.part.writebackStart, length: transfer.progress.fileSize - transfer.part.writebackStart)
-            transfer.part.writebackStart = transfer.progress.fileSize
-        }
-    }
-
     /// How long the poll may wait: until the next retry (of a download or a fetch), host hold,
     /// progress report or refill of the rate limit. curl shortens it further for its own
     /// timers; a posted job or socket activity ends it at once.
     private func pollTimeout(now: Date) -> Int32 {
         if scheduler.needsScheduling { return 0 }
         var deadline = now.addingTimeInterval(30)
-        if !transfers.isEmpty { deadline = min(deadline, lastProgress.addingTimeInterval(Self.progressInterval)) }
+        if !transfers.byHandle.isEmpty { deadline = min(deadline, lastProgress.addingTimeInterval(Self.progressInterval)) }
         if let due = scheduler.nextDeadline { deadline = min(deadline, due) }
         if let due = nextFetchDue { deadline = min(deadline, due) }
         // Downloads waiting for room: their disks are measured again now and then.
         if let due = space.nextCheck { deadline = min(deadline, due) }
         // Transfers paused for the rate limit: when its bucket has refilled.
-        if let wake = rateWake(now: now) { deadline = min(deadline, wake) }
+        if let wake = transfers.rateWake(now: now) { deadline = min(deadline, wake) }
         let milliseconds = deadline.timeIntervalSince(now) * 1000
         return Int32(max(0, min(30_000, milliseconds.rounded(.up))))
     }
@@ -191,7 +167,7 @@ final class EngineCore {
     func publishProgress(now: Date, force: Bool) {
         guard force || now.timeIntervalSince(lastProgress) >= Self.progressInterval else { return }
         lastProgress = now
-        for transfer in transfers.values {
+        for transfer in transfers.byHandle.values {
             // A small body held in memory for a second: its part now, so a kill loses no more.
             if let wait = transfer.state.phase.partWait, wait.held != nil, now.timeIntervalSince(wait.heldSince) >= Self.heldPartSeconds { askForPart(transfer) }
             let progress = transfer.progress
@@ -265,12 +241,12 @@ final class EngineCore {
         storeError = error
         // From inside one of curl's callbacks, the transfer stops once curl has returned, and
         // the download fails after it.
-        if stopTransfer(id) { failRefused(id, error) } else { afterCurl.append { $0.failRefused(id, error) } }
+        if stopTransfer(id) { failRefused(id, error) } else { transfers.afterCurl(.failRefused(id, error)) }
     }
 
     /// Fails a download whose machine refused an event, where failing can happen (so this never
     /// refuses again); a file being placed lands first, and a completed download keeps its file.
-    private func failRefused(_ id: DownloadID, _ error: DownloadError) {
+    func failRefused(_ id: DownloadID, _ error: DownloadError) {
         guard let record = records[id], record.state.phase == .idle,
               DownloadLifecycle.status(after: .fail, from: record.status) != nil else { return }
         records.update(id) { $0.lastError = error }
@@ -302,7 +278,7 @@ final class EngineCore {
     func tearDown() {
         runAfterCurl()   // nothing is left to wait for curl: it is not running now
         restoreStopped.withLock { $0 = true }
-        for transfer in transfers.values {
+        for transfer in transfers.byHandle.values {
             multi.remove(transfer.easy)
             switch transfer.purpose {
             case .download(let id):
@@ -328,10 +304,7 @@ final class EngineCore {
             }
         }
         transfers.removeAll()
-        running.removeAll()
-        preparing.removeAll()
         placements.abandonAll { records[$0]?.placing == true }
-        rateLimiter?.clear()   // the last references to some: released here, on this thread
         placePending()
         for job in fetchQueue + waitingFetches { job.complete(.cancelled) }
         fetchQueue.removeAll()

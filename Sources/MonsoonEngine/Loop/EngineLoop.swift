@@ -87,16 +87,16 @@ struct EngineLoop {
 
     /// How many curl handles the loop has made rather than reused, for the tests of their reuse
     /// (`EasyHandlePool`). Nothing else reads it.
-    var easyHandlesMade: Int { core.easyHandles.made }
+    var easyHandlesMade: Int { core.transfers.easyHandles.made }
 
     /// What waits for parts (and so, often, for the disk worker), for the tests of small bodies
     /// and of a stalled worker: what the loop holds back cannot be seen from outside otherwise.
     /// Nothing else reads it.
     var waitingForParts: WaitingForParts {
         WaitingForParts(slotsTaken: core.scheduler.runningDownloads,
-                        bodiesHeldBack: core.transfers.values.count { $0.state.phase.partWait?.held != nil },
-                        attemptsEndedBeforeTheirParts: core.preparing.values.count { $0.state.phase.partWait?.ended != nil },
-                        transfersHeldInCurl: core.transfers.values.count { $0.state.paused.contains(.preparing) })
+                        bodiesHeldBack: core.transfers.byHandle.values.count { $0.state.phase.partWait?.held != nil },
+                        attemptsEndedBeforeTheirParts: core.transfers.preparing.values.count { $0.state.phase.partWait?.ended != nil },
+                        transfersHeldInCurl: core.transfers.byHandle.values.count { $0.state.paused.contains(.preparing) })
     }
 
     /// The disks' measurements: how many are under way, and when the newest landed (by the

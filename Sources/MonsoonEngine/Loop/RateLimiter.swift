@@ -5,7 +5,7 @@ import Foundation
 ///
 /// One for the whole loop, so the limit holds over all transfers together, however many run.
 /// The loop refills it each turn and lets the paused transfers go on, first paused first, while
-/// it holds anything (`EngineCore.paceTransfers`): each gets its turn, none starves.
+/// it holds anything (`TransferTable.pace`): each gets its turn, none starves.
 ///
 /// - Important: confined to the transfer thread, where curl's write callback spends from it
 ///   through an unowned reference (the loop keeps it for as long as it runs, longer than any

@@ -7,8 +7,9 @@ extension Transfer {
     /// - Parameter expected: the size it is expected to reach, before the response says it.
     static func download(_ id: DownloadID, _ record: DownloadRecord, plan: AttemptPlan, expected: Int?, volume: Volume?, engine: EngineCore) -> Transfer {
         let configuration = engine.configuration
-        let transfer = Transfer(purpose: .download(id), plan: plan, handles: engine.easyHandles)
-        let buffers = engine.downloadBuffers()
+        let transfer = Transfer(purpose: .download(id), plan: plan, handles: engine.transfers.easyHandles)
+        let buffers = TransferTable.downloadBuffers(rate: configuration.maxBytesPerSecond, concurrency: configuration.maxConcurrentDownloads,
+                                                    runningDownloads: engine.scheduler.runningDownloads)
         let request = record.request
         transfer.configure(url: request.url.absoluteString, headers: request.headers, addresses: request.addresses,
                            followsRedirects: request.followsRedirects, configuration: configuration, bufferSize: buffers.curl)
@@ -16,7 +17,7 @@ extension Transfer {
         transfer.part.path = record.filePath.map(PartFile.path(for:))
         transfer.part.checkpoint.requestedAt = configuration.clock.now
         transfer.progress = Progress(fileSize: plan.offset, total: record.resume?.total, expected: expected)
-        transfer.limits = Limits(maxFileBytes: configuration.maxFileBytes ?? Int.max, volume: volume, rateLimiter: engine.rateLimiter)
+        transfer.limits = Limits(maxFileBytes: configuration.maxFileBytes ?? Int.max, volume: volume, rateLimiter: engine.transfers.rateLimiter)
         if let limit = request.sizeLimit, limit.bytes < transfer.limits.maxFileBytes {
             transfer.limits.maxFileBytes = max(0, limit.bytes)
             transfer.limits.reason = limit.reason

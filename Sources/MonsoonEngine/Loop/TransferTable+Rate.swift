@@ -1,4 +1,3 @@
-import CCurl
 import Foundation
 
 /// The rate limit over the whole run (`EngineConfiguration.maxBytesPerSecond`): every download's
@@ -9,14 +8,14 @@ import Foundation
 /// limit holds on the wire, not only on the disk. Downloads into a file and counted ones
 /// (`.discard`) are limited; error bodies (at most 1 MiB, then dropped) and fetches (feeds, read
 /// whole into memory and waited for by a person) are not.
-extension EngineCore {
-    /// The buffers of a download about to start: under a limit, sized to its share of it (see
-    /// `RateLimiter.buffers`), shared by the downloads running now, this one included; else
-    /// `downloadBufferSize(concurrency:)` for curl's and the kernel's own.
-    func downloadBuffers() -> (kernel: Int?, curl: Int) {
-        let unlimited = Self.downloadBufferSize(concurrency: configuration.maxConcurrentDownloads)
-        guard let rate = configuration.maxBytesPerSecond else { return (nil, unlimited) }
-        let sizes = RateLimiter.buffers(rate: rate, sharedBy: scheduler.runningDownloads, unlimited: unlimited)
+extension TransferTable {
+    /// The buffers of a download about to start: under a limit of `rate`, sized to its share of it
+    /// (see `RateLimiter.buffers`), shared by the `runningDownloads` now, this one included; else
+    /// `EngineCore.downloadBufferSize(concurrency:)` for curl's and the kernel's own.
+    static func downloadBuffers(rate: Int?, concurrency: Int, runningDownloads: Int) -> (kernel: Int?, curl: Int) {
+        let unlimited = EngineCore.downloadBufferSize(concurrency: concurrency)
+        guard let rate else { return (nil, unlimited) }
+        let sizes = RateLimiter.buffers(rate: rate, sharedBy: runningDownloads, unlimited: unlimited)
         return (sizes.kernel, sizes.curl)
     }
 
@@ -24,7 +23,7 @@ extension EngineCore {
     /// refilled, and, once it holds `resumeLevel`, the first in line go on while it holds anything.
     /// A transfer let go is given back what curl held for it at once (inside `curl_easy_pause`),
     /// spends until the bucket is empty, and is paused again at the back of the line.
-    func paceTransfers() {
+    func pace() {
         guard let limiter = rateLimiter else { return }
         for transfer in running.values where transfer.state.paused.contains(.rate) { limiter.join(transfer) }
         guard !limiter.waiting.isEmpty else { return }
@@ -32,7 +31,7 @@ extension EngineCore {
         guard limiter.bucket.mayResume else { return }
         while limiter.bucket.tokens > 0, let transfer = limiter.next() {
             // Ended meanwhile (paused, removed, failed): its turn is over.
-            guard let id = transfer.downloadID, running[id] === transfer else { continue }
+            guard runs(transfer) else { continue }
             // Held for another reason as well: that reason's handler lets it go.
             guard case .goOn = transfer.handle(.resumed(.rate)) else { continue }
             transfer.goOn()
