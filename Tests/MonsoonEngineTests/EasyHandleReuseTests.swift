@@ -49,6 +49,6 @@ import Testing
         let after = server.requests(for: "/plain.mp3")
         #expect(after.count == 1)
         #expect(after.first?.header("X-Monsoon-Test") == nil && after.first?.header("Range") == nil)
-        #expect(after.first?.header("User-Agent") == EngineConfiguration().userAgent)
+        #expect(after.first?.header("User-Agent") == EngineConfiguration().network.userAgent)
     }
 }

@@ -134,7 +134,7 @@ import Testing
         #expect(folder.contents().isEmpty)
 
         var configuration = fastConfiguration()
-        configuration.caBundlePath = nginx.caPath
+        configuration.network.caBundlePath = nginx.caPath
         let trusting = DownloadManager(configuration: configuration)
         try await trusting.enqueue(request("trusted", nginx.url(file.path), to: folder.file("trusted.mp3")))
         try await waitFor(trusting, "trusted", .completed)
@@ -153,7 +153,7 @@ import Testing
         let folder = TemporaryFolder()
         defer { nginx.stop(); folder.remove() }
         var configuration = fastConfiguration(concurrency: 4)
-        configuration.caBundlePath = nginx.caPath
+        configuration.network.caBundlePath = nginx.caPath
         let manager = DownloadManager(configuration: configuration)
         try await manager.enqueue(contentsOf: files.map { request(DownloadID($0.name), nginx.url($0.path), to: folder.file($0.name)) })
         for file in files {

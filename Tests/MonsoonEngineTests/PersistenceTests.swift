@@ -190,8 +190,7 @@ import Testing
         // Held mid-body: still running at the stop.
         server.setRoute("/s", Route(body: .pattern(size: 4 << 20, seed: 9), etag: "\"s\"", gate: gate, gateAfter: 300_000))
         var configuration = fastConfiguration()
-        configuration.checkpointBytes = 64 << 20   // none while it runs: only the stop's
-        configuration.checkpointSeconds = 3600
+        configuration.checkpoint = EngineConfiguration.Checkpoint(bytes: 64 << 20, seconds: 3600)   // none while it runs: only the stop's
         let manager = try DownloadManager(configuration: configuration, databasePath: database)
         let destination = folder.file("s.bin")
         try await manager.enqueue(request("s", server.url("/s"), to: destination))
@@ -212,8 +211,7 @@ import Testing
         // Paced: a checkpoint is saved with the progress, once a second while bytes come.
         server.setRoute("/c", Route(body: .pattern(size: 2 << 20, seed: 8), etag: "\"c\"", throttle: 600_000))
         var configuration = fastConfiguration()
-        configuration.checkpointBytes = 256 << 10
-        configuration.checkpointSeconds = 0.5
+        configuration.checkpoint = EngineConfiguration.Checkpoint(bytes: 256 << 10, seconds: 0.5)
         let manager = try DownloadManager(configuration: configuration, databasePath: database)
         try await manager.enqueue(request("c", server.url("/c"), to: folder.file("c")))
         let store = try DownloadStore(path: database)

@@ -29,9 +29,8 @@ func fastConfiguration(concurrency: Int = 4, retries: Int = 5) -> EngineConfigur
     var configuration = EngineConfiguration()
     configuration.maxConcurrentDownloads = concurrency
     configuration.retry = RetryPolicy(maxRetries: retries, baseDelay: 0.05, maxDelay: 5, jitter: 0.1)
-    configuration.connectTimeout = 5
-    configuration.stallSeconds = 60
-    configuration.stallBytesPerSecond = 1024
+    configuration.network.connectTimeout = 5
+    configuration.stall = EngineConfiguration.Stall(bytesPerSecond: 1024, seconds: 60)
     configuration.diskReserve = 0
     return configuration
 }

@@ -237,8 +237,7 @@ import Testing
         // Slower than 200 kB/s for a second is a stall: curl averages the speed since the start (over
         // five seconds at most), which the first 100,000 bytes would keep above 1 kB/s for seconds.
         var configuration = fastConfiguration()
-        configuration.stallSeconds = 1
-        configuration.stallBytesPerSecond = 200_000
+        configuration.stall = EngineConfiguration.Stall(bytesPerSecond: 200_000, seconds: 1)
         let manager = DownloadManager(configuration: configuration)
         try await manager.enqueue(request("k", server.url("/k"), to: folder.file("k.bin")))
         try await waitFor(manager, "k", .completed)

@@ -75,21 +75,21 @@ struct TransferOptions: ParsableArguments {
             configuration.maxDownloadsPerHost = try perHost ?? settings.perHost()
             configuration.retry.maxRetries = try retries ?? settings.retries()
             configuration.diskReserve = try minFree?.bytes ?? settings.diskReserve()
-            configuration.userAgent = try userAgent ?? settings.userAgent() ?? "Monsoon/\(MonsoonCLI.version)"
+            configuration.network.userAgent = try userAgent ?? settings.userAgent() ?? "Monsoon/\(MonsoonCLI.version)"
             configuration.maxBytesPerSecond = try limitRate.map(\.bytesPerSecond) ?? settings.limitRate()
         } catch {
             throw CLIError(message: "cannot read the settings: \(error)")
         }
         configuration.retry.baseDelay = context.timings.retryBase
-        configuration.proxy = proxy
-        configuration.ipVersion = ipv4 ? .v4 : ipv6 ? .v6 : .any
-        if let connectTimeout { configuration.connectTimeout = connectTimeout }
+        configuration.network.proxy = proxy
+        configuration.network.ipVersion = ipv4 ? .v4 : ipv6 ? .v6 : .any
+        if let connectTimeout { configuration.network.connectTimeout = connectTimeout }
         if let cacert {
             let path = context.absolutePath(cacert)
             guard FileManager.default.isReadableFile(atPath: path) else {
                 throw CLIError.usage("cannot read the CA file \(path) given with --cacert")
             }
-            configuration.caBundlePath = path
+            configuration.network.caBundlePath = path
         }
         return configuration
     }

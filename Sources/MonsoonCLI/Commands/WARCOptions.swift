@@ -29,13 +29,13 @@ struct WARCOptions: ParsableArguments {
         let maxBytes = warcMaxSize?.bytes ?? WARCConfiguration(path: "", software: "").maxFileBytes
         var info: [(name: String, value: String)] = [
             ("command", "monsoon \(command)"),
-            ("user-agent", settings.userAgent),
+            ("user-agent", settings.network.userAgent),
             ("http-version", "HTTP/1.1"),
             ("jobs", String(settings.maxConcurrentDownloads)),
             ("warc-max-size", "\(maxBytes) bytes"),
         ]
         if let limit = settings.maxBytesPerSecond { info.append(("limit-rate", ByteCount.format(limit) + "/s")) }
-        if settings.proxy != nil { info.append(("proxy", "yes")) }   // its address may hold credentials: never written
+        if settings.network.proxy != nil { info.append(("proxy", "yes")) }   // its address may hold credentials: never written
         let configuration = WARCConfiguration(path: context.absolutePath(warc), maxFileBytes: maxBytes,
                                               software: "Monsoon/\(MonsoonCLI.version)", info: info)
         let archive: WARCArchive

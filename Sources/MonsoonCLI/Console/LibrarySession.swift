@@ -13,7 +13,7 @@ struct LibrarySession {
     /// the user waiting long on one that fails (one-shot fetches do not retry a host that cannot be reached at all).
     static func engineConfiguration(_ timings: Timings) -> EngineConfiguration {
         var configuration = EngineConfiguration()
-        configuration.userAgent = "Monsoon/\(MonsoonCLI.version)"
+        configuration.network.userAgent = "Monsoon/\(MonsoonCLI.version)"
         configuration.retry.maxRetries = 2
         configuration.retry.baseDelay = timings.retryBase
         return configuration

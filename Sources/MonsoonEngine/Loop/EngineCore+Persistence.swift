@@ -114,8 +114,8 @@ extension EngineCore {
     private func requestCheckpoint(_ id: DownloadID, _ transfer: Transfer, now: Date) {
         let checkpoint = transfer.part.checkpoint
         guard transfer.part.fd >= 0, transfer.progress.fileSize > checkpoint.requested, !checkpoint.inFlight else { return }
-        let due = transfer.progress.fileSize - checkpoint.requested >= configuration.checkpointBytes
-            || now.timeIntervalSince(checkpoint.requestedAt) >= configuration.checkpointSeconds
+        let due = transfer.progress.fileSize - checkpoint.requested >= configuration.checkpoint.bytes
+            || now.timeIntervalSince(checkpoint.requestedAt) >= configuration.checkpoint.seconds
         guard due else { return }
         let fd = fcntl(transfer.part.fd, F_DUPFD_CLOEXEC, 0)
         guard fd >= 0 else { return }

@@ -123,9 +123,9 @@ final class Transfer {
         easy.setString(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         easy.setLong(CURLOPT_SSL_VERIFYPEER, 1)
         easy.setLong(CURLOPT_SSL_VERIFYHOST, 2)
-        if let bundle = configuration.caBundlePath { easy.setString(CURLOPT_CAINFO, bundle) }
-        if let proxy = configuration.proxy { easy.setString(CURLOPT_PROXY, proxy) }
-        switch configuration.ipVersion {
+        if let bundle = configuration.network.caBundlePath { easy.setString(CURLOPT_CAINFO, bundle) }
+        if let proxy = configuration.network.proxy { easy.setString(CURLOPT_PROXY, proxy) }
+        switch configuration.network.ipVersion {
         case .any: break
         case .v4: easy.setLong(CURLOPT_IPRESOLVE, Int(CURL_IPRESOLVE_V4))
         case .v6: easy.setLong(CURLOPT_IPRESOLVE, Int(CURL_IPRESOLVE_V6))
@@ -135,9 +135,9 @@ final class Transfer {
         // so a fast server's whole file can come between two checks. The rate limit is the
         // loop's `RateLimiter`, spent in the write callback.
         // At least 1 ms (0 would mean curl's default), at most an hour: never a trap on a huge value.
-        easy.setLong(CURLOPT_CONNECTTIMEOUT_MS, Int(max(1, min(3_600_000, (configuration.connectTimeout * 1000).rounded()))))
-        easy.setLong(CURLOPT_LOW_SPEED_LIMIT, configuration.stallBytesPerSecond)
-        easy.setLong(CURLOPT_LOW_SPEED_TIME, configuration.stallSeconds)
+        easy.setLong(CURLOPT_CONNECTTIMEOUT_MS, Int(max(1, min(3_600_000, (configuration.network.connectTimeout * 1000).rounded()))))
+        easy.setLong(CURLOPT_LOW_SPEED_LIMIT, configuration.stall.bytesPerSecond)
+        easy.setLong(CURLOPT_LOW_SPEED_TIME, configuration.stall.seconds)
         easy.setLong(CURLOPT_TCP_KEEPALIVE, 1)
         easy.setLong(CURLOPT_BUFFERSIZE, bufferSize)
         // Downloads from one HTTP/2 host share one connection, as RFC 9113 asks of a client and
@@ -152,7 +152,7 @@ final class Transfer {
             if name.caseInsensitiveCompare("User-Agent") == .orderedSame { hasUserAgent = true }
             kept.headerList = curl_slist_append(kept.headerList, "\(name): \(value)")
         }
-        if !hasUserAgent { easy.setString(CURLOPT_USERAGENT, configuration.userAgent) }
+        if !hasUserAgent { easy.setString(CURLOPT_USERAGENT, configuration.network.userAgent) }
         if let ifRange = plan.ifRange, plan.rangeStart != nil {
             kept.headerList = curl_slist_append(kept.headerList, "If-Range: \(ifRange)")
         }

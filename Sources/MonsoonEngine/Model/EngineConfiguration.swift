@@ -25,31 +25,21 @@ public struct EngineConfiguration: Sendable, Equatable {
     /// The clock the engine's retries (of downloads and of fetches), holds, progress reports and
     /// checkpoints read (tests drive their own).
     public var clock: EngineClock = .system
-    /// Seconds allowed to connect.
-    public var connectTimeout: Double = 30
-    /// A transfer slower than `stallBytesPerSecond` for `stallSeconds` counts as
-    /// stalled, a retryable error, so a hung server never blocks the queue.
-    public var stallBytesPerSecond: Int = 1024
-    /// The stall window, in seconds (see `stallBytesPerSecond`).
-    public var stallSeconds: Int = 30
-    var stall: Stall { Stall(bytesPerSecond: stallBytesPerSecond, seconds: stallSeconds) }
+    /// When a transfer counts as stalled (a retryable error), so a hung server never blocks the queue.
+    public var stall = Stall()
     /// Bytes that must stay free on the destination's file system.
     public var diskReserve: Int = 64 << 20
-    /// How often a running download's part is flushed to disk and its length saved
-    /// as the checkpoint: every `checkpointBytes` or `checkpointSeconds`, whichever
-    /// comes first. Only after a reboot is a part cut back to its checkpoint.
-    public var checkpointBytes: Int = 8 << 20
-    /// The longest time between two checkpoints of a running download, in seconds.
-    public var checkpointSeconds: Double = 5
+    /// How often a running download's part is flushed to disk and its length saved as the
+    /// checkpoint. Only after a reboot is a part cut back to its checkpoint.
+    public var checkpoint = Checkpoint()
     /// How long the engine's connections to its queue's database (`DownloadManager(configuration:
     /// databasePath:)`) wait for another process's lock before the write fails, in seconds: a
     /// failed save of a file's row is tried again later, the file with it. Ten seconds outlasts
     /// any transaction of another Monsoon process; tests shorten it to see a held lock's effect quickly.
     public var storeBusyTimeout: Double = 10
-    /// Sent when a request gives no User-Agent.
-    public var userAgent: String = "Monsoon/0.1"
-    /// Where to send HTTPS-verification trust (nil: the system's).
-    public var caBundlePath: String? = nil
+    /// How requests go out: their User-Agent, the trust for HTTPS, a proxy, the IP version and
+    /// the time allowed to connect.
+    public var network = Network()
     /// Which downloads of a shared, persistent queue this engine starts.
     public var scope: QueueScope = .wholeQueue
     /// The largest file a download may make; a larger one (or a stream that never ends)
@@ -59,11 +49,6 @@ public struct EngineConfiguration: Sendable, Equatable {
     /// about a quarter of a second's worth over any span; fetches such as feeds are not
     /// counted). Nil: no limit.
     public var maxBytesPerSecond: Int? = nil
-    /// A proxy for every request (`http://`, `https://`, `socks5://` …); nil: curl's default,
-    /// which reads `http_proxy`, `https_proxy` and `no_proxy` from the environment.
-    public var proxy: String? = nil
-    /// Which IP version to connect with.
-    public var ipVersion: IPVersion = .any
     /// How many times in a row a download starts over at once, without Range, when an answer
     /// contradicts what was known (the file changed, a range that cannot be), before it fails
     /// with `.restartLimit` (a cluster worker sets 0: each new request goes through the shared

@@ -1,10 +1,7 @@
 import Foundation
 
-/// The stall rule: a transfer under `bytesPerSecond` for `seconds` is stalled.
-struct Stall: Equatable {
-    var bytesPerSecond: Int
-    var seconds: Int
-}
+/// The stall rule (`EngineConfiguration.Stall`), by the name the policies use.
+typealias Stall = EngineConfiguration.Stall
 
 /// Turns how an attempt ended into a failure the retry policy understands.
 enum FailureClassifier {
