@@ -8,7 +8,7 @@ import Testing
 
     private func end(_ status: Int, body: DownloadLifecycle.AttemptEnd.Body = .written, received: Int = 100, expected: Int? = 100,
                      curlCode: Int = 0, from offset: Int = 0, highWater: Int = 0) -> DownloadLifecycle.AttemptEnd {
-        DownloadLifecycle.AttemptEnd(body: body, status: status, curlCode: curlCode, curlText: curlCode == 0 ? "" : "Connection reset",
+        DownloadLifecycle.AttemptEnd(body: body, status: status, curl: .init(code: curlCode, text: curlCode == 0 ? "" : "Connection reset"),
                                      received: received, expected: expected, resumedFrom: offset, highWater: highWater)
     }
 
@@ -131,25 +131,25 @@ import Testing
 
     @Test func callbacksDecisionsComeFirst() {
         var changed = end(200)
-        changed.restartReason = "the resource changed on the server"
+        changed.abort.restartReason = "the resource changed on the server"
         #expect(outcome(changed) == .restartFresh(reason: "the resource changed on the server"))
         var page = end(200)
-        page.abortError = DownloadError(.webPageNotMedia, "a web page")
+        page.abort.error = DownloadError(.webPageNotMedia, "a web page")
         #expect(outcome(page) == .fail(DownloadError(.webPageNotMedia, "a web page")))
     }
 
     @Test func noRoomOnTheDiskHoldsTheDownloadInsteadOfFailingIt() {
         var full = end(200)
-        full.abortError = DownloadError(.notEnoughDiskSpace, "not enough disk space")
+        full.abort.error = DownloadError(.notEnoughDiskSpace, "not enough disk space")
         #expect(outcome(full) == .holdForSpace(DownloadError(.notEnoughDiskSpace, "not enough disk space")))
-        full.abortIsTransient = true
+        full.abort.isTransient = true
         #expect(outcome(full) == .holdForSpace(DownloadError(.notEnoughDiskSpace, "not enough disk space")))
     }
 
     @Test func aDatabaseFailureWhileOpeningThePartIsRetried() {
         var busy = end(200)
-        busy.abortError = DownloadError(.fileSystem, "could not save the download in the database: database is locked")
-        busy.abortIsTransient = true
+        busy.abort.error = DownloadError(.fileSystem, "could not save the download in the database: database is locked")
+        busy.abort.isTransient = true
         guard case .retry(let failure, false) = outcome(busy) else {
             Issue.record("a busy database is no reason to give up the download")
             return

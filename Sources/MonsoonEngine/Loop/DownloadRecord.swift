@@ -23,13 +23,28 @@ package struct DownloadRecord: Sendable {
         /// The file the download ends in, once known.
         var filePath: String?
         var resume: ResumeState?
+        /// Who answered, at the end of the redirects.
+        var origin = Origin()
+        /// The SHA-256 of a `.discard(checksum: true)` download's body, once complete.
+        var checksum: String?
+        /// What is known of the part file's bytes.
+        var part = Part()
+        /// The request's URL was changed (`changeURL`): its saves write the URL too, which the row
+        /// otherwise has from its insert alone.
+        var urlChanged = false
+    }
+
+    /// Who answered the download's last attempt.
+    struct Origin: Sendable {
         /// Where the bytes came from, after redirects (set when the body starts).
         var finalURL: String?
         /// The host that answered the last attempt at the end of its redirects (an error status too),
         /// for holds and per-host limits; in memory only (a row read back knows `finalURL`'s).
         var answeredHost: String?
-        /// The SHA-256 of a `.discard(checksum: true)` download's body, once complete.
-        var checksum: String?
+    }
+
+    /// What is known of the part file's bytes: how far it got, and how much of it is surely on disk.
+    struct Part: Sendable {
         /// The most bytes the part has held: only going past it counts as progress
         /// (a server that ignores Range and drops at the same byte must not retry forever).
         var highWater = 0
@@ -41,10 +56,7 @@ package struct DownloadRecord: Sendable {
         /// with the old, higher checkpoint). A download that never had one needs no flush.
         var checkpointResetPending = false
         /// Goes up whenever the part is started over, so a late checkpoint of the old bytes is ignored.
-        var partEpoch = 0
-        /// The request's URL was changed (`changeURL`): its saves write the URL too, which the row
-        /// otherwise has from its insert alone.
-        var urlChanged = false
+        var epoch = 0
     }
 
     // @unchecked: a box is changed only through the one record that holds it (`fields` copies
@@ -79,15 +91,15 @@ package struct DownloadRecord: Sendable {
     var retryAt: Date? { get { box.fields.retryAt } _modify { yield &fields.retryAt } }
     var filePath: String? { get { box.fields.filePath } _modify { yield &fields.filePath } }
     var resume: ResumeState? { get { box.fields.resume } _modify { yield &fields.resume } }
-    var finalURL: String? { get { box.fields.finalURL } _modify { yield &fields.finalURL } }
-    var answeredHost: String? { get { box.fields.answeredHost } _modify { yield &fields.answeredHost } }
+    var finalURL: String? { get { box.fields.origin.finalURL } _modify { yield &fields.origin.finalURL } }
+    var answeredHost: String? { get { box.fields.origin.answeredHost } _modify { yield &fields.origin.answeredHost } }
     var checksum: String? { get { box.fields.checksum } _modify { yield &fields.checksum } }
     /// The file is being flushed and renamed into place.
     var placing: Bool { box.fields.state.isPlacing }
-    var highWater: Int { get { box.fields.highWater } _modify { yield &fields.highWater } }
-    var checkpoint: Int { get { box.fields.checkpoint } _modify { yield &fields.checkpoint } }
-    var checkpointResetPending: Bool { get { box.fields.checkpointResetPending } _modify { yield &fields.checkpointResetPending } }
-    var partEpoch: Int { get { box.fields.partEpoch } _modify { yield &fields.partEpoch } }
+    var highWater: Int { get { box.fields.part.highWater } _modify { yield &fields.part.highWater } }
+    var checkpoint: Int { get { box.fields.part.checkpoint } _modify { yield &fields.part.checkpoint } }
+    var checkpointResetPending: Bool { get { box.fields.part.checkpointResetPending } _modify { yield &fields.part.checkpointResetPending } }
+    var partEpoch: Int { get { box.fields.part.epoch } _modify { yield &fields.part.epoch } }
     var urlChanged: Bool { get { box.fields.urlChanged } _modify { yield &fields.urlChanged } }
 
     /// Starts the part over: a new epoch, no checkpoint (a reset of a real one to be flushed).
@@ -115,7 +127,7 @@ package struct DownloadRecord: Sendable {
         let now = box.fields
         return Download(request: now.request, status: now.state.status, bytes: now.bytes, total: now.total,
                         lastError: now.lastError, filePath: now.filePath, attempts: now.counters.attempts,
-                        retryAt: now.retryAt, finalURL: now.finalURL, etag: now.resume?.etag,
+                        retryAt: now.retryAt, finalURL: now.origin.finalURL, etag: now.resume?.etag,
                         lastModified: now.resume?.lastModified, checksum: now.checksum)
     }
 }

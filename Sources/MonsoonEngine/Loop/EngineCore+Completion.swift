@@ -61,11 +61,10 @@ extension EngineCore {
         if body != .none { transfer.progress.reported = transfer.progress.fileSize }
         let head = transfer.head
         var end = DownloadLifecycle.AttemptEnd(
-            body: body, restartReason: abort?.restartReason, abortError: abort?.error, status: head.status,
-            curlCode: Int(code.rawValue), curlText: code == CURLE_OK ? "" : transfer.errorText(code), retryAfter: head.retryAfter,
+            body: body, abort: .init(restartReason: abort?.restartReason, error: abort?.error, isTransient: abort?.isTransient ?? false), status: head.status,
+            curl: .init(code: Int(code.rawValue), text: code == CURLE_OK ? "" : transfer.errorText(code)), retryAfter: head.retryAfter,
             contentRange: head.contentRange, received: transfer.progress.fileSize, expected: transfer.progress.total, resumedFrom: transfer.plan.offset,
             highWater: highWater, hasFile: hasFile)
-        end.abortIsTransient = abort?.isTransient ?? false
         end.etag = head.etag
         end.headComplete = head.isComplete
         end.lastModified = head.lastModified

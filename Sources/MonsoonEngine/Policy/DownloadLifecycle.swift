@@ -74,20 +74,30 @@ enum DownloadLifecycle {
             case none
         }
 
+        /// Why a callback cut the attempt short (nothing: it was not).
+        struct Abort: Equatable {
+            /// The bytes were unusable for the part (another version, the wrong offset).
+            var restartReason: String?
+            /// The attempt was stopped (too large, a web page, no room: for good, unless
+            /// `isTransient`, as when the database could not save the row).
+            var error: DownloadError?
+            var isTransient = false
+        }
+
+        /// What curl said of the transfer.
+        struct Curl: Equatable {
+            var code = 0
+            var text = ""
+        }
+
         var body: Body
-        /// A callback found the bytes unusable for the part (another version, the wrong offset).
-        var restartReason: String?
-        /// A callback stopped the attempt (too large, a web page, no room: for good, unless
-        /// `abortIsTransient`, as when the database could not save the row).
-        var abortError: DownloadError?
-        var abortIsTransient = false
+        var abort = Abort()
         /// The final response's status (0: none).
         var status: Int
         /// Its head ended with its blank line (false: cut off inside it).
         var headComplete = true
         /// curl's result code (0: the transfer completed), and its text.
-        var curlCode = 0
-        var curlText = ""
+        var curl = Curl()
         var retryAfter: String?
         var contentRange: String?
         /// The final response's validators, and what was known of the part before the attempt.
@@ -127,10 +137,10 @@ enum DownloadLifecycle {
     }
 
     static func outcome(of end: AttemptEnd, stall: Stall, now: Date) -> AttemptOutcome {
-        if let reason = end.restartReason { return .restartFresh(reason: reason) }
-        if let error = end.abortError {
+        if let reason = end.abort.restartReason { return .restartFresh(reason: reason) }
+        if let error = end.abort.error {
             if error.code == .notEnoughDiskSpace { return .holdForSpace(error) }
-            guard end.abortIsTransient else { return .fail(error) }
+            guard end.abort.isTransient else { return .fail(error) }
             return .retry(RetryPolicy.Failure(error: error, isTransient: true, retryAfter: nil, madeProgress: false), holdHost: false)
         }
         let madeProgress = end.received > end.highWater
@@ -139,12 +149,12 @@ enum DownloadLifecycle {
             return .retry(FailureClassifier.httpFailure(status: end.status, retryAfter: end.retryAfter, now: now),
                           holdHost: FailureClassifier.holdsHost(status: end.status))
         }
-        if end.curlCode == 0, end.status > 0, !end.headComplete {
+        if end.curl.code == 0, end.status > 0, !end.headComplete {
             let error = DownloadError(.truncated, "the connection closed in the middle of the response's head")
             return .retry(RetryPolicy.Failure(error: error, isTransient: true, retryAfter: nil, madeProgress: false), holdHost: false)
         }
-        if end.curlCode != 0 {
-            var failure = FailureClassifier.curlFailure(code: end.curlCode, text: end.curlText, stall: stall)
+        if end.curl.code != 0 {
+            var failure = FailureClassifier.curlFailure(code: end.curl.code, text: end.curl.text, stall: stall)
             failure.madeProgress = madeProgress
             return .retry(failure, holdHost: false)
         }
