@@ -23,15 +23,9 @@ extension EngineCore {
     /// What the attempt came to, for run reports (only built when someone listens).
     func report(_ id: DownloadID, host: String, _ transfer: Transfer, code: CURLcode) {
         guard hub.wants(.attempt) else { return }
-        let written = transfer.state.body == .none ? 0 : transfer.progress.thisAttempt
-        let firstByte = transfer.easy.offset(CURLINFO_STARTTRANSFER_TIME_T)
         var error: DownloadError?
         if let record = records[id], record.status != .completed && !record.placing { error = record.lastError }
-        emit(.attempt(AttemptReport(
-            id: id, host: host, status: transfer.head.status, bytes: written, resumedFrom: transfer.plan.offset,
-            timeToFirstByte: transfer.head.status > 0 && firstByte > 0 ? Double(firstByte) / 1_000_000 : nil,
-            duration: Double(transfer.easy.offset(CURLINFO_TOTAL_TIME_T)) / 1_000_000,
-            newConnections: transfer.easy.long(CURLINFO_NUM_CONNECTS), error: error)))
+        emit(.attempt(transfer.report(id, host: host, error: error)))
     }
 
     func finishDownload(_ id: DownloadID, _ transfer: Transfer, code: CURLcode) {
@@ -59,16 +53,7 @@ extension EngineCore {
             known = record.resume
         }
         if body != .none { transfer.progress.reported = transfer.progress.fileSize }
-        let head = transfer.head
-        var end = DownloadLifecycle.AttemptEnd(
-            body: body, abort: .init(restartReason: abort?.restartReason, error: abort?.error, isTransient: abort?.isTransient ?? false), status: head.status,
-            curl: .init(code: Int(code.rawValue), text: code == CURLE_OK ? "" : transfer.errorText(code)), retryAfter: head.retryAfter,
-            contentRange: head.contentRange, received: transfer.progress.fileSize, expected: transfer.progress.total, resumedFrom: transfer.plan.offset,
-            highWater: highWater, hasFile: hasFile)
-        end.etag = head.etag
-        end.headComplete = head.isComplete
-        end.lastModified = head.lastModified
-        end.known = known
+        let end = transfer.end(code: code, highWater: highWater, hasFile: hasFile, known: known)
         let outcome = DownloadLifecycle.outcome(of: end, stall: configuration.stall, now: configuration.clock.now)
         switch outcome {
         case .fail, .restartFresh: placements.recordAttempt(id, transfer, keepsBody: false)
@@ -101,37 +86,29 @@ extension EngineCore {
             }
             place(id, transfer)
         case .continueRange:
-            closeFile(transfer)
+            transfer.closePart(on: placer)
             move(id, .requeue)
         case .restartFresh(let reason):
             restartFresh(id, transfer, reason: reason)
         case .fail(let error):
-            closeFile(transfer)
+            transfer.closePart(on: placer)
             fail(id, error)
         case .retry(let failure, let holdHost):
-            closeFile(transfer)
+            transfer.closePart(on: placer)
             // A 429 or 503 may speak for its host: the one that answered (after the redirects).
             let answered = holdHost ? countAnsweringHost(transfer) : nil
             retryOrFail(id, failure, hostStatus: holdHost ? transfer.head.status : nil, answered: answered)
         case .holdForSpace(let error):
-            closeFile(transfer)
+            transfer.closePart(on: placer)
             let needed = SpacePolicy.need(expected: transfer.progress.total ?? transfer.progress.expected, have: transfer.progress.fileSize)
             holdForSpace(id, error, volume: transfer.limits.volume?.id, needed: max(needed, transfer.state.spaceWanted))
-        }
-    }
-
-    private func closeFile(_ transfer: Transfer) {
-        transfer.discardEarly()   // a whole body not to be kept (none after a part was written)
-        if transfer.part.fd >= 0 {
-            placer.closePart(transfer.part.fd)
-            transfer.part.fd = -1
         }
     }
 
     /// Discards the part and goes again at once, without Range and without
     /// counting a failure; a resource that keeps changing fails after a few.
     private func restartFresh(_ id: DownloadID, _ transfer: Transfer, reason: String) {
-        closeFile(transfer)
+        transfer.closePart(on: placer)
         guard var record = records[id] else { return }
         // Deleted by the disk worker before it looks at the part for the next attempt.
         if let path = record.filePath { work.append(.removeFiles([PartFile.path(for: path)], root: record.request.root, afterCommit: false)) }
@@ -153,7 +130,7 @@ extension EngineCore {
     ///   - answered: the host that answered it (id and name), when known.
     func retryOrFail(_ id: DownloadID, _ failure: RetryPolicy.Failure, hostStatus: Int? = nil, answered: (id: Int, key: String)? = nil) {
         guard var record = records[id] else { return }
-        let decision = configuration.retry.decide(failure, counters: record.counters, random: Double.random(in: 0..<1, using: &random))
+        let decision = configuration.retry.decide(failure, counters: record.counters, random: Double.random(in: 0..<1))
         switch decision {
         case .retry(let delay, let counters):
             let now = configuration.clock.now
@@ -208,7 +185,7 @@ extension EngineCore {
             return
         }
         guard case .none? = handle(id, .placeStarted) else {
-            closeFile(transfer)   // refused, and reported: the download failed
+            transfer.closePart(on: placer)   // refused, and reported: the download failed
             return
         }
         records.update(id) { record in

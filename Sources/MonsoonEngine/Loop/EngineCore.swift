@@ -48,7 +48,6 @@ final class EngineCore {
     var waitingFetches: [FetchJob] = []
     var runningFetches = 0
     var stopping = false
-    var random = SystemRandomNumberGenerator()
     /// The queue is kept in a database (its connection is the disk worker's: this thread never
     /// reads it, not even to restore the queue).
     let persistent: Bool
