@@ -68,27 +68,87 @@ enum FeedElement: UInt8 {
             namespace = .core
         }
         if atomDocument, namespace == .core { namespace = .atom }
-        // RSS's own and iTunes elements in any case (`<TiTlE>`), as Apple's podcast directory reads them.
-        let key = namespace == .core || namespace == .itunes ? name.lowercased() : name
-        return names[namespace]?[key] ?? .other
+        switch namespace {
+        case .core:
+            // In any case (`<TiTlE>`), as Apple's podcast directory reads RSS's own elements.
+            switch name.lowercased() {
+            case "rss": return .rss
+            case "channel": return .channel
+            case "item": return .item
+            case "title": return .title
+            case "link": return .link
+            case "description": return .description
+            case "language": return .language
+            case "image": return .image
+            case "url": return .url
+            case "guid": return .guid
+            case "pubdate": return .pubDate
+            case "enclosure": return .enclosure
+            case "managingeditor": return .managingEditor
+            case "feed": return .atomFeed
+            default: return .other
+            }
+        case .atom:
+            switch name {
+            case "feed": return .atomFeed
+            case "entry": return .atomEntry
+            case "title": return .atomTitle
+            case "link": return .atomLink
+            case "id": return .atomID
+            case "published", "issued", "created": return .atomPublished
+            case "updated", "modified": return .atomUpdated
+            case "summary": return .atomSummary
+            case "content": return .atomContent
+            case "author": return .atomAuthor
+            case "name": return .atomName
+            case "logo": return .atomLogo
+            case "icon": return .atomIcon
+            case "subtitle", "tagline": return .atomSubtitle
+            default: return .other
+            }
+        case .itunes:
+            switch name.lowercased() {
+            case "image": return .itunesImage
+            case "author": return .itunesAuthor
+            case "duration": return .itunesDuration
+            case "season": return .itunesSeason
+            case "episode": return .itunesEpisode
+            case "explicit": return .itunesExplicit
+            case "new-feed-url": return .itunesNewFeedURL
+            case "summary": return .itunesSummary
+            case "title": return .itunesTitle
+            case "owner": return .itunesOwner
+            case "name": return .itunesName
+            default: return .other
+            }
+        case .podcast:
+            switch name {
+            case "guid": return .podcastGUID
+            case "transcript": return .podcastTranscript
+            case "chapters": return .podcastChapters
+            default: return .other
+            }
+        case .media:
+            switch name {
+            case "content": return .mediaContent
+            case "group": return .mediaGroup
+            case "thumbnail": return .mediaThumbnail
+            case "description": return .mediaDescription
+            default: return .other
+            }
+        case .content:
+            return name == "encoded" ? .contentEncoded : .other
+        case .dc:
+            switch name {
+            case "creator": return .dcCreator
+            case "date": return .dcDate
+            case "title": return .dcTitle
+            default: return .other
+            }
+        case .rdf:
+            return name == "RDF" ? .rdf : .other
+        case .other:
+            return .other
+        }
     }
-
-    private static let names: [Namespace: [String: FeedElement]] = [
-        .core: ["rss": .rss, "channel": .channel, "item": .item, "title": .title, "link": .link, "description": .description,
-                "language": .language, "image": .image, "url": .url, "guid": .guid, "pubdate": .pubDate, "enclosure": .enclosure,
-                "managingeditor": .managingEditor, "feed": .atomFeed],
-        .atom: ["feed": .atomFeed, "entry": .atomEntry, "title": .atomTitle, "link": .atomLink, "id": .atomID,
-                "published": .atomPublished, "issued": .atomPublished, "created": .atomPublished,
-                "updated": .atomUpdated, "modified": .atomUpdated, "summary": .atomSummary, "content": .atomContent,
-                "author": .atomAuthor, "name": .atomName, "logo": .atomLogo, "icon": .atomIcon,
-                "subtitle": .atomSubtitle, "tagline": .atomSubtitle],
-        .itunes: ["image": .itunesImage, "author": .itunesAuthor, "duration": .itunesDuration, "season": .itunesSeason,
-                  "episode": .itunesEpisode, "explicit": .itunesExplicit, "new-feed-url": .itunesNewFeedURL,
-                  "summary": .itunesSummary, "title": .itunesTitle, "owner": .itunesOwner, "name": .itunesName],
-        .podcast: ["guid": .podcastGUID, "transcript": .podcastTranscript, "chapters": .podcastChapters],
-        .media: ["content": .mediaContent, "group": .mediaGroup, "thumbnail": .mediaThumbnail, "description": .mediaDescription],
-        .content: ["encoded": .contentEncoded],
-        .dc: ["creator": .dcCreator, "date": .dcDate, "title": .dcTitle],
-        .rdf: ["RDF": .rdf],
-    ]
 }
