@@ -334,13 +334,7 @@ struct SAXAttributes {
 
     /// The value of the un-prefixed attribute `name`.
     subscript(name: StaticString) -> String? {
-        guard let pointer else { return nil }
-        for index in 0..<count {
-            let entry = pointer + index * 5
-            guard entry[1] == nil, let localname = entry[0], SAXAttributes.equals(localname, name) else { continue }
-            return SAXAttributes.value(entry)
-        }
-        return nil
+        bytes(name).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// The raw UTF-8 value of the un-prefixed attribute `name`.

@@ -29,12 +29,36 @@ enum SAXParser {
         return true
     }()
 
+    /// Runs `body` with a push parser calling `handler` with `user`, set up as every document here is read
+    /// (``FeedParser``'s and ``OPMLParser``'s alike); nil when libxml2 cannot make one.
+    static func withParser<T>(_ handler: inout xmlSAXHandler, user: UnsafeMutableRawPointer,
+                              _ body: (xmlParserCtxtPtr) -> T) -> T? {
+        precondition(initialized)
+        handler.initialized = UInt32(XML_SAX2_MAGIC)
+        // Only XML's predefined entities: nothing a document declares is ever expanded by libxml2.
+        handler.getEntity = { _, name in xmlGetPredefinedEntity(name) }
+        handler.resolveEntity = { _, _, _ in nil }
+        guard let parser = xmlCreatePushParserCtxt(&handler, user, nil, 0, nil) else { return nil }
+        defer {
+            // libxml2 builds a document only for DTD declarations it meets; there is none, but be tidy.
+            if let document = parser.pointee.myDoc { xmlFreeDoc(document) }
+            xmlFreeParserCtxt(parser)
+        }
+        // NOENT only makes `&amp;` in attribute values come out as `&` (not `&#38;`): getEntity above
+        // knows no other entity to substitute.
+        xmlCtxtUseOptions(parser, Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOENT.rawValue | XML_PARSE_IGNORE_ENC.rawValue))
+        // The text is UTF-8 already (FeedDecoding). Told so, libxml2 2.9 does not guess the encoding from
+        // the first four bytes: text after a UTF-8 BOM starting `<` NUL NUL NUL was switched to UCS-4,
+        // and the conversion's failure printed on stderr ("encoding error : input conversion failed …").
+        // (What `xmlSwitchEncoding(parser, XML_CHAR_ENCODING_UTF8)` does, which parser.h does not declare.)
+        parser.pointee.charset = Int32(XML_CHAR_ENCODING_UTF8.rawValue)
+        return body(parser)
+    }
+
     /// Parses `text` into `builder`; returns the first fatal error, or nil when the document is well-formed
     /// (or the builder stopped it on purpose).
     static func parse(_ text: RepairedText, into builder: FeedBuilder) -> Failure? {
-        precondition(initialized)
         var handler = xmlSAXHandler()
-        handler.initialized = UInt32(XML_SAX2_MAGIC)
         handler.startElementNs = { context, localname, prefix, uri, _, _, attributeCount, _, attributes in
             guard let context, let localname else { return }
             FeedBuilder.with(context) { $0.startElement(localname, prefix, uri, Int(attributeCount), attributes) }
@@ -52,48 +76,27 @@ enum SAXParser {
             guard let context, let target else { return }
             FeedBuilder.with(context) { $0.processingInstruction(target, data) }
         }
-        handler.getEntity = { _, name in
-            // Only XML's predefined entities: nothing a document declares is ever expanded by libxml2.
-            xmlGetPredefinedEntity(name)
-        }
-        handler.resolveEntity = { _, _, _ in nil }
         handler.serror = { context, error in
             guard let context, let error else { return }
             FeedBuilder.with(context) { $0.recordError(error.pointee) }
         }
-
-        let context = Unmanaged.passUnretained(builder).toOpaque()
-        guard let parser = xmlCreatePushParserCtxt(&handler, context, nil, 0, nil) else {
-            return Failure(message: "libxml2 could not create a parser (out of memory?)", line: 0, column: 0, code: -1)
-        }
-        defer {
-            // libxml2 builds a document only for DTD declarations it meets; there is none, but be tidy.
-            if let document = parser.pointee.myDoc { xmlFreeDoc(document) }
-            xmlFreeParserCtxt(parser)
-        }
-        let options = XML_PARSE_NONET.rawValue | XML_PARSE_NOENT.rawValue | XML_PARSE_IGNORE_ENC.rawValue
-        // NOENT only makes `&amp;` in attribute values come out as `&` (not `&#38;`): getEntity above
-        // knows no other entity to substitute.
-        xmlCtxtUseOptions(parser, Int32(options))
-        // The text is UTF-8 already (FeedDecoding). Told so, libxml2 2.9 does not guess the encoding from
-        // the first four bytes: text after a UTF-8 BOM starting `<` NUL NUL NUL was switched to UCS-4,
-        // and the conversion's failure printed on stderr ("encoding error : input conversion failed …").
-        // (What `xmlSwitchEncoding(parser, XML_CHAR_ENCODING_UTF8)` does, which parser.h does not declare.)
-        parser.pointee.charset = Int32(XML_CHAR_ENCODING_UTF8.rawValue)
-        builder.parser = parser
-
-        // Fed in slices: one call with more than 10,000,000 bytes trips libxml2's lookup limit
-        // (the reason `XMLParser(data:)` fails on large feeds on Linux), and 256 KB stays in the cache.
-        text.forEachChunk(size: 256 << 10) { chunk in
-            guard !builder.stopped else { return false }
-            return chunk.withMemoryRebound(to: CChar.self) { chars in
-                xmlParseChunk(parser, chars.baseAddress, Int32(chars.count), 0) == 0
+        let parsed = withParser(&handler, user: Unmanaged.passUnretained(builder).toOpaque()) { parser -> Failure? in
+            builder.parser = parser
+            defer { builder.parser = nil }
+            // Fed in slices: one call with more than 10,000,000 bytes trips libxml2's lookup limit
+            // (the reason `XMLParser(data:)` fails on large feeds on Linux), and 256 KB stays in the cache.
+            text.forEachChunk(size: 256 << 10) { chunk in
+                guard !builder.stopped else { return false }
+                return chunk.withMemoryRebound(to: CChar.self) { chars in
+                    xmlParseChunk(parser, chars.baseAddress, Int32(chars.count), 0) == 0
+                }
             }
+            if !builder.stopped { xmlParseChunk(parser, nil, 0, 1) }
+            if builder.stopped || parser.pointee.wellFormed != 0 { return nil }
+            return builder.firstError ?? Failure(message: "the document is not well-formed", line: Int(parser.pointee.input?.pointee.line ?? 0),
+                                                 column: Int(parser.pointee.input?.pointee.col ?? 0), code: Int(parser.pointee.errNo))
         }
-        if !builder.stopped { xmlParseChunk(parser, nil, 0, 1) }
-        builder.parser = nil
-        if builder.stopped || parser.pointee.wellFormed != 0 { return nil }
-        return builder.firstError ?? Failure(message: "the document is not well-formed", line: Int(parser.pointee.input?.pointee.line ?? 0),
-                                             column: Int(parser.pointee.input?.pointee.col ?? 0), code: Int(parser.pointee.errNo))
+        guard let parsed else { return Failure(message: "libxml2 could not create a parser (out of memory?)", line: 0, column: 0, code: -1) }
+        return parsed
     }
 }

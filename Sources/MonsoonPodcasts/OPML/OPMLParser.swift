@@ -57,15 +57,8 @@ final class OPMLParser {
         self.limits = limits
     }
 
-    /// Parser-wide initialization, once, before any thread parses (libxml2 requires it for threads).
-    private static let initialized: Bool = {
-        xmlInitParser()
-        return true
-    }()
-
     /// Parses `text` (UTF-8) whole; read ``root``, ``outlines``, ``failure`` and ``excess`` afterwards.
     func parse(_ text: UnsafeBufferPointer<UInt8>) {
-        precondition(Self.initialized)
         // libxml2 would compare each attribute of an element with all those before it (see AttributeScan).
         if let offset = AttributeScan.crowdedElement(in: text, limit: limits.maxAttributes) {
             let (line, name) = AttributeScan.describe(text, at: offset)
@@ -73,7 +66,6 @@ final class OPMLParser {
             return
         }
         var handler = xmlSAXHandler()
-        handler.initialized = UInt32(XML_SAX2_MAGIC)
         handler.startElementNs = { user, localname, prefix, _, _, _, attributeCount, _, attributes in
             guard let user, let localname else { return }
             Unmanaged<OPMLParser>.fromOpaque(user).takeUnretainedValue().start(localname, prefix, Int(attributeCount), attributes)
@@ -82,34 +74,21 @@ final class OPMLParser {
             guard let user else { return }
             Unmanaged<OPMLParser>.fromOpaque(user).takeUnretainedValue().depth -= 1
         }
-        handler.getEntity = { _, name in
-            // Only XML's predefined entities: nothing a document declares is ever expanded.
-            xmlGetPredefinedEntity(name)
-        }
-        handler.resolveEntity = { _, _, _ in nil }
         handler.serror = { user, error in
             guard let user, let error else { return }
             Unmanaged<OPMLParser>.fromOpaque(user).takeUnretainedValue().record(error.pointee)
         }
-        let user = Unmanaged.passUnretained(self).toOpaque()
-        guard let parser = xmlCreatePushParserCtxt(&handler, user, nil, 0, nil) else {
+        let made: Void? = SAXParser.withParser(&handler, user: Unmanaged.passUnretained(self).toOpaque()) { parser in
+            context = parser
+            defer { context = nil }
+            feed(text, to: parser)
+        }
+        if made == nil {
             failure = Failure(reason: "libxml2 could not create a parser (out of memory?)", line: 0, column: 0, endsEarly: false)
-            return
         }
-        defer {
-            // libxml2 builds a document only for the DTD declarations it meets; be tidy.
-            if let document = parser.pointee.myDoc { xmlFreeDoc(document) }
-            xmlFreeParserCtxt(parser)
-            context = nil
-        }
-        context = parser
-        // NOENT only makes `&amp;` in attribute values come out as `&` (not `&#38;`): getEntity above
-        // knows no other entity to substitute. IGNORE_ENC: the text is UTF-8 already (FeedDecoding),
-        // whatever its declaration says.
-        let options = XML_PARSE_NONET.rawValue | XML_PARSE_NOENT.rawValue | XML_PARSE_IGNORE_ENC.rawValue
-        xmlCtxtUseOptions(parser, Int32(options))
-        parser.pointee.charset = Int32(XML_CHAR_ENCODING_UTF8.rawValue)
+    }
 
+    private func feed(_ text: UnsafeBufferPointer<UInt8>, to parser: xmlParserCtxtPtr) {
         // In slices: one call with more than 10,000,000 bytes trips libxml2's lookup limit.
         var offset = 0
         let slice = 256 << 10

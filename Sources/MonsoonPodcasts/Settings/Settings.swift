@@ -41,42 +41,27 @@ public enum SettingKey: String, CaseIterable, Sendable {
     public var allowsPodcastOverride: Bool { self == .keepLatest || self == .autoDownload }
 
     /// The value used when none is set, as `config get` prints it.
-    public var defaultText: String {
-        switch self {
-        case .concurrency: return "2"
-        case .perHost: return "off"
-        case .downloadRoot: return "~/Podcasts"
-        case .template: return NamingTemplate.defaultText
-        case .autoDeletePlayed: return "off"
-        case .keepLatest: return "off"
-        case .retries: return "5"
-        case .userAgent: return "Monsoon"
-        case .diskReserve: return "64MiB"
-        case .autoDownload: return "off"
-        case .playedThreshold: return "30"
-        case .limitRate: return "off"
-        case .portableNames: return "off"
-        case .allowPrivate: return "off"
-        }
-    }
+    public var defaultText: String { about.defaultText }
 
     /// What the setting does, for `config` help and errors.
-    public var summary: String {
+    public var summary: String { about.summary }
+
+    private var about: (defaultText: String, summary: String) {
         switch self {
-        case .concurrency: return "episodes downloaded at once by 'monsoon download' (a number, 1 to \(Settings.concurrencyLimit))"
-        case .perHost: return "downloads at once to one host (a number, or off)"
-        case .downloadRoot: return "the folder episodes are downloaded into (an absolute path or ~/...)"
-        case .template: return "where an episode's file goes under the root (variables: \(NamingTemplate.variables.map { "{\($0)}" }.joined(separator: ", ")))"
-        case .autoDeletePlayed: return "delete an episode's download once it is played (on or off)"
-        case .keepLatest: return "keep only the newest N downloads of a podcast (a number, or off; per podcast with --podcast)"
-        case .retries: return "retries after the first attempt for transient failures (a number, 0 or more)"
-        case .userAgent: return "the User-Agent header sent with requests"
-        case .diskReserve: return "free space to leave on the disk (a size such as 500MB or 2GiB)"
-        case .autoDownload: return "'monsoon sync' downloads a podcast's new episodes (on or off; per podcast with --podcast)"
-        case .playedThreshold: return "seconds before the end at which 'monsoon play' counts an episode played (a number, 0 or more)"
-        case .limitRate: return "the most bytes a second over all downloads together (a speed such as 2M or 500K, or off)"
-        case .portableNames: return "file and folder names valid on exFAT and SMB: no : ? * \" < > | \\ or control characters (each _), no trailing dots or spaces, no reserved names like CON (on or off)"
-        case .allowPrivate: return "URLs from feeds may lead to this machine or its own network (loopback, private and link-local addresses), not only when the feed is there itself (on or off)"
+        case .concurrency: ("2", "episodes downloaded at once by 'monsoon download' (a number, 1 to \(Settings.concurrencyLimit))")
+        case .perHost: ("off", "downloads at once to one host (a number, or off)")
+        case .downloadRoot: ("~/Podcasts", "the folder episodes are downloaded into (an absolute path or ~/...)")
+        case .template: (NamingTemplate.defaultText, "where an episode's file goes under the root (variables: \(NamingTemplate.variables.map { "{\($0)}" }.joined(separator: ", ")))")
+        case .autoDeletePlayed: ("off", "delete an episode's download once it is played (on or off)")
+        case .keepLatest: ("off", "keep only the newest N downloads of a podcast (a number, or off; per podcast with --podcast)")
+        case .retries: ("5", "retries after the first attempt for transient failures (a number, 0 or more)")
+        case .userAgent: ("Monsoon", "the User-Agent header sent with requests")
+        case .diskReserve: ("64MiB", "free space to leave on the disk (a size such as 500MB or 2GiB)")
+        case .autoDownload: ("off", "'monsoon sync' downloads a podcast's new episodes (on or off; per podcast with --podcast)")
+        case .playedThreshold: ("30", "seconds before the end at which 'monsoon play' counts an episode played (a number, 0 or more)")
+        case .limitRate: ("off", "the most bytes a second over all downloads together (a speed such as 2M or 500K, or off)")
+        case .portableNames: ("off", "file and folder names valid on exFAT and SMB: no : ? * \" < > | \\ or control characters (each _), no trailing dots or spaces, no reserved names like CON (on or off)")
+        case .allowPrivate: ("off", "URLs from feeds may lead to this machine or its own network (loopback, private and link-local addresses), not only when the feed is there itself (on or off)")
         }
     }
 

@@ -1,3 +1,5 @@
+@testable import MonsoonCLI
+
 /// Finds the mistakes in command declarations that the compiler can't: a name declared twice
 /// (only the first would match), an argument no word can reach, a flag nothing can turn off.
 /// A test runs it over every command reachable from the root, so a mistake fails the tests
