@@ -80,7 +80,7 @@ extension Archive {
         let missing = members.reduce(0) { $0 + $1.selection.missingFromDisk.count }
         let skipped = members.reduce(0) { $0 + $1.selection.alreadyArchived.count } - missing
         // An archive keeps everything: keep-latest and auto-delete-played are for listening.
-        let writer = try EpisodeStateWriter(home: episodes.home, appliesRetention: false)
+        let writer = try EpisodeStateWriter.open(home: episodes.home, appliesRetention: false)
         let observe: @Sendable (DownloadEvent) -> Void = { event in
             runReport?.observe(event)
             if case .statusChanged(let download) = event { writer.record(download) }

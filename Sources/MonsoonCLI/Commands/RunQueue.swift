@@ -93,7 +93,7 @@ struct RunQueue: RunnableCommand {
             pending.removeAll { !fits.contains($0.id) }
         }
         let active = space.map { $0.fits.filter(stillPending.contains).count } ?? 0
-        let writer = try EpisodeStateWriter(home: home)
+        let writer = try EpisodeStateWriter.open(home: home)
         if space == nil {
             if let failure = await QueueRun.shutDown(manager) { throw failure }
             // Nothing to download, but hooks owed by an earlier run (killed, or failed) still run, and missing sidecars are written.

@@ -89,7 +89,7 @@ struct Sync: RunnableCommand {
         reporter.answerFor(try pending.compactMap { id in try episodes.store.download(withID: id)?.request })
         // Those handed over, and as `download` does, what earlier runs left owed and the queue's missing sidecars.
         AfterDownload.start(options.after, home: episodes.home, context: context, reporter: reporter)?.catchUp(pending, wholeQueue: true)
-        let writer = try EpisodeStateWriter(home: episodes.home)
+        let writer = try EpisodeStateWriter.open(home: episodes.home)
         var follower = HandOffFollower(global: global, transfer: options.transfer, home: episodes.home, store: episodes.store, reporter: reporter, context: context)
         follower.observe = { event in
             report?.observe(event)
