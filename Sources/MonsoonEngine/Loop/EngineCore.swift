@@ -63,10 +63,8 @@ final class EngineCore {
     var pendingEvents: [DownloadEvent] = []
     private var lastProgress = Date.distantPast
     var idleWaiters: [CheckedContinuation<Void, Never>] = []
-    var fetchQueue: [FetchJob] = []
-    /// Fetches posted to retry later, until their `notBefore` on the engine's clock.
-    var waitingFetches: [FetchJob] = []
-    var runningFetches = 0
+    /// The fetches waiting to start, and how many run.
+    var fetches = FetchLine()
     var stopping = false
     var random = SystemRandomNumberGenerator()
     /// The queue is kept in a database (its connection is the disk worker's: this thread never
@@ -131,7 +129,7 @@ final class EngineCore {
         runAfterCurl()
         let now = configuration.clock.now
         promoteDueRetries(now: now)
-        promoteDueFetches(now: now)
+        if fetches.promoteDue(now: now) { scheduler.needsScheduling = true }
         if scheduler.needsScheduling { schedule(now: now) }
         multi.perform()
         paceTransfers()
@@ -169,7 +167,7 @@ final class EngineCore {
         var deadline = now.addingTimeInterval(30)
         if !transfers.isEmpty { deadline = min(deadline, lastProgress.addingTimeInterval(Self.progressInterval)) }
         if let due = scheduler.nextDeadline { deadline = min(deadline, due) }
-        if let due = nextFetchDue { deadline = min(deadline, due) }
+        if let due = fetches.nextDue { deadline = min(deadline, due) }
         // Downloads waiting for room: their disks are measured again now and then.
         if !space.holds.isEmpty { deadline = min(deadline, lastSpaceCheck.addingTimeInterval(SpacePolicy.measureInterval)) }
         // Transfers paused for the rate limit: when its bucket has refilled.
@@ -340,9 +338,7 @@ final class EngineCore {
         abandonAllWARC()
         rateLimiter?.clear()   // the last references to some: released here, on this thread
         placePending()
-        for job in fetchQueue + waitingFetches { job.complete(.cancelled) }
-        fetchQueue.removeAll()
-        waitingFetches.removeAll()
+        fetches.cancelAll()
         // Let files being placed land and parts flush, and their results arrive, before the inbox closes.
         placer.waitUntilDone()
         space.waitUntilDone()
