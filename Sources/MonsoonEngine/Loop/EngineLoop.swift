@@ -26,7 +26,7 @@ struct EngineLoop {
 
     /// Resumes `waiter` once nothing is queued, downloading or waiting to retry (or at shutdown).
     func whenIdle(_ waiter: CheckedContinuation<Void, Never>) {
-        core.idleWaiters.append(waiter)
+        core.events.waitForIdle(waiter)
         core.resumeIdleWaitersIfIdle()
     }
 
