@@ -38,47 +38,20 @@ final class FetchJob: Sendable {
 
 /// In-memory fetches: small bodies (feeds) on the same multi handle as downloads,
 /// with their own concurrency limit so a refresh never waits behind media. A retry waits for
-/// its time on the engine's clock here, as a download's does (`promoteDueFetches`).
+/// its time on the engine's clock in the `FetchLine`, as a download's does.
 extension EngineCore {
     func submitFetch(_ job: FetchJob) {
         guard !stopping else { job.complete(.cancelled); return }
-        guard !job.isCompleted else { return }   // cancelled before it got here
-        if let at = job.notBefore, at > configuration.clock.now {
-            waitingFetches.append(job)   // the poll wakes for it (`nextFetchDue`)
-            return
-        }
-        fetchQueue.append(job)
-        scheduler.needsScheduling = true
-    }
-
-    /// Queues the waiting fetches whose time has come, in the order they were posted.
-    func promoteDueFetches(now: Date) {
-        guard let due = nextFetchDue, due <= now else { return }
-        let isDue = { (job: FetchJob) in (job.notBefore ?? now) <= now }
-        fetchQueue += waitingFetches.filter(isDue)   // one cancelled meanwhile is skipped at its start
-        waitingFetches.removeAll(where: isDue)
-        scheduler.needsScheduling = true
-    }
-
-    /// When the first waiting fetch is due, if one waits.
-    var nextFetchDue: Date? {
-        waitingFetches.compactMap(\.notBefore).min()
+        if fetches.submit(job, now: configuration.clock.now) { scheduler.needsScheduling = true }
     }
 
     func cancelFetch(token: Int) {
-        if let index = fetchQueue.firstIndex(where: { $0.token == token }) {
-            fetchQueue.remove(at: index).complete(.cancelled)
-            return
-        }
-        if let index = waitingFetches.firstIndex(where: { $0.token == token }) {
-            waitingFetches.remove(at: index).complete(.cancelled)
-            return
-        }
+        if fetches.cancelWaiting(token: token) { return }
         for (raw, transfer) in transfers.byHandle {
             guard case .fetch(let job) = transfer.purpose, job.token == token else { continue }
             multi.remove(transfer.easy)
             transfers.removeHandle(raw)
-            runningFetches -= 1
+            fetches.ended()
             scheduler.needsScheduling = true
             job.complete(.cancelled)
             return
@@ -86,21 +59,19 @@ extension EngineCore {
     }
 
     func startQueuedFetches() {
-        while runningFetches < configuration.maxConcurrentFetches, !fetchQueue.isEmpty {
-            let job = fetchQueue.removeFirst()
-            if job.isCompleted { continue }
+        while let job = fetches.next(limit: configuration.maxConcurrentFetches) {
             let transfer = Transfer.fetch(job, configuration: configuration, handles: transfers.easyHandles)
             guard multi.add(transfer.easy) else {
+                fetches.ended()
                 job.complete(.failure(RetryPolicy.Failure(error: DownloadError(.network, "libcurl refused to start the transfer"), isTransient: false, retryAfter: nil, madeProgress: false)))
                 continue
             }
             transfers.started(fetch: transfer)
-            runningFetches += 1
         }
     }
 
     func finishFetch(_ transfer: Transfer, job: FetchJob, code: CURLcode) {
-        runningFetches -= 1
+        fetches.ended()
         scheduler.needsScheduling = true
         let outcome = fetchOutcome(transfer, job: job, code: code)
         // With a WARC, the result may wait for the fetch's record (`WARCArchive.record(fetch:body:then:)`).

@@ -26,13 +26,12 @@ extension EngineCore {
     /// Hands this turn's saves and events to the disk worker (events after the rows they
     /// report), or sends the events straight away without a store.
     func submitWork() {
-        if !pendingEvents.isEmpty {
+        if let events = events.take() {
             if persistent {
-                work.append(.publish(pendingEvents))
+                work.append(.publish(events))
             } else {
-                hub.send(pendingEvents)
+                hub.send(events)
             }
-            pendingEvents = []   // not keepingCapacity: `.publish` shares the buffer (see `work` below)
         }
         guard !work.isEmpty else { return }
         worker.submit(work)

@@ -40,13 +40,10 @@ final class EngineCore {
     /// Parts asked of the disk worker and not yet answered, by download (`plannedHere` leaves
     /// those to the worker, in order after the answer, which may name the file).
     var partsAsked: [DownloadID: Int] = [:]
-    var pendingEvents: [DownloadEvent] = []
-    private var lastProgress = Date.distantPast
-    var idleWaiters: [CheckedContinuation<Void, Never>] = []
-    var fetchQueue: [FetchJob] = []
-    /// Fetches posted to retry later, until their `notBefore` on the engine's clock.
-    var waitingFetches: [FetchJob] = []
-    var runningFetches = 0
+    /// This turn's events, the progress throttle and the idle waiters.
+    var events = EventOutbox()
+    /// The fetches waiting to start, and how many run.
+    var fetches = FetchLine()
     var stopping = false
     /// The queue is kept in a database (its connection is the disk worker's: this thread never
     /// reads it, not even to restore the queue).
@@ -71,8 +68,6 @@ final class EngineCore {
     var commandBatches: [(commands: ArraySlice<DownloadCommand>, through: Int)] = []
     /// The claimant standing for this process (its own enqueues and `claim` calls).
     static let ownClaim: Int32 = 0
-
-    static let progressInterval: TimeInterval = 0.1
     /// curl's receive buffer for a download: 256 KiB (fewer, larger writes: the most a single
     /// stream gains from), but no more than 4 MiB across every download that may run at
     /// once, and never under 64 KiB: at 32 at once, 128 KiB each (above 64, the floor wins).
@@ -110,7 +105,7 @@ final class EngineCore {
         runAfterCurl()
         let now = configuration.clock.now
         promoteDueRetries(now: now)
-        promoteDueFetches(now: now)
+        if fetches.promoteDue(now: now) { scheduler.needsScheduling = true }
         if scheduler.needsScheduling { schedule(now: now) }
         multi.perform()
         transfers.pace()
@@ -135,9 +130,9 @@ final class EngineCore {
     private func pollTimeout(now: Date) -> Int32 {
         if scheduler.needsScheduling { return 0 }
         var deadline = now.addingTimeInterval(30)
-        if !transfers.byHandle.isEmpty { deadline = min(deadline, lastProgress.addingTimeInterval(Self.progressInterval)) }
+        if !transfers.byHandle.isEmpty { deadline = min(deadline, events.nextProgress) }
         if let due = scheduler.nextDeadline { deadline = min(deadline, due) }
-        if let due = nextFetchDue { deadline = min(deadline, due) }
+        if let due = fetches.nextDue { deadline = min(deadline, due) }
         // Downloads waiting for room: their disks are measured again now and then.
         if let due = space.nextCheck { deadline = min(deadline, due) }
         // Transfers paused for the rate limit: when its bucket has refilled.
@@ -159,13 +154,12 @@ final class EngineCore {
 
     func emit(_ event: DownloadEvent) {
         guard hub.wants(event.kind) else { return }
-        pendingEvents.append(event)
+        events.append(event)
     }
 
-    /// Reports progress at most every `progressInterval` (so about ten a second per download).
+    /// Reports progress at most every `EventOutbox.progressInterval`.
     func publishProgress(now: Date, force: Bool) {
-        guard force || now.timeIntervalSince(lastProgress) >= Self.progressInterval else { return }
-        lastProgress = now
+        guard events.progressDue(now: now, force: force) else { return }
         for transfer in transfers.byHandle.values {
             // A small body held in memory for a second: its part now, so a kill loses no more.
             if let wait = transfer.state.phase.partWait, wait.held != nil, now.timeIntervalSince(wait.heldSince) >= Self.heldPartSeconds { askForPart(transfer) }
@@ -265,9 +259,8 @@ final class EngineCore {
 
     /// Answers the idle waiters once the rows and events of the idle queue are out.
     func resumeIdleWaitersIfIdle() {
-        guard !idleWaiters.isEmpty, isIdle || stopping else { return }
-        let waiters = idleWaiters
-        idleWaiters.removeAll()
+        guard !events.idleWaiters.isEmpty, isIdle || stopping else { return }
+        let waiters = events.takeIdleWaiters()
         submitWork()
         afterSaving { _ in for waiter in waiters { waiter.resume() } }
     }
@@ -305,9 +298,7 @@ final class EngineCore {
         transfers.removeAll()
         placements.abandonAll { records[$0]?.placing == true }
         placePending()
-        for job in fetchQueue + waitingFetches { job.complete(.cancelled) }
-        fetchQueue.removeAll()
-        waitingFetches.removeAll()
+        fetches.cancelAll()
         // Let files being placed land and parts flush, and their results arrive, before the inbox closes.
         placer.waitUntilDone()
         space.waitUntilDone()
@@ -317,8 +308,7 @@ final class EngineCore {
         // Jobs posted until now still get their answer (commands report `.shutDown`).
         perform(inbox.close())
         multi.cleanup()
-        let waiters = idleWaiters
-        idleWaiters.removeAll()
+        let waiters = events.takeIdleWaiters()
         afterSaving { _ in for waiter in waiters { waiter.resume() } }
         submitWork()
         worker.waitUntilDone()

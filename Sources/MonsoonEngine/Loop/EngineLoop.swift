@@ -26,7 +26,7 @@ struct EngineLoop {
 
     /// Resumes `waiter` once nothing is queued, downloading or waiting to retry (or at shutdown).
     func whenIdle(_ waiter: CheckedContinuation<Void, Never>) {
-        core.idleWaiters.append(waiter)
+        core.events.waitForIdle(waiter)
         core.resumeIdleWaitersIfIdle()
     }
 
@@ -83,7 +83,7 @@ struct EngineLoop {
 
     /// How many fetches wait for their retry's time, for the tests of fetch retries (that a fetch
     /// waits on the engine's clock cannot be seen from outside otherwise). Nothing else reads it.
-    var fetchesWaitingToRetry: Int { core.waitingFetches.count }
+    var fetchesWaitingToRetry: Int { core.fetches.waiting.count }
 
     /// How many curl handles the loop has made rather than reused, for the tests of their reuse
     /// (`EasyHandlePool`). Nothing else reads it.
