@@ -124,7 +124,7 @@ public final class Database {
         try statement.bind(values)
         defer { sqlite3_reset(statement.raw) }
         guard try statement.step() else { return nil }
-        return Row(statement: statement).optionalInt(0)
+        return sqlite3_column_type(statement.raw, 0) == SQLITE_NULL ? nil : Int(sqlite3_column_int64(statement.raw, 0))
     }
 
     /// The first column of the first row, as text.
@@ -133,7 +133,7 @@ public final class Database {
         try statement.bind(values)
         defer { sqlite3_reset(statement.raw) }
         guard try statement.step() else { return nil }
-        return Row(statement: statement).text(0)
+        return sqlite3_column_text(statement.raw, 0).map { String(cString: $0) }
     }
 
     /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`), committing when it

@@ -37,14 +37,6 @@ public final class Statement {
         for (offset, value) in values.enumerated() { try bind(value.sqlValue, at: Int32(offset + 1)) }
     }
 
-    /// Binds values already converted (a row's many columns): none is boxed again, nor asked for
-    /// its value through a protocol.
-    public func bind(_ values: [SQLValue]) throws(StoreError) {
-        sqlite3_reset(raw)
-        clearBindings(past: values.count)
-        for (offset, value) in values.enumerated() { try bind(value, at: Int32(offset + 1)) }
-    }
-
     /// Unbinds the last run's values when `count` new ones will not cover every parameter (an
     /// unbound one is NULL). A row's insert or update binds them all: clearing first would cost
     /// a pass over every parameter for nothing.
@@ -84,62 +76,5 @@ public final class Statement {
         try bind(values)
         while try step() {}
         sqlite3_reset(raw)
-    }
-
-    /// Runs a query and maps each row.
-    public func query<T>(_ values: [SQLValueConvertible] = [], _ transform: (Row) throws -> T) throws -> [T] {
-        try bind(values)
-        defer { sqlite3_reset(raw) }
-        var results: [T] = []
-        let row = Row(statement: self)
-        while try step() { results.append(try transform(row)) }
-        return results
-    }
-
-    /// The first row of a query, mapped, or nil.
-    public func first<T>(_ values: [SQLValueConvertible] = [], _ transform: (Row) throws -> T) throws -> T? {
-        try bind(values)
-        defer { sqlite3_reset(raw) }
-        return try step() ? try transform(Row(statement: self)) : nil
-    }
-}
-
-/// The current row of a statement; valid only while stepping.
-public struct Row {
-    let statement: Statement
-
-    /// The current row of `statement` (read it between `step()` calls).
-    public init(statement: Statement) { self.statement = statement }
-
-    /// Whether column `index` (from 0) is `NULL`.
-    public func isNull(_ index: Int32) -> Bool { sqlite3_column_type(statement.raw, index) == SQLITE_NULL }
-
-    /// Column `index` as an integer; `NULL` reads as 0.
-    public func int(_ index: Int32) -> Int { Int(sqlite3_column_int64(statement.raw, index)) }
-
-    /// Column `index` as an integer, or nil when it is `NULL`.
-    public func optionalInt(_ index: Int32) -> Int? { isNull(index) ? nil : int(index) }
-
-    /// Column `index` as a double; `NULL` reads as 0.
-    public func double(_ index: Int32) -> Double { sqlite3_column_double(statement.raw, index) }
-
-    /// Column `index` as a boolean: any non-zero integer is true, `NULL` is false.
-    public func bool(_ index: Int32) -> Bool { int(index) != 0 }
-
-    /// Column `index` as text, or nil when it is `NULL`. The text stops at its first NUL byte, if any.
-    public func text(_ index: Int32) -> String? {
-        guard let pointer = sqlite3_column_text(statement.raw, index) else { return nil }
-        return String(cString: pointer)
-    }
-
-    /// Column `index` read as seconds since 1970, or nil when it is `NULL`.
-    public func date(_ index: Int32) -> Date? {
-        isNull(index) ? nil : Date(timeIntervalSince1970: double(index))
-    }
-
-    /// Column `index` as bytes, or nil when it is `NULL`; an empty blob is empty data, not nil.
-    public func data(_ index: Int32) -> Data? {
-        guard let pointer = sqlite3_column_blob(statement.raw, index) else { return isNull(index) ? nil : Data() }
-        return Data(bytes: pointer, count: Int(sqlite3_column_bytes(statement.raw, index)))
     }
 }

@@ -4,6 +4,8 @@ import MonsoonTestServer
 import Testing
 @testable import MonsoonCLI
 
+private enum DownloadIDColumn: Int, TableColumn { case downloadID }
+
 /// `--exec`: a real program run after each file, in-process against the test server.
 @Suite struct HookTests {
     /// A hook script in `folder`: for each run, writes its arguments and every `MONSOON_*` variable
@@ -102,7 +104,7 @@ import Testing
         #expect(Self.runs(folder).count == 1)
         // Forgotten by the queue, the download owes nothing: its row goes at the next run with --exec.
         func ledgerRows() throws -> [String] {
-            try Database(path: folder.file(".monsoon/monsoon.sqlite")).statement("SELECT download_id FROM hook_runs ORDER BY download_id").query { $0.text(0) ?? "" }
+            try Database(path: folder.file(".monsoon/monsoon.sqlite")).statement("SELECT download_id FROM hook_runs ORDER BY download_id").query(reading: DownloadIDColumn.self) { $0.text(.downloadID) ?? "" }
         }
         #expect(try ledgerRows() == ["d1"])
         #expect(await runMonsoon(["downloads", "clear"], in: folder.path, environment: Self.environment(folder)).status == 0)

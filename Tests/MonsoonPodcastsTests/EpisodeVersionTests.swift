@@ -4,6 +4,8 @@ import MonsoonStore
 import Testing
 @testable import MonsoonPodcasts
 
+private enum FileColumn: Int, TableColumn { case fileURL, fileLength, version }
+
 /// Versions of an episode: what counts as a new one, how it is named, and libraries from before.
 @Suite struct EpisodeVersionTests {
     let archived = VersionCheck.Archived(url: "https://cdn.example.com/show/ep1.mp3", length: 5_000_000, fileSize: 5_000_000,
@@ -103,7 +105,7 @@ import Testing
         let database = try Database(path: path)
         _ = try EpisodeQueue(database: database)
         #expect(try LibrarySchema.migrator.version(of: database) == LibrarySchema.migrator.latestVersion)
-        let row = try database.statement("SELECT file_url, file_length, version FROM episodes WHERE id = 7").first { ($0.text(0), $0.optionalInt(1), $0.text(2)) }
+        let row = try database.statement("SELECT file_url, file_length, version FROM episodes WHERE id = 7").first(reading: FileColumn.self) { ($0.text(.fileURL), $0.optionalInt(.fileLength), $0.text(.version)) }
         #expect(row?.0 == "https://example.com/ep1.mp3" && row?.1 == 1234 && row?.2 == nil)
         #expect(try database.scalarInt("SELECT count(*) FROM episode_versions") == 0)
         // The episode downloaded before is its first version; the other has none yet.

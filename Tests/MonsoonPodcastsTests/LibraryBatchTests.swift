@@ -5,6 +5,8 @@ import MonsoonTestServer
 import Testing
 @testable import MonsoonPodcasts
 
+private enum GUIDColumn: Int, TableColumn { case guid }
+
 /// Feeds are stored a batch at a time as they are parsed: the rules of identity, duplicates, re-used
 /// guids, pages and refreshes hold across batch boundaries. Batches of one to three items here, so
 /// the items that matter to each other fall into different batches.
@@ -98,7 +100,7 @@ import Testing
         #expect(updated.title == "Episode 8 (fixed)" && updated.position == 30 && updated.played && updated.queuePosition == 1)
         #expect(after.first { $0.guid == "g9" }?.enclosureURL?.absoluteString == "https://cdn.example.com/e9-remastered.mp3")
         #expect(after.first { $0.guid == "g9" }?.id == before.first { $0.guid == "g9" }?.id, "re-uploaded: the same row")
-        let order = try fixture.database.statement("SELECT guid FROM episodes WHERE podcast_id = ? ORDER BY feed_order").query([podcast.id]) { $0.text(0) ?? "" }
+        let order = try fixture.database.statement("SELECT guid FROM episodes WHERE podcast_id = ? ORDER BY feed_order").query([podcast.id], reading: GUIDColumn.self) { $0.text(.guid) ?? "" }
         #expect(order == ["g1", "g0", "g2", "g3", "g4", "g5", "g6", "g7", "g8", "g9", "g10"])
         await fixture.manager.shutdown()
     }
@@ -121,7 +123,7 @@ import Testing
         #expect(after.map { ($0.guid ?? "", $0.id) }.sorted { $0.1 < $1.1 }.map(\.1) == ids.map(\.1).sorted())
         #expect(after.allSatisfy { $0.enclosureURL?.host == "media.example.org" && $0.identity == $0.guid })
         #expect(try fixture.database.scalarInt("SELECT count(*) FROM episodes WHERE identity LIKE ' %'") == 0, "no placeholder left")
-        let order = try fixture.database.statement("SELECT guid FROM episodes WHERE podcast_id = ? ORDER BY feed_order").query([podcast.id]) { $0.text(0) ?? "" }
+        let order = try fixture.database.statement("SELECT guid FROM episodes WHERE podcast_id = ? ORDER BY feed_order").query([podcast.id], reading: GUIDColumn.self) { $0.text(.guid) ?? "" }
         #expect(order == (0..<50).map { "g\($0)" })
         await fixture.manager.shutdown()
     }

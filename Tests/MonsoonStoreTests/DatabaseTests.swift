@@ -13,14 +13,17 @@ private let schema = Migrator(component: "items", [
     .init(version: 2, sql: "ALTER TABLE items ADD COLUMN note TEXT"),
 ])
 
+private enum ValueColumn: Int, TableColumn { case name, size, seen, blob, note }
+private enum XColumn: Int, TableColumn { case x }
+
 @Suite struct DatabaseTests {
     @Test func valuesRoundTrip() throws {
         let database = try Database(path: ":memory:")
         try schema.migrate(database)
         let date = Date(timeIntervalSince1970: 1_700_000_000.5)
         try database.run("INSERT INTO items (name, size, seen, blob, note) VALUES (?, ?, ?, ?, ?)", "épisode \"1\"", 42, date, Data([0, 1, 2]), String?.none)
-        let rows = try database.statement("SELECT name, size, seen, blob, note FROM items").query { row in
-            (row.text(0), row.optionalInt(1), row.date(2), row.data(3), row.text(4))
+        let rows = try database.statement("SELECT name, size, seen, blob, note FROM items").query(reading: ValueColumn.self) { row in
+            (row.text(.name), row.optionalInt(.size), row.date(.seen), row.data(.blob), row.text(.note))
         }
         #expect(rows.count == 1)
         #expect(rows[0].0 == "épisode \"1\"")
@@ -166,6 +169,6 @@ private let schema = Migrator(component: "items", [
             }
             try database.write { try database.run("INSERT INTO t VALUES (3)") }
         }
-        #expect(try database.statement("SELECT x FROM t ORDER BY x").query { $0.int(0) } == [1, 3], "the failed inner write alone is undone")
+        #expect(try database.statement("SELECT x FROM t ORDER BY x").query(reading: XColumn.self) { $0.int(.x) } == [1, 3], "the failed inner write alone is undone")
     }
 }

@@ -3,6 +3,8 @@ import Foundation
 import Testing
 @testable import MonsoonStore
 
+private enum NameColumn: Int, TableColumn { case name }
+
 /// A database opened only to read (a home that cannot be written): read as it is, log included,
 /// and nothing beside it created or changed.
 @Suite struct ReadingOnlyTests {
@@ -34,7 +36,7 @@ import Testing
     }
 
     static func names(_ database: Database) throws -> [String] {
-        try database.statement("SELECT name FROM items ORDER BY id").query { $0.text(0) ?? "" }
+        try database.statement("SELECT name FROM items ORDER BY id").query(reading: NameColumn.self) { $0.text(.name) ?? "" }
     }
 
     @Test func aDatabaseOpenedToReadChangesNothing() throws {

@@ -40,10 +40,6 @@ final class EasyHandle {
         check(monsoon_easy_setopt_long(raw, option, value), option)
     }
 
-    func setOffset(_ option: CURLoption, _ value: Int) {
-        check(monsoon_easy_setopt_off_t(raw, option, curl_off_t(value)), option)
-    }
-
     func setString(_ option: CURLoption, _ value: String) {
         check(value.withCString { monsoon_easy_setopt_string(raw, option, $0) }, option)
     }
@@ -72,10 +68,6 @@ final class EasyHandle {
 
     func setPrereqFunction(_ function: curl_prereq_callback) {
         check(monsoon_easy_setopt_prereq_function(raw, function), CURLOPT_PREREQFUNCTION)
-    }
-
-    func setProgressFunction(_ function: curl_xferinfo_callback) {
-        check(monsoon_easy_setopt_xferinfo_function(raw, function), CURLOPT_XFERINFOFUNCTION)
     }
 
     /// Lets a transfer paused by its write callback go on (curl may deliver the held data

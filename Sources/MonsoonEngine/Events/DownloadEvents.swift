@@ -219,8 +219,6 @@ final class EventHub: Sendable {
 
     var subscriberCount: Int { state.withLock { $0.subscribers.count } }
 
-    var hasSubscribers: Bool { state.withLock { !$0.subscribers.isEmpty } }
-
     /// Whether any subscriber wants events of `kinds` (so whether to build them at all).
     func wants(_ kinds: DownloadEvent.Kinds) -> Bool { state.withLock { !$0.wanted.isDisjoint(with: kinds) } }
 
