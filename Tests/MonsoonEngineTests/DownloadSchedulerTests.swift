@@ -113,4 +113,27 @@ import Testing
         #expect(scheduler.runningDownloads == 0 && scheduler.runningPerHost.isEmpty && scheduler.needsScheduling)
         #expect(scheduler.select(policy, running: 0, now: now).map(\.id) == ["b"])
     }
+
+    @Test func rowsAreReadAheadInBatchesWithinTheWindowAndLetGoOnceOutOfIt() {
+        var scheduler = DownloadScheduler()
+        let line: [DownloadID] = ["a", "b", "c", "d", "e", "f"]
+        for (index, id) in line.enumerated() {
+            scheduler.queue.insert(id, key: QueueIndex.Key(priority: 0, sequence: index), hosts: HostPair(first: 0))
+        }
+        // A window of 4 with "a" in memory already: 3 missing, at least half the window, are read.
+        let first = scheduler.rowsToReadAhead(window: 4, isHot: { $0 == "a" })
+        #expect(first.read == ["b", "c", "d"] && first.letGo.isEmpty)
+        #expect(scheduler.prefetching == ["b", "c", "d"])
+        // Being read already: not asked again.
+        #expect(scheduler.rowsToReadAhead(window: 4, isHot: { $0 == "a" }).read == nil)
+        // Rows that came, then left the window unstarted (others put before them), are let go.
+        scheduler.prefetching.removeAll()
+        scheduler.readAhead = ["b", "c", "d", "x", "y"]
+        for sequence in 1...3 { scheduler.queue.remove(key: QueueIndex.Key(priority: 0, sequence: sequence)) }
+        let later = scheduler.rowsToReadAhead(window: 4, isHot: { _ in false })
+        #expect(Set(later.letGo) == ["b", "c", "d", "x", "y"])
+        #expect(scheduler.readAhead.isEmpty)
+        // What is left of the line is fewer than the window: it is read whatever its size.
+        #expect(later.read == ["a", "e", "f"])
+    }
 }

@@ -158,4 +158,31 @@ struct DownloadScheduler {
     func runs(_ id: DownloadID) -> Bool {
         claimed.map { $0[id] != nil } ?? true
     }
+
+    // MARK: - Read-ahead
+
+    /// Which rows of the first `window` downloads in line to read ahead of their start (marked
+    /// `prefetching`; nil: too few to be worth a batch), and which rows read ahead to let go:
+    /// those whose downloads left the window unstarted (a claim released, a host held, others put
+    /// before them). A batch is at least half the window, or whatever of it is left to read.
+    mutating func rowsToReadAhead(window: Int, isHot: (DownloadID) -> Bool) -> (read: [DownloadID]?, letGo: [DownloadID]) {
+        var missing: [DownloadID] = []
+        // A list, not a set: a window of a few dozen ids, looked through only to let rows go,
+        // is cheaper than hashing each id at every turn that schedules.
+        var inWindow: [DownloadID] = []
+        inWindow.reserveCapacity(window)
+        queue.forEach { entry in
+            inWindow.append(entry.id)
+            if !isHot(entry.id), !prefetching.contains(entry.id), starting[entry.id] == nil { missing.append(entry.id) }
+            return inWindow.count < window
+        }
+        var letGo: [DownloadID] = []
+        if readAhead.count > window {
+            letGo = readAhead.filter { !inWindow.contains($0) && starting[$0] == nil }
+            readAhead.subtract(letGo)
+        }
+        guard missing.count >= max(1, window / 2) || (!missing.isEmpty && inWindow.count < window) else { return (nil, letGo) }
+        prefetching.formUnion(missing)
+        return (missing, letGo)
+    }
 }
