@@ -75,9 +75,8 @@ extension EngineCore {
         // What the server said the file is (an earlier attempt's), else what the caller expects.
         let known = record.resume?.total ?? record.total
         let expected = known ?? record.request.expectedSize
-        let room = roomToStart(id, record, ready, known: known, expected: expected)
-        guard room.starts else { return }
-        let transfer = Transfer.download(id, record, plan: plan, expected: expected, volume: room.volume, engine: self)
+        guard let volume = roomToStart(id, record, ready, known: known, expected: expected) else { return }
+        let transfer = Transfer.download(id, record, plan: plan, expected: expected, volume: volume, engine: self)
         guard multi.add(transfer.easy) else {
             scheduler.releaseStartingSlot(id)
             fail(id, DownloadError(.network, "libcurl refused to start the transfer"))
@@ -88,7 +87,7 @@ extension EngineCore {
         scheduler.readAhead.remove(id)
         records.started(id)
         scheduler.starting[id] = nil
-        transfers.started(transfer, for: id)
+        transfers.started(transfer)
         records[id] = record
         // Saved with the first body byte (its name and status in one commit): a run killed
         // before it leaves the row queued, which is what it is.
