@@ -56,7 +56,7 @@ import Testing
         #expect(volume.allowance == Int.max / 4)
         // A whole file the worker could not write gives its bytes back.
         volume.allowance = 50
-        governor.refund(25, on: 7)
+        governor.volumes[7]?.giveBack(25)
         #expect(volume.allowance == 75 && volume.written == 275)
     }
 

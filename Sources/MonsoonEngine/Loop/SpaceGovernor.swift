@@ -181,13 +181,6 @@ final class SpaceGovernor {
         return letGo
     }
 
-    /// A whole file the disk worker could not write gives back the allowance its bytes spent.
-    func refund(_ bytes: Int, on id: UInt64?) {
-        guard let volume = id.flatMap({ volumes[$0] }) else { return }
-        volume.allowance += bytes
-        volume.written -= bytes
-    }
-
     /// Measures `volume` again, unless a measurement is on its way (answered as `.spaceMeasured`).
     func measure(_ volume: Volume) {
         guard !volume.measuring else { return }

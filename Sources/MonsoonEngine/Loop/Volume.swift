@@ -19,4 +19,10 @@ final class Volume {
         self.allowance = allowance
         self.measuredAt = measuredAt
     }
+
+    /// Bytes spent from the allowance that were not written after all (dropped, or a write failed).
+    func giveBack(_ bytes: Int) {
+        allowance += bytes
+        written -= bytes
+    }
 }
