@@ -141,7 +141,7 @@ extension EngineCore {
                 let pair = HostPair(first: scheduler.hosts.id(record.host), last: answered?.id)
                 if let hold = scheduler.record(status: status, download: id, hosts: pair, retryAt: at, namesWindow: failure.retryAfter != nil, now: now) {
                     // The others on that host wait too: said in this one's retrying line.
-                    let text = Self.holdText(host: answered?.key ?? record.host, until: hold.until, reason: hold.reason)
+                    let text = HostHolds.text(host: answered?.key ?? record.host, until: hold.until, reason: hold.reason)
                     record.lastError?.message += "; " + text
                     scheduler.needsScheduling = true
                 }
@@ -153,18 +153,6 @@ extension EngineCore {
             records[id] = record
             fail(id, error)
         }
-    }
-
-    /// "the host cdn.example.org is held until 12:00:03 UTC (503s from 2 downloads)".
-    static func holdText(host: String, until: Date, reason: HostHolds.Reason) -> String {
-        let seconds = Int(until.timeIntervalSince1970.rounded(.up)) % 86_400
-        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        let clock = "\(two(seconds / 3600)):\(two(seconds % 3600 / 60)):\(two(seconds % 60)) UTC"
-        let why = switch reason {
-        case .tooManyRequests: "it answered 429 Too Many Requests"
-        case .serviceUnavailable(let downloads): "503s from \(downloads) downloads"
-        }
-        return "the host \(host) is held until \(clock) (\(why))"
     }
 
     func fail(_ id: DownloadID, _ error: DownloadError) {

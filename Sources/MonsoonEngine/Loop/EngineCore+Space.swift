@@ -1,5 +1,4 @@
-/// What the space governor decides, carried out on the queue and the records: a download
-/// without room waits, queued, out of the scheduler's way, and is queued again once it fits.
+/// What the space governor decides, carried out on the queue and the records.
 extension EngineCore {
     /// Before a byte is asked for (see `SpaceGovernor.roomToStart`).
     /// - Returns: the disk it writes to (nil inside: not measured); nil when it does not start: it
@@ -37,7 +36,6 @@ extension EngineCore {
         move(id, .holdForSpace)
     }
 
-    /// Queues again, in queue order, the held downloads that fit on their disk now.
     func releaseSpaceHolds() {
         for (id, hold) in space.releasable(running: transfers.running.values) { requeue(id, hold) }
     }

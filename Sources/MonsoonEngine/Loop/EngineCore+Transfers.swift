@@ -116,10 +116,7 @@ extension EngineCore {
         transfers.removeHandle(transfer.easy.raw)
         releaseSlot(id)
         placements.recordAttempt(id, transfer, keepsBody: true)
-        if transfer.part.fd >= 0 {
-            placer.closePart(transfer.part.fd)
-            transfer.part.fd = -1
-        }
+        transfer.closePart(on: placer)   // what came early was dropped with `preparing` above
         if case .writing = transfer.state.phase { records.update(id) { $0.bytes = transfer.progress.fileSize } }
         return true
     }

@@ -20,7 +20,7 @@ extension EngineCore {
     /// killed run may lose of a slow small file.
     static let heldPartSeconds: TimeInterval = 1
 
-    /// Sends the disk worker the part a transfer held back (the body will not come whole, or not soon).
+    /// Asks for the part a transfer held back (the body will not come whole, or not soon).
     func askForPart(_ transfer: Transfer) {
         if case .askForPart(let preparation) = transfer.handle(.partWanted) { askForPart(preparation) }
     }
@@ -32,7 +32,6 @@ extension EngineCore {
         if persistent { records.saving(id) }
     }
 
-    /// The whole body is in `early`: the attempt no longer waits for a part.
     func wholeBodyCame(_ id: DownloadID, _ transfer: Transfer) {
         transfers.preparing[id] = nil
         transfer.progress.fileSize = transfer.early.count
