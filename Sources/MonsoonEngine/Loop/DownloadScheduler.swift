@@ -135,8 +135,14 @@ struct DownloadScheduler {
         return retries
     }
 
-    func select(_ policy: Scheduler, running: Int, now: Date) -> [QueueIndex.Entry] {
-        policy.selectEntries(from: queue, running: running, runningPerHost: runningPerHost, hostsOnHold: hostHolds.until, now: now)
+    /// The downloads to start now (`Scheduler.selectEntries`), but none already starting (queued
+    /// again while its start is prepared: that start goes on). An attempt that ended while its part
+    /// is prepared gave its slot back; past as many of them as there are slots, the next starts
+    /// wait (a slow disk worker slows starts).
+    func select(_ policy: Scheduler, endedAwaitingParts: Int = 0, now: Date) -> [QueueIndex.Entry] {
+        let busy = runningDownloads + max(0, endedAwaitingParts - policy.maxConcurrent)
+        return policy.selectEntries(from: queue, running: busy, runningPerHost: runningPerHost, hostsOnHold: hostHolds.until, now: now)
+            .filter { starting[$0.id] == nil }
     }
 
     /// Whether this engine may start `id` (see `QueueScope`).

@@ -8,16 +8,11 @@ extension EngineCore {
         scheduler.needsScheduling = false
         guard !stopping else { return }
         let policy = Scheduler(maxConcurrent: configuration.maxConcurrentDownloads, maxPerHost: configuration.maxDownloadsPerHost)
-        // An attempt that ended while its part is prepared gives its slot back; past as many of
-        // them as there are slots, the next ones wait (a slow disk worker slows starts). Whole
-        // files handed to the worker hold no slot: `space.earlyBudget` bounds their bodies (and their
-        // number: each is charged 64 KiB at least), and once a slow worker has it all, the next
+        // Whole files handed to the worker hold no slot: `space.earlyBudget` bounds their bodies (and
+        // their number: each is charged 64 KiB at least), and once a slow worker has it all, the next
         // bodies wait in curl for their parts, their transfers holding their slots.
-        let awaitingParts = transfers.endedAwaitingParts
-        let busy = scheduler.runningDownloads + max(0, awaitingParts - configuration.maxConcurrentDownloads)
         // Nothing starts before the queue is restored (`requestRestore`); fetches do.
-        for entry in restoring ? [] : scheduler.select(policy, running: busy, now: now)
-        where scheduler.starting[entry.id] == nil {   // queued again while its start is prepared: that start goes on
+        for entry in restoring ? [] : scheduler.select(policy, endedAwaitingParts: transfers.endedAwaitingParts, now: now) {
             // The slot is taken now; the disk worker looks at the part (and reads the row when
             // it is not in memory), then `startPrepared` starts the transfer.
             scheduler.take(entry)
