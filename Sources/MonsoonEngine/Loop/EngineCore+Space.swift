@@ -5,8 +5,8 @@ extension EngineCore {
     ///   gave its slot back, then failed (a read-only disk) or waits, queued, for room.
     func roomToStart(_ id: DownloadID, _ record: DownloadRecord, _ ready: StartPreparation.Ready, known: Int?, expected: Int?) -> Volume?? {
         let room = space.roomToStart(folder: record.request.destination.folder, measured: ready.space, reused: ready.spaceReused,
-                                     offset: ready.plan.offset, known: known, expected: expected, reserve: configuration.diskReserve,
-                                     now: configuration.clock.now, running: transfers.running.values)
+                                     offset: ready.plan.offset, known: known, expected: expected, now: configuration.clock.now,
+                                     running: transfers.running.values)
         if case .starts(let volume) = room { return .some(volume) }
         scheduler.releaseStartingSlot(id)
         if case .noRoom(let error, let volume, let needed, let trusted) = room {
@@ -18,8 +18,7 @@ extension EngineCore {
     }
 
     func spaceMeasured(_ id: UInt64, _ free: Int?, writtenAtRequest: Int) {
-        space.measured(id, free: free, writtenAtRequest: writtenAtRequest, reserve: configuration.diskReserve,
-                       now: configuration.clock.now, running: transfers.running.values)
+        space.measured(id, free: free, writtenAtRequest: writtenAtRequest, now: configuration.clock.now, running: transfers.running.values)
         releaseSpaceHolds()
     }
 

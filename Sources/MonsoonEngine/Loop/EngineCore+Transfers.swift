@@ -193,7 +193,7 @@ extension EngineCore {
                 return
             }
             // The length is known now: the rest must fit beside the other running downloads.
-            if let total, let error = space.shortfall(of: transfer, needed: total - offset, reserve: configuration.diskReserve, running: transfers.running.values) {
+            if let total, let error = space.shortfall(of: transfer, needed: total - offset, running: transfers.running.values) {
                 // Held for what it really needs, and refused before a byte again until that fits.
                 transfer.progress.total = total
                 records.update(id) { $0.total = total }

@@ -86,7 +86,7 @@ final class EngineCore {
         worker = DiskWorker(store: workerStore, inbox: inbox, hub: hub)
         placer = Placer(inbox: inbox, warc: configuration.warc)
         placements = Placements(archive: configuration.warc)
-        space = SpaceGovernor(inbox: inbox)
+        space = SpaceGovernor(inbox: inbox, reserve: configuration.diskReserve)
         records = RecordTable(persistent: workerStore != nil)
         scheduler = DownloadScheduler(claimedOnly: configuration.scope == .claimedOnly)
         inbox.attach(multi)

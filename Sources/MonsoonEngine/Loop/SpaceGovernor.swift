@@ -27,10 +27,13 @@ final class SpaceGovernor {
     private var lastCheck = Date.distantPast
     private let gauge = DispatchQueue(label: "monsoon.space")
     private let inbox: EngineInbox
+    /// Bytes that must stay free on each disk (`EngineConfiguration.diskReserve`).
+    let reserve: Int
     private let reading: @Sendable (String) -> VolumeSpace?
 
-    init(inbox: EngineInbox, reading: @escaping @Sendable (String) -> VolumeSpace? = VolumeSpace.measure) {
+    init(inbox: EngineInbox, reserve: Int, reading: @escaping @Sendable (String) -> VolumeSpace? = VolumeSpace.measure) {
         self.inbox = inbox
+        self.reserve = reserve
         self.reading = reading
     }
 
@@ -39,7 +42,7 @@ final class SpaceGovernor {
     /// which is fresher than its last (space the engine freed itself, a stale part removed, counts at
     /// once); one being written to keeps its allowance, which counts the writes since.
     /// - Parameter measuredNow: `space` was measured for this start (false: `recentSpace`'s).
-    func volume(for space: VolumeSpace, folder: String, reserve: Int, now: Date, idle: Bool, measuredNow: Bool = true) -> Volume {
+    func volume(for space: VolumeSpace, folder: String, now: Date, idle: Bool, measuredNow: Bool = true) -> Volume {
         if measuredNow { folders[folder] = (space, now) }
         if let known = volumes[space.volume] {
             if idle && !known.measuring {
@@ -76,13 +79,13 @@ final class SpaceGovernor {
     ///   - measured: its disk, measured for this start (`reused`: a moment ago, for another); nil: not measured.
     ///   - offset: where its part goes on from; `known`: the length a server gave; `expected`: that, else the caller's.
     func roomToStart(folder: String, measured: VolumeSpace?, reused: Bool, offset: Int, known: Int?, expected: Int?,
-                     reserve: Int, now: Date, running: Running) -> Room {
+                     now: Date, running: Running) -> Room {
         guard let measured else { return .starts(nil) }
         if measured.readOnly {
             return .readOnly(DownloadError(.fileSystem, "the disk holding \(folder) is mounted read-only: nothing can be written there; "
                                             + "download to another folder (-o), or remount it read-write"))
         }
-        let disk = volume(for: measured, folder: folder, reserve: reserve, now: now,
+        let disk = volume(for: measured, folder: folder, now: now,
                           idle: !reused && !running.contains { $0.limits.volume?.id == measured.volume }, measuredNow: !reused)
         // A length a server gave refuses a start; a length the caller expects (a feed's, which may
         // be anything) only defers it while other downloads write to the disk: with the disk to
@@ -104,7 +107,7 @@ final class SpaceGovernor {
 
     /// Once the length is known: why the rest of `transfer`'s file (`needed` bytes) does not fit
     /// beside the other running downloads (nil: it fits, or its disk is not measured).
-    func shortfall(of transfer: Transfer, needed: Int, reserve: Int, running: Running) -> DownloadError? {
+    func shortfall(of transfer: Transfer, needed: Int, running: Running) -> DownloadError? {
         guard let volume = transfer.limits.volume else { return nil }
         let committed = committedBytes(on: volume, by: running, excluding: transfer)
         guard !SpacePolicy.fits(needed: needed, allowance: volume.allowance, committed: committed) else { return nil }
@@ -134,7 +137,7 @@ final class SpaceGovernor {
 
     /// A measurement of disk `id` came back (nil: it could not be made): the allowance is set
     /// anew, and transfers paused for room go on or stop.
-    func measured(_ id: UInt64, free: Int?, writtenAtRequest: Int, reserve: Int, now: Date, running: Running) {
+    func measured(_ id: UInt64, free: Int?, writtenAtRequest: Int, now: Date, running: Running) {
         guard let volume = volumes[id] else { return }
         volume.measuring = false
         volume.measuredAt = now
