@@ -31,13 +31,13 @@ import Testing
         scheduler.queue.insert("other", key: QueueIndex.Key(priority: 0, sequence: 1), hosts: HostPair(first: 1))
         let hold = scheduler.record(status: 429, download: "earlier", hosts: HostPair(first: 0), retryAt: now + 5, namesWindow: true, now: now)
         #expect(hold?.until == now + 5)
-        #expect(scheduler.select(policy, running: 0, now: now + 1).map(\.id) == ["other"])
+        #expect(scheduler.select(policy, now: now + 1).map(\.id) == ["other"])
         scheduler.needsScheduling = false
         #expect(scheduler.nextDeadline == now + 5, "the poll wakes when the hold ends")
         #expect(scheduler.takeDue(now: now + 4.9).isEmpty && !scheduler.needsScheduling)
         #expect(scheduler.takeDue(now: now + 5).isEmpty, "a hold's end is no retry")
         #expect(scheduler.needsScheduling)
-        #expect(scheduler.select(policy, running: 0, now: now + 5).map(\.id) == ["held", "other"])
+        #expect(scheduler.select(policy, now: now + 5).map(\.id) == ["held", "other"])
         #expect(scheduler.nextDeadline == nil)
     }
 
@@ -77,10 +77,10 @@ import Testing
         var scheduler = DownloadScheduler()
         scheduler.queue.insert("a", key: QueueIndex.Key(priority: 0, sequence: 0), hosts: HostPair(first: 0, last: 1))
         scheduler.hold(HostPair(first: 0, last: 1), until: now + 5)
-        #expect(scheduler.select(policy, running: 0, now: now).isEmpty)
+        #expect(scheduler.select(policy, now: now).isEmpty)
         scheduler.lift(HostPair(first: 0, last: 1))
         #expect(scheduler.nextDeadline == nil)
-        #expect(scheduler.select(policy, running: 0, now: now).map(\.id) == ["a"])
+        #expect(scheduler.select(policy, now: now).map(\.id) == ["a"])
     }
 
     @Test func claimedOnlyRunsWhatIsClaimed() {
@@ -101,16 +101,42 @@ import Testing
         let policy = Scheduler(maxConcurrent: 4, maxPerHost: 1)
         scheduler.queue.insert("a", key: QueueIndex.Key(priority: 0, sequence: 0), hosts: HostPair(first: 0, last: 1))
         scheduler.queue.insert("b", key: QueueIndex.Key(priority: 0, sequence: 1), hosts: HostPair(first: 1))
-        let chosen = scheduler.select(policy, running: scheduler.runningDownloads, now: now)
+        let chosen = scheduler.select(policy, now: now)
         #expect(chosen.map(\.id) == ["a"], "b shares a's second host, at its limit")
         scheduler.needsScheduling = false
         for entry in chosen { scheduler.take(entry) }
         #expect(scheduler.runningDownloads == 1 && scheduler.runningPerHost == [0: 1, 1: 1])
         #expect(scheduler.queue.count == 1 && scheduler.starting["a"] != nil)
-        #expect(scheduler.select(policy, running: scheduler.runningDownloads, now: now).isEmpty)
+        #expect(scheduler.select(policy, now: now).isEmpty)
+        // Attempts that ended while their parts are prepared hold back starts past as many as there are slots (1 + 7 - 4 busy of 4).
+        #expect(scheduler.select(Scheduler(maxConcurrent: 4, maxPerHost: nil), endedAwaitingParts: 7, now: now).isEmpty)
+        #expect(scheduler.select(Scheduler(maxConcurrent: 4, maxPerHost: nil), endedAwaitingParts: 6, now: now).map(\.id) == ["b"])
         scheduler.releaseStartingSlot("a")
         scheduler.releaseStartingSlot("a")   // a second time: it holds none
         #expect(scheduler.runningDownloads == 0 && scheduler.runningPerHost.isEmpty && scheduler.needsScheduling)
-        #expect(scheduler.select(policy, running: 0, now: now).map(\.id) == ["b"])
+        #expect(scheduler.select(policy, now: now).map(\.id) == ["b"])
+    }
+
+    @Test func rowsAreReadAheadInBatchesWithinTheWindowAndLetGoOnceOutOfIt() {
+        var scheduler = DownloadScheduler()
+        let line: [DownloadID] = ["a", "b", "c", "d", "e", "f"]
+        for (index, id) in line.enumerated() {
+            scheduler.queue.insert(id, key: QueueIndex.Key(priority: 0, sequence: index), hosts: HostPair(first: 0))
+        }
+        // A window of 4 with "a" in memory already: 3 missing, at least half the window, are read.
+        let first = scheduler.rowsToReadAhead(window: 4, isHot: { $0 == "a" })
+        #expect(first.read == ["b", "c", "d"] && first.letGo.isEmpty)
+        #expect(scheduler.prefetching == ["b", "c", "d"])
+        // Being read already: not asked again.
+        #expect(scheduler.rowsToReadAhead(window: 4, isHot: { $0 == "a" }).read == nil)
+        // Rows that came, then left the window unstarted (others put before them), are let go.
+        scheduler.prefetching.removeAll()
+        scheduler.readAhead = ["b", "c", "d", "x", "y"]
+        for sequence in 1...3 { scheduler.queue.remove(key: QueueIndex.Key(priority: 0, sequence: sequence)) }
+        let later = scheduler.rowsToReadAhead(window: 4, isHot: { _ in false })
+        #expect(Set(later.letGo) == ["b", "c", "d", "x", "y"])
+        #expect(scheduler.readAhead.isEmpty)
+        // What is left of the line is fewer than the window: it is read whatever its size.
+        #expect(later.read == ["a", "e", "f"])
     }
 }

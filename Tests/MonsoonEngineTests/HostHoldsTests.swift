@@ -59,7 +59,7 @@ import Testing
     }
 
     @Test func theRetryingLineSaysWhy() {
-        let text = EngineCore.holdText(host: "cdn.example.org", until: Date(timeIntervalSince1970: 1_700_000_003), reason: .serviceUnavailable(downloads: 2))
+        let text = HostHolds.text(host: "cdn.example.org", until: Date(timeIntervalSince1970: 1_700_000_003), reason: .serviceUnavailable(downloads: 2))
         #expect(text == "the host cdn.example.org is held until 22:13:23 UTC (503s from 2 downloads)")
     }
 }

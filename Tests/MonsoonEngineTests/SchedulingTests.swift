@@ -6,11 +6,11 @@ import Testing
 /// Limits, priority and per-host backoff, as the server saw them.
 @Suite struct SchedulingTests {
     @Test func curlBuffersShareFourMiBAcrossTheDownloadsThatMayRun() {
-        #expect(EngineCore.downloadBufferSize(concurrency: 1) == 256 << 10)
-        #expect(EngineCore.downloadBufferSize(concurrency: 16) == 256 << 10)
-        #expect(EngineCore.downloadBufferSize(concurrency: 32) == 128 << 10)
-        #expect(EngineCore.downloadBufferSize(concurrency: 1_000) == 64 << 10)
-        #expect(EngineCore.downloadBufferSize(concurrency: 0) == 256 << 10)
+        #expect(TransferTable.downloadBufferSize(concurrency: 1) == 256 << 10)
+        #expect(TransferTable.downloadBufferSize(concurrency: 16) == 256 << 10)
+        #expect(TransferTable.downloadBufferSize(concurrency: 32) == 128 << 10)
+        #expect(TransferTable.downloadBufferSize(concurrency: 1_000) == 64 << 10)
+        #expect(TransferTable.downloadBufferSize(concurrency: 0) == 256 << 10)
     }
 
     @Test func theGlobalLimitIsTheMostConnectionsTheServerSees() async throws {

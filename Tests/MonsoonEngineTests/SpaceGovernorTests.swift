@@ -11,7 +11,7 @@ import Testing
 
     private func start(_ governor: SpaceGovernor, free: Int, known: Int?, expected: Int?, readOnly: Bool = false) -> SpaceGovernor.Room {
         governor.roomToStart(folder: "/downloads", measured: VolumeSpace(volume: 7, free: free, readOnly: readOnly), reused: false,
-                             offset: 0, known: known, expected: expected, reserve: 100, now: now, running: none)
+                             offset: 0, known: known, expected: expected, now: now, running: none)
     }
 
     private func hold(_ sequence: Int, needed: Int, trusted: Bool = true) -> SpaceHold {
@@ -19,7 +19,7 @@ import Testing
     }
 
     @Test func aStartFitsAboveTheReserveAndWaitsWhenItDoesNot() throws {
-        let governor = SpaceGovernor(inbox: EngineInbox())
+        let governor = SpaceGovernor(inbox: EngineInbox(), reserve: 100)
         guard case .starts(let volume?) = start(governor, free: 1000, known: 900, expected: 900) else { Issue.record("900 of 1,000 free, 100 reserved: starts"); return }
         #expect(volume.allowance == 900 && volume.folder == "/downloads")
         guard case .noRoom(let error, let id, let needed, let trusted) = start(governor, free: 1000, known: 901, expected: 901) else {
@@ -30,7 +30,7 @@ import Testing
     }
 
     @Test func aCallersExpectedSizeOnlyDefersWhileTheDiskIsFull() {
-        let governor = SpaceGovernor(inbox: EngineInbox())
+        let governor = SpaceGovernor(inbox: EngineInbox(), reserve: 100)
         // The disk to itself: a length only expected is asked for, and the server's decides.
         guard case .starts = start(governor, free: 1000, known: nil, expected: 5000) else { Issue.record("an expected size alone starts"); return }
         // Past the reserve already: nothing starts, whatever its size.
@@ -39,29 +39,29 @@ import Testing
     }
 
     @Test func aReadOnlyDiskFailsTheStart() {
-        let governor = SpaceGovernor(inbox: EngineInbox())
+        let governor = SpaceGovernor(inbox: EngineInbox(), reserve: 100)
         guard case .readOnly(let error) = start(governor, free: 1 << 30, known: 10, expected: 10, readOnly: true) else { Issue.record("read-only: fails"); return }
         #expect(error.code == .fileSystem && error.message.contains("read-only"))
         #expect(governor.volumes.isEmpty, "nothing is written there, so nothing is counted")
     }
 
     @Test func aMeasurementSetsTheAllowanceLessTheReserveAndTheWritesSinceItWasAsked() throws {
-        let governor = SpaceGovernor(inbox: EngineInbox())
+        let governor = SpaceGovernor(inbox: EngineInbox(), reserve: 100)
         guard case .starts(let volume?) = start(governor, free: 1000, known: 10, expected: 10) else { Issue.record("starts"); return }
         volume.written = 300
-        governor.measured(7, free: 2000, writtenAtRequest: 100, reserve: 100, now: now + 5, running: none)
+        governor.measured(7, free: 2000, writtenAtRequest: 100, now: now + 5, running: none)
         #expect(volume.allowance == 2000 - 100 - 200 && volume.measuredAt == now + 5 && !volume.measuring)
         // A disk that cannot be measured any more stops no write (a full one still fails it).
-        governor.measured(7, free: nil, writtenAtRequest: 300, reserve: 100, now: now + 6, running: none)
+        governor.measured(7, free: nil, writtenAtRequest: 300, now: now + 6, running: none)
         #expect(volume.allowance == Int.max / 4)
         // A whole file the worker could not write gives its bytes back.
         volume.allowance = 50
-        governor.refund(25, on: 7)
+        governor.volumes[7]?.giveBack(25)
         #expect(volume.allowance == 75 && volume.written == 275)
     }
 
     @Test func heldDownloadsAreLetGoInQueueOrderOnceTheyFit() {
-        let governor = SpaceGovernor(inbox: EngineInbox())
+        let governor = SpaceGovernor(inbox: EngineInbox(), reserve: 100)
         _ = start(governor, free: 100 + 500, known: 10, expected: 10)
         governor.holds["big"] = hold(1, needed: 800)
         governor.holds["small"] = hold(2, needed: 300)
@@ -69,13 +69,13 @@ import Testing
         // 500 of room: the first that fits is let go, and counts against the next.
         #expect(governor.releasable(running: none).map(\.id) == ["small"])
         #expect(Set(governor.holds.keys) == ["big", "second"])
-        governor.measured(7, free: 100 + 2000, writtenAtRequest: 0, reserve: 100, now: now, running: none)
+        governor.measured(7, free: 100 + 2000, writtenAtRequest: 0, now: now, running: none)
         #expect(governor.releasable(running: none).map(\.id) == ["big", "second"])
         #expect(governor.holds.isEmpty)
     }
 
     @Test func aHoldOnAnExpectedSizeIsTriedOnceItsDiskIsIdle() {
-        let governor = SpaceGovernor(inbox: EngineInbox())
+        let governor = SpaceGovernor(inbox: EngineInbox(), reserve: 100)
         _ = start(governor, free: 100 + 500, known: 10, expected: 10)
         governor.holds["sure"] = hold(1, needed: 1000)
         governor.holds["guess"] = hold(2, needed: 1000, trusted: false)
@@ -87,7 +87,7 @@ import Testing
     @Test func measurementsUseTheReadingGivenOnceEachAndComeBackThroughTheInbox() throws {
         let inbox = EngineInbox()
         let asked = Locked<[String]>([])
-        let governor = SpaceGovernor(inbox: inbox) { folder in
+        let governor = SpaceGovernor(inbox: inbox, reserve: 100) { folder in
             asked.withLock { $0.append(folder) }
             return VolumeSpace(volume: 7, free: 1 << 20)
         }

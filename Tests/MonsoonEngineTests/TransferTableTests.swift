@@ -13,13 +13,13 @@ import Testing
     @Test func onlyTheLatestAttemptOfADownloadRuns() throws {
         let table = TransferTable(maxConcurrentDownloads: 4, maxBytesPerSecond: nil)
         let first = attempt("a", table)
-        table.started(first, for: "a")
+        table.started(first)
         #expect(table.runs(first) && table.byHandle.count == 1)
         // Stopped (its handle taken out) and started again: the new attempt is the download's.
         #expect(table.removeHandle(first.easy.raw) === first)
         #expect(table.removeHandle(first.easy.raw) == nil, "taken out once")
         let second = attempt("a", table)
-        table.started(second, for: "a")
+        table.started(second)
         #expect(table.runs(second) && !table.runs(first))
         #expect(table.endRunning("a") === second && !table.runs(second))
         #expect(table.endRunning("a") == nil)
@@ -58,7 +58,7 @@ import Testing
 
     @Test func withoutALimitNothingIsPacedOrWokenFor() {
         let table = TransferTable(maxConcurrentDownloads: 4, maxBytesPerSecond: nil)
-        table.started(attempt("a", table), for: "a")
+        table.started(attempt("a", table))
         table.pace()
         #expect(table.rateLimiter == nil && table.rateWake(now: Date()) == nil)
         let limited = TransferTable(maxConcurrentDownloads: 4, maxBytesPerSecond: 1000)

@@ -1,14 +1,10 @@
 import Foundation
 
 /// Which downloads may start and when: the line of queued downloads, the slots they take, the
-/// downloads waiting to retry, the held hosts, and their timers.
-///
-/// The loop owns one and routes to it; only the transfer thread touches it. Its timers (each
-/// waiting download's retry, each held host's end) are kept in a `DeadlineHeap`, so the poll's
-/// timeout and what is due cost O(log n) instead of a walk over every waiting download on every
-/// turn of the loop. Which queued downloads start is decided by the pure `Scheduler`.
+/// downloads waiting to retry, the held hosts, and their timers (in a `DeadlineHeap`: the poll's
+/// timeout costs O(log n), not a walk over every waiting download each turn). Confined to the
+/// transfer thread; the pure `Scheduler` picks which queued downloads start.
 struct DownloadScheduler {
-    /// A timer: a download's retry, or the end of a host's hold.
     enum Timer: Hashable {
         case retry(DownloadID)
         case holdEnd(host: Int)
@@ -22,7 +18,6 @@ struct DownloadScheduler {
     private(set) var runningPerHost: [Int: Int] = [:]
     /// Downloads waiting to retry (those without a retry time wait until something moves them).
     private(set) var waiting: Set<DownloadID> = []
-    /// Hosts held after a 429, or 503s from several downloads (see `HostHolds`).
     private(set) var hostHolds = HostHolds()
     private(set) var timers = DeadlineHeap<Timer>()
     /// Downloads chosen to start whose part the worker is looking at, with their queue entry
@@ -44,8 +39,7 @@ struct DownloadScheduler {
 
     // MARK: - Slots
 
-    /// `entry` was chosen to start: it leaves the line and takes a slot on its hosts while the
-    /// disk worker looks at its part.
+    /// `entry` was chosen to start: it leaves the line and takes a slot while its part is looked at.
     mutating func take(_ entry: QueueIndex.Entry) {
         queue.remove(key: entry.key)
         starting[entry.id] = entry
@@ -59,19 +53,16 @@ struct DownloadScheduler {
         releaseSlot(countedOn: hosts.each)
     }
 
-    /// Gives back a running download's slot, counted on `hosts`.
     mutating func releaseSlot(countedOn hosts: [Int]) {
         runningDownloads -= 1
         uncount(hosts)
         needsScheduling = true
     }
 
-    /// Counts a running transfer on `hosts` for the per-host limit.
     mutating func count(_ hosts: [Int]) {
         for host in hosts { runningPerHost[host, default: 0] += 1 }
     }
 
-    /// Takes a transfer off the per-host counts of `hosts`.
     mutating func uncount(_ hosts: [Int]) {
         for host in hosts {
             runningPerHost[host, default: 1] -= 1
@@ -87,8 +78,7 @@ struct DownloadScheduler {
         if let at { timers.schedule(.retry(id), at: at) } else { timers.cancel(.retry(id)) }
     }
 
-    /// `id` no longer waits to retry (retried now, paused, removed, released): its timer goes too,
-    /// so it never wakes the loop.
+    /// `id` no longer waits to retry: its timer goes too, so it never wakes the loop.
     mutating func stopWaiting(_ id: DownloadID) {
         waiting.remove(id)
         timers.cancel(.retry(id))
@@ -96,7 +86,6 @@ struct DownloadScheduler {
 
     // MARK: - Host holds
 
-    /// Holds `hosts` until `date` (or longer, if already held longer).
     mutating func hold(_ hosts: HostPair, until date: Date) {
         hostHolds.hold(hosts, until: date)
         scheduleHoldEnds(hosts)
@@ -109,7 +98,6 @@ struct DownloadScheduler {
         return hold
     }
 
-    /// Lifts the holds of `hosts` (the user retries a download on them now), with their timers.
     mutating func lift(_ hosts: HostPair) {
         hostHolds.lift(hosts)
         for host in hosts.each { timers.cancel(.holdEnd(host: host)) }
@@ -123,13 +111,11 @@ struct DownloadScheduler {
 
     // MARK: - Timers
 
-    /// When the next timer is due, if any.
     var nextDeadline: Date? { timers.next?.at }
 
-    /// Takes the timers due at `now`: returns the downloads whose retry is due, earliest first
-    /// (no longer waiting: the loop requeues them). A hold that ran out lets its host's queued
-    /// downloads start: nothing else may schedule them (a start whose row could not be read,
-    /// held alone), so it asks for scheduling.
+    /// Takes the timers due at `now`: returns the downloads whose retry is due, earliest first. A
+    /// hold that ran out asks for scheduling: nothing else may start its host's queued downloads
+    /// (a start whose row could not be read, held alone).
     mutating func takeDue(now: Date) -> [DownloadID] {
         var retries: [DownloadID] = []
         var holdEnded = false
@@ -149,13 +135,45 @@ struct DownloadScheduler {
         return retries
     }
 
-    /// The downloads to start now (see `Scheduler.selectEntries`).
-    func select(_ policy: Scheduler, running: Int, now: Date) -> [QueueIndex.Entry] {
-        policy.selectEntries(from: queue, running: running, runningPerHost: runningPerHost, hostsOnHold: hostHolds.until, now: now)
+    /// The downloads to start now (`Scheduler.selectEntries`), but none already starting (queued
+    /// again while its start is prepared: that start goes on). An attempt that ended while its part
+    /// is prepared gave its slot back; past as many of them as there are slots, the next starts
+    /// wait (a slow disk worker slows starts).
+    func select(_ policy: Scheduler, endedAwaitingParts: Int = 0, now: Date) -> [QueueIndex.Entry] {
+        let busy = runningDownloads + max(0, endedAwaitingParts - policy.maxConcurrent)
+        return policy.selectEntries(from: queue, running: busy, runningPerHost: runningPerHost, hostsOnHold: hostHolds.until, now: now)
+            .filter { starting[$0.id] == nil }
     }
 
     /// Whether this engine may start `id` (see `QueueScope`).
     func runs(_ id: DownloadID) -> Bool {
         claimed.map { $0[id] != nil } ?? true
+    }
+
+    // MARK: - Read-ahead
+
+    /// Which rows of the first `window` downloads in line to read ahead of their start (marked
+    /// `prefetching`; nil: too few to be worth a batch), and which rows read ahead to let go:
+    /// those whose downloads left the window unstarted (a claim released, a host held, others put
+    /// before them). A batch is at least half the window, or whatever of it is left to read.
+    mutating func rowsToReadAhead(window: Int, isHot: (DownloadID) -> Bool) -> (read: [DownloadID]?, letGo: [DownloadID]) {
+        var missing: [DownloadID] = []
+        // A list, not a set: a window of a few dozen ids, looked through only to let rows go,
+        // is cheaper than hashing each id at every turn that schedules.
+        var inWindow: [DownloadID] = []
+        inWindow.reserveCapacity(window)
+        queue.forEach { entry in
+            inWindow.append(entry.id)
+            if !isHot(entry.id), !prefetching.contains(entry.id), starting[entry.id] == nil { missing.append(entry.id) }
+            return inWindow.count < window
+        }
+        var letGo: [DownloadID] = []
+        if readAhead.count > window {
+            letGo = readAhead.filter { !inWindow.contains($0) && starting[$0] == nil }
+            readAhead.subtract(letGo)
+        }
+        guard missing.count >= max(1, window / 2) || (!missing.isEmpty && inWindow.count < window) else { return (nil, letGo) }
+        prefetching.formUnion(missing)
+        return (missing, letGo)
     }
 }

@@ -32,7 +32,7 @@ extension EngineCore {
         if code == CURLE_OK, transfer.head.isSuccess, case .awaitingHead = transfer.state.phase {
             decideBody(transfer)   // a 2xx without a body still makes a (empty) file
         }
-        switch transfer.handle(.ended(code, bodyWhole: bodyCameWhole(transfer, code: code))) {
+        switch transfer.handle(.ended(code, bodyWhole: transfer.cameWhole(code: code))) {
         case .awaitPart(let asking):
             // Ended (a body-less 2xx, or cut short while paused) with its part still being
             // prepared: it ends, and is reported, once the part is ready.
@@ -64,6 +64,10 @@ extension EngineCore {
             records.update(id) { $0.highWater = max(highWater, transfer.progress.fileSize) }
         }
         switch outcome {
+        case .complete, .place, .placeWholePart: break
+        default: transfer.closePart(on: placer)
+        }
+        switch outcome {
         case .complete:
             // Nothing to place: the count (and the hash) is the result.
             let checksum = transfer.progress.digest.map(FileDigest.hex(finishing:))
@@ -86,20 +90,16 @@ extension EngineCore {
             }
             place(id, transfer)
         case .continueRange:
-            transfer.closePart(on: placer)
             move(id, .requeue)
         case .restartFresh(let reason):
-            restartFresh(id, transfer, reason: reason)
+            restartFresh(id, reason: reason)
         case .fail(let error):
-            transfer.closePart(on: placer)
             fail(id, error)
         case .retry(let failure, let holdHost):
-            transfer.closePart(on: placer)
             // A 429 or 503 may speak for its host: the one that answered (after the redirects).
             let answered = holdHost ? countAnsweringHost(transfer) : nil
             retryOrFail(id, failure, hostStatus: holdHost ? transfer.head.status : nil, answered: answered)
         case .holdForSpace(let error):
-            transfer.closePart(on: placer)
             let needed = SpacePolicy.need(expected: transfer.progress.total ?? transfer.progress.expected, have: transfer.progress.fileSize)
             holdForSpace(id, error, volume: transfer.limits.volume?.id, needed: max(needed, transfer.state.spaceWanted))
         }
@@ -107,8 +107,7 @@ extension EngineCore {
 
     /// Discards the part and goes again at once, without Range and without
     /// counting a failure; a resource that keeps changing fails after a few.
-    private func restartFresh(_ id: DownloadID, _ transfer: Transfer, reason: String) {
-        transfer.closePart(on: placer)
+    private func restartFresh(_ id: DownloadID, reason: String) {
         guard var record = records[id] else { return }
         // Deleted by the disk worker before it looks at the part for the next attempt.
         if let path = record.filePath { work.append(.removeFiles([PartFile.path(for: path)], root: record.request.root, afterCommit: false)) }
@@ -142,7 +141,7 @@ extension EngineCore {
                 let pair = HostPair(first: scheduler.hosts.id(record.host), last: answered?.id)
                 if let hold = scheduler.record(status: status, download: id, hosts: pair, retryAt: at, namesWindow: failure.retryAfter != nil, now: now) {
                     // The others on that host wait too: said in this one's retrying line.
-                    let text = Self.holdText(host: answered?.key ?? record.host, until: hold.until, reason: hold.reason)
+                    let text = HostHolds.text(host: answered?.key ?? record.host, until: hold.until, reason: hold.reason)
                     record.lastError?.message += "; " + text
                     scheduler.needsScheduling = true
                 }
@@ -154,18 +153,6 @@ extension EngineCore {
             records[id] = record
             fail(id, error)
         }
-    }
-
-    /// "the host cdn.example.org is held until 12:00:03 UTC (503s from 2 downloads)".
-    static func holdText(host: String, until: Date, reason: HostHolds.Reason) -> String {
-        let seconds = Int(until.timeIntervalSince1970.rounded(.up)) % 86_400
-        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        let clock = "\(two(seconds / 3600)):\(two(seconds % 3600 / 60)):\(two(seconds % 60)) UTC"
-        let why = switch reason {
-        case .tooManyRequests: "it answered 429 Too Many Requests"
-        case .serviceUnavailable(let downloads): "503s from \(downloads) downloads"
-        }
-        return "the host \(host) is held until \(clock) (\(why))"
     }
 
     func fail(_ id: DownloadID, _ error: DownloadError) {

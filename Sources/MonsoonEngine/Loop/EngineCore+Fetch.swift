@@ -66,7 +66,7 @@ extension EngineCore {
                 job.complete(.failure(RetryPolicy.Failure(error: DownloadError(.network, "libcurl refused to start the transfer"), isTransient: false, retryAfter: nil, madeProgress: false)))
                 continue
             }
-            transfers.started(fetch: transfer)
+            transfers.started(transfer)
         }
     }
 

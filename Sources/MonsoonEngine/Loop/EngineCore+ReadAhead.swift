@@ -9,34 +9,12 @@ extension EngineCore {
     /// concurrency: the rows of a queue of a hundred thousand stay on disk.
     func prefetchStarts() {
         guard persistent, !restoring, !stopping, !scheduler.queue.isEmpty else { return }
-        let window = 2 * max(1, configuration.maxConcurrentDownloads)
-        var missing: [DownloadID] = []
-        // A list, not a set: a window of a few dozen ids, looked through only to let rows go,
-        // is cheaper than hashing each id at every turn that schedules.
-        var inWindow: [DownloadID] = []
-        inWindow.reserveCapacity(window)
-        do {
-            // Read through the class at each entry, the table would be copied each time (eight
-            // collections retained and released); this copy is gone before the table changes below.
-            let records = self.records
-            scheduler.queue.forEach { entry in
-                inWindow.append(entry.id)
-                if !records.isHot(entry.id), !scheduler.prefetching.contains(entry.id), scheduler.starting[entry.id] == nil { missing.append(entry.id) }
-                return inWindow.count < window
-            }
-        }
-        let seen = inWindow.count
-        // Rows read ahead whose downloads left the line unstarted (a claim released, a host
-        // held, others put before them) go back to the database.
-        if scheduler.readAhead.count > window {
-            for id in scheduler.readAhead where !inWindow.contains(id) && scheduler.starting[id] == nil {
-                scheduler.readAhead.remove(id)
-                records.evictIfAtRest(id)
-            }
-        }
-        guard missing.count >= max(1, window / 2) || (missing.count > 0 && seen < window) else { return }
-        scheduler.prefetching.formUnion(missing)
-        let ids = missing
+        // Read through the class at each entry, the table would be copied each time (eight
+        // collections retained and released); this copy is gone before the table changes below.
+        let hot = { [records] id in records.isHot(id) }
+        let (read, letGo) = scheduler.rowsToReadAhead(window: 2 * max(1, configuration.maxConcurrentDownloads), isHot: hot)
+        for id in letGo { records.evictIfAtRest(id) }
+        guard let ids = read else { return }
         onWorker({ store in
             // A failed read only means these start the usual way, reading their rows then.
             (try? store?.records(withIDs: ids, skippingUnreadable: { _ in })) ?? []

@@ -1,40 +1,31 @@
-/// What the space governor decides, carried out on the queue and the records: a download
-/// without room waits, queued, out of the scheduler's way, and is queued again once it fits.
+/// What the space governor decides, carried out on the queue and the records.
 extension EngineCore {
     /// Before a byte is asked for (see `SpaceGovernor.roomToStart`).
-    /// - Returns: whether it starts, and on which disk (nil: not measured); when it does not, it
+    /// - Returns: the disk it writes to (nil inside: not measured); nil when it does not start: it
     ///   gave its slot back, then failed (a read-only disk) or waits, queued, for room.
-    func roomToStart(_ id: DownloadID, _ record: DownloadRecord, _ ready: StartPreparation.Ready, known: Int?, expected: Int?) -> (starts: Bool, volume: Volume?) {
+    func roomToStart(_ id: DownloadID, _ record: DownloadRecord, _ ready: StartPreparation.Ready, known: Int?, expected: Int?) -> Volume?? {
         let room = space.roomToStart(folder: record.request.destination.folder, measured: ready.space, reused: ready.spaceReused,
-                                     offset: ready.plan.offset, known: known, expected: expected, reserve: configuration.diskReserve,
-                                     now: configuration.clock.now, running: transfers.running.values)
-        switch room {
-        case .starts(let volume):
-            return (true, volume)
-        case .readOnly(let error):
-            scheduler.releaseStartingSlot(id)
-            fail(id, error)
-            return (false, nil)
-        case .noRoom(let error, let volume, let needed, let trusted):
-            scheduler.releaseStartingSlot(id)
+                                     offset: ready.plan.offset, known: known, expected: expected, now: configuration.clock.now,
+                                     running: transfers.running.values)
+        if case .starts(let volume) = room { return .some(volume) }
+        scheduler.releaseStartingSlot(id)
+        if case .noRoom(let error, let volume, let needed, let trusted) = room {
             holdForSpace(id, error, volume: volume, needed: needed, trusted: trusted)
-            return (false, space.volumes[volume])
+        } else if case .readOnly(let error) = room {
+            fail(id, error)
         }
+        return nil
     }
 
-    /// A measurement of disk `id` came back: paused transfers go on or stop, and held downloads
-    /// that fit now are queued.
     func spaceMeasured(_ id: UInt64, _ free: Int?, writtenAtRequest: Int) {
-        space.measured(id, free: free, writtenAtRequest: writtenAtRequest, reserve: configuration.diskReserve,
-                       now: configuration.clock.now, running: transfers.running.values)
+        space.measured(id, free: free, writtenAtRequest: writtenAtRequest, now: configuration.clock.now, running: transfers.running.values)
         releaseSpaceHolds()
     }
 
     /// Keeps a download queued, out of the scheduler's way, until its disk has room for what it
-    /// still needs (`releaseSpaceHolds`), or the user retries it; says why in its error.
-    /// - Parameter trusted: `needed` comes from the disk itself or a server's length; false for a
-    ///   caller's expected size, which may be wrong: such a hold is let go to try once its disk has
-    ///   no other download to make room for.
+    /// still needs, or the user retries it; says why in its error.
+    /// - Parameter trusted: false for a caller's expected size, which may be wrong: such a hold is
+    ///   let go to try once its disk has no other download to make room for.
     func holdForSpace(_ id: DownloadID, _ error: DownloadError, volume: UInt64?, needed: Int, trusted: Bool = true) {
         guard let key = records.update(id, { record -> (QueueIndex.Key, String, String?) in
             record.lastError = error
@@ -44,7 +35,6 @@ extension EngineCore {
         move(id, .holdForSpace)
     }
 
-    /// Queues again, in queue order, the held downloads that fit on their disk now.
     func releaseSpaceHolds() {
         for (id, hold) in space.releasable(running: transfers.running.values) { requeue(id, hold) }
     }

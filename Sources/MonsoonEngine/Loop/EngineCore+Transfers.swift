@@ -8,16 +8,11 @@ extension EngineCore {
         scheduler.needsScheduling = false
         guard !stopping else { return }
         let policy = Scheduler(maxConcurrent: configuration.maxConcurrentDownloads, maxPerHost: configuration.maxDownloadsPerHost)
-        // An attempt that ended while its part is prepared gives its slot back; past as many of
-        // them as there are slots, the next ones wait (a slow disk worker slows starts). Whole
-        // files handed to the worker hold no slot: `space.earlyBudget` bounds their bodies (and their
-        // number: each is charged 64 KiB at least), and once a slow worker has it all, the next
+        // Whole files handed to the worker hold no slot: `space.earlyBudget` bounds their bodies (and
+        // their number: each is charged 64 KiB at least), and once a slow worker has it all, the next
         // bodies wait in curl for their parts, their transfers holding their slots.
-        let awaitingParts = transfers.endedAwaitingParts
-        let busy = scheduler.runningDownloads + max(0, awaitingParts - configuration.maxConcurrentDownloads)
         // Nothing starts before the queue is restored (`requestRestore`); fetches do.
-        for entry in restoring ? [] : scheduler.select(policy, running: busy, now: now)
-        where scheduler.starting[entry.id] == nil {   // queued again while its start is prepared: that start goes on
+        for entry in restoring ? [] : scheduler.select(policy, endedAwaitingParts: transfers.endedAwaitingParts, now: now) {
             // The slot is taken now; the disk worker looks at the part (and reads the row when
             // it is not in memory), then `startPrepared` starts the transfer.
             scheduler.take(entry)
@@ -75,9 +70,8 @@ extension EngineCore {
         // What the server said the file is (an earlier attempt's), else what the caller expects.
         let known = record.resume?.total ?? record.total
         let expected = known ?? record.request.expectedSize
-        let room = roomToStart(id, record, ready, known: known, expected: expected)
-        guard room.starts else { return }
-        let transfer = Transfer.download(id, record, plan: plan, expected: expected, volume: room.volume, engine: self)
+        guard let volume = roomToStart(id, record, ready, known: known, expected: expected) else { return }
+        let transfer = Transfer.download(id, record, plan: plan, expected: expected, volume: volume, engine: self)
         guard multi.add(transfer.easy) else {
             scheduler.releaseStartingSlot(id)
             fail(id, DownloadError(.network, "libcurl refused to start the transfer"))
@@ -88,7 +82,7 @@ extension EngineCore {
         scheduler.readAhead.remove(id)
         records.started(id)
         scheduler.starting[id] = nil
-        transfers.started(transfer, for: id)
+        transfers.started(transfer)
         records[id] = record
         // Saved with the first body byte (its name and status in one commit): a run killed
         // before it leaves the row queued, which is what it is.
@@ -117,10 +111,7 @@ extension EngineCore {
         transfers.removeHandle(transfer.easy.raw)
         releaseSlot(id)
         placements.recordAttempt(id, transfer, keepsBody: true)
-        if transfer.part.fd >= 0 {
-            placer.closePart(transfer.part.fd)
-            transfer.part.fd = -1
-        }
+        transfer.closePart(on: placer)   // what came early was dropped with `preparing` above
         if case .writing = transfer.state.phase { records.update(id) { $0.bytes = transfer.progress.fileSize } }
         return true
     }
@@ -202,7 +193,7 @@ extension EngineCore {
                 return
             }
             // The length is known now: the rest must fit beside the other running downloads.
-            if let total, let error = space.shortfall(of: transfer, needed: total - offset, reserve: configuration.diskReserve, running: transfers.running.values) {
+            if let total, let error = space.shortfall(of: transfer, needed: total - offset, running: transfers.running.values) {
                 // Held for what it really needs, and refused before a byte again until that fits.
                 transfer.progress.total = total
                 records.update(id) { $0.total = total }

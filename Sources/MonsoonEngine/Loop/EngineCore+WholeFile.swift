@@ -1,4 +1,3 @@
-import CCurl
 import Foundation
 
 /// Small files written whole in one pass by the disk worker (`WholeFile`), instead of through a
@@ -21,7 +20,7 @@ extension EngineCore {
     /// killed run may lose of a slow small file.
     static let heldPartSeconds: TimeInterval = 1
 
-    /// Sends the disk worker the part a transfer held back (the body will not come whole, or not soon).
+    /// Asks for the part a transfer held back (the body will not come whole, or not soon).
     func askForPart(_ transfer: Transfer) {
         if case .askForPart(let preparation) = transfer.handle(.partWanted) { askForPart(preparation) }
     }
@@ -33,15 +32,6 @@ extension EngineCore {
         if persistent { records.saving(id) }
     }
 
-    /// Whether an attempt that ended with its part held back brought its whole body, cleanly:
-    /// then it is written in one pass; else its part is asked for now and the attempt ends once it
-    /// is ready, as any other.
-    func bodyCameWhole(_ transfer: Transfer, code: CURLcode) -> Bool {
-        guard let held = transfer.state.phase.partWait?.held else { return false }
-        return code == CURLE_OK && transfer.head.isSuccess && transfer.early.buffer != nil && transfer.early.count == held.total
-    }
-
-    /// The whole body is in `early`: the attempt no longer waits for a part.
     func wholeBodyCame(_ id: DownloadID, _ transfer: Transfer) {
         transfers.preparing[id] = nil
         transfer.progress.fileSize = transfer.early.count
@@ -78,7 +68,7 @@ extension EngineCore {
             if case .failure = answer.result {
                 // Not written: the disk's allowance the bytes spent as they came is given back, and
                 // the record no longer counts them (no part holds them).
-                space.refund(answer.body.count, on: answer.volume)
+                if let volume = answer.volume.flatMap({ space.volumes[$0] }) { volume.giveBack(answer.body.count) }
                 records.update(answer.id) { record in
                     guard record.sequence == answer.sequence, record.placing else { return }
                     record.bytes = 0

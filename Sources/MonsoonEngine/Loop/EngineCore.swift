@@ -68,14 +68,6 @@ final class EngineCore {
     var commandBatches: [(commands: ArraySlice<DownloadCommand>, through: Int)] = []
     /// The claimant standing for this process (its own enqueues and `claim` calls).
     static let ownClaim: Int32 = 0
-    /// curl's receive buffer for a download: 256 KiB (fewer, larger writes: the most a single
-    /// stream gains from), but no more than 4 MiB across every download that may run at
-    /// once, and never under 64 KiB: at 32 at once, 128 KiB each (above 64, the floor wins).
-    /// Set when a transfer starts: a new limit (`setLimits`) applies to the next ones.
-    static func downloadBufferSize(concurrency: Int) -> Int {
-        max(64 * 1024, min(256 * 1024, (4 << 20) / max(1, concurrency)))
-    }
-    static let fetchBufferSize = 64 * 1024
 
     /// - Parameter workerStore: the disk worker's connection to the queue's database, nil for a
     ///   queue in memory. The loop never reads the database itself: the worker restores the queue.
@@ -89,7 +81,7 @@ final class EngineCore {
         worker = DiskWorker(store: workerStore, inbox: inbox, hub: hub)
         placer = Placer(inbox: inbox, warc: configuration.warc)
         placements = Placements(archive: configuration.warc)
-        space = SpaceGovernor(inbox: inbox)
+        space = SpaceGovernor(inbox: inbox, reserve: configuration.diskReserve)
         records = RecordTable(persistent: workerStore != nil)
         scheduler = DownloadScheduler(claimedOnly: configuration.scope == .claimedOnly)
         inbox.attach(multi)

@@ -1,32 +1,21 @@
-/// The finished files of this turn of the loop waiting to be handed to the placer together
-/// (group commit), and, with a WARC (`EngineConfiguration.warc`), what it is told as attempts
-/// end: each download's exchanges whose bodies are in its part, until its file is complete.
-///
-/// The decisions of what to record are `WARCCapture`'s; the writing is the archive's, on its
-/// own thread, and the placer's for a finished file.
-///
-/// - Important: confined to the transfer thread; `EngineCore` holds it and calls it.
+/// The finished files of this turn waiting to be handed to the placer together (group commit),
+/// and, with a WARC, each download's exchanges whose bodies are in its part, until its file is
+/// complete (`WARCCapture` decides what is recorded). Confined to the transfer thread.
 struct Placements {
-    /// Where exchanges are recorded (nil: no WARC, and nothing here is kept).
     let archive: WARCArchive?
-    /// Finished files waiting to be placed with the others of this turn (`take`).
     private var waiting: [(DownloadID, Placement)] = []
-    /// Each download's exchanges whose bodies are in its part, until its file is complete.
     private(set) var captures: [DownloadID: WARCCapture] = [:]
-    /// Downloads whose file was recorded, while it is not yet in place (its rename or folder
-    /// flush failed, or it waits for space): its next placement records nothing again.
+    /// Downloads whose file was recorded but is not in place yet: its next placement records nothing.
     private(set) var recorded: Set<DownloadID> = []
 
     init(archive: WARCArchive?) {
         self.archive = archive
     }
 
-    /// Queues a finished file for this turn's batch.
     mutating func append(_ id: DownloadID, _ placement: Placement) {
         waiting.append((id, placement))
     }
 
-    /// This turn's batch, emptied (nil: nothing finished).
     mutating func take() -> [(DownloadID, Placement)]? {
         guard !waiting.isEmpty else { return nil }
         defer { waiting.removeAll() }
@@ -72,7 +61,6 @@ struct Placements {
         }
     }
 
-    /// Download `id`'s file is in place: nothing of it waits any more.
     mutating func landed(_ id: DownloadID) {
         captures[id] = nil
         recorded.remove(id)

@@ -1,33 +1,25 @@
 import Foundation
 
-/// The disk reserve, before and during transfers: the disks downloads write to (what each may
-/// still take before its reserve), the downloads held until their disk has room, and what the
-/// bodies held in memory may take together (`earlyBudget`).
-///
-/// It decides; `EngineCore` carries out what touches the queue and the records (holding a
-/// download, queueing it again, failing it): downloads start only when what they still need fits
-/// beside the running ones, a write never eats into the reserve as last measured, and a download
-/// that runs out of room waits, queued with its part, until there is room again.
+/// The disk reserve: the disks downloads write to (what each may still take), the downloads held
+/// until their disk has room, and what bodies held in memory may take together (`earlyBudget`).
+/// It decides; `EngineCore` holds, queues or fails the downloads.
 ///
 /// - Important: confined to the transfer thread; only `measure` leaves it, to read the free space
 ///   on a queue of its own (never behind a flush) and answer through the inbox.
 final class SpaceGovernor {
     typealias Running = Dictionary<DownloadID, Transfer>.Values
 
-    /// Whether a download about to start may (`roomToStart`).
+    /// Whether a download about to start may (`roomToStart`): on which disk (nil: not measured),
+    /// or it fails (read-only), or it waits for room (see `SpaceHold.trusted`).
     enum Room {
-        /// It starts, writing to this disk (nil: not measured).
         case starts(Volume?)
-        /// Its disk is mounted read-only: it fails.
         case readOnly(DownloadError)
-        /// No room on `volume` for what it `needs`: it waits, queued (see `SpaceHold.trusted`).
         case noRoom(DownloadError, volume: UInt64, needed: Int, trusted: Bool)
     }
 
     private(set) var volumes: [UInt64: Volume] = [:]
     var holds: [DownloadID: SpaceHold] = [:]
-    /// What the body buffers of attempts waiting for their parts may hold together, and of whole
-    /// files handed to the disk worker and not yet answered (`WholeFile`).
+    /// What bodies waiting in memory for their parts, or written whole (`WholeFile`), may hold.
     let earlyBudget = EarlyBudget(bytes: 8 * Transfer.earlyLimit)
     /// The disk each download folder was last measured on, and when: a start into a folder
     /// measured a moment ago needs no measurement (its allowance counts the writes since).
@@ -35,11 +27,13 @@ final class SpaceGovernor {
     private var lastCheck = Date.distantPast
     private let gauge = DispatchQueue(label: "monsoon.space")
     private let inbox: EngineInbox
-    /// Reads a folder's disk (`VolumeSpace.measure`; the tests give their own reading).
+    /// Bytes that must stay free on each disk (`EngineConfiguration.diskReserve`).
+    let reserve: Int
     private let reading: @Sendable (String) -> VolumeSpace?
 
-    init(inbox: EngineInbox, reading: @escaping @Sendable (String) -> VolumeSpace? = VolumeSpace.measure) {
+    init(inbox: EngineInbox, reserve: Int, reading: @escaping @Sendable (String) -> VolumeSpace? = VolumeSpace.measure) {
         self.inbox = inbox
+        self.reserve = reserve
         self.reading = reading
     }
 
@@ -48,7 +42,7 @@ final class SpaceGovernor {
     /// which is fresher than its last (space the engine freed itself, a stale part removed, counts at
     /// once); one being written to keeps its allowance, which counts the writes since.
     /// - Parameter measuredNow: `space` was measured for this start (false: `recentSpace`'s).
-    func volume(for space: VolumeSpace, folder: String, reserve: Int, now: Date, idle: Bool, measuredNow: Bool = true) -> Volume {
+    func volume(for space: VolumeSpace, folder: String, now: Date, idle: Bool, measuredNow: Bool = true) -> Volume {
         if measuredNow { folders[folder] = (space, now) }
         if let known = volumes[space.volume] {
             if idle && !known.measuring {
@@ -70,8 +64,7 @@ final class SpaceGovernor {
         return space
     }
 
-    /// What the running downloads on `volume` still expect to write (those of unknown size count
-    /// nothing: their writes are checked as they come).
+    /// What the running downloads on `volume` still expect to write (unknown sizes count nothing).
     func committedBytes(on volume: Volume, by running: Running, excluding excluded: Transfer? = nil) -> Int {
         var sum = 0
         for transfer in running where transfer.limits.volume === volume && transfer !== excluded {
@@ -80,20 +73,19 @@ final class SpaceGovernor {
         return sum
     }
 
-    /// Before a byte is asked for: what a download about to start still needs must fit beside what
-    /// the running downloads on the same disk still need, above the reserve (unknown sizes count
-    /// nothing here; their writes are checked as they come).
+    /// Before a byte is asked for: what a download still needs must fit beside what the running
+    /// downloads on its disk still need, above the reserve.
     /// - Parameters:
     ///   - measured: its disk, measured for this start (`reused`: a moment ago, for another); nil: not measured.
     ///   - offset: where its part goes on from; `known`: the length a server gave; `expected`: that, else the caller's.
-        func roomToStart(folder: String, measured: VolumeSpace?, reused: Bool, offset: Int, known: Int?, expected: Int?,
-                     reserve: Int, now: Date, running: Running) -> Room {
+    func roomToStart(folder: String, measured: VolumeSpace?, reused: Bool, offset: Int, known: Int?, expected: Int?,
+                     now: Date, running: Running) -> Room {
         guard let measured else { return .starts(nil) }
         if measured.readOnly {
             return .readOnly(DownloadError(.fileSystem, "the disk holding \(folder) is mounted read-only: nothing can be written there; "
                                             + "download to another folder (-o), or remount it read-write"))
         }
-        let disk = volume(for: measured, folder: folder, reserve: reserve, now: now,
+        let disk = volume(for: measured, folder: folder, now: now,
                           idle: !reused && !running.contains { $0.limits.volume?.id == measured.volume }, measuredNow: !reused)
         // A length a server gave refuses a start; a length the caller expects (a feed's, which may
         // be anything) only defers it while other downloads write to the disk: with the disk to
@@ -114,8 +106,8 @@ final class SpaceGovernor {
     }
 
     /// Once the length is known: why the rest of `transfer`'s file (`needed` bytes) does not fit
-    /// on its disk beside the other running downloads (nil: it fits, or its disk is not measured).
-    func shortfall(of transfer: Transfer, needed: Int, reserve: Int, running: Running) -> DownloadError? {
+    /// beside the other running downloads (nil: it fits, or its disk is not measured).
+    func shortfall(of transfer: Transfer, needed: Int, running: Running) -> DownloadError? {
         guard let volume = transfer.limits.volume else { return nil }
         let committed = committedBytes(on: volume, by: running, excluding: transfer)
         guard !SpacePolicy.fits(needed: needed, allowance: volume.allowance, committed: committed) else { return nil }
@@ -144,9 +136,8 @@ final class SpaceGovernor {
     }
 
     /// A measurement of disk `id` came back (nil: it could not be made): the allowance is set
-    /// anew, and transfers paused for room go on or stop. The caller then lets go of the holds
-    /// that fit (`releasable`).
-    func measured(_ id: UInt64, free: Int?, writtenAtRequest: Int, reserve: Int, now: Date, running: Running) {
+    /// anew, and transfers paused for room go on or stop.
+    func measured(_ id: UInt64, free: Int?, writtenAtRequest: Int, now: Date, running: Running) {
         guard let volume = volumes[id] else { return }
         volume.measuring = false
         volume.measuredAt = now
@@ -169,8 +160,7 @@ final class SpaceGovernor {
         }
     }
 
-    /// Takes out the holds whose downloads fit on their disk now, in queue order, for the caller
-    /// to queue again (the start checks the room again).
+    /// Takes out the holds whose downloads fit on their disk now, in queue order, to queue again.
     func releasable(running: Running) -> [(id: DownloadID, hold: SpaceHold)] {
         guard !holds.isEmpty else { return [] }
         var byVolume: [UInt64: [(id: DownloadID, key: QueueIndex.Key, needed: Int)]] = [:]
@@ -194,16 +184,7 @@ final class SpaceGovernor {
         return letGo
     }
 
-    /// A whole file the disk worker could not write: the allowance its bytes spent as they came
-    /// is given back.
-    func refund(_ bytes: Int, on id: UInt64?) {
-        guard let volume = id.flatMap({ volumes[$0] }) else { return }
-        volume.allowance += bytes
-        volume.written -= bytes
-    }
-
-    /// Measures `volume` again, unless a measurement is on its way; the answer comes as
-    /// `EngineLoop.Message.spaceMeasured`.
+    /// Measures `volume` again, unless a measurement is on its way (answered as `.spaceMeasured`).
     func measure(_ volume: Volume) {
         guard !volume.measuring else { return }
         volume.measuring = true
@@ -214,7 +195,6 @@ final class SpaceGovernor {
         }
     }
 
-    /// Returns once the measurements asked for so far have been posted (at shutdown).
     func waitUntilDone() {
         gauge.sync {}
     }

@@ -4,9 +4,7 @@ struct SpaceHold {
     var hosts: HostPair
     /// Its disk (nil: it could not be measured; then only a retry lets it go).
     var volume: UInt64?
-    /// What it still needs to be let go.
     var needed: Int
-    /// `needed` is what the disk or a server said (false: a caller's expected size, see
-    /// `EngineCore.holdForSpace`).
+    /// `needed` is what the disk or a server said (false: a caller's expected size).
     var trusted = true
 }

@@ -84,7 +84,7 @@ extension Transfer {
         let (written, error) = FileSystem.writeAll(part.fd, buffer.baseAddress!, count)
         if let error {
             abort(FileSystem.error("cannot write \(part.path ?? "the part file")", errno: error))
-            giveBackAllowance(count - written)
+            limits.volume?.giveBack(count - written)
             return
         }
         progress.fileSize += count
@@ -95,14 +95,16 @@ extension Transfer {
     /// stopped, or its part could not be made): the disk's allowance they spent is given back.
     /// On the transfer thread, while the loop's volumes live (not from `deinit`).
     func discardEarly() {
-        giveBackAllowance(early.count)
+        limits.volume?.giveBack(early.count)
         early.drop()
     }
 
-    private func giveBackAllowance(_ bytes: Int) {
-        guard bytes > 0, let volume = limits.volume else { return }
-        volume.allowance += bytes
-        volume.written -= bytes
+    /// Whether an attempt that ended with its part held back brought its whole body, cleanly:
+    /// then it is written in one pass; else its part is asked for now and the attempt ends once it
+    /// is ready, as any other.
+    func cameWhole(code: CURLcode) -> Bool {
+        guard let held = state.phase.partWait?.held else { return false }
+        return code == CURLE_OK && head.isSuccess && early.buffer != nil && early.count == held.total
     }
 }
 

@@ -32,7 +32,7 @@ extension Transfer {
         let request = job.request
         let transfer = Transfer(purpose: .fetch(job), plan: AttemptPlan(offset: 0, ifRange: nil), handles: handles)
         transfer.configure(url: request.url.absoluteString, headers: request.headers, addresses: request.addresses,
-                           followsRedirects: request.followsRedirects, configuration: configuration, bufferSize: EngineCore.fetchBufferSize)
+                           followsRedirects: request.followsRedirects, configuration: configuration, bufferSize: TransferTable.fetchBufferSize)
         // With a WARC, a body is recorded as it came: none compressed, which curl would have decoded.
         if request.acceptsCompression && configuration.warc == nil { transfer.easy.setString(CURLOPT_ACCEPT_ENCODING, "") }
         transfer.easy.setLong(CURLOPT_TIMEOUT_MS, Int(request.timeout * 1000))

@@ -1,19 +1,23 @@
 import Foundation
 
-/// The rate limit over the whole run (`EngineConfiguration.maxBytesPerSecond`): every download's
-/// write callback spends from one `TokenBucket` and pauses its transfer when it is empty; the
-/// loop refills the bucket and lets the paused transfers go on in turn.
-///
-/// A paused transfer's socket is not read, so TCP's flow control slows the server down too: the
-/// limit holds on the wire, not only on the disk. Downloads into a file and counted ones
-/// (`.discard`) are limited; error bodies (at most 1 MiB, then dropped) and fetches (feeds, read
-/// whole into memory and waited for by a person) are not.
+/// The run's rate limit (`EngineConfiguration.maxBytesPerSecond`): every download's write callback
+/// spends from one `TokenBucket` and pauses its transfer when it is empty; the loop refills it and
+/// lets the paused transfers go on in turn. A paused socket is not read, so TCP's flow control
+/// slows the server too. Error bodies (at most 1 MiB) and fetches (waited for by a person) are not limited.
 extension TransferTable {
-    /// The buffers of a download about to start: under a limit of `rate`, sized to its share of it
-    /// (see `RateLimiter.buffers`), shared by the `runningDownloads` now, this one included; else
-    /// `EngineCore.downloadBufferSize(concurrency:)` for curl's and the kernel's own.
+    /// curl's receive buffer for a download: 256 KiB (fewer, larger writes: the most a single
+    /// stream gains from), but no more than 4 MiB across every download that may run at
+    /// once, and never under 64 KiB: at 32 at once, 128 KiB each (above 64, the floor wins).
+    /// Set when a transfer starts: a new limit (`setLimits`) applies to the next ones.
+    static func downloadBufferSize(concurrency: Int) -> Int {
+        max(64 * 1024, min(256 * 1024, (4 << 20) / max(1, concurrency)))
+    }
+    static let fetchBufferSize = 64 * 1024
+
+    /// The buffers of a download about to start: under a limit, sized to its share among the
+    /// `runningDownloads` (`RateLimiter.buffers`); else `downloadBufferSize` for curl's.
     static func downloadBuffers(rate: Int?, concurrency: Int, runningDownloads: Int) -> (kernel: Int?, curl: Int) {
-        let unlimited = EngineCore.downloadBufferSize(concurrency: concurrency)
+        let unlimited = downloadBufferSize(concurrency: concurrency)
         guard let rate else { return (nil, unlimited) }
         let sizes = RateLimiter.buffers(rate: rate, sharedBy: runningDownloads, unlimited: unlimited)
         return (sizes.kernel, sizes.curl)
@@ -39,7 +43,7 @@ extension TransferTable {
         }
     }
 
-    /// When the loop must wake to let paused transfers go on (nil: none waits for the limit).
+    /// When the loop must wake to let paused transfers go on (nil: none waits).
     func rateWake(now: Date) -> Date? {
         guard let limiter = rateLimiter, !limiter.waiting.isEmpty else { return nil }
         let nanoseconds = limiter.bucket.nanoseconds(untilHolding: limiter.bucket.resumeLevel, now: RateLimiter.now())

@@ -1,36 +1,28 @@
 import Foundation
 
-/// The running attempts (each a `Transfer`, which drives its own curl handle, write callback and
-/// phase) and what starts, paces and ends them as a whole: the table by easy handle and by
-/// download, the attempts whose parts are being prepared, the easy handles kept between
+/// The running attempts (each a `Transfer`, which drives its own handle and phase): by easy
+/// handle and by download, those whose parts are being prepared, the easy handles kept between
 /// transfers, the run's rate limit, and what must wait until curl has returned.
 ///
-/// - Important: confined to the transfer thread. `EngineCore` holds it and routes to it; it holds
-///   nothing of the core (what waits for curl is a value the core carries out, `AfterCurl`).
-///   A class, not a struct: curl calls back into the core from inside `curl_easy_pause` while a
-///   method here runs (`pace`), and the core then reads and changes these tables.
+/// - Important: confined to the transfer thread; it holds nothing of `EngineCore`. A class, not a
+///   struct: curl calls back into the core from inside `curl_easy_pause` while `pace` runs, and
+///   the core then reads and changes these tables.
 final class TransferTable {
     /// What had to wait until curl returned (asked from inside one of its callbacks).
     enum AfterCurl {
         /// Stop this attempt of the download, if it is still the running one.
         case stop(DownloadID, Transfer)
-        /// Fail the download whose machine refused an event (`EngineCore.refused`).
         case failRefused(DownloadID, DownloadError)
     }
 
-    /// Every transfer, downloads and fetches, by its easy handle, for curl's completion messages.
+    /// Every transfer, downloads and fetches, for curl's completion messages.
     private(set) var byHandle: [UnsafeMutableRawPointer: Transfer] = [:]
-    /// The running download transfers by download (that they run is their machines' phase; this
-    /// finds their handles).
     private(set) var running: [DownloadID: Transfer] = [:]
     /// Downloads whose part is being prepared by the worker, by their (paused) attempt.
     var preparing: [DownloadID: Transfer] = [:]
     private var afterCurl: [AfterCurl] = []
-    /// Easy handles between transfers: about as many as run at once (and a few for fetches).
     let easyHandles: EasyHandlePool
-    /// The rate limit over every download (nil: none; see `pace`).
     let rateLimiter: RateLimiter?
-    /// The last part epoch given out (see `nextPartEpoch`).
     private var partEpochs = 0
 
     init(maxConcurrentDownloads: Int, maxBytesPerSecond: Int?) {
@@ -38,24 +30,17 @@ final class TransferTable {
         rateLimiter = maxBytesPerSecond.map { RateLimiter(bytesPerSecond: $0) }
     }
 
-    /// A download's attempt, added to curl: it runs now.
-    func started(_ transfer: Transfer, for id: DownloadID) {
+    /// An attempt (a download's or a fetch's), added to curl.
+    func started(_ transfer: Transfer) {
         byHandle[transfer.easy.raw] = transfer
-        running[id] = transfer
+        if let id = transfer.downloadID { running[id] = transfer }
     }
 
-    /// A fetch, added to curl.
-    func started(fetch transfer: Transfer) {
-        byHandle[transfer.easy.raw] = transfer
-    }
-
-    /// Takes the transfer of an easy handle out (curl is done with it, or it was removed).
     @discardableResult
     func removeHandle(_ raw: UnsafeMutableRawPointer) -> Transfer? {
         byHandle.removeValue(forKey: raw)
     }
 
-    /// Takes a download's attempt out of the running ones (its slot is given back by the caller).
     func endRunning(_ id: DownloadID) -> Transfer? {
         running.removeValue(forKey: id)
     }
@@ -67,12 +52,10 @@ final class TransferTable {
         return running[id] === transfer
     }
 
-    /// Keeps `action` until curl has returned (`takeAfterCurl`).
     func afterCurl(_ action: AfterCurl) {
         afterCurl.append(action)
     }
 
-    /// What waited for curl to return, taken out.
     func takeAfterCurl() -> [AfterCurl] {
         guard !afterCurl.isEmpty else { return [] }
         defer { afterCurl.removeAll() }

@@ -1,19 +1,15 @@
 import Foundation
 
-/// One file system the loop writes to, and how much more may be written there before its
-/// reserve is reached (see `SpacePolicy`).
-///
-/// - Important: confined to the transfer thread, where curl's write callback spends from it.
+/// A file system the loop writes to, and what may still be written there before its reserve.
+/// Confined to the transfer thread, where curl's write callback spends from it.
 final class Volume {
     let id: UInt64
-    /// A folder on it, to measure it by.
     let folder: String
     /// Bytes that may still be written: the last measurement's free space, less the reserve,
     /// less every byte written since. Negative once something else filled the disk.
     var allowance: Int
     /// Every byte the loop wrote there (to tell which writes a measurement has not seen).
     var written = 0
-    /// A measurement is on its way.
     var measuring = false
     var measuredAt: Date
 
@@ -22,5 +18,11 @@ final class Volume {
         self.folder = folder
         self.allowance = allowance
         self.measuredAt = measuredAt
+    }
+
+    /// Bytes spent from the allowance that were not written after all (dropped, or a write failed).
+    func giveBack(_ bytes: Int) {
+        allowance += bytes
+        written -= bytes
     }
 }

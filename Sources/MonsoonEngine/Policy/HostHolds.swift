@@ -86,4 +86,16 @@ struct HostHolds {
     func isHeld(_ hosts: HostPair, now: Date) -> Bool {
         hosts.each.contains { (until[$0] ?? .distantPast) > now }
     }
+
+    /// "the host cdn.example.org is held until 12:00:03 UTC (503s from 2 downloads)".
+    static func text(host: String, until: Date, reason: HostHolds.Reason) -> String {
+        let seconds = Int(until.timeIntervalSince1970.rounded(.up)) % 86_400
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let clock = "\(two(seconds / 3600)):\(two(seconds % 3600 / 60)):\(two(seconds % 60)) UTC"
+        let why = switch reason {
+        case .tooManyRequests: "it answered 429 Too Many Requests"
+        case .serviceUnavailable(let downloads): "503s from \(downloads) downloads"
+        }
+        return "the host \(host) is held until \(clock) (\(why))"
+    }
 }
