@@ -72,7 +72,7 @@ extension Archive {
         // Sidecars and hooks: for what this run downloads, and what earlier runs did (`--write-info-json`
         // added to an archive writes the missing ones; a hook owed from a killed or failed run runs).
         let afterDownload = AfterDownload.start(after, home: episodes.home, context: context, reporter: reporter)
-        try afterDownload?.owe(requests.map(\.id))
+        try afterDownload?.owe(requests.map { ($0.id, $0.owner) })
         let archivedBefore = members.flatMap(\.selection.alreadyArchived).map(EpisodeQueue.downloadID(ofEpisode:))
         reporter.countsAsThere(archivedBefore)   // counted as skipped
         afterDownload?.catchUp(archivedBefore)

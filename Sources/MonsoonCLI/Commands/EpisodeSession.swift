@@ -90,9 +90,9 @@ struct EpisodeSession {
     /// After a change to the episode queue: when a monsoon is running the queue, hands it the
     /// new downloads (under the setting's root) and the new order, and waits until it took them.
     /// With none running, the next `monsoon download` picks the changes up.
-    /// - Parameter adding: called with the new downloads' ids before they are added (`sync --exec`
+    /// - Parameter adding: called with the new downloads before they are added (`sync --exec`
     ///   records their hooks as owed before the running monsoon can start them).
-    func handOver(adding: ([DownloadID]) throws -> Void = { _ in }) async throws {
+    func handOver(adding: ([DownloadRequest]) throws -> Void = { _ in }) async throws {
         guard HomeLock.isHeld(at: home.lockPath) else { return }
         let requests = try self.requests(root: try settingsRoot(), allowingPrivate: false)
         var commands: [DownloadCommand] = []
@@ -107,7 +107,7 @@ struct EpisodeSession {
                     fresh.append(request)
                 }
             }
-            try adding(fresh.map(\.id))
+            try adding(fresh)
             if !(try store.add(fresh)).isEmpty { commands.insert(.adoptNewDownloads, at: 0) }
         } catch let error as CLIError {
             throw error
