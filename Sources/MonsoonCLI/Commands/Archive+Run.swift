@@ -15,70 +15,37 @@ extension Archive {
         // episodes caught up with their downloads (a killed run's last ones); a republished
         // episode's earlier file becomes an earlier version, and the episode one to download again.
         try episodes.write { try $0.reconcile() }
-        var members: [ArchiveRun.Member] = []
-        var chosen: [Int] = []
-        var seen = Set<Int>()
         let archiveRun = ArchiveRun(root: root, naming: naming, folderNames: try episodes.read { try $0.podcastFolderNames() })
         do { try archiveRun.checkManifests(of: loaded.map(\.0)) } catch { throw CLIError(error) }
         let scansFailed = try await startNewVersions(of: loaded.map(\.0).filter { refreshed.contains($0.id) }, run: archiveRun,
                                                      episodes: episodes, recording: recording, context: context)
-        for (podcast, document) in loaded where seen.insert(podcast.id).inserted {
-            let candidates = try episodes.read { try $0.archiveCandidates(podcast: podcast.id) }
-            var member = ArchiveRun.Member(podcast: podcast, selection: try select(candidates), folder: archiveRun.folder(of: podcast))
-            // A podcast folder that is a link leads out of the root: nothing of it is written.
-            if let link = archiveRun.link(to: podcast) {
-                context.error("\(podcast.name): \(archiveRun.linkMessage(link))")
-                failedFeeds += 1
-                continue
-            }
-            if let folder = member.folder, let document {
-                let path = folder + "/feed.xml"
-                // A private feed's copy holds its tokens (in its URLs, its enclosures'): for the owner only.
-                let isPrivate = try episodes.read { try $0.carriesCredentials(podcast: podcast.id) }
-                try Self.save(document, to: path, mode: isPrivate ? 0o600 : 0o644)
-                member.extras.append(.init(path: path, kind: "feed", sourceURL: podcast.feedURL.absoluteString))
-            }
-            members.append(member)
-            chosen += member.selection.chosen
-        }
-        if refetchMissing { try episodes.write { try $0.forgetMissingDownloads(chosen) } }
-        try episodes.write { _ = try $0.add(chosen) }
         // 3. Their downloads (and the extras asked for), into the engine's queue.
-        let wanted = Set(chosen.map(EpisodeQueue.downloadID(ofEpisode:)))
-        var requests: [DownloadRequest]
-        let scopes: [Int: AddressScope]
-        do {
-            let allowingPrivate = try transfer.allowPrivate || episodes.settings.allowPrivate()
-            requests = try episodes.queue.requests(root: root, template: naming, allowingPrivate: allowingPrivate).filter { wanted.contains($0.id) }
-            scopes = try episodes.queue.addressScopes(allowingPrivate: allowingPrivate)
-        } catch {
-            throw CLIError(message: "cannot plan the downloads: \(error)")
-        }
-        // Extras already there (from an earlier run) are done.
-        var extrasThere = 0
         let extras: ArchiveRun.Extras = [withArtwork ? .artwork : [], withTranscripts ? .transcripts : [], withChapters ? .chapters : []]
-        for extra in try archiveRun.extraRequests(extras, for: members, episodes: requests, queue: episodes.queue, scopes: scopes) {
-            if let existing = try episodes.store.download(withID: extra.id), existing.status == .completed,
-               let path = existing.filePath, FileManager.default.fileExists(atPath: path) {
-                extrasThere += 1
-            } else {
-                requests.append(extra)
+        let plan: ArchiveRun.Plan
+        do {
+            plan = try archiveRun.plan(loaded, queue: episodes.queue, store: episodes.store, extras: extras, refetchMissing: refetchMissing,
+                                       allowingPrivate: { try transfer.allowPrivate || episodes.settings.allowPrivate() }, select: select) { event in
+                switch event {
+                case .refused(let podcast, let reason):
+                    context.error("\(podcast.name): \(reason)")
+                    failedFeeds += 1
+                }
             }
+        } catch let failure as ArchiveRun.PlanError {
+            throw Self.failure(failure)
         }
+        var members = plan.members
+        let requests = plan.requests
         let reporter = GetReporter(context: context, quiet: global.quiet || output.json, verbose: global.verbose, expected: requests.count,
                                    style: output.json ? .json : .events, summarizes: false)
         reporter.answerFor(requests)
-        reporter.countAlreadyThere(extrasThere)
+        reporter.countAlreadyThere(plan.extrasThere)
         // Sidecars and hooks: for what this run downloads, and what earlier runs did (`--write-info-json`
         // added to an archive writes the missing ones; a hook owed from a killed or failed run runs).
         let afterDownload = AfterDownload.start(after, home: episodes.home, context: context, reporter: reporter)
         try afterDownload?.owe(requests.map { ($0.id, $0.owner) })
-        let archivedBefore = members.flatMap(\.selection.alreadyArchived).map(EpisodeQueue.downloadID(ofEpisode:))
-        reporter.countsAsThere(archivedBefore)   // counted as skipped
-        afterDownload?.catchUp(archivedBefore)
-        // Archived before, but the file is gone: told apart from those still there, with the way back.
-        let missing = members.reduce(0) { $0 + $1.selection.missingFromDisk.count }
-        let skipped = members.reduce(0) { $0 + $1.selection.alreadyArchived.count } - missing
+        reporter.countsAsThere(plan.archivedBefore)   // counted as skipped
+        afterDownload?.catchUp(plan.archivedBefore)
         // An archive keeps everything: keep-latest and auto-delete-played are for listening.
         let writer = try EpisodeStateWriter.open(home: episodes.home, appliesRetention: false)
         let observe: @Sendable (DownloadEvent) -> Void = { event in
@@ -113,7 +80,7 @@ extension Archive {
         // 5. With --versions latest, earlier versions go once their newer one is in: after the
         // manifests were written, so a run killed in between leaves them listing files still there.
         if (versions ?? .all) == .latest { try replaceEarlierVersions(of: members, root: root, episodes: episodes, context: context) }
-        summarize(reporter.tally, skipped: skipped, missing: missing, failedFeeds: failedFeeds, started: started, context: context)
+        summarize(reporter.tally, skipped: plan.skipped, missing: plan.missing, failedFeeds: failedFeeds, started: started, context: context)
         try output.write(runReport, command: "archive", context: context)
         if failedFeeds + scansFailed > 0 && (status == ExitStatus.success) { status = ExitStatus.failure }
         return status
@@ -275,11 +242,13 @@ extension Archive {
         return try await follower.follow(handedThrough: last, retried: retried)
     }
 
-    static func save(_ document: Data, to path: String, mode: mode_t) throws {
-        do throws(EpisodeFileError) {
-            try AtomicFile.write(document, to: path, mode: mode)
-        } catch {
-            throw CLIError(message: "cannot save the feed snapshot: \(error.message)")
+    /// A planning step's failure, in the words the command has always used for it.
+    private static func failure(_ failure: ArchiveRun.PlanError) -> CLIError {
+        switch failure.step {
+        case .readingQueue: EpisodeSession.failure(failure.error, doing: "read the episode queue")
+        case .changingQueue: EpisodeSession.failure(failure.error, doing: "change the episode queue")
+        case .planningDownloads: CLIError(message: "cannot plan the downloads: \(failure.error)")
+        case .savingFeed: CLIError(message: "cannot save the feed snapshot: \((failure.error as? EpisodeFileError)?.message ?? "\(failure.error)")")
         }
     }
 

@@ -25,20 +25,17 @@ struct EpisodeSession {
 
     /// Reads through the queue, with Monsoon's one-line errors.
     func read<T>(_ body: (EpisodeQueue) throws -> T) throws -> T {
-        do { return try body(queue) } catch let error as LibraryError {
-            throw CLIError(message: error.description)
-        } catch {
-            throw CLIError(message: "cannot read the episode queue: \(error)")
-        }
+        do { return try body(queue) } catch { throw Self.failure(error, doing: "read the episode queue") }
     }
 
     /// Changes the queue, with Monsoon's one-line errors.
     func write<T>(_ body: (EpisodeQueue) throws -> T) throws -> T {
-        do { return try body(queue) } catch let error as LibraryError {
-            throw CLIError(message: error.description)
-        } catch {
-            throw CLIError(message: "cannot change the episode queue: \(error)")
-        }
+        do { return try body(queue) } catch { throw Self.failure(error, doing: "change the episode queue") }
+    }
+
+    /// A failure of the queue, as one line: the library's own words, else what could not be done.
+    static func failure(_ error: any Error, doing what: String) -> CLIError {
+        (error as? LibraryError).map { CLIError(message: $0.description) } ?? CLIError(message: "cannot \(what): \(error)")
     }
 
     /// The download root: `--out`, else the setting `download-root`.

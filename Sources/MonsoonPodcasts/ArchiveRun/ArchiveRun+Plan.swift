@@ -1,0 +1,91 @@
+import Foundation
+import MonsoonEngine
+
+extension ArchiveRun {
+    /// What a run downloads once its feeds are read: each podcast's choice and folder, the
+    /// requests (the episodes', then the extras still missing), and what was there already.
+    package struct Plan {
+        package var members: [Member] = []
+        package var requests: [DownloadRequest] = []
+        /// Extras an earlier run completed, their files still there.
+        package var extrasThere = 0
+
+        /// The downloads of the episodes archived before (their files there, or missing).
+        package var archivedBefore: [DownloadID] {
+            members.flatMap(\.selection.alreadyArchived).map(EpisodeQueue.downloadID(ofEpisode:))
+        }
+
+        /// Archived before, but the file is gone: told apart from those still there.
+        package var missing: Int { members.reduce(0) { $0 + $1.selection.missingFromDisk.count } }
+
+        /// Archived before, the file still there.
+        package var skipped: Int { members.reduce(0) { $0 + $1.selection.alreadyArchived.count } - missing }
+    }
+
+    /// What happens while a run is planned, for the command to say its way.
+    package enum Event {
+        /// The podcast's folder is, or passes through, a symbolic link: nothing of it is written.
+        case refused(Podcast, reason: String)
+    }
+
+    /// A step of the planning that failed: the command words it by what the step was doing.
+    package struct PlanError: Error {
+        package enum Step { case readingQueue, changingQueue, planningDownloads, savingFeed }
+        package var step: Step
+        package var error: any Error
+    }
+
+    /// Chooses what to download of each podcast `loaded` (once per podcast, however often it was
+    /// named), saves each feed's copy in its folder, queues the chosen episodes, and plans their
+    /// downloads and the `extras` asked for; an extra complete from an earlier run is done.
+    /// - Parameters:
+    ///   - loaded: the run's podcasts, with the documents their feeds were read from.
+    ///   - allowingPrivate: whether downloads may lead to a private address.
+    ///   - select: the command's selection of a podcast's candidates.
+    ///   - report: told what happens.
+    package func plan(_ loaded: [(Podcast, Data?)], queue: EpisodeQueue, store: any QueueListing, extras: Extras, refetchMissing: Bool,
+                      allowingPrivate: () throws -> Bool, select: ([ArchiveSelection.Candidate]) throws -> ArchiveSelection,
+                      report: (Event) -> Void) throws -> Plan {
+        func step<T>(_ step: PlanError.Step, _ body: () throws -> T) throws -> T {
+            do { return try body() } catch { throw PlanError(step: step, error: error) }
+        }
+        var plan = Plan()
+        var chosen: [Int] = []
+        var seen = Set<Int>()
+        for (podcast, document) in loaded where seen.insert(podcast.id).inserted {
+            let candidates = try step(.readingQueue) { try queue.archiveCandidates(podcast: podcast.id) }
+            var member = Member(podcast: podcast, selection: try select(candidates), folder: folder(of: podcast))
+            if let link = link(to: podcast) {
+                report(.refused(podcast, reason: linkMessage(link)))
+                continue
+            }
+            if let folder = member.folder, let document {
+                let path = folder + "/feed.xml"
+                // A private feed's copy holds its tokens (in its URLs, its enclosures'): for the owner only.
+                let isPrivate = try step(.readingQueue) { try queue.carriesCredentials(podcast: podcast.id) }
+                try step(.savingFeed) { try AtomicFile.write(document, to: path, mode: isPrivate ? 0o600 : 0o644) }
+                member.extras.append(.init(path: path, kind: "feed", sourceURL: podcast.feedURL.absoluteString))
+            }
+            plan.members.append(member)
+            chosen += member.selection.chosen
+        }
+        if refetchMissing { try step(.changingQueue) { try queue.forgetMissingDownloads(chosen) } }
+        _ = try step(.changingQueue) { try queue.add(chosen) }
+        let wanted = Set(chosen.map(EpisodeQueue.downloadID(ofEpisode:)))
+        let scopes: [Int: AddressScope]
+        (plan.requests, scopes) = try step(.planningDownloads) {
+            let allowingPrivate = try allowingPrivate()
+            return (try queue.requests(root: root, template: naming, allowingPrivate: allowingPrivate).filter { wanted.contains($0.id) },
+                    try queue.addressScopes(allowingPrivate: allowingPrivate))
+        }
+        for extra in try extraRequests(extras, for: plan.members, episodes: plan.requests, queue: queue, scopes: scopes) {
+            if let existing = try store.download(withID: extra.id), existing.status == .completed,
+               let path = existing.filePath, FileManager.default.fileExists(atPath: path) {
+                plan.extrasThere += 1
+            } else {
+                plan.requests.append(extra)
+            }
+        }
+        return plan
+    }
+}
