@@ -24,17 +24,12 @@ extension Archive {
         let plan: ArchiveRun.Plan
         do {
             plan = try archiveRun.plan(loaded, queue: episodes.queue, store: episodes.store, extras: extras, refetchMissing: refetchMissing,
-                                       allowingPrivate: { try transfer.allowPrivate || episodes.settings.allowPrivate() }, select: select) { event in
-                switch event {
-                case .refused(let podcast, let reason):
-                    context.error("\(podcast.name): \(reason)")
-                    failedFeeds += 1
-                }
+                                       allowingPrivate: { try transfer.allowPrivate || episodes.settings.allowPrivate() }, select: select) {
+                if say($0, context: context) { failedFeeds += 1 }
             }
         } catch let failure as ArchiveRun.PlanError {
             throw Self.failure(failure)
         }
-        var members = plan.members
         let requests = plan.requests
         let reporter = GetReporter(context: context, quiet: global.quiet || output.json, verbose: global.verbose, expected: requests.count,
                                    style: output.json ? .json : .events, summarizes: false)
@@ -61,25 +56,10 @@ extension Archive {
             status = try await handOver(requests, episodes: episodes, reporter: reporter, observe: observe, context: context)
         }
         status = writer.finish(status: status, context: context)
-        // 4. The manifests, from the files themselves: this run's extras, and those of earlier runs still there.
-        for request in requests {
-            guard let kind = ArchiveRun.extraKind(of: request),
-                  let download = try episodes.store.download(withID: request.id), download.status == .completed,
-                  let path = download.filePath, let index = members.firstIndex(where: { $0.folder.map { path.hasPrefix($0 + "/") } ?? false }) else { continue }
-            members[index].extras.append(.init(path: path, kind: kind, sourceURL: request.url.absoluteString))
+        // 4. The manifests, then (--versions latest) the earlier versions replaced.
+        try archiveRun.finish(plan, store: episodes.store, databasePath: episodes.home.databasePath, keepsEarlierVersions: (versions ?? .all) == .all) {
+            if say($0, context: context) && status == ExitStatus.success { status = ExitStatus.failure }
         }
-        for member in members {
-            guard member.folder.map(FileManager.default.fileExists(atPath:)) ?? false else { continue }
-            do {
-                try archiveRun.writeManifest(of: member, files: try EpisodeFiles(database: try Database(path: episodes.home.databasePath)))
-            } catch {
-                context.error("\(member.podcast.name): cannot update its manifest: \(error)")
-                if status == ExitStatus.success { status = ExitStatus.failure }
-            }
-        }
-        // 5. With --versions latest, earlier versions go once their newer one is in: after the
-        // manifests were written, so a run killed in between leaves them listing files still there.
-        if (versions ?? .all) == .latest { try replaceEarlierVersions(of: members, root: root, episodes: episodes, context: context) }
         summarize(reporter.tally, skipped: plan.skipped, missing: plan.missing, failedFeeds: failedFeeds, started: started, context: context)
         try output.write(runReport, command: "archive", context: context)
         if failedFeeds + scansFailed > 0 && (status == ExitStatus.success) { status = ExitStatus.failure }
@@ -178,14 +158,21 @@ extension Archive {
         }
     }
 
-    /// `--versions latest`: the earlier versions of the run's podcasts go once their newer one is in.
-    private func replaceEarlierVersions(of members: [ArchiveRun.Member], root: String, episodes: EpisodeSession, context: CommandContext) throws {
-        let files = try EpisodeFiles(database: try Database(path: episodes.home.databasePath))
-        for member in members {
-            let replacement = try files.replaceEarlierVersions(podcast: member.podcast.id, root: root)
-            for warning in replacement.warnings { context.error("\(member.podcast.name): \(warning)") }
-            if global.verbose { for file in replacement.deleted { context.errors.line("monsoon: deleted the earlier version \(file)") } }
+    /// Says what the run tells; returns whether it fails the run.
+    private func say(_ event: ArchiveRun.Event, context: CommandContext) -> Bool {
+        switch event {
+        case .refused(let podcast, let reason):
+            context.error("\(podcast.name): \(reason)")
+            return true
+        case .manifestFailed(let podcast, let error):
+            context.error("\(podcast.name): cannot update its manifest: \(error)")
+            return true
+        case .replacementWarning(let podcast, let warning):
+            context.error("\(podcast.name): \(warning)")
+        case .deletedEarlierVersion(let file):
+            if global.verbose { context.errors.line("monsoon: deleted the earlier version \(file)") }
         }
+        return false
     }
 
     /// With the lock: the downloads go into the engine's queue, and only they run here.

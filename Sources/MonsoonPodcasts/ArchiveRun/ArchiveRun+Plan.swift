@@ -1,5 +1,6 @@
 import Foundation
 import MonsoonEngine
+import MonsoonStore
 
 extension ArchiveRun {
     /// What a run downloads once its feeds are read: each podcast's choice and folder, the
@@ -22,10 +23,16 @@ extension ArchiveRun {
         package var skipped: Int { members.reduce(0) { $0 + $1.selection.alreadyArchived.count } - missing }
     }
 
-    /// What happens while a run is planned, for the command to say its way.
+    /// What happens while a run is planned and finished, for the command to say its way.
     package enum Event {
         /// The podcast's folder is, or passes through, a symbolic link: nothing of it is written.
         case refused(Podcast, reason: String)
+        /// The podcast's manifest could not be written; its files are archived all the same.
+        case manifestFailed(Podcast, any Error)
+        /// Something said while the earlier versions of the podcast's episodes were replaced.
+        case replacementWarning(Podcast, String)
+        /// An earlier version's file was deleted, its newer one in.
+        case deletedEarlierVersion(String)
     }
 
     /// A step of the planning that failed: the command words it by what the step was doing.
@@ -87,5 +94,30 @@ extension ArchiveRun {
             }
         }
         return plan
+    }
+
+    /// After the downloads: each podcast's manifest, from the files themselves (its extras of
+    /// this run and of earlier ones still there); then, unless `keepsEarlierVersions`, the
+    /// earlier versions go once their newer one is in: after the manifests were written, so a
+    /// run killed in between leaves them listing files still there.
+    package func finish(_ plan: Plan, store: any QueueListing, databasePath: String, keepsEarlierVersions: Bool, report: (Event) -> Void) throws {
+        var members = plan.members
+        for request in plan.requests {
+            guard let kind = Self.extraKind(of: request), let download = try store.download(withID: request.id), download.status == .completed,
+                  let path = download.filePath, let index = members.firstIndex(where: { $0.folder.map { path.hasPrefix($0 + "/") } ?? false }) else { continue }
+            members[index].extras.append(.init(path: path, kind: kind, sourceURL: request.url.absoluteString))
+        }
+        for member in members where member.folder.map(FileManager.default.fileExists(atPath:)) ?? false {
+            do { try writeManifest(of: member, files: try EpisodeFiles(database: try Database(path: databasePath))) } catch {
+                report(.manifestFailed(member.podcast, error))
+            }
+        }
+        guard !keepsEarlierVersions else { return }
+        let files = try EpisodeFiles(database: try Database(path: databasePath))
+        for member in members {
+            let replacement = try files.replaceEarlierVersions(podcast: member.podcast.id, root: root)
+            for warning in replacement.warnings { report(.replacementWarning(member.podcast, warning)) }
+            for file in replacement.deleted { report(.deletedEarlierVersion(file)) }
+        }
     }
 }
