@@ -71,7 +71,7 @@ struct RunQueue: RunnableCommand {
         }
         // What is queued now is what this run downloads: each file owes the hook a run before it starts.
         if options.after.exec != nil {
-            do { try AfterDownload.owe(try episodes.store.pending().map { ($0.id, $0.owner) }, home: home) } catch let error as CLIError { throw error } catch {
+            do { try AfterDownload.owe(try episodes.store.pending().map { ($0.id, $0.owner) }, databasePath: home.databasePath) } catch let error as CLIError { throw error } catch {
                 throw CLIError(message: "cannot read the download queue: \(error)")
             }
         }

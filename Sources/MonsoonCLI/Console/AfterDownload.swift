@@ -85,11 +85,7 @@ final class AfterDownload: Sendable {
     }
 
     /// `owe(_:)`, before the reporter (and so this) exists: `download` records them before the engine starts.
-    static func owe(_ downloads: [Owed], home: Home) throws {
-        try owe(downloads, databasePath: home.databasePath)
-    }
-
-    private static func owe(_ downloads: [Owed], databasePath: String) throws {
+    static func owe(_ downloads: [Owed], databasePath: String) throws {
         let ids = downloads.filter { applies(to: $0.owner) }.map(\.id)
         guard !ids.isEmpty else { return }
         do {

@@ -43,13 +43,8 @@ extension ArchiveRun {
     }
 
     /// Chooses what to download of each podcast `loaded` (once per podcast, however often it was
-    /// named), saves each feed's copy in its folder, queues the chosen episodes, and plans their
-    /// downloads and the `extras` asked for; an extra complete from an earlier run is done.
-    /// - Parameters:
-    ///   - loaded: the run's podcasts, with the documents their feeds were read from.
-    ///   - allowingPrivate: whether downloads may lead to a private address.
-    ///   - select: the command's selection of a podcast's candidates.
-    ///   - report: told what happens.
+    /// named) with `select`, saves each feed's document in its folder, queues the chosen episodes,
+    /// and plans their downloads and the `extras` asked for (one complete from an earlier run is done).
     package func plan(_ loaded: [(Podcast, Data?)], queue: EpisodeQueue, store: any QueueListing, extras: Extras, refetchMissing: Bool,
                       allowingPrivate: () throws -> Bool, select: ([ArchiveSelection.Candidate]) throws -> ArchiveSelection,
                       report: (Event) -> Void) throws -> Plan {
