@@ -101,61 +101,26 @@ extension Archive {
         }
     }
 
-    /// Looks for new versions of the refreshed podcasts' archived episodes
-    /// (`PodcastLibrary.scanVersions`) and makes each found one to download again, its earlier
-    /// file an earlier version. Only episodes the run's selection keeps are looked at: `--since`,
-    /// `--until`, `--match`, `--exclude` and `--latest` apply, and a new version counts as a
-    /// download toward `--limit` (one over it is left as it is, found again by a later run), so
-    /// no episode is ever switched to one to download that this run does not download. Each is
-    /// said on standard error; those the server could not tell about are said too. A podcast whose
-    /// scan fails (its database, not a server) is said and archived all the same: returns how many.
+    /// Looks for new versions of the refreshed podcasts' archived episodes (`ArchiveRun.startNewVersions`):
+    /// `--since`, `--until`, `--match`, `--exclude`, `--latest` and `--limit` apply. Each is said on
+    /// standard error. A podcast whose scan fails (its database, not a server) is said and archived
+    /// all the same: returns how many.
     private func startNewVersions(of podcasts: [Podcast], run: ArchiveRun, episodes: EpisodeSession, recording: WARCArchive?,
                                   context: CommandContext) async throws -> Int {
         guard !podcasts.isEmpty else { return 0 }
         // Its probes (HEAD, or the first byte) of enclosures are requests the WARC records too.
         let session = try LibrarySession.open(global, context: context, transfer: transfer, warc: recording)
-        let says = !global.quiet && !output.json
-        return try await session.run { library in
-            var failed = 0
-            var seen = Set<Int>()
-            for podcast in podcasts where seen.insert(podcast.id).inserted {
-                // A podcast folder that is a link is refused below, and nothing of it changes.
-                if run.link(to: podcast) != nil { continue }
-                let selection = try select(try episodes.read { try $0.archiveCandidates(podcast: podcast.id) })
-                let room = limit.map { $0 - selection.chosen.count } ?? selection.alreadyArchived.count
-                guard room > 0, !selection.alreadyArchived.isEmpty else { continue }
-                let scan: VersionScan
-                do {
-                    scan = try await library.scanVersions(podcast: podcast.id, among: selection.alreadyArchived)
-                } catch let error as CancellationError {
-                    throw error
-                } catch {
-                    context.error("cannot look for new versions of \(podcast.name): \(LibrarySession.message(error)); its feed is archived all the same")
-                    failed += 1
-                    continue
-                }
-                for message in scan.unknown { context.error("\(podcast.name): \(message)") }
-                // In the selection's order, as many as --limit leaves room for.
-                let order = Dictionary(selection.alreadyArchived.enumerated().map { ($1, $0) }, uniquingKeysWith: min)
-                let found = scan.found.sorted { order[$0.episodeID, default: 0] < order[$1.episodeID, default: 0] }
-                let started = Array(found.prefix(room))
-                let skipped = try episodes.write { try $0.startNewVersions(started.map(\.episodeID)) }
-                for item in started {
-                    if let problem = skipped[item.episodeID] {
-                        context.error("\(podcast.name): \(item.title): a new version (\(item.reason)), but the archived file cannot be read (\(problem)); "
-                                      + "it was left as it is, and is looked at again on the next run")
-                    } else if says {
-                        context.errors.line("monsoon: \(podcast.name): \(item.title): a new version (\(item.reason)); "
-                                            + ((versions ?? .all) == .all ? "the earlier file is kept" : "the earlier file goes once the new one is in"))
-                    }
-                }
-                if says && found.count > started.count {
-                    let left = found.count - started.count
-                    context.errors.line("monsoon: \(podcast.name): \(left) more new version\(left == 1 ? "" : "s") left for a later run (--limit)")
+        var failed = 0
+        do {
+            try await session.run { library in
+                try await run.startNewVersions(of: podcasts, library: library, queue: episodes.queue, limit: limit, select: select) {
+                    if say($0, context: context) { failed += 1 }
                 }
             }
-            return failed
+        } catch let failure as ArchiveRun.PlanError {
+            throw Self.failure(failure)
         }
+        return failed
     }
 
     /// Says what the run tells; returns whether it fails the run.
@@ -167,10 +132,25 @@ extension Archive {
         case .manifestFailed(let podcast, let error):
             context.error("\(podcast.name): cannot update its manifest: \(error)")
             return true
-        case .replacementWarning(let podcast, let warning):
+        case .warning(let podcast, let warning):
             context.error("\(podcast.name): \(warning)")
         case .deletedEarlierVersion(let file):
             if global.verbose { context.errors.line("monsoon: deleted the earlier version \(file)") }
+        case .scanFailed(let podcast, let error):
+            context.error("cannot look for new versions of \(podcast.name): \(LibrarySession.message(error)); its feed is archived all the same")
+            return true
+        case .newVersion(let podcast, let title, let reason, let problem?):
+            context.error("\(podcast.name): \(title): a new version (\(reason)), but the archived file cannot be read (\(problem)); "
+                          + "it was left as it is, and is looked at again on the next run")
+        case .newVersion(let podcast, let title, let reason, nil):
+            if !global.quiet && !output.json {
+                context.errors.line("monsoon: \(podcast.name): \(title): a new version (\(reason)); "
+                                    + ((versions ?? .all) == .all ? "the earlier file is kept" : "the earlier file goes once the new one is in"))
+            }
+        case .versionsLeft(let podcast, let left):
+            if !global.quiet && !output.json {
+                context.errors.line("monsoon: \(podcast.name): \(left) more new version\(left == 1 ? "" : "s") left for a later run (--limit)")
+            }
         }
         return false
     }
