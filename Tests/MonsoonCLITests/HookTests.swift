@@ -1,4 +1,5 @@
 import Foundation
+import MonsoonEngine
 import MonsoonStore
 import MonsoonTestServer
 import Testing
@@ -251,6 +252,40 @@ private enum DownloadIDColumn: Int, TableColumn { case downloadID }
         let id = try #require(after.first { $0["TITLE"] == "Episode 3" }?["EPISODE_ID"])
         #expect(await runMonsoon(["delete", id], in: folder.path, environment: environment).status == 0)
         #expect(!FileManager.default.fileExists(atPath: third) && !FileManager.default.fileExists(atPath: third + ".info.json"))
+    }
+
+    /// Its owner, not its id's first letter, says whose a download is: a plain download named
+    /// `e7` is no episode's (no episode's fields, and no missing sidecar written for it later as
+    /// for an episode), and artwork named `d9` gets no hook nor sidecar.
+    @Test func theOwnerNotTheIDsLetterSaysWhichDownloadsGetHooksAndSidecars() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let body = Body.pattern(size: 3_000, seed: 7)
+        server.setRoute("/plain.bin", Route(body: body))
+        server.setRoute("/cover.jpg", Route(body: .pattern(size: 500, seed: 8)))
+        let environment = HookTests.environment(folder)
+        let script = try HookTests.recorder(in: folder)
+        #expect(await runMonsoon(["downloads"], in: folder.path, environment: environment).status == 0)
+        let store = try DownloadStore(database: try Database(path: folder.file(".monsoon/monsoon.sqlite")))
+        _ = try store.add([
+            DownloadRequest(id: "e7", url: server.url("/plain.bin"), destination: .file(folder.file("out/plain.bin"))),
+            DownloadRequest(id: "d9", url: server.url("/cover.jpg"), destination: .file(folder.file("out/cover.jpg")), owner: .artwork),
+        ])
+        let run = await runMonsoon(["download", "--write-info-json", "--exec", "\(script) {}"], in: folder.path, environment: environment)
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(fileSize(folder.file("out/cover.jpg")) == 500 && fileSize(folder.file("out/plain.bin")) == 3_000)
+        let runs = HookTests.runs(folder)
+        #expect(runs.count == 1 && runs.first?["ID"] == "e7" && runs.first?["SHA256"] == body.sha256Hex(), "\(runs)")
+        #expect(runs.first?["EPISODE_ID"] == nil && runs.first?["TITLE"] == nil && runs.first?["PODCAST"] == nil)
+        #expect(!FileManager.default.fileExists(atPath: folder.file("out/cover.jpg.info.json")))
+        let sidecar = folder.file("out/plain.bin.info.json")
+        #expect((try InfoJSONTests.json(sidecar))["episode"] == nil)
+        // Its sidecar gone, the next run does not write it again: that catch-up is for episodes.
+        try FileManager.default.removeItem(atPath: sidecar)
+        let again = await runMonsoon(["download", "--write-info-json"], in: folder.path, environment: environment)
+        #expect(again.status == 0, "\(again.errors)")
+        #expect(!FileManager.default.fileExists(atPath: sidecar))
     }
 
     @Test func aGetHandedToAnotherMonsoonStillRunsItsHook() async throws {

@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-import MonsoonEngine
+@testable import MonsoonEngine
 import MonsoonStore
 import MonsoonTestServer
 import Testing
@@ -18,10 +18,11 @@ import Testing
         var url: URL
         var status: DownloadStatus = .failed
         var error: DownloadError
+        var owner: DownloadOwner
     }
 
-    func failed(_ id: String, _ url: URL = old, status: Int? = 403) -> Failure {
-        Failure(id: DownloadID(id), url: url, error: DownloadError(.httpStatus, "the server answered \(status ?? 0) Forbidden", httpStatus: status))
+    func failed(_ id: String, _ url: URL = old, status: Int? = 403, owner: DownloadOwner = .episode) -> Failure {
+        Failure(id: DownloadID(id), url: url, error: DownloadError(.httpStatus, "the server answered \(status ?? 0) Forbidden", httpStatus: status), owner: owner)
     }
 
     /// The job `take` gives for `failure`, or a failed test.
@@ -34,7 +35,8 @@ import Testing
         var links = ExpiredLinks()
         #expect(ExpiredLinks.isRefusal(401) && ExpiredLinks.isRefusal(403) && ExpiredLinks.isRefusal(410))
         #expect(!ExpiredLinks.isRefusal(404) && !ExpiredLinks.isRefusal(503) && !ExpiredLinks.isRefusal(nil))
-        #expect(links.take(take: failed("d4")) == nil, "a plain download is not an episode's")
+        #expect(links.take(take: failed("d4", owner: .direct)) == nil, "a plain download is not an episode's")
+        #expect(links.take(take: failed("e4", owner: .direct)) == nil, "its owner says whose it is, not its id's letter")
         #expect(links.take(take: failed("e4", status: 404)) == nil)
         #expect(links.take(take: failed("e4", status: nil)) == nil)
         var queued = failed("e4")
@@ -133,6 +135,7 @@ final class Counter: Sendable {
 
 extension ExpiredLinks {
     mutating func take(take failure: ExpiredLinksTests.Failure) -> Job? {
-        take(failure.id, status: failure.status, url: failure.url, error: failure.error)
+        take(Download(request: DownloadRequest(id: failure.id, url: failure.url, destination: .file("/tmp/\(failure.id.rawValue)"), owner: failure.owner),
+                      status: failure.status, bytes: 0, lastError: failure.error, attempts: 0))
     }
 }

@@ -15,70 +15,32 @@ extension Archive {
         // episodes caught up with their downloads (a killed run's last ones); a republished
         // episode's earlier file becomes an earlier version, and the episode one to download again.
         try episodes.write { try $0.reconcile() }
-        var members: [ArchiveRun.Member] = []
-        var chosen: [Int] = []
-        var seen = Set<Int>()
         let archiveRun = ArchiveRun(root: root, naming: naming, folderNames: try episodes.read { try $0.podcastFolderNames() })
         do { try archiveRun.checkManifests(of: loaded.map(\.0)) } catch { throw CLIError(error) }
         let scansFailed = try await startNewVersions(of: loaded.map(\.0).filter { refreshed.contains($0.id) }, run: archiveRun,
                                                      episodes: episodes, recording: recording, context: context)
-        for (podcast, document) in loaded where seen.insert(podcast.id).inserted {
-            let candidates = try episodes.read { try $0.archiveCandidates(podcast: podcast.id) }
-            var member = ArchiveRun.Member(podcast: podcast, selection: try select(candidates), folder: archiveRun.folder(of: podcast))
-            // A podcast folder that is a link leads out of the root: nothing of it is written.
-            if let link = archiveRun.link(to: podcast) {
-                context.error("\(podcast.name): \(archiveRun.linkMessage(link))")
-                failedFeeds += 1
-                continue
-            }
-            if let folder = member.folder, let document {
-                let path = folder + "/feed.xml"
-                // A private feed's copy holds its tokens (in its URLs, its enclosures'): for the owner only.
-                let isPrivate = try episodes.read { try $0.carriesCredentials(podcast: podcast.id) }
-                try Self.save(document, to: path, mode: isPrivate ? 0o600 : 0o644)
-                member.extras.append(.init(path: path, kind: "feed", sourceURL: podcast.feedURL.absoluteString))
-            }
-            members.append(member)
-            chosen += member.selection.chosen
-        }
-        if refetchMissing { try episodes.write { try $0.forgetMissingDownloads(chosen) } }
-        try episodes.write { _ = try $0.add(chosen) }
         // 3. Their downloads (and the extras asked for), into the engine's queue.
-        let wanted = Set(chosen.map(EpisodeQueue.downloadID(ofEpisode:)))
-        var requests: [DownloadRequest]
-        let scopes: [Int: AddressScope]
-        do {
-            let allowingPrivate = try transfer.allowPrivate || episodes.settings.allowPrivate()
-            requests = try episodes.queue.requests(root: root, template: naming, allowingPrivate: allowingPrivate).filter { wanted.contains($0.id) }
-            scopes = try episodes.queue.addressScopes(allowingPrivate: allowingPrivate)
-        } catch {
-            throw CLIError(message: "cannot plan the downloads: \(error)")
-        }
-        // Extras already there (from an earlier run) are done.
-        var extrasThere = 0
         let extras: ArchiveRun.Extras = [withArtwork ? .artwork : [], withTranscripts ? .transcripts : [], withChapters ? .chapters : []]
-        for extra in try archiveRun.extraRequests(extras, for: members, episodes: requests, queue: episodes.queue, scopes: scopes) {
-            if let existing = try episodes.store.download(withID: extra.id), existing.status == .completed,
-               let path = existing.filePath, FileManager.default.fileExists(atPath: path) {
-                extrasThere += 1
-            } else {
-                requests.append(extra)
+        let plan: ArchiveRun.Plan
+        do {
+            plan = try archiveRun.plan(loaded, queue: episodes.queue, store: episodes.store, extras: extras, refetchMissing: refetchMissing,
+                                       allowingPrivate: { try transfer.allowPrivate || episodes.settings.allowPrivate() }, select: select) {
+                if say($0, context: context) { failedFeeds += 1 }
             }
+        } catch let failure as ArchiveRun.PlanError {
+            throw Self.failure(failure)
         }
+        let requests = plan.requests
         let reporter = GetReporter(context: context, quiet: global.quiet || output.json, verbose: global.verbose, expected: requests.count,
                                    style: output.json ? .json : .events, summarizes: false)
         reporter.answerFor(requests)
-        reporter.countAlreadyThere(extrasThere)
+        reporter.countAlreadyThere(plan.extrasThere)
         // Sidecars and hooks: for what this run downloads, and what earlier runs did (`--write-info-json`
         // added to an archive writes the missing ones; a hook owed from a killed or failed run runs).
         let afterDownload = AfterDownload.start(after, home: episodes.home, context: context, reporter: reporter)
-        try afterDownload?.owe(requests.map(\.id))
-        let archivedBefore = members.flatMap(\.selection.alreadyArchived).map(EpisodeQueue.downloadID(ofEpisode:))
-        reporter.countsAsThere(archivedBefore)   // counted as skipped
-        afterDownload?.catchUp(archivedBefore)
-        // Archived before, but the file is gone: told apart from those still there, with the way back.
-        let missing = members.reduce(0) { $0 + $1.selection.missingFromDisk.count }
-        let skipped = members.reduce(0) { $0 + $1.selection.alreadyArchived.count } - missing
+        try afterDownload?.owe(requests.map { ($0.id, $0.owner) })
+        reporter.countsAsThere(plan.archivedBefore)   // counted as skipped
+        afterDownload?.catchUp(plan.archivedBefore)
         // An archive keeps everything: keep-latest and auto-delete-played are for listening.
         let writer = try EpisodeStateWriter.open(home: episodes.home, appliesRetention: false)
         let observe: @Sendable (DownloadEvent) -> Void = { event in
@@ -94,26 +56,11 @@ extension Archive {
             status = try await handOver(requests, episodes: episodes, reporter: reporter, observe: observe, context: context)
         }
         status = writer.finish(status: status, context: context)
-        // 4. The manifests, from the files themselves: this run's extras, and those of earlier runs still there.
-        for request in requests {
-            guard let kind = ArchiveRun.extraKind(of: request),
-                  let download = try episodes.store.download(withID: request.id), download.status == .completed,
-                  let path = download.filePath, let index = members.firstIndex(where: { $0.folder.map { path.hasPrefix($0 + "/") } ?? false }) else { continue }
-            members[index].extras.append(.init(path: path, kind: kind, sourceURL: request.url.absoluteString))
+        // 4. The manifests, then (--versions latest) the earlier versions replaced.
+        try archiveRun.finish(plan, store: episodes.store, databasePath: episodes.home.databasePath, keepsEarlierVersions: (versions ?? .all) == .all) {
+            if say($0, context: context) && status == ExitStatus.success { status = ExitStatus.failure }
         }
-        for member in members {
-            guard member.folder.map(FileManager.default.fileExists(atPath:)) ?? false else { continue }
-            do {
-                try archiveRun.writeManifest(of: member, files: try EpisodeFiles(database: try Database(path: episodes.home.databasePath)))
-            } catch {
-                context.error("\(member.podcast.name): cannot update its manifest: \(error)")
-                if status == ExitStatus.success { status = ExitStatus.failure }
-            }
-        }
-        // 5. With --versions latest, earlier versions go once their newer one is in: after the
-        // manifests were written, so a run killed in between leaves them listing files still there.
-        if (versions ?? .all) == .latest { try replaceEarlierVersions(of: members, root: root, episodes: episodes, context: context) }
-        summarize(reporter.tally, skipped: skipped, missing: missing, failedFeeds: failedFeeds, started: started, context: context)
+        summarize(reporter.tally, skipped: plan.skipped, missing: plan.missing, failedFeeds: failedFeeds, started: started, context: context)
         try output.write(runReport, command: "archive", context: context)
         if failedFeeds + scansFailed > 0 && (status == ExitStatus.success) { status = ExitStatus.failure }
         return status
@@ -154,71 +101,58 @@ extension Archive {
         }
     }
 
-    /// Looks for new versions of the refreshed podcasts' archived episodes
-    /// (`PodcastLibrary.scanVersions`) and makes each found one to download again, its earlier
-    /// file an earlier version. Only episodes the run's selection keeps are looked at: `--since`,
-    /// `--until`, `--match`, `--exclude` and `--latest` apply, and a new version counts as a
-    /// download toward `--limit` (one over it is left as it is, found again by a later run), so
-    /// no episode is ever switched to one to download that this run does not download. Each is
-    /// said on standard error; those the server could not tell about are said too. A podcast whose
-    /// scan fails (its database, not a server) is said and archived all the same: returns how many.
+    /// Looks for new versions of the refreshed podcasts' archived episodes (`ArchiveRun.startNewVersions`):
+    /// `--since`, `--until`, `--match`, `--exclude`, `--latest` and `--limit` apply. Each is said on
+    /// standard error. A podcast whose scan fails (its database, not a server) is said and archived
+    /// all the same: returns how many.
     private func startNewVersions(of podcasts: [Podcast], run: ArchiveRun, episodes: EpisodeSession, recording: WARCArchive?,
                                   context: CommandContext) async throws -> Int {
         guard !podcasts.isEmpty else { return 0 }
         // Its probes (HEAD, or the first byte) of enclosures are requests the WARC records too.
         let session = try LibrarySession.open(global, context: context, transfer: transfer, warc: recording)
-        let says = !global.quiet && !output.json
-        return try await session.run { library in
-            var failed = 0
-            var seen = Set<Int>()
-            for podcast in podcasts where seen.insert(podcast.id).inserted {
-                // A podcast folder that is a link is refused below, and nothing of it changes.
-                if run.link(to: podcast) != nil { continue }
-                let selection = try select(try episodes.read { try $0.archiveCandidates(podcast: podcast.id) })
-                let room = limit.map { $0 - selection.chosen.count } ?? selection.alreadyArchived.count
-                guard room > 0, !selection.alreadyArchived.isEmpty else { continue }
-                let scan: VersionScan
-                do {
-                    scan = try await library.scanVersions(podcast: podcast.id, among: selection.alreadyArchived)
-                } catch let error as CancellationError {
-                    throw error
-                } catch {
-                    context.error("cannot look for new versions of \(podcast.name): \(LibrarySession.message(error)); its feed is archived all the same")
-                    failed += 1
-                    continue
-                }
-                for message in scan.unknown { context.error("\(podcast.name): \(message)") }
-                // In the selection's order, as many as --limit leaves room for.
-                let order = Dictionary(selection.alreadyArchived.enumerated().map { ($1, $0) }, uniquingKeysWith: min)
-                let found = scan.found.sorted { order[$0.episodeID, default: 0] < order[$1.episodeID, default: 0] }
-                let started = Array(found.prefix(room))
-                let skipped = try episodes.write { try $0.startNewVersions(started.map(\.episodeID)) }
-                for item in started {
-                    if let problem = skipped[item.episodeID] {
-                        context.error("\(podcast.name): \(item.title): a new version (\(item.reason)), but the archived file cannot be read (\(problem)); "
-                                      + "it was left as it is, and is looked at again on the next run")
-                    } else if says {
-                        context.errors.line("monsoon: \(podcast.name): \(item.title): a new version (\(item.reason)); "
-                                            + ((versions ?? .all) == .all ? "the earlier file is kept" : "the earlier file goes once the new one is in"))
-                    }
-                }
-                if says && found.count > started.count {
-                    let left = found.count - started.count
-                    context.errors.line("monsoon: \(podcast.name): \(left) more new version\(left == 1 ? "" : "s") left for a later run (--limit)")
+        var failed = 0
+        do {
+            try await session.run { library in
+                try await run.startNewVersions(of: podcasts, library: library, queue: episodes.queue, limit: limit, select: select) {
+                    if say($0, context: context) { failed += 1 }
                 }
             }
-            return failed
+        } catch let failure as ArchiveRun.PlanError {
+            throw Self.failure(failure)
         }
+        return failed
     }
 
-    /// `--versions latest`: the earlier versions of the run's podcasts go once their newer one is in.
-    private func replaceEarlierVersions(of members: [ArchiveRun.Member], root: String, episodes: EpisodeSession, context: CommandContext) throws {
-        let files = try EpisodeFiles(database: try Database(path: episodes.home.databasePath))
-        for member in members {
-            let replacement = try files.replaceEarlierVersions(podcast: member.podcast.id, root: root)
-            for warning in replacement.warnings { context.error("\(member.podcast.name): \(warning)") }
-            if global.verbose { for file in replacement.deleted { context.errors.line("monsoon: deleted the earlier version \(file)") } }
+    /// Says what the run tells; returns whether it fails the run.
+    private func say(_ event: ArchiveRun.Event, context: CommandContext) -> Bool {
+        switch event {
+        case .refused(let podcast, let reason):
+            context.error("\(podcast.name): \(reason)")
+            return true
+        case .manifestFailed(let podcast, let error):
+            context.error("\(podcast.name): cannot update its manifest: \(error)")
+            return true
+        case .warning(let podcast, let warning):
+            context.error("\(podcast.name): \(warning)")
+        case .deletedEarlierVersion(let file):
+            if global.verbose { context.errors.line("monsoon: deleted the earlier version \(file)") }
+        case .scanFailed(let podcast, let error):
+            context.error("cannot look for new versions of \(podcast.name): \(LibrarySession.message(error)); its feed is archived all the same")
+            return true
+        case .newVersion(let podcast, let title, let reason, let problem?):
+            context.error("\(podcast.name): \(title): a new version (\(reason)), but the archived file cannot be read (\(problem)); "
+                          + "it was left as it is, and is looked at again on the next run")
+        case .newVersion(let podcast, let title, let reason, nil):
+            if !global.quiet && !output.json {
+                context.errors.line("monsoon: \(podcast.name): \(title): a new version (\(reason)); "
+                                    + ((versions ?? .all) == .all ? "the earlier file is kept" : "the earlier file goes once the new one is in"))
+            }
+        case .versionsLeft(let podcast, let left):
+            if !global.quiet && !output.json {
+                context.errors.line("monsoon: \(podcast.name): \(left) more new version\(left == 1 ? "" : "s") left for a later run (--limit)")
+            }
         }
+        return false
     }
 
     /// With the lock: the downloads go into the engine's queue, and only they run here.
@@ -275,11 +209,13 @@ extension Archive {
         return try await follower.follow(handedThrough: last, retried: retried)
     }
 
-    static func save(_ document: Data, to path: String, mode: mode_t) throws {
-        do throws(EpisodeFileError) {
-            try AtomicFile.write(document, to: path, mode: mode)
-        } catch {
-            throw CLIError(message: "cannot save the feed snapshot: \(error.message)")
+    /// A planning step's failure, in the words the command has always used for it.
+    private static func failure(_ failure: ArchiveRun.PlanError) -> CLIError {
+        switch failure.step {
+        case .readingQueue: EpisodeSession.failure(failure.error, doing: "read the episode queue")
+        case .changingQueue: EpisodeSession.failure(failure.error, doing: "change the episode queue")
+        case .planningDownloads: CLIError(message: "cannot plan the downloads: \(failure.error)")
+        case .savingFeed: CLIError(message: "cannot save the feed snapshot: \((failure.error as? EpisodeFileError)?.message ?? "\(failure.error)")")
         }
     }
 

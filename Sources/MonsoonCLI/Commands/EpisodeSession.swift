@@ -25,20 +25,17 @@ struct EpisodeSession {
 
     /// Reads through the queue, with Monsoon's one-line errors.
     func read<T>(_ body: (EpisodeQueue) throws -> T) throws -> T {
-        do { return try body(queue) } catch let error as LibraryError {
-            throw CLIError(message: error.description)
-        } catch {
-            throw CLIError(message: "cannot read the episode queue: \(error)")
-        }
+        do { return try body(queue) } catch { throw Self.failure(error, doing: "read the episode queue") }
     }
 
     /// Changes the queue, with Monsoon's one-line errors.
     func write<T>(_ body: (EpisodeQueue) throws -> T) throws -> T {
-        do { return try body(queue) } catch let error as LibraryError {
-            throw CLIError(message: error.description)
-        } catch {
-            throw CLIError(message: "cannot change the episode queue: \(error)")
-        }
+        do { return try body(queue) } catch { throw Self.failure(error, doing: "change the episode queue") }
+    }
+
+    /// A failure of the queue, as one line: the library's own words, else what could not be done.
+    static func failure(_ error: any Error, doing what: String) -> CLIError {
+        (error as? LibraryError).map { CLIError(message: $0.description) } ?? CLIError(message: "cannot \(what): \(error)")
     }
 
     /// The download root: `--out`, else the setting `download-root`.
@@ -90,9 +87,9 @@ struct EpisodeSession {
     /// After a change to the episode queue: when a monsoon is running the queue, hands it the
     /// new downloads (under the setting's root) and the new order, and waits until it took them.
     /// With none running, the next `monsoon download` picks the changes up.
-    /// - Parameter adding: called with the new downloads' ids before they are added (`sync --exec`
+    /// - Parameter adding: called with the new downloads before they are added (`sync --exec`
     ///   records their hooks as owed before the running monsoon can start them).
-    func handOver(adding: ([DownloadID]) throws -> Void = { _ in }) async throws {
+    func handOver(adding: ([DownloadRequest]) throws -> Void = { _ in }) async throws {
         guard HomeLock.isHeld(at: home.lockPath) else { return }
         let requests = try self.requests(root: try settingsRoot(), allowingPrivate: false)
         var commands: [DownloadCommand] = []
@@ -107,7 +104,7 @@ struct EpisodeSession {
                     fresh.append(request)
                 }
             }
-            try adding(fresh.map(\.id))
+            try adding(fresh)
             if !(try store.add(fresh)).isEmpty { commands.insert(.adoptNewDownloads, at: 0) }
         } catch let error as CLIError {
             throw error

@@ -15,7 +15,7 @@ extension Get {
             for url in urls {
                 plan.add(url, existing: try store.downloads(of: url).last { Self.isIn(folder, $0) }, folder: folder, skipExisting: skipExisting)
             }
-            try afterDownload?.owe(plan.activeIDs + plan.retried)
+            try afterDownload?.owe(plan.owed)
             for id in plan.retried { lastCommand = try store.post(.retry(id)) }
             // With their hooks recorded as owed in the same transaction (`AfterDownload.add`): the running
             // monsoon may take rows in at any moment (another command's adopt).

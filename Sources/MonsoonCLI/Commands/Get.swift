@@ -125,7 +125,7 @@ struct Get: RunnableCommand {
             for (url, existing) in zip(inputs.valid, try await manager.downloads(of: inputs.valid)) {
                 plan.add(url, existing: existing.last { Self.isIn(folder, $0) }, folder: folder, skipExisting: skipExisting)
             }
-            try afterDownload?.owe(plan.activeIDs + plan.retried)
+            try afterDownload?.owe(plan.owed)
             try await manager.claim(plan.activeIDs + plan.retried)
             for id in plan.retried { try await manager.retry(id) }
             let fresh: [DownloadID]
@@ -192,6 +192,9 @@ struct Get: RunnableCommand {
 
         var retried: [DownloadID] { retriedDownloads.map(\.id) }
         var activeIDs: [DownloadID] { active.map(\.id) }
+        /// The active and retried ones with their owners (an episode's download of the same
+        /// URL into this folder stays the episode's): what owes a hook run.
+        var owed: [AfterDownload.Owed] = []
 
         /// Sorts `url` by what the queue (`existing`, its latest download into this folder)
         /// and the folder hold.
@@ -214,11 +217,14 @@ struct Get: RunnableCommand {
                     alreadyThereIDs.append(existing.id)
                 } else {
                     retriedDownloads.append((existing.id, url))
+                    owed.append((existing.id, existing.request.owner))
                 }
             case .failed, .paused:
                 retriedDownloads.append((existing.id, url))
+                owed.append((existing.id, existing.request.owner))
             case .queued, .downloading, .waitingToRetry:
                 active.append((existing.id, url))
+                owed.append((existing.id, existing.request.owner))
             }
         }
 

@@ -71,7 +71,7 @@ struct RunQueue: RunnableCommand {
         }
         // What is queued now is what this run downloads: each file owes the hook a run before it starts.
         if options.after.exec != nil {
-            do { try AfterDownload.owe(try episodes.store.pending().map(\.id), home: home) } catch let error as CLIError { throw error } catch {
+            do { try AfterDownload.owe(try episodes.store.pending().map { ($0.id, $0.owner) }, databasePath: home.databasePath) } catch let error as CLIError { throw error } catch {
                 throw CLIError(message: "cannot read the download queue: \(error)")
             }
         }
@@ -85,7 +85,7 @@ struct RunQueue: RunnableCommand {
         // Restoring may have completed some (killed between a file's rename and its row): count
         // what is still to do once it is done (a first answer from the engine comes after it).
         do { _ = try await manager.counts() } catch { throw CLIError(message: "cannot read the download queue: \(error)") }
-        var pending: [(id: DownloadID, remaining: Int?, folder: String)]
+        var pending: [PendingDownload]
         do { pending = try episodes.store.pending() } catch { throw CLIError(message: "cannot read the download queue: \(error)") }
         let stillPending = Set(pending.map(\.id))
         if let space, !space.fitsWhole {
@@ -121,7 +121,7 @@ struct RunQueue: RunnableCommand {
             report?.observe(event)
             if case .statusChanged(let download) = event { writer.record(download) }
             // One another command queued meanwhile, taken in: owed from now (those queued at the start are already).
-            if case .added(let download) = event { afterDownload?.oweTakenIn(download.id) }
+            if case .added(let download) = event { afterDownload?.oweTakenIn(download) }
         }
         status = writer.finish(status: status, context: context)
         if let space, !space.fitsWhole, status != ExitStatus.interrupted { return ExitStatus.diskFull }
@@ -130,7 +130,7 @@ struct RunQueue: RunnableCommand {
 
     /// What fits of the queue on the disk, or nil when nothing is pending.
     private static func spacePlan(_ store: any QueueStore, reserve: Int) throws -> SpacePlan? {
-        let pending: [(id: DownloadID, remaining: Int?, folder: String)]
+        let pending: [PendingDownload]
         do { pending = try store.pending() } catch { throw CLIError(message: "cannot read the download queue: \(error)") }
         guard let first = pending.first else { return nil }
         // One file system for the whole queue: the one the first download goes to.

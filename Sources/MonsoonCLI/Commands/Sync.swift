@@ -74,13 +74,13 @@ struct Sync: RunnableCommand {
     /// Another monsoon runs the queue: it gets the episodes' downloads, and this follows them.
     private func handOver(_ episodes: EpisodeSession, report: RunReport?, context: CommandContext) async throws -> Int32 {
         let owes = options.after.exec != nil
-        try await episodes.handOver { ids in if owes { try AfterDownload.owe(ids, home: episodes.home) } }
+        try await episodes.handOver { requests in if owes { try AfterDownload.owe(requests.map { ($0.id, $0.owner) }, databasePath: episodes.home.databasePath) } }
         let pending: [DownloadID]
         var last = 0
         do {
-            pending = try episodes.store.pending().map(\.id).filter { EpisodeQueue.episodeID(of: $0) != nil }
+            pending = try episodes.store.pending().filter { $0.owner == .episode }.map(\.id)
             // Those queued earlier: the running monsoon may have them under way already (the README says so).
-            if owes { try AfterDownload.owe(pending, home: episodes.home) }
+            if owes { try AfterDownload.owe(pending.map { ($0, .episode) }, databasePath: episodes.home.databasePath) }
             for id in pending { last = try episodes.store.post(.claim(id, by: getpid())) }
         } catch {
             throw CLIError(message: "cannot hand the queue to the running monsoon: \(error)")

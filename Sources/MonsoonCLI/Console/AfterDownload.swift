@@ -66,27 +66,27 @@ final class AfterDownload: Sendable {
         return after
     }
 
-    /// Which downloads get a sidecar and a hook: episodes' and plain ones (`get`'s), not an
-    /// archive's artwork, transcripts or chapters.
-    static func applies(to id: DownloadID) -> Bool {
-        EpisodeQueue.episodeID(of: id) != nil || (id.rawValue.first == "d" && Int(id.rawValue.dropFirst()) != nil)
+    /// Which downloads get a sidecar and a hook, by their owner (never their id's letter):
+    /// episodes' and plain ones (`get`'s), not an archive's artwork, transcripts or chapters,
+    /// a repair's nor a cluster job's.
+    static func applies(to owner: DownloadOwner) -> Bool {
+        owner == .episode || owner == .direct
     }
+
+    /// A download to fetch, as `owe` takes it: its owner says whether it owes a hook.
+    typealias Owed = (id: DownloadID, owner: DownloadOwner)
 
     /// Before the run: these downloads are to be fetched, so their next files owe the hook a run
     /// (a kill between a file's rename and its hook leaves it owed for the next run). Recorded
     /// before the engine may start them.
-    func owe(_ ids: [DownloadID]) throws {
+    func owe(_ downloads: [Owed]) throws {
         guard hook != nil else { return }
-        try Self.owe(ids, databasePath: databasePath)
+        try Self.owe(downloads, databasePath: databasePath)
     }
 
     /// `owe(_:)`, before the reporter (and so this) exists: `download` records them before the engine starts.
-    static func owe(_ ids: [DownloadID], home: Home) throws {
-        try owe(ids, databasePath: home.databasePath)
-    }
-
-    private static func owe(_ ids: [DownloadID], databasePath: String) throws {
-        let ids = ids.filter(Self.applies)
+    static func owe(_ downloads: [Owed], databasePath: String) throws {
+        let ids = downloads.filter { applies(to: $0.owner) }.map(\.id)
         guard !ids.isEmpty else { return }
         do {
             try HookLedger(database: try Database(path: databasePath)).owe(ids)
@@ -105,7 +105,7 @@ final class AfterDownload: Sendable {
         let ledger = hook == nil ? nil : try HookLedger(database: database)
         return try database.write {
             let ids = try store.add(requests)
-            try ledger?.owe(ids.filter(Self.applies))
+            try ledger?.owe(zip(requests, ids).filter { Self.applies(to: $0.0.owner) }.map(\.1))
             return ids
         }
     }
@@ -114,8 +114,9 @@ final class AfterDownload: Sendable {
     /// at once. The engine may start it before this is written (it does not wait for it), so a
     /// kill in that moment, with the file already in place, loses its hook: the one exception to
     /// "owed before it starts", which the README states.
-    func oweTakenIn(_ id: DownloadID) {
-        guard hook != nil, Self.applies(to: id) else { return }
+    func oweTakenIn(_ download: Download) {
+        let id = download.id
+        guard hook != nil, Self.applies(to: download.request.owner) else { return }
         do {
             try addedLedger.withLock { ledger in
                 if ledger == nil { ledger = try HookLedger(database: try Database(path: databasePath)) }
@@ -129,7 +130,7 @@ final class AfterDownload: Sendable {
 
     /// A download of the run completed (called by the reporter, under its lock: only queues).
     func completed(_ download: Download) {
-        guard Self.applies(to: download.id), download.filePath != nil else { return }
+        guard Self.applies(to: download.request.owner), download.filePath != nil else { return }
         enqueue([Job(download: download, fresh: true, runsHook: hook != nil)])
     }
 
@@ -194,13 +195,13 @@ final class AfterDownload: Sendable {
         // Rows of downloads the queue forgot (`downloads clear`) owe nothing any more.
         try ledger?.pruneForgotten(keepingThoseIn: store)
         let owed = Set(try ledger?.allOwed() ?? [])
-        var wanted = ids.filter(Self.applies)
+        var wanted = ids
         if wholeQueue {
             wanted += owed.filter { !ids.contains($0) }.sorted { $0.rawValue < $1.rawValue }
             if writesInfoJSON {
                 let listed = Set(wanted)
                 try store.forEachSummary { summary in
-                    guard summary.status == .completed, EpisodeQueue.episodeID(of: summary.id) != nil, !listed.contains(summary.id),
+                    guard summary.status == .completed, summary.owner == .episode, !listed.contains(summary.id),
                           let path = summary.filePath, !Self.isFile(InfoSidecar.path(for: path)) else { return }
                     wanted.append(summary.id)
                 }
@@ -210,7 +211,7 @@ final class AfterDownload: Sendable {
         wanted = wanted.filter { !handled.contains($0) }
         guard !wanted.isEmpty else { return [] }
         return try store.downloads(withIDs: wanted).compactMap { download in
-            guard download.status == .completed, let path = download.filePath, LocalFile.size(at: path) != nil else { return nil }
+            guard Self.applies(to: download.request.owner), download.status == .completed, let path = download.filePath, LocalFile.size(at: path) != nil else { return nil }
             let runsHook = owed.contains(download.id)
             let needsSidecar = writesInfoJSON && !Self.isFile(InfoSidecar.path(for: path))
             return runsHook || needsSidecar ? Job(download: download, fresh: false, runsHook: runsHook) : nil

@@ -184,7 +184,7 @@ public final class DownloadStore: QueueStore {
 
     /// The downloads that will run (queued, or waiting to retry), in the order they start,
     /// with the bytes each still needs (nil while its size is unknown) and its folder.
-    public func pending() throws -> [(id: DownloadID, remaining: Int?, folder: String)] {
+    public func pending() throws -> [PendingDownload] {
         try database.statement("""
             SELECT \(QueueRows.pendingColumns.list) FROM downloads
             WHERE status IN ('queued', 'waitingToRetry', 'downloading') ORDER BY priority DESC, seq

@@ -19,5 +19,5 @@ package protocol QueueListing: AnyObject {
     func forEachSummary(_ body: (DownloadSummary) throws -> Void) throws
     /// The downloads that will run, in the order they start, with the bytes each still needs
     /// (nil while unknown) and its folder.
-    func pending() throws -> [(id: DownloadID, remaining: Int?, folder: String)]
+    func pending() throws -> [PendingDownload]
 }

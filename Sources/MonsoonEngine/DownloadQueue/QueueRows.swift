@@ -29,10 +29,10 @@ package enum QueueRows {
     ])
 
     /// The columns `summary(_:)` reads.
-    static let summaryColumns = Columns<DownloadColumn>([.id, .url, .destinationKind, .destination, .status, .bytes, .total, .filePath, .errorCode, .errorMessage])
+    static let summaryColumns = Columns<DownloadColumn>([.id, .url, .destinationKind, .destination, .status, .bytes, .total, .filePath, .errorCode, .errorMessage, .owner])
 
     /// The columns `pending(_:)` reads.
-    static let pendingColumns = Columns<DownloadColumn>([.id, .resumeTotal, .total, .expectedSize, .bytes, .destinationKind, .destination])
+    static let pendingColumns = Columns<DownloadColumn>([.id, .resumeTotal, .total, .expectedSize, .bytes, .destinationKind, .destination, .owner])
 
     /// `addresses`: nil for `any` (every row before the column, and most after it).
     static func addressesColumn(_ scope: AddressScope) -> String? {
@@ -52,16 +52,22 @@ package enum QueueRows {
         return DownloadSummary(
             id: DownloadID(row.text(.id) ?? ""), url: row.text(.url) ?? "", isFolder: row.text(.destinationKind) == "directory",
             destination: row.text(.destination) ?? "", status: status, bytes: row.int(.bytes), total: row.optionalInt(.total),
-            filePath: row.text(.filePath), error: showsError ? row.text(.errorMessage) : nil)
+            filePath: row.text(.filePath), error: showsError ? row.text(.errorMessage) : nil, owner: Self.owner(row))
     }
 
     /// `pending()`'s answer from one row of `pendingColumns`: the bytes it still needs, of the
     /// first size known (the resumed response's, the response's, the caller's guess).
-    static func pending(_ row: TableRow<DownloadColumn>) -> (id: DownloadID, remaining: Int?, folder: String) {
+    static func pending(_ row: TableRow<DownloadColumn>) -> PendingDownload {
         let destination = row.text(.destination) ?? ""
         let folder = row.text(.destinationKind) == "file" ? LocalFile.folder(of: destination) : destination
         let size = row.optionalInt(.resumeTotal) ?? row.optionalInt(.total) ?? row.optionalInt(.expectedSize)
-        return (DownloadID(row.text(.id) ?? ""), size.map { max(0, $0 - row.int(.bytes)) }, folder)
+        return (DownloadID(row.text(.id) ?? ""), size.map { max(0, $0 - row.int(.bytes)) }, folder, owner(row))
+    }
+
+    /// A listing's owner: one this Monsoon does not know is listed as direct (its row cannot be
+    /// run, and so owes no episode nor hook anything).
+    private static func owner(_ row: TableRow<DownloadColumn>) -> DownloadOwner {
+        row.text(.owner).flatMap(DownloadOwner.init(rawValue:)) ?? .direct
     }
 
     /// What `updateRequest` writes: the kind and folder of `destination` as the row keeps them.

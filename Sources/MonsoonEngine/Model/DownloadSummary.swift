@@ -18,6 +18,8 @@ public struct DownloadSummary: Sendable, Equatable {
     public var filePath: String?
     /// The last error's message.
     public var error: String?
+    /// Who answers for it.
+    public var owner: DownloadOwner
 
     /// From 0 to 1, or nil while the total is unknown.
     public var progress: Double? {
@@ -26,3 +28,7 @@ public struct DownloadSummary: Sendable, Equatable {
         return min(1, Double(bytes) / Double(total))
     }
 }
+
+/// A download that will run, as `pending()` lists it: the bytes it still needs (nil while
+/// unknown), its folder, and who answers for it.
+public typealias PendingDownload = (id: DownloadID, remaining: Int?, folder: String, owner: DownloadOwner)

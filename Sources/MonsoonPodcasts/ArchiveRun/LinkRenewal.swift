@@ -40,7 +40,7 @@ public final class LinkRenewal: Sendable {
     private let input: AsyncStream<Item>.Continuation
     private let manager: DownloadManager
     private let databasePath: String
-    /// The episode downloads the run runs, whose failures `settle` makes sure were offered.
+    /// The downloads the run runs, whose episodes' failures `settle` makes sure were offered.
     private let downloads: [DownloadID]
 
     /// - Parameters:
@@ -50,7 +50,7 @@ public final class LinkRenewal: Sendable {
         (items, input) = AsyncStream.makeStream(of: Item.self)
         self.manager = manager
         self.databasePath = databasePath
-        self.downloads = downloads.filter { EpisodeQueue.episodeID(of: $0) != nil }
+        self.downloads = downloads
     }
 
     // MARK: - The event reader's side
@@ -154,7 +154,7 @@ public final class LinkRenewal: Sendable {
                 do {
                     let rows = try store.get().downloads(withIDs: downloads)
                     unseen = state.withLock { state in
-                        rows.contains { $0.status == .failed && ExpiredLinks.isRefusal($0.lastError?.httpStatus) && !state.links.hasSeen($0.id, at: $0.request.url) }
+                        rows.contains { $0.request.owner == .episode && $0.status == .failed && ExpiredLinks.isRefusal($0.lastError?.httpStatus) && !state.links.hasSeen($0.id, at: $0.request.url) }
                     }
                 } catch {
                     note("cannot read the download queue to finish renewing expired links: \(error)")

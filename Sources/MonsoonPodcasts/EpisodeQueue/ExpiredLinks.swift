@@ -71,14 +71,11 @@ public struct ExpiredLinks: Sendable {
     /// Each failure (download and URL) is taken once: reported again (with the reason `fail`
     /// gave, say), it is reported as it is.
     public mutating func take(_ download: Download) -> Job? {
-        take(download.id, status: download.status, url: download.request.url, error: download.lastError)
-    }
-
-    mutating func take(_ id: DownloadID, status: DownloadStatus, url: URL, error: DownloadError?) -> Job? {
-        guard !isClosed, status == .failed, let error, Self.isRefusal(error.httpStatus), let episode = EpisodeQueue.episodeID(of: id),
-              seen.insert(Self.key(id, url)).inserted else { return nil }
+        let url = download.request.url
+        guard !isClosed, download.status == .failed, let error = download.lastError, Self.isRefusal(error.httpStatus),
+              let episode = EpisodeQueue.episodeID(of: download.request), seen.insert(Self.key(download.id, url)).inserted else { return nil }
         taken += 1
-        return Job(download: id, episode: episode, url: url, error: error, sequence: taken)
+        return Job(download: download.id, episode: episode, url: url, error: error, sequence: taken)
     }
 
     /// Whether the failure of `download` at `url` has been offered to `take` (at the end of a

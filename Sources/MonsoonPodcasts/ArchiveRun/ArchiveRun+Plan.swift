@@ -1,0 +1,160 @@
+import Foundation
+import MonsoonEngine
+import MonsoonStore
+
+extension ArchiveRun {
+    /// What a run downloads once its feeds are read: each podcast's choice and folder, the
+    /// requests (the episodes', then the extras still missing), and what was there already.
+    package struct Plan {
+        package var members: [Member] = []
+        package var requests: [DownloadRequest] = []
+        /// Extras an earlier run completed, their files still there.
+        package var extrasThere = 0
+
+        /// The downloads of the episodes archived before (their files there, or missing).
+        package var archivedBefore: [DownloadID] {
+            members.flatMap(\.selection.alreadyArchived).map(EpisodeQueue.downloadID(ofEpisode:))
+        }
+
+        /// Archived before, but the file is gone: told apart from those still there.
+        package var missing: Int { members.reduce(0) { $0 + $1.selection.missingFromDisk.count } }
+
+        /// Archived before, the file still there.
+        package var skipped: Int { members.reduce(0) { $0 + $1.selection.alreadyArchived.count } - missing }
+    }
+
+    /// What happens while a run is planned and finished, for the command to say its way.
+    package enum Event {
+        /// The podcast's folder is, or passes through, a symbolic link: nothing of it is written.
+        case refused(Podcast, reason: String)
+        /// The podcast's manifest could not be written; its files are archived all the same.
+        case manifestFailed(Podcast, any Error)
+        /// Something to say of the podcast: a version a server could not tell about, a problem
+        /// replacing an earlier version.
+        case warning(Podcast, String)
+        /// Looking for new versions of the podcast's episodes failed; its feed is archived all the same.
+        case scanFailed(Podcast, any Error)
+        /// A new version of an archived episode, to download; with `problem`, its archived file
+        /// cannot be read, and it was left as it is.
+        case newVersion(Podcast, title: String, reason: String, problem: String?)
+        /// New versions beyond `--limit`, left for a later run.
+        case versionsLeft(Podcast, Int)
+        /// An earlier version's file was deleted, its newer one in.
+        case deletedEarlierVersion(String)
+    }
+
+    /// A step of the planning that failed: the command words it by what the step was doing.
+    package struct PlanError: Error {
+        package enum Step { case readingQueue, changingQueue, planningDownloads, savingFeed }
+        package var step: Step
+        package var error: any Error
+
+        static func during<T>(_ step: Step, _ body: () throws -> T) throws -> T {
+            do { return try body() } catch { throw PlanError(step: step, error: error) }
+        }
+    }
+
+    /// Chooses what to download of each podcast `loaded` (once per podcast, however often it was
+    /// named) with `select`, saves each feed's document in its folder, queues the chosen episodes,
+    /// and plans their downloads and the `extras` asked for (one complete from an earlier run is done).
+    package func plan(_ loaded: [(Podcast, Data?)], queue: EpisodeQueue, store: any QueueListing, extras: Extras, refetchMissing: Bool,
+                      allowingPrivate: () throws -> Bool, select: ([ArchiveSelection.Candidate]) throws -> ArchiveSelection,
+                      report: (Event) -> Void) throws -> Plan {
+        var plan = Plan()
+        var chosen: [Int] = []
+        var seen = Set<Int>()
+        for (podcast, document) in loaded where seen.insert(podcast.id).inserted {
+            let candidates = try PlanError.during(.readingQueue) { try queue.archiveCandidates(podcast: podcast.id) }
+            var member = Member(podcast: podcast, selection: try select(candidates), folder: folder(of: podcast))
+            if let link = link(to: podcast) {
+                report(.refused(podcast, reason: linkMessage(link)))
+                continue
+            }
+            if let folder = member.folder, let document {
+                let path = folder + "/feed.xml"
+                // A private feed's copy holds its tokens (in its URLs, its enclosures'): for the owner only.
+                let isPrivate = try PlanError.during(.readingQueue) { try queue.carriesCredentials(podcast: podcast.id) }
+                try PlanError.during(.savingFeed) { try AtomicFile.write(document, to: path, mode: isPrivate ? 0o600 : 0o644) }
+                member.extras.append(.init(path: path, kind: "feed", sourceURL: podcast.feedURL.absoluteString))
+            }
+            plan.members.append(member)
+            chosen += member.selection.chosen
+        }
+        if refetchMissing { try PlanError.during(.changingQueue) { try queue.forgetMissingDownloads(chosen) } }
+        _ = try PlanError.during(.changingQueue) { try queue.add(chosen) }
+        let wanted = Set(chosen.map(EpisodeQueue.downloadID(ofEpisode:)))
+        let scopes: [Int: AddressScope]
+        (plan.requests, scopes) = try PlanError.during(.planningDownloads) {
+            let allowingPrivate = try allowingPrivate()
+            return (try queue.requests(root: root, template: naming, allowingPrivate: allowingPrivate).filter { wanted.contains($0.id) },
+                    try queue.addressScopes(allowingPrivate: allowingPrivate))
+        }
+        for extra in try extraRequests(extras, for: plan.members, episodes: plan.requests, queue: queue, scopes: scopes) {
+            if let existing = try store.download(withID: extra.id), existing.status == .completed,
+               let path = existing.filePath, FileManager.default.fileExists(atPath: path) {
+                plan.extrasThere += 1
+            } else {
+                plan.requests.append(extra)
+            }
+        }
+        return plan
+    }
+
+    /// After the downloads: each podcast's manifest, from the files themselves (its extras of
+    /// this run and of earlier ones still there); then, unless `keepsEarlierVersions`, the
+    /// earlier versions go once their newer one is in: after the manifests were written, so a
+    /// run killed in between leaves them listing files still there.
+    package func finish(_ plan: Plan, store: any QueueListing, databasePath: String, keepsEarlierVersions: Bool, report: (Event) -> Void) throws {
+        var members = plan.members
+        for request in plan.requests {
+            guard let kind = Self.extraKind(of: request), let download = try store.download(withID: request.id), download.status == .completed,
+                  let path = download.filePath, let index = members.firstIndex(where: { $0.folder.map { path.hasPrefix($0 + "/") } ?? false }) else { continue }
+            members[index].extras.append(.init(path: path, kind: kind, sourceURL: request.url.absoluteString))
+        }
+        for member in members where member.folder.map(FileManager.default.fileExists(atPath:)) ?? false {
+            do { try writeManifest(of: member, files: try EpisodeFiles(database: try Database(path: databasePath))) } catch {
+                report(.manifestFailed(member.podcast, error))
+            }
+        }
+        guard !keepsEarlierVersions else { return }
+        let files = try EpisodeFiles(database: try Database(path: databasePath))
+        for member in members {
+            let replacement = try files.replaceEarlierVersions(podcast: member.podcast.id, root: root)
+            for warning in replacement.warnings { report(.warning(member.podcast, warning)) }
+            for file in replacement.deleted { report(.deletedEarlierVersion(file)) }
+        }
+    }
+
+    /// Looks for new versions of the refreshed `podcasts`' archived episodes
+    /// (`PodcastLibrary.scanVersions`) and makes each found one to download again, its earlier
+    /// file an earlier version. Only episodes `select` keeps are looked at, and a new version
+    /// counts as a download toward `limit` (one over it is left as it is, found again by a later
+    /// run), so no episode is switched to one to download that the run does not download. A
+    /// podcast whose folder is a link is left alone (the plan refuses it).
+    package func startNewVersions(of podcasts: [Podcast], library: PodcastLibrary, queue: EpisodeQueue, limit: Int?,
+                                  select: ([ArchiveSelection.Candidate]) throws -> ArchiveSelection, report: (Event) -> Void) async throws {
+        var seen = Set<Int>()
+        for podcast in podcasts where seen.insert(podcast.id).inserted && link(to: podcast) == nil {
+            let selection = try select(try PlanError.during(.readingQueue) { try queue.archiveCandidates(podcast: podcast.id) })
+            let room = limit.map { $0 - selection.chosen.count } ?? selection.alreadyArchived.count
+            guard room > 0, !selection.alreadyArchived.isEmpty else { continue }
+            let scan: VersionScan
+            do {
+                scan = try await library.scanVersions(podcast: podcast.id, among: selection.alreadyArchived)
+            } catch let error as CancellationError {
+                throw error
+            } catch {
+                report(.scanFailed(podcast, error))
+                continue
+            }
+            for message in scan.unknown { report(.warning(podcast, message)) }
+            // In the selection's order, as many as the limit leaves room for.
+            let order = Dictionary(selection.alreadyArchived.enumerated().map { ($1, $0) }, uniquingKeysWith: min)
+            let found = scan.found.sorted { order[$0.episodeID, default: 0] < order[$1.episodeID, default: 0] }
+            let started = Array(found.prefix(room))
+            let skipped = try PlanError.during(.changingQueue) { try queue.startNewVersions(started.map(\.episodeID)) }
+            for item in started { report(.newVersion(podcast, title: item.title, reason: item.reason, problem: skipped[item.episodeID])) }
+            if found.count > started.count { report(.versionsLeft(podcast, found.count - started.count)) }
+        }
+    }
+}
