@@ -11,21 +11,24 @@ extension Archive {
         let started = Date()
         // 1. Every feed, read whole: subscribed, or refreshed when it already is.
         var (loaded, failedFeeds, refreshed) = try await subscribe(urls, recording: recording, context: context)
-        // 2. What to download of each (once per podcast, however often it was named), after the
-        // episodes caught up with their downloads (a killed run's last ones); a republished
-        // episode's earlier file becomes an earlier version, and the episode one to download again.
-        try episodes.write { try $0.reconcile() }
-        let archiveRun = ArchiveRun(root: root, naming: naming, folderNames: try episodes.read { try $0.podcastFolderNames() })
-        do { try archiveRun.checkManifests(of: loaded.map(\.0)) } catch { throw CLIError(error) }
-        let scansFailed = try await startNewVersions(of: loaded.map(\.0).filter { refreshed.contains($0.id) }, run: archiveRun,
-                                                     episodes: episodes, recording: recording, context: context)
-        // 3. Their downloads (and the extras asked for), into the engine's queue.
+        // 2. What to download of each (once per podcast, however often it was named), new versions
+        // of the refreshed ones' archived episodes among them; 3. their downloads (and the extras
+        // asked for), into the engine's queue.
         let extras: ArchiveRun.Extras = [withArtwork ? .artwork : [], withTranscripts ? .transcripts : [], withChapters ? .chapters : []]
-        let plan: ArchiveRun.Plan
+        var scansFailed = 0
+        let (archiveRun, plan): (ArchiveRun, ArchiveRun.Plan)
         do {
-            plan = try archiveRun.plan(loaded, queue: episodes.queue, store: episodes.store, extras: extras, refetchMissing: refetchMissing,
-                                       allowingPrivate: { try transfer.allowPrivate || episodes.settings.allowPrivate() }, select: select) {
-                if say($0, context: context) { failedFeeds += 1 }
+            (archiveRun, plan) = try await ArchiveRun.plan(
+                loaded, refreshed: refreshed, root: root, naming: naming, queue: episodes.queue, store: episodes.store, extras: extras,
+                refetchMissing: refetchMissing, limit: limit, allowingPrivate: { try transfer.allowPrivate || episodes.settings.allowPrivate() },
+                select: select,
+                scanning: { scan in
+                    // Its probes (HEAD, or the first byte) of enclosures are requests the WARC records too.
+                    try await LibrarySession.open(global, context: context, transfer: transfer, warc: recording).run(scan)
+                }) { event in
+                // A failed scan fails the run, but its feed was read: not counted as a failed feed.
+                guard say(event, context: context) else { return }
+                if case .scanFailed = event { scansFailed += 1 } else { failedFeeds += 1 }
             }
         } catch let failure as ArchiveRun.PlanError {
             throw Self.failure(failure)
@@ -99,28 +102,6 @@ extension Archive {
             }
             return (loaded, failed, refreshed)
         }
-    }
-
-    /// Looks for new versions of the refreshed podcasts' archived episodes (`ArchiveRun.startNewVersions`):
-    /// `--since`, `--until`, `--match`, `--exclude`, `--latest` and `--limit` apply. Each is said on
-    /// standard error. A podcast whose scan fails (its database, not a server) is said and archived
-    /// all the same: returns how many.
-    private func startNewVersions(of podcasts: [Podcast], run: ArchiveRun, episodes: EpisodeSession, recording: WARCArchive?,
-                                  context: CommandContext) async throws -> Int {
-        guard !podcasts.isEmpty else { return 0 }
-        // Its probes (HEAD, or the first byte) of enclosures are requests the WARC records too.
-        let session = try LibrarySession.open(global, context: context, transfer: transfer, warc: recording)
-        var failed = 0
-        do {
-            try await session.run { library in
-                try await run.startNewVersions(of: podcasts, library: library, queue: episodes.queue, limit: limit, select: select) {
-                    if say($0, context: context) { failed += 1 }
-                }
-            }
-        } catch let failure as ArchiveRun.PlanError {
-            throw Self.failure(failure)
-        }
-        return failed
     }
 
     /// Says what the run tells; returns whether it fails the run.
@@ -214,6 +195,7 @@ extension Archive {
         switch failure.step {
         case .readingQueue: EpisodeSession.failure(failure.error, doing: "read the episode queue")
         case .changingQueue: EpisodeSession.failure(failure.error, doing: "change the episode queue")
+        case .checkingManifests: CLIError(failure.error)
         case .planningDownloads: CLIError(message: "cannot plan the downloads: \(failure.error)")
         case .savingFeed: CLIError(message: "cannot save the feed snapshot: \((failure.error as? EpisodeFileError)?.message ?? "\(failure.error)")")
         }

@@ -45,13 +45,37 @@ extension ArchiveRun {
 
     /// A step of the planning that failed: the command words it by what the step was doing.
     package struct PlanError: Error {
-        package enum Step { case readingQueue, changingQueue, planningDownloads, savingFeed }
+        package enum Step { case readingQueue, changingQueue, checkingManifests, planningDownloads, savingFeed }
         package var step: Step
         package var error: any Error
 
         static func during<T>(_ step: Step, _ body: () throws -> T) throws -> T {
             do { return try body() } catch { throw PlanError(step: step, error: error) }
         }
+    }
+
+    /// A run into `root`, planned: the episodes first catch up with their downloads (a killed
+    /// run's last ones), so a republished episode's earlier file becomes an earlier version; the
+    /// manifests are checked (`checkManifests`); the refreshed podcasts' archived episodes are
+    /// looked at for new versions (`startNewVersions`, in the library `scanning` lends, opened
+    /// only when there are some); then `plan`.
+    package static func plan(_ loaded: [(Podcast, Data?)], refreshed: Set<Int>, root: String, naming: NamingTemplate, queue: EpisodeQueue,
+                             store: any QueueListing, extras: Extras, refetchMissing: Bool, limit: Int?, allowingPrivate: () throws -> Bool,
+                             select: @escaping ([ArchiveSelection.Candidate]) throws -> ArchiveSelection,
+                             scanning: (_ scan: (PodcastLibrary) async throws -> Void) async throws -> Void,
+                             report: @escaping (Event) -> Void) async throws -> (ArchiveRun, Plan) {
+        try PlanError.during(.changingQueue) { try queue.reconcile() }
+        let run = ArchiveRun(root: root, naming: naming, folderNames: try PlanError.during(.readingQueue) { try queue.podcastFolderNames() })
+        try PlanError.during(.checkingManifests) { try run.checkManifests(of: loaded.map(\.0)) }
+        let podcasts = loaded.map(\.0).filter { refreshed.contains($0.id) }
+        if !podcasts.isEmpty {
+            try await scanning { library in
+                try await run.startNewVersions(of: podcasts, library: library, queue: queue, limit: limit, select: select, report: report)
+            }
+        }
+        let plan = try run.plan(loaded, queue: queue, store: store, extras: extras, refetchMissing: refetchMissing,
+                                allowingPrivate: allowingPrivate, select: select, report: report)
+        return (run, plan)
     }
 
     /// Chooses what to download of each podcast `loaded` (once per podcast, however often it was
