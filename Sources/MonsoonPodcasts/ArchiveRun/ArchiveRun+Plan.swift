@@ -58,7 +58,10 @@ extension ArchiveRun {
     /// run's last ones), so a republished episode's earlier file becomes an earlier version; the
     /// manifests are checked (`checkManifests`); the refreshed podcasts' archived episodes are
     /// looked at for new versions (`startNewVersions`, in the library `scanning` lends, opened
-    /// only when there are some); then `plan`.
+    /// only when there are some). Then what to download of each podcast (once per podcast, however
+    /// often it was named) is chosen with `select`, each feed's document saved in its folder, the
+    /// chosen episodes queued, and their downloads and the `extras` asked for planned (one
+    /// complete from an earlier run is done).
     package static func plan(_ loaded: [(Podcast, Data?)], refreshed: Set<Int>, root: String, naming: NamingTemplate, queue: EpisodeQueue,
                              store: any QueueListing, extras: Extras, refetchMissing: Bool, limit: Int?, allowingPrivate: () throws -> Bool,
                              select: @escaping ([ArchiveSelection.Candidate]) throws -> ArchiveSelection,
@@ -73,25 +76,14 @@ extension ArchiveRun {
                 try await run.startNewVersions(of: podcasts, library: library, queue: queue, limit: limit, select: select, report: report)
             }
         }
-        let plan = try run.plan(loaded, queue: queue, store: store, extras: extras, refetchMissing: refetchMissing,
-                                allowingPrivate: allowingPrivate, select: select, report: report)
-        return (run, plan)
-    }
-
-    /// Chooses what to download of each podcast `loaded` (once per podcast, however often it was
-    /// named) with `select`, saves each feed's document in its folder, queues the chosen episodes,
-    /// and plans their downloads and the `extras` asked for (one complete from an earlier run is done).
-    package func plan(_ loaded: [(Podcast, Data?)], queue: EpisodeQueue, store: any QueueListing, extras: Extras, refetchMissing: Bool,
-                      allowingPrivate: () throws -> Bool, select: ([ArchiveSelection.Candidate]) throws -> ArchiveSelection,
-                      report: (Event) -> Void) throws -> Plan {
         var plan = Plan()
         var chosen: [Int] = []
         var seen = Set<Int>()
         for (podcast, document) in loaded where seen.insert(podcast.id).inserted {
             let candidates = try PlanError.during(.readingQueue) { try queue.archiveCandidates(podcast: podcast.id) }
-            var member = Member(podcast: podcast, selection: try select(candidates), folder: folder(of: podcast))
-            if let link = link(to: podcast) {
-                report(.refused(podcast, reason: linkMessage(link)))
+            var member = Member(podcast: podcast, selection: try select(candidates), folder: run.folder(of: podcast))
+            if let link = run.link(to: podcast) {
+                report(.refused(podcast, reason: run.linkMessage(link)))
                 continue
             }
             if let folder = member.folder, let document {
@@ -113,7 +105,7 @@ extension ArchiveRun {
             return (try queue.requests(root: root, template: naming, allowingPrivate: allowingPrivate).filter { wanted.contains($0.id) },
                     try queue.addressScopes(allowingPrivate: allowingPrivate))
         }
-        for extra in try extraRequests(extras, for: plan.members, episodes: plan.requests, queue: queue, scopes: scopes) {
+        for extra in try run.extraRequests(extras, for: plan.members, episodes: plan.requests, queue: queue, scopes: scopes) {
             if let existing = try store.download(withID: extra.id), existing.status == .completed,
                let path = existing.filePath, FileManager.default.fileExists(atPath: path) {
                 plan.extrasThere += 1
@@ -121,7 +113,7 @@ extension ArchiveRun {
                 plan.requests.append(extra)
             }
         }
-        return plan
+        return (run, plan)
     }
 
     /// After the downloads: each podcast's manifest, from the files themselves (its extras of
