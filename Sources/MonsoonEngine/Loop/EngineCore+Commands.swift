@@ -223,7 +223,7 @@ extension EngineCore {
         space.holds[id] = nil
         records.remove(id, sequence: record.sequence, deletionPending: persistent && !rowDeleted)
         scheduler.claimed?[id] = nil
-        lastSaved[id] = nil
+        persistence.forget(id)
         if persistent && !rowDeleted { work.append(.delete(id, sequence: record.sequence)) }
         if let path = record.filePath {
             // After the row: a killed run never finds a row whose part it deleted.

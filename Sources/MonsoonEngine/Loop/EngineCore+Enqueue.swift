@@ -24,7 +24,7 @@ extension EngineCore {
             inserts.append(request)
             kept.append(nil)
         }
-        let after = adoptedThrough
+        let after = persistence.adoptedThrough
         let deletions = replaced.map { ($0.request.id, $0.sequence) }
         onWorker({ [inserts] store in
             Self.insert(inserts, into: store, replacing: deletions, adoptingAfter: after)
@@ -55,7 +55,7 @@ extension EngineCore {
                     }
                 }
                 loop.records.keepFresh(written.records, limit: Self.freshLimit)
-                if let last = written.records.last { loop.adoptedThrough = max(loop.adoptedThrough, last.sequence) }
+                if let last = written.records.last { loop.persistence.adopted(through: last.sequence) }
                 loop.scheduler.needsScheduling = true
                 reply(loop, .success(ids))
             }

@@ -3,8 +3,6 @@ import MonsoonStore
 
 /// Keeping the queue in the store, and getting it back.
 extension EngineCore {
-    static let progressSaveInterval: TimeInterval = 1
-
     /// Saves a download's whole state, through the disk worker with the other saves of this
     /// turn of the loop. A record at rest leaves memory once its row is committed: what stays
     /// of a queued one is its index entry.
@@ -101,8 +99,7 @@ extension EngineCore {
     /// part now and then so a checkpoint (bytes known to be on disk) can be saved.
     func saveProgress(_ id: DownloadID, _ transfer: Transfer, now: Date) {
         guard persistent, let record = records.hot[id] else { return }
-        if now.timeIntervalSince(lastSaved[id] ?? .distantPast) >= Self.progressSaveInterval {
-            lastSaved[id] = now
+        if persistence.progressSaveDue(id, now: now) {
             work.append(.saveProgress(id: id, sequence: record.sequence, bytes: transfer.progress.fileSize, total: transfer.progress.total, checkpoint: record.checkpoint))
         }
         requestCheckpoint(id, transfer, now: now)
@@ -215,7 +212,7 @@ extension EngineCore {
             // Nothing of these is in memory yet: every command reads its rows after the restore.
             for (stored, inspected) in rows where !records.isHot(stored.request.id) {
                 adopt(stored, as: inspected)
-                adoptedThrough = max(adoptedThrough, stored.sequence)
+                persistence.adopted(through: stored.sequence)
             }
         case .problem(let box):
             storeError = box.error
@@ -223,8 +220,7 @@ extension EngineCore {
             if let next { nextSequence = max(nextSequence, next) }
             restoring = false
             scheduler.needsScheduling = true
-            let waiting = adoptionsAfterRestore
-            adoptionsAfterRestore = []
+            let waiting = persistence.takeAdoptionsAfterRestore()
             if !waiting.isEmpty { adoptNewRows { loop, result in for done in waiting { done(loop, result) } } }
         }
     }
@@ -249,8 +245,8 @@ extension EngineCore {
     /// looks at their parts), this thread takes them in.
     func adoptNewRows(then done: @escaping @Sendable (EngineCore, Result<Void, DownloadManagerError>) -> Void = { _, _ in }) {
         guard persistent else { return done(self, .success(())) }
-        guard !restoring else { return adoptionsAfterRestore.append(done) }
-        let after = adoptedThrough
+        guard !restoring else { return persistence.adoptAfterRestore(done) }
+        let after = persistence.adoptedThrough
         onWorker({ store in
             Result { try store.map { try Self.newRows(in: $0, after: after) } ?? NewRows() }.mapError { ErrorBox(error: $0) }
         }, then: { loop, rows in
@@ -286,12 +282,12 @@ extension EngineCore {
 
     /// Takes in rows another process added (each once: those past the last one known).
     func adoptRows(_ rows: [(stored: DownloadRecord, inspected: DownloadRecord)]) {
-        for (stored, inspected) in rows where stored.sequence > adoptedThrough {
+        for (stored, inspected) in rows where persistence.isNew(stored.sequence) {
             if !records.isHot(stored.request.id) {
                 adopt(stored, as: inspected)
                 if hub.wants(.added) { emit(.added(stored.snapshot())) }
             }
-            adoptedThrough = max(adoptedThrough, stored.sequence)
+            persistence.adopted(through: stored.sequence)
         }
         scheduler.needsScheduling = true
     }

@@ -53,19 +53,10 @@ final class EngineCore {
     /// Set at shutdown: a restore still reading stops at its next row (what it has not read stays
     /// in the database as it was, for the next run), so Ctrl-C never waits for a large queue.
     let restoreStopped = Locked(false)
-    /// Adoptions asked for while the restore ran, done once after it: the restore's last sequence
-    /// is not known before, and reading from 0 would read the whole queue a second time.
-    var adoptionsAfterRestore: [@Sendable (EngineCore, Result<Void, DownloadManagerError>) -> Void] = []
     /// The last persistence failure, reported by `DownloadManager.persistenceError`.
     var storeError: Error?
-    /// The highest sequence known from the store, so rows added by other processes are
-    /// adopted exactly once.
-    var adoptedThrough = 0
-    /// When each running download's progress was last saved.
-    var lastSaved: [DownloadID: Date] = [:]
-    /// Other processes' commands still to apply, oldest first, each batch with the seq it
-    /// ends at (see `apply(_:through:)`).
-    var commandBatches: [(commands: ArraySlice<DownloadCommand>, through: Int)] = []
+    /// Save throttling, adoption through a sequence, and other processes' commands in order.
+    var persistence = PersistenceGateway()
     /// The claimant standing for this process (its own enqueues and `claim` calls).
     static let ownClaim: Int32 = 0
 

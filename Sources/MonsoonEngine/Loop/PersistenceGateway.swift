@@ -1,0 +1,83 @@
+import Foundation
+
+/// The engine's bookkeeping with the queue's store, on the transfer thread: when each running
+/// download's progress was last saved (saves are throttled), the highest sequence adopted from
+/// the store (rows other processes add are taken in exactly once), the adoptions waiting for the
+/// restore, and other processes' commands still to apply, in the order they were posted.
+///
+/// It only decides; `EngineCore` reads the rows and performs the commands it hands back.
+struct PersistenceGateway {
+    typealias AdoptionDone = @Sendable (EngineCore, Result<Void, DownloadManagerError>) -> Void
+
+    static let progressSaveInterval: TimeInterval = 1
+
+    /// When each running download's progress was last saved.
+    private var lastSaved: [DownloadID: Date] = [:]
+    /// The highest sequence known from the store, so rows added by other processes are
+    /// adopted exactly once.
+    private(set) var adoptedThrough = 0
+    /// Adoptions asked for while the restore ran, done once after it: the restore's last sequence
+    /// is not known before, and reading from 0 would read the whole queue a second time.
+    private var adoptionsAfterRestore: [AdoptionDone] = []
+    /// Other processes' commands still to apply, oldest first, each batch with the seq it
+    /// ends at (see `EngineCore.apply(_:through:)`).
+    private var commandBatches: [(commands: ArraySlice<DownloadCommand>, through: Int)] = []
+
+    // MARK: - Saves
+
+    /// Whether `id`'s progress is to be saved now: at most once per `progressSaveInterval`.
+    mutating func progressSaveDue(_ id: DownloadID, now: Date) -> Bool {
+        guard now.timeIntervalSince(lastSaved[id] ?? .distantPast) >= Self.progressSaveInterval else { return false }
+        lastSaved[id] = now
+        return true
+    }
+
+    /// `id` left the queue: its next save, if it comes back, is not held back.
+    mutating func forget(_ id: DownloadID) {
+        lastSaved[id] = nil
+    }
+
+    // MARK: - Adoption
+
+    /// Whether the row at `sequence` is past every one taken in so far.
+    func isNew(_ sequence: Int) -> Bool {
+        sequence > adoptedThrough
+    }
+
+    mutating func adopted(through sequence: Int) {
+        adoptedThrough = max(adoptedThrough, sequence)
+    }
+
+    mutating func adoptAfterRestore(_ done: @escaping AdoptionDone) {
+        adoptionsAfterRestore.append(done)
+    }
+
+    /// The adoptions asked for during the restore, each handed out once.
+    mutating func takeAdoptionsAfterRestore() -> [AdoptionDone] {
+        defer { adoptionsAfterRestore = [] }
+        return adoptionsAfterRestore
+    }
+
+    // MARK: - Other processes' commands
+
+    /// Queues a batch of commands ending at `seq`.
+    /// - Returns: whether it is the only one (applying starts now; otherwise it waits its turn).
+    mutating func queueCommands(_ commands: [DownloadCommand], through seq: Int) -> Bool {
+        commandBatches.append((commands[...], seq))
+        return commandBatches.count == 1
+    }
+
+    /// The next commands to apply, at most `chunk` of them; nil when none are left.
+    func nextCommands(chunk: Int) -> ArraySlice<DownloadCommand>? {
+        commandBatches.first.map { $0.commands.prefix(chunk) }
+    }
+
+    /// The first `count` commands of the oldest batch were applied.
+    /// - Returns: the seq that batch ends at once all of it is applied (its commands can be deleted).
+    mutating func applied(_ count: Int) -> Int? {
+        guard !commandBatches.isEmpty else { return nil }
+        commandBatches[0].commands = commandBatches[0].commands.dropFirst(count)
+        guard commandBatches[0].commands.isEmpty else { return nil }
+        return commandBatches.removeFirst().through
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+@testable import MonsoonEngine
+
+/// The persistence gateway's decisions: progress saves throttled on the engine's clock, rows
+/// from the store adopted through a sequence exactly once, adoptions asked for during the
+/// restore handed out once, and other processes' commands applied in the order posted.
+@Suite struct PersistenceGatewayTests {
+    private let now = Date(timeIntervalSince1970: 1_700_000_000)
+
+    @Test func progressIsSavedAtMostOncePerIntervalForEachDownload() {
+        var gateway = PersistenceGateway()
+        let (first, second) = (DownloadID("a"), DownloadID("b"))
+        let interval = PersistenceGateway.progressSaveInterval
+        let saves = [
+            gateway.progressSaveDue(first, now: now),
+            gateway.progressSaveDue(first, now: now + interval / 2),
+            gateway.progressSaveDue(second, now: now + interval / 2),
+            gateway.progressSaveDue(first, now: now + interval),
+            gateway.progressSaveDue(first, now: now + interval * 1.5),
+        ]
+        // The first save is never held back; each download has its own throttle; the interval
+        // counts from the last save.
+        #expect(saves == [true, false, true, true, false])
+        gateway.forget(first)
+        let afterLeaving = gateway.progressSaveDue(first, now: now + interval * 1.5)
+        #expect(afterLeaving, "a download that left starts afresh")
+    }
+
+    @Test func rowsAreAdoptedThroughASequenceExactlyOnce() {
+        var gateway = PersistenceGateway()
+        #expect(gateway.isNew(1))
+        gateway.adopted(through: 5)
+        #expect(gateway.adoptedThrough == 5)
+        #expect(!gateway.isNew(3) && !gateway.isNew(5), "rows already taken in are not taken again")
+        #expect(gateway.isNew(6))
+        gateway.adopted(through: 4)
+        #expect(gateway.adoptedThrough == 5, "an older sequence (a late answer) never moves it back")
+    }
+
+    @Test func adoptionsAskedDuringTheRestoreAreHandedOutOnce() {
+        var gateway = PersistenceGateway()
+        gateway.adoptAfterRestore { _, _ in }
+        gateway.adoptAfterRestore { _, _ in }
+        let (taken, again) = (gateway.takeAdoptionsAfterRestore(), gateway.takeAdoptionsAfterRestore())
+        #expect(taken.count == 2 && again.isEmpty)
+    }
+
+    @Test func otherProcessesCommandsAreAppliedInOrderInChunks() {
+        var gateway = PersistenceGateway()
+        let first: [DownloadCommand] = [.pause(DownloadID("a")), .resume(DownloadID("b")), .pauseAll]
+        let second: [DownloadCommand] = [.retry(DownloadID("c"))]
+        let started = [gateway.queueCommands(first, through: 10), gateway.queueCommands(second, through: 11)]
+        #expect(started == [true, false], "the only batch starts at once; a later one waits its turn")
+        let names = { (commands: ArraySlice<DownloadCommand>?) in commands.map { $0.map { "\($0)" } } }
+        #expect(names(gateway.nextCommands(chunk: 2)) == names(first[0..<2]))
+        let partly = gateway.applied(2)
+        #expect(partly == nil, "the batch is not done: its commands stay")
+        #expect(names(gateway.nextCommands(chunk: 2)) == names(first[2...]))
+        let firstDone = gateway.applied(1)
+        #expect(firstDone == 10, "done: its commands can be deleted through its seq")
+        #expect(names(gateway.nextCommands(chunk: 2)) == names(second[...]))
+        let secondDone = gateway.applied(1)
+        #expect(secondDone == 11)
+        let noneLeft = gateway.applied(1)
+        #expect(gateway.nextCommands(chunk: 2) == nil && noneLeft == nil)
+    }
+}
