@@ -3,8 +3,8 @@ import Testing
 @testable import MonsoonEngine
 
 /// The persistence gateway's decisions: progress saves throttled on the engine's clock, rows
-/// from the store adopted through a sequence exactly once, adoptions asked for during the
-/// restore handed out once, and other processes' commands applied in the order posted.
+/// from the store adopted through a sequence exactly once, the restore holding transfers and
+/// handing out the adoptions asked for meanwhile once, and other processes' commands applied in the order posted.
 @Suite struct PersistenceGatewayTests {
     private let now = Date(timeIntervalSince1970: 1_700_000_000)
 
@@ -38,12 +38,18 @@ import Testing
         #expect(gateway.adoptedThrough == 5, "an older sequence (a late answer) never moves it back")
     }
 
-    @Test func adoptionsAskedDuringTheRestoreAreHandedOutOnce() {
+    @Test func theRestoreHoldsTransfersAndHandsOutItsAdoptionsOnceWhenItEnds() {
         var gateway = PersistenceGateway()
+        let stopped = gateway.restoreStarted()
+        #expect(gateway.restoring && !stopped())
         gateway.adoptAfterRestore { _, _ in }
         gateway.adoptAfterRestore { _, _ in }
-        let (taken, again) = (gateway.takeAdoptionsAfterRestore(), gateway.takeAdoptionsAfterRestore())
-        #expect(taken.count == 2 && again.isEmpty)
+        gateway.stopRestore()
+        #expect(stopped(), "the disk worker sees the stop at its next row")
+        let taken = gateway.restoreEnded()
+        #expect(!gateway.restoring && taken.count == 2)
+        let again = gateway.restoreEnded()
+        #expect(again.isEmpty, "each adoption is handed out once")
     }
 
     @Test func otherProcessesCommandsAreAppliedInOrderInChunks() {

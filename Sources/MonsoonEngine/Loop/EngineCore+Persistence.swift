@@ -63,7 +63,7 @@ extension EngineCore {
         var held: [DownloadID] = []
         for id in ids { if !records.isHot(id) { missing.append(id) } else { held.append(id) } }
         // While the queue is restored, every command waits behind it on the worker.
-        guard persistent, !missing.isEmpty || restoring else { return body(self, .success(())) }
+        guard persistent, !missing.isEmpty || persistence.restoring else { return body(self, .success(())) }
         // Those in memory now stay until `body` has them: a save confirmed meanwhile would let one
         // at rest go, and its command would find no download.
         for id in held { records.pin(id) }
@@ -143,14 +143,13 @@ extension EngineCore {
     /// Has the disk worker load the queue as it was left: downloading becomes queued again (its
     /// part resumes with Range), waiting-to-retry keeps its time, the rest stay as they are.
     /// Its first work: commands posted meanwhile read their rows after it (`withRows`), and no
-    /// transfer starts until it has answered (`restoring`), while fetches go on.
+    /// transfer starts until it has answered (`persistence.restoring`), while fetches go on.
     func requestRestore() {
-        restoring = true
+        let stopped = persistence.restoreStarted()
         let inbox = self.inbox
-        let stopped = restoreStopped
         work.append(.job { store in
             guard let store else { return }
-            Self.restore(from: store) { !stopped.withLock { $0 } && inbox.send(.restored($0)) }
+            Self.restore(from: store) { !stopped() && inbox.send(.restored($0)) }
         })
     }
 
@@ -218,9 +217,8 @@ extension EngineCore {
             storeError = box.error
         case .done(let next):
             if let next { nextSequence = max(nextSequence, next) }
-            restoring = false
             scheduler.needsScheduling = true
-            let waiting = persistence.takeAdoptionsAfterRestore()
+            let waiting = persistence.restoreEnded()
             if !waiting.isEmpty { adoptNewRows { loop, result in for done in waiting { done(loop, result) } } }
         }
     }
@@ -245,7 +243,7 @@ extension EngineCore {
     /// looks at their parts), this thread takes them in.
     func adoptNewRows(then done: @escaping @Sendable (EngineCore, Result<Void, DownloadManagerError>) -> Void = { _, _ in }) {
         guard persistent else { return done(self, .success(())) }
-        guard !restoring else { return persistence.adoptAfterRestore(done) }
+        guard !persistence.restoring else { return persistence.adoptAfterRestore(done) }
         let after = persistence.adoptedThrough
         onWorker({ store in
             Result { try store.map { try Self.newRows(in: $0, after: after) } ?? NewRows() }.mapError { ErrorBox(error: $0) }

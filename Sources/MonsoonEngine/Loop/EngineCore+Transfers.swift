@@ -12,7 +12,7 @@ extension EngineCore {
         // their number: each is charged 64 KiB at least), and once a slow worker has it all, the next
         // bodies wait in curl for their parts, their transfers holding their slots.
         // Nothing starts before the queue is restored (`requestRestore`); fetches do.
-        for entry in restoring ? [] : scheduler.select(policy, endedAwaitingParts: transfers.endedAwaitingParts, now: now) {
+        for entry in persistence.restoring ? [] : scheduler.select(policy, endedAwaitingParts: transfers.endedAwaitingParts, now: now) {
             // The slot is taken now; the disk worker looks at the part (and reads the row when
             // it is not in memory), then `startPrepared` starts the transfer.
             scheduler.take(entry)

@@ -48,14 +48,10 @@ final class EngineCore {
     /// The queue is kept in a database (its connection is the disk worker's: this thread never
     /// reads it, not even to restore the queue).
     let persistent: Bool
-    /// The disk worker is restoring the queue (`requestRestore`): no transfer starts yet.
-    var restoring = false
-    /// Set at shutdown: a restore still reading stops at its next row (what it has not read stays
-    /// in the database as it was, for the next run), so Ctrl-C never waits for a large queue.
-    let restoreStopped = Locked(false)
     /// The last persistence failure, reported by `DownloadManager.persistenceError`.
     var storeError: Error?
-    /// Save throttling, adoption through a sequence, and other processes' commands in order.
+    /// Save throttling, adoption through a sequence, the restore's bookkeeping, and other
+    /// processes' commands in order.
     var persistence = PersistenceGateway()
     /// The claimant standing for this process (its own enqueues and `claim` calls).
     static let ownClaim: Int32 = 0
@@ -237,7 +233,7 @@ final class EngineCore {
     // MARK: - Idle
 
     var isIdle: Bool {
-        !restoring && scheduler.queue.isEmpty && scheduler.waiting.isEmpty && scheduler.runningDownloads == 0 && scheduler.starting.isEmpty && !records.hot.values.contains { $0.placing || $0.status == .downloading }
+        !persistence.restoring && scheduler.queue.isEmpty && scheduler.waiting.isEmpty && scheduler.runningDownloads == 0 && scheduler.starting.isEmpty && !records.hot.values.contains { $0.placing || $0.status == .downloading }
     }
 
     /// Answers the idle waiters once the rows and events of the idle queue are out.
@@ -252,7 +248,7 @@ final class EngineCore {
 
     func tearDown() {
         runAfterCurl()   // nothing is left to wait for curl: it is not running now
-        restoreStopped.withLock { $0 = true }
+        persistence.stopRestore()
         for transfer in transfers.byHandle.values {
             multi.remove(transfer.easy)
             switch transfer.purpose {

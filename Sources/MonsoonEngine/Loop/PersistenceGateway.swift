@@ -2,8 +2,8 @@ import Foundation
 
 /// The engine's bookkeeping with the queue's store, on the transfer thread: when each running
 /// download's progress was last saved (saves are throttled), the highest sequence adopted from
-/// the store (rows other processes add are taken in exactly once), the adoptions waiting for the
-/// restore, and other processes' commands still to apply, in the order they were posted.
+/// the store (rows other processes add are taken in exactly once), whether the queue is being
+/// restored and the adoptions waiting for that, and other processes' commands still to apply, in the order they were posted.
 ///
 /// It only decides; `EngineCore` reads the rows and performs the commands it hands back.
 struct PersistenceGateway {
@@ -16,6 +16,11 @@ struct PersistenceGateway {
     /// The highest sequence known from the store, so rows added by other processes are
     /// adopted exactly once.
     private(set) var adoptedThrough = 0
+    /// The disk worker is restoring the queue (`EngineCore.requestRestore`): no transfer starts yet.
+    private(set) var restoring = false
+    /// Set at shutdown: a restore still reading stops at its next row (what it has not read stays
+    /// in the database as it was, for the next run), so Ctrl-C never waits for a large queue.
+    private let restoreStopped = Locked(false)
     /// Adoptions asked for while the restore ran, done once after it: the restore's last sequence
     /// is not known before, and reading from 0 would read the whole queue a second time.
     private var adoptionsAfterRestore: [AdoptionDone] = []
@@ -52,8 +57,26 @@ struct PersistenceGateway {
         adoptionsAfterRestore.append(done)
     }
 
-    /// The adoptions asked for during the restore, each handed out once.
-    mutating func takeAdoptionsAfterRestore() -> [AdoptionDone] {
+    // MARK: - Restore
+
+    /// The restore begins: no transfer starts until `restoreEnded`.
+    /// - Returns: whether the restore is to stop (the engine is shutting down), asked by the disk
+    ///   worker at each row.
+    mutating func restoreStarted() -> @Sendable () -> Bool {
+        restoring = true
+        let stopped = restoreStopped
+        return { stopped.withLock { $0 } }
+    }
+
+    /// Shutdown: a restore still reading stops at its next row.
+    func stopRestore() {
+        restoreStopped.withLock { $0 = true }
+    }
+
+    /// Every row is in.
+    /// - Returns: the adoptions asked for meanwhile, each handed out once.
+    mutating func restoreEnded() -> [AdoptionDone] {
+        restoring = false
         defer { adoptionsAfterRestore = [] }
         return adoptionsAfterRestore
     }
