@@ -2,11 +2,24 @@ import Foundation
 import Testing
 @testable import MonsoonEngine
 
-/// The persistence gateway's decisions: progress saves throttled on the engine's clock, rows
+/// The persistence gateway's decisions: the turn's work handed over once and in order, progress saves throttled on the engine's clock, rows
 /// from the store adopted through a sequence exactly once, the restore holding transfers and
 /// handing out the adoptions asked for meanwhile once, and other processes' commands applied in the order posted.
 @Suite struct PersistenceGatewayTests {
     private let now = Date(timeIntervalSince1970: 1_700_000_000)
+
+    @Test func theTurnsWorkIsHandedOverOnceInOrder() {
+        var gateway = PersistenceGateway()
+        let nothing = gateway.takeWork()
+        #expect(nothing == nil, "a turn with no work hands the worker nothing")
+        gateway.hand(.delete(DownloadID("a"), sequence: 1))
+        gateway.hand(.saveProgress(id: DownloadID("b"), sequence: 2, bytes: 10, total: nil, checkpoint: nil))
+        let taken = gateway.takeWork().map { $0.map { "\($0)" } }
+        #expect(taken == ["\(DiskWorker.Work.delete(DownloadID("a"), sequence: 1))",
+                          "\(DiskWorker.Work.saveProgress(id: DownloadID("b"), sequence: 2, bytes: 10, total: nil, checkpoint: nil))"])
+        let again = gateway.takeWork()
+        #expect(again == nil, "handed over once")
+    }
 
     @Test func progressIsSavedAtMostOncePerIntervalForEachDownload() {
         var gateway = PersistenceGateway()

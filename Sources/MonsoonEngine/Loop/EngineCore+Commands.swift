@@ -224,11 +224,11 @@ extension EngineCore {
         records.remove(id, sequence: record.sequence, deletionPending: persistent && !rowDeleted)
         scheduler.claimed?[id] = nil
         persistence.forget(id)
-        if persistent && !rowDeleted { work.append(.delete(id, sequence: record.sequence)) }
+        if persistent && !rowDeleted { persistence.hand(.delete(id, sequence: record.sequence)) }
         if let path = record.filePath {
             // After the row: a killed run never finds a row whose part it deleted.
             let paths = deleteFiles && record.status == .completed ? [PartFile.path(for: path), path] : [PartFile.path(for: path)]
-            work.append(.removeFiles(paths, root: record.request.root, afterCommit: !rowDeleted))
+            persistence.hand(.removeFiles(paths, root: record.request.root, afterCommit: !rowDeleted))
             releasePath(path, of: id)
         }
         emit(.removed(id))

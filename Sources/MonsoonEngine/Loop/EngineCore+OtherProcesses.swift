@@ -59,7 +59,7 @@ extension EngineCore {
     /// Deletes the applied commands (on the disk worker, after the rows they changed).
     private func deleteCommands(through seq: Int) {
         let inbox = self.inbox
-        work.append(.job { store in
+        persistence.hand(.job { store in
             do {
                 try store?.deleteCommands(through: seq)
             } catch {

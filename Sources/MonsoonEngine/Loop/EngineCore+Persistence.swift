@@ -12,7 +12,7 @@ extension EngineCore {
         // A completion is flushed with its commit, before it is reported (one flush for all
         // the rows of a batch): a file reported complete is in the database after a power cut.
         // So is a checkpoint's reset: new bytes must never meet the old checkpoint.
-        work.append(.save(record, durably: record.status == .completed || record.checkpointResetPending))
+        persistence.hand(.save(record, durably: record.status == .completed || record.checkpointResetPending))
     }
 
     /// The disk worker committed these saves.
@@ -26,17 +26,13 @@ extension EngineCore {
     func submitWork() {
         if let events = events.take() {
             if persistent {
-                work.append(.publish(events))
+                persistence.hand(.publish(events))
             } else {
                 hub.send(events)
             }
         }
-        guard !work.isEmpty else { return }
+        guard let work = persistence.takeWork() else { return }
         worker.submit(work)
-        // A fresh array, not `removeAll(keepingCapacity:)`, which would hold a buffer as large
-        // as the largest burst (4,000 enqueued downloads: 10 MB) for the rest of the run, and,
-        // while a handed-off copy still shares it, allocate one that size again.
-        work = []
     }
 
     /// Runs `read` on the disk worker (with the store, after everything handed to it before),
@@ -46,7 +42,7 @@ extension EngineCore {
                                then body: @escaping @Sendable (EngineCore, T) -> Void,
                                ifClosed: @escaping @Sendable () -> Void) {
         let inbox = self.inbox
-        work.append(.job { store in
+        persistence.hand(.job { store in
             let value = read(store)
             if !inbox.resume({ body($0, value) }) { ifClosed() }
         })
@@ -91,7 +87,7 @@ extension EngineCore {
     /// Runs `body` once everything handed to the disk worker so far is done (rows committed,
     /// files deleted), with the first saving error since.
     func afterSaving(_ body: @escaping @Sendable (Error?) -> Void) {
-        work.append(.then(body))
+        persistence.hand(.then(body))
         submitWork()
     }
 
@@ -100,7 +96,7 @@ extension EngineCore {
     func saveProgress(_ id: DownloadID, _ transfer: Transfer, now: Date) {
         guard persistent, let record = records.hot[id] else { return }
         if persistence.progressSaveDue(id, now: now) {
-            work.append(.saveProgress(id: id, sequence: record.sequence, bytes: transfer.progress.fileSize, total: transfer.progress.total, checkpoint: record.checkpoint))
+            persistence.hand(.saveProgress(id: id, sequence: record.sequence, bytes: transfer.progress.fileSize, total: transfer.progress.total, checkpoint: record.checkpoint))
         }
         requestCheckpoint(id, transfer, now: now)
     }
@@ -147,7 +143,7 @@ extension EngineCore {
     func requestRestore() {
         let stopped = persistence.restoreStarted()
         let inbox = self.inbox
-        work.append(.job { store in
+        persistence.hand(.job { store in
             guard let store else { return }
             Self.restore(from: store) { !stopped() && inbox.send(.restored($0)) }
         })

@@ -23,7 +23,7 @@ extension EngineCore {
             } else if let record, let ready = plannedHere(record, now: now) {
                 startPrepared(entry.id, .ready(ready))
             } else {
-                work.append(.prepareStart(StartPreparation(id: entry.id, record: record)))
+                persistence.hand(.prepareStart(StartPreparation(id: entry.id, record: record)))
             }
         }
         prefetchStarts()
@@ -271,7 +271,7 @@ extension EngineCore {
                 }
             } else if transfer == nil {
                 // Removed meanwhile: its part, made after the removal, goes too.
-                work.append(.removeFiles([PartFile.path(for: path)], root: records[id]?.request.root, afterCommit: false))
+                persistence.hand(.removeFiles([PartFile.path(for: path)], root: records[id]?.request.root, afterCommit: false))
                 releasePath(path, of: id)
             }
         }

@@ -27,7 +27,7 @@ extension EngineCore {
 
     func askForPart(_ preparation: BodyPreparation) {
         let id = preparation.row.request.id
-        work.append(.prepare(preparation))
+        persistence.hand(.prepare(preparation))
         partsAsked[id, default: 0] += 1
         if persistent { records.saving(id) }
     }
@@ -57,7 +57,7 @@ extension EngineCore {
         } ?? nil
         if completedRow != nil { records.saving(id) }
         let lastModified = transfer.head.lastModified.flatMap(HTTPDate.parse)
-        work.append(.writeWhole(WholeFile(preparation: preparation, body: body, lastModified: lastModified, volume: transfer.limits.volume?.id,
+        persistence.hand(.writeWhole(WholeFile(preparation: preparation, body: body, lastModified: lastModified, volume: transfer.limits.volume?.id,
                                           completedRow: completedRow)))
     }
 

@@ -35,8 +35,6 @@ final class EngineCore {
     var placements: Placements
     /// Saving, naming and opening part files, off this thread.
     let worker: DiskWorker
-    /// What this turn of the loop hands the worker (see `submitWork`).
-    var work: [DiskWorker.Work] = []
     /// Parts asked of the disk worker and not yet answered, by download (`plannedHere` leaves
     /// those to the worker, in order after the answer, which may name the file).
     var partsAsked: [DownloadID: Int] = [:]
@@ -50,8 +48,8 @@ final class EngineCore {
     let persistent: Bool
     /// The last persistence failure, reported by `DownloadManager.persistenceError`.
     var storeError: Error?
-    /// Save throttling, adoption through a sequence, the restore's bookkeeping, and other
-    /// processes' commands in order.
+    /// This turn's work for the disk worker, save throttling, adoption through a sequence, the
+    /// restore's bookkeeping, and other processes' commands in order.
     var persistence = PersistenceGateway()
     /// The claimant standing for this process (its own enqueues and `claim` calls).
     static let ownClaim: Int32 = 0

@@ -1,6 +1,7 @@
 import Foundation
 
-/// The engine's bookkeeping with the queue's store, on the transfer thread: when each running
+/// The engine's bookkeeping with the queue's store, on the transfer thread: this turn's work for
+/// the disk worker (handed over once per turn, in order), when each running
 /// download's progress was last saved (saves are throttled), the highest sequence adopted from
 /// the store (rows other processes add are taken in exactly once), whether the queue is being
 /// restored and the adoptions waiting for that, and other processes' commands still to apply, in the order they were posted.
@@ -11,6 +12,8 @@ struct PersistenceGateway {
 
     static let progressSaveInterval: TimeInterval = 1
 
+    /// What this turn of the loop hands the disk worker (see `EngineCore.submitWork`).
+    private var work: [DiskWorker.Work] = []
     /// When each running download's progress was last saved.
     private var lastSaved: [DownloadID: Date] = [:]
     /// The highest sequence known from the store, so rows added by other processes are
@@ -27,6 +30,22 @@ struct PersistenceGateway {
     /// Other processes' commands still to apply, oldest first, each batch with the seq it
     /// ends at (see `EngineCore.apply(_:through:)`).
     private var commandBatches: [(commands: ArraySlice<DownloadCommand>, through: Int)] = []
+
+    // MARK: - This turn's work
+
+    mutating func hand(_ job: DiskWorker.Work) {
+        work.append(job)
+    }
+
+    /// What was handed since the last take, in order; nil when nothing was.
+    mutating func takeWork() -> [DiskWorker.Work]? {
+        guard !work.isEmpty else { return nil }
+        // A fresh array, not `removeAll(keepingCapacity:)`, which would hold a buffer as large
+        // as the largest burst (4,000 enqueued downloads: 10 MB) for the rest of the run, and,
+        // while a handed-off copy still shares it, allocate one that size again.
+        defer { work = [] }
+        return work
+    }
 
     // MARK: - Saves
 
