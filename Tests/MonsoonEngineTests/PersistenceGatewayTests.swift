@@ -2,7 +2,8 @@ import Foundation
 import Testing
 @testable import MonsoonEngine
 
-/// The persistence gateway's decisions: the turn's work handed over once and in order, progress saves throttled on the engine's clock, rows
+/// The persistence gateway's decisions: the turn's work handed over once and in order, the last
+/// failure kept, progress saves throttled on the engine's clock, rows
 /// from the store adopted through a sequence exactly once, the restore holding transfers and
 /// handing out the adoptions asked for meanwhile once, and other processes' commands applied in the order posted.
 @Suite struct PersistenceGatewayTests {
@@ -19,6 +20,14 @@ import Testing
                           "\(DiskWorker.Work.saveProgress(id: DownloadID("b"), sequence: 2, bytes: 10, total: nil, checkpoint: nil))"])
         let again = gateway.takeWork()
         #expect(again == nil, "handed over once")
+    }
+
+    @Test func theLastFailureIsKept() {
+        var gateway = PersistenceGateway()
+        #expect(gateway.storeError == nil)
+        gateway.failed(DownloadError(.engineFault, "first"))
+        gateway.failed(DownloadError(.engineFault, "second"))
+        #expect((gateway.storeError as? DownloadError)?.message == "second")
     }
 
     @Test func progressIsSavedAtMostOncePerIntervalForEachDownload() {

@@ -136,7 +136,7 @@ extension EngineCore {
                 let all = active.union(ids).sorted()
                 loop.forEach(all, { loop, id in _ = loop.pause(id) }, done: { loop, result in reply(loop, result) }, ifClosed: reply.shutDown)
             case .failure(let box):
-                loop.storeError = box.error
+                loop.persistence.failed(box.error)
                 reply(loop, .failure(.storage("could not pause every download", cause: box.error)))
             }
         }, ifClosed: reply.shutDown)
@@ -155,7 +155,7 @@ extension EngineCore {
             case .success(let ids):
                 loop.forEach(paused.union(ids).sorted(), { loop, id in _ = loop.resume(id) }, done: { loop, result in reply(loop, result) }, ifClosed: reply.shutDown)
             case .failure(let box):
-                loop.storeError = box.error
+                loop.persistence.failed(box.error)
                 reply(loop, .failure(.storage("could not resume every paused download", cause: box.error)))
             }
         }, ifClosed: reply.shutDown)
@@ -289,7 +289,7 @@ extension EngineCore {
             case .success(let value):
                 reply(loop, .success(shape(loop, value)))
             case .failure(let box):
-                loop.storeError = box.error
+                loop.persistence.failed(box.error)
                 reply(loop, .failure(.storage("could not read the queue", cause: box.error)))
             }
         }, ifClosed: reply.shutDown)

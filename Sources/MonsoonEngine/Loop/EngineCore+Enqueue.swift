@@ -43,7 +43,7 @@ extension EngineCore {
                     let current = loop.records.hot[old.request.id].flatMap { $0.sequence == old.sequence ? $0 : nil } ?? old
                     loop.forget(current, deleteFiles: false, rowDeleted: loop.persistent)
                 }
-                if let box = written.adopted.unreadable { loop.storeError = box.error }
+                if let box = written.adopted.unreadable { loop.persistence.failed(box.error) }
                 loop.adoptRows(written.adopted.rows)
                 var inserted = written.records.makeIterator()
                 var ids: [DownloadID] = []

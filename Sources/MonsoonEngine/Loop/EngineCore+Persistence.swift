@@ -73,12 +73,12 @@ extension EngineCore {
             defer { for id in held { loop.records.unpin(id) } }
             switch read {
             case .success(let (rows, unreadable)):
-                if let unreadable { loop.storeError = unreadable.error }
+                if let unreadable { loop.persistence.failed(unreadable.error) }
                 loop.records.preload(rows)
                 body(loop, .success(()))
                 loop.records.endPreload()
             case .failure(let box):
-                loop.storeError = box.error
+                loop.persistence.failed(box.error)
                 body(loop, .failure(.storage("could not read the queue", cause: box.error)))
             }
         }, ifClosed: ifClosed)
@@ -210,7 +210,7 @@ extension EngineCore {
                 persistence.adopted(through: stored.sequence)
             }
         case .problem(let box):
-            storeError = box.error
+            persistence.failed(box.error)
         case .done(let next):
             if let next { nextSequence = max(nextSequence, next) }
             scheduler.needsScheduling = true
@@ -246,11 +246,11 @@ extension EngineCore {
         }, then: { loop, rows in
             switch rows {
             case .success(let rows):
-                if let box = rows.unreadable { loop.storeError = box.error }
+                if let box = rows.unreadable { loop.persistence.failed(box.error) }
                 loop.adoptRows(rows.rows)
                 done(loop, .success(()))
             case .failure(let box):
-                loop.storeError = box.error
+                loop.persistence.failed(box.error)
                 done(loop, .failure(.storage("could not read the queue", cause: box.error)))
             }
         }, ifClosed: {})

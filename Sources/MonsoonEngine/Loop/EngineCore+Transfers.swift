@@ -37,7 +37,7 @@ extension EngineCore {
         guard case .ready(let ready) = outcome else {
             scheduler.releaseStartingSlot(id)
             if case .failed(let box) = outcome {
-                storeError = box.error
+                persistence.failed(box.error)
                 // The row could not be read (the database busy, say): back in the queue, its host
                 // held a moment so the next turn does not ask again at once. A download paused
                 // meanwhile is found so when its row is read.

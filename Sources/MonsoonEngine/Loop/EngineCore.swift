@@ -46,9 +46,7 @@ final class EngineCore {
     /// The queue is kept in a database (its connection is the disk worker's: this thread never
     /// reads it, not even to restore the queue).
     let persistent: Bool
-    /// The last persistence failure, reported by `DownloadManager.persistenceError`.
-    var storeError: Error?
-    /// This turn's work for the disk worker, save throttling, adoption through a sequence, the
+    /// This turn's work for the disk worker, the last persistence failure, save throttling, adoption through a sequence, the
     /// restore's bookkeeping, and other processes' commands in order.
     var persistence = PersistenceGateway()
     /// The claimant standing for this process (its own enqueues and `claim` calls).
@@ -208,7 +206,7 @@ final class EngineCore {
         guard case .refuse(let reason) = action else { return }
         let error = DownloadError(.engineFault, "internal error: \(reason) (download \(id))")
         FileHandle.standardError.write(Data("monsoon: \(error.message)\n".utf8))   // rare: no hot path
-        storeError = error
+        persistence.failed(error)
         // From inside one of curl's callbacks, the transfer stops once curl has returned, and
         // the download fails after it.
         if stopTransfer(id) { failRefused(id, error) } else { transfers.afterCurl(.failRefused(id, error)) }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The engine's bookkeeping with the queue's store, on the transfer thread: this turn's work for
-/// the disk worker (handed over once per turn, in order), when each running
+/// the disk worker (handed over once per turn, in order), the last failure, when each running
 /// download's progress was last saved (saves are throttled), the highest sequence adopted from
 /// the store (rows other processes add are taken in exactly once), whether the queue is being
 /// restored and the adoptions waiting for that, and other processes' commands still to apply, in the order they were posted.
@@ -14,6 +14,8 @@ struct PersistenceGateway {
 
     /// What this turn of the loop hands the disk worker (see `EngineCore.submitWork`).
     private var work: [DiskWorker.Work] = []
+    /// The last persistence failure, reported by `DownloadManager.persistenceError`.
+    private(set) var storeError: Error?
     /// When each running download's progress was last saved.
     private var lastSaved: [DownloadID: Date] = [:]
     /// The highest sequence known from the store, so rows added by other processes are
@@ -45,6 +47,11 @@ struct PersistenceGateway {
         // while a handed-off copy still shares it, allocate one that size again.
         defer { work = [] }
         return work
+    }
+
+    /// Keeps `error` for `DownloadManager.persistenceError` (the last one wins).
+    mutating func failed(_ error: Error) {
+        storeError = error
     }
 
     // MARK: - Saves
