@@ -3,7 +3,7 @@ import Testing
 @testable import MonsoonEngine
 
 /// The persistence gateway's decisions: the turn's work handed over once and in order, the last
-/// failure kept, progress saves throttled on the engine's clock, rows
+/// failure kept, parts awaited until answered, progress saves throttled on the engine's clock, rows
 /// from the store adopted through a sequence exactly once, the restore holding transfers and
 /// handing out the adoptions asked for meanwhile once, and other processes' commands applied in the order posted.
 @Suite struct PersistenceGatewayTests {
@@ -20,6 +20,24 @@ import Testing
                           "\(DiskWorker.Work.saveProgress(id: DownloadID("b"), sequence: 2, bytes: 10, total: nil, checkpoint: nil))"])
         let again = gateway.takeWork()
         #expect(again == nil, "handed over once")
+    }
+
+    @Test func aPartIsAwaitedUntilEveryAskIsAnswered() {
+        var gateway = PersistenceGateway()
+        let id = DownloadID("a")
+        let record = DownloadRecord(request: request(id, URL(string: "http://127.0.0.1:9/a")!, to: "/tmp/a"), sequence: 1, host: "127.0.0.1:9")
+        let preparation = BodyPreparation(row: record, attempt: ObjectIdentifier(PersistenceGatewayTests.self), offset: 0, total: 10, durably: false, diskReserve: 0)
+        #expect(!gateway.awaitsPart(id))
+        gateway.askForPart(preparation)
+        gateway.askForPart(preparation)
+        let handed = gateway.takeWork()?.count
+        #expect(handed == 2 && gateway.awaitsPart(id), "each ask goes to the disk worker with the turn's work")
+        gateway.partAnswered(id)
+        #expect(gateway.awaitsPart(id), "one ask is still unanswered")
+        gateway.partAnswered(id)
+        #expect(!gateway.awaitsPart(id))
+        gateway.partAnswered(id)
+        #expect(!gateway.awaitsPart(id), "a late answer is harmless")
     }
 
     @Test func theLastFailureIsKept() {

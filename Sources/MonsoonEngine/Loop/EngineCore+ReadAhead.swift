@@ -38,7 +38,7 @@ extension EngineCore {
     /// `SpaceGovernor.check` measures at that interval. Most of a large queue of new downloads starts so,
     /// without a round trip each. Nil: the disk worker plans it.
     func plannedHere(_ record: DownloadRecord, now: Date) -> StartPreparation.Ready? {
-        guard record.filePath == nil, partsAsked[record.request.id] == nil,
+        guard record.filePath == nil, !persistence.awaitsPart(record.request.id),
               let space = space.recentSpace(of: record.request.destination.folder, now: now) else { return nil }
         var ready = StartPreparation.Ready(record: record, plan: AttemptPlan(offset: 0, ifRange: nil))
         ready.space = space

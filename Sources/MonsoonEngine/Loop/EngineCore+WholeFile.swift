@@ -27,8 +27,7 @@ extension EngineCore {
 
     func askForPart(_ preparation: BodyPreparation) {
         let id = preparation.row.request.id
-        persistence.hand(.prepare(preparation))
-        partsAsked[id, default: 0] += 1
+        persistence.askForPart(preparation)
         if persistent { records.saving(id) }
     }
 

@@ -35,9 +35,6 @@ final class EngineCore {
     var placements: Placements
     /// Saving, naming and opening part files, off this thread.
     let worker: DiskWorker
-    /// Parts asked of the disk worker and not yet answered, by download (`plannedHere` leaves
-    /// those to the worker, in order after the answer, which may name the file).
-    var partsAsked: [DownloadID: Int] = [:]
     /// This turn's events, the progress throttle and the idle waiters.
     var events = EventOutbox()
     /// The fetches waiting to start, and how many run.

@@ -14,6 +14,9 @@ struct PersistenceGateway {
 
     /// What this turn of the loop hands the disk worker (see `EngineCore.submitWork`).
     private var work: [DiskWorker.Work] = []
+    /// Parts asked of the disk worker and not yet answered, by download (`plannedHere` leaves
+    /// those to the worker, in order after the answer, which may name the file).
+    private var partsAsked: [DownloadID: Int] = [:]
     /// The last persistence failure, reported by `DownloadManager.persistenceError`.
     private(set) var storeError: Error?
     /// When each running download's progress was last saved.
@@ -52,6 +55,25 @@ struct PersistenceGateway {
     /// Keeps `error` for `DownloadManager.persistenceError` (the last one wins).
     mutating func failed(_ error: Error) {
         storeError = error
+    }
+
+    // MARK: - Parts
+
+    /// Hands the disk worker `preparation` (a part to name and open) with this turn's work.
+    mutating func askForPart(_ preparation: BodyPreparation) {
+        work.append(.prepare(preparation))
+        partsAsked[preparation.row.request.id, default: 0] += 1
+    }
+
+    /// The disk worker answered one of `id`'s parts.
+    mutating func partAnswered(_ id: DownloadID) {
+        guard let asked = partsAsked[id] else { return }
+        partsAsked[id] = asked > 1 ? asked - 1 : nil
+    }
+
+    /// Whether a part of `id` is still with the disk worker (a start is then left to it).
+    func awaitsPart(_ id: DownloadID) -> Bool {
+        partsAsked[id] != nil
     }
 
     // MARK: - Saves
