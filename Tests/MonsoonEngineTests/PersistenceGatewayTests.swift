@@ -10,7 +10,7 @@ import Testing
     private let now = Date(timeIntervalSince1970: 1_700_000_000)
 
     @Test func theTurnsWorkIsHandedOverOnceInOrder() {
-        var gateway = PersistenceGateway()
+        var gateway = PersistenceGateway(persistent: true)
         let nothing = gateway.takeWork()
         #expect(nothing == nil, "a turn with no work hands the worker nothing")
         gateway.hand(.delete(DownloadID("a"), sequence: 1))
@@ -23,7 +23,7 @@ import Testing
     }
 
     @Test func aPartIsAwaitedUntilEveryAskIsAnswered() {
-        var gateway = PersistenceGateway()
+        var gateway = PersistenceGateway(persistent: true)
         let id = DownloadID("a")
         let record = DownloadRecord(request: request(id, URL(string: "http://127.0.0.1:9/a")!, to: "/tmp/a"), sequence: 1, host: "127.0.0.1:9")
         let preparation = BodyPreparation(row: record, attempt: ObjectIdentifier(PersistenceGatewayTests.self), offset: 0, total: 10, durably: false, diskReserve: 0)
@@ -41,7 +41,7 @@ import Testing
     }
 
     @Test func theLastFailureIsKept() {
-        var gateway = PersistenceGateway()
+        var gateway = PersistenceGateway(persistent: true)
         #expect(gateway.storeError == nil)
         gateway.failed(DownloadError(.engineFault, "first"))
         gateway.failed(DownloadError(.engineFault, "second"))
@@ -49,7 +49,7 @@ import Testing
     }
 
     @Test func progressIsSavedAtMostOncePerIntervalForEachDownload() {
-        var gateway = PersistenceGateway()
+        var gateway = PersistenceGateway(persistent: true)
         let (first, second) = (DownloadID("a"), DownloadID("b"))
         let interval = PersistenceGateway.progressSaveInterval
         let saves = [
@@ -68,7 +68,7 @@ import Testing
     }
 
     @Test func rowsAreAdoptedThroughASequenceExactlyOnce() {
-        var gateway = PersistenceGateway()
+        var gateway = PersistenceGateway(persistent: true)
         #expect(gateway.isNew(1))
         gateway.adopted(through: 5)
         #expect(gateway.adoptedThrough == 5)
@@ -79,7 +79,7 @@ import Testing
     }
 
     @Test func theRestoreHoldsTransfersAndHandsOutItsAdoptionsOnceWhenItEnds() {
-        var gateway = PersistenceGateway()
+        var gateway = PersistenceGateway(persistent: true)
         let stopped = gateway.restoreStarted()
         #expect(gateway.restoring && !stopped())
         gateway.adoptAfterRestore { _, _ in }
@@ -93,7 +93,7 @@ import Testing
     }
 
     @Test func otherProcessesCommandsAreAppliedInOrderInChunks() {
-        var gateway = PersistenceGateway()
+        var gateway = PersistenceGateway(persistent: true)
         let first: [DownloadCommand] = [.pause(DownloadID("a")), .resume(DownloadID("b")), .pauseAll]
         let second: [DownloadCommand] = [.retry(DownloadID("c"))]
         let started = [gateway.queueCommands(first, through: 10), gateway.queueCommands(second, through: 11)]

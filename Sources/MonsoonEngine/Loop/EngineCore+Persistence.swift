@@ -7,7 +7,7 @@ extension EngineCore {
     /// turn of the loop. A record at rest leaves memory once its row is committed: what stays
     /// of a queued one is its index entry.
     func persist(_ id: DownloadID) {
-        guard persistent, let record = records.hot[id] else { return }
+        guard persistence.persistent, let record = records.hot[id] else { return }
         records.saving(id)
         // A completion is flushed with its commit, before it is reported (one flush for all
         // the rows of a batch): a file reported complete is in the database after a power cut.
@@ -25,7 +25,7 @@ extension EngineCore {
     /// report), or sends the events straight away without a store.
     func submitWork() {
         if let events = events.take() {
-            if persistent {
+            if persistence.persistent {
                 persistence.hand(.publish(events))
             } else {
                 hub.send(events)
@@ -59,7 +59,7 @@ extension EngineCore {
         var held: [DownloadID] = []
         for id in ids { if !records.isHot(id) { missing.append(id) } else { held.append(id) } }
         // While the queue is restored, every command waits behind it on the worker.
-        guard persistent, !missing.isEmpty || persistence.restoring else { return body(self, .success(())) }
+        guard persistence.persistent, !missing.isEmpty || persistence.restoring else { return body(self, .success(())) }
         // Those in memory now stay until `body` has them: a save confirmed meanwhile would let one
         // at rest go, and its command would find no download.
         for id in held { records.pin(id) }
@@ -94,7 +94,7 @@ extension EngineCore {
     /// Saves progress at most once a second per download, and asks for a flush of the
     /// part now and then so a checkpoint (bytes known to be on disk) can be saved.
     func saveProgress(_ id: DownloadID, _ transfer: Transfer, now: Date) {
-        guard persistent, let record = records.hot[id] else { return }
+        guard persistence.persistent, let record = records.hot[id] else { return }
         if persistence.progressSaveDue(id, now: now) {
             persistence.hand(.saveProgress(id: id, sequence: record.sequence, bytes: transfer.progress.fileSize, total: transfer.progress.total, checkpoint: record.checkpoint))
         }
@@ -226,7 +226,7 @@ extension EngineCore {
         let id = record.request.id
         nextSequence = max(nextSequence, record.sequence + 1)
         records[id] = record
-        if !persistent, let path = record.filePath { worker.claimedPaths.withLock { $0[path] = id } }
+        if !persistence.persistent, let path = record.filePath { worker.claimedPaths.withLock { $0[path] = id } }
         switch record.status {
         case .queued where runs(id): scheduler.queue.insert(id, key: record.queueKey, hosts: hostPair(of: record))
         case .waitingToRetry where runs(id): scheduler.wait(id, until: record.retryAt)
@@ -238,7 +238,7 @@ extension EngineCore {
     /// Adds downloads another process put in the store: the disk worker reads them (and
     /// looks at their parts), this thread takes them in.
     func adoptNewRows(then done: @escaping @Sendable (EngineCore, Result<Void, DownloadManagerError>) -> Void = { _, _ in }) {
-        guard persistent else { return done(self, .success(())) }
+        guard persistence.persistent else { return done(self, .success(())) }
         guard !persistence.restoring else { return persistence.adoptAfterRestore(done) }
         let after = persistence.adoptedThrough
         onWorker({ store in

@@ -8,7 +8,7 @@ extension EngineCore {
     /// in between. Up to twice the concurrency is read ahead, in batches of at least the
     /// concurrency: the rows of a queue of a hundred thousand stay on disk.
     func prefetchStarts() {
-        guard persistent, !persistence.restoring, !stopping, !scheduler.queue.isEmpty else { return }
+        guard persistence.persistent, !persistence.restoring, !stopping, !scheduler.queue.isEmpty else { return }
         // Read through the class at each entry, the table would be copied each time (eight
         // collections retained and released); this copy is gone before the table changes below.
         let hot = { [records] id in records.isHot(id) }

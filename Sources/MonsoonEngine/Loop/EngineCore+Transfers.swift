@@ -243,7 +243,7 @@ extension EngineCore {
 
     /// The disk worker's answer for a part: write into it (letting curl go on), or fail the attempt.
     func bodyPrepared(_ id: DownloadID, sequence: Int, attempt: ObjectIdentifier, _ outcome: BodyPreparation.Outcome) {
-        if persistent { records.saved([id]) }
+        if persistence.persistent { records.saved([id]) }
         persistence.partAnswered(id)
         let transfer = transfers.preparing[id].flatMap { ObjectIdentifier($0) == attempt ? $0 : nil }
         if let transfer {

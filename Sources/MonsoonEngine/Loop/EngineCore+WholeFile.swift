@@ -28,7 +28,7 @@ extension EngineCore {
     func askForPart(_ preparation: BodyPreparation) {
         let id = preparation.row.request.id
         persistence.askForPart(preparation)
-        if persistent { records.saving(id) }
+        if persistence.persistent { records.saving(id) }
     }
 
     func wholeBodyCame(_ id: DownloadID, _ transfer: Transfer) {
@@ -47,7 +47,7 @@ extension EngineCore {
         let completedRow = records.update(id) { record -> DownloadRecord? in
             record.bytes = size
             record.total = size
-            guard persistent else { return nil }
+            guard persistence.persistent else { return nil }
             var row = record
             row.restoreStatus(.completed)
             row.retryAt = nil
@@ -79,7 +79,7 @@ extension EngineCore {
             let id = answer.id
             // Its own save, confirmed first: a save queued after it may have written the row again
             // without the file (then the completion is saved once more).
-            if persistent { records.saved([id]) }
+            if persistence.persistent { records.saved([id]) }
             // Where the record lies: no copy of it in and out.
             let current = records.isHot(id) && records.update(id) { record -> Bool in
                 guard record.sequence == answer.sequence, record.placing else { return false }

@@ -40,12 +40,10 @@ final class EngineCore {
     /// The fetches waiting to start, and how many run.
     var fetches = FetchLine()
     var stopping = false
-    /// The queue is kept in a database (its connection is the disk worker's: this thread never
-    /// reads it, not even to restore the queue).
-    let persistent: Bool
-    /// This turn's work for the disk worker, the last persistence failure, save throttling, adoption through a sequence, the
-    /// restore's bookkeeping, and other processes' commands in order.
-    var persistence = PersistenceGateway()
+    /// Whether the queue is stored, this turn's work for the disk worker, the last persistence
+    /// failure, save throttling, adoption through a sequence, the restore's bookkeeping, and
+    /// other processes' commands in order.
+    var persistence: PersistenceGateway
     /// The claimant standing for this process (its own enqueues and `claim` calls).
     static let ownClaim: Int32 = 0
 
@@ -57,7 +55,7 @@ final class EngineCore {
         self.hub = hub
         transfers = TransferTable(maxConcurrentDownloads: self.configuration.maxConcurrentDownloads,
                                   maxBytesPerSecond: configuration.maxBytesPerSecond)
-        persistent = workerStore != nil
+        persistence = PersistenceGateway(persistent: workerStore != nil)
         worker = DiskWorker(store: workerStore, inbox: inbox, hub: hub)
         placer = Placer(inbox: inbox, warc: configuration.warc)
         placements = Placements(archive: configuration.warc)

@@ -12,6 +12,9 @@ struct PersistenceGateway {
 
     static let progressSaveInterval: TimeInterval = 1
 
+    /// The queue is kept in a database (its connection is the disk worker's: this thread never
+    /// reads it, not even to restore the queue).
+    let persistent: Bool
     /// What this turn of the loop hands the disk worker (see `EngineCore.submitWork`).
     private var work: [DiskWorker.Work] = []
     /// Parts asked of the disk worker and not yet answered, by download (`plannedHere` leaves
@@ -35,6 +38,10 @@ struct PersistenceGateway {
     /// Other processes' commands still to apply, oldest first, each batch with the seq it
     /// ends at (see `EngineCore.apply(_:through:)`).
     private var commandBatches: [(commands: ArraySlice<DownloadCommand>, through: Int)] = []
+
+    init(persistent: Bool) {
+        self.persistent = persistent
+    }
 
     // MARK: - This turn's work
 
