@@ -125,7 +125,7 @@ extension EngineCore {
     func pauseAll(reply: CommandReply<Void>) {
         var active = Set(scheduler.queue.entries.map(\.id)).union(scheduler.waiting).union(scheduler.starting.keys).union(space.holds.keys)
         active.formUnion(records.hot.values.filter { $0.status == .downloading }.map(\.request.id))
-        guard persistent, scheduler.claimed != nil else {
+        guard persistence.persistent, scheduler.claimed != nil else {
             return forEach(Array(active), { loop, id in _ = loop.pause(id) }, done: { loop, result in reply(loop, result) }, ifClosed: reply.shutDown)
         }
         onWorker({ store in
@@ -136,7 +136,7 @@ extension EngineCore {
                 let all = active.union(ids).sorted()
                 loop.forEach(all, { loop, id in _ = loop.pause(id) }, done: { loop, result in reply(loop, result) }, ifClosed: reply.shutDown)
             case .failure(let box):
-                loop.storeError = box.error
+                loop.persistence.failed(box.error)
                 reply(loop, .failure(.storage("could not pause every download", cause: box.error)))
             }
         }, ifClosed: reply.shutDown)
@@ -145,7 +145,7 @@ extension EngineCore {
     /// Queues every paused download again.
     func resumeAll(reply: CommandReply<Void>) {
         let paused = Set(records.hot.values.filter { $0.status == .paused }.map(\.request.id))
-        guard persistent else {
+        guard persistence.persistent else {
             return forEach(Array(paused), { loop, id in _ = loop.resume(id) }, done: { loop, result in reply(loop, result) }, ifClosed: reply.shutDown)
         }
         onWorker({ store in
@@ -155,7 +155,7 @@ extension EngineCore {
             case .success(let ids):
                 loop.forEach(paused.union(ids).sorted(), { loop, id in _ = loop.resume(id) }, done: { loop, result in reply(loop, result) }, ifClosed: reply.shutDown)
             case .failure(let box):
-                loop.storeError = box.error
+                loop.persistence.failed(box.error)
                 reply(loop, .failure(.storage("could not resume every paused download", cause: box.error)))
             }
         }, ifClosed: reply.shutDown)
@@ -221,14 +221,14 @@ extension EngineCore {
         if record.status == .queued { scheduler.queue.remove(key: record.queueKey) }
         scheduler.stopWaiting(id)
         space.holds[id] = nil
-        records.remove(id, sequence: record.sequence, deletionPending: persistent && !rowDeleted)
+        records.remove(id, sequence: record.sequence, deletionPending: persistence.persistent && !rowDeleted)
         scheduler.claimed?[id] = nil
-        lastSaved[id] = nil
-        if persistent && !rowDeleted { work.append(.delete(id, sequence: record.sequence)) }
+        persistence.forget(id)
+        if persistence.persistent && !rowDeleted { persistence.hand(.delete(id, sequence: record.sequence)) }
         if let path = record.filePath {
             // After the row: a killed run never finds a row whose part it deleted.
             let paths = deleteFiles && record.status == .completed ? [PartFile.path(for: path), path] : [PartFile.path(for: path)]
-            work.append(.removeFiles(paths, root: record.request.root, afterCommit: !rowDeleted))
+            persistence.hand(.removeFiles(paths, root: record.request.root, afterCommit: !rowDeleted))
             releasePath(path, of: id)
         }
         emit(.removed(id))
@@ -242,7 +242,7 @@ extension EngineCore {
     /// The downloads of each URL, in enqueue order: the rows, read by the disk worker, with
     /// the busy ones as they are in memory.
     func downloads(of urls: [URL], reply: CommandReply<[[Download]]>) {
-        guard persistent else {
+        guard persistence.persistent else {
             return reply(self, .success(urls.map { url in
                 records.hot.values.filter { $0.request.url == url }.sorted { $0.sequence < $1.sequence }.map { $0.snapshot() }
             }))
@@ -253,7 +253,7 @@ extension EngineCore {
 
     /// How many downloads are in each status.
     func counts(reply: CommandReply<[DownloadStatus: Int]>) {
-        guard persistent else {
+        guard persistence.persistent else {
             var counts: [DownloadStatus: Int] = [:]
             for record in records.hot.values { counts[record.status, default: 0] += 1 }
             return reply(self, .success(counts))
@@ -263,7 +263,7 @@ extension EngineCore {
 
     /// Every download, in enqueue order (the busy ones as they are in memory).
     func snapshots(reply: CommandReply<[Download]>) {
-        guard persistent else {
+        guard persistence.persistent else {
             return reply(self, .success(records.hot.values.sorted { $0.sequence < $1.sequence }.map { $0.snapshot() }))
         }
         // Each row becomes its (smaller) value as it is read: a large queue is in memory once.
@@ -289,7 +289,7 @@ extension EngineCore {
             case .success(let value):
                 reply(loop, .success(shape(loop, value)))
             case .failure(let box):
-                loop.storeError = box.error
+                loop.persistence.failed(box.error)
                 reply(loop, .failure(.storage("could not read the queue", cause: box.error)))
             }
         }, ifClosed: reply.shutDown)

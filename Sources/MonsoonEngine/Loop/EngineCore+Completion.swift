@@ -110,7 +110,7 @@ extension EngineCore {
     private func restartFresh(_ id: DownloadID, reason: String) {
         guard var record = records[id] else { return }
         // Deleted by the disk worker before it looks at the part for the next attempt.
-        if let path = record.filePath { work.append(.removeFiles([PartFile.path(for: path)], root: record.request.root, afterCommit: false)) }
+        if let path = record.filePath { persistence.hand(.removeFiles([PartFile.path(for: path)], root: record.request.root, afterCommit: false)) }
         record.resume = nil
         record.bytes = 0
         record.startPartOver(epoch: transfers.nextPartEpoch())

@@ -24,7 +24,7 @@ extension EngineCore {
             inserts.append(request)
             kept.append(nil)
         }
-        let after = adoptedThrough
+        let after = persistence.adoptedThrough
         let deletions = replaced.map { ($0.request.id, $0.sequence) }
         onWorker({ [inserts] store in
             Self.insert(inserts, into: store, replacing: deletions, adoptingAfter: after)
@@ -35,15 +35,15 @@ extension EngineCore {
             case .success(let written):
                 // Without a store nothing guarded the ids and paths during the worker's trip:
                 // another enqueue may have taken one meanwhile.
-                if !loop.persistent, !replacing, let refusal = loop.check(inserts, replacing: false) {
+                if !loop.persistence.persistent, !replacing, let refusal = loop.check(inserts, replacing: false) {
                     return reply(loop, .failure(refusal))
                 }
                 // The replaced downloads go now (their rows went with the inserts), as they are now.
                 for old in replaced {
                     let current = loop.records.hot[old.request.id].flatMap { $0.sequence == old.sequence ? $0 : nil } ?? old
-                    loop.forget(current, deleteFiles: false, rowDeleted: loop.persistent)
+                    loop.forget(current, deleteFiles: false, rowDeleted: loop.persistence.persistent)
                 }
-                if let box = written.adopted.unreadable { loop.storeError = box.error }
+                if let box = written.adopted.unreadable { loop.persistence.failed(box.error) }
                 loop.adoptRows(written.adopted.rows)
                 var inserted = written.records.makeIterator()
                 var ids: [DownloadID] = []
@@ -55,7 +55,7 @@ extension EngineCore {
                     }
                 }
                 loop.records.keepFresh(written.records, limit: Self.freshLimit)
-                if let last = written.records.last { loop.adoptedThrough = max(loop.adoptedThrough, last.sequence) }
+                if let last = written.records.last { loop.persistence.adopted(through: last.sequence) }
                 loop.scheduler.needsScheduling = true
                 reply(loop, .success(ids))
             }
@@ -77,7 +77,7 @@ extension EngineCore {
                 if !replacing && (records[request.id] != nil || seen.contains(request.id)) { return .duplicate(request.id) }
                 seen.insert(request.id)
             }
-            if case .discard = request.destination, persistent {
+            if case .discard = request.destination, persistence.persistent {
                 return .invalidRequest(request.id, "a download that writes nothing is not kept in a queue: use a manager without a database")
             }
             if let refusal = DownloadRequest.refusal(of: request.url) { return .invalidRequest(request.id, refusal) }
@@ -85,7 +85,7 @@ extension EngineCore {
             // (With a store, the disk worker also checks the rows, in the inserting transaction.)
             if case .file(let path) = request.destination {
                 if let refusal = LocalFile.lengthRefusal(of: path) { return .invalidRequest(request.id, refusal) }
-                let owner = !persistent ? worker.claimedPaths.withLock { $0[path] } : nil
+                let owner = !persistence.persistent ? worker.claimedPaths.withLock { $0[path] } : nil
                 if let other = paths[path] ?? owner, other != request.id {
                     return .invalidRequest(request.id, "download \(other) already writes to \(path)")
                 }
@@ -149,7 +149,7 @@ extension EngineCore {
     /// Puts an inserted record in the queue; without a store, numbers it first.
     private func queueNew(_ inserted: DownloadRecord) -> DownloadID {
         var record = inserted
-        if !persistent {
+        if !persistence.persistent {
             if record.request.id.rawValue.isEmpty {
                 while records[DownloadID("d\(nextSequence)")] != nil { nextSequence += 1 }
                 record.request.id = DownloadID("d\(nextSequence)")

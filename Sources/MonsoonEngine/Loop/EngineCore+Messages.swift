@@ -44,7 +44,7 @@ extension EngineCore {
         case .rowsSaved(let saved, let deleted):
             rowsSaved(saved, deleted: deleted)
         case .storeFailed(let box):
-            storeError = box.error
+            persistence.failed(box.error)
         case .placed(let results, let recorded):
             placements.written(recorded)
             for (id, result) in results { placementFinished(id, result) }

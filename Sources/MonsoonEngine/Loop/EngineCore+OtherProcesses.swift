@@ -9,13 +9,11 @@ extension EngineCore {
     /// is applied (a `get --no-wait` of 4,000 URLs hands over 4,000 claims, whose rows took
     /// 9 MB read at once); a batch that arrives meanwhile waits its turn.
     func apply(_ commands: [DownloadCommand], through seq: Int) {
-        commandBatches.append((commands[...], seq))
-        if commandBatches.count == 1 { applyNextCommands() }
+        if persistence.queueCommands(commands, through: seq) { applyNextCommands() }
     }
 
     private func applyNextCommands(chunk: Int = 500) {
-        guard let batch = commandBatches.first else { return }
-        let head = batch.commands.prefix(chunk)
+        guard let head = persistence.nextCommands(chunk: chunk) else { return }
         var ids: [DownloadID] = []
         for command in head {
             switch command {
@@ -53,11 +51,7 @@ extension EngineCore {
                 case .release(let id, let pid): if pid > 0 { loop.release(id, by: pid) }
                 }
             }
-            loop.commandBatches[0].commands = batch.commands.dropFirst(head.count)
-            if loop.commandBatches[0].commands.isEmpty {
-                loop.commandBatches.removeFirst()
-                loop.deleteCommands(through: batch.through)
-            }
+            if let through = loop.persistence.applied(head.count) { loop.deleteCommands(through: through) }
             loop.applyNextCommands(chunk: chunk)
         }
     }
@@ -65,7 +59,7 @@ extension EngineCore {
     /// Deletes the applied commands (on the disk worker, after the rows they changed).
     private func deleteCommands(through seq: Int) {
         let inbox = self.inbox
-        work.append(.job { store in
+        persistence.hand(.job { store in
             do {
                 try store?.deleteCommands(through: seq)
             } catch {

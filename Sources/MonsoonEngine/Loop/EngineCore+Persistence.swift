@@ -3,18 +3,16 @@ import MonsoonStore
 
 /// Keeping the queue in the store, and getting it back.
 extension EngineCore {
-    static let progressSaveInterval: TimeInterval = 1
-
     /// Saves a download's whole state, through the disk worker with the other saves of this
     /// turn of the loop. A record at rest leaves memory once its row is committed: what stays
     /// of a queued one is its index entry.
     func persist(_ id: DownloadID) {
-        guard persistent, let record = records.hot[id] else { return }
+        guard persistence.persistent, let record = records.hot[id] else { return }
         records.saving(id)
         // A completion is flushed with its commit, before it is reported (one flush for all
         // the rows of a batch): a file reported complete is in the database after a power cut.
         // So is a checkpoint's reset: new bytes must never meet the old checkpoint.
-        work.append(.save(record, durably: record.status == .completed || record.checkpointResetPending))
+        persistence.hand(.save(record, durably: record.status == .completed || record.checkpointResetPending))
     }
 
     /// The disk worker committed these saves.
@@ -27,18 +25,14 @@ extension EngineCore {
     /// report), or sends the events straight away without a store.
     func submitWork() {
         if let events = events.take() {
-            if persistent {
-                work.append(.publish(events))
+            if persistence.persistent {
+                persistence.hand(.publish(events))
             } else {
                 hub.send(events)
             }
         }
-        guard !work.isEmpty else { return }
+        guard let work = persistence.takeWork() else { return }
         worker.submit(work)
-        // A fresh array, not `removeAll(keepingCapacity:)`, which would hold a buffer as large
-        // as the largest burst (4,000 enqueued downloads: 10 MB) for the rest of the run, and,
-        // while a handed-off copy still shares it, allocate one that size again.
-        work = []
     }
 
     /// Runs `read` on the disk worker (with the store, after everything handed to it before),
@@ -48,7 +42,7 @@ extension EngineCore {
                                then body: @escaping @Sendable (EngineCore, T) -> Void,
                                ifClosed: @escaping @Sendable () -> Void) {
         let inbox = self.inbox
-        work.append(.job { store in
+        persistence.hand(.job { store in
             let value = read(store)
             if !inbox.resume({ body($0, value) }) { ifClosed() }
         })
@@ -65,7 +59,7 @@ extension EngineCore {
         var held: [DownloadID] = []
         for id in ids { if !records.isHot(id) { missing.append(id) } else { held.append(id) } }
         // While the queue is restored, every command waits behind it on the worker.
-        guard persistent, !missing.isEmpty || restoring else { return body(self, .success(())) }
+        guard persistence.persistent, !missing.isEmpty || persistence.restoring else { return body(self, .success(())) }
         // Those in memory now stay until `body` has them: a save confirmed meanwhile would let one
         // at rest go, and its command would find no download.
         for id in held { records.pin(id) }
@@ -79,12 +73,12 @@ extension EngineCore {
             defer { for id in held { loop.records.unpin(id) } }
             switch read {
             case .success(let (rows, unreadable)):
-                if let unreadable { loop.storeError = unreadable.error }
+                if let unreadable { loop.persistence.failed(unreadable.error) }
                 loop.records.preload(rows)
                 body(loop, .success(()))
                 loop.records.endPreload()
             case .failure(let box):
-                loop.storeError = box.error
+                loop.persistence.failed(box.error)
                 body(loop, .failure(.storage("could not read the queue", cause: box.error)))
             }
         }, ifClosed: ifClosed)
@@ -93,17 +87,16 @@ extension EngineCore {
     /// Runs `body` once everything handed to the disk worker so far is done (rows committed,
     /// files deleted), with the first saving error since.
     func afterSaving(_ body: @escaping @Sendable (Error?) -> Void) {
-        work.append(.then(body))
+        persistence.hand(.then(body))
         submitWork()
     }
 
     /// Saves progress at most once a second per download, and asks for a flush of the
     /// part now and then so a checkpoint (bytes known to be on disk) can be saved.
     func saveProgress(_ id: DownloadID, _ transfer: Transfer, now: Date) {
-        guard persistent, let record = records.hot[id] else { return }
-        if now.timeIntervalSince(lastSaved[id] ?? .distantPast) >= Self.progressSaveInterval {
-            lastSaved[id] = now
-            work.append(.saveProgress(id: id, sequence: record.sequence, bytes: transfer.progress.fileSize, total: transfer.progress.total, checkpoint: record.checkpoint))
+        guard persistence.persistent, let record = records.hot[id] else { return }
+        if persistence.progressSaveDue(id, now: now) {
+            persistence.hand(.saveProgress(id: id, sequence: record.sequence, bytes: transfer.progress.fileSize, total: transfer.progress.total, checkpoint: record.checkpoint))
         }
         requestCheckpoint(id, transfer, now: now)
     }
@@ -146,14 +139,13 @@ extension EngineCore {
     /// Has the disk worker load the queue as it was left: downloading becomes queued again (its
     /// part resumes with Range), waiting-to-retry keeps its time, the rest stay as they are.
     /// Its first work: commands posted meanwhile read their rows after it (`withRows`), and no
-    /// transfer starts until it has answered (`restoring`), while fetches go on.
+    /// transfer starts until it has answered (`persistence.restoring`), while fetches go on.
     func requestRestore() {
-        restoring = true
+        let stopped = persistence.restoreStarted()
         let inbox = self.inbox
-        let stopped = restoreStopped
-        work.append(.job { store in
+        persistence.hand(.job { store in
             guard let store else { return }
-            Self.restore(from: store) { !stopped.withLock { $0 } && inbox.send(.restored($0)) }
+            Self.restore(from: store) { !stopped() && inbox.send(.restored($0)) }
         })
     }
 
@@ -215,16 +207,14 @@ extension EngineCore {
             // Nothing of these is in memory yet: every command reads its rows after the restore.
             for (stored, inspected) in rows where !records.isHot(stored.request.id) {
                 adopt(stored, as: inspected)
-                adoptedThrough = max(adoptedThrough, stored.sequence)
+                persistence.adopted(through: stored.sequence)
             }
         case .problem(let box):
-            storeError = box.error
+            persistence.failed(box.error)
         case .done(let next):
             if let next { nextSequence = max(nextSequence, next) }
-            restoring = false
             scheduler.needsScheduling = true
-            let waiting = adoptionsAfterRestore
-            adoptionsAfterRestore = []
+            let waiting = persistence.restoreEnded()
             if !waiting.isEmpty { adoptNewRows { loop, result in for done in waiting { done(loop, result) } } }
         }
     }
@@ -236,7 +226,7 @@ extension EngineCore {
         let id = record.request.id
         nextSequence = max(nextSequence, record.sequence + 1)
         records[id] = record
-        if !persistent, let path = record.filePath { worker.claimedPaths.withLock { $0[path] = id } }
+        if !persistence.persistent, let path = record.filePath { worker.claimedPaths.withLock { $0[path] = id } }
         switch record.status {
         case .queued where runs(id): scheduler.queue.insert(id, key: record.queueKey, hosts: hostPair(of: record))
         case .waitingToRetry where runs(id): scheduler.wait(id, until: record.retryAt)
@@ -248,19 +238,19 @@ extension EngineCore {
     /// Adds downloads another process put in the store: the disk worker reads them (and
     /// looks at their parts), this thread takes them in.
     func adoptNewRows(then done: @escaping @Sendable (EngineCore, Result<Void, DownloadManagerError>) -> Void = { _, _ in }) {
-        guard persistent else { return done(self, .success(())) }
-        guard !restoring else { return adoptionsAfterRestore.append(done) }
-        let after = adoptedThrough
+        guard persistence.persistent else { return done(self, .success(())) }
+        guard !persistence.restoring else { return persistence.adoptAfterRestore(done) }
+        let after = persistence.adoptedThrough
         onWorker({ store in
             Result { try store.map { try Self.newRows(in: $0, after: after) } ?? NewRows() }.mapError { ErrorBox(error: $0) }
         }, then: { loop, rows in
             switch rows {
             case .success(let rows):
-                if let box = rows.unreadable { loop.storeError = box.error }
+                if let box = rows.unreadable { loop.persistence.failed(box.error) }
                 loop.adoptRows(rows.rows)
                 done(loop, .success(()))
             case .failure(let box):
-                loop.storeError = box.error
+                loop.persistence.failed(box.error)
                 done(loop, .failure(.storage("could not read the queue", cause: box.error)))
             }
         }, ifClosed: {})
@@ -286,12 +276,12 @@ extension EngineCore {
 
     /// Takes in rows another process added (each once: those past the last one known).
     func adoptRows(_ rows: [(stored: DownloadRecord, inspected: DownloadRecord)]) {
-        for (stored, inspected) in rows where stored.sequence > adoptedThrough {
+        for (stored, inspected) in rows where persistence.isNew(stored.sequence) {
             if !records.isHot(stored.request.id) {
                 adopt(stored, as: inspected)
                 if hub.wants(.added) { emit(.added(stored.snapshot())) }
             }
-            adoptedThrough = max(adoptedThrough, stored.sequence)
+            persistence.adopted(through: stored.sequence)
         }
         scheduler.needsScheduling = true
     }

@@ -8,7 +8,7 @@ extension EngineCore {
     /// in between. Up to twice the concurrency is read ahead, in batches of at least the
     /// concurrency: the rows of a queue of a hundred thousand stay on disk.
     func prefetchStarts() {
-        guard persistent, !restoring, !stopping, !scheduler.queue.isEmpty else { return }
+        guard persistence.persistent, !persistence.restoring, !stopping, !scheduler.queue.isEmpty else { return }
         // Read through the class at each entry, the table would be copied each time (eight
         // collections retained and released); this copy is gone before the table changes below.
         let hot = { [records] id in records.isHot(id) }
@@ -38,7 +38,7 @@ extension EngineCore {
     /// `SpaceGovernor.check` measures at that interval. Most of a large queue of new downloads starts so,
     /// without a round trip each. Nil: the disk worker plans it.
     func plannedHere(_ record: DownloadRecord, now: Date) -> StartPreparation.Ready? {
-        guard record.filePath == nil, partsAsked[record.request.id] == nil,
+        guard record.filePath == nil, !persistence.awaitsPart(record.request.id),
               let space = space.recentSpace(of: record.request.destination.folder, now: now) else { return nil }
         var ready = StartPreparation.Ready(record: record, plan: AttemptPlan(offset: 0, ifRange: nil))
         ready.space = space

@@ -12,7 +12,7 @@ extension EngineCore {
         // their number: each is charged 64 KiB at least), and once a slow worker has it all, the next
         // bodies wait in curl for their parts, their transfers holding their slots.
         // Nothing starts before the queue is restored (`requestRestore`); fetches do.
-        for entry in restoring ? [] : scheduler.select(policy, endedAwaitingParts: transfers.endedAwaitingParts, now: now) {
+        for entry in persistence.restoring ? [] : scheduler.select(policy, endedAwaitingParts: transfers.endedAwaitingParts, now: now) {
             // The slot is taken now; the disk worker looks at the part (and reads the row when
             // it is not in memory), then `startPrepared` starts the transfer.
             scheduler.take(entry)
@@ -23,7 +23,7 @@ extension EngineCore {
             } else if let record, let ready = plannedHere(record, now: now) {
                 startPrepared(entry.id, .ready(ready))
             } else {
-                work.append(.prepareStart(StartPreparation(id: entry.id, record: record)))
+                persistence.hand(.prepareStart(StartPreparation(id: entry.id, record: record)))
             }
         }
         prefetchStarts()
@@ -37,7 +37,7 @@ extension EngineCore {
         guard case .ready(let ready) = outcome else {
             scheduler.releaseStartingSlot(id)
             if case .failed(let box) = outcome {
-                storeError = box.error
+                persistence.failed(box.error)
                 // The row could not be read (the database busy, say): back in the queue, its host
                 // held a moment so the next turn does not ask again at once. A download paused
                 // meanwhile is found so when its row is read.
@@ -243,8 +243,8 @@ extension EngineCore {
 
     /// The disk worker's answer for a part: write into it (letting curl go on), or fail the attempt.
     func bodyPrepared(_ id: DownloadID, sequence: Int, attempt: ObjectIdentifier, _ outcome: BodyPreparation.Outcome) {
-        if persistent { records.saved([id]) }
-        if let asked = partsAsked[id] { partsAsked[id] = asked > 1 ? asked - 1 : nil }
+        if persistence.persistent { records.saved([id]) }
+        persistence.partAnswered(id)
         let transfer = transfers.preparing[id].flatMap { ObjectIdentifier($0) == attempt ? $0 : nil }
         if let transfer {
             transfers.preparing[id] = nil
@@ -271,7 +271,7 @@ extension EngineCore {
                 }
             } else if transfer == nil {
                 // Removed meanwhile: its part, made after the removal, goes too.
-                work.append(.removeFiles([PartFile.path(for: path)], root: records[id]?.request.root, afterCommit: false))
+                persistence.hand(.removeFiles([PartFile.path(for: path)], root: records[id]?.request.root, afterCommit: false))
                 releasePath(path, of: id)
             }
         }

@@ -45,7 +45,7 @@ extension EngineCore {
         if let path = record.filePath {
             let part = PartFile.path(for: path)
             let root = record.request.root
-            work.append(.job { _ in PartFile.relabel(part, from: old, to: url.absoluteString, root: root) })
+            persistence.hand(.job { _ in PartFile.relabel(part, from: old, to: url.absoluteString, root: root) })
         }
         return .success(())
     }

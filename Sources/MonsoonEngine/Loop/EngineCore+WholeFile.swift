@@ -27,9 +27,8 @@ extension EngineCore {
 
     func askForPart(_ preparation: BodyPreparation) {
         let id = preparation.row.request.id
-        work.append(.prepare(preparation))
-        partsAsked[id, default: 0] += 1
-        if persistent { records.saving(id) }
+        persistence.askForPart(preparation)
+        if persistence.persistent { records.saving(id) }
     }
 
     func wholeBodyCame(_ id: DownloadID, _ transfer: Transfer) {
@@ -48,7 +47,7 @@ extension EngineCore {
         let completedRow = records.update(id) { record -> DownloadRecord? in
             record.bytes = size
             record.total = size
-            guard persistent else { return nil }
+            guard persistence.persistent else { return nil }
             var row = record
             row.restoreStatus(.completed)
             row.retryAt = nil
@@ -57,7 +56,7 @@ extension EngineCore {
         } ?? nil
         if completedRow != nil { records.saving(id) }
         let lastModified = transfer.head.lastModified.flatMap(HTTPDate.parse)
-        work.append(.writeWhole(WholeFile(preparation: preparation, body: body, lastModified: lastModified, volume: transfer.limits.volume?.id,
+        persistence.hand(.writeWhole(WholeFile(preparation: preparation, body: body, lastModified: lastModified, volume: transfer.limits.volume?.id,
                                           completedRow: completedRow)))
     }
 
@@ -80,7 +79,7 @@ extension EngineCore {
             let id = answer.id
             // Its own save, confirmed first: a save queued after it may have written the row again
             // without the file (then the completion is saved once more).
-            if persistent { records.saved([id]) }
+            if persistence.persistent { records.saved([id]) }
             // Where the record lies: no copy of it in and out.
             let current = records.isHot(id) && records.update(id) { record -> Bool in
                 guard record.sequence == answer.sequence, record.placing else { return false }

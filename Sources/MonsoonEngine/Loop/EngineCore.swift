@@ -35,37 +35,15 @@ final class EngineCore {
     var placements: Placements
     /// Saving, naming and opening part files, off this thread.
     let worker: DiskWorker
-    /// What this turn of the loop hands the worker (see `submitWork`).
-    var work: [DiskWorker.Work] = []
-    /// Parts asked of the disk worker and not yet answered, by download (`plannedHere` leaves
-    /// those to the worker, in order after the answer, which may name the file).
-    var partsAsked: [DownloadID: Int] = [:]
     /// This turn's events, the progress throttle and the idle waiters.
     var events = EventOutbox()
     /// The fetches waiting to start, and how many run.
     var fetches = FetchLine()
     var stopping = false
-    /// The queue is kept in a database (its connection is the disk worker's: this thread never
-    /// reads it, not even to restore the queue).
-    let persistent: Bool
-    /// The disk worker is restoring the queue (`requestRestore`): no transfer starts yet.
-    var restoring = false
-    /// Set at shutdown: a restore still reading stops at its next row (what it has not read stays
-    /// in the database as it was, for the next run), so Ctrl-C never waits for a large queue.
-    let restoreStopped = Locked(false)
-    /// Adoptions asked for while the restore ran, done once after it: the restore's last sequence
-    /// is not known before, and reading from 0 would read the whole queue a second time.
-    var adoptionsAfterRestore: [@Sendable (EngineCore, Result<Void, DownloadManagerError>) -> Void] = []
-    /// The last persistence failure, reported by `DownloadManager.persistenceError`.
-    var storeError: Error?
-    /// The highest sequence known from the store, so rows added by other processes are
-    /// adopted exactly once.
-    var adoptedThrough = 0
-    /// When each running download's progress was last saved.
-    var lastSaved: [DownloadID: Date] = [:]
-    /// Other processes' commands still to apply, oldest first, each batch with the seq it
-    /// ends at (see `apply(_:through:)`).
-    var commandBatches: [(commands: ArraySlice<DownloadCommand>, through: Int)] = []
+    /// Whether the queue is stored, this turn's work for the disk worker, the last persistence
+    /// failure, save throttling, adoption through a sequence, the restore's bookkeeping, and
+    /// other processes' commands in order.
+    var persistence: PersistenceGateway
     /// The claimant standing for this process (its own enqueues and `claim` calls).
     static let ownClaim: Int32 = 0
 
@@ -77,7 +55,7 @@ final class EngineCore {
         self.hub = hub
         transfers = TransferTable(maxConcurrentDownloads: self.configuration.maxConcurrentDownloads,
                                   maxBytesPerSecond: configuration.maxBytesPerSecond)
-        persistent = workerStore != nil
+        persistence = PersistenceGateway(persistent: workerStore != nil)
         worker = DiskWorker(store: workerStore, inbox: inbox, hub: hub)
         placer = Placer(inbox: inbox, warc: configuration.warc)
         placements = Placements(archive: configuration.warc)
@@ -223,7 +201,7 @@ final class EngineCore {
         guard case .refuse(let reason) = action else { return }
         let error = DownloadError(.engineFault, "internal error: \(reason) (download \(id))")
         FileHandle.standardError.write(Data("monsoon: \(error.message)\n".utf8))   // rare: no hot path
-        storeError = error
+        persistence.failed(error)
         // From inside one of curl's callbacks, the transfer stops once curl has returned, and
         // the download fails after it.
         if stopTransfer(id) { failRefused(id, error) } else { transfers.afterCurl(.failRefused(id, error)) }
@@ -246,7 +224,7 @@ final class EngineCore {
     // MARK: - Idle
 
     var isIdle: Bool {
-        !restoring && scheduler.queue.isEmpty && scheduler.waiting.isEmpty && scheduler.runningDownloads == 0 && scheduler.starting.isEmpty && !records.hot.values.contains { $0.placing || $0.status == .downloading }
+        !persistence.restoring && scheduler.queue.isEmpty && scheduler.waiting.isEmpty && scheduler.runningDownloads == 0 && scheduler.starting.isEmpty && !records.hot.values.contains { $0.placing || $0.status == .downloading }
     }
 
     /// Answers the idle waiters once the rows and events of the idle queue are out.
@@ -261,7 +239,7 @@ final class EngineCore {
 
     func tearDown() {
         runAfterCurl()   // nothing is left to wait for curl: it is not running now
-        restoreStopped.withLock { $0 = true }
+        persistence.stopRestore()
         for transfer in transfers.byHandle.values {
             multi.remove(transfer.easy)
             switch transfer.purpose {

@@ -51,7 +51,7 @@ struct EngineLoop {
     /// The last failure to save or read the queue, answered once what the disk worker was
     /// given so far is done (so its failures have arrived).
     func lastStoreError(reply: CommandReply<ErrorBox?>) {
-        core.onWorker({ _ in () }, then: { core, _ in reply(core, .success(core.storeError.map { ErrorBox(error: $0) })) }, ifClosed: reply.shutDown)
+        core.onWorker({ _ in () }, then: { core, _ in reply(core, .success(core.persistence.storeError.map { ErrorBox(error: $0) })) }, ifClosed: reply.shutDown)
     }
 
     // MARK: - Commands (see `DownloadManager`)
