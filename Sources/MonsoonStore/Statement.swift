@@ -73,6 +73,11 @@ public final class Statement {
 
     /// Runs a statement that returns no rows.
     public func run(_ values: SQLValueConvertible...) throws(StoreError) {
+        try run(values)
+    }
+
+    /// Runs a statement that returns no rows, with its values in an array (a chunk of ids).
+    public func run(_ values: [SQLValueConvertible]) throws(StoreError) {
         try bind(values)
         while try step() {}
         sqlite3_reset(raw)

@@ -203,7 +203,7 @@ public final class DownloadStore: QueueStore {
         return try database.write {
             var count = 0
             try Self.inChunks(ids) { marks, values in
-                _ = try database.statement("DELETE FROM downloads WHERE id IN (\(marks)) AND status IN (\(list))").forEach(values, reading: DownloadColumn.self) { _ in }
+                try database.statement("DELETE FROM downloads WHERE id IN (\(marks)) AND status IN (\(list))").run(values)
                 count += database.changes
             }
             return count
