@@ -153,8 +153,9 @@ fuzz: deps
 # itself within SOAK_MINUTES. SOAK_SEED repeats a run. Then EXIT_STORM_RUNS short commands
 # under `stress-ng --cpu 2`, none of which may end by a signal (Tests/ExitStorm, about two minutes).
 # Then the chaos tests `make test` leaves out (MONSOON_SOAK=1): workers killed at random, paused
-# past their leases, the database away longer than a lease (about two minutes).
-SOAK_SUITES := ClusterFaultTests
+# past their leases, the database away longer than a lease (about two minutes); and the rate
+# limit timed on the wire (RateLimitTests, about 25 s), a measurement rather than a check.
+SOAK_SUITES := ClusterFaultTests|RateLimitTests
 SOAK_MINUTES ?= 10
 EXIT_STORM_RUNS ?= 2000
 soak: release test-deps

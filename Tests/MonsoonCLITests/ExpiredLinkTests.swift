@@ -123,8 +123,11 @@ import Testing
         let asked = server.requests(for: "/media/ep1.mp3")
         // What the server saw first, so a failure says how far the renewal got.
         #expect(second.status == 0, "\(second.output)\(second.errors)\(asked.map(\.path)), feed read \(server.requests(for: "/feed.xml").count) times")
-        #expect(server.requests(for: "/feed.xml").count == 1, "the feed is read again once: \(second.output)\(second.errors)")
-        #expect(try SHA256.hex(fileAt: folder.file("A/Private Show/2024-03-01 - Episode 1.mp3")) == bodies[0].sha256Hex())
+        let file = folder.file("A/Private Show/2024-03-01 - Episode 1.mp3")
+        // Seen once under load on a fresh clone: a second run silent, exit 0, with no file. What the queue says then tells why.
+        let queue = FileManager.default.fileExists(atPath: file) ? "" : await runMonsoon(["downloads", "--json"], in: folder.path).output
+        #expect(server.requests(for: "/feed.xml").count == 1, "the feed is read again once: \(second.output)\(second.errors)\(queue)")
+        #expect(try SHA256.hex(fileAt: file) == bodies[0].sha256Hex(), "\(queue)")
         #expect(asked.count == 2 && Set(Self.signatures(server, "/media/ep1.mp3")).count == 2, "\(asked.map(\.path))")
         #expect(asked.first?.path == link, "the expired link first")
         #expect(asked.last?.header("Range") == "bytes=\(partSize)-" && asked.last?.header("If-Range") == "\"e1\"", "\(asked.map(\.headers))")
