@@ -3,38 +3,11 @@ import Foundation
 /// Small files written whole in one pass by the disk worker (`WholeFile`), instead of through a
 /// part: the part is asked for only when the body will not come whole into the attempt's buffer.
 extension EngineCore {
-    /// Whether the part `preparation` asks for can wait: a fresh file of a known size that fits
-    /// the buffer and the budget, to be named in its folder (so no row holds a name for it yet),
-    /// decided from the write callback (a body-less answer makes its empty part at once).
-    /// Not with a WARC, whose records are written as the file is placed.
-    func holdsPart(_ transfer: Transfer, _ preparation: BodyPreparation) -> Bool {
-        guard let id = transfer.downloadID, transfers.running[id] === transfer, transfer.warcExchanges == nil,
-              preparation.offset == 0, !preparation.durably, preparation.isToBeNamed,
-              let total = preparation.total, total > 0, total <= Transfer.earlyLimit, EarlyBudget.charge(total) <= space.earlyBudget.available,
-              transfer.early.buffer == nil else { return false }
-        transfer.handle(.partHeld(preparation, since: configuration.clock.now))
-        return true
-    }
-
-    /// How long a body may wait in memory for the rest of it before its part is asked for: what a
-    /// killed run may lose of a slow small file.
-    static let heldPartSeconds: TimeInterval = 1
-
-    /// Asks for the part a transfer held back (the body will not come whole, or not soon).
-    func askForPart(_ transfer: Transfer) {
-        if case .askForPart(let preparation) = transfer.handle(.partWanted) { askForPart(preparation) }
-    }
-
+    /// Asks the disk worker for a part (held back until now, or not).
     func askForPart(_ preparation: BodyPreparation) {
         let id = preparation.row.request.id
         persistence.askForPart(preparation)
         if persistence.persistent { records.saving(id) }
-    }
-
-    func wholeBodyCame(_ id: DownloadID, _ transfer: Transfer) {
-        transfers.preparing[id] = nil
-        transfer.progress.fileSize = transfer.early.count
-        transfer.progress.thisAttempt = transfer.early.count
     }
 
     /// Hands a whole body to the disk worker, with the row as it is once the file is in place.

@@ -16,6 +16,19 @@ struct Placements {
         waiting.append((id, placement))
     }
 
+    /// Adds download `id`'s finished part to this turn's batch (the part's descriptor goes with it):
+    /// the placer flushes it, renames it to `record`'s file and flushes its folder, so a slow disk
+    /// never stalls other transfers.
+    mutating func place(_ record: DownloadRecord, _ transfer: Transfer) {
+        guard let path = record.filePath else { return }
+        let lastModified = (transfer.head.lastModified ?? record.resume?.lastModified).flatMap(HTTPDate.parse)
+        var placement = Placement(fd: transfer.part.fd, partPath: PartFile.path(for: path), destination: path, lastModified: lastModified,
+                                  root: record.request.root)
+        placement.warc = payload(record.request.id, url: record.request.url.absoluteString, partPath: placement.partPath)
+        transfer.part.fd = -1
+        append(record.request.id, placement)
+    }
+
     mutating func take() -> [(DownloadID, Placement)]? {
         guard !waiting.isEmpty else { return nil }
         defer { waiting.removeAll() }
