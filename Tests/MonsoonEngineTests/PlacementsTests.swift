@@ -18,6 +18,26 @@ import Testing
         #expect(placements.take() == nil, "taken once")
     }
 
+    @Test func aFinishedPartJoinsTheBatchWithItsDescriptor() {
+        var placements = Placements(archive: nil)
+        let table = TransferTable(maxConcurrentDownloads: 4, maxBytesPerSecond: nil)
+        let transfer = Transfer(purpose: .download("a"), plan: AttemptPlan(offset: 0, ifRange: nil), handles: table.easyHandles)
+        transfer.part.fd = 9
+        transfer.head.lastModified = "Sun, 06 Nov 1994 08:49:37 GMT"
+        var record = DownloadRecord(request: DownloadRequest(id: "a", url: URL(string: "http://x/a")!, destination: .directory("/d")), sequence: 1, host: "x")
+        record.filePath = "/d/a.mp3"
+        placements.place(record, transfer)
+        #expect(transfer.part.fd == -1, "the placer's now")
+        let batch = placements.take()
+        #expect(batch?.count == 1 && batch?.first?.0 == "a")
+        #expect(batch?.first?.1.fd == 9 && batch?.first?.1.partPath == "/d/a.mp3.part" && batch?.first?.1.destination == "/d/a.mp3")
+        #expect(batch?.first?.1.lastModified == HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT"))
+        // No file name: nothing to place.
+        record.filePath = nil
+        placements.place(record, transfer)
+        #expect(placements.take() == nil)
+    }
+
     @Test func withoutAWARCNothingIsKeptForTheArchive() {
         var placements = Placements(archive: nil)
         #expect(placements.payload("a", url: "http://x/a", partPath: "/d/a.part") == nil)
