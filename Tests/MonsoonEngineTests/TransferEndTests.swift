@@ -1,4 +1,3 @@
-import CCurl
 import Foundation
 import Testing
 @testable import MonsoonEngine
@@ -27,7 +26,7 @@ import Testing
         return (transfer, record)
     }
 
-    private func conclude(_ transfer: Transfer, _ record: inout DownloadRecord, code: CURLcode = CURLE_OK) -> Transfer.Conclusion {
+    private func conclude(_ transfer: Transfer, _ record: inout DownloadRecord, code: Transfer.Code = Transfer.Code(0)) -> Transfer.Conclusion {
         var placements = Placements(archive: nil)
         return transfer.conclude(code, &record, table: table, placements: &placements, placer: placer,
                                  stall: EngineConfiguration.Stall(bytesPerSecond: 1024, seconds: 30), now: now)
@@ -51,10 +50,11 @@ import Testing
         let folder = TemporaryFolder()
         defer { folder.remove() }
         // (status, received, total, curl's code) → what follows; the part is closed each time.
-        let cases: [(Int, Int, Int?, CURLcode, String)] = [
-            (200, 60, 100, CURLE_OK, "retry(truncated)"),
-            (503, 0, nil, CURLE_OK, "retry(httpStatus)"),
-            (200, 60, 100, CURLE_RECV_ERROR, "retry(network)"),
+        // Codes: 0, and 56 (CURLE_RECV_ERROR).
+        let cases: [(Int, Int, Int?, Transfer.Code, String)] = [
+            (200, 60, 100, Transfer.Code(0), "retry(truncated)"),
+            (503, 0, nil, Transfer.Code(0), "retry(httpStatus)"),
+            (200, 60, 100, Transfer.Code(56), "retry(network)"),
         ]
         for (status, received, total, code, expected) in cases {
             var (transfer, record) = attempt(status, received: received, total: total)

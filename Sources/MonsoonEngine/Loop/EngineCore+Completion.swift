@@ -58,8 +58,7 @@ extension EngineCore {
         guard var record = records[id] else { return }
         // Deleted by the disk worker before it looks at the part for the next attempt.
         if let path = record.filePath { persistence.hand(.removeFiles([PartFile.path(for: path)], root: record.request.root, afterCommit: false)) }
-        record.resume = nil
-        record.bytes = 0
+        (record.resume, record.bytes) = (nil, 0)
         record.startPartOver(epoch: transfers.nextPartEpoch())
         records[id] = record
         guard case .none? = handle(id, .restarted), let restarts = records[id]?.state.restarts else { return }
@@ -70,20 +69,15 @@ extension EngineCore {
         move(id, .requeue)
     }
 
-    /// Asks the retry policy, then waits to retry or fails.
-    /// - Parameters:
-    ///   - hostStatus: a 429 or 503 that may hold the download's hosts (`HostHolds` decides).
-    ///   - answered: the host that answered it (id and name), when known.
+    /// Asks the retry policy, then waits to retry or fails. `hostStatus`: a 429 or 503 that may hold
+    /// the download's hosts (`HostHolds` decides); `answered`: the host that answered it, when known.
     func retryOrFail(_ id: DownloadID, _ failure: RetryPolicy.Failure, hostStatus: Int? = nil, answered: (id: Int, key: String)? = nil) {
         guard var record = records[id] else { return }
-        let decision = configuration.retry.decide(failure, counters: record.counters, random: Double.random(in: 0..<1))
-        switch decision {
+        switch configuration.retry.decide(failure, counters: record.counters, random: Double.random(in: 0..<1)) {
         case .retry(let delay, let counters):
             let now = configuration.clock.now
             let at = now.addingTimeInterval(delay)
-            record.counters = counters
-            record.lastError = failure.error
-            record.retryAt = at
+            (record.counters, record.lastError, record.retryAt) = (counters, failure.error, at)
             if let status = hostStatus {
                 let pair = HostPair(first: scheduler.hosts.id(record.host), last: answered?.id)
                 if let hold = scheduler.record(status: status, download: id, hosts: pair, retryAt: at, namesWindow: failure.retryAfter != nil, now: now) {
@@ -110,20 +104,24 @@ extension EngineCore {
 
     // MARK: - Placement
 
-    /// Hands the finished part to the placement queue: fsync, rename and folder
-    /// fsync happen there, so a slow disk never stalls other transfers.
+    /// Hands the finished file to be placed off this thread, so a slow disk never stalls other
+    /// transfers: a part to this turn's batch, a whole body to the disk worker (`WholeFile`).
     private func place(_ id: DownloadID, _ transfer: Transfer) {
-        if case .wholeBody(let preparation) = transfer.state.phase { return placeWhole(id, transfer, preparation) }
-        guard records[id]?.filePath != nil, transfer.part.fd >= 0 || transfer.head.status == 416 else {
+        let whole = transfer.state.phase.wholeBody
+        guard whole != nil || (records[id]?.filePath != nil && (transfer.part.fd >= 0 || transfer.head.status == 416)) else {
             return fail(id, DownloadError(.fileSystem, "the finished download has no file"))
         }
         // Refused, and reported: the download failed.
         guard case .none? = handle(id, .placeStarted) else { return transfer.closePart(on: placer) }
         let size = transfer.progress.fileSize
-        if let record = records.update(id, { record in
+        guard let record = records.update(id, { record in
             (record.bytes, record.total) = (size, size)
             return record
-        }) { placements.place(record, transfer) }
+        }) else { return }
+        guard let whole else { return placements.place(record, transfer) }
+        guard let file = placements.whole(transfer, whole, completing: persistence.persistent ? record : nil) else { return }
+        if file.completedRow != nil { records.saving(id) }
+        persistence.hand(.writeWhole(file))
     }
 
     /// Hands the files finished in this turn of the loop to the placer (group commit).

@@ -112,22 +112,14 @@ extension EngineCore {
         _ = handle(id, .attemptEnded)
     }
 
-    /// The host that answered `transfer` at the end of its redirects, counted for the per-host
-    /// limit from now on (a tracking redirector in front of a CDN: the CDN's limit holds too).
+    /// The host that answered `transfer` at the end of its redirects (`TransferTable.answeringHost`).
     /// - Returns: its id and name.
     @discardableResult
     func countAnsweringHost(_ transfer: Transfer) -> (id: Int, key: String)? {
-        guard let url = transfer.easy.string(CURLINFO_EFFECTIVE_URL), let key = Self.hostKey(text: url) else { return nil }
-        let host = scheduler.hosts.id(key)
-        if let id = transfer.downloadID {
-            records.update(id) { $0.answeredHost = key }
-            // Only while it holds a slot: a transfer that ended has been taken off the counts.
-            if transfers.runs(transfer), !transfer.countedHosts.contains(host) {
-                transfer.countedHosts.append(host)
-                scheduler.count([host])
-            }
-        }
-        return (host, key)
+        guard let answered = transfers.answeringHost(of: transfer, hosts: &scheduler.hosts) else { return nil }
+        if let id = transfer.downloadID { records.update(id) { $0.answeredHost = answered.key } }
+        if answered.counts { scheduler.count([answered.id]) }
+        return (answered.id, answered.key)
     }
 
     // MARK: - The first body byte
@@ -159,9 +151,8 @@ extension EngineCore {
     func bodyPrepared(_ id: DownloadID, sequence: Int, attempt: ObjectIdentifier, _ outcome: BodyPreparation.Outcome) {
         if persistence.persistent { records.saved([id]) }
         persistence.partAnswered(id)
-        let transfer = transfers.preparing[id].flatMap { ObjectIdentifier($0) == attempt ? $0 : nil }
+        let transfer = transfers.takePreparing(id, attempt: attempt)
         if let transfer {
-            transfers.preparing[id] = nil
             // One fewer ended attempt waits for its part: a start it held back may go now.
             if transfer.state.phase.partWait?.ended != nil { scheduler.needsScheduling = true }
             handle(id, .bodyReady)

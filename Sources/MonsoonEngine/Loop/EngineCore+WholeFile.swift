@@ -10,52 +10,23 @@ extension EngineCore {
         if persistence.persistent { records.saving(id) }
     }
 
-    /// Hands a whole body to the disk worker, with the row as it is once the file is in place.
-    func placeWhole(_ id: DownloadID, _ transfer: Transfer, _ preparation: BodyPreparation) {
-        guard case .none? = handle(id, .placeStarted), let body = transfer.lendEarly() else {
-            transfer.discardEarly()   // refused, and reported: the download failed
-            return
-        }
-        let size = transfer.progress.fileSize
-        let completedRow = records.update(id) { record -> DownloadRecord? in
-            record.bytes = size
-            record.total = size
-            guard persistence.persistent else { return nil }
-            var row = record
-            row.restoreStatus(.completed)
-            row.retryAt = nil
-            row.lastError = nil
-            return row
-        } ?? nil
-        if completedRow != nil { records.saving(id) }
-        let lastModified = transfer.head.lastModified.flatMap(HTTPDate.parse)
-        persistence.hand(.writeWhole(WholeFile(preparation: preparation, body: body, lastModified: lastModified, volume: transfer.limits.volume?.id,
-                                          completedRow: completedRow)))
-    }
-
     /// The disk worker's answers: each file in place (its row saved as completed with it, or not),
     /// or why not. The bodies' buffers come back here to be freed.
     func wholesWritten(_ answers: [WholeFile.Answer]) {
         for answer in answers {
-            if case .failure = answer.result {
-                // Not written: the disk's allowance the bytes spent as they came is given back, and
-                // the record no longer counts them (no part holds them).
-                if let volume = answer.volume.flatMap({ space.volumes[$0] }) { volume.giveBack(answer.body.count) }
-                records.update(answer.id) { record in
-                    guard record.sequence == answer.sequence, record.placing else { return }
-                    record.bytes = 0
-                    record.highWater = 0
-                }
-            }
+            let id = answer.id
+            // Not written: the disk's allowance the bytes spent as they came is given back.
+            if case .failure = answer.result, let volume = answer.volume.flatMap({ space.volumes[$0] }) { volume.giveBack(answer.body.count) }
             space.earlyBudget.giveBack(answer.body)
             scheduler.needsScheduling = true   // a start it held back may go now
-            let id = answer.id
             // Its own save, confirmed first: a save queued after it may have written the row again
             // without the file (then the completion is saved once more).
             if persistence.persistent { records.saved([id]) }
             // Where the record lies: no copy of it in and out.
             let current = records.isHot(id) && records.update(id) { record -> Bool in
                 guard record.sequence == answer.sequence, record.placing else { return false }
+                // Not written: no part holds the bytes the record counted.
+                if case .failure = answer.result { (record.bytes, record.highWater) = (0, 0) }
                 if let path = answer.path, record.filePath != path { record.filePath = path }
                 return true
             } == true

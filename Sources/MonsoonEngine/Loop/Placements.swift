@@ -29,6 +29,18 @@ struct Placements {
         append(record.request.id, placement)
     }
 
+    /// A whole body that came before its part was asked for, lent to the disk worker to be written as
+    /// `preparation`'s file in one pass, with `record`'s row as it is once complete (nil: a queue in memory).
+    func whole(_ transfer: Transfer, _ preparation: BodyPreparation, completing record: DownloadRecord?) -> WholeFile? {
+        guard let body = transfer.lendEarly() else { return nil }
+        var row = record
+        row?.restoreStatus(.completed)
+        row?.retryAt = nil
+        row?.lastError = nil
+        return WholeFile(preparation: preparation, body: body, lastModified: transfer.head.lastModified.flatMap(HTTPDate.parse),
+                         volume: transfer.limits.volume?.id, completedRow: row)
+    }
+
     mutating func take() -> [(DownloadID, Placement)]? {
         guard !waiting.isEmpty else { return nil }
         defer { waiting.removeAll() }
