@@ -8,27 +8,25 @@ extension EngineCore {
         switch transfer.purpose {
         case .fetch(let job):
             finishFetch(transfer, job: job, code: code)
-        case .download(let id):
-            // A transfer stopped by pause or remove is no longer the record's: ignore it.
-            guard transfers.running[id] === transfer else { return }
+        case .download(let id) where transfers.runs(transfer):
             releaseSlot(id)
-            let host = records[id]?.host ?? ""
             finishDownload(id, transfer, code: code)
-            // A body-less 2xx whose part is being prepared ends, and is reported, once it is ready.
-            if case .preparingPart = transfer.state.phase { return }
-            report(id, host: host, transfer, code: code)
+        case .download:
+            break   // stopped by a pause or a removal: no longer the record's
         }
     }
 
-    /// What the attempt came to, for run reports (only built when someone listens).
-    func report(_ id: DownloadID, host: String, _ transfer: Transfer, code: CURLcode) {
-        guard hub.wants(.attempt) else { return }
-        var error: DownloadError?
-        if let record = records[id], record.status != .completed && !record.placing { error = record.lastError }
-        emit(.attempt(transfer.report(id, host: host, error: error)))
-    }
-
+    /// Performs what the ended attempt comes to (`Transfer.conclude`), and reports it.
     func finishDownload(_ id: DownloadID, _ transfer: Transfer, code: CURLcode) {
+        let host = records[id]?.host ?? ""
+        // For run reports (built only when someone listens); a body-less 2xx whose part is being
+        // prepared ends, and is reported, once the part is ready.
+        defer {
+            if hub.wants(.attempt), transfer.state.phase.partWait == nil {
+                let error = records[id].flatMap { $0.status != .completed && !$0.placing ? $0.lastError : nil }
+                emit(.attempt(transfer.report(id, host: host, error: error)))
+            }
+        }
         if code == CURLE_OK, transfer.head.isSuccess, case .awaitingHead = transfer.state.phase {
             decideBody(transfer)   // a 2xx without a body still makes a (empty) file
         }

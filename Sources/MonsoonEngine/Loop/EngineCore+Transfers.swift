@@ -188,10 +188,7 @@ extension EngineCore {
         if case .ignored = action { return }
         // Its row may not have been saved: a reset checkpoint is flushed again next time.
         if case .failed = outcome { records.update(id) { $0.checkpointResetPending = true } }
-        // A body-less response: its (empty) part is ready, so the attempt can end now.
-        guard case .finish(let code) = action else { return }
-        let host = records[id]?.host ?? ""
-        finishDownload(id, transfer, code: code)
-        report(id, host: host, transfer, code: code)
+        // A body-less response (or one cut short meanwhile): its part is answered, so it ends now.
+        if case .finish(let code) = action { finishDownload(id, transfer, code: code) }
     }
 }
