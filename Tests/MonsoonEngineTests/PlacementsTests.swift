@@ -38,6 +38,32 @@ import Testing
         #expect(placements.take() == nil)
     }
 
+    @Test func wholeFilesWrittenGiveTheirBuffersBackAndNameTheirFiles() throws {
+        let placements = Placements(archive: nil)
+        var records = RecordTable(persistent: false)
+        let space = SpaceGovernor(inbox: EngineInbox(), reserve: 0)
+        for id: DownloadID in ["a", "b"] {
+            var record = DownloadRecord(request: DownloadRequest(id: id, url: URL(string: "http://x/\(id)")!, destination: .directory("/d")), sequence: 1, host: "x")
+            record.restoreStatus(.downloading)
+            _ = record.handle(.placeStarted)
+            (record.bytes, record.highWater) = (10, 10)
+            records[id] = record
+        }
+        let available = space.earlyBudget.available
+        func answer(_ id: DownloadID, sequence: Int = 1, _ result: Result<Void, DownloadError>) throws -> WholeFile.Answer {
+            WholeFile.Answer(id: id, sequence: sequence, path: "/d/\(id).mp3", result: result, rowSaved: true, transient: false, volume: nil,
+                             body: WholeFile.Body(buffer: try #require(space.earlyBudget.take(10)), count: 10))
+        }
+        // a written, b not, c no longer known, and an earlier attempt's answer for a.
+        let answers = [try answer("a", .success(())), try answer("b", .failure(DownloadError(.fileSystem, "no"))),
+                       try answer("c", .success(())), try answer("a", sequence: 0, .success(()))]
+        let landed = placements.wholesWritten(answers, records: &records, space: space, persistent: false)
+        #expect(landed.map(\.id) == ["a", "b"] && landed.allSatisfy(\.saved))
+        #expect(space.earlyBudget.available == available, "every buffer back")
+        #expect(records["a"]?.filePath == "/d/a.mp3" && records["a"]?.bytes == 10)
+        #expect(records["b"]?.bytes == 0 && records["b"]?.highWater == 0, "no part holds what was not written")
+    }
+
     @Test func withoutAWARCNothingIsKeptForTheArchive() {
         var placements = Placements(archive: nil)
         #expect(placements.payload("a", url: "http://x/a", partPath: "/d/a.part") == nil)

@@ -41,6 +41,31 @@ struct Placements {
                          volume: transfer.limits.volume?.id, completedRow: row)
     }
 
+    /// The disk worker's answers for whole files: each body's buffer goes back to the budget, and a
+    /// body not written gives back the disk's allowance it spent as it came, and no longer counts
+    /// in its record. `records` take each file's name.
+    /// - Returns: the placements that ended for downloads still placing them, with whether the row
+    ///   was saved as completed (and no later save may have written it again without the file).
+    func wholesWritten(_ answers: [WholeFile.Answer], records: inout RecordTable, space: SpaceGovernor, persistent: Bool)
+        -> [(id: DownloadID, result: Result<Void, DownloadError>, saved: Bool, transient: Bool)] {
+        answers.compactMap { answer in
+            let id = answer.id
+            if case .failure = answer.result, let volume = answer.volume.flatMap({ space.volumes[$0] }) { volume.giveBack(answer.body.count) }
+            space.earlyBudget.giveBack(answer.body)
+            // Its own save, confirmed first: a save queued after it may have written the row again
+            // without the file (then the completion is saved once more).
+            if persistent { records.saved([id]) }
+            // Where the record lies: no copy of it in and out.
+            let current = records.isHot(id) && records.update(id) { record -> Bool in
+                guard record.sequence == answer.sequence, record.placing else { return false }
+                if case .failure = answer.result { (record.bytes, record.highWater) = (0, 0) }   // no part holds them
+                if let path = answer.path, record.filePath != path { record.filePath = path }
+                return true
+            } == true
+            return current ? (id, answer.result, answer.rowSaved && !records.hasSavesInFlight(id), answer.transient) : nil
+        }
+    }
+
     mutating func take() -> [(DownloadID, Placement)]? {
         guard !waiting.isEmpty else { return nil }
         defer { waiting.removeAll() }
