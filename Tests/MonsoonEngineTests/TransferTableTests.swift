@@ -64,4 +64,56 @@ import Testing
         let limited = TransferTable(maxConcurrentDownloads: 4, maxBytesPerSecond: 1000)
         #expect(limited.rateLimiter != nil && limited.rateWake(now: Date()) == nil, "nobody waits for the limit yet")
     }
+    @Test func aDownloadsAttemptIsSetUpCountedAndStopped() throws {
+        let table = TransferTable(maxConcurrentDownloads: 4, maxBytesPerSecond: nil)
+        let multi = MultiHandle()
+        defer { multi.cleanup() }
+        var configuration = EngineConfiguration()
+        configuration.maxFileBytes = 5000
+        var record = DownloadRecord(request: DownloadRequest(id: "a", url: URL(string: "http://127.0.0.1:9/a")!, destination: .file("/tmp/a"),
+                                                             sizeLimit: .init(bytes: 3000, reason: "a test's")), sequence: 1, host: "127.0.0.1:9")
+        record.filePath = "/tmp/a"
+        let budget = EarlyBudget(bytes: 1 << 20)
+        let transfer = try #require(table.startDownload(record, plan: AttemptPlan(offset: 100, ifRange: nil), expected: 2000, volume: nil, hosts: [3, 4],
+                                                        configuration: configuration, runningDownloads: 0, budget: budget, multi: multi))
+        #expect(table.runs(transfer) && table.byHandle.count == 1 && transfer.countedHosts == [3, 4])
+        #expect(transfer.part.path == "/tmp/a.part" && transfer.progress.fileSize == 100 && transfer.progress.expected == 2000)
+        #expect(transfer.limits.maxFileBytes == 3000 && transfer.limits.reason == "a test's" && transfer.early.budget === budget)
+        // Stopped outside curl's callbacks: out of curl and of the table at once.
+        guard case .done(let stopped?, let freed) = table.stop("a", multi: multi) else { Issue.record("stopped at once"); return }
+        #expect(stopped === transfer && !freed && table.byHandle.isEmpty)
+        #expect(table.endRunning("a") === transfer, "its slot is the caller's to give back")
+        guard case .done(nil, false) = table.stop("a", multi: multi) else { Issue.record("nothing runs"); return }
+    }
+
+    @Test func anEndedAttemptWaitingForItsPartIsDroppedWhenStopped() {
+        let table = TransferTable(maxConcurrentDownloads: 4, maxBytesPerSecond: nil)
+        let waiting = attempt("a", table)
+        waiting.handle(.decided(.part))
+        waiting.handle(.ended(.init(0), bodyWhole: false))
+        table.preparing["a"] = waiting
+        #expect(table.endedAwaitingParts == 1)
+        guard case .done(nil, true) = table.stop("a", multi: MultiHandle()) else { Issue.record("a start it held back may go"); return }
+        #expect(table.preparing.isEmpty && table.endedAwaitingParts == 0)
+    }
+
+    @Test func aPlannedStartResumesThePartOrStartsANewOne() {
+        let table = TransferTable(maxConcurrentDownloads: 4, maxBytesPerSecond: nil)
+        let request = DownloadRequest(id: "a", url: URL(string: "http://127.0.0.1:9/a")!, destination: .file("/tmp/a"))
+        let state = ResumeState(url: "http://127.0.0.1:9/a", etag: "\"v1\"", lastModified: nil, total: 1000)
+        var record = DownloadRecord(request: request, sequence: 1, host: "127.0.0.1:9")
+        record.highWater = 50
+        var ready = StartPreparation.Ready(record: record, plan: AttemptPlan(offset: 400, ifRange: "\"v1\""))
+        ready.part = (state, false)
+        table.resume(&record, as: ready)
+        #expect(record.resume == state && record.bytes == 400 && record.highWater == 400 && record.partEpoch == 0)
+        ready.plan = AttemptPlan(offset: 0, ifRange: nil)
+        ready.part = (state, true)
+        table.resume(&record, as: ready)
+        #expect(record.resume == nil && record.bytes == 0 && record.highWater == 400 && record.partEpoch == 1, "a new part, a new epoch")
+        // No part looked at (a start planned in the loop): the record stays as it is.
+        var untouched = DownloadRecord(request: request, sequence: 1, host: "127.0.0.1:9")
+        table.resume(&untouched, as: StartPreparation.Ready(record: untouched, plan: AttemptPlan(offset: 0, ifRange: nil)))
+        #expect(untouched.bytes == 0 && untouched.resume == nil && untouched.partEpoch == 0)
+    }
 }

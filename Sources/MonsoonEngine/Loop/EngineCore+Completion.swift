@@ -8,100 +8,45 @@ extension EngineCore {
         switch transfer.purpose {
         case .fetch(let job):
             finishFetch(transfer, job: job, code: code)
-        case .download(let id):
-            // A transfer stopped by pause or remove is no longer the record's: ignore it.
-            guard transfers.running[id] === transfer else { return }
+        case .download(let id) where transfers.runs(transfer):
             releaseSlot(id)
-            let host = records[id]?.host ?? ""
             finishDownload(id, transfer, code: code)
-            // A body-less 2xx whose part is being prepared ends, and is reported, once it is ready.
-            if case .preparingPart = transfer.state.phase { return }
-            report(id, host: host, transfer, code: code)
+        case .download:
+            break   // stopped by a pause or a removal: no longer the record's
         }
     }
 
-    /// What the attempt came to, for run reports (only built when someone listens).
-    func report(_ id: DownloadID, host: String, _ transfer: Transfer, code: CURLcode) {
-        guard hub.wants(.attempt) else { return }
-        var error: DownloadError?
-        if let record = records[id], record.status != .completed && !record.placing { error = record.lastError }
-        emit(.attempt(transfer.report(id, host: host, error: error)))
-    }
-
+    /// Performs what the ended attempt comes to (`Transfer.conclude`), and reports it.
     func finishDownload(_ id: DownloadID, _ transfer: Transfer, code: CURLcode) {
+        let host = records[id]?.host ?? ""
+        // For run reports (built only when someone listens); a body-less 2xx whose part is being
+        // prepared ends, and is reported, once the part is ready.
+        defer {
+            if hub.wants(.attempt), transfer.state.phase.partWait == nil {
+                let error = records[id].flatMap { $0.status != .completed && !$0.placing ? $0.lastError : nil }
+                emit(.attempt(transfer.report(id, host: host, error: error)))
+            }
+        }
         if code == CURLE_OK, transfer.head.isSuccess, case .awaitingHead = transfer.state.phase {
             decideBody(transfer)   // a 2xx without a body still makes a (empty) file
         }
-        switch transfer.handle(.ended(code, bodyWhole: transfer.cameWhole(code: code))) {
-        case .awaitPart(let asking):
-            // Ended (a body-less 2xx, or cut short while paused) with its part still being
-            // prepared: it ends, and is reported, once the part is ready.
-            if let asking { askForPart(asking) }
-            return
-        default:
-            if case .wholeBody = transfer.state.phase { wholeBodyCame(id, transfer) }
+        let (stall, now) = (configuration.stall, configuration.clock.now)
+        let ending = records.update(id) {
+            transfer.conclude(code, &$0, table: transfers, placements: &placements, placer: placer, stall: stall, now: now)
         }
-        let body = transfer.state.body
-        let abort = transfer.state.phase.abort
-        var highWater = 0
-        var hasFile = false
-        var known: ResumeState?
-        records.update(id) { record in
-            if body != .none { record.bytes = transfer.progress.fileSize }
-            highWater = record.highWater
-            hasFile = record.filePath != nil
-            known = record.resume
-        }
-        if body != .none { transfer.progress.reported = transfer.progress.fileSize }
-        let end = transfer.end(code: code, highWater: highWater, hasFile: hasFile, known: known)
-        let outcome = DownloadLifecycle.outcome(of: end, stall: configuration.stall, now: configuration.clock.now)
-        switch outcome {
-        case .fail, .restartFresh: placements.recordAttempt(id, transfer, keepsBody: false)
-        default: placements.recordAttempt(id, transfer, keepsBody: true)
-        }
-        if abort?.restartReason == nil && abort?.error == nil {
-            // Progress is net: only bytes past the most the part has ever held count.
-            records.update(id) { $0.highWater = max(highWater, transfer.progress.fileSize) }
-        }
-        switch outcome {
-        case .complete, .place, .placeWholePart: break
-        default: transfer.closePart(on: placer)
-        }
-        switch outcome {
-        case .complete:
-            // Nothing to place: the count (and the hash) is the result.
-            let checksum = transfer.progress.digest.map(FileDigest.hex(finishing:))
-            records.update(id) { record in
-                record.bytes = transfer.progress.fileSize
-                record.total = transfer.progress.fileSize
-                record.checksum = checksum
-                record.lastError = nil
-            }
-            move(id, .complete)
-        case .place:
-            place(id, transfer)
-        case .placeWholePart(let total):
-            // The part is placed as it is (the placer opens it).
-            transfer.progress.fileSize = total
-            transfer.progress.total = total
-            records.update(id) { record in
-                record.total = total
-                record.bytes = total
-            }
-            place(id, transfer)
-        case .continueRange:
-            move(id, .requeue)
-        case .restartFresh(let reason):
-            restartFresh(id, reason: reason)
-        case .fail(let error):
-            fail(id, error)
-        case .retry(let failure, let holdHost):
+        switch ending {
+        case nil: transfer.closePart(on: placer)
+        case .awaitPart(let asking)?: if let asking { askForPart(asking) }
+        case .outcome(.complete)?: move(id, .complete)
+        case .outcome(.place)?, .outcome(.placeWholePart)?: place(id, transfer)
+        case .outcome(.continueRange)?: move(id, .requeue)
+        case .outcome(.restartFresh(let reason))?: restartFresh(id, reason: reason)
+        case .outcome(.fail(let error))?: fail(id, error)
+        case .outcome(.retry(let failure, let holdHost))?:
             // A 429 or 503 may speak for its host: the one that answered (after the redirects).
             let answered = holdHost ? countAnsweringHost(transfer) : nil
             retryOrFail(id, failure, hostStatus: holdHost ? transfer.head.status : nil, answered: answered)
-        case .holdForSpace(let error):
-            let needed = SpacePolicy.need(expected: transfer.progress.total ?? transfer.progress.expected, have: transfer.progress.fileSize)
-            holdForSpace(id, error, volume: transfer.limits.volume?.id, needed: max(needed, transfer.state.spaceWanted))
+        case .outcome(.holdForSpace(let error))?: holdForSpace(id, error, volume: transfer.limits.volume?.id, needed: transfer.spaceNeeded)
         }
     }
 
@@ -111,8 +56,7 @@ extension EngineCore {
         guard var record = records[id] else { return }
         // Deleted by the disk worker before it looks at the part for the next attempt.
         if let path = record.filePath { persistence.hand(.removeFiles([PartFile.path(for: path)], root: record.request.root, afterCommit: false)) }
-        record.resume = nil
-        record.bytes = 0
+        (record.resume, record.bytes) = (nil, 0)
         record.startPartOver(epoch: transfers.nextPartEpoch())
         records[id] = record
         guard case .none? = handle(id, .restarted), let restarts = records[id]?.state.restarts else { return }
@@ -123,20 +67,15 @@ extension EngineCore {
         move(id, .requeue)
     }
 
-    /// Asks the retry policy, then waits to retry or fails.
-    /// - Parameters:
-    ///   - hostStatus: a 429 or 503 that may hold the download's hosts (`HostHolds` decides).
-    ///   - answered: the host that answered it (id and name), when known.
+    /// Asks the retry policy, then waits to retry or fails. `hostStatus`: a 429 or 503 that may hold
+    /// the download's hosts (`HostHolds` decides); `answered`: the host that answered it, when known.
     func retryOrFail(_ id: DownloadID, _ failure: RetryPolicy.Failure, hostStatus: Int? = nil, answered: (id: Int, key: String)? = nil) {
         guard var record = records[id] else { return }
-        let decision = configuration.retry.decide(failure, counters: record.counters, random: Double.random(in: 0..<1))
-        switch decision {
+        switch configuration.retry.decide(failure, counters: record.counters, random: Double.random(in: 0..<1)) {
         case .retry(let delay, let counters):
             let now = configuration.clock.now
             let at = now.addingTimeInterval(delay)
-            record.counters = counters
-            record.lastError = failure.error
-            record.retryAt = at
+            (record.counters, record.lastError, record.retryAt) = (counters, failure.error, at)
             if let status = hostStatus {
                 let pair = HostPair(first: scheduler.hosts.id(record.host), last: answered?.id)
                 if let hold = scheduler.record(status: status, download: id, hosts: pair, retryAt: at, namesWindow: failure.retryAfter != nil, now: now) {
@@ -163,28 +102,24 @@ extension EngineCore {
 
     // MARK: - Placement
 
-    /// Hands the finished part to the placement queue: fsync, rename and folder
-    /// fsync happen there, so a slow disk never stalls other transfers.
+    /// Hands the finished file to be placed off this thread, so a slow disk never stalls other
+    /// transfers: a part to this turn's batch, a whole body to the disk worker (`WholeFile`).
     private func place(_ id: DownloadID, _ transfer: Transfer) {
-        if case .wholeBody(let preparation) = transfer.state.phase { return placeWhole(id, transfer, preparation) }
-        guard let path = records[id]?.filePath, transfer.part.fd >= 0 || transfer.head.status == 416 else {
-            fail(id, DownloadError(.fileSystem, "the finished download has no file"))
-            return
+        let whole = transfer.state.phase.wholeBody
+        guard whole != nil || (records[id]?.filePath != nil && (transfer.part.fd >= 0 || transfer.head.status == 416)) else {
+            return fail(id, DownloadError(.fileSystem, "the finished download has no file"))
         }
-        guard case .none? = handle(id, .placeStarted) else {
-            transfer.closePart(on: placer)   // refused, and reported: the download failed
-            return
-        }
-        records.update(id) { record in
-            record.bytes = transfer.progress.fileSize
-            record.total = transfer.progress.fileSize
-        }
-        let lastModified = (transfer.head.lastModified ?? records[id]?.resume?.lastModified).flatMap(HTTPDate.parse)
-        var placement = Placement(fd: transfer.part.fd, partPath: PartFile.path(for: path), destination: path, lastModified: lastModified,
-                                  root: records[id]?.request.root)
-        placement.warc = placements.payload(id, url: records[id]?.request.url.absoluteString ?? "", partPath: placement.partPath)
-        transfer.part.fd = -1
-        placements.append(id, placement)
+        // Refused, and reported: the download failed.
+        guard case .none? = handle(id, .placeStarted) else { return transfer.closePart(on: placer) }
+        let size = transfer.progress.fileSize
+        guard let record = records.update(id, { record in
+            (record.bytes, record.total) = (size, size)
+            return record
+        }) else { return }
+        guard let whole else { return placements.place(record, transfer) }
+        guard let file = placements.whole(transfer, whole, completing: persistence.persistent ? record : nil) else { return }
+        if file.completedRow != nil { records.saving(id) }
+        persistence.hand(.writeWhole(file))
     }
 
     /// Hands the files finished in this turn of the loop to the placer (group commit).

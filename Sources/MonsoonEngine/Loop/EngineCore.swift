@@ -132,7 +132,7 @@ final class EngineCore {
         guard events.progressDue(now: now, force: force) else { return }
         for transfer in transfers.byHandle.values {
             // A small body held in memory for a second: its part now, so a kill loses no more.
-            if let wait = transfer.state.phase.partWait, wait.held != nil, now.timeIntervalSince(wait.heldSince) >= Self.heldPartSeconds { askForPart(transfer) }
+            if let held = transfer.heldPartDue(now: now) { askForPart(held) }
             let progress = transfer.progress
             guard let id = transfer.downloadID, transfer.state.body != .none, progress.fileSize != progress.reported else { continue }
             transfer.progress.reported = progress.fileSize

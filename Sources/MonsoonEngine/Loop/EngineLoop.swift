@@ -116,7 +116,7 @@ struct EngineLoop {
     struct WaitingForParts: Sendable, Equatable {
         /// Downloads starting or running: the slots taken.
         var slotsTaken: Int
-        /// Small bodies kept in memory whose parts are not asked for yet (`EngineCore.holdsPart`).
+        /// Small bodies kept in memory whose parts are not asked for yet (`Transfer.decideBody`).
         var bodiesHeldBack: Int
         /// Attempts whose bodies came whole while their parts were prepared (they hold no slot).
         var attemptsEndedBeforeTheirParts: Int

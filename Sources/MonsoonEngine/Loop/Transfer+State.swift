@@ -217,4 +217,10 @@ extension Transfer.Phase {
         if case .preparingPart(let wait) = self { return wait }
         return nil
     }
+
+    /// The part a whole body is to be written as, in that phase.
+    var wholeBody: BodyPreparation? {
+        if case .wholeBody(let preparation) = self { return preparation }
+        return nil
+    }
 }

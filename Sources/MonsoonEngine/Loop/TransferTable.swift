@@ -1,3 +1,4 @@
+import CCurl
 import Foundation
 
 /// The running attempts (each a `Transfer`, which drives its own handle and phase): by easy
@@ -60,6 +61,25 @@ final class TransferTable {
         guard !afterCurl.isEmpty else { return [] }
         defer { afterCurl.removeAll() }
         return afterCurl
+    }
+
+    /// The attempt of download `id` whose part the disk worker answered for, no longer waiting (nil:
+    /// stopped meanwhile, or the answer is an earlier attempt's).
+    func takePreparing(_ id: DownloadID, attempt: ObjectIdentifier) -> Transfer? {
+        guard let transfer = preparing[id], ObjectIdentifier(transfer) == attempt else { return nil }
+        preparing[id] = nil
+        return transfer
+    }
+
+    /// The host that answered `transfer` at the end of its redirects, its id in `hosts`, and whether
+    /// it counts for the per-host limit from now on (a tracking redirector in front of a CDN: the
+    /// CDN's limit holds too): once, and only while the attempt holds a slot.
+    func answeringHost(of transfer: Transfer, hosts: inout HostTable) -> (id: Int, key: String, counts: Bool)? {
+        guard let url = transfer.easy.string(CURLINFO_EFFECTIVE_URL), let key = EngineCore.hostKey(text: url) else { return nil }
+        let host = hosts.id(key)
+        guard runs(transfer), !transfer.countedHosts.contains(host) else { return (host, key, false) }
+        transfer.countedHosts.append(host)
+        return (host, key, true)
     }
 
     /// A part epoch never used before in this process, so a late checkpoint of an old
