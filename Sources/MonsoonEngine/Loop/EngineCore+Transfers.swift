@@ -20,7 +20,7 @@ extension EngineCore {
             if let record, case .discard = record.request.destination {
                 // Nothing on disk to look at: the plan is made here.
                 startPrepared(entry.id, .ready(StartPreparation.plan(record)))
-            } else if let record, let ready = plannedHere(record, now: now) {
+            } else if let record, let ready = space.plannedStart(of: record, awaitingPart: persistence.awaitsPart(entry.id), now: now) {
                 startPrepared(entry.id, .ready(ready))
             } else {
                 persistence.hand(.prepareStart(StartPreparation(id: entry.id, record: record)))
@@ -141,7 +141,7 @@ extension EngineCore {
     /// - Returns: its id and name.
     @discardableResult
     func countAnsweringHost(_ transfer: Transfer) -> (id: Int, key: String)? {
-        guard let url = transfer.easy.string(CURLINFO_EFFECTIVE_URL), let key = Self.hostKey(text: url) else { return nil }
+        guard let url = transfer.easy.string(CURLINFO_EFFECTIVE_URL), let key = HostKey.of(text: url) else { return nil }
         let host = scheduler.hosts.id(key)
         if let id = transfer.downloadID {
             records.update(id) { $0.answeredHost = key }
