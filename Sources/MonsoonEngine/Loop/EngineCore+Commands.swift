@@ -109,7 +109,7 @@ extension EngineCore {
 
     /// Applies `body` to each of `ids`, with their records read a chunk at a time (so a large
     /// queue is never all in memory), then `done`.
-    func forEach(_ ids: [DownloadID], chunk: Int = 500, _ body: @escaping @Sendable (EngineCore, DownloadID) -> Void,
+    private func forEach(_ ids: [DownloadID], chunk: Int = 500, _ body: @escaping @Sendable (EngineCore, DownloadID) -> Void,
                  done: @escaping @Sendable (EngineCore, Result<Void, DownloadManagerError>) -> Void, ifClosed: @escaping @Sendable () -> Void) {
         guard !ids.isEmpty else { return done(self, .success(())) }
         let head = Array(ids.prefix(chunk))

@@ -7,7 +7,8 @@ extension EngineCore {
         multi.remove(transfer.easy)
         switch transfer.purpose {
         case .fetch(let job):
-            finishFetch(transfer, job: job, code: code)
+            fetches.finished(transfer, job: job, code: code, configuration: configuration)
+            scheduler.needsScheduling = true
         case .download(let id):
             // A transfer stopped by pause or remove is no longer the record's: ignore it.
             guard transfers.running[id] === transfer else { return }

@@ -1,5 +1,3 @@
-import CCurl
-
 /// In-memory fetches: small bodies (feeds) on the same multi handle as downloads,
 /// with their own concurrency limit so a refresh never waits behind media. A retry waits for
 /// its time on the engine's clock in the `FetchLine`, as a download's does.
@@ -11,14 +9,5 @@ extension EngineCore {
 
     func cancelFetch(token: Int) {
         if fetches.cancel(token: token, transfers: transfers, multi: multi) { scheduler.needsScheduling = true }
-    }
-
-    func startQueuedFetches() {
-        fetches.start(configuration: configuration, transfers: transfers, multi: multi)
-    }
-
-    func finishFetch(_ transfer: Transfer, job: FetchJob, code: CURLcode) {
-        fetches.finished(transfer, job: job, code: code, configuration: configuration)
-        scheduler.needsScheduling = true
     }
 }

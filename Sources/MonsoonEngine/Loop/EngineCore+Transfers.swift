@@ -27,7 +27,7 @@ extension EngineCore {
             }
         }
         prefetchStarts()
-        startQueuedFetches()
+        fetches.start(configuration: configuration, transfers: transfers, multi: multi)
     }
 
     /// Starts the attempt the disk worker planned, unless the download was paused, removed or

@@ -170,8 +170,7 @@ final class EngineCore {
         if old == .queued && status != .queued { scheduler.queue.remove(key: moved.key) }
         if old == .waitingToRetry && status != .waitingToRetry { scheduler.stopWaiting(id) }
         if status == .queued && old != .queued && runs(id) && !held {
-            scheduler.queue.insert(id, key: moved.key, hosts: scheduler.hostPair(host: moved.host, answered: moved.answered))
-            scheduler.needsScheduling = true
+            scheduler.line(id, key: moved.key, hosts: scheduler.hostPair(host: moved.host, answered: moved.answered))
         }
         if status == .waitingToRetry && runs(id) { scheduler.wait(id, until: records[id]?.retryAt) }
         if saving { persist(id) }
