@@ -83,6 +83,54 @@ import Testing
         #expect(scheduler.select(policy, now: now).map(\.id) == ["a"])
     }
 
+    private func record(_ id: DownloadID, _ status: DownloadStatus, sequence: Int, retryAt: Date? = nil) -> DownloadRecord {
+        var record = DownloadRecord(request: request(id, URL(string: "http://a.example/\(id)")!, to: "/tmp/\(id)"), sequence: sequence, host: "a.example")
+        record.restoreStatus(status)
+        record.retryAt = retryAt
+        return record
+    }
+
+    @Test func aClaimLetsADownloadRunUntilTheLastClaimantReleasesIt() {
+        var scheduler = DownloadScheduler(claimedOnly: true)
+        let queued = record("q", .queued, sequence: 1)
+        let kept = [scheduler.claim(queued, by: 7, held: false), scheduler.claim(queued, by: 8, held: false)]
+        #expect(kept == [false, false])
+        #expect(scheduler.queue.entries.map(\.id) == ["q"] && scheduler.needsScheduling, "in line once, for two claimants")
+        let retrying = record("r", .waitingToRetry, sequence: 2, retryAt: now.addingTimeInterval(5))
+        let keptRetrying = scheduler.claim(retrying, by: 7, held: false)
+        #expect(keptRetrying, "its retry time is read from memory: the record stays")
+        #expect(scheduler.waiting == ["r"] && scheduler.nextDeadline == now.addingTimeInterval(5))
+        _ = scheduler.claim(record("h", .queued, sequence: 3), by: 7, held: true)
+        #expect(scheduler.queue.count == 1 && scheduler.runs("h"), "held for room: claimed, but not in line")
+
+        let released = [scheduler.release("q", by: 7, record: queued), scheduler.release("q", by: 9, record: queued)]
+        #expect(released == [nil, nil], "8 still wants it; 9 never claimed it")
+        let last = scheduler.release("q", by: 8, record: queued)
+        #expect(last == .queued && scheduler.queue.isEmpty && !scheduler.runs("q"))
+        let retryReleased = scheduler.release("r", by: 7, record: retrying)
+        #expect(retryReleased == .waitingToRetry && scheduler.waiting.isEmpty && scheduler.nextDeadline == nil)
+        // A download removed: out of the line, its wait and its claims.
+        let again = scheduler.claim(retrying, by: 7, held: false)
+        scheduler.forget(retrying)
+        #expect(again && scheduler.waiting.isEmpty && scheduler.nextDeadline == nil && !scheduler.runs("r"))
+    }
+
+    @Test func aDownloadIsLinedUnderItsHostsOnlyWhenThisEngineRunsIt() {
+        var scheduler = DownloadScheduler(claimedOnly: true)
+        var redirected = record("a", .queued, sequence: 1)
+        redirected.finalURL = "https://CDN.example:8443/a"
+        let hosts = scheduler.hostPair(of: redirected)
+        let named = scheduler.hostPair(host: "a.example", answered: "cdn.example:8443")
+        let same = scheduler.hostPair(host: "a.example", answered: "a.example")
+        #expect(hosts.each.count == 2 && hosts == named && same.each.count == 1)
+        scheduler.needsScheduling = false
+        scheduler.line("a", key: redirected.queueKey, hosts: hosts)
+        #expect(scheduler.queue.isEmpty && !scheduler.needsScheduling, "not claimed: not this engine's to start")
+        scheduler.claimed?["a"] = [EngineCore.ownClaim]
+        scheduler.line("a", key: redirected.queueKey, hosts: hosts)
+        #expect(scheduler.queue.entries.map(\.id) == ["a"] && scheduler.needsScheduling)
+    }
+
     @Test func claimedOnlyRunsWhatIsClaimed() {
         var scheduler = DownloadScheduler(claimedOnly: true)
         #expect(!scheduler.runs("a"))

@@ -26,6 +26,35 @@ import Testing
         #expect(table.hot["d5"] != nil)
     }
 
+    @Test func withoutAStoreDownloadsAreNumberedHereAndAnAutomaticIdIsTheFirstFree() {
+        var table = RecordTable(persistent: false)
+        table.numbered(through: 4)   // as a restore would say
+        let explicit = table.add(row("d5", sequence: 0))
+        let automatic = table.add(row("", sequence: 0))
+        _ = table.add(row("d9", sequence: 0))
+        let ids = [table.add(row("", sequence: 0)), table.add(row("", sequence: 0))].map(\.request.id)
+        #expect(explicit.sequence == 5 && table.hot["d5"] != nil)
+        #expect(automatic.request.id == "d6" && automatic.sequence == 6)
+        #expect(ids == ["d8", "d10"], "d9 is an explicit id already: the next number free")
+        // With a store, the store numbered it: the table only goes on past it, and keeps nothing.
+        var stored = RecordTable(persistent: true)
+        let numbered = stored.add(row("x", sequence: 41))
+        #expect(numbered.sequence == 41 && stored.hot.isEmpty)
+    }
+
+    @Test func answersWithoutAStoreComeFromMemoryAndRowsReadAreOverlaidWithBusyRecords() {
+        var table = RecordTable(persistent: false)
+        let b = table.add(row("b", sequence: 0))
+        _ = table.add(row("a", sequence: 0))
+        table.update("a") { $0.restoreStatus(.paused) }
+        #expect(table.snapshots.map(\.request.id) == ["b", "a"], "in enqueue order")
+        #expect(table.counts == [.queued: 1, .paused: 1])
+        #expect(table.downloads(of: [b.request.url, URL(string: "http://127.0.0.1:9/none")!]).map { $0.map(\.request.id) } == [["b"], []])
+        let stale = row("a", sequence: 1).snapshot()
+        #expect(table.current([stale]).map(\.status) == [.paused], "the record in memory is newer than its row")
+        #expect(table.current([[row("a", sequence: 1), row("z", sequence: 9)]]).map { $0.map(\.status) } == [[.paused, .queued]])
+    }
+
     @Test func aPinnedRecordGoesOnlyWhenUnpinnedAndOnlyIfItWasDueToGo() {
         var table = RecordTable(persistent: true)
         table.keepFresh([row("a", sequence: 1), row("b", sequence: 2)], limit: 10)

@@ -129,19 +129,19 @@ import Testing
 
 @Suite struct HostKeyTests {
     @Test func theAuthorityOfAURLAsText() {
-        #expect(EngineCore.hostKey(text: "https://cdn.example.org/a/b.mp3?x=1") == "cdn.example.org")
-        #expect(EngineCore.hostKey(text: "https://User:Pass@CDN.Example.ORG:8443/a") == "cdn.example.org:8443")
-        #expect(EngineCore.hostKey(text: "http://a@b@host.example/") == "host.example", "the last @ ends the user part")
-        #expect(EngineCore.hostKey(text: "http://host.example?q") == "host.example")
-        #expect(EngineCore.hostKey(text: "http://host.example#f") == "host.example")
-        #expect(EngineCore.hostKey(text: "http://[::1]:8080/x") == "[::1]:8080")
-        #expect(EngineCore.hostKey(text: "http://ÉXAMPLE.test/") == "éxample.test")
-        #expect(EngineCore.hostKey(text: "http://") == "")
-        #expect(EngineCore.hostKey(text: "host.example/path") == nil)
-        #expect(EngineCore.hostKey(text: "") == nil)
+        #expect(HostKey.of(text: "https://cdn.example.org/a/b.mp3?x=1") == "cdn.example.org")
+        #expect(HostKey.of(text: "https://User:Pass@CDN.Example.ORG:8443/a") == "cdn.example.org:8443")
+        #expect(HostKey.of(text: "http://a@b@host.example/") == "host.example", "the last @ ends the user part")
+        #expect(HostKey.of(text: "http://host.example?q") == "host.example")
+        #expect(HostKey.of(text: "http://host.example#f") == "host.example")
+        #expect(HostKey.of(text: "http://[::1]:8080/x") == "[::1]:8080")
+        #expect(HostKey.of(text: "http://ÉXAMPLE.test/") == "éxample.test")
+        #expect(HostKey.of(text: "http://") == "")
+        #expect(HostKey.of(text: "host.example/path") == nil)
+        #expect(HostKey.of(text: "") == nil)
         // As a parsed URL's key, for the URLs a queue holds.
         for text in ["https://Example.COM:444/x", "http://example.com/", "https://u@media.example.net/ep.mp3"] {
-            #expect(EngineCore.hostKey(text: text) == EngineCore.hostKey(URL(string: text)!))
+            #expect(HostKey.of(text: text) == HostKey.of(URL(string: text)!))
         }
     }
 }

@@ -29,6 +29,22 @@ import Testing
         #expect(error.message.contains("reserve") && error.message.contains("free some space"))
     }
 
+    @Test func aNewDownloadIsPlannedHereWhileItsFolderWasMeasuredAMomentAgo() {
+        let governor = SpaceGovernor(inbox: EngineInbox(), reserve: 100)
+        let fresh = DownloadRecord(request: DownloadRequest(id: "n", url: URL(string: "http://127.0.0.1:9/n")!, destination: .directory("/downloads")),
+                                   sequence: 1, host: "127.0.0.1:9")
+        #expect(governor.plannedStart(of: fresh, awaitingPart: false, now: now) == nil, "never measured: the disk worker plans it")
+        _ = start(governor, free: 1000, known: nil, expected: nil)
+        let ready = governor.plannedStart(of: fresh, awaitingPart: false, now: now.addingTimeInterval(1))
+        #expect(ready?.space?.volume == 7 && ready?.spaceReused == true && ready?.plan.offset == 0)
+        #expect(governor.plannedStart(of: fresh, awaitingPart: true, now: now) == nil, "a part asked for first: the worker's answer may name the file")
+        var named = fresh
+        named.filePath = "/downloads/n"
+        #expect(governor.plannedStart(of: named, awaitingPart: false, now: now) == nil, "a name: its part is looked at")
+        #expect(governor.plannedStart(of: fresh, awaitingPart: false, now: now.addingTimeInterval(SpacePolicy.measureInterval)) == nil,
+                "measured too long ago")
+    }
+
     @Test func aCallersExpectedSizeOnlyDefersWhileTheDiskIsFull() {
         let governor = SpaceGovernor(inbox: EngineInbox(), reserve: 100)
         // The disk to itself: a length only expected is asked for, and the server's decides.

@@ -22,6 +22,14 @@ import Testing
         #expect(!URLChange.forgetsWhereItWasAnswered(status: .completed, placing: false))
         #expect(!URLChange.forgetsWhereItWasAnswered(status: .downloading, placing: true))
         #expect(URLChange.resumeState(nil, from: "http://h/a?sig=1", to: "http://h/a?sig=2") == nil)
+        var record = DownloadRecord(request: request("a", URL(string: "http://old.example/a?sig=1")!, to: "/tmp/a"), sequence: 1, host: "old.example")
+        record.resume = ResumeState(url: "http://old.example/a?sig=1", etag: "\"v\"", lastModified: nil, total: 10)
+        record.finalURL = "https://cdn.example/a"
+        record.answeredHost = "cdn.example"
+        URLChange.apply(URL(string: "https://New.example:444/a?sig=2")!, to: &record)
+        #expect(record.request.url.absoluteString == "https://New.example:444/a?sig=2" && record.host == "new.example:444" && record.urlChanged)
+        #expect(record.resume?.url == "https://New.example:444/a?sig=2", "the part's bytes and validators are the new URL's")
+        #expect(record.finalURL == nil && record.answeredHost == nil, "where the old URL was answered says nothing of the new one")
     }
 
     /// A part fetched from one link, refused later (403), goes on from the new link with Range, across

@@ -24,7 +24,7 @@ extension DownloadRecord {
                 return scope
             } ?? .any, followsRedirects: row.optionalInt(.followsRedirects) != 0,
             owner: try Self.owner(row))
-        self.init(request: request, sequence: row.int(.seq), host: EngineCore.hostKey(url))
+        self.init(request: request, sequence: row.int(.seq), host: HostKey.of(url))
         restoreStatus(status)
         counters = RetryPolicy.Counters(attempts: row.int(.attempts), backoffLevel: row.int(.backoffLevel))
         retryAt = row.date(.retryAt)

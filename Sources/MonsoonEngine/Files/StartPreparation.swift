@@ -17,7 +17,7 @@ struct StartPreparation: Sendable {
         /// The disk the file goes to, measured now (nil for a counted body, or a disk that could
         /// not be measured): the loop decides whether the rest fits beside the running downloads.
         var space: VolumeSpace?
-        /// `space` is the loop's last measurement of the folder, not a new one (`plannedHere`).
+        /// `space` is the loop's last measurement of the folder, not a new one (`SpaceGovernor.plannedStart`).
         var spaceReused = false
     }
 

@@ -110,6 +110,8 @@ package struct DownloadRecord: Sendable {
     }
 
     var queueKey: QueueIndex.Key { QueueIndex.Key(priority: request.priority, sequence: sequence) }
+    /// The host that answered its last attempt (a row read back knows only `finalURL`).
+    var answeredHostKey: String? { answeredHost ?? finalURL.flatMap(HostKey.of(text:)) }
 
     /// Hands `event` to the download's state machine: what it answers is the caller's to
     /// perform, a refusal included (`EngineCore.refused`).

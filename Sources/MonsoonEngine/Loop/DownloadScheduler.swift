@@ -150,6 +150,73 @@ struct DownloadScheduler {
         claimed.map { $0[id] != nil } ?? true
     }
 
+    /// Puts `id` in line, if this engine runs it, for the next turn to start.
+    mutating func line(_ id: DownloadID, key: QueueIndex.Key, hosts: HostPair) {
+        guard runs(id) else { return }
+        queue.insert(id, key: key, hosts: hosts)
+        needsScheduling = true
+    }
+
+    /// The hosts of a download as the line keeps them: its URL's, and the one that answered its
+    /// last attempt at the end of the redirects (`HostPair`).
+    mutating func hostPair(of record: DownloadRecord) -> HostPair {
+        hostPair(host: record.host, answered: record.answeredHostKey)
+    }
+
+    mutating func hostPair(host: String, answered: String?) -> HostPair {
+        let first = hosts.id(host)
+        guard let answered, answered != host else { return HostPair(first: first) }
+        return HostPair(first: first, last: hosts.id(answered))
+    }
+
+    /// `record`'s download is gone: out of the line, its slot, its wait and its claims.
+    mutating func forget(_ record: DownloadRecord) {
+        let id = record.request.id
+        releaseStartingSlot(id)
+        if record.status == .queued { queue.remove(key: record.queueKey) }
+        stopWaiting(id)
+        claimed?[id] = nil
+    }
+
+    // MARK: - Claims
+
+    /// `claimant` wants `record`'s download; at the first claim it may run: queued, it joins the
+    /// line (unless `held` for room); waiting to retry, it waits for its time.
+    /// - Returns: whether the record must stay in memory (the waiting set reads its retry time).
+    mutating func claim(_ record: DownloadRecord, by claimant: Int32, held: Bool) -> Bool {
+        let id = record.request.id
+        let first = claimed?[id] == nil
+        claimed?[id, default: []].insert(claimant)
+        guard first else { return false }
+        switch record.status {
+        case .queued:
+            // One waiting for room stays held until its disk has it.
+            if !held { line(id, key: record.queueKey, hosts: hostPair(of: record)) }
+        case .waitingToRetry:
+            wait(id, until: record.retryAt)
+            return true
+        case .downloading, .paused, .completed, .failed:
+            break
+        }
+        return false
+    }
+
+    /// `claimant` no longer wants the download; when nobody does (and no file of it is being
+    /// placed), it leaves the line or its wait.
+    /// - Returns: its status then (a running transfer is the core's to stop); nil: still wanted.
+    mutating func release(_ id: DownloadID, by claimant: Int32, record: DownloadRecord?) -> DownloadStatus? {
+        guard var claimants = claimed?[id], claimants.remove(claimant) != nil else { return nil }
+        guard claimants.isEmpty else {
+            claimed?[id] = claimants
+            return nil
+        }
+        guard let record, !record.placing else { return nil }   // a file being placed lands
+        claimed?[id] = nil
+        if record.status == .queued { queue.remove(key: record.queueKey) }
+        if record.status == .waitingToRetry { stopWaiting(id) }
+        return record.status
+    }
+
     // MARK: - Read-ahead
 
     /// Which rows of the first `window` downloads in line to read ahead of their start (marked

@@ -7,7 +7,8 @@ extension EngineCore {
         multi.remove(transfer.easy)
         switch transfer.purpose {
         case .fetch(let job):
-            finishFetch(transfer, job: job, code: code)
+            fetches.finished(transfer, job: job, code: code, configuration: configuration)
+            scheduler.needsScheduling = true
         case .download(let id) where transfers.runs(transfer):
             releaseSlot(id)
             finishDownload(id, transfer, code: code)

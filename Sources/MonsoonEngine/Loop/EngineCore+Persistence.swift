@@ -212,7 +212,7 @@ extension EngineCore {
         case .problem(let box):
             persistence.failed(box.error)
         case .done(let next):
-            if let next { nextSequence = max(nextSequence, next) }
+            if let next { records.numbered(through: next - 1) }
             scheduler.needsScheduling = true
             let waiting = persistence.restoreEnded()
             if !waiting.isEmpty { adoptNewRows { loop, result in for done in waiting { done(loop, result) } } }
@@ -224,11 +224,11 @@ extension EngineCore {
     func adopt(_ stored: DownloadRecord, as inspected: DownloadRecord) {
         let record = inspected
         let id = record.request.id
-        nextSequence = max(nextSequence, record.sequence + 1)
+        records.numbered(through: record.sequence)
         records[id] = record
         if !persistence.persistent, let path = record.filePath { worker.claimedPaths.withLock { $0[path] = id } }
         switch record.status {
-        case .queued where runs(id): scheduler.queue.insert(id, key: record.queueKey, hosts: hostPair(of: record))
+        case .queued where runs(id): scheduler.queue.insert(id, key: record.queueKey, hosts: scheduler.hostPair(of: record))
         case .waitingToRetry where runs(id): scheduler.wait(id, until: record.retryAt)
         default: break
         }

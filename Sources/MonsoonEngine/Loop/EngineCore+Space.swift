@@ -27,26 +27,16 @@ extension EngineCore {
     /// - Parameter trusted: false for a caller's expected size, which may be wrong: such a hold is
     ///   let go to try once its disk has no other download to make room for.
     func holdForSpace(_ id: DownloadID, _ error: DownloadError, volume: UInt64?, needed: Int, trusted: Bool = true) {
-        guard let key = records.update(id, { record -> (QueueIndex.Key, String, String?) in
+        guard let record = records.update(id, { record in
             record.lastError = error
-            return (record.queueKey, record.host, record.answeredHost ?? record.finalURL.flatMap(Self.hostKey(text:)))
+            return record
         }) else { return }
-        space.holds[id] = SpaceHold(key: key.0, hosts: hostPair(host: key.1, answered: key.2), volume: volume, needed: max(1, needed), trusted: trusted)
+        space.holds[id] = SpaceHold(key: record.queueKey, hosts: scheduler.hostPair(of: record), volume: volume, needed: max(1, needed), trusted: trusted)
         move(id, .holdForSpace)
     }
 
+    /// Back in line, those whose disks have room now: their starts check it again.
     func releaseSpaceHolds() {
-        for (id, hold) in space.releasable(running: transfers.running.values) { requeue(id, hold) }
-    }
-
-    /// Back in the queue: the start checks the room again.
-    func letGoOfSpaceHold(_ id: DownloadID) {
-        if let hold = space.holds.removeValue(forKey: id) { requeue(id, hold) }
-    }
-
-    private func requeue(_ id: DownloadID, _ hold: SpaceHold) {
-        guard runs(id) else { return }
-        scheduler.queue.insert(id, key: hold.key, hosts: hold.hosts)
-        scheduler.needsScheduling = true
+        for (id, hold) in space.releasable(running: transfers.running.values) { scheduler.line(id, key: hold.key, hosts: hold.hosts) }
     }
 }

@@ -20,14 +20,14 @@ extension EngineCore {
             if let record, case .discard = record.request.destination {
                 // Nothing on disk to look at: the plan is made here.
                 startPrepared(entry.id, .ready(StartPreparation.plan(record)))
-            } else if let record, let ready = plannedHere(record, now: now) {
+            } else if let record, let ready = space.plannedStart(of: record, awaitingPart: persistence.awaitsPart(entry.id), now: now) {
                 startPrepared(entry.id, .ready(ready))
             } else {
                 persistence.hand(.prepareStart(StartPreparation(id: entry.id, record: record)))
             }
         }
         prefetchStarts()
-        startQueuedFetches()
+        fetches.start(configuration: configuration, transfers: transfers, multi: multi)
     }
 
     /// Starts the attempt the disk worker planned, unless the download was paused, removed or

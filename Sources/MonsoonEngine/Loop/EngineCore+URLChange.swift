@@ -17,21 +17,9 @@ extension EngineCore {
         // Queued in line under its old hosts: taken out and put back under the new ones.
         let inLine = record.status == .queued && runs(id) && space.holds[id] == nil && scheduler.starting[id] == nil
         if inLine { scheduler.queue.remove(key: record.queueKey) }
-        record.request.url = url
-        record.host = Self.hostKey(url)
-        record.urlChanged = true
-        record.resume = URLChange.resumeState(record.resume, from: old, to: url.absoluteString)
-        if URLChange.forgetsWhereItWasAnswered(status: record.status, placing: record.placing) {
-            // Where the old URL's redirects ended says nothing of the new one's (its hosts' limits and
-            // holds); the next response says where the bytes come from.
-            record.answeredHost = nil
-            record.finalURL = nil
-        }
+        URLChange.apply(url, to: &record)
         records[id] = record
-        if inLine {
-            scheduler.queue.insert(id, key: record.queueKey, hosts: hostPair(of: record))
-            scheduler.needsScheduling = true
-        }
+        if inLine { scheduler.line(id, key: record.queueKey, hosts: scheduler.hostPair(of: record)) }
         switch outcome {
         case .keepStatus:
             persist(id)
@@ -50,9 +38,9 @@ extension EngineCore {
         return .success(())
     }
 
-    /// Queues a failed download again with fresh retry counters (what `retry` does, without
-    /// lifting its host's hold: this is no user asking for it now).
-    private func requeueFresh(_ id: DownloadID) {
+    /// Queues a download again with fresh retry counters (a changed URL's failure does not lift
+    /// its host's hold: no user asks for it now).
+    func requeueFresh(_ id: DownloadID) {
         records.update(id) { $0.counters = RetryPolicy.Counters() }
         handle(id, .restartsForgotten)
         move(id, .requeue)

@@ -25,7 +25,6 @@ final class EngineCore {
     var records: RecordTable
     /// The line of queued downloads, their slots, retries and held hosts, with their timers.
     var scheduler: DownloadScheduler
-    var nextSequence = 0
     /// The running attempts, by easy handle and by download, and what starts, paces and ends them.
     let transfers: TransferTable
     /// The disks downloads write to (what each may still take), the downloads waiting for room,
@@ -156,7 +155,7 @@ final class EngineCore {
             if event != .holdForSpace, record.lastError?.code == .notEnoughDiskSpace, record.status == .queued || record.status == .downloading {
                 record.lastError = nil
             }
-            return .success((old, record.status, record.queueKey, record.host, record.answeredHost ?? record.finalURL.flatMap(Self.hostKey(text:))))
+            return .success((old, record.status, record.queueKey, record.host, record.answeredHostKey))
         }
         let moved: (old: DownloadStatus, new: DownloadStatus, key: QueueIndex.Key, host: String, answered: String?)
         switch answer {
@@ -171,8 +170,7 @@ final class EngineCore {
         if old == .queued && status != .queued { scheduler.queue.remove(key: moved.key) }
         if old == .waitingToRetry && status != .waitingToRetry { scheduler.stopWaiting(id) }
         if status == .queued && old != .queued && runs(id) && !held {
-            scheduler.queue.insert(id, key: moved.key, hosts: hostPair(host: moved.host, answered: moved.answered))
-            scheduler.needsScheduling = true
+            scheduler.line(id, key: moved.key, hosts: scheduler.hostPair(host: moved.host, answered: moved.answered))
         }
         if status == .waitingToRetry && runs(id) { scheduler.wait(id, until: records[id]?.retryAt) }
         if saving { persist(id) }

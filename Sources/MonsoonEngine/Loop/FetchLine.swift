@@ -1,3 +1,4 @@
+import CCurl
 import Foundation
 
 /// The in-memory fetches waiting to start: those queued now, those whose retry waits for its
@@ -68,6 +69,66 @@ struct FetchLine {
     /// A running fetch ended (or its transfer never started): its slot is free.
     mutating func ended() {
         running -= 1
+    }
+
+    // MARK: - Transfers (the loop's, handed in for the call)
+
+    /// Starts the queued fetches while fewer than the limit run, on `multi`, kept in `transfers`.
+    mutating func start(configuration: EngineConfiguration, transfers: TransferTable, multi: MultiHandle) {
+        while let job = next(limit: configuration.maxConcurrentFetches) {
+            let transfer = Transfer.fetch(job, configuration: configuration, handles: transfers.easyHandles)
+            guard multi.add(transfer.easy) else {
+                ended()
+                job.complete(.failure(RetryPolicy.Failure(error: DownloadError(.network, "libcurl refused to start the transfer"), isTransient: false, retryAfter: nil, madeProgress: false)))
+                continue
+            }
+            transfers.started(transfer)
+        }
+    }
+
+    /// Cancels the fetch `token`, stopping its transfer if it runs.
+    /// - Returns: whether a running fetch stopped (its slot is free).
+    mutating func cancel(token: Int, transfers: TransferTable, multi: MultiHandle) -> Bool {
+        if cancelWaiting(token: token) { return false }
+        for (raw, transfer) in transfers.byHandle {
+            guard case .fetch(let job) = transfer.purpose, job.token == token else { continue }
+            multi.remove(transfer.easy)
+            transfers.removeHandle(raw)
+            ended()
+            job.complete(.cancelled)
+            return true
+        }
+        return false
+    }
+
+    /// A fetch's transfer ended: its slot is free, and its job has its answer (with a WARC, once
+    /// the fetch's record is written: `WARCArchive.record(fetch:body:then:)`).
+    mutating func finished(_ transfer: Transfer, job: FetchJob, code: CURLcode, configuration: EngineConfiguration) {
+        ended()
+        let outcome = Self.outcome(of: transfer, request: job.request, code: code, stall: configuration.stall)
+        guard let archive = configuration.warc, let exchanges = transfer.warcExchanges else { return job.complete(outcome) }
+        archive.record(fetch: exchanges, body: code == CURLE_OK && transfer.state.phase.abort == nil ? transfer.memory : nil) { job.complete(outcome) }
+    }
+
+    /// What a fetch answers, from how its transfer ended.
+    static func outcome(of transfer: Transfer, request: FetchRequest, code: CURLcode, stall: EngineConfiguration.Stall) -> FetchJob.Outcome {
+        if let error = transfer.state.phase.abort?.error {
+            return .failure(RetryPolicy.Failure(error: error, isTransient: false, retryAfter: nil, madeProgress: false))
+        }
+        guard code == CURLE_OK else {
+            return .failure(FailureClassifier.curlFailure(code: Int(code.rawValue), text: transfer.errorText(code), stall: stall))
+        }
+        guard transfer.head.isComplete || transfer.head.status == 0 else {
+            let error = DownloadError(.truncated, "the connection closed in the middle of the response's head")
+            return .failure(RetryPolicy.Failure(error: error, isTransient: true, retryAfter: nil, madeProgress: false))
+        }
+        let finalURL = transfer.easy.string(CURLINFO_EFFECTIVE_URL).flatMap(URL.init(string:)) ?? request.url
+        return .response(FetchResponse(
+            status: transfer.head.status,
+            headers: transfer.head.fields.map { FetchResponse.Header(name: $0.name, value: $0.value) },
+            finalURL: finalURL,
+            redirects: transfer.redirects,
+            body: Data(transfer.memory)))
     }
 
     /// At shutdown: every fetch not yet started is cancelled.

@@ -17,7 +17,7 @@ struct PersistenceGateway {
     let persistent: Bool
     /// What this turn of the loop hands the disk worker (see `EngineCore.submitWork`).
     private var work: [DiskWorker.Work] = []
-    /// Parts asked of the disk worker and not yet answered, by download (`plannedHere` leaves
+    /// Parts asked of the disk worker and not yet answered, by download (`SpaceGovernor.plannedStart` leaves
     /// those to the worker, in order after the answer, which may name the file).
     private var partsAsked: [DownloadID: Int] = [:]
     /// The last persistence failure, reported by `DownloadManager.persistenceError`.

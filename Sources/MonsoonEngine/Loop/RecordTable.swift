@@ -14,6 +14,8 @@ struct RecordTable {
     private var unsaved: [DownloadID: Int] = [:]
     /// Records are kept in a store (else every record stays here).
     let persistent: Bool
+    /// Without a store, the number the next download added takes (its order, and its `d<N>` id).
+    private(set) var nextSequence = 0
 
     init(persistent: Bool) { self.persistent = persistent }
 
@@ -86,10 +88,17 @@ struct RecordTable {
     /// leave memory: they count toward the limit of those kept.
     private var fresh: Set<DownloadID> = []
 
+    /// The most inserted rows kept in memory waiting for their start (`keepFresh`): they are the
+    /// rows as written, so their downloads start without a read of the database, as rows read
+    /// ahead do. A count, not a size (about 2.4 MB of records with short URLs and no headers; long
+    /// signed URLs or headers make each larger). A `get` of a thousand URLs then never reads its
+    /// rows back; the rows of a larger batch past these are read ahead as any others.
+    static let freshLimit = 1024
+
     /// Keeps inserted rows in memory, while fewer than `limit` kept so wait: each is its row as
     /// written, so it stays as a row read ahead does, until it starts (`started`), changes (then
     /// saved and let go as any other) or is removed.
-    mutating func keepFresh(_ rows: [DownloadRecord], limit: Int) {
+    mutating func keepFresh(_ rows: [DownloadRecord], limit: Int = freshLimit) {
         guard persistent, fresh.count < limit else { return }
         fresh.formUnion(adopt(Array(rows.prefix(limit - fresh.count))))
     }
@@ -178,6 +187,75 @@ struct RecordTable {
                 evictIfAtRest(id)
             }
         }
+    }
+}
+
+// MARK: - Numbering
+
+extension RecordTable {
+    /// Downloads numbered up to `sequence` exist (restored, adopted or inserted by the store):
+    /// numbering without a store goes on past them.
+    mutating func numbered(through sequence: Int) {
+        nextSequence = max(nextSequence, sequence + 1)
+    }
+
+    /// Takes in a download the disk worker made: without a store it is numbered here (an
+    /// automatic id is the first free `d<N>`) and kept; with one, the store numbered it.
+    /// - Returns: the record as numbered.
+    mutating func add(_ inserted: DownloadRecord) -> DownloadRecord {
+        guard !persistent else {
+            numbered(through: inserted.sequence)
+            return inserted
+        }
+        var record = inserted
+        if record.request.id.rawValue.isEmpty {
+            while self[DownloadID("d\(nextSequence)")] != nil { nextSequence += 1 }
+            record.request.id = DownloadID("d\(nextSequence)")
+        }
+        record.sequence = nextSequence
+        nextSequence += 1
+        hot[record.request.id] = record
+        return record
+    }
+}
+
+extension RecordTable {
+    /// A completed download whose file has gone is asked for from nothing: no bytes, no resume
+    /// state and, into a folder, no name (with the file gone the plain name is usually free once
+    /// more: no " (2)" left over from a clash).
+    /// - Returns: the name it let go.
+    mutating func startOver(_ id: DownloadID) -> String? {
+        update(id) { record -> String? in
+            record.bytes = 0
+            record.resume = nil
+            if case .file = record.request.destination { return nil }
+            defer { record.filePath = nil }
+            return record.filePath
+        } ?? nil
+    }
+}
+
+// MARK: - Answers without a store (with one, the rows read, as they are in memory)
+
+extension RecordTable {
+    /// Every download, in enqueue order.
+    var snapshots: [Download] { hot.values.sorted { $0.sequence < $1.sequence }.map { $0.snapshot() } }
+
+    /// How many downloads are in each status.
+    var counts: [DownloadStatus: Int] { hot.values.reduce(into: [:]) { $0[$1.status, default: 0] += 1 } }
+
+    /// The downloads of each URL, in enqueue order.
+    func downloads(of urls: [URL]) -> [[Download]] {
+        urls.map { url in hot.values.filter { $0.request.url == url }.sorted { $0.sequence < $1.sequence }.map { $0.snapshot() } }
+    }
+
+    /// Downloads read from the store, the busy ones as they are in memory.
+    func current(_ downloads: [Download]) -> [Download] {
+        hot.isEmpty ? downloads : downloads.map { hot[$0.request.id]?.snapshot() ?? $0 }
+    }
+
+    func current(_ rows: [[DownloadRecord]]) -> [[Download]] {
+        rows.map { $0.map { (hot[$0.request.id] ?? $0).snapshot() } }
     }
 }
 

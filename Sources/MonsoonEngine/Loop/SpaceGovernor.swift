@@ -64,6 +64,20 @@ final class SpaceGovernor {
         return space
     }
 
+    /// The plan of a download that has no file yet, made on the loop without asking the disk
+    /// worker: no name, so no part to look at (`awaitingPart`: one is being asked for), and its
+    /// folder's disk measured less than `SpacePolicy.measureInterval` ago. Its allowance then stands
+    /// as the loop keeps it (the last measurement less every byte written since), as it does for a
+    /// disk being written to, which `check` measures at that interval. Most of a large queue of new
+    /// downloads starts so, without a round trip each. Nil: the disk worker plans it.
+    func plannedStart(of record: DownloadRecord, awaitingPart: Bool, now: Date) -> StartPreparation.Ready? {
+        guard record.filePath == nil, !awaitingPart, let space = recentSpace(of: record.request.destination.folder, now: now) else { return nil }
+        var ready = StartPreparation.Ready(record: record, plan: AttemptPlan(offset: 0, ifRange: nil))
+        ready.space = space
+        ready.spaceReused = true
+        return ready
+    }
+
     /// What the running downloads on `volume` still expect to write (unknown sizes count nothing).
     func committedBytes(on volume: Volume, by running: Running, excluding excluded: Transfer? = nil) -> Int {
         var sum = 0

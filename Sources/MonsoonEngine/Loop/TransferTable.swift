@@ -75,7 +75,7 @@ final class TransferTable {
     /// it counts for the per-host limit from now on (a tracking redirector in front of a CDN: the
     /// CDN's limit holds too): once, and only while the attempt holds a slot.
     func answeringHost(of transfer: Transfer, hosts: inout HostTable) -> (id: Int, key: String, counts: Bool)? {
-        guard let url = transfer.easy.string(CURLINFO_EFFECTIVE_URL), let key = EngineCore.hostKey(text: url) else { return nil }
+        guard let url = transfer.easy.string(CURLINFO_EFFECTIVE_URL), let key = HostKey.of(text: url) else { return nil }
         let host = hosts.id(key)
         guard runs(transfer), !transfer.countedHosts.contains(host) else { return (host, key, false) }
         transfer.countedHosts.append(host)

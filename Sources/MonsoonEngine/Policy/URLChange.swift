@@ -1,3 +1,5 @@
+import Foundation
+
 /// What giving a download a new URL for the same resource does, by where the download is
 /// (`DownloadManager.changeURL(_:to:)`). Pure: the loop performs the answer.
 ///
@@ -33,6 +35,21 @@ enum URLChange {
     /// its file came from.
     static func forgetsWhereItWasAnswered(status: DownloadStatus, placing: Bool) -> Bool {
         status != .completed && !placing
+    }
+
+    /// `record` once its URL is `url`: its hosts, and its part's resume state, are the new URL's.
+    static func apply(_ url: URL, to record: inout DownloadRecord) {
+        let old = record.request.url.absoluteString
+        record.request.url = url
+        record.host = HostKey.of(url)
+        record.urlChanged = true
+        record.resume = resumeState(record.resume, from: old, to: url.absoluteString)
+        if forgetsWhereItWasAnswered(status: record.status, placing: record.placing) {
+            // Where the old URL's redirects ended says nothing of the new one's (its hosts' limits and
+            // holds); the next response says where the bytes come from.
+            record.answeredHost = nil
+            record.finalURL = nil
+        }
     }
 
     /// The part's resume state once the URL changed: the same bytes and validators, now of
