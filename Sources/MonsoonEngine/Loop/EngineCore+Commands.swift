@@ -5,7 +5,7 @@ import MonsoonStore
 extension EngineCore {
     /// Gives up a name a download held (without a store; with one, its row holds it).
     func releasePath(_ path: String, of id: DownloadID) {
-        worker.claimedPaths.withLock { if $0[path] == id { $0[path] = nil } }
+        persistence.claimedPaths.withLock { if $0[path] == id { $0[path] = nil } }
     }
 
     func pause(_ id: DownloadID) -> Result<Void, DownloadManagerError> {
@@ -61,7 +61,7 @@ extension EngineCore {
         // Kept in memory while the disk worker looks: a removal meanwhile is then seen.
         records[id] = record
         records.hold(id)
-        onWorker({ _ in !PartFile.exists(path) }, then: { loop, gone in
+        persistence.onWorker({ _ in !PartFile.exists(path) }, then: { loop, gone in
             if let current = loop.records.hot[id] {
                 loop.perform(DownloadLifecycle.command(.retry(fileGone: gone), status: current.status, placing: current.placing), for: id)
             }
@@ -128,7 +128,7 @@ extension EngineCore {
         guard persistence.persistent, scheduler.claimed != nil else {
             return forEach(Array(active), { loop, id in _ = loop.pause(id) }, done: { loop, result in reply(loop, result) }, ifClosed: reply.shutDown)
         }
-        onWorker({ store in
+        persistence.onWorker({ store in
             Result { try [DownloadStatus.queued, .waitingToRetry, .downloading].flatMap { try store?.ids(withStatus: $0) ?? [] } }.mapError { ErrorBox(error: $0) }
         }, then: { [active] loop, stored in
             switch stored {
@@ -148,7 +148,7 @@ extension EngineCore {
         guard persistence.persistent else {
             return forEach(Array(paused), { loop, id in _ = loop.resume(id) }, done: { loop, result in reply(loop, result) }, ifClosed: reply.shutDown)
         }
-        onWorker({ store in
+        persistence.onWorker({ store in
             Result { try store?.ids(withStatus: .paused) ?? [] }.mapError { ErrorBox(error: $0) }
         }, then: { loop, stored in
             switch stored {
@@ -279,7 +279,7 @@ extension EngineCore {
     /// Reads on the disk worker, then shapes the answer here (with what is in memory).
     private func readRows<Read: Sendable, T: Sendable>(_ read: @escaping @Sendable (any QueueStore) throws -> Read,
                                                        then shape: @escaping @Sendable (EngineCore, Read) -> T, reply: CommandReply<T>) {
-        onWorker({ store in
+        persistence.onWorker({ store in
             Result { () throws -> Read in
                 guard let store else { throw DownloadError(.fileSystem, "no store") }
                 return try read(store)

@@ -26,7 +26,7 @@ extension EngineCore {
         }
         let after = persistence.adoptedThrough
         let deletions = replaced.map { ($0.request.id, $0.sequence) }
-        onWorker({ [inserts] store in
+        persistence.onWorker({ [inserts] store in
             Self.insert(inserts, into: store, replacing: deletions, adoptingAfter: after)
         }, then: { [kept, inserts, replaced] loop, written in
             switch written {
@@ -65,7 +65,7 @@ extension EngineCore {
     /// What the disk worker wrote for an enqueue.
     struct Inserted: Sendable {
         var records: [DownloadRecord] = []
-        var adopted = NewRows()
+        var adopted = RestoreReader.NewRows()
     }
 
     /// Checks a batch before anything changes: ids, schemes, shared part files.
@@ -85,7 +85,7 @@ extension EngineCore {
             // (With a store, the disk worker also checks the rows, in the inserting transaction.)
             if case .file(let path) = request.destination {
                 if let refusal = LocalFile.lengthRefusal(of: path) { return .invalidRequest(request.id, refusal) }
-                let owner = !persistence.persistent ? worker.claimedPaths.withLock { $0[path] } : nil
+                let owner = !persistence.persistent ? persistence.claimedPaths.withLock { $0[path] } : nil
                 if let other = paths[path] ?? owner, other != request.id {
                     return .invalidRequest(request.id, "download \(other) already writes to \(path)")
                 }
@@ -115,7 +115,7 @@ extension EngineCore {
             // One transaction for the whole batch: a hundred thousand rows in one commit.
             try store.transaction {
                 for (id, sequence) in deletions { try store.delete(id, sequence: sequence) }
-                written.adopted = try newRows(in: store, after: after)
+                written.adopted = try RestoreReader.newRows(in: store, after: after)
                 var next = try store.nextSequence()
                 for index in written.records.indices {
                     let request = written.records[index].request
@@ -156,7 +156,7 @@ extension EngineCore {
             }
             record.sequence = nextSequence
             nextSequence += 1
-            if let path = record.filePath { worker.claimedPaths.withLock { $0[path] = record.request.id } }
+            if let path = record.filePath { persistence.claimedPaths.withLock { $0[path] = record.request.id } }
             records[record.request.id] = record
         } else {
             nextSequence = max(nextSequence, record.sequence + 1)
