@@ -65,7 +65,7 @@ extension EngineCore {
     /// What the disk worker wrote for an enqueue.
     struct Inserted: Sendable {
         var records: [DownloadRecord] = []
-        var adopted = RestoreReader.NewRows()
+        var adopted: RestoreReader.NewRows = ([], nil)
     }
 
     /// Checks a batch before anything changes: ids, schemes, shared part files.

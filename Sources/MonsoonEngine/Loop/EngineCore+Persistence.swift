@@ -12,7 +12,7 @@ extension EngineCore {
                   _ body: @escaping @Sendable (EngineCore, Result<Void, DownloadManagerError>) -> Void) {
         guard let rows = persistence.rowsToRead(ids, skippingUnreadable: skippingUnreadable, pinning: &records) else { return body(self, .success(())) }
         persistence.onWorker(rows.read, then: { loop, read in
-            let result = loop.persistence.took(read, into: &loop.records)
+            let result = loop.persistence.took(read).map { loop.records.preload($0) }
             body(loop, result)
             loop.persistence.finished(rows, result, records: &loop.records)
         }, ifClosed: ifClosed)

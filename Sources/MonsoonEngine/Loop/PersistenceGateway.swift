@@ -180,16 +180,14 @@ struct PersistenceGateway {
 
     // MARK: - Rows for a command
 
-    /// The rows a command needs read before it runs (`EngineCore.withRows`).
+    /// The rows a command needs read before it runs (`EngineCore.withRows`): those not in memory
+    /// (`missing`), and those in memory (`held`), pinned until it has run: a save confirmed meanwhile
+    /// would let one at rest go, and its command would find no download.
     struct RowsToRead: Sendable {
-        /// Not in memory: the disk worker reads them.
         let missing: [DownloadID]
-        /// In memory, pinned until the command has run: a save confirmed meanwhile would let one
-        /// at rest go, and its command would find no download.
         let held: [DownloadID]
-        /// Leave out a row that cannot be read (kept for `persistenceError`) rather than fail the
-        /// read: for other processes' commands, where one damaged row must not hold back every
-        /// command queued after it.
+        /// Leave out a row that cannot be read rather than fail the read: for other processes'
+        /// commands, where one damaged row must not hold back every command queued after it.
         let skippingUnreadable: Bool
 
         /// Disk worker.
@@ -213,17 +211,13 @@ struct PersistenceGateway {
         return RowsToRead(missing: missing, held: held, skippingUnreadable: skippingUnreadable)
     }
 
-    /// Takes in what the disk worker read for a command, for it to run with (until `finished`).
-    mutating func took(_ read: Result<(rows: [DownloadRecord], unreadable: ErrorBox?), ErrorBox>,
-                       into records: inout RecordTable) -> Result<Void, DownloadManagerError> {
-        switch read {
-        case .success(let (rows, unreadable)):
-            if let unreadable { failed(unreadable.error) }
-            records.preload(rows)
-            return .success(())
-        case .failure(let box):
+    /// Takes in what the disk worker read: a failed read, or a row left out of it, is kept for
+    /// `persistenceError`; a failed one is the answer.
+    mutating func took<Rows>(_ read: Result<(rows: Rows, unreadable: ErrorBox?), ErrorBox>) -> Result<Rows, DownloadManagerError> {
+        if case .success(let read) = read, let box = read.unreadable { failed(box.error) }
+        return read.map(\.rows).mapError { box in
             failed(box.error)
-            return .failure(.storage("could not read the queue", cause: box.error))
+            return .storage("could not read the queue", cause: box.error)
         }
     }
 
@@ -292,12 +286,10 @@ extension PersistenceGateway {
         restoreStopped.withLock { $0 = true }
     }
 
-    /// What the loop does with one of the restore's answers.
+    /// What the loop does with one of the restore's answers: take in rows (none in memory), or, at
+    /// the end, note the sequences taken and, for the adoptions asked for meanwhile, read the rows added since.
     enum RestoreStep {
-        /// Takes in these rows (none of them is in memory).
         case adopt([RestoreReader.Row])
-        /// Every row is in: the sequences below `nextSequence` are taken. When an adoption was
-        /// asked for during the restore, the rows added meanwhile are read, then `adoptions` answered.
         case done(nextSequence: Int, adoptions: [CommandReply<Void>]?)
     }
 
@@ -320,20 +312,14 @@ extension PersistenceGateway {
     }
 
     /// Takes a stored download into `records` as its part says it is (`inspected`), saving it
-    /// again when that changed it, else letting it go once at rest.
+    /// again when that changed it, else letting it go once at rest. (Only with a store.)
     /// - Returns: the record taken in.
     mutating func adopt(_ row: RestoreReader.Row, into records: inout RecordTable) -> DownloadRecord {
         let record = row.inspected
         let id = record.request.id
         records[id] = record
-        if !persistent, let path = record.filePath { claimedPaths.withLock { $0[path] = id } }
         if record.status != row.stored.status || record.bytes != row.stored.bytes { save(id, records: &records) } else { records.evictIfAtRest(id) }
         return record
-    }
-
-    /// Whether the row at `sequence` is past every one taken in so far.
-    func isNew(_ sequence: Int) -> Bool {
-        sequence > adoptedThrough
     }
 
     mutating func adopted(through sequence: Int) {
@@ -344,7 +330,7 @@ extension PersistenceGateway {
     /// none already in memory.
     mutating func unseen(_ rows: [RestoreReader.Row], records: RecordTable) -> [RestoreReader.Row] {
         var fresh: [RestoreReader.Row] = []
-        for row in rows where isNew(row.stored.sequence) {
+        for row in rows where row.stored.sequence > adoptedThrough {
             if !records.isHot(row.stored.request.id) { fresh.append(row) }
             adopted(through: row.stored.sequence)
         }
@@ -361,15 +347,4 @@ extension PersistenceGateway {
         return adoptedThrough
     }
 
-    /// Takes in what the disk worker read for `newRowsToRead`.
-    mutating func took(_ read: Result<RestoreReader.NewRows, ErrorBox>) -> Result<[RestoreReader.Row], DownloadManagerError> {
-        switch read {
-        case .success(let rows):
-            if let box = rows.unreadable { failed(box.error) }
-            return .success(rows.rows)
-        case .failure(let box):
-            failed(box.error)
-            return .failure(.storage("could not read the queue", cause: box.error))
-        }
-    }
 }

@@ -18,12 +18,9 @@ enum RestoreReader {
         case done(nextSequence: Int?)
     }
 
-    /// Rows another process added, each with its part inspected.
-    struct NewRows: Sendable {
-        var rows: [Row] = []
-        /// Why a row was left out (it stays in the table; `persistenceError` reports it).
-        var unreadable: ErrorBox?
-    }
+    /// Rows another process added, each with its part inspected, and why one was left out (it
+    /// stays in the table; `persistenceError` reports it).
+    typealias NewRows = (rows: [Row], unreadable: ErrorBox?)
 
     /// Rows handed back at a time.
     static let chunk = 512
@@ -81,13 +78,13 @@ enum RestoreReader {
 
     /// `newRows` as the disk worker's read for the loop (`EngineCore.adoptNewRows`).
     static func newRows(after sequence: Int) -> @Sendable ((any QueueStore)?) -> Result<NewRows, ErrorBox> {
-        { store in Result { try store.map { try newRows(in: $0, after: sequence) } ?? NewRows() }.mapError { ErrorBox(error: $0) } }
+        { store in Result { try store.map { try newRows(in: $0, after: sequence) } ?? ([], nil) }.mapError { ErrorBox(error: $0) } }
     }
 
     /// The rows past `sequence` (AUTOINCREMENT numbers every process's rows after all earlier
     /// ones), each with its part inspected.
     static func newRows(in store: any QueueStore, after sequence: Int) throws -> NewRows {
-        var found = NewRows()
+        var found: NewRows = ([], nil)
         try store.forEachRecord(after: sequence, skippingUnreadable: { found.unreadable = found.unreadable ?? ErrorBox(error: $0) }) { row in
             var unused: DownloadError?   // set only when cutting back after a reboot, which this is not
             found.rows.append((row, row.inspectingPart(rebooted: false, problem: &unused)))

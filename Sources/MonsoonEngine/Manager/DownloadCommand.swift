@@ -51,9 +51,8 @@ public enum DownloadCommand: Sendable, Equatable {
         }
     }
 
-    /// Carries the command out as if it had been called here, its download's row read beforehand.
-    /// What it answers (no such download, its new state) has no one to go to: the posting process
-    /// has moved on. The outcome shows in the rows and events.
+    /// Carries the command out as if it had been called here (its download's row read beforehand).
+    /// Its answer has no one to go to, the poster has moved on: the outcome shows in rows and events.
     func apply(to loop: EngineLoop) {
         switch self {
         case .pause(let id): _ = loop.pause(id)
