@@ -5,7 +5,7 @@ import MonsoonStore
 extension EngineCore {
     /// Gives up a name a download held (without a store; with one, its row holds it).
     func releasePath(_ path: String, of id: DownloadID) {
-        worker.claimedPaths.withLock { if $0[path] == id { $0[path] = nil } }
+        persistence.claimedPaths.withLock { if $0[path] == id { $0[path] = nil } }
     }
 
     func pause(_ id: DownloadID) -> Result<Void, DownloadManagerError> { perform(.pause, on: id) }
@@ -40,7 +40,7 @@ extension EngineCore {
         // Kept in memory while the disk worker looks: a removal meanwhile is then seen.
         records[id] = record
         records.hold(id)
-        onWorker({ _ in !PartFile.exists(path) }, then: { loop, gone in
+        persistence.onWorker({ _ in !PartFile.exists(path) }, then: { loop, gone in
             if loop.records.isHot(id) { loop.perform(.retry(fileGone: gone), on: id) }
             loop.records.letGo(id)
             reply(loop, .success(()))
@@ -94,7 +94,7 @@ extension EngineCore {
                         _ body: @escaping @Sendable (EngineCore, DownloadID) -> Void, reply: CommandReply<Void>) {
         let done: @Sendable (EngineCore, Result<Void, DownloadManagerError>) -> Void = { loop, result in reply(loop, result) }
         guard persistence.persistent, !statuses.isEmpty else { return forEach(Array(ids), body, done: done, ifClosed: reply.shutDown) }
-        onWorker({ store in
+        persistence.onWorker({ store in
             Result { try statuses.flatMap { try store?.ids(withStatus: $0) ?? [] } }.mapError { ErrorBox(error: $0) }
         }, then: { loop, stored in
             switch stored {
@@ -204,7 +204,7 @@ extension EngineCore {
     private func answer<Read: Sendable, T: Sendable>(_ inMemory: (RecordTable) -> T, reading read: @escaping @Sendable (any QueueStore) throws -> Read,
                                                      then shape: @escaping @Sendable (RecordTable, Read) -> T, reply: CommandReply<T>) {
         guard persistence.persistent else { return reply(self, .success(inMemory(records))) }
-        onWorker({ store in
+        persistence.onWorker({ store in
             Result { () throws -> Read in
                 guard let store else { throw DownloadError(.fileSystem, "no store") }
                 return try read(store)

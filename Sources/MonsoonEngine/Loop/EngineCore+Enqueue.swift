@@ -25,7 +25,7 @@ extension EngineCore {
         }
         let after = persistence.adoptedThrough
         let deletions = replaced.map { ($0.request.id, $0.sequence) }
-        onWorker({ [inserts] store in
+        persistence.onWorker({ [inserts] store in
             Enqueuing.insert(inserts, into: store, replacing: deletions, adoptingAfter: after)
         }, then: { [kept, inserts, replaced] loop, written in
             switch written {
@@ -55,14 +55,14 @@ extension EngineCore {
 
     private func check(_ requests: [DownloadRequest], replacing: Bool) -> DownloadManagerError? {
         Enqueuing.refusal(of: requests, replacing: replacing, persistent: persistence.persistent,
-                          known: { records[$0] != nil }, pathOwner: { path in worker.claimedPaths.withLock { $0[path] } })
+                          known: { records[$0] != nil }, pathOwner: { path in persistence.claimedPaths.withLock { $0[path] } })
     }
 
     /// Puts an inserted download in line, numbered first without a store.
     private func queueNew(_ inserted: DownloadRecord) -> DownloadID {
         let record = records.add(inserted)
         let id = record.request.id
-        if !persistence.persistent, let path = record.filePath { worker.claimedPaths.withLock { $0[path] = id } }
+        if !persistence.persistent, let path = record.filePath { persistence.claimedPaths.withLock { $0[path] = id } }
         scheduler.claimed?[id, default: []].insert(Self.ownClaim)
         scheduler.line(id, key: record.queueKey, hosts: scheduler.hostPair(of: record))
         // Nobody asking (a bulk enqueue in a script, or a `get`, which knows what it added): build nothing.

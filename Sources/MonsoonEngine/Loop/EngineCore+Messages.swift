@@ -25,7 +25,7 @@ extension EngineLoop {
         /// A part closed at shutdown was flushed up to `length`: its checkpoint, if still its part.
         case stoppedPartFlushed(DownloadID, epoch: Int, length: Int, flushed: Bool)
         /// The disk worker's answer while it restores the queue.
-        case restored(EngineCore.Restored)
+        case restored(RestoreReader.Message)
     }
 
 }
@@ -42,7 +42,8 @@ extension EngineCore {
         case .wholesWritten(let answers):
             wholesWritten(answers)
         case .rowsSaved(let saved, let deleted):
-            rowsSaved(saved, deleted: deleted)
+            records.saved(saved)
+            records.deleted(deleted)
         case .storeFailed(let box):
             persistence.failed(box.error)
         case .placed(let results, let recorded):

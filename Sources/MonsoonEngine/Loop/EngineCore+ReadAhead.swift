@@ -15,7 +15,7 @@ extension EngineCore {
         let (read, letGo) = scheduler.rowsToReadAhead(window: 2 * max(1, configuration.maxConcurrentDownloads), isHot: hot)
         for id in letGo { records.evictIfAtRest(id) }
         guard let ids = read else { return }
-        onWorker({ store in
+        persistence.onWorker({ store in
             // A failed read only means these start the usual way, reading their rows then.
             (try? store?.records(withIDs: ids, skippingUnreadable: { _ in })) ?? []
         }, then: { loop, rows in

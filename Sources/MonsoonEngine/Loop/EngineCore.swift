@@ -32,16 +32,12 @@ final class EngineCore {
     let space: SpaceGovernor
     /// Finished files waiting for this turn's batch, and what the WARC is told of attempts.
     var placements: Placements
-    /// Saving, naming and opening part files, off this thread.
-    let worker: DiskWorker
     /// This turn's events, the progress throttle and the idle waiters.
     var events = EventOutbox()
     /// The fetches waiting to start, and how many run.
     var fetches = FetchLine()
     var stopping = false
-    /// Whether the queue is stored, this turn's work for the disk worker, the last persistence
-    /// failure, save throttling, adoption through a sequence, the restore's bookkeeping, and
-    /// other processes' commands in order.
+    /// The disk worker and what is handed to it: saves, reads, the restore, other processes' commands.
     var persistence: PersistenceGateway
     /// The claimant standing for this process (its own enqueues and `claim` calls).
     static let ownClaim: Int32 = 0
@@ -54,15 +50,14 @@ final class EngineCore {
         self.hub = hub
         transfers = TransferTable(maxConcurrentDownloads: self.configuration.maxConcurrentDownloads,
                                   maxBytesPerSecond: configuration.maxBytesPerSecond)
-        persistence = PersistenceGateway(persistent: workerStore != nil)
-        worker = DiskWorker(store: workerStore, inbox: inbox, hub: hub)
+        persistence = PersistenceGateway(store: workerStore, inbox: inbox, hub: hub, checkpoint: self.configuration.checkpoint)
         placer = Placer(inbox: inbox, warc: configuration.warc)
         placements = Placements(archive: configuration.warc)
         space = SpaceGovernor(inbox: inbox, reserve: configuration.diskReserve)
         records = RecordTable(persistent: workerStore != nil)
         scheduler = DownloadScheduler(claimedOnly: configuration.scope == .claimedOnly)
         inbox.attach(multi)
-        if workerStore != nil { requestRestore() }
+        if workerStore != nil { persistence.requestRestore() }
     }
 
     /// One turn of the loop, between the jobs taken from the inbox and the next poll (see
@@ -137,7 +132,7 @@ final class EngineCore {
             transfer.progress.reported = progress.fileSize
             records.update(id) { $0.bytes = progress.fileSize }
             emit(.progress(id: id, bytes: progress.fileSize, total: progress.total))
-            if transfer.state.body == .written { saveProgress(id, transfer, now: now) }
+            if transfer.state.body == .written, persistence.persistent, let record = records.hot[id] { persistence.saveProgress(of: record, transfer, now: now, placer: placer) }
         }
     }
 
@@ -272,14 +267,14 @@ final class EngineCore {
         space.waitUntilDone()
         // Let the rows so far be saved and the parts being prepared open, and their answers arrive.
         submitWork()
-        worker.waitUntilDone()
+        persistence.waitUntilDone()
         // Jobs posted until now still get their answer (commands report `.shutDown`).
         perform(inbox.close())
         multi.cleanup()
         let waiters = events.takeIdleWaiters()
         afterSaving { _ in for waiter in waiters { waiter.resume() } }
         submitWork()
-        worker.waitUntilDone()
+        persistence.waitUntilDone()
         placer.waitUntilDone()   // parts that came back ready after the stop were closed just now
         hub.finishAll()
     }

@@ -51,7 +51,7 @@ struct EngineLoop {
     /// The last failure to save or read the queue, answered once what the disk worker was
     /// given so far is done (so its failures have arrived).
     func lastStoreError(reply: CommandReply<ErrorBox?>) {
-        core.onWorker({ _ in () }, then: { core, _ in reply(core, .success(core.persistence.storeError.map { ErrorBox(error: $0) })) }, ifClosed: reply.shutDown)
+        core.persistence.onWorker({ _ in () }, then: { core, _ in reply(core, .success(core.persistence.storeError.map { ErrorBox(error: $0) })) }, ifClosed: reply.shutDown)
     }
 
     // MARK: - Commands (see `DownloadManager`)
@@ -64,8 +64,9 @@ struct EngineLoop {
     func resume(_ id: DownloadID) -> Result<Void, DownloadManagerError> { core.resume(id) }
     func retry(_ id: DownloadID, reply: CommandReply<Void>) { core.retry(id, reply: reply) }
     func remove(_ id: DownloadID, deleteFile: Bool) -> Result<Void, DownloadManagerError> { core.remove(id, deleteFile: deleteFile) }
-    func claim(_ ids: [DownloadID]) -> Result<Void, DownloadManagerError> { core.claim(ids) }
-    func adoptNewRows(reply: CommandReply<Void>) { core.adoptNewRows { core, result in reply(core, result) } }
+    func claim(_ ids: [DownloadID], by claimant: Int32 = EngineCore.ownClaim) -> Result<Void, DownloadManagerError> { core.claim(ids, by: claimant) }
+    func release(_ id: DownloadID, by claimant: Int32) { core.release(id, by: claimant) }
+    func adoptNewRows(replying replies: [CommandReply<Void>]) { core.adoptNewRows(replying: replies) }
     func pauseAll(reply: CommandReply<Void>) { core.pauseAll(reply: reply) }
     func resumeAll(reply: CommandReply<Void>) { core.resumeAll(reply: reply) }
     func setPriority(_ priority: Int, for id: DownloadID) -> Result<Void, DownloadManagerError> { core.setPriority(priority, for: id) }
@@ -158,5 +159,10 @@ extension EngineInbox {
     @discardableResult
     func resume(_ body: @escaping @Sendable (EngineCore) -> Void) -> Bool {
         post { body($0.core) }
+    }
+
+    /// `resume`, `seconds` from now.
+    func resume(after seconds: Double, _ body: @escaping @Sendable (EngineCore) -> Void) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { self.resume(body) }
     }
 }

@@ -8,7 +8,7 @@ enum Enqueuing {
     /// What the disk worker wrote for an enqueue.
     struct Inserted: Sendable {
         var records: [DownloadRecord] = []
-        var adopted = EngineCore.NewRows()
+        var adopted: RestoreReader.NewRows = ([], nil)
     }
 
     /// Why a batch is refused before anything changes (nil: it may be added): ids, schemes,
@@ -63,7 +63,7 @@ enum Enqueuing {
             // One transaction for the whole batch: a hundred thousand rows in one commit.
             try store.transaction {
                 for (id, sequence) in deletions { try store.delete(id, sequence: sequence) }
-                written.adopted = try EngineCore.newRows(in: store, after: after)
+                written.adopted = try RestoreReader.newRows(in: store, after: after)
                 var next = try store.nextSequence()
                 for index in written.records.indices {
                     let request = written.records[index].request

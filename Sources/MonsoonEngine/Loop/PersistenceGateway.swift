@@ -1,21 +1,29 @@
 import Foundation
+import MonsoonStore
 
-/// The engine's bookkeeping with the queue's store, on the transfer thread: this turn's work for
-/// the disk worker (handed over once per turn, in order), the last failure, when each running
-/// download's progress was last saved (saves are throttled), the highest sequence adopted from
-/// the store (rows other processes add are taken in exactly once), whether the queue is being
-/// restored and the adoptions waiting for that, and other processes' commands still to apply, in the order they were posted.
+/// The engine's way to the queue's store, on the transfer thread. It owns the `DiskWorker` (the
+/// only one to read or write the database) and the bookkeeping around it: this turn's work for it
+/// (handed over once per turn, in order), the last failure, the throttle on progress saves and the
+/// checkpoints asked for, the rows read for a command, the restore (`RestoreReader`), the rows
+/// adopted from the store through a sequence, and other processes' commands still to apply.
 ///
-/// It only decides; `EngineCore` reads the rows and performs the commands it hands back.
+/// It decides and hands work to the disk worker; `EngineCore` routes what it answers to the other
+/// parts (the records, the scheduler) and performs the commands.
 struct PersistenceGateway {
-    typealias AdoptionDone = @Sendable (EngineCore, Result<Void, DownloadManagerError>) -> Void
-
     static let progressSaveInterval: TimeInterval = 1
 
     /// The queue is kept in a database (its connection is the disk worker's: this thread never
     /// reads it, not even to restore the queue).
     let persistent: Bool
-    /// What this turn of the loop hands the disk worker (see `EngineCore.submitWork`).
+    /// Saving, naming and opening part files, and every read of the store, off this thread.
+    private let worker: DiskWorker
+    /// Where the disk worker's answers to the restore and to applied commands go.
+    private let inbox: EngineInbox
+    /// Without a store, events go straight to their subscribers.
+    private let hub: EventHub
+    /// How often a running download's part is flushed for its checkpoint.
+    private let checkpoint: EngineConfiguration.Checkpoint
+    /// What this turn of the loop hands the disk worker (see `submit`).
     private var work: [DiskWorker.Work] = []
     /// Parts asked of the disk worker and not yet answered, by download (`SpaceGovernor.plannedStart` leaves
     /// those to the worker, in order after the answer, which may name the file).
@@ -27,21 +35,29 @@ struct PersistenceGateway {
     /// The highest sequence known from the store, so rows added by other processes are
     /// adopted exactly once.
     private(set) var adoptedThrough = 0
-    /// The disk worker is restoring the queue (`EngineCore.requestRestore`): no transfer starts yet.
+    /// The disk worker is restoring the queue (`requestRestore`): no transfer starts yet.
     private(set) var restoring = false
     /// Set at shutdown: a restore still reading stops at its next row (what it has not read stays
     /// in the database as it was, for the next run), so Ctrl-C never waits for a large queue.
     private let restoreStopped = Locked(false)
-    /// Adoptions asked for while the restore ran, done once after it: the restore's last sequence
-    /// is not known before, and reading from 0 would read the whole queue a second time.
-    private var adoptionsAfterRestore: [AdoptionDone] = []
+    /// Adoptions asked for while the restore ran (nil: none), done once after it: the restore's
+    /// last sequence is not known before, and reading from 0 would read the whole queue a second time.
+    private var adoptionsAfterRestore: [CommandReply<Void>]?
     /// Other processes' commands still to apply, oldest first, each batch with the seq it
     /// ends at (see `EngineCore.apply(_:through:)`).
     private var commandBatches: [(commands: ArraySlice<DownloadCommand>, through: Int)] = []
 
-    init(persistent: Bool) {
-        self.persistent = persistent
+    /// - Parameter store: the disk worker's connection to the queue's database, nil for a queue in memory.
+    init(store: (any QueueStore)?, inbox: EngineInbox, hub: EventHub, checkpoint: EngineConfiguration.Checkpoint = .init()) {
+        persistent = store != nil
+        worker = DiskWorker(store: store, inbox: inbox, hub: hub)
+        self.inbox = inbox
+        self.hub = hub
+        self.checkpoint = checkpoint
     }
+
+    /// Without a store: the file paths downloads into folders have taken (see `DiskWorker.claimedPaths`).
+    var claimedPaths: Locked<[String: DownloadID]> { worker.claimedPaths }
 
     // MARK: - This turn's work
 
@@ -57,6 +73,33 @@ struct PersistenceGateway {
         // while a handed-off copy still shares it, allocate one that size again.
         defer { work = [] }
         return work
+    }
+
+    /// Hands this turn's work and `events` to the disk worker (the events after the rows they
+    /// report), or sends the events straight away without a store.
+    /// - Parameter then: run once all of it is done, with the first saving error since the last `then`.
+    mutating func submit(_ events: [DownloadEvent]?, then: (@Sendable (Error?) -> Void)? = nil) {
+        if let then { hand(.then(then)) }
+        if let events {
+            if persistent { hand(.publish(events)) } else { hub.send(events) }
+        }
+        if let work = takeWork() { worker.submit(work) }
+    }
+
+    /// Runs `read` on the disk worker (after everything handed to it before), then `body` on the
+    /// transfer thread with its result, the core handed back by the inbox (the gateway never holds
+    /// it); `ifClosed` instead once the engine has shut down. This thread never waits for the disk.
+    mutating func onWorker<T: Sendable>(_ read: @escaping @Sendable ((any QueueStore)?) -> T, then body: @escaping @Sendable (EngineCore, T) -> Void,
+                                        ifClosed: @escaping @Sendable () -> Void) {
+        hand(.job { [inbox] store in
+            let value = read(store)
+            if !inbox.resume({ body($0, value) }) { ifClosed() }
+        })
+    }
+
+    /// Returns once everything submitted so far is done (at shutdown).
+    func waitUntilDone() {
+        worker.waitUntilDone()
     }
 
     /// Keeps `error` for `DownloadManager.persistenceError` (the last one wins).
@@ -85,6 +128,44 @@ struct PersistenceGateway {
 
     // MARK: - Saves
 
+    /// Saves a download's whole state with the other saves of this turn. A record at rest leaves
+    /// memory once its row is committed: what stays of a queued one is its index entry.
+    mutating func save(_ id: DownloadID, records: inout RecordTable) {
+        guard persistent, let record = records.hot[id] else { return }
+        records.saving(id)
+        // A completion is flushed with its commit, before it is reported (one flush for all
+        // the rows of a batch): a file reported complete is in the database after a power cut.
+        // So is a checkpoint's reset: new bytes must never meet the old checkpoint.
+        hand(.save(record, durably: record.status == .completed || record.checkpointResetPending))
+    }
+
+    /// Saves a running download's progress at most once per `progressSaveInterval`, and asks for
+    /// a flush of its part now and then so that a checkpoint (bytes known to be on disk) is saved.
+    mutating func saveProgress(of record: DownloadRecord, _ transfer: Transfer, now: Date, placer: Placer) {
+        guard persistent else { return }
+        let id = record.request.id
+        if progressSaveDue(id, now: now) {
+            hand(.saveProgress(id: id, sequence: record.sequence, bytes: transfer.progress.fileSize, total: transfer.progress.total, checkpoint: record.checkpoint))
+        }
+        guard let length = checkpointDue(transfer.part, fileSize: transfer.progress.fileSize, now: now) else { return }
+        let fd = fcntl(transfer.part.fd, F_DUPFD_CLOEXEC, 0)
+        guard fd >= 0 else { return }
+        let (epoch, attempt, inbox) = (record.partEpoch, ObjectIdentifier(transfer), inbox)
+        transfer.part.checkpoint = Transfer.Checkpoint(requested: length, requestedAt: now, inFlight: true)
+        // The flushed length becomes the checkpoint when it lands, if the part was not restarted meanwhile.
+        placer.flush(fd) { flushed in
+            inbox.send(.checkpointFlushed(id, attempt: attempt, epoch: epoch, length: length, flushed: flushed))
+        }
+    }
+
+    /// The length to flush for a checkpoint now (every few MiB or seconds, one at a time); nil: none is due.
+    func checkpointDue(_ part: Transfer.Part, fileSize: Int, now: Date) -> Int? {
+        let asked = part.checkpoint
+        guard part.fd >= 0, fileSize > asked.requested, !asked.inFlight else { return nil }
+        let due = fileSize - asked.requested >= checkpoint.bytes || now.timeIntervalSince(asked.requestedAt) >= checkpoint.seconds
+        return due ? fileSize : nil
+    }
+
     /// Whether `id`'s progress is to be saved now: at most once per `progressSaveInterval`.
     mutating func progressSaveDue(_ id: DownloadID, now: Date) -> Bool {
         guard now.timeIntervalSince(lastSaved[id] ?? .distantPast) >= Self.progressSaveInterval else { return false }
@@ -97,43 +178,53 @@ struct PersistenceGateway {
         lastSaved[id] = nil
     }
 
-    // MARK: - Adoption
+    // MARK: - Rows for a command
 
-    /// Whether the row at `sequence` is past every one taken in so far.
-    func isNew(_ sequence: Int) -> Bool {
-        sequence > adoptedThrough
+    /// The rows a command needs read before it runs (`EngineCore.withRows`): those not in memory
+    /// (`missing`), and those in memory (`held`), pinned until it has run: a save confirmed meanwhile
+    /// would let one at rest go, and its command would find no download.
+    struct RowsToRead: Sendable {
+        let missing: [DownloadID]
+        let held: [DownloadID]
+        /// Leave out a row that cannot be read rather than fail the read: for other processes'
+        /// commands, where one damaged row must not hold back every command queued after it.
+        let skippingUnreadable: Bool
+
+        /// Disk worker.
+        func read(_ store: (any QueueStore)?) -> Result<(rows: [DownloadRecord], unreadable: ErrorBox?), ErrorBox> {
+            Result {
+                var unreadable: ErrorBox?
+                let rows = try store?.records(withIDs: missing, skippingUnreadable: skippingUnreadable ? { unreadable = ErrorBox(error: $0) } : nil) ?? []
+                return (rows, unreadable)
+            }.mapError { ErrorBox(error: $0) }
+        }
     }
 
-    mutating func adopted(through sequence: Int) {
-        adoptedThrough = max(adoptedThrough, sequence)
+    /// What to read for a command on `ids`, pinning those in memory; nil: nothing, it runs now.
+    func rowsToRead(_ ids: [DownloadID], skippingUnreadable: Bool, pinning records: inout RecordTable) -> RowsToRead? {
+        var missing: [DownloadID] = []
+        var held: [DownloadID] = []
+        for id in ids { if !records.isHot(id) { missing.append(id) } else { held.append(id) } }
+        // While the queue is restored, every command waits behind it on the worker.
+        guard persistent, !missing.isEmpty || restoring else { return nil }
+        for id in held { records.pin(id) }
+        return RowsToRead(missing: missing, held: held, skippingUnreadable: skippingUnreadable)
     }
 
-    mutating func adoptAfterRestore(_ done: @escaping AdoptionDone) {
-        adoptionsAfterRestore.append(done)
+    /// Takes in what the disk worker read: a failed read, or a row left out of it, is kept for
+    /// `persistenceError`; a failed one is the answer.
+    mutating func took<Rows>(_ read: Result<(rows: Rows, unreadable: ErrorBox?), ErrorBox>) -> Result<Rows, DownloadManagerError> {
+        if case .success(let read) = read, let box = read.unreadable { failed(box.error) }
+        return read.map(\.rows).mapError { box in
+            failed(box.error)
+            return .storage("could not read the queue", cause: box.error)
+        }
     }
 
-    // MARK: - Restore
-
-    /// The restore begins: no transfer starts until `restoreEnded`.
-    /// - Returns: whether the restore is to stop (the engine is shutting down), asked by the disk
-    ///   worker at each row.
-    mutating func restoreStarted() -> @Sendable () -> Bool {
-        restoring = true
-        let stopped = restoreStopped
-        return { stopped.withLock { $0 } }
-    }
-
-    /// Shutdown: a restore still reading stops at its next row.
-    func stopRestore() {
-        restoreStopped.withLock { $0 = true }
-    }
-
-    /// Every row is in.
-    /// - Returns: the adoptions asked for meanwhile, each handed out once.
-    mutating func restoreEnded() -> [AdoptionDone] {
-        restoring = false
-        defer { adoptionsAfterRestore = [] }
-        return adoptionsAfterRestore
+    /// The command that `read` was for has run.
+    func finished(_ read: RowsToRead, _ result: Result<Void, DownloadManagerError>, records: inout RecordTable) {
+        if case .success = result { records.endPreload() }
+        for id in read.held { records.unpin(id) }
     }
 
     // MARK: - Other processes' commands
@@ -145,17 +236,115 @@ struct PersistenceGateway {
         return commandBatches.count == 1
     }
 
-    /// The next commands to apply, at most `chunk` of them; nil when none are left.
-    func nextCommands(chunk: Int) -> ArraySlice<DownloadCommand>? {
-        commandBatches.first.map { $0.commands.prefix(chunk) }
+    /// The next commands to apply, at most `chunk` of them (a chunk's rows are held in memory
+    /// while it is applied), with the downloads they name; nil when none are left.
+    func nextCommands(chunk: Int = 500) -> (commands: ArraySlice<DownloadCommand>, ids: [DownloadID])? {
+        guard let head = commandBatches.first?.commands.prefix(chunk) else { return nil }
+        return (head, head.compactMap(\.download))
     }
 
-    /// The first `count` commands of the oldest batch were applied.
-    /// - Returns: the seq that batch ends at once all of it is applied (its commands can be deleted).
+    /// The first `count` commands of the oldest batch were applied; once all of that batch is,
+    /// its commands are deleted from the store (on the disk worker, after the rows they changed).
+    /// - Returns: the seq the batch deleted ends at.
+    @discardableResult
     mutating func applied(_ count: Int) -> Int? {
         guard !commandBatches.isEmpty else { return nil }
         commandBatches[0].commands = commandBatches[0].commands.dropFirst(count)
         guard commandBatches[0].commands.isEmpty else { return nil }
-        return commandBatches.removeFirst().through
+        let seq = commandBatches.removeFirst().through
+        let inbox = inbox
+        hand(.job { store in
+            do {
+                try store?.deleteCommands(through: seq)
+            } catch {
+                // Kept for persistenceError; applied again at the next look, which is harmless
+                // for these commands (each brings its download to a state, not a step).
+                inbox.send(.storeFailed(ErrorBox(error: error)))
+            }
+        })
+        return seq
     }
+}
+
+/// Getting the queue back: the restore, and the rows other processes add, each taken in once.
+extension PersistenceGateway {
+    /// Has the disk worker load the queue as it was left: downloading becomes queued again (its
+    /// part resumes with Range), waiting-to-retry keeps its time, the rest stay as they are.
+    /// Its first work: commands posted meanwhile read their rows after it (`rowsToRead`), and no
+    /// transfer starts until it has answered (`restoring`), while fetches go on.
+    mutating func requestRestore() {
+        restoring = true
+        let (stopped, inbox) = (restoreStopped, inbox)
+        hand(.job { store in
+            guard let store else { return }
+            RestoreReader.restore(from: store) { !stopped.withLock { $0 } && inbox.send(.restored($0)) }
+        })
+    }
+
+    /// Shutdown: a restore still reading stops at its next row.
+    func stopRestore() {
+        restoreStopped.withLock { $0 = true }
+    }
+
+    /// What the loop does with one of the restore's answers: take in rows (none in memory), or, at
+    /// the end, note the sequences taken and, for the adoptions asked for meanwhile, read the rows added since.
+    enum RestoreStep {
+        case adopt([RestoreReader.Row])
+        case done(nextSequence: Int, adoptions: [CommandReply<Void>]?)
+    }
+
+    /// Takes in one of the restore's answers.
+    mutating func restored(_ message: RestoreReader.Message, records: RecordTable) -> RestoreStep? {
+        switch message {
+        case .rows(let rows):
+            // Nothing of these is in memory yet: every command reads its rows after the restore.
+            let fresh = rows.filter { !records.isHot($0.stored.request.id) }
+            for row in fresh { adopted(through: row.stored.sequence) }
+            return .adopt(fresh)
+        case .problem(let box):
+            failed(box.error)
+            return nil
+        case .done(let next):
+            restoring = false
+            defer { adoptionsAfterRestore = nil }
+            return .done(nextSequence: next ?? 0, adoptions: adoptionsAfterRestore)
+        }
+    }
+
+    /// Takes a stored download into `records` as its part says it is (`inspected`), saving it
+    /// again when that changed it, else letting it go once at rest. (Only with a store.)
+    /// - Returns: the record taken in.
+    mutating func adopt(_ row: RestoreReader.Row, into records: inout RecordTable) -> DownloadRecord {
+        let record = row.inspected
+        let id = record.request.id
+        records[id] = record
+        if record.status != row.stored.status || record.bytes != row.stored.bytes { save(id, records: &records) } else { records.evictIfAtRest(id) }
+        return record
+    }
+
+    mutating func adopted(through sequence: Int) {
+        adoptedThrough = max(adoptedThrough, sequence)
+    }
+
+    /// Of rows another process added, those to take in: each once (past the last one known), and
+    /// none already in memory.
+    mutating func unseen(_ rows: [RestoreReader.Row], records: RecordTable) -> [RestoreReader.Row] {
+        var fresh: [RestoreReader.Row] = []
+        for row in rows where row.stored.sequence > adoptedThrough {
+            if !records.isHot(row.stored.request.id) { fresh.append(row) }
+            adopted(through: row.stored.sequence)
+        }
+        return fresh
+    }
+
+    /// Where to read the rows other processes added from, for `replies`; nil while the queue is
+    /// restored (they are answered after it, `RestoreStep.done`).
+    mutating func newRowsToRead(replying replies: [CommandReply<Void>]) -> Int? {
+        guard !restoring else {
+            adoptionsAfterRestore = (adoptionsAfterRestore ?? []) + replies
+            return nil
+        }
+        return adoptedThrough
+    }
+
 }

@@ -43,6 +43,33 @@ public enum DownloadCommand: Sendable, Equatable {
         }
     }
 
+    /// The download the command names; nil for one on every download.
+    var download: DownloadID? {
+        switch self {
+        case .pause(let id), .resume(let id), .retry(let id), .remove(let id, _), .setPriority(let id, _), .claim(let id, _), .release(let id, _): id
+        case .pauseAll, .resumeAll, .adoptNewDownloads: nil
+        }
+    }
+
+    /// Carries the command out as if it had been called here (its download's row read beforehand).
+    /// Its answer has no one to go to, the poster has moved on: the outcome shows in rows and events.
+    func apply(to loop: EngineLoop) {
+        switch self {
+        case .pause(let id): _ = loop.pause(id)
+        case .resume(let id): _ = loop.resume(id)
+        case .retry(let id): loop.retry(id, reply: .ignored)
+        case .remove(let id, let deleteFile): _ = loop.remove(id, deleteFile: deleteFile)
+        case .setPriority(let id, let priority): _ = loop.setPriority(priority, for: id)
+        case .pauseAll: loop.pauseAll(reply: .ignored)
+        case .resumeAll: loop.resumeAll(reply: .ignored)
+        case .adoptNewDownloads: loop.adoptNewRows(replying: [])
+        case .claim(let id, let pid):
+            // A claim outlives its process when the runner never took it: honour only a live one.
+            if pid > 0 && (kill(pid, 0) == 0 || errno == EPERM) { _ = loop.claim([id], by: pid) }
+        case .release(let id, let pid): if pid > 0 { loop.release(id, by: pid) }
+        }
+    }
+
     package init?(id: String?, action: String, argument: String?) {
         let download = id.map(DownloadID.init(rawValue:))
         switch (action, download) {

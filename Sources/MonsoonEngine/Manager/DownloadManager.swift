@@ -149,7 +149,7 @@ public final class DownloadManager: Sendable {
     /// them queued until they are claimed, so a caller can record what it needs about their ids
     /// between adding and starting them.
     public func adoptStoredDownloads() async throws(DownloadManagerError) {
-        try await perform { $0.adoptNewRows(reply: $1) }
+        try await perform { $0.adoptNewRows(replying: [$1]) }
     }
 
     /// Lets an engine with `QueueScope.claimedOnly` start these stored downloads (no effect
