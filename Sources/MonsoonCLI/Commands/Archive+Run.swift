@@ -10,7 +10,10 @@ extension Archive {
         let runReport = output.makeReport()
         let started = Date()
         // 1. Every feed, read whole: subscribed, or refreshed when it already is.
-        var (loaded, failedFeeds, refreshed) = try await subscribe(urls, recording: recording, context: context)
+        let feeds = try await LibrarySession.open(global, context: context, transfer: transfer, warc: recording).run { library in
+            await ArchiveRun.readFeeds(urls, in: library) { _ = say($0, context: context) }
+        }
+        var failedFeeds = feeds.failed
         // 2. What to download of each (once per podcast, however often it was named), new versions
         // of the refreshed ones' archived episodes among them; 3. their downloads (and the extras
         // asked for), into the engine's queue.
@@ -19,7 +22,7 @@ extension Archive {
         let (archiveRun, plan): (ArchiveRun, ArchiveRun.Plan)
         do {
             (archiveRun, plan) = try await ArchiveRun.plan(
-                loaded, refreshed: refreshed, root: root, naming: naming, queue: episodes.queue, store: episodes.store, extras: extras,
+                feeds.loaded, refreshed: feeds.refreshed, root: root, naming: naming, queue: episodes.queue, store: episodes.store, extras: extras,
                 refetchMissing: refetchMissing, limit: limit, allowingPrivate: { try transfer.allowPrivate || episodes.settings.allowPrivate() },
                 select: select,
                 scanning: { scan in
@@ -69,44 +72,15 @@ extension Archive {
         return status
     }
 
-    /// Subscribes to (or refreshes) each feed, keeping its document for the snapshot. A feed
-    /// that cannot be read is said on standard error and counted; the others go on. Also returns
-    /// the podcasts that were refreshed (subscribed before), whose episodes may have new versions.
-    private func subscribe(_ urls: [URL], recording: WARCArchive?, context: CommandContext) async throws -> ([(Podcast, Data?)], Int, Set<Int>) {
-        let session = try LibrarySession.open(global, context: context, transfer: transfer, warc: recording)
-        session.library.keepsFeedDocuments = true
-        return try await session.run { library in
-            var loaded: [(Podcast, Data?)] = []
-            var failed = 0
-            var refreshed = Set<Int>()
-            for url in urls {
-                do {
-                    let summary: RefreshSummary
-                    let podcast: Podcast
-                    switch try await library.subscribe(to: url) {
-                    case .subscribed(let new, let first):
-                        (podcast, summary) = (new, first)
-                    case .alreadySubscribed(let known):
-                        (podcast, summary) = (known, try await library.refresh(known.id))
-                        refreshed.insert(known.id)
-                    }
-                    if let warning = summary.pageWarning(for: podcast) {
-                        context.error(warning)
-                        failed += 1
-                    }
-                    loaded.append((try library.podcast(withID: podcast.id) ?? podcast, summary.document))
-                } catch {
-                    context.error(LibrarySession.feedFailure(url, error))
-                    failed += 1
-                }
-            }
-            return (loaded, failed, refreshed)
-        }
-    }
-
     /// Says what the run tells; returns whether it fails the run.
     private func say(_ event: ArchiveRun.Event, context: CommandContext) -> Bool {
         switch event {
+        case .feedFailed(let url, let error):
+            context.error(LibrarySession.feedFailure(url, error))
+            return true
+        case .pageFailed(let podcast, let summary):
+            if let warning = summary.pageWarning(for: podcast) { context.error(warning) }
+            return true
         case .refused(let podcast, let reason):
             context.error("\(podcast.name): \(reason)")
             return true

@@ -25,6 +25,11 @@ extension ArchiveRun {
 
     /// What happens while a run is planned and finished, for the command to say its way.
     package enum Event {
+        /// The feed could not be read; the others are archived all the same.
+        case feedFailed(URL, any Error)
+        /// A later page of the podcast's feed could not be read (`RefreshSummary/pageError`): the
+        /// episodes of the pages before it are archived.
+        case pageFailed(Podcast, RefreshSummary)
         /// The podcast's folder is, or passes through, a symbolic link: nothing of it is written.
         case refused(Podcast, reason: String)
         /// The podcast's manifest could not be written; its files are archived all the same.
