@@ -7,14 +7,12 @@ extension ArchiveRun {
         package var loaded: [(Podcast, Data?)] = []
         /// The podcasts subscribed to before (refreshed), whose archived episodes may have new versions.
         package var refreshed = Set<Int>()
-        /// Feeds not read, or read only in part (a later page failed).
-        package var failed = 0
     }
 
     /// Subscribes to (or refreshes) each of `urls` in `library`, keeping its document for the
-    /// folder's copy. A feed that cannot be read, or whose later page cannot, is reported and
-    /// counted; the others go on.
-    package static func readFeeds(_ urls: [URL], in library: PodcastLibrary, report: (Event) -> Void) async -> Feeds {
+    /// folder's copy. A feed that cannot be read, or whose later page cannot, is reported; the
+    /// others go on.
+    static func readFeeds(_ urls: [URL], in library: PodcastLibrary, report: (Event) -> Void) async -> Feeds {
         library.keepsFeedDocuments = true
         var feeds = Feeds()
         for url in urls {
@@ -30,12 +28,10 @@ extension ArchiveRun {
                 }
                 if summary.pageError != nil {
                     report(.pageFailed(podcast, summary))
-                    feeds.failed += 1
                 }
                 feeds.loaded.append((try library.podcast(withID: podcast.id) ?? podcast, summary.document))
             } catch {
                 report(.feedFailed(url, error))
-                feeds.failed += 1
             }
         }
         return feeds
