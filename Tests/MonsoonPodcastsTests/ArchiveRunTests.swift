@@ -46,7 +46,8 @@ import Testing
 
         /// A feed at `path` named `title`, its one episode's enclosure at `path + ".mp3"`.
         func serveFeed(_ path: String, title: String = "Show", extraChannel: String = "") {
-            server.setRoute(path, feedRoute(rss(title: title, items: [("g" + path, "Episode", server.url(path + ".mp3").absoluteString)], extraChannel: extraChannel)))
+            let episode = (guid: Optional("g" + path), title: "Episode", url: Optional(server.url(path + ".mp3").absoluteString))
+            server.setRoute(path, feedRoute(rss(title: title, items: [episode], extraChannel: extraChannel)))
             server.setRoute(path + ".mp3", Route(body: ArchiveRunTests.audio, contentType: "audio/mpeg"))
         }
 

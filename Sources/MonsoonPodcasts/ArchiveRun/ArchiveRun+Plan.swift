@@ -67,14 +67,14 @@ extension ArchiveRun {
     /// often it was named) is chosen with `select`, each feed's document saved in its folder, the
     /// chosen episodes queued, and their downloads and the `extras` asked for planned (one
     /// complete from an earlier run is done).
-    static func plan(_ feeds: Feeds, options: Options, queue: EpisodeQueue, store: any QueueListing, allowingPrivate: () throws -> Bool,
-                     select: @escaping ([ArchiveSelection.Candidate]) throws -> ArchiveSelection,
+    static func plan(_ loaded: [(Podcast, Data?)], refreshed: Set<Int>, options: Options, queue: EpisodeQueue, store: any QueueListing,
+                     allowingPrivate: () throws -> Bool, select: @escaping ([ArchiveSelection.Candidate]) throws -> ArchiveSelection,
                      scanning: (_ scan: (PodcastLibrary) async throws -> Void) async throws -> Void,
                      report: @escaping (Event) -> Void) async throws -> (ArchiveRun, Plan) {
         try PlanError.during(.changingQueue) { try queue.reconcile() }
         let run = ArchiveRun(root: options.root, naming: options.naming, folderNames: try PlanError.during(.readingQueue) { try queue.podcastFolderNames() })
-        try PlanError.during(.checkingManifests) { try run.checkManifests(of: feeds.loaded.map(\.0)) }
-        let podcasts = feeds.loaded.map(\.0).filter { feeds.refreshed.contains($0.id) }
+        try PlanError.during(.checkingManifests) { try run.checkManifests(of: loaded.map(\.0)) }
+        let podcasts = loaded.map(\.0).filter { refreshed.contains($0.id) }
         if !podcasts.isEmpty {
             try await scanning { library in
                 try await run.startNewVersions(of: podcasts, library: library, queue: queue, limit: options.limit, select: select, report: report)
@@ -83,7 +83,7 @@ extension ArchiveRun {
         var plan = Plan()
         var chosen: [Int] = []
         var seen = Set<Int>()
-        for (podcast, document) in feeds.loaded where seen.insert(podcast.id).inserted {
+        for (podcast, document) in loaded where seen.insert(podcast.id).inserted {
             let candidates = try PlanError.during(.readingQueue) { try queue.archiveCandidates(podcast: podcast.id) }
             var member = Member(podcast: podcast, selection: try select(candidates), folder: run.folder(of: podcast))
             if let link = run.link(to: podcast) {

@@ -65,13 +65,40 @@ extension ArchiveRun {
             outcome.count(event)
             report(event)
         }
-        var feeds = Feeds()
+        var feeds: (loaded: [(Podcast, Data?)], refreshed: Set<Int>) = ([], [])
         try await library { feeds = await readFeeds(urls, in: $0, report: note) }
-        let (run, plan) = try await self.plan(feeds, options: options, queue: queue, store: store, allowingPrivate: allowingPrivate, select: select,
-                                              scanning: library, report: note)
+        let (run, plan) = try await self.plan(feeds.loaded, refreshed: feeds.refreshed, options: options, queue: queue, store: store,
+                                              allowingPrivate: allowingPrivate, select: select, scanning: library, report: note)
         let downloads = try await download(plan)
         try run.finish(plan, store: store, databasePath: databasePath, keepsEarlierVersions: options.keepsEarlierVersions, report: note)
         (outcome.skipped, outcome.missing) = (plan.skipped, plan.missing)
         return (outcome, downloads)
+    }
+
+    /// Subscribes to (or refreshes) each of `urls` in `library`, keeping its document for the
+    /// folder's copy. A feed that cannot be read, or whose later page cannot, is reported; the
+    /// others go on. Returns each podcast read with its document, and those subscribed to before
+    /// (refreshed), whose archived episodes may have new versions.
+    static func readFeeds(_ urls: [URL], in library: PodcastLibrary, report: (Event) -> Void) async -> ([(Podcast, Data?)], Set<Int>) {
+        library.keepsFeedDocuments = true
+        var (loaded, refreshed): ([(Podcast, Data?)], Set<Int>) = ([], [])
+        for url in urls {
+            do {
+                let summary: RefreshSummary
+                let podcast: Podcast
+                switch try await library.subscribe(to: url) {
+                case .subscribed(let new, let first):
+                    (podcast, summary) = (new, first)
+                case .alreadySubscribed(let known):
+                    (podcast, summary) = (known, try await library.refresh(known.id))
+                    refreshed.insert(known.id)
+                }
+                if summary.pageError != nil { report(.pageFailed(podcast, summary)) }
+                loaded.append((try library.podcast(withID: podcast.id) ?? podcast, summary.document))
+            } catch {
+                report(.feedFailed(url, error))
+            }
+        }
+        return (loaded, refreshed)
     }
 }
