@@ -4,35 +4,41 @@ import MonsoonPodcasts
 import MonsoonStore
 
 extension Archive {
-    /// The run. `lock`: the home's, taken already (with --warc, before anything is fetched).
+    /// The run, which `ArchiveRun` sequences and this command says. `lock`: the home's, taken
+    /// already (with --warc, before anything is fetched).
     func archive(_ urls: [URL], root: String, naming: NamingTemplate, episodes: EpisodeSession, recording: WARCArchive?,
                  lock: HomeLock?, context: CommandContext) async throws -> Int32 {
         let runReport = output.makeReport()
         let started = Date()
-        // 1. Every feed, read whole: subscribed, or refreshed when it already is.
-        var (loaded, failedFeeds, refreshed) = try await subscribe(urls, recording: recording, context: context)
-        // 2. What to download of each (once per podcast, however often it was named), new versions
-        // of the refreshed ones' archived episodes among them; 3. their downloads (and the extras
-        // asked for), into the engine's queue.
-        let extras: ArchiveRun.Extras = [withArtwork ? .artwork : [], withTranscripts ? .transcripts : [], withChapters ? .chapters : []]
-        var scansFailed = 0
-        let (archiveRun, plan): (ArchiveRun, ArchiveRun.Plan)
+        let options = ArchiveRun.Options(
+            root: root, naming: naming, extras: [withArtwork ? .artwork : [], withTranscripts ? .transcripts : [], withChapters ? .chapters : []],
+            refetchMissing: refetchMissing, limit: limit, keepsEarlierVersions: (versions ?? .all) == .all)
+        let outcome: ArchiveRun.Outcome
+        var (status, tally): (Int32, GetReporter.Tally)
         do {
-            (archiveRun, plan) = try await ArchiveRun.plan(
-                loaded, refreshed: refreshed, root: root, naming: naming, queue: episodes.queue, store: episodes.store, extras: extras,
-                refetchMissing: refetchMissing, limit: limit, allowingPrivate: { try transfer.allowPrivate || episodes.settings.allowPrivate() },
-                select: select,
-                scanning: { scan in
-                    // Its probes (HEAD, or the first byte) of enclosures are requests the WARC records too.
-                    try await LibrarySession.open(global, context: context, transfer: transfer, warc: recording).run(scan)
-                }) { event in
-                // A failed scan fails the run, but its feed was read: not counted as a failed feed.
-                guard say(event, context: context) else { return }
-                if case .scanFailed = event { scansFailed += 1 } else { failedFeeds += 1 }
-            }
+            (outcome, (status, tally)) = try await ArchiveRun.run(
+                urls, options: options, queue: episodes.queue, store: episodes.store, databasePath: episodes.home.databasePath,
+                library: { body in
+                    // The feeds' requests, and the probes (HEAD, or the first byte) of enclosures for new versions, are
+                    // requests the WARC records too.
+                    try await LibrarySession.open(global, context: context, transfer: transfer, warc: recording).run(body)
+                },
+                allowingPrivate: { try transfer.allowPrivate || episodes.settings.allowPrivate() }, select: select,
+                download: { try await download($0, lock: lock, episodes: episodes, recording: recording, runReport: runReport, context: context) },
+                report: { say($0, context: context) })
         } catch let failure as ArchiveRun.PlanError {
             throw Self.failure(failure)
         }
+        if outcome.failed && status == ExitStatus.success { status = ExitStatus.failure }
+        summarize(tally, skipped: outcome.skipped, missing: outcome.missing, failedFeeds: outcome.feedsFailed, started: started, context: context)
+        try output.write(runReport, command: "archive", context: context)
+        return status
+    }
+
+    /// The plan's downloads (and the extras asked for), said as they go, with their sidecars and
+    /// hooks; the episodes follow them. Returns the exit status they give, and their counts.
+    private func download(_ plan: ArchiveRun.Plan, lock: HomeLock?, episodes: EpisodeSession, recording: WARCArchive?, runReport: RunReport?,
+                          context: CommandContext) async throws -> (Int32, GetReporter.Tally) {
         let requests = plan.requests
         let reporter = GetReporter(context: context, quiet: global.quiet || output.json, verbose: global.verbose, expected: requests.count,
                                    style: output.json ? .json : .events, summarizes: false)
@@ -58,68 +64,26 @@ extension Archive {
         } else {
             status = try await handOver(requests, episodes: episodes, reporter: reporter, observe: observe, context: context)
         }
-        status = writer.finish(status: status, context: context)
-        // 4. The manifests, then (--versions latest) the earlier versions replaced.
-        try archiveRun.finish(plan, store: episodes.store, databasePath: episodes.home.databasePath, keepsEarlierVersions: (versions ?? .all) == .all) {
-            if say($0, context: context) && status == ExitStatus.success { status = ExitStatus.failure }
-        }
-        summarize(reporter.tally, skipped: plan.skipped, missing: plan.missing, failedFeeds: failedFeeds, started: started, context: context)
-        try output.write(runReport, command: "archive", context: context)
-        if failedFeeds + scansFailed > 0 && (status == ExitStatus.success) { status = ExitStatus.failure }
-        return status
+        return (writer.finish(status: status, context: context), reporter.tally)
     }
 
-    /// Subscribes to (or refreshes) each feed, keeping its document for the snapshot. A feed
-    /// that cannot be read is said on standard error and counted; the others go on. Also returns
-    /// the podcasts that were refreshed (subscribed before), whose episodes may have new versions.
-    private func subscribe(_ urls: [URL], recording: WARCArchive?, context: CommandContext) async throws -> ([(Podcast, Data?)], Int, Set<Int>) {
-        let session = try LibrarySession.open(global, context: context, transfer: transfer, warc: recording)
-        session.library.keepsFeedDocuments = true
-        return try await session.run { library in
-            var loaded: [(Podcast, Data?)] = []
-            var failed = 0
-            var refreshed = Set<Int>()
-            for url in urls {
-                do {
-                    let summary: RefreshSummary
-                    let podcast: Podcast
-                    switch try await library.subscribe(to: url) {
-                    case .subscribed(let new, let first):
-                        (podcast, summary) = (new, first)
-                    case .alreadySubscribed(let known):
-                        (podcast, summary) = (known, try await library.refresh(known.id))
-                        refreshed.insert(known.id)
-                    }
-                    if let warning = summary.pageWarning(for: podcast) {
-                        context.error(warning)
-                        failed += 1
-                    }
-                    loaded.append((try library.podcast(withID: podcast.id) ?? podcast, summary.document))
-                } catch {
-                    context.error(LibrarySession.feedFailure(url, error))
-                    failed += 1
-                }
-            }
-            return (loaded, failed, refreshed)
-        }
-    }
-
-    /// Says what the run tells; returns whether it fails the run.
-    private func say(_ event: ArchiveRun.Event, context: CommandContext) -> Bool {
+    /// Says what the run tells.
+    private func say(_ event: ArchiveRun.Event, context: CommandContext) {
         switch event {
+        case .feedFailed(let url, let error):
+            context.error(LibrarySession.feedFailure(url, error))
+        case .pageFailed(let podcast, let summary):
+            if let warning = summary.pageWarning(for: podcast) { context.error(warning) }
         case .refused(let podcast, let reason):
             context.error("\(podcast.name): \(reason)")
-            return true
         case .manifestFailed(let podcast, let error):
             context.error("\(podcast.name): cannot update its manifest: \(error)")
-            return true
         case .warning(let podcast, let warning):
             context.error("\(podcast.name): \(warning)")
         case .deletedEarlierVersion(let file):
             if global.verbose { context.errors.line("monsoon: deleted the earlier version \(file)") }
         case .scanFailed(let podcast, let error):
             context.error("cannot look for new versions of \(podcast.name): \(LibrarySession.message(error)); its feed is archived all the same")
-            return true
         case .newVersion(let podcast, let title, let reason, let problem?):
             context.error("\(podcast.name): \(title): a new version (\(reason)), but the archived file cannot be read (\(problem)); "
                           + "it was left as it is, and is looked at again on the next run")
@@ -133,7 +97,6 @@ extension Archive {
                 context.errors.line("monsoon: \(podcast.name): \(left) more new version\(left == 1 ? "" : "s") left for a later run (--limit)")
             }
         }
-        return false
     }
 
     /// With the lock: the downloads go into the engine's queue, and only they run here.

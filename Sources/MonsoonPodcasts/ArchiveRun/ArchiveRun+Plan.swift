@@ -25,6 +25,11 @@ extension ArchiveRun {
 
     /// What happens while a run is planned and finished, for the command to say its way.
     package enum Event {
+        /// The feed could not be read; the others are archived all the same.
+        case feedFailed(URL, any Error)
+        /// A later page of the podcast's feed could not be read (`RefreshSummary/pageError`): the
+        /// episodes of the pages before it are archived.
+        case pageFailed(Podcast, RefreshSummary)
         /// The podcast's folder is, or passes through, a symbolic link: nothing of it is written.
         case refused(Podcast, reason: String)
         /// The podcast's manifest could not be written; its files are archived all the same.
@@ -62,18 +67,17 @@ extension ArchiveRun {
     /// often it was named) is chosen with `select`, each feed's document saved in its folder, the
     /// chosen episodes queued, and their downloads and the `extras` asked for planned (one
     /// complete from an earlier run is done).
-    package static func plan(_ loaded: [(Podcast, Data?)], refreshed: Set<Int>, root: String, naming: NamingTemplate, queue: EpisodeQueue,
-                             store: any QueueListing, extras: Extras, refetchMissing: Bool, limit: Int?, allowingPrivate: () throws -> Bool,
-                             select: @escaping ([ArchiveSelection.Candidate]) throws -> ArchiveSelection,
-                             scanning: (_ scan: (PodcastLibrary) async throws -> Void) async throws -> Void,
-                             report: @escaping (Event) -> Void) async throws -> (ArchiveRun, Plan) {
+    static func plan(_ loaded: [(Podcast, Data?)], refreshed: Set<Int>, options: Options, queue: EpisodeQueue, store: any QueueListing,
+                     allowingPrivate: () throws -> Bool, select: @escaping ([ArchiveSelection.Candidate]) throws -> ArchiveSelection,
+                     scanning: (_ scan: (PodcastLibrary) async throws -> Void) async throws -> Void,
+                     report: @escaping (Event) -> Void) async throws -> (ArchiveRun, Plan) {
         try PlanError.during(.changingQueue) { try queue.reconcile() }
-        let run = ArchiveRun(root: root, naming: naming, folderNames: try PlanError.during(.readingQueue) { try queue.podcastFolderNames() })
+        let run = ArchiveRun(root: options.root, naming: options.naming, folderNames: try PlanError.during(.readingQueue) { try queue.podcastFolderNames() })
         try PlanError.during(.checkingManifests) { try run.checkManifests(of: loaded.map(\.0)) }
         let podcasts = loaded.map(\.0).filter { refreshed.contains($0.id) }
         if !podcasts.isEmpty {
             try await scanning { library in
-                try await run.startNewVersions(of: podcasts, library: library, queue: queue, limit: limit, select: select, report: report)
+                try await run.startNewVersions(of: podcasts, library: library, queue: queue, limit: options.limit, select: select, report: report)
             }
         }
         var plan = Plan()
@@ -96,16 +100,16 @@ extension ArchiveRun {
             plan.members.append(member)
             chosen += member.selection.chosen
         }
-        if refetchMissing { try PlanError.during(.changingQueue) { try queue.forgetMissingDownloads(chosen) } }
+        if options.refetchMissing { try PlanError.during(.changingQueue) { try queue.forgetMissingDownloads(chosen) } }
         _ = try PlanError.during(.changingQueue) { try queue.add(chosen) }
         let wanted = Set(chosen.map(EpisodeQueue.downloadID(ofEpisode:)))
         let scopes: [Int: AddressScope]
         (plan.requests, scopes) = try PlanError.during(.planningDownloads) {
             let allowingPrivate = try allowingPrivate()
-            return (try queue.requests(root: root, template: naming, allowingPrivate: allowingPrivate).filter { wanted.contains($0.id) },
+            return (try queue.requests(root: options.root, template: options.naming, allowingPrivate: allowingPrivate).filter { wanted.contains($0.id) },
                     try queue.addressScopes(allowingPrivate: allowingPrivate))
         }
-        for extra in try run.extraRequests(extras, for: plan.members, episodes: plan.requests, queue: queue, scopes: scopes) {
+        for extra in try run.extraRequests(options.extras, for: plan.members, episodes: plan.requests, queue: queue, scopes: scopes) {
             if let existing = try store.download(withID: extra.id), existing.status == .completed,
                let path = existing.filePath, FileManager.default.fileExists(atPath: path) {
                 plan.extrasThere += 1
@@ -120,7 +124,7 @@ extension ArchiveRun {
     /// this run and of earlier ones still there); then, unless `keepsEarlierVersions`, the
     /// earlier versions go once their newer one is in: after the manifests were written, so a
     /// run killed in between leaves them listing files still there.
-    package func finish(_ plan: Plan, store: any QueueListing, databasePath: String, keepsEarlierVersions: Bool, report: (Event) -> Void) throws {
+    func finish(_ plan: Plan, store: any QueueListing, databasePath: String, keepsEarlierVersions: Bool, report: (Event) -> Void) throws {
         var members = plan.members
         for request in plan.requests {
             guard let kind = Self.extraKind(of: request), let download = try store.download(withID: request.id), download.status == .completed,
@@ -147,8 +151,8 @@ extension ArchiveRun {
     /// counts as a download toward `limit` (one over it is left as it is, found again by a later
     /// run), so no episode is switched to one to download that the run does not download. A
     /// podcast whose folder is a link is left alone (the plan refuses it).
-    package func startNewVersions(of podcasts: [Podcast], library: PodcastLibrary, queue: EpisodeQueue, limit: Int?,
-                                  select: ([ArchiveSelection.Candidate]) throws -> ArchiveSelection, report: (Event) -> Void) async throws {
+    func startNewVersions(of podcasts: [Podcast], library: PodcastLibrary, queue: EpisodeQueue, limit: Int?,
+                          select: ([ArchiveSelection.Candidate]) throws -> ArchiveSelection, report: (Event) -> Void) async throws {
         var seen = Set<Int>()
         for podcast in podcasts where seen.insert(podcast.id).inserted && link(to: podcast) == nil {
             let selection = try select(try PlanError.during(.readingQueue) { try queue.archiveCandidates(podcast: podcast.id) })
