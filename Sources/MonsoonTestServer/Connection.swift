@@ -179,7 +179,7 @@ final class Connection {
             if let throttle, throttle > 0, sent > 0 {
                 let due = start + .seconds(Double(sent) / Double(throttle))
                 let wait = ContinuousClock.now.duration(to: due)
-                if wait > .zero, !pause(wait.inSeconds) {
+                if wait > .zero, !pause(wait / .seconds(1)) {
                     return false
                 }
             }
@@ -210,16 +210,10 @@ final class Connection {
             if core.isStopping { return false }
             let left = ContinuousClock.now.duration(to: deadline)
             if left <= .zero { return true }
-            let millis = Int32(min(100, max(1, (left.inSeconds * 1000).rounded(.up))))
+            let millis = Int32(min(100, max(1, (left / .milliseconds(1)).rounded(.up))))
             var entry = pollfd(fd: fd, events: Self.pollReadHangUp, revents: 0)
             let ready = poll(&entry, 1, millis)
             if ready > 0 && entry.revents & (Self.pollReadHangUp | Int16(POLLHUP | POLLERR | POLLNVAL)) != 0 { return false }
         }
-    }
-}
-
-extension Duration {
-    fileprivate var inSeconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) * 1e-18
     }
 }

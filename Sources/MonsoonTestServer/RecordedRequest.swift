@@ -13,14 +13,6 @@ public struct RecordedRequest: Sendable {
     /// Identifies the TCP connection: requests on the same connection share the number.
     public var connectionID: Int
 
-    public init(method: String, path: String, headers: [String: String], time: Date, connectionID: Int) {
-        self.method = method
-        self.path = path
-        self.headers = headers
-        self.time = time
-        self.connectionID = connectionID
-    }
-
     /// The value of header `name`, matched case-insensitively.
     public func header(_ name: String) -> String? {
         headers[name.lowercased()]

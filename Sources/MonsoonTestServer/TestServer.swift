@@ -59,9 +59,7 @@ public final class TestServer: Sendable {
     /// The requests for `path`: compared without the query string, unless `path` has one itself.
     public func requests(for path: String) -> [RecordedRequest] {
         if path.contains("?") { return core.requests { $0.path == path } }
-        return core.requests { request in
-            (request.path.firstIndex(of: "?").map { String(request.path[..<$0]) } ?? request.path) == path
-        }
+        return core.requests { Self.withoutQuery($0.path) == path }
     }
 
     /// The most requests being answered at the same moment: each counts from when its head
@@ -121,10 +119,5 @@ public final class TestServer: Sendable {
     /// other server can take it) until `close(fd)`. For tests of a host that cannot be reached.
     public static func refusingPort() throws -> (fd: Int32, port: Int) {
         try Socket.bound(port: 0)
-    }
-
-    /// `date` as an HTTP date (IMF-fixdate), e.g. for a Retry-After value.
-    public static func httpDate(_ date: Date) -> String {
-        HTTPDate.format(date)
     }
 }

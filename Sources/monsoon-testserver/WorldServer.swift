@@ -25,9 +25,9 @@ enum WorldServer {
                 server.setRoute("/t2/\(feed)/\(episode).mp3", Route(body: .bytes([]), faults: [.redirect(to: cdn + path)]))
                 server.setRoute("/t1/\(feed)/\(episode).mp3", Route(body: .bytes([]), faults: [.redirect(to: cdn + "/t2/\(feed)/\(episode).mp3")]))
                 hashes += "\(feed)/\(episode) \(body.sha256Hex())\n"
-                let day = 1_704_103_200 + episode * 86_400
+                let day = Date(timeIntervalSince1970: 1_704_103_200 + Double(episode) * 86_400)
                 items += "<item><title>Show \(feed), episode \(episode)</title><guid isPermaLink=\"false\">world-\(feed)-\(episode)</guid>"
-                    + "<pubDate>\(rfc822(day))</pubDate><enclosure url=\"\(tracker)/t1/\(feed)/\(episode).mp3\" type=\"audio/mpeg\" length=\"\(size)\"/></item>\n"
+                    + "<pubDate>\(HTTPDate.format(day))</pubDate><enclosure url=\"\(tracker)/t1/\(feed)/\(episode).mp3\" type=\"audio/mpeg\" length=\"\(size)\"/></item>\n"
             }
             let document = """
                 <?xml version="1.0" encoding="UTF-8"?>
@@ -37,25 +37,5 @@ enum WorldServer {
             server.setRoute("/world/feed\(feed).xml", Route(body: .bytes(Array(document.utf8)), contentType: "application/rss+xml", etag: "\"feed\(feed)\""))
         }
         server.setRoute("/world/sha256.txt", Route(body: .bytes(Array(hashes.utf8)), contentType: "text/plain"))
-    }
-
-    /// An RFC 822 date in GMT, without a formatter (the same text on every system).
-    private static func rfc822(_ seconds: Int) -> String {
-        let days = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]
-        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        let dayNumber = seconds / 86_400
-        // Civil from days (Howard Hinnant's algorithm).
-        let z = dayNumber + 719_468
-        let era = z / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
-        let time = seconds % 86_400
-        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(days[dayNumber % 7]), \(two(day)) \(months[month - 1]) \(year) \(two(time / 3600)):\(two(time % 3600 / 60)):\(two(time % 60)) GMT"
     }
 }

@@ -72,6 +72,10 @@ struct Options {
             guard let value = rest.popFirst() else { fail("\(option) needs a value") }
             return value
         }
+        func positive(_ option: String, _ count: String = "count") -> Int {
+            guard let number = Int(value(for: option)), number > 0 else { fail("\(option) needs a positive \(count)") }
+            return number
+        }
         while let option = rest.popFirst() {
             switch option {
             case "--port":
@@ -80,17 +84,13 @@ struct Options {
             case "--dir":
                 directory = value(for: option)
             case "--generate":
-                guard let count = Int(value(for: option)), count > 0 else { fail("--generate needs a positive count") }
-                generate = count
+                generate = positive(option)
             case "--podcast":
-                guard let count = Int(value(for: option)), count > 0 else { fail("--podcast needs a positive count") }
-                podcast = count
+                podcast = positive(option)
             case "--world":
-                guard let count = Int(value(for: option)), count > 0 else { fail("--world needs a positive count of feeds") }
-                world = count
+                world = positive(option, "count of feeds")
             case "--episodes":
-                guard let count = Int(value(for: option)), count > 0 else { fail("--episodes needs a positive count") }
-                episodes = count
+                episodes = positive(option)
             case "--any-address":
                 anyAddress = true
             case "--faults":
@@ -155,10 +155,6 @@ if let count = options.generate, let size = options.size {
 
 if let count = options.podcast, let size = options.size {
     let base = "http://127.0.0.1:\(server.port)"
-    let rfc822 = DateFormatter()
-    rfc822.locale = Locale(identifier: "en_US_POSIX")
-    rfc822.timeZone = TimeZone(identifier: "GMT")
-    rfc822.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
     var items = ""
     for index in (1...count).reversed() {
         let length = size + (index * 7919) % max(1, size / 10)   // sizes differ a little
@@ -169,7 +165,7 @@ if let count = options.podcast, let size = options.size {
                                                         etag: "\"ep-\(index)\"", throttle: options.throttle, faults: faults))
         let day = Date(timeIntervalSince1970: 1_704_103_200 + Double(index - 1) * 86_400)   // from 2024-01-01 10:00 UTC, daily
         items += "<item><title>Episode \(index): a demo recording</title><guid isPermaLink=\"false\">demo-\(index)</guid>"
-            + "<pubDate>\(rfc822.string(from: day))</pubDate><enclosure url=\"\(base)/episodes/\(index).mp3\" type=\"audio/mpeg\" length=\"\(length)\"/></item>\n"
+            + "<pubDate>\(HTTPDate.format(day))</pubDate><enclosure url=\"\(base)/episodes/\(index).mp3\" type=\"audio/mpeg\" length=\"\(length)\"/></item>\n"
     }
     let feed = """
         <?xml version="1.0" encoding="UTF-8"?>

@@ -395,7 +395,7 @@ import Testing
             let queue = JobQueue(connection: try PostgresConnection(url), worker: "test")
             let host = try #require(ClusterHost.key(of: server.url("/")))
             try queue.noteRedirects(of: host, false)
-            try queue.setLimits(host: host, maxConnections: 4, minIntervalMilliseconds: nil)
+            try ClusterAdmin(connection: queue.connection).setLimits(host: host, maxConnections: 4, minIntervalMilliseconds: nil)
         }
         let folder = try Self.temporaryFolder() + "/archive"
         defer { try? FileManager.default.removeItem(atPath: folder + "/..") }   // a leftover folder in /tmp harms nothing

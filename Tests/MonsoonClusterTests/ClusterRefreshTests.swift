@@ -245,7 +245,7 @@ import Testing
         let fixture = try await SharedLibraryFixture()
         let feeds = try await fixture.add(["/gone.xml", "/busy.xml", "/page.xml"].map(server.url))
         let jobs = try await onThread {
-            try fixture.queue.setLimits(host: NewJob.host(of: server.url("/")), maxConnections: 3, minIntervalMilliseconds: nil)
+            try ClusterAdmin(connection: fixture.queue.connection).setLimits(host: NewJob.host(of: server.url("/")), maxConnections: 3, minIntervalMilliseconds: nil)
             return try fixture.queue.claim(slots: 16)
         }
         #expect(jobs.count == 3)

@@ -182,7 +182,7 @@ import Testing
         let cdnHost = try #require(ClusterHost.key(of: cdn.url("/")))
         try await onThread {
             let queue = JobQueue(connection: try PostgresConnection(url), worker: "setup")
-            try queue.setLimits(host: cdnHost, maxConnections: 1, minIntervalMilliseconds: nil)
+            try ClusterAdmin(connection: queue.connection).setLimits(host: cdnHost, maxConnections: 1, minIntervalMilliseconds: nil)
         }
         let folder = NSTemporaryDirectory() + "monsoon-worker-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: folder) }   // a leftover folder in /tmp harms nothing

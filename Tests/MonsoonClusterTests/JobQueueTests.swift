@@ -75,7 +75,7 @@ import Testing
         let (queue, _) = try await Self.queue(jobs: 20, hosts: 2)
         try await onThread {
             try queue.hold(host: "h0", seconds: 3600)
-            try queue.setLimits(host: "h1", maxConnections: 5, minIntervalMilliseconds: 3_600_000)
+            try ClusterAdmin(connection: queue.connection).setLimits(host: "h1", maxConnections: 5, minIntervalMilliseconds: 3_600_000)
             let claimed = try queue.claim(slots: 16)
             #expect(claimed.map(\.host) == ["h1"], "h0 is held; h1 starts one, then waits its interval")
             #expect(try queue.claim(slots: 16).isEmpty)
@@ -92,7 +92,7 @@ import Testing
         let (queue, _) = try await Self.queue(jobs: 12, hosts: 3)
         try await onThread {
             let connection = queue.connection
-            try queue.setLimits(host: "cdn", maxConnections: 1, minIntervalMilliseconds: nil)
+            try ClusterAdmin(connection: queue.connection).setLimits(host: "cdn", maxConnections: 1, minIntervalMilliseconds: nil)
             try connection.execute("UPDATE monsoon_jobs SET answered_host = 'cdn' WHERE host IN ('h1', 'h2')")
             let claimed = try queue.claim(slots: 16)
             #expect(claimed.filter { $0.host == "h0" }.count == 2)

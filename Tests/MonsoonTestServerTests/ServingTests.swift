@@ -142,7 +142,7 @@ struct ServingTests {
         #expect(current.status == 206)
         #expect(current.body.count == 4000)
 
-        let byDate = try Curl.run(["-r", "1000-", "-H", "If-Range: \(TestServer.httpDate(modified))", url])
+        let byDate = try Curl.run(["-r", "1000-", "-H", "If-Range: \(HTTPDate.format(modified))", url])
         #expect(byDate.status == 206)
 
         let weak = try Curl.run(["-r", "1000-", "-H", "If-Range: W/\"v2\"", url])
@@ -160,11 +160,11 @@ struct ServingTests {
         #expect(matching.headers["etag"] == "\"v1\"")
         #expect(matching.body.isEmpty)
         #expect(try Curl.run(["-H", "If-None-Match: \"v0\"", url]).status == 200)
-        #expect(try Curl.run(["-H", "If-Modified-Since: \(TestServer.httpDate(modified))", url]).status == 304)
-        #expect(try Curl.run(["-H", "If-Modified-Since: \(TestServer.httpDate(modified - 10))", url]).status == 200)
+        #expect(try Curl.run(["-H", "If-Modified-Since: \(HTTPDate.format(modified))", url]).status == 304)
+        #expect(try Curl.run(["-H", "If-Modified-Since: \(HTTPDate.format(modified - 10))", url]).status == 200)
         // If-None-Match takes precedence over If-Modified-Since.
         #expect(try Curl.run(["-H", "If-None-Match: \"v0\"", "-H",
-                              "If-Modified-Since: \(TestServer.httpDate(modified))", url]).status == 200)
+                              "If-Modified-Since: \(HTTPDate.format(modified))", url]).status == 200)
     }
 
     @Test func rangesUnsupported() throws {

@@ -12,12 +12,4 @@ public struct EpisodeMetadata: Sendable, Hashable, Codable {
     public var mediaType: String?
     /// The episode's web page.
     public var link: String?
-
-    public init(title: String?, guid: String?, published: String?, mediaType: String?, link: String?) {
-        self.title = title
-        self.guid = guid
-        self.published = published
-        self.mediaType = mediaType
-        self.link = link
-    }
 }

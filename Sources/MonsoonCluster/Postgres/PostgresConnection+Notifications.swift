@@ -56,8 +56,6 @@ extension PostgresConnection {
     /// Makes the connection again after it broke (`PQreset`: the same server, user and options),
     /// then listens again to the channels it listened to.
     public func reconnect() throws(PostgresError) {
-        prepared = [:]
-        preparing = true
         PQreset(raw)
         guard PQstatus(raw) == CONNECTION_OK else {
             throw PostgresError.connectionFailed(reason: connectionString.scrub(PostgresError.firstLine(of: Self.text(PQerrorMessage(raw)))), server: server)

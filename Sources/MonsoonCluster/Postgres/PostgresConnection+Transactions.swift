@@ -8,24 +8,10 @@ extension PostgresConnection {
     /// - Parameter isolation: the transaction's isolation level; nil for the session's default
     ///   (ignored for a savepoint, which has its transaction's).
     public func transaction<T>(isolation: PostgresIsolation? = nil, _ body: () throws -> T) throws -> T {
-        try transaction(begin: isolation.map { "BEGIN ISOLATION LEVEL \($0.rawValue)" } ?? "BEGIN") { _ in try body() }
-    }
-
-    /// `transaction`, with `statements` (no parameters: the simple query protocol) sent with its
-    /// `BEGIN` in the same round trip; `body` gets the last one's result. Not nested: it begins a
-    /// transaction of its own.
-    public func transaction<T>(beginningWith statements: String, _ body: (PostgresResult) throws -> T) throws -> T {
-        guard PQtransactionStatus(raw) == PQTRANS_IDLE else {
-            throw PostgresError(code: .protocolViolation, message: "a transaction on PostgreSQL at \(server) began inside another one; please report this")
-        }
-        return try transaction(begin: "BEGIN; " + statements, body)
-    }
-
-    private func transaction<T>(begin: String, _ body: (PostgresResult) throws -> T) throws -> T {
         if PQtransactionStatus(raw) != PQTRANS_IDLE {
             try executeScript("SAVEPOINT monsoon_nested")
             do {
-                let result = try body(PostgresResult.empty)
+                let result = try body()
                 try executeScript("RELEASE SAVEPOINT monsoon_nested")
                 return result
             } catch {
@@ -35,7 +21,8 @@ extension PostgresConnection {
             }
         }
         do {
-            let result = try body(try executeScript(begin))
+            try executeScript(isolation.map { "BEGIN ISOLATION LEVEL \($0.rawValue)" } ?? "BEGIN")
+            let result = try body()
             // COMMIT of a transaction that had an error (one the body caught and did not rethrow)
             // rolls back without a word: say it instead of losing the body's work silently.
             if PQtransactionStatus(raw) == PQTRANS_INERROR {

@@ -18,17 +18,6 @@ public final class PostgresConnection {
     /// The channels `listen` subscribed to, in order: `reconnect()` listens to them again, since
     /// a new session has none (graphile-worker#449 is what forgetting it does).
     var channels: [String] = []
-    /// The statements `executePrepared` prepared in this session, by their text: a new session
-    /// (`reconnect`) has none.
-    var prepared: [String: String] = [:]
-    /// Names for them: this process's and this connection's own, never used twice (a pooler may
-    /// put several clients on one server session).
-    private var preparedCount = 0
-    private let preparedPrefix = "monsoon_\(getpid())_\(UInt32.random(in: .min ... .max))_"
-    /// False once the server lost a statement prepared here or had its name already (a
-    /// transaction pooler such as PgBouncer, without its own handling of them): statements are
-    /// then parsed each time, as `execute` does.
-    var preparing = true
 
     /// Connects with `connectionString`, which is exactly what libpq takes: a `postgresql://` URL,
     /// `key=value` pairs, a database name, or "" for the `PG*` environment variables and
@@ -100,38 +89,6 @@ public final class PostgresConnection {
         return try handle(result, sql)
     }
 
-    /// `execute`, with the statement parsed and planned once per session (prepared the first time
-    /// it runs): for the few statements a connection runs again and again, where parsing a long
-    /// one costs the server more than running it. Its text must be one of a fixed set: each
-    /// one prepared stays for the session.
-    @discardableResult
-    public func executePrepared(_ sql: String, _ parameters: [PostgresValue?]) throws(PostgresError) -> PostgresResult {
-        guard preparing else { return try execute(sql, parameters) }
-        let texts = try Self.texts(of: parameters, for: sql)
-        do throws(PostgresError) {
-            let name: String
-            if let known = prepared[sql] {
-                name = known
-            } else {
-                preparedCount += 1
-                name = preparedPrefix + String(preparedCount)
-                _ = try handle(PQprepare(raw, name, sql, 0, nil), sql)
-                prepared[sql] = name
-            }
-            let result = Self.withCStringPointers(texts) { PQexecPrepared(raw, name, Int32(texts.count), $0, nil, nil, 0) }
-            return try handle(result, sql)
-        } catch {
-            // 26000: the statement is not on this server session; 42P05: its name is taken there;
-            // 0A000: its plan no longer fits (a migration changed a table). Prepared no more here.
-            guard ["26000", "42P05", "0A000"].contains(error.sqlState ?? "") else { throw error }
-            preparing = false
-            prepared = [:]
-            // Outside a transaction it runs again at once; inside one, the failure undid it.
-            guard PQtransactionStatus(raw) == PQTRANS_IDLE else { throw error }
-            return try execute(sql, parameters)
-        }
-    }
-
     /// The parameters' texts, refusing one that holds a NUL.
     private static func texts(of parameters: [PostgresValue?], for sql: String) throws(PostgresError) -> [String?] {
         var texts: [String?] = []
@@ -154,19 +111,6 @@ public final class PostgresConnection {
     @discardableResult
     public func executeScript(_ sql: String) throws(PostgresError) -> PostgresResult {
         try handle(PQexec(raw, sql), sql)
-    }
-
-    /// `text` as an SQL string literal for this connection (quotes and backslashes escaped as
-    /// its settings need), for a statement run without parameters (`executeScript`).
-    public func literal(_ text: String) throws(PostgresError) -> String {
-        if text.utf8.contains(0) {
-            throw PostgresError(code: .invalidValue, message: "a value holds a NUL character, which PostgreSQL text cannot hold; please report this")
-        }
-        guard let escaped = PQescapeLiteral(raw, text, text.utf8.count) else {
-            throw PostgresError(code: .invalidValue, message: "cannot quote a value for PostgreSQL at \(server): \(Self.text(PQerrorMessage(raw)))")
-        }
-        defer { PQfreemem(escaped) }
-        return String(cString: escaped)
     }
 
     /// The rows of `result`, freed here, or the error it reports.

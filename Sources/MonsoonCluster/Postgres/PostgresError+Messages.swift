@@ -59,40 +59,21 @@ extension PostgresError {
     /// The error the server reported for a statement: its SQLSTATE, its one-line message `reason`
     /// and the constraint it names, said for a user of `server` connected as `user`.
     static func server(sqlState: String, reason: String, constraint: String?, server: String, user: String, statement: String?) -> PostgresError {
-        let code: Code
-        let message: String
-        switch sqlState {
-        case "23505":
-            code = .uniqueViolation
-            message = "PostgreSQL at \(server) refused a duplicate (\(reason)); please report this"
-        case "23503":
-            code = .foreignKeyViolation
-            message = "PostgreSQL at \(server) refused a change to rows that others refer to (\(reason)); please report this"
-        case "40001":
-            code = .serializationFailure
-            message = "a transaction on PostgreSQL at \(server) conflicted with another one and was undone (\(reason)); try again"
-        case "40P01":
-            code = .deadlockDetected
-            message = "a transaction on PostgreSQL at \(server) was undone to end a deadlock (\(reason)); try again"
-        case "42501":
-            code = .query
-            message = "the PostgreSQL user \(user) may not do this at \(server) (\(reason)); grant it the rights (the database's owner has them) or connect as another user"
-        case "25006":
-            code = .query
-            message = "PostgreSQL at \(server) is read-only (\(reason)); connect to the primary server (target_session_attrs=read-write)"
-        case "53100":
-            code = .query
-            message = "the disk of PostgreSQL at \(server) is full (\(reason)); free some space there and try again"
-        case "57014":
-            code = .query
-            message = "PostgreSQL at \(server) cancelled a statement (\(reason)); try again, or raise statement_timeout if it set one"
-        case _ where sqlState.hasPrefix("53") || sqlState.hasPrefix("55"):
-            code = .query
-            message = "PostgreSQL at \(server) cannot do this now (\(reason), SQLSTATE \(sqlState)); try again later"
-        default:
-            code = .query
-            message = "PostgreSQL at \(server) refused a statement: \(reason) (SQLSTATE \(sqlState)); please report this"
-        }
+        let known: [String: (Code, String)] = [
+            "23505": (.uniqueViolation, "PostgreSQL at \(server) refused a duplicate (\(reason)); please report this"),
+            "23503": (.foreignKeyViolation, "PostgreSQL at \(server) refused a change to rows that others refer to (\(reason)); please report this"),
+            "40001": (.serializationFailure, "a transaction on PostgreSQL at \(server) conflicted with another one and was undone (\(reason)); try again"),
+            "40P01": (.deadlockDetected, "a transaction on PostgreSQL at \(server) was undone to end a deadlock (\(reason)); try again"),
+            "42501": (.query, "the PostgreSQL user \(user) may not do this at \(server) (\(reason)); grant it the rights (the database's owner has them) or connect as another user"),
+            "25006": (.query, "PostgreSQL at \(server) is read-only (\(reason)); connect to the primary server (target_session_attrs=read-write)"),
+            "53100": (.query, "the disk of PostgreSQL at \(server) is full (\(reason)); free some space there and try again"),
+            "57014": (.query, "PostgreSQL at \(server) cancelled a statement (\(reason)); try again, or raise statement_timeout if it set one"),
+        ]
+        // Classes 53 (insufficient resources) and 55 (object not in prerequisite state) clear up on their own.
+        let clearsUp = sqlState.hasPrefix("53") || sqlState.hasPrefix("55")
+        let (code, message) = known[sqlState] ?? (.query, clearsUp
+            ? "PostgreSQL at \(server) cannot do this now (\(reason), SQLSTATE \(sqlState)); try again later"
+            : "PostgreSQL at \(server) refused a statement: \(reason) (SQLSTATE \(sqlState)); please report this")
         return PostgresError(code: code, message: message, sqlState: sqlState, reason: reason, constraint: constraint, statement: statement)
     }
 

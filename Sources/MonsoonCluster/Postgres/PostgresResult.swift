@@ -11,6 +11,13 @@ public struct PostgresResult: Sendable {
     /// command tag; 0 for other commands.
     public let affectedRows: Int
 
+    public var count: Int { rows.count }
+    public var first: PostgresRow? { rows.first }
+    /// From 0.
+    public subscript(index: Int) -> PostgresRow { rows[index] }
+}
+
+extension PostgresResult {
     /// The rows and columns of `result`, a `PGRES_TUPLES_OK` or `PGRES_COMMAND_OK` one.
     init(_ result: OpaquePointer) {
         let columnCount = PQnfields(result)
@@ -23,22 +30,4 @@ public struct PostgresResult: Sendable {
         }
         affectedRows = Int(String(cString: PQcmdTuples(result))) ?? 0
     }
-
-    /// No rows, no columns, nothing changed (a savepoint's `begin`).
-    static let empty = PostgresResult(columns: [], rows: [], affectedRows: 0)
-
-    init(columns: [String], rows: [PostgresRow], affectedRows: Int) {
-        self.columns = columns
-        self.rows = rows
-        self.affectedRows = affectedRows
-    }
-
-    /// The number of rows.
-    public var count: Int { rows.count }
-
-    /// The first row, or nil when there is none.
-    public var first: PostgresRow? { rows.first }
-
-    /// The row at `index`, from 0.
-    public subscript(index: Int) -> PostgresRow { rows[index] }
 }

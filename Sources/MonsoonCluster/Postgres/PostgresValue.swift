@@ -10,29 +10,18 @@ public protocol PostgresValue: Sendable {
     var postgresText: String { get }
 }
 
-extension String: PostgresValue {
-    public var postgresText: String { self }
+/// Texts, integers and booleans are written as Swift writes them (`true`, `false`), which is
+/// how PostgreSQL reads them.
+extension PostgresValue where Self: LosslessStringConvertible {
+    public var postgresText: String { description }
 }
 
-extension Substring: PostgresValue {
-    public var postgresText: String { String(self) }
-}
-
-extension Int: PostgresValue {
-    public var postgresText: String { String(self) }
-}
-
-extension Int64: PostgresValue {
-    public var postgresText: String { String(self) }
-}
-
-extension Int32: PostgresValue {
-    public var postgresText: String { String(self) }
-}
-
-extension Bool: PostgresValue {
-    public var postgresText: String { self ? "true" : "false" }
-}
+extension String: PostgresValue {}
+extension Substring: PostgresValue {}
+extension Int: PostgresValue {}
+extension Int64: PostgresValue {}
+extension Int32: PostgresValue {}
+extension Bool: PostgresValue {}
 
 extension Double: PostgresValue {
     /// Swift's shortest exact form, which `float8` reads back to the same value; the infinities

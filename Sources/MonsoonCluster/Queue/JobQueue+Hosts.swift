@@ -92,9 +92,4 @@ extension JobQueue {
         for row in rows.rows { longest = max(longest, try row.int("min_interval_ms") ?? 0) }
         return Double(longest) / 1000
     }
-
-    /// Sets a host's politeness, as `ClusterAdmin.setLimits` does.
-    public func setLimits(host: String, maxConnections: Int?, minIntervalMilliseconds: Int?) throws(PostgresError) {
-        try ClusterAdmin(connection: connection).setLimits(host: host, maxConnections: maxConnections, minIntervalMilliseconds: minIntervalMilliseconds)
-    }
 }

@@ -10,14 +10,12 @@ import Foundation
 ///
 /// - Important: like its connection, used from one thread at a time.
 public final class JobQueue {
-    /// The worker's connection.
     public let connection: PostgresConnection
     /// The name the worker's leases carry (`monsoon_jobs.leased_by`, `cluster status`).
     public let worker: String
     /// How long a claim or a renewal holds a job.
     public let leaseSeconds: Double
 
-    /// A queue on `connection`, for the worker `worker`.
     public init(connection: PostgresConnection, worker: String, leaseSeconds: Double = 60) {
         self.connection = connection
         self.worker = worker

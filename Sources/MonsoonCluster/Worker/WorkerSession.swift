@@ -194,7 +194,7 @@ final class WorkerSession {
         if claimed.isEmpty {
             let started = ContinuousClock.now
             if let plain = database({ try $0.claim(slots: free) }) { claimed = plain }
-            if !claimed.isEmpty { summary.claimSeconds.append((ContinuousClock.now - started).seconds) }
+            if !claimed.isEmpty { summary.claimSeconds.append((ContinuousClock.now - started) / .seconds(1)) }
         }
         for job in claimed {
             held[job.lease] = Held(job: job)
@@ -295,9 +295,4 @@ final class WorkerSession {
     func report(_ message: String) {
         configuration.report("worker \(configuration.name): \(message)")
     }
-}
-
-extension Duration {
-    /// The duration in seconds, as a Double.
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }
