@@ -3,17 +3,9 @@ import MonsoonStore
 
 /// The manager's commands, performed on the transfer thread.
 extension EngineCore {
-    /// Gives up a name a download held (without a store; with one, its row holds it).
-    func releasePath(_ path: String, of id: DownloadID) {
-        persistence.claimedPaths.withLock { if $0[path] == id { $0[path] = nil } }
-    }
-
-    func pause(_ id: DownloadID) -> Result<Void, DownloadManagerError> { perform(.pause, on: id) }
-    func resume(_ id: DownloadID) -> Result<Void, DownloadManagerError> { perform(.resume, on: id) }
-
     /// Carries out a user's command as the lifecycle decides it for the download as it is now.
     @discardableResult
-    private func perform(_ command: DownloadLifecycle.Command, on id: DownloadID) -> Result<Void, DownloadManagerError> {
+    func perform(_ command: DownloadLifecycle.Command, on id: DownloadID) -> Result<Void, DownloadManagerError> {
         guard let record = records[id] else { return .failure(.notFound(id)) }
         switch DownloadLifecycle.command(command, status: record.status, placing: record.placing) {
         case .none:
@@ -26,7 +18,7 @@ extension EngineCore {
             if liftHostHold { scheduler.lift(scheduler.hostPair(of: record)) }
             requeueFresh(id)
         case .fetchAgain:
-            if let path = records.startOver(id) { releasePath(path, of: id) }
+            if let path = records.startOver(id) { persistence.releasePath(path, of: id) }
             move(id, .requeue)
         }
         return .success(())
@@ -79,13 +71,13 @@ extension EngineCore {
         var active = Set(scheduler.queue.entries.map(\.id)).union(scheduler.waiting).union(scheduler.starting.keys).union(space.holds.keys)
         active.formUnion(records.hot.values.filter { $0.status == .downloading }.map(\.request.id))
         let stored: [DownloadStatus] = scheduler.claimed != nil ? [.queued, .waitingToRetry, .downloading] : []
-        forAll(active, andStored: stored, failing: "pause every download", { loop, id in _ = loop.pause(id) }, reply: reply)
+        forAll(active, andStored: stored, failing: "pause every download", { loop, id in loop.perform(.pause, on: id) }, reply: reply)
     }
 
     /// Queues every paused download again.
     func resumeAll(reply: CommandReply<Void>) {
         let paused = Set(records.hot.values.filter { $0.status == .paused }.map(\.request.id))
-        forAll(paused, andStored: [.paused], failing: "resume every paused download", { loop, id in _ = loop.resume(id) }, reply: reply)
+        forAll(paused, andStored: [.paused], failing: "resume every paused download", { loop, id in loop.perform(.resume, on: id) }, reply: reply)
     }
 
     /// Applies `body` to `ids` and, with a store, to the downloads whose rows have one of
@@ -123,7 +115,7 @@ extension EngineCore {
 
     func setPriority(_ priority: Int, for id: DownloadID) -> Result<Void, DownloadManagerError> {
         guard var record = records[id] else { return .failure(.notFound(id)) }
-        let wasQueued = record.status == .queued && runs(id)
+        let wasQueued = record.status == .queued && scheduler.runs(id)
         // Waiting for room, it is queued again under its new priority: the start checks the room.
         space.holds[id] = nil
         if wasQueued { scheduler.queue.remove(key: record.queueKey) }
@@ -169,14 +161,9 @@ extension EngineCore {
             // After the row: a killed run never finds a row whose part it deleted.
             let paths = deleteFiles && record.status == .completed ? [PartFile.path(for: path), path] : [PartFile.path(for: path)]
             persistence.hand(.removeFiles(paths, root: record.request.root, afterCommit: !rowDeleted))
-            releasePath(path, of: id)
+            persistence.releasePath(path, of: id)
         }
         emit(.removed(id))
-    }
-
-    /// A download as this thread knows it (its row read beforehand, see `withRows`).
-    func snapshot(of id: DownloadID) -> Download? {
-        records[id]?.snapshot()
     }
 
     /// The downloads of each URL, in enqueue order.

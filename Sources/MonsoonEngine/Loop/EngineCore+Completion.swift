@@ -54,12 +54,9 @@ extension EngineCore {
     /// Discards the part and goes again at once, without Range and without
     /// counting a failure; a resource that keeps changing fails after a few.
     private func restartFresh(_ id: DownloadID, reason: String) {
-        guard var record = records[id] else { return }
+        guard let record = records.restartPart(id, epoch: transfers.nextPartEpoch()) else { return }
         // Deleted by the disk worker before it looks at the part for the next attempt.
         if let path = record.filePath { persistence.hand(.removeFiles([PartFile.path(for: path)], root: record.request.root, afterCommit: false)) }
-        (record.resume, record.bytes) = (nil, 0)
-        record.startPartOver(epoch: transfers.nextPartEpoch())
-        records[id] = record
         guard case .none? = handle(id, .restarted), let restarts = records[id]?.state.restarts else { return }
         if let failure = DownloadLifecycle.restart(reason: reason, restarts: restarts, limit: configuration.maxRestarts) {
             retryOrFail(id, failure)
@@ -77,14 +74,9 @@ extension EngineCore {
             let now = configuration.clock.now
             let at = now.addingTimeInterval(delay)
             (record.counters, record.lastError, record.retryAt) = (counters, failure.error, at)
-            if let status = hostStatus {
-                let pair = HostPair(first: scheduler.hosts.id(record.host), last: answered?.id)
-                if let hold = scheduler.record(status: status, download: id, hosts: pair, retryAt: at, namesWindow: failure.retryAfter != nil, now: now) {
-                    // The others on that host wait too: said in this one's retrying line.
-                    let text = HostHolds.text(host: answered?.key ?? record.host, until: hold.until, reason: hold.reason)
-                    record.lastError?.message += "; " + text
-                    scheduler.needsScheduling = true
-                }
+            if let status = hostStatus, let hold = scheduler.holdHosts(status: status, of: id, host: record.host, answered: answered,
+                                                                       retryAt: at, namesWindow: failure.retryAfter != nil, now: now) {
+                record.lastError?.message += "; " + hold
             }
             records[id] = record
             move(id, .retryLater)
@@ -137,7 +129,7 @@ extension EngineCore {
         case .success:
             placements.landed(id)
             records.update(id) { $0.lastError = nil }
-            if let path = record.filePath { releasePath(path, of: id) }
+            if let path = record.filePath { persistence.releasePath(path, of: id) }
             // The validators stay: they say which version of the resource the file is.
             move(id, .complete, saving: !saved)
         case .failure(let error) where error.code == .notEnoughDiskSpace:

@@ -31,9 +31,7 @@ extension EngineCore {
     func adopt(_ row: RestoreReader.Row) {
         let record = persistence.adopt(row, into: &records)
         records.numbered(through: record.sequence)
-        guard runs(record.request.id) else { return }
-        if record.status == .queued { scheduler.queue.insert(record.request.id, key: record.queueKey, hosts: scheduler.hostPair(of: record)) }
-        if record.status == .waitingToRetry { scheduler.wait(record.request.id, until: record.retryAt) }
+        scheduler.adopt(record)
     }
 
     /// Takes in the downloads other processes put in the store, then answers `replies`.

@@ -35,21 +35,13 @@ extension EngineCore {
     func startPrepared(_ id: DownloadID, _ outcome: StartPreparation.Outcome) {
         guard let entry = scheduler.starting[id] else { return }   // removed meanwhile
         guard case .ready(let ready) = outcome else {
-            scheduler.releaseStartingSlot(id)
-            if case .failed(let box) = outcome {
-                persistence.failed(box.error)
-                // The row could not be read (the database busy, say): back in the queue, its host
-                // held a moment so the next turn does not ask again at once. A download paused
-                // meanwhile is found so when its row is read.
-                if records.hot[id].map({ $0.status == .queued }) ?? true, runs(id) {
-                    scheduler.queue.insert(id, key: entry.key, hosts: entry.hosts)
-                    scheduler.hold(HostPair(first: entry.hosts.first), until: configuration.clock.now.addingTimeInterval(1))
-                }
-            }
-            return
+            guard case .failed(let box) = outcome else { return scheduler.releaseStartingSlot(id) }
+            persistence.failed(box.error)
+            // A download paused meanwhile is found so when its row is read.
+            return scheduler.startFailed(id, requeue: records.hot[id].map { $0.status == .queued } ?? true, now: configuration.clock.now)
         }
         var record = records.hot[id] ?? ready.record
-        guard record.status == .queued, runs(id), !stopping else { return scheduler.releaseStartingSlot(id) }
+        guard record.status == .queued, scheduler.runs(id), !stopping else { return scheduler.releaseStartingSlot(id) }
         scheduler.queue.remove(key: record.queueKey)   // when paused and resumed meanwhile
         transfers.resume(&record, as: ready)
         records[id] = record
@@ -157,27 +149,17 @@ extension EngineCore {
             if transfer.state.phase.partWait?.ended != nil { scheduler.needsScheduling = true }
             handle(id, .bodyReady)
         }
-        let path: String? = switch outcome {
-        case .ready(_, let chosen): chosen
-        case .failed(_, let chosen, _): chosen
+        let (path, saved): (String?, Bool) = switch outcome {
+        case .ready(_, let chosen): (chosen, true)
+        case .failed(_, let chosen, _): (chosen, false)
         }
         if let path {
-            if var record = records.hot[id], record.sequence == sequence {
-                // The name sticks for later attempts and runs. The worker saved the row with it;
-                // saved again only if that failed, or a save queued since (still unconfirmed,
-                // as every later one is here) would write the row without it.
-                if record.filePath != path {
-                    record.filePath = path
-                    records[id] = record
-                    switch outcome {
-                    case .failed: persist(id)
-                    case .ready: if records.hasSavesInFlight(id) { persist(id) }
-                    }
-                }
-            } else if transfer == nil {
-                // Removed meanwhile: its part, made after the removal, goes too.
-                persistence.hand(.removeFiles([PartFile.path(for: path)], root: records[id]?.request.root, afterCommit: false))
-                releasePath(path, of: id)
+            switch records.named(id, sequence: sequence, path: path, saved: saved, stopped: transfer == nil) {
+            case .save: persist(id)
+            case .orphan(let root):
+                persistence.hand(.removeFiles([PartFile.path(for: path)], root: root, afterCommit: false))
+                persistence.releasePath(path, of: id)
+            case .kept: break
             }
         }
         guard let transfer else {

@@ -15,7 +15,7 @@ extension EngineCore {
         if outcome == .stopAndQueueAgain { stopTransfer(id) }
         guard var record = records[id] else { return .failure(.notFound(id)) }
         // Queued in line under its old hosts: taken out and put back under the new ones.
-        let inLine = record.status == .queued && runs(id) && space.holds[id] == nil && scheduler.starting[id] == nil
+        let inLine = record.status == .queued && scheduler.runs(id) && space.holds[id] == nil && scheduler.starting[id] == nil
         if inLine { scheduler.queue.remove(key: record.queueKey) }
         URLChange.apply(url, to: &record)
         records[id] = record
@@ -53,8 +53,7 @@ extension EngineCore {
         }
         records.update(id) { $0.lastError = error }
         persist(id)
-        // No status changes, but listeners learn the reason as they learned the failure.
-        if hub.wants(.statusChanged), let snapshot = records.update(id, { $0.snapshot() }) { emit(.statusChanged(snapshot)) }
+        emitStatus(id)   // no status changes, but listeners learn the reason as they learned the failure
         return .success(())
     }
 }

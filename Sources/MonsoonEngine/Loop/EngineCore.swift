@@ -136,41 +136,28 @@ final class EngineCore {
         }
     }
 
-    /// Moves a download as the lifecycle says `event` does (also in the queue index and the
-    /// waiting set) and reports it.
+    /// Moves a download as the lifecycle says `event` does and carries the change into the
+    /// other parts, then reports it.
     /// - Parameter saving: write the row now (false: a later save carries it, as the first
     ///   body byte's does for `.start`).
     func move(_ id: DownloadID, _ event: DownloadLifecycle.Event, saving: Bool = true) {
-        // In place: the record is neither copied out nor written back.
-        let answer = records.update(id) { record -> Result<(old: DownloadStatus, new: DownloadStatus, key: QueueIndex.Key, host: String, answered: String?), Refusal> in
-            let action = record.handle(.lifecycle(event))
-            guard case .moved(let old, _) = action else { return .failure(Refusal(action: action)) }
-            if record.status != .waitingToRetry { record.retryAt = nil }
-            // No longer waiting for room (queued in line again, or started): it no longer says so.
-            if event != .holdForSpace, record.lastError?.code == .notEnoughDiskSpace, record.status == .queued || record.status == .downloading {
-                record.lastError = nil
-            }
-            return .success((old, record.status, record.queueKey, record.host, record.answeredHostKey))
-        }
-        let moved: (old: DownloadStatus, new: DownloadStatus, key: QueueIndex.Key, host: String, answered: String?)
-        switch answer {
-        case .success(let done)?: moved = done
+        let change: StatusChange
+        switch records.move(id, event) {
+        case .success(let moved)?: change = moved
         case .failure(let refusal)?: return refused(id, refusal.action)
         case nil: return
         }
-        let (old, status) = (moved.old, moved.new)
         let held = event == .holdForSpace
         // Anything else that happens to a download waiting for room ends the wait.
         if !held && !space.holds.isEmpty { space.holds[id] = nil }
-        if old == .queued && status != .queued { scheduler.queue.remove(key: moved.key) }
-        if old == .waitingToRetry && status != .waitingToRetry { scheduler.stopWaiting(id) }
-        if status == .queued && old != .queued && runs(id) && !held {
-            scheduler.line(id, key: moved.key, hosts: scheduler.hostPair(host: moved.host, answered: moved.answered))
-        }
-        if status == .waitingToRetry && runs(id) { scheduler.wait(id, until: records[id]?.retryAt) }
+        scheduler.moved(id, change, held: held)
         if saving { persist(id) }
         // A hold says why even when the download was queued already (it never started).
-        if old != status || held, hub.wants(.statusChanged), let snapshot = records.update(id, { $0.snapshot() }) { emit(.statusChanged(snapshot)) }
+        if change.old != change.new || held { emitStatus(id) }
+    }
+
+    func emitStatus(_ id: DownloadID) {
+        if hub.wants(.statusChanged), let snapshot = records.update(id, { $0.snapshot() }) { emit(.statusChanged(snapshot)) }
     }
 
     /// Hands `event` to the download's state machine; a refusal is reported (`refused`).
@@ -180,11 +167,6 @@ final class EngineCore {
         guard let action = records.update(id, { $0.handle(event) }) else { return nil }
         if case .refuse = action { refused(id, action) }
         return action
-    }
-
-    /// A refused answer, carried out of `records.update`.
-    struct Refusal: Error {
-        let action: DownloadRecord.StateMachine.Action
     }
 
     /// The download's machine refused an event the loop asked of it: a fault in the loop. It is
@@ -209,11 +191,6 @@ final class EngineCore {
         move(id, .fail)
     }
 
-    /// Whether this engine may start `id` (see `QueueScope`).
-    func runs(_ id: DownloadID) -> Bool {
-        scheduler.runs(id)
-    }
-
     // MARK: - Idle
 
     var isIdle: Bool {
@@ -233,32 +210,12 @@ final class EngineCore {
     func tearDown() {
         runAfterCurl()   // nothing is left to wait for curl: it is not running now
         persistence.stopRestore()
-        for transfer in transfers.byHandle.values {
-            multi.remove(transfer.easy)
-            switch transfer.purpose {
-            case .download(let id):
-                records.update(id) { $0.bytes = transfer.progress.fileSize }
-                placements.recordAttempt(id, transfer, keepsBody: true)
-                // Back in line for the next run (not in this one's queue: it is ending).
-                handle(id, .attemptEnded)
-                if records[id]?.status == .downloading { handle(id, .lifecycle(.requeue)) }
-                persist(id)
-                // A clean stop: what the part holds is flushed on the placer's queue (closing
-                // it) and saved as the checkpoint when that lands, below.
-                if case .writing = transfer.state.phase, transfer.part.fd >= 0 {
-                    let length = transfer.progress.fileSize
-                    let epoch = records[id]?.partEpoch ?? 0
-                    records.hold(id)   // kept in memory until the answer
-                    let inbox = self.inbox
-                    placer.flush(transfer.part.fd) { flushed in
-                        inbox.send(.stoppedPartFlushed(id, epoch: epoch, length: length, flushed: flushed))
-                    }
-                    transfer.part.fd = -1
-                }
-            case .fetch(let job): job.complete(.cancelled)
-            }
+        for id in transfers.shutDown(multi: multi, records: &records, placements: &placements, placer: placer, inbox: inbox) {
+            // Back in line for the next run (not in this one's queue: it is ending).
+            handle(id, .attemptEnded)
+            if records[id]?.status == .downloading { handle(id, .lifecycle(.requeue)) }
+            persist(id)
         }
-        transfers.removeAll()
         placements.abandonAll { records[$0]?.placing == true }
         placePending()
         fetches.cancelAll()

@@ -59,6 +59,11 @@ struct PersistenceGateway {
     /// Without a store: the file paths downloads into folders have taken (see `DiskWorker.claimedPaths`).
     var claimedPaths: Locked<[String: DownloadID]> { worker.claimedPaths }
 
+    /// Gives up a name a download held (without a store; with one, its row holds it).
+    func releasePath(_ path: String, of id: DownloadID) {
+        claimedPaths.withLock { if $0[path] == id { $0[path] = nil } }
+    }
+
     // MARK: - This turn's work
 
     mutating func hand(_ job: DiskWorker.Work) {
