@@ -154,15 +154,7 @@ extension EngineCore {
         placements.abandon(id)
         scheduler.forget(record)
         space.holds[id] = nil
-        records.remove(id, sequence: record.sequence, deletionPending: persistence.persistent && !rowDeleted)
-        persistence.forget(id)
-        if persistence.persistent && !rowDeleted { persistence.hand(.delete(id, sequence: record.sequence)) }
-        if let path = record.filePath {
-            // After the row: a killed run never finds a row whose part it deleted.
-            let paths = deleteFiles && record.status == .completed ? [PartFile.path(for: path), path] : [PartFile.path(for: path)]
-            persistence.hand(.removeFiles(paths, root: record.request.root, afterCommit: !rowDeleted))
-            persistence.releasePath(path, of: id)
-        }
+        persistence.forget(record, deleteFiles: deleteFiles, rowDeleted: rowDeleted, records: &records)
         emit(.removed(id))
     }
 

@@ -16,11 +16,8 @@ extension EngineCore {
             // The slot is taken now; the disk worker looks at the part (and reads the row when
             // it is not in memory), then `startPrepared` starts the transfer.
             scheduler.take(entry)
-            let record = records.hot[entry.id]   // one copy, for the three looks below
-            if let record, case .discard = record.request.destination {
-                // Nothing on disk to look at: the plan is made here.
-                startPrepared(entry.id, .ready(StartPreparation.plan(record)))
-            } else if let record, let ready = space.plannedStart(of: record, awaitingPart: persistence.awaitsPart(entry.id), now: now) {
+            let record = records.hot[entry.id]   // one copy, for the looks below
+            if let record, let ready = space.plannedStart(of: record, awaitingPart: persistence.awaitsPart(entry.id), now: now) {
                 startPrepared(entry.id, .ready(ready))
             } else {
                 persistence.hand(.prepareStart(StartPreparation(id: entry.id, record: record)))

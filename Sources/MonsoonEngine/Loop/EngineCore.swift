@@ -106,12 +106,7 @@ final class EngineCore {
     }
 
     private func promoteDueRetries(now: Date) {
-        for id in scheduler.takeDue(now: now) {
-            guard var record = records[id] else { continue }
-            record.retryAt = nil
-            records[id] = record
-            move(id, .requeue)
-        }
+        for id in scheduler.takeDue(now: now) { move(id, .requeue) }   // which clears its retry time
     }
 
     // MARK: - Events
