@@ -14,6 +14,12 @@ extension DownloadScheduler {
         if change.new == .waitingToRetry { wait(id, until: change.retryAt) }
     }
 
+    /// The transfer of `id` started: the slot taken at its selection is the transfer's now.
+    mutating func started(_ id: DownloadID) {
+        readAhead.remove(id)
+        starting[id] = nil
+    }
+
     /// A stored download taken in (restored, or added by another process): in line, or waiting
     /// for its time, if it runs here.
     mutating func adopt(_ record: DownloadRecord) {

@@ -3,7 +3,7 @@ import MonsoonStore
 
 /// The manager's commands, performed on the transfer thread.
 extension EngineCore {
-    /// Carries out a user's command as the lifecycle decides it for the download as it is now.
+    /// Carries out a user's command as the lifecycle decides it for the download as it is.
     @discardableResult
     func perform(_ command: DownloadLifecycle.Command, on id: DownloadID) -> Result<Void, DownloadManagerError> {
         guard let record = records[id] else { return .failure(.notFound(id)) }
@@ -24,8 +24,7 @@ extension EngineCore {
         return .success(())
     }
 
-    /// Retry a failed download, or one waiting to retry, now; a completed one whose file has
-    /// gone is fetched again (the disk worker looks).
+    /// Retries a failed or waiting download now; a completed one whose file has gone is fetched again.
     func retry(_ id: DownloadID, reply: CommandReply<Void>) {
         guard let record = records[id] else { return reply(self, .failure(.notFound(id))) }
         guard record.status == .completed, let path = record.filePath else { return reply(self, perform(.retry(fileGone: false), on: id)) }
@@ -39,8 +38,7 @@ extension EngineCore {
         }, ifClosed: reply.shutDown)
     }
 
-    /// Lets a `.claimedOnly` engine start these downloads for `claimant` (a no-op for
-    /// `.wholeQueue`): queued ones join the queue, those waiting to retry keep their time.
+    /// Lets a `.claimedOnly` engine start these downloads for `claimant` (`DownloadScheduler.claim`).
     func claim(_ ids: [DownloadID], by claimant: Int32 = ownClaim) -> Result<Void, DownloadManagerError> {
         guard scheduler.claimed != nil else { return .success(()) }
         for id in ids {
@@ -50,9 +48,8 @@ extension EngineCore {
         return .success(())
     }
 
-    /// `claimant` no longer wants the download (a no-op for `.wholeQueue`). When nobody
-    /// does any more, a running transfer stops, keeping its part, and the download stays
-    /// queued for a later run.
+    /// `claimant` no longer wants the download: when nobody does, a running transfer stops,
+    /// keeping its part, and the download stays queued for a later run.
     func release(_ id: DownloadID, by claimant: Int32) {
         switch scheduler.release(id, by: claimant, record: records[id]) {
         case .downloading?:
@@ -65,8 +62,8 @@ extension EngineCore {
         }
     }
 
-    /// Pauses every download that would run (with `.claimedOnly`, also those only in the store).
-    /// A download removed meanwhile answers `.notFound`, its only failure: nothing left to pause.
+    /// Pauses every download that would run (with `.claimedOnly`, also those only in the store); one
+    /// removed meanwhile answers `.notFound`, ignored: nothing left to pause.
     func pauseAll(reply: CommandReply<Void>) {
         var active = Set(scheduler.queue.entries.map(\.id)).union(scheduler.waiting).union(scheduler.starting.keys).union(space.holds.keys)
         active.formUnion(records.hot.values.filter { $0.status == .downloading }.map(\.request.id))
@@ -81,43 +78,31 @@ extension EngineCore {
     }
 
     /// Applies `body` to `ids` and, with a store, to the downloads whose rows have one of
-    /// `statuses` (read by the disk worker), in order of id.
+    /// `statuses`, in order of id.
     private func forAll(_ ids: Set<DownloadID>, andStored statuses: [DownloadStatus], failing what: String,
                         _ body: @escaping @Sendable (EngineCore, DownloadID) -> Void, reply: CommandReply<Void>) {
-        let done: @Sendable (EngineCore, Result<Void, DownloadManagerError>) -> Void = { loop, result in reply(loop, result) }
-        guard persistence.persistent, !statuses.isEmpty else { return forEach(Array(ids), body, done: done, ifClosed: reply.shutDown) }
-        persistence.onWorker({ store in
-            Result { try statuses.flatMap { try store?.ids(withStatus: $0) ?? [] } }.mapError { ErrorBox(error: $0) }
-        }, then: { loop, stored in
-            switch stored {
-            case .success(let found):
-                loop.forEach(ids.union(found).sorted(), body, done: done, ifClosed: reply.shutDown)
-            case .failure(let box):
-                loop.persistence.failed(box.error)
-                reply(loop, .failure(.storage("could not \(what)", cause: box.error)))
-            }
-        }, ifClosed: reply.shutDown)
+        guard persistence.persistent, !statuses.isEmpty else { return forEach(Array(ids), body, reply: reply) }
+        reading({ store in try statuses.flatMap { try store.ids(withStatus: $0) } }, failing: what, reply: reply) { loop, found in
+            loop.forEach(ids.union(found).sorted(), body, reply: reply)
+        }
     }
 
     /// Applies `body` to each of `ids`, with their records read a chunk at a time (so a large
-    /// queue is never all in memory), then `done`.
-    private func forEach(_ ids: [DownloadID], chunk: Int = 500, _ body: @escaping @Sendable (EngineCore, DownloadID) -> Void,
-                 done: @escaping @Sendable (EngineCore, Result<Void, DownloadManagerError>) -> Void, ifClosed: @escaping @Sendable () -> Void) {
-        guard !ids.isEmpty else { return done(self, .success(())) }
+    /// queue is never all in memory), then replies.
+    private func forEach(_ ids: [DownloadID], chunk: Int = 500, _ body: @escaping @Sendable (EngineCore, DownloadID) -> Void, reply: CommandReply<Void>) {
+        guard !ids.isEmpty else { return reply(self, .success(())) }
         let head = Array(ids.prefix(chunk))
-        let rest = Array(ids.dropFirst(chunk))
-        withRows(head, ifClosed: ifClosed) { loop, read in
-            if case .failure(let error) = read { return done(loop, .failure(error)) }
+        withRows(head, ifClosed: reply.shutDown) { loop, read in
+            if case .failure(let error) = read { return reply(loop, .failure(error)) }
             for id in head { body(loop, id) }
-            loop.forEach(rest, chunk: chunk, body, done: done, ifClosed: ifClosed)
+            loop.forEach(Array(ids.dropFirst(chunk)), chunk: chunk, body, reply: reply)
         }
     }
 
     func setPriority(_ priority: Int, for id: DownloadID) -> Result<Void, DownloadManagerError> {
         guard var record = records[id] else { return .failure(.notFound(id)) }
         let wasQueued = record.status == .queued && scheduler.runs(id)
-        // Waiting for room, it is queued again under its new priority: the start checks the room.
-        space.holds[id] = nil
+        space.holds[id] = nil   // queued again under its new priority: the start checks the room
         if wasQueued { scheduler.queue.remove(key: record.queueKey) }
         record.request.priority = priority
         records[id] = record
@@ -146,8 +131,7 @@ extension EngineCore {
         forget(record, deleteFiles: deleteFiles, rowDeleted: false)
     }
 
-    /// Stops and forgets a download as `record` describes it. `rowDeleted`: its row is gone
-    /// already (deleted in the transaction that added its replacement).
+    /// Stops and forgets a download as `record` describes it (`PersistenceGateway.forget`).
     func forget(_ record: DownloadRecord, deleteFiles: Bool, rowDeleted: Bool) {
         let id = record.request.id
         stopTransfer(id)
@@ -183,6 +167,13 @@ extension EngineCore {
     private func answer<Read: Sendable, T: Sendable>(_ inMemory: (RecordTable) -> T, reading read: @escaping @Sendable (any QueueStore) throws -> Read,
                                                      then shape: @escaping @Sendable (RecordTable, Read) -> T, reply: CommandReply<T>) {
         guard persistence.persistent else { return reply(self, .success(inMemory(records))) }
+        reading(read, failing: "read the queue", reply: reply) { loop, value in reply(loop, .success(shape(loop.records, value))) }
+    }
+
+    /// Reads from the store on the disk worker, then runs `body` with what it read; a failure is
+    /// kept for `persistenceError` and is the answer ("could not `what`").
+    private func reading<Read: Sendable, T: Sendable>(_ read: @escaping @Sendable (any QueueStore) throws -> Read, failing what: String,
+                                                      reply: CommandReply<T>, then body: @escaping @Sendable (EngineCore, Read) -> Void) {
         persistence.onWorker({ store in
             Result { () throws -> Read in
                 guard let store else { throw DownloadError(.fileSystem, "no store") }
@@ -190,11 +181,10 @@ extension EngineCore {
             }.mapError { ErrorBox(error: $0) }
         }, then: { loop, read in
             switch read {
-            case .success(let value):
-                reply(loop, .success(shape(loop.records, value)))
+            case .success(let value): body(loop, value)
             case .failure(let box):
                 loop.persistence.failed(box.error)
-                reply(loop, .failure(.storage("could not read the queue", cause: box.error)))
+                reply(loop, .failure(.storage("could not \(what)", cause: box.error)))
             }
         }, ifClosed: reply.shutDown)
     }

@@ -13,31 +13,20 @@ import Foundation
 /// (`Scheduler`, `BodyDecision`, `DownloadLifecycle`, `RetryPolicy`, and each download's
 /// `DownloadRecord.StateMachine`) that this class performs.
 final class EngineCore {
-    typealias Record = DownloadRecord
-
+    // The parts, each documented where it is declared.
     var configuration: EngineConfiguration
     let multi = MultiHandle()
     let inbox: EngineInbox
     let hub: EventHub
-    /// Flushes and renames finished files, and flushes parts for checkpoints, off this thread.
     let placer: Placer
-
     var records: RecordTable
-    /// The line of queued downloads, their slots, retries and held hosts, with their timers.
     var scheduler: DownloadScheduler
-    /// The running attempts, by easy handle and by download, and what starts, paces and ends them.
     let transfers: TransferTable
-    /// The disks downloads write to (what each may still take), the downloads waiting for room,
-    /// and what bodies held in memory may take.
     let space: SpaceGovernor
-    /// Finished files waiting for this turn's batch, and what the WARC is told of attempts.
     var placements: Placements
-    /// This turn's events, the progress throttle and the idle waiters.
     var events = EventOutbox()
-    /// The fetches waiting to start, and how many run.
     var fetches = FetchLine()
     var stopping = false
-    /// The disk worker and what is handed to it: saves, reads, the restore, other processes' commands.
     var persistence: PersistenceGateway
     /// The claimant standing for this process (its own enqueues and `claim` calls).
     static let ownClaim: Int32 = 0
@@ -60,15 +49,14 @@ final class EngineCore {
         if workerStore != nil { persistence.requestRestore() }
     }
 
-    /// One turn of the loop, between the jobs taken from the inbox and the next poll (see
-    /// `EngineCore.run`, in EngineLoop.swift): starts what is due, lets curl move the bytes, takes in what finished.
+    /// One turn of the loop, between the inbox's jobs and the next poll (`run`, in EngineLoop.swift).
     /// - Returns: how long the poll may wait, in milliseconds.
     func turn() -> Int32 {
         // Asked for while curl ran between turns: it calls back from inside `curl_easy_pause`
         // too, when a transfer is let go (no refusal can come from there today).
         runAfterCurl()
         let now = configuration.clock.now
-        promoteDueRetries(now: now)
+        for id in scheduler.takeDue(now: now) { move(id, .requeue) }   // which clears its retry time
         if fetches.promoteDue(now: now) { scheduler.needsScheduling = true }
         if scheduler.needsScheduling { schedule(now: now) }
         multi.perform()
@@ -88,28 +76,19 @@ final class EngineCore {
         return pollTimeout(now: configuration.clock.now)
     }
 
-    /// How long the poll may wait: until the next retry (of a download or a fetch), host hold,
-    /// progress report or refill of the rate limit. curl shortens it further for its own
-    /// timers; a posted job or socket activity ends it at once.
+    /// Until the next retry, host hold, progress report, disk measurement or refill of the rate
+    /// limit; curl shortens it for its own timers, and a posted job or socket activity ends it.
     private func pollTimeout(now: Date) -> Int32 {
         if scheduler.needsScheduling { return 0 }
         var deadline = now.addingTimeInterval(30)
         if !transfers.byHandle.isEmpty { deadline = min(deadline, events.nextProgress) }
         if let due = scheduler.nextDeadline { deadline = min(deadline, due) }
         if let due = fetches.nextDue { deadline = min(deadline, due) }
-        // Downloads waiting for room: their disks are measured again now and then.
         if let due = space.nextCheck { deadline = min(deadline, due) }
-        // Transfers paused for the rate limit: when its bucket has refilled.
         if let wake = transfers.rateWake(now: now) { deadline = min(deadline, wake) }
         let milliseconds = deadline.timeIntervalSince(now) * 1000
         return Int32(max(0, min(30_000, milliseconds.rounded(.up))))
     }
-
-    private func promoteDueRetries(now: Date) {
-        for id in scheduler.takeDue(now: now) { move(id, .requeue) }   // which clears its retry time
-    }
-
-    // MARK: - Events
 
     func emit(_ event: DownloadEvent) {
         guard hub.wants(event.kind) else { return }
@@ -131,10 +110,8 @@ final class EngineCore {
         }
     }
 
-    /// Moves a download as the lifecycle says `event` does and carries the change into the
-    /// other parts, then reports it.
-    /// - Parameter saving: write the row now (false: a later save carries it, as the first
-    ///   body byte's does for `.start`).
+    /// Moves a download as the lifecycle says `event` does, in every part, and reports it.
+    /// - Parameter saving: write the row now (false: a later save carries it, as the first body byte's does).
     func move(_ id: DownloadID, _ event: DownloadLifecycle.Event, saving: Bool = true) {
         let change: StatusChange
         switch records.move(id, event) {
@@ -177,16 +154,13 @@ final class EngineCore {
         if stopTransfer(id) { failRefused(id, error) } else { transfers.afterCurl(.failRefused(id, error)) }
     }
 
-    /// Fails a download whose machine refused an event, where failing can happen (so this never
-    /// refuses again); a file being placed lands first, and a completed download keeps its file.
+    /// Fails it where failing can happen (never refused again): a file being placed lands first, a completed download keeps its file.
     func failRefused(_ id: DownloadID, _ error: DownloadError) {
         guard let record = records[id], record.state.phase == .idle,
               DownloadLifecycle.status(after: .fail, from: record.status) != nil else { return }
         records.update(id) { $0.lastError = error }
         move(id, .fail)
     }
-
-    // MARK: - Idle
 
     var isIdle: Bool {
         !persistence.restoring && scheduler.queue.isEmpty && scheduler.waiting.isEmpty && scheduler.runningDownloads == 0 && scheduler.starting.isEmpty && !records.hot.values.contains { $0.placing || $0.status == .downloading }
@@ -195,12 +169,14 @@ final class EngineCore {
     /// Answers the idle waiters once the rows and events of the idle queue are out.
     func resumeIdleWaitersIfIdle() {
         guard !events.idleWaiters.isEmpty, isIdle || stopping else { return }
-        let waiters = events.takeIdleWaiters()
         submitWork()
-        afterSaving { _ in for waiter in waiters { waiter.resume() } }
+        answerIdleWaiters()
     }
 
-    // MARK: - Shutdown
+    private func answerIdleWaiters() {
+        let waiters = events.takeIdleWaiters()
+        afterSaving { _ in for waiter in waiters { waiter.resume() } }
+    }
 
     func tearDown() {
         runAfterCurl()   // nothing is left to wait for curl: it is not running now
@@ -223,8 +199,7 @@ final class EngineCore {
         // Jobs posted until now still get their answer (commands report `.shutDown`).
         perform(inbox.close())
         multi.cleanup()
-        let waiters = events.takeIdleWaiters()
-        afterSaving { _ in for waiter in waiters { waiter.resume() } }
+        answerIdleWaiters()
         submitWork()
         persistence.waitUntilDone()
         placer.waitUntilDone()   // parts that came back ready after the stop were closed just now

@@ -57,6 +57,23 @@ extension RecordTable {
         } ?? false
     }
 
+    /// What a failed attempt comes to (`RetryPolicy`), noted in the record: its counters and, for
+    /// a retry, its error and time.
+    /// - Returns: when it retries, or the error it fails with; nil when there is no such download.
+    mutating func retryOrFail(_ id: DownloadID, _ failure: RetryPolicy.Failure, policy: RetryPolicy, now: Date, random: Double) -> Result<Date, DownloadError>? {
+        update(id) { record in
+            switch policy.decide(failure, counters: record.counters, random: random) {
+            case .retry(let delay, let counters):
+                let at = now.addingTimeInterval(delay)
+                (record.counters, record.lastError, record.retryAt) = (counters, failure.error, at)
+                return .success(at)
+            case .fail(let error, let counters):
+                record.counters = counters
+                return .failure(error)
+            }
+        }
+    }
+
     /// Discards what the part held, for an attempt from the first byte into a part numbered `epoch`.
     /// - Returns: the record then; nil when there is no such download.
     mutating func restartPart(_ id: DownloadID, epoch: Int) -> DownloadRecord? {
