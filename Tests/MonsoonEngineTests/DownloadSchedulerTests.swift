@@ -230,4 +230,18 @@ import Testing
         #expect(scheduler.holdHosts(status: 500, of: "b", host: "b.example", answered: nil, retryAt: now + 30, namesWindow: false, now: now) == nil)
         #expect(!scheduler.needsScheduling)
     }
+
+    @Test func aDownloadRelinedMovesToItsNewPlaceUnderItsNewHosts() {
+        var scheduler = DownloadScheduler()
+        func record(_ id: DownloadID, priority: Int, host: String) -> DownloadRecord {
+            DownloadRecord(request: request(id, URL(string: "http://\(host)/\(id)")!, to: "/tmp/\(id)", priority: priority), sequence: 1, host: host)
+        }
+        let first = record("a", priority: 0, host: "old.example")
+        scheduler.line("a", key: first.queueKey, hosts: scheduler.hostPair(of: first))
+        scheduler.line("b", key: QueueIndex.Key(priority: 5, sequence: 2), hosts: HostPair(first: scheduler.hosts.id("other.example")))
+        let moved = record("a", priority: 10, host: "new.example")
+        scheduler.reline("a", from: first, to: moved)
+        #expect(scheduler.queue.entries.map(\.id) == ["a", "b"] && scheduler.queue.count == 2, "first now, and once")
+        #expect(scheduler.queue.entries.first?.hosts.first == scheduler.hosts.id("new.example"))
+    }
 }

@@ -20,6 +20,12 @@ extension DownloadScheduler {
         starting[id] = nil
     }
 
+    /// A download in line changed its place (its priority, or its hosts): out under the old, in under the new.
+    mutating func reline(_ id: DownloadID, from old: DownloadRecord, to new: DownloadRecord) {
+        queue.remove(key: old.queueKey)
+        line(id, key: new.queueKey, hosts: hostPair(of: new))
+    }
+
     /// A stored download taken in (restored, or added by another process): in line, or waiting
     /// for its time, if it runs here.
     mutating func adopt(_ record: DownloadRecord) {

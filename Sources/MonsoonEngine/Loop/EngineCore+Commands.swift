@@ -100,20 +100,15 @@ extension EngineCore {
     }
 
     func setPriority(_ priority: Int, for id: DownloadID) -> Result<Void, DownloadManagerError> {
-        guard var record = records[id] else { return .failure(.notFound(id)) }
-        let wasQueued = record.status == .queued && scheduler.runs(id)
+        guard let before = records[id], let record = records.update(id, { $0.request.priority = priority; return $0 }) else { return .failure(.notFound(id)) }
         space.holds[id] = nil   // queued again under its new priority: the start checks the room
-        if wasQueued { scheduler.queue.remove(key: record.queueKey) }
-        record.request.priority = priority
-        records[id] = record
-        if wasQueued { scheduler.line(id, key: record.queueKey, hosts: scheduler.hostPair(of: record)) }
+        if before.status == .queued && scheduler.runs(id) { scheduler.reline(id, from: before, to: record) }
         persist(id)
         return .success(())
     }
 
     func setLimits(maxConcurrent: Int?, perHost: Int??) {
-        if let maxConcurrent { configuration.maxConcurrentDownloads = EngineConfiguration.concurrency(maxConcurrent) }
-        if let perHost { configuration.maxDownloadsPerHost = perHost.map { max(1, $0) } }
+        configuration.setLimits(maxConcurrent: maxConcurrent, perHost: perHost)
         scheduler.needsScheduling = true
     }
 
@@ -121,18 +116,12 @@ extension EngineCore {
         guard let record = records[id] else { return .failure(.notFound(id)) }
         // The rename is under way off this thread: the removal is finished when it lands.
         if record.placing, case .deferred? = handle(id, .removeRequested(deleteFile: deleteFile)) { return .success(()) }
-        stopAndForget(id, deleteFiles: deleteFile)
+        if let record = records[id] { forget(record, deleteFiles: deleteFile) }   // as it is after that answer
         return .success(())
     }
 
-    /// Stops any transfer, deletes the part (and the finished file if asked), forgets the record.
-    func stopAndForget(_ id: DownloadID, deleteFiles: Bool) {
-        guard let record = records[id] else { return }
-        forget(record, deleteFiles: deleteFiles, rowDeleted: false)
-    }
-
     /// Stops and forgets a download as `record` describes it (`PersistenceGateway.forget`).
-    func forget(_ record: DownloadRecord, deleteFiles: Bool, rowDeleted: Bool) {
+    func forget(_ record: DownloadRecord, deleteFiles: Bool, rowDeleted: Bool = false) {
         let id = record.request.id
         stopTransfer(id)
         placements.abandon(id)

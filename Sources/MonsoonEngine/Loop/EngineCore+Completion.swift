@@ -129,9 +129,9 @@ extension EngineCore {
         }
         switch pending {
         case .removal(let deleteFile)?:
-            stopAndForget(id, deleteFiles: deleteFile)
+            if let record = records[id] { forget(record, deleteFiles: deleteFile) }
         case .replacement(let replacement)?:
-            stopAndForget(id, deleteFiles: false)
+            if let record = records[id] { forget(record, deleteFiles: false) }
             enqueue([replacement], replacing: true, reply: .ignored)
         case nil:
             break

@@ -59,6 +59,14 @@ struct PersistenceGateway {
     /// Without a store: the file paths downloads into folders have taken (see `DiskWorker.claimedPaths`).
     var claimedPaths: Locked<[String: DownloadID]> { worker.claimedPaths }
 
+    /// The part says its origin too (for a run that finds it without its row): it says `record`'s
+    /// URL from now on, written after the row that says so.
+    mutating func relabelPart(of record: DownloadRecord, from old: String) {
+        guard let path = record.filePath else { return }
+        let (part, root, url) = (PartFile.path(for: path), record.request.root, record.request.url.absoluteString)
+        hand(.job { _ in PartFile.relabel(part, from: old, to: url, root: root) })
+    }
+
     /// Gives up a name a download held (without a store; with one, its row holds it).
     func releasePath(_ path: String, of id: DownloadID) {
         claimedPaths.withLock { if $0[path] == id { $0[path] = nil } }
