@@ -26,8 +26,7 @@ extension DownloadScheduler {
         line(id, key: new.queueKey, hosts: hostPair(of: new))
     }
 
-    /// A stored download taken in (restored, or added by another process): in line, or waiting
-    /// for its time, if it runs here.
+    /// A stored download taken in: in line, or waiting for its time, if it runs here.
     mutating func adopt(_ record: DownloadRecord) {
         let id = record.request.id
         guard runs(id) else { return }
@@ -35,9 +34,8 @@ extension DownloadScheduler {
         if record.status == .waitingToRetry { wait(id, until: record.retryAt) }
     }
 
-    /// The disk worker could not read the row of `id`, chosen to start (the database busy, say):
-    /// its slot is given back and, if it is still to start (`requeue`), it is back in line with
-    /// its host held a second, so the next turn does not ask again at once.
+    /// The row of `id`, chosen to start, could not be read (the database busy, say): its slot back
+    /// and, if still to start (`requeue`), back in line with its host held a second (no asking again at once).
     mutating func startFailed(_ id: DownloadID, requeue: Bool, now: Date) {
         guard let entry = starting[id] else { return }
         releaseStartingSlot(id)

@@ -23,13 +23,10 @@ extension RecordTable {
         }
     }
 
-    /// What the disk worker's name for a part comes to (`named`).
+    /// What the disk worker's name for a part comes to: nothing more, a save, or (removed
+    /// meanwhile) the part, made after the removal, deleted too.
     enum Naming: Equatable {
-        case kept
-        /// The record took the name and must be saved again.
-        case save
-        /// The download was removed meanwhile: its part, made after the removal, goes too.
-        case orphan(root: String?)
+        case kept, save, orphan(root: String?)
     }
 
     /// The disk worker named the part of row `sequence` of `id` `path`; the name sticks for later
@@ -45,9 +42,8 @@ extension RecordTable {
         return changed && (!saved || hasSavesInFlight(id)) ? .save : .kept
     }
 
-    /// A part was flushed up to `length` for its checkpoint: taken if it is still the same part
-    /// (`epoch`), further than the last and at most `limit` (what the running attempt wrote).
-    /// - Returns: whether the checkpoint moved.
+    /// A part flushed up to `length` is its checkpoint if still the same part (`epoch`), further
+    /// than the last and at most `limit` (what the running attempt wrote). Returns whether it moved.
     @discardableResult
     mutating func checkpointFlushed(_ id: DownloadID, epoch: Int, length: Int, limit: Int = .max) -> Bool {
         update(id) { record in
@@ -74,8 +70,7 @@ extension RecordTable {
         }
     }
 
-    /// Discards what the part held, for an attempt from the first byte into a part numbered `epoch`.
-    /// - Returns: the record then; nil when there is no such download.
+    /// Discards what the part held, for an attempt from the first byte into part `epoch`; nil: no such download.
     mutating func restartPart(_ id: DownloadID, epoch: Int) -> DownloadRecord? {
         update(id) { record in
             (record.resume, record.bytes) = (nil, 0)
