@@ -187,4 +187,61 @@ import Testing
         // What is left of the line is fewer than the window: it is read whatever its size.
         #expect(later.read == ["a", "e", "f"])
     }
+
+    @Test func aStatusChangeMovesTheDownloadBetweenTheLineAndItsWait() {
+        var scheduler = DownloadScheduler()
+        let key = QueueIndex.Key(priority: 0, sequence: 1)
+        func change(_ old: DownloadStatus, _ new: DownloadStatus, retryAt: Date? = nil) -> StatusChange {
+            StatusChange(old: old, new: new, key: key, host: "h", answered: nil, retryAt: retryAt)
+        }
+        scheduler.moved("a", change(.paused, .queued), held: true)
+        #expect(scheduler.queue.isEmpty, "waiting for room: out of line")
+        scheduler.moved("a", change(.paused, .queued), held: false)
+        #expect(scheduler.queue.entries.map(\.id) == ["a"] && scheduler.needsScheduling)
+        scheduler.moved("a", change(.queued, .waitingToRetry, retryAt: now + 5), held: false)
+        #expect(scheduler.queue.isEmpty && scheduler.waiting == ["a"] && scheduler.nextDeadline == now + 5)
+        scheduler.moved("a", change(.waitingToRetry, .failed), held: false)
+        #expect(scheduler.waiting.isEmpty && scheduler.nextDeadline == nil)
+        var claimed = DownloadScheduler(claimedOnly: true)
+        claimed.moved("b", change(.paused, .queued), held: false)
+        #expect(claimed.queue.isEmpty, "not claimed here: another engine runs it")
+    }
+
+    @Test func aStartWhoseRowCouldNotBeReadGivesItsSlotBackAndHoldsItsHostASecond() throws {
+        var scheduler = DownloadScheduler()
+        scheduler.queue.insert("a", key: QueueIndex.Key(priority: 0, sequence: 0), hosts: HostPair(first: 0))
+        let policy = Scheduler(maxConcurrent: 4, maxPerHost: nil)
+        let entry = try #require(scheduler.select(policy, now: now).first)
+        scheduler.take(entry)
+        #expect(scheduler.runningDownloads == 1 && scheduler.queue.isEmpty)
+        scheduler.startFailed("a", requeue: true, now: now)
+        #expect(scheduler.runningDownloads == 0 && scheduler.starting.isEmpty && scheduler.queue.entries.map(\.id) == ["a"])
+        #expect(scheduler.select(policy, now: now + 0.5).isEmpty && scheduler.select(policy, now: now + 1).map(\.id) == ["a"])
+        scheduler.take(entry)
+        scheduler.startFailed("a", requeue: false, now: now)
+        #expect(scheduler.runningDownloads == 0 && scheduler.queue.isEmpty, "paused meanwhile: not back in line")
+    }
+
+    @Test func aHostHoldIsNamedInTheErrorOfTheDownloadThatCausedIt() {
+        var scheduler = DownloadScheduler()
+        let text = scheduler.holdHosts(status: 429, of: "a", host: "a.example", answered: nil, retryAt: now + 30, namesWindow: true, now: now)
+        #expect(text?.contains("a.example") == true && scheduler.needsScheduling)
+        scheduler.needsScheduling = false
+        #expect(scheduler.holdHosts(status: 500, of: "b", host: "b.example", answered: nil, retryAt: now + 30, namesWindow: false, now: now) == nil)
+        #expect(!scheduler.needsScheduling)
+    }
+
+    @Test func aDownloadRelinedMovesToItsNewPlaceUnderItsNewHosts() {
+        var scheduler = DownloadScheduler()
+        func record(_ id: DownloadID, priority: Int, host: String) -> DownloadRecord {
+            DownloadRecord(request: request(id, URL(string: "http://\(host)/\(id)")!, to: "/tmp/\(id)", priority: priority), sequence: 1, host: host)
+        }
+        let first = record("a", priority: 0, host: "old.example")
+        scheduler.line("a", key: first.queueKey, hosts: scheduler.hostPair(of: first))
+        scheduler.line("b", key: QueueIndex.Key(priority: 5, sequence: 2), hosts: HostPair(first: scheduler.hosts.id("other.example")))
+        let moved = record("a", priority: 10, host: "new.example")
+        scheduler.reline("a", from: first, to: moved)
+        #expect(scheduler.queue.entries.map(\.id) == ["a", "b"] && scheduler.queue.count == 2, "first now, and once")
+        #expect(scheduler.queue.entries.first?.hosts.first == scheduler.hosts.id("new.example"))
+    }
 }

@@ -60,6 +60,19 @@ import Testing
         let written = try Enqueuing.insert([request("a", url, to: folder.file("a"))], into: nil, replacing: [], adoptingAfter: 0).get()
         #expect(written.records[0].bytes == 300 && written.records[0].filePath == folder.file("a") && written.records[0].host == "127.0.0.1:9")
     }
+
+    @Test func aRequestForADownloadBeingPlacedWaitsForItAndAnotherReplacesTheOneItNames() {
+        var records = RecordTable(persistent: false)
+        func make(_ id: DownloadID) -> DownloadRequest { request(id, URL(string: "http://127.0.0.1:9/\(id)")!, to: "/tmp/\(id)") }
+        for id: DownloadID in ["placing", "old"] { _ = records.add(DownloadRecord(request: make(id), sequence: 0, host: "127.0.0.1:9")) }
+        records.update("placing") { record in
+            for event: DownloadRecord.StateMachine.Event in [.lifecycle(.start), .attemptEnded, .placeStarted] { _ = record.handle(event) }
+        }
+        let plan = Enqueuing.plan([make("placing"), make("old"), make("")], records: &records)
+        #expect(plan.answers == ["placing", nil, nil], "the one being placed answers with its id; the others with their rows'")
+        #expect(plan.inserts.map(\.id) == ["old", ""] && plan.replaced.map(\.request.id) == ["old"] && plan.refused.isEmpty)
+        #expect(records.hot["placing"]?.placing == true, "replaced once its file lands")
+    }
 }
 
 private extension Result {

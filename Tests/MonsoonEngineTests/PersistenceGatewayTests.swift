@@ -183,13 +183,34 @@ import Testing
         var fixture = try Fixture()
         defer { fixture.folder.remove() }
         var records = RecordTable(persistent: true)
+        var scheduler = DownloadScheduler()
         let asStored = record("same", sequence: 1)
-        _ = fixture.gateway.adopt((asStored, asStored), into: &records)
+        fixture.gateway.adopt((asStored, asStored), into: &records, scheduler: &scheduler)
         #expect(!records.isHot("same") && fixture.gateway.takeWork() == nil, "a queued row as stored stays on disk only")
         var grown = record("grown", sequence: 2)
         grown.bytes = 10
-        #expect(fixture.gateway.adopt((record("grown", sequence: 2), grown), into: &records).bytes == 10)
+        #expect(fixture.gateway.adopt((record("grown", sequence: 2), grown), into: &records, scheduler: &scheduler).bytes == 10)
         #expect(records.isHot("grown") && fixture.gateway.takeWork()?.count == 1, "what its part holds is saved")
+        #expect(scheduler.queue.entries.map(\.id) == ["same", "grown"], "both queued: in line")
+    }
+
+    @Test func aForgottenDownloadsRowGoesBeforeItsPartAndItsFileOnlyIfAsked() throws {
+        var fixture = try Fixture()
+        defer { fixture.folder.remove() }
+        var records = RecordTable(persistent: true)
+        var done = record("done", sequence: 1)
+        done.filePath = "/tmp/done"
+        done.restoreStatus(.completed)
+        records[done.request.id] = done
+        fixture.gateway.forget(done, deleteFiles: true, rowDeleted: false, records: &records)
+        let work = fixture.gateway.takeWork()?.map { "\($0)" } ?? []
+        #expect(!records.isHot("done") && work.count == 2 && work[0].hasPrefix("delete"))
+        #expect(work.last?.contains("/tmp/done.part") == true && work.last?.contains("\"/tmp/done\"") == true, "the part, then the file asked for")
+        // Its row went with the insert of its replacement: only its part goes.
+        records[done.request.id] = done
+        fixture.gateway.forget(done, deleteFiles: false, rowDeleted: true, records: &records)
+        let replaced = fixture.gateway.takeWork()?.map { "\($0)" } ?? []
+        #expect(replaced.count == 1 && replaced[0].contains("/tmp/done.part") && !replaced[0].contains("\"/tmp/done\""))
     }
 
     @Test func theRestoreReadsTheQueueInChunksAndStopsAtShutdown() throws {

@@ -70,4 +70,55 @@ import Testing
         table.unpin("b")
         #expect(table.hot["b"] != nil)
     }
+
+    @Test func aMoveChangesTheRecordWhereItLiesAndSaysWhatChanged() {
+        var table = RecordTable(persistent: false)
+        _ = table.add(row("a", sequence: 0))
+        table.update("a") { $0.lastError = DownloadError(.notEnoughDiskSpace, "no room") }
+        let holding = table.move("a", .holdForSpace)
+        guard case .success(let held)? = holding else { Issue.record("a queued download may wait for room"); return }
+        #expect(held.old == .queued && held.new == .queued && table.hot["a"]?.lastError != nil, "a hold keeps saying why")
+        let starting = table.move("a", .start)
+        guard case .success(let started)? = starting else { Issue.record("a queued download starts"); return }
+        #expect(started.old == .queued && started.new == .downloading && started.host == "127.0.0.1:9")
+        #expect(table.hot["a"]?.lastError == nil, "started: no longer waiting for room")
+        let again = table.move("a", .start)
+        guard case .failure(let refusal)? = again, case .refuse = refusal.action else { Issue.record("started twice: refused"); return }
+        #expect(table.hot["a"]?.status == .downloading, "a refusal changes nothing")
+        let none = table.move("none", .start)
+        #expect(none == nil)
+    }
+
+    @Test func aPartsNameSticksAndIsSavedAgainOnlyWhenTheWorkersSaveMayNotCarryIt() {
+        var table = RecordTable(persistent: true)
+        table.keepFresh([row("a", sequence: 1)], limit: 10)
+        table.update("a") { $0.filePath = nil }
+        var naming = table.named("a", sequence: 1, path: "/tmp/a", saved: true, stopped: false)
+        #expect(naming == .kept, "the worker saved it with the name")
+        #expect(table.hot["a"]?.filePath == "/tmp/a")
+        naming = table.named("a", sequence: 1, path: "/tmp/b", saved: false, stopped: false)
+        #expect(naming == .save, "its save failed")
+        table.saving("a")
+        naming = table.named("a", sequence: 1, path: "/tmp/c", saved: true, stopped: false)
+        #expect(naming == .save, "a save in flight would write it without")
+        naming = table.named("a", sequence: 1, path: "/tmp/c", saved: false, stopped: false)
+        #expect(naming == .kept, "the same name: nothing to save")
+        naming = table.named("a", sequence: 2, path: "/tmp/d", saved: true, stopped: false)
+        #expect(naming == .kept, "another row's answer")
+        naming = table.named("gone", sequence: 1, path: "/tmp/e", saved: true, stopped: true)
+        #expect(naming == .orphan(root: nil))
+    }
+
+    @Test func aCheckpointMovesOnlyForwardOnTheSamePartAndWithinWhatWasWritten() {
+        var table = RecordTable(persistent: false)
+        _ = table.add(row("a", sequence: 0))
+        let epoch = table.restartPart("a", epoch: 7)?.partEpoch
+        #expect(epoch == 7 && table.hot["a"]?.bytes == 0)
+        let taken = table.checkpointFlushed("a", epoch: 7, length: 100, limit: 200)
+        let back = table.checkpointFlushed("a", epoch: 7, length: 50)
+        let earlierPart = table.checkpointFlushed("a", epoch: 6, length: 150)
+        let pastWritten = table.checkpointFlushed("a", epoch: 7, length: 300, limit: 200)
+        #expect(taken && !back && !earlierPart && !pastWritten, "only forward, on the same part, within what the attempt wrote")
+        #expect(table.hot["a"]?.checkpoint == 100)
+    }
 }

@@ -43,6 +43,9 @@ import Testing
         #expect(governor.plannedStart(of: named, awaitingPart: false, now: now) == nil, "a name: its part is looked at")
         #expect(governor.plannedStart(of: fresh, awaitingPart: false, now: now.addingTimeInterval(SpacePolicy.measureInterval)) == nil,
                 "measured too long ago")
+        let discarded = DownloadRecord(request: DownloadRequest(id: "x", url: URL(string: "http://127.0.0.1:9/x")!, destination: .discard(checksum: false)),
+                                       sequence: 2, host: "127.0.0.1:9")
+        #expect(governor.plannedStart(of: discarded, awaitingPart: false, now: now)?.plan.offset == 0, "nothing on disk to look at")
     }
 
     @Test func aCallersExpectedSizeOnlyDefersWhileTheDiskIsFull() {

@@ -116,4 +116,20 @@ import Testing
         table.resume(&untouched, as: StartPreparation.Ready(record: untouched, plan: AttemptPlan(offset: 0, ifRange: nil)))
         #expect(untouched.bytes == 0 && untouched.resume == nil && untouched.partEpoch == 0)
     }
+
+    @Test func atShutdownEveryAttemptLeavesCurlAndTheDownloadsKeepTheirBytes() throws {
+        let table = TransferTable(maxConcurrentDownloads: 4, maxBytesPerSecond: nil)
+        let multi = MultiHandle()
+        defer { multi.cleanup() }
+        var records = RecordTable(persistent: false)
+        let record = records.add(DownloadRecord(request: DownloadRequest(id: "a", url: URL(string: "http://127.0.0.1:9/a")!, destination: .file("/tmp/a")),
+                                                sequence: 0, host: "127.0.0.1:9"))
+        _ = try #require(table.startDownload(record, plan: AttemptPlan(offset: 100, ifRange: nil), expected: nil, volume: nil, hosts: [0],
+                                             configuration: EngineConfiguration(), runningDownloads: 0, budget: EarlyBudget(bytes: 1 << 20), multi: multi))
+        var placements = Placements(archive: nil)
+        let inbox = EngineInbox()
+        let ended = table.shutDown(multi: multi, records: &records, placements: &placements, placer: Placer(inbox: inbox, warc: nil), inbox: inbox)
+        #expect(ended == ["a"] && table.byHandle.isEmpty && table.running.isEmpty)
+        #expect(records.hot["a"]?.bytes == 100, "what the part held when it stopped")
+    }
 }

@@ -29,6 +29,14 @@ struct BodyPreparation: Sendable {
         /// No part could be opened (or the row saved); the attempt ends with this. `transient`:
         /// the database could not save the row (busy, say), so the attempt is retried.
         case failed(DownloadError, path: String?, transient: Bool)
+
+        /// The name the disk worker chose, if any.
+        var path: String? {
+            switch self {
+            case .ready(_, let path): path
+            case .failed(_, let path, _): path
+            }
+        }
     }
 
     /// The file is still to be named in its folder (`name`, which takes more work to say so).

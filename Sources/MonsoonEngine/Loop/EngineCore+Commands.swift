@@ -3,17 +3,9 @@ import MonsoonStore
 
 /// The manager's commands, performed on the transfer thread.
 extension EngineCore {
-    /// Gives up a name a download held (without a store; with one, its row holds it).
-    func releasePath(_ path: String, of id: DownloadID) {
-        persistence.claimedPaths.withLock { if $0[path] == id { $0[path] = nil } }
-    }
-
-    func pause(_ id: DownloadID) -> Result<Void, DownloadManagerError> { perform(.pause, on: id) }
-    func resume(_ id: DownloadID) -> Result<Void, DownloadManagerError> { perform(.resume, on: id) }
-
-    /// Carries out a user's command as the lifecycle decides it for the download as it is now.
+    /// Carries out a user's command as the lifecycle decides it for the download as it is.
     @discardableResult
-    private func perform(_ command: DownloadLifecycle.Command, on id: DownloadID) -> Result<Void, DownloadManagerError> {
+    func perform(_ command: DownloadLifecycle.Command, on id: DownloadID) -> Result<Void, DownloadManagerError> {
         guard let record = records[id] else { return .failure(.notFound(id)) }
         switch DownloadLifecycle.command(command, status: record.status, placing: record.placing) {
         case .none:
@@ -26,14 +18,13 @@ extension EngineCore {
             if liftHostHold { scheduler.lift(scheduler.hostPair(of: record)) }
             requeueFresh(id)
         case .fetchAgain:
-            if let path = records.startOver(id) { releasePath(path, of: id) }
+            if let path = records.startOver(id) { persistence.releasePath(path, of: id) }
             move(id, .requeue)
         }
         return .success(())
     }
 
-    /// Retry a failed download, or one waiting to retry, now; a completed one whose file has
-    /// gone is fetched again (the disk worker looks).
+    /// Retries a failed or waiting download now; a completed one whose file has gone is fetched again.
     func retry(_ id: DownloadID, reply: CommandReply<Void>) {
         guard let record = records[id] else { return reply(self, .failure(.notFound(id))) }
         guard record.status == .completed, let path = record.filePath else { return reply(self, perform(.retry(fileGone: false), on: id)) }
@@ -47,8 +38,7 @@ extension EngineCore {
         }, ifClosed: reply.shutDown)
     }
 
-    /// Lets a `.claimedOnly` engine start these downloads for `claimant` (a no-op for
-    /// `.wholeQueue`): queued ones join the queue, those waiting to retry keep their time.
+    /// Lets a `.claimedOnly` engine start these downloads for `claimant` (`DownloadScheduler.claim`).
     func claim(_ ids: [DownloadID], by claimant: Int32 = ownClaim) -> Result<Void, DownloadManagerError> {
         guard scheduler.claimed != nil else { return .success(()) }
         for id in ids {
@@ -58,9 +48,8 @@ extension EngineCore {
         return .success(())
     }
 
-    /// `claimant` no longer wants the download (a no-op for `.wholeQueue`). When nobody
-    /// does any more, a running transfer stops, keeping its part, and the download stays
-    /// queued for a later run.
+    /// `claimant` no longer wants the download: when nobody does, a running transfer stops,
+    /// keeping its part, and the download stays queued for a later run.
     func release(_ id: DownloadID, by claimant: Int32) {
         switch scheduler.release(id, by: claimant, record: records[id]) {
         case .downloading?:
@@ -73,70 +62,53 @@ extension EngineCore {
         }
     }
 
-    /// Pauses every download that would run (with `.claimedOnly`, also those only in the store).
-    /// A download removed meanwhile answers `.notFound`, its only failure: nothing left to pause.
+    /// Pauses every download that would run (with `.claimedOnly`, also those only in the store); one
+    /// removed meanwhile answers `.notFound`, ignored: nothing left to pause.
     func pauseAll(reply: CommandReply<Void>) {
         var active = Set(scheduler.queue.entries.map(\.id)).union(scheduler.waiting).union(scheduler.starting.keys).union(space.holds.keys)
         active.formUnion(records.hot.values.filter { $0.status == .downloading }.map(\.request.id))
         let stored: [DownloadStatus] = scheduler.claimed != nil ? [.queued, .waitingToRetry, .downloading] : []
-        forAll(active, andStored: stored, failing: "pause every download", { loop, id in _ = loop.pause(id) }, reply: reply)
+        forAll(active, andStored: stored, failing: "pause every download", { loop, id in loop.perform(.pause, on: id) }, reply: reply)
     }
 
     /// Queues every paused download again.
     func resumeAll(reply: CommandReply<Void>) {
         let paused = Set(records.hot.values.filter { $0.status == .paused }.map(\.request.id))
-        forAll(paused, andStored: [.paused], failing: "resume every paused download", { loop, id in _ = loop.resume(id) }, reply: reply)
+        forAll(paused, andStored: [.paused], failing: "resume every paused download", { loop, id in loop.perform(.resume, on: id) }, reply: reply)
     }
 
     /// Applies `body` to `ids` and, with a store, to the downloads whose rows have one of
-    /// `statuses` (read by the disk worker), in order of id.
+    /// `statuses`, in order of id.
     private func forAll(_ ids: Set<DownloadID>, andStored statuses: [DownloadStatus], failing what: String,
                         _ body: @escaping @Sendable (EngineCore, DownloadID) -> Void, reply: CommandReply<Void>) {
-        let done: @Sendable (EngineCore, Result<Void, DownloadManagerError>) -> Void = { loop, result in reply(loop, result) }
-        guard persistence.persistent, !statuses.isEmpty else { return forEach(Array(ids), body, done: done, ifClosed: reply.shutDown) }
-        persistence.onWorker({ store in
-            Result { try statuses.flatMap { try store?.ids(withStatus: $0) ?? [] } }.mapError { ErrorBox(error: $0) }
-        }, then: { loop, stored in
-            switch stored {
-            case .success(let found):
-                loop.forEach(ids.union(found).sorted(), body, done: done, ifClosed: reply.shutDown)
-            case .failure(let box):
-                loop.persistence.failed(box.error)
-                reply(loop, .failure(.storage("could not \(what)", cause: box.error)))
-            }
-        }, ifClosed: reply.shutDown)
+        guard persistence.persistent, !statuses.isEmpty else { return forEach(Array(ids), body, reply: reply) }
+        reading({ store in try statuses.flatMap { try store.ids(withStatus: $0) } }, failing: what, reply: reply) { loop, found in
+            loop.forEach(ids.union(found).sorted(), body, reply: reply)
+        }
     }
 
     /// Applies `body` to each of `ids`, with their records read a chunk at a time (so a large
-    /// queue is never all in memory), then `done`.
-    private func forEach(_ ids: [DownloadID], chunk: Int = 500, _ body: @escaping @Sendable (EngineCore, DownloadID) -> Void,
-                 done: @escaping @Sendable (EngineCore, Result<Void, DownloadManagerError>) -> Void, ifClosed: @escaping @Sendable () -> Void) {
-        guard !ids.isEmpty else { return done(self, .success(())) }
+    /// queue is never all in memory), then replies.
+    private func forEach(_ ids: [DownloadID], chunk: Int = 500, _ body: @escaping @Sendable (EngineCore, DownloadID) -> Void, reply: CommandReply<Void>) {
+        guard !ids.isEmpty else { return reply(self, .success(())) }
         let head = Array(ids.prefix(chunk))
-        let rest = Array(ids.dropFirst(chunk))
-        withRows(head, ifClosed: ifClosed) { loop, read in
-            if case .failure(let error) = read { return done(loop, .failure(error)) }
+        withRows(head, ifClosed: reply.shutDown) { loop, read in
+            if case .failure(let error) = read { return reply(loop, .failure(error)) }
             for id in head { body(loop, id) }
-            loop.forEach(rest, chunk: chunk, body, done: done, ifClosed: ifClosed)
+            loop.forEach(Array(ids.dropFirst(chunk)), chunk: chunk, body, reply: reply)
         }
     }
 
     func setPriority(_ priority: Int, for id: DownloadID) -> Result<Void, DownloadManagerError> {
-        guard var record = records[id] else { return .failure(.notFound(id)) }
-        let wasQueued = record.status == .queued && runs(id)
-        // Waiting for room, it is queued again under its new priority: the start checks the room.
-        space.holds[id] = nil
-        if wasQueued { scheduler.queue.remove(key: record.queueKey) }
-        record.request.priority = priority
-        records[id] = record
-        if wasQueued { scheduler.line(id, key: record.queueKey, hosts: scheduler.hostPair(of: record)) }
+        guard let before = records[id], let record = records.update(id, { $0.request.priority = priority; return $0 }) else { return .failure(.notFound(id)) }
+        space.holds[id] = nil   // queued again under its new priority: the start checks the room
+        if before.status == .queued && scheduler.runs(id) { scheduler.reline(id, from: before, to: record) }
         persist(id)
         return .success(())
     }
 
     func setLimits(maxConcurrent: Int?, perHost: Int??) {
-        if let maxConcurrent { configuration.maxConcurrentDownloads = EngineConfiguration.concurrency(maxConcurrent) }
-        if let perHost { configuration.maxDownloadsPerHost = perHost.map { max(1, $0) } }
+        configuration.setLimits(maxConcurrent: maxConcurrent, perHost: perHost)
         scheduler.needsScheduling = true
     }
 
@@ -144,39 +116,19 @@ extension EngineCore {
         guard let record = records[id] else { return .failure(.notFound(id)) }
         // The rename is under way off this thread: the removal is finished when it lands.
         if record.placing, case .deferred? = handle(id, .removeRequested(deleteFile: deleteFile)) { return .success(()) }
-        stopAndForget(id, deleteFiles: deleteFile)
+        if let record = records[id] { forget(record, deleteFiles: deleteFile) }   // as it is after that answer
         return .success(())
     }
 
-    /// Stops any transfer, deletes the part (and the finished file if asked), forgets the record.
-    func stopAndForget(_ id: DownloadID, deleteFiles: Bool) {
-        guard let record = records[id] else { return }
-        forget(record, deleteFiles: deleteFiles, rowDeleted: false)
-    }
-
-    /// Stops and forgets a download as `record` describes it. `rowDeleted`: its row is gone
-    /// already (deleted in the transaction that added its replacement).
-    func forget(_ record: DownloadRecord, deleteFiles: Bool, rowDeleted: Bool) {
+    /// Stops and forgets a download as `record` describes it (`PersistenceGateway.forget`).
+    func forget(_ record: DownloadRecord, deleteFiles: Bool, rowDeleted: Bool = false) {
         let id = record.request.id
         stopTransfer(id)
         placements.abandon(id)
         scheduler.forget(record)
         space.holds[id] = nil
-        records.remove(id, sequence: record.sequence, deletionPending: persistence.persistent && !rowDeleted)
-        persistence.forget(id)
-        if persistence.persistent && !rowDeleted { persistence.hand(.delete(id, sequence: record.sequence)) }
-        if let path = record.filePath {
-            // After the row: a killed run never finds a row whose part it deleted.
-            let paths = deleteFiles && record.status == .completed ? [PartFile.path(for: path), path] : [PartFile.path(for: path)]
-            persistence.hand(.removeFiles(paths, root: record.request.root, afterCommit: !rowDeleted))
-            releasePath(path, of: id)
-        }
+        persistence.forget(record, deleteFiles: deleteFiles, rowDeleted: rowDeleted, records: &records)
         emit(.removed(id))
-    }
-
-    /// A download as this thread knows it (its row read beforehand, see `withRows`).
-    func snapshot(of id: DownloadID) -> Download? {
-        records[id]?.snapshot()
     }
 
     /// The downloads of each URL, in enqueue order.
@@ -204,6 +156,13 @@ extension EngineCore {
     private func answer<Read: Sendable, T: Sendable>(_ inMemory: (RecordTable) -> T, reading read: @escaping @Sendable (any QueueStore) throws -> Read,
                                                      then shape: @escaping @Sendable (RecordTable, Read) -> T, reply: CommandReply<T>) {
         guard persistence.persistent else { return reply(self, .success(inMemory(records))) }
+        reading(read, failing: "read the queue", reply: reply) { loop, value in reply(loop, .success(shape(loop.records, value))) }
+    }
+
+    /// Reads from the store on the disk worker, then runs `body` with what it read; a failure is
+    /// kept for `persistenceError` and is the answer ("could not `what`").
+    private func reading<Read: Sendable, T: Sendable>(_ read: @escaping @Sendable (any QueueStore) throws -> Read, failing what: String,
+                                                      reply: CommandReply<T>, then body: @escaping @Sendable (EngineCore, Read) -> Void) {
         persistence.onWorker({ store in
             Result { () throws -> Read in
                 guard let store else { throw DownloadError(.fileSystem, "no store") }
@@ -211,11 +170,10 @@ extension EngineCore {
             }.mapError { ErrorBox(error: $0) }
         }, then: { loop, read in
             switch read {
-            case .success(let value):
-                reply(loop, .success(shape(loop.records, value)))
+            case .success(let value): body(loop, value)
             case .failure(let box):
                 loop.persistence.failed(box.error)
-                reply(loop, .failure(.storage("could not read the queue", cause: box.error)))
+                reply(loop, .failure(.storage("could not \(what)", cause: box.error)))
             }
         }, ifClosed: reply.shutDown)
     }

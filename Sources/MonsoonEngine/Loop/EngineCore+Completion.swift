@@ -20,8 +20,7 @@ extension EngineCore {
     /// Performs what the ended attempt comes to (`Transfer.conclude`), and reports it.
     func finishDownload(_ id: DownloadID, _ transfer: Transfer, code: CURLcode) {
         let host = records[id]?.host ?? ""
-        // For run reports (built only when someone listens); a body-less 2xx whose part is being
-        // prepared ends, and is reported, once the part is ready.
+        // A body-less 2xx whose part is being prepared is reported once the part is ready.
         defer {
             if hub.wants(.attempt), transfer.state.phase.partWait == nil {
                 let error = records[id].flatMap { $0.status != .completed && !$0.placing ? $0.lastError : nil }
@@ -51,47 +50,29 @@ extension EngineCore {
         }
     }
 
-    /// Discards the part and goes again at once, without Range and without
-    /// counting a failure; a resource that keeps changing fails after a few.
+    /// Goes again at once from the first byte, counting no failure; a resource that keeps changing fails after a few.
     private func restartFresh(_ id: DownloadID, reason: String) {
-        guard var record = records[id] else { return }
+        guard let record = records.restartPart(id, epoch: transfers.nextPartEpoch()) else { return }
         // Deleted by the disk worker before it looks at the part for the next attempt.
         if let path = record.filePath { persistence.hand(.removeFiles([PartFile.path(for: path)], root: record.request.root, afterCommit: false)) }
-        (record.resume, record.bytes) = (nil, 0)
-        record.startPartOver(epoch: transfers.nextPartEpoch())
-        records[id] = record
         guard case .none? = handle(id, .restarted), let restarts = records[id]?.state.restarts else { return }
-        if let failure = DownloadLifecycle.restart(reason: reason, restarts: restarts, limit: configuration.maxRestarts) {
-            retryOrFail(id, failure)
-            return
-        }
-        move(id, .requeue)
+        guard let failure = DownloadLifecycle.restart(reason: reason, restarts: restarts, limit: configuration.maxRestarts) else { return move(id, .requeue) }
+        retryOrFail(id, failure)
     }
 
-    /// Asks the retry policy, then waits to retry or fails. `hostStatus`: a 429 or 503 that may hold
-    /// the download's hosts (`HostHolds` decides); `answered`: the host that answered it, when known.
+    /// Waits to retry or fails, as the retry policy says. `hostStatus`: a 429 or 503 that may hold
+    /// the download's hosts; `answered`: the host that answered it, when known.
     func retryOrFail(_ id: DownloadID, _ failure: RetryPolicy.Failure, hostStatus: Int? = nil, answered: (id: Int, key: String)? = nil) {
-        guard var record = records[id] else { return }
-        switch configuration.retry.decide(failure, counters: record.counters, random: Double.random(in: 0..<1)) {
-        case .retry(let delay, let counters):
-            let now = configuration.clock.now
-            let at = now.addingTimeInterval(delay)
-            (record.counters, record.lastError, record.retryAt) = (counters, failure.error, at)
-            if let status = hostStatus {
-                let pair = HostPair(first: scheduler.hosts.id(record.host), last: answered?.id)
-                if let hold = scheduler.record(status: status, download: id, hosts: pair, retryAt: at, namesWindow: failure.retryAfter != nil, now: now) {
-                    // The others on that host wait too: said in this one's retrying line.
-                    let text = HostHolds.text(host: answered?.key ?? record.host, until: hold.until, reason: hold.reason)
-                    record.lastError?.message += "; " + text
-                    scheduler.needsScheduling = true
-                }
+        let now = configuration.clock.now
+        switch records.retryOrFail(id, failure, policy: configuration.retry, now: now, random: Double.random(in: 0..<1)) {
+        case .success(let at)?:
+            if let status = hostStatus, let host = records[id]?.host, let hold = scheduler.holdHosts(
+                status: status, of: id, host: host, answered: answered, retryAt: at, namesWindow: failure.retryAfter != nil, now: now) {
+                records.update(id) { $0.lastError?.message += "; " + hold }
             }
-            records[id] = record
             move(id, .retryLater)
-        case .fail(let error, let counters):
-            record.counters = counters
-            records[id] = record
-            fail(id, error)
+        case .failure(let error)?: fail(id, error)
+        case nil: break
         }
     }
 
@@ -101,17 +82,14 @@ extension EngineCore {
         move(id, .fail)
     }
 
-    // MARK: - Placement
-
-    /// Hands the finished file to be placed off this thread, so a slow disk never stalls other
-    /// transfers: a part to this turn's batch, a whole body to the disk worker (`WholeFile`).
+    /// Places the finished file off this thread, so a slow disk never stalls other transfers: a
+    /// part in this turn's batch, a whole body by the disk worker (`WholeFile`).
     private func place(_ id: DownloadID, _ transfer: Transfer) {
         let whole = transfer.state.phase.wholeBody
         guard whole != nil || (records[id]?.filePath != nil && (transfer.part.fd >= 0 || transfer.head.status == 416)) else {
             return fail(id, DownloadError(.fileSystem, "the finished download has no file"))
         }
-        // Refused, and reported: the download failed.
-        guard case .none? = handle(id, .placeStarted) else { return transfer.closePart(on: placer) }
+        guard case .none? = handle(id, .placeStarted) else { return transfer.closePart(on: placer) }   // refused: failed
         let size = transfer.progress.fileSize
         guard let record = records.update(id, { record in
             (record.bytes, record.total) = (size, size)
@@ -123,7 +101,7 @@ extension EngineCore {
         persistence.hand(.writeWhole(file))
     }
 
-    /// Hands the files finished in this turn of the loop to the placer (group commit).
+    /// The turn's finished files, placed together (group commit).
     func placePending() {
         if let batch = placements.take() { placer.place(batch) }
     }
@@ -137,12 +115,11 @@ extension EngineCore {
         case .success:
             placements.landed(id)
             records.update(id) { $0.lastError = nil }
-            if let path = record.filePath { releasePath(path, of: id) }
+            if let path = record.filePath { persistence.releasePath(path, of: id) }
             // The validators stay: they say which version of the resource the file is.
             move(id, .complete, saving: !saved)
         case .failure(let error) where error.code == .notEnoughDiskSpace:
-            // The disk filled while the file was flushed or renamed: its part is whole and stays; it
-            // waits for room, and the next attempt finds it whole (one request past its end).
+            // Filled while flushed or renamed: the whole part stays, and waits for room (then one request past its end).
             let folder = record.request.destination.folder
             holdForSpace(id, error, volume: space.volumes.values.first { $0.folder == folder }?.id, needed: SpacePolicy.unknownSizeNeed)
         case .failure(let error) where transient:
@@ -152,9 +129,9 @@ extension EngineCore {
         }
         switch pending {
         case .removal(let deleteFile)?:
-            stopAndForget(id, deleteFiles: deleteFile)
+            if let record = records[id] { forget(record, deleteFiles: deleteFile) }
         case .replacement(let replacement)?:
-            stopAndForget(id, deleteFiles: false)
+            if let record = records[id] { forget(record, deleteFiles: false) }
             enqueue([replacement], replacing: true, reply: .ignored)
         case nil:
             break

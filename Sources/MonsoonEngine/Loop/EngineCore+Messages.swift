@@ -53,17 +53,11 @@ extension EngineCore {
             spaceMeasured(volume, free, writtenAtRequest: writtenAtRequest)
         case .checkpointFlushed(let id, let attempt, let epoch, let length, let flushed):
             // Only the same transfer on the same part: never a record reloaded or restarted since.
-            guard var record = records.hot[id], let current = transfers.running[id], ObjectIdentifier(current) == attempt else { return }
+            guard let current = transfers.running[id], ObjectIdentifier(current) == attempt else { return }
             current.part.checkpoint.inFlight = false
-            guard flushed, record.partEpoch == epoch, length > record.checkpoint, length <= current.progress.fileSize else { return }
-            record.checkpoint = length
-            records[id] = record
+            if flushed { records.checkpointFlushed(id, epoch: epoch, length: length, limit: current.progress.fileSize) }
         case .stoppedPartFlushed(let id, let epoch, let length, let flushed):
-            if flushed, var record = records[id], record.partEpoch == epoch, length > record.checkpoint {
-                record.checkpoint = length
-                records[id] = record
-                persist(id)
-            }
+            if flushed, records.checkpointFlushed(id, epoch: epoch, length: length) { persist(id) }
             records.letGo(id)
         case .restored(let restored):
             self.restored(restored)

@@ -20,20 +20,11 @@ extension EngineCore {
 
     func restored(_ message: RestoreReader.Message) {
         let step = persistence.restored(message, records: records)
-        if case .adopt(let rows)? = step { rows.forEach(adopt) }
+        if case .adopt(let rows)? = step { for row in rows { persistence.adopt(row, into: &records, scheduler: &scheduler) } }
         guard case .done(let next, let adoptions)? = step else { return }
         records.numbered(through: next - 1)
         scheduler.needsScheduling = true
         if let adoptions { adoptNewRows(replying: adoptions) }
-    }
-
-    /// Takes a stored download in (restored, or added by another process), in line if it runs here.
-    func adopt(_ row: RestoreReader.Row) {
-        let record = persistence.adopt(row, into: &records)
-        records.numbered(through: record.sequence)
-        guard runs(record.request.id) else { return }
-        if record.status == .queued { scheduler.queue.insert(record.request.id, key: record.queueKey, hosts: scheduler.hostPair(of: record)) }
-        if record.status == .waitingToRetry { scheduler.wait(record.request.id, until: record.retryAt) }
     }
 
     /// Takes in the downloads other processes put in the store, then answers `replies`.
@@ -49,7 +40,7 @@ extension EngineCore {
 
     func adoptRows(_ rows: [RestoreReader.Row]) {
         for row in persistence.unseen(rows, records: records) {
-            adopt(row)
+            persistence.adopt(row, into: &records, scheduler: &scheduler)
             if hub.wants(.added) { emit(.added(row.stored.snapshot())) }
         }
         scheduler.needsScheduling = true

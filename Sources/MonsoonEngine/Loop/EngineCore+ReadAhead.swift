@@ -3,14 +3,11 @@ import Foundation
 /// Starts without a round trip to the disk worker: the rows of the next downloads in line are
 /// read ahead (a download with no file yet is planned here: `SpaceGovernor.plannedStart`).
 extension EngineCore {
-    /// Reads ahead the rows of the downloads next in line, so that when a slot frees the next
-    /// one starts from its record in memory (`SpaceGovernor.plannedStart`), without a round trip to the worker
-    /// in between. Up to twice the concurrency is read ahead, in batches of at least the
-    /// concurrency: the rows of a queue of a hundred thousand stay on disk.
+    /// Up to twice the concurrency is read ahead, in batches of at least the concurrency: the rows
+    /// of a queue of a hundred thousand stay on disk.
     func prefetchStarts() {
         guard persistence.persistent, !persistence.restoring, !stopping, !scheduler.queue.isEmpty else { return }
-        // Read through the class at each entry, the table would be copied each time (eight
-        // collections retained and released); this copy is gone before the table changes below.
+        // One copy, gone before the table changes: read through the class, each look would copy it.
         let hot = { [records] id in records.isHot(id) }
         let (read, letGo) = scheduler.rowsToReadAhead(window: 2 * max(1, configuration.maxConcurrentDownloads), isHot: hot)
         for id in letGo { records.evictIfAtRest(id) }

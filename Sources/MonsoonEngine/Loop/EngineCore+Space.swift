@@ -1,8 +1,7 @@
 /// What the space governor decides, carried out on the queue and the records.
 extension EngineCore {
-    /// Before a byte is asked for (see `SpaceGovernor.roomToStart`).
-    /// - Returns: the disk it writes to (nil inside: not measured); nil when it does not start: it
-    ///   gave its slot back, then failed (a read-only disk) or waits, queued, for room.
+    /// - Returns: the disk it writes to (nil inside: not measured); nil: it gave its slot back, then
+    ///   failed (a read-only disk) or waits, queued, for room.
     func roomToStart(_ id: DownloadID, _ record: DownloadRecord, _ ready: StartPreparation.Ready, known: Int?, expected: Int?) -> Volume?? {
         let room = space.roomToStart(folder: record.request.destination.folder, measured: ready.space, reused: ready.spaceReused,
                                      offset: ready.plan.offset, known: known, expected: expected, now: configuration.clock.now,
@@ -22,10 +21,8 @@ extension EngineCore {
         releaseSpaceHolds()
     }
 
-    /// Keeps a download queued, out of the scheduler's way, until its disk has room for what it
-    /// still needs, or the user retries it; says why in its error.
-    /// - Parameter trusted: false for a caller's expected size, which may be wrong: such a hold is
-    ///   let go to try once its disk has no other download to make room for.
+    /// Keeps a download queued, out of line, until its disk has room or the user retries it.
+    /// - Parameter trusted: false for a caller's expected size, which may be wrong (`SpaceGovernor.releasable`).
     func holdForSpace(_ id: DownloadID, _ error: DownloadError, volume: UInt64?, needed: Int, trusted: Bool = true) {
         guard let record = records.update(id, { record in
             record.lastError = error

@@ -8,19 +8,13 @@ extension EngineCore {
         scheduler.needsScheduling = false
         guard !stopping else { return }
         let policy = Scheduler(maxConcurrent: configuration.maxConcurrentDownloads, maxPerHost: configuration.maxDownloadsPerHost)
-        // Whole files handed to the worker hold no slot: `space.earlyBudget` bounds their bodies (and
-        // their number: each is charged 64 KiB at least), and once a slow worker has it all, the next
-        // bodies wait in curl for their parts, their transfers holding their slots.
-        // Nothing starts before the queue is restored (`requestRestore`); fetches do.
+        // Whole files handed to the worker hold no slot: `space.earlyBudget` bounds them, and once a
+        // slow worker has it all, the next bodies wait in curl, holding their slots. Nothing starts
+        // before the queue is restored; fetches do.
         for entry in persistence.restoring ? [] : scheduler.select(policy, endedAwaitingParts: transfers.endedAwaitingParts, now: now) {
-            // The slot is taken now; the disk worker looks at the part (and reads the row when
-            // it is not in memory), then `startPrepared` starts the transfer.
-            scheduler.take(entry)
-            let record = records.hot[entry.id]   // one copy, for the three looks below
-            if let record, case .discard = record.request.destination {
-                // Nothing on disk to look at: the plan is made here.
-                startPrepared(entry.id, .ready(StartPreparation.plan(record)))
-            } else if let record, let ready = space.plannedStart(of: record, awaitingPart: persistence.awaitsPart(entry.id), now: now) {
+            scheduler.take(entry)   // the slot, while the disk worker looks at the part (and reads the row)
+            let record = records.hot[entry.id]   // one copy, for the looks below
+            if let record, let ready = space.plannedStart(of: record, awaitingPart: persistence.awaitsPart(entry.id), now: now) {
                 startPrepared(entry.id, .ready(ready))
             } else {
                 persistence.hand(.prepareStart(StartPreparation(id: entry.id, record: record)))
@@ -30,26 +24,17 @@ extension EngineCore {
         fetches.start(configuration: configuration, transfers: transfers, multi: multi)
     }
 
-    /// Starts the attempt the disk worker planned, unless the download was paused, removed or
-    /// released meanwhile.
+    /// Starts the attempt planned, unless the download was paused, removed or released meanwhile.
     func startPrepared(_ id: DownloadID, _ outcome: StartPreparation.Outcome) {
         guard let entry = scheduler.starting[id] else { return }   // removed meanwhile
         guard case .ready(let ready) = outcome else {
-            scheduler.releaseStartingSlot(id)
-            if case .failed(let box) = outcome {
-                persistence.failed(box.error)
-                // The row could not be read (the database busy, say): back in the queue, its host
-                // held a moment so the next turn does not ask again at once. A download paused
-                // meanwhile is found so when its row is read.
-                if records.hot[id].map({ $0.status == .queued }) ?? true, runs(id) {
-                    scheduler.queue.insert(id, key: entry.key, hosts: entry.hosts)
-                    scheduler.hold(HostPair(first: entry.hosts.first), until: configuration.clock.now.addingTimeInterval(1))
-                }
-            }
-            return
+            guard case .failed(let box) = outcome else { return scheduler.releaseStartingSlot(id) }
+            persistence.failed(box.error)
+            // A download paused meanwhile is found so when its row is read.
+            return scheduler.startFailed(id, requeue: records.hot[id].map { $0.status == .queued } ?? true, now: configuration.clock.now)
         }
         var record = records.hot[id] ?? ready.record
-        guard record.status == .queued, runs(id), !stopping else { return scheduler.releaseStartingSlot(id) }
+        guard record.status == .queued, scheduler.runs(id), !stopping else { return scheduler.releaseStartingSlot(id) }
         scheduler.queue.remove(key: record.queueKey)   // when paused and resumed meanwhile
         transfers.resume(&record, as: ready)
         records[id] = record
@@ -68,18 +53,14 @@ extension EngineCore {
             return fail(id, DownloadError(.network, "libcurl refused to start the transfer"))
         }
         transfer.engine = self
-        // The slot taken at selection is the transfer's now.
-        scheduler.readAhead.remove(id)
-        scheduler.starting[id] = nil
+        scheduler.started(id)
         records.started(id)
-        // Saved with the first body byte (its name and status in one commit): a run killed
-        // before it leaves the row queued, which is what it is.
+        // Saved with the first body byte (name and status in one commit): a run killed before leaves it queued, as it is.
         move(id, .start, saving: false)
     }
 
     /// Removes a running transfer, keeping its part file for a later resume.
-    /// - Returns: false when curl could not let go of it yet (asked from inside one of its
-    ///   callbacks, by a refusal): it stops once curl has returned (`TransferTable.Stopping`).
+    /// - Returns: false when asked inside one of curl's callbacks: it stops once curl has returned.
     @discardableResult
     func stopTransfer(_ id: DownloadID) -> Bool {
         guard case .done(let transfer, let freed) = transfers.stop(id, multi: multi) else { return false }
@@ -107,13 +88,11 @@ extension EngineCore {
         scheduler.releaseSlot(countedOn: ended.countedHosts)
         // What it still expected to write is no longer spoken for: a held download may fit now.
         if ended.limits.volume != nil { releaseSpaceHolds() }
-        // Told last: a refusal stops the transfer (`refused`), which then finds no slot to release
-        // again, instead of asking the machine the same question without end.
+        // Told last: a refusal stops the transfer, which then finds no slot to release again (no loop).
         _ = handle(id, .attemptEnded)
     }
 
-    /// The host that answered `transfer` at the end of its redirects (`TransferTable.answeringHost`).
-    /// - Returns: its id and name.
+    /// The host that answered `transfer` at the end of its redirects: its id and name.
     @discardableResult
     func countAnsweringHost(_ transfer: Transfer) -> (id: Int, key: String)? {
         guard let answered = transfers.answeringHost(of: transfer, hosts: &scheduler.hosts) else { return nil }
@@ -121,8 +100,6 @@ extension EngineCore {
         if answered.counts { scheduler.count([answered.id]) }
         return (answered.id, answered.key)
     }
-
-    // MARK: - The first body byte
 
     /// Decides where the body goes (`Transfer.decideBody`), once the status and headers are known.
     func decideBody(_ transfer: Transfer) {
@@ -136,9 +113,8 @@ extension EngineCore {
             return
         }
         guard case .prepare(let preparation, let asking) = step else { return }
-        // Ended already (a body-less 2xx): its slot is free, and it ends once the part is ready.
-        // Refused (a fault, reported): nothing is prepared for it. Still running, it is inside
-        // curl's write callback, where `refused` cuts it short (aborted).
+        // Ended already (a body-less 2xx), it ends once the part is ready. Still running, it is in
+        // curl's write callback, where a refusal (reported) cuts it short, and nothing is prepared.
         if transfers.runs(transfer), case .refuse? = handle(id, .bodyPreparing) {
             // Its reset was to be flushed with the part's row, which will not be written now.
             if preparation.durably { records.update(id) { $0.checkpointResetPending = true } }
@@ -153,31 +129,18 @@ extension EngineCore {
         persistence.partAnswered(id)
         let transfer = transfers.takePreparing(id, attempt: attempt)
         if let transfer {
-            // One fewer ended attempt waits for its part: a start it held back may go now.
+            // An ended attempt no longer waits for its part: a start it held back may go now.
             if transfer.state.phase.partWait?.ended != nil { scheduler.needsScheduling = true }
             handle(id, .bodyReady)
         }
-        let path: String? = switch outcome {
-        case .ready(_, let chosen): chosen
-        case .failed(_, let chosen, _): chosen
-        }
-        if let path {
-            if var record = records.hot[id], record.sequence == sequence {
-                // The name sticks for later attempts and runs. The worker saved the row with it;
-                // saved again only if that failed, or a save queued since (still unconfirmed,
-                // as every later one is here) would write the row without it.
-                if record.filePath != path {
-                    record.filePath = path
-                    records[id] = record
-                    switch outcome {
-                    case .failed: persist(id)
-                    case .ready: if records.hasSavesInFlight(id) { persist(id) }
-                    }
-                }
-            } else if transfer == nil {
-                // Removed meanwhile: its part, made after the removal, goes too.
-                persistence.hand(.removeFiles([PartFile.path(for: path)], root: records[id]?.request.root, afterCommit: false))
-                releasePath(path, of: id)
+        if let path = outcome.path {
+            let saved = if case .ready = outcome { true } else { false }
+            switch records.named(id, sequence: sequence, path: path, saved: saved, stopped: transfer == nil) {
+            case .save: persist(id)
+            case .orphan(let root):
+                persistence.hand(.removeFiles([PartFile.path(for: path)], root: root, afterCommit: false))
+                persistence.releasePath(path, of: id)
+            case .kept: break
             }
         }
         guard let transfer else {

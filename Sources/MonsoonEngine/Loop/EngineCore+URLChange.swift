@@ -13,13 +13,11 @@ extension EngineCore {
             return .success(())
         }
         if outcome == .stopAndQueueAgain { stopTransfer(id) }
-        guard var record = records[id] else { return .failure(.notFound(id)) }
-        // Queued in line under its old hosts: taken out and put back under the new ones.
-        let inLine = record.status == .queued && runs(id) && space.holds[id] == nil && scheduler.starting[id] == nil
-        if inLine { scheduler.queue.remove(key: record.queueKey) }
-        URLChange.apply(url, to: &record)
-        records[id] = record
-        if inLine { scheduler.line(id, key: record.queueKey, hosts: scheduler.hostPair(of: record)) }
+        guard let before = records[id], let record = records.update(id, { URLChange.apply(url, to: &$0); return $0 }) else { return .failure(.notFound(id)) }
+        // Queued in line under its old hosts: put back under the new ones.
+        if before.status == .queued && scheduler.runs(id) && space.holds[id] == nil && scheduler.starting[id] == nil {
+            scheduler.reline(id, from: before, to: record)
+        }
         switch outcome {
         case .keepStatus:
             persist(id)
@@ -28,13 +26,7 @@ extension EngineCore {
         case .stopAndQueueAgain:
             move(id, .requeue)
         }
-        // The part carries its origin too (for a run that finds it without this row): it says the
-        // new URL from now on, written after the row that says so.
-        if let path = record.filePath {
-            let part = PartFile.path(for: path)
-            let root = record.request.root
-            persistence.hand(.job { _ in PartFile.relabel(part, from: old, to: url.absoluteString, root: root) })
-        }
+        persistence.relabelPart(of: record, from: old)
         return .success(())
     }
 
@@ -53,8 +45,7 @@ extension EngineCore {
         }
         records.update(id) { $0.lastError = error }
         persist(id)
-        // No status changes, but listeners learn the reason as they learned the failure.
-        if hub.wants(.statusChanged), let snapshot = records.update(id, { $0.snapshot() }) { emit(.statusChanged(snapshot)) }
+        emitStatus(id)   // no status changes, but listeners learn the reason as they learned the failure
         return .success(())
     }
 }

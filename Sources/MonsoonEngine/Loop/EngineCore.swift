@@ -13,31 +13,20 @@ import Foundation
 /// (`Scheduler`, `BodyDecision`, `DownloadLifecycle`, `RetryPolicy`, and each download's
 /// `DownloadRecord.StateMachine`) that this class performs.
 final class EngineCore {
-    typealias Record = DownloadRecord
-
+    // The parts, each documented where it is declared.
     var configuration: EngineConfiguration
     let multi = MultiHandle()
     let inbox: EngineInbox
     let hub: EventHub
-    /// Flushes and renames finished files, and flushes parts for checkpoints, off this thread.
     let placer: Placer
-
     var records: RecordTable
-    /// The line of queued downloads, their slots, retries and held hosts, with their timers.
     var scheduler: DownloadScheduler
-    /// The running attempts, by easy handle and by download, and what starts, paces and ends them.
     let transfers: TransferTable
-    /// The disks downloads write to (what each may still take), the downloads waiting for room,
-    /// and what bodies held in memory may take.
     let space: SpaceGovernor
-    /// Finished files waiting for this turn's batch, and what the WARC is told of attempts.
     var placements: Placements
-    /// This turn's events, the progress throttle and the idle waiters.
     var events = EventOutbox()
-    /// The fetches waiting to start, and how many run.
     var fetches = FetchLine()
     var stopping = false
-    /// The disk worker and what is handed to it: saves, reads, the restore, other processes' commands.
     var persistence: PersistenceGateway
     /// The claimant standing for this process (its own enqueues and `claim` calls).
     static let ownClaim: Int32 = 0
@@ -60,15 +49,14 @@ final class EngineCore {
         if workerStore != nil { persistence.requestRestore() }
     }
 
-    /// One turn of the loop, between the jobs taken from the inbox and the next poll (see
-    /// `EngineCore.run`, in EngineLoop.swift): starts what is due, lets curl move the bytes, takes in what finished.
+    /// One turn of the loop, between the inbox's jobs and the next poll (`run`, in EngineLoop.swift).
     /// - Returns: how long the poll may wait, in milliseconds.
     func turn() -> Int32 {
         // Asked for while curl ran between turns: it calls back from inside `curl_easy_pause`
         // too, when a transfer is let go (no refusal can come from there today).
         runAfterCurl()
         let now = configuration.clock.now
-        promoteDueRetries(now: now)
+        for id in scheduler.takeDue(now: now) { move(id, .requeue) }   // which clears its retry time
         if fetches.promoteDue(now: now) { scheduler.needsScheduling = true }
         if scheduler.needsScheduling { schedule(now: now) }
         multi.perform()
@@ -88,33 +76,19 @@ final class EngineCore {
         return pollTimeout(now: configuration.clock.now)
     }
 
-    /// How long the poll may wait: until the next retry (of a download or a fetch), host hold,
-    /// progress report or refill of the rate limit. curl shortens it further for its own
-    /// timers; a posted job or socket activity ends it at once.
+    /// Until the next retry, host hold, progress report, disk measurement or refill of the rate
+    /// limit; curl shortens it for its own timers, and a posted job or socket activity ends it.
     private func pollTimeout(now: Date) -> Int32 {
         if scheduler.needsScheduling { return 0 }
         var deadline = now.addingTimeInterval(30)
         if !transfers.byHandle.isEmpty { deadline = min(deadline, events.nextProgress) }
         if let due = scheduler.nextDeadline { deadline = min(deadline, due) }
         if let due = fetches.nextDue { deadline = min(deadline, due) }
-        // Downloads waiting for room: their disks are measured again now and then.
         if let due = space.nextCheck { deadline = min(deadline, due) }
-        // Transfers paused for the rate limit: when its bucket has refilled.
         if let wake = transfers.rateWake(now: now) { deadline = min(deadline, wake) }
         let milliseconds = deadline.timeIntervalSince(now) * 1000
         return Int32(max(0, min(30_000, milliseconds.rounded(.up))))
     }
-
-    private func promoteDueRetries(now: Date) {
-        for id in scheduler.takeDue(now: now) {
-            guard var record = records[id] else { continue }
-            record.retryAt = nil
-            records[id] = record
-            move(id, .requeue)
-        }
-    }
-
-    // MARK: - Events
 
     func emit(_ event: DownloadEvent) {
         guard hub.wants(event.kind) else { return }
@@ -136,41 +110,26 @@ final class EngineCore {
         }
     }
 
-    /// Moves a download as the lifecycle says `event` does (also in the queue index and the
-    /// waiting set) and reports it.
-    /// - Parameter saving: write the row now (false: a later save carries it, as the first
-    ///   body byte's does for `.start`).
+    /// Moves a download as the lifecycle says `event` does, in every part, and reports it.
+    /// - Parameter saving: write the row now (false: a later save carries it, as the first body byte's does).
     func move(_ id: DownloadID, _ event: DownloadLifecycle.Event, saving: Bool = true) {
-        // In place: the record is neither copied out nor written back.
-        let answer = records.update(id) { record -> Result<(old: DownloadStatus, new: DownloadStatus, key: QueueIndex.Key, host: String, answered: String?), Refusal> in
-            let action = record.handle(.lifecycle(event))
-            guard case .moved(let old, _) = action else { return .failure(Refusal(action: action)) }
-            if record.status != .waitingToRetry { record.retryAt = nil }
-            // No longer waiting for room (queued in line again, or started): it no longer says so.
-            if event != .holdForSpace, record.lastError?.code == .notEnoughDiskSpace, record.status == .queued || record.status == .downloading {
-                record.lastError = nil
-            }
-            return .success((old, record.status, record.queueKey, record.host, record.answeredHostKey))
-        }
-        let moved: (old: DownloadStatus, new: DownloadStatus, key: QueueIndex.Key, host: String, answered: String?)
-        switch answer {
-        case .success(let done)?: moved = done
+        let change: StatusChange
+        switch records.move(id, event) {
+        case .success(let moved)?: change = moved
         case .failure(let refusal)?: return refused(id, refusal.action)
         case nil: return
         }
-        let (old, status) = (moved.old, moved.new)
         let held = event == .holdForSpace
         // Anything else that happens to a download waiting for room ends the wait.
         if !held && !space.holds.isEmpty { space.holds[id] = nil }
-        if old == .queued && status != .queued { scheduler.queue.remove(key: moved.key) }
-        if old == .waitingToRetry && status != .waitingToRetry { scheduler.stopWaiting(id) }
-        if status == .queued && old != .queued && runs(id) && !held {
-            scheduler.line(id, key: moved.key, hosts: scheduler.hostPair(host: moved.host, answered: moved.answered))
-        }
-        if status == .waitingToRetry && runs(id) { scheduler.wait(id, until: records[id]?.retryAt) }
+        scheduler.moved(id, change, held: held)
         if saving { persist(id) }
         // A hold says why even when the download was queued already (it never started).
-        if old != status || held, hub.wants(.statusChanged), let snapshot = records.update(id, { $0.snapshot() }) { emit(.statusChanged(snapshot)) }
+        if change.old != change.new || held { emitStatus(id) }
+    }
+
+    func emitStatus(_ id: DownloadID) {
+        if hub.wants(.statusChanged), let snapshot = records.update(id, { $0.snapshot() }) { emit(.statusChanged(snapshot)) }
     }
 
     /// Hands `event` to the download's state machine; a refusal is reported (`refused`).
@@ -180,11 +139,6 @@ final class EngineCore {
         guard let action = records.update(id, { $0.handle(event) }) else { return nil }
         if case .refuse = action { refused(id, action) }
         return action
-    }
-
-    /// A refused answer, carried out of `records.update`.
-    struct Refusal: Error {
-        let action: DownloadRecord.StateMachine.Action
     }
 
     /// The download's machine refused an event the loop asked of it: a fault in the loop. It is
@@ -200,21 +154,13 @@ final class EngineCore {
         if stopTransfer(id) { failRefused(id, error) } else { transfers.afterCurl(.failRefused(id, error)) }
     }
 
-    /// Fails a download whose machine refused an event, where failing can happen (so this never
-    /// refuses again); a file being placed lands first, and a completed download keeps its file.
+    /// Fails it where failing can happen (never refused again): a file being placed lands first, a completed download keeps its file.
     func failRefused(_ id: DownloadID, _ error: DownloadError) {
         guard let record = records[id], record.state.phase == .idle,
               DownloadLifecycle.status(after: .fail, from: record.status) != nil else { return }
         records.update(id) { $0.lastError = error }
         move(id, .fail)
     }
-
-    /// Whether this engine may start `id` (see `QueueScope`).
-    func runs(_ id: DownloadID) -> Bool {
-        scheduler.runs(id)
-    }
-
-    // MARK: - Idle
 
     var isIdle: Bool {
         !persistence.restoring && scheduler.queue.isEmpty && scheduler.waiting.isEmpty && scheduler.runningDownloads == 0 && scheduler.starting.isEmpty && !records.hot.values.contains { $0.placing || $0.status == .downloading }
@@ -223,42 +169,24 @@ final class EngineCore {
     /// Answers the idle waiters once the rows and events of the idle queue are out.
     func resumeIdleWaitersIfIdle() {
         guard !events.idleWaiters.isEmpty, isIdle || stopping else { return }
-        let waiters = events.takeIdleWaiters()
         submitWork()
-        afterSaving { _ in for waiter in waiters { waiter.resume() } }
+        answerIdleWaiters()
     }
 
-    // MARK: - Shutdown
+    private func answerIdleWaiters() {
+        let waiters = events.takeIdleWaiters()
+        afterSaving { _ in for waiter in waiters { waiter.resume() } }
+    }
 
     func tearDown() {
         runAfterCurl()   // nothing is left to wait for curl: it is not running now
         persistence.stopRestore()
-        for transfer in transfers.byHandle.values {
-            multi.remove(transfer.easy)
-            switch transfer.purpose {
-            case .download(let id):
-                records.update(id) { $0.bytes = transfer.progress.fileSize }
-                placements.recordAttempt(id, transfer, keepsBody: true)
-                // Back in line for the next run (not in this one's queue: it is ending).
-                handle(id, .attemptEnded)
-                if records[id]?.status == .downloading { handle(id, .lifecycle(.requeue)) }
-                persist(id)
-                // A clean stop: what the part holds is flushed on the placer's queue (closing
-                // it) and saved as the checkpoint when that lands, below.
-                if case .writing = transfer.state.phase, transfer.part.fd >= 0 {
-                    let length = transfer.progress.fileSize
-                    let epoch = records[id]?.partEpoch ?? 0
-                    records.hold(id)   // kept in memory until the answer
-                    let inbox = self.inbox
-                    placer.flush(transfer.part.fd) { flushed in
-                        inbox.send(.stoppedPartFlushed(id, epoch: epoch, length: length, flushed: flushed))
-                    }
-                    transfer.part.fd = -1
-                }
-            case .fetch(let job): job.complete(.cancelled)
-            }
+        for id in transfers.shutDown(multi: multi, records: &records, placements: &placements, placer: placer, inbox: inbox) {
+            // Back in line for the next run (not in this one's queue: it is ending).
+            handle(id, .attemptEnded)
+            if records[id]?.status == .downloading { handle(id, .lifecycle(.requeue)) }
+            persist(id)
         }
-        transfers.removeAll()
         placements.abandonAll { records[$0]?.placing == true }
         placePending()
         fetches.cancelAll()
@@ -271,8 +199,7 @@ final class EngineCore {
         // Jobs posted until now still get their answer (commands report `.shutDown`).
         perform(inbox.close())
         multi.cleanup()
-        let waiters = events.takeIdleWaiters()
-        afterSaving { _ in for waiter in waiters { waiter.resume() } }
+        answerIdleWaiters()
         submitWork()
         persistence.waitUntilDone()
         placer.waitUntilDone()   // parts that came back ready after the stop were closed just now

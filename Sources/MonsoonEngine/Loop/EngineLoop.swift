@@ -60,8 +60,8 @@ struct EngineLoop {
         core.enqueue(requests, replacing: replacing, reply: reply)
     }
 
-    func pause(_ id: DownloadID) -> Result<Void, DownloadManagerError> { core.pause(id) }
-    func resume(_ id: DownloadID) -> Result<Void, DownloadManagerError> { core.resume(id) }
+    func pause(_ id: DownloadID) -> Result<Void, DownloadManagerError> { core.perform(.pause, on: id) }
+    func resume(_ id: DownloadID) -> Result<Void, DownloadManagerError> { core.perform(.resume, on: id) }
     func retry(_ id: DownloadID, reply: CommandReply<Void>) { core.retry(id, reply: reply) }
     func remove(_ id: DownloadID, deleteFile: Bool) -> Result<Void, DownloadManagerError> { core.remove(id, deleteFile: deleteFile) }
     func claim(_ ids: [DownloadID], by claimant: Int32 = EngineCore.ownClaim) -> Result<Void, DownloadManagerError> { core.claim(ids, by: claimant) }
@@ -75,7 +75,7 @@ struct EngineLoop {
     func replaceFailure(of id: DownloadID, with error: DownloadError) -> Result<Void, DownloadManagerError> { core.replaceFailure(of: id, with: error) }
 
     func snapshots(reply: CommandReply<[Download]>) { core.snapshots(reply: reply) }
-    func snapshot(of id: DownloadID) -> Download? { core.snapshot(of: id) }
+    func snapshot(of id: DownloadID) -> Download? { core.records[id]?.snapshot() }
     func downloads(of urls: [URL], reply: CommandReply<[[Download]]>) { core.downloads(of: urls, reply: reply) }
     func counts(reply: CommandReply<[DownloadStatus: Int]>) { core.counts(reply: reply) }
 

@@ -42,6 +42,35 @@ enum Enqueuing {
         return nil
     }
 
+    /// How a batch goes in (`plan`): what to insert, the id each request answers with (nil: its
+    /// inserted row's), the downloads replaced, and the machine's refusals for the core to report.
+    struct Plan {
+        var inserts: [DownloadRequest] = []
+        var answers: [DownloadID?] = []
+        var replaced: [DownloadRecord] = []
+        var refused: [(DownloadID, DownloadRecord.StateMachine.Action)] = []
+    }
+
+    /// Transfer thread: a request for a download whose file is being placed replaces it once it
+    /// lands (answering with its id); any other with an id known replaces that download.
+    static func plan(_ requests: [DownloadRequest], records: inout RecordTable) -> Plan {
+        var plan = Plan()
+        for request in requests {
+            let id = request.id
+            if !id.rawValue.isEmpty, records[id]?.placing == true, let action = records.update(id, { $0.handle(.replaceRequested(request)) }) {
+                if case .refuse = action { plan.refused.append((id, action)) }
+                if case .deferred = action {
+                    plan.answers.append(id)
+                    continue
+                }
+            }
+            if !id.rawValue.isEmpty, let old = records[id] { plan.replaced.append(old) }
+            plan.inserts.append(request)
+            plan.answers.append(nil)
+        }
+        return plan
+    }
+
     /// Disk worker: the rows, numbered and inserted (with a store), each with the bytes its part
     /// already holds; first the rows other processes added after `after`, and the deletions of
     /// the downloads replaced, in the same transaction.

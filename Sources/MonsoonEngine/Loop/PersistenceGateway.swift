@@ -59,6 +59,19 @@ struct PersistenceGateway {
     /// Without a store: the file paths downloads into folders have taken (see `DiskWorker.claimedPaths`).
     var claimedPaths: Locked<[String: DownloadID]> { worker.claimedPaths }
 
+    /// The part says its origin too (for a run that finds it without its row): it says `record`'s
+    /// URL from now on, written after the row that says so.
+    mutating func relabelPart(of record: DownloadRecord, from old: String) {
+        guard let path = record.filePath else { return }
+        let (part, root, url) = (PartFile.path(for: path), record.request.root, record.request.url.absoluteString)
+        hand(.job { _ in PartFile.relabel(part, from: old, to: url, root: root) })
+    }
+
+    /// Gives up a name a download held (without a store; with one, its row holds it).
+    func releasePath(_ path: String, of id: DownloadID) {
+        claimedPaths.withLock { if $0[path] == id { $0[path] = nil } }
+    }
+
     // MARK: - This turn's work
 
     mutating func hand(_ job: DiskWorker.Work) {
@@ -176,6 +189,20 @@ struct PersistenceGateway {
     /// `id` left the queue: its next save, if it comes back, is not held back.
     mutating func forget(_ id: DownloadID) {
         lastSaved[id] = nil
+    }
+
+    /// A download is forgotten: out of `records`; its row deleted (unless `rowDeleted`, in the
+    /// transaction that added its replacement), then its part, and its file if asked and complete.
+    mutating func forget(_ record: DownloadRecord, deleteFiles: Bool, rowDeleted: Bool, records: inout RecordTable) {
+        let id = record.request.id
+        records.remove(id, sequence: record.sequence, deletionPending: persistent && !rowDeleted)
+        forget(id)
+        if persistent && !rowDeleted { hand(.delete(id, sequence: record.sequence)) }
+        guard let path = record.filePath else { return }
+        // After the row: a killed run never finds a row whose part it deleted.
+        let paths = deleteFiles && record.status == .completed ? [PartFile.path(for: path), path] : [PartFile.path(for: path)]
+        hand(.removeFiles(paths, root: record.request.root, afterCommit: !rowDeleted))
+        releasePath(path, of: id)
     }
 
     // MARK: - Rows for a command
@@ -312,13 +339,17 @@ extension PersistenceGateway {
     }
 
     /// Takes a stored download into `records` as its part says it is (`inspected`), saving it
-    /// again when that changed it, else letting it go once at rest. (Only with a store.)
+    /// again when that changed it, else letting it go once at rest, and into the `scheduler`'s
+    /// line or wait. (Only with a store.)
     /// - Returns: the record taken in.
-    mutating func adopt(_ row: RestoreReader.Row, into records: inout RecordTable) -> DownloadRecord {
+    @discardableResult
+    mutating func adopt(_ row: RestoreReader.Row, into records: inout RecordTable, scheduler: inout DownloadScheduler) -> DownloadRecord {
         let record = row.inspected
         let id = record.request.id
         records[id] = record
         if record.status != row.stored.status || record.bytes != row.stored.bytes { save(id, records: &records) } else { records.evictIfAtRest(id) }
+        records.numbered(through: record.sequence)
+        scheduler.adopt(record)
         return record
     }
 

@@ -69,8 +69,10 @@ final class SpaceGovernor {
     /// folder's disk measured less than `SpacePolicy.measureInterval` ago. Its allowance then stands
     /// as the loop keeps it (the last measurement less every byte written since), as it does for a
     /// disk being written to, which `check` measures at that interval. Most of a large queue of new
-    /// downloads starts so, without a round trip each. Nil: the disk worker plans it.
+    /// downloads starts so, without a round trip each. A body discarded has nothing on disk to
+    /// look at: always planned here. Nil: the disk worker plans it.
     func plannedStart(of record: DownloadRecord, awaitingPart: Bool, now: Date) -> StartPreparation.Ready? {
+        if case .discard = record.request.destination { return StartPreparation.plan(record) }
         guard record.filePath == nil, !awaitingPart, let space = recentSpace(of: record.request.destination.folder, now: now) else { return nil }
         var ready = StartPreparation.Ready(record: record, plan: AttemptPlan(offset: 0, ifRange: nil))
         ready.space = space

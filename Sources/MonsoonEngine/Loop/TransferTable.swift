@@ -106,12 +106,34 @@ final class TransferTable {
         }
     }
 
-    /// At shutdown, once every transfer was taken out of curl: forgets them all (the last
-    /// references to some: released here, on this thread).
-    func removeAll() {
+    /// At shutdown: every attempt out of curl and forgotten, a fetch cancelled; a download keeps its
+    /// bytes, and its part is flushed and closed, the answer saving its checkpoint (`stoppedPartFlushed`).
+    /// - Returns: the downloads whose attempts ended, for the core to put back in line for the next run.
+    func shutDown(multi: MultiHandle, records: inout RecordTable, placements: inout Placements, placer: Placer, inbox: EngineInbox) -> [DownloadID] {
+        var ended: [DownloadID] = []
+        for transfer in byHandle.values {
+            multi.remove(transfer.easy)
+            guard case .download(let id) = transfer.purpose else {
+                if case .fetch(let job) = transfer.purpose { job.complete(.cancelled) }
+                continue
+            }
+            ended.append(id)
+            let length = transfer.progress.fileSize
+            records.update(id) { $0.bytes = length }
+            placements.recordAttempt(id, transfer, keepsBody: true)
+            guard case .writing = transfer.state.phase, transfer.part.fd >= 0 else { continue }
+            let epoch = records[id]?.partEpoch ?? 0
+            records.hold(id)
+            placer.flush(transfer.part.fd) { flushed in
+                inbox.send(.stoppedPartFlushed(id, epoch: epoch, length: length, flushed: flushed))
+            }
+            transfer.part.fd = -1
+        }
+        // The last references to some: released here, on this thread.
         byHandle.removeAll()
         running.removeAll()
         preparing.removeAll()
         rateLimiter?.clear()
+        return ended
     }
 }

@@ -9,6 +9,12 @@ public struct EngineConfiguration: Sendable, Equatable {
     /// `asked` transfers at once, as the engine takes them: 0 (none start) to `concurrencyLimit`.
     static func concurrency(_ asked: Int) -> Int { min(max(0, asked), concurrencyLimit) }
 
+    /// The limits a running engine is given (`DownloadManager.setLimits`); nil: unchanged.
+    mutating func setLimits(maxConcurrent: Int?, perHost: Int??) {
+        if let maxConcurrent { maxConcurrentDownloads = Self.concurrency(maxConcurrent) }
+        if let perHost { maxDownloadsPerHost = perHost.map { max(1, $0) } }
+    }
+
     /// This configuration as the engine runs it: its concurrency within `concurrencyLimit`.
     var asTaken: EngineConfiguration {
         var taken = self
