@@ -184,11 +184,12 @@ bench-quick: release
 	Benchmarks/bench.sh --quick
 
 # The shared queue under load: 100,000 download jobs over 1,000 hosts, 4 workers of 16 slots,
-# against a PostgreSQL of its own (Benchmarks/cluster_bench.py; CLUSTER_JOBS to change the count).
+# against a PostgreSQL of its own (Benchmarks/cluster_bench.py; CLUSTER_JOBS to change the count,
+# CLUSTER_OLD=<folder of another build> to run that build too, in the same conditions).
 CLUSTER_JOBS ?= 100000
 bench-cluster: release
 	$(call apt_install,postgresql)
-	python3 Benchmarks/cluster_bench.py --jobs $(CLUSTER_JOBS)
+	python3 Benchmarks/cluster_bench.py --jobs $(CLUSTER_JOBS) $(if $(CLUSTER_OLD),--old-build $(CLUSTER_OLD))
 
 clean:
 	rm -rf .build

@@ -5,10 +5,14 @@ A PostgreSQL 15 of its own (initdb into a temporary folder, default durability: 
 synchronous commits on), the loopback test server's small bodies, and N download jobs over
 1,000 hosts (2 connections each, the default), run by 4 `monsoon worker --discard -j 16`
 processes. Measures jobs completed per second, the claims' round-trip times (p50, p99),
-PostgreSQL's CPU time and WAL bytes per job; then again with 20 hosts holding half the jobs;
-then a tenth of the jobs with the files kept (no --discard): each worker's engine then keeps
-its queue in PostgreSQL too (PostgresQueueStore), and each file is fsynced, renamed and listed
-in the ledger, so this case prices a real worker's use of the database.
+the CPU time per job of PostgreSQL, the workers and the server, and WAL bytes per job; then
+again with 20 hosts holding half the jobs; then a tenth of the jobs with the files kept (no
+--discard): each file is fsynced, renamed and listed in the ledger, so this case prices a real
+worker's use of the database.
+
+`--old-build DIR` runs each case with that build too, in the same PostgreSQL, just before the
+current build's run: the two builds' figures come from the same conditions. A build brings its
+own schema (`cluster init`); the jobs are written as that schema keeps them.
 """
 import argparse
 import json
@@ -24,13 +28,18 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("MONSOON_BUILD", os.path.join(ROOT, ".build", "release"))
-MONSOON = os.path.join(BUILD, "monsoon")
 SERVER = os.path.join(BUILD, "monsoon-testserver")
 
 
 def pg_bin():
     versions = sorted(int(v) for v in os.listdir("/usr/lib/postgresql") if v.isdigit())
     return f"/usr/lib/postgresql/{versions[-1]}/bin"
+
+
+def cpu_seconds(pid, children=False):
+    """A process's CPU time (user and system), with its reaped children's when asked."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return sum(int(fields[i]) for i in ((11, 12, 13, 14) if children else (11, 12))) / os.sysconf("SC_CLK_TCK")
 
 
 def free_port():
@@ -71,9 +80,7 @@ class Postgres:
 
     def cpu_seconds(self):
         """The postmaster's CPU time and its reaped children's (every backend that ended)."""
-        fields = open(f"/proc/{self.pid}/stat").read().rsplit(")", 1)[1].split()
-        ticks = os.sysconf("SC_CLK_TCK")
-        return sum(int(fields[i]) for i in (11, 12, 13, 14)) / ticks
+        return cpu_seconds(self.pid, children=True)
 
     def stop(self):
         try:
@@ -82,11 +89,12 @@ class Postgres:
             shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def run_case(pg, server_url, port, name, jobs, hosts, workers, slots, keep_files=False):
-    database = "bench_" + "".join(c if c.isalnum() else "_" for c in name)
+def run_case(pg, server, server_url, port, build, name, jobs, hosts, workers, slots, keep_files=False):
+    monsoon = os.path.join(build["folder"], "monsoon")
+    database = "bench_" + "".join(c if c.isalnum() else "_" for c in build["name"] + "_" + name)
     pg.sql("postgres", f"CREATE DATABASE {database}")
     url = pg.url(database)
-    subprocess.run([MONSOON, "cluster", "init", "--db", url, "--quiet"], check=True)
+    subprocess.run([monsoon, "cluster", "init", "--db", url, "--quiet"], check=True)
     # One feed, an episode and a download job each; the host column is what politeness counts.
     pg.sql(database, f"""
         INSERT INTO monsoon_feeds (url, folder) VALUES ('{server_url}/feed.xml', 'bench');
@@ -102,11 +110,11 @@ def run_case(pg, server_url, port, name, jobs, hosts, workers, slots, keep_files
         pg.sql(database, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()")
     pg.sql(database, "CHECKPOINT")
     wal_before = pg.sql(database, "SELECT pg_current_wal_lsn()")
-    cpu_before = pg.cpu_seconds()
+    cpu_before, server_before = pg.cpu_seconds(), cpu_seconds(server.pid)
     folder = tempfile.mkdtemp(prefix="monsoon-bench-out-")
     started = time.monotonic()
     discard = [] if keep_files else ["--discard"]
-    processes = [subprocess.Popen([MONSOON, "worker", "--db", url, "-o", folder, *discard, "-j", str(slots), "--json",
+    processes = [subprocess.Popen([monsoon, "worker", "--db", url, "-o", folder, *discard, "-j", str(slots), "--json",
                                    "--name", f"bench{i}", "--poll", "0.5"], stdout=subprocess.PIPE, text=True)
                  for i in range(workers)]
     first = None
@@ -121,6 +129,8 @@ def run_case(pg, server_url, port, name, jobs, hosts, workers, slots, keep_files
             raise SystemExit(f"{failed} jobs failed: {pg.sql(database, 'SELECT last_error FROM monsoon_jobs WHERE last_error IS NOT NULL LIMIT 1')}")
         time.sleep(1)
     elapsed = time.monotonic() - started
+    worker_cpu = sum(cpu_seconds(process.pid) for process in processes)
+    server_cpu = cpu_seconds(server.pid) - server_before
     summaries = []
     for process in processes:
         process.send_signal(signal.SIGTERM)
@@ -135,11 +145,12 @@ def run_case(pg, server_url, port, name, jobs, hosts, workers, slots, keep_files
     p50 = sorted(s["claimP50"] for s in summaries if s["claimP50"] is not None)
     p99 = [s["claimP99"] for s in summaries if s["claimP99"] is not None]
     return {
-        "case": name, "jobs": jobs, "seconds": elapsed, "jobsPerSecond": jobs / elapsed,
+        "build": build["name"], "case": name, "jobs": jobs, "seconds": elapsed, "jobsPerSecond": jobs / elapsed,
         "claims": sum(s["claims"] for s in summaries),
         "claimP50ms": 1000 * p50[len(p50) // 2] if p50 else None,
         "claimP99ms": 1000 * max(p99) if p99 else None,
-        "postgresCPUmsPerJob": 1000 * cpu / jobs, "walBytesPerJob": wal / jobs,
+        "postgresCPUmsPerJob": 1000 * cpu / jobs, "workerCPUmsPerJob": 1000 * worker_cpu / jobs,
+        "serverCPUmsPerJob": 1000 * server_cpu / jobs, "walBytesPerJob": wal / jobs,
         "completedPerWorker": [s["completed"] for s in summaries],
     }
 
@@ -150,8 +161,12 @@ def main():
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--slots", type=int, default=16)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--old-build", help="a folder with another build's monsoon, run before this one's in each case")
     arguments = parser.parse_args()
-    for binary in (MONSOON, SERVER):
+    builds = [{"name": "new", "folder": BUILD}]
+    if arguments.old_build:
+        builds.insert(0, {"name": "old", "folder": arguments.old_build})
+    for binary in [SERVER] + [os.path.join(build["folder"], "monsoon") for build in builds]:
         if not os.access(binary, os.X_OK):
             raise SystemExit(f"{binary} is missing: run make release (make bench-cluster does)")
     # Every address of 127.0.0.0/8 reaches the server: 127.0.X.Y is a host of its own to the workers.
@@ -163,10 +178,11 @@ def main():
     try:
         spread = "g % 1000"
         skewed = "CASE WHEN g % 2 = 0 THEN g % 20 ELSE 20 + g % 980 END"
-        for name, hosts in (("1000 hosts", spread), ("20 hosts hold half", skewed)):
-            results.append(run_case(pg, server_url, port, name, arguments.jobs, hosts, arguments.workers, arguments.slots))
-        results.append(run_case(pg, server_url, port, "1000 hosts, files", max(1, arguments.jobs // 10), spread, arguments.workers,
-                                arguments.slots, keep_files=True))
+        cases = [("1000 hosts", arguments.jobs, spread, False), ("20 hosts hold half", arguments.jobs, skewed, False),
+                 ("1000 hosts, files", max(1, arguments.jobs // 10), spread, True)]
+        for name, jobs, hosts, keep in cases:
+            for build in builds:
+                results.append(run_case(pg, server, server_url, port, build, name, jobs, hosts, arguments.workers, arguments.slots, keep))
     finally:
         pg.stop()
         server.terminate()
@@ -175,10 +191,12 @@ def main():
         return
     print(f"{arguments.jobs} download jobs, {arguments.workers} workers x {arguments.slots} slots, 2 connections per host, "
           f"4 KiB bodies, PostgreSQL {pg_bin().split('/')[-2]} with fsync and synchronous commits on")
-    print(f"{'case':<20} {'jobs':>7} {'jobs/s':>8} {'claims':>7} {'claim p50':>10} {'claim p99':>10} {'PG CPU/job':>11} {'WAL/job':>9}")
+    print(f"{'build':<5} {'case':<20} {'jobs':>7} {'jobs/s':>8} {'claims':>7} {'claim p50':>10} {'claim p99':>10} "
+          f"{'PG CPU/job':>11} {'workers/job':>12} {'server/job':>11} {'WAL/job':>9}")
     for r in results:
-        print(f"{r['case']:<20} {r['jobs']:>7} {r['jobsPerSecond']:>8.0f} {r['claims']:>7} {r['claimP50ms']:>8.2f}ms {r['claimP99ms']:>8.2f}ms "
-              f"{r['postgresCPUmsPerJob']:>9.3f}ms {r['walBytesPerJob']:>7.0f} B")
+        print(f"{r['build']:<5} {r['case']:<20} {r['jobs']:>7} {r['jobsPerSecond']:>8.0f} {r['claims']:>7} {r['claimP50ms']:>8.2f}ms "
+              f"{r['claimP99ms']:>8.2f}ms {r['postgresCPUmsPerJob']:>9.3f}ms {r['workerCPUmsPerJob']:>10.3f}ms "
+              f"{r['serverCPUmsPerJob']:>9.3f}ms {r['walBytesPerJob']:>7.0f} B")
 
 
 if __name__ == "__main__":
