@@ -111,4 +111,58 @@ import Testing
             #expect(try connection.execute("SELECT 1").count == 1, "the connection is usable again")
         }
     }
+
+    /// The worker's statements run thousands of times a minute: each is parsed and planned once
+    /// per session, under a name that says which text it is.
+    @Test func aQueryIsPreparedOncePerSession() async throws {
+        try await withConnection { connection in
+            try connection.executeScript("CREATE TABLE t (id bigint PRIMARY KEY, name text)")
+            let insert = "INSERT INTO t (id, name) VALUES ($1, $2)"
+            for id in 1...3 { try connection.execute(insert, [Int64(id), "n\(id)"]) }
+            let select = "SELECT name FROM t WHERE id = $1"
+            #expect(try connection.execute(select, [2]).first?.string("name") == "n2")
+            #expect(try connection.execute(select, [3]).first?.string("name") == "n3")
+            let catalogue = "SELECT statement FROM pg_prepared_statements WHERE name LIKE 'monsoon_%' ORDER BY statement"
+            // The catalogue's query is a query too: prepared before it runs.
+            #expect(try connection.execute(catalogue).rows.map { try $0.string("statement") } == [insert, select, catalogue])
+            // Not a query: nothing to plan, nothing prepared (the count below is the fourth).
+            try connection.execute("SET application_name TO 'prepared-test'")
+            #expect(try connection.execute("SELECT count(*) AS n FROM pg_prepared_statements").first?.int("n") == 4)
+        }
+    }
+
+    /// Behind a transaction pooler a prepared statement may be on another session: the one
+    /// statement that finds out fails, and the session prepares nothing from then on.
+    @Test func aSessionThatLosesItsStatementsStopsPreparing() async throws {
+        try await withConnection { connection in
+            let select = "SELECT $1::int + 1 AS n"
+            #expect(try connection.execute(select, [1]).first?.int("n") == 2)
+            try connection.executeScript("DEALLOCATE ALL")   // what a pooler's other session looks like
+            let error = try #require(throws: PostgresError.self) { try connection.execute(select, [1]) }
+            #expect(error.sqlState == "26000")
+            #expect(try connection.execute(select, [2]).first?.int("n") == 3)
+            #expect(try connection.execute("SELECT $1::int * 2 AS n", [4]).first?.int("n") == 8)
+            #expect(try connection.execute("SELECT count(*) AS n FROM pg_prepared_statements").first?.int("n") == 0)
+        }
+    }
+
+    /// A migration that changes a table's columns under a prepared `SELECT *`: the one run that
+    /// finds the plan stale fails, the next prepares it again.
+    @Test func aStatementPlannedForOldColumnsIsPreparedAgain() async throws {
+        try await withConnection { connection in
+            try connection.executeScript("CREATE TABLE t (id bigint); INSERT INTO t VALUES (1)")
+            let select = "SELECT * FROM t WHERE id = $1"
+            #expect(try connection.execute(select, [1]).first?.columns == ["id"])
+            try connection.executeScript("ALTER TABLE t ADD COLUMN name text")
+            let error = try #require(throws: PostgresError.self) { try connection.execute(select, [1]) }
+            #expect(error.sqlState == "0A000")
+            #expect(try connection.execute(select, [1]).first?.columns == ["id", "name"])
+            // After a failure inside a transaction too (the statement could not be dropped then).
+            try connection.executeScript("ALTER TABLE t ADD COLUMN size bigint")
+            #expect(throws: PostgresError.self) {
+                try connection.transaction { () throws(PostgresError) in _ = try connection.execute(select, [1]) }
+            }
+            #expect(try connection.execute(select, [1]).first?.columns == ["id", "name", "size"])
+        }
+    }
 }
