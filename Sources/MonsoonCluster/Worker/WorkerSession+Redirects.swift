@@ -54,7 +54,7 @@ extension WorkerSession {
                 return await forget(lease)
             }
             held[lease]?.job.answeredHost = host
-            if acquired == .reserved { held[lease]?.reserved.insert(host) }
+            if acquired == .reserved { held[lease]?.reserved.insert(host) } else { held[lease]?.unspaced.insert(host) }
         }
         guard entry.hops < 4 else { return await request(lease, .download(target)) }   // the engine follows the rest
         held[lease]?.hops += 1
@@ -69,7 +69,8 @@ extension WorkerSession {
     }
 
     /// Sends a job's next request once its host allows: at once when the host spaces no requests
-    /// or the job holds the host's reservation (its claim's, for its first request there), else
+    /// (as its claim found, or as the database says) or the job holds the host's reservation (its
+    /// claim's, for its first request there), else
     /// once the host grants one (`JobQueue.reserveRequest`), asked again when its interval says.
     /// So every request to a host that spaces them, probes and retries (new claims) included,
     /// from any worker, comes at least its interval after the last one was answered.
@@ -80,10 +81,10 @@ extension WorkerSession {
         case .probe(let url): url
         case .download(let url): url ?? URL(string: entry.job.url)
         }
-        if let host = url.flatMap(ClusterHost.key(of:)), !entry.reserved.contains(host) {
+        if let host = url.flatMap(ClusterHost.key(of:)), !entry.reserved.contains(host), !entry.unspaced.contains(host) {
             switch database({ try $0.reserveRequest(on: host, for: lease) }) {
             case .notSpaced?:
-                break
+                held[lease]?.unspaced.insert(host)
             case .reserved?:
                 held[lease]?.reserved.insert(host)
             case .wait(let seconds)?:

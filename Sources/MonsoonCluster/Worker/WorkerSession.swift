@@ -22,12 +22,18 @@ final class WorkerSession {
         var hops = 0
         /// Hosts that space their requests whose next request this job holds, until answered.
         var reserved: Set<String>
+        /// Hosts its claim found spacing no requests (its own, and where its redirects ended
+        /// last): asked without a round trip to the database (`request`). An interval set on
+        /// one meanwhile holds from the next claim.
+        var unspaced: Set<String>
         /// The request waiting for its host's turn (`requestDue`).
         var waiting: NextRequest?
 
         init(job: ClaimedJob) {
             self.job = job
             reserved = job.reserved
+            // A claim reserves the next request of each of its hosts that spaces them.
+            unspaced = Set([job.host] + (job.answeredHost.map { [$0] } ?? [])).subtracting(job.reserved)
         }
     }
 
