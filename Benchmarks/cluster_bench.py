@@ -95,8 +95,9 @@ def run_case(pg, server_url, port, name, jobs, hosts, workers, slots, keep_files
         INSERT INTO monsoon_episodes (feed_id, identity, enclosure_url, file_name)
           SELECT 1, 'g' || g, 'http://' || pg_temp.host({hosts}) || '/file1.bin', 'e' || g
           FROM generate_series(1, {jobs}) g;
-        INSERT INTO monsoon_jobs (kind, key, feed_id, episode_id, host, priority)
-          SELECT 'download', 'episode:' || id, 1, id, split_part(enclosure_url, '/', 3), id FROM monsoon_episodes;
+        INSERT INTO monsoon_jobs (kind, key, feed_id, episode_id, host, priority, url, feed_url, path)
+          SELECT 'download', 'episode:' || id, 1, id, split_part(enclosure_url, '/', 3), id, enclosure_url, '{server_url}/feed.xml', 'bench/' || file_name
+          FROM monsoon_episodes;
         """)
     if os.environ.get("CLUSTER_STATEMENTS"):
         pg.sql(database, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()")
