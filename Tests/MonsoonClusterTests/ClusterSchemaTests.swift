@@ -45,8 +45,9 @@ import Testing
     }
 
     /// Version 4: the jobs of a version 3 database take their arguments from their feeds and
-    /// episodes (a claim reads nothing else).
-    @Test func version4GivesJobsTheirArguments() async throws {
+    /// episodes (a claim reads nothing else), and the ledger no longer hangs off the jobs: a
+    /// finished job deleted leaves its file's row, which is its episode's.
+    @Test func version4GivesJobsTheirArgumentsAndTheLedgerItsEpisodes() async throws {
         try await withConnection { connection in
             try connection.executeScript("CREATE TABLE monsoon_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
             for migration in ClusterSchema.migrations.prefix(3) {
@@ -71,6 +72,16 @@ import Testing
                 ["2", "https://cdn.example.com/a.mp3", "https://feeds.example.com/rss", "Show/a", "1000000", "5000"],
                 ["3", "https://cdn.example.com/b.mp3", "https://feeds.example.com/rss", "Show/b", "1000000", nil],
             ])
+            // The cleaner's statement: the ledger keeps the file's row.
+            #expect(try connection.execute("DELETE FROM monsoon_jobs WHERE state IN ('completed','failed','dead') AND finished_at < now() - interval '7 days'").affectedRows == 1)
+            #expect(try connection.execute("SELECT job_id, episode_id, path FROM monsoon_ledger").rows.map(\.values) == [["2", "7", "Show/a.mp3"]])
+            // One file per episode: a second row of it is refused.
+            let error = try #require(throws: PostgresError.self) {
+                try connection.execute("""
+                    INSERT INTO monsoon_ledger (job_id, episode_id, path, size, sha256, worker, node, lease_token) VALUES (9, 7, 'Show/a.mp3', 1, 'cd', 'w1', 'n1', 2)
+                    """)
+            }
+            #expect(error.constraint == "monsoon_ledger_episode")
         }
     }
 

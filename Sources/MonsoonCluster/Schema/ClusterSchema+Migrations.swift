@@ -20,6 +20,11 @@ extension ClusterSchema {
     /// (the addresses its requests may reach); `path` where the file goes under the workers'
     /// folder, without its extension; `max_bytes` the feed's `--max-size`; `expected_length` the
     /// length the feed declares. Existing jobs take them from their feeds and episodes.
+    ///
+    /// The ledger records files, which outlive the jobs that downloaded them (a cleaner deletes
+    /// finished jobs): it no longer hangs off `monsoon_jobs`, and its key is the episode, one
+    /// file each (a download of it again replaces its row; only the newest row of an episode is
+    /// kept). A row without an episode, which no download of the library has, is under no key.
     static let jobArguments = """
         ALTER TABLE monsoon_jobs ADD COLUMN url text, ADD COLUMN feed_url text, ADD COLUMN path text,
           ADD COLUMN max_bytes bigint, ADD COLUMN expected_length bigint;
@@ -29,6 +34,10 @@ extension ClusterSchema {
             max_bytes = CASE WHEN jsonb_typeof(f.rules -> 'maxSize') = 'number' THEN floor((f.rules ->> 'maxSize')::numeric)::bigint END
           FROM monsoon_episodes e JOIN monsoon_feeds f ON f.id = e.feed_id
           WHERE j.kind = 'download' AND e.id = j.episode_id;
+        ALTER TABLE monsoon_ledger DROP CONSTRAINT monsoon_ledger_job_id_fkey, DROP CONSTRAINT monsoon_ledger_pkey;
+        DELETE FROM monsoon_ledger l USING monsoon_ledger newer
+          WHERE newer.episode_id = l.episode_id AND (newer.completed_at, newer.job_id) > (l.completed_at, l.job_id);
+        ALTER TABLE monsoon_ledger ADD CONSTRAINT monsoon_ledger_episode UNIQUE (episode_id);
         """
 
     /// The engine's queues, kept here by the workers of schema version 2: the rows of
