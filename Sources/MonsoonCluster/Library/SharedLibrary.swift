@@ -24,9 +24,9 @@ public enum SharedLibrary {
     /// A feed already there keeps its id, its folder and its episodes, and takes `rules`: the
     /// latest `archive` of a feed sets what its next refreshes choose and how they name files
     /// (episodes queued before keep their names, and those still waiting take its size cap; new
-    /// rules make the next refresh read the feed whole, without validators). Its refresh is queued again when the last one finished; one
-    /// waiting or running is left to run (a refresh that began with the old rules queues itself
-    /// again when it finds them changed).
+    /// rules make the next refresh read the feed whole, without validators). Its refresh is
+    /// queued again when the last one finished; one waiting or running is left to run (a refresh
+    /// that began with the old rules queues itself again when it finds them changed).
     ///
     /// - Parameter urls: http or https URLs; one given twice counts once.
     /// - Returns: each distinct URL's feed, in the order given.
