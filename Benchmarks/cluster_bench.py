@@ -103,8 +103,19 @@ def run_case(pg, server, server_url, port, build, name, jobs, hosts, workers, sl
         INSERT INTO monsoon_episodes (feed_id, identity, enclosure_url, file_name)
           SELECT 1, 'g' || g, 'http://' || pg_temp.host({hosts}) || '/file1.bin', 'e' || g
           FROM generate_series(1, {jobs}) g;
-        INSERT INTO monsoon_jobs (kind, key, feed_id, episode_id, host, priority)
-          SELECT 'download', 'episode:' || id, 1, id, split_part(enclosure_url, '/', 3), id FROM monsoon_episodes;
+        -- From schema 4 a job carries its arguments (what its worker fetches, and where to); a build
+        -- of an older schema reads them from the episodes.
+        DO $$ BEGIN
+          IF EXISTS (SELECT 1 FROM information_schema.columns WHERE table_name = 'monsoon_jobs' AND column_name = 'url') THEN
+            INSERT INTO monsoon_jobs (kind, key, feed_id, episode_id, host, priority, url, feed_url, path)
+              SELECT 'download', 'episode:' || id, 1, id, split_part(enclosure_url, '/', 3), id, enclosure_url, '{server_url}/feed.xml',
+                     'bench/' || file_name
+              FROM monsoon_episodes;
+          ELSE
+            INSERT INTO monsoon_jobs (kind, key, feed_id, episode_id, host, priority)
+              SELECT 'download', 'episode:' || id, 1, id, split_part(enclosure_url, '/', 3), id FROM monsoon_episodes;
+          END IF;
+        END $$;
         """)
     if os.environ.get("CLUSTER_STATEMENTS"):
         pg.sql(database, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()")

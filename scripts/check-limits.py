@@ -6,7 +6,9 @@
 - no stored Bool on the engine's Transfer;
 - rows read by column name, never by position (`row.text(4)`);
 - no download selected by a prefix of its id;
-- SQL on `episodes` in at most two files.
+- SQL on `episodes` in at most two files;
+- the shared queue's jobs table named only by the queue's own files (`Queue/`, `Schema/`), and
+  the engines' old tables only by the migration that drops them.
 
 Swift is read with a brace counter that skips strings and comments: enough for this code base,
 whose declarations open on one line. `--report` prints the figures without failing.
@@ -37,6 +39,10 @@ STORED = re.compile(
 POSITIONAL = re.compile(r"\b(?:row|r)\.(?:text|int|int64|optionalInt|double|bool|date|data|isNull|string|optionalString)\(\d+\)")
 ID_PREFIX = re.compile(r"withIDPrefix|\bid\s+(?:NOT\s+)?(?:LIKE|GLOB)\b|substr\(\s*id\b")
 EPISODE_SQL = re.compile(r"\b(?:FROM|UPDATE|INTO|JOIN|TABLE)\s+episodes\b")
+JOBS_TABLE = re.compile(r"\bmonsoon_jobs")
+JOBS_TABLE_FOLDERS = ("Sources/MonsoonCluster/Queue/", "Sources/MonsoonCluster/Schema/")
+ENGINE_TABLES = re.compile(r"\bmonsoon_engine_")
+ENGINE_TABLES_FILE = "Sources/MonsoonCluster/Schema/ClusterSchema+Migrations.swift"
 
 
 def strip(text):
@@ -130,6 +136,10 @@ def main():
                 failures.append(f"{relative}:{number}: downloads selected by a prefix of their id; select them by owner")
         if EPISODE_SQL.search(text):
             episode_files.add(str(relative))
+        if JOBS_TABLE.search(text) and not str(relative).startswith(JOBS_TABLE_FOLDERS):
+            failures.append(f"{relative}: names monsoon_jobs; ask the queue (JobQueue, in Queue/) instead")
+        if ENGINE_TABLES.search(text) and str(relative) != ENGINE_TABLES_FILE:
+            failures.append(f"{relative}: names a monsoon_engine_ table; the engines keep their queues in memory")
         for name, kind, start, end, members in types_in(path, text):
             key = (module, name)
             sizes[key] = sizes.get(key, 0) + end - start + 1

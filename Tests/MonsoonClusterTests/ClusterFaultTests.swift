@@ -62,7 +62,8 @@ import Testing
                     let id = try #require(try connection.execute("""
                         INSERT INTO monsoon_episodes (feed_id, identity, enclosure_url, enclosure_length, file_name) VALUES ($1, $2, $3, $4, $5) RETURNING id
                         """, [feed, "guid-\(index)", episode.url.absoluteString, episode.size, episode.name]).first?.int64(0))
-                    jobs.append(NewJob(kind: .download, key: "episode:\(id)", feedID: feed, episodeID: id, host: try #require(ClusterHost.key(of: episode.url)), priority: index))
+                    jobs.append(.download(episodeID: id, feedID: feed, url: episode.url, feedURL: try #require(URL(string: row.feed)), path: row.folder + "/" + episode.name,
+                                          expectedLength: Int64(episode.size), maxBytes: nil, priority: index))
                 }
             }
             #expect(try JobQueue.enqueue(jobs, on: connection) == jobs.count)

@@ -110,6 +110,53 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: (fixture.root as NSString).deletingLastPathComponent + "/Outside"))
     }
 
+    /// The ledger is the files', not the jobs': once the cleaner deletes a finished job, the
+    /// manifest and `verify --db` still find its file; a later download of the episode (a new
+    /// job) may replace that file, and replaces the episode's row instead of adding one.
+    @Test func theLedgerKeepsAFileWhoseJobWasCleanedAway() async throws {
+        let fixture = try await onThread { try LedgerFixture.make() }
+        defer { fixture.remove() }
+        let (enclosure, feedURL) = (try #require(URL(string: "https://cdn.example.com/a.mp3")), try #require(URL(string: "https://feeds.example.com/show/rss")))
+        try await onThread {
+            let connection = try PostgresConnection(fixture.url)
+            let queue = JobQueue(connection: connection, worker: "w1")
+            let episode = try #require(try connection.execute("""
+                INSERT INTO monsoon_episodes (feed_id, identity, title, enclosure_url, file_name) VALUES ($1, 'g1', 'One', $2, 'a') RETURNING id
+                """, [fixture.feed, enclosure.absoluteString]).first?.int64(0))
+            // Queued, claimed, its file put in place and recorded, as a worker does.
+            func download(_ body: String) throws -> Lease {
+                try JobQueue.enqueue([.download(episodeID: episode, feedID: fixture.feed, url: enclosure, feedURL: feedURL, path: "Show/a",
+                                                expectedLength: nil, maxBytes: nil, priority: 0)], on: connection)
+                let job = try #require(try queue.claim(slots: 1).first)
+                #expect(job.url == enclosure.absoluteString && job.feedURL == feedURL.absoluteString && job.path == "Show/a")
+                #expect(try !queue.recordsAnother("Show/a.mp3", than: job.lease), "an earlier file of its own episode is its to replace")
+                try fixture.write("Show/a.mp3", Data(body.utf8))
+                let entry = LedgerEntry(lease: job.lease, path: "Show/a.mp3", size: Int64(body.utf8.count), sha256: try FileDigest.sha256(ofFile: fixture.root + "/Show/a.mp3"),
+                                        finalURL: nil, etag: nil, lastModified: nil, node: "n1")
+                #expect(try queue.complete([entry]) == [job.lease])
+                return job.lease
+            }
+            // The cleaner's statement, with an age of nothing: every finished job goes.
+            let clean = "DELETE FROM monsoon_jobs WHERE state IN ('completed','failed','dead') AND finished_at < clock_timestamp()"
+            let first = try download("first bytes")
+            #expect(try connection.execute(clean).affectedRows == 1)
+            #expect(try queue.recordsAnother("Show/a.mp3", than: Lease(job: first.job + 1000, token: 1)), "another episode's job may not replace it")
+            try ClusterManifests.write(feeds: [fixture.feed], root: fixture.root, on: connection)
+            #expect(try Manifest.read(in: fixture.root + "/Show").files.map { [$0.file, String($0.size)] } == [["a.mp3", "11"]])
+            let report = try ClusterVerifier.verify(fixture.root, node: nil, on: connection)
+            #expect(report.isClean && report.checked == 1, "\(report)")
+
+            let second = try download("second bytes, longer")
+            #expect(second.job != first.job)
+            #expect(try connection.execute(clean).affectedRows == 1)
+            let rows = try connection.execute("SELECT job_id, episode_id, size FROM monsoon_ledger").rows.map(\.values)
+            #expect(rows == [["\(second.job)", "\(episode)", "20"]])
+            try ClusterManifests.write(feeds: [fixture.feed], root: fixture.root, on: connection)
+            #expect(try Manifest.read(in: fixture.root + "/Show").files.map { [$0.file, String($0.size)] } == [["a.mp3", "20"]])
+            #expect(try ClusterVerifier.verify(fixture.root, node: nil, on: connection).isClean)
+        }
+    }
+
     /// A manifest written before `worker` and `node` were added reads as before, and a local
     /// archive's entries (without them) are written without them: the format is unchanged.
     @Test func entriesWithoutWorkerAndNodeKeepTheirFormat() throws {

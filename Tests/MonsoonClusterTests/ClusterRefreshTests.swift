@@ -121,6 +121,45 @@ import Testing
         _ = await fixture.manager.shutdown()
     }
 
+    /// A job carries the feed's size cap, and new rules change it: the downloads waiting take the
+    /// new cap at once, and those a refresh running meanwhile (with the old rules) queues take it too.
+    @Test func newRulesGiveTheFeedsDownloadsTheirSizeCap() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let older = [TestItem("b", "Two", "b.mp3", day: 2), TestItem("a", "One", "a.mp3", day: 1)]
+        server.setRoute("/feed.xml", feedRoute(rssFeed(older)))
+        let url = server.url("/feed.xml")
+        let fixture = try await SharedLibraryFixture()
+        let feed = try #require(try await fixture.add([url], rules: ArchiveRules(maxSize: 5_000_000)).first)
+        guard case .refreshed(let first) = try await fixture.refresh(feed.feedID) else { Issue.record("not refreshed"); return }
+        #expect(first.queued == 2)
+
+        // A new episode, read by a refresh held at the server while the feed is archived with a new cap.
+        var held = feedRoute(rssFeed([TestItem("c", "Three", "c.mp3", day: 3)] + older))
+        let gate = Gate()
+        defer { gate.open() }
+        held.gate = gate
+        server.setRoute("/feed.xml", held)
+        try await fixture.add([url], rules: ArchiveRules(maxSize: 5_000_000))
+        let running = try await fixture.claimRefresh(of: feed.feedID)
+        let (database, before) = (fixture.url, server.requests(for: "/feed.xml").count)
+        let change = Task {
+            defer { gate.open() }
+            try await waitUntil("the refresh waiting for the server") { server.requests(for: "/feed.xml").count > before }
+            return try await onThread { try SharedLibrary.addFeeds([url], rules: ArchiveRules(maxSize: 7_000_000), on: try PostgresConnection(database)) }
+        }
+        guard case .refreshed(let second) = try await fixture.run(running) else { Issue.record("not refreshed"); return }
+        #expect(second.queued == 1 && second.requeued)
+        _ = try await change.value
+        let claimed = try await onThread {
+            try fixture.queue.connection.execute("UPDATE monsoon_hosts SET held_until = NULL, max_connections = 10")
+            return try fixture.queue.claim(slots: 10).filter { $0.kind == .download }
+        }
+        #expect(Set(claimed.map(\.url)) == Set(["a", "b", "c"].map { "https://cdn.example.com/\($0).mp3" }))
+        #expect(claimed.count == 3 && claimed.allSatisfy { $0.maxBytes == 7_000_000 }, "\(claimed.map(\.maxBytes))")
+        _ = await fixture.manager.shutdown()
+    }
+
     /// Feeds whose titles come out the same get folders of their own, as a local archive's podcasts do.
     @Test func feedsOfOneTitleGetTwoFolders() async throws {
         let server = try TestServer()

@@ -12,14 +12,14 @@ import Testing
         try await withConnection { connection in
             #expect(try ClusterSchema.version(of: connection) == 0)
             let first = try ClusterSchema.migrate(connection)
-            #expect(first.previousVersion == 0 && first.version == 3 && ClusterSchema.latestVersion == 3)
+            #expect(first.previousVersion == 0 && first.version == 4 && ClusterSchema.latestVersion == 4)
             let second = try ClusterSchema.migrate(connection)
-            #expect(second.previousVersion == 3 && second.version == 3)
-            #expect(try ClusterSchema.version(of: connection) == 3)
+            #expect(second.previousVersion == 4 && second.version == 4)
+            #expect(try ClusterSchema.version(of: connection) == 4)
             let tables = try connection.execute("SELECT tablename FROM pg_tables WHERE tablename LIKE 'monsoon\\_%' ORDER BY tablename")
             #expect(try tables.rows.map { try $0.string(0) } == Self.tables)
             let recorded = try connection.execute("SELECT version, applied_at FROM monsoon_schema")
-            #expect(try recorded.rows.map { try $0.int("version") } == [1, 2, 3])
+            #expect(try recorded.rows.map { try $0.int("version") } == [1, 2, 3, 4])
             let applied = try #require(try recorded.first?.date("applied_at"))
             #expect(abs(applied.timeIntervalSinceNow) < 60)
         }
@@ -36,11 +36,52 @@ import Testing
             try connection.execute("INSERT INTO monsoon_feeds (url, folder) VALUES ('https://example.org/feed.xml', 'Show')")
             #expect(throws: PostgresError.self) { try ClusterSchema.requireCurrent(connection) }
             let outcome = try ClusterSchema.migrate(connection)
-            #expect(outcome.previousVersion == 1 && outcome.version == 3)
+            #expect(outcome.previousVersion == 1 && outcome.version == 4)
             #expect(try connection.execute("SELECT folder FROM monsoon_feeds").first?.string(0) == "Show")
             let tables = try connection.execute("SELECT tablename FROM pg_tables WHERE tablename LIKE 'monsoon\\_%' ORDER BY tablename")
             #expect(try tables.rows.map { try $0.string(0) } == Self.tables, "no monsoon_engine_ table remains")
             try ClusterSchema.requireCurrent(connection)
+        }
+    }
+
+    /// Version 4: the jobs of a version 3 database take their arguments from their feeds and
+    /// episodes (a claim reads nothing else), and the ledger no longer hangs off the jobs: a
+    /// finished job deleted leaves its file's row, which is its episode's.
+    @Test func version4GivesJobsTheirArgumentsAndTheLedgerItsEpisodes() async throws {
+        try await withConnection { connection in
+            try connection.executeScript("CREATE TABLE monsoon_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
+            for migration in ClusterSchema.migrations.prefix(3) {
+                try connection.executeScript(migration.sql)
+                try connection.execute("INSERT INTO monsoon_schema (version) VALUES ($1)", [migration.version])
+            }
+            try connection.executeScript("""
+                INSERT INTO monsoon_feeds (id, url, folder, rules) VALUES (1, 'https://feeds.example.com/rss', 'Show', '{"maxSize": 1000000}');
+                INSERT INTO monsoon_episodes (id, feed_id, identity, enclosure_url, enclosure_length, file_name)
+                  VALUES (7, 1, 'g1', 'https://cdn.example.com/a.mp3', 5000, 'a'), (8, 1, 'g2', 'https://cdn.example.com/b.mp3', NULL, 'b');
+                INSERT INTO monsoon_jobs (id, kind, key, feed_id, episode_id, host, state, finished_at) VALUES
+                  (1, 'refresh', 'refresh:1', 1, NULL, 'feeds.example.com', 'available', NULL),
+                  (2, 'download', 'episode:7', 1, 7, 'cdn.example.com', 'completed', now() - interval '8 days'),
+                  (3, 'download', 'episode:8', 1, 8, 'cdn.example.com', 'available', NULL);
+                INSERT INTO monsoon_ledger (job_id, episode_id, path, size, sha256, worker, node, lease_token)
+                  VALUES (2, 7, 'Show/a.mp3', 5000, 'ab', 'w1', 'n1', 1);
+                """)
+            #expect(try ClusterSchema.migrate(connection).previousVersion == 3)
+            let jobs = try connection.execute("SELECT id, url, feed_url, path, max_bytes, expected_length FROM monsoon_jobs ORDER BY id").rows.map(\.values)
+            #expect(jobs == [
+                ["1", "https://feeds.example.com/rss", "https://feeds.example.com/rss", nil, nil, nil],
+                ["2", "https://cdn.example.com/a.mp3", "https://feeds.example.com/rss", "Show/a", "1000000", "5000"],
+                ["3", "https://cdn.example.com/b.mp3", "https://feeds.example.com/rss", "Show/b", "1000000", nil],
+            ])
+            // The cleaner's statement: the ledger keeps the file's row.
+            #expect(try connection.execute("DELETE FROM monsoon_jobs WHERE state IN ('completed','failed','dead') AND finished_at < now() - interval '7 days'").affectedRows == 1)
+            #expect(try connection.execute("SELECT job_id, episode_id, path FROM monsoon_ledger").rows.map(\.values) == [["2", "7", "Show/a.mp3"]])
+            // One file per episode: a second row of it is refused.
+            let error = try #require(throws: PostgresError.self) {
+                try connection.execute("""
+                    INSERT INTO monsoon_ledger (job_id, episode_id, path, size, sha256, worker, node, lease_token) VALUES (9, 7, 'Show/a.mp3', 1, 'cd', 'w1', 'n1', 2)
+                    """)
+            }
+            #expect(error.constraint == "monsoon_ledger_episode")
         }
     }
 
@@ -73,13 +114,13 @@ import Testing
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }
-        #expect(outcomes.map(\.version) == [3, 3, 3])
+        #expect(outcomes.map(\.version) == [4, 4, 4])
         // One found nothing; the others found what ran before them (each step takes the lock alone).
         let previous = outcomes.map(\.previousVersion).sorted()
         #expect(previous.first == 0 && previous.dropFirst().allSatisfy { $0 > 0 }, "\(previous)")
         try await onThread {
             let connection = try PostgresConnection(url)
-            #expect(try connection.execute("SELECT count(*) FROM monsoon_schema").first?.int(0) == 3)
+            #expect(try connection.execute("SELECT count(*) FROM monsoon_schema").first?.int(0) == 4)
             #expect(try connection.execute("SELECT count(*) FROM pg_class WHERE relname = 'monsoon_jobs'").first?.int(0) == 1)
         }
     }
@@ -91,8 +132,8 @@ import Testing
             try connection.execute("INSERT INTO monsoon_schema (version) VALUES (99)")
             let error = try #require(throws: PostgresError.self) { try ClusterSchema.migrate(connection) }
             #expect(error.code == .newerSchema)
-            #expect(error.message == "the database \(connection.database) at 127.0.0.1:\(server.port) has schema version 99, newer than this Monsoon (3); upgrade Monsoon (the database was left as it is)")
-            #expect(try connection.execute("SELECT count(*) FROM monsoon_schema").first?.int(0) == 4)
+            #expect(error.message == "the database \(connection.database) at 127.0.0.1:\(server.port) has schema version 99, newer than this Monsoon (4); upgrade Monsoon (the database was left as it is)")
+            #expect(try connection.execute("SELECT count(*) FROM monsoon_schema").first?.int(0) == 5)
         }
     }
 

@@ -29,7 +29,8 @@ import Testing
                 let episode = try #require(try connection.execute("""
                     INSERT INTO monsoon_episodes (feed_id, identity, enclosure_url, enclosure_length, file_name) VALUES ($1, $2, $3, $4, $5) RETURNING id
                     """, [feed, "guid-\(index)", enclosure.absoluteString, size + index * 1000, "episode \(index)"]).first?.int64(0))
-                jobs.append(NewJob(kind: .download, key: "episode:\(episode)", feedID: feed, episodeID: episode, host: try #require(ClusterHost.key(of: enclosure)), priority: index))
+                jobs.append(.download(episodeID: episode, feedID: feed, url: enclosure, feedURL: server.url("/feed.xml"), path: "Show/episode \(index)",
+                                      expectedLength: Int64(size + index * 1000), maxBytes: nil, priority: index))
             }
             #expect(try JobQueue.enqueue(jobs, on: connection) == episodes)
             return url

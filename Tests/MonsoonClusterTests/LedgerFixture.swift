@@ -22,7 +22,7 @@ struct LedgerFixture {
     }
 
     /// Records the download of `name` (in the feed's folder) holding `body`, as a worker of
-    /// `node` would, and puts the file there unless `write` is false. `metadata` is the episode's
+    /// `node` would (an episode recorded again has its row replaced), and puts the file there unless `write` is false. `metadata` is the episode's
     /// jsonb; `identity` its identity (the guid when the metadata has none).
     @discardableResult
     func record(_ name: String, body: String, node: String = "n1", worker: String = "w1", identity: String? = nil, title: String? = nil,
@@ -42,6 +42,8 @@ struct LedgerFixture {
         try connection.execute("""
             INSERT INTO monsoon_ledger (job_id, episode_id, path, size, sha256, final_url, etag, last_modified, worker, node, lease_token, completed_at)
             VALUES ($1, $2, $3, $4, $5, $6, '"v1"', 'Mon, 01 Jan 2024 00:00:00 GMT', $7, $8, 1, clock_timestamp())
+            ON CONFLICT (episode_id) DO UPDATE SET job_id = excluded.job_id, path = excluded.path, size = excluded.size, sha256 = excluded.sha256,
+                worker = excluded.worker, node = excluded.node, completed_at = excluded.completed_at
             """, [job, episode, path, data.count, Body.bytes(Array(data)).sha256Hex(), enclosure + "?from=cdn", worker, node])
         if write { try self.write(path, data) }
         return episode

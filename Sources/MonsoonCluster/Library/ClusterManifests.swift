@@ -42,8 +42,8 @@ public enum ClusterManifests {
         let rows = try connection.execute("""
             SELECT DISTINCT ON (l.path) l.path, l.size, l.sha256, l.final_url, l.etag, l.last_modified, l.completed_at, l.worker, l.node,
                    coalesce(e.metadata->>'guid', e.identity) AS guid, coalesce(e.title, e.metadata->>'title') AS title, e.enclosure_url
-            FROM monsoon_jobs j JOIN monsoon_ledger l ON l.job_id = j.id JOIN monsoon_episodes e ON e.id = l.episode_id
-            WHERE j.feed_id = $1 AND j.kind = 'download'
+            FROM monsoon_ledger l JOIN monsoon_episodes e ON e.id = l.episode_id
+            WHERE e.feed_id = $1
             ORDER BY l.path, l.completed_at DESC, l.job_id DESC
             """, [feed])
         var files: [Manifest.Entry] = []

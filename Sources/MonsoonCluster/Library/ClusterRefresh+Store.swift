@@ -52,9 +52,13 @@ extension ClusterRefresh {
             try finish(job.lease, queue: queue)
             let chosenFolder = try folder ?? chooseFolder(for: feedID, title: streamed.feed.title, url: url, naming: naming, on: connection)
             let names = episodes.fileNames(folder: chosenFolder, naming: naming)
-            var jobs = try insert(choice.chosen, of: episodes, names: names, feedID: feedID, newestFirst: rules.newestFirst, on: connection)
-            // Rules another `archive --db` set meanwhile: read the feed again with them.
-            let requeued = try feed.string("rules") != rulesText
+            // Rules another `archive --db` set meanwhile: read the feed again with them. The
+            // downloads chosen now take the size cap they set, as the feed's waiting ones did.
+            let currentRules = try feed.string("rules") ?? rulesText
+            let requeued = currentRules != rulesText
+            let maxBytes = try (requeued ? ArchiveRules(json: currentRules) : rules).maxSize
+            var jobs = try insert(choice.chosen, of: episodes, names: names, feed: (feedID, url, chosenFolder), maxBytes: maxBytes,
+                                  newestFirst: rules.newestFirst, on: connection)
             if requeued { jobs.append(.refresh(feedID: feedID, url: url)) }
             let queued = try JobQueue.queue(jobs, on: connection, rearmingFinished: requeued)
             // Validators only for a feed read whole by the rules it has: after a page that could
@@ -103,9 +107,11 @@ extension ClusterRefresh {
 
     /// Inserts the chosen episodes (in their order, so their ids follow it), and returns the
     /// download job of each one inserted, prioritized to be claimed in that order, after the
-    /// feed's earlier downloads (oldest first) or before them (newest first).
-    static func insert(_ chosen: [Int], of episodes: FeedEpisodes, names: [Int: String], feedID: Int64, newestFirst: Bool,
-                       on connection: PostgresConnection) throws -> [NewJob] {
+    /// feed's earlier downloads (oldest first) or before them (newest first). Each job carries
+    /// its file's path in the feed's `folder`, and the cap `maxBytes`.
+    static func insert(_ chosen: [Int], of episodes: FeedEpisodes, names: [Int: String], feed: (id: Int64, url: URL, folder: String), maxBytes: Int64?,
+                       newestFirst: Bool, on connection: PostgresConnection) throws -> [NewJob] {
+        let feedID = feed.id
         let items = chosen.map { episodes.items[$0] }
         guard !items.isEmpty else { return [] }
         let encoder = JSONEncoder()
@@ -117,19 +123,21 @@ extension ClusterRefresh {
                  WITH ORDINALITY AS e(identity, title, published, url, length, file_name, metadata, place)
             ORDER BY e.place
             ON CONFLICT (feed_id, identity) DO NOTHING
-            RETURNING id, identity, enclosure_url
+            RETURNING id, enclosure_url, enclosure_length, file_name
             """, [feedID, PostgresArray(items.map { Optional($0.identity) }), PostgresArray(items.map(\.title)),
                   PostgresArray(items.map { $0.published.map(PostgresTimestamp.text(of:)) }),
                   PostgresArray(items.map { $0.details?.enclosureURL?.absoluteString }),
                   PostgresArray(items.map { $0.details?.declaredLength.map(String.init) }),
                   PostgresArray(chosen.map { names[$0] ?? "untitled" }),
                   PostgresArray(try items.map { String(decoding: try encoder.encode(EpisodeMetadata($0)), as: UTF8.self) })])
-        let earlier = try connection.execute("SELECT min(priority) AS lowest, max(priority) AS highest FROM monsoon_jobs WHERE feed_id = $1 AND kind = 'download'", [feedID]).first
-        let first = newestFirst ? (try earlier?.int("lowest")).map { $0 - rows.count } ?? 0 : (try earlier?.int("highest")).map { $0 + 1 } ?? 0
+        let earlier = try JobQueue.downloadPriorities(ofFeed: feedID, on: connection)
+        let first = newestFirst ? earlier.map { $0.lowest - rows.count } ?? 0 : earlier.map { $0.highest + 1 } ?? 0
         var jobs: [NewJob] = []
         for (offset, row) in rows.rows.enumerated() {
-            guard let id = try row.int64("id"), let url = try row.string("enclosure_url").flatMap(URL.init(string:)) else { continue }
-            jobs.append(.download(episodeID: id, feedID: feedID, url: url, priority: first + offset))
+            guard let id = try row.int64("id"), let url = try row.string("enclosure_url").flatMap(URL.init(string:)),
+                  let name = try row.string("file_name") else { continue }
+            jobs.append(.download(episodeID: id, feedID: feedID, url: url, feedURL: feed.url, path: feed.folder + "/" + name,
+                                  expectedLength: try row.int64("enclosure_length"), maxBytes: maxBytes, priority: first + offset))
         }
         return jobs
     }

@@ -21,8 +21,8 @@ public enum ClusterVerifier {
         var report = ArchiveVerifier.Report()
         report.folders = try connection.execute("""
             SELECT f.folder FROM monsoon_feeds f
-            WHERE f.folder IS NOT NULL AND EXISTS (SELECT 1 FROM monsoon_jobs j JOIN monsoon_ledger l ON l.job_id = j.id
-                                                   WHERE j.feed_id = f.id AND ($1::text IS NULL OR l.node = $1))
+            WHERE f.folder IS NOT NULL AND EXISTS (SELECT 1 FROM monsoon_episodes e JOIN monsoon_ledger l ON l.episode_id = e.id
+                                                   WHERE e.feed_id = f.id AND ($1::text IS NULL OR l.node = $1))
             ORDER BY 1
             """, [node]).rows.compactMap { try $0.string("folder").map { root + "/" + $0 } }
         var links = Set<String>()

@@ -23,10 +23,10 @@ public enum SharedLibrary {
     ///
     /// A feed already there keeps its id, its folder and its episodes, and takes `rules`: the
     /// latest `archive` of a feed sets what its next refreshes choose and how they name files
-    /// (episodes queued before keep their names; new rules make the next refresh read the feed
-    /// whole, without validators). Its refresh is queued again when the last one finished; one
-    /// waiting or running is left to run (a refresh that began with the old rules queues itself
-    /// again when it finds them changed).
+    /// (episodes queued before keep their names, and those still waiting take its size cap; new
+    /// rules make the next refresh read the feed whole, without validators). Its refresh is
+    /// queued again when the last one finished; one waiting or running is left to run (a refresh
+    /// that began with the old rules queues itself again when it finds them changed).
     ///
     /// - Parameter urls: http or https URLs; one given twice counts once.
     /// - Returns: each distinct URL's feed, in the order given.
@@ -58,6 +58,8 @@ public enum SharedLibrary {
                 guard let id = try row.int64("id"), let url = try row.string("url") else { continue }
                 feeds[url] = (id, try row.bool("inserted") ?? false)
             }
+            // Downloads queued by the old rules wait under the new size cap.
+            try JobQueue.setMaxBytes(rules.maxSize, ofFeeds: feeds.values.filter { !$0.isNew }.map(\.id).sorted(), on: connection)
             let jobs = urls.compactMap { url in feeds[url.absoluteString].map { NewJob.refresh(feedID: $0.id, url: url) } }
             let queued = try JobQueue.queue(jobs, on: connection, rearmingFinished: true)
             return urls.compactMap { url in

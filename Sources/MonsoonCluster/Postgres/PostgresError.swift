@@ -9,7 +9,7 @@ public enum PostgresDomain: ErrorDomain {
         /// The server's or libpq's own explanation, trimmed to its first line and redacted; the
         /// message quotes it where it helps.
         public var reason: String?
-        /// The constraint that refused a row ("monsoon_jobs_key_key"), for a constraint violation.
+        /// The constraint that refused a row ("monsoon_feeds_url_key"), for a constraint violation.
         public var constraint: String?
         /// The SQL that failed, if any: for a debugger or a bug report, never for users.
         public var statement: String?

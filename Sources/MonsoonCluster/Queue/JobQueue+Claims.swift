@@ -4,7 +4,7 @@ extension JobQueue {
     /// Claims up to `slots` due jobs in one round trip, as River and graphile-worker do: rows
     /// chosen with `FOR UPDATE SKIP LOCKED` in a materialized CTE (a fence: the planner cannot
     /// update more rows than it chose), then marked running with a lease, an attempt counted and
-    /// a fencing token each.
+    /// a fencing token each. It reads only the jobs, which carry their arguments, and their hosts.
     ///
     /// Per-host politeness is exact across every worker: a host's row is locked while a claim
     /// takes jobs of it, and the jobs it takes are at most its free connections (its limit less
@@ -36,8 +36,8 @@ extension JobQueue {
             if try row.bool("answered_spaced") == true, let answered = try row.string("answered_host") { reserved.insert(answered) }
             jobs.append(ClaimedJob(lease: Lease(job: id, token: token), kind: kind, host: host, answeredHost: try row.string("answered_host"),
                                    attempt: attempt, feedID: try row.int64("feed_id"), episodeID: try row.int64("episode_id"),
-                                   url: try row.string("url") ?? "", feedURL: try row.string("feed_url"), etag: try row.string("etag"), lastModified: try row.string("last_modified"),
-                                   expectedLength: try row.int64("enclosure_length"), path: try row.string("path"),
+                                   url: try row.string("url") ?? "", feedURL: try row.string("feed_url"),
+                                   expectedLength: try row.int64("expected_length"), path: try row.string("path"),
                                    maxBytes: try row.int64("max_bytes"), isSuspect: (try row.int("crashes") ?? 0) >= 2,
                                    hostRedirects: try row.bool("host_redirects"), reserved: reserved))
         }
@@ -161,15 +161,9 @@ extension JobQueue {
             RETURNING j.*
         )
         SELECT c.id, c.kind, c.host, c.answered_host, c.attempts, c.crashes, c.lease_token, c.feed_id, c.episode_id,
-               CASE c.kind WHEN 'refresh' THEN f.url ELSE e.enclosure_url END AS url,
-               f.url AS feed_url, f.etag, f.last_modified, e.enclosure_length, hr.redirects AS host_redirects,
-               hr.min_interval_ms > 0 AS host_spaced, ar.min_interval_ms > 0 AS answered_spaced,
-               CASE WHEN e.file_name IS NOT NULL THEN f.folder || '/' || e.file_name END AS path,
-               CASE WHEN c.kind = 'download' AND jsonb_typeof(f.rules -> 'maxSize') = 'number'
-                    THEN floor((f.rules ->> 'maxSize')::numeric)::bigint END AS max_bytes
+               c.url, c.feed_url, c.path, c.max_bytes, c.expected_length, hr.redirects AS host_redirects,
+               hr.min_interval_ms > 0 AS host_spaced, ar.min_interval_ms > 0 AS answered_spaced
         FROM claimed c
-        LEFT JOIN monsoon_feeds f ON f.id = c.feed_id
-        LEFT JOIN monsoon_episodes e ON e.id = c.episode_id
         LEFT JOIN monsoon_hosts hr ON hr.host = c.host
         LEFT JOIN monsoon_hosts ar ON ar.host = c.answered_host AND c.answered_host <> c.host
         ORDER BY c.priority, c.run_at, c.id

@@ -28,7 +28,8 @@ public struct LedgerEntry: Sendable, Hashable {
 
 extension JobQueue {
     /// Completes download jobs and writes their ledger rows, in one statement for the batch.
-    /// Fenced: a job completes only under the lease that claimed it, still running.
+    /// Fenced: a job completes only under the lease that claimed it, still running. An episode's
+    /// row replaces the one it had (a download of it again): one file per episode.
     /// - Returns: the leases that completed; the others were lost (their files must go).
     public func complete(_ entries: [LedgerEntry]) throws(PostgresError) -> Set<Lease> {
         guard !entries.isEmpty else { return [] }
@@ -41,9 +42,12 @@ extension JobQueue {
                 WHERE j.id = d.id AND j.lease_token = d.token AND j.state = 'running'
                 RETURNING j.id, j.episode_id, j.lease_token, j.leased_by, d.size, d.path, d.sha256, d.final_url, d.etag, d.last_modified
             )
-            INSERT INTO monsoon_ledger (job_id, episode_id, path, size, sha256, final_url, etag, last_modified, worker, node, lease_token)
-            SELECT id, episode_id, path, size, sha256, final_url, etag, last_modified, leased_by, $9, lease_token FROM done
-            RETURNING job_id AS job, lease_token AS token
+            INSERT INTO monsoon_ledger AS l (job_id, episode_id, path, size, sha256, final_url, etag, last_modified, worker, node, lease_token)
+            SELECT id, episode_id, path, size, sha256, final_url, etag, last_modified, leased_by, $9, lease_token FROM done ORDER BY episode_id
+            ON CONFLICT (episode_id) DO UPDATE SET job_id = excluded.job_id, path = excluded.path, size = excluded.size, sha256 = excluded.sha256,
+                final_url = excluded.final_url, etag = excluded.etag, last_modified = excluded.last_modified, worker = excluded.worker,
+                node = excluded.node, lease_token = excluded.lease_token, completed_at = excluded.completed_at
+            RETURNING l.job_id AS job, l.lease_token AS token
             """, [PostgresArray(entries.map(\.lease.job)), PostgresArray(entries.map(\.lease.token)), PostgresArray(entries.map(\.size)),
                   PostgresArray(entries.map { Optional($0.path) }), PostgresArray(entries.map { Optional($0.sha256) }),
                   PostgresArray(entries.map(\.finalURL)), PostgresArray(entries.map(\.etag)), PostgresArray(entries.map(\.lastModified)),
@@ -78,9 +82,15 @@ extension JobQueue {
     }
 
     /// Whether the ledger records a file at `path` (relative to the workers' folder) for another
-    /// job than `lease`'s: a file there is then another job's, which placing must never replace.
+    /// episode than the one of `lease`'s job: a file there is then another episode's, which
+    /// placing must never replace. (An earlier download of the same episode, by this job or by
+    /// one since cleaned away, may be replaced.)
     public func recordsAnother(_ path: String, than lease: Lease) throws(PostgresError) -> Bool {
-        try connection.execute("SELECT 1 FROM monsoon_ledger WHERE path = $1 AND job_id <> $2 LIMIT 1", [path, lease.job]).count > 0
+        try connection.execute("""
+            SELECT 1 FROM monsoon_ledger l
+            WHERE l.path = $1 AND l.job_id <> $2 AND (l.episode_id IS NULL OR l.episode_id IS DISTINCT FROM (SELECT episode_id FROM monsoon_jobs WHERE id = $2))
+            LIMIT 1
+            """, [path, lease.job]).count > 0
     }
 
     /// Completes a job that leaves no file (a feed's refresh). Fenced: run it first in the

@@ -41,7 +41,8 @@ public struct Lease: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "job \(job) (lease \(token))" }
 }
 
-/// A job a claim returned, with what running it needs.
+/// A job a claim returned, with what running it needs: the arguments it was queued with
+/// (``NewJob``). A refresh reads its feed's validators with the feed's rules, not from its job.
 public struct ClaimedJob: Sendable, Hashable {
     /// What a job does.
     public enum Kind: String, Sendable {
@@ -65,9 +66,6 @@ public struct ClaimedJob: Sendable, Hashable {
     public var url: String
     /// The feed's URL, of either kind.
     public var feedURL: String?
-    /// The feed's validators from its last read (refresh).
-    public var etag: String?
-    public var lastModified: String?
     /// The length the feed declares for the enclosure (download).
     public var expectedLength: Int64?
     /// Where the file goes, relative to the worker's folder, without its extension: the worker

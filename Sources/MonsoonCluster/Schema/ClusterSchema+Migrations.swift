@@ -11,7 +11,34 @@ extension ClusterSchema {
             ALTER TABLE monsoon_workers ADD COLUMN lease_seconds float8 NOT NULL DEFAULT 60;
             ALTER TABLE monsoon_hosts ADD COLUMN reserved_by bigint;
             """ + counting(spacing: true)),
+        Migration(version: 4, sql: jobArguments),
     ]
+
+    /// A job carries what its worker needs, written when it is queued: the claim reads only the
+    /// jobs and their hosts, never the library's tables (River's `river_job` is the model).
+    /// `url` is what the job fetches (the feed, or the episode's enclosure); `feed_url` the feed's
+    /// (the addresses its requests may reach); `path` where the file goes under the workers'
+    /// folder, without its extension; `max_bytes` the feed's `--max-size`; `expected_length` the
+    /// length the feed declares. Existing jobs take them from their feeds and episodes.
+    ///
+    /// The ledger records files, which outlive the jobs that downloaded them (a cleaner deletes
+    /// finished jobs): it no longer hangs off `monsoon_jobs`, and its key is the episode, one
+    /// file each (a download of it again replaces its row; only the newest row of an episode is
+    /// kept). A row without an episode, which no download of the library has, is under no key.
+    static let jobArguments = """
+        ALTER TABLE monsoon_jobs ADD COLUMN url text, ADD COLUMN feed_url text, ADD COLUMN path text,
+          ADD COLUMN max_bytes bigint, ADD COLUMN expected_length bigint;
+        UPDATE monsoon_jobs j SET url = f.url, feed_url = f.url FROM monsoon_feeds f WHERE j.kind = 'refresh' AND f.id = j.feed_id;
+        UPDATE monsoon_jobs j SET url = e.enclosure_url, feed_url = f.url, expected_length = e.enclosure_length,
+            path = CASE WHEN e.file_name IS NOT NULL THEN f.folder || '/' || e.file_name END,
+            max_bytes = CASE WHEN jsonb_typeof(f.rules -> 'maxSize') = 'number' THEN floor((f.rules ->> 'maxSize')::numeric)::bigint END
+          FROM monsoon_episodes e JOIN monsoon_feeds f ON f.id = e.feed_id
+          WHERE j.kind = 'download' AND e.id = j.episode_id;
+        ALTER TABLE monsoon_ledger DROP CONSTRAINT monsoon_ledger_job_id_fkey, DROP CONSTRAINT monsoon_ledger_pkey;
+        DELETE FROM monsoon_ledger l USING monsoon_ledger newer
+          WHERE newer.episode_id = l.episode_id AND (newer.completed_at, newer.job_id) > (l.completed_at, l.job_id);
+        ALTER TABLE monsoon_ledger ADD CONSTRAINT monsoon_ledger_episode UNIQUE (episode_id);
+        """
 
     /// The engine's queues, kept here by the workers of schema version 2: the rows of
     /// `DownloadStore`'s tables, one queue per name. Dates are seconds since 1970 as `float8`, as the shared row mapping
