@@ -36,7 +36,7 @@ import Testing
         #expect(errors.text == "monsoon: worker rack2: the database is back\n")
         #expect(output.text == line + "\n" + "\r\u{1B}[1A\u{1B}[J" + line + "\n", "cleared, then drawn again below the message")
         view.finish()
-        #expect(output.text.hasSuffix(line + "\n" + "\r\u{1B}[1A\u{1B}[J"), "the summary takes the line's place")
+        #expect(output.text.hasSuffix(line + "\n" + "\r\u{1B}[1A\u{1B}[J" + "\r\u{1B}[K"), "the summary takes the line's place")
     }
 
     @Test func aNarrowTerminalGetsTheLineCut() {

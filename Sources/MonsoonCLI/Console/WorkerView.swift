@@ -69,10 +69,12 @@ final class WorkerView: Sendable {
         }
     }
 
-    /// At the stop: the live line is cleared, the summary follows in its place.
+    /// At the stop: the live line is cleared (and the `^C` the terminal echoed below it), the
+    /// summary follows in its place.
     func finish() {
         guard style == .live else { return }
         state.withLock { $0.block.clear(context) }
+        context.output.writeVerbatim("\r\u{1B}[K")
     }
 
     /// "worker rack2: 12 downloaded · 1 failed · 3 running · 2 feeds read · 4.2 MiB/s"
