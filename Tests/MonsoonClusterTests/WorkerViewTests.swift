@@ -53,6 +53,7 @@ import Testing
         view.observe(.failed(job: 8, url: "https://cdn.example.com/e/2.mp3", reason: "the server answered 404 Not Found", retrying: false))
         view.observe(.progress(Self.busy))
         view.observe(.progress(Self.busy))
+        view.finish()   // the lines go out from a queue of their own
         let lines = output.text.split(separator: "\n").map(String.init)
         #expect(lines.count == 3, "an unchanged progress is said once: \(output.text)")
         #expect(try lines.allSatisfy { try JSONSerialization.jsonObject(with: Data($0.utf8)) is [String: Any] })

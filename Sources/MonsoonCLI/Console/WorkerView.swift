@@ -26,6 +26,12 @@ final class WorkerView: Sendable {
     let name: String
     private let state = Locked(State())
     private let colors: Bool
+    /// JSON lines go out from a queue of their own: the worker's database thread never waits for
+    /// a reader that lags (a script that reads only at the end, as `make bench-cluster` does),
+    /// until `backlogLimit` bytes wait; then it does, rather than hold ever more in memory.
+    private let writer = DispatchQueue(label: "monsoon.worker.json")
+    private let backlog = Locked(0)
+    static let backlogLimit = 64 << 20
 
     init(context: CommandContext, name: String, json: Bool, quiet: Bool) {
         self.context = context
@@ -69,9 +75,10 @@ final class WorkerView: Sendable {
         }
     }
 
-    /// At the stop: the live line is cleared (and the `^C` the terminal echoed below it), the
-    /// summary follows in its place.
+    /// At the stop: every JSON line is out, the live line is cleared (and the `^C` the terminal
+    /// echoed below it); the summary follows.
     func finish() {
+        writer.sync {}
         guard style == .live else { return }
         state.withLock { $0.block.clear(context) }
         context.output.writeVerbatim("\r\u{1B}[K")
@@ -94,6 +101,12 @@ final class WorkerView: Sendable {
     }
 
     private func line(_ event: String, _ fields: [(String, String)]) {
-        context.output.line(GetReporter.jsonLine(event, fields))
+        let text = GetReporter.jsonLine(event, fields), size = text.utf8.count + 1
+        let (output, backlog) = (context.output, self.backlog)
+        let write: @Sendable () -> Void = {
+            output.line(text)
+            backlog.withLock { $0 -= size }
+        }
+        if backlog.withLock({ $0 += size; return $0 }) > Self.backlogLimit { writer.sync(execute: write) } else { writer.async(execute: write) }
     }
 }
