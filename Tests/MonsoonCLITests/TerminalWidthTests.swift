@@ -35,8 +35,8 @@ import Testing
 
     @Test func aBlockClearsTheRowsItsLinesTakeAtTheNewWidth() {
         // Drawn at 80 columns (79 wide at most), read again at 40: a 79-column line now takes two rows.
-        #expect(GetReporter.physicalRows([79, 30, 79], width: 80) == 3)
-        #expect(GetReporter.physicalRows([79, 30, 79], width: 40) == 5)
-        #expect(GetReporter.physicalRows([0], width: 40) == 1)
+        #expect(LiveBlock.physicalRows([79, 30, 79], width: 80) == 3)
+        #expect(LiveBlock.physicalRows([79, 30, 79], width: 40) == 5)
+        #expect(LiveBlock.physicalRows([0], width: 40) == 1)
     }
 }

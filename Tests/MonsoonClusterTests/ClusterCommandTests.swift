@@ -63,6 +63,84 @@ import Testing
         #expect(unreadable.errors.contains("; write it as a postgresql:// URL (postgresql://HOST:PORT/DATABASE?user=USER) or as key=value pairs\n"), "\(unreadable.errors)")
     }
 
+    /// A string that is not a PostgreSQL connection string, or carries a parameter libpq does not
+    /// know or a value it refuses, is a usage error that says what is wrong, its password masked
+    /// (a URL's user too, as the CLI shows every URL in a message): never a server that cannot be
+    /// reached (no server listens on port 1 here, and none is asked).
+    @Test(arguments: [
+        ("http://monsoon:hunter2@127.0.0.1/monsoon", "http://***:***@127.0.0.1/monsoon: http:// is not PostgreSQL's scheme"),
+        ("postgresql://monsoon:hunter2@127.0.0.1:1/monsoon?sslmode=bogus", "postgresql://***:***@127.0.0.1:1/monsoon?sslmode=bogus: invalid sslmode value: \"bogus\""),
+        ("host=127.0.0.1 port=1 password=hunter2 sslmode=bogus", "host=127.0.0.1 port=1 password=*** sslmode=bogus: invalid sslmode value: \"bogus\""),
+        ("postgresql://monsoon:hunter2@127.0.0.1:1/monsoon?colour=blue", "postgresql://***:***@127.0.0.1:1/monsoon?colour=blue: invalid URI query parameter: \"colour\""),
+        ("host=127.0.0.1 colour=blue password=hunter2", "host=127.0.0.1 colour=blue password=***: invalid connection option \"colour\""),
+        ("host=127.0.0.1 port=abc password=hunter2", "host=127.0.0.1 port=abc password=***: invalid integer value \"abc\" for connection option \"port\""),
+    ])
+    func aConnectionStringThatIsNotOneIsAUsageError(_ string: String, _ said: String) async {
+        for arguments in [["cluster", "init", "--db", string], ["worker", "--db", string, "-o", "/nonexistent/out"]] {
+            let run = await Self.monsoon(arguments)
+            #expect(run.status == 2 && run.output == "", "\(arguments): \(run)")
+            #expect(run.errors.hasPrefix("monsoon: cannot read the connection string \(said); write it as a postgresql:// URL"), "\(run.errors)")
+            #expect(run.errors.contains("Usage: monsoon \(arguments[0] == "worker" ? "worker" : "cluster init")") && !run.errors.contains("hunter2"), "\(run.errors)")
+        }
+    }
+
+    /// With --json, a worker prints a JSON object per line: each job completed, its progress,
+    /// and the summary last as it stops; stopped (Ctrl-C here), it exits 130 as any command.
+    @Test func aWorkerPrintsJSONLines() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (url, bodies) = try await ClusterWorkerTests.catalogue(server, episodes: 2, size: 1000)
+        let folder = NSTemporaryDirectory() + "monsoon-json-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }   // a leftover folder in /tmp harms nothing
+        let interruption = Interruption()
+        let output = TextOutput.capturing(terminal: false), errors = TextOutput.capturing(terminal: false)
+        let context = CommandContext(output: output, errors: errors, environment: [:], currentDirectory: "/", isTerminal: false, interruption: interruption)
+        let run = Task { await MonsoonCLI.run(["worker", "--db", url, "-o", folder, "--json", "--name", "jw", "--lease", "4", "--poll", "0.2"], context: context) }
+        defer { interruption.trigger() }   // a failing test leaves no worker running
+        try await waitUntil("the worker tells its progress after both jobs") { output.text.contains("\"event\": \"progress\", ") && output.text.contains("\"completed\": 2, ") }
+        interruption.trigger()
+        let result = Run(status: await run.value, output: output.text, errors: errors.text)
+        let lines = result.output.split(separator: "\n").map(String.init)
+        let objects = try lines.map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any], "\($0)") }
+        #expect(lines.allSatisfy { $0.hasPrefix("{\"event\": \"") && $0.contains("\"time\": \"") }, "\(result.output)")
+        let completed = objects.filter { $0["event"] as? String == "completed" }
+        #expect(Set(completed.compactMap { $0["path"] as? String }) == Set(bodies.keys), "\(result.output)")
+        #expect(completed.compactMap { ($0["bytes"] as? NSNumber)?.intValue }.sorted() == [1000, 2000])
+        #expect(objects.contains { $0["event"] as? String == "progress" && $0["running"] != nil && $0["bytesPerSecond"] != nil }, "\(result.output)")
+        let stopped = try #require(objects.last)
+        #expect(stopped["event"] as? String == "stopped" && stopped["worker"] as? String == "jw" && (stopped["completed"] as? NSNumber)?.intValue == 2,
+                "\(result.output)")
+        #expect(!objects.dropLast().contains { $0["event"] as? String == "stopped" })
+    }
+
+    /// Ctrl-C (SIGINT) ends a worker holding a job in flight with 130, once it has handed the
+    /// job back: available again, its attempt given back, and no file published.
+    @Test func ctrlCEndsAWorkerWith130AfterItHandsItsJobsBack() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (url, _) = try await ClusterWorkerTests.catalogue(server, episodes: 1, size: 1_000_000)
+        let gate = Gate()
+        defer { gate.open() }   // a failing test leaves no transfer held
+        server.setRoute("/e/0.mp3", Route(body: Body.pattern(size: 1_000_000, seed: 1), contentType: "audio/mpeg", gate: gate, gateAfter: 100_000))
+        let folder = NSTemporaryDirectory() + "monsoon-sigint-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }   // a leftover folder in /tmp harms nothing
+        let worker = WorkerProcess(name: "sigint", arguments: ["worker", "--db", url, "-o", folder + "/out", "--name", "sigint", "--poll", "0.2"],
+                                   log: folder + "/sigint.log")
+        try worker.start()
+        defer { worker.kill9() }
+        try await waitUntil("the transfer is in flight") { server.bodyBytesSent >= 100_000 }
+        worker.signal(SIGINT)
+        let status = try await worker.wait()
+        #expect(status == ExitStatus.interrupted, "\(worker.output)")
+        #expect(worker.output.contains("Worker sigint: 0 downloaded (0 B), 0 feeds read, 0 failed, 0 lost to other workers, 1 handed back"), "\(worker.output)")
+        let jobs = try await onThread {
+            try PostgresConnection(url).execute("SELECT state, attempts, leased_by FROM monsoon_jobs").rows.map { "\(try $0.string(0) ?? "") \(try $0.int(1) ?? -1) \(try $0.string(2) ?? "none")" }
+        }
+        #expect(jobs == ["available 0 none"])
+        #expect(ClusterWorkerTests.files(under: folder + "/out").isEmpty, "no file published")
+    }
+
     @Test func aNewerSchemaIsRefused() async throws {
         let server = try temporaryPostgres()
         let url = try await onThread { try server.createDatabase() }
@@ -91,6 +169,6 @@ import Testing
         let cmdline = String(decoding: raw.map { $0 == 0 ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
         #expect(cmdline.contains("postgresql://monsoon:***********@127.0.0.1:\(refusing.port)/x"), "\(cmdline)")
         #expect(!cmdline.contains("s3cret") && !worker.output.contains("s3cret"), "\(worker.output)")
-        #expect(try await worker.stop() == 0)
+        #expect(try await worker.stop() == ExitStatus.interrupted)
     }
 }

@@ -178,7 +178,7 @@ import Testing
         }
         for worker in workers {
             let status = try await worker.stop()
-            #expect(status == 0, "\(worker.name) ended with \(status):\n\(worker.output)")
+            #expect(status == 130, "\(worker.name) ended with \(status):\n\(worker.output)")
         }
         #expect(kills >= 10)
         let jobs = try await onThread {
@@ -232,8 +232,8 @@ import Testing
             try await Task.sleep(for: .milliseconds(100))
         }
         try await Task.sleep(for: .milliseconds(500))
-        #expect(try await stale.stop() == 0)
-        #expect(try await other.stop() == 0)
+        #expect(try await stale.stop() == 130)
+        #expect(try await other.stop() == 130)
         let ledger = try await onThread {
             try PostgresConnection(world.url).execute("SELECT worker FROM monsoon_ledger").rows.map { try $0.string(0) }
         }
@@ -277,7 +277,7 @@ import Testing
             }
             try await Task.sleep(for: .milliseconds(100))
         }
-        for worker in workers { #expect(try await worker.stop() == 0) }
+        for worker in workers { #expect(try await worker.stop() == 130) }
         let ledger = try await Self.ledger(world.url)
         #expect(ledger.rows == world.files.count && ledger.jobs == world.files.count)
         #expect(ClusterWorkerTests.files(under: folder) == world.files)
@@ -327,7 +327,7 @@ import Testing
             }
             try await Task.sleep(for: .milliseconds(20))
         }
-        for worker in workers { #expect(try await worker.stop() == 0) }
+        for worker in workers { #expect(try await worker.stop() == 130) }
         #expect(kills == 5, "one death per attempt (5 by default), then never claimed again")
         let attempts = try await onThread {
             try PostgresConnection(world.url).execute("SELECT attempts, last_error FROM monsoon_jobs WHERE state = 'dead'").rows.map { try $0.int(0) }
@@ -365,7 +365,7 @@ import Testing
             }
             try await Task.sleep(for: .milliseconds(100))
         }
-        for worker in workers { #expect(try await worker.stop() == 0) }
+        for worker in workers { #expect(try await worker.stop() == 130) }
         // A worker with transfers under way fences itself; one whose transfers had all finished
         // keeps its files until the database is back.
         #expect(workers.allSatisfy { $0.output.contains("lost the database") }, "\(workers.map(\.output))")

@@ -1,6 +1,8 @@
 import Foundation
 @testable import MonsoonCLI
 @testable import MonsoonCluster
+import MonsoonEngine
+import MonsoonTestServer
 import Testing
 
 /// `ClusterAdmin.status()` against a real PostgreSQL: the workers with their held jobs and
@@ -101,6 +103,107 @@ import Testing
             return try ClusterAdmin(connection: connection).status().workers.map(\.name)
         }
         #expect(left == ["w1", "w2", "w4"])
+    }
+
+    /// Why jobs wait, from rows the queue's own statements made: a host at its limit of 2 (a
+    /// second worker's claim gets nothing), one held after a 429, one spacing its requests an
+    /// hour apart, and one whose only job waits to retry.
+    @Test func statusSaysWhyJobsWait() async throws {
+        let server = try temporaryPostgres()
+        let url = try await onThread { () throws -> String in
+            let url = try server.createDatabase(migrated: true)
+            let connection = try PostgresConnection(url)
+            let jobs = (0..<5).map { NewJob(kind: .download, key: "limited:\($0)", host: "127.0.0.1:8080") }
+                + (0..<2).map { NewJob(kind: .download, key: "held:\($0)", host: "held.example") }
+                + (0..<3).map { NewJob(kind: .download, key: "spaced:\($0)", host: "spaced.example") }
+                + [NewJob(kind: .download, key: "retry:0", host: "retry.example")]
+            #expect(try JobQueue.enqueue(jobs, on: connection) == 11)
+            try ClusterAdmin(connection: connection).setLimits(host: "spaced.example", maxConnections: nil, minIntervalMilliseconds: 3_600_000)
+            let first = JobQueue(connection: connection, worker: "w1"), second = JobQueue(connection: connection, worker: "w2")
+            try first.register(node: "node1")
+            try second.register(node: "node2")
+            try first.hold(host: "held.example", seconds: 600)
+            let claimed = try first.claim(slots: 16)
+            #expect(Dictionary(grouping: claimed, by: \.host).mapValues(\.count) == ["127.0.0.1:8080": 2, "spaced.example": 1, "retry.example": 1])
+            let retry = try #require(claimed.first { $0.host == "retry.example" })
+            // Its request answered, the spaced host's next turn is an hour from now.
+            try first.requestAnswered(on: ["spaced.example"], by: try #require(claimed.first { $0.host == "spaced.example" }).lease)
+            #expect(try first.retryLater(retry.lease, after: 600, reason: "the server answered 503 Service Unavailable"))
+            #expect(try second.claim(slots: 16).isEmpty, "the second worker is idle: every job left is held back by its host")
+            return url
+        }
+        let status = try await onThread { try ClusterAdmin(connection: PostgresConnection(url)).status() }
+        let hosts = Dictionary(uniqueKeysWithValues: status.hosts.map { ($0.host, $0) })
+        #expect(hosts["127.0.0.1:8080"]?.waiting == .atLimit)
+        guard case .held(let heldUntil) = hosts["held.example"]?.waiting, case .spaced(let nextStart) = hosts["spaced.example"]?.waiting,
+              case .retrying(let nextRetry) = hosts["retry.example"]?.waiting else {
+            Issue.record("a host's waiting is not said: \(status.hosts.map { ($0.host, $0.waiting) })")
+            return
+        }
+        #expect(heldUntil.timeIntervalSince(status.at) > 590 && (nextStart?.timeIntervalSince(status.at) ?? 0) > 3590 && nextRetry.timeIntervalSince(status.at) > 590)
+
+        let text = ClusterStatusCommand.text(status, terminalWidth: nil)
+        let waiting = text.split(separator: "\n").filter { $0.hasPrefix("waiting: ") }
+        #expect(waiting.count == 4, "\(text)")
+        #expect(waiting.first == "waiting: 127.0.0.1:8080 is at its limit of 2 connections: 3 jobs wait; 'monsoon cluster host 127.0.0.1:8080 --max-connections N' raises it")
+        #expect(waiting.dropFirst().first?.hasPrefix("waiting: held.example is held for 9 min more after it answered 429 Too Many Requests: 2 jobs wait") == true, "\(text)")
+        #expect(waiting.dropFirst(2).first?.hasPrefix("waiting: spaced.example takes a request every 60 min at most, the next in 59 min: 2 jobs wait their turn") == true, "\(text)")
+        #expect(waiting.last?.hasPrefix("waiting: retry.example: 1 job waits to retry after failing, the next in 9 min") == true, "\(text)")
+        // A request under way holds a spaced host's turn until it is answered: no time is known.
+        let spaced = try #require(hosts["spaced.example"])
+        #expect(ClusterStatusCommand.reason(.spaced(until: nil), of: spaced, at: status.at)
+                == "spaced.example takes a request every 60 min at most, the next once the one under way is answered: 2 jobs wait their turn; "
+                + "'monsoon cluster host spaced.example --min-interval TIME' changes it")
+
+        let json = ClusterStatusCommand.json(status)
+        #expect(json.contains("\"host\": \"127.0.0.1:8080\", \"running\": 2, \"maxConnections\": 2, \"minIntervalMs\": 0, \"heldUntil\": null, "), "\(json)")
+        #expect(json.contains("\"waiting\": {\"reason\": \"atLimit\", \"jobs\": 3, \"until\": null}}"), "\(json)")
+        for reason in ["held", "spaced", "retrying"] { #expect(json.contains("\"waiting\": {\"reason\": \"\(reason)\", \"jobs\": "), "\(json)") }
+        let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
+        #expect((object?["hosts"] as? [[String: Any]])?.count == 4)
+    }
+
+    /// The status once `condition` holds, read again and again on one connection.
+    static func status(_ url: String, seconds: Double = 60, until condition: (ClusterStatus) -> Bool) async throws -> ClusterStatus {
+        try await onThread {
+            let admin = ClusterAdmin(connection: try PostgresConnection(url))
+            let deadline = Date().addingTimeInterval(seconds)
+            while true {
+                let status = try admin.status()
+                if condition(status) { return status }
+                guard Date() < deadline else { throw PostgresTestError("the status never came to pass: \(status.workers)") }
+                usleep(20_000)
+            }
+        }
+    }
+
+    /// A worker's speed is what its transfers received over its last renewal period, the one
+    /// under way included: nonzero while a transfer is held in flight mid-body (for the period
+    /// in which its first bytes came), 0 once the worker is idle. Renewals come every 2 s here
+    /// (a lease of 8 s), and the status is read in a loop on one connection, well within that.
+    @Test func theSpeedIsThatOfTheTransfersRunningNow() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (url, _) = try await ClusterWorkerTests.catalogue(server, episodes: 1, size: 1_000_000)
+        let gate = Gate()
+        defer { gate.open() }   // a failing test leaves no transfer held
+        server.setRoute("/e/0.mp3", Route(body: Body.pattern(size: 1_000_000, seed: 1), contentType: "audio/mpeg", gate: gate, gateAfter: 300_000))
+        let folder = NSTemporaryDirectory() + "monsoon-speed-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }   // a leftover folder in /tmp harms nothing
+        let worker = ClusterWorker(configuration: ClusterWorkerTests.configuration(url, folder: folder, name: "w1"))
+        let run = Task { try await worker.run() }
+        defer { worker.stop() }   // a failing test leaves no worker running
+
+        let busy = try await Self.status(url) { $0.totals.speed > 0 }
+        #expect(busy.workers.first?.running == 1 && busy.totals.jobs[.completed] == 0, "the transfer is held, not finished")
+        #expect(busy.workers.first?.speed == busy.totals.speed)
+        #expect(ClusterStatusCommand.text(busy, terminalWidth: nil).contains("workers now \(ByteCount.format(Int(busy.totals.speed)))/s"))
+
+        gate.open()
+        let idle = try await Self.status(url) { $0.totals.files == 1 && $0.totals.speed == 0 }
+        #expect(idle.workers.first?.alive == true && idle.workers.first?.running == 0 && idle.workers.first?.speed == 0)
+        worker.stop()
+        #expect(try await run.value.completed == 1)
     }
 
     @Test func anEmptyQueueHasAnEmptyStatus() async throws {

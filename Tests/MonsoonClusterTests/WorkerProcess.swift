@@ -79,7 +79,7 @@ final class WorkerProcess: @unchecked Sendable {
         exitStatus = 137
     }
 
-    /// Asks it to stop (SIGTERM) and waits for its exit status.
+    /// Asks it to stop (SIGTERM) and waits for its exit status (130 for a worker: interrupted).
     func stop(seconds: Double = 60) async throws -> Int32 {
         signal(SIGTERM)
         let deadline = Date().addingTimeInterval(seconds)

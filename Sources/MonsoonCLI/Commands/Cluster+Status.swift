@@ -13,9 +13,12 @@ struct ClusterStatusCommand: RunnableCommand {
             expire, and are not counted running meanwhile); a worker stopped or silent for 10 \
             minutes is no longer listed. Hosts are listed \
             when they have jobs queued, running or failed, or are held (after a 429), busiest \
-            first, 20 at the most; --json lists every worker and host. Throughput counts the \
-            downloads completed in the last minute and the last 10 minutes; times are the \
-            database's.
+            first, 20 at the most; --json lists every worker and host. Then why jobs wait, for \
+            the 5 hosts holding the most back: at their connection limit, held after a 429, \
+            spacing their requests, or with jobs waiting to retry. Throughput counts the \
+            downloads completed in the last minute and the last 10 minutes; a worker's speed \
+            is what its transfers received over its last renewal period, unfinished ones \
+            included. Times are the database's.
 
             Examples:
 
@@ -24,12 +27,14 @@ struct ClusterStatusCommand: RunnableCommand {
             """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var database: ClusterDatabase
-    @Flag("--json", help: "Print JSON: workers (name, node, pid, startedAt, heartbeatAt, heartbeatAge, stoppedAt, alive, running, bytes, speed), hosts (host, running, maxConnections, minIntervalMs, heldUntil, jobs), totals (jobs, files, bytes, lastMinute, lastTenMinutes, speed); jobs by state, with expiredLeases.")
+    @Flag("--json", help: "Print JSON: workers (name, node, pid, startedAt, heartbeatAt, heartbeatAge, stoppedAt, alive, running, bytes, speed), hosts (host, running, maxConnections, minIntervalMs, heldUntil, jobs, waiting), totals (jobs, files, bytes, lastMinute, lastTenMinutes, speed); jobs by state, with expiredLeases.")
     var json = false
     init() {}
 
     /// The most hosts the text lists.
     static let hostLimit = 20
+    /// The most hosts whose waiting jobs the text explains.
+    static let waitingLimit = 5
 
     func run(_ context: CommandContext) async throws -> Int32 {
         let status = try await database.withConnection(context) { try ClusterAdmin(connection: $0).status() }
@@ -45,6 +50,8 @@ struct ClusterStatusCommand: RunnableCommand {
 
     static func text(_ status: ClusterStatus, terminalWidth: Int?) -> String {
         var text = workers(status.workers, terminalWidth: terminalWidth) + "\n" + hosts(status, terminalWidth: terminalWidth) + "\n"
+        let waiting = waiting(status)
+        if !waiting.isEmpty { text += waiting + "\n" }
         let totals = status.totals
         text += "jobs: " + JobState.allCases.map { "\(totals.jobs[$0]) \($0.rawValue)" }.joined(separator: ", ")
             + (totals.jobs.expiredLeases > 0 ? ", \(totals.jobs.expiredLeases) whose leases ran out (taken back at the next maintenance)" : "")
@@ -102,6 +109,38 @@ struct ClusterStatusCommand: RunnableCommand {
         return text
     }
 
+    /// Why jobs wait, a line per host, for the hosts holding the most queued jobs back.
+    static func waiting(_ status: ClusterStatus) -> String {
+        let waiting = status.hosts.compactMap { host in host.waiting.map { (host, $0) } }
+            .sorted { ($0.0.queued, $1.0.host) > ($1.0.queued, $0.0.host) }
+        var text = waiting.prefix(waitingLimit).map { "waiting: " + reason($0.1, of: $0.0, at: status.at) + "\n" }.joined()
+        if waiting.count > waitingLimit {
+            let more = waiting.count - waitingLimit
+            text += "waiting: … and \(more) more host\(more == 1 ? "" : "s") (--json says why for each)\n"
+        }
+        return text
+    }
+
+    /// "127.0.0.1:8080 is at its limit of 2 connections: 136 jobs wait; 'monsoon cluster host
+    /// 127.0.0.1:8080 --max-connections N' raises it".
+    static func reason(_ waiting: ClusterStatus.Waiting, of host: ClusterStatus.Host, at now: Date) -> String {
+        let jobs = "\(host.queued) job\(host.queued == 1 ? "" : "s")"
+        let wait = host.queued == 1 ? "waits" : "wait"
+        switch waiting {
+        case .atLimit:
+            return "\(host.host) is at its limit of \(host.maxConnections) connection\(host.maxConnections == 1 ? "" : "s"): \(jobs) \(wait); "
+                + "'monsoon cluster host \(host.host) --max-connections N' raises it"
+        case .held(let until):
+            return "\(host.host) is held for \(age(until.timeIntervalSince(now))) more after it answered 429 Too Many Requests: \(jobs) \(wait)"
+        case .spaced(let until):
+            let next = until.map { "the next in \(age($0.timeIntervalSince(now)))" } ?? "the next once the one under way is answered"
+            return "\(host.host) takes a request every \(HostInterval.format(host.minIntervalMilliseconds)) at most, \(next): \(jobs) \(wait) their turn; "
+                + "'monsoon cluster host \(host.host) --min-interval TIME' changes it"
+        case .retrying(let next):
+            return "\(host.host): \(jobs) \(wait) to retry after failing, the next in \(age(next.timeIntervalSince(now)))"
+        }
+    }
+
     /// "12 (0.2/s, 3.1 MiB/s)"
     static func window(_ window: ClusterStatus.Window) -> String {
         "\(window.jobs) (\(String(format: "%.2f", window.jobsPerSecond))/s, \(speed(Int64(window.bytesPerSecond.rounded()))))"
@@ -133,7 +172,8 @@ struct ClusterStatusCommand: RunnableCommand {
         }
         let hosts = status.hosts.map { host in
             "{\"host\": \(JSONText.string(host.host)), \"running\": \(host.running), \"maxConnections\": \(host.maxConnections), "
-                + "\"minIntervalMs\": \(host.minIntervalMilliseconds), \"heldUntil\": \(LibraryJSON.date(host.heldUntil)), \"jobs\": \(jobs(host.jobs))}"
+                + "\"minIntervalMs\": \(host.minIntervalMilliseconds), \"heldUntil\": \(LibraryJSON.date(host.heldUntil)), \"jobs\": \(jobs(host.jobs)), "
+                + "\"waiting\": \(waiting(host))}"
         }
         let totals = status.totals
         func window(_ window: ClusterStatus.Window) -> String {
@@ -145,6 +185,20 @@ struct ClusterStatusCommand: RunnableCommand {
             + "\"hosts\": [\(hosts.isEmpty ? "" : "\n  " + hosts.joined(separator: ",\n  ") + "\n")],\n"
             + "\"totals\": {\"jobs\": \(jobs(totals.jobs)), \"files\": \(totals.files), \"bytes\": \(totals.bytes), "
             + "\"lastMinute\": \(window(totals.lastMinute)), \"lastTenMinutes\": \(window(totals.lastTenMinutes)), \"speed\": \(totals.speed)}}\n"
+    }
+
+    /// Why a host's queued jobs wait: `{"reason": "atLimit", "jobs": 136, "until": null}`
+    /// (`held`, `spaced`, `retrying`: until the hold ends, the next turn (null while a request
+    /// under way holds it), the first retry), or null.
+    static func waiting(_ host: ClusterStatus.Host) -> String {
+        guard let waiting = host.waiting else { return "null" }
+        let (reason, until): (String, Date?) = switch waiting {
+        case .atLimit: ("atLimit", nil)
+        case .held(let until): ("held", until)
+        case .spaced(let until): ("spaced", until)
+        case .retrying(let next): ("retrying", next)
+        }
+        return "{\"reason\": \"\(reason)\", \"jobs\": \(host.queued), \"until\": \(LibraryJSON.date(until))}"
     }
 
     /// Every state, in the order of `JobState`, with its count.

@@ -10,8 +10,9 @@ struct Worker: RunnableCommand {
         discussion: """
             Claims up to -j jobs at a time under a lease, renews the leases every quarter of it, \
             and records each file in the database's ledger once it is in place under -o. Every \
-            worker together keeps each host's limits (cluster host). Ctrl-C or SIGTERM hands the \
-            jobs under way back to the queue, then exits.
+            worker together keeps each host's limits (cluster host). On a terminal it shows one \
+            live line: jobs done, failed and running, and its speed. Ctrl-C or SIGTERM hands the \
+            jobs under way back to the queue, then exits 130.
 
             Examples:
 
@@ -27,7 +28,7 @@ struct Worker: RunnableCommand {
     @Option("--poll", help: "Seconds between looks for jobs when no notification comes (default: 2).", valueName: "seconds") var poll: Double?
     @Flag("--allow-private", help: "Let URLs from feeds lead to this machine or its own network (loopback, private, link-local addresses); by default only a feed there may.") var allowPrivate = false
     @Flag("--discard", help: "Write nothing: count and hash each body, and record it in the ledger; for measuring.") var discard = false
-    @Flag("--json", help: "At the stop, print the summary as JSON (with the claims' round-trip times).") var json = false
+    @Flag("--json", help: "Print JSON lines: each job completed or failed, the progress at each tick while it works, and the summary at the stop (with the claims' round-trip times).") var json = false
     init() {}
 
     func run(_ context: CommandContext) async throws -> Int32 {
@@ -43,8 +44,9 @@ struct Worker: RunnableCommand {
         configuration.pollSeconds = poll ?? 2
         configuration.discard = discard
         configuration.allowPrivate = allowPrivate
-        let errors = context.errors
-        configuration.report = { errors.line("monsoon: " + $0) }
+        let view = WorkerView(context: context, name: configuration.name, json: json, quiet: global.quiet)
+        configuration.report = { view.message($0) }
+        if json || view.style == .live { configuration.observe = { view.observe($0) } }
         let worker = ClusterWorker(configuration: configuration)
         let interruption = context.interruption
         let watcher = Task {
@@ -55,7 +57,9 @@ struct Worker: RunnableCommand {
         let summary: WorkerSummary
         do {
             summary = try await interruption.handling { try await worker.run() }
+            view.finish()
         } catch let error as PostgresError {
+            view.finish()
             throw error.code == .invalidConnectionString ? CLIError.usage(error.message) : CLIError(message: error.message)
         }
         if json {
@@ -63,12 +67,15 @@ struct Worker: RunnableCommand {
             func percentile(_ p: Double) -> String {
                 sorted.isEmpty ? "null" : String(format: "%.6f", sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))])
             }
-            context.output.line("{\"worker\": \(JSONText.string(configuration.name)), \"completed\": \(summary.completed), \"failed\": \(summary.failed), "
-                + "\"lost\": \(summary.lost), \"released\": \(summary.released), \"refreshed\": \(summary.refreshed), \"bytes\": \(summary.bytes), "
-                + "\"adoptedBytes\": \(summary.adoptedBytes), \"claims\": \(sorted.count), \"claimP50\": \(percentile(0.5)), \"claimP99\": \(percentile(0.99))}")
+            context.output.line(GetReporter.jsonLine("stopped", [
+                ("worker", JSONText.string(configuration.name)), ("completed", String(summary.completed)), ("failed", String(summary.failed)),
+                ("lost", String(summary.lost)), ("released", String(summary.released)), ("refreshed", String(summary.refreshed)),
+                ("bytes", String(summary.bytes)), ("adoptedBytes", String(summary.adoptedBytes)), ("claims", String(sorted.count)),
+                ("claimP50", percentile(0.5)), ("claimP99", percentile(0.99))]))
         } else if !global.quiet {
             context.output.line("Worker \(configuration.name): \(summary.completed) downloaded (\(ByteCount.format(Int(summary.bytes)))), \(summary.refreshed) feeds read, \(summary.failed) failed, \(summary.lost) lost to other workers, \(summary.released) handed back")
         }
-        return ExitStatus.success
+        // Stopped by Ctrl-C or SIGTERM, as every command that is interrupted: its jobs are back in the queue.
+        return interruption.isTriggered ? ExitStatus.interrupted : ExitStatus.success
     }
 }

@@ -2,10 +2,8 @@ import Foundation
 import MonsoonEngine
 import MonsoonPodcasts
 
-/// The live block on a terminal: a line per active download (at most 8) and the run's line,
-/// redrawn in place. Every line is cut to the terminal's width less one, so none wraps; when the
-/// terminal is resized, the block drawn at the old width is cleared by the rows its lines take at
-/// the new one (a terminal that rewraps, as tmux and VTE do, may have wrapped them).
+/// The live block on a terminal (`LiveBlock`): a line per active download (at most 8) and the
+/// run's line.
 extension GetReporter {
     /// A line above the live block (which is cleared first), in an ANSI colour when given.
     func emitLine(_ state: inout State, _ line: String, toErrors: Bool, color: String? = nil) {
@@ -15,19 +13,8 @@ extension GetReporter {
         target.writeVerbatim(paint(TerminalText.escape(line, keepingLayout: false), color) + "\n")
     }
 
-    /// From the line below the block: to column 0 (where the terminal may have echoed `^C`), up
-    /// the rows the block takes at the terminal's width now, and clear to the end of the screen.
     func clearBlock(_ state: inout State) {
-        guard !state.drawnWidths.isEmpty else { return }
-        let rows = Self.physicalRows(state.drawnWidths, width: context.terminalWidth)
-        context.output.writeVerbatim("\r\u{1B}[\(rows)A\u{1B}[J")
-        state.drawnWidths = []
-    }
-
-    /// The rows lines of these display widths take on a terminal `width` columns wide.
-    static func physicalRows(_ widths: [Int], width: Int) -> Int {
-        let columns = max(1, width)
-        return widths.reduce(0) { $0 + max(1, ($1 + columns - 1) / columns) }
+        state.block.clear(context)
     }
 
     func draw(_ state: inout State) {
@@ -67,13 +54,8 @@ extension GetReporter {
             parts.removeAll { $0.drop == level }
             summary = parts.map(\.text).joined(separator: " · ")
         }
-        clearBlock(&state)
         let shown = lines.map { Self.clip(TerminalText.escape($0, keepingLayout: false), width) } + [Self.clip(summary, width)]
-        var text = shown.dropLast().map { $0 + "\n" }.joined()
-        text += paint(shown[shown.count - 1], "1") + "\n"
-        context.output.writeVerbatim(text)
-        state.drawnWidths = shown.map(TerminalText.displayWidth)
-        state.lastDraw = now
+        state.block.show(shown, context) { $0 == shown.count - 1 ? paint($1, "1") : $1 }
     }
 
     /// What the downloads still to do need, running or queued: the size a server gave, else the

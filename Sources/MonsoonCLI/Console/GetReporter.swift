@@ -56,9 +56,8 @@ final class GetReporter: Sendable {
         var thereIDs = Set<DownloadID>()
         var notURLs = 0
         var completed = 0
-        /// The display widths of the lines of the live block on screen (empty: none).
-        var drawnWidths: [Int] = []
-        var lastDraw = Date.distantPast
+        /// The live block on screen.
+        var block = LiveBlock()
         var started = Date()
         var finishedBytes = 0
         /// Body bytes of the attempts reported in this run.
@@ -275,7 +274,7 @@ final class GetReporter: Sendable {
         row.error = download.lastError
         row.retryAt = download.retryAt
         state.rows[download.id] = row
-        defer { if live && Date().timeIntervalSince(state.lastDraw) >= 0.1 { draw(&state) } }   // at most ten redraws a second
+        defer { if live && Date().timeIntervalSince(state.block.lastDraw) >= 0.1 { draw(&state) } }   // at most ten redraws a second
         let id = download.id.rawValue
         // Made only for a line that shows it: most changes show none.
         let url = { Redaction.redact(download.request.url) }

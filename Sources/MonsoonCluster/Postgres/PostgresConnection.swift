@@ -61,8 +61,9 @@ public final class PostgresConnection {
         }
         monsoon_pq_discard_notices(connection)
         guard PQstatus(connection) == CONNECTION_OK else {
-            let error = PostgresError.connectionFailed(reason: string.scrub(PostgresError.firstLine(of: Self.text(PQerrorMessage(connection)))),
-                                                       server: Self.server(of: connection))
+            let reason = string.scrub(PostgresError.firstLine(of: Self.text(PQerrorMessage(connection))))
+            let error = PostgresError.isBadParameter(reason) ? PostgresError.invalidConnectionString(reason: reason, redacted: string.redacted)
+                : PostgresError.connectionFailed(reason: reason, server: Self.server(of: connection))
             PQfinish(connection)
             throw error
         }
@@ -229,6 +230,7 @@ public final class PostgresConnection {
     /// is not a server that cannot be reached.
     private static func validate(_ string: PostgresConnectionString) throws(PostgresError) {
         // A bare word is a database name: libpq's parser would refuse it, but connecting takes it.
+        if let problem = string.problem { throw PostgresError.invalidConnectionString(reason: problem, redacted: string.redacted) }
         guard PostgresConnectionString.isURL(string.text) || string.text.contains("=") else { return }
         var message: UnsafeMutablePointer<CChar>?
         guard let options = PQconninfoParse(string.text, &message) else {

@@ -18,7 +18,8 @@ public struct PostgresConnectionString: Sendable, Hashable, CustomStringConverti
     /// Reads where the secrets of `text` are; nothing is checked here (libpq does that).
     public init(_ text: String) {
         self.text = text
-        let (redacted, secrets) = Self.isURL(text) ? Self.redactURL(text) : Self.redactPairs(text)
+        // A URL of another scheme (http://) is refused, but its user part is masked all the same.
+        let (redacted, secrets) = Self.scheme(of: text) != nil ? Self.redactURL(text) : Self.redactPairs(text)
         self.redacted = redacted
         self.secrets = Set(secrets.filter { !$0.isEmpty }).sorted { $0.count > $1.count }
     }
@@ -39,6 +40,21 @@ public struct PostgresConnectionString: Sendable, Hashable, CustomStringConverti
     /// A URL as libpq reads one: `postgresql://` or `postgres://`.
     static func isURL(_ text: String) -> Bool {
         text.hasPrefix("postgresql://") || text.hasPrefix("postgres://")
+    }
+
+    /// The scheme of a string written as a URL (`http` of `http://host/x`), whatever it is; nil
+    /// for pairs and bare names.
+    static func scheme(of text: String) -> Substring? {
+        guard let end = text.range(of: "://")?.lowerBound, end > text.startIndex else { return nil }
+        let scheme = text[..<end]
+        return scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) } ? scheme : nil
+    }
+
+    /// What is wrong with the string before libpq reads it, or nil: a URL of a scheme libpq does
+    /// not take would be read as a database's name, and fail later as a server that cannot be reached.
+    var problem: String? {
+        guard let scheme = Self.scheme(of: text), !Self.isURL(text) else { return nil }
+        return "\(scheme):// is not PostgreSQL's scheme"
     }
 
     /// Whether a parameter called `name` holds a secret: `password`, `sslpassword`, and any other

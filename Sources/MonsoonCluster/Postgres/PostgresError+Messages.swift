@@ -44,6 +44,14 @@ extension PostgresError {
                       reason: reason)
     }
 
+    /// Whether libpq's `reason` for a failed connection is a parameter of the string it could not
+    /// take (`invalid sslmode value: "bogus"`, `invalid integer value "x" for connection option
+    /// "port"`, or the server's `invalid value for parameter` of `options`): a mistake in the
+    /// string, not a server that cannot be reached.
+    static func isBadParameter(_ reason: String) -> Bool {
+        reason.range(of: #"^invalid (\S+ value|integer value|port number|value for parameter)"#, options: .regularExpression) != nil
+    }
+
     /// The error of a connection to `server` that broke, with libpq's `reason`.
     static func connectionLost(reason: String, server: String, statement: String?) -> PostgresError {
         PostgresError(code: .connectionLost, message: "lost the connection to PostgreSQL at \(server) (\(reason)); check that the server is running, then try again",

@@ -71,11 +71,15 @@ extension ClusterAdmin {
             SELECT coalesce(h.host, c.host) AS host, coalesce(h.running, 0) AS counted_running,
                    coalesce(h.max_connections, \(Self.defaultMaxConnections)) AS max_connections, coalesce(h.min_interval_ms, 0) AS min_interval_ms,
                    CASE WHEN h.held_until > now() THEN h.held_until END AS held_until,
+                   coalesce(h.min_interval_ms > 0 AND h.last_start + h.min_interval_ms * interval '1 millisecond' > now(), false) AS spaced,
+                   CASE WHEN h.last_start <= now() AND h.last_start + h.min_interval_ms * interval '1 millisecond' > now()
+                        THEN h.last_start + h.min_interval_ms * interval '1 millisecond' END AS next_start_at, c.next_retry_at,
                    \(states.map { "coalesce(c.\($0), 0) AS \($0)" }.joined(separator: ", ")), coalesce(c.expired_leases, 0) AS expired_leases
             FROM monsoon_hosts h
             FULL JOIN (
                 SELECT host, \(states.map { "count(*) FILTER (WHERE state = '\($0)'\($0 == "running" ? " AND (lease_expires_at IS NULL OR lease_expires_at > now())" : "")) AS \($0)" }.joined(separator: ", ")),
-                       count(*) FILTER (WHERE state = 'running' AND lease_expires_at <= now()) AS expired_leases
+                       count(*) FILTER (WHERE state = 'running' AND lease_expires_at <= now()) AS expired_leases,
+                       min(run_at) FILTER (WHERE state = 'scheduled') AS next_retry_at
                 FROM monsoon_jobs GROUP BY host
             ) c ON c.host = h.host
             ORDER BY 1
@@ -89,7 +93,7 @@ extension ClusterAdmin {
             hosts.append(ClusterStatus.Host(
                 host: try row.string("host") ?? "", running: try row.int("counted_running") ?? 0,
                 maxConnections: try row.int("max_connections") ?? Self.defaultMaxConnections, minIntervalMilliseconds: try row.int("min_interval_ms") ?? 0,
-                heldUntil: try row.date("held_until"), jobs: jobs))
+                heldUntil: try row.date("held_until"), jobs: jobs, spaced: try row.bool("spaced") == true, nextStartAt: try row.date("next_start_at"), nextRetryAt: try row.date("next_retry_at")))
         }
         return hosts
     }

@@ -26,7 +26,8 @@ public struct ClusterStatus: Sendable, Hashable {
         public var stoppedAt: Date?
         /// All it has downloaded, as of its last renewal.
         public var bytes: Int64
-        /// Its bytes a second over the period before its last renewal.
+        /// What its transfers received a second over the period before its last renewal,
+        /// unfinished ones included: 0 once it is idle.
         public var speed: Int64
         /// The jobs running under its leases.
         public var running: Int
@@ -47,11 +48,44 @@ public struct ClusterStatus: Sendable, Hashable {
         public var heldUntil: Date?
         /// Its jobs (those whose URL names it), by state.
         public var jobs: JobCounts
+        /// Its least interval holds its next request back now: until `nextStartAt`, or, when that
+        /// is nil, until the request under way is answered.
+        public var spaced = false
+        /// When its next request may start, when its least interval puts that off now.
+        public var nextStartAt: Date?
+        /// When the first of its jobs scheduled for a retry is due.
+        public var nextRetryAt: Date?
 
         /// Waiting to run: available, or scheduled for a retry.
         public var queued: Int { jobs[.available] + jobs[.scheduled] }
         /// Failed for good or dead.
         public var failed: Int { jobs[.failed] + jobs[.dead] }
+
+        /// Why its queued jobs wait now, the reason that lifts last first; nil when none waits, or
+        /// the host holds none back (they wait for a worker with a free slot).
+        public var waiting: Waiting? {
+            guard queued > 0 else { return nil }
+            if let heldUntil { return .held(until: heldUntil) }
+            if jobs[.available] > 0 {
+                if running >= maxConnections { return .atLimit }
+                if spaced { return .spaced(until: nextStartAt) }
+                return nil
+            }
+            return nextRetryAt.map { .retrying(next: $0) }
+        }
+    }
+
+    /// What holds a host's queued jobs back.
+    public enum Waiting: Sendable, Hashable {
+        /// Held after it answered 429 Too Many Requests: no job starts there until then.
+        case held(until: Date)
+        /// As many jobs run there as its `maxConnections` allow, across every worker.
+        case atLimit
+        /// Its least interval between requests puts the next one off until then; nil: until the
+        /// request under way is answered, and the interval after it.
+        case spaced(until: Date?)
+        /// Only jobs scheduled for a retry wait, after a failure; the first is due then.
+        case retrying(next: Date)
     }
 
     public struct Totals: Sendable, Hashable {

@@ -11,6 +11,18 @@ enum JobFailure: Equatable {
     /// while it has attempts left.
     case transient(String, seconds: Double)
 
+    /// Why it failed, as the job's error says it.
+    var reason: String {
+        switch self {
+        case .permanent(let reason), .transient(let reason, _): reason
+        }
+    }
+
+    /// The job goes back to the queue, to be tried again.
+    var retries: Bool {
+        if case .transient = self { true } else { false }
+    }
+
     /// - Parameter attempt: the attempt that failed, from 1: the wait doubles with each (1 s,
     ///   2 s, 4 s … a minute), as the engine's own retries would.
     init(_ error: DownloadError?, attempt: Int) {

@@ -42,6 +42,10 @@ public struct WorkerConfiguration: Sendable {
         FileHandle.standardError.write(Data("monsoon: \(safe)\n".utf8))
     }
 
+    /// Told each job the worker ends and, at each tick, where it stands (`monsoon worker`'s live
+    /// line and JSON lines); called on the worker's database thread, so it must be quick.
+    public var observe: (@Sendable (WorkerActivity) -> Void)?
+
     /// Where the worker is about to put finished files in place: before their jobs are locked,
     /// and with them locked, before each file takes its name.
     enum PlacingStep: Sendable { case beforeLocking, locked }

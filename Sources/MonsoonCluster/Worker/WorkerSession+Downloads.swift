@@ -166,6 +166,7 @@ extension WorkerSession {
             if outcome.completed.contains(entry.lease) {
                 summary.completed += 1
                 summary.bytes += entry.size
+                configuration.observe?(.completed(job: entry.lease.job, path: entry.path, bytes: entry.size))
                 if let feed = job.feedID { dirtyFeeds.insert(feed) }
                 learnAnsweredHost(job, finalURL: entry.finalURL)
             } else if outcome.held.contains(entry.lease) {
@@ -242,12 +243,14 @@ extension WorkerSession {
         if download.lastError?.httpStatus == 429, let host = ClusterHost.key(of: download.finalURL.flatMap(URL.init(string:)) ?? download.request.url) {
             database { try $0.hold(host: host, seconds: 60) }
         }
-        let recorded: Bool? = switch JobFailure(download.lastError, attempt: held[lease]?.job.attempt ?? 1) {
+        let failure = JobFailure(download.lastError, attempt: held[lease]?.job.attempt ?? 1)
+        let recorded: Bool? = switch failure {
         case .permanent(let reason): database { try $0.fail(lease, reason: reason) }
         case .transient(let reason, let seconds): database { try $0.retryLater(lease, after: seconds, reason: reason) }
         }
         guard let recorded else { return }   // the database is away: again at the next tick
         if !recorded { summary.lost += 1 } else { summary.failed += 1 }
+        if recorded { configuration.observe?(.failed(job: lease.job, url: held[lease]?.job.url ?? "", reason: failure.reason, retrying: failure.retries)) }
         await forget(lease)
     }
 

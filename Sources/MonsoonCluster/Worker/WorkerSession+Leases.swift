@@ -40,14 +40,13 @@ extension WorkerSession {
     /// Renews every held lease in one statement; a job missing from the answer is stopped at once.
     func renewAll() async {
         let leases = Array(held.keys)
-        // Bytes a second over the period, of files completed in it (what `cluster status` shows).
-        let seconds = max(0.001, Double((ContinuousClock.now - lastRenewal).components.seconds))
-        let speed = Int64(Double(summary.bytes - bytesAtLastRenewal) / seconds)
+        // Bytes a second its transfers received over the period, unfinished ones included (what
+        // `cluster status` shows): an idle worker's is 0.
+        let speed = renewalSpeed.read(received.value)
         // The server counts the new lease from its statement's start: so does the fence here.
         let sent = ContinuousClock.now
-        guard let renewed = database({ try $0.renew(leases, bytes: summary.bytes, speed: max(0, speed)) }) else { return }
+        guard let renewed = database({ try $0.renew(leases, bytes: summary.bytes, speed: speed) }) else { return }
         lastRenewal = sent
-        bytesAtLastRenewal = summary.bytes
         for lease in leases where !renewed.contains(lease) {
             if let finished = held[lease]?.finished {
                 // Done, but no longer this worker's to record: left as a whole part, which the

@@ -51,7 +51,9 @@ final class WorkerSession {
     var lastRenewal = ContinuousClock.now
     var lastMaintenance = ContinuousClock.now - .seconds(3600)
     var summary = WorkerSummary()
-    var bytesAtLastRenewal: Int64 = 0
+    /// What its transfers received, finished or not: the speed it renews with and tells.
+    let received = ReceivedBytes()
+    var renewalSpeed = SpeedMeter(), tickSpeed = SpeedMeter()
     /// Feeds with downloads recorded since their manifests were last written.
     var dirtyFeeds = Set<Int64>()
     var lastManifests = ContinuousClock.now - .seconds(3600)
@@ -109,9 +111,10 @@ final class WorkerSession {
     func run(_ stream: AsyncStream<Event>) async -> WorkerSummary {
         let events = self.events
         let engineEvents = manager.events([.statusChanged, .progress, .attempt])
-        let forwarder = Task {
+        let forwarder = Task { [received] in
             var answered = Set<DownloadID>()
             for await event in engineEvents {
+                received.count(event)
                 switch event {
                 case .progress, .attempt:
                     // The first sign that its request reached the server: a spaced host's turn ends.
@@ -150,6 +153,7 @@ final class WorkerSession {
                 await claimMore()
             case .tick:
                 await maintain()
+                tellProgress()
             case .finished(let download):
                 finished(download)
             case .flush:
@@ -300,5 +304,10 @@ final class WorkerSession {
 
     func report(_ message: String) {
         configuration.report("worker \(configuration.name): \(message)")
+    }
+
+    /// Tells where it stands, with the bytes a second received since the last tick.
+    func tellProgress() {
+        configuration.observe?(.progress(WorkerProgress(summary, running: held.count, bytesPerSecond: tickSpeed.read(received.value))))
     }
 }

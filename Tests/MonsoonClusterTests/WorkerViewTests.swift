@@ -1,0 +1,76 @@
+import Foundation
+@testable import MonsoonCLI
+import MonsoonCluster
+import MonsoonEngine
+import Testing
+
+/// What `monsoon worker` shows: one live line on a terminal, redrawn in place under its
+/// messages; JSON lines with `--json`, an idle worker's unchanged progress said once; nothing
+/// but messages in a pipe.
+@Suite struct WorkerViewTests {
+    static func context(terminal: Bool) -> (CommandContext, TextOutput, TextOutput) {
+        let output = TextOutput.capturing(terminal: terminal), errors = TextOutput.capturing(terminal: terminal)
+        return (CommandContext(output: output, errors: errors, environment: ["NO_COLOR": "1"], currentDirectory: "/", isTerminal: terminal, terminalWidth: 80),
+                output, errors)
+    }
+
+    static var busy: WorkerProgress {
+        var progress = WorkerProgress()
+        progress.completed = 3
+        progress.failed = 1
+        progress.refreshed = 1
+        progress.running = 2
+        progress.bytes = 3_000_000
+        progress.bytesPerSecond = 1536
+        return progress
+    }
+
+    @Test func aTerminalGetsOneLiveLineRedrawnUnderTheMessages() {
+        let (context, output, errors) = Self.context(terminal: true)
+        let view = WorkerView(context: context, name: "rack2", json: false, quiet: false)
+        #expect(view.style == .live)
+        view.observe(.progress(Self.busy))
+        let line = "worker rack2: 3 downloaded · 1 failed · 2 running · 1 feed read · \(ByteCount.format(1536))/s"
+        #expect(output.text == line + "\n")
+        view.message("worker rack2: the database is back")
+        #expect(errors.text == "monsoon: worker rack2: the database is back\n")
+        #expect(output.text == line + "\n" + "\r\u{1B}[1A\u{1B}[J" + line + "\n", "cleared, then drawn again below the message")
+        view.finish()
+        #expect(output.text.hasSuffix(line + "\n" + "\r\u{1B}[1A\u{1B}[J" + "\r\u{1B}[K"), "the summary takes the line's place")
+    }
+
+    @Test func aNarrowTerminalGetsTheLineCut() {
+        let output = TextOutput.capturing(terminal: true)
+        let context = CommandContext(output: output, errors: output, environment: ["NO_COLOR": "1"], currentDirectory: "/", isTerminal: true, terminalWidth: 30)
+        WorkerView(context: context, name: "a-very-long-worker-name", json: false, quiet: false).observe(.progress(Self.busy))
+        #expect(output.text.hasSuffix("\n") && TerminalText.displayWidth(String(output.text.dropLast())) <= 29, "\(output.text)")
+    }
+
+    @Test func jsonLinesSayEachJobAndProgressThatChanged() throws {
+        let (context, output, _) = Self.context(terminal: true)
+        let view = WorkerView(context: context, name: "w", json: true, quiet: false)
+        view.observe(.completed(job: 7, path: "Show/episode 1.mp3", bytes: 1000))
+        view.observe(.failed(job: 8, url: "https://cdn.example.com/e/2.mp3", reason: "the server answered 404 Not Found", retrying: false))
+        view.observe(.progress(Self.busy))
+        view.observe(.progress(Self.busy))
+        view.finish()   // the lines go out from a queue of their own
+        let lines = output.text.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3, "an unchanged progress is said once: \(output.text)")
+        #expect(try lines.allSatisfy { try JSONSerialization.jsonObject(with: Data($0.utf8)) is [String: Any] })
+        #expect(lines[0].hasPrefix("{\"event\": \"completed\", \"time\": \"") && lines[0].hasSuffix("\"job\": 7, \"path\": \"Show/episode 1.mp3\", \"bytes\": 1000}"))
+        #expect(lines[1].hasPrefix("{\"event\": \"failed\", ")
+                && lines[1].hasSuffix("\"job\": 8, \"url\": \"https://cdn.example.com/e/2.mp3\", \"reason\": \"the server answered 404 Not Found\", \"retrying\": false}"))
+        #expect(lines[2].hasPrefix("{\"event\": \"progress\", ")
+                && lines[2].hasSuffix("\"completed\": 3, \"failed\": 1, \"refreshed\": 1, \"running\": 2, \"bytes\": 3000000, \"bytesPerSecond\": 1536}"))
+        #expect(!output.text.contains("\u{1B}"), "never a live line with --json")
+    }
+
+    @Test func aPipeGetsMessagesOnly() {
+        let (context, output, errors) = Self.context(terminal: false)
+        let view = WorkerView(context: context, name: "w", json: false, quiet: false)
+        view.observe(.progress(Self.busy))
+        view.message("worker w: lost j1")
+        view.finish()
+        #expect(output.text == "" && errors.text == "monsoon: worker w: lost j1\n")
+    }
+}
