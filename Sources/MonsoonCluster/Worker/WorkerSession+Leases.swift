@@ -3,8 +3,9 @@ import MonsoonEngine
 
 extension WorkerSession {
     /// At each tick: connect again if the database was lost, renew the leases every quarter of
-    /// a lease, stop everything once they could not be renewed for three quarters, take back
-    /// expired leases and make due retries available, and record what waited for the database.
+    /// a lease, stop everything once they could not be renewed for three quarters, record what
+    /// waited for the database, and, at each maintenance interval, sweep the work folder and
+    /// maintain the shared queue if this worker leads.
     func maintain() async {
         reconnectIfDue()
         let now = ContinuousClock.now
@@ -14,13 +15,26 @@ extension WorkerSession {
         await settleFinished()
         // Discarding, there are no files to list.
         if !configuration.discard, now - lastManifests >= Self.manifestInterval { writeManifests() }
-        if now - lastMaintenance >= renewalInterval {
+        if now - lastMaintenance >= .milliseconds(Int(maintenanceSeconds * 1000)) {
             lastMaintenance = now
-            database { try $0.reapExpiredLeases() }
-            database { try $0.removeGoneWorkers() }
-            database { try $0.promoteDueJobs() }
+            maintainQueue()
             sweepWorkFolder()
         }
+    }
+
+    var maintenanceSeconds: Double { configuration.maintenanceSeconds ?? configuration.leaseSeconds / 4 }
+
+    /// Asks to lead the cluster's maintenance (the leader renews its lead so) and, leading, does a
+    /// round of it. Every worker asks at each interval, so another takes over within a few
+    /// intervals of a leader's death; the others only claim, renew and complete.
+    func maintainQueue() {
+        // Four intervals: a leader late for a round or two (a slow statement, a busy loop) keeps its lead.
+        guard let leading = database({ try $0.lead(for: 4 * maintenanceSeconds) }) else { return }
+        if leading != leads { report(leading ? "leads the cluster's maintenance" : "no longer leads the cluster's maintenance: another worker took it over") }
+        leads = leading
+        guard leading, let round = database({ try $0.maintain(keepingFinished: configuration.keepFinishedSeconds) }) else { return }
+        // Said when a worker was found gone (its leases ran out, or its row was old), not for routine work.
+        if round.reaped > 0 || round.removedWorkers > 0 { report("maintenance: \(round)") }
     }
 
     /// How often, at the most, the manifests of the feeds it downloaded into are written.

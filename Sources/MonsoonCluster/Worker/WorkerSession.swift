@@ -44,6 +44,8 @@ final class WorkerSession {
     /// When every held lease was last renewed (or, with none held, when the database last answered).
     var lastRenewal = ContinuousClock.now
     var lastMaintenance = ContinuousClock.now - .seconds(3600)
+    /// Whether this worker led the maintenance at its last try.
+    var leads = false
     var summary = WorkerSummary()
     var bytesAtLastRenewal: Int64 = 0
     /// Feeds with downloads recorded since their manifests were last written.
