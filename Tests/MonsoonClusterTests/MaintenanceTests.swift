@@ -1,4 +1,5 @@
 import Foundation
+@testable import MonsoonCLI
 @testable import MonsoonCluster
 import MonsoonEngine
 import MonsoonTestServer
@@ -127,6 +128,26 @@ import Testing
             // The lapsed job waits out its backoff (256 s after 8 attempts): nothing is left to do.
             #expect(try queue.maintain(keepingFinished: Self.week) == JobQueue.Maintenance())
         }
+    }
+
+    /// `cluster status` marks the worker whose lead has not run out, in its text and its JSON.
+    @Test func statusMarksTheLeader() async throws {
+        let url = try await onThread { try temporaryPostgres().createDatabase(migrated: true) }
+        let (leading, lapsed) = try await onThread { () throws -> (ClusterStatus, ClusterStatus) in
+            let connection = try PostgresConnection(url)
+            try connection.executeScript("INSERT INTO monsoon_workers (name, node, pid) VALUES ('w1', 'n', 1), ('w2', 'n', 2)")
+            #expect(try JobQueue(connection: connection, worker: "w2").lead(for: 30))
+            let leading = try ClusterAdmin(connection: connection).status()
+            try connection.execute("UPDATE monsoon_leader SET expires_at = now() - interval '1 second'")
+            return (leading, try ClusterAdmin(connection: connection).status())
+        }
+        #expect(leading.workers.map(\.leads) == [false, true])
+        #expect(lapsed.workers.map(\.leads) == [false, false], "a lead that ran out is nobody's")
+        let text = ClusterStatusCommand.text(leading, terminalWidth: nil)
+        #expect(text.contains("w2 (n, pid 2, leader)\n") && text.contains("w1 (n, pid 1)\n"), "\(text)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(ClusterStatusCommand.json(leading).utf8)) as? [String: Any])
+        let workers = try #require(json["workers"] as? [[String: Any]])
+        #expect(workers.map { $0["leader"] as? Bool } == [false, true])
     }
 
     /// Three `monsoon worker` processes: one leads, and only its maintenance moves (a lease
