@@ -15,26 +15,11 @@ extension WorkerSession {
         await settleFinished()
         // Discarding, there are no files to list.
         if !configuration.discard, now - lastManifests >= Self.manifestInterval { writeManifests() }
-        if now - lastMaintenance >= .milliseconds(Int(maintenanceSeconds * 1000)) {
+        if now - lastMaintenance >= .milliseconds(Int(maintainer.seconds * 1000)) {
             lastMaintenance = now
-            maintainQueue()
+            database { try maintainer.run(on: $0, report: report) }
             sweepWorkFolder()
         }
-    }
-
-    var maintenanceSeconds: Double { configuration.maintenanceSeconds ?? configuration.leaseSeconds / 4 }
-
-    /// Asks to lead the cluster's maintenance (the leader renews its lead so) and, leading, does a
-    /// round of it. Every worker asks at each interval, so another takes over within a few
-    /// intervals of a leader's death; the others only claim, renew and complete.
-    func maintainQueue() {
-        // Four intervals: a leader late for a round or two (a slow statement, a busy loop) keeps its lead.
-        guard let leading = database({ try $0.lead(for: 4 * maintenanceSeconds) }) else { return }
-        if leading != leads { report(leading ? "leads the cluster's maintenance" : "no longer leads the cluster's maintenance: another worker took it over") }
-        leads = leading
-        guard leading, let round = database({ try $0.maintain(keepingFinished: configuration.keepFinishedSeconds) }) else { return }
-        // Said when a worker was found gone (its leases ran out, or its row was old), not for routine work.
-        if round.reaped > 0 || round.removedWorkers > 0 { report("maintenance: \(round)") }
     }
 
     /// How often, at the most, the manifests of the feeds it downloaded into are written.

@@ -44,14 +44,13 @@ final class WorkerSession {
     /// When every held lease was last renewed (or, with none held, when the database last answered).
     var lastRenewal = ContinuousClock.now
     var lastMaintenance = ContinuousClock.now - .seconds(3600)
-    /// Whether this worker led the maintenance at its last try.
-    var leads = false
     var summary = WorkerSummary()
     var bytesAtLastRenewal: Int64 = 0
     /// Feeds with downloads recorded since their manifests were last written.
     var dirtyFeeds = Set<Int64>()
     var lastManifests = ContinuousClock.now - .seconds(3600)
     var stopping = false
+    var maintainer: QueueMaintainer
     /// A flush of finished downloads is on its way (`finished`).
     var flushScheduled = false
     /// No claims before then: the engine could not queue a download (its database away).
@@ -70,6 +69,7 @@ final class WorkerSession {
     init(configuration: WorkerConfiguration, events: AsyncStream<Event>.Continuation) throws {
         self.configuration = configuration
         self.events = events
+        maintainer = QueueMaintainer(configuration)
         connection = try PostgresConnection(configuration.database, connectTimeout: Self.quarter(configuration), settings: Self.liveness(configuration))
         try ClusterSchema.requireCurrent(connection)
         queue = JobQueue(connection: connection, worker: configuration.name, leaseSeconds: configuration.leaseSeconds)
