@@ -15,7 +15,7 @@ extension JobQueue {
 
         public init() {}
 
-        /// "took back 2 jobs whose leases ran out (1 dead), removed 1,000 finished jobs".
+        /// "took back 2 jobs whose leases ran out (1 dead), removed 3 finished jobs".
         public var description: String {
             func count(_ value: Int, _ noun: String) -> String { "\(value) \(noun)\(value == 1 ? "" : "s")" }
             var parts: [String] = []
