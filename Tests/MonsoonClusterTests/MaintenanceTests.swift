@@ -130,6 +130,15 @@ import Testing
         }
     }
 
+    /// `--keep-finished` takes days, 0 (remove jobs as soon as they finish) to a hundred years.
+    @Test func keepFinishedTakesDays() async {
+        for bad in ["-1", "36501", "nan"] {
+            let run = await ClusterCommandTests.monsoon(["worker", "--db", "postgresql://127.0.0.1:1/none", "-o", "/tmp", "--keep-finished", bad])
+            #expect(run.status == 2 && run.output == "", "\(bad): \(run)")
+            #expect(run.errors.contains("--keep-finished takes 0 to 36500 days"), "\(bad): \(run.errors)")
+        }
+    }
+
     /// `cluster status` marks the worker whose lead has not run out, in its text and its JSON.
     @Test func statusMarksTheLeader() async throws {
         let url = try await onThread { try temporaryPostgres().createDatabase(migrated: true) }
@@ -159,7 +168,8 @@ import Testing
         defer { server.stop() }
         let (url, bodies) = try await ClusterWorkerTests.catalogue(server, episodes: 3, size: 50_000)
         // The first episode's job held by a worker that vanished, its lease run out; the second's
-        // finished eight days ago; the third's kept back for later. A worker silent for an hour.
+        // finished three days ago (kept by default, not with `--keep-finished 2`); the third's
+        // kept back for later. A worker silent for an hour.
         let jobs = try await onThread { () throws -> [Int64] in
             let connection = try PostgresConnection(url)
             let jobs = try connection.execute("SELECT id FROM monsoon_jobs ORDER BY priority").rows.map { try $0.int64(0) ?? 0 }
@@ -167,7 +177,7 @@ import Testing
                 UPDATE monsoon_jobs SET state = 'running', attempts = 1, leased_by = 'ghost', lease_token = nextval('monsoon_lease_tokens'),
                     lease_expires_at = now() - interval '1 second' WHERE id = $1
                 """, [jobs[0]])
-            try connection.execute("UPDATE monsoon_jobs SET state = 'completed', finished_at = now() - interval '8 days' WHERE id = $1", [jobs[1]])
+            try connection.execute("UPDATE monsoon_jobs SET state = 'completed', finished_at = now() - interval '3 days' WHERE id = $1", [jobs[1]])
             try connection.execute("UPDATE monsoon_jobs SET state = 'paused' WHERE id = $1", [jobs[2]])
             try connection.execute("INSERT INTO monsoon_workers (name, node, pid, heartbeat_at) VALUES ('ghost', 'elsewhere', 1, now() - interval '1 hour')")
             return jobs
@@ -176,7 +186,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: base) }   // a leftover folder in /tmp harms nothing
         let folder = base + "/archive"
         let workers = ["m1", "m2", "m3"].map { name in
-            WorkerProcess(name: name, arguments: ["worker", "--db", url, "-o", folder, "--name", name, "--lease", "4", "--poll", "0.3"], log: base + "/\(name).log")
+            WorkerProcess(name: name, arguments: ["worker", "--db", url, "-o", folder, "--name", name, "--lease", "4", "--poll", "0.3", "--keep-finished", "2"],
+                          log: base + "/\(name).log")
         }
         // A failing test must leave no worker behind.
         defer { for worker in workers { worker.kill9() } }
