@@ -11,7 +11,8 @@ struct ClusterStatusCommand: RunnableCommand {
             A worker is alive while it renews its leases: one silent for longer than its lease is \
             shown as silent, without a speed (its jobs go back to the queue as their leases \
             expire, and are not counted running meanwhile); a worker stopped or silent for 10 \
-            minutes is no longer listed. Hosts are listed \
+            minutes is no longer listed. The worker that leads the maintenance (takes back expired \
+            leases, removes finished jobs) is marked leader. Hosts are listed \
             when they have jobs queued, running or failed, or are held (after a 429), busiest \
             first, 20 at the most; --json lists every worker and host. Then why jobs wait, for \
             the 5 hosts holding the most back: at their connection limit, held after a 429, \
@@ -27,7 +28,7 @@ struct ClusterStatusCommand: RunnableCommand {
             """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var database: ClusterDatabase
-    @Flag("--json", help: "Print JSON: workers (name, node, pid, startedAt, heartbeatAt, heartbeatAge, stoppedAt, alive, running, bytes, speed), hosts (host, running, maxConnections, minIntervalMs, heldUntil, jobs, waiting), totals (jobs, files, bytes, lastMinute, lastTenMinutes, speed); jobs by state, with expiredLeases.")
+    @Flag("--json", help: "Print JSON: workers (name, node, pid, startedAt, heartbeatAt, heartbeatAge, stoppedAt, alive, leader, running, bytes, speed), hosts (host, running, maxConnections, minIntervalMs, heldUntil, jobs, waiting), totals (jobs, files, bytes, lastMinute, lastTenMinutes, speed); jobs by state, with expiredLeases.")
     var json = false
     init() {}
 
@@ -82,7 +83,7 @@ struct ClusterStatusCommand: RunnableCommand {
             for worker in running {
                 text += table.row([worker.alive ? "alive" : "silent", String(worker.running), age(worker.heartbeatAge) + " ago",
                                    worker.alive ? speed(worker.speed) : "-", ByteCount.format(Int(worker.bytes))],
-                                  name: "\(worker.name) (\(worker.node), pid \(worker.pid))") + "\n"
+                                  name: "\(worker.name) (\(worker.node), pid \(worker.pid)\(worker.leads ? ", leader" : ""))") + "\n"
             }
         }
         if stopped > 0 { text += "\(stopped) stopped worker\(stopped == 1 ? "" : "s") not shown (--json lists them)\n" }
@@ -168,7 +169,7 @@ struct ClusterStatusCommand: RunnableCommand {
             "{\"name\": \(JSONText.string(worker.name)), \"node\": \(JSONText.string(worker.node)), \"pid\": \(worker.pid), "
                 + "\"startedAt\": \(LibraryJSON.date(worker.startedAt)), \"heartbeatAt\": \(LibraryJSON.date(worker.heartbeatAt)), "
                 + "\"heartbeatAge\": \(JSONText.number((worker.heartbeatAge * 10).rounded() / 10)), \"stoppedAt\": \(LibraryJSON.date(worker.stoppedAt)), "
-                + "\"alive\": \(worker.alive), \"running\": \(worker.running), \"bytes\": \(worker.bytes), \"speed\": \(worker.speed)}"
+                + "\"alive\": \(worker.alive), \"leader\": \(worker.leads), \"running\": \(worker.running), \"bytes\": \(worker.bytes), \"speed\": \(worker.speed)}"
         }
         let hosts = status.hosts.map { host in
             "{\"host\": \(JSONText.string(host.host)), \"running\": \(host.running), \"maxConnections\": \(host.maxConnections), "

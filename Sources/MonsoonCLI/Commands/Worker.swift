@@ -26,6 +26,7 @@ struct Worker: RunnableCommand {
     @Option("--name", help: "The worker's name in the cluster, unique (default: the host's name, the process id and a random number).", valueName: "name") var name: String?
     @Option("--lease", help: "Seconds a claim holds a job before another worker may take it (default: 60).", valueName: "seconds") var lease: Double?
     @Option("--poll", help: "Seconds between looks for jobs when no notification comes (default: 2).", valueName: "seconds") var poll: Double?
+    @Option("--keep-finished", help: "Days a finished job (completed, failed, dead) stays in the shared queue before the worker that leads the maintenance removes it (default: 7; the leader's setting applies).", valueName: "days") var keepFinished: Double?
     @Flag("--allow-private", help: "Let URLs from feeds lead to this machine or its own network (loopback, private, link-local addresses); by default only a feed there may.") var allowPrivate = false
     @Flag("--discard", help: "Write nothing: count and hash each body, and record it in the ledger; for measuring.") var discard = false
     @Flag("--json", help: "Print JSON lines: each job completed or failed, the progress at each tick while it works, and the summary at the stop (with the claims' round-trip times).") var json = false
@@ -36,12 +37,14 @@ struct Worker: RunnableCommand {
         if let jobs, jobs < 1 || jobs > 256 { throw CLIError.usage("-j takes 1 to 256 jobs, not \(jobs)") }
         if let lease, !(lease >= 4 && lease <= 3600) { throw CLIError.usage("--lease takes 4 to 3600 seconds") }
         if let poll, !(poll > 0 && poll <= 600) { throw CLIError.usage("--poll takes more than 0 and up to 600 seconds") }
+        if let keepFinished, !(keepFinished >= 0 && keepFinished <= 36_500) { throw CLIError.usage("--keep-finished takes 0 to 36500 days") }
         let host = ProcessInfo.processInfo.hostName
         var configuration = WorkerConfiguration(database: try database.connectionString(context), folder: context.absolutePath(out),
                                                 name: name ?? "\(host)-\(getpid())-\(String(UInt16.random(in: .min ... .max), radix: 16))", node: host)
         configuration.slots = jobs ?? 4
         configuration.leaseSeconds = lease ?? 60
         configuration.pollSeconds = poll ?? 2
+        if let keepFinished { configuration.keepFinishedSeconds = keepFinished * 86_400 }
         configuration.discard = discard
         configuration.allowPrivate = allowPrivate
         let view = WorkerView(context: context, name: configuration.name, json: json, quiet: global.quiet)

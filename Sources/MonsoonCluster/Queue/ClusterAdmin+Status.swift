@@ -42,7 +42,8 @@ extension ClusterAdmin {
         let rows = try connection.execute("""
             SELECT w.name, w.node, w.pid, w.started_at, w.heartbeat_at, w.stopped_at, w.bytes, w.speed,
                    extract(epoch FROM now() - w.heartbeat_at)::float8 AS age, coalesce(r.jobs, 0) AS running,
-                   w.stopped_at IS NULL AND w.heartbeat_at > now() - w.lease_seconds * interval '1 second' AS alive
+                   w.stopped_at IS NULL AND w.heartbeat_at > now() - w.lease_seconds * interval '1 second' AS alive,
+                   EXISTS (SELECT 1 FROM monsoon_leader l WHERE l.worker = w.name AND l.expires_at > now()) AS leads
             FROM monsoon_workers w
             LEFT JOIN (SELECT leased_by, count(*) AS jobs FROM monsoon_jobs WHERE state = 'running' AND (lease_expires_at IS NULL OR lease_expires_at > now()) GROUP BY leased_by) r
               ON r.leased_by = w.name
@@ -59,7 +60,8 @@ extension ClusterAdmin {
             workers.append(ClusterStatus.Worker(
                 name: name, node: try row.string("node") ?? "", pid: try row.int("pid") ?? 0, startedAt: startedAt, heartbeatAt: heartbeatAt,
                 heartbeatAge: age, stoppedAt: try row.date("stopped_at"), bytes: try row.int64("bytes") ?? 0,
-                speed: alive ? try row.int64("speed") ?? 0 : 0, running: try row.int("running") ?? 0, alive: alive))
+                speed: alive ? try row.int64("speed") ?? 0 : 0, running: try row.int("running") ?? 0, alive: alive,
+                leads: try row.bool("leads") == true))
         }
         return workers
     }

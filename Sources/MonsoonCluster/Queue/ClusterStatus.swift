@@ -34,6 +34,8 @@ public struct ClusterStatus: Sendable, Hashable {
         /// Not stopped, and renewed within its lease: a silent worker is dead or cut off, and its
         /// jobs go back to the queue once their leases expire. Its speed is 0 then.
         public var alive: Bool
+        /// Whether it leads the cluster's maintenance (its lead has not run out).
+        public var leads = false
     }
 
     /// A host: its politeness, its counters and its jobs.

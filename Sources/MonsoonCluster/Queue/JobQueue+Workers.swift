@@ -34,16 +34,6 @@ extension JobQueue {
         }
     }
 
-    /// Removes the workers that stopped, or went silent, more than `after` seconds ago (and more
-    /// than ten of their leases): `cluster status` lists each worker while it may still matter.
-    @discardableResult
-    public func removeGoneWorkers(after seconds: Double = 600) throws(PostgresError) -> Int {
-        try connection.execute("""
-            DELETE FROM monsoon_workers
-            WHERE coalesce(stopped_at, heartbeat_at) < now() - greatest($1, 10 * lease_seconds) * interval '1 second'
-            """, [seconds]).affectedRows
-    }
-
     /// Hands back the jobs leased to this worker that it does not know it holds: claims whose
     /// answer the connection lost (the database committed them, the worker never read them).
     /// Without this they would wait for their leases to run out. Their attempts are given back.
@@ -76,9 +66,16 @@ extension JobQueue {
     /// transfers stopped. Only while the name is still this process's (`node`, this process id): a
     /// worker cut off from the database longer than a lease may have been replaced by one of the
     /// same name elsewhere, whose row stays.
+    ///
+    /// A worker that led the maintenance gives the lead up, so that another takes it at its next
+    /// interval instead of once the lease has run out.
     public func unregister(node: String) throws(PostgresError) {
         try connection.execute("""
-            UPDATE monsoon_workers SET stopped_at = now(), heartbeat_at = now() WHERE name = $1 AND node = $2 AND pid = $3 AND stopped_at IS NULL
+            WITH stopped AS (
+                UPDATE monsoon_workers SET stopped_at = now(), heartbeat_at = now() WHERE name = $1 AND node = $2 AND pid = $3 AND stopped_at IS NULL
+                RETURNING name
+            )
+            DELETE FROM monsoon_leader WHERE worker IN (SELECT name FROM stopped)
             """, [worker, node, Int(getpid())])
     }
 

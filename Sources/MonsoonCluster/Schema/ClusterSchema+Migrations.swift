@@ -12,6 +12,15 @@ extension ClusterSchema {
             ALTER TABLE monsoon_hosts ADD COLUMN reserved_by bigint;
             """ + counting(spacing: true)),
         Migration(version: 4, sql: jobArguments),
+        // One worker at a time maintains the queue: the one named in the leader row while its
+        // lease lasts (see `JobQueue.lead(for:)`). Finished jobs are removed by their age, from
+        // an index of their own, whose columns a lease renewal does not change: it stays a HOT
+        // update.
+        Migration(version: 5, sql: """
+            CREATE TABLE monsoon_leader (id integer PRIMARY KEY DEFAULT 1 CHECK (id = 1), worker text NOT NULL,
+              elected_at timestamptz NOT NULL DEFAULT now(), expires_at timestamptz NOT NULL);
+            CREATE INDEX monsoon_jobs_finished ON monsoon_jobs (finished_at) WHERE state IN ('completed', 'failed', 'dead');
+            """),
     ]
 
     /// A job carries what its worker needs, written when it is queued: the claim reads only the

@@ -15,7 +15,7 @@ public final class ClusterWorker: Sendable {
     enum Event: Sendable {
         /// New jobs may be there (a notification, the poll timer, a slot freed).
         case wake
-        /// Time to renew, take back expired leases and retry what waits for the database.
+        /// Time to renew, maintain the shared queue (if this worker leads) and retry what waits for the database.
         case tick
         /// The engine finished (or gave up on) one of the worker's downloads.
         case finished(Download)

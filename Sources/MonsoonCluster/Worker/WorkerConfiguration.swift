@@ -17,6 +17,14 @@ public struct WorkerConfiguration: Sendable {
     /// How long a claim or a renewal holds a job. Leases are renewed every quarter of it; a
     /// worker that could not renew for three quarters stops every transfer.
     public var leaseSeconds: Double = 60
+    /// How often the worker asks to lead the cluster's maintenance and, while it leads, does it:
+    /// takes back expired leases, makes due retries available, removes finished jobs and gone
+    /// workers. Nil: a quarter of the lease. A leader that has not asked again for four of these
+    /// intervals (killed, paused, cut off) is replaced.
+    public var maintenanceSeconds: Double?
+    /// How long finished jobs (completed, failed, dead) stay in the shared queue before the
+    /// leader removes them: 7 days.
+    public var keepFinishedSeconds: Double = 7 * 86_400
     /// How long the worker waits before it tries the database again, when the database cannot be
     /// reached as it starts: the first wait, doubled each time up to the last.
     public var startRetry: (first: Double, most: Double) = (0.5, 30)

@@ -3,8 +3,9 @@ import MonsoonEngine
 
 extension WorkerSession {
     /// At each tick: connect again if the database was lost, renew the leases every quarter of
-    /// a lease, stop everything once they could not be renewed for three quarters, take back
-    /// expired leases and make due retries available, and record what waited for the database.
+    /// a lease, stop everything once they could not be renewed for three quarters, record what
+    /// waited for the database, and, at each maintenance interval, sweep the work folder and
+    /// maintain the shared queue if this worker leads.
     func maintain() async {
         reconnectIfDue()
         let now = ContinuousClock.now
@@ -14,11 +15,9 @@ extension WorkerSession {
         await settleFinished()
         // Discarding, there are no files to list.
         if !configuration.discard, now - lastManifests >= Self.manifestInterval { writeManifests() }
-        if now - lastMaintenance >= renewalInterval {
+        if now - lastMaintenance >= .milliseconds(Int(maintainer.seconds * 1000)) {
             lastMaintenance = now
-            database { try $0.reapExpiredLeases() }
-            database { try $0.removeGoneWorkers() }
-            database { try $0.promoteDueJobs() }
+            database { try maintainer.run(on: $0, report: report) }
             sweepWorkFolder()
         }
     }

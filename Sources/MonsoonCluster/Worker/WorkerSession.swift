@@ -58,6 +58,7 @@ final class WorkerSession {
     var dirtyFeeds = Set<Int64>()
     var lastManifests = ContinuousClock.now - .seconds(3600)
     var stopping = false
+    var maintainer: QueueMaintainer
     /// A flush of finished downloads is on its way (`finished`).
     var flushScheduled = false
     /// No claims before then: the engine could not queue a download (its database away).
@@ -76,6 +77,7 @@ final class WorkerSession {
     init(configuration: WorkerConfiguration, events: AsyncStream<Event>.Continuation) throws {
         self.configuration = configuration
         self.events = events
+        maintainer = QueueMaintainer(configuration)
         connection = try PostgresConnection(configuration.database, connectTimeout: Self.quarter(configuration), settings: Self.liveness(configuration))
         try ClusterSchema.requireCurrent(connection)
         queue = JobQueue(connection: connection, worker: configuration.name, leaseSeconds: configuration.leaseSeconds)
