@@ -67,43 +67,6 @@ extension JobQueue {
         }
     }
 
-    /// Takes back the jobs whose leases expired, in one atomic statement that checks the expiry
-    /// again on the rows it locks (a select followed by an update by id alone could overwrite a
-    /// job completed in between: River's bug #1302). A job whose attempts are spent ends `dead`;
-    /// the others wait a backoff that grows with their attempts, then run elsewhere.
-    /// - Returns: how many jobs were taken back, and how many of them ended dead.
-    @discardableResult
-    public func reapExpiredLeases() throws(PostgresError) -> (reaped: Int, dead: Int) {
-        let rows = try connection.execute("""
-            WITH expired AS MATERIALIZED (
-                SELECT id FROM monsoon_jobs WHERE state = 'running' AND lease_expires_at < now()
-                ORDER BY id LIMIT 1000 FOR UPDATE SKIP LOCKED
-            )
-            UPDATE monsoon_jobs j
-            SET state = CASE WHEN j.attempts >= j.max_attempts THEN 'dead' ELSE 'scheduled' END,
-                run_at = now() + least(300, 2 ^ j.attempts) * interval '1 second', crashes = j.crashes + 1,
-                finished_at = CASE WHEN j.attempts >= j.max_attempts THEN now() END,
-                last_error = 'its worker (' || coalesce(j.leased_by, '?') || ') stopped renewing its lease',
-                leased_by = NULL, lease_expires_at = NULL
-            FROM expired
-            WHERE j.id = expired.id AND j.state = 'running' AND j.lease_expires_at < now()
-            RETURNING j.state
-            """)
-        var dead = 0
-        for row in rows.rows where try row.string("state") == JobState.dead.rawValue { dead += 1 }
-        return (rows.count, dead)
-    }
-
-    /// Makes the scheduled jobs whose time has come available (a retry's backoff ended).
-    @discardableResult
-    public func promoteDueJobs() throws(PostgresError) -> Int {
-        try connection.execute("""
-            UPDATE monsoon_jobs SET state = 'available'
-            WHERE id IN (SELECT id FROM monsoon_jobs WHERE state = 'scheduled' AND run_at <= now()
-                         ORDER BY run_at LIMIT 5000 FOR UPDATE SKIP LOCKED)
-            """).affectedRows
-    }
-
     static let claimSQL = """
         WITH candidate_hosts AS MATERIALIZED (
             SELECT host, max_connections - running AS free, min_interval_ms > 0 AS spaced
