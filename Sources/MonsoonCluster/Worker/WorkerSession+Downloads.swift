@@ -8,12 +8,33 @@ extension WorkerSession {
     /// - Parameter resolved: where the job's first redirect leads, when a probe found it (the
     ///   download goes there directly: the redirector has counted its request already).
     func startDownload(_ job: ClaimedJob, from resolved: URL? = nil) async {
+        guard let request = downloadRequest(job, from: resolved) else { return }
+        await enqueue([(job, request)])
+    }
+
+    /// `startDownload` for jobs just claimed, in one command to the engine for all of them: a
+    /// claim of many small files costs one trip to the transfer thread, not one each.
+    func startDownloads(_ jobs: [ClaimedJob]) async {
+        let requests = jobs.compactMap { job in downloadRequest(job).map { (job, $0) } }
+        guard requests.count > 1 else { return await enqueue(requests) }
+        do {
+            try await manager.enqueue(contentsOf: requests.map(\.1), replacingExisting: true)
+            storageFailures = 0
+            for (job, request) in requests { queued(job, as: request.id) }
+        } catch {
+            // All or none went in: one at a time now, so each job meets its own refusal.
+            await enqueue(requests)
+        }
+    }
+
+    /// The engine's request for a job's download; nil (the job failed) when it has no file name or no valid URL.
+    private func downloadRequest(_ job: ClaimedJob, from resolved: URL? = nil) -> DownloadRequest? {
         guard job.path != nil, let url = resolved ?? URL(string: job.url) else {
             database { _ = try $0.fail(job.lease, reason: "the job has no file name or no valid URL") }
             answered(job.lease)   // a turn it held on a host that spaces requests ends with it
             held[job.lease] = nil
             summary.failed += 1
-            return
+            return nil
         }
         let id = DownloadID("j\(job.lease.job)-t\(job.lease.token)")
         // The extension is the server's answer's (its final URL's, else its media type's), as a
@@ -34,32 +55,42 @@ extension WorkerSession {
         // To a host that spaces its requests, one request per download: a redirect is not followed
         // at once, but asked again (a new claim, which looks where it leads first).
         let spaced = ClusterHost.key(of: url).map { held[job.lease]?.reserved.contains($0) ?? false } ?? false
-        let request = DownloadRequest(id: id, url: url, destination: destination, expectedSize: job.expectedLength.map(Int.init),
-                                      sizeLimit: limit, root: configuration.folder, addresses: addressScope(of: job), followsRedirects: !spaced,
-                                      owner: .job)
-        do {
-            try await manager.enqueue(request, replacingExisting: true)
-            storageFailures = 0
-            held[job.lease]?.download = id
-            leaseOfDownload[id] = job.lease
-        } catch where error.code == .storage || error.code == .storageFull {
-            // This worker's engine cannot keep its queue in the database this moment (it is
-            // restarting, say): the job is not at fault. It goes back, its attempt given back,
-            // and this worker claims nothing for a while, longer each time it happens again.
-            storageFailures += 1
-            let pause = min(60, 1 << min(storageFailures, 6))
-            report("could not queue \(job.lease) in its engine (\(error.message)); the job goes back to the queue, and this worker claims none for \(pause) s")
-            database { _ = try $0.release([job.lease]) }
-            answered(job.lease)   // a turn it held on a host that spaces requests ends with it
-            held[job.lease] = nil
-            claimsPausedUntil = .now + .seconds(pause)
-        } catch {
-            // Refused at once: a URL the engine does not fetch (not http or https).
-            database { _ = try $0.fail(job.lease, reason: error.message) }
-            answered(job.lease)   // a turn it held on a host that spaces requests ends with it
-            held[job.lease] = nil
-            summary.failed += 1
+        return DownloadRequest(id: id, url: url, destination: destination, expectedSize: job.expectedLength.map(Int.init),
+                               sizeLimit: limit, root: configuration.folder, addresses: addressScope(of: job), followsRedirects: !spaced,
+                               owner: .job)
+    }
+
+    /// Queues each download in the engine, one command each.
+    private func enqueue(_ requests: [(ClaimedJob, DownloadRequest)]) async {
+        for (job, request) in requests {
+            do {
+                try await manager.enqueue(request, replacingExisting: true)
+                storageFailures = 0
+                queued(job, as: request.id)
+            } catch where error.code == .storage || error.code == .storageFull {
+                // This worker's engine cannot keep its queue in the database this moment (it is
+                // restarting, say): the job is not at fault. It goes back, its attempt given back,
+                // and this worker claims nothing for a while, longer each time it happens again.
+                storageFailures += 1
+                let pause = min(60, 1 << min(storageFailures, 6))
+                report("could not queue \(job.lease) in its engine (\(error.message)); the job goes back to the queue, and this worker claims none for \(pause) s")
+                database { _ = try $0.release([job.lease]) }
+                answered(job.lease)   // a turn it held on a host that spaces requests ends with it
+                held[job.lease] = nil
+                claimsPausedUntil = .now + .seconds(pause)
+            } catch {
+                // Refused at once: a URL the engine does not fetch (not http or https).
+                database { _ = try $0.fail(job.lease, reason: error.message) }
+                answered(job.lease)   // a turn it held on a host that spaces requests ends with it
+                held[job.lease] = nil
+                summary.failed += 1
+            }
         }
+    }
+
+    private func queued(_ job: ClaimedJob, as id: DownloadID) {
+        held[job.lease]?.download = id
+        leaseOfDownload[id] = job.lease
     }
 
     /// The addresses a job's download may reach: any when allowed, or when its feed is on a
@@ -114,10 +145,11 @@ extension WorkerSession {
         }
     }
 
-    /// The engine is done with a download: it is recorded with the others that finish meanwhile
-    /// (within 20 ms), in one round trip for all of them.
+    /// The engine is done with a download (which answers its request, if nothing did before): it
+    /// is recorded with the others that finish meanwhile (within 20 ms), in one round trip for all of them.
     func finished(_ download: Download) {
         guard let lease = leaseOfDownload[download.id], held[lease] != nil else { return }   // lost meanwhile: dropped already
+        answered(lease)   // when nothing came before its end: a spaced host's turn ends with it
         held[lease]?.finished = download
         guard !flushScheduled else { return }
         flushScheduled = true
@@ -179,8 +211,8 @@ extension WorkerSession {
                 keepAsPart(held[entry.lease]?.finished?.filePath)
                 report("lost \(entry.lease) before recording it: its file was left for the worker that holds the job now")
             }
-            await forget(entry.lease)
         }
+        await forget(entries.map(\.lease), keepingPart: false)
     }
 
     /// A finished download's ledger row: its file's SHA-256 worked out once, before any lock is
@@ -262,7 +294,8 @@ extension WorkerSession {
     /// fence, the database is away).
     func forget(_ leases: [Lease], keepingPart: Bool) async {
         var pauses: [DownloadID] = []
-        var removals: [(DownloadID, deleteFile: Bool)] = []
+        // Keyed by whether the file goes too (it does for an unfinished download).
+        var removals: [Bool: [DownloadID]] = [:]
         for lease in leases {
             answered(lease)   // a turn it held on a host that spaces requests ends with it
             guard let entry = held.removeValue(forKey: lease) else { continue }
@@ -271,7 +304,7 @@ extension WorkerSession {
             leaseOfDownload[id] = nil
             // Paused: its part stays on disk for whoever claims the job next (its row stays in
             // this worker's engine queue, which its next start empties).
-            if keepingPart && entry.finished == nil { pauses.append(id) } else { removals.append((id, entry.finished == nil)) }
+            if keepingPart && entry.finished == nil { pauses.append(id) } else { removals[entry.finished == nil, default: []].append(id) }
         }
         let manager = self.manager
         await withTaskGroup(of: Void.self) { group in
@@ -279,7 +312,7 @@ extension WorkerSession {
             // its database is away; the engine stops the transfer before it saves, so nothing runs
             // on in any case, and a row left behind goes when this worker's queue is next emptied.
             for id in pauses { group.addTask { try? await manager.pause(id) } }
-            for (id, deleteFile) in removals { group.addTask { try? await manager.remove(id, deleteFile: deleteFile) } }
+            for (deleteFile, ids) in removals { group.addTask { _ = try? await manager.remove(contentsOf: ids, deleteFile: deleteFile) } }
         }
     }
 

@@ -102,8 +102,9 @@ final class WorkerSession {
 
     func run(_ stream: AsyncStream<Event>) async -> WorkerSummary {
         let events = self.events
-        let engineEvents = manager.events([.statusChanged, .progress, .attempt])
+        let engineEvents = manager.events([.statusChanged, .progress, .attempt, .removed])
         let forwarder = Task {
+            // Downloads whose answer was passed on: one message each, until the worker removes them.
             var answered = Set<DownloadID>()
             for await event in engineEvents {
                 switch event {
@@ -112,11 +113,13 @@ final class WorkerSession {
                     if answered.insert(event.downloadID).inserted { events.yield(.answered(event.downloadID)) }
                 case .statusChanged(let download):
                     // Done, given up on, or parked for want of disk space (which this worker lacks,
-                    // not the job: another may have room).
+                    // not the job: another may have room). Its end answers it too (`finished`), and
+                    // the report of its last attempt, which follows, says nothing new.
                     guard download.status == .completed || download.status == .failed || download.lastError?.code == .notEnoughDiskSpace else { continue }
-                    if answered.insert(download.id).inserted { events.yield(.answered(download.id)) }
-                    answered.remove(download.id)
+                    answered.insert(download.id)
                     events.yield(.finished(download))
+                case .removed(let id):
+                    answered.remove(id)
                 default:
                     continue
                 }
@@ -196,6 +199,7 @@ final class WorkerSession {
             if let plain = database({ try $0.claim(slots: free) }) { claimed = plain }
             if !claimed.isEmpty { summary.claimSeconds.append((ContinuousClock.now - started) / .seconds(1)) }
         }
+        var downloads: [ClaimedJob] = []
         for job in claimed {
             held[job.lease] = Held(job: job)
             switch job.kind {
@@ -205,12 +209,17 @@ final class WorkerSession {
                 let spaced = job.reserved.contains(job.host)
                 if spaced || (job.hostRedirects != false && !configuration.discard), let url = URL(string: job.url) {
                     await request(job.lease, .probe(url))
+                } else if URL(string: job.url).flatMap(ClusterHost.key(of:)) == job.host {
+                    // The claim read the host's row in the same statement: a host that spaces its
+                    // requests would have been reserved (and probed above), so this one asks no turn.
+                    downloads.append(job)
                 } else {
                     await request(job.lease, .download(nil))
                 }
             case .refresh: startRefresh(job)
             }
         }
+        await startDownloads(downloads)
     }
 
     /// Runs a refresh in a task of its own, with a connection of its own on a thread of its own:
