@@ -8,23 +8,13 @@ extension WorkerSession {
     /// - Parameter resolved: where the job's first redirect leads, when a probe found it (the
     ///   download goes there directly: the redirector has counted its request already).
     func startDownload(_ job: ClaimedJob, from resolved: URL? = nil) async {
-        guard let request = downloadRequest(job, from: resolved) else { return }
-        await enqueue([(job, request)])
+        await enqueue(downloadRequest(job, from: resolved).map { [(job, $0)] } ?? [])
     }
 
-    /// `startDownload` for jobs just claimed, in one command to the engine for all of them: a
-    /// claim of many small files costs one trip to the transfer thread, not one each.
+    /// `startDownload` for jobs just claimed, in one command to the engine: a claim of many small
+    /// files costs one trip to the transfer thread, not one each.
     func startDownloads(_ jobs: [ClaimedJob]) async {
-        let requests = jobs.compactMap { job in downloadRequest(job).map { (job, $0) } }
-        guard requests.count > 1 else { return await enqueue(requests) }
-        do {
-            try await manager.enqueue(contentsOf: requests.map(\.1), replacingExisting: true)
-            storageFailures = 0
-            for (job, request) in requests { queued(job, as: request.id) }
-        } catch {
-            // All or none went in: one at a time now, so each job meets its own refusal.
-            await enqueue(requests)
-        }
+        await enqueue(jobs.compactMap { job in downloadRequest(job).map { (job, $0) } })
     }
 
     /// The engine's request for a job's download; nil (the job failed) when it has no file name or no valid URL.
@@ -56,53 +46,40 @@ extension WorkerSession {
         // at once, but asked again (a new claim, which looks where it leads first).
         let spaced = ClusterHost.key(of: url).map { held[job.lease]?.reserved.contains($0) ?? false } ?? false
         return DownloadRequest(id: id, url: url, destination: destination, expectedSize: job.expectedLength.map(Int.init),
-                               sizeLimit: limit, root: configuration.folder, addresses: addressScope(of: job), followsRedirects: !spaced,
+                               sizeLimit: limit, root: configuration.folder, addresses: configuration.allowPrivate ? .any : feedHostScopes.scope(of: job), followsRedirects: !spaced,
                                owner: .job)
     }
 
-    /// Queues each download in the engine, one command each.
-    private func enqueue(_ requests: [(ClaimedJob, DownloadRequest)]) async {
-        for (job, request) in requests {
-            do {
-                try await manager.enqueue(request, replacingExisting: true)
-                storageFailures = 0
-                queued(job, as: request.id)
-            } catch where error.code == .storage || error.code == .storageFull {
-                // This worker's engine cannot keep its queue in the database this moment (it is
-                // restarting, say): the job is not at fault. It goes back, its attempt given back,
-                // and this worker claims nothing for a while, longer each time it happens again.
-                storageFailures += 1
-                let pause = min(60, 1 << min(storageFailures, 6))
-                report("could not queue \(job.lease) in its engine (\(error.message)); the job goes back to the queue, and this worker claims none for \(pause) s")
-                database { _ = try $0.release([job.lease]) }
-                answered(job.lease)   // a turn it held on a host that spaces requests ends with it
-                held[job.lease] = nil
-                claimsPausedUntil = .now + .seconds(pause)
-            } catch {
-                // Refused at once: a URL the engine does not fetch (not http or https).
-                database { _ = try $0.fail(job.lease, reason: error.message) }
-                answered(job.lease)   // a turn it held on a host that spaces requests ends with it
-                held[job.lease] = nil
-                summary.failed += 1
+    private func enqueue(_ requests: [(job: ClaimedJob, request: DownloadRequest)]) async {
+        guard let (job, _) = requests.first else { return }
+        do {
+            try await manager.enqueue(contentsOf: requests.map(\.request), replacingExisting: true)
+            storageFailures = 0
+            for (job, request) in requests {
+                held[job.lease]?.download = request.id
+                leaseOfDownload[request.id] = job.lease
             }
+        } catch where requests.count > 1 {
+            // None went in (all or none): one at a time now, so that each job meets its own refusal.
+            for request in requests { await enqueue([request]) }
+        } catch where error.code == .storage || error.code == .storageFull {
+            // This worker's engine cannot keep its queue in the database this moment (it is
+            // restarting, say): the job is not at fault. It goes back, its attempt given back,
+            // and this worker claims nothing for a while, longer each time it happens again.
+            storageFailures += 1
+            let pause = min(60, 1 << min(storageFailures, 6))
+            report("could not queue \(job.lease) in its engine (\(error.message)); the job goes back to the queue, and this worker claims none for \(pause) s")
+            database { _ = try $0.release([job.lease]) }
+            answered(job.lease)   // a turn it held on a host that spaces requests ends with it
+            held[job.lease] = nil
+            claimsPausedUntil = .now + .seconds(pause)
+        } catch {
+            // Refused at once: a URL the engine does not fetch (not http or https).
+            database { _ = try $0.fail(job.lease, reason: error.message) }
+            answered(job.lease)   // a turn it held on a host that spaces requests ends with it
+            held[job.lease] = nil
+            summary.failed += 1
         }
-    }
-
-    private func queued(_ job: ClaimedJob, as id: DownloadID) {
-        held[job.lease]?.download = id
-        leaseOfDownload[id] = job.lease
-    }
-
-    /// The addresses a job's download may reach: any when allowed, or when its feed is on a
-    /// private address itself; else public ones only (a feed's URL must not lead into the
-    /// workers' own network). Each feed host is looked up once.
-    func addressScope(of job: ClaimedJob) -> AddressScope {
-        guard !configuration.allowPrivate else { return .any }
-        let host = job.feedURL.flatMap(URL.init(string:))?.host ?? ""
-        if let known = feedHostScopes[host] { return known }
-        let scope: AddressScope = AddressScope.isPrivate(host: host) ? .any : .publicOnly
-        feedHostScopes[host] = scope
-        return scope
     }
 
     /// Takes over the largest part an earlier holder of the job left in the work folder (a worker

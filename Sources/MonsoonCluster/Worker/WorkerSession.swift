@@ -57,8 +57,7 @@ final class WorkerSession {
     /// Downloads in a row the engine could not queue for want of its database: each one puts
     /// the next claim off twice as long (2 s, 4 s … 60 s).
     var storageFailures = 0
-    /// Whether each feed host is on a private address (`addressScope(of:)`).
-    var feedHostScopes: [String: AddressScope] = [:]
+    var feedHostScopes = FeedHostScopes()
 
     var workFolder: String { Self.workFolder(of: configuration) }
     static func workFolder(of configuration: WorkerConfiguration) -> String { configuration.folder + "/.monsoon-work" }
@@ -104,8 +103,7 @@ final class WorkerSession {
         let events = self.events
         let engineEvents = manager.events([.statusChanged, .progress, .attempt, .removed])
         let forwarder = Task {
-            // Downloads whose answer was passed on: one message each, until the worker removes them.
-            var answered = Set<DownloadID>()
+            var answered = Set<DownloadID>()   // until the worker removes the download
             for await event in engineEvents {
                 switch event {
                 case .progress, .attempt:
@@ -113,8 +111,7 @@ final class WorkerSession {
                     if answered.insert(event.downloadID).inserted { events.yield(.answered(event.downloadID)) }
                 case .statusChanged(let download):
                     // Done, given up on, or parked for want of disk space (which this worker lacks,
-                    // not the job: another may have room). Its end answers it too (`finished`), and
-                    // the report of its last attempt, which follows, says nothing new.
+                    // not the job: another may have room). Its end answers it too (`finished`).
                     guard download.status == .completed || download.status == .failed || download.lastError?.code == .notEnoughDiskSpace else { continue }
                     answered.insert(download.id)
                     events.yield(.finished(download))
@@ -210,9 +207,7 @@ final class WorkerSession {
                 if spaced || (job.hostRedirects != false && !configuration.discard), let url = URL(string: job.url) {
                     await request(job.lease, .probe(url))
                 } else if URL(string: job.url).flatMap(ClusterHost.key(of:)) == job.host {
-                    // The claim read the host's row in the same statement: a host that spaces its
-                    // requests would have been reserved (and probed above), so this one asks no turn.
-                    downloads.append(job)
+                    downloads.append(job)   // unspaced, as the claim read the host's row: no turn to ask
                 } else {
                     await request(job.lease, .download(nil))
                 }
