@@ -32,7 +32,7 @@ extension WorkerSession {
         let destination: DownloadRequest.Destination
         if configuration.discard {
             destination = .discard(checksum: true)
-        } else if let adopted = adoptPart(of: job, as: id) {
+        } else if let adopted = WorkFolder(path: workFolder, root: configuration.folder).adoptPart(of: job, as: id) {
             summary.adoptedBytes += Int64(adopted.bytes)
             destination = .file(adopted.destination)
         } else {
@@ -80,29 +80,6 @@ extension WorkerSession {
             held[job.lease] = nil
             summary.failed += 1
         }
-    }
-
-    /// Takes over the largest part an earlier holder of the job left in the work folder (a worker
-    /// killed, or one that lost its lease), so the engine resumes it instead of fetching those
-    /// bytes again; the others go. Only this worker holds the job now: every other lease of it
-    /// is over.
-    func adoptPart(of job: ClaimedJob, as id: DownloadID) -> (destination: String, bytes: Int)? {
-        let prefix = "j\(job.lease.job)-t"
-        // No work folder listing: nothing to take over.
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: workFolder)) ?? [])
-            .filter { $0.hasPrefix(prefix) && $0.hasSuffix(PartFile.suffix) && !$0.hasPrefix(id.rawValue + ".") }
-        let sized = names.map { name -> (String, Int) in
-            let size = (try? FileManager.default.attributesOfItem(atPath: workFolder + "/" + name)[.size] as? Int) ?? 0   // gone meanwhile: nothing
-            return (name, size)
-        }.sorted { $0.1 > $1.1 }
-        defer { for (name, _) in sized.dropFirst() { unlink(workFolder + "/" + name) } }
-        guard let largest = sized.first else { return nil }
-        let old = String(largest.0.dropLast(PartFile.suffix.count))
-        // What follows "j<job>-t<token>" in its name is the extension its holder's answer gave.
-        let ext = old.drop { $0 != "." }
-        let destination = workFolder + "/" + id.rawValue + ext
-        let bytes = PartFile.adopt(from: workFolder + "/" + old, to: destination, root: configuration.folder)
-        return bytes > 0 ? (destination, bytes) : nil
     }
 
     /// Removes from the work folder what belongs to jobs that are over (completed, failed, dead,
@@ -239,7 +216,7 @@ extension WorkerSession {
     }
 
     /// A finished file whose job was lost: named as its part again, whole, so that the holder of
-    /// the job now takes it over (`adoptPart`) rather than download it all again.
+    /// the job now takes it over (`WorkFolder.adoptPart`) rather than download it all again.
     func keepAsPart(_ work: String?) {
         guard let work else { return }
         if rename(work, PartFile.path(for: work)) != 0 { unlink(work) }   // cannot be kept: it only takes room
