@@ -27,6 +27,15 @@ import Testing
         }
     }
 
+    @Test func textArraysRoundTrip() async throws {
+        try await withConnection(newDatabase: false) { connection in
+            let texts: [String?] = ["plain", "it's \"quoted\" \\ back", "{braces}, commas", "", nil, "NULL", "ünïcødé 🌧️ 雨季", "\\\""]
+            let rows = try connection.execute("SELECT t FROM unnest($1::text[]) WITH ORDINALITY AS a(t, n) ORDER BY n", [PostgresArray(texts)])
+            #expect(try rows.rows.map { try $0.string("t") } == texts)
+            #expect(PostgresArray(["a\"b", nil]).postgresText == #"{"a\"b",NULL}"#)
+        }
+    }
+
     @Test func rowsAndChangedRowsAreCounted() async throws {
         try await withConnection { connection in
             try connection.executeScript("CREATE TABLE t (id bigserial PRIMARY KEY, name text); CREATE INDEX t_name ON t (name)")

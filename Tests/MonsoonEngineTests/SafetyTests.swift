@@ -73,6 +73,23 @@ import Testing
         await manager.shutdown()
     }
 
+    @Test func manyAreRemovedInOneCallAndTheMissingAreNamed() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/a", Route(body: .bytes([1, 2, 3])))
+        server.setRoute("/b", Route(body: .bytes([4, 5])))
+        let manager = DownloadManager(configuration: fastConfiguration())
+        try await manager.enqueue(contentsOf: [request("a", server.url("/a"), to: folder.file("a")), request("b", server.url("/b"), to: folder.file("b"))])
+        try await waitFor(manager, "a", .completed)
+        try await waitFor(manager, "b", .completed)
+        #expect(try await manager.remove(contentsOf: ["a", "nope"], deleteFile: false) == ["nope"])
+        #expect(try await manager.remove(contentsOf: ["b", "a"], deleteFile: true) == ["a"], "removed already")
+        #expect(folder.contents() == ["a"], "only the file of the removal that asked is deleted")
+        #expect(try await manager.downloads.isEmpty)
+        await manager.shutdown()
+    }
+
     @Test func notEnoughDiskSpaceKeepsItQueuedWithoutAsking() async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()

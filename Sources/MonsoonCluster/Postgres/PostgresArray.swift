@@ -11,17 +11,20 @@ public struct PostgresArray: PostgresValue {
 
     /// Texts (nil is NULL), each quoted, with `"` and `\` escaped: any text round-trips.
     public init(_ values: [String?]) {
-        var text = "{"
+        // As UTF-8 bytes, not scalar by scalar: a worker's completions pass several texts a file.
+        // `"` and `\` are never part of a longer UTF-8 sequence, so escaping bytes escapes characters.
+        var bytes: [UInt8] = [UInt8(ascii: "{")]
         for (index, value) in values.enumerated() {
-            if index > 0 { text += "," }
-            guard let value else { text += "NULL"; continue }
-            text += "\""
-            for character in value.unicodeScalars {
-                if character == "\"" || character == "\\" { text += "\\" }
-                text.unicodeScalars.append(character)
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            guard let value else { bytes += "NULL".utf8; continue }
+            bytes.append(UInt8(ascii: "\""))
+            for byte in value.utf8 {
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { bytes.append(UInt8(ascii: "\\")) }
+                bytes.append(byte)
             }
-            text += "\""
+            bytes.append(UInt8(ascii: "\""))
         }
-        postgresText = text + "}"
+        bytes.append(UInt8(ascii: "}"))
+        postgresText = String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -8,12 +8,23 @@ extension WorkerSession {
     /// - Parameter resolved: where the job's first redirect leads, when a probe found it (the
     ///   download goes there directly: the redirector has counted its request already).
     func startDownload(_ job: ClaimedJob, from resolved: URL? = nil) async {
+        await enqueue(downloadRequest(job, from: resolved).map { [(job, $0)] } ?? [])
+    }
+
+    /// `startDownload` for jobs just claimed, in one command to the engine: a claim of many small
+    /// files costs one trip to the transfer thread, not one each.
+    func startDownloads(_ jobs: [ClaimedJob]) async {
+        await enqueue(jobs.compactMap { job in downloadRequest(job).map { (job, $0) } })
+    }
+
+    /// The engine's request for a job's download; nil (the job failed) when it has no file name or no valid URL.
+    private func downloadRequest(_ job: ClaimedJob, from resolved: URL? = nil) -> DownloadRequest? {
         guard job.path != nil, let url = resolved ?? URL(string: job.url) else {
             database { _ = try $0.fail(job.lease, reason: "the job has no file name or no valid URL") }
             answered(job.lease)   // a turn it held on a host that spaces requests ends with it
             held[job.lease] = nil
             summary.failed += 1
-            return
+            return nil
         }
         let id = DownloadID("j\(job.lease.job)-t\(job.lease.token)")
         // The extension is the server's answer's (its final URL's, else its media type's), as a
@@ -21,7 +32,7 @@ extension WorkerSession {
         let destination: DownloadRequest.Destination
         if configuration.discard {
             destination = .discard(checksum: true)
-        } else if let adopted = adoptPart(of: job, as: id) {
+        } else if let adopted = WorkFolder(path: workFolder, root: configuration.folder).adoptPart(of: job, as: id) {
             summary.adoptedBytes += Int64(adopted.bytes)
             destination = .file(adopted.destination)
         } else {
@@ -34,14 +45,23 @@ extension WorkerSession {
         // To a host that spaces its requests, one request per download: a redirect is not followed
         // at once, but asked again (a new claim, which looks where it leads first).
         let spaced = ClusterHost.key(of: url).map { held[job.lease]?.reserved.contains($0) ?? false } ?? false
-        let request = DownloadRequest(id: id, url: url, destination: destination, expectedSize: job.expectedLength.map(Int.init),
-                                      sizeLimit: limit, root: configuration.folder, addresses: addressScope(of: job), followsRedirects: !spaced,
-                                      owner: .job)
+        return DownloadRequest(id: id, url: url, destination: destination, expectedSize: job.expectedLength.map(Int.init),
+                               sizeLimit: limit, root: configuration.folder, addresses: configuration.allowPrivate ? .any : feedHostScopes.scope(of: job), followsRedirects: !spaced,
+                               owner: .job)
+    }
+
+    private func enqueue(_ requests: [(job: ClaimedJob, request: DownloadRequest)]) async {
+        guard let (job, _) = requests.first else { return }
         do {
-            try await manager.enqueue(request, replacingExisting: true)
+            try await manager.enqueue(contentsOf: requests.map(\.request), replacingExisting: true)
             storageFailures = 0
-            held[job.lease]?.download = id
-            leaseOfDownload[id] = job.lease
+            for (job, request) in requests {
+                held[job.lease]?.download = request.id
+                leaseOfDownload[request.id] = job.lease
+            }
+        } catch where requests.count > 1 {
+            // None went in (all or none): one at a time now, so that each job meets its own refusal.
+            for request in requests { await enqueue([request]) }
         } catch where error.code == .storage || error.code == .storageFull {
             // This worker's engine cannot keep its queue in the database this moment (it is
             // restarting, say): the job is not at fault. It goes back, its attempt given back,
@@ -62,41 +82,6 @@ extension WorkerSession {
         }
     }
 
-    /// The addresses a job's download may reach: any when allowed, or when its feed is on a
-    /// private address itself; else public ones only (a feed's URL must not lead into the
-    /// workers' own network). Each feed host is looked up once.
-    func addressScope(of job: ClaimedJob) -> AddressScope {
-        guard !configuration.allowPrivate else { return .any }
-        let host = job.feedURL.flatMap(URL.init(string:))?.host ?? ""
-        if let known = feedHostScopes[host] { return known }
-        let scope: AddressScope = AddressScope.isPrivate(host: host) ? .any : .publicOnly
-        feedHostScopes[host] = scope
-        return scope
-    }
-
-    /// Takes over the largest part an earlier holder of the job left in the work folder (a worker
-    /// killed, or one that lost its lease), so the engine resumes it instead of fetching those
-    /// bytes again; the others go. Only this worker holds the job now: every other lease of it
-    /// is over.
-    func adoptPart(of job: ClaimedJob, as id: DownloadID) -> (destination: String, bytes: Int)? {
-        let prefix = "j\(job.lease.job)-t"
-        // No work folder listing: nothing to take over.
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: workFolder)) ?? [])
-            .filter { $0.hasPrefix(prefix) && $0.hasSuffix(PartFile.suffix) && !$0.hasPrefix(id.rawValue + ".") }
-        let sized = names.map { name -> (String, Int) in
-            let size = (try? FileManager.default.attributesOfItem(atPath: workFolder + "/" + name)[.size] as? Int) ?? 0   // gone meanwhile: nothing
-            return (name, size)
-        }.sorted { $0.1 > $1.1 }
-        defer { for (name, _) in sized.dropFirst() { unlink(workFolder + "/" + name) } }
-        guard let largest = sized.first else { return nil }
-        let old = String(largest.0.dropLast(PartFile.suffix.count))
-        // What follows "j<job>-t<token>" in its name is the extension its holder's answer gave.
-        let ext = old.drop { $0 != "." }
-        let destination = workFolder + "/" + id.rawValue + ext
-        let bytes = PartFile.adopt(from: workFolder + "/" + old, to: destination, root: configuration.folder)
-        return bytes > 0 ? (destination, bytes) : nil
-    }
-
     /// Removes from the work folder what belongs to jobs that are over (completed, failed, dead,
     /// or gone): parts left by killed workers, and names left by a crash between publishing a
     /// file and removing its work name. Parts of jobs that may run again stay, to be taken over.
@@ -114,10 +99,11 @@ extension WorkerSession {
         }
     }
 
-    /// The engine is done with a download: it is recorded with the others that finish meanwhile
-    /// (within 20 ms), in one round trip for all of them.
+    /// The engine is done with a download (which answers its request, if nothing did before): it
+    /// is recorded with the others that finish meanwhile (within 20 ms), in one round trip for all of them.
     func finished(_ download: Download) {
         guard let lease = leaseOfDownload[download.id], held[lease] != nil else { return }   // lost meanwhile: dropped already
+        answered(lease)   // when nothing came before its end: a spaced host's turn ends with it
         held[lease]?.finished = download
         guard !flushScheduled else { return }
         flushScheduled = true
@@ -180,8 +166,8 @@ extension WorkerSession {
                 keepAsPart(held[entry.lease]?.finished?.filePath)
                 report("lost \(entry.lease) before recording it: its file was left for the worker that holds the job now")
             }
-            await forget(entry.lease)
         }
+        await forget(entries.map(\.lease), keepingPart: false)
     }
 
     /// A finished download's ledger row: its file's SHA-256 worked out once, before any lock is
@@ -231,7 +217,7 @@ extension WorkerSession {
     }
 
     /// A finished file whose job was lost: named as its part again, whole, so that the holder of
-    /// the job now takes it over (`adoptPart`) rather than download it all again.
+    /// the job now takes it over (`WorkFolder.adoptPart`) rather than download it all again.
     func keepAsPart(_ work: String?) {
         guard let work else { return }
         if rename(work, PartFile.path(for: work)) != 0 { unlink(work) }   // cannot be kept: it only takes room
@@ -265,7 +251,8 @@ extension WorkerSession {
     /// fence, the database is away).
     func forget(_ leases: [Lease], keepingPart: Bool) async {
         var pauses: [DownloadID] = []
-        var removals: [(DownloadID, deleteFile: Bool)] = []
+        // Keyed by whether the file goes too (it does for an unfinished download).
+        var removals: [Bool: [DownloadID]] = [:]
         for lease in leases {
             answered(lease)   // a turn it held on a host that spaces requests ends with it
             guard let entry = held.removeValue(forKey: lease) else { continue }
@@ -274,7 +261,7 @@ extension WorkerSession {
             leaseOfDownload[id] = nil
             // Paused: its part stays on disk for whoever claims the job next (its row stays in
             // this worker's engine queue, which its next start empties).
-            if keepingPart && entry.finished == nil { pauses.append(id) } else { removals.append((id, entry.finished == nil)) }
+            if keepingPart && entry.finished == nil { pauses.append(id) } else { removals[entry.finished == nil, default: []].append(id) }
         }
         let manager = self.manager
         await withTaskGroup(of: Void.self) { group in
@@ -282,7 +269,7 @@ extension WorkerSession {
             // its database is away; the engine stops the transfer before it saves, so nothing runs
             // on in any case, and a row left behind goes when this worker's queue is next emptied.
             for id in pauses { group.addTask { try? await manager.pause(id) } }
-            for (id, deleteFile) in removals { group.addTask { try? await manager.remove(id, deleteFile: deleteFile) } }
+            for (deleteFile, ids) in removals { group.addTask { _ = try? await manager.remove(contentsOf: ids, deleteFile: deleteFile) } }
         }
     }
 

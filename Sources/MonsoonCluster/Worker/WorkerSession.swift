@@ -66,8 +66,7 @@ final class WorkerSession {
     /// Downloads in a row the engine could not queue for want of its database: each one puts
     /// the next claim off twice as long (2 s, 4 s … 60 s).
     var storageFailures = 0
-    /// Whether each feed host is on a private address (`addressScope(of:)`).
-    var feedHostScopes: [String: AddressScope] = [:]
+    var feedHostScopes = FeedHostScopes()
 
     var workFolder: String { Self.workFolder(of: configuration) }
     static func workFolder(of configuration: WorkerConfiguration) -> String { configuration.folder + "/.monsoon-work" }
@@ -112,9 +111,9 @@ final class WorkerSession {
 
     func run(_ stream: AsyncStream<Event>) async -> WorkerSummary {
         let events = self.events
-        let engineEvents = manager.events([.statusChanged, .progress, .attempt])
+        let engineEvents = manager.events([.statusChanged, .progress, .attempt, .removed])
         let forwarder = Task { [received] in
-            var answered = Set<DownloadID>()
+            var answered = Set<DownloadID>()   // until the worker removes the download
             for await event in engineEvents {
                 received.count(event)
                 switch event {
@@ -123,11 +122,12 @@ final class WorkerSession {
                     if answered.insert(event.downloadID).inserted { events.yield(.answered(event.downloadID)) }
                 case .statusChanged(let download):
                     // Done, given up on, or parked for want of disk space (which this worker lacks,
-                    // not the job: another may have room).
+                    // not the job: another may have room). Its end answers it too (`finished`).
                     guard download.status == .completed || download.status == .failed || download.lastError?.code == .notEnoughDiskSpace else { continue }
-                    if answered.insert(download.id).inserted { events.yield(.answered(download.id)) }
-                    answered.remove(download.id)
+                    answered.insert(download.id)
                     events.yield(.finished(download))
+                case .removed(let id):
+                    answered.remove(id)
                 default:
                     continue
                 }
@@ -208,6 +208,7 @@ final class WorkerSession {
             if let plain = database({ try $0.claim(slots: free) }) { claimed = plain }
             if !claimed.isEmpty { summary.claimSeconds.append((ContinuousClock.now - started) / .seconds(1)) }
         }
+        var downloads: [ClaimedJob] = []
         for job in claimed {
             held[job.lease] = Held(job: job)
             switch job.kind {
@@ -217,12 +218,15 @@ final class WorkerSession {
                 let spaced = job.reserved.contains(job.host)
                 if spaced || (job.hostRedirects != false && !configuration.discard), let url = URL(string: job.url) {
                     await request(job.lease, .probe(url))
+                } else if URL(string: job.url).flatMap(ClusterHost.key(of:)) == job.host {
+                    downloads.append(job)   // unspaced, as the claim read the host's row: no turn to ask
                 } else {
                     await request(job.lease, .download(nil))
                 }
             case .refresh: startRefresh(job)
             }
         }
+        await startDownloads(downloads)
     }
 
     /// Runs a refresh in a task of its own, with a connection of its own on a thread of its own:

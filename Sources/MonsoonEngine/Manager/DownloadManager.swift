@@ -144,6 +144,15 @@ public final class DownloadManager: Sendable {
         try await perform(rows: [id], now: { $0.remove(id, deleteFile: deleteFile) })
     }
 
+    /// Forgets many downloads in one trip to the transfer thread, each as `remove(_:deleteFile:)` does.
+    /// - Returns: the ids that were not there (never added, or removed already).
+    @discardableResult
+    public func remove(contentsOf ids: [DownloadID], deleteFile: Bool = false) async throws(DownloadManagerError) -> [DownloadID] {
+        try await perform(rows: ids, now: { loop in
+            .success(ids.filter { if case .failure = loop.remove($0, deleteFile: deleteFile) { true } else { false } })
+        })
+    }
+
     /// Takes in the downloads other connections added to the store (`DownloadStore.add`) since
     /// the last it knew of, as a command of another process does: a `.claimedOnly` engine keeps
     /// them queued until they are claimed, so a caller can record what it needs about their ids
