@@ -267,7 +267,7 @@ extension WorkerSession {
         await withTaskGroup(of: Void.self) { group in
             // Either fails only when the download is done or gone already, the engine stopped, or
             // its database is away; the engine stops the transfer before it saves, so nothing runs
-            // on in any case, and a row left behind goes when this worker's queue is next emptied.
+            // on in any case (its queue is in memory: no row outlives the worker).
             for id in pauses { group.addTask { try? await manager.pause(id) } }
             for (deleteFile, ids) in removals { group.addTask { _ = try? await manager.remove(contentsOf: ids, deleteFile: deleteFile) } }
         }
