@@ -81,7 +81,7 @@ extension WorkerSession {
         case .probe(let url): url
         case .download(let url): url ?? URL(string: entry.job.url)
         }
-        if let host = url.flatMap(ClusterHost.key(of:)), !entry.reserved.contains(host), !entry.unspaced.contains(host) {
+        if let host = url.flatMap(ClusterHost.key(of:)), !entry.asksNoTurn(on: host) {
             switch database({ try $0.reserveRequest(on: host, for: lease) }) {
             case .notSpaced?:
                 held[lease]?.unspaced.insert(host)

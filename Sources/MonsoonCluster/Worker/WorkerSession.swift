@@ -35,6 +35,10 @@ final class WorkerSession {
             // A claim reserves the next request of each of its hosts that spaces them.
             unspaced = Set([job.host] + (job.answeredHost.map { [$0] } ?? [])).subtracting(job.reserved)
         }
+
+        /// Whether a request to `host` may go at once: the job holds its turn there, or the host
+        /// spaces no requests.
+        func asksNoTurn(on host: String) -> Bool { reserved.contains(host) || unspaced.contains(host) }
     }
 
     let configuration: WorkerConfiguration
@@ -218,8 +222,8 @@ final class WorkerSession {
                 let spaced = job.reserved.contains(job.host)
                 if spaced || (job.hostRedirects != false && !configuration.discard), let url = URL(string: job.url) {
                     await request(job.lease, .probe(url))
-                } else if URL(string: job.url).flatMap(ClusterHost.key(of:)) == job.host {
-                    downloads.append(job)   // unspaced, as the claim read the host's row: no turn to ask
+                } else if let host = URL(string: job.url).flatMap(ClusterHost.key(of:)), held[job.lease]?.asksNoTurn(on: host) == true {
+                    downloads.append(job)   // as `request` would start it, with the others of the claim
                 } else {
                     await request(job.lease, .download(nil))
                 }
