@@ -165,16 +165,13 @@ import Testing
 
     /// The status once `condition` holds, read again and again on one connection.
     static func status(_ url: String, seconds: Double = 60, until condition: (ClusterStatus) -> Bool) async throws -> ClusterStatus {
-        try await onThread {
-            let admin = ClusterAdmin(connection: try PostgresConnection(url))
-            let deadline = Date().addingTimeInterval(seconds)
-            while true {
-                let status = try admin.status()
-                if condition(status) { return status }
-                guard Date() < deadline else { throw PostgresTestError("the status never came to pass: \(status.workers)") }
-                usleep(20_000)
-            }
+        var last: ClusterStatus?
+        try await waitInDatabase("the status never came to pass", seconds: seconds, url, explain: { _ in "\(last?.workers as Any)" }) { connection in
+            let status = try ClusterAdmin(connection: connection).status()
+            last = status
+            return condition(status)
         }
+        return last!
     }
 
     /// A worker's speed is what its transfers received over its last renewal period, the one

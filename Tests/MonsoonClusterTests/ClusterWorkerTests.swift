@@ -49,18 +49,10 @@ import Testing
 
     /// Waits (polling, with a generous deadline) until every job is in one of `states`.
     static func waitForJobs(_ url: String, in states: [String], seconds: Double = 60) async throws {
-        try await onThread {
-            let connection = try PostgresConnection(url)
-            let deadline = Date().addingTimeInterval(seconds)
-            while true {
-                let left = try connection.execute("SELECT count(*) FROM monsoon_jobs WHERE NOT (state = ANY($1::text[]))", [PostgresArray(states.map(Optional.some))]).first?.int(0)
-                if left == 0 { return }
-                guard Date() < deadline else {
-                    let summary = try connection.execute("SELECT state, count(*), max(last_error) FROM monsoon_jobs GROUP BY state").rows.map { $0.values }
-                    throw PostgresTestError("jobs still not done after \(seconds) s: \(summary)")
-                }
-                usleep(50_000)
-            }
+        try await waitInDatabase("jobs still not done", seconds: seconds, url, explain: { connection in
+            "\(try connection.execute("SELECT state, count(*), max(last_error) FROM monsoon_jobs GROUP BY state").rows.map { $0.values })"
+        }) { connection in
+            try connection.execute("SELECT count(*) FROM monsoon_jobs WHERE NOT (state = ANY($1::text[]))", [PostgresArray(states.map(Optional.some))]).first?.int(0) == 0
         }
     }
 

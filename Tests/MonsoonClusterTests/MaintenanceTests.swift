@@ -18,18 +18,6 @@ import Testing
         return (try row?.string("worker"), try row?.date("elected_at"))
     }
 
-    /// Waits (polling, with a generous deadline) until `condition` holds in the database at `url`.
-    static func wait(_ what: String, seconds: Double = 60, _ url: String, until condition: (PostgresConnection) throws -> Bool) async throws {
-        try await onThread {
-            let connection = try PostgresConnection(url)
-            let deadline = Date().addingTimeInterval(seconds)
-            while try !condition(connection) {
-                guard Date() < deadline else { throw PostgresTestError("\(what): not within \(seconds) s") }
-                usleep(50_000)
-            }
-        }
-    }
-
     @Test func oneWorkerLeadsUntilItsLeadRunsOutOrItStops() async throws {
         let url = try await onThread { try temporaryPostgres().createDatabase(migrated: true) }
         try await onThread {
@@ -153,7 +141,7 @@ import Testing
         let worker = ClusterWorker(configuration: configuration)
         let run = Task { try await worker.run() }
         defer { worker.stop() }   // a failing test leaves no worker running
-        try await Self.wait("both jobs completed, then removed", url) { connection in
+        try await waitInDatabase("both jobs completed, then removed", url) { connection in
             try connection.execute("SELECT count(*) FROM monsoon_ledger").first?.int(0) == 2
                 && connection.execute("SELECT count(*) FROM monsoon_jobs").first?.int(0) == 0
         }
@@ -221,7 +209,7 @@ import Testing
         // A failing test must leave no worker behind.
         defer { for worker in workers { worker.kill9() } }
         for worker in workers { try worker.start() }
-        try await Self.wait("the leader's maintenance took the job back, and removed the finished job and the gone worker", url) { connection in
+        try await waitInDatabase("the leader's maintenance took the job back, and removed the finished job and the gone worker", url) { connection in
             try connection.execute("SELECT count(*) FROM monsoon_jobs WHERE id = $1 AND state = 'completed'", [jobs[0]]).first?.int(0) == 1
                 && connection.execute("SELECT count(*) FROM monsoon_jobs WHERE id = $1", [jobs[1]]).first?.int(0) == 0
                 && connection.execute("SELECT count(*) FROM monsoon_workers WHERE name = 'ghost'").first?.int(0) == 0
@@ -243,10 +231,10 @@ import Testing
                 """, [jobs[2]])
         }
         // Its lead runs out after four intervals; either survivor takes it at its next one.
-        try await Self.wait("another worker took the lead over", seconds: 30, url) { connection in
+        try await waitInDatabase("another worker took the lead over", seconds: 30, url) { connection in
             try Self.leader(connection).worker.map { $0 != first } ?? false
         }
-        try await Self.wait("the new leader took the third job back, and it ran", url) { connection in
+        try await waitInDatabase("the new leader took the third job back, and it ran", url) { connection in
             try connection.execute("SELECT count(*) FROM monsoon_jobs WHERE id = $1 AND state = 'completed'", [jobs[2]]).first?.int(0) == 1
         }
         let second = try await onThread { try Self.leader(connection).worker }

@@ -291,6 +291,21 @@ func withConnection<T>(newDatabase: Bool = true, _ body: (PostgresConnection) th
     return try await onThread { try body(PostgresConnection(newDatabase ? server.createDatabase() : server.url())) }
 }
 
+/// Waits (polling, with a generous deadline) until `condition` holds in the database at `url`,
+/// read again and again on one connection; at the deadline, fails saying `what` and, with
+/// `explain`, what the database holds then.
+func waitInDatabase(_ what: String, seconds: Double = 60, _ url: String, explain: ((PostgresConnection) throws -> String)? = nil,
+                    until condition: (PostgresConnection) throws -> Bool) async throws {
+    try await onThread {
+        let connection = try PostgresConnection(url)
+        let deadline = Date().addingTimeInterval(seconds)
+        while try !condition(connection) {
+            guard Date() < deadline else { throw PostgresTestError("\(what): not within \(seconds) s\(try explain.map { "; " + (try $0(connection)) } ?? "")") }
+            usleep(50_000)
+        }
+    }
+}
+
 /// Runs `body` in the test's task (so that its expectations count for the test) on a thread of
 /// its own: PostgreSQL calls and pg_ctl block their thread, which must not be one of Swift's few
 /// cooperative ones, shared with other suites' timing-based tests.
