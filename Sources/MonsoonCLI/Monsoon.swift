@@ -1,9 +1,7 @@
 import Foundation
 import MonsoonPodcasts
 
-/// A command that can run.
 protocol RunnableCommand: ParsableCommand {
-    /// Runs the command and returns the process's exit status.
     func run(_ context: CommandContext) async throws -> Int32
 
     /// The command watches for Ctrl-C itself from start to end and stops cleanly (130). Others
@@ -46,7 +44,6 @@ struct GlobalOptions: ParsableArguments {
     }
 }
 
-/// The root command.
 struct Monsoon: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "monsoon",

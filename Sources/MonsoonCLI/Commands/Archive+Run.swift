@@ -1,7 +1,6 @@
 import Foundation
 import MonsoonEngine
 import MonsoonPodcasts
-import MonsoonStore
 
 extension Archive {
     /// The run, which `ArchiveRun` sequences and this command says. `lock`: the home's, taken
@@ -67,7 +66,6 @@ extension Archive {
         return (writer.finish(status: status, context: context), reporter.tally)
     }
 
-    /// Says what the run tells.
     private func say(_ event: ArchiveRun.Event, context: CommandContext) {
         switch event {
         case .feedFailed(let url, let error):
@@ -117,7 +115,7 @@ extension Archive {
             for id in ids { try await manager.retry(id) }
             try await manager.claim(ids)
         } catch {
-            throw await QueueRun.shutDown(manager, failing: QueueRun.refusal("cannot start the archive's downloads", error), context: context)
+            throw await QueueRun.shutDown(manager, failing: CLIError(error, "cannot start the archive's downloads"), context: context)
         }
         // A link refused because it expired (a private feed's) is renewed from the feed.
         let renewal = LinkRenewal(manager: manager, databasePath: episodes.home.databasePath, downloads: ids)

@@ -1,8 +1,6 @@
 import Foundation
 import MonsoonPodcasts
-import MonsoonStore
 
-/// `monsoon config [list|get|set|unset]`: the home's settings.
 struct Config: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "config",

@@ -2,7 +2,6 @@ import Foundation
 import MonsoonPodcasts
 import MonsoonEngine
 
-/// `monsoon downloads [list|clear]`: the download queue.
 struct Downloads: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "downloads",
@@ -16,7 +15,6 @@ struct Downloads: ParsableCommand {
     init() {}
 }
 
-/// `monsoon downloads [list]`: list the queue.
 struct ListDownloads: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list",
@@ -131,7 +129,6 @@ struct ListDownloads: RunnableCommand {
     }
 }
 
-/// `monsoon downloads clear [--failed]`: forget finished entries, so the list stays short.
 struct ClearDownloads: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "clear",

@@ -84,7 +84,18 @@ struct EpisodeSession {
         }
     }
 
+    /// Takes the unfinished downloads of `episodes` out of the engine's queue (a running one
+    /// stops, its part goes); a finished file stays.
+    func removeUnfinishedDownloads(of episodes: [Int]) async throws {
+        var removals: [DownloadCommand] = []
+        for id in episodes.map(EpisodeQueue.downloadID(ofEpisode:)) {
+            if let download = try store.download(withID: id), download.status != .completed { removals.append(.remove(id, deleteFile: false)) }
+        }
+        try await Control.perform(removals, home: home, store: store)
+    }
+
     /// After a change to the episode queue: when a monsoon is running the queue, hands it the
+
     /// new downloads (under the setting's root) and the new order, and waits until it took them.
     /// With none running, the next `monsoon download` picks the changes up.
     /// - Parameter adding: called with the new downloads before they are added (`sync --exec`

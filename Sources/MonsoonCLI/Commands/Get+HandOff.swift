@@ -1,5 +1,4 @@
 import Foundation
-import MonsoonPodcasts
 import MonsoonEngine
 
 /// A `get` while another process runs the home's queue: hand the URLs over, then follow

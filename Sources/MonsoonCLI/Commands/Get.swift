@@ -2,8 +2,6 @@ import Foundation
 import MonsoonPodcasts
 import MonsoonEngine
 
-/// `monsoon get`: download URLs into a folder.
-///
 /// A `get` answers for its own URLs: it starts, reports and counts only those, and leaves
 /// the rest of the home's queue to `monsoon download`. When another process already runs
 /// the queue, it hands its URLs over and follows them to the end (`Get+HandOff.swift`).
@@ -33,7 +31,6 @@ struct Get: RunnableCommand {
             """
     )
 
-    /// It stops its downloads (or playback) cleanly itself: parts kept, the position saved.
     static let handlesInterruption = true
 
     @OptionGroup var global: GlobalOptions
@@ -142,7 +139,7 @@ struct Get: RunnableCommand {
             afterDownload?.catchUp(plan.alreadyThereIDs)
             report(plan, fresh: fresh, to: reporter, context: context)
         } catch {
-            let failure = await QueueRun.shutDown(manager, failing: QueueRun.refusal("cannot queue the downloads", error), context: context)
+            let failure = await QueueRun.shutDown(manager, failing: CLIError(error, "cannot queue the downloads"), context: context)
             WARCOptions.closeAfterFailure(configuration.warc, context: context)
             throw failure
         }
@@ -177,7 +174,6 @@ struct Get: RunnableCommand {
         return status
     }
 
-    /// What to do with each URL given.
     struct Plan {
         /// New downloads, in order.
         var fresh: [URL] = []

@@ -101,7 +101,6 @@ struct HandOffFollower {
         return ExitStatus.interrupted
     }
 
-    /// Tells the reporter what the store says of its unsettled downloads; a missing one was removed.
     private static func read(_ reporter: GetReporter, from store: any QueueStore) throws {
         let unsettled = reporter.unsettled
         let rows: [Download]
@@ -130,7 +129,7 @@ struct HandOffFollower {
             // Retrying a download that already runs again is a no-op: safe if the runner took it.
             for id in retried.sorted(by: { $0.rawValue < $1.rawValue }) { try await manager.retry(id) }
         } catch {
-            throw await QueueRun.shutDown(manager, failing: QueueRun.refusal("cannot take over the downloads", error), context: context)
+            throw await QueueRun.shutDown(manager, failing: CLIError(error, "cannot take over the downloads"), context: context)
         }
         if global.verbose { context.error("the monsoon that ran the queue has stopped; this command runs its downloads itself") }
         return await session.run(reporting: reporter, observe: observe)

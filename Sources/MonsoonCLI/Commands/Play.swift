@@ -1,8 +1,6 @@
 import Foundation
-import MonsoonEngine
 import MonsoonPodcasts
 
-/// `monsoon play EPISODE [-- MPV_OPTIONS...]`: plays an episode with mpv from where it was left.
 struct Play: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "play",
@@ -19,7 +17,6 @@ struct Play: RunnableCommand {
               monsoon play 42 -- --speed=1.5
             """)
 
-    /// It stops playback cleanly itself, the position saved.
     static let handlesInterruption = true
 
     @OptionGroup var global: GlobalOptions
@@ -85,7 +82,6 @@ struct Play: RunnableCommand {
     }
 }
 
-/// `monsoon position EPISODE [SECONDS]`: shows or sets the saved playback position.
 struct Position: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "position",

@@ -2,7 +2,6 @@ import Foundation
 import MonsoonEngine
 import MonsoonPodcasts
 
-/// `monsoon add URL`: subscribe.
 struct Add: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "add",
@@ -32,7 +31,6 @@ struct Add: RunnableCommand {
     }
 }
 
-/// `monsoon podcasts`: list subscriptions.
 struct Podcasts: RunnableCommand {
     static let configuration = CommandConfiguration(commandName: "podcasts", abstract: "List your podcasts.", discussion: "Examples:\n\n  monsoon podcasts\n  monsoon podcasts --json")
     @OptionGroup var global: GlobalOptions
@@ -57,7 +55,6 @@ struct Podcasts: RunnableCommand {
     }
 }
 
-/// `monsoon episodes PODCAST`: list a podcast's episodes.
 struct Episodes: RunnableCommand {
     static let configuration = CommandConfiguration(commandName: "episodes", abstract: "List a podcast's episodes, newest first.", discussion: "Examples:\n\n  monsoon episodes \"Morning Show\"\n  monsoon episodes 3 --json")
     @OptionGroup var global: GlobalOptions
@@ -103,7 +100,6 @@ struct Episodes: RunnableCommand {
     }
 }
 
-/// `monsoon refresh [PODCAST]`.
 struct Refresh: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "refresh",
@@ -142,7 +138,6 @@ struct Refresh: RunnableCommand {
     }
 }
 
-/// `monsoon unsubscribe PODCAST`.
 struct Unsubscribe: RunnableCommand {
     static let configuration = CommandConfiguration(commandName: "unsubscribe", abstract: "Unsubscribe from a podcast.", discussion: "Examples:\n\n  monsoon unsubscribe 3\n  monsoon unsubscribe \"Morning Show\" --delete-files")
     @OptionGroup var global: GlobalOptions
@@ -156,13 +151,10 @@ struct Unsubscribe: RunnableCommand {
         let files = try EpisodeFileSession.open(global, context: context)
         let found = try await session.run { try $0.findPodcast(podcast) }
         let ids = try await session.run { try $0.episodes(of: found.id).map(\.id) }
-        // Its downloads leave the engine's queue first (a running one stops, its part goes).
+        // Its downloads leave the engine's queue before the podcast goes.
         try episodes.read { try $0.reconcile() }
-        var removals: [DownloadCommand] = []
-        for id in ids.map(EpisodeQueue.downloadID(ofEpisode:)) {
-            if let download = try episodes.store.download(withID: id), download.status != .completed { removals.append(.remove(id, deleteFile: false)) }
-        }
-        try await Control.perform(removals, home: episodes.home, store: episodes.store)
+        try await episodes.removeUnfinishedDownloads(of: ids)
+
         var deleted = EpisodeFiles.Deletion()
         if deleteFiles {
             let downloaded = try files.run { try $0.downloaded(podcast: found.id) }
@@ -182,7 +174,6 @@ struct Unsubscribe: RunnableCommand {
     }
 }
 
-/// `monsoon import FILE.opml`.
 struct Import: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import", abstract: "Subscribe to every feed of an OPML file.",
@@ -255,7 +246,6 @@ struct Import: RunnableCommand {
     }
 }
 
-/// `monsoon export`: OPML 2.0 on standard output.
 struct Export: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export", abstract: "Print your subscriptions as OPML 2.0.",
@@ -294,7 +284,6 @@ struct Export: RunnableCommand {
     }
 }
 
-/// `monsoon inspect FILE|URL`: parse one document without subscribing.
 struct Inspect: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inspect",

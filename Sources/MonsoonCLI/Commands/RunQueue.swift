@@ -2,8 +2,6 @@ import Foundation
 import MonsoonEngine
 import MonsoonPodcasts
 
-/// `monsoon download`: run the home's queue (queued episodes and plain downloads) until
-/// nothing is left.
 struct RunQueue: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "download",
@@ -25,7 +23,6 @@ struct RunQueue: RunnableCommand {
             """
     )
 
-    /// It stops its downloads (or playback) cleanly itself: parts kept, the position saved.
     static let handlesInterruption = true
 
     @OptionGroup var global: GlobalOptions
@@ -79,7 +76,7 @@ struct RunQueue: RunnableCommand {
         let session = QueueRun(manager, context: context, global: global)
         if let space, !space.fitsWhole {
             do { try await manager.claim(space.fits) } catch {
-                throw await QueueRun.shutDown(manager, failing: QueueRun.refusal("cannot start the downloads", error), context: context)
+                throw await QueueRun.shutDown(manager, failing: CLIError(error, "cannot start the downloads"), context: context)
             }
         }
         // Restoring may have completed some (killed between a file's rename and its row): count

@@ -1,9 +1,7 @@
 import Foundation
 import MonsoonEngine
 import MonsoonPodcasts
-import MonsoonStore
 
-/// `monsoon sync`: the command for cron and systemd timers.
 struct Sync: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sync",

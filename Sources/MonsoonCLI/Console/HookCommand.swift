@@ -90,7 +90,6 @@ struct HookCommand: Sendable, Equatable {
     }
 }
 
-/// The domain of ``HookError``.
 enum HookDomain: ErrorDomain {}
 
 /// Why a hook could not run, or its command could not be read. Its message is one line: what

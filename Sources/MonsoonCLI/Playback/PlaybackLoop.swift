@@ -9,14 +9,12 @@ import MonsoonPodcasts
 /// behind (half a second at the end of a `--length`). Only when it cannot answer (it crashed)
 /// does the last one reported stand.
 struct PlaybackLoop {
-    /// How playback ended.
     struct End {
         /// Where mpv said playback stopped, else the last position it reported, else where
         /// playback was to start.
         var position: Double
         /// Whether mpv reported any position (it loaded the file and played).
         var reported: Bool
-        /// The duration mpv found, if it did.
         var duration: Double?
         var interrupted: Bool
         /// What went wrong with mpv, if it did not end normally.
