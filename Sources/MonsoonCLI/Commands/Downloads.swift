@@ -155,12 +155,8 @@ struct ClearDownloads: RunnableCommand {
         let home = try Home(option: global.home, context: context)
         let store = try home.openStore()
         let statuses: Set<DownloadStatus> = failed ? [.completed, .failed] : [.completed]
-        let count: Int
-        do {
-            count = try store.forget(withStatus: statuses)
-        } catch {
-            throw CLIError(message: "cannot clear the download queue: \(error)")
-        }
+        let count = try CLIError.prefixing("cannot clear the download queue") { try store.forget(withStatus: statuses) }
+
         if !global.quiet {
             let what = failed ? "completed or failed" : "completed"
             context.output.line("forgot \(count) \(what) download\(count == 1 ? "" : "s"); their files are untouched")

@@ -46,13 +46,11 @@ struct EpisodeSession {
 
     /// The setting `download-root`, `~` expanded.
     func settingsRoot() throws -> String {
-        do {
-            let home = environment["HOME"] ?? NSHomeDirectory()
-            return (try settings.downloadRoot(userHome: home) as NSString).standardizingPath
-        } catch {
-            throw CLIError(message: "cannot read the settings: \(error)")
-        }
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        let root = try CLIError.prefixing("cannot read the settings") { try settings.downloadRoot(userHome: home) }
+        return (root as NSString).standardizingPath
     }
+
 
     /// The downloads the episode queue asks for, named under `root`; their URLs may lead to a
     /// private address when `allowingPrivate` (`--allow-private`) or the setting says so.

@@ -82,8 +82,7 @@ struct RunQueue: RunnableCommand {
         // Restoring may have completed some (killed between a file's rename and its row): count
         // what is still to do once it is done (a first answer from the engine comes after it).
         do { _ = try await manager.counts() } catch { throw CLIError(message: "cannot read the download queue: \(error)") }
-        var pending: [PendingDownload]
-        do { pending = try episodes.store.pending() } catch { throw CLIError(message: "cannot read the download queue: \(error)") }
+        var pending = try CLIError.prefixing("cannot read the download queue") { try episodes.store.pending() }
         let stillPending = Set(pending.map(\.id))
         if let space, !space.fitsWhole {
             let fits = Set(space.fits)
@@ -127,8 +126,8 @@ struct RunQueue: RunnableCommand {
 
     /// What fits of the queue on the disk, or nil when nothing is pending.
     private static func spacePlan(_ store: any QueueStore, reserve: Int) throws -> SpacePlan? {
-        let pending: [PendingDownload]
-        do { pending = try store.pending() } catch { throw CLIError(message: "cannot read the download queue: \(error)") }
+        let pending = try CLIError.prefixing("cannot read the download queue") { try store.pending() }
+
         guard let first = pending.first else { return nil }
         // One file system for the whole queue: the one the first download goes to.
         guard let free = SpacePlan.freeBytes(for: first.folder) else { return SpacePlan(queue: pending.map { ($0.id, nil) }, free: 0, reserve: 0) }

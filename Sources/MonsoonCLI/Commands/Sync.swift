@@ -25,8 +25,7 @@ struct Sync: RunnableCommand {
         let home = try Home(option: global.home, context: context)
         let episodes = try EpisodeSession.open(global, context: context)
         // 1. Every feed; what is new is what gets an id past the highest one now.
-        let newestBefore: Int
-        do { newestBefore = try episodes.queue.highestEpisodeID() } catch { throw CLIError(message: "cannot read the library: \(error)") }
+        let newestBefore = try CLIError.prefixing("cannot read the library") { try episodes.queue.highestEpisodeID() }
         let results = try await LibrarySession.open(global, context: context, transfer: options.transfer).run { try await $0.refreshAll() }
         var failedFeeds = 0
         var autoPodcasts: [Int] = []
@@ -43,11 +42,9 @@ struct Sync: RunnableCommand {
                 failedFeeds += 1
                 context.error(RefreshSummary.failureLine(for: podcast, error))
             }
-            do {
-                if try episodes.settings.autoDownload(podcast: podcast.id) { autoPodcasts.append(podcast.id) }
-            } catch {
-                throw CLIError(message: "cannot read the settings: \(error)")
-            }
+            let auto = try CLIError.prefixing("cannot read the settings") { try episodes.settings.autoDownload(podcast: podcast.id) }
+            if auto { autoPodcasts.append(podcast.id) }
+
         }
         // 2. The new episodes of the podcasts that download by themselves, oldest first.
         let fresh = try episodes.read { queue in try autoPodcasts.flatMap { try queue.newEpisodes(podcast: $0, after: newestBefore) } }

@@ -22,3 +22,10 @@ extension CLIError {
         status = full ? ExitStatus.diskFull : ExitStatus.failure
     }
 }
+
+extension CLIError {
+    /// What `body` returns; its failure as the command's, "`what`: error" (exit 1).
+    static func prefixing<T>(_ what: String, _ body: () throws -> T) throws -> T {
+        do { return try body() } catch { throw CLIError(message: "\(what): \(error)") }
+    }
+}
