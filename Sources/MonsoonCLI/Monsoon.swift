@@ -13,7 +13,6 @@ extension RunnableCommand {
     static var handlesInterruption: Bool { false }
 }
 
-/// The exit statuses `monsoon` uses.
 public enum ExitStatus {
     public static let success: Int32 = 0
     /// Some work failed; the rest was done.
@@ -22,9 +21,10 @@ public enum ExitStatus {
     public static let usage: Int32 = 2
     /// A download failed for lack of disk space, or the disk holding the database is full.
     public static let diskFull: Int32 = 3
-    /// Stopped by Ctrl-C.
+    /// Ctrl-C, SIGTERM, or SIGHUP.
     public static let interrupted: Int32 = 130
 }
+
 
 /// Options every command accepts, before or after the command's name.
 struct GlobalOptions: ParsableArguments {

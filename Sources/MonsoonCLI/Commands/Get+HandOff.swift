@@ -12,7 +12,7 @@ extension Get {
         var lastCommand = 0
         do {
             for url in urls {
-                plan.add(url, existing: try store.downloads(of: url).last { Self.isIn(folder, $0) }, folder: folder, skipExisting: skipExisting)
+                plan.add(url, known: try store.downloads(of: url), folder: folder, skipExisting: skipExisting)
             }
             try afterDownload?.owe(plan.owed)
             for id in plan.retried { lastCommand = try store.post(.retry(id)) }

@@ -4,12 +4,11 @@ import MonsoonPodcasts
 
 /// mpv as a child process, driven through its JSON IPC protocol over a socket pair
 /// (`--input-ipc-client`): mpv quits when Monsoon's end closes, so it never outlives Monsoon,
-/// even one killed with SIGKILL.
-///
-/// A reader thread turns mpv's event lines and answers into `current`; commands are written to
-/// the socket as JSON lines. mpv runs in its own process group, so Ctrl-C at the terminal reaches
-/// Monsoon only, which then asks mpv where it is (`position(within:)`) and to quit. mpv's log
-/// lives in a private temporary folder, removed by `stop()`.
+/// even one killed with SIGKILL. A reader thread turns mpv's events and answers into `current`.
+/// mpv runs in its own process group, so Ctrl-C at the terminal reaches Monsoon only, which then
+/// asks mpv where it is (`position(within:)`) and to quit. Its log is in a private temporary
+/// folder, removed by `stop()`.
+
 final class MpvPlayer: @unchecked Sendable {
     // Unchecked: `state` and `exit` are behind their locks; the socket is written under
     // `writeLock` and only read by the reader thread.
