@@ -127,7 +127,7 @@ extension Archive {
                           observe: @escaping @Sendable (DownloadEvent) -> Void, context: CommandContext) async throws -> Int32 {
         var last = 0
         var retried = Set<DownloadID>()
-        do {
+        try CLIError.prefixing("cannot hand the archive's downloads to the running monsoon") {
             var fresh: [DownloadRequest] = []
             for request in requests {
                 if let existing = try episodes.store.download(withID: request.id) {
@@ -141,8 +141,6 @@ extension Archive {
             }
             if !(try episodes.store.add(fresh)).isEmpty { last = try episodes.store.post(.adoptNewDownloads) }
             for request in requests { last = try episodes.store.post(.claim(request.id, by: getpid())) }
-        } catch {
-            throw CLIError(message: "cannot hand the archive's downloads to the running monsoon: \(error)")
         }
         var follower = HandOffFollower(global: global, transfer: transfer, home: episodes.home, store: episodes.store, reporter: reporter, context: context,
                                        jobs: Archive.defaultJobs)

@@ -51,7 +51,6 @@ struct EpisodeSession {
         return (root as NSString).standardizingPath
     }
 
-
     /// The downloads the episode queue asks for, named under `root`; their URLs may lead to a
     /// private address when `allowingPrivate` (`--allow-private`) or the setting says so.
     func requests(root: String, allowingPrivate: Bool) throws -> [DownloadRequest] {
@@ -102,7 +101,7 @@ struct EpisodeSession {
         guard HomeLock.isHeld(at: home.lockPath) else { return }
         let requests = try self.requests(root: try settingsRoot(), allowingPrivate: false)
         var commands: [DownloadCommand] = []
-        do {
+        try CLIError.prefixing("cannot hand the episodes to the running monsoon") {
             var fresh: [DownloadRequest] = []
             for request in requests {
                 if let existing = try store.download(withID: request.id) {
@@ -115,11 +114,8 @@ struct EpisodeSession {
             }
             try adding(fresh)
             if !(try store.add(fresh)).isEmpty { commands.insert(.adoptNewDownloads, at: 0) }
-        } catch let error as CLIError {
-            throw error
-        } catch {
-            throw CLIError(message: "cannot hand the episodes to the running monsoon: \(error)")
         }
+
         try await Control.perform(commands, home: home, store: store)
     }
 }

@@ -161,10 +161,8 @@ struct Unsubscribe: RunnableCommand {
             deleted = try files.run { try $0.delete(downloaded) }
         }
         try await LibrarySession.open(global, context: context).run { try $0.unsubscribe(found.id) }
-        do {
+        try CLIError.prefixing("unsubscribed, but could not forget its finished downloads") {
             _ = try episodes.store.forget(ids.map(EpisodeQueue.downloadID(ofEpisode:)), ifIn: [.completed, .failed])
-        } catch {
-            throw CLIError(message: "unsubscribed, but could not forget its finished downloads: \(error)")
         }
         if !global.quiet {
             let files = deleted.episodes.count

@@ -68,9 +68,9 @@ struct RunQueue: RunnableCommand {
         }
         // What is queued now is what this run downloads: each file owes the hook a run before it starts.
         if options.after.exec != nil {
-            do { try AfterDownload.owe(try episodes.store.pending().map { ($0.id, $0.owner) }, databasePath: home.databasePath) } catch let error as CLIError { throw error } catch {
-                throw CLIError(message: "cannot read the download queue: \(error)")
-            }
+            let pending = try CLIError.prefixing("cannot read the download queue") { try episodes.store.pending() }
+            try AfterDownload.owe(pending.map { ($0.id, $0.owner) }, databasePath: home.databasePath)
+
         }
         let manager = try await QueueRun.openManager(home, configuration: configuration)
         let session = QueueRun(manager, context: context, global: global)

@@ -70,16 +70,15 @@ struct Sync: RunnableCommand {
     private func handOver(_ episodes: EpisodeSession, report: RunReport?, context: CommandContext) async throws -> Int32 {
         let owes = options.after.exec != nil
         try await episodes.handOver { requests in if owes { try AfterDownload.owe(requests.map { ($0.id, $0.owner) }, databasePath: episodes.home.databasePath) } }
-        let pending: [DownloadID]
         var last = 0
-        do {
-            pending = try episodes.store.pending().filter { $0.owner == .episode }.map(\.id)
+        let pending = try CLIError.prefixing("cannot hand the queue to the running monsoon") {
+            let pending = try episodes.store.pending().filter { $0.owner == .episode }.map(\.id)
             // Those queued earlier: the running monsoon may have them under way already (the README says so).
             if owes { try AfterDownload.owe(pending.map { ($0, .episode) }, databasePath: episodes.home.databasePath) }
             for id in pending { last = try episodes.store.post(.claim(id, by: getpid())) }
-        } catch {
-            throw CLIError(message: "cannot hand the queue to the running monsoon: \(error)")
+            return pending
         }
+
         let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, expected: pending.count, style: options.output.json ? .json : .events)
         reporter.answerFor(try pending.compactMap { id in try episodes.store.download(withID: id)?.request })
         // Those handed over, and as `download` does, what earlier runs left owed and the queue's missing sidecars.
