@@ -17,17 +17,8 @@ struct Add: RunnableCommand {
         guard let feedURL = URLArgument.url(url) else { throw CLIError.usage(URLArgument.notURL(url, advice: Archive.feedAdvice)) }
         let session = try LibrarySession.open(global, context: context)
         let result = try await session.run { try await $0.subscribe(to: feedURL) }
-        switch result {
-        case .alreadySubscribed(let podcast):
-            context.output.line("already subscribed: \(podcast.id) \(podcast.name)")
-        case .subscribed(let podcast, let summary):
-            context.output.line(summary.subscribedLine(for: podcast))
-            if let warning = summary.pageWarning(for: podcast) {
-                context.error(warning)
-                return ExitStatus.failure
-            }
-        }
-        return ExitStatus.success
+        // Said even with --quiet: the subscription is all `add` does.
+        return RefreshSummary.say(result, quiet: false, context: context) ? ExitStatus.success : ExitStatus.failure
     }
 }
 
@@ -120,21 +111,11 @@ struct Refresh: RunnableCommand {
             }
             return try await library.refreshAll()
         }
-        var failed = 0
+        var failed = false
         for (podcast, result) in results {
-            switch result {
-            case .success(let summary):
-                if !global.quiet { context.output.line(summary.refreshedLine(for: podcast)) }
-                if let warning = summary.pageWarning(for: podcast) {
-                    failed += 1
-                    context.error(warning)
-                }
-            case .failure(let error):
-                failed += 1
-                context.error(RefreshSummary.failureLine(for: podcast, error))
-            }
+            if !RefreshSummary.say(result, for: podcast, quiet: global.quiet, context: context) { failed = true }
         }
-        return failed > 0 ? ExitStatus.failure : ExitStatus.success
+        return failed ? ExitStatus.failure : ExitStatus.success
     }
 }
 
@@ -197,16 +178,8 @@ struct Import: RunnableCommand {
                     continue
                 }
                 do {
-                    switch try await library.subscribe(to: outline.feedURL) {
-                    case .subscribed(let podcast, let summary):
-                        if !global.quiet { context.output.line(summary.subscribedLine(for: podcast)) }
-                        if let warning = summary.pageWarning(for: podcast) {
-                            failed += 1
-                            context.error(warning)
-                        }
-                    case .alreadySubscribed(let podcast):
-                        if !global.quiet { context.output.line("already subscribed: \(podcast.id) \(podcast.name)") }
-                    }
+                    let result = try await library.subscribe(to: outline.feedURL)
+                    if !RefreshSummary.say(result, quiet: global.quiet, context: context) { failed += 1 }
                 } catch {
                     failed += 1
                     context.error(LibrarySession.feedFailure(outline.feedURL, error))

@@ -30,18 +30,8 @@ struct Sync: RunnableCommand {
         var failedFeeds = 0
         var autoPodcasts: [Int] = []
         for (podcast, result) in results {
-            switch result {
-            case .success(let summary):
-                if let warning = summary.pageWarning(for: podcast) {
-                    failedFeeds += 1
-                    context.error(warning)
-                }
-                // On standard output, as `refresh` prints it (and `archive` its event lines).
-                if !global.quiet && !options.output.json { context.output.line(summary.refreshedLine(for: podcast)) }
-            case .failure(let error):
-                failedFeeds += 1
-                context.error(RefreshSummary.failureLine(for: podcast, error))
-            }
+            // On standard output, as `refresh` prints it (and `archive` its event lines).
+            if !RefreshSummary.say(result, for: podcast, quiet: global.quiet || options.output.json, context: context) { failedFeeds += 1 }
             let auto = try CLIError.prefixing("cannot read the settings") { try episodes.settings.autoDownload(podcast: podcast.id) }
             if auto { autoPodcasts.append(podcast.id) }
 
