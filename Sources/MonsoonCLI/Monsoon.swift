@@ -1,9 +1,7 @@
 import Foundation
 import MonsoonPodcasts
 
-/// A command that can run.
 protocol RunnableCommand: ParsableCommand {
-    /// Runs the command and returns the process's exit status.
     func run(_ context: CommandContext) async throws -> Int32
 
     /// The command watches for Ctrl-C itself from start to end and stops cleanly (130). Others
@@ -15,7 +13,6 @@ extension RunnableCommand {
     static var handlesInterruption: Bool { false }
 }
 
-/// The exit statuses `monsoon` uses.
 public enum ExitStatus {
     public static let success: Int32 = 0
     /// Some work failed; the rest was done.
@@ -24,9 +21,10 @@ public enum ExitStatus {
     public static let usage: Int32 = 2
     /// A download failed for lack of disk space, or the disk holding the database is full.
     public static let diskFull: Int32 = 3
-    /// Stopped by Ctrl-C.
+    /// Ctrl-C, SIGTERM, or SIGHUP.
     public static let interrupted: Int32 = 130
 }
+
 
 /// Options every command accepts, before or after the command's name.
 struct GlobalOptions: ParsableArguments {
@@ -46,7 +44,6 @@ struct GlobalOptions: ParsableArguments {
     }
 }
 
-/// The root command.
 struct Monsoon: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "monsoon",

@@ -17,9 +17,9 @@ signal(SIGPIPE, SIG_IGN)
 var hangUp = sigaction()
 sigaction(SIGHUP, nil, &hangUp)
 let hangUpIgnored = unsafeBitCast(hangUp.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
-// On Linux a dispatch signal source installs its own handler when resumed: no SIG_IGN first,
-// which left a moment at start-up where a Ctrl-C was lost (before, the default action ends the
-// process, which is right for a Ctrl-C that early).
+// On Linux a dispatch signal source installs its own handler when resumed: no SIG_IGN first, which
+// would lose a Ctrl-C at start-up (until then the default action ends the process, right that early).
+
 let signalQueue = DispatchQueue(label: "monsoon.signals")
 var interrupts = 0
 let sources = [SIGINT, SIGTERM] + (hangUpIgnored ? [] : [SIGHUP])

@@ -1,6 +1,5 @@
 /// The name, help text and subcommands of a `ParsableCommand`.
 struct CommandConfiguration: Sendable {
-    /// The word that selects the command.
     var commandName: String
     /// A one-line description, shown in help and in the parent's list of commands.
     var abstract = ""

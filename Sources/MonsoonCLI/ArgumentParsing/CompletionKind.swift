@@ -6,8 +6,4 @@ struct CompletionKind: Sendable {
     /// typed last); the caller keeps those that fit the typed word. It must not write anything
     /// (a Tab changes nothing) nor print: a failure is no candidates.
     let candidates: @Sendable (_ words: [String], _ context: CommandContext) -> [String]
-
-    static func custom(_ candidates: @escaping @Sendable (_ words: [String], _ context: CommandContext) -> [String]) -> CompletionKind {
-        CompletionKind(candidates: candidates)
-    }
 }

@@ -4,9 +4,7 @@
 /// subcommands, options and the values of an enum.
 enum CompletionScript {
     /// The shells scripts are made for.
-    enum Shell: String, CaseIterable, ExpressibleByArgument {
-        case bash, zsh, fish
-    }
+    enum Shell: String, CaseIterable, ExpressibleByArgument { case bash, zsh, fish }
 
     /// The first word of a completion request; no command has this name.
     static let request = "__complete"

@@ -11,7 +11,6 @@ struct Declaration {
     var valueName: String
     /// An array argument, which takes every positional word left.
     var isArray = false
-    /// Whether the command line must give it.
     var isRequired = false
     /// The default as help shows it; for a flag, set only when it's on by default (a mistake).
     var defaultText: String?
@@ -19,7 +18,6 @@ struct Declaration {
     /// Candidates the program finds at Tab, besides `allowedValues`.
     var completion: CompletionKind?
     var invalidValueReason = ""
-    /// Whether a word is a valid value.
     var accepts: (String) -> Bool = { _ in true }
     /// The `@OptionGroup` type it was declared in: a subcommand including the same group gets
     /// the values given before its name, which is what makes the group's options global.

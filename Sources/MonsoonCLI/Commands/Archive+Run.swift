@@ -1,7 +1,6 @@
 import Foundation
 import MonsoonEngine
 import MonsoonPodcasts
-import MonsoonStore
 
 extension Archive {
     /// The run, which `ArchiveRun` sequences and this command says. `lock`: the home's, taken
@@ -67,7 +66,6 @@ extension Archive {
         return (writer.finish(status: status, context: context), reporter.tally)
     }
 
-    /// Says what the run tells.
     private func say(_ event: ArchiveRun.Event, context: CommandContext) {
         switch event {
         case .feedFailed(let url, let error):
@@ -117,7 +115,7 @@ extension Archive {
             for id in ids { try await manager.retry(id) }
             try await manager.claim(ids)
         } catch {
-            throw await QueueRun.shutDown(manager, failing: QueueRun.refusal("cannot start the archive's downloads", error), context: context)
+            throw await QueueRun.shutDown(manager, failing: CLIError(error, "cannot start the archive's downloads"), context: context)
         }
         // A link refused because it expired (a private feed's) is renewed from the feed.
         let renewal = LinkRenewal(manager: manager, databasePath: episodes.home.databasePath, downloads: ids)
@@ -129,7 +127,7 @@ extension Archive {
                           observe: @escaping @Sendable (DownloadEvent) -> Void, context: CommandContext) async throws -> Int32 {
         var last = 0
         var retried = Set<DownloadID>()
-        do {
+        try CLIError.prefixing("cannot hand the archive's downloads to the running monsoon") {
             var fresh: [DownloadRequest] = []
             for request in requests {
                 if let existing = try episodes.store.download(withID: request.id) {
@@ -143,8 +141,6 @@ extension Archive {
             }
             if !(try episodes.store.add(fresh)).isEmpty { last = try episodes.store.post(.adoptNewDownloads) }
             for request in requests { last = try episodes.store.post(.claim(request.id, by: getpid())) }
-        } catch {
-            throw CLIError(message: "cannot hand the archive's downloads to the running monsoon: \(error)")
         }
         var follower = HandOffFollower(global: global, transfer: transfer, home: episodes.home, store: episodes.store, reporter: reporter, context: context,
                                        jobs: Archive.defaultJobs)

@@ -1,5 +1,4 @@
 import Foundation
-import MonsoonEngine
 import MonsoonPodcasts
 
 extension Archive {

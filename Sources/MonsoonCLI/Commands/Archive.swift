@@ -107,16 +107,15 @@ struct Archive: RunnableCommand {
     }
 
     /// Which versions of a republished episode an archive keeps (`--versions`).
-    enum VersionsKept: String, CaseIterable, ExpressibleByArgument {
-        case all, latest
-    }
+    enum VersionsKept: String, CaseIterable, ExpressibleByArgument { case all, latest }
 
     /// The hint after a feed URL that is not one (and lacks more than its scheme).
     static let feedAdvice = "give the feed's full address, like https://example.com/feed.xml"
 
     func run(_ context: CommandContext) async throws -> Int32 {
         var urls = feeds.compactMap(URLArgument.url)
-        if let opml { urls += try Self.opmlFeeds(opml, context: context) }
+        // A FIFO from `<(...)` too: read as `import` reads one.
+        if let opml { urls += try Import.read(opml, context: context).map(\.feedURL) }
         if let db { return try await share(urls, database: db, context: context) }
         let episodes = try EpisodeSession.open(global, context: context)
         if all {
@@ -138,11 +137,6 @@ struct Archive: RunnableCommand {
         }
         if dryRun { return try await plan(urls, root: root, naming: naming, episodes: episodes, context: context) }
         return try await archive(urls, root: root, naming: naming, episodes: episodes, context: context)
-    }
-
-    /// The feeds of an OPML file ('-': standard input; a FIFO from `<(...)` too), read as `import` reads one.
-    static func opmlFeeds(_ file: String, context: CommandContext) throws -> [URL] {
-        try Import.read(file, context: context).map(\.feedURL)
     }
 
     /// The selection's options, for a podcast's candidates.

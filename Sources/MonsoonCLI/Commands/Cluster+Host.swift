@@ -2,7 +2,6 @@ import Foundation
 import MonsoonCluster
 import MonsoonPodcasts
 
-/// `monsoon cluster host`: a host's politeness, shown or set.
 struct ClusterHost: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "host",

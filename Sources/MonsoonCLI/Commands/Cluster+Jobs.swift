@@ -104,7 +104,6 @@ extension ClusterJobCommand {
     }
 }
 
-/// `monsoon cluster pause`: holds jobs back.
 struct ClusterPause: ClusterJobCommand {
     static let configuration = CommandConfiguration(
         commandName: "pause",
@@ -127,7 +126,6 @@ struct ClusterPause: ClusterJobCommand {
     init() {}
 }
 
-/// `monsoon cluster resume`: lets paused jobs run.
 struct ClusterResume: ClusterJobCommand {
     static let configuration = CommandConfiguration(
         commandName: "resume",
@@ -148,7 +146,6 @@ struct ClusterResume: ClusterJobCommand {
     init() {}
 }
 
-/// `monsoon cluster retry`: runs failed and dead jobs again.
 struct ClusterRetry: ClusterJobCommand {
     static let configuration = CommandConfiguration(
         commandName: "retry",

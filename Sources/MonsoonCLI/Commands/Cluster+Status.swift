@@ -2,7 +2,6 @@ import Foundation
 import MonsoonCluster
 import MonsoonEngine
 
-/// `monsoon cluster status`: the shared queue's workers, busy hosts and totals.
 struct ClusterStatusCommand: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
@@ -46,8 +45,6 @@ struct ClusterStatusCommand: RunnableCommand {
         }
         return ExitStatus.success
     }
-
-    // MARK: Text
 
     static func text(_ status: ClusterStatus, terminalWidth: Int?) -> String {
         var text = workers(status.workers, terminalWidth: terminalWidth) + "\n" + hosts(status, terminalWidth: terminalWidth) + "\n"
@@ -159,8 +156,6 @@ struct ClusterStatusCommand: RunnableCommand {
         default: return "\(whole / 86400) d"
         }
     }
-
-    // MARK: JSON
 
     /// `{"workers": [...], "hosts": [...], "totals": {...}}`, keys in camelCase as the other
     /// commands' JSON, times as ISO 8601 in UTC, speeds in bytes a second, ages in seconds.

@@ -1,7 +1,6 @@
 import Foundation
 import MonsoonCluster
 
-/// `monsoon cluster`: the PostgreSQL database that worker machines share, and its queue.
 struct Cluster: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cluster",
@@ -51,7 +50,6 @@ struct ClusterDatabase: ParsableArguments {
     }
 }
 
-/// `monsoon cluster init`: creates or upgrades the tables.
 struct ClusterInit: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "init",

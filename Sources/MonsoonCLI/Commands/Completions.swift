@@ -20,10 +20,7 @@ struct Completions: RunnableCommand {
 
               monsoon completions man | man -l -
             """)
-    /// What the command prints.
-    enum Output: String, CaseIterable, ExpressibleByArgument {
-        case bash, zsh, fish, man
-    }
+    enum Output: String, CaseIterable, ExpressibleByArgument { case bash, zsh, fish, man }
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The shell, or man.", valueName: "shell") var output: Output

@@ -1,8 +1,6 @@
 import Foundation
 import MonsoonPodcasts
-import MonsoonStore
 
-/// `monsoon config [list|get|set|unset]`: the home's settings.
 struct Config: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "config",
@@ -32,13 +30,11 @@ struct ConfigList: RunnableCommand {
     func run(_ context: CommandContext) async throws -> Int32 {
         let settings = try Config.open(global, context: context, use: .reading)
         var text = ""
-        do {
+        try CLIError.prefixing("cannot read the settings") {
             for key in SettingKey.allCases {
                 let set = try settings.value(key)
                 text += "\(key.rawValue.padding(toLength: 20, withPad: " ", startingAt: 0)) \(Config.shown(key, set ?? key.defaultText))\(set == nil ? "  (default)" : "")\n"
             }
-        } catch {
-            throw CLIError(message: "cannot read the settings: \(error)")
         }
         context.output.write(text)
         return ExitStatus.success

@@ -46,11 +46,10 @@ enum Control {
     static func perform(_ commands: [DownloadCommand], home: Home, store: any QueueStore) async throws -> Bool {
         guard !commands.isEmpty else { return true }
         guard let lock = try await HomeLock.acquire(path: home.lockPath, role: .brief) else {
-            do {
+            try CLIError.prefixing("cannot post the change to the running monsoon") {
                 for command in commands { try store.post(command) }
-            } catch {
-                throw CLIError(message: "cannot post the change to the running monsoon: \(error)")
             }
+
             try await waitUntilTaken(store, otherwise: "the running monsoon did not take the change within 10 s; it is posted and will apply when it does")
             return false
         }
@@ -100,8 +99,7 @@ enum Control {
 
     /// What `pause --all` and `resume --all` say when they find nothing to act on.
     private static func nothingToDo(_ command: DownloadCommand, _ store: any QueueStore) throws -> String? {
-        let counts: [DownloadStatus: Int]
-        do { counts = try store.counts() } catch { throw CLIError(message: "cannot read the download queue: \(error)") }
+        let counts = try CLIError.prefixing("cannot read the download queue") { try store.counts() }
         switch command {
         case .pauseAll where counts.filter({ $0.key.isActive }).values.reduce(0, +) == 0:
             return "nothing to pause: no download is queued, running or waiting to retry"

@@ -2,7 +2,6 @@ import Foundation
 import MonsoonPodcasts
 import MonsoonEngine
 
-/// `monsoon downloads [list|clear]`: the download queue.
 struct Downloads: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "downloads",
@@ -16,7 +15,6 @@ struct Downloads: ParsableCommand {
     init() {}
 }
 
-/// `monsoon downloads [list]`: list the queue.
 struct ListDownloads: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list",
@@ -131,7 +129,6 @@ struct ListDownloads: RunnableCommand {
     }
 }
 
-/// `monsoon downloads clear [--failed]`: forget finished entries, so the list stays short.
 struct ClearDownloads: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "clear",
@@ -158,12 +155,8 @@ struct ClearDownloads: RunnableCommand {
         let home = try Home(option: global.home, context: context)
         let store = try home.openStore()
         let statuses: Set<DownloadStatus> = failed ? [.completed, .failed] : [.completed]
-        let count: Int
-        do {
-            count = try store.forget(withStatus: statuses)
-        } catch {
-            throw CLIError(message: "cannot clear the download queue: \(error)")
-        }
+        let count = try CLIError.prefixing("cannot clear the download queue") { try store.forget(withStatus: statuses) }
+
         if !global.quiet {
             let what = failed ? "completed or failed" : "completed"
             context.output.line("forgot \(count) \(what) download\(count == 1 ? "" : "s"); their files are untouched")

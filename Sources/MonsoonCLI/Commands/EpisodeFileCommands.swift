@@ -2,7 +2,6 @@ import Foundation
 import MonsoonEngine
 import MonsoonPodcasts
 
-/// `monsoon storage`: what downloaded episodes take on disk.
 struct Storage: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "storage",
@@ -49,7 +48,6 @@ struct Storage: RunnableCommand {
     }
 }
 
-/// `monsoon delete`: remove episodes' downloaded files.
 struct Delete: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "delete",
@@ -96,7 +94,6 @@ struct Delete: RunnableCommand {
     }
 }
 
-/// `monsoon played` and `monsoon unplayed`.
 struct Played: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "played",

@@ -46,12 +46,9 @@ struct EpisodeSession {
 
     /// The setting `download-root`, `~` expanded.
     func settingsRoot() throws -> String {
-        do {
-            let home = environment["HOME"] ?? NSHomeDirectory()
-            return (try settings.downloadRoot(userHome: home) as NSString).standardizingPath
-        } catch {
-            throw CLIError(message: "cannot read the settings: \(error)")
-        }
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        let root = try CLIError.prefixing("cannot read the settings") { try settings.downloadRoot(userHome: home) }
+        return (root as NSString).standardizingPath
     }
 
     /// The downloads the episode queue asks for, named under `root`; their URLs may lead to a
@@ -84,7 +81,18 @@ struct EpisodeSession {
         }
     }
 
+    /// Takes the unfinished downloads of `episodes` out of the engine's queue (a running one
+    /// stops, its part goes); a finished file stays.
+    func removeUnfinishedDownloads(of episodes: [Int]) async throws {
+        var removals: [DownloadCommand] = []
+        for id in episodes.map(EpisodeQueue.downloadID(ofEpisode:)) {
+            if let download = try store.download(withID: id), download.status != .completed { removals.append(.remove(id, deleteFile: false)) }
+        }
+        try await Control.perform(removals, home: home, store: store)
+    }
+
     /// After a change to the episode queue: when a monsoon is running the queue, hands it the
+
     /// new downloads (under the setting's root) and the new order, and waits until it took them.
     /// With none running, the next `monsoon download` picks the changes up.
     /// - Parameter adding: called with the new downloads before they are added (`sync --exec`
@@ -93,7 +101,7 @@ struct EpisodeSession {
         guard HomeLock.isHeld(at: home.lockPath) else { return }
         let requests = try self.requests(root: try settingsRoot(), allowingPrivate: false)
         var commands: [DownloadCommand] = []
-        do {
+        try CLIError.prefixing("cannot hand the episodes to the running monsoon") {
             var fresh: [DownloadRequest] = []
             for request in requests {
                 if let existing = try store.download(withID: request.id) {
@@ -106,11 +114,8 @@ struct EpisodeSession {
             }
             try adding(fresh)
             if !(try store.add(fresh)).isEmpty { commands.insert(.adoptNewDownloads, at: 0) }
-        } catch let error as CLIError {
-            throw error
-        } catch {
-            throw CLIError(message: "cannot hand the episodes to the running monsoon: \(error)")
         }
+
         try await Control.perform(commands, home: home, store: store)
     }
 }

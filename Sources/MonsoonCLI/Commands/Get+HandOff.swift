@@ -1,5 +1,4 @@
 import Foundation
-import MonsoonPodcasts
 import MonsoonEngine
 
 /// A `get` while another process runs the home's queue: hand the URLs over, then follow
@@ -9,26 +8,22 @@ extension Get {
                  context: CommandContext) async throws -> Int32 {
         let store = try home.openStore()
         var plan = Plan()
-        let ids: [DownloadID]
         var lastCommand = 0
-        do {
+        let ids = try CLIError.prefixing("cannot hand the downloads to the running monsoon") {
             for url in urls {
-                plan.add(url, existing: try store.downloads(of: url).last { Self.isIn(folder, $0) }, folder: folder, skipExisting: skipExisting)
+                plan.add(url, known: try store.downloads(of: url), folder: folder, skipExisting: skipExisting)
             }
             try afterDownload?.owe(plan.owed)
             for id in plan.retried { lastCommand = try store.post(.retry(id)) }
             // With their hooks recorded as owed in the same transaction (`AfterDownload.add`): the running
             // monsoon may take rows in at any moment (another command's adopt).
-            ids = try afterDownload.map { try $0.add(plan.requests(folder: folder)) } ?? store.add(plan.requests(folder: folder))
+            let ids = try afterDownload.map { try $0.add(plan.requests(folder: folder)) } ?? store.add(plan.requests(folder: folder))
             afterDownload?.catchUp(plan.alreadyThereIDs)
             if !ids.isEmpty { lastCommand = try store.post(.adoptNewDownloads) }
             // A `get` that runs the queue starts only its own downloads: these are claimed
             // for as long as this process lives (a claim of a dead process is ignored).
             for id in ids + plan.activeIDs + plan.retried { lastCommand = try store.post(.claim(id, by: getpid())) }
-        } catch let error as CLIError {
-            throw error
-        } catch {
-            throw CLIError(message: "cannot hand the downloads to the running monsoon: \(error)")
+            return ids
         }
         report(plan, fresh: ids, to: reporter, context: context)
         let handed = ids + plan.activeIDs + plan.retried

@@ -2,8 +2,6 @@ import Foundation
 import MonsoonPodcasts
 import MonsoonEngine
 
-/// `monsoon get`: download URLs into a folder.
-///
 /// A `get` answers for its own URLs: it starts, reports and counts only those, and leaves
 /// the rest of the home's queue to `monsoon download`. When another process already runs
 /// the queue, it hands its URLs over and follows them to the end (`Get+HandOff.swift`).
@@ -33,7 +31,6 @@ struct Get: RunnableCommand {
             """
     )
 
-    /// It stops its downloads (or playback) cleanly itself: parts kept, the position saved.
     static let handlesInterruption = true
 
     @OptionGroup var global: GlobalOptions
@@ -123,7 +120,7 @@ struct Get: RunnableCommand {
         do {
             var plan = Plan()
             for (url, existing) in zip(inputs.valid, try await manager.downloads(of: inputs.valid)) {
-                plan.add(url, existing: existing.last { Self.isIn(folder, $0) }, folder: folder, skipExisting: skipExisting)
+                plan.add(url, known: existing, folder: folder, skipExisting: skipExisting)
             }
             try afterDownload?.owe(plan.owed)
             try await manager.claim(plan.activeIDs + plan.retried)
@@ -142,7 +139,7 @@ struct Get: RunnableCommand {
             afterDownload?.catchUp(plan.alreadyThereIDs)
             report(plan, fresh: fresh, to: reporter, context: context)
         } catch {
-            let failure = await QueueRun.shutDown(manager, failing: QueueRun.refusal("cannot queue the downloads", error), context: context)
+            let failure = await QueueRun.shutDown(manager, failing: CLIError(error, "cannot queue the downloads"), context: context)
             WARCOptions.closeAfterFailure(configuration.warc, context: context)
             throw failure
         }
@@ -177,7 +174,6 @@ struct Get: RunnableCommand {
         return status
     }
 
-    /// What to do with each URL given.
     struct Plan {
         /// New downloads, in order.
         var fresh: [URL] = []
@@ -196,9 +192,9 @@ struct Get: RunnableCommand {
         /// URL into this folder stays the episode's): what owes a hook run.
         var owed: [AfterDownload.Owed] = []
 
-        /// Sorts `url` by what the queue (`existing`, its latest download into this folder)
-        /// and the folder hold.
-        mutating func add(_ url: URL, existing: Download?, folder: String, skipExisting: Bool) {
+        /// Sorts `url` by what the queue (`known`, its downloads; the latest into this folder
+        /// counts) and the folder hold.
+        mutating func add(_ url: URL, known: [Download], folder: String, skipExisting: Bool) {
             if skipExisting {
                 let path = (folder as NSString).appendingPathComponent(DownloadRequest.Destination.defaultFileName(for: url))
                 if let size = LocalFile.size(at: path) {
@@ -206,26 +202,17 @@ struct Get: RunnableCommand {
                     return
                 }
             }
-            guard let existing else {
+            guard let existing = known.last(where: { $0.request.destination.folder == folder }) else {
                 fresh.append(url)
                 return
             }
-            switch existing.status {
-            case .completed:
-                if let path = existing.filePath, let size = LocalFile.size(at: path) {
-                    alreadyThere.append((path, size))
-                    alreadyThereIDs.append(existing.id)
-                } else {
-                    retriedDownloads.append((existing.id, url))
-                    owed.append((existing.id, existing.request.owner))
-                }
-            case .failed, .paused:
-                retriedDownloads.append((existing.id, url))
-                owed.append((existing.id, existing.request.owner))
-            case .queued, .downloading, .waitingToRetry:
-                active.append((existing.id, url))
-                owed.append((existing.id, existing.request.owner))
+            if existing.status == .completed, let path = existing.filePath, let size = LocalFile.size(at: path) {
+                alreadyThere.append((path, size))
+                alreadyThereIDs.append(existing.id)
+                return
             }
+            if existing.status.isActive { active.append((existing.id, url)) } else { retriedDownloads.append((existing.id, url)) }
+            owed.append((existing.id, existing.request.owner))
         }
 
         /// The requests of the new downloads: into the folder, or onto a part file found
@@ -278,10 +265,6 @@ struct Get: RunnableCommand {
     /// worker's time (about 12 µs a row), well within what the bodies waiting meanwhile may hold.
     static func enqueueBatch(concurrency: Int) -> Int {
         min(256, 32 * max(1, concurrency))
-    }
-
-    static func isIn(_ folder: String, _ download: Download) -> Bool {
-        download.request.destination.folder == folder
     }
 
     private func createFolder(_ folder: String) throws {

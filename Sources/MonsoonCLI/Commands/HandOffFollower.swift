@@ -43,27 +43,17 @@ struct HandOffFollower {
                 defer { withExtendedLifetime(lock) {} }
                 // The runner ended (or was killed): what it did first, then what is left runs here.
                 // It may have taken the commands and finished since the last look.
-                if !taken {
-                    do { taken = try !store.hasPendingCommands(through: handedThrough) } catch {
-                        throw CLIError(message: "cannot follow the downloads in the queue: \(error)")
-                    }
-                }
+                if !taken { taken = try CLIError.prefixing(Self.cannotFollow) { try !store.hasPendingCommands(through: handedThrough) } }
                 if taken { try Self.read(reporter, from: store) }
                 if !reporter.unsettled.isEmpty {
                     return try await takeOver(retried: retried.filter(reporter.unsettled.contains))
                 }
             } else {
-                do {
-                    if !taken { taken = try !store.hasPendingCommands(through: handedThrough) }
-                    let change = try store.changeCounter()
-                    if taken && change != lastChange {
-                        lastChange = change
-                        try Self.read(reporter, from: store)
-                    }
-                } catch let error as CLIError {
-                    throw error
-                } catch {
-                    throw CLIError(message: "cannot follow the downloads in the queue: \(error)")
+                if !taken { taken = try CLIError.prefixing(Self.cannotFollow) { try !store.hasPendingCommands(through: handedThrough) } }
+                let change = try CLIError.prefixing(Self.cannotFollow) { try store.changeCounter() }
+                if taken && change != lastChange {
+                    lastChange = change
+                    try Self.read(reporter, from: store)
                 }
             }
             if reporter.unsettled.isEmpty {
@@ -101,11 +91,12 @@ struct HandOffFollower {
         return ExitStatus.interrupted
     }
 
-    /// Tells the reporter what the store says of its unsettled downloads; a missing one was removed.
+    private static let cannotFollow = "cannot follow the downloads in the queue"
+
     private static func read(_ reporter: GetReporter, from store: any QueueStore) throws {
         let unsettled = reporter.unsettled
-        let rows: [Download]
-        do { rows = try store.downloads(withIDs: unsettled) } catch { throw CLIError(message: "cannot follow the downloads in the queue: \(error)") }
+        let rows = try CLIError.prefixing(cannotFollow) { try store.downloads(withIDs: unsettled) }
+
         for download in rows {
             reporter.handle(.statusChanged(download))
             reporter.handle(.progress(id: download.id, bytes: download.bytes, total: download.total))
@@ -130,7 +121,7 @@ struct HandOffFollower {
             // Retrying a download that already runs again is a no-op: safe if the runner took it.
             for id in retried.sorted(by: { $0.rawValue < $1.rawValue }) { try await manager.retry(id) }
         } catch {
-            throw await QueueRun.shutDown(manager, failing: QueueRun.refusal("cannot take over the downloads", error), context: context)
+            throw await QueueRun.shutDown(manager, failing: CLIError(error, "cannot take over the downloads"), context: context)
         }
         if global.verbose { context.error("the monsoon that ran the queue has stopped; this command runs its downloads itself") }
         return await session.run(reporting: reporter, observe: observe)

@@ -1,8 +1,6 @@
 import Foundation
-import MonsoonEngine
 import MonsoonPodcasts
 
-/// `monsoon play EPISODE [-- MPV_OPTIONS...]`: plays an episode with mpv from where it was left.
 struct Play: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "play",
@@ -19,7 +17,6 @@ struct Play: RunnableCommand {
               monsoon play 42 -- --speed=1.5
             """)
 
-    /// It stops playback cleanly itself, the position saved.
     static let handlesInterruption = true
 
     @OptionGroup var global: GlobalOptions
@@ -33,8 +30,7 @@ struct Play: RunnableCommand {
         }
         let session = try EpisodeFileSession.open(global, context: context)
         let item = try session.run { try $0.playbackItem(episode) }
-        let threshold: Double
-        do { threshold = try session.settings.playedThreshold() } catch { throw CLIError(message: "cannot read the settings: \(error)") }
+        let threshold = try CLIError.prefixing("cannot read the settings") { try session.settings.playedThreshold() }
         let target: String
         switch item.source {
         case .file(let path):
@@ -64,12 +60,10 @@ struct Play: RunnableCommand {
         // Played only by what mpv itself reported: a feed's duration may be wrong (minutes for
         // seconds), and playback that failed or never started played nothing.
         let duration = end.failure == nil && end.reported ? end.duration : nil
-        let played: Bool
-        do {
-            played = try session.files.finishPlayback(episode, at: end.position, duration: duration, threshold: threshold)
-        } catch {
-            throw CLIError(message: "cannot save the position of episode \(episode): \(error)")
+        let played = try CLIError.prefixing("cannot save the position of episode \(episode)") {
+            try session.files.finishPlayback(episode, at: end.position, duration: duration, threshold: threshold)
         }
+
         var line = played ? "episode \(episode) played to the end: marked played"
             : "stopped at \(PlaybackRules.clock(end.position))\((end.duration ?? item.duration).map { " of " + PlaybackRules.clock($0) } ?? ""); position saved (\(String(format: "%.1f", end.position)) s)"
         if played {
@@ -85,7 +79,6 @@ struct Play: RunnableCommand {
     }
 }
 
-/// `monsoon position EPISODE [SECONDS]`: shows or sets the saved playback position.
 struct Position: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "position",

@@ -2,7 +2,6 @@ import Foundation
 import MonsoonEngine
 import MonsoonPodcasts
 
-/// `monsoon add URL`: subscribe.
 struct Add: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "add",
@@ -18,21 +17,11 @@ struct Add: RunnableCommand {
         guard let feedURL = URLArgument.url(url) else { throw CLIError.usage(URLArgument.notURL(url, advice: Archive.feedAdvice)) }
         let session = try LibrarySession.open(global, context: context)
         let result = try await session.run { try await $0.subscribe(to: feedURL) }
-        switch result {
-        case .alreadySubscribed(let podcast):
-            context.output.line("already subscribed: \(podcast.id) \(podcast.name)")
-        case .subscribed(let podcast, let summary):
-            context.output.line(summary.subscribedLine(for: podcast))
-            if let warning = summary.pageWarning(for: podcast) {
-                context.error(warning)
-                return ExitStatus.failure
-            }
-        }
-        return ExitStatus.success
+        // Said even with --quiet: the subscription is all `add` does.
+        return RefreshSummary.say(result, quiet: false, context: context) ? ExitStatus.success : ExitStatus.failure
     }
 }
 
-/// `monsoon podcasts`: list subscriptions.
 struct Podcasts: RunnableCommand {
     static let configuration = CommandConfiguration(commandName: "podcasts", abstract: "List your podcasts.", discussion: "Examples:\n\n  monsoon podcasts\n  monsoon podcasts --json")
     @OptionGroup var global: GlobalOptions
@@ -57,7 +46,6 @@ struct Podcasts: RunnableCommand {
     }
 }
 
-/// `monsoon episodes PODCAST`: list a podcast's episodes.
 struct Episodes: RunnableCommand {
     static let configuration = CommandConfiguration(commandName: "episodes", abstract: "List a podcast's episodes, newest first.", discussion: "Examples:\n\n  monsoon episodes \"Morning Show\"\n  monsoon episodes 3 --json")
     @OptionGroup var global: GlobalOptions
@@ -103,7 +91,6 @@ struct Episodes: RunnableCommand {
     }
 }
 
-/// `monsoon refresh [PODCAST]`.
 struct Refresh: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "refresh",
@@ -124,25 +111,14 @@ struct Refresh: RunnableCommand {
             }
             return try await library.refreshAll()
         }
-        var failed = 0
+        var failed = false
         for (podcast, result) in results {
-            switch result {
-            case .success(let summary):
-                if !global.quiet { context.output.line(summary.refreshedLine(for: podcast)) }
-                if let warning = summary.pageWarning(for: podcast) {
-                    failed += 1
-                    context.error(warning)
-                }
-            case .failure(let error):
-                failed += 1
-                context.error(RefreshSummary.failureLine(for: podcast, error))
-            }
+            if !RefreshSummary.say(result, for: podcast, quiet: global.quiet, context: context) { failed = true }
         }
-        return failed > 0 ? ExitStatus.failure : ExitStatus.success
+        return failed ? ExitStatus.failure : ExitStatus.success
     }
 }
 
-/// `monsoon unsubscribe PODCAST`.
 struct Unsubscribe: RunnableCommand {
     static let configuration = CommandConfiguration(commandName: "unsubscribe", abstract: "Unsubscribe from a podcast.", discussion: "Examples:\n\n  monsoon unsubscribe 3\n  monsoon unsubscribe \"Morning Show\" --delete-files")
     @OptionGroup var global: GlobalOptions
@@ -156,23 +132,18 @@ struct Unsubscribe: RunnableCommand {
         let files = try EpisodeFileSession.open(global, context: context)
         let found = try await session.run { try $0.findPodcast(podcast) }
         let ids = try await session.run { try $0.episodes(of: found.id).map(\.id) }
-        // Its downloads leave the engine's queue first (a running one stops, its part goes).
+        // Its downloads leave the engine's queue before the podcast goes.
         try episodes.read { try $0.reconcile() }
-        var removals: [DownloadCommand] = []
-        for id in ids.map(EpisodeQueue.downloadID(ofEpisode:)) {
-            if let download = try episodes.store.download(withID: id), download.status != .completed { removals.append(.remove(id, deleteFile: false)) }
-        }
-        try await Control.perform(removals, home: episodes.home, store: episodes.store)
+        try await episodes.removeUnfinishedDownloads(of: ids)
+
         var deleted = EpisodeFiles.Deletion()
         if deleteFiles {
             let downloaded = try files.run { try $0.downloaded(podcast: found.id) }
             deleted = try files.run { try $0.delete(downloaded) }
         }
         try await LibrarySession.open(global, context: context).run { try $0.unsubscribe(found.id) }
-        do {
+        try CLIError.prefixing("unsubscribed, but could not forget its finished downloads") {
             _ = try episodes.store.forget(ids.map(EpisodeQueue.downloadID(ofEpisode:)), ifIn: [.completed, .failed])
-        } catch {
-            throw CLIError(message: "unsubscribed, but could not forget its finished downloads: \(error)")
         }
         if !global.quiet {
             let files = deleted.episodes.count
@@ -182,7 +153,6 @@ struct Unsubscribe: RunnableCommand {
     }
 }
 
-/// `monsoon import FILE.opml`.
 struct Import: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import", abstract: "Subscribe to every feed of an OPML file.",
@@ -208,16 +178,8 @@ struct Import: RunnableCommand {
                     continue
                 }
                 do {
-                    switch try await library.subscribe(to: outline.feedURL) {
-                    case .subscribed(let podcast, let summary):
-                        if !global.quiet { context.output.line(summary.subscribedLine(for: podcast)) }
-                        if let warning = summary.pageWarning(for: podcast) {
-                            failed += 1
-                            context.error(warning)
-                        }
-                    case .alreadySubscribed(let podcast):
-                        if !global.quiet { context.output.line("already subscribed: \(podcast.id) \(podcast.name)") }
-                    }
+                    let result = try await library.subscribe(to: outline.feedURL)
+                    if !RefreshSummary.say(result, quiet: global.quiet, context: context) { failed += 1 }
                 } catch {
                     failed += 1
                     context.error(LibrarySession.feedFailure(outline.feedURL, error))
@@ -255,7 +217,6 @@ struct Import: RunnableCommand {
     }
 }
 
-/// `monsoon export`: OPML 2.0 on standard output.
 struct Export: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export", abstract: "Print your subscriptions as OPML 2.0.",
@@ -294,7 +255,6 @@ struct Export: RunnableCommand {
     }
 }
 
-/// `monsoon inspect FILE|URL`: parse one document without subscribing.
 struct Inspect: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inspect",

@@ -2,7 +2,6 @@ import Foundation
 import MonsoonEngine
 import MonsoonPodcasts
 
-/// `monsoon queue [list|add|move|remove]`: the episodes to download, in the user's order.
 struct EpisodeQueueCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "queue",
@@ -198,13 +197,8 @@ struct QueueRemove: RunnableCommand {
         let session = try EpisodeSession.open(global, context: context)
         // All or nothing in the queue first; then their unfinished downloads go (parts too).
         try session.write { try $0.remove(episodes) }
-        var removals: [DownloadCommand] = []
-        for id in episodes.map(EpisodeQueue.downloadID(ofEpisode:)) {
-            if let download = try session.store.download(withID: id), download.status != .completed {
-                removals.append(.remove(id, deleteFile: false))
-            }
-        }
-        try await Control.perform(removals, home: session.home, store: session.store)
+        try await session.removeUnfinishedDownloads(of: episodes)
+
         if !global.quiet { context.output.line("removed \(episodes.count) episode\(episodes.count == 1 ? "" : "s") from the queue") }
         return ExitStatus.success
     }

@@ -1,7 +1,6 @@
 import Foundation
 import MonsoonEngine
 import MonsoonPodcasts
-import MonsoonStore
 
 /// Runs the queue of a manager until nothing is left or Ctrl-C, reporting as it
 /// goes; shared by `get` and `download`.
@@ -129,24 +128,16 @@ struct QueueRun {
         return CLIError(message: failure.message, status: saving.status == ExitStatus.diskFull ? ExitStatus.diskFull : failure.status)
     }
 
-    /// The command's error when the engine refused to queue or start its downloads (`what` says
-    /// which): exit 3 when it could not save them for a full database disk, else 1.
-    static func refusal(_ what: String, _ error: Error) -> CLIError {
-        CLIError(error, what)
-    }
-
     /// The command's error for a failure to save the queue: exit 3 when the disk holding the
     /// database is full (as for a download's own disk), else 1.
     static func saveFailure(_ error: Error) -> CLIError {
-        let diskFull = (error as? StoreError)?.isDiskFull ?? false
-        return CLIError(message: "could not save the download queue: \(error)", status: diskFull ? ExitStatus.diskFull : ExitStatus.failure)
+        CLIError(error, "could not save the download queue")
     }
 
-    /// Opens the home's queue with a one-line error for what cannot be opened.
     static func openManager(_ home: Home, configuration: EngineConfiguration, watches: Bool = true) async throws -> DownloadManager {
         do {
             let manager = try await DownloadManager.open(configuration: configuration, databasePath: home.databasePath, watchesOtherProcesses: watches)
-            home.letGoOfSettingsConnection()
+            home.held.letGo()   // the queue's connections keep the log now
             return manager
         } catch {
             // Opening writes (the schema, the journal): a full disk there is a full disk too.

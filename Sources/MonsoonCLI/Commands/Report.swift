@@ -1,6 +1,5 @@
 import Foundation
 
-/// `monsoon report RUN.json [-o PAGE.html]`: the page of a run from the report `--report` wrote.
 struct Report: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report",

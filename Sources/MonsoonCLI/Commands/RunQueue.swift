@@ -2,8 +2,6 @@ import Foundation
 import MonsoonEngine
 import MonsoonPodcasts
 
-/// `monsoon download`: run the home's queue (queued episodes and plain downloads) until
-/// nothing is left.
 struct RunQueue: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "download",
@@ -25,7 +23,6 @@ struct RunQueue: RunnableCommand {
             """
     )
 
-    /// It stops its downloads (or playback) cleanly itself: parts kept, the position saved.
     static let handlesInterruption = true
 
     @OptionGroup var global: GlobalOptions
@@ -71,22 +68,21 @@ struct RunQueue: RunnableCommand {
         }
         // What is queued now is what this run downloads: each file owes the hook a run before it starts.
         if options.after.exec != nil {
-            do { try AfterDownload.owe(try episodes.store.pending().map { ($0.id, $0.owner) }, databasePath: home.databasePath) } catch let error as CLIError { throw error } catch {
-                throw CLIError(message: "cannot read the download queue: \(error)")
-            }
+            let pending = try CLIError.prefixing("cannot read the download queue") { try episodes.store.pending() }
+            try AfterDownload.owe(pending.map { ($0.id, $0.owner) }, databasePath: home.databasePath)
+
         }
         let manager = try await QueueRun.openManager(home, configuration: configuration)
         let session = QueueRun(manager, context: context, global: global)
         if let space, !space.fitsWhole {
             do { try await manager.claim(space.fits) } catch {
-                throw await QueueRun.shutDown(manager, failing: QueueRun.refusal("cannot start the downloads", error), context: context)
+                throw await QueueRun.shutDown(manager, failing: CLIError(error, "cannot start the downloads"), context: context)
             }
         }
         // Restoring may have completed some (killed between a file's rename and its row): count
         // what is still to do once it is done (a first answer from the engine comes after it).
         do { _ = try await manager.counts() } catch { throw CLIError(message: "cannot read the download queue: \(error)") }
-        var pending: [PendingDownload]
-        do { pending = try episodes.store.pending() } catch { throw CLIError(message: "cannot read the download queue: \(error)") }
+        var pending = try CLIError.prefixing("cannot read the download queue") { try episodes.store.pending() }
         let stillPending = Set(pending.map(\.id))
         if let space, !space.fitsWhole {
             let fits = Set(space.fits)
@@ -130,8 +126,8 @@ struct RunQueue: RunnableCommand {
 
     /// What fits of the queue on the disk, or nil when nothing is pending.
     private static func spacePlan(_ store: any QueueStore, reserve: Int) throws -> SpacePlan? {
-        let pending: [PendingDownload]
-        do { pending = try store.pending() } catch { throw CLIError(message: "cannot read the download queue: \(error)") }
+        let pending = try CLIError.prefixing("cannot read the download queue") { try store.pending() }
+
         guard let first = pending.first else { return nil }
         // One file system for the whole queue: the one the first download goes to.
         guard let free = SpacePlan.freeBytes(for: first.folder) else { return SpacePlan(queue: pending.map { ($0.id, nil) }, free: 0, reserve: 0) }

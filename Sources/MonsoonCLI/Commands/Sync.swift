@@ -1,9 +1,7 @@
 import Foundation
 import MonsoonEngine
 import MonsoonPodcasts
-import MonsoonStore
 
-/// `monsoon sync`: the command for cron and systemd timers.
 struct Sync: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sync",
@@ -27,29 +25,16 @@ struct Sync: RunnableCommand {
         let home = try Home(option: global.home, context: context)
         let episodes = try EpisodeSession.open(global, context: context)
         // 1. Every feed; what is new is what gets an id past the highest one now.
-        let newestBefore: Int
-        do { newestBefore = try episodes.queue.highestEpisodeID() } catch { throw CLIError(message: "cannot read the library: \(error)") }
+        let newestBefore = try CLIError.prefixing("cannot read the library") { try episodes.queue.highestEpisodeID() }
         let results = try await LibrarySession.open(global, context: context, transfer: options.transfer).run { try await $0.refreshAll() }
         var failedFeeds = 0
         var autoPodcasts: [Int] = []
         for (podcast, result) in results {
-            switch result {
-            case .success(let summary):
-                if let warning = summary.pageWarning(for: podcast) {
-                    failedFeeds += 1
-                    context.error(warning)
-                }
-                // On standard output, as `refresh` prints it (and `archive` its event lines).
-                if !global.quiet && !options.output.json { context.output.line(summary.refreshedLine(for: podcast)) }
-            case .failure(let error):
-                failedFeeds += 1
-                context.error(RefreshSummary.failureLine(for: podcast, error))
-            }
-            do {
-                if try episodes.settings.autoDownload(podcast: podcast.id) { autoPodcasts.append(podcast.id) }
-            } catch {
-                throw CLIError(message: "cannot read the settings: \(error)")
-            }
+            // On standard output, as `refresh` prints it (and `archive` its event lines).
+            if !RefreshSummary.say(result, for: podcast, quiet: global.quiet || options.output.json, context: context) { failedFeeds += 1 }
+            let auto = try CLIError.prefixing("cannot read the settings") { try episodes.settings.autoDownload(podcast: podcast.id) }
+            if auto { autoPodcasts.append(podcast.id) }
+
         }
         // 2. The new episodes of the podcasts that download by themselves, oldest first.
         let fresh = try episodes.read { queue in try autoPodcasts.flatMap { try queue.newEpisodes(podcast: $0, after: newestBefore) } }
@@ -75,16 +60,15 @@ struct Sync: RunnableCommand {
     private func handOver(_ episodes: EpisodeSession, report: RunReport?, context: CommandContext) async throws -> Int32 {
         let owes = options.after.exec != nil
         try await episodes.handOver { requests in if owes { try AfterDownload.owe(requests.map { ($0.id, $0.owner) }, databasePath: episodes.home.databasePath) } }
-        let pending: [DownloadID]
         var last = 0
-        do {
-            pending = try episodes.store.pending().filter { $0.owner == .episode }.map(\.id)
+        let pending = try CLIError.prefixing("cannot hand the queue to the running monsoon") {
+            let pending = try episodes.store.pending().filter { $0.owner == .episode }.map(\.id)
             // Those queued earlier: the running monsoon may have them under way already (the README says so).
             if owes { try AfterDownload.owe(pending.map { ($0, .episode) }, databasePath: episodes.home.databasePath) }
             for id in pending { last = try episodes.store.post(.claim(id, by: getpid())) }
-        } catch {
-            throw CLIError(message: "cannot hand the queue to the running monsoon: \(error)")
+            return pending
         }
+
         let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, expected: pending.count, style: options.output.json ? .json : .events)
         reporter.answerFor(try pending.compactMap { id in try episodes.store.download(withID: id)?.request })
         // Those handed over, and as `download` does, what earlier runs left owed and the queue's missing sidecars.

@@ -1,6 +1,5 @@
 import Foundation
 
-/// `monsoon systemd`: user units so downloads go on after the terminal closes and after a reboot.
 struct Systemd: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "systemd",

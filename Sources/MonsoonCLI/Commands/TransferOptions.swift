@@ -69,7 +69,7 @@ struct TransferOptions: ParsableArguments {
     func configuration(scope: QueueScope, home: Home, context: CommandContext, jobs defaultJobs: Int? = nil) throws -> EngineConfiguration {
         let settings = try home.openSettings()
         var configuration = EngineConfiguration()
-        do {
+        try CLIError.prefixing("cannot read the settings") {
             configuration.scope = scope
             configuration.maxConcurrentDownloads = try jobs ?? defaultJobs ?? settings.concurrency()
             configuration.maxDownloadsPerHost = try perHost ?? settings.perHost()
@@ -77,8 +77,6 @@ struct TransferOptions: ParsableArguments {
             configuration.diskReserve = try minFree?.bytes ?? settings.diskReserve()
             configuration.network.userAgent = try userAgent ?? settings.userAgent() ?? "Monsoon/\(MonsoonCLI.version)"
             configuration.maxBytesPerSecond = try limitRate.map(\.bytesPerSecond) ?? settings.limitRate()
-        } catch {
-            throw CLIError(message: "cannot read the settings: \(error)")
         }
         configuration.retry.baseDelay = context.timings.retryBase
         configuration.network.proxy = proxy

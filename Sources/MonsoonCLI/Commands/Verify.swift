@@ -2,7 +2,6 @@ import Foundation
 import MonsoonCluster
 import MonsoonPodcasts
 
-/// `monsoon verify [DIR]`: re-hash an archive against its manifests.
 struct Verify: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",

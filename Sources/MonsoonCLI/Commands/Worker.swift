@@ -2,7 +2,6 @@ import Foundation
 import MonsoonCluster
 import MonsoonEngine
 
-/// `monsoon worker`: runs jobs of the shared queue until stopped.
 struct Worker: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "worker",

@@ -1,7 +1,6 @@
 import Foundation
 import MonsoonEngine
 import MonsoonPodcasts
-import MonsoonStore
 
 extension AfterDownload {
     /// One file: its metadata read (and written beside it when asked), then its hook run.
@@ -106,42 +105,24 @@ extension AfterDownload {
         }
     }
 
-    /// The names of the variables a hook is given, after `MONSOON_`.
-    static let variables = ["FILE", "ID", "URL", "FINAL_URL", "ETAG", "LAST_MODIFIED", "BYTES", "SHA256", "INFO_JSON",
-                            "EPISODE_ID", "TITLE", "GUID", "DATE", "SEASON", "EPISODE", "LINK", "PODCAST", "FEED_URL"]
-
     /// The parent's environment and the file's `MONSOON_*` variables (the README's table). Those
     /// with nothing to say are not set (a plain download has no episode's), and the parent's own
     /// of the same names (a monsoon run from a hook) are taken out.
     static func environment(_ parent: [String: String], info: EpisodeInfo, path: String, download: Download, sidecar: String?) -> [String: String] {
+        let episode = info.episode, podcast = info.podcast
+        let variables: KeyValuePairs<String, String?> = [
+            "FILE": path, "ID": download.id.rawValue, "URL": info.download.sourceURL, "FINAL_URL": info.download.finalURL,
+            "ETAG": info.download.etag, "LAST_MODIFIED": info.download.lastModified, "BYTES": String(info.download.bytes),
+            "SHA256": info.download.sha256, "INFO_JSON": sidecar, "EPISODE_ID": episode.map { String($0.id) }, "TITLE": episode?.title,
+            "GUID": episode?.guid, "DATE": episode?.published, "SEASON": episode?.season.map(String.init),
+            "EPISODE": episode?.episode.map(String.init), "LINK": episode?.link, "PODCAST": podcast?.title, "FEED_URL": podcast?.feedURL,
+        ]
         var environment = parent
-        for name in variables { environment["MONSOON_" + name] = nil }
-        func set(_ name: String, _ value: String?) {
+        for (name, value) in variables {
             // A value with a NUL cannot be passed on (the C string would end there): left out.
-            if let value, !value.contains("\0") { environment["MONSOON_" + name] = value }
-        }
-        set("FILE", path)
-        set("ID", download.id.rawValue)
-        set("URL", info.download.sourceURL)
-        set("FINAL_URL", info.download.finalURL)
-        set("ETAG", info.download.etag)
-        set("LAST_MODIFIED", info.download.lastModified)
-        set("BYTES", String(info.download.bytes))
-        set("SHA256", info.download.sha256)
-        set("INFO_JSON", sidecar)
-        if let episode = info.episode {
-            set("EPISODE_ID", String(episode.id))
-            set("TITLE", episode.title)
-            set("GUID", episode.guid)
-            set("DATE", episode.published)
-            set("SEASON", episode.season.map(String.init))
-            set("EPISODE", episode.episode.map(String.init))
-            set("LINK", episode.link)
-        }
-        if let podcast = info.podcast {
-            set("PODCAST", podcast.title)
-            set("FEED_URL", podcast.feedURL)
+            environment["MONSOON_" + name] = value.flatMap { $0.contains("\0") ? nil : $0 }
         }
         return environment
     }
+
 }

@@ -9,7 +9,6 @@ public enum BoundedInput {
         /// More than the limit: `size` bytes when the file says so (a regular file), nil when that
         /// only showed while reading (a pipe, a device).
         case tooLarge(size: Int?)
-        /// A folder, not a file.
         case folder
         /// The system refused: `open` or `read` failed with this `errno`.
         case system(Int32)
@@ -30,7 +29,6 @@ public enum BoundedInput {
         }
     }
 
-    /// The contents of the file at `path`.
     public static func read(path: String, limit: Int) throws(Failure) -> Data {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw .system(errno) }

@@ -1,11 +1,9 @@
-/// A size on the command line: bytes, or with a k, M, G or T suffix (binary units).
 import Foundation
 import MonsoonEngine
 
+/// A size on the command line: bytes, or with a k, M, G or T suffix (binary units).
 struct ByteSize: ExpressibleByArgument, Equatable {
     var bytes: Int
-
-    init(bytes: Int) { self.bytes = bytes }
 
     init?(argument: String) {
         guard let bytes = ByteCount.parse(argument) else { return nil }

@@ -22,3 +22,11 @@ extension CLIError {
         status = full ? ExitStatus.diskFull : ExitStatus.failure
     }
 }
+
+extension CLIError {
+    /// What `body` returns; its failure as the command's, "`what`: error" (exit 1). A `CLIError`
+    /// says what failed already, and passes as it is.
+    static func prefixing<T>(_ what: String, _ body: () throws -> T) throws -> T {
+        do { return try body() } catch let error as CLIError { throw error } catch { throw CLIError(message: "\(what): \(error)") }
+    }
+}

@@ -1,13 +1,9 @@
 import Foundation
 import Synchronization
-import MonsoonEngine
 
 /// Where a command's text goes: a file descriptor, or memory for in-process tests.
 public final class TextOutput: Sendable {
-    private enum Target: Sendable {
-        case descriptor(Int32)
-        case memory
-    }
+    private enum Target: Sendable { case descriptor(Int32), memory }
 
     private let target: Target
     /// Invisible characters are shown escaped too: the output is a terminal (see `TerminalText`).
@@ -16,7 +12,6 @@ public final class TextOutput: Sendable {
     /// The lines `lineOnce` has written.
     private let said = Mutex(Set<String>())
 
-    /// Writes to a file descriptor (1 for standard output, 2 for standard error).
     public init(descriptor: Int32) {
         target = .descriptor(descriptor)
         escapesInvisible = isatty(descriptor) == 1
@@ -72,7 +67,6 @@ public final class TextOutput: Sendable {
         }
     }
 
-    /// Writes `line` and a newline.
     public func line(_ line: String) { write(line + "\n") }
 
     /// Writes `line` unless this output has already had it: a warning about the home, say,

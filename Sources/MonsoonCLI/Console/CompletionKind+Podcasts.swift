@@ -6,7 +6,7 @@ extension CompletionKind {
     /// The titles of the podcasts in the home the command line being completed names (its
     /// `--home`, else the one every command chooses). A home without a library, or no home at
     /// all, gives none: a Tab never creates a home or a database, and prints nothing.
-    static let podcasts = CompletionKind.custom { words, context in
+    static let podcasts = CompletionKind { words, context in
         let home = Home(unchecked: Home.path(option: homeOption(in: words), context: context))
         guard FileManager.default.fileExists(atPath: home.databasePath) else { return [] }
         // A database that cannot be read (damaged, locked for long, from a newer Monsoon) is said by

@@ -7,14 +7,10 @@ import MonsoonPodcasts
 extension GetReporter {
     /// A line above the live block (which is cleared first), in an ANSI colour when given.
     func emitLine(_ state: inout State, _ line: String, toErrors: Bool, color: String? = nil) {
-        if live { clearBlock(&state) }
+        if live { state.block.clear(context) }
         let target = toErrors ? context.errors : context.output
         guard let color else { return target.line(line) }
         target.writeVerbatim(paint(TerminalText.escape(line, keepingLayout: false), color) + "\n")
-    }
-
-    func clearBlock(_ state: inout State) {
-        state.block.clear(context)
     }
 
     func draw(_ state: inout State) {
@@ -54,7 +50,7 @@ extension GetReporter {
             parts.removeAll { $0.drop == level }
             summary = parts.map(\.text).joined(separator: " · ")
         }
-        let shown = lines.map { Self.clip(TerminalText.escape($0, keepingLayout: false), width) } + [Self.clip(summary, width)]
+        let shown = lines.map { TerminalText.clip(TerminalText.escape($0, keepingLayout: false), width: width) } + [TerminalText.clip(summary, width: width)]
         state.block.show(shown, context) { $0 == shown.count - 1 ? paint($1, "1") : $1 }
     }
 
@@ -91,7 +87,8 @@ extension GetReporter {
     /// columns), then its bar, sizes, speed and time left, or why it waits.
     private func render(_ row: Row, now: Date, width: Int) -> String {
         // What follows the name takes about 62 columns with the bar, 45 without.
-        let name = Self.fitName(row.name, width: max(10, min(40, width - (width < 70 ? 45 : 62))))
+        // Escaped before it is cut: an escape takes columns too.
+        let name = TerminalText.fit(TerminalText.escape(row.name, keepingLayout: false), width: max(10, min(40, width - (width < 70 ? 45 : 62))))
         if row.status == .waitingToRetry {
             let wait = row.retryAt.map { max(0, Int($0.timeIntervalSince(now).rounded(.up))) } ?? 0
             return "  \(name)  retry in \(wait) s: \(row.error?.message ?? "")"
@@ -112,15 +109,6 @@ extension GetReporter {
         let eta = row.total.flatMap { Self.eta($0 - row.bytes, speed: row.speed) }.map { "  ETA \($0)" } ?? ""
         // Below 70 columns the bar gives way to the numbers.
         return "  \(name)\(width < 70 ? "" : " [\(bar)]") \(percent)%  \(size)  \(ByteCount.format(Int(row.speed)))/s\(eta)"
-    }
-
-    /// A name from a feed or server, escaped first (an escape takes columns too), then cut to fit.
-    private static func fitName(_ name: String, width: Int) -> String {
-        TerminalText.fit(TerminalText.escape(name, keepingLayout: false), width: width)
-    }
-
-    static func clip(_ text: String, _ width: Int) -> String {
-        TerminalText.clip(text, width: width)
     }
 
     /// The name a row shows: the episode's title (an episode download carries it), else the

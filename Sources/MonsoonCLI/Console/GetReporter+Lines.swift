@@ -5,8 +5,6 @@ import MonsoonPodcasts
 /// The reporter's lines: one per event, in the run's style (JSON, event lines, or files and
 /// messages), and `--verbose`'s one per request.
 extension GetReporter {
-    // MARK: - Lines
-
     enum Announcement {
         /// The URL as requested, redacted where it is shown (most runs show no `started` line).
         case started(url: URL)

@@ -29,9 +29,8 @@ final class GetReporter: Sendable {
         /// Where the attempt under way started (its resume offset), while it is not reported: an
         /// attempt cut short by Ctrl-C is never reported, and what it wrote was transferred all the same.
         var attemptBase: Int?
-        /// Its bytes when a hand-off follower first saw it run in another process, while it
-        /// follows: what that process's attempts wrote since is transferred, and nothing of it is
-        /// this run's to call resumed (`observed`).
+        /// Its bytes when a hand-off follower first saw it run in another process: what that
+        /// process wrote since is transferred, and none of it is this run's to call resumed (`observed`).
         var observedFrom: Int?
         var observed = false
         var error: DownloadError?
@@ -56,7 +55,6 @@ final class GetReporter: Sendable {
         var thereIDs = Set<DownloadID>()
         var notURLs = 0
         var completed = 0
-        /// The live block on screen.
         var block = LiveBlock()
         var started = Date()
         var finishedBytes = 0
@@ -98,7 +96,6 @@ final class GetReporter: Sendable {
         /// Of `failed`, files of earlier runs that no count of this run includes (`download` catching
         /// up an owed hook) whose sidecar or hook failed.
         var failedEarlier = 0
-        /// The after-download work had a problem of no one download's.
         var afterProblem = false
     }
 
@@ -343,13 +340,11 @@ final class GetReporter: Sendable {
         }
     }
 
-    /// Redraws the live block (terminal only); called a few times a second.
     func redraw() {
         guard live else { return }
         state.withLock { draw(&$0) }
     }
 
-    /// What the run came to so far.
     var tally: Tally {
         state.withLock { state in
             var tally = Tally(expected: state.expected, bytes: state.finishedBytes, transferred: state.transferredBytes,
@@ -404,7 +399,7 @@ final class GetReporter: Sendable {
         state.withLock { state in
             if live {
                 // Ctrl-C's `^C`, echoed by the terminal below the block, is cleared with it: the summary starts a clean line.
-                clearBlock(&state)
+                state.block.clear(context)
                 context.output.writeVerbatim("\r\u{1B}[K")
             }
             guard summarizes, !quiet || interrupted else { return }

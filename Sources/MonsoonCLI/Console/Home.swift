@@ -14,20 +14,11 @@ struct Home {
     /// then read as it is (`openDatabase`). A writing command fails on such a home instead.
     let isReadOnly: Bool
     /// The settings' connection, held (by every copy of this home) until the queue's are open.
-    private let held = HeldConnection()
+    let held = HeldConnection()
 
-    /// What a command does with the home.
-    enum Use {
-        /// Reads only: a home that cannot be written is read as it is.
-        case reading
-        /// Changes it: the home must be writable (it is created when missing).
-        case writing
-    }
-
-    /// The queue's connections are open: the settings' is no longer needed to keep the log.
-    func letGoOfSettingsConnection() {
-        held.letGo()
-    }
+    /// What a command does with the home: `reading` reads one that cannot be written as it is;
+    /// `writing` needs it writable (and creates it when missing).
+    enum Use { case reading, writing }
 
     var databasePath: String { (path as NSString).appendingPathComponent("monsoon.sqlite") }
     var lockPath: String { (path as NSString).appendingPathComponent("monsoon.lock") }
@@ -168,15 +159,9 @@ final class HeldConnection: @unchecked Sendable {
 /// waits: a process that only changes the queue for a moment (`brief`: `pause` with
 /// nobody downloading, say) is waited for; one that runs the queue is not.
 final class HomeLock {
-    /// What the holder does with the queue.
-    enum Role: String {
-        /// `monsoon download`: runs the whole queue.
-        case download
-        /// `monsoon get`: runs its own downloads (and those handed to it).
-        case get
-        /// Changes the queue and lets go within moments.
-        case brief
-    }
+    /// What the holder does with the queue: `download` runs the whole queue, `get` its own
+    /// downloads (and those handed to it); `brief` changes it and lets go within moments.
+    enum Role: String { case download, get, brief }
 
     private let fd: Int32
     let path: String
@@ -197,9 +182,8 @@ final class HomeLock {
             // (`deinit` closes the descriptor, as below.)
             throw CLIError(message: "the lock file \(path) is not a regular file: move it away, then run again")
         }
-        // Held by another: nil, and `deinit` closes the descriptor (it runs for a failed init once
-        // every property is set; closing here too closed whatever another thread had opened
-        // meanwhile under the same number: a database's, in one test run).
+        // Held by another: nil, and `deinit` closes the descriptor (closing here too closed what
+        // another thread had opened meanwhile under the same number: a database's, in one test run).
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { return nil }
         // Who holds it is a courtesy to the processes that wait (the flock is the lock): if it
         // cannot be written, `holder` finds no pid, and a waiter only waits out its patience.
@@ -243,11 +227,9 @@ final class HomeLock {
         var pid: Int32
         var role: Role
         var isAlive: Bool { kill(pid, 0) == 0 || errno == EPERM }
-        /// " (pid 123)", for messages.
         var mention: String { " (pid \(pid))" }
     }
 
-    /// The holder named in the lock file at `path`, if it can be read.
     static func holder(at path: String) -> Holder? {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else { return nil }   // no file (or not ours to read), no holder

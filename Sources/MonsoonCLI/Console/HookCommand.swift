@@ -5,10 +5,10 @@ import MonsoonBasics
 /// program is run directly, so `$`, `;`, `|`, `>`, `*` and `~` are plain characters, and a file's
 /// title never reaches a shell unless the user writes one (`sh -c '...' sh {}`).
 ///
-/// Rules: blanks (space, tab, newline, carriage return) separate words; `'...'` keeps everything inside as it is;
-/// `"..."` too, except that `\"` and `\\` stand for `"` and `\`; outside quotes `\` keeps the
-/// next character as it is. `''` and `""` make an empty word. In each word, every `{}` becomes
-/// the file's path.
+/// Blanks (space, tab, newline, carriage return) separate words; `'...'` keeps what is inside as
+/// it is, `"..."` too but `\"` and `\\` stand for `"` and `\`; outside quotes `\` keeps the next
+/// character. `''` and `""` make an empty word. In each word, every `{}` becomes the file's path.
+
 struct HookCommand: Sendable, Equatable {
     /// The words as written, `{}` not yet replaced; the first is the program.
     let words: [String]
@@ -90,7 +90,6 @@ struct HookCommand: Sendable, Equatable {
     }
 }
 
-/// The domain of ``HookError``.
 enum HookDomain: ErrorDomain {}
 
 /// Why a hook could not run, or its command could not be read. Its message is one line: what

@@ -4,14 +4,13 @@ import MonsoonPodcasts
 import Synchronization
 
 /// One run of `--exec`'s program, started with `posix_spawn` (no shell): standard input from
-/// `/dev/null`, standard output and error into a pipe this process reads (and passes on, line by
-/// line, to the user's standard error: never into `--json`'s standard output), an empty signal
-/// mask and default signal actions, no descriptor but those three, in the command's folder and in
-/// a session of its own (`SpawnAttributes`): no controlling terminal, so a program that would
-/// read one fails instead of stopping, and `terminate` reaches what it started too (a shell's children).
-///
-/// Foundation's `Process` is not used: it passes on the spawning thread's signal mask and, on
-/// older runtimes, every descriptor without close-on-exec.
+/// `/dev/null`, standard output and error into a pipe passed on line by line to the user's
+/// standard error (never into `--json`'s standard output), no other descriptor, in the command's
+/// folder and in a session of its own (`SpawnAttributes`): with no controlling terminal, a
+/// program that would read one fails instead of stopping, and `terminate` reaches its children.
+/// Not Foundation's `Process`: it passes on the spawning thread's signal mask and, on older
+/// runtimes, every descriptor without close-on-exec.
+
 struct HookProcess {
     let pid: pid_t
     /// The read end of the program's output pipe.

@@ -1,7 +1,6 @@
 import Foundation
 import MonsoonEngine
 import MonsoonPodcasts
-import MonsoonStore
 
 /// The podcast library of a home, with an engine for its fetches, for one command.
 struct LibrarySession {

@@ -35,4 +35,36 @@ extension RefreshSummary {
         return "warning: \(podcast.name): \(Redaction.redactText(pageError.message)); "
             + "the episodes of the pages before it were kept, and the next refresh reads the whole feed again"
     }
+
+    /// Says how a subscription went: its line on standard output (unless `quiet`), a later page
+    /// that could not be read on standard error. False then: the command exits 1.
+    static func say(_ result: PodcastLibrary.SubscribeResult, quiet: Bool, context: CommandContext) -> Bool {
+        switch result {
+        case .alreadySubscribed(let podcast):
+            if !quiet { context.output.line("already subscribed: \(podcast.id) \(podcast.name)") }
+            return true
+        case .subscribed(let podcast, let summary):
+            if !quiet { context.output.line(summary.subscribedLine(for: podcast)) }
+            return summary.sayPageWarning(for: podcast, context: context)
+        }
+    }
+
+    /// Says how a podcast's refresh went, as `say(_:quiet:context:)` does a subscription's; false
+    /// when its feed, or a later page of it, could not be read.
+    static func say(_ result: Result<RefreshSummary, Error>, for podcast: Podcast, quiet: Bool, context: CommandContext) -> Bool {
+        switch result {
+        case .success(let summary):
+            if !quiet { context.output.line(summary.refreshedLine(for: podcast)) }
+            return summary.sayPageWarning(for: podcast, context: context)
+        case .failure(let error):
+            context.error(failureLine(for: podcast, error))
+            return false
+        }
+    }
+
+    private func sayPageWarning(for podcast: Podcast, context: CommandContext) -> Bool {
+        guard let warning = pageWarning(for: podcast) else { return true }
+        context.error(warning)
+        return false
+    }
 }

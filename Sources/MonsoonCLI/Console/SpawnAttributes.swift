@@ -10,7 +10,6 @@ struct SpawnAttributes: ~Copyable {
     /// For `posix_spawn`; owned here (a pointer, so `deinit` can destroy it).
     let raw = UnsafeMutablePointer<posix_spawnattr_t>.allocate(capacity: 1)
 
-    /// What the child is detached from.
     enum Detachment {
         /// A process group of its own, on Monsoon's terminal (mpv: it reads no keys, but may draw).
         case processGroup

@@ -7,8 +7,6 @@ struct Speed: ExpressibleByArgument, Equatable {
     /// Nil: no limit.
     var bytesPerSecond: Int?
 
-    init(bytesPerSecond: Int?) { self.bytesPerSecond = bytesPerSecond }
-
     init?(argument: String) {
         if ["0", "off"].contains(argument.trimmingCharacters(in: .whitespaces).lowercased()) {
             bytesPerSecond = nil

@@ -61,8 +61,6 @@ enum TerminalText {
     }
 }
 
-// MARK: - Display width
-
 extension TerminalText {
     /// The columns `text` takes on a terminal: East Asian Wide and Fullwidth characters and
     /// emoji take two, combining marks and zero-width characters none, the rest one. A small

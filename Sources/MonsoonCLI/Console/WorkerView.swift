@@ -1,5 +1,4 @@
 import Foundation
-import MonsoonBasics
 import MonsoonCluster
 import MonsoonEngine
 
@@ -8,11 +7,7 @@ import MonsoonEngine
 /// `--json`, one JSON object per line for each job done or failed, its progress at each tick
 /// while it works, and its stop; otherwise (a pipe, `--quiet`) its messages only.
 final class WorkerView: Sendable {
-    enum Style: Sendable {
-        case live
-        case json
-        case plain
-    }
+    enum Style: Sendable { case live, json, plain }
 
     private struct State {
         var block = LiveBlock()

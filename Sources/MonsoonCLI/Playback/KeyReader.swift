@@ -1,6 +1,5 @@
 import Foundation
 import Synchronization
-import MonsoonEngine
 
 /// `play`'s keys, read from a terminal put in raw mode (no echo, no line buffering; Ctrl-C still
 /// interrupts). Nothing is read when the input is not a terminal: keys are then off.
@@ -11,9 +10,7 @@ final class KeyReader: @unchecked Sendable {
     // Unchecked: `keys` is behind its lock; `saved` and the descriptors are set before the
     // thread starts and only read afterwards; `done` is a semaphore.
 
-    enum Key: Sendable, Equatable {
-        case back, forward, pause, quit
-    }
+    enum Key: Sendable, Equatable { case back, forward, pause, quit }
 
     private let descriptor: Int32
     private var saved = termios()

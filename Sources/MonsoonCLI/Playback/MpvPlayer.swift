@@ -1,16 +1,14 @@
 import Foundation
 import Synchronization
-import MonsoonEngine
 import MonsoonPodcasts
 
 /// mpv as a child process, driven through its JSON IPC protocol over a socket pair
 /// (`--input-ipc-client`): mpv quits when Monsoon's end closes, so it never outlives Monsoon,
-/// even one killed with SIGKILL.
-///
-/// A reader thread turns mpv's event lines and answers into `current`; commands are written to
-/// the socket as JSON lines. mpv runs in its own process group, so Ctrl-C at the terminal reaches
-/// Monsoon only, which then asks mpv where it is (`position(within:)`) and to quit. mpv's log
-/// lives in a private temporary folder, removed by `stop()`.
+/// even one killed with SIGKILL. A reader thread turns mpv's events and answers into `current`.
+/// mpv runs in its own process group, so Ctrl-C at the terminal reaches Monsoon only, which then
+/// asks mpv where it is (`position(within:)`) and to quit. Its log is in a private temporary
+/// folder, removed by `stop()`.
+
 final class MpvPlayer: @unchecked Sendable {
     // Unchecked: `state` and `exit` are behind their locks; the socket is written under
     // `writeLock` and only read by the reader thread.
@@ -19,7 +17,6 @@ final class MpvPlayer: @unchecked Sendable {
     struct State: Sendable {
         /// The last playback position reported (mpv clears it when playback ends: kept here).
         var position: Double?
-        /// The duration mpv found in the file or stream.
         var duration: Double?
         var paused = false
         /// Why the file ended (`eof`, `quit`, `error`, …), once it did.
@@ -38,7 +35,6 @@ final class MpvPlayer: @unchecked Sendable {
 
     /// How mpv ended, once reaped.
     struct Exit: Sendable {
-        /// Its exit code, or 128 + the signal that killed it.
         var code: Int32
         /// Monsoon killed it (it did not quit when asked).
         var killedByMonsoon: Bool
@@ -56,7 +52,6 @@ final class MpvPlayer: @unchecked Sendable {
     /// mpv's output, where it says what went wrong.
     var logPath: String { folder + "/mpv.log" }
 
-    /// The `mpv` on `PATH`, or nil.
     static func locate(path: String?) -> String? {
         for folder in (path ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":") {
             let candidate = (String(folder) as NSString).appendingPathComponent("mpv")
@@ -182,7 +177,8 @@ final class MpvPlayer: @unchecked Sendable {
         if ended == nil { kill(pid, SIGKILL) }
     }
 
-    /// Makes sure mpv is gone and reaped, and removes the socket and the log.
+    /// Makes sure mpv is gone and reaped, and removes its log.
+
     func stop() {
         if ended == nil {
             forceStop()
@@ -218,7 +214,6 @@ final class MpvPlayer: @unchecked Sendable {
         }
     }
 
-    /// Reads mpv's JSON lines until the socket closes.
     private func readEvents() {
         defer { state.withLock { $0.readerDone = true } }
         var pending = Data()
@@ -275,8 +270,6 @@ final class MpvPlayer: @unchecked Sendable {
         return log.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
             .last { !$0.isEmpty && !$0.hasPrefix("Exiting...") }.map(Redaction.redactText)
     }
-
-    // MARK: - Process and socket
 
     /// The mpv running now, killed if Monsoon exits without stopping it (a second Ctrl-C).
     private static let running: Mutex<pid_t?> = {

@@ -2,21 +2,19 @@ import Foundation
 import MonsoonPodcasts
 
 /// What `play` does while mpv plays: keys to mpv, the position saved every 5 seconds
-/// (`Timings.playbackSave`) and on pause, a status line on a terminal, Ctrl-C as a quit. Returns once mpv is gone.
+/// (`Timings.playbackSave`) and on pause, a status line on a terminal, Ctrl-C as a quit.
 ///
-/// Whenever playback stops (q, Ctrl-C, the end of the file or of `--length`, a pause), mpv is
-/// asked where it is, and that is what is saved: the positions it reports as it plays lag
-/// behind (half a second at the end of a `--length`). Only when it cannot answer (it crashed)
-/// does the last one reported stand.
+/// Whenever playback stops (q, Ctrl-C, the end of the file or of `--length`, a pause), the
+/// position saved is the one mpv answers when asked: those it reports as it plays lag behind
+/// (half a second at the end of a `--length`). Only when it cannot answer does the last stand.
+
 struct PlaybackLoop {
-    /// How playback ended.
     struct End {
         /// Where mpv said playback stopped, else the last position it reported, else where
         /// playback was to start.
         var position: Double
         /// Whether mpv reported any position (it loaded the file and played).
         var reported: Bool
-        /// The duration mpv found, if it did.
         var duration: Double?
         var interrupted: Bool
         /// What went wrong with mpv, if it did not end normally.

@@ -1,19 +1,17 @@
 import Foundation
 import MonsoonEngine
 
-/// The page of a run (`monsoon report`, `--report-html`): one self-contained HTML file, inline
-/// CSS and SVG, nothing fetched (its Content-Security-Policy forbids any load). It shows a
-/// timeline with one bar per download, throughput over time overall and per host, time to
-/// first byte per host, and a table per host. Everything the report got from servers (hosts,
-/// URLs, names, errors) is HTML-escaped here.
+/// The page of a run (`monsoon report`, `--report-html`): one self-contained HTML file, inline CSS
+/// and SVG, nothing fetched (its Content-Security-Policy forbids any load): a timeline with a bar
+/// per download, throughput over time overall and per host, time to first byte and a table per
+/// host. Everything the report got from servers (hosts, URLs, names, errors) is HTML-escaped here.
 ///
-/// The elements carry classes and data attributes to be checked by a browser's DOM: the
-/// timeline is `g.timeline` with a `g.download[data-download][data-outcome]` per download,
-/// axes are `g.axis.x` and `g.axis.y` with `text.tick` labels, throughput is `g.throughput`
-/// with a `polyline.series[data-host]` per host and `overall`, time to first byte is `g.ttfb`
-/// with a `g.host[data-host]` each, and the table is `table.hosts`. A small inline script
-/// counts what really rendered (bars and lines with a width) into the body's
-/// `data-rendered-bars` and `data-rendered-series`.
+/// For a browser's DOM to check: `g.timeline` holds a `g.download[data-download][data-outcome]`
+/// per download; axes are `g.axis.x`, `g.axis.y` with `text.tick` labels; `g.throughput` holds a
+/// `polyline.series[data-host]` per host and `overall`; `g.ttfb` a `g.host[data-host]` each; the
+/// table is `table.hosts`. An inline script counts what really rendered (bars and lines with a
+/// width) into the body's `data-rendered-bars` and `data-rendered-series`.
+
 struct RunPage {
     let report: RunReportFile
 

@@ -62,7 +62,6 @@ struct RunTimeline {
 
     var downloadsLeftOut: Int { max(0, endings.count - traces.count) }
 
-    /// Takes in an event observed at `date`.
     mutating func observe(_ event: DownloadEvent, at date: Date) {
         let time = max(0, date.timeIntervalSince(start))
         if firstEvent == nil { firstEvent = time }
