@@ -5,7 +5,6 @@ import Foundation
 /// `@nonexhaustive`: more syntaxes may be read (JSON Feed), so a `switch` outside this package needs a `default`.
 @nonexhaustive
 public enum FeedKind: String, Sendable {
-    /// `rss` for RSS in any version (RDF included), `atom` for Atom.
     case rss, atom
 }
 
@@ -14,14 +13,12 @@ public enum FeedKind: String, Sendable {
 /// Texts are cleaned as documented on each field; URLs are absolute (resolved against
 /// `xml:base` and the document's URL).
 public struct ParsedFeed: Sendable, Equatable {
-    /// The syntax the document was written in.
     public var kind: FeedKind
     /// The show's title: trimmed, inner whitespace collapsed, HTML tags stripped, entities decoded.
     public var title: String?
     /// `itunes:author`, else `dc:creator`, `managingEditor`, `itunes:owner/itunes:name` or the Atom author's name.
     public var author: String?
-    /// RSS `description` (else `itunes:summary`), Atom `subtitle`: entities decoded, CDATA unwrapped,
-    /// HTML kept as text, trimmed.
+    /// RSS `description` (else `itunes:summary`), Atom `subtitle`: entities decoded, CDATA unwrapped, HTML kept as text, trimmed.
     public var description: String?
     /// The show's web page: RSS `link`, Atom `link rel="alternate"`.
     public var link: URL?
@@ -33,31 +30,11 @@ public struct ParsedFeed: Sendable, Equatable {
     public var newFeedURL: URL?
     /// `atom:link rel="next"` (RFC 5005 paging): the next page of the back catalogue.
     public var nextPageURL: URL?
-    /// `podcast:guid`.
     public var podcastGUID: String?
-    /// The items in feed order; items that repeat an earlier one (the same guid and the same enclosure, see
-    /// ``EpisodeIdentity``) are left out.
-    public var episodes: [ParsedEpisode]
+    /// The items in feed order, without those that repeat an earlier one (the same guid and enclosure, see ``EpisodeIdentity``).
+    public var episodes: [ParsedEpisode] = []
     /// How many items were left out of ``episodes`` as duplicates.
-    public var duplicateCount: Int
-
-    /// A feed with the given fields; only `kind` is required.
-    public init(kind: FeedKind, title: String? = nil, author: String? = nil, description: String? = nil, link: URL? = nil,
-                artworkURL: URL? = nil, language: String? = nil, newFeedURL: URL? = nil, nextPageURL: URL? = nil,
-                podcastGUID: String? = nil, episodes: [ParsedEpisode] = [], duplicateCount: Int = 0) {
-        self.kind = kind
-        self.title = title
-        self.author = author
-        self.description = description
-        self.link = link
-        self.artworkURL = artworkURL
-        self.language = language
-        self.newFeedURL = newFeedURL
-        self.nextPageURL = nextPageURL
-        self.podcastGUID = podcastGUID
-        self.episodes = episodes
-        self.duplicateCount = duplicateCount
-    }
+    public var duplicateCount: Int = 0
 }
 
 /// One `<item>` (RSS) or `<entry>` (Atom) of a feed.
@@ -76,7 +53,6 @@ public struct ParsedEpisode: Sendable, Equatable {
     /// resolved against `xml:base` and the feed's URL. When no enclosure says it is audio or video, the
     /// first one that gives no type (or a generic binary type) is taken.
     public var enclosureURL: URL?
-    /// The chosen enclosure's declared media type.
     public var mediaType: String?
     /// The chosen enclosure's declared length in bytes; nil when missing, not a number, or 0.
     public var declaredLength: Int?
@@ -100,35 +76,11 @@ public struct ParsedEpisode: Sendable, Equatable {
     public var transcriptURL: URL?
     /// Every `podcast:transcript` of the item (up to ``Transcript/limit``), in feed order: a show
     /// often offers the same words as WebVTT, SRT, JSON and HTML.
-    public var transcripts: [Transcript]
+    public var transcripts: [Transcript] = []
     /// `podcast:chapters url`.
     public var chaptersURL: URL?
     /// `itunes:explicit`: true for yes/true/explicit, false for no/false/clean, nil otherwise.
     public var explicit: Bool?
-
-    /// An episode with the given fields; only `identity` is required.
-    public init(guid: String? = nil, identity: String, title: String? = nil, enclosureURL: URL? = nil, mediaType: String? = nil,
-                declaredLength: Int? = nil, published: Date? = nil, duration: Int? = nil, season: Int? = nil,
-                episodeNumber: Int? = nil, summary: String? = nil, link: URL? = nil, imageURL: URL? = nil,
-                transcriptURL: URL? = nil, transcripts: [Transcript] = [], chaptersURL: URL? = nil, explicit: Bool? = nil) {
-        self.guid = guid
-        self.identity = identity
-        self.title = title
-        self.enclosureURL = enclosureURL
-        self.mediaType = mediaType
-        self.declaredLength = declaredLength
-        self.published = published
-        self.duration = duration
-        self.season = season
-        self.episodeNumber = episodeNumber
-        self.summary = summary
-        self.link = link
-        self.imageURL = imageURL
-        self.transcriptURL = transcriptURL
-        self.transcripts = transcripts
-        self.chaptersURL = chaptersURL
-        self.explicit = explicit
-    }
 }
 
 extension ParsedEpisode {
@@ -139,11 +91,9 @@ extension ParsedEpisode {
         /// An attribute longer than this is cut (a media type or a language code is short).
         static let attributeLimit = 200
 
-        /// `url`, resolved like every URL of the item.
         public var url: URL
         /// `type`: its media type (`text/vtt`, `application/srt`, `application/json`, `text/html`).
         public var type: String?
-        /// `language`, as written.
         public var language: String?
         /// `rel`: `captions` when it is meant as closed captions.
         public var rel: String?

@@ -2,7 +2,6 @@ import Foundation
 
 /// A subscribed feed.
 public struct Podcast: Sendable, Equatable, Identifiable {
-    /// The podcast's id in the library.
     public var id: Int
     /// The feed's URL (credentials included: use `Redaction` before printing it).
     public var feedURL: URL
@@ -12,32 +11,25 @@ public struct Podcast: Sendable, Equatable, Identifiable {
     public var author: String?
     /// The feed's description, as `ParsedFeed.description`; kept when a later refresh finds none.
     public var description: String?
-    /// The show's web page.
     public var link: URL?
     /// The show's artwork, as `ParsedFeed.artworkURL`.
     public var artworkURL: URL?
-    /// The feed's language code, as written (`en-us`).
     public var language: String?
-    /// When the feed was last fetched successfully.
     public var lastRefresh: Date?
     /// Why the last refresh failed, if it did.
     public var lastError: String?
     /// HTTP validators for a conditional refresh.
     public var etag: String?
-    /// The `Last-Modified` the server sent with the feed, for a conditional refresh.
     public var lastModified: String?
-    /// How many episodes the library holds for it.
     public var episodeCount: Int
 
-    /// The title, else a name made from the feed's URL (see ``FallbackName/podcast(feedURL:)``):
-    /// never blank, never with credentials.
+    /// The title, else a name made from the feed's URL (``FallbackName/podcast(feedURL:)``): never blank, never with credentials.
     public var name: String { title ?? FallbackName.podcast(feedURL: feedURL) }
 }
 
 /// Where an episode's download stands, as the user sees it.
 ///
-/// `@nonexhaustive`: it follows the engine's statuses and may gain states, so a `switch`
-/// outside this package needs a `default`.
+/// `@nonexhaustive`: it follows the engine's statuses and may gain states, so a `switch` outside this package needs a `default`.
 @nonexhaustive
 public enum EpisodeDownloadState: String, Sendable, CaseIterable {
     /// `none`: neither downloaded nor queued. The others follow the engine's download as of the last reconcile:
@@ -49,21 +41,16 @@ public enum EpisodeDownloadState: String, Sendable, CaseIterable {
 public struct Episode: Sendable, Equatable, Identifiable {
     /// The episode's id in the library; its download is `e<id>` in the engine.
     public var id: Int
-    /// The podcast it belongs to.
     public var podcastID: Int
-    /// The item's `<guid>` (Atom `<id>`), nil when the item has none.
     public var guid: String?
     /// What identifies the item across refreshes (see `ParsedEpisode.identity`).
     public var identity: String
     /// The item's title, cleaned as `ParsedEpisode.title`.
     public var title: String?
-    /// The media file to download; nil when the item has none.
     public var enclosureURL: URL?
-    /// The enclosure's declared media type, e.g. `audio/mpeg`.
     public var mediaType: String?
     /// The enclosure's declared length in bytes; nil when missing or 0.
     public var declaredLength: Int?
-    /// The publish date; nil when the item has none that can be read.
     public var published: Date?
     /// Whole seconds.
     public var duration: Int?
@@ -73,13 +60,10 @@ public struct Episode: Sendable, Equatable, Identifiable {
     public var episodeNumber: Int?
     /// The item's description, as `ParsedEpisode.summary` (HTML kept as text).
     public var summary: String?
-    /// The episode's web page.
     public var link: URL?
-    /// The episode's own artwork.
     public var imageURL: URL?
     /// The first `podcast:transcript` of the item.
     public var transcriptURL: URL?
-    /// The item's `podcast:chapters` file.
     public var chaptersURL: URL?
     // The user's state: never changed by a refresh.
     /// Where the episode's download stands, as of the last `EpisodeQueue.reconcile`.
@@ -94,17 +78,14 @@ public struct Episode: Sendable, Equatable, Identifiable {
     public var position: Double
     /// Marked played, by hand or by playing it to near its end.
     public var played: Bool
-    /// Place in the user's episode queue, nil when not queued.
     public var queuePosition: Int?
 }
 
 /// What a refresh did.
 public struct RefreshSummary: Sendable, Equatable {
-    /// The podcast refreshed.
     public var podcastID: Int
     /// The feed answered 304 Not Modified.
     public var unchanged: Bool = false
-    /// Episodes new to the library.
     public var added: Int = 0
     /// Known episodes whose feed metadata changed (a new title, date or enclosure…).
     public var updated: Int = 0
@@ -116,9 +97,8 @@ public struct RefreshSummary: Sendable, Equatable {
     public var movedTo: URL?
     /// The feed's document (first page) as fetched, when the library keeps them.
     public var document: Data?
-    /// A later page of a paged feed could not be read (the message names the page, redacted, and
-    /// why). The episodes of the pages before it were stored; the error is the podcast's last
-    /// error, and the next refresh reads the whole feed again.
+    /// A later page of a paged feed could not be read (the message names it, redacted): the pages before it were
+    /// stored; this is the podcast's last error, and the next refresh reads the whole feed again.
     public var pageError: FeedError?
     /// The web page that was given to subscribe, when it named the feed subscribed to.
     public var foundOnPage: URL?
