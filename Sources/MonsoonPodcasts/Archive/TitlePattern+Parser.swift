@@ -1,5 +1,4 @@
 extension TitlePattern {
-    /// A parsed pattern.
     indirect enum Node: Sendable {
         case empty
         case instruction(Instruction)
@@ -9,7 +8,6 @@ extension TitlePattern {
         case repeated(Node, least: Int, most: Int?)
     }
 
-    /// Recursive descent over the pattern's scalars.
     struct Parser {
         let scalars: [Unicode.Scalar]
         var index = 0
@@ -76,7 +74,7 @@ extension TitlePattern {
             }
         }
 
-        /// Whether `{` at `index - 1` starts a counted repetition (`{2}`, `{2,}`, `{2,5}`); else it is a literal brace.
+        /// `{2}`, `{2,}`, `{2,5}`; else a literal brace.
         static func isCount(_ scalars: [Unicode.Scalar], from index: Int) -> Bool {
             var i = index
             var digits = 0
@@ -182,7 +180,7 @@ extension TitlePattern {
         }
     }
 
-    /// Writes a parsed pattern out as a program (Thompson's construction).
+    /// Thompson's construction.
     struct Compiler {
         var program: [Instruction] = []
 

@@ -8,10 +8,8 @@ public enum FeedKind: String, Sendable {
     case rss, atom
 }
 
-/// One feed document as read by ``FeedParser``: the show's metadata and its episodes.
-///
-/// Texts are cleaned as documented on each field; URLs are absolute (resolved against
-/// `xml:base` and the document's URL).
+/// One feed document as read by ``FeedParser``. Texts are cleaned as documented on each field; URLs are absolute
+/// (resolved against `xml:base` and the document's URL).
 public struct ParsedFeed: Sendable, Equatable {
     public var kind: FeedKind
     /// The show's title: trimmed, inner whitespace collapsed, HTML tags stripped, entities decoded.
@@ -41,23 +39,19 @@ public struct ParsedFeed: Sendable, Equatable {
 public struct ParsedEpisode: Sendable, Equatable {
     /// `<guid>` (Atom: `<id>`) as written, trimmed; nil when absent or empty.
     public var guid: String?
-    /// What identifies the episode across refreshes: the guid; else the enclosure URL normalized by
-    /// ``EpisodeIdentity/normalizedEnclosureURL(_:)`` (tracking prefixes and volatile query parameters
-    /// removed); else the link; else the title and the date. A later item that re-uses an earlier item's
-    /// guid with another enclosure is another recording: `guid:GUID|enclosure:URL`. Never empty.
+    /// Across refreshes: the guid; else the enclosure URL normalized (``EpisodeIdentity/normalizedEnclosureURL(_:)``);
+    /// else the link; else the title and date. A later item re-using a guid with another enclosure is another
+    /// recording: `guid:GUID|enclosure:URL`. Never empty.
     public var identity: String
-    /// Trimmed, inner whitespace collapsed, HTML tags stripped, entities decoded (`title`, else `itunes:title`,
-    /// else the enclosure's file name without its extension, percent-decoded).
+    /// `title`, else `itunes:title`, else the enclosure's file name without its extension; cleaned as the feed's title.
     public var title: String?
-    /// The first audio or video enclosure (RSS `enclosure`, `media:content`, Atom `link rel="enclosure"`),
-    /// resolved against `xml:base` and the feed's URL. When no enclosure says it is audio or video, the
-    /// first one that gives no type (or a generic binary type) is taken.
+    /// The first audio or video enclosure (RSS `enclosure`, `media:content`, Atom `link rel="enclosure"`); without one,
+    /// the first that gives no type (or a generic binary type).
     public var enclosureURL: URL?
     public var mediaType: String?
     /// The chosen enclosure's declared length in bytes; nil when missing, not a number, or 0.
     public var declaredLength: Int?
-    /// `pubDate` (RFC 822 and its real-world variants), `dc:date`, Atom `published` else `updated`
-    /// (ISO 8601); nil when missing or unparseable.
+    /// `pubDate`, `dc:date`, Atom `published` else `updated`; nil when missing or unparseable.
     public var published: Date?
     /// `itunes:duration` in whole seconds; nil when missing or not understood.
     public var duration: Int?
@@ -65,8 +59,7 @@ public struct ParsedEpisode: Sendable, Equatable {
     public var season: Int?
     /// `itunes:episode`; nil when missing or not a number.
     public var episodeNumber: Int?
-    /// RSS `description`, else `itunes:summary`, else `content:encoded`; Atom `summary`, else `content`.
-    /// Entities decoded, CDATA unwrapped, HTML kept as text, trimmed.
+    /// RSS `description`, else `itunes:summary`, else `content:encoded`; Atom `summary`, else `content`; as the feed's.
     public var summary: String?
     /// The episode's web page: RSS `link`, Atom `link rel="alternate"`.
     public var link: URL?
@@ -74,8 +67,7 @@ public struct ParsedEpisode: Sendable, Equatable {
     public var imageURL: URL?
     /// The first `podcast:transcript url`.
     public var transcriptURL: URL?
-    /// Every `podcast:transcript` of the item (up to ``Transcript/limit``), in feed order: a show
-    /// often offers the same words as WebVTT, SRT, JSON and HTML.
+    /// Up to ``Transcript/limit``: a show often offers the same words as WebVTT, SRT, JSON and HTML.
     public var transcripts: [Transcript] = []
     /// `podcast:chapters url`.
     public var chaptersURL: URL?
