@@ -69,16 +69,15 @@ extension PodcastLibrary {
             }
             try Task.checkCancellation()
             for (row, result) in answers {
-                switch result {
-                case .failure(let error):
-                    scan.unknown.append("\(row.title): cannot check whether its new enclosure is a new version (\(error.message)); it is checked again on the next run")
-                case .success(let answer):
-                    switch VersionCheck.after(row.archived, answer: answer) {
-                    case .newVersion(let reason): scan.found.append(.init(episodeID: row.id, title: row.title, reason: reason))
-                    case .unknown(let reason):
-                        scan.unknown.append("\(row.title): cannot check whether its new enclosure is a new version (\(reason)); it is checked again on the next run")
-                    default: same.append(row)
-                    }
+                let verdict: VersionCheck.Verdict = switch result {
+                case .failure(let error): .unknown(error.message)
+                case .success(let answer): VersionCheck.after(row.archived, answer: answer)
+                }
+                switch verdict {
+                case .newVersion(let reason): scan.found.append(.init(episodeID: row.id, title: row.title, reason: reason))
+                case .unknown(let reason):
+                    scan.unknown.append("\(row.title): cannot check whether its new enclosure is a new version (\(reason)); it is checked again on the next run")
+                default: same.append(row)
                 }
             }
         }

@@ -35,21 +35,14 @@ extension TitlePattern {
             while let scalar = peek, scalar != "|", scalar != ")" {
                 var atom = try self.atom()
                 while let quantifier = try self.quantifier() {
-                    if case .instruction(let instruction) = atom, [.start, .end].contains(where: { same($0, instruction) }) {
-                        throw Refusal(reason: "'^' or '$' cannot be repeated")
+                    switch atom {
+                    case .instruction(.start), .instruction(.end): throw Refusal(reason: "'^' or '$' cannot be repeated")
+                    default: atom = .repeated(atom, least: quantifier.least, most: quantifier.most)
                     }
-                    atom = .repeated(atom, least: quantifier.least, most: quantifier.most)
                 }
                 items.append(atom)
             }
             return items.count == 1 ? items[0] : items.isEmpty ? .empty : .sequence(items)
-        }
-
-        private func same(_ a: Instruction, _ b: Instruction) -> Bool {
-            switch (a, b) {
-            case (.start, .start), (.end, .end): true
-            default: false
-            }
         }
 
         mutating func atom() throws(Refusal) -> Node {
