@@ -41,7 +41,4 @@ public enum PortableName {
         }
         return text.isEmpty ? "_" : text
     }
-
-    /// Whether `name` is already portable: `make` leaves it as it is.
-    public static func isPortable(_ name: String, limit: Int = exFATLimit) -> Bool { make(name, limit: limit) == name }
 }
