@@ -77,23 +77,6 @@ public struct EpisodeInfo: Codable, Sendable, Equatable {
         public var downloaded: String?
     }
 
-    init(download: Download) {
-        self.download = download
-    }
-
-    /// The file at `path` is hashed now unless `sha256` is given (the library's hash of that very file).
-    /// - Parameter downloaded: when it completed, if known (an episode's own time wins).
-    public init(download: MonsoonEngine.Download, path: String, downloaded: Date?, sha256 known: String? = nil) throws(EpisodeFileError) {
-        guard let bytes = LocalFile.size(at: path) else { throw EpisodeFileError(.fileSystem, "\(path) is gone: no metadata is written for it") }
-        let sha256: String
-        if let known { sha256 = known } else {
-            do { sha256 = try FileDigest.sha256(ofFile: path) } catch { throw EpisodeFileError(.fileSystem, error.message) }
-        }
-        self.download = Download(file: (path as NSString).lastPathComponent, sourceURL: Redaction.redact(download.request.url), finalURL: download.finalURL.map(Redaction.redact),
-                                 etag: download.etag, lastModified: download.lastModified, bytes: bytes, sha256: sha256,
-                                 downloaded: downloaded.map(UTCDate.iso))
-    }
-
     /// The SHA-256 the library keeps for episode `id`'s file, when it is of the file at `path` as it is now (same path,
     /// same size); nil otherwise.
     public static func knownSHA256(episode id: Int, path: String, in database: Database) throws -> String? {
@@ -166,5 +149,20 @@ public struct EpisodeInfo: Codable, Sendable, Equatable {
             index = next
         }
         return out
+    }
+}
+
+extension EpisodeInfo {
+    /// The file at `path` is hashed now unless `sha256` is given (the library's hash of that very file).
+    /// - Parameter downloaded: when it completed, if known (an episode's own time wins).
+    public init(download: MonsoonEngine.Download, path: String, downloaded: Date?, sha256 known: String? = nil) throws(EpisodeFileError) {
+        guard let bytes = LocalFile.size(at: path) else { throw EpisodeFileError(.fileSystem, "\(path) is gone: no metadata is written for it") }
+        let sha256: String
+        if let known { sha256 = known } else {
+            do { sha256 = try FileDigest.sha256(ofFile: path) } catch { throw EpisodeFileError(.fileSystem, error.message) }
+        }
+        self.download = Download(file: (path as NSString).lastPathComponent, sourceURL: Redaction.redact(download.request.url), finalURL: download.finalURL.map(Redaction.redact),
+                                 etag: download.etag, lastModified: download.lastModified, bytes: bytes, sha256: sha256,
+                                 downloaded: downloaded.map(UTCDate.iso))
     }
 }

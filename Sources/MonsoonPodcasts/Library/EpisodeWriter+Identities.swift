@@ -11,19 +11,15 @@ import MonsoonStore
 /// the same episode, re-uploaded.
 ///
 /// Decided item by item (``EpisodePlacement``), with lookups in the identity index:
-/// - A later item of a re-used guid takes the row of its recording, else the plain guid's row when
-///   that holds its recording, else a new row.
-/// - The first item of a guid takes a stored row of its recording when the guid has stored
-///   recordings, else the plain guid's row when that is new, holds no enclosure, or holds the same
-///   recording.
-/// - Otherwise the plain guid's row holds another recording, and whether this item is that row's
-///   episode re-uploaded, or a new recording listed above the old one, depends on whether a later
-///   item of the feed is the old recording. Such an item waits, in a row of its own under a
-///   placeholder identity, for ``EpisodeWriter/finish()``: it then takes the plain guid's row, unless
-///   a later item took it back, and then keeps its own row under its recording identity.
+/// - A later item of a re-used guid takes its recording's row, else the plain guid's row when that holds its
+///   recording, else a new row.
+/// - The first item of a guid takes a stored row of its recording, else the plain guid's row when that is new, holds
+///   no enclosure, or holds the same recording.
+/// - Otherwise whether it is the plain row's episode re-uploaded or a new recording above the old one depends on a
+///   later item: it waits in a row of its own under a placeholder identity for ``EpisodeWriter/finish()``, then takes
+///   the plain guid's row unless a later item took it back, and else keeps its own under its recording identity.
 ///
-/// Never two items under one identity: an identity given to an item other than its own is
-/// remembered, and an item whose own identity another item took is left out (only a feed whose
+/// Never two items under one identity: an item whose own identity another item took is left out (only a feed whose
 /// guids imitate recording identities, `guid:…|enclosure:…`, can get there).
 extension EpisodeWriter {
     /// No real identity starts with a space (guids are trimmed; the others are URLs, `title:…` or `guid:…`).
