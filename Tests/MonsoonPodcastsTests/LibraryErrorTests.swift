@@ -11,8 +11,8 @@ import MonsoonStore
         let missing = #expect(throws: LibraryError.self) { try fixture.library.findPodcast("nothing") }
         #expect(missing?.code == .notFound)
         #expect(missing?.message == "no podcast has id or title 'nothing'; list them with 'monsoon podcasts'")
-        #expect(LibraryError.ambiguous("two match").code == .ambiguous)
-        #expect(LibraryError.ambiguous("two match").description == "two match")
+        #expect(LibraryError(.ambiguous, "two match").code == .ambiguous)
+        #expect(LibraryError(.ambiguous, "two match").description == "two match")
     }
 
     @Test func aFolderWithoutAManifestIsNotAnArchive() throws {

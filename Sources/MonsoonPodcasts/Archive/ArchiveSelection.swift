@@ -1,29 +1,25 @@
 import Foundation
 
-/// Which episodes of a feed an archive run downloads: a pure decision over the episodes
-/// and the ledger (what was downloaded once, whatever became of the file since).
+/// Which episodes of a feed an archive run downloads: a pure decision over the episodes and the ledger (what was
+/// downloaded once, whatever became of the file since).
 public struct ArchiveSelection: Sendable, Equatable {
-    /// An episode as the selection sees it.
     public struct Candidate: Sendable, Equatable {
-        /// The episode's id in the library.
         public var id: Int
-        /// The title `match` and `exclude` are tried on (the episode's identity when it has no title).
+        /// What `match` and `exclude` are tried on (the episode's identity when it has no title).
         public var title: String
-        /// The publish date; nil for an undated episode, which sorts after the dated ones.
+        /// An undated episode sorts after the dated ones.
         public var published: Date?
-        /// Place in the feed (0 is the first item), the order among equal dates.
+        /// 0 is the first item: the order among equal dates.
         public var feedOrder: Int
-        /// The item has a media file; one without is filtered out.
+        /// One without a media file is filtered out.
         public var hasEnclosure: Bool
-        /// Downloaded once (the ledger): never fetched again, unless its file is missing and
-        /// `refetchMissing` says so.
+        /// Downloaded once (the ledger): never fetched again, unless its file is missing and `refetchMissing` says so.
         public var archived: Bool
-        /// The episode is not downloaded now, or its file is not on disk.
+        /// Not downloaded now, or its file is not on disk.
         public var fileMissing: Bool
         /// Its download was deleted on purpose (`monsoon delete`): not on disk, but not missing either.
         public var deleted = false
 
-        /// A candidate with every field given.
         public init(id: Int, title: String, published: Date?, feedOrder: Int, hasEnclosure: Bool, archived: Bool, fileMissing: Bool) {
             self.id = id
             self.title = title
@@ -35,24 +31,21 @@ public struct ArchiveSelection: Sendable, Equatable {
         }
     }
 
-    /// What to download, in order.
+    /// In order.
     public var chosen: [Int] = []
-    /// Left out because they were downloaded before.
     public var alreadyArchived: [Int] = []
-    /// Of `alreadyArchived`, those whose file is gone behind Monsoon's back (moved, deleted by hand;
-    /// not with `monsoon delete`): `refetchMissing` would fetch them.
+    /// Of `alreadyArchived`, those whose file went behind Monsoon's back (not with `monsoon delete`): `refetchMissing`
+    /// would fetch them.
     public var missingFromDisk: [Int] = []
-    /// Left out by the filters (dates, patterns, the limit) or for having no media file.
+    /// By the filters (dates, patterns, the limit) or for having no media file.
     public var filteredOut = 0
 
     /// - Parameters:
-    ///   - since, until: publish days (UTC) to keep, both included; an undated episode is
-    ///     kept only when neither is given.
+    ///   - since, until: publish days (UTC) to keep, both included; an undated episode is kept only without them.
     ///   - match, exclude: regular expressions on the title, case-insensitive.
     ///   - limit: at most this many downloads (episodes not archived yet), in the order chosen.
-    ///   - latest: only the newest this many episodes that pass the filters, archived or not: those
-    ///     archived count toward it, so a run repeated with the same feed fetches nothing more.
-    /// - Throws: `ArchiveSelectionError` `.invalidPattern` when `match` or `exclude` is not a regular expression.
+    ///   - latest: only the newest this many episodes that pass the filters, archived or not, so a run repeated with the
+    ///     same feed fetches nothing more.
     public init(_ candidates: [Candidate], since: Date? = nil, until: Date? = nil, match: String? = nil, exclude: String? = nil,
                 limit: Int? = nil, latest: Int? = nil, newestFirst: Bool = false, refetchMissing: Bool = false) throws(ArchiveSelectionError) {
         let matcher = try Self.regex(match, option: "--match")

@@ -3,11 +3,10 @@ import MonsoonEngine
 
 /// `monsoon verify`: re-hashes an archive's files against their manifests.
 public enum ArchiveVerifier {
-    /// What `verify` found; files are named by their path under the directory it was given.
+    /// Files are named by their path under the directory `verify` was given.
     public struct Report: Sendable, Equatable {
-        /// The manifests' folders that were checked.
         public var folders: [String] = []
-        /// How many manifest entries were checked.
+        /// Manifest entries.
         public var checked = 0
         /// Listed, but not there.
         public var missing: [String] = []
@@ -15,11 +14,9 @@ public enum ArchiveVerifier {
         public var changed: [String] = []
         /// There, but listed in no manifest (part files of unfinished downloads aside).
         public var extra: [String] = []
-        /// Symbolic links where the archive has files or folders: never read through (a link to a
-        /// file elsewhere would pass for the file), listed or not.
+        /// Never read through: a link to a file elsewhere would pass for the file.
         public var links: [String] = []
-        /// Manifests that cannot be read (damaged, or not Monsoon's), with why: their folders'
-        /// files are not checked, the others' are.
+        /// Manifests that cannot be read (damaged, or not Monsoon's): their folders' files are not checked, the others' are.
         public var unreadable: [Unreadable] = []
 
         public struct Unreadable: Sendable, Equatable {
@@ -27,17 +24,13 @@ public enum ArchiveVerifier {
             public var reason: String
         }
 
-        /// An empty report, to be filled in.
         public init() {}
 
-        /// True when nothing is missing, changed, extra or a link.
         public var isClean: Bool { missing.isEmpty && changed.isEmpty && extra.isEmpty && links.isEmpty && unreadable.isEmpty }
     }
 
-    /// Verifies `directory`: one podcast's folder (it holds a manifest), or an archive root
-    /// (its folders, at any depth, that hold one).
-    /// - Throws: `EpisodeFileError` when there is no manifest to check (one that cannot be read is
-    ///   reported, and the others are checked).
+    /// `directory`: one podcast's folder (it holds a manifest), or an archive root (its folders, at any depth, that do).
+    /// - Throws: `EpisodeFileError` when there is no manifest to check.
     public static func verify(_ directory: String) throws -> Report {
         var report = Report()
         let folders = manifestFolders(in: directory)
@@ -90,7 +83,7 @@ public enum ArchiveVerifier {
             .map { (path as NSString).appendingPathComponent(($0 as NSString).deletingLastPathComponent) }.sorted()
     }
 
-    /// The symbolic links under `folder` (full paths), none followed.
+    /// Full paths, none followed.
     static func links(under folder: String) -> [String] {
         guard let enumerator = FileManager.default.enumerator(atPath: folder) else { return [] }
         var found: [String] = []
@@ -101,7 +94,7 @@ public enum ArchiveVerifier {
         return found.sorted()
     }
 
-    /// Regular files under `folder`, relative to it, symbolic links not followed.
+    /// Relative to `folder`, symbolic links not followed.
     static func files(under folder: String) -> [String] {
         guard let enumerator = FileManager.default.enumerator(atPath: folder) else { return [] }
         var found: [String] = []

@@ -1,12 +1,9 @@
 import Foundation
 
-/// Writes a whole file so that a reader sees the old one or the new one, never half of either:
-/// a temporary file beside it, created with the file's final mode from the start (a private
-/// feed copy is never readable by others, not even for a moment), then renamed over it.
+/// A reader sees the old file or the new one, never half of either: a temporary file beside it, created with the final
+/// mode from the start (a private feed copy is never readable by others, not even for a moment), then renamed over it.
 public enum AtomicFile {
-    /// Writes `data` to `path` with `mode` (0o600 for a file that holds credentials, set whatever the
-    /// umask; any other mode is narrowed by the umask, as for any file the user makes).
-    /// - Throws: `EpisodeFileError` saying which file and why, in plain words.
+    /// 0o600 (credentials) is set whatever the umask; any other mode is narrowed by the umask.
     public static func write(_ data: Data, to path: String, mode: mode_t) throws(EpisodeFileError) {
         let folder = (path as NSString).deletingLastPathComponent
         do {
@@ -32,7 +29,7 @@ public enum AtomicFile {
         }
     }
 
-    /// Writes all of `data` to `fd` and flushes it to the disk; nil, or the `errno` of the failure.
+    /// Nil, or the `errno` of the failure.
     static func writeAndFlush(_ data: Data, to fd: Int32) -> Int32? {
         data.withUnsafeBytes { bytes in
             var written = 0

@@ -8,17 +8,12 @@ extension EpisodeFiles {
         public var folders: [String] = []
         /// Folders whose manifest could not be updated, each with why and what to do.
         public var failures: [String] = []
-        /// Nothing done yet.
-        public init() {}
     }
 
-    /// Adds the episodes downloaded into an archive folder by another command than `archive`
-    /// (`sync`, `download`) to that folder's manifest, so `verify` does not call them extra.
-    ///
-    /// An episode's file not hashed yet is one no manifest lists (writing a manifest hashes each
-    /// file it lists, and keeps the hash); only a folder that holds a manifest already is an
-    /// archive's. The manifest is merged into, never replaced (`Manifest.merged(over:in:)`), and a
-    /// manifest that is a symbolic link or cannot be read is left as it is, with the reason.
+    /// Adds the episodes downloaded into an archive folder by `sync` or `download` to its manifest, so `verify` does not
+    /// call them extra. A file not hashed yet is one no manifest lists (writing a manifest hashes each file it lists); only
+    /// a folder that holds a manifest already is an archive's. The manifest is merged into, never replaced, and one that
+    /// is a symbolic link or cannot be read is left as it is, with the reason.
     public func addDownloadsToManifests() throws -> ManifestUpdate {
         var targets: [String: Int] = [:]
         for episode in try EpisodeRecord.unhashedDownloads(in: database) {

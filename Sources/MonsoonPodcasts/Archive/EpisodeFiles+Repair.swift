@@ -2,10 +2,9 @@ import Foundation
 import MonsoonEngine
 
 extension EpisodeFiles {
-    /// Where to fetch a manifest entry's file again. The library's own URL comes first: the
-    /// manifest's are redacted (a private feed's token is `***` there). An episode is found by its
-    /// file (an earlier version's file by its version's enclosure), else by its guid in the podcast whose (redacted) feed URL the manifest names; the feed
-    /// copy is the podcast's feed. Else the manifest's source URL, when nothing was taken out of it.
+    /// The library's own URL comes first: the manifest's are redacted (a private feed's token is `***` there). An episode
+    /// is found by its file (an earlier version by its enclosure), else by its guid in the podcast whose redacted feed URL
+    /// the manifest names; the feed copy is the podcast's feed. Else the manifest's source URL, if nothing was redacted.
     public func repairSource(of entry: Manifest.Entry, at path: String, feedURL: String) throws -> Result<URL, EpisodeFileError> {
         let podcasts = try PodcastRecord.feeds(in: database).filter { Redaction.redact($0.feedURL ?? "") == feedURL }
         var known: String?

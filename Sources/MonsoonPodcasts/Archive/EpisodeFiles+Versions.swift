@@ -5,22 +5,16 @@ import MonsoonStore
 extension EpisodeFiles {
     /// What replacing earlier versions did (`--versions latest`).
     public struct Replacement: Sendable, Equatable {
-        /// The files deleted.
         public var deleted: [String] = []
         /// Earlier versions left as they were, each with why.
         public var warnings: [String] = []
-        /// Nothing done yet.
-        public init() {}
     }
 
-    /// Deletes the files of `podcast`'s earlier versions whose episode's newest version is
-    /// downloaded and on disk: only then, so a new version that failed never costs the one
-    /// before. Only files under `root` are deleted, never through a symbolic link, and only a
-    /// file that is still the one recorded: its size the version's, and no episode or other kept
-    /// version naming its path (anything else is said and left alone, the version kept). A version
-    /// becomes `replaced` only once its manifest no longer lists it (``Manifest/forget(fileAt:)``),
-    /// also when its file was gone already; a manifest that cannot be updated leaves it `kept`,
-    /// for the next run to finish. A deleted version's sidecar is deleted (and forgotten) too.
+    /// Deletes the files of earlier versions whose episode's newest version is downloaded and on disk, so a new version
+    /// that failed never costs the one before. Only files under `root`, never through a link, and only a file still the
+    /// one recorded: its size the version's, no episode or other kept version naming its path (else said and left
+    /// alone). A version becomes `replaced` only once its manifest no longer lists it, also when its file was gone
+    /// already; a manifest that cannot be updated leaves it `kept`, for the next run. Its sidecar goes too.
     public func replaceEarlierVersions(podcast: Int, root: String) throws -> Replacement {
         let files = Dictionary(uniqueKeysWithValues: try EpisodeRecord.ofPodcast(podcast, in: database).compactMap { record in
             record.isDownloaded ? record.episode.fileName.map { (record.id, $0) } : nil
@@ -55,8 +49,7 @@ extension EpisodeFiles {
                 }
                 replacement.deleted.append(old)
             }
-            // Its `--write-info-json` sidecar goes with it, as `delete` takes an episode's (also when the file went
-            // already: under the root, never through a link).
+            // Also when the file went already: under the root, never through a link.
             if let old = row.old, Self.isSafe(old), old.hasPrefix(prefix), LocalFile.firstLink(below: root, in: (old as NSString).deletingLastPathComponent) == nil,
                let warning = InfoSidecar.delete(besideFile: old) {
                 replacement.warnings.append(warning)
@@ -73,7 +66,7 @@ extension EpisodeFiles {
         return replacement
     }
 
-    /// `podcast`'s earlier versions whose file is kept, for its manifest.
+    /// For the manifest.
     func keptVersions(podcast: Int) throws -> [(guid: String?, title: String?, version: EpisodeVersion)] {
         let episodes = Dictionary(uniqueKeysWithValues: try EpisodeRecord.ofPodcast(podcast, in: database).map { ($0.id, $0) })
         // Oldest episode first (the manifest's order), each episode's versions in the order they were kept.

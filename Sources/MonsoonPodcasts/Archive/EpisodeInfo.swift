@@ -2,32 +2,27 @@ import Foundation
 import MonsoonEngine
 import MonsoonStore
 
-/// What `--write-info-json` writes beside a downloaded file (`InfoSidecar`): the episode's feed
-/// fields, its podcast's, and where the bytes came from. The field names are a contract (the
-/// README's table): new ones may come, none is renamed. A field with nothing to say is left out.
+/// What `--write-info-json` writes beside a downloaded file (`InfoSidecar`): the episode's feed fields, its podcast's,
+/// and where the bytes came from. The field names are a contract (the README's table): new ones may come, none is
+/// renamed. A field with nothing to say is left out; every URL has its credentials redacted.
 public struct EpisodeInfo: Codable, Sendable, Equatable {
-    /// The document's format, so a reader can tell a later one: `monsoon-info/1`.
+    /// So a reader can tell a later format.
     public var format = "monsoon-info/1"
     /// The episode, as its feed describes it; nil for a plain download (`get`).
     public var episode: Episode?
     /// The podcast; nil for a plain download.
     public var podcast: Podcast?
-    /// The file and where its bytes came from.
     public var download: Download
 
     /// An episode's fields, as the library keeps them from its feed item.
     public struct Episode: Codable, Sendable, Equatable {
-        /// The episode's id in the library (`monsoon episodes` lists it).
         public var id: Int
-        /// The item's title, cleaned as the library keeps it.
         public var title: String?
-        /// The item's `<guid>` as written; absent when it has none.
         public var guid: String?
-        /// The item's publish date, ISO 8601 in UTC.
+        /// ISO 8601 in UTC, as every moment here.
         public var published: String?
         /// The item's description or show notes (HTML kept as text, as the feed has it).
         public var description: String?
-        /// The episode's web page (credentials redacted, as every URL here).
         public var link: String?
         /// Whole seconds.
         public var duration: Int?
@@ -35,7 +30,6 @@ public struct EpisodeInfo: Codable, Sendable, Equatable {
         public var season: Int?
         /// `itunes:episode`.
         public var episode: Int?
-        /// The episode's own artwork.
         public var image: String?
         /// `podcast:chapters`.
         public var chaptersURL: String?
@@ -43,82 +37,48 @@ public struct EpisodeInfo: Codable, Sendable, Equatable {
         public var transcriptURL: String?
         /// Every `podcast:transcript` of the item, with its `type`, `language` and `rel` as written.
         public var transcripts: [ParsedEpisode.Transcript]?
-        /// The enclosure as the feed lists it (credentials redacted), its type and declared length.
+        /// As the feed lists it, with its type and declared length.
         public var enclosureURL: String?
-        /// The enclosure's declared media type.
         public var mediaType: String?
-        /// The enclosure's declared length in bytes.
         public var declaredLength: Int?
     }
 
     /// The podcast's fields, as the library keeps them from its feed.
     public struct Podcast: Codable, Sendable, Equatable {
-        /// The podcast's id in the library.
         public var id: Int
-        /// The feed's title.
         public var title: String?
-        /// The feed's URL, credentials redacted.
         public var feedURL: String
-        /// The show's web page.
         public var link: String?
-        /// The feed's author.
         public var author: String?
-        /// The feed's description.
         public var description: String?
-        /// The show's artwork.
         public var image: String?
-        /// The feed's language code, as written.
         public var language: String?
     }
 
-    /// Whether a URL of the download carries credentials (redacted here): its sidecar is then
-    /// private, as a private feed's copy is (`EpisodeQueue.carriesCredentials(podcast:in:)` for a podcast's).
+    /// Whether a URL of the download carries credentials: its sidecar is then private, as a private feed's copy is
+    /// (`EpisodeQueue.carriesCredentials(podcast:in:)` for a podcast's).
     public static func carriesCredentials(_ download: MonsoonEngine.Download) -> Bool {
         Redaction.redact(download.request.url) != download.request.url.absoluteString
             || download.finalURL.map { Redaction.redact($0) != $0 } == true
     }
 
-    /// The downloaded file.
     public struct Download: Codable, Sendable, Equatable {
-        /// The file's name, in the sidecar's own folder.
+        /// In the sidecar's own folder.
         public var file: String
-        /// The URL asked for and the one the bytes came from after redirects, credentials redacted.
+        /// The URL asked for; `finalURL` is the one the bytes came from after redirects.
         public var sourceURL: String
-        /// The URL after redirects.
         public var finalURL: String?
-        /// The `ETag` the server sent with the bytes; absent when it sent none.
         public var etag: String?
-        /// The `Last-Modified` the server sent with the bytes; absent when it sent none.
         public var lastModified: String?
-        /// The file's size, from the file itself.
+        /// From the file itself, as `sha256`.
         public var bytes: Int
-        /// The file's SHA-256 in lowercase hex, from the file itself.
         public var sha256: String
-        /// When it was downloaded (for an episode: first archived), ISO 8601 in UTC.
+        /// For an episode: when it was first archived.
         public var downloaded: String?
     }
 
-    /// A document of `download` alone, as a plain URL's is.
-    init(download: Download) {
-        self.download = download
-    }
-
-    /// The document for a completed download whose file is at `path`, hashed now unless
-    /// `sha256` is given (the library's hash of that very file).
-    /// - Parameter downloaded: when it completed, if known (an episode's own time wins).
-    public init(download: MonsoonEngine.Download, path: String, downloaded: Date?, sha256 known: String? = nil) throws(EpisodeFileError) {
-        guard let bytes = LocalFile.size(at: path) else { throw EpisodeFileError(.fileSystem, "\(path) is gone: no metadata is written for it") }
-        let sha256: String
-        if let known { sha256 = known } else {
-            do { sha256 = try FileDigest.sha256(ofFile: path) } catch { throw EpisodeFileError(.fileSystem, error.message) }
-        }
-        self.download = Download(file: (path as NSString).lastPathComponent, sourceURL: Redaction.redact(download.request.url), finalURL: download.finalURL.map(Redaction.redact),
-                                 etag: download.etag, lastModified: download.lastModified, bytes: bytes, sha256: sha256,
-                                 downloaded: downloaded.map(UTCDate.iso))
-    }
-
-    /// The SHA-256 the library keeps for episode `id`'s file, when it is of the file at `path`
-    /// as it is now (same path, same size); nil otherwise (then the file is hashed).
+    /// The SHA-256 the library keeps for episode `id`'s file, when it is of the file at `path` as it is now (same path,
+    /// same size); nil otherwise.
     public static func knownSHA256(episode id: Int, path: String, in database: Database) throws -> String? {
         guard let size = LocalFile.size(at: path) else { return nil }
         guard let record = try EpisodeRecord.find(id, in: database), record.isDownloaded, record.episode.fileName == path,
@@ -126,8 +86,7 @@ public struct EpisodeInfo: Codable, Sendable, Equatable {
         return record.sha256
     }
 
-    /// Adds the episode `id`'s fields and its podcast's, read from the library in `database`.
-    /// Nothing is added for an episode the library no longer has.
+    /// Adds the episode's fields and its podcast's; nothing for an episode the library no longer has.
     public mutating func describeEpisode(_ id: Int, in database: Database) throws {
         guard let record = try EpisodeRecord.find(id, in: database), let podcast = try PodcastRecord.find(record.episode.podcastID, in: database) else { return }
         let item = record.episode
@@ -141,16 +100,15 @@ public struct EpisodeInfo: Codable, Sendable, Equatable {
         if let archived = record.archivedAt { download.downloaded = UTCDate.iso(archived) }
     }
 
-    /// The `transcripts` column's list; nil when there is none or it cannot be read (the first
-    /// transcript's URL is still there, in `transcriptURL`: a damaged list costs only the others).
+    /// Nil when the column is empty or cannot be read: a damaged list costs only the transcripts after the first,
+    /// whose URL is still in `transcriptURL`.
     static func transcripts(_ column: String?) -> [ParsedEpisode.Transcript]? {
         guard let column else { return nil }
         // Written by `EpisodeWriter` from the same type: a failure is a damaged column, said above.
         return try? JSONDecoder().decode([ParsedEpisode.Transcript].self, from: Data(column.utf8))
     }
 
-    /// A transcript with its URL's credentials redacted; nil when the redacted text is no URL
-    /// (`Redaction` fails closed): the transcript is left out rather than its secret kept.
+    /// Nil when the redacted text is no URL (`Redaction` fails closed): the transcript is left out rather than its secret kept.
     static func redacted(_ transcript: ParsedEpisode.Transcript) -> ParsedEpisode.Transcript? {
         let text = Redaction.redact(transcript.url.absoluteString)
         guard text != transcript.url.absoluteString else { return transcript }
@@ -160,9 +118,8 @@ public struct EpisodeInfo: Codable, Sendable, Equatable {
         return redacted
     }
 
-    /// The document as written: pretty-printed UTF-8 JSON, keys sorted, every control character
-    /// escaped (C0 by the encoder; DEL and C1, which it leaves raw, here), so no feed's text can
-    /// drive a terminal that shows the file.
+    /// Pretty-printed UTF-8 JSON, keys sorted, every control character escaped (C0 by the encoder; DEL and C1, which it
+    /// leaves raw, here), so no feed's text can drive a terminal that shows the file.
     public func encoded() throws(EpisodeFileError) -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -171,8 +128,8 @@ public struct EpisodeInfo: Codable, Sendable, Equatable {
         }
     }
 
-    /// `json` with DEL (0x7F) and the C1 controls (U+0080 to U+009F, `C2 80` to `C2 9F` in UTF-8)
-    /// written as `\u007f`...: JSON's structure is ASCII without them, so any is inside a string.
+    /// DEL (0x7F) and C1 (U+0080 to U+009F, `C2 80` to `C2 9F` in UTF-8) as `\u007f`…: JSON's structure is ASCII
+    /// without them, so any is inside a string.
     static func escapingDELAndC1(_ json: Data) -> Data {
         guard json.contains(where: { $0 == 0x7F || $0 == 0xC2 }) else { return json }
         var out = Data(capacity: json.count + 64)
@@ -192,5 +149,20 @@ public struct EpisodeInfo: Codable, Sendable, Equatable {
             index = next
         }
         return out
+    }
+}
+
+extension EpisodeInfo {
+    /// The file at `path` is hashed now unless `sha256` is given (the library's hash of that very file).
+    /// - Parameter downloaded: when it completed, if known (an episode's own time wins).
+    public init(download: MonsoonEngine.Download, path: String, downloaded: Date?, sha256 known: String? = nil) throws(EpisodeFileError) {
+        guard let bytes = LocalFile.size(at: path) else { throw EpisodeFileError(.fileSystem, "\(path) is gone: no metadata is written for it") }
+        let sha256: String
+        if let known { sha256 = known } else {
+            do { sha256 = try FileDigest.sha256(ofFile: path) } catch { throw EpisodeFileError(.fileSystem, error.message) }
+        }
+        self.download = Download(file: (path as NSString).lastPathComponent, sourceURL: Redaction.redact(download.request.url), finalURL: download.finalURL.map(Redaction.redact),
+                                 etag: download.etag, lastModified: download.lastModified, bytes: bytes, sha256: sha256,
+                                 downloaded: downloaded.map(UTCDate.iso))
     }
 }

@@ -17,47 +17,37 @@ extension EpisodeQueue {
         }
     }
 
-    /// Whether a podcast's feed URL, or a URL of one of its episodes, carries credentials (a user
-    /// and password, a token): its feed copy in an archive is then kept private.
-    public func carriesCredentials(podcast: Int) throws -> Bool {
-        try Self.carriesCredentials(podcast: podcast, in: database)
-    }
-
-    /// `carriesCredentials(podcast:)`, on any connection to the library (an `--exec` worker's own).
+    /// Whether a podcast's feed URL, or a URL of one of its episodes, carries credentials (a user and password, a token):
+    /// its feed copy in an archive is then kept private.
     public static func carriesCredentials(podcast: Int, in database: Database) throws -> Bool {
         let feed = try PodcastRecord.find(podcast, in: database).map { [$0.feedURL.absoluteString] } ?? []
         let urls = try feed + EpisodeRecord.urls(ofPodcast: podcast, in: database)
         return urls.contains { text in text.split(separator: " ").contains { Redaction.redact(String($0)) != $0 } }
     }
 
-    /// The highest episode id so far (0 with none): episodes a refresh adds get higher ones.
+    /// 0 with none: episodes a refresh adds get higher ones.
     public func highestEpisodeID() throws -> Int {
         try EpisodeRecord.highestID(in: database)
     }
 
-    /// A podcast's episodes with an id past `id` that have a media file and were never
-    /// downloaded, oldest first: what a refresh brought.
+    /// A podcast's episodes past `id` with a media file, never downloaded, oldest first: what a refresh brought.
     public func newEpisodes(podcast: Int, after id: Int) throws -> [Int] {
         try EpisodeRecord.new(podcast: podcast, after: id, in: database)
     }
 
-    /// Episodes downloaded once whose file has gone, made downloadable again (`--refetch-missing`):
-    /// the episode is no longer "downloaded", and the engine forgets the finished download.
+    /// `--refetch-missing`: the episode is no longer "downloaded", and the engine forgets the finished download.
     public func forgetMissingDownloads(_ ids: [Int]) throws {
         try EpisodeFiles.forgetFiles(of: ids, downloads: downloads, database: database)
     }
 }
 
 extension NamingTemplate {
-    /// Whether the template's first folder is the podcast's own alone (`{podcast}/…`, as the default
-    /// is): each podcast's files are then in a folder of their own, named `{podcast}`.
+    /// `{podcast}/…`, as the default: each podcast's files are then in a folder of their own.
     package var startsWithPodcastFolder: Bool {
         components.count > 1 && components[0] == [.variable("podcast")]
     }
 
-    /// The folder under the root that holds all of a podcast's files, when the template's
-    /// first folder depends on the podcast alone (`{podcast}/…`); nil when it varies by
-    /// episode or there is none.
+    /// When the template's first folder depends on the podcast alone; nil when it varies by episode or there is none.
     public func podcastFolder(_ podcast: String) -> String? {
         guard components.count > 1, let first = components.first,
               first.allSatisfy({ if case .variable(let name) = $0 { return name == "podcast" } else { return true } }) else { return nil }
@@ -72,14 +62,11 @@ extension NamingTemplate {
 }
 
 extension PodcastLibrary {
-    /// Reads a feed and all its pages without storing anything (an archive's dry run), with
-    /// the identities of its episodes already downloaded once, when it is subscribed.
-    ///
-    /// Unlike subscribing and refreshing, this holds every episode of the feed in memory: the plan
-    /// it is for lists them all.
+    /// A feed and all its pages, stored nowhere (an archive's dry run), with the identities of its episodes downloaded
+    /// once, when it is subscribed. Unlike a refresh, this holds every episode in memory: the plan lists them all.
     public func preview(_ url: URL) async throws -> (feed: ParsedFeed, archived: Set<String>, podcastID: Int?) {
         guard var loaded = try await fetcher.load(url, followPages: true) else {
-            throw FeedError.make(.empty, "cannot fetch \(Redaction.redact(url)): \(HTTPStatusText.answered(304)) to a first request")
+            throw FeedError(.empty, "cannot fetch \(Redaction.redact(url)): \(HTTPStatusText.answered(304)) to a first request")
         }
         let feed = try await fetcher.parseAll(&loaded, from: url)
         let finalURL = loaded.first.finalURL

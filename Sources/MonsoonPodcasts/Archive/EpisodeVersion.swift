@@ -2,10 +2,9 @@ import Foundation
 import MonsoonEngine
 import MonsoonStore
 
-/// One version of an episode: a file downloaded from one enclosure, kept beside the later ones
-/// when the feed republished the episode (see ``VersionCheck``).
+/// A file downloaded from one enclosure, kept beside the later ones when the feed republished the episode
+/// (see ``VersionCheck``).
 public struct EpisodeVersion: Sendable, Equatable {
-    /// What became of a version.
     public enum Status: String, Sendable {
         /// The newest version, downloaded.
         case current
@@ -17,34 +16,27 @@ public struct EpisodeVersion: Sendable, Equatable {
         case replaced
     }
 
-    /// The episode.
     public var episodeID: Int
     /// Its `{version}`: nil for the first, else the day it was seen (`2026-12-01`, `2026-12-01-2` for a second that day).
     public var name: String?
     /// When it was seen: for the first, when it was downloaded.
     public var seen: Date?
-    /// The enclosure URL the feed listed for it.
+    /// The enclosure URL the feed listed.
     public var url: String?
-    /// The length the feed declared.
     public var length: Int?
-    /// Where its bytes came from after redirects.
+    /// After redirects.
     public var finalURL: String?
-    /// The `ETag` the server sent with its bytes.
     public var etag: String?
-    /// The `Last-Modified` the server sent with its bytes.
     public var lastModified: String?
-    /// Its file's SHA-256 (nil until hashed).
+    /// Nil until hashed.
     public var sha256: String?
-    /// Its file's full path.
+    /// The full path.
     public var file: String?
-    /// Its size in bytes.
     public var bytes: Int
-    /// When its file was downloaded.
     public var downloaded: Date?
-    /// What became of it.
     public var status: Status
 
-    /// `{version}` for a version seen at `date`: its day, numbered when `taken` has it already.
+    /// The day, numbered when `taken` has it already.
     static func name(seen date: Date, taken: Set<String>) -> String {
         let day = UTCDate.day(date)
         let base = "\(day.year)-\(day.month)-\(day.day)"
@@ -65,7 +57,6 @@ extension EpisodeVersion {
         case id, episodeID, version, seen, url, length, finalURL, etag, lastModified, sha256, fileName, bytes, status, downloaded
     }
 
-    /// Every column, as a version is read.
     static let all = Columns<Column>.all
 
     init(_ row: TableRow<Column>) {

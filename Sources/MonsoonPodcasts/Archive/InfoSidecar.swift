@@ -3,26 +3,19 @@ import MonsoonEngine
 
 /// The `.info.json` beside a downloaded file (`--write-info-json`).
 ///
-/// Named after the file's whole name (`Episode 1.mp3.info.json`): two files of one folder never
-/// share a sidecar, whatever their extensions, and the name comes from the file's, which is
-/// already sanitized and confined. A file's name may take up to 250 bytes, so that name can pass
-/// the 255 bytes a file system allows: then the file's name is cut (at a whole character) to 236
-/// bytes and followed by `~` and eight hex digits of a hash of the whole name
-/// (`<first 236 bytes>~1f2e3d4c.info.json`, 255 bytes at most), so each file still has a sidecar of
-/// its own. ``path(for:)`` is the one place that rule lives: writing, the manifest and `delete`
-/// all find a sidecar through it.
+/// Named after the file's whole name (`Episode 1.mp3.info.json`): two files of one folder never share a sidecar, and
+/// the name is already sanitized and confined. Past the 255 bytes a file system allows, the file's name is cut (at a
+/// whole character) to 236 bytes and followed by `~` and eight hex digits of a hash of the whole name
+/// (`<first 236 bytes>~1f2e3d4c.info.json`). ``path(for:)`` is the one place that rule lives.
 ///
-/// Written as the media files are placed: a temporary file in the same folder (a short name of its
-/// own, whatever the file's), flushed, renamed over the sidecar, then the folder flushed; the folder
-/// is reached from the download's root without following a link, and a link at the sidecar's name
-/// is refused.
+/// Written as the media files are placed: a temporary file in the same folder, flushed, renamed over the sidecar, then
+/// the folder flushed; the folder is reached from the download's root without following a link, and a link at the
+/// sidecar's name is refused.
 public enum InfoSidecar {
-    /// What follows a file's name in its sidecar's.
     public static let suffix = ".info.json"
-    /// The longest file name a file system takes (NAME_MAX).
+    /// NAME_MAX.
     static let nameLimit = 255
 
-    /// The sidecar's path for the file at `path`.
     public static func path(for file: String) -> String {
         let name = (file as NSString).lastPathComponent
         guard name.utf8.count + suffix.utf8.count > nameLimit else { return file + suffix }
@@ -48,12 +41,11 @@ public enum InfoSidecar {
         return stem + "~" + String(repeating: "0", count: 8 - hex.count) + hex
     }
 
-    /// Writes `data` as the sidecar of the file at `file`, atomically and durably.
+    /// Atomically and durably.
     /// - Parameters:
     ///   - root: the download's root (`DownloadRequest.root`): no link below it is followed.
-    ///   - isPrivate: for the owner only (0600, whatever the umask): it holds a private feed's
-    ///     fields (its URLs are redacted, but its titles and notes are the subscriber's alone).
-    /// - Throws: `EpisodeFileError` saying which file and why.
+    ///   - isPrivate: 0600 whatever the umask: a private feed's URLs are redacted, but its titles and notes are the
+    ///     subscriber's alone.
     public static func write(_ data: Data, besideFile file: String, root: String?, isPrivate: Bool = false) throws(EpisodeFileError) {
         let path = path(for: file)
         let name = (path as NSString).lastPathComponent
@@ -85,9 +77,9 @@ public enum InfoSidecar {
         if fsync(folder) != 0 { throw AtomicFile.failure(path, errno) }
     }
 
-    /// Deletes the sidecar of the file at `file` (deleted on purpose: `delete`, `--versions latest`)
-    /// and takes it out of its folder's manifest. A link at its name is not ours: left alone.
-    /// - Returns: what went wrong, as a warning to print (nil: deleted, or there was none).
+    /// For a file deleted on purpose (`delete`, `--versions latest`), also from its folder's manifest. A link at its name
+    /// is not ours: left alone.
+    /// - Returns: what went wrong, as a warning to print.
     public static func delete(besideFile file: String) -> String? {
         let sidecar = path(for: file)
         guard !LocalFile.isLink(sidecar), LocalFile.size(at: sidecar) != nil else { return nil }

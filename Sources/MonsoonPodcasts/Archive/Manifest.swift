@@ -2,51 +2,41 @@ import Foundation
 import MonsoonEngine
 import MonsoonStore
 
-/// `monsoon-manifest.json`, kept in each podcast folder of an archive: what each file is,
-/// where it came from and its SHA-256, so `monsoon verify` can tell what changed.
+/// `monsoon-manifest.json`, kept in each podcast folder of an archive: what each file is, where it came from and its
+/// SHA-256, so `monsoon verify` can tell what changed.
 public struct Manifest: Codable, Sendable, Equatable {
-    /// The manifest's file name in each podcast folder.
     public static let fileName = "monsoon-manifest.json"
 
-    /// One file of the folder.
     public struct Entry: Codable, Sendable, Equatable {
-        /// `episode`, `feed` (the feed document as last fetched), `artwork`, `transcript`, `chapters` or
-        /// `info` (an episode's `--write-info-json` sidecar).
+        /// `episode`, `feed` (the document as last fetched), `artwork`, `transcript`, `chapters` or `info` (`--write-info-json`).
         public var kind: String
         /// The file, relative to the manifest's folder.
         public var file: String
-        /// The file's size in bytes when the manifest was written.
+        /// In bytes, when the manifest was written.
         public var size: Int
-        /// The file's SHA-256, in lowercase hex.
+        /// Lowercase hex.
         public var sha256: String
-        /// For an episode: the item's guid, if it has one.
         public var guid: String?
-        /// For an episode: its title, if it has one.
         public var title: String?
-        /// The URL asked for (credentials redacted), and where the bytes came from after redirects.
+        /// The URL asked for (credentials redacted, as in every URL here).
         public var sourceURL: String?
-        /// For an episode: the URL after redirects (credentials redacted).
+        /// For an episode: the URL after redirects.
         public var finalURL: String?
-        /// For an episode: the `ETag` the server sent with the bytes; nil when it sent none.
+        /// For an episode: the `ETag` the server sent with the bytes.
         public var etag: String?
-        /// For an episode: the `Last-Modified` the server sent with the bytes; nil when it sent none.
         public var lastModified: String?
-        /// When it was downloaded (ISO 8601, UTC).
+        /// ISO 8601, UTC, as every moment here.
         public var downloaded: String?
-        /// For an episode republished under the same identity (``EpisodeVersion``): this file's
-        /// version, the day it was seen (`2026-12-01`); absent for the first version, and from a
-        /// manifest written before versions were kept.
+        /// For an episode republished under the same identity (``EpisodeVersion``): the day this version was seen
+        /// (`2026-12-01`); absent for the first version, and from manifests older than versions.
         public var version: String?
-        /// For an episode: when this version was first seen (ISO 8601, UTC); for the first
-        /// version, when it was downloaded. Absent from a manifest written before versions were kept.
+        /// For an episode: when this version was first seen; for the first version, when it was downloaded.
         public var seen: String?
         /// For an episode a cluster worker downloaded: the worker's name (`monsoon worker --name`).
-        /// Absent from a local archive's manifest, and from one written before it was added.
         public var worker: String?
         /// For an episode a cluster worker downloaded: the machine it ran on.
         public var node: String?
 
-        /// An entry for `file`, of `kind`, with `size` bytes of SHA-256 `sha256`.
         public init(kind: String, file: String, size: Int, sha256: String, guid: String? = nil, title: String? = nil,
                     sourceURL: String? = nil, finalURL: String? = nil, etag: String? = nil, lastModified: String? = nil,
                     downloaded: String? = nil, worker: String? = nil, node: String? = nil, version: String? = nil, seen: String? = nil) {
@@ -68,16 +58,13 @@ public struct Manifest: Codable, Sendable, Equatable {
         }
     }
 
-    /// The podcast's name: its title, else one made from its feed URL.
+    /// Its title, else a name made from its feed URL.
     public var podcast: String
-    /// The feed's URL, credentials redacted.
     public var feedURL: String
-    /// When the manifest was written (ISO 8601, UTC).
     public var generated: String
     /// The files: downloaded episodes, oldest first, then the extras.
     public var files: [Entry]
 
-    /// The manifest of `podcast`'s folder, read from `feedURL`, written at `generated`.
     public init(podcast: String, feedURL: String, generated: String, files: [Entry]) {
         self.podcast = podcast
         self.feedURL = feedURL
@@ -85,16 +72,14 @@ public struct Manifest: Codable, Sendable, Equatable {
         self.files = files
     }
 
-    /// Reads the manifest in `folder`.
     public static func read(in folder: String) throws -> Manifest {
         let path = (folder as NSString).appendingPathComponent(fileName)
         guard let data = FileManager.default.contents(atPath: path) else { throw EpisodeFileError(.fileSystem, "cannot read \(path)") }
         return try decode(data, path: path)
     }
 
-    /// A manifest from its bytes, as ``read(in:)`` takes it once it read the file at `path` (which
-    /// messages name): refused when it is not one, or when an entry names a file outside its folder.
-    /// For the fuzzer, which has bytes, not files.
+    /// ``read(in:)`` once it read the file at `path`, for the fuzzer, which has bytes: refused when it is not a manifest,
+    /// or when an entry names a file outside its folder.
     public static func decode(_ data: Data, path: String) throws -> Manifest {
         let manifest: Manifest
         do {
@@ -106,8 +91,7 @@ public struct Manifest: Codable, Sendable, Equatable {
         if let outside = manifest.files.first(where: { !Self.isInside($0.file) }) {
             throw EpisodeFileError(.damagedManifest, "\(path) lists '\(outside.file)', which is not inside its folder; it was not written by Monsoon")
         }
-        // Nor the folder's own files as others: a repair of such an entry would write over the
-        // manifest, or over the feed's copy with an episode's bytes.
+        // Nor the folder's own files as others: a repair would write over the manifest, or the feed's copy with an episode.
         if let own = manifest.files.first(where: { Self.misnamesOwnFile($0) }) {
             throw EpisodeFileError(.damagedManifest, "\(path) lists '\(own.file)', the podcast folder's own file, as \(own.kind == "episode" ? "an" : "a") \(own.kind); "
                                    + "it was not written by Monsoon")
@@ -115,21 +99,21 @@ public struct Manifest: Codable, Sendable, Equatable {
         return manifest
     }
 
-    /// Whether `entry` names the manifest itself (never listed), or the feed's copy as anything
-    /// but the feed; `./` components and repeated slashes count for nothing, as for the system.
+    /// Whether `entry` names the manifest itself (never listed), or the feed's copy as anything but the feed;
+    /// `./` components and repeated slashes count for nothing, as for the system.
     static func misnamesOwnFile(_ entry: Entry) -> Bool {
         let file = entry.file.split(separator: "/").filter { $0 != "." }.joined(separator: "/")
         return file == fileName || (file == "feed.xml" && entry.kind != "feed")
     }
 
-    /// A relative path to something inside its folder: no leading `/`, no `..`, no NUL, and not the
-    /// folder itself (`.`, `./`, found by fuzzing: `verify` listed the folder as a missing file).
+    /// No leading `/`, no `..`, no NUL, and not the folder itself (`.`, `./`, found by fuzzing: `verify` listed the
+    /// folder as a missing file).
     package static func isInside(_ file: String) -> Bool {
         let parts = file.split(separator: "/")
         return !file.hasPrefix("/") && !file.contains("\0") && !parts.contains("..") && parts.contains { $0 != "." }
     }
 
-    /// Writes it to `folder` atomically (a reader never sees half a manifest).
+    /// Atomically: a reader never sees half a manifest.
     public func write(in folder: String) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -139,20 +123,16 @@ public struct Manifest: Codable, Sendable, Equatable {
         try AtomicFile.write(data, to: path, mode: 0o644)
     }
 
-    /// How a manifest writes a moment (`generated`, `downloaded`): ISO 8601 to the second, in UTC.
+    /// ISO 8601 to the second, in UTC.
     public static func timestamp(_ date: Date) -> String { UTCDate.iso(date) }
 
     /// This manifest, with every file of `earlier` it does not list itself kept as `earlier` had it.
     ///
-    /// A manifest is only ever added to: a run that knows fewer files (another podcast's, once in
-    /// the same folder; a library started afresh; a file deleted by hand) must not drop the others.
-    /// What this one lists wins (the file was downloaded or written again); the rest keep their
-    /// size and SHA-256 from when they were listed, so `verify` still tells a file that went or changed.
-    /// Only an episode fetched again under another name (its title changed) replaces its old entry,
-    /// and only once the old file is gone: `folder` is where to look. An episode is its guid and
-    /// its `version`: every version of a republished episode shares the guid, and an earlier
-    /// version whose file went by hand must stay listed, so `verify` says it is missing (earlier
-    /// versions deleted on purpose leave through ``forget(fileAt:)``).
+    /// A manifest is only ever added to: a run that knows fewer files (another podcast's once in the same folder, a
+    /// library started afresh, a file deleted by hand) must not drop the others, which keep their size and SHA-256 so
+    /// `verify` still tells a file that went or changed. Only an episode fetched again under another name replaces its
+    /// old entry, once the old file in `folder` is gone. An episode is its guid and `version`: an earlier version whose
+    /// file went by hand stays listed, so `verify` says it is missing (``forget(fileAt:)`` removes one on purpose).
     public func merged(over earlier: Manifest, in folder: String) -> Manifest {
         struct Key: Hashable {
             var guid: String
@@ -171,9 +151,7 @@ public struct Manifest: Codable, Sendable, Equatable {
         return merged
     }
 
-    /// Takes the file at `path` out of the manifest that lists it (deleted on purpose, as
-    /// `monsoon delete` does): the nearest manifest in its folder or the few above it (a template
-    /// may make folders per year). Nothing happens when none lists it.
+    /// Takes the file at `path`, deleted on purpose (`monsoon delete`), out of the manifest that lists it, if any.
     public static func forget(fileAt path: String) throws {
         guard let folder = folder(listing: path) else { return }
         var manifest = try read(in: folder)
@@ -183,9 +161,8 @@ public struct Manifest: Codable, Sendable, Equatable {
         if manifest.files.count != before { try manifest.write(in: folder) }
     }
 
-    /// The folder of the manifest a file at `path` belongs to: the nearest one holding a manifest,
-    /// in the file's own folder or the few above it (a template may make folders per year); nil
-    /// when there is none (a file outside any archive).
+    /// The nearest folder holding a manifest, the file's own or one of the few above it (a template may make folders
+    /// per year); nil for a file outside any archive.
     public static func folder(listing path: String) -> String? {
         var folder = (path as NSString).deletingLastPathComponent
         for _ in 0..<4 {
@@ -200,28 +177,22 @@ public struct Manifest: Codable, Sendable, Equatable {
 extension EpisodeFiles {
     /// An extra file of an archived podcast (feed snapshot, artwork, transcript, chapters).
     public struct Extra: Sendable, Equatable {
-        /// The file's path; only a file inside the manifest's folder is listed.
+        /// Only a file inside the manifest's folder is listed.
         public var path: String
-        /// What it is, as `Manifest.Entry.kind`: `feed`, `artwork`, `transcript` or `chapters`.
+        /// As `Manifest.Entry.kind`.
         public var kind: String
-        /// Where it came from; redacted when written to the manifest.
+        /// Redacted when written to the manifest.
         public var sourceURL: String?
-        /// An extra file at `path`, of `kind`, fetched from `sourceURL`.
-        public init(path: String, kind: String, sourceURL: String?) {
-            self.path = path
-            self.kind = kind
-            self.sourceURL = sourceURL
-        }
     }
 
-    /// The manifest of `podcast`'s files under `folder`: its downloaded episodes whose file
-    /// is there, and `extras`. Files not hashed yet are hashed now (and the hash kept).
+    /// The manifest of `podcast`'s files under `folder`: its downloaded episodes whose file is there, and `extras`.
+    /// Files not hashed yet are hashed now (and the hash kept).
     public func manifest(podcast: Int, folder: String, extras: [Extra]) throws -> Manifest {
         let prefix = folder.hasSuffix("/") ? folder : folder + "/"
         let records = try EpisodeRecord.ofPodcast(podcast, in: database).filter { $0.isDownloaded && $0.episode.fileName != nil }.sorted(by: EpisodeRecord.oldestFirst)
         var entries: [Manifest.Entry] = []
-        // An episode's `--write-info-json` sidecar is the archive's too (never read through a link).
-        // It carries its episode's version, so a merge keeps it exactly when it keeps that version.
+        // An episode's `--write-info-json` sidecar (never read through a link) carries its episode's version, so a
+        // merge keeps it exactly when it keeps that version.
         func appendSidecar(of path: String, guid: String?, title: String?, version: String?) throws {
             let sidecar = InfoSidecar.path(for: path)
             guard !LocalFile.isLink(sidecar), let size = Self.size(of: sidecar) else { return }

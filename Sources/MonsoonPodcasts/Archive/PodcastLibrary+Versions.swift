@@ -4,34 +4,26 @@ import MonsoonStore
 
 /// What looking for new versions of a podcast's archived episodes found.
 public struct VersionScan: Sendable, Equatable {
-    /// A new version of an archived episode, to download beside the archived file.
+    /// To download beside the archived file.
     public struct Found: Sendable, Equatable {
-        /// The episode.
         public var episodeID: Int
-        /// Its title (its identity when it has none), for messages.
+        /// Its identity when it has none.
         public var title: String
-        /// Why it is a new version.
         public var reason: String
     }
 
-    /// Episodes whose listed enclosure is a new version.
     public var found: [Found] = []
-    /// Episodes the server could not tell about this time (asked again next run), each a message.
+    /// Episodes the server could not tell about this time (asked again next run).
     public var unknown: [String] = []
-
-    /// Nothing found yet.
-    public init() {}
 }
 
 extension PodcastLibrary {
     /// At most this many servers are asked at once about changed enclosures.
     static let versionProbes = 6
 
-    /// Looks for new versions of `podcast`'s downloaded episodes, after a refresh (see
-    /// ``VersionCheck``): only an episode whose listed enclosure differs from the one its file
-    /// came from (URL or declared length) is looked at, so a rerun over an unchanged catalogue
-    /// is one query and no request. An enclosure found to hold the archived file is recorded as
-    /// the file's, and not asked about again.
+    /// After a refresh (see ``VersionCheck``): only an episode whose listed enclosure differs from its file's (URL or
+    /// declared length) is looked at, so a rerun over an unchanged catalogue is one query and no request. An enclosure
+    /// found to hold the archived file is recorded as the file's, and not asked about again.
     ///
     /// - Parameter among: only these episodes (those the run's selection keeps); nil for all.
     public func scanVersions(podcast: Int, among: [Int]? = nil) async throws -> VersionScan {
@@ -77,16 +69,15 @@ extension PodcastLibrary {
             }
             try Task.checkCancellation()
             for (row, result) in answers {
-                switch result {
-                case .failure(let error):
-                    scan.unknown.append("\(row.title): cannot check whether its new enclosure is a new version (\(error.message)); it is checked again on the next run")
-                case .success(let answer):
-                    switch VersionCheck.after(row.archived, answer: answer) {
-                    case .newVersion(let reason): scan.found.append(.init(episodeID: row.id, title: row.title, reason: reason))
-                    case .unknown(let reason):
-                        scan.unknown.append("\(row.title): cannot check whether its new enclosure is a new version (\(reason)); it is checked again on the next run")
-                    default: same.append(row)
-                    }
+                let verdict: VersionCheck.Verdict = switch result {
+                case .failure(let error): .unknown(error.message)
+                case .success(let answer): VersionCheck.after(row.archived, answer: answer)
+                }
+                switch verdict {
+                case .newVersion(let reason): scan.found.append(.init(episodeID: row.id, title: row.title, reason: reason))
+                case .unknown(let reason):
+                    scan.unknown.append("\(row.title): cannot check whether its new enclosure is a new version (\(reason)); it is checked again on the next run")
+                default: same.append(row)
                 }
             }
         }

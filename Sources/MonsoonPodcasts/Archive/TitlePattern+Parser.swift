@@ -1,5 +1,4 @@
 extension TitlePattern {
-    /// A parsed pattern.
     indirect enum Node: Sendable {
         case empty
         case instruction(Instruction)
@@ -9,7 +8,6 @@ extension TitlePattern {
         case repeated(Node, least: Int, most: Int?)
     }
 
-    /// Recursive descent over the pattern's scalars.
     struct Parser {
         let scalars: [Unicode.Scalar]
         var index = 0
@@ -37,21 +35,14 @@ extension TitlePattern {
             while let scalar = peek, scalar != "|", scalar != ")" {
                 var atom = try self.atom()
                 while let quantifier = try self.quantifier() {
-                    if case .instruction(let instruction) = atom, [.start, .end].contains(where: { same($0, instruction) }) {
-                        throw Refusal(reason: "'^' or '$' cannot be repeated")
+                    switch atom {
+                    case .instruction(.start), .instruction(.end): throw Refusal(reason: "'^' or '$' cannot be repeated")
+                    default: atom = .repeated(atom, least: quantifier.least, most: quantifier.most)
                     }
-                    atom = .repeated(atom, least: quantifier.least, most: quantifier.most)
                 }
                 items.append(atom)
             }
             return items.count == 1 ? items[0] : items.isEmpty ? .empty : .sequence(items)
-        }
-
-        private func same(_ a: Instruction, _ b: Instruction) -> Bool {
-            switch (a, b) {
-            case (.start, .start), (.end, .end): true
-            default: false
-            }
         }
 
         mutating func atom() throws(Refusal) -> Node {
@@ -76,7 +67,7 @@ extension TitlePattern {
             }
         }
 
-        /// Whether `{` at `index - 1` starts a counted repetition (`{2}`, `{2,}`, `{2,5}`); else it is a literal brace.
+        /// `{2}`, `{2,}`, `{2,5}`; else a literal brace.
         static func isCount(_ scalars: [Unicode.Scalar], from index: Int) -> Bool {
             var i = index
             var digits = 0
@@ -182,7 +173,7 @@ extension TitlePattern {
         }
     }
 
-    /// Writes a parsed pattern out as a program (Thompson's construction).
+    /// Thompson's construction.
     struct Compiler {
         var program: [Instruction] = []
 

@@ -1,22 +1,16 @@
-/// A regular expression on episode titles (`--match`, `--exclude`, and the cluster's stored
-/// rules), matched case-insensitively anywhere in the title.
+/// A regular expression on episode titles (`--match`, `--exclude`, the cluster's stored rules), matched
+/// case-insensitively anywhere in the title.
 ///
-/// Titles come from feeds, and patterns from users and from rules stored for every worker: a
-/// backtracking engine takes exponential time on patterns such as `(\w+\s?)+:$` or `(.*a){20}`
-/// against a title that almost matches. This one is a Thompson NFA run as a Pike VM (as RE2 and
-/// Rust's `regex` do): every position of the title is looked at once by each instruction of the
-/// program at most, so a match takes time proportional to the title's length times the pattern's,
-/// whatever both are.
+/// A backtracking engine takes exponential time on patterns such as `(\w+\s?)+:$` against a title that almost
+/// matches. This is a Thompson NFA run as a Pike VM (as RE2 and Rust's `regex`): time proportional to the title's
+/// length times the pattern's, whatever both are.
 ///
-/// The syntax, the common ground of POSIX ERE and PCRE: literal characters; `.`; bracket
-/// expressions `[abc]`, `[^a-z0-9]` (with the escapes below inside); `\d \D \w \W \s \S`; `\b \B`;
-/// `^` and `$` (the title's start and end); groups `( )` and `(?: )`; alternation `|`; the
-/// quantifiers `* + ? {m} {m,} {m,n}`, lazy or not (the same for a yes-or-no match); and `\`
-/// before any punctuation to take it literally. Backreferences and lookaround are refused: no
-/// engine bounded in time can have them.
+/// The syntax, the common ground of POSIX ERE and PCRE: literals; `.`; bracket expressions `[abc]`, `[^a-z0-9]`;
+/// `\d \D \w \W \s \S`; `\b \B`; `^` and `$`; groups `( )` and `(?: )`; `|`; the quantifiers `* + ? {m} {m,} {m,n}`,
+/// lazy or not; and `\` before any punctuation. Backreferences and lookaround are refused: no engine bounded in time
+/// can have them.
 public struct TitlePattern: Sendable {
-    /// The longest pattern, in characters, and the largest program it may compile to (its
-    /// counted repetitions written out).
+    /// In characters, and the largest program it may compile to (its counted repetitions written out).
     static let maxLength = 1_000
     static let maxProgram = 20_000
 
@@ -54,7 +48,6 @@ public struct TitlePattern: Sendable {
         public var reason: String
     }
 
-    /// Compiles `pattern`.
     /// - Throws: `Refusal` when it is not a pattern of the syntax above (or too large).
     public init(_ pattern: String) throws(Refusal) {
         let scalars = Array(pattern.unicodeScalars)
@@ -68,7 +61,6 @@ public struct TitlePattern: Sendable {
         program = compiler.program
     }
 
-    /// Whether the pattern matches anywhere in `text`, ignoring case.
     public func matches(_ text: String) -> Bool {
         let scalars = Array(text.unicodeScalars)
         var current = ThreadList(capacity: program.count)

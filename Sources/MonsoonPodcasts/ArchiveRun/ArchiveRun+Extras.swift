@@ -2,8 +2,7 @@ import Foundation
 import MonsoonEngine
 
 extension ArchiveRun {
-    /// The files an archive keeps beside its episodes when asked: `--with-artwork`,
-    /// `--with-transcripts`, `--with-chapters`.
+    /// `--with-artwork`, `--with-transcripts`, `--with-chapters`.
     public struct Extras: OptionSet, Sendable {
         public let rawValue: Int
         public init(rawValue: Int) { self.rawValue = rawValue }
@@ -13,12 +12,12 @@ extension ArchiveRun {
         public static let chapters = Extras(rawValue: 4)
     }
 
-    /// The manifest's kind of an extra's download, by its owner; nil for an episode's or another download's.
+    /// By its owner; nil for an episode's or another download's.
     public static func extraKind(of request: DownloadRequest) -> String? {
         [.artwork: "artwork", .transcript: "transcript", .chapters: "chapters"][request.owner]
     }
 
-    /// The `extras` asked for, as plain downloads beside the episodes of `requests` (the run's).
+    /// As plain downloads beside the run's episode `requests`.
     public func extraRequests(_ extras: Extras, for members: [Member], episodes requests: [DownloadRequest], queue: EpisodeQueue,
                               scopes: [Int: AddressScope]) throws -> [DownloadRequest] {
         var found: [DownloadRequest] = []

@@ -3,20 +3,20 @@ import MonsoonEngine
 import MonsoonStore
 
 extension ArchiveRun {
-    /// What a run downloads once its feeds are read: each podcast's choice and folder, the
-    /// requests (the episodes', then the extras still missing), and what was there already.
+    /// What a run downloads once its feeds are read: each podcast's choice and folder, the requests (the episodes', then
+    /// the extras still missing), and what was there already.
     package struct Plan {
         package var members: [Member] = []
         package var requests: [DownloadRequest] = []
         /// Extras an earlier run completed, their files still there.
         package var extrasThere = 0
 
-        /// The downloads of the episodes archived before (their files there, or missing).
+        /// Their files there, or missing.
         package var archivedBefore: [DownloadID] {
             members.flatMap(\.selection.alreadyArchived).map(EpisodeQueue.downloadID(ofEpisode:))
         }
 
-        /// Archived before, but the file is gone: told apart from those still there.
+        /// Archived before, but the file is gone.
         package var missing: Int { members.reduce(0) { $0 + $1.selection.missingFromDisk.count } }
 
         /// Archived before, the file still there.
@@ -27,20 +27,17 @@ extension ArchiveRun {
     package enum Event {
         /// The feed could not be read; the others are archived all the same.
         case feedFailed(URL, any Error)
-        /// A later page of the podcast's feed could not be read (`RefreshSummary/pageError`): the
-        /// episodes of the pages before it are archived.
+        /// A later page could not be read (`RefreshSummary/pageError`): the pages before it are archived.
         case pageFailed(Podcast, RefreshSummary)
         /// The podcast's folder is, or passes through, a symbolic link: nothing of it is written.
         case refused(Podcast, reason: String)
         /// The podcast's manifest could not be written; its files are archived all the same.
         case manifestFailed(Podcast, any Error)
-        /// Something to say of the podcast: a version a server could not tell about, a problem
-        /// replacing an earlier version.
+        /// A version a server could not tell about, a problem replacing an earlier version.
         case warning(Podcast, String)
         /// Looking for new versions of the podcast's episodes failed; its feed is archived all the same.
         case scanFailed(Podcast, any Error)
-        /// A new version of an archived episode, to download; with `problem`, its archived file
-        /// cannot be read, and it was left as it is.
+        /// To download; with `problem`, its archived file cannot be read, and it was left as it is.
         case newVersion(Podcast, title: String, reason: String, problem: String?)
         /// New versions beyond `--limit`, left for a later run.
         case versionsLeft(Podcast, Int)
@@ -59,14 +56,11 @@ extension ArchiveRun {
         }
     }
 
-    /// A run into `root`, planned: the episodes first catch up with their downloads (a killed
-    /// run's last ones), so a republished episode's earlier file becomes an earlier version; the
-    /// manifests are checked (`checkManifests`); the refreshed podcasts' archived episodes are
-    /// looked at for new versions (`startNewVersions`, in the library `scanning` lends, opened
-    /// only when there are some). Then what to download of each podcast (once per podcast, however
-    /// often it was named) is chosen with `select`, each feed's document saved in its folder, the
-    /// chosen episodes queued, and their downloads and the `extras` asked for planned (one
-    /// complete from an earlier run is done).
+    /// The episodes first catch up with their downloads (a killed run's last ones), so a republished episode's earlier
+    /// file becomes an earlier version; the manifests are checked; the refreshed podcasts' archived episodes are looked
+    /// at for new versions (in the library `scanning` lends, opened only when there are some). Then each podcast's
+    /// choice is made with `select` (once, however often it was named), its feed saved in its folder, the chosen
+    /// episodes queued, and their downloads and the `extras` planned (one complete from an earlier run is done).
     static func plan(_ loaded: [(Podcast, Data?)], refreshed: Set<Int>, options: Options, queue: EpisodeQueue, store: any QueueListing,
                      allowingPrivate: () throws -> Bool, select: @escaping ([ArchiveSelection.Candidate]) throws -> ArchiveSelection,
                      scanning: (_ scan: (PodcastLibrary) async throws -> Void) async throws -> Void,
@@ -93,7 +87,7 @@ extension ArchiveRun {
             if let folder = member.folder, let document {
                 let path = folder + "/feed.xml"
                 // A private feed's copy holds its tokens (in its URLs, its enclosures'): for the owner only.
-                let isPrivate = try PlanError.during(.readingQueue) { try queue.carriesCredentials(podcast: podcast.id) }
+                let isPrivate = try PlanError.during(.readingQueue) { try EpisodeQueue.carriesCredentials(podcast: podcast.id, in: queue.database) }
                 try PlanError.during(.savingFeed) { try AtomicFile.write(document, to: path, mode: isPrivate ? 0o600 : 0o644) }
                 member.extras.append(.init(path: path, kind: "feed", sourceURL: podcast.feedURL.absoluteString))
             }
@@ -120,10 +114,9 @@ extension ArchiveRun {
         return (run, plan)
     }
 
-    /// After the downloads: each podcast's manifest, from the files themselves (its extras of
-    /// this run and of earlier ones still there); then, unless `keepsEarlierVersions`, the
-    /// earlier versions go once their newer one is in: after the manifests were written, so a
-    /// run killed in between leaves them listing files still there.
+    /// After the downloads: each podcast's manifest, from the files themselves; then, unless `keepsEarlierVersions`,
+    /// the earlier versions whose newer one is in go: after the manifests, so a run killed in between leaves them
+    /// listing files still there.
     func finish(_ plan: Plan, store: any QueueListing, databasePath: String, keepsEarlierVersions: Bool, report: (Event) -> Void) throws {
         var members = plan.members
         for request in plan.requests {
@@ -145,12 +138,10 @@ extension ArchiveRun {
         }
     }
 
-    /// Looks for new versions of the refreshed `podcasts`' archived episodes
-    /// (`PodcastLibrary.scanVersions`) and makes each found one to download again, its earlier
-    /// file an earlier version. Only episodes `select` keeps are looked at, and a new version
-    /// counts as a download toward `limit` (one over it is left as it is, found again by a later
-    /// run), so no episode is switched to one to download that the run does not download. A
-    /// podcast whose folder is a link is left alone (the plan refuses it).
+    /// Makes each new version found (`PodcastLibrary.scanVersions`) one to download again, its earlier file an earlier
+    /// version. Only episodes `select` keeps are looked at, and a new version counts toward `limit` (one over it is
+    /// found again by a later run), so no episode is switched to one the run does not download. A podcast whose folder
+    /// is a link is left alone (the plan refuses it).
     func startNewVersions(of podcasts: [Podcast], library: PodcastLibrary, queue: EpisodeQueue, limit: Int?,
                           select: ([ArchiveSelection.Candidate]) throws -> ArchiveSelection, report: (Event) -> Void) async throws {
         var seen = Set<Int>()

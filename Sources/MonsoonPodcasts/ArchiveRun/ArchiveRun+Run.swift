@@ -2,8 +2,6 @@ import Foundation
 import MonsoonEngine
 
 extension ArchiveRun {
-    /// What a run is asked for: where its files go and how they are named, what it keeps beside
-    /// the episodes, and how it chooses.
     package struct Options {
         package var root: String
         package var naming: NamingTemplate
@@ -22,8 +20,7 @@ extension ArchiveRun {
         }
     }
 
-    /// What a run came to beside its downloads: the counts its summary gives, and whether a step
-    /// of its own failed (the run then fails, whatever its downloads did).
+    /// What a run came to beside its downloads: a step of its own that failed fails the run, whatever its downloads did.
     package struct Outcome {
         /// Feeds not read (or only in part), and podcasts refused for a link on the way to their folder.
         package var feedsFailed = 0
@@ -31,9 +28,7 @@ extension ArchiveRun {
         package var scansFailed = 0
         /// Manifests that could not be written: their files are archived all the same.
         package var manifestsFailed = 0
-        /// Episodes archived before, their files still there.
         package var skipped = 0
-        /// Episodes archived before whose files are gone.
         package var missing = 0
 
         package var failed: Bool { feedsFailed + scansFailed + manifestsFailed > 0 }
@@ -48,13 +43,10 @@ extension ArchiveRun {
         }
     }
 
-    /// A whole run, in its order: every feed read (`readFeeds`), the run planned (`plan`), its
-    /// downloads run by `download`, then the manifests written and the earlier versions replaced
-    /// (`finish`). What only the command can do is handed in: `library` lends a podcast library
-    /// for the feeds, then again for the search for new versions (only when a podcast was
-    /// refreshed); `download` runs the plan's downloads and says them as they go. Each event is
-    /// reported as it happens and counted in the outcome; a planning step that fails throws a
-    /// `PlanError` before anything is downloaded.
+    /// Every feed read, the run planned, its downloads run by `download`, then the manifests written and the earlier
+    /// versions replaced. What only the command can do is handed in: `library` lends a podcast library for the feeds,
+    /// then for the search for new versions (only when a podcast was refreshed). Each event is reported as it happens
+    /// and counted in the outcome; a planning step that fails throws a `PlanError` before anything is downloaded.
     package static func run<Downloads>(_ urls: [URL], options: Options, queue: EpisodeQueue, store: any QueueListing, databasePath: String,
                                        library: (_ body: (PodcastLibrary) async throws -> Void) async throws -> Void,
                                        allowingPrivate: () throws -> Bool, select: @escaping ([ArchiveSelection.Candidate]) throws -> ArchiveSelection,
@@ -75,10 +67,9 @@ extension ArchiveRun {
         return (outcome, downloads)
     }
 
-    /// Subscribes to (or refreshes) each of `urls` in `library`, keeping its document for the
-    /// folder's copy. A feed that cannot be read, or whose later page cannot, is reported; the
-    /// others go on. Returns each podcast read with its document, and those subscribed to before
-    /// (refreshed), whose archived episodes may have new versions.
+    /// Subscribes to (or refreshes) each feed, keeping its document for the folder's copy; one that cannot be read is
+    /// reported and the others go on. Returns each podcast read with its document, and those refreshed, whose archived
+    /// episodes may have new versions.
     static func readFeeds(_ urls: [URL], in library: PodcastLibrary, report: (Event) -> Void) async -> ([(Podcast, Data?)], Set<Int>) {
         library.keepsFeedDocuments = true
         var (loaded, refreshed): ([(Podcast, Data?)], Set<Int>) = ([], [])

@@ -2,20 +2,16 @@ import Foundation
 import MonsoonEngine
 import MonsoonStore
 
-/// Which downloads' files still owe `--exec`'s hook a run, in the home's database beside the
-/// queue (episodes' downloads and `get`'s alike, by download id), so a rerun neither runs a hook
-/// again for a file it ran for nor forgets one a killed run never got to, and two processes that
-/// both see a file complete (a `get --exec` handed to a running `download --exec`) run it once.
+/// Which downloads' files still owe `--exec`'s hook a run, by download id in the home's database, so a rerun neither
+/// runs a hook again nor forgets one a killed run never got to, and two processes that both see a file complete (a
+/// `get --exec` handed to a running `download --exec`) run it once.
 ///
-/// A download a run is to fetch is *owed* before it starts (a kill between the file's rename and
-/// the hook leaves it owed); only a new fetch makes a row owed again. A process takes a row
-/// (`claim`) in one statement before it starts the hook: *running*, with who runs it; the hook's
-/// end makes it *done* (exit 0) or *failed*. A later run of a command that answers for the
-/// download, with `--exec`, runs the owed and failed ones, and the running ones whose process
-/// is gone (killed while its hook ran); a done one never again, until its download is fetched anew.
+/// A download is *owed* before it starts (a kill between the file's rename and the hook leaves it owed); only a new
+/// fetch makes a row owed again. A process takes a row (`claim`) in one statement before it starts the hook: *running*,
+/// with who runs it; the hook's end makes it *done* (exit 0) or *failed*. A later run with `--exec` runs the owed and
+/// failed ones, and the running ones whose process is gone; a done one never again, until it is fetched anew.
 ///
-/// The hook's program itself is started by the command (it needs the C library's `posix_spawn`),
-/// which records here how it ended (``Outcome``).
+/// The command starts the hook's program (`posix_spawn`) and records here how it ended (``Outcome``).
 ///
 /// - Important: like its connection, used from one thread at a time.
 public final class HookLedger {
@@ -50,13 +46,12 @@ public final class HookLedger {
             """),
     ])
 
-    /// The ledger in `database` (the home's), its table made when missing.
     public init(database: Database) throws {
         self.database = database
         try Self.migrator.migrate(database)
     }
 
-    /// These downloads are fetched (anew): their next files owe the hook a run.
+    /// These downloads are fetched anew: their next files owe the hook a run.
     public func owe(_ ids: [DownloadID]) throws {
         guard !ids.isEmpty else { return }
         try database.write {
@@ -69,7 +64,7 @@ public final class HookLedger {
         }
     }
 
-    /// Every download whose file owes the hook a run: owed, failed, or running in a process that is gone.
+    /// Owed, failed, or running in a process that is gone.
     public func allOwed() throws -> [DownloadID] {
         try database.statement("SELECT download_id, state, runner FROM hook_runs WHERE state IN ('owed', 'failed', 'running') ORDER BY updated")
             .query(reading: HookRunColumn.self) { (id: DownloadID($0.text(.downloadID) ?? ""), state: $0.text(.state), runner: $0.text(.runner)) }
@@ -77,9 +72,8 @@ public final class HookLedger {
             .map(\.id)
     }
 
-    /// Takes the hook's run of download `id` for this process, atomically: only one process (and
-    /// one thread) gets it. A file just downloaded (`fresh`) takes a row that is owed (or has none,
-    /// when nothing recorded it: a download another command queued); a catch-up of a later run
+    /// Takes the hook's run for this process, atomically: only one process (and thread) gets it. A file just downloaded
+    /// (`fresh`) takes a row that is owed (or has none: a download another command queued); a later run's catch-up
     /// takes a failed one too. Either takes one left running by a process that is gone.
     /// - Returns: whether this process runs the hook now.
     public func claim(_ id: DownloadID, fresh: Bool) throws -> Bool {
@@ -102,13 +96,12 @@ public final class HookLedger {
         }
     }
 
-    /// Who runs download `id`'s hook now (the text `Runner` wrote), when it runs.
+    /// The text `Runner` wrote, while the hook runs.
     public func runner(of id: DownloadID) throws -> String? {
         try database.scalarText("SELECT runner FROM hook_runs WHERE download_id = ? AND state = 'running'", id.rawValue)
     }
 
-    /// The hook this process claimed ran for the file at `file`: done when it exited 0, else
-    /// failed. A row a new fetch made owed again meanwhile stays owed (its new file's hook is due).
+    /// A row a new fetch made owed again meanwhile stays owed: its new file's hook is due.
     public func record(_ id: DownloadID, file: String, outcome: Outcome) throws {
         let (status, signal): (Int?, Int?) = switch outcome {
         case .exited(let code): (Int(code), nil)
@@ -121,8 +114,8 @@ public final class HookLedger {
             """, id.rawValue, outcome.succeeded ? "done" : "failed", file, status, signal, Date(), Runner.current)
     }
 
-    /// Forgets the rows of downloads the queue no longer has (`downloads clear`, `remove`, `delete`).
-    /// Which ones it has, the queue says (`DownloadStateReading`): its tables are the engine's to read.
+    /// Forgets the rows of downloads the queue no longer has (`downloads clear`, `remove`, `delete`); the queue's
+    /// tables are the engine's to read.
     package func pruneForgotten(keepingThoseIn queue: any DownloadStateReading) throws {
         let ids = try database.statement("SELECT download_id FROM hook_runs").query(reading: HookRunColumn.self) { DownloadID($0.text(.downloadID) ?? "") }
         guard !ids.isEmpty else { return }
@@ -134,12 +127,10 @@ public final class HookLedger {
         }
     }
 
-    /// How the hook's program ended.
     public enum Outcome: Sendable, Equatable {
         case exited(Int32)
         case killed(Int32)
-        /// Its end could not be learned: the system says it is no child of this process (its
-        /// status was collected by something else in it).
+        /// The system says it is no child of this process: something else in it collected its status.
         case lost
 
         public var succeeded: Bool { self == .exited(0) }
@@ -163,12 +154,12 @@ public final class HookLedger {
         }
     }
 
-    /// A process, named so that a pid the system gives again later (or after a reboot) is not
-    /// taken for it: `BOOT_ID:PID:START` (its start time in clock ticks since boot, from /proc).
+    /// A process, named so that a pid the system gives again later (or after a reboot) is not taken for it:
+    /// `BOOT_ID:PID:START` (its start time in clock ticks since boot, from /proc).
     public enum Runner {
         public static let current = identity(of: getpid()) ?? "?:\(getpid()):?"
 
-        /// The name of the process `pid` as it is now; nil when it is gone (or /proc says nothing).
+        /// Nil when it is gone (or /proc says nothing).
         public static func identity(of pid: pid_t) -> String? {
             guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),   // unreadable: gone, or no /proc
                   let close = stat.lastIndex(of: ")") else { return nil }
@@ -181,7 +172,6 @@ public final class HookLedger {
         /// Unknown (no /proc): every name has the same "?", so only the pid and start time tell.
         private static let boot = BootID.current ?? "?"
 
-        /// Whether the process `runner` names still runs.
         public static func isAlive(_ runner: String?) -> Bool {
             guard let runner else { return false }
             let parts = runner.split(separator: ":", omittingEmptySubsequences: false)

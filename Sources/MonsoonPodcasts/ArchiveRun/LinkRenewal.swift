@@ -3,30 +3,21 @@ import MonsoonEngine
 import MonsoonStore
 import Synchronization
 
-/// Renews the expired links of a run's episode downloads: when a server refuses one (401, 403,
-/// 410), the episode's feed is read again through the library, and the download goes on from the
-/// episode's new link with its part kept (`ExpiredLinks` decides what to do;
-/// `DownloadManager.changeURL(_:to:)` keeps the part and lets the validators decide).
+/// Renews the expired links of a run's episode downloads: when a server refuses one (401, 403, 410), the episode's feed
+/// is read again, and the download goes on from its new link with its part kept (`ExpiredLinks` decides).
 ///
-/// The run's event reader offers it every event before the reporter sees it (`takes`): a failure
-/// it takes is held back, since the download may yet go on. Its own task (`work`) renews one link
-/// at a time; when no new link comes, it gives the failure the reason
-/// (`DownloadManager.replaceFailure(of:with:)`), which reaches the reporter as the failure. The
-/// engine never hears of podcasts: only of a new URL, or of a better reason.
-///
-/// The run waits for it at idle (`settle`), since a renewed download gives the engine more to do,
-/// and stops it with `end()`.
+/// The run's event reader offers it every event before the reporter sees it (`takes`): a failure it takes is held
+/// back, since the download may yet go on. Its own task (`work`) renews one link at a time; when no new link comes, it
+/// gives the failure the reason (`DownloadManager.replaceFailure(of:with:)`). The engine never hears of podcasts: only
+/// of a new URL, or a better reason. The run waits for it at idle (`settle`) and stops it with `end()`.
 public final class LinkRenewal: Sendable {
     private struct State {
         var links = ExpiredLinks()
-        /// Renewals taken and not yet finished.
         var pending = 0
         /// A download went on from a new link since the last `settle`: the engine has more to do.
         var requeued = false
-        /// `settle` calls waiting for the worker's answer.
         var settling: [CheckedContinuation<Bool, Never>] = []
         var ended = false
-        /// What could not be done, said when the run ends.
         var problems: [String] = []
     }
 
@@ -40,7 +31,7 @@ public final class LinkRenewal: Sendable {
     private let input: AsyncStream<Item>.Continuation
     private let manager: DownloadManager
     private let databasePath: String
-    /// The downloads the run runs, whose episodes' failures `settle` makes sure were offered.
+    /// Those whose episodes' failures `settle` makes sure were offered.
     private let downloads: [DownloadID]
 
     /// - Parameters:
@@ -53,10 +44,8 @@ public final class LinkRenewal: Sendable {
         self.downloads = downloads
     }
 
-    // MARK: - The event reader's side
-
-    /// Whether it takes `event` over (the reporter and the run's observer do not see it): the
-    /// failure of an episode's download on a refused link, whose renewal it queues.
+    /// Whether it takes `event` over (the reporter and the run's observer do not see it): the failure of an episode's
+    /// download on a refused link, whose renewal it queues.
     public func takes(_ event: DownloadEvent) -> Bool {
         guard case .statusChanged(let download) = event, download.status == .failed else { return false }
         let job: ExpiredLinks.Job? = state.withLock { state in
@@ -69,10 +58,7 @@ public final class LinkRenewal: Sendable {
         return true
     }
 
-    // MARK: - The worker
-
-    /// Renews links, one at a time, until `end()` (or the task is cancelled). It has a connection
-    /// and a library of its own, used by this task alone.
+    /// Until `end()` or cancellation, with a connection and a library of its own, used by this task alone.
     public func work() async {
         let opened: Result<(PodcastLibrary, any QueueStore), Error> = Result {
             let database = try Database(path: databasePath)
@@ -142,11 +128,10 @@ public final class LinkRenewal: Sendable {
         }
     }
 
-    /// The engine went idle: whether it has more to do because of renewals (wait for idle again),
-    /// or the renewals are done (and nothing more is taken from now on).
+    /// The engine went idle: whether renewals gave it more to do, else nothing more is taken from now on.
     private func settleNow(_ store: Result<any QueueStore, Error>) async -> Bool {
-        // Failures the event reader has not offered yet are still on their way to it (the engine
-        // published them as it went idle): waited for, so they are renewed too, a few seconds at most.
+        // Failures the engine published as it went idle may not have reached the event reader yet: waited for, so they
+        // are renewed too, a few seconds at most.
         if !downloads.isEmpty {
             let deadline = ContinuousClock.now + .seconds(5)
             while ContinuousClock.now < deadline {
@@ -179,10 +164,7 @@ public final class LinkRenewal: Sendable {
         state.withLock { $0.problems.append(problem) }
     }
 
-    // MARK: - The run's side
-
-    /// At idle: true when renewed downloads give the engine more to do (wait for idle again);
-    /// false when nothing is left to renew, or the run has ended.
+    /// At idle: true when renewed downloads give the engine more to do (wait for idle again).
     public func settle() async -> Bool {
         await withCheckedContinuation { continuation in
             let ended = state.withLock { state in
@@ -197,8 +179,7 @@ public final class LinkRenewal: Sendable {
         }
     }
 
-    /// The run is over (or stopped): nothing more is taken, the worker ends, and a `settle` still
-    /// waiting hears false.
+    /// Nothing more is taken, the worker ends, and a `settle` still waiting hears false.
     public func end() {
         let waiters = state.withLock { state in
             state.ended = true
@@ -210,6 +191,6 @@ public final class LinkRenewal: Sendable {
         for waiter in waiters { waiter.resume(returning: false) }
     }
 
-    /// What could not be done, for the run to say when it ends.
+    /// For the run to say when it ends.
     public var problems: [String] { state.withLock { $0.problems } }
 }

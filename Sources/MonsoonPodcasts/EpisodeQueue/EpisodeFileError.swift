@@ -3,8 +3,8 @@ import MonsoonBasics
 /// The domain of ``EpisodeFileError``.
 public enum EpisodeFileDomain: ErrorDomain {}
 
-/// A file of an episode, or of an archive, that could not be handled. Its message is one line:
-/// what failed, on which file, and where it can, what to do.
+/// A file of an episode, or of an archive, that could not be handled. Its message is one line: what failed, on which
+/// file, and where it can, what to do.
 public typealias EpisodeFileError = CodedError<EpisodeFileDomain>
 
 extension EpisodeFileError.Code {
@@ -21,6 +21,5 @@ extension EpisodeFileError.Code {
 }
 
 extension EpisodeFileError {
-    /// A `.fileSystem` error saying `message`.
     public init(_ message: String) { self.init(.fileSystem, message) }
 }

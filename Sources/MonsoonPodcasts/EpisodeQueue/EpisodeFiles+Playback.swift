@@ -2,7 +2,7 @@ import Foundation
 import MonsoonStore
 
 extension EpisodeFiles {
-    /// What playing episode `id` plays: its downloaded file when it is on disk, else its enclosure.
+    /// Its downloaded file when it is on disk, else its enclosure.
     /// - Throws: `LibraryError.notFound` for an id no episode has, or one without an enclosure.
     public func playbackItem(_ id: Int) throws -> PlaybackItem {
         let episode = try EpisodeRecord.get(id, in: database).episode
@@ -15,24 +15,21 @@ extension EpisodeFiles {
         } else if let url = episode.enclosureURL {
             source = .stream(url)
         } else {
-            throw LibraryError.notFound("episode \(id) has no download and no enclosure to stream")
+            throw LibraryError(.notFound, "episode \(id) has no download and no enclosure to stream")
         }
         return PlaybackItem(episodeID: id, title: title, source: source, position: episode.position, duration: episode.duration.map(Double.init))
     }
 
-    /// The saved playback position of episode `id`, in seconds.
     public func position(of id: Int) throws -> Double {
         try EpisodeRecord.get(id, in: database).episode.position
     }
 
-    /// Saves episode `id`'s playback position.
     public func setPosition(_ seconds: Double, of id: Int) throws {
         if try !EpisodeRecord.setPosition(max(0, seconds), of: id, in: database) { throw EpisodeRecord.missing(id) }
     }
 
-    /// Playback of episode `id` ended at `position`: an episode played to within `threshold`
-    /// seconds of its end is marked played (which resets its position); otherwise the position
-    /// is saved. Returns whether it was marked played.
+    /// Played to within `threshold` seconds of its end, the episode is marked played (which resets its position); else
+    /// the position is saved. Returns whether it was marked played.
     public func finishPlayback(_ id: Int, at position: Double, duration: Double?, threshold: Double) throws -> Bool {
         if PlaybackRules.isPlayed(position: position, duration: duration, threshold: threshold) {
             try setPlayed([id], true)

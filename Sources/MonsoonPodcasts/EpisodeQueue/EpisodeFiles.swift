@@ -2,8 +2,8 @@ import Foundation
 import MonsoonEngine
 import MonsoonStore
 
-/// The files of downloaded episodes: what they take on disk, and deleting them (by hand,
-/// once played, or beyond a podcast's newest N).
+/// The files of downloaded episodes: what they take on disk, and deleting them (by hand, once played, or beyond a
+/// podcast's newest N).
 ///
 /// - Important: like its database connection, used from one task at a time.
 public final class EpisodeFiles {
@@ -11,13 +11,11 @@ public final class EpisodeFiles {
     /// The engine's queue, asked through its interface only: it may live in another database.
     let downloads: any DownloadStateReading & QueueHousekeeping
 
-    /// Opens the episode files of the library in `database`, creating the library's and the
-    /// queue's tables when missing (the engine's queue in the same SQLite file).
+    /// With the engine's queue in the same SQLite file.
     public convenience init(database: Database) throws {
         try self.init(database: database, downloads: try DownloadStore(database: database))
     }
 
-    /// Opens the episode files of the library in `database`, with the engine's queue in `downloads`.
     package init(database: Database, downloads: any DownloadStateReading & QueueHousekeeping) throws {
         self.database = database
         self.downloads = downloads
@@ -26,17 +24,14 @@ public final class EpisodeFiles {
 
     /// A downloaded episode's file as it is on disk now.
     public struct Entry: Sendable, Equatable {
-        /// The episode's id.
         public var episodeID: Int
-        /// The podcast it belongs to.
         public var podcastID: Int
         /// The podcast's title (its feed URL when it has none).
         public var podcastTitle: String
-        /// The episode's title, if it has one.
         public var title: String?
-        /// The file's full path, as the engine saved it.
+        /// The full path, as the engine saved it.
         public var path: String
-        /// The file's size, from the file itself; nil when the file is missing.
+        /// From the file itself; nil when the file is missing.
         public var bytes: Int?
     }
 
@@ -54,24 +49,20 @@ public final class EpisodeFiles {
     public struct Deletion: Sendable {
         /// Episodes reset to not downloaded.
         public var episodes: [Int] = []
-        /// Bytes of the files removed.
         public var bytes = 0
         /// Episodes left alone: not downloaded (maybe still downloading), with why.
         public var skipped: [(Int, String)] = []
         /// Deleted, but the manifest of their archive folder could not be updated, with why.
         public var warnings: [String] = []
 
-        /// Nothing deleted yet.
         public init() {}
     }
 
-    /// Deletes the files of downloaded episodes and resets them to not downloaded; the
-    /// engine forgets their finished downloads. A file that is already gone is no error; a
-    /// file whose size is not the one downloaded is not the episode's any more (another
-    /// took its name) and is left alone. Episodes are done one after the other, file first:
-    /// a failure midway leaves those before it done and the rest as they were (the one that
-    /// failed may be left "downloaded" with its file gone: `storage` names it missing). The
-    /// engine's queue and the episodes are then updated once for all of them, in that order.
+    /// Deletes the files of downloaded episodes and resets them to not downloaded; the engine forgets their finished
+    /// downloads. A file already gone is no error; one whose size is not the one downloaded is another's now and is
+    /// left alone. Files go one after the other, then the engine's queue and the episodes once for all: a failure
+    /// midway leaves those before it done and the rest as they were (the one that failed may stay "downloaded" with
+    /// its file gone, which `storage` names missing).
     /// - Throws: `LibraryError.notFound` for an id no episode has (then nothing is changed).
     public func delete(_ ids: [Int]) throws -> Deletion {
         let found = try ids.map { try EpisodeRecord.get($0, in: database).episode }
@@ -123,11 +114,9 @@ public final class EpisodeFiles {
         }
     }
 
-    /// Resets episodes whose files are gone to not downloaded, after the engine's queue has
-    /// forgotten their finished downloads: in that order, so a failure in between leaves an
-    /// episode "downloaded" with its file missing (which `storage` shows), never one that the
-    /// next reconcile would mark downloaded again from a download still in the queue (also
-    /// when their files went missing, found again by the next run).
+    /// Resets episodes whose files are gone to not downloaded, after the engine's queue forgot their downloads: in that
+    /// order, so a failure in between leaves an episode "downloaded" with its file missing (which `storage` shows),
+    /// never one the next reconcile would mark downloaded again from a download still in the queue.
     static func forgetFiles(of ids: [Int], downloads: any QueueHousekeeping, database: Database) throws {
         guard !ids.isEmpty else { return }
         _ = try downloads.forget(ids.map(EpisodeQueue.downloadID(ofEpisode:)), ifIn: [.completed])
@@ -146,27 +135,14 @@ public final class EpisodeFiles {
         }
     }
 
-    /// The downloaded episodes that are played.
     public func downloadedAndPlayed(podcast: Int? = nil) throws -> [Int] {
         try EpisodeRecord.downloadedAndPlayed(podcast: podcast, in: database)
     }
 
-    /// The downloaded episodes of a podcast.
     public func downloaded(podcast: Int) throws -> [Int] {
         try EpisodeRecord.downloaded(podcast: podcast, in: database)
     }
 
-    /// The downloaded episodes of `podcast` past its newest `keep` (by publish date, then id).
-    public func beyondNewest(_ keep: Int, podcast: Int) throws -> [Int] {
-        try EpisodeRecord.beyondNewest(keep, podcast: podcast, in: database)
-    }
-
-    /// The podcasts with downloaded episodes.
-    public func podcastsWithDownloads() throws -> [Int] {
-        try EpisodeRecord.podcastsWithDownloads(in: database)
-    }
-
-    /// The hex SHA-256 of a file, with a file error of the library's kind.
     static func sha256(ofFile path: String) throws -> String {
         do {
             return try FileDigest.sha256(ofFile: path)
@@ -184,22 +160,20 @@ public final class EpisodeFiles {
 }
 
 extension EpisodeFiles {
-    /// Applies the settings that delete downloads by themselves: `auto-delete-played`
-    /// (played episodes) and, unless told not to, `keep-latest` (past a podcast's newest N,
-    /// its own value first).
+    /// Applies the settings that delete downloads by themselves: `auto-delete-played` and, unless told not to,
+    /// `keep-latest` (past a podcast's newest N, by publish date, its own value first).
     /// - Parameter podcast: only this podcast; nil for all.
     public func applyRetention(_ settings: Settings, podcast: Int? = nil, keepLatest: Bool = true) throws -> Deletion {
         var doomed: [Int] = []
         if try settings.autoDeletePlayed() { doomed += try downloadedAndPlayed(podcast: podcast) }
-        let podcasts = keepLatest ? try podcast.map { [$0] } ?? podcastsWithDownloads() : []
+        let podcasts = keepLatest ? try podcast.map { [$0] } ?? EpisodeRecord.podcastsWithDownloads(in: database) : []
         for id in podcasts {
-            if let keep = try settings.keepLatest(podcast: id) { doomed += try beyondNewest(keep, podcast: id) }
+            if let keep = try settings.keepLatest(podcast: id) { doomed += try EpisodeRecord.beyondNewest(keep, podcast: id, in: database) }
         }
         var seen = Set<Int>()
         return try delete(doomed.filter { seen.insert($0).inserted })
     }
 
-    /// The podcast an episode belongs to.
     public func podcast(ofEpisode id: Int) throws -> Int? {
         try EpisodeRecord.find(id, in: database)?.episode.podcastID
     }

@@ -3,20 +3,13 @@ import MonsoonEngine
 import MonsoonStore
 
 extension EpisodeQueue {
-    /// The key of an episode's title in its download's `userInfo`: what a progress view names it by
-    /// (a CDN's file name often means nothing).
+    /// In a download's `userInfo`: what a progress view names it by (a CDN's file name often means nothing).
     public static let titleKey = "title"
 
-    /// What the engine's queue should hold for the episode queue: one download per queued
-    /// episode that is not downloaded, into its templated name under `root`, at its
-    /// queue priority, with the feed's length and media type (a web page in answer to an
-    /// audio or video episode is refused; the type also names an extensionless file).
-    ///
-    /// Names are chosen among every episode of the library, so two episodes that render to
-    /// the same name are numbered the same way on every run (`NameCollisions`).
-    ///
-    /// A feed's URLs may not lead to this machine or its network (`AddressScope.publicOnly`),
-    /// unless the feed is there itself or `allowingPrivate`.
+    /// One download per queued episode not downloaded, into its templated name under `root`, at its queue priority, with
+    /// the feed's length and media type (a web page in answer to an episode is refused; the type names an extensionless
+    /// file). Names are chosen among every episode of the library, so collisions are numbered the same way on every run.
+    /// A feed's URLs may not lead to this machine or its network, unless the feed is there itself or `allowingPrivate`.
     public func requests(root: String, template: NamingTemplate, allowingPrivate: Bool) throws -> [DownloadRequest] {
         struct Row {
             var id: Int
@@ -59,9 +52,8 @@ extension EpisodeQueue {
             }
     }
 
-    /// The addresses each podcast's downloads may reach, by id: any when `allowingPrivate` or when
-    /// its feed is on a private address itself (a feed on the user's own network may point at
-    /// its neighbours), else public ones only. Each feed's host is looked up once.
+    /// By podcast id: any when `allowingPrivate` or when the feed is on a private address itself (it may point at its
+    /// neighbours), else public ones only. Each feed's host is looked up once.
     public func addressScopes(allowingPrivate: Bool) throws -> [Int: AddressScope] {
         let feeds = try PodcastRecord.feeds(in: database)
         guard !allowingPrivate else { return Dictionary(uniqueKeysWithValues: feeds.map { ($0.id, .any) }) }
@@ -73,13 +65,10 @@ extension EpisodeQueue {
         })
     }
 
-    /// Each podcast's `{podcast}` in file names, by id: its name, one of its own (`PodcastFolders`),
-    /// fixed once given (a podcast without one is given one now, and keeps it).
+    /// Each podcast's `{podcast}` in file names, by id (`PodcastFolders`), fixed once given.
     public func podcastFolderNames() throws -> [Int: String] {
         try database.write {
-            let podcasts = try PodcastRecord.feeds(in: database).map {
-                PodcastFolders.Podcast(id: $0.id, title: $0.title, feedURL: $0.feedURL, folderName: $0.folderName)
-            }
+            let podcasts = try PodcastRecord.feeds(in: database)
             let names = PodcastFolders.names(podcasts)
             for podcast in podcasts where podcast.folderName == nil {
                 if let name = names[podcast.id] { try PodcastRecord.setFolderName(name, of: podcast.id, in: database) }

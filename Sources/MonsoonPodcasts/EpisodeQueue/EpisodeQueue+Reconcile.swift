@@ -3,12 +3,9 @@ import MonsoonEngine
 import MonsoonStore
 
 extension EpisodeQueue {
-    /// Copies the engine's state of episode downloads into the episodes (all of them, or
-    /// one): state, error, file, bytes; a completed one leaves the queue (positions may
-    /// then have gaps: what counts is their order).
-    ///
-    /// The engine's rows are read through its queue's interface first (one query), then
-    /// written into the episodes in one transaction of the library's.
+    /// Copies the engine's state of episode downloads into the episodes (all, or one): state, error, file, bytes; a
+    /// completed one leaves the queue (positions may then have gaps: what counts is their order). The engine's rows are
+    /// read first (one query), then written in one transaction of the library's.
     public func reconcile(episode: Int? = nil) throws {
         let states = try episode.map { try downloads.states(of: [Self.downloadID(ofEpisode: $0)]) }
             ?? downloads.states(ownedBy: .episode, changedSince: nil)

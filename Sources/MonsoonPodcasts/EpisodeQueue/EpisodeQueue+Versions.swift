@@ -3,15 +3,12 @@ import MonsoonEngine
 import MonsoonStore
 
 extension EpisodeQueue {
-    /// Makes each episode a new version to download: its downloaded file becomes an earlier
-    /// version (kept where it is, with its enclosure, validators and SHA-256), and the episode is
-    /// again one to download, named with the day it was seen (`{version}`). The engine forgets the
-    /// finished download first: a failure in between leaves the episode as it was, found again
-    /// by the next run.
+    /// Makes each episode a new version to download: its file becomes an earlier version (kept where it is, with its
+    /// enclosure, validators and SHA-256), and the episode is named with the day it was seen (`{version}`). The engine
+    /// forgets the finished download first: a failure in between leaves the episode as it was, for the next run.
     ///
-    /// - Returns: the episodes left as they were, each with why: one whose earlier file cannot be
-    ///   read (it is hashed first, so the earlier version keeps what its bytes were) stays the
-    ///   episode's file this run, and is found again by the next; the others go on.
+    /// - Returns: the episodes left as they were, each with why: one whose file cannot be read (it is hashed first, so
+    ///   the earlier version keeps what its bytes were) stays for this run; the others go on.
     @discardableResult
     public func startNewVersions(_ ids: [Int], seen: Date = Date()) throws -> [Int: String] {
         // Hashed before, outside the transaction.

@@ -2,13 +2,11 @@ import Foundation
 import MonsoonEngine
 import MonsoonStore
 
-/// The user's episode queue: episodes to download, in the user's order, and the bridge
-/// between episodes and the engine's downloads.
+/// The user's episode queue, in the user's order, and the bridge between episodes and the engine's downloads.
 ///
-/// An episode's download has the id `e<episode id>` in the engine's queue (so `pause 42`
-/// and `pause e42` name the same download). Queue positions are the user's order; the
-/// engine learns it as priorities (position 1 → priority −1, …: plain downloads, at
-/// priority 0, go first), so reordering changes which not-yet-started episode begins next.
+/// An episode's download has the id `e<episode id>` (so `pause 42` and `pause e42` name the same download). The engine
+/// learns the user's order as priorities (position 1 → priority −1, …: plain downloads, at priority 0, go first), so
+/// reordering changes which not-yet-started episode begins next.
 ///
 /// - Important: like its database connection, used from one task at a time.
 public final class EpisodeQueue {
@@ -16,43 +14,36 @@ public final class EpisodeQueue {
     /// The engine's queue, asked through its interface only: it may live in another database.
     let downloads: any DownloadStateReading & QueueHousekeeping
 
-    /// Opens the queue in the library's database (creating the tables it needs), with the
-    /// engine's queue in the same SQLite file.
+    /// With the engine's queue in the same SQLite file.
     public convenience init(database: Database) throws {
         try self.init(database: database, downloads: try DownloadStore(database: database))
     }
 
-    /// Opens the queue in the library's database, following the engine's queue in `downloads`.
     package init(database: Database, downloads: any DownloadStateReading & QueueHousekeeping) throws {
         self.database = database
         self.downloads = downloads
         try LibrarySchema.migrator.migrate(database)
     }
 
-    /// The engine id of an episode's download.
     public static func downloadID(ofEpisode id: Int) -> DownloadID { DownloadID("e\(id)") }
 
-    /// The episode an id names, as a user types it (`e12`) or a list of ids gives it; a download
-    /// whose owner is known answers `episodeID(of:)` of its request instead.
+    /// As a user types it (`e12`) or a list of ids gives it; a download whose owner is known answers
+    /// `episodeID(of:)` of its request instead.
     public static func episodeID(of download: DownloadID) -> Int? {
         let text = download.rawValue
         guard text.first == "e" else { return nil }
         return Int(text.dropFirst())
     }
 
-    /// The episode a download is for: only an episode's own (its owner says so), never another
-    /// whose id happens to start with "e".
+    /// Only for an episode's own download (its owner says so), never another whose id happens to start with "e".
     public static func episodeID(of request: DownloadRequest) -> Int? {
         request.owner == .episode ? episodeID(of: request.id) : nil
     }
 
-    /// The engine's priority for a queue position.
     static func priority(forPosition position: Int) -> Int { -position }
 
-    // MARK: - Changing the queue
-
-    /// Appends episodes to the queue in the order given; those already queued stay where they
-    /// are, and downloaded ones are not queued again. Returns the ids added.
+    /// In the order given; those already queued stay where they are, downloaded ones are not queued again.
+    /// Returns the ids added.
     /// - Throws: `LibraryError.notFound` for an id no episode has (nothing is changed).
     @discardableResult
     public func add(_ ids: [Int]) throws -> [Int] {
@@ -62,7 +53,7 @@ public final class EpisodeQueue {
             for id in ids {
                 let episode = try EpisodeRecord.get(id, in: database).episode
                 guard episode.queuePosition == nil, episode.downloadState != .downloaded else { continue }
-                guard episode.enclosureURL != nil else { throw LibraryError.notFound("episode \(id) has no media file (its item has no enclosure) to download") }
+                guard episode.enclosureURL != nil else { throw LibraryError(.notFound, "episode \(id) has no media file (its item has no enclosure) to download") }
                 try EpisodeRecord.enqueue(id, at: next, in: database)
                 next += 1
                 added.append(id)
@@ -71,39 +62,36 @@ public final class EpisodeQueue {
         }
     }
 
-    /// Moves an episode to `position` (1 is the front; past the end means the end).
-    /// Returns the episodes whose position changed, with their new positions.
+    /// 1 is the front; past the end means the end. Returns the episodes whose position changed.
     @discardableResult
     public func move(_ id: Int, to position: Int) throws -> [(episode: Int, position: Int)] {
         try database.write {
             var order = try EpisodeRecord.queued(in: database).map(\.id)
-            guard let index = order.firstIndex(of: id) else { throw LibraryError.notFound("episode \(id) is not in the queue; add it with 'monsoon queue add \(id)'") }
+            guard let index = order.firstIndex(of: id) else { throw LibraryError(.notFound, "episode \(id) is not in the queue; add it with 'monsoon queue add \(id)'") }
             order.remove(at: index)
             order.insert(id, at: min(max(0, position - 1), order.count))
             return try renumber(order)
         }
     }
 
-    /// Takes episodes out of the queue (their downloads, if any, are the caller's to remove).
+    /// Their downloads, if any, are the caller's to remove.
     /// - Throws: `LibraryError.notFound` when one is not queued; then nothing changes.
     public func remove(_ ids: [Int]) throws {
         try database.write {
             for id in ids where try episode(withID: id)?.queuePosition == nil {
-                throw LibraryError.notFound("episode \(id) is not in the queue; list it with 'monsoon queue'")
+                throw LibraryError(.notFound, "episode \(id) is not in the queue; list it with 'monsoon queue'")
             }
             for id in ids { try EpisodeRecord.dequeue(id, in: database) }
         }
     }
 
-    /// The episode's download was removed from the engine (`monsoon remove 42`): a
-    /// downloaded episode stays downloaded unless its file went too; any other leaves the
-    /// queue. Call `reconcile(episode:)` before the removal, while the download still says
-    /// where it stands.
+    /// The episode's download was removed from the engine (`monsoon remove 42`): a downloaded episode stays downloaded
+    /// unless its file went too; any other leaves the queue. Call `reconcile(episode:)` before, while the download
+    /// still says where it stands.
     public func downloadRemoved(episode id: Int, fileDeleted: Bool) throws {
         try EpisodeRecord.downloadRemoved(id, fileDeleted: fileDeleted, in: database)
     }
 
-    /// Positions 1…n in the given order; returns the ones that changed.
     private func renumber(_ order: [Int]) throws -> [(episode: Int, position: Int)] {
         var changed: [(Int, Int)] = []
         for (index, id) in order.enumerated() {
@@ -115,15 +103,11 @@ public final class EpisodeQueue {
         return changed
     }
 
-    // MARK: - Reading
-
-    /// One episode, by id.
     public func episode(withID id: Int) throws -> Episode? {
         try EpisodeRecord.find(id, in: database)?.episode
     }
 
-    /// The queue in order, each episode with its podcast's name and its download as the
-    /// engine last saved it.
+    /// Each episode with its podcast's name and its download as the engine last saved it.
     public func entries() throws -> [QueueEntry] {
         let episodes = try EpisodeRecord.queued(in: database)
         let names = try PodcastRecord.names(in: database)
@@ -137,7 +121,7 @@ public final class EpisodeQueue {
         }
     }
 
-    /// The engine's state of these episodes' downloads, by episode id (those that have one).
+    /// By episode id, for those that have one.
     func downloadStates(of episodes: [Int]) throws -> [Int: StoredDownloadState] {
         var states: [Int: StoredDownloadState] = [:]
         for state in try downloads.states(of: episodes.map(Self.downloadID(ofEpisode:))) {
@@ -151,19 +135,16 @@ public final class EpisodeQueue {
 public struct QueueEntry: Sendable, Equatable {
     /// The download as the engine last saved it in its queue.
     public struct DownloadState: Sendable, Equatable {
-        /// The engine's status of the download.
         public var status: DownloadStatus
-        /// Bytes downloaded so far.
+        /// Downloaded so far.
         public var bytes: Int
-        /// The full length in bytes, once a response has told it.
+        /// Once a response has told it.
         public var total: Int?
-        /// When the next attempt may start, while waiting to retry.
+        /// While waiting to retry.
         public var retryAt: Date?
-        /// The last error's message, if any.
         public var error: String?
     }
 
-    /// The episode, with its queue position.
     public var episode: Episode
     /// The podcast's title (its feed URL when it has none).
     public var podcastTitle: String

@@ -2,29 +2,26 @@ import Foundation
 import MonsoonEngine
 import MonsoonStore
 
-/// Keeps episodes in step with their downloads while a run of the queue goes (`download`,
-/// `sync`, `archive`): each status change is written to the episode, and a finished one may
-/// make room (keep-latest, auto-delete-played). What it did is for the caller to say.
+/// Keeps episodes in step with their downloads while a run of the queue goes (`download`, `sync`, `archive`); a
+/// finished one may make room (keep-latest, auto-delete-played). What it did is for the caller to say.
 public final class EpisodeStateWriter: @unchecked Sendable {
-    // Safe: called only from the one task that reads the engine's events, one event at a
-    // time, then from the command after that task has ended; the connection is its own.
+    // Safe: called only from the one task that reads the engine's events, one event at a time, then from the command
+    // after that task has ended; the connection is its own.
     private let queue: EpisodeQueue
     private let files: EpisodeFiles
     private let settings: Settings
     private var failure: (any Error)?
     private var freed = EpisodeFiles.Deletion()
-    /// Whether keep-latest and auto-delete-played apply (not for an archive, which keeps everything).
+    /// Not for an archive, which keeps everything.
     private let appliesRetention: Bool
 
-    /// What the run did to the episodes beside their downloads.
     public struct Outcome: Sendable {
-        /// Downloads deleted to make room, as keep-latest and auto-delete-played ask.
+        /// Downloads deleted to make room.
         public var freed: EpisodeFiles.Deletion
-        /// The first thing that went wrong while episodes followed their downloads.
         public var failure: (any Error)?
     }
 
-    /// A writer on its own connection to the home's database at `databasePath`.
+    /// On its own connection.
     public init(databasePath: String, appliesRetention: Bool = true) throws {
         self.appliesRetention = appliesRetention
         let database = try Database(path: databasePath)
@@ -33,7 +30,6 @@ public final class EpisodeStateWriter: @unchecked Sendable {
         settings = try Settings(database: database)
     }
 
-    /// A download changed status: if it is an episode's, its episode follows.
     public func record(_ download: Download) {
         guard let episode = EpisodeQueue.episodeID(of: download.request) else { return }
         do {
@@ -46,7 +42,7 @@ public final class EpisodeStateWriter: @unchecked Sendable {
         }
     }
 
-    /// The run has ended: every episode follows its download and retention applies.
+    /// Every episode follows its download and retention applies.
     public func finish() -> Outcome {
         do {
             try queue.reconcile()

@@ -1,27 +1,21 @@
 import Foundation
 import MonsoonEngine
 
-/// What to do about episode downloads a server refused with 401, 403 or 410: the signed link of
-/// a private or premium feed, most often, that expired before the episode's turn came (an archive
-/// of a large feed takes hours; a resume may come the next day). Pure: the caller reads the
-/// library, refreshes feeds, and performs the answers; its unit tests need no network.
+/// What to do about episode downloads a server refused with 401, 403 or 410: most often the signed link of a private
+/// feed that expired before the episode's turn came (an archive of a large feed takes hours). Pure: the caller reads
+/// the library, refreshes feeds and performs the answers.
 ///
-/// For each such failure (`take`), the episode's feed is read again, and when the episode (by its
-/// identity: the same row of the library) has another enclosure URL now, the download goes on from
-/// it (`DownloadManager.changeURL(_:to:)`, which keeps the part: the validators decide at the
-/// resume). Within a run:
+/// For each failure (`take`), the episode's feed is read again, and when the episode has another enclosure URL now,
+/// the download goes on from it (`DownloadManager.changeURL(_:to:)` keeps the part; the validators decide). Within a run:
 /// - a feed is read at most once for each episode;
-/// - one reading serves every failure of its podcast taken before it ended, and a failure whose
-///   episode already has another link from an earlier reading needs none;
+/// - one reading serves every failure of its podcast taken before it ended;
 /// - a feed that, read again, changed no episode is not read again for the other failures;
 /// - when no new link comes, the failure stands, with a reason that says so.
 public struct ExpiredLinks: Sendable {
     /// One failed download whose link is being renewed.
     public struct Job: Sendable, Equatable {
-        /// The episode's download, and the episode.
         public var download: DownloadID
         public var episode: Int
-        /// The URL it failed on, and the error it failed with.
         public var url: URL
         public var error: DownloadError
         /// The order failures were taken in: a feed read serves those taken before it ended.
@@ -49,27 +43,23 @@ public struct ExpiredLinks: Sendable {
     }
 
     private var taken = 0
-    /// The failures taken so far, by download and URL: each is taken once.
+    /// By download and URL: each is taken once.
     private var seen: Set<String> = []
-    /// Episodes whose feed was read for them, and those given a new link.
     private var readFor: Set<Int> = []
     private var renewed: Set<Int> = []
-    /// The last reading of each podcast's feed.
     private var readings: [Int: Reading] = [:]
-    /// Once closed (the run is ending), nothing more is taken: failures are reported as they are.
+    /// Once closed (the run is ending), failures are reported as they are.
     public private(set) var isClosed = false
 
     public init() {}
 
-    /// Whether an HTTP status may mean an expired link: 401 Unauthorized, 403 Forbidden, 410 Gone.
+    /// 401 Unauthorized, 403 Forbidden, 410 Gone.
     public static func isRefusal(_ status: Int?) -> Bool {
         status == 401 || status == 403 || status == 410
     }
 
-    /// A download changed status: when it is an episode's download that failed on a refusal, the
-    /// job of renewing its link (hold the failure back from reports meanwhile); nil: report it.
-    /// Each failure (download and URL) is taken once: reported again (with the reason `fail`
-    /// gave, say), it is reported as it is.
+    /// The job of renewing an episode download's link when it failed on a refusal (hold the failure back from reports
+    /// meanwhile); nil: report it. Each failure (download and URL) is taken once: reported again, it is reported as is.
     public mutating func take(_ download: Download) -> Job? {
         let url = download.request.url
         guard !isClosed, download.status == .failed, let error = download.lastError, Self.isRefusal(error.httpStatus),
@@ -78,26 +68,21 @@ public struct ExpiredLinks: Sendable {
         return Job(download: download.id, episode: episode, url: url, error: error, sequence: taken)
     }
 
-    /// Whether the failure of `download` at `url` has been offered to `take` (at the end of a
-    /// run: a failure not yet offered is still on its way to the event reader).
+    /// At the end of a run: a failure not yet offered to `take` is still on its way to the event reader.
     public func hasSeen(_ download: DownloadID, at url: URL) -> Bool {
         seen.contains(Self.key(download, url))
     }
 
-    /// Nothing more is taken (the run is ending).
     public mutating func close() {
         isClosed = true
     }
 
-    /// The next step for `job`, from what the library says of its episode now.
     /// - Parameters:
-    ///   - podcast: the episode's podcast; nil when the episode is no longer in the library.
-    ///   - currentURL: its enclosure URL now.
+    ///   - podcast: nil when the episode is no longer in the library.
     ///   - refreshFailure: why reading its feed (or the library) again for this job failed, if it did.
     public mutating func decide(_ job: Job, podcast: Int?, currentURL: URL?, refreshFailure: String? = nil) -> Action {
         let retry = "run 'monsoon retry \(job.download)'"
-        // Another link than the one refused: go on from it (a reading since, for another episode or
-        // at the start of the run, brought it).
+        // A reading since (for another episode, or at the start of the run) brought another link.
         if let currentURL, currentURL != job.url, DownloadRequest.isDownloadable(currentURL) { return .changeURL(currentURL) }
         if let refreshFailure {
             return .fail(reason(job, ": the link has likely expired, and the feed could not be read again (\(refreshFailure)); \(retry) once it can be"))
@@ -118,12 +103,11 @@ public struct ExpiredLinks: Sendable {
         return .refresh(podcast: podcast)
     }
 
-    /// The podcast's feed was read again; `changedEpisodes`: it added or changed any episode.
+    /// `changedEpisodes`: the reading added or changed any episode.
     public mutating func refreshed(podcast: Int, changedEpisodes: Bool) {
         readings[podcast] = Reading(servedThrough: taken, changedEpisodes: changedEpisodes)
     }
 
-    /// The job's action was performed; `renewedTo`: the URL the download goes on from.
     public mutating func finished(_ job: Job, renewedTo url: URL?) {
         if url != nil { renewed.insert(job.episode) }
     }

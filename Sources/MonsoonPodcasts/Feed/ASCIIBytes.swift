@@ -1,8 +1,6 @@
-/// Comparisons on raw UTF-8 bytes (attribute values, element texts), so that the parser's per-item
-/// work does not make strings it only compares or converts to numbers.
+/// Comparisons on raw UTF-8 bytes, so the parser's per-item work makes no strings it only compares or converts.
 enum ASCIIBytes {
-    /// The index just past the `>` that closes a tag or declaration, from `start` (inside it),
-    /// skipping quoted attribute values; nil when nothing closes it.
+    /// Past the `>` that closes a tag or declaration, skipping quoted values; nil when nothing closes it.
     static func tagEnd<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, from start: Int) -> Int? where Bytes.Index == Int {
         var index = start
         var quote: UInt8 = 0
@@ -20,7 +18,6 @@ enum ASCIIBytes {
         return nil
     }
 
-    /// The bytes without leading and trailing ASCII whitespace.
     static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
         var start = 0, end = bytes.count
         while start < end, ByteScanner.isSpace(bytes[start]) { start += 1 }
@@ -28,13 +25,12 @@ enum ASCIIBytes {
         return UnsafeBufferPointer(rebasing: bytes[start..<end])
     }
 
-    /// True when the trimmed bytes equal `literal` (which must be lowercase) ignoring ASCII case.
+    /// On the trimmed bytes. In these comparisons `literal` must be lowercase.
     static func equalsIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
         let bytes = trimmed(bytes)
         return bytes.count == literal.utf8CodeUnitCount && hasPrefixIgnoringCase(bytes, literal)
     }
 
-    /// True when the bytes start with `literal` (which must be lowercase) ignoring ASCII case.
     static func hasPrefixIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
         let length = literal.utf8CodeUnitCount
         guard bytes.count >= length else { return false }
@@ -46,14 +42,13 @@ enum ASCIIBytes {
         return true
     }
 
-    /// True when the bytes end with `literal` (which must be lowercase) ignoring ASCII case.
     static func hasSuffixIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
         let length = literal.utf8CodeUnitCount
         guard bytes.count >= length else { return false }
         return hasPrefixIgnoringCase(UnsafeBufferPointer(rebasing: bytes[(bytes.count - length)...]), literal)
     }
 
-    /// A non-negative whole number, surrounding whitespace allowed; nil for anything else.
+    /// Non-negative, surrounding whitespace allowed.
     static func integer(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
         var scanner = ByteScanner(bytes)
         scanner.skipSpaces()

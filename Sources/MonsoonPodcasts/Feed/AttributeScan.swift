@@ -4,19 +4,15 @@ import Glibc
 
 /// Finds an element with more attributes than a document may give one, before libxml2 reads it.
 ///
-/// libxml2 (2.9) checks each attribute of an element against all those before it, and every
-/// attribute is read before the SAX callback hears of the element: an `<enclosure>` with 400,000
-/// attributes (4.5 MB) took 48 s of CPU, the 50 MiB a feed may have would take hours, and no
-/// setting of libxml2's bounds it. So the bytes are looked at first, cheaply: a start tag with more
-/// than `limit` attributes is longer than `limit` times five bytes (` a=""` the shortest), and none
-/// of its attributes after a `<` is read (XML forbids one there, and libxml2 stops at it), so only
-/// a `<` with no other `<` for that many bytes after it can start one. Those are found by jumping
-/// ahead that far and looking back for a `<`: a normal feed's markup is dense, so each jump looks
-/// at a few dozen bytes; the text between tags, where it is long, is crossed with `memchr`. Only the
-/// tags found so are counted, attribute by attribute.
+/// libxml2 (2.9) checks each attribute against all those before it before the SAX callback hears of the element: an
+/// `<enclosure>` with 400,000 attributes (4.5 MB) took 48 s of CPU, and no setting of libxml2's bounds it. So the bytes
+/// are looked at first: a start tag with more than `limit` attributes is longer than `limit` times five bytes (` a=""`
+/// the shortest) and holds no `<`, so only a `<` with no other `<` for that many bytes after it can start one. Those
+/// are found by jumping ahead that far and looking back for a `<` (a feed's markup is dense; long text is crossed with
+/// `memchr`), and only they are counted, attribute by attribute.
 ///
-/// Inside a comment or a CDATA section, a `<` that looks like such a tag counts too: telling them
-/// apart would cost a pass over every byte, and no real document holds one there either.
+/// A `<` inside a comment or a CDATA section counts too: telling them apart would cost a pass over every byte, and no
+/// real document holds such a tag there either.
 enum AttributeScan {
     /// Where the first start tag with more than `limit` attributes begins (its `<`), or nil.
     static func crowdedElement(in bytes: UnsafeBufferPointer<UInt8>, limit: Int) -> Int? {

@@ -1,10 +1,9 @@
 import Foundation
 
-/// What a document that is not a feed looks like, for messages ("an image (JPEG)", "audio (MP3)",
-/// "a PDF document"): from its first bytes (magic numbers), else from the media type the server gave.
-/// Asked only once a document failed to parse, so a feed never pays for it.
+/// What a document that is not a feed looks like, for messages ("an image (JPEG)", "a PDF document"): from its magic
+/// numbers, else the media type the server gave. Asked only once a document failed to parse, so a feed never pays.
 enum DocumentKind {
-    /// Signatures at the start of a file: the bytes (nil matches any byte) and what they mean.
+    /// Nil matches any byte.
     private static let signatures: [(bytes: [UInt8?], kind: String)] = [
         ([0xFF, 0xD8, 0xFF], "an image (JPEG)"),
         ([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], "an image (PNG)"),
@@ -35,7 +34,7 @@ enum DocumentKind {
         UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount).map { $0 }
     }
 
-    /// What the bytes are, when they are clearly not XML; nil when they may be text.
+    /// Nil when the bytes may be text.
     static func sniff(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
         for (signature, kind) in signatures where signature.count <= bytes.count {
             if zip(signature, bytes).allSatisfy({ $0 == nil || $0 == $1 }) { return kind }
@@ -56,8 +55,7 @@ enum DocumentKind {
         return !wide && (evenNULs + oddNULs > 0 || controls * 10 > head.count) ? "a binary file, not text" : nil
     }
 
-    /// What a media type says a document is, for the types that are never feeds; nil for the
-    /// others (XML, text, HTML, or a generic binary type).
+    /// Nil for types that may be feeds (XML, text, HTML, or a generic binary type).
     static func describe(mediaType: String) -> String? {
         let essence = mediaType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
         let parts = essence.split(separator: "/", maxSplits: 1).map(String.init)

@@ -1,39 +1,32 @@
 import Foundation
 
 extension EpisodeIdentity {
-    /// The identities given out in one feed, over all its pages: says whether an item repeats an
-    /// earlier one, and under which identity an item is kept.
+    /// The identities given out in one feed, over all its pages: whether an item repeats an earlier one, and under
+    /// which identity an item is kept.
     ///
-    /// Items that share a guid but carry different enclosures are different recordings (a publisher
-    /// re-used a guid): the later one is kept under its ``recordingIdentity(guid:enclosureURL:)``.
-    /// Items with the same guid and the same enclosure (tracking prefixes and volatile parameters
-    /// aside), or with the same guid where either has no enclosure, are duplicates.
+    /// Items that share a guid but carry different enclosures are different recordings (a publisher re-used a guid):
+    /// the later one is kept under its ``recordingIdentity(guid:enclosureURL:)``. The same guid with the same enclosure
+    /// (tracking prefixes and volatile parameters aside), or where either has no enclosure, is a duplicate.
     ///
-    /// Compact, so a feed of a million items is deduplicated in a few dozen MiB: it keeps no strings
-    /// or URLs, only each identity's 128-bit digest (``IdentityHash``) and, for an item that took a
-    /// plain guid, a 64-bit hash of its normalized enclosure: three words a slot, in 64 flat
-    /// open-addressed tables (linear probing, at most three quarters full) chosen by the digest.
-    /// Each table doubles on its own, so growing never holds two copies of the whole registry:
-    /// a million identities take 48 MiB, and 49 at the peak.
+    /// Compact: no strings, only each identity's 128-bit digest and, for an item that took a plain guid, a 64-bit hash
+    /// of its normalized enclosure, three words a slot in 64 open-addressed tables (linear probing, at most three
+    /// quarters full). Each table doubles on its own, so a million identities take 48 MiB, and 49 at the peak.
     struct Registry {
         private static let shardCount = 64
-        /// Per table: `first`, `second` of the identity's digest, then the enclosure's hash (0:
-        /// none); a slot whose digest is (0, 0) is empty.
+        /// Per table: `first`, `second` of the identity's digest, then the enclosure's hash (0: none); a slot whose digest
+        /// is (0, 0) is empty.
         private var shards = [[UInt64]](repeating: [], count: shardCount)
-        /// Identities given out.
         private(set) var count = 0
         private var shardCounts = [Int](repeating: 0, count: shardCount)
 
-        /// The identity to keep an item under, or nil when it duplicates an earlier one.
-        /// `identity` is the item's own (see ``identity(guid:enclosureURL:link:title:dateText:)``).
+        /// Nil when the item duplicates an earlier one. `identity` is the item's own.
         mutating func admit(_ identity: String, guid: String?, enclosureURL: URL?) -> String? {
             let key = Self.key(identity)
             guard let earlier = enclosure(of: key) else {
                 insert(key, enclosure: guid == identity ? enclosureURL.map(Self.enclosureHash) ?? 0 : 0)
                 return identity
             }
-            // Only a plain guid can stand for two recordings; enclosures are compared by their
-            // normalized hashes, kept for the item that took the plain guid.
+            // Only a plain guid can stand for two recordings; enclosures are compared by their normalized hashes.
             guard let guid, guid == identity, let enclosureURL, earlier != 0, earlier != Self.enclosureHash(enclosureURL) else { return nil }
             let recording = recordingIdentity(guid: guid, enclosureURL: enclosureURL)
             let recordingKey = Self.key(recording)
@@ -42,12 +35,11 @@ extension EpisodeIdentity {
             return recording
         }
 
-        /// Whether `identity` was given out.
         func contains(_ identity: String) -> Bool {
             enclosure(of: Self.key(identity)) != nil
         }
 
-        /// The enclosure hash kept with `key` (0 for none), or nil when it was not given out.
+        /// 0 for none; nil when the key was not given out.
         private func enclosure(of key: IdentityHash) -> UInt64? {
             let shard = Self.shard(of: key)
             guard !shards[shard].isEmpty else { return nil }
@@ -76,18 +68,18 @@ extension EpisodeIdentity {
             return key.first == 0 && key.second == 0 ? IdentityHash(first: 0, second: 1) : key
         }
 
-        /// The table of `key`: the top bits of the second hash (the slot comes from the first).
+        /// The top bits of the second hash (the slot comes from the first).
         private static func shard(of key: IdentityHash) -> Int {
             Int(truncatingIfNeeded: key.second >> 58)
         }
 
-        /// The normalized enclosure's hash, never 0 (which stands for "none").
+        /// Never 0, which stands for "none".
         private static func enclosureHash(_ url: URL) -> UInt64 {
             let hash = normalizedEnclosureHash(url)
             return hash == 0 ? 1 : hash
         }
 
-        /// The slot that holds `key`, or the empty slot where it belongs. The table must not be empty.
+        /// Or the empty slot where it belongs. The table must not be empty.
         private static func find(_ key: IdentityHash, in words: UnsafeBufferPointer<UInt64>) -> Int {
             let mask = words.count / 3 - 1
             var slot = Int(truncatingIfNeeded: key.first) & mask
@@ -98,7 +90,7 @@ extension EpisodeIdentity {
             }
         }
 
-        /// Twice the slots of one table (16 at first), its entries placed again.
+        /// Twice the slots (16 at first), the entries placed again.
         private mutating func grow(_ shard: Int) {
             let old = shards[shard]
             var slots = [UInt64](repeating: 0, count: max(16, old.count / 3 * 2) * 3)
@@ -118,15 +110,12 @@ extension EpisodeIdentity {
         }
     }
 
-    /// A 64-bit hash of `normalizedEnclosureURL`'s result (see ``normalizedEnclosureDigest(_:)``).
     static func normalizedEnclosureHash(_ url: URL) -> UInt64 {
         normalizedEnclosureDigest(url.absoluteString).first
     }
 
-    /// The digest of `normalizedEnclosureURL`'s result, computed without normalizing when the URL is
-    /// already in normal form (an http(s) URL with a lowercase scheme and host, no query, fragment
-    /// or tracking prefix: most enclosures): the registry hashes the enclosure of nearly every item,
-    /// and a refresh compares a changed enclosure with the stored one.
+    /// Computed without normalizing when the URL is already in normal form (http(s), lowercase scheme and host, no query,
+    /// fragment or tracking prefix: most enclosures): the registry hashes the enclosure of nearly every item.
     static func normalizedEnclosureDigest(_ text: String) -> IdentityHash {
         var text = text
         let digest = text.withUTF8 { bytes -> IdentityHash? in
@@ -135,7 +124,6 @@ extension EpisodeIdentity {
         return digest ?? IdentityHash(normalizedEnclosureURL(text))
     }
 
-    /// True when `normalizedEnclosureURL` would return `bytes` unchanged.
     private static func isNormalized(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         let rest: Int
         if bytes.starts(with: "https://".utf8) {
@@ -163,6 +151,6 @@ extension EpisodeIdentity {
         return true
     }
 
-    /// The first bytes of the tracking prefixes (lowercase).
+    /// Lowercase.
     private static let trackingPrefixFirstBytes = Set(trackingPrefixes.compactMap { $0.prefix.utf8.first })
 }

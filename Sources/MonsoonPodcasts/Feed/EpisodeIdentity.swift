@@ -11,9 +11,8 @@ public enum EpisodeIdentity {
         return "title:\(title ?? "")|date:\(dateText ?? "")"
     }
 
-    /// The identity of an item whose guid an earlier item of the feed already has, with another
-    /// enclosure: a different recording under a re-used guid (`guid:GUID|enclosure:URL`, the URL
-    /// normalized, so moving it between analytics services keeps the identity).
+    /// A different recording under a guid an earlier item has (`guid:GUID|enclosure:URL`, the URL normalized, so moving
+    /// it between analytics services keeps the identity).
     static func recordingIdentity(guid: String, enclosureURL: URL) -> String {
         recordingIdentity(guid: guid, normalizedEnclosureURL: normalizedEnclosureURL(enclosureURL))
     }
@@ -22,11 +21,9 @@ public enum EpisodeIdentity {
         "guid:\(guid)|enclosure:\(normalizedEnclosureURL)"
     }
 
-    /// Analytics services that publishers put in front of the real media URL
-    /// (`https://dts.podtrac.com/redirect.mp3/media.example.org/ep.mp3`). Each entry is the prefix
-    /// (host and path, lowercase) and how many path segments after it belong to the service too
-    /// (an account id, `redirect.mp3`). They change when a publisher switches services, so they
-    /// must not change an episode's identity.
+    /// Analytics services put in front of the real media URL (`https://dts.podtrac.com/redirect.mp3/media.example.org/ep.mp3`):
+    /// the prefix (host and path, lowercase) and how many path segments after it are the service's too (an account id,
+    /// `redirect.mp3`). Publishers switch services, which must not change an episode's identity.
     static let trackingPrefixes: [(prefix: String, extraSegments: Int)] = [
         ("dts.podtrac.com/", 1),            // dts.podtrac.com/redirect.mp3/…
         ("www.podtrac.com/pts/", 1),        // www.podtrac.com/pts/redirect.mp3/…
@@ -52,14 +49,12 @@ public enum EpisodeIdentity {
     /// busters), compared lowercase; `utm_` is a prefix.
     static let volatileParameters: Set<String> = ["awcollectionid", "awepisodeid", "aid", "updated", "fbclid", "gclid"]
 
-    /// The enclosure URL without tracking prefixes (also chains of them), fragment and volatile query
-    /// parameters, with a lowercase scheme and host. URLs that are not http(s) are only stripped of the
-    /// fragment.
+    /// Without tracking prefixes (chains too), fragment and volatile query parameters, with a lowercase scheme and host.
+    /// URLs that are not http(s) only lose the fragment.
     public static func normalizedEnclosureURL(_ url: URL) -> String {
         normalizedEnclosureURL(url.absoluteString)
     }
 
-    /// The same normalization, for an enclosure URL as text.
     public static func normalizedEnclosureURL(_ text: String) -> String {
         var text = Substring(text)
         if let hash = text.firstIndex(of: "#") { text = text[..<hash] }

@@ -2,8 +2,7 @@ import Foundation
 
 /// Names for what a feed leaves unnamed, so no podcast or episode lists as blank.
 public enum FallbackName {
-    /// An episode without a title: its enclosure's file name without the extension, percent-decoded
-    /// (`…/Episode%2012.mp3` gives "Episode 12"); nil when there is no file name to use.
+    /// Its enclosure's file name without the extension, percent-decoded (`…/Episode%2012.mp3` gives "Episode 12").
     static func episode(enclosureURL: URL?) -> String? {
         guard let enclosureURL else { return nil }
         // `lastPathComponent` is percent-decoded and leaves the query (often a token) out.
@@ -13,15 +12,13 @@ public enum FallbackName {
         return FeedText.title(name)
     }
 
-    /// A podcast whose feed has no title: its URL's host and path (`feeds.example.com/show/rss`),
-    /// the port when one is given, never the user, password or query (they may be credentials); a
-    /// file's name for a file URL.
+    /// Its URL's host, port and path (`feeds.example.com/show/rss`), never the user, password or query (they may be
+    /// credentials); a file's name for a file URL.
     public static func podcast(feedURL: URL) -> String {
         podcastName(of: feedURL)
     }
 
-    /// A podcast's name as rows hold it: its title, else one made from its feed URL (never the
-    /// URL itself, whose query or user part may be credentials).
+    /// Its title, else one made from its feed URL (never the URL itself, which may hold credentials).
     public static func podcast(title: String?, feedURL: String?) -> String {
         title ?? URL(string: feedURL ?? "").map(podcastName(of:)) ?? ""
     }

@@ -31,8 +31,6 @@ struct ItemDraft {
 }
 
 extension FeedBuilder {
-    // MARK: Where an element stands
-
     func channelChild(_ element: FeedElement, _ attributes: SAXAttributes, depth: Int) {
         switch element {
         case .item, .atomEntry:
@@ -196,8 +194,6 @@ extension FeedBuilder {
         item.enclosureRank = rank
     }
 
-    // MARK: Texts
-
     var capturedString: String { String(decoding: text, as: UTF8.self) }
 
     func finishCapture() {
@@ -301,8 +297,6 @@ extension FeedBuilder {
     private func capturedInteger() -> Int? {
         text.withUnsafeBufferPointer(ASCIIBytes.integer)
     }
-
-    // MARK: Items
 
     func finishItem() {
         itemDepth = -1

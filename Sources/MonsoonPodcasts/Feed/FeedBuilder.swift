@@ -3,14 +3,12 @@ import Foundation
 
 /// Builds a ``ParsedFeed`` from libxml2's SAX2 events (see ``SAXParser``).
 ///
-/// It keeps a stack of the open elements (classified once per distinct name, see ``FeedElement``),
-/// the `xml:base` in force, and the text of the one element being read, if any. Elements are read by
-/// where they stand: a `title` directly in `channel` is the show's, one directly in `item` the
-/// episode's, any other is ignored. Texts are only collected for elements that will be used, and
-/// turned into strings, dates and numbers when they end.
+/// It keeps a stack of the open elements (classified once per distinct name, ``FeedElement``), the `xml:base` in force,
+/// and the text of the one element being read. Elements are read by where they stand: a `title` directly in `channel`
+/// is the show's, one directly in `item` the episode's, any other is ignored.
 final class FeedBuilder {
     let documentURL: URL
-    /// The libxml2 parser while it runs, so the builder can stop it.
+    /// So the builder can stop it.
     var parser: xmlParserCtxtPtr?
     private(set) var stopped = false
     /// The root element's name when it is not a feed's (`html`, `opml` …); parsing stops there.
@@ -55,19 +53,15 @@ final class FeedBuilder {
     @exclusivity(unchecked) var itemDepth = -1
     @exclusivity(unchecked) var identities = EpisodeIdentity.Registry()
 
-    /// Where kept episodes go in batches of `batchSize` as they end (see ``EpisodeStream``); without
-    /// one, they stay in `feed.episodes`.
+    /// Without one, episodes stay in `feed.episodes`.
     var sink: EpisodeStream.Sink?
     var batchSize = Int.max
     /// What `sink` threw: the parse stopped there.
     private(set) var sinkError: (any Error)?
-    /// Episodes handed to the sink so far.
     private(set) var delivered = 0
-    /// Whether the text libxml2 reads holds a control character XML forbids, asked the first time a
-    /// CDATA section holds one (libxml2 never sees those). When it does, libxml2 will stop there and
-    /// ``FeedParser`` parse the text again cleaned of them, going on after the items this parse
-    /// handed out: so this parse cleans its CDATA sections too, and those items read as the second
-    /// parse reads them. When it does not, they are kept, as a parse that succeeds keeps them.
+    /// Whether the text libxml2 reads holds a control character XML forbids, asked the first time a CDATA section holds
+    /// one (libxml2 never sees those). If so, libxml2 will stop there and ``FeedParser`` parse the cleaned text again
+    /// after the items this parse handed out, so this parse cleans its CDATA sections too, as the second one reads them.
     var textHasForbiddenCharacter: (() -> Bool)?
     private var cleansCDATA: Bool?
     /// Items ended so far, kept or left out; the first `skipping` are passed over, neither kept nor
@@ -81,21 +75,17 @@ final class FeedBuilder {
         stack.reserveCapacity(32)
     }
 
-    /// Calls `body` with the builder behind a SAX callback's context pointer, without the retain and
-    /// release a plain `takeUnretainedValue()` costs on every callback (the parser holds it alive).
+    /// Without the retain and release a plain `takeUnretainedValue()` costs on every callback (the parser holds it alive).
     @inline(__always)
     static func with(_ context: UnsafeMutableRawPointer, _ body: (FeedBuilder) -> Void) {
         Unmanaged<FeedBuilder>.fromOpaque(context)._withUnsafeGuaranteedRef(body)
     }
 
-    /// The base URL relative references are resolved against here.
     var base: URL { bases.last?.url ?? documentURL }
 
     func resolve(_ text: String?) -> URL? {
         text.flatMap { FeedURL.resolve($0, against: base) }
     }
-
-    // MARK: SAX events
 
     func startElement(_ localname: UnsafePointer<xmlChar>, _ prefix: UnsafePointer<xmlChar>?, _ uri: UnsafePointer<xmlChar>?,
                       _ attributeCount: Int, _ attributePointer: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?) {
@@ -168,8 +158,8 @@ final class FeedBuilder {
     /// The CDATA sections ``FeedRepair`` took out of the text: the buffer they are in, and their ranges.
     var cdata: (source: UnsafeBufferPointer<UInt8>, ranges: [Range<Int>]) = (UnsafeBufferPointer(start: nil, count: 0), [])
 
-    /// `<?monsoon-cdata N?>` stands for CDATA section N (see ``FeedRepair/cdataTarget``); other
-    /// processing instructions (`xml-stylesheet` …) mean nothing to a feed.
+    /// `<?monsoon-cdata N?>` stands for CDATA section N (``FeedRepair/cdataTarget``); other processing instructions mean
+    /// nothing to a feed.
     func processingInstruction(_ target: UnsafePointer<xmlChar>, _ data: UnsafePointer<xmlChar>?) {
         guard field != .none, let data, SAXAttributes.equals(target, "monsoon-cdata") else { return }
         var index = 0
@@ -203,8 +193,7 @@ final class FeedBuilder {
         byte < 0x20 && byte != 0x09 && byte != 0x0A && byte != 0x0D
     }
 
-    /// Hands the kept episodes to the sink, if there is one and it has not failed: the feed given with
-    /// them is the metadata read so far.
+    /// If there is a sink and it has not failed, with the metadata read so far.
     func deliver() {
         guard let sink, sinkError == nil, !feed.episodes.isEmpty else { return }
         let batch = feed.episodes
@@ -231,8 +220,6 @@ final class FeedBuilder {
         stopped = true
         if let parser { xmlStopParser(parser) }
     }
-
-    // MARK: Structure
 
     private func startRoot(_ element: FeedElement, _ localname: UnsafePointer<xmlChar>) {
         sawRoot = true
@@ -262,9 +249,6 @@ final class FeedBuilder {
         itemDepth = depth
     }
 
-    // MARK: Classification
-
-    /// One slot of the classification cache.
     struct ClassifiedName {
         var localname: UnsafeRawPointer?
         var prefix: UnsafeRawPointer?
@@ -272,9 +256,8 @@ final class FeedBuilder {
         var element = FeedElement.other
     }
 
-    /// Classifies by name, cached by the names' addresses in a small direct-mapped table: libxml2 interns
-    /// element names, prefixes and namespace URIs in the parser's dictionary (alive as long as the parser),
-    /// so a feed's few distinct names are classified once each and then found by three pointer comparisons.
+    /// Cached by the names' addresses in a small direct-mapped table: libxml2 interns names, prefixes and namespace URIs
+    /// for the parser's life, so a feed's few distinct names are classified once and then found by three pointer compares.
     private func classify(_ localname: UnsafePointer<xmlChar>, _ prefix: UnsafePointer<xmlChar>?, _ uri: UnsafePointer<xmlChar>?) -> FeedElement {
         let name = UnsafeRawPointer(localname), prefixPointer = prefix.map(UnsafeRawPointer.init), uriPointer = uri.map(UnsafeRawPointer.init)
         var hash = UInt(bitPattern: Int(bitPattern: name)) &* 0x9E37_79B9_7F4A_7C15
@@ -293,8 +276,6 @@ final class FeedBuilder {
         }
         return element
     }
-
-    // MARK: Markup inside a text
 
     private func appendStartTag(_ localname: UnsafePointer<xmlChar>, _ prefix: UnsafePointer<xmlChar>?, _ attributes: SAXAttributes) {
         text.append(UInt8(ascii: "<"))
@@ -326,13 +307,11 @@ final class FeedBuilder {
     }
 }
 
-/// The attributes libxml2 passes to `startElementNs`: five pointers each (local name, prefix, URI,
-/// value start, value end).
+/// Five pointers each: local name, prefix, URI, value start, value end.
 struct SAXAttributes {
     let pointer: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?
     let count: Int
 
-    /// The value of the un-prefixed attribute `name`.
     subscript(name: StaticString) -> String? {
         bytes(name).map { String(decoding: $0, as: UTF8.self) }
     }

@@ -3,14 +3,13 @@ import Foundation
 /// Dates as feeds write them, parsed and formatted by hand: `DateFormatter` is about a thousand times
 /// slower, and a feed of a long-running show has thousands of dates.
 public enum FeedDate {
-    /// Parses an RFC 822 date and its real-world variants (see ``RFC822Date``), or an ISO 8601 date
-    /// (see ``ISO8601Date``). Leading and trailing whitespace is ignored. Nil when not understood.
+    /// RFC 822 and its real-world variants (``RFC822Date``), or ISO 8601 (``ISO8601Date``); nil when not understood.
     public static func parse(_ text: String) -> Date? {
         var text = text
         return text.withUTF8 { parse(bytes: $0) }
     }
 
-    /// The same, on UTF-8 bytes (the parser's text buffers).
+    /// On the parser's text buffers.
     static func parse(bytes: UnsafeBufferPointer<UInt8>) -> Date? {
         var scanner = ByteScanner(bytes)
         scanner.skipSpaces()
@@ -22,7 +21,7 @@ public enum FeedDate {
         return RFC822Date.parse(&scanner)
     }
 
-    /// `2024-01-31T12:00:00Z`: the date in UTC to the second (fractions dropped), for JSON and logs.
+    /// `2024-01-31T12:00:00Z`, for JSON and logs.
     public static func iso8601String(_ date: Date) -> String {
         let total = Int64(date.timeIntervalSince1970.rounded(.down))
         let days = total >= 0 ? total / 86_400 : (total - 86_399) / 86_400
@@ -46,8 +45,7 @@ public enum FeedDate {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Seconds since 1970 of a UTC calendar time, or nil when a field is out of range
-    /// (day 32, hour 25, February 30 …). `offset` is the zone's offset east of UTC in seconds.
+    /// Nil when a field is out of range (day 32, hour 25, February 30 …). `offset`: seconds east of UTC.
     static func timestamp(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int, offset: Int) -> Date? {
         guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year),
               (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second),
@@ -93,7 +91,7 @@ public enum FeedDate {
 struct ByteScanner {
     let bytes: UnsafeBufferPointer<UInt8>
     var position = 0
-    /// Where trailing whitespace starts: the parsers treat it as the end.
+    /// Trailing whitespace is the end.
     let end: Int
 
     init(_ bytes: UnsafeBufferPointer<UInt8>) {
@@ -127,7 +125,7 @@ struct ByteScanner {
         return true
     }
 
-    /// Up to `maxDigits` decimal digits (at least one), or nil.
+    /// At least one.
     mutating func number(maxDigits: Int = 9) -> (value: Int, digits: Int)? {
         var value = 0
         var digits = 0
@@ -139,7 +137,7 @@ struct ByteScanner {
         return digits == 0 ? nil : (value, digits)
     }
 
-    /// A run of ASCII letters, lowercased, packed into an integer (first 8 letters) with its length.
+    /// Lowercased, packed into an integer (first 8 letters), with its length.
     mutating func word() -> (packed: UInt64, length: Int) {
         var packed: UInt64 = 0
         var length = 0

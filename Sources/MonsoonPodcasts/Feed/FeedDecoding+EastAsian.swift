@@ -1,12 +1,10 @@
 import Foundation
 
 extension FeedDecoding {
-    /// An East Asian encoding for a document that declares none and is not UTF-8, when its bytes
-    /// read as real text in one: chardet's job, at the scale feeds need. Each candidate decodes a
-    /// sample; it qualifies when almost nothing is left undecodable, nearly every non-ASCII character
-    /// is of its script, and at least a tenth are the language's most common characters (bytes
-    /// of another encoding, Latin-1 included, decode to rare characters). The one with the most
-    /// common characters wins. Nil: the document is read as UTF-8 repaired with Windows-1252.
+    /// For a document that declares none and is not UTF-8, when its bytes read as real text in one (chardet's job): a
+    /// candidate qualifies when almost nothing of a sample is undecodable, nearly every non-ASCII character is of its
+    /// script, and a tenth are the language's most common (another encoding's bytes decode to rare ones). The one with
+    /// the most common characters wins. Nil: read as UTF-8 repaired with Windows-1252.
     static func eastAsianEncoding(_ body: UnsafeBufferPointer<UInt8>) -> String? {
         let sample = UnsafeBufferPointer(rebasing: body.prefix(64 << 10))
         var best: (name: String, common: Int)?

@@ -3,19 +3,17 @@ import Foundation
 import Glibc
 #endif
 
-/// Turns a feed's bytes into clean UTF-8 before XML parsing, so that the XML parser never fails on
-/// an encoding: a UTF-8 BOM is skipped; UTF-16 and UTF-32 (by BOM or by the zero bytes around the
-/// first `<`) and declared encodings other than UTF-8 are transcoded (ISO-8859-1 and US-ASCII read as
-/// Windows-1252, as browsers do, since feeds that say Latin-1 often hold curly quotes; the others through
-/// iconv); a document that declares nothing and is not UTF-8 may be read as an East Asian encoding its
-/// bytes fit (`eastAsianEncoding`); otherwise, in a document that is, or claims to be, UTF-8, bytes that are not UTF-8 are read as
-/// Windows-1252 one by one (publishers paste Latin-1 text into UTF-8 feeds); control characters XML
-/// forbids are dropped. An unknown declared encoding is read as UTF-8 in the same way.
+/// Turns a feed's bytes into clean UTF-8, so the XML parser never fails on an encoding: a UTF-8 BOM is skipped; UTF-16
+/// and UTF-32 (by BOM or by the zero bytes around the first `<`) and declared encodings are transcoded (ISO-8859-1 and
+/// US-ASCII as Windows-1252, as browsers do: feeds that say Latin-1 often hold curly quotes; the others through iconv);
+/// a document that declares nothing and is not UTF-8 may be read as an East Asian encoding its bytes fit; otherwise
+/// bytes that are not UTF-8 are read as Windows-1252 one by one (publishers paste Latin-1 into UTF-8 feeds), and
+/// control characters XML forbids are dropped. An unknown declared encoding is read as UTF-8 in the same way.
 enum FeedDecoding {
     enum SourceEncoding: Equatable {
         case utf8
         case windows1252
-        /// Transcoded by iconv: its name, and the size of a code unit (to skip a bad one).
+        /// The size of a code unit, to skip a bad one.
         case iconv(String, unit: Int)
     }
 
@@ -53,8 +51,8 @@ enum FeedDecoding {
         return Decoded(start: 0, transcoded: transcoded, encoding: encoding)
     }
 
-    /// The encoding told by a byte order mark or by the zero bytes of UTF-16/32 text (XML starts
-    /// with `<` or whitespace, both ASCII), and the length of the BOM.
+    /// By a byte order mark or by the zero bytes of UTF-16/32 text (XML starts with `<` or whitespace, both ASCII), and
+    /// the length of the BOM.
     static func detect(_ bytes: UnsafeBufferPointer<UInt8>) -> (SourceEncoding?, Int) {
         let b = Array(bytes.prefix(4)) + [UInt8](repeating: 0xAA, count: max(0, 4 - bytes.count))
         switch (b[0], b[1], b[2], b[3]) {
@@ -71,8 +69,7 @@ enum FeedDecoding {
         }
     }
 
-    /// The encoding named by the XML declaration (`<?xml version="1.0" encoding="…"?>`), which is
-    /// looked for in the first kilobyte (it may follow whitespace or, wrongly, a comment).
+    /// Looked for in the first kilobyte: the declaration may follow whitespace or, wrongly, a comment.
     static func declaredEncoding(_ bytes: UnsafeBufferPointer<UInt8>) -> SourceEncoding {
         guard let name = declaredEncodingName(bytes) else { return .utf8 }
         switch name.lowercased() {
@@ -105,11 +102,8 @@ enum FeedDecoding {
         return String(decoding: bytes[valueStart..<valueEnd], as: UTF8.self)
     }
 
-    // MARK: UTF-8 checking and repair
-
-    /// True when the bytes are valid UTF-8. 32 bytes at a time while they are ASCII: large feeds are mostly
-    /// that. (Control characters XML forbids are not looked for here: they are rare, libxml2 finds them, and
-    /// ``FeedParser`` then repairs and parses again.)
+    /// 32 bytes at a time while they are ASCII: large feeds are mostly that. Control characters XML forbids are not looked
+    /// for: they are rare, libxml2 finds them, and ``FeedParser`` then repairs and parses again.
     static func isCleanUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let base = bytes.baseAddress else { return true }
         let raw = UnsafeRawPointer(base)
@@ -137,7 +131,7 @@ enum FeedDecoding {
         return true
     }
 
-    /// The length of the valid UTF-8 sequence starting at `index` (2 to 4), or 0 when it is not one.
+    /// 2 to 4, or 0 when it is not one.
     @inline(__always)
     static func sequenceLength(_ base: UnsafePointer<UInt8>, at index: Int, count: Int) -> Int {
         let lead = base[index]
@@ -195,7 +189,7 @@ enum FeedDecoding {
         return output
     }
 
-    /// The code point of a Windows-1252 byte (the five bytes it leaves undefined map to C1 controls).
+    /// The five bytes Windows-1252 leaves undefined map to C1 controls.
     static func windows1252(_ byte: UInt8) -> UInt32 {
         guard byte >= 0x80, byte < 0xA0 else { return UInt32(byte) }
         return cp1252High[Int(byte - 0x80)]
@@ -225,10 +219,7 @@ enum FeedDecoding {
         }
     }
 
-    // MARK: iconv
-
-    /// The text transcoded to UTF-8 by iconv; a code unit it cannot convert becomes U+FFFD.
-    /// Nil when iconv does not know the encoding.
+    /// A code unit iconv cannot convert becomes U+FFFD; nil when iconv does not know the encoding.
     static func iconvToUTF8(_ bytes: UnsafeBufferPointer<UInt8>, from name: String, unit: Int) -> [UInt8]? {
         let descriptor = iconv_open("UTF-8", name)
         guard let descriptor, descriptor != iconv_t(bitPattern: -1) else { return nil }

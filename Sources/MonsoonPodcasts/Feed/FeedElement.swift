@@ -20,8 +20,7 @@ enum FeedElement: UInt8 {
         case core, atom, itunes, podcast, media, content, dc, rdf, other
     }
 
-    /// The namespace of a URI as feeds write it (the iTunes URI in any case, with or without `www`);
-    /// nil for a URI not known here.
+    /// As feeds write it (the iTunes URI in any case, with or without `www`).
     static func namespace(uri: String) -> Namespace? {
         let lowered = uri.lowercased()
         switch lowered {
@@ -39,8 +38,7 @@ enum FeedElement: UInt8 {
         }
     }
 
-    /// The namespace publishers mean by a prefix, for prefixes they use without declaring them
-    /// (or declare with a wrong URI).
+    /// For prefixes publishers use without declaring them (or declare with a wrong URI).
     static func namespace(prefix: String) -> Namespace {
         switch prefix.lowercased() {
         case "itunes": return .itunes
@@ -54,7 +52,7 @@ enum FeedElement: UInt8 {
         }
     }
 
-    /// Classifies an element; `atomDocument` makes un-namespaced elements Atom (a feed that forgot its xmlns).
+    /// `atomDocument` makes un-namespaced elements Atom (a feed that forgot its xmlns).
     static func classify(localname: UnsafePointer<xmlChar>, prefix: UnsafePointer<xmlChar>?, uri: UnsafePointer<xmlChar>?,
                          atomDocument: Bool) -> FeedElement {
         let name = String(cString: localname)

@@ -4,27 +4,20 @@ import Foundation
 import Glibc
 #endif
 
-/// Reads RSS 2.0 (with the iTunes and Podcast Index namespaces, Media RSS, RSS 0.9x and 1.0) and Atom
-/// podcast feeds as publishers really serve them.
-///
-/// A document goes through three stages, each cheap when there is nothing to do:
+/// Reads RSS 2.0 (with the iTunes and Podcast Index namespaces, Media RSS, RSS 0.9x and 1.0) and Atom podcast feeds as
+/// publishers really serve them, in three stages, each cheap when there is nothing to do:
 /// 1. ``FeedDecoding``: any encoding to clean UTF-8.
-/// 2. ``FeedRepair``: recoverable breakage repaired (a misplaced XML declaration, HTML entities, bare
-///    ampersands), the DTD removed and its entities expanded within limits.
-/// 3. ``SAXParser`` and ``FeedBuilder``: libxml2's SAX2 parser builds the ``ParsedFeed``.
-///
-/// Undeclared namespace prefixes (`itunes:` without its `xmlns:itunes`) are recovered in stage 3:
-/// libxml2 reports them without stopping, and the prefix stands for its usual namespace.
+/// 2. ``FeedRepair``: recoverable breakage repaired, the DTD removed and its entities expanded within limits.
+/// 3. ``SAXParser`` and ``FeedBuilder``: libxml2's SAX2 parser builds the ``ParsedFeed``. An undeclared prefix
+///    (`itunes:` without its `xmlns:itunes`) stands for its usual namespace.
 public enum FeedParser {
-    /// Parses one document. `url` is the feed's URL (for resolving relative URLs; a `file://` URL for files).
-    /// `mediaType` is the `Content-Type` the server gave, if any: when the document is not a feed and its
-    /// bytes do not say what it is, the error names what the media type says (an image, audio …).
+    /// `url` resolves relative URLs (a `file://` URL for files). `mediaType`, the server's `Content-Type`, names what a
+    /// document that is not a feed is when its bytes do not say.
     public static func parse(_ data: Data, url: URL, limits: FeedLimits = FeedLimits(), mediaType: String? = nil) throws(FeedError) -> ParsedFeed {
         var stream = EpisodeStream()
         return try parse(data, url: url, limits: limits, mediaType: mediaType, stream: &stream)
     }
 
-    /// Parses one document, its episodes going where `stream` says (see ``EpisodeStream``).
     static func parse(_ data: Data, url: URL, limits: FeedLimits, mediaType: String?, stream: inout EpisodeStream) throws(FeedError) -> ParsedFeed {
         guard data.count <= limits.maxBytes else { throw tooLarge(data.count, limits) }
         var result: Result<ParsedFeed, FeedError> = .failure(FeedError(.empty, "the feed is empty (0 bytes)"))
@@ -35,13 +28,8 @@ public enum FeedParser {
         return try result.get()
     }
 
-    /// Parses the file at `path` (its `file://` URL is the base for relative URLs). A file larger than
-    /// `limits.maxBytes` is refused before it is read, and so is one that grows past it while it is
-    /// read.
-    ///
-    /// The file is read, never mapped: a mapping of a file that another program truncates or rewrites
-    /// during the parse kills the process with SIGBUS, while a read sees a shorter or mixed document,
-    /// which at worst fails to parse with an error.
+    /// A file larger than `limits.maxBytes` is refused before it is read, or as it grows past it. The file is read, never
+    /// mapped: a mapped file another program truncates during the parse kills the process with SIGBUS.
     public static func parse(fileAt path: String, limits: FeedLimits = FeedLimits()) throws(FeedError) -> ParsedFeed {
         var stream = EpisodeStream()
         return try parse(fileAt: path, limits: limits, stream: &stream)
@@ -63,9 +51,7 @@ public enum FeedParser {
         return try parse(try readAll(descriptor, path: path, sizeHint: size, limits: limits), url: url, limits: limits, mediaType: nil, stream: &stream)
     }
 
-    /// The rest of the file, read with `read(2)` into one buffer sized from `fstat` (a pipe or a
-    /// growing file gets a larger one), never more than `limits.maxBytes`. Its errors are `errno`s,
-    /// said in plain words.
+    /// Into one buffer sized from `fstat` (a pipe or a growing file gets a larger one), never past `limits.maxBytes`.
     private static func readAll(_ descriptor: Int32, path: String, sizeHint: Int, limits: FeedLimits) throws(FeedError) -> Data {
         // One byte over the hint: a file that grew is noticed without a second, empty read.
         let ceiling = limits.maxBytes == .max ? .max : limits.maxBytes + 1
@@ -99,9 +85,8 @@ public enum FeedParser {
         }
     }
 
-    /// Memory for a whole feed. A large one is an anonymous mapping populated in one call:
-    /// reading a 12 MB feed into memory faulted in page by page took 2,900 page faults, 9 ms
-    /// more than mapping the file (which a truncation during the parse turns into SIGBUS).
+    /// A large one is an anonymous mapping populated in one call: a 12 MB feed read into memory faulted in page by page
+    /// took 2,900 page faults, 9 ms more than mapping the file.
     private struct ReadBuffer {
         let base: UnsafeMutableRawPointer
         let capacity: Int
@@ -123,7 +108,7 @@ public enum FeedParser {
             if mapped { munmap(base, capacity) } else { free(base) }
         }
 
-        /// The first `count` bytes, owning the memory from now on.
+        /// Owning the memory from now on.
         func data(count: Int) -> Data {
             guard mapped else { return Data(bytesNoCopy: base, count: count, deallocator: .free) }
             let capacity = capacity
@@ -161,7 +146,7 @@ public enum FeedParser {
         return try repairAndParse(UnsafeBufferPointer(rebasing: input[decoded.start...]), url: url, limits: limits, stream: &stream)
     }
 
-    /// A second parse, of the text cleaned of the control characters XML forbids that stopped the first.
+    /// A second parse, of the text cleaned of the forbidden control characters that stopped the first.
     private enum Retry {
         /// As if the cleaned text had come: the first handed nothing out.
         case afresh
@@ -181,16 +166,13 @@ public enum FeedParser {
         builder.batchSize = stream.batchSize
         builder.textHasForbiddenCharacter = { RepairedText(input: bytes, repaired: repaired).containsForbiddenCharacter() }
         if case .after(let earlier) = retry {
-            // The items that ended before the bad character read the same in the cleaned text
-            // (libxml2 stopped at the first one, and the builder cleaned the CDATA sections, which
-            // libxml2 never sees): they were handed out or wait in `earlier`'s batch, and their
-            // identities are given out, so they are not read twice.
+            // The items before the bad character read the same in the cleaned text (the builder cleaned the CDATA sections,
+            // which libxml2 never sees): handed out or waiting in `earlier`'s batch, they are not read twice.
             builder.skipping = earlier.finishedItems
             builder.feed.episodes = earlier.feed.episodes
             builder.feed.duplicateCount = earlier.feed.duplicateCount
         }
-        // The identities given out so far (earlier pages of the feed, or the first parse), moved in
-        // and back out: never copied.
+        // The identities given out so far (earlier pages, or the first parse), moved in and back out: never copied.
         let freshRegistry = stream.registry.count == 0
         swap(&builder.identities, &stream.registry)
         let failure = SAXParser.parse(RepairedText(input: bytes, repaired: repaired), into: builder)
@@ -222,10 +204,8 @@ public enum FeedParser {
         return builder.feed
     }
 
-    /// Refuses a document with an element of more than ``FeedLimits/maxAttributes`` attributes (see
-    /// ``AttributeScan``), looked for in the text libxml2 is to read: the input, or, when entities
-    /// the DTD declares were expanded into it (their text may hold attributes), the repaired text,
-    /// copied whole for this (rare: real feeds declare none, or a handful for characters).
+    /// Looked for in the text libxml2 is to read: the input, or, when entities the DTD declares were expanded into it,
+    /// the repaired text, copied whole for this (rare: real feeds declare none, or a handful for characters).
     private static func checkAttributes(_ text: RepairedText, limits: FeedLimits) throws(FeedError) {
         func check(_ bytes: UnsafeBufferPointer<UInt8>) throws(FeedError) {
             guard let offset = AttributeScan.crowdedElement(in: bytes, limit: limits.maxAttributes) else { return }
@@ -243,7 +223,6 @@ public enum FeedParser {
         try whole.withUnsafeBufferPointer { bytes throws(FeedError) in try check(bytes) }
     }
 
-    /// Throws the error that explains why the document gave no feed, if it did not.
     private static func check(_ builder: FeedBuilder, _ failure: SAXParser.Failure?, _ bytes: UnsafeBufferPointer<UInt8>,
                               url: URL) throws(FeedError) {
         if let root = builder.foreignRoot {
@@ -270,8 +249,8 @@ public enum FeedParser {
         return FeedError(.htmlPage, "got a web page\(title) instead of a feed, and it links no feed; check the address in a browser (it may be a login, error or bot-check page)")
     }
 
-    /// The URL for a message: a relative link on a private feed's page inherits the page's `user:password@`,
-    /// which messages must never show. (``FeedError/alternateFeedURL`` keeps them: it is for fetching.)
+    /// A relative link on a private feed's page inherits its `user:password@`, which messages must never show
+    /// (``FeedError/alternateFeedURL`` keeps them, for fetching).
     static func withoutCredentials(_ url: URL) -> String {
         guard url.user != nil || url.password != nil, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
             return url.absoluteString
@@ -292,7 +271,7 @@ public enum FeedParser {
                          line: failure.line, column: failure.column)
     }
 
-    /// True when some `<` opens an element (not a comment, declaration or processing instruction).
+    /// Not a comment, declaration or processing instruction.
     private static func hasElement(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var index = 0
         while let open = bytes[index...].firstIndex(of: UInt8(ascii: "<")) {

@@ -1,8 +1,7 @@
-/// Reading the DOCTYPE, which ``FeedRepair`` removes: only the general entities its internal subset
-/// declares are kept (literal values, or a mark for external ones, which are never resolved).
+/// Reading the DOCTYPE, which ``FeedRepair`` removes: only the general entities its internal subset declares are kept
+/// (literal values, or a mark for external ones, which are never resolved).
 extension FeedRepair {
-    /// Reads the `<!DOCTYPE …>` starting at `start`, records its entity declarations, and returns the
-    /// index just past it (the end of the input when it is not closed).
+    /// Records the entity declarations; returns the index past it (the end of the input when it is not closed).
     static func parseDoctype(_ bytes: UnsafeBufferPointer<UInt8>, at start: Int, into entities: inout [String: Entity]) -> Int {
         var index = start + 9
         var quote: UInt8 = 0
@@ -23,7 +22,6 @@ extension FeedRepair {
         return bytes.count
     }
 
-    /// Reads declarations up to the closing `]`; returns the index after it.
     private static func parseInternalSubset(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, into entities: inout [String: Entity]) -> Int {
         var index = start
         while index < bytes.count {
@@ -45,8 +43,8 @@ extension FeedRepair {
         return bytes.count
     }
 
-    /// `<!ENTITY name "value">`, `<!ENTITY name SYSTEM "uri">`, `<!ENTITY % name …>` (parameter
-    /// entities are skipped). The first declaration of a name binds, as in XML.
+    /// `<!ENTITY name "value">`, `<!ENTITY name SYSTEM "uri">`, `<!ENTITY % name …>` (skipped). The first declaration
+    /// of a name binds, as in XML.
     private static func parseEntityDeclaration(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, into entities: inout [String: Entity]) -> Int {
         var index = start
         func skipSpaces() { while index < bytes.count, ByteScanner.isSpace(bytes[index]) { index += 1 } }
@@ -71,8 +69,7 @@ extension FeedRepair {
         return declarationEnd(bytes, from: index)
     }
 
-    /// The index after the `>` that closes the declaration, skipping quoted strings (the end of the
-    /// input when nothing closes it).
+    /// Skipping quoted strings; the end of the input when nothing closes it.
     private static func declarationEnd(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
         ASCIIBytes.tagEnd(bytes, from: start) ?? bytes.count
     }

@@ -5,22 +5,20 @@ import Glibc
 
 /// Repairs the breakage real feeds carry, on the UTF-8 bytes, before XML parsing:
 ///
-/// - An XML declaration that is not at the very start (whitespace or a comment before it), or that
-///   names an encoding other than UTF-8 (the text is UTF-8 by now), is blanked.
-/// - The DOCTYPE is blanked, so the XML parser never sees a DTD: no external entity can be fetched or
-///   read, and no entity can be expanded but by this code, which counts expansions. Entities the internal
-///   subset declares with a literal value are expanded here (bounded by ``FeedLimits/maxEntityExpansions``
-///   and ``FeedLimits/maxBytes``); references to external ones are dropped.
-/// - Entity references XML does not define are replaced: HTML's (`&nbsp;`, `&eacute;` …) by their
-///   character, others (`&gtgt;`) by their literal text (`&amp;gtgt;`); a bare `&` becomes `&amp;`;
-///   a numeric reference to a character XML forbids (`&#0;`) is dropped. CDATA sections and comments
-///   are left alone.
-/// - A comment XML forbids (`<!-- a -- b -->`, with `--` inside or `-` before its end, as generators
-///   write them) is blanked: it carries nothing a feed's reader uses.
+/// - An XML declaration that is not at the very start, or that names an encoding other than UTF-8 (the text is UTF-8
+///   by now), is blanked.
+/// - The DOCTYPE is blanked, so the XML parser never sees a DTD: no external entity can be fetched or read, and no
+///   entity is expanded but by this code, which counts expansions. Entities the internal subset declares with a
+///   literal value are expanded here (within ``FeedLimits/maxEntityExpansions`` and ``FeedLimits/maxBytes``);
+///   references to external ones are dropped.
+/// - Entity references XML does not define are replaced: HTML's (`&nbsp;` …) by their character, others (`&gtgt;`) by
+///   their literal text (`&amp;gtgt;`); a bare `&` becomes `&amp;`; a numeric reference to a character XML forbids
+///   (`&#0;`) is dropped. CDATA sections and comments are left alone.
+/// - A comment XML forbids (`<!-- a -- b -->`, as generators write them) is blanked: a feed's reader uses nothing in it.
 /// - CDATA sections are handed to the builder directly rather than through libxml2 (see ``cdataTarget``).
 ///
-/// Blanked ranges keep their newlines, so line numbers in errors match the original document.
-/// The result is a list of edits, applied while the text is fed to libxml2: no copy of the document.
+/// Blanked ranges keep their newlines, so line numbers in errors match the original. The result is a list of edits,
+/// applied while the text is fed to libxml2: no copy of the document.
 struct FeedRepair {
     enum Entity {
         case value([UInt8])
@@ -49,30 +47,22 @@ struct FeedRepair {
         var replacement: Range<Int>
     }
 
-    /// What ``repair(_:limits:)`` made of a document: edits to apply while the text is fed to the XML
-    /// parser (see ``RepairedText``), so no repaired copy of a large document is ever made.
+    /// Edits to apply while the text is fed to the XML parser (``RepairedText``): no repaired copy is ever made.
     struct Repaired {
         /// In the order of the input, not overlapping.
         var edits: [Edit]
-        /// The replacement texts, one after the other.
         var replacements: [UInt8]
-        /// The contents of the CDATA sections, as ranges of the input: the text refers to them by index
-        /// (see ``cdataTarget``).
+        /// The contents of the CDATA sections, which the text refers to by index (see ``cdataTarget``).
         var cdata: [Range<Int>]
-        /// The size of the repaired text.
         var size: Int
         /// Entities the DTD declares were expanded into the text: it may hold markup the input does not.
         var expandsEntities: Bool
     }
 
-    /// The processing-instruction target that stands for a CDATA section in the repaired text.
-    ///
-    /// CDATA sections are taken out of libxml2's way: its push parser looks for `]]>` and checks each
-    /// character one at a time, which is about a third of its time on feeds whose show notes are in
-    /// CDATA (the benchmark's 12 MB feed has 6 MB of them), while this scan finds them with `memchr`
-    /// anyway. Each section becomes `<?monsoon-cdata N?>` (with the section's line breaks, so line
-    /// numbers stay right), and ``FeedBuilder`` reads the content from the input when it needs it.
-    /// A document's own `<?monsoon-cdata?>` can only point at one of its own CDATA sections.
+    /// CDATA sections are taken out of libxml2's way: its push parser checks each character for `]]>` one at a time,
+    /// about a third of its time on feeds whose show notes are in CDATA, while this scan finds them with `memchr`
+    /// anyway. Each becomes `<?monsoon-cdata N?>` (keeping its line breaks), and ``FeedBuilder`` reads the content
+    /// from the input. A document's own `<?monsoon-cdata?>` can only point at one of its own CDATA sections.
     static let cdataTarget = "monsoon-cdata"
 
     static func repair(_ input: UnsafeBufferPointer<UInt8>, limits: FeedLimits) throws(FeedError) -> Repaired {
@@ -82,8 +72,6 @@ struct FeedRepair {
         return Repaired(edits: repair.edits, replacements: repair.replacements, cdata: repair.cdata, size: input.count + repair.growth,
                         expandsEntities: repair.expansions > 0)
     }
-
-    // MARK: Output
 
     private mutating func replace(_ range: Range<Int>, with bytes: some Collection<UInt8>) {
         let start = replacements.count
@@ -96,8 +84,6 @@ struct FeedRepair {
     private mutating func blank(_ range: Range<Int>) {
         replace(range, with: input[range].lazy.map { $0 == 0x0A || $0 == 0x0D ? $0 : 0x20 })
     }
-
-    // MARK: Prolog
 
     /// Blanks what must go from the prolog (see the type's documentation); returns where it ends.
     private mutating func repairProlog() -> Int {
@@ -127,8 +113,6 @@ struct FeedRepair {
         }
         return index
     }
-
-    // MARK: References
 
     /// References repaired and CDATA sections taken out, from `start` to the end.
     private mutating func repairBody(from start: Int) throws(FeedError) {
@@ -164,8 +148,8 @@ struct FeedRepair {
         }
     }
 
-    /// Where the comment at `start` ends; a comment XML forbids (`--` in its text, or a `-` right
-    /// before its end) is blanked on the way. Unterminated: the rest of the input (libxml2 says where).
+    /// A comment XML forbids (`--` in its text, or a `-` right before its end) is blanked on the way. Unterminated: the
+    /// rest of the input (libxml2 says where).
     private mutating func skipComment(at start: Int) -> Int {
         guard let close = find("-->", from: start + 4) else { return input.count }
         let text = start + 4..<close
@@ -286,8 +270,6 @@ struct FeedRepair {
         return result
     }
 
-    // MARK: Helpers
-
     static let escapedAmpersand = Array("&amp;".utf8)
 
     static func isXMLCharacter(_ value: UInt32) -> Bool {
@@ -336,10 +318,8 @@ struct FeedRepair {
         FeedRepair.find(input, literal, from: index)
     }
 
-    /// The index of the first occurrence of `literal` at or after `index`: `memchr` for one of its bytes,
-    /// then a comparison (glibc's `memmem` is not visible from Swift without `_GNU_SOURCE`). The byte
-    /// searched for is the first that is not `<`, `>` or `-`: those are everywhere in XML, `!`, `]` and `?`
-    /// are rare, so the search runs at `memchr`'s speed.
+    /// `memchr` for one of the literal's bytes, then a comparison (glibc's `memmem` needs `_GNU_SOURCE`). That byte is the
+    /// first that is not `<`, `>` or `-`, which are everywhere in XML, so the search runs at `memchr`'s speed.
     static func find(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString, from index: Int) -> Int? {
         guard let base = bytes.baseAddress else { return nil }
         let needle = literal.utf8Start

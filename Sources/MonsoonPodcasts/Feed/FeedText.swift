@@ -11,9 +11,8 @@ enum FeedText {
         return String(scalars[start...end])
     }
 
-    /// A title as shown to people: HTML tags stripped (only names HTML knows, so `<Show>` written as
-    /// text stays), entities decoded (titles are often escaped twice), whitespace runs collapsed to one
-    /// space, trimmed. Nil when nothing is left.
+    /// HTML tags stripped (only names HTML knows, so `<Show>` written as text stays), entities decoded (titles are often
+    /// escaped twice), whitespace runs collapsed, trimmed. Nil when nothing is left.
     static func title(_ text: String) -> String? {
         if isPlain(text) { return text.isEmpty ? nil : text }
         var result = text
@@ -71,10 +70,8 @@ enum FeedText {
         "style", "sub", "sup", "table", "tbody", "td", "th", "time", "tr", "tt", "u", "ul", "var", "video", "wbr",
     ]
 
-    /// Removes HTML tags (see ``htmlTags``) and comments.
-    ///
-    /// After a tag or comment that nothing closes, the rest is text: each later one would be looked
-    /// for to the end again, and a title of `<b "` written again and again took minutes.
+    /// After a tag or comment that nothing closes, the rest is text: each later one would be looked for to the end
+    /// again, and a title of `<b "` written again and again took minutes.
     static func stripTags(_ text: String) -> String {
         let bytes = Array(text.utf8)
         var output: [UInt8] = []
@@ -101,15 +98,13 @@ enum FeedText {
         return String(decoding: output, as: UTF8.self)
     }
 
-    /// What a `<` starts: an HTML tag or a comment that ends just before `end`, text, or a tag or
-    /// comment that nothing closes.
+    /// An HTML tag or a comment that ends just before `end`, text, or a tag or comment that nothing closes.
     private enum TagEnd {
         case end(Int)
         case notATag
         case unclosed
     }
 
-    /// Where the HTML tag or comment starting at `start` ends (see ``TagEnd``).
     private static func tagEnd(_ bytes: [UInt8], at start: Int) -> TagEnd {
         if bytes[start...].starts(with: "<!--".utf8) {
             var index = start + 4
@@ -133,8 +128,7 @@ enum FeedText {
         return ASCIIBytes.tagEnd(bytes, from: index).map(TagEnd.end) ?? .unclosed
     }
 
-    /// Decodes `&name;` (XML's five and HTML's, see ``HTMLEntities``), `&#NNN;` and `&#xHHH;`.
-    /// References that mean nothing stay as written.
+    /// `&name;` (XML's five and HTML's), `&#NNN;` and `&#xHHH;`; references that mean nothing stay as written.
     static func decodeEntities(_ text: String) -> String {
         var output = String.UnicodeScalarView()
         let scalars = Array(text.unicodeScalars)

@@ -2,8 +2,7 @@ import Foundation
 
 /// URLs written in feeds: trimmed, resolved against the `xml:base` in force and the document's URL.
 enum FeedURL {
-    /// An absolute URL for `text`, or nil when it is empty or cannot be a URL.
-    /// Characters URLs do not allow (spaces, non-ASCII) are percent-encoded.
+    /// Nil when `text` is empty or cannot be a URL; characters URLs do not allow (spaces, non-ASCII) are percent-encoded.
     static func resolve(_ text: String, against base: URL?) -> URL? {
         guard let text = FeedText.trimmed(text) else { return nil }
         if hasScheme(text) {
@@ -13,7 +12,7 @@ enum FeedURL {
         return URL(string: text, relativeTo: base)?.absoluteURL
     }
 
-    /// True when `text` starts with `scheme:` (letters, digits, `+-.`, then a colon before any `/?#`).
+    /// Letters, digits, `+-.`, then a colon before any `/?#`.
     static func hasScheme(_ text: String) -> Bool {
         var first = true
         for byte in text.utf8 {

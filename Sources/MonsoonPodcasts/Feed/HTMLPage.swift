@@ -23,7 +23,7 @@ enum HTMLPage {
         return false
     }
 
-    /// The page's tags, up to `</head>` (or the first 256 KB), as (lowercased name, attributes) pairs.
+    /// Up to `</head>` (or the first 256 KB), as (lowercased name, attributes) pairs.
     private static func headTags(_ bytes: UnsafeBufferPointer<UInt8>) -> [(name: String, attributes: [String: String])] {
         let limit = min(bytes.count, 256 << 10)
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[..<limit]), as: UTF8.self)
@@ -63,8 +63,7 @@ enum HTMLPage {
         return tags
     }
 
-    /// The feed the page links with `<link rel="alternate" type="application/rss+xml|atom+xml" href=…>`,
-    /// resolved against the page's `<base href>` and URL.
+    /// `<link rel="alternate" type="application/rss+xml|atom+xml" href=…>`, resolved against `<base href>` and the URL.
     static func alternateFeedURL(_ bytes: UnsafeBufferPointer<UInt8>, pageURL: URL) -> URL? {
         var base = pageURL
         for (name, attributes) in headTags(bytes) {
@@ -80,7 +79,7 @@ enum HTMLPage {
         return nil
     }
 
-    /// The page's `<title>`, cleaned, for messages.
+    /// Cleaned, for messages.
     static func title(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
         headTags(bytes).first { $0.name == "title" }?.attributes["text"].flatMap(FeedText.title)
     }

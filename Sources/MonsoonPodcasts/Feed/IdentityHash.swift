@@ -1,19 +1,14 @@
 /// A 128-bit digest of an identity's UTF-8 bytes: two independent 64-bit hashes.
 ///
-/// What remembers a feed's identities while it is read (``EpisodeIdentity/Registry``): 16 bytes an
-/// identity, where the `String` and its `URL` cost a hundred or more, so a feed of a million items
-/// is deduplicated in a few dozen MiB. Bytes, not strings, are hashed, as SQLite compares them: two
-/// identities are the same only when their bytes are (Swift's `String` equality would also match
-/// canonically equivalent texts, which the database keeps apart).
+/// 16 bytes an identity, where the `String` costs a hundred or more (``EpisodeIdentity/Registry``). Bytes are hashed, as
+/// SQLite compares them: `String` equality would also match canonically equivalent texts, which the database keeps apart.
 ///
-/// Not cryptographic: a publisher could craft two guids of its own feed that collide, which only
-/// makes one of its own items a duplicate. By chance, two of a million identities share a digest
-/// with a probability under 10⁻²⁶.
+/// Not cryptographic: a publisher could craft two guids of its own feed that collide, which only makes one of its own
+/// items a duplicate. By chance, two of a million identities collide with a probability under 10⁻²⁶.
 struct IdentityHash: Hashable, Sendable {
     var first: UInt64
     var second: UInt64
 
-    /// The digest of `text`'s UTF-8 bytes.
     init(_ text: String) {
         var text = text
         self = text.withUTF8 { IdentityHash(bytes: UnsafeRawBufferPointer($0)) }
@@ -36,8 +31,7 @@ struct IdentityHash: Hashable, Sendable {
         return product.high ^ product.low
     }
 
-    /// Eight bytes at a time, the tail padded with zeros and the length mixed in last, so texts that
-    /// differ only by trailing zero bytes differ.
+    /// The tail padded with zeros and the length mixed in last, so texts that differ only by trailing zero bytes differ.
     private static func hash(_ bytes: UnsafeRawBufferPointer, seed: UInt64, multiplier: UInt64) -> UInt64 {
         var state = seed
         var offset = 0

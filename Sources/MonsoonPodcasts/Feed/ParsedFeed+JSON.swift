@@ -2,14 +2,9 @@ import Foundation
 import MonsoonEngine
 
 extension ParsedFeed {
-    /// The feed as `monsoon inspect --json` prints it: one object,
-    /// `{"title": …, "episodes": [{"guid": …, "title": …, "url": …, "published": "2024-01-31T12:00:00Z" or null,
-    /// "duration": whole seconds or null}, …]}`, episodes in feed order, one per line. URLs are
-    /// printed with credentials redacted. ``InspectJSONWriter`` writes the same bytes as a parse
-    /// streams its episodes.
-    ///
-    /// Written by hand into one buffer (no JSONEncoder, no date formatter): for a 5,000-episode feed this
-    /// takes a few milliseconds, so the JSON is never what makes `inspect` slow.
+    /// `monsoon inspect --json`: `{"title": …, "episodes": [{"guid": …, "title": …, "url": …, "published": "2024-01-31T12:00:00Z"
+    /// or null, "duration": whole seconds or null}, …]}`, one episode per line, URLs redacted. ``InspectJSONWriter``
+    /// writes the same bytes while a parse streams. By hand into one buffer: a few milliseconds for 5,000 episodes.
     public func inspectJSON() -> Data {
         var out: [UInt8] = []
         out.reserveCapacity(episodes.count * 256 + 256)
@@ -46,8 +41,8 @@ extension ParsedFeed {
         out.append(contentsOf: (empty ? "]}\n" : "\n]}\n").utf8)
     }
 
-    /// A JSON string literal (or `null`), UTF-8 kept as is. Runs that need no escape are copied
-    /// whole: appending byte by byte made the JSON a sixth of `inspect --json`'s instructions.
+    /// UTF-8 kept as is. Runs that need no escape are copied whole: appending byte by byte made the JSON a sixth of
+    /// `inspect --json`'s instructions.
     static func appendJSONString(_ value: String?, to out: inout [UInt8]) {
         guard var value else {
             out.append(contentsOf: "null".utf8)
@@ -66,8 +61,7 @@ extension ParsedFeed {
                     runStart = index
                 } else if byte == 0x7F || byte == 0xC2 || byte == 0xD8 || byte == 0xE2 || byte == 0xEF,
                           let (scalar, length) = unprintable(bytes, at: index) {
-                    // DEL, C1 controls and invisible characters (bidi controls, zero-width ones) as
-                    // `\u` escapes: the same string to a parser, nothing a terminal acts on.
+                    // As `\u` escapes: the same string to a parser, nothing a terminal acts on.
                     out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
                     appendUnicodeEscape(scalar, to: &out)
                     index += length
@@ -81,8 +75,7 @@ extension ParsedFeed {
         out.append(UInt8(ascii: "\""))
     }
 
-    /// The unprintable character (`InvisibleCharacters.isUnprintable`, beyond C0) whose UTF-8 starts at
-    /// `index`, and its length; nil for any other.
+    /// `InvisibleCharacters.isUnprintable` beyond C0, with its length.
     private static func unprintable(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> (UInt32, Int)? {
         if bytes[index] == 0x7F { return (0x7F, 1) }
         let end = min(bytes.count, index + 3)
@@ -113,15 +106,12 @@ extension ParsedFeed {
     }
 }
 
-/// Writes `monsoon inspect --json` while a streaming parse reads the feed
-/// (``FeedParser/parse(_:url:limits:mediaType:batchSize:episodes:)``): the same bytes as
-/// ``ParsedFeed/inspectJSON()``, handed to `write` in chunks of about `chunkSize` bytes, so the JSON of
-/// a million episodes never sits in memory at once.
+/// ``ParsedFeed/inspectJSON()`` while a streaming parse reads the feed, in chunks of about `chunkSize` bytes, so the
+/// JSON of a million episodes never sits in memory at once.
 ///
-/// The title comes first in the JSON but may come after items in the document: until the feed's
-/// title is known (it is final once read), or the parse ends, the episodes' JSON is held back. A
-/// document small enough that its JSON fits in one chunk is written only when the parse succeeded,
-/// in one piece; a larger one that turns out broken leaves a part written before the error.
+/// The title comes first in the JSON but may come after items in the document: until it is known, or the parse ends,
+/// the episodes' JSON is held back. JSON that fits in one chunk is written only when the parse succeeded; a larger
+/// document that turns out broken leaves a part written before the error.
 public struct InspectJSONWriter {
     private var pending: [UInt8] = []
     private var headWritten = false
@@ -129,13 +119,12 @@ public struct InspectJSONWriter {
     private let chunkSize: Int
     private let write: (Data) -> Void
 
-    /// A writer that hands its chunks to `write`.
     public init(chunkSize: Int = 256 << 10, write: @escaping (Data) -> Void) {
         self.chunkSize = chunkSize
         self.write = write
     }
 
-    /// Adds the episodes of one batch; `feed` is the metadata read so far.
+    /// `feed` is the metadata read so far.
     public mutating func add(_ episodes: [ParsedEpisode], feed: ParsedFeed) {
         for episode in episodes {
             ParsedFeed.appendJSON(episode, first: count == 0, to: &pending)
@@ -150,7 +139,7 @@ public struct InspectJSONWriter {
         if headWritten, pending.count >= chunkSize { flush() }
     }
 
-    /// Writes what is left, given the feed's metadata as the parse returned it.
+    /// With the feed's metadata as the parse returned it.
     public mutating func finish(_ feed: ParsedFeed) {
         var out: [UInt8] = []
         if !headWritten { ParsedFeed.appendJSONHead(title: feed.title, to: &out) }

@@ -5,23 +5,18 @@ import Foundation
 /// `@nonexhaustive`: more syntaxes may be read (JSON Feed), so a `switch` outside this package needs a `default`.
 @nonexhaustive
 public enum FeedKind: String, Sendable {
-    /// `rss` for RSS in any version (RDF included), `atom` for Atom.
     case rss, atom
 }
 
-/// One feed document as read by ``FeedParser``: the show's metadata and its episodes.
-///
-/// Texts are cleaned as documented on each field; URLs are absolute (resolved against
-/// `xml:base` and the document's URL).
+/// One feed document as read by ``FeedParser``. Texts are cleaned as documented on each field; URLs are absolute
+/// (resolved against `xml:base` and the document's URL).
 public struct ParsedFeed: Sendable, Equatable {
-    /// The syntax the document was written in.
     public var kind: FeedKind
     /// The show's title: trimmed, inner whitespace collapsed, HTML tags stripped, entities decoded.
     public var title: String?
     /// `itunes:author`, else `dc:creator`, `managingEditor`, `itunes:owner/itunes:name` or the Atom author's name.
     public var author: String?
-    /// RSS `description` (else `itunes:summary`), Atom `subtitle`: entities decoded, CDATA unwrapped,
-    /// HTML kept as text, trimmed.
+    /// RSS `description` (else `itunes:summary`), Atom `subtitle`: entities decoded, CDATA unwrapped, HTML kept as text, trimmed.
     public var description: String?
     /// The show's web page: RSS `link`, Atom `link rel="alternate"`.
     public var link: URL?
@@ -33,55 +28,30 @@ public struct ParsedFeed: Sendable, Equatable {
     public var newFeedURL: URL?
     /// `atom:link rel="next"` (RFC 5005 paging): the next page of the back catalogue.
     public var nextPageURL: URL?
-    /// `podcast:guid`.
     public var podcastGUID: String?
-    /// The items in feed order; items that repeat an earlier one (the same guid and the same enclosure, see
-    /// ``EpisodeIdentity``) are left out.
-    public var episodes: [ParsedEpisode]
+    /// The items in feed order, without those that repeat an earlier one (the same guid and enclosure, see ``EpisodeIdentity``).
+    public var episodes: [ParsedEpisode] = []
     /// How many items were left out of ``episodes`` as duplicates.
-    public var duplicateCount: Int
-
-    /// A feed with the given fields; only `kind` is required.
-    public init(kind: FeedKind, title: String? = nil, author: String? = nil, description: String? = nil, link: URL? = nil,
-                artworkURL: URL? = nil, language: String? = nil, newFeedURL: URL? = nil, nextPageURL: URL? = nil,
-                podcastGUID: String? = nil, episodes: [ParsedEpisode] = [], duplicateCount: Int = 0) {
-        self.kind = kind
-        self.title = title
-        self.author = author
-        self.description = description
-        self.link = link
-        self.artworkURL = artworkURL
-        self.language = language
-        self.newFeedURL = newFeedURL
-        self.nextPageURL = nextPageURL
-        self.podcastGUID = podcastGUID
-        self.episodes = episodes
-        self.duplicateCount = duplicateCount
-    }
+    public var duplicateCount: Int = 0
 }
 
 /// One `<item>` (RSS) or `<entry>` (Atom) of a feed.
 public struct ParsedEpisode: Sendable, Equatable {
     /// `<guid>` (Atom: `<id>`) as written, trimmed; nil when absent or empty.
     public var guid: String?
-    /// What identifies the episode across refreshes: the guid; else the enclosure URL normalized by
-    /// ``EpisodeIdentity/normalizedEnclosureURL(_:)`` (tracking prefixes and volatile query parameters
-    /// removed); else the link; else the title and the date. A later item that re-uses an earlier item's
-    /// guid with another enclosure is another recording: `guid:GUID|enclosure:URL`. Never empty.
+    /// Across refreshes: the guid; else the enclosure URL normalized (``EpisodeIdentity/normalizedEnclosureURL(_:)``);
+    /// else the link; else the title and date. A later item re-using a guid with another enclosure is another
+    /// recording: `guid:GUID|enclosure:URL`. Never empty.
     public var identity: String
-    /// Trimmed, inner whitespace collapsed, HTML tags stripped, entities decoded (`title`, else `itunes:title`,
-    /// else the enclosure's file name without its extension, percent-decoded).
+    /// `title`, else `itunes:title`, else the enclosure's file name without its extension; cleaned as the feed's title.
     public var title: String?
-    /// The first audio or video enclosure (RSS `enclosure`, `media:content`, Atom `link rel="enclosure"`),
-    /// resolved against `xml:base` and the feed's URL. When no enclosure says it is audio or video, the
-    /// first one that gives no type (or a generic binary type) is taken.
+    /// The first audio or video enclosure (RSS `enclosure`, `media:content`, Atom `link rel="enclosure"`); without one,
+    /// the first that gives no type (or a generic binary type).
     public var enclosureURL: URL?
-    /// The chosen enclosure's declared media type.
     public var mediaType: String?
     /// The chosen enclosure's declared length in bytes; nil when missing, not a number, or 0.
     public var declaredLength: Int?
-    /// `pubDate` (RFC 822 and its real-world variants), `dc:date`, Atom `published` else `updated`
-    /// (ISO 8601); nil when missing or unparseable.
+    /// `pubDate`, `dc:date`, Atom `published` else `updated`; nil when missing or unparseable.
     public var published: Date?
     /// `itunes:duration` in whole seconds; nil when missing or not understood.
     public var duration: Int?
@@ -89,8 +59,7 @@ public struct ParsedEpisode: Sendable, Equatable {
     public var season: Int?
     /// `itunes:episode`; nil when missing or not a number.
     public var episodeNumber: Int?
-    /// RSS `description`, else `itunes:summary`, else `content:encoded`; Atom `summary`, else `content`.
-    /// Entities decoded, CDATA unwrapped, HTML kept as text, trimmed.
+    /// RSS `description`, else `itunes:summary`, else `content:encoded`; Atom `summary`, else `content`; as the feed's.
     public var summary: String?
     /// The episode's web page: RSS `link`, Atom `link rel="alternate"`.
     public var link: URL?
@@ -98,37 +67,12 @@ public struct ParsedEpisode: Sendable, Equatable {
     public var imageURL: URL?
     /// The first `podcast:transcript url`.
     public var transcriptURL: URL?
-    /// Every `podcast:transcript` of the item (up to ``Transcript/limit``), in feed order: a show
-    /// often offers the same words as WebVTT, SRT, JSON and HTML.
-    public var transcripts: [Transcript]
+    /// Up to ``Transcript/limit``: a show often offers the same words as WebVTT, SRT, JSON and HTML.
+    public var transcripts: [Transcript] = []
     /// `podcast:chapters url`.
     public var chaptersURL: URL?
     /// `itunes:explicit`: true for yes/true/explicit, false for no/false/clean, nil otherwise.
     public var explicit: Bool?
-
-    /// An episode with the given fields; only `identity` is required.
-    public init(guid: String? = nil, identity: String, title: String? = nil, enclosureURL: URL? = nil, mediaType: String? = nil,
-                declaredLength: Int? = nil, published: Date? = nil, duration: Int? = nil, season: Int? = nil,
-                episodeNumber: Int? = nil, summary: String? = nil, link: URL? = nil, imageURL: URL? = nil,
-                transcriptURL: URL? = nil, transcripts: [Transcript] = [], chaptersURL: URL? = nil, explicit: Bool? = nil) {
-        self.guid = guid
-        self.identity = identity
-        self.title = title
-        self.enclosureURL = enclosureURL
-        self.mediaType = mediaType
-        self.declaredLength = declaredLength
-        self.published = published
-        self.duration = duration
-        self.season = season
-        self.episodeNumber = episodeNumber
-        self.summary = summary
-        self.link = link
-        self.imageURL = imageURL
-        self.transcriptURL = transcriptURL
-        self.transcripts = transcripts
-        self.chaptersURL = chaptersURL
-        self.explicit = explicit
-    }
 }
 
 extension ParsedEpisode {
@@ -139,11 +83,9 @@ extension ParsedEpisode {
         /// An attribute longer than this is cut (a media type or a language code is short).
         static let attributeLimit = 200
 
-        /// `url`, resolved like every URL of the item.
         public var url: URL
         /// `type`: its media type (`text/vtt`, `application/srt`, `application/json`, `text/html`).
         public var type: String?
-        /// `language`, as written.
         public var language: String?
         /// `rel`: `captions` when it is meant as closed captions.
         public var rel: String?

@@ -1,13 +1,9 @@
 import Foundation
 
-/// RFC 822 / RFC 2822 dates as podcast feeds really write them:
-/// `Tue, 02 Jan 2024 10:00:00 +0000` and its variants: a one-digit day, no weekday, a full or foreign
-/// weekday name (ignored, as is a wrong weekday), no comma or no space after it, full month names,
-/// missing seconds or a missing time (midnight), fractional seconds (dropped), two-digit years
-/// (00–49 → 20xx, 50–99 → 19xx), numeric offsets (`+0100`, `+01:00`, `+01`), named zones (UT, UTC,
-/// GMT, Z, the US zones EST/EDT/CST/CDT/MST/MDT/PST/PDT, BST and a few other common ones, an unknown
-/// name counting as UTC), military letters (A–I, K–M east, N–Y west as in military use, Z for UTC),
-/// a named zone followed by an offset (`GMT+0100`), and no zone at all (UTC).
+/// RFC 822 / 2822 dates as feeds really write them: `Tue, 02 Jan 2024 10:00:00 +0000` and its variants: a one-digit
+/// day, no weekday, a full or foreign or wrong weekday (ignored), no comma or space after it, full month names, missing
+/// seconds or time (midnight), fractional seconds (dropped), two-digit years (00–49 → 20xx), offsets (`+0100`,
+/// `+01:00`, `+01`), named zones (an unknown name counts as UTC), military letters, `GMT+0100`, and no zone (UTC).
 enum RFC822Date {
     static func parse(_ text: String) -> Date? { FeedDate.parse(text) }
 
@@ -64,7 +60,7 @@ enum RFC822Date {
         weekdays.contains(word.packed)
     }
 
-    /// The month from the first three letters of the word at `start` (so `Jan`, `January`, `Sept`).
+    /// From the first three letters (so `Jan`, `January`, `Sept`).
     private static func month(_ bytes: UnsafeBufferPointer<UInt8>, at start: Int) -> Int? {
         let packed = UInt32(bytes[start] | 0x20) << 16 | UInt32(bytes[start + 1] | 0x20) << 8 | UInt32(bytes[start + 2] | 0x20)
         return months[packed]
@@ -79,7 +75,7 @@ enum RFC822Date {
         return table
     }()
 
-    /// Named zones in seconds east of UTC.
+    /// Seconds east of UTC.
     private static let namedZones: [UInt64: Int] = {
         let hours: [(StaticString, Double)] = [
             ("ut", 0), ("utc", 0), ("gmt", 0), ("z", 0), ("wet", 0),
@@ -96,8 +92,7 @@ enum RFC822Date {
         return table
     }()
 
-    /// The zone's offset in seconds east of UTC; 0 when there is none or its name is unknown;
-    /// nil when a numeric offset is malformed.
+    /// 0 when there is none or its name is unknown; nil when a numeric offset is malformed.
     static func zoneOffset(_ scanner: inout ByteScanner) -> Int? {
         var offset = 0
         if let first = scanner.current, ByteScanner.isLetter(first) {
@@ -132,9 +127,8 @@ enum RFC822Date {
     }
 }
 
-/// ISO 8601 / RFC 3339 dates as Atom (and some RSS feeds) write them: `2024-01-02T10:00:00Z`,
-/// `2024-01-02T10:00:00.123+05:30`, a space instead of `T`, missing seconds, no zone (UTC), or a
-/// date alone (midnight UTC). Fractions of a second are dropped.
+/// ISO 8601 / RFC 3339 as Atom writes it: `2024-01-02T10:00:00.123+05:30`, a space instead of `T`, missing seconds, no
+/// zone (UTC), or a date alone (midnight UTC). Fractions of a second are dropped.
 enum ISO8601Date {
     static func parse(_ scanner: inout ByteScanner) -> Date? {
         guard let year = scanner.number(maxDigits: 4), year.digits == 4, scanner.skip(UInt8(ascii: "-")),

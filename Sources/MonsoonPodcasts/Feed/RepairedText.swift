@@ -1,12 +1,11 @@
-/// A document with ``FeedRepair``'s edits applied on the fly, handed out in chunks for libxml2's push
-/// parser. The chunks go through one small staging buffer that is reused, so a repaired 12 MB feed
-/// costs a 256 KB buffer and a copy that stays in the cache, instead of a second 12 MB of fresh pages
-/// (page faults are what a short-lived `monsoon inspect` process pays most for).
+/// A document with ``FeedRepair``'s edits applied on the fly, in chunks for libxml2's push parser, through one reused
+/// staging buffer: a repaired 12 MB feed costs 256 KB that stay in cache, not 12 MB of fresh pages (page faults are
+/// what a short-lived `monsoon inspect` pays most for).
 struct RepairedText {
     let input: UnsafeBufferPointer<UInt8>
     let repaired: FeedRepair.Repaired
 
-    /// Calls `body` with consecutive chunks of at most `size` bytes until it returns false or the text ends.
+    /// Until `body` returns false or the text ends.
     func forEachChunk(size: Int, _ body: (UnsafeBufferPointer<UInt8>) -> Bool) {
         if repaired.edits.isEmpty {
             var offset = 0
@@ -48,8 +47,7 @@ struct RepairedText {
         flush()
     }
 
-    /// Whether the text holds a control character XML forbids (libxml2 stops at one with
-    /// `XML_ERR_INVALID_CHAR`). Asked only of a document whose CDATA sections hold one: rare.
+    /// libxml2 stops at one with `XML_ERR_INVALID_CHAR`. Asked only of a document whose CDATA sections hold one: rare.
     func containsForbiddenCharacter() -> Bool {
         var found = false
         forEachChunk(size: 256 << 10) { chunk in

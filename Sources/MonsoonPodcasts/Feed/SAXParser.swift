@@ -2,35 +2,30 @@ import CLibXML2
 
 /// libxml2's push parser driven over UTF-8 bytes, its SAX2 callbacks going to a ``FeedBuilder``.
 ///
-/// Why libxml2 directly rather than Foundation's `XMLParser` (which wraps the same library on Linux):
-/// measured on the benchmark's 12 MB, 5,000-item feed on this 2-core machine, `XMLParser(stream:)`
-/// with delegate methods that do nothing takes 100–150 ms, because it makes a `String` for every
-/// element name, a dictionary for every element's attributes and a `String` for every text run;
-/// libxml2's SAX2 interface with callbacks that do nothing takes about 30 ms, and the whole of
-/// ``FeedParser`` (decoding, repairs, every field extracted) 45–55 ms. Python's podcastparser takes
-/// 800–1,000 ms, so `XMLParser` would have left no room for the 10× margin asked for.
+/// Not Foundation's `XMLParser`: on the benchmark's 12 MB, 5,000-item feed, it takes 100–150 ms with delegate methods
+/// that do nothing (a `String` for every name and text run, a dictionary for every element's attributes); libxml2's
+/// SAX2 takes about 30 ms, and the whole of ``FeedParser`` 45–55 ms (podcastparser: 800–1,000 ms).
 ///
-/// Security: the document never carries a DTD by the time it gets here (``FeedRepair`` blanks it), the
-/// only entities the parser can resolve are XML's five (``getEntity``), no external entity is ever loaded
-/// (``resolveEntity`` answers nothing; `XML_PARSE_NONET`), and `XML_PARSE_HUGE` is not set, so libxml2's
-/// own limits on text size and nesting stay in force.
+/// Security: the document never carries a DTD here (``FeedRepair`` blanks it), the only entities resolved are XML's
+/// five, no external entity is ever loaded (`XML_PARSE_NONET`), and without `XML_PARSE_HUGE` libxml2's own limits on
+/// text size and nesting stay in force.
 enum SAXParser {
     struct Failure {
         var message: String
         var line: Int
         var column: Int
-        /// libxml2's error number (`xmlParserErrors`).
+        /// `xmlParserErrors`.
         var code: Int
     }
 
-    /// Parser-wide initialization, once, before any thread parses (libxml2 requires it for threads).
+    /// Once, before any thread parses: libxml2 requires it for threads.
     private static let initialized: Bool = {
         xmlInitParser()
         return true
     }()
 
-    /// Runs `body` with a push parser calling `handler` with `user`, set up as every document here is read
-    /// (``FeedParser``'s and ``OPMLParser``'s alike); nil when libxml2 cannot make one.
+    /// A push parser set up as every document here is read (``FeedParser``'s and ``OPMLParser``'s alike); nil when
+    /// libxml2 cannot make one.
     static func withParser<T>(_ handler: inout xmlSAXHandler, user: UnsafeMutableRawPointer,
                               _ body: (xmlParserCtxtPtr) -> T) -> T? {
         precondition(initialized)
@@ -44,19 +39,16 @@ enum SAXParser {
             if let document = parser.pointee.myDoc { xmlFreeDoc(document) }
             xmlFreeParserCtxt(parser)
         }
-        // NOENT only makes `&amp;` in attribute values come out as `&` (not `&#38;`): getEntity above
-        // knows no other entity to substitute.
+        // NOENT only makes `&amp;` in attribute values come out as `&` (not `&#38;`): getEntity knows no other entity.
         xmlCtxtUseOptions(parser, Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOENT.rawValue | XML_PARSE_IGNORE_ENC.rawValue))
-        // The text is UTF-8 already (FeedDecoding). Told so, libxml2 2.9 does not guess the encoding from
-        // the first four bytes: text after a UTF-8 BOM starting `<` NUL NUL NUL was switched to UCS-4,
-        // and the conversion's failure printed on stderr ("encoding error : input conversion failed …").
+        // The text is UTF-8 already (FeedDecoding). Told so, libxml2 2.9 does not guess the encoding from the first four
+        // bytes: text after a BOM starting `<` NUL NUL NUL was switched to UCS-4, and the failure printed on stderr.
         // (What `xmlSwitchEncoding(parser, XML_CHAR_ENCODING_UTF8)` does, which parser.h does not declare.)
         parser.pointee.charset = Int32(XML_CHAR_ENCODING_UTF8.rawValue)
         return body(parser)
     }
 
-    /// Parses `text` into `builder`; returns the first fatal error, or nil when the document is well-formed
-    /// (or the builder stopped it on purpose).
+    /// The first fatal error, or nil when the document is well-formed (or the builder stopped it on purpose).
     static func parse(_ text: RepairedText, into builder: FeedBuilder) -> Failure? {
         var handler = xmlSAXHandler()
         handler.startElementNs = { context, localname, prefix, uri, _, _, attributeCount, _, attributes in
@@ -83,8 +75,7 @@ enum SAXParser {
         let parsed = withParser(&handler, user: Unmanaged.passUnretained(builder).toOpaque()) { parser -> Failure? in
             builder.parser = parser
             defer { builder.parser = nil }
-            // Fed in slices: one call with more than 10,000,000 bytes trips libxml2's lookup limit
-            // (the reason `XMLParser(data:)` fails on large feeds on Linux), and 256 KB stays in the cache.
+            // In slices: one call with more than 10,000,000 bytes trips libxml2's lookup limit, and 256 KB stays in cache.
             text.forEachChunk(size: 256 << 10) { chunk in
                 guard !builder.stopped else { return false }
                 return chunk.withMemoryRebound(to: CChar.self) { chars in

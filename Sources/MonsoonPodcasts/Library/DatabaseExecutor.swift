@@ -1,13 +1,9 @@
 import Dispatch
 import Synchronization
 
-/// A task executor with a thread of its own (a serial dispatch queue), for a library's database
-/// work. SQLite's writes, and its waits of up to the busy timeout (10 s) for another process's
-/// lock, block the thread they run on, which must never be one of Swift's cooperative pool: there
-/// are only as many of those as cores, and every task of the process shares them.
-///
-/// Work run here stays in its task (cancellation, task-locals), only on this thread: see
-/// `PodcastLibrary.onDatabase`.
+/// A task executor with a thread of its own, for a library's database work: SQLite's writes, and its waits of up to 10 s
+/// for another process's lock, must never block one of Swift's cooperative threads (only as many as cores). Work run
+/// here stays in its task (cancellation, task-locals): see `PodcastLibrary.onDatabase`.
 package final class DatabaseExecutor: TaskExecutor {
     private let queue: DispatchQueue
     private let running = Atomic(0)
@@ -31,7 +27,6 @@ package final class DatabaseExecutor: TaskExecutor {
         }
     }
 
-    /// Whether a job runs on the thread now (database work, or its wait for a lock), for the
-    /// tests that need to know a call is under way. Nothing else reads it.
+    /// Whether a job runs on the thread now, for the tests that need to know a call is under way.
     var isBusy: Bool { running.load(ordering: .relaxed) > 0 }
 }

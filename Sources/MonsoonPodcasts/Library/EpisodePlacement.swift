@@ -1,22 +1,19 @@
 import Foundation
 
-/// A row stored for an episode before, as placing an item of the feed needs it: whether its
-/// enclosure is the item's.
+/// A row stored for an episode before, as placing an item of the feed needs it.
 package protocol StoredRecording {
     /// The row's enclosure URL is the item's, to the letter (both none counts as the same).
     var sameEnclosure: Bool { get }
-    /// The row's enclosure URL when it is not the item's (nil when it is, or when the row has none).
+    /// Nil when it is the item's, or when the row has none.
     var otherEnclosure: String? { get }
 }
 
-/// Which stored row each item of a feed belongs to, decided item by item as a parse hands them
-/// out, with lookups of the identities stored before (see `EpisodeWriter+Identities.swift` for
-/// the rules). The library's ``EpisodeWriter`` looks them up in SQLite; the shared library of a
-/// cluster in what it read of PostgreSQL: the same decisions, so an episode is the same one in both.
+/// Which stored row each item of a feed belongs to, decided item by item as a parse hands them out (the rules:
+/// `EpisodeWriter+Identities.swift`). The library looks identities up in SQLite, a cluster in what it read of
+/// PostgreSQL: the same decisions, so an episode is the same one in both.
 ///
 /// A value: a caller that undoes a page puts back the copy it saved before it.
 package struct EpisodePlacement: Sendable {
-    /// Where an item goes.
     package enum Decision<Row> {
         /// Under the identity, over the stored row (nil: a new row).
         case row(String, Row?)
@@ -26,7 +23,6 @@ package struct EpisodePlacement: Sendable {
         case leftOut
     }
 
-    /// How an item that waited ends.
     package enum Settlement: Equatable {
         /// Its plain guid's stored episode, re-uploaded: that row is the item's.
         case plainRow
@@ -36,8 +32,8 @@ package struct EpisodePlacement: Sendable {
         case leftOut
     }
 
-    /// Guids that stored rows hold under a recording identity (`guid:GUID|enclosure:URL`): only
-    /// items with these guids are matched against stored recordings.
+    /// Guids stored under a recording identity (`guid:GUID|enclosure:URL`): only their items are matched against
+    /// stored recordings.
     private let recordingGuids: Set<IdentityHash>
     /// Guids whose stored plain row a later item of the feed took back (its own recording): few.
     package private(set) var plainTaken: Set<String> = []
@@ -46,18 +42,16 @@ package struct EpisodePlacement: Sendable {
     /// Recording-shaped identities (`guid:…`) items were stored under as their own.
     private var recordingShaped: Set<IdentityHash> = []
 
-    /// Placement against stored rows whose guids under a recording identity are `recordingGuids`.
     package init(recordingGuids: some Sequence<String>) {
         self.recordingGuids = Set(recordingGuids.map(IdentityHash.init))
     }
 
-    /// Whether a stored row's identity is a recording identity (`guid:GUID|enclosure:URL`) for its guid.
     package static func isRecordingIdentity(_ identity: String, guid: String?) -> Bool {
         guard let guid else { return false }
         return identity.hasPrefix("guid:") && identity != guid
     }
 
-    /// Where `episode` goes; `stored` looks a row up by identity among the feed's stored rows.
+    /// `stored` looks a row up by identity among the feed's stored rows.
     package mutating func place<Row: StoredRecording>(_ episode: ParsedEpisode, stored: (String) throws -> Row?) rethrows -> Decision<Row> {
         let own = episode.identity
         guard let guid = episode.guid, let enclosure = episode.enclosureURL else { return placeOwn(own, try stored(own)) }
@@ -77,8 +71,7 @@ package struct EpisodePlacement: Sendable {
         return placeOwn(own, row)
     }
 
-    /// How an item of `guid` that waited ends, once the whole feed was placed: `isStored` says
-    /// whether the feed's stored rows hold an identity.
+    /// Once the whole feed was placed; `isStored` says whether the feed's stored rows hold an identity.
     package mutating func settle(guid: String, enclosure: String, isStored: (String) throws -> Bool) rethrows -> Settlement {
         guard plainTaken.contains(guid) else { return .plainRow }
         let recording = EpisodeIdentity.recordingIdentity(guid: guid, normalizedEnclosureURL: EpisodeIdentity.normalizedEnclosureURL(enclosure))
@@ -99,7 +92,7 @@ package struct EpisodePlacement: Sendable {
         return placeOwn(own, nil)
     }
 
-    /// Whether two enclosures are one recording: the same URL once normalized (by their digests).
+    /// The same URL once normalized (by their digests).
     private static func sameRecording(_ stored: String, _ enclosure: URL) -> Bool {
         EpisodeIdentity.normalizedEnclosureDigest(stored) == EpisodeIdentity.normalizedEnclosureDigest(enclosure.absoluteString)
     }
@@ -114,7 +107,7 @@ package struct EpisodePlacement: Sendable {
         return .row(own, row)
     }
 
-    /// Whether `identity` may be given to an item other than the one it is the own identity of.
+    /// Whether `identity` may be given to an item other than its own.
     private func isFree(_ identity: String) -> Bool {
         let key = IdentityHash(identity)
         return !remapped.contains(key) && !recordingShaped.contains(key)

@@ -2,18 +2,13 @@ import Foundation
 import MonsoonEngine
 import MonsoonStore
 
-// Every statement on `episodes` (with the ones that read it beside `episode_versions`): the rest
-// of the podcast layer asks these, and never writes SQL on the table itself.
-
-// MARK: - Reading
+// Every statement on `episodes` (with those that read it beside `episode_versions`).
 
 extension EpisodeRecord {
-    /// Whole rows, `clause` choosing and ordering them.
     private static func records(_ clause: String, _ values: [SQLValueConvertible] = [], in database: Database) throws -> [EpisodeRecord] {
         try database.statement("SELECT \(all.list) FROM episodes \(clause)").query(values, reading: Column.self) { EpisodeRecord($0) }
     }
 
-    /// The ids of the rows `clause` chooses, in its order.
     private static func ids(_ clause: String, _ values: [SQLValueConvertible] = [], in database: Database) throws -> [Int] {
         try database.statement("SELECT id FROM episodes \(clause)").query(values, reading: Column.self) { $0.int(.id) }
     }
@@ -27,18 +22,17 @@ extension EpisodeRecord {
         try records("WHERE podcast_id = ? ORDER BY published IS NULL, published DESC, feed_order", [podcast], in: database)
     }
 
-    /// The queue, in order.
     static func queued(in database: Database) throws -> [Episode] {
         try records("WHERE queue_position IS NOT NULL ORDER BY queue_position, id", in: database).map(\.episode)
     }
 
-    /// Every downloaded episode with a file, by podcast, newest first.
+    /// By podcast, newest first.
     static func downloadedFiles(in database: Database) throws -> [Episode] {
         try records("WHERE download_state = 'downloaded' AND file_name IS NOT NULL ORDER BY podcast_id, published IS NULL, published DESC, id DESC",
                     in: database).map(\.episode)
     }
 
-    /// Downloaded episodes whose file is not hashed yet: no manifest lists them.
+    /// Not hashed yet: no manifest lists them.
     static func unhashedDownloads(in database: Database) throws -> [Episode] {
         try records("WHERE download_state = 'downloaded' AND file_name IS NOT NULL AND sha256 IS NULL", in: database).map(\.episode)
     }
@@ -81,7 +75,7 @@ extension EpisodeRecord {
         return nil
     }
 
-    /// Every URL a podcast's episodes hold besides their files' (enclosure, page, artwork, transcript, chapters).
+    /// Besides their files'.
     static func urls(ofPodcast podcast: Int, in database: Database) throws -> [String] {
         try database.statement("SELECT enclosure_url, link, image_url, transcript_url, chapters_url FROM episodes WHERE podcast_id = ?")
             .query([podcast], reading: Column.self) { row in
@@ -105,15 +99,12 @@ extension EpisodeRecord {
     }
 }
 
-// MARK: - The queue and the user's state
-
 extension EpisodeRecord {
-    /// Queues an episode at `position`: it is to be downloaded.
     static func enqueue(_ id: Int, at position: Int, in database: Database) throws {
         try database.run("UPDATE episodes SET queue_position = ?, download_state = 'queued', download_error = NULL WHERE id = ?", position, id)
     }
 
-    /// Takes an episode out of the queue: one not downloaded goes back to none.
+    /// One not downloaded goes back to none.
     static func dequeue(_ id: Int, in database: Database) throws {
         try database.run("""
             UPDATE episodes SET queue_position = NULL,
@@ -148,19 +139,18 @@ extension EpisodeRecord {
             """, id)
     }
 
-    /// Marks an episode played or not (a played one's position goes back to the start); false when there is no such episode.
+    /// A played one's position goes back to the start; false when there is no such episode.
     static func setPlayed(_ played: Bool, of id: Int, in database: Database) throws -> Bool {
         try database.run("UPDATE episodes SET played = ?, position = CASE WHEN ? THEN 0 ELSE position END WHERE id = ?", played, played, id)
         return database.changes > 0
     }
 
-    /// Saves an episode's playback position; false when there is no such episode.
+    /// False when there is no such episode.
     static func setPosition(_ seconds: Double, of id: Int, in database: Database) throws -> Bool {
         try database.run("UPDATE episodes SET position = ? WHERE id = ?", seconds, id)
         return database.changes > 0
     }
 
-    /// Keeps the SHA-256 of an episode's file.
     static func setSHA256(_ sha256: String, of id: Int, in database: Database) throws {
         try database.run("UPDATE episodes SET sha256 = ? WHERE id = ?", sha256, id)
     }
@@ -170,7 +160,6 @@ extension EpisodeRecord {
         try database.run("UPDATE episodes SET file_url = ?, file_length = ? WHERE id = ?", url, length, id)
     }
 
-    /// The podcast's episodes go (unsubscribing).
     static func deleteAll(ofPodcast podcast: Int, in database: Database) throws {
         try database.run("DELETE FROM episodes WHERE podcast_id = ?", podcast)
     }
@@ -183,8 +172,8 @@ extension EpisodeRecord {
             """).query([id], reading: EpisodeVersion.Column.self) { $0.text(.version) ?? "" }
     }
 
-    /// Makes a downloaded episode's file an earlier version (hashed `sha256` when not yet), and
-    /// the episode one to download again as version `name`; false when it is not downloaded.
+    /// The file becomes an earlier version (hashed `sha256` when not yet), the episode one to download again as version
+    /// `name`; false when it is not downloaded.
     static func startNewVersion(of id: Int, sha256: String?, name: String, seen: Date, in database: Database) throws -> Bool {
         try database.run("""
             INSERT INTO episode_versions (episode_id, version, seen, url, length, final_url, etag, last_modified, sha256, file_name, bytes, downloaded)
@@ -202,14 +191,14 @@ extension EpisodeRecord {
         return true
     }
 
-    /// Copies the engine's state of episode downloads into the episodes, in the caller's transaction.
+    /// In the caller's transaction.
     static func reconcile(_ states: [(episode: Int, state: StoredDownloadState)], in database: Database) throws {
         let statement = try database.statement(reconcileSQL)
         for (episode, state) in states { try statement.run(reconcileValues(of: state, episode: episode)) }
         try statement.bind([])   // cached: left holding no value
     }
 
-    /// The parameters of `reconcileSQL`, each named for the column it is the download's value of.
+    /// Each named for the column it is the download's value of.
     private static func reconcileValues(of state: StoredDownloadState, episode: Int) -> ColumnValues<Column> {
         let error: String? = switch state.status {
         case .failed, .waitingToRetry: state.errorMessage
@@ -237,14 +226,10 @@ extension EpisodeRecord {
         return values
     }
 
-    /// One episode's columns from its download's state: a completed download (`downloaded`) sets
-    /// its file's fields, other states keep what the episode had. `:archived_at` is when the
-    /// download was saved (the episode keeps the first), `:file_url` the URL it asked for. The
-    /// enclosure a file holds (`file_url`, `file_length`, what a later feed's is compared with for
-    /// a new version) is the URL its download was made from, set when the download newly completed
-    /// (a later reconcile of the same download keeps it, whatever the feed says since). Its length
-    /// is the feed's only while the feed still lists that URL: a feed that changed between queueing
-    /// and completion leaves it unknown, so the next run compares the new enclosure with the file and asks.
+    /// A completed download sets its file's fields, other states keep what the episode had; the episode keeps the first
+    /// `archived_at`. The enclosure a file holds (`file_url`, `file_length`, which a later feed's is compared with) is the
+    /// URL its download was made from, set when it newly completed. Its length is the feed's only while the feed still
+    /// lists that URL: else it is unknown, so the next run compares the new enclosure with the file and asks.
     private static let reconcileSQL = """
         UPDATE episodes SET
             download_state = :download_state,
@@ -265,39 +250,31 @@ extension EpisodeRecord {
         """
 }
 
-// MARK: - Naming every episode's download
-
 extension EpisodeRecord {
-    /// What naming and queueing an episode's download needs, read for every episode of the library
-    /// at once: the summaries and the rest are left out, they are most of a library's bytes.
+    /// What naming and queueing needs, of every episode at once: the summaries, most of a library's bytes, are left out.
     static let naming = Columns<Column>([.id, .podcastID, .title, .identity, .published, .guid, .season, .episode, .version,
                                          .queuePosition, .enclosureURL, .mediaType, .declaredLength, .downloadState])
 
-    /// Every episode of the library, as `naming` selects it.
     static func forNaming<T>(in database: Database, _ transform: (TableRow<Column>) throws -> T) throws -> [T] {
         try database.statement("SELECT \(naming.list) FROM episodes").query(reading: Column.self, transform)
     }
 
-    /// `podcasts.episode_count`'s subquery: how many episodes a podcast row has.
+    /// `podcasts.episode_count`'s subquery.
     static let countPerPodcast = "(SELECT count(*) FROM episodes WHERE episodes.podcast_id = podcasts.id)"
 }
 
-// MARK: - Writing a feed (EpisodeWriter)
-
 extension EpisodeRecord {
-    /// The columns a feed sets, in the order of the feed statements' parameters ?4 to ?18
-    /// (?1 is the podcast, ?2 the identity, ?3 the feed order).
+    /// In the order of the feed statements' parameters ?4 to ?18 (?1 is the podcast, ?2 the identity, ?3 the feed order).
     static let feedColumns: [Column] = [.guid, .title, .enclosureURL, .mediaType, .declaredLength, .published, .duration, .season,
                                         .episode, .summary, .link, .imageURL, .transcriptURL, .chaptersURL, .transcripts]
 
-    /// The parameter of a feed column.
     private static func parameter(_ column: Column) -> String { "?\(feedColumns.firstIndex(of: column)! + 4)" }
 
     private static func feedList(_ each: (String) -> String, separator: String = ", ") -> String {
         feedColumns.map { each($0.sqlName) }.joined(separator: separator)
     }
 
-    /// The parameters ?1 to ?18 of the feed statements for `episode`, under its own identity.
+    /// Under the episode's own identity.
     static func feedValues(of episode: ParsedEpisode, podcast: Int, order: Int) -> [SQLValueConvertible] {
         [podcast, episode.identity, order, episode.guid, episode.title, episode.enclosureURL?.absoluteString, episode.mediaType,
          episode.declaredLength, episode.published, episode.duration, episode.season, episode.episodeNumber, episode.summary,
@@ -308,8 +285,8 @@ extension EpisodeRecord {
     static let insertSQL = "INSERT INTO episodes (podcast_id, identity, feed_order, \(feedList { $0 })) VALUES ("
         + (1...18).map { "?\($0)" }.joined(separator: ", ") + ")"
 
-    /// A stored row an identity matched, compared with the item in SQLite, on the values bound for
-    /// the update: no string is made for a row that did not change.
+    /// A stored row compared with the item in SQLite, on the values bound for the update: no string is made for a row
+    /// that did not change.
     enum Lookup: Int, TableColumn {
         case id, feedOrder, sameEnclosure, sameMetadata, enclosureURL
     }
@@ -321,8 +298,7 @@ extension EpisodeRecord {
         + feedColumns.map { "\($0.sqlName) = \(parameter($0))" }.joined(separator: ", ") + " WHERE id = ?19"
     static let updateOrderSQL = "UPDATE episodes SET feed_order = ?1 WHERE id = ?2"
 
-    /// The guids of a podcast that recordings share (see `EpisodeWriter+Identities.swift`).
-    /// Recording identities start with `guid:`: a range of the identity index, not a scan.
+    /// The guids recordings share. Recording identities start with `guid:`: a range of the identity index, not a scan.
     static func recordingGUIDs(podcast: Int, in database: Database) throws -> [String] {
         try database.statement("""
             SELECT DISTINCT guid FROM episodes
@@ -333,13 +309,11 @@ extension EpisodeRecord {
     /// The rows of items that wait (`EpisodeWriter.waitingIdentity`).
     private static let waiting = "podcast_id = ?1 AND identity >= ' waiting ' AND identity < ' waiting!'"
 
-    /// A podcast's waiting rows of `guid`: their ids and enclosures.
     static func waiting(podcast: Int, guid: String, in database: Database) throws -> [(id: Int, enclosure: String)] {
         try database.statement("SELECT id, enclosure_url FROM episodes WHERE \(waiting) AND guid = ?2")
             .query([podcast, guid], reading: Column.self) { (id: $0.int(.id), enclosure: $0.text(.enclosureURL) ?? "") }
     }
 
-    /// Whether a podcast has an episode under `identity`.
     static func exists(podcast: Int, identity: String, in database: Database) throws -> Bool {
         (try database.scalarInt("SELECT count(*) FROM episodes WHERE podcast_id = ?1 AND identity = ?2", podcast, identity) ?? 0) > 0
     }
@@ -352,9 +326,8 @@ extension EpisodeRecord {
         try database.run("UPDATE episodes SET identity = ?1 WHERE id = ?2", identity, id)
     }
 
-    /// Settles the waiting rows left, each its plain guid's episode re-uploaded: the plain row takes
-    /// the waiting one's metadata and place, and the waiting row goes; one with no plain row is new.
-    /// - Returns: the plain rows whose metadata changed, and the waiting rows that became new episodes.
+    /// Each waiting row left is its plain guid's episode re-uploaded: the plain row takes its metadata and place, and the
+    /// waiting row goes; one with no plain row is new.
     static func settleWaiting(podcast: Int, in database: Database) throws -> (updated: Int, added: Int) {
         let updated = try database.scalarInt("""
             SELECT count(*) FROM episodes w JOIN episodes s ON s.podcast_id = w.podcast_id AND s.identity = w.guid

@@ -1,9 +1,8 @@
 import Foundation
 import MonsoonStore
 
-/// A row of the `episodes` table, whole: the episode as the library lists it, and what the archive
-/// keeps of its file (its ledger, manifest fields and version). Every SQL statement on `episodes`
-/// is one of its queries (`EpisodeRecord+Queries.swift`); the table's schema is `LibrarySchema`'s.
+/// A whole row of `episodes`: the episode as the library lists it, and what the archive keeps of its file. Every SQL
+/// statement on `episodes` is one of its queries (`EpisodeRecord+Queries.swift`); the schema is `LibrarySchema`'s.
 struct EpisodeRecord: Sendable, Equatable {
     /// The columns of `episodes`, in the order a whole row is selected.
     enum Column: Int, TableColumn {
@@ -13,16 +12,13 @@ struct EpisodeRecord: Sendable, Equatable {
              versionSeen, transcripts
     }
 
-    /// Every column, as `Episode`s and whole records are read.
     static let all = Columns<Column>.all
 
     var episode: Episode
-    /// Its place in the feed (0 is the feed's first item).
+    /// 0 is the feed's first item.
     var feedOrder: Int
-    // The archive's ledger and manifest (see `LibrarySchema`, versions 2 and 4): when it was first
-    // downloaded (kept when its file is deleted), its file's SHA-256 once hashed, where the bytes
-    // came from after redirects with their validators, the enclosure the file is known to hold,
-    // and its `{version}` (nil for the first) with when that was seen.
+    // The archive's ledger and manifest (`LibrarySchema`, versions 2 and 4): `archivedAt` is kept when the file is
+    // deleted; `fileURL` and `fileLength` are the enclosure the file is known to hold; `version` is nil for the first.
     var archivedAt: Date?, sha256: String?, finalURL: String?, etag: String?, lastModified: String?
     var fileURL: String?, fileLength: Int?, version: String?, versionSeen: Date?
     /// Every `podcast:transcript` of the item, as JSON (`EpisodeWriter.transcriptsColumn`).
@@ -43,18 +39,16 @@ struct EpisodeRecord: Sendable, Equatable {
         transcripts = row.text(.transcripts)
     }
 
-    /// The episode with `id`; `LibraryError.notFound` when there is none.
+    /// `LibraryError.notFound` when there is none.
     static func get(_ id: Int, in database: Database) throws -> EpisodeRecord {
         guard let record = try find(id, in: database) else { throw missing(id) }
         return record
     }
 
-    /// There is no episode `id`: how to list them.
-    static func missing(_ id: Int) -> LibraryError { .notFound("no episode has id \(id); list them with 'monsoon episodes PODCAST'") }
+    static func missing(_ id: Int) -> LibraryError { LibraryError(.notFound, "no episode has id \(id); list them with 'monsoon episodes PODCAST'") }
 
     var id: Int { episode.id }
     var isDownloaded: Bool { episode.downloadState == .downloaded }
-    /// The enclosure URL as stored.
     var enclosure: String? { episode.enclosureURL?.absoluteString }
 
     /// Oldest first by publish date, undated last, then by id: the order of a manifest.
@@ -64,8 +58,7 @@ struct EpisodeRecord: Sendable, Equatable {
 }
 
 extension Optional where Wrapped == Date {
-    /// Whether publish date `a` comes before `b`, earlier first and undated last; nil when they
-    /// are the same, for the caller's own tie-break.
+    /// Earlier first and undated last; nil when they are the same, for the caller's own tie-break.
     static func publishedFirst(_ a: Date?, _ b: Date?) -> Bool? {
         switch (a, b) {
         case let (x?, y?) where x != y: x < y

@@ -3,41 +3,30 @@ import MonsoonStore
 
 /// Which row each item of a feed is stored in.
 ///
-/// An item is stored under its own identity (the parser's, see ``ParsedEpisode/identity``), except
-/// among items that share a guid. The parser gives the first of the items that share a guid the
-/// plain guid, and later ones the guid with their enclosure
-/// (``EpisodeIdentity/recordingIdentity(guid:enclosureURL:)``). Which item comes first can change
-/// between refreshes: a publisher puts a new recording that re-uses an old guid on top. So an item
-/// goes to the row that already holds its recording (under its recording identity, or under the
-/// plain guid with the same enclosure); otherwise the plain guid would move to the new item,
-/// overwrite the old one's row (and its user state), and the old one would be added again. An item
-/// alone with its guid keeps the guid even when its enclosure changed: that is the same episode,
-/// re-uploaded.
+/// An item is stored under its own identity (``ParsedEpisode/identity``), except among items that share a guid: the
+/// parser gives the first the plain guid, and later ones the guid with their enclosure. Which comes first can change
+/// between refreshes (a new recording that re-uses an old guid goes on top), so an item goes to the row that already
+/// holds its recording; otherwise the plain guid would move to the new item, overwrite the old one's row (and its user
+/// state), and the old one would be added again. An item alone with its guid keeps it even when its enclosure changed:
+/// the same episode, re-uploaded.
 ///
-/// Decided item by item as the parse hands them out (``EpisodePlacement``, which the shared library
-/// of a cluster uses too), with lookups in the identity index:
-/// - A later item of a re-used guid takes the row of its recording, else the plain guid's row when
-///   that holds its recording, else a new row.
-/// - The first item of a guid takes a stored row of its recording when the guid has stored
-///   recordings, else the plain guid's row when that is new, holds no enclosure, or holds the same
-///   recording.
-/// - Otherwise the plain guid's row holds another recording, and whether this item is that row's
-///   episode re-uploaded, or a new recording listed above the old one, depends on whether a later
-///   item of the feed is the old recording. Such an item waits, in a row of its own under a
-///   placeholder identity, for ``EpisodeWriter/finish()``: it then takes the plain guid's row, unless
-///   a later item took it back, and then keeps its own row under its recording identity.
+/// Decided item by item (``EpisodePlacement``), with lookups in the identity index:
+/// - A later item of a re-used guid takes its recording's row, else the plain guid's row when that holds its
+///   recording, else a new row.
+/// - The first item of a guid takes a stored row of its recording, else the plain guid's row when that is new, holds
+///   no enclosure, or holds the same recording.
+/// - Otherwise whether it is the plain row's episode re-uploaded or a new recording above the old one depends on a
+///   later item: it waits in a row of its own under a placeholder identity for ``EpisodeWriter/finish()``, then takes
+///   the plain guid's row unless a later item took it back, and else keeps its own under its recording identity.
 ///
-/// Never two items under one identity: an identity given to an item other than its own is
-/// remembered, and an item whose own identity another item took is left out (only a feed whose
+/// Never two items under one identity: an item whose own identity another item took is left out (only a feed whose
 /// guids imitate recording identities, `guid:…|enclosure:…`, can get there).
 extension EpisodeWriter {
-    /// The placeholder identity of an item that waits: no real identity starts with a space
-    /// (guids are trimmed; the others are URLs, `title:…` or `guid:…`).
+    /// No real identity starts with a space (guids are trimmed; the others are URLs, `title:…` or `guid:…`).
     static func waitingIdentity(_ order: Int) -> String { " waiting \(order)" }
 
-    /// Settles the items that waited (see above): first those of guids a later item took back,
-    /// each a recording of its own (few); then all the others at once, in SQL, each its plain
-    /// guid's episode re-uploaded (every item of a feed whose enclosures all moved, at worst).
+    /// Settles the items that waited: first those of guids a later item took back, each a recording of its own (few);
+    /// then all the others at once, in SQL, each its plain guid's episode re-uploaded.
     func finish() throws {
         guard progress.waiting > 0 else { return }
         for guid in progress.placement.plainTaken.sorted() {

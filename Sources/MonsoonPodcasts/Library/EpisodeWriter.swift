@@ -1,30 +1,26 @@
 import Foundation
 import MonsoonStore
 
-/// Writes a feed's episodes into the library as a parse hands them out, a batch at a time, inside
-/// the caller's transaction: a new episode is inserted, a known one is found by its identity (one
-/// lookup in the `(podcast_id, identity)` index: the known episodes are never all loaded) and
-/// updated when the feed changed its metadata. The user's state is never written here.
+/// Writes a feed's episodes into the library a batch at a time as a parse hands them out, inside the caller's
+/// transaction: a known episode is found by one lookup in the `(podcast_id, identity)` index (the known episodes are
+/// never all loaded) and updated when the feed changed its metadata. The user's state is never written here.
 ///
-/// Which row an item belongs to is decided as it comes (see `EpisodeWriter+Identities.swift`),
-/// with what the database holds and a few small sets; the only items that wait for the end of the
-/// feed are those whose decision depends on items still to come, and they wait in the database.
+/// Which row an item belongs to is decided as it comes (`EpisodeWriter+Identities.swift`); only items whose decision
+/// depends on items still to come wait for the end of the feed, in the database.
 ///
-/// - Important: used inside one transaction, from one task; ``finish()`` must be called after the
-///   last batch.
+/// - Important: inside one transaction, from one task; ``finish()`` must be called after the last batch.
 final class EpisodeWriter {
-    /// What the writer did so far, kept apart so a later page that fails can be undone with its
-    /// savepoint: the caller saves it before the page and puts it back after a rollback.
+    /// Kept apart so a later page that fails can be undone with its savepoint: the caller saves it before the page and
+    /// puts it back after a rollback.
     struct Progress {
-        /// The feed order of the next episode: its place among all the pages' kept items.
+        /// The next episode's place among all the pages' kept items.
         var order = 0
         var added = 0
         var updated = 0
-        /// Items left out because the identity they would be stored under was taken (see ``EpisodePlacement``).
+        /// The identity they would be stored under was taken (``EpisodePlacement``).
         var leftOut = 0
-        /// Items waiting for the end of the feed (see ``EpisodePlacement/Decision/waiting``).
+        /// ``EpisodePlacement/Decision/waiting``.
         var waiting = 0
-        /// Which row each item went to so far.
         var placement: EpisodePlacement
     }
 
@@ -56,8 +52,7 @@ final class EpisodeWriter {
         for statement in [insert, lookup, updateAll, updateOrder] { try? statement.bind([]) }   // resetting cannot fail in a way that matters here
     }
 
-    /// A stored row an identity matched: its id and place, whether its metadata equals the item's,
-    /// and its enclosure when that differs.
+    /// A stored row an identity matched.
     struct Stored: StoredRecording {
         var id: Int
         var order: Int
@@ -67,7 +62,7 @@ final class EpisodeWriter {
         var otherEnclosure: String?
     }
 
-    /// Writes one batch, in feed order.
+    /// In feed order.
     func write(_ batch: [ParsedEpisode]) throws {
         for episode in batch {
             let order = progress.order
@@ -92,8 +87,7 @@ final class EpisodeWriter {
         }
     }
 
-    /// Inserts `values`, or updates `stored` when the item changed it (a changed place alone is
-    /// saved, but is not an update the user hears of).
+    /// A changed place alone is saved, but is not an update the user hears of.
     func write(_ values: [SQLValueConvertible], order: Int, over stored: Stored?) throws {
         guard let stored else {
             try run(insert, values)
@@ -108,7 +102,6 @@ final class EpisodeWriter {
         }
     }
 
-    /// The row stored under `identity` for this podcast, compared with `values`.
     func stored(_ identity: String, values: [SQLValueConvertible]) throws -> Stored? {
         var values = values
         values[1] = identity
@@ -124,7 +117,7 @@ final class EpisodeWriter {
         while try statement.step() {}
     }
 
-    /// The `transcripts` column: a JSON array of `{url, type, language, rel}`, NULL when the item has none.
+    /// A JSON array of `{url, type, language, rel}`, NULL when the item has none.
     static func transcriptsColumn(_ transcripts: [ParsedEpisode.Transcript]) -> String? {
         guard !transcripts.isEmpty else { return nil }
         let encoder = JSONEncoder()

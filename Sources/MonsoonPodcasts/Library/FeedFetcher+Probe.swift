@@ -2,10 +2,9 @@ import Foundation
 import MonsoonEngine
 
 extension FeedFetcher {
-    /// Asks the server about an enclosure without downloading it: a HEAD; when the server
-    /// refuses HEAD (some CDNs do, for signed URLs), a GET of its first byte.
+    /// A HEAD; when the server refuses it (some CDNs do, for signed URLs), a GET of the first byte.
     func probe(_ text: String) async throws(FeedError) -> VersionCheck.Answer {
-        guard let url = URL(string: text) else { throw FeedError.make(.invalidURL, "\(Redaction.redactText(text)) is not a URL") }
+        guard let url = URL(string: text) else { throw FeedError(.invalidURL, "\(Redaction.redactText(text)) is not a URL") }
         var request = FetchRequest(url: url, headers: ["User-Agent": userAgent], maxBytes: 1 << 16, timeout: timeout, acceptsCompression: false,
                                    retriesConnectionFailures: false)
         request.headOnly = true
@@ -20,11 +19,11 @@ extension FeedFetcher {
         do {
             return try await manager.fetch(request)
         } catch {
-            throw FeedError.make(.network, "cannot ask \(Redaction.redact(request.url)): \(error.message)")
+            throw FeedError(.network, "cannot ask \(Redaction.redact(request.url)): \(error.message)")
         }
     }
 
-    /// The whole file's size: a ranged answer's total, else the `Content-Length`.
+    /// A ranged answer's total, else the `Content-Length`.
     static func answer(_ response: FetchResponse) -> VersionCheck.Answer {
         var length = response.header("Content-Length").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         if response.status == 206 {

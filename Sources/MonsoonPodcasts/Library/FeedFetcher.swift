@@ -4,9 +4,8 @@ import MonsoonEngine
 import Glibc
 #endif
 
-/// Fetches feed documents through the engine's in-memory fetch: gzip, conditional
-/// GET, a size cap and timeouts, the engine's retry policy and safety rules
-/// (http and https only, also on redirects).
+/// Fetches feed documents through the engine's in-memory fetch: gzip, conditional GET, a size cap and timeouts, the
+/// engine's retry policy and safety rules (http and https only, also on redirects).
 ///
 /// `package`: the shared library of a cluster reads feeds through it too.
 package struct FeedFetcher: Sendable {
@@ -14,16 +13,14 @@ package struct FeedFetcher: Sendable {
     var limits = FeedLimits()
     var timeout: Double = 60
     var userAgent = "Monsoon/0.1 (podcast archiver)"
-    /// Retry a host that cannot be reached; false for a fetch the user waits for (subscribing,
-    /// inspecting), which then fails at once with the reason.
+    /// False for a fetch the user waits for (subscribing, inspecting), which then fails at once with the reason.
     var retriesConnectionFailures = true
     /// Keep the first page's bytes in `RefreshSummary.document` (for an archive's feed snapshot).
     var keepsDocument = false
-    /// A feed's later pages may be on this machine or its network even when the feed is not
-    /// (`--allow-private`): without, they are only where the feed's first page is, or public.
+    /// A feed's later pages may be on this machine or its network (`--allow-private`): without, they are only where
+    /// the feed's first page is, or public.
     package var allowsPrivate = false
 
-    /// One fetched document.
     package struct Document: Sendable {
         package var data: Data
         package var finalURL: URL
@@ -40,17 +37,16 @@ package struct FeedFetcher: Sendable {
         case document(Document)
     }
 
-    /// Fetches `url`; with validators, a 304 answer is `.notModified`. `page` numbers a later page
-    /// of a paged feed, for messages. A body over `maxBytes` (``FeedLimits/maxBytes`` when not
-    /// given) is refused with `.tooLarge` as it comes.
+    /// `page` numbers a later page of a paged feed, for messages. A body over `maxBytes` (``FeedLimits/maxBytes`` when
+    /// not given) is refused with `.tooLarge` as it comes.
     func fetch(_ url: URL, etag: String? = nil, lastModified: String? = nil, page: Int? = nil, maxBytes: Int? = nil,
                addresses: AddressScope = .any) async throws(FeedError) -> Outcome {
         let scheme = url.scheme?.lowercased()
         guard scheme == "http" || scheme == "https" else {
-            throw FeedError.make(.unsupportedScheme, "\(Redaction.redact(url)) is not an http or https URL")
+            throw FeedError(.unsupportedScheme, "\(Redaction.redact(url)) is not an http or https URL")
         }
         guard url.host?.isEmpty == false else {
-            throw FeedError.make(.invalidURL, "\(Redaction.redact(url)) is not a URL with a host")
+            throw FeedError(.invalidURL, "\(Redaction.redact(url)) is not a URL with a host")
         }
         var headers = ["User-Agent": userAgent, "Accept": "application/rss+xml, application/atom+xml, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.8"]
         if let etag { headers["If-None-Match"] = etag }
@@ -65,21 +61,19 @@ package struct FeedFetcher: Sendable {
         } catch {
             switch error.code {
             case .tooLarge:
-                throw FeedError.make(.tooLarge, "\(page == nil ? "the feed at " : "")\(what) is larger than \(ByteCount.format(limits.maxBytes)); refused")
+                throw FeedError(.tooLarge, "\(page == nil ? "the feed at " : "")\(what) is larger than \(ByteCount.format(limits.maxBytes)); refused")
             case .unsupportedScheme:
-                throw FeedError.make(.unsupportedScheme, "\(what) redirected to a scheme other than http or https; refused")
+                throw FeedError(.unsupportedScheme, "\(what) redirected to a scheme other than http or https; refused")
             case .privateAddress:
-                throw FeedError.make(.network, "cannot fetch \(what): \(error.message); if you trust the feed, allow it with --allow-private "
+                throw FeedError(.network, "cannot fetch \(what): \(error.message); if you trust the feed, allow it with --allow-private "
                                      + "or 'monsoon config set allow-private on'")
             default:
-                throw FeedError.make(.network, "cannot fetch \(what): \(error.message)")
+                throw FeedError(.network, "cannot fetch \(what): \(error.message)")
             }
         }
         if response.status == 304 { return .notModified }
         guard (200...299).contains(response.status) else {
-            var error = FeedError.make(.httpStatus, "cannot fetch \(what): \(HTTPStatusText.answered(response.status))")
-            error.httpStatus = response.status
-            throw error
+            throw FeedError(.httpStatus, "cannot fetch \(what): \(HTTPStatusText.answered(response.status))", httpStatus: response.status)
         }
         return .document(Document(data: response.body, finalURL: response.finalURL, movedPermanently: response.isPermanentlyRedirected,
                                   etag: response.header("ETag"), lastModified: response.header("Last-Modified"), mediaType: response.header("Content-Type")))
@@ -90,14 +84,12 @@ package struct FeedFetcher: Sendable {
         page.map { "page \($0) of the feed (\(Redaction.redact(url)))" } ?? Redaction.redact(url)
     }
 
-    /// Fetches a feed and, when `followPages`, its further pages (`atom:link rel="next"`), up to
-    /// `maxPages`, stopping at a page seen before. Nil when the server answered 304.
+    /// Fetches a feed and, when `followPages`, its further pages (`atom:link rel="next"`), up to `maxPages`, stopping
+    /// at a page seen before. Nil when the server answered 304.
     ///
-    /// The documents are kept as fetched (the later pages on disk, see ``PageFile``), for the library
-    /// to parse into its database in one transaction (see ``PodcastLibrary``): nothing of the
-    /// episodes is built here. Only a paged feed is parsed here too, page by page, to find the next
-    /// page (see ``walk(_:from:maxPages:)``); a first page that cannot name a next one
-    /// (``mayNameNextPage(_:)``) is not.
+    /// The documents are kept as fetched (later pages on disk, ``PageFile``) for the library to parse in one
+    /// transaction. Only a paged feed is parsed here too, to find the next page; one whose first page cannot name a
+    /// next one (``mayNameNextPage(_:)``) is not.
     package func load(_ url: URL, etag: String? = nil, lastModified: String? = nil, followPages: Bool, maxPages: Int = 100,
                       waitingForTurn: ((URL) async throws(FeedError) -> Void)? = nil) async throws(FeedError) -> Loaded? {
         guard case .document(let first) = try await fetch(url, etag: etag, lastModified: lastModified) else { return nil }
@@ -106,22 +98,18 @@ package struct FeedFetcher: Sendable {
         return loaded
     }
 
-    /// Reads the later pages of a feed. Each page is parsed as it comes (its episodes built and
-    /// dropped at once) for its next page and for whether it brought anything new, then written to
-    /// the loaded feed's page file and its bytes dropped before the next page is fetched: memory holds
-    /// one page, whatever their number. A page that brings nothing new ends the walk, and so does one
-    /// that cannot be read, or that would take the pages past ``FeedLimits/maxTotalBytes``, whose
-    /// error is kept in ``Loaded/pageError``, the pages before it kept.
+    /// Reads the later pages of a feed. Each is parsed as it comes (its episodes dropped at once) for its next page and
+    /// whether it brought anything new, then written to the page file before the next is fetched: memory holds one
+    /// page, whatever their number. A page that brings nothing new ends the walk, and so does one that cannot be read
+    /// or would pass ``FeedLimits/maxTotalBytes``, its error kept in ``Loaded/pageError``, the pages before it kept.
     ///
-    /// - Parameter waitingForTurn: called before each later page is asked for, with its URL: a
-    ///   cluster worker waits there for its host's turn, when the host spaces its requests (its
-    ///   error ends the walk, as a page's does).
+    /// - Parameter waitingForTurn: before each later page, with its URL: a cluster worker waits there for its host's
+    ///   turn (its error ends the walk, as a page's does).
     package func walk(_ loaded: inout Loaded, from url: URL, maxPages: Int = 100,
                       waitingForTurn: ((URL) async throws(FeedError) -> Void)? = nil) async throws(FeedError) {
         loaded = Loaded(first: loaded.first)
         loaded.walked = true
-        // A page is a URL the feed gave: it may not lead into this machine or its network, unless
-        // the feed is there itself, or the user allows it.
+        // A page is a URL the feed gave: not into this machine or its network, unless the feed is there or the user allows it.
         let addresses: AddressScope = allowsPrivate || AddressScope.isPrivate(host: loaded.first.finalURL.host ?? "") ? .any : .publicOnly
         // The same rules across pages as within one: a re-used guid with another enclosure is kept.
         var stream = EpisodeStream(sink: { _, _ in }, batchSize: FeedParser.defaultBatchSize)
@@ -161,9 +149,8 @@ package struct FeedFetcher: Sendable {
         }
     }
 
-    /// Every page's episodes in memory, for what needs them all at once (an archive's dry run),
-    /// pages fetched first when the first one names a next page that was not. Deduplicated across
-    /// pages as the library does; the pages' documents are read back from disk one at a time.
+    /// Every page's episodes in memory, for an archive's dry run, walking the pages first if that was not done.
+    /// Deduplicated across pages as the library does; the pages are read back from disk one at a time.
     func parseAll(_ loaded: inout Loaded, from url: URL) async throws(FeedError) -> ParsedFeed {
         var stream = EpisodeStream()
         var feed = try FeedParser.parse(loaded.first.data, url: loaded.first.finalURL, limits: limits, mediaType: loaded.first.mediaType, stream: &stream)
@@ -190,11 +177,9 @@ package struct FeedFetcher: Sendable {
         }
     }
 
-    /// False only when the document cannot name a next page: it has no `rel` attribute whose
-    /// quoted value is `next` (any case, spaces around) or holds a reference (`&`). A scan of the
-    /// bytes, so that a feed of one page (nearly all, and the largest) is parsed once, into the
-    /// library, rather than also here. A document that is not ASCII-compatible (UTF-16, UTF-32,
-    /// another declared encoding) may name one.
+    /// False only when the document has no `rel` attribute whose quoted value is `next` (any case, spaces around) or
+    /// holds a reference (`&`): a scan of the bytes, so a feed of one page (nearly all, and the largest) is parsed once,
+    /// into the library. A document that is not ASCII-compatible (UTF-16, UTF-32, another declared encoding) may name one.
     static func mayNameNextPage(_ data: Data) -> Bool {
         data.withUnsafeBytes { raw -> Bool in
             let bytes = raw.bindMemory(to: UInt8.self)
@@ -228,32 +213,25 @@ package struct FeedFetcher: Sendable {
     /// A feed's documents as fetched, not yet parsed into the library.
     package struct Loaded: Sendable {
         package var first: Document
-        /// The pages after the first, in order, when the feed is paged: their documents wait in
-        /// ``file`` (see ``PageFile``), read back with ``document(of:number:)``.
+        /// The pages after the first, in order: their documents wait in ``file``, read back with ``document(of:number:)``.
         package private(set) var later: [Page] = []
-        /// The later pages were looked for (``walk(_:from:maxPages:)``): false when the first page
-        /// cannot name a next one, or pages were not to be followed.
+        /// The later pages were looked for (``walk(_:from:maxPages:)``).
         package var walked = false
         /// Why a later page could not be read (its message names the page); the pages before it are kept.
         package var pageError: FeedError?
-        /// Made with the first later page.
         private var file: PageFile?
-        /// Pages read.
         package var pages: Int { 1 + later.count }
 
-        /// A later page: where its document is in the page file, and what parsing it needs besides.
         package struct Page: Sendable {
             package var finalURL: URL
             package var mediaType: String?
             var bytes: Range<Int>
         }
 
-        /// The feed whose first page is `first`, no later page read yet.
         init(first: Document) {
             self.first = first
         }
 
-        /// Writes `document` to the page file as the next later page, `name` in messages.
         mutating func append(_ document: Document, name: String) throws(FeedError) {
             if file == nil { file = try PageFile() }
             let start = later.last?.bytes.upperBound ?? 0
@@ -261,19 +239,12 @@ package struct FeedFetcher: Sendable {
             later.append(Page(finalURL: document.finalURL, mediaType: document.mediaType, bytes: start..<start + document.data.count))
         }
 
-        /// The document of `page`, read back from the page file; `number` is its place among the pages, for messages.
+        /// `number` is its place among the pages, for messages.
         func document(of page: Page, number: Int) throws(FeedError) -> Document {
             let name = FeedFetcher.name(of: page.finalURL, page: number)
             // Every page in `later` was written to `file`, made with the first of them.
             let data = try file!.read(page.bytes, page: name)
             return Document(data: data, finalURL: page.finalURL, movedPermanently: false, etag: nil, lastModified: nil, mediaType: page.mediaType)
         }
-    }
-}
-
-extension FeedError {
-    /// An error of the fetching layer.
-    public static func make(_ code: Code, _ message: String) -> FeedError {
-        FeedError(code, message)
     }
 }

@@ -3,9 +3,8 @@ import MonsoonBasics
 /// The domain of ``LibraryError``.
 public enum LibraryDomain: ErrorDomain {}
 
-/// Why a library operation was refused. Its message is one line: what was not found, or which
-/// podcasts matched (up to five, with their ids), and what to do. The static functions named
-/// after the codes make the errors.
+/// Why a library operation was refused. Its message is one line: what was not found, or which podcasts matched (up to
+/// five, with their ids), and what to do.
 public typealias LibraryError = CodedError<LibraryDomain>
 
 extension LibraryError.Code {
@@ -13,12 +12,4 @@ extension LibraryError.Code {
     public static var notFound: Self { Self(rawValue: "notFound") }
     /// More than one podcast's title matched.
     public static var ambiguous: Self { Self(rawValue: "ambiguous") }
-}
-
-extension LibraryError {
-    /// Nothing fits what was asked; `message` says which.
-    public static func notFound(_ message: String) -> LibraryError { LibraryError(.notFound, message) }
-
-    /// More than one podcast matched; `message` names them.
-    public static func ambiguous(_ message: String) -> LibraryError { LibraryError(.ambiguous, message) }
 }

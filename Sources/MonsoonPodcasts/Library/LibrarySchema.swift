@@ -1,8 +1,7 @@
 import Foundation
 import MonsoonStore
 
-/// The podcast tables, in the same database as the download queue. Their statements are their
-/// records' (`PodcastRecord`, `EpisodeRecord`, `EpisodeVersion`).
+/// The podcast tables, in the same database as the download queue; their statements are their records'.
 enum LibrarySchema {
     static let migrator = Migrator(component: "library", [
         .init(version: 1, sql: """
@@ -28,8 +27,7 @@ enum LibrarySchema {
             );
             CREATE INDEX episodes_by_podcast ON episodes (podcast_id, feed_order);
             """),
-        // The archive's ledger and manifest: when an episode was first downloaded (kept when
-        // its file is deleted), and what the file was.
+        // The archive's ledger and manifest: when an episode was first downloaded (kept when its file is deleted).
         .init(version: 2, sql: """
             ALTER TABLE episodes ADD COLUMN archived_at REAL;
             ALTER TABLE episodes ADD COLUMN sha256 TEXT;
@@ -40,12 +38,9 @@ enum LibrarySchema {
             """),
         // Each podcast's {podcast} in file names, fixed once given (`PodcastFolders`).
         .init(version: 3, sql: "ALTER TABLE podcasts ADD COLUMN folder_name TEXT"),
-        // Versions of an episode (`EpisodeVersion`). The episode's row is its newest version:
-        // `file_url` and `file_length` are the enclosure its file is known to hold (the feed's URL
-        // and length when it was downloaded), which a later refresh's enclosure is compared with;
-        // `version` is its `{version}` (NULL for the first) and `version_seen` when it was found.
-        // Earlier versions, with their files, are rows of `episode_versions`. A library from
-        // before knows one version of each episode: the one downloaded, from the enclosure it has.
+        // The episode's row is its newest version: `file_url` and `file_length` are the enclosure its file is known to
+        // hold, which a later refresh's is compared with; `version` is NULL for the first. Earlier versions are rows of
+        // `episode_versions`. A library from before knows one version: the one downloaded, from the enclosure it has.
         .init(version: 4, sql: """
             ALTER TABLE episodes ADD COLUMN file_url TEXT;
             ALTER TABLE episodes ADD COLUMN file_length INTEGER;
@@ -62,8 +57,7 @@ enum LibrarySchema {
             );
             CREATE INDEX episode_versions_by_episode ON episode_versions (episode_id);
             """),
-        // Every `podcast:transcript` of an item with its type and language (`ParsedEpisode.transcripts`),
-        // for `--write-info-json`; `transcript_url` stays the first one's, which `--with-transcripts` fetches.
+        // For `--write-info-json`; `transcript_url` stays the first one's, which `--with-transcripts` fetches.
         .init(version: 5, sql: "ALTER TABLE episodes ADD COLUMN transcripts TEXT"),
     ])
 }

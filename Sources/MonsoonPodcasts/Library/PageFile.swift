@@ -3,24 +3,16 @@ import FoundationEssentials
 import Glibc
 #endif
 
-/// Where the later pages of a paged feed wait between the walk that fetches them and the parse that
-/// stores them (see ``FeedFetcher/Loaded``): a temporary file without a name, unlinked as soon as it
-/// is made, so nothing is left behind however the process ends.
+/// Where the later pages of a paged feed wait between the walk that fetches them and the parse that stores them: a
+/// temporary file unlinked as soon as it is made, so nothing is left behind however the process ends. Memory holds one
+/// page, whatever their number (100 pages of 45 MiB, served gzipped at 46 KB a page, took 4.7 GB when kept in memory).
 ///
-/// Each page is written here as soon as the walk has read it, and its bytes dropped; the parse that
-/// stores the feed reads one page back at a time. Memory holds one page, whatever the number of
-/// pages (a feed of 100 pages of 45 MiB each, served gzipped at 46 KB a page, took 4.7 GB when they
-/// were kept in memory), and the feed is still stored in one transaction that never waits on the
-/// network.
-///
-/// In `$TMPDIR`, else `/var/tmp`, else `/tmp`, the order SQLite looks in for its temporary files:
-/// `/tmp` is memory on many systems, `/var/tmp` a disk.
+/// In `$TMPDIR`, else `/var/tmp`, else `/tmp`, the order SQLite looks in: `/tmp` is memory on many systems.
 package final class PageFile: Sendable {
     private let descriptor: Int32
-    /// The folder the file is in, for messages.
+    /// For messages.
     let folder: String
 
-    /// A new, empty file; the error says why none could be made in any of the folders.
     init() throws(FeedError) {
         var folders = ["/var/tmp", "/tmp"]
         if let chosen = getenv("TMPDIR").map({ String(cString: $0) }), !chosen.isEmpty { folders.insert(chosen, at: 0) }
@@ -34,8 +26,7 @@ package final class PageFile: Sendable {
                 continue
             }
             unlink(template)
-            // Not inherited by the programs Monsoon runs (hooks, a player): spawns close all but
-            // their own descriptors anyway, this is for any other.
+            // Not inherited by programs Monsoon runs: spawns close all but their own descriptors anyway; this is for others.
             _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
             self.descriptor = descriptor
             self.folder = folder
@@ -47,7 +38,7 @@ package final class PageFile: Sendable {
 
     deinit { close(descriptor) }
 
-    /// Writes `data`, the document of `page` (its name for messages), at `offset`.
+    /// `page` names the document for messages.
     func write(_ data: Data, at offset: Int, page: String) throws(FeedError) {
         let failure = data.withUnsafeBytes { raw -> Int32? in
             var done = 0
@@ -65,7 +56,6 @@ package final class PageFile: Sendable {
         }
     }
 
-    /// The bytes in `range`, the document of `page` (its name for messages), as written.
     func read(_ range: Range<Int>, page: String) throws(FeedError) -> Data {
         var data = Data(count: range.count)
         let failure = data.withUnsafeMutableBytes { raw -> Int32? in

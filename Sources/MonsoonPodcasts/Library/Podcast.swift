@@ -2,46 +2,35 @@ import Foundation
 
 /// A subscribed feed.
 public struct Podcast: Sendable, Equatable, Identifiable {
-    /// The podcast's id in the library.
     public var id: Int
     /// The feed's URL (credentials included: use `Redaction` before printing it).
     public var feedURL: URL
-    /// The feed's title, kept when a refresh finds none; a feed that never had one is given a name made from its URL.
+    // Title, author and description are kept when a refresh finds none; a feed that never had a title is given a name
+    // made from its URL.
     public var title: String?
-    /// The feed's author, as `ParsedFeed.author`; kept when a later refresh finds none.
     public var author: String?
-    /// The feed's description, as `ParsedFeed.description`; kept when a later refresh finds none.
     public var description: String?
-    /// The show's web page.
     public var link: URL?
-    /// The show's artwork, as `ParsedFeed.artworkURL`.
     public var artworkURL: URL?
-    /// The feed's language code, as written (`en-us`).
     public var language: String?
-    /// When the feed was last fetched successfully.
     public var lastRefresh: Date?
     /// Why the last refresh failed, if it did.
     public var lastError: String?
     /// HTTP validators for a conditional refresh.
     public var etag: String?
-    /// The `Last-Modified` the server sent with the feed, for a conditional refresh.
     public var lastModified: String?
-    /// How many episodes the library holds for it.
     public var episodeCount: Int
 
-    /// The title, else a name made from the feed's URL (see ``FallbackName/podcast(feedURL:)``):
-    /// never blank, never with credentials.
+    /// The title, else a name made from the feed's URL (``FallbackName/podcast(feedURL:)``): never blank, never with credentials.
     public var name: String { title ?? FallbackName.podcast(feedURL: feedURL) }
 }
 
 /// Where an episode's download stands, as the user sees it.
 ///
-/// `@nonexhaustive`: it follows the engine's statuses and may gain states, so a `switch`
-/// outside this package needs a `default`.
+/// `@nonexhaustive`: it follows the engine's statuses and may gain states, so a `switch` outside this package needs a `default`.
 @nonexhaustive
 public enum EpisodeDownloadState: String, Sendable, CaseIterable {
-    /// `none`: neither downloaded nor queued. The others follow the engine's download as of the last reconcile:
-    /// `queued` also while it waits to retry, `downloaded` once it completed.
+    /// The engine's download as of the last reconcile (`queued` also while it waits to retry); `none`: not queued.
     case none, queued, downloading, paused, downloaded, failed
 }
 
@@ -49,21 +38,15 @@ public enum EpisodeDownloadState: String, Sendable, CaseIterable {
 public struct Episode: Sendable, Equatable, Identifiable {
     /// The episode's id in the library; its download is `e<id>` in the engine.
     public var id: Int
-    /// The podcast it belongs to.
     public var podcastID: Int
-    /// The item's `<guid>` (Atom `<id>`), nil when the item has none.
     public var guid: String?
     /// What identifies the item across refreshes (see `ParsedEpisode.identity`).
     public var identity: String
-    /// The item's title, cleaned as `ParsedEpisode.title`.
     public var title: String?
-    /// The media file to download; nil when the item has none.
     public var enclosureURL: URL?
-    /// The enclosure's declared media type, e.g. `audio/mpeg`.
     public var mediaType: String?
     /// The enclosure's declared length in bytes; nil when missing or 0.
     public var declaredLength: Int?
-    /// The publish date; nil when the item has none that can be read.
     public var published: Date?
     /// Whole seconds.
     public var duration: Int?
@@ -71,55 +54,47 @@ public struct Episode: Sendable, Equatable, Identifiable {
     public var season: Int?
     /// `itunes:episode`.
     public var episodeNumber: Int?
-    /// The item's description, as `ParsedEpisode.summary` (HTML kept as text).
+    /// As `ParsedEpisode.summary`.
     public var summary: String?
-    /// The episode's web page.
     public var link: URL?
-    /// The episode's own artwork.
     public var imageURL: URL?
-    /// The first `podcast:transcript` of the item.
     public var transcriptURL: URL?
-    /// The item's `podcast:chapters` file.
     public var chaptersURL: URL?
     // The user's state: never changed by a refresh.
-    /// Where the episode's download stands, as of the last `EpisodeQueue.reconcile`.
+    /// As of the last `EpisodeQueue.reconcile`.
     public var downloadState: EpisodeDownloadState
-    /// The engine's message while the download is failed or waiting to retry; nil otherwise.
+    /// While the download is failed or waiting to retry.
     public var downloadError: String?
-    /// The downloaded file's full path (not just its name), once the engine has chosen it.
+    /// The full path (not just the name), once the engine has chosen it.
     public var fileName: String?
-    /// The finished download's size in bytes, as the engine reported it; 0 when not downloaded.
+    /// As the engine reported it; 0 when not downloaded.
     public var bytesOnDisk: Int
-    /// Playback position, in seconds.
+    /// Seconds.
     public var position: Double
     /// Marked played, by hand or by playing it to near its end.
     public var played: Bool
-    /// Place in the user's episode queue, nil when not queued.
     public var queuePosition: Int?
 }
 
 /// What a refresh did.
 public struct RefreshSummary: Sendable, Equatable {
-    /// The podcast refreshed.
     public var podcastID: Int
     /// The feed answered 304 Not Modified.
     public var unchanged: Bool = false
-    /// Episodes new to the library.
     public var added: Int = 0
     /// Known episodes whose feed metadata changed (a new title, date or enclosure…).
     public var updated: Int = 0
-    /// Items left out because their guid repeated an earlier one.
+    /// Items that repeated an earlier one.
     public var duplicates: Int = 0
     /// Pages read (paged feeds, RFC 5005).
     public var pages: Int = 0
     /// The new feed URL, when a permanent redirect or `itunes:new-feed-url` moved it.
     public var movedTo: URL?
-    /// The feed's document (first page) as fetched, when the library keeps them.
+    /// The first page as fetched, when the library keeps them.
     public var document: Data?
-    /// A later page of a paged feed could not be read (the message names the page, redacted, and
-    /// why). The episodes of the pages before it were stored; the error is the podcast's last
-    /// error, and the next refresh reads the whole feed again.
+    /// A later page of a paged feed could not be read (the message names it, redacted): the pages before it were
+    /// stored; this is the podcast's last error, and the next refresh reads the whole feed again.
     public var pageError: FeedError?
-    /// The web page that was given to subscribe, when it named the feed subscribed to.
+    /// The web page given to subscribe, when it named the feed.
     public var foundOnPage: URL?
 }

@@ -3,8 +3,7 @@ import MonsoonEngine
 import MonsoonStore
 
 extension PodcastLibrary {
-    /// One line for an error of the library's work, redacted: the message of Monsoon's own errors
-    /// (each says what happened), never a Foundation error's internal text.
+    /// One line, redacted: the message of Monsoon's own errors, never a Foundation error's internal text.
     public static func message(for error: Error) -> String {
         let text: String
         switch error {

@@ -2,17 +2,16 @@ import Foundation
 import MonsoonStore
 
 extension PodcastLibrary {
-    /// Refreshes one podcast: adds new episodes, updates changed metadata of known
-    /// ones (never the user's state), follows pages, and records a moved feed.
+    /// Adds new episodes, updates changed metadata of known ones (never the user's state), follows pages, and records a
+    /// moved feed.
     public func refresh(_ podcastID: Int) async throws -> RefreshSummary {
-        guard let podcast = try await onDatabase({ try podcast(withID: podcastID) }) else { throw LibraryError.notFound("no podcast has id \(podcastID)") }
+        guard let podcast = try await onDatabase({ try podcast(withID: podcastID) }) else { throw LibraryError(.notFound, "no podcast has id \(podcastID)") }
         let fetcher = self.fetcher
         let result = await Self.load(podcast, fetcher: fetcher)
         return try await record(result, for: podcast)
     }
 
-    /// Refreshes every podcast, fetching concurrently through the one engine; each feed is parsed
-    /// into the library as soon as it is in, one feed at a time.
+    /// Fetches concurrently through the one engine; each feed is parsed into the library as soon as it is in.
     public func refreshAll() async throws -> [(Podcast, Result<RefreshSummary, Error>)] {
         let podcasts = try await onDatabase { try self.podcasts() }
         let fetcher = self.fetcher
@@ -21,7 +20,6 @@ extension PodcastLibrary {
             for (index, podcast) in podcasts.enumerated() {
                 group.addTask { (index, await Self.load(podcast, fetcher: fetcher)) }
             }
-            // Each feed is written as soon as it is in: nothing waits for the slowest one.
             for await (index, result) in group {
                 let podcast = podcasts[index]
                 do {
@@ -44,7 +42,7 @@ extension PodcastLibrary {
         }
     }
 
-    /// Writes a refresh's outcome: the error on failure (nothing else changes), or the feed.
+    /// The error on failure (nothing else changes), or the feed.
     private func record(_ result: Result<FeedFetcher.Loaded?, FeedError>, for podcast: Podcast) async throws -> RefreshSummary {
         switch result {
         case .failure(let error):
@@ -77,8 +75,7 @@ extension PodcastLibrary {
         throw error
     }
 
-    /// Stores a loaded feed: metadata, new and changed episodes, validators, and a
-    /// new feed URL (permanent redirect, or `itunes:new-feed-url`). One transaction.
+    /// In one transaction.
     func apply(_ loaded: FeedFetcher.Loaded, to podcast: Podcast) throws -> RefreshSummary {
         try database.write { try store(loaded, podcastID: podcast.id, feedURL: podcast.feedURL, subscribing: false).summary }
     }

@@ -2,32 +2,24 @@ import Foundation
 import MonsoonEngine
 import MonsoonStore
 
-/// Thrown inside a feed's transaction (rolling it back) when its first page names a next page
-/// that was not fetched: ``FeedFetcher/mayNameNextPage(_:)`` ruled that out, so this is only a
-/// safety net. The caller fetches the pages (``FeedFetcher/walk(_:from:maxPages:)``), outside any
-/// transaction, and stores the feed again.
+/// Rolls a feed's transaction back when its first page names a next page that was not fetched: a safety net behind
+/// ``FeedFetcher/mayNameNextPage(_:)``. The caller walks the pages, outside any transaction, and stores the feed again.
 package struct NeedsWalk: Error {}
 
 extension PodcastLibrary {
-    /// Parses a loaded feed's pages into the library, inside the caller's transaction: the
-    /// episodes streamed in batches into the database (``EpisodeWriter``), then the podcast's
-    /// metadata, validators and moves. A feed without a title is named after `feedURL` (the
-    /// podcast's), so nothing lists as blank. `subscribing` says the podcast is new.
+    /// Parses a loaded feed's pages into the library, inside the caller's transaction: the episodes in batches
+    /// (``EpisodeWriter``), then the podcast's metadata, validators and moves. A feed without a title is named after
+    /// `feedURL`, so nothing lists as blank.
     ///
-    /// Memory stays bounded whatever the feed's size: the first page and one later page at a time
-    /// (capped at ``FeedLimits/maxBytes`` each, the later ones read back from their ``PageFile``), one
-    /// batch of episodes, the identities given out (16 bytes each, ``EpisodeIdentity/Registry``) and
-    /// SQLite's page cache, whose overflow goes to the WAL.
+    /// Memory stays bounded: the first page and one later page at a time (read back from their ``PageFile``), one
+    /// batch, the identities given out (16 bytes each) and SQLite's page cache, whose overflow goes to the WAL.
     ///
     /// - Returns: what was stored, and the first page's metadata (its `episodes` empty).
-    /// - Throws: a ``FeedError`` when the first page cannot be parsed, ``NeedsWalk``, or what the
-    ///   database threw; the caller's transaction is then rolled back. A later page that cannot be
-    ///   parsed is not thrown: it ends the pages, undone alone (its savepoint), and is
-    ///   ``RefreshSummary/pageError``.
+    /// - Throws: a ``FeedError`` when the first page cannot be parsed, ``NeedsWalk``, or what the database threw. A later
+    ///   page that cannot be parsed ends the pages, undone alone (its savepoint), as ``RefreshSummary/pageError``.
     func store(_ loaded: FeedFetcher.Loaded, podcastID: Int, feedURL: URL, subscribing: Bool) throws -> (summary: RefreshSummary, feed: ParsedFeed) {
         let writer = try EpisodeWriter(database: database, podcastID: podcastID, subscribing: subscribing)
-        // Ctrl-C cancels the command's task: the feed's transaction is then given up between two
-        // batches (rolled back whole), not finished.
+        // Ctrl-C cancels the command's task: the transaction is then given up (rolled back whole) between two batches.
         var stream = EpisodeStream(sink: { batch, _ in
             try Task.checkCancellation()
             try writer.write(batch)
@@ -50,9 +42,8 @@ extension PodcastLibrary {
                 summary.duplicates += parsed.duplicateCount
                 summary.pages += 1
             } catch let error as FeedError {
-                // Each page was parsed once when it was fetched, so this one changed meanwhile (or its
-                // copy on disk could not be read back): as a page that cannot be read, the pages
-                // before it kept.
+                // Parsed once when fetched, so it changed meanwhile (or its copy could not be read back): a page that
+                // cannot be read, the pages before it kept.
                 writer.progress = saved
                 summary.pageError = error
                 break
@@ -63,8 +54,7 @@ extension PodcastLibrary {
         summary.updated = writer.progress.updated
         summary.duplicates += writer.progress.leftOut
         if fetcher.keepsDocument { summary.document = loaded.first.data }
-        // After a page failed, the validators are not kept: a conditional refresh of the unchanged
-        // first page would be answered 304 and never try the failed page again.
+        // After a page failed, the validators are not kept: a 304 for the unchanged first page would never retry it.
         let complete = summary.pageError == nil
         // A feed that lost its title or author keeps the ones it had.
         try PodcastRecord.saveFeed(podcastID, feed, etag: complete ? loaded.first.etag : nil, lastModified: complete ? loaded.first.lastModified : nil,
@@ -74,8 +64,8 @@ extension PodcastLibrary {
         return (summary, feed)
     }
 
-    /// A permanent redirect or `itunes:new-feed-url` moves the subscription, unless
-    /// the new URL is not http(s) or another subscription already has it.
+    /// A permanent redirect or `itunes:new-feed-url` moves the subscription, unless the new URL is not http(s) or another
+    /// subscription already has it.
     private func move(_ podcastID: Int, loaded: FeedFetcher.Loaded, feed: ParsedFeed) throws -> URL? {
         guard let current = try podcast(withID: podcastID) else { return nil }
         // A redirect that was followed wins over an announcement that was not fetched.

@@ -4,65 +4,54 @@ import MonsoonStore
 
 /// The user's podcasts and episodes, in SQLite beside the download queue.
 ///
-/// Each feed is parsed straight into its one transaction, its episodes handed to the database in
-/// batches as they are read (see `EpisodeWriter`): a feed of a million items is subscribed to and
-/// refreshed in bounded memory, and a transaction never waits on the network.
+/// Each feed is parsed straight into its one transaction, its episodes handed to the database in batches
+/// (see `EpisodeWriter`): a feed of a million items is stored in bounded memory, and a transaction never waits on the network.
 ///
-/// - Important: like its database connection, used from one task at a time.
-///   Refreshing many feeds runs their fetches concurrently through the one engine;
-///   each feed is parsed and written here as it comes in, one transaction per feed.
+/// - Important: like its database connection, used from one task at a time. Refreshing many feeds fetches them
+///   concurrently through the one engine and writes each here as it comes in, one transaction per feed.
 ///
-/// The async methods never block Swift's cooperative thread pool: their database work runs on
-/// the library's own thread (`onDatabase`). The synchronous ones run on the caller's thread.
+/// The async methods' database work runs on the library's own thread (`onDatabase`), never blocking Swift's
+/// cooperative pool; the synchronous ones run on the caller's thread.
 public final class PodcastLibrary {
     let database: Database
-    /// The thread the async methods' database work runs on.
     private let executor = DatabaseExecutor(label: "monsoon.library")
     var fetcher: FeedFetcher
     /// Episodes a parse hands to the database at a time (see ``EpisodeWriter``); small in tests,
     /// so batch boundaries fall between the items that share a guid.
     var batchSize = FeedParser.defaultBatchSize
 
-    /// Keep each feed's document as fetched in `RefreshSummary.document` (the first page),
-    /// for an archive's snapshot of it.
+    /// Keep each feed's first page as fetched in `RefreshSummary.document`, for an archive's snapshot of it.
     public var keepsFeedDocuments: Bool {
         get { fetcher.keepsDocument }
         set { fetcher.keepsDocument = newValue }
     }
 
-    /// A feed's later pages may be on this machine or its network even when the feed is not
-    /// (`--allow-private`, the setting `allow-private`).
+    /// A feed's later pages may be on this machine or its network (`--allow-private`, the setting `allow-private`).
     public var allowsPrivateAddresses: Bool {
         get { fetcher.allowsPrivate }
         set { fetcher.allowsPrivate = newValue }
     }
 
-    /// Opens the library in `database` (creating its tables), fetching through `manager`.
     public init(database: Database, manager: DownloadManager, limits: FeedLimits = FeedLimits()) throws {
         self.database = database
         fetcher = FeedFetcher(manager: manager, limits: limits)
         try LibrarySchema.migrator.migrate(database)
     }
 
-    /// Runs `body`, database work that may block (a write, a wait for another process's lock),
-    /// on the library's own thread, in the calling task: cancellation still reaches it (a feed's
-    /// transaction is given up between two batches), and the cooperative pool's thread is free meanwhile.
+    /// Runs database work that may block (a write, a wait for another process's lock) on the library's own thread, in
+    /// the calling task: cancellation still reaches it (between two batches), and the cooperative pool's thread is free.
     func onDatabase<T>(_ body: () throws -> T) async throws -> T {
         try await withTaskExecutorPreference(executor) { try body() }
     }
 
-    /// Whether database work of an async method runs now, on the library's own thread (or waits
-    /// there for another process's lock), for the tests of that thread. Nothing else reads it.
+    /// Whether an async method's database work runs now on the library's own thread: for the tests of that thread.
     var isOnDatabase: Bool { executor.isBusy }
 
-    // MARK: - Reading
-
-    /// Every podcast, in the order they were subscribed to.
+    /// In the order they were subscribed to.
     public func podcasts() throws -> [Podcast] {
         try PodcastRecord.all(in: database)
     }
 
-    /// The podcast with `id`, or nil when there is none.
     public func podcast(withID id: Int) throws -> Podcast? {
         try PodcastRecord.find(id, in: database)
     }
@@ -73,9 +62,9 @@ public final class PodcastLibrary {
         if let id = Int(text), let podcast = try podcast(withID: id) { return podcast }
         let matches = try podcasts().filter { $0.name.localizedCaseInsensitiveContains(text) }
         if matches.count == 1 { return matches[0] }
-        if matches.isEmpty { throw LibraryError.notFound("no podcast has id or title '\(text)'; list them with 'monsoon podcasts'") }
+        if matches.isEmpty { throw LibraryError(.notFound, "no podcast has id or title '\(text)'; list them with 'monsoon podcasts'") }
         let names = matches.prefix(5).map { "\($0.id) \($0.name)" }.joined(separator: ", ")
-        throw LibraryError.ambiguous("'\(text)' matches \(matches.count) podcasts (\(names)); give an id or more of the title")
+        throw LibraryError(.ambiguous, "'\(text)' matches \(matches.count) podcasts (\(names)); give an id or more of the title")
     }
 
     /// A podcast's episodes, newest first (by publication date, then feed order).
@@ -83,12 +72,9 @@ public final class PodcastLibrary {
         try EpisodeRecord.ofPodcast(podcastID, in: database).map(\.episode)
     }
 
-    /// The episode with `id`, or nil when there is none.
     public func episode(withID id: Int) throws -> Episode? {
         try EpisodeRecord.find(id, in: database)?.episode
     }
-
-    // MARK: - Subscribing
 
     /// What `subscribe(to:)` did.
     ///
@@ -101,18 +87,12 @@ public final class PodcastLibrary {
         case alreadySubscribed(Podcast)
     }
 
-    /// Subscribes to the feed at `url`, reading its whole back catalogue (all pages).
-    /// Nothing is stored unless the feed could be read.
+    /// Subscribes to the feed at `url`, reading its whole back catalogue (all pages), in one transaction: a failure
+    /// (a broken feed, a full disk, a kill) leaves nothing behind.
     ///
-    /// A web page that names its feed (`<link rel="alternate" type="application/rss+xml" href=…>`,
-    /// or `atom+xml`) subscribes to that feed, and ``RefreshSummary/foundOnPage`` says so; only once:
-    /// a page that names another page fails. A host that cannot be reached fails at once, without
-    /// the retries a refresh makes: the user is waiting.
-    ///
-    /// The podcast and its episodes are written in one transaction, the episodes streamed into it
-    /// in batches as the feed is parsed: a feed of any size is stored in bounded memory, and a
-    /// failure (the feed turns out broken, the disk is full, the process is killed) leaves nothing
-    /// behind. The transaction never waits on the network: the pages are all fetched before it.
+    /// A web page that names its feed (`<link rel="alternate" type="application/rss+xml" href=…>`, or `atom+xml`)
+    /// subscribes to that feed, and ``RefreshSummary/foundOnPage`` says so; only once: a page that names another page
+    /// fails. A host that cannot be reached fails at once, without a refresh's retries: the user is waiting.
     public func subscribe(to url: URL) async throws -> SubscribeResult {
         try Self.checkSubscribable(url)
         if let existing = try await onDatabase({ try podcast(withFeedURL: url) }) { return .alreadySubscribed(existing) }
@@ -132,10 +112,9 @@ public final class PodcastLibrary {
         }
     }
 
-    /// Subscribes to the feed at `feedURL` (found on the web page `foundOnPage`, if any).
     private func subscribe(_ feedURL: URL, fetcher: FeedFetcher, foundOnPage: URL?) async throws -> SubscribeResult {
         guard var loaded = try await fetcher.load(feedURL, followPages: true) else {
-            throw FeedError.make(.empty, "cannot fetch \(Redaction.redact(feedURL)): \(HTTPStatusText.answered(304)) to a first request")
+            throw FeedError(.empty, "cannot fetch \(Redaction.redact(feedURL)): \(HTTPStatusText.answered(304)) to a first request")
         }
         // A private feed that moved on its host keeps its user and password (see keepingCredentials).
         let finalURL = loaded.first.movedPermanently ? Self.keepingCredentials(of: feedURL, in: loaded.first.finalURL) : feedURL
@@ -162,7 +141,7 @@ public final class PodcastLibrary {
         summary.movedTo = finalURL != feedURL ? finalURL : summary.movedTo
         summary.foundOnPage = foundOnPage
         guard let podcast = try await onDatabase({ [summary] in try podcast(withID: summary.podcastID) }) else {
-            throw LibraryError.notFound("the new podcast vanished")
+            throw LibraryError(.notFound, "the new podcast vanished")
         }
         return .subscribed(podcast, summary)
     }
@@ -172,19 +151,17 @@ public final class PodcastLibrary {
         var podcast: Podcast
     }
 
-    /// Only http and https feeds can be subscribed to, and never a URL whose credentials were
-    /// redacted (the server would get `***`).
+    /// Never a URL whose credentials were redacted: the server would get `***`.
     private static func checkSubscribable(_ url: URL) throws(FeedError) {
         guard DownloadRequest.isDownloadable(url) else {
-            throw FeedError.make(.unsupportedScheme, "\(Redaction.redact(url)) is not an http or https URL")
+            throw FeedError(.unsupportedScheme, "\(Redaction.redact(url)) is not an http or https URL")
         }
         guard !Redaction.hasRedactionMarker(url) else {
-            throw FeedError.make(.invalidURL, "\(Redaction.redact(url)) has *** where its credentials were (it was printed or exported "
+            throw FeedError(.invalidURL, "\(Redaction.redact(url)) has *** where its credentials were (it was printed or exported "
                                  + "without them); give the feed's real address, or export with --include-credentials and import that file")
         }
     }
 
-    /// An error of the feed a web page named, saying which page named it.
     private static func namedFeedError(_ error: FeedError, feed url: URL, page: URL) -> FeedError {
         let named = "the page \(Redaction.redact(page)) names its feed \(Redaction.redact(url))"
         if error.code == .htmlPage {
@@ -198,8 +175,7 @@ public final class PodcastLibrary {
         try PodcastRecord.find(feedURL: url, in: database)
     }
 
-    /// Unsubscribes: the podcast and its episodes go (their files and downloads are the
-    /// caller's: see `EpisodeFiles.delete` and the engine's queue).
+    /// The podcast and its episodes go; their files and downloads are the caller's (`EpisodeFiles.delete`, the engine's queue).
     public func unsubscribe(_ podcastID: Int) throws {
         try database.write {
             try EpisodeRecord.deleteAll(ofPodcast: podcastID, in: database)
@@ -207,18 +183,15 @@ public final class PodcastLibrary {
         }
     }
 
-    /// Parses one document by URL without subscribing (pages are not followed), with
-    /// no library at all: nothing is opened or written. A host that cannot be reached
-    /// fails at once, without retries.
+    /// Parses one document by URL without subscribing or following pages, with no library at all.
+    /// A host that cannot be reached fails at once, without retries.
     public static func inspect(_ url: URL, manager: DownloadManager) async throws -> ParsedFeed {
         let document = try await inspected(url, manager: manager)
         return try FeedParser.parse(document.data, url: document.finalURL, mediaType: document.mediaType)
     }
 
-    /// Parses one document by URL as ``inspect(_:manager:)`` does, handing its episodes to
-    /// `receive` in batches as they are read (see
-    /// ``FeedParser/parse(_:url:limits:mediaType:batchSize:episodes:)``, which says what is returned
-    /// and thrown): for `monsoon inspect` of a feed of any size.
+    /// As ``inspect(_:manager:)``, handing the episodes to `receive` in batches as they are read
+    /// (see ``FeedParser/parse(_:url:limits:mediaType:batchSize:episodes:)``): for `monsoon inspect` of a feed of any size.
     public static func inspect(_ url: URL, manager: DownloadManager, batchSize: Int = FeedParser.defaultBatchSize,
                                episodes receive: ([ParsedEpisode], ParsedFeed) throws -> Void) async throws -> ParsedFeed {
         let document = try await inspected(url, manager: manager)
@@ -227,21 +200,19 @@ public final class PodcastLibrary {
 
     private static func inspected(_ url: URL, manager: DownloadManager) async throws(FeedError) -> FeedFetcher.Document {
         guard let loaded = try await FeedFetcher(manager: manager, retriesConnectionFailures: false).load(url, followPages: false) else {
-            throw FeedError.make(.empty, "cannot fetch \(Redaction.redact(url)): \(HTTPStatusText.answered(304)) to a first request")
+            throw FeedError(.empty, "cannot fetch \(Redaction.redact(url)): \(HTTPStatusText.answered(304)) to a first request")
         }
         return loaded.first
     }
 }
 
 extension PodcastLibrary {
-    /// A private feed that moves on the same host keeps its user and password: a permanent redirect
-    /// the engine followed or an `itunes:new-feed-url`. libcurl sends the credentials on to the same
-    /// host, so the new URL was read with them, but the URL it ends at carries them only when the
-    /// `Location` was relative; stored without them, every later refresh would be refused.
+    /// A private feed that moves on the same host (a permanent redirect, `itunes:new-feed-url`) keeps its user and
+    /// password: libcurl sent them on to the same host, but the URL it ends at carries them only when the `Location`
+    /// was relative, and stored without them every later refresh would be refused.
     ///
-    /// A secret in the query (`?token=…`) is not carried over: the new URL is the server's own
-    /// choice, and a redirect's was read as it is, without the old query, so it needs none; adding one
-    /// would make up a URL the server never gave.
+    /// A secret in the query (`?token=…`) is not carried over: the new URL was read as the server gave it, without
+    /// the old query; adding one would make up a URL the server never gave.
     static func keepingCredentials(of old: URL, in new: URL) -> URL {
         guard old.host?.lowercased() == new.host?.lowercased(), new.user == nil,
               var components = URLComponents(url: new, resolvingAgainstBaseURL: false),

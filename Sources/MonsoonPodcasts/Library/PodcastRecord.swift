@@ -1,10 +1,10 @@
 import Foundation
 import MonsoonStore
 
-/// The `podcasts` table: every SQL statement on it, read into ``Podcast`` or into the few columns
-/// a caller needs (`Feed`). The table's schema is `LibrarySchema`'s.
+/// Every SQL statement on `podcasts`, read into ``Podcast`` or the few columns a caller needs (`Feed`); the schema is
+/// `LibrarySchema`'s.
 enum PodcastRecord {
-    /// The columns of `podcasts` a ``Podcast`` is read from, with its episode count.
+    /// With the episode count.
     enum Column: Int, TableColumn {
         case id, feedURL, title, author, description, link, artworkURL, language, lastRefresh, lastError, etag, lastModified,
              folderName, episodeCount
@@ -12,7 +12,6 @@ enum PodcastRecord {
 
     private static let select = "SELECT \(Columns<Column>.all(except: [.episodeCount]).list), \(EpisodeRecord.countPerPodcast) AS episode_count FROM podcasts"
 
-    /// Every podcast, in the order they were subscribed to.
     static func all(in database: Database) throws -> [Podcast] {
         try database.statement("\(select) ORDER BY id").query(reading: Column.self) { Podcast($0) }
     }
@@ -25,45 +24,30 @@ enum PodcastRecord {
         try database.statement("\(select) WHERE feed_url = ?").first([url.absoluteString], reading: Column.self) { Podcast($0) }
     }
 
-    /// Whether `database` holds a library at all, asked without creating anything.
+    /// Asked without creating anything.
     static func tableExists(in database: Database) throws -> Bool {
         try database.scalarInt("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'podcasts'") == 1
     }
 
-    /// A podcast's id, title, feed URL and folder name: what naming files, scoping addresses and
-    /// finding a feed by its redacted URL need, of every podcast at once.
-    struct Feed {
-        var id: Int
-        var title: String?
-        var feedURL: String?
-        var folderName: String?
-        /// Its name as rows hold it (`FallbackName.podcast(title:feedURL:)`).
-        var name: String { FallbackName.podcast(title: title, feedURL: feedURL) }
-    }
-
-    /// Every podcast's `Feed`, by id.
-    static func feeds(in database: Database) throws -> [Feed] {
+    /// What naming files, scoping addresses and finding a feed by its redacted URL need, of every podcast at once.
+    static func feeds(in database: Database) throws -> [PodcastFolders.Podcast] {
         try database.statement("SELECT id, title, feed_url, folder_name FROM podcasts ORDER BY id").query(reading: Column.self) { row in
-            Feed(id: row.int(.id), title: row.text(.title), feedURL: row.text(.feedURL), folderName: row.text(.folderName))
+            PodcastFolders.Podcast(id: row.int(.id), title: row.text(.title), feedURL: row.text(.feedURL), folderName: row.text(.folderName))
         }
     }
 
-    /// Every podcast's name as rows hold it, by id.
     static func names(in database: Database) throws -> [Int: String] {
         Dictionary(uniqueKeysWithValues: try feeds(in: database).map { ($0.id, $0.name) })
     }
 
-    // MARK: - Writing
-
-    /// A new podcast, before its feed is stored; returns its id.
+    /// Before its feed is stored.
     static func insert(feedURL: URL, etag: String?, lastModified: String?, in database: Database) throws -> Int {
         try database.run("INSERT INTO podcasts (feed_url, etag, last_modified, last_refresh, added) VALUES (?, ?, ?, ?, ?)",
                          feedURL.absoluteString, etag, lastModified, Date(), Date())
         return database.lastInsertRowID
     }
 
-    /// Stores a feed's metadata; a feed that lost its title or author keeps the ones it had, and
-    /// one that never had a title is named `fallbackName`. Validators are nil after a page failed.
+    /// A feed that lost its title or author keeps the ones it had; one that never had a title is named `fallbackName`.
     static func saveFeed(_ podcast: Int, _ feed: ParsedFeed, etag: String?, lastModified: String?, fallbackName: String, error: String?,
                          in database: Database) throws {
         try database.run("""
@@ -74,7 +58,7 @@ enum PodcastRecord {
             feed.language, feed.podcastGUID, etag, lastModified, Date(), fallbackName, error)
     }
 
-    /// Moves a subscription to a new feed URL, forgetting the old one's validators.
+    /// The old URL's validators are forgotten.
     static func move(_ podcast: Int, to url: URL, in database: Database) throws {
         try database.run("UPDATE podcasts SET feed_url = ?, etag = NULL, last_modified = NULL WHERE id = ?", url.absoluteString, podcast)
     }
@@ -88,7 +72,7 @@ enum PodcastRecord {
         try database.run("UPDATE podcasts SET last_error = ? WHERE id = ?", message, podcast)
     }
 
-    /// Gives a podcast its `{podcast}` in file names, fixed from then on (`PodcastFolders`).
+    /// Its `{podcast}` in file names, fixed from then on (`PodcastFolders`).
     static func setFolderName(_ name: String, of podcast: Int, in database: Database) throws {
         try database.run("UPDATE podcasts SET folder_name = ? WHERE id = ?", name, podcast)
     }

@@ -2,17 +2,14 @@ import Foundation
 
 /// Hides credentials in URLs before they are printed, logged or written as JSON.
 public enum Redaction {
-    /// Query parameters whose names contain one of these are secrets (token, auth_token,
-    /// private_token, key, api_key, token-hash, sig, signature, password, jwt, id_jwt…).
+    /// Query parameters whose names contain one of these are secrets (auth_token, api_key, signature, id_jwt…).
     private static let secretParts = ["token", "key", "auth", "sig", "secret", "pass", "hash", "session", "credential", "jwt"]
-    /// Query parameters with one of these as a whole word of their name are secrets too (`tok`,
-    /// `x-tok`, `accessTok`). Only as a word: as a part of a name, `tok` is also in `stock`,
-    /// `tiktok` and `tokyo`, and a redacted value makes an exported feed URL one that cannot
-    /// be imported.
+    /// Secrets as a whole word of the name (`x-tok`, `accessTok`) only: `tok` is also in `stock`, `tiktok` and `tokyo`,
+    /// and a redacted value makes an exported feed URL one that cannot be imported.
     private static let secretWords: Set<String> = ["tok"]
 
-    /// The URL with its user and password, and secret-looking query values, replaced by
-    /// `***`. Text that is not a URL but has a user part (`user:pass@host/feed`) has it masked.
+    /// The URL with its user and password, and secret-looking query values, replaced by `***`. Text that is not a URL
+    /// but has a user part (`user:pass@host/feed`) has it masked.
     public static func redact(_ text: String) -> String {
         // Without a user part or a query there is nothing to hide: skip the parse.
         if !mayHoldSecrets(text) { return text }
@@ -35,15 +32,13 @@ public enum Redaction {
         return components.string ?? "(a URL with credentials)"
     }
 
-    /// Whether a query parameter called `name` holds a secret.
     static func isSecret(name: String) -> Bool {
         let lowered = name.lowercased()
         if secretParts.contains(where: { lowered.contains($0) }) { return true }
         return words(of: name).contains { secretWords.contains($0) }
     }
 
-    /// The words of a parameter name, lowercased: split at anything but letters and digits, and where
-    /// a capital follows a small letter (`accessTok` is `access`, `tok`).
+    /// Lowercased, split at anything but letters and digits, and where a capital follows a small letter (`accessTok`).
     static func words(of name: String) -> [String] {
         var words: [String] = []
         var word = ""
@@ -66,29 +61,24 @@ public enum Redaction {
         return words
     }
 
-    /// The URL's text, redacted as `redact(_:)` does a string.
     public static func redact(_ url: URL) -> String { redact(url.absoluteString) }
 
-    /// Whether `text` has a user part or a query, scanned as contiguous bytes: `inspect --json`
-    /// and `get` ask this of every URL they print, and the generic `utf8.contains` walk cost more
-    /// than writing the URL out.
+    /// A user part or a query, scanned as contiguous bytes: `inspect --json` asks this of every URL it prints, and the
+    /// generic `utf8.contains` walk cost more than writing the URL out.
     private static func mayHoldSecrets(_ text: String) -> Bool {
         var text = text
         return text.withUTF8 { bytes in bytes.contains { $0 == UInt8(ascii: "@") || $0 == UInt8(ascii: "?") } }
     }
 
-    /// True when `url` carries the marker `redact` writes where credentials were (a user or password
-    /// `***`, a query value `***`): it was printed or exported redacted, and fetching it would send
-    /// `***` to the server instead of the credentials.
+    /// The URL was printed or exported redacted: fetching it would send `***` instead of the credentials.
     public static func hasRedactionMarker(_ url: URL) -> Bool {
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return false }
         return components.user == marker || components.password == marker || (components.queryItems ?? []).contains { $0.value == marker }
     }
 
-    /// What replaces a secret.
     private static let marker = "***"
 
-    /// Redacts every URL inside a message.
+    /// Every URL inside a message.
     public static func redactText(_ message: String) -> String {
         guard message.contains("@") || message.contains("?") else { return message }
         return message.split(separator: " ", omittingEmptySubsequences: false).map { word -> String in

@@ -1,7 +1,6 @@
 import Foundation
 
-/// Dates as Monsoon writes them: in UTC, without a formatter (listings of thousands of
-/// episodes format thousands of dates), the year always in four digits (`0001`), as
+/// In UTC, without a formatter (listings format thousands of dates), the year always in four digits (`0001`), as
 /// `FeedDate.iso8601String` writes it for `inspect`.
 public enum UTCDate {
     /// Year, month and day, zero-padded: ("2024", "01", "31").

@@ -1,24 +1,20 @@
 import Foundation
 
-/// Episodes whose template renders to the same file: the first keeps the name, the
-/// others get " (2)", " (3)", … in order of publish date, then guid, then id, so the
-/// numbering is the same on every run. A name the archive keeps for itself is never an
-/// episode's.
+/// Episodes whose template renders to the same file: the first keeps the name, the others get " (2)", " (3)", … in
+/// order of publish date, then guid, then id, so the numbering is the same on every run. A name the archive keeps for
+/// itself is never an episode's.
 public enum NameCollisions {
-    /// One episode's rendered name.
     public struct Candidate: Sendable, Equatable {
-        /// The episode's id, the key of `resolve`'s answer.
+        /// The key of `resolve`'s answer.
         public var id: Int
-        /// Folders under the root, and the stem.
         public var folders: [String]
-        /// The file's rendered stem, without its extension.
+        /// Without the extension.
         public var stem: String
-        /// The publish date; the earliest keeps the plain name, undated ones come last.
+        /// The earliest keeps the plain name, undated ones come last.
         public var published: Date?
-        /// The item's guid, the tie-break among equal dates.
+        /// The tie-break among equal dates.
         public var guid: String?
 
-        /// A candidate with every field given.
         public init(id: Int, folders: [String], stem: String, published: Date?, guid: String?) {
             self.id = id
             self.folders = folders
@@ -27,23 +23,19 @@ public enum NameCollisions {
             self.guid = guid
         }
 
-        /// The folders and the stem, joined with `/`.
         package var path: String { (folders + [stem]).joined(separator: "/") }
     }
 
-    /// Stems an archive's own files have in a podcast's folder (`feed.xml`, `monsoon-manifest.json`,
-    /// `cover.jpg`): an episode that renders to one is numbered, so nothing can overwrite it or be
-    /// overwritten by it. Compared without case.
+    /// An archive's own files in a podcast's folder (`feed.xml`, `monsoon-manifest.json`, `cover.jpg`): an episode that
+    /// renders to one is numbered, so nothing overwrites it or is overwritten by it. Compared without case.
     static let reservedStems: Set<String> = ["feed", "monsoon-manifest", "cover"]
 
-    /// Each candidate's stem, numbered where its path is shared or its stem is reserved.
     public static func resolve(_ candidates: [Candidate]) -> [Int: String] {
         resolve(candidates, around: [])
     }
 
-    /// Each candidate's stem, numbered where its path is shared, its stem is reserved or its path
-    /// is one of `used` (paths, folders and stem joined with `/`, that files named before have
-    /// for good): the shared library of a cluster names a feed's new episodes around its earlier ones.
+    /// Each candidate's stem, numbered where its path is shared, its stem is reserved or its path is one of `used` (that
+    /// files named before have for good): a cluster names a feed's new episodes around its earlier ones.
     package static func resolve(_ candidates: [Candidate], around used: Set<String>) -> [Int: String] {
         var taken = Set(candidates.map(\.path)).union(used)
         var result: [Int: String] = [:]

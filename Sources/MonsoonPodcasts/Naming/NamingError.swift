@@ -3,8 +3,7 @@ import MonsoonBasics
 /// The domain of ``NamingError``.
 public enum NamingDomain: ErrorDomain {}
 
-/// A template that cannot be used. Its message is one line: what is wrong with the template and
-/// what to do.
+/// A template that cannot be used. Its message is one line: what is wrong with the template and what to do.
 public typealias NamingError = CodedError<NamingDomain>
 
 extension NamingError.Code {

@@ -1,18 +1,14 @@
 import Foundation
 import MonsoonEngine
 
-/// Where an episode's file goes under the download root: a template such as
-/// `{podcast}/{date} - {title}.{ext}`, whose `/` make folders.
+/// Where an episode's file goes under the download root: a template such as `{podcast}/{date} - {title}.{ext}`,
+/// whose `/` make folders.
 ///
-/// Rendering is safe whatever a feed says: every value is cleaned of path separators,
-/// `..`, control characters and leading dots, each path component is NFC and at most 255
-/// bytes (room left for the extension and `.part`), so the result always stays inside the
-/// root. The extension is not known before the server answers: the template ends in
-/// `.{ext}`, and the engine appends the final URL's (or the media type's) extension.
+/// Rendering is safe whatever a feed says: every value is cleaned of path separators, `..`, control characters and
+/// leading dots, each component is NFC and at most 255 bytes (room left for the extension and `.part`), so the result
+/// stays inside the root. The extension is not known before the server answers: the engine appends it for `.{ext}`.
 public struct NamingTemplate: Sendable, Equatable, CustomStringConvertible {
-    /// The template used when none is set.
     public static let defaultText = "{podcast}/{date} - {title}.{ext}"
-    /// The variables a template may use.
     public static let variables = ["podcast", "title", "date", "year", "month", "day", "guid", "season", "episode", "version", "ext"]
 
     enum Part: Sendable, Equatable {
@@ -20,19 +16,16 @@ public struct NamingTemplate: Sendable, Equatable, CustomStringConvertible {
         case variable(String)
     }
 
-    /// The template's text, as given.
     public let text: String
-    /// The parts of each path component but the extension.
+    /// Each path component's, without the extension.
     let components: [[Part]]
     /// Names valid on exFAT and SMB too (`PortableName`): for an archive kept on a USB disk or a NAS.
     public var portable = false
 
-    /// The template's text.
     public var description: String { text }
 
-    /// Parses and checks a template.
-    /// - Throws: `NamingError` for an unknown variable, an unclosed brace, an absolute
-    ///   path, a `..` component, or a template that does not end in `.{ext}`.
+    /// - Throws: `NamingError` for an unknown variable, an unclosed brace, an absolute path, a `..` component, or a
+    ///   template that does not end in `.{ext}`.
     public init(_ text: String) throws(NamingError) {
         self.text = text
         guard text.hasSuffix(".{ext}") else {
@@ -49,7 +42,6 @@ public struct NamingTemplate: Sendable, Equatable, CustomStringConvertible {
         self.components = components
     }
 
-    /// The default template.
     public static var standard: NamingTemplate {
         // The default is valid by construction; a failure here is a programming error.
         try! NamingTemplate(defaultText)
@@ -76,7 +68,7 @@ public struct NamingTemplate: Sendable, Equatable, CustomStringConvertible {
         return parts
     }
 
-    /// The folders under the root and the file's stem (no extension) for `values`.
+    /// The folders under the root and the file's stem (no extension).
     public func render(_ values: NamingValues) -> (folders: [String], stem: String) {
         var rendered = components.map { parts in
             parts.map { part -> String in
@@ -88,9 +80,8 @@ public struct NamingTemplate: Sendable, Equatable, CustomStringConvertible {
         }
         var stem = finished(rendered.removeLast(), limit: Self.stemLimit)
         let folders = rendered.map { finished($0, limit: 255) }
-        // A later version's path always differs from the earlier ones': a template without
-        // {version} (or a long title that cut it off) gets it at the end of the file name; one
-        // that puts it in a folder has it there, and only there.
+        // A later version's path always differs from the earlier ones': a template without {version} (or a long title
+        // that cut it off) gets it at the end of the file name; one that puts it in a folder has it only there.
         if let version = values.version, !stem.contains("(\(version))"), !folders.contains(where: { $0.contains("(\(version))") }) {
             let suffix = values["version"]
             stem = finished((Self.nonEmptyComponent(stem, limit: Self.stemLimit - suffix.utf8.count) ?? "untitled") + suffix, limit: Self.stemLimit)
@@ -98,8 +89,7 @@ public struct NamingTemplate: Sendable, Equatable, CustomStringConvertible {
         return (folders, stem)
     }
 
-    /// A rendered component made safe, and portable when asked (exFAT counts UTF-16 units, never
-    /// more than the UTF-8 bytes `component` already cut to).
+    /// Made safe, and portable when asked (exFAT counts UTF-16 units, never more than the UTF-8 bytes already cut to).
     func finished(_ rendered: String, limit: Int) -> String {
         let safe = Self.component(rendered, limit: limit)
         return portable ? PortableName.make(safe, limit: limit) : safe
@@ -108,8 +98,8 @@ public struct NamingTemplate: Sendable, Equatable, CustomStringConvertible {
     /// A stem leaves room for " (99)", a dot, a five-letter extension and ".part".
     static let stemLimit = 255 - 5 - 1 - 5 - 5
 
-    /// A value made safe to stand inside a path component: no separators or control characters
-    /// (each a space), no bidi controls or zero-width characters (`InvisibleCharacters`: gone).
+    /// A value made safe inside a path component: no separators or control characters (each a space), no bidi
+    /// controls or zero-width characters (`InvisibleCharacters`: gone).
     static func clean(_ value: String) -> String {
         var scalars = String.UnicodeScalarView()
         for scalar in value.precomposed.unicodeScalars {
@@ -123,8 +113,8 @@ public struct NamingTemplate: Sendable, Equatable, CustomStringConvertible {
         return String(scalars)
     }
 
-    /// A whole component made safe: no `..`, no leading dots (hidden files), collapsed
-    /// spaces, trimmed, at most `limit` UTF-8 bytes on a character boundary; never empty.
+    /// A whole component made safe: no `..`, no leading dots (hidden files), collapsed spaces, trimmed, at most `limit`
+    /// UTF-8 bytes on a character boundary; never empty.
     static func component(_ text: String, limit: Int) -> String {
         nonEmptyComponent(text, limit: limit) ?? "untitled"
     }
@@ -149,9 +139,8 @@ public struct NamingTemplate: Sendable, Equatable, CustomStringConvertible {
 
 /// The values of a template's variables for one episode.
 public struct NamingValues: Sendable {
-    /// `{podcast}`: the podcast's name.
+    // Cleaned when rendered, not here.
     public var podcast: String
-    /// `{title}`: the episode's title.
     public var title: String
     /// The publish date, for `{date}`, `{year}`, `{month}` and `{day}` (in UTC); nil renders as "undated".
     public var published: Date?
@@ -161,11 +150,9 @@ public struct NamingValues: Sendable {
     public var season: Int?
     /// `{episode}`; nil renders as nothing.
     public var episode: Int?
-    /// `{version}`: nil for an episode's first version (renders as nothing); for a later one, the
-    /// day it was seen (`2026-12-01`), which renders as ` (2026-12-01)`.
+    /// Nil for an episode's first version; for a later one, the day it was seen (`2026-12-01`), rendered ` (2026-12-01)`.
     public var version: String?
 
-    /// The values of one episode; they are cleaned when rendered, not here.
     public init(podcast: String, title: String, published: Date?, guid: String?, season: Int?, episode: Int?, version: String? = nil) {
         self.podcast = podcast
         self.title = title
@@ -192,7 +179,7 @@ public struct NamingValues: Sendable {
         }
     }
 
-    /// The publish date in UTC, zero-padded.
+    /// In UTC, zero-padded.
     private var date: (year: String, month: String, day: String)? {
         published.map(UTCDate.day)
     }

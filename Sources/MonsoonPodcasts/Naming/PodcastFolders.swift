@@ -1,18 +1,14 @@
 import Foundation
 
-/// The `{podcast}` of each podcast in file names: its name made safe for a path component, and
-/// one of its own. Two podcasts whose titles come out the same ("Daily News" and "Daily News",
-/// "Show/Tell" and "Show-Tell", "." and "..") would otherwise share one folder, where each
-/// archive run rewrote the other's manifest and feed copy. The podcast subscribed to first keeps
-/// the plain name; the others are numbered " (2)", " (3)", … as episodes are. Names are compared
-/// without case, as a USB disk's file system does, and as their portable forms (`PortableName`:
-/// "Show?" and "Show*" are one folder on exFAT), whether names are made portable now or later.
+/// The `{podcast}` of each podcast in file names: its name made safe for a path component, and one of its own. Two
+/// podcasts whose titles come out the same ("Show/Tell" and "Show-Tell", "." and "..") would otherwise share one folder,
+/// where each archive run rewrote the other's manifest and feed copy. The first subscribed keeps the plain name; the
+/// others are numbered " (2)", " (3)", … as episodes are. Names are compared without case, as a USB disk's file system
+/// does, and as their portable forms ("Show?" and "Show*" are one folder on exFAT), portable now or later.
 ///
-/// A podcast keeps the name it was given (stored with it): a podcast that renames itself, or one
-/// unsubscribed, never moves another into or out of a folder.
-///
-/// A title with nothing left once cleaned ("." or "..") names the podcast after its feed's
-/// address instead (`feeds.example.com-show-rss`), as a feed without a title is named.
+/// A podcast keeps the name it was given (stored with it): a podcast that renames itself, or one unsubscribed, never
+/// moves another into or out of a folder. A title with nothing left once cleaned names the podcast after its feed's
+/// address instead (`feeds.example.com-show-rss`).
 ///
 /// `package`: the shared library of a cluster names its podcasts' folders the same way.
 package enum PodcastFolders {
@@ -20,7 +16,7 @@ package enum PodcastFolders {
         package var id: Int
         package var title: String?
         package var feedURL: String?
-        /// The name it was given before, if any: kept.
+        /// Given before: kept.
         package var folderName: String? = nil
 
         package init(id: Int, title: String?, feedURL: String?, folderName: String? = nil) {
@@ -29,9 +25,12 @@ package enum PodcastFolders {
             self.feedURL = feedURL
             self.folderName = folderName
         }
+
+        /// As rows hold it: `FallbackName.podcast(title:feedURL:)`.
+        var name: String { FallbackName.podcast(title: title, feedURL: feedURL) }
     }
 
-    /// Each podcast's `{podcast}` value, by id: the one it was given, else a new one of its own.
+    /// By id: the one it was given, else a new one of its own.
     package static func names(_ podcasts: [Podcast]) -> [Int: String] {
         var result: [Int: String] = [:]
         var cleaned: [(id: Int, name: String)] = []
@@ -40,8 +39,7 @@ package enum PodcastFolders {
                 result[podcast.id] = given
                 continue
             }
-            let name = FallbackName.podcast(title: podcast.title, feedURL: podcast.feedURL)
-            let component = NamingTemplate.nonEmptyComponent(NamingTemplate.clean(name), limit: limit)
+            let component = NamingTemplate.nonEmptyComponent(NamingTemplate.clean(podcast.name), limit: limit)
                 ?? NamingTemplate.component(NamingTemplate.clean(FallbackName.podcast(title: nil, feedURL: podcast.feedURL)), limit: limit)
             cleaned.append((podcast.id, component))
         }
@@ -64,7 +62,6 @@ package enum PodcastFolders {
         return result
     }
 
-    /// What two names that would be one folder have in common.
     private static func key(_ name: String) -> String { PortableName.make(name).lowercased() }
 
     /// Room for " (99)" in a 255-byte component.

@@ -1,11 +1,7 @@
 import Foundation
 
-/// A file or folder name that exFAT, FAT32 and SMB shares (Windows' rules) accept, for an
-/// archive kept on a USB disk or a NAS (`--portable-names`, the setting `portable-names`).
-///
-/// Linux takes any byte but `/` and NUL; those file systems refuse more, and a copy there fails
-/// or renames files behind the archive's back (its manifest then lists names that are not
-/// there). The rules, applied in this order:
+/// A name that exFAT, FAT32 and SMB shares accept, for an archive kept on a USB disk or a NAS (`--portable-names`): a
+/// copy there of a name only Linux takes fails, or renames files behind the manifest's back. The rules, in order:
 /// - each of `: ? * " < > | \` and each control character (U+0000–U+001F, U+007F) becomes `_`;
 /// - trailing dots and spaces go (Windows drops them, so `Show.` and `Show` would be one name);
 /// - a reserved device name (CON, PRN, AUX, NUL, COM1–COM9, LPT1–LPT9, in any case, alone or
@@ -13,7 +9,7 @@ import Foundation
 /// - at most `limit` UTF-16 code units (exFAT's 255), cut on a character boundary;
 /// - never empty: `_`.
 public enum PortableName {
-    /// The longest name exFAT takes, in UTF-16 code units.
+    /// In UTF-16 code units.
     public static let exFATLimit = 255
 
     /// Characters Windows file systems refuse in a name, besides control characters.
@@ -22,7 +18,7 @@ public enum PortableName {
     /// Device names Windows reserves, with or without an extension.
     static let reserved = Set(["CON", "PRN", "AUX", "NUL"] + (1...9).flatMap { ["COM\($0)", "LPT\($0)"] })
 
-    /// `name` made portable by the rules above (`/` is the caller's: a name never holds one).
+    /// `/` is the caller's: a name never holds one.
     public static func make(_ name: String, limit: Int = exFATLimit) -> String {
         var text = String(String.UnicodeScalarView(name.unicodeScalars.map { scalar in
             scalar.value < 0x20 || scalar.value == 0x7F || refused.contains(Character(scalar)) ? "_" : scalar
@@ -45,7 +41,4 @@ public enum PortableName {
         }
         return text.isEmpty ? "_" : text
     }
-
-    /// Whether `name` is already portable: `make` leaves it as it is.
-    public static func isPortable(_ name: String, limit: Int = exFATLimit) -> Bool { make(name, limit: limit) == name }
 }

@@ -5,25 +5,22 @@ extension OPML {
     public enum ReadDomain: ErrorDomain {
         /// Where the XML breaks (1-based), when that is the reason.
         public struct Details: Hashable, Sendable {
-            /// The line where the XML breaks.
             public var line: Int?
-            /// The column on `line`, in characters from 1.
+            /// In characters.
             public var column: Int?
         }
     }
 
-    /// Why a list could not be read. Its message is one line: what the file is instead, or where
-    /// its XML breaks, and what to do. It never names the file: the caller knows what it read (a
-    /// path, standard input) and says so.
+    /// Why a list could not be read. Its message is one line: what the file is instead, or where its XML breaks, and what
+    /// to do. It never names the file: the caller knows what it read (a path, standard input) and says so.
     public typealias ReadError = CodedError<ReadDomain>
 }
 
 extension OPML.ReadError.Code {
     /// The file is empty, or holds only whitespace.
     public static var empty: Self { Self(rawValue: "empty") }
-    /// The file is something else: a web page, a document of another kind (an image, a PDF,
-    /// JSON …, which the message names), XML whose root is not `<opml>`, or not XML at all
-    /// (then with `line` and `column`).
+    /// A web page, a document of another kind (which the message names), XML whose root is not `<opml>`, or not XML at
+    /// all (then with `line` and `column`).
     public static var notOPML: Self { Self(rawValue: "notOPML") }
     /// The file is a podcast feed (RSS or Atom), not a list of them: subscribe to its address instead.
     public static var podcastFeed: Self { Self(rawValue: "podcastFeed") }
@@ -35,13 +32,11 @@ extension OPML.ReadError.Code {
     public static var malformed: Self { Self(rawValue: "malformed") }
     /// Larger than ``FeedLimits/maxBytes``: refused unread.
     public static var tooLarge: Self { Self(rawValue: "tooLarge") }
-    /// Built as no real list is: an element with more attributes than ``FeedLimits/maxAttributes``
-    /// (refused unread), or elements nested deeper than ``FeedLimits/maxDepth``.
+    /// More attributes than ``FeedLimits/maxAttributes`` (refused unread), or nested deeper than ``FeedLimits/maxDepth``.
     public static var tooComplex: Self { Self(rawValue: "tooComplex") }
 }
 
 extension OPML.ReadError {
-    /// An error of kind `code` saying `message`, at `line` and `column` when the XML breaks there.
     public init(_ code: Code, _ message: String, line: Int? = nil, column: Int? = nil) {
         self.init(code, message, details: .init(line: line, column: column))
     }

@@ -17,14 +17,10 @@ extension OPML {
         return text + "  </body>\n</opml>\n"
     }
 
-    /// `text` as XML 1.0 character data or an attribute value (in double or single quotes).
-    ///
-    /// The five markup characters become entities. Tab, line feed and carriage return become character
-    /// references: written as they are, a parser would turn them into spaces in an attribute value
-    /// (attribute-value normalization) and a CR into a line feed anywhere. Characters XML 1.0 does not
-    /// allow at all, not even as references, are left out: the other C0 controls (ESC, BEL, NUL …)
-    /// and U+FFFE and U+FFFF. (Swift strings hold no lone surrogates, the last forbidden ones.) DEL,
-    /// C1 controls and invisible characters (bidi controls, zero-width ones) become references too.
+    /// As XML 1.0 character data or an attribute value. Tab, LF and CR become references: as they are, a parser would
+    /// turn them into spaces in an attribute value and a CR into a LF anywhere. Characters XML forbids even as references
+    /// (the other C0 controls, U+FFFE, U+FFFF) are left out. DEL, C1 controls and invisible characters become references,
+    /// which a terminal showing the export does not act on.
     static func escape(_ text: String) -> String {
         var result = ""
         result.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
@@ -39,8 +35,6 @@ extension OPML {
             case 0x0A: result += "&#10;"
             case 0x0D: result += "&#13;"
             case 0x00 ..< 0x20, 0xFFFE, 0xFFFF: continue
-            // DEL, C1 controls and invisible characters as references: the same text to a parser,
-            // nothing a terminal showing the export acts on.
             case _ where InvisibleCharacters.isUnprintable(scalar): result += "&#x\(String(scalar.value, radix: 16, uppercase: true));"
             default: result.unicodeScalars.append(scalar)
             }

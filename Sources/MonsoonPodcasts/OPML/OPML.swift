@@ -3,19 +3,17 @@ import MonsoonEngine
 
 /// OPML 2.0 subscription lists: reading one to import, writing one to export.
 ///
-/// A list is read whole or not at all: XML that breaks anywhere (a character XML forbids, a file cut
-/// off in the middle) is an error that says where, never a list of the outlines before the break.
+/// A list is read whole or not at all: XML that breaks anywhere (a character XML forbids, a file cut off) is an error
+/// that says where, never a list of the outlines before the break.
 public enum OPML {
-    /// One feed of a list.
     public struct Outline: Sendable, Equatable {
-        /// The outline's `title`, else its `text`; nil when it has neither.
+        /// The outline's `title`, else its `text`.
         public var title: String?
-        /// The feed's address (`xmlUrl`); outlines without one are not feeds and are skipped.
+        /// `xmlUrl`: outlines without one are not feeds and are skipped.
         public var feedURL: URL
-        /// The show's web page (`htmlUrl`), if given.
+        /// `htmlUrl`.
         public var siteURL: URL?
 
-        /// An outline for the feed at `feedURL`.
         public init(title: String?, feedURL: URL, siteURL: URL? = nil) {
             self.title = title
             self.feedURL = feedURL
@@ -23,17 +21,14 @@ public enum OPML {
         }
     }
 
-    /// What an OPML list is, for messages about files that are not one.
+    /// For messages about files that are not one.
     static let what = "an OPML subscription list is an XML file with <opml> at its root"
 
     /// The feeds of an OPML document, in order, nested outlines included, repeats left out.
     ///
-    /// A document that is not one fails with a message that says what it is instead; one whose XML
-    /// breaks anywhere fails with where it breaks, and gives no outline at all. A document larger than
-    /// `limits.maxBytes` (the cap on feeds, 50 MiB) is refused unread, and so is one with an element
-    /// of more than `limits.maxAttributes` attributes; one that nests deeper than `limits.maxDepth`
-    /// fails where it goes past. External entities are never loaded and entities the document
-    /// declares are never expanded.
+    /// A document that is not one fails with a message that says what it is instead. One larger than `limits.maxBytes`
+    /// is refused unread, and so is one with an element of more than `limits.maxAttributes` attributes. External
+    /// entities are never loaded and entities the document declares are never expanded.
     public static func read(_ data: Data, limits: FeedLimits = FeedLimits()) throws(ReadError) -> [Outline] {
         guard data.count <= limits.maxBytes else { throw tooLarge(data.count, limits) }
         var result: Result<[Outline], ReadError> = .success([])
@@ -48,10 +43,9 @@ public enum OPML {
         if HTMLPage.looksLikeHTML(bytes) { throw ReadError(.notOPML, "not an OPML subscription list: it is a web page") }
         if let kind = DocumentKind.sniff(bytes) { throw ReadError(.notOPML, "not an OPML subscription list: it is \(kind)") }
         let parser = OPMLParser(limits: limits)
-        // libxml2 is handed UTF-8 and told so, never left to switch encodings itself (its conversion
-        // errors print on stderr): a BOM, UTF-16 and UTF-32, and a declared encoding are read here, as
-        // for feeds. Unlike feeds, nothing is repaired: bytes that are not UTF-8 in a list that is, or
-        // says it is, UTF-8 are an error libxml2 reports with its place, as is any character XML forbids.
+        // libxml2 is handed UTF-8 and told so, never left to switch encodings itself (its conversion errors print on
+        // stderr). Unlike feeds, nothing is repaired: bytes that are not UTF-8 in a list that says it is are an error
+        // libxml2 reports with its place, as is any character XML forbids.
         let (detected, bomLength) = FeedDecoding.detect(bytes)
         let body = UnsafeBufferPointer(rebasing: bytes[bomLength...])
         switch detected ?? FeedDecoding.declaredEncoding(body) {
@@ -68,7 +62,6 @@ public enum OPML {
         return try outcome(of: parser)
     }
 
-    /// The outlines, or the error that says why there are none.
     private static func outcome(of parser: OPMLParser) throws(ReadError) -> [Outline] {
         if let excess = parser.excess {
             // What no real list is: said before what it would make libxml2 say.

@@ -3,53 +3,41 @@ import Foundation
 
 /// libxml2's push parser over an OPML document's UTF-8 text, collecting the feeds of its outlines.
 ///
-/// Why libxml2 directly rather than Foundation's `XMLParser`, which ``OPML`` used before: on Linux
-/// `XMLParser` runs libxml2 in recovery mode (`XML_PARSE_RECOVER`), so an outline holding a character
-/// XML forbids (ESC, BEL, U+FFFE) was dropped with the rest of its element and the parse still
-/// succeeded; and it pushes every chunk with `terminate` 0, never telling libxml2 that the input
-/// ended, so a document cut off in the middle (`<opml><body><outline`) was still "waiting for more"
-/// and never found broken: an import of either subscribed to part of the list, or none, and said
-/// nothing. Here recovery is off, the end of the input is said, and the first fatal error is kept.
+/// Not Foundation's `XMLParser`: on Linux it runs libxml2 in recovery mode, so an outline holding a character XML
+/// forbids (ESC, BEL, U+FFFE) is silently dropped, and it never tells libxml2 the input ended, so a document cut off
+/// (`<opml><body><outline`) is never found broken. Here recovery is off, the end is said, the first fatal error kept.
 ///
-/// Security: no external entity is ever loaded (`resolveEntity` answers nothing, `XML_PARSE_NONET`,
-/// no DTD loading), the only entities substituted are XML's five (`getEntity`), since the handler
-/// records no declaration, and `XML_PARSE_HUGE` is off, so libxml2's limits on names, text and
-/// nesting stay in force.
+/// Security: no external entity is ever loaded (`resolveEntity` answers nothing, `XML_PARSE_NONET`, no DTD loading),
+/// the only entities substituted are XML's five (the handler records no declaration), and `XML_PARSE_HUGE` is off, so
+/// libxml2's limits on names, text and nesting stay in force.
 final class OPMLParser {
-    /// Where and why the XML breaks.
     struct Failure {
-        /// What is wrong, in words (libxml2's message when no plainer one is known).
+        /// libxml2's message when no plainer one is known.
         var reason: String
         var line: Int
         var column: Int
         /// Whether the document stopped inside an element: the break came when the input ended.
         var endsEarly: Bool
-        /// libxml2's error number (`xmlParserErrors`), 0 for none.
+        /// `xmlParserErrors`, 0 for none.
         var code: Int32 = 0
     }
 
-    /// The root element's name, once it started.
     private(set) var root: String?
-    /// The feeds found so far, in order, without repeats.
+    /// In order, without repeats.
     private(set) var outlines: [OPML.Outline] = []
-    /// The first fatal error, if any.
     private(set) var failure: Failure?
-    /// How the document went past `limits`, which stopped the parse (or kept it from starting).
+    /// Stopped the parse (or kept it from starting).
     private(set) var excess: Excess?
-    /// The bounds on attributes and nesting (``FeedLimits/maxAttributes``, ``FeedLimits/maxDepth``).
     let limits: FeedLimits
     private var seen = Set<String>()
-    /// Elements open now.
     private var depth = 0
     /// Set while the final, terminating chunk is parsed: an error then is an end the document did not expect.
     private var ending = false
     private var context: xmlParserCtxtPtr?
 
-    /// A document built as no real list is.
     enum Excess {
-        /// An element, named when its name is plain text, with more attributes than ``FeedLimits/maxAttributes``.
+        /// The element is named when its name is plain text.
         case attributes(line: Int, name: String?)
-        /// Elements nested deeper than ``FeedLimits/maxDepth`` at `line`.
         case depth(line: Int)
     }
 
@@ -57,7 +45,7 @@ final class OPMLParser {
         self.limits = limits
     }
 
-    /// Parses `text` (UTF-8) whole; read ``root``, ``outlines``, ``failure`` and ``excess`` afterwards.
+    /// Parses UTF-8 `text` whole; read ``root``, ``outlines``, ``failure`` and ``excess`` afterwards.
     func parse(_ text: UnsafeBufferPointer<UInt8>) {
         // libxml2 would compare each attribute of an element with all those before it (see AttributeScan).
         if let offset = AttributeScan.crowdedElement(in: text, limit: limits.maxAttributes) {
@@ -119,7 +107,7 @@ final class OPMLParser {
 
     private static func isOPML(_ name: String) -> Bool { name.lowercased() == "opml" }
 
-    /// Whether XML 1.0 allows `scalar` in a document (its production `Char`).
+    /// XML 1.0's production `Char`.
     static func isXMLCharacter(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x09, 0x0A, 0x0D, 0x20 ... 0xD7FF, 0xE000 ... 0xFFFD, 0x10000 ... 0x10FFFF: return true
@@ -127,8 +115,7 @@ final class OPMLParser {
         }
     }
 
-    /// The character at `line` and `column` (both from 1, the column in characters) of UTF-8 `text`, if it
-    /// is valid UTF-8 up to there.
+    /// Both from 1, the column in characters; nil unless the text is valid UTF-8 up to there.
     static func scalar(in text: UnsafeBufferPointer<UInt8>, line: Int, column: Int) -> Unicode.Scalar? {
         guard line >= 1, column >= 1 else { return nil }
         var start = 0
@@ -187,7 +174,7 @@ final class OPMLParser {
                           endsEarly: ending && depth > 0, code: error.code)
     }
 
-    /// What a libxml2 error means, in words, for the errors a hand-edited or damaged list has.
+    /// In words, for the errors a hand-edited or damaged list has.
     static func plain(code: Int32, message: String) -> String {
         switch xmlParserErrors(rawValue: UInt32(code)) {
         case XML_ERR_INVALID_CHAR where message.contains("UTF-8"), XML_ERR_INVALID_ENCODING:

@@ -3,8 +3,6 @@ import MonsoonEngine
 
 /// What `monsoon play` plays: an episode's downloaded file, else its enclosure URL.
 public struct PlaybackItem: Sendable, Equatable {
-    /// Where the sound comes from.
-    ///
     /// `@nonexhaustive`: more sources may come, so a `switch` outside this package needs a `default`.
     @nonexhaustive
     public enum Source: Sendable, Equatable {
@@ -14,30 +12,25 @@ public struct PlaybackItem: Sendable, Equatable {
         case stream(URL)
     }
 
-    /// The episode being played.
     public var episodeID: Int
     /// "Podcast: Episode", for the status line.
     public var title: String
-    /// The file or the stream to hand the player.
     public var source: Source
-    /// The saved position, in seconds.
+    /// Seconds.
     public var position: Double
-    /// The duration the feed gives, in seconds (the player's own, once known, is better).
+    /// What the feed gives, in seconds: the player's own, once known, is better.
     public var duration: Double?
 }
 
-/// The rules of playback, as pure functions.
 public enum PlaybackRules {
-    /// Whether playback that ended at `position` counts as having played the episode: only when
-    /// it ended within `threshold` seconds of the end. The player stopping is not enough: mpv
-    /// reports an end of file for `--length`, `--end` or a quit too.
+    /// Only when it ended within `threshold` seconds of the end: mpv reports an end of file for `--length`, `--end` or a
+    /// quit too.
     public static func isPlayed(position: Double, duration: Double?, threshold: Double) -> Bool {
         guard let duration, duration > 0 else { return false }
         return position >= duration - threshold
     }
 
-    /// Why `url` cannot be streamed, or nil when it can: only http and https reach the player, so
-    /// a feed cannot make it open a local file or speak another protocol.
+    /// Only http and https reach the player, so a feed cannot make it open a local file or speak another protocol.
     public static func streamRefusal(_ url: URL) -> String? {
         guard !DownloadRequest.isDownloadable(url) else { return nil }
         return "only http and https enclosures are streamed, and this one is \(Redaction.redact(url))"

@@ -9,10 +9,8 @@ public typealias SettingError = CodedError<SettingDomain>
 extension SettingError.Code {
     /// The value given is not one the setting takes (the message says what it takes): ask again.
     public static var invalidValue: Self { Self(rawValue: "invalidValue") }
-    /// A podcast's own value was given for a setting that has none
-    /// (``SettingKey/allowsPodcastOverride``): set it globally.
+    /// A podcast's own value was given for a setting that has none (``SettingKey/allowsPodcastOverride``).
     public static var notPerPodcast: Self { Self(rawValue: "notPerPodcast") }
-    /// The value stored in the database is no longer valid (written by another version, or by
-    /// hand): set it again.
+    /// The value stored is no longer valid (written by another version, or by hand): set it again.
     public static var invalidStoredValue: Self { Self(rawValue: "invalidStoredValue") }
 }

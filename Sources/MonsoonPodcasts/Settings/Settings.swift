@@ -7,43 +7,29 @@ import MonsoonStore
 /// `@nonexhaustive`: settings will be added, so a `switch` outside this package needs a `default`.
 @nonexhaustive
 public enum SettingKey: String, CaseIterable, Sendable {
-    /// Episodes downloaded at once (default 2).
+    // What each does and its default: `about`, below.
     case concurrency
-    /// Downloads at once to one host (default off: no per-host limit).
     case perHost = "per-host"
-    /// The folder episodes are downloaded into: an absolute path or `~/…` (default `~/Podcasts`).
     case downloadRoot = "download-root"
-    /// The `NamingTemplate` of episode files under the root.
     case template
-    /// Delete an episode's download once it is played (default off).
     case autoDeletePlayed = "auto-delete-played"
-    /// Keep only a podcast's newest N downloads (default off); may be set per podcast.
     case keepLatest = "keep-latest"
-    /// Retries after the first attempt of a download (default 5).
     case retries
-    /// The User-Agent sent with requests.
     case userAgent = "user-agent"
-    /// Free space to leave on the disk, as a size such as `500MB` (default 64 MiB).
     case diskReserve = "disk-reserve"
-    /// `monsoon sync` downloads a podcast's new episodes (default off); may be set per podcast.
     case autoDownload = "auto-download"
-    /// Seconds before the end at which an episode counts as played (default 30).
     case playedThreshold = "played-threshold"
-    /// The most bytes a second over all downloads together, as a speed such as `2M` (default off).
     case limitRate = "limit-rate"
-    /// File and folder names valid on exFAT and SMB too (`PortableName`; default off).
     case portableNames = "portable-names"
-    /// URLs from feeds may lead to loopback, private and link-local addresses even when the feed
-    /// is not on one itself (default off).
     case allowPrivate = "allow-private"
 
-    /// Whether a podcast may have its own value (`--podcast`), over the global one.
+    /// Whether a podcast may have its own value (`--podcast`).
     public var allowsPodcastOverride: Bool { self == .keepLatest || self == .autoDownload }
 
     /// The value used when none is set, as `config get` prints it.
     public var defaultText: String { about.defaultText }
 
-    /// What the setting does, for `config` help and errors.
+    /// For `config` help and errors.
     public var summary: String { about.summary }
 
     private var about: (defaultText: String, summary: String) {
@@ -65,7 +51,7 @@ public enum SettingKey: String, CaseIterable, Sendable {
         }
     }
 
-    /// Checks `text` and returns it as it is stored (normalized: "ON" → "on", "2gib" → "2GiB").
+    /// `text` as it is stored (normalized: "ON" → "on", "2gib" → "2GiB").
     /// - Throws: `SettingError` `.invalidValue`, saying what is expected.
     public func normalize(_ text: String) throws(SettingError) -> String {
         let value = text.trimmingCharacters(in: .whitespaces)
@@ -103,7 +89,6 @@ public enum SettingKey: String, CaseIterable, Sendable {
         case .playedThreshold:
             guard let number = Double(value), number >= 0, number.isFinite else { throw bad() }
             return number.rounded() == number && number < 1e15 ? String(Int(number)) : String(number)
-
         }
     }
 
@@ -116,26 +101,25 @@ public enum SettingKey: String, CaseIterable, Sendable {
 public final class Settings {
     let database: Database
 
-    /// Opens the settings in `database`, creating their table when missing.
     public init(database: Database) throws {
         self.database = database
         try SettingRecord.migrator.migrate(database)
     }
 
-    /// The value set for `key` (for `podcast`, else globally), or nil when none is set.
+    /// The value set for `podcast`, else globally; nil when none is set.
     public func value(_ key: SettingKey, podcast: Int? = nil) throws -> String? {
         try SettingRecord.value(key, podcast: podcast, in: database)
     }
 
-    /// The value in effect: the podcast's own, else the global one, else the default.
+    /// The podcast's own, else the global one, else the default.
     public func effective(_ key: SettingKey, podcast: Int? = nil) throws -> String {
         if let podcast, key.allowsPodcastOverride, let own = try value(key, podcast: podcast) { return own }
         return try value(key) ?? key.defaultText
     }
 
-    /// Sets `key` after checking the value; returns the value as stored.
-    /// - Throws: `SettingError` `.invalidValue` for a value the key does not take, `.notPerPodcast`
-    ///   for a podcast's value of a key that has none; the database's error when it cannot be saved.
+    /// Returns the value as stored.
+    /// - Throws: `SettingError` `.invalidValue` for a value the key does not take, `.notPerPodcast` for a podcast's
+    ///   value of a key that has none.
     @discardableResult
     public func set(_ key: SettingKey, _ text: String, podcast: Int? = nil) throws -> String {
         if podcast != nil && !key.allowsPodcastOverride {
@@ -146,43 +130,33 @@ public final class Settings {
         return value
     }
 
-    /// Goes back to the default (or, for a podcast, to the global value).
+    /// Back to the default (or, for a podcast, to the global value).
     public func unset(_ key: SettingKey, podcast: Int? = nil) throws {
         try SettingRecord.unset(key, podcast: podcast, in: database)
     }
 
-    // MARK: - Typed values
-
     /// The most downloads at once the setting `concurrency` (and `-j`) takes; curl's `--parallel-max` takes 300.
     public static let concurrencyLimit = 1000
-    /// Episodes downloaded at once: 1 to `concurrencyLimit` (a larger value stored by an earlier version counts as the limit).
+    /// A larger value stored by an earlier version counts as the limit.
     public func concurrency() throws -> Int { Int(try effective(.concurrency)).map { min($0, Self.concurrencyLimit) } ?? 2 }
-    /// Downloads at once to one host; nil for no limit.
+    /// Nil for no limit.
     public func perHost() throws -> Int? { Int(try effective(.perHost)) }
-    /// Retries after the first attempt.
     public func retries() throws -> Int { Int(try effective(.retries)) ?? 5 }
-    /// The User-Agent set by the user; nil when none is set (the caller then picks its own, not `defaultText`).
+    /// Nil when none is set: the caller then picks its own, not `defaultText`.
     public func userAgent() throws -> String? { try value(.userAgent) }
-    /// Bytes to leave free on the disk.
     public func diskReserve() throws -> Int { ByteCount.parse(try effective(.diskReserve)) ?? 64 << 20 }
-    /// Whether played episodes' downloads are deleted.
     public func autoDeletePlayed() throws -> Bool { try effective(.autoDeletePlayed) == "on" }
-    /// How many of `podcast`'s newest downloads to keep (its own value first); nil to keep them all.
+    /// Nil to keep them all.
     public func keepLatest(podcast: Int) throws -> Int? { Int(try effective(.keepLatest, podcast: podcast)) }
-    /// Whether `monsoon sync` downloads `podcast`'s new episodes (its own value first).
     public func autoDownload(podcast: Int) throws -> Bool { try effective(.autoDownload, podcast: podcast) == "on" }
-    /// The most bytes a second over all downloads together; nil for no limit.
+    /// Nil for no limit.
     public func limitRate() throws -> Int? { ByteCount.parse(try effective(.limitRate)).flatMap { $0 >= 1 ? $0 : nil } }
-    /// Seconds before the end at which an episode counts as played.
     public func playedThreshold() throws -> Double { Double(try effective(.playedThreshold)) ?? 30 }
 
-    /// Whether file and folder names are kept valid on exFAT and SMB.
     public func portableNames() throws -> Bool { try effective(.portableNames) == "on" }
-
-    /// `allow-private`: URLs from feeds may reach private addresses wherever the feed is.
     public func allowPrivate() throws -> Bool { try effective(.allowPrivate) == "on" }
 
-    /// The naming template in effect, portable when `portable-names` is on.
+    /// Portable when `portable-names` is on.
     /// - Throws: `SettingError` `.invalidStoredValue` when the stored template is no longer valid.
     public func template() throws -> NamingTemplate {
         let text = try effective(.template)
@@ -192,7 +166,6 @@ public final class Settings {
         return template
     }
 
-    /// The download root, `~` expanded against `home` (the user's home folder).
     public func downloadRoot(userHome: String) throws -> String {
         let text = try effective(.downloadRoot)
         if text == "~" { return userHome }
