@@ -62,15 +62,12 @@ public enum SHA256 {
     public struct Hasher: Sendable {
         private var state = Context()
 
-        /// A hasher that has seen nothing.
         public init() {}
 
-        /// Feeds `data`.
         public mutating func update(_ data: Data) {
             data.withUnsafeBytes { update($0) }
         }
 
-        /// Feeds `bytes`.
         public mutating func update(_ bytes: UnsafeRawBufferPointer) {
             guard let base = bytes.baseAddress, bytes.count > 0 else { return }
             // Copy on write: a copy of a hasher goes on from where the original was.
@@ -78,18 +75,11 @@ public enum SHA256 {
             EVP_DigestUpdate(state.pointer, base, bytes.count)
         }
 
-        /// The 32-byte digest. It finishes the hasher: call it only once.
-        public mutating func finalize() -> [UInt8] {
-            if !isKnownUniquelyReferenced(&state) { state = Context(copying: state) }
-            var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-            var length: UInt32 = 0
-            EVP_DigestFinal_ex(state.pointer, &digest, &length)
-            return Array(digest.prefix(Int(length)))
-        }
-
         /// The digest as 64 lowercase hex digits. It finishes the hasher: call it only once.
         public mutating func finalizeHex() -> String {
-            SHA256.hex(finalize())
+            // Finishing changes the context: a copy sharing it keeps its own.
+            if !isKnownUniquelyReferenced(&state) { state = Context(copying: state) }
+            return SHA256.hex(finishing: state.pointer)
         }
     }
 

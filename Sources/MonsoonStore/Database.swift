@@ -24,10 +24,8 @@ public final class Database {
     /// A new database file is private to its owner (mode 0600, and so are its `-wal` and `-shm`
     /// files, which SQLite creates with the database's mode): it holds credentials.
     ///
-    /// A new file is made whole under a temporary name and only then given its name (see
-    /// `createFile(at:)`), so Monsoon never leaves an empty database behind; an existing empty file
-    /// is therefore one whose contents were lost, and is refused as damaged rather than taken for a
-    /// new, empty database.
+    /// A new file is made whole before it takes its name (`createFile(at:)`), so an existing empty
+    /// file is one whose contents were lost, refused as damaged rather than taken for a new database.
     ///
     /// - Parameter busyTimeout: how long to wait for another connection's lock, in seconds.
     public convenience init(path: String, busyTimeout: Double = 10) throws(StoreError) {
