@@ -59,7 +59,6 @@ extension PostgresError.Code {
 }
 
 extension PostgresError {
-    /// An error with `code` and its one-line message.
     public init(code: Code, message: String, sqlState: String? = nil, reason: String? = nil, constraint: String? = nil, statement: String? = nil) {
         self.init(code, message, details: .init(sqlState: sqlState, reason: reason, constraint: constraint, statement: statement))
     }
