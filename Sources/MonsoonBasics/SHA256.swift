@@ -48,14 +48,7 @@ public enum SHA256 {
 
     /// `bytes` as lowercase hex.
     static func hex(_ bytes: some Collection<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text = [UInt8]()
-        text.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: text, as: UTF8.self)
+        bytes.map { String(format: "%02x", $0) }.joined()
     }
 
     /// Incremental SHA-256: feed data with `update`, then call `finalize` (or `finalizeHex`) once.
