@@ -153,18 +153,15 @@ public final class PostgresConnection {
 
     /// The parameters' texts, refusing one that holds a NUL.
     private static func texts(of parameters: [PostgresValue?], for sql: String) throws(PostgresError) -> [String?] {
-        var texts: [String?] = []
-        texts.reserveCapacity(parameters.count)
-        for (offset, parameter) in parameters.enumerated() {
+        try parameters.enumerated().map { offset, parameter throws(PostgresError) in
             let text = parameter?.postgresText
             // libpq reads text parameters up to their first NUL: the rest would vanish unsaid.
             if let text, text.utf8.contains(0) {
                 throw PostgresError(code: .invalidValue, message: "parameter $\(offset + 1) holds a NUL character, which PostgreSQL text cannot hold; please report this",
                                     statement: sql)
             }
-            texts.append(text)
+            return text
         }
-        return texts
     }
 
     /// Runs statements separated by semicolons, without parameters (PostgreSQL's simple query

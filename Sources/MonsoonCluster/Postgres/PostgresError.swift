@@ -1,6 +1,5 @@
 import MonsoonBasics
 
-/// The domain of ``PostgresError``.
 public enum PostgresDomain: ErrorDomain {
     /// What a failure of the PostgreSQL layer carries besides its code and message.
     public struct Details: Hashable, Sendable {
