@@ -118,20 +118,20 @@ public final class Database {
 
     /// The first column of the first row, as an integer.
     public func scalarInt(_ sql: String, _ values: SQLValueConvertible...) throws(StoreError) -> Int? {
-        let statement = try statement(sql)
-        try statement.bind(values)
-        defer { sqlite3_reset(statement.raw) }
-        guard try statement.step() else { return nil }
-        return sqlite3_column_type(statement.raw, 0) == SQLITE_NULL ? nil : Int(sqlite3_column_int64(statement.raw, 0))
+        try scalar(sql, values) { sqlite3_column_type($0, 0) == SQLITE_NULL ? nil : Int(sqlite3_column_int64($0, 0)) }
     }
 
     /// The first column of the first row, as text.
     public func scalarText(_ sql: String, _ values: SQLValueConvertible...) throws(StoreError) -> String? {
+        try scalar(sql, values) { sqlite3_column_text($0, 0).map { String(cString: $0) } }
+    }
+
+    /// The first row's value as `read` reads it from the statement; nil when there is no row.
+    private func scalar<T>(_ sql: String, _ values: [SQLValueConvertible], read: (OpaquePointer) -> T?) throws(StoreError) -> T? {
         let statement = try statement(sql)
         try statement.bind(values)
         defer { sqlite3_reset(statement.raw) }
-        guard try statement.step() else { return nil }
-        return sqlite3_column_text(statement.raw, 0).map { String(cString: $0) }
+        return try statement.step() ? read(statement.raw) : nil
     }
 
     /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`), committing when it
