@@ -22,7 +22,6 @@ public struct CodedError<Domain: ErrorDomain>: Error, Sendable, Hashable, Custom
         public let rawValue: Domain.CodeValue
         /// A code from its name; unknown names (from a newer Monsoon, say) are kept as they are.
         public init(rawValue: Domain.CodeValue) { self.rawValue = rawValue }
-        /// The code's name (or number).
         public var description: String { rawValue.description }
     }
 
@@ -33,19 +32,16 @@ public struct CodedError<Domain: ErrorDomain>: Error, Sendable, Hashable, Custom
     /// What the error carries beyond its code and message; its fields also read as the error's own.
     public var details: Domain.Details
 
-    /// An error of kind `code` saying `message`, with `details`.
     public init(_ code: Code, _ message: String, details: Domain.Details) {
         self.code = code
         self.message = message
         self.details = details
     }
 
-    /// An error of kind `code` saying `message`.
     public init(_ code: Code, _ message: String) where Domain.Details == NoDetails {
         self.init(code, message, details: NoDetails())
     }
 
-    /// The message.
     public var description: String { message }
 
     /// A field of ``details``, as if it were the error's own.

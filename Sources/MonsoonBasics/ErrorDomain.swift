@@ -13,6 +13,5 @@ public protocol ErrorDomain {
 
 /// The details of a domain whose errors are a code and a message only.
 public struct NoDetails: Hashable, Sendable {
-    /// No details.
     public init() {}
 }

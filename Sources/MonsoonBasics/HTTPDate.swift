@@ -6,7 +6,6 @@ import Foundation
 /// engine reads Last-Modified, the test server writes Date) from many threads. Package-wide for the
 /// engine, the podcast layer's OPML dates and the test server; no part of any public API.
 package enum HTTPDate {
-    private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
     private static let monthNames = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
     private static let dayNames = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
 
@@ -78,8 +77,8 @@ package enum HTTPDate {
     }
 
     /// The months' three lowercase letters, packed: compared without making a string.
-    private static let monthKeys: [UInt32] = months.map { name in
-        name.utf8.reduce(UInt32(0)) { ($0 << 8) | UInt32($1) }
+    private static let monthKeys: [UInt32] = monthNames.map { name in
+        name.lowercased().utf8.reduce(UInt32(0)) { ($0 << 8) | UInt32($1) }
     }
 
     /// Formats as IMF-fixdate, e.g. "Sun, 06 Nov 1994 08:49:37 GMT".

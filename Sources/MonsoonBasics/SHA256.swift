@@ -48,29 +48,19 @@ public enum SHA256 {
 
     /// `bytes` as lowercase hex.
     static func hex(_ bytes: some Collection<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text = [UInt8]()
-        text.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: text, as: UTF8.self)
+        bytes.map { String(format: "%02x", $0) }.joined()
     }
 
     /// Incremental SHA-256: feed data with `update`, then call `finalize` (or `finalizeHex`) once.
     public struct Hasher: Sendable {
         private var state = Context()
 
-        /// A hasher that has seen nothing.
         public init() {}
 
-        /// Feeds `data`.
         public mutating func update(_ data: Data) {
             data.withUnsafeBytes { update($0) }
         }
 
-        /// Feeds `bytes`.
         public mutating func update(_ bytes: UnsafeRawBufferPointer) {
             guard let base = bytes.baseAddress, bytes.count > 0 else { return }
             // Copy on write: a copy of a hasher goes on from where the original was.
@@ -78,18 +68,11 @@ public enum SHA256 {
             EVP_DigestUpdate(state.pointer, base, bytes.count)
         }
 
-        /// The 32-byte digest. It finishes the hasher: call it only once.
-        public mutating func finalize() -> [UInt8] {
-            if !isKnownUniquelyReferenced(&state) { state = Context(copying: state) }
-            var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-            var length: UInt32 = 0
-            EVP_DigestFinal_ex(state.pointer, &digest, &length)
-            return Array(digest.prefix(Int(length)))
-        }
-
         /// The digest as 64 lowercase hex digits. It finishes the hasher: call it only once.
         public mutating func finalizeHex() -> String {
-            SHA256.hex(finalize())
+            // Finishing changes the context: a copy sharing it keeps its own.
+            if !isKnownUniquelyReferenced(&state) { state = Context(copying: state) }
+            return SHA256.hex(finishing: state.pointer)
         }
     }
 

@@ -4,7 +4,6 @@
 ///
 /// Build one once (a `static let`), not per statement: it builds its strings when made.
 public struct Columns<Column: TableColumn>: Sendable {
-    /// The columns, in order.
     public let columns: [Column]
     /// Their names, comma-separated: a `SELECT` list, or an `INSERT`'s column list.
     public let list: String

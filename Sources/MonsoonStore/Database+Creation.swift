@@ -8,11 +8,10 @@ extension Database {
     /// Makes sure a database file is at `path` before SQLite opens it: refuses an empty one, and
     /// creates a missing one whole.
     ///
-    /// SQLite takes an empty file for a new, empty database. Before, Monsoon created the file empty
-    /// (`O_EXCL`) and let SQLite fill it, so a `monsoon.sqlite` truncated to 0 bytes (a crash of the
-    /// file system, a mistaken `>`) silently became an empty library: every subscription and the
-    /// queue gone, and written over at the first change. Now Monsoon never leaves an empty database
-    /// behind, and an empty file at `path` is damage, reported and left untouched.
+    /// SQLite takes an empty file for a new, empty database, so a `monsoon.sqlite` truncated to 0
+    /// bytes (a crash of the file system, a mistaken `>`) would silently become an empty library,
+    /// written over at the first change. Monsoon never leaves an empty database behind, so an empty
+    /// file at `path` is damage, reported and left untouched.
     static func prepareFile(at path: String) throws(StoreError) {
         var status = stat()
         if stat(path, &status) == 0 { return try refuseUnusable(status, at: path) }

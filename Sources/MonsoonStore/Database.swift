@@ -24,10 +24,8 @@ public final class Database {
     /// A new database file is private to its owner (mode 0600, and so are its `-wal` and `-shm`
     /// files, which SQLite creates with the database's mode): it holds credentials.
     ///
-    /// A new file is made whole under a temporary name and only then given its name (see
-    /// `createFile(at:)`), so Monsoon never leaves an empty database behind; an existing empty file
-    /// is therefore one whose contents were lost, and is refused as damaged rather than taken for a
-    /// new, empty database.
+    /// A new file is made whole before it takes its name (`createFile(at:)`), so an existing empty
+    /// file is one whose contents were lost, refused as damaged rather than taken for a new database.
     ///
     /// - Parameter busyTimeout: how long to wait for another connection's lock, in seconds.
     public convenience init(path: String, busyTimeout: Double = 10) throws(StoreError) {
@@ -120,20 +118,20 @@ public final class Database {
 
     /// The first column of the first row, as an integer.
     public func scalarInt(_ sql: String, _ values: SQLValueConvertible...) throws(StoreError) -> Int? {
-        let statement = try statement(sql)
-        try statement.bind(values)
-        defer { sqlite3_reset(statement.raw) }
-        guard try statement.step() else { return nil }
-        return sqlite3_column_type(statement.raw, 0) == SQLITE_NULL ? nil : Int(sqlite3_column_int64(statement.raw, 0))
+        try scalar(sql, values) { sqlite3_column_type($0, 0) == SQLITE_NULL ? nil : Int(sqlite3_column_int64($0, 0)) }
     }
 
     /// The first column of the first row, as text.
     public func scalarText(_ sql: String, _ values: SQLValueConvertible...) throws(StoreError) -> String? {
+        try scalar(sql, values) { sqlite3_column_text($0, 0).map { String(cString: $0) } }
+    }
+
+    /// The first row's value as `read` reads it from the statement; nil when there is no row.
+    private func scalar<T>(_ sql: String, _ values: [SQLValueConvertible], read: (OpaquePointer) -> T?) throws(StoreError) -> T? {
         let statement = try statement(sql)
         try statement.bind(values)
         defer { sqlite3_reset(statement.raw) }
-        guard try statement.step() else { return nil }
-        return sqlite3_column_text(statement.raw, 0).map { String(cString: $0) }
+        return try statement.step() ? read(statement.raw) : nil
     }
 
     /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`), committing when it

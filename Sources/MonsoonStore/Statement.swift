@@ -7,7 +7,6 @@ import Foundation
 public final class Statement {
     let raw: OpaquePointer
     unowned let database: Database
-    /// The statement's SQL text, as prepared.
     public let sql: String
     /// How many parameters it has: values for all of them leave none of the last ones bound.
     private let parameterCount: Int

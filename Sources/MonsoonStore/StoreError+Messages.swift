@@ -44,29 +44,20 @@ extension StoreError {
     /// Why the database at `path` cannot be written, and what to do, from what the system says of its file and folder.
     static func readOnly(path: String, reason: String) -> (why: String, fix: String) {
         let folder = (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
-        if access(path, W_OK) != 0 {
-            switch errno {
-            case EROFS:
-                return ("its file system is mounted read-only", "remount it read-write, or move the database where it can be written")
-            case EACCES, EPERM:
-                return ("its file is not writable", "make it writable (chmod u+w \(quoted(path))) and try again")
-            case ENOENT:
-                return ("its file was moved or deleted while in use", "try again")
-            default:
-                break
-            }
-        } else if access(folder, W_OK) != 0 {
-            switch errno {
-            case EROFS:
-                return ("its file system is mounted read-only", "remount it read-write, or move the database where it can be written")
-            case EACCES, EPERM:
-                return ("its folder is not writable, and SQLite keeps its journal next to it",
-                        "make the folder writable (chmod u+w \(quoted(folder))) and try again")
-            default:
-                break
-            }
+        // errno is the file's when the file is refused, else the folder's.
+        let fileRefused = access(path, W_OK) != 0
+        guard fileRefused || access(folder, W_OK) != 0 else { return (reason, "make it and its folder writable and try again") }
+        switch errno {
+        case EROFS:
+            return ("its file system is mounted read-only", "remount it read-write, or move the database where it can be written")
+        case EACCES, EPERM:
+            return fileRefused ? ("its file is not writable", "make it writable (chmod u+w \(quoted(path))) and try again")
+                : ("its folder is not writable, and SQLite keeps its journal next to it", "make the folder writable (chmod u+w \(quoted(folder))) and try again")
+        case ENOENT where fileRefused:
+            return ("its file was moved or deleted while in use", "try again")
+        default:
+            return (reason, "make it and its folder writable and try again")
         }
-        return (reason, "make it and its folder writable and try again")
     }
 
     /// `text` in single quotes for a shell.

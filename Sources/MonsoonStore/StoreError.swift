@@ -60,7 +60,6 @@ extension StoreError.Code {
 }
 
 extension StoreError {
-    /// An error with `code`, its one-line message, SQLite's explanation and the statement that failed, if any.
     public init(code: Code, message: String, reason: String? = nil, statement: String? = nil) {
         self.init(code, message, details: .init(reason: reason, statement: statement))
     }
@@ -70,22 +69,16 @@ extension StoreError {
         self.init(code: Code(rawValue: code), message: message, reason: reason, statement: statement)
     }
 
-    /// The primary result code (`.busy` for `SQLITE_BUSY_SNAPSHOT`, …).
-    public var primaryCode: Code { code.primary }
+    /// `.busy` or `.locked`: another connection held the lock for longer than the busy timeout.
+    public var isBusy: Bool { code.primary == .busy || code.primary == .locked }
+    /// `.corrupt` or `.notADatabase` (an empty file included).
+    public var isCorrupt: Bool { code.primary == .corrupt || code.primary == .notADatabase }
+    /// `.full`, also for an I/O error whose errno was ENOSPC.
+    public var isDiskFull: Bool { code.primary == .full }
+    public var isConstraintViolation: Bool { code.primary == .constraint }
+    /// `.readOnly`: its file, its folder or its file system is read-only.
+    public var isReadOnly: Bool { code.primary == .readOnly }
 
-    /// Another connection held the lock for longer than the busy timeout. The C code is `SQLITE_BUSY`.
-    public var isBusy: Bool { primaryCode == .busy || primaryCode == .locked }
-    /// The file is damaged, or is not an SQLite database at all (an empty file included). The C codes are
-    /// `SQLITE_CORRUPT` and `SQLITE_NOTADB`.
-    public var isCorrupt: Bool { primaryCode == .corrupt || primaryCode == .notADatabase }
-    /// The disk holding the database is full. The C code is `SQLITE_FULL` (also for an I/O error whose errno was ENOSPC).
-    public var isDiskFull: Bool { primaryCode == .full }
-    /// A `UNIQUE`, `NOT NULL` or foreign-key constraint failed. The C code is `SQLITE_CONSTRAINT`.
-    public var isConstraintViolation: Bool { primaryCode == .constraint }
-    /// The database cannot be written: its file, its folder or its file system is read-only. The C code is `SQLITE_READONLY`.
-    public var isReadOnly: Bool { primaryCode == .readOnly }
-
-    /// The database was written by a newer Monsoon, whose schema this one does not know.
     public static func newerSchema(path: String, component: String, version: Int, supported: Int) -> StoreError {
         StoreError(code: .newerSchema,
                    message: "the database \(path) has \(component) schema version \(version), newer than this Monsoon understands (\(supported)); use a newer monsoon, it was left untouched")

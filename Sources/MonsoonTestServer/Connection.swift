@@ -70,8 +70,6 @@ final class Connection {
         }
     }
 
-    // MARK: Reading
-
     private enum HeadResult {
         case head(String)
         case closed
@@ -82,7 +80,7 @@ final class Connection {
     private func readHead() -> HeadResult {
         var searchFrom = 0
         while true {
-            if let end = Self.findBlankLine(in: inbox, from: searchFrom) {
+            if let end = inbox[searchFrom...].firstRange(of: [13, 10, 13, 10])?.lowerBound {
                 let head = String(decoding: inbox[0..<end], as: UTF8.self)
                 inbox.removeFirst(end + 4)
                 return .head(head)
@@ -91,17 +89,6 @@ final class Connection {
             searchFrom = max(0, inbox.count - 3)
             guard receive() else { return .closed }
         }
-    }
-
-    /// Index of the first "\r\n\r\n" at or after `start`.
-    private static func findBlankLine(in bytes: [UInt8], from start: Int) -> Int? {
-        guard bytes.count >= 4 else { return nil }
-        var i = start
-        while i + 3 < bytes.count {
-            if bytes[i] == 13 && bytes[i + 1] == 10 && bytes[i + 2] == 13 && bytes[i + 3] == 10 { return i }
-            i += 1
-        }
-        return nil
     }
 
     /// Appends what the socket has to `inbox`; false once the peer closed or the socket failed.
@@ -128,8 +115,6 @@ final class Connection {
         }
         return true
     }
-
-    // MARK: Writing
 
     /// Writes one response; false if the socket failed (or the server stopped) on the way.
     /// `holding`: after that many body bytes, the rest waits for the gate.

@@ -11,11 +11,9 @@ public struct Delivery: Sendable {
     public var path: String
     /// The TCP connection, as ``RecordedRequest/connectionID`` numbers it.
     public var connectionID: Int
-    /// When the write began.
     public var start: Date
     /// When the write returned: every byte was with the kernel.
     public var end: Date
-    /// Body bytes written.
     public var bytes: Int
 
     public init(path: String, connectionID: Int, start: Date, end: Date, bytes: Int) {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A parsed HTTP/1.x request head.
 struct HTTPRequest {
     var method: String
@@ -55,9 +57,6 @@ struct HTTPRequest {
 extension StringProtocol {
     /// Trims spaces and tabs (HTTP's optional whitespace) from both ends.
     func trimmingHTTPWhitespace() -> String {
-        var slice = self[...]
-        while let first = slice.first, first == " " || first == "\t" { slice = slice.dropFirst() }
-        while let last = slice.last, last == " " || last == "\t" { slice = slice.dropLast() }
-        return String(slice)
+        trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
     }
 }

@@ -42,8 +42,4 @@ enum JoinableThread {
         }
         return thread
     }
-
-    static func join(_ thread: pthread_t) {
-        pthread_join(thread, nil)
-    }
 }

@@ -2,7 +2,6 @@ import Foundation
 
 /// A request the server received, as recorded by ``TestServer/requests``.
 public struct RecordedRequest: Sendable {
-    /// The method, e.g. `GET`.
     public var method: String
     /// The request target as sent, including any query string.
     public var path: String

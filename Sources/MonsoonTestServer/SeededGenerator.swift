@@ -1,7 +1,6 @@
 /// A seeded random number generator (SplitMix64), for tests, the soak and benchmarks: a run
 /// that fails can be repeated with the seed it printed.
 public struct SeededGenerator: RandomNumberGenerator, Sendable {
-    /// The seed this generator started from.
     public let seed: UInt64
     private var state: UInt64
 

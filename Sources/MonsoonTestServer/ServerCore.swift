@@ -52,8 +52,6 @@ final class ServerCore: Sendable {
         (listener, self.port) = try Socket.listen(port: port, anyAddress: anyAddress)
     }
 
-    // MARK: Threads
-
     /// Starts the accept thread; throws if it cannot be created (the listener is closed then).
     func start() throws {
         threads.enter()
@@ -125,7 +123,7 @@ final class ServerCore: Sendable {
             defer { state.exited.removeAll() }
             return state.exited
         }
-        for thread in exited { JoinableThread.join(thread) }
+        for thread in exited { pthread_join(thread, nil) }
     }
 
     /// Idempotent. Returns once every server thread has finished; the first caller also joins them.
@@ -142,15 +140,13 @@ final class ServerCore: Sendable {
         }
         threads.wait()
         if let acceptThread {
-            JoinableThread.join(acceptThread)
+            pthread_join(acceptThread, nil)
             joinExitedThreads()  // the accept thread has exited, so nobody else joins now
             close(listener)
         }
     }
 
     var isStopping: Bool { stopping.load(ordering: .acquiring) }
-
-    // MARK: Routes
 
     func setRoute(_ path: String, _ route: Route) {
         let entry = RouteEntry(route: route, remaining: route.faults.map(\.times))
@@ -174,8 +170,6 @@ final class ServerCore: Sendable {
             return (entry.route, fault)
         }
     }
-
-    // MARK: Statistics
 
     /// Records a request and counts it as being answered until `requestFinished()`.
     func requestStarted(_ request: RecordedRequest) {

@@ -1,9 +1,4 @@
-// monsoon-testserver: runs MonsoonTestServer as a process for demos and benchmarks.
-//
-//   monsoon-testserver [--port N] [--any-address] [--dir DIR] [--generate COUNT --size BYTES] [--podcast COUNT --size BYTES] [--throttle BYTES_PER_SEC]
-//                      [--world FEEDS [--episodes N] [--faults]]
-//
-// Prints one line, the base URL, once listening; serves until SIGINT/SIGTERM, then exits 0.
+// monsoon-testserver: runs MonsoonTestServer as a process for demos and benchmarks (see `usageText`).
 
 import Dispatch
 import Foundation
@@ -115,6 +110,10 @@ struct Options {
 
 let options = Options(arguments: Array(CommandLine.arguments.dropFirst()))
 
+// SIGINT and SIGTERM are blocked in every thread (set here, before the server starts its
+// threads, so they inherit it) and taken with sigwait below. This works whatever signal
+// mask the parent left us: a test runner may spawn us with SIGTERM blocked, and a blocked
+// signal that is then set to SIG_IGN would be discarded, leaving us running forever.
 var stopSignals = sigset_t()
 sigemptyset(&stopSignals)
 sigaddset(&stopSignals, SIGINT)
@@ -181,10 +180,6 @@ if let feeds = options.world {
     WorldServer.serve(on: server, feeds: feeds, episodes: options.episodes, faults: options.faults)
 }
 
-// SIGINT and SIGTERM are blocked in every thread (set here, before the server starts its
-// threads, so they inherit it) and taken with sigwait below. This works whatever signal
-// mask the parent left us: a test runner may spawn us with SIGTERM blocked, and a blocked
-// signal that is then set to SIG_IGN would be discarded, leaving us running forever.
 signal(SIGPIPE, SIG_IGN)
 // Written unbuffered, so a parent reading our stdout through a pipe sees the line at once.
 FileHandle.standardOutput.write(Data("http://127.0.0.1:\(server.port)\n".utf8))

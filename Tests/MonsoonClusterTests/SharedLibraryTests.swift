@@ -44,7 +44,7 @@ import Testing
         let row = try await onThread {
             try #require(try fixture.queue.connection.execute("SELECT state, attempts, last_error, finished_at FROM monsoon_jobs WHERE feed_id = $1", [added.feedID]).first)
         }
-        #expect(try row.string(0) == "available" && row.int(1) == 0 && row.isNull(2) && row.isNull(3))
+        #expect(try row.string(0) == "available" && row.int(1) == 0 && row.string(2) == nil && row.string(3) == nil)
         #expect(try await fixture.count("SELECT ready FROM monsoon_hosts WHERE host = 'feeds.example.com'") == 1)
         let rules = try await onThread { try fixture.queue.connection.execute("SELECT rules::text FROM monsoon_feeds").first?.string(0) }
         #expect(rules == #"{"latest": 3, "newestFirst": true, "portableNames": false}"#)

@@ -100,7 +100,7 @@ private enum NameColumn: Int, TableColumn { case name }
         defer { try? FileManager.default.removeItem(atPath: folder) }   // scratch
         let path = folder + "/monsoon.sqlite"
         let missing = #expect(throws: StoreError.self) { try Database(readingOnly: path) }
-        #expect(missing?.primaryCode == .cantOpen)
+        #expect(missing?.code.primary == .cantOpen)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty)
         #expect(FileManager.default.createFile(atPath: path, contents: Data()))
         let empty = #expect(throws: StoreError.self) { try Database(readingOnly: path) }

@@ -19,6 +19,6 @@ import MonsoonStore
     @Test func monsoonsOwnCodesAreTheirOwnPrimary() {
         #expect(StoreError.Code.newerSchema.primary == .newerSchema)
         #expect(StoreError(code: SQLITE_BUSY | 2 << 8, message: "busy").isBusy)   // SQLITE_BUSY_SNAPSHOT
-        #expect(StoreError(code: SQLITE_IOERR | 12 << 8, message: "x").primaryCode == .ioError)
+        #expect(StoreError(code: SQLITE_IOERR | 12 << 8, message: "x").code.primary == .ioError)
     }
 }

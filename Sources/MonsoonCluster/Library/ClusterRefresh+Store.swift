@@ -75,13 +75,10 @@ extension ClusterRefresh {
     /// The feed's episodes in the library, as placing its items needs them.
     static func storedEpisodes(of feedID: Int64, on connection: PostgresConnection) throws(PostgresError) -> [FeedEpisodes.Stored] {
         let rows = try connection.execute("SELECT identity, enclosure_url, metadata ->> 'guid' AS guid, file_name FROM monsoon_episodes WHERE feed_id = $1", [feedID])
-        var stored: [FeedEpisodes.Stored] = []
-        stored.reserveCapacity(rows.count)
-        for row in rows.rows {
-            stored.append(.init(identity: try row.string("identity") ?? "", enclosureURL: try row.string("enclosure_url"), guid: try row.string("guid"),
-                                fileName: try row.string("file_name")))
+        return try rows.rows.map { row throws(PostgresError) in
+            FeedEpisodes.Stored(identity: try row.string("identity") ?? "", enclosureURL: try row.string("enclosure_url"), guid: try row.string("guid"),
+                                fileName: try row.string("file_name"))
         }
-        return stored
     }
 
     /// Locks `hosts`' rows in the order of their names, making those that are missing.
@@ -95,9 +92,9 @@ extension ClusterRefresh {
     /// `archive` makes a podcast's, numbered when another feed's folder has that name (compared
     /// without case, and as a portable name).
     static func chooseFolder(for feedID: Int64, title: String?, url: URL, naming: NamingTemplate, on connection: PostgresConnection) throws(PostgresError) -> String {
-        var podcasts: [PodcastFolders.Podcast] = []
-        for row in try connection.execute("SELECT id, folder FROM monsoon_feeds WHERE folder IS NOT NULL AND id <> $1", [feedID]).rows {
-            podcasts.append(.init(id: Int(try row.int64("id") ?? 0), title: nil, feedURL: nil, folderName: try row.string("folder")))
+        let others = try connection.execute("SELECT id, folder FROM monsoon_feeds WHERE folder IS NOT NULL AND id <> $1", [feedID])
+        var podcasts = try others.rows.map { row throws(PostgresError) in
+            PodcastFolders.Podcast(id: Int(try row.int64("id") ?? 0), title: nil, feedURL: nil, folderName: try row.string("folder"))
         }
         podcasts.append(.init(id: Int(feedID), title: title, feedURL: url.absoluteString))
         let name = PodcastFolders.names(podcasts)[Int(feedID)] ?? FallbackName.podcast(feedURL: url)

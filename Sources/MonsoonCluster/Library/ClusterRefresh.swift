@@ -11,7 +11,6 @@ import MonsoonPodcasts
 /// the worker holding the job now writes what it finds. Failures to read the feed are returned
 /// for the worker to act on (``Outcome``): the refresh never fails or retries its job itself.
 public enum ClusterRefresh {
-    /// How a refresh ended.
     public enum Outcome: Sendable, Equatable {
         /// The feed was read and its new episodes queued (perhaps none): the job is completed.
         case refreshed(Summary)
@@ -32,7 +31,6 @@ public enum ClusterRefresh {
         public var queued: Int
         /// Items the rules chose whose media file is not an http or https URL: not queued.
         public var refused: Int
-        /// Pages read.
         public var pages: Int
         /// The feed's folder under every worker's root.
         public var folder: String

@@ -30,7 +30,6 @@ struct FeedEpisodes {
         var episodeNumber: Int?
     }
 
-    /// One item of the feed.
     struct Item {
         /// The identity it is (or will be) stored under.
         var identity: String

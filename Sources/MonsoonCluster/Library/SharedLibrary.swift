@@ -9,7 +9,6 @@ public enum SharedLibrary {
     public struct AddedFeed: Sendable, Hashable {
         /// The feed's id (`monsoon_feeds.id`).
         public var feedID: Int64
-        /// Its URL, as given.
         public var url: URL
         /// The feed was new to the library (else its rules were replaced).
         public var isNew: Bool

@@ -1,6 +1,5 @@
 import MonsoonBasics
 
-/// The domain of ``SharedLibraryError``.
 public enum SharedLibraryDomain: ErrorDomain {}
 
 /// A failure of the shared library: rules that cannot be used, a feed URL that is not one, a

@@ -10,7 +10,6 @@ extension PostgresConnection {
         if !channels.contains(channel) { channels.append(channel) }
     }
 
-    /// Stops listening to `channel`.
     public func unlisten(_ channel: String) throws(PostgresError) {
         try Self.checkChannel(channel)
         try executeScript("UNLISTEN " + Self.quotedIdentifier(channel))

@@ -19,13 +19,10 @@ public final class PostgresConnection {
     /// The channels `listen` subscribed to, in order: `reconnect()` listens to them again, since
     /// a new session has none (graphile-worker#449 is what forgetting it does).
     var channels: [String] = []
-    /// The statements prepared in this session, by their text: their names (`monsoon_` and the
-    /// text's SHA-256, so one name always means one text, even where a pooler lets sessions
-    /// meet).
-    /// A worker runs the same few statements thousands of times a minute, and planning the claim
-    /// alone cost PostgreSQL about a third of the time it spent running it; prepared, a statement
-    /// is parsed once per session and planned once its generic plan proves as good. A new session
-    /// (`reconnect`) has none.
+    /// The statements prepared in this session: their names by their text (`monsoon_` and the
+    /// text's SHA-256, so one name means one text even where a pooler lets sessions meet). Planning
+    /// the claim alone cost PostgreSQL a third of running it; prepared, a statement is parsed once
+    /// per session, and planned once its generic plan proves as good.
     var prepared: [String: String] = [:]
     /// False once a prepared statement went missing: the session runs behind a transaction
     /// pooler, where each statement must be parsed where it runs.
@@ -79,7 +76,6 @@ public final class PostgresConnection {
     /// next reads or writes (a statement, `waitForNotifications`).
     public var isConnected: Bool { PQstatus(raw) == CONNECTION_OK }
 
-    /// The database's name.
     public var database: String { Self.text(PQdb(raw)) }
 
     /// The server, as messages name it: `127.0.0.1:5432`, or a socket's path.
@@ -157,18 +153,15 @@ public final class PostgresConnection {
 
     /// The parameters' texts, refusing one that holds a NUL.
     private static func texts(of parameters: [PostgresValue?], for sql: String) throws(PostgresError) -> [String?] {
-        var texts: [String?] = []
-        texts.reserveCapacity(parameters.count)
-        for (offset, parameter) in parameters.enumerated() {
+        try parameters.enumerated().map { offset, parameter throws(PostgresError) in
             let text = parameter?.postgresText
             // libpq reads text parameters up to their first NUL: the rest would vanish unsaid.
             if let text, text.utf8.contains(0) {
                 throw PostgresError(code: .invalidValue, message: "parameter $\(offset + 1) holds a NUL character, which PostgreSQL text cannot hold; please report this",
                                     statement: sql)
             }
-            texts.append(text)
+            return text
         }
-        return texts
     }
 
     /// Runs statements separated by semicolons, without parameters (PostgreSQL's simple query
@@ -179,7 +172,7 @@ public final class PostgresConnection {
         try handle(PQexec(raw, sql), sql)
     }
 
-    /// The rows of `result`, freed here, or the error it reports.
+    /// The rows of `result`, freed here, or its error.
     private func handle(_ result: OpaquePointer?, _ sql: String) throws(PostgresError) -> PostgresResult {
         guard let result else { throw failure(nil, sql) }
         defer { PQclear(result) }

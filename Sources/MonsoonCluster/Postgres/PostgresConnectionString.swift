@@ -24,7 +24,6 @@ public struct PostgresConnectionString: Sendable, Hashable, CustomStringConverti
         self.secrets = Set(secrets.filter { !$0.isEmpty }).sorted { $0.count > $1.count }
     }
 
-    /// The redacted string.
     public var description: String { redacted }
 
     /// A dump shows the redacted string only.

@@ -5,28 +5,22 @@ extension PostgresError {
     /// explanation `reason` (trimmed and redacted): what to do depends on what went wrong.
     static func connectionFailed(reason: String, server: String) -> PostgresError {
         let said = reason.lowercased()
-        let fix: String
-        if said.contains("connection refused") || said.contains("no such file or directory") {
-            fix = "check that PostgreSQL is running there and listens on that address and port"
-        } else if said.contains("password") || said.contains("authentication failed") {
-            fix = "check the user name and the password (in the connection string, PGPASSWORD or ~/.pgpass)"
-        } else if said.contains("database") && said.contains("does not exist") {
-            fix = "create the database (createdb NAME) or name one that exists"
-        } else if said.contains("role") && said.contains("does not exist") {
-            fix = "create the user (createuser NAME) or name one that exists"
-        } else if said.contains("pg_hba.conf") {
-            fix = "allow this host, user and database in the server's pg_hba.conf"
-        } else if said.contains("translate host name") {
-            fix = "check the host name"
-        } else if said.contains("timeout") || said.contains("timed out") || said.contains("no route to host") || said.contains("unreachable") {
-            fix = "check that the host can be reached and PostgreSQL is running there"
-        } else if said.contains("too many clients") || said.contains("starting up") || said.contains("shutting down") || said.contains("recovery") {
-            fix = "try again in a moment"
-        } else {
-            fix = "check the connection string and that PostgreSQL is running there"
-        }
+        let fix = connectionFixes.first { said.range(of: $0.says, options: .regularExpression) != nil }?.fix
+            ?? "check the connection string and that PostgreSQL is running there"
         return PostgresError(code: .connectionFailed, message: "cannot connect to PostgreSQL at \(server): \(reason); \(fix)", reason: reason)
     }
+
+    /// What to do about a connection that could not be made, by the first pattern libpq's reason matches.
+    private static let connectionFixes: [(says: String, fix: String)] = [
+        ("connection refused|no such file or directory", "check that PostgreSQL is running there and listens on that address and port"),
+        ("password|authentication failed", "check the user name and the password (in the connection string, PGPASSWORD or ~/.pgpass)"),
+        ("database.*does not exist", "create the database (createdb NAME) or name one that exists"),
+        ("role.*does not exist", "create the user (createuser NAME) or name one that exists"),
+        (#"pg_hba\.conf"#, "allow this host, user and database in the server's pg_hba.conf"),
+        ("translate host name", "check the host name"),
+        ("timeout|timed out|no route to host|unreachable", "check that the host can be reached and PostgreSQL is running there"),
+        ("too many clients|starting up|shutting down|recovery", "try again in a moment"),
+    ]
 
     /// A connection that failed because the server cannot be reached now (down, starting,
     /// restarting, full, or the network between): worth trying again, unlike a password or a

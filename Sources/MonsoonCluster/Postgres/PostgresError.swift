@@ -1,6 +1,5 @@
 import MonsoonBasics
 
-/// The domain of ``PostgresError``.
 public enum PostgresDomain: ErrorDomain {
     /// What a failure of the PostgreSQL layer carries besides its code and message.
     public struct Details: Hashable, Sendable {
@@ -59,7 +58,6 @@ extension PostgresError.Code {
 }
 
 extension PostgresError {
-    /// An error with `code` and its one-line message.
     public init(code: Code, message: String, sqlState: String? = nil, reason: String? = nil, constraint: String? = nil, statement: String? = nil) {
         self.init(code, message, details: .init(sqlState: sqlState, reason: reason, constraint: constraint, statement: statement))
     }

@@ -3,7 +3,6 @@ import CLibPQ
 /// What a statement returned: its rows, copied out of libpq's result (which is freed at once), and
 /// how many rows it changed.
 public struct PostgresResult: Sendable {
-    /// The columns' names, in order.
     public let columns: [String]
     /// The rows, in the order the server sent them.
     public let rows: [PostgresRow]
@@ -13,7 +12,6 @@ public struct PostgresResult: Sendable {
 
     public var count: Int { rows.count }
     public var first: PostgresRow? { rows.first }
-    /// From 0.
     public subscript(index: Int) -> PostgresRow { rows[index] }
 }
 

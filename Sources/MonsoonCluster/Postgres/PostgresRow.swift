@@ -16,7 +16,6 @@ extension String: PostgresColumn {
 /// Every accessor returns nil for SQL `NULL`, and throws `.invalidValue` for a column that does
 /// not exist or does not read as the type asked for: a mistake in the query, not in the data.
 public struct PostgresRow: Sendable {
-    /// The columns' names, in order.
     public let columns: [String]
     /// Each column's text, as the server sent it; nil for `NULL`.
     let values: [String?]
@@ -27,11 +26,6 @@ public struct PostgresRow: Sendable {
             throw PostgresError(code: .invalidValue, message: "a result has no column \(column) (its columns: \(columns.joined(separator: ", "))); please report this")
         }
         return values[position]
-    }
-
-    /// Whether the column is `NULL`.
-    public func isNull(_ column: some PostgresColumn) throws(PostgresError) -> Bool {
-        try string(column) == nil
     }
 
     /// The column as a 64-bit integer (`bigint`, `integer`, `smallint`).

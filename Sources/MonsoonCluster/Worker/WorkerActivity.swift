@@ -9,7 +9,6 @@ public enum WorkerActivity: Sendable, Hashable {
     case completed(job: Int64, path: String, bytes: Int64)
     /// A download failed: for good, or back in the queue to be tried again later (`retrying`).
     case failed(job: Int64, url: String, reason: String, retrying: Bool)
-    /// Where the worker stands.
     case progress(WorkerProgress)
 }
 

@@ -45,7 +45,7 @@ public struct WorkerConfiguration: Sendable {
     /// characters (which names and messages from feeds may hold) shown as escapes.
     public var report: @Sendable (String) -> Void = { line in
         let safe = String(String.UnicodeScalarView(line.unicodeScalars.flatMap { scalar -> [Unicode.Scalar] in
-            scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) ? Array("\\u{\(String(scalar.value, radix: 16))}".unicodeScalars) : [scalar]
+            InvisibleCharacters.isControl(scalar) ? Array("\\u{\(String(scalar.value, radix: 16))}".unicodeScalars) : [scalar]
         }))
         FileHandle.standardError.write(Data("monsoon: \(safe)\n".utf8))
     }

@@ -70,10 +70,10 @@ extension WorkerSession {
 
     /// Sends a job's next request once its host allows: at once when the host spaces no requests
     /// (as its claim found, or as the database says) or the job holds the host's reservation (its
-    /// claim's, for its first request there), else
-    /// once the host grants one (`JobQueue.reserveRequest`), asked again when its interval says.
-    /// So every request to a host that spaces them, probes and retries (new claims) included,
-    /// from any worker, comes at least its interval after the last one was answered.
+    /// claim's, for its first request there), else once the host grants one
+    /// (`JobQueue.reserveRequest`), asked again when its interval says. So every request to a host
+    /// that spaces them, probes and retries included, from any worker, comes at least its interval
+    /// after the last one was answered.
     func request(_ lease: Lease, _ next: NextRequest) async {
         guard let entry = held[lease] else { return }
         held[lease]?.waiting = nil

@@ -198,8 +198,6 @@ final class WorkerSession {
         return summary
     }
 
-    // MARK: - Claims
-
     func claimMore() async {
         guard !stopping, connected, ContinuousClock.now >= claimsPausedUntil, !held.values.contains(where: \.job.isSuspect) else { return }
         let free = configuration.slots - held.count
@@ -272,8 +270,6 @@ final class WorkerSession {
             database { try $0.retryLater(lease, after: 30, reason: reason) }
         }
     }
-
-    // MARK: - Database
 
     /// Runs `body` on the worker's connection. A broken connection is noted (the next ticks
     /// connect again, with backoff) and answers nil, as does any other failure, which is reported.
