@@ -25,7 +25,7 @@ MAX_EPISODE_SQL_FILES = 2
 # A type still being split into parts may stand over the limits, but never grow past where it
 # stands: (lines with its extensions, stored properties). Lower these as it shrinks; remove an
 # entry once the type is within the limits.
-CEILINGS = {("MonsoonEngine", "EngineCore"): (954, 14)}
+CEILINGS = {}
 
 DECL = re.compile(
     r"^(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal|private|fileprivate|open|final|indirect)\s+)*"

@@ -114,8 +114,6 @@ public final class DownloadStore: QueueStore {
         try Self.migrator.migrate(database)
     }
 
-    // MARK: - Reading
-
     /// Every download, in enqueue order.
     public func downloads() throws -> [Download] {
         try rows(where: "1").map(\.listed)
@@ -281,8 +279,6 @@ public final class DownloadStore: QueueStore {
         try database.statement("SELECT \(QueueRows.summaryColumns.list) FROM downloads ORDER BY seq")
             .forEach(reading: DownloadColumn.self) { try body(QueueRows.summary($0)) }
     }
-
-    // MARK: - Writing (the disk worker, and the loop's inserts and deletes)
 
     /// Inserts a new download at `record.sequence` (0: the next one); returns its sequence number.
     package func insert(_ record: DownloadRecord) throws -> Int {

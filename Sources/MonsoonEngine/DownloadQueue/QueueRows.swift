@@ -102,7 +102,6 @@ extension DownloadRecord {
         }
     }
 
-    /// The download's id.
     package var id: DownloadID { request.id }
 
     /// The enqueue order it was saved with.

@@ -11,7 +11,6 @@
 /// iterators, each event goes to one. A cancelled task's `next()` returns what is already
 /// buffered, then nil; the other iterators go on.
 public struct DownloadEvents: AsyncSequence, Sendable {
-    /// Each element is one event.
     public typealias Element = DownloadEvent
 
     let subscription: Subscription
@@ -107,7 +106,6 @@ final class EventSubscriber: Sendable {
     }
 
     private let state = Locked(State())
-    /// The kinds of events this consumer asked for.
     let kinds: DownloadEvent.Kinds
     let onTermination: @Sendable (EventSubscriber) -> Void
 

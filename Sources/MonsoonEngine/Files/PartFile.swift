@@ -123,7 +123,6 @@ package enum PartFile {
         }
     }
 
-    /// The resume state stored with a part, if any.
     static func readState(at path: String) -> ResumeState? {
         var buffer = [CChar](repeating: 0, count: 16 * 1024)
         let length = monsoon_getxattr(path, attribute, &buffer, buffer.count - 1)

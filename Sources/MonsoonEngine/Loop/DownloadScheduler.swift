@@ -23,7 +23,7 @@ struct DownloadScheduler {
     /// Downloads chosen to start whose part the worker is looking at, with their queue entry
     /// (they hold a slot).
     var starting: [DownloadID: QueueIndex.Entry] = [:]
-    /// Queued downloads whose rows the worker is reading ahead of their start (`prefetchStarts`).
+    /// Queued downloads whose rows the worker is reading ahead of their start.
     var prefetching: Set<DownloadID> = []
     /// Downloads whose rows were read ahead and kept in memory, until they start or leave the line.
     var readAhead: Set<DownloadID> = []
@@ -36,8 +36,6 @@ struct DownloadScheduler {
     init(claimedOnly: Bool = false) {
         if claimedOnly { claimed = [:] }
     }
-
-    // MARK: - Slots
 
     /// `entry` was chosen to start: it leaves the line and takes a slot while its part is looked at.
     mutating func take(_ entry: QueueIndex.Entry) {
@@ -70,8 +68,6 @@ struct DownloadScheduler {
         }
     }
 
-    // MARK: - Retries
-
     /// `id` waits to retry at `at` (nil: until something moves it); a new time replaces the old.
     mutating func wait(_ id: DownloadID, until at: Date?) {
         waiting.insert(id)
@@ -83,8 +79,6 @@ struct DownloadScheduler {
         waiting.remove(id)
         timers.cancel(.retry(id))
     }
-
-    // MARK: - Host holds
 
     mutating func hold(_ hosts: HostPair, until date: Date) {
         hostHolds.hold(hosts, until: date)
@@ -108,8 +102,6 @@ struct DownloadScheduler {
             if let end = hostHolds.until[host] { timers.schedule(.holdEnd(host: host), at: end) }
         }
     }
-
-    // MARK: - Timers
 
     var nextDeadline: Date? { timers.next?.at }
 
@@ -178,8 +170,6 @@ struct DownloadScheduler {
         claimed?[id] = nil
     }
 
-    // MARK: - Claims
-
     /// `claimant` wants `record`'s download; at the first claim it may run: queued, it joins the
     /// line (unless `held` for room); waiting to retry, it waits for its time.
     /// - Returns: whether the record must stay in memory (the waiting set reads its retry time).
@@ -217,7 +207,22 @@ struct DownloadScheduler {
         return record.status
     }
 
-    // MARK: - Read-ahead
+    /// Starts without a round trip to the disk worker: the rows of the next `window` downloads in
+    /// line are read ahead (one with no file yet is planned on the loop: `SpaceGovernor.plannedStart`),
+    /// so the rows of a queue of a hundred thousand stay on disk.
+    mutating func prefetchStarts(window: Int, records: inout RecordTable, persistence: inout PersistenceGateway) {
+        guard persistence.persistent, !persistence.restoring, !queue.isEmpty else { return }
+        let (read, letGo) = rowsToReadAhead(window: window, isHot: { records.isHot($0) })
+        for id in letGo { records.evictIfAtRest(id) }
+        guard let ids = read else { return }
+        persistence.onWorker({ store in
+            // A failed read only means these start the usual way, reading their rows then.
+            (try? store?.records(withIDs: ids, skippingUnreadable: { _ in })) ?? []
+        }, then: { loop, rows in
+            loop.scheduler.prefetching.subtract(ids)
+            loop.scheduler.readAhead.formUnion(loop.records.adopt(rows))
+        }, ifClosed: {})
+    }
 
     /// Which rows of the first `window` downloads in line to read ahead of their start (marked
     /// `prefetching`; nil: too few to be worth a batch), and which rows read ahead to let go:

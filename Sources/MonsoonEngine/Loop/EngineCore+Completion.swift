@@ -44,7 +44,7 @@ extension EngineCore {
         case .outcome(.fail(let error))?: fail(id, error)
         case .outcome(.retry(let failure, let holdHost))?:
             // A 429 or 503 may speak for its host: the one that answered (after the redirects).
-            let answered = holdHost ? countAnsweringHost(transfer) : nil
+            let answered = holdHost ? transfers.countAnsweringHost(of: transfer, scheduler: &scheduler, records: &records) : nil
             retryOrFail(id, failure, hostStatus: holdHost ? transfer.head.status : nil, answered: answered)
         case .outcome(.holdForSpace(let error))?: holdForSpace(id, error, volume: transfer.limits.volume?.id, needed: transfer.spaceNeeded)
         }

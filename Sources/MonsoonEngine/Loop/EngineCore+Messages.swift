@@ -36,9 +36,7 @@ extension EngineCore {
         case .startsPrepared(let starts):
             for (id, outcome) in starts { startPrepared(id, outcome) }
         case .bodiesPrepared(let outcomes):
-            for (preparation, outcome) in outcomes {
-                bodyPrepared(preparation.row.request.id, sequence: preparation.row.sequence, attempt: preparation.attempt, outcome)
-            }
+            for (preparation, outcome) in outcomes { bodyPrepared(preparation, outcome) }
         case .wholesWritten(let answers):
             wholesWritten(answers)
         case .rowsSaved(let saved, let deleted):
@@ -52,10 +50,9 @@ extension EngineCore {
         case .spaceMeasured(let volume, let free, let writtenAtRequest):
             spaceMeasured(volume, free, writtenAtRequest: writtenAtRequest)
         case .checkpointFlushed(let id, let attempt, let epoch, let length, let flushed):
-            // Only the same transfer on the same part: never a record reloaded or restarted since.
-            guard let current = transfers.running[id], ObjectIdentifier(current) == attempt else { return }
-            current.part.checkpoint.inFlight = false
-            if flushed { records.checkpointFlushed(id, epoch: epoch, length: length, limit: current.progress.fileSize) }
+            if let limit = transfers.checkpointFlushed(id, attempt: attempt), flushed {
+                records.checkpointFlushed(id, epoch: epoch, length: length, limit: limit)
+            }
         case .stoppedPartFlushed(let id, let epoch, let length, let flushed):
             if flushed, records.checkpointFlushed(id, epoch: epoch, length: length) { persist(id) }
             records.letGo(id)

@@ -45,20 +45,4 @@ extension EngineCore {
         }
         scheduler.needsScheduling = true
     }
-
-    /// Applies other processes' commands in the order posted, a chunk at a time (`PersistenceGateway.nextCommands`).
-    func apply(_ commands: [DownloadCommand], through seq: Int) {
-        if persistence.queueCommands(commands, through: seq) { applyNextCommands() }
-    }
-
-    private func applyNextCommands() {
-        guard let (head, ids) = persistence.nextCommands() else { return }
-        withRows(ids, skippingUnreadable: true, ifClosed: {}) { loop, read in
-            // Kept for persistenceError and tried again in a second: the watcher has moved past these.
-            guard case .success = read else { return loop.inbox.resume(after: 1) { $0.applyNextCommands() } }
-            loop.perform([{ face in for command in head { command.apply(to: face) } }])   // each as a job: with the loop's face
-            loop.persistence.applied(head.count)
-            loop.applyNextCommands()
-        }
-    }
 }

@@ -20,7 +20,8 @@ extension EngineCore {
                 persistence.hand(.prepareStart(StartPreparation(id: entry.id, record: record)))
             }
         }
-        prefetchStarts()
+        // Up to twice the concurrency, in batches of at least the concurrency.
+        scheduler.prefetchStarts(window: 2 * max(1, configuration.maxConcurrentDownloads), records: &records, persistence: &persistence)
         fetches.start(configuration: configuration, transfers: transfers, multi: multi)
     }
 
@@ -92,19 +93,10 @@ extension EngineCore {
         _ = handle(id, .attemptEnded)
     }
 
-    /// The host that answered `transfer` at the end of its redirects: its id and name.
-    @discardableResult
-    func countAnsweringHost(_ transfer: Transfer) -> (id: Int, key: String)? {
-        guard let answered = transfers.answeringHost(of: transfer, hosts: &scheduler.hosts) else { return nil }
-        if let id = transfer.downloadID { records.update(id) { $0.answeredHost = answered.key } }
-        if answered.counts { scheduler.count([answered.id]) }
-        return (answered.id, answered.key)
-    }
-
     /// Decides where the body goes (`Transfer.decideBody`), once the status and headers are known.
     func decideBody(_ transfer: Transfer) {
         // Before the record is taken: it would be written back without the host this sets.
-        if transfer.downloadID != nil { countAnsweringHost(transfer) }
+        if transfer.downloadID != nil { transfers.countAnsweringHost(of: transfer, scheduler: &scheduler, records: &records) }
         let (now, reserve) = (configuration.clock.now, configuration.diskReserve)
         guard let id = transfer.downloadID, let step = records.update(id, {
             transfer.decideBody(&$0, table: transfers, space: space, diskReserve: reserve, now: now)
@@ -124,25 +116,17 @@ extension EngineCore {
     }
 
     /// The disk worker's answer for a part: write into it (letting curl go on), or fail the attempt.
-    func bodyPrepared(_ id: DownloadID, sequence: Int, attempt: ObjectIdentifier, _ outcome: BodyPreparation.Outcome) {
+    func bodyPrepared(_ preparation: BodyPreparation, _ outcome: BodyPreparation.Outcome) {
+        let id = preparation.row.request.id
         if persistence.persistent { records.saved([id]) }
         persistence.partAnswered(id)
-        let transfer = transfers.takePreparing(id, attempt: attempt)
+        let transfer = transfers.takePreparing(id, attempt: preparation.attempt)
         if let transfer {
             // An ended attempt no longer waits for its part: a start it held back may go now.
             if transfer.state.phase.partWait?.ended != nil { scheduler.needsScheduling = true }
             handle(id, .bodyReady)
         }
-        if let path = outcome.path {
-            let saved = if case .ready = outcome { true } else { false }
-            switch records.named(id, sequence: sequence, path: path, saved: saved, stopped: transfer == nil) {
-            case .save: persist(id)
-            case .orphan(let root):
-                persistence.hand(.removeFiles([PartFile.path(for: path)], root: root, afterCommit: false))
-                persistence.releasePath(path, of: id)
-            case .kept: break
-            }
-        }
+        persistence.named(preparation.row.sequence, of: id, outcome, stopped: transfer == nil, records: &records)
         guard let transfer else {
             if case .ready(let fd, _) = outcome { placer.closePart(fd) }
             return

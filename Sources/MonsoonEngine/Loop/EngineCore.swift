@@ -13,7 +13,6 @@ import Foundation
 /// (`Scheduler`, `BodyDecision`, `DownloadLifecycle`, `RetryPolicy`, and each download's
 /// `DownloadRecord.StateMachine`) that this class performs.
 final class EngineCore {
-    // The parts, each documented where it is declared.
     var configuration: EngineConfiguration
     let multi = MultiHandle()
     let inbox: EngineInbox

@@ -6,15 +6,14 @@ import Foundation
 ///
 /// Each job posted to the `EngineInbox` is handed one of these, on the transfer thread. Its one
 /// stored property, the `EngineCore` that holds every record and transfer, is private to this
-/// file: a job can ask or tell, but never reach into the loop's fields.
+/// file: a job can ask or tell, but never reach into the loop's fields. What only reads the loop,
+/// or is made of other commands (the bulk ones, other processes'), is answered here.
 struct EngineLoop {
     fileprivate let core: EngineCore
 
     fileprivate init(_ core: EngineCore) {
         self.core = core
     }
-
-    // MARK: - Lifetime
 
     /// Whether the engine is shutting down: commands answer `.shutDown` from then on.
     var isStopping: Bool { core.stopping }
@@ -30,17 +29,14 @@ struct EngineLoop {
         core.resumeIdleWaitersIfIdle()
     }
 
-    /// Takes in one of the other threads' answers.
     func receive(_ message: Message) {
         core.receive(message)
     }
 
-    // MARK: - Answering commands
-
     /// Runs `body` with the records of `ids` at hand (read by the disk worker when not in memory).
-    func withRows(_ ids: [DownloadID], ifClosed: @escaping @Sendable () -> Void,
+    func withRows(_ ids: [DownloadID], skippingUnreadable: Bool = false, ifClosed: @escaping @Sendable () -> Void,
                   _ body: @escaping @Sendable (EngineLoop, Result<Void, DownloadManagerError>) -> Void) {
-        core.withRows(ids, ifClosed: ifClosed) { core, read in body(EngineLoop(core), read) }
+        core.withRows(ids, skippingUnreadable: skippingUnreadable, ifClosed: ifClosed) { core, read in body(EngineLoop(core), read) }
     }
 
     /// Answers a command once what it changed is saved.
@@ -54,33 +50,115 @@ struct EngineLoop {
         core.persistence.onWorker({ _ in () }, then: { core, _ in reply(core, .success(core.persistence.storeError.map { ErrorBox(error: $0) })) }, ifClosed: reply.shutDown)
     }
 
-    // MARK: - Commands (see `DownloadManager`)
-
     func enqueue(_ requests: [DownloadRequest], replacing: Bool, reply: CommandReply<[DownloadID]>) {
         core.enqueue(requests, replacing: replacing, reply: reply)
     }
 
     func pause(_ id: DownloadID) -> Result<Void, DownloadManagerError> { core.perform(.pause, on: id) }
     func resume(_ id: DownloadID) -> Result<Void, DownloadManagerError> { core.perform(.resume, on: id) }
-    func retry(_ id: DownloadID, reply: CommandReply<Void>) { core.retry(id, reply: reply) }
+
+    /// Retries a failed or waiting download now; a completed one whose file has gone is fetched again.
+    func retry(_ id: DownloadID, reply: CommandReply<Void>) {
+        guard let record = core.records[id] else { return answer(reply, .failure(.notFound(id))) }
+        guard record.status == .completed, let path = record.filePath else { return answer(reply, core.perform(.retry(fileGone: false), on: id)) }
+        // Kept in memory while the disk worker looks: a removal meanwhile is then seen.
+        core.records[id] = record
+        core.records.hold(id)
+        core.persistence.onWorker({ _ in !PartFile.exists(path) }, then: { loop, gone in
+            if loop.records.isHot(id) { loop.perform(.retry(fileGone: gone), on: id) }
+            loop.records.letGo(id)
+            reply(loop, .success(()))
+        }, ifClosed: reply.shutDown)
+    }
+
     func remove(_ id: DownloadID, deleteFile: Bool) -> Result<Void, DownloadManagerError> { core.remove(id, deleteFile: deleteFile) }
     func claim(_ ids: [DownloadID], by claimant: Int32 = EngineCore.ownClaim) -> Result<Void, DownloadManagerError> { core.claim(ids, by: claimant) }
     func release(_ id: DownloadID, by claimant: Int32) { core.release(id, by: claimant) }
     func adoptNewRows(replying replies: [CommandReply<Void>]) { core.adoptNewRows(replying: replies) }
-    func pauseAll(reply: CommandReply<Void>) { core.pauseAll(reply: reply) }
-    func resumeAll(reply: CommandReply<Void>) { core.resumeAll(reply: reply) }
     func setPriority(_ priority: Int, for id: DownloadID) -> Result<Void, DownloadManagerError> { core.setPriority(priority, for: id) }
-    func setLimits(maxConcurrent: Int?, perHost: Int??) { core.setLimits(maxConcurrent: maxConcurrent, perHost: perHost) }
+
+    func setLimits(maxConcurrent: Int?, perHost: Int??) {
+        core.configuration.setLimits(maxConcurrent: maxConcurrent, perHost: perHost)
+        core.scheduler.needsScheduling = true
+    }
+
+    /// Pauses every download that would run (with `.claimedOnly`, also those only in the store); one
+    /// removed meanwhile answers `.notFound`, ignored: nothing left to pause.
+    func pauseAll(reply: CommandReply<Void>) {
+        let (scheduler, space) = (core.scheduler, core.space)
+        var active = Set(scheduler.queue.entries.map(\.id)).union(scheduler.waiting).union(scheduler.starting.keys).union(space.holds.keys)
+        active.formUnion(core.records.hot.values.filter { $0.status == .downloading }.map(\.request.id))
+        let stored: [DownloadStatus] = scheduler.claimed != nil ? [.queued, .waitingToRetry, .downloading] : []
+        forAll(active, andStored: stored, failing: "pause every download", { loop, id in loop.core.perform(.pause, on: id) }, reply: reply)
+    }
+
+    func resumeAll(reply: CommandReply<Void>) {
+        let paused = Set(core.records.hot.values.filter { $0.status == .paused }.map(\.request.id))
+        forAll(paused, andStored: [.paused], failing: "resume every paused download", { loop, id in loop.core.perform(.resume, on: id) }, reply: reply)
+    }
+
+    /// Applies `body` to `ids` and, with a store, to the downloads whose rows have one of
+    /// `statuses`, in order of id.
+    private func forAll(_ ids: Set<DownloadID>, andStored statuses: [DownloadStatus], failing what: String,
+                        _ body: @escaping @Sendable (EngineLoop, DownloadID) -> Void, reply: CommandReply<Void>) {
+        guard core.persistence.persistent, !statuses.isEmpty else { return forEach(Array(ids), body, reply: reply) }
+        core.persistence.read({ store in try statuses.flatMap { try store.ids(withStatus: $0) } }, failing: what, reply: reply) { core, found in
+            EngineLoop(core).forEach(ids.union(found).sorted(), body, reply: reply)
+        }
+    }
+
+    /// Applies `body` to each of `ids`, with their records read a chunk at a time (so a large
+    /// queue is never all in memory), then replies.
+    private func forEach(_ ids: [DownloadID], chunk: Int = 500, _ body: @escaping @Sendable (EngineLoop, DownloadID) -> Void, reply: CommandReply<Void>) {
+        guard !ids.isEmpty else { return answer(reply, .success(())) }
+        let head = Array(ids.prefix(chunk))
+        withRows(head, ifClosed: reply.shutDown) { loop, read in
+            if case .failure(let error) = read { return loop.answer(reply, .failure(error)) }
+            for id in head { body(loop, id) }
+            loop.forEach(Array(ids.dropFirst(chunk)), chunk: chunk, body, reply: reply)
+        }
+    }
+
     func changeURL(_ id: DownloadID, to url: URL) -> Result<Void, DownloadManagerError> { core.changeURL(id, to: url) }
     func replaceFailure(of id: DownloadID, with error: DownloadError) -> Result<Void, DownloadManagerError> { core.replaceFailure(of: id, with: error) }
 
-    func snapshots(reply: CommandReply<[Download]>) { core.snapshots(reply: reply) }
     func snapshot(of id: DownloadID) -> Download? { core.records[id]?.snapshot() }
-    func downloads(of urls: [URL], reply: CommandReply<[[Download]]>) { core.downloads(of: urls, reply: reply) }
-    func counts(reply: CommandReply<[DownloadStatus: Int]>) { core.counts(reply: reply) }
 
-    func submitFetch(_ job: FetchJob) { core.submitFetch(job) }
-    func cancelFetch(token: Int) { core.cancelFetch(token: token) }
+    /// Every download, in enqueue order.
+    func snapshots(reply: CommandReply<[Download]>) {
+        // Each row becomes its (smaller) value as it is read: a large queue is in memory once.
+        answer(\.snapshots, reading: { store in
+            var downloads: [Download] = []
+            try store.forEachRecord { downloads.append($0.snapshot()) }
+            return downloads
+        }, then: { $0.current($1) }, reply: reply)
+    }
+
+    /// The downloads of each URL, in enqueue order.
+    func downloads(of urls: [URL], reply: CommandReply<[[Download]]>) {
+        answer({ $0.downloads(of: urls) }, reading: { try $0.records(of: urls) }, then: { $0.current($1) }, reply: reply)
+    }
+
+    func counts(reply: CommandReply<[DownloadStatus: Int]>) {
+        answer(\.counts, reading: { try $0.counts() }, then: { $1 }, reply: reply)
+    }
+
+    /// Answers from the records in memory without a store; with one, from rows the disk worker
+    /// reads, shaped here with the busy records as they are in memory.
+    private func answer<Read: Sendable, T: Sendable>(_ inMemory: (RecordTable) -> T, reading read: @escaping @Sendable (any QueueStore) throws -> Read,
+                                                     then shape: @escaping @Sendable (RecordTable, Read) -> T, reply: CommandReply<T>) {
+        guard core.persistence.persistent else { return answer(reply, .success(inMemory(core.records))) }
+        core.persistence.read(read, failing: "read the queue", reply: reply) { core, value in reply(core, .success(shape(core.records, value))) }
+    }
+
+    func submitFetch(_ job: FetchJob) {
+        guard !core.stopping else { return job.complete(.cancelled) }
+        if core.fetches.submit(job, now: core.configuration.clock.now) { core.scheduler.needsScheduling = true }
+    }
+
+    func cancelFetch(token: Int) {
+        if core.fetches.cancel(token: token, transfers: core.transfers, multi: core.multi) { core.scheduler.needsScheduling = true }
+    }
 
     /// How many fetches wait for their retry's time, for the tests of fetch retries (that a fetch
     /// waits on the engine's clock cannot be seen from outside otherwise). Nothing else reads it.
@@ -125,8 +203,22 @@ struct EngineLoop {
         var transfersHeldInCurl: Int
     }
 
-    /// Applies commands other processes posted, up to number `seq` (see `CommandWatcher`).
-    func apply(_ commands: [DownloadCommand], through seq: Int) { core.apply(commands, through: seq) }
+    /// Applies commands other processes posted, up to number `seq` (see `CommandWatcher`), in the
+    /// order posted, a chunk at a time (`PersistenceGateway.nextCommands`).
+    func apply(_ commands: [DownloadCommand], through seq: Int) {
+        if core.persistence.queueCommands(commands, through: seq) { applyNextCommands() }
+    }
+
+    private func applyNextCommands() {
+        guard let (head, ids) = core.persistence.nextCommands() else { return }
+        withRows(ids, skippingUnreadable: true, ifClosed: {}) { loop, read in
+            // Kept for persistenceError and tried again in a second: the watcher has moved past these.
+            guard case .success = read else { return loop.core.inbox.resume(after: 1) { EngineLoop($0).applyNextCommands() } }
+            for command in head { command.apply(to: loop) }
+            loop.core.persistence.applied(head.count)
+            loop.applyNextCommands()
+        }
+    }
 
     /// Hands one download's machine an event as the loop would, for the tests of a refusal (a
     /// fault of the driver cannot be caused from outside otherwise). Nothing else calls it.

@@ -71,8 +71,6 @@ struct FetchLine {
         running -= 1
     }
 
-    // MARK: - Transfers (the loop's, handed in for the call)
-
     /// Starts the queued fetches while fewer than the limit run, on `multi`, kept in `transfers`.
     mutating func start(configuration: EngineConfiguration, transfers: TransferTable, multi: MultiHandle) {
         while let job = next(limit: configuration.maxConcurrentFetches) {

@@ -17,7 +17,6 @@ struct PersistenceGateway {
     let persistent: Bool
     /// Saving, naming and opening part files, and every read of the store, off this thread.
     private let worker: DiskWorker
-    /// Where the disk worker's answers to the restore and to applied commands go.
     private let inbox: EngineInbox
     /// Without a store, events go straight to their subscribers.
     private let hub: EventHub
@@ -30,7 +29,6 @@ struct PersistenceGateway {
     private var partsAsked: [DownloadID: Int] = [:]
     /// The last persistence failure, reported by `DownloadManager.persistenceError`.
     private(set) var storeError: Error?
-    /// When each running download's progress was last saved.
     private var lastSaved: [DownloadID: Date] = [:]
     /// The highest sequence known from the store, so rows added by other processes are
     /// adopted exactly once.
@@ -44,7 +42,7 @@ struct PersistenceGateway {
     /// last sequence is not known before, and reading from 0 would read the whole queue a second time.
     private var adoptionsAfterRestore: [CommandReply<Void>]?
     /// Other processes' commands still to apply, oldest first, each batch with the seq it
-    /// ends at (see `EngineCore.apply(_:through:)`).
+    /// ends at (see `EngineLoop.apply(_:through:)`).
     private var commandBatches: [(commands: ArraySlice<DownloadCommand>, through: Int)] = []
 
     /// - Parameter store: the disk worker's connection to the queue's database, nil for a queue in memory.
@@ -71,8 +69,6 @@ struct PersistenceGateway {
     func releasePath(_ path: String, of id: DownloadID) {
         claimedPaths.withLock { if $0[path] == id { $0[path] = nil } }
     }
-
-    // MARK: - This turn's work
 
     mutating func hand(_ job: DiskWorker.Work) {
         work.append(job)
@@ -110,6 +106,25 @@ struct PersistenceGateway {
         })
     }
 
+    /// Reads from the store on the disk worker, then runs `body` with what it read; a failure is
+    /// kept for `persistenceError` and is the answer ("could not `what`").
+    mutating func read<Read: Sendable, T: Sendable>(_ read: @escaping @Sendable (any QueueStore) throws -> Read, failing what: String,
+                                                   reply: CommandReply<T>, then body: @escaping @Sendable (EngineCore, Read) -> Void) {
+        onWorker({ store in
+            Result { () throws -> Read in
+                guard let store else { throw DownloadError(.fileSystem, "no store") }
+                return try read(store)
+            }.mapError { ErrorBox(error: $0) }
+        }, then: { loop, read in
+            switch read {
+            case .success(let value): body(loop, value)
+            case .failure(let box):
+                loop.persistence.failed(box.error)
+                reply(loop, .failure(.storage("could not \(what)", cause: box.error)))
+            }
+        }, ifClosed: reply.shutDown)
+    }
+
     /// Returns once everything submitted so far is done (at shutdown).
     func waitUntilDone() {
         worker.waitUntilDone()
@@ -120,26 +135,35 @@ struct PersistenceGateway {
         storeError = error
     }
 
-    // MARK: - Parts
-
     /// Hands the disk worker `preparation` (a part to name and open) with this turn's work.
     mutating func askForPart(_ preparation: BodyPreparation) {
         work.append(.prepare(preparation))
         partsAsked[preparation.row.request.id, default: 0] += 1
     }
 
-    /// The disk worker answered one of `id`'s parts.
     mutating func partAnswered(_ id: DownloadID) {
         guard let asked = partsAsked[id] else { return }
         partsAsked[id] = asked > 1 ? asked - 1 : nil
+    }
+
+    /// The name the disk worker gave row `sequence`'s part (`RecordTable.named`): saved, or the part
+    /// deleted when the download went meanwhile (`stopped`: no attempt waits for it).
+    mutating func named(_ sequence: Int, of id: DownloadID, _ outcome: BodyPreparation.Outcome, stopped: Bool, records: inout RecordTable) {
+        guard let path = outcome.path else { return }
+        let saved = if case .ready = outcome { true } else { false }
+        switch records.named(id, sequence: sequence, path: path, saved: saved, stopped: stopped) {
+        case .save: save(id, records: &records)
+        case .orphan(let root):
+            hand(.removeFiles([PartFile.path(for: path)], root: root, afterCommit: false))
+            releasePath(path, of: id)
+        case .kept: break
+        }
     }
 
     /// Whether a part of `id` is still with the disk worker (a start is then left to it).
     func awaitsPart(_ id: DownloadID) -> Bool {
         partsAsked[id] != nil
     }
-
-    // MARK: - Saves
 
     /// Saves a download's whole state with the other saves of this turn. A record at rest leaves
     /// memory once its row is committed: what stays of a queued one is its index entry.
@@ -205,8 +229,6 @@ struct PersistenceGateway {
         releasePath(path, of: id)
     }
 
-    // MARK: - Rows for a command
-
     /// The rows a command needs read before it runs (`EngineCore.withRows`): those not in memory
     /// (`missing`), and those in memory (`held`), pinned until it has run: a save confirmed meanwhile
     /// would let one at rest go, and its command would find no download.
@@ -253,8 +275,6 @@ struct PersistenceGateway {
         if case .success = result { records.endPreload() }
         for id in read.held { records.unpin(id) }
     }
-
-    // MARK: - Other processes' commands
 
     /// Queues a batch of commands ending at `seq`.
     /// - Returns: whether it is the only one (applying starts now; otherwise it waits its turn).
@@ -320,7 +340,6 @@ extension PersistenceGateway {
         case done(nextSequence: Int, adoptions: [CommandReply<Void>]?)
     }
 
-    /// Takes in one of the restore's answers.
     mutating func restored(_ message: RestoreReader.Message, records: RecordTable) -> RestoreStep? {
         switch message {
         case .rows(let rows):

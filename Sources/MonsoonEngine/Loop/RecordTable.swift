@@ -65,11 +65,11 @@ struct RecordTable {
         }
     }
 
-    /// Rows read ahead of their downloads' start (`EngineCore.prefetchStarts`): kept in memory
+    /// Rows read ahead of their downloads' start (`DownloadScheduler.prefetchStarts`): kept in memory
     /// unless the loop holds a newer record, or the download was removed meanwhile. Each is a
     /// queued download at rest, with no save in flight, so its row is all of it; it stays until
     /// it starts (it is then busy), changes (then saved and let go as any other), or leaves the
-    /// line unstarted (`EngineCore.prefetchStarts` lets it go).
+    /// line unstarted (`DownloadScheduler.prefetchStarts` lets it go).
     /// - Returns: the downloads kept.
     mutating func adopt(_ rows: [DownloadRecord]) -> [DownloadID] {
         var kept: [DownloadID] = []
@@ -190,8 +190,6 @@ struct RecordTable {
     }
 }
 
-// MARK: - Numbering
-
 extension RecordTable {
     /// Downloads numbered up to `sequence` exist (restored, adopted or inserted by the store):
     /// numbering without a store goes on past them.
@@ -235,13 +233,11 @@ extension RecordTable {
     }
 }
 
-// MARK: - Answers without a store (with one, the rows read, as they are in memory)
-
+/// Answers without a store (with one, the rows read, as they are in memory).
 extension RecordTable {
     /// Every download, in enqueue order.
     var snapshots: [Download] { hot.values.sorted { $0.sequence < $1.sequence }.map { $0.snapshot() } }
 
-    /// How many downloads are in each status.
     var counts: [DownloadStatus: Int] { hot.values.reduce(into: [:]) { $0[$1.status, default: 0] += 1 } }
 
     /// The downloads of each URL, in enqueue order.

@@ -191,8 +191,7 @@ final class Transfer {
         easy.setPointer(CURLOPT_DEBUGDATA, Unmanaged.passUnretained(self).toOpaque())
     }
 
-    // MARK: - Callbacks (transfer thread, inside curl_multi_perform)
-
+    // Curl's callbacks: on the transfer thread, inside curl_multi_perform.
     fileprivate func receiveHeader(_ line: UnsafeBufferPointer<UInt8>) {
         if warcExchanges != nil { captureResponse(line) }
         if line.count > 5, line[0] == UInt8(ascii: "H"), line[1] == UInt8(ascii: "T"), line[2] == UInt8(ascii: "T"),

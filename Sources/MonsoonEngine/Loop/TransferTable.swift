@@ -71,15 +71,27 @@ final class TransferTable {
         return transfer
     }
 
-    /// The host that answered `transfer` at the end of its redirects, its id in `hosts`, and whether
-    /// it counts for the per-host limit from now on (a tracking redirector in front of a CDN: the
-    /// CDN's limit holds too): once, and only while the attempt holds a slot.
-    func answeringHost(of transfer: Transfer, hosts: inout HostTable) -> (id: Int, key: String, counts: Bool)? {
+    /// A flush for `id`'s checkpoint came back: the size its attempt has written, if the same attempt
+    /// still runs (never one reloaded or restarted since), which may ask for the next.
+    func checkpointFlushed(_ id: DownloadID, attempt: ObjectIdentifier) -> Int? {
+        guard let current = running[id], ObjectIdentifier(current) == attempt else { return nil }
+        current.part.checkpoint.inFlight = false
+        return current.progress.fileSize
+    }
+
+    /// The host that answered `transfer` at the end of its redirects (its id and name), noted in its
+    /// record and counted for the per-host limit from then on (a tracking redirector in front of a
+    /// CDN: the CDN's limit holds too): once, and only while the attempt holds a slot.
+    @discardableResult
+    func countAnsweringHost(of transfer: Transfer, scheduler: inout DownloadScheduler, records: inout RecordTable) -> (id: Int, key: String)? {
         guard let url = transfer.easy.string(CURLINFO_EFFECTIVE_URL), let key = HostKey.of(text: url) else { return nil }
-        let host = hosts.id(key)
-        guard runs(transfer), !transfer.countedHosts.contains(host) else { return (host, key, false) }
-        transfer.countedHosts.append(host)
-        return (host, key, true)
+        let host = scheduler.hosts.id(key)
+        if let id = transfer.downloadID { records.update(id) { $0.answeredHost = key } }
+        if runs(transfer), !transfer.countedHosts.contains(host) {
+            transfer.countedHosts.append(host)
+            scheduler.count([host])
+        }
+        return (host, key)
     }
 
     /// A part epoch never used before in this process, so a late checkpoint of an old

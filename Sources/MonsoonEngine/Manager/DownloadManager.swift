@@ -104,8 +104,6 @@ public final class DownloadManager: Sendable {
         try await perform(rows: ids) { loop, reply in loop.answer(reply, body(loop)) }
     }
 
-    // MARK: - Downloads
-
     /// Adds a download to the queue.
     ///
     /// - Throws: `.duplicate` when the id exists, unless `replacingExisting` (which
@@ -272,8 +270,6 @@ public final class DownloadManager: Sendable {
             return error   // a save failed on the way: that is the latest failure
         }
     }
-
-    // MARK: - In-memory fetch
 
     /// Fetches a small body into memory, following redirects (http and https
     /// only) and retrying transient failures per the retry policy (a host that

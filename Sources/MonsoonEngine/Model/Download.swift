@@ -4,7 +4,6 @@ import Foundation
 public struct Download: Sendable, Equatable {
     /// What was asked for: the URL, the destination, the priority and the caller's extras.
     public var request: DownloadRequest
-    /// Where the download is in its life.
     public var status: DownloadStatus
     /// Body bytes on disk (in the `.part` file, or the finished file).
     public var bytes: Int
@@ -27,7 +26,6 @@ public struct Download: Sendable, Equatable {
     /// The hex SHA-256 of the body, for a `.discard(checksum: true)` download once complete.
     public var checksum: String?
 
-    /// The request's id.
     public var id: DownloadID { request.id }
 
     /// From 0 to 1, or nil while the total is unknown.

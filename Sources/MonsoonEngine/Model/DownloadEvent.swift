@@ -30,7 +30,6 @@ public enum DownloadEvent: Sendable, Equatable {
         public static let all: Kinds = [.added, .progress, .statusChanged, .removed, .attempt]
     }
 
-    /// The event's kind.
     public var kind: Kinds {
         switch self {
         case .added: .added
@@ -41,7 +40,6 @@ public enum DownloadEvent: Sendable, Equatable {
         }
     }
 
-    /// The download the event is about.
     public var downloadID: DownloadID {
         switch self {
         case .added(let download), .statusChanged(let download): return download.id

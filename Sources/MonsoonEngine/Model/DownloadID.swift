@@ -13,9 +13,7 @@ public struct DownloadID: RawRepresentable, Hashable, Sendable, Comparable, Cust
         self.rawValue = rawValue
         textHash = rawValue.hashValue
     }
-    /// An id from its text.
     public init(_ rawValue: String) { self.init(rawValue: rawValue) }
-    /// An id written as a string literal.
     public init(stringLiteral value: String) { self.init(rawValue: value) }
 
     public static func == (lhs: DownloadID, rhs: DownloadID) -> Bool {
@@ -26,7 +24,6 @@ public struct DownloadID: RawRepresentable, Hashable, Sendable, Comparable, Cust
         hasher.combine(textHash)
     }
 
-    /// The id's text.
     public var description: String { rawValue }
 
     /// Orders ids by their text (so "d10" sorts before "d9").

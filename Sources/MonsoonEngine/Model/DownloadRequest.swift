@@ -35,7 +35,6 @@ public struct DownloadRequest: Sendable, Equatable {
     public var id: DownloadID
     /// What to fetch: an http or https URL with a host (anything else is refused at enqueue).
     public var url: URL
-    /// Where the bytes go.
     public var destination: Destination
     /// Higher starts first; equal priorities start in enqueue order.
     public var priority: Int

@@ -1,6 +1,5 @@
 /// A download as a listing shows it, read straight from the store.
 public struct DownloadSummary: Sendable, Equatable {
-    /// The download's id.
     public var id: DownloadID
     /// The URL as it was enqueued.
     public var url: String
@@ -8,7 +7,6 @@ public struct DownloadSummary: Sendable, Equatable {
     public var isFolder: Bool
     /// The file path for a file destination; otherwise the folder the file goes into.
     public var destination: String
-    /// Where the download is in its life.
     public var status: DownloadStatus
     /// Body bytes on disk, as last saved.
     public var bytes: Int

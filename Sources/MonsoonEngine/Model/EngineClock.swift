@@ -21,10 +21,8 @@ public struct EngineClock: Sendable, Equatable {
         source = Source(now)
     }
 
-    /// The time now.
     public var now: Date { source.now() }
 
-    /// The system's clock.
     public static let system = EngineClock { Date() }
 
     public static func == (lhs: EngineClock, rhs: EngineClock) -> Bool {

@@ -26,7 +26,6 @@ public struct EngineConfiguration: Sendable, Equatable {
     public var maxDownloadsPerHost: Int? = nil
     /// In-memory fetches (feeds) running at once; they do not take download slots.
     public var maxConcurrentFetches: Int = 8
-    /// The retry and backoff policy.
     public var retry: RetryPolicy = RetryPolicy()
     /// The clock the engine's retries (of downloads and of fetches), holds, progress reports and
     /// checkpoints read (tests drive their own).

@@ -70,8 +70,6 @@ extension WARCArchive.State {
         return (Array((String(size, radix: 16) + "\r\n").utf8), Array("\r\n0\r\n\r\n".utf8))
     }
 
-    // MARK: - Completed files
-
     /// Each file's records, then one flush for all. A payload is on disk only once the file it
     /// went to was flushed: the current one here, the others when `group` closed them (a file
     /// whose flush or close failed fails every payload written to it).

@@ -92,8 +92,6 @@ public final class WARCArchive: Sendable, Equatable {
         return try result.get()
     }
 
-    // MARK: - Engine side
-
     /// Queues exchanges to be written as a `request` and a head-only `response` each.
     func record(_ exchanges: [WARCExchange]) {
         guard !exchanges.isEmpty else { return }
