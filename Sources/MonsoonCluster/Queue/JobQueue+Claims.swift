@@ -72,6 +72,7 @@ extension JobQueue {
         }
     }
 
+    /// Read from the index of hosts with suspects (schema 6), nearly always empty.
     static let suspectWaitsSQL = "SELECT EXISTS (SELECT 1 FROM monsoon_hosts WHERE suspects > 0 AND ready > 0) AS waits"
 
     static let claimSQL = """
