@@ -129,11 +129,20 @@ def run_case(pg, server, server_url, port, build, name, jobs, hosts, workers, sl
                                    "--name", f"bench{i}", "--poll", "0.5"], stdout=subprocess.PIPE, text=True)
                  for i in range(workers)]
     # Polled from the hosts' counts and the partial index of scheduled jobs: counting the jobs
-    # table itself each second would add a scan of it to the PostgreSQL CPU measured.
-    left = "SELECT coalesce(sum(ready + running), 0) + (SELECT count(*) FROM monsoon_jobs WHERE state = 'scheduled') FROM monsoon_hosts"
-    while int(pg.sql(database, left)) > 0:
+    # table itself each second would add a scan of it to the PostgreSQL CPU measured. One session
+    # for all the polls: a new connection each time costs the server a process and cold caches
+    # (a few milliseconds of CPU, counted with the workers').
+    left = "SELECT coalesce(sum(ready + running), 0) + (SELECT count(*) FROM monsoon_jobs WHERE state = 'scheduled') FROM monsoon_hosts;\n"
+    poller = subprocess.Popen(["psql", "-qAtX", "-v", "ON_ERROR_STOP=1", url], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    while True:
+        poller.stdin.write(left)
+        poller.stdin.flush()
+        if int(poller.stdout.readline()) == 0:
+            break
         time.sleep(0.25)
     elapsed = time.monotonic() - started
+    poller.stdin.close()
+    poller.wait()
     failed = int(pg.sql(database, "SELECT count(*) FROM monsoon_jobs WHERE state <> 'completed'"))
     if failed:
         raise SystemExit(f"{failed} jobs did not complete: {pg.sql(database, 'SELECT last_error FROM monsoon_jobs WHERE last_error IS NOT NULL LIMIT 1')}")

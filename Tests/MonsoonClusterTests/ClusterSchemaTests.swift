@@ -12,14 +12,14 @@ import Testing
         try await withConnection { connection in
             #expect(try ClusterSchema.version(of: connection) == 0)
             let first = try ClusterSchema.migrate(connection)
-            #expect(first.previousVersion == 0 && first.version == 5 && ClusterSchema.latestVersion == 5)
+            #expect(first.previousVersion == 0 && first.version == 6 && ClusterSchema.latestVersion == 6)
             let second = try ClusterSchema.migrate(connection)
-            #expect(second.previousVersion == 5 && second.version == 5)
-            #expect(try ClusterSchema.version(of: connection) == 5)
+            #expect(second.previousVersion == 6 && second.version == 6)
+            #expect(try ClusterSchema.version(of: connection) == 6)
             let tables = try connection.execute("SELECT tablename FROM pg_tables WHERE tablename LIKE 'monsoon\\_%' ORDER BY tablename")
             #expect(try tables.rows.map { try $0.string(0) } == Self.tables)
             let recorded = try connection.execute("SELECT version, applied_at FROM monsoon_schema")
-            #expect(try recorded.rows.map { try $0.int("version") } == [1, 2, 3, 4, 5])
+            #expect(try recorded.rows.map { try $0.int("version") } == [1, 2, 3, 4, 5, 6])
             let applied = try #require(try recorded.first?.date("applied_at"))
             #expect(abs(applied.timeIntervalSinceNow) < 60)
         }
@@ -36,7 +36,7 @@ import Testing
             try connection.execute("INSERT INTO monsoon_feeds (url, folder) VALUES ('https://example.org/feed.xml', 'Show')")
             #expect(throws: PostgresError.self) { try ClusterSchema.requireCurrent(connection) }
             let outcome = try ClusterSchema.migrate(connection)
-            #expect(outcome.previousVersion == 1 && outcome.version == 5)
+            #expect(outcome.previousVersion == 1 && outcome.version == 6)
             #expect(try connection.execute("SELECT folder FROM monsoon_feeds").first?.string(0) == "Show")
             let tables = try connection.execute("SELECT tablename FROM pg_tables WHERE tablename LIKE 'monsoon\\_%' ORDER BY tablename")
             #expect(try tables.rows.map { try $0.string(0) } == Self.tables, "no monsoon_engine_ table remains")
@@ -114,13 +114,13 @@ import Testing
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }
-        #expect(outcomes.map(\.version) == [5, 5, 5])
+        #expect(outcomes.map(\.version) == [6, 6, 6])
         // One found nothing; the others found what ran before them (each step takes the lock alone).
         let previous = outcomes.map(\.previousVersion).sorted()
         #expect(previous.first == 0 && previous.dropFirst().allSatisfy { $0 > 0 }, "\(previous)")
         try await onThread {
             let connection = try PostgresConnection(url)
-            #expect(try connection.execute("SELECT count(*) FROM monsoon_schema").first?.int(0) == 5)
+            #expect(try connection.execute("SELECT count(*) FROM monsoon_schema").first?.int(0) == 6)
             #expect(try connection.execute("SELECT count(*) FROM pg_class WHERE relname = 'monsoon_jobs'").first?.int(0) == 1)
         }
     }
@@ -132,8 +132,8 @@ import Testing
             try connection.execute("INSERT INTO monsoon_schema (version) VALUES (99)")
             let error = try #require(throws: PostgresError.self) { try ClusterSchema.migrate(connection) }
             #expect(error.code == .newerSchema)
-            #expect(error.message == "the database \(connection.database) at 127.0.0.1:\(server.port) has schema version 99, newer than this Monsoon (5); upgrade Monsoon (the database was left as it is)")
-            #expect(try connection.execute("SELECT count(*) FROM monsoon_schema").first?.int(0) == 6)
+            #expect(error.message == "the database \(connection.database) at 127.0.0.1:\(server.port) has schema version 99, newer than this Monsoon (6); upgrade Monsoon (the database was left as it is)")
+            #expect(try connection.execute("SELECT count(*) FROM monsoon_schema").first?.int(0) == 7)
         }
     }
 

@@ -107,6 +107,32 @@ import Testing
         }
     }
 
+    /// A worker that discards what it downloads (`worker --discard`) completes each job once and
+    /// records each body's SHA-256 in the ledger, with no file left behind.
+    @Test func aDiscardingWorkerRecordsEachDownloadOnceAndKeepsNoFile() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (url, bodies) = try await Self.catalogue(server, episodes: 6)
+        let folder = NSTemporaryDirectory() + "monsoon-worker-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }   // a leftover folder in /tmp harms nothing
+        var configuration = Self.configuration(url, folder: folder, name: "w1")
+        configuration.discard = true
+        let worker = ClusterWorker(configuration: configuration)
+        let run = Task { try await worker.run() }
+        defer { worker.stop() }   // a failing test leaves no worker running
+        try await Self.waitForJobs(url, in: ["completed"])
+        worker.stop()
+        #expect(try await run.value.completed == 6)
+        #expect(Self.files(under: folder).isEmpty, "nothing kept")
+        #expect(server.bodyBytesSent == 6 * 200_000 + (0..<6).reduce(0) { $0 + $1 * 1000 }, "every byte sent once")
+        try await onThread {
+            let connection = try PostgresConnection(url)
+            let ledger = try connection.execute("SELECT path, sha256 FROM monsoon_ledger ORDER BY path")
+            #expect(try ledger.rows.map { try $0.string(1) ?? "" }.sorted() == bodies.values.sorted())
+            #expect(try connection.execute("SELECT sum(running) FROM monsoon_hosts").first?.int(0) == 0)
+        }
+    }
+
     /// A manifest that cannot be written (a folder stands at its name) is reported, and tried
     /// again until the worker stops; no job waits for it or fails for it.
     @Test func aManifestThatCannotBeWrittenFailsNoJob() async throws {

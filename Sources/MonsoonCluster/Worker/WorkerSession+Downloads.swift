@@ -135,8 +135,13 @@ extension WorkerSession {
         let discard = configuration.discard
         configuration.placing?(.beforeLocking)
         guard let outcome = database({ queue in
-            try queue.completeHolding(entries) { entry in
-                guard !discard else { return true }
+            // Nothing to place: the fenced completion alone, without locking the jobs first in a
+            // transaction of its own (a statement and a round trip less per batch).
+            if discard {
+                let completed = try queue.complete(entries)
+                return (held: completed, completed: completed)
+            }
+            return try queue.completeHolding(entries) { entry in
                 configuration.placing?(.locked)
                 do {
                     try publish(entry, on: queue)
