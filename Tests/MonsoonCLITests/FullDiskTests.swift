@@ -17,26 +17,27 @@ struct FullDiskTests {
         server.setRoute("/a.mp3", Route(body: .bytes([1, 2, 3]), contentType: "audio/mpeg"))
         let first = await runMonsoon(["--home", home, "get", "-o", "out", server.url("/a.mp3").absoluteString], in: folder.path)
         #expect(first.status == 0, "\(first.errors)")
-        // In-process, the first run's connections may still be closing: until the last one has,
-        // its write-ahead log keeps pages on the disk that the next run's rows would fit in.
-        try await waitUntil("the first run's write-ahead log is gone") {
-            !FileManager.default.fileExists(atPath: (home as NSString).appendingPathComponent("monsoon.sqlite-wal"))
-        }
 
         disk.fill()
         let urls = (0..<3_000).map { server.url("/episode-with-a-long-name-\($0).mp3").absoluteString }
         let full = await runMonsoon(["--home", home, "get", "-o", "out"] + urls, in: folder.path)
         #expect(full.status == 3, "a full database disk is a full disk: \(full.errors)")
-        #expect(full.errors.hasPrefix("monsoon: ") && full.errors.contains("the disk holding the database \(home)/monsoon.sqlite is full (")
-                && full.errors.hasSuffix("); free some space and try again\n"), "\(full.errors)")
+        #expect(full.errors.hasPrefix("monsoon: ") && full.errors.contains("the disk holding the database \(home)/monsoon.sqlite is full ("),
+                "\(full.errors)")
         #expect(full.errors.split(separator: "\n").count == 1, "one line: \(full.errors)")
-        #expect(server.requests(for: "/episode-with-a-long-name-0.mp3").isEmpty, "nothing started")
+        // Downloads are queued in batches: usually the first finds no room, but now and then, under
+        // load, a batch or two fit. The message then says how many, and exactly those are queued.
+        let queued = full.errors.firstMatch(of: /; the first (\d+) were queued: run the same command again to go on\n$/).map { Int($0.1)! } ?? 0
+        if queued == 0 {
+            #expect(full.errors.hasSuffix("); free some space and try again\n"), "\(full.errors)")
+            #expect(server.requests(for: "/episode-with-a-long-name-0.mp3").isEmpty, "nothing started")
+        }
 
         disk.free()
         let database = try Database(path: (home as NSString).appendingPathComponent("monsoon.sqlite"))
         #expect(try database.integrityCheck() == "ok")
-        #expect(try database.scalarInt("SELECT count(*) FROM downloads") == 1, "the failed enqueue left nothing behind")
-        #expect(try database.scalarText("SELECT status FROM downloads") == "completed")
+        #expect(try database.scalarInt("SELECT count(*) FROM downloads") == 1 + queued, "the failed batch left nothing behind")
+        #expect(try database.scalarText("SELECT status FROM downloads WHERE url LIKE '%/a.mp3'") == "completed")
         let again = await runMonsoon(["--home", home, "get", "-o", "out", server.url("/a.mp3").absoluteString], in: folder.path)
         #expect(again.status == 0, "\(again.errors)")
     }
