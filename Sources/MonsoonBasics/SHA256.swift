@@ -48,7 +48,15 @@ public enum SHA256 {
 
     /// `bytes` as lowercase hex.
     static func hex(_ bytes: some Collection<UInt8>) -> String {
-        bytes.map { String(format: "%02x", $0) }.joined()
+        // By hand: String(format:) goes through Foundation's formatter for each byte, of every file.
+        let digits = Array("0123456789abcdef".utf8)
+        var text = [UInt8]()
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// Incremental SHA-256: feed data with `update`, then call `finalize` (or `finalizeHex`) once.

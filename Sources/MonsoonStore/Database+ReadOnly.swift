@@ -42,9 +42,17 @@ extension Database {
     /// `path` as an SQLite `file:` URI with `query`, each byte of the path percent-encoded but
     /// letters, digits, `-._~` and `/` (a `?`, `#` or `%` in a name would end or change it).
     static func uri(_ path: String, query: String) -> String {
-        let kept = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~/")
-        // Never nil: a Swift string is valid Unicode, which is all the encoding needs.
-        let encoded = path.addingPercentEncoding(withAllowedCharacters: kept) ?? path
-        return (path.hasPrefix("/") ? "file://" : "file:") + encoded + "?" + query
+        let digits = Array("0123456789ABCDEF".utf8)
+        var bytes = Array((path.hasPrefix("/") ? "file://" : "file:").utf8)
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"):
+                bytes.append(byte)
+            default:
+                bytes += [UInt8(ascii: "%"), digits[Int(byte >> 4)], digits[Int(byte & 0xF)]]
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self) + "?" + query
     }
 }

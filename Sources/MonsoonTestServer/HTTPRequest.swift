@@ -57,6 +57,9 @@ struct HTTPRequest {
 extension StringProtocol {
     /// Trims spaces and tabs (HTTP's optional whitespace) from both ends.
     func trimmingHTTPWhitespace() -> String {
-        trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
+        var slice = self[...]
+        while let first = slice.first, first == " " || first == "\t" { slice = slice.dropFirst() }
+        while let last = slice.last, last == " " || last == "\t" { slice = slice.dropLast() }
+        return String(slice)
     }
 }

@@ -10,8 +10,12 @@ enum PostgresTimestamp {
         let fraction = Int(microseconds - Double(seconds) * 1_000_000)
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        return String(format: "%04d-%02d-%02d %02d:%02d:%02d.%06d+00", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
-                      parts.tm_hour, parts.tm_min, parts.tm_sec, Int32(fraction))
+        func padded(_ value: Int, _ width: Int) -> String {
+            let digits = String(value)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        return padded(Int(parts.tm_year) + 1900, 4) + "-" + padded(Int(parts.tm_mon) + 1, 2) + "-" + padded(Int(parts.tm_mday), 2) + " "
+            + padded(Int(parts.tm_hour), 2) + ":" + padded(Int(parts.tm_min), 2) + ":" + padded(Int(parts.tm_sec), 2) + "." + padded(fraction, 6) + "+00"
     }
 
     /// A `timestamptz` as the server writes it with `DateStyle` ISO (`2026-12-01 10:00:00.5+01`,
