@@ -37,10 +37,13 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
 
+        // glibc's thread-naming, spawn and pipe calls Swift's Glibc module leaves out (no library: glibc itself).
+        .systemLibrary(name: "CLibc", path: "CLibc"),
+
         // One of each, below everything else: the coded error every domain's errors are, the lock,
-        // HTTP dates and SHA-256. Depends on nothing of ours; the store, the engine and the test
-        // server re-export it.
-        .target(name: "MonsoonBasics", dependencies: ["CCrypto"]),
+        // threads, HTTP dates, SHA-256, and the path and text helpers FoundationEssentials leaves
+        // out. Depends on nothing of ours; the store, the engine and the test server re-export it.
+        .target(name: "MonsoonBasics", dependencies: ["CCrypto", "CLibc"]),
 
         // The SQLite layer: connection, statements, transactions, migrations. Depends only on MonsoonBasics.
         .target(name: "MonsoonStore", dependencies: ["CSQLite", "MonsoonBasics"]),
@@ -67,7 +70,7 @@ let package = Package(
 
         // The podcast core: feeds, episodes, the library. Uses the engine and the store.
         .target(name: "MonsoonPodcasts", dependencies: ["MonsoonBasics", "MonsoonEngine", "MonsoonStore", "CLibXML2"]),
-        .executableTarget(name: "monsoon-feed-bench", dependencies: ["MonsoonPodcasts", "CLibXML2"], path: "Benchmarks/FeedBenchmark"),
+        .executableTarget(name: "monsoon-feed-bench", dependencies: ["MonsoonBasics", "MonsoonPodcasts", "CLibXML2"], path: "Benchmarks/FeedBenchmark"),
 
         // libpq, for the download queue that many machines share in PostgreSQL.
         .systemLibrary(
@@ -81,9 +84,6 @@ let package = Package(
         // shared library (feeds read, episodes chosen and named as `archive` does, through the
         // podcast core and the engine). The only module that imports CLibPQ; nothing below depends on it.
         .target(name: "MonsoonCluster", dependencies: ["CLibPQ", "CCrypto", "MonsoonBasics", "MonsoonEngine", "MonsoonPodcasts", "MonsoonStore"]),
-
-        // glibc's spawn and pipe calls Swift's Glibc module leaves out (no library: glibc itself).
-        .systemLibrary(name: "CLibc", path: "CLibc"),
 
         // The command-line tool: commands live in a library so tests can run them in-process.
         .target(name: "MonsoonCLI", dependencies: ["MonsoonBasics", "MonsoonPodcasts", "MonsoonEngine", "MonsoonStore", "MonsoonCluster", "CLibc"]),
@@ -107,7 +107,7 @@ let package = Package(
         // -sanitize=fuzzer (flags on its command line, never here) and runs libFuzzer; in other
         // builds it replays saved inputs. CLibFuzzer only declares libFuzzer's driver.
         .systemLibrary(name: "CLibFuzzer", path: "CLibFuzzer"),
-        .executableTarget(name: "monsoon-fuzz", dependencies: ["MonsoonPodcasts", "CLibFuzzer"]),
+        .executableTarget(name: "monsoon-fuzz", dependencies: ["MonsoonBasics", "MonsoonPodcasts", "CLibFuzzer"]),
 
         .testTarget(name: "MonsoonPodcastsTests", dependencies: ["MonsoonPodcasts", "MonsoonEngine", "MonsoonStore", "MonsoonTestServer"]),
         .testTarget(name: "MonsoonStoreTests", dependencies: ["MonsoonStore", "CSQLite"]),

@@ -1,14 +1,16 @@
 #ifndef MONSOON_CLIBC_SHIM_H
 #define MONSOON_CLIBC_SHIM_H
 
-// What the command-line tool needs of glibc that Swift's Glibc module leaves out (declared
+// What Monsoon needs of glibc that Swift's Glibc module leaves out (declared
 // there only under _GNU_SOURCE): typed here, as CCurl's header does for the engine, so no
 // symbol is looked up at run time. Every one is in glibc 2.34 and later (Debian 12: 2.36).
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <unistd.h>
 
+extern int pthread_setname_np(pthread_t thread, const char *name);
 extern int pipe2(int pipefd[2], int flags);
 extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
 extern int posix_spawn_file_actions_addchdir_np(posix_spawn_file_actions_t *actions, const char *path);
@@ -36,6 +38,11 @@ static inline short monsoon_spawn_setsid_flag(void) {
 #else
     return 0x80;
 #endif
+}
+
+/// Names the calling thread (at most 15 bytes), as `top -H`, gdb and crash reports show it.
+static inline int monsoon_name_thread(const char *name) {
+    return pthread_setname_np(pthread_self(), name);
 }
 
 #endif

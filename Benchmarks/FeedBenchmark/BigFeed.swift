@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A seeded, deterministic generator of a large RSS 2.0 + iTunes feed, of the same shape as
 /// `shared/feeds/tools/bigfeed.py` (whose random numbers are Python's, so the bytes differ): items
@@ -40,7 +40,7 @@ struct BigFeed {
     }
 
     static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+        text.replacing("&", with: "&amp;").replacing("<", with: "&lt;").replacing(">", with: "&gt;")
     }
 
     static func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
@@ -72,7 +72,7 @@ struct BigFeed {
 
     mutating func uuid() -> String {
         let high = random.next(), low = random.next()
-        let hex = String(format: "%016llx%016llx", high, low)
+        let hex = String(cFormat: "%016llx%016llx", high, low)
         let chars = Array(hex)
         return "\(String(chars[0..<8]))-\(String(chars[8..<12]))-4\(String(chars[13..<16]))-a\(String(chars[17..<20]))-\(String(chars[20..<32]))"
     }
@@ -100,7 +100,7 @@ struct BigFeed {
             let notes = showNotes(number)
             let summary = words(random.int(20...35))
             let firstParagraph = notes.components(separatedBy: "</p>").first.map { $0 + "</p>" } ?? notes
-            let media = "https://media.example.org/bigfeed/episode-\(String(format: "%05d", number)).mp3"
+            let media = "https://media.example.org/bigfeed/episode-\(String(cFormat: "%05d", number)).mp3"
             let (hours, rest) = seconds.quotientAndRemainder(dividingBy: 3600)
             out += "<item>\n"
             out += "  <title>\(BigFeed.escape(title))</title>\n"

@@ -1,5 +1,5 @@
 import CLibXML2
-import Foundation
+import FoundationEssentials
 
 /// What libxml2 itself costs on a document: its push parser over the bytes in the slices the
 /// feed parser uses, with the same options and SAX2 callbacks that do nothing. No feed parser on

@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+import Dispatch
+import Glibc
+import MonsoonBasics
 import MonsoonPodcasts
 
 // The feed parser against Python's podcastparser on the same generated file, measured two ways in
@@ -32,7 +35,7 @@ func median(_ values: [Double]) -> Double {
     return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
 }
 
-func milliseconds(_ seconds: Double) -> String { String(format: "%.1f ms", seconds * 1000) }
+func milliseconds(_ seconds: Double) -> String { String(cFormat: "%.1f ms", seconds * 1000) }
 
 /// Wall time and CPU time (user + system) of one measurement, in seconds. Both are reported: this
 /// machine has two cores and is often shared with builds, which stretch wall times far more than CPU times.
@@ -50,7 +53,7 @@ func describe(_ timing: Timing) -> String {
 }
 
 func ratio(_ slow: Timing, _ fast: Timing) -> String {
-    String(format: "%.1f× (wall), %.1f× (CPU)", slow.wall / fast.wall, slow.cpu / fast.cpu)
+    String(cFormat: "%.1f× (wall), %.1f× (CPU)", slow.wall / fast.wall, slow.cpu / fast.cpu)
 }
 
 /// Runs a process with its output to /dev/null; its wall and CPU time, or nil when it failed.
@@ -75,17 +78,14 @@ func timeProcess(_ executable: String, _ arguments: [String]) -> Timing? {
     return status & 0x7F == 0 && (status >> 8) & 0xFF == 0 ? Timing(wall: wall, cpu: cpu) : nil
 }
 
-/// Runs a process and returns its standard output, or nil when it failed.
+/// Runs a command through the shell (each argument quoted) and returns its standard output, or nil when it failed.
 func output(_ executable: String, _ arguments: [String]) -> String? {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    do { try process.run() } catch { return nil }
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return process.terminationStatus == 0 ? String(decoding: data, as: UTF8.self) : nil
+    let command = ([executable] + arguments).map { "'" + $0.replacing("'", with: "'\\''") + "'" }.joined(separator: " ")
+    guard let pipe = popen(command, "r") else { return nil }
+    var data: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while case let count = fread(&buffer, 1, buffer.count, pipe), count > 0 { data += buffer[..<count] }
+    return pclose(pipe) == 0 ? String(decoding: data, as: UTF8.self) : nil
 }
 
 if CommandLine.arguments.dropFirst().first == "--dump" {
@@ -107,10 +107,10 @@ if CommandLine.arguments.dropFirst().first == "--dump" {
 if CommandLine.arguments.dropFirst().first == "--inspect-json", let path = CommandLine.arguments.dropFirst(2).first {
     do {
         let feed = try FeedParser.parse(fileAt: path)
-        FileHandle.standardOutput.write(feed.inspectJSON())
+        _ = feed.inspectJSON().withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
         exit(0)
     } catch {
-        FileHandle.standardError.write(Data("error: \(error.message)\n".utf8))
+        StandardError.write("error: \(error.message)\n")
         exit(1)
     }
 }
@@ -122,14 +122,14 @@ let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingL
 let folder = FileManager.default.temporaryDirectory.appendingPathComponent("monsoon-feed-bench-\(UUID().uuidString)").path
 try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(atPath: folder) }
-let path = argument("--keep") ?? (folder as NSString).appendingPathComponent("big.xml")
+let path = argument("--keep") ?? folder.joiningPath("big.xml")
 
 // 1. The feed.
 var generator = BigFeed(seed: seed)
 let text = generator.generate(count: count, seed: seed)
 try Data(text.utf8).write(to: URL(fileURLWithPath: path))
 let size = text.utf8.count
-print("Feed: \(count) items, seed \(seed), \(String(format: "%.1f", Double(size) / 1e6)) MB (\(size / count) bytes per item): \(path)")
+print("Feed: \(count) items, seed \(seed), \(String(cFormat: "%.1f", Double(size) / 1e6)) MB (\(size / count) bytes per item): \(path)")
 
 // 2. Parse only, in this process.
 let check = try FeedParser.parse(fileAt: path)
@@ -155,31 +155,38 @@ for _ in 0..<runs {
 }
 let monsoonParse = medians(parseTimes)
 print("Monsoon FeedParser.parse(fileAt:), parse only: \(describe(monsoonParse)) of \(runs) runs "
-    + "(\(String(format: "%.0f", Double(size) / monsoonParse.wall / 1e6)) MB/s)")
+    + "(\(String(cFormat: "%.0f", Double(size) / monsoonParse.wall / 1e6)) MB/s)")
 print("libxml2 SAX floor (push parser, callbacks that do nothing): \(describe(medians(floorTimes))); "
-    + "Monsoon's parse is \(String(format: "%.2f×", median(floorRatios))) the floor (CPU, median of the pairs)")
+    + "Monsoon's parse is \(String(cFormat: "%.2f×", median(floorRatios))) the floor (CPU, median of the pairs)")
 
 // 3. podcastparser, parse only, in its own process.
-let script = (root as NSString).appendingPathComponent("Benchmarks/feed_bench.py")
+struct PythonFigures: Decodable {
+    let median: Double
+    let median_cpu: Double
+    let executable: String?
+    let podcastparser: String?
+    let python: String?
+    let episodes: Int?
+}
+let script = root.joiningPath("Benchmarks/feed_bench.py")
 var pythonExecutable: String?
 if let json = output("/usr/bin/env", ["python3", script, "--parse-only", path, "--runs", "\(max(3, runs / 2))"]),
-   let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
-   let wall = object["median"] as? Double, let cpu = object["median_cpu"] as? Double {
-    let python = Timing(wall: wall, cpu: cpu)
-    pythonExecutable = object["executable"] as? String
-    print("podcastparser \(object["podcastparser"] ?? "?") (Python \(object["python"] ?? "?")) podcastparser.parse, parse only: "
-        + "\(describe(python)), \(object["episodes"] ?? "?") episodes")
+   let object = try? JSONDecoder().decode(PythonFigures.self, from: Data(json.utf8)) {
+    let python = Timing(wall: object.median, cpu: object.median_cpu)
+    pythonExecutable = object.executable
+    print("podcastparser \(object.podcastparser ?? "?") (Python \(object.python ?? "?")) podcastparser.parse, parse only: "
+        + "\(describe(python)), \(object.episodes.map(String.init) ?? "?") episodes")
     print("  parse-only ratio: Monsoon is \(ratio(python, monsoonParse)) faster")
 } else {
     print("podcastparser: not available (python3 or pip failed); no parse-only comparison")
 }
 
 // 4. Whole processes, interleaved so that both sides see the same load.
-let monsoon = (root as NSString).appendingPathComponent(".build/release/monsoon")
+let monsoon = root.joiningPath(".build/release/monsoon")
 let inspectWorks = FileManager.default.isExecutableFile(atPath: monsoon) && timeProcess(monsoon, ["inspect", path, "--json"]) != nil
 // This benchmark's own `--inspect-json` (same parser, same JSON shape): a figure before `monsoon inspect` exists.
 let bench = CommandLine.arguments[0].hasPrefix("/") ? CommandLine.arguments[0]
-    : (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(CommandLine.arguments[0])
+    : FileManager.default.currentDirectoryPath.joiningPath(CommandLine.arguments[0])
 var inspectTimes: [Timing] = [], standInTimes: [Timing] = [], pythonTimes: [Timing] = []
 for _ in 0..<runs {
     if inspectWorks, let time = timeProcess(monsoon, ["inspect", path, "--json"]) { inspectTimes.append(time) }

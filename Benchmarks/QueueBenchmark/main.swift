@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Dispatch
 import MonsoonEngine
 
 // The persistent queue at scale: enqueue, list and change state with 100,000
@@ -24,7 +25,7 @@ let count = CommandLine.arguments.dropFirst().first.flatMap(Int.init) ?? 100_000
 let folder = FileManager.default.temporaryDirectory.appendingPathComponent("monsoon-queue-bench-\(UUID().uuidString)").path
 try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(atPath: folder) }
-let database = (folder as NSString).appendingPathComponent("monsoon.sqlite")
+let database = folder.joiningPath("monsoon.sqlite")
 
 var configuration = EngineConfiguration()
 configuration.maxConcurrentDownloads = 0
@@ -82,15 +83,15 @@ let snapshotTime = try await seconds { snapshots = try await reopened.downloads.
 await reopened.shutdown()
 
 print("queue of \(count) downloads (\(count - 1_000) enqueued in batches of 5,000)")
-print(String(format: "enqueue %d:               %.3f s", count - 1_000, enqueueTime))
-print(String(format: "list (%d, streamed):      %.3f s", listed, listTime))
-print(String(format: "state change at 1,000:     %.3f ms", changeAtThousand * 1000))
-print(String(format: "state change at %d:   %.3f ms", count, changeAtFull * 1000))
-print(String(format: "peak resident memory:      %.1f MiB", peakForQueue))
-print(String(format: "restore + full snapshot of %d (DownloadManager.downloads): %.3f s, peak %.1f MiB", snapshots, snapshotTime, peakResidentMiB()))
+print(String(cFormat: "enqueue %d:               %.3f s", count - 1_000, enqueueTime))
+print(String(cFormat: "list (%d, streamed):      %.3f s", listed, listTime))
+print(String(cFormat: "state change at 1,000:     %.3f ms", changeAtThousand * 1000))
+print(String(cFormat: "state change at %d:   %.3f ms", count, changeAtFull * 1000))
+print(String(cFormat: "peak resident memory:      %.1f MiB", peakForQueue))
+print(String(cFormat: "restore + full snapshot of %d (DownloadManager.downloads): %.3f s, peak %.1f MiB", snapshots, snapshotTime, peakResidentMiB()))
 
 if ProcessInfo.processInfo.environment["MONSOON_BENCH_DETAIL"] != nil {
-    let other = (folder as NSString).appendingPathComponent("direct.sqlite")
+    let other = folder.joiningPath("direct.sqlite")
     let store = try DownloadStore(path: other)
     var direct = 0.0
     var built = 0.0
@@ -101,5 +102,5 @@ if ProcessInfo.processInfo.environment["MONSOON_BENCH_DETAIL"] != nil {
         direct += try await seconds { _ = try store.add(batch) }
         begin += 5_000
     }
-    print(String(format: "detail: building 99,000 requests %.3f s; store.add alone %.3f s", built, direct))
+    print(String(cFormat: "detail: building 99,000 requests %.3f s; store.add alone %.3f s", built, direct))
 }

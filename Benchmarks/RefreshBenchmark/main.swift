@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Dispatch
 import MonsoonEngine
 import MonsoonPodcasts
 import MonsoonStore
@@ -24,7 +25,7 @@ func feed(_ show: Int, episodes: Int) -> String {
         text += """
             <item><title>Show \(show), episode \(episode)</title><guid isPermaLink="false">show-\(show)-\(episode)</guid>
             <enclosure url="https://cdn.example.com/\(show)/\(episode).mp3" type="audio/mpeg" length="\(30_000_000 + episode)"/>
-            <pubDate>Mon, 01 Jan 2024 10:00:00 GMT</pubDate><itunes:duration>45:\(String(format: "%02d", episode % 60))</itunes:duration>
+            <pubDate>Mon, 01 Jan 2024 10:00:00 GMT</pubDate><itunes:duration>45:\(String(cFormat: "%02d", episode % 60))</itunes:duration>
             <description><![CDATA[<p>Notes for episode \(episode) of show \(show), with <a href="https://example.com">links</a>.</p>]]></description></item>
 
             """
@@ -59,9 +60,9 @@ func run() async throws {
     await manager.shutdown()
     server.stop()
     print("\(count) podcasts of \(perFeed) episodes on a loopback server")
-    print(String(format: "subscribe one by one:          %.3f s", subscribe))
-    print(String(format: "refresh all, every feed new:   %.3f s (%d episodes added)", changed, added))
-    print(String(format: "refresh all, nothing changed:  %.3f s (%d answered 304)", notModified, unchanged))
+    print(String(cFormat: "subscribe one by one:          %.3f s", subscribe))
+    print(String(cFormat: "refresh all, every feed new:   %.3f s (%d episodes added)", changed, added))
+    print(String(cFormat: "refresh all, nothing changed:  %.3f s (%d answered 304)", notModified, unchanged))
 }
 
 try await run()

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A value that is only read and written under a lock.
 ///
@@ -30,5 +31,16 @@ package final class Locked<Value: Sendable>: @unchecked Sendable {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
+    }
+}
+
+extension Locked where Value == Void {
+    /// A plain lock: nothing inside but the right to run alone.
+    package convenience init() {
+        self.init(())
+    }
+
+    package func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
+        try withLock { (_: inout Void) in try body() }
     }
 }

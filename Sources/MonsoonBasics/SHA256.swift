@@ -1,5 +1,6 @@
 import CCrypto
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// SHA-256 through OpenSSL's libcrypto (hardware SHA where the CPU has it): of downloaded files
 /// (archive manifests, verify), of bodies as they arrive, and of every body the test server serves.

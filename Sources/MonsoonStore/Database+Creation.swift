@@ -1,5 +1,6 @@
 import CSQLite
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension Database {
     /// The code of `emptyFile`: `SQLITE_NOTADB`, so ``StoreError/isCorrupt`` holds.
@@ -40,10 +41,10 @@ extension Database {
     /// The temporary name is removed either way; one left by a process killed meanwhile is removed
     /// by the next creation in the folder.
     static func createFile(at path: String) throws(StoreError) {
-        let folder = (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
-        let prefix = "." + (path as NSString).lastPathComponent + ".creating-"
+        let folder = path.parentPath.isEmpty ? "." : path.parentPath
+        let prefix = "." + path.fileName + ".creating-"
         removeAbandoned(in: folder, prefix: prefix)
-        let temporary = (folder as NSString).appendingPathComponent(prefix + "\(getpid())-\(UInt64.random(in: 0 ... .max))")
+        let temporary = folder.joiningPath(prefix + "\(getpid())-\(UInt64.random(in: 0 ... .max))")
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw cannotCreate(path, errno) }
         close(descriptor)
@@ -118,7 +119,7 @@ extension Database {
         for name in names where name.hasPrefix(prefix) {
             let parts = name.dropFirst(prefix.count).split(separator: "-", maxSplits: 2)
             guard parts.count >= 2, let pid = Int32(parts[0]), pid > 0, kill(pid, 0) != 0, errno == ESRCH else { continue }
-            removeFiles(of: (folder as NSString).appendingPathComponent(prefix + parts[0] + "-" + parts[1]))
+            removeFiles(of: folder.joiningPath(prefix + parts[0] + "-" + parts[1]))
         }
     }
 

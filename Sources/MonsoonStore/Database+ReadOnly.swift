@@ -1,5 +1,6 @@
 import CSQLite
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension Database {
     /// Opens the database at `path` to read it only, changing nothing on disk: no log or lock file

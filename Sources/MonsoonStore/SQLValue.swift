@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A value SQLite stores.
 ///

@@ -1,5 +1,6 @@
 import CSQLite
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension StoreError {
     /// The error for a call on the database at `path` that failed with SQLite's (extended) `code`,
@@ -43,7 +44,7 @@ extension StoreError {
 
     /// Why the database at `path` cannot be written, and what to do, from what the system says of its file and folder.
     static func readOnly(path: String, reason: String) -> (why: String, fix: String) {
-        let folder = (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
+        let folder = path.parentPath.isEmpty ? "." : path.parentPath
         // errno is the file's when the file is refused, else the folder's.
         let fileRefused = access(path, W_OK) != 0
         guard fileRefused || access(folder, W_OK) != 0 else { return (reason, "make it and its folder writable and try again") }
@@ -62,6 +63,6 @@ extension StoreError {
 
     /// `text` in single quotes for a shell.
     static func quoted(_ text: String) -> String {
-        "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        "'" + text.replacing("'", with: "'\\''") + "'"
     }
 }

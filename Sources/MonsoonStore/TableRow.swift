@@ -1,5 +1,5 @@
 import CSQLite
-import Foundation
+import FoundationEssentials
 
 /// The current row of a statement, read by column: `row.text(.url)`. Valid only while stepping.
 ///

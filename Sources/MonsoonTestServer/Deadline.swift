@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Runs `body` and waits for its result for at most `seconds`: nil when it had not returned by
 /// then, or when the waiting task is cancelled (`body` is then cancelled and left behind). For tests of something that must return rather

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Body bytes of one write to a client's socket: what the server handed the kernel, and when.
 /// Recorded once ``TestServer/recordDeliveries()`` was called.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Holds a route's answers until the test opens it (``Route/gate``): a test that must do
 /// something between a request's arrival and its answer (a fault made on purpose, say) does it

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A parsed HTTP/1.x request head.
 struct HTTPRequest {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A request the server received, as recorded by ``TestServer/requests``.
 public struct RecordedRequest: Sendable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Everything a connection needs to write one response: decided up front from the request,
 /// the route and the fault in force, so the HTTP rules live here and the socket code stays dumb.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What the server answers for one path. See ``TestServer/setRoute(_:_:)``.
 public struct Route: Sendable {

@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -48,6 +48,9 @@ final class ServerCore: Sendable {
     /// Every server thread is entered here; `stop()` waits for all of them, then joins them.
     private let threads = DispatchGroup()
 
+    /// 1 MiB instead of the 8 MiB default: connections need little stack, and benchmarks open many.
+    private static let threadStack = 1 << 20
+
     init(port: Int, anyAddress: Bool = false) throws {
         (listener, self.port) = try Socket.listen(port: port, anyAddress: anyAddress)
     }
@@ -55,7 +58,7 @@ final class ServerCore: Sendable {
     /// Starts the accept thread; throws if it cannot be created (the listener is closed then).
     func start() throws {
         threads.enter()
-        let accepting = JoinableThread.spawn(name: "srv\(port)-acc") { [self] in
+        let accepting = NamedThread.start(named: "srv\(port)-acc", stackSize: Self.threadStack) { [self] in
             acceptLoop()
             threads.leave()
         }
@@ -95,7 +98,7 @@ final class ServerCore: Sendable {
             }
             // Entered before this (accept) thread can leave, so `stop()` cannot miss it.
             threads.enter()
-            let spawned = JoinableThread.spawn(name: "srv\(port)-\(id)") { [self] in
+            let spawned = NamedThread.start(named: "srv\(port)-\(id)", stackSize: Self.threadStack) { [self] in
                 Connection(fd: fd, id: id, core: self).run()
                 connectionClosed(fd, thread: pthread_self())
                 threads.leave()

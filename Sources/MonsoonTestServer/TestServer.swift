@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 // Tests check bytes with `SHA256.hex(...)`, which the server shares with the engine.
 @_exported import MonsoonBasics
 
@@ -38,7 +38,7 @@ public final class TestServer: Sendable {
     public func url(_ path: String) -> URL {
         let base = "http://127.0.0.1:\(port)"
         if let url = URL(string: base + path) { return url }
-        let escaped = path.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? ""
+        let escaped = path.percentEncoded(allowing: "!$&'()*+,-./:;=?@_~")   // Foundation's .urlQueryAllowed
         return URL(string: base + escaped)!
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Signed links that expire, as private feeds and CDNs hand them out: a route with
 /// ``Route/signing`` answers 403 unless its query carries `expires` (Unix seconds, still to come)
@@ -55,7 +55,7 @@ public struct URLSigning: Sendable {
             if parts[0] == "sig" { sig = parts[1] }
         }
         guard let expires, let sig, Double(expires) > clock().timeIntervalSince1970 else { return false }
-        return sig == signature(path: path.removingPercentEncoding ?? path, expires: expires)
+        return sig == signature(path: path.percentDecoded ?? path, expires: expires)
     }
 
     private func signature(path: String, expires: Int) -> String {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonPodcasts
 
 /// What one fuzz input is fed to: `MONSOON_FUZZ_TARGET` or `--target` chooses.
@@ -47,7 +47,7 @@ enum FuzzTarget: String, Sendable {
             check(streamed == feed, "the streaming parse handed out other episodes than the whole parse keeps")
             let json = feed.inspectJSON()
             check(streamedJSON == json, "InspectJSONWriter wrote other bytes than inspectJSON()")
-            check((try? JSONSerialization.jsonObject(with: json)) != nil, "inspectJSON() wrote invalid JSON")   // valid or not is all that counts
+            check((try? JSONDecoder().decode(AnyJSON.self, from: json)) != nil, "inspectJSON() wrote invalid JSON")   // valid or not is all that counts
         case .date:
             // Invalid UTF-8 is repaired (U+FFFD), as the feed parser's text decoding does before dates are read.
             guard let date = FeedDate.parse(String(decoding: input, as: UTF8.self)) else { return }
@@ -103,4 +103,30 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
 /// drop its message, and the message is what says which invariant broke.
 func check(_ condition: Bool, _ message: @autoclosure () -> String) {
     if !condition { fatalError(message()) }
+}
+
+/// Any JSON value, read only to learn that the text is JSON.
+private enum AnyJSON: Decodable {
+    case value
+
+    init(from decoder: any Decoder) throws {
+        if var array = try? decoder.unkeyedContainer() {   // not an array: an object or a scalar
+            while !array.isAtEnd { _ = try array.decode(AnyJSON.self) }
+        } else if let object = try? decoder.container(keyedBy: Key.self) {   // not an object: a scalar
+            for key in object.allKeys { _ = try object.decode(AnyJSON.self, forKey: key) }
+        } else {
+            let scalar = try decoder.singleValueContainer()
+            if !scalar.decodeNil(), (try? scalar.decode(Bool.self)) == nil, (try? scalar.decode(Double.self)) == nil {   // a "no" leads to the next kind
+                _ = try scalar.decode(String.self)
+            }
+        }
+        self = .value
+    }
+
+    private struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
 }

@@ -12,17 +12,16 @@
 // SwiftPM links its executables with `main` aliased to this file's code, which wins over libFuzzer's
 // own `main`; so this code starts libFuzzer itself, through `LLVMFuzzerRunDriver`.
 
-import Foundation
+import FoundationEssentials
+import Glibc
+import MonsoonBasics
 #if FUZZING
 import CLibFuzzer
 #endif
-#if canImport(Glibc)
-import Glibc
-#endif
 
 func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("monsoon-fuzz: \(message)\n".utf8))
-    FileHandle.standardError.write(Data("usage: monsoon-fuzz [--target feed|date|duration|opml|manifest] FILE_OR_DIR...\n".utf8))
+    StandardError.write("monsoon-fuzz: \(message)\n")
+    StandardError.write("usage: monsoon-fuzz [--target feed|date|duration|opml|manifest] FILE_OR_DIR...\n")
     exit(2)
 }
 
@@ -62,13 +61,13 @@ exit(driverArguments.withUnsafeMutableBufferPointer { buffer in
 guard !passedOn.isEmpty else { fail("no input given") }
 var count = 0
 for path in passedOn {
-    var isFolder: ObjCBool = false
+    var isFolder: Bool = false
     guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else { fail("no file or folder at \(path)") }
     let files: [String]
-    if isFolder.boolValue {
+    if isFolder {
         let names: [String]
-        do { names = try FileManager.default.contentsOfDirectory(atPath: path) } catch { fail("cannot list \(path): \(error.localizedDescription)") }
-        files = names.sorted().map { (path as NSString).appendingPathComponent($0) }
+        do { names = try FileManager.default.contentsOfDirectory(atPath: path) } catch { fail("cannot list \(path): \(SystemErrorText.reason(error))") }
+        files = names.sorted().map { path.joiningPath($0) }
     } else {
         files = [path]
     }

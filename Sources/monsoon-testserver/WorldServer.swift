@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonTestServer
 
 /// An archivist's world for the archive race (Benchmarks/archive_race.py): several feeds whose

@@ -1,7 +1,7 @@
 // monsoon-testserver: runs MonsoonTestServer as a process for demos and benchmarks (see `usageText`).
 
 import Dispatch
-import Foundation
+import FoundationEssentials
 import MonsoonTestServer
 #if canImport(Glibc)
 import Glibc
@@ -30,7 +30,7 @@ let usageText = """
     """
 
 func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("monsoon-testserver: \(message)\n\(usageText)\n".utf8))
+    StandardError.write("monsoon-testserver: \(message)\n\(usageText)\n")
     exit(2)
 }
 
@@ -124,7 +124,7 @@ let server: TestServer
 do {
     server = try TestServer(port: options.port, anyAddress: options.anyAddress)
 } catch {
-    FileHandle.standardError.write(Data("monsoon-testserver: \(error)\n".utf8))
+    StandardError.write("monsoon-testserver: \(error)\n")
     exit(1)
 }
 
@@ -133,10 +133,10 @@ if let directory = options.directory {
     do {
         names = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
     } catch {
-        fail("cannot list --dir \(directory): \(error.localizedDescription)")
+        fail("cannot list --dir \(directory): \(SystemErrorText.reason(error))")
     }
     for name in names {
-        let path = (directory as NSString).appendingPathComponent(name)
+        let path = directory.joiningPath(name)
         var info = stat()
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
         let modified = Date(timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec))
@@ -182,7 +182,8 @@ if let feeds = options.world {
 
 signal(SIGPIPE, SIG_IGN)
 // Written unbuffered, so a parent reading our stdout through a pipe sees the line at once.
-FileHandle.standardOutput.write(Data("http://127.0.0.1:\(server.port)\n".utf8))
+let line = "http://127.0.0.1:\(server.port)\n"
+_ = line.utf8CString.withUnsafeBytes { write(1, $0.baseAddress, $0.count - 1) }
 var caught: Int32 = 0
 while sigwait(&stopSignals, &caught) != 0 {}
 server.stop()

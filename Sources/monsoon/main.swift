@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 import MonsoonCLI
 
 // The `monsoon` binary: wires the process's streams and signals to the CLI.
@@ -20,15 +22,14 @@ let hangUpIgnored = unsafeBitCast(hangUp.__sigaction_handler.sa_handler, to: Int
 // On Linux a dispatch signal source installs its own handler when resumed: no SIG_IGN first, which
 // would lose a Ctrl-C at start-up (until then the default action ends the process, right that early).
 
+// The handlers are `@Sendable`: run on this queue, not the main actor that top-level code is on.
 let signalQueue = DispatchQueue(label: "monsoon.signals")
-var interrupts = 0
 let sources = [SIGINT, SIGTERM] + (hangUpIgnored ? [] : [SIGHUP])
 let handlers = sources.map { number -> DispatchSourceSignal in
     let source = DispatchSource.makeSignalSource(signal: number, queue: signalQueue)
-    source.setEventHandler {
-        interrupts += 1
+    source.setEventHandler { @Sendable in
         // A second Ctrl-C means now: part files are already safe on disk.
-        if interrupts > 1 { exit(ExitStatus.interrupted) }
+        if interruption.isTriggered { exit(ExitStatus.interrupted) }
         interruption.trigger()
     }
     source.resume()
@@ -41,7 +42,7 @@ let width = isTerminal ? TerminalWidth(TerminalWidth.measure(STDOUT_FILENO) ?? 8
 // second). Made only for a terminal: a source never resumed must not be released.
 let resize: DispatchSourceSignal? = isTerminal ? {
     let source = DispatchSource.makeSignalSource(signal: SIGWINCH, queue: signalQueue)
-    source.setEventHandler { if let columns = TerminalWidth.measure(STDOUT_FILENO) { width.update(columns) } }
+    source.setEventHandler { @Sendable in if let columns = TerminalWidth.measure(STDOUT_FILENO) { width.update(columns) } }
     source.resume()
     return source
 }() : nil

@@ -35,7 +35,7 @@ import Testing
 @Suite struct ReporterNameTests {
     @Test func aPathsLastComponentIsFoundations() {
         for path in ["/a/b/c.mp3", "c.mp3", "/a/b/", "/", "//", "a//b", "/a/b//", "", "/Ep. 5 (2).mp3", "dir/élan.mp3"] {
-            #expect(GetReporter.lastComponent(path) == (path as NSString).lastPathComponent, "\(path)")
+            #expect(path.fileName == (path as NSString).lastPathComponent, "\(path)")
         }
     }
 }

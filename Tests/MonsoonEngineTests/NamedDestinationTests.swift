@@ -7,14 +7,14 @@ import Testing
 @Suite struct NamedDestinationTests {
     @Test func pathsSplitAndJoinAsFoundationDoes() {
         for path in ["/a/b/c.mp3", "a/b.mp3", "b.mp3", "/b.mp3", "/", "", "/a/b/", "a//b", "//a", "./x", "/é/ü ö.mp3", "a/b//"] {
-            #expect(LocalFile.folder(of: path) == (path as NSString).deletingLastPathComponent, "\(path)")
+            #expect(path.parentPath == (path as NSString).deletingLastPathComponent, "\(path)")
         }
         // Foundation 6.3 traps on a relative name with a trailing slash.
-        #expect(LocalFile.folder(of: "a/") == "" && LocalFile.folder(of: "a/b/") == "a")
+        #expect("a/".parentPath == "" && "a/b/".parentPath == "a")
         // Inner repeated slashes are kept, where Foundation squeezes them: the same folder.
-        #expect(LocalFile.folder(of: "/x//y/z.mp3") == "/x//y")
+        #expect("/x//y/z.mp3".parentPath == "/x//y")
         for (folder, name) in [("", "x.mp3"), ("/", "x.mp3"), ("/a", "x.mp3"), ("a/", "x.mp3"), ("/é", "ü.mp3")] {
-            #expect(LocalFile.path(folder, name) == (folder as NSString).appendingPathComponent(name), "\(folder) + \(name)")
+            #expect(folder.joiningPath(name) == (folder as NSString).appendingPathComponent(name), "\(folder) + \(name)")
         }
     }
 

@@ -11,7 +11,7 @@
 // `PRAGMA integrity_check` ok, and the server sent at most 1.2 times the payload (a resource that
 // changed mid-download counting one more full fetch). Exits 0 when all hold.
 
-import Foundation
+import FoundationEssentials
 import MonsoonStore
 import MonsoonTestServer
 #if canImport(Glibc)
@@ -97,14 +97,14 @@ try resources.map { server.url(($0.redirected ? "/r/" : "/f/") + $0.name).absolu
 let changed = Changed()
 final class Changed: @unchecked Sendable {
     // Unchecked: every access holds the lock.
-    private let lock = NSLock()
+    private let lock = Locked()
     private var indexes: Set<Int> = []
     func record(_ index: Int) { lock.withLock { _ = indexes.insert(index) } }
     var all: Set<Int> { lock.withLock { indexes } }
 }
 
 /// Swaps a changing resource for new bytes once the server has answered it, while the run goes on.
-let changer = Thread {
+NamedThread.detach(named: "soak.changer") {
     var pending = resources.filter(\.changes)
     while !pending.isEmpty && Date() < deadline {
         pending.removeAll { resource in
@@ -120,7 +120,6 @@ let changer = Thread {
         usleep(50_000)
     }
 }
-changer.start()
 
 // MARK: - Kill and restart
 
@@ -248,12 +247,12 @@ let payload = resources.reduce(0) { total, resource in
 let sent = server.bodyBytesSent
 let ratio = Double(sent) / Double(payload)
 server.stop()
-if ratio > 1.2 { problems.append(String(format: "the server sent %.3f times the payload (at most 1.2)", ratio)) }
+if ratio > 1.2 { problems.append(String(cFormat: "the server sent %.3f times the payload (at most 1.2)", ratio)) }
 
-print(String(format: "soak: %d downloads, %d kills over %d runs, %.0f s", count, kills, runs, wall))
+print(String(cFormat: "soak: %d downloads, %d kills over %d runs, %.0f s", count, kills, runs, wall))
 print("soak: faults: " + faultCounts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
       + ", \(changedMidDownload.count) changed mid-download")
-print(String(format: "soak: payload %.1f MB, sent %.1f MB: %.3f times the payload", Double(payload) / 1e6, Double(sent) / 1e6, ratio))
+print(String(cFormat: "soak: payload %.1f MB, sent %.1f MB: %.3f times the payload", Double(payload) / 1e6, Double(sent) / 1e6, ratio))
 if !earlyExits.isEmpty { print("soak: runs that ended by themselves before the last: " + earlyExits.joined(separator: ", ")) }
 print("soak: files byte-exact: \(count - wrong.count) of \(count); .part left: \(leftovers.count); integrity_check: \(integrity)")
 guard problems.isEmpty else { fail(problems.joined(separator: "\n  ") + "\n  (seed \(seed); the run's files are in \(work))") }

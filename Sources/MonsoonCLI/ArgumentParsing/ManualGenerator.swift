@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The manual page of a program, in mdoc (`man 7 mdoc`), made from the declarations as
 /// swift-argument-parser's `generate-manual` makes it, so it never drifts from what the parser
@@ -138,15 +138,15 @@ enum ManualGenerator {
     /// request) neutralized; hyphens as `\-`, so options copied from the page are ASCII; other
     /// characters than ASCII as `\[u2026]`, which troff reads whatever encoding man assumes.
     static func text(_ line: String) -> String {
-        var escaped = line.replacingOccurrences(of: "\\", with: "\\e").replacingOccurrences(of: "-", with: "\\-")
-        escaped = escaped.unicodeScalars.map { $0.isASCII ? String($0) : "\\[u" + String(format: "%04X", $0.value) + "]" }.joined()
+        var escaped = line.replacing("\\", with: "\\e").replacing("-", with: "\\-")
+        escaped = escaped.unicodeScalars.map { $0.isASCII ? String($0) : "\\[u" + String(cFormat: "%04X", $0.value) + "]" }.joined()
         if escaped.hasPrefix(".") || escaped.hasPrefix("'") { escaped = "\\&" + escaped }
         return escaped
     }
 
     /// An argument of a macro line, quoted so that no word of it is taken for a macro.
     static func quoted(_ argument: String) -> String {
-        "\"" + text(argument).replacingOccurrences(of: "\"", with: "\\(dq") + "\""
+        "\"" + text(argument).replacing("\"", with: "\\(dq") + "\""
     }
 
     /// `December 1, 2026`, as `.Dd` wants it.

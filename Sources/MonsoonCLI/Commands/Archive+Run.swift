@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import MonsoonEngine
 import MonsoonPodcasts
 
@@ -186,7 +187,7 @@ extension Archive {
                               (failedFeeds, failedFeeds == 1 ? "feed not read" : "feeds not read")] where count > 0 {
             line += ", \(count) \(what)"
         }
-        line += "; \(ByteCount.format(transferred)) transferred in \(String(format: "%.1f", seconds)) s (\(ByteCount.format(Int(speed)))/s)"
+        line += "; \(ByteCount.format(transferred)) transferred in \(String(cFormat: "%.1f", seconds)) s (\(ByteCount.format(Int(speed)))/s)"
         if tally.resumed > 0 { line += ", \(ByteCount.format(tally.resumed)) resumed from parts" }
         // Last, so the counts before keep their places for scripts; the way back with it.
         if missing > 0 { line += "; \(missing) missing from disk: run with --refetch-missing to fetch \(missing == 1 ? "it" : "them") again" }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonCluster
 import MonsoonEngine
 import MonsoonPodcasts
@@ -19,7 +19,7 @@ extension Archive {
 
     /// --db's checks: a connection string, no option of a local run, rules the library can keep.
     func validateShared() throws {
-        guard let db, !db.trimmingCharacters(in: .whitespaces).isEmpty else { throw ValidationError("--db needs the database: a postgresql:// URL or key=value pairs") }
+        guard let db, !db.trimmingBlanks().isEmpty else { throw ValidationError("--db needs the database: a postgresql:// URL or key=value pairs") }
         if let option = localOnlyOptions.first(where: \.given) {
             throw ValidationError("\(option.name) cannot be used with --db: the feeds are queued for the cluster's workers, and nothing is downloaded here")
         }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonCluster
 import MonsoonPodcasts
 
@@ -68,10 +68,10 @@ struct HostInterval: ExpressibleByArgument, Equatable {
     var milliseconds: Int
 
     init?(argument: String) {
-        let text = argument.trimmingCharacters(in: .whitespaces).lowercased()
+        let text = argument.trimmingBlanks().lowercased()
         let units: [(suffix: String, scale: Double)] = [("ms", 1), ("min", 60_000), ("s", 1000), ("", 1)]
         guard let unit = units.first(where: { text.hasSuffix($0.suffix) }),
-              let value = Double(text.dropLast(unit.suffix.count).trimmingCharacters(in: .whitespaces)), value >= 0, value.isFinite,
+              let value = Double(text.dropLast(unit.suffix.count).trimmingBlanks()), value >= 0, value.isFinite,
               value * unit.scale <= 86_400_000 else { return nil }
         milliseconds = Int((value * unit.scale).rounded())
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonCluster
 import MonsoonEngine
 
@@ -141,7 +141,7 @@ struct ClusterStatusCommand: RunnableCommand {
 
     /// "12 (0.2/s, 3.1 MiB/s)"
     static func window(_ window: ClusterStatus.Window) -> String {
-        "\(window.jobs) (\(String(format: "%.2f", window.jobsPerSecond))/s, \(speed(Int64(window.bytesPerSecond.rounded()))))"
+        "\(window.jobs) (\(String(cFormat: "%.2f", window.jobsPerSecond))/s, \(speed(Int64(window.bytesPerSecond.rounded()))))"
     }
 
     static func speed(_ bytesPerSecond: Int64) -> String { ByteCount.format(Int(bytesPerSecond)) + "/s" }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import MonsoonBasics
 import MonsoonCluster
 
 struct Cluster: ParsableCommand {
@@ -39,7 +40,7 @@ struct ClusterDatabase: ParsableArguments {
     func withConnection<T: Sendable>(_ context: CommandContext, _ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
         let text = try connectionString(context)
         let result: Result<T, Error> = await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: Result { try body(try PostgresConnection(text)) }) }.start()
+            NamedThread.detach(named: "monsoon.connect") { continuation.resume(returning: Result { try body(try PostgresConnection(text)) }) }
         }
         do {
             return try result.get()

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// `monsoon completions bash|zsh|fish|man`: a completion script, which asks `monsoon` at each Tab,
 /// or the manual page.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonPodcasts
 
 struct Config: ParsableCommand {
@@ -33,7 +33,7 @@ struct ConfigList: RunnableCommand {
         try CLIError.prefixing("cannot read the settings") {
             for key in SettingKey.allCases {
                 let set = try settings.value(key)
-                text += "\(key.rawValue.padding(toLength: 20, withPad: " ", startingAt: 0)) \(Config.shown(key, set ?? key.defaultText))\(set == nil ? "  (default)" : "")\n"
+                text += "\(key.rawValue.padded(to: 20)) \(Config.shown(key, set ?? key.defaultText))\(set == nil ? "  (default)" : "")\n"
             }
         }
         context.output.write(text)

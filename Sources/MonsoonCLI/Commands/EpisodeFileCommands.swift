@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonEngine
 import MonsoonPodcasts
 
@@ -35,7 +35,7 @@ struct Storage: RunnableCommand {
         var text = ""
         for (id, items) in groups {
             let bytes = items.reduce(0) { $0 + ($1.bytes ?? 0) }
-            text += "\(String(id).padding(toLength: 5, withPad: " ", startingAt: 0)) \(ByteCount.format(bytes).padding(toLength: 10, withPad: " ", startingAt: 0)) "
+            text += "\(String(id).padded(to: 5)) \(ByteCount.format(bytes).padded(to: 10)) "
                 + "\(items[0].podcastTitle) (\(items.count) episode\(items.count == 1 ? "" : "s"))\n"
             for item in items where item.bytes == nil {
                 text += "      missing    episode \(item.episodeID): \(item.path)\n"

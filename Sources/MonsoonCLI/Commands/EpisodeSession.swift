@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import MonsoonEngine
 import MonsoonPodcasts
 
@@ -46,9 +47,9 @@ struct EpisodeSession {
 
     /// The setting `download-root`, `~` expanded.
     func settingsRoot() throws -> String {
-        let home = environment["HOME"] ?? NSHomeDirectory()
+        let home = environment["HOME"] ?? String.homeFolder ?? "/"
         let root = try CLIError.prefixing("cannot read the settings") { try settings.downloadRoot(userHome: home) }
-        return (root as NSString).standardizingPath
+        return root.standardizedPath
     }
 
     /// The downloads the episode queue asks for, named under `root`; their URLs may lead to a

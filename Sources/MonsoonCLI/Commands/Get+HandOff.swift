@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import MonsoonEngine
 
 /// A `get` while another process runs the home's queue: hand the URLs over, then follow

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonPodcasts
 import MonsoonEngine
 
@@ -196,7 +196,7 @@ struct Get: RunnableCommand {
         /// counts) and the folder hold.
         mutating func add(_ url: URL, known: [Download], folder: String, skipExisting: Bool) {
             if skipExisting {
-                let path = (folder as NSString).appendingPathComponent(DownloadRequest.Destination.defaultFileName(for: url))
+                let path = folder.joiningPath(DownloadRequest.Destination.defaultFileName(for: url))
                 if let size = LocalFile.size(at: path) {
                     alreadyThere.append((path, size))
                     return

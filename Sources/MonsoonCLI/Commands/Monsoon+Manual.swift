@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension Monsoon {
     /// monsoon(1): the commands from their declarations, then what no declaration says.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonPodcasts
 
 struct Play: RunnableCommand {
@@ -65,7 +65,7 @@ struct Play: RunnableCommand {
         }
 
         var line = played ? "episode \(episode) played to the end: marked played"
-            : "stopped at \(PlaybackRules.clock(end.position))\((end.duration ?? item.duration).map { " of " + PlaybackRules.clock($0) } ?? ""); position saved (\(String(format: "%.1f", end.position)) s)"
+            : "stopped at \(PlaybackRules.clock(end.position))\((end.duration ?? item.duration).map { " of " + PlaybackRules.clock($0) } ?? ""); position saved (\(String(cFormat: "%.1f", end.position)) s)"
         if played {
             let freed = try session.run { try $0.applyRetention(session.settings, keepLatest: false) }
             if freed.episodes.contains(episode) { line += "; its download was deleted, as auto-delete-played asks" }
@@ -97,10 +97,10 @@ struct Position: RunnableCommand {
         let session = try EpisodeFileSession.open(global, context: context)
         if let seconds {
             try session.run { try $0.setPosition(seconds, of: episode) }
-            if !global.quiet { context.output.line("episode \(episode): position set to \(String(format: "%.1f", seconds)) (\(PlaybackRules.clock(seconds)))") }
+            if !global.quiet { context.output.line("episode \(episode): position set to \(String(cFormat: "%.1f", seconds)) (\(PlaybackRules.clock(seconds)))") }
         } else {
             let position = try session.run { try $0.position(of: episode) }
-            context.output.line("\(String(format: "%.1f", position))\t\(PlaybackRules.clock(position))")
+            context.output.line("\(String(cFormat: "%.1f", position))\t\(PlaybackRules.clock(position))")
         }
         return ExitStatus.success
     }

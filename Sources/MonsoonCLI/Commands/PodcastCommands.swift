@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonEngine
 import MonsoonPodcasts
 
@@ -37,7 +37,7 @@ struct Podcasts: RunnableCommand {
             if !global.quiet { context.output.line("no podcasts yet; subscribe with 'monsoon add URL'") }
         } else {
             for podcast in podcasts {
-                var line = "\(String(podcast.id).padding(toLength: 5, withPad: " ", startingAt: 0)) \(podcast.name)  [\(podcast.episodeCount) episodes]"
+                var line = "\(String(podcast.id).padded(to: 5)) \(podcast.name)  [\(podcast.episodeCount) episodes]"
                 if let error = podcast.lastError { line += "  (last refresh failed: \(error))" }
                 context.output.line(line)
             }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 struct Report: RunnableCommand {
     static let configuration = CommandConfiguration(

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 struct Systemd: RunnableCommand {
     static let configuration = CommandConfiguration(
@@ -15,7 +15,7 @@ struct Systemd: RunnableCommand {
     init() {}
 
     mutating func validate() throws {
-        guard every.range(of: "^[0-9]+ ?(s|sec|m|min|h|hr|d|day|w|week)s?$", options: .regularExpression) != nil else {
+        guard every.wholeMatch(of: #/[0-9]+ ?(s|sec|m|min|h|hr|d|day|w|week)s?/#) != nil else {
             throw ValidationError("'\(every)' is not a time span like 30min, 1h or 1d")
         }
     }
@@ -98,12 +98,12 @@ struct Systemd: RunnableCommand {
     /// A word quoted for a unit file: inside double quotes, `\\` and `"` escaped, and `%`
     /// doubled (systemd's specifiers).
     static func quoted(_ text: String) -> String {
-        "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "%", with: "%%") + "\""
+        "\"" + text.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"").replacing("%", with: "%%") + "\""
     }
 
     /// This program's path when it is the `monsoon` binary, else `monsoon` (found on PATH by systemd).
     static func binaryPath() -> String {
         let path = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""   // no /proc: PATH lookup
-        return (path as NSString).lastPathComponent == "monsoon" ? path : "monsoon"
+        return path.fileName == "monsoon" ? path : "monsoon"
     }
 }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import MonsoonEngine
 import MonsoonPodcasts
 
@@ -33,7 +34,7 @@ extension Verify {
             let target = repairs[index].target
             guard let url = target.url else { continue }   // none is fetchable without one
             let temporary = ArchiveRepair.temporaryPath(for: target.path)
-            let folder = (target.path as NSString).deletingLastPathComponent
+            let folder = target.path.parentPath
             // A copy a killed repair finished but never judged is not trusted: fetched again.
             if unlink(temporary) != 0 && errno != ENOENT {
                 repairs[index].failure = "cannot remove the earlier copy \(temporary): \(String(cString: strerror(errno)))"
@@ -80,7 +81,7 @@ extension Verify {
         var current = folder
         while current.count > 1 && !FileManager.default.fileExists(atPath: current) {
             missing.append(current)
-            current = (current as NSString).deletingLastPathComponent
+            current = current.parentPath
         }
         for path in missing.reversed() where mkdir(path, 0o755) != 0 && errno != EEXIST { return String(cString: strerror(errno)) }
         return nil

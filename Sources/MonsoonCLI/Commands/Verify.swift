@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonCluster
 import MonsoonPodcasts
 
@@ -49,11 +49,11 @@ struct Verify: RunnableCommand {
     func run(_ context: CommandContext) async throws -> Int32 {
         let folder = try directory.map(context.absolutePath) ?? EpisodeSession.open(global, context: context, use: .reading).settingsRoot()
         // An archive that is not there is not an empty one (a disk not mounted, a typo).
-        var isFolder: ObjCBool = false
+        var isFolder: Bool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) else {
             throw CLIError(message: "no such folder: \(folder)" + (directory == nil ? " (the setting download-root); give the archive's folder: monsoon verify DIR" : ""))
         }
-        guard isFolder.boolValue else { throw CLIError(message: "not a folder: \(folder); give the archive's folder or a podcast's") }
+        guard isFolder else { throw CLIError(message: "not a folder: \(folder); give the archive's folder or a podcast's") }
         let report: ArchiveVerifier.Report
         do {
             if let db {

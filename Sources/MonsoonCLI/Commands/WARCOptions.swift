@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonEngine
 
 /// `--warc FILE` and `--warc-max-size SIZE`, of the commands that can record what they fetch

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import MonsoonCluster
 import MonsoonEngine
 
@@ -67,7 +68,7 @@ struct Worker: RunnableCommand {
         if json {
             let sorted = summary.claimSeconds.sorted()
             func percentile(_ p: Double) -> String {
-                sorted.isEmpty ? "null" : String(format: "%.6f", sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))])
+                sorted.isEmpty ? "null" : String(cFormat: "%.6f", sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))])
             }
             context.output.line(GetReporter.jsonLine("stopped", [
                 ("worker", JSONText.string(configuration.name)), ("completed", String(summary.completed)), ("failed", String(summary.failed)),

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 import MonsoonEngine
 import MonsoonPodcasts
@@ -228,7 +229,7 @@ final class AfterDownload: Sendable {
             return max(0, starting)
         }
         for _ in 0..<starting {
-            Thread.detachNewThread(named: "monsoon.after") { [self] in work() }
+            NamedThread.detach(named: "monsoon.after") { [self] in work() }
         }
     }
 

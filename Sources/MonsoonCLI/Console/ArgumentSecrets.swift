@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import MonsoonCluster
 
 /// Passwords written on the command line are overwritten in the process's own argument memory

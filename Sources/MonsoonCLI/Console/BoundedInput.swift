@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import MonsoonEngine
 
 /// Reads what a command is given to read (a file, standard input), never more than a limit: a

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonEngine
 
 /// A size on the command line: bytes, or with a k, M, G or T suffix (binary units).

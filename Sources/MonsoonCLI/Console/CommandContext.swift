@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// Where a command's text goes: a file descriptor, or memory for in-process tests.
@@ -122,9 +123,9 @@ public struct CommandContext: Sendable {
 
     /// Resolves a path given on the command line against the current folder.
     public func absolutePath(_ path: String) -> String {
-        let expanded = (path as NSString).expandingTildeInPath
-        let joined = expanded.hasPrefix("/") ? expanded : (currentDirectory as NSString).appendingPathComponent(expanded)
-        return (joined as NSString).standardizingPath
+        let expanded = path.expandingTilde
+        let joined = expanded.hasPrefix("/") ? expanded : currentDirectory.joiningPath(expanded)
+        return joined.standardizedPath
     }
 
     /// Prints `monsoon: <message>` on standard error.

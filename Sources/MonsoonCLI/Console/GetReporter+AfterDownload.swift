@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonEngine
 
 /// What `AfterDownload` says through the reporter: its lines pass the live view (cleared first)

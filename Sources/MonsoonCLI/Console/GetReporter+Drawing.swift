@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonEngine
 import MonsoonPodcasts
 
@@ -115,19 +115,9 @@ extension GetReporter {
     /// file's name once it has one, else the last part of its URL.
     static func name(of download: Download) -> String {
         if let title = title(of: download.request) { return title }
-        if let path = download.filePath { return lastComponent(path) }
-        if case .file(let path) = download.request.destination { return lastComponent(path) }
+        if let path = download.filePath { return path.fileName }
+        if case .file(let path) = download.request.destination { return path.fileName }
         return name(of: download.request.url)
-    }
-
-    /// A path's last part, as `NSString.lastPathComponent` says it, without bridging (each status
-    /// change of each download asks).
-    static func lastComponent(_ path: String) -> String {
-        guard path != "/" else { return path }
-        var trimmed = Substring(path)
-        while trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
-        guard let slash = trimmed.lastIndex(of: "/") else { return String(trimmed) }
-        return String(trimmed[trimmed.index(after: slash)...])
     }
 
     static func title(of request: DownloadRequest) -> String? {
@@ -141,7 +131,7 @@ extension GetReporter {
     }
 
     static func duration(_ seconds: Double) -> String {
-        if seconds < 60 { return String(format: "%.1f s", seconds) }
+        if seconds < 60 { return String(cFormat: "%.1f s", seconds) }
         return "\(Int(seconds) / 60) min \(Int(seconds) % 60) s"
     }
 }

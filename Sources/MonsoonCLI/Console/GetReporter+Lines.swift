@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonEngine
 import MonsoonPodcasts
 
@@ -91,8 +91,8 @@ extension GetReporter {
         }
         var line = "monsoon: \(attempt.id.rawValue) \(attempt.host): \(attempt.status == 0 ? "no response" : "HTTP \(attempt.status)")"
         if attempt.resumedFrom > 0 { line += " from byte \(attempt.resumedFrom)" }
-        line += ", \(ByteCount.format(attempt.bytes)) in \(String(format: "%.2f", attempt.duration)) s"
-        if let ttfb { line += " (first byte after \(String(format: "%.3f", ttfb)) s)" }
+        line += ", \(ByteCount.format(attempt.bytes)) in \(String(cFormat: "%.2f", attempt.duration)) s"
+        if let ttfb { line += " (first byte after \(String(cFormat: "%.3f", ttfb)) s)" }
         line += attempt.newConnections > 0 ? ", new connection" : ", reused connection"
         if let error = attempt.error { line += ": \(error.message)" }
         emitLine(&state, line, toErrors: true)

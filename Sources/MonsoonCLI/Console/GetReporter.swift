@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 import MonsoonPodcasts
 import MonsoonEngine
@@ -335,7 +335,7 @@ final class GetReporter: Sendable {
         guard let path = download.filePath else { return }
         state.withLock { state in
             guard state.rows[download.id]?.title == nil else { return }
-            state.rows[download.id]?.name = (path as NSString).lastPathComponent
+            state.rows[download.id]?.name = path.fileName
             state.rows[download.id]?.named = true
         }
     }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import MonsoonEngine
 import MonsoonPodcasts
 import MonsoonStore
@@ -20,8 +21,8 @@ struct Home {
     /// `writing` needs it writable (and creates it when missing).
     enum Use { case reading, writing }
 
-    var databasePath: String { (path as NSString).appendingPathComponent("monsoon.sqlite") }
-    var lockPath: String { (path as NSString).appendingPathComponent("monsoon.lock") }
+    var databasePath: String { path.joiningPath("monsoon.sqlite") }
+    var lockPath: String { path.joiningPath("monsoon.lock") }
 
     /// The home at `path` as it is, neither created nor checked: for a reader that must change nothing.
     init(unchecked path: String) {
@@ -37,10 +38,10 @@ struct Home {
         } else if let home = environment["MONSOON_HOME"], !home.isEmpty {
             return context.absolutePath(home)
         } else if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") {
-            return (data as NSString).appendingPathComponent("monsoon")
+            return data.joiningPath("monsoon")
         }
-        let user = environment["HOME"] ?? NSHomeDirectory()
-        return (user as NSString).appendingPathComponent(".local/share/monsoon")
+        let user = environment["HOME"] ?? String.homeFolder ?? "/"
+        return user.joiningPath(".local/share/monsoon")
     }
 
     init(option: String?, context: CommandContext, use: Use = .writing) throws {
@@ -53,7 +54,7 @@ struct Home {
             CLIError(message: "cannot create the Monsoon home \(chosen): \(reason); choose another with --home or MONSOON_HOME")
         }
         do {
-            try FileManager.default.createDirectory(atPath: (chosen as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: chosen.parentPath, withIntermediateDirectories: true)
         } catch {
             throw cannotCreate(SystemErrorText.reason(error))
         }
@@ -69,7 +70,7 @@ struct Home {
             throw CLIError(message: "the Monsoon home \(chosen) is not writable; choose another with --home or MONSOON_HOME")
         }
         if status.st_mode & 0o077 != 0 {
-            context.warnOnce("other users can open the Monsoon home \(chosen), and its database holds feed credentials; make it private with: chmod 700 '\(chosen.replacingOccurrences(of: "'", with: "'\\''"))'")
+            context.warnOnce("other users can open the Monsoon home \(chosen), and its database holds feed credentials; make it private with: chmod 700 '\(chosen.replacing("'", with: "'\\''"))'")
         }
     }
 
@@ -134,7 +135,7 @@ struct Home {
 final class HeldConnection: @unchecked Sendable {
     // Safe: the connection is only set and cleared under the lock, never used through this
     // holder, and closed by whichever thread lets go of it last.
-    private let lock = NSLock()
+    private let lock = Locked()
     private var database: Database?
     private var released = false
 

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import MonsoonBasics
 
 /// `--exec CMD`, split into words as a shell splits a simple command, and nothing more: the
@@ -61,7 +62,7 @@ struct HookCommand: Sendable, Equatable {
 
     /// The program and its arguments for the file at `path`.
     func arguments(file path: String) -> [String] {
-        words.map { $0.replacingOccurrences(of: "{}", with: path) }
+        words.map { $0.replacing("{}", with: path) }
     }
 
     /// The program's path for the file at `file` (the first word with `{}` replaced, so `--exec
@@ -71,7 +72,7 @@ struct HookCommand: Sendable, Equatable {
     func program(for file: String, searchPath: String?, directory: String) throws(HookError) -> String {
         let name = arguments(file: file)[0]
         if name.contains("/") {
-            let path = ((name.hasPrefix("/") ? name : (directory as NSString).appendingPathComponent(name)) as NSString).standardizingPath
+            let path = (name.hasPrefix("/") ? name : directory.joiningPath(name)).standardizedPath
             guard FileManager.default.fileExists(atPath: path) else {
                 throw HookError(.notFound, "the hook's program \(path) does not exist; check the path given with --exec")
             }
@@ -81,8 +82,8 @@ struct HookCommand: Sendable, Equatable {
             return path
         }
         for folder in (searchPath ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":", omittingEmptySubsequences: false) {
-            let base = folder.isEmpty ? directory : (String(folder).hasPrefix("/") ? String(folder) : (directory as NSString).appendingPathComponent(String(folder)))
-            let candidate = (base as NSString).appendingPathComponent(name)
+            let base = folder.isEmpty ? directory : (String(folder).hasPrefix("/") ? String(folder) : directory.joiningPath(String(folder)))
+            let candidate = base.joiningPath(name)
             var info = stat()
             if stat(candidate, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, access(candidate, X_OK) == 0 { return candidate }
         }

@@ -1,5 +1,6 @@
 import CLibc
-import Foundation
+import FoundationEssentials
+import Glibc
 import MonsoonPodcasts
 import Synchronization
 

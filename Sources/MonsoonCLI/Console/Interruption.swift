@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// Ctrl-C (or SIGTERM), as something a command can wait for.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonEngine
 
 /// JSON values written by hand, for output that is streamed row by row.
@@ -21,7 +21,7 @@ enum JSONText {
             case "\r": result += "\\r"
             case "\t": result += "\\t"
             case _ where InvisibleCharacters.isUnprintable(scalar):
-                result += String(format: "\\u%04x", scalar.value)
+                result += String(cFormat: "\\u%04x", scalar.value)
             default:
                 result.unicodeScalars.append(scalar)
             }

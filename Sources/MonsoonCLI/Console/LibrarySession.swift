@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonEngine
 import MonsoonPodcasts
 
@@ -88,7 +88,7 @@ enum LibraryJSON {
     static func timestamp(_ date: Date) -> String {
         let whole = LibraryJSON.date(date).dropLast()
         let milliseconds = Int((date.timeIntervalSince1970 * 1000).rounded(.down)) % 1000
-        return whole.dropLast() + "." + String(format: "%03d", milliseconds) + "Z\""
+        return whole.dropLast() + "." + String(cFormat: "%03d", milliseconds) + "Z\""
     }
 
     static func date(_ date: Date?) -> String {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Lines of a live view on a terminal, redrawn in place (`get`'s transfers, a worker's line).
 /// Lines are cut to the terminal's width less one, so none wraps; when the terminal is resized,

@@ -1,5 +1,6 @@
 import CLibc
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The `posix_spawn` attributes of every program Monsoon starts (mpv, `--exec`'s hooks): an
 /// empty signal mask and default actions for the signals Monsoon handles or ignores (a child

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonEngine
 
 /// A rate limit on the command line: bytes a second, with a k, M, G or T suffix (binary units,
@@ -8,7 +8,7 @@ struct Speed: ExpressibleByArgument, Equatable {
     var bytesPerSecond: Int?
 
     init?(argument: String) {
-        if ["0", "off"].contains(argument.trimmingCharacters(in: .whitespaces).lowercased()) {
+        if ["0", "off"].contains(argument.trimmingBlanks().lowercased()) {
             bytesPerSecond = nil
             return
         }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonEngine
 import MonsoonPodcasts
 
@@ -8,7 +8,7 @@ import MonsoonPodcasts
 enum URLArgument {
     /// The http or https URL `text` names (blanks around it ignored), or nil.
     static func url(_ text: String) -> URL? {
-        guard let url = URL(string: text.trimmingCharacters(in: .whitespaces)), DownloadRequest.isDownloadable(url) else { return nil }
+        guard let url = URL(string: text.trimmingBlanks()), DownloadRequest.isDownloadable(url) else { return nil }
         return url
     }
 
@@ -35,7 +35,7 @@ enum URLArgument {
     /// for a port or a local host (a local server), else https. Nil for anything else: a path, a
     /// word, a file name (`feed.xml`), a URL with another scheme.
     static func suggestion(_ text: String) -> String? {
-        let text = text.trimmingCharacters(in: .whitespaces)
+        let text = text.trimmingBlanks()
         guard !text.contains("://"), !text.hasPrefix("/"), let parsed = url("http://" + text), let host = parsed.host?.lowercased(),
               parsed.port != nil || parsed.path.count > 1 else { return nil }
         let labels = host.split(separator: ".", omittingEmptySubsequences: false)

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Dispatch
 import MonsoonCluster
 import MonsoonEngine
 

@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+import MonsoonBasics
+import Glibc
+import Dispatch
 import Synchronization
 
 /// `play`'s keys, read from a terminal put in raw mode (no echo, no line buffering; Ctrl-C still
@@ -33,10 +36,10 @@ final class KeyReader: @unchecked Sendable {
         tcsetattr(descriptor, TCSANOW, &raw)
         // A second Ctrl-C exits at once, past `stop()`: the terminal is put back at exit too.
         Self.atExit.withLock { $0 = (descriptor, saved) }
-        Thread { [self] in
+        NamedThread.detach(named: "monsoon.keys") { [self] in
             read()
             done.signal()
-        }.start()
+        }
     }
 
     deinit {

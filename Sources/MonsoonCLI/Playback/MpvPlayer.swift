@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import MonsoonBasics
+import Glibc
 import Synchronization
 import MonsoonPodcasts
 
@@ -47,14 +49,14 @@ final class MpvPlayer: @unchecked Sendable {
     private let exit = Mutex<Exit?>(nil)
     private let killing = Mutex(false)
     private let requests = Mutex(0)
-    private let writeLock = NSLock()
+    private let writeLock = Locked()
 
     /// mpv's output, where it says what went wrong.
     var logPath: String { folder + "/mpv.log" }
 
     static func locate(path: String?) -> String? {
         for folder in (path ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":") {
-            let candidate = (String(folder) as NSString).appendingPathComponent("mpv")
+            let candidate = String(folder).joiningPath("mpv")
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
         }
         return nil
@@ -81,7 +83,7 @@ final class MpvPlayer: @unchecked Sendable {
             throw CLIError(message: "cannot make a socket to control mpv: \(reason)")
         }
         let arguments = [executable, "--input-ipc-client=fd://\(controlDescriptor)", "--input-terminal=no", "--ytdl=no", "--idle=once",
-                         "--keep-open=yes", "--force-window=no", "--start=\(String(format: "%.3f", start))"]
+                         "--keep-open=yes", "--force-window=no", "--start=\(String(cFormat: "%.3f", start))"]
             + options
         let pid: pid_t
         do {
@@ -110,7 +112,7 @@ final class MpvPlayer: @unchecked Sendable {
             player.stop()
             throw CLIError(message: failure + reason)
         }
-        player.send(["loadfile", target])
+        player.send(["loadfile", .text(target)])
         return player
     }
 
@@ -119,8 +121,8 @@ final class MpvPlayer: @unchecked Sendable {
         self.socket = socket
         self.folder = folder
         Self.running.withLock { $0 = pid }
-        for (id, property) in ["time-pos", "duration", "pause", "eof-reached"].enumerated() { send(["observe_property", id + 1, property]) }
-        Thread { [self] in readEvents() }.start()
+        for (id, property) in ["time-pos", "duration", "pause", "eof-reached"].enumerated() { send(["observe_property", .integer(id + 1), .text(property)]) }
+        NamedThread.detach(named: "monsoon.mpv") { [self] in readEvents() }
     }
 
     deinit { close(socket) }
@@ -141,7 +143,7 @@ final class MpvPlayer: @unchecked Sendable {
         }
     }
 
-    func seek(by seconds: Double) { send(["seek", seconds, "relative"]) }
+    func seek(by seconds: Double) { send(["seek", .number(seconds), "relative"]) }
     func togglePause() { send(["cycle", "pause"]) }
     func quit() { send(["quit"]) }
 
@@ -195,11 +197,9 @@ final class MpvPlayer: @unchecked Sendable {
 
     /// Writes one command (with `requestID`, its answer carries it); a closed socket (mpv gone) is
     /// ignored, as the exit is noticed anyway.
-    func send(_ command: [Any], requestID: Int? = nil) {
-        var message: [String: Any] = ["command": command]
-        if let requestID { message["request_id"] = requestID }
-        // Only strings and numbers: they always serialize.
-        guard let data = try? JSONSerialization.data(withJSONObject: message) else { return }
+    func send(_ command: [MpvMessage.Argument], requestID: Int? = nil) {
+        // Only strings and numbers: they always encode.
+        guard let data = try? JSONEncoder().encode(MpvMessage.Command(command: command, request_id: requestID)) else { return }
         let line = data + Data([0x0A])
         writeLock.withLock {
             line.withUnsafeBytes { bytes in
@@ -227,37 +227,36 @@ final class MpvPlayer: @unchecked Sendable {
                 let line = pending[pending.startIndex..<newline]
                 pending = Data(pending[(newline + 1)...])
                 // A line that is not a JSON object is not an event: nothing to learn from it.
-                guard let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any] else { continue }
-                handle(object)
+                guard let incoming = try? JSONDecoder().decode(MpvMessage.Incoming.self, from: line) else { continue }
+                handle(incoming)
             }
         }
     }
 
-    private func handle(_ event: [String: Any]) {
-        if event["event"] == nil, event["error"] != nil {
+    private func handle(_ event: MpvMessage.Incoming) {
+        if event.event == nil, let error = event.error {
             // An answer to a command: mpv reads its socket. Ours to `position(within:)` carry an id.
-            let id = event["request_id"] as? Int ?? 0
-            let success = event["error"] as? String == "success"
+            let id = event.request_id ?? 0
             state.withLock { state in
                 state.answering = true
-                if id > 0 { state.positions[id] = success ? event["data"] as? Double : nil }
+                if id > 0 { state.positions[id] = error == "success" ? event.data?.number : nil }
             }
             return
         }
-        switch event["event"] as? String {
+        switch event.event {
         case "property-change":
-            let value = event["data"]
+            let value = event.data
             state.withLock { state in
-                switch event["name"] as? String {
-                case "time-pos": if let seconds = value as? Double { state.position = seconds }
-                case "duration": if let seconds = value as? Double { state.duration = seconds }
-                case "pause": if let paused = value as? Bool { state.paused = paused }
-                case "eof-reached": state.eofReached = value as? Bool ?? false
+                switch event.name {
+                case "time-pos": if let seconds = value?.number { state.position = seconds }
+                case "duration": if let seconds = value?.number { state.duration = seconds }
+                case "pause": if let paused = value?.flag { state.paused = paused }
+                case "eof-reached": state.eofReached = value?.flag ?? false
                 default: break
                 }
             }
         case "end-file":
-            state.withLock { $0.endReason = event["reason"] as? String ?? "unknown" }
+            state.withLock { $0.endReason = event.reason ?? "unknown" }
         default:
             break
         }
@@ -267,7 +266,7 @@ final class MpvPlayer: @unchecked Sendable {
     /// any credentials in URLs masked.
     static func reason(logAt path: String) -> String? {
         let log = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""   // no log: nothing to add
-        return log.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        return log.split(separator: "\n").map { $0.trimmingBlanks() }
             .last { !$0.isEmpty && !$0.hasPrefix("Exiting...") }.map(Redaction.redactText)
     }
 

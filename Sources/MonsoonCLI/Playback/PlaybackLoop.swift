@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonPodcasts
 
 /// What `play` does while mpv plays: keys to mpv, the position saved every 5 seconds

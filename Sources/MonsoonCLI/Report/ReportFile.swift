@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import MonsoonBasics
+import Glibc
 
 /// Reading and writing the files of run reports: the JSON `--report` writes and its page.
 enum ReportFile {
@@ -17,20 +19,17 @@ enum ReportFile {
 
     /// The bytes of the report at `path`, refused when larger than `readLimit`.
     static func read(_ path: String) throws -> Data {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            let reason = FileManager.default.fileExists(atPath: path) ? "it cannot be read (permissions?)" : "there is no such file"
+        do {
+            return try BoundedInput.read(path: path, limit: readLimit)
+        } catch .tooLarge {
+            throw CLIError(message: "\(path) is larger than \(readLimit >> 20) MiB, so it is not a Monsoon run report; give the FILE that --report wrote")
+        } catch {
+            let reason = switch error {
+            case .system(ENOENT): "there is no such file"
+            case .system(EACCES): "it cannot be read (permissions?)"
+            default: error.message(limit: readLimit, what: "a run report")
+            }
             throw CLIError(message: "cannot read the report \(path): \(reason); give the FILE that --report wrote")
         }
-        defer { try? handle.close() }   // a close error after a full read changes nothing we read
-        let data: Data
-        do {
-            data = try handle.read(upToCount: readLimit + 1) ?? Data()
-        } catch {
-            throw CLIError(message: "cannot read the report \(path): \(SystemErrorText.reason(error)); give the FILE that --report wrote")
-        }
-        guard data.count <= readLimit else {
-            throw CLIError(message: "\(path) is larger than \(readLimit >> 20) MiB, so it is not a Monsoon run report; give the FILE that --report wrote")
-        }
-        return data
     }
 }

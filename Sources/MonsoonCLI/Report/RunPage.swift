@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonEngine
 
 /// The page of a run (`monsoon report`, `--report-html`): one self-contained HTML file, inline CSS

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A run report as `--report` writes it, read back for its page. Reports written before the
 /// timeline was recorded have no `downloads`, `throughput` or `outcomes`: their page shows the

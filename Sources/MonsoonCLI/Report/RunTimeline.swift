@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonEngine
 import MonsoonPodcasts
 
@@ -106,14 +106,14 @@ struct RunTimeline {
             guard traces.count < Self.detailLimit else { return }
             let url = download.request.url
             var trace = Trace(id: id.rawValue, host: Self.hostKey(url), url: Redaction.redact(url.absoluteString),
-                              name: download.filePath.map { ($0 as NSString).lastPathComponent } ?? url.lastPathComponent)
+                              name: download.filePath.map { $0.fileName } ?? url.lastPathComponent)
             // Seen first as it starts (`get` does not listen for `.added`): it was queued since the run queued its first.
             if status != DownloadStatus.queued.rawValue { trace.phases.append(Phase(status: DownloadStatus.queued.rawValue, start: min(firstEvent ?? time, time))) }
             index = traces.count
             traces.append(trace)
             detailed[id] = index
         }
-        if let path = download.filePath { traces[index].name = (path as NSString).lastPathComponent }
+        if let path = download.filePath { traces[index].name = path.fileName }
         if traces[index].phases.last?.status != status { Self.append(Phase(status: status, start: time), to: &traces[index]) }
     }
 

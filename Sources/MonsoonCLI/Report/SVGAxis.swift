@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A linear scale from values to pixels, with round tick values for its axis.
 struct SVGAxis {
@@ -26,7 +27,7 @@ struct SVGAxis {
     /// A tick's label in seconds, with no more decimals than it needs (down to microseconds).
     static func seconds(_ value: Double) -> String {
         if value == value.rounded() { return "\(Int(value)) s" }
-        var text = String(format: "%.6f", value)
+        var text = String(cFormat: "%.6f", value)
         while text.hasSuffix("0") { text.removeLast() }
         return text + " s"
     }
@@ -35,7 +36,7 @@ struct SVGAxis {
     static func duration(_ seconds: Double) -> String {
         guard seconds < 1 else { return Self.seconds((seconds * 1000).rounded() / 1000) }
         let milliseconds = seconds * 1000
-        var text = String(format: milliseconds < 10 ? "%.2f" : "%.0f", milliseconds)
+        var text = String(cFormat: milliseconds < 10 ? "%.2f" : "%.0f", milliseconds)
         if text.contains(".") { while text.hasSuffix("0") { text.removeLast() } }
         if text.hasSuffix(".") { text.removeLast() }
         return text + " ms"

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonPodcasts
 
 /// The rules of an `archive --db`, kept with each of its feeds (`monsoon_feeds.rules`, as JSON):

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import MonsoonEngine
 import MonsoonPodcasts
 
@@ -17,7 +18,7 @@ public enum ClusterVerifier {
     ///   refused); `EpisodeFileError` for a file that cannot be read.
     public static func verify(_ directory: String, node: String?, on connection: PostgresConnection, pageSize: Int = 10_000) throws -> ArchiveVerifier.Report {
         try ClusterSchema.requireCurrent(connection)
-        let root = (directory as NSString).standardizingPath
+        let root = directory.standardizedPath
         var report = ArchiveVerifier.Report()
         report.folders = try connection.execute("""
             SELECT f.folder FROM monsoon_feeds f
@@ -68,7 +69,6 @@ public enum ClusterVerifier {
     /// Goes through the files under `root` (the work folder aside), without following a link:
     /// notes the links, and, with a connection, reports the files the ledger does not list.
     static func walk(_ root: String, extras connection: PostgresConnection?, pageSize: Int, report: inout ArchiveVerifier.Report, links: inout Set<String>) throws {
-        guard let enumerator = FileManager.default.enumerator(atPath: root) else { return }
         var batch: [String] = []
         func lookUp() throws {
             guard let connection, !batch.isEmpty else { return }
@@ -77,21 +77,16 @@ public enum ClusterVerifier {
             report.extra += batch.filter { !listed.contains($0) }.map { root + "/" + $0 }
             batch.removeAll(keepingCapacity: true)
         }
-        while let file = enumerator.nextObject() as? String {
-            if file == ".monsoon-work" {
-                enumerator.skipDescendants()
-                continue
-            }
-            let path = root + "/" + file
-            var info = stat()
-            guard lstat(path, &info) == 0 else { continue }   // gone meanwhile: nothing to check
-            switch info.st_mode & S_IFMT {
-            case S_IFLNK: links.insert(path)
-            case S_IFREG where !isManifest((file as NSString).lastPathComponent):
+        try FileTree.walk(root) { file, kind in
+            if file == ".monsoon-work" { return false }
+            switch kind {
+            case .link: links.insert(root + "/" + file)
+            case .file where !isManifest(file.fileName):
                 batch.append(file)
                 if batch.count >= pageSize { try lookUp() }
             default: break
             }
+            return true
         }
         try lookUp()
     }

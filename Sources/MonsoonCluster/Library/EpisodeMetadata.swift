@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What the shared library keeps of an episode for its manifest (`monsoon_episodes.metadata`,
 /// JSON): the fields the feed gave, small. The file's own facts (size, hash, URLs, validators)

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonPodcasts
 
 /// The turns a feed's refresh takes on the hosts of its later pages, when a host spaces its

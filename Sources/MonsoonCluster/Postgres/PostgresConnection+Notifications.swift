@@ -1,5 +1,6 @@
 import CLibPQ
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension PostgresConnection {
     /// Listens to `channel` from now on, also after `reconnect()`. Call it outside a transaction:

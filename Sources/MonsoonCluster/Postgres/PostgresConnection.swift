@@ -1,6 +1,6 @@
 import CCrypto
 import CLibPQ
-import Foundation
+import FoundationEssentials
 import MonsoonBasics
 
 /// One connection to a PostgreSQL server, through libpq.
@@ -87,7 +87,7 @@ public final class PostgresConnection {
     /// percent-encoded as libpq reads it).
     public var displayName: String {
         if PostgresConnectionString.isURL(connectionString.text) { return connectionString.redacted }
-        let host = Self.text(PQhost(raw)).addingPercentEncoding(withAllowedCharacters: .urlHostAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? ""
+        let host = Self.text(PQhost(raw)).percentEncoded(allowing: "!$&'()*+,-.:;=[]_~")   // Foundation's .urlHostAllowed
         return "postgresql://\(Self.text(PQuser(raw)))@\(host):\(Self.text(PQport(raw)))/\(Self.text(PQdb(raw)))"
     }
 
@@ -248,7 +248,7 @@ public final class PostgresConnection {
 
     /// `name` as an SQL identifier: in double quotes, its own doubled.
     static func quotedIdentifier(_ name: String) -> String {
-        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        "\"" + name.replacing("\"", with: "\"\"") + "\""
     }
 
     /// Calls `body` with a C array of pointers to `strings` (NULL for nil), valid during the call:

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A connection string as libpq reads it (a `postgresql://` URL, `key=value` pairs, a bare
 /// database name, or empty for libpq's `PG*` variables and defaults), and how it may be shown:
@@ -31,8 +31,8 @@ public struct PostgresConnectionString: Sendable, Hashable, CustomStringConverti
 
     /// `message` (libpq's) with the string replaced by its redacted form and every password by `***`.
     public func scrub(_ message: String) -> String {
-        var message = text.isEmpty ? message : message.replacingOccurrences(of: text, with: redacted)
-        for secret in secrets { message = message.replacingOccurrences(of: secret, with: "***") }
+        var message = text.isEmpty ? message : message.replacing(text, with: redacted)
+        for secret in secrets { message = message.replacing(secret, with: "***") }
         return message
     }
 
@@ -44,7 +44,7 @@ public struct PostgresConnectionString: Sendable, Hashable, CustomStringConverti
     /// The scheme of a string written as a URL (`http` of `http://host/x`), whatever it is; nil
     /// for pairs and bare names.
     static func scheme(of text: String) -> Substring? {
-        guard let end = text.range(of: "://")?.lowerBound, end > text.startIndex else { return nil }
+        guard let end = text.firstRange(of: "://")?.lowerBound, end > text.startIndex else { return nil }
         let scheme = text[..<end]
         return scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) } ? scheme : nil
     }
@@ -64,7 +64,7 @@ public struct PostgresConnectionString: Sendable, Hashable, CustomStringConverti
 
     /// A URL with the password of its user part and the values of secret query parameters masked.
     static func redactURL(_ text: String) -> (String, [String]) {
-        guard let schemeEnd = text.range(of: "://")?.upperBound else { return (text, []) }
+        guard let schemeEnd = text.firstRange(of: "://")?.upperBound else { return (text, []) }
         var secrets: [String] = []
         let queryStart = text[schemeEnd...].firstIndex(of: "?") ?? text.endIndex
         var head = String(text[..<schemeEnd])
@@ -72,18 +72,18 @@ public struct PostgresConnectionString: Sendable, Hashable, CustomStringConverti
         // a password with an unencoded "@" or "/" is then masked whole, whatever libpq makes of it.
         if let at = text[schemeEnd..<queryStart].lastIndex(of: "@"), let colon = text[schemeEnd..<at].firstIndex(of: ":") {
             let password = String(text[text.index(after: colon)..<at])
-            secrets += [password, password.removingPercentEncoding ?? password]
+            secrets += [password, password.percentDecoded ?? password]
             head += text[schemeEnd...colon] + (password.isEmpty ? "" : "***") + text[at..<queryStart]
         } else {
             head += text[schemeEnd..<queryStart]
         }
         guard queryStart < text.endIndex else { return (head, secrets) }
         let parameters = text[text.index(after: queryStart)...].split(separator: "&", omittingEmptySubsequences: false).map { parameter -> String in
-            guard let equals = parameter.firstIndex(of: "="), isSecret(String(parameter[..<equals]).removingPercentEncoding ?? String(parameter[..<equals])) else {
+            guard let equals = parameter.firstIndex(of: "="), isSecret(String(parameter[..<equals]).percentDecoded ?? String(parameter[..<equals])) else {
                 return String(parameter)
             }
             let value = String(parameter[parameter.index(after: equals)...])
-            secrets += [value, value.removingPercentEncoding ?? value]
+            secrets += [value, value.percentDecoded ?? value]
             return parameter[...equals] + "***"
         }
         return (head + "?" + parameters.joined(separator: "&"), secrets)

@@ -1,26 +1,29 @@
-import Foundation
+import FoundationEssentials
 
 extension PostgresError {
     /// The error of a connection that could not be made to `server` (`host:port`), with libpq's
     /// explanation `reason` (trimmed and redacted): what to do depends on what went wrong.
     static func connectionFailed(reason: String, server: String) -> PostgresError {
         let said = reason.lowercased()
-        let fix = connectionFixes.first { said.range(of: $0.says, options: .regularExpression) != nil }?.fix
+        let fix = connectionFixes.first { said.contains($0.says) }?.fix
             ?? "check the connection string and that PostgreSQL is running there"
         return PostgresError(code: .connectionFailed, message: "cannot connect to PostgreSQL at \(server): \(reason); \(fix)", reason: reason)
     }
 
     /// What to do about a connection that could not be made, by the first pattern libpq's reason matches.
-    private static let connectionFixes: [(says: String, fix: String)] = [
-        ("connection refused|no such file or directory", "check that PostgreSQL is running there and listens on that address and port"),
-        ("password|authentication failed", "check the user name and the password (in the connection string, PGPASSWORD or ~/.pgpass)"),
-        ("database.*does not exist", "create the database (createdb NAME) or name one that exists"),
-        ("role.*does not exist", "create the user (createuser NAME) or name one that exists"),
-        (#"pg_hba\.conf"#, "allow this host, user and database in the server's pg_hba.conf"),
-        ("translate host name", "check the host name"),
-        ("timeout|timed out|no route to host|unreachable", "check that the host can be reached and PostgreSQL is running there"),
-        ("too many clients|starting up|shutting down|recovery", "try again in a moment"),
-    ]
+    /// (Built when asked: a `Regex` cannot be shared between threads, and a connection fails rarely.)
+    private static var connectionFixes: [(says: Regex<Substring>, fix: String)] {
+        [
+            (#/connection refused|no such file or directory/#, "check that PostgreSQL is running there and listens on that address and port"),
+            (#/password|authentication failed/#, "check the user name and the password (in the connection string, PGPASSWORD or ~/.pgpass)"),
+            (#/database.*does not exist/#, "create the database (createdb NAME) or name one that exists"),
+            (#/role.*does not exist/#, "create the user (createuser NAME) or name one that exists"),
+            (#/pg_hba\.conf/#, "allow this host, user and database in the server's pg_hba.conf"),
+            (#/translate host name/#, "check the host name"),
+            (#/timeout|timed out|no route to host|unreachable/#, "check that the host can be reached and PostgreSQL is running there"),
+            (#/too many clients|starting up|shutting down|recovery/#, "try again in a moment"),
+        ]
+    }
 
     /// A connection that failed because the server cannot be reached now (down, starting,
     /// restarting, full, or the network between): worth trying again, unlike a password or a
@@ -43,7 +46,7 @@ extension PostgresError {
     /// "port"`, or the server's `invalid value for parameter` of `options`): a mistake in the
     /// string, not a server that cannot be reached.
     static func isBadParameter(_ reason: String) -> Bool {
-        reason.range(of: #"^invalid (\S+ value|integer value|port number|value for parameter)"#, options: .regularExpression) != nil
+        reason.contains(#/^invalid (\S+ value|integer value|port number|value for parameter)/#)
     }
 
     /// The error of a connection to `server` that broke, with libpq's `reason`.
@@ -90,9 +93,9 @@ extension PostgresError {
     /// indented hints, and starting lowercase: `connection refused`.
     static func firstLine(of message: String) -> String {
         for line in message.split(whereSeparator: \.isNewline) where !line.hasPrefix("\t") {
-            var text = line.trimmingCharacters(in: .whitespaces)
-            if let range = text.range(of: #"^connection to server .*? failed: "#, options: .regularExpression) { text.removeSubrange(range) }
-            if let range = text.range(of: #"^(FATAL|ERROR|PANIC):\s+"#, options: .regularExpression) { text.removeSubrange(range) }
+            var text = line.trimmingBlanks()
+            if let match = text.firstMatch(of: #/^connection to server .*? failed: /#) { text.removeSubrange(match.range) }
+            if let match = text.firstMatch(of: #/^(FATAL|ERROR|PANIC):\s+/#) { text.removeSubrange(match.range) }
             guard let first = text.first else { continue }
             // "Connection refused" reads lowercase inside a sentence; "SSL SYSCALL error" keeps its capitals.
             if let second = text.dropFirst().first, first.isUppercase, second.isLowercase { text = first.lowercased() + text.dropFirst() }

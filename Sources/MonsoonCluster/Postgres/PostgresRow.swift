@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A column of a row, by its name (a `String`): the code reads rows by name, never by a
 /// position typed by hand, so a column added to a query cannot shift the others.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// `timestamptz` to and from text.
 enum PostgresTimestamp {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A value sent as a statement's parameter (`$1`, `$2` …), in PostgreSQL's text format: the
 /// server reads the text as the type the statement gives the parameter (a column's, or a cast's:

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A host's politeness, and its jobs ready and running (`cluster host`).
 public struct HostSettings: Sendable, Hashable {

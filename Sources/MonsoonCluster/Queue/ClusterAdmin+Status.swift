@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension ClusterAdmin {
     /// The queue now: three grouped statements (workers, hosts, the ledger's totals) in one

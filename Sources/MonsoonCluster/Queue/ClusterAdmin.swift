@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The jobs an administrator's command acts on.
 public enum JobSelection: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The name a host's politeness row goes by: the URL's host in lowercase, with its port when the
 /// port is not the scheme's own (two servers on one machine are two hosts; `http://a` and

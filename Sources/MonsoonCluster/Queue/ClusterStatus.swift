@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The shared queue at one moment (`cluster status`): its workers, its hosts and its totals, read
 /// in one snapshot, every age and window by the database's clock.

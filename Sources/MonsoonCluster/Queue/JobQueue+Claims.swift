@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension JobQueue {
     /// Claims up to `slots` due jobs in one round trip, as River and graphile-worker do: rows

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A job to add to the shared queue, with everything its worker needs: a claim reads nothing else.
 public struct NewJob: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension JobQueue {
     /// Holds `host` for every worker until `seconds` from now (the database's now): a 429, or a

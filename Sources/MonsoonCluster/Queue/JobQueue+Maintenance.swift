@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension JobQueue {
     /// What one round of the leader's maintenance did.

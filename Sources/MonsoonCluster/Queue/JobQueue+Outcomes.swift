@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A downloaded file, as the ledger keeps it (the manifest of the whole archive).
 public struct LedgerEntry: Sendable, Hashable {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension JobQueue {
     /// Registers the worker (again, after a restart under the same name), and takes back the

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The shared queue's jobs, as one worker sees them: it claims jobs under a lease, renews the
 /// leases while it works, and reports each outcome. Every write that follows a claim names the

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonEngine
 
 /// The addresses a job's download may reach, by its feed's host: any when the feed is on a

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import MonsoonEngine
 
 /// Puts a finished file under its archive name: never through a link below the worker's folder,
@@ -29,8 +30,8 @@ enum FilePublisher {
     ///   them (another job's, recorded in the ledger), and the publishing fails.
     static func publish(_ file: String, to relativePath: String, under root: String, sha256: String, mayReplace: () -> Bool) throws -> Outcome {
         let target = root + "/" + relativePath
-        let folder = (target as NSString).deletingLastPathComponent
-        let name = (target as NSString).lastPathComponent
+        let folder = target.parentPath
+        let name = target.fileName
         let created = !FileManager.default.fileExists(atPath: folder)
         let folderFD = try ConfinedFolder.open(folder, root: root, create: true)
         defer { close(folderFD) }
@@ -90,7 +91,7 @@ enum FilePublisher {
     /// Flushes the parent of a folder just made, so the folder (and the file in it) survive a
     /// power cut once the ledger says the file is there.
     private static func flushParent(of folder: String, root: String) throws {
-        let parent = (folder as NSString).deletingLastPathComponent
+        let parent = folder.parentPath
         let fd = try ConfinedFolder.open(parent, root: root, create: false)
         defer { close(fd) }
         try flush(fd, parent)

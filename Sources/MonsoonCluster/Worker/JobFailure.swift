@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import MonsoonEngine
 
 /// What a worker does with a download that failed. A worker's engine makes one attempt per claim

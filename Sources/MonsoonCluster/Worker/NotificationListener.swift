@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Dispatch
 import MonsoonEngine
 
 /// A thread with a connection of its own that LISTENs for new jobs and calls `wake` for each
@@ -14,7 +15,7 @@ final class NotificationListener: Sendable {
         let stopped = self.stopped
         let done = self.done
         let interrupt = self.interrupt
-        Thread.detachNewThread(named: "monsoon.listen") {
+        NamedThread.detach(named: "monsoon.listen") {
             var delay = 0.5
             var connection: PostgresConnection?
             while !stopped.withLock({ $0 }) {

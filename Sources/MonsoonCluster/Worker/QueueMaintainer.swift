@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A worker's part in the cluster's maintenance: at each interval it asks to lead (the leader
 /// renews its lead so) and, leading, does a round of it (`JobQueue.maintain`). Every worker asks,

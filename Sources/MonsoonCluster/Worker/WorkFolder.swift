@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import MonsoonEngine
 
 /// A worker's work folder, inside the shared folder: the parts of its downloads, each named after

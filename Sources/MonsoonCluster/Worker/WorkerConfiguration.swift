@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonEngine
 
 /// What a worker needs: the shared database, where its files go, how many jobs it runs at once,
@@ -47,7 +47,7 @@ public struct WorkerConfiguration: Sendable {
         let safe = String(String.UnicodeScalarView(line.unicodeScalars.flatMap { scalar -> [Unicode.Scalar] in
             InvisibleCharacters.isControl(scalar) ? Array("\\u{\(String(scalar.value, radix: 16))}".unicodeScalars) : [scalar]
         }))
-        FileHandle.standardError.write(Data("monsoon: \(safe)\n".utf8))
+        StandardError.write("monsoon: \(safe)\n")
     }
 
     /// Told each job the worker ends and, at each tick, where it stands (`monsoon worker`'s live

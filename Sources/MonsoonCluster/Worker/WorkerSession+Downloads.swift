@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import MonsoonEngine
 
 extension WorkerSession {
@@ -199,7 +200,7 @@ extension WorkerSession {
             }
             held[lease]?.sha256 = sha256
         }
-        let ext = (work as NSString).pathExtension
+        let ext = work.fileExtension
         return LedgerEntry(lease: lease, path: ext.isEmpty ? stem : stem + "." + ext, size: Int64(download.bytes), sha256: sha256,
                            finalURL: download.finalURL, etag: download.etag, lastModified: download.lastModified, node: configuration.node)
     }

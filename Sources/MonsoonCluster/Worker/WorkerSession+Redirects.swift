@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonEngine
 
 /// Each host's limit holds where a download's redirects lead too (tracking redirectors in front

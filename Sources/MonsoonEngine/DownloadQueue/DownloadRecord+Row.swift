@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonStore
 
 /// How a download record maps to its row in `downloads`.
@@ -108,19 +108,25 @@ extension DownloadRecord {
         return owner
     }
 
+    private static let sortedEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }()
+
     private static func encode(_ pairs: [String: String]) -> String {
-        // Strings to strings always serialize: the nil case is unreachable, and "{}" is still a valid column.
-        guard !pairs.isEmpty, let data = try? JSONSerialization.data(withJSONObject: pairs, options: [.sortedKeys]) else { return "{}" }
+        // Strings to strings always encode: the nil case is unreachable, and "{}" is still a valid column.
+        guard !pairs.isEmpty, let data = try? sortedEncoder.encode(pairs) else { return "{}" }
         return String(decoding: data, as: UTF8.self)
     }
 
     /// A headers or user-info column. A damaged one makes the row unreadable (reported, never
     /// read as "no headers": a private feed's download would go out without its credentials).
     private static func decode(_ text: String?, _ column: String, _ row: TableRow<DownloadColumn>) throws -> [String: String] {
-        // Most rows have neither: no parse (JSONSerialization's costs more than the rest of the row).
+        // Most rows have neither: no parse (JSON's costs more than the rest of the row).
         guard let text, text != "{}" else { return [:] }
         // JSON's own error adds nothing a user can act on: the column is damaged either way, said below.
-        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: String] else {
+        guard let object = try? JSONDecoder().decode([String: String].self, from: Data(text.utf8)) else {
             throw StoreError(code: 0, message: "a download row in the database has damaged \(column) (seq \(row.int(.seq)))")
         }
         return object

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What those who follow the engine's queue from outside ask of it: the states of downloads,
 /// by id or by who owns them (see `DownloadOwner`).

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonStore
 
 /// Commands from other processes for the one running the queue, and downloads they add.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonStore
 
 /// What those who follow the queue ask of it: the states of downloads by id, in batches

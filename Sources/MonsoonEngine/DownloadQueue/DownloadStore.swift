@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonStore
 
 /// The persistent download queue: one row per download, in SQLite (the `QueueStore` of a

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The queue as listings read it (`monsoon downloads`, `status`, a command following its own
 /// downloads).

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The engine's rows, as its transfer thread and disk worker write and read them back (see
 /// `QueueStore` for what every part of the queue's interface promises).

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonStore
 
 /// The engine's rows as `DownloadStore` keeps them: which columns each statement writes or reads
@@ -59,7 +59,7 @@ package enum QueueRows {
     /// first size known (the resumed response's, the response's, the caller's guess).
     static func pending(_ row: TableRow<DownloadColumn>) -> PendingDownload {
         let destination = row.text(.destination) ?? ""
-        let folder = row.text(.destinationKind) == "file" ? LocalFile.folder(of: destination) : destination
+        let folder = row.text(.destinationKind) == "file" ? destination.parentPath : destination
         let size = row.optionalInt(.resumeTotal) ?? row.optionalInt(.total) ?? row.optionalInt(.expectedSize)
         return (DownloadID(row.text(.id) ?? ""), size.map { max(0, $0 - row.int(.bytes)) }, folder, owner(row))
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The engine's queue as a store, seen whole: every client's interface at once. `DownloadStore`
 /// (SQLite) is one, checked by the conformance suite (`QueueStoreConformanceTests`); the engine,

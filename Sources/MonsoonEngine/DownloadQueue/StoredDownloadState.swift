@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonStore
 
 /// A download's state as its queue last saved it, for those who follow the engine from

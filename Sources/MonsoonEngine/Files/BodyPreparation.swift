@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What the disk worker needs to get a part file ready when a download's first body byte
 /// arrives: the name to choose (or the one already chosen), the space to check, the row to

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// This boot of the machine, as the kernel names it.
 ///
@@ -12,7 +12,7 @@ package enum BootID {
     package static let current: String? = {
         // Unreadable means unknown, which `rebooted` treats as no reboot: never a reason to cut parts.
         let text = (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)) ?? ""
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = text.trimmingWhitespace()
         return trimmed.isEmpty ? nil : trimmed
     }()
 

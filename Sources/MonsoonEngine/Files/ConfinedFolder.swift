@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A download's folder opened from its root down, one `openat` at a time, never through a
 /// symbolic link: a podcast folder that is a link to elsewhere must not carry an archive's files
@@ -25,7 +26,7 @@ package enum ConfinedFolder {
         guard fd >= 0 else { throw FileSystem.error("cannot open the folder \(base)", errno: errno) }
         var path = base
         for component in folder.dropFirst(base.count).split(separator: "/") where component != "." {
-            path = LocalFile.path(path, String(component))
+            path = path.joiningPath(String(component))
             var next = FileSystem.retrying { openat(fd, String(component), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
             if next < 0 && errno == ENOENT && create {
                 if mkdirat(fd, String(component), 0o755) != 0 && errno != EEXIST {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension DiskWorker {
     /// The worker's side: everything here runs on its serial queue.
@@ -310,7 +311,7 @@ extension DiskWorker {
             if let existing = preparation.row.filePath {
                 path = existing
             } else if let (folder, name) = named ?? preparation.name {
-                var candidate = LocalFile.path(folder, name)
+                var candidate = folder.joiningPath(name)
                 var counter = 2
                 while try (owner(candidate).map { $0 != id } ?? false) || taken(candidate)
                         || PartFile.exists(PartFile.path(for: candidate)) {
@@ -318,7 +319,7 @@ extension DiskWorker {
                     let ext = FileNaming.nameExtension(name).map { String(name.suffix($0.count)) } ?? ""
                     let stem = ext.isEmpty ? name : String(name.dropLast(ext.count + 1))
                     let numbered = ext.isEmpty ? "\(stem) (\(counter))" : "\(stem) (\(counter)).\(ext)"
-                    candidate = LocalFile.path(folder, numbered)
+                    candidate = folder.joiningPath(numbered)
                     counter += 1
                 }
                 path = candidate
@@ -327,9 +328,9 @@ extension DiskWorker {
             }
             if let refusal = LocalFile.lengthRefusal(of: path) { return Choice(path: nil, error: DownloadError(.fileSystem, refusal)) }
             if checksSpace, let total = preparation.total,
-               let free = FileSystem.freeSpace(at: FileSystem.nearestExistingFolder(LocalFile.folder(of: path))),
+               let free = FileSystem.freeSpace(at: FileSystem.nearestExistingFolder(path.parentPath)),
                free < (total - preparation.offset) + preparation.diskReserve {
-                let message = SpaceGovernor.message(folder: LocalFile.folder(of: path), needed: total - preparation.offset, committed: 0,
+                let message = SpaceGovernor.message(folder: path.parentPath, needed: total - preparation.offset, committed: 0,
                                                       allowance: free - preparation.diskReserve, reserve: preparation.diskReserve, stoppedAt: nil)
                 return Choice(path: path, error: DownloadError(.notEnoughDiskSpace, message))
             }

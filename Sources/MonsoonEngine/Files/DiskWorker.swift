@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The engine's work that may block on a disk or the database, done off the transfer thread:
 /// saving rows (many in one transaction: group commit), naming and opening part files when a

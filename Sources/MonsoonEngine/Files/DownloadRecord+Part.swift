@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension DownloadRecord {
     /// The record as its files on disk say it is: the bytes its part holds (cut back to the
@@ -60,7 +61,7 @@ extension DownloadRecord {
     /// no part of ours, and its target must not be cut). On failure, `errno` says why.
     private static func cut(_ path: String, to length: Int, root: String?) -> Bool {
         // The error is the one errno carries below: the caller says why from it.
-        guard let folder = try? ConfinedFolder.open(LocalFile.folder(of: path), root: root, create: false) else {
+        guard let folder = try? ConfinedFolder.open(path.parentPath, root: root, create: false) else {
             errno = ELOOP   // behind a link (or gone): the caller says why from errno
             return false
         }
@@ -77,7 +78,7 @@ extension DownloadRecord {
     /// Removes the part at `path` without following a link on the way from `root`.
     private static func unlinkPart(_ path: String, root: String?) -> Bool {
         // A folder gone or behind a link holds no part of ours: false, and the caller says so.
-        guard let folder = try? ConfinedFolder.open(LocalFile.folder(of: path), root: root, create: false) else { return false }
+        guard let folder = try? ConfinedFolder.open(path.parentPath, root: root, create: false) else { return false }
         defer { close(folder) }
         return unlinkat(folder, LocalFile.name(of: path), 0) == 0
     }

@@ -1,5 +1,6 @@
 import CCurl
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The `<name>.part` file a download writes into before it is placed.
 ///
@@ -20,7 +21,7 @@ package enum PartFile {
     /// nothing. Both are in `folder`, reached from `root` without following a link.
     /// - Returns: the bytes taken over (0: there was no such part, or it could not be copied).
     package static func adopt(from oldDestination: String, to newDestination: String, root: String) -> Int {
-        guard let folder = try? ConfinedFolder.open(LocalFile.folder(of: newDestination), root: root, create: false) else { return 0 }   // no work folder: no part
+        guard let folder = try? ConfinedFolder.open(newDestination.parentPath, root: root, create: false) else { return 0 }   // no work folder: no part
         defer { close(folder) }
         let old = LocalFile.name(of: path(for: oldDestination))
         let taken = old + ".adopting"
@@ -30,7 +31,7 @@ package enum PartFile {
         let source = openat(folder, taken, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard source >= 0 else { return 0 }
         defer { close(source) }
-        let state = readState(at: LocalFile.folder(of: newDestination) + "/" + taken)
+        let state = readState(at: newDestination.parentPath + "/" + taken)
         let target = openat(folder, LocalFile.name(of: path(for: newDestination)), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard state != nil, target >= 0 else { if target >= 0 { close(target) }; return 0 }
         defer { close(target) }
@@ -53,7 +54,7 @@ package enum PartFile {
     /// the placer renames finished ones, often in the same folder: the kernel then makes one
     /// spin on the folder's lock while the other allocates an inode (a fifth of the CPU time
     /// on thousands of small files). Taken here first, the waiter sleeps instead.
-    static let folderChanges = NSLock()
+    static let folderChanges = Locked()
 
     /// The size of the regular file at `path`, or nil when there is none (a symbolic link there
     /// is no part of ours).
@@ -76,7 +77,7 @@ package enum PartFile {
     /// - Returns: its descriptor, and whether the file was made now (then it is empty, with no
     ///   attributes of an earlier part to drop).
     static func open(_ path: String, at offset: Int, root: String?) throws(DownloadError) -> (fd: Int32, created: Bool) {
-        let folder = try ConfinedFolder.open(LocalFile.folder(of: path), root: root, create: true)
+        let folder = try ConfinedFolder.open(path.parentPath, root: root, create: true)
         defer { close(folder) }
         let name = LocalFile.name(of: path)
         if offset == 0 {
@@ -98,7 +99,7 @@ package enum PartFile {
     /// Why a part could not be opened: a link where it goes, or the system's error (`code`, read
     /// before the look at the name, which sets errno itself).
     private static func openError(_ path: String, folder: Int32, name: String, root: String?, code: Int32) -> DownloadError {
-        if code == ELOOP || ConfinedFolder.isLink(folder, name) { return ConfinedFolder.linkError(path, root: root ?? LocalFile.folder(of: path)) }
+        if code == ELOOP || ConfinedFolder.isLink(folder, name) { return ConfinedFolder.linkError(path, root: root ?? path.parentPath) }
         return FileSystem.error("cannot create \(path)", errno: code)
     }
 
@@ -150,7 +151,7 @@ package enum PartFile {
     static func relabel(_ path: String, from old: String, to new: String, root: String?) {
         guard var state = readState(at: path), state.url == old,
               // A folder gone or behind a link holds no part of ours to relabel.
-              let folder = try? ConfinedFolder.open(LocalFile.folder(of: path), root: root, create: false) else { return }
+              let folder = try? ConfinedFolder.open(path.parentPath, root: root, create: false) else { return }
         defer { close(folder) }
         let fd = FileSystem.retrying { openat(folder, LocalFile.name(of: path), O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
         guard fd >= 0 else { return }
@@ -168,7 +169,7 @@ package enum PartFile {
     /// it starts from, and a part it cannot open fails that attempt.
     static func remove(_ path: String, root: String?) {
         // No folder to open (gone, or behind a link): nothing of ours to remove there.
-        guard let folder = try? ConfinedFolder.open(LocalFile.folder(of: path), root: root, create: false) else { return }
+        guard let folder = try? ConfinedFolder.open(path.parentPath, root: root, create: false) else { return }
         unlinkat(folder, LocalFile.name(of: path), 0)
         close(folder)
     }
@@ -212,7 +213,7 @@ enum FileSystem {
 
     /// `mkdir -p` for the folder that holds `path`.
     static func createDirectories(forFile path: String) throws(DownloadError) {
-        let folder = LocalFile.folder(of: path)
+        let folder = path.parentPath
         try createDirectories(folder)
     }
 
@@ -223,7 +224,7 @@ enum FileSystem {
             if (info.st_mode & S_IFMT) == S_IFDIR { return }
             throw DownloadError(.fileSystem, "\(folder) exists and is not a folder")
         }
-        try createDirectories(LocalFile.folder(of: folder))
+        try createDirectories(folder.parentPath)
         if mkdir(folder, 0o755) != 0 && errno != EEXIST {
             throw error("cannot create the folder \(folder)", errno: errno)
         }
@@ -241,7 +242,7 @@ enum FileSystem {
         var folder = path
         var info = stat()
         while !folder.isEmpty && folder != "/" && stat(folder, &info) != 0 {
-            folder = LocalFile.folder(of: folder)
+            folder = folder.parentPath
         }
         return folder.isEmpty ? "." : folder
     }
@@ -266,7 +267,7 @@ public enum PartialDownloads {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return [:] }
         var found: [String: String] = [:]
         for name in names where name.hasSuffix(PartFile.suffix) && name.count > PartFile.suffix.count {
-            let path = LocalFile.path(folder, name)
+            let path = folder.joiningPath(name)
             guard let origin = PartFile.origin(of: path) else { continue }
             found[origin] = String(path.dropLast(PartFile.suffix.count))
         }

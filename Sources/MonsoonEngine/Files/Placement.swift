@@ -1,5 +1,6 @@
 import CCurl
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Moves a finished part file into place, off the transfer thread.
 ///
@@ -45,10 +46,10 @@ struct Placement: Sendable {
         if fsync(fd) != 0 {
             throw FileSystem.error("cannot flush \(partPath)", errno: errno)
         }
-        let folder = try ConfinedFolder.open(LocalFile.folder(of: destination), root: root, create: true)
+        let folder = try ConfinedFolder.open(destination.parentPath, root: root, create: true)
         defer { close(folder) }
         let name = LocalFile.name(of: destination)
-        if ConfinedFolder.isLink(folder, name) { throw ConfinedFolder.linkError(destination, root: root ?? LocalFile.folder(of: destination)) }
+        if ConfinedFolder.isLink(folder, name) { throw ConfinedFolder.linkError(destination, root: root ?? destination.parentPath) }
         if PartFile.folderChanges.withLock({ renameat(folder, LocalFile.name(of: partPath), folder, name) }) != 0 {
             throw FileSystem.error("cannot move \(partPath) to \(destination)", errno: errno)
         }
@@ -79,7 +80,7 @@ struct Placement: Sendable {
         var folders: [String: Result<Void, DownloadError>] = [:]
         for (index, (_, placement)) in batch.enumerated() {
             guard case .success = results[index].1 else { continue }
-            let folder = LocalFile.folder(of: placement.destination)
+            let folder = placement.destination.parentPath
             if folders[folder] == nil {
                 folders[folder] = Result { () throws(DownloadError) in try FileSystem.syncDirectory(folder) }
             }

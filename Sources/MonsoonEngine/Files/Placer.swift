@@ -1,5 +1,7 @@
 import CCurl
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// Places finished files off the transfer thread, with group commit: while one batch is
 /// being flushed, the files that finish meanwhile gather into the next, so a busy queue of

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What the disk worker does before an attempt starts: read the download's row when the
 /// loop does not hold it, look at its part file (size and stored resume state) to plan a

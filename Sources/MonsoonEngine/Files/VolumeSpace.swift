@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The file system a folder is on and its free space, as `statvfs` tells: measured off the
 /// transfer thread (a `statvfs` on a network file system can wait), used on it.

@@ -1,5 +1,6 @@
 import CCurl
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension WholeFile {
     /// The whole files of one run of the disk worker, from their unnamed writing to the answers.
@@ -115,7 +116,7 @@ extension WholeFile {
             guard let index = byDownload[whole.preparation.row.request.id], items[index].fd >= 0 else { return }
             let folder = items[index].folder
             let owner = items[index].owner
-            let plain = items[index].named.map { LocalFile.path($0.folder, $0.name) }
+            let plain = items[index].named.map { $0.folder.joiningPath($0.name) }
             var taken: Set<String> = []
             for _ in 0..<100 {
                 let choice = try choose(items[index].named) { candidate in
@@ -243,7 +244,7 @@ extension WholeFile {
                 let placement = Placement(fd: fd, partPath: PartFile.path(for: path), destination: path, lastModified: whole.lastModified, root: root)
                 placement.startFlush(hint: false)
                 try placement.moveIntoPlace()
-                try FileSystem.syncDirectory(LocalFile.folder(of: path))
+                try FileSystem.syncDirectory(path.parentPath)
             } catch {
                 items[index].error = error
             }

@@ -1,6 +1,7 @@
 import CCrypto
 import CCurl
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A download whose whole body came while its part would have been prepared (a small file):
 /// the disk worker writes it in one pass, with no part. It writes the bytes into an unnamed

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension DownloadRecord {
     /// A download's whole state, as one value: its status, the phase of its transfer (running,

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One download as the engine keeps it.
 package struct DownloadRecord: Sendable {

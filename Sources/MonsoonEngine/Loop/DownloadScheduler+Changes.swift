@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The line and the waiting set kept in step with what happens to a download.
 extension DownloadScheduler {

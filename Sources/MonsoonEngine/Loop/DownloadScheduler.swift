@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Which downloads may start and when: the line of queued downloads, the slots they take, the
 /// downloads waiting to retry, the held hosts, and their timers (in a `DeadlineHeap`: the poll's

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The manager's commands, performed on the transfer thread.
 extension EngineCore {

@@ -1,5 +1,5 @@
 import CCurl
-import Foundation
+import FoundationEssentials
 
 /// What happens when a download attempt ends.
 extension EngineCore {

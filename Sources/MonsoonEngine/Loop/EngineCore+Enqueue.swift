@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Adding downloads: checked on the transfer thread, written by the disk worker, then queued.
 extension EngineCore {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What the engine's other threads hand back to the transfer thread: the disk worker's answers,
 /// the placer's results, a volume's measurement, a part's flush. Facts only: the loop takes each

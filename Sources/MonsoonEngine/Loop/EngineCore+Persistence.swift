@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Routing between the `PersistenceGateway`, which keeps the queue in the store, and the other parts.
 extension EngineCore {

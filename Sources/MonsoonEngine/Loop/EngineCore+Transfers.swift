@@ -1,6 +1,6 @@
 import CCrypto
 import CCurl
-import Foundation
+import FoundationEssentials
 
 /// Starting, deciding and finishing download transfers.
 extension EngineCore {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// `DownloadManager.changeURL(_:to:)` and `replaceFailure(of:with:)`, on the transfer thread.
 extension EngineCore {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Small files written whole in one pass by the disk worker (`WholeFile`), instead of through a
 /// part: the part is asked for only when the body will not come whole into the attempt's buffer.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The engine's state on the transfer thread, and what changes it: the multi handle, the
 /// running transfers, and the download records with their scheduling state.
@@ -146,7 +147,7 @@ final class EngineCore {
     func refused(_ id: DownloadID, _ action: DownloadRecord.StateMachine.Action) {
         guard case .refuse(let reason) = action else { return }
         let error = DownloadError(.engineFault, "internal error: \(reason) (download \(id))")
-        FileHandle.standardError.write(Data("monsoon: \(error.message)\n".utf8))   // rare: no hot path
+        StandardError.write("monsoon: \(error.message)\n")   // rare: no hot path
         persistence.failed(error)
         // From inside one of curl's callbacks, the transfer stops once curl has returned, and
         // the download fails after it.

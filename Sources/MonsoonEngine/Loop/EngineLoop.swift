@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Dispatch
 
 /// The transfer thread as the engine's other threads see it: what they may ask of it
 /// (`DownloadManager`'s commands, other processes' commands) and what they may tell it

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonStore
 
 /// What adding a batch of downloads decides apart from the loop: the checks before anything

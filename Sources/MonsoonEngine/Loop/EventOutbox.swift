@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What the loop has to report: this turn's events until they are handed out, when progress
 /// was last reported (it is throttled), and the callers waiting for the queue to be idle.

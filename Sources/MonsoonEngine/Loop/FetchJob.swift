@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One attempt of an in-memory fetch, waiting for its answer.
 final class FetchJob: Sendable {

@@ -1,5 +1,5 @@
 import CCurl
-import Foundation
+import FoundationEssentials
 
 /// The in-memory fetches waiting to start: those queued now, those whose retry waits for its
 /// time on the engine's clock, and how many run.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import MonsoonStore
 
 /// The engine's way to the queue's store, on the transfer thread. It owns the `DiskWorker` (the

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Dispatch
 
 /// The run's rate limit: the `TokenBucket` every download's write callback spends from, and the
 /// transfers paused because it was empty, in the order they ran out.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The record-level changes the loop decides here, where the record lies (no copy out and back).
 extension RecordTable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The download records of the loop.
 ///

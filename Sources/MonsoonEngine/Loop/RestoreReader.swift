@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonStore
 
 /// Reads the queue's rows for the engine, on the disk worker (the transfer thread never reads the

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Dispatch
 
 /// The disk reserve: the disks downloads write to (what each may still take), the downloads held
 /// until their disk has room, and what bodies held in memory may take together (`earlyBudget`).

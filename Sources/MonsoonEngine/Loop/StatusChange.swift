@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A download's status change as its lifecycle decided it (`RecordTable.move`): what the core
 /// carries, in one place (`EngineCore.move`), into the line, the waiting set, space holds, the

@@ -1,6 +1,6 @@
 import CCrypto
 import CCurl
-import Foundation
+import FoundationEssentials
 
 /// Where a download's body goes, decided at its first byte, and the disk worker's answer for
 /// the part it goes to. The transfer decides with its head, its phase and the record it is

@@ -1,5 +1,5 @@
 import CCurl
-import Foundation
+import FoundationEssentials
 
 /// Body bytes that came while the part was being prepared (`count` of them), written once it is
 /// open. A small file arrives whole meanwhile, and its slot and connection go on to the next

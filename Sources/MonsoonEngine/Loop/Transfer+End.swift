@@ -1,5 +1,5 @@
 import CCurl
-import Foundation
+import FoundationEssentials
 
 /// What this attempt comes to when it ends: the facts the lifecycle decides on, the report of it,
 /// and its part let go.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension Transfer {
     /// What every chunk of the body is checked against and spends from.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension Transfer {
     /// How far the body has come.

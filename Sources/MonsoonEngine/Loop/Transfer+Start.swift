@@ -1,5 +1,5 @@
 import CCurl
-import Foundation
+import FoundationEssentials
 
 /// A fetch's transfer set up for its attempt; the loop only adds it to curl (a download's: `TransferTable.startDownload`).
 extension Transfer {

@@ -1,5 +1,5 @@
 import CCurl
-import Foundation
+import FoundationEssentials
 
 extension Transfer {
     /// curl's result for an attempt (its tests name it without importing curl).

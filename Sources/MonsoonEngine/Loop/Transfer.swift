@@ -1,6 +1,6 @@
 import CCrypto
 import CCurl
-import Foundation
+import FoundationEssentials
 
 /// One attempt at a download or fetch: a curl easy handle and where its bytes go.
 ///
@@ -149,7 +149,7 @@ final class Transfer {
         if url.prefix(6).lowercased() == "https:" { easy.setLong(CURLOPT_PIPEWAIT, 1) }
         var hasUserAgent = false
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
-            if name.caseInsensitiveCompare("User-Agent") == .orderedSame { hasUserAgent = true }
+            if name.equalsIgnoringASCIICase("User-Agent") { hasUserAgent = true }
             kept.headerList = curl_slist_append(kept.headerList, "\(name): \(value)")
         }
         if !hasUserAgent { easy.setString(CURLOPT_USERAGENT, configuration.network.userAgent) }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The run's rate limit (`EngineConfiguration.maxBytesPerSecond`): every download's write callback
 /// spends from one `TokenBucket` and pauses its transfer when it is empty; the loop refills it and

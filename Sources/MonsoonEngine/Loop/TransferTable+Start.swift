@@ -1,5 +1,5 @@
 import CCurl
-import Foundation
+import FoundationEssentials
 
 /// A download's attempt set up, added to curl and counted as running; and taken out again.
 extension TransferTable {

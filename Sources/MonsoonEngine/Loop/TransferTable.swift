@@ -1,5 +1,6 @@
 import CCurl
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The running attempts (each a `Transfer`, which drives its own handle and phase): by easy
 /// handle and by download, those whose parts are being prepared, the easy handles kept between

@@ -1,5 +1,5 @@
 import CCrypto
-import Foundation
+import FoundationEssentials
 
 /// The dedicated thread that runs the engine loop, with an explicit join.
 final class TransferThread: Sendable {
@@ -54,7 +54,7 @@ final class TransferThread: Sendable {
     init(configuration: EngineConfiguration, inbox: EngineInbox, hub: EventHub, store: (any QueueStore)?) {
         let exit = self.exit
         let workerHandover = Handover(store)
-        Thread.detachNewThread(named: "monsoon.engine", stackSize: 1 << 20) {
+        NamedThread.detach(named: "monsoon.engine", stackSize: 1 << 20) {
             // The loop, and with it every curl handle and the store's connection, is made, used
             // and released on this thread alone, before a join returns.
             var loop: EngineCore? = EngineCore(configuration: configuration, inbox: inbox, hub: hub, workerStore: workerHandover.take())

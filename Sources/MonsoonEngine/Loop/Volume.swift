@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A file system the loop writes to, and what may still be written there before its reserve.
 /// Confined to the transfer thread, where curl's write callback spends from it.

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// A change to the queue asked for by another process.
 ///
@@ -106,7 +108,7 @@ final class CommandWatcher: Sendable {
         let wakeup = self.wakeup
         let finished = self.finished
         let handover = TransferThread.Handover(store)
-        Thread.detachNewThread(named: "monsoon.watcher") {
+        NamedThread.detach(named: "monsoon.watcher") {
             var store: (any QueueStore)? = handover.take()
             var lastVersion = -1
             var lastSeen = 0

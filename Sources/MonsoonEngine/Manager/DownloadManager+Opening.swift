@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension DownloadManager {
     /// The manager of `init(configuration:databasePath:watchesOtherProcesses:)`, its database opened
@@ -10,7 +10,7 @@ extension DownloadManager {
     public static func open(configuration: EngineConfiguration = EngineConfiguration(), databasePath: String,
                             watchesOtherProcesses: Bool = true) async throws -> DownloadManager {
         let connections = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Connections, Error>) in
-            Thread.detachNewThread(named: "monsoon.open") {
+            NamedThread.detach(named: "monsoon.open") {
                 continuation.resume(with: Result {
                     try Connections(databasePath: databasePath, watching: watchesOtherProcesses, busyTimeout: configuration.storeBusyTimeout)
                 })

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension DownloadManager {
     /// Gives a download a new URL for the same resource, keeping its part: a private feed's

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// The download engine: a queue of downloads driven by one libcurl multi handle

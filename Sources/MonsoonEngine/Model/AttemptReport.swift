@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One request of a download, as it ended: for run reports (throughput, time to first
 /// byte, retries by status, resumed bytes, connections opened versus reused).

@@ -3,9 +3,9 @@ public enum ByteCount {
     /// Reads a size: bytes, or with a k, M, G or T suffix, with or without "B" or "iB"
     /// (binary units either way: "500MB" is 500 MiB); nil for anything else.
     public static func parse(_ text: String) -> Int? {
-        var text = text.trimmingCharacters(in: .whitespaces)
+        var text = text.trimmingBlanks()
         if text.lowercased().hasSuffix("ib") { text.removeLast(2) } else if text.lowercased().hasSuffix("b") { text.removeLast() }
-        text = text.trimmingCharacters(in: .whitespaces)
+        text = text.trimmingBlanks()
         var multiplier = 1
         if let last = text.last, let shift = ["k": 10, "m": 20, "g": 30, "t": 40][last.lowercased()] {
             multiplier = 1 << shift

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A snapshot of one download.
 public struct Download: Sendable, Equatable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What to download and where to put it.
 public struct DownloadRequest: Sendable, Equatable {
@@ -24,7 +24,7 @@ public struct DownloadRequest: Sendable, Equatable {
         /// The folder the file goes into ("" for `.discard`).
         public var folder: String {
             switch self {
-            case .file(let path): return LocalFile.folder(of: path)
+            case .file(let path): return path.parentPath
             case .directory(let folder), .named(let folder, _): return folder
             case .discard: return ""
             }

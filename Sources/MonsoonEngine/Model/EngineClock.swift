@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Where the engine reads the time for its own timings: when a retry is due, how long a host is
 /// held, when progress is reported and a checkpoint or a disk measurement is due. The system

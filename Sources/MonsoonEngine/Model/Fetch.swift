@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A small body to fetch into memory (a feed, say).
 public struct FetchRequest: Sendable, Equatable {
@@ -59,7 +59,7 @@ public struct FetchResponse: Sendable, Equatable {
 
     /// The first value of a header, by case-insensitive name.
     public func header(_ name: String) -> String? {
-        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+        headers.first { $0.name.equalsIgnoringASCIICase(name) }?.value
     }
 
     /// True when every redirect followed was permanent (301 or 308), so the

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Which addresses a transfer may reach. A URL a feed gave (an enclosure, a transcript, a later
 /// page) must not lead Monsoon into the user's own machine or network and have the answer kept:

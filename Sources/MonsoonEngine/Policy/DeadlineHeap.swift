@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Deadlines by key, the earliest first: a binary min-heap with an index of where each key sits,
 /// so setting, moving and cancelling a deadline cost O(log n) and the next one O(1).

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A download's lifecycle as pure decisions: from where a download is and what happened (an
 /// attempt ended, a restart, a command, a placement), what it moves to. The loop gathers the

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The stall rule (`EngineConfiguration.Stall`), by the name the policies use.
 typealias Stall = EngineConfiguration.Stall

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Chooses and cleans the file name of a download into a folder.
 enum FileNaming {
@@ -57,7 +57,7 @@ enum FileNaming {
 
     /// The usual extension of the media types podcasts serve.
     static func fileExtension(forMediaType type: String) -> String? {
-        let essence = type.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        let essence = type.split(separator: ";").first.map { $0.trimmingBlanks().lowercased() } ?? ""
         switch essence {
         case "audio/mpeg", "audio/mp3", "audio/mpeg3", "audio/x-mp3", "audio/x-mpeg": return "mp3"
         case "audio/mp4", "audio/x-m4a", "audio/m4a", "audio/x-mp4": return "m4a"
@@ -86,20 +86,20 @@ enum FileNaming {
         var extended: String?
         for parameter in splitParameters(value).dropFirst() {
             guard let equals = parameter.firstIndex(of: "=") else { continue }
-            let key = parameter[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
-            var raw = parameter[parameter.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            let key = parameter[..<equals].trimmingBlanks().lowercased()
+            var raw = parameter[parameter.index(after: equals)...].trimmingBlanks()
             if key == "filename*" {
                 // charset'language'percent-encoded
                 let pieces = raw.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
                 if pieces.count == 3 {
                     let charset = pieces[0].lowercased()
                     let encoded = String(pieces[2])
-                    if charset == "utf-8" { extended = encoded.removingPercentEncoding }
+                    if charset == "utf-8" { extended = encoded.percentDecoded }
                     else if let bytes = percentDecodedBytes(encoded) { extended = String(bytes: bytes, encoding: .isoLatin1) }
                 }
             } else if key == "filename" {
                 if raw.hasPrefix("\""), raw.hasSuffix("\""), raw.count >= 2 {
-                    raw = String(raw.dropFirst().dropLast()).replacingOccurrences(of: "\\\"", with: "\"")
+                    raw = String(raw.dropFirst().dropLast()).replacing("\\\"", with: "\"")
                 }
                 plain = raw
             }
@@ -142,10 +142,10 @@ enum FileNaming {
             default: scalars.append(scalar)
             }
         }
-        var clean = String(scalars).trimmingCharacters(in: .whitespaces)
-        while clean.contains("..") { clean = clean.replacingOccurrences(of: "..", with: ".") }
+        var clean = String(scalars).trimmingBlanks()
+        while clean.contains("..") { clean = clean.replacing("..", with: ".") }
         while clean.hasPrefix(".") { clean.removeFirst() }
-        clean = clean.trimmingCharacters(in: .whitespaces)
+        clean = clean.trimmingBlanks()
         if clean.isEmpty { return "download" }
         return truncate(clean, toBytes: 255 - 5) // room for ".part"
     }

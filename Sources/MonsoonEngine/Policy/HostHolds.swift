@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The hosts of a download: its URL's, and the one that answered at the end of its redirects
 /// (the same until an attempt tells it). Holds and per-host limits apply to both: a tracking

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A host as the queue counts it (`host[:port]`, lowercase): the key of per-host limits and holds.
 enum HostKey {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The parts of a response's head that the engine acts on.
 ///
@@ -90,7 +90,7 @@ struct ResponseHead: Equatable {
 
     /// The media type without parameters, lowercased ("text/html").
     var mediaType: String? {
-        contentType.map { $0.split(separator: ";", maxSplits: 1)[0].trimmingCharacters(in: .whitespaces).lowercased() }
+        contentType.map { $0.split(separator: ";", maxSplits: 1)[0].trimmingBlanks().lowercased() }
     }
 
     var isSuccess: Bool { (200...299).contains(status) }
@@ -103,9 +103,9 @@ struct ContentRange: Equatable {
     var total: Int?
 
     init?(_ text: String) {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = text.trimmingBlanks()
         guard trimmed.lowercased().hasPrefix("bytes") else { return nil }
-        let spec = trimmed.dropFirst(5).trimmingCharacters(in: .whitespaces)
+        let spec = trimmed.dropFirst(5).trimmingBlanks()
         let halves = spec.split(separator: "/", maxSplits: 1)
         guard halves.count == 2 else { return nil }
         total = halves[1] == "*" ? nil : Int(halves[1])
@@ -121,7 +121,7 @@ struct ContentRange: Equatable {
 /// `Retry-After`: delay seconds or an HTTP date.
 enum RetryAfter {
     static func seconds(_ value: String, now: Date) -> Double? {
-        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        let trimmed = value.trimmingBlanks()
         if let seconds = Int(trimmed) { return Double(max(0, seconds)) }
         guard let date = HTTPDate.parse(trimmed) else { return nil }
         return max(0, date.timeIntervalSince(now))

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The queued downloads in start order: higher priority first, then enqueue order.
 ///

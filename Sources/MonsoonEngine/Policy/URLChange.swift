@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What giving a download a new URL for the same resource does, by where the download is
 /// (`DownloadManager.changeURL(_:to:)`). Pure: the loop performs the answer.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Dispatch
 
 /// A serial queue that hands its handler everything submitted since the handler last ran,
 /// in order: while one batch is handled, the next gathers (group commit).

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonBasics
 
 /// SHA-256 of files (archive manifests, verify) and of bodies as they arrive

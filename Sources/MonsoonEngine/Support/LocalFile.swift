@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Facts about files on disk that every layer asks for.
 public enum LocalFile {
@@ -19,22 +20,6 @@ public enum LocalFile {
             + "download into a folder with a shorter path (-o), or choose shorter names"
     }
 
-    /// The folder part of `path`, as Foundation's `deletingLastPathComponent` gives it ("" for
-    /// a bare name, "/" for a name at the root, trailing slashes ignored), except that slashes
-    /// repeated inside the folder are kept (the system reads `a//b` as `a/b`). Found on the
-    /// UTF-8 bytes: Foundation's version bridges through NSString and cost about 60,000
-    /// instructions a call, three calls per download (and traps on some relative paths).
-    static func folder(of path: String) -> String {
-        let bytes = path.utf8
-        let slash = UInt8(ascii: "/")
-        var end = bytes.endIndex
-        while end > bytes.startIndex, bytes[bytes.index(before: end)] == slash { end = bytes.index(before: end) }
-        guard end > bytes.startIndex else { return path.isEmpty ? "" : "/" }
-        guard var cut = bytes[..<end].lastIndex(of: slash) else { return "" }
-        while cut > bytes.startIndex, bytes[bytes.index(before: cut)] == slash { cut = bytes.index(before: cut) }
-        return cut == bytes.startIndex ? "/" : String(path[..<cut])
-    }
-
     /// The first symbolic link on the way from `root` down to `path` (`path` itself included),
     /// or nil when there is none: what Monsoon must not write through, nor read through when it
     /// checks an archive. The root itself may be a link. Parts of `path` that do not exist yet
@@ -43,7 +28,7 @@ public enum LocalFile {
         guard ConfinedFolder.isInside(path, root) else { return isLink(path) ? path : nil }
         var current = root.hasSuffix("/") && root.count > 1 ? String(root.dropLast()) : root
         for component in path.dropFirst(current.count).split(separator: "/") {
-            current = Self.path(current, String(component))
+            current = current.joiningPath(String(component))
             if isLink(current) { return current }
         }
         return nil
@@ -59,10 +44,5 @@ public enum LocalFile {
     static func name(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return path }
         return String(path[path.index(after: slash)...])
-    }
-
-    /// `name` inside `folder` (just `name` when the folder is ""), with one slash between.
-    static func path(_ folder: String, _ name: String) -> String {
-        folder.isEmpty ? name : folder.utf8.last == UInt8(ascii: "/") ? folder + name : folder + "/" + name
     }
 }

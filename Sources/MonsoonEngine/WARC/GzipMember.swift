@@ -1,5 +1,6 @@
 import CZlib
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Writes gzip members into a file, one at a time: a WARC record is one member, so a reader
 /// can seek to any record, and a file cut short loses only its last record.

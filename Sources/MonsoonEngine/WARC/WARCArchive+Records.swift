@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension WARCArchive.State {
     /// A `request` record and, when an answer came, its `response`: with `body` (an in-memory
@@ -178,7 +179,7 @@ extension WARCArchive.State {
         let prefix = Array("content-type:".utf8)
         for line in head.split(separator: 0x0A) where line.count > prefix.count {
             guard zip(line.prefix(prefix.count), prefix).allSatisfy({ $0 | 0x20 == $1 | 0x20 }) else { continue }
-            let type = String(decoding: line.dropFirst(prefix.count), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+            let type = String(decoding: line.dropFirst(prefix.count), as: UTF8.self).trimmingWhitespace().lowercased()
             let textual = type.hasPrefix("text/") || ["json", "xml", "javascript", "html", "srt", "subrip"].contains { type.contains($0) }
             return textual ? 6 : 0
         }

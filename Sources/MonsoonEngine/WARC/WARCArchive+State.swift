@@ -1,5 +1,6 @@
 import CCurl
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension WARCArchive {
     /// The writer: the file being written, the numbering, the first failure.

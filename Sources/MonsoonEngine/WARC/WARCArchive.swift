@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// What `--warc` asks for: where the WARC files go, when to start a new one, and what the
 /// `warcinfo` record at the head of each says.
@@ -60,7 +62,7 @@ public final class WARCArchive: Sendable, Equatable {
         do {
             try FileManager.default.createDirectory(atPath: naming.folder, withIntermediateDirectories: true)
         } catch {
-            throw WARCError(.notWritable, "cannot create the WARC folder \(naming.folder): \((error as NSError).localizedDescription); give --warc a file in a folder you can write to")
+            throw WARCError(.notWritable, "cannot create the WARC folder \(naming.folder): \(SystemErrorText.reason(error)); give --warc a file in a folder you can write to")
         }
         guard access(naming.folder, W_OK | X_OK) == 0 else { throw WARCError.system("cannot write WARC files in \(naming.folder)", errno: errno) }
         let repairs = try naming.repairLeftovers()

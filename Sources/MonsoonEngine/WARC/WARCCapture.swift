@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What one download's exchanges come to in the WARC, decided as its attempts end: the
 /// exchanges whose bodies are in its part wait, with the bytes each delivered, until the file is

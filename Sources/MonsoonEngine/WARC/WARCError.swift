@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import MonsoonBasics
 
 /// The domain of ``WARCError``.

@@ -1,5 +1,6 @@
 import CCurl
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Where a run's WARC files go and what they are called: `STEM-00000.warc.gz`, numbered on from
 /// the highest number already in the folder (a rerun never writes over an earlier run's files),
@@ -9,13 +10,13 @@ struct WARCNaming: Sendable {
     let stem: String
 
     init(path: String) {
-        var isFolder: ObjCBool = false
-        if path.hasSuffix("/") || (FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) && isFolder.boolValue) {
+        var isFolder: Bool = false
+        if path.hasSuffix("/") || (FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) && isFolder) {
             folder = path
             stem = "monsoon"
             return
         }
-        folder = LocalFile.folder(of: path).isEmpty ? "." : LocalFile.folder(of: path)
+        folder = path.parentPath.isEmpty ? "." : path.parentPath
         var name = LocalFile.name(of: path)
         for suffix in [".warc.gz", ".warc", ".gz"] where name.hasSuffix(suffix) {
             name = String(name.dropLast(suffix.count))
@@ -27,7 +28,7 @@ struct WARCNaming: Sendable {
     /// The final name of file `number`.
     func path(_ number: Int) -> String {
         let digits = String(number)
-        return LocalFile.path(folder, "\(stem)-\(String(repeating: "0", count: max(0, 5 - digits.count)))\(digits).warc.gz")
+        return folder.joiningPath("\(stem)-\(String(repeating: "0", count: max(0, 5 - digits.count)))\(digits).warc.gz")
     }
 
     /// The name of file `number` while it is written.
@@ -36,7 +37,7 @@ struct WARCNaming: Sendable {
     /// What a file being begun is called before it gets its number (hidden, and never taken
     /// for a leftover to repair): `.STEM-new-UUID.warc.gz`.
     func temporaryPath() -> String {
-        LocalFile.path(folder, temporaryPrefix + UUID().uuidString.lowercased() + ".warc.gz")
+        folder.joiningPath(temporaryPrefix + UUID().uuidString.lowercased() + ".warc.gz")
     }
 
     private var temporaryPrefix: String { "." + stem + "-new-" }
@@ -76,7 +77,7 @@ struct WARCNaming: Sendable {
         var done: [String] = []
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []   // an unreadable folder fails at the first write, with its reason
         for name in names where name.hasPrefix(temporaryPrefix) {
-            let path = LocalFile.path(folder, name)
+            let path = folder.joiningPath(name)
             let fd = FileSystem.retrying { Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
             guard fd >= 0 else { continue }   // gone meanwhile, or not ours to delete: it is never read as a WARC
             defer { Glibc.close(fd) }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The named fields of one WARC/1.1 record, and their text: the record's head, before its block.
 struct WARCRecord {
@@ -47,7 +48,7 @@ struct WARCRecord {
     /// control characters and non-ASCII bytes percent-encoded.
     static func targetURI(_ url: String) -> String {
         var text = url
-        if let scheme = text.range(of: "://") {
+        if let scheme = text.firstRange(of: "://") {
             let authorityEnd = text[scheme.upperBound...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? text.endIndex
             if let at = text[scheme.upperBound..<authorityEnd].lastIndex(of: "@") {
                 text.removeSubrange(scheme.upperBound...at)
@@ -104,8 +105,8 @@ struct WARCExchange: Sendable {
         for line in response.split(separator: 0x0A).dropFirst() {
             guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { continue }
             let field = String(decoding: line[line.startIndex..<colon], as: UTF8.self)
-            guard field.caseInsensitiveCompare(name) == .orderedSame else { continue }
-            found = String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard field.equalsIgnoringASCIICase(name) else { continue }
+            found = String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingWhitespace()
         }
         return found
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonEngine
 
 /// `monsoon verify --repair`: which files of an archive to fetch again, from where, and what to do with the bytes that
@@ -30,8 +30,8 @@ public enum ArchiveRepair {
     /// Beside the file (one atomic rename takes its place), hidden, and ending in `.part`, which `verify` leaves out as
     /// the engine's part files: a repair killed midway leaves no "extra" file.
     public static func temporaryPath(for path: String) -> String {
-        let folder = (path as NSString).deletingLastPathComponent
-        return (folder as NSString).appendingPathComponent("." + (path as NSString).lastPathComponent + ".monsoon-repair.part")
+        let folder = path.parentPath
+        return folder.joiningPath("." + path.fileName + ".monsoon-repair.part")
     }
 
     /// The missing and changed files of `report`, each with the URL `source` gives for it, or the reason it gives instead.

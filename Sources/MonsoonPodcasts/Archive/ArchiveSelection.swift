@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Which episodes of a feed an archive run downloads: a pure decision over the episodes and the ledger (what was
 /// downloaded once, whatever became of the file since).

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import MonsoonEngine
 
 /// `monsoon verify`: re-hashes an archive's files against their manifests.
@@ -37,22 +38,22 @@ public enum ArchiveVerifier {
         guard !folders.isEmpty else {
             throw EpisodeFileError(.notAnArchive, "no \(Manifest.fileName) in \(directory) or its folders: it is not a Monsoon archive (make one with 'monsoon archive FEED_URL -o \(directory)')")
         }
-        let root = (directory as NSString).standardizingPath
+        let root = directory.standardizedPath
         report.links = links(under: root)
         for folder in folders {
             // A manifest that is a link is another file's: reported (with the links), not read.
-            if LocalFile.firstLink(below: root, in: (folder as NSString).appendingPathComponent(Manifest.fileName)) != nil { continue }
+            if LocalFile.firstLink(below: root, in: folder.joiningPath(Manifest.fileName)) != nil { continue }
             let manifest: Manifest
             do {
                 manifest = try Manifest.read(in: folder)
             } catch let error as EpisodeFileError {
-                report.unreadable.append(Report.Unreadable(path: (folder as NSString).appendingPathComponent(Manifest.fileName), reason: error.message))
+                report.unreadable.append(Report.Unreadable(path: folder.joiningPath(Manifest.fileName), reason: error.message))
                 continue
             }
             report.folders.append(folder)
             var listed = Set<String>()
             for entry in manifest.files {
-                let path = (folder as NSString).appendingPathComponent(entry.file)
+                let path = folder.joiningPath(entry.file)
                 listed.insert(entry.file)
                 report.checked += 1
                 // Through a link, the bytes read would be another file's: reported, not read.
@@ -68,8 +69,8 @@ public enum ArchiveVerifier {
             }
             for file in files(under: folder) where !listed.contains(file) && file != Manifest.fileName && !file.hasSuffix(".part") {
                 // A nested podcast folder's own files are its manifest's business.
-                if folders.contains(where: { $0 != folder && ((folder as NSString).appendingPathComponent(file)).hasPrefix($0 + "/") }) { continue }
-                report.extra.append((folder as NSString).appendingPathComponent(file))
+                if folders.contains(where: { $0 != folder && folder.joiningPath(file).hasPrefix($0 + "/") }) { continue }
+                report.extra.append(folder.joiningPath(file))
             }
         }
         return report
@@ -77,30 +78,28 @@ public enum ArchiveVerifier {
 
     /// `directory` itself when it holds a manifest, else every folder below it that does.
     static func manifestFolders(in directory: String) -> [String] {
-        let path = (directory as NSString).standardizingPath
-        if FileManager.default.fileExists(atPath: (path as NSString).appendingPathComponent(Manifest.fileName)) { return [path] }
-        return files(under: path).filter { ($0 as NSString).lastPathComponent == Manifest.fileName }
-            .map { (path as NSString).appendingPathComponent(($0 as NSString).deletingLastPathComponent) }.sorted()
+        let path = directory.standardizedPath
+        if FileManager.default.fileExists(atPath: path.joiningPath(Manifest.fileName)) { return [path] }
+        return files(under: path).filter { $0.fileName == Manifest.fileName }
+            .map { path.joiningPath($0.parentPath) }.sorted()
     }
 
     /// Full paths, none followed.
     static func links(under folder: String) -> [String] {
-        guard let enumerator = FileManager.default.enumerator(atPath: folder) else { return [] }
         var found: [String] = []
-        while let name = enumerator.nextObject() as? String {
-            let path = (folder as NSString).appendingPathComponent(name)
-            if LocalFile.isLink(path) { found.append(path) }
+        FileTree.walk(folder) { name, kind in
+            if kind == .link { found.append(folder.joiningPath(name)) }
+            return true
         }
         return found.sorted()
     }
 
     /// Relative to `folder`, symbolic links not followed.
     static func files(under folder: String) -> [String] {
-        guard let enumerator = FileManager.default.enumerator(atPath: folder) else { return [] }
         var found: [String] = []
-        while let name = enumerator.nextObject() as? String {
-            var info = stat()
-            if lstat((folder as NSString).appendingPathComponent(name), &info) == 0, (info.st_mode & S_IFMT) == S_IFREG { found.append(name) }
+        FileTree.walk(folder) { name, kind in
+            if kind == .file { found.append(name) }
+            return true
         }
         return found.sorted()
     }

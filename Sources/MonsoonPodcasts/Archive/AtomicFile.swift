@@ -1,17 +1,18 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A reader sees the old file or the new one, never half of either: a temporary file beside it, created with the final
 /// mode from the start (a private feed copy is never readable by others, not even for a moment), then renamed over it.
 public enum AtomicFile {
     /// 0o600 (credentials) is set whatever the umask; any other mode is narrowed by the umask.
     public static func write(_ data: Data, to path: String, mode: mode_t) throws(EpisodeFileError) {
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = path.parentPath
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         } catch {
             throw EpisodeFileError(.fileSystem, "cannot create the folder \(folder) for \(path): it is not writable, or a file stands in its way")
         }
-        let temporary = folder + "/." + (path as NSString).lastPathComponent + ".\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
+        let temporary = folder + "/." + path.fileName + ".\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
         guard fd >= 0 else { throw failure(path, errno) }
         // A private file is private whatever the umask; any other keeps what the umask leaves.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonEngine
 
 extension EpisodeFiles {
@@ -21,7 +21,7 @@ extension EpisodeFiles {
         }
         var update = ManifestUpdate()
         for (folder, podcast) in targets.sorted(by: { $0.key < $1.key }) {
-            let path = (folder as NSString).appendingPathComponent(Manifest.fileName)
+            let path = folder.joiningPath(Manifest.fileName)
             if LocalFile.isLink(path) {
                 update.failures.append("\(path) is a symbolic link, and Monsoon never writes through one: replace it with the file, then run 'monsoon archive' for that podcast")
                 continue

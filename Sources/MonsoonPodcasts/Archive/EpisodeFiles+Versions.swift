@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import MonsoonEngine
 import MonsoonStore
 
@@ -30,7 +31,7 @@ extension EpisodeFiles {
                     replacement.warnings.append("\(old) is an earlier version outside \(root): left alone")
                     continue
                 }
-                if let link = LocalFile.firstLink(below: root, in: (old as NSString).deletingLastPathComponent) {
+                if let link = LocalFile.firstLink(below: root, in: old.parentPath) {
                     replacement.warnings.append("\(link) is a symbolic link, and Monsoon never deletes through one: \(old) left alone")
                     continue
                 }
@@ -50,7 +51,7 @@ extension EpisodeFiles {
                 replacement.deleted.append(old)
             }
             // Also when the file went already: under the root, never through a link.
-            if let old = row.old, Self.isSafe(old), old.hasPrefix(prefix), LocalFile.firstLink(below: root, in: (old as NSString).deletingLastPathComponent) == nil,
+            if let old = row.old, Self.isSafe(old), old.hasPrefix(prefix), LocalFile.firstLink(below: root, in: old.parentPath) == nil,
                let warning = InfoSidecar.delete(besideFile: old) {
                 replacement.warnings.append(warning)
             }

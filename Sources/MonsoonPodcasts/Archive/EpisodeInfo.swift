@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonEngine
 import MonsoonStore
 
@@ -140,7 +140,7 @@ public struct EpisodeInfo: Codable, Sendable, Equatable {
             if byte == 0x7F {
                 out.append(contentsOf: Array("\\u007f".utf8))
             } else if byte == 0xC2, next < json.endIndex, (0x80...0x9F).contains(json[next]) {
-                out.append(contentsOf: Array(String(format: "\\u%04x", Int(json[next])).utf8))
+                out.append(contentsOf: Array(String(cFormat: "\\u%04x", Int(json[next])).utf8))
                 index = json.index(after: next)
                 continue
             } else {
@@ -161,7 +161,7 @@ extension EpisodeInfo {
         if let known { sha256 = known } else {
             do { sha256 = try FileDigest.sha256(ofFile: path) } catch { throw EpisodeFileError(.fileSystem, error.message) }
         }
-        self.download = Download(file: (path as NSString).lastPathComponent, sourceURL: Redaction.redact(download.request.url), finalURL: download.finalURL.map(Redaction.redact),
+        self.download = Download(file: path.fileName, sourceURL: Redaction.redact(download.request.url), finalURL: download.finalURL.map(Redaction.redact),
                                  etag: download.etag, lastModified: download.lastModified, bytes: bytes, sha256: sha256,
                                  downloaded: downloaded.map(UTCDate.iso))
     }

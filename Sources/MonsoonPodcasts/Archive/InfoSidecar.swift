@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import MonsoonEngine
 
 /// The `.info.json` beside a downloaded file (`--write-info-json`).
@@ -17,9 +18,9 @@ public enum InfoSidecar {
     static let nameLimit = 255
 
     public static func path(for file: String) -> String {
-        let name = (file as NSString).lastPathComponent
+        let name = file.fileName
         guard name.utf8.count + suffix.utf8.count > nameLimit else { return file + suffix }
-        let folder = (file as NSString).deletingLastPathComponent
+        let folder = file.parentPath
         return (folder.isEmpty || folder.hasSuffix("/") ? folder : folder + "/") + shortName(name) + suffix
     }
 
@@ -48,9 +49,9 @@ public enum InfoSidecar {
     ///     subscriber's alone.
     public static func write(_ data: Data, besideFile file: String, root: String?, isPrivate: Bool = false) throws(EpisodeFileError) {
         let path = path(for: file)
-        let name = (path as NSString).lastPathComponent
+        let name = path.fileName
         let folder: Int32
-        do { folder = try ConfinedFolder.open((file as NSString).deletingLastPathComponent, root: root, create: false) } catch {
+        do { folder = try ConfinedFolder.open(file.parentPath, root: root, create: false) } catch {
             throw EpisodeFileError(.fileSystem, "cannot write \(path): \(error.message)")
         }
         defer { close(folder) }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonEngine
 import MonsoonStore
 
@@ -73,7 +73,7 @@ public struct Manifest: Codable, Sendable, Equatable {
     }
 
     public static func read(in folder: String) throws -> Manifest {
-        let path = (folder as NSString).appendingPathComponent(fileName)
+        let path = folder.joiningPath(fileName)
         guard let data = FileManager.default.contents(atPath: path) else { throw EpisodeFileError(.fileSystem, "cannot read \(path)") }
         return try decode(data, path: path)
     }
@@ -117,7 +117,7 @@ public struct Manifest: Codable, Sendable, Equatable {
     public func write(in folder: String) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let path = (folder as NSString).appendingPathComponent(Self.fileName)
+        let path = folder.joiningPath(Self.fileName)
         let data: Data
         do { data = try encoder.encode(self) } catch { throw EpisodeFileError(.fileSystem, "cannot write \(path): its entries cannot be encoded as JSON (\(error))") }
         try AtomicFile.write(data, to: path, mode: 0o644)
@@ -146,7 +146,7 @@ public struct Manifest: Codable, Sendable, Equatable {
             // An episode's sidecar goes with it.
             guard entry.kind == "episode" || entry.kind == "info", let guid = entry.guid,
                   episodes.contains(Key(guid: guid, version: entry.version)) else { return true }
-            return FileManager.default.fileExists(atPath: (folder as NSString).appendingPathComponent(entry.file))
+            return FileManager.default.fileExists(atPath: folder.joiningPath(entry.file))
         }
         return merged
     }
@@ -164,11 +164,11 @@ public struct Manifest: Codable, Sendable, Equatable {
     /// The nearest folder holding a manifest, the file's own or one of the few above it (a template may make folders
     /// per year); nil for a file outside any archive.
     public static func folder(listing path: String) -> String? {
-        var folder = (path as NSString).deletingLastPathComponent
+        var folder = path.parentPath
         for _ in 0..<4 {
             guard folder.count > 1 else { return nil }
-            if FileManager.default.fileExists(atPath: (folder as NSString).appendingPathComponent(fileName)) { return folder }
-            folder = (folder as NSString).deletingLastPathComponent
+            if FileManager.default.fileExists(atPath: folder.joiningPath(fileName)) { return folder }
+            folder = folder.parentPath
         }
         return nil
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonEngine
 
 /// Whether an archived episode's enclosure, as its feed lists it now, is a new version of the episode (republished:
@@ -82,7 +82,7 @@ public enum VersionCheck {
         if answer.length == 0 {
             return .unknown("the server answered \(answer.status) with an empty file")
         }
-        if let type = answer.contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased(),
+        if let type = answer.contentType?.split(separator: ";").first?.trimmingBlanks().lowercased(),
            type == "text/html" || type == "application/xhtml+xml" {
             return .unknown("the server answered \(answer.status) with a web page, not the episode's file")
         }
@@ -92,7 +92,7 @@ public enum VersionCheck {
         if let now = answer.etag.map(opaque), let then = archived.etag.map(opaque) {
             return now == then ? .sameFile : .newVersion("its ETag changed")
         }
-        if let now = answer.lastModified?.trimmingCharacters(in: .whitespaces), let then = archived.lastModified?.trimmingCharacters(in: .whitespaces) {
+        if let now = answer.lastModified?.trimmingBlanks(), let then = archived.lastModified?.trimmingBlanks() {
             return now == then ? .sameFile : .newVersion("its Last-Modified changed")
         }
         return .sameFile
@@ -100,7 +100,7 @@ public enum VersionCheck {
 
     /// `W/"x"` and `"x"` name the same bytes for this purpose (a CDN that compresses on the fly weakens them).
     static func opaque(_ etag: String) -> String {
-        let trimmed = etag.trimmingCharacters(in: .whitespaces)
+        let trimmed = etag.trimmingBlanks()
         return trimmed.hasPrefix("W/") ? String(trimmed.dropFirst(2)) : trimmed
     }
 

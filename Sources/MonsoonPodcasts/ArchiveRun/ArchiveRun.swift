@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonEngine
 import MonsoonStore
 
@@ -54,7 +54,7 @@ public struct ArchiveRun: Sendable {
         if let link = LocalFile.firstLink(below: root, in: folder + "/" + Manifest.fileName) { throw EpisodeFileError(linkMessage(link)) }
         var manifest = try files.manifest(podcast: member.podcast.id, folder: folder,
                                           extras: member.extras.filter { FileManager.default.fileExists(atPath: $0.path) })
-        if FileManager.default.fileExists(atPath: (folder as NSString).appendingPathComponent(Manifest.fileName)) {
+        if FileManager.default.fileExists(atPath: folder.joiningPath(Manifest.fileName)) {
             let earlier: Manifest
             do { earlier = try Manifest.read(in: folder) } catch {
                 // Damaged since the run's check (`checkManifests`): its files are archived, the manifest kept.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import MonsoonEngine
 import MonsoonStore
 
@@ -91,7 +92,7 @@ public final class EpisodeFiles {
             if let path, Self.isSafe(path) {
                 // A folder of the archive that became a link leads elsewhere: nothing there is ours to delete.
                 if let root = roots[EpisodeQueue.downloadID(ofEpisode: id)],
-                   let link = LocalFile.firstLink(below: root, in: (path as NSString).deletingLastPathComponent) {
+                   let link = LocalFile.firstLink(below: root, in: path.parentPath) {
                     deletion.skipped.append((id, "\(link) is a symbolic link, and Monsoon never deletes through one: \(path) left alone"))
                     continue
                 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonEngine
 
 /// What to do about episode downloads a server refused with 401, 403 or 410: most often the signed link of a private

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What a document that is not a feed looks like, for messages ("an image (JPEG)", "a PDF document"): from its magic
 /// numbers, else the media type the server gave. Asked only once a document failed to parse, so a feed never pays.
@@ -57,7 +57,7 @@ enum DocumentKind {
 
     /// Nil for types that may be feeds (XML, text, HTML, or a generic binary type).
     static func describe(mediaType: String) -> String? {
-        let essence = mediaType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        let essence = mediaType.split(separator: ";").first.map { $0.trimmingBlanks().lowercased() } ?? ""
         let parts = essence.split(separator: "/", maxSplits: 1).map(String.init)
         guard parts.count == 2 else { return nil }
         let subtype = parts[1].hasPrefix("x-") ? String(parts[1].dropFirst(2)) : parts[1]

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension EpisodeIdentity {
     /// The identities given out in one feed, over all its pages: whether an item repeats an earlier one, and under

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What identifies an episode across refreshes of its feed.
 public enum EpisodeIdentity {
@@ -58,7 +58,7 @@ public enum EpisodeIdentity {
     public static func normalizedEnclosureURL(_ text: String) -> String {
         var text = Substring(text)
         if let hash = text.firstIndex(of: "#") { text = text[..<hash] }
-        guard let schemeEnd = text.range(of: "://") else { return String(text) }
+        guard let schemeEnd = text.firstRange(of: "://") else { return String(text) }
         var scheme = text[..<schemeEnd.lowerBound].lowercased()
         guard scheme == "http" || scheme == "https" else { return String(text) }
         var rest = text[schemeEnd.upperBound...]

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Names for what a feed leaves unnamed, so no podcast or episode lists as blank.
 public enum FallbackName {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// An item's fields while it is read. Ranks say which source a value came from (lower is preferred:
 /// `pubDate` over `dc:date` over Atom's `updated`; `description` over `itunes:summary` over `content:encoded`).

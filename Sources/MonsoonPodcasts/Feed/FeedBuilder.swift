@@ -1,5 +1,6 @@
 import CLibXML2
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Builds a ``ParsedFeed`` from libxml2's SAX2 events (see ``SAXParser``).
 ///
@@ -212,7 +213,7 @@ final class FeedBuilder {
         // Namespace errors (an undeclared `itunes:` prefix) are not fatal: libxml2 goes on, and so do we.
         guard error.level == XML_ERR_FATAL, firstError == nil else { return }
         var message = error.message.map { String(cString: $0) } ?? "not well-formed"
-        message = message.split(whereSeparator: \.isNewline).joined(separator: " ").trimmingCharacters(in: .whitespaces)
+        message = message.split(whereSeparator: \.isNewline).joined(separator: " ").trimmingBlanks()
         firstError = SAXParser.Failure(message: message, line: Int(error.line), column: Int(error.int2), code: Int(error.code))
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Dates as feeds write them, parsed and formatted by hand: `DateFormatter` is about a thousand times
 /// slower, and a feed of a long-running show has thousands of dates.

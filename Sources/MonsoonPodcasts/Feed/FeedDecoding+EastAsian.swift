@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension FeedDecoding {
     /// For a document that declares none and is not UTF-8, when its bytes read as real text in one (chardet's job): a

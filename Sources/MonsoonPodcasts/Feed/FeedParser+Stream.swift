@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// How a parse hands out its episodes (to a sink in batches, or kept in ``ParsedFeed/episodes``), and the identities
 /// given out so far, which the pages of one feed share.

@@ -1,5 +1,5 @@
 import CLibXML2
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif

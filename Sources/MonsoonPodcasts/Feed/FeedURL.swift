@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// URLs written in feeds: trimmed, resolved against the `xml:base` in force and the document's URL.
 enum FeedURL {

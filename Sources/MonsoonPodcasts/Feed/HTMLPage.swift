@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// An HTML page served where a feed was expected (a podcast's website, a login or error page, a bot
 /// challenge): what it links as its feed, and its title for the error message.
@@ -55,7 +55,7 @@ enum HTMLPage {
                 }
                 if attributeName.isEmpty { rest = rest.dropFirst() } else { attributes[attributeName.lowercased()] = value }
             }
-            if name == "title", let close = rest.range(of: "</title", options: .caseInsensitive) {
+            if name == "title", let close = rest.firstRange(of: #/</title/#.ignoresCase()) {
                 attributes["text"] = String(rest[rest.index(after: rest.startIndex)..<close.lowerBound])
             }
             tags.append((name, attributes))
@@ -72,7 +72,7 @@ enum HTMLPage {
             }
             guard name == "link", let href = attributes["href"],
                   let rel = attributes["rel"]?.lowercased().split(separator: " "), rel.contains("alternate"),
-                  let type = attributes["type"]?.lowercased().trimmingCharacters(in: .whitespaces),
+                  let type = attributes["type"]?.lowercased().trimmingBlanks(),
                   type == "application/rss+xml" || type == "application/atom+xml" else { continue }
             return FeedURL.resolve(FeedText.decodeEntities(href), against: base)
         }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The syntax a feed document was written in. RSS 0.9x, 1.0 (RDF) and 2.0 are all `.rss`.
 ///
@@ -120,7 +120,7 @@ extension ParsedEpisode {
         }
 
         private static func attribute(_ text: String?) -> String? {
-            guard let trimmed = text?.trimmingCharacters(in: .whitespacesAndNewlines), !trimmed.isEmpty else { return nil }
+            guard let trimmed = text?.trimmingWhitespace(), !trimmed.isEmpty else { return nil }
             return String(trimmed.prefix(attributeLimit))
         }
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// RFC 822 / 2822 dates as feeds really write them: `Tue, 02 Jan 2024 10:00:00 +0000` and its variants: a one-digit
 /// day, no weekday, a full or foreign or wrong weekday (ignored), no comma or space after it, full month names, missing

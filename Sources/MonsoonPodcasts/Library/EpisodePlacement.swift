@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A row stored for an episode before, as placing an item of the feed needs it.
 package protocol StoredRecording {

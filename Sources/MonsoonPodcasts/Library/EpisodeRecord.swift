@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonStore
 
 /// A whole row of `episodes`: the episode as the library lists it, and what the archive keeps of its file. Every SQL

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonStore
 
 /// Writes a feed's episodes into the library a batch at a time as a parse hands them out, inside the caller's

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonEngine
 
 extension FeedFetcher {
@@ -25,9 +25,9 @@ extension FeedFetcher {
 
     /// A ranged answer's total, else the `Content-Length`.
     static func answer(_ response: FetchResponse) -> VersionCheck.Answer {
-        var length = response.header("Content-Length").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        var length = response.header("Content-Length").flatMap { Int($0.trimmingBlanks()) }
         if response.status == 206 {
-            length = response.header("Content-Range").flatMap { $0.split(separator: "/").last }.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+            length = response.header("Content-Range").flatMap { $0.split(separator: "/").last }.flatMap { Int($0.trimmingBlanks()) }
         }
         return VersionCheck.Answer(status: response.status, length: length, etag: response.header("ETag"), lastModified: response.header("Last-Modified"),
                                    contentType: response.header("Content-Type"))

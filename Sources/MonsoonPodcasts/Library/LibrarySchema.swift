@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonStore
 
 /// The podcast tables, in the same database as the download queue; their statements are their records'.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A subscribed feed.
 public struct Podcast: Sendable, Equatable, Identifiable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonEngine
 import MonsoonStore
 
@@ -58,9 +58,9 @@ public final class PodcastLibrary {
 
     /// A podcast by id (`12`) or by a part of its title that only one title contains.
     public func findPodcast(_ query: String) throws -> Podcast {
-        let text = query.trimmingCharacters(in: .whitespaces)
+        let text = query.trimmingBlanks()
         if let id = Int(text), let podcast = try podcast(withID: id) { return podcast }
-        let matches = try podcasts().filter { $0.name.localizedCaseInsensitiveContains(text) }
+        let matches = try podcasts().filter { $0.name.lowercased().contains(text.lowercased()) }
         if matches.count == 1 { return matches[0] }
         if matches.isEmpty { throw LibraryError(.notFound, "no podcast has id or title '\(text)'; list them with 'monsoon podcasts'") }
         let names = matches.prefix(5).map { "\($0.id) \($0.name)" }.joined(separator: ", ")

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonStore
 
 /// Every SQL statement on `podcasts`, read into ``Podcast`` or the few columns a caller needs (`Feed`); the schema is

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Hides credentials in URLs before they are printed, logged or written as JSON.
 public enum Redaction {
@@ -85,15 +85,15 @@ public enum Redaction {
             let text = String(word)
             guard text.contains("://") || text.contains("@") else { return text }
             // Keep punctuation that closed a sentence around the URL.
-            let trimmed = text.trimmingCharacters(in: CharacterSet(charactersIn: ".,;:()'\""))
-            guard !trimmed.isEmpty, let range = text.range(of: trimmed) else { return redact(text) }
-            return text.replacingCharacters(in: range, with: redact(trimmed))
+            let trimmed = text.trimming { ".,;:()'\"".unicodeScalars.contains($0) }
+            guard !trimmed.isEmpty, let range = text.firstRange(of: trimmed) else { return redact(text) }
+            return text[..<range.lowerBound] + redact(trimmed) + text[range.upperBound...]
         }.joined(separator: " ")
     }
 
     private static func maskUserPart(_ text: String) -> String {
         guard let at = text.lastIndex(of: "@") else { return text }
-        let start = text.range(of: "://")?.upperBound ?? text.startIndex
+        let start = text.firstRange(of: "://")?.upperBound ?? text.startIndex
         guard start < at else { return text }
         return String(text[..<start]) + "***" + String(text[at...])
     }

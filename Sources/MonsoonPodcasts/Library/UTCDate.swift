@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// In UTC, without a formatter (listings format thousands of dates), the year always in four digits (`0001`), as
 /// `FeedDate.iso8601String` writes it for `inspect`.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Episodes whose template renders to the same file: the first keeps the name, the others get " (2)", " (3)", … in
 /// order of publish date, then guid, then id, so the numbering is the same on every run. A name the archive keeps for

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonEngine
 
 /// Where an episode's file goes under the download root: a template such as `{podcast}/{date} - {title}.{ext}`,
@@ -122,7 +122,7 @@ public struct NamingTemplate: Sendable, Equatable, CustomStringConvertible {
     /// `component`, or nil when nothing is left (for a caller with a better name to fall back on).
     static func nonEmptyComponent(_ text: String, limit: Int) -> String? {
         var clean = text.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ")
-        while clean.contains("..") { clean = clean.replacingOccurrences(of: "..", with: ".") }
+        while clean.contains("..") { clean = clean.replacing("..", with: ".") }
         while clean.hasPrefix(".") || clean.hasPrefix(" ") { clean.removeFirst() }
         while clean.hasSuffix(" ") || clean.hasSuffix(".") { clean.removeLast() }
         if clean.utf8.count > limit {
@@ -131,7 +131,7 @@ public struct NamingTemplate: Sendable, Equatable, CustomStringConvertible {
                 if cut.utf8.count + character.utf8.count > limit { break }
                 cut.append(character)
             }
-            clean = cut.trimmingCharacters(in: .whitespaces)
+            clean = cut.trimmingBlanks()
         }
         return clean.isEmpty ? nil : clean
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The `{podcast}` of each podcast in file names: its name made safe for a path component, and one of its own. Two
 /// podcasts whose titles come out the same ("Show/Tell" and "Show-Tell", "." and "..") would otherwise share one folder,

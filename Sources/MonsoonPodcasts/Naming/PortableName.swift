@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A name that exFAT, FAT32 and SMB shares accept, for an archive kept on a USB disk or a NAS (`--portable-names`): a
 /// copy there of a name only Linux takes fails, or renames files behind the manifest's back. The rules, in order:

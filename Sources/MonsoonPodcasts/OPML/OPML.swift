@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonEngine
 
 /// OPML 2.0 subscription lists: reading one to import, writing one to export.

@@ -1,5 +1,5 @@
 import CLibXML2
-import Foundation
+import FoundationEssentials
 
 /// libxml2's push parser over an OPML document's UTF-8 text, collecting the feeds of its outlines.
 ///
@@ -95,7 +95,7 @@ final class OPMLParser {
         if let found = failure, found.code == Int32(XML_ERR_INVALID_CHAR.rawValue),
            let scalar = Self.scalar(in: text, line: found.line, column: found.column), !Self.isXMLCharacter(scalar) {
             // Name the character: the line may hold it invisibly (ESC, BEL) or look fine (U+FFFE).
-            failure?.reason = String(format: "the character U+%04X, which XML does not allow", scalar.value)
+            failure?.reason = String(cFormat: "the character U+%04X, which XML does not allow", scalar.value)
         }
         if failure == nil, root.map(Self.isOPML) != false, parser.pointee.wellFormed == 0 {
             // Not well-formed without a fatal error reported: say where the parser stood.
@@ -160,7 +160,7 @@ final class OPMLParser {
             let bytes = UnsafeBufferPointer(start: start, count: end - start)
             values[String(cString: key).lowercased()] = String(decoding: bytes, as: UTF8.self)
         }
-        guard let text = values["xmlurl"]?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty,
+        guard let text = values["xmlurl"]?.trimmingWhitespace(), !text.isEmpty,
               let url = URL(string: text), seen.insert(url.absoluteString).inserted else { return }
         outlines.append(OPML.Outline(title: values["title"] ?? values["text"], feedURL: url, siteURL: values["htmlurl"].flatMap(URL.init(string:))))
     }
@@ -169,7 +169,7 @@ final class OPMLParser {
         // Namespace errors (an undeclared prefix) are not fatal: libxml2 goes on, and so do we.
         guard error.level == XML_ERR_FATAL, failure == nil, error.code != Int32(XML_ERR_USER_STOP.rawValue) else { return }
         let message = (error.message.map { String(cString: $0) } ?? "not well-formed")
-            .split(whereSeparator: \.isNewline).joined(separator: " ").trimmingCharacters(in: .whitespaces)
+            .split(whereSeparator: \.isNewline).joined(separator: " ").trimmingBlanks()
         failure = Failure(reason: Self.plain(code: error.code, message: message), line: Int(error.line), column: Int(error.int2),
                           endsEarly: ending && depth > 0, code: error.code)
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonEngine
 
 /// What `monsoon play` plays: an episode's downloaded file, else its enclosure URL.
@@ -40,6 +40,6 @@ public enum PlaybackRules {
     public static func clock(_ seconds: Double) -> String {
         let total = max(0, Int(seconds.rounded(.down)))
         let (hours, minutes, rest) = (total / 3600, total / 60 % 60, total % 60)
-        return hours > 0 ? String(format: "%d:%02d:%02d", hours, minutes, rest) : String(format: "%d:%02d", minutes, rest)
+        return hours > 0 ? String(cFormat: "%d:%02d:%02d", hours, minutes, rest) : String(cFormat: "%d:%02d", minutes, rest)
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MonsoonEngine
 import MonsoonStore
 
@@ -54,7 +54,7 @@ public enum SettingKey: String, CaseIterable, Sendable {
     /// `text` as it is stored (normalized: "ON" → "on", "2gib" → "2GiB").
     /// - Throws: `SettingError` `.invalidValue`, saying what is expected.
     public func normalize(_ text: String) throws(SettingError) -> String {
-        let value = text.trimmingCharacters(in: .whitespaces)
+        let value = text.trimmingBlanks()
         func bad() -> SettingError { SettingError(.invalidValue, "'\(text)' is not a valid \(rawValue): \(summary)") }
         switch self {
         case .concurrency:
@@ -169,7 +169,7 @@ public final class Settings {
     public func downloadRoot(userHome: String) throws -> String {
         let text = try effective(.downloadRoot)
         if text == "~" { return userHome }
-        if text.hasPrefix("~/") { return (userHome as NSString).appendingPathComponent(String(text.dropFirst(2))) }
+        if text.hasPrefix("~/") { return userHome.joiningPath(String(text.dropFirst(2))) }
         return text
     }
 }

@@ -1,0 +1,101 @@
+import FoundationEssentials
+import Glibc
+
+/// Text helpers FoundationEssentials leaves out, each with the rule of the Foundation call it replaces.
+extension StringProtocol {
+    /// Without the spaces and tabs at either end (Unicode's horizontal white space, as Foundation's
+    /// `.whitespaces`); line breaks are kept.
+    package func trimmingBlanks() -> String {
+        trimming { $0.properties.isWhitespace && !$0.isLineBreak }
+    }
+
+    /// Without white space or line breaks at either end (Foundation's `.whitespacesAndNewlines`).
+    package func trimmingWhitespace() -> String {
+        trimming { $0.properties.isWhitespace }
+    }
+
+    /// Without the characters `drop` says yes to at either end.
+    package func trimming(_ drop: (Unicode.Scalar) -> Bool) -> String {
+        let scalars = unicodeScalars
+        guard let first = scalars.firstIndex(where: { !drop($0) }), let last = scalars.lastIndex(where: { !drop($0) }) else { return "" }
+        return String(self[first...last])
+    }
+
+}
+
+extension String {
+    /// Space-padded at the end to `width` characters (never cut: a longer text is kept whole).
+    package func padded(to width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
+    }
+
+    /// `format` filled in by the C library's printf (numbers only: `%.1f`, `%04X`): the digits
+    /// Foundation's `String(format:)` gave, without Foundation.
+    package init(cFormat format: String, _ arguments: any CVarArg...) {
+        self = Self.printed(format, arguments)
+    }
+
+    private static func printed(_ format: String, _ arguments: [any CVarArg]) -> String {
+        var buffer = [CChar](repeating: 0, count: 64)
+        let needed = Int(withVaList(arguments) { vsnprintf(&buffer, buffer.count, format, $0) })
+        if needed >= buffer.count {
+            buffer = [CChar](repeating: 0, count: needed + 1)
+            _ = withVaList(arguments) { vsnprintf(&buffer, buffer.count, format, $0) }   // the count is known now
+        }
+        return String(decoding: buffer[..<Swift.max(0, Swift.min(needed, buffer.count - 1))].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// True when the two are equal but for the case of ASCII letters (HTTP's header names).
+    package func equalsIgnoringASCIICase(_ other: String) -> Bool {
+        utf8.count == other.utf8.count && zip(utf8, other.utf8).allSatisfy { a, b in
+            a == b || (a | 0x20 == b | 0x20 && (0x61...0x7A).contains(a | 0x20))
+        }
+    }
+
+    /// Each `%XX` as the byte it stands for; nil when a `%` is not followed by two hex digits or
+    /// the bytes are not UTF-8 (as Foundation's `removingPercentEncoding`).
+    package var percentDecoded: String? {
+        guard contains("%") else { return self }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(utf8.count)
+        var iterator = utf8.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else { bytes.append(byte); continue }
+            guard let high = iterator.next().flatMap(Self.hexValue), let low = iterator.next().flatMap(Self.hexValue) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    /// Every byte but ASCII letters, digits and those in `allowed` as `%XX` (upper-case hex).
+    package func percentEncoded(allowing allowed: String) -> String {
+        let kept = Set(allowed.utf8)
+        var result = ""
+        result.reserveCapacity(utf8.count)
+        for byte in utf8 {
+            let alphanumeric = (byte >= 0x30 && byte <= 0x39) || ((byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A)
+            if alphanumeric || kept.contains(byte) {
+                result.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                result += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
+            }
+        }
+        return result
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
+
+extension Unicode.Scalar {
+    /// Line feed, vertical tab, form feed, carriage return, next line, and the line and paragraph separators.
+    fileprivate var isLineBreak: Bool {
+        (0x0A...0x0D).contains(value) || value == 0x85 || value == 0x2028 || value == 0x2029
+    }
+}
