@@ -8,13 +8,16 @@
 - no download selected by a prefix of its id;
 - SQL on `episodes` in at most two files;
 - the shared queue's jobs table named only by the queue's own files (`Queue/`, `Schema/`), and
-  the engines' old tables only by the migration that drops them.
+  the engines' old tables only by the migration that drops them;
+- no program's module imports full Foundation (FoundationEssentials only: full Foundation
+  brings 34 MB of ICU data), and `--binary PATH` checks a built `monsoon` holds or loads none.
 
 Swift is read with a brace counter that skips strings and comments: enough for this code base,
 whose declarations open on one line. `--report` prints the figures without failing.
 """
 import pathlib
 import re
+import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -37,6 +40,10 @@ STORED = re.compile(
     r"(var|let)\s+([A-Za-z_]\w*)\s*(.*)$"
 )
 POSITIONAL = re.compile(r"\b(?:row|r)\.(?:text|int|int64|optionalInt|double|bool|date|data|isNull|string|optionalString)\(\d+\)")
+FOUNDATION = re.compile(r"^\s*(?:@\w+\s+)*import\s+(?:Foundation|FoundationInternationalization|FoundationNetworking|FoundationXML)\s*$", re.M)
+# What programs are built from (the tests may use full Foundation: they are not shipped).
+PROGRAMS = [SOURCES, ROOT / "Benchmarks", ROOT / "Tests" / "Soak"]
+FULL_FOUNDATION_LIBRARIES = ("libFoundation.so", "libFoundationInternationalization.so", "lib_FoundationICU.so")
 ID_PREFIX = re.compile(r"withIDPrefix|\bid\s+(?:NOT\s+)?(?:LIKE|GLOB)\b|substr\(\s*id\b")
 EPISODE_SQL = re.compile(r"\b(?:FROM|UPDATE|INTO|JOIN|TABLE)\s+episodes\b")
 JOBS_TABLE = re.compile(r"\bmonsoon_jobs")
@@ -120,9 +127,27 @@ def stored_properties(members):
     return names
 
 
+def binary_failures(path):
+    """Full Foundation in a built program: ICU's data linked in (a static build), or its libraries loaded."""
+    failures = []
+    if b"icudt" in path.read_bytes():
+        failures.append(f"{path}: holds ICU's data (icudt): a module uses full Foundation")
+    dynamic = subprocess.run(["readelf", "-d", str(path)], capture_output=True, text=True, check=True).stdout
+    for library in FULL_FOUNDATION_LIBRARIES:
+        if f"[{library}]" in dynamic:
+            failures.append(f"{path}: loads {library}: a module uses full Foundation")
+    return failures
+
+
 def main():
     report = "--report" in sys.argv
     failures = []
+    if "--binary" in sys.argv:
+        failures += binary_failures(pathlib.Path(sys.argv[sys.argv.index("--binary") + 1]))
+    for folder in PROGRAMS:
+        for path in sorted(folder.rglob("*.swift")):
+            if FOUNDATION.search(path.read_text()):
+                failures.append(f"{path.relative_to(ROOT)}: imports full Foundation; import FoundationEssentials (and Glibc, Dispatch)")
     sizes, stored = {}, {}
     episode_files = set()
     for path in sorted(SOURCES.rglob("*.swift")):
