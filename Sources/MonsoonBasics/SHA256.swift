@@ -38,12 +38,11 @@ public enum SHA256 {
         POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
     }
 
-    /// The hex digest of an OpenSSL digest context, which it finishes (for the engine, which feeds
-    /// a context from curl's write callback).
+    /// The hex digest of a running digest (`monsoon_sha256_new`), which it finishes (for the engine,
+    /// which feeds one from curl's write callback).
     package static func hex(finishing context: OpaquePointer) -> String {
-        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        EVP_DigestFinal_ex(context, &digest, &length)
+        var digest = [UInt8](repeating: 0, count: 32)
+        let length = monsoon_digest_final(context, &digest)
         return hex(digest.prefix(Int(length)))
     }
 
@@ -74,7 +73,7 @@ public enum SHA256 {
             guard let base = bytes.baseAddress, bytes.count > 0 else { return }
             // Copy on write: a copy of a hasher goes on from where the original was.
             if !isKnownUniquelyReferenced(&state) { state = Context(copying: state) }
-            EVP_DigestUpdate(state.pointer, base, bytes.count)
+            monsoon_digest_update(state.pointer, base, bytes.count)
         }
 
         /// The digest as 64 lowercase hex digits. It finishes the hasher: call it only once.
@@ -92,19 +91,16 @@ public enum SHA256 {
         let pointer: OpaquePointer
 
         init() {
-            // OpenSSL always has SHA-256 (FIPS builds too): nil means it is out of memory, where
-            // Swift's own allocations stop the process as well.
-            guard let made = monsoon_sha256_new() else { fatalError("OpenSSL cannot make a SHA-256 context: out of memory") }
+            // Nil means memory ran out, where Swift's own allocations stop the process as well.
+            guard let made = monsoon_sha256_new() else { fatalError("cannot make a SHA-256 context: out of memory") }
             pointer = made
         }
 
         init(copying other: Context) {
-            guard let made = EVP_MD_CTX_new(), EVP_MD_CTX_copy_ex(made, other.pointer) == 1 else {
-                fatalError("OpenSSL cannot copy a SHA-256 context: out of memory")
-            }
+            guard let made = monsoon_digest_copy(other.pointer) else { fatalError("cannot copy a SHA-256 context: out of memory") }
             pointer = made
         }
 
-        deinit { EVP_MD_CTX_free(pointer) }
+        deinit { monsoon_digest_free(pointer) }
     }
 }

@@ -12,8 +12,10 @@
 /// need not agree: a column added anywhere reads right.
 ///
 /// The raw values are the cases' positions (0, 1, 2 …, which an `Int` enum gives by default):
-/// a read looks its column up in an array, with no hashing and no allocation.
-public protocol TableColumn: RawRepresentable, CaseIterable, Hashable, Sendable where RawValue == Int {
+/// a read looks its column up in an array, with no hashing and no allocation. The names come from
+/// the `CodingKey` conformance Swift writes for such an enum (`stringValue` is the case's name),
+/// not from reflection, which costs the runtime tens of thousands of instructions a name.
+public protocol TableColumn: RawRepresentable, CaseIterable, Hashable, Sendable, CodingKey where RawValue == Int {
     /// The column's name in SQL; by default the case's name in snake case (`finalURL` is
     /// `final_url`). A column whose name is otherwise implements it.
     var sqlName: String { get }
@@ -21,21 +23,25 @@ public protocol TableColumn: RawRepresentable, CaseIterable, Hashable, Sendable 
 
 extension TableColumn {
     /// The case's name in snake case: `retryAt` is `retry_at`, `finalURL` `final_url`.
-    public var sqlName: String { Self.snakeCase(String(describing: self)) }
+    public var sqlName: String { Self.snakeCase(stringValue) }
 
     /// `camelCase` as `camel_case`; a run of capitals is one word (`resumeURLText` is `resume_url_text`).
+    /// On the bytes: case names are ASCII.
     public static func snakeCase(_ name: String) -> String {
-        let characters = Array(name)
-        var result = ""
-        for (index, character) in characters.enumerated() {
-            if character.isUppercase, index > 0 {
-                let previous = characters[index - 1]
-                let nextIsLower = index + 1 < characters.count && characters[index + 1].isLowercase
-                if previous.isLowercase || previous.isNumber || (previous.isUppercase && nextIsLower) { result.append("_") }
+        let bytes = Array(name.utf8)
+        func isUpper(_ byte: UInt8) -> Bool { byte >= 0x41 && byte <= 0x5A }
+        func isLower(_ byte: UInt8) -> Bool { byte >= 0x61 && byte <= 0x7A }
+        var result: [UInt8] = []
+        result.reserveCapacity(bytes.count + 4)
+        for (index, byte) in bytes.enumerated() {
+            if isUpper(byte), index > 0 {
+                let previous = bytes[index - 1]
+                let nextIsLower = index + 1 < bytes.count && isLower(bytes[index + 1])
+                if isLower(previous) || (previous >= 0x30 && previous <= 0x39) || (isUpper(previous) && nextIsLower) { result.append(0x5F) }
             }
-            result.append(contentsOf: character.lowercased())
+            result.append(isUpper(byte) ? byte | 0x20 : byte)
         }
-        return result
+        return String(decoding: result, as: UTF8.self)
     }
 
     /// How many cases there are, checking that the raw values are their positions: each case's
@@ -43,7 +49,7 @@ extension TableColumn {
     static var caseCount: Int {
         let all = allCases
         for (position, column) in all.enumerated() {
-            precondition(column.rawValue == position, "\(Self.self).\(column) has the raw value \(column.rawValue), not its position \(position)")
+            precondition(column.rawValue == position, "\(Self.self).\(column.stringValue) has the raw value \(column.rawValue), not its position \(position)")
         }
         return all.count
     }

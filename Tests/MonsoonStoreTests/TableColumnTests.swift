@@ -10,7 +10,7 @@ private enum ItemColumn: Int, TableColumn {
     var sqlName: String {
         switch self {
         case .blob: "payload"   // a column whose SQL name is not its case's
-        default: Self.snakeCase(String(describing: self))
+        default: Self.snakeCase(stringValue)
         }
     }
 }

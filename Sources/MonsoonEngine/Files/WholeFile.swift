@@ -47,8 +47,9 @@ final class WholeFile: Sendable {
     /// over in another database; the queue's identity does not repeat.
     func owner(queue: String) -> String {
         guard let context = monsoon_sha256_new() else { return "" }
+        defer { monsoon_digest_free(context) }
         let text = "\(queue)\n\(preparation.row.request.id.rawValue)\n\(preparation.row.sequence)"
-        text.utf8CString.withUnsafeBufferPointer { _ = EVP_DigestUpdate(context, $0.baseAddress, $0.count - 1) }
+        text.utf8CString.withUnsafeBufferPointer { monsoon_digest_update(context, $0.baseAddress, $0.count - 1) }
         return FileDigest.hex(finishing: context)
     }
 

@@ -59,7 +59,7 @@ final class Transfer {
     deinit {
         early.drop()
         if part.fd >= 0 { close(part.fd) }
-        if let digest = progress.digest { EVP_MD_CTX_free(digest) }
+        if let digest = progress.digest { monsoon_digest_free(digest) }
         if warcExchanges != nil { easy.setLong(CURLOPT_VERBOSE, 0) }   // no debug call may reach this object now
         // curl may read both until the handle is cleaned up, which happens after this
         // body (the `easy` property is released last): detach them first.
@@ -270,7 +270,7 @@ final class Transfer {
                 handle(.paused(.rate))
                 return monsoon_write_pause()
             }
-            if let digest = progress.digest { EVP_DigestUpdate(digest, data, count) }
+            if let digest = progress.digest { monsoon_digest_update(digest, data, count) }
             progress.fileSize += count
             progress.thisAttempt += count
             return count

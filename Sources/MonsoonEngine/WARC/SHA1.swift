@@ -6,19 +6,19 @@ import CCrypto
 final class SHA1 {
     private let context: OpaquePointer
 
-    /// - Throws: when OpenSSL has no SHA-1 (a FIPS build that forbids it) or memory ran out.
+    /// - Throws: when memory ran out.
     init() throws(WARCError) {
         guard let context = monsoon_sha1_new() else {
-            throw WARCError(.digest, "OpenSSL cannot compute SHA-1 (a FIPS build that forbids it, or out of memory), which WARC digests need")
+            throw WARCError(.digest, "cannot compute the SHA-1 digests WARC records need: out of memory")
         }
         self.context = context
     }
 
-    deinit { EVP_MD_CTX_free(context) }
+    deinit { monsoon_digest_free(context) }
 
     func update(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
-        EVP_DigestUpdate(context, base, bytes.count)
+        monsoon_digest_update(context, base, bytes.count)
     }
 
     func update(_ bytes: [UInt8]) {
@@ -27,9 +27,8 @@ final class SHA1 {
 
     /// `sha1:` and the digest in base32 (WARC's `WARC-Block-Digest` and `WARC-Payload-Digest`); finishes it.
     func finishLabel() -> String {
-        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        EVP_DigestFinal_ex(context, &digest, &length)
+        var digest = [UInt8](repeating: 0, count: 32)
+        let length = monsoon_digest_final(context, &digest)
         return "sha1:" + Base32.encode(digest.prefix(Int(length)))
     }
 
