@@ -36,7 +36,10 @@ package enum NamedThread {
         var thread = pthread_t()
         let result = pthread_create(&thread, &attributes, { argument in
             let start = Unmanaged<Start>.fromOpaque(argument!).takeRetainedValue()
-            _ = monsoon_name_thread(String(decoding: start.name.utf8.prefix(15), as: UTF8.self))   // a name is for people only
+            // Whole characters only: a cut one would grow to U+FFFD, and Linux refuses a name over 15 bytes.
+            var name = Substring(start.name)
+            while name.utf8.count > 15 { name.removeLast() }
+            _ = monsoon_name_thread(String(name))   // a name is for people only
             start.body()
             return nil
         }, start)

@@ -39,9 +39,10 @@ extension String {
         return String(name[name.utf8.index(after: dot)...])
     }
 
-    /// The path with a leading `~` or `~user` as that home, `.` and empty components dropped, and
-    /// `..` taken back in an absolute path. Symbolic links are left as they are: the path a user
-    /// gave is the one shown, and checked for links where that matters (`LocalFile.firstLink`).
+    /// The path with a leading `~` or `~user` as that home, `.` (but a leading one in a relative
+    /// path) and empty components dropped, and `..` taken back in an absolute path. Symbolic
+    /// links are left as they are: the path a user gave is the one shown, and checked for links
+    /// where that matters (`LocalFile.firstLink`).
     package var standardizedPath: String {
         let path = expandingTilde
         let absolute = path.hasPrefix("/")
@@ -53,6 +54,9 @@ extension String {
                 kept.append(component)
             }
         }
+        // A relative path that starts at `.` keeps it, as NSString did: `.` alone stays a path
+        // the system opens, not an empty one.
+        if !absolute, path == "." || path.hasPrefix("./") { return kept.isEmpty ? "." : "./" + kept.joined(separator: "/") }
         return (absolute ? "/" : "") + kept.joined(separator: "/")
     }
 

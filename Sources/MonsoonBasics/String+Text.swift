@@ -6,12 +6,12 @@ extension StringProtocol {
     /// Without the spaces and tabs at either end (Unicode's horizontal white space, as Foundation's
     /// `.whitespaces`); line breaks are kept.
     package func trimmingBlanks() -> String {
-        trimming { $0.properties.isWhitespace && !$0.isLineBreak }
+        trimming { $0.isFoundationWhitespace && !$0.isLineBreak }
     }
 
     /// Without white space or line breaks at either end (Foundation's `.whitespacesAndNewlines`).
     package func trimmingWhitespace() -> String {
-        trimming { $0.properties.isWhitespace }
+        trimming { $0.isFoundationWhitespace }
     }
 
     /// Without the characters `drop` says yes to at either end.
@@ -94,6 +94,12 @@ extension String {
 }
 
 extension Unicode.Scalar {
+    /// Unicode's white space and the zero width space, which Foundation's sets hold too (it was a
+    /// space before Unicode 4.0.1): a title trimmed to a file name keeps the name it had.
+    fileprivate var isFoundationWhitespace: Bool {
+        properties.isWhitespace || value == 0x200B
+    }
+
     /// Line feed, vertical tab, form feed, carriage return, next line, and the line and paragraph separators.
     fileprivate var isLineBreak: Bool {
         (0x0A...0x0D).contains(value) || value == 0x85 || value == 0x2028 || value == 0x2029

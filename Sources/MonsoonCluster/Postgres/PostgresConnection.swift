@@ -87,7 +87,9 @@ public final class PostgresConnection {
     /// percent-encoded as libpq reads it).
     public var displayName: String {
         if PostgresConnectionString.isURL(connectionString.text) { return connectionString.redacted }
-        let host = Self.text(PQhost(raw)).percentEncoded(allowing: "!$&'()*+,-.:;=[]_~")   // Foundation's .urlHostAllowed
+        // Foundation's .urlHostAllowed on Linux, which has no `:`, `[` or `]`: an IPv6 host's colons
+        // are encoded (`%3A%3A1`), which libpq decodes, where a bare `::1` would end the host.
+        let host = Self.text(PQhost(raw)).percentEncoded(allowing: "!$&'()*+,-.;=_~")
         return "postgresql://\(Self.text(PQuser(raw)))@\(host):\(Self.text(PQport(raw)))/\(Self.text(PQdb(raw)))"
     }
 
