@@ -16,7 +16,7 @@ BUILD_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libxml2-dev libssl-dev lib
 TEST_PACKAGES := libxml2-utils openssl nginx-light mpv zsh fish systemd chromium man-db groff-base bash-completion postgresql python3-venv
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build release install install-files uninstall deps test-deps warcio test tsan fuzz soak demo bench bench-quick bench-cluster order clean
+.PHONY: all build release release-monsoon install install-files uninstall deps test-deps warcio test tsan fuzz soak demo bench bench-quick bench-cluster order clean
 
 all: build
 
@@ -63,8 +63,15 @@ RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -use-ld=lld -Xlinker 
 	-Xswiftc -Xfrontend -Xswiftc -function-sections \
 	-Xlinker --symbol-ordering-file=$(CURDIR)/scripts/monsoon.order -Xlinker --no-warn-symbol-ordering
 
+# Every product: the benchmarks, the soak and `make order` run more than monsoon.
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS)
+
+# monsoon alone, for `make install` and `make demo`: no benchmark, soak, fuzz driver or test
+# server compiled and linked for a user who runs none of them. The same flags as `release`, so
+# the two share one build: neither compiles again what the other compiled.
+release-monsoon: deps
+	$(SWIFT) build $(RELEASE_FLAGS) --product monsoon
 
 # `make install PREFIX=/usr/local DESTDIR=`: the release build, stripped, with its manual page
 # and its bash, zsh and fish completions where those look for them (on Debian, zsh's default
@@ -79,7 +86,7 @@ INSTALLED := $(DESTDIR)$(PREFIX)/bin/monsoon \
 	$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_monsoon \
 	$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/monsoon.fish
 
-install: release
+install: release-monsoon
 	$(MAKE) install-files BIN=.build/release/monsoon
 
 # The installation from any build of monsoon (BIN): what the tests run with the debug build. The
@@ -173,7 +180,9 @@ order: release
 	rm -f .build/release/monsoon
 	$(SWIFT) build $(RELEASE_FLAGS)
 
-demo: release warcio
+# What the demo runs: monsoon and the test server it downloads from.
+demo: release-monsoon warcio
+	$(SWIFT) build $(RELEASE_FLAGS) --product monsoon-testserver
 	scripts/demo.sh
 
 bench: release
