@@ -113,7 +113,8 @@ uninstall:
 # Debian's tools, its Depends from the libraries monsoon links), then checked as a user would
 # use it (scripts/deb-check.sh: lintian, apt-get install, run, purge, nothing left), which needs
 # root or sudo. Not in `make test`: a release build costs CI minutes. dpkg-dev: dpkg-shlibdeps
-# and dpkg-gencontrol; the rest is what the check runs.
+# and dpkg-gencontrol; the rest is what the check runs. DEB_MAINTAINER='Name <address>' names the
+# maintainer (by default a placeholder at localhost, whose lintian errors the package overrides).
 deb: release-monsoon
 	$(call apt_install,dpkg-dev lintian man-db bash-completion zsh fish)
 	MAKE="$(MAKE)" scripts/deb.sh .build/release/monsoon

@@ -43,9 +43,9 @@ dpkg-query -W -f='${Status} ${Version}\n' monsoon | grep -qx "install ok install
 dpkg -L monsoon | grep -v '^/\.$' | sort > "$work/listed"
 diff -u "$work/contents" "$work/listed" || fail "dpkg -L does not list what the package holds"
 
-# /usr/bin first, the shells' and man's own search paths and no home of anyone's: a monsoon
-# under /usr/local (`make install`) must not answer for the package's.
-export PATH=/usr/bin:/bin MONSOON_HOME="$work/home" XDG_DATA_DIRS=/usr/share
+# /usr/bin first, the shells' and man's own search paths, and no one's home or configuration: a
+# monsoon under /usr/local (`make install`) or a user's completion must not answer for the package.
+export PATH=/usr/bin:/bin MONSOON_HOME="$work/home" XDG_DATA_DIRS=/usr/share XDG_DATA_HOME="$work/data" XDG_CONFIG_HOME="$work/config"
 [ "$(monsoon --version)" = "$version" ] || fail "monsoon --version says $(monsoon --version), the package $version"
 echo "monsoon --version: $version"
 man -w monsoon > /dev/null || fail "man -w monsoon finds no page"
@@ -61,11 +61,11 @@ bash_completion=$(bash --norc --noprofile -c '
 [[ $bash_completion == complete\ *-F\ _monsoon\ monsoon$'\nget' ]] || fail "bash: $bash_completion"
 echo "bash: $(head -1 <<< "$bash_completion"), monsoon ge<Tab>: get"
 # zsh -f: no user's .zshrc, and Debian's own fpath, which has /usr/share/zsh/vendor-completions.
-zsh_completion=$(zsh -f -c 'autoload -U compinit; compinit -u -D; print -r -- $_comps[monsoon]')
-[ "$zsh_completion" = _monsoon ] || fail "zsh does not find _monsoon: $zsh_completion"
-echo "zsh: _monsoon in its fpath"
-# Not --no-config, which skips the vendor completions too: a configuration folder of its own.
-fish_completion=$(XDG_CONFIG_HOME="$work/config" XDG_DATA_HOME="$work/data" fish -c 'complete -C "monsoon ge"')
+zsh_completion=$(zsh -f -c 'autoload -U compinit; compinit -u -D; print -r -- $_comps[monsoon] ${^fpath}/_monsoon(N)')
+[[ $zsh_completion == _monsoon\ *"/usr/share/zsh/vendor-completions/_monsoon"* ]] || fail "zsh does not find _monsoon: $zsh_completion"
+echo "zsh: _monsoon, from /usr/share/zsh/vendor-completions"
+# Not --no-config, which skips the vendor completions too.
+fish_completion=$(fish -c 'complete -C "monsoon ge"')
 [[ $fish_completion == get$'\t'* ]] || fail "fish: $fish_completion"
 echo "fish: monsoon ge<Tab>: $fish_completion"
 [ ! -e "$work/home" ] || fail "a completion created a home"

@@ -13,10 +13,11 @@ bin=${1:-.build/release/monsoon}
 [ -x "$bin" ] || { echo "deb.sh: $bin is missing: run 'make deb' (it builds it)" >&2; exit 1; }
 version=$("$bin" --version)
 arch=$(dpkg --print-architecture)
+# The project names no maintainer: a placeholder until it does.
 maintainer=${DEB_MAINTAINER:-Monsoon developers <monsoon@localhost>}
 deb="monsoon_${version}_${arch}.deb"
-# The last commit's time dates the manual page, the changelog and the files in the package, so
-# two builds of one commit make the same package (a copy of the tree without git: now).
+# The last commit's time dates the manual page, the changelog and the files in the package: the
+# package tells which sources it holds, not when it was built (a copy without git: now).
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
 
 stage=.build/deb
@@ -30,7 +31,7 @@ mkdir -p "$stage/debian" "$root/DEBIAN" "$doc"
 # Where Debian's packages look: /usr/share/zsh/vendor-completions is in zsh's default fpath;
 # bash-completion and fish read /usr/share already.
 ${MAKE:-make} -s install-files BIN="$bin" DESTDIR="$PWD/$root" PREFIX=/usr ZSH_FUNCTIONS=/usr/share/zsh/vendor-completions
-# The compiler's version strings: what dh_strip takes out of a Debian package's binaries.
+# .comment holds only the compilers' version strings: dh_strip takes it out of Debian's binaries.
 strip --remove-section=.comment "$root/usr/bin/monsoon"
 gzip -9n "$root/usr/share/man/man1/monsoon.1"
 install -m 644 README.md "$doc/README.md"
