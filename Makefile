@@ -16,7 +16,7 @@ BUILD_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libxml2-dev libssl-dev lib
 TEST_PACKAGES := libxml2-utils openssl nginx-light mpv zsh fish systemd chromium man-db groff-base bash-completion postgresql python3-venv
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build release install install-files uninstall deps test-deps warcio test tsan fuzz soak demo bench bench-quick bench-cluster order clean
+.PHONY: all build release release-monsoon install install-files uninstall deb deps test-deps warcio test tsan fuzz soak demo bench bench-quick bench-cluster order clean
 
 all: build
 
@@ -63,8 +63,15 @@ RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -use-ld=lld -Xlinker 
 	-Xswiftc -Xfrontend -Xswiftc -function-sections \
 	-Xlinker --symbol-ordering-file=$(CURDIR)/scripts/monsoon.order -Xlinker --no-warn-symbol-ordering
 
+# Every product: the benchmarks, the soak and `make order` run more than monsoon.
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS)
+
+# monsoon alone, for `make install`, `make deb` and `make demo`: no benchmark, soak, fuzz
+# driver or test server compiled and linked for a user who runs none of them. The same flags as
+# `release`, so the two share one build: neither compiles again what the other compiled.
+release-monsoon: deps
+	$(SWIFT) build $(RELEASE_FLAGS) --product monsoon
 
 # `make install PREFIX=/usr/local DESTDIR=`: the release build, stripped, with its manual page
 # and its bash, zsh and fish completions where those look for them (on Debian, zsh's default
@@ -73,13 +80,15 @@ release: deps
 PREFIX ?= /usr/local
 DESTDIR ?=
 BIN ?= .build/release/monsoon
+# Debian's zsh package keeps its own folder for the completions of other packages (`make deb`).
+ZSH_FUNCTIONS ?= $(PREFIX)/share/zsh/site-functions
 INSTALLED := $(DESTDIR)$(PREFIX)/bin/monsoon \
 	$(DESTDIR)$(PREFIX)/share/man/man1/monsoon.1 \
 	$(DESTDIR)$(PREFIX)/share/bash-completion/completions/monsoon \
-	$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_monsoon \
+	$(DESTDIR)$(ZSH_FUNCTIONS)/_monsoon \
 	$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/monsoon.fish
 
-install: release
+install: release-monsoon
 	$(MAKE) install-files BIN=.build/release/monsoon
 
 # The installation from any build of monsoon (BIN): what the tests run with the debug build. The
@@ -88,17 +97,28 @@ install: release
 install-files:
 	@[ -x "$(BIN)" ] || { echo "make: $(BIN) is missing: run 'make install' (it builds it), or give BIN=path/to/monsoon" >&2; exit 1; }
 	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1" "$(DESTDIR)$(PREFIX)/share/bash-completion/completions" \
-		"$(DESTDIR)$(PREFIX)/share/zsh/site-functions" "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d"
+		"$(DESTDIR)$(ZSH_FUNCTIONS)" "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d"
 	install -m 755 -s "$(BIN)" "$(DESTDIR)$(PREFIX)/bin/monsoon"
 	"$(DESTDIR)$(PREFIX)/bin/monsoon" completions man > "$(DESTDIR)$(PREFIX)/share/man/man1/monsoon.1"
 	"$(DESTDIR)$(PREFIX)/bin/monsoon" completions bash > "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/monsoon"
-	"$(DESTDIR)$(PREFIX)/bin/monsoon" completions zsh > "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_monsoon"
+	"$(DESTDIR)$(PREFIX)/bin/monsoon" completions zsh > "$(DESTDIR)$(ZSH_FUNCTIONS)/_monsoon"
 	"$(DESTDIR)$(PREFIX)/bin/monsoon" completions fish > "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/monsoon.fish"
 	chmod 644 $(foreach file,$(wordlist 2,5,$(INSTALLED)),"$(file)")
 	@echo "Installed $(DESTDIR)$(PREFIX)/bin/monsoon ($$(du -h "$(DESTDIR)$(PREFIX)/bin/monsoon" | cut -f1), stripped), its manual page and its completions."
 
 uninstall:
 	rm -f $(foreach file,$(INSTALLED),"$(file)")
+
+# A Debian package of the release build, monsoon_<version>_<arch>.deb here (scripts/deb.sh:
+# Debian's tools, its Depends from the libraries monsoon links), then checked as a user would
+# use it (scripts/deb-check.sh: lintian, apt-get install, run, purge, nothing left), which needs
+# root or sudo. Not in `make test`: a release build costs CI minutes. dpkg-dev: dpkg-shlibdeps
+# and dpkg-gencontrol; the rest is what the check runs. DEB_MAINTAINER='Name <address>' names the
+# maintainer (by default a placeholder at localhost, whose lintian errors the package overrides).
+deb: release-monsoon
+	$(call apt_install,dpkg-dev lintian man-db bash-completion zsh fish)
+	MAKE="$(MAKE)" scripts/deb.sh .build/release/monsoon
+	scripts/deb-check.sh monsoon_$$(.build/release/monsoon --version)_$$(dpkg --print-architecture).deb
 
 # Builds what the tests run (the test bundle, `monsoon`, `monsoon-testserver` and the examples;
 # no benchmark, soak or fuzz program), then runs every suite in two processes at once: the
@@ -174,7 +194,9 @@ order: release
 	rm -f .build/release/monsoon
 	$(SWIFT) build $(RELEASE_FLAGS)
 
-demo: release warcio
+# What the demo runs: monsoon and the test server it downloads from.
+demo: release-monsoon warcio
+	$(SWIFT) build $(RELEASE_FLAGS) --product monsoon-testserver
 	scripts/demo.sh
 
 bench: release
