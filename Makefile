@@ -72,6 +72,7 @@ release: deps
 # `release`, so the two share one build: neither compiles again what the other compiled.
 release-monsoon: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product monsoon
+	python3 scripts/check-limits.py --binary .build/release/monsoon --max-stripped-mb 20
 
 # `make install PREFIX=/usr/local DESTDIR=`: the release build, stripped, with its manual page
 # and its bash, zsh and fish completions where those look for them (on Debian, zsh's default

@@ -61,12 +61,8 @@ let package = Package(
 
         // libxml2's SAX interface, for the feed parser: Foundation's XMLParser alone takes twice the time
         // of the whole feed parser on large feeds (see Sources/MonsoonPodcasts/Feed/SAXParser.swift).
-        .systemLibrary(
-            name: "CLibXML2",
-            path: "CLibXML2",
-            pkgConfig: "libxml-2.0",
-            providers: [.apt(["libxml2-dev"])]
-        ),
+        // Opened when a document is first parsed (dlopen), not linked: see CLibXML2/include.
+        .target(name: "CLibXML2", path: "CLibXML2"),
 
         // The podcast core: feeds, episodes, the library. Uses the engine and the store.
         .target(name: "MonsoonPodcasts", dependencies: ["MonsoonBasics", "MonsoonEngine", "MonsoonStore", "CLibXML2"]),

@@ -10,7 +10,8 @@
 - the shared queue's jobs table named only by the queue's own files (`Queue/`, `Schema/`), and
   the engines' old tables only by the migration that drops them;
 - no program's module imports full Foundation (FoundationEssentials only: full Foundation
-  brings 34 MB of ICU data), and `--binary PATH` checks a built `monsoon` holds or loads none.
+  brings 34 MB of ICU data), and `--binary PATH` checks a built `monsoon` holds or loads none
+  (with `--max-stripped-mb N`, that it is at most N MB stripped: `make release-monsoon` asks 20).
 
 Swift is read with a brace counter that skips strings and comments: enough for this code base,
 whose declarations open on one line. `--report` prints the figures without failing.
@@ -19,6 +20,7 @@ import pathlib
 import re
 import subprocess
 import sys
+import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SOURCES = ROOT / "Sources"
@@ -127,9 +129,17 @@ def stored_properties(members):
     return names
 
 
-def binary_failures(path):
-    """Full Foundation in a built program: ICU's data linked in (a static build), or its libraries loaded."""
+def binary_failures(path, max_stripped_mb=None):
+    """Full Foundation in a built program: ICU's data linked in (a static build), or its libraries
+    loaded; and, when given a bound, a stripped copy larger than it."""
     failures = []
+    if max_stripped_mb is not None:
+        with tempfile.TemporaryDirectory() as folder:
+            stripped = pathlib.Path(folder) / "monsoon"
+            subprocess.run(["strip", "-o", str(stripped), str(path)], check=True)
+            size = stripped.stat().st_size / 1e6
+            if size > max_stripped_mb:
+                failures.append(f"{path}: {size:.1f} MB stripped, more than {max_stripped_mb} MB")
     if b"icudt" in path.read_bytes():
         failures.append(f"{path}: holds ICU's data (icudt): a module uses full Foundation")
     dynamic = subprocess.run(["readelf", "-d", str(path)], capture_output=True, text=True, check=True).stdout
@@ -143,7 +153,8 @@ def main():
     report = "--report" in sys.argv
     failures = []
     if "--binary" in sys.argv:
-        failures += binary_failures(pathlib.Path(sys.argv[sys.argv.index("--binary") + 1]))
+        bound = float(sys.argv[sys.argv.index("--max-stripped-mb") + 1]) if "--max-stripped-mb" in sys.argv else None
+        failures += binary_failures(pathlib.Path(sys.argv[sys.argv.index("--binary") + 1]), bound)
     for folder in PROGRAMS:
         for path in sorted(folder.rglob("*.swift")):
             if FOUNDATION.search(path.read_text()):

@@ -219,7 +219,7 @@ final class FeedBuilder {
 
     private func stop() {
         stopped = true
-        if let parser { xmlStopParser(parser) }
+        if let parser { SAXParser.xml.xmlStopParser(parser) }
     }
 
     private func startRoot(_ element: FeedElement, _ localname: UnsafePointer<xmlChar>) {

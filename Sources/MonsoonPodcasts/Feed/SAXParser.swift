@@ -9,8 +9,8 @@ import CLibXML2
 /// Security: the document never carries a DTD here (``FeedRepair`` blanks it), the only entities resolved are XML's
 /// five, no external entity is ever loaded (`XML_PARSE_NONET`), and without `XML_PARSE_HUGE` libxml2's own limits on
 /// text size and nesting stay in force.
-enum SAXParser {
-    struct Failure {
+package enum SAXParser {
+    package struct Failure: Error {
         var message: String
         var line: Int
         var column: Int
@@ -18,34 +18,52 @@ enum SAXParser {
         var code: Int
     }
 
-    /// Once, before any thread parses: libxml2 requires it for threads.
-    private static let initialized: Bool = {
-        xmlInitParser()
-        return true
+    /// libxml2's functions, opened once, before any thread parses (libxml2 requires its initialisation for
+    /// threads); the reason when it cannot be opened.
+    package static let libxml2: Result<monsoon_libxml2, Failure> = {
+        let functions = UnsafeMutablePointer<monsoon_libxml2>.allocate(capacity: 1)
+        defer { functions.deallocate() }
+        if let reason = monsoon_libxml2_open(functions) {
+            return .failure(Failure(message: "cannot open libxml2, which reads XML (\(String(cString: reason))); install it: apt-get install libxml2",
+                                    line: 0, column: 0, code: -1))
+        }
+        return .success(functions.pointee)
     }()
 
-    /// A push parser set up as every document here is read (``FeedParser``'s and ``OPMLParser``'s alike); nil when
-    /// libxml2 cannot make one.
+    /// libxml2's functions; only called once `withParser` has made a parser (so libxml2 is open).
+    package static var xml: monsoon_libxml2 {
+        guard case .success(let functions) = libxml2 else { preconditionFailure("libxml2 used before a parser was made") }
+        return functions
+    }
+
+    /// A push parser set up as every document here is read (``FeedParser``'s and ``OPMLParser``'s alike); the
+    /// failure when libxml2 cannot be opened or cannot make one.
     static func withParser<T>(_ handler: inout xmlSAXHandler, user: UnsafeMutableRawPointer,
-                              _ body: (xmlParserCtxtPtr) -> T) -> T? {
-        precondition(initialized)
+                              _ body: (xmlParserCtxtPtr) -> T) -> Result<T, Failure> {
+        let xml: monsoon_libxml2
+        switch libxml2 {
+        case .success(let functions): xml = functions
+        case .failure(let failure): return .failure(failure)
+        }
         handler.initialized = UInt32(XML_SAX2_MAGIC)
         // Only XML's predefined entities: nothing a document declares is ever expanded by libxml2.
-        handler.getEntity = { _, name in xmlGetPredefinedEntity(name) }
+        handler.getEntity = { _, name in SAXParser.xml.xmlGetPredefinedEntity(name) }
         handler.resolveEntity = { _, _, _ in nil }
-        guard let parser = xmlCreatePushParserCtxt(&handler, user, nil, 0, nil) else { return nil }
+        guard let parser = xml.xmlCreatePushParserCtxt(&handler, user, nil, 0, nil) else {
+            return .failure(Failure(message: "libxml2 could not create a parser (out of memory?)", line: 0, column: 0, code: -1))
+        }
         defer {
             // libxml2 builds a document only for DTD declarations it meets; there is none, but be tidy.
-            if let document = parser.pointee.myDoc { xmlFreeDoc(document) }
-            xmlFreeParserCtxt(parser)
+            if let document = parser.pointee.myDoc { xml.xmlFreeDoc(document) }
+            xml.xmlFreeParserCtxt(parser)
         }
         // NOENT only makes `&amp;` in attribute values come out as `&` (not `&#38;`): getEntity knows no other entity.
-        xmlCtxtUseOptions(parser, Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOENT.rawValue | XML_PARSE_IGNORE_ENC.rawValue))
+        _ = xml.xmlCtxtUseOptions(parser, Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOENT.rawValue | XML_PARSE_IGNORE_ENC.rawValue))
         // The text is UTF-8 already (FeedDecoding). Told so, libxml2 2.9 does not guess the encoding from the first four
         // bytes: text after a BOM starting `<` NUL NUL NUL was switched to UCS-4, and the failure printed on stderr.
         // (What `xmlSwitchEncoding(parser, XML_CHAR_ENCODING_UTF8)` does, which parser.h does not declare.)
         parser.pointee.charset = Int32(XML_CHAR_ENCODING_UTF8.rawValue)
-        return body(parser)
+        return .success(body(parser))
     }
 
     /// The first fatal error, or nil when the document is well-formed (or the builder stopped it on purpose).
@@ -79,15 +97,17 @@ enum SAXParser {
             text.forEachChunk(size: 256 << 10) { chunk in
                 guard !builder.stopped else { return false }
                 return chunk.withMemoryRebound(to: CChar.self) { chars in
-                    xmlParseChunk(parser, chars.baseAddress, Int32(chars.count), 0) == 0
+                    SAXParser.xml.xmlParseChunk(parser, chars.baseAddress, Int32(chars.count), 0) == 0
                 }
             }
-            if !builder.stopped { xmlParseChunk(parser, nil, 0, 1) }
+            if !builder.stopped { _ = SAXParser.xml.xmlParseChunk(parser, nil, 0, 1) }
             if builder.stopped || parser.pointee.wellFormed != 0 { return nil }
             return builder.firstError ?? Failure(message: "the document is not well-formed", line: Int(parser.pointee.input?.pointee.line ?? 0),
                                                  column: Int(parser.pointee.input?.pointee.col ?? 0), code: Int(parser.pointee.errNo))
         }
-        guard let parsed else { return Failure(message: "libxml2 could not create a parser (out of memory?)", line: 0, column: 0, code: -1) }
-        return parsed
+        switch parsed {
+        case .success(let failure): return failure
+        case .failure(let failure): return failure
+        }
     }
 }

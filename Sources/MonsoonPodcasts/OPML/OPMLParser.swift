@@ -66,13 +66,13 @@ final class OPMLParser {
             guard let user, let error else { return }
             Unmanaged<OPMLParser>.fromOpaque(user).takeUnretainedValue().record(error.pointee)
         }
-        let made: Void? = SAXParser.withParser(&handler, user: Unmanaged.passUnretained(self).toOpaque()) { parser in
+        let made = SAXParser.withParser(&handler, user: Unmanaged.passUnretained(self).toOpaque()) { parser in
             context = parser
             defer { context = nil }
             feed(text, to: parser)
         }
-        if made == nil {
-            failure = Failure(reason: "libxml2 could not create a parser (out of memory?)", line: 0, column: 0, endsEarly: false)
+        if case .failure(let reason) = made {
+            failure = Failure(reason: reason.message, line: 0, column: 0, endsEarly: false)
         }
     }
 
@@ -83,14 +83,14 @@ final class OPMLParser {
         while offset < text.count, failure == nil, root.map(Self.isOPML) != false {
             let count = min(slice, text.count - offset)
             let status = text.baseAddress!.advanced(by: offset).withMemoryRebound(to: CChar.self, capacity: count) {
-                xmlParseChunk(parser, $0, Int32(count), 0)
+                SAXParser.xml.xmlParseChunk(parser, $0, Int32(count), 0)
             }
             if status != 0 { break }
             offset += count
         }
         if failure == nil, root.map(Self.isOPML) != false {
             ending = true
-            xmlParseChunk(parser, nil, 0, 1)
+            _ = SAXParser.xml.xmlParseChunk(parser, nil, 0, 1)
         }
         if let found = failure, found.code == Int32(XML_ERR_INVALID_CHAR.rawValue),
            let scalar = Self.scalar(in: text, line: found.line, column: found.column), !Self.isXMLCharacter(scalar) {
@@ -139,14 +139,14 @@ final class OPMLParser {
         depth += 1
         guard depth <= limits.maxDepth else {
             excess = .depth(line: Int(context?.pointee.input?.pointee.line ?? 0))
-            if let context { xmlStopParser(context) }
+            if let context { SAXParser.xml.xmlStopParser(context) }
             return
         }
         let name = String(cString: localname)
         if root == nil {
             root = name
             // Only an <opml> root makes a list (one buried in another document does not): stop at once.
-            if !Self.isOPML(name), let context { xmlStopParser(context) }
+            if !Self.isOPML(name), let context { SAXParser.xml.xmlStopParser(context) }
             return
         }
         guard prefix == nil, name.lowercased() == "outline", let attributes else { return }
