@@ -14,12 +14,9 @@ let package = Package(
     ],
     targets: [
         // System libraries: a module map and one header of typed wrappers each.
-        .systemLibrary(
-            name: "CCurl",
-            path: "CCurl",
-            pkgConfig: "libcurl",
-            providers: [.apt(["libcurl4-openssl-dev"])]
-        ),
+        // libcurl, opened when the engine first starts (dlopen), not linked: see CCurl/include.
+        // Its headers are in the compiler's default search path (Debian's libcurl4-openssl-dev).
+        .target(name: "CCurl", path: "CCurl"),
 
         .systemLibrary(
             name: "CSQLite",

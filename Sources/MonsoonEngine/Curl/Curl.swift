@@ -3,18 +3,20 @@ import CCurl
 
 /// Process-wide libcurl set-up.
 ///
-/// `curl_global_init` is not thread-safe and must run before any other curl call;
-/// a `static let` gives us exactly-once initialisation under Swift's lazy-global lock.
+/// libcurl is opened (dlopen) and `curl_global_init` run before any other curl call, once:
+/// a `static let` gives exactly-once initialisation under Swift's lazy-global lock.
 enum Curl {
-    private static let initialised: Bool = {
+    /// Why libcurl cannot be used; nil when it is ready.
+    private static let failure: String? = {
         // OpenSSL first, without its exit handler: curl_global_init would register it.
         monsoon_crypto_init()
-        return curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
+        return monsoon_curl_open().map { String(cString: $0) }
     }()
 
-    /// Initialises libcurl once; later calls are free.
+    /// Opens libcurl once; later calls are free. Without libcurl no download can start: the
+    /// process stops with the reason (Debian's package depends on it).
     static func ensureInitialised() {
-        precondition(initialised, "curl_global_init failed")
+        if let failure { fatalError("cannot open libcurl (\(failure)); install it: apt-get install libcurl4") }
     }
 
     /// The libcurl version string, e.g. "7.88.1".
@@ -26,6 +28,6 @@ enum Curl {
 
     /// Text for a curl result code.
     static func describe(_ code: CURLcode) -> String {
-        String(cString: curl_easy_strerror(code))
+        String(cString: monsoon_curl_easy_strerror(code))
     }
 }

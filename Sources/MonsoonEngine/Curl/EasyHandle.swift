@@ -9,7 +9,7 @@ final class EasyHandle {
 
     init() {
         Curl.ensureInitialised()
-        guard let handle = curl_easy_init() else { fatalError("curl_easy_init failed: out of memory") }
+        guard let handle = monsoon_curl_easy_init() else { fatalError("curl_easy_init failed: out of memory") }
         raw = handle
         check(monsoon_easy_set_sockets_cloexec(raw), CURLOPT_SOCKOPTFUNCTION)
     }
@@ -18,7 +18,7 @@ final class EasyHandle {
     /// reset for another transfer.
     var isAdded = false
 
-    deinit { curl_easy_cleanup(raw) }   // removes it from the multi handle first, if it is there
+    deinit { monsoon_curl_easy_cleanup(raw) }   // removes it from the multi handle first, if it is there
 
     /// Back to a new handle's options for another transfer (`curl_easy_reset`), keeping what curl
     /// keeps across them (the TLS session and DNS caches) and the allocations a new handle makes.
@@ -29,7 +29,7 @@ final class EasyHandle {
     ///   buffer holds. Asking for a size, before the reset, tells which.
     func reset() -> Bool {
         guard monsoon_easy_setopt_long(raw, CURLOPT_BUFFERSIZE, Int(CURL_MAX_WRITE_SIZE)) == CURLE_OK else { return false }
-        curl_easy_reset(raw)
+        monsoon_curl_easy_reset(raw)
         check(monsoon_easy_set_sockets_cloexec(raw), CURLOPT_SOCKOPTFUNCTION)
         return true
     }

@@ -12,7 +12,7 @@ final class MultiHandle {
     init() {
         Curl.ensureInitialised()
         let before = Self.openDescriptors()
-        guard let handle = curl_multi_init() else { fatalError("curl_multi_init failed: out of memory") }
+        guard let handle = monsoon_curl_multi_init() else { fatalError("curl_multi_init failed: out of memory") }
         raw = handle
         // curl_multi_init opens a socket pair for curl_multi_wakeup without close-on-exec,
         // and no option reaches it: mark what it opened, so child processes never inherit it.
@@ -25,7 +25,7 @@ final class MultiHandle {
     }
 
     func add(_ easy: EasyHandle) -> Bool {
-        easy.isAdded = curl_multi_add_handle(raw, easy.raw) == CURLM_OK
+        easy.isAdded = monsoon_curl_multi_add_handle(raw, easy.raw) == CURLM_OK
         return easy.isAdded
     }
 
@@ -33,7 +33,7 @@ final class MultiHandle {
     ///   handle is still curl's then.
     @discardableResult
     func remove(_ easy: EasyHandle) -> Bool {
-        guard curl_multi_remove_handle(raw, easy.raw) == CURLM_OK else { return false }
+        guard monsoon_curl_multi_remove_handle(raw, easy.raw) == CURLM_OK else { return false }
         easy.isAdded = false
         return true
     }
@@ -41,7 +41,7 @@ final class MultiHandle {
     /// Drives every transfer as far as it can go without blocking.
     func perform() {
         var running: Int32 = 0
-        while curl_multi_perform(raw, &running) == CURLM_CALL_MULTI_PERFORM {}
+        while monsoon_curl_multi_perform(raw, &running) == CURLM_CALL_MULTI_PERFORM {}
     }
 
     /// The next finished transfer, if any: its easy handle and result.
@@ -55,12 +55,12 @@ final class MultiHandle {
     /// Waits for socket activity, curl's own timers, a wakeup or `milliseconds`.
     func poll(milliseconds: Int32) {
         var numfds: Int32 = 0
-        curl_multi_poll(raw, nil, 0, milliseconds, &numfds)
+        monsoon_curl_multi_poll(raw, nil, 0, milliseconds, &numfds)
     }
 
     /// Interrupts `poll` from any thread.
     static func wakeup(_ raw: UnsafeMutableRawPointer) {
-        curl_multi_wakeup(raw)
+        monsoon_curl_multi_wakeup(raw)
     }
 
     private static func openDescriptors() -> Set<Int32> {
@@ -71,6 +71,6 @@ final class MultiHandle {
 
     /// Releases the handle; all easy handles must have been removed first.
     func cleanup() {
-        curl_multi_cleanup(raw)
+        monsoon_curl_multi_cleanup(raw)
     }
 }

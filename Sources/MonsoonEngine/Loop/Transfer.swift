@@ -65,7 +65,7 @@ final class Transfer {
         // body (the `easy` property is released last): detach them first.
         easy.setPointer(CURLOPT_ERRORBUFFER, nil)
         easy.setHeaders(nil)
-        curl_slist_free_all(kept.headerList)
+        monsoon_curl_slist_free_all(kept.headerList)
         kept.errorBuffer.deallocate()
         kept.handles.giveBack(easy)
     }
@@ -150,11 +150,11 @@ final class Transfer {
         var hasUserAgent = false
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
             if name.equalsIgnoringASCIICase("User-Agent") { hasUserAgent = true }
-            kept.headerList = curl_slist_append(kept.headerList, "\(name): \(value)")
+            kept.headerList = monsoon_curl_slist_append(kept.headerList, "\(name): \(value)")
         }
         if !hasUserAgent { easy.setString(CURLOPT_USERAGENT, configuration.network.userAgent) }
         if let ifRange = plan.ifRange, plan.rangeStart != nil {
-            kept.headerList = curl_slist_append(kept.headerList, "If-Range: \(ifRange)")
+            kept.headerList = monsoon_curl_slist_append(kept.headerList, "If-Range: \(ifRange)")
         }
         if let start = plan.rangeStart {
             // CURLOPT_RANGE, not RESUME_FROM: curl then accepts a 200 and lets us

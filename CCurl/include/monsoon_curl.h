@@ -1,3 +1,8 @@
+// libcurl, opened when the engine first starts (dlopen), not linked: libcurl and what it
+// brings (OpenSSL's TLS, Kerberos, LDAP, nghttp2, libssh2 …) took 6 ms of every start, `inspect`
+// and `--version` included, which never transfer. The functions are found once with dlsym
+// (monsoon_curl_open) into `monsoon_curl`; every call below goes through it.
+//
 // Typed wrappers over libcurl's variadic calls, which Swift cannot call.
 //
 // curl reads its variadic argument as exactly one C type per option: `long`,
@@ -21,31 +26,80 @@
 #error "Monsoon needs libcurl 7.85 or newer (CURLOPT_PROTOCOLS_STR)."
 #endif
 
+/// libcurl's functions, filled by monsoon_curl_open (curl.c).
+struct monsoon_curl_functions {
+    CURLcode (*global_init)(long flags);
+    CURL *(*easy_init)(void);
+    void (*easy_cleanup)(CURL *handle);
+    void (*easy_reset)(CURL *handle);
+    CURLcode (*easy_setopt)(CURL *handle, CURLoption option, ...);
+    CURLcode (*easy_getinfo)(CURL *handle, CURLINFO info, ...);
+    CURLcode (*easy_pause)(CURL *handle, int bitmask);
+    const char *(*easy_strerror)(CURLcode code);
+    CURLM *(*multi_init)(void);
+    CURLMcode (*multi_cleanup)(CURLM *handle);
+    CURLMcode (*multi_setopt)(CURLM *handle, CURLMoption option, ...);
+    CURLMcode (*multi_add_handle)(CURLM *multi, CURL *easy);
+    CURLMcode (*multi_remove_handle)(CURLM *multi, CURL *easy);
+    CURLMcode (*multi_perform)(CURLM *multi, int *running);
+    CURLMcode (*multi_poll)(CURLM *multi, struct curl_waitfd *extra, unsigned int count, int timeout, int *ready);
+    CURLMcode (*multi_wakeup)(CURLM *multi);
+    CURLMsg *(*multi_info_read)(CURLM *multi, int *queued);
+    struct curl_slist *(*slist_append)(struct curl_slist *list, const char *text);
+    void (*slist_free_all)(struct curl_slist *list);
+    curl_version_info_data *(*version_info)(CURLversion version);
+};
+
+extern struct monsoon_curl_functions monsoon_curl;
+
+/// Opens Debian's libcurl (`libcurl.so.4`) into `monsoon_curl` and runs curl_global_init, once
+/// for the process (later calls give the first call's answer): NULL when done, else the reason.
+/// Nothing below may be called before it succeeded.
+const char *monsoon_curl_open(void);
+
+// MARK: - Calls (through the table)
+
+static inline CURL *monsoon_curl_easy_init(void) { return monsoon_curl.easy_init(); }
+static inline void monsoon_curl_easy_cleanup(CURL *handle) { monsoon_curl.easy_cleanup(handle); }
+static inline void monsoon_curl_easy_reset(CURL *handle) { monsoon_curl.easy_reset(handle); }
+static inline const char *monsoon_curl_easy_strerror(CURLcode code) { return monsoon_curl.easy_strerror(code); }
+static inline CURLM *monsoon_curl_multi_init(void) { return monsoon_curl.multi_init(); }
+static inline CURLMcode monsoon_curl_multi_cleanup(CURLM *handle) { return monsoon_curl.multi_cleanup(handle); }
+static inline CURLMcode monsoon_curl_multi_add_handle(CURLM *multi, CURL *easy) { return monsoon_curl.multi_add_handle(multi, easy); }
+static inline CURLMcode monsoon_curl_multi_remove_handle(CURLM *multi, CURL *easy) { return monsoon_curl.multi_remove_handle(multi, easy); }
+static inline CURLMcode monsoon_curl_multi_perform(CURLM *multi, int *running) { return monsoon_curl.multi_perform(multi, running); }
+static inline CURLMcode monsoon_curl_multi_poll(CURLM *multi, struct curl_waitfd *extra, unsigned int count, int timeout, int *ready) {
+    return monsoon_curl.multi_poll(multi, extra, count, timeout, ready);
+}
+static inline CURLMcode monsoon_curl_multi_wakeup(CURLM *multi) { return monsoon_curl.multi_wakeup(multi); }
+static inline struct curl_slist *monsoon_curl_slist_append(struct curl_slist *list, const char *text) { return monsoon_curl.slist_append(list, text); }
+static inline void monsoon_curl_slist_free_all(struct curl_slist *list) { monsoon_curl.slist_free_all(list); }
+
 // MARK: - Easy options
 
 static inline CURLcode monsoon_easy_setopt_long(CURL *handle, CURLoption option, long value) {
-    return curl_easy_setopt(handle, option, value);
+    return monsoon_curl.easy_setopt(handle, option, value);
 }
 
 static inline CURLcode monsoon_easy_setopt_off_t(CURL *handle, CURLoption option, curl_off_t value) {
-    return curl_easy_setopt(handle, option, value);
+    return monsoon_curl.easy_setopt(handle, option, value);
 }
 
 static inline CURLcode monsoon_easy_setopt_pointer(CURL *handle, CURLoption option, void *value) {
-    return curl_easy_setopt(handle, option, value);
+    return monsoon_curl.easy_setopt(handle, option, value);
 }
 
 static inline CURLcode monsoon_easy_setopt_string(CURL *handle, CURLoption option, const char *value) {
-    return curl_easy_setopt(handle, option, value);
+    return monsoon_curl.easy_setopt(handle, option, value);
 }
 
 static inline CURLcode monsoon_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value) {
-    return curl_easy_setopt(handle, option, value);
+    return monsoon_curl.easy_setopt(handle, option, value);
 }
 
 /// For CURLOPT_WRITEFUNCTION and CURLOPT_HEADERFUNCTION (same signature).
 static inline CURLcode monsoon_easy_setopt_write_function(CURL *handle, CURLoption option, curl_write_callback value) {
-    return curl_easy_setopt(handle, option, value);
+    return monsoon_curl.easy_setopt(handle, option, value);
 }
 
 /// Marks every socket curl opens close-on-exec, so a child process (a player, a
@@ -63,49 +117,49 @@ static int monsoon_socket_cloexec(void *context, curl_socket_t socket, curlsockt
 }
 
 static inline CURLcode monsoon_easy_set_sockets_cloexec(CURL *handle) {
-    return curl_easy_setopt(handle, CURLOPT_SOCKOPTFUNCTION, monsoon_socket_cloexec);
+    return monsoon_curl.easy_setopt(handle, CURLOPT_SOCKOPTFUNCTION, monsoon_socket_cloexec);
 }
 
 /// The receive buffer (SO_RCVBUF) of the connections this handle opens from now on; 0 leaves
 /// the kernel's own, which it grows as it sees fit.
 static inline CURLcode monsoon_easy_set_receive_buffer(CURL *handle, int bytes) {
-    return curl_easy_setopt(handle, CURLOPT_SOCKOPTDATA, (void *)(intptr_t)bytes);
+    return monsoon_curl.easy_setopt(handle, CURLOPT_SOCKOPTDATA, (void *)(intptr_t)bytes);
 }
 
 /// For CURLOPT_DEBUGFUNCTION (with CURLOPT_VERBOSE): set only when a WARC is written, to see
 /// each request's header block as curl sent it (CURLINFO_HEADER_OUT).
 static inline CURLcode monsoon_easy_setopt_debug_function(CURL *handle, curl_debug_callback value) {
-    return curl_easy_setopt(handle, CURLOPT_DEBUGFUNCTION, value);
+    return monsoon_curl.easy_setopt(handle, CURLOPT_DEBUGFUNCTION, value);
 }
 
 /// CURLOPT_PREREQFUNCTION (libcurl 7.80): called once a connection is made or reused, before
 /// each request goes out on it, with the address it reaches.
 static inline CURLcode monsoon_easy_setopt_prereq_function(CURL *handle, curl_prereq_callback value) {
-    return curl_easy_setopt(handle, CURLOPT_PREREQFUNCTION, value);
+    return monsoon_curl.easy_setopt(handle, CURLOPT_PREREQFUNCTION, value);
 }
 
 static inline CURLcode monsoon_easy_setopt_xferinfo_function(CURL *handle, curl_xferinfo_callback value) {
-    return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, value);
+    return monsoon_curl.easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, value);
 }
 
 // MARK: - Easy info
 
 static inline CURLcode monsoon_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
-    return curl_easy_getinfo(handle, info, value);
+    return monsoon_curl.easy_getinfo(handle, info, value);
 }
 
 static inline CURLcode monsoon_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value) {
-    return curl_easy_getinfo(handle, info, value);
+    return monsoon_curl.easy_getinfo(handle, info, value);
 }
 
 static inline CURLcode monsoon_easy_getinfo_string(CURL *handle, CURLINFO info, char **value) {
-    return curl_easy_getinfo(handle, info, value);
+    return monsoon_curl.easy_getinfo(handle, info, value);
 }
 
 // MARK: - Multi options
 
 static inline CURLMcode monsoon_multi_setopt_long(CURLM *handle, CURLMoption option, long value) {
-    return curl_multi_setopt(handle, option, value);
+    return monsoon_curl.multi_setopt(handle, option, value);
 }
 
 // MARK: - Multi messages
@@ -115,7 +169,7 @@ static inline CURLMcode monsoon_multi_setopt_long(CURLM *handle, CURLMoption opt
 static inline int monsoon_multi_info_read_done(CURLM *multi, CURL **easy, CURLcode *result) {
     int queued = 0;
     CURLMsg *message;
-    while ((message = curl_multi_info_read(multi, &queued)) != NULL) {
+    while ((message = monsoon_curl.multi_info_read(multi, &queued)) != NULL) {
         if (message->msg == CURLMSG_DONE) {
             *easy = message->easy_handle;
             *result = message->data.result;
@@ -132,13 +186,13 @@ static inline size_t monsoon_write_pause(void) { return CURL_WRITEFUNC_PAUSE; }
 
 /// Lets a paused transfer go on; curl may call the write callback before this returns.
 static inline CURLcode monsoon_easy_unpause(CURL *handle) {
-    return curl_easy_pause(handle, CURLPAUSE_CONT);
+    return monsoon_curl.easy_pause(handle, CURLPAUSE_CONT);
 }
 
 // MARK: - Version
 
 static inline const curl_version_info_data *monsoon_version_info(void) {
-    return curl_version_info(CURLVERSION_NOW);
+    return monsoon_curl.version_info(CURLVERSION_NOW);
 }
 
 // MARK: - Part-file support
