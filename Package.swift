@@ -66,12 +66,8 @@ let package = Package(
         .executableTarget(name: "monsoon-feed-bench", dependencies: ["MonsoonBasics", "MonsoonPodcasts", "CLibXML2"], path: "Benchmarks/FeedBenchmark"),
 
         // libpq, for the download queue that many machines share in PostgreSQL.
-        .systemLibrary(
-            name: "CLibPQ",
-            path: "CLibPQ",
-            pkgConfig: "libpq",
-            providers: [.apt(["libpq-dev"])]
-        ),
+        // Opened when a cluster command first connects (dlopen), not linked: see CLibPQ/include.
+        .target(name: "CLibPQ", path: "CLibPQ"),
 
         // The shared queue in PostgreSQL: connection, statements, notifications, schema, and the
         // shared library (feeds read, episodes chosen and named as `archive` does, through the

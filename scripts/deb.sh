@@ -2,8 +2,8 @@
 # scripts/deb.sh [BIN]: builds monsoon_<version>_<arch>.deb here from a build of monsoon
 # (default the release build), with Debian's own tools: `make install-files` puts the binary, the
 # manual page and the completions in a staging tree under .build/deb, dpkg-shlibdeps turns the
-# shared libraries the binary links into the Depends line (plus libxml2, which monsoon opens when it
-# first reads XML rather than linking it), dpkg-gencontrol writes the control
+# shared libraries the binary links into the Depends line (plus libcurl, libpq and libxml2, which
+# monsoon opens when it first needs them rather than linking them), dpkg-gencontrol writes the control
 # file, and dpkg-deb packs it (owned by root without fakeroot).
 #
 # The version is what the binary itself prints, so the package and `monsoon --version` agree. It
@@ -83,7 +83,7 @@ Rules-Requires-Root: no
 
 Package: monsoon
 Architecture: any
-Depends: \${shlibs:Depends}, libxml2
+Depends: \${shlibs:Depends}, libcurl4 (>= 7.85.0), libpq5 (>= 10), libxml2
 Description: podcast archiver and resuming download engine
  Monsoon downloads whole podcast back catalogues, and any list of URLs,
  over libcurl. A pause, a dropped connection, a server error or Ctrl-C

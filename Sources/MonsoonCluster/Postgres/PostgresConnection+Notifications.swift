@@ -37,12 +37,12 @@ extension PostgresConnection {
         var received = takeNotifications()
         while received.isEmpty {
             // Reads what the socket holds without waiting; a closed connection shows here.
-            guard PQconsumeInput(raw) == 1, PQstatus(raw) == CONNECTION_OK else { throw failure(nil, nil) }
+            guard monsoon_PQconsumeInput(raw) == 1, monsoon_PQstatus(raw) == CONNECTION_OK else { throw failure(nil, nil) }
             received = takeNotifications()
             if !received.isEmpty { break }
             let remaining = clock.now.duration(to: deadline)
             guard remaining > .zero else { return [] }
-            let socket = PQsocket(raw)
+            let socket = monsoon_PQsocket(raw)
             guard socket >= 0 else { throw failure(nil, nil) }
             var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
             let milliseconds = remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1
@@ -56,9 +56,9 @@ extension PostgresConnection {
     /// Makes the connection again after it broke (`PQreset`: the same server, user and options),
     /// then listens again to the channels it listened to.
     public func reconnect() throws(PostgresError) {
-        PQreset(raw)
-        guard PQstatus(raw) == CONNECTION_OK else {
-            throw PostgresError.connectionFailed(reason: connectionString.scrub(PostgresError.firstLine(of: Self.text(PQerrorMessage(raw)))), server: server)
+        monsoon_PQreset(raw)
+        guard monsoon_PQstatus(raw) == CONNECTION_OK else {
+            throw PostgresError.connectionFailed(reason: connectionString.scrub(PostgresError.firstLine(of: Self.text(monsoon_PQerrorMessage(raw)))), server: server)
         }
         try startSession()
     }
@@ -66,10 +66,10 @@ extension PostgresConnection {
     /// The notifications libpq has parsed, in the order they came.
     private func takeNotifications() -> [PostgresNotification] {
         var received: [PostgresNotification] = []
-        while let notification = PQnotifies(raw) {
+        while let notification = monsoon_PQnotifies(raw) {
             received.append(PostgresNotification(channel: String(cString: notification.pointee.relname), payload: String(cString: notification.pointee.extra),
                                                  senderProcessID: notification.pointee.be_pid))
-            PQfreemem(notification)
+            monsoon_PQfreemem(notification)
         }
         return received
     }

@@ -8,7 +8,7 @@ extension PostgresConnection {
     /// - Parameter isolation: the transaction's isolation level; nil for the session's default
     ///   (ignored for a savepoint, which has its transaction's).
     public func transaction<T>(isolation: PostgresIsolation? = nil, _ body: () throws -> T) throws -> T {
-        if PQtransactionStatus(raw) != PQTRANS_IDLE {
+        if monsoon_PQtransactionStatus(raw) != PQTRANS_IDLE {
             try executeScript("SAVEPOINT monsoon_nested")
             do {
                 let result = try body()
@@ -25,13 +25,13 @@ extension PostgresConnection {
             let result = try body()
             // COMMIT of a transaction that had an error (one the body caught and did not rethrow)
             // rolls back without a word: say it instead of losing the body's work silently.
-            if PQtransactionStatus(raw) == PQTRANS_INERROR {
+            if monsoon_PQtransactionStatus(raw) == PQTRANS_INERROR {
                 throw PostgresError(code: .query, message: "a transaction on PostgreSQL at \(server) was undone: one of its statements failed and its error was dropped; please report this")
             }
             try executeScript("COMMIT")
             return result
         } catch {
-            if PQtransactionStatus(raw) != PQTRANS_IDLE {
+            if monsoon_PQtransactionStatus(raw) != PQTRANS_IDLE {
                 // With the connection gone the server has rolled back already; the body's error says why.
                 _ = try? executeScript("ROLLBACK")
             }

@@ -42,6 +42,10 @@ public final class PostgresConnection {
     /// - Parameter settings: more of libpq's keywords (`keepalives_idle`, `tcp_user_timeout` …), as
     ///   defaults the string may override.
     public init(_ connectionString: String = "", connectTimeout: Int = 10, settings: [(String, String)] = []) throws(PostgresError) {
+        if let reason = monsoon_pq_open() {
+            throw PostgresError(code: .connectionFailed,
+                                message: "cannot open libpq, PostgreSQL's client library (\(String(cString: reason))); install it: apt-get install libpq5")
+        }
         let string = PostgresConnectionString(connectionString)
         try Self.validate(string)
         // The string is expanded in place of dbname, after the defaults here, so what it sets wins.
@@ -51,17 +55,17 @@ public final class PostgresConnection {
         // libpq starts OpenSSL for a server that takes TLS: first without its exit handler (see monsoon_crypto_init).
         monsoon_crypto_init()
         let connection = Self.withCStringPointers(options.map(\.0) + [nil]) { keywords in
-            Self.withCStringPointers(options.map(\.1) + [nil]) { values in PQconnectdbParams(keywords, values, 1) }
+            Self.withCStringPointers(options.map(\.1) + [nil]) { values in monsoon_PQconnectdbParams(keywords, values, 1) }
         }
         guard let connection else {
             throw PostgresError(code: .connectionFailed, message: "cannot connect to PostgreSQL: out of memory; close other programs and try again")
         }
         monsoon_pq_discard_notices(connection)
-        guard PQstatus(connection) == CONNECTION_OK else {
-            let reason = string.scrub(PostgresError.firstLine(of: Self.text(PQerrorMessage(connection))))
+        guard monsoon_PQstatus(connection) == CONNECTION_OK else {
+            let reason = string.scrub(PostgresError.firstLine(of: Self.text(monsoon_PQerrorMessage(connection))))
             let error = PostgresError.isBadParameter(reason) ? PostgresError.invalidConnectionString(reason: reason, redacted: string.redacted)
                 : PostgresError.connectionFailed(reason: reason, server: Self.server(of: connection))
-            PQfinish(connection)
+            monsoon_PQfinish(connection)
             throw error
         }
         raw = connection
@@ -70,13 +74,13 @@ public final class PostgresConnection {
         try startSession()
     }
 
-    deinit { PQfinish(raw) }
+    deinit { monsoon_PQfinish(raw) }
 
     /// Whether the connection was working when last used: libpq notices a broken one only when it
     /// next reads or writes (a statement, `waitForNotifications`).
-    public var isConnected: Bool { PQstatus(raw) == CONNECTION_OK }
+    public var isConnected: Bool { monsoon_PQstatus(raw) == CONNECTION_OK }
 
-    public var database: String { Self.text(PQdb(raw)) }
+    public var database: String { Self.text(monsoon_PQdb(raw)) }
 
     /// The server, as messages name it: `127.0.0.1:5432`, or a socket's path.
     public var server: String { Self.server(of: raw) }
@@ -89,8 +93,8 @@ public final class PostgresConnection {
         if PostgresConnectionString.isURL(connectionString.text) { return connectionString.redacted }
         // Foundation's .urlHostAllowed on Linux, which has no `:`, `[` or `]`: an IPv6 host's colons
         // are encoded (`%3A%3A1`), which libpq decodes, where a bare `::1` would end the host.
-        let host = Self.text(PQhost(raw)).percentEncoded(allowing: "!$&'()*+,-.;=_~")
-        return "postgresql://\(Self.text(PQuser(raw)))@\(host):\(Self.text(PQport(raw)))/\(Self.text(PQdb(raw)))"
+        let host = Self.text(monsoon_PQhost(raw)).percentEncoded(allowing: "!$&'()*+,-.;=_~")
+        return "postgresql://\(Self.text(monsoon_PQuser(raw)))@\(host):\(Self.text(monsoon_PQport(raw)))/\(Self.text(monsoon_PQdb(raw)))"
     }
 
     /// Runs one statement with `parameters` as `$1`, `$2` …, and returns its rows.
@@ -100,10 +104,10 @@ public final class PostgresConnection {
     public func execute(_ sql: String, _ parameters: [PostgresValue?] = []) throws(PostgresError) -> PostgresResult {
         let texts = try Self.texts(of: parameters, for: sql)
         guard let name = try statementName(for: sql) else {
-            return try handle(Self.withCStringPointers(texts) { PQexecParams(raw, sql, Int32(texts.count), nil, $0, nil, nil, 0) }, sql)
+            return try handle(Self.withCStringPointers(texts) { monsoon_PQexecParams(raw, sql, Int32(texts.count), nil, $0, nil, nil, 0) }, sql)
         }
         do {
-            return try handle(Self.withCStringPointers(texts) { PQexecPrepared(raw, name, Int32(texts.count), $0, nil, nil, 0) }, sql)
+            return try handle(Self.withCStringPointers(texts) { monsoon_PQexecPrepared(raw, name, Int32(texts.count), $0, nil, nil, 0) }, sql)
         } catch {
             switch error.sqlState {
             case "26000":
@@ -129,11 +133,11 @@ public final class PostgresConnection {
         guard preparing, prepared.count < Self.maxPrepared, Self.isQuery(sql) else { return nil }
         let name = "monsoon_" + SHA256.hex(Data(sql.utf8)).prefix(32)
         do {
-            _ = try handle(PQprepare(raw, name, sql, 0, nil), sql)
+            _ = try handle(monsoon_PQprepare(raw, name, sql, 0, nil), sql)
         } catch where error.sqlState == "42P05" {
             // Left from before a migration (`forgetPrepared` could not drop it then): made again.
-            _ = try handle(PQexec(raw, "DEALLOCATE " + name), sql)
-            _ = try handle(PQprepare(raw, name, sql, 0, nil), sql)
+            _ = try handle(monsoon_PQexec(raw, "DEALLOCATE " + name), sql)
+            _ = try handle(monsoon_PQprepare(raw, name, sql, 0, nil), sql)
         }
         prepared[sql] = name
         return name
@@ -150,7 +154,7 @@ public final class PostgresConnection {
         prepared[sql] = nil
         // Outside a failed transaction only (in one, every statement fails until the rollback);
         // one left is dropped when it is prepared again.
-        if PQtransactionStatus(raw) == PQTRANS_IDLE { PQclear(PQexec(raw, "DEALLOCATE " + name)) }
+        if monsoon_PQtransactionStatus(raw) == PQTRANS_IDLE { monsoon_PQclear(monsoon_PQexec(raw, "DEALLOCATE " + name)) }
     }
 
     /// The parameters' texts, refusing one that holds a NUL.
@@ -171,14 +175,14 @@ public final class PostgresConnection {
     /// - Returns: the last statement's result.
     @discardableResult
     public func executeScript(_ sql: String) throws(PostgresError) -> PostgresResult {
-        try handle(PQexec(raw, sql), sql)
+        try handle(monsoon_PQexec(raw, sql), sql)
     }
 
     /// The rows of `result`, freed here, or its error.
     private func handle(_ result: OpaquePointer?, _ sql: String) throws(PostgresError) -> PostgresResult {
         guard let result else { throw failure(nil, sql) }
-        defer { PQclear(result) }
-        switch PQresultStatus(result) {
+        defer { monsoon_PQclear(result) }
+        switch monsoon_PQresultStatus(result) {
         case PGRES_TUPLES_OK, PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
             return PostgresResult(result)
         case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH:
@@ -191,16 +195,16 @@ public final class PostgresConnection {
 
     /// Ends a `COPY` the server started, so the connection can go on: its data is not streamed here.
     private func abandonCopy() {
-        _ = PQputCopyEnd(raw, "COPY is not supported by Monsoon")
+        _ = monsoon_PQputCopyEnd(raw, "COPY is not supported by Monsoon")
         var buffer: UnsafeMutablePointer<CChar>?
-        while PQgetCopyData(raw, &buffer, 0) > 0 { PQfreemem(buffer) }
-        while let result = PQgetResult(raw) { PQclear(result) }
+        while monsoon_PQgetCopyData(raw, &buffer, 0) > 0 { monsoon_PQfreemem(buffer) }
+        while let result = monsoon_PQgetResult(raw) { monsoon_PQclear(result) }
     }
 
     /// The error of a statement that failed with `result` (nil when libpq had none to give).
     func failure(_ result: OpaquePointer?, _ sql: String?) -> PostgresError {
-        let reason = connectionString.scrub(PostgresError.firstLine(of: Self.text(result.map { PQresultErrorMessage($0) } ?? PQerrorMessage(raw))))
-        if PQstatus(raw) != CONNECTION_OK {
+        let reason = connectionString.scrub(PostgresError.firstLine(of: Self.text(result.map { monsoon_PQresultErrorMessage($0) } ?? monsoon_PQerrorMessage(raw))))
+        if monsoon_PQstatus(raw) != CONNECTION_OK {
             return .connectionLost(reason: reason, server: server, statement: sql)
         }
         guard let result, let state = monsoon_pq_sqlstate(result) else {
@@ -208,7 +212,7 @@ public final class PostgresConnection {
         }
         let primary = monsoon_pq_primary_message(result).map { String(cString: $0) } ?? reason
         return .server(sqlState: String(cString: state), reason: primary, constraint: monsoon_pq_constraint(result).map { String(cString: $0) },
-                       server: server, user: Self.text(PQuser(raw)), statement: sql)
+                       server: server, user: Self.text(monsoon_PQuser(raw)), statement: sql)
     }
 
     /// What a new session needs: dates in ISO form, which `PostgresRow.date` reads (the server's
@@ -216,7 +220,7 @@ public final class PostgresConnection {
     func startSession() throws(PostgresError) {
         prepared = [:]
         var statements: [String] = []
-        if !Self.text(PQparameterStatus(raw, "DateStyle")).hasPrefix("ISO") { statements.append("SET DateStyle TO ISO") }
+        if !Self.text(monsoon_PQparameterStatus(raw, "DateStyle")).hasPrefix("ISO") { statements.append("SET DateStyle TO ISO") }
         statements += channels.map { "LISTEN " + Self.quotedIdentifier($0) }
         if !statements.isEmpty { try executeScript(statements.joined(separator: "; ")) }
     }
@@ -228,18 +232,18 @@ public final class PostgresConnection {
         if let problem = string.problem { throw PostgresError.invalidConnectionString(reason: problem, redacted: string.redacted) }
         guard PostgresConnectionString.isURL(string.text) || string.text.contains("=") else { return }
         var message: UnsafeMutablePointer<CChar>?
-        guard let options = PQconninfoParse(string.text, &message) else {
+        guard let options = monsoon_PQconninfoParse(string.text, &message) else {
             let reason = message.map { String(cString: $0) } ?? "out of memory"
-            PQfreemem(message)
+            monsoon_PQfreemem(message)
             throw PostgresError.invalidConnectionString(reason: string.scrub(PostgresError.firstLine(of: reason)), redacted: string.redacted)
         }
-        PQconninfoFree(options)
+        monsoon_PQconninfoFree(options)
     }
 
     /// `host:port`, or the socket's path for a host that is a folder.
     static func server(of connection: OpaquePointer) -> String {
-        let host = text(PQhost(connection))
-        let port = text(PQport(connection))
+        let host = text(monsoon_PQhost(connection))
+        let port = text(monsoon_PQport(connection))
         return host.hasPrefix("/") ? "\(host)/.s.PGSQL.\(port)" : "\(host):\(port)"
     }
 

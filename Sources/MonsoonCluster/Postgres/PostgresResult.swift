@@ -18,14 +18,14 @@ public struct PostgresResult: Sendable {
 extension PostgresResult {
     /// The rows and columns of `result`, a `PGRES_TUPLES_OK` or `PGRES_COMMAND_OK` one.
     init(_ result: OpaquePointer) {
-        let columnCount = PQnfields(result)
-        let columns = (0..<columnCount).map { String(cString: PQfname(result, $0)) }
+        let columnCount = monsoon_PQnfields(result)
+        let columns = (0..<columnCount).map { String(cString: monsoon_PQfname(result, $0)) }
         self.columns = columns
-        rows = (0..<PQntuples(result)).map { row in
+        rows = (0..<monsoon_PQntuples(result)).map { row in
             PostgresRow(columns: columns, values: (0..<columnCount).map { column in
-                PQgetisnull(result, row, column) == 1 ? nil : String(cString: PQgetvalue(result, row, column))
+                monsoon_PQgetisnull(result, row, column) == 1 ? nil : String(cString: monsoon_PQgetvalue(result, row, column))
             })
         }
-        affectedRows = Int(String(cString: PQcmdTuples(result))) ?? 0
+        affectedRows = Int(String(cString: monsoon_PQcmdTuples(result))) ?? 0
     }
 }

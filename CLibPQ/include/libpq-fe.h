@@ -1,0 +1,1 @@
+/usr/include/postgresql/libpq-fe.h

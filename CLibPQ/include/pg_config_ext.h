@@ -1,0 +1,1 @@
+/usr/include/postgresql/pg_config_ext.h

@@ -1,0 +1,1 @@
+/usr/include/postgresql/postgres_ext.h
