@@ -7,8 +7,9 @@ archive costs beside the transfers alone.
 The world's files are made once, from seeded random bytes, in .build/bench/archive-scale (kept
 between runs, made again when incomplete); the feeds, which name nginx's port, are written for
 each invocation. Tools alternate within each repetition, after a warm-up run of curl that fills
-the page cache; every monsoon run starts with a fresh folder and a fresh MONSOON_HOME. Every
-run's episodes are checked (count and SHA-256): a mismatch fails the benchmark. Reported per
+the page cache; every run writes into a fresh folder (monsoon with a fresh MONSOON_HOME), kept
+until the end (in $BENCH_DIR, /tmp by default: 1.4 GB a run). Every run's episodes are checked
+(count and SHA-256): a mismatch fails the benchmark. Reported per
 tool: median wall time and its spread, CPU seconds (user + system, children included), CPU
 milliseconds per episode, peak resident memory, and each monsoon's ratios against curl.
 
@@ -201,20 +202,66 @@ def report(result):
     print("  targets (issue 48): speed >= x0.5 of curl, CPU per episode <= x2.5 of curl's, peak <= 64 MiB")
 
 
+MALLOC = {"malloc", "_int_malloc", "free", "cfree", "_int_free", "realloc", "_int_realloc", "calloc", "malloc_consolidate",
+          "unlink_chunk", "posix_memalign", "_int_memalign", "_mid_memalign", "aligned_alloc", "tcache_init", "malloc_usable_size"}
+
+
+def origins(report, program):
+    """Shares of a `perf report --sort dso,symbol` (Swift names still mangled) by where the code
+    comes from: the kernel, each library, malloc, and within PROGRAM (the Swift runtime and
+    Foundation are linked into it) the runtime, the standard library, Foundation and Monsoon's
+    own modules."""
+    shares = {}
+    for line in report.splitlines():
+        match = re.match(r"\s*([\d.]+)%\s+(\S+)\s+\[.\]\s+(\S+)", line)
+        if not match:
+            continue
+        share, dso, symbol = float(match[1]), match[2], match[3]
+        if dso == "[kernel.kallsyms]":
+            where = "kernel"
+        elif dso.startswith("libc.so"):
+            where = "libc: malloc and free" if symbol.split("@")[0] in MALLOC else "libc: the rest (memmove, ...)"
+        elif dso == program:
+            module = re.match(r"\$s(\d+)", symbol)
+            name = symbol[len(module[0]):len(module[0]) + int(module[1])] if module else ""
+            if symbol.startswith(("swift_", "_swift_", "__swift", "_ZN5swift", "_ZNK5swift", "swift::")) or symbol.startswith("$sSc"):
+                where = f"{program}: Swift runtime (and concurrency)"
+            elif symbol.startswith(("$ss", "$sS")):
+                where = f"{program}: Swift standard library"
+            elif name.startswith(("Foundation", "_Foundation")):
+                where = f"{program}: Foundation"
+            elif name.lower().startswith("monsoon"):
+                where = f"{program}: Monsoon's own modules"
+            else:
+                where = f"{program}: other (C, Dispatch, ...)"
+        else:
+            where = dso.split(".so")[0]
+        shares[where] = shares.get(where, 0) + share
+    return sorted(shares.items(), key=lambda item: -item[1])
+
+
+def fresh(scratch, label):
+    """A new output folder and home for one run. Every run's are kept until the end: on ext4
+    without a journal (this machine's), creating files just after deleting thousands costs the
+    kernel a scan of the recently deleted inodes for each one, which would be measured as the
+    next tool's time."""
+    out, home = os.path.join(scratch, "runs", label, "out"), os.path.join(scratch, "runs", label, "home")
+    os.makedirs(out)
+    return out, home
+
+
 def profile(name, binary, feed_urls, scratch, prefix):
     """One more run of BINARY under `perf record -g`; its report as text in PREFIX-NAME.txt."""
-    out, home, data = os.path.join(scratch, "out"), os.path.join(scratch, "home"), os.path.join(scratch, "perf.data")
-    for folder in (out, home):
-        shutil.rmtree(folder, ignore_errors=True)
-    os.makedirs(out)
+    out, home = fresh(scratch, f"perf-{name}")
+    data = os.path.join(scratch, "perf.data")
     env = dict(os.environ, MONSOON_HOME=home)
     subprocess.run(["perf", "record", "-q", "-g", "-o", data, "--"] + monsoon_command(binary, feed_urls, out),
                    env=env, check=True, stdout=subprocess.DEVNULL)
 
-    def perf_report(sort, *more):
-        text = subprocess.run(["perf", "report", "-i", data, "--stdio", "--no-children", "-g", "none", "--percent-limit", "0.5",
-                               "--sort", sort, *more], capture_output=True, text=True, check=True).stdout
-        if shutil.which("swift-demangle"):   # perf demangles C++ but not Swift
+    def perf_report(sort, *more, demangle=True):
+        text = subprocess.run(["perf", "report", "-i", data, "--stdio", "--no-children", "-g", "none", "--sort", sort, *more],
+                              capture_output=True, text=True, check=True).stdout
+        if demangle and shutil.which("swift-demangle"):   # perf demangles C++ but not Swift
             text = subprocess.run(["swift-demangle", "--simplified"], input=text, capture_output=True, text=True, check=True).stdout
         return text
 
@@ -222,18 +269,20 @@ def profile(name, binary, feed_urls, scratch, prefix):
         # perf pads each row to its widest symbol and ends it with two empty call-graph columns.
         return [re.sub(r"(\s+-){0,2}\s*$", "", line)[:200] for line in text.splitlines() if line.strip() and not line.startswith("#")]
 
-    symbols = lines(perf_report("dso,symbol"))
+    symbols = lines(perf_report("dso,symbol", "--percent-limit", "0.2"))
     samples = next((line for line in perf_report("dso").splitlines() if line.startswith("# Samples")), "")
     path = f"{prefix}-{name}.txt"
     with open(path, "w") as f:
         f.write(f"{binary} archive, {len(feed_urls)} feeds, -j {JOBS}: perf record -g, one run ({samples.lstrip('# ')})\n\n")
         f.write("== perf report --no-children --sort dso,symbol (top 25)\n" + "\n".join(symbols[:25]) + "\n\n")
-        f.write("== perf report --no-children --sort dso\n" + "\n".join(lines(perf_report("dso"))) + "\n\n")
+        f.write("== perf report --no-children --sort dso\n" + "\n".join(lines(perf_report("dso", "--percent-limit", "0.2"))) + "\n\n")
+        f.write("== by origin (every sample; the program's split by its symbols' modules)\n")
+        for where, share in origins(perf_report("dso,symbol", demangle=False), os.path.basename(binary)):
+            f.write(f"  {share:6.2f}%  {where}\n")
         # The program's own share split by symbol: the Swift runtime's and the standard library's beside ours.
-        f.write(f"== perf report --no-children --sort symbol --dsos {os.path.basename(binary)} (top 25, percent of all)\n"
-                + "\n".join(lines(perf_report("symbol", "--dsos", os.path.basename(binary)))[:25]) + "\n")
+        f.write(f"\n== perf report --no-children --sort symbol --dsos {os.path.basename(binary)} (top 25, percent of all)\n"
+                + "\n".join(lines(perf_report("symbol", "--dsos", os.path.basename(binary), "--percent-limit", "0.1"))[:25]) + "\n")
     os.remove(data)
-    shutil.rmtree(out, ignore_errors=True)
     subprocess.run(["sync"])
     print(f"written: {path}", file=sys.stderr)
 
@@ -262,6 +311,12 @@ def main():
     count = len(sums)
     scratch = tempfile.mkdtemp(prefix="archive-scale-", dir=os.environ.get("BENCH_DIR", "/tmp"))
     os.chmod(scratch, 0o755)   # nginx's workers (another user when started as root) read through it
+    size = sum(entry["size"] for entry in sums.values())
+    needed = size * (1 + args.runs * (len(binaries) + 1) + (len(binaries) if args.perf else 0)) + (1 << 30)
+    if shutil.disk_usage(scratch).free < needed:
+        shutil.rmtree(scratch)
+        sys.exit(f"{os.path.dirname(scratch)}: {needed / 1e9:.1f} GB free needed (every run's files are kept to the end); "
+                 "set BENCH_DIR to another folder, or give fewer --runs")
     www = os.path.join(scratch, "www")
     os.makedirs(www)
     os.symlink(os.path.join(world, "files"), os.path.join(www, "files"))
@@ -277,13 +332,9 @@ def main():
             for name, command in tools.items():
                 if repetition == 0 and name != "curl":
                     continue
-                out, home = os.path.join(scratch, "out"), os.path.join(scratch, "home")
-                for folder in (out, home):
-                    shutil.rmtree(folder, ignore_errors=True)
-                os.makedirs(out)
+                out, home = fresh(scratch, f"{repetition}-{name}")
                 wall, cpu, rss = run(command(out), scratch, env=dict(os.environ, MONSOON_HOME=home))
                 verify(name, out, sums)
-                shutil.rmtree(out)
                 subprocess.run(["sync"])   # the next tool starts with no dirty pages of this one
                 if repetition > 0:
                     measured[name].append((wall, cpu, rss))
@@ -296,7 +347,7 @@ def main():
         nginx.wait()
         shutil.rmtree(scratch, ignore_errors=True)
     result = {"date": time.strftime("%Y-%m-%d"), "feeds": args.feeds, "episodes_per_feed": args.episodes, "episodes": count,
-              "bytes": sum(entry["size"] for entry in sums.values()), "jobs": JOBS, "runs": args.runs,
+              "bytes": size, "jobs": JOBS, "runs": args.runs,
               "versions": {name: first_line([binary, "--version"]) for name, binary in binaries.items()}
               | {"curl": first_line(["curl", "--version"]),
                  "nginx": subprocess.run(["nginx", "-v"], capture_output=True, text=True).stderr.strip()},
