@@ -207,16 +207,16 @@ MALLOC = {"malloc", "_int_malloc", "free", "cfree", "_int_free", "realloc", "_in
 
 
 def origins(report, program):
-    """Shares of a `perf report --sort dso,symbol` (Swift names still mangled) by where the code
+    """Shares of a `perf report -n --sort dso,symbol --no-demangle` by where the code
     comes from: the kernel, each library, malloc, and within PROGRAM (the Swift runtime and
     Foundation are linked into it) the runtime, the standard library, Foundation and Monsoon's
     own modules."""
-    shares = {}
+    samples = {}
     for line in report.splitlines():
-        match = re.match(r"\s*([\d.]+)%\s+(\S+)\s+\[.\]\s+(\S+)", line)
+        match = re.match(r"\s*[\d.]+%\s+(\d+)\s+(\S+)\s+\[.\]\s+(\S+)", line)
         if not match:
             continue
-        share, dso, symbol = float(match[1]), match[2], match[3]
+        count, dso, symbol = int(match[1]), match[2], match[3]
         if dso == "[kernel.kallsyms]":
             where = "kernel"
         elif dso.startswith("libc.so"):
@@ -224,7 +224,7 @@ def origins(report, program):
         elif dso == program:
             module = re.match(r"\$s(\d+)", symbol)
             name = symbol[len(module[0]):len(module[0]) + int(module[1])] if module else ""
-            if symbol.startswith(("swift_", "_swift_", "__swift", "_ZN5swift", "_ZNK5swift", "swift::")) or symbol.startswith("$sSc"):
+            if symbol.startswith(("swift_", "_swift_", "__swift", "_Z", "$sSc")):   # _Z: C++, in this binary the runtime's
                 where = f"{program}: Swift runtime (and concurrency)"
             elif symbol.startswith(("$ss", "$sS")):
                 where = f"{program}: Swift standard library"
@@ -232,12 +232,17 @@ def origins(report, program):
                 where = f"{program}: Foundation"
             elif name.lower().startswith("monsoon"):
                 where = f"{program}: Monsoon's own modules"
+            elif symbol.startswith(("_dispatch", "dispatch_")):
+                where = f"{program}: Dispatch"
             else:
-                where = f"{program}: other (C, Dispatch, ...)"
+                where = f"{program}: other"
+        elif dso.startswith("libcrypto"):
+            where = "libcrypto (SHA-256: over plain HTTP, curl needs no TLS)"
         else:
             where = dso.split(".so")[0]
-        shares[where] = shares.get(where, 0) + share
-    return sorted(shares.items(), key=lambda item: -item[1])
+        samples[where] = samples.get(where, 0) + count
+    total = sum(samples.values()) or 1
+    return sorted(((where, count * 100 / total) for where, count in samples.items()), key=lambda item: -item[1])
 
 
 def fresh(scratch, label):
@@ -277,7 +282,7 @@ def profile(name, binary, feed_urls, scratch, prefix):
         f.write("== perf report --no-children --sort dso,symbol (top 25)\n" + "\n".join(symbols[:25]) + "\n\n")
         f.write("== perf report --no-children --sort dso\n" + "\n".join(lines(perf_report("dso", "--percent-limit", "0.2"))) + "\n\n")
         f.write("== by origin (every sample; the program's split by its symbols' modules)\n")
-        for where, share in origins(perf_report("dso,symbol", demangle=False), os.path.basename(binary)):
+        for where, share in origins(perf_report("dso,symbol", "-n", "--no-demangle", demangle=False), os.path.basename(binary)):
             f.write(f"  {share:6.2f}%  {where}\n")
         # The program's own share split by symbol: the Swift runtime's and the standard library's beside ours.
         f.write(f"\n== perf report --no-children --sort symbol --dsos {os.path.basename(binary)} (top 25, percent of all)\n"
