@@ -8,10 +8,11 @@ The world's files are made once, from seeded random bytes, in .build/bench/archi
 between runs, made again when incomplete); the feeds, which name nginx's port, are written for
 each invocation. Tools alternate within each repetition, after a warm-up run of curl that fills
 the page cache; every run writes into a fresh folder (monsoon with a fresh MONSOON_HOME), kept
-until the end (in $BENCH_DIR, /tmp by default: 1.4 GB a run). Every run's episodes are checked
-(count and SHA-256): a mismatch fails the benchmark. Reported per
-tool: median wall time and its spread, CPU seconds (user + system, children included), CPU
-milliseconds per episode, peak resident memory, and each monsoon's ratios against curl.
+until the end (in $BENCH_DIR, /tmp by default: 1.4 GB a run; on a tmpfs, removed once
+checked). Every run's episodes are checked (count and SHA-256): a mismatch fails the benchmark.
+Reported per tool: median wall time and its spread, CPU seconds (user + system, children
+included), CPU milliseconds per episode, peak resident memory, and each monsoon's ratios
+against curl.
 
   archive_scale.py [--runs N] [--binary [NAME=]PATH ...] [--feeds F] [--episodes E] [--json]
                    [--perf PREFIX]
@@ -246,16 +247,26 @@ def origins(report, program):
 
 
 def fresh(scratch, label):
-    """A new output folder and home for one run. Every run's are kept until the end: on ext4
-    without a journal (this machine's), creating files just after deleting thousands costs the
-    kernel a scan of the recently deleted inodes for each one, which would be measured as the
-    next tool's time."""
+    """A new output folder and home for one run. On a disk every run's are kept until the end: on
+    ext4 without a journal (this machine's), creating files within a minute of deleting thousands
+    costs the kernel a scan of the recently deleted inodes for each one, which would be measured
+    as the next tool's time. A tmpfs has no such cost and too little room: see `done`."""
     out, home = os.path.join(scratch, "runs", label, "out"), os.path.join(scratch, "runs", label, "home")
     os.makedirs(out)
     return out, home
 
 
-def profile(name, binary, feed_urls, scratch, prefix):
+def on_tmpfs(path):
+    return subprocess.run(["stat", "-f", "-c", "%T", path], capture_output=True, text=True).stdout.strip() == "tmpfs"
+
+
+def done(out, tmpfs):
+    """Removes a checked run's files on a tmpfs (they take memory); a disk keeps them to the end."""
+    if tmpfs:
+        shutil.rmtree(os.path.dirname(out))
+
+
+def profile(name, binary, feed_urls, scratch, prefix, tmpfs):
     """One more run of BINARY under `perf record -g`; its report as text in PREFIX-NAME.txt."""
     out, home = fresh(scratch, f"perf-{name}")
     data = os.path.join(scratch, "perf.data")
@@ -284,10 +295,16 @@ def profile(name, binary, feed_urls, scratch, prefix):
         f.write("== by origin (every sample; the program's split by its symbols' modules)\n")
         for where, share in origins(perf_report("dso,symbol", "-n", "--no-demangle", demangle=False), os.path.basename(binary)):
             f.write(f"  {share:6.2f}%  {where}\n")
+        # Where the kernel's share goes, by the system call it was in (inclusive; page faults,
+        # interrupts and the scheduler's switches come under none).
+        calls = [line for line in lines(perf_report("symbol", "--children", "--dsos", "[kernel.kallsyms]"))
+                 if re.search(r"\] (__x64_sys_|__do_sys_|do_syscall_64$)", line)]
+        f.write("\n== the kernel by system call (perf report --children, percent of all)\n" + "\n".join(calls[:15]) + "\n")
         # The program's own share split by symbol: the Swift runtime's and the standard library's beside ours.
         f.write(f"\n== perf report --no-children --sort symbol --dsos {os.path.basename(binary)} (top 25, percent of all)\n"
                 + "\n".join(lines(perf_report("symbol", "--dsos", os.path.basename(binary), "--percent-limit", "0.1"))[:25]) + "\n")
     os.remove(data)
+    done(out, tmpfs)
     subprocess.run(["sync"])
     print(f"written: {path}", file=sys.stderr)
 
@@ -317,7 +334,9 @@ def main():
     scratch = tempfile.mkdtemp(prefix="archive-scale-", dir=os.environ.get("BENCH_DIR", "/tmp"))
     os.chmod(scratch, 0o755)   # nginx's workers (another user when started as root) read through it
     size = sum(entry["size"] for entry in sums.values())
-    needed = size * (1 + args.runs * (len(binaries) + 1) + (len(binaries) if args.perf else 0)) + (1 << 30)
+    tmpfs = on_tmpfs(scratch)
+    kept = 1 if tmpfs else 1 + args.runs * (len(binaries) + 1) + (len(binaries) if args.perf else 0)
+    needed = size * kept + (1 << 30)
     if shutil.disk_usage(scratch).free < needed:
         shutil.rmtree(scratch)
         sys.exit(f"{os.path.dirname(scratch)}: {needed / 1e9:.1f} GB free needed (every run's files are kept to the end); "
@@ -340,13 +359,14 @@ def main():
                 out, home = fresh(scratch, f"{repetition}-{name}")
                 wall, cpu, rss = run(command(out), scratch, env=dict(os.environ, MONSOON_HOME=home))
                 verify(name, out, sums)
+                done(out, tmpfs)
                 subprocess.run(["sync"])   # the next tool starts with no dirty pages of this one
                 if repetition > 0:
                     measured[name].append((wall, cpu, rss))
                     print(f"  run {repetition} {name}: {wall:.2f} s, {cpu:.2f} s CPU, {rss / 1024:.1f} MiB", file=sys.stderr)
         if args.perf:
             for name, binary in binaries.items():
-                profile(name.replace(" ", "-"), binary, feed_urls, scratch, args.perf)
+                profile(name.replace(" ", "-"), binary, feed_urls, scratch, args.perf, tmpfs)
     finally:
         nginx.terminate()
         nginx.wait()
