@@ -9,13 +9,16 @@ between runs, made again when incomplete); the feeds, which name nginx's port, a
 each invocation. Tools alternate within each repetition, after a warm-up run of curl that fills
 the page cache; every run writes into a fresh folder (monsoon with a fresh MONSOON_HOME), kept
 until the end (in $BENCH_DIR, /tmp by default: 1.4 GB a run; on a tmpfs, removed once
-checked). Every run's episodes are checked (count and SHA-256): a mismatch fails the benchmark.
+checked). --tmpfs writes the episodes to a tmpfs and keeps monsoon's home on disk: the tools'
+own cost without the file system's (this machine's makes the creation of a file after many
+deletions cost up to 0.5 ms of CPU, at random). Every run's episodes are checked (count and
+SHA-256): a mismatch fails the benchmark.
 Reported per tool: median wall time and its spread, CPU seconds (user + system, children
 included), CPU milliseconds per episode, peak resident memory, and each monsoon's ratios
 against curl.
 
   archive_scale.py [--runs N] [--binary [NAME=]PATH ...] [--feeds F] [--episodes E] [--json]
-                   [--perf PREFIX]
+                   [--tmpfs [DIR]] [--perf PREFIX]
 
 --binary may be given more than once (a before and an after in the same run); the default is
 the release build, .build/release/monsoon (`make bench` builds it). --perf PREFIX records one
@@ -191,7 +194,7 @@ def report(result):
     tools, curl = result["tools"], result["tools"]["curl"]
     print(f"\narchive at scale: {result['feeds']} feeds x {result['episodes_per_feed']} episodes "
           f"({result['bytes'] / (1 << 30):.2f} GiB, 16-256 KiB), two 302 hops each, N = {JOBS}, "
-          f"median of {result['runs']} after a warm-up")
+          f"median of {result['runs']} after a warm-up; episodes on {result['episodes_on']}")
     print(f"  {'tool':18} {'wall s':>7} {'spread':>11} {'CPU s':>7} {'spread':>11} {'CPU ms/ep':>9} {'peak MiB':>8} "
           f"{'speed vs curl':>13} {'CPU/ep vs curl':>14}")
     for name, t in tools.items():
@@ -246,30 +249,33 @@ def origins(report, program):
     return sorted(((where, count * 100 / total) for where, count in samples.items()), key=lambda item: -item[1])
 
 
-def fresh(scratch, label):
-    """A new output folder and home for one run. On a disk every run's are kept until the end: on
-    ext4 without a journal (this machine's), creating files within a minute of deleting thousands
-    costs the kernel a scan of the recently deleted inodes for each one, which would be measured
-    as the next tool's time. A tmpfs has no such cost and too little room: see `done`."""
-    out, home = os.path.join(scratch, "runs", label, "out"), os.path.join(scratch, "runs", label, "home")
-    os.makedirs(out)
-    return out, home
+class Folders:
+    """Where each run writes: its episodes in a new folder under FILES, monsoon's home in a new
+    folder under SCRATCH (on disk unless $BENCH_DIR says otherwise).
+
+    On a disk every run's episodes are kept until the end: on ext4 without a journal (this
+    machine's), creating files within a minute of deleting thousands costs the kernel a scan of
+    the recently deleted inodes for each one, which would be measured as the next tool's time.
+    A tmpfs has no such cost and too little room: there they go once checked."""
+
+    def __init__(self, scratch, files):
+        self.scratch, self.files = scratch, files
+        self.tmpfs = subprocess.run(["stat", "-f", "-c", "%T", files], capture_output=True, text=True).stdout.strip() == "tmpfs"
+
+    def fresh(self, label):
+        out, home = os.path.join(self.files, label), os.path.join(self.scratch, "homes", label)
+        os.makedirs(out)
+        return out, home
+
+    def done(self, out):
+        if self.tmpfs:
+            shutil.rmtree(out)
 
 
-def on_tmpfs(path):
-    return subprocess.run(["stat", "-f", "-c", "%T", path], capture_output=True, text=True).stdout.strip() == "tmpfs"
-
-
-def done(out, tmpfs):
-    """Removes a checked run's files on a tmpfs (they take memory); a disk keeps them to the end."""
-    if tmpfs:
-        shutil.rmtree(os.path.dirname(out))
-
-
-def profile(name, binary, feed_urls, scratch, prefix, tmpfs):
+def profile(name, binary, feed_urls, folders, prefix):
     """One more run of BINARY under `perf record -g`; its report as text in PREFIX-NAME.txt."""
-    out, home = fresh(scratch, f"perf-{name}")
-    data = os.path.join(scratch, "perf.data")
+    out, home = folders.fresh(f"perf-{name}")
+    data = os.path.join(folders.scratch, "perf.data")
     env = dict(os.environ, MONSOON_HOME=home)
     subprocess.run(["perf", "record", "-q", "-g", "-o", data, "--"] + monsoon_command(binary, feed_urls, out),
                    env=env, check=True, stdout=subprocess.DEVNULL)
@@ -304,7 +310,7 @@ def profile(name, binary, feed_urls, scratch, prefix, tmpfs):
         f.write(f"\n== perf report --no-children --sort symbol --dsos {os.path.basename(binary)} (top 25, percent of all)\n"
                 + "\n".join(lines(perf_report("symbol", "--dsos", os.path.basename(binary), "--percent-limit", "0.1"))[:25]) + "\n")
     os.remove(data)
-    done(out, tmpfs)
+    folders.done(out)
     subprocess.run(["sync"])
     print(f"written: {path}", file=sys.stderr)
 
@@ -318,6 +324,8 @@ def main():
                         help="a monsoon to run (repeatable; default: .build/release/monsoon)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON instead of the table")
     parser.add_argument("--perf", metavar="PREFIX", help="also profile one run of each monsoon into PREFIX-NAME.txt")
+    parser.add_argument("--tmpfs", nargs="?", const=os.environ.get("BENCH_TMPFS", "/dev/shm"), metavar="DIR",
+                        help="the episodes to a tmpfs (DIR, default $BENCH_TMPFS or /dev/shm), monsoon's home on disk")
     parser.add_argument("--out", default=os.path.join(ROOT, "Benchmarks", "results"))
     args = parser.parse_args()
     if min(args.runs, args.feeds, args.episodes) < 1:
@@ -333,14 +341,16 @@ def main():
     count = len(sums)
     scratch = tempfile.mkdtemp(prefix="archive-scale-", dir=os.environ.get("BENCH_DIR", "/tmp"))
     os.chmod(scratch, 0o755)   # nginx's workers (another user when started as root) read through it
+    files = tempfile.mkdtemp(prefix="archive-scale-", dir=args.tmpfs) if args.tmpfs else os.path.join(scratch, "runs")
+    folders = Folders(scratch, files)
     size = sum(entry["size"] for entry in sums.values())
-    tmpfs = on_tmpfs(scratch)
-    kept = 1 if tmpfs else 1 + args.runs * (len(binaries) + 1) + (len(binaries) if args.perf else 0)
+    kept = 1 if folders.tmpfs else 1 + args.runs * (len(binaries) + 1) + (len(binaries) if args.perf else 0)
     needed = size * kept + (1 << 30)
-    if shutil.disk_usage(scratch).free < needed:
+    if shutil.disk_usage(os.path.dirname(folders.files)).free < needed:
         shutil.rmtree(scratch)
-        sys.exit(f"{os.path.dirname(scratch)}: {needed / 1e9:.1f} GB free needed (every run's files are kept to the end); "
-                 "set BENCH_DIR to another folder, or give fewer --runs")
+        shutil.rmtree(folders.files, ignore_errors=True)
+        sys.exit(f"{os.path.dirname(folders.files)}: {needed / 1e9:.1f} GB free needed (on a disk every run's files are kept "
+                 "to the end); set BENCH_DIR to another folder, or give fewer --runs")
     www = os.path.join(scratch, "www")
     os.makedirs(www)
     os.symlink(os.path.join(world, "files"), os.path.join(www, "files"))
@@ -356,23 +366,24 @@ def main():
             for name, command in tools.items():
                 if repetition == 0 and name != "curl":
                     continue
-                out, home = fresh(scratch, f"{repetition}-{name}")
+                out, home = folders.fresh(f"{repetition}-{name}")
                 wall, cpu, rss = run(command(out), scratch, env=dict(os.environ, MONSOON_HOME=home))
                 verify(name, out, sums)
-                done(out, tmpfs)
+                folders.done(out)
                 subprocess.run(["sync"])   # the next tool starts with no dirty pages of this one
                 if repetition > 0:
                     measured[name].append((wall, cpu, rss))
                     print(f"  run {repetition} {name}: {wall:.2f} s, {cpu:.2f} s CPU, {rss / 1024:.1f} MiB", file=sys.stderr)
         if args.perf:
             for name, binary in binaries.items():
-                profile(name.replace(" ", "-"), binary, feed_urls, scratch, args.perf, tmpfs)
+                profile(name.replace(" ", "-"), binary, feed_urls, folders, args.perf)
     finally:
         nginx.terminate()
         nginx.wait()
         shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(folders.files, ignore_errors=True)
     result = {"date": time.strftime("%Y-%m-%d"), "feeds": args.feeds, "episodes_per_feed": args.episodes, "episodes": count,
-              "bytes": size, "jobs": JOBS, "runs": args.runs,
+              "bytes": size, "jobs": JOBS, "runs": args.runs, "episodes_on": "tmpfs" if folders.tmpfs else "disk",
               "versions": {name: first_line([binary, "--version"]) for name, binary in binaries.items()}
               | {"curl": first_line(["curl", "--version"]),
                  "nginx": subprocess.run(["nginx", "-v"], capture_output=True, text=True).stderr.strip()},
@@ -383,7 +394,7 @@ def main():
         t["speed_vs_curl"] = curl["wall_s"] / t["wall_s"]
         t["cpu_per_episode_vs_curl"] = t["cpu_ms_per_episode"] / curl["cpu_ms_per_episode"]
     os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, "archive-scale.json")
+    path = os.path.join(args.out, "archive-scale-tmpfs.json" if args.tmpfs else "archive-scale.json")
     with open(path, "w") as f:
         json.dump(result, f, indent=2)
     if args.json:

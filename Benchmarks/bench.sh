@@ -44,3 +44,5 @@ python3 Benchmarks/archive_race.py --both --runs 3
 echo
 echo "== Archive at scale: monsoon archive of 50 feeds x 200 episodes against curl (issue 48)"
 python3 Benchmarks/archive_scale.py --runs 3
+# The same with the episodes on a tmpfs (Monsoon's home on disk): the tools' own cost, steadier here.
+python3 Benchmarks/archive_scale.py --runs 3 --tmpfs
