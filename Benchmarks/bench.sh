@@ -7,9 +7,10 @@ quick=""
 [ "${1:-}" = "--quick" ] && quick="--quick"
 
 # The peers and the server (Debian's packages; wget2 in Debian 12 is a 1.99 beta; gpodder gives gpo;
-# podcast-archiver comes from PyPI, into a venv, in Benchmarks/archive_race.py).
+# podcast-archiver comes from PyPI, into a venv, in Benchmarks/archive_race.py; GNU time measures
+# peak memory).
 missing=""
-for package in nginx-light curl aria2 wget2 gcc libc6-dev gpodder python3-venv openssl; do
+for package in nginx-light curl aria2 wget2 gcc libc6-dev gpodder python3-venv openssl time; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing="$missing $package"
 done
 if [ -n "$missing" ]; then
@@ -40,3 +41,8 @@ python3 Benchmarks/large_feed_bench.py --bound 224
 echo
 echo "== The archive race: monsoon archive, podcast-archiver, gpo (each with its defaults)"
 python3 Benchmarks/archive_race.py --both --runs 3
+echo
+echo "== Archive at scale: monsoon archive of 50 feeds x 200 episodes against curl (issue 48)"
+python3 Benchmarks/archive_scale.py --runs 3
+# The same with the episodes on a tmpfs (Monsoon's home on disk): the tools' own cost, steadier here.
+python3 Benchmarks/archive_scale.py --runs 3 --tmpfs
