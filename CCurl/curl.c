@@ -1,6 +1,7 @@
 #include "monsoon_curl.h"
 #include <dlfcn.h>
 #include <pthread.h>
+#include <string.h>
 
 struct monsoon_curl_functions monsoon_curl;
 
@@ -10,11 +11,11 @@ static const char *failure;
 static void monsoon_curl_load(void) {
     void *library = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
     if (!library) {
-        failure = dlerror();
+        failure = strdup(dlerror());   // dlerror's buffer is overwritten by the next failing dl call
         return;
     }
 #define MONSOON_CURL_FIND(field, name) \
-    if (!(*(void **)&monsoon_curl.field = dlsym(library, #name))) { failure = dlerror(); return; }
+    if (!(*(void **)&monsoon_curl.field = dlsym(library, #name))) { failure = strdup(dlerror()); return; }
     MONSOON_CURL_FIND(global_init, curl_global_init)
     MONSOON_CURL_FIND(easy_init, curl_easy_init)
     MONSOON_CURL_FIND(easy_cleanup, curl_easy_cleanup)

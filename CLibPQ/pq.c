@@ -1,6 +1,7 @@
 #include "monsoon_pq.h"
 #include <dlfcn.h>
 #include <pthread.h>
+#include <string.h>
 
 struct monsoon_pq_functions monsoon_pq;
 
@@ -10,11 +11,11 @@ static const char *failure;
 static void monsoon_pq_load(void) {
     void *library = dlopen("libpq.so.5", RTLD_NOW | RTLD_LOCAL);
     if (!library) {
-        failure = dlerror();
+        failure = strdup(dlerror());   // dlerror's buffer is overwritten by the next failing dl call
         return;
     }
 #define MONSOON_PQ_FIND(name) \
-    if (!(*(void **)&monsoon_pq.name = dlsym(library, #name))) { failure = dlerror(); return; }
+    if (!(*(void **)&monsoon_pq.name = dlsym(library, #name))) { failure = strdup(dlerror()); return; }
     MONSOON_PQ_FIND(PQclear)
     MONSOON_PQ_FIND(PQcmdTuples)
     MONSOON_PQ_FIND(PQconnectdbParams)
