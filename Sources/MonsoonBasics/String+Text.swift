@@ -56,6 +56,12 @@ extension String {
     /// the bytes are not UTF-8 (as Foundation's `removingPercentEncoding`).
     package var percentDecoded: String? {
         guard contains("%") else { return self }
+        return percentDecodedBytes.flatMap { String(validating: $0, as: UTF8.self) }
+    }
+
+    /// Each `%XX` as the byte it stands for, whatever the bytes make; nil when a `%` is not
+    /// followed by two hex digits.
+    package var percentDecodedBytes: [UInt8]? {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(utf8.count)
         var iterator = utf8.makeIterator()
@@ -64,7 +70,7 @@ extension String {
             guard let high = iterator.next().flatMap(Self.hexValue), let low = iterator.next().flatMap(Self.hexValue) else { return nil }
             bytes.append(high << 4 | low)
         }
-        return String(validating: bytes, as: UTF8.self)
+        return bytes
     }
 
     /// Every byte but ASCII letters, digits and those in `allowed` as `%XX` (upper-case hex).

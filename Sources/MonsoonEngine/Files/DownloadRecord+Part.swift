@@ -66,7 +66,7 @@ extension DownloadRecord {
             return false
         }
         defer { close(folder) }
-        let fd = FileSystem.retrying { openat(folder, LocalFile.name(of: path), O_WRONLY | O_NOFOLLOW | O_CLOEXEC) }
+        let fd = FileSystem.retrying { openat(folder, path.fileName, O_WRONLY | O_NOFOLLOW | O_CLOEXEC) }
         guard fd >= 0 else { return false }
         let cut = ftruncate(fd, off_t(length)) == 0
         let code = errno
@@ -80,6 +80,6 @@ extension DownloadRecord {
         // A folder gone or behind a link holds no part of ours: false, and the caller says so.
         guard let folder = try? ConfinedFolder.open(path.parentPath, root: root, create: false) else { return false }
         defer { close(folder) }
-        return unlinkat(folder, LocalFile.name(of: path), 0) == 0
+        return unlinkat(folder, path.fileName, 0) == 0
     }
 }

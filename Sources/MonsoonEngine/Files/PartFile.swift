@@ -23,7 +23,7 @@ package enum PartFile {
     package static func adopt(from oldDestination: String, to newDestination: String, root: String) -> Int {
         guard let folder = try? ConfinedFolder.open(newDestination.parentPath, root: root, create: false) else { return 0 }   // no work folder: no part
         defer { close(folder) }
-        let old = LocalFile.name(of: path(for: oldDestination))
+        let old = path(for: oldDestination).fileName
         let taken = old + ".adopting"
         // One taker only: the rename is atomic, a second one finds nothing.
         guard renameat(folder, old, folder, taken) == 0 else { return 0 }
@@ -32,7 +32,7 @@ package enum PartFile {
         guard source >= 0 else { return 0 }
         defer { close(source) }
         let state = readState(at: newDestination.parentPath + "/" + taken)
-        let target = openat(folder, LocalFile.name(of: path(for: newDestination)), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        let target = openat(folder, path(for: newDestination).fileName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard state != nil, target >= 0 else { if target >= 0 { close(target) }; return 0 }
         defer { close(target) }
         var copied = 0
@@ -79,7 +79,7 @@ package enum PartFile {
     static func open(_ path: String, at offset: Int, root: String?) throws(DownloadError) -> (fd: Int32, created: Bool) {
         let folder = try ConfinedFolder.open(path.parentPath, root: root, create: true)
         defer { close(folder) }
-        let name = LocalFile.name(of: path)
+        let name = path.fileName
         if offset == 0 {
             // Most parts are new: made so, the file needs no cutting back or seeking.
             let fd = folderChanges.withLock { FileSystem.retrying { openat(folder, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644) } }
@@ -153,7 +153,7 @@ package enum PartFile {
               // A folder gone or behind a link holds no part of ours to relabel.
               let folder = try? ConfinedFolder.open(path.parentPath, root: root, create: false) else { return }
         defer { close(folder) }
-        let fd = FileSystem.retrying { openat(folder, LocalFile.name(of: path), O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
+        let fd = FileSystem.retrying { openat(folder, path.fileName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
         guard fd >= 0 else { return }
         defer { close(fd) }
         state.url = new
@@ -170,7 +170,7 @@ package enum PartFile {
     static func remove(_ path: String, root: String?) {
         // No folder to open (gone, or behind a link): nothing of ours to remove there.
         guard let folder = try? ConfinedFolder.open(path.parentPath, root: root, create: false) else { return }
-        unlinkat(folder, LocalFile.name(of: path), 0)
+        unlinkat(folder, path.fileName, 0)
         close(folder)
     }
 }

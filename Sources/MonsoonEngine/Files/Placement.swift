@@ -48,9 +48,9 @@ struct Placement: Sendable {
         }
         let folder = try ConfinedFolder.open(destination.parentPath, root: root, create: true)
         defer { close(folder) }
-        let name = LocalFile.name(of: destination)
+        let name = destination.fileName
         if ConfinedFolder.isLink(folder, name) { throw ConfinedFolder.linkError(destination, root: root ?? destination.parentPath) }
-        if PartFile.folderChanges.withLock({ renameat(folder, LocalFile.name(of: partPath), folder, name) }) != 0 {
+        if PartFile.folderChanges.withLock({ renameat(folder, partPath.fileName, folder, name) }) != 0 {
             throw FileSystem.error("cannot move \(partPath) to \(destination)", errno: errno)
         }
     }

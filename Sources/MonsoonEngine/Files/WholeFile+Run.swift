@@ -121,13 +121,13 @@ extension WholeFile {
             for _ in 0..<100 {
                 let choice = try choose(items[index].named) { candidate in
                     taken.contains(candidate) || (candidate != plain && PartFile.exists(candidate)
-                                                  && WholeFile.tagged(folder, LocalFile.name(of: candidate), owner) == nil)
+                                                  && WholeFile.tagged(folder, candidate.fileName, owner) == nil)
                 }
                 guard let path = choice.path, choice.error == nil else {
                     return fail(index, choice.error ?? DownloadError(.fileSystem, "the download has no file to write to"))
                 }
                 let linked = PartFile.folderChanges.withLock {
-                    WholeFile.name(items[index].fd, in: items[index].folder, as: LocalFile.name(of: path))
+                    WholeFile.name(items[index].fd, in: items[index].folder, as: path.fileName)
                 }
                 if linked == 0 {
                     items[index].path = path
@@ -138,10 +138,10 @@ extension WholeFile {
                 // This download's own file, named by a run killed before its row said so: replaced
                 // (its row says nothing of it; a kill in between leaves the row to run again).
                 // Checked again just before: still the same file (a user's put there meanwhile stays).
-                if let file = WholeFile.tagged(folder, LocalFile.name(of: path), owner),
-                   Self.identity(folder, LocalFile.name(of: path)).map({ $0 == file }) == true,
-                   unlinkat(folder, LocalFile.name(of: path), 0) == 0,
-                   PartFile.folderChanges.withLock({ WholeFile.name(items[index].fd, in: items[index].folder, as: LocalFile.name(of: path)) }) == 0 {
+                if let file = WholeFile.tagged(folder, path.fileName, owner),
+                   Self.identity(folder, path.fileName).map({ $0 == file }) == true,
+                   unlinkat(folder, path.fileName, 0) == 0,
+                   PartFile.folderChanges.withLock({ WholeFile.name(items[index].fd, in: items[index].folder, as: path.fileName) }) == 0 {
                     items[index].path = path
                     items[index].linked = true
                     return
@@ -178,7 +178,7 @@ extension WholeFile {
                 }
                 if case .some(.some(let error)) = flushed[folder] {
                     // Its name might not survive a power cut, and no row will say it is there: gone.
-                    if let path = items[index].path { unlinkat(folder, LocalFile.name(of: path), 0) }
+                    if let path = items[index].path { unlinkat(folder, path.fileName, 0) }
                     items[index].linked = false
                     items[index].path = nil   // no row may name what is not there
                     items[index].error = error

@@ -95,7 +95,7 @@ enum FileNaming {
                     let charset = pieces[0].lowercased()
                     let encoded = String(pieces[2])
                     if charset == "utf-8" { extended = encoded.percentDecoded }
-                    else if let bytes = percentDecodedBytes(encoded) { extended = String(bytes: bytes, encoding: .isoLatin1) }
+                    else if let bytes = encoded.percentDecodedBytes { extended = String(bytes: bytes, encoding: .isoLatin1) }
                 }
             } else if key == "filename" {
                 if raw.hasPrefix("\""), raw.hasSuffix("\""), raw.count >= 2 {
@@ -183,20 +183,5 @@ enum FileNaming {
         }
         parts.append(current)
         return parts
-    }
-
-    private static func percentDecodedBytes(_ text: String) -> [UInt8]? {
-        var bytes: [UInt8] = []
-        var iterator = text.utf8.makeIterator()
-        while let byte = iterator.next() {
-            if byte == UInt8(ascii: "%") {
-                guard let high = iterator.next(), let low = iterator.next(),
-                      let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) else { return nil }
-                bytes.append(value)
-            } else {
-                bytes.append(byte)
-            }
-        }
-        return bytes
     }
 }

@@ -39,10 +39,4 @@ public enum LocalFile {
         var info = stat()
         return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK
     }
-
-    /// The last part of `path`, after its last slash (all of it when there is none).
-    static func name(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return path }
-        return String(path[path.index(after: slash)...])
-    }
 }

@@ -176,7 +176,7 @@ extension WARCArchive {
             let block = Array(text.utf8)
             // No WARC-Payload-Digest: a warcinfo record has no payload (WARC 1.1 §4, §5.9).
             let record = WARCRecord(type: "warcinfo", id: file.warcinfoID, date: Date(), targetURI: nil,
-                                    fields: [("WARC-Filename", LocalFile.name(of: naming.path(file.number)))],
+                                    fields: [("WARC-Filename", naming.path(file.number).fileName)],
                                     contentType: "application/warc-fields", contentLength: block.count, blockDigest: try SHA1.label(of: block))
             try write(record, blocks: [block])
         }

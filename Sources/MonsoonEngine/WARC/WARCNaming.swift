@@ -17,7 +17,7 @@ struct WARCNaming: Sendable {
             return
         }
         folder = path.parentPath.isEmpty ? "." : path.parentPath
-        var name = LocalFile.name(of: path)
+        var name = path.fileName
         for suffix in [".warc.gz", ".warc", ".gz"] where name.hasSuffix(suffix) {
             name = String(name.dropLast(suffix.count))
             break
@@ -103,7 +103,7 @@ struct WARCNaming: Sendable {
             }
             let (end, members, first) = try GzipMemberScan.completeEnd(of: fd, path: path, firstBytes: 4096)
             // Only a file Monsoon began is cut and named: its first record is the warcinfo that names it.
-            guard members > 0, Self.isOurs(first, name: LocalFile.name(of: self.path(number))) else {
+            guard members > 0, Self.isOurs(first, name: self.path(number).fileName) else {
                 done.append("\(path) was not begun by Monsoon (its first record is not Monsoon's warcinfo naming it): left as it is; "
                             + "move it away if it is not wanted there")
                 continue
@@ -116,7 +116,7 @@ struct WARCNaming: Sendable {
                 // A finished file has its name: never replaced; this one takes the next free number.
                 highest += 1
                 final = self.path(highest)
-                renamed = " (\(LocalFile.name(of: self.path(number))) was taken, so it is named \(LocalFile.name(of: final)))"
+                renamed = " (\(self.path(number).fileName) was taken, so it is named \(final.fileName))"
             }
             let cut = size > end ? "cut to its last whole record (\(members) in all; \(size - end) bytes of an unfinished one removed)"
                                  : "every record in it whole (\(members))"
