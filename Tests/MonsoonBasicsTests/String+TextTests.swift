@@ -106,6 +106,9 @@ private let untrimmed = [
         for text in samples {
             #expect(text.percentDecoded == text.removingPercentEncoding, "\(text)")
         }
+        // The bytes whatever they make (Latin-1 names in Content-Disposition); a sign is no hex digit.
+        #expect("caf%E9%ff".percentDecodedBytes == [0x63, 0x61, 0x66, 0xE9, 0xFF])
+        #expect("%+f".percentDecodedBytes == nil && "%4".percentDecodedBytes == nil)
     }
 
     @Test func percentEncodedIsFoundationsAddingPercentEncoding() {

@@ -148,6 +148,9 @@ import Testing
     @Test func dispositionThenURLThenDownload() {
         #expect(FileNaming.name(contentDisposition: "attachment; filename=\"show 12.mp3\"", finalURL: "http://h/x.mp3") == "show 12.mp3")
         #expect(FileNaming.name(contentDisposition: "attachment; filename=\"a.mp3\"; filename*=UTF-8''%C3%A9pisode%201.mp3", finalURL: nil) == "épisode 1.mp3")
+        // Another charset: its bytes decoded, then read as Latin-1; a broken escape leaves the plain name.
+        #expect(FileNaming.name(contentDisposition: "attachment; filename*=iso-8859-1''caf%E9%20n%B0%201.mp3", finalURL: nil) == "café n° 1.mp3")
+        #expect(FileNaming.name(contentDisposition: "attachment; filename=\"a.mp3\"; filename*=iso-8859-1''caf%+9.mp3", finalURL: nil) == "a.mp3")
         #expect(FileNaming.name(contentDisposition: "inline", finalURL: "http://h/path/ep%2042.mp3?x=1") == "ep 42.mp3")
         #expect(FileNaming.name(contentDisposition: nil, finalURL: "http://h/") == "download")
         #expect(FileNaming.name(contentDisposition: nil, finalURL: "http://h/a/show.mp3/") == "show.mp3")
