@@ -35,6 +35,17 @@ import Testing
         // Both: the window, then the cap.
         let both = try ArchiveSelection(Self.candidates(6), limit: 1, latest: 3)
         #expect(both.chosen == [4] && both.filteredOut == 5)
+        #expect(both.leftOut == [.latest: 3, .limit: 2])
+    }
+
+    @Test func whatIsLeftOutIsCountedByWhy() throws {
+        var candidates = Self.candidates(8)
+        candidates[0].hasEnclosure = false
+        candidates[7].published = nil
+        let selection = try ArchiveSelection(candidates, since: Date(timeIntervalSince1970: 2 * 86_400), exclude: "talk 3", limit: 2, latest: 4)
+        // 1 has no media file, 8 no date; 3 is excluded; of 2, 4, 5, 6, 7 the window keeps the newest four, the limit two of them.
+        #expect(selection.chosen == [4, 5])
+        #expect(selection.leftOut == [.noMediaFile: 1, .dates: 1, .pattern: 1, .latest: 1, .limit: 2] && selection.filteredOut == 6)
     }
 
     @Test func archivedEpisodesWhoseFileIsGoneAreToldApart() throws {

@@ -37,8 +37,14 @@ public struct ArchiveSelection: Sendable, Equatable {
     /// Of `alreadyArchived`, those whose file went behind Monsoon's back (not with `monsoon delete`): `refetchMissing`
     /// would fetch them.
     public var missingFromDisk: [Int] = []
-    /// By the filters (dates, patterns, the limit) or for having no media file.
-    public var filteredOut = 0
+    /// Why an episode was left out.
+    public enum LeftOut: String, CaseIterable, Sendable {
+        case noMediaFile, dates, pattern, latest, limit
+    }
+
+    /// By the filters (dates, patterns, the limit) or for having no media file, by why.
+    public var leftOut: [LeftOut: Int] = [:]
+    public var filteredOut: Int { leftOut.values.reduce(0, +) }
 
     /// - Parameters:
     ///   - since, until: publish days (UTC) to keep, both included; an undated episode is kept only without them.
@@ -55,14 +61,14 @@ public struct ArchiveSelection: Sendable, Equatable {
         // The newest `latest` of those the filters keep: the window, whatever of it is archived.
         var window: Set<Int>?
         if let latest {
-            let kept = ordered.filter { $0.hasEnclosure && Self.keeps($0, since: since, until: until, matcher: matcher, excluder: excluder) }
+            let kept = ordered.filter { Self.leftOut($0, since: since, until: until, matcher: matcher, excluder: excluder) == nil }
             window = Set(kept.suffix(latest).map(\.id))
         }
         if newestFirst { ordered.reverse() }
         for candidate in ordered {
-            guard candidate.hasEnclosure, window?.contains(candidate.id) ?? true,
-                  Self.keeps(candidate, since: since, until: until, matcher: matcher, excluder: excluder) else {
-                filteredOut += 1
+            if let reason = Self.leftOut(candidate, since: since, until: until, matcher: matcher, excluder: excluder)
+                ?? (window?.contains(candidate.id) == false ? .latest : nil) {
+                leftOut[reason, default: 0] += 1
                 continue
             }
             if candidate.archived && !(refetchMissing && candidate.fileMissing) {
@@ -71,22 +77,24 @@ public struct ArchiveSelection: Sendable, Equatable {
                 continue
             }
             if let limit, chosen.count >= limit {
-                filteredOut += 1
+                leftOut[.limit, default: 0] += 1
                 continue
             }
             chosen.append(candidate.id)
         }
     }
 
-    private static func keeps(_ candidate: Candidate, since: Date?, until: Date?, matcher: TitlePattern?, excluder: TitlePattern?) -> Bool {
+    /// Why the filters leave `candidate` out; nil: they keep it.
+    private static func leftOut(_ candidate: Candidate, since: Date?, until: Date?, matcher: TitlePattern?, excluder: TitlePattern?) -> LeftOut? {
+        guard candidate.hasEnclosure else { return .noMediaFile }
         if since != nil || until != nil {
-            guard let published = candidate.published else { return false }
-            if let since, published < since { return false }
-            if let until, published >= until.addingTimeInterval(86_400) { return false }
+            guard let published = candidate.published else { return .dates }
+            if let since, published < since { return .dates }
+            if let until, published >= until.addingTimeInterval(86_400) { return .dates }
         }
-        if let matcher, !matcher.matches(candidate.title) { return false }
-        if let excluder, excluder.matches(candidate.title) { return false }
-        return true
+        if let matcher, !matcher.matches(candidate.title) { return .pattern }
+        if let excluder, excluder.matches(candidate.title) { return .pattern }
+        return nil
     }
 
     private static func regex(_ pattern: String?, option: String) throws(ArchiveSelectionError) -> TitlePattern? {
