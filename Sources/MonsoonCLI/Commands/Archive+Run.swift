@@ -40,6 +40,7 @@ extension Archive {
     private func download(_ plan: ArchiveRun.Plan, lock: HomeLock?, episodes: EpisodeSession, recording: WARCArchive?, runReport: RunReport?,
                           context: CommandContext) async throws -> (Int32, GetReporter.Tally) {
         let requests = plan.requests
+        runReport?.skipped(plan.skips)
         let reporter = GetReporter(context: context, quiet: global.quiet || output.json, verbose: global.verbose, expected: requests.count,
                                    style: output.json ? .json : .events, summarizes: false)
         reporter.answerFor(requests)

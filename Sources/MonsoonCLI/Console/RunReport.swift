@@ -22,27 +22,32 @@ final class RunReport: Sendable {
         var overall = Tally()
         var hosts: [String: Tally] = [:]
         var timeline: RunTimeline
+        var skipped: [String: Int] = [:]
     }
 
     private let state: Mutex<State>
     let started: Date
 
-    init() {
-        let now = Date()
-        started = now
-        state = Mutex(State(timeline: RunTimeline(start: now)))
+    /// `started`, and the times below, given by tests that build a run of their own.
+    init(started: Date = Date()) {
+        self.started = started
+        state = Mutex(State(timeline: RunTimeline(start: started)))
     }
 
     /// Takes in an event of the run: attempts count, status changes make the timeline.
-    func observe(_ event: DownloadEvent) {
+    func observe(_ event: DownloadEvent, at now: Date = Date()) {
         if case .progress = event { return }   // the timeline's throughput comes from attempts
-        let now = Date()
         state.withLock { state in
             state.timeline.observe(event, at: now)
             guard case .attempt(let attempt) = event else { return }
             Self.add(attempt, to: &state.overall)
             Self.add(attempt, to: &state.hosts[attempt.host, default: Tally()])
         }
+    }
+
+    /// What the run did not download, by why (`ArchiveRun.Plan.skips`): counted on its page, not drawn.
+    func skipped(_ counts: [String: Int]) {
+        state.withLock { $0.skipped.merge(counts, uniquingKeysWith: +) }
     }
 
     private static func add(_ attempt: AttemptReport, to tally: inout Tally) {
@@ -64,8 +69,7 @@ final class RunReport: Sendable {
     }
 
     /// The report as JSON text; `command` names the run.
-    func text(command: String) -> String {
-        let ended = Date()
+    func text(command: String, ended: Date = Date()) -> String {
         let wall = max(0.000_001, ended.timeIntervalSince(started))
         return state.withLock { state in
             var hosts: [String] = []
@@ -74,7 +78,8 @@ final class RunReport: Sendable {
             }
             return "{\"command\": \(JSONText.string(command)), \"started\": \(LibraryJSON.timestamp(started)), \"ended\": \(LibraryJSON.timestamp(ended)), "
                 + "\"wallSeconds\": \(JSONText.number(wall)),\n \"overall\": \(Self.json(state.overall, wall: wall)),\n \"hosts\": {\(hosts.joined(separator: ",\n  "))},\n "
-                + state.timeline.jsonMembers(wall: wall) + "}\n"
+                + state.timeline.jsonMembers(wall: wall) + ",\n \"skipped\": {"
+                + state.skipped.keys.sorted().map { "\(JSONText.string($0)): \(state.skipped[$0] ?? 0)" }.joined(separator: ", ") + "}}\n"
         }
     }
 

@@ -46,11 +46,20 @@ struct RunReportFile: Decodable {
         var end: Double
     }
 
+    struct Failure: Decodable {
+        var kind: String
+        var message: String
+    }
+
     struct Download: Decodable {
         var id: String
         var host: String
         var url: String
         var name: String
+        /// Since reports group episodes by podcast and list failures.
+        var podcast: String?
+        var title: String?
+        var failure: Failure?
         var outcome: String
         var bytes: Int
         var phases: [Phase]
@@ -68,6 +77,8 @@ struct RunReportFile: Decodable {
     var timeline: Timeline?
     var throughput: Throughput?
     var downloads: [Download]?
+    /// What the run did not download, by why (`RunReport.Skip`); an archive's only.
+    var skipped: [String: Int]?
 
     /// The report in `data`; `path` names it in the error.
     static func decode(_ data: Data, path: String) throws -> RunReportFile {

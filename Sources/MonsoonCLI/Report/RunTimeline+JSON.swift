@@ -35,7 +35,9 @@ extension RunTimeline {
                 + "\"outcome\": \(attempt.error == nil ? "\"completed\"" : "\"failed\""), \"error\": \(attempt.error.map(JSONText.string) ?? "null")}"
         }
         return "{\"id\": \(JSONText.string(trace.id)), \"host\": \(JSONText.string(trace.host)), \"url\": \(JSONText.string(trace.url)), "
-            + "\"name\": \(JSONText.string(trace.name)), \"outcome\": \(JSONText.string(outcome(of: DownloadID(trace.id)))), "
+            + "\"name\": \(JSONText.string(trace.name)), \"podcast\": \(LibraryJSON.string(trace.podcast)), \"title\": \(LibraryJSON.string(trace.title)), "
+            + "\"failure\": \(trace.failure.map { "{\"kind\": \(JSONText.string($0.kind)), \"message\": \(JSONText.string($0.message))}" } ?? "null"), "
+            + "\"outcome\": \(JSONText.string(outcome(of: DownloadID(trace.id)))), "
             + "\"bytes\": \(trace.attempts.reduce(0) { $0 + $1.bytes }), "
             + "\"phases\": [\(phases.joined(separator: ", "))], \"phasesLeftOut\": \(trace.phasesLeftOut),\n   "
             + "\"attempts\": [\(attempts.joined(separator: ", "))], \"attemptsLeftOut\": \(trace.attemptsLeftOut)}"

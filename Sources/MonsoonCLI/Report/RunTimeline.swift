@@ -37,6 +37,11 @@ struct RunTimeline {
         var host: String
         var url: String
         var name: String
+        /// An episode's podcast and title, from its request.
+        var podcast: String?
+        var title: String?
+        /// Why it failed, when it did: the kind of failure (`DownloadError.Code`) and its message.
+        var failure: (kind: String, message: String)?
         var phases: [Phase] = []
         var attempts: [Attempt] = []
         var attemptsLeftOut = 0
@@ -106,7 +111,8 @@ struct RunTimeline {
             guard traces.count < Self.detailLimit else { return }
             let url = download.request.url
             var trace = Trace(id: id.rawValue, host: Self.hostKey(url), url: Redaction.redact(url.absoluteString),
-                              name: download.filePath.map { $0.fileName } ?? url.lastPathComponent)
+                              name: download.filePath.map { $0.fileName } ?? url.lastPathComponent,
+                              podcast: download.request.userInfo[EpisodeQueue.podcastKey], title: GetReporter.title(of: download.request))
             // Seen first as it starts (`get` does not listen for `.added`): it was queued since the run queued its first.
             if status != DownloadStatus.queued.rawValue { trace.phases.append(Phase(status: DownloadStatus.queued.rawValue, start: min(firstEvent ?? time, time))) }
             index = traces.count
@@ -114,6 +120,7 @@ struct RunTimeline {
             detailed[id] = index
         }
         if let path = download.filePath { traces[index].name = path.fileName }
+        if status == DownloadStatus.failed.rawValue, let error = download.lastError { traces[index].failure = (error.code.rawValue, error.message) }
         if traces[index].phases.last?.status != status { Self.append(Phase(status: status, start: time), to: &traces[index]) }
     }
 

@@ -21,6 +21,14 @@ extension ArchiveRun {
 
         /// Archived before, the file still there.
         package var skipped: Int { members.reduce(0) { $0 + $1.selection.alreadyArchived.count } - missing }
+
+        /// What the run does not download, by why: `alreadyArchived`, `missingFromDisk` (`--refetch-missing` fetches
+        /// them), `extrasThere`, and each `ArchiveSelection.LeftOut`; reasons that count none are left out.
+        package var skips: [String: Int] {
+            var counts = ["alreadyArchived": skipped, "missingFromDisk": missing, "extrasThere": extrasThere]
+            for (reason, count) in members.flatMap(\.selection.leftOut) { counts[reason.rawValue, default: 0] += count }
+            return counts.filter { $0.value > 0 }
+        }
     }
 
     /// What happens while a run is planned and finished, for the command to say its way.
