@@ -7,16 +7,18 @@ import MonsoonTestServer
 @Suite struct RunPageTests {
     static let chromium = "/usr/bin/chromium"
 
-    /// The page's DOM after Chromium parsed it, laid it out and ran its script.
-    private func renderedDOM(of page: String, in folder: Folder) async throws -> String {
+    /// The page's DOM after Chromium parsed it, laid it out and ran its script; with `screenshot`, also
+    /// a picture of the whole page at `size` there.
+    static func renderedDOM(of page: String, in folder: Folder, screenshot: (path: String, size: String)? = nil) async throws -> String {
         guard FileManager.default.isExecutableFile(atPath: Self.chromium) else {
             throw CLITestError("\(Self.chromium) is missing: install Debian's chromium (make deps does)")
         }
         let output = folder.file("dom.html")
         let errors = folder.file("chromium.log")
+        let picture = screenshot.map { ["--screenshot=\($0.path)", "--window-size=\($0.size)", "--hide-scrollbars"] } ?? []
         // As root Chromium needs --no-sandbox; a profile of its own keeps it off the user's.
         let process = try SpawnedProcess(Self.chromium, ["--headless", "--disable-gpu", "--no-sandbox", "--user-data-dir=\(folder.file("profile"))",
-                                                         "--dump-dom", URL(fileURLWithPath: page).absoluteString],
+                                                         "--dump-dom"] + picture + [URL(fileURLWithPath: page).absoluteString],
                                          directory: folder.path, environment: ["HOME": folder.path, "PATH": "/usr/bin:/bin"], output: output, errors: errors)
         try await waitUntil(seconds: 120, "chromium's --dump-dom") { !process.isRunning }
         let dom = String(decoding: FileManager.default.contents(atPath: output) ?? Data(), as: UTF8.self)
@@ -26,7 +28,7 @@ import MonsoonTestServer
         return dom
     }
 
-    private func matches(_ pattern: String, in text: String) -> [[String]] {
+    static func matches(_ pattern: String, in text: String) -> [[String]] {
         let regex = try! NSRegularExpression(pattern: pattern)
         return regex.matches(in: text, range: NSRange(text.startIndex..., in: text)).map { match in
             (0..<match.numberOfRanges).map { Range(match.range(at: $0), in: text).map { String(text[$0]) } ?? "" }
@@ -81,7 +83,7 @@ import MonsoonTestServer
 
         // The page: self-contained, escaped, and the same from `monsoon report`.
         let page = try String(contentsOfFile: folder.file("r.html"), encoding: .utf8)
-        #expect(matches("(?i)(src|href)\\s*=|url\\(|@import|<link|<img|<iframe", in: page).isEmpty, "the page loads nothing")
+        #expect(Self.matches("(?i)(src|href)\\s*=|url\\(|@import|<link|<img|<iframe", in: page).isEmpty, "the page loads nothing")
         let named = try #require(byURL[server.url("/named.mp3").absoluteString]?["name"] as? String)
         #expect(named.hasPrefix("<i>x&y"), "the server's name: \(named)")
         #expect(page.contains(RunPage.escape(named)) && !page.contains(named), "a server's name is escaped")
@@ -92,23 +94,23 @@ import MonsoonTestServer
         #expect(printed.status == 0 && printed.output == page, "without -o the page goes to standard output")
 
         // What Chromium drew: one bar per download, coloured by outcome, and the axes of the run.
-        let dom = try await renderedDOM(of: folder.file("r.html"), in: folder)
-        #expect(matches("data-rendered-bars=\"(\\d+)\"", in: dom).first?[1] == "5", "every download's bar rendered with a width")
-        let bars = matches("<g class=\"download [^\"]*\" data-download=\"(d\\d+)\" data-outcome=\"(\\w+)\"", in: dom)
+        let dom = try await Self.renderedDOM(of: folder.file("r.html"), in: folder)
+        #expect(Self.matches("data-rendered-bars=\"(\\d+)\"", in: dom).first?[1] == "5", "every download's bar rendered with a width")
+        let bars = Self.matches("<g class=\"download [^\"]*\" data-download=\"(d\\d+)\" data-outcome=\"(\\w+)\"", in: dom)
         #expect(Set(bars.map { $0[1] }) == ["d1", "d2", "d3", "d4", "d5"])
         #expect(bars.filter { $0[2] == "failed" }.count == 1 && bars.filter { $0[2] == "completed" }.count == 4)
         let wall = try #require(report["wallSeconds"] as? Double)
-        let axes = matches("<g class=\"axis x\" data-unit=\"s\" data-max=\"([0-9.]+)\"", in: dom)
+        let axes = Self.matches("<g class=\"axis x\" data-unit=\"s\" data-max=\"([0-9.]+)\"", in: dom)
         #expect(axes.count == 3, "the timeline, throughput and first-byte charts each have a time axis")
         #expect(Double(axes.first?[1] ?? "") ?? 0 >= (wall * 100).rounded(.down) / 100, "the timeline's axis spans the run")
-        let ticks = matches("<text class=\"tick\"[^>]*>([0-9.]+) s</text>", in: dom).compactMap { Double($0[1]) }
+        let ticks = Self.matches("<text class=\"tick\"[^>]*>([0-9.]+) s</text>", in: dom).compactMap { Double($0[1]) }
         #expect(ticks.contains(0) && ticks.count >= 6, "tick labels in seconds: \(ticks)")
         #expect(dom.contains("<g class=\"axis y\" data-unit=\"B/s\""))
         let host = "127.0.0.1:\(server.port)"
-        #expect(matches("<polyline class=\"series[^\"]*\" data-host=\"([^\"]+)\"", in: dom).map { $0[1] }.sorted() == [host, "overall"], "one line per host and one overall")
-        #expect(matches("data-rendered-series=\"(\\d+)\"", in: dom).first?[1] == "2", "both throughput lines rendered")
-        #expect(matches("data-rendered-ttfb=\"(\\d+)\"", in: dom).first?[1] == "1", "the host's time to first byte rendered")
-        #expect(matches("<table class=\"hosts\">.*?<tbody>\\s*<tr data-host=\"([^\"]+)\"", in: dom.replacingOccurrences(of: "\n", with: " ")).first?[1] == host)
+        #expect(Self.matches("<polyline class=\"series[^\"]*\" data-host=\"([^\"]+)\"", in: dom).map { $0[1] }.sorted() == [host, "overall"], "one line per host and one overall")
+        #expect(Self.matches("data-rendered-series=\"(\\d+)\"", in: dom).first?[1] == "2", "both throughput lines rendered")
+        #expect(Self.matches("data-rendered-ttfb=\"(\\d+)\"", in: dom).first?[1] == "1", "the host's time to first byte rendered")
+        #expect(Self.matches("<table class=\"hosts\">.*?<tbody>\\s*<tr data-host=\"([^\"]+)\"", in: dom.replacingOccurrences(of: "\n", with: " ")).first?[1] == host)
     }
 
     @Test func reportRefusesAFileThatIsNotARunReport() async throws {

@@ -16,16 +16,19 @@ extension RunPage {
     .download rect.failed-attempt{stroke:#d1495b;stroke-width:1.5}.swatch.failed-attempt{stroke:#d1495b;stroke-width:3}.download:hover rect{stroke:#222;stroke-width:.5}
     .throughput polyline{fill:none;stroke-width:1.5}.throughput polyline.overall{stroke:#222;stroke-width:2;stroke-dasharray:5 3}
     .ttfb rect.p90{fill:#a8c5e6}.ttfb rect.p50{fill:#2f6fb3}
-    table.hosts{border-collapse:collapse;font-size:13px}table.hosts td,table.hosts th{border-bottom:1px solid #ddd;padding:.25em .6em;text-align:right}table.hosts td{white-space:nowrap}
-    table.hosts td:first-child,table.hosts th:first-child{text-align:left}table.hosts thead th{background:#f3f3f3}
+    svg text.heading{font-size:12px;font-weight:600;fill:#222}
+    table{border-collapse:collapse;font-size:13px}td,th{border-bottom:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}thead th{background:#f3f3f3}
+    table.hosts td,table.hosts th{text-align:right}table.hosts td{white-space:nowrap}table.hosts td:first-child,table.hosts th:first-child{text-align:left}
     """
 
-    /// Counts what the browser really drew (a bar or a line with a width), so a test reading
-    /// the DOM knows the SVG rendered, not only that it was written.
+    /// Counts what the browser really drew (a bar or a line with a width, a label with text wholly
+    /// inside the page), so a test reading the DOM knows the SVG rendered, not only that it was written.
     static let script = """
     (function(){function drawn(s){var n=0;document.querySelectorAll(s).forEach(function(e){var b=e.getBBox();if(b.width>0&&b.height>=0)n++;});return n;}
     document.body.setAttribute('data-rendered-bars',drawn('g.timeline g.download'));
     document.body.setAttribute('data-rendered-series',drawn('g.throughput polyline.series'));
-    document.body.setAttribute('data-rendered-ttfb',drawn('g.ttfb g.host'));})();
+    document.body.setAttribute('data-rendered-ttfb',drawn('g.ttfb g.host'));
+    var shown=0;document.querySelectorAll('g.timeline text.label').forEach(function(e){var b=e.getBBox();if(b.x>=0&&b.width>0&&e.firstChild.nodeValue.trim())shown++;});
+    document.body.setAttribute('data-rendered-labels',shown);})();
     """
 }

@@ -1,8 +1,16 @@
-/// The timeline: one row per download, its phases as bars on a time axis in seconds.
+import MonsoonEngine
+
+/// The timeline: one row per download, grouped by podcast, its phases as bars on a time axis in seconds.
 extension RunPage {
     /// The label column's width and the margins around the plot.
-    private static let labelWidth = 180.0
+    private static let labelWidth = 240.0
     private static let axisHeight = 28.0
+    /// Rows stay tall enough for their label however many there are: the page grows instead.
+    private static let rowHeight = 14.0
+    private static let headingHeight = 20.0
+    /// Columns of a label (`TerminalText` columns: a wide character is two), cut in the middle
+    /// to fit the label column at 11 px.
+    static let labelColumns = 36
 
     /// Seconds the charts span: the run, or the last thing recorded if a clock made it later.
     var span: Double {
@@ -17,26 +25,52 @@ extension RunPage {
     func timeline() -> String {
         let downloads = report.downloads ?? []
         guard !downloads.isEmpty else { return "<p class=\"note\">No download was recorded.</p>" }
-        // Rows shrink as downloads grow, so 1,000 stay one screen or two tall.
-        let row = max(2, min(16, 900 / Double(downloads.count)))
-        let labels = row >= 10
         let plotTop = 4.0
-        let plotBottom = plotTop + row * Double(downloads.count)
         let x = SVGAxis(maximum: span, from: Self.labelWidth, to: Self.width - 16)
         var parts: [String] = []
-        for (index, download) in downloads.enumerated() {
-            parts.append(bar(download, top: plotTop + row * Double(index), height: row, x: x, label: labels))
+        var top = plotTop
+        for (podcast, members) in podcastGroups(downloads) {
+            if let podcast {
+                parts.append("<g class=\"podcast\" data-downloads=\"\(members.count)\"><text class=\"heading\" x=\"4\" y=\"\(Self.pixels(top + 14))\">"
+                             + "\(Self.escape(TerminalText.middleCut(podcast, width: 120)))<title>\(Self.escape(podcast))</title></text></g>")
+                top += Self.headingHeight
+            }
+            for download in members {
+                parts.append(bar(download, top: top, height: Self.rowHeight, x: x))
+                top += Self.rowHeight
+            }
         }
-        let height = plotBottom + Self.axisHeight
+        let height = top + Self.axisHeight
         return "<svg class=\"chart timeline-chart\" width=\"\(Self.pixels(Self.width))\" height=\"\(Self.pixels(height))\" "
             + "viewBox=\"0 0 \(Self.pixels(Self.width)) \(Self.pixels(height))\" role=\"img\" aria-label=\"one bar per download over the run's seconds\">\n"
-            + xAxis(x, top: plotTop, bottom: plotBottom) + "\n"
+            + xAxis(x, top: plotTop, bottom: top) + "\n"
             + "<g class=\"timeline\" data-downloads=\"\(downloads.count)\">\n\(parts.joined(separator: "\n"))\n</g>\n</svg>"
+    }
+
+    /// The downloads by podcast, in the order each podcast came first, those of none last; with no podcast at all, one
+    /// group without a heading.
+    func podcastGroups(_ downloads: [RunReportFile.Download]) -> [(podcast: String?, downloads: [RunReportFile.Download])] {
+        var groups: [(podcast: String?, downloads: [RunReportFile.Download])] = []
+        var index: [String: Int] = [:]
+        var others: [RunReportFile.Download] = []
+        for download in downloads {
+            guard let podcast = download.podcast, !podcast.isEmpty else {
+                others.append(download)
+                continue
+            }
+            if index[podcast] == nil {
+                index[podcast] = groups.count
+                groups.append((podcast, []))
+            }
+            groups[index[podcast]!].downloads.append(download)
+        }
+        if !others.isEmpty { groups.append((groups.isEmpty ? nil : "Other downloads", others)) }
+        return groups
     }
 
     /// One download's bar: its queued, retrying and paused phases as thin bars, each attempt as
     /// a paler part (waiting for the first byte) and a full one (transferring), in its outcome's colour.
-    private func bar(_ download: RunReportFile.Download, top: Double, height: Double, x: SVGAxis, label: Bool) -> String {
+    private func bar(_ download: RunReportFile.Download, top: Double, height: Double, x: SVGAxis) -> String {
         var rects: [String] = []
         func rect(_ kind: String, from: Double, to: Double, thickness: Double, tip: String, failed: Bool = false) {
             // At least a pixel wide: a download that took no time still shows.
@@ -67,12 +101,13 @@ extension RunPage {
                 rect("transferring", from: firstByte, to: attempt.end, thickness: 1, tip: "\(what): \(result)", failed: failed)
             }
         }
-        let name = "\(download.id) \(download.name)"
-        let text = label ? "<text class=\"label\" x=\"\(Self.pixels(Self.labelWidth - 6))\" y=\"\(Self.pixels(top + height * 0.75))\" text-anchor=\"end\">"
-            + "\(Self.escape(String(name.prefix(30))))</text>" : ""
+        let name = download.title ?? download.name
+        let full = [download.podcast, name].compactMap { $0?.isEmpty == false ? $0 : nil }.joined(separator: ": ")
+        let label = "<text class=\"label\" x=\"\(Self.pixels(Self.labelWidth - 6))\" y=\"\(Self.pixels(top + height * 0.75))\" text-anchor=\"end\">"
+            + "\(Self.escape(TerminalText.middleCut(name, width: Self.labelColumns)))<title>\(Self.escape(full))</title></text>"
+        let tip = "\(full) (\(download.id)): \(Self.outcomeWords[download.outcome] ?? download.outcome), \(ByteCount.format(download.bytes)), \(download.url)"
         return "<g class=\"download \(Self.escape(download.outcome))\" data-download=\"\(Self.escape(download.id))\" data-outcome=\"\(Self.escape(download.outcome))\" "
-            + "data-host=\"\(Self.escape(download.host))\"><title>\(Self.escape("\(name): \(download.outcome), \(download.bytes) bytes, \(download.url)"))</title>"
-            + text + rects.joined() + "</g>"
+            + "data-host=\"\(Self.escape(download.host))\"><title>\(Self.escape(tip))</title>" + label + rects.joined() + "</g>"
     }
 
     /// A time axis in seconds along `bottom`, with faint grid lines up to `top`.

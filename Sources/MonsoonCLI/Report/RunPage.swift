@@ -6,11 +6,11 @@ import MonsoonEngine
 /// per download, throughput over time overall and per host, time to first byte and a table per
 /// host. Everything the report got from servers (hosts, URLs, names, errors) is HTML-escaped here.
 ///
-/// For a browser's DOM to check: `g.timeline` holds a `g.download[data-download][data-outcome]`
-/// per download; axes are `g.axis.x`, `g.axis.y` with `text.tick` labels; `g.throughput` holds a
+/// For a browser's DOM to check: `g.timeline` holds a `g.podcast` heading per podcast, each followed by
+/// a `g.download[data-download][data-outcome]` per download with its `text.label`; axes are `g.axis.x`, `g.axis.y` with `text.tick` labels; `g.throughput` holds a
 /// `polyline.series[data-host]` per host and `overall`; `g.ttfb` a `g.host[data-host]` each; the
-/// table is `table.hosts`. An inline script counts what really rendered (bars and lines with a
-/// width) into the body's `data-rendered-bars` and `data-rendered-series`.
+/// tables are `table.failures` and `table.hosts`. An inline script counts what really rendered (bars
+/// and lines with a width, labels inside the page) into the body's `data-rendered-*`.
 
 struct RunPage {
     let report: RunReportFile
@@ -44,6 +44,7 @@ struct RunPage {
         <h2>Downloads</h2>
         \(legend())
         \(timeline())
+        \(failureTable())
         <h2>Throughput</h2>
         \(throughputChart())
         <h2>Time to first byte</h2>
@@ -64,8 +65,16 @@ struct RunPage {
                         + "\(SVGAxis.seconds(Self.rounded(report.wallSeconds))); \(ByteCount.format(overall.bytes)) at "
                         + "\(ByteCount.format(Int(overall.throughputBytesPerSecond)))/s in \(overall.attempts) requests.</p>"]
         if let outcomes = report.outcomes, !outcomes.isEmpty {
-            let counts = outcomes.keys.sorted().map { "<span class=\"outcome\" data-outcome=\"\(Self.escape($0))\">\(outcomes[$0] ?? 0) \(Self.escape($0))</span>" }
+            let counts = outcomes.keys.sorted().map {
+                "<span class=\"outcome\" data-outcome=\"\(Self.escape($0))\">\(outcomes[$0] ?? 0) \(Self.escape(Self.outcomeWords[$0] ?? $0))</span>"
+            }
             lines.append("<p class=\"outcomes\">Downloads: \(counts.joined(separator: ", ")).</p>")
+        }
+        if let skipped = report.skipped, !skipped.isEmpty {
+            let counts = skipped.keys.sorted { (skipped[$0] ?? 0, $1) > (skipped[$1] ?? 0, $0) }.map {
+                "<span class=\"skip\" data-reason=\"\(Self.escape($0))\">\(skipped[$0] ?? 0) \(Self.escape(Self.skipWords[$0] ?? $0))</span>"
+            }
+            lines.append("<p class=\"skipped\">Not downloaded: \(counts.joined(separator: ", ")).</p>")
         }
         if let timeline = report.timeline, timeline.leftOut > 0 {
             lines.append("<p class=\"note\">The timeline shows the first \(timeline.detailed) of \(timeline.downloads) downloads "
@@ -81,7 +90,9 @@ struct RunPage {
         let outcomes = ["completed", "failed", "interrupted", "paused", "removed", "queued", "notStarted"]
         let phases = [("queued", "queued"), ("waiting", "waiting for the first byte"), ("transferring", "transferring"),
                       ("transferring failed-attempt", "a request that failed"), ("retrying", "waiting to retry"), ("paused", "paused")]
-        let outcomeItems = outcomes.map { "<span class=\"item\"><svg width=\"14\" height=\"10\"><rect class=\"swatch \($0)\" width=\"14\" height=\"10\"/></svg> \($0)</span>" }
+        let outcomeItems = outcomes.map {
+            "<span class=\"item\"><svg width=\"14\" height=\"10\"><rect class=\"swatch \($0)\" width=\"14\" height=\"10\"/></svg> \(Self.outcomeWords[$0] ?? $0)</span>"
+        }
         let phaseItems = phases.map { "<span class=\"item\"><svg width=\"14\" height=\"10\"><rect class=\"swatch phase-\($0.0)\" width=\"14\" height=\"10\"/></svg> \($0.1)</span>" }
         return "<div class=\"legend\">Outcome: \(outcomeItems.joined(separator: " "))<br>Phase: \(phaseItems.joined(separator: " "))</div>"
     }
@@ -93,7 +104,7 @@ struct RunPage {
             guard let tally = report.hosts[host] else { continue }
             rows.append(Self.row(name: host, tally, cell: "td", attributes: " data-host=\"\(Self.escape(host))\""))
         }
-        let header = ["Host", "Bytes", "Throughput", "Requests", "Completed", "Failed (by status)", "First byte p50", "p90", "p99",
+        let header = ["Host", "Bytes", "Throughput", "Requests", "Completed", "Failed requests", "First byte p50", "p90", "p99",
                       "Resumed", "Connections opened", "reused"].map { "<th>\($0)</th>" }.joined()
         let more = hosts.count > Self.listedHosts ? "<p class=\"note\">\(hosts.count - Self.listedHosts) more hosts are in the report.</p>" : ""
         return "<table class=\"hosts\">\n<thead><tr>\(header)</tr></thead>\n<tbody>\n\(rows.joined(separator: "\n"))\n</tbody>\n"
@@ -101,7 +112,10 @@ struct RunPage {
     }
 
     private static func row(name: String, _ tally: RunReportFile.Tally, cell: String, attributes: String) -> String {
-        let failures = tally.failedAttemptsByStatus.keys.sorted().map { "\($0): \(tally.failedAttemptsByStatus[$0] ?? 0)" }.joined(separator: ", ")
+        // A status by its number, any other failure in words.
+        let failures = tally.failedAttemptsByStatus.keys.sorted().map { key in
+            "\(Int(key).map { "HTTP \($0)" } ?? DownloadError.Code(rawValue: key).words): \(tally.failedAttemptsByStatus[key] ?? 0)"
+        }.joined(separator: ", ")
         let seconds: (Double?) -> String = { $0.map(SVGAxis.duration) ?? "–" }
         let cells = [name, ByteCount.format(tally.bytes), ByteCount.format(Int(tally.throughputBytesPerSecond)) + "/s", String(tally.attempts),
                      String(tally.completedAttempts), failures.isEmpty ? "–" : failures, seconds(tally.timeToFirstByteSeconds.p50),
