@@ -58,11 +58,12 @@ extension RunPage {
                 others.append(download)
                 continue
             }
-            if index[podcast] == nil {
-                index[podcast] = groups.count
+            let at = index[podcast] ?? groups.count
+            if at == groups.count {
+                index[podcast] = at
                 groups.append((podcast, []))
             }
-            groups[index[podcast]!].downloads.append(download)
+            groups[at].downloads.append(download)
         }
         if !others.isEmpty { groups.append((groups.isEmpty ? nil : "Other downloads", others)) }
         return groups

@@ -6,8 +6,9 @@ import MonsoonEngine
 /// per download, throughput over time overall and per host, time to first byte and a table per
 /// host. Everything the report got from servers (hosts, URLs, names, errors) is HTML-escaped here.
 ///
-/// For a browser's DOM to check: `g.timeline` holds a `g.podcast` heading per podcast, each followed by
-/// a `g.download[data-download][data-outcome]` per download with its `text.label`; axes are `g.axis.x`, `g.axis.y` with `text.tick` labels; `g.throughput` holds a
+/// For a browser's DOM to check: `g.timeline` holds a `g.podcast` heading per podcast, each followed
+/// by a `g.download[data-download][data-outcome]` per download with its `text.label`; axes are
+/// `g.axis.x`, `g.axis.y` with `text.tick` labels; `g.throughput` holds a
 /// `polyline.series[data-host]` per host and `overall`; `g.ttfb` a `g.host[data-host]` each; the
 /// tables are `table.failures` and `table.hosts`. An inline script counts what really rendered (bars
 /// and lines with a width, labels inside the page) into the body's `data-rendered-*`.
