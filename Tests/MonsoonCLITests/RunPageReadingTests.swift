@@ -107,8 +107,8 @@ import MonsoonTestServer
         try FileManager.default.createDirectory(atPath: artifacts, withIntermediateDirectories: true)
         let screenshot = artifacts + "/run-page-300.png"
         try Data(page.utf8).write(to: URL(fileURLWithPath: artifacts + "/run-page-300.html"))
-        let dom = try await RunPageTests.renderedDOM(of: folder.file("run.html"), in: folder, screenshot: (screenshot, "1000,6400"))
-        print("The page of a run of 300 downloads, as Chromium drew it at 1000x6400: \(screenshot) (the page beside it)")
+        let dom = try await RunPageTests.renderedDOM(of: folder.file("run.html"), in: folder, screenshot: (screenshot, "1100,6400"))
+        print("The page of a run of 300 downloads, as Chromium drew it at 1100x6400: \(screenshot) (the page beside it)")
         #expect(RunPageTests.matches("data-rendered-bars=\"(\\d+)\"", in: dom).first?[1] == "300")
         #expect(RunPageTests.matches("data-rendered-labels=\"(\\d+)\"", in: dom).first?[1] == "300", "every row has a label that shows")
         #expect(FileManager.default.fileExists(atPath: screenshot))

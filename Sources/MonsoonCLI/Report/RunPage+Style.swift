@@ -18,7 +18,7 @@ extension RunPage {
     .ttfb rect.p90{fill:#a8c5e6}.ttfb rect.p50{fill:#2f6fb3}
     svg text.heading{font-size:12px;font-weight:600;fill:#222}
     table{border-collapse:collapse;font-size:13px}td,th{border-bottom:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}thead th{background:#f3f3f3}
-    table.hosts td,table.hosts th{text-align:right}table.hosts td{white-space:nowrap}table.hosts td:first-child,table.hosts th:first-child{text-align:left}
+    table.hosts td,table.hosts th{text-align:right}table.hosts td{white-space:nowrap}table.hosts td:nth-child(6){white-space:normal;text-align:left;min-width:11em}table.hosts td:first-child,table.hosts th:first-child{text-align:left}
     """
 
     /// Counts what the browser really drew (a bar or a line with a width, a label with text wholly
