@@ -251,7 +251,8 @@ import Testing
         let followed = try await follower.finish()
         #expect(followed.status == 1)
         #expect(followed.errors.contains("monsoon: d3 paused from another command\n"), "\(followed.errors)")
-        #expect(followed.errors.contains("monsoon: 0 of 1 downloaded, 1 paused ("))
+        // Its bytes are counted only when it saw them move: the runner transfers them.
+        #expect(followed.errors.contains("monsoon: 0 of 1 downloaded, 1 paused"), "\(followed.errors)")
 
         #expect(await runMonsoon(["pause", "d1"], in: folder.path).status == 0)
         #expect(await runMonsoon(["remove", "d2"], in: folder.path).status == 0)
