@@ -131,6 +131,7 @@ import Testing
             let errors = archive.errors.split(separator: "\n")
             #expect(errors.contains { $0.hasPrefix("monsoon: e") && $0.hasSuffix(failure) }, "quiet \(quiet): \(archive.errors)")
             #expect(!archive.output.contains("failed"), "quiet \(quiet): \(archive.output)")
+            #expect(errors.filter { !$0.contains(" failed: ") }.allSatisfy { $0.count <= SummaryLines.width }, "the summary fits: \(archive.errors)")
             #expect(quiet ? archive.output.isEmpty : archive.output.contains("finished e"), "quiet \(quiet): \(archive.output)")
             Self.checkStyle(archive.errors, of: "archive, quiet \(quiet)")
         }
