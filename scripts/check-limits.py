@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The code's shape limits, checked by `make test` (README, "How it is built").
+"""The code's shape limits, checked by `make test` (docs/ARCHITECTURE.md, "How it is built").
 
 - no type over 800 lines, counting its extensions (per module);
 - at most 15 stored properties per type in MonsoonEngine;

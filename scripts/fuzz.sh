@@ -35,7 +35,7 @@ for target in "${targets[@]}"; do
     if ! MONSOON_FUZZ_TARGET=$target "$binary" "${options[@]}" -max_total_time="$seconds" -print_final_stats=1 \
             -artifact_prefix="$scratch/artifacts/$target-" "$corpus" "Tests/Fuzz/$target" 2> "$log"; then
         tail -n 60 "$log"
-        echo "== $target: FAILED; the input is in $scratch/artifacts/ (replay: README.md, Fuzzing)" >&2
+        echo "== $target: FAILED; the input is in $scratch/artifacts/ (replay: docs/ARCHITECTURE.md, Fuzzing)" >&2
         exit 1
     fi
     grep -E '^#[0-9]+' "$log" | tail -n 1

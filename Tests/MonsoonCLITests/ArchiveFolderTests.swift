@@ -166,7 +166,7 @@ import Testing
         let archive = await runMonsoon(["archive", server.url("/s.xml").absoluteString, "-o", "A"], in: folder.path)
         #expect(archive.status == 0, "\(archive.output)\(archive.errors)")
         #expect(server.requests(for: "/1.mp3").count == 1 && server.requests(for: "/2.mp3").count == 1)
-        #expect(archive.errors.contains("archived: 2 downloaded, 0 skipped (already archived), 0 failed;"), "\(archive.errors)")
+        #expect(archive.errors.contains("archived: 2 downloaded, 0 skipped (already archived), 0 failed\n"), "\(archive.errors)")
         #expect(!archive.errors.contains("resumed"), "\(archive.errors)")
         gate.open()
         #expect(try await runner.finish().status == 0)

@@ -38,9 +38,9 @@ import Testing
         let feed = Self.localEnclosures(server)
         let text = await runMonsoon(["archive", feed, "-o", "A"], in: folder.path)
         #expect(text.status == 1)
-        #expect(Self.lines(text.output, "failed ").sorted() == (2...4).map {
-            "failed e\($0) file:///etc/passwd\($0 - 1): only http and https URLs can be downloaded; this one is file:"
-        }, "\(text.output)")
+        #expect(Self.lines(text.errors, "monsoon: e").sorted() == (2...4).map {
+            "monsoon: e\($0) failed: file:///etc/passwd\($0 - 1): only http and https URLs can be downloaded; this one is file:"
+        }, "\(text.errors)")
         #expect(Self.lines(text.output, "started ") == ["started e1 \(server.url("/ok.mp3").absoluteString)"])
         // Again, as JSON: the failed ones are asked for again, and fail once each.
         let json = await runMonsoon(["archive", feed, "-o", "A", "--json"], in: folder.path)

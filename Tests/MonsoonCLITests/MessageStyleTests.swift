@@ -5,7 +5,7 @@ import Testing
 
 /// One voice: every diagnostic on standard error is `monsoon: <message>`, lowercase but for a
 /// name, a path, a URL or quoted input, without a closing period; a hint follows a `;`; a usage
-/// error adds the usage and the pointer to help, and exits 2. (README: Messages and exit codes.)
+/// error adds the usage and the pointer to help, and exits 2. (docs/ARCHITECTURE.md: Messages and exit codes.)
 @Suite struct MessageStyleTests {
     /// A failing command line, its exit status, and the first line it must print.
     struct Case: CustomStringConvertible {
@@ -29,6 +29,8 @@ import Testing
             let opening = message.first.map { "abcdefghijklmnopqrstuvwxyz0123456789'\"/.(-".contains($0) } ?? false
             #expect(opening || names.contains { message.hasPrefix($0 + ": ") }, "\(run): \(line)", sourceLocation: sourceLocation)
             #expect(!line.hasSuffix("."), "\(run): a closing period: \(line)", sourceLocation: sourceLocation)
+            #expect(!message.isEmpty && Self.formProblem(String(message)) == nil, "\(run): \(Self.formProblem(String(message)) ?? "empty"): \(line)",
+                    sourceLocation: sourceLocation)
             for leak in ["Error:", "The operation could not be completed", "Error Domain", "NSCocoaErrorDomain", "Optional(", "please report it"] {
                 #expect(!line.contains(leak), "\(run): internal text: \(line)", sourceLocation: sourceLocation)
             }
@@ -42,6 +44,9 @@ import Testing
         server.setRoute("/feed.xml", Route(body: .bytes(Array(PodcastCommandTests.feed(title: "Morning Show", count: 2).utf8)), contentType: "application/rss+xml"))
         let bare = "127.0.0.1:\(server.port)/feed.xml"
         let missing = server.url("/missing.xml").absoluteString
+        let refusing = try TestServer.refusingPort()
+        defer { close(refusing.fd) }
+        let refused = "http://127.0.0.1:\(refusing.port)/feed.xml"
         let usage = ExitStatus.usage, failure = ExitStatus.failure
         try Data("not a list".utf8).write(to: URL(fileURLWithPath: folder.file("list.opml")))
         try Data("\(bare)\n".utf8).write(to: URL(fileURLWithPath: folder.file("bare.txt")))
@@ -72,12 +77,16 @@ import Testing
             Case(arguments: ["archive", "--opml", "http://\(bare)"], status: usage,
                  firstLine: "monsoon: 'http://\(bare)' is a URL, not a file; save the list first ('monsoon get URL'), then give the file"),
             // Runtime errors: a 404 worded once, missing things, a refusal.
-            Case(arguments: ["add", missing], status: failure, firstLine: "monsoon: cannot fetch \(missing): the server answered 404 Not Found"),
-            Case(arguments: ["inspect", missing], status: failure, firstLine: "monsoon: cannot fetch \(missing): the server answered 404 Not Found"),
-            Case(arguments: ["archive", missing, "-o", "A"], status: failure, firstLine: "monsoon: cannot fetch \(missing): the server answered 404 Not Found"),
-            Case(arguments: ["archive", "--dry-run", missing, "-o", "A"], status: failure, firstLine: "monsoon: cannot fetch \(missing): the server answered 404 Not Found"),
+            Case(arguments: ["add", missing], status: failure, firstLine: "monsoon: cannot fetch \(missing): the server answered 404 Not Found; check the address"),
+            Case(arguments: ["inspect", missing], status: failure, firstLine: "monsoon: cannot fetch \(missing): the server answered 404 Not Found; check the address"),
+            Case(arguments: ["archive", missing, "-o", "A"], status: failure, firstLine: "monsoon: cannot fetch \(missing): the server answered 404 Not Found; check the address"),
+            Case(arguments: ["archive", "--dry-run", missing, "-o", "A"], status: failure, firstLine: "monsoon: cannot fetch \(missing): the server answered 404 Not Found; check the address"),
             Case(arguments: ["get", server.url("/missing.mp3").absoluteString], status: failure,
-                 firstLine: "monsoon: d1 failed: \(server.url("/missing.mp3").absoluteString): the server answered 404 Not Found"),
+                 firstLine: "monsoon: d1 failed: \(server.url("/missing.mp3").absoluteString): the server answered 404 Not Found; check the address"),
+            Case(arguments: ["add", refused], status: failure, firstLine: "monsoon: cannot fetch \(refused): cannot connect to 127.0.0.1:\(refusing.port): "
+                 + "connection refused; check the address and that the server is running"),
+            Case(arguments: ["add", "http://feeds.example.invalid/feed.xml"], status: failure, firstLine: "monsoon: cannot fetch http://feeds.example.invalid/feed.xml: "
+                 + "cannot connect to feeds.example.invalid:80: unknown host; check the address and the network"),
             Case(arguments: ["inspect", "nothing-here.xml"], status: failure, firstLine: "monsoon: no such file: \(folder.file("nothing-here.xml"))"),
             Case(arguments: ["verify", "no-archive"], status: failure, firstLine: "monsoon: no such folder: \(folder.file("no-archive"))"),
             Case(arguments: ["verify", "list.opml"], status: failure, firstLine: "monsoon: not a folder: \(folder.file("list.opml")); give the archive's folder or a podcast's"),
@@ -102,6 +111,57 @@ import Testing
             }
             Self.checkStyle(result.errors, of: test.description)
         }
+    }
+
+    /// A failure goes to standard error, each naming its download, with --quiet or without, for
+    /// `archive` as for `get`; standard output keeps the run's work. The summary says nothing of
+    /// bytes when none moved, and a dry run with nothing to do says so, without an empty heading.
+    @Test func failuresGoToStandardErrorAndSummariesSayOnlyWhatHappened() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        _ = ArchiveCommandTests.serve(server, count: 3)
+        server.setRoute("/ep2.mp3", Route(body: .bytes(Array("gone".utf8)), status: 404))
+        let feed = server.url("/feed.xml").absoluteString
+        let failure = "failed: \(server.url("/ep2.mp3").absoluteString): the server answered 404 Not Found; check the address"
+        // The second run has only the failing episode left to try.
+        for quiet in [false, true] {
+            let archive = await runMonsoon(["archive", feed, "-o", "A"] + (quiet ? ["--quiet"] : []), in: folder.path)
+            #expect(archive.status == 1)
+            let errors = archive.errors.split(separator: "\n")
+            #expect(errors.contains { $0.hasPrefix("monsoon: e") && $0.hasSuffix(failure) }, "quiet \(quiet): \(archive.errors)")
+            #expect(!archive.output.contains("failed"), "quiet \(quiet): \(archive.output)")
+            #expect(errors.filter { !$0.contains(" failed: ") }.allSatisfy { $0.count <= SummaryLines.width }, "the summary fits: \(archive.errors)")
+            #expect(quiet ? archive.output.isEmpty : archive.output.contains("finished e"), "quiet \(quiet): \(archive.output)")
+            Self.checkStyle(archive.errors, of: "archive, quiet \(quiet)")
+        }
+        let get = await runMonsoon(["get", "--quiet", server.url("/ep2.mp3").absoluteString, server.url("/ep1.mp3").absoluteString, "-o", "G"], in: folder.path)
+        #expect(get.status == 1 && get.errors.split(separator: "\n").first.map { $0.hasPrefix("monsoon: d") && $0.hasSuffix(failure) } == true, "\(get.errors)")
+
+        // Everything archived already: no bytes moved, so none are counted.
+        server.setRoute("/ep2.mp3", Route(body: .pattern(size: 20_002, seed: 2), contentType: "audio/mpeg"))
+        #expect(await runMonsoon(["archive", feed, "-o", "A"], in: folder.path).status == 0)
+        let again = await runMonsoon(["archive", feed, "-o", "A"], in: folder.path)
+        #expect(again.status == 0 && again.errors == "monsoon: archived: 0 downloaded, 3 skipped (already archived), 0 failed\n", "\(again.errors)")
+        let plan = await runMonsoon(["archive", feed, "-o", "A", "--dry-run"], in: folder.path)
+        #expect(plan.status == 0 && !plan.output.contains("per host:") && plan.output.contains("\ntotal: nothing to download;"), "\(plan.output)")
+        #expect(!plan.output.split(separator: "\n", omittingEmptySubsequences: false).dropLast().contains(""), "no empty line: \(plan.output)")
+        for run in [again, plan] { #expect(!(run.output + run.errors).contains("0 B"), "\(run.output)\(run.errors)") }
+    }
+
+    /// However many counts a summary has, none of its lines is wider than 100 columns, and a part
+    /// never breaks; what fits stays on one line, for scripts.
+    @Test func summaryLinesFitInOneHundredColumns() {
+        let parts = ["archived: 123456 downloaded", "123456 skipped (already archived)", "123456 failed", "123456 left queued for lack of disk space",
+                     "123456 paused", "123456 removed", "123456 interrupted", "123456 not started", "123456 feeds not read"]
+        let lines = SummaryLines.packed(parts)
+        #expect(lines.count > 1 && lines.allSatisfy { $0.count <= 100 && $0.hasPrefix("monsoon: ") }, "\(lines)")
+        #expect(lines.map { $0.dropFirst("monsoon: ".count) }.joined(separator: ", ") == parts.joined(separator: ", "))
+        #expect(SummaryLines.packed(["1 of 1 downloaded", "2 failed"], prefix: "") == ["1 of 1 downloaded, 2 failed"])
+        var tally = GetReporter.Tally()
+        #expect(GetReporter.amounts(tally, elapsed: 0.01).isEmpty, "no 0 B transferred in 0.0 s")
+        tally.resumed = 2_048
+        #expect(GetReporter.amounts(tally, elapsed: 0.01) == "2.0 KiB resumed from parts")
     }
 
     /// The address a text without a scheme probably meant: http for a local server or a port,
@@ -130,7 +190,7 @@ import Testing
             #expect(await runMonsoon(["add", server.url(feed).absoluteString], in: folder.path).status == 0)
         }
         server.setRoute("/gone.xml", Route(body: .bytes(Array("no".utf8)), status: 404))
-        let failure = "monsoon: Gone Show: cannot fetch \(server.url("/gone.xml").absoluteString): the server answered 404 Not Found\n"
+        let failure = "monsoon: Gone Show: cannot fetch \(server.url("/gone.xml").absoluteString): the server answered 404 Not Found; check the address\n"
         let refreshed = await runMonsoon(["refresh"], in: folder.path)
         #expect(refreshed.status == 1)
         #expect(refreshed.output == "Morning Show: 0 new, 0 updated\n" && refreshed.errors == failure, "\(refreshed.output)\(refreshed.errors)")
@@ -139,6 +199,78 @@ import Testing
         #expect(synced.output.hasPrefix("Morning Show: 0 new, 0 updated\n"), "\(synced.output)")
         #expect(synced.errors.hasPrefix(failure), "\(synced.errors)")
         Self.checkStyle(synced.errors, of: "sync", names: ["Gone Show"])
+    }
+
+    /// What is wrong with the form of a message, or nil: curly quotes, parentheses inside
+    /// parentheses, a hint in parentheses instead of after "; ".
+    static func formProblem(_ text: String) -> String? {
+        if text.contains(where: "\u{2018}\u{2019}\u{201C}\u{201D}".contains) { return "curly quotes" }
+        var depth = 0
+        // Quoted input ('(?:') is the user's text, not the message's parentheses.
+        for character in text.replacingOccurrences(of: "'[^' ]*'", with: "''", options: .regularExpression) {
+            if character == "(" { depth += 1 } else if character == ")" { depth = max(0, depth - 1) }
+            if depth > 1 { return "parentheses inside parentheses" }
+        }
+        if text.range(of: #"\((check|try|run|use|give|see|set|retry|install|remove|delete|restore) "#, options: .regularExpression) != nil {
+            return "a hint in parentheses: it goes after '; '"
+        }
+        return nil
+    }
+
+    /// The text of the string literals on a line of Swift, each interpolation shown as `…` (its
+    /// parentheses are code).
+    static func literals(_ line: String) -> [String] {
+        var found: [String] = [], text = "", inside = false, code = 0
+        var characters = line.makeIterator()
+        while let character = characters.next() {
+            if code > 0 {
+                // Inside an interpolation: its own literals and parentheses are code.
+                if character == "\"" { while let next = characters.next(), next != "\"" { if next == "\\" { _ = characters.next() } } }
+                if character == "(" { code += 1 } else if character == ")" { code -= 1 }
+            } else if !inside {
+                if character == "\"" { inside = true; text = "" }
+            } else if character == "\\" {
+                let next = characters.next()
+                if next == "(" { code = 1; text += "…" } else if let next { text += "\\" + String(next) }
+            } else if character == "\"" {
+                inside = false; found.append(text)
+            } else {
+                text += String(character)
+            }
+        }
+        return found
+    }
+
+    /// Every literal a message is made of, whichever the message's type: straight quotes, no
+    /// parentheses inside parentheses, a hint after "; ", never an empty message (a scan of the
+    /// sources, for messages no test above reaches).
+    @Test func messageLiteralsHaveOneForm() throws {
+        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Sources").path
+        let calls = try NSRegularExpression(pattern: #"(ValidationError\(|CLIError[.(]|context\.(error|warnOnce)\(|errors\.line\(|StandardError\.write\(|\w+Error\(\.\w+, |\w+Error\.\w+\(|message: |reason: |message \+?= |\.unknown\(|\.newVersion\()"#)
+        var offenders: [String] = [], scanned = 0
+        let enumerator = FileManager.default.enumerator(atPath: sources)
+        while let file = enumerator?.nextObject() as? String {
+            guard file.hasSuffix(".swift"), !file.hasPrefix("MonsoonTestServer"), !file.hasPrefix("monsoon-") else { continue }
+            let text = try String(contentsOfFile: sources + "/" + file, encoding: .utf8)
+            for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                let line = String(line)
+                guard !line.trimmingCharacters(in: .whitespaces).hasPrefix("//"), !line.contains("\"\"\""),
+                      calls.firstMatch(in: line, range: NSRange(line.startIndex..., in: line)) != nil else { continue }
+                scanned += 1
+                let problems = Self.literals(line).compactMap(Self.formProblem)
+                    + (line.range(of: #"(CLIError\(message: |ValidationError\()"""#, options: .regularExpression) != nil ? ["an empty message"] : [])
+                for problem in problems { offenders.append("\(file):\(number + 1): \(problem): \(line.trimmingCharacters(in: .whitespaces))") }
+            }
+        }
+        #expect(scanned > 300, "the scan finds the messages: \(scanned) lines")
+        #expect(offenders.isEmpty, "messages speak with one voice:\n\(offenders.joined(separator: "\n"))")
+        // The scan itself: what it must catch, and what it must let through.
+        #expect(Self.literals(#"throw CLIError(message: "a (b \(c ? "(" : ")")) d")"#) == ["a (b …) d"])
+        #expect(Self.formProblem("got a web page (\u{201C}Login\u{201D})") == "curly quotes")
+        #expect(Self.formProblem("cannot connect (unknown host (no such name))") == "parentheses inside parentheses")
+        #expect(Self.formProblem("it uses '(?', and only '(?:' is taken") == nil)
+        #expect(Self.formProblem("unknown host (check the address)") != nil && Self.formProblem("unknown host; check the address") == nil)
     }
 
     /// What the messages are made of: no literal given to an error starts with a capital or ends

@@ -119,7 +119,7 @@ import Testing
             return
         }
         #expect(error.code == .network)
-        #expect(error.message == "cannot connect to 127.0.0.1:\(refusing.port): connection refused")
+        #expect(error.message == "cannot connect to 127.0.0.1:\(refusing.port): connection refused; check the address and that the server is running")
         await manager.shutdown()
     }
 
@@ -132,7 +132,7 @@ import Testing
             _ = try await manager.fetch(FetchRequest(url: URL(string: "http://127.0.0.1:\(refusing.port)/feed.xml")!))
             Issue.record("a refused connection must fail")
         } catch {
-            #expect(error.message == "cannot connect to 127.0.0.1:\(refusing.port): connection refused (gave up after 2 retries)")
+            #expect(error.message == "cannot connect to 127.0.0.1:\(refusing.port): connection refused (gave up after 2 retries); check the address and that the server is running")
         }
         await manager.shutdown()
     }
@@ -140,9 +140,9 @@ import Testing
     @Test func unreachableHostsAreDescribedInPlainWords() {
         let url = URL(string: "https://user:secret@feeds.example.invalid/show.xml")
         #expect(FailureClassifier.connectionFailureText(code: 6, osErrno: 0, url: url)
-                == "cannot connect to feeds.example.invalid:443: unknown host (the name does not resolve; check the address and the network)")
+                == "cannot connect to feeds.example.invalid:443: unknown host; check the address and the network")
         #expect(FailureClassifier.connectionFailureText(code: 7, osErrno: Int(ENETUNREACH), url: URL(string: "http://[::1]:8080/x"))
-                == "cannot connect to [::1]:8080: network is unreachable")
+                == "cannot connect to [::1]:8080: network is unreachable; check the address and that the server is running")
         #expect(FailureClassifier.connectionFailureText(code: 28, osErrno: 0, url: url) == nil)
         #expect(FailureClassifier.curlFailure(code: 7, text: "x", stall: Stall(bytesPerSecond: 1024, seconds: 30)).isConnectionFailure)
         #expect(!FailureClassifier.curlFailure(code: 56, text: "x", stall: Stall(bytesPerSecond: 1024, seconds: 30)).isConnectionFailure)

@@ -225,7 +225,7 @@ struct LibraryFixture {
         #expect(summary.added == 4 && summary.pages == 2)
         let error = try #require(summary.pageError)
         #expect(error.code == .httpStatus && error.httpStatus == 404)
-        #expect(error.message == "cannot fetch page 3 of the feed (\(server.url("/feed3").absoluteString)?token=***): the server answered 404 Not Found")
+        #expect(error.message == "cannot fetch page 3 of the feed (\(server.url("/feed3").absoluteString)?token=***): the server answered 404 Not Found; check the address")
         let stored = try #require(try fixture.library.podcast(withID: podcast.id))
         #expect(stored.lastError == error.message)
         #expect(stored.etag == nil && stored.lastModified == nil)

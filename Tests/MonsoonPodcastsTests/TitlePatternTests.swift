@@ -40,7 +40,7 @@ import Testing
     @Test func whatItDoesNotTakeIsSaid() throws {
         for (pattern, reason) in [("(a", "it has a '(' without its ')'"), ("a)", "it has a ')' without its '('"), ("[a-", "it has a '[' without its ']'"),
                                   ("*a", "it has '*' with nothing before it to repeat"), ("(a)\\1", "it uses a backreference (\\1), which is not taken"),
-                                  ("a(?=b)", "it uses '(?', and only '(?:' is taken (no lookaround, no flags)"), ("\\q", "it uses \\q, an escape that is not known"),
+                                  ("a(?=b)", "it uses '(?', and only '(?:' is taken: no lookaround, no flags"), ("\\q", "it uses \\q, an escape that is not known"),
                                   ("a{3,1}", "it has a count {3,1} whose maximum is below its minimum"), ("a{5000}", "it repeats something more than 1000 times"),
                                   ("(a{1000}){1000}", "it asks for too much repetition (more than 20000 steps once written out)"),
                                   ("[z-a]", "it has a range [z-a] that goes backwards"), ("x\\", "it ends with a '\\'")] {

@@ -100,12 +100,12 @@ extension Archive {
                 }
             }
         }
-        text += "per host:\n"
+        text += hosts.isEmpty ? "" : "per host:\n"
         for host in hosts.keys.sorted() {
             text += "  \(host)  \(hosts[host]!.files) file\(hosts[host]!.files == 1 ? "" : "s")  \(ByteCount.format(hosts[host]!.bytes))\n"
         }
         let count = planned.reduce(0) { $0 + $1.items.count } - refused
-        text += "total: \(count) file\(count == 1 ? "" : "s"), \(ByteCount.format(total))" + (unknown > 0 ? " (\(unknown) of unknown size)" : "")
+        text += (count == 0 ? "total: nothing to download" : "total: \(count) file\(count == 1 ? "" : "s"), \(ByteCount.format(total))") + (unknown > 0 ? " (\(unknown) of unknown size)" : "")
             + (refused > 0 ? "; \(refused) refused (not http or https)" : "")
         if let free, let fits {
             text += "; \(ByteCount.format(max(0, free - reserve))) free beyond the \(ByteCount.format(reserve)) reserve in \(root): "

@@ -181,17 +181,19 @@ extension Archive {
             return
         }
         guard !global.quiet || tally.failed + failedFeeds > 0 else { return }
-        var line = "archived: \(tally.completed) downloaded, \(skipped + tally.alreadyThere - tally.failedThere) skipped (already archived), \(tally.failed) failed"
+        var counts = ["archived: \(tally.completed) downloaded", "\(skipped + tally.alreadyThere - tally.failedThere) skipped (already archived)", "\(tally.failed) failed"]
         // Whatever was left unfinished, with why.
         for (count, what) in [(tally.waitingForSpace, "left queued for lack of disk space"), (tally.paused, "paused"), (tally.removed, "removed"),
                               (tally.interrupted, "interrupted"), (tally.notStarted, "not started"),
                               (failedFeeds, failedFeeds == 1 ? "feed not read" : "feeds not read")] where count > 0 {
-            line += ", \(count) \(what)"
+            counts.append("\(count) \(what)")
         }
-        line += "; \(ByteCount.format(transferred)) transferred in \(String(cFormat: "%.1f", seconds)) s (\(ByteCount.format(Int(speed)))/s)"
-        if tally.resumed > 0 { line += ", \(ByteCount.format(tally.resumed)) resumed from parts" }
+        // Nothing said of bytes when none moved: `0 B transferred in 0.0 s (0 B/s)` tells nothing.
+        let amounts = [transferred > 0 ? "\(ByteCount.format(transferred)) transferred in \(String(cFormat: "%.1f", seconds)) s (\(ByteCount.format(Int(speed)))/s)" : nil,
+                       tally.resumed > 0 ? "\(ByteCount.format(tally.resumed)) resumed from parts" : nil].compactMap { $0 }
         // Last, so the counts before keep their places for scripts; the way back with it.
-        if missing > 0 { line += "; \(missing) missing from disk: run with --refetch-missing to fetch \(missing == 1 ? "it" : "them") again" }
-        context.errors.line("monsoon: " + line)
+        let missed = missing > 0 ? ["\(missing) missing from disk: run with --refetch-missing to fetch \(missing == 1 ? "it" : "them") again"] : []
+        // A line or more per section, none wider than a terminal: the counts first, for scripts.
+        for line in [counts, amounts, missed].flatMap({ SummaryLines.packed($0) }) { context.errors.line(line) }
     }
 }

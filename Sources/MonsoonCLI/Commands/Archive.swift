@@ -42,7 +42,13 @@ struct Archive: RunnableCommand {
 
             With --warc, every request and response (the feeds' and their pages', each redirect, \
             each resumed range, each episode's file) is recorded in WARC/1.1 files beside FILE, \
-            numbered from FILE-00000.warc.gz on (see the README).
+            numbered from FILE-00000.warc.gz on; 'warcio check' verifies them.
+
+            --template (else the setting template) names each file under DIR and ends in .{ext}: \
+            {podcast} (the podcast's folder), {title}, {date} (the publish day in UTC, 'undated' \
+            without one), {year}, {month}, {day}, {guid}, {season}, {episode}, {version} (empty but \
+            for a republished episode's later version: ' (2026-12-08)') and {ext}, the extension of \
+            the final URL, else of the media type. The default is '{podcast}/{date} - {title}.{ext}'.
 
             With --db, nothing is downloaded here: the feeds go into the shared library of that \
             PostgreSQL database, with the options that choose and name episodes (--since, --until, \

@@ -36,11 +36,15 @@ struct Podcasts: RunnableCommand {
         } else if podcasts.isEmpty {
             if !global.quiet { context.output.line("no podcasts yet; subscribe with 'monsoon add URL'") }
         } else {
+            let table = TextTable([.init(title: "ID", width: 5), .init(title: "EPISODES", width: 8)], name: "PODCAST",
+                                  terminalWidth: context.isTerminal ? context.terminalWidth : nil)
+            var text = table.header + "\n"
             for podcast in podcasts {
-                var line = "\(String(podcast.id).padded(to: 5)) \(podcast.name)  [\(podcast.episodeCount) episodes]"
-                if let error = podcast.lastError { line += "  (last refresh failed: \(error))" }
-                context.output.line(line)
+                // After the name, as `queue` puts an error after its title.
+                let name = podcast.name + (podcast.lastError.map { "  last refresh failed: \($0)" } ?? "")
+                text += table.row([String(podcast.id), String(podcast.episodeCount)], name: name) + "\n"
             }
+            context.output.write(text)
         }
         return ExitStatus.success
     }
@@ -236,7 +240,7 @@ struct Export: RunnableCommand {
         var redacted: [Podcast] = []
         for podcast in podcasts {
             guard let url = keep ? podcast.feedURL : URL(string: Redaction.redact(podcast.feedURL)) else {
-                context.error("left out podcast \(podcast.id): its URL cannot be shown without its credentials (use --include-credentials)")
+                context.error("left out podcast \(podcast.id): its URL cannot be shown without its credentials; export with --include-credentials to keep it")
                 continue
             }
             if url != podcast.feedURL { redacted.append(podcast) }

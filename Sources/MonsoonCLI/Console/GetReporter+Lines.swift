@@ -48,7 +48,8 @@ extension GetReporter {
             case .started(let url): context.output.line("started \(id) \(Redaction.redact(url))")
             case .finished(let path, _, let bytes, let checksum): context.output.line("finished \(id) \(path) \(bytes)" + (checksum.map { " " + $0 } ?? ""))
             case .retrying(_, let seconds, let reason): context.output.line("retrying \(id) in \(seconds) s: \(reason)")
-            case .failed(let url, let reason): context.output.line("failed \(id) \(url): \(reason)")
+            // Where `get` says it, with --quiet or without: standard output keeps the run's work.
+            case .failed(let url, let reason): context.errors.line("monsoon: \(id) failed: \(url): \(reason)")
             case .paused: context.output.line("paused \(id) from another command")
             case .removed: context.output.line("removed \(id)")
             case .waitingForSpace(_, let reason): context.output.line("waiting \(id) for disk space: \(reason)")

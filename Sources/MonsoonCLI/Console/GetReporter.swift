@@ -403,21 +403,25 @@ final class GetReporter: Sendable {
                 context.output.writeVerbatim("\r\u{1B}[K")
             }
             guard summarizes, !quiet || interrupted else { return }
-            let elapsed = max(0.001, Date().timeIntervalSince(state.started))
-            var summary = Self.summary(tally) + " (\(Self.amounts(tally, elapsed: elapsed)))"
-            if interrupted { summary = "interrupted: part files kept; run the same command again to resume. " + summary }
+            let amounts = Self.amounts(tally, elapsed: max(0.001, Date().timeIntervalSince(state.started)))
+            let prefix = live && !interrupted ? "" : "monsoon: "
+            var lines = [prefix + Self.summary(tally) + (amounts.isEmpty ? "" : " (\(amounts))")]
+            if lines[0].count > SummaryLines.width {
+                lines = SummaryLines.packed(Self.summary(tally).split(separator: ", ").map(String.init), prefix: prefix) + [prefix + amounts]
+            }
+            if interrupted { lines.insert("monsoon: interrupted: part files kept; run the same command again to resume", at: 0) }
             let allDone = tally.completed + tally.alreadyThere == tally.expected && tally.notURLs == 0 && tally.failed == 0
             if live || interrupted || !allDone || verbose {
-                context.errors.line(live && !interrupted ? summary : "monsoon: \(summary)")
+                for line in lines { context.errors.line(line) }
             }
         }
     }
 
     /// `63 MiB transferred in 130.8 s, 12 MiB resumed from parts`: the speed a run had is what it
-    /// transferred, not what its parts held.
+    /// transferred, not what its parts held. Empty when no byte moved: `0 B in 0.0 s` tells nothing.
     static func amounts(_ tally: Tally, elapsed: Double) -> String {
-        "\(ByteCount.format(tally.transferred)) transferred in \(duration(elapsed))"
-            + (tally.resumed > 0 ? ", \(ByteCount.format(tally.resumed)) resumed from parts" : "")
+        [tally.transferred > 0 ? "\(ByteCount.format(tally.transferred)) transferred in \(duration(elapsed))" : nil,
+         tally.resumed > 0 ? "\(ByteCount.format(tally.resumed)) resumed from parts" : nil].compactMap { $0 }.joined(separator: ", ")
     }
 
     /// `N of M downloaded`, then what else happened, in a fixed order.

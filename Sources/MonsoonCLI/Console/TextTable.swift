@@ -1,4 +1,4 @@
-/// The listings' columns (`downloads`, `queue`, `episodes`): fixed widths counted in terminal
+/// The listings' columns (`podcasts`, `downloads`, `queue`, `episodes`): fixed widths counted in terminal
 /// columns, not characters, so a CJK title or an emoji never shifts the columns after it; a
 /// header row names them. The name column is cut in the middle (its extension kept) to fit a
 /// terminal's width; a pipe gets it whole, for scripts.

@@ -83,20 +83,21 @@ enum FailureClassifier {
             let port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
             place = (host.contains(":") ? "[\(host)]" : host) + ":\(port)"
         }
-        if code == 6 { return "cannot connect to \(place): unknown host (the name does not resolve; check the address and the network)" }
-        guard osErrno != 0 else { return "cannot connect to \(place): no connection could be made" }
+        if code == 6 { return "cannot connect to \(place): unknown host; check the address and the network" }
+        let hint = "; check the address and that the server is running"
+        guard osErrno != 0 else { return "cannot connect to \(place): no connection could be made" + hint }
         let reason = String(cString: strerror(Int32(osErrno)))
-        return "cannot connect to \(place): \(reason.prefix(1).lowercased() + reason.dropFirst())"
+        return "cannot connect to \(place): \(reason.prefix(1).lowercased() + reason.dropFirst())" + hint
     }
 }
 
 /// Reason phrases for the statuses users meet.
 public enum HTTPStatusText {
-    /// "the server answered 404 Not Found": the one wording of an HTTP error status, whatever was
-    /// asked for (a feed, an episode, a file given to `get`).
+    /// "the server answered 404 Not Found; check the address": the one wording of an HTTP error
+    /// status, whatever was asked for (a feed, an episode, a file given to `get`).
     public static func answered(_ status: Int) -> String {
         let reason = text(status)
-        return "the server answered \(status)" + (reason.isEmpty ? "" : " " + reason)
+        return "the server answered \(status)" + (reason.isEmpty ? "" : " " + reason) + (status == 404 ? "; check the address" : "")
     }
 
     static func text(_ status: Int) -> String {

@@ -63,7 +63,9 @@ public struct RetryPolicy: Sendable, Equatable {
         }
         if counters.attempts > maxRetries {
             var error = failure.error
-            error.message += maxRetries == 0 ? "" : " (gave up after \(maxRetries) \(maxRetries == 1 ? "retry" : "retries"))"
+            // Before the hint, so what to do stays last.
+            let gaveUp = maxRetries == 0 ? "" : " (gave up after \(maxRetries) \(maxRetries == 1 ? "retry" : "retries"))"
+            error.message.insert(contentsOf: gaveUp, at: error.message.firstRange(of: "; ")?.lowerBound ?? error.message.endIndex)
             return .fail(error, counters: counters)
         }
         if let retryAfter = failure.retryAfter {

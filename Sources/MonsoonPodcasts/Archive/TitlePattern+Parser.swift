@@ -51,7 +51,7 @@ extension TitlePattern {
             case "(":
                 if peek == "?" {
                     index += 1
-                    guard take() == ":" else { throw Refusal(reason: "it uses '(?', and only '(?:' is taken (no lookaround, no flags)") }
+                    guard take() == ":" else { throw Refusal(reason: "it uses '(?', and only '(?:' is taken: no lookaround, no flags") }
                 }
                 let inner = try alternation()
                 guard take() == ")" else { throw Refusal(reason: "it has a '(' without its ')'") }

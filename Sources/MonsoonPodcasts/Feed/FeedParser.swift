@@ -241,7 +241,7 @@ public enum FeedParser {
 
     private static func htmlPage(_ bytes: UnsafeBufferPointer<UInt8>, url: URL) -> FeedError {
         let alternate = HTMLPage.alternateFeedURL(bytes, pageURL: url)
-        let title = HTMLPage.title(bytes).map { " (“\($0)”)" } ?? ""
+        let title = HTMLPage.title(bytes).map { " '\($0)'" } ?? ""
         if let alternate {
             return FeedError(.htmlPage, "got a web page\(title) instead of a feed; the page names its feed: \(withoutCredentials(alternate))",
                              alternateFeedURL: alternate)
