@@ -15,6 +15,8 @@ final class PseudoTerminal: @unchecked Sendable {
     let screen: VirtualScreen
     /// Everything read so far, as it came.
     private(set) var raw = ""
+    /// The same, in the pieces read, each with when it was read.
+    private(set) var chunks: [(time: Date, text: String)] = []
     private var pending: [UInt8] = []
 
     init(_ arguments: [String], in directory: String, home: String, columns: Int, rows: Int = 40) throws {
@@ -78,6 +80,7 @@ final class PseudoTerminal: @unchecked Sendable {
         let text = String(decoding: pending[0..<end], as: UTF8.self)
         pending.removeFirst(end)
         raw += text
+        chunks.append((Date(), text))
         screen.play(text)
     }
 
