@@ -124,6 +124,7 @@ extension LiveTerminalTests {
         server.setRoute("/limited.mp3", Route(body: .pattern(size: 512 << 10, seed: 5), contentType: "audio/mpeg"))
         let terminal = try PseudoTerminal(["get", "--limit-rate", "200K", server.url("/limited.mp3").absoluteString], in: folder.path,
                                           home: folder.file(".monsoon"), columns: 120)
+        await terminal.readUntilExit()
         #expect(try await terminal.finish() == 0)
         // Each frame ends with ESC[J, and is timed by the read that brought its end.
         var frames: [(time: Date, text: String)] = []
