@@ -98,7 +98,8 @@ extension LiveTerminalTests {
         try await terminal.wait("the download's line with its file's name") { screen.ended.contains { $0.contains("%") && $0.contains(".mp3 ") } }
         gate.open()
         let row = try #require(screen.ended.first { $0.contains("%") && $0.contains(".mp3 ") })
-        #expect(row.hasPrefix("  日本語…回.mp3 ") && !row.contains("a1b2c3"), "\(row)")
+        // Cut in the middle, keeping its start and its extension (24 columns at least: the bar and the speed give way first).
+        #expect(row.hasPrefix("  日本語の") && row.contains("…") && row.contains("回.mp3 ") && !row.contains("a1b2c3"), "\(row)")
         #expect(try await terminal.finish() == 0)
         let named = try #require(screen.ended.firstIndex(of: row))
         #expect(!screen.ended[named...].contains { $0.contains("a1b2c3") }, "never the URL's name once the file's is known")
@@ -108,5 +109,74 @@ extension LiveTerminalTests {
         #expect(screen.lines.last?.hasPrefix("1 of 1 downloaded (2.9 MiB transferred in ") == true, "\(screen.lines)")
         #expect(screen.lines.allSatisfy { TerminalText.displayWidth($0) <= 59 } && screen.wraps == 0, "\(screen.lines)")
         #expect(folder.contents() == [name])
+    }
+}
+
+extension LiveTerminalTests {
+    /// `get --limit-rate` on a terminal, 2.6 s: every frame goes back over the one before it and
+    /// ends clearing below itself, and from 25 % on the ETA is within a fifth of the time the run
+    /// really took from then (by its own timestamps), give or take the second it is rounded up to.
+    @Test func aRateLimitedGetShowsAnHonestETA() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/limited.mp3", Route(body: .pattern(size: 512 << 10, seed: 5), contentType: "audio/mpeg"))
+        let terminal = try PseudoTerminal(["get", "--limit-rate", "200K", server.url("/limited.mp3").absoluteString], in: folder.path,
+                                          home: folder.file(".monsoon"), columns: 120)
+        await terminal.readUntilExit()
+        #expect(try await terminal.finish() == 0)
+        // Each frame ends with ESC[J, and is timed by the read that brought its end.
+        var frames: [(time: Date, text: String)] = []
+        var pending = ""
+        for chunk in terminal.chunks {
+            pending += chunk.text
+            while let end = pending.range(of: "\u{1B}[J") {
+                frames.append((chunk.time, String(pending[..<end.lowerBound])))
+                pending = String(pending[end.upperBound...])
+            }
+        }
+        #expect(frames.dropFirst().allSatisfy { $0.text.hasPrefix("\r\u{1B}[") && $0.text.contains("A") }, "\(frames.map(\.text))")
+        let done = try #require(frames.first { $0.text.contains("✓ limited.mp3") }?.time)
+        var checked = 0
+        for frame in frames where !frame.text.contains("✓") {
+            let lines = frame.text.components(separatedBy: "\n")
+            guard let row = lines.first(where: { $0.contains("%") }), let run = lines.first(where: { $0.contains(" done · ") }),
+                  let percent = row.split(separator: "%").first?.split(separator: " ").last.flatMap({ Int($0) }), (25..<100).contains(percent) else { continue }
+            let left = done.timeIntervalSince(frame.time)
+            for line in [row, run] {
+                let eta = try #require(LiveFrameTests.eta(line), "\(line)")
+                #expect(Double(eta) >= 0.8 * left && Double(eta) - 1 <= 1.2 * left, "ETA \(eta) s with \(left) s left at \(percent) %: \(line)")
+            }
+            checked += 1
+        }
+        #expect(checked >= 3, "\(frames.map(\.text))")
+    }
+}
+
+extension LiveTerminalTests {
+    /// `download -j 2` of three episodes, the first two held mid-body: as each ends, the next takes
+    /// its slot while its file is put in place, before it is completed; no frame counts more than two active.
+    @Test func activeNeverExceedsTheDownloadsAtATime() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let gate = Gate()
+        defer { gate.open() }
+        var items: [(title: String, url: String, length: Int?)] = []
+        for index in 0..<3 {
+            server.setRoute("/j\(index).mp3", Route(body: .pattern(size: 400_000, seed: UInt64(index)), contentType: "audio/mpeg", gate: gate, gateAfter: 100_000))
+            items.append(("Episode \(index + 1): Part", server.url("/j\(index).mp3").absoluteString, 400_000))
+        }
+        server.setRoute("/feed.xml", LiveViewTests.feed(items))
+        #expect(await runMonsoon(["add", server.url("/feed.xml").absoluteString], in: folder.path).status == 0)
+        #expect(await runMonsoon(["config", "set", "download-root", folder.file("Podcasts")], in: folder.path).status == 0)
+        #expect(await runMonsoon(["queue", "add", "--podcast", "Wide Show", "--all"], in: folder.path).status == 0)
+        let terminal = try PseudoTerminal(["download", "-j", "2"], in: folder.path, home: folder.file(".monsoon"), columns: 100)
+        try await terminal.wait("two held") { terminal.raw.contains(" · 2 active · 1 queued") }
+        gate.open()
+        #expect(try await terminal.finish() == 0)
+        let counts = terminal.raw.matches(of: /(\d+) active/).compactMap { Int($0.output.1) }
+        #expect(!counts.isEmpty && counts.allSatisfy { $0 <= 2 }, "\(counts)")
+        #expect(terminal.raw.components(separatedBy: "✓ Episode ").count == 4, "\(terminal.raw)")
     }
 }

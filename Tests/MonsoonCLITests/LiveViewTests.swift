@@ -8,8 +8,8 @@ import Testing
 /// retried, a failure once, what a dry run would refuse, and the summary's bytes.
 @Suite struct LiveViewTests {
     /// A feed of these items on `server` (a `file://` enclosure stays as given), newest last.
-    static func feed(_ items: [(title: String, url: String, length: Int?)]) -> Route {
-        var text = "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>Wide Show</title>\n"
+    static func feed(_ items: [(title: String, url: String, length: Int?)], title: String = "Wide Show") -> Route {
+        var text = "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>\(title)</title>\n"
         for (index, item) in items.enumerated() {
             let length = item.length.map { " length=\"\($0)\"" } ?? ""
             text += "<item><title>\(item.title)</title><guid>g\(index)</guid><pubDate>\(String(format: "%02d", index + 1)) Jan 2024 10:00:00 GMT</pubDate>"
@@ -121,5 +121,34 @@ import Testing
         // 70,000 bytes came over the wire in this run (20,000 before the drop, then 50,000), 30,000 were in the part.
         #expect(summary.hasPrefix("monsoon: 1 of 1 downloaded (68 KiB transferred in "), "\(summary)")
         #expect(summary.hasSuffix(" s, 29 KiB resumed from parts)"), "\(summary)")
+    }
+}
+
+extension LiveViewTests {
+    /// Two podcasts, each with an "Episode 11: On curl": `--json` says which podcast and which
+    /// episode (title and guid) each event is of; a plain `get` keeps its fields.
+    @Test func jsonEventsSayWhichPodcastAndEpisode() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        for (index, show) in ["On Curl", "Net Talk"].enumerated() {
+            server.setRoute("/\(index).mp3", Route(body: .pattern(size: 1_000, seed: UInt64(index)), contentType: "audio/mpeg"))
+            server.setRoute("/feed\(index).xml", Self.feed([("Episode 11: On curl", server.url("/\(index).mp3").absoluteString, 1_000)], title: show))
+            #expect(await runMonsoon(["add", server.url("/feed\(index).xml").absoluteString], in: folder.path).status == 0)
+            #expect(await runMonsoon(["queue", "add", "--podcast", show, "--all"], in: folder.path).status == 0)
+        }
+        #expect(await runMonsoon(["config", "set", "download-root", folder.file("Podcasts")], in: folder.path).status == 0)
+        let run = await runMonsoon(["download", "--json"], in: folder.path)
+        #expect(run.status == 0, "\(run.errors)")
+        let events = run.output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        for name in ["started", "finished"] {
+            let said = events.filter { $0["event"] as? String == name }
+            #expect(Set(said.compactMap { $0["podcast"] as? String }) == ["On Curl", "Net Talk"] && said.count == 2, "\(run.output)")
+            #expect(said.allSatisfy { ($0["episode"] as? [String: String]) == ["title": "Episode 11: On curl", "guid": "g0"] }, "\(run.output)")
+        }
+        let get = await runMonsoon(["get", "--json", server.url("/0.mp3").absoluteString], in: folder.path)
+        let finished = try #require(get.output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            .first { $0["event"] as? String == "finished" })
+        #expect(Set(finished.keys) == ["event", "time", "id", "path", "bytes"], "\(finished)")
     }
 }

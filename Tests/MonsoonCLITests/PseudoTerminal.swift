@@ -15,6 +15,8 @@ final class PseudoTerminal: @unchecked Sendable {
     let screen: VirtualScreen
     /// Everything read so far, as it came.
     private(set) var raw = ""
+    /// The same, in the pieces read, each with when it was read.
+    private(set) var chunks: [(time: Date, text: String)] = []
     private var pending: [UInt8] = []
 
     init(_ arguments: [String], in directory: String, home: String, columns: Int, rows: Int = 40) throws {
@@ -30,7 +32,14 @@ final class PseudoTerminal: @unchecked Sendable {
         _ = fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK)
         _ = fcntl(master, F_SETFD, FD_CLOEXEC)
         _ = fcntl(slave, F_SETFD, FD_CLOEXEC)
-        let slavePath = String(cString: ttyname(slave))
+        // ttyname_r: ttyname's static buffer, shared by the tests running at the same time, may name another test's terminal.
+        var name = [CChar](repeating: 0, count: 128)
+        guard ttyname_r(slave, &name, name.count) == 0 else {
+            close(master)
+            close(slave)
+            throw CLITestError("ttyname_r failed")
+        }
+        let slavePath = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         screen = VirtualScreen(columns: columns, rows: rows)
 
         var environment = ProcessInfo.processInfo.environment
@@ -78,6 +87,7 @@ final class PseudoTerminal: @unchecked Sendable {
         let text = String(decoding: pending[0..<end], as: UTF8.self)
         pending.removeFirst(end)
         raw += text
+        chunks.append((Date(), text))
         screen.play(text)
     }
 
@@ -126,6 +136,20 @@ final class PseudoTerminal: @unchecked Sendable {
             guard let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/stat", encoding: .utf8),   // gone meanwhile: ended, not stopped
                   let close = stat.lastIndex(of: ")") else { return false }
             return stat[stat.index(after: close)...].split(separator: " ").first == "T"
+        }
+    }
+
+    /// Reads on a thread of its own until the program has ended, so each piece is timed as it
+    /// came (`chunks`): the test's task may wait for a turn of a busy pool. Touch nothing else meanwhile.
+    func readUntilExit() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            Thread {
+                while self.process.isRunning {
+                    self.pump()
+                    usleep(5_000)
+                }
+                done.resume()
+            }.start()
         }
     }
 

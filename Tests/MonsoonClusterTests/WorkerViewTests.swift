@@ -31,19 +31,21 @@ import Testing
         #expect(view.style == .live)
         view.observe(.progress(Self.busy))
         let line = "worker rack2: 3 downloaded · 1 failed · 2 running · 1 feed read · \(ByteCount.format(1536))/s"
-        #expect(output.text == line + "\n")
+        let frame = line + "\u{1B}[K\n\u{1B}[J"   // a frame: the line over the old one, then clear below
+        #expect(output.text == frame)
         view.message("worker rack2: the database is back")
         #expect(errors.text == "monsoon: worker rack2: the database is back\n")
-        #expect(output.text == line + "\n" + "\r\u{1B}[1A\u{1B}[J" + line + "\n", "cleared, then drawn again below the message")
+        #expect(output.text == frame + "\r\u{1B}[1A\u{1B}[J" + frame, "cleared, then drawn again below the message")
         view.finish()
-        #expect(output.text.hasSuffix(line + "\n" + "\r\u{1B}[1A\u{1B}[J" + "\r\u{1B}[K"), "the summary takes the line's place")
+        #expect(output.text.hasSuffix(frame + "\r\u{1B}[1A\u{1B}[J" + "\r\u{1B}[K"), "the summary takes the line's place")
     }
 
     @Test func aNarrowTerminalGetsTheLineCut() {
         let output = TextOutput.capturing(terminal: true)
         let context = CommandContext(output: output, errors: output, environment: ["NO_COLOR": "1"], currentDirectory: "/", isTerminal: true, terminalWidth: 30)
         WorkerView(context: context, name: "a-very-long-worker-name", json: false, quiet: false).observe(.progress(Self.busy))
-        #expect(output.text.hasSuffix("\n") && TerminalText.displayWidth(String(output.text.dropLast())) <= 29, "\(output.text)")
+        let end = "\u{1B}[K\n\u{1B}[J"
+        #expect(output.text.hasSuffix(end) && TerminalText.displayWidth(String(output.text.dropLast(end.count))) <= 29, "\(output.text)")
     }
 
     @Test func jsonLinesSayEachJobAndProgressThatChanged() throws {

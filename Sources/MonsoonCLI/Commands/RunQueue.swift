@@ -106,9 +106,7 @@ struct RunQueue: RunnableCommand {
         let afterDownload = AfterDownload.start(options.after, home: home, context: context, reporter: reporter)
         afterDownload?.catchUp([], wholeQueue: true)
         // Queued ones count (and weigh in the bytes left) before they send an event; episodes go by their titles.
-        reporter.expect(pending.map { ($0.id, $0.remaining) }, titles: requests.reduce(into: [:]) { titles, request in
-            if let title = GetReporter.title(of: request) { titles[request.id] = title }
-        })
+        reporter.expect(pending.map { ($0.id, $0.remaining) }, requests: requests)
         // A link refused because it expired (a private feed's) is renewed from the feed. Of the
         // downloads pending before the engine opened: one it has already failed (a refusal comes in
         // milliseconds) is not pending now, and its failure must still be waited for at idle.

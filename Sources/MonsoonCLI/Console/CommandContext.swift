@@ -7,15 +7,15 @@ public final class TextOutput: Sendable {
     private enum Target: Sendable { case descriptor(Int32), memory }
 
     private let target: Target
-    /// Invisible characters are shown escaped too: the output is a terminal (see `TerminalText`).
-    private let escapesInvisible: Bool
+    /// A terminal (or captured as one): invisible characters are shown escaped too (see `TerminalText`).
+    let isTerminal: Bool
     private let buffer = Mutex("")
     /// The lines `lineOnce` has written.
     private let said = Mutex(Set<String>())
 
     public init(descriptor: Int32) {
         target = .descriptor(descriptor)
-        escapesInvisible = isatty(descriptor) == 1
+        isTerminal = isatty(descriptor) == 1
     }
 
     /// Collects the text in memory; read it with `text`. `terminal`: escaped as for a terminal.
@@ -23,13 +23,13 @@ public final class TextOutput: Sendable {
 
     private init(terminal: Bool) {
         target = .memory
-        escapesInvisible = terminal
+        isTerminal = terminal
     }
 
     /// Writes text for a person: control characters from feeds or servers are shown escaped, and
     /// on a terminal invisible ones too (`TerminalText`); tabs and line feeds are kept.
     public func write(_ text: String) {
-        writeVerbatim(TerminalText.escape(text, invisible: escapesInvisible))
+        writeVerbatim(TerminalText.escape(text, invisible: isTerminal))
     }
 
     /// Writes `text` as it is: the live view's and the player's own escape sequences, around

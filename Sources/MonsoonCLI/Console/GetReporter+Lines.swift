@@ -18,9 +18,10 @@ extension GetReporter {
 
     /// Says what happened to download `id`, in the run's style.
     func announce(_ state: inout State, _ what: Announcement, id: String) {
+        let episode = state.rows[DownloadID(id)]?.episode
         switch style {
         case .json:
-            var fields: [(String, String)] = [("id", JSONText.string(id))]
+            var fields: [(String, String)] = [("id", JSONText.string(id))] + (episode?.jsonFields ?? [])
             let name: String
             switch what {
             case .started(let url): name = "started"; fields.append(("url", JSONText.string(Redaction.redact(url))))
@@ -63,7 +64,9 @@ extension GetReporter {
                 if live {
                     // Never wider than the terminal: a wrapped line would move the block below it.
                     let size = ByteCount.format(bytes)
-                    let shown = TerminalText.middleCut(TerminalText.escape(name, keepingLayout: false), width: max(8, context.terminalWidth - 5 - size.count))
+                    let room = max(8, context.terminalWidth - 5 - size.count)
+                    let shown = episode?.fitted(width: room, withPodcast: state.podcasts.count > 1)
+                        ?? TerminalText.middleCut(TerminalText.escape(name, keepingLayout: false), width: room)
                     emitLine(&state, "✓ \(shown)  \(size)", toErrors: false, color: "32")
                 } else {
                     emitLine(&state, "\(path)\t\(bytes)" + (checksum.map { "\t" + $0 } ?? ""), toErrors: false)

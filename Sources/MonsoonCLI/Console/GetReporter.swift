@@ -12,8 +12,8 @@ import MonsoonEngine
 final class GetReporter: Sendable {
     struct Row {
         var name: String
-        /// The episode's title, when the run knows it (a download queued by an earlier version lacks it in its `userInfo`).
-        var title: String?
+        /// Which episode it is, when the run knows (a download queued by an earlier version lacks it in its `userInfo`).
+        var episode: EpisodeLabel?
         /// The name is the file's (or the title): nothing better is to come.
         var named = false
         var status: DownloadStatus = .queued
@@ -38,10 +38,7 @@ final class GetReporter: Sendable {
         /// The reason a hold for room was last said with: said once per hold, however often the
         /// row is read again (a hand-off follower reads it at every change of the database).
         var announcedHold: String?
-        /// For the speed: bytes at the previous sample, and when.
-        var sampleBytes = 0
-        var sampleTime = Date()
-        var speed: Double = 0
+        var rate = RecentSpeed()
     }
 
     struct State {
@@ -57,6 +54,11 @@ final class GetReporter: Sendable {
         var completed = 0
         var block = LiveBlock()
         var started = Date()
+        /// Body bytes seen arriving in this run, of every download: the run's speed, and so its ETA.
+        var arrived = 0
+        var rate = RecentSpeed()
+        /// The podcasts of the episodes in the run: with more than one, lines name theirs.
+        var podcasts = Set<String>()
         var finishedBytes = 0
         /// Body bytes of the attempts reported in this run.
         var transferredBytes = 0
@@ -121,10 +123,14 @@ final class GetReporter: Sendable {
     let live: Bool
     /// ANSI colours on the live view, unless `NO_COLOR` is set (no-color.org).
     let colors: Bool
+    /// The time the speeds are measured by; a test drives it.
+    let clock: @Sendable () -> Date
 
     /// - Parameter expected: how many downloads the summary counts (`N of expected`); a
     ///   run that answers for every download adds those handed to it as they come.
-    init(context: CommandContext, quiet: Bool, verbose: Bool, expected: Int, style: Style = .files, summarizes: Bool = true) {
+    init(context: CommandContext, quiet: Bool, verbose: Bool, expected: Int, style: Style = .files, summarizes: Bool = true,
+         clock: @escaping @Sendable () -> Date = { Date() }) {
+        self.clock = clock
         self.context = context
         self.quiet = quiet
         self.verbose = verbose
@@ -153,10 +159,7 @@ final class GetReporter: Sendable {
         state.withLock { state in
             for request in requests {
                 state.rows[request.id]?.expectedSize = request.expectedSize
-                if let title = Self.title(of: request) {
-                    state.rows[request.id]?.title = title
-                    state.rows[request.id]?.name = title
-                }
+                label(&state, request)
             }
         }
     }
@@ -164,15 +167,24 @@ final class GetReporter: Sendable {
     /// The downloads a run of the whole queue starts with (`monsoon download`), with the bytes
     /// each still needs when known: counted as queued, and in the bytes left, before any of them
     /// sends an event (one that never starts sends none).
-    func expect(_ pending: [(id: DownloadID, remaining: Int?)], titles: [DownloadID: String]) {
+    func expect(_ pending: [(id: DownloadID, remaining: Int?)], requests: [DownloadRequest]) {
+        let requests = Dictionary(requests.map { ($0.id, $0) }) { first, _ in first }
         state.withLock { state in
             for (id, remaining) in pending where state.rows[id] == nil {
-                var row = Row(name: titles[id] ?? id.rawValue)
-                row.title = titles[id]
+                var row = Row(name: id.rawValue)
                 row.expectedSize = remaining
                 state.rows[id] = row
+                if let request = requests[id] { label(&state, request) }
             }
         }
+    }
+
+    /// Names an episode's row by its title, and counts its podcast.
+    private func label(_ state: inout State, _ request: DownloadRequest) {
+        guard let episode = EpisodeLabel(request), state.rows[request.id] != nil else { return }
+        state.rows[request.id]?.episode = episode
+        state.rows[request.id]?.name = episode.title
+        if let podcast = episode.podcast { state.podcasts.insert(podcast) }
     }
 
     /// URLs that were done before the run (their file is there): counted as downloaded.
@@ -231,8 +243,8 @@ final class GetReporter: Sendable {
                 row.expectedSize = download.request.expectedSize
                 state.rows[download.id] = row
             case .progress(let id, let bytes, let total):
-                guard state.own?.contains(id) ?? true else { return }
-                state.rows[id]?.bytes = bytes
+                guard state.own?.contains(id) ?? true, let before = state.rows[id]?.bytes else { return }
+                arrive(&state, id, bytes: bytes, before: before)
                 state.rows[id]?.total = total
             case .statusChanged(let download):
                 guard state.own?.contains(download.id) ?? true else { return }
@@ -241,7 +253,6 @@ final class GetReporter: Sendable {
                 guard state.own?.contains(id) ?? true, state.rows[id]?.removed == false else { return }
                 state.rows[id]?.removed = true
                 announce(&state, .removed, id: id.rawValue)
-                if live { draw(&state) }
             case .attempt(let attempt):
                 guard state.own?.contains(attempt.id) ?? true else { return }
                 state.rows[attempt.id]?.transferred += attempt.bytes
@@ -256,7 +267,11 @@ final class GetReporter: Sendable {
         // A run of the whole queue (`download`) lists what is queued once its engine has started:
         // one that had finished already by then is still this run's, and counts in `N of M`.
         if state.rows[download.id] == nil && state.own == nil { state.expected += 1 }
-        var row = state.rows[download.id] ?? Row(name: shownName(Self.name(of: download)))
+        if state.rows[download.id] == nil { state.rows[download.id] = Row(name: "") }
+        if state.rows[download.id]?.episode == nil { label(&state, download.request) }
+        // Bytes that came during an attempt count in the speed; those a new one starts from do not.
+        if let before = state.rows[download.id]?.bytes, state.rows[download.id]?.status == .downloading { arrive(&state, download.id, bytes: download.bytes, before: before) }
+        var row = state.rows[download.id] ?? Row(name: "")
         if state.following && !row.observed {
             row.observed = true
             row.observedFrom = download.bytes
@@ -266,12 +281,12 @@ final class GetReporter: Sendable {
         row.bytes = download.bytes
         row.total = download.total ?? row.total
         row.expectedSize = download.request.expectedSize ?? row.expectedSize
-        row.name = row.title ?? shownName(Self.name(of: download))
-        row.named = row.title != nil || download.filePath != nil
+        row.name = row.episode?.title ?? shownName(Self.name(of: download))
+        row.named = row.episode != nil || download.filePath != nil
         row.error = download.lastError
         row.retryAt = download.retryAt
         state.rows[download.id] = row
-        defer { if live && Date().timeIntervalSince(state.block.lastDraw) >= 0.1 { draw(&state) } }   // at most ten redraws a second
+        defer { if live && clock().timeIntervalSince(state.block.lastDraw) >= 0.1 { draw(&state) } }   // at most ten redraws a second
         let id = download.id.rawValue
         // Made only for a line that shows it: most changes show none.
         let url = { Redaction.redact(download.request.url) }
@@ -319,7 +334,7 @@ final class GetReporter: Sendable {
     var unnamed: [DownloadID] {
         guard live else { return [] }
         return state.withLock { state in
-            state.rows.filter { !$0.value.named && $0.value.title == nil && $0.value.status == .downloading }.map(\.key)
+            state.rows.filter { !$0.value.named && $0.value.episode == nil && $0.value.status == .downloading }.map(\.key)
         }
     }
 
@@ -334,7 +349,7 @@ final class GetReporter: Sendable {
     func name(_ download: Download) {
         guard let path = download.filePath else { return }
         state.withLock { state in
-            guard state.rows[download.id]?.title == nil else { return }
+            guard state.rows[download.id]?.episode == nil else { return }
             state.rows[download.id]?.name = path.fileName
             state.rows[download.id]?.named = true
         }

@@ -18,13 +18,26 @@ struct LiveBlock {
         drawnWidths = []
     }
 
-    /// Draws `lines` (escaped and cut to the width already) in place of the block; `paint` may
-    /// colour a line (by its index), which takes no columns.
-    mutating func show(_ lines: [String], _ context: CommandContext, paint: (Int, String) -> String = { $1 }) {
-        clear(context)
-        context.output.writeVerbatim(lines.enumerated().map { paint($0.offset, $0.element) + "\n" }.joined())
+    /// Draws `lines` (escaped and cut to the width already) in place of the block, below `above`
+    /// (lines that stay, as a finished download's), in one write: up to the block's first row, each
+    /// line over the old one, then clear to the end of the screen. A terminal never shows the block
+    /// erased and not yet drawn again. `paint` may colour a line of `lines` (by its index), which
+    /// takes no columns.
+    mutating func show(_ lines: [String], above: [String] = [], _ context: CommandContext, at now: Date = Date(),
+                       paint: (Int, String) -> String = { $1 }) {
+        var frame = drawnWidths.isEmpty ? "" : "\r\u{1B}[\(Self.physicalRows(drawnWidths, width: context.terminalWidth))A"
+        for line in above + lines.enumerated().map(paint) { frame += line + "\u{1B}[K\n" }
+        context.output.writeVerbatim(frame + "\u{1B}[J")
         drawnWidths = lines.map(TerminalText.displayWidth)
-        lastDraw = Date()
+        lastDraw = now
+    }
+
+    /// Up to the block's first row, erasing nothing: a line written next (on standard error) takes
+    /// that row's place, and the next `show` draws the block below it.
+    mutating func rewind(_ context: CommandContext) {
+        guard !drawnWidths.isEmpty else { return }
+        context.output.writeVerbatim("\r\u{1B}[\(Self.physicalRows(drawnWidths, width: context.terminalWidth))A")
+        drawnWidths = []
     }
 
     /// The rows lines of these display widths take on a terminal `width` columns wide.

@@ -5,8 +5,8 @@ import MonsoonStore
 extension EpisodeQueue {
     /// In a download's `userInfo`: what a progress view names it by (a CDN's file name often means nothing).
     public static let titleKey = "title"
-    /// In a download's `userInfo`: the title of the episode's podcast, which a run's page groups it by.
-    public static let podcastKey = "podcast"
+    /// The podcast's title and the episode's guid: which episode a download is, said to a person and in `--json`.
+    public static let podcastKey = "podcast", guidKey = "guid"
 
     /// One download per queued episode not downloaded, into its templated name under `root`, at its queue priority, with
     /// the feed's length and media type (a web page in answer to an episode is refused; the type names an extensionless
@@ -49,7 +49,8 @@ extension EpisodeQueue {
                 return DownloadRequest(
                     id: Self.downloadID(ofEpisode: row.id), url: row.url!, destination: .named(folder: folder, stem: stems[row.id] ?? "untitled"),
                     priority: Self.priority(forPosition: row.position ?? 0), expectedSize: row.length,
-                    expectedMediaType: row.mediaType, userInfo: ["episode": String(row.id), Self.titleKey: row.values.title, Self.podcastKey: titles[row.podcast] ?? ""],
+                    expectedMediaType: row.mediaType, userInfo: ["episode": String(row.id), Self.titleKey: row.values.title,
+                                                                       Self.podcastKey: titles[row.podcast] ?? "", Self.guidKey: row.values.guid ?? ""],
                     sizeLimit: SizeLimits.episode(declaredLength: row.length), root: root, addresses: scopes[row.podcast] ?? .publicOnly,
                     owner: .episode)
             }
