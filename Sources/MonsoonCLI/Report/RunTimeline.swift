@@ -112,7 +112,7 @@ struct RunTimeline {
             let url = download.request.url
             var trace = Trace(id: id.rawValue, host: Self.hostKey(url), url: Redaction.redact(url.absoluteString),
                               name: download.filePath.map { $0.fileName } ?? url.lastPathComponent,
-                              podcast: download.request.userInfo[EpisodeQueue.podcastKey], title: GetReporter.title(of: download.request))
+                              podcast: download.request.userInfo[EpisodeQueue.podcastKey], title: EpisodeLabel(download.request)?.title)
             // Seen first as it starts (`get` does not listen for `.added`): it was queued since the run queued its first.
             if status != DownloadStatus.queued.rawValue { trace.phases.append(Phase(status: DownloadStatus.queued.rawValue, start: min(firstEvent ?? time, time))) }
             index = traces.count
