@@ -32,7 +32,15 @@ public struct RetryPolicy: Sendable, Equatable {
         var madeProgress: Bool
         /// The server could not be reached at all (unknown host, connection refused).
         var isConnectionFailure = false
+        /// No connection could be made (curl's code 7: refused, or no route).
+        var isRefusal = false
+        /// A host answered this download earlier in the run: a refusal now is a server restarting, worth the whole backoff.
+        var hostAnswered = false
     }
+
+    /// Retries of a refusal from a host that has answered nothing: a server that is not running
+    /// (or a wrong port) does not start within the minute the whole backoff would wait.
+    static let silentHostRetries = 2
 
     /// The retry counters kept with a download.
     struct Counters: Equatable {
@@ -60,6 +68,12 @@ public struct RetryPolicy: Sendable, Equatable {
         } else {
             counters.attempts += 1
             counters.backoffLevel += 1
+        }
+        if failure.isRefusal && !failure.hostAnswered && counters.attempts > min(maxRetries, Self.silentHostRetries) {
+            var error = failure.error
+            let retries = min(maxRetries, Self.silentHostRetries)
+            error.message += retries == 0 ? "" : " (retried \(retries == 1 ? "once" : "twice"); nothing answers there: check the address and that the server is running)"
+            return .fail(error, counters: counters)
         }
         if counters.attempts > maxRetries {
             var error = failure.error
