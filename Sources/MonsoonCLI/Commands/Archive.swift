@@ -62,7 +62,7 @@ struct Archive: RunnableCommand {
 
     @Option("--opml", help: "Also archive every feed of this OPML file ('-' for standard input).", valueName: "file") var opml: String?
     @Flag("--all", help: "Also archive every subscription.") var all = false
-    @Option("-o", "--out", help: "The archive's root (default: the setting download-root).", valueName: "dir") var out: String?
+    @Option("-o", "--out", "--output", help: "The archive's root (default: the setting download-root).", valueName: "dir") var out: String?
     @Option("--template", help: "Where each file goes under the root (default: the setting template).", valueName: "template") var template: String?
     @Option("--since", help: "Only episodes published on or after this day (UTC).", valueName: "yyyy-mm-dd") var since: String?
     @Option("--until", help: "Only episodes published on or before this day (UTC).", valueName: "yyyy-mm-dd") var until: String?
