@@ -217,7 +217,7 @@ import Testing
         #expect(result.status == 0, "\(result.errors)")
         #expect(result.output == "subscribed: 1 Found Show (3 episodes); found the feed \(server.url("/feed.xml").absoluteString) on the page \(server.url("/").absoluteString)\n")
         let help = await runMonsoon(["help"], in: folder.path)
-        #expect(help.output.contains("  add, subscribe          Subscribe to a podcast feed"))
+        #expect(help.output.contains("  add, subscribe          Subscribe to podcast feeds"))
         #expect((await runMonsoon(["help", "subscribe"], in: folder.path)).output.hasPrefix("Usage: monsoon add"))
     }
 
