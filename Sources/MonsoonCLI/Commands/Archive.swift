@@ -23,7 +23,9 @@ struct Archive: RunnableCommand {
             feed.xml, the feed as last fetched; 'monsoon verify DIR' checks them. An archived \
             episode republished with another file (another URL and size, or new validators) is a \
             new version: downloaded beside the earlier file, named with the day it was seen \
-            ({version}); --versions latest keeps only the newest.
+            ({version}); --versions latest keeps only the newest. A podcast archived with -o DIR \
+            remembers DIR (the setting folder): sync and download put its new episodes there, and \
+            --all without -o archives each podcast in its own.
 
               monsoon archive https://example.com/feed.xml -o ~/Archive
               monsoon archive --opml subscriptions.opml --since 2020-01-01 --match interview

@@ -10,7 +10,9 @@ struct Sync: RunnableCommand {
         discussion: """
             For cron and systemd timers ('monsoon systemd' prints the units). A podcast's new episodes are \
             queued when 'monsoon config set auto-download on --podcast PODCAST' (or globally without \
-            --podcast). When another monsoon is downloading, sync hands the queue to it and waits, as get does.
+            --podcast). When another monsoon is downloading, sync hands the queue to it and waits, as get does. \
+            A podcast with an archive folder (the setting folder, which 'archive -o DIR' sets) gets its \
+            episodes there, with its feed.xml and manifest, as archive gives them.
 
               monsoon config set auto-download on --podcast "Morning Show"
               monsoon sync --quiet

@@ -274,6 +274,8 @@ extension EpisodeRecord {
 
     /// `podcasts.episode_count`'s subquery.
     static let countPerPodcast = "(SELECT count(*) FROM episodes WHERE episodes.podcast_id = podcasts.id)"
+    /// The podcast's last episode so far, in a statement on `podcasts`.
+    static let lastPerPodcast = "(SELECT max(id) FROM episodes WHERE episodes.podcast_id = podcasts.id)"
 }
 
 extension EpisodeRecord {

@@ -49,7 +49,7 @@ enum PodcastRecord {
 
     /// Its episodes so far are its back catalogue (`LibrarySchema` version 6).
     static func markCatalogueEnd(_ podcast: Int, in database: Database) throws {
-        try database.run("UPDATE podcasts SET catalogue_end = (SELECT max(id) FROM episodes WHERE podcast_id = ?1) WHERE id = ?1", podcast)
+        try database.run("UPDATE podcasts SET catalogue_end = \(EpisodeRecord.lastPerPodcast) WHERE id = ?", podcast)
     }
 
     static func catalogueEnd(_ podcast: Int, in database: Database) throws -> Int? {
