@@ -14,13 +14,13 @@ extension EpisodeSession {
             try await ArchiveRun.keepFolders(roots, documents: documents, naming: naming, queue: queue, databasePath: home.databasePath, library: { body in
                 try await LibrarySession.open(global, context: context, transfer: transfer).run(body)
             }, report: { event in
-                kept = false
                 switch event {
                 case .feedFailed(let url, let error): context.error(LibrarySession.feedFailure(url, error))
                 case .refused(let podcast, let reason): context.error("\(podcast.name): \(reason)")
                 case .manifestFailed(let podcast, let error): context.error("\(podcast.name): cannot update its archive folder: \(error)")
-                default: kept = true
+                default: return
                 }
+                kept = false
             })
         } catch let failure as ArchiveRun.PlanError {
             throw CLIError(message: "cannot keep the archive folders: \(failure.error)")

@@ -69,10 +69,12 @@ public struct RetryPolicy: Sendable, Equatable {
             counters.attempts += 1
             counters.backoffLevel += 1
         }
-        if failure.isRefusal && !failure.hostAnswered && counters.attempts > min(maxRetries, Self.silentHostRetries) {
+        let silentRetries = min(maxRetries, Self.silentHostRetries)
+        if failure.isRefusal && !failure.hostAnswered && counters.attempts > silentRetries {
             var error = failure.error
-            let retries = min(maxRetries, Self.silentHostRetries)
-            error.message += retries == 0 ? "" : " (retried \(retries == 1 ? "once" : "twice"); nothing answers there: check the address and that the server is running)"
+            if silentRetries > 0 {
+                error.message += " (retried \(silentRetries == 1 ? "once" : "twice"); nothing answers there: check the address and that the server is running)"
+            }
             return .fail(error, counters: counters)
         }
         if counters.attempts > maxRetries {

@@ -29,6 +29,7 @@ extension ArchiveRun {
                                     databasePath: String, library: (_ body: (PodcastLibrary) async throws -> Void) async throws -> Void,
                                     report: (Event) -> Void) async throws {
         guard !roots.isEmpty else { return }
+        // Every podcast here has its own root: the run's is never used.
         let run = ArchiveRun(root: "/", naming: naming, folderNames: try PlanError.during(.readingQueue) { try queue.podcastFolderNames() }, roots: roots)
         var loaded: [(Podcast, Data?)] = []
         try await library { library in loaded = try library.podcasts().filter { roots[$0.id] != nil }.map { ($0, documents[$0.id]) } }
