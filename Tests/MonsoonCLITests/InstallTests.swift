@@ -138,7 +138,7 @@ import Testing
         let lines = manual.output.split(separator: "\n").map(String.init)
         #expect(Array(lines.dropFirst().prefix(3)) == [".Dd January 1, 1970", ".Dt MONSOON 1", ".Os \"monsoon \(MonsoonCLI.version)\""])
         for line in [".Sh NAME", ".Nm monsoon", ".Ss \"get\"", ".Ss \"downloads clear\"", ".Sh \"EXIT STATUS\"", ".It Li 130", ".It Ev MONSOON_HOME",
-                     ".It Fl \"o\" , Fl \"\\-out\" Ar \"dir\"", ".It Ar \"podcast\""] {
+                     ".It Fl \"o\" , Fl \"\\-out\" , Fl \"\\-output\" Ar \"dir\"", ".It Ar \"podcast\""] {
             #expect(lines.contains(line), "\(line)")
         }
         // The global options are told once, not in every command's list.

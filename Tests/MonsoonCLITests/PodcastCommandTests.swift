@@ -67,6 +67,29 @@ import Testing
         #expect(imported.output.contains("subscribed:"))
     }
 
+    /// `add` takes many feeds, as `archive` does: each is subscribed in turn, and one that cannot be read is said and
+    /// fails the command without stopping the others.
+    @Test func addTakesManyFeeds() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        server.setRoute("/a.xml", Route(body: .bytes(Array(Self.feed(title: "Show A", count: 2).utf8)), contentType: "application/rss+xml"))
+        server.setRoute("/b.xml", Route(body: .bytes(Array(Self.feed(title: "Show B", count: 3).utf8)), contentType: "application/rss+xml"))
+        let both = await runMonsoon(["add", server.url("/a.xml").absoluteString, server.url("/b.xml").absoluteString], in: folder.path)
+        #expect(both.status == 0, "\(both.errors)")
+        #expect(both.output.contains("subscribed: 1 Show A (2 episodes)"))
+        #expect(both.output.contains("subscribed: 2 Show B (3 episodes)"))
+        let missing = server.url("/missing.xml").absoluteString
+        server.setRoute("/c.xml", Route(body: .bytes(Array(Self.feed(title: "Show C", count: 1).utf8)), contentType: "application/rss+xml"))
+        let partly = await runMonsoon(["add", missing, server.url("/c.xml").absoluteString], in: folder.path)
+        #expect(partly.status == 1)
+        #expect(partly.errors.contains("monsoon: cannot fetch \(missing): the server answered 404 Not Found"), "\(partly.errors)")
+        #expect(partly.output.contains("subscribed: 3 Show C (1 episode)"))
+        let typo = await runMonsoon(["add", server.url("/a.xml").absoluteString, "example"], in: folder.path)
+        #expect(typo.status == 2, "no feed is read when one of them is no URL")
+        #expect(!typo.output.contains("already subscribed"))
+    }
+
     @Test func inspectPrintsTheDocumentedJSON() async throws {
         let folder = Folder()
         defer { folder.remove() }
@@ -194,7 +217,7 @@ import Testing
         #expect(result.status == 0, "\(result.errors)")
         #expect(result.output == "subscribed: 1 Found Show (3 episodes); found the feed \(server.url("/feed.xml").absoluteString) on the page \(server.url("/").absoluteString)\n")
         let help = await runMonsoon(["help"], in: folder.path)
-        #expect(help.output.contains("  add, subscribe          Subscribe to a podcast feed"))
+        #expect(help.output.contains("  add, subscribe          Subscribe to podcast feeds"))
         #expect((await runMonsoon(["help", "subscribe"], in: folder.path)).output.hasPrefix("Usage: monsoon add"))
     }
 

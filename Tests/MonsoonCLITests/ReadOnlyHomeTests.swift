@@ -128,7 +128,7 @@ struct ReadOnlyHomeTests {
         for arguments in readers { current[arguments] = await runMonsoon(["--home", home] + arguments, in: folder.path) }
         do {
             let database = try Database(path: home + "/monsoon.sqlite")
-            try database.execute("ALTER TABLE episodes DROP COLUMN transcripts; UPDATE schema_versions SET version = 4 WHERE component = 'library'")
+            try database.execute("ALTER TABLE podcasts DROP COLUMN catalogue_end; UPDATE schema_versions SET version = 5 WHERE component = 'library'")
         }
 
         let unwritable = try UnwritableFolder(home, kind)

@@ -132,8 +132,23 @@ import Testing
             _ = try await manager.fetch(FetchRequest(url: URL(string: "http://127.0.0.1:\(refusing.port)/feed.xml")!))
             Issue.record("a refused connection must fail")
         } catch {
-            #expect(error.message == "cannot connect to 127.0.0.1:\(refusing.port): connection refused (gave up after 2 retries); check the address and that the server is running")
+            #expect(error.message == "cannot connect to 127.0.0.1:\(refusing.port): connection refused (retried twice: nothing answers there); "
+                    + "check the address and that the server is running")
         }
+        await manager.shutdown()
+    }
+
+    /// A download from a host that refuses every connection and has answered nothing gives up after two retries, not
+    /// the policy's five (half a minute for `get`), and says it retried.
+    @Test func aDownloadFromAHostThatNeverAnsweredIsRetriedTwice() async throws {
+        let refusing = try TestServer.refusingPort()
+        let folder = TemporaryFolder()
+        defer { close(refusing.fd); folder.remove() }
+        let manager = DownloadManager(configuration: fastConfiguration(retries: 5))
+        try await manager.enqueue(request("r", URL(string: "http://127.0.0.1:\(refusing.port)/r.mp3")!, to: folder.file("r.mp3")))
+        let failed = try await waitFor(manager, "r", .failed)
+        #expect(failed.lastError?.message == "cannot connect to 127.0.0.1:\(refusing.port): connection refused "
+                + "(retried twice: nothing answers there); check the address and that the server is running")
         await manager.shutdown()
     }
 

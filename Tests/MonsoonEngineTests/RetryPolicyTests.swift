@@ -48,6 +48,27 @@ import Testing
         #expect(counters.attempts == 2)
     }
 
+    /// A refusal from a host that answered nothing in this run: two retries at the normal backoff, then the reason
+    /// with the retries said; one that answered before (a server restarting) keeps the whole policy.
+    @Test func aRefusalFromASilentHostIsRetriedTwice() {
+        let policy = RetryPolicy(maxRetries: 5, baseDelay: 1, maxDelay: 60, jitter: 0)
+        var refusal = RetryPolicy.Failure(error: networkError, isTransient: true, retryAfter: nil, madeProgress: false, isConnectionFailure: true, isRefusal: true)
+        var counters = RetryPolicy.Counters()
+        var delays: [Double] = []
+        while case .retry(let delay, let next) = policy.decide(refusal, counters: counters, random: 0.5) {
+            (counters, delays) = (next, delays + [delay])
+        }
+        #expect(delays == [1, 2])
+        guard case .fail(let error, _) = policy.decide(refusal, counters: counters, random: 0.5) else { Issue.record("expected a failure"); return }
+        #expect(error.message == "connection refused (retried twice: nothing answers there); check the address and that the server is running")
+        refusal.hostAnswered = true
+        #expect(policy.decide(refusal, counters: counters, random: 0.5) == .retry(after: 4, counters: .init(attempts: 3, backoffLevel: 3)))
+        let once = RetryPolicy(maxRetries: 1, baseDelay: 1, maxDelay: 60, jitter: 0)
+        refusal.hostAnswered = false
+        guard case .fail(let fewer, _) = once.decide(refusal, counters: .init(attempts: 1, backoffLevel: 1), random: 0.5) else { Issue.record("expected a failure"); return }
+        #expect(fewer.message.hasSuffix("(retried once: nothing answers there); check the address and that the server is running"))
+    }
+
     @Test func permanentFailuresFailAtOnce() {
         guard case .fail = policy.decide(failure(transient: false), counters: .init(), random: 0.5) else {
             Issue.record("expected a failure")

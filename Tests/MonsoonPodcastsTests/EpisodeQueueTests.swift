@@ -152,4 +152,30 @@ import Testing
         #expect(try settings.keepLatest(podcast: 7) == 1 && settings.keepLatest(podcast: 8) == 5)
         #expect(try settings.downloadRoot(userHome: "/home/u") == "/home/u/Podcasts")
     }
+
+    /// What arrived: past the back catalogue a subscription read (a library from before takes every episode it has for
+    /// its catalogue) and past the last episode queued or downloaded; never one queued.
+    @Test func arrivedEpisodesArePastTheCatalogueAndTheLastTaken() throws {
+        let path = FileManager.default.temporaryDirectory.path(percentEncoded: false) + "/monsoon-arrived-\(UUID().uuidString).db"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        do {
+            let old = try Database(path: path)
+            try Migrator(component: "library", Array(LibrarySchema.migrator.migrations.prefix(5))).migrate(old)
+            try old.run("INSERT INTO podcasts (id, feed_url, title, added) VALUES (1, 'https://example.com/feed.xml', 'Show', 0)")
+            try old.run("""
+                INSERT INTO episodes (id, podcast_id, identity, title, enclosure_url) VALUES
+                    (7, 1, 'g7', 'Seven', 'https://example.com/7.mp3'), (8, 1, 'g8', 'Eight', 'https://example.com/8.mp3')
+                """)
+        }
+        let database = try Database(path: path)
+        let queue = try EpisodeQueue(database: database)
+        #expect(try queue.arrivedEpisodes(podcast: 1) == [], "a library from before: its episodes are the catalogue")
+        let add = "INSERT INTO episodes (id, podcast_id, identity, title, enclosure_url, published) VALUES (?, 1, ?, ?, ?, ?)"
+        for (id, day) in [(9, 2.0), (10, 1.0), (11, 3.0)] {
+            try database.run(add, id, "g\(id)", "Episode \(id)", "https://example.com/\(id).mp3", Date(timeIntervalSince1970: day * 86_400))
+        }
+        #expect(try queue.arrivedEpisodes(podcast: 1) == [10, 9, 11], "oldest first")
+        _ = try queue.add([10])
+        #expect(try queue.arrivedEpisodes(podcast: 1) == [11], "only those past the last one queued")
+    }
 }

@@ -10,9 +10,11 @@ extension Archive {
                  lock: HomeLock?, context: CommandContext) async throws -> Int32 {
         let runReport = output.makeReport()
         let started = Date()
-        let options = ArchiveRun.Options(
+        var options = ArchiveRun.Options(
             root: root, naming: naming, extras: [withArtwork ? .artwork : [], withTranscripts ? .transcripts : [], withChapters ? .chapters : []],
             refetchMissing: refetchMissing, limit: limit, keepsEarlierVersions: (versions ?? .all) == .all)
+        // -o is where this run archives, and a podcast's folder from now on if it has none; without it, each its own.
+        (options.roots, options.remembersRoot) = out == nil ? (try episodes.archiveFolders(), false) : ([:], true)
         let outcome: ArchiveRun.Outcome
         var (status, tally): (Int32, GetReporter.Tally)
         do {
@@ -25,7 +27,7 @@ extension Archive {
                 },
                 allowingPrivate: { try transfer.allowPrivate || episodes.settings.allowPrivate() }, select: select,
                 download: { try await download($0, lock: lock, episodes: episodes, recording: recording, runReport: runReport, context: context) },
-                report: { say($0, context: context) })
+                report: { say($0, root: root, context: context) })
         } catch let failure as ArchiveRun.PlanError {
             throw Self.failure(failure)
         }
@@ -68,8 +70,13 @@ extension Archive {
         return (writer.finish(status: status, context: context), reporter.tally)
     }
 
-    private func say(_ event: ArchiveRun.Event, context: CommandContext) {
+    private func say(_ event: ArchiveRun.Event, root: String, context: CommandContext) {
         switch event {
+        case .folderKept(let podcast, let folder):
+            if !global.quiet && !output.json {
+                context.errors.line("monsoon: \(podcast.name): archived in \(root) this time; its folder stays \(folder), where sync and download put "
+                                    + "its new episodes; to move on to \(root): monsoon config set folder \(root) --podcast \(podcast.id)")
+            }
         case .feedFailed(let url, let error):
             context.error(LibrarySession.feedFailure(url, error))
         case .pageFailed(let podcast, let summary):

@@ -23,7 +23,9 @@ struct Archive: RunnableCommand {
             feed.xml, the feed as last fetched; 'monsoon verify DIR' checks them. An archived \
             episode republished with another file (another URL and size, or new validators) is a \
             new version: downloaded beside the earlier file, named with the day it was seen \
-            ({version}); --versions latest keeps only the newest.
+            ({version}); --versions latest keeps only the newest. A podcast archived with -o DIR \
+            remembers DIR (the setting folder): sync and download put its new episodes there, and \
+            --all without -o archives each podcast in its own.
 
               monsoon archive https://example.com/feed.xml -o ~/Archive
               monsoon archive --opml subscriptions.opml --since 2020-01-01 --match interview
@@ -68,7 +70,7 @@ struct Archive: RunnableCommand {
 
     @Option("--opml", help: "Also archive every feed of this OPML file ('-' for standard input).", valueName: "file") var opml: String?
     @Flag("--all", help: "Also archive every subscription.") var all = false
-    @Option("-o", "--out", help: "The archive's root (default: the setting download-root).", valueName: "dir") var out: String?
+    @Option("-o", "--out", "--output", help: "The archive's root (default: the setting download-root).", valueName: "dir") var out: String?
     @Option("--template", help: "Where each file goes under the root (default: the setting template).", valueName: "template") var template: String?
     @Option("--since", help: "Only episodes published on or after this day (UTC).", valueName: "yyyy-mm-dd") var since: String?
     @Option("--until", help: "Only episodes published on or before this day (UTC).", valueName: "yyyy-mm-dd") var until: String?

@@ -47,7 +47,7 @@ extension SettingKey: ExpressibleByArgument {}
 
 /// The setting a `config` command reads or writes, and the podcast it is for.
 struct SettingSelection: ParsableArguments {
-    @Option("--podcast", help: "The podcast (id or a unique part of its title), for a setting a podcast may have its own value of (keep-latest).", valueName: "podcast", completion: .podcasts)
+    @Option("--podcast", help: "The podcast (id or a unique part of its title), for a setting a podcast may have its own value of (keep-latest, auto-download, folder).", valueName: "podcast", completion: .podcasts)
     var podcast: String?
     @Argument(help: "The setting.", valueName: "key") var key: SettingKey
     init() {}
@@ -79,7 +79,7 @@ struct ConfigGet: RunnableCommand {
 struct ConfigSet: RunnableCommand {
     static let configuration = CommandConfiguration(commandName: "set", abstract: "Change a setting.", discussion: "Examples:\n\n  monsoon config set concurrency 4\n  monsoon config set disk-reserve 2GiB\n  monsoon config set keep-latest 5 --podcast \"Morning Show\"")
     @OptionGroup var global: GlobalOptions
-    @Option("--podcast", help: "Set it for this podcast only (keep-latest).", valueName: "podcast", completion: .podcasts)
+    @Option("--podcast", help: "Set it for this podcast only (keep-latest, auto-download, folder).", valueName: "podcast", completion: .podcasts)
     var podcast: String?
     @Argument(help: "The setting.", valueName: "key") var key: SettingKey
     @Argument(help: "The new value.", valueName: "value") var value: String
@@ -88,11 +88,13 @@ struct ConfigSet: RunnableCommand {
     mutating func validate() throws {
         do { _ = try key.normalize(value) } catch { throw ValidationError(error.message) }
         if podcast != nil && !key.allowsPodcastOverride { throw ValidationError("\(key.rawValue) has no per-podcast value; set it without --podcast") }
+        if podcast == nil && key.isPodcastOnly { throw ValidationError(Settings.podcastOnlyMessage(key)) }
     }
 
     func run(_ context: CommandContext) async throws -> Int32 {
         let settings = try Config.open(global, context: context, use: .writing)
         let id = try await LibrarySession.podcastID(podcast, global: global, context: context)
+        let earlier = try CLIError.prefixing("cannot read the settings") { try settings.effective(key, podcast: id) }
         let stored: String
         do {
             stored = try settings.set(key, value, podcast: id)
@@ -102,7 +104,27 @@ struct ConfigSet: RunnableCommand {
             throw CLIError(message: "cannot save the setting: \(error)")
         }
         if !global.quiet { context.output.line("\(key.rawValue) = \(stored)\(id.map { " for podcast \($0)" } ?? "")") }
+        if key == .folder && stored != earlier {
+            let was = earlier == key.defaultText ? "the download root" : earlier
+            context.errors.line("monsoon: its new episodes go to \(stored) from now on; the files downloaded before stay in \(was), "
+                                + "and 'monsoon verify \(stored)' lists those the new folder lacks")
+        }
+        if key == .autoDownload && stored == "on" && earlier != "on" { try await sayArrived(podcast: id, settings: settings, context: context) }
         return ExitStatus.success
+    }
+
+    /// Auto-download takes what arrives from now on: the episodes that arrived before, never queued, are said, with the
+    /// command that queues them.
+    private func sayArrived(podcast: Int?, settings: Settings, context: CommandContext) async throws {
+        let podcasts = try await LibrarySession.open(global, context: context, use: .reading).run { try $0.podcasts() }
+        let episodes = try EpisodeSession.open(global, context: context, use: .reading)
+        for found in podcasts where podcast == nil || found.id == podcast {
+            guard try CLIError.prefixing("cannot read the settings", { try settings.autoDownload(podcast: found.id) }) else { continue }
+            let count = try episodes.read { try $0.arrivedEpisodes(podcast: found.id) }.count
+            guard count > 0 else { continue }
+            context.errors.line("monsoon: \(found.name): \(count) episode\(count == 1 ? "" : "s") arrived before auto-download was on; "
+                                + "queue \(count == 1 ? "it" : "them") with 'monsoon queue add --new --podcast \(found.id)'")
+        }
     }
 }
 

@@ -47,16 +47,23 @@ struct EpisodeSession {
 
     /// The setting `download-root`, `~` expanded.
     func settingsRoot() throws -> String {
-        let home = environment["HOME"] ?? String.homeFolder ?? "/"
-        let root = try CLIError.prefixing("cannot read the settings") { try settings.downloadRoot(userHome: home) }
+        let root = try CLIError.prefixing("cannot read the settings") { try settings.downloadRoot(userHome: userHome) }
         return root.standardizedPath
     }
 
-    /// The downloads the episode queue asks for, named under `root`; their URLs may lead to a
-    /// private address when `allowingPrivate` (`--allow-private`) or the setting says so.
+    /// The podcasts' own folders (the setting `folder`), `~` expanded.
+    func archiveFolders() throws -> [Int: String] {
+        try CLIError.prefixing("cannot read the settings") { try settings.archiveFolders(userHome: userHome) }
+    }
+
+    private var userHome: String { environment["HOME"] ?? String.homeFolder ?? "/" }
+
+    /// The downloads the episode queue asks for, named under `root`, a podcast's under its own folder (its archive's);
+    /// their URLs may lead to a private address when `allowingPrivate` (`--allow-private`) or the setting says so.
     func requests(root: String, allowingPrivate: Bool) throws -> [DownloadRequest] {
         do {
-            return try queue.requests(root: root, template: try settings.template(), allowingPrivate: allowingPrivate || settings.allowPrivate())
+            return try queue.requests(root: root, roots: try archiveFolders(), template: try settings.template(),
+                                      allowingPrivate: allowingPrivate || settings.allowPrivate())
         } catch let error as SettingError {
             throw CLIError(message: error.message)
         } catch {

@@ -45,7 +45,7 @@ struct Get: RunnableCommand {
     @Option("-i", help: "Also read URLs from FILE, one per line ('-' for standard input; blank lines and # comments are skipped).", valueName: "file")
     var inputFile: String?
 
-    @Option("-o", "--out", help: "The folder to download into (created when missing).", valueName: "dir")
+    @Option("-o", "--out", "--output", help: "The folder to download into (created when missing).", valueName: "dir")
     var out: String = "."
 
     @Flag("--skip-existing", help: "Count a URL as done, without a request, when a file of its name (the last part of its path) is already in the folder.")

@@ -27,6 +27,7 @@ extension Monsoon {
             ("Pa ~/.local/share/monsoon/monsoon.lock", "Held by the process that downloads, so that another hands its downloads to it."),
             ("Pa *.part", "A download under way, resumed by the next run; its origin is kept in the extended attribute user.monsoon.resume."),
             ("Pa monsoon-manifest.json", "In each podcast folder of an archive: each file's size, SHA-256 and source, read by verify."),
+            ("Pa feed.xml", "In each podcast folder of an archive: the feed as last fetched, which verify looks for."),
         ]
         let examples = """
             Archive a podcast's whole back catalogue, then check it:

@@ -5,20 +5,44 @@ import MonsoonPodcasts
 struct Add: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "add",
-        abstract: "Subscribe to a podcast feed, reading its whole back catalogue.",
+        abstract: "Subscribe to podcast feeds, reading each whole back catalogue.",
         discussion: "Paged feeds (RFC 5005) are followed. A web page that names its feed (<link rel=\"alternate\">) subscribes to that feed. "
-            + "Subscribing twice to the same feed says so and changes nothing. Exit status 1 when the feed cannot be read, or a later page of it cannot." + "\n\nExamples:\n\n  monsoon add https://example.com/feed.xml\n  monsoon subscribe https://example.com/   # a page that names its feed",
+            + "Subscribing twice to the same feed says so and changes nothing. Each feed is read in turn; one that cannot be read does not stop the others. "
+            + "Exit status 1 when a feed cannot be read, or a later page of one cannot." + "\n\nExamples:\n\n  monsoon add https://example.com/feed.xml\n  monsoon add https://example.com/a.xml https://example.org/b.xml\n  monsoon subscribe https://example.com/   # a page that names its feed",
         aliases: ["subscribe"])
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The feed's URL (http or https; credentials in the URL work and are never printed).", valueName: "url") var url: String
+    @Argument(help: "The feeds' URLs (http or https; credentials in a URL work and are never printed).", valueName: "url") var urls: [String]
     init() {}
 
     func run(_ context: CommandContext) async throws -> Int32 {
-        guard let feedURL = URLArgument.url(url) else { throw CLIError.usage(URLArgument.notURL(url, advice: Archive.feedAdvice)) }
+        // All checked before any is read: a typo in the third is not found after two subscriptions.
+        let feeds = try urls.map { url in
+            guard let feedURL = URLArgument.url(url) else { throw CLIError.usage(URLArgument.notURL(url, advice: Archive.feedAdvice)) }
+            return feedURL
+        }
         let session = try LibrarySession.open(global, context: context)
-        let result = try await session.run { try await $0.subscribe(to: feedURL) }
-        // Said even with --quiet: the subscription is all `add` does.
-        return RefreshSummary.say(result, quiet: false, context: context) ? ExitStatus.success : ExitStatus.failure
+        let results = try await session.run { library -> [Result<PodcastLibrary.SubscribeResult, Error>] in
+            var results: [Result<PodcastLibrary.SubscribeResult, Error>] = []
+            for feedURL in feeds {
+                // One feed alone fails the command with its error, as it always has; of several, the others go on.
+                if feeds.count == 1 { return [.success(try await library.subscribe(to: feedURL))] }
+                do { results.append(.success(try await library.subscribe(to: feedURL))) } catch is CancellationError { throw CancellationError() } catch {
+                    results.append(.failure(error))
+                }
+            }
+            return results
+        }
+        var succeeded = true
+        for (feedURL, result) in zip(feeds, results) {
+            switch result {
+            // Said even with --quiet: the subscription is all `add` does.
+            case .success(let subscription): if !RefreshSummary.say(subscription, quiet: false, context: context) { succeeded = false }
+            case .failure(let error):
+                context.error(LibrarySession.feedFailure(feedURL, error))
+                succeeded = false
+            }
+        }
+        return succeeded ? ExitStatus.success : ExitStatus.failure
     }
 }
 

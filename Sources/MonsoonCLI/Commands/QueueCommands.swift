@@ -101,8 +101,10 @@ struct QueueAdd: RunnableCommand {
         commandName: "add",
         abstract: "Add episodes to the end of the queue.",
         discussion: """
-            Give episode ids, or --podcast with --all, --latest N or --since YYYY-MM-DD; a podcast's episodes \
-            are added oldest first. Episodes already queued stay where they are; downloaded ones are not added again.
+            Give episode ids, or --podcast with --all, --latest N, --since YYYY-MM-DD or --new; a podcast's episodes \
+            are added oldest first. Episodes already queued stay where they are; downloaded ones are not added again. \
+            --new takes those that arrived with a refresh since the podcast's last queued or downloaded episode (its \
+            back catalogue aside): what auto-download would have queued, had it been on.
 
               monsoon queue add 42 43
               monsoon queue add --podcast "Morning Show" --latest 3
@@ -112,17 +114,18 @@ struct QueueAdd: RunnableCommand {
     @Flag("--all", help: "With --podcast: every episode.") var all = false
     @Option("--latest", help: "With --podcast: the N newest episodes.", valueName: "n") var latest: Int?
     @Option("--since", help: "With --podcast: the episodes published on or after this day (UTC).", valueName: "yyyy-mm-dd") var since: String?
+    @Flag("--new", help: "With --podcast: the episodes that arrived since its last queued or downloaded one.") var new = false
     @Argument(help: "Episode ids.", valueName: "episode") var episodes: [Int] = []
     init() {}
 
     mutating func validate() throws {
-        let selections = (all ? 1 : 0) + (latest == nil ? 0 : 1) + (since == nil ? 0 : 1)
+        let selections = (all ? 1 : 0) + (latest == nil ? 0 : 1) + (since == nil ? 0 : 1) + (new ? 1 : 0)
         if podcast == nil {
-            if episodes.isEmpty { throw ValidationError("give episode ids, or --podcast PODCAST with --all, --latest N or --since YYYY-MM-DD") }
-            if selections > 0 { throw ValidationError("--all, --latest and --since choose episodes of a podcast; give --podcast too") }
+            if episodes.isEmpty { throw ValidationError("give episode ids, or --podcast PODCAST with --all, --latest N, --since YYYY-MM-DD or --new") }
+            if selections > 0 { throw ValidationError("--all, --latest, --since and --new choose episodes of a podcast; give --podcast too") }
         } else {
             if !episodes.isEmpty { throw ValidationError("give episode ids or --podcast, not both") }
-            if selections != 1 { throw ValidationError("with --podcast, give one of --all, --latest N or --since YYYY-MM-DD") }
+            if selections != 1 { throw ValidationError("with --podcast, give one of --all, --latest N, --since YYYY-MM-DD or --new") }
         }
         if let latest, latest < 1 { throw ValidationError("--latest must be at least 1") }
         if let since, Self.day(since) == nil { throw ValidationError("'\(since)' is not a day like 2024-01-31") }
@@ -153,7 +156,7 @@ struct QueueAdd: RunnableCommand {
             var chosen = found.1.filter { $0.enclosureURL != nil }
             if let latest { chosen = Array(chosen.prefix(latest)) }
             if let since, let day = Self.day(since) { chosen = chosen.filter { ($0.published ?? .distantPast) >= day } }
-            ids = chosen.reversed().map(\.id)
+            ids = new ? try session.read { try $0.arrivedEpisodes(podcast: found.0.id) } : chosen.reversed().map(\.id)
         }
         let added = try session.write { try $0.add(ids) }
         try await session.handOver()

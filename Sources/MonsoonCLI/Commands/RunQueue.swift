@@ -8,7 +8,8 @@ struct RunQueue: RunnableCommand {
         abstract: "Download the queue (queued episodes, in queue order, and queued downloads) until nothing is left.",
         discussion: """
             Episodes go under the download root (--out, else the setting download-root, ~/Podcasts) \
-            as the setting template names them. Downloads that were running when monsoon last stopped \
+            as the setting template names them; a podcast with an archive folder (the setting \
+            folder) gets its episodes there, with its feed.xml and manifest. Downloads that were running when monsoon last stopped \
             resume from their part files; those waiting to retry keep their time. When the whole queue \
             does not fit on the disk, this says so first, downloads what fits in order, leaves the rest \
             queued and exits 3. Only one monsoon downloads per home: another terminal can follow and \
@@ -41,7 +42,8 @@ struct RunQueue: RunnableCommand {
         var status = try await Self.runQueue(lock: lock, home: home, options: options, global: global, style: options.output.json ? .json : .files,
                                              report: runReport, context: context)
         // Episodes downloaded into an archive's folder join its manifest, as `archive` would list them.
-        if try !EpisodeFileSession.addDownloadsToManifests(global, context: context) && status == ExitStatus.success { status = ExitStatus.failure }
+        let kept = try await EpisodeSession.open(global, context: context).keepArchiveFolders(documents: [:], global: global, transfer: options.transfer, context: context)
+        if try !(EpisodeFileSession.addDownloadsToManifests(global, context: context) && kept) && status == ExitStatus.success { status = ExitStatus.failure }
         try options.output.write(runReport, command: "download", context: context)
         return status
     }

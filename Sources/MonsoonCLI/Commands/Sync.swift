@@ -10,7 +10,9 @@ struct Sync: RunnableCommand {
         discussion: """
             For cron and systemd timers ('monsoon systemd' prints the units). A podcast's new episodes are \
             queued when 'monsoon config set auto-download on --podcast PODCAST' (or globally without \
-            --podcast). When another monsoon is downloading, sync hands the queue to it and waits, as get does.
+            --podcast). When another monsoon is downloading, sync hands the queue to it and waits, as get does. \
+            A podcast with an archive folder (the setting folder, which 'archive -o DIR' sets) gets its \
+            episodes there, with its feed.xml and manifest, as archive gives them.
 
               monsoon config set auto-download on --podcast "Morning Show"
               monsoon sync --quiet
@@ -27,12 +29,19 @@ struct Sync: RunnableCommand {
         let episodes = try EpisodeSession.open(global, context: context)
         // 1. Every feed; what is new is what gets an id past the highest one now.
         let newestBefore = try CLIError.prefixing("cannot read the library") { try episodes.queue.highestEpisodeID() }
-        let results = try await LibrarySession.open(global, context: context, transfer: options.transfer).run { try await $0.refreshAll() }
+        // The feeds' documents, for the copies in the podcasts' own archive folders.
+        let keepsCopies = try !episodes.archiveFolders().isEmpty
+        let results = try await LibrarySession.open(global, context: context, transfer: options.transfer).run { library in
+            library.keepsFeedDocuments = keepsCopies
+            return try await library.refreshAll()
+        }
+        var documents: [Int: Data] = [:]
         var failedFeeds = 0
         var autoPodcasts: [Int] = []
         for (podcast, result) in results {
             // On standard output, as `refresh` prints it (and `archive` its event lines).
             if !RefreshSummary.say(result, for: podcast, quiet: global.quiet || options.output.json, context: context) { failedFeeds += 1 }
+            if case .success(let summary) = result { documents[podcast.id] = summary.document }
             let auto = try CLIError.prefixing("cannot read the settings") { try episodes.settings.autoDownload(podcast: podcast.id) }
             if auto { autoPodcasts.append(podcast.id) }
 
@@ -51,7 +60,8 @@ struct Sync: RunnableCommand {
             status = try await handOver(episodes, report: runReport, context: context)
         }
         // Episodes downloaded into an archive's folder join its manifest, as `archive` would list them.
-        if try !EpisodeFileSession.addDownloadsToManifests(global, context: context) && status == ExitStatus.success { status = ExitStatus.failure }
+        let kept = try await episodes.keepArchiveFolders(documents: documents, global: global, transfer: options.transfer, context: context)
+        if try !(EpisodeFileSession.addDownloadsToManifests(global, context: context) && kept) && status == ExitStatus.success { status = ExitStatus.failure }
         try options.output.write(runReport, command: "sync", context: context)
         if failedFeeds > 0 && status == ExitStatus.success { status = ExitStatus.failure }
         return status

@@ -126,7 +126,7 @@ struct RunOutputOptions: ParsableArguments {
 struct QueueRunOptions: ParsableArguments {
     @OptionGroup var transfer: TransferOptions
 
-    @Option("-o", "--out", help: "The download root for episodes not started yet (default: the setting download-root).", valueName: "dir")
+    @Option("-o", "--out", "--output", help: "The download root for episodes not started yet (default: the setting download-root).", valueName: "dir")
     var out: String?
 
     @OptionGroup var output: RunOutputOptions

@@ -5,13 +5,15 @@ import MonsoonPodcasts
 struct Verify: RunnableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
-        abstract: "Check an archive's files against their manifests: missing, changed and extra files.",
+        abstract: "Check an archive's files against their manifests: missing, changed and extra files, and each podcast folder's feed.xml.",
         discussion: """
             DIR is an archive root (every podcast folder in it is checked) or one podcast's folder; \
             default: the setting download-root. With --repair, missing and changed files are fetched again \
             (from the URL the library, else the manifest, records) and put in place only when their SHA-256 \
             is the one the manifest lists; a server that now serves other bytes is named, and the file left \
-            as it is. Exit status: 0 when every file is as listed (after repairs), 1 otherwise \
+            as it is. A podcast folder without feed.xml is reported (nofeed), and so are the episodes \
+            of the podcasts whose archive folder DIR is that the library downloaded elsewhere \
+            (outside). Exit status: 0 when every file is as listed (after repairs), 1 otherwise \
             (also when DIR is not a folder).
 
             With --db, DIR is the folder cluster workers download into (their -o) and the \
@@ -26,7 +28,7 @@ struct Verify: RunnableCommand {
               monsoon verify --db postgresql://db.example.com/monsoon /srv/archive
             """)
     @OptionGroup var global: GlobalOptions
-    @Flag("--json", help: "Print JSON: folders, checked, missing, changed, extra, links, unreadable (with --repair: repaired, notRepaired).") var json = false
+    @Flag("--json", help: "Print JSON: folders, checked, missing, changed, extra, links, unreadable, withoutFeed, outside (with --repair: repaired, notRepaired).") var json = false
     @Flag("--repair", help: "Fetch missing and changed files again; each replaces its file only when its SHA-256 is the manifest's.") var repair = false
     @Option("--db", help: "Check DIR, the workers' folder, against the ledger in this PostgreSQL database (a postgresql:// URL or key=value pairs).",
             valueName: "url") var db: String?
@@ -62,7 +64,11 @@ struct Verify: RunnableCommand {
                 let node = self.node
                 report = try await database.withConnection(context) { try ClusterVerifier.verify(folder, node: node, on: $0) }
             } else {
-                report = try ArchiveVerifier.verify(folder)
+                var verified = try ArchiveVerifier.verify(folder)
+                let session = try EpisodeSession.open(global, context: context, use: .reading)
+                let folders = try session.archiveFolders()
+                verified.outside = try session.read { try ArchiveVerifier.downloadedOutside(folder, folders: folders, queue: $0) }
+                report = verified
             }
         } catch let error as EpisodeFileError {
             throw CLIError(message: error.message)
@@ -74,7 +80,7 @@ struct Verify: RunnableCommand {
             let unreadable = report.unreadable.map { "{\"path\": \(JSONText.string($0.path)), \"reason\": \(JSONText.string($0.reason))}" }
             var line = "{\"folders\": \(list(report.folders)), \"checked\": \(report.checked), \"missing\": \(list(report.missing)), "
                 + "\"changed\": \(list(report.changed)), \"extra\": \(list(report.extra)), \"links\": \(list(report.links)), "
-                + "\"unreadable\": [\(unreadable.joined(separator: ", "))]"
+                + "\"unreadable\": [\(unreadable.joined(separator: ", "))], \"withoutFeed\": \(list(report.withoutFeed)), \"outside\": \(list(report.outside))"
             if repair {
                 let notRepaired = failures.map { "{\"path\": \(JSONText.string($0.target.path)), \"reason\": \(JSONText.string($0.failure ?? ""))}" }
                 line += ", \"repaired\": \(list(repairs.filter { $0.failure == nil }.map(\.target.path))), \"notRepaired\": [\(notRepaired.joined(separator: ", "))]"
@@ -85,6 +91,8 @@ struct Verify: RunnableCommand {
             for path in report.changed { context.output.line("changed \(path)") }
             for path in report.extra { context.output.line("extra   \(path)") }
             for path in report.links { context.output.line("link    \(path)") }
+            for path in report.withoutFeed { context.output.line("nofeed  \(path)") }
+            for path in report.outside { context.output.line("outside \(path)") }
             for manifest in report.unreadable {
                 context.output.line("unreadable \(manifest.path)")
                 context.error(manifest.reason)
@@ -92,6 +100,12 @@ struct Verify: RunnableCommand {
             if !global.quiet || !report.isClean {
                 var verdict = report.isClean ? "all as listed" : "\(report.missing.count) missing, \(report.changed.count) changed, \(report.extra.count) extra"
                 if !report.links.isEmpty { verdict += ", \(report.links.count) symbolic link\(report.links.count == 1 ? "" : "s") (not followed)" }
+                if !report.outside.isEmpty {
+                    verdict += ", \(report.outside.count) downloaded outside it, before it was their podcast's folder"
+                }
+                if !report.withoutFeed.isEmpty {
+                    verdict += ", \(report.withoutFeed.count) without feed.xml (the next 'monsoon archive' writes it)"
+                }
                 if !report.unreadable.isEmpty {
                     verdict += ", \(report.unreadable.count) manifest\(report.unreadable.count == 1 ? "" : "s") that cannot be read (its files not checked)"
                 }
@@ -102,7 +116,7 @@ struct Verify: RunnableCommand {
         guard repair else { return report.isClean ? ExitStatus.success : ExitStatus.failure }
         // Repaired: clean when every missing and changed file came back, and nothing else was wrong.
         let clean = failures.isEmpty && repairs.count == report.missing.count + report.changed.count && report.extra.isEmpty && report.links.isEmpty
-            && report.unreadable.isEmpty
+            && report.unreadable.isEmpty && report.withoutFeed.isEmpty && report.outside.isEmpty
         return clean ? ExitStatus.success : ExitStatus.failure
     }
 

@@ -21,7 +21,7 @@ struct Worker: RunnableCommand {
             """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var database: ClusterDatabase
-    @Option("-o", "--out", help: "The folder files land in, under the archive's names (required).", valueName: "dir") var out: String?
+    @Option("-o", "--out", "--output", help: "The folder files land in, under the archive's names (required).", valueName: "dir") var out: String?
     @Option("-j", "--jobs", help: "Jobs at once (default: 4).", valueName: "n") var jobs: Int?
     @Option("--name", help: "The worker's name in the cluster, unique (default: the host's name, the process id and a random number).", valueName: "name") var name: String?
     @Option("--lease", help: "Seconds a claim holds a job before another worker may take it (default: 60).", valueName: "seconds") var lease: Double?

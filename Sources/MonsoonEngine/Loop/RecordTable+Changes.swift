@@ -58,6 +58,8 @@ extension RecordTable {
     /// - Returns: when it retries, or the error it fails with; nil when there is no such download.
     mutating func retryOrFail(_ id: DownloadID, _ failure: RetryPolicy.Failure, policy: RetryPolicy, now: Date, random: Double) -> Result<Date, DownloadError>? {
         update(id) { record in
+            var failure = failure
+            failure.hostAnswered = record.answeredHost != nil
             switch policy.decide(failure, counters: record.counters, random: random) {
             case .retry(let delay, let counters):
                 let at = now.addingTimeInterval(delay)

@@ -69,7 +69,7 @@ enum FailureClassifier {
             transient = false; kind = .network
         }
         return RetryPolicy.Failure(error: DownloadError(kind, message), isTransient: transient, retryAfter: nil, madeProgress: false,
-                                   isConnectionFailure: [5, 6, 7].contains(code))
+                                   isConnectionFailure: [5, 6, 7].contains(code), isRefusal: code == 7)
     }
 
     /// Plain words for a server that cannot be reached (curl codes 6 and 7), such as

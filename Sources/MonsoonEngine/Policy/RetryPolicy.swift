@@ -32,7 +32,15 @@ public struct RetryPolicy: Sendable, Equatable {
         var madeProgress: Bool
         /// The server could not be reached at all (unknown host, connection refused).
         var isConnectionFailure = false
+        /// No connection could be made (curl's code 7: refused, or no route).
+        var isRefusal = false
+        /// A host answered this download earlier in the run: a refusal now is a server restarting, worth the whole backoff.
+        var hostAnswered = false
     }
+
+    /// Retries of a refusal from a host that has answered nothing: a server that is not running
+    /// (or a wrong port) does not start within the minute the whole backoff would wait.
+    static let silentHostRetries = 2
 
     /// The retry counters kept with a download.
     struct Counters: Equatable {
@@ -60,6 +68,19 @@ public struct RetryPolicy: Sendable, Equatable {
         } else {
             counters.attempts += 1
             counters.backoffLevel += 1
+        }
+        let silentRetries = min(maxRetries, Self.silentHostRetries)
+        if failure.isRefusal && !failure.hostAnswered && counters.attempts > silentRetries {
+            var error = failure.error
+            if silentRetries > 0 {
+                let said = " (retried \(silentRetries == 1 ? "once" : "twice"): nothing answers there)"
+                if let hint = error.message.firstRange(of: "; ") {
+                    error.message.insert(contentsOf: said, at: hint.lowerBound)
+                } else {
+                    error.message += said + "; check the address and that the server is running"
+                }
+            }
+            return .fail(error, counters: counters)
         }
         if counters.attempts > maxRetries {
             var error = failure.error

@@ -19,6 +19,10 @@ public enum ArchiveVerifier {
         public var links: [String] = []
         /// Manifests that cannot be read (damaged, or not Monsoon's): their folders' files are not checked, the others' are.
         public var unreadable: [Unreadable] = []
+        /// Podcast folders without the copy of their feed (`feed.xml`), which their manifest does not list either.
+        public var withoutFeed: [String] = []
+        /// Episodes of the podcasts whose archive this is that the library downloaded elsewhere (full paths).
+        public var outside: [String] = []
 
         public struct Unreadable: Sendable, Equatable {
             public var path: String
@@ -27,7 +31,7 @@ public enum ArchiveVerifier {
 
         public init() {}
 
-        public var isClean: Bool { missing.isEmpty && changed.isEmpty && extra.isEmpty && links.isEmpty && unreadable.isEmpty }
+        public var isClean: Bool { missing.isEmpty && changed.isEmpty && extra.isEmpty && links.isEmpty && unreadable.isEmpty && withoutFeed.isEmpty && outside.isEmpty }
     }
 
     /// `directory`: one podcast's folder (it holds a manifest), or an archive root (its folders, at any depth, that do).
@@ -51,6 +55,10 @@ public enum ArchiveVerifier {
                 continue
             }
             report.folders.append(folder)
+            // A cluster's workers keep no copy of the feed: the shared library has it.
+            if !manifest.files.contains(where: { $0.kind == "feed" || $0.worker != nil }) && !FileManager.default.fileExists(atPath: folder.joiningPath("feed.xml")) {
+                report.withoutFeed.append(folder.joiningPath("feed.xml"))
+            }
             var listed = Set<String>()
             for entry in manifest.files {
                 let path = folder.joiningPath(entry.file)
@@ -74,6 +82,16 @@ public enum ArchiveVerifier {
             }
         }
         return report
+    }
+
+    /// The files of episodes the library downloaded outside `root` whose podcasts' archive folder (the setting `folder`,
+    /// in `folders`) `root` is: by `sync` or `download` before it was, or before it changed. The archive lacks them.
+    public static func downloadedOutside(_ root: String, folders: [Int: String], queue: EpisodeQueue) throws -> [String] {
+        let root = root.standardizedPath
+        let podcasts = Set(folders.filter { $0.value.standardizedPath == root }.keys)
+        guard !podcasts.isEmpty else { return [] }
+        return try EpisodeRecord.downloadedFiles(in: queue.database).filter { podcasts.contains($0.podcastID) }.compactMap(\.fileName)
+            .filter { !$0.hasPrefix(root + "/") }.sorted()
     }
 
     /// `directory` itself when it holds a manifest, else every folder below it that does.

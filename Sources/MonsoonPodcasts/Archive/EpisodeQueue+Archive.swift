@@ -35,6 +35,12 @@ extension EpisodeQueue {
         try EpisodeRecord.new(podcast: podcast, after: id, in: database)
     }
 
+    /// What arrived since the podcast's last queued or downloaded episode, after its back catalogue, never queued: what
+    /// auto-download, had it been on, would have queued (`queue add --new`).
+    public func arrivedEpisodes(podcast: Int) throws -> [Int] {
+        try EpisodeRecord.arrived(podcast: podcast, in: database)
+    }
+
     /// `--refetch-missing`: the episode is no longer "downloaded", and the engine forgets the finished download.
     public func forgetMissingDownloads(_ ids: [Int]) throws {
         try EpisodeFiles.forgetFiles(of: ids, downloads: downloads, database: database)

@@ -26,7 +26,7 @@ extension ArchiveRun {
             let podcast = [EpisodeQueue.podcastKey: member.podcast.name]
             if extras.contains(.artwork), let folder = member.folder, let artwork = member.podcast.artworkURL, DownloadRequest.isDownloadable(artwork) {
                 found.append(DownloadRequest(id: DownloadID("a\(member.podcast.id)"), url: artwork, destination: .named(folder: folder, stem: "cover"),
-                                             userInfo: podcast, sizeLimit: SizeLimits.artwork, root: root, addresses: scopes[member.podcast.id] ?? .publicOnly, owner: .artwork))
+                                             userInfo: podcast, sizeLimit: SizeLimits.artwork, root: root(of: member.podcast), addresses: scopes[member.podcast.id] ?? .publicOnly, owner: .artwork))
             }
             guard !extras.isDisjoint(with: [.transcripts, .chapters]) else { continue }
             for request in requests {
@@ -35,11 +35,11 @@ extension ArchiveRun {
                       let item = try queue.episode(withID: episode) else { continue }   // an episode that vanished has nothing to add
                 if extras.contains(.transcripts), let url = item.transcriptURL, DownloadRequest.isDownloadable(url) {
                     found.append(DownloadRequest(id: DownloadID("t\(episode)"), url: url, destination: .named(folder: folder, stem: stem + ".transcript"),
-                                                 userInfo: podcast, sizeLimit: SizeLimits.transcript, root: root, addresses: request.addresses, owner: .transcript))
+                                                 userInfo: podcast, sizeLimit: SizeLimits.transcript, root: request.root, addresses: request.addresses, owner: .transcript))
                 }
                 if extras.contains(.chapters), let url = item.chaptersURL, DownloadRequest.isDownloadable(url) {
                     found.append(DownloadRequest(id: DownloadID("c\(episode)"), url: url, destination: .named(folder: folder, stem: stem + ".chapters"),
-                                                 userInfo: podcast, sizeLimit: SizeLimits.chapters, root: root, addresses: request.addresses, owner: .chapters))
+                                                 userInfo: podcast, sizeLimit: SizeLimits.chapters, root: request.root, addresses: request.addresses, owner: .chapters))
                 }
             }
         }

@@ -51,6 +51,8 @@ extension ArchiveRun {
         case versionsLeft(Podcast, Int)
         /// An earlier version's file was deleted, its newer one in.
         case deletedEarlierVersion(String)
+        /// Archived under the run's root this time, the podcast keeps its own folder (`folder`), where `sync` puts its episodes.
+        case folderKept(Podcast, String)
     }
 
     /// A step of the planning that failed: the command words it by what the step was doing.
@@ -74,7 +76,9 @@ extension ArchiveRun {
                      scanning: (_ scan: (PodcastLibrary) async throws -> Void) async throws -> Void,
                      report: @escaping (Event) -> Void) async throws -> (ArchiveRun, Plan) {
         try PlanError.during(.changingQueue) { try queue.reconcile() }
-        let run = ArchiveRun(root: options.root, naming: options.naming, folderNames: try PlanError.during(.readingQueue) { try queue.podcastFolderNames() })
+        let run = ArchiveRun(root: options.root, naming: options.naming, folderNames: try PlanError.during(.readingQueue) { try queue.podcastFolderNames() },
+                             roots: options.roots)
+        if options.remembersRoot { try run.rememberRoot(of: loaded.map(\.0), in: queue.database, report: report) }
         try PlanError.during(.checkingManifests) { try run.checkManifests(of: loaded.map(\.0)) }
         let podcasts = loaded.map(\.0).filter { refreshed.contains($0.id) }
         if !podcasts.isEmpty {
@@ -82,6 +86,8 @@ extension ArchiveRun {
                 try await run.startNewVersions(of: podcasts, library: library, queue: queue, limit: options.limit, select: select, report: report)
             }
         }
+        var loaded = loaded
+        try await run.readLackingCopies(&loaded, library: scanning, report: report)
         var plan = Plan()
         var chosen: [Int] = []
         var seen = Set<Int>()
@@ -89,16 +95,10 @@ extension ArchiveRun {
             let candidates = try PlanError.during(.readingQueue) { try queue.archiveCandidates(podcast: podcast.id) }
             var member = Member(podcast: podcast, selection: try select(candidates), folder: run.folder(of: podcast))
             if let link = run.link(to: podcast) {
-                report(.refused(podcast, reason: run.linkMessage(link)))
+                report(.refused(podcast, reason: run.linkMessage(link, of: podcast)))
                 continue
             }
-            if let folder = member.folder, let document {
-                let path = folder + "/feed.xml"
-                // A private feed's copy holds its tokens (in its URLs, its enclosures'): for the owner only.
-                let isPrivate = try PlanError.during(.readingQueue) { try EpisodeQueue.carriesCredentials(podcast: podcast.id, in: queue.database) }
-                try PlanError.during(.savingFeed) { try AtomicFile.write(document, to: path, mode: isPrivate ? 0o600 : 0o644) }
-                member.extras.append(.init(path: path, kind: "feed", sourceURL: podcast.feedURL.absoluteString))
-            }
+            if let document, let feed = try run.saveFeed(document, of: podcast, queue: queue) { member.extras.append(feed) }
             plan.members.append(member)
             chosen += member.selection.chosen
         }
@@ -108,7 +108,7 @@ extension ArchiveRun {
         let scopes: [Int: AddressScope]
         (plan.requests, scopes) = try PlanError.during(.planningDownloads) {
             let allowingPrivate = try allowingPrivate()
-            return (try queue.requests(root: options.root, template: options.naming, allowingPrivate: allowingPrivate).filter { wanted.contains($0.id) },
+            return (try queue.requests(root: options.root, roots: options.roots, template: options.naming, allowingPrivate: allowingPrivate).filter { wanted.contains($0.id) },
                     try queue.addressScopes(allowingPrivate: allowingPrivate))
         }
         for extra in try run.extraRequests(options.extras, for: plan.members, episodes: plan.requests, queue: queue, scopes: scopes) {
@@ -140,9 +140,31 @@ extension ArchiveRun {
         guard !keepsEarlierVersions else { return }
         let files = try EpisodeFiles(database: try Database(path: databasePath))
         for member in members {
-            let replacement = try files.replaceEarlierVersions(podcast: member.podcast.id, root: root)
+            let replacement = try files.replaceEarlierVersions(podcast: member.podcast.id, root: root(of: member.podcast))
             for warning in replacement.warnings { report(.warning(member.podcast, warning)) }
             for file in replacement.deleted { report(.deletedEarlierVersion(file)) }
+        }
+    }
+
+    /// The copy of its feed in the podcast's folder, when the template gives one: the manifest's extra.
+    func saveFeed(_ document: Data, of podcast: Podcast, queue: EpisodeQueue) throws -> EpisodeFiles.Extra? {
+        guard let folder = folder(of: podcast) else { return nil }
+        let path = folder + "/feed.xml"
+        // A private feed's copy holds its tokens (in its URLs, its enclosures'): for the owner only.
+        let isPrivate = try PlanError.during(.readingQueue) { try EpisodeQueue.carriesCredentials(podcast: podcast.id, in: queue.database) }
+        try PlanError.during(.savingFeed) { try AtomicFile.write(document, to: path, mode: isPrivate ? 0o600 : 0o644) }
+        return .init(path: path, kind: "feed", sourceURL: podcast.feedURL.absoluteString)
+    }
+
+    /// The run's root becomes the archive folder of each podcast that has none; one that has another keeps it, and is told.
+    func rememberRoot(of podcasts: [Podcast], in database: Database, report: (Event) -> Void) throws {
+        let folders = try PlanError.during(.readingQueue) { try SettingRecord.podcastValues(.folder, in: database) }
+        for podcast in podcasts {
+            if let folder = folders[podcast.id] {
+                if folder.standardizedPath != root.standardizedPath { report(.folderKept(podcast, folder)) }
+            } else {
+                try PlanError.during(.changingQueue) { try SettingRecord.set(.folder, root, podcast: podcast.id, in: database) }
+            }
         }
     }
 

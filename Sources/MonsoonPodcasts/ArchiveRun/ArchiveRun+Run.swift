@@ -12,6 +12,10 @@ extension ArchiveRun {
         package var limit: Int?
         /// Whether an earlier version's file stays once its newer one is in (`--versions all`).
         package var keepsEarlierVersions: Bool
+        /// The podcasts' own archive folders (the setting `folder`), kept instead of `root`; empty when `root` was given.
+        package var roots: [Int: String] = [:]
+        /// `root` was given (`-o`): a podcast without a folder of its own takes it as its own.
+        package var remembersRoot = false
 
         package init(root: String, naming: NamingTemplate, extras: Extras = [], refetchMissing: Bool = false, limit: Int? = nil,
                      keepsEarlierVersions: Bool = true) {
@@ -38,7 +42,7 @@ extension ArchiveRun {
             case .feedFailed, .pageFailed, .refused: feedsFailed += 1
             case .scanFailed: scansFailed += 1
             case .manifestFailed: manifestsFailed += 1
-            case .warning, .newVersion, .versionsLeft, .deletedEarlierVersion: break
+            case .warning, .newVersion, .versionsLeft, .deletedEarlierVersion, .folderKept: break
             }
         }
     }

@@ -8,11 +8,11 @@ extension EpisodeQueue {
     /// The podcast's title and the episode's guid: which episode a download is, said to a person and in `--json`.
     public static let podcastKey = "podcast", guidKey = "guid"
 
-    /// One download per queued episode not downloaded, into its templated name under `root`, at its queue priority, with
+    /// One download per queued episode not downloaded, into its templated name under `root` (or its podcast's own in `roots`), at its queue priority, with
     /// the feed's length and media type (a web page in answer to an episode is refused; the type names an extensionless
     /// file). Names are chosen among every episode of the library, so collisions are numbered the same way on every run.
     /// A feed's URLs may not lead to this machine or its network, unless the feed is there itself or `allowingPrivate`.
-    public func requests(root: String, template: NamingTemplate, allowingPrivate: Bool) throws -> [DownloadRequest] {
+    public func requests(root: String, roots: [Int: String] = [:], template: NamingTemplate, allowingPrivate: Bool) throws -> [DownloadRequest] {
         struct Row {
             var id: Int
             var podcast: Int
@@ -45,6 +45,7 @@ extension EpisodeQueue {
         return rows.filter { $0.position != nil && $0.state != EpisodeDownloadState.downloaded.rawValue && $0.url != nil }
             .sorted { ($0.position ?? 0, $0.id) < ($1.position ?? 0, $1.id) }
             .map { row in
+                let root = roots[row.podcast] ?? root
                 let folder = ([root] + (folders[row.id] ?? [])).joined(separator: "/")
                 return DownloadRequest(
                     id: Self.downloadID(ofEpisode: row.id), url: row.url!, destination: .named(folder: folder, stem: stems[row.id] ?? "untitled"),

@@ -60,6 +60,19 @@ extension EpisodeRecord {
                 [podcast, id], in: database)
     }
 
+    /// A podcast's episodes past its back catalogue and past the last it queued or downloaded, with a media file, never
+    /// queued or downloaded, oldest first: what arrived while nothing took its new episodes.
+    static func arrived(podcast: Int, in database: Database) throws -> [Int] {
+        let taken = try database.scalarInt("""
+            SELECT max(id) FROM episodes WHERE podcast_id = ? AND (archived_at IS NOT NULL OR queue_position IS NOT NULL OR download_state != 'none')
+            """, podcast) ?? 0
+        let since = max(taken, try PodcastRecord.catalogueEnd(podcast, in: database) ?? 0)
+        return try ids("""
+            WHERE podcast_id = ? AND id > ? AND enclosure_url IS NOT NULL AND archived_at IS NULL AND queue_position IS NULL AND download_state = 'none'
+            ORDER BY published IS NULL, published, feed_order DESC
+            """, [podcast, since], in: database)
+    }
+
     static func podcastsWithDownloads(in database: Database) throws -> [Int] {
         try database.statement("SELECT DISTINCT podcast_id FROM episodes WHERE download_state = 'downloaded' ORDER BY podcast_id")
             .query(reading: Column.self) { $0.int(.podcastID) }
@@ -261,6 +274,8 @@ extension EpisodeRecord {
 
     /// `podcasts.episode_count`'s subquery.
     static let countPerPodcast = "(SELECT count(*) FROM episodes WHERE episodes.podcast_id = podcasts.id)"
+    /// The podcast's last episode so far, in a statement on `podcasts`.
+    static let lastPerPodcast = "(SELECT max(id) FROM episodes WHERE episodes.podcast_id = podcasts.id)"
 }
 
 extension EpisodeRecord {

@@ -59,5 +59,11 @@ enum LibrarySchema {
             """),
         // For `--write-info-json`; `transcript_url` stays the first one's, which `--with-transcripts` fetches.
         .init(version: 5, sql: "ALTER TABLE episodes ADD COLUMN transcripts TEXT"),
+        // The last episode of the back catalogue a subscription read: those after it arrived with a refresh. A library
+        // from before takes every episode it has for the back catalogue.
+        .init(version: 6, sql: """
+            ALTER TABLE podcasts ADD COLUMN catalogue_end INTEGER;
+            UPDATE podcasts SET catalogue_end = (SELECT max(id) FROM episodes WHERE episodes.podcast_id = podcasts.id);
+            """),
     ])
 }

@@ -3,9 +3,10 @@ import MonsoonStore
 
 extension PodcastLibrary {
     /// Adds new episodes, updates changed metadata of known ones (never the user's state), follows pages, and records a
-    /// moved feed.
-    public func refresh(_ podcastID: Int) async throws -> RefreshSummary {
-        guard let podcast = try await onDatabase({ try podcast(withID: podcastID) }) else { throw LibraryError(.notFound, "no podcast has id \(podcastID)") }
+    /// moved feed. Not `conditional`: the whole document is asked for, as for an archive folder that lacks its copy.
+    public func refresh(_ podcastID: Int, conditional: Bool = true) async throws -> RefreshSummary {
+        guard var podcast = try await onDatabase({ try podcast(withID: podcastID) }) else { throw LibraryError(.notFound, "no podcast has id \(podcastID)") }
+        if !conditional { (podcast.etag, podcast.lastModified) = (nil, nil) }
         let fetcher = self.fetcher
         let result = await Self.load(podcast, fetcher: fetcher)
         return try await record(result, for: podcast)

@@ -125,6 +125,7 @@ public final class PodcastLibrary {
                 summary = try await onDatabase { try database.write {
                     let id = try PodcastRecord.insert(feedURL: finalURL, etag: loaded.first.etag, lastModified: loaded.first.lastModified, in: database)
                     let (summary, feed) = try store(loaded, podcastID: id, feedURL: finalURL, subscribing: true)
+                    try PodcastRecord.markCatalogueEnd(id, in: database)
                     // An old URL whose feed announces a URL already subscribed is the same podcast.
                     if let announced = feed.newFeedURL, let existing = try podcast(withFeedURL: announced), existing.id != id {
                         throw AlreadySubscribed(podcast: existing)

@@ -47,6 +47,15 @@ enum PodcastRecord {
         return database.lastInsertRowID
     }
 
+    /// Its episodes so far are its back catalogue (`LibrarySchema` version 6).
+    static func markCatalogueEnd(_ podcast: Int, in database: Database) throws {
+        try database.run("UPDATE podcasts SET catalogue_end = \(EpisodeRecord.lastPerPodcast) WHERE id = ?", podcast)
+    }
+
+    static func catalogueEnd(_ podcast: Int, in database: Database) throws -> Int? {
+        try database.scalarInt("SELECT catalogue_end FROM podcasts WHERE id = ?", podcast)
+    }
+
     /// A feed that lost its title or author keeps the ones it had; one that never had a title is named `fallbackName`.
     static func saveFeed(_ podcast: Int, _ feed: ParsedFeed, etag: String?, lastModified: String?, fallbackName: String, error: String?,
                          in database: Database) throws {

@@ -18,6 +18,14 @@ enum SettingRecord {
         try database.scalarText("SELECT value FROM settings WHERE key = ? AND podcast_id = ?", key.rawValue, podcast ?? 0)
     }
 
+    /// Every podcast's own value of `key`.
+    static func podcastValues(_ key: SettingKey, in database: Database) throws -> [Int: String] {
+        let rows = try database.statement("SELECT podcast_id, value FROM settings WHERE key = ? AND podcast_id != 0").query([key.rawValue], reading: Column.self) {
+            ($0.int(.podcastID), $0.text(.value) ?? "")
+        }
+        return Dictionary(rows, uniquingKeysWith: { $1 })
+    }
+
     static func set(_ key: SettingKey, _ value: String, podcast: Int?, in database: Database) throws {
         try database.run("INSERT INTO settings (key, podcast_id, value) VALUES (?1, ?2, ?3) ON CONFLICT (key, podcast_id) DO UPDATE SET value = ?3",
                          key.rawValue, podcast ?? 0, value)
@@ -26,4 +34,6 @@ enum SettingRecord {
     static func unset(_ key: SettingKey, podcast: Int?, in database: Database) throws {
         try database.run("DELETE FROM settings WHERE key = ? AND podcast_id = ?", key.rawValue, podcast ?? 0)
     }
+
+    private enum Column: Int, TableColumn { case podcastID, value }
 }

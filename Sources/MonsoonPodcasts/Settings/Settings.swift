@@ -22,9 +22,13 @@ public enum SettingKey: String, CaseIterable, Sendable {
     case limitRate = "limit-rate"
     case portableNames = "portable-names"
     case allowPrivate = "allow-private"
+    case folder
 
     /// Whether a podcast may have its own value (`--podcast`).
-    public var allowsPodcastOverride: Bool { self == .keepLatest || self == .autoDownload }
+    public var allowsPodcastOverride: Bool { self == .keepLatest || self == .autoDownload || self == .folder }
+
+    /// Whether only a podcast may have a value: every other podcast's folder is `download-root`.
+    public var isPodcastOnly: Bool { self == .folder }
 
     /// The value used when none is set, as `config get` prints it.
     public var defaultText: String { about.defaultText }
@@ -48,6 +52,7 @@ public enum SettingKey: String, CaseIterable, Sendable {
         case .limitRate: ("off", "the most bytes a second over all downloads together (a speed such as 2M or 500K, or off)")
         case .portableNames: ("off", "file and folder names valid on exFAT and SMB: no : ? * \" < > | \\ or control characters (each _), no trailing dots or spaces, no reserved names like CON (on or off)")
         case .allowPrivate: ("off", "URLs from feeds may lead to this machine or its own network (loopback, private and link-local addresses), not only when the feed is there itself (on or off)")
+        case .folder: ("download-root", "a podcast's archive folder, where 'monsoon sync' and 'monsoon download' put its new episodes; the first 'monsoon archive -o DIR' of it sets DIR (an absolute path or ~/...; per podcast only, with --podcast)")
         }
     }
 
@@ -71,7 +76,7 @@ public enum SettingKey: String, CaseIterable, Sendable {
             if Self.offWords.contains(value.lowercased()) { return "off" }
             if ["on", "yes", "true", "1"].contains(value.lowercased()) { return "on" }
             throw bad()
-        case .downloadRoot:
+        case .downloadRoot, .folder:
             guard value.hasPrefix("/") || value == "~" || value.hasPrefix("~/") else { throw bad() }
             return value
         case .template:
@@ -125,6 +130,7 @@ public final class Settings {
         if podcast != nil && !key.allowsPodcastOverride {
             throw SettingError(.notPerPodcast, "\(key.rawValue) has no per-podcast value; set it without --podcast")
         }
+        if podcast == nil && key.isPodcastOnly { throw SettingError(.podcastOnly, Self.podcastOnlyMessage(key)) }
         let value = try key.normalize(text)
         try SettingRecord.set(key, value, podcast: podcast, in: database)
         return value
@@ -167,9 +173,22 @@ public final class Settings {
     }
 
     public func downloadRoot(userHome: String) throws -> String {
-        let text = try effective(.downloadRoot)
+        Self.expanding(try effective(.downloadRoot), userHome: userHome)
+    }
+
+    /// The podcasts' own archive folders (`folder`), by podcast id.
+    public func archiveFolders(userHome: String) throws -> [Int: String] {
+        try SettingRecord.podcastValues(.folder, in: database).mapValues { Self.expanding($0, userHome: userHome).standardizedPath }
+    }
+
+    private static func expanding(_ text: String, userHome: String) -> String {
         if text == "~" { return userHome }
         if text.hasPrefix("~/") { return userHome.joiningPath(String(text.dropFirst(2))) }
         return text
+    }
+
+    /// For a podcast-only key set without a podcast.
+    public static func podcastOnlyMessage(_ key: SettingKey) -> String {
+        "\(key.rawValue) is a podcast's own: give --podcast PODCAST (every other podcast's is the setting download-root)"
     }
 }

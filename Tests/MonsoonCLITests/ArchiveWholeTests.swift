@@ -1,0 +1,168 @@
+import Foundation
+import MonsoonTestServer
+import Testing
+@testable import MonsoonCLI
+
+/// An archive stays whole when kept up to date another way: a podcast remembers its archive folder, where `sync` and
+/// `download` put its new episodes with the feed copy and manifest; `feed.xml` is there even when the feed was read
+/// before; and episodes that arrived before auto-download was on are said, with the way to queue them.
+@Suite struct ArchiveWholeTests {
+    /// "Whole Show", its `count` episodes `/wN.mp3` (Talk N, published N Mar 2024), the feed with an ETag, so a
+    /// second read of it is a 304. Returns the feed's bytes.
+    @discardableResult
+    static func serve(_ server: TestServer, count: Int) -> String {
+        var items = ""
+        for index in 1...count {
+            server.setRoute("/w\(index).mp3", Route(body: .pattern(size: 5_000 + index, seed: UInt64(index)), contentType: "audio/mpeg"))
+            items = "<item><title>Talk \(index)</title><guid>w\(index)</guid><pubDate>\(String(format: "%02d", index)) Mar 2024 10:00:00 GMT</pubDate>"
+                + "<enclosure url=\"\(server.url("/w\(index).mp3").absoluteString)\" type=\"audio/mpeg\" length=\"\(5_000 + index)\"/></item>\n" + items
+        }
+        let feed = "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>Whole Show</title>\n\(items)</channel></rss>"
+        server.setRoute("/feed.xml", Route(body: .bytes(Array(feed.utf8)), contentType: "application/rss+xml", etag: "\"v\(count)\""))
+        return feed
+    }
+
+    static func entries(_ folder: String) throws -> [String] {
+        ArchiveFolderTests.files(try ArchiveFolderTests.manifest(folder))
+    }
+
+    /// The user's sequence: archive with -o, auto-download on, sync. The new episode lands in the archive with its
+    /// manifest entry and the new feed copy, not in download-root; `archive --all` without -o keeps the same folder.
+    @Test func syncAndDownloadKeepThePodcastsArchiveFolder() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        Self.serve(server, count: 1)
+        #expect(await runMonsoon(["config", "set", "download-root", folder.file("Podcasts")], in: folder.path).status == 0)
+        let archived = await runMonsoon(["archive", server.url("/feed.xml").absoluteString, "--output", "Archive"], in: folder.path)
+        #expect(archived.status == 0, "\(archived.errors)")
+        #expect(await runMonsoon(["config", "get", "folder", "--podcast", "1"], in: folder.path).output == folder.file("Archive") + "\n")
+        #expect(await runMonsoon(["config", "set", "auto-download", "on", "--podcast", "1"], in: folder.path).status == 0)
+
+        let feed = Self.serve(server, count: 2)
+        let synced = await runMonsoon(["sync"], in: folder.path)
+        #expect(synced.status == 0, "\(synced.output)\(synced.errors)")
+        let show = folder.file("Archive/Whole Show")
+        #expect(folder.contents("Archive/Whole Show") == ["2024-03-01 - Talk 1.mp3", "2024-03-02 - Talk 2.mp3", "feed.xml", "monsoon-manifest.json"])
+        #expect(!FileManager.default.fileExists(atPath: folder.file("Podcasts")), "nothing goes to download-root")
+        #expect(try Self.entries(show) == ["2024-03-01 - Talk 1.mp3", "2024-03-02 - Talk 2.mp3", "feed.xml"])
+        #expect(try String(contentsOfFile: show + "/feed.xml", encoding: .utf8) == feed, "the feed as this sync read it")
+        let verified = await runMonsoon(["verify", "Archive"], in: folder.path)
+        #expect(verified.status == 0 && verified.errors == "monsoon: verified 3 files in 1 folder: all as listed\n", "\(verified.output)\(verified.errors)")
+        let planned = await runMonsoon(["archive", "--all", "--dry-run"], in: folder.path)
+        #expect(planned.output.contains("Whole Show (\(server.url("/feed.xml").absoluteString)): 0 to download, 2 already archived"), "\(planned.output)")
+
+        // `download` of a queued episode, and `archive --all` without -o: the same folder.
+        Self.serve(server, count: 4)
+        #expect(await runMonsoon(["config", "set", "auto-download", "off", "--podcast", "1"], in: folder.path).status == 0)
+        #expect(await runMonsoon(["refresh"], in: folder.path).status == 0)
+        #expect(await runMonsoon(["queue", "add", "3"], in: folder.path).status == 0)
+        let downloaded = await runMonsoon(["download"], in: folder.path)
+        #expect(downloaded.status == 0, "\(downloaded.output)\(downloaded.errors)")
+        let again = await runMonsoon(["archive", "--all"], in: folder.path)
+        #expect(again.status == 0, "\(again.errors)")
+        #expect(try Self.entries(show) == ["2024-03-01 - Talk 1.mp3", "2024-03-02 - Talk 2.mp3", "2024-03-03 - Talk 3.mp3", "2024-03-04 - Talk 4.mp3", "feed.xml"])
+        #expect(!FileManager.default.fileExists(atPath: folder.file("Podcasts")))
+        #expect(await runMonsoon(["verify", "Archive"], in: folder.path).status == 0)
+
+        // Another -o archives there this time; the podcast keeps its folder, and says how to move on.
+        let elsewhere = await runMonsoon(["archive", server.url("/feed.xml").absoluteString, "-o", "Other"], in: folder.path)
+        #expect(elsewhere.status == 0)
+        #expect(elsewhere.errors.contains("monsoon: Whole Show: archived in \(folder.file("Other")) this time; its folder stays \(folder.file("Archive")), "
+                                          + "where sync and download put its new episodes; to move on to \(folder.file("Other")): "
+                                          + "monsoon config set folder \(folder.file("Other")) --podcast 1"), "\(elsewhere.errors)")
+        #expect(await runMonsoon(["config", "get", "folder", "--podcast", "1"], in: folder.path).output == folder.file("Archive") + "\n")
+    }
+
+    /// `config set folder` says that the files downloaded before stay; `verify` of the new folder lists them, and a
+    /// podcast folder without feed.xml.
+    @Test func changingTheFolderSaysWhatStaysAndVerifyListsIt() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        Self.serve(server, count: 1)
+        #expect(await runMonsoon(["config", "set", "download-root", folder.file("Podcasts")], in: folder.path).status == 0)
+        #expect(await runMonsoon(["add", server.url("/feed.xml").absoluteString], in: folder.path).status == 0)
+        #expect(await runMonsoon(["queue", "add", "1"], in: folder.path).status == 0)
+        #expect(await runMonsoon(["download"], in: folder.path).status == 0)
+
+        let global = await runMonsoon(["config", "set", "folder", folder.file("Archive")], in: folder.path)
+        #expect(global.status == 2 && global.errors.hasPrefix("monsoon: folder is a podcast's own: give --podcast PODCAST"), "\(global.errors)")
+        let set = await runMonsoon(["config", "set", "folder", folder.file("Archive"), "--podcast", "1"], in: folder.path)
+        #expect(set.status == 0 && set.output == "folder = \(folder.file("Archive")) for podcast 1\n")
+        #expect(set.errors == "monsoon: its new episodes go to \(folder.file("Archive")) from now on; the files downloaded before stay in the download root, "
+                + "and 'monsoon verify \(folder.file("Archive"))' lists those the new folder lacks\n", "\(set.errors)")
+
+        Self.serve(server, count: 2)
+        #expect(await runMonsoon(["config", "set", "auto-download", "on", "--podcast", "1"], in: folder.path).status == 0)
+        let synced = await runMonsoon(["sync"], in: folder.path)
+        #expect(synced.status == 0, "\(synced.output)\(synced.errors)")
+        #expect(folder.contents("Archive/Whole Show") == ["2024-03-02 - Talk 2.mp3", "feed.xml", "monsoon-manifest.json"])
+        let outside = folder.file("Podcasts/Whole Show/2024-03-01 - Talk 1.mp3")
+        let verified = await runMonsoon(["verify", "Archive"], in: folder.path)
+        #expect(verified.status == 1 && verified.output == "outside \(outside)\n", "\(verified.output)")
+        #expect(verified.errors == "monsoon: verified 2 files in 1 folder: 0 missing, 0 changed, 0 extra, 1 downloaded outside it, before it was their podcast's folder\n",
+                "\(verified.errors)")
+
+        // A folder whose manifest lists no feed copy, and has none.
+        let show = folder.file("Archive/Whole Show")
+        var manifest = try ArchiveFolderTests.manifest(show)
+        manifest["files"] = (manifest["files"] as? [[String: Any]])?.filter { $0["kind"] as? String != "feed" }
+        try JSONSerialization.data(withJSONObject: manifest).write(to: URL(fileURLWithPath: show + "/monsoon-manifest.json"))
+        try FileManager.default.removeItem(atPath: show + "/feed.xml")
+        let json = await runMonsoon(["verify", "Archive", "--json"], in: folder.path)
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+        #expect(json.status == 1 && report["withoutFeed"] as? [String] == [show + "/feed.xml"] && report["outside"] as? [String] == [outside], "\(json.output)")
+    }
+
+    /// A feed read by `add` answers `archive` with a 304: the folder's copy is read once more without conditions.
+    @Test func feedXMLIsWrittenWhenTheFeedAnswers304() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let feed = Self.serve(server, count: 1)
+        #expect(await runMonsoon(["add", server.url("/feed.xml").absoluteString], in: folder.path).status == 0)
+        let archived = await runMonsoon(["archive", server.url("/feed.xml").absoluteString, "-o", "A"], in: folder.path)
+        #expect(archived.status == 0, "\(archived.errors)")
+        #expect(try String(contentsOfFile: folder.file("A/Whole Show/feed.xml"), encoding: .utf8) == feed)
+        let asked = server.requests(for: "/feed.xml").map { $0.headers["if-none-match"] }
+        #expect(asked == [nil, "\"v1\"", nil], "subscribed, refreshed (304), then read once without conditions")
+        #expect(try Self.entries(folder.file("A/Whole Show")) == ["2024-03-01 - Talk 1.mp3", "feed.xml"])
+        #expect(await runMonsoon(["verify", "A"], in: folder.path).status == 0)
+        // Once there, a 304 leaves it as it is, and nothing more is asked.
+        #expect(await runMonsoon(["archive", server.url("/feed.xml").absoluteString, "-o", "A"], in: folder.path).status == 0)
+        #expect(server.requests(for: "/feed.xml").count == 4)
+    }
+
+    /// Episodes a sync brought while auto-download was off are said when it turns on, and `queue add --new` queues them.
+    @Test func episodesThatArrivedBeforeAutoDownloadAreSaid() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        Self.serve(server, count: 2)
+        #expect(await runMonsoon(["config", "set", "download-root", folder.file("Podcasts")], in: folder.path).status == 0)
+        #expect(await runMonsoon(["add", server.url("/feed.xml").absoluteString], in: folder.path).status == 0)
+        let none = await runMonsoon(["config", "set", "auto-download", "on", "--podcast", "1"], in: folder.path)
+        #expect(none.status == 0 && none.errors.isEmpty, "the back catalogue did not arrive: \(none.errors)")
+        #expect(await runMonsoon(["config", "set", "auto-download", "off", "--podcast", "1"], in: folder.path).status == 0)
+        Self.serve(server, count: 4)
+        let synced = await runMonsoon(["sync"], in: folder.path)
+        #expect(synced.output.contains("Whole Show: 2 new, 0 updated"), "\(synced.output)")
+
+        let on = await runMonsoon(["config", "set", "auto-download", "on", "--podcast", "1"], in: folder.path)
+        #expect(on.status == 0 && on.output == "auto-download = on for podcast 1\n")
+        #expect(on.errors == "monsoon: Whole Show: 2 episodes arrived before auto-download was on; queue them with 'monsoon queue add --new --podcast 1'\n",
+                "\(on.errors)")
+        let queued = await runMonsoon(["queue", "add", "--new", "--podcast", "1"], in: folder.path)
+        #expect(queued.status == 0 && queued.output.hasPrefix("queued 2 episodes;"), "\(queued.output)\(queued.errors)")
+        let list = await runMonsoon(["queue", "--json"], in: folder.path)
+        let entries = try #require(try JSONSerialization.jsonObject(with: Data(list.output.utf8)) as? [[String: Any]])
+        #expect(entries.compactMap { $0["title"] as? String } == ["Talk 3", "Talk 4"])
+        // Queued, they are no longer new; and the podcast's own off wins over the global switch.
+        #expect(await runMonsoon(["config", "set", "auto-download", "off", "--podcast", "1"], in: folder.path).status == 0)
+        #expect(await runMonsoon(["config", "set", "auto-download", "on"], in: folder.path).errors.isEmpty)
+        let usage = await runMonsoon(["queue", "add", "--new"], in: folder.path)
+        #expect(usage.status == 2 && usage.errors.hasPrefix("monsoon: give episode ids, or --podcast PODCAST with --all, --latest N, --since YYYY-MM-DD or --new"),
+                "\(usage.errors)")
+    }
+}
