@@ -139,8 +139,10 @@ enum FeedElement: UInt8 {
         case .dc:
             switch name {
             case "creator": return .dcCreator
-            case "date": return .dcDate
+            case "date", "issued": return .dcDate
+            case "modified": return .atomUpdated
             case "title": return .dcTitle
+            case "language": return .language
             default: return .other
             }
         case .rdf:

@@ -33,6 +33,9 @@ public struct ParsedFeed: Sendable, Equatable {
     public var episodes: [ParsedEpisode] = []
     /// How many items were left out of ``episodes`` as duplicates.
     public var duplicateCount: Int = 0
+    /// What was repaired to read the feed as its publisher meant it, one sentence each: text before the feed skipped, a
+    /// mislabelled encoding, closing tags cut off. Empty for a feed read as written.
+    public var repairs: [String] = []
 }
 
 /// One `<item>` (RSS) or `<entry>` (Atom) of a feed.
