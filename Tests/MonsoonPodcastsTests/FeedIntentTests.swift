@@ -150,18 +150,21 @@ import Testing
         }
     }
 
-    /// Found by feedparser's suite: a script's text in a title, HTML's `&#X41;`, Dublin Core's language and dates.
+    /// Found by feedparser's suite: a script's text in a title, HTML's `&#X41;`, Dublin Core's language and dates,
+    /// Atom's `xml:lang`, `media:title`, a channel's `author`.
     @Test func scriptsInTitlesUppercaseHexReferencesAndDublinCore() throws {
         let feed = try parseXML("""
             <rss xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:dcterms="http://purl.org/dc/terms/"><channel>
-            <title>safe&lt;script>alert(1)&lt;/script> &lt;applet code="x.class">&lt;/applet>show&lt;style>b {}</title><dc:language>en</dc:language>
+            <title>safe&lt;script>alert(1)&lt;/script> &lt;applet code="x.class">&lt;/applet>show&lt;style>b {}</title><dc:language>en</dc:language><author>Ann (ann@example.org)</author>
             <item><guid>1</guid><title>&#X41;&#x42;</title><dcterms:issued>2003-12-31T10:14:55Z</dcterms:issued></item>
-            <item><guid>2</guid><dcterms:modified>2004-01-01T00:00:00Z</dcterms:modified></item>
+            <item><guid>2</guid><dcterms:modified>2004-01-01T00:00:00Z</dcterms:modified><media:title xmlns:media="http://search.yahoo.com/mrss/">Two</media:title></item>
             </channel></rss>
             """)
         #expect(feed.title == "safe show")
         #expect(feed.language == "en")
-        #expect(feed.episodes[0].title == "AB")
+        #expect(feed.episodes.map(\.title) == ["AB", "Two"])
+        #expect(feed.author == "Ann (ann@example.org)")
         #expect(feed.episodes.map { utc($0.published) } == ["2003-12-31T10:14:55Z", "2004-01-01T00:00:00Z"])
+        #expect(try parseXML("<feed xmlns=\"http://www.w3.org/2005/Atom\" xml:lang=\"en_US\"><title>Show</title></feed>").language == "en-US")
     }
 }

@@ -111,6 +111,8 @@ final class FeedBuilder {
         }
         guard depth > 0 else {
             startRoot(element, localname, uri)
+            // An Atom feed's language is its root's `xml:lang` (`en_US` meaning `en-US`).
+            if feed.kind == .atom, let language = attributes.xmlLang.flatMap(FeedText.trimmed) { feed.language = language.replacing("_", with: "-") }
             return
         }
         let parent = stack[depth - 1]
@@ -333,6 +335,8 @@ struct SAXAttributes {
 
     /// `xml:base`.
     var xmlBase: String? { value("base", prefix: "xml") }
+
+    var xmlLang: String? { value("lang", prefix: "xml") }
 
     /// RSS 1.0's `rdf:about`, trimmed; nil when empty.
     var rdfAbout: String? { value("about", prefix: "rdf").flatMap(FeedText.trimmed) }
