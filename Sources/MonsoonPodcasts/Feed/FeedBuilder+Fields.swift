@@ -178,10 +178,10 @@ extension FeedBuilder {
         }
     }
 
-    /// Only without an enclosure, and never a placeholder under 1 KiB (Channel 9's `fileSize="1"`).
+    /// Only without an enclosure, and never a placeholder under 1 KiB (Channel 9's `fileSize="1"`; 0 means unknown).
     func mediaContent(_ attributes: SAXAttributes) {
         let length = attributes.bytes("fileSize")
-        if let size = length.flatMap(ASCIIBytes.integer), size < 1024 { return }
+        if let size = length.flatMap(ASCIIBytes.integer), (1..<1024).contains(size) { return }
         enclosure(url: attributes.bytes("url"), type: attributes.bytes("type"), length: length, medium: attributes.bytes("medium"), fromMedia: true)
     }
 

@@ -11,8 +11,8 @@ enum FeedText {
         return String(scalars[start...end])
     }
 
-    /// HTML tags stripped (only names HTML knows, so `<Show>` written as text stays), entities decoded (titles are often
-    /// escaped twice), whitespace runs collapsed, trimmed. Nil when nothing is left.
+    /// HTML tags stripped (only names HTML knows, so `<Show>` written as text stays; a script or style sheet with its
+    /// text), entities decoded (titles are often escaped twice), whitespace runs collapsed, trimmed. Nil when nothing is left.
     static func title(_ text: String) -> String? {
         if isPlain(text) { return text.isEmpty ? nil : text }
         var result = text
