@@ -11,6 +11,7 @@ import MonsoonPodcasts
 //
 //   monsoon-feed-bench [-n ITEMS] [--seed S] [--runs N] [--keep PATH]
 //   monsoon-feed-bench --dump FILE...     one summary line per file (for checking fixtures by eye)
+//   monsoon-feed-bench --fields FILE...   one JSON line per file with every field kept (feedparser_suite.py)
 //   monsoon-feed-bench --inspect-json FILE   the feed as `monsoon inspect --json` prints it (the stand-in
 //                                            for the whole-process comparison until that command exists)
 
@@ -101,6 +102,11 @@ if CommandLine.arguments.dropFirst().first == "--dump" {
             print([path, "ERR", error.code.rawValue, error.line.map(String.init) ?? "", error.message].joined(separator: "\t"))
         }
     }
+    exit(0)
+}
+
+if CommandLine.arguments.dropFirst().first == "--fields" {
+    FieldsDump.run(CommandLine.arguments.dropFirst(2))
     exit(0)
 }
 

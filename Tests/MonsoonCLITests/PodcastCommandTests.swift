@@ -119,6 +119,20 @@ import Testing
         #expect(Set(episodes[0].keys) == ["guid", "title", "url", "published", "duration"])
     }
 
+    /// PHP warnings before the feed and `</rss` cut: the feed is read, and each repair said on standard error only.
+    @Test func inspectSaysWhatItRepaired() async throws {
+        let folder = Folder()
+        defer { folder.remove() }
+        let warning = "<b>Warning</b>: Undefined index<br />\n"
+        try (warning + "<rss><channel><title>Show</title><item><guid>1</guid></item></channel></rss").write(toFile: folder.file("feed.xml"), atomically: true, encoding: .utf8)
+        let result = await runMonsoon(["inspect", "feed.xml", "--json"], in: folder.path)
+        #expect(result.status == 0)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
+        #expect((object["episodes"] as? [[String: Any]])?.count == 1)
+        #expect(result.errors == "monsoon: repaired: \(warning.utf8.count) bytes of text before the feed, not part of it, were skipped\n"
+                + "monsoon: repaired: the feed ends early, inside its closing tags (an incomplete download?); every item before them was read\n")
+    }
+
     @Test func unreadableFeedsGiveOneLineAndChangeNothing() async throws {
         let server = try TestServer()
         let folder = Folder()

@@ -95,14 +95,14 @@ import Testing
             <item><guid>2</guid><enclosure url="https://e.example/2.bin"/><enclosure url="https://e.example/2.mp4" type="video/mp4"/></item>
             <item><guid>3</guid><enclosure url="https://e.example/3.bin" type="application/octet-stream"/></item>
             <item><guid>4</guid><media:group><media:content url="https://e.example/4.jpg" medium="image"/>
-              <media:content url="https://e.example/4.ogg" medium="audio" fileSize="99"/></media:group></item>
+              <media:content url="https://e.example/4.ogg" medium="audio" fileSize="99000"/></media:group></item>
             <item><guid>5</guid><enclosure url="https://e.example/only.png" type="image/png"/></item>
             """))
         #expect(feed.episodes.map { $0.enclosureURL?.absoluteString } == [
             "https://e.example/1.m4a", "https://e.example/2.mp4", "https://e.example/3.bin", "https://e.example/4.ogg", nil,
         ])
         #expect(feed.episodes[0].declaredLength == nil)   // length="0" means unknown
-        #expect(feed.episodes[3].declaredLength == 99)
+        #expect(feed.episodes[3].declaredLength == 99000)
         #expect(feed.episodes[3].mediaType == nil)
     }
 

@@ -325,6 +325,7 @@ struct Inspect: RunnableCommand {
             throw CLIError(message: error.message)
         }
         printer.finish(feed, documentURL: documentURL)
+        for repair in feed.repairs { context.error("repaired: \(repair)") }
         return ExitStatus.success
     }
 

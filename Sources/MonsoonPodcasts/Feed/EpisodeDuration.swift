@@ -1,7 +1,8 @@
 /// `itunes:duration` in whole seconds. (Named so as not to shadow the standard library's `Duration`.)
 ///
-/// Understood: `1234`, `1234.5` (fractions dropped), `MM:SS`, `H:MM:SS` (minutes and seconds below 60
-/// except the leading field: `90:00` is 90 minutes), one-digit fields (`1:2:3`), surrounding whitespace.
+/// Understood: `1234`, `1234.5` and `00:04:49.0` (fractions dropped), `MM:SS`, `H:MM:SS` (minutes and seconds below 60
+/// except the leading field: `90:00` is 90 minutes, and so is `00:90:00`, whose hours are zero), one-digit fields
+/// (`1:2:3`), surrounding whitespace.
 /// Anything else (`PT1H2M`, `abc`, `-5`, four fields, an empty value) is nil: a wrong duration is worse
 /// than none.
 public enum EpisodeDuration {
@@ -33,7 +34,7 @@ public enum EpisodeDuration {
             }
             break
         }
-        if count == 1, scanner.skip(UInt8(ascii: ".")) {
+        if scanner.skip(UInt8(ascii: ".")) {
             // Fractional seconds: the digits are checked, then dropped.
             guard scanner.number(maxDigits: 18) != nil || scanner.atEnd else { return nil }
         }
@@ -45,7 +46,7 @@ public enum EpisodeDuration {
             guard fields.1 < 60 else { return nil }
             return fields.0 * 60 + fields.1
         default:
-            guard fields.1 < 60, fields.2 < 60 else { return nil }
+            guard fields.1 < 60 || fields.0 == 0, fields.2 < 60 else { return nil }
             return fields.0 * 3600 + fields.1 * 60 + fields.2
         }
     }

@@ -4,6 +4,10 @@ import FoundationEssentials
 /// `pubDate` over `dc:date` over Atom's `updated`; `description` over `itunes:summary` over `content:encoded`).
 struct ItemDraft {
     var guid: String?
+    /// RSS 1.0's `rdf:about`: the item's identity, as a guid is.
+    var about: String?
+    /// The `<guid>` is a permalink (`isPermaLink` absent or true): the link when the item has none.
+    var guidIsPermaLink = false
     var title: String?
     var itunesTitle: String?
     var dcTitle: String?
@@ -17,7 +21,7 @@ struct ItemDraft {
     var enclosureURL: URL?
     var mediaType: String?
     var declaredLength: Int?
-    /// 0: audio or video; 1: no type or a generic binary type; Int.max: none yet.
+    /// 0: audio or video; 1: no type or a generic binary type; 2 and 3: the same from `media:content`; Int.max: none yet.
     var enclosureRank = Int.max
     var duration: Int?
     var season: Int?
@@ -35,6 +39,7 @@ extension FeedBuilder {
         switch element {
         case .item, .atomEntry:
             startItem(depth: depth)
+            item.about = attributes.rdfAbout
         case .title, .atomTitle:
             if feedTitleRank > 0 {
                 capture(.feedTitle, rank: 0)
@@ -101,7 +106,12 @@ extension FeedBuilder {
         case .dcTitle:
             if item.dcTitle == nil, item.title == nil, item.itunesTitle == nil { capture(.itemDCTitle) }
         case .link:
-            if item.link == nil { capture(.itemLink) }
+            if let rel = attributes.bytes("rel"), ASCIIBytes.equalsIgnoringCase(rel, "enclosure") {
+                // Podlove's `<link rel="enclosure" href=…>`, without Atom's namespace.
+                enclosure(url: attributes.bytes("href"), type: attributes.bytes("type"), length: attributes.bytes("length"), medium: nil)
+            } else if item.link == nil {
+                capture(.itemLink)
+            }
         case .atomLink:
             let rel = attributes.bytes("rel")
             if let rel, ASCIIBytes.equalsIgnoringCase(rel, "enclosure") {
@@ -110,7 +120,10 @@ extension FeedBuilder {
                 item.link = resolve(attributes["href"])
             }
         case .guid, .atomID:
-            if item.guid == nil { capture(.itemGUID) }
+            if item.guid == nil {
+                capture(.itemGUID)
+                item.guidIsPermaLink = element == .guid && attributes.bytes("isPermaLink").map { ASCIIBytes.equalsIgnoringCase($0, "true") } ?? true
+            }
         case .pubDate, .atomPublished:
             if item.dateRank > 0 { capture(.itemDate, rank: 0) }
         case .dcDate:
@@ -165,34 +178,45 @@ extension FeedBuilder {
         }
     }
 
+    /// Only without an enclosure, and never a placeholder under 1 KiB (Channel 9's `fileSize="1"`; 0 means unknown).
     func mediaContent(_ attributes: SAXAttributes) {
-        enclosure(url: attributes.bytes("url"), type: attributes.bytes("type"), length: attributes.bytes("fileSize"), medium: attributes.bytes("medium"))
+        let length = attributes.bytes("fileSize")
+        if let size = length.flatMap(ASCIIBytes.integer), (1..<1024).contains(size) { return }
+        enclosure(url: attributes.bytes("url"), type: attributes.bytes("type"), length: length, medium: attributes.bytes("medium"), fromMedia: true)
     }
 
-    /// Offers an enclosure: the first audio or video one wins; failing that, the first without a type
-    /// (or with a generic binary type). Images, documents and web pages are never the episode's media.
+    /// Offers an enclosure: the first audio or video one wins (`x-audio/mp3` too, and a generic binary type or none
+    /// with a media file's extension); failing that, the first without a type (or with a generic binary type). Any
+    /// `enclosure` wins over any `media:content`. Images, documents and web pages are never the episode's media.
     func enclosure(url: UnsafeBufferPointer<UInt8>?, type: UnsafeBufferPointer<UInt8>?, length: UnsafeBufferPointer<UInt8>?,
-                   medium: UnsafeBufferPointer<UInt8>?) {
+                   medium: UnsafeBufferPointer<UInt8>?, fromMedia: Bool = false) {
         guard item.enclosureRank > 0, let url else { return }
         let type = type.map(ASCIIBytes.trimmed) ?? UnsafeBufferPointer(start: nil, count: 0)
         let medium = medium.map(ASCIIBytes.trimmed) ?? UnsafeBufferPointer(start: nil, count: 0)
         let generic = type.isEmpty || ASCIIBytes.hasSuffixIgnoringCase(type, "octet-stream")
-        let rank: Int
+        guard let resolved = resolve(ASCIIBytes.string(url)) else { return }
+        var rank: Int
         if ASCIIBytes.hasPrefixIgnoringCase(type, "audio/") || ASCIIBytes.hasPrefixIgnoringCase(type, "video/")
+            || ASCIIBytes.hasPrefixIgnoringCase(type, "x-audio/") || ASCIIBytes.hasPrefixIgnoringCase(type, "x-video/")
             || ASCIIBytes.equalsIgnoringCase(type, "application/ogg")
-            || (generic && (ASCIIBytes.equalsIgnoringCase(medium, "audio") || ASCIIBytes.equalsIgnoringCase(medium, "video"))) {
+            || (generic && (ASCIIBytes.equalsIgnoringCase(medium, "audio") || ASCIIBytes.equalsIgnoringCase(medium, "video")
+                            || Self.mediaExtensions.contains(resolved.pathExtension.lowercased()))) {
             rank = 0
         } else if generic && medium.isEmpty {
             rank = 1
         } else {
             return
         }
-        guard rank < item.enclosureRank, let resolved = resolve(ASCIIBytes.string(url)) else { return }
+        if fromMedia { rank += 2 }
+        guard rank < item.enclosureRank else { return }
         item.enclosureURL = resolved
         item.mediaType = type.isEmpty ? nil : ASCIIBytes.string(type)
         item.declaredLength = length.flatMap(ASCIIBytes.integer).flatMap { $0 > 0 ? $0 : nil }
         item.enclosureRank = rank
     }
+
+    private static let mediaExtensions: Set<String> = ["mp3", "m4a", "m4b", "aac", "ogg", "oga", "opus", "flac", "wav", "wma",
+                                                       "mp4", "m4v", "mov", "webm", "mkv", "avi", "wmv", "mpg", "mpeg", "3gp"]
 
     var capturedString: String { String(decoding: text, as: UTF8.self) }
 
@@ -303,6 +327,9 @@ extension FeedBuilder {
         finishedItems += 1
         guard finishedItems > skipping else { return }
         let title = item.title ?? item.itunesTitle ?? item.dcTitle
+        if item.guid == nil { item.guid = item.about }
+        if item.link == nil, item.guidIsPermaLink, let guid = item.guid,
+           guid.hasPrefix("http://") || guid.hasPrefix("https://") { item.link = URL(string: guid) }
         let own = EpisodeIdentity.identity(guid: item.guid, enclosureURL: item.enclosureURL, link: item.link, title: title,
                                            dateText: item.published.map(FeedDate.iso8601String) ?? item.dateText)
         guard let identity = identities.admit(own, guid: item.guid, enclosureURL: item.enclosureURL) else {
@@ -320,10 +347,14 @@ extension FeedBuilder {
 }
 
 extension FeedBuilder {
-    /// An Atom text construct whose text is base64: `type="base64"`, or Atom 0.3's `mode="base64"`.
-    /// Any other type (`text`, `html`, `xhtml`, none, an empty one) is read as text.
+    /// An Atom text construct whose text is base64: `type="base64"`, Atom 0.3's `mode="base64"`, or Atom 1.0's media
+    /// type that is neither text nor XML (`application/octet-stream`, RFC 4287 4.1.3.3). Any other type (`text`, `html`,
+    /// `xhtml`, `text/plain`, none, an empty one) is read as text.
     static func isBase64(_ attributes: SAXAttributes) -> Bool {
-        attributes.bytes("mode").map { ASCIIBytes.equalsIgnoringCase($0, "base64") } == true
-            || attributes.bytes("type").map { ASCIIBytes.equalsIgnoringCase($0, "base64") } == true
+        if attributes.bytes("mode").map({ ASCIIBytes.equalsIgnoringCase($0, "base64") }) == true { return true }
+        guard let type = attributes.bytes("type").map(ASCIIBytes.trimmed) else { return false }
+        return ASCIIBytes.equalsIgnoringCase(type, "base64")
+            || (type.contains(UInt8(ascii: "/")) && !ASCIIBytes.hasPrefixIgnoringCase(type, "text/")
+                && !ASCIIBytes.hasSuffixIgnoringCase(type, "xml"))
     }
 }

@@ -12,8 +12,9 @@ final class FeedBuilder {
     /// So the builder can stop it.
     var parser: xmlParserCtxtPtr?
     private(set) var stopped = false
-    /// The root element's name when it is not a feed's (`html`, `opml` …); parsing stops there.
+    /// The root element's name when it is not a feed's (`html`, `opml` …), and its namespace; parsing stops there.
     private(set) var foreignRoot: String?
+    private(set) var foreignRootNamespace: String?
     private(set) var sawRoot = false
     private(set) var firstError: SAXParser.Failure?
     /// The bounds on nesting (one element more stops the parse) and on each text's length.
@@ -109,7 +110,9 @@ final class FeedBuilder {
             bases.append((depth, url))
         }
         guard depth > 0 else {
-            startRoot(element, localname)
+            startRoot(element, localname, uri)
+            // An Atom feed's language is its root's `xml:lang` (`en_US` meaning `en-US`).
+            if feed.kind == .atom, let language = attributes.xmlLang.flatMap(FeedText.trimmed) { feed.language = language.replacing("_", with: "-") }
             return
         }
         let parent = stack[depth - 1]
@@ -222,7 +225,7 @@ final class FeedBuilder {
         if let parser { SAXParser.xml.xmlStopParser(parser) }
     }
 
-    private func startRoot(_ element: FeedElement, _ localname: UnsafePointer<xmlChar>) {
+    private func startRoot(_ element: FeedElement, _ localname: UnsafePointer<xmlChar>, _ uri: UnsafePointer<xmlChar>?) {
         sawRoot = true
         switch element {
         case .rss, .rdf:
@@ -232,6 +235,7 @@ final class FeedBuilder {
             atomDocument = true
         default:
             foreignRoot = String(cString: localname)
+            foreignRootNamespace = uri.map { String(cString: $0) }
             stop()
         }
     }
@@ -330,12 +334,19 @@ struct SAXAttributes {
     }
 
     /// `xml:base`.
-    var xmlBase: String? {
+    var xmlBase: String? { value("base", prefix: "xml") }
+
+    var xmlLang: String? { value("lang", prefix: "xml") }
+
+    /// RSS 1.0's `rdf:about`, trimmed; nil when empty.
+    var rdfAbout: String? { value("about", prefix: "rdf").flatMap(FeedText.trimmed) }
+
+    private func value(_ name: StaticString, prefix wanted: StaticString) -> String? {
         guard let pointer else { return nil }
         for index in 0..<count {
             let entry = pointer + index * 5
-            guard let prefix = entry[1], let localname = entry[0], SAXAttributes.equals(prefix, "xml"),
-                  SAXAttributes.equals(localname, "base") else { continue }
+            guard let prefix = entry[1], let localname = entry[0], SAXAttributes.equals(prefix, wanted),
+                  SAXAttributes.equals(localname, name) else { continue }
             return SAXAttributes.value(entry)
         }
         return nil

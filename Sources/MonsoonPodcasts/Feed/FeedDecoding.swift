@@ -8,7 +8,9 @@ import Glibc
 /// US-ASCII as Windows-1252, as browsers do: feeds that say Latin-1 often hold curly quotes; the others through iconv);
 /// a document that declares nothing and is not UTF-8 may be read as an East Asian encoding its bytes fit; otherwise
 /// bytes that are not UTF-8 are read as Windows-1252 one by one (publishers paste Latin-1 into UTF-8 feeds), and
-/// control characters XML forbids are dropped. An unknown declared encoding is read as UTF-8 in the same way.
+/// control characters XML forbids are dropped. An unknown declared encoding is read as UTF-8 in the same way. A
+/// declared single-byte encoding whose text is valid UTF-8 with letters beyond ASCII is the usual mislabel (`BrÃ¸ndby`
+/// otherwise): it is read as UTF-8, as feedparser does, and said among the repairs.
 enum FeedDecoding {
     enum SourceEncoding: Equatable {
         case utf8
@@ -22,6 +24,8 @@ enum FeedDecoding {
         var start: Int
         var transcoded: [UInt8]?
         var encoding: SourceEncoding
+        /// What was done that the document does not say, for ``ParsedFeed/repairs``.
+        var repair: String?
     }
 
     static func decode(_ input: UnsafeBufferPointer<UInt8>) -> Decoded {
@@ -39,8 +43,10 @@ enum FeedDecoding {
             }
             return Decoded(start: bomLength, transcoded: repairUTF8(body), encoding: .utf8)
         case .windows1252:
+            if let mislabel = mislabelledUTF8(body, declared: declaredEncodingName(body), iconvName: nil, start: bomLength) { return mislabel }
             transcoded = windows1252ToUTF8(body)
         case .iconv(let name, let unit):
+            if detected == nil, let mislabel = mislabelledUTF8(body, declared: declaredEncodingName(body), iconvName: name, start: bomLength) { return mislabel }
             transcoded = iconvToUTF8(body, from: name, unit: unit)
             if transcoded == nil {
                 // iconv does not know the name: read it as (repaired) UTF-8.
@@ -49,6 +55,18 @@ enum FeedDecoding {
             }
         }
         return Decoded(start: 0, transcoded: transcoded, encoding: encoding)
+    }
+
+    /// Read as UTF-8 when the body is clean UTF-8 beyond ASCII and the declared encoding is single-byte: Windows-1252
+    /// (`iconvName` nil), or one iconv turns into as many characters as there are bytes.
+    private static func mislabelledUTF8(_ body: UnsafeBufferPointer<UInt8>, declared: String?, iconvName: String?, start: Int) -> Decoded? {
+        guard let declared, body.contains(where: { $0 >= 0x80 }), isCleanUTF8(body) else { return nil }
+        if let iconvName {
+            guard let text = iconvToUTF8(body, from: iconvName, unit: 1),
+                  String(decoding: text, as: UTF8.self).unicodeScalars.count == body.count else { return nil }
+        }
+        return Decoded(start: start, transcoded: nil, encoding: .utf8,
+                       repair: "the feed declares the encoding \"\(declared)\" but is written in UTF-8; it was read as UTF-8")
     }
 
     /// By a byte order mark or by the zero bytes of UTF-16/32 text (XML starts with `<` or whitespace, both ASCII), and
@@ -72,19 +90,25 @@ enum FeedDecoding {
     /// Looked for in the first kilobyte: the declaration may follow whitespace or, wrongly, a comment.
     static func declaredEncoding(_ bytes: UnsafeBufferPointer<UInt8>) -> SourceEncoding {
         guard let name = declaredEncodingName(bytes) else { return .utf8 }
-        switch name.lowercased() {
+        // `windows_1252` as Python spells it: glibc's iconv knows only the hyphen.
+        let key = name.lowercased().replacing("_", with: "-")
+        switch key {
         case "utf-8", "utf8", "unicode-1-1-utf-8":
             return .utf8
-        case "iso-8859-1", "iso8859-1", "iso_8859-1", "latin1", "latin-1", "l1", "windows-1252", "cp1252", "x-cp1252",
+        case "iso-8859-1", "iso8859-1", "latin1", "latin-1", "l1", "windows-1252", "cp1252", "x-cp1252",
              "us-ascii", "ascii", "iso-ir-100", "ibm819", "cp819":
             return .windows1252
         case let other where other.hasPrefix("utf-16") || other.hasPrefix("utf-32") || other.hasPrefix("ucs") || other == "unicode":
             // Said to be 16- or 32-bit, but the declaration was readable as ASCII: it is not.
             return .utf8
         default:
-            return .iconv(name, unit: 1)
+            return .iconv(iconvAliases[key] ?? key, unit: 1)
         }
     }
+
+    /// Names of legacy code pages Python knows and glibc's iconv knows by another.
+    private static let iconvAliases = ["cp-is": "CP861", "csibm861": "CP861", "maccentraleurope": "MAC-CENTRALEUROPE",
+                                       "maclatin2": "MAC-CENTRALEUROPE", "maciceland": "MAC-IS", "macroman": "MACINTOSH"]
 
     static func declaredEncodingName(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
         let head = bytes.prefix(1024)

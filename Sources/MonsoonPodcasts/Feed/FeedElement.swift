@@ -82,7 +82,7 @@ enum FeedElement: UInt8 {
             case "guid": return .guid
             case "pubdate": return .pubDate
             case "enclosure": return .enclosure
-            case "managingeditor": return .managingEditor
+            case "managingeditor", "author": return .managingEditor
             case "feed": return .atomFeed
             default: return .other
             }
@@ -132,6 +132,7 @@ enum FeedElement: UInt8 {
             case "group": return .mediaGroup
             case "thumbnail": return .mediaThumbnail
             case "description": return .mediaDescription
+            case "title": return .dcTitle
             default: return .other
             }
         case .content:
@@ -139,8 +140,10 @@ enum FeedElement: UInt8 {
         case .dc:
             switch name {
             case "creator": return .dcCreator
-            case "date": return .dcDate
+            case "date", "issued": return .dcDate
+            case "modified": return .atomUpdated
             case "title": return .dcTitle
+            case "language": return .language
             default: return .other
             }
         case .rdf:

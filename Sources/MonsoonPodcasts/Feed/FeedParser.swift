@@ -140,10 +140,11 @@ public enum FeedParser {
         let decoded = FeedDecoding.decode(input)
         if let transcoded = decoded.transcoded {
             return try transcoded.withUnsafeBufferPointer { bytes throws(FeedError) in
-                try repairAndParse(bytes, url: url, limits: limits, stream: &stream)
+                try repairAndParse(bytes, url: url, limits: limits, stream: &stream, decodingRepair: decoded.repair)
             }
         }
-        return try repairAndParse(UnsafeBufferPointer(rebasing: input[decoded.start...]), url: url, limits: limits, stream: &stream)
+        return try repairAndParse(UnsafeBufferPointer(rebasing: input[decoded.start...]), url: url, limits: limits, stream: &stream,
+                                  decodingRepair: decoded.repair)
     }
 
     /// A second parse, of the text cleaned of the forbidden control characters that stopped the first.
@@ -155,11 +156,12 @@ public enum FeedParser {
     }
 
     private static func repairAndParse(_ bytes: UnsafeBufferPointer<UInt8>, url: URL, limits: FeedLimits, stream: inout EpisodeStream,
-                                       retry: Retry? = nil) throws(FeedError) -> ParsedFeed {
+                                       decodingRepair: String?, retry: Retry? = nil) throws(FeedError) -> ParsedFeed {
         let repaired = try FeedRepair.repair(bytes, limits: limits)
         guard repaired.size <= limits.maxBytes else { throw tooLarge(repaired.size, limits) }
         try checkAttributes(RepairedText(input: bytes, repaired: repaired), limits: limits)
         let builder = FeedBuilder(documentURL: url)
+        builder.feed.repairs = (decodingRepair.map { [$0] } ?? []) + repaired.repairs
         builder.limits = limits
         builder.cdata = (bytes, repaired.cdata)
         builder.sink = stream.sink
@@ -175,7 +177,7 @@ public enum FeedParser {
         // The identities given out so far (earlier pages, or the first parse), moved in and back out: never copied.
         let freshRegistry = stream.registry.count == 0
         swap(&builder.identities, &stream.registry)
-        let failure = SAXParser.parse(RepairedText(input: bytes, repaired: repaired), into: builder)
+        var failure = SAXParser.parse(RepairedText(input: bytes, repaired: repaired), into: builder)
         swap(&builder.identities, &stream.registry)
         if let error = builder.sinkError {
             stream.failure = error
@@ -193,9 +195,13 @@ public enum FeedParser {
                 let again: Retry = builder.delivered == 0 && freshRegistry ? .afresh : .after(builder)
                 if case .afresh = again { stream.registry = EpisodeIdentity.Registry() }
                 return try cleaned.withUnsafeBufferPointer { cleaned throws(FeedError) in
-                    try repairAndParse(cleaned, url: url, limits: limits, stream: &stream, retry: again)
+                    try repairAndParse(cleaned, url: url, limits: limits, stream: &stream, decodingRepair: decodingRepair, retry: again)
                 }
             }
+        }
+        if let cut = failure, endsInClosingTags(builder, cut, bytes) {
+            failure = nil
+            builder.feed.repairs.append("the feed ends early, inside its closing tags (an incomplete download?); every item before them was read")
         }
         // Line numbers, the HTML sniffing and the alternate link all work on the text before repairs.
         try check(builder, failure, bytes, url: url)
@@ -227,6 +233,10 @@ public enum FeedParser {
                               url: URL) throws(FeedError) {
         if let root = builder.foreignRoot {
             if root.lowercased() == "html" { throw htmlPage(bytes, url: url) }
+            if ["rss", "feed", "RDF"].contains(root), let namespace = builder.foreignRootNamespace {
+                throw FeedError(.notAFeed, "the document is XML but not a feed: its root element <\(root)> is in the namespace \"\(namespace)\", "
+                                + "which is neither RSS's nor Atom's; the publisher has to fix the feed")
+            }
             let hint = root.lowercased() == "opml" ? "; it is an OPML subscription list: import it instead" : ""
             throw FeedError(.notAFeed, "the document is XML but not a feed: its root element is <\(root)>, not <rss> or <feed>\(hint)")
         }
@@ -258,6 +268,22 @@ public enum FeedParser {
         components.user = nil
         components.password = nil
         return components.string ?? url.absoluteString
+    }
+
+    /// Only end tags are missing, the last perhaps cut (`</rss`): libxml2 stopped at the end of the text, with no item
+    /// or field open. A text cut inside an item is not this.
+    private static func endsInClosingTags(_ builder: FeedBuilder, _ failure: SAXParser.Failure, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let atEnd = [XML_ERR_TAG_NOT_FINISHED, XML_ERR_LTSLASH_REQUIRED, XML_ERR_GT_REQUIRED, XML_ERR_DOCUMENT_END].contains { Int($0.rawValue) == failure.code }
+        guard atEnd, builder.sawRoot, builder.foreignRoot == nil, !builder.stopped, builder.itemDepth < 0, builder.field == .none else { return false }
+        var end = bytes.count
+        while end > 0, ByteScanner.isSpace(bytes[end - 1]) { end -= 1 }
+        // Where libxml2 stopped: after the last character.
+        let lineStart = bytes[..<end].lastIndex(of: 0x0A).map { $0 + 1 } ?? 0
+        let line = bytes[..<end].reduce(1) { $0 + ($1 == 0x0A ? 1 : 0) }
+        guard end > 0, failure.line > line || (failure.line == line && failure.column > end - lineStart) else { return false }
+        // The last tag is an end tag, whole or cut short (a server's error note in a comment is not an end).
+        guard let open = bytes[..<end].lastIndex(of: UInt8(ascii: "<")), open + 1 < end, bytes[open + 1] == UInt8(ascii: "/") else { return false }
+        return bytes[(open + 2)..<(bytes[end - 1] == UInt8(ascii: ">") ? end - 1 : end)].allSatisfy { FeedRepair.isNameByte($0, first: false) }
     }
 
     private static func malformed(_ failure: SAXParser.Failure, _ bytes: UnsafeBufferPointer<UInt8>) -> FeedError {

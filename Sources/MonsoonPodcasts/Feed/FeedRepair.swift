@@ -14,6 +14,8 @@ import Glibc
 /// - Entity references XML does not define are replaced: HTML's (`&nbsp;` …) by their character, others (`&gtgt;`) by
 ///   their literal text (`&amp;gtgt;`); a bare `&` becomes `&amp;`; a numeric reference to a character XML forbids
 ///   (`&#0;`) is dropped. CDATA sections and comments are left alone.
+/// - Text before the feed that is not part of it (PHP warnings, a page saved from a browser) is blanked: up to the first
+///   `<?xml`, `<rss`, `<feed` or `<rdf:RDF` (any prefix) within ``maxJunk`` bytes, and said among the repairs.
 /// - A comment XML forbids (`<!-- a -- b -->`, as generators write them) is blanked: a feed's reader uses nothing in it.
 /// - CDATA sections are handed to the builder directly rather than through libxml2 (see ``cdataTarget``).
 ///
@@ -35,6 +37,10 @@ struct FeedRepair {
     private var expandedBytes = 0
     private var expanding: [String] = []
     private var cdata: [Range<Int>] = []
+    private var skippedJunk = 0
+
+    /// The most text before the feed that is skipped: PHP warnings are a few lines.
+    static let maxJunk = 64 << 10
 
     private init(_ input: UnsafeBufferPointer<UInt8>, limits: FeedLimits) {
         self.input = input
@@ -57,6 +63,8 @@ struct FeedRepair {
         var size: Int
         /// Entities the DTD declares were expanded into the text: it may hold markup the input does not.
         var expandsEntities: Bool
+        /// For ``ParsedFeed/repairs``.
+        var repairs: [String] = []
     }
 
     /// CDATA sections are taken out of libxml2's way: its push parser checks each character for `]]>` one at a time,
@@ -69,8 +77,10 @@ struct FeedRepair {
         var repair = FeedRepair(input, limits: limits)
         let bodyStart = repair.repairProlog()
         try repair.repairBody(from: bodyStart)
+        let skipped = repair.skippedJunk
         return Repaired(edits: repair.edits, replacements: repair.replacements, cdata: repair.cdata, size: input.count + repair.growth,
-                        expandsEntities: repair.expansions > 0)
+                        expandsEntities: repair.expansions > 0,
+                        repairs: skipped > 0 ? ["\(skipped) bytes of text before the feed, not part of it, were skipped"] : [])
     }
 
     private mutating func replace(_ range: Range<Int>, with bytes: some Collection<UInt8>) {
@@ -107,11 +117,44 @@ struct FeedRepair {
                 let end = FeedRepair.parseDoctype(input, at: index, into: &entities)
                 blank(index..<end)
                 index = end
+            } else if let start = feedStart(after: index) {
+                blank(index..<start)
+                skippedJunk += start - index
+                index = start
             } else {
                 break
             }
         }
         return index
+    }
+
+    /// Where the feed starts when something else comes first, within ``maxJunk`` bytes; nil when the feed starts at
+    /// `index` or the document is a web page.
+    private func feedStart(after index: Int) -> Int? {
+        guard !startsFeed(at: index), !matchesIgnoringCase("<html", at: index) else { return nil }
+        let end = min(input.count, index + FeedRepair.maxJunk)
+        var position = index + 1
+        while position < end, let open = input[position..<end].firstIndex(of: UInt8(ascii: "<")) {
+            if startsFeed(at: open) {
+                // Text, not the header of a binary file (an MP3's ID3 tag) that happens to hold a feed.
+                return input[index..<open].contains { FeedBuilder.isForbidden($0) || $0 == 0x7F } ? nil : open
+            }
+            position = open + 1
+        }
+        return nil
+    }
+
+    /// `<?xml`, or an element whose local name is `rss`, `feed` or `RDF` (`<atom:feed`, too).
+    private func startsFeed(at index: Int) -> Bool {
+        let count = input.count
+        if matches("<?xml", at: index) { return index + 5 < count && (ByteScanner.isSpace(input[index + 5]) || input[index + 5] == UInt8(ascii: "?")) }
+        guard matches("<", at: index) else { return false }
+        var end = index + 1
+        while end < count, end - index < 64, FeedRepair.isNameByte(input[end], first: end == index + 1) { end += 1 }
+        guard end < count, ByteScanner.isSpace(input[end]) || input[end] == UInt8(ascii: ">") else { return false }
+        let name = input[(index + 1)..<end]
+        let local = name.lastIndex(of: UInt8(ascii: ":")).map { name[($0 + 1)...] } ?? name
+        return local.elementsEqual("rss".utf8) || local.elementsEqual("feed".utf8) || local.elementsEqual("RDF".utf8)
     }
 
     /// References repaired and CDATA sections taken out, from `start` to the end.
@@ -205,7 +248,9 @@ struct FeedRepair {
                 index += 1
             }
             guard index > digitsStart, index < count, bytes[index] == UInt8(ascii: ";") else { return (FeedRepair.escapedAmpersand, start + 1) }
-            return (FeedRepair.isXMLCharacter(value) ? nil : [], index + 1)
+            guard FeedRepair.isXMLCharacter(value) else { return ([], index + 1) }
+            // `&#X41;`: HTML's spelling, which XML refuses.
+            return (hex && bytes[start + 2] == UInt8(ascii: "X") ? Array("&#x".utf8) + bytes[digitsStart...index] : nil, index + 1)
         }
         let nameStart = index
         while index < count, index - nameStart <= 64, FeedRepair.isNameByte(bytes[index], first: index == nameStart) { index += 1 }

@@ -11,8 +11,8 @@ enum FeedText {
         return String(scalars[start...end])
     }
 
-    /// HTML tags stripped (only names HTML knows, so `<Show>` written as text stays), entities decoded (titles are often
-    /// escaped twice), whitespace runs collapsed, trimmed. Nil when nothing is left.
+    /// HTML tags stripped (only names HTML knows, so `<Show>` written as text stays; a script or style sheet with its
+    /// text), entities decoded (titles are often escaped twice), whitespace runs collapsed, trimmed. Nil when nothing is left.
     static func title(_ text: String) -> String? {
         if isPlain(text) { return text.isEmpty ? nil : text }
         var result = text
@@ -63,11 +63,12 @@ enum FeedText {
 
     /// Element names HTML defines that turn up in feed titles; tags with other names are text.
     private static let htmlTags: Set<String> = [
-        "a", "abbr", "acronym", "address", "article", "aside", "audio", "b", "big", "blockquote", "body", "br", "center",
-        "cite", "code", "dd", "del", "dfn", "div", "dl", "dt", "em", "figcaption", "figure", "font", "footer", "h1", "h2",
-        "h3", "h4", "h5", "h6", "header", "hr", "html", "i", "iframe", "img", "ins", "kbd", "label", "li", "mark", "nav",
-        "ol", "p", "picture", "pre", "q", "s", "samp", "script", "section", "small", "source", "span", "strike", "strong",
-        "style", "sub", "sup", "table", "tbody", "td", "th", "time", "tr", "tt", "u", "ul", "var", "video", "wbr",
+        "a", "abbr", "acronym", "address", "applet", "article", "aside", "audio", "b", "big", "blink", "blockquote", "body",
+        "br", "center", "cite", "code", "dd", "del", "dfn", "div", "dl", "dt", "em", "embed", "figcaption", "figure", "font",
+        "footer", "frame", "frameset", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "html", "i", "iframe", "img", "ins",
+        "kbd", "label", "li", "link", "mark", "meta", "nav", "object", "ol", "p", "param", "picture", "pre", "q", "s", "samp",
+        "script", "section", "small", "source", "span", "strike", "strong", "style", "sub", "sup", "table", "tbody", "td",
+        "th", "time", "tr", "tt", "u", "ul", "var", "video", "wbr",
     ]
 
     /// After a tag or comment that nothing closes, the rest is text: each later one would be looked for to the end
@@ -87,7 +88,7 @@ enum FeedText {
             }
             switch tagEnd(bytes, at: index - 1) {
             case .end(let end):
-                index = end
+                index = skippingScript(bytes, openedAt: index - 1, tagEnd: end)
             case .notATag:
                 output.append(byte)
             case .unclosed:
@@ -96,6 +97,22 @@ enum FeedText {
             }
         }
         return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Past the end tag of a `<script>` or `<style>` opened at `start` (their text is never a title's), or the end of
+    /// the text when nothing closes it (searched for once: linear); `tagEnd` for any other tag.
+    private static func skippingScript(_ bytes: [UInt8], openedAt start: Int, tagEnd: Int) -> Int {
+        let name = bytes[(start + 1)...].prefix { ByteScanner.isLetter($0) }.map { $0 | 0x20 }
+        guard name.elementsEqual("script".utf8) || name.elementsEqual("style".utf8) else { return tagEnd }
+        let close = Array("</".utf8) + name
+        var index = tagEnd
+        while let open = bytes[index...].firstIndex(of: UInt8(ascii: "<")) {
+            if bytes[open...].prefix(close.count).map({ ByteScanner.isLetter($0) ? $0 | 0x20 : $0 }) == close {
+                return ASCIIBytes.tagEnd(bytes, from: open) ?? bytes.count
+            }
+            index = open + 1
+        }
+        return bytes.count
     }
 
     /// An HTML tag or a comment that ends just before `end`, text, or a tag or comment that nothing closes.

@@ -14,7 +14,8 @@ public struct ParsedFeed: Sendable, Equatable {
     public var kind: FeedKind
     /// The show's title: trimmed, inner whitespace collapsed, HTML tags stripped, entities decoded.
     public var title: String?
-    /// `itunes:author`, else `dc:creator`, `managingEditor`, `itunes:owner/itunes:name` or the Atom author's name.
+    /// `itunes:author`, else `dc:creator`, `managingEditor` (or the channel's `author`), `itunes:owner/itunes:name` or the
+    /// Atom author's name.
     public var author: String?
     /// RSS `description` (else `itunes:summary`), Atom `subtitle`: entities decoded, CDATA unwrapped, HTML kept as text, trimmed.
     public var description: String?
@@ -22,7 +23,8 @@ public struct ParsedFeed: Sendable, Equatable {
     public var link: URL?
     /// `itunes:image href`, else the RSS `image/url`, else the Atom `logo` or `icon`.
     public var artworkURL: URL?
-    /// The feed's `language` (a code such as `en-us`), trimmed, as written.
+    /// The feed's `language` or `dc:language` (a code such as `en-us`), trimmed, as written; Atom's root `xml:lang`, with
+    /// `_` written `-`.
     public var language: String?
     /// `itunes:new-feed-url`: the publisher moved the feed there.
     public var newFeedURL: URL?
@@ -33,6 +35,9 @@ public struct ParsedFeed: Sendable, Equatable {
     public var episodes: [ParsedEpisode] = []
     /// How many items were left out of ``episodes`` as duplicates.
     public var duplicateCount: Int = 0
+    /// What was repaired to read the feed as its publisher meant it, one sentence each: text before the feed skipped, a
+    /// mislabelled encoding, closing tags cut off. Empty for a feed read as written.
+    public var repairs: [String] = []
 }
 
 /// One `<item>` (RSS) or `<entry>` (Atom) of a feed.
@@ -43,7 +48,8 @@ public struct ParsedEpisode: Sendable, Equatable {
     /// else the link; else the title and date. A later item re-using a guid with another enclosure is another
     /// recording: `guid:GUID|enclosure:URL`. Never empty.
     public var identity: String
-    /// `title`, else `itunes:title`, else the enclosure's file name without its extension; cleaned as the feed's title.
+    /// `title`, else `itunes:title`, `dc:title` or `media:title`, else the enclosure's file name without its extension;
+    /// cleaned as the feed's title.
     public var title: String?
     /// The first audio or video enclosure (RSS `enclosure`, `media:content`, Atom `link rel="enclosure"`); without one,
     /// the first that gives no type (or a generic binary type).
