@@ -46,7 +46,7 @@ import Testing
         let json = await ClusterCommandTests.monsoon(["verify", "--db", fixture.url, fixture.root, "--json"])
         #expect(json.status == 1 && json.errors == "", "\(json)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
-        #expect(Set(object.keys) == ["folders", "checked", "missing", "changed", "extra", "links", "unreadable"])
+        #expect(Set(object.keys) == ["folders", "checked", "missing", "changed", "extra", "links", "unreadable", "withoutFeed", "outside"])
         #expect(object["folders"] as? [String] == [show] && object["checked"] as? Int == 3)
         #expect(object["missing"] as? [String] == [show + "/a.mp3"] && object["changed"] as? [String] == [show + "/2024/c.mp3"])
         #expect(object["extra"] as? [String] == [show + "/notes.txt"] && object["links"] as? [String] == [show + "/b.mp3"])
