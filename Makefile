@@ -3,8 +3,9 @@
 SWIFT ?= swift
 # Debian packages the build needs (installed when missing; binutils strips the installed binary;
 # libpq-dev: libpq, the PostgreSQL client library of the shared queue, MonsoonCluster; zlib1g-dev:
-# zlib, which gzips WARC records).
-BUILD_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libxml2-dev libssl-dev libpq-dev zlib1g-dev pkg-config ca-certificates binutils
+# zlib, which gzips WARC records; python3: scripts/reference-roff.py, which puts docs/REFERENCE.md
+# in the manual page).
+BUILD_PACKAGES := libcurl4-openssl-dev libsqlite3-dev libxml2-dev libssl-dev libpq-dev zlib1g-dev pkg-config ca-certificates binutils python3
 # And those only the tests need, kept apart so `make install` does not put them on a user's machine:
 # libxml2-utils: xmllint checks exports; openssl makes test certificates; nginx-light and mpv are
 # real peers; zsh and fish run the completion scripts; systemd: systemd-analyze checks the units
@@ -94,13 +95,13 @@ install: release-monsoon
 
 # The installation from any build of monsoon (BIN): what the tests run with the debug build. The
 # page and the scripts are made by the installed binary itself, which checks that it still runs
-# once stripped.
+# once stripped; the page ends with docs/REFERENCE.md, its DETAILS section.
 install-files:
 	@[ -x "$(BIN)" ] || { echo "make: $(BIN) is missing: run 'make install' (it builds it), or give BIN=path/to/monsoon" >&2; exit 1; }
 	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1" "$(DESTDIR)$(PREFIX)/share/bash-completion/completions" \
 		"$(DESTDIR)$(ZSH_FUNCTIONS)" "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d"
 	install -m 755 -s "$(BIN)" "$(DESTDIR)$(PREFIX)/bin/monsoon"
-	"$(DESTDIR)$(PREFIX)/bin/monsoon" completions man > "$(DESTDIR)$(PREFIX)/share/man/man1/monsoon.1"
+	{ "$(DESTDIR)$(PREFIX)/bin/monsoon" completions man && python3 scripts/reference-roff.py docs/REFERENCE.md; } > "$(DESTDIR)$(PREFIX)/share/man/man1/monsoon.1"
 	"$(DESTDIR)$(PREFIX)/bin/monsoon" completions bash > "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/monsoon"
 	"$(DESTDIR)$(PREFIX)/bin/monsoon" completions zsh > "$(DESTDIR)$(ZSH_FUNCTIONS)/_monsoon"
 	"$(DESTDIR)$(PREFIX)/bin/monsoon" completions fish > "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/monsoon.fish"

@@ -356,7 +356,7 @@ private func help(
         #expect(text.contains("  -h, --help              Show help information."))
         #expect(text.contains("COMMANDS:\n  get                     Download URLs.\n  downloads               Manage downloads."))
         #expect(text.contains("\n  help                    Show the help of a command"))
-        #expect(text.hasSuffix("  See 'monsoon help <command>' for detailed help."))
+        #expect(text.hasSuffix("  See 'monsoon help <command>', and 'man monsoon' for every detail."))
         #expect(!text.contains("ARGUMENTS:"))
     }
 

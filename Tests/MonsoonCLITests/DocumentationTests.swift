@@ -51,5 +51,38 @@ import Testing
         for variable in NamingTemplate.variables { #expect(help.output.contains("{\(variable)}"), "help archive lacks {\(variable)}") }
         let manual = await runMonsoon(["completions", "man"], in: folder.path)
         #expect(!help.output.contains("README") && !manual.output.contains("README"))
+        // And it ends by sending its reader to the page.
+        let root = await runMonsoon(["help"], in: folder.path)
+        #expect(root.output.trimmingCharacters(in: .newlines).hasSuffix("'man monsoon' for every detail."), "\(root.output)")
+    }
+
+    /// scripts/reference-roff.py makes docs/REFERENCE.md the manual's DETAILS (the install test
+    /// reads the result): the markdown it uses as mdoc, and nothing roff would take for a
+    /// request, an escape or a macro.
+    @Test func theReferenceBecomesTheManualsDetails() async throws {
+        let folder = Folder()
+        defer { folder.remove() }
+        let markdown = """
+            # Left out
+            ## Get `-o`
+            .dot and \\back 'quote
+            - a **bold** [link](#x)
+              - nested
+            | Field | What |
+            | --- | --- |
+            | `a"b` | c |
+            ```
+            .code -x
+            ```
+            """
+        try markdown.write(toFile: folder.file("in.md"), atomically: true, encoding: .utf8)
+        let script = Self.root.appendingPathComponent("scripts/reference-roff.py").path
+        let converted = try await ArchiveCommandTests.shell("/bin/bash", [], input: "python3 '\(script)' '\(folder.file("in.md"))' 2>&1")
+        #expect(converted.status == 0)
+        #expect(converted.output.split(separator: "\n") == [
+            ".Sh DETAILS", #".Ss "Get \fB\-o\fR""#, #"\&.dot and \eback 'quote"#, ".Bl -bullet", ".It", #"a \fBbold\fR link"#,
+            ".Bl -bullet -compact", ".It", "nested", ".El", ".El", ".Bl -tag -width Ds", #".It "Field""#, "What",
+            #".It "\fBa\(dqb\fR""#, "c", ".El", ".Bd -literal -offset indent", #"\&.code \-x"#, ".Ed",
+        ], "\(converted.output)")
     }
 }

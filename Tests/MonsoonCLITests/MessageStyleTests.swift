@@ -5,7 +5,7 @@ import Testing
 
 /// One voice: every diagnostic on standard error is `monsoon: <message>`, lowercase but for a
 /// name, a path, a URL or quoted input, without a closing period; a hint follows a `;`; a usage
-/// error adds the usage and the pointer to help, and exits 2. (docs/ARCHITECTURE.md: Messages and exit codes.)
+/// error adds the usage and the pointer to help, and exits 2. (docs/REFERENCE.md: Messages and exit codes.)
 @Suite struct MessageStyleTests {
     /// A failing command line, its exit status, and the first line it must print.
     struct Case: CustomStringConvertible {

@@ -29,7 +29,7 @@ enum HelpGenerator {
                 return row(subcommand.commandNames.joined(separator: ", "), subcommand.configuration.abstract + (isDefault ? " (default)" : ""))
             } + [row("help", HelpCommand.configuration.abstract)]
             sections.append((["COMMANDS:"] + rows).joined(separator: "\n"))
-            sections.append("  See '\(commandPath(path)) help <command>' for detailed help.")
+            sections.append("  See '\(commandPath(path)) help <command>', and 'man \(path[0].configuration.commandName)' for every detail.")
         }
         return sections.joined(separator: "\n\n")
     }

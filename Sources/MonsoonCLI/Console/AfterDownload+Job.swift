@@ -105,7 +105,7 @@ extension AfterDownload {
         }
     }
 
-    /// The parent's environment and the file's `MONSOON_*` variables (docs/ARCHITECTURE.md's table). Those
+    /// The parent's environment and the file's `MONSOON_*` variables (docs/REFERENCE.md's table). Those
     /// with nothing to say are not set (a plain download has no episode's), and the parent's own
     /// of the same names (a monsoon run from a hook) are taken out.
     static func environment(_ parent: [String: String], info: EpisodeInfo, path: String, download: Download, sidecar: String?) -> [String: String] {

@@ -114,7 +114,7 @@ final class AfterDownload: Sendable {
     /// A download another command queued, just taken in by this run (`download`, `sync`): owed
     /// at once. The engine may start it before this is written (it does not wait for it), so a
     /// kill in that moment, with the file already in place, loses its hook: the one exception to
-    /// "owed before it starts", which docs/ARCHITECTURE.md states.
+    /// "owed before it starts", which docs/REFERENCE.md states.
     func oweTakenIn(_ download: Download) {
         let id = download.id
         guard hook != nil, Self.applies(to: download.request.owner) else { return }

@@ -25,7 +25,7 @@ extension WARCArchive.State {
         blockDigest.update(head)
         // The payload digest is over the block after the head, chunk framing included: what
         // warcio 1.7.4 checks (not WARC 1.1 §6.3.2's body without its transfer encoding; see
-        // docs/ARCHITECTURE.md's "Web archives" on why).
+        // docs/REFERENCE.md's "Web archives" on why).
         for piece in payload {
             blockDigest.update(piece)
             payloadDigest.update(piece)

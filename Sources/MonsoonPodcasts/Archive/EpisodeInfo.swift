@@ -3,7 +3,7 @@ import MonsoonEngine
 import MonsoonStore
 
 /// What `--write-info-json` writes beside a downloaded file (`InfoSidecar`): the episode's feed fields, its podcast's,
-/// and where the bytes came from. The field names are a contract (docs/ARCHITECTURE.md's table): new ones may come, none is
+/// and where the bytes came from. The field names are a contract (docs/REFERENCE.md's table): new ones may come, none is
 /// renamed. A field with nothing to say is left out; every URL has its credentials redacted.
 public struct EpisodeInfo: Codable, Sendable, Equatable {
     /// So a reader can tell a later format.
