@@ -74,7 +74,7 @@ struct Sync: RunnableCommand {
         var last = 0
         let pending = try CLIError.prefixing("cannot hand the queue to the running monsoon") {
             let pending = try episodes.store.pending().filter { $0.owner == .episode }.map(\.id)
-            // Those queued earlier: the running monsoon may have them under way already (docs/ARCHITECTURE.md says so).
+            // Those queued earlier: the running monsoon may have them under way already (docs/REFERENCE.md says so).
             if owes { try AfterDownload.owe(pending.map { ($0, .episode) }, databasePath: episodes.home.databasePath) }
             for id in pending { last = try episodes.store.post(.claim(id, by: getpid())) }
             return pending
