@@ -7,17 +7,25 @@ import Testing
 /// `download` put its new episodes with the feed copy and manifest; `feed.xml` is there even when the feed was read
 /// before; and episodes that arrived before auto-download was on are said, with the way to queue them.
 @Suite struct ArchiveWholeTests {
-    /// "Whole Show", its `count` episodes `/wN.mp3` (Talk N, published N Mar 2024), the feed with an ETag, so a
-    /// second read of it is a 304. Returns the feed's bytes.
+    /// "Whole Show", its `count` episodes `/wN.mp3` (`title` N, published N Mar 2024), the feed with an ETag, so a
+    /// second read of it is a 304. With `extras`, artwork `/cover.jpg` and each episode's transcript `/tN.vtt` and
+    /// chapters `/cN.json`. Returns the feed's bytes.
     @discardableResult
-    static func serve(_ server: TestServer, count: Int) -> String {
+    static func serve(_ server: TestServer, count: Int, title: String = "Talk", extras: Bool = false) -> String {
         var items = ""
         for index in 1...count {
             server.setRoute("/w\(index).mp3", Route(body: .pattern(size: 5_000 + index, seed: UInt64(index)), contentType: "audio/mpeg"))
-            items = "<item><title>Talk \(index)</title><guid>w\(index)</guid><pubDate>\(String(format: "%02d", index)) Mar 2024 10:00:00 GMT</pubDate>"
-                + "<enclosure url=\"\(server.url("/w\(index).mp3").absoluteString)\" type=\"audio/mpeg\" length=\"\(5_000 + index)\"/></item>\n" + items
+            server.setRoute("/t\(index).vtt", Route(body: .bytes(Array("WEBVTT\n\n\(index)\n".utf8)), contentType: "text/vtt"))
+            server.setRoute("/c\(index).json", Route(body: .bytes(Array("{\"version\":\"1.2.0\",\"chapters\":[{\"startTime\":\(index)}]}".utf8)), contentType: "application/json"))
+            let more = !extras ? "" : "<podcast:transcript url=\"\(server.url("/t\(index).vtt").absoluteString)\" type=\"text/vtt\"/>"
+                + "<podcast:chapters url=\"\(server.url("/c\(index).json").absoluteString)\" type=\"application/json+chapters\"/>"
+            items = "<item><title>\(title) \(index)</title><guid>w\(index)</guid><pubDate>\(String(format: "%02d", index)) Mar 2024 10:00:00 GMT</pubDate>"
+                + "<enclosure url=\"\(server.url("/w\(index).mp3").absoluteString)\" type=\"audio/mpeg\" length=\"\(5_000 + index)\"/>\(more)</item>\n" + items
         }
-        let feed = "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>Whole Show</title>\n\(items)</channel></rss>"
+        server.setRoute("/cover.jpg", Route(body: .pattern(size: 3_000, seed: 77), contentType: "image/jpeg"))
+        let artwork = extras ? "<itunes:image href=\"\(server.url("/cover.jpg").absoluteString)\"/>" : ""
+        let feed = "<?xml version=\"1.0\"?><rss version=\"2.0\" xmlns:itunes=\"http://www.itunes.com/dtds/podcast-1.0.dtd\" "
+            + "xmlns:podcast=\"https://podcastindex.org/namespace/1.0\"><channel><title>Whole Show</title>\(artwork)\n\(items)</channel></rss>"
         server.setRoute("/feed.xml", Route(body: .bytes(Array(feed.utf8)), contentType: "application/rss+xml", etag: "\"v\(count)\""))
         return feed
     }
@@ -74,6 +82,79 @@ import Testing
         #expect(await runMonsoon(["config", "get", "folder", "--podcast", "1"], in: folder.path).output == folder.file("Archive") + "\n")
     }
 
+    /// An archive made with --template and --portable-names gets its new episodes from `sync` so named, not by the
+    /// setting; a later archive into the same folder with another --template changes that, and says so.
+    @Test func syncNamesNewEpisodesByTheArchivesTemplate() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let feed = server.url("/feed.xml").absoluteString
+        Self.serve(server, count: 1, title: "Q: Talk")
+        #expect(await runMonsoon(["config", "set", "download-root", folder.file("Podcasts")], in: folder.path).status == 0)
+        let archived = await runMonsoon(["archive", feed, "-o", "Archive", "--template", "{podcast}/{year}/{title}.{ext}", "--portable-names"], in: folder.path)
+        #expect(archived.status == 0, "\(archived.errors)")
+        #expect(await runMonsoon(["config", "set", "auto-download", "on", "--podcast", "1"], in: folder.path).status == 0)
+
+        Self.serve(server, count: 2, title: "Q: Talk")
+        let synced = await runMonsoon(["sync"], in: folder.path)
+        #expect(synced.status == 0, "\(synced.output)\(synced.errors)")
+        let show = folder.file("Archive/Whole Show")
+        #expect(folder.contents("Archive/Whole Show/2024") == ["Q_ Talk 1.mp3", "Q_ Talk 2.mp3"])
+        #expect(try SHA256.hex(fileAt: show + "/2024/Q_ Talk 2.mp3") == Body.pattern(size: 5_002, seed: 2).sha256Hex())
+        #expect(try Self.entries(show) == ["2024/Q_ Talk 1.mp3", "2024/Q_ Talk 2.mp3", "feed.xml"])
+        #expect(!FileManager.default.fileExists(atPath: folder.file("Podcasts")), "nothing goes to download-root")
+        #expect(await runMonsoon(["config", "get", "template"], in: folder.path).output == "{podcast}/{date} - {title}.{ext}\n", "the setting stays")
+        #expect(await runMonsoon(["verify", "Archive"], in: folder.path).status == 0)
+
+        let changed = await runMonsoon(["archive", feed, "-o", "Archive", "--template", "{podcast}/{title}.{ext}"], in: folder.path)
+        #expect(changed.status == 0, "\(changed.errors)")
+        #expect(changed.errors.contains("monsoon: Whole Show: sync and download name its new episodes by '{podcast}/{title}.{ext}' from now on, "
+                                        + "as this archive did; the files named before keep their names\n"), "\(changed.errors)")
+        Self.serve(server, count: 3, title: "Q: Talk")
+        let again = await runMonsoon(["sync"], in: folder.path)
+        #expect(again.status == 0, "\(again.output)\(again.errors)")
+        #expect(folder.contents("Archive/Whole Show") == ["2024", "Q_ Talk 3.mp3", "feed.xml", "monsoon-manifest.json"], "still portable")
+        #expect(try Self.entries(show) == ["2024/Q_ Talk 1.mp3", "2024/Q_ Talk 2.mp3", "Q_ Talk 3.mp3", "feed.xml"])
+        let same = await runMonsoon(["archive", feed, "-o", "Archive"], in: folder.path)
+        #expect(same.status == 0 && !same.errors.contains("from now on"), "\(same.errors)")
+    }
+
+    /// An archive made with --with-artwork, --with-transcripts and --with-chapters gets them for the new episodes
+    /// `sync` and `download` bring, listed in its manifest; the artwork it has is not fetched again.
+    @Test func syncAndDownloadFetchTheArchivesExtras() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        Self.serve(server, count: 1, extras: true)
+        let archived = await runMonsoon(["archive", server.url("/feed.xml").absoluteString, "-o", "Archive", "--with-artwork", "--with-transcripts",
+                                         "--with-chapters"], in: folder.path)
+        #expect(archived.status == 0, "\(archived.errors)")
+        #expect(await runMonsoon(["config", "set", "auto-download", "on", "--podcast", "1"], in: folder.path).status == 0)
+
+        Self.serve(server, count: 2, extras: true)
+        let synced = await runMonsoon(["sync"], in: folder.path)
+        #expect(synced.status == 0, "\(synced.output)\(synced.errors)")
+        let show = folder.file("Archive/Whole Show")
+        let talk2 = ["2024-03-02 - Talk 2.chapters.json", "2024-03-02 - Talk 2.mp3", "2024-03-02 - Talk 2.transcript.vtt"]
+        #expect(folder.contents("Archive/Whole Show") == ["2024-03-01 - Talk 1.chapters.json", "2024-03-01 - Talk 1.mp3", "2024-03-01 - Talk 1.transcript.vtt"]
+                + talk2 + ["cover.jpg", "feed.xml", "monsoon-manifest.json"])
+        #expect(try SHA256.hex(fileAt: show + "/2024-03-02 - Talk 2.transcript.vtt") == Body.bytes(Array("WEBVTT\n\n2\n".utf8)).sha256Hex())
+        #expect(server.requests(for: "/cover.jpg").count == 1 && server.requests(for: "/t2.vtt").count == 1)
+        #expect(try Self.entries(show).filter { $0.hasPrefix("2024-03-02") } == talk2)
+        let manifest = try #require(try ArchiveFolderTests.manifest(show)["files"] as? [[String: Any]])
+        #expect(manifest.first { $0["file"] as? String == talk2[0] }?["kind"] as? String == "chapters")
+
+        Self.serve(server, count: 3, extras: true)
+        #expect(await runMonsoon(["config", "set", "auto-download", "off", "--podcast", "1"], in: folder.path).status == 0)
+        #expect(await runMonsoon(["refresh"], in: folder.path).status == 0)
+        #expect(await runMonsoon(["queue", "add", "3"], in: folder.path).status == 0)
+        let downloaded = await runMonsoon(["download"], in: folder.path)
+        #expect(downloaded.status == 0, "\(downloaded.output)\(downloaded.errors)")
+        #expect(try Self.entries(show).filter { $0.hasPrefix("2024-03-03") }
+                == ["2024-03-03 - Talk 3.chapters.json", "2024-03-03 - Talk 3.mp3", "2024-03-03 - Talk 3.transcript.vtt"])
+        #expect(await runMonsoon(["verify", "Archive"], in: folder.path).status == 0)
+    }
+
     /// `config set folder` says that the files downloaded before stay; `verify` of the new folder lists them, and a
     /// podcast folder without feed.xml.
     @Test func changingTheFolderSaysWhatStaysAndVerifyListsIt() async throws {
@@ -103,6 +184,9 @@ import Testing
         #expect(verified.status == 1 && verified.output == "outside \(outside)\n", "\(verified.output)")
         #expect(verified.errors == "monsoon: verified 2 files in 1 folder: 0 missing, 0 changed, 0 extra, 1 downloaded outside it, before it was their podcast's folder\n",
                 "\(verified.errors)")
+        // One podcast's folder in the archive: the same.
+        let podcastFolder = await runMonsoon(["verify", "Archive/Whole Show"], in: folder.path)
+        #expect(podcastFolder.status == 1 && podcastFolder.output == "outside \(outside)\n", "\(podcastFolder.output)\(podcastFolder.errors)")
 
         // A folder whose manifest lists no feed copy, and has none.
         let show = folder.file("Archive/Whole Show")

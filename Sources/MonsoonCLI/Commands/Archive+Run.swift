@@ -14,7 +14,11 @@ extension Archive {
             root: root, naming: naming, extras: [withArtwork ? .artwork : [], withTranscripts ? .transcripts : [], withChapters ? .chapters : []],
             refetchMissing: refetchMissing, limit: limit, keepsEarlierVersions: (versions ?? .all) == .all)
         // -o is where this run archives, and a podcast's folder from now on if it has none; without it, each its own.
-        (options.roots, options.remembersRoot) = out == nil ? (try episodes.archiveFolders(), false) : ([:], true)
+        options.roots = out == nil ? try episodes.archiveFolders() : [:]
+        if out != nil { options.remembers = .init(template: template, portable: portableNames, extras: options.extras) }
+        // Each podcast's archive keeps its extras, and its template unless --template says otherwise.
+        options.archives = try CLIError.prefixing("cannot read the settings") { try episodes.settings.archives() }
+            .mapValues { template == nil ? $0 : .init(portable: $0.portable, extras: $0.extras) }
         let outcome: ArchiveRun.Outcome
         var (status, tally): (Int32, GetReporter.Tally)
         do {
@@ -76,6 +80,11 @@ extension Archive {
             if !global.quiet && !output.json {
                 context.errors.line("monsoon: \(podcast.name): archived in \(root) this time; its folder stays \(folder), where sync and download put "
                                     + "its new episodes; to move on to \(root): monsoon config set folder \(root) --podcast \(podcast.id)")
+            }
+        case .templateChanged(let podcast, let template):
+            if !global.quiet && !output.json {
+                let named = template.map { "'\($0)'" } ?? "the setting template"
+                context.errors.line("monsoon: \(podcast.name): sync and download name its new episodes by \(named) from now on, as this archive did; the files named before keep their names")
             }
         case .feedFailed(let url, let error):
             context.error(LibrarySession.feedFailure(url, error))

@@ -11,7 +11,7 @@ extension EpisodeSession {
         let naming = try CLIError.prefixing("cannot read the settings") { try settings.template() }
         var kept = true
         do {
-            try await ArchiveRun.keepFolders(roots, documents: documents, naming: naming, queue: queue, databasePath: home.databasePath, library: { body in
+            try await ArchiveRun.keepFolders(roots, documents: documents, naming: naming, queue: queue, store: store, databasePath: home.databasePath, library: { body in
                 try await LibrarySession.open(global, context: context, transfer: transfer).run(body)
             }, report: { event in
                 switch event {

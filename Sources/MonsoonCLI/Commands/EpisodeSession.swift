@@ -58,12 +58,13 @@ struct EpisodeSession {
 
     private var userHome: String { environment["HOME"] ?? String.homeFolder ?? "/" }
 
-    /// The downloads the episode queue asks for, named under `root`, a podcast's under its own folder (its archive's);
-    /// their URLs may lead to a private address when `allowingPrivate` (`--allow-private`) or the setting says so.
+    /// The downloads the episode queue asks for, named under `root`, a podcast's under its own folder as its archive
+    /// names them, with its archive's extras; their URLs may lead to a private address when `allowingPrivate`
+    /// (`--allow-private`) or the setting says so.
     func requests(root: String, allowingPrivate: Bool) throws -> [DownloadRequest] {
         do {
-            return try queue.requests(root: root, roots: try archiveFolders(), template: try settings.template(),
-                                      allowingPrivate: allowingPrivate || settings.allowPrivate())
+            return try ArchiveRun.requests(root: root, roots: try archiveFolders(), naming: try settings.template(), queue: queue,
+                                           allowingPrivate: allowingPrivate || settings.allowPrivate())
         } catch let error as SettingError {
             throw CLIError(message: error.message)
         } catch {

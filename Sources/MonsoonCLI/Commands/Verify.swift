@@ -12,7 +12,7 @@ struct Verify: RunnableCommand {
             (from the URL the library, else the manifest, records) and put in place only when their SHA-256 \
             is the one the manifest lists; a server that now serves other bytes is named, and the file left \
             as it is. A podcast folder without feed.xml is reported (nofeed), and so are the episodes \
-            of the podcasts whose archive folder DIR is that the library downloaded elsewhere \
+            of the podcasts whose archive folder DIR is, or holds, that the library downloaded elsewhere \
             (outside). Exit status: 0 when every file is as listed (after repairs), 1 otherwise \
             (also when DIR is not a folder).
 

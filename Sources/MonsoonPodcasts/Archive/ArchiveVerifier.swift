@@ -85,10 +85,17 @@ public enum ArchiveVerifier {
     }
 
     /// The files of episodes the library downloaded outside `root` whose podcasts' archive folder (the setting `folder`,
-    /// in `folders`) `root` is: by `sync` or `download` before it was, or before it changed. The archive lacks them.
+    /// in `folders`) `root` is, or holds as that podcast's folder: by `sync` or `download` before it was, or before it
+    /// changed. The archive lacks them.
     public static func downloadedOutside(_ root: String, folders: [Int: String], queue: EpisodeQueue) throws -> [String] {
         let root = root.standardizedPath
-        let podcasts = Set(folders.filter { $0.value.standardizedPath == root }.keys)
+        var podcasts = Set(folders.filter { $0.value.standardizedPath == root }.keys)
+        let inside = folders.filter { root.hasPrefix($0.value.standardizedPath + "/") }
+        // One podcast's folder inside its archive: its manifest says which. One that cannot be read names none here
+        // (the report lists it as unreadable).
+        if podcasts.isEmpty, !inside.isEmpty, let feed = try? Manifest.read(in: root).feedURL {
+            podcasts = Set(try PodcastLibrary.podcasts(readingOnly: queue.database).filter { inside[$0.id] != nil && $0.feedURL.absoluteString == feed }.map(\.id))
+        }
         guard !podcasts.isEmpty else { return [] }
         return try EpisodeRecord.downloadedFiles(in: queue.database).filter { podcasts.contains($0.podcastID) }.compactMap(\.fileName)
             .filter { !$0.hasPrefix(root + "/") }.sorted()

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import MonsoonEngine
 import MonsoonStore
 
 extension ArchiveRun {
@@ -22,15 +23,40 @@ extension ArchiveRun {
         failures.forEach(report)
     }
 
+    /// `sync` and `download`: the queued episodes' downloads, a podcast with its own folder (`roots`) named by its
+    /// archive's template (`Remembered`) there, with the extras its archive was made with, as `archive` plans them.
+    package static func requests(root: String, roots: [Int: String], naming: NamingTemplate, queue: EpisodeQueue,
+                                 allowingPrivate: Bool) throws -> [DownloadRequest] {
+        let archives = try Remembered.all(in: queue.database).filter { roots[$0.key] != nil }
+        let namings = try archives.mapValues { try $0.naming(else: naming) }
+        let episodes = try queue.requests(root: root, roots: roots, templates: namings, template: naming, allowingPrivate: allowingPrivate)
+        let extras = archives.filter { !$0.value.extras.isEmpty }
+        guard !extras.isEmpty else { return episodes }
+        let run = ArchiveRun(root: root, naming: naming, folderNames: try queue.podcastFolderNames(), roots: roots, namings: namings)
+        let scopes = try queue.addressScopes(allowingPrivate: allowingPrivate)
+        let members = try PodcastLibrary.podcasts(readingOnly: queue.database).filter { extras[$0.id] != nil && run.link(to: $0) == nil }
+            .map { Member(podcast: $0, selection: try ArchiveSelection([]), folder: run.folder(of: $0)) }
+        let groups = Dictionary(grouping: members) { extras[$0.podcast.id]?.extras.rawValue ?? 0 }
+        return episodes + (try groups.sorted { $0.key < $1.key }.flatMap {
+            try run.extraRequests(Extras(rawValue: $0.key), for: $0.value, episodes: episodes, queue: queue, scopes: scopes)
+        })
+    }
+
     /// `sync` and `download`, once their downloads are done: each podcast with its own folder (the setting `folder`)
     /// gets what `archive` gives it, the copy of its feed (`documents`, from this run's refresh, else read again when
-    /// the folder lacks it) and its manifest, from the files there. The events are the archive run's.
-    package static func keepFolders(_ roots: [Int: String], documents: [Int: Data], naming: NamingTemplate, queue: EpisodeQueue,
+    /// the folder lacks it) and its manifest, from the files there, its extras among them. The events are the archive run's.
+    package static func keepFolders(_ roots: [Int: String], documents: [Int: Data], naming: NamingTemplate, queue: EpisodeQueue, store: any QueueListing,
                                     databasePath: String, library: (_ body: (PodcastLibrary) async throws -> Void) async throws -> Void,
                                     report: (Event) -> Void) async throws {
         guard !roots.isEmpty else { return }
+        let namings = try PlanError.during(.readingQueue) { try Remembered.all(in: queue.database).mapValues { try $0.naming(else: naming) } }
         // Every podcast here has its own root: the run's is never used.
-        let run = ArchiveRun(root: "/", naming: naming, folderNames: try PlanError.during(.readingQueue) { try queue.podcastFolderNames() }, roots: roots)
+        let run = ArchiveRun(root: "/", naming: naming, folderNames: try PlanError.during(.readingQueue) { try queue.podcastFolderNames() },
+                             roots: roots, namings: namings)
+        let extras = try PlanError.during(.readingQueue) { try store.downloads() }.compactMap { download -> EpisodeFiles.Extra? in
+            guard download.status == .completed, let kind = extraKind(of: download.request), let path = download.filePath else { return nil }
+            return .init(path: path, kind: kind, sourceURL: download.request.url.absoluteString)
+        }
         var loaded: [(Podcast, Data?)] = []
         try await library { library in loaded = try library.podcasts().filter { roots[$0.id] != nil }.map { ($0, documents[$0.id]) } }
         try await run.readLackingCopies(&loaded, library: library, report: report)
@@ -45,6 +71,7 @@ extension ArchiveRun {
             do {
                 if let document { _ = try run.saveFeed(document, of: podcast, queue: queue) }
                 member.extras = [.init(path: folder + "/feed.xml", kind: "feed", sourceURL: podcast.feedURL.absoluteString)]
+                    + extras.filter { $0.path.hasPrefix(folder + "/") }
                 try run.writeManifest(of: member, files: files)
             } catch {
                 report(.manifestFailed(podcast, (error as? PlanError)?.error ?? error))

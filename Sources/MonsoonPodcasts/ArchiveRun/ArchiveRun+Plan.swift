@@ -53,6 +53,8 @@ extension ArchiveRun {
         case deletedEarlierVersion(String)
         /// Archived under the run's root this time, the podcast keeps its own folder (`folder`), where `sync` puts its episodes.
         case folderKept(Podcast, String)
+        /// Its archive's template is this run's from now on, for `sync` and `download` too.
+        case templateChanged(Podcast, String?)
     }
 
     /// A step of the planning that failed: the command words it by what the step was doing.
@@ -76,9 +78,10 @@ extension ArchiveRun {
                      scanning: (_ scan: (PodcastLibrary) async throws -> Void) async throws -> Void,
                      report: @escaping (Event) -> Void) async throws -> (ArchiveRun, Plan) {
         try PlanError.during(.changingQueue) { try queue.reconcile() }
+        let namings = try PlanError.during(.readingQueue) { try options.archives.mapValues { try $0.naming(else: options.naming) } }
         let run = ArchiveRun(root: options.root, naming: options.naming, folderNames: try PlanError.during(.readingQueue) { try queue.podcastFolderNames() },
-                             roots: options.roots)
-        if options.remembersRoot { try run.rememberRoot(of: loaded.map(\.0), in: queue.database, report: report) }
+                             roots: options.roots, namings: namings)
+        if let remembers = options.remembers { try run.remember(remembers, of: loaded.map(\.0), in: queue.database, report: report) }
         try PlanError.during(.checkingManifests) { try run.checkManifests(of: loaded.map(\.0)) }
         let podcasts = loaded.map(\.0).filter { refreshed.contains($0.id) }
         if !podcasts.isEmpty {
@@ -108,10 +111,15 @@ extension ArchiveRun {
         let scopes: [Int: AddressScope]
         (plan.requests, scopes) = try PlanError.during(.planningDownloads) {
             let allowingPrivate = try allowingPrivate()
-            return (try queue.requests(root: options.root, roots: options.roots, template: options.naming, allowingPrivate: allowingPrivate).filter { wanted.contains($0.id) },
-                    try queue.addressScopes(allowingPrivate: allowingPrivate))
+            return (try queue.requests(root: options.root, roots: options.roots, templates: namings, template: options.naming, allowingPrivate: allowingPrivate)
+                        .filter { wanted.contains($0.id) }, try queue.addressScopes(allowingPrivate: allowingPrivate))
         }
-        for extra in try run.extraRequests(options.extras, for: plan.members, episodes: plan.requests, queue: queue, scopes: scopes) {
+        // Each podcast's archive keeps the extras it was made with, besides this run's.
+        let groups = Dictionary(grouping: plan.members) { options.extras.union(options.archives[$0.podcast.id]?.extras ?? []).rawValue }
+        let episodes = plan.requests
+        for extra in try groups.sorted(by: { $0.key < $1.key }).flatMap({ extras, members in
+            try run.extraRequests(Extras(rawValue: extras), for: members, episodes: episodes, queue: queue, scopes: scopes)
+        }) {
             if let existing = try store.download(withID: extra.id), existing.status == .completed,
                let path = existing.filePath, FileManager.default.fileExists(atPath: path) {
                 plan.extrasThere += 1
@@ -154,18 +162,6 @@ extension ArchiveRun {
         let isPrivate = try PlanError.during(.readingQueue) { try EpisodeQueue.carriesCredentials(podcast: podcast.id, in: queue.database) }
         try PlanError.during(.savingFeed) { try AtomicFile.write(document, to: path, mode: isPrivate ? 0o600 : 0o644) }
         return .init(path: path, kind: "feed", sourceURL: podcast.feedURL.absoluteString)
-    }
-
-    /// The run's root becomes the archive folder of each podcast that has none; one that has another keeps it, and is told.
-    func rememberRoot(of podcasts: [Podcast], in database: Database, report: (Event) -> Void) throws {
-        let folders = try PlanError.during(.readingQueue) { try SettingRecord.podcastValues(.folder, in: database) }
-        for podcast in podcasts {
-            if let folder = folders[podcast.id] {
-                if folder.standardizedPath != root.standardizedPath { report(.folderKept(podcast, folder)) }
-            } else {
-                try PlanError.during(.changingQueue) { try SettingRecord.set(.folder, root, podcast: podcast.id, in: database) }
-            }
-        }
     }
 
     /// Makes each new version found (`PodcastLibrary.scanVersions`) one to download again, its earlier file an earlier

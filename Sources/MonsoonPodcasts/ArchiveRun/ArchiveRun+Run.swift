@@ -14,8 +14,10 @@ extension ArchiveRun {
         package var keepsEarlierVersions: Bool
         /// The podcasts' own archive folders (the setting `folder`), kept instead of `root`; empty when `root` was given.
         package var roots: [Int: String] = [:]
-        /// `root` was given (`-o`): a podcast without a folder of its own takes it as its own.
-        package var remembersRoot = false
+        /// Each podcast's archive (`Remembered`): its template, unless this run has `--template`, and its extras.
+        package var archives: [Int: Remembered] = [:]
+        /// `root` was given (`-o`): what this run was made with, for each podcast whose archive folder it is, or becomes.
+        package var remembers: Remembered?
 
         package init(root: String, naming: NamingTemplate, extras: Extras = [], refetchMissing: Bool = false, limit: Int? = nil,
                      keepsEarlierVersions: Bool = true) {
@@ -42,7 +44,7 @@ extension ArchiveRun {
             case .feedFailed, .pageFailed, .refused: feedsFailed += 1
             case .scanFailed: scansFailed += 1
             case .manifestFailed: manifestsFailed += 1
-            case .warning, .newVersion, .versionsLeft, .deletedEarlierVersion, .folderKept: break
+            case .warning, .newVersion, .versionsLeft, .deletedEarlierVersion, .folderKept, .templateChanged: break
             }
         }
     }

@@ -20,13 +20,15 @@ public struct ArchiveRun: Sendable {
     public var folderNames: [Int: String]
     /// The podcasts whose own archive folder (the setting `folder`) this run keeps, instead of `root`.
     public var roots: [Int: String] = [:]
+    /// The podcasts whose archive's own template (`Remembered`) this run keeps, instead of `naming`.
+    public var namings: [Int: NamingTemplate] = [:]
 
     /// The podcast's own folder, else the run's.
     public func root(of podcast: Podcast) -> String { roots[podcast.id] ?? root }
 
-    /// When the template gives one.
+    /// When its template gives one.
     public func folder(of podcast: Podcast) -> String? {
-        naming.podcastFolder(folderNames[podcast.id] ?? podcast.name).map { root(of: podcast) + "/" + $0 }
+        (namings[podcast.id] ?? naming).podcastFolder(folderNames[podcast.id] ?? podcast.name).map { root(of: podcast) + "/" + $0 }
     }
 
     /// The first symbolic link on the way to the podcast's folder, if any: nothing of it is written.

@@ -8,11 +8,13 @@ extension EpisodeQueue {
     /// The podcast's title and the episode's guid: which episode a download is, said to a person and in `--json`.
     public static let podcastKey = "podcast", guidKey = "guid"
 
-    /// One download per queued episode not downloaded, into its templated name under `root` (or its podcast's own in `roots`), at its queue priority, with
+    /// One download per queued episode not downloaded, into its templated name under `root` (or its podcast's own root
+    /// and template in `roots` and `templates`), at its queue priority, with
     /// the feed's length and media type (a web page in answer to an episode is refused; the type names an extensionless
     /// file). Names are chosen among every episode of the library, so collisions are numbered the same way on every run.
     /// A feed's URLs may not lead to this machine or its network, unless the feed is there itself or `allowingPrivate`.
-    public func requests(root: String, roots: [Int: String] = [:], template: NamingTemplate, allowingPrivate: Bool) throws -> [DownloadRequest] {
+    public func requests(root: String, roots: [Int: String] = [:], templates: [Int: NamingTemplate] = [:], template: NamingTemplate,
+                         allowingPrivate: Bool) throws -> [DownloadRequest] {
         struct Row {
             var id: Int
             var podcast: Int
@@ -36,7 +38,7 @@ extension EpisodeQueue {
         var candidates: [NameCollisions.Candidate] = []
         candidates.reserveCapacity(rows.count)
         for row in rows {
-            let rendered = template.render(row.values)
+            let rendered = (templates[row.podcast] ?? template).render(row.values)
             candidates.append(.init(id: row.id, folders: rendered.folders, stem: rendered.stem, published: row.values.published, guid: row.values.guid))
         }
         let stems = NameCollisions.resolve(candidates)

@@ -181,6 +181,9 @@ public final class Settings {
         try SettingRecord.podcastValues(.folder, in: database).mapValues { Self.expanding($0, userHome: userHome).standardizedPath }
     }
 
+    /// What each podcast's archive was made with, by podcast id.
+    package func archives() throws -> [Int: ArchiveRun.Remembered] { try ArchiveRun.Remembered.all(in: database) }
+
     private static func expanding(_ text: String, userHome: String) -> String {
         if text == "~" { return userHome }
         if text.hasPrefix("~/") { return userHome.joiningPath(String(text.dropFirst(2))) }
