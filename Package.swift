@@ -101,7 +101,7 @@ let package = Package(
         .testTarget(name: "MonsoonPodcastsTests", dependencies: ["MonsoonPodcasts", "MonsoonEngine", "MonsoonStore", "MonsoonTestServer"]),
         .testTarget(name: "MonsoonStoreTests", dependencies: ["MonsoonStore", "CSQLite"]),
         .testTarget(name: "MonsoonEngineTests", dependencies: ["MonsoonEngine", "MonsoonStore", "MonsoonTestServer"]),
-        .testTarget(name: "MonsoonCLITests", dependencies: ["MonsoonCLI", "MonsoonEngine", "MonsoonPodcasts", "MonsoonStore", "MonsoonTestServer", "CLibc"]),
+        .testTarget(name: "MonsoonCLITests", dependencies: ["MonsoonCLI", "MonsoonCluster", "MonsoonEngine", "MonsoonPodcasts", "MonsoonStore", "MonsoonTestServer", "CLibc"]),
         .testTarget(name: "MonsoonTestServerTests", dependencies: ["MonsoonTestServer"]),
         .testTarget(name: "MonsoonBasicsTests", dependencies: ["MonsoonBasics"]),
         // Against real PostgreSQL servers the tests start in temporary folders (Debian's postgresql).

@@ -116,7 +116,7 @@ import Testing
         #expect(line.hasSuffix("✓ On Curl · Episode 11: On curl  1000 B\u{1B}[K"), "two podcasts: the line names its own: \(line.debugDescription)")
         #expect(finished.range(of: "✓")!.lowerBound < finished.range(of: " done · ")!.lowerBound, "the frame follows the line, in the same write")
         #expect(writes.contains { $0.contains("  Net Talk · Episode 11: On curl ") && $0.contains("  On Curl · Episode 11: On curl ") })
-        #expect(errors.text.contains("monsoon: e2 retrying in "))
+        #expect(errors.text.contains("monsoon: Net Talk: e2 retrying in "), "two podcasts: the line on standard error names its own")
     }
 
     enum Arrivals: CaseIterable {

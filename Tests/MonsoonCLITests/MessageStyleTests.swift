@@ -297,3 +297,44 @@ import Testing
         #expect(offenders.isEmpty, "messages must start lowercase and end without a period:\n\(offenders.joined(separator: "\n"))")
     }
 }
+
+extension MessageStyleTests {
+    /// An archive of two podcasts, one episode of each gone: each failure starts with its podcast,
+    /// as a refresh's line does, with --quiet or without; `finished ID PATH BYTES` keeps its
+    /// fields for scripts (`--json` names the podcast).
+    @Test func aRunOfSeveralPodcastsNamesThePodcastOfEachFailure() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let shows = ["On Curl", "Net Talk"]
+        var feeds: [String] = [], failures: [String] = [], bodies: [Body] = []
+        for (index, show) in shows.enumerated() {
+            bodies.append(.pattern(size: 1_000 + index, seed: UInt64(index)))
+            server.setRoute("/\(index)/ok.mp3", Route(body: bodies[index], contentType: "audio/mpeg"))
+            server.setRoute("/\(index)/gone.mp3", Route(body: .bytes(Array("gone".utf8)), status: 404))
+            server.setRoute("/feed\(index).xml", LiveViewTests.feed([("Episode 1", server.url("/\(index)/ok.mp3").absoluteString, 1_000 + index),
+                                                                     ("Episode 2", server.url("/\(index)/gone.mp3").absoluteString, nil)], title: show))
+            feeds.append(server.url("/feed\(index).xml").absoluteString)
+            failures.append(" failed: \(server.url("/\(index)/gone.mp3").absoluteString): the server answered 404 Not Found; check the address")
+        }
+        // The second run has only the two missing episodes left to try.
+        for quiet in [false, true] {
+            let run = await runMonsoon(["archive"] + feeds + ["-o", "A"] + (quiet ? ["--quiet"] : []), in: folder.path)
+            #expect(run.status == 1, "\(run.errors)")
+            let errors = run.errors.split(separator: "\n")
+            for (show, failure) in zip(shows, failures) {
+                #expect(errors.filter { $0.hasPrefix("monsoon: \(show): e") && $0.hasSuffix(failure) }.count == 1, "quiet \(quiet): \(run.errors)")
+            }
+            Self.checkStyle(run.errors, of: "archive of two podcasts, quiet \(quiet)", names: shows)
+            let finished = run.output.split(separator: "\n").filter { $0.hasPrefix("finished ") }
+            #expect(finished.count == (quiet ? 0 : 2), "quiet \(quiet): \(run.output)")
+            for line in finished {
+                let fields = line.split(separator: " ")
+                let path = String(line.dropFirst("finished \(fields[1]) ".count).dropLast(" \(fields.last!)".count))
+                let body = try #require(bodies.first { String($0.count) == fields.last! }, "\(line)")
+                #expect(try SHA256.hex(fileAt: path.hasPrefix("/") ? path : folder.file(path)) == body.sha256Hex(), "\(line)")
+            }
+        }
+        for index in shows.indices { #expect(server.requests(for: "/\(index)/gone.mp3").count == 2) }
+    }
+}

@@ -70,6 +70,15 @@ public final class TextOutput: Sendable {
 
     public func line(_ line: String) { write(line + "\n") }
 
+    /// Whether `other` writes to this terminal: a line for one may then go out through the other,
+    /// in one write with a live view's frame, and no reader can tell.
+    func sharesTerminal(with other: TextOutput) -> Bool {
+        guard other !== self else { return true }
+        guard isTerminal, other.isTerminal, case .descriptor(let mine) = target, case .descriptor(let theirs) = other.target else { return false }
+        var (own, others) = (stat(), stat())
+        return fstat(mine, &own) == 0 && fstat(theirs, &others) == 0 && own.st_rdev == others.st_rdev
+    }
+
     /// Writes `line` unless this output has already had it: a warning about the home, say,
     /// from a command that opens it several times.
     public func lineOnce(_ line: String) {

@@ -16,12 +16,13 @@ extension GetReporter {
         return await after.settle(interrupted: interrupted)
     }
 
-    /// A step after a download failed: said on standard error (always, `--json` too), in
+    /// A step after a download failed: said on standard error (always, `--json` too; after the
+    /// podcast's name when the run has several), in
     /// `--json` as `event` with `fields`, and the download counts as failed.
     func afterDownloadFailed(_ id: DownloadID, line: String, json: (event: String, fields: [(String, String)])) {
         state.withLock { state in
             state.afterFailures.insert(id)
-            emitLine(&state, "monsoon: " + line, toErrors: true)
+            emitLine(&state, speaker(state, id) + line, toErrors: true)
             if style == .json {
                 let fields = json.fields.contains { $0.0 == "id" } ? json.fields : [("id", JSONText.string(id.rawValue))] + json.fields
                 context.output.line(Self.jsonLine(json.event, fields))

@@ -19,6 +19,7 @@ extension GetReporter {
     /// Says what happened to download `id`, in the run's style.
     func announce(_ state: inout State, _ what: Announcement, id: String) {
         let episode = state.rows[DownloadID(id)]?.episode
+        let monsoon = speaker(state, DownloadID(id))
         switch style {
         case .json:
             var fields: [(String, String)] = [("id", JSONText.string(id))] + (episode?.jsonFields ?? [])
@@ -50,7 +51,7 @@ extension GetReporter {
             case .finished(let path, _, let bytes, let checksum): context.output.line("finished \(id) \(path) \(bytes)" + (checksum.map { " " + $0 } ?? ""))
             case .retrying(_, let seconds, let reason): context.output.line("retrying \(id) in \(seconds) s: \(reason)")
             // Where `get` says it, with --quiet or without: standard output keeps the run's work.
-            case .failed(let url, let reason): context.errors.line("monsoon: \(id) failed: \(url): \(reason)")
+            case .failed(let url, let reason): context.errors.line(monsoon + "\(id) failed: \(url): \(reason)")
             case .paused: context.output.line("paused \(id) from another command")
             case .removed: context.output.line("removed \(id)")
             case .waitingForSpace(_, let reason): context.output.line("waiting \(id) for disk space: \(reason)")
@@ -58,7 +59,7 @@ extension GetReporter {
         case .files, .events:
             switch what {
             case .started(let url):
-                if verbose { emitLine(&state, "monsoon: \(id) started: \(Redaction.redact(url))", toErrors: true) }
+                if verbose { emitLine(&state, monsoon + "\(id) started: \(Redaction.redact(url))", toErrors: true) }
             case .finished(let path, let name, let bytes, let checksum):
                 guard !quiet else { break }
                 if live {
@@ -72,11 +73,11 @@ extension GetReporter {
                     emitLine(&state, "\(path)\t\(bytes)" + (checksum.map { "\t" + $0 } ?? ""), toErrors: false)
                 }
             case .retrying(_, let seconds, let reason):
-                if !quiet { emitLine(&state, "monsoon: \(id) retrying in \(seconds) s: \(reason)", toErrors: true) }
-            case .failed(let url, let reason): emitLine(&state, "monsoon: \(id) failed: \(url): \(reason)", toErrors: true)
-            case .paused: emitLine(&state, "monsoon: \(id) paused from another command", toErrors: true)
-            case .removed: emitLine(&state, "monsoon: \(id) removed", toErrors: true)
-            case .waitingForSpace(_, let reason): emitLine(&state, "monsoon: \(id) waiting for disk space: \(reason)", toErrors: true)
+                if !quiet { emitLine(&state, monsoon + "\(id) retrying in \(seconds) s: \(reason)", toErrors: true) }
+            case .failed(let url, let reason): emitLine(&state, monsoon + "\(id) failed: \(url): \(reason)", toErrors: true)
+            case .paused: emitLine(&state, monsoon + "\(id) paused from another command", toErrors: true)
+            case .removed: emitLine(&state, monsoon + "\(id) removed", toErrors: true)
+            case .waitingForSpace(_, let reason): emitLine(&state, monsoon + "\(id) waiting for disk space: \(reason)", toErrors: true)
             }
         }
     }
@@ -93,13 +94,20 @@ extension GetReporter {
             context.output.line(Self.jsonLine("attempt", fields))
             return
         }
-        var line = "monsoon: \(attempt.id.rawValue) \(attempt.host): \(attempt.status == 0 ? "no response" : "HTTP \(attempt.status)")"
+        var line = speaker(state, attempt.id) + "\(attempt.id.rawValue) \(attempt.host): \(attempt.status == 0 ? "no response" : "HTTP \(attempt.status)")"
         if attempt.resumedFrom > 0 { line += " from byte \(attempt.resumedFrom)" }
         line += ", \(ByteCount.format(attempt.bytes)) in \(String(cFormat: "%.2f", attempt.duration)) s"
         if let ttfb { line += " (first byte after \(String(cFormat: "%.3f", ttfb)) s)" }
         line += attempt.newConnections > 0 ? ", new connection" : ", reused connection"
         if let error = attempt.error { line += ": \(error.message)" }
         emitLine(&state, line, toErrors: true)
+    }
+
+    /// "monsoon: ", then the episode's podcast when the run has several (as a refresh names it,
+    /// `monsoon: NAME: REASON`): how a download's line on standard error starts.
+    func speaker(_ state: State, _ id: DownloadID) -> String {
+        guard state.podcasts.count > 1, let podcast = state.rows[id]?.episode?.podcast else { return "monsoon: " }
+        return "monsoon: \(podcast): "
     }
 
     /// One JSON object on a line: `event` and `time` first, then `fields` (already JSON).

@@ -36,12 +36,13 @@ final class WorkerView: Sendable {
         colors = style == .live && (context.environment["NO_COLOR"] ?? "").isEmpty
     }
 
-    /// A message of the worker's (`WorkerConfiguration.report`), above the live line.
+    /// A message of the worker's (`WorkerConfiguration.report`). On the live line's terminal, it
+    /// takes the line's place and goes out with the line drawn below it, in one write; standard
+    /// error elsewhere leaves the live line alone.
     func message(_ line: String) {
         state.withLock { state in
-            if style == .live { state.block.clear(context) }
-            context.errors.line("monsoon: " + line)
-            if style == .live { draw(&state) }
+            guard style == .live, context.errors.sharesTerminal(with: context.output) else { return context.errors.line("monsoon: " + line) }
+            draw(&state, above: [TerminalText.escape("monsoon: " + line, keepingLayout: false)])
         }
     }
 
@@ -90,10 +91,10 @@ final class WorkerView: Sendable {
         return "worker \(name): " + parts.joined(separator: " · ")
     }
 
-    private func draw(_ state: inout State) {
+    private func draw(_ state: inout State, above: [String] = []) {
         let width = max(20, context.terminalWidth - 1)
         let text = TerminalText.clip(TerminalText.escape(Self.text(state.progress, name: name), keepingLayout: false), width: width)
-        state.block.show([text], context) { [colors] in colors ? "\u{1B}[1m\($1)\u{1B}[0m" : $1 }
+        state.block.show([text], above: above, context) { [colors] in colors ? "\u{1B}[1m\($1)\u{1B}[0m" : $1 }
     }
 
     private func line(_ event: String, _ fields: [(String, String)]) {

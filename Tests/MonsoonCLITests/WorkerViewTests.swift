@@ -25,19 +25,35 @@ import Testing
         return progress
     }
 
-    @Test func aTerminalGetsOneLiveLineRedrawnUnderTheMessages() {
-        let (context, output, errors) = Self.context(terminal: true)
+    /// Standard error on the live line's terminal: each message goes out with the line drawn
+    /// again below it, in one write (up to the line, the message over it, the line, clear below).
+    @Test func aTerminalGetsOneLiveLineRedrawnUnderTheMessagesInOneWrite() throws {
+        let recorder = try LiveFrameTests.WriteRecorder()
+        let context = CommandContext(output: recorder.output, errors: recorder.output, environment: ["NO_COLOR": "1"], currentDirectory: "/",
+                                     isTerminal: true, terminalWidth: 80)
         let view = WorkerView(context: context, name: "rack2", json: false, quiet: false)
         #expect(view.style == .live)
         view.observe(.progress(Self.busy))
         let line = "worker rack2: 3 downloaded · 1 failed · 2 running · 1 feed read · \(ByteCount.format(1536))/s"
-        let frame = line + "\u{1B}[K\n\u{1B}[J"   // a frame: the line over the old one, then clear below
-        #expect(output.text == frame)
+        let frame = line + "\u{1B}[K\n\u{1B}[J"   // the line over the old one, then clear below
+        #expect(recorder.take() == [frame])
         view.message("worker rack2: the database is back")
-        #expect(errors.text == "monsoon: worker rack2: the database is back\n")
-        #expect(output.text == frame + "\r\u{1B}[1A\u{1B}[J" + frame, "cleared, then drawn again below the message")
+        view.message("worker rack2: lost j1")
+        let back = "\r\u{1B}[1A"
+        #expect(recorder.take() == [back + "monsoon: worker rack2: the database is back\u{1B}[K\n" + frame, back + "monsoon: worker rack2: lost j1\u{1B}[K\n" + frame],
+                "a message takes the line's place, and the line is drawn below it, in the same write")
         view.finish()
-        #expect(output.text.hasSuffix(frame + "\r\u{1B}[1A\u{1B}[J" + "\r\u{1B}[K"), "the summary takes the line's place")
+        #expect(recorder.take().joined() == "\r\u{1B}[1A\u{1B}[J" + "\r\u{1B}[K", "the summary takes the line's place")
+    }
+
+    /// Standard error elsewhere (a file, another terminal): messages go there, and the live line stays as it is.
+    @Test func messagesToAnotherPlaceLeaveTheLiveLineAlone() {
+        let (context, output, errors) = Self.context(terminal: true)
+        let view = WorkerView(context: context, name: "rack2", json: false, quiet: false)
+        view.observe(.progress(Self.busy))
+        let drawn = output.text
+        view.message("worker rack2: the database is back")
+        #expect(errors.text == "monsoon: worker rack2: the database is back\n" && output.text == drawn)
     }
 
     @Test func aNarrowTerminalGetsTheLineCut() {
