@@ -62,11 +62,14 @@ import Testing
         guard case .fail(let error, _) = policy.decide(refusal, counters: counters, random: 0.5) else { Issue.record("expected a failure"); return }
         #expect(error.message == "connection refused (retried twice: nothing answers there); check the address and that the server is running")
         refusal.hostAnswered = true
-        #expect(policy.decide(refusal, counters: counters, random: 0.5) == .retry(after: 4, counters: .init(attempts: 3, backoffLevel: 3)))
+        #expect(policy.decide(refusal, counters: counters, random: 0.5) == .retry(after: 4, counters: .init(attempts: 3, backoffLevel: 3, refusals: 2)))
         let once = RetryPolicy(maxRetries: 1, baseDelay: 1, maxDelay: 60, jitter: 0)
         refusal.hostAnswered = false
-        guard case .fail(let fewer, _) = once.decide(refusal, counters: .init(attempts: 1, backoffLevel: 1), random: 0.5) else { Issue.record("expected a failure"); return }
+        guard case .fail(let fewer, _) = once.decide(refusal, counters: .init(attempts: 1, backoffLevel: 1, refusals: 1), random: 0.5) else { Issue.record("expected a failure"); return }
         #expect(fewer.message.hasSuffix("(retried once: nothing answers there); check the address and that the server is running"))
+        // Earlier failures of another kind (timeouts, or a run before this one) are not refusals.
+        #expect(policy.decide(refusal, counters: .init(attempts: 3, backoffLevel: 3), random: 0.5)
+                == .retry(after: 8, counters: .init(attempts: 4, backoffLevel: 4, refusals: 1)))
     }
 
     @Test func permanentFailuresFailAtOnce() {

@@ -421,8 +421,8 @@ final class GetReporter: Sendable {
             let amounts = Self.amounts(tally, elapsed: max(0.001, Date().timeIntervalSince(state.started)))
             let prefix = live && !interrupted ? "" : "monsoon: "
             var lines = [prefix + Self.summary(tally) + (amounts.isEmpty ? "" : " (\(amounts))")]
-            if lines[0].count > SummaryLines.width {
-                lines = SummaryLines.packed(Self.summary(tally).split(separator: ", ").map(String.init), prefix: prefix) + [prefix + amounts]
+            if TerminalText.displayWidth(lines[0]) > SummaryLines.width {
+                lines = SummaryLines.packed(Self.summary(tally).split(separator: ", ").map(String.init), prefix: prefix) + (amounts.isEmpty ? [] : [prefix + amounts])
             }
             if interrupted { lines.insert("monsoon: interrupted: part files kept; run the same command again to resume", at: 0) }
             let allDone = tally.completed + tally.alreadyThere == tally.expected && tally.notURLs == 0 && tally.failed == 0

@@ -59,7 +59,7 @@ extension RecordTable {
     mutating func retryOrFail(_ id: DownloadID, _ failure: RetryPolicy.Failure, policy: RetryPolicy, now: Date, random: Double) -> Result<Date, DownloadError>? {
         update(id) { record in
             var failure = failure
-            failure.hostAnswered = record.answeredHost != nil
+            failure.hostAnswered = record.answeredHost != nil || record.checkpoint > 0
             switch policy.decide(failure, counters: record.counters, random: random) {
             case .retry(let delay, let counters):
                 let at = now.addingTimeInterval(delay)

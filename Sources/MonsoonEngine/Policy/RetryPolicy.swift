@@ -34,7 +34,8 @@ public struct RetryPolicy: Sendable, Equatable {
         var isConnectionFailure = false
         /// No connection could be made (curl's code 7: refused, or no route).
         var isRefusal = false
-        /// A host answered this download earlier in the run: a refusal now is a server restarting, worth the whole backoff.
+        /// The host answered this download earlier in the run, or its part holds bytes from an
+        /// earlier one: a refusal now is a server restarting, worth the whole backoff.
         var hostAnswered = false
     }
 
@@ -48,6 +49,9 @@ public struct RetryPolicy: Sendable, Equatable {
         var attempts = 0
         /// Failures in a row without progress; sets the backoff.
         var backoffLevel = 0
+        /// Refusals from a host that has answered nothing, in this run: not stored, so an earlier
+        /// run's failures (or this run's timeouts) never count toward `silentHostRetries`.
+        var refusals = 0
     }
 
     enum Decision: Equatable {
@@ -70,7 +74,8 @@ public struct RetryPolicy: Sendable, Equatable {
             counters.backoffLevel += 1
         }
         let silentRetries = min(maxRetries, Self.silentHostRetries)
-        if failure.isRefusal && !failure.hostAnswered && counters.attempts > silentRetries {
+        if failure.isRefusal && !failure.hostAnswered { counters.refusals += 1 }
+        if failure.isRefusal && !failure.hostAnswered && counters.refusals > silentRetries {
             var error = failure.error
             if silentRetries > 0 {
                 let said = " (retried \(silentRetries == 1 ? "once" : "twice"): nothing answers there)"
