@@ -1,4 +1,5 @@
 import Foundation
+import MonsoonPodcasts
 import MonsoonTestServer
 import Testing
 @testable import MonsoonCLI
@@ -153,6 +154,44 @@ import Testing
         #expect(try Self.entries(show).filter { $0.hasPrefix("2024-03-03") }
                 == ["2024-03-03 - Talk 3.chapters.json", "2024-03-03 - Talk 3.mp3", "2024-03-03 - Talk 3.transcript.vtt"])
         #expect(await runMonsoon(["verify", "Archive"], in: folder.path).status == 0)
+    }
+
+    /// An archive made with --write-info-json gets the sidecars of the new episodes `sync` brings without it, and a
+    /// completed episode's missing one from `download`; a podcast archived without it gets none. A row saved before
+    /// sidecars were remembered reads as without.
+    @Test func syncWritesTheSidecarsTheArchiveAskedFor() async throws {
+        let (server, plain) = (try TestServer(), try TestServer())
+        let folder = Folder()
+        defer { folder.remove(); server.stop(); plain.stop() }
+        Self.serve(server, count: 1)
+        Self.serve(plain, count: 1)
+        let archived = await runMonsoon(["archive", server.url("/feed.xml").absoluteString, "-o", "Archive", "--write-info-json"], in: folder.path)
+        #expect(archived.status == 0, "\(archived.errors)")
+        #expect(await runMonsoon(["archive", plain.url("/feed.xml").absoluteString, "-o", "Plain"], in: folder.path).status == 0)
+        #expect(await runMonsoon(["config", "set", "auto-download", "on"], in: folder.path).status == 0)
+
+        Self.serve(server, count: 2)
+        Self.serve(plain, count: 2)
+        let synced = await runMonsoon(["sync"], in: folder.path)
+        #expect(synced.status == 0, "\(synced.output)\(synced.errors)")
+        let talk2 = folder.file("Archive/Whole Show/2024-03-02 - Talk 2.mp3")
+        let info = try InfoJSONTests.json(talk2 + ".info.json")
+        #expect((info["episode"] as? [String: Any])?["title"] as? String == "Talk 2")
+        #expect((info["download"] as? [String: Any])?["sha256"] as? String == Body.pattern(size: 5_002, seed: 2).sha256Hex())
+        // Its folder is numbered: the other podcast has the name.
+        let other = "Plain/" + (try #require(folder.contents("Plain").first))
+        #expect(folder.contents(other).filter { $0.hasSuffix(".mp3") || $0.hasSuffix(".info.json") } == ["2024-03-01 - Talk 1.mp3", "2024-03-02 - Talk 2.mp3"])
+
+        // One gone is written again by a run with nothing to download; the other podcast's stay missing.
+        let talk1 = folder.file("Archive/Whole Show/2024-03-01 - Talk 1.mp3.info.json")
+        try FileManager.default.removeItem(atPath: talk1)
+        let downloaded = await runMonsoon(["download"], in: folder.path)
+        #expect(downloaded.status == 0, "\(downloaded.output)\(downloaded.errors)")
+        #expect((try InfoJSONTests.json(talk1)["episode"] as? [String: Any])?["title"] as? String == "Talk 1")
+        #expect(!folder.contents(other).contains { $0.hasSuffix(".info.json") })
+
+        let old = try JSONDecoder().decode(ArchiveRun.Remembered.self, from: Data(#"{"portable":true,"extras":1}"#.utf8))
+        #expect(old == ArchiveRun.Remembered(portable: true, extras: .artwork))
     }
 
     /// `config set folder` says that the files downloaded before stay; `verify` of the new folder lists them, and a

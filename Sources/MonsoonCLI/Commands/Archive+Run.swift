@@ -15,10 +15,10 @@ extension Archive {
             refetchMissing: refetchMissing, limit: limit, keepsEarlierVersions: (versions ?? .all) == .all)
         // -o is where this run archives, and a podcast's folder from now on if it has none; without it, each its own.
         options.roots = out == nil ? try episodes.archiveFolders() : [:]
-        if out != nil { options.remembers = .init(template: template, portable: portableNames, extras: options.extras) }
+        if out != nil { options.remembers = .init(template: template, portable: portableNames, extras: options.extras, infoJSON: after.writeInfoJSON) }
         // Each podcast's archive keeps its extras, and its template unless --template says otherwise.
         options.archives = try CLIError.prefixing("cannot read the settings") { try episodes.settings.archives() }
-            .mapValues { template == nil ? $0 : .init(portable: $0.portable, extras: $0.extras) }
+            .mapValues { template == nil ? $0 : .init(portable: $0.portable, extras: $0.extras, infoJSON: $0.infoJSON) }
         let outcome: ArchiveRun.Outcome
         var (status, tally): (Int32, GetReporter.Tally)
         do {
@@ -53,7 +53,7 @@ extension Archive {
         reporter.countAlreadyThere(plan.extrasThere)
         // Sidecars and hooks: for what this run downloads, and what earlier runs did (`--write-info-json`
         // added to an archive writes the missing ones; a hook owed from a killed or failed run runs).
-        let afterDownload = AfterDownload.start(after, home: episodes.home, context: context, reporter: reporter)
+        let afterDownload = try AfterDownload.start(after, home: episodes.home, context: context, reporter: reporter)
         try afterDownload?.owe(requests.map { ($0.id, $0.owner) })
         reporter.countsAsThere(plan.archivedBefore)   // counted as skipped
         afterDownload?.catchUp(plan.archivedBefore)

@@ -95,9 +95,9 @@ struct RunQueue: RunnableCommand {
         if space == nil {
             if let failure = await QueueRun.shutDown(manager) { throw failure }
             // Nothing to download, but hooks owed by an earlier run (killed, or failed) still run, and missing sidecars are written.
-            if options.after.isActive {
-                let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, expected: 0, style: style, summarizes: false)
-                AfterDownload.start(options.after, home: home, context: context, reporter: reporter)?.catchUp([], wholeQueue: true)
+            let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, expected: 0, style: style, summarizes: false)
+            if let after = try AfterDownload.start(options.after, home: home, context: context, reporter: reporter) {
+                after.catchUp([], wholeQueue: true)
                 if await context.interruption.handling({ await reporter.settle(interrupted: false) }) { return writer.finish(status: ExitStatus.interrupted, context: context) }
                 if reporter.exitStatus() != ExitStatus.success { return writer.finish(status: ExitStatus.failure, context: context) }
             }
@@ -105,7 +105,7 @@ struct RunQueue: RunnableCommand {
             return writer.finish(status: ExitStatus.success, context: context)
         }
         let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, expected: active, style: style)
-        let afterDownload = AfterDownload.start(options.after, home: home, context: context, reporter: reporter)
+        let afterDownload = try AfterDownload.start(options.after, home: home, context: context, reporter: reporter)
         afterDownload?.catchUp([], wholeQueue: true)
         // Queued ones count (and weigh in the bytes left) before they send an event; episodes go by their titles.
         reporter.expect(pending.map { ($0.id, $0.remaining) }, requests: requests)

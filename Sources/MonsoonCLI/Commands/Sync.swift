@@ -83,7 +83,7 @@ struct Sync: RunnableCommand {
         let reporter = GetReporter(context: context, quiet: global.quiet, verbose: global.verbose, expected: pending.count, style: options.output.json ? .json : .events)
         reporter.answerFor(try pending.compactMap { id in try episodes.store.download(withID: id)?.request })
         // Those handed over, and as `download` does, what earlier runs left owed and the queue's missing sidecars.
-        AfterDownload.start(options.after, home: episodes.home, context: context, reporter: reporter)?.catchUp(pending, wholeQueue: true)
+        try AfterDownload.start(options.after, home: episodes.home, context: context, reporter: reporter)?.catchUp(pending, wholeQueue: true)
         let writer = try EpisodeStateWriter.open(home: episodes.home)
         var follower = HandOffFollower(global: global, transfer: options.transfer, home: episodes.home, store: episodes.store, reporter: reporter, context: context)
         follower.observe = { event in

@@ -29,7 +29,7 @@ extension AfterDownload {
             return
         }
         var sidecar: String?
-        if writesInfoJSON {
+        if writesInfoJSON || info.podcast.map({ infoJSONPodcasts.contains($0.id) }) == true {
             let target = InfoSidecar.path(for: path)
             do {
                 if job.fresh || !Self.isFile(target) {

@@ -18,6 +18,8 @@ import MonsoonStore
 /// command runs it again.
 final class AfterDownload: Sendable {
     let writesInfoJSON: Bool
+    /// Podcasts whose archive was made with `--write-info-json` (`ArchiveRun.Remembered`): their episodes get sidecars in every run.
+    let infoJSONPodcasts: Set<Int>
     let hook: HookCommand?
     private let jobs: Int
     /// The home's database: its path, not the `Home`, whose copy would keep the settings'
@@ -49,8 +51,8 @@ final class AfterDownload: Sendable {
         var runsHook: Bool
     }
 
-    init(options: AfterDownloadOptions, home: Home, context: CommandContext, reporter: GetReporter) {
-        writesInfoJSON = options.writeInfoJSON
+    init(options: AfterDownloadOptions, infoJSONPodcasts: Set<Int>, home: Home, context: CommandContext, reporter: GetReporter) {
+        (writesInfoJSON, self.infoJSONPodcasts) = (options.writeInfoJSON, infoJSONPodcasts)
         hook = options.hook
         jobs = options.execJobs ?? AfterDownloadOptions.defaultJobs
         databasePath = home.databasePath
@@ -58,11 +60,13 @@ final class AfterDownload: Sendable {
         self.reporter = reporter
     }
 
-    /// The after-download work of a command, when its options ask for any; registered with
-    /// `reporter`, which hands it the completions and lets it settle before the summary.
-    static func start(_ options: AfterDownloadOptions, home: Home, context: CommandContext, reporter: GetReporter) -> AfterDownload? {
-        guard options.isActive else { return nil }
-        let after = AfterDownload(options: options, home: home, context: context, reporter: reporter)
+    /// The after-download work of a command, when its options or an archive's (sidecars) ask for any;
+    /// registered with `reporter`, which hands it the completions and lets it settle before the summary.
+    static func start(_ options: AfterDownloadOptions, home: Home, context: CommandContext, reporter: GetReporter) throws -> AfterDownload? {
+        let podcasts = try CLIError.prefixing("cannot read the settings") { try Settings(database: try Database(path: home.databasePath)).archives() }
+            .filter(\.value.infoJSON).keys
+        guard options.isActive || !podcasts.isEmpty else { return nil }
+        let after = AfterDownload(options: options, infoJSONPodcasts: Set(podcasts), home: home, context: context, reporter: reporter)
         reporter.register(after)
         return after
     }
@@ -196,13 +200,16 @@ final class AfterDownload: Sendable {
         // Rows of downloads the queue forgot (`downloads clear`) owe nothing any more.
         try ledger?.pruneForgotten(keepingThoseIn: store)
         let owed = Set(try ledger?.allOwed() ?? [])
+        // Those that get a sidecar (nil: all): without --write-info-json, the episodes of podcasts whose archive asked for them.
+        let files = try EpisodeFiles(database: database, downloads: store)
+        let sidecars = writesInfoJSON ? nil : Set(try infoJSONPodcasts.flatMap(files.downloaded(podcast:)).map(EpisodeQueue.downloadID(ofEpisode:)))
         var wanted = ids
         if wholeQueue {
             wanted += owed.filter { !ids.contains($0) }.sorted { $0.rawValue < $1.rawValue }
-            if writesInfoJSON {
+            if sidecars?.isEmpty != true {
                 let listed = Set(wanted)
                 try store.forEachSummary { summary in
-                    guard summary.status == .completed, summary.owner == .episode, !listed.contains(summary.id),
+                    guard summary.status == .completed, summary.owner == .episode, !listed.contains(summary.id), sidecars?.contains(summary.id) != false,
                           let path = summary.filePath, !Self.isFile(InfoSidecar.path(for: path)) else { return }
                     wanted.append(summary.id)
                 }
@@ -214,7 +221,7 @@ final class AfterDownload: Sendable {
         return try store.downloads(withIDs: wanted).compactMap { download in
             guard Self.applies(to: download.request.owner), download.status == .completed, let path = download.filePath, LocalFile.size(at: path) != nil else { return nil }
             let runsHook = owed.contains(download.id)
-            let needsSidecar = writesInfoJSON && !Self.isFile(InfoSidecar.path(for: path))
+            let needsSidecar = sidecars?.contains(download.id) != false && !Self.isFile(InfoSidecar.path(for: path))
             return runsHook || needsSidecar ? Job(download: download, fresh: false, runsHook: runsHook) : nil
         }
     }

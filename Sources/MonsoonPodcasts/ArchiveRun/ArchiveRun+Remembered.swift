@@ -11,9 +11,18 @@ extension ArchiveRun {
         /// `--portable-names`.
         package var portable = false
         package var extras: Extras = []
+        /// `--write-info-json`: every run writes its episodes' sidecars. `--exec` is not kept: a command runs only when typed.
+        package var infoJSON = false
 
-        package init(template: String? = nil, portable: Bool = false, extras: Extras = []) {
-            (self.template, self.portable, self.extras) = (template, portable, extras)
+        package init(template: String? = nil, portable: Bool = false, extras: Extras = [], infoJSON: Bool = false) {
+            (self.template, self.portable, self.extras, self.infoJSON) = (template, portable, extras, infoJSON)
+        }
+
+        /// A row saved before `infoJSON` was kept has none: false.
+        package init(from decoder: any Decoder) throws {
+            let row = try decoder.container(keyedBy: CodingKeys.self)
+            self.init(template: try row.decodeIfPresent(String.self, forKey: .template), portable: try row.decode(Bool.self, forKey: .portable),
+                      extras: try row.decode(Extras.self, forKey: .extras), infoJSON: try row.decodeIfPresent(Bool.self, forKey: .infoJSON) ?? false)
         }
 
         /// Its template, else `fallback`; portable when either is.
@@ -50,7 +59,7 @@ extension ArchiveRun {
                 continue
             }
             let now = Remembered(template: remembers.template ?? earlier.template, portable: remembers.portable || earlier.portable,
-                                 extras: earlier.extras.union(remembers.extras))
+                                 extras: earlier.extras.union(remembers.extras), infoJSON: remembers.infoJSON || earlier.infoJSON)
             if folders[podcast.id] != nil && now.template != earlier.template {
                 report(.templateChanged(podcast, now.template))
             }
