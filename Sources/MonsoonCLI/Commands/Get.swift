@@ -96,7 +96,7 @@ struct Get: RunnableCommand {
         let folder = context.absolutePath(out)
         try createFolder(folder)
         reporter.countNotURLs(inputs.invalid.count)
-        let afterDownload = try AfterDownload.start(after, home: home, context: context, reporter: reporter)
+        let afterDownload = try AfterDownload.start(after, episodes: false, home: home, context: context, reporter: reporter)
 
         guard let lock = try await HomeLock.acquire(path: home.lockPath, role: .get) else {
             if warc.warc != nil { throw WARCOptions.handOffRefusal }

@@ -62,11 +62,16 @@ final class AfterDownload: Sendable {
 
     /// The after-download work of a command, when its options or an archive's (sidecars) ask for any;
     /// registered with `reporter`, which hands it the completions and lets it settle before the summary.
-    static func start(_ options: AfterDownloadOptions, home: Home, context: CommandContext, reporter: GetReporter) throws -> AfterDownload? {
-        let podcasts = try CLIError.prefixing("cannot read the settings") { try Settings(database: try Database(path: home.databasePath)).archives() }
-            .filter(\.value.infoJSON).keys
+    /// `episodes`: the command downloads episodes, so archives' remembered sidecars apply (a `get`
+    /// does not pay for reading them).
+    static func start(_ options: AfterDownloadOptions, episodes: Bool = true, home: Home, context: CommandContext, reporter: GetReporter) throws -> AfterDownload? {
+        var podcasts = Set<Int>()
+        if episodes {
+            let archives = try CLIError.prefixing("cannot read the settings") { try Settings(database: try Database(path: home.databasePath)).archives() }
+            podcasts = Set(archives.filter(\.value.infoJSON).keys)
+        }
         guard options.isActive || !podcasts.isEmpty else { return nil }
-        let after = AfterDownload(options: options, infoJSONPodcasts: Set(podcasts), home: home, context: context, reporter: reporter)
+        let after = AfterDownload(options: options, infoJSONPodcasts: podcasts, home: home, context: context, reporter: reporter)
         reporter.register(after)
         return after
     }
