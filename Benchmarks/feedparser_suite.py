@@ -2,7 +2,8 @@
 """Monsoon's feed parser against feedparser's own test suite (`make bench-feedparser`).
 
 feedparser's tests are feed documents whose header comment holds a Python expression (`Expect:`) over the
-parsed result. This script fetches the pinned sdist (sha256 checked), extracts `tests/`, parses every test
+parsed result. This script keeps the pinned sdist in ~/.cache/monsoon ($XDG_CACHE_HOME/monsoon), checks its
+sha256 and extracts `tests/` into a fresh temporary folder each run, parses every test
 document with Monsoon (`monsoon-feed-bench --fields`, one process for all), builds a feedparser-shaped dict
 from Monsoon's fields and evaluates each expectation against it.
 
@@ -20,16 +21,23 @@ Scope, decided from the expectation text alone, before any result is seen:
 Usage: feedparser_suite.py [--bench PATH] [--cache DIR] [--verbose]
 """
 import argparse
+import atexit
 import calendar
+import codecs
 import hashlib
+import importlib.util
+import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 from collections import Counter
+from types import SimpleNamespace
 
 VERSION = "6.0.11"
 SHA256 = "c9d0407b64c6f2a065d0ebb292c2b35c01050cc0dc33757461aaabdc4c4184d5"
@@ -43,21 +51,37 @@ NAMES_KEPT = {"feed", "entries", "len", "not", "and", "or", "is", "in", "None", 
 
 
 def sdist(cache):
+    """The tests, extracted afresh into a folder of this run's own from the cached sdist, whose sha256 is checked each run."""
     path = os.path.join(cache, f"feedparser-{VERSION}.tar.gz")
     if not os.path.exists(path):
         os.makedirs(cache, exist_ok=True)
         subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", f"feedparser=={VERSION}",
                         "-d", cache], check=True, stdout=subprocess.DEVNULL)
     with open(path, "rb") as f:
-        digest = hashlib.sha256(f.read()).hexdigest()
+        data = f.read()
+    digest = hashlib.sha256(data).hexdigest()
     if digest != SHA256:
         sys.exit(f"error: {path} has sha256 {digest}, not the pinned {SHA256}; delete it and run again")
-    target = os.path.join(cache, f"feedparser-{VERSION}")
-    if not os.path.isdir(os.path.join(target, "tests")):
-        with tarfile.open(path) as archive:
-            members = [m for m in archive.getmembers() if m.name.startswith(f"feedparser-{VERSION}/tests/")]
-            archive.extractall(cache, members=members, filter="data")
-    return os.path.join(target, "tests")
+    target = tempfile.mkdtemp(prefix="monsoon-feedparser-")
+    atexit.register(shutil.rmtree, target, ignore_errors=True)
+    # Extracted from the bytes just checked, not from the file again.
+    with tarfile.open(fileobj=io.BytesIO(data)) as archive:
+        members = [m for m in archive.getmembers() if m.name.startswith(f"feedparser-{VERSION}/tests/")]
+        archive.extractall(target, members=members, filter="data")
+    return os.path.join(target, f"feedparser-{VERSION}", "tests")
+
+
+def importable(name, *_):
+    """`__import__` for SkipUnless: of `codecs` and `sys` only what the tests ask (`codecs.lookup`, `sys.version`);
+    any other module is only found, never run."""
+    if name in STAND_INS:
+        return STAND_INS[name]
+    if importlib.util.find_spec(name) is None:
+        raise ImportError(name)
+    return True
+
+
+STAND_INS = {"codecs": SimpleNamespace(lookup=codecs.lookup), "sys": SimpleNamespace(version=sys.version)}
 
 
 def header_text(data):
@@ -196,7 +220,8 @@ def without_bozo(expr):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--bench", default=None, help="monsoon-feed-bench (default: .build/release, else .build/debug)")
-    parser.add_argument("--cache", default=os.environ.get("FEEDPARSER_CACHE", "/tmp/monsoon-feedparser"))
+    cache = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "monsoon")
+    parser.add_argument("--cache", default=os.environ.get("FEEDPARSER_CACHE", cache), help="where the sdist is kept (default: %(default)s)")
     parser.add_argument("--verbose", action="store_true", help="print every failure's expectation and fields")
     args = parser.parse_args()
     bench = args.bench or next((p for p in (os.path.join(ROOT, ".build", c, "monsoon-feed-bench") for c in ("release", "debug"))
@@ -216,8 +241,8 @@ def main():
                     skip, expr = expectation(header_text(f.read()))
                 try:
                     # feedparser's runner has its module at hand: `feedparser.X` is true there.
-                    skipped = not eval(skip, {"feedparser": Dict(ACCEPTABLE_URI_SCHEMES=True)})
-                except (ImportError, LookupError, NotImplementedError, AttributeError):
+                    skipped = not eval(skip, {"__builtins__": {"__import__": importable}, "feedparser": Dict(ACCEPTABLE_URI_SCHEMES=True)})
+                except (ImportError, LookupError, NotImplementedError, AttributeError, NameError):
                     skipped = True
                 reason = "skipped by its SkipUnless" if skipped else "no expectation" if expr is None else scope(expr, path)
                 if reason:
@@ -238,7 +263,7 @@ def main():
             failures.append((relative, f"refused: {fields['error']}", expr))
             continue
         try:
-            passed = bool(eval(without_bozo(expr), {}, shaped(fields)))
+            passed = bool(eval(without_bozo(expr), {"__builtins__": {"len": len}}, shaped(fields)))
             reason = "expectation false"
         except Exception as error:  # the expectation reads a field Monsoon left empty
             passed, reason = False, f"{type(error).__name__}: {error}"

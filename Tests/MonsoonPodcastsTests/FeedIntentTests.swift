@@ -84,13 +84,19 @@ import Testing
     /// feedparser's entity tests end in `</rss` without its `>`.
     @Test func closingTagsCutOffAreRepairedWhenEveryItemIsComplete() throws {
         let whole = "<rss><channel><title>Show</title><item><guid>1</guid></item><item><guid>2</guid></item>\n</channel>\n</rss>"
-        for cut in [whole.dropLast(1), whole.dropLast(6), whole.dropLast(9), whole.dropLast(17)] {
+        let rss1 = "<rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\" xmlns=\"http://purl.org/rss/1.0/\">"
+            + "<item rdf:about=\"1\"><title>1</title></item><item rdf:about=\"2\"><title>2</title></item>\n</rdf:RDF>"
+        let atom = "<feed xmlns=\"http://www.w3.org/2005/Atom\"><entry><id>1</id></entry><entry><id>2</id></entry>\n</feed>"
+        // In `</rss`, after `</channel>`, in `</chan`, in `</rdf:R`, in `</fe`.
+        for cut in [whole.dropLast(1), whole.dropLast(6), whole.dropLast(9), rss1.dropLast(4), atom.dropLast(3)] {
             let feed = try parseXML(String(cut))
             #expect(feed.episodes.map(\.guid) == ["1", "2"], "\(cut.suffix(12))")
             #expect(feed.repairs == ["the feed ends early, inside its closing tags (an incomplete download?); every item before them was read"])
         }
-        // Cut inside an item, or inside the start of the next one, or stopped before the end: still refused.
+        // Cut inside an item, or inside the start of the next one, or right after an item (later ones may be missing),
+        // or stopped before the end: still refused.
         for cut in ["<rss><channel><item><guid>1</guid></item><item><guid>2</gu", "<rss><channel><item><guid>1</guid></item><ite",
+                    String(whole.dropLast(17)), String(rss1.dropLast(11)), String(atom.dropLast(8)), "<rss><channel><item><guid>1</guid></item><",
                     "<rss><channel><item><guid>1</guid></item></channel></rss><rss><channel><item><guid>2</guid></item>"] {
             let error = try #require(feedError(Data(cut.utf8)))
             #expect(error.code == .malformed)

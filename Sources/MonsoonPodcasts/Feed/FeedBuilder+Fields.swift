@@ -23,6 +23,9 @@ struct ItemDraft {
     var declaredLength: Int?
     /// 0: audio or video; 1: no type or a generic binary type; 2 and 3: the same from `media:content`; Int.max: none yet.
     var enclosureRank = Int.max
+    /// The enclosure the parser chose before issue 50 (its ranks 0 and 1), for ``ParsedEpisode/formerIdentity``.
+    var formerEnclosureURL: URL?
+    var formerEnclosureRank = Int.max
     var duration: Int?
     var season: Int?
     var episodeNumber: Int?
@@ -108,7 +111,7 @@ extension FeedBuilder {
         case .link:
             if let rel = attributes.bytes("rel"), ASCIIBytes.equalsIgnoringCase(rel, "enclosure") {
                 // Podlove's `<link rel="enclosure" href=…>`, without Atom's namespace.
-                enclosure(url: attributes.bytes("href"), type: attributes.bytes("type"), length: attributes.bytes("length"), medium: nil)
+                enclosure(url: attributes.bytes("href"), type: attributes.bytes("type"), length: attributes.bytes("length"), medium: nil, former: false)
             } else if item.link == nil {
                 capture(.itemLink)
             }
@@ -181,34 +184,40 @@ extension FeedBuilder {
     /// Only without an enclosure, and never a placeholder under 1 KiB (Channel 9's `fileSize="1"`; 0 means unknown).
     func mediaContent(_ attributes: SAXAttributes) {
         let length = attributes.bytes("fileSize")
-        if let size = length.flatMap(ASCIIBytes.integer), (1..<1024).contains(size) { return }
-        enclosure(url: attributes.bytes("url"), type: attributes.bytes("type"), length: length, medium: attributes.bytes("medium"), fromMedia: true)
+        let placeholder = length.flatMap(ASCIIBytes.integer).map { (1..<1024).contains($0) } ?? false
+        enclosure(url: attributes.bytes("url"), type: attributes.bytes("type"), length: length, medium: attributes.bytes("medium"),
+                  fromMedia: true, current: !placeholder)
     }
 
     /// Offers an enclosure: the first audio or video one wins (`x-audio/mp3` too, and a generic binary type or none
     /// with a media file's extension); failing that, the first without a type (or with a generic binary type). Any
     /// `enclosure` wins over any `media:content`. Images, documents and web pages are never the episode's media.
     func enclosure(url: UnsafeBufferPointer<UInt8>?, type: UnsafeBufferPointer<UInt8>?, length: UnsafeBufferPointer<UInt8>?,
-                   medium: UnsafeBufferPointer<UInt8>?, fromMedia: Bool = false) {
-        guard item.enclosureRank > 0, let url else { return }
+                   medium: UnsafeBufferPointer<UInt8>?, fromMedia: Bool = false, current: Bool = true, former: Bool = true) {
+        guard item.enclosureRank > 0 || item.formerEnclosureRank > 0, let url else { return }
         let type = type.map(ASCIIBytes.trimmed) ?? UnsafeBufferPointer(start: nil, count: 0)
         let medium = medium.map(ASCIIBytes.trimmed) ?? UnsafeBufferPointer(start: nil, count: 0)
         let generic = type.isEmpty || ASCIIBytes.hasSuffixIgnoringCase(type, "octet-stream")
         guard let resolved = resolve(ASCIIBytes.string(url)) else { return }
-        var rank: Int
-        if ASCIIBytes.hasPrefixIgnoringCase(type, "audio/") || ASCIIBytes.hasPrefixIgnoringCase(type, "video/")
-            || ASCIIBytes.hasPrefixIgnoringCase(type, "x-audio/") || ASCIIBytes.hasPrefixIgnoringCase(type, "x-video/")
+        let media = ASCIIBytes.hasPrefixIgnoringCase(type, "audio/") || ASCIIBytes.hasPrefixIgnoringCase(type, "video/")
             || ASCIIBytes.equalsIgnoringCase(type, "application/ogg")
-            || (generic && (ASCIIBytes.equalsIgnoringCase(medium, "audio") || ASCIIBytes.equalsIgnoringCase(medium, "video")
-                            || Self.mediaExtensions.contains(resolved.pathExtension.lowercased()))) {
+            || (generic && (ASCIIBytes.equalsIgnoringCase(medium, "audio") || ASCIIBytes.equalsIgnoringCase(medium, "video")))
+        var rank: Int
+        if media || ASCIIBytes.hasPrefixIgnoringCase(type, "x-audio/") || ASCIIBytes.hasPrefixIgnoringCase(type, "x-video/")
+            || (generic && Self.mediaExtensions.contains(resolved.pathExtension.lowercased())) {
             rank = 0
         } else if generic && medium.isEmpty {
             rank = 1
         } else {
             return
         }
+        let formerRank = media ? 0 : generic && medium.isEmpty ? 1 : Int.max
+        if former, formerRank < item.formerEnclosureRank {
+            item.formerEnclosureURL = resolved
+            item.formerEnclosureRank = formerRank
+        }
         if fromMedia { rank += 2 }
-        guard rank < item.enclosureRank else { return }
+        guard current, rank < item.enclosureRank else { return }
         item.enclosureURL = resolved
         item.mediaType = type.isEmpty ? nil : ASCIIBytes.string(type)
         item.declaredLength = length.flatMap(ASCIIBytes.integer).flatMap { $0 > 0 ? $0 : nil }
@@ -327,11 +336,12 @@ extension FeedBuilder {
         finishedItems += 1
         guard finishedItems > skipping else { return }
         let title = item.title ?? item.itunesTitle ?? item.dcTitle
+        let dateText = item.published.map(FeedDate.iso8601String) ?? item.dateText
+        let former = EpisodeIdentity.identity(guid: item.guid, enclosureURL: item.formerEnclosureURL, link: item.link, title: title, dateText: dateText)
         if item.guid == nil { item.guid = item.about }
         if item.link == nil, item.guidIsPermaLink, let guid = item.guid,
            guid.hasPrefix("http://") || guid.hasPrefix("https://") { item.link = URL(string: guid) }
-        let own = EpisodeIdentity.identity(guid: item.guid, enclosureURL: item.enclosureURL, link: item.link, title: title,
-                                           dateText: item.published.map(FeedDate.iso8601String) ?? item.dateText)
+        let own = EpisodeIdentity.identity(guid: item.guid, enclosureURL: item.enclosureURL, link: item.link, title: title, dateText: dateText)
         guard let identity = identities.admit(own, guid: item.guid, enclosureURL: item.enclosureURL) else {
             feed.duplicateCount += 1
             return
@@ -341,7 +351,8 @@ extension FeedBuilder {
             guid: item.guid, identity: identity, title: title ?? FallbackName.episode(enclosureURL: item.enclosureURL), enclosureURL: item.enclosureURL, mediaType: item.mediaType,
             declaredLength: item.declaredLength, published: item.published, duration: item.duration, season: item.season,
             episodeNumber: item.episodeNumber, summary: item.summary, link: item.link, imageURL: item.imageURL,
-            transcriptURL: item.transcriptURL, transcripts: item.transcripts, chaptersURL: item.chaptersURL, explicit: item.explicit))
+            transcriptURL: item.transcriptURL, transcripts: item.transcripts, chaptersURL: item.chaptersURL, explicit: item.explicit,
+            formerIdentity: former == own ? nil : former))
         if feed.episodes.count >= batchSize { deliver() }
     }
 }

@@ -270,8 +270,9 @@ public enum FeedParser {
         return components.string ?? url.absoluteString
     }
 
-    /// Only end tags are missing, the last perhaps cut (`</rss`): libxml2 stopped at the end of the text, with no item
-    /// or field open. A text cut inside an item is not this.
+    /// Only the feed's closing tags are missing, the last perhaps cut (`</rss`): libxml2 stopped at the end of the text,
+    /// with no item or field open, and the text ends in a start of the closing tags (`</channel>`, `</chan`), at least
+    /// `</`. A text cut inside an item, or right after one (later items may be missing), is not this.
     private static func endsInClosingTags(_ builder: FeedBuilder, _ failure: SAXParser.Failure, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         let atEnd = [XML_ERR_TAG_NOT_FINISHED, XML_ERR_LTSLASH_REQUIRED, XML_ERR_GT_REQUIRED, XML_ERR_DOCUMENT_END].contains { Int($0.rawValue) == failure.code }
         guard atEnd, builder.sawRoot, builder.foreignRoot == nil, !builder.stopped, builder.itemDepth < 0, builder.field == .none else { return false }
@@ -281,9 +282,15 @@ public enum FeedParser {
         let lineStart = bytes[..<end].lastIndex(of: 0x0A).map { $0 + 1 } ?? 0
         let line = bytes[..<end].reduce(1) { $0 + ($1 == 0x0A ? 1 : 0) }
         guard end > 0, failure.line > line || (failure.line == line && failure.column > end - lineStart) else { return false }
-        // The last tag is an end tag, whole or cut short (a server's error note in a comment is not an end).
-        guard let open = bytes[..<end].lastIndex(of: UInt8(ascii: "<")), open + 1 < end, bytes[open + 1] == UInt8(ascii: "/") else { return false }
-        return bytes[(open + 2)..<(bytes[end - 1] == UInt8(ascii: ">") ? end - 1 : end)].allSatisfy { FeedRepair.isNameByte($0, first: false) }
+        // The last bytes but spaces, as many as the longest closing tags have.
+        var tail: [UInt8] = []
+        for byte in bytes[..<end].reversed() where !ByteScanner.isSpace(byte) {
+            tail.insert(byte, at: 0)
+            if tail.count == 20 { break }
+        }
+        return ["</channel></rss>", "</rss>", "</rdf:RDF>", "</channel></rdf:RDF>", "</feed>"].contains { closing in
+            (2...closing.utf8.count).contains { tail.count >= $0 && tail.suffix($0).elementsEqual(closing.utf8.prefix($0)) }
+        }
     }
 
     private static func malformed(_ failure: SAXParser.Failure, _ bytes: UnsafeBufferPointer<UInt8>) -> FeedError {

@@ -79,6 +79,9 @@ public struct ParsedEpisode: Sendable, Equatable {
     public var chaptersURL: URL?
     /// `itunes:explicit`: true for yes/true/explicit, false for no/false/clean, nil otherwise.
     public var explicit: Bool?
+    /// The identity the parser before issue 50 gave the item (before `rdf:about` was a guid and `<enclosure>` beat
+    /// `media:content`) when it differs: a library stored then still finds the episode under it.
+    public var formerIdentity: String?
 }
 
 extension ParsedEpisode {

@@ -309,7 +309,7 @@ extension EpisodeRecord {
     static let lookupSQL = "SELECT id, feed_order, enclosure_url IS \(parameter(.enclosureURL)) AS same_enclosure, "
         + feedColumns.map { "\($0.sqlName) IS \(parameter($0))" }.joined(separator: " AND ")
         + " AS same_metadata, enclosure_url FROM episodes WHERE podcast_id = ?1 AND identity = ?2"
-    static let updateSQL = "UPDATE episodes SET feed_order = ?3, "
+    static let updateSQL = "UPDATE episodes SET identity = ?2, feed_order = ?3, "
         + feedColumns.map { "\($0.sqlName) = \(parameter($0))" }.joined(separator: ", ") + " WHERE id = ?19"
     static let updateOrderSQL = "UPDATE episodes SET feed_order = ?1 WHERE id = ?2"
 

@@ -74,8 +74,10 @@ final class EpisodeWriter {
                 continue
             }
             switch try progress.placement.place(episode, stored: { try stored($0, values: values) }) {
-            case .row(let identity, let stored):
+            case .row(let identity, var stored):
                 values[1] = identity
+                // Stored by the parser before issue 50: the row is re-keyed by the update (which sets the identity).
+                if stored == nil, let former = episode.formerIdentity { stored = try self.stored(former, values: values) }
                 try write(values, order: order, over: stored)
             case .waiting:
                 values[1] = Self.waitingIdentity(order)
