@@ -24,6 +24,9 @@ extension StringProtocol {
 }
 
 extension String {
+    /// In single quotes for a shell: a command with it can be pasted whatever it holds.
+    public var shellQuoted: String { "'" + replacing("'", with: "'\\''") + "'" }
+
     /// Space-padded at the end to `width` characters (never cut: a longer text is kept whole).
     package func padded(to width: Int) -> String {
         count >= width ? self : self + String(repeating: " ", count: width - count)

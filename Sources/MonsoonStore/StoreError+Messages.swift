@@ -1,6 +1,7 @@
 import CSQLite
 import FoundationEssentials
 import Glibc
+import MonsoonBasics
 
 extension StoreError {
     /// The error for a call on the database at `path` that failed with SQLite's (extended) `code`,
@@ -52,17 +53,12 @@ extension StoreError {
         case EROFS:
             return ("its file system is mounted read-only", "remount it read-write, or move the database where it can be written")
         case EACCES, EPERM:
-            return fileRefused ? ("its file is not writable", "make it writable (chmod u+w \(quoted(path))) and try again")
-                : ("its folder is not writable, and SQLite keeps its journal next to it", "make the folder writable (chmod u+w \(quoted(folder))) and try again")
+            return fileRefused ? ("its file is not writable", "make it writable (chmod u+w \(path.shellQuoted)) and try again")
+                : ("its folder is not writable, and SQLite keeps its journal next to it", "make the folder writable (chmod u+w \(folder.shellQuoted)) and try again")
         case ENOENT where fileRefused:
             return ("its file was moved or deleted while in use", "try again")
         default:
             return (reason, "make it and its folder writable and try again")
         }
-    }
-
-    /// `text` in single quotes for a shell.
-    static func quoted(_ text: String) -> String {
-        "'" + text.replacing("'", with: "'\\''") + "'"
     }
 }

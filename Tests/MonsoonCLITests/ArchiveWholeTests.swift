@@ -79,7 +79,7 @@ import Testing
         #expect(elsewhere.status == 0)
         #expect(elsewhere.errors.contains("monsoon: Whole Show: archived in \(folder.file("Other")) this time; its folder stays \(folder.file("Archive")), "
                                           + "where sync and download put its new episodes; to move on to \(folder.file("Other")): "
-                                          + "monsoon config set folder \(folder.file("Other")) --podcast 1"), "\(elsewhere.errors)")
+                                          + "monsoon config set folder '\(folder.file("Other"))' --podcast 1"), "\(elsewhere.errors)")
         #expect(await runMonsoon(["config", "get", "folder", "--podcast", "1"], in: folder.path).output == folder.file("Archive") + "\n")
     }
 
@@ -206,12 +206,14 @@ import Testing
         #expect(await runMonsoon(["queue", "add", "1"], in: folder.path).status == 0)
         #expect(await runMonsoon(["download"], in: folder.path).status == 0)
 
+        // A folder is made by its user: sync never makes an archive root, which may be a disk not mounted.
+        try FileManager.default.createDirectory(atPath: folder.file("Archive"), withIntermediateDirectories: true)
         let global = await runMonsoon(["config", "set", "folder", folder.file("Archive")], in: folder.path)
         #expect(global.status == 2 && global.errors.hasPrefix("monsoon: folder is a podcast's own: give --podcast PODCAST"), "\(global.errors)")
         let set = await runMonsoon(["config", "set", "folder", folder.file("Archive"), "--podcast", "1"], in: folder.path)
         #expect(set.status == 0 && set.output == "folder = \(folder.file("Archive")) for podcast 1\n")
         #expect(set.errors == "monsoon: its new episodes go to \(folder.file("Archive")) from now on; the files downloaded before stay in the download root, "
-                + "and 'monsoon verify \(folder.file("Archive"))' lists those the new folder lacks\n", "\(set.errors)")
+                + "and to list those the new folder lacks: monsoon verify '\(folder.file("Archive"))'\n", "\(set.errors)")
 
         Self.serve(server, count: 2)
         #expect(await runMonsoon(["config", "set", "auto-download", "on", "--podcast", "1"], in: folder.path).status == 0)
@@ -220,12 +222,15 @@ import Testing
         #expect(folder.contents("Archive/Whole Show") == ["2024-03-02 - Talk 2.mp3", "feed.xml", "monsoon-manifest.json"])
         let outside = folder.file("Podcasts/Whole Show/2024-03-01 - Talk 1.mp3")
         let verified = await runMonsoon(["verify", "Archive"], in: folder.path)
-        #expect(verified.status == 1 && verified.output == "outside \(outside)\n", "\(verified.output)")
-        #expect(verified.errors == "monsoon: verified 2 files in 1 folder: 0 missing, 0 changed, 0 extra, 1 downloaded outside it, before it was their podcast's folder\n",
-                "\(verified.errors)")
+        // Said, but no fault of the archive: nothing the user does there clears it, so it leaves the status at 0.
+        #expect(verified.status == 0 && verified.output == "outside \(outside)\n", "\(verified.output)")
+        #expect(verified.errors == "monsoon: verified 2 files in 1 folder: all as listed; 1 episode downloaded before this was their podcast's folder "
+                + "stays outside it\n", "\(verified.errors)")
+        let repaired = await runMonsoon(["verify", "Archive", "--repair"], in: folder.path)
+        #expect(repaired.status == 0 && repaired.output == "outside \(outside)\n", "\(repaired.output)\(repaired.errors)")
         // One podcast's folder in the archive: the same.
         let podcastFolder = await runMonsoon(["verify", "Archive/Whole Show"], in: folder.path)
-        #expect(podcastFolder.status == 1 && podcastFolder.output == "outside \(outside)\n", "\(podcastFolder.output)\(podcastFolder.errors)")
+        #expect(podcastFolder.status == 0 && podcastFolder.output == "outside \(outside)\n", "\(podcastFolder.output)\(podcastFolder.errors)")
 
         // A folder whose manifest lists no feed copy, and has none.
         let show = folder.file("Archive/Whole Show")
@@ -236,6 +241,9 @@ import Testing
         let json = await runMonsoon(["verify", "Archive", "--json"], in: folder.path)
         let report = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
         #expect(json.status == 1 && report["withoutFeed"] as? [String] == [show + "/feed.xml"] && report["outside"] as? [String] == [outside], "\(json.output)")
+        let text = await runMonsoon(["verify", "Archive"], in: folder.path)
+        #expect(text.status == 1 && text.errors == "monsoon: verified 1 file in 1 folder: 0 missing, 0 changed, 0 extra, 1 without feed.xml; run 'monsoon sync' "
+                + "or 'monsoon archive' to write it; 1 episode downloaded before this was their podcast's folder stays outside it\n", "\(text.errors)")
     }
 
     /// A feed read by `add` answers `archive` with a 304: the folder's copy is read once more without conditions.

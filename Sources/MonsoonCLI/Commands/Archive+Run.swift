@@ -79,7 +79,7 @@ extension Archive {
         case .folderKept(let podcast, let folder):
             if !global.quiet && !output.json {
                 context.errors.line("monsoon: \(podcast.name): archived in \(root) this time; its folder stays \(folder), where sync and download put "
-                                    + "its new episodes; to move on to \(root): monsoon config set folder \(root) --podcast \(podcast.id)")
+                                    + "its new episodes; to move on to \(root): monsoon config set folder \(root.shellQuoted) --podcast \(podcast.id)")
             }
         case .templateChanged(let podcast, let template):
             if !global.quiet && !output.json {

@@ -107,7 +107,7 @@ struct ConfigSet: RunnableCommand {
         if key == .folder && stored != earlier {
             let was = earlier == key.defaultText ? "the download root" : earlier
             context.errors.line("monsoon: its new episodes go to \(stored) from now on; the files downloaded before stay in \(was), "
-                                + "and 'monsoon verify \(stored)' lists those the new folder lacks")
+                                + "and to list those the new folder lacks: monsoon verify \(stored.shellQuoted)")
         }
         if key == .autoDownload && stored == "on" && earlier != "on" { try await sayArrived(podcast: id, settings: settings, context: context) }
         return ExitStatus.success

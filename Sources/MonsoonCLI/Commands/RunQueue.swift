@@ -42,7 +42,7 @@ struct RunQueue: RunnableCommand {
         var status = try await Self.runQueue(lock: lock, home: home, options: options, global: global, style: options.output.json ? .json : .files,
                                              report: runReport, context: context)
         // Episodes downloaded into an archive's folder join its manifest, as `archive` would list them.
-        let kept = try await EpisodeSession.open(global, context: context).keepArchiveFolders(documents: [:], global: global, transfer: options.transfer, context: context)
+        let kept = try EpisodeSession.open(global, context: context).keepArchiveFolders(documents: [:], context: context)
         if try !(EpisodeFileSession.addDownloadsToManifests(global, context: context) && kept) && status == ExitStatus.success { status = ExitStatus.failure }
         try options.output.write(runReport, command: "download", context: context)
         return status

@@ -29,22 +29,27 @@ struct Sync: RunnableCommand {
         let episodes = try EpisodeSession.open(global, context: context)
         // 1. Every feed; what is new is what gets an id past the highest one now.
         let newestBefore = try CLIError.prefixing("cannot read the library") { try episodes.queue.highestEpisodeID() }
-        // The feeds' documents, for the copies in the podcasts' own archive folders.
-        let keepsCopies = try !episodes.archiveFolders().isEmpty
-        let results = try await LibrarySession.open(global, context: context, transfer: options.transfer).run { library in
-            library.keepsFeedDocuments = keepsCopies
-            return try await library.refreshAll()
-        }
-        var documents: [Int: Data] = [:]
+        // The feeds' documents, kept only for the copies in the podcasts' own archive folders: a folder lacking its
+        // copy, its feed answering 304, is read once more here, so the episodes that read brings are queued below.
+        let roots = try episodes.archiveFolders()
         var failedFeeds = 0
+        let (results, documents) = try await LibrarySession.open(global, context: context, transfer: options.transfer).run { library in
+            library.keepsFeedDocuments = !roots.isEmpty
+            let results = try await library.refreshAll()
+            let read = results.reduce(into: [Int: Data]()) { if roots[$1.0.id] != nil, case .success(let summary) = $1.1 { $0[$1.0.id] = summary.document } }
+            guard !roots.isEmpty else { return (results, read) }
+            return (results, try await ArchiveRun.readLackingCopies(of: roots, into: read, naming: try episodes.folderNaming(), queue: episodes.queue, library: library) {
+                guard case .feedFailed(let url, let error) = $0 else { return }
+                context.error(LibrarySession.feedFailure(url, error))
+                failedFeeds += 1
+            })
+        }
         var autoPodcasts: [Int] = []
         for (podcast, result) in results {
             // On standard output, as `refresh` prints it (and `archive` its event lines).
             if !RefreshSummary.say(result, for: podcast, quiet: global.quiet || options.output.json, context: context) { failedFeeds += 1 }
-            if case .success(let summary) = result { documents[podcast.id] = summary.document }
             let auto = try CLIError.prefixing("cannot read the settings") { try episodes.settings.autoDownload(podcast: podcast.id) }
             if auto { autoPodcasts.append(podcast.id) }
-
         }
         // 2. The new episodes of the podcasts that download by themselves, oldest first.
         let fresh = try episodes.read { queue in try autoPodcasts.flatMap { try queue.newEpisodes(podcast: $0, after: newestBefore) } }
@@ -60,7 +65,7 @@ struct Sync: RunnableCommand {
             status = try await handOver(episodes, report: runReport, context: context)
         }
         // Episodes downloaded into an archive's folder join its manifest, as `archive` would list them.
-        let kept = try await episodes.keepArchiveFolders(documents: documents, global: global, transfer: options.transfer, context: context)
+        let kept = try episodes.keepArchiveFolders(documents: documents, context: context)
         if try !(EpisodeFileSession.addDownloadsToManifests(global, context: context) && kept) && status == ExitStatus.success { status = ExitStatus.failure }
         try options.output.write(runReport, command: "sync", context: context)
         if failedFeeds > 0 && status == ExitStatus.success { status = ExitStatus.failure }

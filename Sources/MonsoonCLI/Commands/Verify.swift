@@ -65,9 +65,12 @@ struct Verify: RunnableCommand {
                 report = try await database.withConnection(context) { try ClusterVerifier.verify(folder, node: node, on: $0) }
             } else {
                 var verified = try ArchiveVerifier.verify(folder)
-                let session = try EpisodeSession.open(global, context: context, use: .reading)
-                let folders = try session.archiveFolders()
-                verified.outside = try session.read { try ArchiveVerifier.downloadedOutside(folder, folders: folders, queue: $0) }
+                // Without a library there is nothing downloaded outside, and verify never makes a home.
+                if FileManager.default.fileExists(atPath: Home(unchecked: Home.path(option: global.home, context: context)).databasePath) {
+                    let session = try EpisodeSession.open(global, context: context, use: .reading)
+                    let folders = try session.archiveFolders()
+                    verified.outside = try session.read { try ArchiveVerifier.downloadedOutside(folder, folders: folders, queue: $0) }
+                }
                 report = verified
             }
         } catch let error as EpisodeFileError {
@@ -100,14 +103,15 @@ struct Verify: RunnableCommand {
             if !global.quiet || !report.isClean {
                 var verdict = report.isClean ? "all as listed" : "\(report.missing.count) missing, \(report.changed.count) changed, \(report.extra.count) extra"
                 if !report.links.isEmpty { verdict += ", \(report.links.count) symbolic link\(report.links.count == 1 ? "" : "s") (not followed)" }
-                if !report.outside.isEmpty {
-                    verdict += ", \(report.outside.count) downloaded outside it, before it was their podcast's folder"
-                }
-                if !report.withoutFeed.isEmpty {
-                    verdict += ", \(report.withoutFeed.count) without feed.xml (the next 'monsoon archive' writes it)"
-                }
+                if !report.withoutFeed.isEmpty { verdict += ", \(report.withoutFeed.count) without feed.xml" }
                 if !report.unreadable.isEmpty {
                     verdict += ", \(report.unreadable.count) manifest\(report.unreadable.count == 1 ? "" : "s") that cannot be read (its files not checked)"
+                }
+                if !report.withoutFeed.isEmpty { verdict += "; run 'monsoon sync' or 'monsoon archive' to write it" }
+                // Not a fault of the archive: the files are where the library put them before the folder was set.
+                if !report.outside.isEmpty {
+                    verdict += "; \(report.outside.count) episode\(report.outside.count == 1 ? "" : "s") downloaded before this was their podcast's folder "
+                        + "stay\(report.outside.count == 1 ? "s" : "") outside it"
                 }
                 context.errors.line("monsoon: verified \(report.checked) file\(report.checked == 1 ? "" : "s") in \(report.folders.count) folder\(report.folders.count == 1 ? "" : "s"): \(verdict)")
             }
@@ -116,7 +120,7 @@ struct Verify: RunnableCommand {
         guard repair else { return report.isClean ? ExitStatus.success : ExitStatus.failure }
         // Repaired: clean when every missing and changed file came back, and nothing else was wrong.
         let clean = failures.isEmpty && repairs.count == report.missing.count + report.changed.count && report.extra.isEmpty && report.links.isEmpty
-            && report.unreadable.isEmpty && report.withoutFeed.isEmpty && report.outside.isEmpty
+            && report.unreadable.isEmpty && report.withoutFeed.isEmpty
         return clean ? ExitStatus.success : ExitStatus.failure
     }
 

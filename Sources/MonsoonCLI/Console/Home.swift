@@ -70,7 +70,7 @@ struct Home {
             throw CLIError(message: "the Monsoon home \(chosen) is not writable; choose another with --home or MONSOON_HOME")
         }
         if status.st_mode & 0o077 != 0 {
-            context.warnOnce("other users can open the Monsoon home \(chosen), and its database holds feed credentials; make it private with: chmod 700 '\(chosen.replacing("'", with: "'\\''"))'")
+            context.warnOnce("other users can open the Monsoon home \(chosen), and its database holds feed credentials; make it private with: chmod 700 \(chosen.shellQuoted)")
         }
     }
 

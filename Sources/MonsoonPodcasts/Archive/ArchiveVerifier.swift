@@ -21,7 +21,8 @@ public enum ArchiveVerifier {
         public var unreadable: [Unreadable] = []
         /// Podcast folders without the copy of their feed (`feed.xml`), which their manifest does not list either.
         public var withoutFeed: [String] = []
-        /// Episodes of the podcasts whose archive this is that the library downloaded elsewhere (full paths).
+        /// Episodes of the podcasts whose archive this is that the library downloaded elsewhere (full paths): said, but
+        /// not a fault of the archive, so `isClean` leaves them out; they were downloaded before it was their folder.
         public var outside: [String] = []
 
         public struct Unreadable: Sendable, Equatable {
@@ -31,7 +32,7 @@ public enum ArchiveVerifier {
 
         public init() {}
 
-        public var isClean: Bool { missing.isEmpty && changed.isEmpty && extra.isEmpty && links.isEmpty && unreadable.isEmpty && withoutFeed.isEmpty && outside.isEmpty }
+        public var isClean: Bool { missing.isEmpty && changed.isEmpty && extra.isEmpty && links.isEmpty && unreadable.isEmpty && withoutFeed.isEmpty }
     }
 
     /// `directory`: one podcast's folder (it holds a manifest), or an archive root (its folders, at any depth, that do).

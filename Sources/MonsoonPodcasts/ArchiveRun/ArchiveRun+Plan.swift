@@ -81,8 +81,9 @@ extension ArchiveRun {
         let namings = try PlanError.during(.readingQueue) { try options.archives.mapValues { try $0.naming(else: options.naming) } }
         let run = ArchiveRun(root: options.root, naming: options.naming, folderNames: try PlanError.during(.readingQueue) { try queue.podcastFolderNames() },
                              roots: options.roots, namings: namings)
-        if let remembers = options.remembers { try run.remember(remembers, of: loaded.map(\.0), in: queue.database, report: report) }
         try PlanError.during(.checkingManifests) { try run.checkManifests(of: loaded.map(\.0)) }
+        // Only once the manifests are sound: a run they stop leaves the podcasts' settings as they were.
+        if let remembers = options.remembers { try run.remember(remembers, of: loaded.map(\.0), in: queue.database, report: report) }
         let podcasts = loaded.map(\.0).filter { refreshed.contains($0.id) }
         if !podcasts.isEmpty {
             try await scanning { library in
