@@ -41,7 +41,7 @@ public enum ArchiveVerifier {
         var report = Report()
         let folders = manifestFolders(in: directory)
         guard !folders.isEmpty else {
-            throw EpisodeFileError(.notAnArchive, "no \(Manifest.fileName) in \(directory) or its folders: it is not a Monsoon archive (make one with 'monsoon archive FEED_URL -o \(directory)')")
+            throw EpisodeFileError(.notAnArchive, "no \(Manifest.fileName) in \(directory) or its folders: it is not a Monsoon archive; make one with 'monsoon archive FEED_URL -o \(directory)'")
         }
         let root = directory.standardizedPath
         report.links = links(under: root)
