@@ -144,9 +144,11 @@ final class PseudoTerminal: @unchecked Sendable {
     func readUntilExit() async {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             Thread {
+                var ready = pollfd(fd: self.master, events: Int16(POLLIN), revents: 0)
                 while self.process.isRunning {
                     self.pump()
-                    usleep(5_000)
+                    // Wakes as output comes; the bound only lets the loop see the program end.
+                    _ = poll(&ready, 1, 50)
                 }
                 done.resume()
             }.start()
