@@ -146,10 +146,12 @@ import Testing
         #expect(feed.episodes.map(\.title) == ["Episode 1", "RXBpc29kZSAx"])
     }
 
-    /// Code pages Python names one way and iconv another (`cp_is`, `macroman`, `windows_1251` …).
+    /// Code pages Python names one way and iconv another (`cp_is`, `macroman`, `windows_1251` …), and the two Mac
+    /// pages iconv lacks (Greek, Turkish).
     @Test func legacyCodePagesByTheirPythonNames() throws {
         for (name, byte, expected) in [("cp_is", 0x80, "Ç"), ("csibm861", 0x80, "Ç"), ("macroman", 0x80, "Ä"), ("maccentraleurope", 0x80, "Ä"),
-                                       ("windows_1251", 0xC0, "А"), ("maciceland", 0x80, "Ä")] {
+                                       ("windows_1251", 0xC0, "А"), ("maciceland", 0x80, "Ä"), ("macgreek", 0x80, "Ä"),
+                                       ("mac_greek", 0xE1, "α"), ("macturkish", 0xDA, "Ğ")] {
             let xml = Data("<?xml version=\"1.0\" encoding=\"\(name)\"?><rss><channel><title>".utf8) + Data([UInt8(byte)])
                 + Data("</title></channel></rss>".utf8)
             #expect(try FeedParser.parse(xml, url: URL(string: "https://example.org/feed")!).title == expected, "\(name)")
@@ -172,5 +174,66 @@ import Testing
         #expect(feed.author == "Ann (ann@example.org)")
         #expect(feed.episodes.map { utc($0.published) } == ["2003-12-31T10:14:55Z", "2004-01-01T00:00:00Z"])
         #expect(try parseXML("<feed xmlns=\"http://www.w3.org/2005/Atom\" xml:lang=\"en_US\"><title>Show</title></feed>").language == "en-US")
+    }
+
+    /// An XHTML title's text is the title: `&lt;blink&gt;` was markup written as text, not a tag to strip.
+    @Test func anXHTMLTitleIsItsTextAsWritten() throws {
+        let feed = try parseXML("""
+            <feed xmlns="http://www.w3.org/2005/Atom"><title type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">The &lt;b&gt; <b>show</b></div></title>
+            <entry><id>1</id><title type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">History of the &lt;blink&gt;   tag</div></title></entry>
+            <entry><id>2</id><title type="html">History of the &lt;blink&gt; tag</title></entry></feed>
+            """)
+        #expect(feed.title == "The <b> show")
+        #expect(feed.episodes.map(\.title) == ["History of the <blink> tag", "History of the tag"])
+    }
+
+    /// A no-break, en, em or thin space is the publisher's; runs of spaces and line breaks are collapsed, any space at
+    /// either end goes, and a file name turns each into a plain space.
+    @Test func typographicSpacesInTitlesAreKept() throws {
+        let feed = try parseXML(rss("""
+            <item><guid>1</guid><title>testing &#160; entity</title></item>
+            <item><guid>2</guid><title>&nbsp;Part&ensp;1&emsp;of&thinsp;2 \n\t &#x2028; end&nbsp;</title></item>
+            """))
+        #expect(feed.episodes.map(\.title) == ["testing \u{A0} entity", "Part\u{2002}1\u{2003}of\u{2009}2 end"])
+        let values = NamingValues(podcast: "Show", title: feed.episodes[1].title ?? "", published: nil, guid: nil, season: nil, episode: nil)
+        #expect(NamingTemplate.standard.render(values).stem == "undated - Part 1 of 2 end")
+    }
+
+    /// iTunes' older image, `<itunes:link rel="image" href=…>`, for the show and an episode; another `rel` is no image.
+    @Test func iTunesOlderImageLink() throws {
+        let feed = try parseXML(rss("""
+            <item><guid>1</guid><itunes:link rel="image" href="https://example.org/1.jpg"/></item>
+            <item><guid>2</guid><itunes:link rel="video" href="https://example.org/2.mp4"/></item>
+            """, channel: "<title>Show</title><itunes:link rel=\"image\" href=\"https://example.org/show.jpg\"/>"))
+        #expect(feed.artworkURL?.absoluteString == "https://example.org/show.jpg")
+        #expect(feed.episodes.map { $0.imageURL?.lastPathComponent } == ["1.jpg", nil])
+    }
+
+    /// Of two dates from one source the later written wins (Atom 0.3's `issued`, then 1.0's `published`); a better
+    /// source still wins over a later worse one.
+    @Test func ofTwoDatesFromOneSourceTheLaterWritten() throws {
+        let feed = try parseXML("""
+            <feed xmlns="http://www.w3.org/2005/Atom">
+            <entry><id>1</id><issued>2004-01-01T19:48:21Z</issued><published>2010-01-01T19:48:21Z</published></entry>
+            <entry><id>2</id><updated>2010-12-01T10:14:55Z</updated><updated>2003-12-31T10:14:55Z</updated></entry>
+            <entry><id>3</id><published>2001-01-01T00:00:00Z</published><updated>2002-01-01T00:00:00Z</updated><published>not a date</published></entry>
+            </feed>
+            """)
+        #expect(feed.episodes.map { utc($0.published) } == ["2010-01-01T19:48:21Z", "2003-12-31T10:14:55Z", "2001-01-01T00:00:00Z"])
+    }
+
+    /// Microsoft's CDF, RSS's forerunner: `<CHANNEL HREF=…>` as the root, `<ITEM HREF=… LASTMOD=…>`.
+    @Test func aCDFChannel() throws {
+        let feed = try parseXML("""
+            <CHANNEL HREF="http://www.example.org/"><TITLE>Example feed</TITLE>
+            <ITEM HREF="http://www.example.org/1" LASTMOD="2004-04-06T23:05:43-05:00"><TITLE>Example item</TITLE></ITEM>
+            </CHANNEL>
+            """)
+        #expect(feed.title == "Example feed")
+        #expect(feed.link?.absoluteString == "http://www.example.org/")
+        let episode = try #require(feed.episodes.first)
+        #expect(episode.title == "Example item")
+        #expect(episode.link?.absoluteString == "http://www.example.org/1")
+        #expect(utc(episode.published) == "2004-04-07T04:05:43Z")
     }
 }

@@ -19,7 +19,7 @@ import Testing
     @Test func htmlEntitiesAndBareAmpersands() throws {
         let feed = try parseFixture("synthetic/undefined_entities.xml")
         let episode = try #require(feed.episodes.first)
-        #expect(episode.title == "Café — ’quoted’ AT&T")
+        #expect(episode.title == "Café \u{A0}— ’quoted’ AT&T")
         #expect(episode.enclosureURL?.absoluteString == "https://media.example.org/x1.mp3?a=1&b=2")
     }
 

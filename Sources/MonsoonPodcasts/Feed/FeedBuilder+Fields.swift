@@ -43,10 +43,17 @@ extension FeedBuilder {
         case .item, .atomEntry:
             startItem(depth: depth)
             item.about = attributes.rdfAbout
+            if cdfDocument {
+                item.link = resolve(attributes["HREF"])
+                if let date = attributes.bytes("LASTMOD").flatMap(FeedDate.parse(bytes:)) {
+                    item.published = date
+                    item.dateRank = 2
+                }
+            }
         case .title, .atomTitle:
             if feedTitleRank > 0 {
                 capture(.feedTitle, rank: 0)
-                if element == .atomTitle { captureBase64 = Self.isBase64(attributes) }
+                if element == .atomTitle { atomTitleType(attributes) }
             }
         case .dcTitle:
             if feedTitleRank > 1 { capture(.feedTitle, rank: 1) }
@@ -68,7 +75,8 @@ extension FeedBuilder {
             if feedDescriptionRank > 2 { capture(.feedDescription, rank: 2, markup: true) }
         case .language:
             if feed.language == nil { capture(.feedLanguage) }
-        case .itunesImage:
+        case .itunesImage, .itunesLink:
+            guard element == .itunesImage || Self.isImageLink(attributes) else { break }
             if let href = attributes["href"] ?? attributes["url"], let url = resolve(href) {
                 if artworkRank > 0 {
                     feed.artworkURL = url
@@ -101,7 +109,7 @@ extension FeedBuilder {
         case .title, .atomTitle:
             if item.title == nil {
                 capture(.itemTitle)
-                if element == .atomTitle { captureBase64 = Self.isBase64(attributes) }
+                if element == .atomTitle { atomTitleType(attributes) }
             }
         case .itunesTitle:
             // Only stands in for a missing title: not read once the item has one.
@@ -127,12 +135,13 @@ extension FeedBuilder {
                 capture(.itemGUID)
                 item.guidIsPermaLink = element == .guid && attributes.bytes("isPermaLink").map { ASCIIBytes.equalsIgnoringCase($0, "true") } ?? true
             }
+        // Of two dates from one source, the later written wins (Atom 0.3's `issued` then 1.0's `published`).
         case .pubDate, .atomPublished:
-            if item.dateRank > 0 { capture(.itemDate, rank: 0) }
+            if item.dateRank >= 0 { capture(.itemDate, rank: 0) }
         case .dcDate:
-            if item.dateRank > 1 { capture(.itemDate, rank: 1) }
+            if item.dateRank >= 1 { capture(.itemDate, rank: 1) }
         case .atomUpdated:
-            if item.dateRank > 2 { capture(.itemDate, rank: 2) }
+            if item.dateRank >= 2 { capture(.itemDate, rank: 2) }
         case .description, .atomSummary:
             if item.summaryRank > 1 {
                 capture(.itemSummary, rank: 1, markup: true)
@@ -151,8 +160,8 @@ extension FeedBuilder {
             enclosure(url: attributes.bytes("url"), type: attributes.bytes("type"), length: attributes.bytes("length"), medium: nil)
         case .mediaContent:
             mediaContent(attributes)
-        case .itunesImage:
-            if item.imageRank > 0, let url = resolve(attributes["href"] ?? attributes["url"]) {
+        case .itunesImage, .itunesLink:
+            if item.imageRank > 0, element == .itunesImage || Self.isImageLink(attributes), let url = resolve(attributes["href"] ?? attributes["url"]) {
                 item.imageURL = url
                 item.imageRank = 0
             }
@@ -245,11 +254,13 @@ extension FeedBuilder {
         default: limits.maxTextBytes
         }
         if text.count > limit { cutText(to: limit) }
+        let xhtml = captureXHTML
+        captureXHTML = false
         switch finished {
         case .none:
             break
         case .feedTitle:
-            if let title = FeedText.title(capturedString) {
+            if let title = xhtml ? FeedText.collapseWhitespace(capturedString) : FeedText.title(capturedString) {
                 feed.title = title
                 feedTitleRank = captureRank
             }
@@ -277,7 +288,7 @@ extension FeedBuilder {
         case .feedPodcastGUID:
             feed.podcastGUID = FeedText.trimmed(capturedString)
         case .itemTitle:
-            item.title = FeedText.title(capturedString)
+            item.title = xhtml ? FeedText.collapseWhitespace(capturedString) : FeedText.title(capturedString)
         case .itemItunesTitle:
             item.itunesTitle = FeedText.title(capturedString)
         case .itemDCTitle:
@@ -358,6 +369,18 @@ extension FeedBuilder {
 }
 
 extension FeedBuilder {
+    /// An Atom title's type: base64 to decode, or XHTML, whose text (`&lt;` already read once, by XML) is the title
+    /// as it is: never stripped of tags or decoded again.
+    func atomTitleType(_ attributes: SAXAttributes) {
+        captureBase64 = Self.isBase64(attributes)
+        captureXHTML = attributes.bytes("type").map { ASCIIBytes.equalsIgnoringCase(ASCIIBytes.trimmed($0), "xhtml") } ?? false
+    }
+
+    /// `<itunes:link rel="image" href=…>`, iTunes' older form of its image.
+    static func isImageLink(_ attributes: SAXAttributes) -> Bool {
+        attributes.bytes("rel").map { ASCIIBytes.equalsIgnoringCase(ASCIIBytes.trimmed($0), "image") } ?? false
+    }
+
     /// An Atom text construct whose text is base64: `type="base64"`, Atom 0.3's `mode="base64"`, or Atom 1.0's media
     /// type that is neither text nor XML (`application/octet-stream`, RFC 4287 4.1.3.3). Any other type (`text`, `html`,
     /// `xhtml`, `text/plain`, none, an empty one) is read as text.

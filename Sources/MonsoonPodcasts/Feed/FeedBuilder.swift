@@ -32,6 +32,7 @@ final class FeedBuilder {
     @exclusivity(unchecked) private(set) var stack: [FeedElement] = []
     @exclusivity(unchecked) private var bases: [(depth: Int, url: URL)] = []
     @exclusivity(unchecked) private var atomDocument = false
+    @exclusivity(unchecked) private(set) var cdfDocument = false
     @exclusivity(unchecked) private var classified = [ClassifiedName](repeating: ClassifiedName(), count: 256)
 
     enum Field {
@@ -48,6 +49,8 @@ final class FeedBuilder {
     @exclusivity(unchecked) private var captureMarkup = false
     /// The element being read says its text is base64 (`type="base64"`, Atom 0.3's `mode="base64"`).
     @exclusivity(unchecked) var captureBase64 = false
+    /// The Atom title being read is XHTML: its text is the title as it is.
+    @exclusivity(unchecked) var captureXHTML = false
     @exclusivity(unchecked) var text: [UInt8] = []
 
     @exclusivity(unchecked) var item = ItemDraft()
@@ -110,7 +113,7 @@ final class FeedBuilder {
             bases.append((depth, url))
         }
         guard depth > 0 else {
-            startRoot(element, localname, uri)
+            startRoot(element, localname, uri, attributes)
             // An Atom feed's language is its root's `xml:lang` (`en_US` meaning `en-US`).
             if feed.kind == .atom, let language = attributes.xmlLang.flatMap(FeedText.trimmed) { feed.language = language.replacing("_", with: "-") }
             return
@@ -225,11 +228,17 @@ final class FeedBuilder {
         if let parser { SAXParser.xml.xmlStopParser(parser) }
     }
 
-    private func startRoot(_ element: FeedElement, _ localname: UnsafePointer<xmlChar>, _ uri: UnsafePointer<xmlChar>?) {
+    private func startRoot(_ element: FeedElement, _ localname: UnsafePointer<xmlChar>, _ uri: UnsafePointer<xmlChar>?,
+                           _ attributes: SAXAttributes) {
         sawRoot = true
         switch element {
         case .rss, .rdf:
             feed.kind = .rss
+        case .channel:
+            // Microsoft's CDF, RSS's forerunner: a root <CHANNEL HREF=…> of <ITEM HREF=… LASTMOD=…> with RSS's names.
+            feed.kind = .rss
+            cdfDocument = true
+            feed.link = resolve(attributes["HREF"])
         case .atomFeed:
             feed.kind = .atom
             atomDocument = true

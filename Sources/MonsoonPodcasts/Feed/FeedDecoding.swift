@@ -47,7 +47,7 @@ enum FeedDecoding {
             transcoded = windows1252ToUTF8(body)
         case .iconv(let name, let unit):
             if detected == nil, let mislabel = mislabelledUTF8(body, declared: declaredEncodingName(body), iconvName: name, start: bomLength) { return mislabel }
-            transcoded = iconvToUTF8(body, from: name, unit: unit)
+            transcoded = iconvToUTF8(body, from: name, unit: unit) ?? macToUTF8(body, from: name)
             if transcoded == nil {
                 // iconv does not know the name: read it as (repaired) UTF-8.
                 if !isCleanUTF8(body) { transcoded = repairUTF8(body) }
@@ -62,7 +62,7 @@ enum FeedDecoding {
     private static func mislabelledUTF8(_ body: UnsafeBufferPointer<UInt8>, declared: String?, iconvName: String?, start: Int) -> Decoded? {
         guard let declared, body.contains(where: { $0 >= 0x80 }), isCleanUTF8(body) else { return nil }
         if let iconvName {
-            guard let text = iconvToUTF8(body, from: iconvName, unit: 1),
+            guard let text = iconvToUTF8(body, from: iconvName, unit: 1) ?? macToUTF8(body, from: iconvName),
                   String(decoding: text, as: UTF8.self).unicodeScalars.count == body.count else { return nil }
         }
         return Decoded(start: start, transcoded: nil, encoding: .utf8,

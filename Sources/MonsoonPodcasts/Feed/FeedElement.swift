@@ -9,7 +9,7 @@ enum FeedElement: UInt8 {
     case atomFeed, atomEntry, atomTitle, atomLink, atomID, atomPublished, atomUpdated, atomSummary, atomContent,
          atomAuthor, atomName, atomLogo, atomIcon, atomSubtitle
     // iTunes.
-    case itunesImage, itunesAuthor, itunesDuration, itunesSeason, itunesEpisode, itunesExplicit, itunesNewFeedURL,
+    case itunesImage, itunesLink, itunesAuthor, itunesDuration, itunesSeason, itunesEpisode, itunesExplicit, itunesNewFeedURL,
          itunesSummary, itunesTitle, itunesOwner, itunesName
     // Podcast Index.
     case podcastGUID, podcastTranscript, podcastChapters
@@ -107,6 +107,7 @@ enum FeedElement: UInt8 {
         case .itunes:
             switch name.lowercased() {
             case "image": return .itunesImage
+            case "link": return .itunesLink
             case "author": return .itunesAuthor
             case "duration": return .itunesDuration
             case "season": return .itunesSeason

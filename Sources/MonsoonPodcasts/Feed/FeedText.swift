@@ -42,11 +42,13 @@ enum FeedText {
         }
     }
 
+    /// Runs of spaces, tabs and line breaks become one space; a no-break, thin or other typographic space is the
+    /// publisher's and stays, except at either end, where any whitespace goes.
     static func collapseWhitespace(_ text: String) -> String? {
         var scalars = String.UnicodeScalarView()
         var pendingSpace = false
         for scalar in text.unicodeScalars {
-            if scalar.properties.isWhitespace {
+            if isBreakingSpace(scalar) || (scalars.isEmpty && scalar.properties.isWhitespace) {
                 pendingSpace = !scalars.isEmpty
             } else {
                 if pendingSpace { scalars.append(" ") }
@@ -54,7 +56,16 @@ enum FeedText {
                 scalars.append(scalar)
             }
         }
+        while let last = scalars.last, last.properties.isWhitespace { scalars.removeLast() }
         return scalars.isEmpty ? nil : String(scalars)
+    }
+
+    /// ASCII whitespace and the line and paragraph separators (U+0085, U+2028, U+2029).
+    private static func isBreakingSpace(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x09...0x0D, 0x20, 0x85, 0x2028, 0x2029: true
+        default: false
+        }
     }
 
     private static func isASCIISpace(_ byte: UInt8) -> Bool {
@@ -71,8 +82,8 @@ enum FeedText {
         "th", "time", "tr", "tt", "u", "ul", "var", "video", "wbr",
     ]
 
-    /// After a tag or comment that nothing closes, the rest is text: each later one would be looked for to the end
-    /// again, and a title of `<b "` written again and again took minutes.
+    /// After a tag that nothing closes, the rest is text: each later one would be looked for to the end again, and a
+    /// title of `<b "` written again and again took minutes.
     static func stripTags(_ text: String) -> String {
         let bytes = Array(text.utf8)
         var output: [UInt8] = []
@@ -115,7 +126,7 @@ enum FeedText {
         return bytes.count
     }
 
-    /// An HTML tag or a comment that ends just before `end`, text, or a tag or comment that nothing closes.
+    /// An HTML tag or a comment that ends just before `end`, text, or a tag that nothing closes.
     private enum TagEnd {
         case end(Int)
         case notATag
@@ -131,7 +142,8 @@ enum FeedText {
                 }
                 index += 1
             }
-            return .unclosed
+            // As in HTML, a comment nothing closes hides the rest.
+            return .end(bytes.count)
         }
         var index = start + 1
         if index < bytes.count, bytes[index] == UInt8(ascii: "/") { index += 1 }

@@ -98,8 +98,8 @@ public struct NamingTemplate: Sendable, Equatable, CustomStringConvertible {
     /// A stem leaves room for " (99)", a dot, a five-letter extension and ".part".
     static let stemLimit = 255 - 5 - 1 - 5 - 5
 
-    /// A value made safe inside a path component: no separators or control characters (each a space), no bidi
-    /// controls or zero-width characters (`InvisibleCharacters`: gone).
+    /// A value made safe inside a path component: no separators or control characters (each a space, as is any
+    /// other space), no bidi controls or zero-width characters (`InvisibleCharacters`: gone).
     static func clean(_ value: String) -> String {
         var scalars = String.UnicodeScalarView()
         for scalar in value.precomposed.unicodeScalars {
@@ -107,6 +107,8 @@ public struct NamingTemplate: Sendable, Equatable, CustomStringConvertible {
             case 0..<0x20, 0x7F, 0x80..<0xA0: scalars.append(" ")
             case 0x2F, 0x5C: scalars.append("-")        // "/" and "\"
             case _ where InvisibleCharacters.contains(scalar): continue
+            // A title's no-break or thin space would look like a space in a shell but not be one.
+            case _ where scalar.properties.isWhitespace: scalars.append(" ")
             default: scalars.append(scalar)
             }
         }
