@@ -274,6 +274,36 @@ import Testing
         _ = await fixture.manager.shutdown()
     }
 
+    /// Episodes stored by the parser before issue 50 (RSS 1.0 items under their enclosure, not their `rdf:about`) are
+    /// the same episodes to a later refresh: none is queued again.
+    @Test func anEpisodeStoredUnderItsFormerIdentityIsNotQueuedAgain() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let feed = """
+            <rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/">
+            <channel rdf:about="https://example.org/"><title>Show</title></channel>
+            <item rdf:about="https://example.org/1"><title>One</title><enclosure url="https://cdn.example.com/1.mp3" type="audio/mpeg"/></item>
+            <item rdf:about="https://example.org/2"><title>Two</title><enclosure url="https://cdn.example.com/2.mp3" type="audio/mpeg"/></item>
+            </rdf:RDF>
+            """
+        server.setRoute("/feed.xml", feedRoute(feed, etag: "\"v1\""))
+        let fixture = try await SharedLibraryFixture()
+        let added = try #require(try await fixture.add([server.url("/feed.xml")]).first)
+        _ = try await fixture.refresh(added.feedID)
+        let parsed = try FeedParser.parse(Data(feed.utf8), url: server.url("/feed.xml"))
+        for episode in parsed.episodes {
+            let former = try #require(episode.formerIdentity)
+            _ = try await onThread { try fixture.queue.connection.execute("UPDATE monsoon_episodes SET identity = $1 WHERE identity = $2", [former, episode.identity]) }
+        }
+        server.setRoute("/feed.xml", feedRoute(feed, etag: "\"v2\""))
+        try await fixture.add([server.url("/feed.xml")])
+        guard case .refreshed(let summary) = try await fixture.refresh(added.feedID) else { Issue.record("not refreshed"); return }
+        #expect(summary.queued == 0)
+        #expect(try await fixture.count("SELECT count(*) FROM monsoon_episodes") == 2)
+        #expect(Set(try await fixture.downloads().map(\.identity)) == Set(parsed.episodes.compactMap(\.formerIdentity)))
+        _ = await fixture.manager.shutdown()
+    }
+
     /// Failures are the worker's to act on: returned, the job left running.
     @Test func aFeedThatCannotBeReadIsAnOutcome() async throws {
         let server = try TestServer()

@@ -85,6 +85,11 @@ struct FeedEpisodes {
             case .row(let identity, let row):
                 item.identity = identity
                 item.known = row != nil
+                // Stored by the parser before issue 50 under another identity: the same episode, kept under that one.
+                if row == nil, let former = episode.formerIdentity, stored[former] != nil {
+                    item.identity = former
+                    item.known = true
+                }
             case .waiting:
                 item.waiting = true
             case .leftOut:
