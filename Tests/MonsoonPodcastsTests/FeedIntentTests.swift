@@ -176,15 +176,29 @@ import Testing
         #expect(try parseXML("<feed xmlns=\"http://www.w3.org/2005/Atom\" xml:lang=\"en_US\"><title>Show</title></feed>").language == "en-US")
     }
 
-    /// An XHTML title's text is the title: `&lt;blink&gt;` was markup written as text, not a tag to strip.
+    /// An XHTML title's text is the title: `&lt;blink&gt;` was markup written as text, not a tag to strip; a script's
+    /// text is left out. Atom 0.3 names XHTML `application/xhtml+xml`.
     @Test func anXHTMLTitleIsItsTextAsWritten() throws {
         let feed = try parseXML("""
             <feed xmlns="http://www.w3.org/2005/Atom"><title type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">The &lt;b&gt; <b>show</b></div></title>
             <entry><id>1</id><title type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">History of the &lt;blink&gt;   tag</div></title></entry>
-            <entry><id>2</id><title type="html">History of the &lt;blink&gt; tag</title></entry></feed>
+            <entry><id>2</id><title type="html">History of the &lt;blink&gt; tag</title></entry>
+            <entry><id>3</id><title type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">safe<script>location.href='x';</script> <style>b {}</style>description</div></title></entry>
+            </feed>
             """)
         #expect(feed.title == "The <b> show")
-        #expect(feed.episodes.map(\.title) == ["History of the <blink> tag", "History of the tag"])
+        #expect(feed.episodes.map(\.title) == ["History of the <blink> tag", "History of the tag", "safe description"])
+        let atom03 = try parseXML("""
+            <feed version="0.3" xmlns="http://purl.org/atom/ns#"><entry><id>1</id>
+            <title type="application/xhtml+xml" mode="xml"><div xmlns="http://www.w3.org/1999/xhtml">The &lt;blink&gt; tag</div></title></entry></feed>
+            """)
+        #expect(atom03.episodes.first?.title == "The <blink> tag")
+    }
+
+    /// As in HTML, a quote opens an attribute's value only after `=`: `<a href=http://x/">` is a tag, not text.
+    @Test func aStrayQuoteInATagIsPartOfTheTag() {
+        #expect(FeedText.title("<a href=http://example.com/\">example</a>") == "example")
+        #expect(FeedText.title("<a title=\"a > b\" href = 'x>y'>link</a> text") == "link text")
     }
 
     /// A no-break, en, em or thin space is the publisher's; runs of spaces and line breaks are collapsed, any space at

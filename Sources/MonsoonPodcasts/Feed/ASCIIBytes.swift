@@ -4,14 +4,21 @@ enum ASCIIBytes {
     static func tagEnd<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, from start: Int) -> Int? where Bytes.Index == Int {
         var index = start
         var quote: UInt8 = 0
+        // As in HTML, a quote opens a quoted value only after `=` (`<a href=http://x/">` ends at its `>`).
+        var valueMayStart = false
         while index < bytes.endIndex {
             let byte = bytes[index]
             if quote != 0 {
                 if byte == quote { quote = 0 }
-            } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
+            } else if valueMayStart && (byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'")) {
                 quote = byte
+                valueMayStart = false
             } else if byte == UInt8(ascii: ">") {
                 return index + 1
+            } else if byte == UInt8(ascii: "=") {
+                valueMayStart = true
+            } else if !ByteScanner.isSpace(byte) {
+                valueMayStart = false
             }
             index += 1
         }

@@ -369,11 +369,13 @@ extension FeedBuilder {
 }
 
 extension FeedBuilder {
-    /// An Atom title's type: base64 to decode, or XHTML, whose text (`&lt;` already read once, by XML) is the title
-    /// as it is: never stripped of tags or decoded again.
+    /// An Atom title's type: base64 to decode, or XHTML (Atom 0.3's `application/xhtml+xml`), whose text (`&lt;`
+    /// already read once, by XML) is the title as it is: never stripped of tags or decoded again.
     func atomTitleType(_ attributes: SAXAttributes) {
         captureBase64 = Self.isBase64(attributes)
-        captureXHTML = attributes.bytes("type").map { ASCIIBytes.equalsIgnoringCase(ASCIIBytes.trimmed($0), "xhtml") } ?? false
+        captureXHTML = attributes.bytes("type").map {
+            ASCIIBytes.equalsIgnoringCase($0, "xhtml") || ASCIIBytes.equalsIgnoringCase($0, "application/xhtml+xml")
+        } ?? false
     }
 
     /// `<itunes:link rel="image" href=…>`, iTunes' older form of its image.

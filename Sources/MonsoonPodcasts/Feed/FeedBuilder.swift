@@ -51,6 +51,8 @@ final class FeedBuilder {
     @exclusivity(unchecked) var captureBase64 = false
     /// The Atom title being read is XHTML: its text is the title as it is.
     @exclusivity(unchecked) var captureXHTML = false
+    /// The depth of the `<script>` or `<style>` in an XHTML title being read, whose text is left out; `.max` outside one.
+    @exclusivity(unchecked) private var hiddenDepth = Int.max
     @exclusivity(unchecked) var text: [UInt8] = []
 
     @exclusivity(unchecked) var item = ItemDraft()
@@ -105,6 +107,10 @@ final class FeedBuilder {
             // Inside an element being read: its children are part of its text.
             stack.append(.other)
             if captureMarkup { appendStartTag(localname, prefix, attributes) }
+            // A script's or style sheet's text is no title's.
+            if captureXHTML, hiddenDepth == .max, SAXAttributes.equals(localname, "script") || SAXAttributes.equals(localname, "style") {
+                hiddenDepth = depth
+            }
             return
         }
         let element = classify(localname, prefix, uri)
@@ -146,6 +152,7 @@ final class FeedBuilder {
         let depth = stack.count - 1
         guard depth >= 0 else { return }
         stack.removeLast()
+        if depth == hiddenDepth { hiddenDepth = .max }
         if field != .none {
             if depth == captureDepth {
                 finishCapture()
@@ -158,7 +165,7 @@ final class FeedBuilder {
     }
 
     func characters(_ characters: UnsafePointer<xmlChar>, _ length: Int) {
-        guard field != .none else { return }
+        guard field != .none, stack.count <= hiddenDepth else { return }
         text.append(contentsOf: UnsafeBufferPointer(start: characters, count: length))
     }
 
@@ -255,6 +262,8 @@ final class FeedBuilder {
         captureDepth = stack.count - 1
         captureMarkup = markup
         captureBase64 = false
+        captureXHTML = false
+        hiddenDepth = .max
         text.removeAll(keepingCapacity: true)
     }
 
