@@ -101,16 +101,18 @@ extension WorkerSession {
     }
 
     /// The engine is done with a download (which answers its request, if nothing did before): it
-    /// is recorded with the others that finish meanwhile (within 20 ms), in one round trip for all of them.
+    /// is recorded with the others that finish meanwhile (``FinishedBatch``), in one round trip for all of them.
     func finished(_ download: Download) {
         guard let lease = leaseOfDownload[download.id], held[lease] != nil else { return }   // lost meanwhile: dropped already
         answered(lease)   // when nothing came before its end: a spaced host's turn ends with it
         held[lease]?.finished = download
-        guard !flushScheduled else { return }
+        let finished = held.values.count { $0.finished != nil }
+        let now = FinishedBatch.recordsNow(finished: finished, underWay: held.count - finished)
+        guard now || !flushScheduled else { return }
         flushScheduled = true
         let events = self.events
         Task {
-            try? await Task.sleep(for: .milliseconds(20))   // never cancelled: the flush only comes sooner
+            if !now { try? await Task.sleep(for: FinishedBatch.deadline) }   // never cancelled: the flush only comes sooner
             events.yield(.flush)
         }
     }
