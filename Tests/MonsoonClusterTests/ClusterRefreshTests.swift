@@ -304,6 +304,37 @@ import Testing
         _ = await fixture.manager.shutdown()
     }
 
+    /// Two items without guids whose former identity was one (the same `media:content` before their enclosures, so the
+    /// earlier parser stored one row): the first is that row, the second a new episode, as the library decides.
+    @Test func aFormerIdentityIsTheFirstItemsOnly() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let item = { (name: String) in
+            "<item><title>\(name)</title><media:content url=\"https://cdn.example.com/p.mp3\" type=\"audio/mpeg\"/>"
+                + "<enclosure url=\"https://cdn.example.com/\(name).mp3\" type=\"audio/mpeg\"/></item>"
+        }
+        let feed = "<rss xmlns:media=\"http://search.yahoo.com/mrss/\"><channel><title>Show</title>\(item("a"))\(item("b"))</channel></rss>"
+        server.setRoute("/feed.xml", feedRoute(feed, etag: "\"v1\""))
+        let fixture = try await SharedLibraryFixture()
+        let added = try #require(try await fixture.add([server.url("/feed.xml")]).first)
+        _ = try await fixture.refresh(added.feedID)
+        let parsed = try FeedParser.parse(Data(feed.utf8), url: server.url("/feed.xml"))
+        let former = try #require(parsed.episodes.first?.formerIdentity)
+        #expect(parsed.episodes.map(\.formerIdentity) == [former, former])
+        // As the earlier parser left it: one row, under the former identity.
+        _ = try await onThread {
+            try fixture.queue.connection.execute("DELETE FROM monsoon_jobs WHERE kind = 'download'")
+            try fixture.queue.connection.execute("DELETE FROM monsoon_episodes WHERE identity = $1", [parsed.episodes[1].identity])
+            try fixture.queue.connection.execute("UPDATE monsoon_episodes SET identity = $1 WHERE identity = $2", [former, parsed.episodes[0].identity])
+        }
+        server.setRoute("/feed.xml", feedRoute(feed, etag: "\"v2\""))
+        try await fixture.add([server.url("/feed.xml")])
+        guard case .refreshed(let summary) = try await fixture.refresh(added.feedID) else { Issue.record("not refreshed"); return }
+        #expect(summary.queued == 1)
+        #expect(try await fixture.downloads().map(\.identity) == [parsed.episodes[1].identity])
+        _ = await fixture.manager.shutdown()
+    }
+
     /// Failures are the worker's to act on: returned, the job left running.
     @Test func aFeedThatCannotBeReadIsAnOutcome() async throws {
         let server = try TestServer()

@@ -190,9 +190,18 @@ import Testing
         #expect(feed.episodes.map(\.title) == ["History of the <blink> tag", "History of the tag", "safe description"])
         let atom03 = try parseXML("""
             <feed version="0.3" xmlns="http://purl.org/atom/ns#"><entry><id>1</id>
-            <title type="application/xhtml+xml" mode="xml"><div xmlns="http://www.w3.org/1999/xhtml">The &lt;blink&gt; tag</div></title></entry></feed>
+            <title type="application/xhtml+xml" mode="xml"><div xmlns="http://www.w3.org/1999/xhtml">The &lt;blink&gt; tag</div></title></entry>
+            <entry><id>2</id><title type="application/xhtml+xml" mode="escaped">&lt;b&gt;Escaped&lt;/b&gt; markup</title></entry>
+            <entry><id>3</id><title type="text/plain">The &lt;blink&gt; tag, &amp;amp; more</title></entry></feed>
             """)
-        #expect(atom03.episodes.first?.title == "The <blink> tag")
+        #expect(atom03.episodes.map(\.title) == ["The <blink> tag", "Escaped markup", "The <blink> tag, &amp; more"])
+        // A script in CDATA, as XHTML wraps one, is a script all the same.
+        let cdata = try parseXML("""
+            <feed xmlns="http://www.w3.org/2005/Atom"><entry><id>1</id><title type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">\
+            <script><![CDATA[var x = 1;]]></script>Episode</div></title></entry>
+            <entry><id>2</id><title type="text">History of the &lt;blink&gt; tag</title></entry></feed>
+            """)
+        #expect(cdata.episodes.map(\.title) == ["Episode", "History of the <blink> tag"])
     }
 
     /// As in HTML, a quote opens an attribute's value only after `=`: `<a href=http://x/">` is a tag, not text.
@@ -224,16 +233,19 @@ import Testing
     }
 
     /// Of two dates from one source the later written wins (Atom 0.3's `issued`, then 1.0's `published`); a better
-    /// source still wins over a later worse one.
+    /// source still wins over a later worse one, and Atom 0.3's `created` (a draft's start) comes last of all.
     @Test func ofTwoDatesFromOneSourceTheLaterWritten() throws {
         let feed = try parseXML("""
             <feed xmlns="http://www.w3.org/2005/Atom">
             <entry><id>1</id><issued>2004-01-01T19:48:21Z</issued><published>2010-01-01T19:48:21Z</published></entry>
             <entry><id>2</id><updated>2010-12-01T10:14:55Z</updated><updated>2003-12-31T10:14:55Z</updated></entry>
             <entry><id>3</id><published>2001-01-01T00:00:00Z</published><updated>2002-01-01T00:00:00Z</updated><published>not a date</published></entry>
+            <entry><id>4</id><issued>2004-01-02T00:00:00Z</issued><modified>2004-01-03T00:00:00Z</modified><created>2004-01-01T00:00:00Z</created></entry>
+            <entry><id>5</id><created>2004-01-01T00:00:00Z</created></entry>
             </feed>
             """)
-        #expect(feed.episodes.map { utc($0.published) } == ["2010-01-01T19:48:21Z", "2003-12-31T10:14:55Z", "2001-01-01T00:00:00Z"])
+        #expect(feed.episodes.map { utc($0.published) } == ["2010-01-01T19:48:21Z", "2003-12-31T10:14:55Z", "2001-01-01T00:00:00Z",
+                                                            "2004-01-02T00:00:00Z", "2004-01-01T00:00:00Z"])
     }
 
     /// Microsoft's CDF, RSS's forerunner: `<CHANNEL HREF=…>` as the root, `<ITEM HREF=… LASTMOD=…>`.

@@ -130,6 +130,7 @@ import Testing
         #expect(FeedText.title("<b class=\"x <i>Show</i>") == "<b class=\"x <i>Show</i>")
         #expect(FeedText.title("<i>A</i> <!-- B <i>C</i>") == "A")
         #expect(FeedText.title("safe<!--") == "safe")
+        #expect(FeedText.title("<!-->Episode <!--->1") == "Episode 1", "empty comments, as in HTML")
         #expect(FeedText.title(String(repeating: "<!-- x", count: 20_000)) == nil)
         #expect(FeedText.title("<i>A</i> <b>B</b>") == "A B")
         let unclosed = String(repeating: "<b \"x", count: 20_000)

@@ -27,6 +27,13 @@ import Testing
         }
     }
 
+    /// Titles keep a publisher's no-break and thin spaces: a pattern's space matches them.
+    @Test func aSpaceMatchesANoBreakSpace() throws {
+        #expect(try TitlePattern("episode 5").matches("Episode\u{A0}5"))
+        #expect(try TitlePattern("part [0-9]").matches("Part\u{2009}2"))
+        #expect(try !TitlePattern("episode 5").matches("Episode\u{A0}6"))
+    }
+
     /// Patterns that take a backtracking engine minutes or hours on a title that almost matches.
     @Test func catastrophicPatternsAreLinear() throws {
         let words = "Interview: " + Array(repeating: "word", count: 2_000).joined(separator: " ") + " !"

@@ -57,6 +57,7 @@ struct FeedEpisodes {
     private(set) var items: [Item] = []
     private var placement: EpisodePlacement
     private let stored: [String: Stored]
+    private var formerTaken = Set<String>()
     private var order = 0
     /// Where the page being handed out began: the placement before it and the items count, to
     /// undo a page that turns out unreadable, as the library undoes it (its savepoint).
@@ -85,8 +86,9 @@ struct FeedEpisodes {
             case .row(let identity, let row):
                 item.identity = identity
                 item.known = row != nil
-                // Stored by the parser before issue 50 under another identity: the same episode, kept under that one.
-                if row == nil, let former = episode.formerIdentity, stored[former] != nil {
+                // Stored by the parser before issue 50 under another identity: the same episode, kept under that one
+                // (by the first item that had it, as the library's own refresh re-keys that row to the first).
+                if row == nil, let former = episode.formerIdentity, stored[former] != nil, formerTaken.insert(former).inserted {
                     item.identity = former
                     item.known = true
                 }

@@ -19,8 +19,9 @@ public final class ClusterWorker: Sendable {
         case tick
         /// The engine finished (or gave up on) one of the worker's downloads.
         case finished(Download)
-        /// Time to record the downloads that finished (batched over a few milliseconds).
-        case flush
+        /// Time to record the downloads that finished (batched over a few milliseconds), unless a flush came since
+        /// this one was asked for (its number, counted by ``WorkerSession/flushes``).
+        case flush(Int)
         /// A refresh job's outcome, run in a task of its own.
         case refreshed(Lease, Result<ClusterRefresh.Outcome, Error>)
         /// Where a download would go: the answer to a HEAD that follows no redirect.

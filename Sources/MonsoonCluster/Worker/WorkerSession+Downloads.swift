@@ -109,11 +109,11 @@ extension WorkerSession {
         let finished = held.values.count { $0.finished != nil }
         let now = FinishedBatch.recordsNow(finished: finished, underWay: held.count - finished)
         guard now || !flushScheduled else { return }
-        flushScheduled = true
-        let events = self.events
+        flushScheduled = flushScheduled || !now
+        let (events, number) = (self.events, flushes)
         Task {
-            if !now { try? await Task.sleep(for: FinishedBatch.deadline) }   // never cancelled: the flush only comes sooner
-            events.yield(.flush)
+            if !now { try? await Task.sleep(for: FinishedBatch.deadline) }   // never cancelled: a flush before it makes it stale
+            events.yield(.flush(number))
         }
     }
 

@@ -63,8 +63,8 @@ final class WorkerSession {
     var lastManifests = ContinuousClock.now - .seconds(3600)
     var stopping = false
     var maintainer: QueueMaintainer
-    /// A flush of finished downloads is on its way (`finished`).
-    var flushScheduled = false
+    /// A flush of finished downloads is on its way (`finished`), and the flushes done so far.
+    var flushScheduled = false, flushes = 0
     /// No claims before then: the engine could not queue a download (its database away).
     var claimsPausedUntil = ContinuousClock.now
     /// Downloads in a row the engine could not queue for want of its database: each one puts
@@ -162,7 +162,9 @@ final class WorkerSession {
                 tellProgress()
             case .finished(let download):
                 finished(download)
-            case .flush:
+            case .flush(let number):
+                guard number == flushes else { break }   // one since did its work
+                flushes += 1
                 flushScheduled = false
                 await settleFinished()
                 await claimMore()

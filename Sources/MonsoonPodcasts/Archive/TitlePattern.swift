@@ -129,9 +129,11 @@ public struct TitlePattern: Sendable {
         mutating func clear() { items.removeAll(keepingCapacity: true) }
     }
 
-    /// `scalar` and its other cases, for matching without case.
+    /// `scalar` and its other cases, for matching without case, and a plain space for a space beyond ASCII: a pattern's
+    /// ` ` matches a title's no-break or thin space (titles keep those; ASCII ones are collapsed to ` ` already).
     static func variants(of scalar: Unicode.Scalar) -> [Unicode.Scalar] {
         var all = [scalar]
+        if !scalar.isASCII, scalar.properties.isWhitespace { all.append(" ") }
         for mapping in [scalar.properties.lowercaseMapping, scalar.properties.uppercaseMapping] {
             let mapped = mapping.unicodeScalars
             if mapped.count == 1, let only = mapped.first, !all.contains(only) { all.append(only) }

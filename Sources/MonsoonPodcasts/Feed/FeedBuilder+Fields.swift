@@ -1,7 +1,7 @@
 import FoundationEssentials
 
 /// An item's fields while it is read. Ranks say which source a value came from (lower is preferred:
-/// `pubDate` over `dc:date` over Atom's `updated`; `description` over `itunes:summary` over `content:encoded`).
+/// `pubDate` over `dc:date` over Atom's `updated` over Atom 0.3's `created`; `description` over `itunes:summary` over `content:encoded`).
 struct ItemDraft {
     var guid: String?
     /// RSS 1.0's `rdf:about`: the item's identity, as a guid is.
@@ -142,6 +142,9 @@ extension FeedBuilder {
             if item.dateRank >= 1 { capture(.itemDate, rank: 1) }
         case .atomUpdated:
             if item.dateRank >= 2 { capture(.itemDate, rank: 2) }
+        case .atomCreated:
+            // Atom 0.3's `created`, when a draft was begun: a date only where nothing else gives one.
+            if item.dateRank >= 3 { capture(.itemDate, rank: 3) }
         case .description, .atomSummary:
             if item.summaryRank > 1 {
                 capture(.itemSummary, rank: 1, markup: true)
@@ -254,8 +257,8 @@ extension FeedBuilder {
         default: limits.maxTextBytes
         }
         if text.count > limit { cutText(to: limit) }
-        let xhtml = captureXHTML
-        captureXHTML = false
+        let xhtml = captureLiteral
+        captureLiteral = false
         switch finished {
         case .none:
             break
@@ -369,13 +372,15 @@ extension FeedBuilder {
 }
 
 extension FeedBuilder {
-    /// An Atom title's type: base64 to decode, or XHTML (Atom 0.3's `application/xhtml+xml`), whose text (`&lt;`
-    /// already read once, by XML) is the title as it is: never stripped of tags or decoded again.
+    /// An Atom title's type: base64 to decode; or XHTML (Atom 0.3's `application/xhtml+xml` in its `xml` mode) or
+    /// declared plain text, whose text (`&lt;` already read once, by XML) is the title as written: never stripped of
+    /// tags or decoded again. Without a type, a title is read as the HTML publishers often put there.
     func atomTitleType(_ attributes: SAXAttributes) {
         captureBase64 = Self.isBase64(attributes)
-        captureXHTML = attributes.bytes("type").map {
-            ASCIIBytes.equalsIgnoringCase($0, "xhtml") || ASCIIBytes.equalsIgnoringCase($0, "application/xhtml+xml")
-        } ?? false
+        let mode = attributes.bytes("mode")
+        guard !captureBase64, mode.map({ ASCIIBytes.equalsIgnoringCase($0, "xml") }) ?? true, let type = attributes.bytes("type") else { return }
+        let literal: [StaticString] = ["xhtml", "application/xhtml+xml", "text", "text/plain"]
+        captureLiteral = literal.contains { ASCIIBytes.equalsIgnoringCase(type, $0) }
     }
 
     /// `<itunes:link rel="image" href=…>`, iTunes' older form of its image.

@@ -49,9 +49,9 @@ final class FeedBuilder {
     @exclusivity(unchecked) private var captureMarkup = false
     /// The element being read says its text is base64 (`type="base64"`, Atom 0.3's `mode="base64"`).
     @exclusivity(unchecked) var captureBase64 = false
-    /// The Atom title being read is XHTML: its text is the title as it is.
-    @exclusivity(unchecked) var captureXHTML = false
-    /// The depth of the `<script>` or `<style>` in an XHTML title being read, whose text is left out; `.max` outside one.
+    /// The Atom title being read is XHTML or declared plain text: its text is the title as written.
+    @exclusivity(unchecked) var captureLiteral = false
+    /// The depth of the `<script>` or `<style>` in such a title, whose text is left out; `.max` outside one.
     @exclusivity(unchecked) private var hiddenDepth = Int.max
     @exclusivity(unchecked) var text: [UInt8] = []
 
@@ -108,7 +108,7 @@ final class FeedBuilder {
             stack.append(.other)
             if captureMarkup { appendStartTag(localname, prefix, attributes) }
             // A script's or style sheet's text is no title's.
-            if captureXHTML, hiddenDepth == .max, SAXAttributes.equals(localname, "script") || SAXAttributes.equals(localname, "style") {
+            if captureLiteral, hiddenDepth == .max, SAXAttributes.equals(localname, "script") || SAXAttributes.equals(localname, "style") {
                 hiddenDepth = depth
             }
             return
@@ -175,7 +175,7 @@ final class FeedBuilder {
     /// `<?monsoon-cdata N?>` stands for CDATA section N (``FeedRepair/cdataTarget``); other processing instructions mean
     /// nothing to a feed.
     func processingInstruction(_ target: UnsafePointer<xmlChar>, _ data: UnsafePointer<xmlChar>?) {
-        guard field != .none, let data, SAXAttributes.equals(target, "monsoon-cdata") else { return }
+        guard field != .none, stack.count <= hiddenDepth, let data, SAXAttributes.equals(target, "monsoon-cdata") else { return }
         var index = 0
         var offset = 0
         while ByteScanner.isDigit(data[offset]), index < Int.max / 10 {
@@ -262,7 +262,7 @@ final class FeedBuilder {
         captureDepth = stack.count - 1
         captureMarkup = markup
         captureBase64 = false
-        captureXHTML = false
+        captureLiteral = false
         hiddenDepth = .max
         text.removeAll(keepingCapacity: true)
     }

@@ -6,7 +6,7 @@ enum FeedElement: UInt8 {
     // RSS (no namespace, RSS 1.0 or 0.90) and RDF.
     case rss, rdf, channel, item, title, link, description, language, image, url, guid, pubDate, enclosure, managingEditor
     // Atom (1.0 and 0.3).
-    case atomFeed, atomEntry, atomTitle, atomLink, atomID, atomPublished, atomUpdated, atomSummary, atomContent,
+    case atomFeed, atomEntry, atomTitle, atomLink, atomID, atomPublished, atomUpdated, atomCreated, atomSummary, atomContent,
          atomAuthor, atomName, atomLogo, atomIcon, atomSubtitle
     // iTunes.
     case itunesImage, itunesLink, itunesAuthor, itunesDuration, itunesSeason, itunesEpisode, itunesExplicit, itunesNewFeedURL,
@@ -93,7 +93,8 @@ enum FeedElement: UInt8 {
             case "title": return .atomTitle
             case "link": return .atomLink
             case "id": return .atomID
-            case "published", "issued", "created": return .atomPublished
+            case "published", "issued": return .atomPublished
+            case "created": return .atomCreated
             case "updated", "modified": return .atomUpdated
             case "summary": return .atomSummary
             case "content": return .atomContent

@@ -135,7 +135,8 @@ enum FeedText {
 
     private static func tagEnd(_ bytes: [UInt8], at start: Int) -> TagEnd {
         if bytes[start...].starts(with: "<!--".utf8) {
-            var index = start + 4
+            // From the first dash: `<!-->` and `<!--->` are empty comments, as in HTML.
+            var index = start + 2
             while index + 2 < bytes.count {
                 if bytes[index] == UInt8(ascii: "-"), bytes[index + 1] == UInt8(ascii: "-"), bytes[index + 2] == UInt8(ascii: ">") {
                     return .end(index + 3)
