@@ -47,7 +47,7 @@ enum FeedDecoding {
             transcoded = windows1252ToUTF8(body)
         case .iconv(let name, let unit):
             if detected == nil, let mislabel = mislabelledUTF8(body, declared: declaredEncodingName(body), iconvName: name, start: bomLength) { return mislabel }
-            transcoded = iconvToUTF8(body, from: name, unit: unit) ?? macToUTF8(body, from: name)
+            transcoded = iconvToUTF8(body, from: name, unit: unit)
             if transcoded == nil {
                 // iconv does not know the name: read it as (repaired) UTF-8.
                 if !isCleanUTF8(body) { transcoded = repairUTF8(body) }
@@ -62,7 +62,7 @@ enum FeedDecoding {
     private static func mislabelledUTF8(_ body: UnsafeBufferPointer<UInt8>, declared: String?, iconvName: String?, start: Int) -> Decoded? {
         guard let declared, body.contains(where: { $0 >= 0x80 }), isCleanUTF8(body) else { return nil }
         if let iconvName {
-            guard let text = iconvToUTF8(body, from: iconvName, unit: 1) ?? macToUTF8(body, from: iconvName),
+            guard let text = iconvToUTF8(body, from: iconvName, unit: 1),
                   String(decoding: text, as: UTF8.self).unicodeScalars.count == body.count else { return nil }
         }
         return Decoded(start: start, transcoded: nil, encoding: .utf8,
@@ -243,10 +243,10 @@ enum FeedDecoding {
         }
     }
 
-    /// A code unit iconv cannot convert becomes U+FFFD; nil when iconv does not know the encoding.
+    /// A code unit iconv cannot convert becomes U+FFFD; nil when neither iconv nor ``macToUTF8`` knows the encoding.
     static func iconvToUTF8(_ bytes: UnsafeBufferPointer<UInt8>, from name: String, unit: Int) -> [UInt8]? {
         let descriptor = iconv_open("UTF-8", name)
-        guard let descriptor, descriptor != iconv_t(bitPattern: -1) else { return nil }
+        guard let descriptor, descriptor != iconv_t(bitPattern: -1) else { return unit == 1 ? macToUTF8(bytes, from: name) : nil }
         defer { iconv_close(descriptor) }
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return [] }
         var output = [UInt8](repeating: 0, count: bytes.count * 2 + 64)
