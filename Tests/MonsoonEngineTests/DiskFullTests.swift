@@ -41,7 +41,7 @@ struct DiskFullTests {
         // Free the space; a retry resumes from the part.
         try FileManager.default.removeItem(atPath: filler)
         server.setRoute("/big", Route(body: body, etag: "\"big\""))
-        try await manager.retry("big")
+        try await manager.retry(["big"])
         try await waitFor(manager, "big", .completed)
         #expect(sha256(ofFile: destination) == body.sha256Hex())
         let range = server.requests(for: "/big").last?.header("Range")
@@ -87,7 +87,7 @@ struct DiskFullTests {
 
         try FileManager.default.removeItem(atPath: filler)
         server.setRoute("/small.mp3", Route(body: body, contentType: "audio/mpeg"))
-        try await manager.retry("s")
+        try await manager.retry(["s"])
         let done = try await waitFor(manager, "s", .completed)
         #expect(done.filePath == (disk as NSString).appendingPathComponent("small.mp3"))
         #expect(sha256(ofFile: (disk as NSString).appendingPathComponent("small.mp3")) == body.sha256Hex())

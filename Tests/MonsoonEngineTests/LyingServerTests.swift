@@ -44,7 +44,7 @@ import Testing
         try await eventually("the cut attempt to end") { try await manager.download(withID: "v")?.status == .waitingToRetry }
         server.setRoute("/v", Route(body: versionB, etag: "\"B\"", lastModified: modified.addingTimeInterval(60),
                                     ignoresIfRange: true, rangesWithoutValidators: true))
-        try await manager.retry("v")
+        try await manager.retry(["v"])
         try await waitFor(manager, "v", .completed)
         #expect(sha256(ofFile: folder.file("v.bin")) == versionB.sha256Hex(), "all of version B, none of A")
         let requests = server.requests(for: "/v")
@@ -66,7 +66,7 @@ import Testing
         let manager = DownloadManager(configuration: configuration)
         try await manager.enqueue(request("s", server.url("/s"), to: folder.file("s.bin")))
         try await eventually("the cut attempt to end") { try await manager.download(withID: "s")?.status == .waitingToRetry }
-        try await manager.retry("s")
+        try await manager.retry(["s"])
         let done = try await waitFor(manager, "s", .completed)
         #expect(sha256(ofFile: folder.file("s.bin")) == body.sha256Hex())
         #expect(server.requests(for: "/s").map { $0.header("Range") } == [nil, "bytes=40000-", "bytes=60000-", "bytes=80000-"])

@@ -34,7 +34,7 @@ import Testing
 
         // A retry of an unclaimed download changes its state, but does not start it.
         try await manager.pause("other")
-        try await manager.retry("other")
+        try await manager.retry(["other"])
         #expect(try await manager.download(withID: "other")?.status == .queued)
         await manager.waitUntilIdle()
         #expect(server.requests(for: "/other").isEmpty)
@@ -129,11 +129,41 @@ import Testing
         #expect(first.filePath == folder.file("a (2).mp3"), "never over another file")
         try FileManager.default.removeItem(atPath: folder.file("a.mp3"))
         try FileManager.default.removeItem(atPath: folder.file("a (2).mp3"))
-        try await manager.retry(id)
+        try await manager.retry([id])
         let again = try await waitFor(manager, id, .completed)
         #expect(again.filePath == folder.file("a.mp3"), "the plain name, free again")
         #expect(folder.contents().filter { $0.hasPrefix("a") } == ["a.mp3"])
         await manager.shutdown()
+    }
+    /// `retry` takes many downloads in one command (a `get` or an archive run asks again for all
+    /// of its own): each is treated as alone, and an unknown id changes nothing.
+    @Test func aRetryOfManyTreatsEachAsAlone() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        for name in ["kept", "gone", "broken"] { server.setRoute("/\(name)", Route(body: .pattern(size: 20_000, seed: UInt64(name.count)))) }
+        server.setRoute("/broken", Route.html(status: 404, "<html>no</html>"))
+        let manager = try DownloadManager(configuration: configuration(.wholeQueue), databasePath: folder.file("queue.sqlite"))
+        try await manager.enqueue(contentsOf: ["kept", "gone", "broken"].map { request(DownloadID($0), server.url("/\($0)"), to: folder.file($0)) })
+        try await waitFor(manager, "kept", .completed)
+        try await waitFor(manager, "gone", .completed)
+        try await waitFor(manager, "broken", .failed)
+        try FileManager.default.removeItem(atPath: folder.file("gone"))
+        server.setRoute("/broken", Route(body: .pattern(size: 20_000, seed: 6)))
+
+        await #expect(throws: DownloadManagerError.notFound("nope")) { try await manager.retry(["broken", "nope"]) }
+        #expect(try await manager.download(withID: "broken")?.status == .failed, "nothing changed")
+
+        try await manager.retry(["kept", "gone", "broken"])
+        try await waitFor(manager, "gone", .completed)
+        try await waitFor(manager, "broken", .completed)
+        await manager.waitUntilIdle()
+        await manager.shutdown()
+        #expect(server.requests(for: "/kept").count == 1, "a file still there is not fetched again")
+        #expect(server.requests(for: "/gone").count == 2 && server.requests(for: "/broken").count == 2)
+        for name in ["kept", "gone", "broken"] {
+            #expect(sha256(ofFile: folder.file(name)) == Body.pattern(size: 20_000, seed: UInt64(name.count)).sha256Hex(), "\(name)")
+        }
     }
 }
 

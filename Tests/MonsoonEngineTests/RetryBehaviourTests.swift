@@ -113,7 +113,7 @@ import Testing
         #expect(failed.lastError?.message.contains("retry later") == true)
         // The user can retry later; the server has recovered by then.
         server.setRoute("/long", Route(body: .bytes([1])))
-        try await manager.retry("long")
+        try await manager.retry(["long"])
         try await waitFor(manager, "long", .completed)
         await manager.shutdown()
     }

@@ -173,7 +173,7 @@ import Testing
         }
         // Retried (and held in line, so it cannot fail again meanwhile): no longer failed.
         await manager.setLimits(maxConcurrent: 0)
-        try await manager.retry("f")
+        try await manager.retry(["f"])
         await #expect(throws: DownloadManagerError.self) { try await manager.replaceFailure(of: "f", with: better) }
         await manager.shutdown()
     }

@@ -130,7 +130,7 @@ extension Archive {
             // Failed, paused or finished-but-gone ones start again: this run asks for them. Before
             // the claim, which starts them: retried after it, one that failed at once in this run
             // would be asked for twice.
-            for id in ids { try await manager.retry(id) }
+            try await manager.retry(ids)
             try await manager.claim(ids)
         } catch {
             throw await QueueRun.shutDown(manager, failing: CLIError(error, "cannot start the archive's downloads"), context: context)

@@ -62,7 +62,7 @@ enum Control {
                 switch command {
                 case .pause(let id): try await manager.pause(id)
                 case .resume(let id): try await manager.resume(id)
-                case .retry(let id): try await manager.retry(id)
+                case .retry(let id): try await manager.retry([id])
                 case .remove(let id, let deleteFile): try await manager.remove(id, deleteFile: deleteFile)
                 case .setPriority(let id, let priority): try await manager.setPriority(priority, for: id)
                 case .pauseAll: try await manager.pauseAll()

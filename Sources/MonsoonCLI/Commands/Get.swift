@@ -124,7 +124,7 @@ struct Get: RunnableCommand {
             }
             try afterDownload?.owe(plan.owed)
             try await manager.claim(plan.activeIDs + plan.retried)
-            for id in plan.retried { try await manager.retry(id) }
+            try await manager.retry(plan.retried)
             let fresh: [DownloadID]
             if let afterDownload, afterDownload.hook != nil {
                 // Their hooks are owed before they can start: added to the store with their ledger rows,

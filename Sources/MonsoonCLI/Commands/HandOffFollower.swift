@@ -120,7 +120,7 @@ struct HandOffFollower {
             reporter.follow(false)
             try await manager.claim(reporter.unsettled)
             // Retrying a download that already runs again is a no-op: safe if the runner took it.
-            for id in retried.sorted(by: { $0.rawValue < $1.rawValue }) { try await manager.retry(id) }
+            try await manager.retry(retried.sorted(by: { $0.rawValue < $1.rawValue }))
         } catch {
             throw await QueueRun.shutDown(manager, failing: CLIError(error, "cannot take over the downloads"), context: context)
         }

@@ -58,17 +58,33 @@ struct EngineLoop {
     func pause(_ id: DownloadID) -> Result<Void, DownloadManagerError> { core.perform(.pause, on: id) }
     func resume(_ id: DownloadID) -> Result<Void, DownloadManagerError> { core.perform(.resume, on: id) }
 
-    /// Retries a failed or waiting download now; a completed one whose file has gone is fetched again.
-    func retry(_ id: DownloadID, reply: CommandReply<Void>) {
-        guard let record = core.records[id] else { return answer(reply, .failure(.notFound(id))) }
-        guard record.status == .completed, let path = record.filePath else { return answer(reply, core.perform(.retry(fileGone: false), on: id)) }
+    /// Retries failed or waiting downloads now; completed ones whose files have gone are fetched
+    /// again (the disk worker looks for every file in one job, and the changes are saved together).
+    /// An unknown id fails the command before anything changes; otherwise the answer is the first
+    /// download that could not be retried, once the others are.
+    func retry(_ ids: [DownloadID], reply: CommandReply<Void>) {
+        var completed: [(id: DownloadID, path: String)] = []
+        var others: [DownloadID] = []
+        for id in ids {
+            guard let record = core.records[id] else { return answer(reply, .failure(.notFound(id))) }
+            if record.status == .completed, let path = record.filePath { completed.append((id, path)) } else { others.append(id) }
+        }
+        var failure: DownloadManagerError?
+        for id in others {
+            if case .failure(let error) = core.perform(.retry(fileGone: false), on: id), failure == nil { failure = error }
+        }
         // Kept in memory while the disk worker looks: a removal meanwhile is then seen.
-        core.records[id] = record
-        core.records.hold(id)
-        core.persistence.onWorker({ _ in !PartFile.exists(path) }, then: { loop, gone in
-            if loop.records.isHot(id) { loop.perform(.retry(fileGone: gone), on: id) }
-            loop.records.letGo(id)
-            reply(loop, .success(()))
+        for each in completed {
+            core.records[each.id] = core.records[each.id]
+            core.records.hold(each.id)
+        }
+        let paths = completed.map(\.path)
+        core.persistence.onWorker({ _ in paths.map { !PartFile.exists($0) } }, then: { [completed, failure] loop, gone in
+            for (each, fileGone) in zip(completed, gone) {
+                if loop.records.isHot(each.id) { _ = loop.perform(.retry(fileGone: fileGone), on: each.id) }
+                loop.records.letGo(each.id)
+            }
+            reply(loop, failure.map { .failure($0) } ?? .success(()))
         }, ifClosed: reply.shutDown)
     }
 

@@ -59,7 +59,7 @@ public enum DownloadCommand: Sendable, Equatable {
         switch self {
         case .pause(let id): _ = loop.pause(id)
         case .resume(let id): _ = loop.resume(id)
-        case .retry(let id): loop.retry(id, reply: .ignored)
+        case .retry(let id): loop.retry([id], reply: .ignored)
         case .remove(let id, let deleteFile): _ = loop.remove(id, deleteFile: deleteFile)
         case .setPriority(let id, let priority): _ = loop.setPriority(priority, for: id)
         case .pauseAll: loop.pauseAll(reply: .ignored)

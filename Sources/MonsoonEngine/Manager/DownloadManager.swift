@@ -132,9 +132,11 @@ public final class DownloadManager: Sendable {
         try await perform(rows: [id], now: { $0.resume(id) })
     }
 
-    /// Queues a failed download (or one waiting to retry) now, with fresh retry counters.
-    public func retry(_ id: DownloadID) async throws(DownloadManagerError) {
-        try await perform(rows: [id]) { $0.retry(id, reply: $1) }
+    /// Queues failed downloads (or ones waiting to retry) now, with fresh retry counters; a
+    /// completed one whose file has gone is fetched again. One trip to the transfer thread, and
+    /// one save, for all of them.
+    public func retry(_ ids: [DownloadID]) async throws(DownloadManagerError) {
+        try await perform(rows: ids) { $0.retry(ids, reply: $1) }
     }
 
     /// Forgets a download. Its `.part` file is always deleted; a completed file only if `deleteFile`.
