@@ -76,7 +76,7 @@ let package = Package(
 
         // The command-line tool: commands live in a library so tests can run them in-process.
         .target(name: "MonsoonCLI", dependencies: ["MonsoonBasics", "MonsoonPodcasts", "MonsoonEngine", "MonsoonStore", "MonsoonCluster", "CLibc"]),
-        .executableTarget(name: "monsoon", dependencies: ["MonsoonCLI"]),
+        .executableTarget(name: "monsoon", dependencies: ["MonsoonCLI", "CLibc"]),
 
         // The loopback HTTP server with fault injection, for tests, the demo and benchmarks.
         // Optimized in debug builds too: it serves every test's bytes, and a slow server on a

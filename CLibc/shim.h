@@ -6,6 +6,7 @@
 // symbol is looked up at run time. Every one is in glibc 2.34 and later (Debian 12: 2.36).
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <spawn.h>
 #include <unistd.h>
@@ -43,6 +44,11 @@ static inline short monsoon_spawn_setsid_flag(void) {
 /// Names the calling thread (at most 15 bytes), as `top -H`, gdb and crash reports show it.
 static inline int monsoon_name_thread(const char *name) {
     return pthread_setname_np(pthread_self(), name);
+}
+
+/// One malloc arena for every thread (see Sources/monsoon/main.swift).
+static inline void monsoon_single_malloc_arena(void) {
+    mallopt(M_ARENA_MAX, 1);
 }
 
 #endif

@@ -1,9 +1,16 @@
+import CLibc
 import FoundationEssentials
 import Glibc
 import Dispatch
 import MonsoonCLI
 
 // The `monsoon` binary: wires the process's streams and signals to the CLI.
+
+// One malloc arena for every thread. Glibc gives each thread that meets a locked arena one of
+// its own, and memory freed into one is never reused by another: an archive of 10,000 episodes
+// peaked 31 MiB higher with them. No thread here allocates on the body's path, so the one lock
+// is not contended.
+monsoon_single_malloc_arena()
 
 let interruption = Interruption()
 // A parent may have left SIGINT or SIGTERM blocked (a test runner's thread, a service

@@ -4,17 +4,19 @@
 /// outside this package needs a `default` (or `@unknown default`), and a new kind breaks no one.
 @nonexhaustive
 public enum DownloadEvent: Sendable, Equatable {
+    // The snapshots are boxed: an event is then a few words, not a whole `Download`, wherever
+    // events wait for a slow reader (`EventSubscriber`'s buffer).
     /// A download joined the queue: enqueued here, or added to the store by another process.
-    case added(Download)
+    indirect case added(Download)
     /// Coalesced: at most about ten a second per download, and the only kind a
     /// slow consumer may miss (it then sees the newest).
     case progress(id: DownloadID, bytes: Int, total: Int?)
     /// A download moved to another status; the snapshot is taken after the change.
-    case statusChanged(Download)
+    indirect case statusChanged(Download)
     /// A download was removed from the queue.
     case removed(DownloadID)
     /// A request of the download ended (it may be retried: `statusChanged` says).
-    case attempt(AttemptReport)
+    indirect case attempt(AttemptReport)
 
     /// Which events a subscription wants (`DownloadManager.events(_:)`): the engine builds no
     /// event of a kind nobody asked for.

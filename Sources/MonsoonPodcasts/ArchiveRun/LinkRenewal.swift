@@ -32,7 +32,7 @@ public final class LinkRenewal: Sendable {
     private let manager: DownloadManager
     private let databasePath: String
     /// Those whose episodes' failures `settle` makes sure were offered.
-    private let downloads: [DownloadID]
+    private let downloads: Set<DownloadID>
 
     /// - Parameters:
     ///   - manager: the run's engine; the feeds are fetched through it too.
@@ -41,7 +41,7 @@ public final class LinkRenewal: Sendable {
         (items, input) = AsyncStream.makeStream(of: Item.self)
         self.manager = manager
         self.databasePath = databasePath
-        self.downloads = downloads
+        self.downloads = Set(downloads)
     }
 
     /// Whether it takes `event` over (the reporter and the run's observer do not see it): the failure of an episode's
@@ -137,7 +137,10 @@ public final class LinkRenewal: Sendable {
             while ContinuousClock.now < deadline {
                 let unseen: Bool
                 do {
-                    let rows = try store.get().downloads(withIDs: downloads)
+                    // Only the failed ones are read: a run's whole queue, all in memory at once, would
+                    // be the largest thing a long archive holds.
+                    let store = try store.get()
+                    let rows = try store.downloads(withIDs: try store.ids(withStatus: .failed).filter(downloads.contains))
                     unseen = state.withLock { state in
                         rows.contains { $0.request.owner == .episode && $0.status == .failed && ExpiredLinks.isRefusal($0.lastError?.httpStatus) && !state.links.hasSeen($0.id, at: $0.request.url) }
                     }
