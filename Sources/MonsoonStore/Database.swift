@@ -61,8 +61,7 @@ public final class Database {
             }
             // NORMAL in WAL mode: a crash loses no committed transaction; a power cut
             // may lose the last few, which only ever rolls state back, never forward.
-            // An 8 MiB page cache: a batch of thousands of inserts stays in memory until commit.
-            try execute("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -8192;")
+            try execute("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
         } catch {
             // Not closed here: every stored property is set, so the throw runs deinit, which closes
             // the connection (closing it here too closed it twice, a use after free).

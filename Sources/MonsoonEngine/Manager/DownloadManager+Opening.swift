@@ -38,7 +38,12 @@ extension DownloadManager {
         ///   newer Monsoon; the file is then left untouched.
         /// `busyTimeout`: `EngineConfiguration.storeBusyTimeout`.
         init(databasePath: String, watching: Bool, busyTimeout: Double) throws {
-            worker = try DownloadStore(path: databasePath, busyTimeout: busyTimeout)
+            let worker = try DownloadStore(path: databasePath, busyTimeout: busyTimeout)
+            self.worker = worker
+            // The disk worker's 8 MiB page cache: a batch of thousands of inserts stays in memory
+            // until commit (enqueueing 99,000 took a fifth longer with SQLite's 2 MB). The other
+            // connections keep SQLite's default: a home has four or five open at once.
+            try worker.database.execute("PRAGMA cache_size = -8192")
             watcher = watching ? try DownloadStore(path: databasePath, busyTimeout: busyTimeout) : nil
         }
     }
