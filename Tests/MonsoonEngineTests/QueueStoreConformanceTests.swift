@@ -293,9 +293,9 @@ import MonsoonStore
             let running = queue.store
             let other = try queue.connect()
             let before = try running.changeCounter()
-            let first = try other.post(.pause("a"))
-            let second = try other.post(.setPriority("b", 4))
-            let third = try other.post(.resumeAll)
+            let first = try other.post([.pause("a")])
+            let second = try other.post([.setPriority("b", 4)])
+            let third = try other.post([.resumeAll])
             #expect(first < second && second < third)
             #expect(try running.changeCounter() != before)   // another connection wrote
 
@@ -310,6 +310,12 @@ import MonsoonStore
             try running.deleteCommands(through: last)
             #expect(try !other.hasPendingCommands(through: .max))
             #expect(try running.commands(after: 0).commands.isEmpty)
+
+            // Many at once (a hand-off): in order, numbered on, the last one's number returned.
+            let batch: [DownloadCommand] = [.retry("a"), .claim("a", by: 7), .claim("b", by: 7)]
+            let end = try other.post(batch)
+            #expect(try running.commands(after: last) == (batch, end))
+            #expect(try other.post([]) == 0, "nothing posted")
         }
     }
 

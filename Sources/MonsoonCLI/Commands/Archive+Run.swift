@@ -149,16 +149,14 @@ extension Archive {
             var fresh: [DownloadRequest] = []
             for request in requests {
                 if let existing = try episodes.store.download(withID: request.id) {
-                    if existing.status == .failed || existing.status == .paused || existing.status == .completed {
-                        last = try episodes.store.post(.retry(request.id))
-                        retried.insert(request.id)
-                    }
+                    if existing.status == .failed || existing.status == .paused || existing.status == .completed { retried.insert(request.id) }
                 } else {
                     fresh.append(request)
                 }
             }
-            if !(try episodes.store.add(fresh)).isEmpty { last = try episodes.store.post(.adoptNewDownloads) }
-            for request in requests { last = try episodes.store.post(.claim(request.id, by: getpid())) }
+            last = try episodes.store.post(requests.filter { retried.contains($0.id) }.map { .retry($0.id) })
+            if !(try episodes.store.add(fresh)).isEmpty { last = try episodes.store.post([.adoptNewDownloads]) }
+            last = try episodes.store.post(requests.map { .claim($0.id, by: getpid()) })
         }
         var follower = HandOffFollower(global: global, transfer: transfer, home: episodes.home, store: episodes.store, reporter: reporter, context: context,
                                        jobs: Archive.defaultJobs)

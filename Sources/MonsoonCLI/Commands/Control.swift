@@ -47,7 +47,7 @@ enum Control {
         guard !commands.isEmpty else { return true }
         guard let lock = try await HomeLock.acquire(path: home.lockPath, role: .brief) else {
             try CLIError.prefixing("cannot post the change to the running monsoon") {
-                for command in commands { try store.post(command) }
+                _ = try store.post(commands)
             }
 
             try await waitUntilTaken(store, otherwise: "the running monsoon did not take the change within 10 s; it is posted and will apply when it does")

@@ -15,15 +15,15 @@ extension Get {
                 plan.add(url, known: try store.downloads(of: url), folder: folder, skipExisting: skipExisting)
             }
             try afterDownload?.owe(plan.owed)
-            for id in plan.retried { lastCommand = try store.post(.retry(id)) }
+            lastCommand = try store.post(plan.retried.map { .retry($0) })
             // With their hooks recorded as owed in the same transaction (`AfterDownload.add`): the running
             // monsoon may take rows in at any moment (another command's adopt).
             let ids = try afterDownload.map { try $0.add(plan.requests(folder: folder)) } ?? store.add(plan.requests(folder: folder))
             afterDownload?.catchUp(plan.alreadyThereIDs)
-            if !ids.isEmpty { lastCommand = try store.post(.adoptNewDownloads) }
+            if !ids.isEmpty { lastCommand = try store.post([.adoptNewDownloads]) }
             // A `get` that runs the queue starts only its own downloads: these are claimed
             // for as long as this process lives (a claim of a dead process is ignored).
-            for id in ids + plan.activeIDs + plan.retried { lastCommand = try store.post(.claim(id, by: getpid())) }
+            lastCommand = try store.post((ids + plan.activeIDs + plan.retried).map { .claim($0, by: getpid()) })
             return ids
         }
         report(plan, fresh: ids, to: reporter, context: context)

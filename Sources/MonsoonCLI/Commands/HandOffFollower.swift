@@ -80,7 +80,7 @@ struct HandOffFollower {
     /// everything queued anyway.
     private func interrupt() async -> Int32 {
         do {
-            for id in reporter.unsettled { try store.post(.release(id, by: getpid())) }
+            try store.post(reporter.unsettled.map { .release($0, by: getpid()) })
         } catch {
             context.error("could not ask the running monsoon to stop this command's downloads: \(error)")
         }

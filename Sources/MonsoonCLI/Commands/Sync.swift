@@ -81,7 +81,7 @@ struct Sync: RunnableCommand {
             let pending = try episodes.store.pending().filter { $0.owner == .episode }.map(\.id)
             // Those queued earlier: the running monsoon may have them under way already (docs/REFERENCE.md says so).
             if owes { try AfterDownload.owe(pending.map { ($0, .episode) }, databasePath: episodes.home.databasePath) }
-            for id in pending { last = try episodes.store.post(.claim(id, by: getpid())) }
+            last = try episodes.store.post(pending.map { .claim($0, by: getpid()) })
             return pending
         }
 

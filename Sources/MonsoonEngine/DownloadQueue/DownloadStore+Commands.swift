@@ -7,9 +7,22 @@ extension DownloadStore {
     /// - Returns: the command's number, for `hasPendingCommands(through:)`.
     @discardableResult
     public func post(_ command: DownloadCommand) throws -> Int {
-        let row = command.row
-        try database.run("INSERT INTO download_commands (download_id, action, argument, created) VALUES (?, ?, ?, ?)", row.id, row.action, row.argument, Date())
-        return database.lastInsertRowID
+        try post([command])
+    }
+
+    /// Posts commands in one transaction (a hand-off of thousands is one commit, not thousands).
+    /// - Returns: the last one's number, for `hasPendingCommands(through:)` (0 for none).
+    @discardableResult
+    public func post(_ commands: [DownloadCommand]) throws -> Int {
+        guard !commands.isEmpty else { return 0 }
+        let now = Date()
+        return try database.write {
+            for command in commands {
+                let row = command.row
+                try database.run("INSERT INTO download_commands (download_id, action, argument, created) VALUES (?, ?, ?, ?)", row.id, row.action, row.argument, now)
+            }
+            return database.lastInsertRowID
+        }
     }
 
     /// Whether any posted command (or any up to number `seq`) still waits for the running process.

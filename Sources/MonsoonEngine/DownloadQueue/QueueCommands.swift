@@ -3,9 +3,10 @@
 ///
 /// - Important: confined to one thread at a time, like a database connection.
 package protocol QueueCommands: AnyObject {
-    /// Posts a command for the process running this queue; returns its number.
+    /// Posts commands for the process running this queue, in one transaction; returns the last
+    /// one's number (0 for none).
     @discardableResult
-    func post(_ command: DownloadCommand) throws -> Int
+    func post(_ commands: [DownloadCommand]) throws -> Int
     /// Whether any posted command (or any up to number `seq`) still waits for the running process.
     func hasPendingCommands(through seq: Int) throws -> Bool
     /// The commands posted after `seq`, in order, with the last one's number (read only).
