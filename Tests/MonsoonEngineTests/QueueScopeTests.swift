@@ -136,12 +136,13 @@ import Testing
         await manager.shutdown()
     }
     /// `retry` takes many downloads in one command (a `get` or an archive run asks again for all
-    /// of its own): each is treated as alone, and an unknown id changes nothing.
+    /// of its own): each is treated as alone, twice the same is once, and an unknown id changes nothing.
     @Test func aRetryOfManyTreatsEachAsAlone() async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()
         defer { folder.remove(); server.stop() }
-        for name in ["kept", "gone", "broken"] { server.setRoute("/\(name)", Route(body: .pattern(size: 20_000, seed: UInt64(name.count)))) }
+        let seeds: [String: UInt64] = ["kept": 1, "gone": 2, "broken": 3]
+        for (name, seed) in seeds { server.setRoute("/\(name)", Route(body: .pattern(size: 20_000, seed: seed))) }
         server.setRoute("/broken", Route.html(status: 404, "<html>no</html>"))
         let manager = try DownloadManager(configuration: configuration(.wholeQueue), databasePath: folder.file("queue.sqlite"))
         try await manager.enqueue(contentsOf: ["kept", "gone", "broken"].map { request(DownloadID($0), server.url("/\($0)"), to: folder.file($0)) })
@@ -149,20 +150,21 @@ import Testing
         try await waitFor(manager, "gone", .completed)
         try await waitFor(manager, "broken", .failed)
         try FileManager.default.removeItem(atPath: folder.file("gone"))
-        server.setRoute("/broken", Route(body: .pattern(size: 20_000, seed: 6)))
+        server.setRoute("/broken", Route(body: .pattern(size: 20_000, seed: 3)))
 
         await #expect(throws: DownloadManagerError.notFound("nope")) { try await manager.retry(["broken", "nope"]) }
         #expect(try await manager.download(withID: "broken")?.status == .failed, "nothing changed")
+        try await manager.retry([])
 
-        try await manager.retry(["kept", "gone", "broken"])
+        try await manager.retry(["kept", "gone", "broken", "gone"])
         try await waitFor(manager, "gone", .completed)
         try await waitFor(manager, "broken", .completed)
         await manager.waitUntilIdle()
         await manager.shutdown()
         #expect(server.requests(for: "/kept").count == 1, "a file still there is not fetched again")
         #expect(server.requests(for: "/gone").count == 2 && server.requests(for: "/broken").count == 2)
-        for name in ["kept", "gone", "broken"] {
-            #expect(sha256(ofFile: folder.file(name)) == Body.pattern(size: 20_000, seed: UInt64(name.count)).sha256Hex(), "\(name)")
+        for (name, seed) in seeds {
+            #expect(sha256(ofFile: folder.file(name)) == Body.pattern(size: 20_000, seed: seed).sha256Hex(), "\(name)")
         }
     }
 }

@@ -59,9 +59,8 @@ struct EngineLoop {
     func resume(_ id: DownloadID) -> Result<Void, DownloadManagerError> { core.perform(.resume, on: id) }
 
     /// Retries failed or waiting downloads now; completed ones whose files have gone are fetched
-    /// again (the disk worker looks for every file in one job, and the changes are saved together).
-    /// An unknown id fails the command before anything changes; otherwise the answer is the first
-    /// download that could not be retried, once the others are.
+    /// again (the disk worker looks for all their files in one job). An unknown id fails the
+    /// command before anything changes.
     func retry(_ ids: [DownloadID], reply: CommandReply<Void>) {
         var completed: [(id: DownloadID, path: String)] = []
         var others: [DownloadID] = []
@@ -69,22 +68,20 @@ struct EngineLoop {
             guard let record = core.records[id] else { return answer(reply, .failure(.notFound(id))) }
             if record.status == .completed, let path = record.filePath { completed.append((id, path)) } else { others.append(id) }
         }
-        var failure: DownloadManagerError?
-        for id in others {
-            if case .failure(let error) = core.perform(.retry(fileGone: false), on: id), failure == nil { failure = error }
-        }
+        for id in others { core.perform(.retry(fileGone: false), on: id) }
+        guard !completed.isEmpty else { return answer(reply, .success(())) }
         // Kept in memory while the disk worker looks: a removal meanwhile is then seen.
         for each in completed {
-            core.records[each.id] = core.records[each.id]
+            core.records.update(each.id) { _ in }
             core.records.hold(each.id)
         }
         let paths = completed.map(\.path)
-        core.persistence.onWorker({ _ in paths.map { !PartFile.exists($0) } }, then: { [completed, failure] loop, gone in
+        core.persistence.onWorker({ _ in paths.map { !PartFile.exists($0) } }, then: { [completed] loop, gone in
             for (each, fileGone) in zip(completed, gone) {
-                if loop.records.isHot(each.id) { _ = loop.perform(.retry(fileGone: fileGone), on: each.id) }
+                if loop.records.isHot(each.id) { loop.perform(.retry(fileGone: fileGone), on: each.id) }
                 loop.records.letGo(each.id)
             }
-            reply(loop, failure.map { .failure($0) } ?? .success(()))
+            reply(loop, .success(()))
         }, ifClosed: reply.shutDown)
     }
 

@@ -133,8 +133,8 @@ public final class DownloadManager: Sendable {
     }
 
     /// Queues failed downloads (or ones waiting to retry) now, with fresh retry counters; a
-    /// completed one whose file has gone is fetched again. One trip to the transfer thread, and
-    /// one save, for all of them.
+    /// completed one whose file has gone is fetched again. One trip to the transfer thread for
+    /// all of them, whose changes are saved in batches, not one by one.
     public func retry(_ ids: [DownloadID]) async throws(DownloadManagerError) {
         try await perform(rows: ids) { $0.retry(ids, reply: $1) }
     }
