@@ -133,10 +133,19 @@ public final class DownloadManager: Sendable {
     }
 
     /// Queues failed downloads (or ones waiting to retry) now, with fresh retry counters; a
-    /// completed one whose file has gone is fetched again. One trip to the transfer thread for
-    /// all of them, whose changes are saved in batches, not one by one.
+    /// completed one whose file has gone is fetched again. A trip to the transfer thread for each
+    /// `rowsPerTrip` of them, whose changes are saved in batches, not one by one.
+    /// - Throws: `.notFound` for an unknown id (those of earlier trips are retried already).
     public func retry(_ ids: [DownloadID]) async throws(DownloadManagerError) {
-        try await perform(rows: ids) { $0.retry(ids, reply: $1) }
+        for part in Self.trips(ids) { try await perform(rows: part) { $0.retry(part, reply: $1) } }
+    }
+
+    /// A command on many downloads reads their rows into memory first: an archive's ten thousand
+    /// in one trip were the run's peak, so they go this many at a time.
+    static let rowsPerTrip = 1_000
+
+    private static func trips(_ ids: [DownloadID]) -> [[DownloadID]] {
+        stride(from: 0, to: ids.count, by: rowsPerTrip).map { Array(ids[$0..<min(ids.count, $0 + rowsPerTrip)]) }
     }
 
     /// Forgets a download. Its `.part` file is always deleted; a completed file only if `deleteFile`.
@@ -164,7 +173,7 @@ public final class DownloadManager: Sendable {
     /// Lets an engine with `QueueScope.claimedOnly` start these stored downloads (no effect
     /// with `.wholeQueue`, which starts everything queued). Unknown ids are ignored.
     public func claim(_ ids: [DownloadID]) async throws(DownloadManagerError) {
-        try await perform(rows: ids, now: { $0.claim(ids) })
+        for part in Self.trips(ids) { try await perform(rows: part, now: { $0.claim(part) }) }
     }
 
     /// Pauses every download that would run (also those a `.claimedOnly` engine does not run).

@@ -67,6 +67,8 @@ extension ArchiveRun {
         try await library { feeds = await readFeeds(urls, in: $0, report: note) }
         let (run, plan) = try await self.plan(feeds.loaded, refreshed: feeds.refreshed, options: options, queue: queue, store: store,
                                               allowingPrivate: allowingPrivate, select: select, scanning: library, report: note)
+        // The feeds' documents are in their folders by now: not held through the downloads.
+        feeds.loaded = []
         let downloads = try await download(plan)
         try run.finish(plan, store: store, databasePath: databasePath, keepsEarlierVersions: options.keepsEarlierVersions, report: note)
         (outcome.skipped, outcome.missing) = (plan.skipped, plan.missing)

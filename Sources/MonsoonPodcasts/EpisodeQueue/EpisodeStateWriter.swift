@@ -14,6 +14,14 @@ public final class EpisodeStateWriter: @unchecked Sendable {
     private var freed = EpisodeFiles.Deletion()
     /// Not for an archive, which keeps everything.
     private let appliesRetention: Bool
+    /// Episodes whose downloads changed since the last write, and those of them that completed:
+    /// written together at most every `interval`, so a burst of thousands of events is a few
+    /// transactions, not thousands (the events waited for them, and held memory meanwhile).
+    private var changed: Set<Int> = []
+    private var completed: Set<Int> = []
+    private var lastWrite: ContinuousClock.Instant?
+    private static let interval = Duration.milliseconds(250)
+    private let now: () -> ContinuousClock.Instant
 
     public struct Outcome: Sendable {
         /// Downloads deleted to make room.
@@ -22,19 +30,29 @@ public final class EpisodeStateWriter: @unchecked Sendable {
     }
 
     /// On its own connection.
-    public init(databasePath: String, appliesRetention: Bool = true) throws {
+    public init(databasePath: String, appliesRetention: Bool = true, now: @escaping () -> ContinuousClock.Instant = { .now }) throws {
         self.appliesRetention = appliesRetention
+        self.now = now
         let database = try Database(path: databasePath)
         queue = try EpisodeQueue(database: database)
         files = try EpisodeFiles(database: database)
         settings = try Settings(database: database)
     }
 
+    /// Notes the download's change: written at once when the last write is a quarter of a second
+    /// old, else with the next change that finds it so, or at `finish`.
     public func record(_ download: Download) {
         guard let episode = EpisodeQueue.episodeID(of: download.request) else { return }
+        changed.insert(episode)
+        if download.status == .completed { completed.insert(episode) }
+        let now = now()
+        guard lastWrite.map({ now - $0 >= Self.interval }) ?? true else { return }
+        lastWrite = now
+        defer { (changed, completed) = ([], []) }
         do {
-            try queue.reconcile(episode: episode)
-            if appliesRetention, download.status == .completed, let podcast = try files.podcast(ofEpisode: episode) {
+            try queue.reconcile(episodes: Array(changed))
+            guard appliesRetention else { return }
+            for podcast in Set(try completed.compactMap { try files.podcast(ofEpisode: $0) }) {
                 merge(try files.applyRetention(settings, podcast: podcast))
             }
         } catch {
@@ -44,6 +62,7 @@ public final class EpisodeStateWriter: @unchecked Sendable {
 
     /// Every episode follows its download and retention applies.
     public func finish() -> Outcome {
+        (changed, completed) = ([], [])   // all of them, below
         do {
             try queue.reconcile()
             if appliesRetention { merge(try files.applyRetention(settings)) }
