@@ -175,3 +175,12 @@ func holdDatabase<T: Sendable>(_ path: String, begin: String = "BEGIN IMMEDIATE"
     }.start()
     return result
 }
+
+extension DownloadStateReading {
+    /// `forEachState(ownedBy:changedSince:)`, gathered.
+    func states(ownedBy owner: DownloadOwner, changedSince since: Date?) throws -> [StoredDownloadState] {
+        var states: [StoredDownloadState] = []
+        try forEachState(ownedBy: owner, changedSince: since) { states.append($0) }
+        return states
+    }
+}

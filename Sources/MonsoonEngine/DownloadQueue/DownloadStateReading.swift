@@ -8,6 +8,6 @@ package protocol DownloadStateReading: AnyObject {
     /// What the queue says of the downloads with these ids (those that exist, in no set order), in one call.
     func states(of ids: [DownloadID]) throws -> [StoredDownloadState]
     /// What the queue says of the downloads `owner` answers for, changed at or after `since`
-    /// (all of them for nil), in enqueue order.
-    func states(ownedBy owner: DownloadOwner, changedSince since: Date?) throws -> [StoredDownloadState]
+    /// (all of them for nil), in enqueue order: one at a time, so a large queue is never all in memory.
+    func forEachState(ownedBy owner: DownloadOwner, changedSince since: Date?, _ body: (StoredDownloadState) throws -> Void) throws
 }

@@ -13,10 +13,10 @@ extension DownloadStore {
         return found
     }
 
-    package func states(ownedBy owner: DownloadOwner, changedSince since: Date?) throws -> [StoredDownloadState] {
+    package func forEachState(ownedBy owner: DownloadOwner, changedSince since: Date?, _ body: (StoredDownloadState) throws -> Void) throws {
         try database.statement("""
             SELECT \(QueueRows.stateColumns.list) FROM downloads WHERE owner = ?1 AND (?2 IS NULL OR updated >= ?2) ORDER BY seq
-            """).query([owner.rawValue, since], reading: DownloadColumn.self, StoredDownloadState.init(row:))
+            """).forEach([owner.rawValue, since], reading: DownloadColumn.self) { try body(try StoredDownloadState(row: $0)) }
     }
 
     /// Ids per statement: below SQLite's oldest limit on parameters (999).

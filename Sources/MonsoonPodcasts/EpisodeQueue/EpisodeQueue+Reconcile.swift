@@ -4,20 +4,35 @@ import MonsoonStore
 
 extension EpisodeQueue {
     /// Copies the engine's state of episode downloads into the episodes (all, or some): state, error, file, bytes; a
-    /// completed one leaves the queue (positions may then have gaps: what counts is their order). The engine's rows are
-    /// read first (one query), then written in one transaction of the library's.
+    /// completed one leaves the queue (positions may then have gaps: what counts is their order). Written in one
+    /// transaction of the library's.
     public func reconcile(episode: Int) throws {
         try reconcile(episodes: [episode])
     }
 
-    /// `episodes`: those only (nil: every episode with a download).
+    /// `episodes`: those only (nil: every episode with a download, read a thousand at a time, so a queue of any size
+    /// is never all in memory).
     public func reconcile(episodes: [Int]? = nil) throws {
-        let states = try episodes.map { try downloads.states(of: $0.map(Self.downloadID(ofEpisode:))) }
-            ?? downloads.states(ownedBy: .episode, changedSince: nil)
-        // Only an episode's own download, under its own id.
-        let episodes = states.compactMap { state in
-            (state.owner == .episode ? Self.episodeID(of: state.id) : nil).flatMap { Self.downloadID(ofEpisode: $0) == state.id ? (episode: $0, state: state) : nil }
+        try database.write {
+            if let episodes {
+                let states = try downloads.states(of: episodes.map(Self.downloadID(ofEpisode:)))
+                return try EpisodeRecord.reconcile(states.compactMap(Self.own), in: database)
+            }
+            var batch: [(episode: Int, state: StoredDownloadState)] = []
+            try downloads.forEachState(ownedBy: .episode, changedSince: nil) { state in
+                guard let own = Self.own(state) else { return }
+                batch.append(own)
+                if batch.count == 1_000 {
+                    try EpisodeRecord.reconcile(batch, in: database)
+                    batch.removeAll(keepingCapacity: true)
+                }
+            }
+            try EpisodeRecord.reconcile(batch, in: database)
         }
-        try database.write { try EpisodeRecord.reconcile(episodes, in: database) }
+    }
+
+    /// Only an episode's own download, under its own id.
+    private static func own(_ state: StoredDownloadState) -> (episode: Int, state: StoredDownloadState)? {
+        (state.owner == .episode ? episodeID(of: state.id) : nil).flatMap { downloadID(ofEpisode: $0) == state.id ? (episode: $0, state: state) : nil }
     }
 }
