@@ -61,7 +61,7 @@ extension Archive {
         let writer = try EpisodeStateWriter.open(home: episodes.home, appliesRetention: false)
         let observe: @Sendable (DownloadEvent) -> Void = { event in
             runReport?.observe(event)
-            if case .statusChanged(let download) = event { writer.record(download) }
+            writer.record(event)
         }
         var status: Int32
         var held = lock

@@ -115,7 +115,7 @@ struct RunQueue: RunnableCommand {
         let renewal = LinkRenewal(manager: manager, databasePath: home.databasePath, downloads: space.map { $0.fits + $0.waits } ?? [])
         var status = await session.run(reporting: reporter, renewing: renewal) { event in
             report?.observe(event)
-            if case .statusChanged(let download) = event { writer.record(download) }
+            writer.record(event)
             // One another command queued meanwhile, taken in: owed from now (those queued at the start are already).
             if case .added(let download) = event { afterDownload?.oweTakenIn(download) }
         }

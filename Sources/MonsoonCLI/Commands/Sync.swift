@@ -93,7 +93,7 @@ struct Sync: RunnableCommand {
         var follower = HandOffFollower(global: global, transfer: options.transfer, home: episodes.home, store: episodes.store, reporter: reporter, context: context)
         follower.observe = { event in
             report?.observe(event)
-            if case .statusChanged(let download) = event { writer.record(download) }
+            writer.record(event)
         }
         let status = try await follower.follow(handedThrough: last, retried: [])
         return writer.finish(status: status, context: context)

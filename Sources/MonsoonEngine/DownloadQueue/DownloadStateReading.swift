@@ -9,5 +9,6 @@ package protocol DownloadStateReading: AnyObject {
     func states(of ids: [DownloadID]) throws -> [StoredDownloadState]
     /// What the queue says of the downloads `owner` answers for, changed at or after `since`
     /// (all of them for nil), in enqueue order: one at a time, so a large queue is never all in memory.
+    /// `body` must not change `downloads` through the same connection: the rows are still being read.
     func forEachState(ownedBy owner: DownloadOwner, changedSince since: Date?, _ body: (StoredDownloadState) throws -> Void) throws
 }

@@ -140,8 +140,8 @@ public final class DownloadManager: Sendable {
         for part in Self.trips(ids) { try await perform(rows: part) { $0.retry(part, reply: $1) } }
     }
 
-    /// A command on many downloads reads their rows into memory first: an archive's ten thousand
-    /// in one trip were the run's peak, so they go this many at a time.
+    /// A command on many downloads reads their rows into memory first, all of a trip's at once:
+    /// this bounds them, whatever the number of downloads.
     static let rowsPerTrip = 1_000
 
     private static func trips(_ ids: [DownloadID]) -> [[DownloadID]] {

@@ -16,7 +16,7 @@ public final class EpisodeStateWriter: @unchecked Sendable {
     private let appliesRetention: Bool
     /// Episodes whose downloads changed since the last write, and those of them that completed:
     /// written together at most every `interval`, so a burst of thousands of events is a few
-    /// transactions, not thousands (the events waited for them, and held memory meanwhile).
+    /// transactions; one each would keep every event waiting for its own.
     private var changed: Set<Int> = []
     private var completed: Set<Int> = []
     private var lastWrite: ContinuousClock.Instant?
@@ -39,16 +39,17 @@ public final class EpisodeStateWriter: @unchecked Sendable {
         settings = try Settings(database: database)
     }
 
-    /// Notes the download's change: written at once when the last write is a quarter of a second
-    /// old, else with the next change that finds it so, or at `finish`.
-    public func record(_ download: Download) {
-        guard let episode = EpisodeQueue.episodeID(of: download.request) else { return }
-        changed.insert(episode)
-        if download.status == .completed { completed.insert(episode) }
-        let now = now()
-        guard lastWrite.map({ now - $0 >= Self.interval }) ?? true else { return }
-        lastWrite = now
-        defer { (changed, completed) = ([], []) }
+    /// Notes what `event` changed (a download's status); what was noted is written once the last
+    /// write is a quarter of a second old, by any event that finds it so (progress comes several
+    /// times a second while anything downloads), or at `finish`.
+    public func record(_ event: DownloadEvent) {
+        if case .statusChanged(let download) = event, let episode = EpisodeQueue.episodeID(of: download.request) {
+            changed.insert(episode)
+            if download.status == .completed { completed.insert(episode) }
+        }
+        guard !changed.isEmpty, lastWrite.map({ now() - $0 >= Self.interval }) ?? true else { return }
+        // Timed from the write's end: a slow one (retention deleting files) is not followed by another at once.
+        defer { (changed, completed, lastWrite) = ([], [], now()) }
         do {
             try queue.reconcile(episodes: Array(changed))
             guard appliesRetention else { return }
