@@ -285,6 +285,8 @@ final class GetReporter: Sendable {
         row.named = row.episode != nil || download.filePath != nil
         row.error = download.lastError
         row.retryAt = download.retryAt
+        // Its speed is shown only while it downloads: ten thousand finished rows need not keep their samples.
+        if download.status == .completed || download.status == .failed { row.rate = RecentSpeed() }
         state.rows[download.id] = row
         defer { if live && clock().timeIntervalSince(state.block.lastDraw) >= 0.1 { draw(&state) } }   // at most ten redraws a second
         let id = download.id.rawValue
