@@ -8,8 +8,8 @@ import MonsoonCLI
 
 // One malloc arena for every thread. Glibc gives a thread that finds the arena locked one of its
 // own, up to eight per core, and each keeps the memory freed into it for its own threads: an
-// archive of 10,000 episodes peaked 31 MiB higher with them, at the same CPU. The
-// body's bytes are never allocated per chunk, so the one arena's lock is seldom contended.
+// archive of 10,000 episodes peaked at 80 MiB with them against 63 with one, for about 6 % less
+// CPU. Memory that stays flat at scale is the choice made here.
 monsoon_single_malloc_arena()
 
 let interruption = Interruption()
