@@ -43,9 +43,10 @@ extension Archive {
 
     /// The plan's downloads (and the extras asked for), said as they go, with their sidecars and
     /// hooks; the episodes follow them. Returns the exit status they give, and their counts.
-    private func download(_ plan: ArchiveRun.Plan, lock: HomeLock?, episodes: EpisodeSession, recording: WARCArchive?, runReport: RunReport?,
+    private func download(_ plan: consuming ArchiveRun.Plan, lock: HomeLock?, episodes: EpisodeSession, recording: WARCArchive?, runReport: RunReport?,
                           context: CommandContext) async throws -> (Int32, GetReporter.Tally) {
         let requests = plan.requests
+        plan.requests = []   // held by `requests` alone, which `run` lets go of once they are queued
         runReport?.skipped(plan.skips)
         let reporter = GetReporter(context: context, quiet: global.quiet || output.json, verbose: global.verbose, expected: requests.count,
                                    style: output.json ? .json : .events, summarizes: false)
@@ -67,7 +68,7 @@ extension Archive {
         var held = lock
         if held == nil { held = try await HomeLock.acquire(path: episodes.home.lockPath, role: .get) }
         if let lock = held {
-            status = try await run(requests, lock: lock, episodes: episodes, recording: recording, reporter: reporter, observe: observe, context: context)
+            status = try await run(consume requests, lock: lock, episodes: episodes, recording: recording, reporter: reporter, observe: observe, context: context)
         } else {
             status = try await handOver(requests, episodes: episodes, reporter: reporter, observe: observe, context: context)
         }
@@ -116,7 +117,7 @@ extension Archive {
     }
 
     /// With the lock: the downloads go into the engine's queue, and only they run here.
-    private func run(_ requests: [DownloadRequest], lock: HomeLock, episodes: EpisodeSession, recording: WARCArchive?, reporter: GetReporter,
+    private func run(_ requests: consuming [DownloadRequest], lock: HomeLock, episodes: EpisodeSession, recording: WARCArchive?, reporter: GetReporter,
                      observe: @escaping @Sendable (DownloadEvent) -> Void, context: CommandContext) async throws -> Int32 {
         defer { withExtendedLifetime(lock) {} }
         var configuration = try transfer.configuration(scope: .claimedOnly, home: episodes.home, context: context, jobs: Archive.defaultJobs)
@@ -124,6 +125,7 @@ extension Archive {
         configuration.warc = recording
         let ids = requests.map(\.id)
         try episodes.place(requests, what: "the archive's downloads")
+        _ = consume requests   // queued: the store holds them now, not this run's memory
         let manager = try await QueueRun.openManager(episodes.home, configuration: configuration)
         let session = QueueRun(manager, context: context, global: global)
         do {

@@ -56,7 +56,7 @@ extension ArchiveRun {
     package static func run<Downloads>(_ urls: [URL], options: Options, queue: EpisodeQueue, store: any QueueListing, databasePath: String,
                                        library: (_ body: (PodcastLibrary) async throws -> Void) async throws -> Void,
                                        allowingPrivate: () throws -> Bool, select: @escaping ([ArchiveSelection.Candidate]) throws -> ArchiveSelection,
-                                       download: (Plan) async throws -> Downloads,
+                                       download: (consuming Plan) async throws -> Downloads,
                                        report: @escaping (Event) -> Void) async throws -> (Outcome, Downloads) {
         var outcome = Outcome()
         let note: (Event) -> Void = { event in
@@ -67,11 +67,14 @@ extension ArchiveRun {
         try await library { feeds = await readFeeds(urls, in: $0, report: note) }
         let (run, plan) = try await self.plan(feeds.loaded, refreshed: feeds.refreshed, options: options, queue: queue, store: store,
                                               allowingPrivate: allowingPrivate, select: select, scanning: library, report: note)
-        // The feeds' documents are in their folders by now: not held through the downloads.
+        // The feeds' documents are in their folders by now, and the episodes' requests are the
+        // downloads' to hold: neither stays here through them. The end reads only the extras'.
         feeds.loaded = []
-        let downloads = try await download(plan)
-        try run.finish(plan, store: store, databasePath: databasePath, keepsEarlierVersions: options.keepsEarlierVersions, report: note)
-        (outcome.skipped, outcome.missing) = (plan.skipped, plan.missing)
+        var ending = plan
+        ending.requests = plan.requests.filter { Self.extraKind(of: $0) != nil }
+        let downloads = try await download(consume plan)
+        try run.finish(ending, store: store, databasePath: databasePath, keepsEarlierVersions: options.keepsEarlierVersions, report: note)
+        (outcome.skipped, outcome.missing) = (ending.skipped, ending.missing)
         return (outcome, downloads)
     }
 
