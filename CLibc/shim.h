@@ -46,9 +46,9 @@ static inline int monsoon_name_thread(const char *name) {
     return pthread_setname_np(pthread_self(), name);
 }
 
-/// Two malloc arenas for all the threads (see Sources/monsoon/main.swift).
-static inline void monsoon_limit_malloc_arenas(void) {
-    mallopt(M_ARENA_MAX, 2);
+/// One malloc arena for every thread (see Sources/monsoon/main.swift).
+static inline void monsoon_single_malloc_arena(void) {
+    mallopt(M_ARENA_MAX, 1);
 }
 
 #endif

@@ -6,12 +6,11 @@ import MonsoonCLI
 
 // The `monsoon` binary: wires the process's streams and signals to the CLI.
 
-// Two malloc arenas for all the threads. Glibc gives a thread that finds an arena locked one of
-// its own, up to eight per core, and each keeps the memory freed into it for its own threads: an
-// archive of 10,000 episodes peaked at 70-78 MiB with them against 55 with one or two, for about
-// 4 % less CPU. Memory that stays flat at scale is the choice made here; two cost no more memory
-// than one, and contend less.
-monsoon_limit_malloc_arenas()
+// One malloc arena for every thread. Glibc gives a thread that finds the arena locked one of its
+// own, up to eight per core, and each keeps the memory freed into it for its own threads: an
+// archive of 10,000 episodes peaked at 70-78 MiB with them, against 54-57 with one (55-63 with
+// two), for about 4 % less CPU. Memory that stays flat at scale is the choice made here.
+monsoon_single_malloc_arena()
 
 let interruption = Interruption()
 // A parent may have left SIGINT or SIGTERM blocked (a test runner's thread, a service
