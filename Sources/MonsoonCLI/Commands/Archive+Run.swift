@@ -30,7 +30,7 @@ extension Archive {
                     try await LibrarySession.open(global, context: context, transfer: transfer, warc: recording).run(body)
                 },
                 allowingPrivate: { try transfer.allowPrivate || episodes.settings.allowPrivate() }, select: select,
-                download: { try await download($0, lock: lock, episodes: episodes, recording: recording, runReport: runReport, context: context) },
+                download: { plan in try await download(consume plan, lock: lock, episodes: episodes, recording: recording, runReport: runReport, context: context) },
                 report: { say($0, root: root, context: context) })
         } catch let failure as ArchiveRun.PlanError {
             throw Self.failure(failure)

@@ -42,7 +42,7 @@ extension DownloadManager {
             self.worker = worker
             // The disk worker's page cache is twice SQLite's 2 MB: a batch of thousands of inserts stays
             // in memory until commit (99,000 enqueued 5,000 at a time took a fifth longer with 2 MB than
-            // with 8 MiB, 5 % longer with 4). The other connections keep the default: a home has four or
+            // with 8 MiB, 5 % longer with 4 MiB). The other connections keep the default: a home has four or
             // five open at once.
             try worker.database.execute("PRAGMA cache_size = -4096")
             watcher = watching ? try DownloadStore(path: databasePath, busyTimeout: busyTimeout) : nil
