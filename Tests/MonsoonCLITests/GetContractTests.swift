@@ -20,7 +20,7 @@ import Testing
         #expect(failed.status == 1)
         server.setRoute("/old.mp3", Route(body: .bytes([1])))
         let store = try DownloadStore(path: folder.file(".monsoon/monsoon.sqlite"))
-        try store.post(.retry("d1"))
+        try store.post([.retry("d1")])
         _ = try store.add([DownloadRequest(id: "", url: server.url("/left.mp3"), destination: .directory(folder.file("left")))])
         let requestsBefore = server.requests.count
 

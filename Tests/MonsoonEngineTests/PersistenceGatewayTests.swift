@@ -277,7 +277,7 @@ import Testing
         let first: [DownloadCommand] = [.pause(DownloadID("a")), .resume(DownloadID("b")), .pauseAll]
         let second: [DownloadCommand] = [.retry(DownloadID("c"))]
         var last = 0
-        for command in first + second { last = try fixture.store.post(command) }
+        for command in first + second { last = try fixture.store.post([command]) }
         let started = [fixture.gateway.queueCommands(first, through: last - 1), fixture.gateway.queueCommands(second, through: last)]
         #expect(started == [true, false], "the only batch starts at once; a later one waits its turn")
         let names = { (commands: ArraySlice<DownloadCommand>?) in commands.map { $0.map { "\($0)" } } }

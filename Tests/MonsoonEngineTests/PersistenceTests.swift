@@ -241,19 +241,19 @@ import Testing
         try await eventually("some bytes on disk") { (try await manager.download(withID: "r")?.bytes ?? 0) > 0 }
 
         let other = try DownloadStore(path: database)   // as another process would
-        try other.post(.pause("r"))
+        try other.post([.pause("r")])
         try await recorder.waitFor("r", .paused, seconds: 10)
         server.setRoute("/r", Route(body: body, etag: "\"r\""))
-        try other.post(.setPriority("r", 7))
-        try other.post(.resume("r"))
+        try other.post([.setPriority("r", 7)])
+        try other.post([.resume("r")])
         let ids = try other.add([DownloadRequest(id: "", url: server.url("/added"), destination: .directory(folder.path))])
-        try other.post(.adoptNewDownloads)
+        try other.post([.adoptNewDownloads])
         try await recorder.waitFor("r", .completed, seconds: 20)
         try await recorder.waitFor(ids[0], .completed, seconds: 20)
         #expect(try await manager.download(withID: "r")?.request.priority == 7)
         #expect(sha256(ofFile: folder.file("r")) == body.sha256Hex())
         #expect(server.requests(for: "/r").last?.header("Range") != nil)
-        try other.post(.remove("r", deleteFile: true))
+        try other.post([.remove("r", deleteFile: true)])
         try await eventually("removed") { try await manager.download(withID: "r") == nil }
         #expect(!FileManager.default.fileExists(atPath: folder.file("r")))
         #expect(try other.download(withID: "r") == nil)
@@ -273,10 +273,10 @@ import Testing
         // Past the rows this engine keeps in memory from its enqueue (`freshLimit`), which its
         // saves would write whole again: this one is read.
         try other.database.execute("UPDATE downloads SET status = 'bogus' WHERE id = 'q1100'")
-        for id in ids { try other.post(.setPriority(id, 1)) }
-        try other.post(.setPriority(ids[0], 5))
-        try other.post(.pause(ids[1_199]))
-        let last = try other.post(.setPriority(ids[0], 9))
+        for id in ids { try other.post([.setPriority(id, 1)]) }
+        try other.post([.setPriority(ids[0], 5)])
+        try other.post([.pause(ids[1_199])])
+        let last = try other.post([.setPriority(ids[0], 9)])
         try await eventually(seconds: 30, "every command applied and deleted") { try !other.hasPendingCommands(through: last) }
         try await eventually(seconds: 10, "the last command's effect") { try await manager.download(withID: ids[0])?.request.priority == 9 }
         // Every setPriority but the damaged row's (and the first's, now 9), however the watcher batched them.

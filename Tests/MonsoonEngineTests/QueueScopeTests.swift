@@ -61,10 +61,10 @@ import Testing
         let other = try DownloadStore(path: database)
         let ids = try other.add([DownloadRequest(id: "", url: server.url("/stale"), destination: .directory(folder.path)),
                                  DownloadRequest(id: "", url: server.url("/handed"), destination: .directory(folder.path))])
-        try other.post(.adoptNewDownloads)
+        try other.post([.adoptNewDownloads])
         // A process that has ended (a pid that cannot exist) and a living one (this one).
-        try other.post(.claim(ids[0], by: Int32.max))
-        try other.post(.claim(ids[1], by: getpid()))
+        try other.post([.claim(ids[0], by: Int32.max)])
+        try other.post([.claim(ids[1], by: getpid())])
         try await waitFor(manager, ids[1], .completed)
         try await eventually("every command taken") { (try? other.hasPendingCommands()) == false }
         await manager.waitUntilIdle()
@@ -85,11 +85,11 @@ import Testing
         let recorder = EventRecorder(manager)
         let other = try DownloadStore(path: database)
         let ids = try other.add([DownloadRequest(id: "", url: server.url("/slow"), destination: .file(folder.file("slow")))])
-        try other.post(.adoptNewDownloads)
-        try other.post(.claim(ids[0], by: getpid()))
+        try other.post([.adoptNewDownloads])
+        try other.post([.claim(ids[0], by: getpid())])
         try await recorder.waitFor(ids[0], .downloading)
         try await eventually("some bytes") { (PartFile.size(at: folder.file("slow.part")) ?? 0) > 50_000 }
-        try other.post(.release(ids[0], by: getpid()))
+        try other.post([.release(ids[0], by: getpid())])
         try await recorder.waitFor(ids[0], .queued)
         await manager.waitUntilIdle()
         let download = try #require(try await manager.download(withID: ids[0]))

@@ -3,14 +3,8 @@ import MonsoonStore
 
 /// Commands from other processes for the one running the queue, and downloads they add.
 extension DownloadStore {
-    /// Posts a command for the process running this queue; it applies it within about a second.
-    /// - Returns: the command's number, for `hasPendingCommands(through:)`.
-    @discardableResult
-    public func post(_ command: DownloadCommand) throws -> Int {
-        try post([command])
-    }
-
-    /// Posts commands in one transaction (a hand-off of thousands is one commit, not thousands).
+    /// Posts commands for the process running this queue, in one transaction (a hand-off of
+    /// thousands is one commit, not thousands); it applies them within about a second.
     /// - Returns: the last one's number, for `hasPendingCommands(through:)` (0 for none).
     @discardableResult
     public func post(_ commands: [DownloadCommand]) throws -> Int {
