@@ -77,7 +77,7 @@ import Testing
 
         // One episode alone.
         try fixture.set("e\(ids[1_050])", "downloading", bytes: 20)
-        try fixture.queue.reconcile(episode: ids[1_050])
+        try fixture.queue.reconcile(episodes: [ids[1_050]])
         #expect(try fixture.queue.episode(withID: ids[1_050])?.downloadState == .downloading)
 
         // The library's database never got the engine's tables: nothing joins them.

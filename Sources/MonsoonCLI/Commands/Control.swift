@@ -22,7 +22,7 @@ enum Control {
         }
         // An episode's download: the episode says where it stands before the download goes.
         let episode = id.flatMap(EpisodeQueue.episodeID(of:))
-        if let episode, case .remove = command { try EpisodeSession.open(global, context: context).write { try $0.reconcile(episode: episode) } }
+        if let episode, case .remove = command { try EpisodeSession.open(global, context: context).write { try $0.reconcile(episodes: [episode]) } }
         let here = try await perform([command], home: home, store: store)
         if let episode, case .remove(_, let deleteFile) = command {
             try EpisodeSession.open(global, context: context).write { try $0.downloadRemoved(episode: episode, fileDeleted: deleteFile) }

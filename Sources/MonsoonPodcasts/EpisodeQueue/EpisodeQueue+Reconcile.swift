@@ -3,10 +3,6 @@ import MonsoonEngine
 import MonsoonStore
 
 extension EpisodeQueue {
-    public func reconcile(episode: Int) throws {
-        try reconcile(episodes: [episode])
-    }
-
     /// Copies the engine's state of episode downloads into the episodes: state, error, file, bytes; a completed one
     /// leaves the queue (positions may then have gaps: what counts is their order). In one transaction of the
     /// library's. `episodes`: those only; nil: every episode with a download, streamed `reconcileBatch` at a time, so

@@ -86,7 +86,7 @@ public final class EpisodeQueue {
     }
 
     /// The episode's download was removed from the engine (`monsoon remove 42`): a downloaded episode stays downloaded
-    /// unless its file went too; any other leaves the queue. Call `reconcile(episode:)` before, while the download
+    /// unless its file went too; any other leaves the queue. Call `reconcile(episodes:)` before, while the download
     /// still says where it stands.
     public func downloadRemoved(episode id: Int, fileDeleted: Bool) throws {
         try EpisodeRecord.downloadRemoved(id, fileDeleted: fileDeleted, in: database)
