@@ -9,7 +9,9 @@ static pthread_once_t opened = PTHREAD_ONCE_INIT;
 static const char *failure;
 
 static void monsoon_curl_load(void) {
-    void *library = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+    // Lazily bound, as the dynamic linker binds a program's own libraries: binding every
+    // function of the library and all it loads up front costs more than the run of a small file.
+    void *library = dlopen("libcurl.so.4", RTLD_LAZY | RTLD_LOCAL);
     if (!library) {
         failure = strdup(dlerror());   // dlerror's buffer is overwritten by the next failing dl call
         return;
