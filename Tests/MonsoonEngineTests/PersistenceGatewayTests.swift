@@ -128,7 +128,7 @@ import Testing
         let fixture = try Fixture(checkpoint: .init(bytes: 100, seconds: 5))
         defer { fixture.folder.remove() }
         var part = Transfer.Part()
-        part.checkpoint = Transfer.Checkpoint(requested: 50, requestedAt: now, inFlight: false)
+        part.checkpoint = PartCheckpoint(requested: 50, requestedAt: now, inFlight: false)
         #expect(fixture.gateway.checkpointDue(part, fileSize: 149, now: now + 1) == nil, "no file to flush yet")
         part.fd = 3   // only looked at, never used
         #expect(fixture.gateway.checkpointDue(part, fileSize: 149, now: now + 1) == nil, "fewer bytes than the step, too soon")

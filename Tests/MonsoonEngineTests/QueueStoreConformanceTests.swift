@@ -387,8 +387,8 @@ import MonsoonStore
             #expect(state.status == .completed && state.bytes == 1_234 && state.filePath == "/srv/e7.mp3")
             #expect(state.finalURL == "https://cdn.example.org/e7.mp3" && state.etag == "\"e7\"")
             #expect(state.lastModified == "Mon, 01 Dec 2025 10:00:00 GMT" && state.root == "/srv")
-            #expect(states["e8"]?.errorMessage == "HTTP 500 last time" && states["e8"]?.currentError == nil)
-            #expect(states["e9"]?.currentError == "the disk is full" && states["e9"]?.errorCode == .notEnoughDiskSpace)
+            #expect(states["e8"]?.error?.message == "HTTP 500 last time" && states["e8"]?.currentError == nil)
+            #expect(states["e9"]?.currentError == "the disk is full" && states["e9"]?.error?.code == .notEnoughDiskSpace)
             #expect(try store.states(of: []).isEmpty)
         }
     }

@@ -54,7 +54,8 @@ import Testing
         /// A run of `paths`' feeds: the downloads run in an engine of their own on the home's database,
         /// the episodes following them, as the command's do. `scanLibrary` stands in for the one lent
         /// to look for new versions.
-        func run(_ paths: [String], scanLibrary: PodcastLibrary? = nil) async throws -> ArchiveRun.Outcome {
+        /// `reconciled`: called once the episodes follow the downloads, before the manifests.
+        func run(_ paths: [String], scanLibrary: PodcastLibrary? = nil, reconciled: () throws -> Void = {}) async throws -> ArchiveRun.Outcome {
             events = []
             let queue = try EpisodeQueue(database: database)
             var opens = 0
@@ -74,6 +75,7 @@ import Testing
                     await engine.waitUntilIdle()
                     await engine.shutdown()
                     try queue.reconcile()
+                    try reconciled()
                 }, report: { self.events.append($0) })
             return outcome
         }
@@ -110,6 +112,27 @@ import Testing
         #expect(fixture.downloaded.count == 2 && fixture.downloaded[1].requests.isEmpty)
         #expect(fixture.gets("/feed.mp3") == 1, "fetched once")
         #expect(fixture.libraryOpens == 3, "refreshed: a library is lent to look for new versions")
+        await fixture.manager.shutdown()
+    }
+
+    /// An episode's digest comes with its download, worked out as the file was written: the manifest lists what the
+    /// server sent without reading the file back. A byte changed on disk meanwhile is not taken for the episode (the
+    /// manifest certifies the download; `verify` finds the change); a file of another size is hashed as it is.
+    @Test func theManifestListsTheDigestTheDownloadWorkedOut() async throws {
+        let fixture = try Fixture()
+        fixture.serveFeed("/feed")
+        fixture.serveFeed("/other", title: "Other")
+        _ = try await fixture.run(["/feed", "/other"], reconciled: {
+            let show = try #require(try episodeFile(fixture))
+            var bytes = try Data(contentsOf: URL(filePath: show))
+            bytes[0] ^= 0xff
+            try bytes.write(to: URL(filePath: show))
+            try Data("replaced".utf8).write(to: URL(filePath: try #require(try episodeFile(fixture, "Other"))))
+        })
+        let manifest = try Manifest.read(in: fixture.root + "/Show")
+        #expect(manifest.files.first { $0.kind == "episode" }?.sha256 == Self.audio.sha256Hex())
+        let other = try Manifest.read(in: fixture.root + "/Other")
+        #expect(other.files.first { $0.kind == "episode" }?.sha256 == Body.bytes(Array("replaced".utf8)).sha256Hex())
         await fixture.manager.shutdown()
     }
 

@@ -308,7 +308,8 @@ final class GetReporter: Sendable {
             state.finishedBytes += download.bytes
             state.afterDownload?.completed(download)
             // A counted body (`get --discard`) has no file: its URL stands for it, with its hash.
-            announce(&state, .finished(path: download.filePath ?? url(), name: row.name, bytes: download.bytes, checksum: download.checksum), id: id)
+            announce(&state, .finished(path: download.filePath ?? url(), name: row.name, bytes: download.bytes,
+                                          checksum: download.filePath == nil ? download.checksum : nil), id: id)
         case .failed:
             var reason = download.lastError?.message ?? "unknown error"
             // `get` and `download` take --cacert: say so where trusting an authority would help.

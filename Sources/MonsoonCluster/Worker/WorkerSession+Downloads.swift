@@ -178,8 +178,8 @@ extension WorkerSession {
         await forget(entries.map(\.lease), keepingPart: false)
     }
 
-    /// A finished download's ledger row: its file's SHA-256 worked out once, before any lock is
-    /// taken (hashing a large file takes a while). A file that cannot be read sends its job back.
+    /// A finished download's ledger row: its file's SHA-256, the engine's (hashed as it came) or else worked out once,
+    /// before any lock is taken (hashing a large file takes a while). A file that cannot be read sends its job back.
     func ledgerEntry(_ lease: Lease, _ download: Download) async -> LedgerEntry? {
         guard let job = held[lease]?.job else { return nil }
         guard !configuration.discard else {
@@ -188,7 +188,7 @@ extension WorkerSession {
         }
         guard let work = download.filePath, let stem = job.path else { return nil }
         let sha256: String
-        if let known = held[lease]?.sha256 {
+        if let known = held[lease]?.sha256 ?? download.checksum {
             sha256 = known
         } else {
             do {

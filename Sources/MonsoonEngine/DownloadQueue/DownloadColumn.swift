@@ -6,5 +6,5 @@ package enum DownloadColumn: Int, TableColumn {
     case seq, id, url, destinationKind, destination, priority, expectedSize, expectedType, headers, userInfo
     case status, attempts, backoffLevel, retryAt, errorCode, errorMessage, errorStatus, bytes, total, checkpoint
     case filePath, resumeURL, etag, lastModified, resumeTotal, updated, fileStem, finalURL, sizeLimit, sizeLimitReason
-    case root, addresses, followsRedirects, owner
+    case root, addresses, followsRedirects, owner, checksum
 }

@@ -36,6 +36,7 @@ extension DownloadRecord {
         checkpoint = row.int(.checkpoint)
         filePath = row.text(.filePath)
         finalURL = row.text(.finalURL)
+        checksum = row.text(.checksum)
         if let resumeURL = row.text(.resumeURL) {
             resume = ResumeState(url: resumeURL, etag: row.text(.etag), lastModified: row.text(.lastModified), total: row.optionalInt(.resumeTotal))
         }
@@ -96,6 +97,7 @@ extension DownloadRecord {
         values[.etag] = (resume?.etag).sqlValue
         values[.lastModified] = (resume?.lastModified).sqlValue
         values[.resumeTotal] = (resume?.total).sqlValue
+        values[.checksum] = checksum.sqlValue
         values[.updated] = Date().sqlValue
     }
 

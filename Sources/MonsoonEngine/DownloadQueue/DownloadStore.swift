@@ -78,6 +78,8 @@ public final class DownloadStore: QueueStore {
             ALTER TABLE downloads ADD COLUMN owner TEXT NOT NULL DEFAULT 'direct';
             CREATE INDEX downloads_by_owner ON downloads (owner)
             """, then: { try fillOwners($0) }),
+        // The SHA-256 of a completed file, when its attempt hashed it as it came (`Download.checksum`).
+        .init(version: 7, sql: "ALTER TABLE downloads ADD COLUMN checksum TEXT"),
     ])
 
     /// Gives each row saved before the `owner` column the owner its id names.

@@ -20,12 +20,12 @@ package enum QueueRows {
     /// identity or the request but its priority.
     static let updateColumns = Columns<DownloadColumn>([
         .priority, .status, .attempts, .backoffLevel, .retryAt, .errorCode, .errorMessage, .errorStatus, .bytes, .total, .checkpoint,
-        .filePath, .resumeURL, .etag, .lastModified, .resumeTotal, .updated, .finalURL,
+        .filePath, .resumeURL, .etag, .lastModified, .resumeTotal, .updated, .finalURL, .checksum,
     ])
 
     /// The columns `StoredDownloadState(row:)` reads.
     static let stateColumns = Columns<DownloadColumn>([
-        .id, .owner, .status, .bytes, .total, .retryAt, .errorCode, .errorMessage, .filePath, .finalURL, .etag, .lastModified, .root, .updated, .url,
+        .id, .owner, .status, .bytes, .total, .retryAt, .errorCode, .errorMessage, .filePath, .finalURL, .etag, .lastModified, .root, .updated, .url, .checksum,
     ])
 
     /// The columns `summary(_:)` reads.

@@ -17,8 +17,7 @@ package struct StoredDownloadState: Sendable, Equatable {
     /// When the next attempt may start, while waiting to retry.
     package var retryAt: Date?
     /// The last error, if any (an earlier attempt's too: see `currentError`).
-    package var errorCode: DownloadError.Code?
-    package var errorMessage: String?
+    package var error: DownloadError?
     /// The file's path, once named.
     package var filePath: String?
     /// Where the bytes came from after redirects, and the validators of the response.
@@ -27,12 +26,14 @@ package struct StoredDownloadState: Sendable, Equatable {
     package var lastModified: String?
     /// The folder below which no symbolic link is followed, if the request named one.
     package var root: String?
+    /// A completed file's SHA-256, when its attempt hashed it (`Download.checksum`).
+    package var checksum: String?
     /// When the row was last written.
     package var updated: Date
 
     package init(id: DownloadID, owner: DownloadOwner = .direct, status: DownloadStatus, url: String? = nil, bytes: Int = 0, total: Int? = nil, retryAt: Date? = nil,
-                 errorCode: DownloadError.Code? = nil, errorMessage: String? = nil, filePath: String? = nil, finalURL: String? = nil,
-                 etag: String? = nil, lastModified: String? = nil, root: String? = nil, updated: Date) {
+                 error: DownloadError? = nil, filePath: String? = nil, finalURL: String? = nil,
+                 etag: String? = nil, lastModified: String? = nil, root: String? = nil, checksum: String? = nil, updated: Date) {
         self.id = id
         self.owner = owner
         self.status = status
@@ -40,20 +41,20 @@ package struct StoredDownloadState: Sendable, Equatable {
         self.bytes = bytes
         self.total = total
         self.retryAt = retryAt
-        self.errorCode = errorCode
-        self.errorMessage = errorMessage
+        self.error = error
         self.filePath = filePath
         self.finalURL = finalURL
         self.etag = etag
         self.lastModified = lastModified
         self.root = root
+        self.checksum = checksum
         self.updated = updated
     }
 
     /// The error that stands now: a queued download's error is an earlier attempt's, unless
     /// it waits for room on its disk.
     package var currentError: String? {
-        status == .queued && errorCode != .notEnoughDiskSpace ? nil : errorMessage
+        status == .queued && error?.code != .notEnoughDiskSpace ? nil : error?.message
     }
 }
 
@@ -65,8 +66,8 @@ extension StoredDownloadState {
         }
         self.init(
             id: DownloadID(id), owner: try DownloadRecord.owner(row), status: status, url: row.text(.url), bytes: row.int(.bytes), total: row.optionalInt(.total), retryAt: row.date(.retryAt),
-            errorCode: row.text(.errorCode).map(DownloadError.Code.init(rawValue:)), errorMessage: row.text(.errorMessage),
+            error: (row.text(.errorMessage) ?? row.text(.errorCode)).map { DownloadError(DownloadError.Code(rawValue: row.text(.errorCode) ?? ""), $0) },
             filePath: row.text(.filePath), finalURL: row.text(.finalURL), etag: row.text(.etag), lastModified: row.text(.lastModified),
-            root: row.text(.root), updated: row.date(.updated) ?? .distantPast)
+            root: row.text(.root), checksum: row.text(.checksum), updated: row.date(.updated) ?? .distantPast)
     }
 }

@@ -189,7 +189,7 @@ struct PersistenceGateway {
         let fd = fcntl(transfer.part.fd, F_DUPFD_CLOEXEC, 0)
         guard fd >= 0 else { return }
         let (epoch, attempt, inbox) = (record.partEpoch, ObjectIdentifier(transfer), inbox)
-        transfer.part.checkpoint = Transfer.Checkpoint(requested: length, requestedAt: now, inFlight: true)
+        transfer.part.checkpoint = PartCheckpoint(requested: length, requestedAt: now, inFlight: true)
         // The flushed length becomes the checkpoint when it lands, if the part was not restarted meanwhile.
         placer.flush(fd) { flushed in
             inbox.send(.checkpointFlushed(id, attempt: attempt, epoch: epoch, length: length, flushed: flushed))

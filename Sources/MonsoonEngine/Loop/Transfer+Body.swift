@@ -60,6 +60,8 @@ extension Transfer {
             record.finalURL = easy.string(CURLINFO_EFFECTIVE_URL)
             record.total = total
             record.bytes = offset
+            // Hashed as it is written only from its first byte: the digest must be the whole file's.
+            if offset == 0, record.request.owner.hashesBody, progress.digest == nil { progress.digest = monsoon_sha256_new() }
             // When a part with a checkpoint starts over, the reset is flushed before a byte of
             // the new part exists, so a power cut can never pair new bytes with an older, higher
             // checkpoint. A new download has no checkpoint to undo: an ordinary commit does.

@@ -1,3 +1,4 @@
+import CCrypto
 import CCurl
 import FoundationEssentials
 
@@ -49,6 +50,7 @@ extension Transfer {
             return pauseEarly(.rate)   // lifted when the part is ready, if the limit let it go by then
         }
         (buffer.baseAddress! + early.count).copyMemory(from: data, byteCount: count)
+        if let digest = progress.digest { monsoon_digest_update(digest, data, count) }
         early.count += count
         if let volume = limits.volume {
             volume.allowance -= count

@@ -62,8 +62,8 @@ extension Transfer {
         case .placeWholePart(let total):
             // The part is placed as it is (the placer opens it).
             (progress.fileSize, progress.total) = (total, total)
-            (record.total, record.bytes) = (total, total)
-        case .place: break
+            (record.total, record.bytes, record.checksum) = (total, total, nil)
+        case .place: record.checksum = progress.digest.map(FileDigest.hex(finishing:))
         default: closePart(on: placer)
         }
         return .outcome(outcome)

@@ -23,14 +23,6 @@ extension Transfer {
         var path: String?
         /// Where the next early writeback starts.
         var writebackStart = 0
-        var checkpoint = Checkpoint()
-    }
-
-    /// The length last sent to be flushed for a checkpoint, and when; `inFlight` until the
-    /// flush's answer comes back.
-    struct Checkpoint {
-        var requested = 0
-        var requestedAt = Date()
-        var inFlight = false
+        var checkpoint = PartCheckpoint()
     }
 }

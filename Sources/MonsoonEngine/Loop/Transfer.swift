@@ -254,6 +254,7 @@ final class Transfer {
                 abort(FileSystem.error("cannot write \(part.path ?? "the part file")", errno: error))
                 return 0
             }
+            if let digest = progress.digest { monsoon_digest_update(digest, data, count) }
             progress.fileSize += count
             progress.thisAttempt += count
             if let volume = limits.volume {

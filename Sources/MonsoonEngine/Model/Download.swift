@@ -23,7 +23,9 @@ public struct Download: Sendable, Equatable {
     public var etag: String?
     /// The `Last-Modified` validator, as the server sent it; nil when it sent none.
     public var lastModified: String?
-    /// The hex SHA-256 of the body, for a `.discard(checksum: true)` download once complete.
+    /// The hex SHA-256 of the body once complete: a `.discard(checksum: true)` download's, and a
+    /// file's whose owner has it hashed as it comes (`DownloadOwner.hashesBody`) when its last
+    /// attempt wrote it whole.
     public var checksum: String?
 
     public var id: DownloadID { request.id }

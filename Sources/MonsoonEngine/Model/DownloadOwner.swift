@@ -19,6 +19,12 @@ public enum DownloadOwner: String, Sendable, CaseIterable {
 }
 
 extension DownloadOwner {
+    /// Whether its body is hashed (SHA-256) as it is written, into `Download.checksum`: an
+    /// episode's and a cluster job's, whose digest is recorded (a manifest, the ledger), so that
+    /// nobody reads the file back to hash it. Only an attempt that writes the file from its first
+    /// byte hashes it; a resumed one leaves the checksum unknown.
+    var hashesBody: Bool { self == .episode || self == .job }
+
     /// The owner of a download saved before the queue kept owners, from the id its owner gave it
     /// (`e12` an episode's, `a3` artwork, `t12` a transcript, `c12` chapters, `r4` a repair,
     /// `j7-t2` a cluster job's; any other, `d17` say, direct). Only the migration that fills

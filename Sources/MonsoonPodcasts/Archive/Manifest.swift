@@ -186,10 +186,12 @@ extension EpisodeFiles {
     }
 
     /// The manifest of `podcast`'s files under `folder`: its downloaded episodes whose file is there, and `extras`.
-    /// Files not hashed yet are hashed now (and the hash kept).
+    /// Files not hashed yet are given the digest their download worked out as it wrote them, else hashed now (and the
+    /// hash kept: a hash is what says a manifest lists the file).
     public func manifest(podcast: Int, folder: String, extras: [Extra]) throws -> Manifest {
         let prefix = folder.hasSuffix("/") ? folder : folder + "/"
         let records = try EpisodeRecord.ofPodcast(podcast, in: database).filter { $0.isDownloaded && $0.episode.fileName != nil }.sorted(by: EpisodeRecord.oldestFirst)
+        let digests = try downloadDigests(of: records.filter { $0.sha256 == nil })
         var entries: [Manifest.Entry] = []
         // An episode's `--write-info-json` sidecar (never read through a link) carries its episode's version, so a
         // merge keeps it exactly when it keeps that version.
@@ -213,7 +215,7 @@ extension EpisodeFiles {
             let (episode, path) = (row.episode, row.episode.fileName ?? "")
             guard path.hasPrefix(prefix), let size = Self.size(of: path) else { continue }   // moved away or deleted: not in the folder
             let sha = try row.sha256 ?? {
-                let sha = try EpisodeFiles.sha256(ofFile: path)
+                let sha = try digests[row.id].flatMap { $0.bytes == size ? $0.sha256 : nil } ?? EpisodeFiles.sha256(ofFile: path)
                 try EpisodeRecord.setSHA256(sha, of: row.id, in: database)
                 return sha
             }()
@@ -231,5 +233,18 @@ extension EpisodeFiles {
         }
         let feed = try PodcastRecord.find(podcast, in: database)
         return Manifest(podcast: feed?.name ?? "", feedURL: Redaction.redact(feed?.feedURL.absoluteString ?? ""), generated: Manifest.timestamp(Date()), files: entries)
+    }
+
+    /// The SHA-256 each episode's download worked out as it wrote the file (`Download.checksum`) and the file's size then,
+    /// by episode: only a completed download's, of the file the episode has.
+    private func downloadDigests(of records: [EpisodeRecord]) throws -> [Int: (sha256: String, bytes: Int)] {
+        guard !records.isEmpty else { return [:] }
+        let files = Dictionary(records.map { (EpisodeQueue.downloadID(ofEpisode: $0.id), (episode: $0.id, path: $0.episode.fileName)) },
+                               uniquingKeysWith: { first, _ in first })
+        var digests: [Int: (sha256: String, bytes: Int)] = [:]
+        for state in try downloads.states(of: Array(files.keys)) where state.status == .completed && state.owner == .episode {
+            if let checksum = state.checksum, let file = files[state.id], state.filePath == file.path { digests[file.episode] = (checksum, state.bytes) }
+        }
+        return digests
     }
 }

@@ -214,8 +214,8 @@ extension EpisodeRecord {
     /// Each named for the column it is the download's value of.
     private static func reconcileValues(of state: StoredDownloadState, episode: Int) -> ColumnValues<Column> {
         let error: String? = switch state.status {
-        case .failed, .waitingToRetry: state.errorMessage
-        case .queued where state.errorCode == .notEnoughDiskSpace: state.errorMessage
+        case .failed, .waitingToRetry: state.error?.message
+        case .queued where state.error?.code == .notEnoughDiskSpace: state.error?.message
         default: nil
         }
         let episodeState: EpisodeDownloadState = switch state.status {
