@@ -84,7 +84,9 @@ extension String {
 
     /// Runs of slashes as one, and no slash at the end (`/` itself is kept, `//` is not: as NSString).
     private var slashesFixed: String {
-        guard self != "/", contains("//") || hasSuffix("/") else { return self }
+        // On the bytes: `contains("//")` searches far slower, and every download's path is asked.
+        let slash = UInt8(ascii: "/")
+        guard self != "/", utf8.last == slash || zip(utf8, utf8.dropFirst()).contains(where: { $0 == slash && $1 == slash }) else { return self }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(utf8.count)
         for byte in utf8 where !(byte == UInt8(ascii: "/") && bytes.last == UInt8(ascii: "/")) { bytes.append(byte) }

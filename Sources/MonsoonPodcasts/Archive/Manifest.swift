@@ -197,7 +197,7 @@ extension EpisodeFiles {
         // merge keeps it exactly when it keeps that version.
         func appendSidecar(of path: String, guid: String?, title: String?, version: String?) throws {
             let sidecar = InfoSidecar.path(for: path)
-            guard !LocalFile.isLink(sidecar), let size = Self.size(of: sidecar) else { return }
+            guard let size = Self.size(of: sidecar), !LocalFile.isLink(sidecar) else { return }   // most have none: one stat
             entries.append(Manifest.Entry(kind: "info", file: String(sidecar.dropFirst(prefix.count)), size: size,
                                           sha256: try EpisodeFiles.sha256(ofFile: sidecar), guid: guid, title: title, version: version))
         }
