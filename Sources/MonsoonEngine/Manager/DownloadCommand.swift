@@ -92,8 +92,9 @@ public enum DownloadCommand: Sendable, Equatable {
 
 /// Watches the database for commands from other processes, on its own thread and
 /// connection: a cheap `PRAGMA data_version` check four times a second, so the
-/// transfer thread itself never polls. `stop()` wakes it at once; `join()` waits until it
-/// has ended and closed its connection.
+/// transfer thread itself never polls. Its first look, and the opening of its connection, come
+/// a quarter of a second after it starts: a run shorter than that (a small `get`) opens none.
+/// `stop()` wakes it at once; `join()` waits until it has ended and closed its connection.
 final class CommandWatcher: Sendable {
     private let stopped = Locked(false)
     /// Signalled by `stop()`: ends the wait between two looks at once.
@@ -101,24 +102,31 @@ final class CommandWatcher: Sendable {
     /// Signalled by the thread when it has ended (its connection closed).
     private let finished = DispatchSemaphore(value: 0)
 
-    /// - Parameter store: its connection, opened by the caller (so a failure is reported there),
-    ///   handed to the watcher's thread.
-    init(store: any QueueStore, inbox: EngineInbox) {
+    /// - Parameters:
+    ///   - open: opens its connection, on the watcher's thread; a failure is reported as a failure
+    ///     to read (`persistenceError`), and the next look tries again.
+    ///   - left: the commands left before the queue opened, applied now; the watcher reads those after.
+    init(open: @escaping @Sendable () throws -> any QueueStore, after left: (commands: [DownloadCommand], last: Int), inbox: EngineInbox) {
         let stopped = self.stopped
         let wakeup = self.wakeup
         let finished = self.finished
-        let handover = TransferThread.Handover(store)
+        if !left.commands.isEmpty { inbox.post { loop in loop.apply(left.commands, through: left.last) } }
         NamedThread.detach(named: "monsoon.watcher") {
-            var store: (any QueueStore)? = handover.take()
+            var store: (any QueueStore)?
             var lastVersion = -1
-            var lastSeen = 0
+            var lastSeen = left.last
             var failing = false
-            while !stopped.withLock({ $0 }), let current = store {
+            while true {
+                // A look four times a second, the first a quarter of a second in; at once on stop.
+                _ = wakeup.wait(timeout: .now() + 0.25)
+                if stopped.withLock({ $0 }) { break }
                 // data_version moves when another connection commits (the transfer thread's
                 // own commits too); only then is the table read, and only read. A failed read
                 // is tried again at the next look (the commands stay in the table meanwhile) and
                 // reported for persistenceError, once until a read works again.
                 do {
+                    let current = try store ?? open()
+                    store = current
                     let version = try current.changeCounter()
                     if version != lastVersion {
                         let (commands, last) = try current.commands(after: lastSeen)
@@ -135,9 +143,6 @@ final class CommandWatcher: Sendable {
                     }
                     failing = true
                 }
-                // A look four times a second, or at once on stop; the result says which, and
-                // the loop's condition reads `stopped` either way.
-                _ = wakeup.wait(timeout: .now() + 0.25)
             }
             store = nil   // the connection closes here, on the thread that used it
             finished.signal()

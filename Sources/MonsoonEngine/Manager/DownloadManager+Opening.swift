@@ -19,18 +19,21 @@ extension DownloadManager {
         return DownloadManager(configuration: configuration, connections: connections)
     }
 
-    /// The connections a manager with a database needs, each to be handed to the thread that
-    /// uses it: the disk worker's (which also creates or migrates the tables, and restores the
-    /// queue) and the command watcher's.
+    /// The connections a manager with a database needs: the disk worker's (which also creates or
+    /// migrates the tables, and restores the queue), handed to the thread that uses it, and how the
+    /// command watcher opens its own (on its thread, once it first looks).
     struct Connections: @unchecked Sendable {
         // Safe: made on the opening thread and handed over whole, which then lets go of it;
-        // the manager hands each connection on to the one thread that uses it.
+        // the manager hands the connection on to the one thread that uses it.
         let worker: any QueueStore
-        let watcher: (any QueueStore)?
+        let openWatcher: (@Sendable () throws -> any QueueStore)?
+        /// The commands other processes left before this one opened the queue (read with the worker's
+        /// connection), and the last one's number: applied at once, before the watcher's first look.
+        var left: (commands: [DownloadCommand], last: Int) = ([], 0)
 
-        init(worker: any QueueStore, watcher: (any QueueStore)?) {
+        init(worker: any QueueStore, openWatcher: (@Sendable () throws -> any QueueStore)?) {
             self.worker = worker
-            self.watcher = watcher
+            self.openWatcher = openWatcher
         }
 
         /// Opens them (the first creates or migrates the tables). Blocks: see `open`.
@@ -45,7 +48,12 @@ extension DownloadManager {
             // with 8 MiB, 5 % longer with 4 MiB). The other connections keep the default: a home has four or
             // five open at once.
             try worker.database.execute("PRAGMA cache_size = -4096")
-            watcher = watching ? try DownloadStore(path: databasePath, busyTimeout: busyTimeout) : nil
+            if watching {
+                openWatcher = { try DownloadStore(path: databasePath, busyTimeout: busyTimeout) }
+                left = try worker.commands(after: 0)
+            } else {
+                openWatcher = nil
+            }
         }
     }
 }

@@ -45,15 +45,15 @@ public final class DownloadManager: Sendable {
     /// say), and restored from it as from a SQLite file. The store goes to the disk worker's
     /// thread, the only one to use it from now on; no command watcher runs.
     package convenience init(configuration: EngineConfiguration, store: any QueueStore) {
-        self.init(configuration: configuration, connections: Connections(worker: store, watcher: nil))
+        self.init(configuration: configuration, connections: Connections(worker: store, openWatcher: nil))
     }
 
     /// A manager on connections opened beforehand (see `open`): starting it does not block.
     init(configuration: EngineConfiguration, connections: Connections) {
         self.configuration = configuration.asTaken
         thread = TransferThread(configuration: self.configuration, inbox: inbox, hub: hub, store: connections.worker)
-        if let store = connections.watcher {
-            watcher = CommandWatcher(store: store, inbox: inbox)
+        if let open = connections.openWatcher {
+            watcher = CommandWatcher(open: open, after: connections.left, inbox: inbox)
         } else {
             watcher = nil
         }
