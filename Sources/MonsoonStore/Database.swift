@@ -136,38 +136,40 @@ public final class Database {
     /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`), committing when it
     /// returns and rolling back when it throws. Inside another transaction it is a savepoint
     /// of it: its work is undone alone when it throws, and committed with the outer one.
+    /// Its statements are prepared once (`run`): parsed on every call, they cost a small file's
+    /// transaction more than its rows.
     public func write<T>(_ body: () throws -> T) throws -> T {
         if sqlite3_get_autocommit(raw) == 0 {
-            try execute("SAVEPOINT nested_write")
+            try run("SAVEPOINT nested_write")
             do {
                 let result = try body()
-                try execute("RELEASE nested_write")
+                try run("RELEASE nested_write")
                 return result
             } catch {
                 // Undoing the savepoint can only fail with the connection itself: the outer
                 // transaction then fails too, and reports it.
-                try? execute("ROLLBACK TO nested_write")
-                try? execute("RELEASE nested_write")   // as the rollback: only the connection fails it, and the outer transaction says so
+                try? run("ROLLBACK TO nested_write")
+                try? run("RELEASE nested_write")   // as the rollback: only the connection fails it, and the outer transaction says so
                 throw error
             }
         }
-        try execute("BEGIN IMMEDIATE")
+        try run("BEGIN IMMEDIATE")
         do {
             let result = try body()
-            try execute("COMMIT")
+            try run("COMMIT")
             return result
         } catch {
             // After a full disk or an I/O error SQLite has rolled back already, and this finds nothing
             // to undo; either way nothing of the body stays, and the body's error says why.
-            try? execute("ROLLBACK")
+            try? run("ROLLBACK")
             throw error
         }
     }
 
     /// Runs `body` in a read transaction: one consistent snapshot.
     public func read<T>(_ body: () throws -> T) throws -> T {
-        try execute("BEGIN DEFERRED")
-        defer { try? execute("COMMIT") }   // ends a read: nothing was written, so a failure loses nothing
+        try run("BEGIN DEFERRED")
+        defer { try? run("COMMIT") }   // ends a read: nothing was written, so a failure loses nothing
         return try body()
     }
 
