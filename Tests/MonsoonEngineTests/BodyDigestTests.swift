@@ -23,7 +23,7 @@ import Testing
         let database = home.file("queue.sqlite")
         let manager = try DownloadManager(configuration: fastConfiguration(), databasePath: database, watchesOtherProcesses: false)
         var requests = [
-            request("e1", server.url("/small.mp3"), to: folder.file("small.mp3")),
+            DownloadRequest(id: "e1", url: server.url("/small.mp3"), destination: .directory(folder.path)),   // named: written whole
             request("e2", server.url("/large.mp3"), to: folder.file("large.mp3")),
             request("d3", server.url("/large.mp3"), to: folder.file("direct.mp3")),
         ]

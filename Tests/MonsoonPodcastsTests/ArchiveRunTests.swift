@@ -115,24 +115,36 @@ import Testing
         await fixture.manager.shutdown()
     }
 
-    /// An episode's digest comes with its download, worked out as the file was written: the manifest lists what the
-    /// server sent without reading the file back. A byte changed on disk meanwhile is not taken for the episode (the
-    /// manifest certifies the download; `verify` finds the change); a file of another size is hashed as it is.
-    @Test func theManifestListsTheDigestTheDownloadWorkedOut() async throws {
+    /// An episode's digest comes with its download, worked out as the file was written: the manifest lists it without
+    /// reading the file back, while the file is as the download left it. Each file here has a byte changed after its
+    /// download: one whose row was saved after the change (the digest stands, which shows the file was not read), one
+    /// changed after its row (its ctime says so: hashed as it is now), and one a hook ran on (hashed too).
+    @Test func theManifestTakesTheDownloadsDigestForAFileAsItLeftIt() async throws {
         let fixture = try Fixture()
-        fixture.serveFeed("/feed")
-        fixture.serveFeed("/other", title: "Other")
-        _ = try await fixture.run(["/feed", "/other"], reconciled: {
-            let show = try #require(try episodeFile(fixture))
-            var bytes = try Data(contentsOf: URL(filePath: show))
-            bytes[0] ^= 0xff
-            try bytes.write(to: URL(filePath: show))
-            try Data("replaced".utf8).write(to: URL(filePath: try #require(try episodeFile(fixture, "Other"))))
+        for (path, title) in [("/feed", "Show"), ("/other", "Other"), ("/hooked", "Hooked")] { fixture.serveFeed(path, title: title) }
+        var changed: [String: String] = [:]
+        _ = try await fixture.run(["/feed", "/other", "/hooked"], reconciled: {
+            for show in ["Show", "Other", "Hooked"] {
+                let file = try #require(try episodeFile(fixture, show))
+                var bytes = try Data(contentsOf: URL(filePath: file))
+                bytes[0] ^= 0xff
+                try bytes.write(to: URL(filePath: file))
+                changed[show] = Body.bytes(Array(bytes)).sha256Hex()
+                if show != "Other" {
+                    try fixture.database.run("UPDATE downloads SET updated = ? WHERE file_path = ?", Date().timeIntervalSince1970 + 60, file)
+                }
+                if show == "Hooked" {
+                    let id = try #require(try fixture.database.scalarText("SELECT id FROM downloads WHERE file_path = ?", file))
+                    try HookLedger(database: fixture.database).owe([DownloadID(id)])
+                }
+            }
         })
-        let manifest = try Manifest.read(in: fixture.root + "/Show")
-        #expect(manifest.files.first { $0.kind == "episode" }?.sha256 == Self.audio.sha256Hex())
-        let other = try Manifest.read(in: fixture.root + "/Other")
-        #expect(other.files.first { $0.kind == "episode" }?.sha256 == Body.bytes(Array("replaced".utf8)).sha256Hex())
+        func listed(_ show: String) throws -> String? {
+            try Manifest.read(in: fixture.root + "/" + show).files.first { $0.kind == "episode" }?.sha256
+        }
+        #expect(try listed("Show") == Self.audio.sha256Hex(), "the download's digest: the file was not read")
+        #expect(try listed("Other") == changed["Other"], "changed after its row: hashed")
+        #expect(try listed("Hooked") == changed["Hooked"], "a hook ran on it: hashed")
         await fixture.manager.shutdown()
     }
 

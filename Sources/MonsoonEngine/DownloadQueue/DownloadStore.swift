@@ -335,9 +335,9 @@ public final class DownloadStore: QueueStore {
     /// power cut may lose the last few, which only rolls state back).
     package func transaction<T>(durably: Bool, _ body: () throws -> T) throws -> T {
         guard durably else { return try database.write(body) }
-        try database.run("PRAGMA synchronous = FULL")
+        try database.execute("PRAGMA synchronous = FULL")
         // Failing to go back only leaves later commits flushed too: slower, never less safe.
-        defer { try? database.run("PRAGMA synchronous = NORMAL") }
+        defer { try? database.execute("PRAGMA synchronous = NORMAL") }
         return try database.write(body)
     }
 }

@@ -66,7 +66,7 @@ extension StoredDownloadState {
         }
         self.init(
             id: DownloadID(id), owner: try DownloadRecord.owner(row), status: status, url: row.text(.url), bytes: row.int(.bytes), total: row.optionalInt(.total), retryAt: row.date(.retryAt),
-            error: (row.text(.errorMessage) ?? row.text(.errorCode)).map { DownloadError(DownloadError.Code(rawValue: row.text(.errorCode) ?? ""), $0) },
+            error: row.text(.errorMessage).map { DownloadError(DownloadError.Code(rawValue: row.text(.errorCode) ?? ""), $0) },
             filePath: row.text(.filePath), finalURL: row.text(.finalURL), etag: row.text(.etag), lastModified: row.text(.lastModified),
             root: row.text(.root), checksum: row.text(.checksum), updated: row.date(.updated) ?? .distantPast)
     }

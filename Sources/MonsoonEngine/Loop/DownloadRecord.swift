@@ -25,7 +25,7 @@ package struct DownloadRecord: Sendable {
         var resume: ResumeState?
         /// Who answered, at the end of the redirects.
         var origin = Origin()
-        /// The SHA-256 of a `.discard(checksum: true)` download's body, once complete.
+        /// The SHA-256 of the body, once complete (see `Download.checksum`).
         var checksum: String?
         /// What is known of the part file's bytes.
         var part = Part()

@@ -13,7 +13,7 @@ extension Transfer {
         var thisAttempt = 0
         /// The size last reported to listeners (-1: none yet).
         var reported = -1
-        /// The SHA-256 state of a counted body, when asked for (a `monsoon_digest`).
+        /// The SHA-256 state of the body, when asked for or its owner's files are hashed (a `monsoon_digest`).
         var digest: OpaquePointer?
     }
 

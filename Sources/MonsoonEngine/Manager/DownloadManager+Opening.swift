@@ -1,4 +1,6 @@
 import FoundationEssentials
+import Glibc
+import MonsoonStore
 
 extension DownloadManager {
     /// The manager of `init(configuration:databasePath:watchesOtherProcesses:)`, its database opened
@@ -49,7 +51,13 @@ extension DownloadManager {
             // five open at once.
             try worker.database.execute("PRAGMA cache_size = -4096")
             if watching {
-                openWatcher = { try DownloadStore(path: databasePath, busyTimeout: busyTimeout) }
+                openWatcher = {
+                    // Opened on the watcher's thread, later: a home deleted meanwhile is not made again.
+                    guard access(databasePath, F_OK) == 0 else {
+                        throw StoreError(code: 0, message: "\(databasePath) was moved or deleted while Monsoon used it")
+                    }
+                    return try DownloadStore(path: databasePath, busyTimeout: busyTimeout)
+                }
                 left = try worker.commands(after: 0)
             } else {
                 openWatcher = nil

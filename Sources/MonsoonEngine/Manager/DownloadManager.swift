@@ -33,7 +33,7 @@ public final class DownloadManager: Sendable {
     ///   to this database (`DownloadStore.post`) within about a second.
     /// - Throws: `StoreError` when the database cannot be opened, is damaged, or is
     ///   from a newer Monsoon; the file is then left untouched.
-    /// - Important: opening blocks the calling thread: it opens two connections, may create or
+    /// - Important: opening blocks the calling thread: it opens a connection, may create or
     ///   migrate the tables and may wait for another process's lock (up to the configuration's
     ///   `storeBusyTimeout`). From async code, use `open(configuration:databasePath:watchesOtherProcesses:)`.
     public convenience init(configuration: EngineConfiguration = EngineConfiguration(), databasePath: String, watchesOtherProcesses: Bool = true) throws {

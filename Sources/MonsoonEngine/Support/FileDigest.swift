@@ -1,8 +1,8 @@
 import FoundationEssentials
 import MonsoonBasics
 
-/// SHA-256 of files (archive manifests, verify) and of bodies as they arrive
-/// (`Destination.discard(checksum: true)`), as the engine reports its failures.
+/// SHA-256 of files (archive manifests, verify) and of bodies as they arrive (`Download.checksum`),
+/// as the engine reports its failures.
 public enum FileDigest {
     /// The hex SHA-256 of the file at `path`.
     /// - Throws: `DownloadError` (`.fileSystem`) when the file cannot be read.

@@ -11,7 +11,7 @@ extension EpisodeFiles {
     }
 
     /// Adds the episodes downloaded into an archive folder by `sync` or `download` to its manifest, so `verify` does not
-    /// call them extra. A file not hashed yet is one no manifest lists (writing a manifest hashes each file it lists); only
+    /// call them extra. A file not hashed yet is one no manifest lists (writing a manifest keeps the hash of each file it lists); only
     /// a folder that holds a manifest already is an archive's. The manifest is merged into, never replaced, and one that
     /// is a symbolic link or cannot be read is left as it is, with the reason.
     public func addDownloadsToManifests() throws -> ManifestUpdate {

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 import MonsoonEngine
 import MonsoonStore
 
@@ -215,7 +216,7 @@ extension EpisodeFiles {
             let (episode, path) = (row.episode, row.episode.fileName ?? "")
             guard path.hasPrefix(prefix), let size = Self.size(of: path) else { continue }   // moved away or deleted: not in the folder
             let sha = try row.sha256 ?? {
-                let sha = try digests[row.id].flatMap { $0.bytes == size ? $0.sha256 : nil } ?? EpisodeFiles.sha256(ofFile: path)
+                let sha = try digests[row.id].flatMap { $0.stillHolds(path, size: size) ? $0.sha256 : nil } ?? EpisodeFiles.sha256(ofFile: path)
                 try EpisodeRecord.setSHA256(sha, of: row.id, in: database)
                 return sha
             }()
@@ -235,16 +236,34 @@ extension EpisodeFiles {
         return Manifest(podcast: feed?.name ?? "", feedURL: Redaction.redact(feed?.feedURL.absoluteString ?? ""), generated: Manifest.timestamp(Date()), files: entries)
     }
 
-    /// The SHA-256 each episode's download worked out as it wrote the file (`Download.checksum`) and the file's size then,
-    /// by episode: only a completed download's, of the file the episode has.
-    private func downloadDigests(of records: [EpisodeRecord]) throws -> [Int: (sha256: String, bytes: Int)] {
+    /// The SHA-256 each episode's download worked out as it wrote the file (`Download.checksum`), by episode: only a
+    /// completed download's, of the file the episode has, and none a hook ran on (it may have changed the file).
+    private func downloadDigests(of records: [EpisodeRecord]) throws -> [Int: DownloadDigest] {
         guard !records.isEmpty else { return [:] }
         let files = Dictionary(records.map { (EpisodeQueue.downloadID(ofEpisode: $0.id), (episode: $0.id, path: $0.episode.fileName)) },
                                uniquingKeysWith: { first, _ in first })
-        var digests: [Int: (sha256: String, bytes: Int)] = [:]
-        for state in try downloads.states(of: Array(files.keys)) where state.status == .completed && state.owner == .episode {
-            if let checksum = state.checksum, let file = files[state.id], state.filePath == file.path { digests[file.episode] = (checksum, state.bytes) }
+        let hooked = try HookLedger.downloadsWithHooks(in: database)
+        var digests: [Int: DownloadDigest] = [:]
+        for state in try downloads.states(of: Array(files.keys)) where state.status == .completed && state.owner == .episode && !hooked.contains(state.id) {
+            if let checksum = state.checksum, let file = files[state.id], state.filePath == file.path {
+                digests[file.episode] = DownloadDigest(sha256: checksum, bytes: state.bytes, saved: state.updated)
+            }
         }
         return digests
+    }
+}
+
+/// A download's digest of the file it wrote, with the size it wrote and when its row last changed.
+private struct DownloadDigest {
+    var sha256: String
+    var bytes: Int
+    var saved: Date
+
+    /// Whether the file at `path` (of `size` bytes now) is still as the download left it: the same size, and no change
+    /// to it (its inode's ctime, which only the kernel sets) after the row said it was complete. Else it is hashed.
+    func stillHolds(_ path: String, size: Int) -> Bool {
+        var info = stat()
+        guard size == bytes, stat(path, &info) == 0 else { return false }
+        return Double(info.st_ctim.tv_sec) + Double(info.st_ctim.tv_nsec) / 1e9 <= saved.timeIntervalSince1970
     }
 }

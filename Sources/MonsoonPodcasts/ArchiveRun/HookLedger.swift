@@ -65,6 +65,13 @@ public final class HookLedger {
         }
     }
 
+    /// Every download a hook ran on, runs on or owes a run (none in a home where no hook ever ran): their files may
+    /// have been changed since they were written.
+    static func downloadsWithHooks(in database: Database) throws -> Set<DownloadID> {
+        guard try database.scalarInt("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'hook_runs'") == 1 else { return [] }
+        return Set(try database.statement("SELECT download_id FROM hook_runs").query(reading: HookRunColumn.self) { DownloadID($0.text(.downloadID) ?? "") })
+    }
+
     /// Owed, failed, or running in a process that is gone.
     public func allOwed() throws -> [DownloadID] {
         try database.statement("SELECT download_id, state, runner FROM hook_runs WHERE state IN ('owed', 'failed', 'running') ORDER BY updated")

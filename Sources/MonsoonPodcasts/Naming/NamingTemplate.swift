@@ -125,9 +125,9 @@ public struct NamingTemplate: Sendable, Equatable, CustomStringConvertible {
     /// `component`, or nil when nothing is left (for a caller with a better name to fall back on).
     static func nonEmptyComponent(_ text: String, limit: Int) -> String? {
         var clean = text.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ")
-        let dot = UInt8(ascii: ".")   // looked for on the bytes: `contains("..")` searches far slower
-        while zip(clean.utf8, clean.utf8.dropFirst()).contains(where: { $0 == dot && $1 == dot }) { clean = clean.replacing("..", with: ".") }
-        while clean.hasPrefix(".") || clean.hasPrefix(" ") { clean.removeFirst() }
+        while clean.contains("..") { clean = clean.replacing("..", with: ".") }
+        // By scalar: a dot that carries a combining mark is a character of its own, and a name starting with it is hidden.
+        while let first = clean.unicodeScalars.first, first == "." || first == " " { clean.unicodeScalars.removeFirst() }
         while clean.hasSuffix(" ") || clean.hasSuffix(".") { clean.removeLast() }
         if clean.utf8.count > limit {
             var cut = ""
