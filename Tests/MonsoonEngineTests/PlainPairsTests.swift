@@ -1,0 +1,35 @@
+import Foundation
+import Testing
+@testable import MonsoonEngine
+
+/// A row's headers and user info are written and read by hand when no string needs an escape
+/// (`DownloadRecord.encode`, `plainPairs`); anything else is left to `JSONEncoder` and
+/// `JSONDecoder`. Either way `JSONDecoder` reads back the pairs written, and so does `plainPairs`.
+@Suite struct PlainPairsTests {
+    @Test func plainPairsAreReadAsJSONDecoderReadsThem() throws {
+        let values = ["42", "", "Épisode 7 – 🎙️", "a:b,c}", "{\"", "line\nbreak", "back\\slash", "a/b", "https://example.com/e/1", "\u{1}", "tab\t", " spaced "]
+        var checked = 0
+        for key in ["episode", "title", "", "k\"ey", "ü"] {
+            for value in values {
+                for pairs in [[key: value], [key: value, "other": "x"], [key: value, "z": value, "a": "1"]] {
+                    let text = DownloadRecord.encode(pairs)
+                    let decoded = try JSONDecoder().decode([String: String].self, from: Data(text.utf8))
+                    #expect(decoded == pairs, "written as valid JSON: \(text)")
+                    if let plain = DownloadRecord.plainPairs(text) {
+                        #expect(plain == decoded, "\(text)")
+                        checked += 1
+                    } else {
+                        #expect(text.contains("\\"), "only an escape sends a row to JSONDecoder: \(text)")
+                    }
+                }
+            }
+        }
+        #expect(checked > 50, "most are read off the bytes")
+    }
+
+    @Test func anythingElseIsLeftToJSONDecoder() {
+        for text in ["", "{", "}", "{\"a\"}", "{\"a\":}", "{\"a\":\"b\"", "{\"a\":\"b\",}", "{\"a\":1}", "{ \"a\":\"b\"}", "[\"a\"]", "{\"a\":\"b\"}x"] {
+            #expect(DownloadRecord.plainPairs(text) == nil, "\(text)")
+        }
+    }
+}
