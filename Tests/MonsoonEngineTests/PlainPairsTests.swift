@@ -7,7 +7,7 @@ import Testing
 /// `JSONDecoder`. Either way `JSONDecoder` reads back the pairs written, and so does `plainPairs`.
 @Suite struct PlainPairsTests {
     @Test func plainPairsAreReadAsJSONDecoderReadsThem() throws {
-        let values = ["42", "", "Épisode 7 – 🎙️", "a:b,c}", "{\"", "line\nbreak", "back\\slash", "a/b", "https://example.com/e/1", "\u{1}", "tab\t", " spaced "]
+        let values = ["42", "", "Épisode 7 – 🎙️", "a:b,c}", "{\"", "line\nbreak", "back\\slash", "a/b", "https://example.com/e/1", "\u{1}", "tab\t", " spaced ", "\u{7F}", "\u{2028}", "\u{85}"]
         var checked = 0
         for key in ["episode", "title", "", "k\"ey", "ü"] {
             for value in values {
@@ -28,8 +28,20 @@ import Testing
     }
 
     @Test func anythingElseIsLeftToJSONDecoder() {
-        for text in ["", "{", "}", "{\"a\"}", "{\"a\":}", "{\"a\":\"b\"", "{\"a\":\"b\",}", "{\"a\":1}", "{ \"a\":\"b\"}", "[\"a\"]", "{\"a\":\"b\"}x"] {
+        for text in ["", "{", "}", "{\"a\"}", "{\"a\":}", "{\"a\":\"b\"", "{\"a\":\"b\",}", "{\"a\":1}", "{ \"a\":\"b\"}", "[\"a\"]", "{\"a\":\"b\"}x",
+                     "{\"a\":\"b\nc\"}", "{\"a\":\"\t\"}", "{\"a\":\"1\",\"a\":\"2\"}", "{\"u\":\"a\\/b\"}"] {
             #expect(DownloadRecord.plainPairs(text) == nil, "\(text)")
         }
+    }
+
+    /// A row an earlier Monsoon wrote with JSONEncoder's escaped slashes reads back through JSONDecoder.
+    @Test func aRowWrittenWithEscapedSlashesReadsBack() throws {
+        let folder = TemporaryFolder()
+        defer { folder.remove() }
+        let store = try DownloadStore(path: folder.file("queue.sqlite"))
+        let ids = try store.add([DownloadRequest(id: "", url: try #require(URL(string: "https://example.com/a")), destination: .directory(folder.path),
+                                                 userInfo: ["u": "x"])])
+        try store.database.run("UPDATE downloads SET user_info = ? WHERE id = ?", #"{"u":"https:\/\/x"}"#, ids[0].rawValue)
+        #expect(try store.download(withID: ids[0])?.request.userInfo == ["u": "https://x"])
     }
 }

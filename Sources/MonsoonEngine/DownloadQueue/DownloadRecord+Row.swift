@@ -112,7 +112,7 @@ extension DownloadRecord {
 
     private static let sortedEncoder = {
         let encoder = JSONEncoder()
-        // Slashes as they are: a URL or a guid then reads back without JSONDecoder (`plainPairs`).
+        // Slashes as the hand-written form leaves them: one form, whichever wrote the row.
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder
     }()
@@ -158,7 +158,7 @@ extension DownloadRecord {
                 let start = index + 1
                 var end = start
                 while end < bytes.count, bytes[end] != UInt8(ascii: "\"") {
-                    if bytes[end] == UInt8(ascii: "\\") { return nil }
+                    if bytes[end] == UInt8(ascii: "\\") || bytes[end] < 0x20 { return nil }   // a raw control character: damage, which JSONDecoder reports
                     end += 1
                 }
                 guard end < bytes.count else { return nil }
@@ -170,7 +170,7 @@ extension DownloadRecord {
                 guard let key = string(), index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return nil }
                 index += 1
                 guard let value = string(), index < bytes.count else { return nil }
-                pairs[key] = value
+                guard pairs.updateValue(value, forKey: key) == nil else { return nil }   // a key twice: JSONDecoder keeps the first
                 if index == bytes.count - 1 { return pairs }
                 guard bytes[index] == UInt8(ascii: ",") else { return nil }
                 index += 1
