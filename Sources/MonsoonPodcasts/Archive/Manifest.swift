@@ -242,7 +242,7 @@ extension EpisodeFiles {
         guard !records.isEmpty else { return [:] }
         let files = Dictionary(records.map { (EpisodeQueue.downloadID(ofEpisode: $0.id), (episode: $0.id, path: $0.episode.fileName)) },
                                uniquingKeysWith: { first, _ in first })
-        let hooked = try HookLedger.downloadsWithHooks(in: database)
+        let hooked = try HookLedger.hooked(Array(files.keys), in: database)
         var digests: [Int: DownloadDigest] = [:]
         for state in try downloads.states(of: Array(files.keys)) where state.status == .completed && state.owner == .episode && !hooked.contains(state.id) {
             if let checksum = state.checksum, let file = files[state.id], state.filePath == file.path {

@@ -65,11 +65,12 @@ public final class HookLedger {
         }
     }
 
-    /// Every download a hook ran on, runs on or owes a run (none in a home where no hook ever ran): their files may
-    /// have been changed since they were written.
-    static func downloadsWithHooks(in database: Database) throws -> Set<DownloadID> {
-        guard try database.scalarInt("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'hook_runs'") == 1 else { return [] }
-        return Set(try database.statement("SELECT download_id FROM hook_runs").query(reading: HookRunColumn.self) { DownloadID($0.text(.downloadID) ?? "") })
+    /// Those of `ids` a hook ran on, runs on or owes a run (none in a home where no hook ever ran): their files may
+    /// have been changed since they were written. One lookup by key each: the ledger grows with every hooked download.
+    static func hooked(_ ids: [DownloadID], in database: Database) throws -> Set<DownloadID> {
+        guard !ids.isEmpty,
+              try database.scalarInt("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'hook_runs'") == 1 else { return [] }
+        return Set(try ids.filter { try database.scalarInt("SELECT count(*) FROM hook_runs WHERE download_id = ?", $0.rawValue) == 1 })
     }
 
     /// Owed, failed, or running in a process that is gone.
