@@ -9,6 +9,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <spawn.h>
+#include <stdio.h>
 #include <unistd.h>
 
 extern int pthread_setname_np(pthread_t thread, const char *name);
@@ -44,6 +45,16 @@ static inline short monsoon_spawn_setsid_flag(void) {
 /// Names the calling thread (at most 15 bytes), as `top -H`, gdb and crash reports show it.
 static inline int monsoon_name_thread(const char *name) {
     return pthread_setname_np(pthread_self(), name);
+}
+
+/// `format`, with one conversion, printed with a floating-point argument (`String(cFormat:)`).
+static inline int monsoon_format_double(char *buffer, size_t size, const char *format, double value) {
+    return snprintf(buffer, size, format, value);
+}
+
+/// `format`, with one conversion, printed with an integer argument (`String(cFormat:)`).
+static inline int monsoon_format_long(char *buffer, size_t size, const char *format, long value) {
+    return snprintf(buffer, size, format, value);
 }
 
 /// One malloc arena for every thread (see Sources/monsoon/main.swift).

@@ -1,3 +1,4 @@
+import CLibc
 import FoundationEssentials
 import Glibc
 
@@ -34,16 +35,54 @@ extension String {
 
     /// `format` filled in by the C library's printf (numbers only: `%.1f`, `%04X`): the digits
     /// Foundation's `String(format:)` gave, without Foundation.
+    ///
+    /// Each conversion is printed on its own, its argument passed as the C type it is: `withVaList`
+    /// asks the runtime of each argument whether it is floating point, a search through every
+    /// conformance in the program the first time each type is asked about (a third of a
+    /// millisecond of a `get`'s start-up).
     package init(cFormat format: String, _ arguments: any CVarArg...) {
-        self = Self.printed(format, arguments)
+        let bytes = Array(format.utf8)
+        var printed = ""
+        var (start, index, argument) = (0, 0, 0)
+        while index < bytes.count {
+            guard bytes[index] == UInt8(ascii: "%") else {
+                index += 1
+                continue
+            }
+            var end = index + 1
+            if end < bytes.count && bytes[end] == UInt8(ascii: "%") {   // a literal %, printed with its piece
+                index = end + 1
+                continue
+            }
+            while end < bytes.count && !Self.conversions.contains(bytes[end]) { end += 1 }
+            guard end < bytes.count else { break }
+            printed += Self.printed(bytes[start...end], argument < arguments.count ? arguments[argument] : 0)
+            argument += 1
+            (start, index) = (end + 1, end + 1)
+        }
+        if start < bytes.count || printed.isEmpty { printed += Self.printed(bytes[start...], 0) }
+        self = printed
     }
 
-    private static func printed(_ format: String, _ arguments: [any CVarArg]) -> String {
+    /// printf's conversion characters: each ends a conversion and takes one argument.
+    private static let conversions = Set("diouxXeEfFgGaAcspn".utf8)
+
+    /// `format`, with at most one conversion, printed with `argument`: a `Double` or `Float` as a
+    /// C double, any other number as a C long (the word `withVaList` would pass).
+    private static func printed(_ format: ArraySlice<UInt8>, _ argument: any CVarArg) -> String {
+        let format = String(decoding: format, as: UTF8.self)
+        func print(into buffer: UnsafeMutablePointer<CChar>?, size: Int) -> Int {
+            switch argument {
+            case let value as Double: Int(monsoon_format_double(buffer, size, format, value))
+            case let value as Float: Int(monsoon_format_double(buffer, size, format, Double(value)))
+            default: Int(monsoon_format_long(buffer, size, format, argument._cVarArgEncoding.first ?? 0))
+            }
+        }
         var buffer = [CChar](repeating: 0, count: 64)
-        let needed = Int(withVaList(arguments) { vsnprintf(&buffer, buffer.count, format, $0) })
+        let needed = print(into: &buffer, size: buffer.count)
         if needed >= buffer.count {
             buffer = [CChar](repeating: 0, count: needed + 1)
-            _ = withVaList(arguments) { vsnprintf(&buffer, buffer.count, format, $0) }   // the count is known now
+            _ = print(into: &buffer, size: buffer.count)   // the count is known now
         }
         return String(decoding: buffer[..<Swift.max(0, Swift.min(needed, buffer.count - 1))].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }

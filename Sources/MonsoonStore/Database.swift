@@ -79,6 +79,11 @@ public final class Database {
         sqlite3_close_v2(raw)
     }
 
+    /// How long a statement waits for another connection's lock, in seconds, before it fails.
+    public func setBusyTimeout(_ seconds: Double) {
+        sqlite3_busy_timeout(raw, Int32(seconds * 1000))
+    }
+
     /// Runs one or more statements that return nothing.
     public func execute(_ sql: String) throws(StoreError) {
         var message: UnsafeMutablePointer<CChar>?

@@ -136,9 +136,9 @@ struct QueueRun {
 
     static func openManager(_ home: Home, configuration: EngineConfiguration, watches: Bool = true) async throws -> DownloadManager {
         do {
-            let manager = try await DownloadManager.open(configuration: configuration, databasePath: home.databasePath, watchesOtherProcesses: watches)
-            home.held.letGo()   // the queue's connections keep the log now
-            return manager
+            // The settings' connection becomes the queue's: it keeps the log, and the schema is read once.
+            return try await DownloadManager.open(configuration: configuration, databasePath: home.databasePath, connection: home.held.handOver(),
+                                                  watchesOtherProcesses: watches)
         } catch {
             // Opening writes (the schema, the journal): a full disk there is a full disk too.
             throw CLIError(error)

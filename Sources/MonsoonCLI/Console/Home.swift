@@ -128,10 +128,10 @@ struct Home {
 }
 
 /// A connection to the home's database kept open, never used, from the reading of the settings
-/// until the queue's connections are open (or the command ends). Closing the last connection
-/// checkpoints the log and removes it, and the queue's, opened a moment later, would make it
-/// again: four flushes, each a wait on the disk, before the first download starts. Let go then,
-/// so that the queue's close, the last, checkpoints the log at the end.
+/// until the queue opens (or the command ends). Closing the last connection checkpoints the log
+/// and removes it, and the queue's, opened a moment later, would make it again: four flushes, each
+/// a wait on the disk, before the first download starts. The queue takes it over then
+/// (`handOver`), and its close, the last, checkpoints the log at the end.
 final class HeldConnection: @unchecked Sendable {
     // Safe: the connection is only set and cleared under the lock, never used through this
     // holder, and closed by whichever thread lets go of it last.
@@ -143,13 +143,14 @@ final class HeldConnection: @unchecked Sendable {
         lock.withLock { if self.database == nil && !released { self.database = database } }
     }
 
-    func letGo() {
-        let database = lock.withLock { () -> Database? in
+    /// The connection, for the queue to keep using (`DownloadManager.open(connection:)`), and nothing
+    /// held from now on.
+    func handOver() -> Database? {
+        lock.withLock {
             released = true
-            defer { self.database = nil }
-            return self.database
+            defer { database = nil }
+            return database
         }
-        withExtendedLifetime(database) {}   // closed here, outside the lock, when nobody else holds it
     }
 }
 

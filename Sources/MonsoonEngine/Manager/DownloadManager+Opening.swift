@@ -9,13 +9,22 @@ extension DownloadManager {
     ///
     /// The manager itself starts back in the caller's task, as the initializer's would: events
     /// subscribed to at once (`events(_:)`) miss no more than they would there.
-    public static func open(configuration: EngineConfiguration = EngineConfiguration(), databasePath: String,
+    /// - Parameter connection: a connection to the database the caller opened and lets go of, which
+    ///   becomes the disk worker's (one opening, and one reading of the schema, fewer); nil, or one
+    ///   that only reads or is to another file: the worker opens its own.
+    public static func open(configuration: EngineConfiguration = EngineConfiguration(), databasePath: String, connection: Database? = nil,
                             watchesOtherProcesses: Bool = true) async throws -> DownloadManager {
+        // Safe: the caller lets go of it; from here on only the opening thread, then the disk worker, uses it.
+        nonisolated(unsafe) var connection = connection.flatMap { !$0.isReadOnly && $0.path == databasePath ? $0 : nil }
         let connections = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Connections, Error>) in
             NamedThread.detach(named: "monsoon.open") {
-                continuation.resume(with: Result {
-                    try Connections(databasePath: databasePath, watching: watchesOtherProcesses, busyTimeout: configuration.storeBusyTimeout)
-                })
+                let opened = Result {
+                    try Connections(databasePath: databasePath, connection: connection, watching: watchesOtherProcesses,
+                                    busyTimeout: configuration.storeBusyTimeout)
+                }
+                // Closed now if the queue refused it, before the caller, which may exit at once, hears why.
+                connection = nil
+                continuation.resume(with: opened)
             }
         }
         return DownloadManager(configuration: configuration, connections: connections)
@@ -42,8 +51,14 @@ extension DownloadManager {
         /// - Throws: `StoreError` when the database cannot be opened, is damaged, or is from a
         ///   newer Monsoon; the file is then left untouched.
         /// `busyTimeout`: `EngineConfiguration.storeBusyTimeout`.
-        init(databasePath: String, watching: Bool, busyTimeout: Double) throws {
-            let worker = try DownloadStore(path: databasePath, busyTimeout: busyTimeout)
+        init(databasePath: String, connection: Database? = nil, watching: Bool, busyTimeout: Double) throws {
+            let worker: DownloadStore
+            if let connection {
+                connection.setBusyTimeout(busyTimeout)
+                worker = try DownloadStore(database: connection)
+            } else {
+                worker = try DownloadStore(path: databasePath, busyTimeout: busyTimeout)
+            }
             self.worker = worker
             // The disk worker's page cache is twice SQLite's 2 MB: a batch of thousands of inserts stays
             // in memory until commit (99,000 enqueued 5,000 at a time took a fifth longer with 2 MB than

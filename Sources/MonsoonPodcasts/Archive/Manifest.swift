@@ -194,6 +194,7 @@ extension EpisodeFiles {
         let records = try EpisodeRecord.ofPodcast(podcast, in: database).filter { $0.isDownloaded && $0.episode.fileName != nil }.sorted(by: EpisodeRecord.oldestFirst)
         let digests = try downloadDigests(of: records.filter { $0.sha256 == nil })
         var entries: [Manifest.Entry] = []
+        var hashed: [(episode: Int, sha256: String)] = []
         // An episode's `--write-info-json` sidecar (never read through a link) carries its episode's version, so a
         // merge keeps it exactly when it keeps that version.
         func appendSidecar(of path: String, guid: String?, title: String?, version: String?) throws {
@@ -217,7 +218,7 @@ extension EpisodeFiles {
             guard path.hasPrefix(prefix), let size = Self.size(of: path) else { continue }   // moved away or deleted: not in the folder
             let sha = try row.sha256 ?? {
                 let sha = try digests[row.id].flatMap { $0.stillHolds(path, size: size) ? $0.sha256 : nil } ?? EpisodeFiles.sha256(ofFile: path)
-                try EpisodeRecord.setSHA256(sha, of: row.id, in: database)
+                hashed.append((row.id, sha))
                 return sha
             }()
             entries.append(Manifest.Entry(
@@ -231,6 +232,12 @@ extension EpisodeFiles {
             guard let size = Self.size(of: extra.path) else { continue }
             entries.append(Manifest.Entry(kind: extra.kind, file: String(extra.path.dropFirst(prefix.count)), size: size,
                                           sha256: try EpisodeFiles.sha256(ofFile: extra.path), sourceURL: extra.sourceURL.map(Redaction.redact)))
+        }
+        // In one transaction: a commit for each hash would cost a first archive of many episodes a commit each.
+        if !hashed.isEmpty {
+            try database.write {
+                for (episode, sha256) in hashed { try EpisodeRecord.setSHA256(sha256, of: episode, in: database) }
+            }
         }
         let feed = try PodcastRecord.find(podcast, in: database)
         return Manifest(podcast: feed?.name ?? "", feedURL: Redaction.redact(feed?.feedURL.absoluteString ?? ""), generated: Manifest.timestamp(Date()), files: entries)
