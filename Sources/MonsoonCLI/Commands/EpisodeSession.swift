@@ -77,12 +77,9 @@ struct EpisodeSession {
     func place(_ requests: [DownloadRequest], what: String) throws {
         do {
             var fresh: [DownloadRequest] = []
-            for request in requests {
-                if let existing = try store.download(withID: request.id) {
-                    if existing.status != .completed { try store.updateRequest(request) }
-                } else {
-                    fresh.append(request)
-                }
+            try forEachStatus(of: requests.map(\.id)) { index, status in
+                guard let status else { return fresh.append(requests[index]) }
+                if status != .completed { try store.updateRequest(requests[index]) }
             }
             _ = try store.add(fresh)
         } catch {
@@ -94,11 +91,24 @@ struct EpisodeSession {
     /// stops, its part goes); a finished file stays.
     func removeUnfinishedDownloads(of episodes: [Int]) async throws {
         var removals: [DownloadCommand] = []
-        for id in episodes.map(EpisodeQueue.downloadID(ofEpisode:)) {
-            if let download = try store.download(withID: id), download.status != .completed { removals.append(.remove(id, deleteFile: false)) }
+        let ids = episodes.map(EpisodeQueue.downloadID(ofEpisode:))
+        try forEachStatus(of: ids) { index, status in
+            if let status, status != .completed { removals.append(.remove(ids[index], deleteFile: false)) }
         }
         try await Control.perform(removals, home: home, store: store)
     }
+
+    /// Calls `body` with the index of each of `ids` and the status the engine's queue has for it (nil: not
+    /// there), read a chunk at a time: a query per chunk, not one per download (ten thousand in a first archive).
+    private func forEachStatus(of ids: [DownloadID], _ body: (Int, DownloadStatus?) throws -> Void) throws {
+        for start in stride(from: 0, to: ids.count, by: Self.statusChunk) {
+            let end = min(ids.count, start + Self.statusChunk)
+            let known = Dictionary(try store.states(of: Array(ids[start..<end])).map { ($0.id, $0.status) }, uniquingKeysWith: { first, _ in first })
+            for index in start..<end { try body(index, known[ids[index]]) }
+        }
+    }
+
+    private static let statusChunk = 500
 
     /// After a change to the episode queue: when a monsoon is running the queue, hands it the
 
