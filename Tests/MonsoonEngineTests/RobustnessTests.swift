@@ -107,6 +107,17 @@ import Testing
         return found
     }
 
+    /// What the multi handle lists to find the socket pair curl opens for `curl_multi_wakeup` (and
+    /// mark it close-on-exec, which no curl option does): every descriptor open, in order.
+    @Test func theOpenDescriptorsAreListedInOrder() throws {
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        defer { ends.forEach { close($0) } }
+        let listed = MultiHandle.openDescriptors()
+        #expect(listed.contains(ends[0]) && listed.contains(ends[1]), "\(listed)")
+        #expect(listed == listed.sorted())
+    }
+
     /// A connection without close-on-exec would be inherited by any child process (a
     /// player, a converter), which then keeps a paused download's connection open.
     @Test func connectionsAreCloseOnExec() async throws {

@@ -16,7 +16,10 @@ final class MultiHandle {
         raw = handle
         // curl_multi_init opens a socket pair for curl_multi_wakeup without close-on-exec,
         // and no option reaches it: mark what it opened, so child processes never inherit it.
-        for fd in Self.openDescriptors().subtracting(before) {
+        var earlier = before.makeIterator(), next = earlier.next()   // both in order: one walk
+        for fd in Self.openDescriptors() {
+            while let open = next, open < fd { next = earlier.next() }
+            guard next != fd else { continue }
             let flags = fcntl(fd, F_GETFD)
             if flags >= 0 { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }   // on a descriptor just listed: cannot fail
         }
@@ -63,10 +66,17 @@ final class MultiHandle {
         monsoon_curl_multi_wakeup(raw)
     }
 
-    private static func openDescriptors() -> Set<Int32> {
-        // Without /proc nothing is listed and nothing marked: the socket pair is then inherited,
-        // as it would be without this step.
-        Set(((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).compactMap { Int32($0) })
+    /// The descriptors open now, in order, but the listing's own. Without /proc nothing is listed and
+    /// nothing marked: the socket pair is then inherited, as it would be without this step.
+    static func openDescriptors() -> [Int32] {
+        guard let listing = opendir("/proc/self/fd") else { return [] }
+        defer { closedir(listing) }
+        var descriptors: [Int32] = []
+        while let entry = readdir(listing) {
+            let number = withUnsafeBytes(of: entry.pointee.d_name) { name in Int32(String(decoding: name.prefix { $0 != 0 }, as: UTF8.self)) }
+            if let number, number != dirfd(listing) { descriptors.append(number) }
+        }
+        return descriptors.sorted()
     }
 
     /// Releases the handle; all easy handles must have been removed first.
