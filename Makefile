@@ -73,9 +73,9 @@ RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -use-ld=lld -Xlinker 
 	-Xswiftc -L$(STATIC_CXX)
 
 $(STATIC_CXX)/libstdc++.a:
-	@archive="$$("$$(dirname "$$(command -v $(SWIFT))")/clang" -print-file-name=libstdc++.a)"; \
-	  [ -f "$$archive" ] || { echo "libstdc++.a not found: install libstdc++-12-dev" >&2; exit 1; }; \
-	  mkdir -p $(STATIC_CXX) && ln -sf "$$archive" $@
+	@archive="$$("$$(dirname "$$(readlink -f "$$(command -v $(SWIFT))")")/clang" -print-file-name=libstdc++.a)"; \
+	  [ -f "$$archive" ] || { echo "libstdc++.a not found: install the libstdc++ development package (Debian 12: libstdc++-12-dev)" >&2; exit 1; }; \
+	  mkdir -p "$(STATIC_CXX)" && ln -sf "$$archive" "$@"
 
 # Every product: the benchmarks, the soak and `make order` run more than monsoon.
 release: deps $(STATIC_CXX)/libstdc++.a

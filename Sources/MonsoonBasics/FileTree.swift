@@ -20,7 +20,7 @@ package enum FileTree {
                 open.removeLast()
                 continue
             }
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+            let name = Self.name(of: entry)
             if name == "." || name == ".." { continue }
             let path = prefix + name
             let kind = Self.kind(entry.pointee.d_type, at: root + "/" + path)
@@ -29,6 +29,13 @@ package enum FileTree {
             }
         }
         return true
+    }
+
+    /// The name of an entry `readdir` gave, read where it is: a copy of the whole `dirent` reads as
+    /// far as the longest name could go, past the end of a short entry and maybe of readdir's buffer.
+    package static func name(of entry: UnsafeMutablePointer<dirent>) -> String {
+        // A stored field of an imported C struct: its offset is known.
+        String(cString: UnsafeRawPointer(entry).advanced(by: MemoryLayout<dirent>.offset(of: \.d_name)!).assumingMemoryBound(to: CChar.self))
     }
 
     /// The kind readdir gave, or lstat's when the file system does not say (DT_UNKNOWN).

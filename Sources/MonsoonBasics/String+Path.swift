@@ -86,12 +86,12 @@ extension String {
     private var slashesFixed: String {
         // On the bytes: `contains("//")` searches far slower, and every download's path is asked.
         let slash = UInt8(ascii: "/")
-        var previous: UInt8 = 0
         // A plain loop, not `zip`: the first zip of these two views costs the runtime a search through
         // every conformance for each, a fifth of a millisecond of a `get`.
-        let doubled = utf8.contains { byte in
-            defer { previous = byte }
-            return byte == slash && previous == slash
+        var (previous, doubled): (UInt8, Bool) = (0, false)
+        for byte in utf8 where !doubled {
+            doubled = byte == slash && previous == slash
+            previous = byte
         }
         guard self != "/", utf8.last == slash || doubled else { return self }
         var bytes: [UInt8] = []

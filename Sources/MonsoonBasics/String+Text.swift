@@ -34,12 +34,13 @@ extension String {
     }
 
     /// `format` filled in by the C library's printf (numbers only: `%.1f`, `%04X`): the digits
-    /// Foundation's `String(format:)` gave, without Foundation.
+    /// Foundation's `String(format:)` gave, without Foundation. Neither `*` widths nor `n$`
+    /// positions are read; a missing argument is 0.
     ///
-    /// Each conversion is printed on its own, its argument passed as the C type it is: `withVaList`
-    /// asks the runtime of each argument whether it is floating point, a search through every
-    /// conformance in the program the first time each type is asked about (a third of a
-    /// millisecond of a `get`'s start-up).
+    /// Each conversion is printed on its own, its argument passed as the C type the conversion
+    /// reads: `withVaList` asks the runtime of each argument whether it is floating point, a search
+    /// through every conformance in the program the first time each type is asked about (a third
+    /// of a millisecond of a `get`'s start-up).
     package init(cFormat format: String, _ arguments: any CVarArg...) {
         let bytes = Array(format.utf8)
         var printed = ""
@@ -56,26 +57,36 @@ extension String {
             }
             while end < bytes.count && !Self.conversions.contains(bytes[end]) { end += 1 }
             guard end < bytes.count else { break }
-            printed += Self.printed(bytes[start...end], argument < arguments.count ? arguments[argument] : 0)
+            let value = argument < arguments.count ? arguments[argument] : nil
+            printed += Self.printed(bytes[start...end], Self.floatingConversions.contains(bytes[end]) ? .double(value) : .long(value))
             argument += 1
             (start, index) = (end + 1, end + 1)
         }
-        if start < bytes.count || printed.isEmpty { printed += Self.printed(bytes[start...], 0) }
+        if start < bytes.count || printed.isEmpty { printed += Self.printed(bytes[start...], .long(nil)) }
         self = printed
     }
 
     /// printf's conversion characters: each ends a conversion and takes one argument.
     private static let conversions = Set("diouxXeEfFgGaAcspn".utf8)
+    private static let floatingConversions = Set("eEfFgGaA".utf8)
 
-    /// `format`, with at most one conversion, printed with `argument`: a `Double` or `Float` as a
-    /// C double, any other number as a C long (the word `withVaList` would pass).
-    private static func printed(_ format: ArraySlice<UInt8>, _ argument: any CVarArg) -> String {
+    /// A conversion's argument, as the C type it reads.
+    private enum CArgument {
+        case double((any CVarArg)?)
+        case long((any CVarArg)?)
+    }
+
+    /// `format`, with at most one conversion, printed with `argument`: an integer given for a floating
+    /// conversion is converted; a floating value given for an integer one is passed as the word
+    /// `withVaList` would pass (what C prints then is its own).
+    private static func printed(_ format: ArraySlice<UInt8>, _ argument: CArgument) -> String {
         let format = String(decoding: format, as: UTF8.self)
         func print(into buffer: UnsafeMutablePointer<CChar>?, size: Int) -> Int {
             switch argument {
-            case let value as Double: Int(monsoon_format_double(buffer, size, format, value))
-            case let value as Float: Int(monsoon_format_double(buffer, size, format, Double(value)))
-            default: Int(monsoon_format_long(buffer, size, format, argument._cVarArgEncoding.first ?? 0))
+            case .double(let value as Double): Int(monsoon_format_double(buffer, size, format, value))
+            case .double(let value as Float): Int(monsoon_format_double(buffer, size, format, Double(value)))
+            case .double(let value): Int(monsoon_format_double(buffer, size, format, (value as? any BinaryInteger).map { Double($0) } ?? 0))
+            case .long(let value): Int(monsoon_format_long(buffer, size, format, value?._cVarArgEncoding.first ?? 0))
             }
         }
         var buffer = [CChar](repeating: 0, count: 64)

@@ -49,7 +49,7 @@ public final class Database {
         raw = handle
         self.path = path
         isReadOnly = flags & SQLITE_OPEN_READONLY != 0
-        sqlite3_busy_timeout(raw, Int32(busyTimeout * 1000))
+        setBusyTimeout(busyTimeout)
         do throws(StoreError) {
             // The first read of the file: a corrupt or foreign file fails here, untouched.
             _ = try scalarInt("PRAGMA schema_version")
@@ -81,7 +81,12 @@ public final class Database {
 
     /// How long a statement waits for another connection's lock, in seconds, before it fails.
     public func setBusyTimeout(_ seconds: Double) {
-        sqlite3_busy_timeout(raw, Int32(seconds * 1000))
+        sqlite3_busy_timeout(raw, seconds.isNaN ? 0 : Int32(min(max(seconds * 1000, 0), Double(Int32.max))))
+    }
+
+    /// Whether the connection is to a file (not to a database in memory, a copy's included).
+    public var isFile: Bool {
+        sqlite3_db_filename(raw, "main").map { $0.pointee != 0 } ?? false
     }
 
     /// Runs one or more statements that return nothing.

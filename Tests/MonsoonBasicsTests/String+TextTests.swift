@@ -72,6 +72,8 @@ private let untrimmed = [
         }
         #expect(String(cFormat: "%d:%02d:%02d", 1, 2, 3) == String(format: "%d:%02d:%02d", 1, 2, 3))
         #expect(String(cFormat: "%d:%02d", -5, 59) == String(format: "%d:%02d", -5, 59))
+        #expect(String(cFormat: "%d of %.1f s, %03d%%", 3, 2.25, 7) == String(format: "%d of %.1f s, %03d%%", 3, 2.25, 7))
+        #expect(String(cFormat: "%.2f and %d", 1) == "1.00 and 0", "an integer for %f is converted; a missing argument is 0")
         #expect(String(cFormat: "plain") == "plain")
         #expect(String(cFormat: "%.6f", -1e300).utf8.count > 300, "longer than the first buffer")
     }

@@ -99,16 +99,15 @@ struct EpisodeSession {
     }
 
     /// Calls `body` with the index of each of `ids` and the status the engine's queue has for it (nil: not
-    /// there), read a chunk at a time: a query per chunk, not one per download (ten thousand in a first archive).
+    /// there), read a statement's chunk at a time: a query per chunk, not one per download (ten thousand in a
+    /// first archive), and no more than a chunk of them in memory.
     private func forEachStatus(of ids: [DownloadID], _ body: (Int, DownloadStatus?) throws -> Void) throws {
-        for start in stride(from: 0, to: ids.count, by: Self.statusChunk) {
-            let end = min(ids.count, start + Self.statusChunk)
+        for start in stride(from: 0, to: ids.count, by: DownloadStore.chunkSize) {
+            let end = min(ids.count, start + DownloadStore.chunkSize)
             let known = Dictionary(try store.states(of: Array(ids[start..<end])).map { ($0.id, $0.status) }, uniquingKeysWith: { first, _ in first })
             for index in start..<end { try body(index, known[ids[index]]) }
         }
     }
-
-    private static let statusChunk = 500
 
     /// After a change to the episode queue: when a monsoon is running the queue, hands it the
 

@@ -14,7 +14,7 @@ struct Home {
     /// without write permission), for a command that only reads (`Use.reading`): its database is
     /// then read as it is (`openDatabase`). A writing command fails on such a home instead.
     let isReadOnly: Bool
-    /// The settings' connection, held (by every copy of this home) until the queue's are open.
+    /// The settings' connection, held (by every copy of this home) until the queue takes it over.
     let held = HeldConnection()
 
     /// What a command does with the home: `reading` reads one that cannot be written as it is;
@@ -133,8 +133,8 @@ struct Home {
 /// a wait on the disk, before the first download starts. The queue takes it over then
 /// (`handOver`), and its close, the last, checkpoints the log at the end.
 final class HeldConnection: @unchecked Sendable {
-    // Safe: the connection is only set and cleared under the lock, never used through this
-    // holder, and closed by whichever thread lets go of it last.
+    // Safe: the connection is only set and taken under the lock, never used through this holder,
+    // and closed by whichever thread lets go of it last.
     private let lock = Locked()
     private var database: Database?
     private var released = false

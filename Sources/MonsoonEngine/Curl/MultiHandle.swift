@@ -73,8 +73,7 @@ final class MultiHandle {
         defer { closedir(listing) }
         var descriptors: [Int32] = []
         while let entry = readdir(listing) {
-            let number = withUnsafeBytes(of: entry.pointee.d_name) { name in Int32(String(decoding: name.prefix { $0 != 0 }, as: UTF8.self)) }
-            if let number, number != dirfd(listing) { descriptors.append(number) }
+            if let number = Int32(FileTree.name(of: entry)), number != dirfd(listing) { descriptors.append(number) }
         }
         return descriptors.sorted()
     }

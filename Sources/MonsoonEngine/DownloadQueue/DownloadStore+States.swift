@@ -20,7 +20,7 @@ extension DownloadStore {
     }
 
     /// Ids per statement: below SQLite's oldest limit on parameters (999).
-    static let chunkSize = 500
+    package static let chunkSize = 500
 
     /// Runs `body` once per chunk of `ids`, with the chunk's placeholders ("?, ?, …") and
     /// values: SQLite allows a limited number of parameters per statement. A chunk's list is

@@ -11,18 +11,19 @@ extension DownloadManager {
     /// subscribed to at once (`events(_:)`) miss no more than they would there.
     /// - Parameter connection: a connection to the database the caller opened and lets go of, which
     ///   becomes the disk worker's (one opening, and one reading of the schema, fewer); nil, or one
-    ///   that only reads or is to another file: the worker opens its own.
+    ///   that only reads, is to another file or is a copy in memory: the worker opens its own.
     public static func open(configuration: EngineConfiguration = EngineConfiguration(), databasePath: String, connection: Database? = nil,
                             watchesOtherProcesses: Bool = true) async throws -> DownloadManager {
         // Safe: the caller lets go of it; from here on only the opening thread, then the disk worker, uses it.
-        nonisolated(unsafe) var connection = connection.flatMap { !$0.isReadOnly && $0.path == databasePath ? $0 : nil }
+        nonisolated(unsafe) var connection = connection.flatMap { !$0.isReadOnly && $0.isFile && $0.path == databasePath ? $0 : nil }
         let connections = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Connections, Error>) in
             NamedThread.detach(named: "monsoon.open") {
                 let opened = Result {
                     try Connections(databasePath: databasePath, connection: connection, watching: watchesOtherProcesses,
                                     busyTimeout: configuration.storeBusyTimeout)
                 }
-                // Closed now if the queue refused it, before the caller, which may exit at once, hears why.
+                // Let go here: the caller's reference, which ends as `open` returns, is then the last, so a
+                // connection the queue refused is closed before the caller, which may exit at once, goes on.
                 connection = nil
                 continuation.resume(with: opened)
             }

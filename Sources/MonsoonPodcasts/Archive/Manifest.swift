@@ -194,7 +194,14 @@ extension EpisodeFiles {
         let records = try EpisodeRecord.ofPodcast(podcast, in: database).filter { $0.isDownloaded && $0.episode.fileName != nil }.sorted(by: EpisodeRecord.oldestFirst)
         let digests = try downloadDigests(of: records.filter { $0.sha256 == nil })
         var entries: [Manifest.Entry] = []
-        var hashed: [(episode: Int, sha256: String)] = []
+        // The new hashes are kept in one transaction (a commit each would cost a first archive of many episodes a
+        // commit each): once the files are listed, or when one fails the listing, as they were kept one by one.
+        var (hashed, kept): ([(episode: Int, sha256: String)], Bool) = ([], false)
+        func keepHashes() throws {
+            guard !hashed.isEmpty else { return }
+            try database.write { for (episode, sha256) in hashed { try EpisodeRecord.setSHA256(sha256, of: episode, in: database) } }
+        }
+        defer { if !kept { try? keepHashes() } }   // the failure reported is the listing's; a hash not kept is only made again
         // An episode's `--write-info-json` sidecar (never read through a link) carries its episode's version, so a
         // merge keeps it exactly when it keeps that version.
         func appendSidecar(of path: String, guid: String?, title: String?, version: String?) throws {
@@ -233,12 +240,8 @@ extension EpisodeFiles {
             entries.append(Manifest.Entry(kind: extra.kind, file: String(extra.path.dropFirst(prefix.count)), size: size,
                                           sha256: try EpisodeFiles.sha256(ofFile: extra.path), sourceURL: extra.sourceURL.map(Redaction.redact)))
         }
-        // In one transaction: a commit for each hash would cost a first archive of many episodes a commit each.
-        if !hashed.isEmpty {
-            try database.write {
-                for (episode, sha256) in hashed { try EpisodeRecord.setSHA256(sha256, of: episode, in: database) }
-            }
-        }
+        try keepHashes()
+        kept = true
         let feed = try PodcastRecord.find(podcast, in: database)
         return Manifest(podcast: feed?.name ?? "", feedURL: Redaction.redact(feed?.feedURL.absoluteString ?? ""), generated: Manifest.timestamp(Date()), files: entries)
     }
