@@ -89,8 +89,9 @@ extension String {
         // A plain loop, not `zip`: the first zip of these two views costs the runtime a search through
         // every conformance for each, a fifth of a millisecond of a `get`.
         var (previous, doubled): (UInt8, Bool) = (0, false)
-        for byte in utf8 where !doubled {
+        for byte in utf8 {
             doubled = byte == slash && previous == slash
+            if doubled { break }
             previous = byte
         }
         guard self != "/", utf8.last == slash || doubled else { return self }

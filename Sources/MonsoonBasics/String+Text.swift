@@ -85,6 +85,7 @@ extension String {
             switch argument {
             case .double(let value as Double): Int(monsoon_format_double(buffer, size, format, value))
             case .double(let value as Float): Int(monsoon_format_double(buffer, size, format, Double(value)))
+            // An integer for a floating conversion (none in Monsoon): the cast costs the search, but only here.
             case .double(let value): Int(monsoon_format_double(buffer, size, format, (value as? any BinaryInteger).map { Double($0) } ?? 0))
             case .long(let value): Int(monsoon_format_long(buffer, size, format, value?._cVarArgEncoding.first ?? 0))
             }

@@ -28,6 +28,9 @@ import Testing
         let store = try DownloadStore(path: database)
         for (index, offer) in offers.enumerated() {
             #expect(try store.download(withID: DownloadID("d\(index)")) != nil, "\(offer.what): the row is in the file")
+            // Only the first was the queue's: its worker inserted the row through it.
+            #expect((offer.connection.lastInsertRowID != 0) == (index == 0), "\(offer.what)")
         }
+        #expect(offers.map(\.connection.isFile) == [true, true, false, true])
     }
 }

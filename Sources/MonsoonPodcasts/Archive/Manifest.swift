@@ -240,8 +240,8 @@ extension EpisodeFiles {
             entries.append(Manifest.Entry(kind: extra.kind, file: String(extra.path.dropFirst(prefix.count)), size: size,
                                           sha256: try EpisodeFiles.sha256(ofFile: extra.path), sourceURL: extra.sourceURL.map(Redaction.redact)))
         }
+        kept = true   // before: a failed save is not made again by the defer
         try keepHashes()
-        kept = true
         let feed = try PodcastRecord.find(podcast, in: database)
         return Manifest(podcast: feed?.name ?? "", feedURL: Redaction.redact(feed?.feedURL.absoluteString ?? ""), generated: Manifest.timestamp(Date()), files: entries)
     }
