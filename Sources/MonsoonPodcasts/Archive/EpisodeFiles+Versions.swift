@@ -69,12 +69,12 @@ extension EpisodeFiles {
 
     /// For the manifest.
     func keptVersions(podcast: Int) throws -> [(guid: String?, title: String?, version: EpisodeVersion)] {
+        let kept = try EpisodeRecord.earlierVersions(ofPodcast: podcast, in: database).filter { $0.version.status == .kept && $0.version.file != nil }
+        guard !kept.isEmpty else { return [] }   // most podcasts have none: their episodes are not read a second time
         let episodes = Dictionary(uniqueKeysWithValues: try EpisodeRecord.ofPodcast(podcast, in: database).map { ($0.id, $0) })
         // Oldest episode first (the manifest's order), each episode's versions in the order they were kept.
-        return try EpisodeRecord.earlierVersions(ofPodcast: podcast, in: database)
-            .compactMap { id, version in
-                episodes[version.episodeID].flatMap { version.status == .kept && version.file != nil ? (id, $0, version) : nil }
-            }
+        return kept
+            .compactMap { id, version in episodes[version.episodeID].map { (id, $0, version) } }
             .sorted { a, b in a.1.id == b.1.id ? a.0 < b.0 : EpisodeRecord.oldestFirst(a.1, b.1) }
             .map { (guid: $0.1.episode.guid, title: $0.1.episode.title, version: $0.2) }
     }
