@@ -148,6 +148,25 @@ import Testing
         await fixture.manager.shutdown()
     }
 
+    /// The hashes a manifest works out are saved together, and still saved when a later file fails
+    /// the listing: the next manifest does not hash those files again.
+    @Test func aManifestThatFailsKeepsTheHashesItMade() async throws {
+        let fixture = try Fixture()
+        fixture.serveFeed("/feed")
+        _ = try await fixture.run(["/feed"])
+        await fixture.manager.shutdown()
+        try fixture.database.run("UPDATE episodes SET sha256 = NULL")
+        // An extra that lists as a file but cannot be read (stat says a regular file; read fails).
+        let folder = fixture.root + "/Show"
+        try FileManager.default.createSymbolicLink(atPath: folder + "/unreadable", withDestinationPath: "/proc/self/mem")
+        let podcast = try #require(try fixture.database.scalarInt("SELECT id FROM podcasts"))
+        let files = try EpisodeFiles(database: fixture.database)
+        #expect(throws: EpisodeFileError.self) {
+            try files.manifest(podcast: podcast, folder: folder, extras: [.init(path: folder + "/unreadable", kind: "feed", sourceURL: nil)])
+        }
+        #expect(try fixture.database.scalarText("SELECT sha256 FROM episodes") == Self.audio.sha256Hex(), "the episode's hash is kept")
+    }
+
     @Test func aFeedNotReadFailsTheRunAndTheOthersAreArchived() async throws {
         let fixture = try Fixture()
         fixture.serveFeed("/feed")
