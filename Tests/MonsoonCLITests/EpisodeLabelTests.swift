@@ -14,7 +14,7 @@ import Testing
 
     /// 3 of 8 MiB at 2 MiB/s: ETA 0:03.
     static func row() -> GetReporter.Row {
-        var row = GetReporter.Row(name: "a1b2c3")
+        let row = GetReporter.Row(name: "a1b2c3")
         row.episode = EpisodeLabel(request)
         (row.status, row.bytes, row.total) = (.downloading, 3 << 20, 8 << 20)
         row.rate.add(1 << 20, at: Date(timeIntervalSince1970: 0))

@@ -5,18 +5,18 @@ import Testing
 /// The reporter's pure parts: the bytes left and the summary's amounts.
 @Suite struct GetReporterTests {
     @Test func theBytesLeftCountQueuedDownloadsAndSayWhichSizesAreUnknown() {
-        var running = GetReporter.Row(name: "a")
+        let running = GetReporter.Row(name: "a")
         running.status = .downloading
         (running.bytes, running.total) = (1_000, 5_000)
-        var queued = GetReporter.Row(name: "b")
+        let queued = GetReporter.Row(name: "b")
         queued.expectedSize = 8_000   // the feed's length: nothing from a server yet
-        var resumed = GetReporter.Row(name: "c")
+        let resumed = GetReporter.Row(name: "c")
         (resumed.bytes, resumed.total, resumed.expectedSize) = (2_000, 3_000, 9_999)   // the server's size wins
-        var unknown = GetReporter.Row(name: "d")
+        let unknown = GetReporter.Row(name: "d")
         unknown.status = .waitingToRetry
-        var done = GetReporter.Row(name: "e")
+        let done = GetReporter.Row(name: "e")
         (done.status, done.total) = (.completed, 7_000)
-        var removed = GetReporter.Row(name: "f")
+        let removed = GetReporter.Row(name: "f")
         (removed.removed, removed.expectedSize) = (true, 1_000)
         let left = GetReporter.bytesLeft([running, queued, resumed, unknown, done, removed])
         #expect(left.bytes == 4_000 + 8_000 + 1_000 && left.unknown == 1)

@@ -88,6 +88,42 @@ import Testing
         #expect(names == [1: "Trailer", 3: "Trailer (3)", 2: "Trailer (4)", 4: "Trailer (2)", 5: "Trailer"])
         #expect(NameCollisions.resolve(candidates.reversed()) == names, "the same on every run, whatever the order read")
     }
+
+    /// The byte-wise shortcut for names already clean gives what the whole cleaning gives, for every
+    /// string of up to three of the pieces that cleaning changes or must leave alone (dots and spaces
+    /// carrying combining marks, tabs, non-ASCII letters, a zero-width space), at every limit.
+    @Test func aNameAlreadyCleanIsKeptAsTheWholeCleaningWouldKeepIt() {
+        let pieces = ["a", " ", ".", "\t", "é", "e\u{301}", ".\u{301}", " \u{301}", "\u{200B}", "..", "  ", "b c"]
+        var names = [""]
+        for _ in 0..<3 { names += names.flatMap { name in pieces.map { name + $0 } }.filter { !names.contains($0) } }
+        for name in names {
+            for limit in [1, 3, 6, 255] {
+                #expect(NamingTemplate.nonEmptyComponent(name, limit: limit) == Self.wholeCleaning(name, limit: limit), "\(name.debugDescription) at \(limit)")
+            }
+        }
+        for byte in UInt8(0x20)..<0x7F where byte != UInt8(ascii: "/") && byte != UInt8(ascii: "\\") {
+            let name = "a" + String(UnicodeScalar(byte)) + "b"
+            #expect(NamingTemplate.clean(name) == name)
+        }
+        #expect(NamingTemplate.clean("a/b\\c\u{7}d\u{A0}e\u{200B}f") == "a-b-c d ef")
+    }
+
+    /// `nonEmptyComponent`'s steps, without its shortcut.
+    static func wholeCleaning(_ text: String, limit: Int) -> String? {
+        var clean = text.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ")
+        while clean.contains("..") { clean = clean.replacing("..", with: ".") }
+        while let first = clean.unicodeScalars.first, first == "." || first == " " { clean.unicodeScalars.removeFirst() }
+        while clean.hasSuffix(" ") || clean.hasSuffix(".") { clean.removeLast() }
+        if clean.utf8.count > limit {
+            var cut = ""
+            for character in clean {
+                if cut.utf8.count + character.utf8.count > limit { break }
+                cut.append(character)
+            }
+            clean = cut.trimmingCharacters(in: .whitespaces)
+        }
+        return clean.isEmpty ? nil : clean
+    }
 }
 
 /// Each podcast's own folder, and names an archive keeps for itself.

@@ -124,15 +124,16 @@ extension Archive {
         configuration.maxFileBytes = maxSize?.bytes
         configuration.warc = recording
         let ids = requests.map(\.id)
-        try episodes.place(requests, what: "the archive's downloads")
+        let retriable = try episodes.place(requests, what: "the archive's downloads")
         _ = consume requests   // queued: the store holds them now, not this run's memory
         let manager = try await QueueRun.openManager(episodes.home, configuration: configuration)
         let session = QueueRun(manager, context: context, global: global)
         do {
             // Failed, paused or finished-but-gone ones start again: this run asks for them. Before
             // the claim, which starts them: retried after it, one that failed at once in this run
-            // would be asked for twice.
-            try await manager.retry(ids)
+            // would be asked for twice. Only those a retry can change: it reads each one's row (a
+            // first archive of ten thousand episodes read them all for nothing).
+            try await manager.retry(retriable)
             try await manager.claim(ids)
         } catch {
             throw await QueueRun.shutDown(manager, failing: CLIError(error, "cannot start the archive's downloads"), context: context)

@@ -74,14 +74,20 @@ struct EpisodeSession {
 
     /// With the home's lock held: adds the downloads the engine's queue lacks, and gives those
     /// it has (unless complete) their new destination, when not started, and priority.
-    func place(_ requests: [DownloadRequest], what: String) throws {
+    /// - Returns: those of them a retry can change (failed, paused, waiting or complete), in
+    ///   order: one added now, or queued, is a retry's no-op, and its row need not be read for it.
+    @discardableResult
+    func place(_ requests: [DownloadRequest], what: String) throws -> [DownloadID] {
         do {
             var fresh: [DownloadRequest] = []
+            var retriable: [DownloadID] = []
             try forEachStatus(of: requests.map(\.id)) { index, status in
                 guard let status else { return fresh.append(requests[index]) }
                 if status != .completed { try store.updateRequest(requests[index]) }
+                if status != .queued && status != .downloading { retriable.append(requests[index].id) }
             }
             _ = try store.add(fresh)
+            return retriable
         } catch {
             throw CLIError(message: "cannot queue \(what): \(error)")
         }

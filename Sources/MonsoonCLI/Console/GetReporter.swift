@@ -10,7 +10,10 @@ import MonsoonEngine
 /// A `get` answers for its own downloads only (`answerFor(_:)`): events of other
 /// downloads the same engine runs (those another `get` handed over) are ignored.
 final class GetReporter: Sendable {
-    struct Row {
+    /// A class: a run changes its rows a field at a time, and each change of a value this size
+    /// through the dictionary copied it out and back, through an allocation (a fifth of what an
+    /// archive's events cost).
+    final class Row {
         var name: String
         /// Which episode it is, when the run knows (a download queued by an earlier version lacks it in its `userInfo`).
         var episode: EpisodeLabel?
@@ -39,6 +42,10 @@ final class GetReporter: Sendable {
         /// row is read again (a hand-off follower reads it at every change of the database).
         var announcedHold: String?
         var rate = RecentSpeed()
+
+        init(name: String) {
+            self.name = name
+        }
     }
 
     struct State {
@@ -171,7 +178,7 @@ final class GetReporter: Sendable {
         let requests = Dictionary(requests.map { ($0.id, $0) }) { first, _ in first }
         state.withLock { state in
             for (id, remaining) in pending where state.rows[id] == nil {
-                var row = Row(name: id.rawValue)
+                let row = Row(name: id.rawValue)
                 row.expectedSize = remaining
                 state.rows[id] = row
                 if let request = requests[id] { label(&state, request) }
@@ -239,7 +246,7 @@ final class GetReporter: Sendable {
             case .added(let download):
                 guard state.own == nil else { return }
                 if state.rows[download.id] == nil { state.expected += 1 }
-                var row = Row(name: shownName(Self.name(of: download)))
+                let row = Row(name: shownName(Self.name(of: download)))
                 row.expectedSize = download.request.expectedSize
                 state.rows[download.id] = row
             case .progress(let id, let bytes, let total):
@@ -271,7 +278,7 @@ final class GetReporter: Sendable {
         if state.rows[download.id]?.episode == nil { label(&state, download.request) }
         // Bytes that came during an attempt count in the speed; those a new one starts from do not.
         if let before = state.rows[download.id]?.bytes, state.rows[download.id]?.status == .downloading { arrive(&state, download.id, bytes: download.bytes, before: before) }
-        var row = state.rows[download.id] ?? Row(name: "")
+        let row = state.rows[download.id] ?? Row(name: "")
         if state.following && !row.observed {
             row.observed = true
             row.observedFrom = download.bytes
