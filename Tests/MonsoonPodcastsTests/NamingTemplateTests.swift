@@ -98,7 +98,7 @@ import Testing
         for _ in 0..<3 { names += names.flatMap { name in pieces.map { name + $0 } }.filter { !names.contains($0) } }
         for name in names {
             for limit in [1, 3, 6, 255] {
-                #expect(NamingTemplate.nonEmptyComponent(name, limit: limit) == Self.wholeCleaning(name, limit: limit), "\(name.debugDescription) at \(limit)")
+                #expect(NamingTemplate.nonEmptyComponent(name, limit: limit) == NamingTemplate.cleanedComponent(name, limit: limit), "\(name.debugDescription) at \(limit)")
             }
         }
         for byte in UInt8(0x20)..<0x7F where byte != UInt8(ascii: "/") && byte != UInt8(ascii: "\\") {
@@ -106,23 +106,6 @@ import Testing
             #expect(NamingTemplate.clean(name) == name)
         }
         #expect(NamingTemplate.clean("a/b\\c\u{7}d\u{A0}e\u{200B}f") == "a-b-c d ef")
-    }
-
-    /// `nonEmptyComponent`'s steps, without its shortcut.
-    static func wholeCleaning(_ text: String, limit: Int) -> String? {
-        var clean = text.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ")
-        while clean.contains("..") { clean = clean.replacing("..", with: ".") }
-        while let first = clean.unicodeScalars.first, first == "." || first == " " { clean.unicodeScalars.removeFirst() }
-        while clean.hasSuffix(" ") || clean.hasSuffix(".") { clean.removeLast() }
-        if clean.utf8.count > limit {
-            var cut = ""
-            for character in clean {
-                if cut.utf8.count + character.utf8.count > limit { break }
-                cut.append(character)
-            }
-            clean = cut.trimmingCharacters(in: .whitespaces)
-        }
-        return clean.isEmpty ? nil : clean
     }
 }
 

@@ -127,7 +127,11 @@ public struct NamingTemplate: Sendable, Equatable, CustomStringConvertible {
 
     /// `component`, or nil when nothing is left (for a caller with a better name to fall back on).
     static func nonEmptyComponent(_ text: String, limit: Int) -> String? {
-        if isComponent(text, limit: limit) { return text }
+        isComponent(text, limit: limit) ? text : cleanedComponent(text, limit: limit)
+    }
+
+    /// `nonEmptyComponent`'s steps, for a name they may change.
+    static func cleanedComponent(_ text: String, limit: Int) -> String? {
         var clean = text.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ")
         while clean.contains("..") { clean = clean.replacing("..", with: ".") }
         // By scalar: a dot that carries a combining mark is a character of its own, and a name starting with it is hidden.
