@@ -39,10 +39,12 @@ for n in $(seq 300); do echo "$files/small$n.bin"; done > "$work/small.txt"
 printf '%s\n' "$files/large1.bin" "$files/large2.bin" > "$work/large.txt"
 
 run=0
+# Without its debug information, which this valgrind cannot read (the symbols, all it needs, stay).
+strip --strip-debug "$bin/monsoon" -o "$work/monsoon"
 profile() {   # profile ARGS...: one run of monsoon under callgrind, in its own home
     run=$((run + 1))
     valgrind --tool=callgrind --demangle=no --dump-instr=no --compress-strings=no \
-        --callgrind-out-file="$work/cg.$run" "$bin/monsoon" --home "$work/home$run" "$@" > /dev/null 2> "$work/err" \
+        --callgrind-out-file="$work/cg.$run" "$work/monsoon" --home "$work/home$run" "$@" > /dev/null 2> "$work/err" \
         || { echo "order.sh: monsoon $* failed:" >&2; tail -5 "$work/err" >&2; exit 1; }
 }
 # The most common job first: its code, start-up included, is packed tightest.

@@ -224,7 +224,7 @@ import Testing
             switch message {
             case .rows(let rows): chunks.append(rows.count)
             case .problem(let box): Issue.record(box.error)
-            case .done(let sequence): next = sequence
+            case .done(let sequence, _): next = sequence
             }
             return true
         }
@@ -232,6 +232,33 @@ import Testing
         var posted = 0
         RestoreReader.restore(from: fixture.store) { _ in posted += 1; return false }
         #expect(posted == 2, "shut down: the first chunk's answer is refused, no other row is read, and the end is said once")
+    }
+
+    /// A completed download is at rest: the restore leaves its row in the store (a home's thousands of
+    /// them cost every command at start), yet counts it seen, so no later look takes it for a new one.
+    @Test func theRestoreLeavesCompletedDownloadsInTheStoreButCountsThemSeen() throws {
+        var fixture = try Fixture()
+        defer { fixture.folder.remove() }
+        _ = try fixture.insert("queued")
+        var finished = try fixture.insert("finished")
+        finished.restoreStatus(.completed)
+        try fixture.store.update(finished)
+        var restored: [DownloadID] = []
+        var seen: Int??
+        RestoreReader.restore(from: fixture.store) { message in
+            switch message {
+            case .rows(let rows): restored += rows.map(\.stored.request.id)
+            case .problem(let box): Issue.record(box.error)
+            case .done(_, let through): seen = through
+            }
+            return true
+        }
+        #expect(restored == ["queued"] && seen == finished.sequence)
+        fixture.gateway.requestRestore()
+        _ = fixture.gateway.restored(.done(nextSequence: finished.sequence + 1, seenThrough: finished.sequence), records: RecordTable(persistent: true))
+        #expect(fixture.gateway.newRowsToRead(replying: []) == finished.sequence, "rows other processes add are read from past it")
+        let added = try fixture.insert("added")
+        #expect(try RestoreReader.newRows(in: fixture.store, after: finished.sequence).rows.map(\.stored.request.id) == [added.request.id])
     }
 
     @Test func theRestoreHoldsTransfersAndTheAdoptionsAskedForMeanwhile() throws {

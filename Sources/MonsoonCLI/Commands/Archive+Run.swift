@@ -129,7 +129,7 @@ extension Archive {
         let manager = try await QueueRun.openManager(episodes.home, configuration: configuration)
         let session = QueueRun(manager, context: context, global: global)
         do {
-            // Failed, paused or finished-but-gone ones start again: this run asks for them. Before
+            // Failed, paused, waiting or finished-but-gone ones start again: this run asks for them. Before
             // the claim, which starts them: retried after it, one that failed at once in this run
             // would be asked for twice. Only those a retry can change: it reads each one's row (a
             // first archive of ten thousand episodes read them all for nothing).

@@ -230,6 +230,10 @@ public final class DownloadStore: QueueStore {
         try forEachRecord(where: "seq > ?", [sequence], skippingUnreadable: skippingUnreadable, body)
     }
 
+    package func forEachUnfinishedRecord(skippingUnreadable: ((Error) -> Void)?, _ body: (DownloadRecord) throws -> Void) throws {
+        try forEachRecord(where: "status != ?", [DownloadStatus.completed.rawValue], skippingUnreadable: skippingUnreadable, body)
+    }
+
     private func rows(where condition: String, _ values: [SQLValueConvertible] = []) throws -> [DownloadRecord] {
         try database.statement("SELECT \(QueueRows.recordColumns.list) FROM downloads WHERE \(condition) ORDER BY seq")
             .query(values, reading: DownloadColumn.self, DownloadRecord.init(row:))

@@ -23,6 +23,9 @@ package protocol QueuePersistence: AnyObject {
     /// so a large queue is never all in memory. An unreadable row goes to `skippingUnreadable`
     /// when given, else throws.
     func forEachRecord(after sequence: Int, skippingUnreadable: ((Error) -> Void)?, _ body: (DownloadRecord) throws -> Void) throws
+    /// `forEachRecord`, of the downloads not completed only: what a restore needs (a completed one
+    /// is at rest, and a command that needs its row reads it).
+    func forEachUnfinishedRecord(skippingUnreadable: ((Error) -> Void)?, _ body: (DownloadRecord) throws -> Void) throws
     /// The unfinished download whose file is `path`, if any.
     func owner(ofPath path: String) throws -> DownloadID?
     /// The ids of the downloads in `status`, in enqueue order.

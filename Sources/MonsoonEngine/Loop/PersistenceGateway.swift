@@ -351,7 +351,8 @@ extension PersistenceGateway {
         case .problem(let box):
             failed(box.error)
             return nil
-        case .done(let next):
+        case .done(let next, let seenThrough):
+            if let seenThrough { adopted(through: seenThrough) }
             restoring = false
             defer { adoptionsAfterRestore = nil }
             return .done(nextSequence: next ?? 0, adoptions: adoptionsAfterRestore)
