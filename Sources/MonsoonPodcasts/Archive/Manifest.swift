@@ -202,11 +202,22 @@ extension EpisodeFiles {
             try database.write { for (episode, sha256) in hashed { try EpisodeRecord.setSHA256(sha256, of: episode, in: database) } }
         }
         defer { if !kept { try? keepHashes() } }   // the failure reported is the listing's; a hash not kept is only made again
+        // Each folder's names, read once (nil: it could not be listed, and each name is looked at): most episodes have no
+        // sidecar, and a look at each one's name to find so was a sixth of a large archive's last step.
+        var listings: [String: Set<String>?] = [:]
+        func listed(_ path: String) -> Bool {
+            let folder = path.parentPath
+            if listings.index(forKey: folder) == nil {
+                // Unreadable (not ours, say): its sidecars are looked at one by one, as any file is.
+                listings[folder] = (try? FileManager.default.contentsOfDirectory(atPath: folder)).map(Set.init)
+            }
+            return listings[folder]!.map { $0.contains(path.fileName) } ?? true
+        }
         // An episode's `--write-info-json` sidecar (never read through a link) carries its episode's version, so a
         // merge keeps it exactly when it keeps that version.
         func appendSidecar(of path: String, guid: String?, title: String?, version: String?) throws {
             let sidecar = InfoSidecar.path(for: path)
-            guard let size = Self.size(of: sidecar), !LocalFile.isLink(sidecar) else { return }   // most have none: one stat
+            guard listed(sidecar), let size = Self.size(of: sidecar), !LocalFile.isLink(sidecar) else { return }
             entries.append(Manifest.Entry(kind: "info", file: String(sidecar.dropFirst(prefix.count)), size: size,
                                           sha256: try EpisodeFiles.sha256(ofFile: sidecar), guid: guid, title: title, version: version))
         }
@@ -222,9 +233,9 @@ extension EpisodeFiles {
         }
         for row in records {
             let (episode, path) = (row.episode, row.episode.fileName ?? "")
-            guard path.hasPrefix(prefix), let size = Self.size(of: path) else { continue }   // moved away or deleted: not in the folder
+            guard path.hasPrefix(prefix), let (size, changed) = DownloadDigest.sizeAndChange(of: path) else { continue }   // moved away or deleted
             let sha = try row.sha256 ?? {
-                let sha = try digests[row.id].flatMap { $0.stillHolds(path, size: size) ? $0.sha256 : nil } ?? EpisodeFiles.sha256(ofFile: path)
+                let sha = try digests[row.id].flatMap { $0.stillHolds(size: size, changed: changed) ? $0.sha256 : nil } ?? EpisodeFiles.sha256(ofFile: path)
                 hashed.append((row.id, sha))
                 return sha
             }()
@@ -269,11 +280,17 @@ private struct DownloadDigest {
     var bytes: Int
     var saved: Date
 
-    /// Whether the file at `path` (of `size` bytes now) is still as the download left it: the same size, and no change
-    /// to it (its inode's ctime, which only the kernel sets) after the row said it was complete. Else it is hashed.
-    func stillHolds(_ path: String, size: Int) -> Bool {
+    /// Whether the file, of `size` bytes and last changed at `changed` now, is still as the download left it: the same
+    /// size, and no change to it (its inode's ctime, which only the kernel sets) after the row said it was complete.
+    /// Else it is hashed.
+    func stillHolds(size: Int, changed: Double) -> Bool {
+        size == bytes && changed <= saved.timeIntervalSince1970
+    }
+
+    /// The size of the regular file at `path` (as `EpisodeFiles.size(of:)`) and its ctime, in one look.
+    static func sizeAndChange(of path: String) -> (size: Int, changed: Double)? {
         var info = stat()
-        guard size == bytes, stat(path, &info) == 0 else { return false }
-        return Double(info.st_ctim.tv_sec) + Double(info.st_ctim.tv_nsec) / 1e9 <= saved.timeIntervalSince1970
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return (Int(info.st_size), Double(info.st_ctim.tv_sec) + Double(info.st_ctim.tv_nsec) / 1e9)
     }
 }
