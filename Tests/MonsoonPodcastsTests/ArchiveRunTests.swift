@@ -242,6 +242,33 @@ import Testing
         await fixture.manager.shutdown()
     }
 
+    /// The manifests are written two at a time: each failure is said once, in the podcasts' order, and the others
+    /// are written whole.
+    @Test func manifestsWrittenTogetherSayTheirFailuresInTheRunsOrder() async throws {
+        let fixture = try Fixture()
+        let shows = ["One", "Two", "Three", "Four", "Five"]
+        for show in shows {
+            fixture.serveFeed("/\(show)", title: show)
+            try FileManager.default.createDirectory(atPath: fixture.root + "/" + show, withIntermediateDirectories: true)
+        }
+        for show in ["Two", "Five"] {
+            try FileManager.default.createSymbolicLink(atPath: fixture.root + "/\(show)/" + Manifest.fileName, withDestinationPath: fixture.folder + "/elsewhere")
+        }
+        let outcome = try await fixture.run(shows.map { "/" + $0 })
+        #expect(outcome.manifestsFailed == 2)
+        let failed = fixture.events.compactMap { event -> String? in
+            guard case .manifestFailed(let podcast, _) = event else { return nil }
+            return podcast.name
+        }
+        #expect(failed == ["Two", "Five"])
+        for show in ["One", "Three", "Four"] {
+            let manifest = try Manifest.read(in: fixture.root + "/" + show)
+            #expect(manifest.podcast == show && manifest.files.map(\.kind).sorted() == ["episode", "feed"], "\(show): \(manifest.files.map(\.kind))")
+        }
+        #expect(!FileManager.default.fileExists(atPath: fixture.folder + "/elsewhere"), "nothing written through a link")
+        await fixture.manager.shutdown()
+    }
+
     @Test func aScanThatFailsFailsTheRunButIsNoFailedFeed() async throws {
         let fixture = try Fixture()
         fixture.serveFeed("/feed")

@@ -141,11 +141,8 @@ extension ArchiveRun {
                   let path = download.filePath, let index = members.firstIndex(where: { $0.folder.map { path.hasPrefix($0 + "/") } ?? false }) else { continue }
             members[index].extras.append(.init(path: path, kind: kind, sourceURL: request.url.absoluteString))
         }
-        for member in members where member.folder.map(FileManager.default.fileExists(atPath:)) ?? false {
-            do { try writeManifest(of: member, files: try EpisodeFiles(database: try Database(path: databasePath))) } catch {
-                report(.manifestFailed(member.podcast, error))
-            }
-        }
+        let written = members.filter { $0.folder.map(FileManager.default.fileExists(atPath:)) ?? false }
+        for (index, error) in writeManifests(of: written, databasePath: databasePath) { report(.manifestFailed(written[index].podcast, error)) }
         guard !keepsEarlierVersions else { return }
         let files = try EpisodeFiles(database: try Database(path: databasePath))
         for member in members {
