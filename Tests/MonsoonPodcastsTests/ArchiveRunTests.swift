@@ -269,6 +269,15 @@ import Testing
         await fixture.manager.shutdown()
     }
 
+    /// Two paths to one folder (a root reached through a link) are one manifest: the same lane, in order.
+    @Test func aFolderReachedTwoWaysKeepsItsManifestsInOneLane() async throws {
+        let fixture = try Fixture()
+        for name in ["A", "B"] { try FileManager.default.createDirectory(atPath: fixture.root + "/" + name, withIntermediateDirectories: true) }
+        try FileManager.default.createSymbolicLink(atPath: fixture.root + "/L", withDestinationPath: fixture.root + "/A")
+        #expect(ArchiveRun.lanes(of: ["A", "L", "B", "C"].map { fixture.root + "/" + $0 }) == [[0, 1], [2, 3]])
+        await fixture.manager.shutdown()
+    }
+
     @Test func aScanThatFailsFailsTheRunButIsNoFailedFeed() async throws {
         let fixture = try Fixture()
         fixture.serveFeed("/feed")
