@@ -273,12 +273,17 @@ final class GetReporter: Sendable {
     private func update(_ state: inout State, with download: Download) {
         // A run of the whole queue (`download`) lists what is queued once its engine has started:
         // one that had finished already by then is still this run's, and counts in `N of M`.
-        if state.rows[download.id] == nil && state.own == nil { state.expected += 1 }
-        if state.rows[download.id] == nil { state.rows[download.id] = Row(name: "") }
-        if state.rows[download.id]?.episode == nil { label(&state, download.request) }
+        let row: Row
+        if let known = state.rows[download.id] {
+            row = known
+        } else {
+            if state.own == nil { state.expected += 1 }
+            row = Row(name: "")
+            state.rows[download.id] = row
+        }
+        if row.episode == nil { label(&state, download.request) }
         // Bytes that came during an attempt count in the speed; those a new one starts from do not.
-        if let before = state.rows[download.id]?.bytes, state.rows[download.id]?.status == .downloading { arrive(&state, download.id, bytes: download.bytes, before: before) }
-        let row = state.rows[download.id] ?? Row(name: "")
+        if row.status == .downloading { arrive(&state, download.id, bytes: download.bytes, before: row.bytes) }
         if state.following && !row.observed {
             row.observed = true
             row.observedFrom = download.bytes
@@ -294,20 +299,19 @@ final class GetReporter: Sendable {
         row.retryAt = download.retryAt
         // Its speed is shown only while it downloads: ten thousand finished rows need not keep their samples.
         if download.status == .completed || download.status == .failed { row.rate = RecentSpeed() }
-        state.rows[download.id] = row
         defer { if live && clock().timeIntervalSince(state.block.lastDraw) >= 0.1 { draw(&state) } }   // at most ten redraws a second
         let id = download.id.rawValue
         // Made only for a line that shows it: most changes show none.
         let url = { Redaction.redact(download.request.url) }
         // Held for room on the disk: queued again (or still), its part kept; said once per hold.
         if download.status == .queued, let error = download.lastError, error.code == .notEnoughDiskSpace {
-            if state.rows[download.id]?.announcedHold != error.message {
-                state.rows[download.id]?.announcedHold = error.message
+            if row.announcedHold != error.message {
+                row.announcedHold = error.message
                 announce(&state, .waitingForSpace(url: url(), reason: error.message), id: id)
             }
             return
         }
-        state.rows[download.id]?.announcedHold = nil
+        row.announcedHold = nil
         guard previous != download.status else { return }
         switch download.status {
         case .completed:
@@ -330,9 +334,9 @@ final class GetReporter: Sendable {
             announce(&state, .retrying(url: url(), seconds: wait, reason: download.lastError?.message ?? "the attempt failed"), id: id)
         case .downloading:
             // A retry's new attempt is no new start: its `retrying` line said it already.
-            if !state.following { state.rows[download.id]?.attemptBase = download.bytes }
+            if !state.following { row.attemptBase = download.bytes }
             guard !row.announcedStart else { break }
-            state.rows[download.id]?.announcedStart = true
+            row.announcedStart = true
             announce(&state, .started(url: download.request.url), id: id)
         case .queued:
             break
