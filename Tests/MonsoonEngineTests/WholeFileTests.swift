@@ -300,8 +300,8 @@ extension WholeFileTests {
 }
 
 extension WholeFileTests {
-    /// Another process holds the database from the first request of forty small files, four at a
-    /// time: the files whose bodies came whole wait for the disk worker without holding a slot,
+    /// Another process holds the database from the first request of more small files than the
+    /// buffers' budget holds, four at a time: the files whose bodies came whole wait for the disk worker without holding a slot,
     /// so downloads go on until their bodies fill the buffers' budget; then the next ones wait in
     /// curl, holding their slots, and memory stays within the budget. All land exact.
     @Test func wholeFilesWaitingForTheWorkerHoldNoSlotButStayWithinTheBudget() async throws {
@@ -311,7 +311,8 @@ extension WholeFileTests {
         let settled = Gate()   // a flag: the holder lets go once it opens
         defer { settled.open(); folder.remove(); home.remove(); server.stop() }
         let size = 100_000
-        let bodies = (0..<40).map { Body.pattern(size: size, seed: UInt64(500 + $0)) }
+        let count = EarlyBudget.total / size + 20
+        let bodies = (0..<count).map { Body.pattern(size: size, seed: UInt64(500 + $0)) }
         for (index, body) in bodies.enumerated() { server.setRoute("/s\(index).mp3", Route(body: body, contentType: "audio/mpeg")) }
         server.setRoute("/first.mp3", Route(body: .bytes(Array("first".utf8)), contentType: "audio/mpeg"))
         let database = home.file("queue.sqlite")
@@ -323,7 +324,7 @@ extension WholeFileTests {
         // A first file, so the queue's identity (its first whole file makes it) is there already.
         _ = try await manager.enqueue(DownloadRequest(id: "first", url: server.url("/first.mp3"), destination: .directory(folder.path)))
         _ = try await waitFor(manager, "first", .completed)
-        let requests: @Sendable () -> Int = { (0..<40).reduce(0) { $0 + server.requests(for: "/s\($1).mp3").count } }
+        let requests: @Sendable () -> Int = { (0..<count).reduce(0) { $0 + server.requests(for: "/s\($1).mp3").count } }
         // The lock taken at the first request; once nothing more can start, the files asked for
         // less the ones already saved: those between wait in memory.
         let waiting = holdDatabase(database, once: { requests() > 0 }) { connection in
@@ -333,7 +334,7 @@ extension WholeFileTests {
         }
         // Its own task: its answer may wait for the worker, which waits for the hold.
         let enqueued = Task {
-            try await manager.enqueue(contentsOf: (0..<40).map {
+            try await manager.enqueue(contentsOf: (0..<count).map {
                 DownloadRequest(id: DownloadID("s\($0)"), url: server.url("/s\($0).mp3"), destination: .directory(folder.path))
             })
         }
@@ -351,7 +352,7 @@ extension WholeFileTests {
             #expect(done.filePath.map { sha256(ofFile: $0) } == body.sha256Hex())
         }
         let inMemory = try #require(waiting.withLock { $0 }).get()
-        let budget = 8 * Transfer.earlyLimit
+        let budget = EarlyBudget.total
         // Whole files held slots before: then no more than the slots and as many again waited (8).
         #expect(inMemory >= budget / size, "the budget's worth of bodies came while the worker waited (\(inMemory))")
         #expect(inMemory <= budget / size + 1 + 4, "no more than the budget holds, and the four waiting in curl (\(inMemory))")

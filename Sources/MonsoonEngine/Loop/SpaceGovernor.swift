@@ -21,7 +21,7 @@ final class SpaceGovernor {
     private(set) var volumes: [UInt64: Volume] = [:]
     var holds: [DownloadID: SpaceHold] = [:]
     /// What bodies waiting in memory for their parts, or written whole (`WholeFile`), may hold.
-    let earlyBudget = EarlyBudget(bytes: 8 * Transfer.earlyLimit)
+    let earlyBudget = EarlyBudget(bytes: EarlyBudget.total)
     /// The disk each download folder was last measured on, and when: a start into a folder
     /// measured a moment ago needs no measurement (its allowance counts the writes since).
     private var folders: [String: (space: VolumeSpace, at: Date)] = [:]

@@ -123,6 +123,12 @@ final class EarlyBudget {
 
     init(bytes: Int) { available = bytes }
 
+    /// The engine's budget: sixteen of the largest bodies (4 MiB), so eight transfers fill theirs
+    /// while as many wait to be written. With half that, an archive of small files at eight at a time
+    /// sent one in nine through a part (its own row save, the loop's writes, the placer's rename)
+    /// whenever the disk worker was in a commit.
+    static let total = 16 * Transfer.earlyLimit
+
     /// What a buffer of `count` bytes is charged: at least 64 KiB, so that the budget bounds how
     /// many bodies wait too (2 MiB would hold two thousand bodies of a kilobyte, each with its
     /// row and, for a whole file, its descriptor and `fsync` on the disk worker).
