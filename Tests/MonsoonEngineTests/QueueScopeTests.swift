@@ -50,6 +50,32 @@ import Testing
         #expect(sha256(ofFile: folder.file("other")) == Body.pattern(size: 50_000, seed: 5).sha256Hex())
     }
 
+    /// Downloads claimed as the engine opens (an archive's) start as the restore reads their rows;
+    /// the others stay queued.
+    @Test func downloadsClaimedAtOpeningStartAsTheRestoreTakesThemIn() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        let database = folder.file("queue.sqlite")
+        let names = ["first", "second", "left"]
+        for (index, name) in names.enumerated() { server.setRoute("/\(name)", Route(body: .pattern(size: 40_000, seed: UInt64(70 + index)))) }
+        do {
+            let manager = try DownloadManager(configuration: configuration(.wholeQueue, concurrency: 0), databasePath: database)
+            try await manager.enqueue(contentsOf: names.map { request(DownloadID($0), server.url("/\($0)"), to: folder.file($0)) })
+            await manager.shutdown()
+        }
+        let manager = try await DownloadManager.open(configuration: configuration(.claimedOnly), databasePath: database, watchesOtherProcesses: false,
+                                                     claiming: ["first", "second", "never-added"])
+        for (index, name) in names.prefix(2).enumerated() {
+            try await waitFor(manager, DownloadID(name), .completed)
+            #expect(sha256(ofFile: folder.file(name)) == Body.pattern(size: 40_000, seed: UInt64(70 + index)).sha256Hex())
+        }
+        await manager.waitUntilIdle()
+        #expect(server.requests(for: "/left").isEmpty, "an unclaimed download is left alone")
+        #expect(try await manager.download(withID: "left")?.status == .queued)
+        await manager.shutdown()
+    }
+
     @Test func claimsFromAnotherProcessAreHonouredOnlyWhileItLives() async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()

@@ -126,15 +126,17 @@ extension Archive {
         let ids = requests.map(\.id)
         let retriable = try episodes.place(requests, what: "the archive's downloads")
         _ = consume requests   // queued: the store holds them now, not this run's memory
-        let manager = try await QueueRun.openManager(episodes.home, configuration: configuration)
+        // The queued ones are claimed as the engine opens, with no read of their rows.
+        let toRetry = Set(retriable)
+        let manager = try await QueueRun.openManager(episodes.home, configuration: configuration, claiming: ids.filter { !toRetry.contains($0) })
         let session = QueueRun(manager, context: context, global: global)
         do {
             // Failed, paused, waiting or finished-but-gone ones start again: this run asks for them. Before
-            // the claim, which starts them: retried after it, one that failed at once in this run
+            // their claim, which starts them: retried after it, one that failed at once in this run
             // would be asked for twice. Only those a retry can change: it reads each one's row (a
             // first archive of ten thousand episodes read them all for nothing).
             try await manager.retry(retriable)
-            try await manager.claim(ids)
+            try await manager.claim(retriable)
         } catch {
             throw await QueueRun.shutDown(manager, failing: CLIError(error, "cannot start the archive's downloads"), context: context)
         }

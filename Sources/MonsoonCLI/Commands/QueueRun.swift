@@ -134,11 +134,11 @@ struct QueueRun {
         CLIError(error, "could not save the download queue")
     }
 
-    static func openManager(_ home: Home, configuration: EngineConfiguration, watches: Bool = true) async throws -> DownloadManager {
+    static func openManager(_ home: Home, configuration: EngineConfiguration, watches: Bool = true, claiming: [DownloadID] = []) async throws -> DownloadManager {
         do {
             // The settings' connection becomes the queue's: it keeps the log, and the schema is read once.
             return try await DownloadManager.open(configuration: configuration, databasePath: home.databasePath, connection: home.held.handOver(),
-                                                  watchesOtherProcesses: watches)
+                                                  watchesOtherProcesses: watches, claiming: claiming)
         } catch {
             // Opening writes (the schema, the journal): a full disk there is a full disk too.
             throw CLIError(error)

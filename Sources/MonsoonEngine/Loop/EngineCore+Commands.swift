@@ -33,6 +33,14 @@ extension EngineCore {
         return .success(())
     }
 
+    /// Claims `ids` for this process before the restore has handed in any row (`DownloadManager.open`'s
+    /// `claiming`): each is then lined up, or set waiting, as the restore adopts its row, which
+    /// the claim need not read. An id with no row claims nothing until one under it comes.
+    func claimBeforeRestore(_ ids: [DownloadID]) {
+        scheduler.claimed?.reserveCapacity(ids.count)
+        for id in ids { scheduler.claimed?[id, default: []].insert(Self.ownClaim) }
+    }
+
     /// `claimant` no longer wants the download: when nobody does, a running transfer stops,
     /// keeping its part, and the download stays queued for a later run.
     func release(_ id: DownloadID, by claimant: Int32) {

@@ -12,8 +12,11 @@ extension DownloadManager {
     /// - Parameter connection: a connection to the database the caller opened and lets go of, which
     ///   becomes the disk worker's (one opening, and one reading of the schema, fewer); nil, or one
     ///   that only reads, is to another file or is a copy in memory: the worker opens its own.
+    /// - Parameter claiming: stored downloads a `.claimedOnly` engine may start from the first, as
+    ///   `claim(_:)` lets it once open, but with no read of their rows: the restore lines each one up
+    ///   as it takes its row in (an archive's claim of ten thousand read them all a second time).
     public static func open(configuration: EngineConfiguration = EngineConfiguration(), databasePath: String, connection: Database? = nil,
-                            watchesOtherProcesses: Bool = true) async throws -> DownloadManager {
+                            watchesOtherProcesses: Bool = true, claiming: [DownloadID] = []) async throws -> DownloadManager {
         // Safe: the caller lets go of it; from here on only the opening thread, then the disk worker, uses it.
         nonisolated(unsafe) var connection = connection.flatMap { !$0.isReadOnly && $0.isFile && $0.path == databasePath ? $0 : nil }
         let connections = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Connections, Error>) in
@@ -28,7 +31,7 @@ extension DownloadManager {
                 continuation.resume(with: opened)
             }
         }
-        return DownloadManager(configuration: configuration, connections: connections)
+        return DownloadManager(configuration: configuration, connections: connections, claiming: claiming)
     }
 
     /// The connections a manager with a database needs: the disk worker's (which also creates or

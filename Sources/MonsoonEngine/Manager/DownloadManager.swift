@@ -49,8 +49,10 @@ public final class DownloadManager: Sendable {
     }
 
     /// A manager on connections opened beforehand (see `open`): starting it does not block.
-    init(configuration: EngineConfiguration, connections: Connections) {
+    init(configuration: EngineConfiguration, connections: Connections, claiming: [DownloadID] = []) {
         self.configuration = configuration.asTaken
+        // The loop's first job, before the thread exists: ahead of every row the restore hands it.
+        if !claiming.isEmpty { inbox.post { $0.claimBeforeRestore(claiming) } }
         thread = TransferThread(configuration: self.configuration, inbox: inbox, hub: hub, store: connections.worker)
         if let open = connections.openWatcher {
             watcher = CommandWatcher(open: open, after: connections.left, inbox: inbox)
