@@ -116,12 +116,7 @@ public struct Manifest: Codable, Sendable, Equatable {
 
     /// Atomically: a reader never sees half a manifest.
     public func write(in folder: String) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let path = folder.joiningPath(Self.fileName)
-        let data: Data
-        do { data = try encoder.encode(self) } catch { throw EpisodeFileError(.fileSystem, "cannot write \(path): its entries cannot be encoded as JSON (\(error))") }
-        try AtomicFile.write(data, to: path, mode: 0o644)
+        try AtomicFile.write(prettyJSON(), to: folder.joiningPath(Self.fileName), mode: 0o644)
     }
 
     /// ISO 8601 to the second, in UTC.
