@@ -122,7 +122,16 @@ extension DownloadRecord {
         // Nothing to escape (the common case): written as JSONEncoder would, without its cost (a few percent of an archive's CPU).
         func isPlain(_ text: String) -> Bool { !text.utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") } }
         if pairs.allSatisfy({ isPlain($0.key) && isPlain($0.value) }) {
-            return "{" + pairs.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\"\($0.value)\"" }.joined(separator: ",") + "}"
+            var text = "{"
+            text.reserveCapacity(pairs.reduce(2) { $0 + $1.key.utf8.count + $1.value.utf8.count + 6 })
+            for (index, pair) in pairs.sorted(by: { $0.key < $1.key }).enumerated() {
+                text += index == 0 ? "\"" : ",\""
+                text += pair.key
+                text += "\":\""
+                text += pair.value
+                text += "\""
+            }
+            return text + "}"
         }
         // Strings to strings always encode: the nil case is unreachable, and "{}" is still a valid column.
         guard let data = try? sortedEncoder.encode(pairs) else { return "{}" }

@@ -91,6 +91,11 @@ private struct PrettyJSON {
     /// A string as the encoder escapes it: quotes, backslashes and control characters; `/` and the rest as they are.
     mutating func string(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
+        defer { bytes.append(UInt8(ascii: "\"")) }
+        // Most text has nothing to escape: copied whole.
+        guard text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+            return bytes.append(contentsOf: text.utf8)
+        }
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "\""): append("\\\"")
@@ -107,7 +112,6 @@ private struct PrettyJSON {
             default: bytes.append(byte)
             }
         }
-        bytes.append(UInt8(ascii: "\""))
     }
 
     private static let hex = Array("0123456789abcdef".utf8)
