@@ -49,11 +49,11 @@ public final class EpisodeQueue {
     public func add(_ ids: [Int]) throws -> [Int] {
         try database.write {
             var added: [Int] = []
-            var next = (try EpisodeRecord.queued(in: database).last?.queuePosition ?? 0) + 1
+            var next = (try EpisodeRecord.lastQueuePosition(in: database) ?? 0) + 1
             for id in ids {
-                let episode = try EpisodeRecord.get(id, in: database).episode
-                guard episode.queuePosition == nil, episode.downloadState != .downloaded else { continue }
-                guard episode.enclosureURL != nil else { throw LibraryError(.notFound, "episode \(id) has no media file (its item has no enclosure) to download") }
+                guard let episode = try EpisodeRecord.queueing(id, in: database) else { throw EpisodeRecord.missing(id) }
+                guard !episode.queued, !episode.downloaded else { continue }
+                guard episode.hasEnclosure else { throw LibraryError(.notFound, "episode \(id) has no media file (its item has no enclosure) to download") }
                 try EpisodeRecord.enqueue(id, at: next, in: database)
                 next += 1
                 added.append(id)

@@ -22,6 +22,22 @@ extension EpisodeRecord {
         try records("WHERE podcast_id = ? ORDER BY published IS NULL, published DESC, feed_order", [podcast], in: database)
     }
 
+    /// The position of the queue's last episode; nil when it is empty.
+    static func lastQueuePosition(in database: Database) throws -> Int? {
+        try database.scalarInt("SELECT max(queue_position) FROM episodes")
+    }
+
+    /// What adding an episode to the queue looks at, as its whole row would say it (nil: no such episode): a row each
+    /// read whole cost a first archive of ten thousand episodes a tenth of its planning.
+    static func queueing(_ id: Int, in database: Database) throws -> (queued: Bool, downloaded: Bool, hasEnclosure: Bool)? {
+        try database.statement("SELECT \(queueingColumns.list) FROM episodes WHERE id = ?").query([id], reading: Column.self) { row in
+            (row.optionalInt(.queuePosition) != nil, row.text(.downloadState).flatMap(EpisodeDownloadState.init(rawValue:)) == .downloaded,
+             row.text(.enclosureURL).flatMap(URL.init(string:)) != nil)
+        }.first
+    }
+
+    private static let queueingColumns = Columns<Column>([.queuePosition, .downloadState, .enclosureURL])
+
     static func queued(in database: Database) throws -> [Episode] {
         try records("WHERE queue_position IS NOT NULL ORDER BY queue_position, id", in: database).map(\.episode)
     }
