@@ -80,6 +80,12 @@ public final class DownloadStore: QueueStore {
             """, then: { try fillOwners($0) }),
         // The SHA-256 of a completed file, when its attempt hashed it as it came (`Download.checksum`).
         .init(version: 7, sql: "ALTER TABLE downloads ADD COLUMN checksum TEXT"),
+        // Paths are looked up among unfinished downloads only (`owner(ofPath:)`): a completed one leaves the index, and
+        // a small file, completed in one save, never enters it (a page of the index written with each completion).
+        .init(version: 8, sql: """
+            DROP INDEX downloads_by_file_path;
+            CREATE INDEX downloads_by_file_path ON downloads (file_path) WHERE file_path IS NOT NULL AND status != 'completed'
+            """),
     ])
 
     /// Gives each row saved before the `owner` column the owner its id names.
