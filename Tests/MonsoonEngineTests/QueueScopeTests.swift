@@ -50,8 +50,9 @@ import Testing
         #expect(sha256(ofFile: folder.file("other")) == Body.pattern(size: 50_000, seed: 5).sha256Hex())
     }
 
-    /// Downloads claimed as the engine opens (an archive's) start as the restore reads their rows;
-    /// the others stay queued.
+    /// Downloads claimed as the engine opens (an archive's) start as the restore reads their rows, and
+    /// the events from the opening tell all of it; the others stay queued, and a claim whose row the
+    /// restore never met goes with it (a download added later under that id is not this engine's).
     @Test func downloadsClaimedAtOpeningStartAsTheRestoreTakesThemIn() async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()
@@ -64,15 +65,25 @@ import Testing
             try await manager.enqueue(contentsOf: names.map { request(DownloadID($0), server.url("/\($0)"), to: folder.file($0)) })
             await manager.shutdown()
         }
-        let manager = try await DownloadManager.open(configuration: configuration(.claimedOnly), databasePath: database, watchesOtherProcesses: false,
-                                                     claiming: ["first", "second", "never-added"])
+        let (manager, events) = try await DownloadManager.open(configuration: configuration(.claimedOnly), databasePath: database,
+                                                               watchesOtherProcesses: false, claiming: ["first", "second", "never-added"])
+        var seen: [DownloadID: [DownloadStatus]] = [:]
+        for await event in events {
+            if case .statusChanged(let download) = event { seen[download.id, default: []].append(download.status) }
+            if seen["first"]?.last == .completed && seen["second"]?.last == .completed { break }
+        }
+        #expect(seen["first"] == [.downloading, .completed] && seen["second"] == [.downloading, .completed], "\(seen)")
         for (index, name) in names.prefix(2).enumerated() {
-            try await waitFor(manager, DownloadID(name), .completed)
             #expect(sha256(ofFile: folder.file(name)) == Body.pattern(size: 40_000, seed: UInt64(70 + index)).sha256Hex())
         }
+        // A row added by another connection under the id claimed ahead, taken in: not claimed.
+        let other = try DownloadStore(path: database)
+        _ = try other.add([request("never-added", server.url("/left"), to: folder.file("late"))])
+        try await manager.adoptStoredDownloads()
         await manager.waitUntilIdle()
-        #expect(server.requests(for: "/left").isEmpty, "an unclaimed download is left alone")
+        #expect(server.requests(for: "/left").isEmpty, "unclaimed downloads are left alone")
         #expect(try await manager.download(withID: "left")?.status == .queued)
+        #expect(try await manager.download(withID: "never-added")?.status == .queued)
         await manager.shutdown()
     }
 

@@ -39,6 +39,27 @@ import Testing
         #expect(try queue.entries().allSatisfy { $0.episode.downloadState == .queued })
     }
 
+    /// An episode downloaded already is not queued again; one without a media file is refused, and nothing is queued.
+    @Test func addSkipsTheDownloadedAndRefusesAnEpisodeWithoutMediaFile() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let fixture = try LibraryFixture()
+        let items = [(guid: Optional("g0"), title: "Has one", url: Optional("https://cdn.example/0.mp3")),
+                     (guid: Optional("g1"), title: "Done", url: Optional("https://cdn.example/1.mp3")),
+                     (guid: Optional("g2"), title: "Text only", url: String?.none)]
+        server.setRoute("/feed", feedRoute(rss(title: "Show", items: items)))
+        _ = try await fixture.library.subscribe(to: server.url("/feed"))
+        await fixture.manager.shutdown()
+        let ids = Dictionary(uniqueKeysWithValues: try fixture.library.episodes(of: 1).map { ($0.title ?? "", $0.id) })
+        let queue = try EpisodeQueue(database: fixture.database)
+        try fixture.database.run("UPDATE episodes SET download_state = 'downloaded' WHERE id = ?", ids["Done"]!)
+        #expect(try queue.add([ids["Done"]!, ids["Has one"]!]) == [ids["Has one"]!])
+        #expect(throws: LibraryError(.notFound, "episode \(ids["Text only"]!) has no media file (its item has no enclosure) to download")) {
+            try queue.add([ids["Text only"]!])
+        }
+        #expect(try queue.entries().map(\.episode.id) == [ids["Has one"]!])
+    }
+
     @Test func requestsFollowTheQueueWithTemplatedNames() async throws {
         let (_, queue, episodes) = try await fixture(count: 3, titles: ["Intro", "../../etc/passwd", "Intro"])
         let ids = episodes.map(\.id)

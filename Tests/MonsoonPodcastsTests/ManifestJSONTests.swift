@@ -15,6 +15,8 @@ import Testing
     ]
 
     @Test func aManifestIsWrittenAsJSONEncoderWroteIt() throws {
+        // Every field is written by name: one added to an entry must be added to `Manifest.Entry.write(into:level:)` too.
+        #expect(Mirror(reflecting: Manifest.Entry(kind: "", file: "", size: 0, sha256: "")).children.count == 15)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         var generator = SeededGenerator(seed: 48)

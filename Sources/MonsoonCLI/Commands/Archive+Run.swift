@@ -128,8 +128,9 @@ extension Archive {
         _ = consume requests   // queued: the store holds them now, not this run's memory
         // The queued ones are claimed as the engine opens, with no read of their rows.
         let toRetry = Set(retriable)
-        let manager = try await QueueRun.openManager(episodes.home, configuration: configuration, claiming: ids.filter { !toRetry.contains($0) })
-        let session = QueueRun(manager, context: context, global: global)
+        let session = try await QueueRun.open(episodes.home, configuration: configuration, claiming: ids.filter { !toRetry.contains($0) },
+                                              context: context, global: global)
+        let manager = session.manager
         do {
             // Failed, paused, waiting or finished-but-gone ones start again: this run asks for them. Before
             // their claim, which starts them: retried after it, one that failed at once in this run

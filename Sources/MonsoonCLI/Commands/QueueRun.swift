@@ -14,10 +14,15 @@ struct QueueRun {
     /// - Parameter kinds: the events the report needs (a `get` knows what it added: without
     ///   `.added`, a large enqueue builds and buffers no event per download).
     init(_ manager: DownloadManager, context: CommandContext, global: GlobalOptions, events kinds: DownloadEvent.Kinds = .all) {
+        self.init(manager, subscribed: manager.events(kinds), context: context, global: global)
+    }
+
+    /// On events subscribed to already (`open(_:configuration:claiming:context:global:)`'s).
+    init(_ manager: DownloadManager, subscribed events: DownloadEvents, context: CommandContext, global: GlobalOptions) {
         self.manager = manager
         self.context = context
         self.global = global
-        events = manager.events(kinds)
+        self.events = events
     }
 
     /// Runs until the engine is idle (with `QueueScope.claimedOnly`: until every claimed
@@ -134,13 +139,25 @@ struct QueueRun {
         CLIError(error, "could not save the download queue")
     }
 
-    static func openManager(_ home: Home, configuration: EngineConfiguration, watches: Bool = true, claiming: [DownloadID] = []) async throws -> DownloadManager {
+    static func openManager(_ home: Home, configuration: EngineConfiguration, watches: Bool = true) async throws -> DownloadManager {
         do {
             // The settings' connection becomes the queue's: it keeps the log, and the schema is read once.
             return try await DownloadManager.open(configuration: configuration, databasePath: home.databasePath, connection: home.held.handOver(),
-                                                  watchesOtherProcesses: watches, claiming: claiming)
+                                                  watchesOtherProcesses: watches)
         } catch {
             // Opening writes (the schema, the journal): a full disk there is a full disk too.
+            throw CLIError(error)
+        }
+    }
+
+    /// A run on a manager opened claiming `ids` (`DownloadManager.open(claiming:)`), whose report starts with it.
+    static func open(_ home: Home, configuration: EngineConfiguration, claiming ids: [DownloadID], context: CommandContext,
+                     global: GlobalOptions) async throws -> QueueRun {
+        do {
+            let (manager, events) = try await DownloadManager.open(configuration: configuration, databasePath: home.databasePath,
+                                                                   connection: home.held.handOver(), claiming: ids)
+            return QueueRun(manager, subscribed: events, context: context, global: global)
+        } catch {
             throw CLIError(error)
         }
     }

@@ -83,7 +83,7 @@ public final class DownloadStore: QueueStore {
         // Paths are looked up among unfinished downloads only (`owner(ofPath:)`): a completed one leaves the index, and
         // a small file, completed in one save, never enters it (a page of the index written with each completion).
         .init(version: 8, sql: """
-            DROP INDEX downloads_by_file_path;
+            DROP INDEX IF EXISTS downloads_by_file_path;
             CREATE INDEX downloads_by_file_path ON downloads (file_path) WHERE file_path IS NOT NULL AND status != 'completed'
             """),
     ])

@@ -29,6 +29,7 @@ extension DownloadScheduler {
     /// A stored download taken in: in line, or waiting for its time, if it runs here.
     mutating func adopt(_ record: DownloadRecord) {
         let id = record.request.id
+        claimedAhead.remove(id)
         guard runs(id) else { return }
         if record.status == .queued { queue.insert(id, key: record.queueKey, hosts: hostPair(of: record)) }
         if record.status == .waitingToRetry { wait(id, until: record.retryAt) }

@@ -31,6 +31,8 @@ struct DownloadScheduler {
     /// wants it: `ownClaim` for this process, else the pids of the processes that handed it
     /// over. Nil: all of them.
     var claimed: [DownloadID: Set<Int32>]?
+    /// Claimed as the engine opened (`claimAhead`), their rows not yet met in the restore.
+    var claimedAhead: Set<DownloadID> = []
     var needsScheduling = true
 
     init(claimedOnly: Bool = false) {
@@ -191,6 +193,21 @@ struct DownloadScheduler {
         return false
     }
 
+    /// Claims `ids` for `claimant` before the restore adopts any row: each joins the line (or waits for
+    /// its time) as its row is adopted, as a claim would make it, with no read of its row.
+    mutating func claimAhead(_ ids: [DownloadID], by claimant: Int32) {
+        guard claimed != nil else { return }
+        claimedAhead.formUnion(ids)
+        for id in ids { claimed?[id, default: []].insert(claimant) }
+    }
+
+    /// The restore adopted every row: a claim made ahead whose row it never met (none such, or a completed
+    /// one, which it does not read) goes, as a claim of an unknown download does, unless another claimant holds it.
+    mutating func restoreEnded(claimant: Int32) {
+        for id in claimedAhead where claimed?[id] == [claimant] { claimed?[id] = nil }
+        claimedAhead = []
+    }
+
     /// `claimant` no longer wants the download; when nobody does (and no file of it is being
     /// placed), it leaves the line or its wait.
     /// - Returns: its status then (a running transfer is the core's to stop); nil: still wanted.
@@ -230,7 +247,7 @@ struct DownloadScheduler {
     /// before them). A batch is at least half the window, or whatever of it is left to read.
     mutating func rowsToReadAhead(window: Int, isHot: (DownloadID) -> Bool) -> (read: [DownloadID]?, letGo: [DownloadID]) {
         var missing: [DownloadID] = []
-        // A list, not a set: a window of a few dozen ids, looked through only to let rows go,
+        // A list, not a set: a window of some dozens of ids, looked through only to let rows go,
         // is cheaper than hashing each id at every turn that schedules.
         var inWindow: [DownloadID] = []
         inWindow.reserveCapacity(window)

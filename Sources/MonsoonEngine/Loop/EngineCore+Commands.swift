@@ -35,10 +35,9 @@ extension EngineCore {
 
     /// Claims `ids` for this process before the restore has handed in any row (`DownloadManager.open`'s
     /// `claiming`): each is then lined up, or set waiting, as the restore adopts its row, which
-    /// the claim need not read. An id with no row claims nothing until one under it comes.
+    /// the claim need not read (`DownloadScheduler.claimAhead`).
     func claimBeforeRestore(_ ids: [DownloadID]) {
-        scheduler.claimed?.reserveCapacity(ids.count)
-        for id in ids { scheduler.claimed?[id, default: []].insert(Self.ownClaim) }
+        scheduler.claimAhead(ids, by: Self.ownClaim)
     }
 
     /// `claimant` no longer wants the download: when nobody does, a running transfer stops,

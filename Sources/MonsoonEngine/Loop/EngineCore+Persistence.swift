@@ -22,6 +22,7 @@ extension EngineCore {
         let step = persistence.restored(message, records: records)
         if case .adopt(let rows)? = step { for row in rows { persistence.adopt(row, into: &records, scheduler: &scheduler) } }
         guard case .done(let next, let adoptions)? = step else { return }
+        scheduler.restoreEnded(claimant: Self.ownClaim)
         records.numbered(through: next - 1)
         scheduler.needsScheduling = true
         if let adoptions { adoptNewRows(replying: adoptions) }

@@ -24,8 +24,8 @@ extension EngineCore {
         fetches.start(configuration: configuration, transfers: transfers, multi: multi)
     }
 
-    /// The rows read ahead of their starts (`DownloadScheduler.prefetchStarts`), in batches of half
-    /// as many: twice the concurrency, and at least 64. With sixteen, eight at a time ran through them
+    /// The rows read ahead of their starts (`DownloadScheduler.prefetchStarts`), in batches of at least
+    /// half as many: twice the concurrency, and at least 64. With sixteen, eight at a time ran through them
     /// while the disk worker was in a commit, and each start then read its own row (four in ten of an
     /// archive's ten thousand).
     static func readAheadWindow(concurrency: Int) -> Int { max(64, 2 * concurrency) }

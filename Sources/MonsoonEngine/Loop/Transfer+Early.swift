@@ -130,7 +130,7 @@ final class EarlyBudget {
     static let total = 16 * Transfer.earlyLimit
 
     /// What a buffer of `count` bytes is charged: at least 64 KiB, so that the budget bounds how
-    /// many bodies wait too (2 MiB would hold two thousand bodies of a kilobyte, each with its
+    /// many bodies wait too (4 MiB would hold four thousand bodies of a kilobyte, each with its
     /// row and, for a whole file, its descriptor and `fsync` on the disk worker).
     static func charge(_ count: Int) -> Int { max(count, 64 << 10) }
 

@@ -12,11 +12,26 @@ extension DownloadManager {
     /// - Parameter connection: a connection to the database the caller opened and lets go of, which
     ///   becomes the disk worker's (one opening, and one reading of the schema, fewer); nil, or one
     ///   that only reads, is to another file or is a copy in memory: the worker opens its own.
-    /// - Parameter claiming: stored downloads a `.claimedOnly` engine may start from the first, as
-    ///   `claim(_:)` lets it once open, but with no read of their rows: the restore lines each one up
-    ///   as it takes its row in (an archive's claim of ten thousand read them all a second time).
     public static func open(configuration: EngineConfiguration = EngineConfiguration(), databasePath: String, connection: Database? = nil,
-                            watchesOtherProcesses: Bool = true, claiming: [DownloadID] = []) async throws -> DownloadManager {
+                            watchesOtherProcesses: Bool = true) async throws -> DownloadManager {
+        DownloadManager(configuration: configuration, connections: try await connections(configuration, databasePath, connection, watchesOtherProcesses))
+    }
+
+    /// `open`, for a `.claimedOnly` engine that may start the stored downloads `claiming` from the first, as `claim(_:)`
+    /// lets it once open, with no read of their rows: the restore lines each up as it takes its row in (an archive's
+    /// claim of ten thousand read them all a second time). Those the restore does not take in (none such, or
+    /// completed) stay unclaimed. They may start before `open` returns: `events` are those of `kinds` from the start.
+    public static func open(configuration: EngineConfiguration, databasePath: String, connection: Database? = nil, watchesOtherProcesses: Bool = true,
+                            claiming: [DownloadID], events kinds: DownloadEvent.Kinds = .all) async throws -> (manager: DownloadManager, events: DownloadEvents) {
+        let connections = try await connections(configuration, databasePath, connection, watchesOtherProcesses)
+        var events: DownloadEvents?
+        let manager = DownloadManager(configuration: configuration, connections: connections, claiming: claiming) { events = $0.subscribe(kinds) }
+        return (manager, events!)   // set by the initializer, before it started the thread
+    }
+
+    /// The connections `open` makes, on a thread of its own.
+    private static func connections(_ configuration: EngineConfiguration, _ databasePath: String, _ connection: Database?,
+                                    _ watchesOtherProcesses: Bool) async throws -> Connections {
         // Safe: the caller lets go of it; from here on only the opening thread, then the disk worker, uses it.
         nonisolated(unsafe) var connection = connection.flatMap { !$0.isReadOnly && $0.isFile && $0.path == databasePath ? $0 : nil }
         let connections = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Connections, Error>) in
@@ -31,7 +46,7 @@ extension DownloadManager {
                 continuation.resume(with: opened)
             }
         }
-        return DownloadManager(configuration: configuration, connections: connections, claiming: claiming)
+        return connections
     }
 
     /// The connections a manager with a database needs: the disk worker's (which also creates or

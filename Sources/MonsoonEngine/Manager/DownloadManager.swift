@@ -49,8 +49,10 @@ public final class DownloadManager: Sendable {
     }
 
     /// A manager on connections opened beforehand (see `open`): starting it does not block.
-    init(configuration: EngineConfiguration, connections: Connections, claiming: [DownloadID] = []) {
+    /// - Parameter subscribe: called with the events' hub before anything can happen.
+    init(configuration: EngineConfiguration, connections: Connections, claiming: [DownloadID] = [], subscribe: (EventHub) -> Void = { _ in }) {
         self.configuration = configuration.asTaken
+        subscribe(hub)
         // The loop's first job, before the thread exists: ahead of every row the restore hands it.
         if !claiming.isEmpty { inbox.post { $0.claimBeforeRestore(claiming) } }
         thread = TransferThread(configuration: self.configuration, inbox: inbox, hub: hub, store: connections.worker)
