@@ -115,6 +115,21 @@ import Testing
         #expect(again && scheduler.waiting.isEmpty && scheduler.nextDeadline == nil && !scheduler.runs("r"))
     }
 
+    /// Claims made as the engine opens line rows up as the restore adopts them; once it read every row, those
+    /// it never met go (another claimant's stays), and after a failed read they all stay, for the rows it missed.
+    @Test func claimsMadeAheadOfTheRestoreLineItsRowsUpAndTheUnmetGoWhenItReadEveryRow() {
+        for readAll in [true, false] {
+            var scheduler = DownloadScheduler(claimedOnly: true)
+            scheduler.claimAhead(["met", "unmet", "shared"], by: EngineCore.ownClaim)
+            scheduler.claimed?["shared", default: []].insert(7)
+            scheduler.adopt(record("met", .queued, sequence: 1))
+            #expect(scheduler.queue.entries.map(\.id) == ["met"])
+            scheduler.restoreEnded(claimant: EngineCore.ownClaim, readAll: readAll)
+            #expect(scheduler.runs("met") && scheduler.runs("shared") && scheduler.runs("unmet") == !readAll, "read all: \(readAll)")
+            #expect(scheduler.claimedAhead.isEmpty)
+        }
+    }
+
     @Test func aDownloadIsLinedUnderItsHostsOnlyWhenThisEngineRunsIt() {
         var scheduler = DownloadScheduler(claimedOnly: true)
         var redirected = record("a", .queued, sequence: 1)

@@ -279,13 +279,16 @@ import Testing
         #expect(rows.map(\.stored.request.id) == ["b"] && fixture.gateway.adoptedThrough == 2, "none already in memory")
         #expect(fixture.gateway.restored(.problem(ErrorBox(error: DownloadError(.engineFault, "bad row"))), records: records) == nil)
         #expect((fixture.gateway.storeError as? DownloadError)?.message == "bad row")
-        guard case .done(let next, let adoptions)? = fixture.gateway.restored(.done(nextSequence: 9), records: records) else {
+        guard case .done(let next, let adoptions, let readAll)? = fixture.gateway.restored(.done(nextSequence: 9), records: records) else {
             Issue.record("the restore ends"); return
         }
         #expect(!fixture.gateway.restoring && next == 9 && adoptions?.count == 2, "the adoptions asked for meanwhile, once")
-        guard case .done(_, let none)? = fixture.gateway.restored(.done(nextSequence: nil), records: records) else { return }
+        #expect(!readAll, "no last sequence seen: the read stopped part way")
+        guard case .done(_, let none, _)? = fixture.gateway.restored(.done(nextSequence: nil), records: records) else { return }
         #expect(none == nil)
         #expect(fixture.gateway.newRowsToRead(replying: []) == 2, "after it: read from the last row known")
+        guard case .done(_, _, let all)? = fixture.gateway.restored(.done(nextSequence: 9, seenThrough: 8), records: records) else { return }
+        #expect(all, "the last sequence seen: every row was read")
     }
 
     @Test func aRestoreStoppedAtShutdownAnswersNothing() throws {

@@ -53,9 +53,12 @@ import Testing
         let ids = Dictionary(uniqueKeysWithValues: try fixture.library.episodes(of: 1).map { ($0.title ?? "", $0.id) })
         let queue = try EpisodeQueue(database: fixture.database)
         try fixture.database.run("UPDATE episodes SET download_state = 'downloaded' WHERE id = ?", ids["Done"]!)
+        // The batch with one refused queues nothing; without it, the downloaded one is passed over.
+        #expect(throws: LibraryError.self) { try queue.add([ids["Has one"]!, ids["Text only"]!]) }
+        #expect(try queue.entries().isEmpty)
         #expect(try queue.add([ids["Done"]!, ids["Has one"]!]) == [ids["Has one"]!])
         #expect(throws: LibraryError(.notFound, "episode \(ids["Text only"]!) has no media file (its item has no enclosure) to download")) {
-            try queue.add([ids["Text only"]!])
+            try queue.add([ids["Has one"]!, ids["Text only"]!])
         }
         #expect(try queue.entries().map(\.episode.id) == [ids["Has one"]!])
     }

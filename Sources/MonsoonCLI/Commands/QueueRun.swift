@@ -150,7 +150,7 @@ struct QueueRun {
         }
     }
 
-    /// A run on a manager opened claiming `ids` (`DownloadManager.open(claiming:)`), whose report starts with it.
+    /// A run on a manager opened claiming `ids` (`DownloadManager.open(claiming:events:)`), whose report starts with it.
     static func open(_ home: Home, configuration: EngineConfiguration, claiming ids: [DownloadID], context: CommandContext,
                      global: GlobalOptions) async throws -> QueueRun {
         do {

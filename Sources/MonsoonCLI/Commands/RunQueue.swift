@@ -74,8 +74,9 @@ struct RunQueue: RunnableCommand {
             try AfterDownload.owe(pending.map { ($0.id, $0.owner) }, databasePath: home.databasePath)
 
         }
-        let manager = try await QueueRun.openManager(home, configuration: configuration)
-        let session = QueueRun(manager, context: context, global: global)
+        // Subscribed as the engine opens: the restore starts the whole queue's downloads at once.
+        let session = try await QueueRun.open(home, configuration: configuration, claiming: [], context: context, global: global)
+        let manager = session.manager
         if let space, !space.fitsWhole {
             do { try await manager.claim(space.fits) } catch {
                 throw await QueueRun.shutDown(manager, failing: CLIError(error, "cannot start the downloads"), context: context)

@@ -197,14 +197,16 @@ struct DownloadScheduler {
     /// its time) as its row is adopted, as a claim would make it, with no read of its row.
     mutating func claimAhead(_ ids: [DownloadID], by claimant: Int32) {
         guard claimed != nil else { return }
+        claimed?.reserveCapacity(ids.count)
         claimedAhead.formUnion(ids)
         for id in ids { claimed?[id, default: []].insert(claimant) }
     }
 
-    /// The restore adopted every row: a claim made ahead whose row it never met (none such, or a completed
-    /// one, which it does not read) goes, as a claim of an unknown download does, unless another claimant holds it.
-    mutating func restoreEnded(claimant: Int32) {
-        for id in claimedAhead where claimed?[id] == [claimant] { claimed?[id] = nil }
+    /// The restore ended. When it read every row (`readAll`), a claim made ahead whose row it never met (none
+    /// such, or a completed one, which it does not read) goes, as a claim of an unknown download does, unless
+    /// another claimant holds it; after a failed read the claims stay, for the rows it did not reach.
+    mutating func restoreEnded(claimant: Int32, readAll: Bool) {
+        if readAll { for id in claimedAhead where claimed?[id] == [claimant] { claimed?[id] = nil } }
         claimedAhead = []
     }
 

@@ -21,8 +21,8 @@ extension EngineCore {
     func restored(_ message: RestoreReader.Message) {
         let step = persistence.restored(message, records: records)
         if case .adopt(let rows)? = step { for row in rows { persistence.adopt(row, into: &records, scheduler: &scheduler) } }
-        guard case .done(let next, let adoptions)? = step else { return }
-        scheduler.restoreEnded(claimant: Self.ownClaim)
+        guard case .done(let next, let adoptions, let readAll)? = step else { return }
+        scheduler.restoreEnded(claimant: Self.ownClaim, readAll: readAll)
         records.numbered(through: next - 1)
         scheduler.needsScheduling = true
         if let adoptions { adoptNewRows(replying: adoptions) }

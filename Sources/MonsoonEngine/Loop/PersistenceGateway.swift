@@ -338,7 +338,8 @@ extension PersistenceGateway {
     /// the end, note the sequences taken and, for the adoptions asked for meanwhile, read the rows added since.
     enum RestoreStep {
         case adopt([RestoreReader.Row])
-        case done(nextSequence: Int, adoptions: [CommandReply<Void>]?)
+        /// `readAll`: every row was read (false: the read failed part way; what it did not reach stays in the store).
+        case done(nextSequence: Int, adoptions: [CommandReply<Void>]?, readAll: Bool)
     }
 
     mutating func restored(_ message: RestoreReader.Message, records: RecordTable) -> RestoreStep? {
@@ -355,7 +356,7 @@ extension PersistenceGateway {
             if let seenThrough { adopted(through: seenThrough) }
             restoring = false
             defer { adoptionsAfterRestore = nil }
-            return .done(nextSequence: next ?? 0, adoptions: adoptionsAfterRestore)
+            return .done(nextSequence: next ?? 0, adoptions: adoptionsAfterRestore, readAll: seenThrough != nil)
         }
     }
 

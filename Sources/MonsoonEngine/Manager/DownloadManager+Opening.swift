@@ -17,10 +17,11 @@ extension DownloadManager {
         DownloadManager(configuration: configuration, connections: try await connections(configuration, databasePath, connection, watchesOtherProcesses))
     }
 
-    /// `open`, for a `.claimedOnly` engine that may start the stored downloads `claiming` from the first, as `claim(_:)`
-    /// lets it once open, with no read of their rows: the restore lines each up as it takes its row in (an archive's
-    /// claim of ten thousand read them all a second time). Those the restore does not take in (none such, or
-    /// completed) stay unclaimed. They may start before `open` returns: `events` are those of `kinds` from the start.
+    /// `open`, with the events of `kinds` from the start (`events`): downloads may start before it returns, the
+    /// restored queue's of a `.wholeQueue` engine, or those of `claiming`, which a `.claimedOnly` engine may start from
+    /// the first, as `claim(_:)` lets it once open, with no read of their rows: the restore lines each up as it takes
+    /// its row in (an archive's claim of ten thousand read them all a second time). Those the restore does not take
+    /// in (none such, or completed) stay unclaimed.
     public static func open(configuration: EngineConfiguration, databasePath: String, connection: Database? = nil, watchesOtherProcesses: Bool = true,
                             claiming: [DownloadID], events kinds: DownloadEvent.Kinds = .all) async throws -> (manager: DownloadManager, events: DownloadEvents) {
         let connections = try await connections(configuration, databasePath, connection, watchesOtherProcesses)
