@@ -2,17 +2,20 @@ import Foundation
 import Testing
 @testable import MonsoonEngine
 
-/// A row's headers and user info are written and read by hand when no string needs an escape
-/// (`DownloadRecord.encode`, `plainPairs`); anything else is left to `JSONEncoder` and
-/// `JSONDecoder`. Either way `JSONDecoder` reads back the pairs written, and so does `plainPairs`.
+/// A row's headers and user info are written by hand (`DownloadRecord.encode`), byte for byte as
+/// `JSONEncoder` wrote them, and read by hand when no string holds an escape (`plainPairs`); the
+/// rest is left to `JSONDecoder`. Either way the pairs written are read back.
 @Suite struct PlainPairsTests {
     @Test func plainPairsAreReadAsJSONDecoderReadsThem() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let values = ["42", "", "Épisode 7 – 🎙️", "a:b,c}", "{\"", "line\nbreak", "back\\slash", "a/b", "https://example.com/e/1", "\u{1}", "tab\t", " spaced ", "\u{7F}", "\u{2028}", "\u{85}"]
         var checked = 0
         for key in ["episode", "title", "", "k\"ey", "ü"] {
             for value in values {
                 for pairs in [[key: value], [key: value, "other": "x"], [key: value, "z": value, "a": "1"]] {
                     let text = DownloadRecord.encode(pairs)
+                    #expect(Data(text.utf8) == (try encoder.encode(pairs)), "as JSONEncoder wrote it: \(text)")
                     let decoded = try JSONDecoder().decode([String: String].self, from: Data(text.utf8))
                     #expect(decoded == pairs, "written as valid JSON: \(text)")
                     if let plain = DownloadRecord.plainPairs(text) {

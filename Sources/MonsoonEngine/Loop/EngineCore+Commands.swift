@@ -33,13 +33,6 @@ extension EngineCore {
         return .success(())
     }
 
-    /// Claims `ids` for this process before the restore has handed in any row (`DownloadManager.open`'s
-    /// `claiming`): each is then lined up, or set waiting, as the restore adopts its row, which
-    /// the claim need not read (`DownloadScheduler.claimAhead`).
-    func claimBeforeRestore(_ ids: [DownloadID]) {
-        scheduler.claimAhead(ids, by: Self.ownClaim)
-    }
-
     /// `claimant` no longer wants the download: when nobody does, a running transfer stops,
     /// keeping its part, and the download stays queued for a later run.
     func release(_ id: DownloadID, by claimant: Int32) {

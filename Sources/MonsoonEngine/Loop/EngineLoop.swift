@@ -87,7 +87,8 @@ struct EngineLoop {
 
     func remove(_ id: DownloadID, deleteFile: Bool) -> Result<Void, DownloadManagerError> { core.remove(id, deleteFile: deleteFile) }
     func claim(_ ids: [DownloadID], by claimant: Int32 = EngineCore.ownClaim) -> Result<Void, DownloadManagerError> { core.claim(ids, by: claimant) }
-    func claimBeforeRestore(_ ids: [DownloadID]) { core.claimBeforeRestore(ids) }
+    /// Claims `ids` before the restore hands in any row (`DownloadManager.open`'s `claiming`; `DownloadScheduler.claimAhead`).
+    func claimBeforeRestore(_ ids: [DownloadID]) { core.scheduler.claimAhead(ids, by: EngineCore.ownClaim) }
     func release(_ id: DownloadID, by claimant: Int32) { core.release(id, by: claimant) }
     func adoptNewRows(replying replies: [CommandReply<Void>]) { core.adoptNewRows(replying: replies) }
     func setPriority(_ priority: Int, for id: DownloadID) -> Result<Void, DownloadManagerError> { core.setPriority(priority, for: id) }

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import MonsoonBasics
 
 extension Manifest {
     /// The manifest as `JSONEncoder` writes it with `.prettyPrinted`, `.sortedKeys` and `.withoutEscapingSlashes`, byte
@@ -7,10 +8,10 @@ extension Manifest {
     func prettyJSON() -> Data {
         var json = PrettyJSON()
         json.bytes.reserveCapacity(512 + files.count * 640)
-        json.open("{")
+        json.append("{")
         json.member("feedURL", feedURL, first: true, level: 1)
         json.key("files", first: false, level: 1)
-        json.open("[")
+        json.append("[")
         if files.isEmpty { json.newline(level: 0) }   // as the encoder writes an empty array: a blank line in it
         for (index, entry) in files.enumerated() {
             if index > 0 { json.append(",") }
@@ -28,7 +29,7 @@ extension Manifest {
 extension Manifest.Entry {
     /// The entry as an object whose members are at `level`, its keys sorted (see `Manifest.prettyJSON`).
     fileprivate func write(into json: inout PrettyJSON, level: Int) {
-        json.open("{")
+        json.append("{")
         var first = true
         func member(_ key: StaticString, _ value: String?) {
             guard let value else { return }
@@ -68,8 +69,6 @@ private struct PrettyJSON {
         bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * level))
     }
 
-    mutating func open(_ bracket: StaticString) { append(bracket) }
-
     mutating func close(_ bracket: StaticString, level: Int) {
         newline(level: level)
         append(bracket)
@@ -85,34 +84,6 @@ private struct PrettyJSON {
 
     mutating func member(_ name: StaticString, _ value: String, first: Bool, level: Int) {
         key(name, first: first, level: level)
-        string(value)
+        JSONString.append(value, to: &bytes)
     }
-
-    /// A string as the encoder escapes it: quotes, backslashes and control characters; `/` and the rest as they are.
-    mutating func string(_ text: String) {
-        bytes.append(UInt8(ascii: "\""))
-        defer { bytes.append(UInt8(ascii: "\"")) }
-        // Most text has nothing to escape: copied whole.
-        guard text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
-            return bytes.append(contentsOf: text.utf8)
-        }
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): append("\\\"")
-            case UInt8(ascii: "\\"): append("\\\\")
-            case 0x08: append("\\b")
-            case 0x09: append("\\t")
-            case 0x0A: append("\\n")
-            case 0x0C: append("\\f")
-            case 0x0D: append("\\r")
-            case 0..<0x20:
-                append("\\u00")
-                bytes.append(Self.hex[Int(byte >> 4)])
-                bytes.append(Self.hex[Int(byte & 0x0F)])
-            default: bytes.append(byte)
-            }
-        }
-    }
-
-    private static let hex = Array("0123456789abcdef".utf8)
 }
