@@ -26,6 +26,31 @@ import Testing
         #expect(table.hot["d5"] != nil)
     }
 
+    /// A download saved queued (retried, resumed) that this engine runs stays in memory, as an
+    /// inserted row does and within the same limit: its start would read its row straight back.
+    @Test func aRecordSavedQueuedStaysWhenThisEngineRunsItWithinTheLimit() {
+        var table = RecordTable(persistent: true)
+        let ids = (1...(RecordTable.freshLimit + 3)).map { DownloadID("r\($0)") }
+        _ = table.adopt(ids.enumerated().map { row($1, sequence: $0 + 1) })   // read as a command reads them
+        table.update("r2") { $0.restoreStatus(.paused) }
+        for id in ids { table.saving(id) }
+        table.saved(ids) { $0 != "r3" }
+        #expect(table.hot["r1"] != nil, "queued, and run here: kept")
+        #expect(table.hot["r2"] == nil, "paused: let go")
+        #expect(table.hot["r3"] == nil, "not run here (another's claim): let go")
+        #expect(table.hot.count == RecordTable.freshLimit, "no more than the inserted rows kept")
+        // Kept as an inserted row is: it counts toward the limit until it starts.
+        table.keepFresh([row("new", sequence: 9_999)])
+        #expect(table.hot["new"] == nil, "the limit is reached")
+        table.started("r1")
+        table.keepFresh([row("new", sequence: 9_999)])
+        #expect(table.hot["new"] != nil, "one started: room for one")
+        // Without a word on who runs it, a save lets a record at rest go, as before.
+        table.saving("r4")
+        table.saved(["r4"])
+        #expect(table.hot["r4"] == nil)
+    }
+
     @Test func withoutAStoreDownloadsAreNumberedHereAndAnAutomaticIdIsTheFirstFree() {
         var table = RecordTable(persistent: false)
         table.numbered(through: 4)   // as a restore would say

@@ -132,12 +132,11 @@ extension Archive {
                                               context: context, global: global)
         let manager = session.manager
         do {
-            // Failed, paused, waiting or finished-but-gone ones start again: this run asks for them. Before
-            // their claim, which starts them: retried after it, one that failed at once in this run
-            // would be asked for twice. Only those a retry can change: it reads each one's row (a
-            // first archive of ten thousand episodes read them all for nothing).
-            try await manager.retry(retriable)
-            try await manager.claim(retriable)
+            // Failed, paused, waiting or finished-but-gone ones start again: this run asks for them.
+            // Claimed and retried in one turn of the transfer thread, so none starts before its retry
+            // (one that failed at once would be asked for twice), and their rows are read once. Only
+            // those a retry can change (a first archive of ten thousand episodes read them all for nothing).
+            try await manager.retry(retriable, claiming: true)
         } catch {
             throw await QueueRun.shutDown(manager, failing: CLIError(error, "cannot start the archive's downloads"), context: context)
         }

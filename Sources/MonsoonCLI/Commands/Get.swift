@@ -123,8 +123,8 @@ struct Get: RunnableCommand {
                 plan.add(url, known: existing, folder: folder, skipExisting: skipExisting)
             }
             try afterDownload?.owe(plan.owed)
-            try await manager.claim(plan.activeIDs + plan.retried)
-            try await manager.retry(plan.retried)
+            try await manager.claim(plan.activeIDs)
+            try await manager.retry(plan.retried, claiming: true)
             let fresh: [DownloadID]
             if let afterDownload, afterDownload.hook != nil {
                 // Their hooks are owed before they can start: added to the store with their ledger rows,

@@ -40,7 +40,7 @@ extension EngineCore {
         case .wholesWritten(let answers):
             wholesWritten(answers)
         case .rowsSaved(let saved, let deleted):
-            records.saved(saved)
+            records.saved(saved) { scheduler.runs($0) }
             records.deleted(deleted)
         case .storeFailed(let box):
             persistence.failed(box.error)

@@ -84,8 +84,8 @@ struct RecordTable {
         return kept
     }
 
-    /// Downloads whose rows this engine inserted and kept (`keepFresh`), until they start or
-    /// leave memory: they count toward the limit of those kept.
+    /// Downloads whose rows this engine inserted and kept (`keepFresh`), or kept queued after
+    /// their save (`saved`), until they start or leave memory: they count toward the limit of those kept.
     private var fresh: Set<DownloadID> = []
 
     /// The most inserted rows kept in memory waiting for their start (`keepFresh`): they are the
@@ -176,17 +176,27 @@ struct RecordTable {
         saved([id])
     }
 
-    /// The worker committed these saves (an id once per save).
-    mutating func saved(_ ids: [DownloadID]) {
+    /// The worker committed these saves (an id once per save). A record whose last save landed is
+    /// let go if at rest, but one queued that this engine `runs` (retried, resumed) is kept as an
+    /// inserted row is (`keepFresh`, within its limit): its row is all of it now, and its start
+    /// would read it straight back.
+    mutating func saved(_ ids: [DownloadID], runs: (DownloadID) -> Bool = { _ in false }) {
         for id in ids {
             guard let count = unsaved[id] else { continue }
             if count > 1 {
                 unsaved[id] = count - 1
             } else {
                 unsaved[id] = nil
-                evictIfAtRest(id)
+                if !keepsQueued(id, runs: runs) { evictIfAtRest(id) }
             }
         }
+    }
+
+    private mutating func keepsQueued(_ id: DownloadID, runs: (DownloadID) -> Bool) -> Bool {
+        guard persistent, pinned[id] == nil, fresh.count < Self.freshLimit, let record = hot[id], record.status == .queued, record.isAtRest,
+              runs(id) else { return false }
+        fresh.insert(id)
+        return true
     }
 }
 
