@@ -175,6 +175,41 @@ import Testing
     }
     /// `retry` takes many downloads in one command (a `get` or an archive run asks again for all
     /// of its own): each is treated as alone, twice the same is once, and an unknown id changes nothing.
+    /// `retry(_:claiming:)`, as `get` and `archive` ask for what they run again: a `.claimedOnly`
+    /// engine claims and retries in one turn, so each starts with no claim of its own after.
+    @Test(.timeLimit(.minutes(1))) func aRetryThatClaimsStartsWhatItRetriesAndNothingElse() async throws {
+        let server = try TestServer()
+        let folder = TemporaryFolder()
+        defer { folder.remove(); server.stop() }
+        let database = folder.file("queue.sqlite")
+        let seeds: [String: UInt64] = ["gone": 1, "broken": 2, "other": 3]
+        for name in ["broken", "other"] { server.setRoute("/\(name)", Route.html(status: 404, "<html>no</html>")) }
+        server.setRoute("/gone", Route(body: .pattern(size: 20_000, seed: 1)))
+        do {
+            let manager = try DownloadManager(configuration: configuration(.wholeQueue), databasePath: database)
+            try await manager.enqueue(contentsOf: ["gone", "broken", "other"].map { request(DownloadID($0), server.url("/\($0)"), to: folder.file($0)) })
+            try await waitFor(manager, "gone", .completed)
+            try await waitFor(manager, "broken", .failed)
+            try await waitFor(manager, "other", .failed)
+            await manager.shutdown()
+        }
+        try FileManager.default.removeItem(atPath: folder.file("gone"))
+        for (name, seed) in seeds { server.setRoute("/\(name)", Route(body: .pattern(size: 20_000, seed: seed))) }
+
+        let manager = try DownloadManager(configuration: configuration(.claimedOnly), databasePath: database, watchesOtherProcesses: false)
+        await #expect(throws: DownloadManagerError.notFound("nope")) { try await manager.retry(["gone", "nope"], claiming: true) }
+        try await manager.retry(["gone", "broken"], claiming: true)
+        try await waitFor(manager, "gone", .completed)
+        try await waitFor(manager, "broken", .completed)
+        await manager.waitUntilIdle()
+        #expect(try await manager.download(withID: "other")?.status == .failed, "neither claimed nor retried: left as it was")
+        await manager.shutdown()
+        #expect(server.requests(for: "/gone").count == 2 && server.requests(for: "/broken").count == 2 && server.requests(for: "/other").count == 1)
+        for name in ["gone", "broken"] {
+            #expect(sha256(ofFile: folder.file(name)) == Body.pattern(size: 20_000, seed: seeds[name]!).sha256Hex(), "\(name)")
+        }
+    }
+
     @Test func aRetryOfManyTreatsEachAsAlone() async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()
