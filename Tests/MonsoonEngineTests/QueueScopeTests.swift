@@ -173,16 +173,16 @@ import Testing
         #expect(folder.contents().filter { $0.hasPrefix("a") } == ["a.mp3"])
         await manager.shutdown()
     }
-    /// `retry` takes many downloads in one command (a `get` or an archive run asks again for all
-    /// of its own): each is treated as alone, twice the same is once, and an unknown id changes nothing.
+
     /// `retry(_:claiming:)`, as `get` and `archive` ask for what they run again: a `.claimedOnly`
-    /// engine claims and retries in one turn, so each starts with no claim of its own after.
+    /// engine claims and retries in one turn, so each starts with no claim of its own after; with an
+    /// unknown id, nothing is claimed (a queued download claimed would start).
     @Test(.timeLimit(.minutes(1))) func aRetryThatClaimsStartsWhatItRetriesAndNothingElse() async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()
         defer { folder.remove(); server.stop() }
         let database = folder.file("queue.sqlite")
-        let seeds: [String: UInt64] = ["gone": 1, "broken": 2, "other": 3]
+        let seeds: [String: UInt64] = ["gone": 1, "broken": 2, "other": 3, "waiting": 4]
         for name in ["broken", "other"] { server.setRoute("/\(name)", Route.html(status: 404, "<html>no</html>")) }
         server.setRoute("/gone", Route(body: .pattern(size: 20_000, seed: 1)))
         do {
@@ -193,23 +193,32 @@ import Testing
             try await waitFor(manager, "other", .failed)
             await manager.shutdown()
         }
+        do {   // queued, never started
+            let manager = try DownloadManager(configuration: configuration(.wholeQueue, concurrency: 0), databasePath: database)
+            try await manager.enqueue(request("waiting", server.url("/waiting"), to: folder.file("waiting")))
+            await manager.shutdown()
+        }
         try FileManager.default.removeItem(atPath: folder.file("gone"))
         for (name, seed) in seeds { server.setRoute("/\(name)", Route(body: .pattern(size: 20_000, seed: seed))) }
 
         let manager = try DownloadManager(configuration: configuration(.claimedOnly), databasePath: database, watchesOtherProcesses: false)
-        await #expect(throws: DownloadManagerError.notFound("nope")) { try await manager.retry(["gone", "nope"], claiming: true) }
+        await #expect(throws: DownloadManagerError.notFound("nope")) { try await manager.retry(["waiting", "nope"], claiming: true) }
         try await manager.retry(["gone", "broken"], claiming: true)
         try await waitFor(manager, "gone", .completed)
         try await waitFor(manager, "broken", .completed)
         await manager.waitUntilIdle()
         #expect(try await manager.download(withID: "other")?.status == .failed, "neither claimed nor retried: left as it was")
+        #expect(try await manager.download(withID: "waiting")?.status == .queued, "its command failed: not claimed")
         await manager.shutdown()
         #expect(server.requests(for: "/gone").count == 2 && server.requests(for: "/broken").count == 2 && server.requests(for: "/other").count == 1)
+        #expect(server.requests(for: "/waiting").isEmpty)
         for name in ["gone", "broken"] {
             #expect(sha256(ofFile: folder.file(name)) == Body.pattern(size: 20_000, seed: seeds[name]!).sha256Hex(), "\(name)")
         }
     }
 
+    /// `retry` takes many downloads in one command (a `get` or an archive run asks again for all
+    /// of its own): each is treated as alone, twice the same is once, and an unknown id changes nothing.
     @Test func aRetryOfManyTreatsEachAsAlone() async throws {
         let server = try TestServer()
         let folder = TemporaryFolder()

@@ -31,7 +31,7 @@ import Testing
     @Test func aRecordSavedQueuedStaysWhenThisEngineRunsItWithinTheLimit() {
         var table = RecordTable(persistent: true)
         let ids = (1...(RecordTable.freshLimit + 3)).map { DownloadID("r\($0)") }
-        _ = table.adopt(ids.enumerated().map { row($1, sequence: $0 + 1) })   // read as a command reads them
+        _ = table.adopt(ids.enumerated().map { row($1, sequence: $0 + 1) })   // in memory, at rest
         table.update("r2") { $0.restoreStatus(.paused) }
         for id in ids { table.saving(id) }
         table.saved(ids) { $0 != "r3" }

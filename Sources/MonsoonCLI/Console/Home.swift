@@ -193,7 +193,7 @@ final class HomeLock {
         // taken (a third of a millisecond on ext4, every run); `holder` reads the first words only.
         let text = "\(getpid()) \(role.rawValue)\n"
         let written = text.withCString { pwrite(fd, $0, strlen($0), 0) }
-        if written >= 0 { ftruncate(fd, off_t(written)) }
+        ftruncate(fd, off_t(max(written, 0)))   // not written: empty, naming no holder
     }
 
     /// Takes the lock, waiting (up to `patience` seconds) while it is only held for a

@@ -42,6 +42,7 @@ extension EngineCore {
             move(id, .requeue)
         case .queued?:
             space.holds[id] = nil
+            records.evictIfAtRest(id)   // out of line: a record kept for its start would wait for nothing
         default:
             break
         }

@@ -60,14 +60,15 @@ struct EngineLoop {
 
     /// Retries failed or waiting downloads now; completed ones whose files have gone are fetched
     /// again (the disk worker looks for all their files in one job). An unknown id fails the
-    /// command before anything changes.
-    func retry(_ ids: [DownloadID], reply: CommandReply<Void>) {
+    /// command before anything changes. `claiming`: claimed first (`DownloadManager.retry(_:claiming:)`).
+    func retry(_ ids: [DownloadID], claiming: Bool = false, reply: CommandReply<Void>) {
         var completed: [(id: DownloadID, path: String)] = []
         var others: [DownloadID] = []
         for id in ids {
             guard let record = core.records[id] else { return answer(reply, .failure(.notFound(id))) }
             if record.status == .completed, let path = record.filePath { completed.append((id, path)) } else { others.append(id) }
         }
+        if claiming { _ = core.claim(ids) }   // cannot fail
         for id in others { core.perform(.retry(fileGone: false), on: id) }
         guard !completed.isEmpty else { return answer(reply, .success(())) }
         // Kept in memory while the disk worker looks: a removal meanwhile is then seen.

@@ -68,8 +68,8 @@ struct RecordTable {
     /// Rows read ahead of their downloads' start (`DownloadScheduler.prefetchStarts`): kept in memory
     /// unless the loop holds a newer record, or the download was removed meanwhile. Each is a
     /// queued download at rest, with no save in flight, so its row is all of it; it stays until
-    /// it starts (it is then busy), changes (then saved and let go as any other), or leaves the
-    /// line unstarted (`DownloadScheduler.prefetchStarts` lets it go).
+    /// it starts (it is then busy), changes (then saved and let go as any other, unless still queued
+    /// and run here: `saved`), or leaves the line unstarted (`DownloadScheduler.prefetchStarts` lets it go).
     /// - Returns: the downloads kept.
     mutating func adopt(_ rows: [DownloadRecord]) -> [DownloadID] {
         var kept: [DownloadID] = []
@@ -97,7 +97,7 @@ struct RecordTable {
 
     /// Keeps inserted rows in memory, while fewer than `limit` kept so wait: each is its row as
     /// written, so it stays as a row read ahead does, until it starts (`started`), changes (then
-    /// saved and let go as any other) or is removed.
+    /// saved and let go as any other, unless still queued and run here: `saved`) or is removed.
     mutating func keepFresh(_ rows: [DownloadRecord], limit: Int = freshLimit) {
         guard persistent, fresh.count < limit else { return }
         fresh.formUnion(adopt(Array(rows.prefix(limit - fresh.count))))
@@ -179,7 +179,8 @@ struct RecordTable {
     /// The worker committed these saves (an id once per save). A record whose last save landed is
     /// let go if at rest, but one queued that this engine `runs` (retried, resumed) is kept as an
     /// inserted row is (`keepFresh`, within its limit): its row is all of it now, and its start
-    /// would read it straight back.
+    /// would read it straight back. A retry of many keeps the first thousand, which hold the room
+    /// of inserted rows until they start.
     mutating func saved(_ ids: [DownloadID], runs: (DownloadID) -> Bool = { _ in false }) {
         for id in ids {
             guard let count = unsaved[id] else { continue }
@@ -193,8 +194,8 @@ struct RecordTable {
     }
 
     private mutating func keepsQueued(_ id: DownloadID, runs: (DownloadID) -> Bool) -> Bool {
-        guard persistent, pinned[id] == nil, fresh.count < Self.freshLimit, let record = hot[id], record.status == .queued, record.isAtRest,
-              runs(id) else { return false }
+        guard persistent, pinned[id] == nil, fresh.count < Self.freshLimit, let index = hot.index(forKey: id) else { return false }
+        guard hot.values[index].status == .queued, hot.values[index].isAtRest, runs(id) else { return false }   // read where it lies
         fresh.insert(id)
         return true
     }

@@ -139,16 +139,12 @@ public final class DownloadManager: Sendable {
     /// Queues failed downloads (or ones waiting to retry) now, with fresh retry counters; a
     /// completed one whose file has gone is fetched again. A trip to the transfer thread for each
     /// `rowsPerTrip` of them, whose changes are saved in batches, not one by one.
-    /// - Parameter claiming: claims them first, as `claim(_:)` does, in the same trip: their rows
-    ///   are read once, not once for each (a `.claimedOnly` engine then starts them as they queue).
-    /// - Throws: `.notFound` for an unknown id (those of earlier trips are retried already).
+    /// - Parameter claiming: claims them too, as `claim(_:)` does, before any is retried and in the
+    ///   same trip: their rows are read once, not once per command, and none starts before its retry.
+    /// - Throws: `.notFound` for an unknown id (those of earlier trips are retried already; in its
+    ///   own trip, nothing is claimed or retried).
     public func retry(_ ids: [DownloadID], claiming: Bool = false) async throws(DownloadManagerError) {
-        for part in Self.trips(ids) {
-            try await perform(rows: part) { loop, reply in
-                if claiming { _ = loop.claim(part) }   // never fails: unknown ids are ignored, and the retry reports them
-                loop.retry(part, reply: reply)
-            }
-        }
+        for part in Self.trips(ids) { try await perform(rows: part) { $0.retry(part, claiming: claiming, reply: $1) } }
     }
 
     /// A command on many downloads reads their rows into memory first, all of a trip's at once:
