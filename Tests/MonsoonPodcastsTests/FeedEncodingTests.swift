@@ -1,8 +1,26 @@
 import Foundation
+import MonsoonTestServer
 import Testing
 @testable import MonsoonPodcasts
 
 @Suite struct FeedEncodingTests {
+    /// The byte search that finds a feed's declared encoding and the iTunes and Podcast Index
+    /// namespaces answers as the standard library's `firstRange(of:)` does, on every slice.
+    @Test func theByteSearchFindsWhatTheStandardLibraryFinds() {
+        var generator = SeededGenerator(seed: 7)
+        let alphabet = Array("<?xml encoding=\"?>ab".utf8)
+        for _ in 0..<2_000 {
+            let bytes = (0..<Int.random(in: 0...40, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }
+            bytes.withUnsafeBufferPointer { buffer in
+                let from = Int.random(in: 0...buffer.count, using: &generator)
+                let slice = buffer[from..<Int.random(in: from...buffer.count, using: &generator)]
+                #expect(ByteScanner.firstRange(of: "<?xml", in: slice) == slice.firstRange(of: "<?xml".utf8), "\(bytes)")
+                #expect(ByteScanner.firstRange(of: "?>", in: slice) == slice.firstRange(of: "?>".utf8), "\(bytes)")
+                #expect(ByteScanner.firstRange(of: "a", in: slice) == slice.firstRange(of: "a".utf8), "\(bytes)")
+            }
+        }
+    }
+
     @Test func declaredISO88591() throws {
         let feed = try parseFixture("synthetic/latin1_declared.xml")
         #expect(feed.title == "Café Résumé « Podcast »")

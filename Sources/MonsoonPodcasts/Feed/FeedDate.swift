@@ -108,6 +108,20 @@ struct ByteScanner {
     static func isDigit(_ byte: UInt8) -> Bool { byte &- 0x30 < 10 }
     static func isLetter(_ byte: UInt8) -> Bool { (byte | 0x20) &- 0x61 < 26 }
 
+    /// Where `needle` first occurs in `bytes` (indices of the whole buffer), byte for byte. The
+    /// standard library's `firstRange(of:)` goes through generic collection indices: about a
+    /// hundred thousand instructions to look through the head of a feed.
+    static func firstRange(of needle: StaticString, in bytes: Slice<UnsafeBufferPointer<UInt8>>) -> Range<Int>? {
+        needle.withUTF8Buffer { needle in
+            guard let first = needle.first, needle.count <= bytes.count else { return nil }
+            for start in bytes.startIndex...(bytes.endIndex - needle.count)
+            where bytes[start] == first && bytes[start..<(start + needle.count)].elementsEqual(needle) {
+                return start..<(start + needle.count)
+            }
+            return nil
+        }
+    }
+
     var atEnd: Bool { position >= end }
     var current: UInt8? { position < end ? bytes[position] : nil }
 

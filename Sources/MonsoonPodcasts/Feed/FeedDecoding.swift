@@ -112,11 +112,11 @@ enum FeedDecoding {
 
     static func declaredEncodingName(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
         let head = bytes.prefix(1024)
-        guard let declaration = head.firstRange(of: "<?xml".utf8) else { return nil }
+        guard let declaration = ByteScanner.firstRange(of: "<?xml", in: head) else { return nil }
         let rest = head[declaration.upperBound...]
-        let end = rest.firstRange(of: "?>".utf8)?.lowerBound ?? rest.endIndex
+        let end = ByteScanner.firstRange(of: "?>", in: rest)?.lowerBound ?? rest.endIndex
         let inside = rest[..<end]
-        guard let key = inside.firstRange(of: "encoding".utf8) else { return nil }
+        guard let key = ByteScanner.firstRange(of: "encoding", in: inside) else { return nil }
         var index = key.upperBound
         while index < end, ByteScanner.isSpace(bytes[index]) || bytes[index] == UInt8(ascii: "=") { index += 1 }
         guard index < end, bytes[index] == UInt8(ascii: "\"") || bytes[index] == UInt8(ascii: "'") else { return nil }

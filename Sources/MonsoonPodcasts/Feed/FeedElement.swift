@@ -32,10 +32,17 @@ enum FeedElement: UInt8 {
         case "http://purl.org/dc/elements/1.1/", "http://purl.org/dc/terms/": return .dc
         case "http://www.w3.org/1999/02/22-rdf-syntax-ns#": return .rdf
         default:
-            if lowered.contains("itunes.com/dtds/podcast") { return .itunes }
-            if lowered.contains("podcastindex") || lowered.contains("podcast-namespace") { return .podcast }
+            if holds(lowered, "itunes.com/dtds/podcast") { return .itunes }
+            if holds(lowered, "podcastindex") || holds(lowered, "podcast-namespace") { return .podcast }
             return nil
         }
+    }
+
+    /// Whether `text` holds `part`, byte for byte (`String.contains` compares characters through
+    /// the generic collection search: tens of thousands of instructions a call).
+    private static func holds(_ text: String, _ part: StaticString) -> Bool {
+        var text = text
+        return text.withUTF8 { ByteScanner.firstRange(of: part, in: $0[...]) != nil }
     }
 
     /// For prefixes publishers use without declaring them (or declare with a wrong URI).
