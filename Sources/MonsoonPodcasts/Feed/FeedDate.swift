@@ -87,7 +87,8 @@ public enum FeedDate {
     }
 }
 
-/// A cursor over ASCII bytes, for the hand-written date and duration parsers.
+/// A cursor over ASCII bytes, for the hand-written date and duration parsers (and the feed
+/// parser's byte searches, `firstRange(of:in:)`).
 struct ByteScanner {
     let bytes: UnsafeBufferPointer<UInt8>
     var position = 0
