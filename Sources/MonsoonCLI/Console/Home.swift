@@ -189,8 +189,8 @@ final class HomeLock {
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { return nil }
         // Who holds it is a courtesy to the processes that wait (the flock is the lock): if it
         // cannot be written, `holder` finds no pid, and a waiter only waits out its patience.
-        // Written over, then cut to its length: cut first, the file's block was freed and another
-        // taken (a third of a millisecond on ext4, every run); `holder` reads the first words only.
+        // Written over, then cut to its length: cutting first frees the file's block and takes
+        // another (a third of a millisecond on ext4, every run); `holder` reads the first words only.
         let text = "\(getpid()) \(role.rawValue)\n"
         let written = text.withCString { pwrite(fd, $0, strlen($0), 0) }
         ftruncate(fd, off_t(max(written, 0)))   // not written: empty, naming no holder

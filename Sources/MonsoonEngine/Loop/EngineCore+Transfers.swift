@@ -25,9 +25,8 @@ extension EngineCore {
     }
 
     /// The rows read ahead of their starts (`DownloadScheduler.prefetchStarts`), in batches of at least
-    /// half as many: twice the concurrency, and at least 64. With sixteen, eight at a time ran through them
-    /// while the disk worker was in a commit, and each start then read its own row (four in ten of an
-    /// archive's ten thousand).
+    /// half as many: twice the concurrency, and at least 64. While the disk worker is in a commit the
+    /// transfers run on through the window, and each start past its end reads its own row.
     static func readAheadWindow(concurrency: Int) -> Int { max(64, 2 * concurrency) }
 
     /// Starts the attempt planned, unless the download was paused, removed or released meanwhile.

@@ -124,9 +124,8 @@ final class EarlyBudget {
     init(bytes: Int) { available = bytes }
 
     /// The engine's budget: sixteen of the largest bodies (4 MiB), so eight transfers fill theirs
-    /// while as many wait to be written. With half that, an archive of small files at eight at a time
-    /// sent one in nine through a part (its own row save, the loop's writes, the placer's rename)
-    /// whenever the disk worker was in a commit.
+    /// while as many wait for the disk worker to finish a commit and write them. A body that finds
+    /// the budget spent goes through a part: its own row save, the loop's writes, the placer's rename.
     static let total = 16 * Transfer.earlyLimit
 
     /// What a buffer of `count` bytes is charged: at least 64 KiB, so that the budget bounds how

@@ -20,7 +20,7 @@ extension DownloadManager {
     /// `open`, with the events of `kinds` from the start (`events`): downloads may start before it returns, the
     /// restored queue's of a `.wholeQueue` engine, or those of `claiming`, which a `.claimedOnly` engine may start from
     /// the first, as `claim(_:)` lets it once open, with no read of their rows: the restore lines each up as it takes
-    /// its row in (an archive's claim of ten thousand read them all a second time). Those the restore does not take
+    /// its row in (a claim once open would read every one of them again). Those the restore does not take
     /// in (none such, or completed) stay unclaimed.
     public static func open(configuration: EngineConfiguration, databasePath: String, connection: Database? = nil, watchesOtherProcesses: Bool = true,
                             claiming: [DownloadID], events kinds: DownloadEvent.Kinds = .all) async throws -> (manager: DownloadManager, events: DownloadEvents) {

@@ -27,8 +27,8 @@ extension EpisodeRecord {
         try database.scalarInt("SELECT max(queue_position) FROM episodes")
     }
 
-    /// What adding an episode to the queue looks at, as its whole row would say it (nil: no such episode): a row each
-    /// read whole cost a first archive of ten thousand episodes a tenth of its planning.
+    /// What adding an episode to the queue looks at, as its whole row would say it (nil: no such episode): three
+    /// columns, not the row's every one with its URLs parsed, for each of the thousands an archive queues.
     static func queueing(_ id: Int, in database: Database) throws -> (queued: Bool, downloaded: Bool, hasEnclosure: Bool)? {
         try database.statement("SELECT \(queueingColumns.list) FROM episodes WHERE id = ?").query([id], reading: Column.self) { row in
             (row.optionalInt(.queuePosition) != nil, row.text(.downloadState).flatMap(EpisodeDownloadState.init(rawValue:)) == .downloaded,
