@@ -162,6 +162,39 @@ import Testing
         #expect((fixture.gateway.storeError as? DownloadError)?.message == "disk on fire")
     }
 
+    /// A `get` lists its URLs' rows, then retries some: the command after a listing takes the
+    /// listing's rows instead of reading them again, only while this engine has handed the worker
+    /// nothing that may write since the listing's read (publishing events and answers write nothing).
+    @Test func theCommandAfterAListingTakesItsRowsWhileNothingWasWrittenSince() throws {
+        var fixture = try Fixture()
+        defer { fixture.folder.remove() }
+        let (a, b) = (try fixture.insert("a"), try fixture.insert("b"))
+        var records = RecordTable(persistent: true)
+        records["hot"] = record("hot")
+        let listing = [[a], [b]]
+
+        fixture.gateway.keepListed(listing, readAt: fixture.gateway.writesHanded)
+        fixture.gateway.hand(.publish([]))
+        fixture.gateway.hand(.then { _ in })
+        #expect(fixture.gateway.takeListed(["a", "hot", "b"], records: records)?.map(\.request.id) == ["a", "b"],
+                "the rows not in memory, as listed")
+        #expect(fixture.gateway.takeListed(["a"], records: records) == nil, "taken once")
+
+        fixture.gateway.keepListed(listing, readAt: fixture.gateway.writesHanded)
+        #expect(fixture.gateway.takeListed(["a", "c"], records: records) == nil, "a download it did not list: all are read")
+        #expect(fixture.gateway.takeListed(["a"], records: records) == nil, "and the listing is let go")
+
+        fixture.gateway.keepListed(listing, readAt: fixture.gateway.writesHanded)
+        fixture.gateway.hand(.saveProgress(id: "a", sequence: a.sequence, bytes: 1, total: nil, checkpoint: nil))
+        #expect(fixture.gateway.takeListed(["a"], records: records) == nil, "a write handed after the listing: its rows may be old")
+
+        let readAt = fixture.gateway.writesHanded
+        fixture.gateway.hand(.delete("b", sequence: b.sequence))
+        fixture.gateway.keepListed(listing, readAt: readAt)
+        #expect(fixture.gateway.takeListed(["a"], records: records) == nil, "a write handed between the read and its answer: not kept")
+        fixture.run()
+    }
+
     @Test func rowsAreAdoptedThroughASequenceExactlyOnce() throws {
         var fixture = try Fixture()
         defer { fixture.folder.remove() }

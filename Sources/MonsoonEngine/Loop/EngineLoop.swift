@@ -152,8 +152,14 @@ struct EngineLoop {
     }
 
     /// The downloads of each URL, in enqueue order.
+    /// The rows read are kept for the command that follows (`PersistenceGateway.keepListed`).
     func downloads(of urls: [URL], reply: CommandReply<[[Download]]>) {
-        answer({ $0.downloads(of: urls) }, reading: { try $0.records(of: urls) }, then: { $0.current($1) }, reply: reply)
+        guard core.persistence.persistent else { return answer(reply, .success(core.records.downloads(of: urls))) }
+        let readAt = core.persistence.writesHanded + 1   // the read below is handed as a job
+        core.persistence.read({ try $0.records(of: urls) }, failing: "read the queue", reply: reply) { core, rows in
+            core.persistence.keepListed(rows, readAt: readAt)
+            reply(core, .success(core.records.current(rows)))
+        }
     }
 
     func counts(reply: CommandReply<[DownloadStatus: Int]>) {

@@ -45,6 +45,20 @@ struct PersistenceGateway {
     /// Other processes' commands still to apply, oldest first, each batch with the seq it
     /// ends at (see `EngineLoop.apply(_:through:)`).
     private var commandBatches: [(commands: ArraySlice<DownloadCommand>, through: Int)] = []
+    /// Rows a listing read (`keepListed`), for the command after it (`takeListed`): a `get` reads
+    /// its URLs' rows, then retries some of them, which would read those rows a second time.
+    private var listing = Listing()
+
+    private struct Listing {
+        /// The work handed to the disk worker that may write the store, counted: a row read when
+        /// the count was N is still the store's row while it is N (this engine wrote nothing after).
+        var writesHanded = 0
+        /// Dropped as soon as anything that may write is handed to the worker.
+        var rows: [DownloadID: DownloadRecord] = [:]
+    }
+
+    /// See `Listing.writesHanded`.
+    var writesHanded: Int { listing.writesHanded }
 
     /// - Parameter store: the disk worker's connection to the queue's database, nil for a queue in memory.
     init(store: (any QueueStore)?, inbox: EngineInbox, hub: EventHub, checkpoint: EngineConfiguration.Checkpoint = .init()) {
@@ -73,6 +87,34 @@ struct PersistenceGateway {
 
     mutating func hand(_ job: DiskWorker.Work) {
         work.append(job)
+        switch job {
+        case .publish, .then: break
+        default:
+            listing.writesHanded += 1
+            if !listing.rows.isEmpty { listing.rows = [:] }
+        }
+    }
+
+    /// Keeps the rows a listing read, when nothing that may write was handed to the worker after
+    /// the read (`readAt`: `writesHanded` once the read was handed).
+    mutating func keepListed(_ rows: [[DownloadRecord]], readAt: Int) {
+        guard readAt == listing.writesHanded, !restoring else { return }
+        listing.rows = [:]
+        for row in rows.joined() { listing.rows[row.request.id] = row }
+    }
+
+    /// The rows the last listing read for the downloads of `ids` not in memory, when it read them
+    /// all (nil: they are to be read); the listing's rows are let go either way.
+    mutating func takeListed(_ ids: [DownloadID], records: RecordTable) -> [DownloadRecord]? {
+        guard !listing.rows.isEmpty else { return nil }
+        defer { listing.rows = [:] }
+        guard !restoring else { return nil }
+        var rows: [DownloadRecord] = []
+        for id in ids where !records.isHot(id) {
+            guard let row = listing.rows[id] else { return nil }
+            rows.append(row)
+        }
+        return rows
     }
 
     /// What was handed since the last take, in order; nil when nothing was.
