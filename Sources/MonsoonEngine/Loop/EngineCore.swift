@@ -15,7 +15,7 @@ import Glibc
 /// `DownloadRecord.StateMachine`) that this class performs.
 final class EngineCore {
     var configuration: EngineConfiguration
-    let multi = MultiHandle()
+    let multi: MultiHandle
     let inbox: EngineInbox
     let hub: EventHub
     let placer: Placer
@@ -45,8 +45,10 @@ final class EngineCore {
         space = SpaceGovernor(inbox: inbox, reserve: configuration.diskReserve)
         records = RecordTable(persistent: workerStore != nil)
         scheduler = DownloadScheduler(claimedOnly: configuration.scope == .claimedOnly)
-        inbox.attach(multi)
+        // Before the multi handle loads curl (milliseconds), so the disk worker restores meanwhile.
         if workerStore != nil { persistence.requestRestore() }
+        multi = MultiHandle()
+        inbox.attach(multi)
     }
 
     /// One turn of the loop, between the inbox's jobs and the next poll (`run`, in EngineLoop.swift).

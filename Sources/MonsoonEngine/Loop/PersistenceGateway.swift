@@ -369,6 +369,9 @@ extension PersistenceGateway {
             guard let store else { return }
             RestoreReader.restore(from: store) { !stopped.withLock { $0 } && inbox.send(.restored($0)) }
         })
+        // Handed now, not at the end of the first turn: the loop may not turn for milliseconds
+        // (curl loads first), and its answers wait in the inbox meanwhile.
+        submit(nil)
     }
 
     /// Shutdown: a restore still reading stops at its next row.
