@@ -21,7 +21,9 @@ final class MultiHandle {
             while let open = next, open < fd { next = earlier.next() }
             guard next != fd else { continue }
             let flags = fcntl(fd, F_GETFD)
-            if flags >= 0 { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }   // on a descriptor just listed: cannot fail
+            // One the disk worker opened or closed meanwhile (it restores as curl loads) is close-on-exec
+            // already, or fails here harmlessly.
+            if flags >= 0 { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }
         }
         // Reuse connections across many transfers to the same host.
         _ = monsoon_multi_setopt_long(raw, CURLMOPT_MAXCONNECTS, 64)   // a known option and a valid value: cannot fail

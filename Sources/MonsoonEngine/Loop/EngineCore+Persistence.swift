@@ -10,10 +10,10 @@ extension EngineCore {
     /// Runs `body` with the records of `ids` at hand (`PersistenceGateway.rowsToRead`), or with the failure to read them.
     func withRows(_ ids: [DownloadID], skippingUnreadable: Bool = false, ifClosed: @escaping @Sendable () -> Void,
                   _ body: @escaping @Sendable (EngineCore, Result<Void, DownloadManagerError>) -> Void) {
-        if let listed = persistence.takeListed(ids, records: records) {   // as a second read would find them
+        if let listed = persistence.takeListed(ids, records: records, now: configuration.clock.now) {   // as a read now would find them
             records.preload(listed)
             body(self, .success(()))
-            return records.endPreload()
+            return records.endPreload(listed.map(\.request.id))
         }
         guard let rows = persistence.rowsToRead(ids, skippingUnreadable: skippingUnreadable, pinning: &records) else { return body(self, .success(())) }
         persistence.onWorker(rows.read, then: { loop, read in

@@ -46,7 +46,7 @@ final class EngineCore {
         records = RecordTable(persistent: workerStore != nil)
         scheduler = DownloadScheduler(claimedOnly: configuration.scope == .claimedOnly)
         // Before the multi handle loads curl (milliseconds), so the disk worker restores meanwhile.
-        if workerStore != nil { persistence.requestRestore() }
+        if workerStore != nil { persistence.startRestore() }
         multi = MultiHandle()
         inbox.attach(multi)
     }

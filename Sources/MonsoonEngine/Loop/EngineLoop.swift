@@ -155,9 +155,9 @@ struct EngineLoop {
     /// The rows read are kept for the command that follows (`PersistenceGateway.keepListed`).
     func downloads(of urls: [URL], reply: CommandReply<[[Download]]>) {
         guard core.persistence.persistent else { return answer(reply, .success(core.records.downloads(of: urls))) }
-        let readAt = core.persistence.writesHanded + 1   // the read below is handed as a job
+        let handedBefore = core.persistence.writesHanded + 1   // the read below is handed as a job
         core.persistence.read({ try $0.records(of: urls) }, failing: "read the queue", reply: reply) { core, rows in
-            core.persistence.keepListed(rows, readAt: readAt)
+            core.persistence.keepListed(rows, handedBefore: handedBefore, now: core.configuration.clock.now)
             reply(core, .success(core.records.current(rows)))
         }
     }

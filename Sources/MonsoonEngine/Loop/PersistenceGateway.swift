@@ -45,17 +45,23 @@ struct PersistenceGateway {
     /// Other processes' commands still to apply, oldest first, each batch with the seq it
     /// ends at (see `EngineLoop.apply(_:through:)`).
     private var commandBatches: [(commands: ArraySlice<DownloadCommand>, through: Int)] = []
-    /// Rows a listing read (`keepListed`), for the command after it (`takeListed`): a `get` reads
-    /// its URLs' rows, then retries some of them, which would read those rows a second time.
+    /// Rows a listing read (`keepListed`), for the commands right after it (`takeListed`): a `get`
+    /// reads its URLs' rows, then retries some of them, which would read those rows a second time.
     private var listing = Listing()
 
     private struct Listing {
         /// The work handed to the disk worker that may write the store, counted: a row read when
-        /// the count was N is still the store's row while it is N (this engine wrote nothing after).
+        /// the count was N is still what this engine left in the store while it is N.
         var writesHanded = 0
         /// Dropped as soon as anything that may write is handed to the worker.
         var rows: [DownloadID: DownloadRecord] = [:]
+        var readAt = Date.distantPast
     }
+
+    /// How long a listing's rows are taken for the store's: other processes delete rows (`downloads
+    /// clear`, a podcast forgotten) without telling the engine, so a row is taken only as fresh as
+    /// a read just before the command's would be, give or take that.
+    static let listingLifetime: TimeInterval = 0.5
 
     /// See `Listing.writesHanded`.
     var writesHanded: Int { listing.writesHanded }
@@ -95,26 +101,26 @@ struct PersistenceGateway {
         }
     }
 
-    /// Keeps the rows a listing read, when nothing that may write was handed to the worker after
-    /// the read (`readAt`: `writesHanded` once the read was handed).
-    mutating func keepListed(_ rows: [[DownloadRecord]], readAt: Int) {
-        guard readAt == listing.writesHanded, !restoring else { return }
+    /// Keeps the rows a listing read at `now`, when nothing that may write was handed to the worker
+    /// after the read (`handedBefore`: `writesHanded` once the read was handed).
+    mutating func keepListed(_ rows: [[DownloadRecord]], handedBefore: Int, now: Date) {
+        guard handedBefore == listing.writesHanded, !restoring else { return }
         listing.rows = [:]
         for row in rows.joined() { listing.rows[row.request.id] = row }
+        listing.readAt = now
     }
 
-    /// The rows the last listing read for the downloads of `ids` not in memory, when it read them
-    /// all (nil: they are to be read); the listing's rows are let go either way.
-    mutating func takeListed(_ ids: [DownloadID], records: RecordTable) -> [DownloadRecord]? {
+    /// The rows the last listing read for the downloads of `ids` not in memory, taken out of it,
+    /// when it read them all and is still fresh; nil: they are to be read.
+    mutating func takeListed(_ ids: [DownloadID], records: RecordTable, now: Date) -> [DownloadRecord]? {
         guard !listing.rows.isEmpty else { return nil }
-        defer { listing.rows = [:] }
-        guard !restoring else { return nil }
-        var rows: [DownloadRecord] = []
-        for id in ids where !records.isHot(id) {
-            guard let row = listing.rows[id] else { return nil }
-            rows.append(row)
+        guard !restoring, now.timeIntervalSince(listing.readAt) <= Self.listingLifetime else {
+            listing.rows = [:]
+            return nil
         }
-        return rows
+        let wanted = ids.filter { !records.isHot($0) }
+        guard wanted.allSatisfy({ listing.rows[$0] != nil }) else { return nil }
+        return wanted.compactMap { listing.rows.removeValue(forKey: $0) }
     }
 
     /// What was handed since the last take, in order; nil when nothing was.
@@ -180,7 +186,7 @@ struct PersistenceGateway {
 
     /// Hands the disk worker `preparation` (a part to name and open) with this turn's work.
     mutating func askForPart(_ preparation: BodyPreparation) {
-        work.append(.prepare(preparation))
+        hand(.prepare(preparation))
         partsAsked[preparation.row.request.id, default: 0] += 1
     }
 
@@ -369,8 +375,12 @@ extension PersistenceGateway {
             guard let store else { return }
             RestoreReader.restore(from: store) { !stopped.withLock { $0 } && inbox.send(.restored($0)) }
         })
-        // Handed now, not at the end of the first turn: the loop may not turn for milliseconds
-        // (curl loads first), and its answers wait in the inbox meanwhile.
+    }
+
+    /// `requestRestore`, handed to the worker at once: the loop's first turn may be milliseconds
+    /// away (curl loads first), and the answers wait in the inbox meanwhile.
+    mutating func startRestore() {
+        requestRestore()
         submit(nil)
     }
 

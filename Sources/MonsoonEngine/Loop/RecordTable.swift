@@ -112,6 +112,11 @@ struct RecordTable {
         preloaded.removeAll()
     }
 
+    /// Lets go of the rows of `ids` read for a command, and only those: one run inside another's.
+    mutating func endPreload(_ ids: [DownloadID]) {
+        for id in ids { preloaded[id] = nil }
+    }
+
     /// Forgets a record (removed), also one read for the running command; with a store,
     /// until its row's deletion is confirmed, a stale read of it is ignored.
     mutating func remove(_ id: DownloadID, sequence: Int, deletionPending: Bool) {
