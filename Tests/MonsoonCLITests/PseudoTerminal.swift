@@ -16,7 +16,6 @@ final class PseudoTerminal: @unchecked Sendable {
     /// Everything read so far, as it came.
     private(set) var raw = ""
     /// The same, in the pieces read, each with when it was read.
-    private(set) var chunks: [(time: Date, text: String)] = []
     private var pending: [UInt8] = []
 
     init(_ arguments: [String], in directory: String, home: String, columns: Int, rows: Int = 40) throws {
@@ -87,7 +86,6 @@ final class PseudoTerminal: @unchecked Sendable {
         let text = String(decoding: pending[0..<end], as: UTF8.self)
         pending.removeFirst(end)
         raw += text
-        chunks.append((Date(), text))
         screen.play(text)
     }
 
@@ -139,8 +137,8 @@ final class PseudoTerminal: @unchecked Sendable {
         }
     }
 
-    /// Reads on a thread of its own until the program has ended, so each piece is timed as it
-    /// came (`chunks`): the test's task may wait for a turn of a busy pool. Touch nothing else meanwhile.
+    /// Reads on a thread of its own until the program has ended, so that the program never waits on
+    /// a full terminal while the test's task waits for a turn of a busy pool. Touch nothing else meanwhile.
     func readUntilExit() async {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             Thread {

@@ -309,6 +309,33 @@ import Testing
         #expect(try await manager.counts()[.queued] == 3)
         await manager.shutdown()
     }
+
+    /// An enqueue is answered by its own insert: another download's save failing in the same commit
+    /// (on a full disk, say) is that download's failure, reported as such, and not the enqueue's,
+    /// whose rows are in. Told otherwise, `get` would count a batch it queued as not queued.
+    @Test func anEnqueueIsAnsweredByItsOwnInsertNotByAnotherDownloadsFailedSave() async throws {
+        let folder = TemporaryFolder()
+        defer { folder.remove() }
+        let database = folder.file("queue.sqlite")
+        let manager = try DownloadManager(configuration: idleConfiguration(), databasePath: database, watchesOtherProcesses: false)
+        #expect(try await manager.counts().isEmpty, "restored before the other process adds its row")
+        let other = try DownloadStore(path: database)
+        let url = URL(string: "http://127.0.0.1:9/x")!
+        let theirs = try other.add([DownloadRequest(id: "theirs", url: url, destination: .directory(folder.file("a")))])
+        // Left downloading by a process that was killed: taken in with the enqueue below, it is queued
+        // again and saved so in the enqueue's turn; that save fails.
+        try other.database.execute("UPDATE downloads SET status = 'downloading' WHERE id = 'theirs'")
+        try other.database.execute("CREATE TRIGGER refuse BEFORE UPDATE ON downloads WHEN OLD.id = 'theirs' BEGIN SELECT RAISE(ABORT, 'the disk is full'); END")
+
+        let mine = try await manager.enqueue(contentsOf: [DownloadRequest(id: "mine", url: url, destination: .directory(folder.file("b")))])
+        #expect(mine == ["mine"])
+        #expect(try other.download(withID: "mine")?.status == .queued)
+        #expect(theirs == ["theirs"])
+        #expect(try other.download(withID: "theirs")?.status == .downloading, "its save failed")
+        let failure = try #require(await manager.persistenceError())
+        #expect("\(failure)".contains("the disk is full"), "and is reported: \(failure)")
+        await manager.shutdown()
+    }
 }
 
 /// The queue is restored by the disk worker, not on the transfer thread.

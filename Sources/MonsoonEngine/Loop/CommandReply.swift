@@ -17,6 +17,13 @@ struct CommandReply<T: Sendable>: Sendable {
         }
     }
 
+    /// Answers `result` once everything saved so far is committed, whatever became of those saves:
+    /// for a command whose own writes are done and decided it (an enqueue's inserts). The failed
+    /// save of another download, in the same commit, is that download's to report (`storeFailed`).
+    func afterOwnWrites(_ loop: EngineCore, _ result: Result<T, DownloadManagerError>) {
+        loop.afterSaving { _ in deliver(result) }
+    }
+
     /// The engine shut down before the command could finish.
     func shutDown() {
         deliver(.failure(.shutDown))

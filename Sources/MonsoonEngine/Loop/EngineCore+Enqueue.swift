@@ -33,7 +33,7 @@ extension EngineCore {
                 let ids = answers.compactMap { id in id ?? inserted.next().map(loop.queueNew) }
                 loop.records.keepFresh(written.records)
                 if let last = written.records.last { loop.persistence.adopted(through: last.sequence) }
-                reply(loop, .success(ids))
+                reply.afterOwnWrites(loop, .success(ids))   // its rows are in: a later batch goes on from them
             }
         }, ifClosed: reply.shutDown)
     }
