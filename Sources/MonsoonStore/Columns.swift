@@ -15,9 +15,10 @@ public struct Columns<Column: TableColumn>: Sendable {
     /// The columns named, in this order.
     public init(_ columns: [Column]) {
         self.columns = columns
-        list = columns.map(\.sqlName).joined(separator: ", ")
-        parameters = columns.map { ":" + $0.sqlName }.joined(separator: ", ")
-        assignments = columns.map { "\($0.sqlName) = :\($0.sqlName)" }.joined(separator: ", ")
+        let names = Column.names.byValue
+        list = columns.map { names[$0.rawValue] }.joined(separator: ", ")
+        parameters = columns.map { ":" + names[$0.rawValue] }.joined(separator: ", ")
+        assignments = columns.map { "\(names[$0.rawValue]) = :\(names[$0.rawValue])" }.joined(separator: ", ")
     }
 
     /// Every column, in the cases' order.

@@ -8,12 +8,11 @@ extension Statement {
     func positions<Column: TableColumn>(of type: Column.Type) throws(StoreError) -> [Int32] {
         let key = ObjectIdentifier(type)
         if let known = resultPositions[key] { return known }
-        var byName: [String: Int32] = [:]
+        let names = Column.names
+        var positions = [Int32](repeating: -1, count: names.byValue.count)
         for position in 0..<sqlite3_column_count(raw) {
-            if let name = sqlite3_column_name(raw, position) { byName[String(cString: name)] = position }
+            if let name = sqlite3_column_name(raw, position), let column = names.byName[String(cString: name)] { positions[column] = position }
         }
-        var positions = [Int32](repeating: -1, count: Column.caseCount)
-        for column in Column.allCases { positions[column.rawValue] = byName[column.sqlName] ?? -1 }
         resultPositions[key] = positions
         return positions
     }
@@ -23,8 +22,7 @@ extension Statement {
     private func parameterColumns<Column: TableColumn>(of type: Column.Type) throws(StoreError) -> [Int] {
         let key = ObjectIdentifier(type)
         if let known = parameterColumnsByType[key] { return known }
-        var byName: [String: Int] = [:]
-        for column in Column.allCases { byName[column.sqlName] = column.rawValue }
+        let byName = Column.names.byName
         var columns: [Int] = []
         for index in 0..<sqlite3_bind_parameter_count(raw) {
             let name = sqlite3_bind_parameter_name(raw, index + 1).map { String(String(cString: $0).dropFirst()) }

@@ -1,3 +1,5 @@
+import MonsoonBasics
+
 /// The columns of one table, one case per column: SQL is written from them and rows are read
 /// by them, never by a position typed by hand.
 ///
@@ -44,13 +46,31 @@ extension TableColumn {
         return String(decoding: result, as: UTF8.self)
     }
 
-    /// How many cases there are, checking that the raw values are their positions: each case's
-    /// slot in a row's lookup table is its raw value.
-    static var caseCount: Int {
-        let all = allCases
-        for (position, column) in all.enumerated() {
-            precondition(column.rawValue == position, "\(Self.self).\(column.stringValue) has the raw value \(column.rawValue), not its position \(position)")
+    /// Every case's `sqlName` by raw value, and each name's raw value: worked out once per table,
+    /// as every statement prepared matches its columns and parameters by name (a name worked out
+    /// from its case costs about a thousand instructions).
+    static var names: ColumnNames { ColumnNames.of(Self.self) }
+}
+
+/// The SQL names of one table's columns (`TableColumn.names`).
+struct ColumnNames: Sendable {
+    /// By raw value.
+    let byValue: [String]
+    /// The raw value of each name.
+    let byName: [String: Int]
+
+    private static let known = Locked<[ObjectIdentifier: ColumnNames]>([:])
+
+    static func of<Column: TableColumn>(_ type: Column.Type) -> ColumnNames {
+        let key = ObjectIdentifier(type)
+        if let names = known.withLock({ $0[key] }) { return names }
+        // A case's slot in a row's lookup table is its raw value: they must be the positions.
+        for (position, column) in Column.allCases.enumerated() {
+            precondition(column.rawValue == position, "\(Column.self).\(column.stringValue) has the raw value \(column.rawValue), not its position \(position)")
         }
-        return all.count
+        let byValue = Column.allCases.map(\.sqlName)
+        let names = ColumnNames(byValue: byValue, byName: Dictionary(uniqueKeysWithValues: byValue.enumerated().map { ($1, $0) }))
+        known.withLock { $0[key] = names }
+        return names
     }
 }
