@@ -106,6 +106,9 @@ struct Get: RunnableCommand {
             return status
         }
         defer { withExtendedLifetime(lock) {} }
+        // curl loads while the home opens: the engine made below waits for it no longer than it must.
+        let preload = CurlPreload()
+        defer { preload.finish() }
 
         var configuration = try transfer.configuration(scope: .claimedOnly, home: home, context: context, jobs: 4)
         configuration.warc = try warc.open(command: "get", settings: configuration, context: context)

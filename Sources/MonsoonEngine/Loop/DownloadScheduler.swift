@@ -226,6 +226,11 @@ struct DownloadScheduler {
         return record.status
     }
 
+    /// The rows read ahead of their starts (`prefetchStarts`), in batches of at least half as many:
+    /// twice the concurrency, and at least 64. While the disk worker is in a commit the transfers
+    /// run on through the window, and each start past its end reads its own row.
+    static func readAheadWindow(concurrency: Int) -> Int { max(64, 2 * concurrency) }
+
     /// Starts without a round trip to the disk worker: the rows of the next `window` downloads in
     /// line are read ahead (one with no file yet is planned on the loop: `SpaceGovernor.plannedStart`),
     /// so the rows of a queue of a hundred thousand stay on disk.

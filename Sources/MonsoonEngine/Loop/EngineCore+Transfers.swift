@@ -20,14 +20,9 @@ extension EngineCore {
                 persistence.hand(.prepareStart(StartPreparation(id: entry.id, record: record)))
             }
         }
-        scheduler.prefetchStarts(window: Self.readAheadWindow(concurrency: configuration.maxConcurrentDownloads), records: &records, persistence: &persistence)
+        scheduler.prefetchStarts(window: DownloadScheduler.readAheadWindow(concurrency: configuration.maxConcurrentDownloads), records: &records, persistence: &persistence)
         fetches.start(configuration: configuration, transfers: transfers, multi: multi)
     }
-
-    /// The rows read ahead of their starts (`DownloadScheduler.prefetchStarts`), in batches of at least
-    /// half as many: twice the concurrency, and at least 64. While the disk worker is in a commit the
-    /// transfers run on through the window, and each start past its end reads its own row.
-    static func readAheadWindow(concurrency: Int) -> Int { max(64, 2 * concurrency) }
 
     /// Starts the attempt planned, unless the download was paused, removed or released meanwhile.
     func startPrepared(_ id: DownloadID, _ outcome: StartPreparation.Outcome) {
@@ -68,7 +63,7 @@ extension EngineCore {
     /// - Returns: false when asked inside one of curl's callbacks: it stops once curl has returned.
     @discardableResult
     func stopTransfer(_ id: DownloadID) -> Bool {
-        guard case .done(let transfer, let freed) = transfers.stop(id, multi: multi) else { return false }
+        guard case .done(let transfer, let freed) = transfers.stop(id, multi: curl.multi) else { return false }
         if freed { scheduler.needsScheduling = true }
         guard let transfer else { return true }
         releaseSlot(id)

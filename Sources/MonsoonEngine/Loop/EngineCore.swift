@@ -15,7 +15,7 @@ import Glibc
 /// `DownloadRecord.StateMachine`) that this class performs.
 final class EngineCore {
     var configuration: EngineConfiguration
-    let multi: MultiHandle
+    private(set) var curl: CurlLoading
     let inbox: EngineInbox
     let hub: EventHub
     let placer: Placer
@@ -45,11 +45,13 @@ final class EngineCore {
         space = SpaceGovernor(inbox: inbox, reserve: configuration.diskReserve)
         records = RecordTable(persistent: workerStore != nil)
         scheduler = DownloadScheduler(claimedOnly: configuration.scope == .claimedOnly)
-        // Before the multi handle loads curl (milliseconds), so the disk worker restores meanwhile.
+        // The disk worker restores the queue, and the loop takes its first commands, while curl loads.
         if workerStore != nil { persistence.startRestore() }
-        multi = MultiHandle()
-        inbox.attach(multi)
+        curl = CurlLoading { [inbox] in inbox.resume { if !$0.stopping { _ = $0.multi } } }
     }
+
+    /// The multi handle; the first use waits for curl to load, which no turn before it needs.
+    var multi: MultiHandle { curl.multi ?? curl.handle(attachingTo: inbox) }
 
     /// One turn of the loop, between the inbox's jobs and the next poll (`run`, in EngineLoop.swift).
     /// - Returns: how long the poll may wait, in milliseconds.
@@ -183,7 +185,8 @@ final class EngineCore {
     func tearDown() {
         runAfterCurl()   // nothing is left to wait for curl: it is not running now
         persistence.stopRestore()
-        for id in transfers.shutDown(multi: multi, records: &records, placements: &placements, placer: placer, inbox: inbox) {
+        curl.join()   // a stop before curl loaded: no transfer ran, and no handle is made now
+        for id in transfers.shutDown(multi: curl.multi, records: &records, placements: &placements, placer: placer, inbox: inbox) {
             // Back in line for the next run (not in this one's queue: it is ending).
             handle(id, .attemptEnded)
             if records[id]?.status == .downloading { handle(id, .lifecycle(.requeue)) }
@@ -200,7 +203,7 @@ final class EngineCore {
         persistence.waitUntilDone()
         // Jobs posted until now still get their answer (commands report `.shutDown`).
         perform(inbox.close())
-        multi.cleanup()
+        curl.multi?.cleanup()
         answerIdleWaiters()
         submitWork()
         persistence.waitUntilDone()

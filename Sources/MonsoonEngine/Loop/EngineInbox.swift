@@ -1,6 +1,9 @@
 
+import Dispatch
+
 /// The one way into the transfer thread from any other thread: a locked list
-/// of jobs, and `curl_multi_wakeup` to interrupt the thread's poll.
+/// of jobs, and `curl_multi_wakeup` to interrupt the thread's poll (a semaphore before
+/// there is a multi handle, while curl loads).
 final class EngineInbox: Sendable {
     typealias Job = @Sendable (EngineLoop) -> Void
 
@@ -17,6 +20,8 @@ final class EngineInbox: Sendable {
     }
 
     private let state = Locked(State())
+    /// Signalled for the first job posted since the loop last took them, until a multi handle is attached.
+    private let arrived = DispatchSemaphore(value: 0)
     /// Every failure to save the queue, still there once the inbox is closed.
     let saveFailures = SaveFailures()
 
@@ -29,14 +34,26 @@ final class EngineInbox: Sendable {
             // Only the first job since the loop last took them needs to wake it: the loop takes
             // every job at once, and that wakeup is still pending until it does. Woken under the
             // lock so the handle cannot be cleaned up meanwhile (see `close`).
-            if state.jobs.count == 1, let wakeup = state.wakeup { MultiHandle.wakeup(wakeup.raw) }
+            if state.jobs.count == 1 {
+                if let wakeup = state.wakeup { MultiHandle.wakeup(wakeup.raw) } else { arrived.signal() }
+            }
             return true
         }
     }
 
-    /// Called on the transfer thread once its multi handle exists.
+    /// Called on the transfer thread once its multi handle exists. Jobs posted since the loop last
+    /// took them signalled the semaphore: the handle is woken for them, or its first poll would wait.
     func attach(_ multi: MultiHandle) {
-        state.withLock { $0.wakeup = Wakeup(raw: multi.raw) }
+        state.withLock { state in
+            state.wakeup = Wakeup(raw: multi.raw)
+            if !state.jobs.isEmpty { MultiHandle.wakeup(multi.raw) }
+        }
+    }
+
+    /// Waits for a job, before a multi handle is attached (transfer thread). It may return with none:
+    /// a signal can outlast the jobs it was for, taken meanwhile.
+    func waitForJobs() {
+        arrived.wait()
     }
 
     /// Takes every waiting job (transfer thread).

@@ -180,7 +180,7 @@ struct EngineLoop {
     }
 
     func cancelFetch(token: Int) {
-        if core.fetches.cancel(token: token, transfers: core.transfers, multi: core.multi) { core.scheduler.needsScheduling = true }
+        if core.fetches.cancel(token: token, transfers: core.transfers, multi: core.curl.multi) { core.scheduler.needsScheduling = true }
     }
 
     /// How many fetches wait for their retry's time, for the tests of fetch retries (that a fetch
@@ -256,6 +256,9 @@ extension EngineCore {
         while !stopping {
             perform(inbox.takeJobs())
             if stopping { break }
+            // While curl loads, the jobs as they come and the disk worker given what they hand it (the
+            // restore's rows taken in, an enqueue's written); the turns, which start transfers, wait.
+            guard let multi = curl.multi else { submitWork(); inbox.waitForJobs(); continue }
             multi.poll(milliseconds: turn())
         }
         tearDown()

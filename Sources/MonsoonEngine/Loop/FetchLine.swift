@@ -86,11 +86,11 @@ struct FetchLine {
 
     /// Cancels the fetch `token`, stopping its transfer if it runs.
     /// - Returns: whether a running fetch stopped (its slot is free).
-    mutating func cancel(token: Int, transfers: TransferTable, multi: MultiHandle) -> Bool {
+    mutating func cancel(token: Int, transfers: TransferTable, multi: MultiHandle?) -> Bool {
         if cancelWaiting(token: token) { return false }
         for (raw, transfer) in transfers.byHandle {
             guard case .fetch(let job) = transfer.purpose, job.token == token else { continue }
-            multi.remove(transfer.easy)
+            multi?.remove(transfer.easy)   // there since the fetch started
             transfers.removeHandle(raw)
             ended()
             job.complete(.cancelled)

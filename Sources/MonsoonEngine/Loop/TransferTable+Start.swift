@@ -58,8 +58,8 @@ extension TransferTable {
     /// Takes download `id`'s attempt out of curl and of the table (its part is the caller's to
     /// let go). A part being prepared is closed when it comes back, and what came for it
     /// meanwhile is dropped.
-    func stop(_ id: DownloadID, multi: MultiHandle) -> Stopping {
-        if let transfer = running[id], !multi.remove(transfer.easy) {
+    func stop(_ id: DownloadID, multi: MultiHandle?) -> Stopping {
+        if let transfer = running[id], multi?.remove(transfer.easy) == false {   // the handle is there since it started
             transfer.handle(.abort(.stopped))
             afterCurl(.stop(id, transfer))
             return .later

@@ -122,10 +122,10 @@ final class TransferTable {
     /// At shutdown: every attempt out of curl and forgotten, a fetch cancelled; a download keeps its
     /// bytes, and its part is flushed and closed, the answer saving its checkpoint (`stoppedPartFlushed`).
     /// - Returns: the downloads whose attempts ended, for the core to put back in line for the next run.
-    func shutDown(multi: MultiHandle, records: inout RecordTable, placements: inout Placements, placer: Placer, inbox: EngineInbox) -> [DownloadID] {
+    func shutDown(multi: MultiHandle?, records: inout RecordTable, placements: inout Placements, placer: Placer, inbox: EngineInbox) -> [DownloadID] {
         var ended: [DownloadID] = []
         for transfer in byHandle.values {
-            multi.remove(transfer.easy)
+            multi?.remove(transfer.easy)   // there since the transfer started
             guard case .download(let id) = transfer.purpose else {
                 if case .fetch(let job) = transfer.purpose { job.complete(.cancelled) }
                 continue
