@@ -69,7 +69,11 @@ struct ColumnNames: Sendable {
             precondition(column.rawValue == position, "\(Column.self).\(column.stringValue) has the raw value \(column.rawValue), not its position \(position)")
         }
         let byValue = Column.allCases.map(\.sqlName)
-        let names = ColumnNames(byValue: byValue, byName: Dictionary(uniqueKeysWithValues: byValue.enumerated().map { ($1, $0) }))
+        var byName: [String: Int] = [:]
+        for (value, name) in byValue.enumerated() {
+            precondition(byName.updateValue(value, forKey: name) == nil, "\(Column.self) names the column \(name) twice")
+        }
+        let names = ColumnNames(byValue: byValue, byName: byName)
         known.withLock { $0[key] = names }
         return names
     }

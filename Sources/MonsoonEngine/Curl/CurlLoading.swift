@@ -10,7 +10,8 @@ struct CurlLoading {
     private(set) var multi: MultiHandle?
     private var loader: pthread_t?
 
-    /// Starts loading; `loaded` runs on the loading thread once curl is ready.
+    /// Starts loading; `loaded` runs once curl is ready, on the loading thread (on this one, at
+    /// once, when no thread can be had).
     init(then loaded: @escaping @Sendable () -> Void) {
         let load: @Sendable () -> Void = {
             Curl.ensureInitialised()
@@ -42,8 +43,8 @@ struct CurlLoading {
 
 /// libcurl, loaded ahead by a command about to download, on a thread of its own: curl takes
 /// milliseconds to load, which the command spends opening its home meanwhile, and the engine it
-/// makes then finds curl ready, or nearly. `finish()` waits for the thread to end, so that none
-/// of it runs as the process exits.
+/// makes then finds curl ready, or nearly. `finish()`, or letting go of it, waits for the thread
+/// to end, so that none of it runs as the process exits.
 public final class CurlPreload: Sendable {
     private let thread: Locked<pthread_t?>
 
@@ -52,6 +53,10 @@ public final class CurlPreload: Sendable {
             Curl.ensureInitialised()
             OPENSSL_thread_stop()
         })
+    }
+
+    deinit {
+        finish()
     }
 
     public func finish() {

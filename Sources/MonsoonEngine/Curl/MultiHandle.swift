@@ -21,8 +21,8 @@ final class MultiHandle {
             while let open = next, open < fd { next = earlier.next() }
             guard next != fd else { continue }
             let flags = fcntl(fd, F_GETFD)
-            // One the disk worker opened or closed meanwhile (it restores as curl loads) is close-on-exec
-            // already, or fails here harmlessly.
+            // One the disk worker opened or closed meanwhile (it works on as the handle is made) is
+            // close-on-exec already, or fails here harmlessly.
             if flags >= 0 { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }
         }
         // Reuse connections across many transfers to the same host.

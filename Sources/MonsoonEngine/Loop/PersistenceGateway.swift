@@ -367,7 +367,7 @@ extension PersistenceGateway {
     /// Has the disk worker load the queue as it was left: downloading becomes queued again (its
     /// part resumes with Range), waiting-to-retry keeps its time, the rest stay as they are.
     /// Its first work: commands posted meanwhile read their rows after it (`rowsToRead`), and no
-    /// transfer starts until it has answered (`restoring`), while fetches go on.
+    /// transfer starts until it has answered (`restoring`), while fetches go on once curl has loaded.
     mutating func requestRestore() {
         restoring = true
         let (stopped, inbox) = (restoreStopped, inbox)
@@ -377,8 +377,8 @@ extension PersistenceGateway {
         })
     }
 
-    /// `requestRestore`, handed to the worker at once: the loop's first turn may be milliseconds
-    /// away (curl loads first), and the answers wait in the inbox meanwhile.
+    /// `requestRestore`, handed to the worker at once, as the engine starts: curl loads meanwhile,
+    /// and the loop takes the answers as they come (only its turns wait for curl).
     mutating func startRestore() {
         requestRestore()
         submit(nil)
