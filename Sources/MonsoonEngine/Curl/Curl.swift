@@ -1,5 +1,6 @@
 import CCrypto
 import CCurl
+import MonsoonBasics
 
 /// Process-wide libcurl set-up.
 ///
@@ -24,6 +25,54 @@ enum Curl {
         ensureInitialised()
         guard let info = monsoon_version_info(), let version = info.pointee.version else { return "unknown" }
         return String(cString: version)
+    }
+
+    /// Where loading stands, for engines that need curl: while a `CurlPreload` loads it they wait for
+    /// it rather than start a thread of their own, which would wait for it anyway (a thread made while
+    /// curl loads waits for glibc's loader lock).
+    private enum Loading {
+        case idle
+        case loading(waiting: [@Sendable () -> Void])
+        case loaded
+    }
+
+    private static let loading = Locked(Loading.idle)
+
+    /// Notes that the caller's thread is about to load curl; false when another has (or is loading it).
+    static func beginLoading() -> Bool {
+        loading.withLock { state in
+            guard case .idle = state else { return false }
+            state = .loading(waiting: [])
+            return true
+        }
+    }
+
+    /// Called once curl is loaded: runs, on this thread, what waited for it.
+    static func finishedLoading() {
+        let waiting = loading.withLock { state -> [@Sendable () -> Void] in
+            defer { state = .loaded }
+            guard case .loading(let waiting) = state else { return [] }
+            return waiting
+        }
+        for body in waiting { body() }
+    }
+
+    /// Runs `body` once curl is loaded: now when it is, else on the thread loading it. False when
+    /// nobody is loading it: the caller loads it.
+    static func whenLoaded(_ body: @escaping @Sendable () -> Void) -> Bool {
+        let now: Bool? = loading.withLock { state in
+            switch state {
+            case .idle: return nil
+            case .loaded: return true
+            case .loading(var waiting):
+                waiting.append(body)
+                state = .loading(waiting: waiting)
+                return false
+            }
+        }
+        guard let now else { return false }
+        if now { body() }
+        return true
     }
 
     /// Text for a curl result code.

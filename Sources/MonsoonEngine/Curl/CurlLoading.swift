@@ -10,12 +10,14 @@ struct CurlLoading {
     private(set) var multi: MultiHandle?
     private var loader: pthread_t?
 
-    /// Starts loading; `loaded` runs once curl is ready, on the loading thread (on this one, at
-    /// once, when no thread can be had).
+    /// Starts loading, unless it is loaded or a `CurlPreload` loads it; `loaded` runs once curl is
+    /// ready, on the loading thread (on this one, at once, when it is loaded or no thread can be had).
     init(then loaded: @escaping @Sendable () -> Void) {
+        guard !Curl.whenLoaded(loaded) else { return }
         let load: @Sendable () -> Void = {
             Curl.ensureInitialised()
             OPENSSL_thread_stop()   // what OpenSSL kept for this thread, released before a join returns
+            Curl.finishedLoading()
             loaded()
         }
         loader = NamedThread.start(named: "monsoon.curl", stackSize: 1 << 20, load)
@@ -49,10 +51,18 @@ public final class CurlPreload: Sendable {
     private let thread: Locked<pthread_t?>
 
     public init() {
-        thread = Locked(NamedThread.start(named: "monsoon.curl", stackSize: 1 << 20) {
+        guard Curl.beginLoading() else {
+            thread = Locked(nil)
+            return
+        }
+        let load: @Sendable () -> Void = {
             Curl.ensureInitialised()
             OPENSSL_thread_stop()
-        })
+            Curl.finishedLoading()   // the engines waiting go on (a job each in their inboxes)
+        }
+        let started = NamedThread.start(named: "monsoon.curl", stackSize: 1 << 20, load)
+        if started == nil { load() }   // no thread to be had: here, then
+        thread = Locked(started)
     }
 
     deinit {
