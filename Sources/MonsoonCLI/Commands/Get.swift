@@ -248,6 +248,7 @@ struct Get: RunnableCommand {
     /// A failure of a later batch leaves the ones before it queued, as a run stopped there would,
     /// for the next run to go on with; its error says so (and keeps its code: a full disk still exits 3).
     static func enqueue(_ requests: [DownloadRequest], into manager: DownloadManager, firstOnTheirOwn first: Int, batch: Int) async throws -> [DownloadID] {
+        guard !requests.isEmpty else { return [] }   // all known already: no trip to the disk worker for nothing
         guard first < requests.count / 4 else { return try await manager.enqueue(contentsOf: requests) }
         var ids = try await manager.enqueue(contentsOf: Array(requests.prefix(first)))
         var start = first
