@@ -1,5 +1,6 @@
 import CCrypto
 import CCurl
+import Glibc
 import MonsoonBasics
 
 /// Process-wide libcurl set-up.
@@ -27,9 +28,9 @@ enum Curl {
         return String(cString: version)
     }
 
-    /// Where loading stands, for engines that need curl: while a `CurlPreload` loads it they wait for
-    /// it rather than start a thread of their own, which would wait for it anyway (a thread made while
-    /// curl loads waits for glibc's loader lock).
+    /// Where loading stands: one thread loads curl (a `CurlPreload`'s, or an engine's), and whoever
+    /// needs it meanwhile waits for that one rather than start another, which would wait for it
+    /// anyway (a thread made while curl loads waits for glibc's loader lock).
     private enum Loading {
         case idle
         case loading(waiting: [@Sendable () -> Void])
@@ -38,41 +39,41 @@ enum Curl {
 
     private static let loading = Locked(Loading.idle)
 
-    /// Notes that the caller's thread is about to load curl; false when another has (or is loading it).
-    static func beginLoading() -> Bool {
-        loading.withLock { state in
-            guard case .idle = state else { return false }
-            state = .loading(waiting: [])
-            return true
-        }
-    }
-
-    /// Called once curl is loaded: runs, on this thread, what waited for it.
-    static func finishedLoading() {
-        let waiting = loading.withLock { state -> [@Sendable () -> Void] in
-            defer { state = .loaded }
-            guard case .loading(let waiting) = state else { return [] }
-            return waiting
-        }
-        for body in waiting { body() }
-    }
-
-    /// Runs `body` once curl is loaded: now when it is, else on the thread loading it. False when
-    /// nobody is loading it: the caller loads it.
-    static func whenLoaded(_ body: @escaping @Sendable () -> Void) -> Bool {
-        let now: Bool? = loading.withLock { state in
+    /// Runs `body` once curl is loaded: now when it is, else on the thread loading it.
+    /// - Returns: the thread that loads curl when this call started it, for the caller to join; nil
+    ///   when curl was loaded or being loaded already, or no thread could be had (loaded here, then).
+    static func load(then body: @escaping @Sendable () -> Void) -> pthread_t? {
+        let start: Bool? = loading.withLock { state in
             switch state {
-            case .idle: return nil
-            case .loaded: return true
+            case .idle:
+                state = .loading(waiting: [body])
+                return true
             case .loading(var waiting):
                 waiting.append(body)
                 state = .loading(waiting: waiting)
                 return false
+            case .loaded:
+                return nil
             }
         }
-        guard let now else { return false }
-        if now { body() }
-        return true
+        guard let start else {
+            body()
+            return nil
+        }
+        guard start else { return nil }
+        let run: @Sendable () -> Void = {
+            ensureInitialised()
+            OPENSSL_thread_stop()   // what OpenSSL kept for this thread, released before a join returns
+            let waiting = loading.withLock { state -> [@Sendable () -> Void] in
+                defer { state = .loaded }
+                guard case .loading(let waiting) = state else { return [] }
+                return waiting
+            }
+            for body in waiting { body() }
+        }
+        let thread = NamedThread.start(named: "monsoon.curl", stackSize: 1 << 20, run)
+        if thread == nil { run() }
+        return thread
     }
 
     /// Text for a curl result code.

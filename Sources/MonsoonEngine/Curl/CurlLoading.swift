@@ -1,4 +1,3 @@
-import CCrypto
 import Glibc
 import MonsoonBasics
 
@@ -10,18 +9,10 @@ struct CurlLoading {
     private(set) var multi: MultiHandle?
     private var loader: pthread_t?
 
-    /// Starts loading, unless it is loaded or a `CurlPreload` loads it; `loaded` runs once curl is
-    /// ready, on the loading thread (on this one, at once, when it is loaded or no thread can be had).
+    /// Starts loading, unless curl is loaded or another thread loads it (`Curl.load`); `loaded`
+    /// runs once curl is ready, on the loading thread, or on this one when it is ready already.
     init(then loaded: @escaping @Sendable () -> Void) {
-        guard !Curl.whenLoaded(loaded) else { return }
-        let load: @Sendable () -> Void = {
-            Curl.ensureInitialised()
-            OPENSSL_thread_stop()   // what OpenSSL kept for this thread, released before a join returns
-            Curl.finishedLoading()
-            loaded()
-        }
-        loader = NamedThread.start(named: "monsoon.curl", stackSize: 1 << 20, load)
-        if loader == nil { load() }   // no thread to be had: here, then
+        loader = Curl.load(then: loaded)
     }
 
     /// The handle, made now if need be (and given to `inbox` to wake its poll): on the first call,
@@ -51,18 +42,7 @@ public final class CurlPreload: Sendable {
     private let thread: Locked<pthread_t?>
 
     public init() {
-        guard Curl.beginLoading() else {
-            thread = Locked(nil)
-            return
-        }
-        let load: @Sendable () -> Void = {
-            Curl.ensureInitialised()
-            OPENSSL_thread_stop()
-            Curl.finishedLoading()   // the engines waiting go on (a job each in their inboxes)
-        }
-        let started = NamedThread.start(named: "monsoon.curl", stackSize: 1 << 20, load)
-        if started == nil { load() }   // no thread to be had: here, then
-        thread = Locked(started)
+        thread = Locked(Curl.load {})   // an engine made meanwhile waits for it (`CurlLoading`)
     }
 
     deinit {
