@@ -47,7 +47,7 @@ final class EngineCore {
         scheduler = DownloadScheduler(claimedOnly: configuration.scope == .claimedOnly)
         // The disk worker restores the queue, and the loop takes its first commands, while curl loads.
         if workerStore != nil { persistence.startRestore() }
-        curl = CurlLoading { [inbox] in inbox.resume { if !$0.stopping { _ = $0.multi } } }
+        curl = CurlLoading { [inbox] in inbox.resume { if !$0.stopping { _ = $0.multi } } }   // the handle made here once curl is there
     }
 
     /// The multi handle; the first use waits for curl to load, which no turn before it needs.
