@@ -45,6 +45,30 @@ import Testing
         #expect(server.bodyBytesSent <= size + 256 * 1024, "the rerun fetched only the rest")
     }
 
+    /// Without a usable libcurl nothing can be downloaded: one line says why and what to do, the
+    /// status is 1 ("another error", not a crash's), and a run that has curl fetches the URL.
+    @Test func withoutLibcurlGetSaysWhyAndExitsOne() async throws {
+        let server = try TestServer()
+        let folder = Folder()
+        defer { folder.remove(); server.stop() }
+        let body = Body.pattern(size: 10_000, seed: 7)
+        server.setRoute("/a.bin", Route(body: body))
+        let url = server.url("/a.bin").absoluteString
+        // A libcurl.so.4 that is no library, found first.
+        let libraries = folder.file("lib")
+        try FileManager.default.createDirectory(atPath: libraries, withIntermediateDirectories: true)
+        try Data("not a library\n".utf8).write(to: URL(fileURLWithPath: libraries + "/libcurl.so.4"))
+        let searched = [libraries, ProcessInfo.processInfo.environment["LD_LIBRARY_PATH"]].compactMap { $0 }.joined(separator: ":")
+        let failed = try await MonsoonProcess(["get", "-o", "out", url], in: folder.path, environment: ["LD_LIBRARY_PATH": searched]).finish()
+        #expect(failed.status == 1)
+        #expect(failed.errors == "monsoon: cannot open libcurl (\(libraries)/libcurl.so.4: file too short); install it: apt-get install libcurl4\n")
+        #expect(server.requests(for: "/a.bin").isEmpty)
+
+        let rerun = try await MonsoonProcess(["get", "-o", "out", url], in: folder.path).finish()
+        #expect(rerun.status == 0, "\(rerun.errors)")
+        #expect(try SHA256.hex(fileAt: folder.file("out/a.bin")) == body.sha256Hex())
+    }
+
     /// Every connection to the home is closed when a run ends, the hooks' too: the last one to
     /// close merges the log into the database and removes it, so no `-wal` file stays behind.
     @Test func aRunLeavesNoLogFileInTheHome() async throws {

@@ -8,17 +8,37 @@ import MonsoonBasics
 /// libcurl is opened (dlopen) and `curl_global_init` run before any other curl call, once:
 /// a `static let` gives exactly-once initialisation under Swift's lazy-global lock.
 enum Curl {
-    /// Why libcurl cannot be used; nil when it is ready.
-    private static let failure: String? = {
+    /// libcurl opened, once (a thread that needs it meanwhile waits under the lazy global's lock).
+    private static let opened: Void = {
         // OpenSSL first, without its exit handler: curl_global_init would register it.
         monsoon_crypto_init()
-        return monsoon_curl_open().map { String(cString: $0) }
+        guard let failure = monsoon_curl_open() else { return }
+        // No download can start (Debian's package depends on libcurl; a build from source may
+        // lack it). The process ends here as a kill would end it: committed rows stay, the rest
+        // rolls back, no part exists yet. One line, status 1 ("another error"), from whichever
+        // thread asked first; the others wait for this initialiser and never run.
+        StandardError.write("monsoon: cannot open libcurl (\(shown(String(cString: failure)))); install it: apt-get install libcurl4\n")
+        _exit(1)
     }()
 
-    /// Opens libcurl once; later calls are free. Without libcurl no download can start: the
-    /// process stops with the reason (Debian's package depends on it).
+    /// The loader's reason with its control characters escaped as `TerminalText` escapes them
+    /// (`\x1B`): it names paths from the user's `LD_LIBRARY_PATH`.
+    private static func shown(_ reason: String) -> String {
+        var text = ""
+        for scalar in reason.unicodeScalars {
+            guard InvisibleCharacters.isControl(scalar) else {
+                text.unicodeScalars.append(scalar)
+                continue
+            }
+            let hex = String(scalar.value, radix: 16, uppercase: true)
+            text += "\\x" + (hex.count < 2 ? "0" : "") + hex
+        }
+        return text
+    }
+
+    /// Opens libcurl once; later calls are free.
     static func ensureInitialised() {
-        if let failure { fatalError("cannot open libcurl (\(failure)); install it: apt-get install libcurl4") }
+        _ = opened
     }
 
     /// The libcurl version string, e.g. "7.88.1".
