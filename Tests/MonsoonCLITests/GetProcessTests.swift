@@ -54,19 +54,36 @@ import Testing
         let body = Body.pattern(size: 10_000, seed: 7)
         server.setRoute("/a.bin", Route(body: body))
         let url = server.url("/a.bin").absoluteString
-        // A libcurl.so.4 that is no library, found first.
-        let libraries = folder.file("lib")
-        try FileManager.default.createDirectory(atPath: libraries, withIntermediateDirectories: true)
-        try Data("not a library\n".utf8).write(to: URL(fileURLWithPath: libraries + "/libcurl.so.4"))
-        let searched = [libraries, ProcessInfo.processInfo.environment["LD_LIBRARY_PATH"]].compactMap { $0 }.joined(separator: ":")
-        let failed = try await MonsoonProcess(["get", "-o", "out", url], in: folder.path, environment: ["LD_LIBRARY_PATH": searched]).finish()
+        let failed = try await MonsoonProcess(["get", "-o", "out", url], in: folder.path, environment: try Self.brokenLibcurl(in: folder)).finish()
         #expect(failed.status == 1)
-        #expect(failed.errors == "monsoon: cannot open libcurl (\(libraries)/libcurl.so.4: file too short); install it: apt-get install libcurl4\n")
+        #expect(failed.errors == "monsoon: cannot open libcurl (\(folder.file("lib"))/libcurl.so.4: file too short); install it: apt-get install libcurl4\n")
         #expect(server.requests(for: "/a.bin").isEmpty)
 
         let rerun = try await MonsoonProcess(["get", "-o", "out", url], in: folder.path).finish()
         #expect(rerun.status == 0, "\(rerun.errors)")
         #expect(try SHA256.hex(fileAt: folder.file("out/a.bin")) == body.sha256Hex())
+    }
+
+    /// Commands that only read the library never load libcurl: they work without it, and start as
+    /// quickly as the rest.
+    @Test func podcastListingsNeverLoadLibcurl() async throws {
+        let folder = Folder()
+        defer { folder.remove() }
+        let environment = try Self.brokenLibcurl(in: folder)
+        let listed = try await MonsoonProcess(["podcasts"], in: folder.path, environment: environment).finish()
+        #expect(listed.status == 0 && listed.errors.isEmpty, "\(listed.errors)")
+        #expect(listed.output == "no podcasts yet; subscribe with 'monsoon add URL'\n")
+        let exported = try await MonsoonProcess(["export"], in: folder.path, environment: environment).finish()
+        #expect(exported.status == 0 && exported.errors.isEmpty, "\(exported.errors)")
+        #expect(exported.output.contains("<opml version=\"2.0\">"))
+    }
+
+    /// An environment whose libcurl.so.4, found first, is no library.
+    private static func brokenLibcurl(in folder: Folder) throws -> [String: String] {
+        let libraries = folder.file("lib")
+        try FileManager.default.createDirectory(atPath: libraries, withIntermediateDirectories: true)
+        try Data("not a library\n".utf8).write(to: URL(fileURLWithPath: libraries + "/libcurl.so.4"))
+        return ["LD_LIBRARY_PATH": [libraries, ProcessInfo.processInfo.environment["LD_LIBRARY_PATH"]].compactMap { $0 }.joined(separator: ":")]
     }
 
     /// Every connection to the home is closed when a run ends, the hooks' too: the last one to

@@ -4,21 +4,33 @@ import MonsoonBasics
 /// The multi handle, made once libcurl has loaded on a thread of its own. Loading takes
 /// milliseconds (libcurl, its dozen libraries, OpenSSL's set-up); the loop does not wait for it
 /// but takes its first commands meanwhile, so that a `get`'s rows are written as curl loads
-/// (`EngineCore.run`). Transfer thread only.
+/// (`EngineCore.run`). An engine that may never transfer (a podcast command's, for its feeds)
+/// loads it only once a fetch or a download is asked of it. Transfer thread only.
 struct CurlLoading {
     private(set) var multi: MultiHandle?
     private var loader: pthread_t?
+    /// What runs once curl is ready; nil once loading has started.
+    private var loaded: (@Sendable () -> Void)?
 
-    /// Starts loading, unless curl is loaded or another thread loads it (`Curl.load`); `loaded`
-    /// runs once curl is ready, on the loading thread, or on this one when it is ready already.
-    init(then loaded: @escaping @Sendable () -> Void) {
+    /// Starts loading now when `now`, else at `start()`.
+    /// - Parameter loaded: runs once curl is ready, on the loading thread, or on this one when it is ready already.
+    init(now: Bool, then loaded: @escaping @Sendable () -> Void) {
+        self.loaded = loaded
+        if now { start() }
+    }
+
+    /// Starts loading, unless it has started, curl is loaded, or another thread loads it (`Curl.load`).
+    mutating func start() {
+        guard let loaded else { return }
+        self.loaded = nil
         loader = Curl.load(then: loaded)
     }
 
     /// The handle, made now if need be (and given to `inbox` to wake its poll): on the first call,
-    /// after waiting for curl to load.
+    /// after waiting for curl to load (loaded here when nothing started it).
     mutating func handle(attachingTo inbox: EngineInbox) -> MultiHandle {
         if let multi { return multi }
+        loaded = nil
         join()
         let made = MultiHandle()
         inbox.attach(made)

@@ -47,11 +47,12 @@ final class EngineCore {
         scheduler = DownloadScheduler(claimedOnly: configuration.scope == .claimedOnly)
         // The disk worker restores the queue, and the loop takes its first commands, while curl loads.
         if workerStore != nil { persistence.startRestore() }
-        curl = CurlLoading { [inbox] in inbox.resume { if !$0.stopping { _ = $0.multi } } }   // the handle made here once curl is there
+        curl = CurlLoading(now: workerStore != nil) { [inbox] in inbox.resume { if !$0.stopping { _ = $0.multi } } }   // the handle made here once curl is there
     }
 
     /// The multi handle; the first use waits for curl to load, which no turn before it needs.
     var multi: MultiHandle { curl.multi ?? curl.handle(attachingTo: inbox) }
+    func loadCurlIfWanted() { if !scheduler.queue.isEmpty || fetches.hasWork { curl.start() } }
 
     /// One turn of the loop, between the inbox's jobs and the next poll (`run`, in EngineLoop.swift).
     /// - Returns: how long the poll may wait, in milliseconds.
@@ -177,10 +178,7 @@ final class EngineCore {
         answerIdleWaiters()
     }
 
-    private func answerIdleWaiters() {
-        let waiters = events.takeIdleWaiters()
-        afterSaving { _ in for waiter in waiters { waiter.resume() } }
-    }
+    private func answerIdleWaiters() { afterSaving { [waiters = events.takeIdleWaiters()] _ in for waiter in waiters { waiter.resume() } } }
 
     func tearDown() {
         runAfterCurl()   // nothing is left to wait for curl: it is not running now

@@ -256,9 +256,11 @@ extension EngineCore {
         while !stopping {
             perform(inbox.takeJobs())
             if stopping { break }
-            // While curl loads, the jobs as they come and the disk worker given what they hand it (the
-            // restore's rows taken in, an enqueue's written); the turns, which start transfers, wait.
-            guard let multi = curl.multi else { submitWork(); inbox.waitForJobs(); continue }
+            // While curl loads (an engine with no queue starts it at its first download or fetch), the jobs as they come
+            // and the disk worker given what they hand it (the restore's rows, an enqueue's); the turns, which start transfers, wait.
+            guard let multi = curl.multi else {
+                loadCurlIfWanted(); submitWork(); resumeIdleWaitersIfIdle(); inbox.waitForJobs(); continue
+            }
             multi.poll(milliseconds: turn())
         }
         tearDown()

@@ -35,6 +35,9 @@ struct FetchLine {
         return true
     }
 
+    /// Whether a fetch is queued or waits for its time (curl is needed then).
+    var hasWork: Bool { !queued.isEmpty || !waiting.isEmpty }
+
     /// When the first waiting fetch is due, if one waits.
     var nextDue: Date? {
         waiting.compactMap(\.notBefore).min()
