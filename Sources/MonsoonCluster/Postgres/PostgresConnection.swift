@@ -44,7 +44,7 @@ public final class PostgresConnection {
     public init(_ connectionString: String = "", connectTimeout: Int = 10, settings: [(String, String)] = []) throws(PostgresError) {
         if let reason = monsoon_pq_open() {
             throw PostgresError(code: .connectionFailed,
-                                message: "cannot open libpq, PostgreSQL's client library (\(String(cString: reason))); install it: apt-get install libpq5")
+                                message: "cannot open libpq, PostgreSQL's client library: \(String(cString: reason)); install it: apt-get install libpq5")
         }
         let string = PostgresConnectionString(connectionString)
         try Self.validate(string)

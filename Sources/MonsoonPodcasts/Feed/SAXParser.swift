@@ -24,7 +24,7 @@ package enum SAXParser {
         let functions = UnsafeMutablePointer<monsoon_libxml2>.allocate(capacity: 1)
         defer { functions.deallocate() }
         if let reason = monsoon_libxml2_open(functions) {
-            return .failure(Failure(message: "cannot open libxml2, which reads XML (\(String(cString: reason))); install it: apt-get install libxml2",
+            return .failure(Failure(message: "cannot open libxml2, which reads XML: \(String(cString: reason)); install it: apt-get install libxml2",
                                     line: 0, column: 0, code: -1))
         }
         return .success(functions.pointee)
