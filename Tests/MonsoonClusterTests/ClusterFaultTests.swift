@@ -142,6 +142,33 @@ import Testing
         return base
     }
 
+    /// A worker that cannot open libcurl says so and exits 1 before it claims a job: the jobs stay
+    /// available, no attempt spent (a supervisor restarting it would otherwise wear them out).
+    @Test func aWorkerWithoutLibcurlExitsBeforeItClaims() async throws {
+        let (world, feeds) = try await Self.feedWorld(hosts: 1, feedsPerHost: 1, episodesPerFeed: 1)
+        defer { world.stop() }
+        let base = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: base) }   // a leftover folder in /tmp harms nothing
+        let archive = WorkerProcess(name: "archive", arguments: ["archive", "--db", world.url, "--quiet"] + feeds.map(\.absoluteString), log: base + "/archive.log")
+        try archive.start()
+        #expect(try await archive.wait() == 0, "\(archive.output)")
+        // A libcurl.so.4 that is no library, found first.
+        let libraries = base + "/lib"
+        try FileManager.default.createDirectory(atPath: libraries, withIntermediateDirectories: true)
+        try Data("not a library\n".utf8).write(to: URL(fileURLWithPath: libraries + "/libcurl.so.4"))
+        let searched = [libraries, ProcessInfo.processInfo.environment["LD_LIBRARY_PATH"]].compactMap { $0 }.joined(separator: ":")
+        let worker = WorkerProcess(name: "w1", arguments: ["worker", "--db", world.url, "-o", base + "/archive", "--name", "w1", "--poll", "0.3"],
+                                   log: base + "/w1.log", environment: ["LD_LIBRARY_PATH": searched])
+        defer { worker.kill9() }
+        try worker.start()
+        #expect(try await worker.wait() == 1)
+        #expect(worker.output.hasSuffix("monsoon: cannot open libcurl: \(libraries)/libcurl.so.4: file too short; install it: apt-get install libcurl4\n"), "\(worker.output)")
+        let jobs = try await onThread {
+            try PostgresConnection(world.url).execute("SELECT state, attempts FROM monsoon_jobs").rows.map { (try $0.string(0) ?? "", try $0.int(1) ?? -1) }
+        }
+        #expect(!jobs.isEmpty && jobs.allSatisfy { $0 == ("available", 0) }, "\(jobs)")
+    }
+
     /// 300 episodes over 20 feeds on 4 hosts (2 connections each), 3 workers killed with SIGKILL
     /// at random at least 10 times and started again: every file byte-exact, each episode in the
     /// ledger once, no host ever over its limit, and at most 1.2 times the payload sent.

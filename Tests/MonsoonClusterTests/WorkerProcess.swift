@@ -9,6 +9,8 @@ final class WorkerProcess: @unchecked Sendable {
     private(set) var pid: pid_t = 0
     private var exitStatus: Int32?
     private let arguments: [String]
+    /// Variables set on top of this process's environment.
+    private let environment: [String: String]
 
     /// The built `monsoon` binary, next to the test bundle.
     static let binary: String = {
@@ -20,10 +22,11 @@ final class WorkerProcess: @unchecked Sendable {
         return bundle.appendingPathComponent("monsoon").path
     }()
 
-    init(name: String, arguments: [String], log: String) {
+    init(name: String, arguments: [String], log: String, environment: [String: String] = [:]) {
         self.name = name
         self.arguments = arguments
         self.log = log
+        self.environment = environment
     }
 
     /// Starts the process (again), its output appended to `log`.
@@ -50,8 +53,11 @@ final class WorkerProcess: @unchecked Sendable {
         }
         let argv = ([Self.binary] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
+        let variables = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let envp = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for pointer in envp { free(pointer) } }
         var child: pid_t = 0
-        let result = posix_spawn(&child, Self.binary, &actions, &attributes, argv, environ)
+        let result = posix_spawn(&child, Self.binary, &actions, &attributes, argv, envp)
         guard result == 0 else { throw PostgresTestError("cannot start \(Self.binary): \(String(cString: strerror(result)))") }
         pid = child
         exitStatus = nil

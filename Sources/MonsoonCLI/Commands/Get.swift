@@ -160,6 +160,9 @@ struct Get: RunnableCommand {
     /// `--discard`: an engine of its own, in memory (no queue, no lock, no files), that counts
     /// and hashes the bodies: the network path alone, for benchmarks.
     private func discardBodies(_ urls: [URL], home: Home, reporter: GetReporter, runReport: RunReport?, context: CommandContext) async throws -> Int32 {
+        // An engine in memory loads curl at its first download: here it loads as the engine starts.
+        let preload = CurlPreload()
+        defer { preload.finish() }
         var configuration = try transfer.configuration(scope: .wholeQueue, home: home, context: context, jobs: 4)
         configuration.diskReserve = 0
         let manager = DownloadManager(configuration: configuration)

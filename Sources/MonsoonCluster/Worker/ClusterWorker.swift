@@ -56,6 +56,8 @@ public final class ClusterWorker: Sendable {
     ///   newer than this Monsoon.
     public func run() async throws -> WorkerSummary {
         try await withTaskExecutorPreference(DatabaseExecutor(label: "monsoon.worker")) {
+            // curl before the first claim: a worker without it exits (status 1) holding no job.
+            CurlPreload().finish()
             var wait = configuration.startRetry.first
             while !stopping.withLock({ $0 }) {
                 do {

@@ -4,12 +4,12 @@ import MonsoonBasics
 /// The multi handle, made once libcurl has loaded on a thread of its own. Loading takes
 /// milliseconds (libcurl, its dozen libraries, OpenSSL's set-up); the loop does not wait for it
 /// but takes its first commands meanwhile, so that a `get`'s rows are written as curl loads
-/// (`EngineCore.run`). An engine that may never transfer (a podcast command's, for its feeds)
+/// (`EngineCore.run`). An engine whose queue is in memory (a podcast command's, for its feeds)
 /// loads it only once a fetch or a download is asked of it. Transfer thread only.
 struct CurlLoading {
     private(set) var multi: MultiHandle?
     private var loader: pthread_t?
-    /// What runs once curl is ready; nil once loading has started.
+    /// What runs once curl is ready; nil once loading has started, or curl was loaded without it (`handle`).
     private var loaded: (@Sendable () -> Void)?
 
     /// Starts loading now when `now`, else at `start()`.

@@ -3,7 +3,7 @@ import Dispatch
 
 /// The one way into the transfer thread from any other thread: a locked list
 /// of jobs, and `curl_multi_wakeup` to interrupt the thread's poll (a semaphore before
-/// there is a multi handle, while curl loads).
+/// there is a multi handle: while curl loads, or before an engine in memory needs it).
 final class EngineInbox: Sendable {
     typealias Job = @Sendable (EngineLoop) -> Void
 
