@@ -20,7 +20,7 @@ struct Add: RunnableCommand {
             guard let feedURL = URLArgument.url(url) else { throw CLIError.usage(URLArgument.notURL(url, advice: Archive.feedAdvice)) }
             return feedURL
         }
-        let session = try LibrarySession.open(global, context: context)
+        let session = try LibrarySession.open(global, context: context, fetching: true)
         let results = try await session.run { library -> [Result<PodcastLibrary.SubscribeResult, Error>] in
             var results: [Result<PodcastLibrary.SubscribeResult, Error>] = []
             for feedURL in feeds {
@@ -130,7 +130,7 @@ struct Refresh: RunnableCommand {
     init() {}
 
     func run(_ context: CommandContext) async throws -> Int32 {
-        let session = try LibrarySession.open(global, context: context)
+        let session = try LibrarySession.open(global, context: context, fetching: true)
         let target = podcast
         let results: [(Podcast, Result<RefreshSummary, Error>)] = try await session.run { library in
             if let target {
@@ -194,7 +194,7 @@ struct Import: RunnableCommand {
         // The whole list is read and parsed before anything is subscribed: a list that cannot be read
         // whole subscribes to nothing.
         let outlines = try Self.read(file, context: context)
-        let session = try LibrarySession.open(global, context: context)
+        let session = try LibrarySession.open(global, context: context, fetching: true)
         var failed = 0
         try await session.run { library in
             for outline in outlines {

@@ -7,6 +7,9 @@ struct LibrarySession {
     let library: PodcastLibrary
     let manager: DownloadManager
     let home: Home
+    /// curl, loading while the home opens, for a command that fetches (its engine, in memory,
+    /// would load it only at the first fetch); waited for when the session goes.
+    let preload: CurlPreload?
 
     /// The engine settings for feed fetches: few retries, so a refresh of many feeds never keeps
     /// the user waiting long on one that fails (one-shot fetches do not retry a host that cannot be reached at all).
@@ -21,8 +24,10 @@ struct LibrarySession {
     /// - Parameter transfer: the command's network options (proxy, IP version, CA file,
     ///   User-Agent, connect timeout), which its feeds are fetched with too.
     /// - Parameter warc: where the feeds' requests and responses are recorded (`--warc`), if anywhere.
+    /// - Parameter fetching: the command fetches feeds (one given `transfer` does).
     static func open(_ global: GlobalOptions, context: CommandContext, use: Home.Use = .writing, transfer: TransferOptions? = nil,
-                     warc: WARCArchive? = nil) throws -> LibrarySession {
+                     warc: WARCArchive? = nil, fetching: Bool = false) throws -> LibrarySession {
+        let preload = fetching || transfer != nil ? CurlPreload() : nil
         let home = try Home(option: global.home, context: context, use: use)
         var configuration = engineConfiguration(context.timings)
         if let transfer {
@@ -38,7 +43,7 @@ struct LibrarySession {
                 library.allowsPrivateAddresses = try (transfer?.allowPrivate ?? false) || Settings(database: database).allowPrivate()
                 return library
             }
-            return LibrarySession(library: library, manager: manager, home: home)
+            return LibrarySession(library: library, manager: manager, home: home, preload: preload)
         } catch {
             throw CLIError(message: message(error))
         }
