@@ -39,7 +39,7 @@ static void monsoon_curl_load(void) {
     MONSOON_CURL_FIND(slist_free_all, curl_slist_free_all)
     MONSOON_CURL_FIND(version_info, curl_version_info)
 #undef MONSOON_CURL_FIND
-    if (monsoon_curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) failure = "curl_global_init failed (out of memory?)";
+    if (monsoon_curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) failure = "its set-up failed, out of memory";
 }
 
 const char *monsoon_curl_open(void) {

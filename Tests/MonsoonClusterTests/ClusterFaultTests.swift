@@ -162,7 +162,7 @@ import Testing
         defer { worker.kill9() }
         try worker.start()
         #expect(try await worker.wait() == 1)
-        #expect(worker.output.hasSuffix("monsoon: cannot open libcurl: \(libraries)/libcurl.so.4: file too short; install it: apt-get install libcurl4\n"), "\(worker.output)")
+        #expect(worker.output.hasSuffix("monsoon: cannot open libcurl: \(libraries)/libcurl.so.4: file too short; install or upgrade it: apt-get install libcurl4\n"), "\(worker.output)")
         let jobs = try await onThread {
             try PostgresConnection(world.url).execute("SELECT state, attempts FROM monsoon_jobs").rows.map { (try $0.string(0) ?? "", try $0.int(1) ?? -1) }
         }

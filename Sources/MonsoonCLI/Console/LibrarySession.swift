@@ -27,8 +27,8 @@ struct LibrarySession {
     /// - Parameter fetching: the command fetches feeds (one given `transfer` does).
     static func open(_ global: GlobalOptions, context: CommandContext, use: Home.Use = .writing, transfer: TransferOptions? = nil,
                      warc: WARCArchive? = nil, fetching: Bool = false) throws -> LibrarySession {
-        let preload = fetching || transfer != nil ? CurlPreload() : nil
         let home = try Home(option: global.home, context: context, use: use)
+        let preload = fetching || transfer != nil ? CurlPreload() : nil
         var configuration = engineConfiguration(context.timings)
         if let transfer {
             let fetches = configuration.retry

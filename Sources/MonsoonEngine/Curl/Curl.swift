@@ -16,8 +16,8 @@ enum Curl {
         // No download can start (Debian's package depends on libcurl; a build from source may
         // lack it). The process ends here as a kill would end it: committed rows stay, the rest
         // rolls back, no part exists yet. One line, status 1 ("another error"), from whichever
-        // thread asked first; the others wait for this initialiser and never run.
-        StandardError.write("monsoon: cannot open libcurl: \(shown(String(cString: failure))); install it: apt-get install libcurl4\n")
+        // thread asked first; the others wait for this initialiser and never return.
+        StandardError.write("monsoon: cannot open libcurl: \(shown(String(cString: failure))); install or upgrade it: apt-get install libcurl4\n")
         _exit(1)
     }()
 

@@ -256,8 +256,8 @@ extension EngineCore {
         while !stopping {
             perform(inbox.takeJobs())
             if stopping { break }
-            // While curl loads (an engine with no queue starts it at its first download or fetch), the jobs as they come
-            // and the disk worker given what they hand it (the restore's rows, an enqueue's); the turns, which start transfers, wait.
+            // Until there is a multi handle (an engine whose queue is in memory loads curl only once a download is in line or
+            // a fetch waits), the jobs, the disk worker's work and idle waiters, as no turn runs; turns, which start transfers, wait.
             guard let multi = curl.multi else {
                 loadCurlIfWanted(); submitWork(); resumeIdleWaitersIfIdle(); inbox.waitForJobs(); continue
             }
